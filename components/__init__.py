@@ -1,0 +1,1 @@
+"""Reusable Pulumi components of the inference platform, by layer (see DESIGN.md §1)."""

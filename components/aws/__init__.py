@@ -1,0 +1,1 @@
+"""AWS cloud layer: network, EKS cluster, IAM for workloads."""

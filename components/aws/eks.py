@@ -1,0 +1,231 @@
+"""EKS cluster: encrypted, logged, private-by-default control plane with a system node group."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+
+from components.aws.irsa import IrsaRoleArgs, irsa_role
+from components.aws.network import AwsNetwork
+from components.aws.policy_docs import service_trust
+from components.catalog.regions import EKS_ADDON_VERSIONS
+from components.k8s.cluster import ClusterHandle, ExecAuth, kubernetes_provider, render_kubeconfig
+from components.spec.region import RegionSpec
+
+CONTROL_PLANE_LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
+_POLICY = "arn:aws:iam::aws:policy/"
+# Node instances: join the cluster, pull images, be reachable by SSM instead of SSH.
+NODE_POLICIES = (
+    _POLICY + "AmazonEKSWorkerNodePolicy",
+    _POLICY + "AmazonEC2ContainerRegistryReadOnly",
+    _POLICY + "AmazonSSMManagedInstanceCore",
+)
+# EKS control planes take 10-15 min; node groups wait for capacity.
+CLUSTER_TIMEOUTS = pulumi.CustomTimeouts(create="40m", update="90m", delete="30m")
+
+
+@dataclass(frozen=True)
+class EksClusterArgs:
+    region: RegionSpec
+    cluster_name: str
+    network: AwsNetwork
+    label_domain: str
+    production: bool
+    log_retention_days: int = 90
+
+
+class EksCluster(pulumi.ComponentResource):
+    """Control plane + OIDC + system node group + pinned managed add-ons + kubeconfig/provider."""
+
+    cluster: aws.eks.Cluster
+    node_role: aws.iam.Role
+    oidc_provider: aws.iam.OpenIdConnectProvider
+    handle: ClusterHandle
+
+    def __init__(self, name: str, args: EksClusterArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("inference-platform:aws:EksCluster", name, None, opts)
+        region = args.region
+        child = pulumi.ResourceOptions(parent=self)
+        # Stateful in production: a `pulumi destroy` or a replace must not take these down.
+        stateful = pulumi.ResourceOptions(parent=self, protect=args.production, retain_on_delete=args.production)
+
+        key = aws.kms.Key(
+            f"{name}-secrets",
+            description=f"Envelope encryption of Kubernetes secrets in {args.cluster_name}",
+            enable_key_rotation=True,
+            deletion_window_in_days=30,
+            opts=stateful,
+        )
+        aws.kms.Alias(f"{name}-secrets", name=f"alias/{args.cluster_name}-eks-secrets", target_key_id=key.key_id, opts=child)
+
+        cluster_role = aws.iam.Role(f"{name}-cluster", assume_role_policy=service_trust("eks.amazonaws.com"), opts=child)
+        cluster_policy = aws.iam.RolePolicyAttachment(
+            f"{name}-cluster", role=cluster_role.name, policy_arn=_POLICY + "AmazonEKSClusterPolicy", opts=child
+        )
+        # Created by us so retention is set; EKS would otherwise create it with "never expire".
+        log_group = aws.cloudwatch.LogGroup(
+            f"{name}-control-plane",
+            name=f"/aws/eks/{args.cluster_name}/cluster",
+            retention_in_days=args.log_retention_days,
+            opts=child,
+        )
+
+        public_cidrs = [str(c) for c in region.api_access.public_cidrs]
+        private_subnets = list(args.network.private_subnet_ids.values())
+        self.cluster = aws.eks.Cluster(
+            f"{name}-cluster",
+            name=args.cluster_name,
+            version=region.kubernetes_version,
+            role_arn=cluster_role.arn,
+            vpc_config={
+                "subnet_ids": private_subnets,
+                "endpoint_private_access": True,
+                "endpoint_public_access": bool(public_cidrs),
+                "public_access_cidrs": public_cidrs or None,
+            },
+            encryption_config={"provider": {"key_arn": key.arn}, "resources": ["secrets"]},
+            enabled_cluster_log_types=list(CONTROL_PLANE_LOG_TYPES),
+            access_config={"authentication_mode": "API", "bootstrap_cluster_creator_admin_permissions": True},
+            kubernetes_network_config=(
+                {"service_ipv4_cidr": str(region.network.services_cidr)} if region.network.services_cidr else None
+            ),
+            bootstrap_self_managed_addons=False,
+            deletion_protection=args.production,
+            upgrade_policy={"support_type": "STANDARD"},
+            opts=pulumi.ResourceOptions.merge(
+                stateful,
+                pulumi.ResourceOptions(depends_on=[cluster_policy, log_group], custom_timeouts=CLUSTER_TIMEOUTS),
+            ),
+        )
+        issuer = self.cluster.identities.apply(lambda ids: ids[0]["oidcs"][0]["issuer"])
+        self.oidc_provider = aws.iam.OpenIdConnectProvider(
+            f"{name}-oidc", url=issuer, client_id_lists=["sts.amazonaws.com"], opts=child
+        )
+        self.oidc_issuer = issuer
+
+        self.node_role = aws.iam.Role(f"{name}-node", assume_role_policy=service_trust("ec2.amazonaws.com"), opts=child)
+        node_policies = [
+            aws.iam.RolePolicyAttachment(f"{name}-node-{i}", role=self.node_role.name, policy_arn=arn, opts=child)
+            for i, arn in enumerate(NODE_POLICIES)
+        ]
+
+        def irsa(sa_name: str, namespace: str, service_account: str, policy: str) -> aws.iam.Role:
+            return irsa_role(
+                f"{name}-{sa_name}",
+                IrsaRoleArgs(
+                    oidc_provider_arn=self.oidc_provider.arn,
+                    oidc_issuer_url=issuer,
+                    namespace=namespace,
+                    service_account=service_account,
+                    managed_policy_arns=(_POLICY + policy,),
+                ),
+                parent=self,
+            )
+
+        addon_versions = EKS_ADDON_VERSIONS[region.kubernetes_version]
+
+        def addon(addon_name: str, depends_on: list[pulumi.Resource], **kwargs) -> aws.eks.Addon:
+            return aws.eks.Addon(
+                f"{name}-{addon_name}",
+                cluster_name=self.cluster.name,
+                addon_name=addon_name,
+                addon_version=addon_versions[addon_name],
+                resolve_conflicts_on_create="OVERWRITE",
+                resolve_conflicts_on_update="OVERWRITE",
+                opts=pulumi.ResourceOptions(parent=self, depends_on=depends_on),
+                **kwargs,
+            )
+
+        # The CNI must run before nodes can become Ready; it gets its own IRSA role, not the node role.
+        vpc_cni = addon(
+            "vpc-cni",
+            [],
+            service_account_role_arn=irsa("vpc-cni", "kube-system", "aws-node", "AmazonEKS_CNI_Policy").arn,
+            configuration_values='{"env":{"ENABLE_PREFIX_DELEGATION":"true","WARM_PREFIX_TARGET":"1"}}',
+        )
+        kube_proxy = addon("kube-proxy", [])
+
+        self.system_nodes = self._system_node_group(name, args, private_subnets, [vpc_cni, *node_policies])
+        coredns = addon("coredns", [self.system_nodes])
+        ebs_csi = addon(
+            "aws-ebs-csi-driver",
+            [self.system_nodes],
+            service_account_role_arn=irsa(
+                "ebs-csi", "kube-system", "ebs-csi-controller-sa", "service-role/AmazonEBSCSIDriverPolicy"
+            ).arn,
+        )
+
+        kubeconfig = pulumi.Output.secret(
+            pulumi.Output.all(self.cluster.endpoint, self.cluster.certificate_authority).apply(
+                lambda a: render_kubeconfig(
+                    args.cluster_name,
+                    a[0],
+                    a[1]["data"],
+                    ExecAuth(
+                        "aws",
+                        ("eks", "get-token", "--cluster-name", args.cluster_name, "--region", region.region,
+                         "--output", "json"),
+                    ),
+                )
+            )
+        )
+        provider = kubernetes_provider(args.cluster_name, kubeconfig, self, [self.system_nodes])
+        self.handle = ClusterHandle(
+            name=args.cluster_name,
+            region=region,
+            provider=provider,
+            kubeconfig=kubeconfig,
+            endpoint=self.cluster.endpoint,
+            ready=[self.system_nodes, vpc_cni, kube_proxy, coredns, ebs_csi],
+        )
+        self.register_outputs({"endpoint": self.cluster.endpoint, "oidcIssuer": issuer, "kubeconfig": kubeconfig})
+
+    def _system_node_group(
+        self, name: str, args: EksClusterArgs, subnets: list, depends_on: list[pulumi.Resource]
+    ) -> aws.eks.NodeGroup:
+        pool = args.region.system_pool
+        template = aws.ec2.LaunchTemplate(
+            f"{name}-system",
+            description="System nodes: IMDSv2 only, encrypted gp3 root volume",
+            metadata_options={
+                "http_endpoint": "enabled",
+                "http_tokens": "required",
+                "http_put_response_hop_limit": 1,
+            },
+            block_device_mappings=[
+                {
+                    "device_name": "/dev/xvda",
+                    "ebs": {
+                        "volume_size": pool.disk_gib,
+                        "volume_type": "gp3",
+                        "encrypted": "true",
+                        "delete_on_termination": "true",
+                    },
+                }
+            ],
+            tag_specifications=[{"resource_type": "instance", "tags": {"Name": f"{args.cluster_name}-system"}}],
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        return aws.eks.NodeGroup(
+            f"{name}-system",
+            cluster_name=self.cluster.name,
+            node_group_name=f"{args.cluster_name}-system",
+            node_role_arn=self.node_role.arn,
+            subnet_ids=subnets,
+            ami_type="AL2023_x86_64_STANDARD",
+            capacity_type="ON_DEMAND",
+            instance_types=[pool.machine_type],
+            scaling_config={"min_size": pool.min_size, "max_size": pool.max_size, "desired_size": pool.desired},
+            update_config={"max_unavailable": 1},
+            node_repair_config={"enabled": True},
+            launch_template={"id": template.id, "version": template.latest_version.apply(str)},
+            labels={f"{args.label_domain}/pool": "system"},
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=depends_on,
+                ignore_changes=["scalingConfig.desiredSize"],
+                custom_timeouts=pulumi.CustomTimeouts(create="30m", update="60m", delete="30m"),
+            ),
+        )

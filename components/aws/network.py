@@ -1,0 +1,104 @@
+"""VPC for one EKS cluster: private subnets per zone for nodes, public ones for load balancers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+
+from components.spec.region import RegionSpec
+
+
+@dataclass(frozen=True)
+class AwsNetworkArgs:
+    region: RegionSpec
+    cluster_name: str
+
+
+class AwsNetwork(pulumi.ComponentResource):
+    """VPC, subnets tagged for EKS load balancers, internet gateway, NAT and routes."""
+
+    vpc_id: pulumi.Output[str]
+    private_subnet_ids: dict[str, pulumi.Output[str]]  # zone -> subnet id
+    public_subnet_ids: dict[str, pulumi.Output[str]]
+
+    def __init__(self, name: str, args: AwsNetworkArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("inference-platform:aws:Network", name, None, opts)
+        region = args.region
+        child = pulumi.ResourceOptions(parent=self)
+        shared_tag = {f"kubernetes.io/cluster/{args.cluster_name}": "shared"}
+
+        vpc = aws.ec2.Vpc(
+            f"{name}-vpc",
+            cidr_block=str(region.network.cidr),
+            enable_dns_hostnames=True,
+            enable_dns_support=True,
+            tags={"Name": f"{args.cluster_name}-vpc"},
+            opts=child,
+        )
+        # Deny-all default security group: nothing should silently use it.
+        aws.ec2.DefaultSecurityGroup(f"{name}-default-sg", vpc_id=vpc.id, opts=child)
+        igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=vpc.id, opts=child)
+
+        private_cidrs, public_cidrs = region.subnet_plan()
+        public_rt = aws.ec2.RouteTable(
+            f"{name}-public",
+            vpc_id=vpc.id,
+            routes=[{"cidr_block": "0.0.0.0/0", "gateway_id": igw.id}],
+            opts=child,
+        )
+        self.private_subnet_ids, self.public_subnet_ids = {}, {}
+        nat_ids: dict[str, pulumi.Output[str]] = {}
+        for zone, priv, pub in zip(region.zones, private_cidrs, public_cidrs, strict=True):
+            public = aws.ec2.Subnet(
+                f"{name}-public-{zone}",
+                vpc_id=vpc.id,
+                cidr_block=str(pub),
+                availability_zone=zone,
+                map_public_ip_on_launch=False,
+                tags={"Name": f"{args.cluster_name}-public-{zone}", "kubernetes.io/role/elb": "1", **shared_tag},
+                opts=child,
+            )
+            aws.ec2.RouteTableAssociation(
+                f"{name}-public-{zone}", subnet_id=public.id, route_table_id=public_rt.id, opts=child
+            )
+            self.public_subnet_ids[zone] = public.id
+            if region.network.nat == "perZone" or not nat_ids:
+                eip = aws.ec2.Eip(f"{name}-nat-{zone}", domain="vpc", opts=child)
+                nat_ids[zone] = aws.ec2.NatGateway(
+                    f"{name}-nat-{zone}",
+                    allocation_id=eip.id,
+                    subnet_id=public.id,
+                    tags={"Name": f"{args.cluster_name}-nat-{zone}"},
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=[igw]),
+                ).id
+            nat_id = nat_ids.get(zone) or next(iter(nat_ids.values()))
+
+            private = aws.ec2.Subnet(
+                f"{name}-private-{zone}",
+                vpc_id=vpc.id,
+                cidr_block=str(priv),
+                availability_zone=zone,
+                tags={
+                    "Name": f"{args.cluster_name}-private-{zone}",
+                    "kubernetes.io/role/internal-elb": "1",
+                    **shared_tag,
+                },
+                opts=child,
+            )
+            private_rt = aws.ec2.RouteTable(
+                f"{name}-private-{zone}",
+                vpc_id=vpc.id,
+                routes=[{"cidr_block": "0.0.0.0/0", "nat_gateway_id": nat_id}],
+                opts=child,
+            )
+            aws.ec2.RouteTableAssociation(
+                f"{name}-private-{zone}", subnet_id=private.id, route_table_id=private_rt.id, opts=child
+            )
+            self.private_subnet_ids[zone] = private.id
+
+        self.vpc_id = vpc.id
+        self.register_outputs(
+            {"vpcId": vpc.id, "privateSubnetIds": list(self.private_subnet_ids.values())}
+        )

@@ -1,0 +1,1 @@
+"""GCP cloud layer: network and GKE cluster."""

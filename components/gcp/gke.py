@@ -1,0 +1,158 @@
+"""Private GKE Standard cluster with Workload Identity, shielded nodes and a system node pool."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_gcp as gcp
+
+from components.gcp.network import PODS_RANGE, SERVICES_RANGE, GcpNetwork
+from components.k8s.cluster import ClusterHandle, ExecAuth, kubernetes_provider, render_kubeconfig
+from components.spec.region import RegionSpec
+
+# Least privilege for node service accounts (GKE hardening guide).
+NODE_ROLES = (
+    "roles/logging.logWriter",
+    "roles/monitoring.metricWriter",
+    "roles/monitoring.viewer",
+    "roles/stackdriver.resourceMetadata.writer",
+    "roles/artifactregistry.reader",
+)
+CLUSTER_TIMEOUTS = pulumi.CustomTimeouts(create="45m", update="90m", delete="45m")
+
+
+@dataclass(frozen=True)
+class GkeClusterArgs:
+    region: RegionSpec
+    cluster_name: str
+    network: GcpNetwork
+    label_domain: str
+    production: bool
+
+
+class GkeCluster(pulumi.ComponentResource):
+    cluster: gcp.container.Cluster
+    node_service_account: gcp.serviceaccount.Account
+    handle: ClusterHandle
+
+    def __init__(self, name: str, args: GkeClusterArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("inference-platform:gcp:GkeCluster", name, None, opts)
+        region = args.region
+        child = pulumi.ResourceOptions(parent=self)
+        stateful = pulumi.ResourceOptions(parent=self, protect=args.production, retain_on_delete=args.production)
+
+        # Nodes never run as the Compute Engine default service account (Editor on the project).
+        self.node_service_account = gcp.serviceaccount.Account(
+            f"{name}-nodes",
+            account_id=f"{args.cluster_name}-nodes"[:30],
+            display_name=f"GKE nodes of {args.cluster_name}",
+            project=region.project,
+            opts=child,
+        )
+        node_sa_member = self.node_service_account.email.apply(lambda e: f"serviceAccount:{e}")
+        for role in NODE_ROLES:
+            gcp.projects.IAMMember(
+                f"{name}-nodes-{role.split('/')[-1]}", project=region.project, role=role, member=node_sa_member,
+                opts=child,
+            )
+
+        public_cidrs = [str(c) for c in region.api_access.public_cidrs]
+        authorized = [{"cidr_block": str(region.network.cidr), "display_name": "nodes"}] + [
+            {"cidr_block": c, "display_name": f"public-{i}"} for i, c in enumerate(public_cidrs)
+        ]
+        self.workload_pool = f"{region.project}.svc.id.goog"
+        self.cluster = gcp.container.Cluster(
+            f"{name}-cluster",
+            name=args.cluster_name,
+            project=region.project,
+            location=region.region,
+            node_locations=list(region.zones),
+            network=args.network.network.id,
+            subnetwork=args.network.subnet.id,
+            networking_mode="VPC_NATIVE",
+            ip_allocation_policy={
+                "cluster_secondary_range_name": PODS_RANGE,
+                "services_secondary_range_name": SERVICES_RANGE,
+            },
+            private_cluster_config={
+                "enable_private_nodes": True,
+                "enable_private_endpoint": not public_cidrs,
+                "master_ipv4_cidr_block": str(region.network.control_plane_cidr),
+                "master_global_access_config": {"enabled": False},
+            },
+            master_authorized_networks_config={"cidr_blocks": authorized},
+            workload_identity_config={"workload_pool": self.workload_pool},
+            enable_shielded_nodes=True,
+            release_channel={"channel": "REGULAR"},
+            min_master_version=region.kubernetes_version,
+            remove_default_node_pool=True,
+            initial_node_count=1,
+            # The short-lived default pool still must not use the default service account.
+            node_config={
+                "service_account": self.node_service_account.email,
+                "oauth_scopes": ["https://www.googleapis.com/auth/cloud-platform"],
+                "shielded_instance_config": {"enable_secure_boot": True, "enable_integrity_monitoring": True},
+                "workload_metadata_config": {"mode": "GKE_METADATA"},
+            },
+            datapath_provider="ADVANCED_DATAPATH",
+            logging_config={"enable_components": ["SYSTEM_COMPONENTS", "APISERVER", "WORKLOADS"]},
+            monitoring_config={
+                "enable_components": ["SYSTEM_COMPONENTS", "APISERVER"],
+                "managed_prometheus": {"enabled": False},
+            },
+            master_auth={"client_certificate_config": {"issue_client_certificate": False}},
+            deletion_protection=args.production,
+            resource_labels={"platform": "inference-platform", "cluster": args.cluster_name},
+            opts=pulumi.ResourceOptions.merge(stateful, pulumi.ResourceOptions(custom_timeouts=CLUSTER_TIMEOUTS)),
+        )
+
+        pool = region.system_pool
+        self.system_pool = gcp.container.NodePool(
+            f"{name}-system",
+            name="system",
+            project=region.project,
+            location=region.region,
+            cluster=self.cluster.name,
+            initial_node_count=pool.desired,
+            autoscaling={"total_min_node_count": pool.min_size, "total_max_node_count": pool.max_size,
+                         "location_policy": "BALANCED"},
+            management={"auto_repair": True, "auto_upgrade": True},
+            upgrade_settings={"max_surge": 1, "max_unavailable": 0},
+            node_config={
+                "machine_type": pool.machine_type,
+                "disk_type": "pd-balanced",
+                "disk_size_gb": pool.disk_gib,
+                "image_type": "COS_CONTAINERD",
+                "service_account": self.node_service_account.email,
+                "oauth_scopes": ["https://www.googleapis.com/auth/cloud-platform"],
+                "shielded_instance_config": {"enable_secure_boot": True, "enable_integrity_monitoring": True},
+                "workload_metadata_config": {"mode": "GKE_METADATA"},
+                "metadata": {"disable-legacy-endpoints": "true"},
+                "labels": {f"{args.label_domain}/pool": "system"},
+            },
+            opts=pulumi.ResourceOptions(
+                parent=self, ignore_changes=["initialNodeCount"], custom_timeouts=CLUSTER_TIMEOUTS
+            ),
+        )
+
+        kubeconfig = pulumi.Output.secret(
+            pulumi.Output.all(self.cluster.endpoint, self.cluster.master_auth).apply(
+                lambda a: render_kubeconfig(
+                    args.cluster_name,
+                    f"https://{a[0]}",
+                    a[1]["cluster_ca_certificate"],
+                    ExecAuth("gke-gcloud-auth-plugin", (), provide_cluster_info=True),
+                )
+            )
+        )
+        provider = kubernetes_provider(args.cluster_name, kubeconfig, self, [self.system_pool])
+        self.handle = ClusterHandle(
+            name=args.cluster_name,
+            region=region,
+            provider=provider,
+            kubeconfig=kubeconfig,
+            endpoint=self.cluster.endpoint,
+            ready=[self.system_pool],
+        )
+        self.register_outputs({"endpoint": self.cluster.endpoint, "kubeconfig": kubeconfig})

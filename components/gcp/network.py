@@ -1,0 +1,73 @@
+"""VPC for one GKE cluster: a regional subnet with pod/service ranges, Cloud NAT for private nodes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_gcp as gcp
+
+from components.spec.region import RegionSpec
+
+PODS_RANGE = "pods"
+SERVICES_RANGE = "services"
+
+
+@dataclass(frozen=True)
+class GcpNetworkArgs:
+    region: RegionSpec
+    cluster_name: str
+
+
+class GcpNetwork(pulumi.ComponentResource):
+    network: gcp.compute.Network
+    subnet: gcp.compute.Subnetwork
+
+    def __init__(self, name: str, args: GcpNetworkArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("inference-platform:gcp:Network", name, None, opts)
+        region = args.region
+        child = pulumi.ResourceOptions(parent=self)
+        self.network = gcp.compute.Network(
+            f"{name}-vpc",
+            name=f"{args.cluster_name}-vpc",
+            project=region.project,
+            auto_create_subnetworks=False,
+            routing_mode="REGIONAL",
+            opts=child,
+        )
+        self.subnet = gcp.compute.Subnetwork(
+            f"{name}-nodes",
+            name=f"{args.cluster_name}-nodes",
+            project=region.project,
+            region=region.region,
+            network=self.network.id,
+            ip_cidr_range=str(region.network.cidr),
+            private_ip_google_access=True,
+            secondary_ip_ranges=[
+                {"range_name": PODS_RANGE, "ip_cidr_range": str(region.network.pods_cidr)},
+                {"range_name": SERVICES_RANGE, "ip_cidr_range": str(region.network.services_cidr)},
+            ],
+            log_config={"aggregation_interval": "INTERVAL_5_SEC", "flow_sampling": 0.5, "metadata": "INCLUDE_ALL_METADATA"},
+            opts=child,
+        )
+        router = gcp.compute.Router(
+            f"{name}-router",
+            name=f"{args.cluster_name}-router",
+            project=region.project,
+            region=region.region,
+            network=self.network.id,
+            opts=child,
+        )
+        # Private nodes have no external IPs; image pulls and model downloads go out through NAT.
+        gcp.compute.RouterNat(
+            f"{name}-nat",
+            name=f"{args.cluster_name}-nat",
+            project=region.project,
+            region=region.region,
+            router=router.name,
+            nat_ip_allocate_option="AUTO_ONLY",
+            source_subnetwork_ip_ranges_to_nat="ALL_SUBNETWORKS_ALL_IP_RANGES",
+            log_config={"enable": True, "filter": "ERRORS_ONLY"},
+            opts=child,
+        )
+        self.register_outputs({"network": self.network.id, "subnet": self.subnet.id})

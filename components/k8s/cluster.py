@@ -1,0 +1,74 @@
+"""What every add-on needs to know about a cluster, whatever cloud it runs on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_kubernetes as k8s
+import yaml
+
+from components.spec.region import RegionSpec
+
+
+@dataclass(frozen=True)
+class ExecAuth:
+    """Short-lived credentials from a CLI plugin; a kubeconfig never holds a static token."""
+
+    command: str
+    args: tuple[str, ...]
+    provide_cluster_info: bool = False
+
+
+def render_kubeconfig(cluster_name: str, endpoint: str, ca_data: str, auth: ExecAuth) -> str:
+    user: dict = {
+        "exec": {
+            "apiVersion": "client.authentication.k8s.io/v1beta1",
+            "command": auth.command,
+            "args": list(auth.args),
+            "interactiveMode": "Never",
+        }
+    }
+    if auth.provide_cluster_info:
+        user["exec"]["provideClusterInfo"] = True
+    return yaml.safe_dump(
+        {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [
+                {"name": cluster_name, "cluster": {"server": endpoint, "certificate-authority-data": ca_data}}
+            ],
+            "users": [{"name": cluster_name, "user": user}],
+            "contexts": [{"name": cluster_name, "context": {"cluster": cluster_name, "user": cluster_name}}],
+            "current-context": cluster_name,
+        },
+        sort_keys=False,
+    )
+
+
+def kubernetes_provider(
+    cluster_name: str, kubeconfig: pulumi.Output[str], parent: pulumi.Resource, depends_on: list[pulumi.Resource]
+) -> k8s.Provider:
+    """The cluster's own provider, named after the cluster (the offline plan keys manifests on it)."""
+    return k8s.Provider(
+        cluster_name,
+        kubeconfig=kubeconfig,
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=depends_on),
+    )
+
+
+@dataclass
+class ClusterHandle:
+    """A running cluster as add-ons see it."""
+
+    name: str
+    region: RegionSpec
+    provider: k8s.Provider
+    kubeconfig: pulumi.Output[str]
+    endpoint: pulumi.Output[str]
+    # Resources that must exist before workloads can be scheduled (node groups, add-ons).
+    ready: list[pulumi.Resource] = field(default_factory=list)
+
+    @property
+    def cloud(self) -> str:
+        return self.region.cloud

@@ -1,0 +1,71 @@
+"""Base model and shared field types for every spec."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
+
+_NAME = re.compile(r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$")
+
+
+def _check_name(value: str) -> str:
+    if not _NAME.match(value):
+        raise ValueError(
+            f"{value!r} is not a valid name; use 1-40 lowercase letters, digits and '-', "
+            "starting with a letter and not ending with '-'"
+        )
+    return value
+
+
+Name = Annotated[str, AfterValidator(_check_name)]
+"""A DNS-1123 label short enough to prefix cloud and Kubernetes resource names."""
+
+
+class Spec(BaseModel):
+    """camelCase keys in YAML, snake_case in Python; unknown keys are errors, values immutable."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="forbid",
+        frozen=True,
+    )
+
+
+@dataclass(frozen=True)
+class Issue:
+    """One problem in the configuration: where (key path) and what to do about it."""
+
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}" if self.path else self.message
+
+
+def join_path(*parts: str | int) -> str:
+    """`("regions", 1, "gpuPools", 0, "name")` -> `regions[1].gpuPools[0].name`."""
+    out = ""
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part:
+            out += f".{part}" if out else part
+    return out
+
+
+def duplicates(values: list[str], path: tuple, what: str):
+    """Yield an Issue for every value already seen earlier in `values`."""
+    seen: dict[str, int] = {}
+    for i, value in enumerate(values):
+        if value in seen:
+            yield Issue(
+                join_path(*path, i),
+                f"duplicate {what} {value!r} (also at index {seen[value]}); {what}s must be unique",
+            )
+        else:
+            seen[value] = i

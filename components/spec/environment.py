@@ -1,0 +1,60 @@
+"""The whole environment: what one `Pulumi.<env>.yaml` describes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+import re
+from typing import Annotated
+
+from pydantic import AfterValidator, Field
+
+from components.spec.base import Issue, Spec, duplicates
+from components.spec.federation import FederationSpec, check_federation
+from components.spec.region import RegionSpec, check_region
+from components.spec.workloads import ModelSpec, TenantSpec, check_workloads
+
+
+_LABEL = re.compile(r"^[a-z0-9_-]{1,63}$")
+
+
+def _check_label(value: str) -> str:
+    if not _LABEL.match(value):
+        raise ValueError(f"{value!r} is not usable as a GCP label; use 1-63 lowercase letters, digits, '_' or '-'")
+    return value
+
+
+class EnvironmentSpec(Spec):
+    """Top-level keys of the `inference-platform:` config namespace."""
+
+    production: bool = Field(
+        False, description="Protect stateful resources (clusters, keys, buckets) and apply production rules."
+    )
+    label_domain: str = Field(
+        "inference-platform.io", description="Domain prefix of the shared node labels (DESIGN.md §4)."
+    )
+    tags: dict[Annotated[str, AfterValidator(_check_label)], Annotated[str, AfterValidator(_check_label)]] = Field(
+        default_factory=dict,
+        description="Tags (AWS) and labels (GCP) added to every cloud resource; GCP label syntax.",
+    )
+    regions: list[RegionSpec] = Field(min_length=1, description="Clusters of this environment, one per entry.")
+    models: list[ModelSpec] = Field(default_factory=list, description="Models to serve.")
+    tenants: list[TenantSpec] = Field(default_factory=list, description="Tenants of the gateway.")
+    federation: FederationSpec = Field(default_factory=FederationSpec)
+
+    def region(self, name: str) -> RegionSpec:
+        return next(r for r in self.regions if r.name == name)
+
+
+def _check_regions(env: EnvironmentSpec) -> Iterable[Issue]:
+    yield from duplicates([r.name for r in env.regions], ("regions",), "region name")
+    for i, region in enumerate(env.regions):
+        yield from check_region(region, ("regions", i))
+
+
+# Cross-field checks run after the structure is valid, before any resource exists.
+SEMANTIC_CHECKS: tuple[Callable[[EnvironmentSpec], Iterable[Issue]], ...] = (
+    _check_regions,
+    check_workloads,
+    check_federation,
+)

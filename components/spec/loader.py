@@ -1,0 +1,107 @@
+"""Turn raw config into an EnvironmentSpec, or into one clear line per problem."""
+
+from __future__ import annotations
+
+import difflib
+import types
+import typing
+from typing import Any
+
+import pulumi
+from pydantic import BaseModel, ValidationError
+
+from components.spec.base import Issue, join_path
+from components.spec.environment import SEMANTIC_CHECKS, EnvironmentSpec
+
+
+class ConfigError(pulumi.RunError):
+    """Invalid configuration. A RunError, so the Pulumi CLI prints the lines without a traceback."""
+
+    def __init__(self, issues: list[Issue]):
+        self.issues = issues
+        super().__init__("invalid configuration:\n" + "\n".join(f"  {i}" for i in issues))
+
+
+def load_environment(raw: dict[str, Any]) -> EnvironmentSpec:
+    """Validate structure (pydantic), then cross-references and catalog facts."""
+    try:
+        env = EnvironmentSpec.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError([_issue(err) for err in exc.errors()]) from None
+    issues = [issue for check in SEMANTIC_CHECKS for issue in check(env)]
+    if issues:
+        raise ConfigError(issues)
+    return env
+
+
+_KIND = {
+    "int": "a whole number",
+    "bool": "true or false",
+    "string": "a string (quote it)",
+    "list": "a list",
+    "dict": "a mapping of keys to values",
+    "model": "a mapping of keys to values",
+    "float": "a number",
+}
+
+
+def _issue(err: dict) -> Issue:
+    loc = tuple(err["loc"])
+    path = join_path(*loc)
+    kind, got = err["type"], err.get("input")
+    if kind == "missing":
+        return Issue(path, f"required key is missing; add `{loc[-1]}` (see the README config reference)")
+    if kind == "extra_forbidden":
+        allowed = _allowed_keys(loc[:-1])
+        close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        return Issue(path, f"unknown key; {hint}valid keys here: {', '.join(allowed)}")
+    if kind == "literal_error":
+        return Issue(path, f"{got!r} is not allowed; use one of {err['ctx']['expected']}")
+    if kind in {"too_short", "too_long"}:
+        return Issue(path, f"{err['msg']}; fix the list length")
+    if kind.startswith("ip_v4"):
+        return Issue(path, f"{got!r} is not an IPv4 network in CIDR form; write it like 10.0.0.0/16")
+    if kind.startswith(("greater_than", "less_than")):
+        return Issue(path, f"{err['msg'].lower()} (got {got!r}); change the value")
+    for prefix, expected in _KIND.items():
+        if kind.startswith(prefix + "_"):
+            return Issue(path, f"expected {expected}, got {got!r} ({type(got).__name__}); fix the value")
+    msg = err["msg"].removeprefix("Value error, ")
+    return Issue(path, msg if kind == "value_error" else f"{msg} (got {got!r})")
+
+
+def _allowed_keys(loc: tuple) -> list[str]:
+    """camelCase keys accepted by the model found at `loc`."""
+    model: Any = EnvironmentSpec
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = model.model_fields.get(_field_name(model, part)) if _is_model(model) else None
+        if field is None:
+            return []
+        model = _inner_model(field.annotation)
+    if not _is_model(model):
+        return []
+    return sorted(f.alias or name for name, f in model.model_fields.items())
+
+
+def _field_name(model: type[BaseModel], alias: str) -> str | None:
+    return next((n for n, f in model.model_fields.items() if (f.alias or n) == alias), None)
+
+
+def _inner_model(annotation: Any) -> Any:
+    """The model inside list[X] / X | None / dict[str, X]."""
+    if _is_model(annotation):
+        return annotation
+    origin = typing.get_origin(annotation)
+    if origin in (list, dict, typing.Union, types.UnionType):
+        for arg in typing.get_args(annotation):
+            found = _inner_model(arg)
+            if found is not None:
+                return found
+    return None
+
+
+def _is_model(obj: Any) -> bool:
+    return isinstance(obj, type) and issubclass(obj, BaseModel)

@@ -1,0 +1,214 @@
+"""A region entry: one Kubernetes cluster on one cloud, its network and its node pools."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from ipaddress import IPv4Network
+from typing import Literal
+
+from pydantic import Field
+
+from components.catalog import regions as region_catalog
+from components.spec.base import Issue, Name, Spec, duplicates, join_path
+
+# The VPC-CNI gives every pod a VPC address, so private subnets must stay large.
+_SMALLEST_PRIVATE_SUBNET_PREFIX = 24
+
+
+class NetworkSpec(Spec):
+    """Address plan of the cluster's network."""
+
+    cidr: IPv4Network = Field(description="VPC (AWS) or node subnet (GCP) range, e.g. 10.10.0.0/16.")
+    pods_cidr: IPv4Network | None = Field(
+        None, description="GCP only: secondary range for pods (VPC-native), e.g. 10.64.0.0/14."
+    )
+    services_cidr: IPv4Network | None = Field(
+        None, description="Service ClusterIP range; GCP secondary range, AWS service CIDR."
+    )
+    control_plane_cidr: IPv4Network | None = Field(
+        None, description="GCP only: /28 for the private control plane."
+    )
+    nat: Literal["single", "perZone"] = Field(
+        "single", description="AWS: one NAT gateway, or one per zone (survives a zone outage)."
+    )
+
+
+class ApiAccessSpec(Spec):
+    """Who may reach the Kubernetes API server."""
+
+    public_cidrs: list[IPv4Network] = Field(
+        default_factory=list,
+        description="CIDRs allowed on the public endpoint; empty keeps the endpoint private-only.",
+    )
+
+
+class NodeScaling(Spec):
+    min_size: int = Field(0, ge=0, description="Fewest nodes (0 lets an idle GPU pool cost nothing).")
+    max_size: int = Field(ge=1, description="Most nodes the autoscaler may create.")
+    desired_size: int | None = Field(None, ge=0, description="Initial size; defaults to minSize.")
+
+    @property
+    def desired(self) -> int:
+        return self.min_size if self.desired_size is None else self.desired_size
+
+
+class SystemPoolSpec(NodeScaling):
+    """Non-GPU nodes for controllers and add-ons."""
+
+    machine_type: str = Field(description="Instance / machine type, e.g. m7i.xlarge or n2-standard-4.")
+    min_size: int = Field(2, ge=1, description="At least one node; two keep controllers available.")
+    disk_gib: int = Field(100, ge=20, le=16384, description="Root volume size in GiB.")
+
+
+class GpuPoolSpec(NodeScaling):
+    """A pool of GPU nodes."""
+
+    name: Name = Field(description="Pool name, unique within the region; becomes a node label.")
+    machine_type: str = Field(description="GPU instance / machine type, e.g. g6e.xlarge or a3-highgpu-8g.")
+    zones: list[str] | None = Field(
+        None, description="Zones for this pool (subset of the region's zones); default all."
+    )
+
+
+class RegionSpec(Spec):
+    """One region entry: cloud, location, cluster and its pools."""
+
+    name: Name = Field(description="Short name of this region entry; prefixes its cluster and resources.")
+    cloud: region_catalog.Cloud = Field(description="aws or gcp.")
+    region: str = Field(description="Cloud region, e.g. us-east-1 or us-central1.")
+    zones: list[str] = Field(min_length=1, description="Zones the cluster's nodes use.")
+    project: str | None = Field(None, description="GCP only: the project id to create resources in.")
+    kubernetes_version: str = Field(description="Kubernetes minor version, e.g. '1.33'.")
+    network: NetworkSpec
+    api_access: ApiAccessSpec = Field(default_factory=ApiAccessSpec)
+    system_pool: SystemPoolSpec
+    gpu_pools: list[GpuPoolSpec] = Field(default_factory=list)
+
+    @property
+    def cluster_name(self) -> str:
+        return self.name
+
+    def pool(self, name: str) -> GpuPoolSpec | None:
+        return next((p for p in self.gpu_pools if p.name == name), None)
+
+    def pool_zones(self, pool: GpuPoolSpec) -> list[str]:
+        return pool.zones or self.zones
+
+    def subnet_plan(self) -> tuple[list[IPv4Network], list[IPv4Network]]:
+        """AWS address plan: large private subnets per zone, then small public ones per zone.
+
+        The VPC range is cut into 2^k blocks (k the fewest bits giving zones+1 blocks); the
+        first `zones` blocks are private, the last is shared out to public subnets.
+        """
+        zones = len(self.zones)
+        bits = max(1, math.ceil(math.log2(zones + 1)))
+        blocks = list(self.network.cidr.subnets(prefixlen_diff=bits))
+        public_bits = max(1, math.ceil(math.log2(zones)))
+        public = list(blocks[-1].subnets(prefixlen_diff=public_bits))[:zones]
+        return blocks[:zones], public
+
+
+def check_region(region: RegionSpec, path: tuple) -> Iterator[Issue]:
+    """Location, version and address-plan checks that need the catalog."""
+    cloud = region.cloud
+    known_zones = region_catalog.zones_of(cloud, region.region)
+    if known_zones is None:
+        yield Issue(
+            join_path(*path, "region"),
+            f"{region.region!r} is not a known {cloud} region; use one of "
+            + ", ".join(region_catalog.regions_of(cloud)),
+        )
+    else:
+        for i, zone in enumerate(region.zones):
+            if zone not in known_zones:
+                yield Issue(
+                    join_path(*path, "zones", i),
+                    f"{zone!r} is not a zone of {region.region}; use one of {', '.join(known_zones)}",
+                )
+    yield from duplicates(region.zones, path + ("zones",), "zone")
+
+    versions = region_catalog.kubernetes_versions(cloud)
+    if region.kubernetes_version not in versions:
+        yield Issue(
+            join_path(*path, "kubernetesVersion"),
+            f"{region.kubernetes_version!r} is not supported on {cloud}; use one of {', '.join(versions)}",
+        )
+
+    if cloud == "gcp":
+        if not region.project:
+            yield Issue(join_path(*path, "project"), "required on GCP; set the project id to deploy into")
+        for key in ("pods_cidr", "services_cidr", "control_plane_cidr"):
+            if getattr(region.network, key) is None:
+                alias = NetworkSpec.model_fields[key].alias
+                yield Issue(join_path(*path, "network", alias), "required on GCP; add a CIDR range")
+    elif region.project:
+        yield Issue(join_path(*path, "project"), "only meaningful on GCP; remove it from this AWS region")
+    yield from _check_network(region, path + ("network",))
+
+    for i, cidr in enumerate(region.api_access.public_cidrs):
+        if cidr.prefixlen == 0:
+            yield Issue(
+                join_path(*path, "apiAccess", "publicCidrs", i),
+                "opens the Kubernetes API to the whole internet; list your office/VPN CIDRs instead "
+                "or leave publicCidrs empty for a private endpoint",
+            )
+
+    yield from _check_scaling(region.system_pool, path + ("systemPool",))
+    yield from duplicates([p.name for p in region.gpu_pools], path + ("gpuPools",), "pool name")
+    for i, pool in enumerate(region.gpu_pools):
+        pool_path = path + ("gpuPools", i)
+        yield from _check_scaling(pool, pool_path)
+        for j, zone in enumerate(pool.zones or []):
+            if zone not in region.zones:
+                yield Issue(
+                    join_path(*pool_path, "zones", j),
+                    f"{zone!r} is not one of this region's zones ({', '.join(region.zones)}); "
+                    "add it to the region's zones or pick one of them",
+                )
+
+
+def _check_network(region: RegionSpec, path: tuple) -> Iterator[Issue]:
+    net = region.network
+    ranges = {
+        "cidr": net.cidr,
+        "podsCidr": net.pods_cidr,
+        "servicesCidr": net.services_cidr,
+        "controlPlaneCidr": net.control_plane_cidr,
+    }
+    present = [(k, v) for k, v in ranges.items() if v is not None]
+    for i, (key_a, a) in enumerate(present):
+        for key_b, b in present[i + 1 :]:
+            if a.overlaps(b):
+                yield Issue(
+                    join_path(*path, key_b),
+                    f"{b} overlaps {key_a} {a}; choose non-overlapping ranges",
+                )
+    if region.cloud == "gcp" and net.control_plane_cidr and net.control_plane_cidr.prefixlen != 28:
+        yield Issue(join_path(*path, "controlPlaneCidr"), "GKE needs a /28 for the control plane, e.g. 172.16.0.0/28")
+    if region.cloud == "aws":
+        private, _ = region.subnet_plan()
+        if private[0].prefixlen > _SMALLEST_PRIVATE_SUBNET_PREFIX:
+            needed = _SMALLEST_PRIVATE_SUBNET_PREFIX - (private[0].prefixlen - net.cidr.prefixlen)
+            yield Issue(
+                join_path(*path, "cidr"),
+                f"{net.cidr} is too small for {len(region.zones)} zones (private subnets would be "
+                f"/{private[0].prefixlen}); use a /{needed} or larger",
+            )
+        if not net.cidr.is_private:
+            yield Issue(join_path(*path, "cidr"), f"{net.cidr} is not a private range; use RFC 1918 space")
+
+
+def _check_scaling(pool: NodeScaling, path: tuple) -> Iterator[Issue]:
+    if pool.min_size > pool.max_size:
+        yield Issue(
+            join_path(*path, "minSize"),
+            f"minSize {pool.min_size} is greater than maxSize {pool.max_size}; lower minSize or raise maxSize",
+        )
+    elif pool.desired_size is not None and not pool.min_size <= pool.desired_size <= pool.max_size:
+        yield Issue(
+            join_path(*path, "desiredSize"),
+            f"desiredSize {pool.desired_size} is outside [{pool.min_size}, {pool.max_size}]; "
+            "pick a value between minSize and maxSize",
+        )
+

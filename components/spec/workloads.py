@@ -1,0 +1,81 @@
+"""Models to serve and the tenants that call them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import Field
+
+from components.spec.base import Issue, Name, Spec, duplicates, join_path
+
+if TYPE_CHECKING:
+    from components.spec.environment import EnvironmentSpec
+
+
+class PlacementSpec(Spec):
+    """Where a model runs: a GPU pool of a region, with its replica range."""
+
+    region: str = Field(description="Name of a region entry of this environment.")
+    pool: str = Field(description="Name of a GPU pool of that region.")
+    min_replicas: int = Field(1, ge=0, description="Fewest replicas (0 = scale to zero, not in production).")
+    max_replicas: int = Field(1, ge=1, description="Most replicas the autoscaler may run.")
+
+
+class ModelSpec(Spec):
+    """A model served by the platform."""
+
+    name: Name = Field(description="Model name clients send (`model` in the OpenAI request).")
+    preset: str = Field(description="Architecture preset from the model catalog, e.g. llama-3.1-8b.")
+    runtime: Literal["vllm", "triton"] = Field("vllm", description="Serving engine.")
+    placements: list[PlacementSpec] = Field(min_length=1, description="Regions and pools serving it.")
+
+
+class TenantSpec(Spec):
+    """A team or customer calling the gateway."""
+
+    name: Name = Field(description="Tenant id; forwarded to backends and used in metrics.")
+    models: list[str] = Field(min_length=1, description="Names of the models this tenant may call.")
+
+
+def check_workloads(env: EnvironmentSpec) -> Iterator[Issue]:
+    """Unique names and references that resolve: placements to pools, tenants to models."""
+    regions = {r.name: r for r in env.regions}
+    yield from duplicates([m.name for m in env.models], ("models",), "model name")
+    for i, model in enumerate(env.models):
+        seen: set[tuple[str, str]] = set()
+        for j, placement in enumerate(model.placements):
+            path = ("models", i, "placements", j)
+            region = regions.get(placement.region)
+            if region is None:
+                yield Issue(
+                    join_path(*path, "region"),
+                    f"no region named {placement.region!r}; use one of {', '.join(regions)}",
+                )
+            elif region.pool(placement.pool) is None:
+                pools = ", ".join(p.name for p in region.gpu_pools) or "none defined"
+                yield Issue(
+                    join_path(*path, "pool"),
+                    f"region {region.name!r} has no GPU pool {placement.pool!r} (pools: {pools}); "
+                    "add the pool to the region or fix the name",
+                )
+            if placement.min_replicas > placement.max_replicas:
+                yield Issue(
+                    join_path(*path, "minReplicas"),
+                    f"minReplicas {placement.min_replicas} is greater than maxReplicas "
+                    f"{placement.max_replicas}; lower minReplicas or raise maxReplicas",
+                )
+            key = (placement.region, placement.pool)
+            if key in seen:
+                yield Issue(join_path(*path), f"duplicate placement on {key[0]}/{key[1]}; merge the entries")
+            seen.add(key)
+
+    models = {m.name for m in env.models}
+    yield from duplicates([t.name for t in env.tenants], ("tenants",), "tenant name")
+    for i, tenant in enumerate(env.tenants):
+        for j, name in enumerate(tenant.models):
+            if name not in models:
+                yield Issue(
+                    join_path("tenants", i, "models", j),
+                    f"no model named {name!r}; use one of {', '.join(sorted(models)) or '(no models defined)'}",
+                )

@@ -1,0 +1,1 @@
+"""Compositions: one region entry -> a cluster with everything on it; one environment -> all regions."""

@@ -1,0 +1,39 @@
+"""An EKS cluster for one AWS region entry, on its own explicit AWS provider."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_aws as aws
+
+from components.aws.eks import EksCluster, EksClusterArgs
+from components.aws.network import AwsNetwork, AwsNetworkArgs
+from components.k8s.cluster import ClusterHandle
+from components.spec.environment import EnvironmentSpec
+from components.spec.region import RegionSpec
+from stacks.clouds import platform_tags
+
+
+def build_aws_cluster(
+    parent: pulumi.Resource, env: EnvironmentSpec, region: RegionSpec, cluster_name: str, stack: str
+) -> ClusterHandle:
+    provider = aws.Provider(
+        f"{region.name}-aws",
+        region=region.region,
+        default_tags={"tags": platform_tags(env, region, stack)},
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+    opts = pulumi.ResourceOptions(parent=parent, providers={"aws": provider})
+    network = AwsNetwork(region.name, AwsNetworkArgs(region=region, cluster_name=cluster_name), opts=opts)
+    eks = EksCluster(
+        region.name,
+        EksClusterArgs(
+            region=region,
+            cluster_name=cluster_name,
+            network=network,
+            label_domain=env.label_domain,
+            production=env.production,
+        ),
+        opts=opts,
+    )
+    return eks.handle
+

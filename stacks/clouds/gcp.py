@@ -1,0 +1,39 @@
+"""A GKE cluster for one GCP region entry, on its own explicit Google provider."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_gcp as gcp
+
+from components.gcp.gke import GkeCluster, GkeClusterArgs
+from components.gcp.network import GcpNetwork, GcpNetworkArgs
+from components.k8s.cluster import ClusterHandle
+from components.spec.environment import EnvironmentSpec
+from components.spec.region import RegionSpec
+from stacks.clouds import platform_tags
+
+
+def build_gcp_cluster(
+    parent: pulumi.Resource, env: EnvironmentSpec, region: RegionSpec, cluster_name: str, stack: str
+) -> ClusterHandle:
+    provider = gcp.Provider(
+        f"{region.name}-gcp",
+        project=region.project,
+        region=region.region,
+        default_labels=platform_tags(env, region, stack),
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+    opts = pulumi.ResourceOptions(parent=parent, providers={"gcp": provider})
+    network = GcpNetwork(region.name, GcpNetworkArgs(region=region, cluster_name=cluster_name), opts=opts)
+    gke = GkeCluster(
+        region.name,
+        GkeClusterArgs(
+            region=region,
+            cluster_name=cluster_name,
+            network=network,
+            label_domain=env.label_domain,
+            production=env.production,
+        ),
+        opts=opts,
+    )
+    return gke.handle

@@ -1,0 +1,39 @@
+"""Read the `inference-platform:` config namespace once into a validated EnvironmentSpec."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pulumi.runtime import config as runtime_config
+
+from components.spec.environment import EnvironmentSpec
+from components.spec.loader import load_environment
+
+PROJECT = "inference-platform"
+
+
+def namespace_values(namespace: str = PROJECT) -> dict[str, Any]:
+    """Every `<namespace>:<key>` the engine passed to the program, structured values decoded.
+
+    pulumi.Config can only fetch keys by name; listing them is what lets a typo in a
+    top-level key be reported instead of silently ignored.
+    """
+    merged = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+    prefix = namespace + ":"
+    return {key[len(prefix) :]: _decode(value) for key, value in merged.items() if key.startswith(prefix)}
+
+
+def _decode(value: Any) -> Any:
+    # The engine passes objects, lists, numbers and booleans as JSON text.
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def read_environment() -> EnvironmentSpec:
+    """Raises ConfigError (a pulumi.RunError: printed without traceback) on invalid input."""
+    return load_environment(namespace_values())

@@ -1,0 +1,40 @@
+"""One region entry: the cloud's network and cluster, then everything that runs on it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+
+from components.k8s.cluster import ClusterHandle
+from components.spec.environment import EnvironmentSpec
+from components.spec.region import RegionSpec
+
+
+@dataclass(frozen=True)
+class RegionalPlatformArgs:
+    env: EnvironmentSpec
+    region: RegionSpec
+    stack: str
+
+
+class RegionalPlatform(pulumi.ComponentResource):
+    """Cloud + add-ons + workloads for one region entry."""
+
+    cluster: ClusterHandle
+
+    def __init__(self, name: str, args: RegionalPlatformArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("inference-platform:stacks:RegionalPlatform", name, None, opts)
+        region = args.region
+        cluster_name = f"{args.stack}-{region.name}"
+        # Each cloud's SDK is imported only by the regions that use it.
+        if region.cloud == "aws":
+            from stacks.clouds.aws import build_aws_cluster
+
+            self.cluster = build_aws_cluster(self, args.env, region, cluster_name, args.stack)
+        else:
+            from stacks.clouds.gcp import build_gcp_cluster
+
+            self.cluster = build_gcp_cluster(self, args.env, region, cluster_name, args.stack)
+
+        self.register_outputs({"cluster": cluster_name, "endpoint": self.cluster.endpoint})

@@ -1,0 +1,1 @@
+"""Developer and CI tooling: offline plan, preflight, benchmarks."""

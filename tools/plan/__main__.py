@@ -1,0 +1,59 @@
+"""`python -m tools.plan [ENV]`: what would `pulumi up` create, and does it pass policy?"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from components.spec.loader import ConfigError
+from tools.plan.artifacts import write_plan
+from tools.plan.report import summary_tree
+from tools.plan.runner import PROJECT_DIR, build_plan
+from tools.plan.stackfile import PlanInputError, load_stack_config
+
+EXIT_INVALID_INPUT = 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="plan", description=__doc__)
+    parser.add_argument("env", nargs="?", default="dev", help="environment: reads Pulumi.<env>.yaml (default dev)")
+    parser.add_argument("--project-dir", type=Path, default=PROJECT_DIR)
+    parser.add_argument("--out", type=Path, default=None, help="output directory (default build/<env>)")
+    parser.add_argument("--quiet", action="store_true", help="no progress display or summary tree")
+    args = parser.parse_args(argv)
+    console = Console(stderr=True, quiet=args.quiet)
+    out_dir = args.out or args.project_dir / "build" / args.env
+
+    try:
+        stack_config = load_stack_config(args.project_dir, args.env)
+        with Progress(
+            SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console, transient=True
+        ) as progress:
+            task = progress.add_task(f"planning {args.env}", total=None)
+            count = 0
+
+            def on_register(resource) -> None:
+                nonlocal count
+                count += 1
+                progress.update(task, description=f"planning {args.env}: {count} resources ({resource.type})")
+
+            plan = build_plan(stack_config, args.project_dir, on_register)
+    except (PlanInputError, ConfigError) as exc:
+        lines = exc.lines if isinstance(exc, PlanInputError) else [str(i) for i in exc.issues]
+        where = f"Pulumi.{args.env}.yaml"
+        for line in lines:
+            print(f"error: {where}: {line}" if not line.startswith("Pulumi.") else f"error: {line}", file=sys.stderr)
+        return EXIT_INVALID_INPUT
+
+    write_plan(plan, out_dir)
+    console.print(summary_tree(plan))
+    console.print(f"wrote {out_dir.relative_to(Path.cwd()) if out_dir.is_relative_to(Path.cwd()) else out_dir}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

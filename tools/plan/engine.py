@@ -1,0 +1,180 @@
+"""Evaluate a Pulumi program in-process under mocks and record what the engine would see."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+from pulumi.runtime import mocks, rpc, settings
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+from tools.plan.mocks import PlausibleMocks
+
+SECRET = "[secret]"
+_SECRET_SIG = rpc._special_sig_key
+_STACK_TYPE = "pulumi:pulumi:Stack"
+
+
+@dataclass
+class PlannedResource:
+    """One registered resource, as plan.json records it."""
+
+    urn: str
+    type: str
+    name: str
+    parent: str | None
+    provider: str | None
+    custom: bool
+    inputs: dict[str, Any]
+    options: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "urn": self.urn,
+            "type": self.type,
+            "name": self.name,
+            "parent": self.parent,
+            "provider": self.provider,
+            "custom": self.custom,
+            "inputs": self.inputs,
+            "options": self.options,
+        }
+
+
+@dataclass
+class Evaluation:
+    resources: list[PlannedResource]
+    outputs: dict[str, Any]
+    stack_urn: str
+    secret_values: set[str] = field(default_factory=set)
+
+
+def redact(value: Any, found: set[str] | None = None) -> Any:
+    """Replace Pulumi secret values by a marker; collect their plain text (to prove it never leaks)."""
+    if isinstance(value, dict):
+        if value.get(_SECRET_SIG) == rpc._special_secret_sig:
+            if found is not None:
+                _collect_strings(value.get("value"), found)
+            return SECRET
+        return {k: redact(v, found) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact(v, found) for v in value]
+    return value
+
+
+def _collect_strings(value: Any, found: set[str]) -> None:
+    if isinstance(value, str) and len(value) >= 8:
+        found.add(value)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _collect_strings(v, found)
+    elif isinstance(value, list):
+        for v in value:
+            _collect_strings(v, found)
+
+
+class RecordingMonitor(mocks.MockMonitor):
+    """A MockMonitor that keeps each registration request with engine-accurate URNs."""
+
+    def __init__(self, on_register: Callable[[PlannedResource], None] | None = None):
+        self.provider_regions: dict[str, str] = {}
+        super().__init__(PlausibleMocks(self._region_of))
+        self.planned: list[PlannedResource] = []
+        self.secret_values: set[str] = set()
+        self.stack_urn = ""
+        self._on_register = on_register
+
+    def _region_of(self, provider_ref: str | None) -> str:
+        return self.provider_regions.get((provider_ref or "").rsplit("::", 1)[0], "us-east-1")
+
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        # The engine chains every ancestor type except the stack's (the SDK mock keeps only one).
+        if parent and parent != self.stack_urn:
+            type_ = parent.split("::")[2] + "$" + type_
+        return "urn:pulumi:" + "::".join([pulumi.get_stack(), pulumi.get_project(), type_, name])
+
+    def RegisterResource(self, request):
+        if request.type == _STACK_TYPE:
+            self.stack_urn = self.make_urn("", request.type, request.name)
+            return super().RegisterResource(request)
+
+        asyncio_loop_guard()
+        raw = rpc.deserialize_properties(request.object, keep_unknowns=True) if request.object else {}
+        inputs = redact(raw, self.secret_values)
+        urn = self.make_urn(request.parent, request.type, request.name)
+        if request.type == "pulumi:providers:aws":
+            self.provider_regions[urn] = str(raw.get("region", "us-east-1"))
+
+        property_deps = {u for deps in request.propertyDependencies.values() for u in deps.urns}
+        explicit_deps = [u for u in request.dependencies if u not in property_deps]
+        timeouts = request.customTimeouts
+        planned = PlannedResource(
+            urn=urn,
+            type=request.type,
+            name=request.name,
+            parent=request.parent or None,
+            provider=request.provider.rsplit("::", 1)[0] if request.provider else None,
+            custom=bool(request.custom),
+            inputs=inputs,
+            options={
+                "protect": bool(request.protect),
+                "retainOnDelete": bool(request.retainOnDelete),
+                "dependsOn": explicit_deps,
+                "ignoreChanges": list(request.ignoreChanges),
+                "deleteBeforeReplace": bool(request.deleteBeforeReplace),
+                "customTimeouts": {
+                    k: getattr(timeouts, k) for k in ("create", "update", "delete") if getattr(timeouts, k)
+                },
+            },
+        )
+        self.planned.append(planned)
+        if self._on_register is not None:
+            self._on_register(planned)
+
+        return super().RegisterResource(request)
+
+
+def asyncio_loop_guard() -> None:
+    """Deserialising resource references needs an event loop on the calling thread."""
+    try:
+        asyncio.get_event_loop()
+    except RuntimeError:
+        asyncio.set_event_loop(asyncio.new_event_loop())
+
+
+def evaluate(
+    program: Callable[[], None],
+    *,
+    project: str,
+    stack: str,
+    config: dict[str, str],
+    secret_keys: list[str] | None = None,
+    on_register: Callable[[PlannedResource], None] | None = None,
+) -> Evaluation:
+    """Run `program` as `pulumi up` would, against a recording mock engine."""
+    settings.reset_options(project=project, stack=stack)
+    monitor = RecordingMonitor(on_register)
+    mocks.set_mocks(monitor.mocks, project=project, stack=stack, preview=False, monitor=monitor)
+    pulumi.runtime.set_all_config(config, secret_keys or [])
+    _sync_await(run_pulumi_func(program))
+    outputs = _resolve_outputs(settings.get_root_resource().outputs, monitor.secret_values)
+    return Evaluation(monitor.planned, outputs, monitor.stack_urn, monitor.secret_values)
+
+
+def _resolve_outputs(exported: dict[str, Any], secrets: set[str]) -> dict[str, Any]:
+    async def resolve() -> dict[str, Any]:
+        out = {}
+        for key, value in exported.items():
+            output = pulumi.Output.from_input(value)
+            if await output.is_secret():
+                _collect_strings(await output.future(), secrets)
+                out[key] = SECRET
+            else:
+                out[key] = await output.future()
+        return out
+
+    return _sync_await(resolve())

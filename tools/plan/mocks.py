@@ -1,0 +1,135 @@
+"""Plausible provider outputs, so that the program's output-dependent logic runs offline.
+
+Values are derived from the resource's name (stable across runs), shaped like the real
+thing (ARNs, ids, endpoints, certificates) but pointing at nothing.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Callable
+
+from pulumi.runtime import mocks
+
+ACCOUNT_ID = "123456789012"
+_FAKE_PEM = "-----BEGIN CERTIFICATE-----\nTU9DSw==\n-----END CERTIFICATE-----\n"
+FAKE_CA_DATA = base64.b64encode(_FAKE_PEM.encode()).decode()
+
+
+def _hex(seed: str, length: int = 17) -> str:
+    return hashlib.sha256(seed.encode()).hexdigest()[:length]
+
+
+def _aws(typ: str, name: str, inputs: dict, region: str) -> tuple[str, dict]:
+    service = typ.split(":")[1].split("/")[0]
+    kind = typ.rsplit(":", 1)[-1]
+    h = _hex(name)
+    physical = inputs.get("name") or f"{name}-{h[:7]}"
+    out: dict = {"arn": f"arn:aws:{service}:{region}:{ACCOUNT_ID}:{kind.lower()}/{physical}"}
+    rid = physical
+    prefixes = {
+        "Vpc": "vpc", "Subnet": "subnet", "SecurityGroup": "sg", "InternetGateway": "igw", "NatGateway": "nat",
+        "RouteTable": "rtb", "Eip": "eipalloc", "LaunchTemplate": "lt", "PlacementGroup": "pg",
+        "DefaultSecurityGroup": "sg", "NetworkInterface": "eni",
+    }
+    if kind in prefixes:
+        rid = f"{prefixes[kind]}-{h}"
+    if typ == "aws:eks/cluster:Cluster":
+        oidc = _hex(name, 32).upper()
+        out |= {
+            "endpoint": f"https://{oidc}.gr7.{region}.eks.amazonaws.com",
+            "certificateAuthority": {"data": FAKE_CA_DATA},
+            "identities": [{"oidcs": [{"issuer": f"https://oidc.eks.{region}.amazonaws.com/id/{oidc}"}]}],
+            "name": physical,
+            "vpcConfig": {**inputs.get("vpcConfig", {}), "clusterSecurityGroupId": f"sg-{h}", "vpcId": f"vpc-{h}"},
+        }
+    elif typ == "aws:iam/role:Role":
+        out |= {"arn": f"arn:aws:iam::{ACCOUNT_ID}:role/{physical}", "name": physical}
+    elif typ == "aws:iam/policy:Policy":
+        out |= {"arn": f"arn:aws:iam::{ACCOUNT_ID}:policy/{physical}", "name": physical}
+    elif typ == "aws:iam/openIdConnectProvider:OpenIdConnectProvider":
+        host = str(inputs.get("url", "oidc")).removeprefix("https://")
+        out["arn"] = rid = f"arn:aws:iam::{ACCOUNT_ID}:oidc-provider/{host}"
+    elif typ == "aws:kms/key:Key":
+        key_id = f"{h[:8]}-{h[8:12]}-4{h[12:15]}-a{h[15:17]}0-{_hex(name + 'k', 12)}"
+        out |= {"keyId": key_id, "arn": f"arn:aws:kms:{region}:{ACCOUNT_ID}:key/{key_id}"}
+        rid = key_id
+    elif typ == "aws:ec2/launchTemplate:LaunchTemplate":
+        out |= {"latestVersion": 1, "defaultVersion": 1}
+    elif typ.startswith("aws:s3/bucket"):
+        bucket = inputs.get("bucket") or physical
+        out |= {"bucket": bucket, "arn": f"arn:aws:s3:::{bucket}", "bucketRegionalDomainName": f"{bucket}.s3.{region}.amazonaws.com"}
+        rid = bucket
+    elif typ == "aws:eks/nodeGroup:NodeGroup":
+        out["resources"] = [{"autoscalingGroups": [{"name": f"eks-{physical}-{h[:8]}"}]}]
+    return rid, out
+
+
+def _gcp(typ: str, name: str, inputs: dict) -> tuple[str, dict]:
+    project = inputs.get("project", "mock-project")
+    physical = inputs.get("name") or f"{name}-{_hex(name)[:7]}"
+    kind = typ.rsplit(":", 1)[-1]
+    rid = f"projects/{project}/{kind.lower()}s/{physical}"
+    out: dict = {"name": physical, "selfLink": f"https://www.googleapis.com/compute/v1/{rid}", "project": project}
+    if typ == "gcp:container/cluster:Cluster":
+        ip = int(_hex(name, 4), 16)
+        out |= {
+            "endpoint": f"34.{ip % 250}.{(ip // 250) % 250}.{ip % 200 + 10}",
+            "masterAuth": {"clusterCaCertificate": FAKE_CA_DATA},
+        }
+    elif typ == "gcp:serviceaccount/account:Account":
+        email = f"{inputs.get('accountId', physical)}@{project}.iam.gserviceaccount.com"
+        out |= {"email": email, "member": f"serviceAccount:{email}", "uniqueId": str(int(_hex(name, 12), 16))}
+        rid = f"projects/{project}/serviceAccounts/{email}"
+    elif typ.startswith("gcp:storage/bucket:Bucket"):
+        out["url"] = f"gs://{physical}"
+    return rid, out
+
+
+def _random(typ: str, name: str, inputs: dict) -> tuple[str, dict]:
+    length = int(inputs.get("length", 32))
+    value = (_hex(name, 64) * 4)[:length]
+    return name, {"result": value}
+
+
+def _tls(typ: str, name: str, inputs: dict) -> tuple[str, dict]:
+    pem = _FAKE_PEM
+    outputs = {
+        "tls:index/privateKey:PrivateKey": {
+            "privateKeyPem": "-----BEGIN PRIVATE KEY-----\nTU9DSw==\n-----END PRIVATE KEY-----\n",
+            "publicKeyPem": "-----BEGIN PUBLIC KEY-----\nTU9DSw==\n-----END PUBLIC KEY-----\n",
+        },
+        "tls:index/certRequest:CertRequest": {"certRequestPem": pem},
+    }
+    return name, outputs.get(typ, {"certPem": pem})
+
+
+_BY_PACKAGE: dict[str, Callable[..., tuple[str, dict]]] = {"gcp": _gcp, "random": _random, "tls": _tls}
+
+
+class PlausibleMocks(mocks.Mocks):
+    """Mock outputs per resource type; AWS ARNs carry the region of the resource's provider."""
+
+    def __init__(self, provider_region: Callable[[str | None], str]):
+        self._provider_region = provider_region
+
+    def new_resource(self, args: mocks.MockResourceArgs) -> tuple[str, dict]:
+        typ, name, inputs = args.typ, args.name, args.inputs
+        package = typ.split(":", 1)[0]
+        if package == "pulumi" or not args.custom:
+            return f"{name}-id", dict(inputs)
+        if package == "aws":
+            rid, extra = _aws(typ, name, inputs, self._provider_region(args.provider))
+        elif package in _BY_PACKAGE:
+            rid, extra = _BY_PACKAGE[package](typ, name, inputs)
+        else:
+            rid, extra = f"{name}-id", {}
+        return rid, {**inputs, **extra}
+
+    def call(self, args: mocks.MockCallArgs) -> dict:
+        if args.token == "aws:index/getCallerIdentity:getCallerIdentity":
+            return {"accountId": ACCOUNT_ID, "arn": f"arn:aws:iam::{ACCOUNT_ID}:user/plan", "userId": "PLAN"}
+        if args.token == "aws:index/getPartition:getPartition":
+            return {"partition": "aws", "dnsSuffix": "amazonaws.com"}
+        return {}

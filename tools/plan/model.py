@@ -1,0 +1,92 @@
+"""A finished plan: the recorded resources with the queries reports and tests need."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from tools.plan.engine import Evaluation, PlannedResource
+
+REGION_TYPE = "inference-platform:stacks:RegionalPlatform"
+HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
+K8S_PROVIDER = "pulumi:providers:kubernetes"
+
+
+@dataclass
+class Plan:
+    environment: str
+    project: str
+    evaluation: Evaluation
+    spec: Any = None  # the validated EnvironmentSpec
+    policy: list[dict] = field(default_factory=list)
+
+    @property
+    def resources(self) -> list[PlannedResource]:
+        return self.evaluation.resources
+
+    @property
+    def outputs(self) -> dict[str, Any]:
+        return self.evaluation.outputs
+
+    @cached_property
+    def by_urn(self) -> dict[str, PlannedResource]:
+        return {r.urn: r for r in self.resources}
+
+    @cached_property
+    def _children(self) -> dict[str | None, list[PlannedResource]]:
+        index: dict[str | None, list[PlannedResource]] = defaultdict(list)
+        for r in self.resources:
+            index[r.parent].append(r)
+        return index
+
+    def of_type(self, type_: str) -> list[PlannedResource]:
+        return [r for r in self.resources if r.type == type_]
+
+    def named(self, name: str, type_: str | None = None) -> PlannedResource:
+        found = [r for r in self.resources if r.name == name and (type_ is None or r.type == type_)]
+        if len(found) != 1:
+            raise LookupError(f"{len(found)} resources named {name!r} (type {type_})")
+        return found[0]
+
+    def children(self, urn: str) -> list[PlannedResource]:
+        return self._children.get(urn, [])
+
+    def descendants(self, urn: str) -> Iterator[PlannedResource]:
+        for child in self.children(urn):
+            yield child
+            yield from self.descendants(child.urn)
+
+    def ancestors(self, resource: PlannedResource) -> Iterator[PlannedResource]:
+        parent = self.by_urn.get(resource.parent or "")
+        while parent is not None:
+            yield parent
+            parent = self.by_urn.get(parent.parent or "")
+
+    def region_of(self, resource: PlannedResource) -> str | None:
+        """Name of the region entry a resource belongs to (None for environment-level ones)."""
+        if resource.type == REGION_TYPE:
+            return resource.name
+        return next((a.name for a in self.ancestors(resource) if a.type == REGION_TYPE), None)
+
+    def cluster_of(self, resource: PlannedResource) -> str | None:
+        """Kubernetes resources: the cluster their provider targets (providers are named after clusters)."""
+        provider = self.by_urn.get(resource.provider or "")
+        return provider.name if provider is not None and provider.type == K8S_PROVIDER else None
+
+    def kubernetes_objects(self) -> list[PlannedResource]:
+        return [r for r in self.resources if is_kubernetes_object(r)]
+
+    def helm_releases(self) -> list[PlannedResource]:
+        return self.of_type(HELM_RELEASE)
+
+
+def is_kubernetes_object(resource: PlannedResource) -> bool:
+    return (
+        resource.custom
+        and resource.type.startswith("kubernetes:")
+        and resource.type != HELM_RELEASE
+        and "kind" in resource.inputs
+    )

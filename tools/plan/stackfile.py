@@ -1,0 +1,86 @@
+"""Read Pulumi.yaml and Pulumi.<env>.yaml the way the Pulumi CLI hands config to a program."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tools.plan.engine import SECRET
+
+
+class PlanInputError(Exception):
+    """A stack file that cannot be read; one line per problem, exit code 2."""
+
+    def __init__(self, lines: list[str]):
+        self.lines = lines
+        super().__init__("\n".join(lines))
+
+
+@dataclass(frozen=True)
+class StackConfig:
+    project: str
+    stack: str
+    config: dict[str, str]  # "namespace:key" -> value as the engine passes it (JSON text for non-strings)
+    secret_keys: list[str]
+    path: Path
+
+
+def _read_yaml(path: Path) -> Any:
+    try:
+        return yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path.name}:{mark.line + 1}:{mark.column + 1}" if mark else path.name
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise PlanInputError(
+            [f"{where}: YAML syntax error: {problem}; fix the indentation, quoting or ':' on that line"]
+        ) from None
+
+
+def load_stack_config(project_dir: Path, stack: str) -> StackConfig:
+    project_file = project_dir / "Pulumi.yaml"
+    project = (_read_yaml(project_file) or {}).get("name")
+    if not project:
+        raise PlanInputError([f"{project_file}: no project `name`; add `name: inference-platform`"])
+
+    stack_file = project_dir / f"Pulumi.{stack}.yaml"
+    if not stack_file.exists():
+        known = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in project_dir.glob("Pulumi.*.yaml"))
+        raise PlanInputError(
+            [f"{stack_file.name} not found; create it (start from Pulumi.dev.yaml) or use ENV={'|'.join(known)}"]
+        )
+    document = _read_yaml(stack_file) or {}
+    if not isinstance(document, dict) or not isinstance(document.get("config", {}), dict):
+        raise PlanInputError([f"{stack_file.name}: expected a mapping with a `config:` mapping at the top level"])
+
+    return stack_config_from_mapping(project, stack, document.get("config") or {}, stack_file)
+
+
+def stack_config_from_mapping(project: str, stack: str, mapping: dict[str, Any], path: Path) -> StackConfig:
+    """Config as the CLI passes it: namespaced keys, non-string values as JSON text."""
+    config: dict[str, str] = {}
+    secret_keys: list[str] = []
+    for key, value in mapping.items():
+        full_key = key if ":" in str(key) else f"{project}:{key}"
+        value, is_secret = _unwrap_secure(value)
+        config[full_key] = value if isinstance(value, str) else json.dumps(value)
+        if is_secret:
+            secret_keys.append(full_key)
+    return StackConfig(project, stack, config, secret_keys, path)
+
+
+def _unwrap_secure(value: Any) -> tuple[Any, bool]:
+    """`secure:` ciphertext cannot be decrypted offline; the program sees a marker instead."""
+    if isinstance(value, dict):
+        if set(value) == {"secure"}:
+            return SECRET, True
+        pairs = {k: _unwrap_secure(v) for k, v in value.items()}
+        return {k: v for k, (v, _) in pairs.items()}, any(s for _, s in pairs.values())
+    if isinstance(value, list):
+        items = [_unwrap_secure(v) for v in value]
+        return [v for v, _ in items], any(s for _, s in items)
+    return value, False
