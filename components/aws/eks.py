@@ -58,9 +58,13 @@ class EksCluster(pulumi.ComponentResource):
             deletion_window_in_days=30,
             opts=stateful,
         )
-        aws.kms.Alias(f"{name}-secrets", name=f"alias/{args.cluster_name}-eks-secrets", target_key_id=key.key_id, opts=child)
+        aws.kms.Alias(
+            f"{name}-secrets", name=f"alias/{args.cluster_name}-eks-secrets", target_key_id=key.key_id, opts=child
+        )
 
-        cluster_role = aws.iam.Role(f"{name}-cluster", assume_role_policy=service_trust("eks.amazonaws.com"), opts=child)
+        cluster_role = aws.iam.Role(
+            f"{name}-cluster", assume_role_policy=service_trust("eks.amazonaws.com"), opts=child
+        )
         cluster_policy = aws.iam.RolePolicyAttachment(
             f"{name}-cluster", role=cluster_role.name, policy_arn=_POLICY + "AmazonEKSClusterPolicy", opts=child
         )
@@ -165,8 +169,16 @@ class EksCluster(pulumi.ComponentResource):
                     a[1]["data"],
                     ExecAuth(
                         "aws",
-                        ("eks", "get-token", "--cluster-name", args.cluster_name, "--region", region.region,
-                         "--output", "json"),
+                        (
+                            "eks",
+                            "get-token",
+                            "--cluster-name",
+                            args.cluster_name,
+                            "--region",
+                            region.region,
+                            "--output",
+                            "json",
+                        ),
                     ),
                 )
             )

@@ -99,6 +99,4 @@ class AwsNetwork(pulumi.ComponentResource):
             self.private_subnet_ids[zone] = private.id
 
         self.vpc_id = vpc.id
-        self.register_outputs(
-            {"vpcId": vpc.id, "privateSubnetIds": list(self.private_subnet_ids.values())}
-        )
+        self.register_outputs({"vpcId": vpc.id, "privateSubnetIds": list(self.private_subnet_ids.values())})

@@ -53,7 +53,10 @@ class GkeCluster(pulumi.ComponentResource):
         node_sa_member = self.node_service_account.email.apply(lambda e: f"serviceAccount:{e}")
         for role in NODE_ROLES:
             gcp.projects.IAMMember(
-                f"{name}-nodes-{role.split('/')[-1]}", project=region.project, role=role, member=node_sa_member,
+                f"{name}-nodes-{role.split('/')[-1]}",
+                project=region.project,
+                role=role,
+                member=node_sa_member,
                 opts=child,
             )
 
@@ -115,8 +118,11 @@ class GkeCluster(pulumi.ComponentResource):
             location=region.region,
             cluster=self.cluster.name,
             initial_node_count=pool.desired,
-            autoscaling={"total_min_node_count": pool.min_size, "total_max_node_count": pool.max_size,
-                         "location_policy": "BALANCED"},
+            autoscaling={
+                "total_min_node_count": pool.min_size,
+                "total_max_node_count": pool.max_size,
+                "location_policy": "BALANCED",
+            },
             management={"auto_repair": True, "auto_upgrade": True},
             upgrade_settings={"max_surge": 1, "max_unavailable": 0},
             node_config={

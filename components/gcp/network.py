@@ -47,7 +47,11 @@ class GcpNetwork(pulumi.ComponentResource):
                 {"range_name": PODS_RANGE, "ip_cidr_range": str(region.network.pods_cidr)},
                 {"range_name": SERVICES_RANGE, "ip_cidr_range": str(region.network.services_cidr)},
             ],
-            log_config={"aggregation_interval": "INTERVAL_5_SEC", "flow_sampling": 0.5, "metadata": "INCLUDE_ALL_METADATA"},
+            log_config={
+                "aggregation_interval": "INTERVAL_5_SEC",
+                "flow_sampling": 0.5,
+                "metadata": "INCLUDE_ALL_METADATA",
+            },
             opts=child,
         )
         router = gcp.compute.Router(

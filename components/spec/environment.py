@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-
 import re
+from collections.abc import Callable, Iterable
 from typing import Annotated
 
 from pydantic import AfterValidator, Field
@@ -13,7 +12,6 @@ from components.spec.base import Issue, Spec, duplicates
 from components.spec.federation import FederationSpec, check_federation
 from components.spec.region import RegionSpec, check_region
 from components.spec.workloads import ModelSpec, TenantSpec, check_workloads
-
 
 _LABEL = re.compile(r"^[a-z0-9_-]{1,63}$")
 

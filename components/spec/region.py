@@ -26,9 +26,7 @@ class NetworkSpec(Spec):
     services_cidr: IPv4Network | None = Field(
         None, description="Service ClusterIP range; GCP secondary range, AWS service CIDR."
     )
-    control_plane_cidr: IPv4Network | None = Field(
-        None, description="GCP only: /28 for the private control plane."
-    )
+    control_plane_cidr: IPv4Network | None = Field(None, description="GCP only: /28 for the private control plane.")
     nat: Literal["single", "perZone"] = Field(
         "single", description="AWS: one NAT gateway, or one per zone (survives a zone outage)."
     )
@@ -126,7 +124,7 @@ def check_region(region: RegionSpec, path: tuple) -> Iterator[Issue]:
                     join_path(*path, "zones", i),
                     f"{zone!r} is not a zone of {region.region}; use one of {', '.join(known_zones)}",
                 )
-    yield from duplicates(region.zones, path + ("zones",), "zone")
+    yield from duplicates(region.zones, (*path, "zones"), "zone")
 
     versions = region_catalog.kubernetes_versions(cloud)
     if region.kubernetes_version not in versions:
@@ -144,7 +142,7 @@ def check_region(region: RegionSpec, path: tuple) -> Iterator[Issue]:
                 yield Issue(join_path(*path, "network", alias), "required on GCP; add a CIDR range")
     elif region.project:
         yield Issue(join_path(*path, "project"), "only meaningful on GCP; remove it from this AWS region")
-    yield from _check_network(region, path + ("network",))
+    yield from _check_network(region, (*path, "network"))
 
     for i, cidr in enumerate(region.api_access.public_cidrs):
         if cidr.prefixlen == 0:
@@ -154,10 +152,10 @@ def check_region(region: RegionSpec, path: tuple) -> Iterator[Issue]:
                 "or leave publicCidrs empty for a private endpoint",
             )
 
-    yield from _check_scaling(region.system_pool, path + ("systemPool",))
-    yield from duplicates([p.name for p in region.gpu_pools], path + ("gpuPools",), "pool name")
+    yield from _check_scaling(region.system_pool, (*path, "systemPool"))
+    yield from duplicates([p.name for p in region.gpu_pools], (*path, "gpuPools"), "pool name")
     for i, pool in enumerate(region.gpu_pools):
-        pool_path = path + ("gpuPools", i)
+        pool_path = (*path, "gpuPools", i)
         yield from _check_scaling(pool, pool_path)
         for j, zone in enumerate(pool.zones or []):
             if zone not in region.zones:
@@ -211,4 +209,3 @@ def _check_scaling(pool: NodeScaling, path: tuple) -> Iterator[Issue]:
             f"desiredSize {pool.desired_size} is outside [{pool.min_size}, {pool.max_size}]; "
             "pick a value between minSize and maxSize",
         )
-

@@ -36,4 +36,3 @@ def build_aws_cluster(
         opts=opts,
     )
     return eks.handle
-

@@ -29,9 +29,17 @@ def _aws(typ: str, name: str, inputs: dict, region: str) -> tuple[str, dict]:
     out: dict = {"arn": f"arn:aws:{service}:{region}:{ACCOUNT_ID}:{kind.lower()}/{physical}"}
     rid = physical
     prefixes = {
-        "Vpc": "vpc", "Subnet": "subnet", "SecurityGroup": "sg", "InternetGateway": "igw", "NatGateway": "nat",
-        "RouteTable": "rtb", "Eip": "eipalloc", "LaunchTemplate": "lt", "PlacementGroup": "pg",
-        "DefaultSecurityGroup": "sg", "NetworkInterface": "eni",
+        "Vpc": "vpc",
+        "Subnet": "subnet",
+        "SecurityGroup": "sg",
+        "InternetGateway": "igw",
+        "NatGateway": "nat",
+        "RouteTable": "rtb",
+        "Eip": "eipalloc",
+        "LaunchTemplate": "lt",
+        "PlacementGroup": "pg",
+        "DefaultSecurityGroup": "sg",
+        "NetworkInterface": "eni",
     }
     if kind in prefixes:
         rid = f"{prefixes[kind]}-{h}"
@@ -59,7 +67,11 @@ def _aws(typ: str, name: str, inputs: dict, region: str) -> tuple[str, dict]:
         out |= {"latestVersion": 1, "defaultVersion": 1}
     elif typ.startswith("aws:s3/bucket"):
         bucket = inputs.get("bucket") or physical
-        out |= {"bucket": bucket, "arn": f"arn:aws:s3:::{bucket}", "bucketRegionalDomainName": f"{bucket}.s3.{region}.amazonaws.com"}
+        out |= {
+            "bucket": bucket,
+            "arn": f"arn:aws:s3:::{bucket}",
+            "bucketRegionalDomainName": f"{bucket}.s3.{region}.amazonaws.com",
+        }
         rid = bucket
     elif typ == "aws:eks/nodeGroup:NodeGroup":
         out["resources"] = [{"autoscalingGroups": [{"name": f"eks-{physical}-{h[:8]}"}]}]

@@ -61,26 +61,32 @@ def _diagram(plan: Plan) -> str:
         cluster = f"{plan.environment}-{region.name}"
         kind = "EKS" if region.cloud == "aws" else "GKE"
         lines.append(f'  subgraph {_node_id("r", region.name)}["{region.name}: {region.cloud} {region.region}"]')
-        lines.append(f'    {_node_id("c", region.name)}["{kind} {cluster}<br/>system {region.system_pool.machine_type} '
-                     f'{region.system_pool.min_size}-{region.system_pool.max_size}"]')
+        lines.append(
+            f'    {_node_id("c", region.name)}["{kind} {cluster}<br/>system {region.system_pool.machine_type} '
+            f'{region.system_pool.min_size}-{region.system_pool.max_size}"]'
+        )
         for pool in region.gpu_pools:
-            lines.append(f'    {_node_id("p", region.name, pool.name)}["GPU pool {pool.name}<br/>{pool.machine_type} '
-                         f'{pool.min_size}-{pool.max_size}"]')
-            lines.append(f'    {_node_id("c", region.name)} --- {_node_id("p", region.name, pool.name)}')
+            lines.append(
+                f'    {_node_id("p", region.name, pool.name)}["GPU pool {pool.name}<br/>{pool.machine_type} '
+                f'{pool.min_size}-{pool.max_size}"]'
+            )
+            lines.append(f"    {_node_id('c', region.name)} --- {_node_id('p', region.name, pool.name)}")
         lines.append("  end")
     for model in env.models:
         lines.append(f'  {_node_id("m", model.name)}(["model {model.name}<br/>{model.runtime}"])')
         for pl in model.placements:
-            lines.append(f'  {_node_id("m", model.name)} -->|"{pl.min_replicas}-{pl.max_replicas}"| '
-                         f'{_node_id("p", pl.region, pl.pool)}')
+            lines.append(
+                f'  {_node_id("m", model.name)} -->|"{pl.min_replicas}-{pl.max_replicas}"| '
+                f"{_node_id('p', pl.region, pl.pool)}"
+            )
     for tenant in env.tenants:
         lines.append(f'  {_node_id("t", tenant.name)}{{{{"tenant {tenant.name}"}}}}')
         for model in tenant.models:
-            lines.append(f'  {_node_id("t", tenant.name)} -.-> {_node_id("m", model)}')
+            lines.append(f"  {_node_id('t', tenant.name)} -.-> {_node_id('m', model)}")
     if env.federation.enabled:
         lines.append(f'  fed[["Karmada on {env.federation.host}"]]')
         for region in env.regions:
-            lines.append(f'  fed -.- {_node_id("c", region.name)}')
+            lines.append(f"  fed -.- {_node_id('c', region.name)}")
     lines.append("```")
     return "\n".join(lines) + "\n"
 

@@ -1,0 +1,33 @@
+# Everything bootstraps .venv from the pinned requirements when it is missing or stale:
+# a fresh clone needs only Python 3.11+ and make.
+ENV ?= dev
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.requirements.stamp
+export INFERENCE_PLATFORM_UPSTREAM ?= $(abspath ../shared/upstream)
+
+.PHONY: plan test lint format clean
+
+$(STAMP): requirements.txt requirements-dev.txt
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "Python 3.11+ is required (found $$($(PYTHON) --version))"; exit 1; }
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	@touch $@
+
+plan: $(STAMP)  ## offline plan of Pulumi.$(ENV).yaml into build/$(ENV)/
+	$(BIN)/python -m tools.plan $(ENV)
+
+test: $(STAMP)  ## the whole test suite (conformance against ../shared/upstream included)
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: $(STAMP)
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+clean:
+	rm -rf build .pytest_cache .ruff_cache

@@ -1,0 +1,70 @@
+"""Helm releases and namespaces on a cluster, with the platform's defaults."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.catalog.charts import ChartRef
+from components.k8s.cluster import ClusterHandle
+
+PodSecurity = Literal["restricted", "baseline", "privileged"]
+
+
+def namespace(
+    name: str,
+    cluster: ClusterHandle,
+    parent: pulumi.Resource,
+    pod_security: PodSecurity = "baseline",
+    labels: Mapping[str, str] | None = None,
+) -> k8s.core.v1.Namespace:
+    """A namespace with Pod Security admission enforced; `privileged` only where a component must."""
+    return k8s.core.v1.Namespace(
+        f"{cluster.name}-{name}",
+        metadata={
+            "name": name,
+            "labels": {
+                "pod-security.kubernetes.io/enforce": pod_security,
+                "pod-security.kubernetes.io/warn": pod_security,
+                **(labels or {}),
+            },
+        },
+        opts=pulumi.ResourceOptions(parent=parent, provider=cluster.provider, depends_on=cluster.ready),
+    )
+
+
+def helm_release(
+    release: str,
+    chart: ChartRef,
+    cluster: ClusterHandle,
+    ns: k8s.core.v1.Namespace,
+    values: Mapping[str, Any],
+    parent: pulumi.Resource,
+    depends_on: Sequence[pulumi.Resource] = (),
+    timeout_seconds: int = 900,
+) -> k8s.helm.v3.Release:
+    """A pinned, atomic Helm release into an existing namespace on the cluster's provider."""
+    chart_args: dict[str, Any] = (
+        {"chart": f"{chart.repository}/{chart.name}"}
+        if chart.is_oci
+        else {"chart": chart.name, "repository_opts": {"repo": chart.repository}}
+    )
+    return k8s.helm.v3.Release(
+        f"{cluster.name}-{release}",
+        name=release,
+        version=chart.version,
+        namespace=ns.metadata["name"],
+        create_namespace=False,
+        values=dict(values),
+        atomic=True,
+        cleanup_on_fail=True,
+        max_history=10,
+        timeout=timeout_seconds,
+        **chart_args,
+        opts=pulumi.ResourceOptions(
+            parent=parent, provider=cluster.provider, depends_on=[ns, *cluster.ready, *depends_on]
+        ),
+    )

@@ -1,0 +1,275 @@
+"""Every kind of invalid config: one line naming the key path and the fix, exit code 2, nothing planned."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import yaml
+
+from components.spec.loader import ConfigError, load_environment
+from tests.harness import environment_config
+from tools.plan.__main__ import main as plan_main
+
+
+def _raw(env: str = "dev") -> dict:
+    """The environment's `inference-platform:` keys as the program receives them."""
+    return {k.split(":", 1)[1]: v for k, v in environment_config(env).items() if k.startswith("inference-platform:")}
+
+
+def _errors(raw: dict) -> list[str]:
+    with pytest.raises(ConfigError) as info:
+        load_environment(raw)
+    return [str(i) for i in info.value.issues]
+
+
+def test_checked_in_environments_are_valid():
+    for env in ("dev", "prod"):
+        load_environment(_raw(env))
+
+
+def test_unknown_key_suggests_the_closest_valid_one():
+    raw = _raw()
+    raw["regions"][0]["zonez"] = raw["regions"][0].pop("zones")
+    errors = _errors(raw)
+    assert "regions[0].zonez: unknown key; did you mean 'zones'?" in errors[-1]
+    assert "regions[0].zones: required key is missing" in errors[0]
+
+
+def test_unknown_top_level_key():
+    raw = _raw()
+    raw["tenant"] = raw.pop("tenants")
+    assert any(e.startswith("tenant: unknown key; did you mean 'tenants'?") for e in _errors(raw))
+
+
+def test_wrong_type_names_expected_kind_and_value():
+    raw = _raw()
+    raw["regions"][0]["systemPool"]["maxSize"] = "four"
+    assert _errors(raw) == ["regions[0].systemPool.maxSize: expected a whole number, got 'four' (str); fix the value"]
+
+
+def test_unquoted_kubernetes_version_is_a_type_error():
+    raw = _raw()
+    raw["regions"][0]["kubernetesVersion"] = 1.33
+    assert _errors(raw) == [
+        "regions[0].kubernetesVersion: expected a string (quote it), got 1.33 (float); fix the value"
+    ]
+
+
+def test_unknown_cloud_lists_the_supported_ones():
+    raw = _raw()
+    raw["regions"][0]["cloud"] = "azure"
+    assert _errors(raw) == ["regions[0].cloud: 'azure' is not allowed; use one of 'aws' or 'gcp'"]
+
+
+def test_unknown_region_and_zone():
+    raw = _raw()
+    raw["regions"][0]["region"] = "us-east-9"
+    errors = _errors(raw)
+    assert errors[0].startswith("regions[0].region: 'us-east-9' is not a known aws region; use one of us-east-1,")
+    raw = _raw()
+    raw["regions"][0]["zones"][1] = "us-east-1z"
+    assert _errors(raw)[0].startswith("regions[0].zones[1]: 'us-east-1z' is not a zone of us-east-1; use one of")
+
+
+def test_gpu_pool_zone_outside_region_zones():
+    raw = _raw("prod")
+    raw["regions"][0]["gpuPools"][0]["zones"] = ["us-east-1f"]
+    assert _errors(raw)[0].startswith("regions[0].gpuPools[0].zones[0]: 'us-east-1f' is not one of this region's")
+
+
+def test_unsupported_kubernetes_version():
+    raw = _raw()
+    raw["regions"][0]["kubernetesVersion"] = "1.20"
+    assert _errors(raw) == ["regions[0].kubernetesVersion: '1.20' is not supported on aws; use one of 1.33, 1.34"]
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        (("systemPool",), "regions[0].systemPool.minSize: minSize 5 is greater than maxSize 4"),
+        (("gpuPools", 0), "regions[0].gpuPools[0].minSize: minSize 5 is greater than maxSize 2"),
+    ],
+)
+def test_min_greater_than_max(path, message):
+    raw = _raw()
+    target = raw["regions"][0]
+    for part in path:
+        target = target[part]
+    target["minSize"] = 5
+    assert _errors(raw)[0].startswith(message)
+
+
+def test_replicas_min_greater_than_max():
+    raw = _raw()
+    raw["models"][0]["placements"][0].update(minReplicas=3, maxReplicas=2)
+    assert _errors(raw) == [
+        "models[0].placements[0].minReplicas: minReplicas 3 is greater than maxReplicas 2; "
+        "lower minReplicas or raise maxReplicas"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("collection", "expected"),
+    [
+        ("regions", "regions[1]: duplicate region name 'use1' (also at index 0)"),
+        ("models", "models[1]: duplicate model name 'llama-3-1-8b' (also at index 0)"),
+        ("tenants", "tenants[1]: duplicate tenant name 'research' (also at index 0)"),
+    ],
+)
+def test_duplicate_names(collection, expected):
+    raw = _raw()
+    raw[collection].append(copy.deepcopy(raw[collection][0]))
+    assert expected in _errors(raw)[0]
+
+
+def test_duplicate_gpu_pool_names():
+    raw = _raw()
+    raw["regions"][0]["gpuPools"].append(copy.deepcopy(raw["regions"][0]["gpuPools"][0]))
+    assert _errors(raw)[0].startswith("regions[0].gpuPools[1]: duplicate pool name 'l40s'")
+
+
+def test_dangling_references():
+    raw = _raw()
+    raw["models"][0]["placements"][0]["region"] = "euw1"
+    raw["tenants"][0]["models"] = ["gpt-5"]
+    raw["federation"] = {"enabled": False, "host": "euw1"}
+    assert _errors(raw) == [
+        "models[0].placements[0].region: no region named 'euw1'; use one of use1",
+        "tenants[0].models[0]: no model named 'gpt-5'; use one of llama-3-1-8b",
+        "federation.host: no region named 'euw1'; use one of use1",
+    ]
+
+
+def test_placement_on_unknown_pool():
+    raw = _raw()
+    raw["models"][0]["placements"][0]["pool"] = "h100"
+    assert _errors(raw) == [
+        "models[0].placements[0].pool: region 'use1' has no GPU pool 'h100' (pools: l40s); "
+        "add the pool to the region or fix the name"
+    ]
+
+
+def test_missing_required_key():
+    raw = _raw()
+    del raw["regions"][0]["systemPool"]["machineType"]
+    assert _errors(raw) == [
+        "regions[0].systemPool.machineType: required key is missing; add `machineType` (see the README config reference)"
+    ]
+
+
+def test_gcp_region_requires_project_and_ranges():
+    raw = _raw("prod")
+    gcp = raw["regions"][2]
+    del gcp["project"]
+    del gcp["network"]["podsCidr"]
+    errors = _errors(raw)
+    assert "regions[2].project: required on GCP; set the project id to deploy into" in errors
+    assert "regions[2].network.podsCidr: required on GCP; add a CIDR range" in errors
+
+
+def test_network_ranges_must_not_overlap_and_fit():
+    raw = _raw("prod")
+    raw["regions"][2]["network"]["servicesCidr"] = "10.64.0.0/20"
+    assert _errors(raw) == [
+        "regions[2].network.servicesCidr: 10.64.0.0/20 overlaps podsCidr 10.64.0.0/14; choose non-overlapping ranges"
+    ]
+    raw = _raw()
+    raw["regions"][0]["network"]["cidr"] = "10.10.0.0/24"
+    assert _errors(raw) == [
+        "regions[0].network.cidr: 10.10.0.0/24 is too small for 2 zones (private subnets would be /26); "
+        "use a /22 or larger"
+    ]
+
+
+def test_world_open_api_endpoint_is_rejected():
+    raw = _raw()
+    raw["regions"][0]["apiAccess"]["publicCidrs"] = ["0.0.0.0/0"]
+    assert _errors(raw)[0].startswith("regions[0].apiAccess.publicCidrs[0]: opens the Kubernetes API to the whole")
+
+
+def test_invalid_name():
+    raw = _raw()
+    raw["regions"][0]["name"] = "US_East"
+    assert _errors(raw)[0].startswith("regions[0].name: 'US_East' is not a valid name; use 1-40 lowercase")
+
+
+def test_federation_needs_two_clusters():
+    raw = _raw()
+    raw["federation"] = {"enabled": True, "host": "use1"}
+    assert _errors(raw) == ["federation.enabled: federation needs at least two clusters; add a region or disable it"]
+
+
+# --- the command line: exit code 2, no traceback, nothing written ------------------------------------
+
+
+@pytest.fixture
+def project(tmp_path):
+    """A project directory with this repo's program and a stack file the test writes."""
+    from tools.plan.runner import PROJECT_DIR
+
+    for name in ("Pulumi.yaml", "__main__.py"):
+        (tmp_path / name).write_text((PROJECT_DIR / name).read_text())
+    return tmp_path
+
+
+def _write_env(project, name: str, config: dict) -> None:
+    (project / f"Pulumi.{name}.yaml").write_text(yaml.safe_dump({"config": config}))
+
+
+def test_cli_invalid_config_exits_2_with_one_line_per_problem(project, capsys):
+    config = environment_config("dev")
+    config["inference-platform:regions"][0]["cloud"] = "azure"
+    config["inference-platform:tenants"][0]["models"] = ["nope"]
+    _write_env(project, "broken", config)
+    code = plan_main(["broken", "--project-dir", str(project), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.splitlines() == [
+        "error: Pulumi.broken.yaml: regions[0].cloud: 'azure' is not allowed; use one of 'aws' or 'gcp'",
+    ]
+    assert "Traceback" not in err
+    assert not (project / "build").exists()
+
+
+def test_cli_semantic_errors_are_all_reported(project, capsys):
+    config = environment_config("dev")
+    config["inference-platform:regions"][0]["zones"] = ["us-east-1a", "us-east-1q"]
+    config["inference-platform:tenants"][0]["models"] = ["nope"]
+    _write_env(project, "broken", config)
+    assert plan_main(["broken", "--project-dir", str(project), "--quiet"]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith("error: Pulumi.broken.yaml: regions[0].zones[1]: 'us-east-1q' is not a zone")
+    assert lines[1] == "error: Pulumi.broken.yaml: tenants[0].models[0]: no model named 'nope'; use one of llama-3-1-8b"
+
+
+def test_cli_yaml_syntax_error_names_line_and_column(project, capsys):
+    (project / "Pulumi.broken.yaml").write_text(
+        "config:\n  inference-platform:regions:\n    - name: a\n   cloud: aws\n"
+    )
+    assert plan_main(["broken", "--project-dir", str(project), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: Pulumi.broken.yaml:4:4: YAML syntax error:")
+    assert "Traceback" not in err
+
+
+def test_cli_missing_stack_file_lists_known_environments(project, capsys):
+    _write_env(project, "dev", environment_config("dev"))
+    assert plan_main(["staging", "--project-dir", str(project), "--quiet"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "error: Pulumi.staging.yaml not found; create it (start from Pulumi.dev.yaml) or use ENV=dev"
+    )
+
+
+def test_cli_plans_an_environment_it_has_never_seen(project, capsys):
+    config = environment_config("dev")
+    config["inference-platform:regions"][0]["name"] = "euw1"
+    config["inference-platform:regions"][0]["region"] = "eu-west-1"
+    config["inference-platform:regions"][0]["zones"] = ["eu-west-1a", "eu-west-1b"]
+    config["inference-platform:models"][0]["placements"][0]["region"] = "euw1"
+    _write_env(project, "staging", config)
+    assert plan_main(["staging", "--project-dir", str(project), "--quiet"]) == 0
+    plan_json = project / "build" / "staging" / "plan.json"
+    assert plan_json.exists()
+    assert '"staging-euw1"' in plan_json.read_text()

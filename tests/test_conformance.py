@@ -1,0 +1,96 @@
+"""Every custom resource validates against its upstream CRD; every Helm value exists in the pinned chart."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.catalog.charts import CHARTS, ChartRef
+from tools.conformance import is_custom_resource, unknown_values
+
+# Kinds we render that have no CRD in ../shared/upstream, each with the reason.
+NO_UPSTREAM_SCHEMA: dict[tuple[str, str], str] = {}
+
+
+def _chart_of(release_inputs: dict) -> ChartRef:
+    name = release_inputs["chart"].rsplit("/", 1)[-1]
+    assert name in CHARTS, f"chart {name} is not in components/catalog/charts.py"
+    return CHARTS[name]
+
+
+def test_custom_resources_match_upstream_crds(env_plan, upstream):
+    checked = 0
+    for r in env_plan.kubernetes_objects():
+        obj = r.inputs
+        if not is_custom_resource(obj):
+            continue
+        key = (obj["apiVersion"], obj["kind"])
+        if not upstream.has_crd(*key):
+            assert key in NO_UPSTREAM_SCHEMA, f"{key} has no upstream CRD schema; add it or list it with a reason"
+            continue
+        problems = upstream.validate_custom_resource(obj)
+        assert not problems, f"{r.urn}:\n" + "\n".join(problems)
+        checked += 1
+    assert checked == sum(
+        1
+        for r in env_plan.kubernetes_objects()
+        if is_custom_resource(r.inputs) and (r.inputs["apiVersion"], r.inputs["kind"]) not in NO_UPSTREAM_SCHEMA
+    )
+
+
+def test_helm_values_exist_in_pinned_charts(env_plan, upstream):
+    for release in env_plan.helm_releases():
+        chart = _chart_of(release.inputs)
+        assert release.inputs["version"] == chart.version
+        values = dict(release.inputs.get("values") or {})
+        for key, values_file in chart.subcharts.items():
+            sub = values.pop(key, None)
+            bad = unknown_values(sub, upstream.chart_values(values_file), chart.free_form)
+            assert not bad, f"{release.name}: {key}.* values not in the subchart: {bad}"
+        bad = unknown_values(values, upstream.chart_values(chart.upstream_values), chart.free_form)
+        assert not bad, f"{release.name}: values not in chart {chart.name} {chart.version}: {bad}"
+
+
+@pytest.mark.parametrize("chart", sorted(CHARTS.values(), key=lambda c: c.name), ids=lambda c: c.name)
+def test_chart_pins_match_upstream_chart_yaml(chart, upstream):
+    assert chart.version.lstrip("v") == upstream.chart_version(chart.upstream_chart).lstrip("v")
+    assert "latest" not in chart.version
+
+
+def test_no_unlisted_allowances():
+    for key, reason in NO_UPSTREAM_SCHEMA.items():
+        assert reason.strip(), f"{key} needs a reason"
+
+
+# --- the checkers themselves must catch what they claim to catch --------------------------------------
+
+_QUEUE = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "q"}}
+
+
+def test_crd_validation_accepts_a_valid_object(upstream):
+    assert upstream.validate_custom_resource({**_QUEUE, "spec": {"weight": 1, "reclaimable": True}}) == []
+
+
+def test_crd_validation_rejects_unknown_fields_and_wrong_types(upstream):
+    problems = upstream.validate_custom_resource({**_QUEUE, "spec": {"weight": "heavy", "reclaimabel": True}})
+    assert any("spec.weight" in p for p in problems)
+    assert any("reclaimabel" in p for p in problems)
+
+
+def test_crd_validation_handles_int_or_string(upstream):
+    # Queue capability is a map of quantities (x-kubernetes-int-or-string).
+    ok = {**_QUEUE, "spec": {"weight": 1, "capability": {"nvidia.com/gpu": 8, "memory": "64Gi"}}}
+    assert upstream.validate_custom_resource(ok) == []
+    bad = {**_QUEUE, "spec": {"weight": 1, "capability": {"nvidia.com/gpu": [8]}}}
+    assert upstream.validate_custom_resource(bad)
+
+
+def test_unknown_crd_kind_is_a_key_error(upstream):
+    with pytest.raises(KeyError):
+        upstream.validate_custom_resource({"apiVersion": "example.com/v1", "kind": "Nope", "spec": {}})
+
+
+def test_unknown_values_flags_typos_but_not_free_form_maps():
+    defaults = {"driver": {"enabled": True, "version": "1"}, "nodeSelector": {}, "tolerations": []}
+    ours = {"driver": {"enabeld": False}, "nodeSelector": {"pool": "gpu"}, "tolerations": [{"key": "x"}]}
+    assert unknown_values(ours, defaults) == ["driver.enabeld", "nodeSelector.pool"]
+    assert unknown_values(ours, defaults, free_form=("nodeSelector",)) == ["driver.enabeld"]

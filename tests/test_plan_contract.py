@@ -1,0 +1,89 @@
+"""The offline plan writes exactly the DESIGN.md §3 contract."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tools.plan.__main__ import main as plan_main
+
+OPTION_KEYS = {"protect", "retainOnDelete", "dependsOn", "ignoreChanges", "deleteBeforeReplace", "customTimeouts"}
+
+
+@pytest.fixture(scope="module", params=["dev", "prod"])
+def written(request, tmp_path_factory):
+    out = tmp_path_factory.mktemp(request.param)
+    assert plan_main([request.param, "--out", str(out), "--quiet"]) == 0
+    return request.param, out
+
+
+def test_plan_json_follows_the_contract(written):
+    env, out = written
+    doc = json.loads((out / "plan.json").read_text())
+    assert set(doc) == {"environment", "project", "resources", "outputs"}
+    assert doc["environment"] == env
+    assert doc["project"] == "inference-platform"
+    urns = {r["urn"] for r in doc["resources"]}
+    for r in doc["resources"]:
+        assert set(r) == {"urn", "type", "name", "parent", "provider", "custom", "inputs", "options"}
+        assert set(r["options"]) == OPTION_KEYS
+        assert r["urn"].startswith(f"urn:pulumi:{env}::inference-platform::")
+        assert r["urn"].endswith("::" + r["name"])
+        assert r["parent"] is None or r["parent"] in urns or r["parent"].endswith("Stack::inference-platform-" + env)
+        assert r["provider"] is None or r["provider"] in urns
+        assert all(dep in urns for dep in r["options"]["dependsOn"])
+    assert set(doc["outputs"]) >= {"clusters", "kubeconfigs"}
+
+
+def test_every_other_artifact_is_written(written):
+    env, out = written
+    assert (out / "manifests").is_dir()
+    assert (out / "helm").is_dir()
+    assert isinstance(json.loads((out / "policy.json").read_text()), list)
+    md = (out / "plan.md").read_text()
+    assert md.startswith(f"# Plan: `{env}`")
+    assert "```mermaid\nflowchart LR" in md
+    assert "## Resources per region and component" in md
+
+
+def test_resource_types_are_engine_tokens(env_plan):
+    for r in env_plan.resources:
+        assert r.type.count(":") >= 2, r.type
+
+
+def test_every_cloud_resource_names_an_explicit_provider(env_plan):
+    """Default providers are disabled in the stack files; nothing may rely on them."""
+    for r in env_plan.resources:
+        if r.custom and not r.type.startswith("pulumi:providers:"):
+            assert r.provider, f"{r.urn} has no explicit provider"
+
+
+def test_each_cluster_has_its_own_kubernetes_provider(env_plan):
+    providers = env_plan.of_type("pulumi:providers:kubernetes")
+    assert sorted(p.name for p in providers) == sorted(
+        f"{env_plan.environment}-{r.name}" for r in env_plan.spec.regions
+    )
+
+
+def test_kubeconfigs_are_exported_as_secrets(env_plan):
+    assert env_plan.outputs["kubeconfigs"] == "[secret]"
+    assert set(env_plan.outputs["clusters"]) == {r.name for r in env_plan.spec.regions}
+
+
+def test_secret_values_never_appear_in_plan_or_manifests(env_plan):
+    from tools.plan.artifacts import helm_files, manifest_files, plan_document
+
+    text = json.dumps([plan_document(env_plan), manifest_files(env_plan), helm_files(env_plan)])
+    assert env_plan.evaluation.secret_values, "expected at least one secret (the kubeconfigs)"
+    for secret in env_plan.evaluation.secret_values:
+        assert secret not in text
+
+
+def test_resource_counts_per_region_in_plan_md(prod_plan):
+    from tools.plan.report import component_counts
+
+    counts = component_counts(prod_plan)
+    assert set(counts) == {"use1", "usw2", "usc1"}
+    total = sum(sum(c.values()) for c in counts.values())
+    assert total == sum(r.custom for r in prod_plan.resources)

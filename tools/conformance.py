@@ -1,0 +1,161 @@
+"""Check rendered objects against upstream facts: CRD schemas and chart default values.
+
+The upstream data (../shared/upstream) is located through INFERENCE_PLATFORM_UPSTREAM.
+"""
+
+from __future__ import annotations
+
+import copy
+import fnmatch
+import os
+import re
+from functools import cache, cached_property
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+UPSTREAM_ENV = "INFERENCE_PLATFORM_UPSTREAM"
+DEFAULT_UPSTREAM = Path(__file__).resolve().parents[1].parent / "shared" / "upstream"
+
+# API groups served by Kubernetes itself: their objects are typed by pulumi_kubernetes, not CRDs.
+BUILTIN_GROUPS = {
+    "",
+    "apps",
+    "batch",
+    "policy",
+    "autoscaling",
+    "rbac.authorization.k8s.io",
+    "scheduling.k8s.io",
+    "storage.k8s.io",
+    "networking.k8s.io",
+    "admissionregistration.k8s.io",
+    "apiextensions.k8s.io",
+    "coordination.k8s.io",
+    "discovery.k8s.io",
+    "node.k8s.io",
+    "certificates.k8s.io",
+    "apiregistration.k8s.io",
+}
+
+
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: the CRDs are megabytes
+_CRD_GROUP = re.compile(r"^  group:\s*(\S+)", re.M)
+_CRD_KIND = re.compile(r"^  names:\n(?:    .*\n)*?    kind:\s*(\S+)", re.M)
+
+
+def upstream_dir() -> Path:
+    return Path(os.environ.get(UPSTREAM_ENV, DEFAULT_UPSTREAM))
+
+
+def api_group(api_version: str) -> str:
+    return api_version.split("/")[0] if "/" in api_version else ""
+
+
+def is_custom_resource(obj: dict) -> bool:
+    return api_group(obj.get("apiVersion", "")) not in BUILTIN_GROUPS
+
+
+def _strict(schema: Any) -> Any:
+    """OpenAPI v3 (Kubernetes flavour) -> JSON Schema that rejects unknown fields.
+
+    Kubernetes would silently prune an unknown field; for us it is a typo to catch.
+    """
+    if isinstance(schema, list):
+        return [_strict(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: _strict(v) for k, v in schema.items() if k != "x-kubernetes-validations"}
+    if schema.get("x-kubernetes-int-or-string"):
+        out.pop("type", None)
+        out["anyOf"] = [{"type": "integer"}, {"type": "string"}]
+    if schema.get("nullable") and "type" in out:
+        out["type"] = [out["type"], "null"]
+    if (
+        out.get("type") == "object"
+        and "properties" in out
+        and "additionalProperties" not in out
+        and not schema.get("x-kubernetes-preserve-unknown-fields")
+    ):
+        out["additionalProperties"] = False
+    return out
+
+
+class Upstream:
+    """Index of the upstream CRDs and chart values under one directory."""
+
+    def __init__(self, root: Path):
+        self.root = root
+
+    @cached_property
+    def _crd_documents(self) -> dict[tuple[str, str], str]:
+        """(group, kind) -> CRD YAML text. Found by a cheap scan; parsed only when asked for."""
+        index: dict[tuple[str, str], str] = {}
+        for path in sorted(self.root.rglob("*.yaml")):
+            text = path.read_text()
+            if "kind: CustomResourceDefinition" not in text:
+                continue
+            for doc in re.split(r"^---\s*$", text, flags=re.M):
+                group = _CRD_GROUP.search(doc)
+                kind = _CRD_KIND.search(doc)
+                if group and kind and "kind: CustomResourceDefinition" in doc:
+                    index[(group.group(1).strip("'\""), kind.group(1).strip("'\""))] = doc
+        return index
+
+    @cache  # noqa: B019 - one Upstream per session
+    def crd_schema(self, api_version: str, kind: str) -> dict | None:
+        """Strict JSON schema of one served version of a CRD, or None when upstream has no such CRD."""
+        doc = self._crd_documents.get((api_group(api_version), kind))
+        if doc is None:
+            return None
+        crd = yaml.load(doc, Loader=_Loader)
+        for version in crd["spec"].get("versions", []):
+            if f"{crd['spec']['group']}/{version['name']}" == api_version:
+                schema = (version.get("schema") or {}).get("openAPIV3Schema")
+                return _strict(schema) if schema else None
+        return None
+
+    def has_crd(self, api_version: str, kind: str) -> bool:
+        return self.crd_schema(api_version, kind) is not None
+
+    def validate_custom_resource(self, obj: dict) -> list[str]:
+        """Problems of one CR against its CRD; raises KeyError when no CRD is known."""
+        schema = self.crd_schema(obj.get("apiVersion", ""), obj.get("kind", ""))
+        if schema is None:
+            raise KeyError((obj.get("apiVersion"), obj.get("kind")))
+        body = copy.deepcopy(obj)
+        # metadata is validated by the API server, not the CRD schema.
+        body["metadata"] = {}
+        validator = jsonschema.Draft7Validator(schema)
+        return [
+            f"{'.'.join(str(p) for p in err.absolute_path) or '<root>'}: {err.message}"
+            for err in sorted(validator.iter_errors(body), key=lambda e: list(e.absolute_path))
+        ]
+
+    def chart_values(self, relative: str) -> dict:
+        return yaml.load((self.root / relative).read_text(), Loader=_Loader) or {}
+
+    def chart_version(self, relative_chart_yaml: str) -> str:
+        return str(yaml.safe_load((self.root / relative_chart_yaml).read_text())["version"])
+
+
+def unknown_values(ours: Any, defaults: Any, free_form: tuple[str, ...] = (), path: str = "") -> list[str]:
+    """Dotted paths we set that the chart's default values do not have.
+
+    Below a path matching a `free_form` glob (maps the chart passes through, like
+    nodeSelector or podAnnotations) any key is accepted.
+    """
+    if not isinstance(ours, dict):
+        return []
+    problems = []
+    for key, value in ours.items():
+        sub = f"{path}.{key}" if path else str(key)
+        if any(fnmatch.fnmatchcase(sub, pattern) for pattern in free_form):
+            continue
+        if not isinstance(defaults, dict) or key not in defaults:
+            problems.append(sub)
+            continue
+        if isinstance(defaults[key], dict):
+            problems.extend(unknown_values(value, defaults[key], free_form, sub))
+    return problems
