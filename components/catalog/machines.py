@@ -1,0 +1,167 @@
+"""GPU machine types on AWS and GCP: which GPU, how many, and the fabric they bring.
+
+Sources: AWS accelerated computing instance pages and the EFA supported-instance table
+(docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa.html#efa-instance-types, "maximum EFA
+interfaces" = network cards for p4d/p5*); GCP GPU machine types
+(cloud.google.com/compute/docs/gpus, .../accelerator-optimized-machines) and GPUDirect
+networking (cloud.google.com/kubernetes-engine/docs/how-to/gpu-bandwidth-gpudirect-tcpx).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from components.catalog.gpus import GPUS, GpuModel
+
+# The `<domain>/fabric` label values of DESIGN.md §4.
+Fabric = Literal["efa", "infiniband", "roce", "tcpx", "tcpxo", "none"]
+
+
+@dataclass(frozen=True)
+class MachineType:
+    name: str
+    cloud: Literal["aws", "gcp"]
+    gpu: str  # key of GPUS
+    gpus: int
+    vcpus: int
+    memory_gib: int
+    local_nvme_gib: int = 0  # instance-store / local SSD capacity
+    # AWS: EFA interfaces the type supports (one per network card on p4d/p5*); 0 = no EFA.
+    efa_interfaces: int = 0
+    placement_group: bool = False  # AWS cluster placement groups / GCP compact placement
+    # GCP: accelerator type string and GPUDirect flavour with its extra NICs.
+    accelerator: str = ""
+    gpudirect: Literal["none", "tcpx", "tcpxo", "rdma"] = "none"
+    extra_nics: int = 0
+
+    @property
+    def gpu_model(self) -> GpuModel:
+        return GPUS[self.gpu]
+
+    @property
+    def family(self) -> str:
+        return self.name.split(".")[0] if self.cloud == "aws" else self.name.rsplit("-", 1)[0]
+
+    @property
+    def fabric(self) -> Fabric:
+        if self.cloud == "aws":
+            return "efa" if self.efa_interfaces else "none"
+        return "roce" if self.gpudirect == "rdma" else self.gpudirect
+
+
+def _aws(name, gpu, gpus, vcpus, mem, nvme, efa=0, pg=True) -> MachineType:
+    return MachineType(name, "aws", gpu, gpus, vcpus, mem, nvme, efa_interfaces=efa, placement_group=pg)
+
+
+def _g(family: str, gpu: str, sizes: list[tuple]) -> list[MachineType]:
+    return [_aws(f"{family}.{size}", gpu, *rest) for size, *rest in sizes]
+
+
+_AWS = [
+    # size, GPUs, vCPUs, memory GiB, local NVMe GiB, max EFA interfaces
+    *_g(
+        "g5",
+        "A10G",
+        [
+            ("xlarge", 1, 4, 16, 250),
+            ("2xlarge", 1, 8, 32, 450),
+            ("4xlarge", 1, 16, 64, 600),
+            ("8xlarge", 1, 32, 128, 900, 1),
+            ("12xlarge", 4, 48, 192, 3800, 1),
+            ("16xlarge", 1, 64, 256, 1900, 1),
+            ("24xlarge", 4, 96, 384, 3800, 1),
+            ("48xlarge", 8, 192, 768, 7600, 1),
+        ],
+    ),
+    *_g(
+        "g6",
+        "L4",
+        [
+            ("xlarge", 1, 4, 16, 250),
+            ("2xlarge", 1, 8, 32, 450),
+            ("4xlarge", 1, 16, 64, 600),
+            ("8xlarge", 1, 32, 128, 900, 1),
+            ("12xlarge", 4, 48, 192, 3760, 1),
+            ("16xlarge", 1, 64, 256, 1880, 1),
+            ("24xlarge", 4, 96, 384, 3760, 1),
+            ("48xlarge", 8, 192, 768, 7520, 1),
+        ],
+    ),
+    *_g(
+        "g6e",
+        "L40S",
+        [
+            ("xlarge", 1, 4, 32, 250),
+            ("2xlarge", 1, 8, 64, 450),
+            ("4xlarge", 1, 16, 128, 600),
+            ("8xlarge", 1, 32, 256, 900, 1),
+            ("12xlarge", 4, 48, 384, 3800, 1),
+            ("16xlarge", 1, 64, 512, 1900, 1),
+            ("24xlarge", 4, 96, 768, 3800, 2),
+            ("48xlarge", 8, 192, 1536, 7600, 4),
+        ],
+    ),
+    _aws("p4d.24xlarge", "A100-40GB", 8, 96, 1152, 8000, efa=4),
+    _aws("p4de.24xlarge", "A100-80GB", 8, 96, 1152, 8000, efa=4),
+    _aws("p5.48xlarge", "H100-80GB", 8, 192, 2048, 30720, efa=32),
+    _aws("p5e.48xlarge", "H200-141GB", 8, 192, 2048, 30720, efa=32),
+    _aws("p5en.48xlarge", "H200-141GB", 8, 192, 2048, 30720, efa=16),
+    _aws("p6-b200.48xlarge", "B200", 8, 192, 2048, 30720, efa=8),
+]
+
+
+def _gcp(name, gpu, accel, gpus, vcpus, mem, ssd_disks, gpudirect="none", nics=0, compact=False) -> MachineType:
+    return MachineType(
+        name,
+        "gcp",
+        gpu,
+        gpus,
+        vcpus,
+        mem,
+        ssd_disks * 375,
+        placement_group=compact,
+        accelerator=accel,
+        gpudirect=gpudirect,
+        extra_nics=nics,
+    )
+
+
+_GCP = [
+    # G2 (L4): vCPUs in the name; local SSD disks of 375 GiB.
+    *[
+        _gcp(f"g2-standard-{v}", "L4", "nvidia-l4", g, v, m, d)
+        for v, g, m, d in [
+            (4, 1, 16, 1),
+            (8, 1, 32, 1),
+            (12, 1, 48, 1),
+            (16, 1, 64, 1),
+            (24, 2, 96, 2),
+            (32, 1, 128, 1),
+            (48, 4, 192, 4),
+            (96, 8, 384, 8),
+        ]
+    ],
+    *[
+        _gcp(f"a2-highgpu-{g}g", "A100-40GB", "nvidia-tesla-a100", g, 12 * g, 85 * g, 0, compact=True)
+        for g in (1, 2, 4, 8)
+    ],
+    *[
+        _gcp(f"a2-ultragpu-{g}g", "A100-80GB", "nvidia-a100-80gb", g, 12 * g, 170 * g, g, compact=True)
+        for g in (1, 2, 4, 8)
+    ],
+    _gcp("a3-highgpu-8g", "H100-80GB", "nvidia-h100-80gb", 8, 208, 1872, 16, "tcpx", 4, compact=True),
+    _gcp("a3-megagpu-8g", "H100-80GB", "nvidia-h100-mega-80gb", 8, 208, 1872, 16, "tcpxo", 8, compact=True),
+    _gcp("a3-ultragpu-8g", "H200-141GB", "nvidia-h200-141gb", 8, 224, 2952, 32, "rdma", 8, compact=True),
+    _gcp("a4-highgpu-8g", "B200", "nvidia-b200", 8, 224, 3968, 32, "rdma", 8, compact=True),
+]
+
+MACHINES: dict[str, MachineType] = {m.name: m for m in (*_AWS, *_GCP)}
+
+
+def machine(name: str) -> MachineType | None:
+    return MACHINES.get(name)
+
+
+def machines_of(cloud: str) -> list[str]:
+    return sorted(m.name for m in MACHINES.values() if m.cloud == cloud)

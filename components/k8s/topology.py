@@ -1,0 +1,64 @@
+"""The shared node label schema of DESIGN.md §4: one set of labels and one taint on every GPU pool.
+
+Schedulers (Volcano HyperNodes, Karmada placement, nodeSelectors) select on these labels and
+never need to know which cloud a node runs on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from components.catalog.machines import MACHINES
+from components.spec.region import GpuPoolSpec, RegionSpec
+
+
+@dataclass(frozen=True)
+class Taint:
+    key: str
+    value: str
+    effect: str
+
+
+GPU_TAINT = Taint("nvidia.com/gpu", "present", "NoSchedule")
+
+# Native topology labels each cloud puts on GPU nodes (used for tier-2 placement).
+AWS_NETWORK_LAYERS = tuple(f"topology.k8s.aws/network-node-layer-{i}" for i in (1, 2, 3))
+GKE_TOPOLOGY = (
+    "cloud.google.com/gce-topology-block",
+    "cloud.google.com/gce-topology-subblock",
+    "cloud.google.com/gce-topology-host",
+)
+
+
+def placement_group_name(cluster_name: str, pool: GpuPoolSpec) -> str:
+    return f"{cluster_name}-{pool.name}"
+
+
+def uses_placement_group(pool: GpuPoolSpec) -> bool:
+    """Pools with a multi-node fabric are packed into one placement group / compact placement."""
+    return MACHINES[pool.machine_type].fabric != "none"
+
+
+def gpu_pool_labels(domain: str, cluster_name: str, region: RegionSpec, pool: GpuPoolSpec) -> dict[str, str]:
+    """Labels every node of a GPU pool carries, whatever the cloud."""
+    machine = MACHINES[pool.machine_type]
+    gpu = machine.gpu_model
+    return {
+        f"{domain}/pool": pool.name,
+        f"{domain}/gpu-product": gpu.name,
+        f"{domain}/gpu-memory-gib": str(gpu.memory_gib),
+        f"{domain}/fabric": machine.fabric,
+        f"{domain}/placement-group": placement_group_name(cluster_name, pool) if uses_placement_group(pool) else "none",
+        # Intra-node NVLink: the node is the NVLink domain; without NVLink there is none.
+        f"{domain}/nvlink-domain": "node" if gpu.nvlink and machine.gpus > 1 else "none",
+    }
+
+
+def pool_selector(domain: str, pool_name: str) -> dict[str, str]:
+    """nodeSelector that pins a workload to one pool."""
+    return {f"{domain}/pool": pool_name}
+
+
+def gpu_tolerations() -> list[dict[str, str]]:
+    """Tolerations for pods that must run on GPU pools (model servers, device plugins, cache workers)."""
+    return [{"key": GPU_TAINT.key, "operator": "Equal", "value": GPU_TAINT.value, "effect": GPU_TAINT.effect}]
