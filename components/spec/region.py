@@ -59,6 +59,24 @@ class SystemPoolSpec(NodeScaling):
     disk_gib: int = Field(100, ge=20, le=16384, description="Root volume size in GiB.")
 
 
+class MigSpec(Spec):
+    """Split each GPU with MIG: a named upstream config or a custom layout (exactly one)."""
+
+    strategy: Literal["single", "mixed"] = Field(
+        "mixed", description="single: one profile per node, exposed as nvidia.com/gpu; mixed: nvidia.com/mig-<profile>."
+    )
+    profile: str | None = Field(None, description="mig-parted config name, e.g. all-3g.40gb.")
+    layout: dict[str, int] | None = Field(
+        None, description='Custom per-GPU layout, e.g. {"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2}.'
+    )
+
+
+class TimeSlicingSpec(Spec):
+    """Share each GPU between several pods by time-slicing (no memory isolation)."""
+
+    replicas: int = Field(ge=2, le=48, description="Pods per physical GPU.")
+
+
 class GpuPoolSpec(NodeScaling):
     """A pool of GPU nodes."""
 
@@ -66,6 +84,15 @@ class GpuPoolSpec(NodeScaling):
     machine_type: str = Field(description="GPU instance / machine type, e.g. g6e.xlarge or a3-highgpu-8g.")
     zones: list[str] | None = Field(
         None, description="Zones for this pool (subset of the region's zones); default all."
+    )
+    driver_install: Literal["cloud", "operator"] = Field(
+        "cloud",
+        description="Who installs the NVIDIA driver: the cloud's node image / GKE, or the GPU Operator.",
+    )
+    mig: MigSpec | None = Field(None, description="MIG partitioning of the pool's GPUs.")
+    time_slicing: TimeSlicingSpec | None = Field(None, description="GPU time-slicing for the pool.")
+    gke_partition_size: str | None = Field(
+        None, description="GKE only: let GKE partition GPUs with MIG (gpu_partition_size), e.g. 1g.10gb."
     )
 
 
