@@ -77,6 +77,19 @@ class TimeSlicingSpec(Spec):
     replicas: int = Field(ge=2, le=48, description="Pods per physical GPU.")
 
 
+class CapacitySpec(Spec):
+    """How the pool buys its GPUs."""
+
+    type: Literal["onDemand", "spot", "reservation", "capacityBlock", "flexStart"] = Field(
+        "onDemand",
+        description="onDemand; spot; reservation (AWS ODCR / GCP reservation); capacityBlock (AWS "
+        "Capacity Blocks for ML); flexStart (GCP DWS flex-start).",
+    )
+    reservation_id: str | None = Field(
+        None, description="ODCR / Capacity Block id (cr-...) or GCP reservation name; required for those types."
+    )
+
+
 class GpuPoolSpec(NodeScaling):
     """A pool of GPU nodes."""
 
@@ -85,6 +98,7 @@ class GpuPoolSpec(NodeScaling):
     zones: list[str] | None = Field(
         None, description="Zones for this pool (subset of the region's zones); default all."
     )
+    capacity: CapacitySpec = Field(default_factory=CapacitySpec)
     driver_install: Literal["cloud", "operator"] = Field(
         "cloud",
         description="Who installs the NVIDIA driver: the cloud's node image / GKE, or the GPU Operator.",

@@ -28,7 +28,16 @@ class ModelSpec(Spec):
     name: Name = Field(description="Model name clients send (`model` in the OpenAI request).")
     preset: str = Field(description="Architecture preset from the model catalog, e.g. llama-3.1-8b.")
     runtime: Literal["vllm", "triton"] = Field("vllm", description="Serving engine.")
+    storage_path: str | None = Field(
+        None, description="Prefix of the weights in the region's model bucket; default models/<name>/."
+    )
+    tenant: str | None = Field(None, description="Tenant whose scheduling queue the model's pods run in.")
+    tier: str = Field("realtime", description="Priority tier of the model's pods.")
     placements: list[PlacementSpec] = Field(min_length=1, description="Regions and pools serving it.")
+
+    @property
+    def weights_prefix(self) -> str:
+        return (self.storage_path or f"models/{self.name}/").strip("/") + "/"
 
 
 class TenantSpec(Spec):
@@ -69,6 +78,14 @@ def check_workloads(env: EnvironmentSpec) -> Iterator[Issue]:
             if key in seen:
                 yield Issue(join_path(*path), f"duplicate placement on {key[0]}/{key[1]}; merge the entries")
             seen.add(key)
+
+    tenants = {t.name for t in env.tenants}
+    for i, model in enumerate(env.models):
+        if model.tenant is not None and model.tenant not in tenants:
+            yield Issue(
+                join_path("models", i, "tenant"),
+                f"no tenant named {model.tenant!r}; use one of {', '.join(sorted(tenants)) or '(no tenants defined)'}",
+            )
 
     models = {m.name for m in env.models}
     yield from duplicates([t.name for t in env.tenants], ("tenants",), "tenant name")
