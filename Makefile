@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.requirements.stamp
 export INFERENCE_PLATFORM_UPSTREAM ?= $(abspath ../shared/upstream)
 
-.PHONY: plan test lint format clean
+.PHONY: plan test lint format docs clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "Python 3.11+ is required (found $$($(PYTHON) --version))"; exit 1; }
@@ -28,6 +28,9 @@ lint: $(STAMP)
 format: $(STAMP)
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
+
+docs: $(STAMP)  ## refresh the generated parts of README.md
+	$(BIN)/python -m tools.readme
 
 clean:
 	rm -rf build .pytest_cache .ruff_cache

@@ -38,7 +38,9 @@ class EnvironmentSpec(Spec):
     regions: list[RegionSpec] = Field(min_length=1, description="Clusters of this environment, one per entry.")
     models: list[ModelSpec] = Field(default_factory=list, description="Models to serve.")
     tenants: list[TenantSpec] = Field(default_factory=list, description="Tenants of the gateway.")
-    federation: FederationSpec = Field(default_factory=FederationSpec)
+    federation: FederationSpec = Field(
+        default_factory=FederationSpec, description="Karmada federation of the environment's clusters."
+    )
 
     def region(self, name: str) -> RegionSpec:
         return next(r for r in self.regions if r.name == name)

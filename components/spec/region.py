@@ -98,7 +98,7 @@ class GpuPoolSpec(NodeScaling):
     zones: list[str] | None = Field(
         None, description="Zones for this pool (subset of the region's zones); default all."
     )
-    capacity: CapacitySpec = Field(default_factory=CapacitySpec)
+    capacity: CapacitySpec = Field(default_factory=CapacitySpec, description="How the pool buys its GPUs.")
     driver_install: Literal["cloud", "operator"] = Field(
         "cloud",
         description="Who installs the NVIDIA driver: the cloud's node image / GKE, or the GPU Operator.",
@@ -119,10 +119,12 @@ class RegionSpec(Spec):
     zones: list[str] = Field(min_length=1, description="Zones the cluster's nodes use.")
     project: str | None = Field(None, description="GCP only: the project id to create resources in.")
     kubernetes_version: str = Field(description="Kubernetes minor version, e.g. '1.33'.")
-    network: NetworkSpec
-    api_access: ApiAccessSpec = Field(default_factory=ApiAccessSpec)
-    system_pool: SystemPoolSpec
-    gpu_pools: list[GpuPoolSpec] = Field(default_factory=list)
+    network: NetworkSpec = Field(description="Address plan of the cluster's network.")
+    api_access: ApiAccessSpec = Field(
+        default_factory=ApiAccessSpec, description="Who may reach the Kubernetes API (private by default)."
+    )
+    system_pool: SystemPoolSpec = Field(description="Non-GPU nodes for controllers and add-ons.")
+    gpu_pools: list[GpuPoolSpec] = Field(default_factory=list, description="GPU node pools of the cluster.")
 
     @property
     def cluster_name(self) -> str:
