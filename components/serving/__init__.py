@@ -1,0 +1,1 @@
+"""Workloads layer: model deployments (sizing, engine arguments, InferenceServices)."""

@@ -1,0 +1,139 @@
+"""Will a model fit a GPU, and how should it be split? Pure functions, unit-tested by hand.
+
+Memory model (vLLM): each GPU may use `gpu_memory_utilization` of its memory; out of that,
+a fixed runtime overhead (CUDA context, activations, CUDA graphs) is reserved; the rest of
+the group's memory holds the weights (split across the TP x PP GPUs) and the KV cache.
+A deployment fits when the KV cache can hold `max_num_seqs` sequences of `max_model_len`
+tokens — the worst case the engine admits — so an OOM is found in review, not at 3 a.m.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from components.catalog.models import ModelArchitecture
+
+GIB = 1024**3
+Precision = Literal["bf16", "fp16", "fp8", "int8", "awq", "gptq"]
+KvDtype = Literal["auto", "fp8"]
+
+BYTES_PER_PARAM: dict[str, float] = {"bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "awq": 0.5, "gptq": 0.5}
+TENSOR_PARALLEL_SIZES = (1, 2, 4, 8)
+
+
+class DoesNotFit(ValueError):
+    """No tensor/pipeline split of the model fits the GPUs; the message states the numbers."""
+
+
+@dataclass(frozen=True)
+class GpuSlot:
+    """What one model-server GPU offers: its memory (a whole GPU, a MIG slice or a time-slice share)."""
+
+    name: str  # e.g. "H100-80GB" or "H100-80GB MIG 3g.40gb"
+    memory_gib: float
+    gpus_per_node: int  # max tensor-parallel size within a node
+    max_nodes: int  # max pipeline-parallel size (nodes in the pool)
+    fp8: bool
+    splittable: bool = True  # MIG slices and time-slice shares cannot be tensor-parallel
+
+
+@dataclass(frozen=True)
+class SizingRequest:
+    model: ModelArchitecture
+    precision: Precision = "bf16"
+    kv_cache_dtype: KvDtype = "auto"
+    max_model_len: int = 8192
+    max_num_seqs: int = 64
+    gpu_memory_utilization: float = 0.90
+    overhead_gib: float = 2.0
+
+
+@dataclass(frozen=True)
+class Sizing:
+    tensor_parallel: int
+    pipeline_parallel: int
+    weights_gib: float
+    kv_bytes_per_token: int
+    kv_cache_gib: float  # KV capacity of one replica (all its GPUs)
+    required_kv_gib: float  # max_num_seqs x max_model_len
+    max_sequences_at_max_len: int
+    gpus_per_replica: int
+
+
+def weight_bytes(model: ModelArchitecture, precision: Precision) -> float:
+    return model.params * BYTES_PER_PARAM[precision]
+
+
+def kv_bytes_per_token(model: ModelArchitecture, kv_dtype: KvDtype) -> int:
+    """2 (K and V) x layers x KV heads x head dim x bytes per element.
+
+    `auto` keeps the activation dtype (16-bit, also for quantized weights); fp8 halves it.
+    """
+    element = 1 if kv_dtype == "fp8" else 2
+    return 2 * model.layers * model.kv_heads * model.head_dim * element
+
+
+def usable_gib_per_gpu(slot: GpuSlot, request: SizingRequest) -> float:
+    return slot.memory_gib * request.gpu_memory_utilization - request.overhead_gib
+
+
+def _evaluate(request: SizingRequest, slot: GpuSlot, tp: int, pp: int) -> Sizing:
+    gpus = tp * pp
+    weights = weight_bytes(request.model, request.precision) / GIB
+    per_token = kv_bytes_per_token(request.model, request.kv_cache_dtype)
+    kv_capacity = gpus * usable_gib_per_gpu(slot, request) - weights
+    required = per_token * request.max_model_len * request.max_num_seqs / GIB
+    per_sequence = per_token * request.max_model_len / GIB
+    return Sizing(
+        tensor_parallel=tp,
+        pipeline_parallel=pp,
+        weights_gib=round(weights, 2),
+        kv_bytes_per_token=per_token,
+        kv_cache_gib=round(kv_capacity, 2),
+        required_kv_gib=round(required, 2),
+        max_sequences_at_max_len=max(0, math.floor(kv_capacity / per_sequence)) if per_sequence else 0,
+        gpus_per_replica=gpus,
+    )
+
+
+def size(request: SizingRequest, slot: GpuSlot) -> Sizing:
+    """Smallest TP (dividing the attention heads, within one node) that fits; else PP across nodes."""
+    model = request.model
+    if request.max_model_len > model.max_context:
+        raise DoesNotFit(
+            f"maxModelLen {request.max_model_len} exceeds {model.preset}'s context of {model.max_context} tokens"
+        )
+    if request.kv_cache_dtype == "fp8" and not slot.fp8:
+        raise DoesNotFit(f"kvCacheDtype fp8 needs FP8 support; {slot.name} has none (use auto)")
+    tp_options = [
+        tp
+        for tp in TENSOR_PARALLEL_SIZES
+        if tp <= slot.gpus_per_node and model.attention_heads % tp == 0 and (slot.splittable or tp == 1)
+    ]
+    for tp in tp_options:
+        sizing = _evaluate(request, slot, tp, 1)
+        if sizing.kv_cache_gib >= sizing.required_kv_gib:
+            return sizing
+    if slot.splittable and tp_options:
+        tp = tp_options[-1]
+        for pp in range(2, slot.max_nodes + 1):
+            if model.layers % pp:
+                continue
+            sizing = _evaluate(request, slot, tp, pp)
+            if sizing.kv_cache_gib >= sizing.required_kv_gib:
+                return sizing
+    best = _evaluate(request, slot, tp_options[-1] if tp_options else 1, 1)
+    raise DoesNotFit(
+        f"{model.preset} ({request.precision}) needs {best.weights_gib:.1f} GiB of weights + "
+        f"{best.required_kv_gib:.1f} GiB of KV cache ({request.max_num_seqs} seqs x {request.max_model_len} tokens); "
+        f"{slot.name} offers {usable_gib_per_gpu(slot, request):.1f} GiB usable per GPU, at most "
+        f"{slot.gpus_per_node} per node x {slot.max_nodes} nodes: lower maxNumSeqs/maxModelLen, quantize, "
+        "or use a larger GPU"
+    )
+
+
+def estimated_load_seconds(weights_gib: float, load_gib_per_second: float, margin: float = 1.5) -> int:
+    """Time to read the weights at the configured bandwidth, with margin for engine start-up."""
+    return math.ceil(weights_gib / load_gib_per_second * margin) + 60
