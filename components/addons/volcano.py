@@ -21,6 +21,7 @@ from components.k8s.helm import helm_release, namespace
 from components.k8s.scheduling import (
     PLACEMENT_GROUP_TIER,
     SCHEDULER_NAME,
+    SCHEDULING_API_VERSION,
     ZONE_TIER,
     priority_class_name,
     queue_name,
@@ -32,7 +33,6 @@ from components.spec.scheduling import PriorityTierSpec, gpu_capacity
 
 NAMESPACE = "volcano-system"
 RELEASE = "volcano"
-QUEUE_API_VERSION = "scheduling.volcano.sh/v1beta1"
 HYPERNODE_API_VERSION = "topology.volcano.sh/v1alpha1"
 
 # enqueue admits whole gangs within queue capability; preempt evicts lower tiers inside a queue,
@@ -211,7 +211,7 @@ class Volcano(pulumi.ComponentResource):
         for queue, spec in tenant_queues.items():
             k8s.apiextensions.CustomResource(
                 f"{cluster.name}-queue-{queue}",
-                api_version=QUEUE_API_VERSION,
+                api_version=SCHEDULING_API_VERSION,
                 kind="Queue",
                 metadata={"name": queue},
                 spec=spec,

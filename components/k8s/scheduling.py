@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from components.spec.workloads import ModelSpec
 
 SCHEDULER_NAME = "volcano"
-# Volcano's own queue (created by its chart) for workloads no tenant owns.
+# Volcano's catch-all queue (its scheduler creates it) for workloads no tenant owns.
 DEFAULT_QUEUE = "default"
 
 QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
@@ -24,7 +24,8 @@ GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
 # Volcano treats pods without it as preemptible; real-time pods must say they are not.
 PREEMPTABLE_ANNOTATION = "volcano.sh/preemptable"
 
-PODGROUP_API_VERSION = "scheduling.volcano.sh/v1beta1"
+# API version of Volcano's Queue and PodGroup.
+SCHEDULING_API_VERSION = "scheduling.volcano.sh/v1beta1"
 
 # HyperNode tiers (smaller = more bandwidth): a tensor-parallel gang must stay inside tier 1.
 PLACEMENT_GROUP_TIER = 1
@@ -88,7 +89,7 @@ def pod_group(
     if resources_per_member:
         spec["minResources"] = {resource: n * members for resource, n in resources_per_member.items()}
     return {
-        "apiVersion": PODGROUP_API_VERSION,
+        "apiVersion": SCHEDULING_API_VERSION,
         "kind": "PodGroup",
         "metadata": {"name": name, "namespace": namespace},
         "spec": spec,
