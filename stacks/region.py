@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import pulumi
 
+from components.addons.volcano import Volcano, VolcanoArgs
 from components.k8s.cluster import ClusterHandle
 from components.spec.environment import EnvironmentSpec
 from components.spec.region import RegionSpec
@@ -22,6 +23,7 @@ class RegionalPlatform(pulumi.ComponentResource):
     """Cloud + add-ons + workloads for one region entry."""
 
     cluster: ClusterHandle
+    volcano: Volcano | None  # GPU clusters only; model deployments depend on its release
 
     def __init__(self, name: str, args: RegionalPlatformArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:stacks:RegionalPlatform", name, None, opts)
@@ -36,5 +38,11 @@ class RegionalPlatform(pulumi.ComponentResource):
             from stacks.clouds.gcp import build_gcp_cluster
 
             self.cluster = build_gcp_cluster(self, args.env, region, cluster_name, args.stack)
+
+        self.volcano = None
+        if region.gpu_pools:
+            self.volcano = Volcano(
+                region.name, VolcanoArgs(cluster=self.cluster, env=args.env), opts=pulumi.ResourceOptions(parent=self)
+            )
 
         self.register_outputs({"cluster": cluster_name, "endpoint": self.cluster.endpoint})

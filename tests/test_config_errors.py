@@ -268,6 +268,7 @@ def test_cli_plans_an_environment_it_has_never_seen(project, capsys):
     config["inference-platform:regions"][0]["region"] = "eu-west-1"
     config["inference-platform:regions"][0]["zones"] = ["eu-west-1a", "eu-west-1b"]
     config["inference-platform:models"][0]["placements"][0]["region"] = "euw1"
+    config["inference-platform:tenants"][0]["gpuQuotas"][0]["region"] = "euw1"
     _write_env(project, "staging", config)
     assert plan_main(["staging", "--project-dir", str(project), "--quiet"]) == 0
     plan_json = project / "build" / "staging" / "plan.json"

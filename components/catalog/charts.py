@@ -28,3 +28,13 @@ class ChartRef:
 
 # Filled by the add-on components' capabilities; keyed by chart name.
 CHARTS: dict[str, ChartRef] = {}
+
+# Volcano: gang scheduling, tenant queues, HyperNode topology [volcano-sh/volcano@v1.15.1:installer/helm/chart/volcano].
+CHARTS["volcano"] = ChartRef(
+    name="volcano",
+    repository="https://volcano-sh.github.io/helm-charts",
+    version="1.15.1",
+    upstream_chart="volcano/v1.15.1/chart-volcano.Chart.yaml",
+    upstream_values="volcano/v1.15.1/chart-volcano.values.yaml",
+)
+VOLCANO_IMAGE_TAG = "v1.15.1"  # basic.image_tag_version of the chart at this pin

@@ -28,6 +28,8 @@ GKE_TOPOLOGY = (
     "cloud.google.com/gce-topology-subblock",
     "cloud.google.com/gce-topology-host",
 )
+# Well-known label every cloud sets on every node.
+ZONE_LABEL = "topology.kubernetes.io/zone"
 
 
 def placement_group_name(cluster_name: str, pool: GpuPoolSpec) -> str:
@@ -57,6 +59,11 @@ def gpu_pool_labels(domain: str, cluster_name: str, region: RegionSpec, pool: Gp
 def pool_selector(domain: str, pool_name: str) -> dict[str, str]:
     """nodeSelector that pins a workload to one pool."""
     return {f"{domain}/pool": pool_name}
+
+
+def placement_group_selector(domain: str, cluster_name: str, pool: GpuPoolSpec) -> dict[str, str]:
+    """Labels selecting the nodes of one pool's placement group (its multi-node fabric domain)."""
+    return {f"{domain}/placement-group": placement_group_name(cluster_name, pool)}
 
 
 def gpu_tolerations() -> list[dict[str, str]]:

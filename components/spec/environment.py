@@ -11,6 +11,7 @@ from pydantic import AfterValidator, Field
 from components.spec.base import Issue, Spec, duplicates
 from components.spec.federation import FederationSpec, check_federation
 from components.spec.region import RegionSpec, check_region
+from components.spec.scheduling import PriorityTierSpec, check_scheduling, default_tiers
 from components.spec.workloads import ModelSpec, TenantSpec, check_workloads
 
 _LABEL = re.compile(r"^[a-z0-9_-]{1,63}$")
@@ -41,6 +42,11 @@ class EnvironmentSpec(Spec):
     federation: FederationSpec = Field(
         default_factory=FederationSpec, description="Karmada federation of the environment's clusters."
     )
+    priority_tiers: list[PriorityTierSpec] = Field(
+        default_factory=default_tiers,
+        min_length=1,
+        description="Priority tiers, one PriorityClass each; default realtime > batch > best-effort.",
+    )
 
     def region(self, name: str) -> RegionSpec:
         return next(r for r in self.regions if r.name == name)
@@ -57,4 +63,5 @@ SEMANTIC_CHECKS: tuple[Callable[[EnvironmentSpec], Iterable[Issue]], ...] = (
     _check_regions,
     check_workloads,
     check_federation,
+    check_scheduling,
 )

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field
 
 from components.spec.base import Issue, Name, Spec, duplicates, join_path
+from components.spec.scheduling import GpuQuotaSpec
 
 if TYPE_CHECKING:
     from components.spec.environment import EnvironmentSpec
@@ -45,6 +46,14 @@ class TenantSpec(Spec):
 
     name: Name = Field(description="Tenant id; forwarded to backends and used in metrics.")
     models: list[str] = Field(min_length=1, description="Names of the models this tenant may call.")
+    weight: int = Field(1, ge=1, le=65535, description="Share of contended GPUs relative to other tenants' queues.")
+    tier: str = Field("realtime", description="Priority tier of the tenant's queue: higher tiers are reclaimed last.")
+    reclaimable: bool = Field(
+        True, description="Other queues may reclaim GPUs this tenant borrowed beyond its fair share."
+    )
+    gpu_quotas: list[GpuQuotaSpec] = Field(
+        default_factory=list, description="Per-region GPU limits; the tenant gets a scheduling queue in each region."
+    )
 
 
 def check_workloads(env: EnvironmentSpec) -> Iterator[Issue]:

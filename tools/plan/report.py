@@ -91,8 +91,35 @@ def _diagram(plan: Plan) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _quantities(amounts: dict | None) -> str:
+    return ", ".join(f"{name}: {int(n) if isinstance(n, float) else n}" for name, n in (amounts or {}).items()) or "-"
+
+
+def _scheduling(plan: Plan) -> str:
+    """Volcano queues per cluster: who gets which GPUs, at which priority."""
+    queues = sorted(
+        (r for r in plan.kubernetes_objects() if r.inputs["kind"] == "Queue"),
+        key=lambda r: (plan.cluster_of(r) or "", r.inputs["metadata"]["name"]),
+    )
+    if not queues:
+        return ""
+    rows = [
+        "## Scheduling queues (Volcano)\n",
+        "| cluster | queue | weight | priority | reclaimable | capability | guarantee |",
+        "|---|---|---:|---:|---|---|---|",
+    ]
+    for r in queues:
+        spec = r.inputs["spec"]
+        rows.append(
+            f"| {plan.cluster_of(r)} | {r.inputs['metadata']['name']} | {int(spec['weight'])} | "
+            f"{int(spec['priority'])} | {spec['reclaimable']} | {_quantities(spec['capability'])} | "
+            f"{_quantities(spec.get('guarantee', {}).get('resource'))} |"
+        )
+    return "\n".join(rows) + "\n"
+
+
 # Sections of plan.md, in order; capabilities add theirs here.
-SECTIONS: tuple[Callable[[Plan], str], ...] = (_summary, _diagram, _counts, _policy)
+SECTIONS: tuple[Callable[[Plan], str], ...] = (_summary, _diagram, _counts, _policy, _scheduling)
 
 
 def render_markdown(plan: Plan) -> str:

@@ -1,0 +1,1 @@
+"""Cluster add-ons: what every GPU cluster runs on top of the cloud's Kubernetes."""

@@ -1,0 +1,232 @@
+"""Volcano on a GPU cluster: gangs, tenant queues, priority tiers and topology-aware placement.
+
+The default scheduler places pods one by one, so a multi-node replica can half-start and hold
+GPUs it cannot use. Volcano starts a gang whole or not at all, shares GPUs between tenant
+queues by weight within each queue's capability, lets real-time pods preempt batch work, and
+keeps a tensor-parallel gang inside one fabric domain (a tier-1 HyperNode).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+import yaml
+
+from components.catalog.charts import CHARTS, VOLCANO_IMAGE_TAG
+from components.k8s.cluster import ClusterHandle
+from components.k8s.helm import helm_release, namespace
+from components.k8s.scheduling import (
+    PLACEMENT_GROUP_TIER,
+    SCHEDULER_NAME,
+    SCHEDULING_API_VERSION,
+    ZONE_TIER,
+    priority_class_name,
+    queue_name,
+)
+from components.k8s.topology import ZONE_LABEL, placement_group_selector, pool_selector, uses_placement_group
+from components.spec.environment import EnvironmentSpec
+from components.spec.region import RegionSpec
+from components.spec.scheduling import PriorityTierSpec, gpu_capacity
+
+NAMESPACE = "volcano-system"
+RELEASE = "volcano"
+HYPERNODE_API_VERSION = "topology.volcano.sh/v1alpha1"
+
+# enqueue admits whole gangs within queue capability; preempt evicts lower tiers inside a queue,
+# reclaim takes back GPUs other queues borrowed; backfill fills gaps with pods that fit.
+ACTIONS = ("enqueue", "allocate", "preempt", "reclaim", "backfill")
+# Weight of GPUs against cpu/memory (1 each) when packing: whole nodes and fabric domains stay free for gangs.
+GPU_BINPACK_WEIGHT = 10
+NETWORK_TOPOLOGY_WEIGHT = 10
+
+
+def scheduler_config(region: RegionSpec) -> dict[str, Any]:
+    """The scheduler's actions and plugin tiers, packing on the GPU resources this cluster's pools offer.
+
+    The chart's default `overcommit` plugin is left out: it admits jobs against the cluster's
+    idle capacity, which is zero while a GPU pool is scaled to zero. Queue capability bounds
+    admission instead (proportion). gang and drf keep upstream's `enablePreemptable: false`,
+    so they do not veto evictions: a real-time pod may evict members of a running batch gang.
+    """
+    resources = sorted(gpu_capacity(region))
+    binpack: dict[str, Any] = {"binpack.weight": GPU_BINPACK_WEIGHT}
+    topology: dict[str, Any] = {"weight": NETWORK_TOPOLOGY_WEIGHT, "hypernode.binpack.normal-pod.enable": True}
+    if resources:
+        binpack["binpack.resources"] = topology["hypernode.binpack.resources"] = ", ".join(resources)
+        for resource in resources:
+            binpack[f"binpack.resources.{resource}"] = GPU_BINPACK_WEIGHT
+            topology[f"hypernode.binpack.resources.{resource}"] = GPU_BINPACK_WEIGHT
+    return {
+        "actions": ", ".join(ACTIONS),
+        "tiers": [
+            {
+                "plugins": [
+                    {"name": "priority"},
+                    {"name": "gang", "enablePreemptable": False},
+                    {"name": "conformance"},
+                ]
+            },
+            {
+                "plugins": [
+                    {"name": "drf", "enablePreemptable": False},
+                    {"name": "predicates"},
+                    {"name": "proportion"},
+                    {"name": "nodeorder"},
+                    {"name": "binpack", "arguments": binpack},
+                    {"name": "network-topology-aware", "arguments": topology},
+                ]
+            },
+        ],
+    }
+
+
+def chart_values(env: EnvironmentSpec, region: RegionSpec) -> dict[str, Any]:
+    """Our scheduler config, on the system pool; highly available in production."""
+    replicas = 2 if env.production else 1
+    return {
+        "basic": {"image_tag_version": VOLCANO_IMAGE_TAG},
+        "custom": {
+            "scheduler_name": SCHEDULER_NAME,
+            "scheduler_config_override": yaml.safe_dump(scheduler_config(region), sort_keys=False),
+            "default_ns": pool_selector(env.label_domain, "system"),
+            "leader_elect_enable": env.production,
+            "scheduler_replicas": replicas,
+            "controller_replicas": replicas,
+            "admission_replicas": replicas,
+        },
+    }
+
+
+def priority_class(tier: PriorityTierSpec) -> dict[str, Any]:
+    """PriorityClass fields of one tier; only preempting tiers may evict to start."""
+    return {
+        "metadata": {"name": priority_class_name(tier.name)},
+        "value": tier.value,
+        "preemption_policy": "PreemptLowerPriority" if tier.preempts else "Never",
+        "global_default": False,
+        "description": tier.description or None,
+    }
+
+
+def queues(env: EnvironmentSpec, region: RegionSpec) -> dict[str, dict[str, Any]]:
+    """Queue name -> spec, one per tenant with a GPU quota in this region."""
+    tiers = {t.name: t for t in env.priority_tiers}
+    out: dict[str, dict[str, Any]] = {}
+    for tenant in env.tenants:
+        quota = next((q for q in tenant.gpu_quotas if q.region == region.name), None)
+        if quota is None:
+            continue
+        spec: dict[str, Any] = {
+            "weight": tenant.weight,
+            "reclaimable": tenant.reclaimable,
+            # Queues of higher tiers are served first and reclaimed from last.
+            "priority": tiers[tenant.tier].value,
+            "capability": dict(quota.capability),
+        }
+        if quota.guarantee:
+            spec["guarantee"] = {"resource": dict(quota.guarantee)}
+        out[queue_name(tenant.name)] = spec
+    return out
+
+
+def _hyper_node(name: str, tier: int, tier_name: str, members: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "apiVersion": HYPERNODE_API_VERSION,
+        "kind": "HyperNode",
+        "metadata": {"name": name},
+        "spec": {"tier": tier, "tierName": tier_name, "members": members},
+    }
+
+
+def hyper_nodes(domain: str, cluster_name: str, region: RegionSpec) -> list[dict[str, Any]]:
+    """The fabric tree of the cluster's multi-node pools, from the shared node labels.
+
+    Tier 1: one placement group in one zone (EFA / GPUDirect RDMA between its nodes; the
+    NVLink domains of the catalog's machines are single nodes). Tier 2: the zone, above its
+    placement groups. Pools without a multi-node fabric get none, so a gang that must stay in
+    tier 1 never spans plain-Ethernet nodes. The clouds' own network-layer labels carry values
+    known only once nodes exist, so they cannot be named here.
+    """
+    tier1: list[dict[str, Any]] = []
+    by_zone: dict[str, list[str]] = {}
+    for pool in region.gpu_pools:
+        if not uses_placement_group(pool):
+            continue
+        for zone in region.pool_zones(pool):
+            name = f"{pool.name}-{zone}"
+            selector = {**placement_group_selector(domain, cluster_name, pool), ZONE_LABEL: zone}
+            tier1.append(
+                _hyper_node(
+                    name,
+                    PLACEMENT_GROUP_TIER,
+                    "placement-group",
+                    [{"type": "Node", "selector": {"labelMatch": {"matchLabels": selector}}}],
+                )
+            )
+            by_zone.setdefault(zone, []).append(name)
+    tier2 = [
+        _hyper_node(
+            f"zone-{zone}",
+            ZONE_TIER,
+            "zone",
+            [{"type": "HyperNode", "selector": {"exactMatch": {"name": child}}} for child in children],
+        )
+        for zone, children in by_zone.items()
+    ]
+    return tier1 + tier2
+
+
+@dataclass(frozen=True)
+class VolcanoArgs:
+    cluster: ClusterHandle
+    env: EnvironmentSpec
+
+
+class Volcano(pulumi.ComponentResource):
+    """The Volcano release, PriorityClasses per tier, a Queue per tenant and the HyperNode tree."""
+
+    release: k8s.helm.v3.Release
+
+    def __init__(self, name: str, args: VolcanoArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("inference-platform:addons:Volcano", name, None, opts)
+        cluster, env = args.cluster, args.env
+        region = cluster.region
+        ns = namespace(NAMESPACE, cluster, parent=self, pod_security="baseline")
+        self.release = helm_release(RELEASE, CHARTS["volcano"], cluster, ns, chart_values(env, region), parent=self)
+
+        on_cluster = pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=cluster.ready)
+        for tier in env.priority_tiers:
+            k8s.scheduling.v1.PriorityClass(
+                f"{cluster.name}-priority-{tier.name}", **priority_class(tier), opts=on_cluster
+            )
+
+        # Queues and HyperNodes are Volcano CRs: their CRDs come with the release.
+        after_crds = pulumi.ResourceOptions(
+            parent=self, provider=cluster.provider, depends_on=[*cluster.ready, self.release]
+        )
+        tenant_queues = queues(env, region)
+        for queue, spec in tenant_queues.items():
+            k8s.apiextensions.CustomResource(
+                f"{cluster.name}-queue-{queue}",
+                api_version=SCHEDULING_API_VERSION,
+                kind="Queue",
+                metadata={"name": queue},
+                spec=spec,
+                opts=after_crds,
+            )
+        tree = hyper_nodes(env.label_domain, cluster.name, region)
+        for node in tree:
+            k8s.apiextensions.CustomResource(
+                f"{cluster.name}-hypernode-{node['metadata']['name']}",
+                api_version=node["apiVersion"],
+                kind=node["kind"],
+                metadata=node["metadata"],
+                spec=node["spec"],
+                opts=after_crds,
+            )
+        self.register_outputs(
+            {"queues": list(tenant_queues), "hyperNodes": [node["metadata"]["name"] for node in tree]}
+        )
