@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import pulumi
 
+from components.addons.gpu_operator import GpuOperator, GpuOperatorArgs, needs_gpu_operator
 from components.k8s.cluster import ClusterHandle
 from components.spec.environment import EnvironmentSpec
 from components.spec.region import RegionSpec
@@ -36,5 +37,13 @@ class RegionalPlatform(pulumi.ComponentResource):
             from stacks.clouds.gcp import build_gcp_cluster
 
             self.cluster = build_gcp_cluster(self, args.env, region, cluster_name, args.stack)
+
+        # GKE-managed GPU pools need no operator; every other GPU pool does.
+        if needs_gpu_operator(region):
+            GpuOperator(
+                f"{region.name}-gpu-operator",
+                GpuOperatorArgs(cluster=self.cluster),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
 
         self.register_outputs({"cluster": cluster_name, "endpoint": self.cluster.endpoint})

@@ -28,3 +28,17 @@ class ChartRef:
 
 # Filled by the add-on components' capabilities; keyed by chart name.
 CHARTS: dict[str, ChartRef] = {}
+
+# NVIDIA GPU Operator (FACTS.md). The in-tree Chart.yaml says v1.0.0-devel: NVIDIA's release
+# pipeline stamps the git tag as the chart version, so the pin is the tag the upstream files
+# were copied at. node-feature-discovery 0.19.0 is a subchart (condition nfd.enabled).
+CHARTS["gpu-operator"] = ChartRef(
+    name="gpu-operator",
+    repository="https://helm.ngc.nvidia.com/nvidia",
+    version="v26.7.0",
+    upstream_chart="gpu-operator/v26.7.0/chart-gpu-operator.Chart.yaml",
+    upstream_values="gpu-operator/v26.7.0/chart-gpu-operator.values.yaml",
+    subcharts={
+        "node-feature-discovery": "gpu-operator/v26.7.0/chart-gpu-operator.subchart-node-feature-discovery.values.yaml"
+    },
+)

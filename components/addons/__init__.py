@@ -1,0 +1,1 @@
+"""Cluster add-ons: Helm releases and their configuration, installed on a ClusterHandle."""
