@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import pulumi
 
+from components.addons.gpu_operator import GpuOperator, GpuOperatorArgs, needs_gpu_operator
 from components.addons.volcano import Volcano, VolcanoArgs
 from components.k8s.cluster import ClusterHandle
 from components.spec.environment import EnvironmentSpec
@@ -43,6 +44,13 @@ class RegionalPlatform(pulumi.ComponentResource):
         if region.gpu_pools:
             self.volcano = Volcano(
                 region.name, VolcanoArgs(cluster=self.cluster, env=args.env), opts=pulumi.ResourceOptions(parent=self)
+            )
+        # GKE-managed GPU pools need no operator; every other GPU pool does.
+        if needs_gpu_operator(region):
+            GpuOperator(
+                f"{region.name}-gpu-operator",
+                GpuOperatorArgs(cluster=self.cluster),
+                opts=pulumi.ResourceOptions(parent=self),
             )
 
         self.register_outputs({"cluster": cluster_name, "endpoint": self.cluster.endpoint})

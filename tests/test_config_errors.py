@@ -126,7 +126,7 @@ def test_duplicate_names(collection, expected):
 def test_duplicate_gpu_pool_names():
     raw = _raw()
     raw["regions"][0]["gpuPools"].append(copy.deepcopy(raw["regions"][0]["gpuPools"][0]))
-    assert _errors(raw)[0].startswith("regions[0].gpuPools[1]: duplicate pool name 'l40s'")
+    assert _errors(raw)[0].startswith("regions[0].gpuPools[2]: duplicate pool name 'l40s'")
 
 
 def test_dangling_references():
@@ -145,7 +145,7 @@ def test_placement_on_unknown_pool():
     raw = _raw()
     raw["models"][0]["placements"][0]["pool"] = "h100"
     assert _errors(raw) == [
-        "models[0].placements[0].pool: region 'use1' has no GPU pool 'h100' (pools: l40s); "
+        "models[0].placements[0].pool: region 'use1' has no GPU pool 'h100' (pools: l40s, a100-mig); "
         "add the pool to the region or fix the name"
     ]
 
@@ -267,6 +267,8 @@ def test_cli_plans_an_environment_it_has_never_seen(project, capsys):
     config["inference-platform:regions"][0]["name"] = "euw1"
     config["inference-platform:regions"][0]["region"] = "eu-west-1"
     config["inference-platform:regions"][0]["zones"] = ["eu-west-1a", "eu-west-1b"]
+    for pool in config["inference-platform:regions"][0]["gpuPools"]:
+        pool.pop("zones", None)
     config["inference-platform:models"][0]["placements"][0]["region"] = "euw1"
     config["inference-platform:tenants"][0]["gpuQuotas"][0]["region"] = "euw1"
     _write_env(project, "staging", config)

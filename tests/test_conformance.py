@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from components.catalog.charts import CHARTS, ChartRef
-from tools.conformance import is_custom_resource, unknown_values
+from tools.conformance import Upstream, is_custom_resource, unknown_values
 
 # Kinds we render that have no CRD in ../shared/upstream, each with the reason.
 NO_UPSTREAM_SCHEMA: dict[tuple[str, str], str] = {}
@@ -52,7 +52,7 @@ def test_helm_values_exist_in_pinned_charts(env_plan, upstream):
 
 @pytest.mark.parametrize("chart", sorted(CHARTS.values(), key=lambda c: c.name), ids=lambda c: c.name)
 def test_chart_pins_match_upstream_chart_yaml(chart, upstream):
-    assert chart.version.lstrip("v") == upstream.chart_version(chart.upstream_chart).lstrip("v")
+    assert chart.version.lstrip("v") == upstream.released_chart_version(chart.upstream_chart).lstrip("v")
     assert "latest" not in chart.version
 
 
@@ -94,3 +94,16 @@ def test_unknown_values_flags_typos_but_not_free_form_maps():
     ours = {"driver": {"enabeld": False}, "nodeSelector": {"pool": "gpu"}, "tolerations": [{"key": "x"}]}
     assert unknown_values(ours, defaults) == ["driver.enabeld", "nodeSelector.pool"]
     assert unknown_values(ours, defaults, free_form=("nodeSelector",)) == ["driver.enabeld"]
+
+
+def test_released_chart_version_maps_placeholders_to_the_tag(tmp_path):
+    for tag, in_tree, released in [
+        ("v26.7.0", "v1.0.0-devel", "v26.7.0"),
+        ("v1.9.0", "v0.0.0-latest", "v1.9.0"),
+        ("v1.18.2", "0.0.0", "v1.18.2"),
+        ("v0.20.0", "v0.20.0", "v0.20.0"),
+        ("v1.14.1", "1.13.0", "1.13.0"),  # a real, stale version stays and fails the pin check
+    ]:
+        (tmp_path / tag).mkdir(exist_ok=True)
+        (tmp_path / tag / "Chart.yaml").write_text(f"version: {in_tree}\n")
+        assert Upstream(tmp_path).released_chart_version(f"{tag}/Chart.yaml") == released

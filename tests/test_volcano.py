@@ -60,13 +60,15 @@ def test_scheduler_config_has_our_actions_and_plugins(dev_plan):
     second = {p["name"]: p for p in config["tiers"][1]["plugins"]}
     assert list(second) == ["drf", "predicates", "proportion", "nodeorder", "binpack", "network-topology-aware"]
     assert "overcommit" not in second
+    # dev offers time-sliced nvidia.com/gpu (l40s) and three MIG profiles (a100-mig).
+    offered = "nvidia.com/gpu, nvidia.com/mig-1g.10gb, nvidia.com/mig-2g.20gb, nvidia.com/mig-3g.40gb"
     assert second["binpack"]["arguments"] == {
         "binpack.weight": 10,
-        "binpack.resources": "nvidia.com/gpu",
-        "binpack.resources.nvidia.com/gpu": 10,
+        "binpack.resources": offered,
+        **{f"binpack.resources.{r}": 10 for r in offered.split(", ")},
     }
     topology = second["network-topology-aware"]["arguments"]
-    assert topology["hypernode.binpack.resources"] == "nvidia.com/gpu"
+    assert topology["hypernode.binpack.resources"] == offered
     assert topology["hypernode.binpack.normal-pod.enable"] is True
 
 
@@ -305,10 +307,11 @@ def test_duplicate_tiers():
 
 def test_queue_limit_in_a_resource_no_pool_offers():
     raw = _raw()
-    raw["tenants"][0]["gpuQuotas"][0]["capability"] = {"nvidia.com/mig-1g.10gb": 4}
+    raw["tenants"][0]["gpuQuotas"][0]["capability"] = {"nvidia.com/mig-7g.80gb": 4}
     assert _errors(raw) == [
-        "tenants[0].gpuQuotas[0].capability: 'nvidia.com/mig-1g.10gb' is not offered by any GPU pool of region "
-        "'use1' (offered: nvidia.com/gpu); use an offered resource name or add a pool that offers it"
+        "tenants[0].gpuQuotas[0].capability: 'nvidia.com/mig-7g.80gb' is not offered by any GPU pool of region "
+        "'use1' (offered: nvidia.com/gpu, nvidia.com/mig-1g.10gb, nvidia.com/mig-2g.20gb, nvidia.com/mig-3g.40gb); "
+        "use an offered resource name or add a pool that offers it"
     ]
 
 
@@ -343,12 +346,13 @@ def test_guarantees_exceeding_the_cluster_gpu_capacity():
 
 def test_guarantee_above_capability_and_above_capacity():
     raw = _raw()
-    raw["tenants"][0]["gpuQuotas"][0]["guarantee"] = {"nvidia.com/gpu": 3}
+    # dev use1: l40s g6e.xlarge time-sliced x4, maxSize 2 -> 8 nvidia.com/gpu at maxSize
+    raw["tenants"][0]["gpuQuotas"][0]["guarantee"] = {"nvidia.com/gpu": 9}
     assert _errors(raw) == [
-        "tenants[0].gpuQuotas[0].guarantee: guarantees 3 nvidia.com/gpu but the capability is only 2; "
+        "tenants[0].gpuQuotas[0].guarantee: guarantees 9 nvidia.com/gpu but the capability is only 2; "
         "lower the guarantee or raise the capability",
-        "tenants[0].gpuQuotas[0].guarantee: guarantees in region 'use1' add up to 3 nvidia.com/gpu (research 3), "
-        "more than the 2 its GPU pools hold at maxSize; lower the guarantees or raise pool maxSize",
+        "tenants[0].gpuQuotas[0].guarantee: guarantees in region 'use1' add up to 9 nvidia.com/gpu (research 9), "
+        "more than the 8 its GPU pools hold at maxSize; lower the guarantees or raise pool maxSize",
     ]
 
 

@@ -41,6 +41,7 @@ BUILTIN_GROUPS = {
 
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: the CRDs are megabytes
+_PLACEHOLDER_VERSION = re.compile(r"^v?0\.0\.0($|-)|-(devel|latest)$")
 _CRD_GROUP = re.compile(r"^  group:\s*(\S+)", re.M)
 _CRD_KIND = re.compile(r"^  names:\n(?:    .*\n)*?    kind:\s*(\S+)", re.M)
 
@@ -138,6 +139,18 @@ class Upstream:
 
     def chart_version(self, relative_chart_yaml: str) -> str:
         return str(yaml.safe_load((self.root / relative_chart_yaml).read_text())["version"])
+
+    def released_chart_version(self, relative_chart_yaml: str) -> str:
+        """The version the chart is published under.
+
+        Some projects keep a placeholder in the in-tree Chart.yaml (v1.0.0-devel, v0.0.0-latest,
+        0.0.0) and stamp the git tag at release time; their files here sit in a directory named
+        after that tag.
+        """
+        version = self.chart_version(relative_chart_yaml)
+        if _PLACEHOLDER_VERSION.search(version):
+            return Path(relative_chart_yaml).parent.name
+        return version
 
 
 def unknown_values(ours: Any, defaults: Any, free_form: tuple[str, ...] = (), path: str = "") -> list[str]:

@@ -38,3 +38,16 @@ CHARTS["volcano"] = ChartRef(
     upstream_values="volcano/v1.15.1/chart-volcano.values.yaml",
 )
 VOLCANO_IMAGE_TAG = "v1.15.1"  # basic.image_tag_version of the chart at this pin
+# NVIDIA GPU Operator (FACTS.md). The in-tree Chart.yaml says v1.0.0-devel: NVIDIA's release
+# pipeline stamps the git tag as the chart version, so the pin is the tag the upstream files
+# were copied at. node-feature-discovery 0.19.0 is a subchart (condition nfd.enabled).
+CHARTS["gpu-operator"] = ChartRef(
+    name="gpu-operator",
+    repository="https://helm.ngc.nvidia.com/nvidia",
+    version="v26.7.0",
+    upstream_chart="gpu-operator/v26.7.0/chart-gpu-operator.Chart.yaml",
+    upstream_values="gpu-operator/v26.7.0/chart-gpu-operator.values.yaml",
+    subcharts={
+        "node-feature-discovery": "gpu-operator/v26.7.0/chart-gpu-operator.subchart-node-feature-discovery.values.yaml"
+    },
+)

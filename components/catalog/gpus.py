@@ -15,7 +15,12 @@ MIG_COMPUTE_SLICES = 7
 MIG_MEMORY_SLICES = 8
 
 # Config names every MIG-capable GPU accepts (besides the all-<profile> ones).
-MIG_GENERIC_CONFIGS = ("all-disabled", "all-enabled", "all-balanced")
+MIG_DISABLED = "all-disabled"
+MIG_ENABLED_EMPTY = "all-enabled"  # MIG mode on, no GPU instances
+MIG_BALANCED = "all-balanced"
+MIG_GENERIC_CONFIGS = (MIG_DISABLED, MIG_ENABLED_EMPTY, MIG_BALANCED)
+# mig-parted spells the media-extension variant of a profile "<profile>+me"; config names use ".me".
+MEDIA_EXTENSION = "+me"
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,24 @@ class GpuModel:
 
     def mig_profile(self, name: str) -> MigProfile | None:
         return next((p for p in self.mig_profiles if p.name == name), None)
+
+    def mig_config_layout(self, config: str) -> dict[str, int] | None:
+        """MIG devices per GPU that a named mig-parted config creates on this GPU (mig-parted spelling).
+
+        None for a name this GPU does not accept and for the two configs that create no
+        instances (all-disabled, all-enabled). all-balanced is 2x the smallest, 1x 2g and 1x 3g
+        profile on every GPU of the A100/H100/H200/B200 geometry (upstream device-filter entries).
+        """
+        if config not in self.mig_configs or config in (MIG_DISABLED, MIG_ENABLED_EMPTY):
+            return None
+        smallest = self.mig_profiles[0]
+        if config == MIG_BALANCED:
+            two, three = (next(p for p in self.mig_profiles if p.compute_slices == n) for n in (2, 3))
+            return {smallest.name: 2, two.name: 1, three.name: 1}
+        if config == f"all-{smallest.name}.me":
+            return {smallest.name + MEDIA_EXTENSION: 1}
+        profile = self.mig_profile(config.removeprefix("all-"))
+        return {profile.name: profile.max_instances} if profile else None
 
 
 def _mig(small: int, double: int, half: int, full: int) -> tuple[MigProfile, ...]:

@@ -6,38 +6,32 @@ them; computing them in one place keeps the three consistent.
 
 from __future__ import annotations
 
-from components.catalog.gpus import GPUS
 from components.catalog.machines import MACHINES
+from components.k8s.gpu_partitioning import mig_layout, mig_resource_name
 from components.spec.region import GpuPoolSpec
 
 WHOLE_GPU = "nvidia.com/gpu"
 
 
-def _layout(pool: GpuPoolSpec) -> dict[str, int]:
-    """Per-GPU MIG layout: the custom one, or the one an all-<profile> config name implies."""
-    mig = pool.mig
-    if mig is None:
-        return {}
-    if mig.layout:
-        return dict(mig.layout)
-    gpu = GPUS[MACHINES[pool.machine_type].gpu]
-    name = (mig.profile or "").removeprefix("all-").removesuffix(".me")
-    profile = gpu.mig_profile(name)
-    return {profile.name: profile.max_instances} if profile else {}
-
-
 def schedulable_resources(pool: GpuPoolSpec) -> dict[str, int]:
-    """Resource name -> count per node."""
-    machine = MACHINES[pool.machine_type]
-    if pool.mig is not None:
-        layout = _layout(pool)
-        if pool.mig.strategy == "single":
-            return {WHOLE_GPU: sum(layout.values()) * machine.gpus}
-        return {f"nvidia.com/mig-{profile}": n * machine.gpus for profile, n in layout.items()}
-    if pool.gke_partition_size:
-        gpu = GPUS[machine.gpu]
-        profile = gpu.mig_profile(pool.gke_partition_size)
-        return {WHOLE_GPU: (profile.max_instances if profile else 1) * machine.gpus}
-    if pool.time_slicing is not None:
-        return {WHOLE_GPU: machine.gpus * pool.time_slicing.replicas}
-    return {WHOLE_GPU: machine.gpus}
+    """Resource name -> count per node.
+
+    - whole GPUs: `nvidia.com/gpu` x GPUs;
+    - operator MIG, mixed strategy: `nvidia.com/mig-<profile>` x instances x GPUs;
+    - operator MIG, single strategy, and GKE partitions: `nvidia.com/gpu` x instances x GPUs
+      (each instance is advertised as a GPU);
+    - time-slicing (operator or GKE): `nvidia.com/gpu` x replicas x GPUs.
+    """
+    gpus = MACHINES[pool.machine_type].gpus
+    layout = mig_layout(pool)
+    if layout and pool.mig is not None and pool.mig.strategy == "mixed":
+        return {mig_resource_name(device): count * gpus for device, count in layout.items()}
+    if layout:
+        return {WHOLE_GPU: sum(layout.values()) * gpus}
+    replicas = pool.time_slicing.replicas if pool.time_slicing is not None else 1
+    return {WHOLE_GPU: gpus * replicas}
+
+
+def schedulable_at_max_size(pool: GpuPoolSpec) -> dict[str, int]:
+    """Resource name -> count when the pool runs at maxSize (what a queue or a placement can hope for)."""
+    return {name: count * pool.max_size for name, count in schedulable_resources(pool).items()}

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from components.catalog.machines import MACHINES
+from components.k8s.gpu_partitioning import partitioning_labels
 from components.spec.region import GpuPoolSpec, RegionSpec
 
 
@@ -42,7 +43,11 @@ def uses_placement_group(pool: GpuPoolSpec) -> bool:
 
 
 def gpu_pool_labels(domain: str, cluster_name: str, region: RegionSpec, pool: GpuPoolSpec) -> dict[str, str]:
-    """Labels every node of a GPU pool carries, whatever the cloud."""
+    """Labels every node of a GPU pool carries, whatever the cloud.
+
+    Besides the shared schema: who owns the NVIDIA driver on the node and how its GPUs are
+    partitioned (MIG config, device-plugin time-slicing entry), read by the GPU Operator.
+    """
     machine = MACHINES[pool.machine_type]
     gpu = machine.gpu_model
     return {
@@ -53,6 +58,7 @@ def gpu_pool_labels(domain: str, cluster_name: str, region: RegionSpec, pool: Gp
         f"{domain}/placement-group": placement_group_name(cluster_name, pool) if uses_placement_group(pool) else "none",
         # Intra-node NVLink: the node is the NVLink domain; without NVLink there is none.
         f"{domain}/nvlink-domain": "node" if gpu.nvlink and machine.gpus > 1 else "none",
+        **partitioning_labels(region.cloud, pool),
     }
 
 

@@ -6,6 +6,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 
+from components.k8s.gpu_resources import schedulable_at_max_size, schedulable_resources
 from tools.plan.model import REGION_TYPE, Plan
 
 
@@ -47,6 +48,35 @@ def _policy(plan: Plan) -> str:
     rows = ["## Policy\n", "| policy | level | resource | message |", "|---|---|---|---|"]
     for v in plan.policy:
         rows.append(f"| {v['policy']} | {v['enforcementLevel']} | `{v['urn']}` | {v['message']} |")
+    return "\n".join(rows) + "\n"
+
+
+def _partitioning(pool) -> str:
+    if pool.mig is not None:
+        layout = " + ".join(f"{n}x {profile}" for profile, n in (pool.mig.layout or {}).items())
+        return f"MIG {pool.mig.strategy}, {pool.mig.profile or layout} per GPU"
+    if pool.gke_partition_size:
+        return f"GKE partitions {pool.gke_partition_size}"
+    if pool.time_slicing is not None:
+        return f"time-sliced x{pool.time_slicing.replicas}"
+    return "whole GPUs"
+
+
+def _schedulable_gpu_resources(plan: Plan) -> str:
+    """What each GPU pool offers the scheduler: the names model deployments and queues request."""
+    rows = [
+        "## Schedulable GPU resources\n",
+        "| region | pool | machine | partitioning | resource | per node | max nodes | at max size |",
+        "|---|---|---|---|---|---:|---:|---:|",
+    ]
+    for region in plan.spec.regions:
+        for pool in region.gpu_pools:
+            at_max = schedulable_at_max_size(pool)
+            for name, count in schedulable_resources(pool).items():
+                rows.append(
+                    f"| {region.name} | {pool.name} | {pool.machine_type} | {_partitioning(pool)} | `{name}` | "
+                    f"{count} | {pool.max_size} | {at_max[name]} |"
+                )
     return "\n".join(rows) + "\n"
 
 
@@ -119,7 +149,14 @@ def _scheduling(plan: Plan) -> str:
 
 
 # Sections of plan.md, in order; capabilities add theirs here.
-SECTIONS: tuple[Callable[[Plan], str], ...] = (_summary, _diagram, _counts, _policy, _scheduling)
+SECTIONS: tuple[Callable[[Plan], str], ...] = (
+    _summary,
+    _diagram,
+    _counts,
+    _schedulable_gpu_resources,
+    _scheduling,
+    _policy,
+)
 
 
 def render_markdown(plan: Plan) -> str:

@@ -1,0 +1,38 @@
+"""Small region / pool specs for unit tests of GPU partitioning, labels and operator values."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from components.spec.region import GpuPoolSpec, RegionSpec
+
+_CLOUD = {
+    "aws": {
+        "region": "us-east-1",
+        "zones": ["us-east-1a"],
+        "network": {"cidr": "10.0.0.0/16"},
+        "systemPool": {"machineType": "m7i.xlarge", "maxSize": 2},
+    },
+    "gcp": {
+        "region": "us-central1",
+        "zones": ["us-central1-a"],
+        "project": "test-project",
+        "network": {
+            "cidr": "10.30.0.0/20",
+            "podsCidr": "10.64.0.0/14",
+            "servicesCidr": "10.68.0.0/20",
+            "controlPlaneCidr": "172.16.0.0/28",
+        },
+        "systemPool": {"machineType": "n2-standard-4", "maxSize": 2},
+    },
+}
+
+
+def pool(name: str, machine_type: str, max_size: int = 2, **fields: Any) -> GpuPoolSpec:
+    return GpuPoolSpec.model_validate({"name": name, "machineType": machine_type, "maxSize": max_size, **fields})
+
+
+def region(cloud: str, *pools: GpuPoolSpec) -> RegionSpec:
+    return RegionSpec.model_validate(
+        {"name": "r1", "cloud": cloud, "kubernetesVersion": "1.33", **_CLOUD[cloud], "gpuPools": list(pools)}
+    )
