@@ -10,6 +10,7 @@ from pydantic import AfterValidator, Field
 
 from components.spec.base import Issue, Spec, duplicates
 from components.spec.federation import FederationSpec, check_federation
+from components.spec.gpu_pools import check_gpu_pools
 from components.spec.region import RegionSpec, check_region
 from components.spec.workloads import ModelSpec, TenantSpec, check_workloads
 
@@ -53,6 +54,7 @@ def _check_regions(env: EnvironmentSpec) -> Iterable[Issue]:
 # Cross-field checks run after the structure is valid, before any resource exists.
 SEMANTIC_CHECKS: tuple[Callable[[EnvironmentSpec], Iterable[Issue]], ...] = (
     _check_regions,
+    check_gpu_pools,
     check_workloads,
     check_federation,
 )
