@@ -28,3 +28,13 @@ class ChartRef:
 
 # Filled by the add-on components' capabilities; keyed by chart name.
 CHARTS: dict[str, ChartRef] = {}
+
+# Advertises vpc.amazonaws.com/efa on EFA nodes [aws/eks-charts@v0.0.242:stable/aws-efa-k8s-device-plugin].
+CHARTS["aws-efa-k8s-device-plugin"] = ChartRef(
+    name="aws-efa-k8s-device-plugin",
+    repository="https://aws.github.io/eks-charts",
+    version="v0.5.30",
+    upstream_chart="aws-efa-k8s-device-plugin/v0.0.242/chart-aws-efa-k8s-device-plugin.Chart.yaml",
+    upstream_values="aws-efa-k8s-device-plugin/v0.0.242/chart-aws-efa-k8s-device-plugin.values.yaml",
+    free_form=("nodeSelector",),
+)

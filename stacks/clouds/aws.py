@@ -5,7 +5,9 @@ from __future__ import annotations
 import pulumi
 import pulumi_aws as aws
 
+from components.aws.efa_device_plugin import EfaDevicePlugin, EfaDevicePluginArgs
 from components.aws.eks import EksCluster, EksClusterArgs
+from components.aws.gpu_node_group import EksGpuNodeGroup, EksGpuNodeGroupArgs
 from components.aws.network import AwsNetwork, AwsNetworkArgs
 from components.k8s.cluster import ClusterHandle
 from components.spec.environment import EnvironmentSpec
@@ -35,4 +37,23 @@ def build_aws_cluster(
         ),
         opts=opts,
     )
+    for pool in region.gpu_pools:
+        EksGpuNodeGroup(
+            f"{region.name}-{pool.name}",
+            EksGpuNodeGroupArgs(
+                region=region,
+                pool=pool,
+                cluster_name=cluster_name,
+                label_domain=env.label_domain,
+                eks=eks,
+                network=network,
+            ),
+            opts=opts,
+        )
+    if any(pool.efa for pool in region.gpu_pools):
+        EfaDevicePlugin(
+            region.name,
+            EfaDevicePluginArgs(cluster=eks.handle, label_domain=env.label_domain),
+            opts=pulumi.ResourceOptions(parent=parent),
+        )
     return eks.handle
