@@ -117,10 +117,10 @@ def _check_capacity(region: RegionSpec, pool: GpuPoolSpec, path: tuple) -> Itera
             rid_path,
             f"{capacity.reservation_id!r} is not a capacity reservation id; use the cr-... id AWS shows for it",
         )
-    if capacity.type == "flexStart" and pool.min_size > 0:
+    if capacity.type == "flexStart" and pool.desired > 0:
+        key, value = ("minSize", pool.min_size) if pool.min_size else ("desiredSize", pool.desired)
         yield Issue(
-            join_path(*path, "minSize"),
-            f"flex-start nodes are only granted to pending pods; set minSize to 0 (got {pool.min_size})",
+            join_path(*path, key), f"flex-start nodes are only granted to pending pods; set {key} to 0 (got {value})"
         )
 
 
