@@ -21,7 +21,7 @@ from components.spec.region import GpuPoolSpec, RegionSpec
 
 # The NVIDIA variant of the EKS AL2023 AMI ships the driver, the container toolkit and the EFA driver.
 GPU_AMI_TYPE = "AL2023_x86_64_NVIDIA"
-CAPACITY_TYPES = {
+NODE_GROUP_CAPACITY_TYPE = {
     "onDemand": "ON_DEMAND",
     "reservation": "ON_DEMAND",
     "spot": "SPOT",
@@ -140,7 +140,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
             node_role_arn=args.eks.node_role.arn,
             subnet_ids=[args.network.private_subnet_ids[zone] for zone in region.pool_zones(pool)],
             ami_type=GPU_AMI_TYPE,
-            capacity_type=CAPACITY_TYPES[pool.capacity.type],
+            capacity_type=NODE_GROUP_CAPACITY_TYPE[pool.capacity.type],
             scaling_config={"min_size": pool.min_size, "max_size": pool.max_size, "desired_size": pool.desired},
             # GPU capacity is scarce: replace one node at a time rather than surge several.
             update_config={"max_unavailable": 1},

@@ -45,7 +45,7 @@ def pool_fabric(pool: GpuPoolSpec) -> Fabric:
 
 
 def uses_placement_group(pool: GpuPoolSpec) -> bool:
-    """Pools with a multi-node fabric are packed into one placement group / compact placement."""
+    """Pools packed into one placement group / compact placement: by default those wired to a fabric."""
     return pool.packed
 
 
