@@ -46,10 +46,21 @@ class RegionalPlatform(pulumi.ComponentResource):
                 region.name, VolcanoArgs(cluster=self.cluster, env=args.env), opts=pulumi.ResourceOptions(parent=self)
             )
         # GKE-managed GPU pools need no operator; every other GPU pool does.
+        gpu_operator = None
         if needs_gpu_operator(region):
-            GpuOperator(
+            gpu_operator = GpuOperator(
                 f"{region.name}-gpu-operator",
                 GpuOperatorArgs(cluster=self.cluster),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+        if gpu_operator is not None and any(pool.efa for pool in region.gpu_pools):
+            from components.aws.efa_device_plugin import EfaDevicePlugin, EfaDevicePluginArgs
+
+            EfaDevicePlugin(
+                region.name,
+                EfaDevicePluginArgs(
+                    cluster=self.cluster, label_domain=args.env.label_domain, namespace=gpu_operator.namespace
+                ),
                 opts=pulumi.ResourceOptions(parent=self),
             )
 

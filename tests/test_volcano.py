@@ -182,12 +182,12 @@ def _selector_kinds(member: dict) -> list[str]:
 def test_hypernodes_of_a_multi_pool_cluster():
     raw = _raw("prod")
     raw["regions"][0]["gpuPools"].append(
-        {"name": "h200", "machineType": "p5en.48xlarge", "maxSize": 2, "zones": ["us-east-1a", "us-east-1b"]}
+        {"name": "h200", "machineType": "p5en.48xlarge", "maxSize": 2, "zones": ["us-east-1b"], "efa": True}
     )
     region = load_environment(raw).region("use1")
     nodes = {n["metadata"]["name"]: n["spec"] for n in hyper_nodes(DOMAIN, "prod-use1", region)}
     # l40s (g6e.2xlarge) has no multi-node fabric: no HyperNode may claim its nodes.
-    assert set(nodes) == {"h100-us-east-1a", "h200-us-east-1a", "h200-us-east-1b", "zone-us-east-1a", "zone-us-east-1b"}
+    assert set(nodes) == {"h100-us-east-1a", "h200-us-east-1b", "zone-us-east-1a", "zone-us-east-1b"}
     assert nodes["h200-us-east-1b"] == {
         "tier": 1,
         "tierName": "placement-group",
@@ -206,10 +206,8 @@ def test_hypernodes_of_a_multi_pool_cluster():
         ],
     }
     assert nodes["zone-us-east-1a"]["tier"] == 2
-    assert [m["selector"]["exactMatch"]["name"] for m in nodes["zone-us-east-1a"]["members"]] == [
-        "h100-us-east-1a",
-        "h200-us-east-1a",
-    ]
+    assert [m["selector"]["exactMatch"]["name"] for m in nodes["zone-us-east-1a"]["members"]] == ["h100-us-east-1a"]
+    assert [m["selector"]["exactMatch"]["name"] for m in nodes["zone-us-east-1b"]["members"]] == ["h200-us-east-1b"]
 
 
 def test_planned_hypernodes_follow_the_crd_selector_rules(prod_plan):

@@ -130,13 +130,14 @@ class GpuOperator(pulumi.ComponentResource):
     """The GPU Operator release in the cluster's only privileged namespace, with its per-pool configs."""
 
     release: k8s.helm.v3.Release
+    namespace: k8s.core.v1.Namespace  # also home of other node-level device plugins (EFA)
 
     def __init__(self, name: str, args: GpuOperatorArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:addons:GpuOperator", name, None, opts)
         cluster = args.cluster
         region = cluster.region
         # Driver, toolkit and MIG manager pods need host access: privileged here and nowhere else.
-        ns = namespace(NAMESPACE, cluster, self, pod_security="privileged")
+        ns = self.namespace = namespace(NAMESPACE, cluster, self, pod_security="privileged")
 
         def config_map(config_name: str, data: dict[str, str]) -> k8s.core.v1.ConfigMap:
             return k8s.core.v1.ConfigMap(

@@ -43,6 +43,8 @@ class EksCluster(pulumi.ComponentResource):
     node_role: aws.iam.Role
     oidc_provider: aws.iam.OpenIdConnectProvider
     handle: ClusterHandle
+    # What any node group must wait for: the CNI (nodes turn Ready with it) and the node role's policies.
+    node_prerequisites: list[pulumi.Resource]
 
     def __init__(self, name: str, args: EksClusterArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:aws:EksCluster", name, None, opts)
@@ -151,7 +153,8 @@ class EksCluster(pulumi.ComponentResource):
         )
         kube_proxy = addon("kube-proxy", [])
 
-        self.system_nodes = self._system_node_group(name, args, private_subnets, [vpc_cni, *node_policies])
+        self.node_prerequisites = [vpc_cni, *node_policies]
+        self.system_nodes = self._system_node_group(name, args, private_subnets, self.node_prerequisites)
         coredns = addon("coredns", [self.system_nodes])
         ebs_csi = addon(
             "aws-ebs-csi-driver",

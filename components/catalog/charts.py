@@ -38,6 +38,7 @@ CHARTS["volcano"] = ChartRef(
     upstream_values="volcano/v1.15.1/chart-volcano.values.yaml",
 )
 VOLCANO_IMAGE_TAG = "v1.15.1"  # basic.image_tag_version of the chart at this pin
+
 # NVIDIA GPU Operator (FACTS.md). The in-tree Chart.yaml says v1.0.0-devel: NVIDIA's release
 # pipeline stamps the git tag as the chart version, so the pin is the tag the upstream files
 # were copied at. node-feature-discovery 0.19.0 is a subchart (condition nfd.enabled).
@@ -50,4 +51,14 @@ CHARTS["gpu-operator"] = ChartRef(
     subcharts={
         "node-feature-discovery": "gpu-operator/v26.7.0/chart-gpu-operator.subchart-node-feature-discovery.values.yaml"
     },
+)
+
+# Advertises vpc.amazonaws.com/efa on EFA nodes [aws/eks-charts@v0.0.242:stable/aws-efa-k8s-device-plugin].
+CHARTS["aws-efa-k8s-device-plugin"] = ChartRef(
+    name="aws-efa-k8s-device-plugin",
+    repository="https://aws.github.io/eks-charts",
+    version="v0.5.30",
+    upstream_chart="aws-efa-k8s-device-plugin/v0.0.242/chart-aws-efa-k8s-device-plugin.Chart.yaml",
+    upstream_values="aws-efa-k8s-device-plugin/v0.0.242/chart-aws-efa-k8s-device-plugin.values.yaml",
+    free_form=("nodeSelector",),
 )

@@ -4,7 +4,10 @@ Sources: AWS accelerated computing instance pages and the EFA supported-instance
 (docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa.html#efa-instance-types, "maximum EFA
 interfaces" = network cards for p4d/p5*); GCP GPU machine types
 (cloud.google.com/compute/docs/gpus, .../accelerator-optimized-machines) and GPUDirect
-networking (cloud.google.com/kubernetes-engine/docs/how-to/gpu-bandwidth-gpudirect-tcpx).
+networking (cloud.google.com/kubernetes-engine/docs/how-to/gpu-bandwidth-gpudirect-tcpx,
+.../gpu-bandwidth-gpudirect-rdma; cloud.google.com/vpc/docs/rdma-network-profiles); boot disk
+types per series (cloud.google.com/compute/docs/accelerator-optimized-machines: A3 Ultra and
+A4 support Hyperdisk only).
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ class MachineType:
     # GCP: accelerator type string and GPUDirect flavour with its extra NICs.
     accelerator: str = ""
     gpudirect: Literal["none", "tcpx", "tcpxo", "rdma"] = "none"
-    extra_nics: int = 0
+    extra_nics: int = 0  # GPU NICs beside the primary gVNIC, one per GPU on A3
+    boot_disk_type: str = ""  # GCP boot disk type the series accepts
 
     @property
     def gpu_model(self) -> GpuModel:
@@ -48,6 +52,34 @@ class MachineType:
         if self.cloud == "aws":
             return "efa" if self.efa_interfaces else "none"
         return "roce" if self.gpudirect == "rdma" else self.gpudirect
+
+    @property
+    def local_ssd_count(self) -> int:
+        """GCP: bundled 375 GiB local SSDs (G2, A2 Ultra and A3 come with a fixed number)."""
+        return self.local_nvme_gib // GCP_LOCAL_SSD_GIB
+
+
+@dataclass(frozen=True)
+class GpuDirectNetworking:
+    """What the GPU NICs of one GPUDirect flavour need from the VPC, per the GKE how-tos."""
+
+    vpc_per_nic: bool  # TCPX/TCPXO: one VPC per GPU NIC; RDMA: one RoCE VPC with a subnet per NIC
+    mtu: int
+    extra_gvnic: int  # RDMA machines have a second Titanium gVNIC that needs its own VPC
+    network_profile: str = ""  # RDMA: the zonal RoCE network profile, `{zone}` filled in
+
+    def profile_for(self, zone: str) -> str:
+        return self.network_profile.format(zone=zone)
+
+
+GPUDIRECT_NETWORKING: dict[str, GpuDirectNetworking] = {
+    "tcpx": GpuDirectNetworking(vpc_per_nic=True, mtu=8244, extra_gvnic=0),
+    "tcpxo": GpuDirectNetworking(vpc_per_nic=True, mtu=8244, extra_gvnic=0),
+    # RoCE VPCs are zonal (the profile names the zone) and only accept the MRDMA NICs.
+    "rdma": GpuDirectNetworking(vpc_per_nic=False, mtu=8896, extra_gvnic=1, network_profile="{zone}-vpc-roce"),
+}
+
+GCP_LOCAL_SSD_GIB = 375
 
 
 def _aws(name, gpu, gpus, vcpus, mem, nvme, efa=0, pg=True) -> MachineType:
@@ -111,7 +143,9 @@ _AWS = [
 ]
 
 
-def _gcp(name, gpu, accel, gpus, vcpus, mem, ssd_disks, gpudirect="none", nics=0, compact=False) -> MachineType:
+def _gcp(
+    name, gpu, accel, gpus, vcpus, mem, ssd_disks, gpudirect="none", nics=0, compact=False, disk="pd-balanced"
+) -> MachineType:
     return MachineType(
         name,
         "gcp",
@@ -119,11 +153,12 @@ def _gcp(name, gpu, accel, gpus, vcpus, mem, ssd_disks, gpudirect="none", nics=0
         gpus,
         vcpus,
         mem,
-        ssd_disks * 375,
+        ssd_disks * GCP_LOCAL_SSD_GIB,
         placement_group=compact,
         accelerator=accel,
         gpudirect=gpudirect,
         extra_nics=nics,
+        boot_disk_type=disk,
     )
 
 
@@ -152,8 +187,20 @@ _GCP = [
     ],
     _gcp("a3-highgpu-8g", "H100-80GB", "nvidia-h100-80gb", 8, 208, 1872, 16, "tcpx", 4, compact=True),
     _gcp("a3-megagpu-8g", "H100-80GB", "nvidia-h100-mega-80gb", 8, 208, 1872, 16, "tcpxo", 8, compact=True),
-    _gcp("a3-ultragpu-8g", "H200-141GB", "nvidia-h200-141gb", 8, 224, 2952, 32, "rdma", 8, compact=True),
-    _gcp("a4-highgpu-8g", "B200", "nvidia-b200", 8, 224, 3968, 32, "rdma", 8, compact=True),
+    _gcp(
+        "a3-ultragpu-8g",
+        "H200-141GB",
+        "nvidia-h200-141gb",
+        8,
+        224,
+        2952,
+        32,
+        "rdma",
+        8,
+        compact=True,
+        disk="hyperdisk-balanced",
+    ),
+    _gcp("a4-highgpu-8g", "B200", "nvidia-b200", 8, 224, 3968, 32, "rdma", 8, compact=True, disk="hyperdisk-balanced"),
 ]
 
 MACHINES: dict[str, MachineType] = {m.name: m for m in (*_AWS, *_GCP)}

@@ -99,6 +99,8 @@ class GkeCluster(pulumi.ComponentResource):
                 "workload_metadata_config": {"mode": "GKE_METADATA"},
             },
             datapath_provider="ADVANCED_DATAPATH",
+            # GPUDirect pools attach extra node networks (one per GPU NIC); GKE needs multi-networking for that.
+            enable_multi_networking=any(p.gpu_direct for p in region.gpu_pools) or None,
             logging_config={"enable_components": ["SYSTEM_COMPONENTS", "APISERVER", "WORKLOADS"]},
             monitoring_config={
                 "enable_components": ["SYSTEM_COMPONENTS", "APISERVER"],

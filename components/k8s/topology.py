@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from components.catalog.machines import MACHINES
+from components.catalog.machines import MACHINES, Fabric
 from components.k8s.gpu_partitioning import partitioning_labels
 from components.spec.region import GpuPoolSpec, RegionSpec
 
@@ -18,6 +18,11 @@ class Taint:
     key: str
     value: str
     effect: str
+
+    @property
+    def cloud_effect(self) -> str:
+        """The effect as the EKS and GKE node pool APIs spell it (NoSchedule -> NO_SCHEDULE)."""
+        return "".join(f"_{c}" if c.isupper() else c.upper() for c in self.effect).lstrip("_")
 
 
 GPU_TAINT = Taint("nvidia.com/gpu", "present", "NoSchedule")
@@ -37,9 +42,14 @@ def placement_group_name(cluster_name: str, pool: GpuPoolSpec) -> str:
     return f"{cluster_name}-{pool.name}"
 
 
+def pool_fabric(pool: GpuPoolSpec) -> Fabric:
+    """The fabric a pool's nodes are wired to: the type's, when the pool asks for EFA / GPUDirect."""
+    return MACHINES[pool.machine_type].fabric if pool.efa or pool.gpu_direct else "none"
+
+
 def uses_placement_group(pool: GpuPoolSpec) -> bool:
-    """Pools with a multi-node fabric are packed into one placement group / compact placement."""
-    return MACHINES[pool.machine_type].fabric != "none"
+    """Pools packed into one placement group / compact placement: by default those wired to a fabric."""
+    return pool.packed
 
 
 def gpu_pool_labels(domain: str, cluster_name: str, region: RegionSpec, pool: GpuPoolSpec) -> dict[str, str]:
@@ -54,7 +64,7 @@ def gpu_pool_labels(domain: str, cluster_name: str, region: RegionSpec, pool: Gp
         f"{domain}/pool": pool.name,
         f"{domain}/gpu-product": gpu.name,
         f"{domain}/gpu-memory-gib": str(gpu.memory_gib),
-        f"{domain}/fabric": machine.fabric,
+        f"{domain}/fabric": pool_fabric(pool),
         f"{domain}/placement-group": placement_group_name(cluster_name, pool) if uses_placement_group(pool) else "none",
         # Intra-node NVLink: the node is the NVLink domain; without NVLink there is none.
         f"{domain}/nvlink-domain": "node" if gpu.nvlink and machine.gpus > 1 else "none",
@@ -70,6 +80,11 @@ def pool_selector(domain: str, pool_name: str) -> dict[str, str]:
 def placement_group_selector(domain: str, cluster_name: str, pool: GpuPoolSpec) -> dict[str, str]:
     """Labels selecting the nodes of one pool's placement group (its multi-node fabric domain)."""
     return {f"{domain}/placement-group": placement_group_name(cluster_name, pool)}
+
+
+def fabric_selector(domain: str, fabric: Fabric) -> dict[str, str]:
+    """nodeSelector for per-fabric daemons (e.g. the EFA device plugin)."""
+    return {f"{domain}/fabric": fabric}
 
 
 def gpu_tolerations() -> list[dict[str, str]]:

@@ -11,6 +11,7 @@ from pydantic import AfterValidator, Field
 from components.spec.base import Issue, Spec, duplicates
 from components.spec.federation import FederationSpec, check_federation
 from components.spec.gpu_partitioning import check_gpu_partitioning
+from components.spec.gpu_pools import check_gpu_pools
 from components.spec.region import RegionSpec, check_region
 from components.spec.scheduling import PriorityTierSpec, check_scheduling, default_tiers
 from components.spec.workloads import ModelSpec, TenantSpec, check_workloads
@@ -60,10 +61,10 @@ def _check_regions(env: EnvironmentSpec) -> Iterable[Issue]:
 
 
 # Cross-field checks run after the structure is valid, before any resource exists.
-SEMANTIC_CHECKS: tuple[Callable[[EnvironmentSpec], Iterable[Issue]], ...] = (
-    _check_regions,
-    check_gpu_partitioning,
-    check_workloads,
-    check_federation,
-    check_scheduling,
+# Stages run in order; a stage runs only when the earlier ones found nothing, because its checks
+# rely on what those establish (known machine types, resolvable references) and would otherwise
+# report consequences of an earlier mistake instead of the mistake.
+SEMANTIC_CHECKS: tuple[tuple[Callable[[EnvironmentSpec], Iterable[Issue]], ...], ...] = (
+    (_check_regions, check_gpu_pools, check_workloads, check_federation),
+    (check_gpu_partitioning, check_scheduling),
 )

@@ -28,9 +28,10 @@ def load_environment(raw: dict[str, Any]) -> EnvironmentSpec:
         env = EnvironmentSpec.model_validate(raw)
     except ValidationError as exc:
         raise ConfigError([_issue(err) for err in exc.errors()]) from None
-    issues = [issue for check in SEMANTIC_CHECKS for issue in check(env)]
-    if issues:
-        raise ConfigError(issues)
+    for stage in SEMANTIC_CHECKS:
+        issues = [issue for check in stage for issue in check(env)]
+        if issues:
+            raise ConfigError(issues)
     return env
 
 

@@ -14,6 +14,8 @@ from components.spec.base import Issue, Name, Spec, duplicates, join_path
 
 # The VPC-CNI gives every pod a VPC address, so private subnets must stay large.
 _SMALLEST_PRIVATE_SUBNET_PREFIX = 24
+# GKE's GPUDirect how-tos put the GPU NIC subnets in 192.168.<n>.0/24.
+DEFAULT_ACCELERATOR_CIDR = IPv4Network("192.168.0.0/16")
 
 
 class NetworkSpec(Spec):
@@ -30,6 +32,15 @@ class NetworkSpec(Spec):
     nat: Literal["single", "perZone"] = Field(
         "single", description="AWS: one NAT gateway, or one per zone (survives a zone outage)."
     )
+    accelerator_cidr: IPv4Network | None = Field(
+        None,
+        description="GCP GPUDirect pools: range cut into one /24 per GPU NIC subnet (each pool's NIC VPCs "
+        "reuse it); must not overlap the other ranges. Default 192.168.0.0/16.",
+    )
+
+    @property
+    def gpu_nic_cidr(self) -> IPv4Network:
+        return self.accelerator_cidr or DEFAULT_ACCELERATOR_CIDR
 
 
 class ApiAccessSpec(Spec):
@@ -108,6 +119,30 @@ class GpuPoolSpec(NodeScaling):
     gke_partition_size: str | None = Field(
         None, description="GKE only: let GKE partition GPUs with MIG (gpu_partition_size), e.g. 1g.10gb."
     )
+    efa: bool = Field(
+        False, description="AWS only: attach every EFA interface the type has (multi-node NCCL over EFA)."
+    )
+    gpu_direct: bool = Field(
+        False,
+        description="GCP only: GPUDirect networking of A3/A4 types (TCPX, TCPXO or RDMA by type), with the "
+        "GPU NIC VPCs and subnets it needs.",
+    )
+    placement_group: bool | None = Field(
+        None,
+        description="Pack nodes close together: AWS cluster placement group / GKE compact placement (one "
+        "zone). Default: on when efa or gpuDirect is on.",
+    )
+    disk_gib: int = Field(
+        300,
+        ge=100,
+        le=16384,
+        description="Root / boot disk in GiB; inference images (vLLM, Triton, TensorRT-LLM) are 10-30 GB each.",
+    )
+
+    @property
+    def packed(self) -> bool:
+        """placementGroup, on by default for pools wired to a multi-node fabric."""
+        return self.placement_group if self.placement_group is not None else self.efa or self.gpu_direct
 
 
 class RegionSpec(Spec):
@@ -125,10 +160,6 @@ class RegionSpec(Spec):
     )
     system_pool: SystemPoolSpec = Field(description="Non-GPU nodes for controllers and add-ons.")
     gpu_pools: list[GpuPoolSpec] = Field(default_factory=list, description="GPU node pools of the cluster.")
-
-    @property
-    def cluster_name(self) -> str:
-        return self.name
 
     def pool(self, name: str) -> GpuPoolSpec | None:
         return next((p for p in self.gpu_pools if p.name == name), None)

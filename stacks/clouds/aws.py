@@ -6,6 +6,7 @@ import pulumi
 import pulumi_aws as aws
 
 from components.aws.eks import EksCluster, EksClusterArgs
+from components.aws.gpu_node_group import EksGpuNodeGroup, EksGpuNodeGroupArgs
 from components.aws.network import AwsNetwork, AwsNetworkArgs
 from components.k8s.cluster import ClusterHandle
 from components.spec.environment import EnvironmentSpec
@@ -35,4 +36,17 @@ def build_aws_cluster(
         ),
         opts=opts,
     )
+    for pool in region.gpu_pools:
+        EksGpuNodeGroup(
+            f"{region.name}-{pool.name}",
+            EksGpuNodeGroupArgs(
+                region=region,
+                pool=pool,
+                cluster_name=cluster_name,
+                label_domain=env.label_domain,
+                eks=eks,
+                network=network,
+            ),
+            opts=opts,
+        )
     return eks.handle

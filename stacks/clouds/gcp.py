@@ -6,6 +6,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.gcp.gke import GkeCluster, GkeClusterArgs
+from components.gcp.gpu_node_pool import GkeGpuNodePool, GkeGpuNodePoolArgs
 from components.gcp.network import GcpNetwork, GcpNetworkArgs
 from components.k8s.cluster import ClusterHandle
 from components.spec.environment import EnvironmentSpec
@@ -36,4 +37,12 @@ def build_gcp_cluster(
         ),
         opts=opts,
     )
+    for pool in region.gpu_pools:
+        GkeGpuNodePool(
+            f"{region.name}-{pool.name}",
+            GkeGpuNodePoolArgs(
+                region=region, pool=pool, cluster_name=cluster_name, label_domain=env.label_domain, gke=gke
+            ),
+            opts=opts,
+        )
     return gke.handle

@@ -6,7 +6,10 @@ import re
 from collections import Counter
 from collections.abc import Callable
 
+from components.catalog.machines import MACHINES
 from components.k8s.gpu_resources import schedulable_at_max_size, schedulable_resources
+from components.k8s.topology import placement_group_name, pool_fabric, uses_placement_group
+from components.spec.region import GpuPoolSpec, RegionSpec
 from tools.plan.model import REGION_TYPE, Plan
 
 
@@ -77,6 +80,53 @@ def _schedulable_gpu_resources(plan: Plan) -> str:
                     f"| {region.name} | {pool.name} | {pool.machine_type} | {_partitioning(pool)} | `{name}` | "
                     f"{count} | {pool.max_size} | {at_max[name]} |"
                 )
+    return "\n".join(rows) + "\n"
+
+
+def _fabric(plan: Plan, region: RegionSpec, pool: GpuPoolSpec) -> str:
+    fabric, machine = pool_fabric(pool), MACHINES[pool.machine_type]
+    if fabric == "efa":
+        return f"efa ({machine.efa_interfaces} EFA + 1 ENA)"
+    return fabric if fabric == "none" else f"{fabric} ({machine.extra_nics} GPU NICs)"
+
+
+def _placement(plan: Plan, region: RegionSpec, pool: GpuPoolSpec) -> str:
+    zones = ", ".join(region.pool_zones(pool))
+    if not uses_placement_group(pool):
+        return zones
+    kind = "placement group" if region.cloud == "aws" else "compact"
+    return f"{kind} `{placement_group_name(f'{plan.environment}-{region.name}', pool)}` in {zones}"
+
+
+def _capacity_type(plan: Plan, region: RegionSpec, pool: GpuPoolSpec) -> str:
+    capacity = pool.capacity
+    return f"{capacity.type} `{capacity.reservation_id}`" if capacity.reservation_id else capacity.type
+
+
+# Columns of the capacity table: header, cell of one (plan, region, pool). Capabilities append theirs.
+CAPACITY_COLUMNS: tuple[tuple[str, Callable[[Plan, RegionSpec, GpuPoolSpec], str]], ...] = (
+    ("region", lambda plan, r, p: r.name),
+    ("pool", lambda plan, r, p: p.name),
+    ("machine type", lambda plan, r, p: p.machine_type),
+    ("GPU", lambda plan, r, p: MACHINES[p.machine_type].gpu),
+    ("GPUs / node", lambda plan, r, p: str(MACHINES[p.machine_type].gpus)),
+    ("nodes (min-max)", lambda plan, r, p: f"{p.min_size}-{p.max_size}"),
+    ("fabric", _fabric),
+    ("placement", _placement),
+    ("capacity", _capacity_type),
+)
+
+
+def _capacity(plan: Plan) -> str:
+    pools = [(region, pool) for region in plan.spec.regions for pool in region.gpu_pools]
+    if not pools:
+        return "## GPU capacity\n\nNo GPU pools.\n"
+    rows = [
+        "## GPU capacity\n",
+        "| " + " | ".join(header for header, _ in CAPACITY_COLUMNS) + " |",
+        "|" + "---|" * len(CAPACITY_COLUMNS),
+    ]
+    rows += ["| " + " | ".join(cell(plan, r, p) for _, cell in CAPACITY_COLUMNS) + " |" for r, p in pools]
     return "\n".join(rows) + "\n"
 
 
@@ -152,8 +202,9 @@ def _scheduling(plan: Plan) -> str:
 SECTIONS: tuple[Callable[[Plan], str], ...] = (
     _summary,
     _diagram,
-    _counts,
+    _capacity,
     _schedulable_gpu_resources,
+    _counts,
     _scheduling,
     _policy,
 )

@@ -1,0 +1,193 @@
+"""One GPU pool on EKS: a managed node group on the NVIDIA AL2023 AMI, wired to EFA when asked.
+
+The launch template carries everything EKS's node group API cannot say: the instance type (Capacity
+Blocks require it there), the EFA interface layout, the placement group, the capacity reservation
+and the NVMe instance-store setup.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+
+from components.aws.eks import EksCluster
+from components.aws.network import AwsNetwork
+from components.catalog.machines import MACHINES
+from components.k8s.topology import GPU_TAINT, gpu_pool_labels, placement_group_name, uses_placement_group
+from components.spec.region import GpuPoolSpec, RegionSpec
+
+# The NVIDIA variant of the EKS AL2023 AMI ships the driver, the container toolkit and the EFA driver.
+GPU_AMI_TYPE = "AL2023_x86_64_NVIDIA"
+NODE_GROUP_CAPACITY_TYPE = {
+    "onDemand": "ON_DEMAND",
+    "reservation": "ON_DEMAND",
+    "spot": "SPOT",
+    "capacityBlock": "CAPACITY_BLOCK",
+}
+# create: the node group waits for desiredSize nodes to join. A p5.48xlarge takes ~15-20 min from
+#   launch to Ready (8 GPUs, 32 EFA interfaces, 8 NVMe drives assembled into RAID0), and the
+#   Auto Scaling group keeps retrying on InsufficientInstanceCapacity: 90 min.
+# update: a rolling replacement, one node at a time (max_unavailable 1): drain (model servers get their
+#   grace period), launch, join, ~30 min per node for a pool of up to ~6 nodes: 180 min.
+# delete: draining and terminating every node in parallel: 60 min.
+GPU_NODE_GROUP_TIMEOUTS = pulumi.CustomTimeouts(create="90m", update="180m", delete="60m")
+# nodeadm (AL2023) assembles the instance-store NVMe drives into one RAID0 array and moves the
+# kubelet and containerd state (images, emptyDir) onto it.
+_LOCAL_NVME_USER_DATA = """MIME-Version: 1.0
+Content-Type: multipart/mixed; boundary="BOUNDARY"
+
+--BOUNDARY
+Content-Type: application/node.eks.aws
+
+---
+apiVersion: node.eks.aws/v1alpha1
+kind: NodeConfig
+spec:
+  instance:
+    localStorage:
+      strategy: RAID0
+
+--BOUNDARY--
+"""
+
+
+@dataclass(frozen=True)
+class EksGpuNodeGroupArgs:
+    region: RegionSpec
+    pool: GpuPoolSpec
+    cluster_name: str
+    label_domain: str
+    eks: EksCluster
+    network: AwsNetwork
+
+
+def efa_network_interfaces(efa_count: int, security_groups: list) -> list[dict]:
+    """AWS's recommended layout: an ENA primary, then one `efa-only` device per network card.
+
+    Card 0 holds the ENA primary (device 0) and an EFA-only device (device 1); every further card
+    gets one EFA-only device at index 0. `efa_count` EFA devices plus one ENA in total.
+    """
+    common = {"security_groups": security_groups, "delete_on_termination": "true"}
+    primary = {"network_card_index": 0, "device_index": 0, "interface_type": "interface", **common}
+    efa = [{"network_card_index": 0, "device_index": 1, "interface_type": "efa-only", **common}]
+    efa += [
+        {"network_card_index": card, "device_index": 0, "interface_type": "efa-only", **common}
+        for card in range(1, efa_count)
+    ]
+    return [primary, *efa]
+
+
+class EksGpuNodeGroup(pulumi.ComponentResource):
+    """Placement group, EFA security group, launch template and managed node group of one GPU pool."""
+
+    node_group: aws.eks.NodeGroup
+    launch_template: aws.ec2.LaunchTemplate
+
+    def __init__(self, name: str, args: EksGpuNodeGroupArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("inference-platform:aws:EksGpuNodeGroup", name, None, opts)
+        pool, region = args.pool, args.region
+        machine = MACHINES[pool.machine_type]
+        child = pulumi.ResourceOptions(parent=self)
+        full_name = f"{args.cluster_name}-{pool.name}"
+
+        template: dict = {}
+        if uses_placement_group(pool):
+            group = aws.ec2.PlacementGroup(
+                name, name=placement_group_name(args.cluster_name, pool), strategy="cluster", opts=child
+            )
+            template["placement"] = {"group_name": group.name}
+        if pool.efa:
+            # With interfaces in the template EKS no longer adds the cluster security group itself.
+            cluster_sg = args.eks.cluster.vpc_config.cluster_security_group_id
+            template["network_interfaces"] = efa_network_interfaces(
+                machine.efa_interfaces, [cluster_sg, self._efa_security_group(name, args, full_name).id]
+            )
+        if machine.local_nvme_gib:
+            template["user_data"] = base64.b64encode(_LOCAL_NVME_USER_DATA.encode()).decode()
+        template |= _capacity_options(pool)
+
+        self.launch_template = aws.ec2.LaunchTemplate(
+            name,
+            description=f"GPU pool {pool.name}: {machine.name}, IMDSv2 only, encrypted gp3 root volume",
+            instance_type=machine.name,
+            metadata_options={
+                "http_endpoint": "enabled",
+                "http_tokens": "required",
+                "http_put_response_hop_limit": 1,
+            },
+            block_device_mappings=[
+                {
+                    "device_name": "/dev/xvda",
+                    "ebs": {
+                        "volume_size": pool.disk_gib,
+                        "volume_type": "gp3",
+                        "encrypted": "true",
+                        "delete_on_termination": "true",
+                    },
+                }
+            ],
+            tag_specifications=[{"resource_type": "instance", "tags": {"Name": full_name}}],
+            **template,
+            opts=child,
+        )
+        self.node_group = aws.eks.NodeGroup(
+            name,
+            cluster_name=args.eks.cluster.name,
+            node_group_name=full_name,
+            node_role_arn=args.eks.node_role.arn,
+            subnet_ids=[args.network.private_subnet_ids[zone] for zone in region.pool_zones(pool)],
+            ami_type=GPU_AMI_TYPE,
+            capacity_type=NODE_GROUP_CAPACITY_TYPE[pool.capacity.type],
+            scaling_config={"min_size": pool.min_size, "max_size": pool.max_size, "desired_size": pool.desired},
+            # GPU capacity is scarce: replace one node at a time rather than surge several.
+            update_config={"max_unavailable": 1},
+            node_repair_config={"enabled": True},
+            launch_template={"id": self.launch_template.id, "version": self.launch_template.latest_version.apply(str)},
+            labels=gpu_pool_labels(args.label_domain, args.cluster_name, region, pool),
+            taints=[{"key": GPU_TAINT.key, "value": GPU_TAINT.value, "effect": GPU_TAINT.cloud_effect}],
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=args.eks.node_prerequisites,
+                ignore_changes=["scalingConfig.desiredSize"],
+                custom_timeouts=GPU_NODE_GROUP_TIMEOUTS,
+            ),
+        )
+        self.register_outputs({"nodeGroup": self.node_group.node_group_name})
+
+    def _efa_security_group(self, name: str, args: EksGpuNodeGroupArgs, full_name: str) -> aws.ec2.SecurityGroup:
+        """EFA's OS-bypass traffic needs all traffic allowed to and from the group itself."""
+        child = pulumi.ResourceOptions(parent=self)
+        group = aws.ec2.SecurityGroup(
+            f"{name}-efa",
+            vpc_id=args.network.vpc_id,
+            description=f"EFA traffic between the nodes of {full_name}",
+            tags={"Name": f"{full_name}-efa"},
+            opts=child,
+        )
+        for direction, rule in (("in", aws.vpc.SecurityGroupIngressRule), ("out", aws.vpc.SecurityGroupEgressRule)):
+            rule(
+                f"{name}-efa-{direction}",
+                security_group_id=group.id,
+                referenced_security_group_id=group.id,
+                ip_protocol="-1",
+                description="EFA: all traffic within the group",
+                opts=child,
+            )
+        return group
+
+
+def _capacity_options(pool: GpuPoolSpec) -> dict:
+    """Launch template settings that pick the capacity: an ODCR or a Capacity Block (spot is the node group's)."""
+    capacity = pool.capacity
+    target = {"capacity_reservation_target": {"capacity_reservation_id": capacity.reservation_id}}
+    if capacity.type == "capacityBlock":
+        return {
+            "instance_market_options": {"market_type": "capacity-block"},
+            "capacity_reservation_specification": target,
+        }
+    if capacity.type == "reservation":
+        return {"capacity_reservation_specification": target}
+    return {}

@@ -1,0 +1,154 @@
+"""One GPU pool on GKE: accelerators, driver ownership, capacity, placement and GPUDirect NICs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_gcp as gcp
+
+from components.catalog.machines import MACHINES
+from components.gcp.gke import GkeCluster
+from components.gcp.gpudirect_networks import GpuDirectNetworks, GpuDirectNetworksArgs
+from components.k8s.topology import GPU_TAINT, gpu_pool_labels, placement_group_name, uses_placement_group
+from components.spec.region import GpuPoolSpec, RegionSpec
+
+# GKE installs the driver (COS) unless the GPU Operator owns it; its driver containers need Ubuntu.
+DRIVER_VERSION = {"cloud": "LATEST", "operator": "INSTALLATION_DISABLED"}
+IMAGE_TYPE = {"cloud": "COS_CONTAINERD", "operator": "UBUNTU_CONTAINERD"}
+# Spot VMs and flex-start VMs cannot consume reservations; on-demand nodes use any matching one.
+RESERVATION_AFFINITY = {"onDemand": "ANY_RESERVATION", "spot": "NO_RESERVATION", "flexStart": "NO_RESERVATION"}
+RESERVATION_NAME_KEY = "compute.googleapis.com/reservation-name"
+# create: GKE waits for the initial nodes; an a3-ultragpu-8g takes ~15-20 min to boot (8 GPUs,
+#   32 local SSDs, 9 extra NICs) and GPU stockouts make GKE retry: 90 min.
+# update: with no spare GPU capacity to surge into, nodes are replaced one at a time: 180 min.
+# delete: nodes drain and are deleted together: 60 min.
+GPU_NODE_POOL_TIMEOUTS = pulumi.CustomTimeouts(create="90m", update="180m", delete="60m")
+
+
+@dataclass(frozen=True)
+class GkeGpuNodePoolArgs:
+    region: RegionSpec
+    pool: GpuPoolSpec
+    cluster_name: str
+    label_domain: str
+    gke: GkeCluster
+
+
+class GkeGpuNodePool(pulumi.ComponentResource):
+    """Compact placement policy, GPUDirect networks and the node pool of one GPU pool."""
+
+    node_pool: gcp.container.NodePool
+
+    def __init__(self, name: str, args: GkeGpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("inference-platform:gcp:GkeGpuNodePool", name, None, opts)
+        pool, region = args.pool, args.region
+        machine = MACHINES[pool.machine_type]
+        zones = region.pool_zones(pool)
+
+        extra: dict = {}
+        if uses_placement_group(pool):
+            policy = gcp.compute.ResourcePolicy(
+                name,
+                name=placement_group_name(args.cluster_name, pool),
+                project=region.project,
+                region=region.region,
+                group_placement_policy={"collocation": "COLLOCATED"},
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            extra["placement_policy"] = {"type": "COMPACT", "policy_name": policy.name}
+        if pool.gpu_direct:
+            networks = GpuDirectNetworks(
+                name,
+                GpuDirectNetworksArgs(region=region, pool=pool, cluster_name=args.cluster_name),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            extra["network_config"] = {"additional_node_network_configs": networks.node_networks}
+
+        node_config: dict = {
+            "machine_type": machine.name,
+            "disk_type": machine.boot_disk_type,
+            "disk_size_gb": pool.disk_gib,
+            "image_type": IMAGE_TYPE[pool.driver_install],
+            "guest_accelerators": [_accelerator(pool)],
+            "gvnic": {"enabled": True},
+            # Image streaming: containers start before multi-GB inference images are fully pulled.
+            "gcfs_config": {"enabled": True},
+            "service_account": args.gke.node_service_account.email,
+            "oauth_scopes": ["https://www.googleapis.com/auth/cloud-platform"],
+            # Operator-built driver modules are unsigned: Secure Boot would refuse to load them.
+            "shielded_instance_config": {
+                "enable_secure_boot": pool.driver_install == "cloud",
+                "enable_integrity_monitoring": True,
+            },
+            "workload_metadata_config": {"mode": "GKE_METADATA"},
+            "metadata": {"disable-legacy-endpoints": "true"},
+            "labels": gpu_pool_labels(args.label_domain, args.cluster_name, region, pool),
+            "taints": [{"key": GPU_TAINT.key, "value": GPU_TAINT.value, "effect": GPU_TAINT.cloud_effect}],
+            "reservation_affinity": _reservation_affinity(pool),
+        }
+        if machine.local_ssd_count:
+            # The bundled local SSDs back kubelet and containerd storage (images, emptyDir) as RAID0.
+            node_config["ephemeral_storage_local_ssd_config"] = {"local_ssd_count": machine.local_ssd_count}
+        if pool.capacity.type == "spot":
+            node_config["spot"] = True
+        flex_start = pool.capacity.type == "flexStart"
+        if flex_start:
+            node_config["flex_start"] = True
+
+        self.node_pool = gcp.container.NodePool(
+            name,
+            name=pool.name,
+            project=region.project,
+            location=region.region,
+            cluster=args.gke.cluster.name,
+            node_locations=list(zones),
+            # Per zone, rounded down: the autoscaler adds nodes for pending pods up to the total bounds.
+            initial_node_count=pool.desired // len(zones),
+            autoscaling={
+                "total_min_node_count": pool.min_size,
+                "total_max_node_count": pool.max_size,
+                # Take GPUs in whichever zone has them (and flex-start requires ANY).
+                "location_policy": "ANY",
+            },
+            # Flex-start nodes are not repaired (GKE deletes them at the end of their run instead).
+            management={"auto_repair": not flex_start, "auto_upgrade": True},
+            # No spare GPU capacity to surge into: replace one node at a time.
+            upgrade_settings={"strategy": "SURGE", "max_surge": 0, "max_unavailable": 1},
+            node_config=node_config,
+            **extra,
+            opts=pulumi.ResourceOptions(
+                parent=self, ignore_changes=["initialNodeCount"], custom_timeouts=GPU_NODE_POOL_TIMEOUTS
+            ),
+        )
+        self.register_outputs({"nodePool": self.node_pool.name})
+
+
+def _accelerator(pool: GpuPoolSpec) -> dict:
+    """The GPUs, who installs their driver, and how GKE shares them (when GKE does)."""
+    machine = MACHINES[pool.machine_type]
+    accelerator: dict = {
+        "type": machine.accelerator,
+        "count": machine.gpus,
+        "gpu_driver_installation_config": {"gpu_driver_version": DRIVER_VERSION[pool.driver_install]},
+    }
+    if pool.gke_partition_size:
+        accelerator["gpu_partition_size"] = pool.gke_partition_size
+    # With the GPU Operator, its device plugin time-slices instead of GKE's.
+    if pool.time_slicing is not None and pool.driver_install == "cloud":
+        accelerator["gpu_sharing_config"] = {
+            "gpu_sharing_strategy": "TIME_SHARING",
+            "max_shared_clients_per_gpu": pool.time_slicing.replicas,
+        }
+    return accelerator
+
+
+def _reservation_affinity(pool: GpuPoolSpec) -> dict:
+    capacity = pool.capacity
+    if capacity.type == "reservation":
+        return {
+            "consume_reservation_type": "SPECIFIC_RESERVATION",
+            "key": RESERVATION_NAME_KEY,
+            "values": [capacity.reservation_id],
+        }
+    return {"consume_reservation_type": RESERVATION_AFFINITY[capacity.type]}

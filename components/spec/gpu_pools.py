@@ -1,0 +1,139 @@
+"""GPU pool checks that need the machine catalog: type, fabric, placement and capacity per cloud.
+
+A pool that passes them can be built as asked: the type exists on the region's cloud, the fabric
+it asks for is wired on that type, packed pools fit in one zone and bought capacity names its
+reservation.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from components.catalog.machines import MACHINES, MachineType, machines_of
+from components.spec.base import Issue, join_path
+from components.spec.region import GpuPoolSpec, NetworkSpec, RegionSpec
+
+if TYPE_CHECKING:
+    from components.spec.environment import EnvironmentSpec
+
+# Capacity types each cloud sells (Capacity Blocks are AWS-only, DWS flex-start GCP-only).
+CAPACITY_TYPES = {
+    "aws": ("onDemand", "spot", "reservation", "capacityBlock"),
+    "gcp": ("onDemand", "spot", "reservation", "flexStart"),
+}
+RESERVED = ("reservation", "capacityBlock")
+_AWS_RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{8,17}$")
+# The largest GPUDirect layout (RDMA: one gVNIC + 8 GPU NIC subnets) needs nine /24s.
+_GPU_NIC_SUBNET_PREFIX = 24
+_MAX_GPU_NIC_SUBNETS = 9
+
+
+def check_gpu_pools(env: EnvironmentSpec) -> Iterator[Issue]:
+    for i, region in enumerate(env.regions):
+        for j, pool in enumerate(region.gpu_pools):
+            yield from _check_pool(region, pool, ("regions", i, "gpuPools", j))
+        if any(p.gpu_direct for p in region.gpu_pools if region.cloud == "gcp"):
+            yield from _check_accelerator_cidr(region.network, ("regions", i, "network"))
+
+
+def _check_pool(region: RegionSpec, pool: GpuPoolSpec, path: tuple) -> Iterator[Issue]:
+    machine = MACHINES.get(pool.machine_type)
+    if machine is None or machine.cloud != region.cloud:
+        yield Issue(
+            join_path(*path, "machineType"),
+            f"{pool.machine_type!r} is not a known {region.cloud} GPU machine type; use one of "
+            + ", ".join(machines_of(region.cloud)),
+        )
+        return
+    yield from _check_fabric(region, pool, machine, path)
+    yield from _check_placement(region, pool, machine, path)
+    yield from _check_capacity(region, pool, path)
+
+
+def _check_fabric(region: RegionSpec, pool: GpuPoolSpec, machine: MachineType, path: tuple) -> Iterator[Issue]:
+    if pool.efa and region.cloud != "aws":
+        yield Issue(join_path(*path, "efa"), "EFA is an AWS fabric; on GCP set gpuDirect on an A3/A4 type instead")
+    elif pool.efa and not machine.efa_interfaces:
+        with_efa = sorted(m.name for m in MACHINES.values() if m.cloud == "aws" and m.efa_interfaces)
+        yield Issue(
+            join_path(*path, "efa"),
+            f"{machine.name} has no EFA interfaces; remove efa or use one of {', '.join(with_efa)}",
+        )
+    if pool.gpu_direct and region.cloud != "gcp":
+        yield Issue(join_path(*path, "gpuDirect"), "GPUDirect networking is GCP's; on AWS set efa instead")
+    elif pool.gpu_direct and machine.gpudirect == "none":
+        with_gpudirect = sorted(m.name for m in MACHINES.values() if m.gpudirect != "none")
+        yield Issue(
+            join_path(*path, "gpuDirect"),
+            f"{machine.name} has no GPUDirect NICs (TCPX, TCPXO or RDMA); remove gpuDirect or use one of "
+            + ", ".join(with_gpudirect),
+        )
+
+
+def _check_placement(region: RegionSpec, pool: GpuPoolSpec, machine: MachineType, path: tuple) -> Iterator[Issue]:
+    zones = region.pool_zones(pool)
+    example = f"e.g. zones: [{zones[0]}]"
+    if pool.placement_group and not machine.placement_group:
+        yield Issue(
+            join_path(*path, "placementGroup"),
+            f"{machine.name} does not support compact placement; remove placementGroup",
+        )
+    elif pool.packed and len(zones) > 1:
+        kind = "a cluster placement group" if region.cloud == "aws" else "compact placement"
+        yield Issue(
+            join_path(*path, "zones"),
+            f"{kind} lives in one zone but the pool spans {len(zones)} ({', '.join(zones)}); "
+            f"pin the pool to one zone, {example}",
+        )
+    elif len(zones) > 1 and (pool.efa or (pool.gpu_direct and machine.gpudirect == "rdma")):
+        reason = "EFA traffic does not leave its subnet" if pool.efa else "the RoCE network profile is zonal"
+        yield Issue(join_path(*path, "zones"), f"{reason}; pin the pool to one zone, {example}")
+    elif len(zones) > 1 and pool.capacity.type in RESERVED:
+        yield Issue(
+            join_path(*path, "zones"),
+            f"{pool.capacity.type} capacity sits in one zone; pin the pool to the reservation's zone, {example}",
+        )
+
+
+def _check_capacity(region: RegionSpec, pool: GpuPoolSpec, path: tuple) -> Iterator[Issue]:
+    capacity = pool.capacity
+    allowed = CAPACITY_TYPES[region.cloud]
+    if capacity.type not in allowed:
+        yield Issue(
+            join_path(*path, "capacity", "type"),
+            f"{capacity.type!r} is not sold on {region.cloud}; use one of {', '.join(allowed)}",
+        )
+        return
+    rid_path = join_path(*path, "capacity", "reservationId")
+    if capacity.type in RESERVED and not capacity.reservation_id:
+        what = "the Capacity Block id (cr-...)" if capacity.type == "capacityBlock" else "the reservation to consume"
+        yield Issue(rid_path, f"capacity type {capacity.type} needs reservationId: set it to {what}")
+    elif capacity.type not in RESERVED and capacity.reservation_id:
+        yield Issue(rid_path, f"only used with reservation or capacityBlock, not {capacity.type}; remove it")
+    elif capacity.reservation_id and region.cloud == "aws" and not _AWS_RESERVATION_ID.match(capacity.reservation_id):
+        yield Issue(
+            rid_path,
+            f"{capacity.reservation_id!r} is not a capacity reservation id; use the cr-... id AWS shows for it",
+        )
+    if capacity.type == "flexStart" and pool.desired > 0:
+        key, value = ("minSize", pool.min_size) if pool.min_size else ("desiredSize", pool.desired)
+        yield Issue(
+            join_path(*path, key), f"flex-start nodes are only granted to pending pods; set {key} to 0 (got {value})"
+        )
+
+
+def _check_accelerator_cidr(network: NetworkSpec, path: tuple) -> Iterator[Issue]:
+    cidr = network.gpu_nic_cidr
+    key = join_path(*path, "acceleratorCidr")
+    if cidr.prefixlen > _GPU_NIC_SUBNET_PREFIX - 4:
+        yield Issue(
+            key,
+            f"{cidr} holds fewer than {_MAX_GPU_NIC_SUBNETS} /24 GPU NIC subnets; use a /20 or larger",
+        )
+    for other_key in ("cidr", "pods_cidr", "services_cidr", "control_plane_cidr"):
+        other = getattr(network, other_key)
+        if other is not None and cidr.overlaps(other):
+            alias = NetworkSpec.model_fields[other_key].alias
+            yield Issue(key, f"{cidr} overlaps {alias} {other}; choose a range for the GPU NIC subnets outside it")
