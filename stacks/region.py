@@ -9,6 +9,7 @@ import pulumi
 from components.k8s.cluster import ClusterHandle
 from components.spec.environment import EnvironmentSpec
 from components.spec.region import RegionSpec
+from stacks.model_storage import RegionalModelStorage, build_model_storage
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,7 @@ class RegionalPlatform(pulumi.ComponentResource):
     """Cloud + add-ons + workloads for one region entry."""
 
     cluster: ClusterHandle
+    model_storage: RegionalModelStorage
 
     def __init__(self, name: str, args: RegionalPlatformArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:stacks:RegionalPlatform", name, None, opts)
@@ -36,5 +38,7 @@ class RegionalPlatform(pulumi.ComponentResource):
             from stacks.clouds.gcp import build_gcp_cluster
 
             self.cluster = build_gcp_cluster(self, args.env, region, cluster_name, args.stack)
+
+        self.model_storage = build_model_storage(self, args.env, region, args.stack, self.cluster)
 
         self.register_outputs({"cluster": cluster_name, "endpoint": self.cluster.endpoint})

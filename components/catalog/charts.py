@@ -28,3 +28,13 @@ class ChartRef:
 
 # Filled by the add-on components' capabilities; keyed by chart name.
 CHARTS: dict[str, ChartRef] = {}
+
+# Fluid: Dataset / AlluxioRuntime / DataLoad CRDs, the Alluxio runtime controller and the FUSE CSI
+# driver [fluid-cloudnative/fluid@v1.0.8:charts/fluid/fluid, FACTS-2.md].
+CHARTS["fluid"] = ChartRef(
+    name="fluid",
+    repository="https://fluid-cloudnative.github.io/charts",
+    version="1.0.8",
+    upstream_chart="fluid/v1.0.8/chart-fluid.Chart.yaml",
+    upstream_values="fluid/v1.0.8/chart-fluid.values.yaml",
+)

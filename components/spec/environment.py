@@ -10,6 +10,7 @@ from pydantic import AfterValidator, Field
 
 from components.spec.base import Issue, Spec, duplicates
 from components.spec.federation import FederationSpec, check_federation
+from components.spec.model_store import ModelStoreSpec, check_model_storage
 from components.spec.region import RegionSpec, check_region
 from components.spec.workloads import ModelSpec, TenantSpec, check_workloads
 
@@ -39,6 +40,7 @@ class EnvironmentSpec(Spec):
     models: list[ModelSpec] = Field(default_factory=list, description="Models to serve.")
     tenants: list[TenantSpec] = Field(default_factory=list, description="Tenants of the gateway.")
     federation: FederationSpec = Field(default_factory=FederationSpec)
+    model_store: ModelStoreSpec = Field(description="Buckets holding model weights, one per region entry.")
 
     def region(self, name: str) -> RegionSpec:
         return next(r for r in self.regions if r.name == name)
@@ -55,4 +57,5 @@ SEMANTIC_CHECKS: tuple[Callable[[EnvironmentSpec], Iterable[Issue]], ...] = (
     _check_regions,
     check_workloads,
     check_federation,
+    check_model_storage,
 )

@@ -11,6 +11,7 @@ from pydantic import Field
 
 from components.catalog import regions as region_catalog
 from components.spec.base import Issue, Name, Spec, duplicates, join_path
+from components.spec.model_store import ModelCacheSpec
 
 # The VPC-CNI gives every pod a VPC address, so private subnets must stay large.
 _SMALLEST_PRIVATE_SUBNET_PREFIX = 24
@@ -123,6 +124,7 @@ class RegionSpec(Spec):
     api_access: ApiAccessSpec = Field(default_factory=ApiAccessSpec)
     system_pool: SystemPoolSpec
     gpu_pools: list[GpuPoolSpec] = Field(default_factory=list)
+    model_cache: ModelCacheSpec = Field(default_factory=ModelCacheSpec)
 
     @property
     def cluster_name(self) -> str:

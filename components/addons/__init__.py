@@ -1,0 +1,1 @@
+"""Cluster add-ons: GPU operator, model cache, schedulers, serving stack, observability."""

@@ -1,0 +1,1 @@
+"""Model serving: the serving namespace and identity, model deployments."""
