@@ -204,3 +204,20 @@ def test_cache_off_keeps_buckets_and_serving_identity_but_no_fluid():
         r.inputs for r in plan.of_type("kubernetes:core/v1:Namespace") if r.inputs["metadata"]["name"] == "inference"
     )
     assert "fluid.io/enable-injection" not in namespace["metadata"]["labels"]
+
+
+def test_fluid_resources_validate_against_the_upstream_crds(prod_plan, upstream):
+    fluid = [r for r in prod_plan.kubernetes_objects() if r.inputs["apiVersion"] == "data.fluid.io/v1alpha1"]
+    assert {r.inputs["kind"] for r in fluid} == {"Dataset", "AlluxioRuntime", "DataLoad"}
+    for r in fluid:
+        assert upstream.validate_custom_resource(r.inputs) == [], r.urn
+    # The layout of Fluid's s3_configuration.md sample (encryptOptions inside options) is rejected.
+    bad = {
+        "apiVersion": "data.fluid.io/v1alpha1",
+        "kind": "Dataset",
+        "metadata": {},
+        "spec": {
+            "mounts": [{"mountPoint": "s3://b/models/", "options": {"encryptOptions": [{"name": "aws.secretKey"}]}}]
+        },
+    }
+    assert upstream.validate_custom_resource(bad)
