@@ -5,6 +5,7 @@ from __future__ import annotations
 import pulumi
 
 from components.spec.environment import EnvironmentSpec
+from stacks.model_storage import sync_model_stores
 from stacks.region import RegionalPlatform, RegionalPlatformArgs
 
 
@@ -13,6 +14,7 @@ def build_environment(env: EnvironmentSpec, stack: str) -> dict[str, RegionalPla
         region.name: RegionalPlatform(region.name, RegionalPlatformArgs(env=env, region=region, stack=stack))
         for region in env.regions
     }
+    sync_model_stores(env, regions)
     pulumi.export(
         "clusters",
         {

@@ -11,6 +11,7 @@ from components.addons.volcano import Volcano, VolcanoArgs
 from components.k8s.cluster import ClusterHandle
 from components.spec.environment import EnvironmentSpec
 from components.spec.region import RegionSpec
+from stacks.model_storage import RegionalModelStorage, build_model_storage
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,7 @@ class RegionalPlatform(pulumi.ComponentResource):
 
     cluster: ClusterHandle
     volcano: Volcano | None  # GPU clusters only; model deployments depend on its release
+    model_storage: RegionalModelStorage
 
     def __init__(self, name: str, args: RegionalPlatformArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:stacks:RegionalPlatform", name, None, opts)
@@ -63,5 +65,6 @@ class RegionalPlatform(pulumi.ComponentResource):
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )
+        self.model_storage = build_model_storage(self, args.env, region, args.stack, self.cluster)
 
         self.register_outputs({"cluster": cluster_name, "endpoint": self.cluster.endpoint})

@@ -105,6 +105,7 @@ def test_release_is_pinned_on_the_system_pool_and_redundant_in_production(env, r
 def test_no_volcano_on_a_cluster_without_gpu_pools():
     config = environment_config("dev")
     config["inference-platform:regions"][0]["gpuPools"] = []
+    config["inference-platform:regions"][0]["modelCache"] = {"enabled": False}
     config["inference-platform:models"] = []
     config["inference-platform:tenants"] = []
     plan = plan_config(config)

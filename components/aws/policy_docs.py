@@ -45,3 +45,47 @@ def irsa_trust(
         )
 
     return pulumi.Output.all(oidc_provider_arn, issuer_url).apply(render)
+
+
+def tls_only_bucket_policy(bucket_arn: str) -> str:
+    """Bucket policy refusing every request that does not arrive over TLS."""
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Sid": "DenyInsecureTransport",
+                    "Effect": "Deny",
+                    "Principal": "*",
+                    "Action": "s3:*",
+                    "Resource": [bucket_arn, f"{bucket_arn}/*"],
+                    "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+                }
+            ],
+        }
+    )
+
+
+def prefix_read_statements(bucket_arn: str, key_arn: str, prefix: str, region: str) -> list[dict]:
+    """List and read objects under one prefix of an SSE-KMS bucket, and decrypt them through S3 only."""
+    return [
+        {
+            "Sid": "ListPrefix",
+            "Effect": "Allow",
+            "Action": "s3:ListBucket",
+            "Resource": bucket_arn,
+            "Condition": {"StringLike": {"s3:prefix": [prefix, f"{prefix}*"]}},
+        },
+        {"Sid": "ReadPrefix", "Effect": "Allow", "Action": "s3:GetObject", "Resource": f"{bucket_arn}/{prefix}*"},
+        {
+            "Sid": "DecryptViaS3",
+            "Effect": "Allow",
+            "Action": "kms:Decrypt",
+            "Resource": key_arn,
+            "Condition": {"StringEquals": {"kms:ViaService": f"s3.{region}.amazonaws.com"}},
+        },
+    ]
+
+
+def policy(statements: list[dict]) -> str:
+    return json.dumps({"Version": "2012-10-17", "Statement": statements})

@@ -62,3 +62,13 @@ CHARTS["aws-efa-k8s-device-plugin"] = ChartRef(
     upstream_values="aws-efa-k8s-device-plugin/v0.0.242/chart-aws-efa-k8s-device-plugin.values.yaml",
     free_form=("nodeSelector",),
 )
+
+# Fluid: Dataset / AlluxioRuntime / DataLoad CRDs, the Alluxio runtime controller and the FUSE CSI
+# driver [fluid-cloudnative/fluid@v1.0.8:charts/fluid/fluid, FACTS-2.md].
+CHARTS["fluid"] = ChartRef(
+    name="fluid",
+    repository="https://fluid-cloudnative.github.io/charts",
+    version="1.0.8",
+    upstream_chart="fluid/v1.0.8/chart-fluid.Chart.yaml",
+    upstream_values="fluid/v1.0.8/chart-fluid.values.yaml",
+)

@@ -57,6 +57,17 @@ def kubernetes_provider(
     )
 
 
+@dataclass(frozen=True)
+class WorkloadIdentity:
+    """What a cloud role must trust so that pods get credentials without static keys."""
+
+    # EKS (IRSA): the cluster's IAM OIDC provider and its issuer URL.
+    oidc_provider_arn: pulumi.Input[str] | None = None
+    oidc_issuer: pulumi.Input[str] | None = None
+    # GKE: the Workload Identity pool, `<project>.svc.id.goog`.
+    workload_pool: str | None = None
+
+
 @dataclass
 class ClusterHandle:
     """A running cluster as add-ons see it."""
@@ -68,6 +79,9 @@ class ClusterHandle:
     endpoint: pulumi.Output[str]
     # Resources that must exist before workloads can be scheduled (node groups, add-ons).
     ready: list[pulumi.Resource] = field(default_factory=list)
+    # The cloud provider (aws / gcp) of the cluster's region, for add-ons that create cloud resources.
+    cloud_provider: pulumi.ProviderResource | None = None
+    identity: WorkloadIdentity | None = None
 
     @property
     def cloud(self) -> str:

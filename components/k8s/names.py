@@ -7,6 +7,10 @@ from __future__ import annotations
 SERVING_NAMESPACE = "inference"
 MODEL_SERVER_SERVICE_ACCOUNT = "model-server"
 
+# Weights live under this prefix of every model bucket; read access (IRSA / Workload Identity)
+# and the cache's mount are limited to it.
+MODELS_PREFIX = "models/"
+
 # Platform annotations on rendered objects (independent of the node-label domain), read by
 # the policy pack: e.g. the sizing an InferenceService was computed with.
 ANNOTATION_PREFIX = "inference-platform.io"

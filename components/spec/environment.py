@@ -12,6 +12,7 @@ from components.spec.base import Issue, Spec, duplicates
 from components.spec.federation import FederationSpec, check_federation
 from components.spec.gpu_partitioning import check_gpu_partitioning
 from components.spec.gpu_pools import check_gpu_pools
+from components.spec.model_store import ModelStoreSpec, check_model_storage
 from components.spec.region import RegionSpec, check_region
 from components.spec.scheduling import PriorityTierSpec, check_scheduling, default_tiers
 from components.spec.workloads import ModelSpec, TenantSpec, check_workloads
@@ -49,6 +50,7 @@ class EnvironmentSpec(Spec):
         min_length=1,
         description="Priority tiers, one PriorityClass each; default realtime > batch > best-effort.",
     )
+    model_store: ModelStoreSpec = Field(description="Buckets holding model weights, one per region entry.")
 
     def region(self, name: str) -> RegionSpec:
         return next(r for r in self.regions if r.name == name)
@@ -66,5 +68,5 @@ def _check_regions(env: EnvironmentSpec) -> Iterable[Issue]:
 # report consequences of an earlier mistake instead of the mistake.
 SEMANTIC_CHECKS: tuple[tuple[Callable[[EnvironmentSpec], Iterable[Issue]], ...], ...] = (
     (_check_regions, check_gpu_pools, check_workloads, check_federation),
-    (check_gpu_partitioning, check_scheduling),
+    (check_gpu_partitioning, check_scheduling, check_model_storage),
 )

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pulumi
 import pulumi_aws as aws
 
 from components.aws.eks import EksCluster, EksClusterArgs
 from components.aws.gpu_node_group import EksGpuNodeGroup, EksGpuNodeGroupArgs
 from components.aws.network import AwsNetwork, AwsNetworkArgs
-from components.k8s.cluster import ClusterHandle
+from components.k8s.cluster import ClusterHandle, WorkloadIdentity
 from components.spec.environment import EnvironmentSpec
 from components.spec.region import RegionSpec
 from stacks.clouds import platform_tags
@@ -49,4 +51,5 @@ def build_aws_cluster(
             ),
             opts=opts,
         )
-    return eks.handle
+    identity = WorkloadIdentity(oidc_provider_arn=eks.oidc_provider.arn, oidc_issuer=eks.oidc_issuer)
+    return replace(eks.handle, cloud_provider=provider, identity=identity)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pulumi
 import pulumi_gcp as gcp
 
 from components.gcp.gke import GkeCluster, GkeClusterArgs
 from components.gcp.gpu_node_pool import GkeGpuNodePool, GkeGpuNodePoolArgs
 from components.gcp.network import GcpNetwork, GcpNetworkArgs
-from components.k8s.cluster import ClusterHandle
+from components.k8s.cluster import ClusterHandle, WorkloadIdentity
 from components.spec.environment import EnvironmentSpec
 from components.spec.region import RegionSpec
 from stacks.clouds import platform_tags
@@ -45,4 +47,4 @@ def build_gcp_cluster(
             ),
             opts=opts,
         )
-    return gke.handle
+    return replace(gke.handle, cloud_provider=provider, identity=WorkloadIdentity(workload_pool=gke.workload_pool))

@@ -117,6 +117,28 @@ def _tls(typ: str, name: str, inputs: dict) -> tuple[str, dict]:
     return name, outputs.get(typ, {"certPem": pem})
 
 
+def _project_number(project: str) -> int:
+    return int(_hex(project, 10), 16) % 10**12
+
+
+def _gcs_agent(project: str) -> dict:
+    email = f"service-{_project_number(project)}@gs-project-accounts.iam.gserviceaccount.com"
+    return {"emailAddress": email, "member": f"serviceAccount:{email}", "project": project}
+
+
+def _transfer_agent(project: str) -> dict:
+    email = f"project-{_project_number(project)}@storage-transfer-service.iam.gserviceaccount.com"
+    subject = str(int(_hex(project + "sts", 14), 16))
+    return {"email": email, "member": f"serviceAccount:{email}", "subjectId": subject, "project": project}
+
+
+# Google-managed service agents of a project, as the provider's data sources return them.
+_GCP_SERVICE_AGENTS: dict[str, Callable[[str], dict]] = {
+    "gcp:storage/getProjectServiceAccount:getProjectServiceAccount": _gcs_agent,
+    "gcp:storage/getTransferProjectServiceAccount:getTransferProjectServiceAccount": _transfer_agent,
+}
+
+
 _BY_PACKAGE: dict[str, Callable[..., tuple[str, dict]]] = {"gcp": _gcp, "random": _random, "tls": _tls}
 
 
@@ -144,4 +166,6 @@ class PlausibleMocks(mocks.Mocks):
             return {"accountId": ACCOUNT_ID, "arn": f"arn:aws:iam::{ACCOUNT_ID}:user/plan", "userId": "PLAN"}
         if args.token == "aws:index/getPartition:getPartition":
             return {"partition": "aws", "dnsSuffix": "amazonaws.com"}
+        if args.token in _GCP_SERVICE_AGENTS:
+            return _GCP_SERVICE_AGENTS[args.token](str(args.args.get("project", "mock-project")))
         return {}

@@ -198,12 +198,47 @@ def _scheduling(plan: Plan) -> str:
     return "\n".join(rows) + "\n"
 
 
+def _model_storage(plan: Plan) -> str:
+    """Per region: bucket and how it is kept in sync, cache tiers and capacity, pre-warmed models."""
+    from components.addons.model_cache import model_bucket_url, prewarmed_models
+    from components.k8s.names import model_bucket_name
+    from components.spec.model_store import cache_plan
+
+    env = plan.spec
+    source = env.model_store.source(env)
+    rows = [
+        "## Model storage\n",
+        "| region | bucket | kept in sync by | cache tiers per worker | workers | cache capacity | pre-warmed |",
+        "|---|---|---|---|---:|---:|---|",
+    ]
+    for region in env.regions:
+        bucket = model_bucket_url(
+            region, model_bucket_name(env.model_store.bucket_prefix, plan.environment, region.name)
+        )
+        if region.name == source.name:
+            sync = "source of truth (uploads)"
+        elif region.cloud == "aws":
+            sync = f"S3 replication from {source.name}"
+        else:
+            sync = f"Storage Transfer from {source.name} every {env.model_store.sync_interval_hours}h"
+        if region.model_cache.enabled:
+            cache = cache_plan(region)
+            tiers = f"MEM {cache.memory_gib}Gi" + (f" + NVMe {cache.ssd_gib}Gi" if cache.ssd_gib else "")
+            workers, capacity = str(cache.replicas), f"{cache.capacity_gib} GiB"
+            warm = ", ".join(m.name for m in prewarmed_models(env, region)) or "none"
+        else:
+            tiers, workers, capacity, warm = "cache off", "-", "-", "-"
+        rows.append(f"| {region.name} | `{bucket}` | {sync} | {tiers} | {workers} | {capacity} | {warm} |")
+    return "\n".join(rows) + "\n"
+
+
 # Sections of plan.md, in order; capabilities add theirs here.
 SECTIONS: tuple[Callable[[Plan], str], ...] = (
     _summary,
     _diagram,
     _capacity,
     _schedulable_gpu_resources,
+    _model_storage,
     _counts,
     _scheduling,
     _policy,

@@ -1,0 +1,30 @@
+"""Kubernetes service accounts bound to cloud identities: IRSA on EKS, Workload Identity on GKE."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from components.spec.region import RegionSpec
+
+# The service-account annotation each cloud's credential plumbing reads: the EKS Pod Identity
+# webhook injects a web-identity token for the annotated IAM role; the GKE metadata server
+# impersonates the annotated Google service account.
+IDENTITY_ANNOTATION = {"aws": "eks.amazonaws.com/role-arn", "gcp": "iam.gke.io/gcp-service-account"}
+
+
+@dataclass(frozen=True)
+class ServiceAccountRef:
+    """One Kubernetes service account a cloud identity trusts."""
+
+    namespace: str
+    name: str
+
+    @property
+    def subject(self) -> str:
+        """The token subject (`sub` claim) of the service account."""
+        return f"system:serviceaccount:{self.namespace}:{self.name}"
+
+
+def identity_annotations(region: RegionSpec, identity: str) -> dict[str, str]:
+    """Annotations binding a service account to an IAM role ARN (EKS) or Google SA email (GKE)."""
+    return {IDENTITY_ANNOTATION[region.cloud]: identity}

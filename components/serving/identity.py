@@ -1,0 +1,50 @@
+"""The namespace model servers run in, and their service account bound to the cloud identity that reads weights.
+
+KServe's InferenceServices use this namespace and set `serviceAccountName` to this account; the
+account carries the IRSA role (EKS) or Google service account (GKE) of the region's model store,
+so model servers read `s3://` / `gs://` weights without static keys.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.k8s.cluster import ClusterHandle
+from components.k8s.helm import namespace
+from components.k8s.names import MODEL_SERVER_SERVICE_ACCOUNT, SERVING_NAMESPACE
+from components.k8s.workload_identity import identity_annotations
+
+
+@dataclass(frozen=True)
+class ServingIdentityArgs:
+    cluster: ClusterHandle
+    # IAM role ARN (EKS) or Google service account email (GKE) that may read the model store.
+    cloud_identity: pulumi.Input[str]
+    namespace_labels: dict[str, str] = field(default_factory=dict)
+
+
+class ServingIdentity(pulumi.ComponentResource):
+    namespace: k8s.core.v1.Namespace
+    service_account: k8s.core.v1.ServiceAccount
+
+    def __init__(self, name: str, args: ServingIdentityArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("inference-platform:serving:ServingIdentity", name, None, opts)
+        cluster = args.cluster
+        self.namespace = namespace(SERVING_NAMESPACE, cluster, self, "baseline", args.namespace_labels)
+        self.service_account = k8s.core.v1.ServiceAccount(
+            f"{cluster.name}-{MODEL_SERVER_SERVICE_ACCOUNT}",
+            metadata={
+                "name": MODEL_SERVER_SERVICE_ACCOUNT,
+                "namespace": SERVING_NAMESPACE,
+                "annotations": pulumi.Output.from_input(args.cloud_identity).apply(
+                    lambda identity: identity_annotations(cluster.region, identity)
+                ),
+            },
+            # Model servers never call the Kubernetes API; cloud credentials come from their own token.
+            automount_service_account_token=False,
+            opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[self.namespace]),
+        )
+        self.register_outputs({"namespace": SERVING_NAMESPACE, "serviceAccount": MODEL_SERVER_SERVICE_ACCOUNT})

@@ -1,0 +1,216 @@
+"""Model weights: the per-region buckets (environment level) and the cache over them (per region)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated
+
+from pydantic import AfterValidator, Field
+
+from components.catalog.machines import MACHINES
+from components.k8s.names import MODELS_PREFIX
+from components.spec.base import Issue, Spec, join_path
+
+if TYPE_CHECKING:
+    from components.spec.environment import EnvironmentSpec
+    from components.spec.region import GpuPoolSpec, RegionSpec
+
+_QUANTITY = re.compile(r"^(\d+)(Gi|Ti)$")
+_BUCKET_PREFIX = re.compile(r"^[a-z0-9][a-z0-9-]{1,28}[a-z0-9]$")
+# S3 and GCS bucket names are at most 63 characters; `<prefix>-<env>-<region>-models` leaves
+# this much for prefix + region name when environment (stack) names stay within 10 characters.
+BUCKET_NAME_BUDGET = 63 - len("--") - len("-models") - 10
+
+# The cache shares GPU nodes with model servers, which need host memory to stage weights and
+# local NVMe for container images: the cache may take at most these shares of a node.
+MEMORY_SHARE_MAX = 0.25
+SSD_SHARE_MAX = 0.8
+# Defaults leave more headroom than the maximum.
+MEMORY_SHARE_DEFAULT = 0.125
+SSD_SHARE_DEFAULT = 0.6
+
+
+def _check_quantity(value: str) -> str:
+    if not _QUANTITY.match(value):
+        raise ValueError(f"{value!r} is not a size; use a whole number of Gi or Ti, e.g. 64Gi")
+    return value
+
+
+def _check_bucket_prefix(value: str) -> str:
+    if not _BUCKET_PREFIX.match(value) or "--" in value or "google" in value:
+        raise ValueError(
+            f"{value!r} is not usable as a bucket name prefix; use 3-30 lowercase letters, digits and "
+            "single '-', starting and ending with a letter or digit, without 'google'"
+        )
+    return value
+
+
+Quantity = Annotated[str, AfterValidator(_check_quantity)]
+"""A size in whole GiB or TiB, written like a Kubernetes quantity: 64Gi, 2Ti."""
+
+
+def gib(quantity: str) -> int:
+    number, unit = _QUANTITY.match(quantity).groups()  # type: ignore[union-attr]
+    return int(number) * (1024 if unit == "Ti" else 1)
+
+
+class ModelStoreSpec(Spec):
+    """One bucket per region entry; one of them is the source of truth the others are synced from."""
+
+    bucket_prefix: Annotated[str, AfterValidator(_check_bucket_prefix)] = Field(
+        description="First part of every model bucket name (<prefix>-<env>-<region>-models); bucket names are "
+        "global, so make it unique to your organisation, e.g. acme-inference."
+    )
+    source_region: str | None = Field(
+        None,
+        description="Region entry whose bucket receives uploads and feeds the others; default the first AWS "
+        "region entry (S3 replication and the S3-to-GCS transfer both start from S3).",
+    )
+    noncurrent_version_days: int = Field(
+        30, ge=1, le=3650, description="Days an overwritten or deleted weights file stays recoverable."
+    )
+    abort_multipart_days: int = Field(
+        7, ge=1, le=365, description="Days after which unfinished multipart uploads are removed."
+    )
+    gcs_cmek: bool = Field(
+        False, description="GCS buckets: encrypt with a customer-managed Cloud KMS key (rotated every 90 days)."
+    )
+    sync_interval_hours: int = Field(
+        1, ge=1, le=24, description="How often the transfer job copies new weights from the source S3 bucket to GCS."
+    )
+
+    def source(self, env: EnvironmentSpec) -> RegionSpec:
+        """The region entry whose bucket is the source of truth."""
+        if self.source_region is not None:
+            return env.region(self.source_region)
+        return next((r for r in env.regions if r.cloud == "aws"), env.regions[0])
+
+
+class ModelCacheSpec(Spec):
+    """Alluxio cache (via Fluid) over the region's model bucket, on the region's GPU nodes."""
+
+    enabled: bool = Field(False, description="Run the cache; model servers then read pvc://models/<path>.")
+    memory: Quantity | None = Field(
+        None, description="Memory tier per cache worker, e.g. 16Gi; default 1/8 of the smallest GPU node's memory."
+    )
+    ssd: Quantity | None = Field(
+        None,
+        description="Local NVMe tier per cache worker, e.g. 300Gi (0Gi: none); default 60% of the smallest "
+        "GPU node's local NVMe.",
+    )
+    replicas: int | None = Field(
+        None, ge=1, description="Cache workers (one per GPU node); default the GPU pools' summed minSize, at least 1."
+    )
+    prewarm: bool = Field(True, description="Load every model placed in this region into the cache ahead of use.")
+
+
+@dataclass(frozen=True)
+class CachePlan:
+    """The cache of one region with every default resolved."""
+
+    memory_gib: int
+    ssd_gib: int
+    replicas: int
+    pools: tuple[str, ...]
+
+    @property
+    def capacity_gib(self) -> int:
+        return self.replicas * (self.memory_gib + self.ssd_gib)
+
+
+def _smallest(region: RegionSpec, attribute: str) -> tuple[GpuPoolSpec, int]:
+    pool = min(region.gpu_pools, key=lambda p: getattr(MACHINES[p.machine_type], attribute))
+    return pool, getattr(MACHINES[pool.machine_type], attribute)
+
+
+def cache_plan(region: RegionSpec) -> CachePlan:
+    """Resolved quotas of an enabled cache (the region must have GPU pools)."""
+    spec = region.model_cache
+    _, memory = _smallest(region, "memory_gib")
+    _, nvme = _smallest(region, "local_nvme_gib")
+    return CachePlan(
+        memory_gib=gib(spec.memory) if spec.memory else max(1, int(memory * MEMORY_SHARE_DEFAULT)),
+        ssd_gib=gib(spec.ssd) if spec.ssd else int(nvme * SSD_SHARE_DEFAULT) // 10 * 10,
+        replicas=spec.replicas or max(1, sum(p.min_size for p in region.gpu_pools)),
+        pools=tuple(p.name for p in region.gpu_pools),
+    )
+
+
+def check_model_storage(env: EnvironmentSpec) -> Iterator[Issue]:
+    """Bucket naming and sync topology, weights under the models prefix, cache quotas that fit the nodes."""
+    store = env.model_store
+    names = [r.name for r in env.regions]
+    if store.source_region is not None and store.source_region not in names:
+        yield Issue(
+            "modelStore.sourceRegion", f"no region named {store.source_region!r}; use one of {', '.join(names)}"
+        )
+    elif len(env.regions) > 1 and store.source(env).cloud != "aws":
+        yield Issue(
+            "modelStore.sourceRegion",
+            f"{store.source(env).name!r} is a GCP region; the source of truth must be an S3 bucket because the "
+            "other buckets are fed by S3 replication and the S3-to-GCS transfer; pick an AWS region",
+        )
+    for region in env.regions:
+        if len(store.bucket_prefix) + len(region.name) > BUCKET_NAME_BUDGET:
+            yield Issue(
+                "modelStore.bucketPrefix",
+                f"bucket names are at most 63 characters and {store.bucket_prefix!r} with region "
+                f"{region.name!r} leaves too little for the environment name; shorten the prefix to at most "
+                f"{BUCKET_NAME_BUDGET - len(region.name)} characters",
+            )
+    for i, model in enumerate(env.models):
+        if not model.weights_prefix.startswith(MODELS_PREFIX):
+            yield Issue(
+                join_path("models", i, "storagePath"),
+                f"{model.storage_path!r} is outside {MODELS_PREFIX!r}, the only prefix model servers and the "
+                f"cache may read; store the weights under {MODELS_PREFIX}",
+            )
+    for i, region in enumerate(env.regions):
+        if region.model_cache.enabled:
+            yield from _check_cache(region, ("regions", i, "modelCache"))
+
+
+def _check_cache(region: RegionSpec, path: tuple) -> Iterator[Issue]:
+    if not region.gpu_pools:
+        yield Issue(
+            join_path(*path, "enabled"),
+            f"cache workers run on GPU nodes and region {region.name!r} has no gpuPools; add a GPU pool or set "
+            "enabled: false",
+        )
+        return
+    plan = cache_plan(region)
+    pool, memory = _smallest(region, "memory_gib")
+    limit = int(memory * MEMORY_SHARE_MAX)
+    if plan.memory_gib < 1:
+        yield Issue(join_path(*path, "memory"), "the memory tier is Alluxio's top tier and needs at least 1Gi")
+    elif plan.memory_gib > limit:
+        yield Issue(
+            join_path(*path, "memory"),
+            f"{plan.memory_gib}Gi is more than {MEMORY_SHARE_MAX:.0%} of the {memory} GiB of memory of "
+            f"{pool.machine_type} (pool {pool.name!r}), which model servers need; use at most {limit}Gi",
+        )
+    if plan.ssd_gib:
+        pool, nvme = _smallest(region, "local_nvme_gib")
+        limit = int(nvme * SSD_SHARE_MAX)
+        if not nvme:
+            yield Issue(
+                join_path(*path, "ssd"),
+                f"{pool.machine_type} (pool {pool.name!r}) has no local NVMe for the SSD tier; set ssd: 0Gi "
+                "or use GPU machine types with local NVMe",
+            )
+        elif plan.ssd_gib > limit:
+            yield Issue(
+                join_path(*path, "ssd"),
+                f"{plan.ssd_gib}Gi is more than {SSD_SHARE_MAX:.0%} of the {nvme} GiB of local NVMe of "
+                f"{pool.machine_type} (pool {pool.name!r}), which also holds container images; use at most "
+                f"{limit}Gi",
+            )
+    nodes = sum(p.max_size for p in region.gpu_pools)
+    if plan.replicas > nodes:
+        yield Issue(
+            join_path(*path, "replicas"),
+            f"{plan.replicas} cache workers but the GPU pools have at most {nodes} nodes (one worker per node); "
+            f"lower replicas to {nodes} or raise the pools' maxSize",
+        )

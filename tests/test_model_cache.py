@@ -1,0 +1,225 @@
+"""The Alluxio cache via Fluid: what the Dataset, AlluxioRuntime and DataLoads say, and where models are read."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.addons.model_cache import (
+    ALLUXIO_PROPERTIES,
+    CSI_VALUES,
+    VLLM_LOAD_ARGS,
+    WORKER_JVM_GIB,
+    model_storage_uri,
+    prewarmed_models,
+)
+from components.spec.loader import load_environment
+from components.spec.model_store import cache_plan
+from tests.harness import environment_config, ns, plan_config
+
+CR = "kubernetes:data.fluid.io/v1alpha1:"
+
+
+def _cr(plan, cluster: str, namespace: str, kind: str, name: str) -> dict:
+    found = [
+        r.inputs
+        for r in plan.of_type(CR + kind)
+        if plan.cluster_of(r) == cluster and r.inputs["metadata"] == {"name": name, "namespace": namespace}
+    ]
+    assert len(found) == 1, f"{kind} {namespace}/{name} on {cluster}: {len(found)}"
+    return found[0]
+
+
+def _raw(env: str) -> dict:
+    return {k.split(":", 1)[1]: v for k, v in environment_config(env).items() if k.startswith("inference-platform:")}
+
+
+# --- Dataset --------------------------------------------------------------------------------------
+
+
+def test_dataset_mounts_the_regions_bucket_read_only_without_keys(prod_plan):
+    spec = _cr(prod_plan, "prod-use1", "model-cache", "Dataset", "models")["spec"]
+    (mount,) = spec["mounts"]
+    assert mount["mountPoint"] == "s3://acme-inference-prod-use1-models/models/"
+    assert mount["path"] == "/models"
+    assert mount["readOnly"] is True
+    assert mount["options"] == {
+        "alluxio.underfs.s3.region": "us-east-1",
+        "alluxio.underfs.s3.secure.http.enabled": "true",
+    }
+    # Credentials come from the pod's web identity: no access keys anywhere.
+    assert "encryptOptions" not in mount and "sharedEncryptOptions" not in spec
+    assert spec["accessModes"] == ["ReadOnlyMany"]
+
+
+def test_gcs_dataset_uses_application_default_credentials(prod_plan):
+    (mount,) = _cr(prod_plan, "prod-usc1", "model-cache", "Dataset", "models")["spec"]["mounts"]
+    assert mount["mountPoint"] == "gs://acme-inference-prod-usc1-models/models/"
+    assert mount["options"] == {"alluxio.underfs.gcs.version": "2"}
+    assert "encryptOptions" not in mount
+
+
+def test_cache_workers_are_pinned_to_the_gpu_pools_and_tolerate_their_taint(prod_plan):
+    spec = _cr(prod_plan, "prod-use1", "model-cache", "Dataset", "models")["spec"]
+    (term,) = spec["nodeAffinity"]["required"]["nodeSelectorTerms"]
+    assert term["matchExpressions"] == [
+        {"key": "inference-platform.io/pool", "operator": "In", "values": ["h100", "l40s"]}
+    ]
+    assert spec["tolerations"] == [
+        {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}
+    ]
+
+
+def test_serving_namespace_gets_a_reference_dataset_for_pvc_uris(prod_plan):
+    spec = _cr(prod_plan, "prod-use1", "inference", "Dataset", "models")["spec"]
+    assert spec == {"mounts": [{"name": "models", "mountPoint": "dataset://model-cache/models", "path": "/"}]}
+
+
+# --- AlluxioRuntime -------------------------------------------------------------------------------
+
+
+def test_runtime_tiers_memory_then_local_nvme_with_quotas_from_config(prod_plan):
+    spec = _cr(prod_plan, "prod-use1", "model-cache", "AlluxioRuntime", "models")["spec"]
+    # Defaults from the smallest GPU node of use1 (g6e.2xlarge: 64 GiB memory, 450 GiB NVMe).
+    assert spec["replicas"] == 2  # h100 minSize 1 + l40s minSize 1
+    mem, ssd = spec["tieredstore"]["levels"]
+    assert (mem["mediumtype"], mem["path"], mem["quota"], mem["volumeType"]) == ("MEM", "/dev/shm", "8Gi", "emptyDir")
+    assert (ssd["mediumtype"], ssd["quota"], ssd["volumeType"]) == ("SSD", "270Gi", "emptyDir")
+    assert {mem["high"], mem["low"]} == {"0.95", "0.7"}
+    worker = spec["worker"]["resources"]
+    assert worker["requests"]["memory"] == worker["limits"]["memory"] == f"{8 + WORKER_JVM_GIB}Gi"
+    assert spec["master"]["nodeSelector"] == {"inference-platform.io/pool": "system"}
+    assert spec["properties"] == ALLUXIO_PROPERTIES
+
+
+def test_configured_quotas_and_replicas_win_over_defaults():
+    raw = _raw("prod")
+    raw["regions"][0]["modelCache"] = {"enabled": True, "memory": "12Gi", "ssd": "0Gi", "replicas": 4}
+    plan = cache_plan(load_environment(raw).regions[0])
+    assert (plan.memory_gib, plan.ssd_gib, plan.replicas, plan.capacity_gib) == (12, 0, 4, 48)
+
+
+def test_default_quotas_fit_the_smallest_gpu_node(prod_plan, dev_plan):
+    assert cache_plan(dev_plan.spec.region("use1")) == cache_plan(dev_plan.spec.region("use1")).__class__(
+        memory_gib=4, ssd_gib=150, replicas=1, pools=("l40s", "a100-mig")
+    )  # sized by the smallest GPU node: g6e.xlarge, 32 GiB RAM, 250 GB NVMe
+    # usc1: memory from g2-standard-24 (96 GiB / 8); NVMe from a2-ultragpu-1g (1 x 375 GiB x 60% = 225,
+    # rounded down to 220); one worker per pool minimum node (h200 1 + l4 1 + a100-mig 1).
+    usc1 = cache_plan(prod_plan.spec.region("usc1"))
+    assert (usc1.memory_gib, usc1.ssd_gib, usc1.replicas) == (12, 220, 3)
+
+
+# --- DataLoad -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("cluster", "models"),
+    [("prod-use1", {"llama-3-1-70b", "llama-3-1-8b"}), ("prod-usc1", {"llama-3-1-70b", "mistral-7b-trt"})],
+)
+def test_one_dataload_per_model_placed_in_the_region(prod_plan, cluster, models):
+    loads = [r.inputs for r in prod_plan.of_type(CR + "DataLoad") if prod_plan.cluster_of(r) == cluster]
+    assert {load["metadata"]["name"] for load in loads} == {f"prewarm-{m}" for m in models}
+    for load in loads:
+        model = load["metadata"]["name"].removeprefix("prewarm-")
+        assert load["metadata"]["namespace"] == "model-cache"
+        assert load["spec"]["dataset"] == {"name": "models", "namespace": "model-cache"}
+        assert load["spec"]["target"] == [{"path": f"/models/{model}", "replicas": 1}]
+        assert load["spec"]["loadMetadata"] is True
+
+
+def test_prewarm_off_loads_nothing_ahead_of_use():
+    raw = _raw("prod")
+    raw["regions"][0]["modelCache"] = {"enabled": True, "prewarm": False}
+    env = load_environment(raw)
+    assert prewarmed_models(env, env.regions[0]) == []
+    assert [m.name for m in prewarmed_models(env, env.regions[1])] == ["llama-3-1-70b", "llama-3-1-8b"]
+
+
+def test_fluid_resources_wait_for_the_chart_that_installs_their_crds(prod_plan):
+    release = prod_plan.named("prod-use1-fluid", "kubernetes:helm.sh/v3:Release")
+    for r in prod_plan.of_type(CR + "Dataset") + prod_plan.of_type(CR + "AlluxioRuntime"):
+        if prod_plan.cluster_of(r) == "prod-use1":
+            assert release.urn in r.options["dependsOn"]
+
+
+# --- identity and namespaces ----------------------------------------------------------------------
+
+
+def test_cache_runs_as_the_annotated_default_account_of_its_own_namespace(prod_plan):
+    patch = prod_plan.named("prod-use1-model-cache-default", "kubernetes:core/v1:ServiceAccountPatch").inputs
+    assert patch["metadata"]["namespace"] == "model-cache"
+    assert patch["metadata"]["name"] == "default"
+    assert patch["metadata"]["annotations"]["eks.amazonaws.com/role-arn"].startswith(
+        "arn:aws:iam::123456789012:role/use1-model-cache-"
+    )
+    gke = prod_plan.named("prod-usc1-model-cache-default", "kubernetes:core/v1:ServiceAccountPatch").inputs
+    assert gke["metadata"]["annotations"] == {
+        "iam.gke.io/gcp-service-account": "prod-usc1-model-cache@acme-inference-prod.iam.gserviceaccount.com"
+    }
+
+
+def test_only_the_cache_namespace_is_privileged(prod_plan):
+    labels = {
+        r.inputs["metadata"]["name"]: r.inputs["metadata"]["labels"]
+        for r in prod_plan.of_type("kubernetes:core/v1:Namespace")
+        if prod_plan.cluster_of(r) == "prod-use1"
+    }
+    assert labels["model-cache"]["pod-security.kubernetes.io/enforce"] == "privileged"
+    assert labels["inference"]["pod-security.kubernetes.io/enforce"] == "baseline"
+    assert labels["inference"]["fluid.io/enable-injection"] == "true"
+
+
+@pytest.mark.parametrize(("cluster", "cloud"), [("prod-use1", "aws"), ("prod-usc1", "gcp")])
+def test_fluid_chart_enables_alluxio_and_thin_runtimes_and_fits_the_kubelet(prod_plan, cluster, cloud):
+    values = prod_plan.named(f"{cluster}-fluid", "kubernetes:helm.sh/v3:Release").inputs["values"]
+    assert values["runtime"] == {"alluxio": {"enabled": True}, "thin": {"enabled": True}}
+    assert values["csi"] == CSI_VALUES[cloud]
+
+
+# --- where model servers read ---------------------------------------------------------------------
+
+
+def test_model_storage_uri_is_the_cache_pvc_when_on_else_the_bucket(dev_plan, prod_plan):
+    dev = dev_plan.spec
+    model = dev.models[0]
+    assert model_storage_uri(dev, dev.region("use1"), "dev", model) == "pvc://models/models/llama-3-1-8b"
+    off = dev.region("use1").model_copy(
+        update={"model_cache": dev.region("use1").model_cache.model_copy(update={"enabled": False})}
+    )
+    assert model_storage_uri(dev, off, "dev", model) == "s3://acme-inference-dev-use1-models/models/llama-3-1-8b/"
+    prod = prod_plan.spec
+    usc1 = prod.region("usc1")
+    gcs_off = usc1.model_copy(update={"model_cache": usc1.model_cache.model_copy(update={"enabled": False})})
+    assert model_storage_uri(prod, gcs_off, "prod", prod.models[2]) == (
+        "gs://acme-inference-prod-usc1-models/models/mistral-7b-trt/"
+    )
+    assert VLLM_LOAD_ARGS == ("--load-format", "runai_streamer")
+
+
+def test_cache_off_keeps_buckets_and_serving_identity_but_no_fluid():
+    config = environment_config("dev")
+    config[ns("regions")][0]["modelCache"] = {"enabled": False}
+    plan = plan_config(config, stack="dev")
+    assert not [r for r in plan.resources if r.type.startswith(CR) or r.type.endswith(":ModelCache")]
+    assert not [r for r in plan.helm_releases() if r.inputs["chart"] == "fluid"]
+    assert [r.name for r in plan.of_type("aws:iam/role:Role") if "model" in r.name] == ["use1-model-server"]
+    namespace = next(
+        r.inputs for r in plan.of_type("kubernetes:core/v1:Namespace") if r.inputs["metadata"]["name"] == "inference"
+    )
+    assert "fluid.io/enable-injection" not in namespace["metadata"]["labels"]
+
+
+def test_fluid_resources_validate_against_the_upstream_crds(prod_plan, upstream):
+    fluid = [r for r in prod_plan.kubernetes_objects() if r.inputs["apiVersion"] == "data.fluid.io/v1alpha1"]
+    assert {r.inputs["kind"] for r in fluid} == {"Dataset", "AlluxioRuntime", "DataLoad"}
+    for r in fluid:
+        assert upstream.validate_custom_resource(r.inputs) == [], r.urn
+    # The layout of Fluid's s3_configuration.md sample (encryptOptions inside options) is rejected.
+    bad = {
+        "apiVersion": "data.fluid.io/v1alpha1",
+        "kind": "Dataset",
+        "metadata": {},
+        "spec": {
+            "mounts": [{"mountPoint": "s3://b/models/", "options": {"encryptOptions": [{"name": "aws.secretKey"}]}}]
+        },
+    }
+    assert upstream.validate_custom_resource(bad)
