@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.requirements.stamp
 export INFERENCE_PLATFORM_UPSTREAM ?= $(abspath ../shared/upstream)
 
-.PHONY: plan test lint format docs clean
+.PHONY: plan preflight test lint format docs clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "Python 3.11+ is required (found $$($(PYTHON) --version))"; exit 1; }
@@ -17,6 +17,9 @@ $(STAMP): requirements.txt requirements-dev.txt
 
 plan: $(STAMP)  ## offline plan of Pulumi.$(ENV).yaml into build/$(ENV)/
 	$(BIN)/python -m tools.plan $(ENV)
+
+preflight: $(STAMP)  ## read-only AWS checks of Pulumi.$(ENV).yaml: offerings, quotas, reservations, model files
+	$(BIN)/python -m tools.preflight $(ENV) $(PREFLIGHT_FLAGS)
 
 test: $(STAMP)  ## the whole test suite (conformance against ../shared/upstream included)
 	$(BIN)/python -m pytest

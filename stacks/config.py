@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from pulumi.runtime import config as runtime_config
@@ -13,13 +14,14 @@ from components.spec.loader import load_environment
 PROJECT = "inference-platform"
 
 
-def namespace_values(namespace: str = PROJECT) -> dict[str, Any]:
+def namespace_values(namespace: str = PROJECT, config: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Every `<namespace>:<key>` the engine passed to the program, structured values decoded.
 
     pulumi.Config can only fetch keys by name; listing them is what lets a typo in a
-    top-level key be reported instead of silently ignored.
+    top-level key be reported instead of silently ignored. Tools that read a stack file
+    without running the program (preflight) pass its `config` mapping instead.
     """
-    merged = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+    merged = config if config is not None else {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
     prefix = namespace + ":"
     return {key[len(prefix) :]: _decode(value) for key, value in merged.items() if key.startswith(prefix)}
 

@@ -239,9 +239,11 @@ def test_cli_semantic_errors_are_all_reported(project, capsys):
     _write_env(project, "broken", config)
     assert plan_main(["broken", "--project-dir", str(project), "--quiet"]) == 2
     lines = capsys.readouterr().err.splitlines()
-    assert len(lines) == 2
+    assert len(lines) == 3
     assert lines[0].startswith("error: Pulumi.broken.yaml: regions[0].zones[1]: 'us-east-1q' is not a zone")
-    assert lines[1] == "error: Pulumi.broken.yaml: tenants[0].models[0]: no model named 'nope'; use one of llama-3-1-8b"
+    # the MIG pool lived in us-east-1b, which the region no longer lists
+    assert lines[1].startswith("error: Pulumi.broken.yaml: regions[0].gpuPools[1].zones[0]: 'us-east-1b' is not one")
+    assert lines[2] == "error: Pulumi.broken.yaml: tenants[0].models[0]: no model named 'nope'; use one of llama-3-1-8b"
 
 
 def test_cli_yaml_syntax_error_names_line_and_column(project, capsys):

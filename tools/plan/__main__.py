@@ -13,7 +13,7 @@ from components.spec.loader import ConfigError
 from tools.plan.artifacts import write_plan
 from tools.plan.report import summary_tree
 from tools.plan.runner import PROJECT_DIR, build_plan
-from tools.plan.stackfile import PlanInputError, load_stack_config
+from tools.plan.stackfile import PlanInputError, input_error_lines, load_stack_config
 
 EXIT_INVALID_INPUT = 2
 
@@ -43,10 +43,8 @@ def main(argv: list[str] | None = None) -> int:
 
             plan = build_plan(stack_config, args.project_dir, on_register)
     except (PlanInputError, ConfigError) as exc:
-        lines = exc.lines if isinstance(exc, PlanInputError) else [str(i) for i in exc.issues]
-        where = f"Pulumi.{args.env}.yaml"
-        for line in lines:
-            print(f"error: {where}: {line}" if not line.startswith("Pulumi.") else f"error: {line}", file=sys.stderr)
+        for line in input_error_lines(exc, args.env):
+            print(line, file=sys.stderr)
         return EXIT_INVALID_INPUT
 
     write_plan(plan, out_dir)

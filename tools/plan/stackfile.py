@@ -9,6 +9,7 @@ from typing import Any
 
 import yaml
 
+from components.spec.loader import ConfigError
 from tools.plan.engine import SECRET
 
 
@@ -84,3 +85,10 @@ def _unwrap_secure(value: Any) -> tuple[Any, bool]:
         items = [_unwrap_secure(v) for v in value]
         return [v for v, _ in items], any(s for _, s in items)
     return value, False
+
+
+def input_error_lines(exc: PlanInputError | ConfigError, stack: str) -> list[str]:
+    """`error: Pulumi.<stack>.yaml: <problem>` lines, as every tool reading a stack file prints them."""
+    lines = exc.lines if isinstance(exc, PlanInputError) else [str(i) for i in exc.issues]
+    where = f"Pulumi.{stack}.yaml"
+    return [f"error: {line}" if line.startswith("Pulumi.") else f"error: {where}: {line}" for line in lines]

@@ -1,0 +1,418 @@
+"""Preflight against moto (EC2 offerings/types, S3, STS) and Stubber (quotas, reservations): see aws_fakes."""
+
+from __future__ import annotations
+
+import json
+
+import boto3
+import pytest
+import yaml
+from botocore.stub import Stubber
+from moto import mock_aws
+
+from components.catalog.machines import MACHINES
+from components.spec.loader import load_environment
+from tests.aws_fakes import CHECKPOINT, FakeAws, client, put_model, reservation
+from tests.harness import environment_config
+from tools.plan.runner import PROJECT_DIR
+from tools.preflight.__main__ import main as preflight_main
+from tools.preflight.aws_pools import PoolRef, _instance_types, instance_type_finding
+from tools.preflight.runner import run_preflight
+
+G_ON_DEMAND, G_SPOT, P_ON_DEMAND = "L-DB2E81BA", "L-3819A6DF", "L-417A185B"
+DEV_BUCKET = "acme-inference-dev-use1-models"  # modelStore.bucketPrefix of Pulumi.dev.yaml
+DEV_MODEL = "models/llama-3-1-8b/"
+H100_POOL = {"name": "h100", "machineType": "p5.48xlarge", "minSize": 0, "maxSize": 2, "zones": ["us-east-1a"]}
+
+_AWS_ENV = (
+    "AWS_PROFILE",
+    "AWS_DEFAULT_PROFILE",
+    "AWS_SESSION_TOKEN",
+    "AWS_SECURITY_TOKEN",
+    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+    "AWS_WEB_IDENTITY_TOKEN_FILE",
+    "AWS_ROLE_ARN",
+)
+
+
+@pytest.fixture
+def no_ambient_aws(monkeypatch, tmp_path):
+    """No credential from this machine can leak in, and no instance-metadata lookups (fast)."""
+    for var in (*_AWS_ENV, "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+
+@pytest.fixture
+def aws(no_ambient_aws, monkeypatch):
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("MOTO_EC2_LOAD_DEFAULT_AMIS", "false")  # preflight reads no AMI; loading them is slow
+    with mock_aws():
+        yield
+
+
+def _config(env: str = "dev") -> dict:
+    """The environment's config; dev keeps only its L40S pool so each check has one subject."""
+    config = environment_config(env)
+    if env == "dev":
+        region = config["inference-platform:regions"][0]
+        region["gpuPools"] = [p for p in region["gpuPools"] if p["name"] == "l40s"]
+    return config
+
+
+def _raw(env: str = "dev") -> dict:
+    return {k.split(":", 1)[1]: v for k, v in _config(env).items() if k.startswith("inference-platform:")}
+
+
+def _preflight(raw: dict, fake: FakeAws, stack: str = "dev"):
+    report = run_preflight(load_environment(raw), stack, fake)
+    fake.verify()  # every stubbed quota / reservation answer was asked for, no other
+    return report
+
+
+def _only(report, check: str, subject_start: str = ""):
+    found = [f for f in report.findings if f.check == check and f.subject.startswith(subject_start)]
+    assert len(found) == 1, found
+    return found[0]
+
+
+def _dev_fake(**kwargs) -> FakeAws:
+    """Quotas for `_raw()`'s dev: l40s (g6e.xlarge, 4 vCPUs x 2) on the G quota."""
+    return FakeAws(quotas={("us-east-1", G_ON_DEMAND): 64}, **kwargs)
+
+
+# --- passing environments -----------------------------------------------------------------------
+
+
+def test_dev_passes_and_reports_json_for_ci(aws, capsys):
+    put_model("us-east-1", DEV_BUCKET, DEV_MODEL, CHECKPOINT)
+    # the whole dev: l40s on the G quota, a100-mig (p4de.24xlarge, 96 vCPUs x 1) on the P quota
+    fake = FakeAws(quotas={("us-east-1", G_ON_DEMAND): 64, ("us-east-1", P_ON_DEMAND): 96})
+    assert preflight_main(["dev", "--json"], client_for=fake) == 0
+    fake.verify()
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] is True and report["awsAccount"] == "123456789012"
+    [region] = report["regions"]
+    assert (region["name"], region["cloud"], region["location"]) == ("use1", "aws", "us-east-1")
+    rows = {(f["check"], f["subject"]): f for f in region["findings"]}
+    assert {f["status"] for f in rows.values()} == {"pass"}
+    assert set(rows) == {
+        ("offering", "pool l40s (g6e.xlarge)"),
+        ("instance type", "pool l40s (g6e.xlarge)"),
+        ("offering", "pool a100-mig (p4de.24xlarge)"),
+        ("instance type", "pool a100-mig (p4de.24xlarge)"),
+        ("quota", "Running On-Demand G and VT instances (L-DB2E81BA)"),
+        ("quota", "Running On-Demand P instances (L-417A185B)"),
+        ("model files", "model llama-3-1-8b"),
+    }
+    assert rows["offering", "pool l40s (g6e.xlarge)"]["detail"] == "offered in us-east-1a, us-east-1b"
+    assert rows["quota", "Running On-Demand G and VT instances (L-DB2E81BA)"]["data"]["maxVcpus"] == 2 * 4
+    model = rows["model files", "model llama-3-1-8b"]["data"]
+    assert model["bytes"] == sum(CHECKPOINT.values())
+    assert model["weightBytes"] == 5_000
+    assert model["uri"] == f"s3://{DEV_BUCKET}/{DEV_MODEL}"
+
+
+def test_prod_passes_on_aws_and_says_gcp_is_not_checked(aws):
+    for region, name in (("us-east-1", "use1"), ("us-west-2", "usw2")):
+        for model in ("llama-3-1-70b", "llama-3-1-8b"):
+            put_model(
+                region,
+                f"{_raw('prod')['modelStore']['bucketPrefix']}-prod-{name}-models",
+                f"models/{model}/",
+                CHECKPOINT,
+            )
+    quotas = {(r, code): 1000 for r in ("us-east-1", "us-west-2") for code in (G_ON_DEMAND, P_ON_DEMAND)}
+    report = _preflight(_raw("prod"), FakeAws(quotas=quotas), "prod")
+
+    assert not report.failed
+    use1 = report.of_region("use1")
+    assert len(use1) == 2 * 2 + 2 + 2  # per pool: offering + instance type; two quotas; two models
+    assert {f.status for f in use1 + report.of_region("usw2")} == {"pass"}
+    p5 = next(f for f in use1 if f.check == "instance type" and "p5.48xlarge" in f.subject)
+    assert p5.detail == "192 vCPUs, EFA: 32 interfaces"
+    p_quota = next(f for f in use1 if f.subject.endswith("(L-417A185B)"))
+    assert p_quota.data["maxVcpus"] == 4 * 192 and p_quota.data["minVcpus"] == 192
+
+    [gcp] = report.of_region("usc1")
+    assert gcp.status == "not checked"
+    assert "google-cloud-compute" in gcp.detail and "mistral-7b-trt" in gcp.detail
+    assert (
+        '--filter="zone:(us-central1-a us-central1-b us-central1-c) AND name:(nvidia-a100-80gb nvidia-h200-141gb nvidia-l4)"'
+        in gcp.hint
+    )
+
+
+# --- failure kinds --------------------------------------------------------------------------------
+
+
+def test_type_not_offered_in_a_zone_fails_and_names_the_zones_to_use(aws):
+    put_model("us-east-1", DEV_BUCKET, DEV_MODEL, CHECKPOINT)
+    raw = _raw()
+    raw["regions"][0]["zones"] = ["us-east-1a", "us-east-1e"]  # moto's data: no g6e in us-east-1e
+    finding = _only(_preflight(raw, _dev_fake()), "offering")
+    assert finding.status == "fail"
+    assert finding.detail == (
+        "g6e.xlarge is not offered in us-east-1e (offered in: us-east-1a, us-east-1b, us-east-1c, us-east-1d)"
+    )
+    assert finding.hint == "set regions[0].gpuPools[0].zones to [us-east-1a] or choose another machine type"
+
+
+def test_cli_exits_1_on_a_failed_check_and_prints_a_table_per_region(aws, tmp_path, capsys):
+    (tmp_path / "Pulumi.yaml").write_text((PROJECT_DIR / "Pulumi.yaml").read_text())
+    config = _config("dev")
+    config["inference-platform:regions"][0]["gpuPools"][0]["zones"] = ["us-east-1a"]
+    (tmp_path / "Pulumi.staging.yaml").write_text(yaml.safe_dump({"config": config}))
+    fake = FakeAws(quotas={("us-east-1", G_ON_DEMAND): 4})
+    assert preflight_main(["staging", "--project-dir", str(tmp_path)], client_for=fake) == 1
+    out = capsys.readouterr().out
+    assert "use1: aws us-east-1" in out
+    assert "FAIL: 2 pass, 1 warn, 1 fail" in out  # quota fails; the bucket does not exist yet (warn)
+
+
+def test_quota_below_max_size_fails_with_the_increase_command(aws):
+    put_model("us-east-1", DEV_BUCKET, DEV_MODEL, CHECKPOINT)
+    finding = _only(_preflight(_raw(), FakeAws(quotas={("us-east-1", G_ON_DEMAND): 4})), "quota")
+    assert finding.status == "fail"
+    assert finding.detail == ("quota 4 vCPUs is below what pools l40s need 0 vCPUs at min size, 8 at max size")
+    assert finding.hint == (
+        "aws service-quotas request-service-quota-increase --region us-east-1 --service-code ec2 "
+        "--quota-code L-DB2E81BA --desired-value 8"
+    )
+
+
+def test_quotas_sum_pools_of_one_quota_and_spot_has_its_own(aws):
+    raw = _raw()
+    raw["models"] = raw["tenants"] = []
+    raw["regions"][0]["gpuPools"] += [
+        {"name": "l40s-2x", "machineType": "g6e.2xlarge", "maxSize": 3},
+        {"name": "l40s-spot", "machineType": "g6e.xlarge", "maxSize": 4, "capacity": {"type": "spot"}},
+    ]
+    fake = FakeAws(quotas={("us-east-1", G_ON_DEMAND): 32, ("us-east-1", G_SPOT): 8})
+    report = _preflight(raw, fake)
+    on_demand = _only(report, "quota", "Running On-Demand G")
+    assert (on_demand.status, on_demand.data["maxVcpus"], on_demand.data["pools"]) == (
+        "pass",
+        2 * 4 + 3 * 8,
+        ["l40s", "l40s-2x"],
+    )
+    spot = _only(report, "quota", "All G and VT Spot")
+    assert (spot.status, spot.data["maxVcpus"], spot.data["pools"]) == ("fail", 4 * 4, ["l40s-spot"])
+
+
+def test_quota_without_an_applied_value_uses_the_aws_default(aws):
+    raw = _raw()
+    raw["models"] = raw["tenants"] = []
+    fake = FakeAws(quotas={("us-east-1", G_ON_DEMAND): 8}, default_only=frozenset({G_ON_DEMAND}))
+    assert _only(_preflight(raw, fake), "quota").status == "pass"
+
+
+def test_denied_quota_api_is_a_warning_naming_the_iam_action(aws):
+    raw = _raw()
+    raw["models"] = raw["tenants"] = []
+    fake = FakeAws()
+    denied = client("service-quotas", "us-east-1")
+    stubber = Stubber(denied)
+    stubber.add_client_error("get_service_quota", "AccessDeniedException", "User is not authorized")
+    stubber.activate()
+    report = run_preflight(load_environment(raw), "dev", lambda s, r: denied if s == "service-quotas" else fake(s, r))
+    finding = _only(report, "quota")
+    assert (finding.status, finding.detail) == ("warn", "not checked: access denied to servicequotas:GetServiceQuota")
+    assert not report.failed
+
+
+@pytest.mark.parametrize(
+    ("files", "detail"),
+    [
+        (
+            {k: v for k, v in CHECKPOINT.items() if not k.startswith("tokenizer")},
+            "missing tokenizer (tokenizer.json or tokenizer.model) (4 objects, 0.0 GiB)",
+        ),
+        (
+            {"config.json": 700, "tokenizer.json": 9_000},
+            "missing weights (*.safetensors or *.bin) (2 objects, 0.0 GiB)",
+        ),
+        (
+            {"tokenizer.model": 500_000, "weights.bin": 10},
+            "missing config.json, tokenizer_config.json (needed with tokenizer.model) (2 objects, 0.0 GiB)",
+        ),
+    ],
+)
+def test_missing_model_files_fail(aws, files, detail):
+    put_model("us-east-1", DEV_BUCKET, DEV_MODEL, files)
+    finding = _only(_preflight(_raw(), _dev_fake()), "model files")
+    assert (finding.status, finding.detail) == ("fail", detail)
+    assert (
+        finding.hint
+        == f"upload the checkpoint to s3://{DEV_BUCKET}/{DEV_MODEL}, or set models[0].storagePath to where it is"
+    )
+
+
+def test_empty_model_prefix_fails_and_storage_path_is_honoured(aws):
+    put_model("us-east-1", DEV_BUCKET, DEV_MODEL, CHECKPOINT)
+    raw = _raw()
+    raw["models"][0]["storagePath"] = "models/hf/meta-llama/Llama-3.1-8B-Instruct"
+    finding = _only(_preflight(raw, _dev_fake()), "model files")
+    assert (finding.status, finding.detail) == (
+        "fail",
+        f"s3://{DEV_BUCKET}/models/hf/meta-llama/Llama-3.1-8B-Instruct/ is empty",
+    )
+
+
+def test_missing_bucket_is_a_warning_because_pulumi_up_creates_it(aws):
+    finding = _only(_preflight(_raw(), _dev_fake()), "model files")
+    assert (finding.status, finding.detail) == ("warn", f"bucket {DEV_BUCKET} does not exist yet")
+
+
+def test_bucket_prefix_flag_names_the_bucket(aws, capsys):
+    put_model("us-east-1", "acme-dev-use1-models", DEV_MODEL, CHECKPOINT)
+    full_dev = FakeAws(quotas={("us-east-1", G_ON_DEMAND): 64, ("us-east-1", P_ON_DEMAND): 96})
+    assert preflight_main(["dev", "--json", "--bucket-prefix", "acme"], client_for=full_dev) == 0
+    assert "s3://acme-dev-use1-models/models/llama-3-1-8b/" in capsys.readouterr().out
+
+
+def _reserved_pool(capacity: dict) -> dict:
+    raw = _raw()
+    raw["models"] = raw["tenants"] = []
+    raw["regions"][0]["gpuPools"] = [{**H100_POOL, "capacity": capacity}]
+    return raw
+
+
+def test_reservation_in_another_zone_fails(aws):
+    raw = _reserved_pool({"type": "reservation", "reservationId": "cr-0123456789abcdef0"})
+    fake = FakeAws(
+        quotas={("us-east-1", P_ON_DEMAND): 384},  # ODCR instances are On-Demand instances
+        reservations=[("us-east-1", "cr-0123456789abcdef0", reservation("cr-0123456789abcdef0", zone="us-east-1b"))],
+    )
+    finding = _only(_preflight(raw, fake), "reservation")
+    assert finding.status == "fail"
+    assert finding.detail == "it is in us-east-1b, the pool runs in us-east-1a"
+    assert finding.hint == "set regions[0].gpuPools[0].zones to [us-east-1b] (a reservation serves one zone only)"
+
+
+@pytest.mark.parametrize(
+    ("item", "status", "detail"),
+    [
+        (
+            reservation("cr-0fedcba9876543210", kind="capacity-block"),
+            "pass",
+            "active in us-east-1a, 4 x p5.48xlarge until 2026-12-15 11:30 UTC",
+        ),
+        (
+            reservation("cr-0fedcba9876543210", kind="capacity-block", state="scheduled"),
+            "warn",
+            "cr-0fedcba9876543210 is scheduled (starts 2026-12-01 11:30 UTC): nodes cannot launch before it is active",
+        ),
+        (
+            reservation("cr-0fedcba9876543210", kind="capacity-block", total=1),
+            "fail",
+            "it holds 1 instances, the pool may grow to 2",
+        ),
+        (
+            reservation("cr-0fedcba9876543210", kind="capacity-block", state="expired", instance_type="p5en.48xlarge"),
+            "fail",
+            "it reserves p5en.48xlarge, the pool runs p5.48xlarge; it is expired",
+        ),
+        (
+            reservation("cr-0fedcba9876543210"),
+            "fail",
+            "cr-0fedcba9876543210 is a Capacity Reservation, the pool says capacityBlock",
+        ),
+        (None, "fail", "cr-0fedcba9876543210 not found in us-east-1 for this account"),
+    ],
+)
+def test_capacity_block_checks(aws, item, status, detail):
+    raw = _reserved_pool({"type": "capacityBlock", "reservationId": "cr-0fedcba9876543210"})
+    # No quota is stubbed: a Capacity Block pool is sized by its block, not the On-Demand quota.
+    finding = _only(_preflight(raw, FakeAws(reservations=[("us-east-1", "cr-0fedcba9876543210", item)])), "reservation")
+    assert (finding.status, finding.detail) == (status, detail)
+
+
+def test_efa_count_above_what_ec2_allows_fails():
+    ref = PoolRef(
+        0, 0, load_environment(_reserved_pool({"type": "onDemand"})).regions[0].gpu_pools[0], MACHINES["p5.48xlarge"]
+    )
+    info = {
+        "VCpuInfo": {"DefaultVCpus": 192},
+        "NetworkInfo": {"EfaSupported": True, "EfaInfo": {"MaximumEfaInterfaces": 16}},
+    }
+    finding = instance_type_finding("use1", ref, info)
+    assert (finding.status, finding.detail) == (
+        "fail",
+        "the pool creates 32 EFA interfaces but p5.48xlarge allows at most 16",
+    )
+    no_efa = {"VCpuInfo": {"DefaultVCpus": 192}, "NetworkInfo": {"EfaSupported": False}}
+    assert instance_type_finding("use1", ref, no_efa).detail == (
+        "the pool creates 32 EFA interfaces but EC2 reports no EFA support for p5.48xlarge"
+    )
+
+
+def test_catalog_efa_and_vcpus_agree_with_ec2_for_every_aws_type(aws):
+    """moto bundles EC2's real DescribeInstanceTypes data: catalog drift shows up here first."""
+    pool = load_environment(_raw()).regions[0].gpu_pools[0]
+    types = sorted(name for name, m in MACHINES.items() if m.cloud == "aws")
+    described = _instance_types(client("ec2", "us-east-1"), types)
+    verdicts = {t: instance_type_finding("use1", PoolRef(0, 0, pool, MACHINES[t]), described[t]) for t in types}
+    assert {t: (f.status, f.detail) for t, f in verdicts.items() if f.status != "pass"} == {}
+
+
+def test_a_type_the_region_lacks_is_left_out_not_raised(aws):
+    ec2 = client("ec2", "us-east-1")
+    stubber = Stubber(ec2)  # EC2 rejects a whole DescribeInstanceTypes batch for one unknown type
+    stubber.add_client_error(
+        "describe_instance_types",
+        "InvalidInstanceType",
+        expected_params={"InstanceTypes": ["g6e.xlarge", "p5en.48xlarge"]},
+    )
+    stubber.add_response(
+        "describe_instance_types",
+        {"InstanceTypes": [{"InstanceType": "g6e.xlarge", "VCpuInfo": {"DefaultVCpus": 4}}]},
+        {"InstanceTypes": ["g6e.xlarge"]},
+    )
+    stubber.add_client_error(
+        "describe_instance_types", "InvalidInstanceType", expected_params={"InstanceTypes": ["p5en.48xlarge"]}
+    )
+    with stubber:
+        assert list(_instance_types(ec2, ["g6e.xlarge", "p5en.48xlarge"])) == ["g6e.xlarge"]
+    stubber.assert_no_pending_responses()
+
+
+# --- credentials and config -----------------------------------------------------------------------
+
+
+def test_missing_credentials_are_one_line(no_ambient_aws, capsys):
+    assert preflight_main(["dev"]) == 3
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        "error: AWS credentials not found; set AWS_PROFILE (and run `aws sso login` for SSO profiles) or "
+        "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, or run where a role is attached"
+    ]
+
+
+def test_expired_credentials_are_one_line(no_ambient_aws, capsys):
+    sts = boto3.client("sts", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x")
+    stubber = Stubber(sts)
+    stubber.add_client_error(
+        "get_caller_identity", "ExpiredToken", "The security token included in the request is expired", 403
+    )
+    stubber.activate()
+    assert preflight_main(["dev"], client_for=lambda service, region: sts) == 3
+    assert capsys.readouterr().err.splitlines() == [
+        "error: AWS credentials have expired (ExpiredToken); refresh them (`aws sso login --profile <profile>`, "
+        "or re-assume the role) and run preflight again"
+    ]
+
+
+def test_invalid_config_exits_2_with_the_plan_s_lines(tmp_path, capsys):
+    (tmp_path / "Pulumi.yaml").write_text((PROJECT_DIR / "Pulumi.yaml").read_text())
+    config = environment_config("dev")
+    config["inference-platform:regions"][0]["cloud"] = "azure"
+    (tmp_path / "Pulumi.broken.yaml").write_text(yaml.safe_dump({"config": config}))
+    assert preflight_main(["broken", "--project-dir", str(tmp_path)], client_for=FakeAws()) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "error: Pulumi.broken.yaml: regions[0].cloud: 'azure' is not allowed; use one of 'aws' or 'gcp'"
+    ]

@@ -1,0 +1,38 @@
+"""GCP regions: said to be unchecked, with the commands that check them by hand.
+
+The equivalent checks need google-cloud-compute (accelerator types per zone, regional GPU
+quotas, reservations) and google-cloud-storage (model files), which this project does not
+depend on; preflight says so instead of reporting a pass it never verified.
+"""
+
+from __future__ import annotations
+
+from components.catalog.machines import machine
+from components.spec.environment import EnvironmentSpec
+from components.spec.region import RegionSpec
+from tools.preflight.aws_models import models_in
+from tools.preflight.findings import Finding
+
+
+def gcp_not_checked(env: EnvironmentSpec, region: RegionSpec) -> Finding:
+    accelerators = sorted({m.accelerator for p in region.gpu_pools if (m := machine(p.machine_type)) and m.accelerator})
+    zones = sorted({z for p in region.gpu_pools for z in region.pool_zones(p)}) or region.zones
+    models = ", ".join(m.name for _, m in models_in(env, region))
+    by_hand = [
+        f"gcloud compute accelerator-types list --project {region.project} "
+        f'--filter="zone:({" ".join(zones)})' + (f' AND name:({" ".join(accelerators)})"' if accelerators else '"'),
+        f"gcloud compute regions describe {region.region} --project {region.project} "
+        '--flatten=quotas --filter="quotas.metric~GPUS" --format="table(quotas.metric,quotas.limit,quotas.usage)"',
+        f"gcloud compute reservations list --project {region.project}",
+    ]
+    return Finding(
+        region.name,
+        "gcp",
+        f"project {region.project}",
+        "not checked",
+        "GPU offerings per zone, regional GPU quotas, reservations"
+        + (f" and model files ({models})" if models else "")
+        + " are not checked: google-cloud-compute and google-cloud-storage are not dependencies of preflight",
+        "check by hand: " + "; ".join(by_hand),
+        {"commands": by_hand},
+    )
