@@ -62,3 +62,14 @@ CHARTS["aws-efa-k8s-device-plugin"] = ChartRef(
     upstream_values="aws-efa-k8s-device-plugin/v0.0.242/chart-aws-efa-k8s-device-plugin.values.yaml",
     free_form=("nodeSelector",),
 )
+
+# Prometheus Operator (its CRDs), Prometheus, Alertmanager, Grafana, kube-state-metrics, node exporter.
+CHARTS["kube-prometheus-stack"] = ChartRef(
+    name="kube-prometheus-stack",
+    repository="oci://ghcr.io/prometheus-community/charts",  # FACTS-2.md
+    version="88.5.3",
+    upstream_chart="kube-prometheus-stack/kube-prometheus-stack-88.5.3/chart-kube-prometheus-stack.Chart.yaml",
+    upstream_values="kube-prometheus-stack/kube-prometheus-stack-88.5.3/chart-kube-prometheus-stack.values.yaml",
+    # Maps passed through to the Prometheus custom resource (externalLabels, ResourceRequirements).
+    free_form=("prometheus.prometheusSpec.externalLabels", "prometheus.prometheusSpec.resources"),
+)
