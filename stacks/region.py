@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import pulumi
 
 from components.addons.gpu_operator import GpuOperator, GpuOperatorArgs, needs_gpu_operator
+from components.addons.observability import Observability, ObservabilityArgs
 from components.addons.volcano import Volcano, VolcanoArgs
 from components.k8s.cluster import ClusterHandle
 from components.spec.environment import EnvironmentSpec
@@ -61,6 +62,13 @@ class RegionalPlatform(pulumi.ComponentResource):
                 EfaDevicePluginArgs(
                     cluster=self.cluster, label_domain=args.env.label_domain, namespace=gpu_operator.namespace
                 ),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+
+        if region.observability.enabled:
+            Observability(
+                region.name,
+                ObservabilityArgs(cluster=self.cluster, env=args.env, region=region),
                 opts=pulumi.ResourceOptions(parent=self),
             )
 
