@@ -2,15 +2,28 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from components.spec.base import Issue, Name, Spec, join_path
 
 if TYPE_CHECKING:
     from components.spec.environment import EnvironmentSpec
+
+
+_DURATION = re.compile(r"^[0-9]+(ms|s|m|h|d|w|y)$")
+
+
+def _check_duration(value: str) -> str:
+    if not _DURATION.match(value):
+        raise ValueError(f"{value!r} is not a Prometheus duration; write it like 15d or 12h")
+    return value
+
+
+Duration = Annotated[str, AfterValidator(_check_duration)]
 
 
 class ExistingPrometheusSpec(Spec):
@@ -70,9 +83,7 @@ class ObservabilitySpec(Spec):
         description="Use a Prometheus Operator stack already in the cluster instead of installing "
         "kube-prometheus-stack (its CRDs must be installed).",
     )
-    retention: str = Field(
-        "10d", pattern=r"^[0-9]+(ms|s|m|h|d|w|y)$", description="Local retention of the Prometheus we install."
-    )
+    retention: Duration = Field("10d", description="Local retention of the Prometheus we install, e.g. 15d.")
     remote_write: RemoteWriteSpec | None = Field(None, description="Long-term storage; off by default.")
     grafana: GrafanaSpec = Field(default_factory=GrafanaSpec)
     thresholds: ThresholdsSpec = Field(default_factory=ThresholdsSpec)
