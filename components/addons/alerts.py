@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from components.addons.dashboards import cache_hit_ratio
+from components.addons.dashboards import cache_hit_ratio, gpu_utilisation_percent
 from components.addons.scrape_targets import MODEL_LABEL, POOL_LABEL, ObservedScope
 from components.catalog import metrics as m
 from components.spec.environment import EnvironmentSpec
@@ -84,7 +84,7 @@ def _serving_rules(ttft: Mapping[str, float], t: ThresholdsSpec) -> list[dict[st
 
 
 def _gpu_rules(t: ThresholdsSpec) -> list[dict[str, Any]]:
-    utilisation = f"avg by ({POOL_LABEL}) (avg_over_time({m.DCGM_GPU_UTIL}[30m]))"
+    utilisation = gpu_utilisation_percent(window="30m")
     pool = "{{ $labels." + POOL_LABEL + " }}"
     return [
         _rule(
@@ -136,7 +136,7 @@ def alert_groups(scope: ObservedScope, thresholds: ThresholdsSpec, ttft: Mapping
     """PrometheusRule `spec.groups` for the components the region runs (empty groups left out)."""
     groups = [
         ("inference-platform.serving", _serving_rules(ttft, thresholds)),
-        ("inference-platform.gpu", _gpu_rules(thresholds) if scope.gpu_pools else []),
+        ("inference-platform.gpu", _gpu_rules(thresholds) if scope.dcgm_pools else []),
         ("inference-platform.cache", _cache_rules(thresholds) if scope.model_cache else []),
     ]
     return [{"name": name, "rules": rules} for name, rules in groups if rules]

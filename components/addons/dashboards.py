@@ -209,6 +209,14 @@ def _serving(scope: ObservedScope) -> dict[str, Any]:
     )
 
 
+def gpu_utilisation_percent(selector: str = "", window: str | None = None) -> str:
+    """Mean engine-active percentage per pool (over `window` when given)."""
+    series = f"{m.DCGM_GR_ENGINE_ACTIVE}{{{selector}}}"
+    if window:
+        series = f"avg_over_time({series}[{window}])"
+    return f"100 * avg by ({POOL_LABEL}) ({series})"
+
+
 def _gpu() -> dict[str, Any]:
     sel = f'{POOL_LABEL}=~"$pool"'
     by = POOL_LABEL
@@ -216,9 +224,15 @@ def _gpu() -> dict[str, Any]:
         (
             "GPUs per pool",
             [
-                # DCGM_FI_DEV_GPU_UTIL is not reported for MIG instances; the tensor-pipe ratio is.
+                # The seed's band is read from the engine-active ratio: DCGM reports it per MIG
+                # instance too, where DCGM_FI_DEV_GPU_UTIL stays empty.
                 Panel(
-                    "GPU utilisation (mean per pool)",
+                    "GPU utilisation (engine active, mean per pool)",
+                    ((gpu_utilisation_percent(sel), f"{{{{{by}}}}}"),),
+                    "percent",
+                ),
+                Panel(
+                    "GPU utilisation (DCGM_FI_DEV_GPU_UTIL, whole GPUs)",
                     ((f"avg by ({by}) ({m.DCGM_GPU_UTIL}{{{sel}}})", f"{{{{{by}}}}}"),),
                     "percent",
                 ),
@@ -256,7 +270,9 @@ def _gpu() -> dict[str, Any]:
             ],
         )
     ]
-    return _dashboard("inference-gpu", "Inference / GPU", rows, [_variable("pool", m.DCGM_GPU_UTIL, POOL_LABEL)])
+    return _dashboard(
+        "inference-gpu", "Inference / GPU", rows, [_variable("pool", m.DCGM_GR_ENGINE_ACTIVE, POOL_LABEL)]
+    )
 
 
 def _gateway(scope: ObservedScope) -> dict[str, Any]:
@@ -373,7 +389,7 @@ def dashboards(scope: ObservedScope) -> dict[str, dict[str, Any]]:
     if scope.models:
         out["serving"] = _serving(scope)
         out["gateway"] = _gateway(scope)
-    if scope.gpu_pools:
+    if scope.dcgm_pools:
         out["gpu"] = _gpu()
     if scope.model_cache:
         out["cache"] = _cache()

@@ -5,7 +5,7 @@ or not the capability that installs it is merged yet; until it is, the monitor m
 
 | monitor            | kind           | present when the region...                                |
 |--------------------|----------------|-----------------------------------------------------------|
-| dcgm-exporter      | ServiceMonitor | has a GPU pool (the GPU Operator runs DCGM exporter there)  |
+| dcgm-exporter      | ServiceMonitor | has a pool whose GPUs the GPU Operator runs (its DCGM exporter) |
 | volcano-scheduler  | ServiceMonitor | has a GPU pool (Volcano schedules the GPU workloads)        |
 | vllm               | PodMonitor     | serves a vLLM model                                        |
 | triton             | PodMonitor     | serves a Triton model                                      |
@@ -13,6 +13,9 @@ or not the capability that installs it is merged yet; until it is, the monitor m
 | envoy-proxy        | PodMonitor     | serves a model (the cluster's AI gateway routes to it)     |
 | envoy-ratelimit    | ServiceMonitor | serves a model and the environment has tenants (budgets)   |
 | alluxio            | ServiceMonitor | serves a model (the model cache fronts its weights)        |
+
+GKE-managed GPU pools (driverInstall: cloud) run no GPU Operator, hence no DCGM exporter this
+Prometheus could scrape: their GPUs have no GPU dashboard rows or utilisation alerts here.
 
 Every selector below names the upstream file it is read from. Monitors live in the monitoring
 namespace and reach into the component's namespace (namespaceSelector), so a Prometheus that
@@ -25,6 +28,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from components.addons import gpu_operator, volcano
 from components.k8s import names
 from components.spec.environment import EnvironmentSpec
 from components.spec.region import RegionSpec
@@ -39,6 +43,7 @@ class ObservedScope:
     """Which metric-exposing components a region runs, read from the environment spec."""
 
     gpu_pools: tuple[str, ...]
+    dcgm_pools: tuple[str, ...]  # pools whose GPUs the GPU Operator's DCGM exporter reports
     vllm_models: tuple[str, ...]
     triton_models: tuple[str, ...]
     has_tenants: bool
@@ -57,6 +62,7 @@ def observed_scope(env: EnvironmentSpec, region: RegionSpec) -> ObservedScope:
     served = [m for m in env.models if any(p.region == region.name for p in m.placements)]
     return ObservedScope(
         gpu_pools=tuple(p.name for p in region.gpu_pools),
+        dcgm_pools=tuple(p.name for p in gpu_operator.operator_pools(region)),
         vllm_models=tuple(m.name for m in served if m.runtime == "vllm"),
         triton_models=tuple(m.name for m in served if m.runtime == "triton"),
         has_tenants=bool(env.tenants),
@@ -99,23 +105,24 @@ def scrape_targets(scope: ObservedScope, label_domain: str) -> list[ScrapeTarget
     model = _copy(meta_label("__meta_kubernetes_pod_label_", names.MODEL_LABEL), MODEL_LABEL)
     targets: list[ScrapeTarget] = []
 
-    if scope.gpu_pools:
+    if scope.dcgm_pools:
         targets.append(
             ScrapeTarget(
                 "dcgm-exporter",
                 "ServiceMonitor",
-                names.GPU_OPERATOR_NAMESPACE,
+                gpu_operator.NAMESPACE,
                 selector={"matchLabels": {"app": "nvidia-dcgm-exporter"}},
                 endpoints=({"port": "gpu-metrics", "path": "/metrics", "interval": "15s", "relabelings": [pool]},),
                 attach_node_metadata=True,
                 source="NVIDIA/gpu-operator@v26.7.0:assets/state-dcgm-exporter/0400_service.yaml",
             )
         )
+    if scope.gpu_pools:
         targets.append(
             ScrapeTarget(
                 "volcano-scheduler",
                 "ServiceMonitor",
-                names.VOLCANO_NAMESPACE,
+                volcano.NAMESPACE,
                 selector={"matchLabels": {"app": "volcano-scheduler"}},
                 endpoints=({"port": "metrics", "path": "/metrics"},),
                 source="volcano-sh/volcano:installer/helm/chart/volcano/templates/scheduler.yaml "
@@ -217,7 +224,7 @@ def scrape_targets(scope: ObservedScope, label_domain: str) -> list[ScrapeTarget
             ScrapeTarget(
                 "alluxio",
                 "ServiceMonitor",
-                names.SERVING_NAMESPACE,
+                names.MODEL_CACHE_NAMESPACE,
                 # Fluid labels the runtime's master Service monitor=alluxio_runtime_metrics (Prometheus on
                 # unless AlluxioRuntime.spec.disablePrometheus); Cluster_* metrics come from the master.
                 selector={"matchLabels": {"monitor": "alluxio_runtime_metrics", "role": "alluxio-master"}},

@@ -86,6 +86,8 @@ DCGM_POWER_USAGE = Metric("DCGM_FI_DEV_POWER_USAGE", "gauge")  # W
 DCGM_GPU_TEMP = Metric("DCGM_FI_DEV_GPU_TEMP", "gauge")  # C
 DCGM_XID_ERRORS = Metric("DCGM_FI_DEV_XID_ERRORS", "gauge")  # value of the last XID
 DCGM_TENSOR_ACTIVE = Metric("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "gauge")  # ratio
+# Ratio of time the graphics/compute engine is busy; unlike GPU_UTIL it is reported per MIG instance.
+DCGM_GR_ENGINE_ACTIVE = Metric("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gauge")
 
 # --- Endpoint picker (gateway-api-inference-extension EPP) ---------------------------------------------
 EPP_SOURCE = "kubernetes-sigs/gateway-api-inference-extension:site-src/guides/metrics-and-observability.md"
@@ -167,6 +169,7 @@ METRIC_GROUPS: tuple[MetricGroup, ...] = (
             DCGM_GPU_TEMP,
             DCGM_XID_ERRORS,
             DCGM_TENSOR_ACTIVE,
+            DCGM_GR_ENGINE_ACTIVE,
         ),
     ),
     MetricGroup(

@@ -38,7 +38,7 @@ TRITON_METRICS_PORT = 8002
 TENANT_HEADER = "x-tenant-id"
 TENANT_METRIC_ATTRIBUTE = "tenant.id"
 
-# Namespaces of add-ons installed by other capabilities (FACTS.md chart table).
-GPU_OPERATOR_NAMESPACE = "gpu-operator"
-VOLCANO_NAMESPACE = "volcano-system"
+# Namespaces of add-ons whose capabilities are not merged yet: Envoy Gateway's (FACTS.md chart
+# table; its proxies run there too) and the model cache's Alluxio runtime.
 ENVOY_GATEWAY_NAMESPACE = "envoy-gateway-system"
+MODEL_CACHE_NAMESPACE = "model-cache"
