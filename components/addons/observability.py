@@ -29,8 +29,8 @@ from components.spec.observability import ObservabilitySpec
 from components.spec.region import RegionSpec
 
 MONITORING_NAMESPACE = "monitoring"
-# node-exporter needs hostNetwork/hostPID/hostPath: its own privileged namespace keeps the
-# rest of the monitoring stack under the baseline profile.
+# The node exporter (opt-in) needs hostNetwork/hostPID/hostPath: its own privileged namespace
+# keeps the rest of the monitoring stack under the baseline profile.
 NODE_EXPORTER_NAMESPACE = "node-exporter"
 RELEASE = "kube-prometheus-stack"
 # kube-prometheus-stack's Prometheus selects monitors and rules labelled with its release
@@ -74,12 +74,16 @@ def stack_values(cluster_name: str, region_name: str, obs: ObservabilitySpec, pr
                 "kubeSchedulerAlerting": False,
                 "kubeSchedulerRecording": False,
                 "kubeProxy": False,
+                "nodeExporterAlerting": obs.node_exporter,
+                "nodeExporterRecording": obs.node_exporter,
             }
         },
         **{component: {"enabled": False} for component in unreachable},
-        "prometheus-node-exporter": {"namespaceOverride": NODE_EXPORTER_NAMESPACE},
+        "nodeExporter": {"enabled": obs.node_exporter},
         "prometheus": {"prometheusSpec": prometheus},
     }
+    if obs.node_exporter:
+        values["prometheus-node-exporter"] = {"namespaceOverride": NODE_EXPORTER_NAMESPACE}
     if obs.grafana.expose:
         values["grafana"] = {
             "ingress": {
@@ -119,7 +123,11 @@ class Observability(pulumi.ComponentResource):
                 PROMETHEUS_URL,
             )
             ns = namespace(MONITORING_NAMESPACE, cluster, self)
-            node_exporter_ns = namespace(NODE_EXPORTER_NAMESPACE, cluster, self, pod_security="privileged")
+            node_exporter_ns = (
+                [namespace(NODE_EXPORTER_NAMESPACE, cluster, self, pod_security="privileged")]
+                if obs.node_exporter
+                else []
+            )
             release = helm_release(
                 RELEASE,
                 CHARTS["kube-prometheus-stack"],
@@ -127,7 +135,7 @@ class Observability(pulumi.ComponentResource):
                 ns,
                 stack_values(cluster.name, region.name, obs, args.env.production),
                 parent=self,
-                depends_on=[node_exporter_ns],
+                depends_on=node_exporter_ns,
             )
             crds_from, in_namespace = [release], [ns]
         else:

@@ -84,9 +84,14 @@ class ObservabilitySpec(Spec):
         "kube-prometheus-stack (its CRDs must be installed).",
     )
     retention: Duration = Field("10d", description="Local retention of the Prometheus we install, e.g. 15d.")
+    node_exporter: bool = Field(
+        False,
+        description="Run the Prometheus node exporter (host disk, network, memory) on every node; it needs "
+        "hostNetwork, hostPID and hostPath, so its namespace is Pod Security privileged.",
+    )
     remote_write: RemoteWriteSpec | None = Field(None, description="Long-term storage; off by default.")
-    grafana: GrafanaSpec = Field(default_factory=GrafanaSpec)
-    thresholds: ThresholdsSpec = Field(default_factory=ThresholdsSpec)
+    grafana: GrafanaSpec = Field(default_factory=GrafanaSpec, description="Grafana of the stack we install.")
+    thresholds: ThresholdsSpec = Field(default_factory=ThresholdsSpec, description="Alert thresholds.")
 
 
 class ModelSloSpec(Spec):
