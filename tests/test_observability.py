@@ -163,17 +163,28 @@ def test_one_pinned_stack_per_cluster_with_crds_and_cluster_labels(env_plan):
             "region": env_plan.region_of(release),
         }
         assert spec["serviceMonitorSelectorNilUsesHelmValues"] is True
-        assert values["prometheus-node-exporter"]["namespaceOverride"] == NODE_EXPORTER_NAMESPACE
         # Managed control planes: nothing to scrape there.
         assert all(values[c]["enabled"] is False for c in ("kubeControllerManager", "kubeScheduler", "kubeEtcd"))
 
 
-def test_only_node_exporter_gets_a_privileged_namespace(dev_plan):
-    enforce = {
+def test_monitoring_is_baseline_and_the_node_exporter_is_opt_in(dev_plan):
+    namespaces = {
         r.inputs["metadata"]["name"]: r.inputs["metadata"]["labels"]["pod-security.kubernetes.io/enforce"]
         for r in dev_plan.of_type(NAMESPACE)
     }
-    assert enforce == {"monitoring": "baseline", NODE_EXPORTER_NAMESPACE: "privileged"}
+    assert namespaces["monitoring"] == "baseline"
+    assert NODE_EXPORTER_NAMESPACE not in namespaces
+    (release,) = [r for r in dev_plan.helm_releases() if r.inputs["name"] == RELEASE]
+    assert release.inputs["values"]["nodeExporter"] == {"enabled": False}
+
+    raw = _raw("dev")
+    raw["regions"][0]["observability"]["nodeExporter"] = True
+    plan = _component_plan(raw)
+    (ns,) = [r for r in plan.of_type(NAMESPACE) if r.inputs["metadata"]["name"] == NODE_EXPORTER_NAMESPACE]
+    assert ns.inputs["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
+    (release,) = plan.of_type(RELEASE_TYPE)
+    assert release.inputs["values"]["prometheus-node-exporter"] == {"namespaceOverride": NODE_EXPORTER_NAMESPACE}
+    assert ns.urn in release.options["dependsOn"]
 
 
 def test_remote_write_only_where_configured(dev_plan, prod_plan):
@@ -227,6 +238,8 @@ def test_one_monitor_per_metric_exposing_component(dev_plan, prod_plan):
 def test_monitors_follow_what_the_region_runs():
     raw = _raw("dev")
     raw["tenants"] = []
+    for model in raw["models"]:
+        model.pop("tenant", None)
     assert set(_monitors(_component_plan(raw))) == set(DEV_MONITORS) - {"envoy-ratelimit"}
     raw["models"] = []
     assert set(_monitors(_component_plan(raw))) == {"dcgm-exporter", "volcano-scheduler"}
@@ -234,6 +247,18 @@ def test_monitors_follow_what_the_region_runs():
     plan = _component_plan(raw)
     assert not _monitors(plan) and not _dashboards(plan) and not plan.of_type(RULE)
     assert plan.of_type(RELEASE_TYPE)  # the stack still monitors the cluster itself
+
+
+def test_gke_managed_gpu_pools_have_no_dcgm_exporter_to_scrape():
+    raw = _raw("prod")
+    usc1 = next(i for i, r in enumerate(raw["regions"]) if r["name"] == "usc1")
+    plan = _component_plan(raw, usc1)
+    assert "dcgm-exporter" in _monitors(plan)  # the a100-mig pool runs the GPU Operator
+    raw["regions"][usc1]["gpuPools"] = [p for p in raw["regions"][usc1]["gpuPools"] if p["name"] != "a100-mig"]
+    plan = _component_plan(raw, usc1)
+    assert "dcgm-exporter" not in _monitors(plan) and "volcano-scheduler" in _monitors(plan)
+    assert "inference-gpu.json" not in _dashboards(plan)
+    assert not [r for r in _rules(plan) if r["alert"].startswith("GPU")]
 
 
 def test_monitors_are_selected_by_the_stack_and_wait_for_its_crds(env_plan):
@@ -388,7 +413,7 @@ def test_default_gpu_band_is_the_seeds_60_to_80_percent(dev_plan):
 
 
 def test_dashboards_are_sidecar_configmaps_in_the_monitoring_namespace(dev_plan):
-    maps = [r for r in dev_plan.of_type(CONFIG_MAP) if r.inputs["metadata"]["labels"].get("grafana_dashboard")]
+    maps = [r for r in dev_plan.of_type(CONFIG_MAP) if "grafana_dashboard" in r.inputs["metadata"].get("labels", {})]
     assert len(maps) == 4
     for r in maps:
         assert DASHBOARD_LABEL.items() <= r.inputs["metadata"]["labels"].items()
