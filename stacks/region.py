@@ -26,6 +26,7 @@ class RegionalPlatform(pulumi.ComponentResource):
 
     cluster: ClusterHandle
     volcano: Volcano | None  # GPU clusters only; model deployments depend on its release
+    observability: Observability | None  # its prometheus_url feeds autoscalers on metrics
 
     def __init__(self, name: str, args: RegionalPlatformArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:stacks:RegionalPlatform", name, None, opts)
@@ -65,8 +66,9 @@ class RegionalPlatform(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self),
             )
 
+        self.observability = None
         if region.observability.enabled:
-            Observability(
+            self.observability = Observability(
                 region.name,
                 ObservabilityArgs(cluster=self.cluster, env=args.env, region=region),
                 opts=pulumi.ResourceOptions(parent=self),

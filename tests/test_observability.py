@@ -16,7 +16,7 @@ import pulumi_kubernetes as k8s
 import pytest
 from promql_parser import VectorSelector, parse, walk
 
-from components.addons.dashboards import DASHBOARD_LABEL, RATE
+from components.addons.dashboards import DASHBOARD_LABEL, RATE, TENANT_LABEL
 from components.addons.observability import (
     NODE_EXPORTER_NAMESPACE,
     RELEASE,
@@ -309,7 +309,12 @@ def test_upstream_selectors(dev_plan):
     epp = monitors["endpoint-picker"]["spec"]["endpoints"][0]
     assert epp["port"] == "http-metrics" and epp["bearerTokenFile"]
     assert epp["relabelings"][0]["regex"] == ".+-epp"
-    assert {e["port"] for e in monitors["envoy-proxy"]["spec"]["podMetricsEndpoints"]} == {"metrics", "aigw-metrics"}
+    assert [
+        (e.get("port"), e.get("portNumber"), e["path"]) for e in monitors["envoy-proxy"]["spec"]["podMetricsEndpoints"]
+    ] == [
+        ("metrics", None, "/stats/prometheus"),
+        (None, 1064, "/metrics"),
+    ]
     for monitor in monitors.values():
         assert monitor["metadata"]["annotations"]["inference-platform.io/selector-source"]
 
@@ -465,7 +470,8 @@ def test_dashboards_show_the_seed_metrics(prod_plan):
     }
     assert seed <= used, seed - used
     gateway = dashboards["inference-gateway.json"]
-    assert any(f"by ({metrics.GEN_AI_TENANT_LABEL}" in e for e in _panel_exprs(gateway))
+    assert TENANT_LABEL == "tenant_id"
+    assert any(f"by ({TENANT_LABEL}" in e for e in _panel_exprs(gateway))
 
 
 def test_dashboard_panels_do_not_overlap(dev_plan):

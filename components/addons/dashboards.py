@@ -12,12 +12,15 @@ from typing import Any
 
 from components.addons.scrape_targets import MODEL_LABEL, POOL_LABEL, ObservedScope
 from components.catalog import metrics as m
+from components.k8s import names
 
 # kube-prometheus-stack 88.5.3 values: grafana.sidecar.dashboards.{label: grafana_dashboard, labelValue: "1"}.
 DASHBOARD_LABEL = {"grafana_dashboard": "1"}
 RATE = "$__rate_interval"  # Grafana's scrape-aware rate window
 _DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
 _QUANTILES = (0.5, 0.95, 0.99)
+# The tenant attribute the AI Gateway adds to its gen_ai metrics, as Prometheus names it (`.` -> `_`).
+TENANT_LABEL = names.TENANT_METRIC_ATTRIBUTE.replace(".", "_")
 
 
 @dataclass(frozen=True)
@@ -276,7 +279,7 @@ def _gpu() -> dict[str, Any]:
 
 
 def _gateway(scope: ObservedScope) -> dict[str, Any]:
-    tenant = m.GEN_AI_TENANT_LABEL
+    tenant = TENANT_LABEL
     tokens = m.GEN_AI_TOKEN_USAGE.sum
     gateway = [
         Panel(

@@ -194,10 +194,12 @@ def scrape_targets(scope: ObservedScope, label_domain: str) -> list[ScrapeTarget
                 },
                 endpoints=(
                     {"port": "metrics", "path": "/stats/prometheus"},  # Envoy's own stats
-                    {"port": "aigw-metrics", "path": "/metrics"},  # AI Gateway ext_proc: gen_ai_* metrics
+                    # AI Gateway ext_proc sidecar, gen_ai_* metrics on its admin port (named aigw-admin,
+                    # and aigw-metrics in releases before v0.4): matched by number.
+                    {"portNumber": 1064, "path": "/metrics"},
                 ),
                 source="envoyproxy/gateway:internal/infrastructure/kubernetes/proxy/testdata/deployments/default.yaml; "
-                "envoyproxy/ai-gateway:internal/controller/gateway_mutator.go (aigw-metrics, 1064)",
+                "envoyproxy/ai-gateway:internal/controller/gateway_mutator.go (extProcAdminPort 1064)",
             )
         )
         if scope.has_tenants:

@@ -103,8 +103,6 @@ AI_GATEWAY_SOURCE = (
     "(gen_ai.client.token.usage -> gen_ai_client_token_usage_*, labels gen_ai_token_type, gen_ai_request_model)"
 )
 GEN_AI_TOKEN_USAGE = Metric("gen_ai_client_token_usage", "histogram")
-# `tenant.id` (names.TENANT_METRIC_ATTRIBUTE) as Prometheus renders an OpenTelemetry attribute.
-GEN_AI_TENANT_LABEL = "tenant_id"
 
 # --- Envoy Gateway global rate limit service (statsd mapping, labels domain, key1, key2) ---------------
 RATELIMIT_SOURCE = (
