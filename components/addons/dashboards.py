@@ -214,7 +214,7 @@ def _serving(scope: ObservedScope) -> dict[str, Any]:
 
 def gpu_utilisation_percent(selector: str = "", window: str | None = None) -> str:
     """Mean engine-active percentage per pool (over `window` when given)."""
-    series = f"{m.DCGM_GR_ENGINE_ACTIVE}{{{selector}}}"
+    series = f"{m.DCGM_GR_ENGINE_ACTIVE}{{{selector}}}" if selector else str(m.DCGM_GR_ENGINE_ACTIVE)
     if window:
         series = f"avg_over_time({series}[{window}])"
     return f"100 * avg by ({POOL_LABEL}) ({series})"
