@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import pulumi
 
 from components.addons.gpu_operator import GpuOperator, GpuOperatorArgs, needs_gpu_operator
+from components.addons.observability import Observability, ObservabilityArgs
 from components.addons.volcano import Volcano, VolcanoArgs
 from components.k8s.cluster import ClusterHandle
 from components.spec.environment import EnvironmentSpec
@@ -27,6 +28,7 @@ class RegionalPlatform(pulumi.ComponentResource):
     cluster: ClusterHandle
     volcano: Volcano | None  # GPU clusters only; model deployments depend on its release
     model_storage: RegionalModelStorage
+    observability: Observability | None  # its prometheus_url feeds autoscalers on metrics
 
     def __init__(self, name: str, args: RegionalPlatformArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:stacks:RegionalPlatform", name, None, opts)
@@ -66,5 +68,13 @@ class RegionalPlatform(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self),
             )
         self.model_storage = build_model_storage(self, args.env, region, args.stack, self.cluster)
+
+        self.observability = None
+        if region.observability.enabled:
+            self.observability = Observability(
+                region.name,
+                ObservabilityArgs(cluster=self.cluster, env=args.env, region=region),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
 
         self.register_outputs({"cluster": cluster_name, "endpoint": self.cluster.endpoint})

@@ -233,7 +233,10 @@ def test_gpu_operator_namespace_is_the_only_privileged_one(env_plan):
 
 def test_dev_configmaps_exist_before_the_release_and_match_the_labels(dev_plan):
     release = next(r for r in dev_plan.helm_releases() if r.inputs["name"] == "gpu-operator")
-    config_maps = {r.inputs["metadata"]["name"]: r for r in dev_plan.of_type(CONFIGMAP_TYPE)}
+    operator = _operators(dev_plan)["use1"]
+    config_maps = {
+        r.inputs["metadata"]["name"]: r for r in dev_plan.descendants(operator.urn) if r.type == CONFIGMAP_TYPE
+    }
     assert set(config_maps) == {MIG_PARTED_CONFIGMAP, DEVICE_PLUGIN_CONFIGMAP}
     for cm in config_maps.values():
         assert cm.inputs["metadata"]["namespace"] == NAMESPACE

@@ -72,3 +72,14 @@ CHARTS["fluid"] = ChartRef(
     upstream_chart="fluid/v1.0.8/chart-fluid.Chart.yaml",
     upstream_values="fluid/v1.0.8/chart-fluid.values.yaml",
 )
+
+# Prometheus Operator (its CRDs), Prometheus, Alertmanager, Grafana, kube-state-metrics, node exporter.
+CHARTS["kube-prometheus-stack"] = ChartRef(
+    name="kube-prometheus-stack",
+    repository="oci://ghcr.io/prometheus-community/charts",  # FACTS-2.md
+    version="88.5.3",
+    upstream_chart="kube-prometheus-stack/kube-prometheus-stack-88.5.3/chart-kube-prometheus-stack.Chart.yaml",
+    upstream_values="kube-prometheus-stack/kube-prometheus-stack-88.5.3/chart-kube-prometheus-stack.values.yaml",
+    # Maps passed through to the Prometheus custom resource (externalLabels, ResourceRequirements).
+    free_form=("prometheus.prometheusSpec.externalLabels", "prometheus.prometheusSpec.resources"),
+)

@@ -23,3 +23,26 @@ def annotation(key: str) -> str:
 def model_bucket_name(prefix: str, stack: str, region_name: str) -> str:
     """Globally unique enough per account: the configured prefix, environment and region entry."""
     return f"{prefix}-{stack}-{region_name}-models"
+
+
+# Model-server pods (set on them by the KServe capability): selected by the PodMonitors and,
+# as target labels, by dashboards and alerts. Independent of the node-label domain.
+PART_OF_LABEL = "app.kubernetes.io/part-of"
+PLATFORM_PART_OF = "inference-platform"
+MODEL_LABEL = annotation("model")
+
+# Ports the model-server containers declare (a PodMonitor's portNumber only matches declared
+# ports): vLLM serves /metrics on its HTTP port (KServe runtime `--port=8080`); Triton on 8002
+# (kserve@v0.20.0:config/runtimes/kserve-tritonserver.yaml, prometheus.kserve.io/port).
+VLLM_METRICS_PORT = 8080
+TRITON_METRICS_PORT = 8002
+
+# Tenant identity on gateway requests, and the OpenTelemetry attribute the AI Gateway maps it
+# to in its metrics (`controller.metricsRequestHeaderAttributes: "x-tenant-id:tenant.id"`).
+TENANT_HEADER = "x-tenant-id"
+TENANT_METRIC_ATTRIBUTE = "tenant.id"
+
+# Namespaces of add-ons whose capabilities are not merged yet: Envoy Gateway's (FACTS.md chart
+# table; its proxies run there too) and the model cache's Alluxio runtime.
+ENVOY_GATEWAY_NAMESPACE = "envoy-gateway-system"
+MODEL_CACHE_NAMESPACE = "model-cache"

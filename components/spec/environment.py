@@ -13,6 +13,7 @@ from components.spec.federation import FederationSpec, check_federation
 from components.spec.gpu_partitioning import check_gpu_partitioning
 from components.spec.gpu_pools import check_gpu_pools
 from components.spec.model_store import ModelStoreSpec, check_model_storage
+from components.spec.observability import check_observability
 from components.spec.region import RegionSpec, check_region
 from components.spec.scheduling import PriorityTierSpec, check_scheduling, default_tiers
 from components.spec.workloads import ModelSpec, TenantSpec, check_workloads
@@ -67,6 +68,6 @@ def _check_regions(env: EnvironmentSpec) -> Iterable[Issue]:
 # rely on what those establish (known machine types, resolvable references) and would otherwise
 # report consequences of an earlier mistake instead of the mistake.
 SEMANTIC_CHECKS: tuple[tuple[Callable[[EnvironmentSpec], Iterable[Issue]], ...], ...] = (
-    (_check_regions, check_gpu_pools, check_workloads, check_federation),
+    (_check_regions, check_gpu_pools, check_workloads, check_federation, check_observability),
     (check_gpu_partitioning, check_scheduling, check_model_storage),
 )

@@ -12,6 +12,7 @@ from pydantic import Field
 from components.catalog import regions as region_catalog
 from components.spec.base import Issue, Name, Spec, duplicates, join_path
 from components.spec.model_store import ModelCacheSpec
+from components.spec.observability import ObservabilitySpec
 
 # The VPC-CNI gives every pod a VPC address, so private subnets must stay large.
 _SMALLEST_PRIVATE_SUBNET_PREFIX = 24
@@ -162,6 +163,9 @@ class RegionSpec(Spec):
     system_pool: SystemPoolSpec = Field(description="Non-GPU nodes for controllers and add-ons.")
     gpu_pools: list[GpuPoolSpec] = Field(default_factory=list, description="GPU node pools of the cluster.")
     model_cache: ModelCacheSpec = Field(default_factory=ModelCacheSpec)
+    observability: ObservabilitySpec = Field(
+        default_factory=ObservabilitySpec, description="Metrics, dashboards and alerts of the cluster."
+    )
 
     def pool(self, name: str) -> GpuPoolSpec | None:
         return next((p for p in self.gpu_pools if p.name == name), None)

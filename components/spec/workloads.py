@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field
 
 from components.spec.base import Issue, Name, Spec, duplicates, join_path
+from components.spec.observability import ModelSloSpec
 from components.spec.scheduling import GpuQuotaSpec
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ class ModelSpec(Spec):
     tenant: str | None = Field(None, description="Tenant whose scheduling queue the model's pods run in.")
     tier: str = Field("realtime", description="Priority tier of the model's pods.")
     placements: list[PlacementSpec] = Field(min_length=1, description="Regions and pools serving it.")
+    slo: ModelSloSpec | None = Field(None, description="Latency objectives; default from the region's thresholds.")
 
     @property
     def weights_prefix(self) -> str:

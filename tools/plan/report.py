@@ -6,6 +6,8 @@ import re
 from collections import Counter
 from collections.abc import Callable
 
+from components.addons.dashboards import DASHBOARD_LABEL
+from components.catalog.charts import CHARTS
 from components.catalog.machines import MACHINES
 from components.k8s.gpu_resources import schedulable_at_max_size, schedulable_resources
 from components.k8s.topology import placement_group_name, pool_fabric, uses_placement_group
@@ -232,6 +234,42 @@ def _model_storage(plan: Plan) -> str:
     return "\n".join(rows) + "\n"
 
 
+_MONITOR_TYPES = {f"kubernetes:monitoring.coreos.com/v1:{kind}" for kind in ("ServiceMonitor", "PodMonitor")}
+_RULE_TYPE = "kubernetes:monitoring.coreos.com/v1:PrometheusRule"
+
+
+def _observability(plan: Plan) -> str:
+    """Per region: which Prometheus, and how many monitors, dashboards and alert rules the platform adds."""
+    stack_chart = CHARTS["kube-prometheus-stack"]
+    rows = [
+        "## Observability\n",
+        "| region | Prometheus | monitors | dashboards | alert rules | remote write | Grafana exposed |",
+        "|---|---|---:|---:|---:|---|---|",
+    ]
+    for region in plan.spec.regions:
+        obs = region.observability
+        mine = [r for r in plan.resources if r.custom and plan.region_of(r) == region.name]
+        monitors = sorted(r.inputs["metadata"]["name"] for r in mine if r.type in _MONITOR_TYPES)
+        dashboards = [
+            r
+            for r in mine
+            if r.type == "kubernetes:core/v1:ConfigMap"
+            and DASHBOARD_LABEL.items() <= r.inputs.get("metadata", {}).get("labels", {}).items()
+        ]
+        rules = sum(len(g["rules"]) for r in mine if r.type == _RULE_TYPE for g in r.inputs["spec"]["groups"])
+        if not obs.enabled:
+            stack = "off"
+        elif obs.existing_prometheus is not None:
+            stack = f"existing, namespace `{obs.existing_prometheus.namespace}`"
+        else:
+            stack = f"{stack_chart.name} {stack_chart.version}"
+        rows.append(
+            f"| {region.name} | {stack} | {len(monitors)} ({', '.join(monitors) or '-'}) | {len(dashboards)} | {rules} "
+            f"| {'yes' if obs.remote_write else 'no'} | {'yes' if obs.grafana.expose else 'no'} |"
+        )
+    return "\n".join(rows) + "\n"
+
+
 # Sections of plan.md, in order; capabilities add theirs here.
 SECTIONS: tuple[Callable[[Plan], str], ...] = (
     _summary,
@@ -241,6 +279,7 @@ SECTIONS: tuple[Callable[[Plan], str], ...] = (
     _model_storage,
     _counts,
     _scheduling,
+    _observability,
     _policy,
 )
 

@@ -1,0 +1,204 @@
+"""Per-cluster observability: kube-prometheus-stack (or an existing Prometheus) plus the platform's
+monitors, Grafana dashboards and alerting rules.
+
+With `existingPrometheus`, nothing is installed: the monitors, rules and dashboard ConfigMaps
+go to the existing stack's namespace with the labels its selectors need, and the Prometheus
+Operator CRDs (monitoring.coreos.com/v1) must already be in the cluster. That stack's Prometheus
+needs list/watch on nodes (monitors attach node metadata to label GPUs with their pool) and
+GET on the /metrics non-resource URL (the endpoint picker authenticates scrapers).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.addons.alerts import alert_groups, ttft_objectives
+from components.addons.dashboards import DASHBOARD_LABEL, dashboards
+from components.addons.scrape_targets import observed_scope, scrape_targets
+from components.catalog.charts import CHARTS
+from components.k8s import names
+from components.k8s.cluster import ClusterHandle
+from components.k8s.helm import helm_release, namespace
+from components.spec.environment import EnvironmentSpec
+from components.spec.observability import ObservabilitySpec
+from components.spec.region import RegionSpec
+
+MONITORING_NAMESPACE = "monitoring"
+# The node exporter (opt-in) needs hostNetwork/hostPID/hostPath: its own privileged namespace
+# keeps the rest of the monitoring stack under the baseline profile.
+NODE_EXPORTER_NAMESPACE = "node-exporter"
+RELEASE = "kube-prometheus-stack"
+# kube-prometheus-stack's Prometheus selects monitors and rules labelled with its release
+# (prometheus.prometheusSpec.*SelectorNilUsesHelmValues: true, FACTS-2.md).
+RELEASE_LABELS = {"release": RELEASE}
+# Service `<fullname>-prometheus`; the fullname is the release name when it contains the chart name.
+PROMETHEUS_URL = f"http://{RELEASE}-prometheus.{MONITORING_NAMESPACE}.svc:9090"
+MONITORING_API = "monitoring.coreos.com/v1"
+
+
+def stack_values(cluster_name: str, region_name: str, obs: ObservabilitySpec, production: bool) -> dict[str, Any]:
+    """kube-prometheus-stack values for a managed (EKS/GKE) cluster."""
+    # Managed control planes expose no controller-manager, scheduler or etcd metrics, and
+    # kube-proxy binds its metrics to localhost: scraping them would only raise TargetDown.
+    unreachable = ("kubeControllerManager", "kubeScheduler", "kubeEtcd", "kubeProxy")
+    prometheus: dict[str, Any] = {
+        "retention": obs.retention,
+        # Keep the series of each cluster apart in Grafana, federation and long-term storage.
+        "externalLabels": {"cluster": cluster_name, "region": region_name},
+        "replicas": 2 if production else 1,
+        "resources": {"requests": {"cpu": "500m", "memory": "2Gi"}, "limits": {"memory": "8Gi"}},
+        "serviceMonitorSelectorNilUsesHelmValues": True,
+        "podMonitorSelectorNilUsesHelmValues": True,
+        "ruleSelectorNilUsesHelmValues": True,
+    }
+    if obs.remote_write is not None:
+        target: dict[str, Any] = {"url": obs.remote_write.url}
+        if obs.remote_write.basic_auth_secret:
+            secret = obs.remote_write.basic_auth_secret
+            target["basicAuth"] = {
+                "username": {"name": secret, "key": "username"},
+                "password": {"name": secret, "key": "password"},
+            }
+        prometheus["remoteWrite"] = [target]
+    values: dict[str, Any] = {
+        "crds": {"enabled": True},
+        "defaultRules": {
+            "rules": {
+                "etcd": False,
+                "kubeControllerManager": False,
+                "kubeSchedulerAlerting": False,
+                "kubeSchedulerRecording": False,
+                "kubeProxy": False,
+                "nodeExporterAlerting": obs.node_exporter,
+                "nodeExporterRecording": obs.node_exporter,
+            }
+        },
+        **{component: {"enabled": False} for component in unreachable},
+        "nodeExporter": {"enabled": obs.node_exporter},
+        "prometheus": {"prometheusSpec": prometheus},
+    }
+    if obs.node_exporter:
+        values["prometheus-node-exporter"] = {"namespaceOverride": NODE_EXPORTER_NAMESPACE}
+    if obs.grafana.expose:
+        values["grafana"] = {
+            "ingress": {
+                "enabled": True,
+                "hosts": [obs.grafana.host],
+                "tls": [{"secretName": obs.grafana.tls_secret, "hosts": [obs.grafana.host]}],
+            }
+        }
+    return values
+
+
+@dataclass(frozen=True)
+class ObservabilityArgs:
+    cluster: ClusterHandle
+    env: EnvironmentSpec
+    region: RegionSpec
+
+
+class Observability(pulumi.ComponentResource):
+    """Metrics, dashboards and alerts of one cluster, scoped to what its region runs."""
+
+    namespace: str
+    monitor_labels: dict[str, str]
+    prometheus_url: str | None
+
+    def __init__(self, name: str, args: ObservabilityArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("inference-platform:addons:Observability", name, None, opts)
+        cluster, region = args.cluster, args.region
+        obs = region.observability
+        existing = obs.existing_prometheus
+        crds_from: list[pulumi.Resource] = []  # the release installing the Prometheus Operator CRDs
+        in_namespace: list[pulumi.Resource] = []  # our monitoring namespace, when we create it
+        if existing is None:
+            self.namespace, self.monitor_labels, self.prometheus_url = (
+                MONITORING_NAMESPACE,
+                RELEASE_LABELS,
+                PROMETHEUS_URL,
+            )
+            ns = namespace(MONITORING_NAMESPACE, cluster, self)
+            node_exporter_ns = (
+                [namespace(NODE_EXPORTER_NAMESPACE, cluster, self, pod_security="privileged")]
+                if obs.node_exporter
+                else []
+            )
+            release = helm_release(
+                RELEASE,
+                CHARTS["kube-prometheus-stack"],
+                cluster,
+                ns,
+                stack_values(cluster.name, region.name, obs, args.env.production),
+                parent=self,
+                depends_on=node_exporter_ns,
+            )
+            crds_from, in_namespace = [release], [ns]
+        else:
+            self.namespace, self.monitor_labels, self.prometheus_url = existing.namespace, existing.monitor_labels, None
+
+        def opts_for(*depends_on: pulumi.Resource) -> pulumi.ResourceOptions:
+            return pulumi.ResourceOptions(
+                parent=self, provider=cluster.provider, depends_on=[*cluster.ready, *depends_on]
+            )
+
+        def metadata(object_name: str, labels: dict[str, str], annotations: dict[str, str] | None = None) -> dict:
+            meta: dict[str, Any] = {
+                "name": object_name,
+                "namespace": self.namespace,
+                "labels": {names.PART_OF_LABEL: names.PLATFORM_PART_OF, **labels},
+            }
+            if annotations:
+                meta["annotations"] = annotations
+            return meta
+
+        scope = observed_scope(args.env, region)
+        targets = scrape_targets(scope, args.env.label_domain)
+        boards = dashboards(scope)
+        groups = alert_groups(scope, obs.thresholds, ttft_objectives(args.env, region))
+        self.monitors = [
+            k8s.apiextensions.CustomResource(
+                f"{cluster.name}-{target.name}-monitor",
+                api_version=MONITORING_API,
+                kind=target.kind,
+                metadata=metadata(
+                    target.name, self.monitor_labels, {names.annotation("selector-source"): target.source}
+                ),
+                spec=target.spec(),
+                opts=opts_for(*crds_from, *in_namespace),
+            )
+            for target in targets
+        ]
+        self.dashboards = [
+            k8s.core.v1.ConfigMap(
+                f"{cluster.name}-{board}-dashboard",
+                metadata=metadata(f"inference-{board}-dashboard", DASHBOARD_LABEL),
+                data={f"inference-{board}.json": json.dumps(model, indent=1, sort_keys=True)},
+                opts=opts_for(*in_namespace),
+            )
+            for board, model in boards.items()
+        ]
+        self.rules = (
+            k8s.apiextensions.CustomResource(
+                f"{cluster.name}-inference-alerts",
+                api_version=MONITORING_API,
+                kind="PrometheusRule",
+                metadata=metadata("inference-platform", self.monitor_labels),
+                spec={"groups": groups},
+                opts=opts_for(*crds_from, *in_namespace),
+            )
+            if groups
+            else None
+        )
+        self.register_outputs(
+            {
+                "namespace": self.namespace,
+                "prometheusUrl": self.prometheus_url,
+                "monitors": [t.name for t in targets],
+                "dashboards": sorted(boards),
+            }
+        )

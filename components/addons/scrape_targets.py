@@ -1,0 +1,241 @@
+"""What Prometheus scrapes on a cluster: one monitor per component that exposes metrics.
+
+A monitor exists when the environment spec says the component runs in the region, whether
+or not the capability that installs it is merged yet; until it is, the monitor matches nothing.
+
+| monitor            | kind           | present when the region...                                |
+|--------------------|----------------|-----------------------------------------------------------|
+| dcgm-exporter      | ServiceMonitor | has a pool whose GPUs the GPU Operator runs (its DCGM exporter) |
+| volcano-scheduler  | ServiceMonitor | has a GPU pool (Volcano schedules the GPU workloads)        |
+| vllm               | PodMonitor     | serves a vLLM model                                        |
+| triton             | PodMonitor     | serves a Triton model                                      |
+| endpoint-picker    | ServiceMonitor | serves a model (each has an InferencePool and its EPP)     |
+| envoy-proxy        | PodMonitor     | serves a model (the cluster's AI gateway routes to it)     |
+| envoy-ratelimit    | ServiceMonitor | serves a model and the environment has tenants (budgets)   |
+| alluxio            | ServiceMonitor | serves a model (the model cache fronts its weights)        |
+
+GKE-managed GPU pools (driverInstall: cloud) run no GPU Operator, hence no DCGM exporter this
+Prometheus could scrape: their GPUs have no GPU dashboard rows or utilisation alerts here.
+
+Every selector below names the upstream file it is read from. Monitors live in the monitoring
+namespace and reach into the component's namespace (namespaceSelector), so a Prometheus that
+only watches its own namespace still finds them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from components.addons import gpu_operator, volcano
+from components.k8s import names
+from components.spec.environment import EnvironmentSpec
+from components.spec.region import RegionSpec
+
+# Target labels added by relabeling, used by dashboards and alerts.
+POOL_LABEL = "pool"  # from the node label <domain>/pool (DESIGN.md §4)
+MODEL_LABEL = "platform_model"  # from the pod label names.MODEL_LABEL (not `model`: Triton has one)
+
+
+@dataclass(frozen=True)
+class ObservedScope:
+    """Which metric-exposing components a region runs, read from the environment spec."""
+
+    gpu_pools: tuple[str, ...]
+    dcgm_pools: tuple[str, ...]  # pools whose GPUs the GPU Operator's DCGM exporter reports
+    vllm_models: tuple[str, ...]
+    triton_models: tuple[str, ...]
+    has_tenants: bool
+    model_cache: bool  # the region runs the Alluxio cache
+
+    @property
+    def models(self) -> tuple[str, ...]:
+        return self.vllm_models + self.triton_models
+
+
+def observed_scope(env: EnvironmentSpec, region: RegionSpec) -> ObservedScope:
+    served = [m for m in env.models if any(p.region == region.name for p in m.placements)]
+    return ObservedScope(
+        gpu_pools=tuple(p.name for p in region.gpu_pools),
+        dcgm_pools=tuple(p.name for p in gpu_operator.operator_pools(region)),
+        vllm_models=tuple(m.name for m in served if m.runtime == "vllm"),
+        triton_models=tuple(m.name for m in served if m.runtime == "triton"),
+        has_tenants=bool(env.tenants),
+        model_cache=region.model_cache.enabled,
+    )
+
+
+def meta_label(prefix: str, kubernetes_label: str) -> str:
+    """The discovery meta label Prometheus derives from a Kubernetes label (invalid chars -> `_`)."""
+    return prefix + re.sub(r"[^a-zA-Z0-9_]", "_", kubernetes_label)
+
+
+def _copy(source: str, target: str) -> dict[str, Any]:
+    return {"sourceLabels": [source], "targetLabel": target, "action": "replace"}
+
+
+@dataclass(frozen=True)
+class ScrapeTarget:
+    name: str
+    kind: Literal["ServiceMonitor", "PodMonitor"]
+    namespace: str  # where the component runs
+    selector: dict[str, Any]
+    endpoints: tuple[dict[str, Any], ...]
+    attach_node_metadata: bool = False
+    source: str = field(default="", compare=False)
+
+    def spec(self) -> dict[str, Any]:
+        endpoints_key = "endpoints" if self.kind == "ServiceMonitor" else "podMetricsEndpoints"
+        spec: dict[str, Any] = {
+            "selector": self.selector,
+            "namespaceSelector": {"matchNames": [self.namespace]},
+            endpoints_key: [dict(e) for e in self.endpoints],
+        }
+        if self.attach_node_metadata:
+            spec["attachMetadata"] = {"node": True}
+        return spec
+
+
+def scrape_targets(scope: ObservedScope, label_domain: str) -> list[ScrapeTarget]:
+    pool = _copy(meta_label("__meta_kubernetes_node_label_", f"{label_domain}/pool"), POOL_LABEL)
+    model = _copy(meta_label("__meta_kubernetes_pod_label_", names.MODEL_LABEL), MODEL_LABEL)
+    targets: list[ScrapeTarget] = []
+
+    if scope.dcgm_pools:
+        targets.append(
+            ScrapeTarget(
+                "dcgm-exporter",
+                "ServiceMonitor",
+                gpu_operator.NAMESPACE,
+                selector={"matchLabels": {"app": "nvidia-dcgm-exporter"}},
+                endpoints=({"port": "gpu-metrics", "path": "/metrics", "interval": "15s", "relabelings": [pool]},),
+                attach_node_metadata=True,
+                source="NVIDIA/gpu-operator@v26.7.0:assets/state-dcgm-exporter/0400_service.yaml",
+            )
+        )
+    if scope.gpu_pools:
+        targets.append(
+            ScrapeTarget(
+                "volcano-scheduler",
+                "ServiceMonitor",
+                volcano.NAMESPACE,
+                selector={"matchLabels": {"app": "volcano-scheduler"}},
+                endpoints=({"port": "metrics", "path": "/metrics"},),
+                source="volcano-sh/volcano:installer/helm/chart/volcano/templates/scheduler.yaml "
+                "(<release>-scheduler-service, custom.scheduler_metrics_enable: true by default)",
+            )
+        )
+
+    for runtime, models, port in (
+        ("vllm", scope.vllm_models, names.VLLM_METRICS_PORT),
+        ("triton", scope.triton_models, names.TRITON_METRICS_PORT),
+    ):
+        if models:
+            targets.append(
+                ScrapeTarget(
+                    runtime,
+                    "PodMonitor",
+                    names.SERVING_NAMESPACE,
+                    selector={
+                        "matchLabels": {names.PART_OF_LABEL: names.PLATFORM_PART_OF},
+                        "matchExpressions": [{"key": names.MODEL_LABEL, "operator": "In", "values": list(models)}],
+                    },
+                    endpoints=({"portNumber": port, "path": "/metrics", "relabelings": [model, pool]},),
+                    attach_node_metadata=True,
+                    source="components/k8s/names.py (model-server pod labels and ports, set by the KServe capability)",
+                )
+            )
+
+    if scope.models:
+        targets.append(
+            ScrapeTarget(
+                "endpoint-picker",
+                "ServiceMonitor",
+                names.SERVING_NAMESPACE,
+                # The EPP Service is `<release>-epp`, labelled app.kubernetes.io/name=<release>-epp.
+                selector={"matchExpressions": [{"key": "app.kubernetes.io/name", "operator": "Exists"}]},
+                endpoints=(
+                    {
+                        "port": "http-metrics",
+                        "path": "/metrics",
+                        # --metrics-endpoint-auth defaults to true: Prometheus presents its own service
+                        # account token (kube-prometheus-stack grants it GET on /metrics).
+                        "bearerTokenFile": "/var/run/secrets/kubernetes.io/serviceaccount/token",
+                        "relabelings": [
+                            {
+                                "sourceLabels": [
+                                    meta_label("__meta_kubernetes_service_label_", "app.kubernetes.io/name")
+                                ],
+                                "regex": ".+-epp",
+                                "action": "keep",
+                            }
+                        ],
+                    },
+                ),
+                source="kubernetes-sigs/gateway-api-inference-extension@v1.5.0:config/charts/inferencepool/templates/"
+                "epp-service.yaml, config/charts/epplib/templates/_helpers.tpl",
+            )
+        )
+        targets.append(
+            ScrapeTarget(
+                "envoy-proxy",
+                "PodMonitor",
+                names.ENVOY_GATEWAY_NAMESPACE,
+                selector={
+                    "matchLabels": {
+                        "app.kubernetes.io/name": "envoy",
+                        "app.kubernetes.io/component": "proxy",
+                        "app.kubernetes.io/managed-by": "envoy-gateway",
+                    }
+                },
+                endpoints=(
+                    {"port": "metrics", "path": "/stats/prometheus"},  # Envoy's own stats
+                    # AI Gateway ext_proc sidecar, gen_ai_* metrics on its admin port (named aigw-admin,
+                    # and aigw-metrics in releases before v0.4): matched by number.
+                    {"portNumber": 1064, "path": "/metrics"},
+                ),
+                source="envoyproxy/gateway:internal/infrastructure/kubernetes/proxy/testdata/deployments/default.yaml; "
+                "envoyproxy/ai-gateway:internal/controller/gateway_mutator.go (extProcAdminPort 1064)",
+            )
+        )
+        if scope.has_tenants:
+            targets.append(
+                ScrapeTarget(
+                    "envoy-ratelimit",
+                    "ServiceMonitor",
+                    names.ENVOY_GATEWAY_NAMESPACE,
+                    selector={
+                        "matchLabels": {
+                            "app.kubernetes.io/name": "envoy-ratelimit",
+                            "app.kubernetes.io/component": "ratelimit",
+                            "app.kubernetes.io/managed-by": "envoy-gateway",
+                        }
+                    },
+                    endpoints=({"port": "metrics", "path": "/metrics"},),
+                    source="envoyproxy/gateway:internal/infrastructure/kubernetes/ratelimit/testdata/services/"
+                    "envoy-ratelimit-service-default.yaml",
+                )
+            )
+
+    if scope.model_cache:
+        targets.append(
+            ScrapeTarget(
+                "alluxio",
+                "ServiceMonitor",
+                names.MODEL_CACHE_NAMESPACE,
+                # Fluid labels the runtime's master Service monitor=alluxio_runtime_metrics (Prometheus on
+                # unless AlluxioRuntime.spec.disablePrometheus); Cluster_* metrics come from the master.
+                selector={"matchLabels": {"monitor": "alluxio_runtime_metrics", "role": "alluxio-master"}},
+                endpoints=(
+                    {
+                        "port": "web",
+                        "path": "/metrics/prometheus/",
+                        "relabelings": [_copy("__meta_kubernetes_service_label_release", "fluid_runtime")],
+                    },
+                ),
+                source="fluid-cloudnative/fluid:charts/alluxio/templates/master/service.yaml, "
+                "integration/prometheus/prometheus.yaml",
+            )
+        )
+    return targets
