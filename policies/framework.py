@@ -107,7 +107,6 @@ Kind = Literal["violation", "cannot-check", "error"]
 class Finding:
     policy: str
     enforcement_level: Level
-    severity: Severity
     urn: str
     message: str
     kind: Kind
@@ -154,7 +153,6 @@ class Rule:
                 Finding(
                     self.name,
                     level if kind == "violation" else "advisory",
-                    self.severity,
                     v.urn or resource.urn,
                     self.message(v),
                     kind,

@@ -12,7 +12,7 @@ import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from policies.model import Resource, Stack, peek
+from policies.model import UNKNOWN, NotKnown, Resource, Stack, peek
 
 ISVC_GROUP = "serving.kserve.io"
 RUNTIME_KINDS = ("ServingRuntime", "ClusterServingRuntime")
@@ -74,11 +74,20 @@ def is_model_server(r: Resource) -> bool:
     return r.is_kubernetes and r.kind == "InferenceService" and r.api_group == ISVC_GROUP
 
 
-def _dicts(value) -> list[dict]:
+def _known(value, what: str):
+    """A pod structure that is itself unknown (e.g. a spec built in an apply) cannot be checked at all."""
+    if value is UNKNOWN or (isinstance(value, list) and UNKNOWN in value):
+        raise NotKnown(what)
+    return value
+
+
+def _dicts(value, what: str = "containers") -> list[dict]:
+    value = _known(value, what)
     return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
 
 def _from_pod_spec(r: Resource, spec, labels) -> Workload:
+    spec = _known(spec, "pod spec")
     spec = spec if isinstance(spec, dict) else {}
     return Workload(
         r,
@@ -99,7 +108,7 @@ def workload(r: Resource, stack: Stack | None) -> Workload | None:
             w.labels = r.labels
         return w if w.containers else None
     if r.kind == "LeaderWorkerSet":
-        spec = peek(r.props, "spec", "leaderWorkerTemplate", "workerTemplate")
+        spec = _known(peek(r.props, "spec", "leaderWorkerTemplate", "workerTemplate"), "spec.leaderWorkerTemplate")
         spec = spec if isinstance(spec, dict) else {}
         w = _from_pod_spec(r, spec.get("spec"), peek(spec, "metadata", "labels"))
         return w if w.containers else None
@@ -132,11 +141,11 @@ def _merge_container(runtime: dict, model: dict) -> dict:
 
 
 def _inference_service(r: Resource, stack: Stack | None) -> Workload | None:
-    predictor = peek(r.props, "spec", "predictor")
+    predictor = _known(peek(r.props, "spec", "predictor"), "spec.predictor")
     if not isinstance(predictor, dict):
         return None
     labels = {**(predictor.get("labels") or {}), ISVC_LABEL: r.k8s_name}
-    model = predictor.get("model")
+    model = _known(predictor.get("model"), "spec.predictor.model")
     if not isinstance(model, dict):
         w = _from_pod_spec(r, predictor, labels)
         return w if w.containers else None

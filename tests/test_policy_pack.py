@@ -21,9 +21,8 @@ from policies.framework import PackSettings, evaluate_stack
 from policies.model import UNKNOWN, Resource
 from policies.offline import evaluate_plan, plan_resources, plan_settings
 from policies.rules import ALL_RULES
-from tests import policy_fixtures as fx
-from tests.policy_fixtures import compliant, find
 from tests.harness import plan_for
+from tests.policy_fixtures import compliant, find
 from tests.test_policy_rules import CASES, SETTINGS, run
 from tools.conformance import is_custom_resource
 from tools.plan.__main__ import main as plan_main
@@ -150,7 +149,9 @@ def _session_plans(monkeypatch):
     """`plan` on the session's cached plans (a shallow copy each time): the CLI is under test, not the program."""
     import tools.plan.__main__ as cli
 
-    monkeypatch.setattr(cli, "build_plan", lambda stack_config, *args, **kwargs: copy.copy(plan_for(stack_config.stack)))
+    monkeypatch.setattr(
+        cli, "build_plan", lambda stack_config, *args, **kwargs: copy.copy(plan_for(stack_config.stack))
+    )
 
 
 def test_plan_writes_policy_artifacts(tmp_path):
@@ -387,8 +388,3 @@ def test_pack_settings_reach_the_rules(analyzer):
             for k, v in PackSettings(SETTINGS.raw).raw.items()
         }
         analyzer.Configure(proto.ConfigureAnalyzerRequest(policyConfig=restore))
-
-
-def test_fixture_module_is_shared():
-    """The pack tests build on the rule tests' fixture (one compliant stack for both)."""
-    assert fx.CONFIG == {"production": True, "labelDomain": "inference-platform.io"}

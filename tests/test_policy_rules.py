@@ -861,6 +861,15 @@ def test_labels_are_matched_by_suffix_when_no_domain_is_configured():
     assert len(violations) == 6 and "lacks the label inference-platform.io/pool" in violations[0].message
 
 
+def test_placement_group_label_is_checked_while_the_cluster_name_is_unknown():
+    resources = compliant()
+    node_group(resources)["clusterName"] = UNKNOWN
+    assert run(resources).findings == []
+    node_group(resources)["labels"]["inference-platform.io/placement-group"] = "none"
+    [finding] = run(resources).of("gpu-pool-taint-and-labels")
+    assert "contradicts the pool's fabric" in finding.message
+
+
 def test_time_slicing_pool_without_mig_passes():
     resources = compliant()
     group = node_group(resources)
@@ -935,6 +944,26 @@ def test_runtime_outside_the_stack_is_cannot_check_not_pass():
         "llm-shm-for-tensor-parallel",
     }
     assert all(f.kind == "cannot-check" for f in evaluation.findings), [f.message for f in evaluation.findings]
+
+
+def test_a_pod_spec_unknown_as_a_whole_is_cannot_check():
+    """A spec built inside an apply is unknown at preview as a whole: every pod rule says so."""
+    resources = compliant()
+    isvc(resources)["spec"] = UNKNOWN
+    p(resources, ":Deployment", "redis")["spec"]["template"] = UNKNOWN
+    evaluation = run(resources)
+    for name in ("k8s-no-privileged", "k8s-resources-set", "k8s-probes", "llm-model-fits-gpu"):
+        findings = evaluation.of(name)
+        assert findings and all(f.kind == "cannot-check" for f in findings), name
+    assert not evaluation.mandatory
+
+
+def test_gpu_products_are_recognized_by_their_feature_discovery_name():
+    resources = compliant()
+    sizing(resources, "fp8-capable", None)
+    sizing(resources, "gpu-product", "NVIDIA-A100-SXM4-80GB")
+    [finding] = run(resources).of("llm-fp8-kv-cache-supported")
+    assert "on A100-80GB, which has no FP8" in finding.message
 
 
 def test_any_unknown_input_never_crashes_a_rule():

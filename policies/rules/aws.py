@@ -23,7 +23,6 @@ KMS_KEY = "aws:kms/key:Key"
 
 # What CIS/Checkov expect EKS to log; all five are needed to investigate an incident.
 EKS_LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
-WORLD = ("0.0.0.0/0", "::/0")
 # Managed policies that grant everything.
 ADMIN_POLICIES = ("arn:aws:iam::aws:policy/AdministratorAccess", "arn:aws:iam::aws:policy/PowerUserAccess")
 READ_ONLY_ACTION_PREFIXES = ("Describe", "List", "Get")

@@ -17,7 +17,6 @@ AI_GATEWAY_GROUP = "aigateway.envoyproxy.io"
 GATEWAY_API_GROUP = "gateway.networking.k8s.io"
 ENVOY_GATEWAY_GROUP = "gateway.envoyproxy.io"
 AI_ROUTE_KIND = "AIGatewayRoute"
-ROUTE_KINDS = (AI_ROUTE_KIND, "HTTPRoute")
 # The AI Gateway controller renders each AIGatewayRoute into an HTTPRoute of the same name.
 ROUTE_TARGET_KINDS = ("HTTPRoute", AI_ROUTE_KIND)
 AUTHENTICATION = ("apiKeyAuth", "jwt", "oidc", "basicAuth", "extAuth")

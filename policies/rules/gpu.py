@@ -16,7 +16,7 @@ from components.catalog.machines import MACHINES, MachineType
 from components.k8s.topology import GPU_TAINT, gpu_pool_labels, uses_placement_group
 from components.spec.region import GpuPoolSpec, RegionSpec
 from policies.framework import CannotCheck, Context, Violation, rule
-from policies.model import UNKNOWN, Resource, as_list, get, peek
+from policies.model import UNKNOWN, Resource, as_list, get, number, peek
 from policies.rules.aws import LAUNCH_TEMPLATE, NODE_GROUP, SUBNET
 from policies.rules.gcp import NODE_POOL
 
@@ -69,16 +69,16 @@ def _launch_template(r: Resource, ctx: Context) -> Resource | None:
 def gpu_pool(r: Resource, ctx: Context) -> GpuPool | None:
     """The pool as a GPU pool, or None when it has no GPUs."""
     if r.type == NODE_GROUP:
-        machine_type = (as_list(peek(r.props, "instanceTypes")) or [None])[0]
+        machine_type = (as_list(get(r.props, "instanceTypes")) or [None])[0]
         if machine_type is None:
             template = _launch_template(r, ctx)
-            machine_type = peek(template.props, "instanceType") if template else None
+            machine_type = get(template.props, "instanceType") if template else None
         cluster = peek(r.props, "clusterName")
         gpu = machine_type in MACHINES or "NVIDIA" in str(peek(r.props, "amiType") or "")
         labels, taints = get(r.props, "labels") or {}, as_list(get(r.props, "taints"))
     else:
         config = get(r.props, "nodeConfig") or {}
-        machine_type = peek(config, "machineType")
+        machine_type = get(config, "machineType")
         cluster = peek(r.props, "cluster")
         gpu = machine_type in MACHINES or bool(as_list(peek(config, "guestAccelerators")))
         labels, taints = get(config, "labels") or {}, as_list(get(config, "taints"))
@@ -135,7 +135,8 @@ def gpu_pool_taint_and_labels(r: Resource, ctx: Context) -> Iterator[Violation]:
     _, pool_name = _label(pool.labels, ctx.label_domain, "pool")
     spec = _pool_spec(pool_name or r.name, pool.machine.name)
     region = RegionSpec.model_construct(name="", cloud=pool.machine.cloud)
-    expected = gpu_pool_labels("d", pool.cluster or "", region, spec)
+    # Expected values from the schema itself; keys are compared by suffix, so the domain here is a placeholder.
+    expected = gpu_pool_labels("schema", pool.cluster or "", region, spec)
     for schema_key, value in expected.items():
         suffix = schema_key.split("/", 1)[1]
         key, actual = _label(pool.labels, ctx.label_domain, suffix)
@@ -176,11 +177,12 @@ def _custom_layout_problems(name: str, entries: list, gpu: GpuModel) -> Iterator
         compute = memory = 0
         for profile, count in (entry.get("mig-devices") or {}).items():
             known = gpu.mig_profile(str(profile).removesuffix("+me"))
-            if known is None:
-                yield f"config {name!r} entry {i} uses {profile}, not a MIG profile of {gpu.name}"
+            instances = number(count)
+            if known is None or instances is None:
+                yield f"config {name!r} entry {i} asks for {count!r} x {profile}, not a MIG profile count of {gpu.name}"
                 continue
-            compute += known.compute_slices * int(count)
-            memory += known.memory_slices * int(count)
+            compute += known.compute_slices * int(instances)
+            memory += known.memory_slices * int(instances)
         if compute > MIG_COMPUTE_SLICES or memory > MIG_MEMORY_SLICES:
             yield (
                 f"config {name!r} entry {i} needs {compute} compute / {memory} memory slices; {gpu.name} has "

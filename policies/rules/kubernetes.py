@@ -11,7 +11,6 @@ from policies.pods import (
     SERVING_KINDS,
     WORKLOAD_KINDS,
     Workload,
-    is_model_server,
     is_serving_workload,
     is_workload,
     workload,
@@ -201,7 +200,11 @@ def resources_set(r: Resource, ctx: Context) -> Iterator[Violation]:
         gpus = [k for k in get(resources, "requests") or {} if k.startswith("nvidia.com/")]
         missing += [f"limits.{k}" for k in gpus if not _has(resources, "limits", k)]
         if missing:
-            yield Violation(f"{where} does not set {', '.join(missing)}")
+            yield (
+                _incomplete(w, "resources")
+                if not w.complete and not resources
+                else Violation(f"{where} does not set {', '.join(missing)}")
+            )
 
 
 def image_problem(image: object) -> str | None:
@@ -254,8 +257,9 @@ def images_pinned(r: Resource, ctx: Context) -> Iterator[Violation]:
         w = _workload(r, ctx)
         if w is None:
             return
-        if is_model_server(r) and not w.complete and not get(w.main, "image"):
-            return  # the image is the runtime's, checked on the runtime itself
+        if not w.complete and not get(w.main, "image"):
+            yield _incomplete(w, "the image")
+            return
         containers = w.all_containers()
     for c in containers:
         problem = image_problem(get(c, "image"))

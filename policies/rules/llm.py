@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from components.catalog.gpus import GPUS
+from components.catalog.gpus import GPUS, GpuModel
 from components.k8s.names import annotation
 from policies.framework import CannotCheck, Context, Violation, rule
 from policies.model import Resource, as_list, get, number
@@ -31,6 +31,11 @@ PROBE_PERIOD_SECONDS = 10
 PROBE_FAILURE_THRESHOLD = 3
 SHM_PATH = "/dev/shm"
 ISVC = ("kubernetes:serving.kserve.io/v1beta1:InferenceService",)
+
+
+def catalog_gpu(product: object) -> GpuModel | None:
+    """The catalog GPU for a product name: the catalog's own (H100-80GB) or GFD's (NVIDIA-H100-80GB-HBM3)."""
+    return GPUS.get(str(product)) or next((g for g in GPUS.values() if g.gfd_product == product), None)
 
 
 def gpu_limit(container: dict) -> float:
@@ -114,8 +119,7 @@ def model_fits_gpu(r: Resource, ctx: Context) -> Iterator[Violation]:
         return
     memory, tp, weights, kv = (s.value(k) or 0 for k in needed)
     pp = s.value(PIPELINE_PARALLEL) or 1
-    product = s.annotations.get(GPU_PRODUCT)
-    gpu = GPUS.get(str(product))
+    gpu = catalog_gpu(s.annotations.get(GPU_PRODUCT))
     if gpu is not None and memory > gpu.memory_gib:
         yield Violation(f"{r.label}: sized for {memory:g} GiB per GPU, but a {gpu.name} has {gpu.memory_gib} GiB")
     if tp * pp * memory < weights + kv:
@@ -243,7 +247,7 @@ def fp8_kv_cache_supported(r: Resource, ctx: Context) -> Iterator[Violation]:
     if not dtype.startswith("fp8"):
         return
     declared = s.annotations.get(FP8_CAPABLE)
-    gpu = GPUS.get(str(s.annotations.get(GPU_PRODUCT)))
+    gpu = catalog_gpu(s.annotations.get(GPU_PRODUCT))
     if declared is not None and str(declared).lower() not in ("true", "false"):
         yield _malformed(s, [FP8_CAPABLE])
     elif str(declared).lower() == "false":

@@ -22,7 +22,6 @@ STATEFUL = (
     "gcp:container/cluster:Cluster",
 )
 SCALED_OBJECT = "kubernetes:keda.sh/v1alpha1:ScaledObject"
-LLM_ISVC = "kubernetes:serving.kserve.io/v1alpha2:LLMInferenceService"
 KNATIVE_MIN_SCALE = "autoscaling.knative.dev/min-scale"
 
 
