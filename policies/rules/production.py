@@ -53,18 +53,19 @@ def stateful_resources_protected(r: Resource, ctx: Context) -> Iterator[Violatio
         yield Violation(f"{r.name} is stateful but not {' / '.join(missing)} in production")
 
 
-def _min_replicas(r: Resource) -> float | None:
-    """The fewest replicas the object lets the autoscaler run, when it can go to zero; else None."""
+def _scales_to_zero(r: Resource) -> bool:
+    """Whether the object lets the autoscaler take the model to zero replicas.
+
+    (An LLMInferenceService cannot: its CRD sets scaling.minReplicas >= 1.)
+    """
     if is_model_server(r):
         minimum = number(get(r.props, "spec", "predictor", "minReplicas"))
         knative = number(get(r.props, "metadata", "annotations", KNATIVE_MIN_SCALE))
-        return 0 if 0 in (minimum, knative) else None
-    if r.type == SCALED_OBJECT:
-        if r.namespace != SERVING_NAMESPACE:
-            return None
-        minimum = get(r.props, "spec", "minReplicaCount")
-        return 0 if minimum is None or number(minimum) == 0 else None  # KEDA's default is 0
-    return 0 if number(get(r.props, "spec", "scaling", "minReplicas")) == 0 else None
+        return 0 in (minimum, knative)
+    if r.namespace != SERVING_NAMESPACE:
+        return False
+    minimum = get(r.props, "spec", "minReplicaCount")
+    return minimum is None or number(minimum) == 0  # KEDA's default is 0
 
 
 @rule(
@@ -73,14 +74,12 @@ def _min_replicas(r: Resource) -> float | None:
     severity="high",
     remediation="set minReplicas >= 1 for production placements (InferenceService predictor.minReplicas, KEDA "
     "minReplicaCount); scale to zero only in dev",
-    applies_to=("InferenceService", "LLMInferenceService", SCALED_OBJECT),
-    subject=lambda r: (
-        is_model_server(r) or r.type == SCALED_OBJECT or (r.kind == "LLMInferenceService" and r.is_kubernetes)
-    ),
+    applies_to=("InferenceService", SCALED_OBJECT),
+    subject=lambda r: is_model_server(r) or r.type == SCALED_OBJECT,
     config=("production",),
 )
 def no_scale_to_zero(r: Resource, ctx: Context) -> Iterator[Violation]:
-    if ctx.production is False or _min_replicas(r) is None:
+    if ctx.production is False or not _scales_to_zero(r):
         return
     if ctx.production is None:
         yield _production_unknown(f"{r.label} may scale to zero")
