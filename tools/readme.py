@@ -89,8 +89,14 @@ def config_reference() -> str:
     return "\n".join(lines) + "\n"
 
 
+def policy_rules() -> str:
+    from policies.docs import render
+
+    return render()
+
+
 # Generated blocks of README.md; capabilities with reference material add theirs here.
-BLOCKS: dict[str, Callable[[], str]] = {"config-reference": config_reference}
+BLOCKS: dict[str, Callable[[], str]] = {"config-reference": config_reference, "policy-rules": policy_rules}
 
 
 def render(text: str) -> str:

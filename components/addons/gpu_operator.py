@@ -19,6 +19,7 @@ import yaml
 
 from components.catalog.charts import CHARTS
 from components.catalog.gpus import MIG_DISABLED
+from components.k8s import names
 from components.k8s.cluster import ClusterHandle
 from components.k8s.gpu_partitioning import (
     gpu_software,
@@ -31,7 +32,7 @@ from components.k8s.helm import helm_release, namespace
 from components.k8s.topology import gpu_tolerations
 from components.spec.region import GpuPoolSpec, RegionSpec
 
-NAMESPACE = "gpu-operator"
+NAMESPACE = names.GPU_OPERATOR_NAMESPACE
 RELEASE = "gpu-operator"
 MIG_PARTED_CONFIGMAP = "mig-parted-config"
 MIG_PARTED_KEY = "config.yaml"  # the key the MIG manager reads from a custom ConfigMap

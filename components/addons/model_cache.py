@@ -40,7 +40,13 @@ import pulumi_kubernetes as k8s
 from components.catalog.charts import CHARTS
 from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import helm_release, namespace
-from components.k8s.names import MODEL_CACHE_NAMESPACE, MODELS_PREFIX, SERVING_NAMESPACE, model_bucket_name
+from components.k8s.names import (
+    FLUID_NAMESPACE,
+    MODEL_CACHE_NAMESPACE,
+    MODELS_PREFIX,
+    SERVING_NAMESPACE,
+    model_bucket_name,
+)
 from components.k8s.topology import gpu_tolerations, pool_selector
 from components.k8s.workload_identity import ServiceAccountRef, identity_annotations
 from components.spec.environment import EnvironmentSpec
@@ -49,7 +55,6 @@ from components.spec.region import RegionSpec
 from components.spec.workloads import ModelSpec
 
 FLUID_API = "data.fluid.io/v1alpha1"
-FLUID_NAMESPACE = "fluid-system"
 CACHE_NAMESPACE = MODEL_CACHE_NAMESPACE
 DATASET = "models"
 # Fluid 1.0.8's Alluxio pods run as their namespace's default service account (see above).

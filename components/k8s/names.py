@@ -42,7 +42,13 @@ TRITON_METRICS_PORT = 8002
 TENANT_HEADER = "x-tenant-id"
 TENANT_METRIC_ATTRIBUTE = "tenant.id"
 
-# Namespaces of add-ons whose capabilities are not merged yet: Envoy Gateway's (FACTS.md chart
-# table; its proxies run there too) and the model cache's Alluxio runtime.
+# Envoy Gateway's namespace (FACTS.md chart table; its proxies run there too).
 ENVOY_GATEWAY_NAMESPACE = "envoy-gateway-system"
+
+# The only namespaces whose Pod Security level is `privileged`: the GPU Operator (drivers,
+# toolkit, MIG manager, device plugins incl. EFA) and the cache's FUSE daemons (Fluid's CSI
+# plugin, the Alluxio runtime's host-network workers). The policy pack exempts exactly these.
+GPU_OPERATOR_NAMESPACE = "gpu-operator"
+FLUID_NAMESPACE = "fluid-system"
 MODEL_CACHE_NAMESPACE = "model-cache"
+PRIVILEGED_NAMESPACES = (GPU_OPERATOR_NAMESPACE, FLUID_NAMESPACE, MODEL_CACHE_NAMESPACE)

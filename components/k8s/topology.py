@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from components.catalog.machines import MACHINES, Fabric
+from components.catalog.machines import MACHINES, Fabric, MachineType
 from components.k8s.gpu_partitioning import partitioning_labels
 from components.spec.region import GpuPoolSpec, RegionSpec
 
@@ -52,22 +52,32 @@ def uses_placement_group(pool: GpuPoolSpec) -> bool:
     return pool.packed
 
 
+# The shared schema's label suffixes (DESIGN.md §4), under the configured label domain.
+SCHEMA_LABELS = ("pool", "gpu-product", "gpu-memory-gib", "fabric", "placement-group", "nvlink-domain")
+
+
+def machine_labels(domain: str, machine: MachineType) -> dict[str, str]:
+    """The schema labels that follow from the machine type alone (the catalog's facts)."""
+    gpu = machine.gpu_model
+    return {
+        f"{domain}/gpu-product": gpu.name,
+        f"{domain}/gpu-memory-gib": str(gpu.memory_gib),
+        # Intra-node NVLink: the node is the NVLink domain; without NVLink there is none.
+        f"{domain}/nvlink-domain": "node" if gpu.nvlink and machine.gpus > 1 else "none",
+    }
+
+
 def gpu_pool_labels(domain: str, cluster_name: str, region: RegionSpec, pool: GpuPoolSpec) -> dict[str, str]:
     """Labels every node of a GPU pool carries, whatever the cloud.
 
     Besides the shared schema: who owns the NVIDIA driver on the node and how its GPUs are
     partitioned (MIG config, device-plugin time-slicing entry), read by the GPU Operator.
     """
-    machine = MACHINES[pool.machine_type]
-    gpu = machine.gpu_model
     return {
         f"{domain}/pool": pool.name,
-        f"{domain}/gpu-product": gpu.name,
-        f"{domain}/gpu-memory-gib": str(gpu.memory_gib),
+        **machine_labels(domain, MACHINES[pool.machine_type]),
         f"{domain}/fabric": pool_fabric(pool),
         f"{domain}/placement-group": placement_group_name(cluster_name, pool) if uses_placement_group(pool) else "none",
-        # Intra-node NVLink: the node is the NVLink domain; without NVLink there is none.
-        f"{domain}/nvlink-domain": "node" if gpu.nvlink and machine.gpus > 1 else "none",
         **partitioning_labels(region.cloud, pool),
     }
 

@@ -10,11 +10,13 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from components.spec.loader import ConfigError
+from policies.offline import evaluate_plan, load_settings, plan_settings, verdict_table, verdicts
 from tools.plan.artifacts import write_plan
 from tools.plan.report import summary_tree
 from tools.plan.runner import PROJECT_DIR, build_plan
 from tools.plan.stackfile import PlanInputError, input_error_lines, load_stack_config
 
+EXIT_POLICY_VIOLATION = 1
 EXIT_INVALID_INPUT = 2
 
 
@@ -24,10 +26,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--project-dir", type=Path, default=PROJECT_DIR)
     parser.add_argument("--out", type=Path, default=None, help="output directory (default build/<env>)")
     parser.add_argument("--quiet", action="store_true", help="no progress display or summary tree")
+    parser.add_argument(
+        "--policy-config",
+        type=Path,
+        default=None,
+        help="policy pack settings in the `pulumi preview --policy-pack-config` format (e.g. enforcement overrides)",
+    )
     args = parser.parse_args(argv)
     console = Console(stderr=True, quiet=args.quiet)
     out_dir = args.out or args.project_dir / "build" / args.env
 
+    try:
+        settings = load_settings(args.policy_config)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INVALID_INPUT
     try:
         stack_config = load_stack_config(args.project_dir, args.env)
         with Progress(
@@ -47,10 +60,17 @@ def main(argv: list[str] | None = None) -> int:
             print(line, file=sys.stderr)
         return EXIT_INVALID_INPUT
 
+    evaluation = evaluate_plan(plan, settings)
+    plan.policy = [f.to_json() for f in evaluation.findings]
+    plan.policy_verdicts = verdicts(evaluation)
+    plan.policy_config = plan_settings(plan.spec, settings).raw
     write_plan(plan, out_dir)
     console.print(summary_tree(plan))
+    console.print(verdict_table(plan.policy_verdicts))
     console.print(f"wrote {out_dir.relative_to(Path.cwd()) if out_dir.is_relative_to(Path.cwd()) else out_dir}")
-    return 0
+    for finding in evaluation.mandatory:
+        print(f"error: policy {finding.policy}: {finding.urn}: {finding.message}", file=sys.stderr)
+    return EXIT_POLICY_VIOLATION if evaluation.mandatory else 0
 
 
 if __name__ == "__main__":

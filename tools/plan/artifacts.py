@@ -59,4 +59,6 @@ def write_plan(plan: Plan, out_dir: Path) -> None:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(yaml.safe_dump(content, sort_keys=False))
     (out_dir / "policy.json").write_text(json.dumps(plan.policy, indent=2) + "\n")
+    # `pulumi preview --policy-pack policies --policy-pack-config <this>` runs with the same settings.
+    (out_dir / "policy-config.json").write_text(json.dumps(plan.policy_config, indent=2) + "\n")
     (out_dir / "plan.md").write_text(render_markdown(plan))

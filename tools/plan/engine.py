@@ -31,6 +31,9 @@ class PlannedResource:
     custom: bool
     inputs: dict[str, Any]
     options: dict[str, Any]
+    # Input property -> URNs of the resources its value came from (how the engine and CrossGuard
+    # pair a bucket with its public-access block while the bucket's id is still unknown).
+    property_dependencies: dict[str, list[str]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -109,7 +112,8 @@ class RecordingMonitor(mocks.MockMonitor):
         if request.type == "pulumi:providers:aws":
             self.provider_regions[urn] = str(raw.get("region", "us-east-1"))
 
-        property_deps = {u for deps in request.propertyDependencies.values() for u in deps.urns}
+        by_property = {key: list(deps.urns) for key, deps in request.propertyDependencies.items() if deps.urns}
+        property_deps = {u for urns in by_property.values() for u in urns}
         explicit_deps = [u for u in request.dependencies if u not in property_deps]
         timeouts = request.customTimeouts
         planned = PlannedResource(
@@ -130,6 +134,7 @@ class RecordingMonitor(mocks.MockMonitor):
                     k: getattr(timeouts, k) for k in ("create", "update", "delete") if getattr(timeouts, k)
                 },
             },
+            property_dependencies=by_property,
         )
         self.planned.append(planned)
         if self._on_register is not None:

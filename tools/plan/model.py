@@ -21,7 +21,9 @@ class Plan:
     project: str
     evaluation: Evaluation
     spec: Any = None  # the validated EnvironmentSpec
-    policy: list[dict] = field(default_factory=list)
+    policy: list[dict] = field(default_factory=list)  # policy.json: every violation
+    policy_verdicts: list[dict] = field(default_factory=list)  # one row per policy rule (plan.md)
+    policy_config: dict = field(default_factory=dict)  # the pack settings used, for `pulumi preview`
 
     @property
     def resources(self) -> list[PlannedResource]:

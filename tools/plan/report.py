@@ -48,11 +48,33 @@ def _counts(plan: Plan) -> str:
 
 
 def _policy(plan: Plan) -> str:
+    mandatory = sum(v["enforcementLevel"] == "mandatory" for v in plan.policy)
+    verdict = "**rejected**" if mandatory else "passed"
+    rows = [
+        "## Policy\n",
+        f"Policy {verdict}: {len(plan.policy_verdicts)} rules, {mandatory} mandatory and "
+        f"{len(plan.policy) - mandatory} advisory finding(s).\n",
+    ]
     if not plan.policy:
-        return "## Policy\n\nNo violations.\n"
-    rows = ["## Policy\n", "| policy | level | resource | message |", "|---|---|---|---|"]
-    for v in plan.policy:
-        rows.append(f"| {v['policy']} | {v['enforcementLevel']} | `{v['urn']}` | {v['message']} |")
+        rows.append("No violations.")
+    else:
+        rows += ["| policy | level | resource | message |", "|---|---|---|---|"]
+        for v in plan.policy:
+            message = v["message"].replace("|", "\\|")
+            rows.append(f"| {v['policy']} | {v['enforcementLevel']} | `{v['urn']}` | {message} |")
+    if plan.policy_verdicts:
+        rows += [
+            "",
+            "<details><summary>Verdict per rule</summary>\n",
+            "| rule | severity | level | resources | violations | cannot check | verdict |",
+            "|---|---|---|---:|---:|---:|---|",
+        ]
+        for v in plan.policy_verdicts:
+            rows.append(
+                f"| {v['policy']} | {v['severity']} | {v['enforcementLevel']} | {v['resources']} | {v['violations']} "
+                f"| {v['cannotCheck']} | {v['verdict']} |"
+            )
+        rows.append("\n</details>")
     return "\n".join(rows) + "\n"
 
 

@@ -1,0 +1,257 @@
+"""Resources as the rules see them: the same plain data under the Pulumi engine and offline.
+
+Values the engine does not know yet (outputs of resources not created at preview) are the
+single marker `UNKNOWN`. Reading one through `get` raises `NotKnown`, which the framework
+turns into a "cannot check" finding for that resource: an unknown never passes silently
+and never crashes a rule.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+# The engine's unknown sentinels (pulumi_policy.proxy, pulumi.runtime.rpc.UNKNOWN), and the
+# marker the offline plan writes for a secret: neither can be checked.
+_SENTINELS = frozenset(
+    {
+        "1c4a061d-8072-4f0a-a4cb-0ff528b18fe7",  # boolean
+        "3eeb2bf0-c639-47a8-9e75-3b44932eb421",  # number
+        "04da6b54-80e4-46f7-96ec-b56ff0331ba9",  # string (also rpc.UNKNOWN)
+        "6a19a0b0-7e62-4c92-b797-7f8e31da9cc2",  # array
+        "030794c1-ac77-496b-92df-f27374a8bd58",  # asset
+        "e48ece36-62e2-4504-bad9-02848725956a",  # archive
+        "dd056dcd-154b-4c76-9bd3-c8f88648b5ff",  # object
+    }
+)
+OFFLINE_SECRET = "[secret]"
+
+
+class _Unknown:
+    _instance: _Unknown | None = None
+
+    def __new__(cls) -> _Unknown:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "<unknown>"
+
+    def __deepcopy__(self, memo: dict) -> _Unknown:
+        return self
+
+
+UNKNOWN = _Unknown()
+
+
+class NotKnown(Exception):
+    """A value a rule needs is not known (yet); carries the property path for the message."""
+
+    def __init__(self, path: str):
+        super().__init__(path)
+        self.path = path
+
+
+def normalize(value: Any) -> Any:
+    """Plain dicts/lists with every unknown sentinel (and offline secret marker) replaced by UNKNOWN."""
+    if isinstance(value, dict):
+        return {k: normalize(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [normalize(v) for v in value]
+    if isinstance(value, str) and (value in _SENTINELS or value == OFFLINE_SECRET):
+        return UNKNOWN
+    return value
+
+
+def contains_unknown(value: Any) -> bool:
+    if value is UNKNOWN:
+        return True
+    if isinstance(value, dict):
+        return any(contains_unknown(v) for v in value.values())
+    if isinstance(value, list):
+        return any(contains_unknown(v) for v in value)
+    return False
+
+
+def _path(parts: Iterable[Any]) -> str:
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def get(value: Any, *path: str | int, default: Any = None) -> Any:
+    """The value at `path` (None/default when absent). Raises NotKnown when it is, or holds, an unknown."""
+    current = value
+    for i, key in enumerate(path):
+        if current is UNKNOWN:
+            raise NotKnown(_path(path[:i]))
+        if isinstance(key, int):
+            current = current[key] if isinstance(current, list) and -len(current) <= key < len(current) else None
+        else:
+            current = current.get(key) if isinstance(current, dict) else None
+        if current is None:
+            return default
+    if contains_unknown(current):
+        raise NotKnown(_path(path))
+    return current
+
+
+def peek(value: Any, *path: str | int) -> Any:
+    """Like `get` but returns UNKNOWN instead of raising: for matching, where unknown just means no match."""
+    try:
+        return get(value, *path)
+    except NotKnown:
+        return UNKNOWN
+
+
+def as_list(value: Any) -> list:
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
+
+
+def truthy(value: Any) -> bool:
+    """Provider booleans arrive as bool or as "true"/"false" strings (e.g. launch template EBS flags)."""
+    return value is True or (isinstance(value, str) and value.lower() == "true")
+
+
+def number(value: Any) -> float | None:
+    """Provider numbers arrive as int, float (mocks) or numeric strings (annotations)."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    try:
+        return float(str(value).strip())
+    except ValueError:
+        return None
+
+
+def json_document(value: Any, what: str) -> dict:
+    """An IAM-style JSON document given as a string or a mapping; NotKnown when unknown."""
+    if value is UNKNOWN or contains_unknown(value):
+        raise NotKnown(what)
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, str):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return {}
+        return parsed if isinstance(parsed, dict) else {}
+    return {}
+
+
+@dataclass
+class Resource:
+    """One resource: engine type token, inputs (camelCase), options and where its inputs came from."""
+
+    urn: str
+    type: str
+    name: str
+    props: dict[str, Any]
+    protect: bool = False
+    retain_on_delete: bool | None = None  # None: not visible (CrossGuard does not pass it to policies)
+    parent: str | None = None
+    provider: str | None = None  # provider URN
+    deps: dict[str, list[str]] = field(default_factory=dict)  # input property -> URNs it was computed from
+
+    # --- Kubernetes objects ------------------------------------------------------------------------
+    @property
+    def is_kubernetes(self) -> bool:
+        return self.type.startswith("kubernetes:") and isinstance(self.props.get("kind"), str)
+
+    @property
+    def kind(self) -> str:
+        return self.props.get("kind") if isinstance(self.props.get("kind"), str) else ""
+
+    @property
+    def api_group(self) -> str:
+        api_version = self.props.get("apiVersion")
+        return api_version.split("/")[0] if isinstance(api_version, str) and "/" in api_version else ""
+
+    @property
+    def metadata(self) -> dict:
+        meta = self.props.get("metadata")
+        return meta if isinstance(meta, dict) else {}
+
+    @property
+    def k8s_name(self) -> str:
+        name = self.metadata.get("name")
+        return name if isinstance(name, str) else self.name
+
+    @property
+    def namespace(self) -> str:
+        """The object's namespace; the provider's default ("default") when unset."""
+        ns = self.metadata.get("namespace")
+        return ns if isinstance(ns, str) else "default"
+
+    @property
+    def labels(self) -> dict:
+        labels = self.metadata.get("labels")
+        return labels if isinstance(labels, dict) else {}
+
+    @property
+    def annotations(self) -> dict:
+        annotations = self.metadata.get("annotations")
+        return annotations if isinstance(annotations, dict) else {}
+
+    @property
+    def cluster(self) -> str | None:
+        """Kubernetes objects: the cluster they go to (the project names each provider after its cluster)."""
+        return self.provider.rsplit("::", 1)[-1] if self.provider else None
+
+    @property
+    def label(self) -> str:
+        """Short human reference for messages."""
+        return f"{self.kind} {self.namespace}/{self.k8s_name}" if self.is_kubernetes else f"{self.name}"
+
+
+class Stack:
+    """All resources of one stack, with the lookups multi-resource rules need."""
+
+    def __init__(self, resources: Iterable[Resource]):
+        self.resources = list(resources)
+
+    @cached_property
+    def by_urn(self) -> dict[str, Resource]:
+        return {r.urn: r for r in self.resources}
+
+    @cached_property
+    def _by_type(self) -> dict[str, list[Resource]]:
+        index: dict[str, list[Resource]] = defaultdict(list)
+        for r in self.resources:
+            index[r.type].append(r)
+        return index
+
+    def of_type(self, *types: str) -> list[Resource]:
+        return [r for t in types for r in self._by_type.get(t, [])]
+
+    def kubernetes(self, kind: str, group: str | None = None, cluster: str | None = None) -> Iterator[Resource]:
+        for r in self.resources:
+            wanted = r.is_kubernetes and r.kind == kind and (group is None or r.api_group == group)
+            if wanted and (cluster is None or r.cluster == cluster):
+                yield r
+
+    def sources(self, resource: Resource, prop: str) -> list[Resource]:
+        """The resources the value of `resource.<prop>` was computed from."""
+        return [self.by_urn[u] for u in resource.deps.get(prop, []) if u in self.by_urn]
+
+    def attached(self, target: Resource, types: tuple[str, ...], prop: str, name_keys: tuple[str, ...] = ()) -> list:
+        """Resources of `types` whose `prop` refers to `target`: by dependency, or by a literal name.
+
+        The dependency is what works at preview (the target's id is still unknown); the literal
+        match covers references written as plain names.
+        """
+        names = {n for n in (target.props.get(k) for k in name_keys) if isinstance(n, str)}
+        found = []
+        for r in self.of_type(*types):
+            if target.urn in r.deps.get(prop, []) or (names and r.props.get(prop) in names):
+                found.append(r)
+        return found

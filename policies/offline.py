@@ -1,0 +1,129 @@
+"""Run the pack in-process on an offline plan (no engine): the same rule functions CrossGuard runs.
+
+`production` and `labelDomain` come from the environment spec; other settings (enforcement
+overrides, privilegedNamespaces, ...) from an optional file in the `--policy-pack-config`
+format, so one file configures both runs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from policies.framework import Evaluation, PackSettings, Rule, evaluate_stack
+from policies.model import Resource, normalize
+from policies.rules import ALL_RULES
+
+
+def plan_resources(plan: Any) -> list[Resource]:
+    """The plan's custom resources as rules see them (components are not resources)."""
+    return [
+        Resource(
+            urn=r.urn,
+            type=r.type,
+            name=r.name,
+            props=normalize(r.inputs),
+            protect=bool(r.options.get("protect")),
+            retain_on_delete=bool(r.options.get("retainOnDelete")),
+            parent=r.parent,
+            provider=r.provider,
+            deps={k: list(v) for k, v in r.property_dependencies.items()},
+        )
+        for r in plan.resources
+        if r.custom
+    ]
+
+
+def spec_settings(spec: Any) -> dict[str, Any]:
+    """What the pack cannot see on resources, taken from the environment spec."""
+    return {"production": bool(spec.production), "labelDomain": spec.label_domain}
+
+
+def load_settings(path: Path | None) -> PackSettings:
+    """A `--policy-pack-config` JSON file (or none). Raises ValueError with the problem."""
+    if path is None:
+        return PackSettings()
+    try:
+        raw = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: cannot read policy config ({exc})") from None
+    if not isinstance(raw, dict):
+        raise ValueError(f"{path}: expected a JSON object of policy name -> level or settings")
+    known = {r.name for r in ALL_RULES} | {"all"}
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise ValueError(f"{path}: unknown policies {', '.join(unknown)}; see the README's Policy rules")
+    settings = PackSettings(raw)
+    for r in ALL_RULES:
+        settings.level(r)  # validates the levels
+    return settings
+
+
+def plan_settings(spec: Any, settings: PackSettings | None = None, rules: Iterable[Rule] = ALL_RULES) -> PackSettings:
+    """The settings both runs use: the given ones plus what only the spec knows (its `.raw` is the
+    `--policy-pack-config` for `pulumi preview` of this environment)."""
+    return (settings or PackSettings()).merged(spec_settings(spec), rules)
+
+
+def evaluate_plan(plan: Any, settings: PackSettings | None = None, rules: Iterable[Rule] = ALL_RULES) -> Evaluation:
+    rules = tuple(rules)
+    return evaluate_stack(rules, plan_resources(plan), plan_settings(plan.spec, settings, rules))
+
+
+def verdicts(evaluation: Evaluation, rules: Iterable[Rule] = ALL_RULES) -> list[dict[str, Any]]:
+    """One row per rule: how many resources it checked and what it found."""
+    rows = []
+    for r in rules:
+        findings = evaluation.of(r.name)
+        level = evaluation.levels.get(r.name, r.enforcement)
+        violations = [f for f in findings if f.kind == "violation"]
+        unchecked = [f for f in findings if f.kind != "violation"]
+        if level == "disabled":
+            verdict = "disabled"
+        elif any(f.enforcement_level == "mandatory" for f in violations):
+            verdict = "fail"
+        elif violations or unchecked:
+            verdict = "warn"
+        else:
+            verdict = "pass" if evaluation.subjects.get(r.name) else "n/a"
+        rows.append(
+            {
+                "policy": r.name,
+                "severity": r.severity,
+                "enforcementLevel": level,
+                "resources": evaluation.subjects.get(r.name, 0),
+                "violations": len(violations),
+                "cannotCheck": len(unchecked),
+                "verdict": verdict,
+            }
+        )
+    return rows
+
+
+_STYLE = {"fail": "bold red", "warn": "yellow", "pass": "green", "n/a": "dim", "disabled": "dim"}
+
+
+def verdict_table(rows: list[dict[str, Any]]):
+    """Rich table of the rules that applied or found something; the rest are counted in the caption."""
+    from rich.table import Table
+
+    shown = [row for row in rows if row["verdict"] not in ("n/a", "disabled")]
+    idle = len(rows) - len(shown)
+    table = Table(title="Policy", caption=f"{idle} more rule(s) had nothing to check" if idle else None)
+    table.add_column("rule", no_wrap=True, min_width=30)
+    table.add_column("level")
+    table.add_column("resources", justify="right")
+    table.add_column("findings", justify="right")
+    table.add_column("verdict")
+    for row in shown:
+        findings = str(row["violations"]) + (f" +{row['cannotCheck']} unchecked" if row["cannotCheck"] else "")
+        table.add_row(
+            row["policy"],
+            row["enforcementLevel"],
+            str(row["resources"]),
+            findings,
+            f"[{_STYLE[row['verdict']]}]{row['verdict']}[/]",
+        )
+    return table

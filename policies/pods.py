@@ -1,0 +1,203 @@
+"""Pod specs inside Kubernetes objects, as the kubelet will run them.
+
+Typed workloads carry their pod template at a known path. A KServe InferenceService that
+names a serving runtime runs the runtime's container merged with the ISVC's `model`
+fields, so its effective pod is built from both; when the runtime is not in the stack,
+the workload is `complete=False` and rules report what they cannot see instead of passing.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from policies.model import UNKNOWN, NotKnown, Resource, Stack, peek
+
+ISVC_GROUP = "serving.kserve.io"
+RUNTIME_KINDS = ("ServingRuntime", "ClusterServingRuntime")
+ISVC_LABEL = "serving.kserve.io/inferenceservice"
+MAIN_CONTAINER = "kserve-container"
+
+# kind -> path of the pod spec inside the object
+_POD_PATHS: dict[str, tuple[str, ...]] = {
+    "Pod": ("spec",),
+    "Deployment": ("spec", "template", "spec"),
+    "StatefulSet": ("spec", "template", "spec"),
+    "DaemonSet": ("spec", "template", "spec"),
+    "ReplicaSet": ("spec", "template", "spec"),
+    "Job": ("spec", "template", "spec"),
+    "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
+}
+_BUILTIN_GROUPS = {"", "apps", "batch"}
+# Long-running kinds: must answer probes and survive drains.
+SERVING_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "InferenceService", "LeaderWorkerSet")
+WORKLOAD_KINDS = (*_POD_PATHS, "InferenceService", "LeaderWorkerSet")
+
+
+@dataclass
+class Workload:
+    resource: Resource
+    pod: dict  # pod-level fields (hostNetwork, securityContext, volumes, ...)
+    containers: list[dict]  # app containers (init containers are in `init_containers`)
+    init_containers: list[dict]
+    labels: dict  # labels of the pods it creates
+    complete: bool = True  # False: part of the pod comes from a runtime this stack does not define
+    missing: str = ""  # what is not visible when incomplete
+
+    @property
+    def main(self) -> dict:
+        """The serving container (KServe's kserve-container, else the first)."""
+        return next((c for c in self.containers if c.get("name") == MAIN_CONTAINER), self.containers[0])
+
+    @property
+    def namespace(self) -> str:
+        return self.resource.namespace
+
+    def all_containers(self) -> list[dict]:
+        return self.init_containers + self.containers
+
+
+def is_workload(r: Resource) -> bool:
+    if not r.is_kubernetes:
+        return False
+    if r.kind in _POD_PATHS:
+        return r.api_group in _BUILTIN_GROUPS
+    return (r.kind == "InferenceService" and r.api_group == ISVC_GROUP) or r.kind == "LeaderWorkerSet"
+
+
+def is_serving_workload(r: Resource) -> bool:
+    return is_workload(r) and r.kind in SERVING_KINDS
+
+
+def is_model_server(r: Resource) -> bool:
+    return r.is_kubernetes and r.kind == "InferenceService" and r.api_group == ISVC_GROUP
+
+
+def _known(value, what: str):
+    """A pod structure that is itself unknown (e.g. a spec built in an apply) cannot be checked at all."""
+    if value is UNKNOWN or (isinstance(value, list) and UNKNOWN in value):
+        raise NotKnown(what)
+    return value
+
+
+def _dicts(value, what: str = "containers") -> list[dict]:
+    value = _known(value, what)
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _from_pod_spec(r: Resource, spec, labels) -> Workload:
+    spec = _known(spec, "pod spec")
+    spec = spec if isinstance(spec, dict) else {}
+    return Workload(
+        r,
+        spec,
+        _dicts(spec.get("containers")),
+        _dicts(spec.get("initContainers")),
+        labels if isinstance(labels, dict) else {},
+    )
+
+
+def workload(r: Resource, stack: Stack | None) -> Workload | None:
+    """The effective pod of a workload object; None when the object has no pod template."""
+    if r.kind in _POD_PATHS:
+        path = _POD_PATHS[r.kind]
+        template_meta = peek(r.props, *path[:-1], "metadata") if len(path) > 1 else r.metadata
+        w = _from_pod_spec(r, peek(r.props, *path), peek(template_meta, "labels") if template_meta else {})
+        if r.kind == "Pod":
+            w.labels = r.labels
+        return w if w.containers else None
+    if r.kind == "LeaderWorkerSet":
+        spec = _known(peek(r.props, "spec", "leaderWorkerTemplate", "workerTemplate"), "spec.leaderWorkerTemplate")
+        spec = spec if isinstance(spec, dict) else {}
+        w = _from_pod_spec(r, spec.get("spec"), peek(spec, "metadata", "labels"))
+        return w if w.containers else None
+    if is_model_server(r):
+        return _inference_service(r, stack)
+    return None
+
+
+def serving_runtime(isvc: Resource, stack: Stack | None) -> Resource | None:
+    """The (Cluster)ServingRuntime an ISVC names, in the same cluster."""
+    name = peek(isvc.props, "spec", "predictor", "model", "runtime")
+    if stack is None or not isinstance(name, str):
+        return None
+    for r in stack.resources:
+        same = r.is_kubernetes and r.kind in RUNTIME_KINDS and r.k8s_name == name and r.cluster == isvc.cluster
+        if same and (r.kind == "ClusterServingRuntime" or r.namespace == isvc.namespace):
+            return r
+    return None
+
+
+def _merge_container(runtime: dict, model: dict) -> dict:
+    """KServe's merge: the ISVC's model fields override the runtime container, args are appended."""
+    merged = {**runtime, **{k: v for k, v in model.items() if k not in ("modelFormat", "runtime", "storageUri")}}
+    merged["name"] = MAIN_CONTAINER
+    merged["args"] = list(runtime.get("args") or []) + list(model.get("args") or [])
+    volume_mounts = {m.get("name"): m for m in _dicts(runtime.get("volumeMounts"))}
+    volume_mounts.update({m.get("name"): m for m in _dicts(model.get("volumeMounts"))})
+    merged["volumeMounts"] = list(volume_mounts.values())
+    return merged
+
+
+def _inference_service(r: Resource, stack: Stack | None) -> Workload | None:
+    predictor = _known(peek(r.props, "spec", "predictor"), "spec.predictor")
+    if not isinstance(predictor, dict):
+        return None
+    labels = {**(predictor.get("labels") or {}), ISVC_LABEL: r.k8s_name}
+    model = _known(predictor.get("model"), "spec.predictor.model")
+    if not isinstance(model, dict):
+        w = _from_pod_spec(r, predictor, labels)
+        return w if w.containers else None
+
+    runtime = serving_runtime(r, stack)
+    if runtime is None:
+        name = model.get("runtime") or f"auto-selected for format {peek(model, 'modelFormat', 'name')}"
+        w = _from_pod_spec(r, predictor, labels)
+        w.containers = [{**model, "name": MAIN_CONTAINER}]
+        w.complete = False
+        w.missing = f"serving runtime {name!r} is not in this stack"
+        return w
+
+    runtime_spec = runtime.props.get("spec") if isinstance(runtime.props.get("spec"), dict) else {}
+    runtime_containers = _dicts(runtime_spec.get("containers"))
+    main = next((c for c in runtime_containers if c.get("name") == MAIN_CONTAINER), None)
+    main = main or (runtime_containers[0] if runtime_containers else {})
+    containers = [_merge_container(main, model)] + [c for c in runtime_containers if c is not main]
+    # Pod-level fields: the ISVC's predictor wins over the runtime's; volumes are merged.
+    pod = {**runtime_spec, **{k: v for k, v in predictor.items() if k not in ("model",)}}
+    volumes = {v.get("name"): v for v in _dicts(runtime_spec.get("volumes"))}
+    volumes.update({v.get("name"): v for v in _dicts(predictor.get("volumes"))})
+    pod["volumes"] = list(volumes.values())
+    return Workload(r, pod, containers, _dicts(predictor.get("initContainers")), labels)
+
+
+def workloads(stack: Stack) -> Iterator[Workload]:
+    for r in stack.resources:
+        if is_workload(r):
+            w = workload(r, stack)
+            if w is not None:
+                yield w
+
+
+def command_line(container: dict) -> list[str]:
+    """command + args as tokens, splitting items that hold several flags ("--a 1 --b 2")."""
+    tokens: list[str] = []
+    for item in list(container.get("command") or []) + list(container.get("args") or []):
+        if isinstance(item, str):
+            try:
+                tokens.extend(shlex.split(item))
+            except ValueError:
+                tokens.extend(item.split())
+    return tokens
+
+
+def flag(tokens: list[str], name: str) -> str | None:
+    """Value of `--name value` or `--name=value` (the last one wins, like argparse)."""
+    value = None
+    for i, token in enumerate(tokens):
+        if token == name and i + 1 < len(tokens):
+            value = tokens[i + 1]
+        elif token.startswith(name + "="):
+            value = token[len(name) + 1 :]
+    return value

@@ -1,0 +1,181 @@
+"""Public LLM routes: authenticated (Envoy Gateway SecurityPolicy) and metered (token budget).
+
+A route is public when one of its parent Gateways is (an internal load balancer is declared
+through the Gateway's infrastructure annotations or its EnvoyProxy's Service). Envoy
+Gateway applies the most specific policy: a SecurityPolicy / BackendTrafficPolicy on the
+route replaces the Gateway's, so the route-level one, when present, is the one checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from policies.framework import Context, Violation, rule
+from policies.model import Resource, Stack, as_list, get, peek
+
+AI_GATEWAY_GROUP = "aigateway.envoyproxy.io"
+GATEWAY_API_GROUP = "gateway.networking.k8s.io"
+ENVOY_GATEWAY_GROUP = "gateway.envoyproxy.io"
+AI_ROUTE_KIND = "AIGatewayRoute"
+# The AI Gateway controller renders each AIGatewayRoute into an HTTPRoute of the same name.
+ROUTE_TARGET_KINDS = ("HTTPRoute", AI_ROUTE_KIND)
+AUTHENTICATION = ("apiKeyAuth", "jwt", "oidc", "basicAuth", "extAuth")
+TOKEN_METADATA_NAMESPACE = "io.envoy.ai_gateway"
+INTERNAL_LB = {
+    "service.beta.kubernetes.io/aws-load-balancer-scheme": "internal",
+    "service.beta.kubernetes.io/aws-load-balancer-internal": "true",
+    "networking.gke.io/load-balancer-type": "Internal",
+    "cloud.google.com/load-balancer-type": "Internal",
+}
+
+
+def is_route(r: Resource) -> bool:
+    return r.is_kubernetes and (
+        (r.kind == AI_ROUTE_KIND and r.api_group == AI_GATEWAY_GROUP)
+        or (r.kind == "HTTPRoute" and r.api_group == GATEWAY_API_GROUP)
+    )
+
+
+def is_ai_route(r: Resource) -> bool:
+    return r.is_kubernetes and r.kind == AI_ROUTE_KIND and r.api_group == AI_GATEWAY_GROUP
+
+
+def _internal(annotations: object) -> bool:
+    return isinstance(annotations, dict) and any(
+        str(annotations.get(k, "")).lower() == v.lower() for k, v in INTERNAL_LB.items()
+    )
+
+
+def is_public(gateway: Resource, stack: Stack) -> bool:
+    if _internal(peek(gateway.props, "spec", "infrastructure", "annotations")):
+        return False
+    ref = peek(gateway.props, "spec", "infrastructure", "parametersRef")
+    if isinstance(ref, dict) and ref.get("kind") == "EnvoyProxy":
+        for proxy in stack.kubernetes("EnvoyProxy", ENVOY_GATEWAY_GROUP, cluster=gateway.cluster):
+            if proxy.k8s_name == ref.get("name") and proxy.namespace == gateway.namespace:
+                service = peek(proxy.props, "spec", "provider", "kubernetes", "envoyService")
+                if isinstance(service, dict) and (
+                    service.get("type") == "ClusterIP" or _internal(service.get("annotations"))
+                ):
+                    return False
+    return True
+
+
+def parent_gateways(route: Resource, stack: Stack) -> list[tuple[str, Resource | None]]:
+    """(namespace/name, Gateway or None when not in this stack) for each Gateway the route attaches to."""
+    parents = []
+    for ref in as_list(get(route.props, "spec", "parentRefs")):
+        if not isinstance(ref, dict) or ref.get("kind", "Gateway") != "Gateway":
+            continue
+        namespace = ref.get("namespace") or route.namespace
+        gateway = next(
+            (
+                g
+                for g in stack.kubernetes("Gateway", GATEWAY_API_GROUP, cluster=route.cluster)
+                if g.k8s_name == ref.get("name") and g.namespace == namespace
+            ),
+            None,
+        )
+        parents.append((f"{namespace}/{ref.get('name')}", gateway))
+    return parents
+
+
+def _targets(policy: Resource, target: Resource, kinds: tuple[str, ...]) -> bool:
+    if policy.namespace != target.namespace:
+        return False
+    spec = get(policy.props, "spec") or {}
+    refs = [r for r in [*as_list(spec.get("targetRefs")), spec.get("targetRef")] if isinstance(r, dict)]
+    if any(r.get("kind") in kinds and r.get("name") == target.k8s_name for r in refs):
+        return True
+    for selector in as_list(spec.get("targetSelectors")):
+        labels = selector.get("matchLabels") if isinstance(selector, dict) else None
+        if selector.get("kind") in kinds and labels and all(target.labels.get(k) == v for k, v in labels.items()):
+            return True
+    return False
+
+
+def effective_policies(route: Resource, kind: str, stack: Stack) -> list[tuple[str, list[Resource]]]:
+    """(scope, policies) that govern each public parent of the route: the route's own, else its Gateway's."""
+    candidates = list(stack.kubernetes(kind, ENVOY_GATEWAY_GROUP, cluster=route.cluster))
+    own = [p for p in candidates if _targets(p, route, ROUTE_TARGET_KINDS)]
+    if own:
+        return [(f"route {route.namespace}/{route.k8s_name}", own)]
+    found = []
+    for where, gateway in parent_gateways(route, stack):
+        if gateway is None:
+            found.append((f"gateway {where} (not in this stack, assumed public)", []))
+        elif is_public(gateway, stack):
+            found.append((f"public gateway {where}", [p for p in candidates if _targets(p, gateway, ("Gateway",))]))
+    return found
+
+
+@rule(
+    name="gateway-route-authenticated",
+    description="Every route on a public Gateway is covered by a SecurityPolicy that authenticates callers "
+    "(API key, JWT, OIDC, basic or external auth).",
+    severity="critical",
+    remediation="attach a gateway.envoyproxy.io SecurityPolicy with apiKeyAuth (tenant keys) or jwt to the Gateway "
+    "or the route; a route-level policy replaces the Gateway's, so it must authenticate too",
+    applies_to=("AIGatewayRoute", "HTTPRoute"),
+    subject=is_route,
+    scope="stack",
+)
+def route_authenticated(r: Resource, ctx: Context) -> Iterator[Violation]:
+    for scope, policies in effective_policies(r, "SecurityPolicy", ctx.require_stack()):
+        if not policies:
+            yield Violation(f"{r.label} on {scope}: no SecurityPolicy, anyone can call it")
+        for policy in policies:
+            spec = get(policy.props, "spec") or {}
+            if not any(spec.get(method) for method in AUTHENTICATION):
+                yield Violation(
+                    f"{r.label} on {scope}: SecurityPolicy {policy.k8s_name} configures no authentication",
+                    urn=policy.urn,
+                )
+
+
+def _token_rules(policy: Resource) -> list[dict]:
+    rate_limit = get(policy.props, "spec", "rateLimit") or {}
+    if rate_limit.get("type", "Global") != "Global":
+        return []
+    return [
+        rule_
+        for rule_ in as_list(get(rate_limit, "global", "rules"))
+        if get(rule_, "cost", "response", "from") == "Metadata"
+        and get(rule_, "cost", "response", "metadata", "namespace") == TOKEN_METADATA_NAMESPACE
+    ]
+
+
+@rule(
+    name="gateway-route-token-budget",
+    description="Every public AIGatewayRoute records token costs (llmRequestCosts) and a global-rate-limit "
+    "BackendTrafficPolicy charges them per tenant.",
+    severity="high",
+    remediation="set spec.llmRequestCosts on the route and attach a BackendTrafficPolicy with rateLimit.type Global "
+    "whose rules charge cost.response {from: Metadata, metadata: {namespace: io.envoy.ai_gateway, key: <metadataKey>}}",
+    applies_to=("AIGatewayRoute",),
+    subject=is_ai_route,
+    scope="stack",
+)
+def route_token_budget(r: Resource, ctx: Context) -> Iterator[Violation]:
+    governed = effective_policies(r, "BackendTrafficPolicy", ctx.require_stack())
+    if not governed:
+        return  # not on a public gateway
+    keys = {get(c, "metadataKey") for c in as_list(get(r.props, "spec", "llmRequestCosts")) if isinstance(c, dict)}
+    if not keys:
+        yield Violation(f"{r.label} records no token costs (spec.llmRequestCosts)")
+    for scope, policies in governed:
+        rules = [rule_ for p in policies for rule_ in _token_rules(p)]
+        if not policies:
+            yield Violation(f"{r.label} on {scope}: no BackendTrafficPolicy, tokens are not budgeted")
+        elif not rules:
+            yield Violation(
+                f"{r.label} on {scope}: no global rate-limit rule charges token usage from response metadata"
+            )
+        elif keys and not any(get(rule_, "cost", "response", "metadata", "key") in keys for rule_ in rules):
+            charged = sorted({str(get(rule_, "cost", "response", "metadata", "key")) for rule_ in rules})
+            yield Violation(
+                f"{r.label} on {scope}: budgets charge {charged}, which the route never records ({sorted(keys)})"
+            )
+
+
+RULES = [route_authenticated, route_token_budget]

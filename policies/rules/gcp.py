@@ -1,0 +1,153 @@
+"""GKE baselines (CIS GKE benchmark / Checkov GCP checks) and node auto-repair on both clouds."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from policies.framework import Context, Violation, rule
+from policies.model import Resource, as_list, get
+from policies.rules.aws import NODE_GROUP, _is_world
+
+GKE_CLUSTER = "gcp:container/cluster:Cluster"
+NODE_POOL = "gcp:container/nodePool:NodePool"
+
+
+def _node_configs(r: Resource) -> list[tuple[str, dict]]:
+    """(where, nodeConfig) of a node pool, or of a cluster's default pool when it declares one."""
+    config = get(r.props, "nodeConfig")
+    if not isinstance(config, dict):
+        return []
+    return [(f"node pool {r.name}" if r.type == NODE_POOL else f"cluster {r.name} default pool", config)]
+
+
+def _default_service_account(account: object) -> bool:
+    return account == "default" or (
+        isinstance(account, str) and account.endswith("-compute@developer.gserviceaccount.com")
+    )
+
+
+@rule(
+    name="gke-private-nodes",
+    description="GKE nodes have no external IPs (private nodes), and no node pool opts out.",
+    severity="high",
+    remediation="set privateClusterConfig.enablePrivateNodes=true on the cluster and do not set "
+    "networkConfig.enablePrivateNodes=false on pools; egress goes through Cloud NAT",
+    applies_to=(GKE_CLUSTER, NODE_POOL),
+)
+def gke_private_nodes(r: Resource, ctx: Context) -> Iterator[Violation]:
+    if r.type == NODE_POOL:
+        if get(r.props, "networkConfig", "enablePrivateNodes") is False:
+            yield Violation(f"node pool {r.name} gives its nodes public IPs (networkConfig.enablePrivateNodes=false)")
+        return
+    if get(r.props, "privateClusterConfig", "enablePrivateNodes") is not True:
+        yield Violation(f"cluster {r.name}: privateClusterConfig.enablePrivateNodes is not true")
+
+
+@rule(
+    name="gke-control-plane-not-public",
+    description="The GKE control plane is private, or reachable only from authorized networks that are not 0.0.0.0/0.",
+    severity="high",
+    remediation="set privateClusterConfig.enablePrivateEndpoint=true, or masterAuthorizedNetworksConfig.cidrBlocks "
+    "to your office/VPN CIDRs (regions[].apiAccess.publicCidrs) with gcpPublicCidrsAccessEnabled=false",
+    applies_to=(GKE_CLUSTER,),
+)
+def gke_control_plane_not_public(r: Resource, ctx: Context) -> Iterator[Violation]:
+    if get(r.props, "privateClusterConfig", "enablePrivateEndpoint") is True:
+        return
+    networks = get(r.props, "masterAuthorizedNetworksConfig")
+    if not isinstance(networks, dict):
+        yield Violation(f"cluster {r.name}: public endpoint without masterAuthorizedNetworksConfig is open to all")
+        return
+    for block in as_list(get(networks, "cidrBlocks")):
+        if _is_world(get(block, "cidrBlock")):
+            yield Violation(f"cluster {r.name}: authorized network {get(block, 'displayName')} is 0.0.0.0/0")
+    if get(networks, "gcpPublicCidrsAccessEnabled") is True:
+        yield Violation(f"cluster {r.name}: gcpPublicCidrsAccessEnabled lets every Google Cloud IP reach the API")
+
+
+@rule(
+    name="gke-workload-identity",
+    description="GKE clusters enable Workload Identity and every node pool uses the GKE metadata server.",
+    severity="high",
+    remediation='set workloadIdentityConfig.workloadPool "<project>.svc.id.goog" on the cluster and '
+    'nodeConfig.workloadMetadataConfig.mode "GKE_METADATA" on every pool',
+    applies_to=(GKE_CLUSTER, NODE_POOL),
+)
+def gke_workload_identity(r: Resource, ctx: Context) -> Iterator[Violation]:
+    if r.type == GKE_CLUSTER and not get(r.props, "workloadIdentityConfig", "workloadPool"):
+        yield Violation(f"cluster {r.name} has no workloadIdentityConfig.workloadPool")
+    for where, config in _node_configs(r):
+        mode = get(config, "workloadMetadataConfig", "mode")
+        if mode != "GKE_METADATA":
+            yield Violation(f"{where}: workloadMetadataConfig.mode is {mode or 'unset'}; pods see the node's identity")
+
+
+def _operator_driver(config: dict) -> bool:
+    """GKE does not install the GPU driver: the GPU Operator does (unsigned modules)."""
+    return any(
+        get(a, "gpuDriverInstallationConfig", "gpuDriverVersion") == "INSTALLATION_DISABLED"
+        for a in as_list(get(config, "guestAccelerators"))
+    )
+
+
+@rule(
+    name="gke-shielded-nodes",
+    description="GKE nodes are shielded: secure boot and integrity monitoring on, shielded nodes not disabled. "
+    "Secure boot may be off only on GPU pools whose driver the GPU Operator builds (GKE driver installation "
+    "disabled): those kernel modules are unsigned and Secure Boot would refuse them.",
+    severity="medium",
+    remediation="keep enableShieldedNodes=true on the cluster and set nodeConfig.shieldedInstanceConfig "
+    "{enableSecureBoot: true, enableIntegrityMonitoring: true} on every pool",
+    applies_to=(GKE_CLUSTER, NODE_POOL),
+)
+def gke_shielded_nodes(r: Resource, ctx: Context) -> Iterator[Violation]:
+    if r.type == GKE_CLUSTER and get(r.props, "enableShieldedNodes") is False:
+        yield Violation(f"cluster {r.name} disables shielded nodes")
+    for where, config in _node_configs(r):
+        if get(config, "shieldedInstanceConfig", "enableSecureBoot") is not True and not _operator_driver(config):
+            yield Violation(f"{where}: secure boot is off")
+        if get(config, "shieldedInstanceConfig", "enableIntegrityMonitoring") is False:
+            yield Violation(f"{where}: integrity monitoring is off")
+
+
+@rule(
+    name="gke-node-service-account",
+    description="GKE nodes run as a dedicated least-privilege service account, not the Compute Engine default.",
+    severity="high",
+    remediation="create a node service account with logging/monitoring/artifact-registry roles only and set "
+    "nodeConfig.serviceAccount to it",
+    applies_to=(GKE_CLUSTER, NODE_POOL),
+)
+def gke_node_service_account(r: Resource, ctx: Context) -> Iterator[Violation]:
+    configs = _node_configs(r)
+    if r.type == NODE_POOL and not configs:
+        yield Violation(f"node pool {r.name} has no nodeConfig: it runs as the Compute Engine default account")
+    for where, config in configs:
+        account = get(config, "serviceAccount")
+        if not account or _default_service_account(account):
+            yield Violation(f"{where} runs as {account or 'the Compute Engine default service account'}")
+
+
+@rule(
+    name="node-auto-repair",
+    description="Node pools repair unhealthy nodes automatically (GKE management.autoRepair, EKS node repair).",
+    severity="medium",
+    remediation="GKE: management.autoRepair=true; EKS: nodeRepairConfig.enabled=true",
+    applies_to=(NODE_POOL, NODE_GROUP),
+)
+def node_auto_repair(r: Resource, ctx: Context) -> Iterator[Violation]:
+    if r.type == NODE_POOL:
+        if get(r.props, "management", "autoRepair") is not True:
+            yield Violation(f"node pool {r.name}: management.autoRepair is not true")
+    elif get(r.props, "nodeRepairConfig", "enabled") is not True:
+        yield Violation(f"node group {r.name}: nodeRepairConfig.enabled is not true")
+
+
+RULES = [
+    gke_private_nodes,
+    gke_control_plane_not_public,
+    gke_workload_identity,
+    gke_shielded_nodes,
+    gke_node_service_account,
+    node_auto_repair,
+]

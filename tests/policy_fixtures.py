@@ -1,0 +1,570 @@
+"""A compliant stack for the policy tests, built with the real provider SDKs under the plan's mocks.
+
+Cloud resources go through pulumi_aws / pulumi_gcp / pulumi_kubernetes, so their inputs are
+recorded exactly as the engine (and CrossGuard) sees them, property dependencies included;
+custom resources use the upstream CRD shapes (tests/test_policy_rules.py validates them
+against ../shared/upstream). Every rule passes on this stack; each test mutates one thing.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import warnings
+from collections.abc import Callable
+from functools import cache
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_gcp as gcp
+import pulumi_kubernetes as k8s
+import yaml
+
+from components.aws.eks import CONTROL_PLANE_LOG_TYPES
+from components.aws.irsa import IrsaRoleArgs, irsa_role
+from components.aws.policy_docs import service_trust
+from components.catalog.machines import MACHINES
+from components.k8s.names import MODEL_SERVER_SERVICE_ACCOUNT, SERVING_NAMESPACE, annotation
+from components.k8s.topology import GPU_TAINT, gpu_pool_labels, gpu_tolerations, pool_selector
+from components.spec.region import GpuPoolSpec, RegionSpec
+from policies.model import Resource, normalize
+from policies.offline import plan_resources
+from tests.harness import evaluate_program
+
+EKS = "fx-eks"
+GKE = "fx-gke"
+DOMAIN = "inference-platform.io"
+GATEWAY_NS = "ai-gateway"
+CONFIG = {"production": True, "labelDomain": DOMAIN}
+TAINT = [{"key": GPU_TAINT.key, "value": GPU_TAINT.value, "effect": "NO_SCHEDULE"}]
+PROTECTED = pulumi.ResourceOptions(protect=True, retain_on_delete=True)
+VLLM_IMAGE = "vllm/vllm-openai:v0.11.0"
+MIG_PARTED = {
+    "version": "v1",
+    "mig-configs": {
+        "custom-mixed": [
+            {"devices": "all", "mig-enabled": True, "mig-devices": {"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2}}
+        ]
+    },
+}
+SIZING = {
+    "gpu-product": "H100-80GB",
+    "gpu-memory-gib": "80",
+    "tensor-parallel": "4",
+    "pipeline-parallel": "1",
+    "weights-gib": "140",
+    "kv-cache-gib": "100",
+    "estimated-load-seconds": "600",
+    "fp8-capable": "true",
+}
+
+
+def _labels(cluster: str, name: str, machine_type: str) -> dict[str, str]:
+    """The labels of a pool that uses its machine's fabric (EFA / GPUDirect) where it has one."""
+    machine = MACHINES[machine_type]
+    fabric = (
+        {"efa": bool(machine.efa_interfaces)} if machine.cloud == "aws" else {"gpu_direct": machine.gpudirect != "none"}
+    )
+    pool = GpuPoolSpec(name=name, machine_type=machine_type, max_size=4, **fabric)
+    return gpu_pool_labels(DOMAIN, cluster, RegionSpec.model_construct(cloud=machine.cloud), pool)
+
+
+def _tls_only(arn: str) -> str:
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Sid": "DenyPlainHttp",
+                    "Effect": "Deny",
+                    "Principal": "*",
+                    "Action": "s3:*",
+                    "Resource": [arn, f"{arn}/*"],
+                    "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+                }
+            ],
+        }
+    )
+
+
+def _read_models(arn: str) -> str:
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {"Effect": "Allow", "Action": ["s3:GetObject"], "Resource": f"{arn}/models/*"},
+                {"Effect": "Allow", "Action": ["s3:ListBucket"], "Resource": arn},
+                {"Effect": "Allow", "Action": ["ec2:DescribeInstances"], "Resource": "*"},
+            ],
+        }
+    )
+
+
+def _aws(group: pulumi.Resource) -> None:
+    key = aws.kms.Key("models-key", enable_key_rotation=True, deletion_window_in_days=30, opts=PROTECTED)
+    bucket = aws.s3.Bucket("models", opts=PROTECTED)
+    aws.s3.BucketPublicAccessBlock(
+        "models",
+        bucket=bucket.id,
+        block_public_acls=True,
+        block_public_policy=True,
+        ignore_public_acls=True,
+        restrict_public_buckets=True,
+    )
+    aws.s3.BucketServerSideEncryptionConfiguration(
+        "models",
+        bucket=bucket.id,
+        rules=[
+            {
+                "apply_server_side_encryption_by_default": {"sse_algorithm": "aws:kms", "kms_master_key_id": key.arn},
+                "bucket_key_enabled": True,
+            }
+        ],
+    )
+    aws.s3.BucketVersioning("models", bucket=bucket.id, versioning_configuration={"status": "Enabled"})
+    aws.s3.BucketOwnershipControls("models", bucket=bucket.id, rule={"object_ownership": "BucketOwnerEnforced"})
+    aws.s3.BucketPolicy("models", bucket=bucket.id, policy=bucket.arn.apply(_tls_only))
+
+    cluster = aws.eks.Cluster(
+        "eks",
+        name=EKS,
+        role_arn="arn:aws:iam::123456789012:role/eks",
+        vpc_config={
+            "subnet_ids": ["subnet-a", "subnet-b"],
+            "endpoint_private_access": True,
+            "endpoint_public_access": False,
+        },
+        encryption_config={"provider": {"key_arn": key.arn}, "resources": ["secrets"]},
+        enabled_cluster_log_types=list(CONTROL_PLANE_LOG_TYPES),
+        opts=PROTECTED,
+    )
+    issuer = cluster.identities.apply(lambda ids: ids[0]["oidcs"][0]["issuer"])
+    oidc = aws.iam.OpenIdConnectProvider("oidc", url=issuer, client_id_lists=["sts.amazonaws.com"])
+    node_role = aws.iam.Role("node", assume_role_policy=service_trust("ec2.amazonaws.com"))
+    aws.iam.RolePolicyAttachment(
+        "node-worker", role=node_role.name, policy_arn="arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy"
+    )
+    aws.iam.Policy("model-read", policy=bucket.arn.apply(_read_models))
+    irsa_role(
+        "model-server",
+        IrsaRoleArgs(
+            oidc_provider_arn=oidc.arn,
+            oidc_issuer_url=issuer,
+            namespace=SERVING_NAMESPACE,
+            service_account=MODEL_SERVER_SERVICE_ACCOUNT,
+            inline_policy=bucket.arn.apply(_read_models),
+        ),
+        parent=group,
+    )
+
+    efa = aws.ec2.SecurityGroup(
+        "efa",
+        vpc_id="vpc-1",
+        ingress=[{"protocol": "-1", "from_port": 0, "to_port": 0, "self": True}],
+        egress=[{"protocol": "-1", "from_port": 0, "to_port": 0, "cidr_blocks": ["0.0.0.0/0"]}],
+    )
+    aws.vpc.SecurityGroupIngressRule(
+        "https", security_group_id=efa.id, cidr_ipv4="10.0.0.0/16", from_port=443, to_port=443, ip_protocol="tcp"
+    )
+    zone_a = aws.ec2.Subnet(
+        "gpu-a", vpc_id="vpc-1", cidr_block="10.0.0.0/20", availability_zone="us-east-1a", map_public_ip_on_launch=False
+    )
+    aws.ec2.Subnet("gpu-b", vpc_id="vpc-1", cidr_block="10.0.16.0/20", availability_zone="us-east-1b")
+    group_h100 = aws.ec2.PlacementGroup("h100", name=f"{EKS}-h100", strategy="cluster")
+    template = aws.ec2.LaunchTemplate(
+        "h100",
+        metadata_options={"http_endpoint": "enabled", "http_tokens": "required", "http_put_response_hop_limit": 1},
+        block_device_mappings=[
+            {"device_name": "/dev/xvda", "ebs": {"volume_size": 200, "volume_type": "gp3", "encrypted": "true"}}
+        ],
+        placement={"group_name": group_h100.name},
+        network_interfaces=[
+            {"network_card_index": 0, "device_index": 0, "interface_type": "interface", "security_groups": [efa.id]},
+            {"network_card_index": 0, "device_index": 1, "interface_type": "efa-only", "security_groups": [efa.id]},
+        ],
+    )
+    aws.eks.NodeGroup(
+        "h100",
+        cluster_name=cluster.name,
+        node_role_arn=node_role.arn,
+        subnet_ids=[zone_a.id],
+        instance_types=["p5.48xlarge"],
+        ami_type="AL2023_x86_64_NVIDIA",
+        scaling_config={"min_size": 1, "max_size": 4, "desired_size": 1},
+        taints=TAINT,
+        labels={**_labels(EKS, "h100", "p5.48xlarge"), "nvidia.com/mig.config": "all-3g.40gb"},
+        launch_template={"id": template.id, "version": template.latest_version.apply(str)},
+        node_repair_config={"enabled": True},
+    )
+
+
+def _node_config(account: pulumi.Output[str]) -> dict:
+    return {
+        "service_account": account,
+        "oauth_scopes": ["https://www.googleapis.com/auth/cloud-platform"],
+        "shielded_instance_config": {"enable_secure_boot": True, "enable_integrity_monitoring": True},
+        "workload_metadata_config": {"mode": "GKE_METADATA"},
+    }
+
+
+def _gcp() -> None:
+    account = gcp.serviceaccount.Account("nodes", account_id="fx-nodes", project="p").email
+    cluster = gcp.container.Cluster(
+        "gke",
+        name=GKE,
+        project="p",
+        location="us-central1",
+        private_cluster_config={
+            "enable_private_nodes": True,
+            "enable_private_endpoint": True,
+            "master_ipv4_cidr_block": "172.16.0.0/28",
+        },
+        master_authorized_networks_config={"cidr_blocks": [{"cidr_block": "10.30.0.0/20", "display_name": "nodes"}]},
+        workload_identity_config={"workload_pool": "p.svc.id.goog"},
+        enable_shielded_nodes=True,
+        remove_default_node_pool=True,
+        initial_node_count=1,
+        node_config=_node_config(account),
+        deletion_protection=True,
+        opts=PROTECTED,
+    )
+    for name, machine_type, accelerator, extra in (
+        ("h200", "a3-ultragpu-8g", {"type": "nvidia-h200-141gb", "count": 8}, {}),
+        (
+            "a100-mig",
+            "a2-ultragpu-1g",
+            {"type": "nvidia-a100-80gb", "count": 1},
+            {"nvidia.com/mig.config": "custom-mixed"},
+        ),
+    ):
+        fabric = name == "h200"
+        gcp.container.NodePool(
+            name,
+            name=name,
+            project="p",
+            location="us-central1",
+            cluster=cluster.name,
+            node_locations=["us-central1-b"] if fabric else ["us-central1-a", "us-central1-b"],
+            placement_policy={"type": "COMPACT"} if fabric else None,
+            management={"auto_repair": True, "auto_upgrade": True},
+            node_config={
+                **_node_config(account),
+                "machine_type": machine_type,
+                "guest_accelerators": [accelerator],
+                "labels": {**_labels(GKE, name, machine_type), **extra},
+                "taints": TAINT,
+            },
+        )
+    bucket = gcp.storage.Bucket(
+        "models-gcs",
+        name="fx-models",
+        location="US-CENTRAL1",
+        uniform_bucket_level_access=True,
+        public_access_prevention="enforced",
+        versioning={"enabled": True},
+        opts=PROTECTED,
+    )
+    gcp.storage.BucketIAMMember(
+        "models-reader",
+        bucket=bucket.name,
+        role="roles/storage.objectViewer",
+        member="serviceAccount:ms@p.iam.gserviceaccount.com",
+    )
+    ring = gcp.kms.KeyRing("ring", name="fx", location="us-central1", project="p", opts=PROTECTED)
+    gcp.kms.CryptoKey("models", name="models", key_ring=ring.id, rotation_period="7776000s", opts=PROTECTED)
+
+
+_SECURE = {
+    "runAsNonRoot": True,
+    "runAsUser": 1000,
+    "allowPrivilegeEscalation": False,
+    "capabilities": {"drop": ["ALL"]},
+}
+
+
+def _cr(name: str, api_version: str, kind: str, metadata: dict, spec: dict, provider: k8s.Provider):
+    return k8s.apiextensions.CustomResource(
+        name,
+        api_version=api_version,
+        kind=kind,
+        metadata=metadata,
+        spec=spec,
+        opts=pulumi.ResourceOptions(provider=provider),
+    )
+
+
+def _serving(eks: k8s.Provider) -> None:
+    opts = pulumi.ResourceOptions(provider=eks)
+    for ns, level in ((SERVING_NAMESPACE, "baseline"), ("gpu-operator", "privileged"), (GATEWAY_NS, "restricted")):
+        k8s.core.v1.Namespace(
+            f"ns-{ns}",
+            metadata={"name": ns, "labels": {"pod-security.kubernetes.io/enforce": level}},
+            opts=opts,
+        )
+    _cr(
+        "vllm-runtime",
+        "serving.kserve.io/v1alpha1",
+        "ClusterServingRuntime",
+        {"name": "vllm-runtime"},
+        {
+            "supportedModelFormats": [{"name": "vLLM", "version": "1", "autoSelect": True}],
+            "containers": [
+                {
+                    "name": "kserve-container",
+                    "image": VLLM_IMAGE,
+                    "command": ["python", "-m", "vllm.entrypoints.openai.api_server"],
+                    "args": ["--port=8080", "--model=/mnt/models"],
+                    "securityContext": _SECURE,
+                    "resources": {"requests": {"cpu": "4", "memory": "32Gi"}, "limits": {"cpu": "8", "memory": "64Gi"}},
+                    "readinessProbe": {"httpGet": {"path": "/v1/models", "port": 8080}, "periodSeconds": 10},
+                    "livenessProbe": {"httpGet": {"path": "/health", "port": 8080}, "periodSeconds": 30},
+                    "startupProbe": {"httpGet": {"path": "/health", "port": 8080}, "failureThreshold": 30},
+                    "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}],
+                }
+            ],
+            "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}}],
+        },
+        eks,
+    )
+    _cr(
+        "llama-70b",
+        "serving.kserve.io/v1beta1",
+        "InferenceService",
+        {
+            "name": "llama-70b",
+            "namespace": SERVING_NAMESPACE,
+            "annotations": {annotation(k): v for k, v in SIZING.items()},
+        },
+        {
+            "predictor": {
+                "minReplicas": 1,
+                "maxReplicas": 4,
+                "serviceAccountName": MODEL_SERVER_SERVICE_ACCOUNT,
+                "nodeSelector": pool_selector(DOMAIN, "h100"),
+                "tolerations": gpu_tolerations(),
+                "model": {
+                    "modelFormat": {"name": "vLLM"},
+                    "runtime": "vllm-runtime",
+                    "storageUri": "s3://fx-models/models/llama-70b/",
+                    "args": ["--tensor-parallel-size=4", "--kv-cache-dtype=fp8"],
+                    "resources": {
+                        "requests": {"cpu": "16", "memory": "256Gi", "nvidia.com/gpu": "4"},
+                        "limits": {"cpu": "32", "memory": "512Gi", "nvidia.com/gpu": "4"},
+                    },
+                    "startupProbe": {
+                        "httpGet": {"path": "/health", "port": 8080},
+                        "periodSeconds": 10,
+                        "failureThreshold": 90,
+                    },
+                },
+            }
+        },
+        eks,
+    )
+    k8s.policy.v1.PodDisruptionBudget(
+        "llama-70b",
+        metadata={"name": "llama-70b", "namespace": SERVING_NAMESPACE},
+        spec={"maxUnavailable": 1, "selector": {"matchLabels": {"serving.kserve.io/inferenceservice": "llama-70b"}}},
+        opts=opts,
+    )
+    _cr(
+        "llama-70b-scaler",
+        "keda.sh/v1alpha1",
+        "ScaledObject",
+        {"name": "llama-70b", "namespace": SERVING_NAMESPACE},
+        {
+            "scaleTargetRef": {"name": "llama-70b-predictor"},
+            "minReplicaCount": 1,
+            "maxReplicaCount": 4,
+            "triggers": [
+                {
+                    "type": "prometheus",
+                    "metadata": {
+                        "serverAddress": "http://prometheus:9090",
+                        "query": "vllm:num_requests_waiting",
+                        "threshold": "5",
+                    },
+                }
+            ],
+        },
+        eks,
+    )
+    labels = {"app": "redis"}
+    k8s.apps.v1.Deployment(
+        "redis",
+        metadata={"name": "redis", "namespace": GATEWAY_NS},
+        spec={
+            "replicas": 2,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "securityContext": {"runAsNonRoot": True, "runAsUser": 999},
+                    "containers": [
+                        {
+                            "name": "redis",
+                            "image": "redis:7.4.1",
+                            "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
+                            "resources": {
+                                "requests": {"cpu": "100m", "memory": "256Mi"},
+                                "limits": {"cpu": "1", "memory": "512Mi"},
+                            },
+                            "readinessProbe": {"tcpSocket": {"port": 6379}},
+                            "livenessProbe": {"exec": {"command": ["redis-cli", "ping"]}, "periodSeconds": 20},
+                        }
+                    ],
+                },
+            },
+        },
+        opts=opts,
+    )
+    k8s.policy.v1.PodDisruptionBudget(
+        "redis",
+        metadata={"name": "redis", "namespace": GATEWAY_NS},
+        spec={"maxUnavailable": 1, "selector": {"matchLabels": labels}},
+        opts=opts,
+    )
+    k8s.helm.v3.Release(
+        "gpu-operator",
+        name="gpu-operator",
+        chart="gpu-operator",
+        version="v26.7.0",
+        namespace="gpu-operator",
+        repository_opts={"repo": "https://helm.ngc.nvidia.com/nvidia"},
+        values={"driver": {"enabled": False}, "toolkit": {"enabled": False}},
+        opts=opts,
+    )
+    _gateway(eks)
+
+
+def _gateway(eks: k8s.Provider) -> None:
+    gateway_ref = {"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "ai-gateway"}
+    meta = {"namespace": GATEWAY_NS}
+    _cr(
+        "ai-gateway",
+        "gateway.networking.k8s.io/v1",
+        "Gateway",
+        {**meta, "name": "ai-gateway"},
+        {
+            "gatewayClassName": "envoy-ai-gateway",
+            "listeners": [
+                {
+                    "name": "https",
+                    "protocol": "HTTPS",
+                    "port": 443,
+                    "tls": {"mode": "Terminate", "certificateRefs": [{"name": "gateway-tls"}]},
+                }
+            ],
+        },
+        eks,
+    )
+    _cr(
+        "llm-route",
+        "aigateway.envoyproxy.io/v1beta1",
+        "AIGatewayRoute",
+        {**meta, "name": "llm"},
+        {
+            "parentRefs": [gateway_ref],
+            "rules": [
+                {
+                    "matches": [{"headers": [{"type": "Exact", "name": "x-ai-eg-model", "value": "llama-70b"}]}],
+                    "backendRefs": [
+                        {"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": "llama-70b"}
+                    ],
+                }
+            ],
+            "llmRequestCosts": [{"metadataKey": "llm_total_token", "type": "TotalToken"}],
+        },
+        eks,
+    )
+    _cr(
+        "tenant-auth",
+        "gateway.envoyproxy.io/v1alpha1",
+        "SecurityPolicy",
+        {**meta, "name": "tenant-auth"},
+        {
+            "targetRefs": [gateway_ref],
+            "apiKeyAuth": {"credentialRefs": [{"name": "tenant-keys"}], "extractFrom": [{"headers": ["x-api-key"]}]},
+        },
+        eks,
+    )
+    _cr(
+        "token-budgets",
+        "gateway.envoyproxy.io/v1alpha1",
+        "BackendTrafficPolicy",
+        {**meta, "name": "token-budgets"},
+        {
+            "targetRefs": [gateway_ref],
+            "rateLimit": {
+                "type": "Global",
+                "global": {
+                    "rules": [
+                        {
+                            "clientSelectors": [{"headers": [{"name": "x-tenant-id", "type": "Distinct"}]}],
+                            "limit": {"requests": 1000000, "unit": "Hour"},
+                            "cost": {
+                                "request": {"from": "Number", "number": 0},
+                                "response": {
+                                    "from": "Metadata",
+                                    "metadata": {"namespace": "io.envoy.ai_gateway", "key": "llm_total_token"},
+                                },
+                            },
+                        }
+                    ]
+                },
+            },
+        },
+        eks,
+    )
+
+
+def _program() -> None:
+    group = pulumi.ComponentResource("fixture:index:Group", "fixtures")
+    _aws(group)
+    _gcp()
+    eks = k8s.Provider(EKS, kubeconfig="{}")
+    gke = k8s.Provider(GKE, kubeconfig="{}")
+    _serving(eks)
+    k8s.core.v1.ConfigMap(
+        "custom-mig-config",
+        metadata={"name": "custom-mig-config", "namespace": "gpu-operator"},
+        data={"config.yaml": yaml.safe_dump(MIG_PARTED)},
+        opts=pulumi.ResourceOptions(provider=gke),
+    )
+
+
+@cache
+def _recorded() -> tuple[Resource, ...]:
+    with warnings.catch_warnings():
+        # The SDKs warn about deprecated aliases (s3.BucketV2, ...) when their modules load; we use none.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return tuple(plan_resources(evaluate_program(_program, stack="fixtures")))
+
+
+def compliant() -> list[Resource]:
+    """A fresh (deep-copied) compliant stack."""
+    return copy.deepcopy(list(_recorded()))
+
+
+def find(resources: list[Resource], type_suffix: str, name: str) -> Resource:
+    """The resource whose type ends with `type_suffix` (e.g. ":Bucket", "InferenceService") named `name`."""
+    found = [r for r in resources if r.type.endswith(type_suffix) and r.name == name]
+    assert len(found) == 1, f"{len(found)} resources {type_suffix} {name}"
+    return found[0]
+
+
+def added(resources: list[Resource], like: Resource, name: str, props: dict, **fields) -> Resource:
+    """A new resource of the same type, provider and parent as `like` (e.g. a second policy)."""
+    r = Resource(
+        urn=like.urn.rsplit("::", 1)[0] + "::" + name,
+        type=fields.pop("type", like.type),
+        name=name,
+        props=normalize(props),
+        provider=like.provider,
+        **fields,
+    )
+    resources.append(r)
+    return r
+
+
+Mutation = Callable[[list[Resource]], object]

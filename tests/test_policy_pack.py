@@ -1,0 +1,383 @@
+"""The pack end to end: on the real dev/prod plans, on a broken environment, in `plan`, under the engine's
+analyzer protocol (the real PolicyPack process over gRPC), and in the README."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import grpc
+import pytest
+from google.protobuf import struct_pb2
+from pulumi.runtime.proto import analyzer_pb2 as proto
+from pulumi.runtime.proto import analyzer_pb2_grpc
+
+from policies import docs
+from policies.framework import PackSettings, evaluate_stack
+from policies.model import UNKNOWN, Resource
+from policies.offline import evaluate_plan, plan_resources, plan_settings
+from policies.rules import ALL_RULES
+from tests.harness import plan_for
+from tests.policy_fixtures import compliant, find
+from tests.test_policy_rules import CASES, SETTINGS, run
+from tools.conformance import is_custom_resource
+from tools.plan.__main__ import main as plan_main
+
+ROOT = Path(__file__).resolve().parents[1]
+UNKNOWN_STRING = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+
+
+# --- the real environments -----------------------------------------------------------------------------
+
+
+def test_dev_and_prod_plans_have_no_mandatory_violations(env_plan):
+    evaluation = evaluate_plan(env_plan)
+    assert not evaluation.mandatory, [f"{f.policy}: {f.message}" for f in evaluation.mandatory]
+    assert not [f for f in evaluation.findings if f.kind == "error"]
+
+
+def _plan_with(env_plan, change) -> list[Resource]:
+    resources = plan_resources(env_plan)
+    change(resources)
+    return resources
+
+
+def _named(resources, type_, name):
+    return next(r for r in resources if r.type == type_ and r.name == name)
+
+
+@pytest.mark.parametrize(
+    ("env", "rule", "change"),
+    [
+        (
+            "dev",
+            "eks-endpoint-not-public",
+            lambda rs: (
+                _named(rs, "aws:eks/cluster:Cluster", "use1-cluster")
+                .props["vpcConfig"]
+                .update(publicAccessCidrs=["0.0.0.0/0"])
+            ),
+        ),
+        (
+            "dev",
+            "irsa-trust-pinned",
+            lambda rs: _named(rs, "aws:iam/role:Role", "use1-vpc-cni").props.update(
+                assumeRolePolicy=_named(rs, "aws:iam/role:Role", "use1-vpc-cni")
+                .props["assumeRolePolicy"]
+                .replace("StringEquals", "StringLike")
+            ),
+        ),
+        (
+            "dev",
+            "ec2-imdsv2-hop-limit",
+            lambda rs: (
+                _named(rs, "aws:ec2/launchTemplate:LaunchTemplate", "use1-system")
+                .props["metadataOptions"]
+                .update(httpPutResponseHopLimit=2.0)
+            ),
+        ),
+        (
+            "prod",
+            "stateful-resources-protected",
+            lambda rs: setattr(_named(rs, "aws:kms/key:Key", "use1-secrets"), "protect", False),
+        ),
+    ],
+)
+def test_rules_read_the_shapes_the_components_emit(request, env, rule, change):
+    """Mutating a real plan (not a fixture) trips the rule: the rules read what components really emit."""
+    plan = request.getfixturevalue(f"{env}_plan")
+    settings = plan_settings(plan.spec)
+    assert not evaluate_stack(ALL_RULES, plan_resources(plan), settings).findings
+    evaluation = evaluate_stack(ALL_RULES, _plan_with(plan, change), settings)
+    assert {f.policy for f in evaluation.findings} == {rule}
+
+
+def test_gke_rules_read_the_real_gke_cluster(prod_plan):
+    def default_account(rs):
+        pool = _named(rs, "gcp:container/nodePool:NodePool", "usc1-system")
+        pool.props["nodeConfig"]["serviceAccount"] = "1-compute@developer.gserviceaccount.com"
+        pool.props["management"]["autoRepair"] = False
+
+    evaluation = evaluate_stack(ALL_RULES, _plan_with(prod_plan, default_account), plan_settings(prod_plan.spec))
+    assert sorted(f.policy for f in evaluation.findings) == ["gke-node-service-account", "node-auto-repair"]
+
+
+# --- a deliberately broken environment -------------------------------------------------------------------
+
+BROKEN = {
+    ("s3-no-public-grants", "Principal * policy"),
+    ("s3-public-access-blocked", "no block"),
+    ("gateway-route-authenticated", "no SecurityPolicy"),
+    ("llm-model-fits-gpu", "does not fit"),
+    ("gpu-mig-config-valid", "config of another GPU"),
+}
+
+
+def test_broken_environment_is_rejected_with_the_rules_named():
+    """A public bucket, an unauthenticated route, a model too large for its GPU and an invalid MIG profile."""
+    resources = compliant()
+    for case in CASES:
+        if (case.rule, case.path) in BROKEN:
+            case.mutate(resources)
+    evaluation = run(resources)
+    assert {f.policy for f in evaluation.mandatory} == {rule for rule, _ in BROKEN}
+    by_rule = {f.policy: f for f in evaluation.mandatory}
+    assert "does not fit" in by_rule["llm-model-fits-gpu"].message
+    assert "'all-3g.71gb' is neither a H100-80GB config" in by_rule["gpu-mig-config-valid"].message
+    assert "no SecurityPolicy, anyone can call it" in by_rule["gateway-route-authenticated"].message
+    assert "Principal '*' without a condition" in by_rule["s3-no-public-grants"].message
+
+
+def test_fixture_custom_resources_match_upstream_crds(upstream):
+    checked = 0
+    for r in compliant():
+        if r.is_kubernetes and is_custom_resource(r.props):
+            assert upstream.validate_custom_resource(r.props) == [], r.urn
+            checked += 1
+    assert checked == 7
+
+
+# --- plan: policy.json, plan.md, exit code -----------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def _session_plans(monkeypatch):
+    """`plan` on the session's cached plans (a shallow copy each time): the CLI is under test, not the program."""
+    import tools.plan.__main__ as cli
+
+    monkeypatch.setattr(
+        cli, "build_plan", lambda stack_config, *args, **kwargs: copy.copy(plan_for(stack_config.stack))
+    )
+
+
+def test_plan_writes_policy_artifacts(tmp_path):
+    assert plan_main(["prod", "--out", str(tmp_path), "--quiet"]) == 0
+    assert json.loads((tmp_path / "policy.json").read_text()) == []
+    config = json.loads((tmp_path / "policy-config.json").read_text())
+    assert config["no-scale-to-zero-in-production"] == {"production": True}
+    assert config["gpu-pool-taint-and-labels"] == {"labelDomain": "inference-platform.io"}
+    md = (tmp_path / "plan.md").read_text()
+    assert f"Policy passed: {len(ALL_RULES)} rules, 0 mandatory and 0 advisory finding(s)." in md
+    assert "| eks-endpoint-not-public | high | mandatory | 2 | 0 | 0 | pass |" in md
+
+
+def test_plan_exits_1_on_a_mandatory_violation(tmp_path, monkeypatch, capsys):
+    """A violation the real components cannot produce (yet): force one into the plan's resources."""
+    import policies.offline as offline
+
+    real = offline.plan_resources
+
+    def with_public_bucket(plan):
+        resources = real(plan)
+        resources.append(copy.deepcopy(find(compliant(), ":Bucket", "models")))
+        return resources
+
+    monkeypatch.setattr(offline, "plan_resources", with_public_bucket)
+    assert plan_main(["dev", "--out", str(tmp_path), "--quiet"]) == 1
+    violations = json.loads((tmp_path / "policy.json").read_text())
+    assert {v["policy"] for v in violations} == {
+        "s3-public-access-blocked",
+        "s3-encrypted-with-kms",
+        "s3-tls-only",
+        "s3-versioning",
+        "s3-acls-disabled",
+    }
+    assert all(set(v) == {"policy", "enforcementLevel", "urn", "message"} for v in violations)
+    errors = capsys.readouterr().err.splitlines()
+    assert len(errors) == 5 and all(line.startswith("error: policy s3-") for line in errors)
+    assert "Policy **rejected**" in (tmp_path / "plan.md").read_text()
+
+
+def test_plan_policy_config_overrides_enforcement(tmp_path, monkeypatch):
+    import policies.offline as offline
+
+    real = offline.plan_resources
+    monkeypatch.setattr(
+        offline, "plan_resources", lambda plan: [*real(plan), copy.deepcopy(find(compliant(), ":Bucket", "models"))]
+    )
+    config = tmp_path / "policy.json"
+    config.write_text(json.dumps({"all": "advisory"}))
+    assert plan_main(["dev", "--out", str(tmp_path / "out"), "--quiet", "--policy-config", str(config)]) == 0
+    written = json.loads((tmp_path / "out" / "policy-config.json").read_text())
+    assert written["all"] == "advisory" and written["stateful-resources-protected"] == {"production": False}
+
+
+def test_plan_rejects_an_invalid_policy_config(tmp_path, capsys):
+    config = tmp_path / "bad.json"
+    config.write_text(json.dumps({"s3-versionning": "advisory"}))
+    assert plan_main(["dev", "--out", str(tmp_path / "out"), "--quiet", "--policy-config", str(config)]) == 2
+    assert "unknown policies s3-versionning" in capsys.readouterr().err
+
+
+# --- README ------------------------------------------------------------------------------------------------
+
+
+def test_readme_documents_every_rule():
+    """Freshness of the generated block is tests/test_readme.py's job."""
+    readme = (ROOT / "README.md").read_text()
+    assert docs.render() in readme
+    for r in ALL_RULES:
+        assert f"| `{r.name}` | {r.severity} | {r.enforcement} |" in readme
+
+
+# --- CrossGuard: the real pack process, spoken to like the engine does -------------------------------------
+
+
+def _wire(value):
+    if value is UNKNOWN:
+        return UNKNOWN_STRING
+    if isinstance(value, dict):
+        return {k: _wire(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_wire(v) for v in value]
+    return value
+
+
+def _struct(value: dict) -> struct_pb2.Struct:
+    s = struct_pb2.Struct()
+    s.update(_wire(value))
+    return s
+
+
+def _provider(r: Resource) -> dict:
+    if not r.provider:
+        return {}
+    return {
+        "provider": proto.AnalyzerProviderResource(type="pulumi:providers:kubernetes", urn=r.provider, name=r.cluster)
+    }
+
+
+def _analyzer_resource(r: Resource) -> proto.AnalyzerResource:
+    return proto.AnalyzerResource(
+        type=r.type,
+        properties=_struct(r.props),
+        urn=r.urn,
+        name=r.name,
+        options=proto.AnalyzerResourceOptions(protect=r.protect),
+        propertyDependencies={k: proto.AnalyzerPropertyDependencies(urns=v) for k, v in r.deps.items()},
+        **_provider(r),
+    )
+
+
+@pytest.fixture(scope="module")
+def analyzer(tmp_path_factory):
+    """The pack as `pulumi preview --policy-pack policies` starts it: from another directory, no PYTHONPATH."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    process = subprocess.Popen(
+        [sys.executable, "-u", "-m", "pulumi.policy", "127.0.0.1:0", str(ROOT / "policies")],
+        cwd=tmp_path_factory.mktemp("analyzer"),
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = process.stdout.readline().strip()
+        assert line.isdigit(), (
+            f"pack did not start: {line!r} {process.stderr.read() if process.poll() is not None else ''}"
+        )
+        channel = grpc.insecure_channel(f"127.0.0.1:{line}")
+        stub = analyzer_pb2_grpc.AnalyzerStub(channel)
+        levels = {r.name: proto.MANDATORY if r.enforcement == "mandatory" else proto.ADVISORY for r in ALL_RULES}
+        policy_config = {
+            name: proto.PolicyConfig(
+                enforcementLevel=levels[name], properties=_struct(values if isinstance(values, dict) else {})
+            )
+            for name, values in SETTINGS.raw.items()
+        }
+        stub.Configure(proto.ConfigureAnalyzerRequest(policyConfig=policy_config))
+        yield stub
+        channel.close()
+    finally:
+        process.kill()
+        process.wait()
+
+
+def _diagnostics(response) -> list[tuple[str, int, str, str]]:
+    return [(d.policyName, d.enforcementLevel, d.urn, d.message) for d in response.diagnostics]
+
+
+def test_pack_describes_every_rule(analyzer):
+    from google.protobuf import empty_pb2
+
+    info = analyzer.GetAnalyzerInfo(empty_pb2.Empty())
+    assert info.name == "inference-platform"
+    assert sorted(p.name for p in info.policies) == sorted(r.name for r in ALL_RULES)
+    described = {p.name: p for p in info.policies}
+    for r in ALL_RULES:
+        assert described[r.name].remediation_steps == r.remediation
+        assert described[r.name].severity != proto.POLICY_SEVERITY_UNSPECIFIED
+        assert set(described[r.name].configSchema.properties) == set(r.config)
+
+
+def test_pack_reports_a_resource_violation(analyzer):
+    policy = find(compliant(), ":BucketPolicy", "models")
+    document = json.loads(policy.props["policy"])
+    document["Statement"].append({"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject", "Resource": "*"})
+    policy.props["policy"] = json.dumps(document)
+    r = _analyzer_resource(policy)
+    response = analyzer.Analyze(
+        proto.AnalyzeRequest(type=r.type, properties=r.properties, urn=r.urn, name=r.name, options=r.options)
+    )
+    [(name, level, urn, message)] = _diagnostics(response)
+    assert (name, level, urn) == ("s3-no-public-grants", proto.MANDATORY, policy.urn)
+    assert "Principal '*' without a condition" in message and "Fix: " in message
+
+
+def test_pack_turns_unknowns_into_advisory_cannot_check(analyzer):
+    cluster = find(compliant(), "eks/cluster:Cluster", "eks")
+    cluster.props["vpcConfig"]["endpointPublicAccess"] = UNKNOWN
+    r = _analyzer_resource(cluster)
+    response = analyzer.Analyze(
+        proto.AnalyzeRequest(type=r.type, properties=r.properties, urn=r.urn, name=r.name, options=r.options)
+    )
+    [(name, level, _, message)] = _diagnostics(response)
+    assert (name, level) == ("eks-endpoint-not-public", proto.ADVISORY)
+    assert "cannot check" in message and "vpcConfig.endpointPublicAccess" in message
+
+
+def test_pack_runs_stack_rules_at_preview(analyzer):
+    """The compliant stack with every bucket id unknown (preview) passes; the broken environment does not."""
+    preview = compliant()
+    for resource in preview:
+        if "bucket" in resource.deps:
+            resource.props["bucket"] = UNKNOWN
+    response = analyzer.AnalyzeStack(proto.AnalyzeStackRequest(resources=[_analyzer_resource(r) for r in preview]))
+    assert _diagnostics(response) == []
+
+    broken = compliant()
+    for case in CASES:
+        if (case.rule, case.path) in BROKEN:
+            case.mutate(broken)
+    response = analyzer.AnalyzeStack(proto.AnalyzeStackRequest(resources=[_analyzer_resource(r) for r in broken]))
+    stack_rules = {rule for rule, _ in BROKEN} - {"s3-no-public-grants"}  # that one is a resource rule
+    assert {d[0] for d in _diagnostics(response) if d[1] == proto.MANDATORY} == stack_rules
+
+
+def test_pack_settings_reach_the_rules(analyzer):
+    """Without `production` in the config the pack says it cannot check, rather than passing."""
+    bucket = find(compliant(), ":Bucket", "models")
+    bucket.protect = False
+    r = _analyzer_resource(bucket)
+    request = proto.AnalyzeRequest(type=r.type, properties=r.properties, urn=r.urn, name=r.name, options=r.options)
+    assert [d[0:2] for d in _diagnostics(analyzer.Analyze(request))] == [
+        ("stateful-resources-protected", proto.MANDATORY)
+    ]
+    analyzer.Configure(
+        proto.ConfigureAnalyzerRequest(
+            policyConfig={"stateful-resources-protected": proto.PolicyConfig(enforcementLevel=proto.MANDATORY)}
+        )
+    )
+    try:
+        [(name, level, _, message)] = _diagnostics(analyzer.Analyze(request))
+        assert (name, level) == ("stateful-resources-protected", proto.ADVISORY) and "production" in message
+    finally:
+        restore = {
+            k: proto.PolicyConfig(enforcementLevel=proto.MANDATORY, properties=_struct(v))
+            for k, v in PackSettings(SETTINGS.raw).raw.items()
+        }
+        analyzer.Configure(proto.ConfigureAnalyzerRequest(policyConfig=restore))

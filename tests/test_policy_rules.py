@@ -1,0 +1,1005 @@
+"""Each rule: the compliant stack passes, and one mutation per violation path is caught (Checkov/Kyverno style)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from components.k8s.names import annotation
+from policies.framework import CONFIG, LEVELS, Evaluation, PackSettings, evaluate_stack
+from policies.model import UNKNOWN, Resource
+from policies.rules import ALL_RULES, CATEGORIES
+from tests.policy_fixtures import CONFIG as FIXTURE_CONFIG
+from tests.policy_fixtures import added, compliant, find
+
+SETTINGS = PackSettings().merged(FIXTURE_CONFIG, ALL_RULES)
+RULE_NAMES = {r.name for r in ALL_RULES}
+
+
+def run(resources: list[Resource], settings: PackSettings = SETTINGS) -> Evaluation:
+    return evaluate_stack(ALL_RULES, resources, settings)
+
+
+def set_in(obj: Any, path: tuple, value: Any) -> None:
+    for key in path[:-1]:
+        obj = obj.setdefault(key, {}) if isinstance(obj, dict) else obj[key]
+    obj[path[-1]] = value
+
+
+def drop(obj: Any, path: tuple) -> None:
+    for key in path[:-1]:
+        obj = obj[key]
+    del obj[path[-1]]
+
+
+def remove(rs: list[Resource], suffix: str, name: str) -> None:
+    rs.remove(find(rs, suffix, name))
+
+
+def p(rs: list[Resource], suffix: str, name: str) -> dict:
+    return find(rs, suffix, name).props
+
+
+# Shortcuts to the fixture's resources.
+def eks(rs):
+    return p(rs, "eks/cluster:Cluster", "eks")
+
+
+def gke(rs):
+    return p(rs, "container/cluster:Cluster", "gke")
+
+
+def template(rs):
+    return p(rs, ":LaunchTemplate", "h100")
+
+
+def node_group(rs):
+    return p(rs, ":NodeGroup", "h100")
+
+
+def pool(rs, name="h200"):
+    return p(rs, ":NodePool", name)
+
+
+def isvc(rs):
+    return p(rs, ":InferenceService", "llama-70b")
+
+
+def model(rs):
+    return isvc(rs)["spec"]["predictor"]["model"]
+
+
+def runtime_container(rs):
+    return p(rs, ":ClusterServingRuntime", "vllm-runtime")["spec"]["containers"][0]
+
+
+def redis_pod(rs):
+    return p(rs, ":Deployment", "redis")["spec"]["template"]["spec"]
+
+
+def redis(rs):
+    return redis_pod(rs)["containers"][0]
+
+
+def sizing(rs, key, value):
+    annotations = isvc(rs)["metadata"]["annotations"]
+    if value is None:
+        del annotations[annotation(key)]
+    else:
+        annotations[annotation(key)] = value
+
+
+def statement(rs, suffix, name, key="policy"):
+    return json.loads(p(rs, suffix, name)[key])
+
+
+def replace_json(rs, suffix, name, document, key="policy"):
+    p(rs, suffix, name)[key] = json.dumps(document)
+
+
+def _trust(rs, change: Callable[[dict], None]):
+    doc = statement(rs, ":Role", "model-server", "assumeRolePolicy")
+    change(doc["Statement"][0])
+    replace_json(rs, ":Role", "model-server", doc, "assumeRolePolicy")
+
+
+def _condition(s):
+    return s["Condition"]["StringEquals"]
+
+
+def _sub_key(s):
+    return next(k for k in _condition(s) if k.endswith(":sub"))
+
+
+def _mig_layout(rs, layout):
+    cm = p(rs, ":ConfigMap", "custom-mig-config")
+    cm["data"]["config.yaml"] = cm["data"]["config.yaml"].replace("3g.40gb: 1", f"{layout}: 1")
+
+
+def _second_subnet(rs):
+    group = find(rs, ":NodeGroup", "h100")
+    other = find(rs, ":Subnet", "gpu-b")
+    group.deps["subnetIds"].append(other.urn)
+
+
+def _security_policy(rs, spec, name="route-auth"):
+    like = find(rs, ":SecurityPolicy", "tenant-auth")
+    added(
+        rs,
+        like,
+        name,
+        {
+            "apiVersion": "gateway.envoyproxy.io/v1alpha1",
+            "kind": "SecurityPolicy",
+            "metadata": {"name": name, "namespace": like.namespace},
+            "spec": spec,
+        },
+    )
+
+
+ROUTE_REF = {"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "name": "llm"}
+
+
+@dataclass(frozen=True)
+class Case:
+    rule: str
+    path: str
+    mutate: Callable[[list[Resource]], object]
+
+
+CASES = [
+    # --- AWS -------------------------------------------------------------------------------------------
+    Case(
+        "eks-endpoint-not-public",
+        "public, no CIDRs",
+        lambda rs: set_in(eks(rs), ("vpcConfig", "endpointPublicAccess"), True),
+    ),
+    Case(
+        "eks-endpoint-not-public", "default is public", lambda rs: drop(eks(rs), ("vpcConfig", "endpointPublicAccess"))
+    ),
+    Case(
+        "eks-endpoint-not-public",
+        "world CIDR",
+        lambda rs: (
+            set_in(eks(rs), ("vpcConfig", "endpointPublicAccess"), True),
+            set_in(eks(rs), ("vpcConfig", "publicAccessCidrs"), ["0.0.0.0/0"]),
+        ),
+    ),
+    Case("eks-secrets-encrypted", "no encryption", lambda rs: drop(eks(rs), ("encryptionConfig",))),
+    Case("eks-secrets-encrypted", "not secrets", lambda rs: set_in(eks(rs), ("encryptionConfig", "resources"), [])),
+    Case("eks-secrets-encrypted", "no key", lambda rs: drop(eks(rs), ("encryptionConfig", "provider"))),
+    Case("eks-control-plane-logging", "audit off", lambda rs: set_in(eks(rs), ("enabledClusterLogTypes",), ["api"])),
+    Case(
+        "ec2-imdsv2-hop-limit", "IMDSv1", lambda rs: set_in(template(rs), ("metadataOptions", "httpTokens"), "optional")
+    ),
+    Case(
+        "ec2-imdsv2-hop-limit",
+        "hop limit 2",
+        lambda rs: set_in(template(rs), ("metadataOptions", "httpPutResponseHopLimit"), 2),
+    ),
+    Case(
+        "ec2-imdsv2-hop-limit",
+        "hop limit unset",
+        lambda rs: drop(template(rs), ("metadataOptions", "httpPutResponseHopLimit")),
+    ),
+    Case(
+        "ec2-volumes-encrypted",
+        "unencrypted",
+        lambda rs: set_in(template(rs), ("blockDeviceMappings", 0, "ebs", "encrypted"), "false"),
+    ),
+    Case("ec2-volumes-encrypted", "AMI root volume", lambda rs: drop(template(rs), ("blockDeviceMappings",))),
+    Case(
+        "ec2-no-public-ip",
+        "launch template",
+        lambda rs: set_in(template(rs), ("networkInterfaces", 0, "associatePublicIpAddress"), "true"),
+    ),
+    Case("ec2-no-public-ip", "subnet", lambda rs: set_in(p(rs, ":Subnet", "gpu-a"), ("mapPublicIpOnLaunch",), True)),
+    Case(
+        "ec2-no-open-ssh",
+        "security group port 22",
+        lambda rs: p(rs, ":SecurityGroup", "efa")["ingress"].append(
+            {"protocol": "tcp", "fromPort": 22, "toPort": 22, "cidrBlocks": ["0.0.0.0/0"]}
+        ),
+    ),
+    Case(
+        "ec2-no-open-ssh",
+        "all traffic from the world",
+        lambda rs: p(rs, ":SecurityGroup", "efa")["ingress"].append(
+            {"protocol": "-1", "fromPort": 0, "toPort": 0, "ipv6CidrBlocks": ["::/0"]}
+        ),
+    ),
+    Case(
+        "ec2-no-open-ssh",
+        "ingress rule",
+        lambda rs: p(rs, ":SecurityGroupIngressRule", "https").update(cidrIpv4="0.0.0.0/0", fromPort=0, toPort=1024),
+    ),
+    Case(
+        "ec2-no-open-ssh",
+        "security group rule",
+        lambda rs: added(
+            rs,
+            find(rs, ":SecurityGroupIngressRule", "https"),
+            "ssh",
+            {"type": "ingress", "protocol": "tcp", "fromPort": 22, "toPort": 22, "cidrBlocks": ["0.0.0.0/0"]},
+            type="aws:ec2/securityGroupRule:SecurityGroupRule",
+        ),
+    ),
+    Case(
+        "ec2-no-open-ssh",
+        "node group remote access",
+        lambda rs: set_in(node_group(rs), ("remoteAccess",), {"ec2SshKey": "ops"}),
+    ),
+    Case(
+        "iam-no-wildcards",
+        "action *",
+        lambda rs: replace_json(
+            rs,
+            ":Policy",
+            "model-read",
+            {"Statement": [{"Effect": "Allow", "Action": "*", "Resource": "arn:aws:s3:::x"}]},
+        ),
+    ),
+    Case(
+        "iam-no-wildcards",
+        "service:*",
+        lambda rs: replace_json(
+            rs,
+            ":RolePolicy",
+            "model-server-inline",
+            {"Statement": [{"Effect": "Allow", "Action": ["s3:*"], "Resource": "arn:aws:s3:::x"}]},
+        ),
+    ),
+    Case(
+        "iam-no-wildcards",
+        "write on every resource",
+        lambda rs: replace_json(
+            rs, ":Policy", "model-read", {"Statement": [{"Effect": "Allow", "Action": "s3:PutObject", "Resource": "*"}]}
+        ),
+    ),
+    Case(
+        "iam-no-wildcards",
+        "administrator attached",
+        lambda rs: set_in(
+            p(rs, ":RolePolicyAttachment", "node-worker"), ("policyArn",), "arn:aws:iam::aws:policy/AdministratorAccess"
+        ),
+    ),
+    Case(
+        "iam-no-wildcards",
+        "inline policy on the role",
+        lambda rs: set_in(
+            p(rs, ":Role", "node"),
+            ("inlinePolicies",),
+            [
+                {
+                    "name": "all",
+                    "policy": json.dumps({"Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}),
+                }
+            ],
+        ),
+    ),
+    Case(
+        "irsa-trust-pinned",
+        "StringLike subject",
+        lambda rs: _trust(rs, lambda s: s["Condition"].update(StringLike={_sub_key(s): "system:serviceaccount:*"})),
+    ),
+    Case("irsa-trust-pinned", "no subject", lambda rs: _trust(rs, lambda s: _condition(s).pop(_sub_key(s)))),
+    Case(
+        "irsa-trust-pinned",
+        "wildcard subject",
+        lambda rs: _trust(rs, lambda s: _condition(s).update({_sub_key(s): "system:serviceaccount:inference:*"})),
+    ),
+    Case(
+        "irsa-trust-pinned",
+        "no audience",
+        lambda rs: _trust(rs, lambda s: [_condition(s).pop(k) for k in list(_condition(s)) if k.endswith(":aud")]),
+    ),
+    Case(
+        "kms-key-rotation",
+        "AWS rotation off",
+        lambda rs: set_in(p(rs, ":Key", "models-key"), ("enableKeyRotation",), False),
+    ),
+    Case("kms-key-rotation", "GCP no rotation", lambda rs: drop(p(rs, ":CryptoKey", "models"), ("rotationPeriod",))),
+    Case(
+        "kms-key-rotation",
+        "GCP yearly",
+        lambda rs: set_in(p(rs, ":CryptoKey", "models"), ("rotationPeriod",), "31536000s"),
+    ),
+    # --- storage -----------------------------------------------------------------------------------------
+    Case("s3-public-access-blocked", "no block", lambda rs: remove(rs, ":BucketPublicAccessBlock", "models")),
+    Case(
+        "s3-public-access-blocked",
+        "policy not blocked",
+        lambda rs: set_in(p(rs, ":BucketPublicAccessBlock", "models"), ("blockPublicPolicy",), False),
+    ),
+    Case(
+        "s3-encrypted-with-kms",
+        "no configuration",
+        lambda rs: remove(rs, ":BucketServerSideEncryptionConfiguration", "models"),
+    ),
+    Case(
+        "s3-encrypted-with-kms",
+        "AES256",
+        lambda rs: set_in(
+            p(rs, ":BucketServerSideEncryptionConfiguration", "models"),
+            ("rules", 0, "applyServerSideEncryptionByDefault"),
+            {"sseAlgorithm": "AES256"},
+        ),
+    ),
+    Case(
+        "s3-encrypted-with-kms",
+        "AWS-managed key",
+        lambda rs: drop(
+            p(rs, ":BucketServerSideEncryptionConfiguration", "models"),
+            ("rules", 0, "applyServerSideEncryptionByDefault", "kmsMasterKeyId"),
+        ),
+    ),
+    Case("s3-tls-only", "no policy", lambda rs: remove(rs, ":BucketPolicy", "models")),
+    Case(
+        "s3-tls-only",
+        "no deny",
+        lambda rs: replace_json(
+            rs,
+            ":BucketPolicy",
+            "models",
+            {
+                "Statement": [
+                    {
+                        "Effect": "Allow",
+                        "Principal": {"AWS": "arn:aws:iam::1:root"},
+                        "Action": "s3:GetObject",
+                        "Resource": "*",
+                    }
+                ]
+            },
+        ),
+    ),
+    Case("s3-versioning", "not versioned", lambda rs: remove(rs, ":BucketVersioning", "models")),
+    Case(
+        "s3-versioning",
+        "suspended",
+        lambda rs: set_in(p(rs, ":BucketVersioning", "models"), ("versioningConfiguration", "status"), "Suspended"),
+    ),
+    Case("s3-acls-disabled", "no ownership controls", lambda rs: remove(rs, ":BucketOwnershipControls", "models")),
+    Case(
+        "s3-acls-disabled",
+        "object writer",
+        lambda rs: set_in(p(rs, ":BucketOwnershipControls", "models"), ("rule", "objectOwnership"), "ObjectWriter"),
+    ),
+    Case(
+        "s3-no-public-grants", "public-read ACL", lambda rs: set_in(p(rs, ":Bucket", "models"), ("acl",), "public-read")
+    ),
+    Case(
+        "s3-no-public-grants",
+        "AllUsers grant",
+        lambda rs: added(
+            rs,
+            find(rs, ":BucketVersioning", "models"),
+            "models-acl",
+            {
+                "accessControlPolicy": {
+                    "grants": [
+                        {
+                            "grantee": {"type": "Group", "uri": "http://acs.amazonaws.com/groups/global/AllUsers"},
+                            "permission": "READ",
+                        }
+                    ],
+                    "owner": {"id": "x"},
+                }
+            },
+            type="aws:s3/bucketAcl:BucketAcl",
+        ),
+    ),
+    Case(
+        "s3-no-public-grants",
+        "Principal * policy",
+        lambda rs: replace_json(
+            rs,
+            ":BucketPolicy",
+            "models",
+            {
+                "Statement": [
+                    *statement(rs, ":BucketPolicy", "models")["Statement"],
+                    {"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject", "Resource": "arn:aws:s3:::b/*"},
+                ]
+            },
+        ),
+    ),
+    Case(
+        "gcs-public-access-prevention",
+        "inherited",
+        lambda rs: set_in(p(rs, "storage/bucket:Bucket", "models-gcs"), ("publicAccessPrevention",), "inherited"),
+    ),
+    Case(
+        "gcs-uniform-access",
+        "object ACLs",
+        lambda rs: set_in(p(rs, "storage/bucket:Bucket", "models-gcs"), ("uniformBucketLevelAccess",), False),
+    ),
+    Case(
+        "gcs-no-public-members",
+        "allUsers member",
+        lambda rs: set_in(p(rs, ":BucketIAMMember", "models-reader"), ("member",), "allUsers"),
+    ),
+    Case(
+        "gcs-no-public-members",
+        "binding",
+        lambda rs: added(
+            rs,
+            find(rs, ":BucketIAMMember", "models-reader"),
+            "models-binding",
+            {"bucket": "fx-models", "role": "roles/storage.objectViewer", "members": ["allAuthenticatedUsers"]},
+            type="gcp:storage/bucketIAMBinding:BucketIAMBinding",
+        ),
+    ),
+    Case(
+        "gcs-no-public-members",
+        "ACL",
+        lambda rs: added(
+            rs,
+            find(rs, ":BucketIAMMember", "models-reader"),
+            "models-acl",
+            {"bucket": "fx-models", "role": "READER", "entity": "allUsers"},
+            type="gcp:storage/bucketAccessControl:BucketAccessControl",
+        ),
+    ),
+    # --- GKE -------------------------------------------------------------------------------------------
+    Case(
+        "gke-private-nodes",
+        "cluster",
+        lambda rs: set_in(gke(rs), ("privateClusterConfig", "enablePrivateNodes"), False),
+    ),
+    Case(
+        "gke-private-nodes",
+        "pool opts out",
+        lambda rs: set_in(pool(rs), ("networkConfig", "enablePrivateNodes"), False),
+    ),
+    Case(
+        "gke-control-plane-not-public",
+        "no authorized networks",
+        lambda rs: (
+            set_in(gke(rs), ("privateClusterConfig", "enablePrivateEndpoint"), False),
+            drop(gke(rs), ("masterAuthorizedNetworksConfig",)),
+        ),
+    ),
+    Case(
+        "gke-control-plane-not-public",
+        "world network",
+        lambda rs: (
+            set_in(gke(rs), ("privateClusterConfig", "enablePrivateEndpoint"), False),
+            set_in(gke(rs), ("masterAuthorizedNetworksConfig", "cidrBlocks", 0, "cidrBlock"), "0.0.0.0/0"),
+        ),
+    ),
+    Case(
+        "gke-control-plane-not-public",
+        "all Google Cloud IPs",
+        lambda rs: (
+            set_in(gke(rs), ("privateClusterConfig", "enablePrivateEndpoint"), False),
+            set_in(gke(rs), ("masterAuthorizedNetworksConfig", "gcpPublicCidrsAccessEnabled"), True),
+        ),
+    ),
+    Case("gke-workload-identity", "cluster", lambda rs: drop(gke(rs), ("workloadIdentityConfig",))),
+    Case(
+        "gke-workload-identity",
+        "pool metadata",
+        lambda rs: set_in(pool(rs), ("nodeConfig", "workloadMetadataConfig", "mode"), "GCE_METADATA"),
+    ),
+    Case("gke-shielded-nodes", "cluster", lambda rs: set_in(gke(rs), ("enableShieldedNodes",), False)),
+    Case(
+        "gke-shielded-nodes",
+        "secure boot",
+        lambda rs: set_in(pool(rs), ("nodeConfig", "shieldedInstanceConfig", "enableSecureBoot"), False),
+    ),
+    Case(
+        "gke-shielded-nodes",
+        "integrity monitoring",
+        lambda rs: set_in(pool(rs), ("nodeConfig", "shieldedInstanceConfig", "enableIntegrityMonitoring"), False),
+    ),
+    Case(
+        "gke-node-service-account",
+        "default compute account",
+        lambda rs: set_in(pool(rs), ("nodeConfig", "serviceAccount"), "123-compute@developer.gserviceaccount.com"),
+    ),
+    Case(
+        "gke-node-service-account",
+        "no account",
+        lambda rs: drop(pool(rs, "a100-mig"), ("nodeConfig", "serviceAccount")),
+    ),
+    Case("node-auto-repair", "GKE", lambda rs: set_in(pool(rs), ("management", "autoRepair"), False)),
+    Case("node-auto-repair", "EKS", lambda rs: drop(node_group(rs), ("nodeRepairConfig",))),
+    # --- Kubernetes --------------------------------------------------------------------------------------
+    Case("k8s-no-privileged", "privileged", lambda rs: set_in(redis(rs), ("securityContext", "privileged"), True)),
+    Case(
+        "k8s-no-privileged",
+        "SYS_ADMIN",
+        lambda rs: set_in(runtime_container(rs), ("securityContext", "capabilities", "add"), ["SYS_ADMIN"]),
+    ),
+    Case("k8s-no-host-namespaces", "hostNetwork", lambda rs: set_in(redis_pod(rs), ("hostNetwork",), True)),
+    Case("k8s-no-host-namespaces", "hostPID", lambda rs: set_in(redis_pod(rs), ("hostPID",), True)),
+    Case(
+        "k8s-no-host-namespaces",
+        "hostIPC on the runtime",
+        lambda rs: set_in(p(rs, ":ClusterServingRuntime", "vllm-runtime"), ("spec", "hostIPC"), True),
+    ),
+    Case(
+        "k8s-no-host-path",
+        "hostPath",
+        lambda rs: set_in(redis_pod(rs), ("volumes",), [{"name": "host", "hostPath": {"path": "/var/lib"}}]),
+    ),
+    Case(
+        "k8s-no-privilege-escalation",
+        "unset",
+        lambda rs: drop(runtime_container(rs), ("securityContext", "allowPrivilegeEscalation")),
+    ),
+    Case(
+        "k8s-no-privilege-escalation",
+        "true",
+        lambda rs: set_in(redis(rs), ("securityContext", "allowPrivilegeEscalation"), True),
+    ),
+    Case("k8s-run-as-non-root", "uid 0", lambda rs: set_in(redis(rs), ("securityContext", "runAsUser"), 0)),
+    Case("k8s-run-as-non-root", "unset", lambda rs: drop(redis_pod(rs), ("securityContext",))),
+    Case("k8s-resources-set", "no limits", lambda rs: drop(redis(rs), ("resources", "limits"))),
+    Case("k8s-resources-set", "no memory request", lambda rs: drop(model(rs), ("resources", "requests", "memory"))),
+    Case(
+        "k8s-resources-set", "GPU without limit", lambda rs: drop(model(rs), ("resources", "limits", "nvidia.com/gpu"))
+    ),
+    Case("k8s-images-pinned", "no tag", lambda rs: set_in(redis(rs), ("image",), "redis")),
+    Case(
+        "k8s-images-pinned", "latest", lambda rs: set_in(runtime_container(rs), ("image",), "vllm/vllm-openai:latest")
+    ),
+    Case(
+        "k8s-images-pinned",
+        "Helm values",
+        lambda rs: set_in(p(rs, ":Release", "gpu-operator"), ("values", "driver", "tag"), "latest"),
+    ),
+    Case("helm-charts-pinned", "no version", lambda rs: drop(p(rs, ":Release", "gpu-operator"), ("version",))),
+    Case("helm-charts-pinned", "range", lambda rs: set_in(p(rs, ":Release", "gpu-operator"), ("version",), "^26.0.0")),
+    Case("k8s-probes", "no readiness", lambda rs: drop(redis(rs), ("readinessProbe",))),
+    Case("k8s-probes", "no liveness", lambda rs: drop(runtime_container(rs), ("livenessProbe",))),
+    Case(
+        "k8s-probes",
+        "identical",
+        lambda rs: set_in(runtime_container(rs), ("livenessProbe",), runtime_container(rs)["readinessProbe"]),
+    ),
+    Case("k8s-pdb", "no budget", lambda rs: remove(rs, ":PodDisruptionBudget", "redis")),
+    Case(
+        "k8s-pdb",
+        "selector misses the pods",
+        lambda rs: set_in(
+            p(rs, ":PodDisruptionBudget", "llama-70b"), ("spec", "selector", "matchLabels"), {"app": "llama"}
+        ),
+    ),
+    Case(
+        "k8s-privileged-namespaces",
+        "privileged serving namespace",
+        lambda rs: set_in(
+            p(rs, ":Namespace", "ns-inference"),
+            ("metadata", "labels", "pod-security.kubernetes.io/enforce"),
+            "privileged",
+        ),
+    ),
+    Case(
+        "k8s-privileged-namespaces",
+        "no level",
+        lambda rs: drop(p(rs, ":Namespace", "ns-ai-gateway"), ("metadata", "labels")),
+    ),
+    # --- GPU pools ---------------------------------------------------------------------------------------
+    Case("gpu-pool-taint-and-labels", "no taint", lambda rs: set_in(node_group(rs), ("taints",), [])),
+    Case(
+        "gpu-pool-taint-and-labels",
+        "wrong effect",
+        lambda rs: set_in(pool(rs), ("nodeConfig", "taints", 0, "effect"), "PREFER_NO_SCHEDULE"),
+    ),
+    Case(
+        "gpu-pool-taint-and-labels",
+        "missing label",
+        lambda rs: drop(pool(rs), ("nodeConfig", "labels", "inference-platform.io/fabric")),
+    ),
+    Case(
+        "gpu-pool-taint-and-labels",
+        "wrong GPU label",
+        lambda rs: set_in(node_group(rs), ("labels", "inference-platform.io/gpu-product"), "A100-80GB"),
+    ),
+    Case(
+        "gpu-pool-taint-and-labels",
+        "wrong placement group label",
+        lambda rs: set_in(node_group(rs), ("labels", "inference-platform.io/placement-group"), "none"),
+    ),
+    Case(
+        "gpu-mig-config-valid",
+        "config of another GPU",
+        lambda rs: set_in(node_group(rs), ("labels", "nvidia.com/mig.config"), "all-3g.71gb"),
+    ),
+    Case(
+        "gpu-mig-config-valid",
+        "GPU without MIG",
+        lambda rs: set_in(node_group(rs), ("instanceTypes",), ["g6e.48xlarge"]),
+    ),
+    Case(
+        "gpu-mig-config-valid",
+        "GKE partition size",
+        lambda rs: set_in(pool(rs), ("nodeConfig", "guestAccelerators", 0, "gpuPartitionSize"), "1g.10gb"),
+    ),
+    Case(
+        "gpu-mig-config-valid",
+        "custom config not defined",
+        lambda rs: set_in(pool(rs, "a100-mig"), ("nodeConfig", "labels", "nvidia.com/mig.config"), "custom-other"),
+    ),
+    Case("gpu-mig-config-valid", "custom layout too big", lambda rs: _mig_layout(rs, "4g.40gb")),
+    Case("gpu-mig-config-valid", "custom layout unknown profile", lambda rs: _mig_layout(rs, "3g.71gb")),
+    Case("gpu-fabric-placement", "no placement group", lambda rs: drop(template(rs), ("placement",))),
+    Case(
+        "gpu-fabric-placement",
+        "spread strategy",
+        lambda rs: set_in(p(rs, ":PlacementGroup", "h100"), ("strategy",), "spread"),
+    ),
+    Case("gpu-fabric-placement", "two zones", _second_subnet),
+    Case("gpu-fabric-placement", "GKE not compact", lambda rs: drop(pool(rs), ("placementPolicy",))),
+    Case("gpu-fabric-placement", "GKE two zones", lambda rs: pool(rs)["nodeLocations"].append("us-central1-c")),
+    # --- model servers -----------------------------------------------------------------------------------
+    Case("llm-model-fits-gpu", "does not fit", lambda rs: sizing(rs, "weights-gib", "300")),
+    Case("llm-model-fits-gpu", "memory above the GPU's", lambda rs: sizing(rs, "gpu-memory-gib", "100")),
+    Case(
+        "llm-model-fits-gpu", "engine TP differs", lambda rs: set_in(model(rs), ("args", 0), "--tensor-parallel-size=2")
+    ),
+    Case(
+        "llm-model-fits-gpu",
+        "fewer GPUs than TP",
+        lambda rs: model(rs)["resources"]["limits"].update({"nvidia.com/gpu": "2"}),
+    ),
+    Case("llm-model-fits-gpu", "no GPUs", lambda rs: drop(model(rs), ("resources",))),
+    Case("llm-model-fits-gpu", "annotation not a number", lambda rs: sizing(rs, "kv-cache-gib", "lots")),
+    Case(
+        "llm-startup-probe-budget", "too short", lambda rs: set_in(model(rs), ("startupProbe", "failureThreshold"), 10)
+    ),
+    Case(
+        "llm-startup-probe-budget",
+        "no startup probe",
+        lambda rs: (drop(model(rs), ("startupProbe",)), drop(runtime_container(rs), ("startupProbe",))),
+    ),
+    Case(
+        "llm-startup-probe-budget",
+        "runtime default too short",
+        lambda rs: drop(model(rs), ("startupProbe",)),
+    ),
+    Case(
+        "llm-shm-for-tensor-parallel",
+        "no /dev/shm",
+        lambda rs: (drop(runtime_container(rs), ("volumeMounts",)),),
+    ),
+    Case(
+        "llm-shm-for-tensor-parallel",
+        "disk-backed",
+        lambda rs: set_in(p(rs, ":ClusterServingRuntime", "vllm-runtime"), ("spec", "volumes", 0, "emptyDir"), {}),
+    ),
+    Case("llm-fp8-kv-cache-supported", "declared without FP8", lambda rs: sizing(rs, "fp8-capable", "false")),
+    Case(
+        "llm-fp8-kv-cache-supported",
+        "catalog GPU without FP8",
+        lambda rs: (sizing(rs, "fp8-capable", None), sizing(rs, "gpu-product", "A100-80GB")),
+    ),
+    # --- gateway -----------------------------------------------------------------------------------------
+    Case("gateway-route-authenticated", "no SecurityPolicy", lambda rs: remove(rs, ":SecurityPolicy", "tenant-auth")),
+    Case(
+        "gateway-route-authenticated",
+        "no authentication",
+        lambda rs: (
+            drop(p(rs, ":SecurityPolicy", "tenant-auth"), ("spec", "apiKeyAuth")),
+            set_in(p(rs, ":SecurityPolicy", "tenant-auth"), ("spec", "cors"), {"allowOrigins": ["*"]}),
+        ),
+    ),
+    Case(
+        "gateway-route-authenticated",
+        "route policy overrides",
+        lambda rs: _security_policy(rs, {"targetRefs": [ROUTE_REF], "cors": {"allowOrigins": ["*"]}}),
+    ),
+    Case(
+        "gateway-route-authenticated",
+        "policy on another gateway",
+        lambda rs: set_in(p(rs, ":SecurityPolicy", "tenant-auth"), ("spec", "targetRefs", 0, "name"), "other"),
+    ),
+    Case(
+        "gateway-route-token-budget",
+        "no costs",
+        lambda rs: drop(p(rs, ":AIGatewayRoute", "llm-route"), ("spec", "llmRequestCosts")),
+    ),
+    Case("gateway-route-token-budget", "no budget", lambda rs: remove(rs, ":BackendTrafficPolicy", "token-budgets")),
+    Case(
+        "gateway-route-token-budget",
+        "request rate only",
+        lambda rs: drop(
+            p(rs, ":BackendTrafficPolicy", "token-budgets")["spec"]["rateLimit"]["global"]["rules"][0]["cost"],
+            ("response",),
+        ),
+    ),
+    Case(
+        "gateway-route-token-budget",
+        "key never recorded",
+        lambda rs: set_in(
+            p(rs, ":BackendTrafficPolicy", "token-budgets")["spec"]["rateLimit"]["global"]["rules"][0],
+            ("cost", "response", "metadata", "key"),
+            "llm_output_token",
+        ),
+    ),
+    # --- production --------------------------------------------------------------------------------------
+    Case(
+        "stateful-resources-protected",
+        "bucket unprotected",
+        lambda rs: setattr(find(rs, ":Bucket", "models"), "protect", False),
+    ),
+    Case(
+        "stateful-resources-protected",
+        "key not retained",
+        lambda rs: setattr(find(rs, ":Key", "models-key"), "retain_on_delete", False),
+    ),
+    Case(
+        "stateful-resources-protected",
+        "GKE unprotected",
+        lambda rs: setattr(find(rs, "container/cluster:Cluster", "gke"), "protect", False),
+    ),
+    Case(
+        "no-scale-to-zero-in-production",
+        "minReplicas 0",
+        lambda rs: set_in(isvc(rs), ("spec", "predictor", "minReplicas"), 0),
+    ),
+    Case(
+        "no-scale-to-zero-in-production",
+        "Knative min-scale",
+        lambda rs: set_in(isvc(rs), ("metadata", "annotations", "autoscaling.knative.dev/min-scale"), "0"),
+    ),
+    Case(
+        "no-scale-to-zero-in-production",
+        "KEDA default",
+        lambda rs: drop(p(rs, ":ScaledObject", "llama-70b-scaler"), ("spec", "minReplicaCount")),
+    ),
+]
+
+
+def test_compliant_stack_passes_every_rule():
+    evaluation = run(compliant())
+    assert evaluation.findings == []
+    assert all(evaluation.subjects[r.name] > 0 for r in ALL_RULES), "every rule must have a subject in the fixture"
+
+
+def test_every_rule_has_a_failing_mutation():
+    assert {c.rule for c in CASES} == RULE_NAMES
+    assert len({(c.rule, c.path) for c in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.rule}[{c.path}]")
+def test_violation_path_is_caught(case: Case):
+    resources = compliant()
+    case.mutate(resources)
+    evaluation = run(resources)
+    violations = evaluation.of(case.rule, "violation")
+    assert violations, f"{case.rule} missed {case.path}: {[f.message for f in evaluation.findings]}"
+    assert all(". Fix: " in v.message for v in violations)
+    assert not evaluation.of(case.rule, "error")
+    assert not [f for f in evaluation.findings if f.kind == "error"], [f.message for f in evaluation.findings]
+
+
+def test_rule_metadata_is_complete():
+    for r in ALL_RULES:
+        assert r.name == r.name.lower() and " " not in r.name, r.name
+        assert r.description.endswith(".") and len(r.description) > 30, r.name
+        assert r.severity in ("low", "medium", "high", "critical"), r.name
+        assert r.enforcement in LEVELS and r.enforcement != "disabled", r.name
+        assert r.remediation and not r.remediation.endswith("."), r.name
+        assert r.applies_to and r.category in CATEGORIES, r.name
+        assert set(r.config) <= set(CONFIG), r.name
+
+
+def test_messages_name_the_resource_and_the_fix():
+    resources = compliant()
+    set_in(eks(resources), ("vpcConfig", "endpointPublicAccess"), True)
+    [finding] = run(resources).of("eks-endpoint-not-public")
+    assert finding.urn.endswith("::eks")
+    assert finding.enforcement_level == "mandatory"
+    assert finding.message == (
+        "cluster eks: public endpoint with no publicAccessCidrs is open to 0.0.0.0/0. Fix: set "
+        "vpcConfig.endpointPublicAccess=false, or list your office/VPN CIDRs in vpcConfig.publicAccessCidrs "
+        "(regions[].apiAccess.publicCidrs)"
+    )
+
+
+# --- things that must not be violations -----------------------------------------------------------------
+
+
+def test_privileged_pods_are_allowed_in_the_gpu_operator_namespace():
+    resources = compliant()
+    deployment = find(resources, ":Deployment", "redis")
+    deployment.props["metadata"]["namespace"] = "gpu-operator"
+    set_in(redis(resources), ("securityContext", "privileged"), True)
+    set_in(redis_pod(resources), ("volumes",), [{"name": "dev", "hostPath": {"path": "/dev"}}])
+    evaluation = run(resources)
+    assert not evaluation.of("k8s-no-privileged") and not evaluation.of("k8s-no-host-path")
+
+
+def test_routes_on_an_internal_gateway_need_no_auth_or_budget():
+    resources = compliant()
+    remove(resources, ":SecurityPolicy", "tenant-auth")
+    remove(resources, ":BackendTrafficPolicy", "token-budgets")
+    set_in(
+        p(resources, ":Gateway", "ai-gateway"),
+        ("spec", "infrastructure", "annotations"),
+        {"service.beta.kubernetes.io/aws-load-balancer-scheme": "internal"},
+    )
+    evaluation = run(resources)
+    assert not evaluation.of("gateway-route-authenticated") and not evaluation.of("gateway-route-token-budget")
+
+
+def test_route_level_policy_with_auth_satisfies_the_route():
+    resources = compliant()
+    _security_policy(
+        resources,
+        {"targetRefs": [ROUTE_REF], "jwt": {"providers": [{"name": "idp", "remoteJWKS": {"uri": "https://idp/jwks"}}]}},
+    )
+    remove(resources, ":SecurityPolicy", "tenant-auth")
+    assert not run(resources).of("gateway-route-authenticated")
+
+
+def test_scale_to_zero_is_fine_outside_production():
+    resources = compliant()
+    set_in(isvc(resources), ("spec", "predictor", "minReplicas"), 0)
+    find(resources, ":Bucket", "models").protect = False
+    dev = PackSettings().merged({"production": False, "labelDomain": FIXTURE_CONFIG["labelDomain"]}, ALL_RULES)
+    evaluation = run(resources, dev)
+    assert evaluation.findings == []
+
+
+def test_labels_are_matched_by_suffix_when_no_domain_is_configured():
+    resources = compliant()
+    for r in resources:
+        if r.type.endswith(":NodeGroup"):
+            r.props["labels"] = {
+                k.replace("inference-platform.io/", "example.com/"): v for k, v in r.props["labels"].items()
+            }
+    assert run(resources, PackSettings().merged({"production": True}, ALL_RULES)).findings == []
+    violations = run(resources).of("gpu-pool-taint-and-labels")
+    assert len(violations) == 6 and "lacks the label inference-platform.io/pool" in violations[0].message
+
+
+def test_placement_group_label_is_checked_while_the_cluster_name_is_unknown():
+    # the group's name embeds the cluster name; only whether a fabric pool has one is checked
+    resources = compliant()
+    node_group(resources)["clusterName"] = UNKNOWN
+    assert run(resources).findings == []
+    node_group(resources)["labels"]["inference-platform.io/placement-group"] = "none"
+    [finding] = run(resources).of("gpu-pool-taint-and-labels")
+    assert "fabric efa needs a placement group, but inference-platform.io/placement-group is 'none'" in finding.message
+
+
+def test_time_slicing_pool_without_mig_passes():
+    resources = compliant()
+    group = node_group(resources)
+    group["instanceTypes"] = ["g6e.xlarge"]
+    del group["labels"]["nvidia.com/mig.config"]
+    group["labels"].update({"inference-platform.io/gpu-product": "L40S", "inference-platform.io/gpu-memory-gib": "48"})
+    group["labels"].update({"inference-platform.io/fabric": "none", "inference-platform.io/placement-group": "none"})
+    group["labels"]["inference-platform.io/nvlink-domain"] = "none"
+    assert run(resources).findings == []
+
+
+# --- what the pack cannot know: reported, never passed, never a crash -------------------------------------
+
+
+def test_missing_sizing_annotations_are_reported_as_cannot_check():
+    resources = compliant()
+    isvc(resources)["metadata"]["annotations"] = {}
+    evaluation = run(resources)
+    for name in ("llm-model-fits-gpu", "llm-startup-probe-budget", "llm-fp8-kv-cache-supported"):
+        [finding] = evaluation.of(name)
+        assert finding.kind == "cannot-check" and finding.enforcement_level == "advisory", name
+        assert finding.message.startswith("cannot check: ") and "inference-platform.io/" in finding.message
+    # TP comes from the engine flag when the annotation is missing.
+    assert not evaluation.of("llm-shm-for-tensor-parallel")
+    assert not evaluation.mandatory
+
+
+def test_unknown_values_at_preview_are_cannot_check():
+    resources = compliant()
+    set_in(eks(resources), ("vpcConfig", "endpointPublicAccess"), UNKNOWN)
+    set_in(p(resources, ":BucketPublicAccessBlock", "models"), ("blockPublicPolicy",), UNKNOWN)
+    set_in(isvc(resources), ("metadata", "annotations", annotation("weights-gib")), UNKNOWN)
+    evaluation = run(resources)
+    for name, path in (
+        ("eks-endpoint-not-public", "vpcConfig.endpointPublicAccess"),
+        ("s3-public-access-blocked", "blockPublicPolicy"),
+        ("llm-model-fits-gpu", "inference-platform.io/weights-gib"),
+    ):
+        [finding] = evaluation.of(name)
+        assert finding.kind == "cannot-check" and finding.enforcement_level == "advisory", name
+        assert path in finding.message and "`pulumi up`" in finding.message
+    assert not evaluation.mandatory
+
+
+def test_unknown_bucket_id_still_pairs_the_bucket_with_its_companions():
+    """At preview the bucket's id is unknown in every companion; the dependency still pairs them."""
+    resources = compliant()
+    for r in resources:
+        if "bucket" in r.deps:
+            r.props["bucket"] = UNKNOWN
+    assert run(resources).findings == []
+
+
+def test_production_not_configured_is_cannot_check():
+    resources = compliant()
+    set_in(isvc(resources), ("spec", "predictor", "minReplicas"), 0)
+    find(resources, ":Bucket", "models").protect = False
+    evaluation = run(resources, PackSettings().merged({"labelDomain": "inference-platform.io"}, ALL_RULES))
+    for name in ("no-scale-to-zero-in-production", "stateful-resources-protected"):
+        [finding] = evaluation.of(name)
+        assert finding.kind == "cannot-check" and "production" in finding.message, name
+
+
+def test_runtime_outside_the_stack_is_cannot_check_not_pass():
+    resources = compliant()
+    remove(resources, ":ClusterServingRuntime", "vllm-runtime")
+    drop(model(resources), ("startupProbe",))
+    evaluation = run(resources)
+    assert {f.policy for f in evaluation.findings} >= {
+        "k8s-probes",
+        "llm-startup-probe-budget",
+        "llm-shm-for-tensor-parallel",
+    }
+    assert all(f.kind == "cannot-check" for f in evaluation.findings), [f.message for f in evaluation.findings]
+
+
+def test_a_pod_spec_unknown_as_a_whole_is_cannot_check():
+    """A spec built inside an apply is unknown at preview as a whole: every pod rule says so."""
+    resources = compliant()
+    isvc(resources)["spec"] = UNKNOWN
+    p(resources, ":Deployment", "redis")["spec"]["template"] = UNKNOWN
+    evaluation = run(resources)
+    for name in ("k8s-no-privileged", "k8s-resources-set", "k8s-probes", "llm-model-fits-gpu"):
+        findings = evaluation.of(name)
+        assert findings and all(f.kind == "cannot-check" for f in findings), name
+    assert not evaluation.mandatory
+
+
+def test_gpu_products_are_recognized_by_their_feature_discovery_name():
+    resources = compliant()
+    sizing(resources, "fp8-capable", None)
+    sizing(resources, "gpu-product", "NVIDIA-A100-SXM4-80GB")
+    [finding] = run(resources).of("llm-fp8-kv-cache-supported")
+    assert "on A100-80GB, which has no FP8" in finding.message
+
+
+def test_any_unknown_input_never_crashes_a_rule():
+    """Every top-level input of every resource, in turn, unknown: no rule fails."""
+    base = compliant()
+    for i, resource in enumerate(base):
+        for key in list(resource.props):
+            resources = compliant()
+            resources[i].props[key] = UNKNOWN
+            errors = [f.message for f in run(resources).findings if f.kind == "error"]
+            assert not errors, f"{resource.type}.{key}: {errors}"
+
+
+# --- pack configuration ---------------------------------------------------------------------------------
+
+
+def test_enforcement_level_is_overridable():
+    resources = compliant()
+    remove(resources, ":BucketVersioning", "models")
+    settings = PackSettings({**SETTINGS.raw, "s3-versioning": "advisory"})
+    [finding] = run(resources, settings).of("s3-versioning")
+    assert finding.enforcement_level == "advisory"
+    disabled = PackSettings({**SETTINGS.raw, "s3-versioning": {"enforcementLevel": "disabled"}})
+    assert not run(resources, disabled).of("s3-versioning")
+    everything = PackSettings({**SETTINGS.raw, "all": "advisory"})
+    assert not run(resources, everything).mandatory
+
+
+def test_invalid_enforcement_level_is_an_error():
+    with pytest.raises(ValueError, match="enforcement level 'blocking'"):
+        run(compliant(), PackSettings({"s3-versioning": "blocking"}))
+
+
+def test_privileged_namespaces_are_configurable():
+    resources = compliant()
+    set_in(redis(resources), ("securityContext", "privileged"), True)
+    settings = SETTINGS.merged({"privilegedNamespaces": ["ai-gateway"]}, ALL_RULES)
+    assert not run(resources, settings).of("k8s-no-privileged")
