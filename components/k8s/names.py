@@ -42,8 +42,10 @@ TRITON_METRICS_PORT = 8002
 TENANT_HEADER = "x-tenant-id"
 TENANT_METRIC_ATTRIBUTE = "tenant.id"
 
-# Envoy Gateway's namespace (FACTS.md chart table; its proxies run there too).
+# Envoy Gateway's namespace (FACTS.md chart table; its proxies run there too), and the one
+# OpenAI-compatible Gateway per cluster that the AI Gateway routes and KServe attach to.
 ENVOY_GATEWAY_NAMESPACE = "envoy-gateway-system"
+GATEWAY_NAME = "inference-gateway"
 
 # The only namespaces whose Pod Security level is `privileged`: the GPU Operator (drivers,
 # toolkit, MIG manager, device plugins incl. EFA) and the cache's FUSE daemons (Fluid's CSI
