@@ -110,7 +110,7 @@ class RecordingMonitor(mocks.MockMonitor):
             self.provider_regions[urn] = str(raw.get("region", "us-east-1"))
 
         property_deps = {u for deps in request.propertyDependencies.values() for u in deps.urns}
-        explicit_deps = [u for u in request.dependencies if u not in property_deps]
+        explicit_deps = sorted(u for u in request.dependencies if u not in property_deps)  # SDK order varies
         timeouts = request.customTimeouts
         planned = PlannedResource(
             urn=urn,
