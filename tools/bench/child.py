@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 from tools.plan import phases
-from tools.plan.engine import evaluate
+from tools.plan.engine import evaluate, exit_skipping_final_collection
 from tools.plan.stackfile import StackConfig
 
 
@@ -114,4 +113,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_skipping_final_collection(main())  # as `python -m tools.plan` does

@@ -11,6 +11,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from components.spec.loader import ConfigError
 from tools.plan.artifacts import write_plan
+from tools.plan.engine import exit_skipping_final_collection
 from tools.plan.report import summary_tree
 from tools.plan.runner import PROJECT_DIR, build_plan
 from tools.plan.stackfile import PlanInputError, load_stack_config
@@ -56,4 +57,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_skipping_final_collection(main())

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import gc
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 import pulumi
 from pulumi.runtime import mocks, rpc, settings
@@ -160,9 +163,36 @@ def evaluate(
     monitor = RecordingMonitor(on_register)
     mocks.set_mocks(monitor.mocks, project=project, stack=stack, preview=False, monitor=monitor)
     pulumi.runtime.set_all_config(config, secret_keys or [])
-    _sync_await(run_pulumi_func(program))
-    outputs = _resolve_outputs(settings.get_root_resource().outputs, monitor.secret_values)
+    with cycle_collector_paused():
+        _sync_await(run_pulumi_func(program))
+        outputs = _resolve_outputs(settings.get_root_resource().outputs, monitor.secret_values)
     return Evaluation(monitor.planned, outputs, monitor.stack_urn, monitor.secret_values)
+
+
+@contextmanager
+def cycle_collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection while a program is evaluated.
+
+    The provider SDKs leave a heap of a few hundred thousand objects; every full collection
+    walks it, and an evaluation allocates enough to trigger several, growing with resource
+    count (half the time of an 8-region plan; `make bench`). The cycles an evaluation leaves
+    behind are collected as usual once it returns. Reference counting still frees
+    everything else, and the program's behaviour does not depend on when cycles are freed.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def exit_skipping_final_collection(code: int) -> NoReturn:
+    """Exit after evaluating: the cycle collection Python runs at shutdown walks the provider
+    SDKs' whole heap (0.9 s of CPU after a prod plan) to free memory the OS reclaims anyway."""
+    gc.freeze()
+    sys.exit(code)
 
 
 def _resolve_outputs(exported: dict[str, Any], secrets: set[str]) -> dict[str, Any]:
