@@ -20,7 +20,9 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from tools.bench.measure import run_child, run_process, stats
+from components.spec.loader import ConfigError
+from tools.bench.measure import BenchError, run_child, run_process, stats
+from tools.bench.synthetic import synthetic_config, validated
 from tools.plan.runner import PROJECT_DIR
 
 ENVS = ("dev", "prod")
@@ -89,6 +91,12 @@ def bench_scaling(sizes: list[int], runs: int, work: Path) -> list[dict[str, Any
     """Synthetic environments: time per registration of a process's first plan (fresh) and second (warm)."""
     rows = []
     for n in sizes:
+        try:
+            validated(synthetic_config(n))
+        except ConfigError as exc:
+            raise BenchError(
+                f"the synthetic {n}-region environment is invalid; update tools/bench/synthetic.py\n{exc}"
+            ) from None
         fresh, warm, registrations = [], [], 0
         for _ in range(runs):
             result, _ = run_child("plan", "--regions", str(n), "--out", str(work / f"scale-{n}"), "--repeat", "2")
@@ -239,6 +247,22 @@ def machine() -> dict[str, Any]:
     return {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()}
 
 
+def measure(report: dict[str, Any], args: argparse.Namespace, console: Console) -> None:
+    with tempfile.TemporaryDirectory(prefix="bench-") as tmp, console.status("benchmarking") as status:
+        work = Path(tmp)
+        report["plan"] = {}
+        for env in ENVS:
+            status.update(f"plan {env} and its SDK floors, {args.runs} runs each")
+            report["plan"][env] = bench_env(env, args.runs, work)
+        status.update(f"synthetic environments of {', '.join(map(str, args.regions))} region(s)")
+        report["scaling"] = bench_scaling(sorted(args.regions), args.scaling_runs, work) if args.regions else []
+        if report["scaling"]:
+            report["growth"] = {k: growth(report["scaling"], f"{k}_ms") for k in ("fresh", "warm")}
+        report["policy"] = policy_figures(report["plan"])
+        status.update("test suite")
+        report["tests"] = bench_tests(args.test_runs) if args.test_runs else None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench", description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="fresh-process runs per environment (default 5)")
@@ -255,19 +279,11 @@ def main(argv: list[str] | None = None) -> int:
         "machine": {**machine(), "load_average_before": os.getloadavg()},
         "runs": {"plan": args.runs, "scaling": args.scaling_runs, "tests": args.test_runs},
     }
-    with tempfile.TemporaryDirectory(prefix="bench-") as tmp, console.status("benchmarking") as status:
-        work = Path(tmp)
-        report["plan"] = {}
-        for env in ENVS:
-            status.update(f"plan {env} and its SDK floors, {args.runs} runs each")
-            report["plan"][env] = bench_env(env, args.runs, work)
-        status.update(f"synthetic environments of {', '.join(map(str, args.regions))} region(s)")
-        report["scaling"] = bench_scaling(sorted(args.regions), args.scaling_runs, work) if args.regions else []
-        if report["scaling"]:
-            report["growth"] = {k: growth(report["scaling"], f"{k}_ms") for k in ("fresh", "warm")}
-        report["policy"] = policy_figures(report["plan"])
-        status.update("test suite")
-        report["tests"] = bench_tests(args.test_runs) if args.test_runs else None
+    try:
+        measure(report, args, console)
+    except BenchError as exc:
+        console.print(f"[red]error:[/] {exc}")
+        return 1
     report["machine"]["load_average_after"] = os.getloadavg()
     report["targets"] = targets(report)
     for p in report["plan"].values():
