@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.requirements.stamp
 export INFERENCE_PLATFORM_UPSTREAM ?= $(abspath ../shared/upstream)
 
-.PHONY: plan preflight test lint format docs clean
+.PHONY: plan preflight test lint format docs bench clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "Python 3.11+ is required (found $$($(PYTHON) --version))"; exit 1; }
@@ -23,6 +23,9 @@ preflight: $(STAMP)  ## read-only AWS checks of Pulumi.$(ENV).yaml: offerings, q
 
 test: $(STAMP)  ## the whole test suite (conformance against ../shared/upstream included)
 	$(BIN)/python -m pytest
+
+bench: $(STAMP)  ## plan and policy speed, SDK overhead, scaling, test-suite time -> build/bench.json
+	$(BIN)/python -m tools.bench
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

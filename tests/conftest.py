@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import gc
 import os
 
 import pytest
@@ -32,3 +33,8 @@ def upstream() -> Upstream:
             pytest.fail(message)
         pytest.skip(message)
     return Upstream(root)
+
+
+def pytest_unconfigure(config):
+    """The suite's heap holds every plan and the provider SDKs; skip walking it at interpreter exit."""
+    gc.freeze()

@@ -10,10 +10,11 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from components.spec.loader import ConfigError
-from policies.offline import evaluate_plan, load_settings, plan_settings, verdict_table, verdicts
+from policies.offline import load_settings, verdict_table
 from tools.plan.artifacts import write_plan
+from tools.plan.engine import exit_skipping_final_collection
 from tools.plan.report import summary_tree
-from tools.plan.runner import PROJECT_DIR, build_plan
+from tools.plan.runner import PROJECT_DIR, build_plan, check_policy
 from tools.plan.stackfile import PlanInputError, input_error_lines, load_stack_config
 
 EXIT_POLICY_VIOLATION = 1
@@ -60,10 +61,7 @@ def main(argv: list[str] | None = None) -> int:
             print(line, file=sys.stderr)
         return EXIT_INVALID_INPUT
 
-    evaluation = evaluate_plan(plan, settings)
-    plan.policy = [f.to_json() for f in evaluation.findings]
-    plan.policy_verdicts = verdicts(evaluation)
-    plan.policy_config = plan_settings(plan.spec, settings).raw
+    evaluation = check_policy(plan, settings)
     write_plan(plan, out_dir)
     console.print(summary_tree(plan))
     console.print(verdict_table(plan.policy_verdicts))
@@ -74,4 +72,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_skipping_final_collection(main())

@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from tools.plan.model import Plan
+from tools.plan.phases import phase
 from tools.plan.report import render_markdown
 
 
@@ -48,6 +49,11 @@ def helm_files(plan: Plan) -> dict[str, dict[str, Any]]:
 
 
 def write_plan(plan: Plan, out_dir: Path) -> None:
+    with phase("write"):
+        _write(plan, out_dir)
+
+
+def _write(plan: Plan, out_dir: Path) -> None:
     if out_dir.exists():
         shutil.rmtree(out_dir)  # no stale manifests from an earlier plan
     out_dir.mkdir(parents=True)

@@ -1,0 +1,158 @@
+"""The bench's pure parts: synthetic environments, the SDK floors, figures. No timings asserted."""
+
+from __future__ import annotations
+
+import json
+import sys
+from ipaddress import IPv4Network
+
+import pulumi
+import pulumi_kubernetes as k8s
+import pytest
+
+from tests.harness import evaluate_program
+from tools.bench.__main__ import growth, policy_figures
+from tools.bench.baseline import baseline_program, sdk_class
+from tools.bench.child import main as child_main
+from tools.bench.measure import run_process, stats
+from tools.bench.synthetic import region_name, synthetic_config, template_config, validated
+from tools.plan.artifacts import plan_document
+from tools.plan.engine import evaluate
+
+NS = "inference-platform:"
+
+
+@pytest.mark.parametrize("regions", [1, 2, 8])
+def test_synthetic_config_is_a_valid_environment_of_n_identical_regions(regions):
+    env = validated(synthetic_config(regions))
+    template = next(r for r in template_config()[NS + "regions"] if r["cloud"] == "aws")
+
+    assert [r.name for r in env.regions] == [region_name(i) for i in range(regions)]
+    for region in env.regions:
+        shape = region.model_dump(by_alias=True, mode="json", exclude={"name", "network"})
+        alone = {NS + "regions": [template], NS + "modelStore": template_config()[NS + "modelStore"]}
+        assert shape == validated(alone).regions[0].model_dump(by_alias=True, mode="json", exclude={"name", "network"})
+    cidrs = [r.network.cidr for r in env.regions]
+    assert len(set(cidrs)) == regions
+    assert all(c.prefixlen == IPv4Network(template["network"]["cidr"]).prefixlen for c in cidrs)
+    assert not any(a.overlaps(b) for i, a in enumerate(cidrs) for b in cidrs[i + 1 :])
+    for model in env.models:
+        assert sorted({p.region for p in model.placements}) == sorted(r.name for r in env.regions)
+    assert env.federation.enabled == (regions > 1)
+
+
+def test_synthetic_config_keeps_only_models_and_tenants_of_the_template_region():
+    config = synthetic_config(2)
+    assert [m["name"] for m in config[NS + "models"]] == ["llama-3-1-70b", "llama-3-1-8b"]
+    assert {t["name"]: t["models"] for t in config[NS + "tenants"]} == {
+        "search": ["llama-3-1-70b", "llama-3-1-8b"],
+        "support-bot": ["llama-3-1-8b"],
+        "evals": ["llama-3-1-70b"],
+    }
+    # quotas of the template region are repeated on every copy, and nothing else
+    assert [q["region"] for q in config[NS + "tenants"][0]["gpuQuotas"]] == ["r1", "r2"]
+    assert config[NS + "federation"]["host"] == "r1"
+
+
+def test_synthetic_config_needs_a_region():
+    with pytest.raises(ValueError, match="at least one region"):
+        synthetic_config(0)
+
+
+def _registered(document: dict) -> tuple[list, dict]:
+    return sorted((r["urn"], json.dumps(r, sort_keys=True)) for r in document["resources"]), document["outputs"]
+
+
+@pytest.mark.parametrize("typed", [False, True], ids=["plain", "typed"])
+def test_sdk_floor_registers_exactly_the_plans_resources(env_plan, typed):
+    document = json.loads(json.dumps(plan_document(env_plan)))
+    floor = evaluate(
+        baseline_program(document, typed), project=document["project"], stack=document["environment"], config={}
+    )
+    assert _registered(json.loads(json.dumps(plan_document(_wrap(floor, env_plan))))) == _registered(document)
+
+
+def _wrap(evaluation, like):
+    from tools.plan.model import Plan
+
+    return Plan(environment=like.environment, project=like.project, evaluation=evaluation)
+
+
+def test_typed_floor_reproduces_kubernetes_objects_custom_resources_and_helm_releases():
+    def program():
+        provider = k8s.Provider("cluster", kubeconfig="{}")
+        opts = pulumi.ResourceOptions(provider=provider)
+        ns = k8s.core.v1.Namespace("ns", metadata={"name": "serving", "labels": {"a": "b"}}, opts=opts)
+        k8s.apiextensions.CustomResource(
+            "queue",
+            api_version="scheduling.volcano.sh/v1beta1",
+            kind="Queue",
+            metadata={"name": "q"},
+            spec={"weight": 1, "reclaimable": True},
+            opts=pulumi.ResourceOptions(provider=provider, depends_on=[ns]),
+        )
+        k8s.helm.v3.Release(
+            "release",
+            chart="volcano",
+            version="1.12.1",
+            namespace="serving",
+            repository_opts={"repo": "https://volcano-sh.github.io/helm-charts"},
+            values={"custom": {"scheduler_name": "volcano"}},
+            opts=opts,
+        )
+
+    plan = evaluate_program(program)
+    document = json.loads(json.dumps(plan_document(plan)))
+    floor = evaluate(baseline_program(document, typed=True), project=plan.project, stack=plan.environment, config={})
+    assert _registered(json.loads(json.dumps(plan_document(_wrap(floor, plan))))) == _registered(document)
+    assert sdk_class("kubernetes:scheduling.volcano.sh/v1beta1:Queue") is k8s.apiextensions.CustomResource
+
+
+def test_sdk_class_resolves_provider_classes_and_skips_our_components():
+    import pulumi_aws as aws
+
+    assert sdk_class("aws:ec2/vpc:Vpc") is aws.ec2.Vpc
+    assert sdk_class("pulumi:providers:aws") is aws.Provider
+    assert sdk_class("inference-platform:aws:Network") is None
+
+
+def test_floor_child_reports_phase_times(dev_plan, tmp_path, capsys):
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan_document(dev_plan)))
+    assert child_main(["floor", "--plan-json", str(path), "--typed"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["registrations"] == len(dev_plan.resources)
+    (times,) = result["runs"]
+    assert set(times) == {"wall", "cpu"}
+    assert set(times["wall"]) == {"evaluate", "sdk_imports"}
+
+
+def test_run_process_reports_the_childs_own_peak_memory():
+    small = run_process([sys.executable, "-c", "pass"])
+    big = run_process([sys.executable, "-c", "b = bytearray(100 * 2**20); b[::4096] = b'x' * len(b[::4096])"])
+    assert big.peak_rss_mib > small.peak_rss_mib + 90
+    assert run_process([sys.executable, "-c", "raise SystemExit(3)"], check=False).exit_code == 3
+
+
+def test_stats_and_growth():
+    assert stats([3.0, 1.0, 2.0]) == {"min": 1.0, "median": 2.0, "runs": [3.0, 1.0, 2.0]}
+    rows = [
+        {"ms": {"wall": stats([2.0, 4.0]), "cpu": stats([1.0, 1.0])}},
+        {"ms": {"wall": stats([3.0, 5.0]), "cpu": stats([1.5, 1.5])}},
+    ]
+    assert growth(rows, "ms") == {"wall": {"min": 1.5, "median": 4.0 / 3.0}, "cpu": {"min": 1.5, "median": 1.5}}
+
+
+def test_policy_is_reported_unavailable_until_plan_times_a_policy_phase():
+    times = [
+        {"wall": {"config": 0.1, "evaluate": 0.8, "write": 0.1}, "cpu": {"config": 0.1, "evaluate": 0.8, "write": 0.1}}
+    ]
+    plans = {"dev": {"policy_available": False, "registrations": 10, "_times": times}}
+    assert policy_figures(plans)["available"] is False
+
+    with_policy = [{clock: {**t, "policy": 0.1} for clock, t in times[0].items()}]
+    plans = {"dev": {"policy_available": True, "registrations": 10, "_times": with_policy}}
+    figures = policy_figures(plans)
+    assert figures["available"] is True
+    assert figures["dev"]["ms_per_resource"]["cpu"]["median"] == pytest.approx(10.0)
+    assert figures["dev"]["share_of_plan"]["cpu"]["median"] == pytest.approx(0.1 / 1.1)

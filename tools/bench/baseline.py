@@ -1,0 +1,140 @@
+"""The SDK's floor: a program that registers exactly the resources of a plan, with nothing of ours.
+
+Same types, names, parents, providers, inputs and options as `plan.json`, declared one after
+the other with literal values: no config, no components, no Outputs flowing between
+resources. It first imports the provider SDK classes those types need, as any program
+declaring them must (that cost is the SDK's). Two flavours:
+
+- plain: `pulumi.CustomResource(<type token>, ...)`, the bare SDK;
+- typed: the provider SDK's own class for each type (`aws.ec2.Vpc`, ...), which registers
+  every input and output property of the type and costs over twice as much per resource.
+
+Evaluated by the plan's own engine and mocks, a floor's time is what the SDK costs for that
+resource set; the plan's time over it is what our program adds.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from collections.abc import Callable
+from functools import cache
+from typing import Any
+
+import pulumi
+from pulumi import _types
+from pulumi.runtime import rpc
+
+from tools.plan.engine import SECRET
+from tools.plan.phases import phase
+
+_PROVIDER_PREFIX = "pulumi:providers:"
+
+
+@cache
+def sdk_class(token: str) -> type | None:
+    """The provider SDK class a typed program uses for a resource type (imported), None for our components.
+
+    Resolved through the SDK's own resource registry, so a floor pays for exactly the
+    provider modules its resource set needs.
+    """
+    pkg, mod, name = token.split(":", 2)
+    if token.startswith(_PROVIDER_PREFIX):
+        pkg = name
+    if not (pkg.isidentifier() and importlib.util.find_spec(f"pulumi_{pkg}")):
+        return None
+    importlib.import_module(f"pulumi_{pkg}")  # registers its modules with the SDK
+    if token.startswith(_PROVIDER_PREFIX):
+        info = rpc.get_resource_package(pkg, "").pkg_info
+        return getattr(importlib.import_module(info["fqn"]), info["class"])
+    if (module := rpc.get_resource_module(pkg, mod, "")) is not None:
+        info = module.mod_info
+        return getattr(importlib.import_module(info["fqn"]), info["classes"][token])
+    if pkg == "kubernetes":  # kinds of CRDs have no class of their own
+        return importlib.import_module("pulumi_kubernetes.apiextensions").CustomResource
+    raise LookupError(f"no provider SDK class is registered for {token}")
+
+
+def _reveal(value: Any) -> Any:
+    """Redacted secrets go back in as secrets, so the engine sees the same secret inputs."""
+    if value == SECRET:
+        return pulumi.Output.secret(SECRET)
+    if isinstance(value, dict):
+        return {k: _reveal(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_reveal(v) for v in value]
+    return value
+
+
+def _options(resource: dict[str, Any], created: dict[str, pulumi.Resource]) -> pulumi.ResourceOptions:
+    options = resource["options"]
+    return pulumi.ResourceOptions(
+        parent=created.get(resource["parent"] or ""),  # None: the stack
+        provider=created[resource["provider"]] if resource["provider"] else None,
+        depends_on=[created[urn] for urn in options["dependsOn"]],
+        protect=options["protect"],
+        retain_on_delete=options["retainOnDelete"],
+        ignore_changes=options["ignoreChanges"] or None,
+        delete_before_replace=options["deleteBeforeReplace"],
+        custom_timeouts=pulumi.CustomTimeouts(**options["customTimeouts"]) if options["customTimeouts"] else None,
+    )
+
+
+_CRD_FIELDS = {"apiVersion", "kind", "metadata", "spec"}
+
+
+def _typed_resource(r: dict[str, Any], props: dict[str, Any], opts: pulumi.ResourceOptions) -> pulumi.Resource:
+    """The resource through its provider SDK class, with the same (camelCase) inputs."""
+    cls = sdk_class(r["type"])
+    if cls is None:
+        raise LookupError(f"{r['type']} is not a provider resource")
+    if r["type"].startswith("kubernetes:") and cls.__module__.startswith("pulumi_kubernetes.apiextensions"):
+        if not set(props) <= _CRD_FIELDS:  # a CR the typed class cannot express: plain is what remains
+            return pulumi.CustomResource(r["type"], r["name"], props, opts)
+        return cls(
+            r["name"],
+            api_version=props["apiVersion"],
+            kind=props["kind"],
+            metadata=props.get("metadata"),
+            spec=props.get("spec"),
+            opts=opts,
+        )
+    names = _types.resource_pulumi_to_py_names(cls)
+    return cls(r["name"], opts=opts, **{names.get(k, k): v for k, v in props.items()})
+
+
+def baseline_program(document: dict[str, Any], typed: bool = False) -> Callable[[], None]:
+    """A program registering `document["resources"]` (plan.json, in registration order) and its outputs.
+
+    Plain: `pulumi.CustomResource` with the type token. Typed: the provider SDK's class for
+    the type (what a hand-written program without our components would use), with literal
+    inputs; providers stay plain in both (their inputs are recorded as the JSON text the SDK
+    sends).
+    """
+
+    def program() -> None:
+        with phase("sdk_imports"):
+            for token in sorted({r["type"] for r in document["resources"]}):
+                sdk_class(token)
+        created: dict[str, pulumi.Resource] = {}
+        for r in document["resources"]:
+            opts = _options(r, created)
+            props = _reveal(r["inputs"])
+            if r["type"].startswith(_PROVIDER_PREFIX):
+                resource: pulumi.Resource = pulumi.ProviderResource(
+                    r["type"].removeprefix(_PROVIDER_PREFIX), r["name"], props, opts
+                )
+            elif r["custom"]:
+                resource = (
+                    _typed_resource(r, props, opts)
+                    if typed
+                    else pulumi.CustomResource(r["type"], r["name"], props, opts)
+                )
+            else:
+                resource = pulumi.ComponentResource(r["type"], r["name"], None, opts)
+                resource.register_outputs({})
+            created[r["urn"]] = resource
+        for key, value in document["outputs"].items():
+            pulumi.export(key, _reveal(value))
+
+    return program

@@ -1,0 +1,117 @@
+"""One measurement in a fresh interpreter; prints one JSON object on stdout for `tools.bench`.
+
+    plan  (--env ENV | --regions N) --out DIR [--repeat K]
+        the plan as `python -m tools.plan` builds it (build_plan + check_policy + write_plan), K times in this
+        process: run 1 is what a user pays (imports included), later runs are warm.
+    floor --plan-json PATH [--typed]
+        the SDK floor of that plan (tools.bench.baseline) under the same engine and mocks.
+    pair  (--env ENV | --regions N) --runs K
+        warm and side by side in one process: after one warm-up of each, K rounds of the
+        plan (config + evaluate), its plain SDK floor and its typed SDK floor (evaluate).
+
+Phase times are {"wall": {phase: s}, "cpu": {phase: s}} (tools.plan.phases).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from tools.plan import phases
+from tools.plan.engine import evaluate, exit_skipping_final_collection
+from tools.plan.stackfile import StackConfig
+
+
+def _times() -> dict[str, dict[str, float]]:
+    return {"wall": dict(phases.WALL), "cpu": dict(phases.CPU)}
+
+
+def _stack_config(args: argparse.Namespace) -> StackConfig:
+    if args.regions:
+        from tools.bench.synthetic import synthetic_stack
+
+        return synthetic_stack(args.regions)
+    from tools.plan.runner import PROJECT_DIR
+    from tools.plan.stackfile import load_stack_config
+
+    return load_stack_config(PROJECT_DIR, args.env)
+
+
+def _plan(args: argparse.Namespace) -> dict[str, Any]:
+    from tools.plan.artifacts import write_plan
+    from tools.plan.runner import build_plan, check_policy
+
+    stack_config = _stack_config(args)
+    runs = []
+    for _ in range(args.repeat):
+        phases.reset()
+        plan = build_plan(stack_config)
+        check_policy(plan)
+        write_plan(plan, Path(args.out))
+        runs.append(_times())
+    return {"registrations": len(plan.resources), "custom": sum(r.custom for r in plan.resources), "runs": runs}
+
+
+def _floor_once(document: dict[str, Any], typed: bool) -> dict[str, dict[str, float]]:
+    from tools.bench.baseline import baseline_program
+
+    phases.reset()
+    with phases.phase("evaluate"):
+        evaluation = evaluate(
+            baseline_program(document, typed), project=document["project"], stack=document["environment"], config={}
+        )
+    if len(evaluation.resources) != len(document["resources"]):
+        raise RuntimeError("the SDK floor did not register the plan's resources")
+    return _times()
+
+
+def _floor(args: argparse.Namespace) -> dict[str, Any]:
+    document = json.loads(Path(args.plan_json).read_text())
+    return {"registrations": len(document["resources"]), "runs": [_floor_once(document, args.typed)]}
+
+
+def _pair(args: argparse.Namespace) -> dict[str, Any]:
+    from tools.plan.artifacts import plan_document
+    from tools.plan.runner import build_plan
+
+    stack_config = _stack_config(args)
+    document = json.loads(json.dumps(plan_document(build_plan(stack_config))))
+    _floor_once(document, typed=False)  # all three warmed up
+    _floor_once(document, typed=True)
+    rounds = []
+    for _ in range(args.runs):
+        phases.reset()
+        build_plan(stack_config)
+        plan = _times()
+        rounds.append(
+            {"plan": plan, "plain": _floor_once(document, typed=False), "typed": _floor_once(document, typed=True)}
+        )
+    return {"registrations": len(document["resources"]), "rounds": rounds}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="tools.bench.child")
+    sub = parser.add_subparsers(dest="kind", required=True)
+    plan = sub.add_parser("plan")
+    pair = sub.add_parser("pair")
+    for p in (plan, pair):
+        target = p.add_mutually_exclusive_group(required=True)
+        target.add_argument("--env")
+        target.add_argument("--regions", type=int)
+    plan.add_argument("--out", required=True)
+    plan.add_argument("--repeat", type=int, default=1)
+    pair.add_argument("--runs", type=int, default=5)
+    floor = sub.add_parser("floor")
+    floor.add_argument("--plan-json", required=True)
+    floor.add_argument("--typed", action="store_true")
+    args = parser.parse_args(argv)
+
+    result = {"plan": _plan, "floor": _floor, "pair": _pair}[args.kind](args)
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    exit_skipping_final_collection(main())  # as `python -m tools.plan` does
