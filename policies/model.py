@@ -29,6 +29,7 @@ _SENTINELS = frozenset(
     }
 )
 OFFLINE_SECRET = "[secret]"
+_SENTINEL_MAX_LEN = max(len(s) for s in (*_SENTINELS, OFFLINE_SECRET))
 
 
 class _Unknown:
@@ -63,7 +64,8 @@ def normalize(value: Any) -> Any:
         return {k: normalize(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [normalize(v) for v in value]
-    if isinstance(value, str) and (value in _SENTINELS or value == OFFLINE_SECRET):
+    # Sentinels are short: do not hash long strings (dashboards, kubeconfigs) to look them up.
+    if isinstance(value, str) and len(value) <= _SENTINEL_MAX_LEN and (value in _SENTINELS or value == OFFLINE_SECRET):
         return UNKNOWN
     return value
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from tools.plan import phases
-from tools.plan.engine import evaluate, exit_skipping_final_collection
+from tools.plan.engine import evaluate, exit_skipping_final_collection, keep_heap_until_exit
 from tools.plan.stackfile import StackConfig
 
 
@@ -48,6 +48,7 @@ def _plan(args: argparse.Namespace) -> dict[str, Any]:
     for _ in range(args.repeat):
         phases.reset()
         plan = build_plan(stack_config)
+        keep_heap_until_exit()  # as `python -m tools.plan` does
         check_policy(plan)
         write_plan(plan, Path(args.out))
         runs.append(_times())

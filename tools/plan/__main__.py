@@ -12,7 +12,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from components.spec.loader import ConfigError
 from policies.offline import load_settings, verdict_table
 from tools.plan.artifacts import write_plan
-from tools.plan.engine import exit_skipping_final_collection
+from tools.plan.engine import exit_skipping_final_collection, keep_heap_until_exit
 from tools.plan.report import summary_tree
 from tools.plan.runner import PROJECT_DIR, build_plan, check_policy
 from tools.plan.stackfile import PlanInputError, input_error_lines, load_stack_config
@@ -21,7 +21,8 @@ EXIT_POLICY_VIOLATION = 1
 EXIT_INVALID_INPUT = 2
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, one_shot: bool = False) -> int:
+    """`one_shot`: the process exits after this plan (the command line), so its heap may be frozen."""
     parser = argparse.ArgumentParser(prog="plan", description=__doc__)
     parser.add_argument("env", nargs="?", default="dev", help="environment: reads Pulumi.<env>.yaml (default dev)")
     parser.add_argument("--project-dir", type=Path, default=PROJECT_DIR)
@@ -56,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
                 progress.update(task, description=f"planning {args.env}: {count} resources ({resource.type})")
 
             plan = build_plan(stack_config, args.project_dir, on_register)
+        if one_shot:
+            keep_heap_until_exit()
     except (PlanInputError, ConfigError) as exc:
         for line in input_error_lines(exc, args.env):
             print(line, file=sys.stderr)
@@ -72,4 +75,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    exit_skipping_final_collection(main())
+    exit_skipping_final_collection(main(one_shot=True))
