@@ -8,6 +8,7 @@ import pulumi
 import pulumi_aws as aws
 
 from components.aws.irsa import IrsaRoleArgs, irsa_role
+from components.aws.launch_template import hardened_node_settings
 from components.aws.network import AwsNetwork
 from components.aws.policy_docs import service_trust
 from components.catalog.regions import EKS_ADDON_VERSIONS
@@ -204,23 +205,7 @@ class EksCluster(pulumi.ComponentResource):
         template = aws.ec2.LaunchTemplate(
             f"{name}-system",
             description="System nodes: IMDSv2 only, encrypted gp3 root volume",
-            metadata_options={
-                "http_endpoint": "enabled",
-                "http_tokens": "required",
-                "http_put_response_hop_limit": 1,
-            },
-            block_device_mappings=[
-                {
-                    "device_name": "/dev/xvda",
-                    "ebs": {
-                        "volume_size": pool.disk_gib,
-                        "volume_type": "gp3",
-                        "encrypted": "true",
-                        "delete_on_termination": "true",
-                    },
-                }
-            ],
-            tag_specifications=[{"resource_type": "instance", "tags": {"Name": f"{args.cluster_name}-system"}}],
+            **hardened_node_settings(f"{args.cluster_name}-system", pool.disk_gib),
             opts=pulumi.ResourceOptions(parent=self),
         )
         return aws.eks.NodeGroup(

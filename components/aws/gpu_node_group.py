@@ -14,6 +14,7 @@ import pulumi
 import pulumi_aws as aws
 
 from components.aws.eks import EksCluster
+from components.aws.launch_template import hardened_node_settings
 from components.aws.network import AwsNetwork
 from components.catalog.machines import MACHINES
 from components.k8s.topology import GPU_TAINT, gpu_pool_labels, placement_group_name, uses_placement_group
@@ -113,23 +114,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
             name,
             description=f"GPU pool {pool.name}: {machine.name}, IMDSv2 only, encrypted gp3 root volume",
             instance_type=machine.name,
-            metadata_options={
-                "http_endpoint": "enabled",
-                "http_tokens": "required",
-                "http_put_response_hop_limit": 1,
-            },
-            block_device_mappings=[
-                {
-                    "device_name": "/dev/xvda",
-                    "ebs": {
-                        "volume_size": pool.disk_gib,
-                        "volume_type": "gp3",
-                        "encrypted": "true",
-                        "delete_on_termination": "true",
-                    },
-                }
-            ],
-            tag_specifications=[{"resource_type": "instance", "tags": {"Name": full_name}}],
+            **hardened_node_settings(full_name, pool.disk_gib),
             **template,
             opts=child,
         )
