@@ -40,7 +40,7 @@ class RateSpec(Spec):
 
 
 class TenantBudgetSpec(Spec):
-    """What the gateway's global rate limiter lets one tenant use, across all its models and regions' Redis.
+    """What one region's gateway lets one tenant use, across all its models (each region counts in its own Redis).
 
     Token budgets are charged after the response from the token counts the AI Gateway reads from it;
     a request is refused (429) once the budget of its window is spent. Omitted keys are unlimited.
@@ -290,11 +290,11 @@ def _check_providers(env: EnvironmentSpec) -> Iterator[Issue]:
             if key in needed and (value is None or not value.get_secret_value()):
                 yield Issue(
                     join_path(*path, alias),
-                    f"a {provider.type} provider needs credentials; set it with `pulumi config set --secret` "
-                    "(a `secure:` value), never in plain text",
+                    f"required: {provider.type} providers authenticate with it; set it with `pulumi config set "
+                    "--secret` (a `secure:` value), never in plain text",
                 )
             elif key not in needed and value is not None:
-                yield Issue(join_path(*path, alias), f"not used by a {provider.type} provider; remove it")
+                yield Issue(join_path(*path, alias), f"not used by {provider.type} providers; remove it")
         if provider.type == "bedrock" and provider.aws_region is None:
             yield Issue(join_path(*path, "awsRegion"), "required for bedrock: the AWS region of the Bedrock runtime")
         if provider.type == "bedrock" and provider.hostname is not None:
