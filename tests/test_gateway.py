@@ -13,7 +13,7 @@ from components.addons.inference_gateway import InferenceGateway, InferenceGatew
 from components.catalog.charts import EPP_IMAGE, INFERENCE_EXTENSION_CRDS, REDIS_IMAGE
 from components.k8s import names
 from components.k8s.cluster import ClusterHandle
-from components.serving.gateway_specs import MAX_RULES_PER_ROUTE, MODEL_HEADER, TOKEN_COSTS, route_specs
+from components.serving.gateway_specs import MAX_RULES_PER_ROUTE, MODEL_HEADER, TOKEN_COSTS, route_specs, rule_names
 from components.spec.gateway import has_gateway
 from components.spec.loader import load_environment
 from policies.model import Stack
@@ -110,6 +110,15 @@ def test_routes_split_at_fifteen_rules():
     routes = route_specs(env, env.regions[0], "llm.example.com")
     assert {name: len(spec["rules"]) for name, spec in routes.items()} == {"models-1": 15, "models-2": 2}
     assert [rule["name"] for spec in routes.values() for rule in spec["rules"]] == [f"model-{i:02d}" for i in range(17)]
+
+
+def test_rule_names_are_unique_dns_subdomains():
+    assert rule_names(["gpt-4o", "GPT-4o", "anthropic.claude-v1:0", "::"]) == [
+        "gpt-4o",
+        "gpt-4o-2",
+        "anthropic.claude-v1-0",
+        "model",
+    ]
 
 
 def test_inference_pool_per_self_hosted_model(env_plan):

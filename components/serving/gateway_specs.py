@@ -272,12 +272,21 @@ def route_targets(env: EnvironmentSpec, region: RegionSpec) -> list[RouteTarget]
     return sorted(targets, key=lambda t: t.model)
 
 
-def rule_name(model: str) -> str:
-    """A DNS subdomain for the rule (copied to the generated HTTPRoute rule): external ids may hold `:` or `/`."""
-    return re.sub(r"[^a-z0-9.-]+", "-", model.lower()).strip("-.")[:253]
+def rule_names(models: list[str]) -> list[str]:
+    """DNS subdomains for the rules (copied to the generated HTTPRoute rules), unique within a route as the
+    CRD requires: external model ids may hold `:`, `/` or capitals."""
+    names_: list[str] = []
+    for model in models:
+        base = re.sub(r"[^a-z0-9.-]+", "-", model.lower()).strip("-.")[:240] or "model"
+        name, n = base, 1
+        while name in names_:
+            n += 1
+            name = f"{base}-{n}"
+        names_.append(name)
+    return names_
 
 
-def route_rule(env: EnvironmentSpec, target: RouteTarget) -> dict:
+def route_rule(env: EnvironmentSpec, target: RouteTarget, name: str) -> dict:
     """Match the model, and (with API keys) only the tenants granted it: others get no route (404)."""
     model = {"type": "Exact", "name": MODEL_HEADER, "value": target.model}
     if env.gateway.auth == "apiKey":
@@ -291,7 +300,7 @@ def route_rule(env: EnvironmentSpec, target: RouteTarget) -> dict:
     if target.kind == "InferencePool":
         backend = {"group": INFERENCE_POOL_GROUP, "kind": "InferencePool", "name": target.backend}
     return {
-        "name": rule_name(target.model),
+        "name": name,
         "matches": matches,
         "backendRefs": [backend],
         # The AI Gateway's own default is 60 s, too short for long generations; the idle timeout bounds
@@ -307,7 +316,11 @@ def llm_request_costs() -> list[dict]:
 
 def route_specs(env: EnvironmentSpec, region: RegionSpec, hostname: str) -> dict[str, dict]:
     """AIGatewayRoute name -> spec: one rule per routed model, at most 15 rules per route."""
-    rules = [route_rule(env, target) for target in route_targets(env, region)]
+    targets = route_targets(env, region)
+    rules = [
+        route_rule(env, target, name)
+        for target, name in zip(targets, rule_names([t.model for t in targets]), strict=True)
+    ]
     chunks = [rules[i : i + MAX_RULES_PER_ROUTE] for i in range(0, len(rules), MAX_RULES_PER_ROUTE)]
     return {
         f"models-{n}": {
