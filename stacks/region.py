@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 import pulumi
 
 from components.addons.gpu_operator import GpuOperator, GpuOperatorArgs, needs_gpu_operator
+from components.addons.inference_gateway import InferenceGateway, InferenceGatewayArgs
 from components.addons.observability import Observability, ObservabilityArgs
 from components.addons.volcano import Volcano, VolcanoArgs
 from components.k8s.cluster import ClusterHandle
 from components.spec.environment import EnvironmentSpec
+from components.spec.gateway import has_gateway
 from components.spec.region import RegionSpec
 from stacks.model_storage import RegionalModelStorage, build_model_storage
 
@@ -20,6 +23,7 @@ class RegionalPlatformArgs:
     env: EnvironmentSpec
     region: RegionSpec
     stack: str
+    api_keys: Mapping[str, pulumi.Output[str]] = field(default_factory=dict)  # tenant -> secret gateway key
 
 
 class RegionalPlatform(pulumi.ComponentResource):
@@ -29,6 +33,7 @@ class RegionalPlatform(pulumi.ComponentResource):
     volcano: Volcano | None  # GPU clusters only; model deployments depend on its release
     model_storage: RegionalModelStorage
     observability: Observability | None  # its prometheus_url feeds autoscalers on metrics
+    gateway: InferenceGateway | None  # where the region serves models
 
     def __init__(self, name: str, args: RegionalPlatformArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:stacks:RegionalPlatform", name, None, opts)
@@ -74,6 +79,16 @@ class RegionalPlatform(pulumi.ComponentResource):
             self.observability = Observability(
                 region.name,
                 ObservabilityArgs(cluster=self.cluster, env=args.env, region=region),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+
+        self.gateway = None
+        if has_gateway(args.env, region):
+            self.gateway = InferenceGateway(
+                region.name,
+                InferenceGatewayArgs(
+                    self.cluster, args.env, region, self.model_storage.serving.namespace, args.api_keys
+                ),
                 opts=pulumi.ResourceOptions(parent=self),
             )
 

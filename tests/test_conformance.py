@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from components.catalog.charts import CHARTS, ChartRef
-from tools.conformance import Upstream, is_custom_resource, unknown_values
+from tools.conformance import Upstream, is_custom_resource, merge_values, unknown_values
 
 # Kinds we render that have no CRD in ../shared/upstream, each with the reason.
 NO_UPSTREAM_SCHEMA: dict[tuple[str, str], str] = {}
@@ -46,7 +46,8 @@ def test_helm_values_exist_in_pinned_charts(env_plan, upstream):
             sub = values.pop(key, None)
             bad = unknown_values(sub, upstream.chart_values(values_file), chart.free_form)
             assert not bad, f"{release.name}: {key}.* values not in the subchart: {bad}"
-        bad = unknown_values(values, upstream.chart_values(chart.upstream_values), chart.free_form)
+        defaults = merge_values(*(upstream.chart_values(f) for f in (chart.upstream_values, *chart.documented_values)))
+        bad = unknown_values(values, defaults, chart.free_form)
         assert not bad, f"{release.name}: values not in chart {chart.name} {chart.version}: {bad}"
 
 
@@ -94,6 +95,15 @@ def test_unknown_values_flags_typos_but_not_free_form_maps():
     ours = {"driver": {"enabeld": False}, "nodeSelector": {"pool": "gpu"}, "tolerations": [{"key": "x"}]}
     assert unknown_values(ours, defaults) == ["driver.enabeld", "nodeSelector.pool"]
     assert unknown_values(ours, defaults, free_form=("nodeSelector",)) == ["driver.enabeld"]
+
+
+def test_merge_values_layers_maps_key_by_key():
+    base = {"config": {"envoyGateway": {"extensionApis": {}, "logging": {"level": "info"}}}, "replicas": 1}
+    addon = {"config": {"envoyGateway": {"extensionApis": {"enableBackend": True}}}}
+    merged = merge_values(base, addon)
+    assert merged["config"]["envoyGateway"] == {"extensionApis": {"enableBackend": True}, "logging": {"level": "info"}}
+    assert unknown_values({"config": {"envoyGateway": {"extensionApis": {"enableBackend": True}}}}, merged) == []
+    assert unknown_values({"config": {"envoyGateway": {"extensionApis": {"enableBackedn": True}}}}, merged)
 
 
 def test_released_chart_version_maps_placeholders_to_the_tag(tmp_path):

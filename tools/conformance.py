@@ -153,6 +153,18 @@ class Upstream:
         return version
 
 
+def merge_values(*layers: Any) -> dict:
+    """Values files layered like `helm -f a -f b`: later maps merged into earlier ones, key by key."""
+    merged: dict = {}
+    for layer in layers:
+        for key, value in (layer or {}).items():
+            if isinstance(value, dict) and isinstance(merged.get(key), dict):
+                merged[key] = merge_values(merged[key], value)
+            else:
+                merged[key] = value
+    return merged
+
+
 def unknown_values(ours: Any, defaults: Any, free_form: tuple[str, ...] = (), path: str = "") -> list[str]:
     """Dotted paths we set that the chart's default values do not have.
 

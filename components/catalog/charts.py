@@ -20,6 +20,8 @@ class ChartRef:
     free_form: tuple[str, ...] = ()
     # Subchart key -> its upstream values file (values nested under that key are checked against it).
     subcharts: dict[str, str] = field(default_factory=dict)
+    # Further upstream values files documenting keys the chart passes through verbatim (checked like defaults).
+    documented_values: tuple[str, ...] = ()
 
     @property
     def is_oci(self) -> bool:
@@ -83,3 +85,59 @@ CHARTS["kube-prometheus-stack"] = ChartRef(
     # Maps passed through to the Prometheus custom resource (externalLabels, ResourceRequirements).
     free_form=("prometheus.prometheusSpec.externalLabels", "prometheus.prometheusSpec.resources"),
 )
+
+# --- Inference gateway: Envoy Gateway + Envoy AI Gateway ----------------------------------------------
+# Version pair: Envoy Gateway v1.9.0 with AI Gateway v1.1.0. The v1.1.0 tag's docs pin EG 1.8.1 as
+# egVersion/egMinVersion (ai-gateway@v1.1.0:site/versioned_docs/version-1.1/_vars.json); the 1.1 docs were
+# later moved to egVersion = egMinVersion = 1.9.0 (envoyproxy/ai-gateway main 0d687566, same file), so 1.9.0
+# is a pairing upstream documents for this AI Gateway release, and it is the EG whose chart and CRDs (with
+# Gateway API v1.6.1) are in ../shared/upstream: every Gateway API and Envoy Gateway object we render is
+# validated against exactly what this release installs.
+ENVOY_GATEWAY_VERSION = "v1.9.0"
+AI_GATEWAY_VERSION = "v1.1.0"
+CHARTS["gateway-helm"] = ChartRef(
+    name="gateway-helm",
+    repository="oci://docker.io/envoyproxy",  # FACTS.md
+    version=ENVOY_GATEWAY_VERSION,
+    upstream_chart="envoy-gateway/v1.9.0/chart-gateway-helm.Chart.yaml",
+    upstream_values="envoy-gateway/v1.9.0/chart-gateway-helm.values.tmpl.yaml",
+    # `config.envoyGateway` is rendered verbatim into the EnvoyGateway config file
+    # (charts/gateway-helm/templates/envoy-gateway-config.yaml: toYaml .Values.config.envoyGateway); the keys
+    # the AI Gateway needs there are documented by its install values and add-ons, checked against those.
+    documented_values=(
+        "ai-gateway/v1.1.0/envoy-gateway-values.yaml",
+        "ai-gateway/v1.1.0/examples-inference-pool-envoy-gateway-values-addon.yaml",
+        "ai-gateway/v1.1.0/examples-token_ratelimit-envoy-gateway-values-addon.yaml",
+    ),
+)
+CHARTS["ai-gateway-crds-helm"] = ChartRef(
+    name="ai-gateway-crds-helm",
+    repository="oci://docker.io/envoyproxy",
+    version=AI_GATEWAY_VERSION,
+    upstream_chart="ai-gateway/v1.1.0/chart-ai-gateway-crds-helm.Chart.yaml",
+    upstream_values="ai-gateway/v1.1.0/chart-ai-gateway-crds-helm.values.yaml",
+)
+CHARTS["ai-gateway-helm"] = ChartRef(
+    name="ai-gateway-helm",
+    repository="oci://docker.io/envoyproxy",
+    version=AI_GATEWAY_VERSION,
+    upstream_chart="ai-gateway/v1.1.0/chart-ai-gateway-helm.Chart.yaml",
+    upstream_values="ai-gateway/v1.1.0/chart-ai-gateway-helm.values.yaml",
+    # ResourceRequirements passed through to the controller container.
+    free_form=("controller.resources",),
+)
+
+# Gateway API Inference Extension v1.5.0: the last tag with the endpoint picker (v1.6.0 moved it to
+# llm-d-router, FACTS.md). Its InferencePool CRD (inference.networking.k8s.io/v1) ships in no chart we
+# install (gateway-helm bundles only Gateway API and Envoy Gateway CRDs), so it is applied from the
+# release's manifests (the project's install guide: "Install the Inference Extension CRDs").
+INFERENCE_EXTENSION_VERSION = "v1.5.0"
+INFERENCE_EXTENSION_CRDS = (
+    "https://github.com/kubernetes-sigs/gateway-api-inference-extension/releases/download/"
+    f"{INFERENCE_EXTENSION_VERSION}/manifests.yaml"
+)
+# The endpoint picker image the v1.5.0 `inferencepool` chart deploys (config/charts/inferencepool/values.yaml).
+EPP_IMAGE = f"registry.k8s.io/gateway-api-inference-extension/epp:{INFERENCE_EXTENSION_VERSION}"
+# Redis for Envoy Gateway's global rate limiter: the image AI Gateway's token rate-limit example runs
+# (envoyproxy/ai-gateway:examples/token_ratelimit/redis.yaml).
+REDIS_IMAGE = "docker.io/library/redis:8.2.4-alpine3.22"

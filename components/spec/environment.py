@@ -10,6 +10,7 @@ from pydantic import AfterValidator, Field
 
 from components.spec.base import Issue, Spec, duplicates
 from components.spec.federation import FederationSpec, check_federation
+from components.spec.gateway import GatewaySpec, check_gateway
 from components.spec.gpu_partitioning import check_gpu_partitioning
 from components.spec.gpu_pools import check_gpu_pools
 from components.spec.model_store import ModelStoreSpec, check_model_storage
@@ -52,6 +53,9 @@ class EnvironmentSpec(Spec):
         description="Priority tiers, one PriorityClass each; default realtime > batch > best-effort.",
     )
     model_store: ModelStoreSpec = Field(description="Buckets holding model weights, one per region entry.")
+    gateway: GatewaySpec = Field(
+        default_factory=GatewaySpec, description="OpenAI-compatible gateways, tenant budgets, external providers."
+    )
 
     def region(self, name: str) -> RegionSpec:
         return next(r for r in self.regions if r.name == name)
@@ -69,5 +73,5 @@ def _check_regions(env: EnvironmentSpec) -> Iterable[Issue]:
 # report consequences of an earlier mistake instead of the mistake.
 SEMANTIC_CHECKS: tuple[tuple[Callable[[EnvironmentSpec], Iterable[Issue]], ...], ...] = (
     (_check_regions, check_gpu_pools, check_workloads, check_federation, check_observability),
-    (check_gpu_partitioning, check_scheduling, check_model_storage),
+    (check_gpu_partitioning, check_scheduling, check_model_storage, check_gateway),
 )

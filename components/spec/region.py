@@ -11,6 +11,7 @@ from pydantic import Field
 
 from components.catalog import regions as region_catalog
 from components.spec.base import Issue, Name, Spec, duplicates, join_path
+from components.spec.gateway import RegionGatewaySpec
 from components.spec.model_store import ModelCacheSpec
 from components.spec.observability import ObservabilitySpec
 
@@ -165,6 +166,9 @@ class RegionSpec(Spec):
     model_cache: ModelCacheSpec = Field(default_factory=ModelCacheSpec)
     observability: ObservabilitySpec = Field(
         default_factory=ObservabilitySpec, description="Metrics, dashboards and alerts of the cluster."
+    )
+    gateway: RegionGatewaySpec = Field(
+        default_factory=RegionGatewaySpec, description="The cluster's inference gateway (where models are served)."
     )
 
     def pool(self, name: str) -> GpuPoolSpec | None:

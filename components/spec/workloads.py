@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field
 
 from components.spec.base import Issue, Name, Spec, duplicates, join_path
+from components.spec.gateway import TenantBudgetSpec
 from components.spec.observability import ModelSloSpec
 from components.spec.scheduling import GpuQuotaSpec
 
@@ -56,6 +57,9 @@ class TenantSpec(Spec):
     gpu_quotas: list[GpuQuotaSpec] = Field(
         default_factory=list, description="Per-region GPU limits; the tenant gets a scheduling queue in each region."
     )
+    budget: TenantBudgetSpec | None = Field(
+        None, description="Token and request budgets the gateway enforces across the tenant's models."
+    )
 
 
 def check_workloads(env: EnvironmentSpec) -> Iterator[Issue]:
@@ -98,7 +102,7 @@ def check_workloads(env: EnvironmentSpec) -> Iterator[Issue]:
                 f"no tenant named {model.tenant!r}; use one of {', '.join(sorted(tenants)) or '(no tenants defined)'}",
             )
 
-    models = {m.name for m in env.models}
+    models = {m.name for m in env.models} | set(env.gateway.external_models())
     yield from duplicates([t.name for t in env.tenants], ("tenants",), "tenant name")
     for i, tenant in enumerate(env.tenants):
         for j, name in enumerate(tenant.models):

@@ -103,6 +103,9 @@ def _typed_resource(r: dict[str, Any], props: dict[str, Any], opts: pulumi.Resou
     return cls(r["name"], opts=opts, **{names.get(k, k): v for k, v in props.items()})
 
 
+_OUR_COMPONENTS = ("inference-platform:", "pulumi:pulumi:Stack")
+
+
 def baseline_program(document: dict[str, Any], typed: bool = False) -> Callable[[], None]:
     """A program registering `document["resources"]` (plan.json, in registration order) and its outputs.
 
@@ -130,9 +133,11 @@ def baseline_program(document: dict[str, Any], typed: bool = False) -> Callable[
                     if typed
                     else pulumi.CustomResource(r["type"], r["name"], props, opts)
                 )
-            else:
+            elif r["type"].startswith(_OUR_COMPONENTS):
                 resource = pulumi.ComponentResource(r["type"], r["name"], None, opts)
                 resource.register_outputs({})
+            else:  # a provider's multi-language component (e.g. kubernetes:yaml/v2:ConfigFile)
+                resource = pulumi.ComponentResource(r["type"], r["name"], props, opts, remote=True)
             created[r["urn"]] = resource
         for key, value in document["outputs"].items():
             pulumi.export(key, _reveal(value))

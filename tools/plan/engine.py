@@ -73,7 +73,8 @@ def redact(value: Any, found: set[str] | None = None) -> Any:
 
 
 def _collect_strings(value: Any, found: set[str]) -> None:
-    if isinstance(value, str) and len(value) >= 8:
+    # SECRET itself is what an offline plan reads for a `secure:` config value: the marker, not a secret.
+    if isinstance(value, str) and len(value) >= 8 and value != SECRET:
         found.add(value)
     elif isinstance(value, dict):
         for v in value.values():

@@ -12,6 +12,7 @@ from components.catalog.machines import MACHINES
 from components.k8s.gpu_resources import schedulable_at_max_size, schedulable_resources
 from components.k8s.topology import placement_group_name, pool_fabric, uses_placement_group
 from components.spec.region import GpuPoolSpec, RegionSpec
+from tools.plan.gateway_section import gateway_section
 from tools.plan.model import REGION_TYPE, Plan
 
 
@@ -302,6 +303,7 @@ SECTIONS: tuple[Callable[[Plan], str], ...] = (
     _counts,
     _scheduling,
     _observability,
+    gateway_section,
     _policy,
 )
 

@@ -1,0 +1,333 @@
+"""Specs of the inference gateway's objects, computed from config alone so they can be tested without resources.
+
+Requests enter a region's Gateway over HTTPS, are authenticated by tenant API key (SecurityPolicy,
+the tenant id forwarded as `x-tenant-id`), routed by model (AIGatewayRoute rules on `x-ai-eg-model`,
+which the AI Gateway sets from the request body) to the model's InferencePool or an external
+provider, and charged against the tenant's budgets after the response (BackendTrafficPolicy global
+rate limits over the token counts the AI Gateway records in `io.envoy.ai_gateway` metadata).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from components.k8s import names
+from components.spec.environment import EnvironmentSpec
+from components.spec.gateway import GatewaySpec, RegionGatewaySpec
+from components.spec.region import RegionSpec
+
+GATEWAY_API = "gateway.networking.k8s.io/v1"
+ENVOY_GATEWAY_API = "gateway.envoyproxy.io/v1alpha1"
+AI_GATEWAY_API = "aigateway.envoyproxy.io/v1beta1"
+INFERENCE_POOL_GROUP = "inference.networking.k8s.io"
+INFERENCE_POOL_API = f"{INFERENCE_POOL_GROUP}/v1"
+
+CONTROLLER_NAME = "gateway.envoyproxy.io/gatewayclass-controller"  # gateway-helm's config.envoyGateway default
+GATEWAY_CLASS = "envoy-ai-gateway"
+GATEWAY_REF = {"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": names.GATEWAY_NAME}
+LISTENER = "https"
+HTTPS_PORT = 443
+
+# The AI Gateway copies the request body's `model` into this header before routing (FACTS.md).
+MODEL_HEADER = "x-ai-eg-model"
+MAX_RULES_PER_ROUTE = 15  # AIGatewayRoute CRD: spec.rules maxItems
+# Token counts the AI Gateway writes to dynamic metadata per request, by budget type: metadata key and
+# llmRequestCosts type (ai-gateway@v1.1.0:examples/token_ratelimit/token_ratelimit.yaml).
+TOKEN_METADATA_NAMESPACE = "io.envoy.ai_gateway"
+TOKEN_COSTS: dict[str, tuple[str, str]] = {
+    "input": ("llm_input_token", "InputToken"),
+    "output": ("llm_output_token", "OutputToken"),
+    "total": ("llm_total_token", "TotalToken"),
+}
+RATE_UNITS = {"minute": "Minute", "hour": "Hour"}
+
+# Tenants' keys: one Secret entry per tenant (key = client id = tenant name, value = API key). Clients
+# send `Authorization: Bearer <key>`; Envoy Gateway compares the key without the scheme
+# (envoyproxy/gateway#7706, docs #7767).
+API_KEYS_SECRET = "tenant-api-keys"
+API_KEY_HEADER = "authorization"
+
+# Cloud load balancer of the Envoy Service. EKS runs no AWS Load Balancer Controller here, so the in-tree
+# provider's annotations apply: an NLB (L4: TLS ends at Envoy; idle timeout 350 s, longer than ours).
+LOAD_BALANCER_ANNOTATIONS: dict[tuple[str, str], dict[str, str]] = {
+    ("aws", "public"): {"service.beta.kubernetes.io/aws-load-balancer-type": "nlb"},
+    ("aws", "internal"): {
+        "service.beta.kubernetes.io/aws-load-balancer-type": "nlb",
+        "service.beta.kubernetes.io/aws-load-balancer-internal": "true",
+    },
+    ("gcp", "public"): {},
+    ("gcp", "internal"): {"networking.gke.io/load-balancer-type": "Internal"},
+}
+# Envoy proxy container: its defaults request 100m / 512Mi with no limits.
+PROXY_RESOURCES = {
+    True: {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "4", "memory": "4Gi"}},
+    False: {"requests": {"cpu": "250m", "memory": "512Mi"}, "limits": {"cpu": "1", "memory": "1Gi"}},
+}
+# Request bodies the proxy buffers for the AI Gateway to read `model` from: long prompts and images.
+REQUEST_BUFFER = "16Mi"
+
+
+def seconds(n: int) -> str:
+    return f"{n}s"
+
+
+def proxy_replicas(region_gateway: RegionGatewaySpec, production: bool) -> int:
+    return region_gateway.replicas or (2 if production else 1)
+
+
+def envoy_proxy_spec(cloud: str, region_gateway: RegionGatewaySpec, gateway: GatewaySpec, production: bool) -> dict:
+    """The proxies' Deployment and Service: sized, spread over a PDB, behind the right load balancer.
+
+    Draining waits as long as the longest request, so a rollout does not cut streams; Envoy Gateway
+    gives the pods that drain timeout plus 300 s to terminate.
+    """
+    replicas = proxy_replicas(region_gateway, production)
+    service: dict[str, Any] = {
+        "type": "LoadBalancer",
+        "externalTrafficPolicy": "Local",  # keeps client addresses for the access log and source ranges
+        "annotations": LOAD_BALANCER_ANNOTATIONS[(cloud, region_gateway.exposure)],
+    }
+    if region_gateway.allowed_cidrs:
+        service["loadBalancerSourceRanges"] = [str(c) for c in region_gateway.allowed_cidrs]
+    kubernetes: dict[str, Any] = {
+        "envoyDeployment": {"replicas": replicas, "container": {"resources": PROXY_RESOURCES[production]}},
+        "envoyService": service,
+    }
+    if replicas > 1:
+        kubernetes["envoyPDB"] = {"minAvailable": replicas - 1}
+    return {
+        "provider": {"type": "Kubernetes", "kubernetes": kubernetes},
+        "shutdown": {"drainTimeout": seconds(gateway.request_timeout_seconds), "minDrainDuration": "10s"},
+    }
+
+
+def gateway_spec(hostname: str, region_gateway: RegionGatewaySpec) -> dict:
+    """One HTTPS listener for the region's hostname; routes may attach from the serving namespace only."""
+    return {
+        "gatewayClassName": GATEWAY_CLASS,
+        "infrastructure": {
+            "parametersRef": {"group": "gateway.envoyproxy.io", "kind": "EnvoyProxy", "name": names.GATEWAY_NAME}
+        },
+        "listeners": [
+            {
+                "name": LISTENER,
+                "protocol": "HTTPS",
+                "port": HTTPS_PORT,
+                "hostname": hostname,
+                "tls": {
+                    "mode": "Terminate",
+                    "certificateRefs": [{"group": "", "kind": "Secret", "name": region_gateway.tls_secret}],
+                },
+                "allowedRoutes": {
+                    "namespaces": {
+                        "from": "Selector",
+                        "selector": {"matchLabels": {"kubernetes.io/metadata.name": names.SERVING_NAMESPACE}},
+                    },
+                    "kinds": [{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute"}],
+                },
+            }
+        ],
+    }
+
+
+def client_traffic_policy_spec(gateway: GatewaySpec) -> dict:
+    """Client side: streams may idle as long as a model server may, and large prompts fit the buffer."""
+    return {
+        "targetRefs": [GATEWAY_REF],
+        "timeout": {
+            "http": {
+                "streamIdleTimeout": seconds(gateway.idle_timeout_seconds),
+                "requestReceivedTimeout": "60s",  # the whole request body, however large the prompt
+            }
+        },
+        "connection": {"bufferLimit": REQUEST_BUFFER},
+    }
+
+
+def security_policy_spec() -> dict:
+    """Every route on the Gateway requires a tenant API key; the key never reaches a backend."""
+    return {
+        "targetRefs": [GATEWAY_REF],
+        "apiKeyAuth": {
+            "credentialRefs": [{"group": "", "kind": "Secret", "name": API_KEYS_SECRET}],
+            "extractFrom": [{"headers": [API_KEY_HEADER]}],
+            "forwardClientIDHeader": names.TENANT_HEADER,
+            "sanitize": True,
+        },
+    }
+
+
+def _tenant_selector(tenant: str) -> list[dict]:
+    return [{"headers": [{"name": names.TENANT_HEADER, "type": "Exact", "value": tenant}]}]
+
+
+def rate_limit_rules(env: EnvironmentSpec) -> list[dict]:
+    """One global rule per tenant and token type, plus one per tenant request rate.
+
+    Token rules check the budget before the request (cost 0) and charge the tokens the response used;
+    `shared` makes one bucket per tenant across every route of the Gateway, whatever model it calls.
+    """
+    rules: list[dict] = []
+    for tenant in env.tenants:
+        if tenant.budget is None:
+            continue
+        for kind, rate in tenant.budget.tokens().items():
+            rules.append(
+                {
+                    "clientSelectors": _tenant_selector(tenant.name),
+                    "limit": {"requests": rate.limit, "unit": RATE_UNITS[rate.per]},
+                    "cost": {
+                        "request": {"from": "Number", "number": 0},
+                        "response": {
+                            "from": "Metadata",
+                            "metadata": {"namespace": TOKEN_METADATA_NAMESPACE, "key": TOKEN_COSTS[kind][0]},
+                        },
+                    },
+                    "shared": True,
+                }
+            )
+        if tenant.budget.requests is not None:
+            rate = tenant.budget.requests
+            rules.append(
+                {
+                    "clientSelectors": _tenant_selector(tenant.name),
+                    "limit": {"requests": rate.limit, "unit": RATE_UNITS[rate.per]},
+                    "shared": True,
+                }
+            )
+    return rules
+
+
+def backend_traffic_policy_spec(env: EnvironmentSpec) -> dict:
+    """Budgets, retries, circuit breaking and passive health checks for every route of the Gateway.
+
+    Retries only where nothing was generated yet: a refused connection or a 503 (a replica draining or
+    the endpoint picker shedding load). Outlier detection ejects a backend host that keeps failing.
+    """
+    gateway = env.gateway
+    breaker = gateway.circuit_breaker
+    spec: dict[str, Any] = {
+        "targetRefs": [GATEWAY_REF],
+        "retry": {
+            "numRetries": gateway.retries,
+            "retryOn": {"triggers": ["connect-failure"], "httpStatusCodes": [503]},
+            "perRetry": {"backOff": {"baseInterval": "250ms", "maxInterval": "2s"}},
+        },
+        "circuitBreaker": {
+            "maxConnections": breaker.max_connections,
+            "maxPendingRequests": breaker.max_pending_requests,
+            "maxParallelRequests": breaker.max_parallel_requests,
+            "maxParallelRetries": breaker.max_parallel_retries,
+        },
+        "healthCheck": {
+            "passive": {
+                "consecutive5XxErrors": 5,
+                "consecutiveLocalOriginFailures": 5,
+                "interval": "10s",
+                "baseEjectionTime": "30s",
+                "maxEjectionPercent": 50,
+            }
+        },
+        "timeout": {"tcp": {"connectTimeout": "5s"}},
+    }
+    rules = rate_limit_rules(env)
+    if rules:
+        spec["rateLimit"] = {"type": "Global", "global": {"rules": rules}}
+    return spec
+
+
+@dataclass(frozen=True)
+class RouteTarget:
+    """Where one model's requests go: its InferencePool, or an external provider's AIServiceBackend."""
+
+    model: str
+    kind: Literal["InferencePool", "AIServiceBackend"]
+    backend: str
+
+
+def granted_tenants(env: EnvironmentSpec, model: str) -> list[str]:
+    return sorted(t.name for t in env.tenants if model in t.models)
+
+
+def route_targets(env: EnvironmentSpec, region: RegionSpec) -> list[RouteTarget]:
+    """The models this region's gateway routes, sorted by name.
+
+    With API keys, a model no tenant is granted gets no route (nobody may call it).
+    """
+    targets = [
+        RouteTarget(m.name, "InferencePool", m.name)
+        for m in env.models
+        if any(p.region == region.name for p in m.placements)
+    ]
+    targets += [
+        RouteTarget(model, "AIServiceBackend", provider.name)
+        for provider in env.gateway.external_providers
+        if provider.offered_in(region.name)
+        for model in provider.models
+    ]
+    if env.gateway.auth == "apiKey":
+        targets = [t for t in targets if granted_tenants(env, t.model)]
+    return sorted(targets, key=lambda t: t.model)
+
+
+def rule_names(models: list[str]) -> list[str]:
+    """DNS subdomains for the rules (copied to the generated HTTPRoute rules), unique within a route as the
+    CRD requires: external model ids may hold `:`, `/` or capitals."""
+    names_: list[str] = []
+    for model in models:
+        base = re.sub(r"[^a-z0-9.-]+", "-", model.lower()).strip("-.")[:240] or "model"
+        name, n = base, 1
+        while name in names_:
+            n += 1
+            name = f"{base}-{n}"
+        names_.append(name)
+    return names_
+
+
+def route_rule(env: EnvironmentSpec, target: RouteTarget, name: str) -> dict:
+    """Match the model, and (with API keys) only the tenants granted it: others get no route (404)."""
+    model = {"type": "Exact", "name": MODEL_HEADER, "value": target.model}
+    if env.gateway.auth == "apiKey":
+        matches = [
+            {"headers": [model, {"type": "Exact", "name": names.TENANT_HEADER, "value": tenant}]}
+            for tenant in granted_tenants(env, target.model)
+        ]
+    else:
+        matches = [{"headers": [model]}]
+    backend: dict[str, Any] = {"name": target.backend}
+    if target.kind == "InferencePool":
+        backend = {"group": INFERENCE_POOL_GROUP, "kind": "InferencePool", "name": target.backend}
+    return {
+        "name": name,
+        "matches": matches,
+        "backendRefs": [backend],
+        # The AI Gateway's own default is 60 s, too short for long generations; the idle timeout bounds
+        # the wait for each next byte (the first token included) and lets a retry try another replica.
+        "timeouts": {"request": seconds(env.gateway.request_timeout_seconds)},
+        "streamIdleTimeout": seconds(env.gateway.idle_timeout_seconds),
+    }
+
+
+def llm_request_costs() -> list[dict]:
+    return [{"metadataKey": key, "type": cost} for key, cost in TOKEN_COSTS.values()]
+
+
+def route_specs(env: EnvironmentSpec, region: RegionSpec, hostname: str) -> dict[str, dict]:
+    """AIGatewayRoute name -> spec: one rule per routed model, at most 15 rules per route."""
+    targets = route_targets(env, region)
+    rules = [
+        route_rule(env, target, name)
+        for target, name in zip(targets, rule_names([t.model for t in targets]), strict=True)
+    ]
+    chunks = [rules[i : i + MAX_RULES_PER_ROUTE] for i in range(0, len(rules), MAX_RULES_PER_ROUTE)]
+    return {
+        f"models-{n}": {
+            "parentRefs": [{**GATEWAY_REF, "namespace": names.ENVOY_GATEWAY_NAMESPACE, "sectionName": LISTENER}],
+            "hostnames": [hostname],
+            "rules": chunk,
+            "llmRequestCosts": llm_request_costs(),
+        }
+        for n, chunk in enumerate(chunks, start=1)
+    }
