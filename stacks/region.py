@@ -13,6 +13,7 @@ from components.k8s.cluster import ClusterHandle
 from components.spec.environment import EnvironmentSpec
 from components.spec.region import RegionSpec
 from stacks.model_storage import RegionalModelStorage, build_model_storage
+from stacks.serving import RegionalServing, build_serving
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,7 @@ class RegionalPlatform(pulumi.ComponentResource):
     volcano: Volcano | None  # GPU clusters only; model deployments depend on its release
     model_storage: RegionalModelStorage
     observability: Observability | None  # its prometheus_url feeds autoscalers on metrics
+    serving: RegionalServing | None  # GPU clusters only: KServe, KEDA and the models placed here
 
     def __init__(self, name: str, args: RegionalPlatformArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:stacks:RegionalPlatform", name, None, opts)
@@ -75,6 +77,12 @@ class RegionalPlatform(pulumi.ComponentResource):
                 region.name,
                 ObservabilityArgs(cluster=self.cluster, env=args.env, region=region),
                 opts=pulumi.ResourceOptions(parent=self),
+            )
+
+        self.serving = None
+        if self.volcano is not None:
+            self.serving = build_serving(
+                self, args.env, region, args.stack, self.cluster, self.volcano, self.model_storage, self.observability
             )
 
         self.register_outputs({"cluster": cluster_name, "endpoint": self.cluster.endpoint})

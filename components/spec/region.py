@@ -13,6 +13,7 @@ from components.catalog import regions as region_catalog
 from components.spec.base import Issue, Name, Spec, duplicates, join_path
 from components.spec.model_store import ModelCacheSpec
 from components.spec.observability import ObservabilitySpec
+from components.spec.serving import ServingSpec
 
 # The VPC-CNI gives every pod a VPC address, so private subnets must stay large.
 _SMALLEST_PRIVATE_SUBNET_PREFIX = 24
@@ -165,6 +166,9 @@ class RegionSpec(Spec):
     model_cache: ModelCacheSpec = Field(default_factory=ModelCacheSpec)
     observability: ObservabilitySpec = Field(
         default_factory=ObservabilitySpec, description="Metrics, dashboards and alerts of the cluster."
+    )
+    serving: ServingSpec = Field(
+        default_factory=ServingSpec, description="KServe on the cluster: deployment mode, weight loading, autoscaling."
     )
 
     def pool(self, name: str) -> GpuPoolSpec | None:
