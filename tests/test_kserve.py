@@ -348,7 +348,7 @@ def test_without_the_cache_vllm_streams_from_the_bucket_and_triton_downloads():
         region["modelCache"] = {"enabled": False}
     env = load_environment(raw)
     use1 = env.region("use1")
-    [big, small] = model_placements(env, use1)
+    [_, small] = model_placements(env, use1)
     bucket = "s3://acme-inference-prod-use1-models/models/llama-3-1-8b/"
     model = _model(inference_service_manifest(small, bucket))
     assert "storageUri" not in model  # no storage initializer: the streamer reads the bucket
