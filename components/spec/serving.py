@@ -21,7 +21,9 @@ class ServingSpec(Spec):
         "Standard",
         description="Standard: plain Deployments, autoscaled by KEDA on queue depth and TTFT. Knative: Knative "
         "Services scaled by Knative's autoscaler, with scale to zero through its activator; requires Knative "
-        "Serving (and its networking layer) already installed in the cluster: the platform does not install it.",
+        "Serving (and its networking layer) already installed in the cluster, with the pod-spec features model pods "
+        "use enabled (scheduler name, node selector, tolerations, topology spread, emptyDir): the platform does not "
+        "install it.",
     )
     weight_load_gib_per_second: float | None = Field(
         None,
