@@ -39,7 +39,7 @@ from components.k8s.gpu_resources import WHOLE_GPU
 from components.k8s.scheduling import GROUP_NAME_ANNOTATION, PodScheduling, model_scheduling, pod_group
 from components.k8s.topology import ZONE_LABEL, gpu_tolerations, pool_selector
 from components.serving.engine import override_args, vllm_args
-from components.serving.fit import Fit, placement_fit
+from components.serving.fit import Fit, load_seconds, placement_fit
 from components.serving.host import HostResources, pod_host_resources
 from components.serving.runtimes import (
     FORMAT_OF,
@@ -50,7 +50,6 @@ from components.serving.runtimes import (
     shm_volume,
     startup_probe,
 )
-from components.serving.sizing import estimated_load_seconds
 from components.serving.slots import placement_resource
 from components.spec.environment import EnvironmentSpec
 from components.spec.region import GpuPoolSpec, RegionSpec
@@ -127,9 +126,6 @@ def model_placement(env: EnvironmentSpec, model: ModelSpec, placement: Placement
     resource = placement_resource(pool, placement.resource)
     assert resource is not None, "placements are validated before rendering"
     fit = placement_fit(model, pool, resource)
-    load = estimated_load_seconds(
-        fit.sizing.weights_gib, region.serving.load_gib_per_second(region.model_cache.enabled)
-    )
     return ModelPlacement(
         model=model,
         region=region,
@@ -138,7 +134,7 @@ def model_placement(env: EnvironmentSpec, model: ModelSpec, placement: Placement
         resource=resource,
         fit=fit,
         host=pod_host_resources(region, pool, fit.sizing.tensor_parallel),
-        load_seconds=load,
+        load_seconds=load_seconds(region, fit.sizing),
         scheduling=model_scheduling(env, model),
         label_domain=env.label_domain,
         ttft_objective_seconds=ttft_objectives(env, region).get(
@@ -187,9 +183,8 @@ def pod_resources(p: ModelPlacement) -> dict[str, dict[str, Any]]:
         "memory": p.host.memory_quantity,
         p.resource: p.fit.sizing.tensor_parallel,
     }
-    machine = MACHINES[p.pool.machine_type]
     if p.nodes_per_replica > 1 and p.pool.efa:
-        amounts[EFA_RESOURCE] = machine.efa_interfaces
+        amounts[EFA_RESOURCE] = MACHINES[p.pool.machine_type].efa_interfaces
     return {"requests": amounts, "limits": dict(amounts)}
 
 

@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from components.catalog.models import MODELS
-from components.serving.sizing import GpuSlot, Sizing, SizingRequest, size
+from components.serving.sizing import GpuSlot, Sizing, SizingRequest, estimated_load_seconds, size
 from components.serving.slots import gpu_slot
 
 if TYPE_CHECKING:
-    from components.spec.region import GpuPoolSpec
+    from components.spec.region import GpuPoolSpec, RegionSpec
     from components.spec.workloads import ModelSpec
 
 
@@ -44,3 +44,8 @@ def placement_fit(model: ModelSpec, pool: GpuPoolSpec, resource: str) -> Fit:
     slot = gpu_slot(pool, resource)
     request = sizing_request(model)
     return Fit(slot, request, size(request, slot))
+
+
+def load_seconds(region: RegionSpec, sizing: Sizing) -> int:
+    """Estimated time for a replica to load its weights in `region` (from the cache, or the bucket)."""
+    return estimated_load_seconds(sizing.weights_gib, region.serving.load_gib_per_second(region.model_cache.enabled))

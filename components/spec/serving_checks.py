@@ -1,5 +1,5 @@
-"""Checks of model deployments that need the catalog and the sizing: they run in the second stage, once
-references resolve and pools are valid.
+"""Checks of model deployments that need the catalog and the sizing: they run in the last stage, once
+references resolve and every pool's machine type and GPU partitioning are valid (sizing reads them).
 
 Rules, and why:
 - A preset (and a draft preset) must be in the model catalog: sizing needs its architecture.
@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING
 from components.catalog.engines import ENGINE_FLAGS
 from components.catalog.models import MODELS
 from components.k8s.gpu_resources import schedulable_resources
-from components.serving.fit import Fit, placement_fit
+from components.serving.fit import Fit, load_seconds, placement_fit
 from components.serving.host import MIN_POD_MEMORY_GIB, pod_host_resources
-from components.serving.sizing import DoesNotFit, GpuSlot, estimated_load_seconds
+from components.serving.sizing import DoesNotFit, GpuSlot
 from components.serving.slots import gpu_slot, multi_node_capable, placement_resource
 from components.spec.base import Issue, join_path
 
@@ -47,10 +47,11 @@ def check_serving(env: EnvironmentSpec) -> Iterator[Issue]:
     autoscaled: dict[str, list[str]] = {}  # region -> models autoscaled on metrics there
     for i, model in enumerate(env.models):
         path = ("models", i)
-        issues = [*_check_presets(model, path), *_check_engine_options(env, model, path)]
-        yield from issues
-        if any(issue.path.endswith(("preset", "draftPreset", "maxModelLen")) for issue in issues):
-            continue  # nothing to size
+        unsizable = list(_check_presets(model, path))
+        yield from unsizable
+        yield from _check_engine_options(env, model, path)
+        if unsizable:
+            continue
         seen: dict[str, str] = {}
         for j, placement in enumerate(model.placements):
             region = regions[placement.region]
@@ -76,6 +77,7 @@ def _unknown_preset(preset: str) -> str:
 
 
 def _check_presets(model: ModelSpec, path: tuple) -> Iterator[Issue]:
+    """What sizing needs: presets in the catalog, a context they support."""
     if model.preset not in MODELS:
         yield Issue(join_path(*path, "preset"), _unknown_preset(model.preset))
         return
@@ -188,9 +190,6 @@ def _check_placement(
     except DoesNotFit as problem:
         yield Issue(join_path(*at), str(problem) + _multi_node_hint(slot, pool))
         return
-    load = estimated_load_seconds(
-        fit.sizing.weights_gib, region.serving.load_gib_per_second(region.model_cache.enabled)
-    )
     yield from _check_host_memory(region, pool, fit, at)
     if fit.sizing.pipeline_parallel > 1:
         yield from _check_multi_node(model, region, placement, fit, at)
@@ -204,7 +203,7 @@ def _check_placement(
         yield Issue(
             join_path(*at, "minReplicas"),
             f"production models never scale to zero: a cold start reloads {fit.sizing.weights_gib:g} GiB of "
-            f"weights (about {load}s); set minReplicas to at least 1",
+            f"weights (about {load_seconds(region, fit.sizing)}s); set minReplicas to at least 1",
         )
     elif (
         region.serving.deployment_mode == "Standard"
