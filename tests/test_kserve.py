@@ -95,6 +95,7 @@ def test_triton_model_runs_the_trtllm_runtime_without_vllm_flags(prod_plan):
     model = _model(isvc)
     assert model["runtime"] == "inference-platform-triton-trtllm"
     assert model["modelFormat"] == {"name": "triton", "version": "2"}
+    assert model["protocolVersion"] == "v2"
     assert "args" not in model and "env" not in model  # one L4, no overrides
     assert model["storageUri"] == "pvc://models/models/mistral-7b-trt"
     assert model["startupProbe"]["httpGet"]["path"] == "/v2/health/ready"
@@ -384,6 +385,8 @@ def test_a_replica_over_two_efa_nodes_is_a_gang_with_ray_workers(upstream):
     assert group["spec"]["minResources"] == {"nvidia.com/gpu": 16, "vpc.amazonaws.com/efa": 64}
     assert group["spec"]["networkTopology"] == {"mode": "hard", "highestTierAllowed": 1}
     assert p.autoscaler == "fixed"
+    # workers carry the predictor's labels too: the gateway must pick the head, which KServe labels
+    assert p.serving_pods == {**p.labels, "multinode/role": "head"}
     for manifest in (isvc, group):
         assert upstream.validate_custom_resource(manifest) == []
     assert pod_group_manifest(model_placement(env, env.models[1], env.models[1].placements[0])) is None

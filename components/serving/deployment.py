@@ -61,6 +61,8 @@ ISVC_LABEL = "serving.kserve.io/inferenceservice"
 DEPLOYMENT_MODE = "serving.kserve.io/deploymentMode"
 AUTOSCALER_CLASS = "serving.kserve.io/autoscalerClass"
 GPU_RESOURCE_TYPES = "serving.kserve.io/gpu-resource-types"
+# KServe labels the head pod of a multi-node replica; its workers carry the predictor's labels too.
+MULTINODE_ROLE_LABEL = ("multinode/role", "head")
 EFA_RESOURCE = "vpc.amazonaws.com/efa"
 MODEL_MOUNT = "/mnt/models"
 PREDICTOR_SUFFIX = "-predictor"
@@ -116,6 +118,12 @@ class ModelPlacement:
     def labels(self) -> dict[str, str]:
         """Pod labels the PodMonitors and the gateway's InferencePool select on."""
         return {names.PART_OF_LABEL: names.PLATFORM_PART_OF, names.MODEL_LABEL: self.name}
+
+    @property
+    def serving_pods(self) -> dict[str, str]:
+        """Labels of the pods that answer requests on 8080: of a multi-node replica, only its head."""
+        key, head = MULTINODE_ROLE_LABEL
+        return {**self.labels, key: head} if self.nodes_per_replica > 1 else self.labels
 
 
 def model_placement(env: EnvironmentSpec, model: ModelSpec, placement: PlacementSpec) -> ModelPlacement:
@@ -246,6 +254,8 @@ def inference_service_manifest(p: ModelPlacement, storage_uri: str) -> dict[str,
     args = _engine_args(p, model_dir)
     if args:
         container["args"] = args
+    if model.runtime == "triton":
+        container["protocolVersion"] = "v2"  # what the runtime speaks (KServe's default is v1)
     if storage is not None:
         container["storageUri"] = storage
     env = _engine_env(p, streams_from_bucket)
