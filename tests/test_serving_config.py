@@ -273,3 +273,11 @@ def test_knative_mode_is_a_validated_option():
     ]
     raw["regions"][0]["serving"] = {"deploymentMode": "Knative"}
     assert load_environment(raw).regions[0].serving.deployment_mode == "Knative"
+
+
+def test_context_longer_than_the_draft_supports():
+    raw = _raw("prod")
+    raw["models"][0].update(maxModelLen=65536, speculativeDecoding={"method": "draft", "draftPreset": "qwen2.5-7b"})
+    assert _errors(raw) == [
+        "models[0].maxModelLen: 65536 exceeds the draft qwen2.5-7b's context of 32768 tokens; lower it to at most 32768"
+    ]
