@@ -16,6 +16,7 @@ from components.spec.environment import EnvironmentSpec
 from components.spec.gateway import has_gateway
 from components.spec.region import RegionSpec
 from stacks.model_storage import RegionalModelStorage, build_model_storage
+from stacks.serving import RegionalServing, build_serving
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,7 @@ class RegionalPlatform(pulumi.ComponentResource):
     model_storage: RegionalModelStorage
     observability: Observability | None  # its prometheus_url feeds autoscalers on metrics
     gateway: InferenceGateway | None  # where the region serves models
+    serving: RegionalServing | None  # GPU clusters only: KServe, KEDA and the models placed here
 
     def __init__(self, name: str, args: RegionalPlatformArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:stacks:RegionalPlatform", name, None, opts)
@@ -82,6 +84,11 @@ class RegionalPlatform(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self),
             )
 
+        self.serving = None
+        if self.volcano is not None:
+            self.serving = build_serving(
+                self, args.env, region, args.stack, self.cluster, self.volcano, self.model_storage, self.observability
+            )
         self.gateway = None
         if has_gateway(args.env, region):
             self.gateway = InferenceGateway(

@@ -113,7 +113,7 @@ def test_replicas_min_greater_than_max():
     ("collection", "expected"),
     [
         ("regions", "regions[1]: duplicate region name 'use1' (also at index 0)"),
-        ("models", "models[1]: duplicate model name 'llama-3-1-8b' (also at index 0)"),
+        ("models", "models[2]: duplicate model name 'llama-3-1-8b' (also at index 0)"),
         ("tenants", "tenants[1]: duplicate tenant name 'research' (also at index 0)"),
     ],
 )
@@ -136,7 +136,7 @@ def test_dangling_references():
     raw["federation"] = {"enabled": False, "host": "euw1"}
     assert _errors(raw) == [
         "models[0].placements[0].region: no region named 'euw1'; use one of use1",
-        "tenants[0].models[0]: no model named 'gpt-5'; use one of llama-3-1-8b",
+        "tenants[0].models[0]: no model named 'gpt-5'; use one of llama-3-1-8b, qwen2-5-7b",
         "federation.host: no region named 'euw1'; use one of use1",
     ]
 
@@ -243,7 +243,9 @@ def test_cli_semantic_errors_are_all_reported(project, capsys):
     assert lines[0].startswith("error: Pulumi.broken.yaml: regions[0].zones[1]: 'us-east-1q' is not a zone")
     # the MIG pool lived in us-east-1b, which the region no longer lists
     assert lines[1].startswith("error: Pulumi.broken.yaml: regions[0].gpuPools[1].zones[0]: 'us-east-1b' is not one")
-    assert lines[2] == "error: Pulumi.broken.yaml: tenants[0].models[0]: no model named 'nope'; use one of llama-3-1-8b"
+    assert lines[2] == (
+        "error: Pulumi.broken.yaml: tenants[0].models[0]: no model named 'nope'; use one of llama-3-1-8b, qwen2-5-7b"
+    )
 
 
 def test_cli_yaml_syntax_error_names_line_and_column(project, capsys):
@@ -271,7 +273,8 @@ def test_cli_plans_an_environment_it_has_never_seen(project, capsys):
     config["inference-platform:regions"][0]["zones"] = ["eu-west-1a", "eu-west-1b"]
     for pool in config["inference-platform:regions"][0]["gpuPools"]:
         pool.pop("zones", None)
-    config["inference-platform:models"][0]["placements"][0]["region"] = "euw1"
+    for model in config["inference-platform:models"]:
+        model["placements"][0]["region"] = "euw1"
     config["inference-platform:tenants"][0]["gpuQuotas"][0]["region"] = "euw1"
     _write_env(project, "staging", config)
     assert plan_main(["staging", "--project-dir", str(project), "--quiet"]) == 0

@@ -59,8 +59,9 @@ def test_route_to_a_model_no_region_serves():
     raw = _raw()
     raw["regions"][0]["gateway"]["enabled"] = False
     assert _errors(raw) == [
-        "tenants[0].models[0]: model 'llama-3-1-8b' is served only in use1, where no gateway runs, so no route "
+        f"tenants[0].models[{i}]: model {model!r} is served only in use1, where no gateway runs, so no route "
         "reaches it; enable the gateway there (regions[].gateway.enabled) or serve the model in a region with one"
+        for i, model in enumerate(raw["tenants"][0]["models"])
     ]
 
 
@@ -78,11 +79,13 @@ def test_route_to_an_external_model_offered_nowhere_with_a_gateway():
 def test_tenant_granted_an_unknown_model_may_name_external_models():
     raw = _raw()
     raw["tenants"][0]["models"] = ["gpt-4o-mini"]
-    assert _errors(raw) == ["tenants[0].models[0]: no model named 'gpt-4o-mini'; use one of llama-3-1-8b"]
+    assert _errors(raw) == ["tenants[0].models[0]: no model named 'gpt-4o-mini'; use one of llama-3-1-8b, qwen2-5-7b"]
     raw["gateway"]["externalProviders"] = [_openai()]
     load_environment(raw)
     raw["tenants"][0]["models"] = ["gpt-5"]
-    assert _errors(raw) == ["tenants[0].models[0]: no model named 'gpt-5'; use one of gpt-4o-mini, llama-3-1-8b"]
+    assert _errors(raw) == [
+        "tenants[0].models[0]: no model named 'gpt-5'; use one of gpt-4o-mini, llama-3-1-8b, qwen2-5-7b"
+    ]
 
 
 @pytest.mark.parametrize(

@@ -42,7 +42,8 @@ def test_bucket_prefix_plus_region_must_leave_room_for_the_environment_name():
     raw = _raw("dev")
     raw["modelStore"]["bucketPrefix"] = "a" * 30
     raw["regions"][0]["name"] = "us-east-one-primary"
-    raw["models"][0]["placements"][0]["region"] = "us-east-one-primary"
+    for model in raw["models"]:
+        model["placements"][0]["region"] = "us-east-one-primary"
     raw["tenants"][0]["gpuQuotas"][0]["region"] = "us-east-one-primary"
     assert _errors(raw)[-1:] == [
         f"modelStore.bucketPrefix: bucket names are at most 63 characters and {'a' * 30!r} with region "

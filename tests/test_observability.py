@@ -327,6 +327,8 @@ def test_existing_prometheus_gets_only_monitors_rules_and_dashboards():
     raw["regions"][0]["observability"] = {
         "existingPrometheus": {"namespace": "observability", "monitorLabels": {"prometheus": "main"}}
     }
+    # Its URL is not known to the platform: the autoscalers are told where it is.
+    raw["regions"][0]["serving"] = {"prometheusUrl": "http://prometheus.observability.svc:9090"}
     plan = _component_plan(raw)
     assert not plan.of_type(RELEASE_TYPE) and not plan.of_type(NAMESPACE)
     monitors = _monitors(plan)
@@ -344,6 +346,7 @@ def test_existing_prometheus_gets_only_monitors_rules_and_dashboards():
 def test_disabled_region_gets_nothing():
     raw = _raw("dev")
     raw["regions"][0]["observability"] = {"enabled": False}
+    raw["regions"][0]["serving"] = {"prometheusUrl": "http://prometheus.elsewhere.example:9090"}
     plan = plan_config({f"inference-platform:{k}": v for k, v in raw.items()})
     assert not plan.of_type("inference-platform:addons:Observability")
     assert not [r for r in plan.resources if r.type.startswith("kubernetes:monitoring.coreos.com")]

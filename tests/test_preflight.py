@@ -56,11 +56,14 @@ def aws(no_ambient_aws, monkeypatch):
 
 
 def _config(env: str = "dev") -> dict:
-    """The environment's config; dev keeps only its L40S pool so each check has one subject."""
+    """The environment's config; dev keeps only its L40S pool (and model) so each check has one subject."""
     config = environment_config(env)
     if env == "dev":
         region = config["inference-platform:regions"][0]
         region["gpuPools"] = [p for p in region["gpuPools"] if p["name"] == "l40s"]
+        models = [m for m in config["inference-platform:models"] if m["placements"][0]["pool"] == "l40s"]
+        config["inference-platform:models"] = models
+        config["inference-platform:tenants"][0]["models"] = [m["name"] for m in models]
     return config
 
 
@@ -90,6 +93,7 @@ def _dev_fake(**kwargs) -> FakeAws:
 
 def test_dev_passes_and_reports_json_for_ci(aws, capsys):
     put_model("us-east-1", DEV_BUCKET, DEV_MODEL, CHECKPOINT)
+    put_model("us-east-1", DEV_BUCKET, "models/qwen2-5-7b/", CHECKPOINT)
     # the whole dev: l40s on the G quota, a100-mig (p4de.24xlarge, 96 vCPUs x 1) on the P quota
     fake = FakeAws(quotas={("us-east-1", G_ON_DEMAND): 64, ("us-east-1", P_ON_DEMAND): 96})
     assert preflight_main(["dev", "--json"], client_for=fake) == 0
@@ -108,6 +112,7 @@ def test_dev_passes_and_reports_json_for_ci(aws, capsys):
         ("quota", "Running On-Demand G and VT instances (L-DB2E81BA)"),
         ("quota", "Running On-Demand P instances (L-417A185B)"),
         ("model files", "model llama-3-1-8b"),
+        ("model files", "model qwen2-5-7b"),
     }
     assert rows["offering", "pool l40s (g6e.xlarge)"]["detail"] == "offered in us-east-1a, us-east-1b"
     assert rows["quota", "Running On-Demand G and VT instances (L-DB2E81BA)"]["data"]["maxVcpus"] == 2 * 4
@@ -269,7 +274,8 @@ def test_missing_bucket_is_a_warning_because_pulumi_up_creates_it(aws):
 
 
 def test_bucket_prefix_flag_names_the_bucket(aws, capsys):
-    put_model("us-east-1", "acme-dev-use1-models", DEV_MODEL, CHECKPOINT)
+    for prefix in (DEV_MODEL, "models/qwen2-5-7b/"):
+        put_model("us-east-1", "acme-dev-use1-models", prefix, CHECKPOINT)
     full_dev = FakeAws(quotas={("us-east-1", G_ON_DEMAND): 64, ("us-east-1", P_ON_DEMAND): 96})
     assert preflight_main(["dev", "--json", "--bucket-prefix", "acme"], client_for=full_dev) == 0
     assert "s3://acme-dev-use1-models/models/llama-3-1-8b/" in capsys.readouterr().out

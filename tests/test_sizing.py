@@ -9,11 +9,17 @@ from components.serving.sizing import (
     DoesNotFit,
     GpuSlot,
     SizingRequest,
+    engine_memory_utilization,
     estimated_load_seconds,
     kv_bytes_per_token,
+    lora_bytes,
+    replica_kv_bytes_per_token,
+    replica_weight_bytes,
     size,
     weight_bytes,
 )
+from components.serving.slots import gpu_slot, placement_resource, slots_per_node
+from components.spec.region import GpuPoolSpec, MigSpec, TimeSlicingSpec
 
 H100 = GpuSlot("H100-80GB", 80, gpus_per_node=8, max_nodes=4, fp8=True)
 A100 = GpuSlot("A100-80GB", 80, gpus_per_node=8, max_nodes=2, fp8=False)
@@ -96,3 +102,118 @@ def test_context_longer_than_the_model_supports():
 def test_estimated_load_time():
     # 131.5 GiB at 2 GiB/s = 65.75 s, x1.5 margin = 98.6 -> 99 s, + 60 s engine start
     assert estimated_load_seconds(131.5, 2.0) == 159
+
+
+# --- more models and GPUs, by hand ----------------------------------------------------------------------
+
+H200 = GpuSlot("H200-141GB", 141, gpus_per_node=8, max_nodes=2, fp8=True)
+L4_NODE = GpuSlot("L4", 24, gpus_per_node=2, max_nodes=1, fp8=True)
+
+
+def test_qwen_72b_with_fp8_kv_needs_tensor_parallel_2_on_h200():
+    # weights 72.7e9 x 2 B = 135.41 GiB; usable 141 x 0.9 - 2 = 124.9 GiB per GPU
+    # fp8 KV: 2 x 80 x 8 x 128 x 1 = 163840 B/token; 64 x 8192 tokens = 80 GiB
+    # TP1: 124.9 - 135.41 < 0; TP2: 249.8 - 135.41 = 114.39 >= 80
+    sizing = size(SizingRequest(MODELS["qwen2.5-72b"], kv_cache_dtype="fp8"), H200)
+    assert (sizing.tensor_parallel, sizing.pipeline_parallel) == (2, 1)
+    assert sizing.weights_gib == pytest.approx(135.41, abs=0.01)
+    assert sizing.kv_cache_gib == pytest.approx(114.39, abs=0.01)
+    assert sizing.required_kv_gib == 80.0
+    # 114.39 GiB / (8192 x 160 KiB = 1.25 GiB per sequence) -> 91 full-length sequences
+    assert sizing.max_sequences_at_max_len == 91
+
+
+def test_mixtral_keeps_every_expert_resident_and_needs_tensor_parallel_4_on_h100():
+    # 46.7e9 params (8 experts, all resident) x 2 B = 86.99 GiB; KV 2 x 32 x 8 x 128 x 2 = 131072 B/token -> 64 GiB
+    # TP2: 2 x 70 - 86.99 = 53.01 < 64; TP4: 280 - 86.99 = 193.01
+    sizing = size(SizingRequest(MODELS["mixtral-8x7b"]), H100)
+    assert (sizing.tensor_parallel, sizing.weights_gib, sizing.required_kv_gib) == (4, 86.99, 64.0)
+    assert sizing.kv_cache_gib == pytest.approx(193.01, abs=0.01)
+
+
+def test_a_model_larger_than_a_whole_l4_node_is_rejected():
+    # Qwen2.5 32B: 32.8e9 x 2 B = 61.1 GiB of weights, 2 x 64 x 8 x 128 x 2 = 256 KiB of KV per token
+    # (128 GiB for 64 x 8k); two L4s offer 2 x (24 x 0.9 - 2) = 39.2 GiB
+    with pytest.raises(DoesNotFit) as info:
+        size(SizingRequest(MODELS["qwen2.5-32b"]), L4_NODE)
+    assert str(info.value) == (
+        "qwen2.5-32b (bf16) needs 61.1 GiB of weights + 128.0 GiB of KV cache (64 seqs x 8192 tokens); "
+        "L4 offers 19.6 GiB usable per GPU, at most 2 per node x 1 nodes: lower maxNumSeqs/maxModelLen, "
+        "quantize, or use a larger GPU"
+    )
+
+
+def test_a_draft_model_adds_its_weights_and_its_kv_cache():
+    # weights 131.5 + 14.96 = 146.46 GiB; KV per token 163840 + 65536 (both fp8) = 229376 B -> 112 GiB for 64 x 8k
+    # TP4: 4 x 70 - 146.46 = 133.54 >= 112
+    request = SizingRequest(MODELS["llama-3.1-70b"], kv_cache_dtype="fp8", draft=MODELS["llama-3.1-8b"])
+    assert replica_kv_bytes_per_token(request) == 229376
+    sizing = size(request, H100)
+    assert (sizing.tensor_parallel, sizing.weights_gib, sizing.required_kv_gib) == (4, 146.46, 112.0)
+
+
+def test_lora_slots_are_counted_with_the_weights():
+    # 2 adapters x (A + B) x 32 layers x 7 projections x rank 16 x 4096 x 2 B = 117440512 B
+    assert lora_bytes(MODELS["llama-3.1-8b"], rank=16, adapters=2) == 117_440_512
+    request = SizingRequest(MODELS["llama-3.1-8b"], lora_adapters=2, max_lora_rank=16)
+    assert replica_weight_bytes(request) == weight_bytes(MODELS["llama-3.1-8b"], "bf16") + 117_440_512
+
+
+def test_a_time_slice_share_sizes_its_memory_and_scales_the_engine_utilization():
+    # A quarter of an L40S: 12 GiB, so 12 x 0.9 - 2 = 8.8 GiB usable; the engine sees the whole 48 GiB
+    # GPU, so its --gpu-memory-utilization is 0.9 x 12 / 48 = 0.225. AWQ weights: 8.03e9 x 0.5 B = 3.74 GiB.
+    share = GpuSlot("L40S 1/4", 12, gpus_per_node=1, max_nodes=1, fp8=True, splittable=False, device_memory_gib=48)
+    request = SizingRequest(MODELS["llama-3.1-8b"], precision="awq", kv_cache_dtype="fp8", max_model_len=4096)
+    assert engine_memory_utilization(share, request) == 0.225
+    with pytest.raises(DoesNotFit):  # 64 x 4096 x 64 KiB = 16 GiB of KV
+        size(request, share)
+    sizing = size(SizingRequest(**{**request.__dict__, "max_num_seqs": 16}), share)
+    assert (sizing.weights_gib, sizing.kv_cache_gib, sizing.required_kv_gib) == (3.74, 5.06, 4.0)
+    assert engine_memory_utilization(MIG_3G, request) == 0.9  # a MIG slice is the engine's whole device
+
+
+# --- the GPU slot a pool offers -------------------------------------------------------------------------
+
+
+def _pool(machine_type: str, **fields) -> GpuPoolSpec:
+    return GpuPoolSpec(name="p", machine_type=machine_type, max_size=3, **fields)
+
+
+def test_whole_gpus_split_within_a_node_and_across_nodes_only_on_efa_pools():
+    efa = gpu_slot(_pool("p5.48xlarge", efa=True, zones=["us-east-1a"]), "nvidia.com/gpu")
+    assert efa == GpuSlot("H100-80GB", 80, gpus_per_node=8, max_nodes=3, fp8=True)
+    plain = gpu_slot(_pool("g6e.12xlarge"), "nvidia.com/gpu")
+    assert (plain.name, plain.memory_gib, plain.gpus_per_node, plain.max_nodes) == ("L40S", 48, 4, 1)
+    # GKE GPUDirect pools keep replicas in one node: the pods would need GPUDirect NICs the platform does not render
+    assert gpu_slot(_pool("a3-ultragpu-8g", gpu_direct=True), "nvidia.com/gpu").max_nodes == 1
+
+
+def test_a_mig_slice_is_its_profile_memory_and_cannot_be_split():
+    pool = _pool("p4de.24xlarge", mig=MigSpec(layout={"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2}))
+    slot = gpu_slot(pool, "nvidia.com/mig-2g.20gb")
+    assert (slot.name, slot.memory_gib, slot.splittable, slot.fp8) == ("A100-80GB MIG 2g.20gb", 20, False, False)
+    assert slot.engine_memory_fraction == 1
+    # single strategy (every instance advertised as nvidia.com/gpu) and H100's FP8
+    single = _pool("p5.48xlarge", mig=MigSpec(strategy="single", profile="all-3g.40gb"))
+    assert gpu_slot(single, "nvidia.com/gpu") == GpuSlot(
+        "H100-80GB MIG 3g.40gb", 40, gpus_per_node=1, max_nodes=1, fp8=True, splittable=False
+    )
+    assert slots_per_node(pool) == 8 * 4  # 8 GPUs x (1 + 1 + 2) instances
+
+
+def test_a_time_slice_share_is_a_fraction_of_the_gpu():
+    slot = gpu_slot(_pool("g6e.xlarge", time_slicing=TimeSlicingSpec(replicas=4)), "nvidia.com/gpu")
+    assert (slot.memory_gib, slot.device_memory_gib, slot.splittable, slot.engine_memory_fraction) == (
+        12,
+        48,
+        False,
+        0.25,
+    )
+
+
+def test_placement_resource_is_the_choice_or_the_pools_only_one():
+    mixed = _pool("p4de.24xlarge", mig=MigSpec(layout={"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2}))
+    assert placement_resource(mixed, None) is None
+    assert placement_resource(mixed, "nvidia.com/mig-3g.40gb") == "nvidia.com/mig-3g.40gb"
+    assert placement_resource(mixed, "nvidia.com/gpu") is None
+    assert placement_resource(_pool("g6e.xlarge"), None) == "nvidia.com/gpu"

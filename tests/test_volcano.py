@@ -290,6 +290,7 @@ def test_redefined_tiers_must_still_cover_the_defaults_in_use():
     raw["priorityTiers"] = [{"name": "critical", "value": 10, "preempts": True, "preemptible": False}]
     assert _errors(raw) == [
         "models[0].tier: unknown priority tier 'realtime'; use one of critical",
+        "models[1].tier: unknown priority tier 'realtime'; use one of critical",
         "tenants[0].tier: unknown priority tier 'realtime'; use one of critical",
     ]
 
@@ -377,7 +378,8 @@ def test_model_placed_where_its_tenant_has_no_queue():
 def test_tenant_named_like_a_volcano_queue():
     raw = _raw()
     raw["tenants"][0]["name"] = "default"
-    raw["models"][0]["tenant"] = "default"
+    for model in raw["models"]:
+        model["tenant"] = "default"
     assert _errors(raw) == [
         "tenants[0].name: 'default' is the name of a queue Volcano manages itself; rename the tenant"
     ]

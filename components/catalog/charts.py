@@ -141,3 +141,43 @@ EPP_IMAGE = f"registry.k8s.io/gateway-api-inference-extension/epp:{INFERENCE_EXT
 # Redis for Envoy Gateway's global rate limiter: the image AI Gateway's token rate-limit example runs
 # (envoyproxy/ai-gateway:examples/token_ratelimit/redis.yaml).
 REDIS_IMAGE = "docker.io/library/redis:8.2.4-alpine3.22"
+
+# KServe (FACTS.md; there is no chart named `kserve` since v0.15): the CRDs, then the controller and
+# webhooks [kserve/kserve@v0.20.0:charts/kserve-crd, charts/kserve-resources]. Its webhook
+# certificate is a cert-manager Certificate, so cert-manager must already run in the cluster.
+CHARTS["kserve-crd"] = ChartRef(
+    name="kserve-crd",
+    repository="oci://ghcr.io/kserve/charts",
+    version="v0.20.0",
+    upstream_chart="kserve/v0.20.0/chart-kserve-crd.Chart.yaml",
+    upstream_values="kserve/v0.20.0/chart-kserve-crd.values.yaml",
+)
+CHARTS["kserve-resources"] = ChartRef(
+    name="kserve-resources",
+    repository="oci://ghcr.io/kserve/charts",
+    version="v0.20.0",
+    upstream_chart="kserve/v0.20.0/chart-kserve-resources.Chart.yaml",
+    upstream_values="kserve/v0.20.0/chart-kserve-resources.values.yaml",
+    free_form=("kserve.controller.nodeSelector",),
+)
+# Pinned with the other two, not installed: it only ships upstream's ClusterServingRuntimes (vLLM on
+# vllm/vllm-openai:latest, untuned) and LLMInferenceServiceConfigs, and the platform renders its
+# own runtimes [kserve/kserve@v0.20.0:charts/kserve-runtime-configs].
+CHARTS["kserve-runtime-configs"] = ChartRef(
+    name="kserve-runtime-configs",
+    repository="oci://ghcr.io/kserve/charts",
+    version="v0.20.0",
+    upstream_chart="kserve/v0.20.0/chart-kserve-runtime-configs.Chart.yaml",
+    upstream_values="kserve/v0.20.0/chart-kserve-runtime-configs.values.yaml",
+)
+
+# KEDA: autoscales model servers on Prometheus metrics (queue depth, TTFT); installs its CRDs
+# (FACTS-2.md) [kedacore/charts@v2.20.2:keda].
+CHARTS["keda"] = ChartRef(
+    name="keda",
+    repository="https://kedacore.github.io/charts",
+    version="2.20.2",
+    upstream_chart="keda/v2.20.2/chart-keda.Chart.yaml",
+    upstream_values="keda/v2.20.2/chart-keda.values.yaml",
+    free_form=("nodeSelector",),
+)

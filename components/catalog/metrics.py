@@ -74,6 +74,7 @@ TRITON_REQUEST_SUCCESS = Metric("nv_inference_request_success", "counter")
 TRITON_REQUEST_FAILURE = Metric("nv_inference_request_failure", "counter")
 TRITON_REQUEST_DURATION_US = Metric("nv_inference_request_duration_us", "counter")
 TRITON_QUEUE_DURATION_US = Metric("nv_inference_queue_duration_us", "counter")
+TRITON_PENDING_REQUESTS = Metric("nv_inference_pending_request_count", "gauge")  # awaiting the backend
 TRITON_INFERENCE_COUNT = Metric("nv_inference_count", "counter")
 TRITON_EXEC_COUNT = Metric("nv_inference_exec_count", "counter")
 
@@ -152,6 +153,7 @@ METRIC_GROUPS: tuple[MetricGroup, ...] = (
             TRITON_REQUEST_FAILURE,
             TRITON_REQUEST_DURATION_US,
             TRITON_QUEUE_DURATION_US,
+            TRITON_PENDING_REQUESTS,
             TRITON_INFERENCE_COUNT,
             TRITON_EXEC_COUNT,
         ),

@@ -5,6 +5,9 @@ a fixed runtime overhead (CUDA context, activations, CUDA graphs) is reserved; t
 the group's memory holds the weights (split across the TP x PP GPUs) and the KV cache.
 A deployment fits when the KV cache can hold `max_num_seqs` sequences of `max_model_len`
 tokens — the worst case the engine admits — so an OOM is found in review, not at 3 a.m.
+
+A speculative-decoding draft model adds its weights and its own KV cache for the same tokens;
+LoRA adapters add one slot of `max_lora_rank` per adapter (vLLM allocates them up front).
 """
 
 from __future__ import annotations
@@ -37,6 +40,13 @@ class GpuSlot:
     max_nodes: int  # max pipeline-parallel size (nodes in the pool)
     fp8: bool
     splittable: bool = True  # MIG slices and time-slice shares cannot be tensor-parallel
+    # Memory of the device the engine sees: the whole GPU for a time-slice share (default: memory_gib).
+    device_memory_gib: float | None = None
+
+    @property
+    def engine_memory_fraction(self) -> float:
+        """Share of the engine's device that is this slot's: vLLM's utilization is a fraction of the device."""
+        return self.memory_gib / (self.device_memory_gib or self.memory_gib)
 
 
 @dataclass(frozen=True)
@@ -48,6 +58,9 @@ class SizingRequest:
     max_num_seqs: int = 64
     gpu_memory_utilization: float = 0.90
     overhead_gib: float = 2.0
+    draft: ModelArchitecture | None = None  # speculative decoding with a draft model
+    lora_adapters: int = 0
+    max_lora_rank: int = 16
 
 
 @dataclass(frozen=True)
@@ -66,6 +79,31 @@ def weight_bytes(model: ModelArchitecture, precision: Precision) -> float:
     return model.params * BYTES_PER_PARAM[precision]
 
 
+def lora_bytes(model: ModelArchitecture, rank: int, adapters: int) -> int:
+    """16-bit A and B matrices of `rank` on the 7 projections of every layer (q, k, v, o, gate, up, down).
+
+    Each projection is approximated as hidden x rank on both sides: an upper bound for attention,
+    close for the MLP's A side; adapters are tens of MiB, so the approximation never decides a fit.
+    """
+    return adapters * 2 * model.layers * 7 * rank * model.hidden_size * 2
+
+
+def replica_weight_bytes(request: SizingRequest) -> float:
+    """Everything resident besides the KV cache: the model, its draft (same precision), the LoRA slots."""
+    total = weight_bytes(request.model, request.precision)
+    if request.draft is not None:
+        total += weight_bytes(request.draft, request.precision)
+    return total + lora_bytes(request.model, request.max_lora_rank, request.lora_adapters)
+
+
+def replica_kv_bytes_per_token(request: SizingRequest) -> int:
+    """The model's KV per token, plus the draft's: the draft keeps a KV cache for the same tokens."""
+    per_token = kv_bytes_per_token(request.model, request.kv_cache_dtype)
+    if request.draft is not None:
+        per_token += kv_bytes_per_token(request.draft, request.kv_cache_dtype)
+    return per_token
+
+
 def kv_bytes_per_token(model: ModelArchitecture, kv_dtype: KvDtype) -> int:
     """2 (K and V) x layers x KV heads x head dim x bytes per element.
 
@@ -81,8 +119,8 @@ def usable_gib_per_gpu(slot: GpuSlot, request: SizingRequest) -> float:
 
 def _evaluate(request: SizingRequest, slot: GpuSlot, tp: int, pp: int) -> Sizing:
     gpus = tp * pp
-    weights = weight_bytes(request.model, request.precision) / GIB
-    per_token = kv_bytes_per_token(request.model, request.kv_cache_dtype)
+    weights = replica_weight_bytes(request) / GIB
+    per_token = replica_kv_bytes_per_token(request)
     kv_capacity = gpus * usable_gib_per_gpu(slot, request) - weights
     required = per_token * request.max_model_len * request.max_num_seqs / GIB
     per_sequence = per_token * request.max_model_len / GIB
@@ -132,6 +170,15 @@ def size(request: SizingRequest, slot: GpuSlot) -> Sizing:
         f"{slot.gpus_per_node} per node x {slot.max_nodes} nodes: lower maxNumSeqs/maxModelLen, quantize, "
         "or use a larger GPU"
     )
+
+
+def engine_memory_utilization(slot: GpuSlot, request: SizingRequest) -> float:
+    """The engine's `--gpu-memory-utilization`: the slot's budget as a fraction of the device it sees.
+
+    On a time-slice share of 1/N the engine still sees the whole GPU, so its fraction is 1/N of
+    the configured one and N shares together stay within it.
+    """
+    return round(request.gpu_memory_utilization * slot.engine_memory_fraction, 4)
 
 
 def estimated_load_seconds(weights_gib: float, load_gib_per_second: float, margin: float = 1.5) -> int:

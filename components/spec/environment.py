@@ -17,6 +17,7 @@ from components.spec.model_store import ModelStoreSpec, check_model_storage
 from components.spec.observability import check_observability
 from components.spec.region import RegionSpec, check_region
 from components.spec.scheduling import PriorityTierSpec, check_scheduling, default_tiers
+from components.spec.serving_checks import check_serving
 from components.spec.workloads import ModelSpec, TenantSpec, check_workloads
 
 _LABEL = re.compile(r"^[a-z0-9_-]{1,63}$")
@@ -70,8 +71,10 @@ def _check_regions(env: EnvironmentSpec) -> Iterable[Issue]:
 # Cross-field checks run after the structure is valid, before any resource exists.
 # Stages run in order; a stage runs only when the earlier ones found nothing, because its checks
 # rely on what those establish (known machine types, resolvable references) and would otherwise
-# report consequences of an earlier mistake instead of the mistake.
+# report consequences of an earlier mistake instead of the mistake. Model sizing comes last: it
+# reads each pool's GPU partitioning (MIG profiles, time-slice shares), valid only after stage 2.
 SEMANTIC_CHECKS: tuple[tuple[Callable[[EnvironmentSpec], Iterable[Issue]], ...], ...] = (
     (_check_regions, check_gpu_pools, check_workloads, check_federation, check_observability),
     (check_gpu_partitioning, check_scheduling, check_model_storage, check_gateway),
+    (check_serving,),
 )

@@ -14,6 +14,7 @@ from components.spec.base import Issue, Name, Spec, duplicates, join_path
 from components.spec.gateway import RegionGatewaySpec
 from components.spec.model_store import ModelCacheSpec
 from components.spec.observability import ObservabilitySpec
+from components.spec.serving import ServingSpec
 
 # The VPC-CNI gives every pod a VPC address, so private subnets must stay large.
 _SMALLEST_PRIVATE_SUBNET_PREFIX = 24
@@ -169,6 +170,9 @@ class RegionSpec(Spec):
     )
     gateway: RegionGatewaySpec = Field(
         default_factory=RegionGatewaySpec, description="The cluster's inference gateway (where models are served)."
+    )
+    serving: ServingSpec = Field(
+        default_factory=ServingSpec, description="KServe on the cluster: deployment mode, weight loading, autoscaling."
     )
 
     def pool(self, name: str) -> GpuPoolSpec | None:

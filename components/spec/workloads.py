@@ -7,10 +7,12 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
+from components.serving.sizing import KvDtype, Precision
 from components.spec.base import Issue, Name, Spec, duplicates, join_path
 from components.spec.gateway import TenantBudgetSpec
 from components.spec.observability import ModelSloSpec
 from components.spec.scheduling import GpuQuotaSpec
+from components.spec.serving import LoraAdapterSpec, SpeculativeDecodingSpec
 
 if TYPE_CHECKING:
     from components.spec.environment import EnvironmentSpec
@@ -23,6 +25,11 @@ class PlacementSpec(Spec):
     pool: str = Field(description="Name of a GPU pool of that region.")
     min_replicas: int = Field(1, ge=0, description="Fewest replicas (0 = scale to zero, not in production).")
     max_replicas: int = Field(1, ge=1, description="Most replicas the autoscaler may run.")
+    resource: str | None = Field(
+        None,
+        description="GPU resource each replica requests, when the pool offers several (MIG profiles), e.g. "
+        "nvidia.com/mig-3g.40gb; default the pool's only one.",
+    )
 
 
 class ModelSpec(Spec):
@@ -38,6 +45,35 @@ class ModelSpec(Spec):
     tier: str = Field("realtime", description="Priority tier of the model's pods.")
     placements: list[PlacementSpec] = Field(min_length=1, description="Regions and pools serving it.")
     slo: ModelSloSpec | None = Field(None, description="Latency objectives; default from the region's thresholds.")
+    precision: Precision = Field(
+        "bf16",
+        description="Format of the stored weights: bf16/fp16, fp8, int8 (W8A8), or 4-bit awq/gptq; sets the weight "
+        "size and the engine's --dtype/--quantization.",
+    )
+    max_model_len: int = Field(
+        8192, ge=256, description="Longest sequence (prompt + output) in tokens; at most the preset's context."
+    )
+    max_num_seqs: int = Field(
+        64, ge=1, le=1024, description="Sequences batched at once; the KV cache is sized for maxNumSeqs x maxModelLen."
+    )
+    gpu_memory_utilization: float = Field(
+        0.9, ge=0.5, le=0.95, description="Share of each GPU (MIG slice, time-slice share) the engine may use."
+    )
+    kv_cache_dtype: KvDtype = Field(
+        "auto", description="auto (16-bit) or fp8, which halves the KV cache; only on GPUs with FP8 (not A100/A10G)."
+    )
+    speculative_decoding: SpeculativeDecodingSpec | None = Field(
+        None, description="Speculative decoding with n-grams or a draft model (vLLM only)."
+    )
+    lora_adapters: list[LoraAdapterSpec] = Field(
+        default_factory=list, description="LoRA adapters served with the model (vLLM only)."
+    )
+    max_lora_rank: Literal[8, 16, 32, 64, 128, 256] = Field(16, description="Largest rank among the LoRA adapters.")
+    engine_args: dict[str, str | int | float | bool] = Field(
+        default_factory=dict,
+        description="Extra engine flags without the leading --, e.g. {max-num-batched-tokens: 8192, "
+        "enable-auto-tool-choice: true}; flags the platform derives are rejected with the key to use instead.",
+    )
 
     @property
     def weights_prefix(self) -> str:

@@ -293,6 +293,31 @@ def _observability(plan: Plan) -> str:
     return "\n".join(rows) + "\n"
 
 
+def _model_deployments(plan: Plan) -> str:
+    """Per model and region: the GPU it got, its split, memory and concurrency at full context, its replicas."""
+    from components.serving.deployment import model_placements
+
+    placements = [p for region in plan.spec.regions for p in model_placements(plan.spec, region)]
+    if not placements:
+        return ""
+    rows = [
+        "## Model deployments\n",
+        "| region | model | runtime | pool | GPU (resource x per pod) | TP x PP | weights GiB | KV GiB per replica "
+        "| max sequences at max context | maxNumSeqs x maxModelLen | replicas | autoscaler | est. load |",
+        "|---|---|---|---|---|---|---:|---:|---:|---|---|---|---:|",
+    ]
+    for p in placements:
+        sizing, model = p.fit.sizing, p.model
+        rows.append(
+            f"| {p.region.name} | {model.name} | {model.runtime} | {p.pool.name} | {p.fit.slot.name} "
+            f"(`{p.resource}` x {sizing.tensor_parallel}) | {sizing.tensor_parallel} x {sizing.pipeline_parallel} "
+            f"| {sizing.weights_gib:g} | {sizing.kv_cache_gib:g} | {sizing.max_sequences_at_max_len} "
+            f"| {model.max_num_seqs} x {model.max_model_len} | {p.placement.min_replicas}-{p.placement.max_replicas} "
+            f"| {p.autoscaler} | {p.load_seconds}s |"
+        )
+    return "\n".join(rows) + "\n"
+
+
 # Sections of plan.md, in order; capabilities add theirs here.
 SECTIONS: tuple[Callable[[Plan], str], ...] = (
     _summary,
@@ -300,6 +325,7 @@ SECTIONS: tuple[Callable[[Plan], str], ...] = (
     _capacity,
     _schedulable_gpu_resources,
     _model_storage,
+    _model_deployments,
     _counts,
     _scheduling,
     _observability,

@@ -1,0 +1,107 @@
+"""KEDA ScaledObjects for model servers: scale on queue depth and latency, not on CPU.
+
+Each model that autoscales (Standard mode, minReplicas < maxReplicas) gets one ScaledObject on
+its predictor Deployment, with Prometheus triggers on the series its PodMonitor scrapes (the
+model's pods carry `names.MODEL_LABEL`, relabelled to `scrape_targets.MODEL_LABEL`):
+- queue: requests waiting for a batch slot, summed over replicas, against
+  `serving.waitingRequestsPerReplica` per replica (vLLM `num_requests_waiting`, Triton
+  `nv_inference_pending_request_count`);
+- latency: vLLM's TTFT p95 over 2 minutes against the model's TTFT objective; Triton has no TTFT
+  histogram, so its mean queueing time per request stands in, against the region's default
+  objective (queueing alone must not eat the first-token budget). Latency triggers are
+  `Value` metrics: replicas grow in proportion to how far p95 is over the objective;
+- scale from zero (minReplicas 0, outside production only): with no pod there is no engine metric,
+  so the requests the gateway's endpoint picker receives for the model wake it up. A replica
+  completes at most maxNumSeqs requests per second (each takes at least a second), so as a scaling
+  signal this trigger never asks for more replicas than the queue would.
+Scale-down is slow (10 minutes of stability, then one pod per 5 minutes): a replica that goes
+away costs a reload of its weights when load returns.
+Queries the metric catalog knows only (`components/catalog/metrics.py`); tests parse them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from components.addons.scrape_targets import MODEL_LABEL
+from components.catalog import metrics as m
+from components.k8s import names
+from components.serving.deployment import ModelPlacement
+
+SCALED_OBJECT_API_VERSION = "keda.sh/v1alpha1"
+POLLING_SECONDS = 15
+IDLE_SECONDS_BEFORE_ZERO = 900
+WINDOW = "2m"
+
+
+def _selector(model: str) -> str:
+    return f'{{namespace="{names.SERVING_NAMESPACE}",{MODEL_LABEL}="{model}"}}'
+
+
+def queue_query(p: ModelPlacement) -> str:
+    waiting = m.VLLM_WAITING if p.model.runtime == "vllm" else m.TRITON_PENDING_REQUESTS
+    return f"sum({waiting}{_selector(p.name)})"
+
+
+def latency_query(p: ModelPlacement) -> str:
+    """Seconds: vLLM's TTFT p95, Triton's mean queueing time per request; 0 without traffic (not NaN)."""
+    sel = _selector(p.name)
+    if p.model.runtime == "vllm":
+        p95 = f"histogram_quantile(0.95, sum by (le) (rate({m.VLLM_TTFT.bucket}{sel}[{WINDOW}])))"
+        return f"({p95} >= 0) or vector(0)"
+    queued = f"sum(increase({m.TRITON_QUEUE_DURATION_US}{sel}[{WINDOW}]))"
+    served = f"clamp_min(sum(increase({m.TRITON_REQUEST_SUCCESS}{sel}[{WINDOW}])), 1)"
+    return f"({queued} / {served} / 1e6) or vector(0)"
+
+
+def gateway_requests_query(p: ModelPlacement) -> str:
+    return f'sum(rate({m.EPP_REQUESTS}{{model_name="{p.name}"}}[{WINDOW}]))'
+
+
+def _trigger(name: str, server: str, query: str, threshold: float, metric_type: str) -> dict[str, Any]:
+    return {
+        "type": "prometheus",
+        "name": name,
+        "metricType": metric_type,
+        "metadata": {"serverAddress": server, "query": query, "threshold": f"{threshold:g}"},
+    }
+
+
+def scaled_object_manifest(p: ModelPlacement, prometheus_url: str) -> dict[str, Any]:
+    """The ScaledObject of a placement whose autoscaler is KEDA."""
+    placement = p.placement
+    triggers = [
+        _trigger(
+            "queue", prometheus_url, queue_query(p), p.region.serving.waiting_requests_per_replica, "AverageValue"
+        ),
+        _trigger("latency", prometheus_url, latency_query(p), p.ttft_objective_seconds, "Value"),
+    ]
+    if placement.min_replicas == 0:
+        triggers.append(
+            _trigger(
+                "gateway-requests", prometheus_url, gateway_requests_query(p), p.model.max_num_seqs, "AverageValue"
+            )
+        )
+    return {
+        "apiVersion": SCALED_OBJECT_API_VERSION,
+        "kind": "ScaledObject",
+        "metadata": {"name": p.name, "namespace": names.SERVING_NAMESPACE, "labels": p.labels},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": p.predictor},
+            "minReplicaCount": placement.min_replicas,
+            "maxReplicaCount": placement.max_replicas,
+            "pollingInterval": POLLING_SECONDS,
+            "cooldownPeriod": IDLE_SECONDS_BEFORE_ZERO,
+            "advanced": {
+                "horizontalPodAutoscalerConfig": {
+                    "behavior": {
+                        "scaleDown": {
+                            "stabilizationWindowSeconds": 600,
+                            "policies": [{"type": "Pods", "value": 1, "periodSeconds": 300}],
+                        }
+                    }
+                }
+            },
+            "triggers": triggers,
+        },
+    }

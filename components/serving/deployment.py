@@ -1,0 +1,332 @@
+"""One model on one region's GPU pool, as pure data: its fit, and the manifests that serve it.
+
+`ModelDeployment` (the component) turns these dicts into resources on the region's cluster; the
+federation renders the same InferenceService for Karmada from them, without a cluster.
+
+Shape of a deployment (KServe Standard mode):
+- an InferenceService `<model>` in the serving namespace, on our ClusterServingRuntime, whose
+  predictor becomes the Deployment `<model>-predictor`: GPUs in the pool's resource name, host
+  CPU/memory from the node's share (requests = limits), the pool's nodeSelector and the GPU
+  toleration, Volcano's scheduler with the model's queue and tier, a startup probe covering the
+  estimated weight load, /dev/shm sized per GPU, zone spread when it runs more than one replica;
+  annotated with its sizing for the policy pack, and labelled for the PodMonitors and the
+  gateway's InferencePool;
+- a PodDisruptionBudget when it may run more than one replica;
+- a KEDA ScaledObject when its replica range is a range (`autoscaling.py`); KServe is told the
+  autoscaler is external, so it creates no HPA and leaves the replica count alone;
+- a replica spanning nodes (pipeline parallel over an EFA pool) uses KServe's multi-node serving:
+  a head and `pipelineParallelSize - 1` worker Deployments forming a Ray cluster (not
+  LeaderWorkerSet: KServe's InferenceService path needs no extra controller, and the LWS chart
+  is not installed), gang-scheduled by a Volcano PodGroup inside one placement group, with EFA
+  interfaces on every pod. KServe takes no autoscaler there: replicas are fixed.
+In Knative mode Knative's autoscaler scales on concurrency (maxNumSeqs per replica) instead of KEDA.
+
+Weights: from the cache's PVC (`pvc://`, mounted at /mnt/models) when the region runs it; otherwise
+vLLM streams them from the bucket itself (`--model=s3://...`, no storage initializer), and Triton's
+TensorRT-LLM repository is downloaded by KServe's storage initializer (its engine paths are local).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from components.addons.alerts import ttft_objectives
+from components.catalog.machines import MACHINES
+from components.k8s import names
+from components.k8s.gpu_resources import WHOLE_GPU
+from components.k8s.scheduling import GROUP_NAME_ANNOTATION, PodScheduling, model_scheduling, pod_group
+from components.k8s.topology import ZONE_LABEL, gpu_tolerations, pool_selector
+from components.serving.engine import override_args, vllm_args
+from components.serving.fit import Fit, load_seconds, placement_fit
+from components.serving.host import HostResources, pod_host_resources
+from components.serving.runtimes import (
+    FORMAT_OF,
+    RUNTIME_OF,
+    STARTUP_PATH_OF,
+    VLLM_MULTINODE_RUNTIME,
+    WORKER_CONTAINER,
+    shm_volume,
+    startup_probe,
+)
+from components.serving.slots import placement_resource
+from components.spec.environment import EnvironmentSpec
+from components.spec.region import GpuPoolSpec, RegionSpec
+from components.spec.workloads import ModelSpec, PlacementSpec
+
+ISVC_API_VERSION = "serving.kserve.io/v1beta1"
+# Labels and annotations KServe defines [kserve/kserve@v0.20.0:pkg/constants/constants.go].
+ISVC_LABEL = "serving.kserve.io/inferenceservice"
+DEPLOYMENT_MODE = "serving.kserve.io/deploymentMode"
+AUTOSCALER_CLASS = "serving.kserve.io/autoscalerClass"
+GPU_RESOURCE_TYPES = "serving.kserve.io/gpu-resource-types"
+# KServe labels the head pod of a multi-node replica; its workers carry the predictor's labels too.
+MULTINODE_ROLE_LABEL = ("multinode/role", "head")
+EFA_RESOURCE = "vpc.amazonaws.com/efa"
+MODEL_MOUNT = "/mnt/models"
+PREDICTOR_SUFFIX = "-predictor"
+STARTUP_MARGIN = 2
+
+Autoscaler = Literal["keda", "fixed", "knative"]
+
+
+@dataclass(frozen=True)
+class ModelPlacement:
+    """Everything rendering needs about one model in one region, resolved and sized."""
+
+    model: ModelSpec
+    region: RegionSpec
+    placement: PlacementSpec
+    pool: GpuPoolSpec
+    resource: str
+    fit: Fit
+    host: HostResources
+    load_seconds: int
+    scheduling: PodScheduling
+    label_domain: str
+    ttft_objective_seconds: float
+
+    @property
+    def name(self) -> str:
+        return self.model.name
+
+    @property
+    def predictor(self) -> str:
+        """The Deployment KServe's Standard mode creates for the predictor (the head, when multi-node)."""
+        return self.name + PREDICTOR_SUFFIX
+
+    @property
+    def startup_budget_seconds(self) -> int:
+        """What the startup probe allows: twice the load estimate, as a first start also compiles the model
+        (torch.compile, CUDA graphs) and a cold cache reads from the bucket; liveness kills only after it."""
+        return STARTUP_MARGIN * self.load_seconds
+
+    @property
+    def nodes_per_replica(self) -> int:
+        return self.fit.sizing.pipeline_parallel
+
+    @property
+    def autoscaler(self) -> Autoscaler:
+        if self.region.serving.deployment_mode == "Knative":
+            return "knative"
+        if self.nodes_per_replica > 1 or self.placement.min_replicas == self.placement.max_replicas:
+            return "fixed"
+        return "keda"
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """Pod labels the PodMonitors and the gateway's InferencePool select on."""
+        return {names.PART_OF_LABEL: names.PLATFORM_PART_OF, names.MODEL_LABEL: self.name}
+
+    @property
+    def serving_pods(self) -> dict[str, str]:
+        """Labels of the pods that answer requests on 8080: of a multi-node replica, only its head."""
+        key, head = MULTINODE_ROLE_LABEL
+        return {**self.labels, key: head} if self.nodes_per_replica > 1 else self.labels
+
+
+def model_placement(env: EnvironmentSpec, model: ModelSpec, placement: PlacementSpec) -> ModelPlacement:
+    """The validated placement, sized (the config checks guarantee it fits)."""
+    region = env.region(placement.region)
+    pool = region.pool(placement.pool)
+    assert pool is not None, "placements are validated before rendering"
+    resource = placement_resource(pool, placement.resource)
+    assert resource is not None, "placements are validated before rendering"
+    fit = placement_fit(model, pool, resource)
+    return ModelPlacement(
+        model=model,
+        region=region,
+        placement=placement,
+        pool=pool,
+        resource=resource,
+        fit=fit,
+        host=pod_host_resources(region, pool, fit.sizing.tensor_parallel),
+        load_seconds=load_seconds(region, fit.sizing),
+        scheduling=model_scheduling(env, model),
+        label_domain=env.label_domain,
+        ttft_objective_seconds=ttft_objectives(env, region).get(
+            model.name, region.observability.thresholds.ttft_p95_seconds
+        ),
+    )
+
+
+def model_placements(env: EnvironmentSpec, region: RegionSpec) -> list[ModelPlacement]:
+    """Every model placed in `region`, in config order."""
+    return [
+        model_placement(env, model, placement)
+        for model in env.models
+        for placement in model.placements
+        if placement.region == region.name
+    ]
+
+
+def sizing_annotations(p: ModelPlacement) -> dict[str, str]:
+    """The sizing the policy pack checks the rendered pod against (policies/rules/llm.py)."""
+    sizing, slot = p.fit.sizing, p.fit.slot
+    values = {
+        "gpu-product": MACHINES[p.pool.machine_type].gpu,
+        "gpu-memory-gib": f"{slot.memory_gib:g}",
+        "tensor-parallel": str(sizing.tensor_parallel),
+        "pipeline-parallel": str(sizing.pipeline_parallel),
+        "weights-gib": f"{sizing.weights_gib:g}",
+        "kv-cache-gib": f"{sizing.kv_cache_gib:g}",
+        "estimated-load-seconds": str(p.load_seconds),
+        "fp8-capable": str(slot.fp8).lower(),
+    }
+    return {names.annotation(key): value for key, value in values.items()}
+
+
+def model_location(p: ModelPlacement, storage_uri: str) -> tuple[str | None, str]:
+    """(KServe storageUri, the directory the engine reads): see the module docstring."""
+    if p.model.runtime == "triton" or storage_uri.startswith("pvc://"):
+        return storage_uri, MODEL_MOUNT
+    return None, storage_uri.rstrip("/")
+
+
+def pod_resources(p: ModelPlacement) -> dict[str, dict[str, Any]]:
+    """One pod's requests (= limits): its GPUs, host share and, on multi-node EFA replicas, every EFA interface."""
+    amounts: dict[str, Any] = {
+        "cpu": p.host.cpu_quantity,
+        "memory": p.host.memory_quantity,
+        p.resource: p.fit.sizing.tensor_parallel,
+    }
+    if p.nodes_per_replica > 1 and p.pool.efa:
+        amounts[EFA_RESOURCE] = MACHINES[p.pool.machine_type].efa_interfaces
+    return {"requests": amounts, "limits": dict(amounts)}
+
+
+def _engine_args(p: ModelPlacement, model_dir: str) -> list[str]:
+    if p.model.runtime == "vllm":
+        fit = p.fit
+        return vllm_args(p.model, fit.slot, fit.request, fit.sizing, model_dir, p.host.streamer_buffer_bytes)
+    return override_args(p.model.engine_args)
+
+
+def _engine_env(p: ModelPlacement, streams_from_bucket: bool) -> list[dict[str, str]]:
+    env: dict[str, str] = {}
+    if streams_from_bucket and p.region.cloud == "aws":
+        env["AWS_REGION"] = p.region.region  # the streamer's S3 client does not follow region redirects
+    if p.model.runtime == "triton" and p.fit.sizing.tensor_parallel > 1:
+        env["TRTLLM_ORCHESTRATOR"] = "1"  # the TensorRT-LLM backend spawns its tensor-parallel ranks itself
+    return [{"name": k, "value": v} for k, v in env.items()]
+
+
+def _isvc_annotations(p: ModelPlacement) -> dict[str, str]:
+    mode = p.region.serving.deployment_mode
+    annotations = {DEPLOYMENT_MODE: mode}
+    if p.autoscaler == "keda":
+        annotations[AUTOSCALER_CLASS] = "external"  # our ScaledObject owns the replica count
+    elif p.autoscaler == "fixed":
+        annotations[AUTOSCALER_CLASS] = "none"
+    if p.resource != WHOLE_GPU:
+        # KServe recognises nvidia.com/gpu as a GPU; MIG resources must be declared.
+        annotations[GPU_RESOURCE_TYPES] = json.dumps([p.resource])
+    return {**annotations, **sizing_annotations(p)}
+
+
+def _pod_placement(p: ModelPlacement) -> dict[str, Any]:
+    """Pod-level fields shared by the head and the workers of a replica."""
+    return {
+        **p.scheduling.pod_spec_fields(),
+        "serviceAccountName": names.MODEL_SERVER_SERVICE_ACCOUNT,
+        "nodeSelector": pool_selector(p.label_domain, p.pool.name),
+        "tolerations": gpu_tolerations(),
+        "volumes": [shm_volume(f"{p.host.shm_gib}Gi")],
+    }
+
+
+def pod_group_name(p: ModelPlacement) -> str:
+    return f"{p.name}-gang"
+
+
+def inference_service_manifest(p: ModelPlacement, storage_uri: str) -> dict[str, Any]:
+    """The model's InferenceService; `storage_uri` from `model_cache.model_storage_uri`."""
+    model, placement = p.model, p.placement
+    storage, model_dir = model_location(p, storage_uri)
+    streams_from_bucket = storage is None
+    container: dict[str, Any] = {
+        "modelFormat": FORMAT_OF[model.runtime],
+        "runtime": VLLM_MULTINODE_RUNTIME if p.nodes_per_replica > 1 else RUNTIME_OF[model.runtime],
+        "resources": pod_resources(p),
+        "startupProbe": startup_probe(STARTUP_PATH_OF[model.runtime], p.startup_budget_seconds),
+    }
+    args = _engine_args(p, model_dir)
+    if args:
+        container["args"] = args
+    if model.runtime == "triton":
+        container["protocolVersion"] = "v2"  # what the runtime speaks (KServe's default is v1)
+    if storage is not None:
+        container["storageUri"] = storage
+    env = _engine_env(p, streams_from_bucket)
+    if env:
+        container["env"] = env
+    annotations = dict(p.scheduling.annotations)
+    if p.nodes_per_replica > 1:
+        annotations[GROUP_NAME_ANNOTATION] = pod_group_name(p)
+    predictor: dict[str, Any] = {
+        "minReplicas": placement.min_replicas,
+        "maxReplicas": placement.max_replicas,
+        "labels": p.labels,
+        "annotations": annotations,
+        **_pod_placement(p),
+        "securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
+        "model": container,
+    }
+    if placement.max_replicas > 1:
+        predictor["topologySpreadConstraints"] = [
+            {
+                "maxSkew": 1,
+                "topologyKey": ZONE_LABEL,
+                # Best effort: GPUs are scarce, and fabric pools sit in one zone anyway.
+                "whenUnsatisfiable": "ScheduleAnyway",
+                "labelSelector": {"matchLabels": {ISVC_LABEL: p.name}},
+            }
+        ]
+    if p.autoscaler == "knative":
+        predictor["scaleMetric"] = "concurrency"
+        predictor["scaleTarget"] = model.max_num_seqs
+    if p.nodes_per_replica > 1:
+        predictor["workerSpec"] = {
+            "tensorParallelSize": p.fit.sizing.tensor_parallel,
+            "pipelineParallelSize": p.nodes_per_replica,
+            **_pod_placement(p),
+            "containers": [{"name": WORKER_CONTAINER, "resources": pod_resources(p)}],
+        }
+    return {
+        "apiVersion": ISVC_API_VERSION,
+        "kind": "InferenceService",
+        "metadata": {
+            "name": p.name,
+            "namespace": names.SERVING_NAMESPACE,
+            "labels": p.labels,
+            "annotations": _isvc_annotations(p),
+        },
+        "spec": {"predictor": predictor},
+    }
+
+
+def pod_disruption_budget_manifest(p: ModelPlacement) -> dict[str, Any] | None:
+    """Drains take one replica's pods at a time; a single-replica model needs none."""
+    if p.placement.max_replicas <= 1:
+        return None
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": p.name, "namespace": names.SERVING_NAMESPACE, "labels": p.labels},
+        "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {ISVC_LABEL: p.name}}},
+    }
+
+
+def pod_group_manifest(p: ModelPlacement) -> dict[str, Any] | None:
+    """The gang of a multi-node model: every pod of its (fixed) replicas starts together in one fabric domain."""
+    if p.nodes_per_replica == 1:
+        return None
+    gpus = {k: v for k, v in pod_resources(p)["requests"].items() if k not in ("cpu", "memory")}
+    return pod_group(
+        pod_group_name(p),
+        names.SERVING_NAMESPACE,
+        p.scheduling,
+        members=p.nodes_per_replica * p.placement.max_replicas,
+        resources_per_member=gpus,
+    )

@@ -1,0 +1,88 @@
+"""Engine command lines derived per model x GPU: the sizing's parallelism and limits, the seed's
+optimisations (prefix caching, chunked prefill, FP8 KV cache where the GPU has FP8), weights in the
+stored format, speculative decoding, LoRA adapters, and the model's validated overrides.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+
+from components.addons.model_cache import VLLM_LOAD_ARGS
+from components.serving.sizing import GpuSlot, Precision, Sizing, SizingRequest, engine_memory_utilization
+from components.spec.workloads import ModelSpec
+
+# What vLLM loads each stored weight format with (vllm-project/vllm@v0.27.1:docs/features/quantization):
+# 16-bit by dtype; FP8 checkpoints (or 16-bit ones quantized at load) by fp8; INT8 W8A8 checkpoints
+# from llm-compressor by compressed-tensors; 4-bit AWQ/GPTQ with the Marlin kernels (compute
+# capability >= 8.0, which every GPU of the catalog has).
+VLLM_WEIGHTS: dict[Precision, tuple[str, str]] = {
+    "bf16": ("--dtype", "bfloat16"),
+    "fp16": ("--dtype", "float16"),
+    "fp8": ("--quantization", "fp8"),
+    "int8": ("--quantization", "compressed-tensors"),
+    "awq": ("--quantization", "awq_marlin"),
+    "gptq": ("--quantization", "gptq_marlin"),
+}
+# Parallel streams the Run:ai streamer reads shards with (its default).
+STREAMER_CONCURRENCY = 16
+
+
+def override_args(engine_args: Mapping[str, str | int | float | bool]) -> list[str]:
+    """`engineArgs` as flags: `--name=value`, or `--name` for true (the checks reject false)."""
+    return [f"--{flag}" if value is True else f"--{flag}={value}" for flag, value in engine_args.items()]
+
+
+def speculative_config(model: ModelSpec, model_dir: str) -> dict | None:
+    spec = model.speculative_decoding
+    if spec is None:
+        return None
+    if spec.method == "ngram":
+        return {
+            "method": "ngram",
+            "num_speculative_tokens": spec.num_speculative_tokens,
+            "prompt_lookup_max": spec.prompt_lookup_max,
+        }
+    return {"model": f"{model_dir}/draft", "num_speculative_tokens": spec.num_speculative_tokens}
+
+
+def vllm_args(
+    model: ModelSpec,
+    slot: GpuSlot,
+    request: SizingRequest,
+    sizing: Sizing,
+    model_dir: str,
+    streamer_memory_bytes: int,
+) -> list[str]:
+    """The vLLM OpenAI server's flags for `model` on `slot`; `model_dir` is /mnt/models or the bucket URI."""
+    args = [
+        f"--served-model-name={model.name}",
+        f"--model={model_dir}",
+        "=".join(VLLM_LOAD_ARGS),
+        "--model-loader-extra-config="
+        + json.dumps({"concurrency": STREAMER_CONCURRENCY, "memory_limit": streamer_memory_bytes}),
+        f"--tensor-parallel-size={sizing.tensor_parallel}",
+        f"--pipeline-parallel-size={sizing.pipeline_parallel}",
+        f"--max-model-len={request.max_model_len}",
+        f"--max-num-seqs={request.max_num_seqs}",
+        f"--gpu-memory-utilization={engine_memory_utilization(slot, request)}",
+        "--enable-prefix-caching",
+        "--enable-chunked-prefill",
+        "=".join(VLLM_WEIGHTS[model.precision]),
+    ]
+    if model.kv_cache_dtype == "fp8":
+        args.append("--kv-cache-dtype=fp8")
+    if sizing.pipeline_parallel > 1:
+        args.append("--distributed-executor-backend=ray")
+    speculative = speculative_config(model, model_dir)
+    if speculative is not None:
+        args.append("--speculative-config=" + json.dumps(speculative))
+    if model.lora_adapters:
+        args += [
+            "--enable-lora",
+            f"--max-loras={len(model.lora_adapters)}",
+            f"--max-lora-rank={model.max_lora_rank}",
+            "--lora-modules",
+            *(f"{adapter.name}={model_dir}/{adapter.directory}" for adapter in model.lora_adapters),
+        ]
+    return args + override_args(model.engine_args)

@@ -1,0 +1,51 @@
+"""A model's sizing request from its config, and its fit on one placement: the single computation the
+config checks, the rendered InferenceServices and plan.md share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from components.catalog.models import MODELS
+from components.serving.sizing import GpuSlot, Sizing, SizingRequest, estimated_load_seconds, size
+from components.serving.slots import gpu_slot
+
+if TYPE_CHECKING:
+    from components.spec.region import GpuPoolSpec, RegionSpec
+    from components.spec.workloads import ModelSpec
+
+
+def sizing_request(model: ModelSpec) -> SizingRequest:
+    """The model's engine limits as a sizing request (its preset and draft preset must be in the catalog)."""
+    speculative = model.speculative_decoding
+    draft = MODELS[speculative.draft_preset] if speculative and speculative.draft_preset else None
+    return SizingRequest(
+        MODELS[model.preset],
+        precision=model.precision,
+        kv_cache_dtype=model.kv_cache_dtype,
+        max_model_len=model.max_model_len,
+        max_num_seqs=model.max_num_seqs,
+        gpu_memory_utilization=model.gpu_memory_utilization,
+        draft=draft,
+        lora_adapters=len(model.lora_adapters),
+        max_lora_rank=model.max_lora_rank,
+    )
+
+
+@dataclass(frozen=True)
+class Fit:
+    slot: GpuSlot
+    request: SizingRequest
+    sizing: Sizing
+
+
+def placement_fit(model: ModelSpec, pool: GpuPoolSpec, resource: str) -> Fit:
+    """How `model` splits over `resource` of `pool`; raises sizing.DoesNotFit with the numbers."""
+    slot = gpu_slot(pool, resource)
+    request = sizing_request(model)
+    return Fit(slot, request, size(request, slot))
+
+
+def load_seconds(region: RegionSpec, sizing: Sizing) -> int:
+    """Estimated time for a replica to load its weights in `region` (from the cache, or the bucket)."""
+    return estimated_load_seconds(sizing.weights_gib, region.serving.load_gib_per_second(region.model_cache.enabled))

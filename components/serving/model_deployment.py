@@ -1,0 +1,81 @@
+"""A model served on one cluster: its InferenceService and what keeps it available and scaled.
+
+The manifests are pure data (`deployment.py`, `autoscaling.py`); this component only places them on
+the cluster, after what they refer to exists: KServe's controller and runtimes, Volcano's queues and
+PriorityClasses, the serving namespace and service account, the cache's PVC, KEDA's CRDs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.k8s.cluster import ClusterHandle
+from components.serving.autoscaling import scaled_object_manifest
+from components.serving.deployment import (
+    ModelPlacement,
+    inference_service_manifest,
+    pod_disruption_budget_manifest,
+    pod_group_manifest,
+)
+
+
+@dataclass(frozen=True)
+class ModelDeploymentArgs:
+    cluster: ClusterHandle
+    placement: ModelPlacement
+    storage_uri: str
+    # KServe's controller and runtimes, Volcano, the serving identity and the cache, when the region has them.
+    depends_on: Sequence[pulumi.Resource]
+    keda: pulumi.Resource | None = None  # the release installing ScaledObject's CRD (Standard mode)
+    prometheus_url: str | None = None  # what KEDA queries; the config checks require it when a model autoscales
+
+
+class ModelDeployment(pulumi.ComponentResource):
+    inference_service: k8s.apiextensions.CustomResource
+
+    def __init__(self, name: str, args: ModelDeploymentArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("inference-platform:serving:ModelDeployment", name, None, opts)
+        cluster, p = args.cluster, args.placement
+        on_cluster = [*cluster.ready, *args.depends_on]
+
+        def custom(manifest: dict[str, Any], depends_on: list[pulumi.Resource]) -> k8s.apiextensions.CustomResource:
+            return k8s.apiextensions.CustomResource(
+                f"{cluster.name}-{manifest['kind'].lower()}-{manifest['metadata']['name']}",
+                api_version=manifest["apiVersion"],
+                kind=manifest["kind"],
+                metadata=manifest["metadata"],
+                spec=manifest["spec"],
+                opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=depends_on),
+            )
+
+        gang = pod_group_manifest(p)
+        group = [custom(gang, on_cluster)] if gang is not None else []
+        self.inference_service = custom(inference_service_manifest(p, args.storage_uri), [*on_cluster, *group])
+        budget = pod_disruption_budget_manifest(p)
+        if budget is not None:
+            k8s.policy.v1.PodDisruptionBudget(
+                f"{cluster.name}-pdb-{p.name}",
+                metadata=budget["metadata"],
+                spec=budget["spec"],
+                opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=on_cluster),
+            )
+        if p.autoscaler == "keda":
+            assert args.keda is not None and args.prometheus_url, (
+                "the config checks require both where models autoscale"
+            )
+            custom(scaled_object_manifest(p, args.prometheus_url), [*on_cluster, args.keda, self.inference_service])
+        sizing = p.fit.sizing
+        self.register_outputs(
+            {
+                "gpu": p.fit.slot.name,
+                "resource": p.resource,
+                "tensorParallel": sizing.tensor_parallel,
+                "pipelineParallel": sizing.pipeline_parallel,
+                "autoscaler": p.autoscaler,
+            }
+        )

@@ -1,0 +1,89 @@
+"""What one model-server GPU of a pool is: a whole GPU, a MIG slice or a time-slice share.
+
+Sizing (`sizing.size`) needs the memory a server gets, how far it may be split and whether
+it has FP8; these follow from the pool's machine type and partitioning, and from which of the
+pool's extended resources (`gpu_resources.schedulable_resources`) the placement requests.
+"""
+
+from __future__ import annotations
+
+from components.catalog.gpus import MEDIA_EXTENSION, GpuModel, MigProfile
+from components.catalog.machines import MACHINES
+from components.k8s.gpu_partitioning import mig_layout
+from components.k8s.gpu_resources import WHOLE_GPU, schedulable_resources
+from components.serving.sizing import GpuSlot
+from components.spec.region import GpuPoolSpec
+
+MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
+
+
+def placement_resource(pool: GpuPoolSpec, requested: str | None) -> str | None:
+    """The extended resource a placement requests: the one asked for, else the pool's only one.
+
+    None when the pool offers several and none was chosen (the config checks report it).
+    """
+    offered = schedulable_resources(pool)
+    if requested is not None:
+        return requested if requested in offered else None
+    return next(iter(offered)) if len(offered) == 1 else None
+
+
+def multi_node_capable(pool: GpuPoolSpec) -> bool:
+    """Pools whose replicas may span nodes: EFA pools, packed in one placement group.
+
+    Pipeline-parallel gangs must stay inside one fabric domain (a tier-1 HyperNode, which only
+    placement-group pools have). GKE GPUDirect pools would also need the GPUDirect NIC annotations
+    and NCCL plugin on the pods, which the platform does not render: their replicas stay in one node.
+    """
+    return pool.efa
+
+
+def _mig_profile(gpu: GpuModel, device: str) -> MigProfile:
+    name = device.removesuffix(MEDIA_EXTENSION).removesuffix(".me")
+    profile = gpu.mig_profile(name)
+    if profile is None:
+        raise ValueError(f"{device!r} is not a MIG profile of {gpu.name}")
+    return profile
+
+
+def gpu_slot(pool: GpuPoolSpec, resource: str) -> GpuSlot:
+    """The GPU one unit of `resource` gives a model server on `pool`."""
+    machine = MACHINES[pool.machine_type]
+    gpu = machine.gpu_model
+    layout = mig_layout(pool)
+    if layout:
+        # Mixed strategy: the resource names the profile; otherwise the pool holds one profile.
+        device = resource.removeprefix(MIG_RESOURCE_PREFIX) if resource != WHOLE_GPU else next(iter(layout))
+        profile = _mig_profile(gpu, device)
+        return GpuSlot(
+            f"{gpu.name} MIG {profile.name}",
+            profile.memory_gib,
+            gpus_per_node=1,
+            max_nodes=1,
+            fp8=gpu.fp8,
+            splittable=False,
+        )
+    if pool.time_slicing is not None:
+        shares = pool.time_slicing.replicas
+        return GpuSlot(
+            f"{gpu.name} 1/{shares} time-slice",
+            gpu.memory_gib / shares,
+            gpus_per_node=1,
+            max_nodes=1,
+            fp8=gpu.fp8,
+            splittable=False,
+            device_memory_gib=gpu.memory_gib,
+        )
+    return GpuSlot(
+        gpu.name,
+        gpu.memory_gib,
+        gpus_per_node=machine.gpus,
+        max_nodes=pool.max_size if multi_node_capable(pool) else 1,
+        fp8=gpu.fp8,
+    )
+
+
+def slots_per_node(pool: GpuPoolSpec) -> int:
+    """Model-server GPUs one node offers (every profile of a mixed MIG layout counted): the node's
+    CPU and memory are shared out among them."""
+    return sum(schedulable_resources(pool).values())

@@ -1,0 +1,274 @@
+"""Checks of model deployments that need the catalog and the sizing: they run in the last stage, once
+references resolve and every pool's machine type and GPU partitioning are valid (sizing reads them).
+
+Rules, and why:
+- A preset (and a draft preset) must be in the model catalog: sizing needs its architecture.
+- maxModelLen stays within the model's context (and its draft's).
+- Each placement requests one GPU resource of its pool; pools offering several (mixed MIG
+  profiles) need the choice spelled out. One placement per model and region: the model's
+  InferenceService in a cluster is named after it.
+- FP8 KV cache (and FP8 engines under Triton) only on GPUs with FP8: A100 and A10G have none.
+- Weights + KV cache for maxNumSeqs x maxModelLen must fit the placement's GPUs at the smallest
+  tensor-parallel size, else pipeline-parallel across nodes, else the model is rejected with the
+  numbers. A replica on more than one node must run vLLM in Standard mode from the cache's
+  pvc:// (KServe's multi-node serving accepts no other storage and no autoscaler).
+- Each replica gets at least MIN_POD_MEMORY_GIB of host memory from its node's share.
+- engineArgs: known flags only; flags the platform derives name the key to change instead.
+- vLLM-only features (speculative decoding, LoRA) are rejected under Triton, whose TensorRT-LLM
+  engine builds them in; LoRA adapters load from a local directory, so they need the cache.
+- Production never scales to zero; autoscaling on metrics needs a Prometheus URL.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from components.catalog.engines import ENGINE_FLAGS
+from components.catalog.models import MODELS
+from components.k8s.gpu_resources import schedulable_resources
+from components.serving.fit import Fit, load_seconds, placement_fit
+from components.serving.host import MIN_POD_MEMORY_GIB, pod_host_resources
+from components.serving.sizing import DoesNotFit, GpuSlot
+from components.serving.slots import gpu_slot, multi_node_capable, placement_resource
+from components.spec.base import Issue, join_path
+
+if TYPE_CHECKING:
+    from components.spec.environment import EnvironmentSpec
+    from components.spec.region import GpuPoolSpec, RegionSpec
+    from components.spec.workloads import ModelSpec, PlacementSpec
+
+_PRESETS = ", ".join(MODELS)
+
+
+def check_serving(env: EnvironmentSpec) -> Iterator[Issue]:
+    regions = {r.name: r for r in env.regions}
+    autoscaled: dict[str, list[str]] = {}  # region -> models autoscaled on metrics there
+    for i, model in enumerate(env.models):
+        path = ("models", i)
+        unsizable = list(_check_presets(model, path))
+        yield from unsizable
+        yield from _check_engine_options(env, model, path)
+        if unsizable:
+            continue
+        seen: dict[str, str] = {}
+        for j, placement in enumerate(model.placements):
+            region = regions[placement.region]
+            pool = region.pool(placement.pool)
+            at = (*path, "placements", j)
+            if placement.region in seen:
+                yield Issue(
+                    join_path(*at, "region"),
+                    f"{model.name} already runs in region {placement.region!r} (pool {seen[placement.region]!r}); "
+                    "its InferenceService there is named after the model: keep one placement per region",
+                )
+                continue
+            seen[placement.region] = placement.pool
+            if pool is None:
+                continue
+            yield from _check_placement(env, model, region, pool, placement, path, at, autoscaled)
+    for region_name, models in autoscaled.items():
+        yield from _check_prometheus(env, regions[region_name], models)
+
+
+def _unknown_preset(preset: str) -> str:
+    return f"{preset!r} is not a model preset; use one of {_PRESETS}"
+
+
+def _check_presets(model: ModelSpec, path: tuple) -> Iterator[Issue]:
+    """What sizing needs: presets in the catalog, a context they support."""
+    if model.preset not in MODELS:
+        yield Issue(join_path(*path, "preset"), _unknown_preset(model.preset))
+        return
+    arch = MODELS[model.preset]
+    if model.max_model_len > arch.max_context:
+        yield Issue(
+            join_path(*path, "maxModelLen"),
+            f"{model.max_model_len} exceeds {arch.preset}'s context of {arch.max_context} tokens; "
+            f"lower it to at most {arch.max_context}",
+        )
+    spec = model.speculative_decoding
+    if spec is None:
+        return
+    at = (*path, "speculativeDecoding", "draftPreset")
+    if spec.method == "draft" and spec.draft_preset is None:
+        yield Issue(join_path(*at), "required for method draft; name the draft's preset, e.g. llama-3.1-8b")
+    elif spec.method == "ngram" and spec.draft_preset is not None:
+        yield Issue(join_path(*at), "only used by method draft; remove it for ngram")
+    elif spec.draft_preset is not None:
+        draft = MODELS.get(spec.draft_preset)
+        if draft is None:
+            yield Issue(join_path(*at), _unknown_preset(spec.draft_preset))
+        elif draft.params >= arch.params:
+            yield Issue(
+                join_path(*at),
+                f"{draft.preset} ({draft.params_billion:g}B) is not smaller than {arch.preset} "
+                f"({arch.params_billion:g}B); a draft must be a smaller model of the same family",
+            )
+        elif model.max_model_len > draft.max_context:
+            yield Issue(
+                join_path(*path, "maxModelLen"),
+                f"{model.max_model_len} exceeds the draft {draft.preset}'s context of {draft.max_context} tokens; "
+                f"lower it to at most {draft.max_context}",
+            )
+
+
+def _check_engine_options(env: EnvironmentSpec, model: ModelSpec, path: tuple) -> Iterator[Issue]:
+    if model.runtime == "triton":
+        for key, given in (
+            ("speculativeDecoding", model.speculative_decoding is not None),
+            ("loraAdapters", bool(model.lora_adapters)),
+        ):
+            if given:
+                yield Issue(
+                    join_path(*path, key),
+                    "applies to vLLM only; under Triton the TensorRT-LLM engine is built with it. Remove it, or "
+                    "use runtime: vllm",
+                )
+    names = {m.name for m in env.models}
+    seen: set[str] = set()
+    for k, adapter in enumerate(model.lora_adapters):
+        at = join_path(*path, "loraAdapters", k, "name")
+        if adapter.name in names or adapter.name in seen:
+            yield Issue(at, f"{adapter.name!r} is already a model or adapter name; clients select adapters by name")
+        seen.add(adapter.name)
+    flags = ENGINE_FLAGS[model.runtime]
+    for flag, value in model.engine_args.items():
+        at = join_path(*path, "engineArgs") + f"[{flag!r}]"
+        if flag.startswith("-"):
+            yield Issue(at, f"write the flag without leading dashes: {flag.lstrip('-')!r}")
+        elif flag in flags.derived:
+            yield Issue(at, f"set by the platform; change {flags.derived[flag]} instead")
+        elif flag not in flags.tunable:
+            close = difflib.get_close_matches(flag, sorted(flags.tunable), n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            yield Issue(
+                at,
+                f"not a {flags.engine} flag a model may set; {hint}the flags are listed in components/catalog/engines.py",
+            )
+        elif value is False:
+            yield Issue(at, "false is not passed to the engine; remove the flag to keep the engine's default")
+
+
+def _check_placement(
+    env: EnvironmentSpec,
+    model: ModelSpec,
+    region: RegionSpec,
+    pool: GpuPoolSpec,
+    placement: PlacementSpec,
+    path: tuple,
+    at: tuple,
+    autoscaled: dict[str, list[str]],
+) -> Iterator[Issue]:
+    offered = schedulable_resources(pool)
+    if placement.resource is not None and placement.resource not in offered:
+        yield Issue(
+            join_path(*at, "resource"),
+            f"{placement.resource!r} is not offered by pool {pool.name!r} (offered: {', '.join(offered)}); "
+            "use one of them",
+        )
+        return
+    resource = placement_resource(pool, placement.resource)
+    if resource is None:
+        yield Issue(
+            join_path(*at, "resource"),
+            f"pool {pool.name!r} offers several GPU resources ({', '.join(offered)}); choose the one each "
+            "replica requests",
+        )
+        return
+    slot = gpu_slot(pool, resource)
+    where = f"placement {region.name}/{pool.name} runs on {slot.name}, which has none"
+    if model.kv_cache_dtype == "fp8" and not slot.fp8:
+        yield Issue(join_path(*path, "kvCacheDtype"), f"an FP8 KV cache needs a GPU with FP8; {where}: use auto")
+        return
+    if model.runtime == "triton" and model.precision == "fp8" and not slot.fp8:
+        yield Issue(join_path(*path, "precision"), f"TensorRT-LLM FP8 engines need a GPU with FP8; {where}")
+        return
+    try:
+        fit = placement_fit(model, pool, resource)
+    except DoesNotFit as problem:
+        yield Issue(join_path(*at), str(problem) + _multi_node_hint(slot, pool))
+        return
+    yield from _check_host_memory(region, pool, fit, at)
+    if fit.sizing.pipeline_parallel > 1:
+        yield from _check_multi_node(model, region, placement, fit, at)
+    elif model.lora_adapters and not region.model_cache.enabled:
+        yield Issue(
+            join_path(*path, "loraAdapters"),
+            f"vLLM loads LoRA adapters from a local directory, and region {region.name!r} has no model cache "
+            "(pvc://) to mount them from; enable its modelCache or remove the adapters",
+        )
+    if placement.min_replicas == 0 and env.production:
+        yield Issue(
+            join_path(*at, "minReplicas"),
+            f"production models never scale to zero: a cold start reloads {fit.sizing.weights_gib:g} GiB of "
+            f"weights (about {load_seconds(region, fit.sizing)}s); set minReplicas to at least 1",
+        )
+    elif (
+        region.serving.deployment_mode == "Standard"
+        and placement.min_replicas != placement.max_replicas
+        and fit.sizing.pipeline_parallel == 1
+    ):
+        autoscaled.setdefault(region.name, []).append(model.name)
+
+
+def _multi_node_hint(slot: GpuSlot, pool: GpuPoolSpec) -> str:
+    if slot.splittable and not multi_node_capable(pool):
+        return " (replicas span nodes only on EFA pools)"
+    return ""
+
+
+def _check_host_memory(region: RegionSpec, pool: GpuPoolSpec, fit: Fit, at: tuple) -> Iterator[Issue]:
+    host = pod_host_resources(region, pool, fit.sizing.tensor_parallel)
+    if host.memory_gib < MIN_POD_MEMORY_GIB:
+        yield Issue(
+            join_path(*at, "pool"),
+            f"each replica would get {host.memory_gib} GiB of host memory ({pool.machine_type} shared by "
+            f"{host.slots_per_node} model servers, after system and cache reservations), less than the "
+            f"{MIN_POD_MEMORY_GIB} GiB an engine needs; use a machine type with more memory or fewer shares",
+        )
+
+
+def _check_multi_node(
+    model: ModelSpec, region: RegionSpec, placement: PlacementSpec, fit: Fit, at: tuple
+) -> Iterator[Issue]:
+    nodes = fit.sizing.pipeline_parallel
+    needs = (
+        f"one replica needs {nodes} nodes (pipeline parallel {nodes} x tensor parallel {fit.sizing.tensor_parallel})"
+    )
+    if model.runtime != "vllm":
+        yield Issue(join_path(*at), f"{needs}, and only vLLM replicas span nodes; use runtime: vllm or a larger GPU")
+    elif region.serving.deployment_mode != "Standard":
+        yield Issue(
+            join_path(*at),
+            f"{needs}, and KServe runs multi-node replicas only in Standard mode (region {region.name!r})",
+        )
+    elif not region.model_cache.enabled:
+        yield Issue(
+            join_path(*at),
+            f"{needs}, and KServe serves multi-node replicas only from pvc:// storage; enable the modelCache of "
+            f"region {region.name!r}",
+        )
+    if placement.min_replicas != placement.max_replicas:
+        yield Issue(
+            join_path(*at, "minReplicas"),
+            f"{needs}, and KServe's multi-node replicas take no autoscaler; set minReplicas = maxReplicas",
+        )
+
+
+def _check_prometheus(env: EnvironmentSpec, region: RegionSpec, models: list[str]) -> Iterator[Issue]:
+    obs = region.observability
+    if region.serving.prometheus_url is not None or (obs.enabled and obs.existing_prometheus is None):
+        return
+    i = env.regions.index(region)
+    reason = (
+        "observability is off"
+        if not obs.enabled
+        else "observability uses an existing Prometheus whose URL the platform does not know"
+    )
+    yield Issue(
+        join_path("regions", i, "serving", "prometheusUrl"),
+        f"{', '.join(models)} autoscale(s) on queue depth and latency in this region, but {reason}; set "
+        "prometheusUrl to a Prometheus that scrapes the model servers, or pin their minReplicas = maxReplicas",
+    )

@@ -1,0 +1,65 @@
+"""Serving on one region's cluster: KServe, KEDA (Standard mode) and a deployment per model placed there."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+
+from components.addons.keda import Keda, KedaArgs
+from components.addons.kserve import KServe, KServeArgs
+from components.addons.model_cache import model_storage_uri
+from components.addons.observability import Observability
+from components.addons.volcano import Volcano
+from components.k8s.cluster import ClusterHandle
+from components.serving.deployment import model_placements
+from components.serving.model_deployment import ModelDeployment, ModelDeploymentArgs
+from components.spec.environment import EnvironmentSpec
+from components.spec.region import RegionSpec
+from stacks.model_storage import RegionalModelStorage
+
+
+@dataclass
+class RegionalServing:
+    kserve: KServe
+    keda: Keda | None
+    models: dict[str, ModelDeployment]
+
+
+def build_serving(
+    parent: pulumi.Resource,
+    env: EnvironmentSpec,
+    region: RegionSpec,
+    stack: str,
+    cluster: ClusterHandle,
+    volcano: Volcano,
+    storage: RegionalModelStorage,
+    observability: Observability | None,
+) -> RegionalServing:
+    opts = pulumi.ResourceOptions(parent=parent)
+    kserve = KServe(region.name, KServeArgs(cluster, env.label_domain), opts=opts)
+    keda = None
+    if region.serving.deployment_mode == "Standard":
+        keda = Keda(region.name, KedaArgs(cluster, env.label_domain, env.production), opts=opts)
+    prometheus_url = region.serving.prometheus_url or (observability.prometheus_url if observability else None)
+    # Model pods need the controller and runtimes, their queue and PriorityClass, their namespace and
+    # service account, and (pvc://) the cache's PVC.
+    depends_on: list[pulumi.Resource] = [kserve.release, *kserve.runtimes, volcano, storage.serving]
+    if storage.cache is not None:
+        depends_on.append(storage.cache)
+    models = {
+        p.name: ModelDeployment(
+            f"{region.name}-{p.name}",
+            ModelDeploymentArgs(
+                cluster=cluster,
+                placement=p,
+                storage_uri=model_storage_uri(env, region, stack, p.model),
+                depends_on=depends_on,
+                keda=keda.release if keda is not None else None,
+                prometheus_url=prometheus_url,
+            ),
+            opts=opts,
+        )
+        for p in model_placements(env, region)
+    }
+    return RegionalServing(kserve, keda, models)
