@@ -44,3 +44,24 @@ def evaluate_program(program: Callable[[], None], stack: str = "test") -> Plan:
 def ns(key: str) -> str:
     """`regions` -> `inference-platform:regions`."""
     return f"{PROJECT}:{key}"
+
+
+def program_values(config: dict[str, Any]) -> dict[str, Any]:
+    """A stack file's config as the program reads it: the `inference-platform:` keys, unprefixed."""
+    return {k.split(":", 1)[1]: v for k, v in config.items() if k.startswith(f"{PROJECT}:")}
+
+
+def raw_environment(env: str = "dev") -> dict[str, Any]:
+    """`Pulumi.<env>.yaml`'s program values (a deep copy), to mutate in a test."""
+    return program_values(environment_config(env))
+
+
+def config_errors(raw: dict[str, Any]) -> list[str]:
+    """The lines a config is rejected with; fails the test when it is accepted."""
+    import pytest
+
+    from components.spec.loader import ConfigError, load_environment
+
+    with pytest.raises(ConfigError) as info:
+        load_environment(raw)
+    return [str(issue) for issue in info.value.issues]

@@ -7,81 +7,72 @@ import copy
 import pytest
 import yaml
 
-from components.spec.loader import ConfigError, load_environment
-from tests.harness import environment_config
+from components.spec.loader import load_environment
+from tests.harness import config_errors, environment_config, raw_environment
 from tools.plan.__main__ import main as plan_main
-
-
-def _raw(env: str = "dev") -> dict:
-    """The environment's `inference-platform:` keys as the program receives them."""
-    return {k.split(":", 1)[1]: v for k, v in environment_config(env).items() if k.startswith("inference-platform:")}
-
-
-def _errors(raw: dict) -> list[str]:
-    with pytest.raises(ConfigError) as info:
-        load_environment(raw)
-    return [str(i) for i in info.value.issues]
 
 
 def test_checked_in_environments_are_valid():
     for env in ("dev", "prod"):
-        load_environment(_raw(env))
+        load_environment(raw_environment(env))
 
 
 def test_unknown_key_suggests_the_closest_valid_one():
-    raw = _raw()
+    raw = raw_environment()
     raw["regions"][0]["zonez"] = raw["regions"][0].pop("zones")
-    errors = _errors(raw)
+    errors = config_errors(raw)
     assert "regions[0].zonez: unknown key; did you mean 'zones'?" in errors[-1]
     assert "regions[0].zones: required key is missing" in errors[0]
 
 
 def test_unknown_top_level_key():
-    raw = _raw()
+    raw = raw_environment()
     raw["tenant"] = raw.pop("tenants")
-    assert any(e.startswith("tenant: unknown key; did you mean 'tenants'?") for e in _errors(raw))
+    assert any(e.startswith("tenant: unknown key; did you mean 'tenants'?") for e in config_errors(raw))
 
 
 def test_wrong_type_names_expected_kind_and_value():
-    raw = _raw()
+    raw = raw_environment()
     raw["regions"][0]["systemPool"]["maxSize"] = "four"
-    assert _errors(raw) == ["regions[0].systemPool.maxSize: expected a whole number, got 'four' (str); fix the value"]
+    assert config_errors(raw) == [
+        "regions[0].systemPool.maxSize: expected a whole number, got 'four' (str); fix the value"
+    ]
 
 
 def test_unquoted_kubernetes_version_is_a_type_error():
-    raw = _raw()
+    raw = raw_environment()
     raw["regions"][0]["kubernetesVersion"] = 1.33
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         "regions[0].kubernetesVersion: expected a string (quote it), got 1.33 (float); fix the value"
     ]
 
 
 def test_unknown_cloud_lists_the_supported_ones():
-    raw = _raw()
+    raw = raw_environment()
     raw["regions"][0]["cloud"] = "azure"
-    assert _errors(raw) == ["regions[0].cloud: 'azure' is not allowed; use one of 'aws' or 'gcp'"]
+    assert config_errors(raw) == ["regions[0].cloud: 'azure' is not allowed; use one of 'aws' or 'gcp'"]
 
 
 def test_unknown_region_and_zone():
-    raw = _raw()
+    raw = raw_environment()
     raw["regions"][0]["region"] = "us-east-9"
-    errors = _errors(raw)
+    errors = config_errors(raw)
     assert errors[0].startswith("regions[0].region: 'us-east-9' is not a known aws region; use one of us-east-1,")
-    raw = _raw()
+    raw = raw_environment()
     raw["regions"][0]["zones"][1] = "us-east-1z"
-    assert _errors(raw)[0].startswith("regions[0].zones[1]: 'us-east-1z' is not a zone of us-east-1; use one of")
+    assert config_errors(raw)[0].startswith("regions[0].zones[1]: 'us-east-1z' is not a zone of us-east-1; use one of")
 
 
 def test_gpu_pool_zone_outside_region_zones():
-    raw = _raw("prod")
+    raw = raw_environment("prod")
     raw["regions"][0]["gpuPools"][0]["zones"] = ["us-east-1f"]
-    assert _errors(raw)[0].startswith("regions[0].gpuPools[0].zones[0]: 'us-east-1f' is not one of this region's")
+    assert config_errors(raw)[0].startswith("regions[0].gpuPools[0].zones[0]: 'us-east-1f' is not one of this region's")
 
 
 def test_unsupported_kubernetes_version():
-    raw = _raw()
+    raw = raw_environment()
     raw["regions"][0]["kubernetesVersion"] = "1.20"
-    assert _errors(raw) == ["regions[0].kubernetesVersion: '1.20' is not supported on aws; use one of 1.33, 1.34"]
+    assert config_errors(raw) == ["regions[0].kubernetesVersion: '1.20' is not supported on aws; use one of 1.33, 1.34"]
 
 
 @pytest.mark.parametrize(
@@ -92,18 +83,18 @@ def test_unsupported_kubernetes_version():
     ],
 )
 def test_min_greater_than_max(path, message):
-    raw = _raw()
+    raw = raw_environment()
     target = raw["regions"][0]
     for part in path:
         target = target[part]
     target["minSize"] = 5
-    assert _errors(raw)[0].startswith(message)
+    assert config_errors(raw)[0].startswith(message)
 
 
 def test_replicas_min_greater_than_max():
-    raw = _raw()
+    raw = raw_environment()
     raw["models"][0]["placements"][0].update(minReplicas=3, maxReplicas=2)
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         "models[0].placements[0].minReplicas: minReplicas 3 is greater than maxReplicas 2; "
         "lower minReplicas or raise maxReplicas"
     ]
@@ -118,23 +109,23 @@ def test_replicas_min_greater_than_max():
     ],
 )
 def test_duplicate_names(collection, expected):
-    raw = _raw()
+    raw = raw_environment()
     raw[collection].append(copy.deepcopy(raw[collection][0]))
-    assert expected in _errors(raw)[0]
+    assert expected in config_errors(raw)[0]
 
 
 def test_duplicate_gpu_pool_names():
-    raw = _raw()
+    raw = raw_environment()
     raw["regions"][0]["gpuPools"].append(copy.deepcopy(raw["regions"][0]["gpuPools"][0]))
-    assert _errors(raw)[0].startswith("regions[0].gpuPools[2]: duplicate pool name 'l40s'")
+    assert config_errors(raw)[0].startswith("regions[0].gpuPools[2]: duplicate pool name 'l40s'")
 
 
 def test_dangling_references():
-    raw = _raw()
+    raw = raw_environment()
     raw["models"][0]["placements"][0]["region"] = "euw1"
     raw["tenants"][0]["models"] = ["gpt-5"]
     raw["federation"] = {"enabled": False, "host": "euw1"}
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         "models[0].placements[0].region: no region named 'euw1'; use one of use1",
         "tenants[0].models[0]: no model named 'gpt-5'; use one of llama-3-1-8b, qwen2-5-7b",
         "federation.host: no region named 'euw1'; use one of use1",
@@ -142,62 +133,66 @@ def test_dangling_references():
 
 
 def test_placement_on_unknown_pool():
-    raw = _raw()
+    raw = raw_environment()
     raw["models"][0]["placements"][0]["pool"] = "h100"
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         "models[0].placements[0].pool: region 'use1' has no GPU pool 'h100' (pools: l40s, a100-mig); "
         "add the pool to the region or fix the name"
     ]
 
 
 def test_missing_required_key():
-    raw = _raw()
+    raw = raw_environment()
     del raw["regions"][0]["systemPool"]["machineType"]
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         "regions[0].systemPool.machineType: required key is missing; add `machineType` (see the README config reference)"
     ]
 
 
 def test_gcp_region_requires_project_and_ranges():
-    raw = _raw("prod")
+    raw = raw_environment("prod")
     gcp = raw["regions"][2]
     del gcp["project"]
     del gcp["network"]["podsCidr"]
-    errors = _errors(raw)
+    errors = config_errors(raw)
     assert "regions[2].project: required on GCP; set the project id to deploy into" in errors
     assert "regions[2].network.podsCidr: required on GCP; add a CIDR range" in errors
 
 
 def test_network_ranges_must_not_overlap_and_fit():
-    raw = _raw("prod")
+    raw = raw_environment("prod")
     raw["regions"][2]["network"]["servicesCidr"] = "10.64.0.0/20"
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         "regions[2].network.servicesCidr: 10.64.0.0/20 overlaps podsCidr 10.64.0.0/14; choose non-overlapping ranges"
     ]
-    raw = _raw()
+    raw = raw_environment()
     raw["regions"][0]["network"]["cidr"] = "10.10.0.0/24"
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         "regions[0].network.cidr: 10.10.0.0/24 is too small for 2 zones (private subnets would be /26); "
         "use a /22 or larger"
     ]
 
 
 def test_world_open_api_endpoint_is_rejected():
-    raw = _raw()
+    raw = raw_environment()
     raw["regions"][0]["apiAccess"]["publicCidrs"] = ["0.0.0.0/0"]
-    assert _errors(raw)[0].startswith("regions[0].apiAccess.publicCidrs[0]: opens the Kubernetes API to the whole")
+    assert config_errors(raw)[0].startswith(
+        "regions[0].apiAccess.publicCidrs[0]: opens the Kubernetes API to the whole"
+    )
 
 
 def test_invalid_name():
-    raw = _raw()
+    raw = raw_environment()
     raw["regions"][0]["name"] = "US_East"
-    assert _errors(raw)[0].startswith("regions[0].name: 'US_East' is not a valid name; use 1-40 lowercase")
+    assert config_errors(raw)[0].startswith("regions[0].name: 'US_East' is not a valid name; use 1-40 lowercase")
 
 
 def test_federation_needs_two_clusters():
-    raw = _raw()
+    raw = raw_environment()
     raw["federation"] = {"enabled": True, "host": "use1"}
-    assert _errors(raw) == ["federation.enabled: federation needs at least two clusters; add a region or disable it"]
+    assert config_errors(raw) == [
+        "federation.enabled: federation needs at least two clusters; add a region or disable it"
+    ]
 
 
 # --- the command line: exit code 2, no traceback, nothing written ------------------------------------

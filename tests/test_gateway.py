@@ -19,7 +19,7 @@ from components.spec.loader import load_environment
 from policies.model import Stack
 from policies.offline import evaluate_plan, plan_resources
 from policies.rules.gateway import is_public
-from tests.harness import environment_config, evaluate_program
+from tests.harness import evaluate_program, raw_environment
 from tools.conformance import is_custom_resource
 from tools.plan.artifacts import helm_files, manifest_files, plan_document
 
@@ -27,10 +27,6 @@ KIND_TYPES = {
     "AIGatewayRoute": "kubernetes:aigateway.envoyproxy.io/v1beta1:AIGatewayRoute",
     "InferencePool": "kubernetes:inference.networking.k8s.io/v1:InferencePool",
 }
-
-
-def _raw(env: str) -> dict:
-    return {k.split(":", 1)[1]: v for k, v in environment_config(env).items() if k.startswith("inference-platform:")}
 
 
 def _objects(plan, kind: str, cluster: str | None = None) -> list[dict]:
@@ -102,7 +98,7 @@ def test_tenants_reach_only_the_models_they_are_granted(prod_plan):
 
 
 def test_routes_split_at_fifteen_rules():
-    raw = _raw("dev")
+    raw = raw_environment("dev")
     template = raw["models"][0]
     raw["models"] = [{**template, "name": f"model-{i:02d}"} for i in range(17)]
     raw["tenants"][0]["models"] = [m["name"] for m in raw["models"]]
@@ -346,7 +342,7 @@ def test_api_keys_are_secret_outputs_and_never_in_artifacts(env_plan):
 
 
 def _with_providers(**credentials) -> dict:
-    raw = _raw("dev")
+    raw = raw_environment("dev")
     raw["gateway"]["externalProviders"] = [
         {"name": "openai", "type": "openai", "models": ["gpt-4o-mini"], "apiKey": credentials["api_key"]},
         {

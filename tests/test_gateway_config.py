@@ -4,18 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from components.spec.loader import ConfigError, load_environment
-from tests.harness import environment_config
-
-
-def _raw(env: str = "dev") -> dict:
-    return {k.split(":", 1)[1]: v for k, v in environment_config(env).items() if k.startswith("inference-platform:")}
-
-
-def _errors(raw: dict) -> list[str]:
-    with pytest.raises(ConfigError) as info:
-        load_environment(raw)
-    return [str(i) for i in info.value.issues]
+from components.spec.loader import load_environment
+from tests.harness import config_errors, raw_environment
 
 
 def _openai(**overrides) -> dict:
@@ -31,34 +21,36 @@ def _openai(**overrides) -> dict:
     ],
 )
 def test_budget_of_zero_or_negative(key, limit, message):
-    raw = _raw()
+    raw = raw_environment()
     raw["tenants"][0]["budget"][key] = {"limit": limit}
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         f"tenants[0].budget.{key}.limit: {message}; set a positive limit, or remove the key for no limit"
     ]
 
 
 def test_budget_window_is_minute_or_hour():
-    raw = _raw()
+    raw = raw_environment()
     raw["tenants"][0]["budget"]["inputTokens"]["per"] = "day"
-    assert _errors(raw) == ["tenants[0].budget.inputTokens.per: 'day' is not allowed; use one of 'minute' or 'hour'"]
+    assert config_errors(raw) == [
+        "tenants[0].budget.inputTokens.per: 'day' is not allowed; use one of 'minute' or 'hour'"
+    ]
 
 
 def test_public_listener_without_auth():
-    raw = _raw()
+    raw = raw_environment()
     raw["gateway"]["auth"] = "none"
     load_environment(raw)  # internal: fine
     raw["regions"][0]["gateway"]["exposure"] = "public"
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         "regions[0].gateway.exposure: a public listener with gateway.auth none lets anyone on the internet call "
         "the models; set exposure internal, or gateway.auth apiKey"
     ]
 
 
 def test_route_to_a_model_no_region_serves():
-    raw = _raw()
+    raw = raw_environment()
     raw["regions"][0]["gateway"]["enabled"] = False
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         f"tenants[0].models[{i}]: model {model!r} is served only in use1, where no gateway runs, so no route "
         "reaches it; enable the gateway there (regions[].gateway.enabled) or serve the model in a region with one"
         for i, model in enumerate(raw["tenants"][0]["models"])
@@ -66,10 +58,10 @@ def test_route_to_a_model_no_region_serves():
 
 
 def test_route_to_an_external_model_offered_nowhere_with_a_gateway():
-    raw = _raw("prod")
+    raw = raw_environment("prod")
     raw["gateway"]["externalProviders"] = [_openai(regions=["euw1"])]
     raw["tenants"][0]["models"].append("gpt-4o-mini")
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         "tenants[0].models[2]: model 'gpt-4o-mini' is served only in euw1, where no gateway runs, so no route "
         "reaches it; enable the gateway there (regions[].gateway.enabled) or serve the model in a region with one",
         "gateway.externalProviders[0].regions[0]: no region named 'euw1'; use one of usc1, use1, usw2",
@@ -77,13 +69,15 @@ def test_route_to_an_external_model_offered_nowhere_with_a_gateway():
 
 
 def test_tenant_granted_an_unknown_model_may_name_external_models():
-    raw = _raw()
+    raw = raw_environment()
     raw["tenants"][0]["models"] = ["gpt-4o-mini"]
-    assert _errors(raw) == ["tenants[0].models[0]: no model named 'gpt-4o-mini'; use one of llama-3-1-8b, qwen2-5-7b"]
+    assert config_errors(raw) == [
+        "tenants[0].models[0]: no model named 'gpt-4o-mini'; use one of llama-3-1-8b, qwen2-5-7b"
+    ]
     raw["gateway"]["externalProviders"] = [_openai()]
     load_environment(raw)
     raw["tenants"][0]["models"] = ["gpt-5"]
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         "tenants[0].models[0]: no model named 'gpt-5'; use one of gpt-4o-mini, llama-3-1-8b, qwen2-5-7b"
     ]
 
@@ -112,13 +106,13 @@ def test_tenant_granted_an_unknown_model_may_name_external_models():
     ],
 )
 def test_external_provider_without_credentials(provider, path, message):
-    raw = _raw()
+    raw = raw_environment()
     raw["gateway"]["externalProviders"] = [provider]
-    assert _errors(raw) == [f"gateway.externalProviders[0].{path}: {message}"]
+    assert config_errors(raw) == [f"gateway.externalProviders[0].{path}: {message}"]
 
 
 def test_external_provider_settings_of_the_other_type():
-    raw = _raw()
+    raw = raw_environment()
     raw["gateway"]["externalProviders"] = [
         {"name": "bedrock", "type": "bedrock", "models": ["claude"], "apiKey": "k", "hostname": "api.example.com"}
     ]
@@ -126,7 +120,7 @@ def test_external_provider_settings_of_the_other_type():
         "required: bedrock providers authenticate with it; set it with `pulumi config set --secret` (a `secure:` "
         "value), never in plain text"
     )
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         "gateway.externalProviders[0].apiKey: not used by bedrock providers; remove it",
         f"gateway.externalProviders[0].accessKeyId: {required}",
         f"gateway.externalProviders[0].secretAccessKey: {required}",
@@ -136,12 +130,12 @@ def test_external_provider_settings_of_the_other_type():
 
 
 def test_external_model_names_are_unambiguous():
-    raw = _raw()
+    raw = raw_environment()
     raw["gateway"]["externalProviders"] = [
         _openai(models=["llama-3-1-8b", "gpt-4o"]),
         _openai(name="other", hostname="llm.example.com", models=["gpt-4o"]),
     ]
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         "gateway.externalProviders[0].models[0]: 'llama-3-1-8b' is also a self-hosted model, so a request for it "
         "could go either way; rename one",
         "gateway.externalProviders[1].models[0]: 'gpt-4o' is also offered by provider 'openai'; offer each model "
@@ -150,32 +144,32 @@ def test_external_model_names_are_unambiguous():
 
 
 def test_a_serving_region_needs_a_hostname():
-    raw = _raw()
+    raw = raw_environment()
     del raw["gateway"]["domain"]
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         "regions[0].gateway.hostname: region 'use1' serves models, so its gateway needs a hostname for its HTTPS "
         "listener and certificate; set it, or gateway.domain for `<region>.<domain>`"
     ]
     raw["regions"][0]["gateway"]["hostname"] = "llm.use1.example.com"
     load_environment(raw)
     raw["regions"][0]["gateway"]["hostname"] = "LLM_use1"
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         "regions[0].gateway.hostname: 'LLM_use1' is not a DNS name; use lowercase labels separated by dots, "
         "e.g. llm.example.com"
     ]
 
 
 def test_idle_timeout_longer_than_the_request_timeout():
-    raw = _raw()
+    raw = raw_environment()
     raw["gateway"].update(requestTimeoutSeconds=60, idleTimeoutSeconds=120)
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         "gateway.idleTimeoutSeconds: 120s is longer than requestTimeoutSeconds 60s, so it never fires; lower it "
         "or raise requestTimeoutSeconds"
     ]
 
 
 def test_credentials_never_show_in_the_validated_spec():
-    raw = _raw()
+    raw = raw_environment()
     raw["gateway"]["externalProviders"] = [_openai(apiKey="sk-very-secret-value")]
     env = load_environment(raw)
     assert "sk-very-secret-value" not in repr(env) and "sk-very-secret-value" not in str(env.model_dump())

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from components.spec.loader import ConfigError, load_environment
-from tests.harness import environment_config
+from components.spec.loader import load_environment
+from tests.harness import config_errors, raw_environment
 
 # dev: regions[0] is AWS use1 with gpuPools l40s (g6e.xlarge, L40S, time-sliced) and a100-mig
 # (p4de.24xlarge, A100-80GB, custom layout). prod: regions[2] is GCP usc1 with h200, l4, a100-mig.
@@ -21,22 +21,12 @@ NO_MIG_L40S = (
 )
 
 
-def _raw(env: str = "dev") -> dict:
-    return {k.split(":", 1)[1]: v for k, v in environment_config(env).items() if k.startswith("inference-platform:")}
-
-
-def _errors(raw: dict) -> list[str]:
-    with pytest.raises(ConfigError) as info:
-        load_environment(raw)
-    return [str(i) for i in info.value.issues]
-
-
 def _pool(raw: dict, region: int, pool: int) -> dict:
     return raw["regions"][region]["gpuPools"][pool]
 
 
 def _dev_with(pool: int, **fields) -> dict:
-    raw = _raw()
+    raw = raw_environment()
     target = _pool(raw, 0, pool)
     for key, value in fields.items():
         if value is None:
@@ -47,7 +37,7 @@ def _dev_with(pool: int, **fields) -> dict:
 
 
 def _gcp_with(pool: int, **fields) -> dict:
-    raw = _raw("prod")
+    raw = raw_environment("prod")
     target = _pool(raw, 2, pool)
     for key, value in fields.items():
         if value is None:
@@ -59,7 +49,7 @@ def _gcp_with(pool: int, **fields) -> dict:
 
 def test_checked_in_environments_partition_validly():
     for env in ("dev", "prod"):
-        load_environment(_raw(env))
+        load_environment(raw_environment(env))
 
 
 # --- MIG on a GPU without MIG ------------------------------------------------------------------------
@@ -67,12 +57,12 @@ def test_checked_in_environments_partition_validly():
 
 def test_mig_on_a_gpu_without_mig_lists_what_it_supports():
     raw = _dev_with(0, timeSlicing=None, mig={"profile": "all-1g.10gb"})
-    assert _errors(raw) == [f"{L40S}.mig: {NO_MIG_L40S}"]
+    assert config_errors(raw) == [f"{L40S}.mig: {NO_MIG_L40S}"]
 
 
 def test_gke_partition_on_a_gpu_without_mig():
     raw = _gcp_with(1, gkePartitionSize="1g.10gb")  # l4: g2-standard-24
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         "regions[2].gpuPools[1].gkePartitionSize: L4 has no MIG; it offers whole GPUs or time-slicing "
         "(timeSlicing: {replicas: N}). Remove the MIG setting, or pick a machine type with a MIG-capable GPU "
         "(A100-40GB, A100-80GB, H100-80GB, H200-141GB, B200)"
@@ -84,7 +74,7 @@ def test_gke_partition_on_a_gpu_without_mig():
 
 def test_unknown_mig_config_name_lists_the_gpus_configs():
     raw = _dev_with(1, mig={"profile": "all-3g.20gb"})  # an A100-40GB name on an A100-80GB
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         f"{A100}.mig.profile: 'all-3g.20gb' is not a MIG config of A100-80GB; use one of {A100_GPU_CONFIGS}"
     ]
 
@@ -101,7 +91,7 @@ def test_unknown_mig_config_name_lists_the_gpus_configs():
     ],
 )
 def test_mig_configs_that_create_no_instances(profile, message):
-    assert _errors(_dev_with(1, mig={"profile": profile})) == [f"{A100}.mig.profile: {message}"]
+    assert config_errors(_dev_with(1, mig={"profile": profile})) == [f"{A100}.mig.profile: {message}"]
 
 
 @pytest.mark.parametrize(
@@ -113,7 +103,7 @@ def test_mig_configs_that_create_no_instances(profile, message):
     ids=["neither", "both"],
 )
 def test_profile_and_layout_exactly_one(mig):
-    assert _errors(_dev_with(1, mig=mig)) == [
+    assert config_errors(_dev_with(1, mig=mig)) == [
         f"{A100}.mig: set exactly one of profile (a mig-parted config name, e.g. all-3g.40gb) or layout "
         '(a custom per-GPU layout, e.g. {"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2})'
     ]
@@ -121,14 +111,14 @@ def test_profile_and_layout_exactly_one(mig):
 
 def test_layout_with_unknown_profile_and_bad_count():
     raw = _dev_with(1, mig={"layout": {"3g.20gb": 1, "1g.10gb": 0}})
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         f"{A100}.mig.layout['3g.20gb']: not a MIG profile of A100-80GB; use one of {A100_PROFILES}",
         f"{A100}.mig.layout['1g.10gb']: count 0 must be at least 1; raise it or remove the profile",
     ]
 
 
 def test_empty_layout():
-    assert _errors(_dev_with(1, mig={"layout": {}})) == [
+    assert config_errors(_dev_with(1, mig={"layout": {}})) == [
         f'{A100}.mig.layout: the layout is empty; list MIG profiles and counts, e.g. {{"3g.40gb": 1, '
         '"2g.20gb": 1, "1g.10gb": 2}'
     ]
@@ -136,7 +126,7 @@ def test_empty_layout():
 
 def test_single_strategy_needs_one_profile_per_node():
     raw = _dev_with(1, mig={"strategy": "single", "profile": "all-balanced"})
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         f"{A100}.mig.strategy: the single strategy advertises every MIG instance as nvidia.com/gpu, so a node "
         "must hold one profile, but this layout mixes 1g.10gb, 2g.20gb, 3g.40gb; use strategy: mixed or a "
         "one-profile config"
@@ -167,7 +157,7 @@ def test_layouts_within_the_slice_budget_are_accepted(layout):
 def test_layout_with_too_many_compute_slices():
     # 8 memory slices fit, 8 compute slices do not.
     raw = _dev_with(1, mig={"layout": {"2g.20gb": 3, "1g.10gb": 2}})
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         f"{A100}.mig.layout: needs 8 compute slices (3 x 2g.20gb (6) + 2 x 1g.10gb (2)) but one A100-80GB "
         "has 7; remove instances or use smaller profiles"
     ]
@@ -176,7 +166,7 @@ def test_layout_with_too_many_compute_slices():
 def test_layout_with_too_much_memory():
     # 7 compute slices fit, 10 memory slices do not.
     raw = _dev_with(1, mig={"layout": {"3g.40gb": 1, "1g.20gb": 2, "1g.10gb": 2}})
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         f"{A100}.mig.layout: needs 10 memory slices (1 x 3g.40gb (4) + 2 x 1g.20gb (4) + 2 x 1g.10gb (2)) "
         "but one A100-80GB has 8; remove instances or use smaller profiles"
     ]
@@ -184,7 +174,7 @@ def test_layout_with_too_much_memory():
 
 def test_layout_over_both_budgets_reports_both():
     raw = _dev_with(1, mig={"layout": {"4g.40gb": 1, "3g.40gb": 1, "1g.10gb": 1}})
-    errors = _errors(raw)
+    errors = config_errors(raw)
     assert [e.split(":")[0] for e in errors] == [f"{A100}.mig.layout", f"{A100}.mig.layout"]
     assert "needs 8 compute slices" in errors[0]
     assert "needs 9 memory slices" in errors[1]
@@ -195,7 +185,7 @@ def test_layout_over_both_budgets_reports_both():
 
 def test_mig_and_time_slicing_on_one_pool():
     raw = _dev_with(1, timeSlicing={"replicas": 2})
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         f"{A100}.timeSlicing: MIG and time-slicing cannot be combined on one pool; remove timeSlicing, "
         "or put the time-sliced GPUs in a pool of their own"
     ]
@@ -203,7 +193,7 @@ def test_mig_and_time_slicing_on_one_pool():
 
 def test_gke_partitions_and_time_slicing_on_one_pool():
     raw = _gcp_with(2, mig=None, driverInstall=None, gkePartitionSize="1g.10gb", timeSlicing={"replicas": 2})
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         "regions[2].gpuPools[2].timeSlicing: MIG and time-slicing cannot be combined on one pool; remove "
         "timeSlicing, or put the time-sliced GPUs in a pool of their own"
     ]
@@ -214,7 +204,7 @@ def test_gke_partitions_and_time_slicing_on_one_pool():
 
 def test_gke_partition_size_on_aws():
     raw = _dev_with(1, mig=None, gkePartitionSize="3g.40gb")
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         f"{A100}.gkePartitionSize: only meaningful on GKE; on AWS let the GPU Operator partition the pool: "
         "mig: {profile: all-3g.40gb}"
     ]
@@ -222,7 +212,7 @@ def test_gke_partition_size_on_aws():
 
 def test_gke_partition_size_mixed_with_mig():
     raw = _gcp_with(2, gkePartitionSize="3g.40gb")
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         "regions[2].gpuPools[2].gkePartitionSize: GKE partitioning and GPU Operator MIG (mig) cannot both "
         "partition one pool; keep one of them"
     ]
@@ -230,7 +220,7 @@ def test_gke_partition_size_mixed_with_mig():
 
 def test_gke_partition_size_needs_gke_drivers():
     raw = _gcp_with(2, mig=None, gkePartitionSize="3g.40gb")  # driverInstall: operator stays
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         "regions[2].gpuPools[2].gkePartitionSize: GKE partitions GPUs only when GKE installs the driver; "
         "with driverInstall: operator use mig: {profile: all-3g.40gb} instead"
     ]
@@ -238,7 +228,7 @@ def test_gke_partition_size_needs_gke_drivers():
 
 def test_gke_partition_size_must_be_a_profile_of_the_gpu():
     raw = _gcp_with(2, mig=None, driverInstall=None, gkePartitionSize="3g.20gb")
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         f"regions[2].gpuPools[2].gkePartitionSize: '3g.20gb' is not a MIG profile of A100-80GB; use one of "
         f"{A100_PROFILES}"
     ]
@@ -250,7 +240,7 @@ def test_gke_partition_size_is_accepted_on_gke_drivers():
 
 def test_operator_mig_on_a_gke_managed_pool():
     raw = _gcp_with(2, driverInstall=None)
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         "regions[2].gpuPools[2].mig: GKE installs the driver and runs its own device plugin on this pool "
         "(driverInstall: cloud), so the GPU Operator's MIG manager cannot partition it; use gkePartitionSize "
         f"(one of {A100_PROFILES}) or set driverInstall: operator"
@@ -261,7 +251,7 @@ def test_operator_mig_on_a_gke_managed_pool():
 
 
 def test_operator_driver_on_aws():
-    assert _errors(_dev_with(0, driverInstall="operator")) == [
+    assert config_errors(_dev_with(0, driverInstall="operator")) == [
         f"{L40S}.driverInstall: EKS GPU nodes run the AL2023 NVIDIA AMI, which ships the NVIDIA driver and "
         "container toolkit, so the GPU Operator does not install them on AWS; remove driverInstall (default: cloud)"
     ]
@@ -271,24 +261,24 @@ def test_operator_driver_on_aws():
 
 
 def test_mig_strategies_must_agree_within_a_region():
-    raw = _raw()
+    raw = raw_environment()
     raw["regions"][0]["gpuPools"].append(
         {"name": "h100-mig", "machineType": "p5.48xlarge", "maxSize": 1, "zones": ["us-east-1a"]}
         | {"mig": {"strategy": "single", "profile": "all-1g.10gb"}}
     )
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         "regions[0].gpuPools[2].mig.strategy: the GPU Operator applies one MIG strategy per cluster and pool "
         "'a100-mig' uses 'mixed'; use the same strategy on every MIG pool of region 'use1'"
     ]
 
 
 def test_a_config_name_has_one_layout_in_a_region_with_custom_layouts():
-    raw = _raw()
+    raw = raw_environment()
     pools = raw["regions"][0]["gpuPools"]
     pools.append({"name": "a100-80", "machineType": "p4de.24xlarge", "maxSize": 1, "zones": ["us-east-1a"]})
     pools.append({"name": "a100-40", "machineType": "p4d.24xlarge", "maxSize": 1, "zones": ["us-east-1a"]})
     pools[2]["mig"] = pools[3]["mig"] = {"profile": "all-1g.10gb"}
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         "regions[0].gpuPools[3].mig.profile: 'all-1g.10gb' means {'1g.10gb': 4} on A100-40GB but "
         "{'1g.10gb': 7} on A100-80GB (pool 'a100-80'); with custom layouts in the region the GPU Operator "
         "reads one mig-parted config, where a name has one layout; give one of the pools a custom layout"

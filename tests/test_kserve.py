@@ -20,9 +20,9 @@ from components.serving.deployment import (
 )
 from components.spec.loader import load_environment
 from policies.offline import evaluate_plan
-from tests.harness import environment_config, plan_config
+from tests.harness import environment_config, plan_config, raw_environment
 from tests.test_observability import metric_names
-from tests.test_serving_config import _multi_node_prod, _raw
+from tests.test_serving_config import _multi_node_prod
 from tools.plan.report import render_markdown
 
 ISVC = "kubernetes:serving.kserve.io/v1beta1:InferenceService"
@@ -117,7 +117,7 @@ def test_fp8_kv_cache_only_where_the_gpu_has_fp8(env_plan):
 
 
 def test_engine_overrides_draft_models_and_lora_adapters_render_after_the_derived_flags():
-    raw = _raw("prod")
+    raw = raw_environment("prod")
     raw["models"][0]["speculativeDecoding"] = {"method": "draft", "draftPreset": "llama-3.1-8b"}
     raw["models"][1]["loraAdapters"] = [{"name": "tone"}, {"name": "sql", "path": "adapters/sql-v2"}]
     raw["models"][1]["engineArgs"] = {"max-num-batched-tokens": 8192, "enable-auto-tool-choice": True}
@@ -344,7 +344,7 @@ def test_runtimes_are_pinned_non_root_with_bounded_shm_and_annotated_metrics(dev
 
 
 def test_without_the_cache_vllm_streams_from_the_bucket_and_triton_downloads():
-    raw = _raw("prod")
+    raw = raw_environment("prod")
     for region in raw["regions"]:
         region["modelCache"] = {"enabled": False}
     env = load_environment(raw)
@@ -408,7 +408,7 @@ def test_knative_mode_scales_with_knative_and_installs_no_keda():
 
 
 def test_scaled_object_of_a_placement_validates_against_keda(upstream):
-    env = load_environment(_raw())
+    env = load_environment(raw_environment())
     for p in model_placements(env, env.region("use1")):
         assert upstream.validate_custom_resource(scaled_object_manifest(p, PROMETHEUS)) == []
 

@@ -14,7 +14,7 @@ from components.addons.model_cache import (
 )
 from components.spec.loader import load_environment
 from components.spec.model_store import cache_plan
-from tests.harness import environment_config, ns, plan_config
+from tests.harness import environment_config, ns, plan_config, raw_environment
 
 CR = "kubernetes:data.fluid.io/v1alpha1:"
 
@@ -27,10 +27,6 @@ def _cr(plan, cluster: str, namespace: str, kind: str, name: str) -> dict:
     ]
     assert len(found) == 1, f"{kind} {namespace}/{name} on {cluster}: {len(found)}"
     return found[0]
-
-
-def _raw(env: str) -> dict:
-    return {k.split(":", 1)[1]: v for k, v in environment_config(env).items() if k.startswith("inference-platform:")}
 
 
 # --- Dataset --------------------------------------------------------------------------------------
@@ -92,7 +88,7 @@ def test_runtime_tiers_memory_then_local_nvme_with_quotas_from_config(prod_plan)
 
 
 def test_configured_quotas_and_replicas_win_over_defaults():
-    raw = _raw("prod")
+    raw = raw_environment("prod")
     raw["regions"][0]["modelCache"] = {"enabled": True, "memory": "12Gi", "ssd": "0Gi", "replicas": 4}
     plan = cache_plan(load_environment(raw).regions[0])
     assert (plan.memory_gib, plan.ssd_gib, plan.replicas, plan.capacity_gib) == (12, 0, 4, 48)
@@ -127,7 +123,7 @@ def test_one_dataload_per_model_placed_in_the_region(prod_plan, cluster, models)
 
 
 def test_prewarm_off_loads_nothing_ahead_of_use():
-    raw = _raw("prod")
+    raw = raw_environment("prod")
     raw["regions"][0]["modelCache"] = {"enabled": True, "prewarm": False}
     env = load_environment(raw)
     assert prewarmed_models(env, env.regions[0]) == []

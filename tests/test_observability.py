@@ -28,7 +28,7 @@ from components.catalog import metrics
 from components.k8s import names
 from components.k8s.cluster import ClusterHandle
 from components.spec.loader import load_environment
-from tests.harness import environment_config, evaluate_program, plan_config
+from tests.harness import evaluate_program, plan_config, raw_environment
 
 SERVICE_MONITOR = "kubernetes:monitoring.coreos.com/v1:ServiceMonitor"
 POD_MONITOR = "kubernetes:monitoring.coreos.com/v1:PodMonitor"
@@ -36,10 +36,6 @@ RULE = "kubernetes:monitoring.coreos.com/v1:PrometheusRule"
 CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
 RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
 NAMESPACE = "kubernetes:core/v1:Namespace"
-
-
-def _raw(env: str) -> dict:
-    return {k.split(":", 1)[1]: v for k, v in environment_config(env).items() if k.startswith("inference-platform:")}
 
 
 def _component_plan(raw: dict, region_index: int = 0):
@@ -177,7 +173,7 @@ def test_monitoring_is_baseline_and_the_node_exporter_is_opt_in(dev_plan):
     (release,) = [r for r in dev_plan.helm_releases() if r.inputs["name"] == RELEASE]
     assert release.inputs["values"]["nodeExporter"] == {"enabled": False}
 
-    raw = _raw("dev")
+    raw = raw_environment("dev")
     raw["regions"][0]["observability"]["nodeExporter"] = True
     plan = _component_plan(raw)
     (ns,) = [r for r in plan.of_type(NAMESPACE) if r.inputs["metadata"]["name"] == NODE_EXPORTER_NAMESPACE]
@@ -198,7 +194,7 @@ def test_remote_write_only_where_configured(dev_plan, prod_plan):
 
 
 def test_grafana_is_exposed_only_on_request():
-    raw = _raw("dev")
+    raw = raw_environment("dev")
     plan = _component_plan(raw)
     (release,) = plan.of_type(RELEASE_TYPE)
     assert "grafana" not in release.inputs["values"]
@@ -236,7 +232,7 @@ def test_one_monitor_per_metric_exposing_component(dev_plan, prod_plan):
 
 
 def test_monitors_follow_what_the_region_runs():
-    raw = _raw("dev")
+    raw = raw_environment("dev")
     raw["tenants"] = []
     for model in raw["models"]:
         model.pop("tenant", None)
@@ -253,7 +249,7 @@ def test_monitors_follow_what_the_region_runs():
 
 
 def test_gke_managed_gpu_pools_have_no_dcgm_exporter_to_scrape():
-    raw = _raw("prod")
+    raw = raw_environment("prod")
     usc1 = next(i for i, r in enumerate(raw["regions"]) if r["name"] == "usc1")
     plan = _component_plan(raw, usc1)
     assert "dcgm-exporter" in _monitors(plan)  # the a100-mig pool runs the GPU Operator
@@ -323,7 +319,7 @@ def test_upstream_selectors(dev_plan):
 
 
 def test_existing_prometheus_gets_only_monitors_rules_and_dashboards():
-    raw = _raw("dev")
+    raw = raw_environment("dev")
     raw["regions"][0]["observability"] = {
         "existingPrometheus": {"namespace": "observability", "monitorLabels": {"prometheus": "main"}}
     }
@@ -344,7 +340,7 @@ def test_existing_prometheus_gets_only_monitors_rules_and_dashboards():
 
 
 def test_disabled_region_gets_nothing():
-    raw = _raw("dev")
+    raw = raw_environment("dev")
     raw["regions"][0]["observability"] = {"enabled": False}
     raw["regions"][0]["serving"] = {"prometheusUrl": "http://prometheus.elsewhere.example:9090"}
     plan = plan_config({f"inference-platform:{k}": v for k, v in raw.items()})
@@ -389,14 +385,14 @@ def test_ttft_objective_per_model_from_its_slo_or_the_region_default(prod_plan):
     # usc1 serves the 70b model (vLLM) and a Triton model, which has no TTFT histogram.
     assert objectives("usc1") == {"llama-3-1-70b": "2.5"}
     # dev's model sets no slo: the region default (2s) applies.
-    raw = _raw("dev")
+    raw = raw_environment("dev")
     dev = {r["labels"][MODEL_LABEL]: r["expr"] for r in _rules(_component_plan(raw)) if "TTFT" in r["alert"]}
     assert dev["llama-3-1-8b"].endswith(" > 2")
     assert f'{MODEL_LABEL}="llama-3-1-8b"' in dev["llama-3-1-8b"]
 
 
 def test_thresholds_come_from_config():
-    raw = _raw("dev")
+    raw = raw_environment("dev")
     raw["regions"][0]["observability"]["thresholds"] = {
         "kvCacheNearFull": 0.85,
         "gpuIdleBelowPercent": 50,

@@ -2,30 +2,18 @@
 
 from __future__ import annotations
 
-import pytest
-
-from components.spec.loader import ConfigError, load_environment
-from tests.harness import environment_config
-
-
-def _raw(env: str = "dev") -> dict:
-    return {k.split(":", 1)[1]: v for k, v in environment_config(env).items() if k.startswith("inference-platform:")}
-
-
-def _errors(raw: dict) -> list[str]:
-    with pytest.raises(ConfigError) as info:
-        load_environment(raw)
-    return [str(i) for i in info.value.issues]
+from components.spec.loader import load_environment
+from tests.harness import config_errors, raw_environment
 
 
 def _with_observability(**settings) -> dict:
-    raw = _raw()
+    raw = raw_environment()
     raw["regions"][0]["observability"] = settings
     return raw
 
 
 def test_defaults_turn_observability_on_with_the_seed_band_and_nothing_exposed():
-    raw = _raw()
+    raw = raw_environment()
     del raw["regions"][0]["observability"]
     obs = load_environment(raw).regions[0].observability
     assert obs.enabled and obs.existing_prometheus is None
@@ -37,7 +25,7 @@ def test_defaults_turn_observability_on_with_the_seed_band_and_nothing_exposed()
 
 def test_gpu_band_must_be_a_band():
     raw = _with_observability(thresholds={"gpuIdleBelowPercent": 80, "gpuSaturatedAbovePercent": 60})
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         "regions[0].observability.thresholds.gpuIdleBelowPercent: 80 must be below gpuSaturatedAbovePercent 60; "
         "the two bound the target utilisation band"
     ]
@@ -45,7 +33,7 @@ def test_gpu_band_must_be_a_band():
 
 def test_threshold_ranges():
     raw = _with_observability(thresholds={"kvCacheNearFull": 1.5, "gpuSaturatedAbovePercent": 120})
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         "regions[0].observability.thresholds.kvCacheNearFull: input should be less than or equal to 1 (got 1.5); "
         "change the value",
         "regions[0].observability.thresholds.gpuSaturatedAbovePercent: input should be less than or equal to 100 "
@@ -55,7 +43,7 @@ def test_threshold_ranges():
 
 def test_remote_write_must_use_tls():
     raw = _with_observability(remoteWrite={"url": "http://mimir.example.com/api/v1/push"})
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         "regions[0].observability.remoteWrite.url: 'http://mimir.example.com/api/v1/push' is not an https:// URL; "
         "metrics leave the cluster, use TLS"
     ]
@@ -63,7 +51,7 @@ def test_remote_write_must_use_tls():
 
 def test_exposed_grafana_needs_a_host_and_a_certificate():
     raw = _with_observability(grafana={"expose": True})
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         "regions[0].observability.grafana.host: required when grafana.expose is true",
         "regions[0].observability.grafana.tlsSecret: required when grafana.expose is true",
     ]
@@ -79,7 +67,7 @@ def test_existing_prometheus_excludes_what_we_would_install():
         "not applied with existingPrometheus (we install no Prometheus or Grafana); "
         "configure it on the existing stack and remove it here"
     )
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         f"regions[0].observability.remoteWrite: {message}",
         f"regions[0].observability.grafana: {message}",
     ]
@@ -87,7 +75,7 @@ def test_existing_prometheus_excludes_what_we_would_install():
 
 def test_existing_prometheus_needs_its_namespace():
     raw = _with_observability(existingPrometheus={"monitorLabels": {"release": "prom"}})
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         "regions[0].observability.existingPrometheus.namespace: required key is missing; add `namespace` "
         "(see the README config reference)"
     ]
@@ -95,28 +83,30 @@ def test_existing_prometheus_needs_its_namespace():
 
 def test_retention_is_a_prometheus_duration():
     raw = _with_observability(retention="two weeks")
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         "regions[0].observability.retention: 'two weeks' is not a Prometheus duration; write it like 15d or 12h"
     ]
 
 
 def test_unknown_observability_key_suggests_the_right_one():
     raw = _with_observability(remoteWrites={"url": "https://x.example.com"})
-    (error,) = _errors(raw)
+    (error,) = config_errors(raw)
     assert error.startswith("regions[0].observability.remoteWrites: unknown key; did you mean 'remoteWrite'?")
 
 
 def test_model_slo_must_be_positive():
-    raw = _raw()
+    raw = raw_environment()
     raw["models"][0]["slo"] = {"ttftP95Seconds": 0}
-    assert _errors(raw) == ["models[0].slo.ttftP95Seconds: input should be greater than 0 (got 0); change the value"]
+    assert config_errors(raw) == [
+        "models[0].slo.ttftP95Seconds: input should be greater than 0 (got 0); change the value"
+    ]
 
 
 def test_ttft_slo_only_on_models_with_a_ttft_histogram():
-    raw = _raw("prod")
+    raw = raw_environment("prod")
     triton = next(i for i, m in enumerate(raw["models"]) if m["runtime"] == "triton")
     raw["models"][triton]["slo"] = {"ttftP95Seconds": 1}
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         f"models[{triton}].slo: TTFT objectives are alerted from vLLM's time_to_first_token histogram; "
         "triton exports no TTFT histogram by default, remove slo from this model"
     ]

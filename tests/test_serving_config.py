@@ -4,38 +4,28 @@ from __future__ import annotations
 
 import pytest
 
-from components.spec.loader import ConfigError, load_environment
-from tests.harness import environment_config
+from components.spec.loader import load_environment
+from tests.harness import config_errors, raw_environment
 
 L40S = "models[0]"  # dev: llama-3-1-8b on a quarter of an L40S
 MIG = "models[1]"  # dev: qwen2-5-7b on a 3g.40gb slice of an A100
 
 
-def _raw(env: str = "dev") -> dict:
-    return {k.split(":", 1)[1]: v for k, v in environment_config(env).items() if k.startswith("inference-platform:")}
-
-
-def _errors(raw: dict) -> list[str]:
-    with pytest.raises(ConfigError) as info:
-        load_environment(raw)
-    return [str(i) for i in info.value.issues]
-
-
 def _dev_model(index: int, **fields) -> dict:
-    raw = _raw()
+    raw = raw_environment()
     raw["models"][index].update(fields)
     return raw
 
 
 def test_unknown_preset_lists_the_presets():
-    assert _errors(_dev_model(0, preset="llama-3-8b")) == [
+    assert config_errors(_dev_model(0, preset="llama-3-8b")) == [
         f"{L40S}.preset: 'llama-3-8b' is not a model preset; use one of llama-3.1-8b, llama-3.1-70b, qwen2.5-7b, "
         "qwen2.5-32b, qwen2.5-72b, mistral-7b, mixtral-8x7b"
     ]
 
 
 def test_context_longer_than_the_preset_supports():
-    assert _errors(_dev_model(1, maxModelLen=65536)) == [
+    assert config_errors(_dev_model(1, maxModelLen=65536)) == [
         f"{MIG}.maxModelLen: 65536 exceeds qwen2.5-7b's context of 32768 tokens; lower it to at most 32768"
     ]
 
@@ -54,21 +44,21 @@ def test_context_longer_than_the_preset_supports():
     ],
 )
 def test_speculative_decoding_draft(speculative, message):
-    [error] = _errors(_dev_model(0, speculativeDecoding=speculative))
+    [error] = config_errors(_dev_model(0, speculativeDecoding=speculative))
     assert error.startswith(f"{L40S}.speculativeDecoding.draftPreset: {message}")
 
 
 def test_vllm_only_features_under_triton():
-    raw = _raw("prod")
+    raw = raw_environment("prod")
     raw["models"][2]["speculativeDecoding"] = {"method": "ngram"}
     raw["models"][2]["loraAdapters"] = [{"name": "tone"}]
     fix = "applies to vLLM only; under Triton the TensorRT-LLM engine is built with it. Remove it, or use runtime: vllm"
-    assert _errors(raw) == [f"models[2].speculativeDecoding: {fix}", f"models[2].loraAdapters: {fix}"]
+    assert config_errors(raw) == [f"models[2].speculativeDecoding: {fix}", f"models[2].loraAdapters: {fix}"]
 
 
 def test_lora_adapter_names_are_unique_among_models():
     raw = _dev_model(1, loraAdapters=[{"name": "llama-3-1-8b"}, {"name": "sql"}, {"name": "sql"}])
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         f"{MIG}.loraAdapters[0].name: 'llama-3-1-8b' is already a model or adapter name; clients select adapters "
         "by name",
         f"{MIG}.loraAdapters[2].name: 'sql' is already a model or adapter name; clients select adapters by name",
@@ -78,7 +68,7 @@ def test_lora_adapter_names_are_unique_among_models():
 def test_lora_adapters_need_the_cache_to_mount_them():
     raw = _dev_model(1, loraAdapters=[{"name": "sql"}])
     raw["regions"][0]["modelCache"] = {"enabled": False}
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         f"{MIG}.loraAdapters: vLLM loads LoRA adapters from a local directory, and region 'use1' has no model cache "
         "(pvc://) to mount them from; enable its modelCache or remove the adapters"
     ]
@@ -96,7 +86,7 @@ def test_engine_args_are_validated():
         },
     )
     at = f"{L40S}.engineArgs"
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         f"{at}['max-num-batched-token']: not a vLLM flag a model may set; did you mean 'max-num-batched-tokens'? "
         "the flags are listed in components/catalog/engines.py",
         f"{at}['tensor-parallel-size']: set by the platform; change precision, maxModelLen or maxNumSeqs (the "
@@ -108,40 +98,40 @@ def test_engine_args_are_validated():
 
 
 def test_triton_flags_are_tritons():
-    raw = _raw("prod")
+    raw = raw_environment("prod")
     raw["models"][2]["engineArgs"] = {"max-num-seqs": 8, "log-verbose": 1}
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         "models[2].engineArgs['max-num-seqs']: not a Triton flag a model may set; the flags are listed in "
         "components/catalog/engines.py"
     ]
 
 
 def test_placement_resource_must_be_offered_and_chosen_when_the_pool_has_several():
-    raw = _raw()
+    raw = raw_environment()
     raw["models"][1]["placements"][0]["resource"] = "nvidia.com/mig-4g.40gb"
     offered = "nvidia.com/mig-3g.40gb, nvidia.com/mig-2g.20gb, nvidia.com/mig-1g.10gb"
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         f"{MIG}.placements[0].resource: 'nvidia.com/mig-4g.40gb' is not offered by pool 'a100-mig' (offered: "
         f"{offered}); use one of them"
     ]
     del raw["models"][1]["placements"][0]["resource"]
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         f"{MIG}.placements[0].resource: pool 'a100-mig' offers several GPU resources ({offered}); choose the one "
         "each replica requests"
     ]
 
 
 def test_one_placement_per_model_and_region():
-    raw = _raw()
+    raw = raw_environment()
     raw["models"][0]["placements"].append({"region": "use1", "pool": "a100-mig", "resource": "nvidia.com/mig-3g.40gb"})
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         f"{L40S}.placements[1].region: llama-3-1-8b already runs in region 'use1' (pool 'l40s'); its "
         "InferenceService there is named after the model: keep one placement per region"
     ]
 
 
 def test_fp8_kv_cache_only_on_gpus_with_fp8():
-    assert _errors(_dev_model(1, kvCacheDtype="fp8")) == [
+    assert config_errors(_dev_model(1, kvCacheDtype="fp8")) == [
         f"{MIG}.kvCacheDtype: an FP8 KV cache needs a GPU with FP8; placement use1/a100-mig runs on A100-80GB MIG "
         "3g.40gb, which has none: use auto"
     ]
@@ -149,7 +139,7 @@ def test_fp8_kv_cache_only_on_gpus_with_fp8():
 
 def test_tensorrt_llm_fp8_engines_only_on_gpus_with_fp8():
     raw = _dev_model(1, runtime="triton", precision="fp8")
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         f"{MIG}.precision: TensorRT-LLM FP8 engines need a GPU with FP8; placement use1/a100-mig runs on A100-80GB "
         "MIG 3g.40gb, which has none"
     ]
@@ -157,7 +147,7 @@ def test_tensorrt_llm_fp8_engines_only_on_gpus_with_fp8():
 
 def test_a_model_that_does_not_fit_its_placement_states_the_numbers():
     # bf16 weights do not fit a quarter of an L40S (12 GiB); a share cannot be split further
-    assert _errors(_dev_model(0, precision="bf16")) == [
+    assert config_errors(_dev_model(0, precision="bf16")) == [
         f"{L40S}.placements[0]: llama-3.1-8b (bf16) needs 15.0 GiB of weights + 4.0 GiB of KV cache (16 seqs x 4096 "
         "tokens); L40S 1/4 time-slice offers 8.8 GiB usable per GPU, at most 1 per node x 1 nodes: lower "
         "maxNumSeqs/maxModelLen, quantize, or use a larger GPU"
@@ -165,9 +155,9 @@ def test_a_model_that_does_not_fit_its_placement_states_the_numbers():
 
 
 def test_the_hint_says_replicas_span_nodes_only_on_efa_pools():
-    raw = _raw("prod")
+    raw = raw_environment("prod")
     raw["models"][1]["maxNumSeqs"] = 128  # 64 GiB of KV: more than one L40S (non-EFA g6e.2xlarge nodes)
-    errors = _errors(raw)
+    errors = config_errors(raw)
     assert len(errors) == 2
     assert errors[0].startswith("models[1].placements[0]: llama-3.1-8b (bf16) needs 15.0 GiB of weights + 64.0 GiB")
     assert errors[0].endswith("or use a larger GPU (replicas span nodes only on EFA pools)")
@@ -175,10 +165,10 @@ def test_the_hint_says_replicas_span_nodes_only_on_efa_pools():
 
 def test_each_replica_needs_enough_host_memory():
     # Six shares of a g6e.xlarge (32 GiB): (32 x 0.9 - 2 - 8 cache) / 6 = 3 GiB per server
-    raw = _raw()
+    raw = raw_environment()
     raw["regions"][0]["gpuPools"][0]["timeSlicing"] = {"replicas": 6}
     raw["models"][0].update(maxModelLen=1024, maxNumSeqs=8)
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         f"{L40S}.placements[0].pool: each replica would get 3 GiB of host memory (g6e.xlarge shared by 6 model "
         "servers, after system and cache reservations), less than the 4 GiB an engine needs; use a machine type "
         "with more memory or fewer shares"
@@ -186,9 +176,9 @@ def test_each_replica_needs_enough_host_memory():
 
 
 def test_production_never_scales_to_zero():
-    raw = _raw("prod")
+    raw = raw_environment("prod")
     raw["models"][0]["placements"][0]["minReplicas"] = 0
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         "models[0].placements[0].minReplicas: production models never scale to zero: a cold start reloads 131.5 GiB "
         "of weights (about 159s); set minReplicas to at least 1"
     ]
@@ -205,9 +195,9 @@ def test_production_never_scales_to_zero():
     ],
 )
 def test_autoscaling_on_metrics_needs_a_prometheus(observability, reason):
-    raw = _raw()
+    raw = raw_environment()
     raw["regions"][0]["observability"] = observability
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         f"regions[0].serving.prometheusUrl: llama-3-1-8b, qwen2-5-7b autoscale(s) on queue depth and latency in "
         f"this region, but {reason}; set prometheusUrl to a Prometheus that scrapes the model servers, or pin their "
         "minReplicas = maxReplicas"
@@ -217,7 +207,7 @@ def test_autoscaling_on_metrics_needs_a_prometheus(observability, reason):
 
 
 def test_fixed_replicas_need_no_prometheus():
-    raw = _raw()
+    raw = raw_environment()
     raw["regions"][0]["observability"] = {"enabled": False}
     for model in raw["models"]:
         model["placements"][0].update(minReplicas=1, maxReplicas=1)
@@ -226,7 +216,7 @@ def test_fixed_replicas_need_no_prometheus():
 
 def _multi_node_prod() -> dict:
     """prod's 70B in bf16 at 32k context: 64 x 32768 tokens need 640 GiB of KV, more than one p5 node holds."""
-    raw = _raw("prod")
+    raw = raw_environment("prod")
     raw["models"][0].update(kvCacheDtype="auto", maxModelLen=32768)
     for placement in raw["models"][0]["placements"]:
         placement.update(minReplicas=1, maxReplicas=1)
@@ -245,7 +235,7 @@ def test_multi_node_replicas_need_the_cache_fixed_replicas_and_standard_mode():
     raw["models"][0]["placements"][1]["maxReplicas"] = 2
     raw["regions"][1]["serving"] = {"deploymentMode": "Knative"}
     needs = "one replica needs 2 nodes (pipeline parallel 2 x tensor parallel 8)"
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         f"models[0].placements[0]: {needs}, and KServe serves multi-node replicas only from pvc:// storage; enable "
         "the modelCache of region 'use1'",
         f"models[0].placements[1]: {needs}, and KServe runs multi-node replicas only in Standard mode (region 'usw2')",
@@ -259,16 +249,16 @@ def test_only_vllm_replicas_span_nodes():
     raw["models"][0]["runtime"] = "triton"
     raw["models"][0].pop("slo")  # Triton exports no TTFT histogram to alert on
     needs = "one replica needs 2 nodes (pipeline parallel 2 x tensor parallel 8)"
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         f"models[0].placements[{i}]: {needs}, and only vLLM replicas span nodes; use runtime: vllm or a larger GPU"
         for i in (0, 1)
     ]
 
 
 def test_knative_mode_is_a_validated_option():
-    raw = _raw()
+    raw = raw_environment()
     raw["regions"][0]["serving"] = {"deploymentMode": "Kourier"}
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         "regions[0].serving.deploymentMode: 'Kourier' is not allowed; use one of 'Standard' or 'Knative'"
     ]
     raw["regions"][0]["serving"] = {"deploymentMode": "Knative"}
@@ -276,8 +266,8 @@ def test_knative_mode_is_a_validated_option():
 
 
 def test_context_longer_than_the_draft_supports():
-    raw = _raw("prod")
+    raw = raw_environment("prod")
     raw["models"][0].update(maxModelLen=65536, speculativeDecoding={"method": "draft", "draftPreset": "qwen2.5-7b"})
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         "models[0].maxModelLen: 65536 exceeds the draft qwen2.5-7b's context of 32768 tokens; lower it to at most 32768"
     ]

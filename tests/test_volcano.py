@@ -16,25 +16,15 @@ from components.k8s.scheduling import (
     model_scheduling,
     pod_group,
 )
-from components.spec.loader import ConfigError, load_environment
+from components.spec.loader import load_environment
 from components.spec.region import RegionSpec
-from tests.harness import environment_config, plan_config
+from tests.harness import config_errors, environment_config, plan_config, raw_environment
 from tools.plan.report import render_markdown
 
 QUEUE = "kubernetes:scheduling.volcano.sh/v1beta1:Queue"
 HYPERNODE = "kubernetes:topology.volcano.sh/v1alpha1:HyperNode"
 PRIORITY_CLASS = "kubernetes:scheduling.k8s.io/v1:PriorityClass"
 DOMAIN = "inference-platform.io"
-
-
-def _raw(env: str = "dev") -> dict:
-    return {k.split(":", 1)[1]: v for k, v in environment_config(env).items() if k.startswith("inference-platform:")}
-
-
-def _errors(raw: dict) -> list[str]:
-    with pytest.raises(ConfigError) as info:
-        load_environment(raw)
-    return [str(i) for i in info.value.issues]
 
 
 def _release(plan, cluster: str):
@@ -73,7 +63,7 @@ def test_scheduler_config_has_our_actions_and_plugins(dev_plan):
 
 
 def test_scheduler_config_packs_on_every_resource_the_pools_offer():
-    raw = _raw("prod")["regions"][0]
+    raw = raw_environment("prod")["regions"][0]
     raw["gpuPools"][0]["mig"] = {"strategy": "mixed", "profile": "all-3g.40gb"}
     region = RegionSpec.model_validate(raw)
     plugins = {p["name"]: p for p in scheduler_config(region)["tiers"][1]["plugins"]}
@@ -127,7 +117,7 @@ def test_priority_classes_per_cluster_in_tier_order(prod_plan):
 
 
 def test_tiers_can_be_redefined_in_config():
-    raw = _raw()
+    raw = raw_environment()
     raw["priorityTiers"] = [
         {"name": "realtime", "value": 500, "preempts": True, "preemptible": False},
         {"name": "research", "value": 10, "preempts": False, "preemptible": True},
@@ -181,7 +171,7 @@ def _selector_kinds(member: dict) -> list[str]:
 
 
 def test_hypernodes_of_a_multi_pool_cluster():
-    raw = _raw("prod")
+    raw = raw_environment("prod")
     raw["regions"][0]["gpuPools"].append(
         {"name": "h200", "machineType": "p5en.48xlarge", "maxSize": 2, "zones": ["us-east-1b"], "efa": True}
     )
@@ -246,7 +236,7 @@ def test_model_pods_get_scheduler_tier_and_tenant_queue(prod_plan):
 
 
 def test_batch_model_without_tenant_is_preemptible_in_the_default_queue():
-    raw = _raw()
+    raw = raw_environment()
     raw["models"][0]["tier"] = "batch"
     del raw["models"][0]["tenant"]
     env = load_environment(raw)
@@ -276,19 +266,19 @@ def test_pod_group_gangs_the_whole_replica_in_one_fabric_domain(prod_plan, upstr
 
 
 def test_unknown_tier_lists_the_tiers():
-    raw = _raw()
+    raw = raw_environment()
     raw["models"][0]["tier"] = "gold"
     raw["tenants"][0]["tier"] = "silver"
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         "models[0].tier: unknown priority tier 'gold'; use one of realtime, batch, best-effort",
         "tenants[0].tier: unknown priority tier 'silver'; use one of realtime, batch, best-effort",
     ]
 
 
 def test_redefined_tiers_must_still_cover_the_defaults_in_use():
-    raw = _raw()
+    raw = raw_environment()
     raw["priorityTiers"] = [{"name": "critical", "value": 10, "preempts": True, "preemptible": False}]
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         "models[0].tier: unknown priority tier 'realtime'; use one of critical",
         "models[1].tier: unknown priority tier 'realtime'; use one of critical",
         "tenants[0].tier: unknown priority tier 'realtime'; use one of critical",
@@ -296,19 +286,19 @@ def test_redefined_tiers_must_still_cover_the_defaults_in_use():
 
 
 def test_duplicate_tiers():
-    raw = _raw()
+    raw = raw_environment()
     tier = {"name": "realtime", "value": 10, "preempts": True, "preemptible": False}
     raw["priorityTiers"] = [tier, copy.deepcopy(tier)]
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         "priorityTiers[1]: duplicate tier name 'realtime' (also at index 0); tier names must be unique",
         "priorityTiers[1]: duplicate tier value '10' (also at index 0); tier values must be unique",
     ]
 
 
 def test_queue_limit_in_a_resource_no_pool_offers():
-    raw = _raw()
+    raw = raw_environment()
     raw["tenants"][0]["gpuQuotas"][0]["capability"] = {"nvidia.com/mig-7g.80gb": 4}
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         "tenants[0].gpuQuotas[0].capability: 'nvidia.com/mig-7g.80gb' is not offered by any GPU pool of region "
         "'use1' (offered: nvidia.com/gpu, nvidia.com/mig-1g.10gb, nvidia.com/mig-2g.20gb, nvidia.com/mig-3g.40gb); "
         "use an offered resource name or add a pool that offers it"
@@ -316,12 +306,12 @@ def test_queue_limit_in_a_resource_no_pool_offers():
 
 
 def test_quota_in_a_region_without_gpu_pools():
-    raw = _raw("prod")
+    raw = raw_environment("prod")
     raw["regions"][2]["gpuPools"] = []
     raw["models"] = [m for m in raw["models"] if m["name"] == "llama-3-1-8b"]
     for tenant in raw["tenants"]:
         tenant["models"] = ["llama-3-1-8b"]
-    errors = _errors(raw)
+    errors = config_errors(raw)
     assert errors[0] == (
         "tenants[0].gpuQuotas[2].capability: 'nvidia.com/gpu' is not offered by any GPU pool of region 'usc1' "
         "(offered: none: the region has no GPU pools); use an offered resource name or add a pool that offers it"
@@ -329,7 +319,7 @@ def test_quota_in_a_region_without_gpu_pools():
 
 
 def test_guarantees_exceeding_the_cluster_gpu_capacity():
-    raw = _raw("prod")
+    raw = raw_environment("prod")
     raw["tenants"][2]["gpuQuotas"][0] = {
         "region": "use1",
         "capability": {"nvidia.com/gpu": 20},
@@ -337,7 +327,7 @@ def test_guarantees_exceeding_the_cluster_gpu_capacity():
     }
     load_environment(raw)  # 16 + 8 + 16 = 40: exactly what use1 holds (4 x 8 H100 + 8 x 1 L40S)
     raw["tenants"][2]["gpuQuotas"][0]["guarantee"] = {"nvidia.com/gpu": 17}
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         "tenants[2].gpuQuotas[0].guarantee: guarantees in region 'use1' add up to 41 nvidia.com/gpu "
         "(search 16, support-bot 8, evals 17), more than the 40 its GPU pools hold at maxSize; "
         "lower the guarantees or raise pool maxSize"
@@ -345,10 +335,10 @@ def test_guarantees_exceeding_the_cluster_gpu_capacity():
 
 
 def test_guarantee_above_capability_and_above_capacity():
-    raw = _raw()
+    raw = raw_environment()
     # dev use1: l40s g6e.xlarge time-sliced x4, maxSize 2 -> 8 nvidia.com/gpu at maxSize
     raw["tenants"][0]["gpuQuotas"][0]["guarantee"] = {"nvidia.com/gpu": 9}
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         "tenants[0].gpuQuotas[0].guarantee: guarantees 9 nvidia.com/gpu but the capability is only 2; "
         "lower the guarantee or raise the capability",
         "tenants[0].gpuQuotas[0].guarantee: guarantees in region 'use1' add up to 9 nvidia.com/gpu (research 9), "
@@ -357,29 +347,29 @@ def test_guarantee_above_capability_and_above_capacity():
 
 
 def test_quota_region_unknown_or_repeated():
-    raw = _raw()
+    raw = raw_environment()
     quota = raw["tenants"][0]["gpuQuotas"][0]
     raw["tenants"][0]["gpuQuotas"] = [quota, copy.deepcopy(quota), {**quota, "region": "euw1"}]
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         "tenants[0].gpuQuotas[1]: duplicate quota region 'use1' (also at index 0); quota regions must be unique",
         "tenants[0].gpuQuotas[2].region: no region named 'euw1'; use one of use1",
     ]
 
 
 def test_model_placed_where_its_tenant_has_no_queue():
-    raw = _raw("prod")
+    raw = raw_environment("prod")
     del raw["tenants"][0]["gpuQuotas"][2]  # search loses usc1, where llama-3-1-70b runs
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         "models[0].placements[2].region: tenant 'search' has no GPU quota in region 'usc1', so the model's pods "
         "would have no queue there; add a gpuQuotas entry for 'usc1' to the tenant"
     ]
 
 
 def test_tenant_named_like_a_volcano_queue():
-    raw = _raw()
+    raw = raw_environment()
     raw["tenants"][0]["name"] = "default"
     for model in raw["models"]:
         model["tenant"] = "default"
-    assert _errors(raw) == [
+    assert config_errors(raw) == [
         "tenants[0].name: 'default' is the name of a queue Volcano manages itself; rename the tenant"
     ]
