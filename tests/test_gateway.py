@@ -127,7 +127,7 @@ def test_inference_pool_per_self_hosted_model(env_plan):
             assert pool["spec"]["selector"] == {
                 "matchLabels": {names.PART_OF_LABEL: names.PLATFORM_PART_OF, names.MODEL_LABEL: model}
             }
-            assert pool["spec"]["targetPorts"] == [{"number": names.VLLM_METRICS_PORT}]
+            assert pool["spec"]["targetPorts"] == [{"number": 8080}]
             picker = pool["spec"]["endpointPickerRef"]
             assert picker == {
                 "kind": "Service",
@@ -166,9 +166,18 @@ def test_endpoint_picker_scores_prefix_and_kv_cache(prod_plan):
     assert deployment["spec"]["replicas"] == 2
     assert "--ha-enable-leader-election" in deployment["spec"]["template"]["spec"]["containers"][0]["args"]
     assert _object(prod_plan, "PodDisruptionBudget", "prod-use1", "llama-3-1-70b-epp")
-    # Triton exposes its metrics elsewhere, under TensorRT-LLM names.
+    # Triton's load and KV-cache gauges have TensorRT-LLM names; its OpenAI frontend serves them on the
+    # pool's target port, which the picker scrapes by default.
     triton = _object(prod_plan, "Deployment", "prod-usc1", "mistral-7b-trt-epp")["spec"]["template"]["spec"]
-    assert f"--model-server-metrics-port={names.TRITON_METRICS_PORT}" in triton["containers"][0]["args"]
+    args = triton["containers"][0]["args"]
+    flags = dict(zip(args[6:14:2], args[7:14:2], strict=True))
+    assert flags == {
+        "--total-queued-requests-metric": "nv_trt_llm_request_metrics{request_type=waiting}",
+        "--total-running-requests-metric": "nv_trt_llm_request_metrics{request_type=scheduled}",
+        "--kv-cache-usage-percentage-metric": "nv_trt_llm_kv_cache_block_metrics{kv_cache_block_type=fraction}",
+        "--lora-info-metric": "",
+    }
+    assert not [a for a in args if a.startswith("--model-server-metrics-port")]
 
 
 def test_security_policy_covers_every_route(env_plan):

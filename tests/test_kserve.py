@@ -95,10 +95,10 @@ def test_triton_model_runs_the_trtllm_runtime_without_vllm_flags(prod_plan):
     model = _model(isvc)
     assert model["runtime"] == "inference-platform-triton-trtllm"
     assert model["modelFormat"] == {"name": "triton", "version": "2"}
-    assert model["protocolVersion"] == "v2"
+    assert "protocolVersion" not in model  # it speaks OpenAI, for which KServe has no protocol version
     assert "args" not in model and "env" not in model  # one L4, no overrides
     assert model["storageUri"] == "pvc://models/models/mistral-7b-trt"
-    assert model["startupProbe"]["httpGet"]["path"] == "/v2/health/ready"
+    assert model["startupProbe"]["httpGet"] == {"path": "/health/ready", "port": 8080}
 
 
 def test_fp8_kv_cache_only_where_the_gpu_has_fp8(env_plan):
@@ -330,14 +330,76 @@ def test_runtimes_are_pinned_non_root_with_bounded_shm_and_annotated_metrics(dev
         assert main["securityContext"]["runAsNonRoot"] is True and main["securityContext"]["runAsUser"] == NON_ROOT_UID
         assert main["securityContext"]["allowPrivilegeEscalation"] is False
         assert spec["volumes"] == [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "1Gi"}}]
-        metrics_port = 8002 if "triton" in name else 8080
-        assert spec["annotations"]["prometheus.kserve.io/port"] == str(metrics_port)
-        assert metrics_port in [p["containerPort"] for p in main["ports"]]
+        assert spec["annotations"]["prometheus.kserve.io/port"] == "8080"
+        assert main["ports"] == [{"name": "http", "containerPort": 8080, "protocol": "TCP"}]
         assert main["readinessProbe"] != main["livenessProbe"]
         assert all(not f["autoSelect"] for f in spec["supportedModelFormats"])
     vllm = runtimes["dev-use1", "inference-platform-vllm"]["spec"]["containers"][0]
     assert vllm["readinessProbe"]["httpGet"]["path"] == "/v1/models"
     assert {"name": "HOME", "value": "/tmp"} in vllm["env"]
+
+
+def test_triton_runs_its_openai_frontend_on_the_port_the_gateway_targets(prod_plan):
+    """The gateway sends OpenAI requests to 8080; tritonserver speaks only KServe v2 there, the frontend OpenAI."""
+    runtime = _objects(prod_plan, RUNTIME)["prod-usc1", "inference-platform-triton-trtllm"]["spec"]
+    [main] = runtime["containers"]
+    assert main["args"] == [
+        "python3",
+        "/opt/tritonserver/python/openai/openai_frontend/main.py",
+        "--model-repository=/mnt/models",
+        "--tokenizer=/mnt/models",
+        "--backend=tensorrtllm",
+        "--openai-port=8080",
+    ]
+    assert "command" not in main  # NGC's entrypoint runs args
+    assert "protocolVersions" not in runtime
+    assert main["ports"] == [{"name": "http", "containerPort": 8080, "protocol": "TCP"}]
+    # the core's metrics (TensorRT-LLM's included) at /metrics of the same port: KServe's annotation, the PodMonitor
+    assert runtime["annotations"] == {"prometheus.kserve.io/port": "8080", "prometheus.kserve.io/path": "/metrics"}
+    assert names.TRITON_METRICS_PORT == 8080
+    # ready: the core and every model of the repository; live: the frontend answers (its static model list)
+    assert main["readinessProbe"]["httpGet"] == {"path": "/health/ready", "port": 8080}
+    assert main["livenessProbe"]["httpGet"] == {"path": "/v1/models", "port": 8080}
+    assert main["startupProbe"]["httpGet"] == {"path": "/health/ready", "port": 8080}
+    [pool] = [
+        r.inputs
+        for r in prod_plan.kubernetes_objects()
+        if r.inputs["kind"] == "InferencePool" and r.inputs["metadata"]["name"] == "mistral-7b-trt"
+    ]
+    assert pool["spec"]["targetPorts"] == [{"number": 8080}]
+
+
+def test_a_triton_models_frontend_flags_follow_the_runtimes():
+    raw = raw_environment("prod")
+    raw["models"][2]["engineArgs"] = {"tool-call-parser": "mistral", "default-max-tokens": 512}
+    env = load_environment(raw)
+    [_, triton] = model_placements(env, env.region("usc1"))
+    # KServe appends the InferenceService's args to the runtime's command line
+    assert _model(inference_service_manifest(triton, "pvc://models/models/mistral-7b-trt"))["args"] == [
+        "--tool-call-parser=mistral",
+        "--default-max-tokens=512",
+    ]
+
+
+# The OpenAI servers the runtimes may run, and the flag that sets their port.
+OPENAI_SERVERS = {"vllm.entrypoints.openai.api_server": "--port", "openai_frontend/main.py": "--openai-port"}
+
+
+def test_every_pool_targets_an_openai_server_of_its_runtime(env_plan):
+    runtimes = _objects(env_plan, RUNTIME)
+    isvcs = _objects(env_plan, ISVC)
+    pools = [r for r in env_plan.kubernetes_objects() if r.inputs["kind"] == "InferencePool"]
+    assert {p.inputs["metadata"]["name"] for p in pools} >= {m.name for m in env_plan.spec.models}
+    for pool in pools:
+        cluster, model = env_plan.cluster_of(pool), pool.inputs["metadata"]["name"]
+        [main] = runtimes[cluster, _model(isvcs[cluster, model])["runtime"]]["spec"]["containers"]
+        [target] = pool.inputs["spec"]["targetPorts"]
+        port = int(target["number"])
+        command_line = " ".join([*main.get("command", []), *main["args"]])
+        [port_flag] = [flag for server, flag in OPENAI_SERVERS.items() if server in command_line]
+        assert f"{port_flag}={port}" in main["args"]
+        assert port in [p["containerPort"] for p in main["ports"]]
+        assert main["readinessProbe"]["httpGet"]["port"] == port
 
 
 # --- variants: weights from the bucket, multi-node replicas, Knative ------------------------------------

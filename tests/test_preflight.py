@@ -17,6 +17,7 @@ from tests.harness import environment_config
 from tools.plan.runner import PROJECT_DIR
 from tools.preflight.__main__ import main as preflight_main
 from tools.preflight.aws_pools import PoolRef, _instance_types, instance_type_finding
+from tools.preflight.model_layout import check_layout
 from tools.preflight.runner import run_preflight
 
 G_ON_DEMAND, G_SPOT, P_ON_DEMAND = "L-DB2E81BA", "L-3819A6DF", "L-417A185B"
@@ -255,6 +256,44 @@ def test_missing_model_files_fail(aws, files, detail):
         finding.hint
         == f"upload the checkpoint to s3://{DEV_BUCKET}/{DEV_MODEL}, or set models[0].storagePath to where it is"
     )
+
+
+# A TensorRT-LLM repository as Triton's OpenAI frontend serves it: the tokenizer at the root, the entry model
+# (here an ensemble) named after the platform model.
+TRTLLM_REPOSITORY = {
+    "tokenizer.json": 9_000,
+    "tokenizer_config.json": 50_000,
+    "llama-3-1-8b/config.pbtxt": 3_000,
+    "llama-3-1-8b/1/.keep": 0,
+    "preprocessing/config.pbtxt": 3_000,
+    "preprocessing/1/model.py": 9_000,
+    "tensorrt_llm/config.pbtxt": 9_000,
+    "tensorrt_llm/1/config.json": 4_000,
+    "tensorrt_llm/1/rank0.engine": 8_000,
+    "postprocessing/config.pbtxt": 2_000,
+    "postprocessing/1/model.py": 5_000,
+}
+
+
+@pytest.mark.parametrize(
+    ("rename", "missing"),
+    [
+        ({}, []),
+        (
+            {"tokenizer.json": "preprocessing/1/tokenizer.json"},
+            ["tokenizer (tokenizer.json or tokenizer.model) at the repository root"],
+        ),
+        (
+            {"llama-3-1-8b/config.pbtxt": "ensemble/config.pbtxt"},
+            ["llama-3-1-8b/config.pbtxt (the entry model, which clients call by the model's name)"],
+        ),
+    ],
+)
+def test_a_triton_repository_has_its_tokenizer_at_the_root_and_its_entry_model_named_after_the_model(rename, missing):
+    model = load_environment(_raw()).models[0].model_copy(update={"runtime": "triton"})
+    files = {rename.get(name, name): size for name, size in TRTLLM_REPOSITORY.items()}
+    verdict = check_layout([(model.weights_prefix + name, size) for name, size in files.items()], model)
+    assert (verdict.missing, verdict.warnings, verdict.weight_bytes) == (missing, [], 8_000)
 
 
 def test_empty_model_prefix_fails_and_storage_path_is_honoured(aws):

@@ -97,12 +97,22 @@ def test_engine_args_are_validated():
     ]
 
 
-def test_triton_flags_are_tritons():
+def test_triton_flags_are_its_openai_frontends():
     raw = raw_environment("prod")
-    raw["models"][2]["engineArgs"] = {"max-num-seqs": 8, "log-verbose": 1}
+    raw["models"][2]["engineArgs"] = {
+        "max-num-seqs": 8,  # vLLM's
+        "log-verbose": 1,  # tritonserver's: the frontend runs the core in-process and has no such flag
+        "openai-port": 9000,
+        "tritonserver-log-verbose-level": 1,
+        "tool-call-parser": "mistral",
+    }
+    at = "models[2].engineArgs"
+    unknown = "not a Triton OpenAI frontend flag a model may set; the flags are listed in components/catalog/engines.py"
     assert config_errors(raw) == [
-        "models[2].engineArgs['max-num-seqs']: not a Triton flag a model may set; the flags are listed in "
-        "components/catalog/engines.py"
+        f"{at}['max-num-seqs']: {unknown}",
+        f"{at}['log-verbose']: {unknown}",
+        f"{at}['openai-port']: set by the platform; change nothing: the runtime serves OpenAI and /metrics on 8080, "
+        "where the gateway and Prometheus expect them instead",
     ]
 
 

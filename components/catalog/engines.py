@@ -10,8 +10,18 @@ Sources:
 - Triton 26.07 with the TensorRT-LLM backend (Triton 2.71.0, TensorRT-LLM 1.2.1): image
   `nvcr.io/nvidia/tritonserver:26.07-trtllm-python-py3` from the NGC catalog; it runs as its
   `triton-server` user, uid 1000 (docs.nvidia.com/deeplearning/triton-inference-server/user-guide/
-  docs/customization_guide/deploy.html#run-as-a-non-root-user). Flags from `tritonserver --help`
-  (triton-inference-server/server:src/command_line_parser.cc).
+  docs/customization_guide/deploy.html#run-as-a-non-root-user).
+- Triton's OpenAI-compatible frontend, which the runtime runs instead of `tritonserver`: the NGC
+  images ship it at `/opt/tritonserver/python/openai/openai_frontend/main.py` (user guide,
+  client_guide/openai_readme, 25.02 to 26.07; its TensorRT-LLM walkthrough, as of 25.12, still
+  pip-installs the frontend's requirements: run `main.py --help` in a new image before bumping
+  the tag). It starts the Triton core in-process (the `tritonserver` Python API) and serves
+  `/v1/models`, `/v1/completions`, `/v1/chat/completions`, `/health/ready` (the core's readiness)
+  and `/metrics` (the core's Prometheus text, `server.metrics()`) on its one port; tritonserver's
+  own listeners (HTTP 8000, gRPC 8001, metrics 8002) do not exist there. TensorRT-LLM is supported,
+  tensor parallelism in orchestrator mode only (`TRTLLM_ORCHESTRATOR=1`). Flags from
+  triton-inference-server/server@7e31829e:python/openai/openai_frontend/main.py (argparse); routes
+  from python/openai/openai_frontend/frontend/fastapi/routers/observability.py.
 """
 
 from __future__ import annotations
@@ -21,6 +31,7 @@ from dataclasses import dataclass
 # Digests are not pinned: the tags above are the upstream release tags, resolved at pull time.
 VLLM_IMAGE = "vllm/vllm-openai:v0.27.1"
 TRITON_IMAGE = "nvcr.io/nvidia/tritonserver:26.07-trtllm-python-py3"
+TRITON_OPENAI_FRONTEND = "/opt/tritonserver/python/openai/openai_frontend/main.py"
 NON_ROOT_UID = 1000
 
 # vLLM resolves its caches and config under HOME and calls getpass.getuser() (torch's compile
@@ -115,36 +126,28 @@ VLLM_FLAGS = EngineFlags(
 )
 
 TRITON_FLAGS = EngineFlags(
-    "Triton",
+    "Triton OpenAI frontend",
     tunable=frozenset(
         {
-            "backend-config",
-            "buffer-manager-thread-count",
-            "cache-config",
-            "cuda-memory-pool-byte-size",
-            "exit-on-error",
-            "exit-timeout-secs",
-            "http-thread-count",
-            "log-error",
-            "log-info",
-            "log-verbose",
-            "log-warning",
-            "metrics-interval-ms",
-            "model-load-thread-count",
-            "pinned-memory-pool-byte-size",
-            "rate-limit",
-            "strict-readiness",
+            "chat-template",
+            "default-max-tokens",
+            "tool-call-parser",
+            "tritonserver-log-verbose-level",
+            "uvicorn-log-level",
         }
     ),
     derived={
         "model-repository": "storagePath",
-        "model-store": "storagePath",
-        "http-port": "nothing: the runtime serves HTTP on 8080",
-        "grpc-port": "nothing: the runtime serves gRPC on 9000",
-        "metrics-port": "nothing: Prometheus scrapes 8002",
-        "allow-http": "nothing: HTTP is always on",
-        "allow-grpc": "nothing: gRPC is always on",
-        "allow-metrics": "nothing: metrics are always on",
+        "tokenizer": "nothing: the tokenizer files sit at the root of the model repository",
+        "backend": "nothing: the runtime serves TensorRT-LLM repositories",
+        "host": "nothing: the runtime listens on every interface of the pod",
+        "openai-port": "nothing: the runtime serves OpenAI and /metrics on 8080, where the gateway and "
+        "Prometheus expect them",
+        "lora-separator": "nothing: LoRA adapters are served by vLLM only (loraAdapters)",
+        "openai-restricted-api": "nothing: the gateway authenticates tenants",
+        "enable-kserve-frontends": "nothing: the runtime speaks the gateway's protocol, OpenAI, only",
+        "kserve-http-port": "nothing: the runtime speaks the gateway's protocol, OpenAI, only",
+        "kserve-grpc-port": "nothing: the runtime speaks the gateway's protocol, OpenAI, only",
     },
 )
 

@@ -32,10 +32,11 @@ PLATFORM_PART_OF = "inference-platform"
 MODEL_LABEL = annotation("model")
 
 # Ports the model-server containers declare (a PodMonitor's portNumber only matches declared
-# ports): vLLM serves /metrics on its HTTP port (KServe runtime `--port=8080`); Triton on 8002
-# (kserve@v0.20.0:config/runtimes/kserve-tritonserver.yaml, prometheus.kserve.io/port).
+# ports): vLLM serves /metrics on its HTTP port (KServe runtime `--port=8080`); so does Triton's
+# OpenAI frontend, which runs the Triton core in-process and has no separate metrics listener
+# (components/catalog/engines.py; tritonserver's own 8002 is not started).
 VLLM_METRICS_PORT = 8080
-TRITON_METRICS_PORT = 8002
+TRITON_METRICS_PORT = 8080
 
 # Tenant identity on gateway requests, and the OpenTelemetry attribute the AI Gateway maps it
 # to in its metrics (`controller.metricsRequestHeaderAttributes: "x-tenant-id:tenant.id"`).

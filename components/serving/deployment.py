@@ -43,6 +43,7 @@ from components.serving.fit import Fit, load_seconds, placement_fit
 from components.serving.host import HostResources, pod_host_resources
 from components.serving.runtimes import (
     FORMAT_OF,
+    MODEL_MOUNT,
     RUNTIME_OF,
     STARTUP_PATH_OF,
     VLLM_MULTINODE_RUNTIME,
@@ -64,7 +65,6 @@ GPU_RESOURCE_TYPES = "serving.kserve.io/gpu-resource-types"
 # KServe labels the head pod of a multi-node replica; its workers carry the predictor's labels too.
 MULTINODE_ROLE_LABEL = ("multinode/role", "head")
 EFA_RESOURCE = "vpc.amazonaws.com/efa"
-MODEL_MOUNT = "/mnt/models"
 PREDICTOR_SUFFIX = "-predictor"
 STARTUP_MARGIN = 2
 
@@ -254,8 +254,6 @@ def inference_service_manifest(p: ModelPlacement, storage_uri: str) -> dict[str,
     args = _engine_args(p, model_dir)
     if args:
         container["args"] = args
-    if model.runtime == "triton":
-        container["protocolVersion"] = "v2"  # what the runtime speaks (KServe's default is v1)
     if storage is not None:
         container["storageUri"] = storage
     env = _engine_env(p, streams_from_bucket)

@@ -29,6 +29,7 @@ from components.catalog.charts import EPP_IMAGE, INFERENCE_EXTENSION_VERSION
 from components.k8s import names
 from components.k8s.cluster import ClusterHandle
 from components.serving.gateway_specs import INFERENCE_POOL_API, INFERENCE_POOL_GROUP
+from components.serving.runtimes import HTTP_PORT
 from components.spec.gateway import EndpointPickerSpec
 from components.spec.workloads import ModelSpec
 
@@ -38,8 +39,11 @@ METRICS_PORT = 9090
 # The chart's default scheduling profile (config/charts/epplib/templates/_config.yaml at v1.5.0).
 PLUGINS_FILE = "default-plugins.yaml"
 SCORER_WEIGHTS = {"queue-scorer": 2, "kv-cache-utilization-scorer": 2, "prefix-cache-scorer": 3}
-# Per-runtime metric flags, as the chart sets them for modelServerType vllm (EPP defaults) and
-# triton-tensorrt-llm; Triton serves metrics on its own port (names.TRITON_METRICS_PORT).
+# Per-runtime metric names, as the chart sets them for modelServerType vllm (EPP defaults) and
+# triton-tensorrt-llm: the TensorRT-LLM backend's queue, running and KV-cache gauges, no LoRA metric.
+# Both runtimes serve /metrics on the pool's target port, which the EPP scrapes when no
+# --model-server-metrics-port is given (a flag deprecated in v1.5.0); Triton's OpenAI frontend
+# serves the same Triton core metrics there that tritonserver served on 8002.
 RUNTIME_FLAGS: dict[str, list[str]] = {
     "vllm": [],
     "triton": [
@@ -51,7 +55,6 @@ RUNTIME_FLAGS: dict[str, list[str]] = {
         "nv_trt_llm_kv_cache_block_metrics{kv_cache_block_type=fraction}",
         "--lora-info-metric",
         "",
-        f"--model-server-metrics-port={names.TRITON_METRICS_PORT}",
     ],
 }
 # The chart requests 4 CPUs / 8Gi (scale-tested at high QPS) and leaves CPU unlimited; the platform
@@ -90,7 +93,7 @@ def picker_config() -> str:
 def pool_spec(model: ModelSpec, picker: EndpointPickerSpec) -> dict:
     return {
         "selector": {"matchLabels": model_server_selector(model.name)},
-        "targetPorts": [{"number": names.VLLM_METRICS_PORT}],  # the OpenAI API port of vLLM and Triton
+        "targetPorts": [{"number": HTTP_PORT}],  # where every runtime serves the OpenAI API
         "endpointPickerRef": {
             "kind": "Service",
             "name": picker_name(model.name),

@@ -1,5 +1,6 @@
 """The platform's ClusterServingRuntimes: vLLM's OpenAI server (one node, and Ray-based multi-node) and
-Triton with the TensorRT-LLM backend.
+Triton with the TensorRT-LLM backend behind Triton's OpenAI frontend. Every runtime serves the OpenAI
+API on 8080, the port the gateway's InferencePools target.
 
 What every model shares lives here: pinned image, non-root user, ports (the metrics port annotated
 for KServe and declared for the PodMonitors), readiness on the serving API distinct from liveness,
@@ -16,7 +17,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.catalog.engines import NON_ROOT_UID, TRITON_IMAGE, VLLM_IMAGE, VLLM_NON_ROOT_ENV
+from components.catalog.engines import (
+    NON_ROOT_UID,
+    TRITON_IMAGE,
+    TRITON_OPENAI_FRONTEND,
+    VLLM_IMAGE,
+    VLLM_NON_ROOT_ENV,
+)
 from components.k8s.names import TRITON_METRICS_PORT, VLLM_METRICS_PORT
 
 RUNTIME_API_VERSION = "serving.kserve.io/v1alpha1"
@@ -31,9 +38,9 @@ MAIN_CONTAINER = "kserve-container"
 WORKER_CONTAINER = "worker-container"
 SHM_VOLUME = "dshm"
 DEFAULT_SHM = "1Gi"
-HTTP_PORT = VLLM_METRICS_PORT  # vLLM serves the OpenAI API and /metrics on one port
-TRITON_GRPC_PORT = 9000
+HTTP_PORT = VLLM_METRICS_PORT  # both servers serve the OpenAI API and /metrics on one port
 RAY_PORT = 6379
+MODEL_MOUNT = "/mnt/models"  # where KServe puts a model's storageUri
 
 # Ray head address of a multi-node replica: KServe sets HEAD_SVC on worker pods
 # [kserve/kserve@v0.20.0:config/runtimes/kserve-huggingfaceserver-multinode.yaml].
@@ -62,15 +69,20 @@ def http_probe(path: str, period: int, failures: int, timeout: int = 5) -> dict[
     }
 
 
-# Readiness: the model is registered and served (vLLM: the OpenAI model list; Triton: KServe v2 ready).
-# Liveness: the process answers, with more patience than readiness, so a busy server is drained,
-# not restarted. Startup: the default allows 30 minutes; each InferenceService sets its load budget.
+# Readiness: the model is registered and served. Liveness: the process answers, with more patience
+# than readiness, so a busy server is drained, not restarted. Startup: the default allows 30 minutes;
+# each InferenceService sets its load budget.
+# vLLM: ready = its OpenAI model list, live = /health (the engine is alive).
+# Triton's OpenAI frontend: /v1/models lists the model table its engine built at startup
+# (openai_frontend/engine/triton_engine.py), so it answers 200 whatever the models' state since;
+# /health/ready asks the Triton core (server and every model of the repository ready) and is the
+# readiness. /v1/models, which touches no engine, is the liveness.
 VLLM_READINESS = http_probe("/v1/models", period=10, failures=3)
 VLLM_LIVENESS = http_probe("/health", period=15, failures=4, timeout=10)
 VLLM_STARTUP_PATH = "/health"
-TRITON_READINESS = http_probe("/v2/health/ready", period=10, failures=3)
-TRITON_LIVENESS = http_probe("/v2/health/live", period=15, failures=4, timeout=10)
-TRITON_STARTUP_PATH = "/v2/health/ready"
+TRITON_READINESS = http_probe("/health/ready", period=10, failures=3)
+TRITON_LIVENESS = http_probe("/v1/models", period=15, failures=4, timeout=10)
+TRITON_STARTUP_PATH = "/health/ready"
 DEFAULT_STARTUP_SECONDS = 1800
 STARTUP_PERIOD_SECONDS = 10
 
@@ -173,33 +185,45 @@ def vllm_multinode_runtime() -> dict[str, Any]:
 
 
 def triton_runtime() -> dict[str, Any]:
-    """Triton serving a TensorRT-LLM model repository (engines built for the model's sizing) from /mnt/models."""
+    """Triton serving a TensorRT-LLM model repository from /mnt/models through Triton's OpenAI frontend.
+
+    Why the frontend and not `tritonserver`: the gateway sends every self-hosted model OpenAI requests
+    (`/v1/chat/completions`, `/v1/completions`, `/v1/models`) to the model's InferencePool on 8080,
+    and `tritonserver` speaks only KServe v2 there. The frontend (`components/catalog/engines.py`)
+    runs the same Triton core in-process and translates OpenAI requests into the repository's
+    TensorRT-LLM request format (`--backend=tensorrtllm`). The runtime speaks OpenAI only: the v2
+    HTTP/gRPC frontends have no client on the platform, so no KServe protocol version is declared
+    (as for vLLM).
+
+    What a repository must hold (the frontend has no served-name flag, and the AI Gateway ignores
+    modelNameOverride for InferencePools): its entry model (the ensemble or BLS model clients call)
+    named after the platform model (`mistral-7b-trt/config.pbtxt`), and the Hugging Face tokenizer
+    files, which give /v1/chat/completions its chat template, at the repository root; Triton loads
+    only the root's directories. Usage (hence the gateway's token budgets) comes from the entry
+    model's `num_input_tokens` / `num_output_tokens` outputs.
+
+    Metrics: the core's Prometheus text, TensorRT-LLM's `nv_trt_llm_*` families included, is served
+    at /metrics on 8080; tritonserver's metrics listener (8002) does not exist in this process.
+    """
     return _runtime(
         TRITON_RUNTIME,
         TRITON_FORMAT,
         TRITON_METRICS_PORT,
         {
-            "protocolVersions": ["v2", "grpc-v2"],
             "containers": [
                 {
                     "name": MAIN_CONTAINER,
                     "image": TRITON_IMAGE,
                     # The image's entrypoint (NGC's banner and checks) runs the command in args.
                     "args": [
-                        "tritonserver",
-                        "--model-repository=/mnt/models",
-                        f"--http-port={HTTP_PORT}",
-                        f"--grpc-port={TRITON_GRPC_PORT}",
-                        f"--metrics-port={TRITON_METRICS_PORT}",
-                        "--allow-http=true",
-                        "--allow-grpc=true",
-                        "--allow-metrics=true",
+                        "python3",
+                        TRITON_OPENAI_FRONTEND,
+                        f"--model-repository={MODEL_MOUNT}",
+                        f"--tokenizer={MODEL_MOUNT}",
+                        "--backend=tensorrtllm",
+                        f"--openai-port={HTTP_PORT}",
                     ],
-                    "ports": [
-                        {"name": "http", "containerPort": HTTP_PORT, "protocol": "TCP"},
-                        {"name": "grpc", "containerPort": TRITON_GRPC_PORT, "protocol": "TCP"},
-                        {"name": "metrics", "containerPort": TRITON_METRICS_PORT, "protocol": "TCP"},
-                    ],
+                    "ports": [{"name": "http", "containerPort": HTTP_PORT, "protocol": "TCP"}],
                     "securityContext": container_security(),
                     "resources": _DEFAULT_RESOURCES,
                     "readinessProbe": TRITON_READINESS,

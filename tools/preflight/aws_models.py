@@ -65,7 +65,7 @@ def _check_model(region: RegionSpec, bucket: str, index: int, model: ModelSpec, 
 def model_finding(
     region_name: str, subject: str, where: str, index: int, model: ModelSpec, objects: list[tuple[str, int]]
 ) -> Finding:
-    verdict = check_layout(objects, model.runtime)
+    verdict = check_layout(objects, model)
     # The total feeds the load-time estimate (weights / load bandwidth) of the serving sizing.
     data = {
         "uri": where,
