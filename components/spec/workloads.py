@@ -74,6 +74,11 @@ class ModelSpec(Spec):
         description="Extra engine flags without the leading --, e.g. {max-num-batched-tokens: 8192, "
         "enable-auto-tool-choice: true}; flags the platform derives are rejected with the key to use instead.",
     )
+    federated: bool = Field(
+        False,
+        description="Create the model once in Karmada, which keeps the placements' minReplicas in total across "
+        "their member clusters, weighted by each pool's GPU capacity, and moves replicas when a member fails.",
+    )
 
     @property
     def weights_prefix(self) -> str:
