@@ -41,6 +41,11 @@ def api_endpoint(endpoint: str) -> str:
     return endpoint if endpoint.startswith("https://") else f"https://{endpoint}"
 
 
+def agent_secret_values(key_pem: pulumi.Input[str]) -> dict:
+    """The agent's private key, for the chart's secret values file."""
+    return {"agent": {"kubeconfig": {"key": key_pem}}}
+
+
 def agent_rules(cluster: str) -> list[dict]:
     """Cluster-wide permissions of a member's agent in Karmada (karmadactl register's, plus updating its Cluster)."""
     karmada = "cluster.karmada.io"
@@ -220,7 +225,7 @@ class KarmadaMember(pulumi.ComponentResource):
             },
             parent=self,
             depends_on=[self.cluster],
-            secret_values={"agent": {"kubeconfig": {"key": cert.key_pem}}},
+            secret_values=agent_secret_values(cert.key_pem),
         )
 
     def _push_credentials(self, member: ClusterHandle, karmada: ClusterHandle) -> pulumi.Resource:

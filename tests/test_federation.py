@@ -1,0 +1,438 @@
+"""Karmada federation in whole plans: control plane, members, the KServe API and federated models.
+
+Two variants of the prod environment are planned once per module: `fed` (the 70B model federated,
+pull members, AWS host) and `push` (push members, GCP host, usw2 reading weights from its bucket,
+a registry mirror on usw2). The checked-in prod plan has the federation without federated models.
+"""
+
+from __future__ import annotations
+
+import base64
+from types import SimpleNamespace
+
+import pytest
+import yaml
+
+from components.catalog.charts import CHARTS
+from components.federation.certificates import KeyPair
+from components.federation.control_plane import INTERNAL_ENDPOINT, host_secret_values
+from components.federation.manifests import NOT_READY_TAINT, UNREACHABLE_TAINT
+from components.federation.member import agent_secret_values
+from components.federation.placement import model_shares
+from components.federation.render import inference_service_renderer
+from components.spec.loader import load_environment
+from policies.model import Resource, Stack
+from policies.offline import evaluate_plan, plan_resources
+from policies.pods import serving_runtime
+from tests.harness import environment_config, ns, plan_config
+from tools.conformance import is_custom_resource, unknown_values
+from tools.plan.report import render_markdown
+
+MODEL = "llama-3-1-70b"
+FED_CIDR = "192.0.2.0/24"
+
+
+def _fed_config() -> dict:
+    config = environment_config("prod")
+    config[ns("models")][0]["federated"] = True
+    config[ns("federation")]["apiServer"] = {"allowedCidrs": [FED_CIDR]}
+    return config
+
+
+def _push_config() -> dict:
+    config = _fed_config()
+    config[ns("federation")] |= {"host": "usc1", "memberMode": "push", "registryMirrors": {"usw2": "mirror.example"}}
+    regions = config[ns("regions")]
+    for region in regions[:2]:
+        region["apiAccess"]["publicCidrs"] = ["198.51.100.0/24"]
+    regions[1]["modelCache"]["enabled"] = False
+    return config
+
+
+@pytest.fixture(scope="module")
+def fed_plan():
+    return plan_config(_fed_config(), stack="fed")
+
+
+@pytest.fixture(scope="module")
+def push_plan():
+    return plan_config(_push_config(), stack="push")
+
+
+def _objects(plan, cluster: str, kind: str) -> dict[str, dict]:
+    """name -> inputs of the Kubernetes objects of a kind on a cluster (Karmada's is `<stack>-karmada`)."""
+    return {
+        r.inputs["metadata"]["name"]: r.inputs
+        for r in plan.kubernetes_objects()
+        if plan.cluster_of(r) == cluster and r.inputs["kind"] == kind
+    }
+
+
+def _releases(plan, name: str) -> dict[str, dict]:
+    """cluster -> inputs of the Helm releases called `name`."""
+    return {plan.cluster_of(r): r.inputs for r in plan.helm_releases() if r.inputs["name"] == name}
+
+
+def _one(plan, type_: str, name: str) -> dict:
+    return plan.named(name, type_).inputs
+
+
+# --- control plane ----------------------------------------------------------------------------------------
+
+
+def test_control_plane_release_on_the_host(prod_plan):
+    (cluster, release), *others = _releases(prod_plan, "karmada").items()
+    assert not others and cluster == "prod-use1"
+    assert (release["chart"], release["version"], release["namespace"]) == ("karmada", "v1.18.2", "karmada-system")
+    values = release["values"]
+    assert values["installMode"] == "host"
+    assert values["karmadaImageVersion"] == "v1.18.2"
+    assert values["certs"]["mode"] == "custom"  # our CA: signs the agents' client certificates
+    assert values["apiServer"] == {
+        "replicaCount": 2,
+        "serviceType": "ClusterIP",
+        "labels": {"app": "karmada-apiserver"},
+    }
+    assert values["etcd"]["internal"] == {
+        "replicaCount": 3,
+        "storageType": "pvc",
+        "pvc": {"storageClass": "gp2", "size": "10Gi"},
+    }
+    manager = values["controllerManager"]
+    assert manager["featureGates"] == {"Failover": True, "PropagateDeps": True}
+    assert manager["extraCommandArgs"] == {"enable-no-execute-taint-eviction": "true"}
+    for component in ("scheduler", "webhook", "aggregatedApiServer", "controllerManager"):
+        assert values[component]["image"]["tag"] == "v1.18.2"
+    assert values["kubectl"]["image"]["tag"] == "v1.35.2" and values["cfssl"]["image"]["tag"] == "v1.6.5"
+    # Private keys travel in a secret values file; the rest stays readable.
+    assert release["valueYamlFiles"] == "[secret]"
+    assert "caKey" not in values["certs"]["custom"] and "key" not in values["certs"]["custom"]
+
+
+def test_secret_chart_values_exist_in_the_pinned_chart(upstream):
+    defaults = upstream.chart_values(CHARTS["karmada"].upstream_values)
+    pair = KeyPair("cert", "key")
+    certs = SimpleNamespace(ca=pair, server=pair, front_proxy_ca=pair, front_proxy_client=pair)
+    assert unknown_values(host_secret_values(certs), defaults) == []
+    assert unknown_values(agent_secret_values("key"), defaults) == []
+
+
+def test_webhook_admits_noexecute_taint_policies(prod_plan):
+    (patch,) = _objects(prod_plan, "prod-use1", "Deployment").values()
+    assert patch["metadata"] == {"name": "karmada-webhook", "namespace": "karmada-system"}
+    assert patch["spec"]["template"]["spec"]["containers"] == [
+        {"name": "karmada-webhook", "args": ["--allow-no-execute-taint-policy=true"]}
+    ]
+
+
+def test_api_server_load_balancer_is_open_to_the_clusters_nat_egress_only(prod_plan, fed_plan):
+    service = _objects(prod_plan, "prod-use1", "Service")["karmada-apiserver-external"]
+    spec = service["spec"]
+    assert spec["type"] == "LoadBalancer" and spec["selector"] == {"app": "karmada-apiserver"}
+    assert spec["ports"] == [{"name": "https", "port": 5443, "targetPort": 5443, "protocol": "TCP"}]
+    assert service["metadata"]["annotations"]["service.beta.kubernetes.io/aws-load-balancer-type"] == "nlb"
+    sources = spec["loadBalancerSourceRanges"]
+    # NAT gateways: use1 and usw2 one per zone (3 + 3), usc1's Cloud NAT one reserved address.
+    assert len(sources) == len(set(sources)) == 7 and all(s.endswith("/32") for s in sources)
+    fed_sources = _objects(fed_plan, "fed-use1", "Service")["karmada-apiserver-external"]["spec"]
+    assert fed_sources["loadBalancerSourceRanges"][-1] == FED_CIDR
+
+
+def test_gke_nat_egress_is_a_reserved_address(prod_plan):
+    nat = _one(prod_plan, "gcp:compute/routerNat:RouterNat", "usc1-nat")
+    assert nat["natIpAllocateOption"] == "MANUAL_ONLY" and len(nat["natIps"]) == 1
+    assert _one(prod_plan, "gcp:compute/address:Address", "usc1-nat")["addressType"] == "EXTERNAL"
+
+
+def test_api_server_certificate_names_the_load_balancer(prod_plan, push_plan):
+    aws = _one(prod_plan, "tls:index/certRequest:CertRequest", "prod-use1-karmada-server-csr")
+    assert aws["subject"] == {"commonName": "system:admin", "organization": "system:masters"}
+    assert {"*.elb.us-east-1.amazonaws.com", "karmada-apiserver.karmada-system.svc.cluster.local"} <= set(
+        aws["dnsNames"]
+    )
+    assert aws["ipAddresses"] == ["127.0.0.1"]
+    # GCP host: a reserved address, given to the Service and written into the certificate.
+    gcp = _one(push_plan, "tls:index/certRequest:CertRequest", "push-usc1-karmada-server-csr")
+    assert not any("amazonaws" in n for n in gcp["dnsNames"])
+    (address,) = [ip for ip in gcp["ipAddresses"] if ip != "127.0.0.1"]
+    service = _objects(push_plan, "push-usc1", "Service")["karmada-apiserver-external"]
+    assert service["spec"]["loadBalancerIP"] == address
+
+
+def test_karmada_provider_and_secret_kubeconfig_output(prod_plan):
+    provider = prod_plan.named("prod-karmada", "pulumi:providers:kubernetes")
+    assert provider.inputs["kubeconfig"] == "[secret]"
+    assert prod_plan.outputs["karmadaKubeconfig"] == "[secret]"
+    karmada = prod_plan.outputs["karmada"]
+    assert karmada["host"] == "use1" and karmada["endpoint"].startswith("https://")
+    assert karmada["endpoint"].endswith(":5443")
+    assert karmada["members"] == {"use1": "prod-use1", "usw2": "prod-usw2", "usc1": "prod-usc1"}
+
+
+def test_member_health_taints_are_noexecute(prod_plan):
+    policies = _objects(prod_plan, "prod-karmada", "ClusterTaintPolicy")
+    assert {p["spec"]["taints"][0]["key"] for p in policies.values()} == {NOT_READY_TAINT, UNREACHABLE_TAINT}
+    unreachable = policies["member-unreachable"]["spec"]
+    assert unreachable["addOnConditions"] == [{"conditionType": "Ready", "statusValues": ["Unknown"], "operator": "In"}]
+    assert unreachable["taints"] == [{"key": UNREACHABLE_TAINT, "effect": "NoExecute"}]
+    assert unreachable["targetClusters"] == {"clusterNames": ["prod-use1", "prod-usw2", "prod-usc1"]}
+
+
+# --- members ----------------------------------------------------------------------------------------------
+
+
+def test_one_pull_registration_per_serving_cluster(prod_plan):
+    clusters = _objects(prod_plan, "prod-karmada", "Cluster")
+    assert sorted(clusters) == ["prod-usc1", "prod-use1", "prod-usw2"]
+    usc1 = clusters["prod-usc1"]
+    assert usc1["metadata"]["labels"] == {
+        "inference-platform.io/cloud": "gcp",
+        "inference-platform.io/region": "us-central1",
+        "inference-platform.io/gpu-product-H200-141GB": "true",
+        "inference-platform.io/gpu-product-L4": "true",
+        "inference-platform.io/gpu-product-A100-80GB": "true",
+    }
+    assert usc1["spec"]["syncMode"] == "Pull" and usc1["spec"]["provider"] == "gcp"
+    assert usc1["spec"]["apiEndpoint"].startswith("https://")
+    agents = _releases(prod_plan, "karmada-agent")
+    assert sorted(agents) == ["prod-usc1", "prod-use1", "prod-usw2"]
+    for cluster, release in agents.items():
+        values = release["values"]
+        assert values["installMode"] == "agent" and values["agent"]["clusterName"] == cluster
+        assert release["namespace"] == "karmada-system" and release["valueYamlFiles"] == "[secret]"
+    # The host's agent stays in-cluster; the others dial the load balancer.
+    assert agents["prod-use1"]["values"]["agent"]["kubeconfig"]["server"] == INTERNAL_ENDPOINT
+    assert agents["prod-usc1"]["values"]["agent"]["kubeconfig"]["server"] == prod_plan.outputs["karmada"]["endpoint"]
+
+
+def test_pull_agents_get_least_privilege_rbac_in_karmada(prod_plan):
+    cert = _one(prod_plan, "tls:index/certRequest:CertRequest", "prod-usc1-karmada-agent-csr")
+    assert cert["subject"] == {"commonName": "system:karmada:agent:prod-usc1", "organization": "system:karmada:agents"}
+    binding = _objects(prod_plan, "prod-karmada", "ClusterRoleBinding")["system:karmada:prod-usc1:agent"]
+    assert binding["subjects"] == [
+        {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "system:karmada:agent:prod-usc1"}
+    ]
+    role = _objects(prod_plan, "prod-karmada", "ClusterRole")["system:karmada:prod-usc1:agent"]
+    own = role["rules"][0]
+    assert own["resourceNames"] == ["prod-usc1"] and "update" in own["verbs"]
+    work = _objects(prod_plan, "prod-karmada", "Role")["system:karmada:prod-usc1:agent-work"]
+    assert work["metadata"]["namespace"] == "karmada-es-prod-usc1"
+    assert "karmada-es-prod-usc1" in _objects(prod_plan, "prod-karmada", "Namespace")
+
+
+def test_push_members_hand_a_token_to_karmada(push_plan):
+    clusters = _objects(push_plan, "push-karmada", "Cluster")
+    assert {c["spec"]["syncMode"] for c in clusters.values()} == {"Push"}
+    assert clusters["push-usw2"]["spec"]["secretRef"] == {"namespace": "karmada-cluster", "name": "push-usw2"}
+    assert not _releases(push_plan, "karmada-agent")
+    secret = _objects(push_plan, "push-karmada", "Secret")["push-usw2"]
+    assert secret["metadata"]["namespace"] == "karmada-cluster" and secret["data"] == "[secret]"
+    token = _objects(push_plan, "push-usw2", "Secret")["karmada-controller-manager-token"]
+    assert token["type"] == "kubernetes.io/service-account-token"
+    assert _objects(push_plan, "push-usw2", "ServiceAccount")["karmada-controller-manager"]
+
+
+# --- the KServe API in Karmada ----------------------------------------------------------------------------
+
+
+def test_kserve_crds_and_interpreter_in_karmada(prod_plan):
+    (cluster,) = _releases(prod_plan, "kserve-crd")
+    assert cluster == "prod-karmada"
+    namespaces = _objects(prod_plan, "prod-karmada", "Namespace")
+    for name in ("inference", "kserve"):
+        assert namespaces[name]["metadata"]["labels"]["namespace.karmada.io/skip-auto-propagation"] == "true"
+    interpreter = _objects(prod_plan, "prod-karmada", "ResourceInterpreterCustomization")["kserve-inferenceservice"]
+    assert interpreter["spec"]["target"] == {"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService"}
+    assert set(interpreter["spec"]["customizations"]) == {
+        "replicaResource",
+        "replicaRevision",
+        "healthInterpretation",
+        "statusReflection",
+        "statusAggregation",
+        "dependencyInterpretation",
+    }
+
+
+# --- federated models -------------------------------------------------------------------------------------
+
+
+def test_federated_model_is_created_once_in_karmada(fed_plan):
+    isvcs = [r for r in fed_plan.kubernetes_objects() if r.inputs["kind"] == "InferenceService"]
+    assert [fed_plan.cluster_of(r) for r in isvcs] == ["fed-karmada"]
+    predictor = isvcs[0].inputs["spec"]["predictor"]
+    assert (predictor["minReplicas"], predictor["maxReplicas"]) == (3, 4)  # sum of minimums, largest maximum
+    assert predictor["nodeSelector"] == {"inference-platform.io/pool": "h100"}  # the first placement's
+    budget = _objects(fed_plan, "fed-karmada", "PodDisruptionBudget")[MODEL]
+    assert budget["spec"]["selector"] == {"matchLabels": {"serving.kserve.io/inferenceservice": MODEL}}
+
+
+def test_propagation_policy_divides_replicas_by_gpu_capacity(fed_plan):
+    policy = _objects(fed_plan, "fed-karmada", "PropagationPolicy")[MODEL]["spec"]
+    assert policy["resourceSelectors"] == [
+        {"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService", "name": MODEL}
+    ]
+    placement = policy["placement"]
+    assert placement["clusterAffinity"] == {"clusterNames": ["fed-use1", "fed-usw2", "fed-usc1"]}
+    # p5.48xlarge: 8 H100 x maxSize 4 = 32; a3-ultragpu-8g: 8 H200 x maxSize 2 = 16.
+    assert placement["replicaScheduling"] == {
+        "replicaSchedulingType": "Divided",
+        "replicaDivisionPreference": "Weighted",
+        "weightPreference": {
+            "staticWeightList": [
+                {"targetCluster": {"clusterNames": ["fed-use1"]}, "weight": 32},
+                {"targetCluster": {"clusterNames": ["fed-usw2"]}, "weight": 32},
+                {"targetCluster": {"clusterNames": ["fed-usc1"]}, "weight": 16},
+            ]
+        },
+    }
+    assert placement["clusterTolerations"] == [
+        {"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
+        for key in (NOT_READY_TAINT, UNREACHABLE_TAINT)
+    ]
+    assert policy["failover"] == {
+        "cluster": {"purgeMode": "Gracefully"},
+        "application": {
+            "decisionConditions": {"tolerationSeconds": 900},
+            "purgeMode": "Gracefully",
+            "gracePeriodSeconds": 1800,
+        },
+    }
+    assert policy["propagateDeps"] is True and policy["conflictResolution"] == "Abort"
+    assert policy["dependentOverrides"] == [f"{MODEL}-use1", f"{MODEL}-usw2", f"{MODEL}-usc1"]
+
+
+def test_override_policy_per_member_binds_the_region(fed_plan):
+    policies = _objects(fed_plan, "fed-karmada", "OverridePolicy")
+    assert sorted(policies) == [f"{MODEL}-usc1", f"{MODEL}-use1", f"{MODEL}-usw2"]
+    (rule,) = policies[f"{MODEL}-usc1"]["spec"]["overrideRules"]
+    assert rule["targetCluster"] == {"clusterNames": ["fed-usc1"]}
+    assert rule["overriders"] == {
+        "plaintext": [
+            {
+                "operator": "replace",
+                "path": "/spec/predictor/model/storageUri",
+                "value": f"pvc://models/models/{MODEL}",
+            },
+            {
+                "operator": "replace",
+                "path": "/spec/predictor/nodeSelector",
+                "value": {"inference-platform.io/pool": "h200"},
+            },
+        ]
+    }
+
+
+def test_override_points_a_member_without_cache_at_its_own_bucket(push_plan):
+    (rule,) = _objects(push_plan, "push-karmada", "OverridePolicy")[f"{MODEL}-usw2"]["spec"]["overrideRules"]
+    storage = rule["overriders"]["plaintext"][0]
+    assert storage == {
+        "operator": "replace",
+        "path": "/spec/predictor/model/storageUri",
+        "value": f"s3://acme-inference-push-usw2-models/models/{MODEL}/",
+    }
+    # The placeholder renders no image, so the usw2 registry mirror has nothing to rewrite.
+    assert "imageOverrider" not in rule["overriders"]
+
+
+def test_weights_come_from_the_pools_schedulable_gpus():
+    raw = {k.split(":", 1)[1]: v for k, v in _fed_config().items() if k.startswith("inference-platform:")}
+    env = load_environment(raw)
+    shares = model_shares(env, "fed", env.models[0])
+    assert [(s.cluster, s.pool.name, s.gpu, s.weight) for s in shares] == [
+        ("fed-use1", "h100", "H100-80GB", 32),
+        ("fed-usw2", "h100", "H100-80GB", 32),
+        ("fed-usc1", "h200", "H200-141GB", 16),
+    ]
+
+
+# --- conformance and policy -------------------------------------------------------------------------------
+
+
+def test_karmada_and_kserve_objects_match_upstream_crds(upstream, fed_plan, push_plan):
+    checked = set()
+    for plan in (fed_plan, push_plan):
+        for r in plan.kubernetes_objects():
+            obj = r.inputs
+            if is_custom_resource(obj) and upstream.has_crd(obj["apiVersion"], obj["kind"]):
+                assert upstream.validate_custom_resource(obj) == [], r.urn
+                checked.add(obj["kind"])
+    assert {"PropagationPolicy", "OverridePolicy", "InferenceService"} <= checked
+
+
+def test_kinds_served_without_crd_match_karmadas_openapi(upstream, prod_plan, push_plan):
+    checked = set()
+    for plan in (prod_plan, push_plan):
+        for r in plan.kubernetes_objects():
+            if r.inputs["kind"] in ("Cluster", "ResourceInterpreterCustomization", "ClusterTaintPolicy"):
+                assert upstream.validate_served_resource(r.inputs) == [], r.urn
+                checked.add(r.inputs["kind"])
+    assert checked == {"Cluster", "ResourceInterpreterCustomization", "ClusterTaintPolicy"}
+    bad = {"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster", "spec": {"syncMode": "Pull", "zonez": []}}
+    assert upstream.validate_served_resource(bad) == [
+        "spec: Additional properties are not allowed ('zonez' was unexpected)"
+    ]
+
+
+def test_placeholder_renderer_is_crd_valid(upstream):
+    raw = {k.split(":", 1)[1]: v for k, v in _fed_config().items() if k.startswith("inference-platform:")}
+    env = load_environment(raw)
+    render = inference_service_renderer(env, "fed")
+    for model in env.models:
+        for placement in model.placements:
+            assert upstream.validate_custom_resource(render(model, env.region(placement.region))) == []
+
+
+@pytest.mark.parametrize("variant", ["fed_plan", "push_plan"])
+def test_federated_variants_pass_the_policy_pack(request, variant):
+    evaluation = evaluate_plan(request.getfixturevalue(variant))
+    assert not evaluation.mandatory, [f"{f.policy}: {f.message}" for f in evaluation.mandatory]
+
+
+def test_policy_checks_a_karmada_template_with_its_members_runtime(fed_plan):
+    resources = plan_resources(fed_plan)
+    isvc = next(r for r in resources if r.kind == "InferenceService")
+    member = next(r for r in resources if r.kind == "Cluster").provider.replace("fed-karmada", "fed-usc1")
+    runtime = Resource(
+        urn="urn:runtime",
+        type="kubernetes:serving.kserve.io/v1alpha1:ClusterServingRuntime",
+        name="runtime",
+        props={
+            "apiVersion": "serving.kserve.io/v1alpha1",
+            "kind": "ClusterServingRuntime",
+            "metadata": {"name": "kserve-vllmserver"},
+        },
+        provider=member,
+    )
+    assert serving_runtime(isvc, Stack(resources)) is None  # no runtime anywhere yet
+    assert serving_runtime(isvc, Stack([*resources, runtime])) is runtime
+
+
+def test_patches_are_not_workloads(prod_plan):
+    evaluation = evaluate_plan(prod_plan)
+    patch = prod_plan.named("prod-use1-karmada-webhook-flags")
+    assert not [f for f in evaluation.findings if f.urn == patch.urn]
+
+
+# --- plan.md ----------------------------------------------------------------------------------------------
+
+
+def test_plan_md_shows_the_federation(prod_plan, fed_plan):
+    md = render_markdown(fed_plan)
+    assert '  fed[["Karmada v1.18.2 on use1<br/>pull members"]]' in md
+    assert "  fed === c_use1" in md
+    assert '  fed -.-|"member · H200-141GB, L4, A100-80GB"| c_usc1' in md
+    assert "  fed ==> m_llama_3_1_70b" in md
+    assert '  m_llama_3_1_70b -->|"weight 16 · 20%"| p_usc1_h200' in md
+    assert "| llama-3-1-70b | fed-use1 | h100 | H100-80GB | 32 | 40% |" in md
+    assert "| prod-usc1 | gcp | us-central1 | H200-141GB, L4, A100-80GB |" in render_markdown(prod_plan)
+
+
+def test_kubeconfig_is_a_client_certificate_kubeconfig():
+    from components.federation.certificates import client_kubeconfig
+
+    config = yaml.safe_load(client_kubeconfig("k", "https://lb:5443", "CA", "CERT", "KEY"))
+    assert config["clusters"][0]["cluster"] == {
+        "server": "https://lb:5443",
+        "certificate-authority-data": base64.b64encode(b"CA").decode(),
+    }
+    assert config["users"][0]["user"]["client-key-data"] == base64.b64encode(b"KEY").decode()
