@@ -118,83 +118,50 @@ class KarmadaMember(pulumi.ComponentResource):
             self._agent(args, endpoint)
         self.register_outputs({"cluster": member.name, "syncMode": spec["syncMode"]})
 
-    def _karmada_object(
-        self, kind: str, name: str, body: dict, depends_on: list | None = None
-    ) -> pulumi.CustomResource:
-        """An RBAC object in the Karmada API server."""
-        cls = getattr(k8s.rbac.v1, kind)
-        return cls(
-            f"{self._karmada.name}-{kind.lower()}-{body['metadata']['name'].replace(':', '-')}",
-            **body,
-            opts=pulumi.ResourceOptions.merge(self._karmada_opts, pulumi.ResourceOptions(depends_on=depends_on or [])),
+    def _role_for_agent(self, cluster: str, metadata: dict, rules: list[dict], depends_on: list) -> list:
+        """A (Cluster)Role in Karmada and its binding to the agent's user; cluster-wide without a namespace."""
+        scope = "Role" if "namespace" in metadata else "ClusterRole"
+        opts = pulumi.ResourceOptions.merge(self._karmada_opts, pulumi.ResourceOptions(depends_on=depends_on))
+        name = f"{self._karmada.name}-{metadata['name'].replace(':', '-')}"  # ':' would read as a URN separator
+        role = getattr(k8s.rbac.v1, scope)(f"{name}-role", metadata=metadata, rules=rules, opts=opts)
+        binding = getattr(k8s.rbac.v1, f"{scope}Binding")(
+            f"{name}-binding",
+            metadata=metadata,
+            role_ref={"apiGroup": RBAC_API, "kind": scope, "name": metadata["name"]},
+            subjects=[{"apiGroup": RBAC_API, "kind": "User", "name": AGENT_USER_PREFIX + cluster}],
+            opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[role])),
         )
+        return [role, binding]
 
     def _pull_access(self, member: ClusterHandle, karmada: ClusterHandle) -> list[pulumi.Resource]:
         """RBAC in Karmada for `system:karmada:agent:<cluster>`; its Work namespace exists before its Cluster."""
         cluster = member.name
-        user = {"apiGroup": RBAC_API, "kind": "User", "name": AGENT_USER_PREFIX + cluster}
-        role_name = f"system:karmada:{cluster}:agent"
-        execution = namespace(f"{EXECUTION_NAMESPACE_PREFIX}{cluster}", karmada, self, "baseline")
-        created: list[pulumi.Resource] = [execution]
-        created.append(
-            self._karmada_object(
-                "ClusterRole", role_name, {"metadata": {"name": role_name}, "rules": agent_rules(cluster)}
-            )
-        )
-        created.append(
-            self._karmada_object(
-                "ClusterRoleBinding",
-                role_name,
-                {
-                    "metadata": {"name": role_name},
-                    "role_ref": {"apiGroup": RBAC_API, "kind": "ClusterRole", "name": role_name},
-                    "subjects": [user],
-                },
-                created[-1:],
-            )
-        )
-        namespaced = {
-            f"system:karmada:{cluster}:agent-secret": (
-                CLUSTER_NAMESPACE,
-                [
-                    {
-                        "apiGroups": [""],
-                        "resources": ["secrets"],
-                        "resourceNames": [cluster, f"{cluster}-impersonator"],
-                        "verbs": ["get", "patch"],
-                    },
-                    {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create"]},
-                ],
-            ),
-            f"system:karmada:{cluster}:agent-work": (
-                f"{EXECUTION_NAMESPACE_PREFIX}{cluster}",
-                [
-                    {
-                        "apiGroups": ["work.karmada.io"],
-                        "resources": ["works"],
-                        "verbs": ["get", "create", "list", "watch", "update", "delete"],
-                    },
-                    {"apiGroups": ["work.karmada.io"], "resources": ["works/status"], "verbs": ["patch", "update"]},
-                ],
-            ),
-        }
-        for role_name, (ns, rules) in namespaced.items():
-            metadata = {"name": role_name, "namespace": ns}
-            role = self._karmada_object("Role", role_name, {"metadata": metadata, "rules": rules}, [execution])
-            created += [
-                role,
-                self._karmada_object(
-                    "RoleBinding",
-                    role_name,
-                    {
-                        "metadata": metadata,
-                        "role_ref": {"apiGroup": RBAC_API, "kind": "Role", "name": role_name},
-                        "subjects": [user],
-                    },
-                    [role],
-                ),
-            ]
-        return created
+        prefix = f"system:karmada:{cluster}:agent"
+        work_namespace = f"{EXECUTION_NAMESPACE_PREFIX}{cluster}"
+        execution = namespace(work_namespace, karmada, self, "baseline")
+        secrets = [
+            {
+                "apiGroups": [""],
+                "resources": ["secrets"],
+                "resourceNames": [cluster, f"{cluster}-impersonator"],
+                "verbs": ["get", "patch"],
+            },
+            {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create"]},
+        ]
+        works = [
+            {
+                "apiGroups": ["work.karmada.io"],
+                "resources": ["works"],
+                "verbs": ["get", "create", "list", "watch", "update", "delete"],
+            },
+            {"apiGroups": ["work.karmada.io"], "resources": ["works/status"], "verbs": ["patch", "update"]},
+        ]
+        return [
+            execution,
+            *self._role_for_agent(cluster, {"name": prefix}, agent_rules(cluster), []),
+            *self._role_for_agent(cluster, {"name": f"{prefix}-secret", "namespace": CLUSTER_NAMESPACE}, secrets, []),
+            *self._role_for_agent(cluster, {"name": f"{prefix}-work", "namespace": work_namespace}, works, [execution]),
+        ]
 
     def _agent(self, args: KarmadaMemberArgs, endpoint: pulumi.Output[str]) -> None:
         """karmada-agent on the member, with its own client certificate."""
