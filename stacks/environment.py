@@ -62,7 +62,7 @@ def build_environment(env: EnvironmentSpec, stack: str) -> dict[str, RegionalPla
 def _federate(env: EnvironmentSpec, stack: str, regions: dict[str, RegionalPlatform]) -> None:
     """Karmada over every region's cluster; its API server's kubeconfig is a secret output."""
     from components.federation.federation import KarmadaFederation, KarmadaFederationArgs
-    from components.federation.render import inference_service_renderer
+    from components.federation.render import inference_service_renderer, pod_disruption_budget_renderer
 
     federation = KarmadaFederation(
         f"{stack}-karmada",
@@ -71,6 +71,7 @@ def _federate(env: EnvironmentSpec, stack: str, regions: dict[str, RegionalPlatf
             stack=stack,
             clusters={name: platform.cluster for name, platform in regions.items()},
             render=inference_service_renderer(env, stack),
+            budget=pod_disruption_budget_renderer(env),
         ),
     )
     pulumi.export(

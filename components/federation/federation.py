@@ -12,8 +12,14 @@ from components.federation.control_plane import INTERNAL_ENDPOINT, KarmadaContro
 from components.federation.manifests import member_taint_policies
 from components.federation.member import KarmadaMember, KarmadaMemberArgs
 from components.federation.model import FederatedModel, FederatedModelArgs
-from components.federation.placement import federated_models, member_labels, member_regions, model_shares
-from components.federation.render import Renderer
+from components.federation.placement import (
+    federated_models,
+    member_labels,
+    member_regions,
+    model_shares,
+    replica_range,
+)
+from components.federation.render import BudgetRenderer, Renderer
 from components.federation.serving_api import FederatedServingApi, FederatedServingApiArgs
 from components.k8s.cluster import ClusterHandle
 from components.spec.environment import EnvironmentSpec
@@ -26,6 +32,8 @@ class KarmadaFederationArgs:
     clusters: dict[str, ClusterHandle]  # region name -> its cluster
     # Renders a model's InferenceService for one region: the federated template and the members' overrides.
     render: Renderer
+    # Renders a model's PodDisruptionBudget for a replica range.
+    budget: BudgetRenderer
 
 
 class KarmadaFederation(pulumi.ComponentResource):
@@ -96,6 +104,7 @@ class KarmadaFederation(pulumi.ComponentResource):
                     model=model,
                     shares=tuple(shares),
                     renders={s.region.name: args.render(model, s.region) for s in shares},
+                    budget=args.budget(model, replica_range(model)[1]),
                     karmada=karmada,
                     serving=serving,
                     failover=fed.failover,

@@ -5,9 +5,11 @@ customization it could not divide replicas (an ISVC has no `spec.replicas`), tel
 a failing one (application failover), nor carry the model's PodDisruptionBudget along. The scripts are
 Lua 5.1 (Karmada runs gopher-lua); the tests execute them.
 
-- replicas: `spec.predictor.minReplicas` (KServe's default 1), with the pool selector, tolerations and
-  GPU resources as the per-replica requirement;
-- revise: a member's share becomes its `minReplicas`, and its `maxReplicas` never falls below it;
+- replicas: `spec.predictor.maxReplicas`, the model's ceiling (KServe's default 1), with the pool
+  selector, tolerations and GPU resources as the per-replica requirement; Karmada divides it between
+  the members by weight, so the members it keeps are the ones with a share;
+- revise: a member's share becomes its `maxReplicas` (its `minReplicas` never above it); each member's
+  OverridePolicy then restores its placement's own range, which its KEDA ScaledObject scales within;
 - health: the member's `Ready` condition;
 - status: each member's conditions, URL and model status are reflected, and the template's `Ready`
   condition says how many members are ready;
@@ -23,9 +25,9 @@ CONFIG_API = "config.karmada.io/v1alpha1"
 GET_REPLICAS = """\
 function GetReplicas(obj)
   local predictor = obj.spec.predictor
-  local replica = predictor.minReplicas
+  local replica = predictor.maxReplicas
   if replica == nil then
-    replica = 1
+    replica = predictor.minReplicas or 1
   end
   local requirement = {}
   if predictor.nodeSelector ~= nil or predictor.tolerations ~= nil then
@@ -55,10 +57,10 @@ end
 
 REVISE_REPLICA = """\
 function ReviseReplica(obj, desiredReplica)
-  obj.spec.predictor.minReplicas = desiredReplica
-  local maximum = obj.spec.predictor.maxReplicas
-  if maximum ~= nil and maximum < desiredReplica then
-    obj.spec.predictor.maxReplicas = desiredReplica
+  obj.spec.predictor.maxReplicas = desiredReplica
+  local minimum = obj.spec.predictor.minReplicas
+  if minimum ~= nil and minimum > desiredReplica then
+    obj.spec.predictor.minReplicas = desiredReplica
   end
   return obj
 end

@@ -21,19 +21,18 @@ POLICY_API = "policy.karmada.io/v1alpha1"
 CLUSTER_API = "cluster.karmada.io/v1alpha1"
 ISVC_API = "serving.kserve.io/v1beta1"
 ISVC_KIND = "InferenceService"
-# Label KServe puts on an InferenceService's pods.
-ISVC_POD_LABEL = "serving.kserve.io/inferenceservice"
 
 # Taints Karmada's cluster controller sets with effect NoSchedule when a member's Ready condition is
 # False / Unknown; `member_taint_policies` adds the NoExecute twins that trigger eviction.
 NOT_READY_TAINT = "cluster.karmada.io/not-ready"
 UNREACHABLE_TAINT = "cluster.karmada.io/unreachable"
 
-# Where an InferenceService keeps what is bound to a region (KServe v1beta1 API).
+# What binds an InferenceService to a region (KServe v1beta1 API): where it reads weights, which pool
+# it runs on, and the replica range its placement (and the member's KEDA ScaledObject) gives it.
 STORAGE_URI_PATH = "/spec/predictor/model/storageUri"
 NODE_SELECTOR_PATH = "/spec/predictor/nodeSelector"
-# Owned by Karmada (ResourceInterpreterCustomization ReviseReplica), never overridden per member.
 REPLICA_PATHS = ("/spec/predictor/minReplicas", "/spec/predictor/maxReplicas")
+BOUND_PATHS = (STORAGE_URI_PATH, NODE_SELECTOR_PATH, *REPLICA_PATHS)
 
 
 def federated_template(rendered: dict, min_replicas: int, max_replicas: int) -> dict:
@@ -41,16 +40,6 @@ def federated_template(rendered: dict, min_replicas: int, max_replicas: int) -> 
     template = copy.deepcopy(rendered)
     template["spec"]["predictor"].update(minReplicas=min_replicas, maxReplicas=max_replicas)
     return template
-
-
-def pod_disruption_budget(name: str, namespace: str) -> dict:
-    """One replica of the model down at a time on each member (drains, node upgrades)."""
-    return {
-        "apiVersion": "policy/v1",
-        "kind": "PodDisruptionBudget",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {ISVC_POD_LABEL: name}}},
-    }
 
 
 def propagation_policy(
@@ -115,18 +104,20 @@ def override_policy(
 ) -> dict | None:
     """The member's differences from the template, or None when it has none.
 
-    The storage URI and the pool selector are stated for every member (they are what a region binds);
-    anything else the member's own rendering differs in (GPU resources, engine flags, sizing) is patched
-    field by field; the replica fields stay Karmada's. With a registry mirror, the member's images are
+    What binds the model to the region (storage URI, pool selector, replica range) is stated for every
+    member; anything else the member's own rendering differs in (GPU resources, engine flags, sizing) is
+    patched field by field. Karmada applies overrides after ReviseReplica, so the member keeps its
+    placement's range whatever its share. With a registry mirror, the member's images are
     rewritten by an imageOverrider, which Karmada applies before the plaintext patches: a plaintext patch
     of the same image would undo it, so the images must then be the template's.
     """
-    bound = [(p, _resolve(member_render, p)) for p in (STORAGE_URI_PATH, NODE_SELECTOR_PATH)]
-    plaintext = [
-        {"operator": "replace" if _resolve(template, p) is not None else "add", "path": p, "value": value}
-        for p, value in bound
-        if value is not None
-    ]
+    plaintext = []
+    for path in BOUND_PATHS:
+        value, in_template = _resolve(member_render, path), _resolve(template, path) is not None
+        if value is not None:
+            plaintext.append({"operator": "replace" if in_template else "add", "path": path, "value": value})
+        elif in_template:  # e.g. a member without the cache streams from its bucket: no storageUri
+            plaintext.append({"operator": "remove", "path": path})
     images = list(image_paths(member_render)) if registry_mirror else []
     for path in images:
         if _resolve(template, path) != _resolve(member_render, path):
@@ -134,7 +125,7 @@ def override_policy(
                 f"{share.cluster}: image at {path} differs from the template's; with a registry mirror the "
                 "rendered images must not depend on the region"
             )
-    skip = frozenset((*REPLICA_PATHS, *(p for p, _ in bound), *images))
+    skip = frozenset((*BOUND_PATHS, *images))
     plaintext += json_patch(template, member_render, skip=skip)
     overriders: dict[str, Any] = {}
     if images:

@@ -7,12 +7,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.federation.manifests import (
-    federated_template,
-    override_policy,
-    pod_disruption_budget,
-    propagation_policy,
-)
+from components.federation.manifests import federated_template, override_policy, propagation_policy
 from components.federation.placement import MemberShare, replica_range
 from components.federation.serving_api import FederatedServingApi
 from components.k8s.cluster import ClusterHandle
@@ -26,6 +21,8 @@ class FederatedModelArgs:
     shares: tuple[MemberShare, ...]
     # Region name -> the model's InferenceService as rendered for that region.
     renders: dict[str, dict]
+    # Its PodDisruptionBudget over the federation's replica range (None for a single replica).
+    budget: dict | None
     karmada: ClusterHandle
     serving: FederatedServingApi
     failover: FailoverSpec
@@ -34,6 +31,10 @@ class FederatedModelArgs:
 
 class FederatedModel(pulumi.ComponentResource):
     """InferenceService template, its PodDisruptionBudget, its PropagationPolicy and per-member OverridePolicies.
+
+    Karmada carries the budget to every member the model runs on (the interpreter's GetDependencies);
+    each member's platform keeps what is its own: the gang PodGroup of multi-node replicas and the
+    autoscaler of the predictor Deployment.
 
     The template is the first placement's rendering with the federation's replica range; every member
     (the first one included) gets an OverridePolicy for what its own rendering differs in. The policies
@@ -73,13 +74,13 @@ class FederatedModel(pulumi.ComponentResource):
             propagation_policy(model.name, namespace, list(args.shares), args.failover, overrides),
             [*in_namespace, *self.override_policies.values()],
         )
-        budget = pod_disruption_budget(model.name, namespace)
-        k8s.policy.v1.PodDisruptionBudget(
-            f"{karmada.name}-{namespace}-pdb-{model.name}",
-            metadata=budget["metadata"],
-            spec=budget["spec"],
-            opts=pulumi.ResourceOptions(parent=self, provider=karmada.provider, depends_on=in_namespace),
-        )
+        if args.budget is not None:
+            k8s.policy.v1.PodDisruptionBudget(
+                f"{karmada.name}-{namespace}-pdb-{model.name}",
+                metadata=args.budget["metadata"],
+                spec=args.budget["spec"],
+                opts=pulumi.ResourceOptions(parent=self, provider=karmada.provider, depends_on=in_namespace),
+            )
         self.inference_service = create(
             template, [*in_namespace, args.serving.crds, args.serving.interpreter, self.propagation_policy]
         )

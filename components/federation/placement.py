@@ -58,13 +58,12 @@ def model_shares(env: EnvironmentSpec, stack: str, model: ModelSpec) -> list[Mem
 
 
 def replica_range(model: ModelSpec) -> tuple[int, int]:
-    """(minReplicas, maxReplicas) of the federated template.
+    """(minReplicas, maxReplicas) of the federated template: the placements' totals.
 
-    Karmada divides minReplicas, the placements' total, between the members by weight; each member's
-    autoscaler may grow up to the largest placement's maxReplicas (a member that takes over failed-over
-    replicas must not be capped below them).
+    Karmada divides the total ceiling between the members by weight (which members run the model, and
+    where a failed member's share goes); each member then runs within its own placement's range.
     """
-    return sum(p.min_replicas for p in model.placements), max(p.max_replicas for p in model.placements)
+    return sum(p.min_replicas for p in model.placements), sum(p.max_replicas for p in model.placements)
 
 
 def federated_models(env: EnvironmentSpec) -> list[ModelSpec]:

@@ -76,8 +76,9 @@ class ModelSpec(Spec):
     )
     federated: bool = Field(
         False,
-        description="Create the model once in Karmada, which keeps the placements' minReplicas in total across "
-        "their member clusters, weighted by each pool's GPU capacity, and moves replicas when a member fails.",
+        description="Create the model once in Karmada, which divides it between the placements' member clusters "
+        "by each pool's GPU capacity and takes it off a member that fails; each member scales it within its "
+        "placement's range.",
     )
 
     @property
