@@ -1,8 +1,8 @@
 """Karmada federation in whole plans: control plane, members, the KServe API and federated models.
 
-Two variants of the prod environment are planned once per module: `fed` (the 70B model federated,
-pull members, AWS host) and `push` (push members, GCP host, usw2 reading weights from its bucket,
-a registry mirror on usw2). The checked-in prod plan has the federation without federated models.
+The checked-in prod environment federates the 70B model (pull members, AWS host); a variant, planned
+once per module, covers the rest: push members, a GCP host, an extra allowed CIDR, usw2 reading
+weights from its bucket, a registry mirror on usw2.
 """
 
 from __future__ import annotations
@@ -13,45 +13,43 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
+from components.addons.model_cache import model_storage_uri
 from components.catalog.charts import CHARTS
 from components.federation.certificates import KeyPair
 from components.federation.control_plane import INTERNAL_ENDPOINT, host_secret_values
 from components.federation.manifests import NOT_READY_TAINT, UNREACHABLE_TAINT
 from components.federation.member import agent_secret_values
 from components.federation.placement import model_shares
-from components.federation.render import inference_service_renderer
+from components.serving.deployment import inference_service_manifest, model_placement
 from components.spec.loader import load_environment
-from policies.model import Resource, Stack
+from policies.model import Stack
 from policies.offline import evaluate_plan, plan_resources
 from policies.pods import serving_runtime
-from tests.harness import environment_config, ns, plan_config
-from tools.conformance import is_custom_resource, unknown_values
+from tests.harness import cluster_objects, environment_config, ns, plan_config
+from tools.conformance import unknown_values
 from tools.plan.report import render_markdown
 
 MODEL = "llama-3-1-70b"
-FED_CIDR = "192.0.2.0/24"
+EXTRA_CIDR = "192.0.2.0/24"
 
 
-def _fed_config() -> dict:
-    config = environment_config("prod")
-    config[ns("models")][0]["federated"] = True
-    config[ns("federation")]["apiServer"] = {"allowedCidrs": [FED_CIDR]}
-    return config
+def _prod_raw() -> dict:
+    return {k.split(":", 1)[1]: v for k, v in environment_config("prod").items() if k.startswith("inference-platform:")}
 
 
 def _push_config() -> dict:
-    config = _fed_config()
-    config[ns("federation")] |= {"host": "usc1", "memberMode": "push", "registryMirrors": {"usw2": "mirror.example"}}
+    config = environment_config("prod")
+    config[ns("federation")] |= {
+        "host": "usc1",
+        "memberMode": "push",
+        "registryMirrors": {"usw2": "mirror.example"},
+        "apiServer": {"allowedCidrs": [EXTRA_CIDR]},
+    }
     regions = config[ns("regions")]
     for region in regions[:2]:
         region["apiAccess"]["publicCidrs"] = ["198.51.100.0/24"]
     regions[1]["modelCache"]["enabled"] = False
     return config
-
-
-@pytest.fixture(scope="module")
-def fed_plan():
-    return plan_config(_fed_config(), stack="fed")
 
 
 @pytest.fixture(scope="module")
@@ -118,14 +116,14 @@ def test_secret_chart_values_exist_in_the_pinned_chart(upstream):
 
 
 def test_webhook_admits_noexecute_taint_policies(prod_plan):
-    (patch,) = _objects(prod_plan, "prod-use1", "Deployment").values()
+    patch = _objects(prod_plan, "prod-use1", "Deployment")["karmada-webhook"]
     assert patch["metadata"] == {"name": "karmada-webhook", "namespace": "karmada-system"}
     assert patch["spec"]["template"]["spec"]["containers"] == [
         {"name": "karmada-webhook", "args": ["--allow-no-execute-taint-policy=true"]}
     ]
 
 
-def test_api_server_load_balancer_is_open_to_the_clusters_nat_egress_only(prod_plan, fed_plan):
+def test_api_server_load_balancer_is_open_to_the_clusters_nat_egress_only(prod_plan, push_plan):
     service = _objects(prod_plan, "prod-use1", "Service")["karmada-apiserver-external"]
     spec = service["spec"]
     assert spec["type"] == "LoadBalancer" and spec["selector"] == {"app": "karmada-apiserver"}
@@ -134,8 +132,8 @@ def test_api_server_load_balancer_is_open_to_the_clusters_nat_egress_only(prod_p
     sources = spec["loadBalancerSourceRanges"]
     # NAT gateways: use1 and usw2 one per zone (3 + 3), usc1's Cloud NAT one reserved address.
     assert len(sources) == len(set(sources)) == 7 and all(s.endswith("/32") for s in sources)
-    fed_sources = _objects(fed_plan, "fed-use1", "Service")["karmada-apiserver-external"]["spec"]
-    assert fed_sources["loadBalancerSourceRanges"][-1] == FED_CIDR
+    extra = _objects(push_plan, "push-usc1", "Service")["karmada-apiserver-external"]["spec"]
+    assert extra["loadBalancerSourceRanges"][-1] == EXTRA_CIDR
 
 
 def test_gke_nat_egress_is_a_reserved_address(prod_plan):
@@ -236,8 +234,7 @@ def test_push_members_hand_a_token_to_karmada(push_plan):
 
 
 def test_kserve_crds_and_interpreter_in_karmada(prod_plan):
-    (cluster,) = _releases(prod_plan, "kserve-crd")
-    assert cluster == "prod-karmada"
+    assert "prod-karmada" in _releases(prod_plan, "kserve-crd")  # besides every serving cluster
     namespaces = _objects(prod_plan, "prod-karmada", "Namespace")
     for name in ("inference", "kserve"):
         assert namespaces[name]["metadata"]["labels"]["namespace.karmada.io/skip-auto-propagation"] == "true"
@@ -256,32 +253,37 @@ def test_kserve_crds_and_interpreter_in_karmada(prod_plan):
 # --- federated models -------------------------------------------------------------------------------------
 
 
-def test_federated_model_is_created_once_in_karmada(fed_plan):
-    isvcs = [r for r in fed_plan.kubernetes_objects() if r.inputs["kind"] == "InferenceService"]
-    assert [fed_plan.cluster_of(r) for r in isvcs] == ["fed-karmada"]
-    predictor = isvcs[0].inputs["spec"]["predictor"]
-    assert (predictor["minReplicas"], predictor["maxReplicas"]) == (3, 4)  # sum of minimums, largest maximum
-    assert predictor["nodeSelector"] == {"inference-platform.io/pool": "h100"}  # the first placement's
-    budget = _objects(fed_plan, "fed-karmada", "PodDisruptionBudget")[MODEL]
+def test_federated_model_is_created_once_in_karmada(prod_plan):
+    isvcs = [r for r in prod_plan.kubernetes_objects() if r.inputs["kind"] == "InferenceService"]
+    assert [prod_plan.cluster_of(r) for r in isvcs if r.inputs["metadata"]["name"] == MODEL] == ["prod-karmada"]
+    (template,) = [r.inputs for r in isvcs if prod_plan.cluster_of(r) == "prod-karmada"]
+    predictor = template["spec"]["predictor"]
+    assert (predictor["minReplicas"], predictor["maxReplicas"]) == (3, 10)  # the placements' totals
+    assert predictor["nodeSelector"] == {"inference-platform.io/pool": "h100"}  # the first placement's rendering
+    budget = _objects(prod_plan, "prod-karmada", "PodDisruptionBudget")[MODEL]
     assert budget["spec"]["selector"] == {"matchLabels": {"serving.kserve.io/inferenceservice": MODEL}}
+    # Each member keeps its own autoscaler for the predictor Karmada's InferenceService creates there.
+    for member in ("prod-use1", "prod-usw2", "prod-usc1"):
+        assert MODEL not in _objects(prod_plan, member, "PodDisruptionBudget")
+        assert MODEL in _objects(prod_plan, member, "ScaledObject")
 
 
-def test_propagation_policy_divides_replicas_by_gpu_capacity(fed_plan):
-    policy = _objects(fed_plan, "fed-karmada", "PropagationPolicy")[MODEL]["spec"]
+def test_propagation_policy_divides_replicas_by_gpu_capacity(prod_plan):
+    policy = _objects(prod_plan, "prod-karmada", "PropagationPolicy")[MODEL]["spec"]
     assert policy["resourceSelectors"] == [
         {"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService", "name": MODEL}
     ]
     placement = policy["placement"]
-    assert placement["clusterAffinity"] == {"clusterNames": ["fed-use1", "fed-usw2", "fed-usc1"]}
+    assert placement["clusterAffinity"] == {"clusterNames": ["prod-use1", "prod-usw2", "prod-usc1"]}
     # p5.48xlarge: 8 H100 x maxSize 4 = 32; a3-ultragpu-8g: 8 H200 x maxSize 2 = 16.
     assert placement["replicaScheduling"] == {
         "replicaSchedulingType": "Divided",
         "replicaDivisionPreference": "Weighted",
         "weightPreference": {
             "staticWeightList": [
-                {"targetCluster": {"clusterNames": ["fed-use1"]}, "weight": 32},
-                {"targetCluster": {"clusterNames": ["fed-usw2"]}, "weight": 32},
-                {"targetCluster": {"clusterNames": ["fed-usc1"]}, "weight": 16},
+                {"targetCluster": {"clusterNames": ["prod-use1"]}, "weight": 32},
+                {"targetCluster": {"clusterNames": ["prod-usw2"]}, "weight": 32},
+                {"targetCluster": {"clusterNames": ["prod-usc1"]}, "weight": 16},
             ]
         },
     }
@@ -301,59 +303,76 @@ def test_propagation_policy_divides_replicas_by_gpu_capacity(fed_plan):
     assert policy["dependentOverrides"] == [f"{MODEL}-use1", f"{MODEL}-usw2", f"{MODEL}-usc1"]
 
 
-def test_override_policy_per_member_binds_the_region(fed_plan):
-    policies = _objects(fed_plan, "fed-karmada", "OverridePolicy")
+def test_override_policy_per_member_binds_the_region(prod_plan):
+    policies = _objects(prod_plan, "prod-karmada", "OverridePolicy")
     assert sorted(policies) == [f"{MODEL}-usc1", f"{MODEL}-use1", f"{MODEL}-usw2"]
     (rule,) = policies[f"{MODEL}-usc1"]["spec"]["overrideRules"]
-    assert rule["targetCluster"] == {"clusterNames": ["fed-usc1"]}
-    assert rule["overriders"] == {
-        "plaintext": [
-            {
-                "operator": "replace",
-                "path": "/spec/predictor/model/storageUri",
-                "value": f"pvc://models/models/{MODEL}",
-            },
-            {
-                "operator": "replace",
-                "path": "/spec/predictor/nodeSelector",
-                "value": {"inference-platform.io/pool": "h200"},
-            },
-        ]
-    }
+    assert rule["targetCluster"] == {"clusterNames": ["prod-usc1"]}
+    patches = {op["path"]: op for op in rule["overriders"]["plaintext"]}
+    assert list(patches)[:2] == ["/spec/predictor/model/storageUri", "/spec/predictor/nodeSelector"]
+    assert patches["/spec/predictor/nodeSelector"]["value"] == {"inference-platform.io/pool": "h200"}
+    # The H200 member runs the model as sized for its GPU: half the GPUs, its own engine flags and sizing.
+    assert patches["/spec/predictor/model/resources/limits/nvidia.com~1gpu"]["value"] == 2
+    assert "--tensor-parallel-size=2" in patches["/spec/predictor/model/args"]["value"]
+    assert patches["/metadata/annotations/inference-platform.io~1gpu-product"]["value"] == "H200-141GB"
+    assert (patches["/spec/predictor/minReplicas"]["value"], patches["/spec/predictor/maxReplicas"]["value"]) == (1, 2)
+    (use1,) = policies[f"{MODEL}-use1"]["spec"]["overrideRules"]
+    assert [(op["path"], op.get("value")) for op in use1["overriders"]["plaintext"]] == [
+        ("/spec/predictor/model/storageUri", f"pvc://models/models/{MODEL}"),
+        ("/spec/predictor/nodeSelector", {"inference-platform.io/pool": "h100"}),
+        ("/spec/predictor/minReplicas", 1),
+        ("/spec/predictor/maxReplicas", 4),
+    ]
+
+
+def test_members_run_the_model_as_their_regions_deployment_would(prod_plan):
+    """What Karmada hands each member is the member's own rendering, with its placement's range."""
+    delivered = cluster_objects(prod_plan, "InferenceService")
+    raw = _prod_raw()
+    env = load_environment(raw)
+    model = env.models[0]
+    for placement in model.placements:
+        region = env.region(placement.region)
+        regional = inference_service_manifest(
+            model_placement(env, model, placement), model_storage_uri(env, region, "prod", model)
+        )
+        assert delivered[f"prod-{region.name}", MODEL] == regional
+    assert set(cluster_objects(prod_plan, "PodDisruptionBudget")) >= {(f"prod-{r}", MODEL) for r in ("use1", "usc1")}
 
 
 def test_override_points_a_member_without_cache_at_its_own_bucket(push_plan):
     (rule,) = _objects(push_plan, "push-karmada", "OverridePolicy")[f"{MODEL}-usw2"]["spec"]["overrideRules"]
-    storage = rule["overriders"]["plaintext"][0]
-    assert storage == {
-        "operator": "replace",
+    patches = {op["path"]: op for op in rule["overriders"]["plaintext"]}
+    # No cache in usw2: no pvc:// storage, vLLM streams from the region's bucket.
+    assert patches["/spec/predictor/model/storageUri"] == {
+        "operator": "remove",
         "path": "/spec/predictor/model/storageUri",
-        "value": f"s3://acme-inference-push-usw2-models/models/{MODEL}/",
     }
-    # The placeholder renders no image, so the usw2 registry mirror has nothing to rewrite.
+    args = patches["/spec/predictor/model/args"]["value"]
+    assert f"--model=s3://acme-inference-push-usw2-models/models/{MODEL}" in args
+    # The model server's image comes from the member's runtime: the usw2 mirror has nothing to rewrite here.
     assert "imageOverrider" not in rule["overriders"]
 
 
 def test_weights_come_from_the_pools_schedulable_gpus():
-    raw = {k.split(":", 1)[1]: v for k, v in _fed_config().items() if k.startswith("inference-platform:")}
-    env = load_environment(raw)
-    shares = model_shares(env, "fed", env.models[0])
+    env = load_environment(_prod_raw())
+    shares = model_shares(env, "prod", env.models[0])
     assert [(s.cluster, s.pool.name, s.gpu, s.weight) for s in shares] == [
-        ("fed-use1", "h100", "H100-80GB", 32),
-        ("fed-usw2", "h100", "H100-80GB", 32),
-        ("fed-usc1", "h200", "H200-141GB", 16),
+        ("prod-use1", "h100", "H100-80GB", 32),
+        ("prod-usw2", "h100", "H100-80GB", 32),
+        ("prod-usc1", "h200", "H200-141GB", 16),
     ]
 
 
 # --- conformance and policy -------------------------------------------------------------------------------
 
 
-def test_karmada_and_kserve_objects_match_upstream_crds(upstream, fed_plan, push_plan):
+def test_karmada_objects_match_upstream_crds(upstream, prod_plan, push_plan):
     checked = set()
-    for plan in (fed_plan, push_plan):
+    for plan in (prod_plan, push_plan):
         for r in plan.kubernetes_objects():
             obj = r.inputs
-            if is_custom_resource(obj) and upstream.has_crd(obj["apiVersion"], obj["kind"]):
+            if plan.cluster_of(r).endswith("-karmada") and upstream.has_crd(obj["apiVersion"], obj["kind"]):
                 assert upstream.validate_custom_resource(obj) == [], r.urn
                 checked.add(obj["kind"])
     assert {"PropagationPolicy", "OverridePolicy", "InferenceService"} <= checked
@@ -373,38 +392,18 @@ def test_kinds_served_without_crd_match_karmadas_openapi(upstream, prod_plan, pu
     ]
 
 
-def test_placeholder_renderer_is_crd_valid(upstream):
-    raw = {k.split(":", 1)[1]: v for k, v in _fed_config().items() if k.startswith("inference-platform:")}
-    env = load_environment(raw)
-    render = inference_service_renderer(env, "fed")
-    for model in env.models:
-        for placement in model.placements:
-            assert upstream.validate_custom_resource(render(model, env.region(placement.region))) == []
-
-
-@pytest.mark.parametrize("variant", ["fed_plan", "push_plan"])
-def test_federated_variants_pass_the_policy_pack(request, variant):
-    evaluation = evaluate_plan(request.getfixturevalue(variant))
+def test_push_variant_passes_the_policy_pack(push_plan):
+    evaluation = evaluate_plan(push_plan)
     assert not evaluation.mandatory, [f"{f.policy}: {f.message}" for f in evaluation.mandatory]
 
 
-def test_policy_checks_a_karmada_template_with_its_members_runtime(fed_plan):
-    resources = plan_resources(fed_plan)
-    isvc = next(r for r in resources if r.kind == "InferenceService")
-    member = next(r for r in resources if r.kind == "Cluster").provider.replace("fed-karmada", "fed-usc1")
-    runtime = Resource(
-        urn="urn:runtime",
-        type="kubernetes:serving.kserve.io/v1alpha1:ClusterServingRuntime",
-        name="runtime",
-        props={
-            "apiVersion": "serving.kserve.io/v1alpha1",
-            "kind": "ClusterServingRuntime",
-            "metadata": {"name": "kserve-vllmserver"},
-        },
-        provider=member,
-    )
-    assert serving_runtime(isvc, Stack(resources)) is None  # no runtime anywhere yet
-    assert serving_runtime(isvc, Stack([*resources, runtime])) is runtime
+def test_policy_checks_a_karmada_template_with_its_members_runtime(prod_plan):
+    resources = plan_resources(prod_plan)
+    isvc = next(r for r in resources if r.kind == "InferenceService" and r.cluster == "prod-karmada")
+    runtime = serving_runtime(isvc, Stack(resources))
+    assert runtime is not None and runtime.kind == "ClusterServingRuntime" and runtime.cluster == "prod-use1"
+    without_policy = [r for r in resources if r.kind != "PropagationPolicy"]
+    assert serving_runtime(isvc, Stack(without_policy)) is None  # Karmada itself runs no model server
 
 
 def test_patches_are_not_workloads(prod_plan):
@@ -416,14 +415,14 @@ def test_patches_are_not_workloads(prod_plan):
 # --- plan.md ----------------------------------------------------------------------------------------------
 
 
-def test_plan_md_shows_the_federation(prod_plan, fed_plan):
-    md = render_markdown(fed_plan)
+def test_plan_md_shows_the_federation(prod_plan):
+    md = render_markdown(prod_plan)
     assert '  fed[["Karmada v1.18.2 on use1<br/>pull members"]]' in md
     assert "  fed === c_use1" in md
     assert '  fed -.-|"member · H200-141GB, L4, A100-80GB"| c_usc1' in md
     assert "  fed ==> m_llama_3_1_70b" in md
     assert '  m_llama_3_1_70b -->|"weight 16 · 20%"| p_usc1_h200' in md
-    assert "| llama-3-1-70b | fed-use1 | h100 | H100-80GB | 32 | 40% |" in md
+    assert "| llama-3-1-70b | prod-use1 | h100 | H100-80GB | 32 | 40% |" in md
     assert "| prod-usc1 | gcp | us-central1 | H200-141GB, L4, A100-80GB |" in render_markdown(prod_plan)
 
 

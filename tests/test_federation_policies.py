@@ -53,7 +53,7 @@ def _isvc(**predictor) -> dict:
     return {"metadata": {"name": "m", "namespace": "inference"}, "spec": {"predictor": predictor}}
 
 
-def test_replicas_are_min_replicas_with_the_pods_requirements(lua):
+def test_replicas_are_the_ceiling_with_the_pods_requirements(lua):
     obj = _isvc(
         minReplicas=3,
         maxReplicas=4,
@@ -62,7 +62,7 @@ def test_replicas_are_min_replicas_with_the_pods_requirements(lua):
         model={"resources": {"limits": {"nvidia.com/gpu": "4"}, "requests": {"cpu": "8"}}},
     )
     replicas, requirement = lua.globals().GetReplicas(lua.table_from(obj, recursive=True))
-    assert replicas == 3
+    assert replicas == 4
     assert _py(requirement) == {
         "nodeClaim": {
             "nodeSelector": {"pool": "h100"},
@@ -77,12 +77,12 @@ def test_replicas_default_to_one_and_no_empty_requirement_tables(lua):
     assert replicas == 1 and _py(requirement) == {}
 
 
-def test_revise_sets_the_members_share_and_keeps_max_above_it(lua):
+def test_revise_makes_the_members_share_its_ceiling(lua):
     revise = lua.globals().ReviseReplica
-    revised = _py(revise(lua.table_from(_isvc(minReplicas=3, maxReplicas=4), recursive=True), 2))
-    assert revised["spec"]["predictor"] == {"minReplicas": 2, "maxReplicas": 4}
-    revised = _py(revise(lua.table_from(_isvc(minReplicas=3, maxReplicas=4), recursive=True), 6))
-    assert revised["spec"]["predictor"] == {"minReplicas": 6, "maxReplicas": 6}
+    revised = _py(revise(lua.table_from(_isvc(minReplicas=3, maxReplicas=10), recursive=True), 4))
+    assert revised["spec"]["predictor"] == {"minReplicas": 3, "maxReplicas": 4}
+    revised = _py(revise(lua.table_from(_isvc(minReplicas=3, maxReplicas=10), recursive=True), 2))
+    assert revised["spec"]["predictor"] == {"minReplicas": 2, "maxReplicas": 2}
 
 
 @pytest.mark.parametrize(
@@ -185,9 +185,11 @@ def test_override_states_the_region_and_patches_what_else_differs():
     assert rule["overriders"]["plaintext"] == [
         {"operator": "replace", "path": "/spec/predictor/model/storageUri", "value": "gs://bucket/models/m/"},
         {"operator": "replace", "path": "/spec/predictor/nodeSelector", "value": {"pool": "h200"}},
+        {"operator": "replace", "path": "/spec/predictor/minReplicas", "value": 1},
+        {"operator": "replace", "path": "/spec/predictor/maxReplicas", "value": 2},
         {"operator": "replace", "path": "/metadata/annotations/example.io~1gpu", "value": "h200"},
         {"operator": "replace", "path": "/spec/predictor/model/args", "value": ["--tensor-parallel-size", "2"]},
-    ]  # min/maxReplicas differ too, but they are Karmada's
+    ]
 
 
 def test_registry_mirror_rewrites_the_members_images():
@@ -209,9 +211,10 @@ def test_registry_mirror_rewrites_the_members_images():
         override_policy(template, different, _share("usw2"), registry_mirror="mirror.example/hub")
 
 
-def test_no_override_policy_when_nothing_differs():
+def test_no_override_policy_when_nothing_binds_the_member():
+    """Without a storage URI, pool selector or replica range, and the same rendering: nothing to override."""
     render = {"apiVersion": "v", "kind": "K", "metadata": {"name": "m", "namespace": "n"}, "spec": {"predictor": {}}}
-    assert override_policy(federated_template(render, 1, 1), copy.deepcopy(render), _share("use1")) is None
+    assert override_policy(render, copy.deepcopy(render), _share("use1")) is None
 
 
 def test_propagation_policy_lists_only_existing_overrides():
@@ -226,7 +229,7 @@ def test_propagation_policy_lists_only_existing_overrides():
 
 def test_replica_range_and_member_labels():
     env = _env()
-    assert replica_range(env.models[0]) == (3, 4)
+    assert replica_range(env.models[0]) == (3, 10)
     assert member_labels("example.io", env.region("use1")) == {
         "example.io/cloud": "aws",
         "example.io/region": "us-east-1",
