@@ -25,16 +25,12 @@ from components.spec.loader import load_environment
 from policies.model import Stack
 from policies.offline import evaluate_plan, plan_resources
 from policies.pods import serving_runtime
-from tests.harness import cluster_objects, environment_config, ns, plan_config
+from tests.harness import cluster_objects, environment_config, ns, plan_config, raw_environment
 from tools.conformance import unknown_values
 from tools.plan.report import render_markdown
 
 MODEL = "llama-3-1-70b"
 EXTRA_CIDR = "192.0.2.0/24"
-
-
-def _prod_raw() -> dict:
-    return {k.split(":", 1)[1]: v for k, v in environment_config("prod").items() if k.startswith("inference-platform:")}
 
 
 def _push_config() -> dict:
@@ -328,8 +324,7 @@ def test_override_policy_per_member_binds_the_region(prod_plan):
 def test_members_run_the_model_as_their_regions_deployment_would(prod_plan):
     """What Karmada hands each member is the member's own rendering, with its placement's range."""
     delivered = cluster_objects(prod_plan, "InferenceService")
-    raw = _prod_raw()
-    env = load_environment(raw)
+    env = load_environment(raw_environment("prod"))
     model = env.models[0]
     for placement in model.placements:
         region = env.region(placement.region)
@@ -355,7 +350,7 @@ def test_override_points_a_member_without_cache_at_its_own_bucket(push_plan):
 
 
 def test_weights_come_from_the_pools_schedulable_gpus():
-    env = load_environment(_prod_raw())
+    env = load_environment(raw_environment("prod"))
     shares = model_shares(env, "prod", env.models[0])
     assert [(s.cluster, s.pool.name, s.gpu, s.weight) for s in shares] == [
         ("prod-use1", "h100", "H100-80GB", 32),

@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-import pytest
-
-from components.spec.loader import ConfigError, load_environment
-from tests.harness import environment_config
+from components.spec.loader import load_environment
+from tests.harness import config_errors as _errors
+from tests.harness import raw_environment
 
 
 def _prod() -> dict:
-    raw = {k.split(":", 1)[1]: v for k, v in environment_config("prod").items() if k.startswith("inference-platform:")}
-    raw["models"][0]["federated"] = True  # llama-3-1-70b on use1/h100, usw2/h100, usc1/h200
-    return raw
+    return raw_environment("prod")  # llama-3-1-70b federated on use1/h100, usw2/h100, usc1/h200
 
 
-def _errors(raw: dict) -> list[str]:
-    with pytest.raises(ConfigError) as info:
-        load_environment(raw)
-    return [str(i) for i in info.value.issues]
-
-
-def test_prod_with_the_70b_federated_is_valid():
+def test_prod_federates_the_70b_in_pull_mode():
     env = load_environment(_prod())
     assert env.models[0].federated and env.federation.member_mode == "pull"
 

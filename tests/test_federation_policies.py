@@ -19,7 +19,7 @@ from components.federation.manifests import (
 from components.federation.placement import MemberShare, member_labels, replica_range
 from components.spec.federation import FailoverSpec
 from components.spec.loader import load_environment
-from tests.harness import environment_config
+from tests.harness import raw_environment
 
 # --- the interpreter's Lua --------------------------------------------------------------------------------
 
@@ -134,9 +134,7 @@ def test_the_models_pod_disruption_budget_is_its_dependency(lua):
 
 
 def _env():
-    raw = {k.split(":", 1)[1]: v for k, v in environment_config("prod").items() if k.startswith("inference-platform:")}
-    raw["models"][0]["federated"] = True
-    return load_environment(raw)
+    return load_environment(raw_environment("prod"))
 
 
 def _share(region: str) -> MemberShare:
