@@ -32,13 +32,12 @@ class FederatedModelArgs:
 class FederatedModel(pulumi.ComponentResource):
     """InferenceService template, its PodDisruptionBudget, its PropagationPolicy and per-member OverridePolicies.
 
-    Karmada carries the budget to every member the model runs on (the interpreter's GetDependencies);
-    each member's platform keeps what is its own: the gang PodGroup of multi-node replicas and the
-    autoscaler of the predictor Deployment.
-
-    The template is the first placement's rendering with the federation's replica range; every member
-    (the first one included) gets an OverridePolicy for what its own rendering differs in. The policies
-    exist before the template, so that no member ever receives it un-overridden.
+    The template is the first placement's rendering with the placements' total replica range; every
+    member (the first one included) gets an OverridePolicy for what its own rendering differs in. The
+    policies exist before the template, so that no member ever receives it un-overridden. Karmada
+    carries the budget to every member the model runs on (the interpreter's GetDependencies); each
+    member's platform keeps what is its own: the gang PodGroup of multi-node replicas and the KEDA
+    ScaledObject of the predictor Deployment.
     """
 
     inference_service: k8s.apiextensions.CustomResource
