@@ -12,9 +12,11 @@ import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from policies.model import UNKNOWN, NotKnown, Resource, Stack, peek
+from policies.model import UNKNOWN, NotKnown, Resource, Stack, as_list, peek
 
 ISVC_GROUP = "serving.kserve.io"
+KARMADA_POLICY_GROUP = "policy.karmada.io"
+PROPAGATION_POLICY = "PropagationPolicy"
 RUNTIME_KINDS = ("ServingRuntime", "ClusterServingRuntime")
 ISVC_LABEL = "serving.kserve.io/inferenceservice"
 MAIN_CONTAINER = "kserve-container"
@@ -59,7 +61,9 @@ class Workload:
 
 
 def is_workload(r: Resource) -> bool:
-    if not r.is_kubernetes:
+    # A server-side-apply patch (e.g. DeploymentPatch) sets a few fields of an object defined elsewhere;
+    # its partial pod is not the pod that runs.
+    if not r.is_kubernetes or r.type.endswith("Patch"):
         return False
     if r.kind in _POD_PATHS:
         return r.api_group in _BUILTIN_GROUPS
@@ -118,15 +122,40 @@ def workload(r: Resource, stack: Stack | None) -> Workload | None:
 
 
 def serving_runtime(isvc: Resource, stack: Stack | None) -> Resource | None:
-    """The (Cluster)ServingRuntime an ISVC names, in the same cluster."""
+    """The (Cluster)ServingRuntime an ISVC names, in the cluster its pods run in.
+
+    That is the ISVC's own cluster, or, for a template in a Karmada control plane, the member clusters
+    its PropagationPolicy places it on (the runtime is there; Karmada only stores the template).
+    """
     name = peek(isvc.props, "spec", "predictor", "model", "runtime")
     if stack is None or not isinstance(name, str):
         return None
-    for r in stack.resources:
-        same = r.is_kubernetes and r.kind in RUNTIME_KINDS and r.k8s_name == name and r.cluster == isvc.cluster
-        if same and (r.kind == "ClusterServingRuntime" or r.namespace == isvc.namespace):
-            return r
+    clusters = [isvc.cluster, *propagated_to(isvc, stack)]
+    for cluster in clusters:
+        for r in stack.resources:
+            same = r.is_kubernetes and r.kind in RUNTIME_KINDS and r.k8s_name == name and r.cluster == cluster
+            if same and (r.kind == "ClusterServingRuntime" or r.namespace == isvc.namespace):
+                return r
     return None
+
+
+def propagated_to(r: Resource, stack: Stack) -> list[str]:
+    """Member clusters named by the Karmada PropagationPolicies (same cluster and namespace) selecting `r`."""
+    clusters: list[str] = []
+    for policy in stack.kubernetes(PROPAGATION_POLICY, KARMADA_POLICY_GROUP, cluster=r.cluster):
+        if policy.namespace != r.namespace:
+            continue
+        selectors = as_list(peek(policy.props, "spec", "resourceSelectors"))
+        if any(
+            isinstance(s, dict)
+            and s.get("kind") == r.kind
+            and s.get("apiVersion") == r.props.get("apiVersion")
+            and s.get("name") in (None, r.k8s_name)
+            for s in selectors
+        ):
+            names = peek(policy.props, "spec", "placement", "clusterAffinity", "clusterNames")
+            clusters += [c for c in as_list(names) if isinstance(c, str)]
+    return clusters
 
 
 def _merge_container(runtime: dict, model: dict) -> dict:

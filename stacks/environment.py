@@ -22,6 +22,8 @@ def build_environment(env: EnvironmentSpec, stack: str) -> dict[str, RegionalPla
         for region in env.regions
     }
     sync_model_stores(env, regions)
+    if env.federation.enabled:
+        _federate(env, stack, regions)
     pulumi.export(
         "clusters",
         {
@@ -55,3 +57,30 @@ def build_environment(env: EnvironmentSpec, stack: str) -> dict[str, RegionalPla
     if api_keys:
         pulumi.export("apiKeys", pulumi.Output.secret(api_keys))
     return regions
+
+
+def _federate(env: EnvironmentSpec, stack: str, regions: dict[str, RegionalPlatform]) -> None:
+    """Karmada over every region's cluster; its API server's kubeconfig is a secret output."""
+    from components.federation.federation import KarmadaFederation, KarmadaFederationArgs
+    from components.federation.render import inference_service_renderer, pod_disruption_budget_renderer
+
+    federation = KarmadaFederation(
+        f"{stack}-karmada",
+        KarmadaFederationArgs(
+            env=env,
+            stack=stack,
+            clusters={name: platform.cluster for name, platform in regions.items()},
+            render=inference_service_renderer(env, stack),
+            budget=pod_disruption_budget_renderer(env),
+        ),
+    )
+    pulumi.export(
+        "karmada",
+        {
+            "endpoint": federation.control_plane.endpoint,
+            "host": federation.control_plane.api.region.name,
+            "members": {name: member.cluster.metadata["name"] for name, member in federation.members.items()},
+            "federatedModels": list(federation.models),
+        },
+    )
+    pulumi.export("karmadaKubeconfig", federation.control_plane.kubeconfig)

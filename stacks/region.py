@@ -12,6 +12,7 @@ from components.addons.inference_gateway import InferenceGateway, InferenceGatew
 from components.addons.observability import Observability, ObservabilityArgs
 from components.addons.volcano import Volcano, VolcanoArgs
 from components.k8s.cluster import ClusterHandle
+from components.k8s.names import cluster_name as cluster_name_of
 from components.spec.environment import EnvironmentSpec
 from components.spec.gateway import has_gateway
 from components.spec.region import RegionSpec
@@ -40,7 +41,7 @@ class RegionalPlatform(pulumi.ComponentResource):
     def __init__(self, name: str, args: RegionalPlatformArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:stacks:RegionalPlatform", name, None, opts)
         region = args.region
-        cluster_name = f"{args.stack}-{region.name}"
+        cluster_name = cluster_name_of(args.stack, region.name)
         # Each cloud's SDK is imported only by the regions that use it.
         if region.cloud == "aws":
             from stacks.clouds.aws import build_aws_cluster

@@ -57,6 +57,7 @@ def build_serving(
                 depends_on=depends_on,
                 keda=keda.release if keda is not None else None,
                 prometheus_url=prometheus_url,
+                federated=p.model.federated and env.federation.enabled,
             ),
             opts=opts,
         )

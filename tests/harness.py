@@ -65,3 +65,53 @@ def config_errors(raw: dict[str, Any]) -> list[str]:
     with pytest.raises(ConfigError) as info:
         load_environment(raw)
     return [str(issue) for issue in info.value.issues]
+
+
+def cluster_objects(plan: Plan, kind: str) -> dict[tuple[str, str], dict[str, Any]]:
+    """(cluster, name) -> the `kind` objects each cluster runs, federated ones included.
+
+    A template in a Karmada control plane is not run there: its PropagationPolicy's member clusters
+    get it, with their OverridePolicy's plaintext patches applied; its PodDisruptionBudget follows it
+    (the interpreter's GetDependencies). Karmada's replica division and image overriders are left
+    out: the members' overrides state their own replica range.
+    """
+    objects = {
+        (plan.cluster_of(r), r.inputs["kind"], r.inputs["metadata"]["name"]): r.inputs
+        for r in plan.kubernetes_objects()
+    }
+    policies = [(cluster, obj) for (cluster, k, _), obj in objects.items() if k == "PropagationPolicy"]
+    overrides = [(cluster, obj) for (cluster, k, _), obj in objects.items() if k == "OverridePolicy"]
+    karmada = {cluster for cluster, _ in policies}
+    found = {(c, n): obj for (c, k, n), obj in objects.items() if k == kind and c not in karmada}
+    for control_plane, policy in policies:
+        for selector in policy["spec"]["resourceSelectors"]:
+            name = selector["name"]
+            delivered = {selector["kind"]}
+            if policy["spec"].get("propagateDeps"):
+                delivered.add("PodDisruptionBudget")
+            template = objects.get((control_plane, kind, name))
+            if kind not in delivered or template is None:
+                continue
+            for member in policy["spec"]["placement"]["clusterAffinity"]["clusterNames"]:
+                obj = copy.deepcopy(template)
+                for cluster, override in overrides:
+                    selected = any(
+                        t["kind"] == kind and t["name"] == name for t in override["spec"]["resourceSelectors"]
+                    )
+                    for rule in override["spec"]["overrideRules"] if cluster == control_plane and selected else ():
+                        if member in rule["targetCluster"]["clusterNames"]:
+                            for op in rule["overriders"].get("plaintext", []):
+                                _json_patch(obj, op)
+                found[member, name] = obj
+    return found
+
+
+def _json_patch(obj: dict, op: dict) -> None:
+    """One RFC 6902 add/replace/remove on objects (what the federation's overrides use)."""
+    *parents, last = [p.replace("~1", "/").replace("~0", "~") for p in op["path"].split("/")[1:]]
+    for key in parents:
+        obj = obj.setdefault(key, {})
+    if op["operator"] == "remove":
+        obj.pop(last)
+    else:
+        obj[last] = op["value"]

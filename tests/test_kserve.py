@@ -20,7 +20,7 @@ from components.serving.deployment import (
 )
 from components.spec.loader import load_environment
 from policies.offline import evaluate_plan
-from tests.harness import environment_config, plan_config, raw_environment
+from tests.harness import cluster_objects, environment_config, plan_config, raw_environment
 from tests.test_observability import metric_names
 from tests.test_serving_config import _multi_node_prod
 from tools.plan.report import render_markdown
@@ -34,7 +34,9 @@ PROMETHEUS = "http://kube-prometheus-stack-prometheus.monitoring.svc:9090"
 
 
 def _objects(plan, type_: str) -> dict[tuple[str, str], dict]:
-    """(cluster, name) -> inputs."""
+    """(cluster, name) -> inputs; what Karmada gives its members included (federated models)."""
+    if type_ in (ISVC, PDB):
+        return cluster_objects(plan, type_.rsplit(":", 1)[-1])
     return {(plan.cluster_of(r), r.inputs["metadata"]["name"]): r.inputs for r in plan.of_type(type_)}
 
 
@@ -193,10 +195,10 @@ def test_tensor_parallel_servers_get_a_memory_backed_dev_shm_per_gpu(prod_plan):
 def test_pods_carry_the_scheduling_contract_and_the_pool(dev_plan, prod_plan):
     for plan in (dev_plan, prod_plan):
         models = {m.name: m for m in plan.spec.models}
-        for r in plan.of_type(ISVC):
-            isvc = r.inputs
-            predictor, model = isvc["spec"]["predictor"], models[isvc["metadata"]["name"]]
-            pool = next(p.pool for p in model.placements if p.region == plan.region_of(r))
+        for (cluster, name), isvc in _objects(plan, ISVC).items():
+            predictor, model = isvc["spec"]["predictor"], models[name]
+            region = cluster.removeprefix(f"{plan.environment}-")
+            pool = next(p.pool for p in model.placements if p.region == region)
             assert predictor["schedulerName"] == "volcano"
             assert predictor["priorityClassName"] == "inference-realtime"
             assert predictor["annotations"]["scheduling.volcano.sh/queue-name"] == model.tenant

@@ -60,9 +60,11 @@ def test_every_cloud_resource_names_an_explicit_provider(env_plan):
 
 
 def test_each_cluster_has_its_own_kubernetes_provider(env_plan):
+    """One per region's cluster, and one for the Karmada API server when the environment is federated."""
     providers = env_plan.of_type("pulumi:providers:kubernetes")
+    karmada = [f"{env_plan.environment}-karmada"] if env_plan.spec.federation.enabled else []
     assert sorted(p.name for p in providers) == sorted(
-        f"{env_plan.environment}-{r.name}" for r in env_plan.spec.regions
+        [f"{env_plan.environment}-{r.name}" for r in env_plan.spec.regions] + karmada
     )
 
 
@@ -84,6 +86,7 @@ def test_resource_counts_per_region_in_plan_md(prod_plan):
     from tools.plan.report import component_counts
 
     counts = component_counts(prod_plan)
-    assert set(counts) == {"use1", "usw2", "usc1", None}  # None: environment level (tenants' API keys)
+    # None: environment level (tenants' API keys, the Karmada federation)
+    assert set(counts) == {"use1", "usw2", "usc1", None}
     total = sum(sum(c.values()) for c in counts.values())
     assert total == sum(r.custom for r in prod_plan.resources)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import fnmatch
+import json
 import os
 import re
 from functools import cache, cached_property
@@ -128,6 +129,40 @@ class Upstream:
         body = copy.deepcopy(obj)
         # metadata is validated by the API server, not the CRD schema.
         body["metadata"] = {}
+        validator = jsonschema.Draft7Validator(schema)
+        return [
+            f"{'.'.join(str(p) for p in err.absolute_path) or '<root>'}: {err.message}"
+            for err in sorted(validator.iter_errors(body), key=lambda e: list(e.absolute_path))
+        ]
+
+    @cached_property
+    def _openapi_kinds(self) -> dict[tuple[str, str], tuple[Path, str]]:
+        """(apiVersion, kind) -> (OpenAPI v2 document, definition name), for kinds an API server serves without a CRD."""
+        index: dict[tuple[str, str], tuple[Path, str]] = {}
+        for path in sorted(self.root.rglob("*swagger*.json")):
+            for name, definition in json.loads(path.read_text()).get("definitions", {}).items():
+                for gvk in definition.get("x-kubernetes-group-version-kind", []):
+                    version = f"{gvk['group']}/{gvk['version']}" if gvk.get("group") else gvk["version"]
+                    index.setdefault((version, gvk["kind"]), (path, name))
+        return index
+
+    @cache  # noqa: B019 - one Upstream per session
+    def openapi_schema(self, api_version: str, kind: str) -> dict | None:
+        """Strict JSON schema of a kind from an upstream OpenAPI (swagger) document, or None."""
+        found = self._openapi_kinds.get((api_version, kind))
+        if found is None:
+            return None
+        path, name = found
+        definitions = json.loads(path.read_text())["definitions"]
+        return {"$ref": f"#/definitions/{name}", "definitions": _strict(definitions)}
+
+    def validate_served_resource(self, obj: dict) -> list[str]:
+        """Problems of an object of a kind served without a CRD (e.g. an aggregated API server's) against its
+        upstream OpenAPI definition; raises KeyError when the kind is in no upstream document."""
+        schema = self.openapi_schema(obj.get("apiVersion", ""), obj.get("kind", ""))
+        if schema is None:
+            raise KeyError((obj.get("apiVersion"), obj.get("kind")))
+        body = {**copy.deepcopy(obj), "metadata": {}}
         validator = jsonschema.Draft7Validator(schema)
         return [
             f"{'.'.join(str(p) for p in err.absolute_path) or '<root>'}: {err.message}"

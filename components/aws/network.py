@@ -22,6 +22,7 @@ class AwsNetwork(pulumi.ComponentResource):
     vpc_id: pulumi.Output[str]
     private_subnet_ids: dict[str, pulumi.Output[str]]  # zone -> subnet id
     public_subnet_ids: dict[str, pulumi.Output[str]]
+    egress_ips: pulumi.Output[list[str]]  # the NAT gateways' Elastic IPs
 
     def __init__(self, name: str, args: AwsNetworkArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:aws:Network", name, None, opts)
@@ -50,6 +51,7 @@ class AwsNetwork(pulumi.ComponentResource):
         )
         self.private_subnet_ids, self.public_subnet_ids = {}, {}
         nat_ids: dict[str, pulumi.Output[str]] = {}
+        nat_ips: list[pulumi.Output[str]] = []
         for zone, priv, pub in zip(region.zones, private_cidrs, public_cidrs, strict=True):
             public = aws.ec2.Subnet(
                 f"{name}-public-{zone}",
@@ -66,6 +68,7 @@ class AwsNetwork(pulumi.ComponentResource):
             self.public_subnet_ids[zone] = public.id
             if region.network.nat == "perZone" or not nat_ids:
                 eip = aws.ec2.Eip(f"{name}-nat-{zone}", domain="vpc", opts=child)
+                nat_ips.append(eip.public_ip)
                 nat_ids[zone] = aws.ec2.NatGateway(
                     f"{name}-nat-{zone}",
                     allocation_id=eip.id,
@@ -99,4 +102,5 @@ class AwsNetwork(pulumi.ComponentResource):
             self.private_subnet_ids[zone] = private.id
 
         self.vpc_id = vpc.id
+        self.egress_ips = pulumi.Output.all(*nat_ips)
         self.register_outputs({"vpcId": vpc.id, "privateSubnetIds": list(self.private_subnet_ids.values())})

@@ -181,3 +181,23 @@ CHARTS["keda"] = ChartRef(
     upstream_values="keda/v2.20.2/chart-keda.values.yaml",
     free_form=("nodeSelector",),
 )
+
+# Karmada: control plane (installMode host) on the federation host, karmada-agent (installMode agent) on
+# pull-mode members [karmada-io/karmada@v1.18.2:charts/karmada, FACTS.md]. The in-tree Chart.yaml says 0.0.0;
+# hack/package-helm-chart.sh stamps the tag as chart version and as karmadaImageVersion. The federation
+# also installs `kserve-crd` (above) into the Karmada API server, to hold federated InferenceServices.
+CHARTS["karmada"] = ChartRef(
+    name="karmada",
+    repository="https://raw.githubusercontent.com/karmada-io/karmada/master/charts",
+    version="v1.18.2",
+    upstream_chart="karmada/v1.18.2/chart-karmada.Chart.yaml",
+    upstream_values="karmada/v1.18.2/chart-karmada.values.yaml",
+    # Rendered as `--feature-gates=<k>=<v>,...` and `--<k>=<v>` flags of karmada-controller-manager.
+    free_form=("controllerManager.featureGates", "controllerManager.extraCommandArgs"),
+)
+KARMADA_VERSION = "v1.18.2"  # karmadaImageVersion and the Karmada component image tags at this pin
+# The chart's hook and init containers default to `latest` tags; pinned here. registry.k8s.io/kubectl
+# carries bash since Kubernetes 1.28 (kubernetes/kubernetes#119592), as the chart's scripts need; its
+# tag matches the chart's kube-apiserver image. cfssl runs the etcd wait loop (bash + curl).
+KARMADA_KUBECTL_IMAGE = {"registry": "registry.k8s.io", "repository": "kubectl", "tag": "v1.35.2"}
+KARMADA_CFSSL_IMAGE = {"registry": "docker.io", "repository": "cfssl/cfssl", "tag": "v1.6.5"}

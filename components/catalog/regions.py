@@ -82,3 +82,11 @@ GKE_VERSIONS: tuple[str, ...] = ("1.33", "1.34")
 
 def kubernetes_versions(cloud: Cloud) -> tuple[str, ...]:
     return tuple(EKS_ADDON_VERSIONS) if cloud == "aws" else GKE_VERSIONS
+
+
+# StorageClass every new cluster has, for PVCs of platform components (e.g. Karmada's etcd): EKS
+# creates `gp2` (EBS, served by the aws-ebs-csi-driver add-on through CSI migration; since 1.30 it is
+# no longer annotated default, so it is named explicitly) [docs.aws.amazon.com/eks/latest/userguide/
+# create-storage-class.html]; GKE creates `standard-rwo` (pd-balanced, CSI)
+# [cloud.google.com/kubernetes-engine/docs/how-to/persistent-volumes/gce-pd-csi-driver].
+BUILTIN_STORAGE_CLASS: dict[Cloud, str] = {"aws": "gp2", "gcp": "standard-rwo"}

@@ -22,6 +22,7 @@ class GcpNetworkArgs:
 class GcpNetwork(pulumi.ComponentResource):
     network: gcp.compute.Network
     subnet: gcp.compute.Subnetwork
+    egress_ips: pulumi.Output[list[str]]  # Cloud NAT's reserved address
 
     def __init__(self, name: str, args: GcpNetworkArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:gcp:Network", name, None, opts)
@@ -62,16 +63,27 @@ class GcpNetwork(pulumi.ComponentResource):
             network=self.network.id,
             opts=child,
         )
-        # Private nodes have no external IPs; image pulls and model downloads go out through NAT.
+        # Private nodes have no external IPs; image pulls and model downloads go out through NAT, from
+        # a reserved address so that peers (e.g. the Karmada API server) can allow-list it.
+        nat_ip = gcp.compute.Address(
+            f"{name}-nat",
+            name=f"{args.cluster_name}-nat",
+            project=region.project,
+            region=region.region,
+            address_type="EXTERNAL",
+            opts=child,
+        )
         gcp.compute.RouterNat(
             f"{name}-nat",
             name=f"{args.cluster_name}-nat",
             project=region.project,
             region=region.region,
             router=router.name,
-            nat_ip_allocate_option="AUTO_ONLY",
+            nat_ip_allocate_option="MANUAL_ONLY",
+            nat_ips=[nat_ip.self_link],
             source_subnetwork_ip_ranges_to_nat="ALL_SUBNETWORKS_ALL_IP_RANGES",
             log_config={"enable": True, "filter": "ERRORS_ONLY"},
             opts=child,
         )
+        self.egress_ips = pulumi.Output.all(nat_ip.address)
         self.register_outputs({"network": self.network.id, "subnet": self.subnet.id})

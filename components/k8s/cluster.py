@@ -82,6 +82,8 @@ class ClusterHandle:
     # The cloud provider (aws / gcp) of the cluster's region, for add-ons that create cloud resources.
     cloud_provider: pulumi.ProviderResource | None = None
     identity: WorkloadIdentity | None = None
+    # Public IPs the cluster's nodes reach the internet from (NAT), for peers to allow-list.
+    egress_ips: pulumi.Output[list[str]] | None = None
 
     @property
     def cloud(self) -> str:

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 import pulumi
 import pulumi_kubernetes as k8s
+import yaml
 
 from components.catalog.charts import ChartRef
 from components.k8s.cluster import ClusterHandle
@@ -45,8 +46,13 @@ def helm_release(
     parent: pulumi.Resource,
     depends_on: Sequence[pulumi.Resource] = (),
     timeout_seconds: int = 900,
+    secret_values: Mapping[str, Any] | None = None,
 ) -> k8s.helm.v3.Release:
-    """A pinned, atomic Helm release into an existing namespace on the cluster's provider."""
+    """A pinned, atomic Helm release into an existing namespace on the cluster's provider.
+
+    `secret_values` (private keys, tokens) go in a separate values file that is a Pulumi secret, merged
+    under `values`: the rest of the values stay readable in previews and plans.
+    """
     chart_args: dict[str, Any] = (
         {"chart": f"{chart.repository}/{chart.name}"}
         if chart.is_oci
@@ -63,8 +69,13 @@ def helm_release(
         cleanup_on_fail=True,
         max_history=10,
         timeout=timeout_seconds,
+        **({"value_yaml_files": [_secret_values_file(secret_values)]} if secret_values else {}),
         **chart_args,
         opts=pulumi.ResourceOptions(
             parent=parent, provider=cluster.provider, depends_on=[ns, *cluster.ready, *depends_on]
         ),
     )
+
+
+def _secret_values_file(values: Mapping[str, Any]) -> pulumi.Output[pulumi.Asset]:
+    return pulumi.Output.secret(values).apply(lambda v: pulumi.StringAsset(yaml.safe_dump(v, sort_keys=False)))

@@ -20,6 +20,11 @@ def annotation(key: str) -> str:
     return f"{ANNOTATION_PREFIX}/{key}"
 
 
+def cluster_name(stack: str, region_name: str) -> str:
+    """A region entry's Kubernetes cluster (and its provider, and its Karmada member name)."""
+    return f"{stack}-{region_name}"
+
+
 def model_bucket_name(prefix: str, stack: str, region_name: str) -> str:
     """Globally unique enough per account: the configured prefix, environment and region entry."""
     return f"{prefix}-{stack}-{region_name}-models"

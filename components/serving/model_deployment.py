@@ -33,10 +33,13 @@ class ModelDeploymentArgs:
     depends_on: Sequence[pulumi.Resource]
     keda: pulumi.Resource | None = None  # the release installing ScaledObject's CRD (Standard mode)
     prometheus_url: str | None = None  # what KEDA queries; the config checks require it when a model autoscales
+    # Federated: Karmada propagates the InferenceService and its PodDisruptionBudget to the cluster
+    # (components/federation); the gang and the autoscaler stay the cluster's own.
+    federated: bool = False
 
 
 class ModelDeployment(pulumi.ComponentResource):
-    inference_service: k8s.apiextensions.CustomResource
+    inference_service: k8s.apiextensions.CustomResource | None  # None when Karmada propagates it
 
     def __init__(self, name: str, args: ModelDeploymentArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:serving:ModelDeployment", name, None, opts)
@@ -55,9 +58,11 @@ class ModelDeployment(pulumi.ComponentResource):
 
         gang = pod_group_manifest(p)
         group = [custom(gang, on_cluster)] if gang is not None else []
-        self.inference_service = custom(inference_service_manifest(p, args.storage_uri), [*on_cluster, *group])
+        self.inference_service = None
+        if not args.federated:
+            self.inference_service = custom(inference_service_manifest(p, args.storage_uri), [*on_cluster, *group])
         budget = pod_disruption_budget_manifest(p)
-        if budget is not None:
+        if budget is not None and not args.federated:
             k8s.policy.v1.PodDisruptionBudget(
                 f"{cluster.name}-pdb-{p.name}",
                 metadata=budget["metadata"],
@@ -68,7 +73,8 @@ class ModelDeployment(pulumi.ComponentResource):
             assert args.keda is not None and args.prometheus_url, (
                 "the config checks require both where models autoscale"
             )
-            custom(scaled_object_manifest(p, args.prometheus_url), [*on_cluster, args.keda, self.inference_service])
+            served = [self.inference_service] if self.inference_service is not None else []
+            custom(scaled_object_manifest(p, args.prometheus_url), [*on_cluster, args.keda, *served])
         sizing = p.fit.sizing
         self.register_outputs(
             {

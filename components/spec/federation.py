@@ -3,29 +3,161 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from ipaddress import IPv4Network
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from components.spec.base import Issue, Spec
+from components.catalog.machines import MACHINES
+from components.spec.base import Issue, Spec, join_path
 
 if TYPE_CHECKING:
     from components.spec.environment import EnvironmentSpec
+    from components.spec.region import RegionSpec
+
+
+class KarmadaApiServerSpec(Spec):
+    """How the Karmada API server is reached from other clouds.
+
+    It sits behind a cloud load balancer of the host cluster on a public address, open only to the
+    NAT egress IPs of the environment's clusters (computed) and to `allowedCidrs`: members in other
+    clouds have no private path to the host, and a source allow-list plus mutual TLS (client
+    certificates signed by the federation's own CA) is what guards it.
+    """
+
+    allowed_cidrs: list[IPv4Network] = Field(
+        default_factory=list,
+        description="Sources allowed besides the clusters' NAT egress IPs: where `pulumi up` and operators reach "
+        "the Karmada API from (CI runners, VPN egress), e.g. [203.0.113.0/24].",
+    )
+
+
+class FailoverSpec(Spec):
+    """When Karmada moves a federated model's replicas away from a member."""
+
+    cluster_toleration_seconds: int = Field(
+        300, ge=0, description="How long replicas stay on a member that is not ready or unreachable before eviction."
+    )
+    application_toleration_seconds: int = Field(
+        900,
+        ge=0,
+        description="How long a model may stay unhealthy on a member before it is moved; above the weights' load time.",
+    )
+    grace_period_seconds: int = Field(
+        1800,
+        ge=1,
+        description="How long evicted replicas keep serving while their replacements load elsewhere.",
+    )
 
 
 class FederationSpec(Spec):
     enabled: bool = Field(False, description="Federate the environment's clusters with Karmada.")
     host: str | None = Field(None, description="Region entry whose cluster hosts the Karmada control plane.")
+    member_mode: Literal["pull", "push"] = Field(
+        "pull",
+        description="pull: a karmada-agent in each member dials out to the Karmada API (works through NAT, members' "
+        "APIs stay private); push: the control plane dials each member's API server (needs it reachable).",
+    )
+    members: list[str] | None = Field(
+        None,
+        min_length=1,
+        description="Region entries whose clusters join Karmada; default every region with GPU pools.",
+    )
+    api_server: KarmadaApiServerSpec = Field(
+        default_factory=KarmadaApiServerSpec, description="Exposure of the Karmada API server to other clouds."
+    )
+    registry_mirrors: dict[str, str] = Field(
+        default_factory=dict,
+        description="Region entry -> registry that replaces the registry of the images in federated models on "
+        "that member, e.g. {usc1: us-central1-docker.pkg.dev/acme/dockerhub}.",
+    )
+    failover: FailoverSpec = Field(default_factory=FailoverSpec, description="Cluster and application failover.")
+
+
+def federation_members(env: EnvironmentSpec) -> list[RegionSpec]:
+    """Regions whose clusters join Karmada, in config order: the listed ones, or every one with GPU pools."""
+    names = env.federation.members
+    return [r for r in env.regions if (r.name in names if names is not None else bool(r.gpu_pools))]
+
+
+def gpu_products(region: RegionSpec) -> list[str]:
+    """GPU products a region's pools offer (catalog names), in pool order without repeats."""
+    return list(dict.fromkeys(MACHINES[p.machine_type].gpu for p in region.gpu_pools))
 
 
 def check_federation(env: EnvironmentSpec) -> Iterator[Issue]:
+    """Structure of the federation: the host, the members and the mirrors name regions of the environment."""
     fed = env.federation
     names = [r.name for r in env.regions]
+    known = ", ".join(names)
     if fed.host is not None and fed.host not in names:
-        yield Issue("federation.host", f"no region named {fed.host!r}; use one of {', '.join(names)}")
+        yield Issue("federation.host", f"no region named {fed.host!r}; use one of {known}")
+    for i, name in enumerate(fed.members or []):
+        if name not in names:
+            yield Issue(join_path("federation", "members", i), f"no region named {name!r}; use one of {known}")
+    for name in fed.registry_mirrors:
+        if name not in names:
+            yield Issue(
+                join_path("federation", "registryMirrors", name), f"no region named {name!r}; use one of {known}"
+            )
     if not fed.enabled:
         return
     if fed.host is None:
         yield Issue("federation.host", "required when federation is enabled; name the hosting region")
     if len(env.regions) < 2:
         yield Issue("federation.enabled", "federation needs at least two clusters; add a region or disable it")
+    if fed.member_mode == "push":
+        members = {r.name for r in federation_members(env)}
+        for i, region in enumerate(env.regions):
+            if region.name != fed.host and region.name in members and not region.api_access.public_cidrs:
+                yield Issue(
+                    join_path("regions", i, "apiAccess", "publicCidrs"),
+                    f"push mode needs the Karmada controllers on {fed.host} to reach this cluster's API server, which "
+                    f"is private; allow {fed.host}'s NAT egress IPs here or use federation.memberMode: pull",
+                )
+
+
+def check_federated_models(env: EnvironmentSpec) -> Iterator[Issue]:
+    """Federated models run where members offer their GPU: one InferenceService per member cluster.
+
+    Runs after placements and machine types are known to resolve.
+    """
+    fed = env.federation
+    members = {r.name: r for r in federation_members(env)} if fed.enabled else {}
+    for i, model in enumerate(env.models):
+        if not model.federated:
+            continue
+        if not fed.enabled:
+            yield Issue(
+                join_path("models", i, "federated"),
+                "federation is not enabled; set federation.enabled: true or remove federated",
+            )
+            continue
+        seen: dict[str, int] = {}
+        for j, placement in enumerate(model.placements):
+            path = ("models", i, "placements", j)
+            region = env.region(placement.region)
+            pool = region.pool(placement.pool)
+            assert pool is not None  # check_workloads resolved it
+            gpu = MACHINES[pool.machine_type].gpu
+            if placement.region not in members:
+                offering = [name for name, r in members.items() if gpu in gpu_products(r)]
+                where = (
+                    f"members offering {gpu}: {', '.join(offering)}"
+                    if offering
+                    else f"{gpu} exists in no member ({', '.join(members) or 'none'})"
+                )
+                yield Issue(
+                    join_path(*path, "region"),
+                    f"{placement.region!r} is not a federation member, so it cannot serve the federated model "
+                    f"{model.name!r} on {gpu}; {where}. Add {placement.region} to federation.members or place the "
+                    "model on a member's pool",
+                )
+            if placement.region in seen:
+                yield Issue(
+                    join_path(*path),
+                    f"a federated model runs one InferenceService per member cluster, and placements"
+                    f"[{seen[placement.region]}] already puts {model.name!r} in {placement.region}; keep one pool "
+                    "per region",
+                )
+            seen.setdefault(placement.region, j)

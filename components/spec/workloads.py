@@ -74,6 +74,12 @@ class ModelSpec(Spec):
         description="Extra engine flags without the leading --, e.g. {max-num-batched-tokens: 8192, "
         "enable-auto-tool-choice: true}; flags the platform derives are rejected with the key to use instead.",
     )
+    federated: bool = Field(
+        False,
+        description="Create the model once in Karmada, which divides it between the placements' member clusters "
+        "by each pool's GPU capacity and takes it off a member that fails; each member scales it within its "
+        "placement's range.",
+    )
 
     @property
     def weights_prefix(self) -> str:

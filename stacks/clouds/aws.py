@@ -52,4 +52,4 @@ def build_aws_cluster(
             opts=opts,
         )
     identity = WorkloadIdentity(oidc_provider_arn=eks.oidc_provider.arn, oidc_issuer=eks.oidc_issuer)
-    return replace(eks.handle, cloud_provider=provider, identity=identity)
+    return replace(eks.handle, cloud_provider=provider, identity=identity, egress_ips=network.egress_ips)

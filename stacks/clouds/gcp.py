@@ -47,4 +47,9 @@ def build_gcp_cluster(
             ),
             opts=opts,
         )
-    return replace(gke.handle, cloud_provider=provider, identity=WorkloadIdentity(workload_pool=gke.workload_pool))
+    return replace(
+        gke.handle,
+        cloud_provider=provider,
+        identity=WorkloadIdentity(workload_pool=gke.workload_pool),
+        egress_ips=network.egress_ips,
+    )

@@ -4,7 +4,7 @@ Each region is a copy of the first AWS region of `Pulumi.prod.yaml` (same cloud 
 zones and pools), renamed, with its own VPC range; every model placed on the template
 region, and every tenant quota there, is repeated on each copy. Environment-level keys are
 kept as they are, except that references to regions point at the copies and federation
-(which needs two clusters) is switched off for a single region.
+(which needs two clusters) is switched off, with the models it federates, for a single region.
 """
 
 from __future__ import annotations
@@ -87,6 +87,9 @@ def synthetic_config(regions: int, template: dict[str, Any] | None = None) -> di
         config[_key("federation")] = (
             {**federation, "host": region_name(0)} if regions > 1 and federation.get("enabled") else {"enabled": False}
         )
+    if not config.get(_key("federation"), {}).get("enabled"):
+        for model in models:
+            model.pop("federated", None)  # federated models need the federation
     return config
 
 

@@ -21,6 +21,11 @@ def _hex(seed: str, length: int = 17) -> str:
     return hashlib.sha256(seed.encode()).hexdigest()[:length]
 
 
+def _public_ip(seed: str, first_octet: int) -> str:
+    n = int(_hex(seed, 6), 16)
+    return f"{first_octet}.{n % 250}.{(n >> 8) % 250}.{(n >> 16) % 250 + 1}"
+
+
 def _aws(typ: str, name: str, inputs: dict, region: str) -> tuple[str, dict]:
     service = typ.split(":")[1].split("/")[0]
     kind = typ.rsplit(":", 1)[-1]
@@ -73,6 +78,8 @@ def _aws(typ: str, name: str, inputs: dict, region: str) -> tuple[str, dict]:
             "bucketRegionalDomainName": f"{bucket}.s3.{region}.amazonaws.com",
         }
         rid = bucket
+    elif typ == "aws:ec2/eip:Eip":
+        out["publicIp"] = _public_ip(name, 3)
     elif typ == "aws:eks/nodeGroup:NodeGroup":
         out["resources"] = [{"autoscalingGroups": [{"name": f"eks-{physical}-{h[:8]}"}]}]
     return rid, out
@@ -96,6 +103,8 @@ def _gcp(typ: str, name: str, inputs: dict) -> tuple[str, dict]:
         rid = f"projects/{project}/serviceAccounts/{email}"
     elif typ.startswith("gcp:storage/bucket:Bucket"):
         out["url"] = f"gs://{physical}"
+    elif typ == "gcp:compute/address:Address":
+        out["address"] = _public_ip(name, 34)
     return rid, out
 
 
@@ -115,6 +124,23 @@ def _tls(typ: str, name: str, inputs: dict) -> tuple[str, dict]:
         "tls:index/certRequest:CertRequest": {"certRequestPem": pem},
     }
     return name, outputs.get(typ, {"certPem": pem})
+
+
+def _kubernetes(typ: str, name: str, inputs: dict) -> tuple[str, dict]:
+    """What the API server fills in: a load balancer's address, a service account token."""
+    out: dict = {}
+    spec = inputs.get("spec") or {}
+    if typ == "kubernetes:core/v1:Service" and spec.get("type") == "LoadBalancer":
+        ingress = (
+            {"ip": spec["loadBalancerIP"]}
+            if spec.get("loadBalancerIP")
+            else {"hostname": f"{name}-{_hex(name, 10)}.lb"}
+        )
+        out["status"] = {"loadBalancer": {"ingress": [ingress]}}
+    elif typ == "kubernetes:core/v1:Secret" and inputs.get("type") == "kubernetes.io/service-account-token":
+        token = base64.b64encode(f"mock-token-{_hex(name, 32)}".encode()).decode()
+        out["data"] = {"token": token, "ca.crt": FAKE_CA_DATA}
+    return f"{name}-id", out
 
 
 def _project_number(project: str) -> int:
@@ -139,7 +165,12 @@ _GCP_SERVICE_AGENTS: dict[str, Callable[[str], dict]] = {
 }
 
 
-_BY_PACKAGE: dict[str, Callable[..., tuple[str, dict]]] = {"gcp": _gcp, "random": _random, "tls": _tls}
+_BY_PACKAGE: dict[str, Callable[..., tuple[str, dict]]] = {
+    "gcp": _gcp,
+    "random": _random,
+    "tls": _tls,
+    "kubernetes": _kubernetes,
+}
 
 
 class PlausibleMocks(mocks.Mocks):

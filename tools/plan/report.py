@@ -179,21 +179,83 @@ def _diagram(plan: Plan) -> str:
         lines.append("  end")
     for model in env.models:
         lines.append(f'  {_node_id("m", model.name)}(["model {model.name}<br/>{model.runtime}"])')
+        weights = _federated_weights(plan, model)
         for pl in model.placements:
-            lines.append(
-                f'  {_node_id("m", model.name)} -->|"{pl.min_replicas}-{pl.max_replicas}"| '
-                f"{_node_id('p', pl.region, pl.pool)}"
-            )
+            label = weights.get(pl.region) or f"{pl.min_replicas}-{pl.max_replicas}"
+            lines.append(f'  {_node_id("m", model.name)} -->|"{label}"| {_node_id("p", pl.region, pl.pool)}')
     for tenant in env.tenants:
         lines.append(f'  {_node_id("t", tenant.name)}{{{{"tenant {tenant.name}"}}}}')
         for model in tenant.models:
             lines.append(f"  {_node_id('t', tenant.name)} -.-> {_node_id('m', model)}")
     if env.federation.enabled:
-        lines.append(f'  fed[["Karmada on {env.federation.host}"]]')
-        for region in env.regions:
-            lines.append(f"  fed -.- {_node_id('c', region.name)}")
+        lines += _federation_diagram(plan)
     lines.append("```")
     return "\n".join(lines) + "\n"
+
+
+def _federated_weights(plan: Plan, model) -> dict[str, str]:
+    """Region -> edge label of a federated model: its Karmada weight there and the share of replicas."""
+    from components.federation.placement import model_shares
+
+    if not (model.federated and plan.spec.federation.enabled):
+        return {}
+    shares = model_shares(plan.spec, plan.environment, model)
+    total = sum(s.weight for s in shares)
+    return {s.region.name: f"weight {s.weight} · {100 * s.weight / total:.0f}%" for s in shares}
+
+
+def _federation_diagram(plan: Plan) -> list[str]:
+    """Karmada on its host, a link to each member (the GPU products it offers), and to each federated model."""
+    from components.federation.placement import federated_models, member_regions
+    from components.spec.federation import gpu_products
+
+    fed = plan.spec.federation
+    lines = [
+        f'  fed[["Karmada {CHARTS["karmada"].version} on {fed.host}<br/>{fed.member_mode} members"]]',
+        f"  fed === {_node_id('c', str(fed.host))}",
+    ]
+    for region in member_regions(plan.spec):
+        products = ", ".join(gpu_products(region)) or "no GPUs"
+        lines.append(f'  fed -.-|"member · {products}"| {_node_id("c", region.name)}')
+    for model in federated_models(plan.spec):
+        lines.append(f"  fed ==> {_node_id('m', model.name)}")
+    return lines
+
+
+def _federation(plan: Plan) -> str:
+    """Karmada: the members and how each federated model is divided between them."""
+    from components.federation.placement import federated_models, member_regions, model_shares
+    from components.spec.federation import gpu_products
+
+    env = plan.spec
+    fed = env.federation
+    if not fed.enabled:
+        return ""
+    rows = [
+        "## Federation (Karmada)\n",
+        f"Control plane on `{plan.environment}-{fed.host}`; members join in **{fed.member_mode}** mode. Failover: "
+        f"replicas leave a member not ready or unreachable for {fed.failover.cluster_toleration_seconds}s, or "
+        f"unhealthy for {fed.failover.application_toleration_seconds}s.\n",
+        "| member | cloud | region | GPU products |",
+        "|---|---|---|---|",
+    ]
+    for region in member_regions(env):
+        rows.append(
+            f"| {plan.environment}-{region.name} | {region.cloud} | {region.region} | "
+            f"{', '.join(gpu_products(region)) or '-'} |"
+        )
+    models = federated_models(env)
+    if models:
+        rows += ["", "| federated model | member | pool | GPU | weight | share |", "|---|---|---|---|---:|---:|"]
+        for model in models:
+            shares = model_shares(env, plan.environment, model)
+            total = sum(s.weight for s in shares)
+            for s in shares:
+                rows.append(
+                    f"| {model.name} | {s.cluster} | {s.pool.name} | {s.gpu} | {s.weight} | "
+                    f"{100 * s.weight / total:.0f}% |"
+                )
+    return "\n".join(rows) + "\n"
 
 
 def _quantities(amounts: dict | None) -> str:
@@ -326,6 +388,7 @@ SECTIONS: tuple[Callable[[Plan], str], ...] = (
     _schedulable_gpu_resources,
     _model_storage,
     _model_deployments,
+    _federation,
     _counts,
     _scheduling,
     _observability,

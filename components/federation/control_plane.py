@@ -1,0 +1,217 @@
+"""The Karmada control plane on the federation host, reachable by members in other clouds.
+
+Exposure (decided here): members in other clouds have no private path to the host's VPC, so the
+Karmada API server gets a cloud load balancer with a public address, open only to the NAT egress
+IPs of the environment's clusters and the configured `federation.apiServer.allowedCidrs`
+(`loadBalancerSourceRanges`), and every client proves itself with a certificate of the federation's
+CA. On AWS it is an NLB (its DNS name is covered by a `*.elb.<region>.amazonaws.com` SAN); on GCP a
+passthrough load balancer on a reserved address (an IP SAN). The chart's own Service stays ClusterIP
+for the in-cluster components and the host's agent.
+
+Cluster failover needs NoExecute taints on failing members (`member_taint_policies`), which
+karmada-webhook admits only with `--allow-no-execute-taint-policy`; the chart has no value for the
+webhook's flags, so a server-side-apply patch sets its container `args` (the chart sets only
+`command`, so Helm upgrades leave them alone).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.catalog.charts import CHARTS, KARMADA_CFSSL_IMAGE, KARMADA_KUBECTL_IMAGE, KARMADA_VERSION
+from components.catalog.regions import BUILTIN_STORAGE_CLASS
+from components.federation.certificates import KarmadaCertificates, KarmadaCertificatesArgs, client_kubeconfig
+from components.k8s.cluster import ClusterHandle, kubernetes_provider
+from components.k8s.helm import helm_release, namespace
+from components.spec.region import RegionSpec
+
+KARMADA_NAMESPACE = "karmada-system"
+# The chart names its objects after the release: karmada-apiserver, karmada-webhook, ...
+RELEASE = "karmada"
+API_PORT = 5443
+API_SERVER_LABELS = {"app": f"{RELEASE}-apiserver"}
+INTERNAL_HOST = f"{RELEASE}-apiserver.{KARMADA_NAMESPACE}.svc.cluster.local"
+INTERNAL_ENDPOINT = f"https://{INTERNAL_HOST}:{API_PORT}"
+# Created by the chart in the Karmada API server; members' credentials live there.
+CLUSTER_NAMESPACE = "karmada-cluster"
+WEBHOOK_FLAGS = ["--allow-no-execute-taint-policy=true"]
+ETCD_VOLUME = "10Gi"
+
+
+def server_dns_names(region: RegionSpec) -> tuple[str, ...]:
+    """What the API server's certificate is valid for: the chart's in-cluster names and the AWS NLB's."""
+    names = (
+        "kubernetes.default.svc",
+        INTERNAL_HOST,
+        f"*.{KARMADA_NAMESPACE}.svc.cluster.local",
+        f"*.{KARMADA_NAMESPACE}.svc",
+        f"*.etcd.{KARMADA_NAMESPACE}.svc.cluster.local",
+        "localhost",
+    )
+    return (*names, f"*.elb.{region.region}.amazonaws.com") if region.cloud == "aws" else names
+
+
+def host_secret_values(certs: KarmadaCertificates) -> dict:
+    """The private keys the chart takes with its certificates (a secret values file)."""
+    return {
+        "certs": {
+            "custom": {
+                "caKey": certs.ca.key_pem,
+                "key": certs.server.key_pem,
+                "frontProxyKey": certs.front_proxy_client.key_pem,
+            }
+        }
+    }
+
+
+def host_values(region: RegionSpec, production: bool, certs: KarmadaCertificates) -> dict:
+    """Chart values of the control plane (installMode host), private keys aside."""
+    replicas = 2 if production else 1
+    tag = {"image": {"tag": KARMADA_VERSION}}
+    return {
+        "installMode": "host",
+        "karmadaImageVersion": KARMADA_VERSION,
+        "certs": {
+            "mode": "custom",
+            "custom": {
+                "caCrt": certs.ca.cert_pem,
+                "crt": certs.server.cert_pem,
+                "frontProxyCaCrt": certs.front_proxy_ca.cert_pem,
+                "frontProxyCrt": certs.front_proxy_client.cert_pem,
+            },
+        },
+        "cfssl": {"image": KARMADA_CFSSL_IMAGE},
+        "kubectl": {"image": KARMADA_KUBECTL_IMAGE},
+        "apiServer": {"replicaCount": replicas, "serviceType": "ClusterIP", "labels": API_SERVER_LABELS},
+        "aggregatedApiServer": {"replicaCount": replicas, **tag},
+        "kubeControllerManager": {"replicaCount": replicas},
+        "scheduler": {"replicaCount": replicas, **tag},
+        "webhook": {"replicaCount": replicas, **tag},
+        "controllerManager": {
+            "replicaCount": replicas,
+            **tag,
+            # Failover: cluster (taint-based) and application failover; PropagateDeps: a model's
+            # PodDisruptionBudget follows it (the interpreter's GetDependencies).
+            "featureGates": {"Failover": True, "PropagateDeps": True},
+            "extraCommandArgs": {"enable-no-execute-taint-eviction": "true"},
+        },
+        "etcd": {
+            "internal": {
+                "replicaCount": 3 if production else 1,
+                # On a volume, not the chart's default hostPath (forbidden by Pod Security baseline).
+                "storageType": "pvc",
+                "pvc": {"storageClass": BUILTIN_STORAGE_CLASS[region.cloud], "size": ETCD_VOLUME},
+            }
+        },
+    }
+
+
+@dataclass(frozen=True)
+class KarmadaControlPlaneArgs:
+    host: ClusterHandle
+    stack: str
+    production: bool
+    # CIDRs allowed on the API server's load balancer.
+    allowed_sources: pulumi.Input[Sequence[str]]
+
+
+class KarmadaControlPlane(pulumi.ComponentResource):
+    """karmada chart (installMode host), its public endpoint, and a provider for the Karmada API."""
+
+    certificates: KarmadaCertificates
+    endpoint: pulumi.Output[str]  # https://<load balancer>:5443
+    kubeconfig: pulumi.Output[str]  # secret: the API server's admin client certificate
+    api: ClusterHandle  # the Karmada API server, for resources created in it
+
+    def __init__(self, name: str, args: KarmadaControlPlaneArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("inference-platform:federation:KarmadaControlPlane", name, None, opts)
+        host, region = args.host, args.host.region
+        ns = namespace(KARMADA_NAMESPACE, host, self, "baseline")
+
+        static_ip = None
+        if region.cloud == "gcp":
+            import pulumi_gcp as gcp
+
+            static_ip = gcp.compute.Address(
+                f"{host.name}-karmada-apiserver",
+                name=f"{host.name}-karmada-apiserver",
+                project=region.project,
+                region=region.region,
+                address_type="EXTERNAL",
+                opts=pulumi.ResourceOptions(parent=self, provider=host.cloud_provider),
+            )
+        self.certificates = KarmadaCertificates(
+            f"{host.name}-karmada",
+            KarmadaCertificatesArgs(
+                server_dns_names=server_dns_names(region),
+                server_ip_addresses=pulumi.Output.all("127.0.0.1", *([static_ip.address] if static_ip else [])),
+            ),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        release = helm_release(
+            RELEASE,
+            CHARTS["karmada"],
+            host,
+            ns,
+            host_values(region, args.production, self.certificates),
+            parent=self,
+            secret_values=host_secret_values(self.certificates),
+        )
+        webhook_flags = k8s.apps.v1.DeploymentPatch(
+            f"{host.name}-karmada-webhook-flags",
+            metadata={"name": f"{RELEASE}-webhook", "namespace": KARMADA_NAMESPACE},
+            spec={"template": {"spec": {"containers": [{"name": f"{RELEASE}-webhook", "args": WEBHOOK_FLAGS}]}}},
+            opts=pulumi.ResourceOptions(parent=self, provider=host.provider, depends_on=[release]),
+        )
+        service = k8s.core.v1.Service(
+            f"{host.name}-karmada-apiserver-external",
+            metadata={
+                "name": f"{RELEASE}-apiserver-external",
+                "namespace": KARMADA_NAMESPACE,
+                "annotations": _load_balancer_annotations(region),
+            },
+            spec={
+                "type": "LoadBalancer",
+                "selector": API_SERVER_LABELS,
+                "ports": [{"name": "https", "port": API_PORT, "targetPort": API_PORT, "protocol": "TCP"}],
+                "loadBalancerSourceRanges": args.allowed_sources,
+                **({"loadBalancerIP": static_ip.address} if static_ip else {}),
+            },
+            opts=pulumi.ResourceOptions(parent=self, provider=host.provider, depends_on=[release]),
+        )
+        address = (
+            static_ip.address
+            if static_ip
+            else service.status.apply(lambda status: status.load_balancer.ingress[0].hostname)
+        )
+        self.endpoint = pulumi.Output.concat("https://", address, f":{API_PORT}")
+        certs = self.certificates
+        self.kubeconfig = pulumi.Output.secret(
+            pulumi.Output.all(self.endpoint, certs.ca.cert_pem, certs.server.cert_pem, certs.server.key_pem).apply(
+                lambda a: client_kubeconfig(f"{args.stack}-karmada", *a)
+            )
+        )
+        ready = [release, service, webhook_flags]
+        provider = kubernetes_provider(f"{args.stack}-karmada", self.kubeconfig, self, ready)
+        self.api = ClusterHandle(
+            name=f"{args.stack}-karmada",
+            region=region,
+            provider=provider,
+            kubeconfig=self.kubeconfig,
+            endpoint=self.endpoint,
+            ready=ready,
+        )
+        self.register_outputs({"endpoint": self.endpoint})
+
+
+def _load_balancer_annotations(region: RegionSpec) -> dict[str, str]:
+    if region.cloud == "aws":
+        return {
+            "service.beta.kubernetes.io/aws-load-balancer-type": "nlb",
+            "service.beta.kubernetes.io/aws-load-balancer-cross-zone-load-balancing-enabled": "true",
+        }
+    return {}

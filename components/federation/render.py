@@ -1,0 +1,39 @@
+"""The federation renders a model with the model deployments' own manifests (components/serving).
+
+A federated model is the same InferenceService a region would run, rendered for each of its members
+(the first one is Karmada's template, the others become overrides), and the same PodDisruptionBudget,
+for the federation's replica range.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from components.addons.model_cache import model_storage_uri
+from components.serving.deployment import inference_service_manifest, model_placement, pod_disruption_budget_manifest
+from components.spec.environment import EnvironmentSpec
+from components.spec.region import RegionSpec
+from components.spec.workloads import ModelSpec
+
+# The InferenceService of `model` as it runs in `region`, on its placement there.
+Renderer = Callable[[ModelSpec, RegionSpec], dict]
+# The PodDisruptionBudget of `model` running up to `max_replicas` replicas on a member, or None.
+BudgetRenderer = Callable[[ModelSpec, int], dict | None]
+
+
+def inference_service_renderer(env: EnvironmentSpec, stack: str) -> Renderer:
+    def render(model: ModelSpec, region: RegionSpec) -> dict:
+        placement = next(p for p in model.placements if p.region == region.name)
+        return inference_service_manifest(
+            model_placement(env, model, placement), model_storage_uri(env, region, stack, model)
+        )
+
+    return render
+
+
+def pod_disruption_budget_renderer(env: EnvironmentSpec) -> BudgetRenderer:
+    def render(model: ModelSpec, max_replicas: int) -> dict | None:
+        widest = model.placements[0].model_copy(update={"max_replicas": max_replicas})
+        return pod_disruption_budget_manifest(model_placement(env, model, widest))
+
+    return render

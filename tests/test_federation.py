@@ -1,0 +1,432 @@
+"""Karmada federation in whole plans: control plane, members, the KServe API and federated models.
+
+The checked-in prod environment federates the 70B model (pull members, AWS host); a variant, planned
+once per module, covers the rest: push members, a GCP host, an extra allowed CIDR, usw2 reading
+weights from its bucket, a registry mirror on usw2.
+"""
+
+from __future__ import annotations
+
+import base64
+from types import SimpleNamespace
+
+import pytest
+import yaml
+
+from components.addons.model_cache import model_storage_uri
+from components.catalog.charts import CHARTS
+from components.federation.certificates import KeyPair
+from components.federation.control_plane import INTERNAL_ENDPOINT, host_secret_values
+from components.federation.manifests import NOT_READY_TAINT, UNREACHABLE_TAINT
+from components.federation.member import agent_secret_values
+from components.federation.placement import model_shares
+from components.serving.deployment import inference_service_manifest, model_placement
+from components.spec.loader import load_environment
+from policies.model import Stack
+from policies.offline import evaluate_plan, plan_resources
+from policies.pods import serving_runtime
+from tests.harness import cluster_objects, environment_config, ns, plan_config, raw_environment
+from tools.conformance import unknown_values
+from tools.plan.report import render_markdown
+
+MODEL = "llama-3-1-70b"
+EXTRA_CIDR = "192.0.2.0/24"
+
+
+def _push_config() -> dict:
+    config = environment_config("prod")
+    config[ns("federation")] |= {
+        "host": "usc1",
+        "memberMode": "push",
+        "registryMirrors": {"usw2": "mirror.example"},
+        "apiServer": {"allowedCidrs": [EXTRA_CIDR]},
+    }
+    regions = config[ns("regions")]
+    for region in regions[:2]:
+        region["apiAccess"]["publicCidrs"] = ["198.51.100.0/24"]
+    regions[1]["modelCache"]["enabled"] = False
+    return config
+
+
+@pytest.fixture(scope="module")
+def push_plan():
+    return plan_config(_push_config(), stack="push")
+
+
+def _objects(plan, cluster: str, kind: str) -> dict[str, dict]:
+    """name -> inputs of the Kubernetes objects of a kind on a cluster (Karmada's is `<stack>-karmada`)."""
+    return {
+        r.inputs["metadata"]["name"]: r.inputs
+        for r in plan.kubernetes_objects()
+        if plan.cluster_of(r) == cluster and r.inputs["kind"] == kind
+    }
+
+
+def _releases(plan, name: str) -> dict[str, dict]:
+    """cluster -> inputs of the Helm releases called `name`."""
+    return {plan.cluster_of(r): r.inputs for r in plan.helm_releases() if r.inputs["name"] == name}
+
+
+def _one(plan, type_: str, name: str) -> dict:
+    return plan.named(name, type_).inputs
+
+
+# --- control plane ----------------------------------------------------------------------------------------
+
+
+def test_control_plane_release_on_the_host(prod_plan):
+    (cluster, release), *others = _releases(prod_plan, "karmada").items()
+    assert not others and cluster == "prod-use1"
+    assert (release["chart"], release["version"], release["namespace"]) == ("karmada", "v1.18.2", "karmada-system")
+    values = release["values"]
+    assert values["installMode"] == "host"
+    assert values["karmadaImageVersion"] == "v1.18.2"
+    assert values["certs"]["mode"] == "custom"  # our CA: signs the agents' client certificates
+    assert values["apiServer"] == {
+        "replicaCount": 2,
+        "serviceType": "ClusterIP",
+        "labels": {"app": "karmada-apiserver"},
+    }
+    assert values["etcd"]["internal"] == {
+        "replicaCount": 3,
+        "storageType": "pvc",
+        "pvc": {"storageClass": "gp2", "size": "10Gi"},
+    }
+    manager = values["controllerManager"]
+    assert manager["featureGates"] == {"Failover": True, "PropagateDeps": True}
+    assert manager["extraCommandArgs"] == {"enable-no-execute-taint-eviction": "true"}
+    for component in ("scheduler", "webhook", "aggregatedApiServer", "controllerManager"):
+        assert values[component]["image"]["tag"] == "v1.18.2"
+    assert values["kubectl"]["image"]["tag"] == "v1.35.2" and values["cfssl"]["image"]["tag"] == "v1.6.5"
+    # Private keys travel in a secret values file; the rest stays readable.
+    assert release["valueYamlFiles"] == "[secret]"
+    assert "caKey" not in values["certs"]["custom"] and "key" not in values["certs"]["custom"]
+
+
+def test_secret_chart_values_exist_in_the_pinned_chart(upstream):
+    defaults = upstream.chart_values(CHARTS["karmada"].upstream_values)
+    pair = KeyPair("cert", "key")
+    certs = SimpleNamespace(ca=pair, server=pair, front_proxy_ca=pair, front_proxy_client=pair)
+    assert unknown_values(host_secret_values(certs), defaults) == []
+    assert unknown_values(agent_secret_values("key"), defaults) == []
+
+
+def test_webhook_admits_noexecute_taint_policies(prod_plan):
+    patch = _objects(prod_plan, "prod-use1", "Deployment")["karmada-webhook"]
+    assert patch["metadata"] == {"name": "karmada-webhook", "namespace": "karmada-system"}
+    assert patch["spec"]["template"]["spec"]["containers"] == [
+        {"name": "karmada-webhook", "args": ["--allow-no-execute-taint-policy=true"]}
+    ]
+
+
+def test_api_server_load_balancer_is_open_to_the_clusters_nat_egress_only(prod_plan, push_plan):
+    service = _objects(prod_plan, "prod-use1", "Service")["karmada-apiserver-external"]
+    spec = service["spec"]
+    assert spec["type"] == "LoadBalancer" and spec["selector"] == {"app": "karmada-apiserver"}
+    assert spec["ports"] == [{"name": "https", "port": 5443, "targetPort": 5443, "protocol": "TCP"}]
+    assert service["metadata"]["annotations"]["service.beta.kubernetes.io/aws-load-balancer-type"] == "nlb"
+    sources = spec["loadBalancerSourceRanges"]
+    # NAT gateways: use1 and usw2 one per zone (3 + 3), usc1's Cloud NAT one reserved address.
+    assert len(sources) == len(set(sources)) == 7 and all(s.endswith("/32") for s in sources)
+    extra = _objects(push_plan, "push-usc1", "Service")["karmada-apiserver-external"]["spec"]
+    assert extra["loadBalancerSourceRanges"][-1] == EXTRA_CIDR
+
+
+def test_gke_nat_egress_is_a_reserved_address(prod_plan):
+    nat = _one(prod_plan, "gcp:compute/routerNat:RouterNat", "usc1-nat")
+    assert nat["natIpAllocateOption"] == "MANUAL_ONLY" and len(nat["natIps"]) == 1
+    assert _one(prod_plan, "gcp:compute/address:Address", "usc1-nat")["addressType"] == "EXTERNAL"
+
+
+def test_api_server_certificate_names_the_load_balancer(prod_plan, push_plan):
+    aws = _one(prod_plan, "tls:index/certRequest:CertRequest", "prod-use1-karmada-server-csr")
+    assert aws["subject"] == {"commonName": "system:admin", "organization": "system:masters"}
+    assert {"*.elb.us-east-1.amazonaws.com", "karmada-apiserver.karmada-system.svc.cluster.local"} <= set(
+        aws["dnsNames"]
+    )
+    assert aws["ipAddresses"] == ["127.0.0.1"]
+    # GCP host: a reserved address, given to the Service and written into the certificate.
+    gcp = _one(push_plan, "tls:index/certRequest:CertRequest", "push-usc1-karmada-server-csr")
+    assert not any("amazonaws" in n for n in gcp["dnsNames"])
+    (address,) = [ip for ip in gcp["ipAddresses"] if ip != "127.0.0.1"]
+    service = _objects(push_plan, "push-usc1", "Service")["karmada-apiserver-external"]
+    assert service["spec"]["loadBalancerIP"] == address
+
+
+def test_karmada_provider_and_secret_kubeconfig_output(prod_plan):
+    provider = prod_plan.named("prod-karmada", "pulumi:providers:kubernetes")
+    assert provider.inputs["kubeconfig"] == "[secret]"
+    assert prod_plan.outputs["karmadaKubeconfig"] == "[secret]"
+    karmada = prod_plan.outputs["karmada"]
+    assert karmada["host"] == "use1" and karmada["endpoint"].startswith("https://")
+    assert karmada["endpoint"].endswith(":5443")
+    assert karmada["members"] == {"use1": "prod-use1", "usw2": "prod-usw2", "usc1": "prod-usc1"}
+
+
+def test_member_health_taints_are_noexecute(prod_plan):
+    policies = _objects(prod_plan, "prod-karmada", "ClusterTaintPolicy")
+    assert {p["spec"]["taints"][0]["key"] for p in policies.values()} == {NOT_READY_TAINT, UNREACHABLE_TAINT}
+    unreachable = policies["member-unreachable"]["spec"]
+    assert unreachable["addOnConditions"] == [{"conditionType": "Ready", "statusValues": ["Unknown"], "operator": "In"}]
+    assert unreachable["taints"] == [{"key": UNREACHABLE_TAINT, "effect": "NoExecute"}]
+    assert unreachable["targetClusters"] == {"clusterNames": ["prod-use1", "prod-usw2", "prod-usc1"]}
+
+
+# --- members ----------------------------------------------------------------------------------------------
+
+
+def test_one_pull_registration_per_serving_cluster(prod_plan):
+    clusters = _objects(prod_plan, "prod-karmada", "Cluster")
+    assert sorted(clusters) == ["prod-usc1", "prod-use1", "prod-usw2"]
+    usc1 = clusters["prod-usc1"]
+    assert usc1["metadata"]["labels"] == {
+        "inference-platform.io/cloud": "gcp",
+        "inference-platform.io/region": "us-central1",
+        "inference-platform.io/gpu-product-H200-141GB": "true",
+        "inference-platform.io/gpu-product-L4": "true",
+        "inference-platform.io/gpu-product-A100-80GB": "true",
+    }
+    assert usc1["spec"]["syncMode"] == "Pull" and usc1["spec"]["provider"] == "gcp"
+    assert usc1["spec"]["apiEndpoint"].startswith("https://")
+    agents = _releases(prod_plan, "karmada-agent")
+    assert sorted(agents) == ["prod-usc1", "prod-use1", "prod-usw2"]
+    for cluster, release in agents.items():
+        values = release["values"]
+        assert values["installMode"] == "agent" and values["agent"]["clusterName"] == cluster
+        assert release["namespace"] == "karmada-system" and release["valueYamlFiles"] == "[secret]"
+    # The host's agent stays in-cluster; the others dial the load balancer.
+    assert agents["prod-use1"]["values"]["agent"]["kubeconfig"]["server"] == INTERNAL_ENDPOINT
+    assert agents["prod-usc1"]["values"]["agent"]["kubeconfig"]["server"] == prod_plan.outputs["karmada"]["endpoint"]
+
+
+def test_pull_agents_get_least_privilege_rbac_in_karmada(prod_plan):
+    cert = _one(prod_plan, "tls:index/certRequest:CertRequest", "prod-usc1-karmada-agent-csr")
+    assert cert["subject"] == {"commonName": "system:karmada:agent:prod-usc1", "organization": "system:karmada:agents"}
+    binding = _objects(prod_plan, "prod-karmada", "ClusterRoleBinding")["system:karmada:prod-usc1:agent"]
+    assert binding["subjects"] == [
+        {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "system:karmada:agent:prod-usc1"}
+    ]
+    role = _objects(prod_plan, "prod-karmada", "ClusterRole")["system:karmada:prod-usc1:agent"]
+    own = role["rules"][0]
+    assert own["resourceNames"] == ["prod-usc1"] and "update" in own["verbs"]
+    work = _objects(prod_plan, "prod-karmada", "Role")["system:karmada:prod-usc1:agent-work"]
+    assert work["metadata"]["namespace"] == "karmada-es-prod-usc1"
+    assert "karmada-es-prod-usc1" in _objects(prod_plan, "prod-karmada", "Namespace")
+
+
+def test_push_members_hand_a_token_to_karmada(push_plan):
+    clusters = _objects(push_plan, "push-karmada", "Cluster")
+    assert {c["spec"]["syncMode"] for c in clusters.values()} == {"Push"}
+    assert clusters["push-usw2"]["spec"]["secretRef"] == {"namespace": "karmada-cluster", "name": "push-usw2"}
+    assert not _releases(push_plan, "karmada-agent")
+    secret = _objects(push_plan, "push-karmada", "Secret")["push-usw2"]
+    assert secret["metadata"]["namespace"] == "karmada-cluster" and secret["data"] == "[secret]"
+    token = _objects(push_plan, "push-usw2", "Secret")["karmada-controller-manager-token"]
+    assert token["type"] == "kubernetes.io/service-account-token"
+    assert _objects(push_plan, "push-usw2", "ServiceAccount")["karmada-controller-manager"]
+
+
+# --- the KServe API in Karmada ----------------------------------------------------------------------------
+
+
+def test_kserve_crds_and_interpreter_in_karmada(prod_plan):
+    assert "prod-karmada" in _releases(prod_plan, "kserve-crd")  # besides every serving cluster
+    namespaces = _objects(prod_plan, "prod-karmada", "Namespace")
+    for name in ("inference", "kserve"):
+        assert namespaces[name]["metadata"]["labels"]["namespace.karmada.io/skip-auto-propagation"] == "true"
+    interpreter = _objects(prod_plan, "prod-karmada", "ResourceInterpreterCustomization")["kserve-inferenceservice"]
+    assert interpreter["spec"]["target"] == {"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService"}
+    assert set(interpreter["spec"]["customizations"]) == {
+        "replicaResource",
+        "replicaRevision",
+        "healthInterpretation",
+        "statusReflection",
+        "statusAggregation",
+        "dependencyInterpretation",
+    }
+
+
+# --- federated models -------------------------------------------------------------------------------------
+
+
+def test_federated_model_is_created_once_in_karmada(prod_plan):
+    isvcs = [r for r in prod_plan.kubernetes_objects() if r.inputs["kind"] == "InferenceService"]
+    assert [prod_plan.cluster_of(r) for r in isvcs if r.inputs["metadata"]["name"] == MODEL] == ["prod-karmada"]
+    (template,) = [r.inputs for r in isvcs if prod_plan.cluster_of(r) == "prod-karmada"]
+    predictor = template["spec"]["predictor"]
+    assert (predictor["minReplicas"], predictor["maxReplicas"]) == (3, 10)  # the placements' totals
+    assert predictor["nodeSelector"] == {"inference-platform.io/pool": "h100"}  # the first placement's rendering
+    budget = _objects(prod_plan, "prod-karmada", "PodDisruptionBudget")[MODEL]
+    assert budget["spec"]["selector"] == {"matchLabels": {"serving.kserve.io/inferenceservice": MODEL}}
+    # Each member keeps its own autoscaler for the predictor Karmada's InferenceService creates there.
+    for member in ("prod-use1", "prod-usw2", "prod-usc1"):
+        assert MODEL not in _objects(prod_plan, member, "PodDisruptionBudget")
+        assert MODEL in _objects(prod_plan, member, "ScaledObject")
+
+
+def test_propagation_policy_divides_replicas_by_gpu_capacity(prod_plan):
+    policy = _objects(prod_plan, "prod-karmada", "PropagationPolicy")[MODEL]["spec"]
+    assert policy["resourceSelectors"] == [
+        {"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService", "name": MODEL}
+    ]
+    placement = policy["placement"]
+    assert placement["clusterAffinity"] == {"clusterNames": ["prod-use1", "prod-usw2", "prod-usc1"]}
+    # p5.48xlarge: 8 H100 x maxSize 4 = 32; a3-ultragpu-8g: 8 H200 x maxSize 2 = 16.
+    assert placement["replicaScheduling"] == {
+        "replicaSchedulingType": "Divided",
+        "replicaDivisionPreference": "Weighted",
+        "weightPreference": {
+            "staticWeightList": [
+                {"targetCluster": {"clusterNames": ["prod-use1"]}, "weight": 32},
+                {"targetCluster": {"clusterNames": ["prod-usw2"]}, "weight": 32},
+                {"targetCluster": {"clusterNames": ["prod-usc1"]}, "weight": 16},
+            ]
+        },
+    }
+    assert placement["clusterTolerations"] == [
+        {"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
+        for key in (NOT_READY_TAINT, UNREACHABLE_TAINT)
+    ]
+    assert policy["failover"] == {
+        "cluster": {"purgeMode": "Gracefully"},
+        "application": {
+            "decisionConditions": {"tolerationSeconds": 900},
+            "purgeMode": "Gracefully",
+            "gracePeriodSeconds": 1800,
+        },
+    }
+    assert policy["propagateDeps"] is True and policy["conflictResolution"] == "Abort"
+    assert policy["dependentOverrides"] == [f"{MODEL}-use1", f"{MODEL}-usw2", f"{MODEL}-usc1"]
+
+
+def test_override_policy_per_member_binds_the_region(prod_plan):
+    policies = _objects(prod_plan, "prod-karmada", "OverridePolicy")
+    assert sorted(policies) == [f"{MODEL}-usc1", f"{MODEL}-use1", f"{MODEL}-usw2"]
+    (rule,) = policies[f"{MODEL}-usc1"]["spec"]["overrideRules"]
+    assert rule["targetCluster"] == {"clusterNames": ["prod-usc1"]}
+    patches = {op["path"]: op for op in rule["overriders"]["plaintext"]}
+    assert list(patches)[:2] == ["/spec/predictor/model/storageUri", "/spec/predictor/nodeSelector"]
+    assert patches["/spec/predictor/nodeSelector"]["value"] == {"inference-platform.io/pool": "h200"}
+    # The H200 member runs the model as sized for its GPU: half the GPUs, its own engine flags and sizing.
+    assert patches["/spec/predictor/model/resources/limits/nvidia.com~1gpu"]["value"] == 2
+    assert "--tensor-parallel-size=2" in patches["/spec/predictor/model/args"]["value"]
+    assert patches["/metadata/annotations/inference-platform.io~1gpu-product"]["value"] == "H200-141GB"
+    assert (patches["/spec/predictor/minReplicas"]["value"], patches["/spec/predictor/maxReplicas"]["value"]) == (1, 2)
+    (use1,) = policies[f"{MODEL}-use1"]["spec"]["overrideRules"]
+    assert [(op["path"], op.get("value")) for op in use1["overriders"]["plaintext"]] == [
+        ("/spec/predictor/model/storageUri", f"pvc://models/models/{MODEL}"),
+        ("/spec/predictor/nodeSelector", {"inference-platform.io/pool": "h100"}),
+        ("/spec/predictor/minReplicas", 1),
+        ("/spec/predictor/maxReplicas", 4),
+    ]
+
+
+def test_members_run_the_model_as_their_regions_deployment_would(prod_plan):
+    """What Karmada hands each member is the member's own rendering, with its placement's range."""
+    delivered = cluster_objects(prod_plan, "InferenceService")
+    env = load_environment(raw_environment("prod"))
+    model = env.models[0]
+    for placement in model.placements:
+        region = env.region(placement.region)
+        regional = inference_service_manifest(
+            model_placement(env, model, placement), model_storage_uri(env, region, "prod", model)
+        )
+        assert delivered[f"prod-{region.name}", MODEL] == regional
+    assert set(cluster_objects(prod_plan, "PodDisruptionBudget")) >= {(f"prod-{r}", MODEL) for r in ("use1", "usc1")}
+
+
+def test_override_points_a_member_without_cache_at_its_own_bucket(push_plan):
+    (rule,) = _objects(push_plan, "push-karmada", "OverridePolicy")[f"{MODEL}-usw2"]["spec"]["overrideRules"]
+    patches = {op["path"]: op for op in rule["overriders"]["plaintext"]}
+    # No cache in usw2: no pvc:// storage, vLLM streams from the region's bucket.
+    assert patches["/spec/predictor/model/storageUri"] == {
+        "operator": "remove",
+        "path": "/spec/predictor/model/storageUri",
+    }
+    args = patches["/spec/predictor/model/args"]["value"]
+    assert f"--model=s3://acme-inference-push-usw2-models/models/{MODEL}" in args
+    # The model server's image comes from the member's runtime: the usw2 mirror has nothing to rewrite here.
+    assert "imageOverrider" not in rule["overriders"]
+
+
+def test_weights_come_from_the_pools_schedulable_gpus():
+    env = load_environment(raw_environment("prod"))
+    shares = model_shares(env, "prod", env.models[0])
+    assert [(s.cluster, s.pool.name, s.gpu, s.weight) for s in shares] == [
+        ("prod-use1", "h100", "H100-80GB", 32),
+        ("prod-usw2", "h100", "H100-80GB", 32),
+        ("prod-usc1", "h200", "H200-141GB", 16),
+    ]
+
+
+# --- conformance and policy -------------------------------------------------------------------------------
+
+
+def test_karmada_objects_match_upstream_crds(upstream, prod_plan, push_plan):
+    checked = set()
+    for plan in (prod_plan, push_plan):
+        for r in plan.kubernetes_objects():
+            obj = r.inputs
+            if plan.cluster_of(r).endswith("-karmada") and upstream.has_crd(obj["apiVersion"], obj["kind"]):
+                assert upstream.validate_custom_resource(obj) == [], r.urn
+                checked.add(obj["kind"])
+    assert {"PropagationPolicy", "OverridePolicy", "InferenceService"} <= checked
+
+
+def test_kinds_served_without_crd_match_karmadas_openapi(upstream, prod_plan, push_plan):
+    checked = set()
+    for plan in (prod_plan, push_plan):
+        for r in plan.kubernetes_objects():
+            if r.inputs["kind"] in ("Cluster", "ResourceInterpreterCustomization", "ClusterTaintPolicy"):
+                assert upstream.validate_served_resource(r.inputs) == [], r.urn
+                checked.add(r.inputs["kind"])
+    assert checked == {"Cluster", "ResourceInterpreterCustomization", "ClusterTaintPolicy"}
+    bad = {"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster", "spec": {"syncMode": "Pull", "zonez": []}}
+    assert upstream.validate_served_resource(bad) == [
+        "spec: Additional properties are not allowed ('zonez' was unexpected)"
+    ]
+
+
+def test_push_variant_passes_the_policy_pack(push_plan):
+    evaluation = evaluate_plan(push_plan)
+    assert not evaluation.mandatory, [f"{f.policy}: {f.message}" for f in evaluation.mandatory]
+
+
+def test_policy_checks_a_karmada_template_with_its_members_runtime(prod_plan):
+    resources = plan_resources(prod_plan)
+    isvc = next(r for r in resources if r.kind == "InferenceService" and r.cluster == "prod-karmada")
+    runtime = serving_runtime(isvc, Stack(resources))
+    assert runtime is not None and runtime.kind == "ClusterServingRuntime" and runtime.cluster == "prod-use1"
+    without_policy = [r for r in resources if r.kind != "PropagationPolicy"]
+    assert serving_runtime(isvc, Stack(without_policy)) is None  # Karmada itself runs no model server
+
+
+def test_patches_are_not_workloads(prod_plan):
+    evaluation = evaluate_plan(prod_plan)
+    patch = prod_plan.named("prod-use1-karmada-webhook-flags")
+    assert not [f for f in evaluation.findings if f.urn == patch.urn]
+
+
+# --- plan.md ----------------------------------------------------------------------------------------------
+
+
+def test_plan_md_shows_the_federation(prod_plan):
+    md = render_markdown(prod_plan)
+    assert '  fed[["Karmada v1.18.2 on use1<br/>pull members"]]' in md
+    assert "  fed === c_use1" in md
+    assert '  fed -.-|"member · H200-141GB, L4, A100-80GB"| c_usc1' in md
+    assert "  fed ==> m_llama_3_1_70b" in md
+    assert '  m_llama_3_1_70b -->|"weight 16 · 20%"| p_usc1_h200' in md
+    assert "| llama-3-1-70b | prod-use1 | h100 | H100-80GB | 32 | 40% |" in md
+    assert "| prod-usc1 | gcp | us-central1 | H200-141GB, L4, A100-80GB |" in render_markdown(prod_plan)
+
+
+def test_kubeconfig_is_a_client_certificate_kubeconfig():
+    from components.federation.certificates import client_kubeconfig
+
+    config = yaml.safe_load(client_kubeconfig("k", "https://lb:5443", "CA", "CERT", "KEY"))
+    assert config["clusters"][0]["cluster"] == {
+        "server": "https://lb:5443",
+        "certificate-authority-data": base64.b64encode(b"CA").decode(),
+    }
+    assert config["users"][0]["user"]["client-key-data"] == base64.b64encode(b"KEY").decode()
