@@ -90,3 +90,19 @@ def test_resource_counts_per_region_in_plan_md(prod_plan):
     assert set(counts) == {"use1", "usw2", "usc1", None}
     total = sum(sum(c.values()) for c in counts.values())
     assert total == sum(r.custom for r in prod_plan.resources)
+
+
+def test_diagram_shows_regions_pools_models_gateways_and_federation(prod_plan):
+    from tools.plan.report import render_markdown
+
+    md = render_markdown(prod_plan)
+    diagram = md[md.index("```mermaid") : md.index("```", md.index("```mermaid") + 3)]
+    for region in prod_plan.spec.regions:
+        assert f'subgraph r_{region.name}["{region.name}: {region.cloud} {region.region}"]' in diagram
+        for pool in region.gpu_pools:
+            assert f"GPU pool {pool.name}<br/>{pool.machine_type}" in diagram
+        assert f'g_{region.name}[/"gateway {region.name}.' in diagram
+    for model in prod_plan.spec.models:
+        assert f"model {model.name}<br/>{model.runtime}" in diagram
+    assert "g_usc1 -.->|route| m_mistral_7b_trt" in diagram
+    assert 'fed[["Karmada' in diagram

@@ -160,6 +160,9 @@ def _node_id(*parts: str) -> str:
 
 
 def _diagram(plan: Plan) -> str:
+    """Regions with their cluster, GPU pools and gateway; models on pools; tenants; federation."""
+    from components.spec.gateway import gateway_hostname, has_gateway
+
     env = plan.spec
     lines = ["## Topology\n", "```mermaid", "flowchart LR"]
     for region in env.regions:
@@ -176,6 +179,12 @@ def _diagram(plan: Plan) -> str:
                 f'{pool.min_size}-{pool.max_size}"]'
             )
             lines.append(f"    {_node_id('c', region.name)} --- {_node_id('p', region.name, pool.name)}")
+        if has_gateway(env, region):
+            lines.append(
+                f'    {_node_id("g", region.name)}[/"gateway {gateway_hostname(env, region)}<br/>'
+                f'{region.gateway.exposure}"/]'
+            )
+            lines.append(f"    {_node_id('g', region.name)} --- {_node_id('c', region.name)}")
         lines.append("  end")
     for model in env.models:
         lines.append(f'  {_node_id("m", model.name)}(["model {model.name}<br/>{model.runtime}"])')
@@ -183,6 +192,8 @@ def _diagram(plan: Plan) -> str:
         for pl in model.placements:
             label = weights.get(pl.region) or f"{pl.min_replicas}-{pl.max_replicas}"
             lines.append(f'  {_node_id("m", model.name)} -->|"{label}"| {_node_id("p", pl.region, pl.pool)}')
+            if has_gateway(env, env.region(pl.region)):
+                lines.append(f"  {_node_id('g', pl.region)} -.->|route| {_node_id('m', model.name)}")
     for tenant in env.tenants:
         lines.append(f'  {_node_id("t", tenant.name)}{{{{"tenant {tenant.name}"}}}}')
         for model in tenant.models:
