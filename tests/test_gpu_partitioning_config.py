@@ -25,26 +25,24 @@ def _pool(raw: dict, region: int, pool: int) -> dict:
     return raw["regions"][region]["gpuPools"][pool]
 
 
-def _dev_with(pool: int, **fields) -> dict:
-    raw = raw_environment()
-    target = _pool(raw, 0, pool)
+def _with(env: str, region: int, pool: int, fields: dict) -> dict:
+    """The environment with one pool's keys set (None removes a key)."""
+    raw = raw_environment(env)
+    target = _pool(raw, region, pool)
     for key, value in fields.items():
         if value is None:
             target.pop(key, None)
         else:
             target[key] = value
     return raw
+
+
+def _dev_with(pool: int, **fields) -> dict:
+    return _with("dev", 0, pool, fields)
 
 
 def _gcp_with(pool: int, **fields) -> dict:
-    raw = raw_environment("prod")
-    target = _pool(raw, 2, pool)
-    for key, value in fields.items():
-        if value is None:
-            target.pop(key, None)
-        else:
-            target[key] = value
-    return raw
+    return _with("prod", 2, pool, fields)
 
 
 def test_checked_in_environments_partition_validly():
