@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -69,3 +70,9 @@ def duplicates(values: list[str], path: tuple, what: str):
             )
         else:
             seen[value] = i
+
+
+def unknown_name(path: str, what: str, value: str, known: Iterable[str]) -> Issue:
+    """A reference to something the environment does not define, listing what it does define."""
+    choices = ", ".join(known) or f"(no {what}s defined)"
+    return Issue(path, f"no {what} named {value!r}; use one of {choices}")

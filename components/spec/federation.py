@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field
 
 from components.catalog.machines import MACHINES
-from components.spec.base import Issue, Spec, join_path
+from components.spec.base import Issue, Spec, join_path, unknown_name
 
 if TYPE_CHECKING:
     from components.spec.environment import EnvironmentSpec
@@ -89,17 +89,14 @@ def check_federation(env: EnvironmentSpec) -> Iterator[Issue]:
     """Structure of the federation: the host, the members and the mirrors name regions of the environment."""
     fed = env.federation
     names = [r.name for r in env.regions]
-    known = ", ".join(names)
     if fed.host is not None and fed.host not in names:
-        yield Issue("federation.host", f"no region named {fed.host!r}; use one of {known}")
+        yield unknown_name("federation.host", "region", fed.host, names)
     for i, name in enumerate(fed.members or []):
         if name not in names:
-            yield Issue(join_path("federation", "members", i), f"no region named {name!r}; use one of {known}")
+            yield unknown_name(join_path("federation", "members", i), "region", name, names)
     for name in fed.registry_mirrors:
         if name not in names:
-            yield Issue(
-                join_path("federation", "registryMirrors", name), f"no region named {name!r}; use one of {known}"
-            )
+            yield unknown_name(join_path("federation", "registryMirrors", name), "region", name, names)
     if not fed.enabled:
         return
     if fed.host is None:

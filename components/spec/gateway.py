@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import AfterValidator, Field, SecretStr
 
-from components.spec.base import Issue, Name, Spec, duplicates, join_path
+from components.spec.base import Issue, Name, Spec, duplicates, join_path, unknown_name
 
 if TYPE_CHECKING:
     from components.spec.environment import EnvironmentSpec
@@ -279,10 +279,7 @@ def _check_providers(env: EnvironmentSpec) -> Iterator[Issue]:
             seen.setdefault(model, provider.name)
         for j, region in enumerate(provider.regions or []):
             if region not in regions:
-                yield Issue(
-                    join_path(*path, "regions", j),
-                    f"no region named {region!r}; use one of {', '.join(sorted(regions))}",
-                )
+                yield unknown_name(join_path(*path, "regions", j), "region", region, sorted(regions))
         needed = ("api_key",) if provider.type == "openai" else ("access_key_id", "secret_access_key")
         for key in ("api_key", "access_key_id", "secret_access_key"):
             alias = ExternalProviderSpec.model_fields[key].alias

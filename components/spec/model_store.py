@@ -11,7 +11,7 @@ from pydantic import AfterValidator, Field
 
 from components.catalog.machines import MACHINES
 from components.k8s.names import MODELS_PREFIX
-from components.spec.base import Issue, Spec, join_path
+from components.spec.base import Issue, Spec, join_path, unknown_name
 
 if TYPE_CHECKING:
     from components.spec.environment import EnvironmentSpec
@@ -143,9 +143,7 @@ def check_model_storage(env: EnvironmentSpec) -> Iterator[Issue]:
     store = env.model_store
     names = [r.name for r in env.regions]
     if store.source_region is not None and store.source_region not in names:
-        yield Issue(
-            "modelStore.sourceRegion", f"no region named {store.source_region!r}; use one of {', '.join(names)}"
-        )
+        yield unknown_name("modelStore.sourceRegion", "region", store.source_region, names)
     elif len(env.regions) > 1 and store.source(env).cloud != "aws":
         yield Issue(
             "modelStore.sourceRegion",

@@ -14,7 +14,7 @@ from pydantic import Field
 
 from components.catalog.machines import MACHINES
 from components.k8s.gpu_resources import schedulable_resources
-from components.spec.base import Issue, Name, Spec, duplicates, join_path
+from components.spec.base import Issue, Name, Spec, duplicates, join_path, unknown_name
 from components.spec.region import RegionSpec
 
 if TYPE_CHECKING:
@@ -123,9 +123,7 @@ def _check_quotas(env: EnvironmentSpec) -> Iterator[Issue]:
             path = ("tenants", i, "gpuQuotas", j)
             region = regions.get(quota.region)
             if region is None:
-                yield Issue(
-                    join_path(*path, "region"), f"no region named {quota.region!r}; use one of {', '.join(regions)}"
-                )
+                yield unknown_name(join_path(*path, "region"), "region", quota.region, regions)
                 continue
             offered = gpu_capacity(region)
             for key, amounts in (("capability", quota.capability), ("guarantee", quota.guarantee)):

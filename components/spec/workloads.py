@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field
 
 from components.serving.sizing import KvDtype, Precision
-from components.spec.base import Issue, Name, Spec, duplicates, join_path
+from components.spec.base import Issue, Name, Spec, duplicates, join_path, unknown_name
 from components.spec.gateway import TenantBudgetSpec
 from components.spec.observability import ModelSloSpec
 from components.spec.scheduling import GpuQuotaSpec
@@ -114,10 +114,7 @@ def check_workloads(env: EnvironmentSpec) -> Iterator[Issue]:
             path = ("models", i, "placements", j)
             region = regions.get(placement.region)
             if region is None:
-                yield Issue(
-                    join_path(*path, "region"),
-                    f"no region named {placement.region!r}; use one of {', '.join(regions)}",
-                )
+                yield unknown_name(join_path(*path, "region"), "region", placement.region, regions)
             elif region.pool(placement.pool) is None:
                 pools = ", ".join(p.name for p in region.gpu_pools) or "none defined"
                 yield Issue(
@@ -139,17 +136,11 @@ def check_workloads(env: EnvironmentSpec) -> Iterator[Issue]:
     tenants = {t.name for t in env.tenants}
     for i, model in enumerate(env.models):
         if model.tenant is not None and model.tenant not in tenants:
-            yield Issue(
-                join_path("models", i, "tenant"),
-                f"no tenant named {model.tenant!r}; use one of {', '.join(sorted(tenants)) or '(no tenants defined)'}",
-            )
+            yield unknown_name(join_path("models", i, "tenant"), "tenant", model.tenant, sorted(tenants))
 
     models = {m.name for m in env.models} | set(env.gateway.external_models())
     yield from duplicates([t.name for t in env.tenants], ("tenants",), "tenant name")
     for i, tenant in enumerate(env.tenants):
         for j, name in enumerate(tenant.models):
             if name not in models:
-                yield Issue(
-                    join_path("tenants", i, "models", j),
-                    f"no model named {name!r}; use one of {', '.join(sorted(models)) or '(no models defined)'}",
-                )
+                yield unknown_name(join_path("tenants", i, "models", j), "model", name, sorted(models))
