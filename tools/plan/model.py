@@ -67,11 +67,17 @@ class Plan:
             yield parent
             parent = self.by_urn.get(parent.parent or "")
 
+    @cached_property
+    def _regions(self) -> dict[str, str | None]:
+        """urn -> region entry, for every resource at once (parents are registered before children)."""
+        regions: dict[str, str | None] = {}
+        for r in self.resources:
+            regions[r.urn] = r.name if r.type == REGION_TYPE else regions.get(r.parent or "")
+        return regions
+
     def region_of(self, resource: PlannedResource) -> str | None:
         """Name of the region entry a resource belongs to (None for environment-level ones)."""
-        if resource.type == REGION_TYPE:
-            return resource.name
-        return next((a.name for a in self.ancestors(resource) if a.type == REGION_TYPE), None)
+        return self._regions[resource.urn]
 
     def cluster_of(self, resource: PlannedResource) -> str | None:
         """Kubernetes resources: the cluster their provider targets (providers are named after clusters)."""
