@@ -19,7 +19,8 @@ from components.spec.loader import load_environment
 from policies.model import Stack
 from policies.offline import evaluate_plan, plan_resources
 from policies.rules.gateway import is_public
-from tests.harness import evaluate_program, raw_environment
+from tests.harness import evaluate_program, plan_config, raw_environment
+from tests.test_serving_config import _multi_node_prod
 from tools.conformance import is_custom_resource
 from tools.plan.artifacts import helm_files, manifest_files, plan_document
 
@@ -433,3 +434,15 @@ def test_secure_config_placeholders_plan_as_secrets():
     secret = next(r for r in plan.kubernetes_objects() if r.inputs["metadata"]["name"] == "openai-credentials")
     assert secret.inputs["stringData"] == "[secret]"
     assert "[secret]" not in plan.evaluation.secret_values
+
+
+def test_pool_of_a_multi_node_model_selects_only_replica_heads():
+    """Workers of a multi-node replica carry the model's labels but do not serve on the target port."""
+    plan = plan_config(_multi_node_prod())
+    pools = {
+        plan.cluster_of(r): r.inputs["spec"]["selector"]["matchLabels"]
+        for r in plan.kubernetes_objects()
+        if r.inputs["kind"] == "InferencePool" and r.inputs["metadata"]["name"] == "llama-3-1-70b"
+    }
+    head = {**names.model_pod_labels("llama-3-1-70b"), "multinode/role": "head"}
+    assert pools == {"test-use1": head, "test-usw2": head}

@@ -22,6 +22,7 @@ from components.k8s import names
 from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import helm_release, namespace
 from components.serving import gateway_specs as specs
+from components.serving.deployment import model_placements
 from components.serving.inference_pool import InferencePool, InferencePoolArgs
 from components.spec.environment import EnvironmentSpec
 from components.spec.gateway import ExternalProviderSpec, gateway_hostname
@@ -257,16 +258,20 @@ class InferenceGateway(pulumi.ComponentResource):
             )
 
         # One InferencePool (and endpoint picker) per model served here.
-        served = [m for m in env.models if any(p.region == region.name for p in m.placements)]
         self.pools = {
-            model.name: InferencePool(
-                f"{region.name}-{model.name}",
+            p.model.name: InferencePool(
+                f"{region.name}-{p.model.name}",
                 InferencePoolArgs(
-                    cluster, model, gateway.endpoint_picker, env.production, (args.serving_namespace, pool_crds)
+                    cluster,
+                    p.model,
+                    gateway.endpoint_picker,
+                    env.production,
+                    p.serving_pods,
+                    (args.serving_namespace, pool_crds),
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )
-            for model in served
+            for p in model_placements(env, region)
         }
         # The pickers authenticate scrapes of their /metrics (TokenReview / SubjectAccessReview).
         reviewer = k8s.rbac.v1.ClusterRole(

@@ -36,6 +36,12 @@ PART_OF_LABEL = "app.kubernetes.io/part-of"
 PLATFORM_PART_OF = "inference-platform"
 MODEL_LABEL = annotation("model")
 
+
+def model_pod_labels(model: str) -> dict[str, str]:
+    """The labels every server pod of `model` carries."""
+    return {PART_OF_LABEL: PLATFORM_PART_OF, MODEL_LABEL: model}
+
+
 # Ports the model-server containers declare (a PodMonitor's portNumber only matches declared
 # ports): vLLM serves /metrics on its HTTP port (KServe runtime `--port=8080`); so does Triton's
 # OpenAI frontend, which runs the Triton core in-process and has no separate metrics listener

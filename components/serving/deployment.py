@@ -117,7 +117,7 @@ class ModelPlacement:
     @property
     def labels(self) -> dict[str, str]:
         """Pod labels the PodMonitors and the gateway's InferencePool select on."""
-        return {names.PART_OF_LABEL: names.PLATFORM_PART_OF, names.MODEL_LABEL: self.name}
+        return names.model_pod_labels(self.name)
 
     @property
     def serving_pods(self) -> dict[str, str]:

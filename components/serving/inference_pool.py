@@ -70,11 +70,6 @@ def picker_name(pool: str) -> str:
     return f"{pool}-epp"
 
 
-def model_server_selector(model: str) -> dict[str, str]:
-    """The labels the KServe capability puts on a model's server pods (components/k8s/names.py)."""
-    return {names.PART_OF_LABEL: names.PLATFORM_PART_OF, names.MODEL_LABEL: model}
-
-
 def picker_config() -> str:
     scorers = list(SCORER_WEIGHTS)
     return yaml.safe_dump(
@@ -90,9 +85,9 @@ def picker_config() -> str:
     )
 
 
-def pool_spec(model: ModelSpec, picker: EndpointPickerSpec) -> dict:
+def pool_spec(model: ModelSpec, picker: EndpointPickerSpec, server_labels: dict[str, str]) -> dict:
     return {
-        "selector": {"matchLabels": model_server_selector(model.name)},
+        "selector": {"matchLabels": server_labels},
         "targetPorts": [{"number": HTTP_PORT}],  # where every runtime serves the OpenAI API
         "endpointPickerRef": {
             "kind": "Service",
@@ -130,6 +125,9 @@ class InferencePoolArgs:
     model: ModelSpec
     picker: EndpointPickerSpec
     production: bool
+    # Labels of the pods answering on the target port (of a multi-node replica, only its head):
+    # ModelPlacement.serving_pods of the model's placement on this cluster.
+    server_labels: dict[str, str]
     # What must exist first: the serving namespace and the release / manifests installing the InferencePool CRD.
     depends_on: tuple[pulumi.Resource, ...] = ()
 
@@ -277,7 +275,7 @@ class InferencePool(pulumi.ComponentResource):
             api_version=INFERENCE_POOL_API,
             kind="InferencePool",
             metadata=meta(pool, {names.MODEL_LABEL: pool}),
-            spec=pool_spec(model, args.picker),
+            spec=pool_spec(model, args.picker, args.server_labels),
             opts=opts_k8s,
         )
         self.register_outputs({"pool": pool, "endpointPicker": epp, "failureMode": args.picker.failure_mode})
