@@ -9,7 +9,6 @@ the workload is `complete=False` and rules report what they cannot see instead o
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from policies.model import UNKNOWN, NotKnown, Resource, Stack, as_list, peek
@@ -199,14 +198,6 @@ def _inference_service(r: Resource, stack: Stack | None) -> Workload | None:
     volumes.update({v.get("name"): v for v in _dicts(predictor.get("volumes"))})
     pod["volumes"] = list(volumes.values())
     return Workload(r, pod, containers, _dicts(predictor.get("initContainers")), labels)
-
-
-def workloads(stack: Stack) -> Iterator[Workload]:
-    for r in stack.resources:
-        if is_workload(r):
-            w = workload(r, stack)
-            if w is not None:
-                yield w
 
 
 def command_line(container: dict) -> list[str]:

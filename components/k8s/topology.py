@@ -27,13 +27,6 @@ class Taint:
 
 GPU_TAINT = Taint("nvidia.com/gpu", "present", "NoSchedule")
 
-# Native topology labels each cloud puts on GPU nodes (used for tier-2 placement).
-AWS_NETWORK_LAYERS = tuple(f"topology.k8s.aws/network-node-layer-{i}" for i in (1, 2, 3))
-GKE_TOPOLOGY = (
-    "cloud.google.com/gce-topology-block",
-    "cloud.google.com/gce-topology-subblock",
-    "cloud.google.com/gce-topology-host",
-)
 # Well-known label every cloud sets on every node.
 ZONE_LABEL = "topology.kubernetes.io/zone"
 
