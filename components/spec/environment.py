@@ -9,6 +9,7 @@ from typing import Annotated
 from pydantic import AfterValidator, Field
 
 from components.spec.base import Issue, Spec, duplicates
+from components.spec.consistency import check_consistency
 from components.spec.federation import FederationSpec, check_federated_models, check_federation
 from components.spec.gateway import GatewaySpec, check_gateway
 from components.spec.gpu_partitioning import check_gpu_partitioning
@@ -75,6 +76,13 @@ def _check_regions(env: EnvironmentSpec) -> Iterable[Issue]:
 # reads each pool's GPU partitioning (MIG profiles, time-slice shares), valid only after stage 2.
 SEMANTIC_CHECKS: tuple[tuple[Callable[[EnvironmentSpec], Iterable[Issue]], ...], ...] = (
     (_check_regions, check_gpu_pools, check_workloads, check_federation, check_observability),
-    (check_gpu_partitioning, check_scheduling, check_model_storage, check_gateway, check_federated_models),
+    (
+        check_gpu_partitioning,
+        check_scheduling,
+        check_model_storage,
+        check_gateway,
+        check_federated_models,
+        check_consistency,
+    ),
     (check_serving,),
 )
