@@ -153,9 +153,14 @@ def test_a_patch_needs_no_required_field_but_no_unknown_one():
     patch = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}, "spec": {"replicas": 2}}
     schemas = BuiltinSchemas(version="1.33")
     assert schemas.validate(patch, patch=True) == []
-    assert schemas.validate(patch) == ["spec: 'selector' is a required property", "spec: 'template' is a required property"]
+    assert schemas.validate(patch) == [
+        "spec: 'selector' is a required property",
+        "spec: 'template' is a required property",
+    ]
     patch["spec"]["replicaz"] = 2
-    assert schemas.validate(patch, patch=True) == ["spec: Additional properties are not allowed ('replicaz' was unexpected)"]
+    assert schemas.validate(patch, patch=True) == [
+        "spec: Additional properties are not allowed ('replicaz' was unexpected)"
+    ]
 
 
 def test_a_removed_api_version_is_not_served():
