@@ -106,17 +106,23 @@ class Upstream:
         return index
 
     @cache  # noqa: B019 - one Upstream per session
-    def crd_schema(self, api_version: str, kind: str) -> dict | None:
-        """Strict JSON schema of one served version of a CRD, or None when upstream has no such CRD."""
+    def crd_served_schema(self, api_version: str, kind: str) -> dict | None:
+        """The openAPIV3Schema of one served version of a CRD as upstream wrote it (its
+        `x-kubernetes-validations` rules, defaults and extensions kept), or None. Do not mutate."""
         doc = self._crd_documents.get((api_group(api_version), kind))
         if doc is None:
             return None
         crd = yaml.load(doc, Loader=_Loader)
         for version in crd["spec"].get("versions", []):
             if f"{crd['spec']['group']}/{version['name']}" == api_version:
-                schema = (version.get("schema") or {}).get("openAPIV3Schema")
-                return _strict(schema) if schema else None
+                return (version.get("schema") or {}).get("openAPIV3Schema") or None
         return None
+
+    @cache  # noqa: B019 - one Upstream per session
+    def crd_schema(self, api_version: str, kind: str) -> dict | None:
+        """Strict JSON schema of one served version of a CRD, or None when upstream has no such CRD."""
+        schema = self.crd_served_schema(api_version, kind)
+        return _strict(schema) if schema else None
 
     def has_crd(self, api_version: str, kind: str) -> bool:
         return self.crd_schema(api_version, kind) is not None
