@@ -58,51 +58,49 @@ def newest(schemas):
     return schemas(shipped_versions()[-1])
 
 
-def _schemas_of(plan, upstream, schemas, resource):
-    versions = cluster_versions(plan, upstream)
-    return schemas(versions[plan.cluster_of(resource)])
+def _schemas_by_cluster(plan, upstream, schemas) -> dict[str | None, BuiltinSchemas]:
+    return {cluster: schemas(version) for cluster, version in cluster_versions(plan, upstream).items()}
 
 
-def test_every_cluster_has_a_version(env_plan, upstream):
-    clusters = {env_plan.cluster_of(r) for r in env_plan.kubernetes_objects()}
-    assert clusters and clusters <= set(cluster_versions(env_plan, upstream))
+def test_every_cluster_has_a_version(checked_plan, upstream):
+    clusters = {checked_plan.cluster_of(r) for r in checked_plan.kubernetes_objects()}
+    assert clusters and clusters <= set(cluster_versions(checked_plan, upstream))
 
 
-def test_every_builtin_object_is_valid_for_its_cluster_version(env_plan, upstream, schemas):
-    builtin = [r for r in env_plan.kubernetes_objects() if not is_custom_resource(r.inputs)]
+def test_every_builtin_object_is_valid_for_its_cluster_version(checked_plan, upstream, schemas):
+    builtin = [r for r in checked_plan.kubernetes_objects() if not is_custom_resource(r.inputs)]
     assert builtin
+    by_cluster = _schemas_by_cluster(checked_plan, upstream, schemas)
     problems = []
     for resource in builtin:
         obj = resource.inputs
-        where = f"{env_plan.cluster_of(resource)}: {obj['kind']} {obj['metadata'].get('name')}"
+        where = f"{checked_plan.cluster_of(resource)}: {obj['kind']} {obj['metadata'].get('name')}"
         try:
-            found = _schemas_of(env_plan, upstream, schemas, resource).validate(
-                obj, patch=resource.type.endswith("Patch")
-            )
+            found = by_cluster[checked_plan.cluster_of(resource)].validate(obj, patch=resource.type.endswith("Patch"))
         except KeyError as missing:
             found = [f"no such kind served: {missing}"]
         problems.extend(f"{where}: {p}" for p in found)
-    print(f"{env_plan.environment}: {len(builtin)} built-in objects validated")
+    print(f"{checked_plan.environment}: {len(builtin)} built-in objects validated")
     assert problems == []
 
 
-def test_every_core_fragment_in_a_cr_is_valid(env_plan, upstream, schemas, newest):
+def test_every_core_fragment_in_a_cr_is_valid(checked_plan, upstream, schemas, newest):
     fragments = [
         (resource, fragment)
-        for resource in env_plan.kubernetes_objects()
+        for resource in checked_plan.kubernetes_objects()
         if is_custom_resource(resource.inputs)
         for fragment in pod_fragments(resource.inputs)
     ]
     kinds = {resource.inputs["kind"] for resource, _ in fragments}
     assert {"InferenceService", "ClusterServingRuntime", "AlluxioRuntime", "EnvoyProxy"} <= kinds
+    by_cluster = _schemas_by_cluster(checked_plan, upstream, schemas)
     problems = []
     for resource, (path, value, definition, mixed) in fragments:
-        found = _schemas_of(env_plan, upstream, schemas, resource).validate_fragment(
-            value, definition, mixed=mixed, newest=newest
-        )
-        where = f"{env_plan.cluster_of(resource)}: {resource.inputs['kind']} {resource.inputs['metadata']['name']}"
+        schemas_of = by_cluster[checked_plan.cluster_of(resource)]
+        found = schemas_of.validate_fragment(value, definition, mixed=mixed, newest=newest)
+        where = f"{checked_plan.cluster_of(resource)}: {resource.inputs['kind']} {resource.inputs['metadata']['name']}"
         problems.extend(f"{where}: {path} ({definition}): {p}" for p in found)
-    print(f"{env_plan.environment}: {len(fragments)} core fragments in CRs validated")
+    print(f"{checked_plan.environment}: {len(fragments)} core fragments in CRs validated")
     assert problems == []
 
 

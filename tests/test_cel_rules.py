@@ -29,8 +29,8 @@ def _outcomes(plan, upstream):
     return results
 
 
-def test_every_cr_passes_its_crd_rules(env_plan, upstream, record_property):
-    results = _outcomes(env_plan, upstream)
+def test_every_cr_passes_its_crd_rules(checked_plan, upstream, record_property):
+    results = _outcomes(checked_plan, upstream)
     verdicts = collections.Counter(outcome.verdict for _, outcome in results)
     not_evaluated = sorted(
         {
@@ -40,7 +40,7 @@ def test_every_cr_passes_its_crd_rules(env_plan, upstream, record_property):
         }
     )
     record_property("cel_rules", json.dumps({"verdicts": verdicts, "not_evaluated": not_evaluated}))
-    print(f"{env_plan.environment}: CEL rules {dict(verdicts)}; not evaluated:", *not_evaluated, sep="\n  ")
+    print(f"{checked_plan.environment}: CEL rules {dict(verdicts)}; not evaluated:", *not_evaluated, sep="\n  ")
     assert verdicts["pass"] > 0
     failures = [f"{where}: {o.path}: {o.message} [{o.rule}] {o.reason}" for where, o in results if o.verdict == "fail"]
     assert failures == []

@@ -35,8 +35,8 @@ def _artifact_numbers(plan) -> list[tuple[str, int | float]]:
     return found
 
 
-def test_no_integral_float_in_any_artifact(env_plan):
-    numbers = _artifact_numbers(env_plan)
+def test_no_integral_float_in_any_artifact(checked_plan):
+    numbers = _artifact_numbers(checked_plan)
     floats = [f"{path} = {value!r}" for path, value in numbers if isinstance(value, float) and value.is_integer()]
     assert floats == []
     ports = [value for path, value in numbers if path.endswith(".containerPort")]

@@ -17,10 +17,10 @@ from tools.plan.model import is_kubernetes_object
 from tools.provider_schema import Report, _check_object, check_inputs
 
 
-def test_every_resource_input_matches_its_provider_schema(env_plan):
+def test_every_resource_input_matches_its_provider_schema(checked_plan):
     checked, unchecked, problems = [], [], []
     properties = 0
-    for resource in env_plan.resources:
+    for resource in checked_plan.resources:
         if not resource.custom:
             continue
         report = check_inputs(resource.type, resource.inputs)
@@ -30,7 +30,7 @@ def test_every_resource_input_matches_its_provider_schema(env_plan):
         checked.append(resource.type)
         properties += report.properties
         problems.extend(f"{resource.type} {resource.name}: {p}" for p in report.problems)
-    print(f"{env_plan.environment}: {len(checked)} resources, {properties} values checked")
+    print(f"{checked_plan.environment}: {len(checked)} resources, {properties} values checked")
     packages = {t.split(":")[0] if not t.startswith("pulumi:providers:") else t for t in checked}
     assert {"aws", "kubernetes", "random", "pulumi:providers:aws", "pulumi:providers:kubernetes"} <= packages
     # Only Kubernetes CRs have no Args class (they go through CustomResource); their CRDs check them.
