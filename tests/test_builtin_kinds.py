@@ -134,6 +134,13 @@ def test_a_valid_deployment_passes():
             "spec.template.spec.containers.0.ports.0.containerPort: 8080.0 is not of type 'integer'",
         ),
         (lambda d: d["spec"].pop("selector"), "spec: 'selector' is a required property"),
+        # listType map: server-side apply rejects two entries with the same key.
+        (
+            lambda d: d["spec"]["template"]["spec"]["containers"][0].update(
+                env=[{"name": "PORT", "value": "80"}, {"name": "PORT", "value": "8080"}]
+            ),
+            'spec.template.spec.containers.0.env: duplicate entries for key {"name": "PORT"}',
+        ),
         # PodSpec.hostnameOverride is new in 1.34: a 1.33 API server does not know it.
         (
             lambda d: d["spec"]["template"]["spec"].update(hostnameOverride="web-0"),
