@@ -201,11 +201,19 @@ def test_a_kserve_predictor_with_a_misspelled_container_field_fails():
 
 
 def test_a_cluster_newer_than_the_shipped_schemas_uses_the_newest_and_says_so():
-    newest = shipped_versions()[-1]
-    major, minor = newest.split(".")
+    shipped = shipped_versions()
+    major, minor = shipped[-1].split(".")
     future = f"{major}.{int(minor) + 1}"
-    assert schema_version(future).used == newest
+    assert schema_version(future).used == shipped[-1]
     assert schema_version(future).note == (
-        f"Kubernetes {future}: kubernetes-validate ships schemas up to {newest}; validated against {newest}"
+        f"Kubernetes {future}: kubernetes-validate ships schemas of {shipped[0]} to {shipped[-1]}; "
+        f"validated against {shipped[-1]}"
     )
-    assert schema_version("1.33").used == "1.33" and schema_version("1.33").note is None
+    assert schema_version("1.2").used == shipped[0] and schema_version("1.2").note.endswith(f"against {shipped[0]}")
+    assert schema_version("v1.33.4").used == "1.33" and schema_version("1.33").note is None
+
+
+def test_a_fallback_is_a_warning_in_the_test_output(schemas):
+    major, minor = shipped_versions()[-1].split(".")
+    with pytest.warns(SchemaVersionFallback, match="validated against"):
+        schemas(f"{major}.{int(minor) + 1}")

@@ -72,10 +72,14 @@ class SchemaVersion:
 
     @property
     def note(self) -> str | None:
-        """Said out loud when the cluster is newer than any schema the installed library ships."""
-        if Version(self.used) >= Version(self.requested):
+        """Said out loud when the installed library ships no schema of the cluster's version."""
+        if self.used == self.requested:
             return None
-        return f"Kubernetes {self.requested}: kubernetes-validate ships schemas up to {self.used}; validated against {self.used}"
+        shipped = shipped_versions()
+        return (
+            f"Kubernetes {self.requested}: kubernetes-validate ships schemas of {shipped[0]} to {shipped[-1]}; "
+            f"validated against {self.used}"
+        )
 
 
 def shipped_versions() -> list[str]:
@@ -84,11 +88,12 @@ def shipped_versions() -> list[str]:
 
 
 def schema_version(requested: str) -> SchemaVersion:
-    """The newest shipped minor not newer than the cluster's, else the newest shipped."""
+    """The newest shipped minor not newer than the cluster's (so the newest for a newer cluster), or the
+    oldest shipped for an older one."""
     requested = kv.major_minor(requested.removeprefix("v"))
     shipped = shipped_versions()
     older = [v for v in shipped if Version(v) <= Version(requested)]
-    return SchemaVersion(requested=requested, used=(older or shipped)[-1])
+    return SchemaVersion(requested=requested, used=older[-1] if older else shipped[0])
 
 
 def _full_version(minor: str) -> str:
