@@ -5,7 +5,6 @@ field anywhere is an error, where the API server would prune it or reject the ob
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from kubernetes_validate import utils as kv
 from packaging.version import Version
 from pulumi.runtime.rpc import UNKNOWN
 
+from tools.conformance import apiserver_validator
 from tools.plan.engine import SECRET
 
 CORE = "io.k8s.api.core.v1."
@@ -104,34 +104,7 @@ def _ignore_required(validator, required, instance, schema):
     return iter(())
 
 
-def _list_type(validator, list_type, instance, schema):
-    """`x-kubernetes-list-type`: server-side apply (how Pulumi applies) rejects a list `map` with two
-    entries of the same keys, and a `set` with a repeated item."""
-    if not validator.is_type(instance, "array"):
-        return
-    keys = schema.get("x-kubernetes-list-map-keys") or ()
-    seen: set[str] = set()
-    for item in instance:
-        if list_type == "map" and isinstance(item, dict):
-            identity = {key: item.get(key) for key in keys}
-        elif list_type == "set":
-            identity = item
-        else:
-            continue
-        text = json.dumps(identity, sort_keys=True)
-        if text in seen:
-            yield jsonschema.ValidationError(f"duplicate entries for {'key ' if keys else ''}{text}")
-        seen.add(text)
-
-
-# An API server decodes an int32 field from JSON `8080`, not `8080.0` (jsonschema would accept both).
-_Validator = jsonschema.validators.extend(
-    jsonschema.Draft202012Validator,
-    {"x-kubernetes-list-type": _list_type},
-    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
-        "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool)
-    ),
-)
+_Validator = apiserver_validator(jsonschema.Draft202012Validator)
 # A patch (server-side apply) states only the fields it owns: nothing is required.
 _PatchValidator = jsonschema.validators.extend(_Validator, {"required": _ignore_required})
 

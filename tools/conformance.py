@@ -84,6 +84,43 @@ def _strict(schema: Any) -> Any:
     return out
 
 
+def _list_type(validator, list_type, instance, schema):
+    """`x-kubernetes-list-type`: the API server (and server-side apply, how Pulumi applies) rejects a
+    list `map` with two entries of the same keys, and a `set` with a repeated item. A missing key
+    counts as its schema default, as the server defaults before it compares."""
+    if not validator.is_type(instance, "array"):
+        return
+    keys = schema.get("x-kubernetes-list-map-keys") or ()
+    item_properties = (schema.get("items") or {}).get("properties") or {}
+    seen: set[str] = set()
+    for item in instance:
+        if list_type == "map" and isinstance(item, dict):
+            identity = {key: item.get(key, item_properties.get(key, {}).get("default")) for key in keys}
+        elif list_type == "set":
+            identity = item
+        else:
+            continue
+        text = json.dumps(identity, sort_keys=True)
+        if text in seen:
+            yield jsonschema.ValidationError(f"duplicate entries for {'key ' if keys else ''}{text}")
+        seen.add(text)
+
+
+def apiserver_validator(base: type[jsonschema.Validator]) -> type[jsonschema.Validator]:
+    """`base` checking what the API server checks beyond JSON Schema: list types, and integers that are
+    integers (it decodes an int field from JSON `8080`, not `8080.0`; jsonschema accepts both)."""
+    return jsonschema.validators.extend(
+        base,
+        {"x-kubernetes-list-type": _list_type},
+        type_checker=base.TYPE_CHECKER.redefine(
+            "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool)
+        ),
+    )
+
+
+_CRDValidator = apiserver_validator(jsonschema.Draft7Validator)
+
+
 class Upstream:
     """Index of the upstream CRDs and chart values under one directory."""
 
@@ -135,7 +172,7 @@ class Upstream:
         body = copy.deepcopy(obj)
         # metadata is validated by the API server, not the CRD schema.
         body["metadata"] = {}
-        validator = jsonschema.Draft7Validator(schema)
+        validator = _CRDValidator(schema)
         return [
             f"{'.'.join(str(p) for p in err.absolute_path) or '<root>'}: {err.message}"
             for err in sorted(validator.iter_errors(body), key=lambda e: list(e.absolute_path))
@@ -169,7 +206,7 @@ class Upstream:
         if schema is None:
             raise KeyError((obj.get("apiVersion"), obj.get("kind")))
         body = {**copy.deepcopy(obj), "metadata": {}}
-        validator = jsonschema.Draft7Validator(schema)
+        validator = _CRDValidator(schema)
         return [
             f"{'.'.join(str(p) for p in err.absolute_path) or '<root>'}: {err.message}"
             for err in sorted(validator.iter_errors(body), key=lambda e: list(e.absolute_path))
