@@ -192,9 +192,13 @@ def test_a_kserve_predictor_with_a_misspelled_container_field_fails():
     assert checked == {"spec.predictor": [], "spec.predictor.model": []}
     isvc["spec"]["predictor"]["model"]["resource"] = isvc["spec"]["predictor"]["model"].pop("resources")
     isvc["spec"]["predictor"]["tolerations"][0]["efect"] = "NoSchedule"
+    isvc["spec"]["predictor"]["containers"] = [{"image": "sidecar"}]  # nested: a container needs its name
     checked = {path: schemas.validate_fragment(v, d, mixed=m, newest=newest) for path, v, d, m in pod_fragments(isvc)}
     assert checked == {
-        "spec.predictor": ["tolerations.0: Additional properties are not allowed ('efect' was unexpected)"],
+        "spec.predictor": [
+            "containers.0: 'name' is a required property",
+            "tolerations.0: Additional properties are not allowed ('efect' was unexpected)",
+        ],
         # `resource` is in no Kubernetes version's Container: taken for KServe's own, left to its CRD schema.
         "spec.predictor.model": [],
     }

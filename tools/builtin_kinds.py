@@ -137,10 +137,9 @@ class BuiltinSchemas:
         return cls(schema, registry=self._registry)
 
     @cache  # noqa: B019
-    def _definition_validator(self, name: str, partial: bool) -> jsonschema.Validator:
+    def _definition_validator(self, name: str) -> jsonschema.Validator:
         schema = {"$ref": f"https://kubernetes.io/api/_definitions.json#/$defs/{name}"}
-        cls = _PatchValidator if partial else _Validator
-        return cls(schema, registry=self._registry)
+        return _Validator(schema, registry=self._registry)
 
     def validate(self, obj: dict, *, patch: bool = False) -> list[str]:
         """Problems of one object; raises KeyError when this version serves no such kind."""
@@ -151,20 +150,22 @@ class BuiltinSchemas:
 
     def validate_fragment(self, value: Any, definition: str, *, mixed: bool, newest: BuiltinSchemas) -> list[str]:
         """Problems of a core `definition` (e.g. PodSpec) embedded in a CR. A mixed fragment is checked
-        without the keys `newest` does not know in that definition (the CRD's own) and with nothing
-        required (the CRD may supply it another way, as KServe's `model` does a container)."""
+        without the keys `newest` does not know in that definition (the CRD's own) and without its own
+        required fields (the CRD may supply them another way, as KServe's `model` does a container);
+        what it nests is checked in full."""
         name = CORE + definition
         if mixed and isinstance(value, dict):
             known = newest.definitions[name].get("properties", {})
             value = {k: v for k, v in value.items() if k in known}
-        return _problems(self._definition_validator(name, mixed), value)
+        return _problems(self._definition_validator(name), value, root_required=not mixed)
 
 
-def _problems(validator: jsonschema.Validator, instance: Any) -> list[str]:
+def _problems(validator: jsonschema.Validator, instance: Any, *, root_required: bool = True) -> list[str]:
     return [
         f"{'.'.join(str(p) for p in err.absolute_path) or '<root>'}: {err.message}"
         for err in sorted(validator.iter_errors(instance), key=lambda e: [str(p) for p in e.absolute_path])
         if not (isinstance(err.instance, str) and err.instance in _OPAQUE)
+        and (root_required or err.validator != "required" or err.absolute_path)
     ]
 
 
