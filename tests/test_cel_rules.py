@@ -122,6 +122,14 @@ def test_defaults_apply_before_rules_and_numbers_are_doubles():
     assert [o.verdict for o in evaluate({"spec": {"mode": "Passthrough", "weight": 2}}, schema)] == ["fail", "fail"]
 
 
+def test_a_parent_rule_sees_its_childrens_defaults():
+    node = {
+        "properties": {"tls": {"type": "object", "properties": {"mode": {"type": "string", "default": "Terminate"}}}}
+    }
+    schema = _schema([{"rule": "self.tls.mode == 'Terminate'"}], **node)
+    assert [o.verdict for o in evaluate({"spec": {"tls": {}}}, schema)] == ["pass"]
+
+
 def test_rules_of_an_absent_field_are_not_evaluated():
     schema = _schema([], properties={"tls": {"type": "object", "x-kubernetes-validations": [{"rule": "false"}]}})
     assert evaluate({"spec": {}}, schema) == []

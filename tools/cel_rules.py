@@ -18,9 +18,11 @@ from typing import Any
 
 import celpy
 from celpy import celtypes
+from pulumi.runtime.rpc import UNKNOWN
 
 from tools.plan.engine import SECRET
 
+_OPAQUE = {SECRET, UNKNOWN}  # a redacted secret, an unknown output: nothing to evaluate a rule on
 _UNDECLARED = re.compile(r"undeclared reference to '([^']+)'")
 
 
@@ -75,28 +77,42 @@ def evaluate(obj: dict, schema: dict) -> list[Outcome]:
     body = copy.deepcopy(obj)
     # Rules see only metadata.name and generateName of an object's metadata.
     body["metadata"] = {k: v for k, v in (obj.get("metadata") or {}).items() if k in ("name", "generateName")}
+    _default(body, schema)
     return list(_walk(body, schema, ""))
 
 
-def _walk(value: Any, schema: dict, path: str) -> Iterator[Outcome]:
-    if value is None or (isinstance(value, str) and value == SECRET):
-        return
-    if isinstance(value, dict):
-        for key, sub in (schema.get("properties") or {}).items():
-            if key not in value and "default" in sub:
-                value[key] = copy.deepcopy(sub["default"])
-    for rule in schema.get("x-kubernetes-validations") or ():
-        yield _evaluate(value, schema, path or "<root>", rule)
+def _children(value: Any, schema: dict) -> Iterator[tuple[str | int, Any, dict]]:
+    """(key or index, value, schema) of each value nested in `value` that the schema describes."""
     if isinstance(value, dict):
         properties = schema.get("properties") or {}
         extra = schema.get("additionalProperties")
         for key, item in value.items():
             sub = properties.get(key, extra if isinstance(extra, dict) else None)
             if sub is not None:
-                yield from _walk(item, sub, f"{path}.{key}" if path else key)
+                yield key, item, sub
     elif isinstance(value, list) and isinstance(schema.get("items"), dict):
         for i, item in enumerate(value):
-            yield from _walk(item, schema["items"], f"{path}[{i}]")
+            yield i, item, schema["items"]
+
+
+def _default(value: Any, schema: dict) -> None:
+    """Fill in the schema's defaults at every depth, in place, before any rule runs (the server stores
+    the defaulted object; a parent's rule sees its children's defaults)."""
+    if isinstance(value, dict):
+        for key, sub in (schema.get("properties") or {}).items():
+            if key not in value and "default" in sub:
+                value[key] = copy.deepcopy(sub["default"])
+    for _, item, sub in _children(value, schema):
+        _default(item, sub)
+
+
+def _walk(value: Any, schema: dict, path: str) -> Iterator[Outcome]:
+    if value is None or (isinstance(value, str) and value in _OPAQUE):
+        return
+    for rule in schema.get("x-kubernetes-validations") or ():
+        yield _evaluate(value, schema, path or "<root>", rule)
+    for key, item, sub in _children(value, schema):
+        yield from _walk(item, sub, f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}" if path else key)
 
 
 def _evaluate(value: Any, schema: dict, path: str, rule: dict) -> Outcome:
