@@ -115,3 +115,11 @@ def test_closed_enums_and_ints(value, problems):
     report = Report()
     _check_object(value, _TierArgs, "", report)
     assert report.problems == problems
+
+
+def test_a_provider_string_input_stays_a_string():
+    """Only a non-string property is JSON-decoded: a numeric-looking project id is still a string."""
+    assert check_inputs("pulumi:providers:gcp", {"project": "123456", "region": "us-central1"}).problems == []
+    assert check_inputs("pulumi:providers:gcp", {"project": "p", "batching": "1"}).problems == [
+        "batching: 1 is not ProviderBatchingArgs"
+    ]

@@ -68,7 +68,7 @@ def args_class(resource_type: str) -> type | None:
     # the package namespace has a nested input type of that name (pulumi_aws.s3's BucketVersioningArgs).
     resource = getattr(importlib.import_module(info["fqn"]), info["class"])
     module = importlib.import_module(resource.__module__)
-    (found,) = (cls for name in module.__all__ if is_input_type(cls := getattr(module, name)))
+    (found,) = (cls for export in module.__all__ if is_input_type(cls := getattr(module, export)))
     return found
 
 
@@ -113,20 +113,21 @@ def check_inputs(resource_type: str, inputs: dict[str, Any]) -> Report | None:
         return None
     report = Report()
     if resource_type.startswith("pulumi:providers:"):
-        inputs = {key: _provider_value(value) for key, value in inputs.items()}
+        props = properties(cls)
+        inputs = {key: _provider_value(value, props.get(key)) for key, value in inputs.items()}
     _check_object(inputs, cls, "", report)
     return report
 
 
-def _provider_value(value: Any) -> Any:
-    """A provider's inputs travel as strings, JSON for anything but a string (the SDK encodes them so)."""
-    if not isinstance(value, str) or value in _OPAQUE:
+def _provider_value(value: Any, prop: Property | None) -> Any:
+    """A provider's inputs travel as strings, JSON for any property that is not a string (the SDK
+    encodes them so)."""
+    if prop is None or str in _members(prop.hint)[0] or not isinstance(value, str) or value in _OPAQUE:
         return value
     try:
-        decoded = json.loads(value)
+        return json.loads(value)
     except ValueError:
         return value
-    return decoded if isinstance(decoded, dict | list | bool | int | float) else value
 
 
 def _check_object(value: dict, cls: type, path: str, report: Report) -> None:
