@@ -99,3 +99,92 @@ def test_p5e_is_not_sold_on_demand():
     assert config_errors(raw) == [
         "regions[0].gpuPools[0].capacity: p5e.48xlarge is not offered on demand; use reservation or capacityBlock"
     ]
+
+
+# --- replicas that fit the pool at maxSize and the tenant's queue --------------------------------------
+
+
+def test_min_replicas_beyond_the_pool_at_max_size_are_rejected_with_the_arithmetic():
+    raw = raw_environment("prod")
+    raw["models"][1]["placements"][0].update(minReplicas=10, maxReplicas=10)  # llama-3-1-8b on use1/l40s
+    assert config_errors(raw) == [
+        "regions[0].gpuPools[1].maxSize: minReplicas on pool use1/l40s need 10 nvidia.com/gpu (llama-3-1-8b 10 x 1), "
+        "more than the 8 it holds at maxSize 8 (1 per node); raise maxSize to 10 or lower minReplicas"
+    ]
+
+
+def test_models_sharing_a_pool_add_up():
+    raw = raw_environment("prod")
+    pool = raw["regions"][0]["gpuPools"][0]  # use1/h100: 8 H100 per node, maxSize 4
+    pool["maxSize"] = 2
+    # 70B at tensor parallel 4 (3 replicas: 12 GPUs) and an 8B beside it (6 x 1 GPU): 18 > 2 nodes x 8.
+    raw["models"][0]["placements"][0].update(minReplicas=3, maxReplicas=3)
+    raw["models"][1]["placements"][0].update(pool="h100", minReplicas=6, maxReplicas=8)
+    assert config_errors(raw) == [
+        "regions[0].gpuPools[0].maxSize: minReplicas on pool use1/h100 need 18 nvidia.com/gpu (llama-3-1-70b 3 x 4, "
+        "llama-3-1-8b 6 x 1), more than the 16 it holds at maxSize 2 (8 per node); raise maxSize to 3 or lower "
+        "minReplicas"
+    ]
+
+
+def test_federated_models_fit_each_member():
+    raw = raw_environment("prod")
+    assert raw["models"][0]["federated"] is True
+    raw["models"][0]["placements"][2].update(minReplicas=9, maxReplicas=9)  # usc1/h200: 2 nodes x 8 H200, TP 2
+    assert config_errors(raw) == [
+        "regions[2].gpuPools[0].maxSize: minReplicas on pool usc1/h200 need 18 nvidia.com/gpu (llama-3-1-70b 9 x 2), "
+        "more than the 16 it holds at maxSize 2 (8 per node); raise maxSize to 3 or lower minReplicas",
+        "tenants[0].gpuQuotas[2].capability: minReplicas of search's models in region 'usc1' need 18 nvidia.com/gpu "
+        "(llama-3-1-70b 9 x 2), more than the queue's 16; raise it to at least 18 or lower minReplicas",
+    ]
+
+
+def test_a_queue_smaller_than_one_replica_is_rejected():
+    raw = raw_environment("prod")
+    raw["tenants"][0]["gpuQuotas"][0] = {"region": "use1", "capability": {"nvidia.com/gpu": 2}}  # search in use1
+    assert config_errors(raw) == [
+        "tenants[0].gpuQuotas[0].capability: one replica of llama-3-1-70b needs 4 nvidia.com/gpu (tensor parallel 4 "
+        "x pipeline parallel 1), more than the 2 this queue may use in region 'use1'; raise it to at least 4"
+    ]
+
+
+def test_a_queue_smaller_than_the_minimum_replicas_is_rejected():
+    raw = raw_environment("prod")
+    raw["tenants"][1]["gpuQuotas"][0] = {"region": "use1", "capability": {"nvidia.com/gpu": 1}}  # support-bot
+    assert config_errors(raw) == [
+        "tenants[1].gpuQuotas[0].capability: minReplicas of support-bot's models in region 'use1' need 2 "
+        "nvidia.com/gpu (llama-3-1-8b 2 x 1), more than the queue's 1; raise it to at least 2 or lower minReplicas"
+    ]
+
+
+def test_queue_limits_count_only_the_resources_they_name():
+    """Volcano leaves a resource the capability does not list unlimited: dev's MIG model is not capped."""
+    from components.spec.loader import load_environment
+
+    raw = raw_environment("dev")
+    assert raw["tenants"][0]["gpuQuotas"][0]["capability"] == {"nvidia.com/gpu": 2}
+    raw["models"][1]["placements"][0].update(minReplicas=1, maxReplicas=1)  # qwen on nvidia.com/mig-3g.40gb
+    assert load_environment(raw).models[1].placements[0].min_replicas == 1
+
+
+def test_plan_exits_2_when_replicas_cannot_fit(tmp_path, capsys):
+    import yaml
+
+    from tests.harness import environment_config, ns
+    from tools.plan.__main__ import main as plan_main
+    from tools.plan.runner import PROJECT_DIR
+
+    for name in ("Pulumi.yaml", "__main__.py"):
+        (tmp_path / name).write_text((PROJECT_DIR / name).read_text())
+    config = environment_config("dev")
+    config[ns("regions")][0]["gpuPools"][0]["maxSize"] = 1  # l40s: 1 node x 4 time-slice shares
+    config[ns("models")][0]["placements"][0].update(minReplicas=5, maxReplicas=5)
+    config[ns("tenants")][0]["gpuQuotas"][0]["capability"] = {"nvidia.com/gpu": 8}
+    (tmp_path / "Pulumi.tight.yaml").write_text(yaml.safe_dump({"config": config}))
+    assert plan_main(["tight", "--project-dir", str(tmp_path), "--quiet"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "error: Pulumi.tight.yaml: regions[0].gpuPools[0].maxSize: minReplicas on pool use1/l40s need 5 nvidia.com/gpu "
+        "(llama-3-1-8b 5 x 1), more than the 4 it holds at maxSize 1 (4 per node); raise maxSize to 2 or lower "
+        "minReplicas",
+    ]
+    assert not (tmp_path / "build").exists()
