@@ -188,3 +188,41 @@ def test_plan_exits_2_when_replicas_cannot_fit(tmp_path, capsys):
         "minReplicas",
     ]
     assert not (tmp_path / "build").exists()
+
+
+# --- plan.md -------------------------------------------------------------------------------------------------
+
+
+def _capacity_rows(markdown: str) -> list[str]:
+    return markdown.split("## GPU capacity\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
+
+
+def test_plan_md_flags_a_max_the_pool_cannot_hold():
+    from tests.harness import environment_config, ns, plan_config
+    from tools.plan.report import render_markdown
+
+    config = environment_config("prod")
+    config[ns("models")][1]["placements"][0]["maxReplicas"] = 12  # llama-3-1-8b on use1/l40s: 8 nodes x 1 GPU
+    rows = _capacity_rows(render_markdown(plan_config(config)))
+    assert rows[0].endswith("| capacity | obtained via | max replicas the pool holds |")
+    assert (
+        "| use1 | l40s | g6e.2xlarge | L40S | 1 | 1-8 | none | us-east-1a, us-east-1b, us-east-1c | onDemand | "
+        "Cluster Autoscaler: on-demand instances | llama-3-1-8b: 8 **capped by pool** (maxReplicas 12) |"
+    ) in rows
+    # usw2 keeps its 8: nothing capped there.
+    assert sum("capped by pool" in row for row in rows) == 1
+
+
+def test_plan_md_max_replicas_leave_room_for_the_others_minimum(dev_plan):
+    from components.spec.capacity_checks import pool_holds, replica_demands
+
+    region = dev_plan.spec.regions[0]
+    demands = replica_demands(dev_plan.spec, region)
+    l40s = next(d for d in demands if d.pool.name == "l40s")
+    # 2 nodes x 4 time-slice shares, one share per replica.
+    assert pool_holds(l40s, demands) == 8
+    # A second model keeping 3 replicas on the same shares leaves 5.
+    other = type(l40s)(
+        l40s.model, l40s.placement.model_copy(update={"min_replicas": 3}), l40s.pool, l40s.resource, 1, 1, 1
+    )
+    assert pool_holds(l40s, [l40s, other]) == 5
