@@ -262,3 +262,22 @@ def test_gke_clusters_get_no_cluster_autoscaler(prod_plan):
     """GKE node pools autoscale between their bounds themselves (the node pool's `autoscaling`)."""
     regions = {prod_plan.region_of(r) for r in prod_plan.helm_releases() if r.inputs["name"] == "cluster-autoscaler"}
     assert regions == {r.name for r in prod_plan.spec.regions if r.cloud == "aws"} == {"use1", "usw2"}
+
+
+def test_every_model_pod_on_gke_matches_an_autoscaled_node_pool(prod_plan):
+    """GKE's autoscaler builds its template from the node pool: labels and taints of nodeConfig, up to maxSize."""
+    checked = 0
+    for region in [r for r in prod_plan.spec.regions if r.cloud == "gcp"]:
+        for pool in region.gpu_pools:
+            node_pool = prod_plan.named(f"{region.name}-{pool.name}", "gcp:container/nodePool:NodePool").inputs
+            assert node_pool["autoscaling"]["totalMaxNodeCount"] == pool.max_size >= 1
+            config = node_pool["nodeConfig"]
+            taints = [{**t, "effect": "NoSchedule"} for t in config["taints"] if t["effect"] == "NO_SCHEDULE"]
+            assert len(taints) == len(config["taints"])
+            for model, pod, _ in _model_pods(prod_plan, f"prod-{region.name}"):
+                if pod["nodeSelector"].get("inference-platform.io/pool") != pool.name:
+                    continue
+                assert pod["nodeSelector"].items() <= config["labels"].items(), model
+                assert all(_tolerates(pod["tolerations"], t) for t in taints), model
+                checked += 1
+    assert checked == sum(1 for m in prod_plan.spec.models for p in m.placements if p.region == "usc1") == 2

@@ -90,7 +90,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
 
     node_group: aws.eks.NodeGroup
     launch_template: aws.ec2.LaunchTemplate
-    asg_tags: list[aws.autoscaling.Tag]
+    autoscaler_tags: list[aws.autoscaling.Tag]  # what Cluster Autoscaler reads on the ASG
 
     def __init__(self, name: str, args: EksGpuNodeGroupArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:aws:EksGpuNodeGroup", name, None, opts)
@@ -152,7 +152,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
             pool=pool,
             unneeded_seconds=args.scale_down_unneeded_seconds,
         )
-        self.asg_tags = tag_auto_scaling_group(name, self.node_group, tags, self)
+        self.autoscaler_tags = tag_auto_scaling_group(name, self.node_group, tags, self)
         self.register_outputs({"nodeGroup": self.node_group.node_group_name})
 
     def _efa_security_group(self, name: str, args: EksGpuNodeGroupArgs, full_name: str) -> aws.ec2.SecurityGroup:

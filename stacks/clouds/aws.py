@@ -69,7 +69,7 @@ def build_aws_cluster(
                 cluster_name=cluster_name,
                 label_domain=env.label_domain,
                 node_groups=[g.node_group for g in node_groups],
-                tags=[tag for g in node_groups for tag in g.asg_tags],
+                tags=[tag for g in node_groups for tag in g.autoscaler_tags],
             ),
             opts=opts,
         )
