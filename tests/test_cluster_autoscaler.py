@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import re
 
+import yaml
+
 from components.catalog.machines import MACHINES
 from tests.harness import cluster_objects, environment_config, ns, plan_config
 
@@ -19,7 +21,10 @@ NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy"
 ROLE = "aws:iam/role:Role"
 GPU_NODE_GROUP = "inference-platform:aws:EksGpuNodeGroup"
-CA_README = "cluster-autoscaler/cluster-autoscaler-chart-9.59.0/cloudprovider-aws-README.md"
+CA_DIR = "cluster-autoscaler/cluster-autoscaler-chart-9.59.0/"
+CA_VALUES = CA_DIR + "chart-cluster-autoscaler.values.yaml"
+CA_CHART = CA_DIR + "chart-cluster-autoscaler.Chart.yaml"
+CA_EXAMPLE = CA_DIR + "cloudprovider-aws-examples-cluster-autoscaler-autodiscover.yaml"
 TEMPLATE = "k8s.io/cluster-autoscaler/node-template/"
 # The taint value format CA accepts; others are ignored (extractTaintsFromAsg).
 TAINT_VALUE = re.compile(r"(.*):(?:NoSchedule|NoExecute|PreferNoSchedule)")
@@ -93,16 +98,28 @@ def _aws_pools(plan):
     return [(region, pool) for region in plan.spec.regions if region.cloud == "aws" for pool in region.gpu_pools]
 
 
-def test_ca_documents_the_tags_we_write(upstream):
-    readme = (upstream.root / CA_README).read_text()
-    for documented in (
-        "k8s.io/cluster-autoscaler/node-template/label/",
-        "k8s.io/cluster-autoscaler/node-template/taint/",
-        "k8s.io/cluster-autoscaler/node-template/resources/",
-        "k8s.io/cluster-autoscaler/node-template/autoscaling-options/scaledownunneededtime",
-        "k8s.amazonaws.com/accelerator",
-    ):
-        assert documented in readme
+def test_discovery_tags_and_image_are_the_pinned_chart_s(upstream, prod_plan):
+    values = upstream.chart_values(CA_VALUES)
+    assert values["autoDiscovery"]["tags"] == [
+        "k8s.io/cluster-autoscaler/enabled",
+        "k8s.io/cluster-autoscaler/{{ .Values.autoDiscovery.clusterName }}",
+    ]
+    example = yaml.safe_load_all((upstream.root / CA_EXAMPLE).read_text())
+    args = [a for doc in example if doc["kind"] == "Deployment" for c in doc["spec"]["template"]["spec"]["containers"]
+            for a in c["command"]]  # fmt: skip
+    assert (
+        "--node-group-auto-discovery=asg:tag=k8s.io/cluster-autoscaler/enabled,k8s.io/cluster-autoscaler/<YOUR CLUSTER NAME>"
+        in args
+    )
+    app_version = yaml.safe_load((upstream.root / CA_CHART).read_text())["appVersion"]
+    [release, *_] = [r for r in prod_plan.helm_releases() if r.inputs["name"] == "cluster-autoscaler"]
+    rendered = release.inputs["values"]
+    # Ours keep upstream's two keys (with the cluster name) first, then add one only GPU pools carry.
+    assert rendered["autoDiscovery"]["tags"][:2] == [
+        "k8s.io/cluster-autoscaler/enabled",
+        "k8s.io/cluster-autoscaler/prod-use1",
+    ]
+    assert rendered["image"]["tag"] == values["image"]["tag"] == f"v{app_version}"
 
 
 def test_every_pending_model_pod_fits_the_node_ca_would_add(env_plan):

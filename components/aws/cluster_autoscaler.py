@@ -3,9 +3,8 @@
 EKS managed node groups only move between minSize and maxSize when something sets their Auto
 Scaling group's desired capacity; Cluster Autoscaler (chart 9.59.0, CA 1.35.0) is that something.
 It finds the GPU pools' ASGs by tag, and for a pool at 0 nodes it simulates the node a scale-up
-would add from the ASG's `node-template` tags (FACTS-3.md §2; autoscaler@cluster-autoscaler-1.35.0:
-cluster-autoscaler/cloudprovider/aws/aws_manager.go buildNodeFromTemplate): the pool's labels, its
-GPU taint and the extended resources the node will advertise once the device plugins run. EKS does
+would add from the ASG's `node-template` tags (components/catalog/cluster_autoscaler.py): the pool's
+labels, its GPU taint and the extended resources the node will advertise once the device plugins run. EKS does
 not copy node group tags to the ASG, so each tag is set on the ASG itself (`aws.autoscaling.Tag` on
 `resources[0].autoscalingGroups[0].name`).
 
@@ -25,6 +24,7 @@ import pulumi
 import pulumi_aws as aws
 
 from components.aws.irsa import IrsaRoleArgs, irsa_role
+from components.catalog import cluster_autoscaler as ca
 from components.catalog.charts import CHARTS, CLUSTER_AUTOSCALER_IMAGE_TAG
 from components.catalog.machines import MACHINES
 from components.k8s.cluster import ClusterHandle
@@ -36,27 +36,17 @@ from components.spec.region import GpuPoolSpec, RegionSpec
 
 NAMESPACE = "cluster-autoscaler"
 SERVICE_ACCOUNT = "cluster-autoscaler"
-_TEMPLATE = "k8s.io/cluster-autoscaler/node-template/"
-# CA treats nodes with this label as GPU nodes: unready until the device plugin advertises
-# nvidia.com/gpu (no second scale-up while it starts), and GPU utilization decides scale-down
-# [cloudprovider/aws/aws_cloud_provider.go GPULabel; cloudprovider-aws-README.md "Special note on GPU instances"].
-ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
-# CA's default --scale-down-unneeded-time; a pool's own delay is never shorter.
-DEFAULT_SCALE_DOWN_UNNEEDED_SECONDS = 600
 # A p5.48xlarge needs 15-20 min from launch to Ready (8 GPUs, 32 EFA interfaces, NVMe RAID); CA's
-# default --max-node-provision-time of 15 min would give up on it and back the pool off. CA 1.35
-# reads no per-ASG override of this on AWS (GetAsgOptions), so it is global.
-MAX_NODE_PROVISION_TIME = "30m"
+# default --max-node-provision-time of 15 min would give up on it and back the pool off. CA reads no
+# per-ASG override of it on AWS, so it is global.
+MAX_NODE_PROVISION_SECONDS = 1800
 
 
 def discovery_tags(label_domain: str, cluster_name: str) -> dict[str, str]:
     """Tags CA discovers node groups by: the upstream pair, plus ours so only GPU pools are picked up
     (the system pool keeps its fixed size)."""
-    return {
-        "k8s.io/cluster-autoscaler/enabled": "true",
-        f"k8s.io/cluster-autoscaler/{cluster_name}": "owned",
-        f"{label_domain}/gpu-pool": "true",
-    }
+    enabled, cluster = (key.format(cluster=cluster_name) for key in ca.DISCOVERY_TAGS)
+    return {enabled: "true", cluster: "owned", f"{label_domain}/gpu-pool": "true"}
 
 
 def accelerator_labels(pool: GpuPoolSpec) -> dict[str, str]:
@@ -64,7 +54,7 @@ def accelerator_labels(pool: GpuPoolSpec) -> dict[str, str]:
     hold such a node unready forever)."""
     if WHOLE_GPU not in schedulable_resources(pool):
         return {}
-    return {ACCELERATOR_LABEL: "nvidia-" + MACHINES[pool.machine_type].gpu.lower()}
+    return {ca.GPU_LABEL: "nvidia-" + MACHINES[pool.machine_type].gpu.lower()}
 
 
 def node_labels(label_domain: str, cluster_name: str, region: RegionSpec, pool: GpuPoolSpec) -> dict[str, str]:
@@ -85,7 +75,7 @@ def node_resources(pool: GpuPoolSpec) -> dict[str, int]:
 def scale_down_unneeded_seconds(load_seconds: Sequence[int]) -> int:
     """How long an idle node stays: at least CA's default, and at least the slowest model start on the pool,
     so a node is not given back while bringing a replica back would take longer."""
-    return max([DEFAULT_SCALE_DOWN_UNNEEDED_SECONDS, *load_seconds])
+    return max([ca.DEFAULT_SCALE_DOWN_UNNEEDED_SECONDS, *load_seconds])
 
 
 def asg_tags(
@@ -94,12 +84,11 @@ def asg_tags(
     """Every tag the pool's ASG carries for CA: discovery, template labels, taint, resources, scale-down."""
     tags = discovery_tags(label_domain, cluster_name)
     for key, value in node_labels(label_domain, cluster_name, region, pool).items():
-        tags[f"{_TEMPLATE}label/{key}"] = value
-    tags[f"{_TEMPLATE}taint/{GPU_TAINT.key}"] = f"{GPU_TAINT.value}:{GPU_TAINT.effect}"
+        tags[ca.LABEL_TAG + key] = value
+    tags[ca.TAINT_TAG + GPU_TAINT.key] = f"{GPU_TAINT.value}:{GPU_TAINT.effect}"
     for resource, count in node_resources(pool).items():
-        tags[f"{_TEMPLATE}resources/{resource}"] = str(count)
-    minutes = math.ceil(unneeded_seconds / 60)
-    tags[f"{_TEMPLATE}autoscaling-options/scaledownunneededtime"] = f"{minutes}m0s"
+        tags[ca.RESOURCE_TAG + resource] = str(count)
+    tags[ca.OPTION_TAG + "scaledownunneededtime"] = f"{math.ceil(unneeded_seconds / 60)}m0s"
     return tags
 
 
@@ -111,7 +100,7 @@ def tag_auto_scaling_group(
     asg_name = _asg_name(node_group)
     return [
         aws.autoscaling.Tag(
-            f"{name}-" + re.sub(r"[^a-z0-9.-]+", "-", key.removeprefix(_TEMPLATE).lower()),
+            f"{name}-" + re.sub(r"[^a-z0-9.-]+", "-", key.removeprefix(ca.NODE_TEMPLATE).lower()),
             autoscaling_group_name=asg_name,
             tag={"key": key, "value": value, "propagate_at_launch": False},
             opts=pulumi.ResourceOptions(parent=parent),
@@ -179,7 +168,7 @@ def chart_values(
         "image": {"tag": CLUSTER_AUTOSCALER_IMAGE_TAG},
         "rbac": {"serviceAccount": {"name": SERVICE_ACCOUNT, "annotations": {"eks.amazonaws.com/role-arn": role_arn}}},
         "nodeSelector": pool_selector(label_domain, "system"),
-        "extraArgs": {"max-node-provision-time": MAX_NODE_PROVISION_TIME},
+        "extraArgs": {"max-node-provision-time": f"{MAX_NODE_PROVISION_SECONDS // 60}m"},
         "resources": {"requests": {"cpu": "100m", "memory": "600Mi"}, "limits": {"memory": "600Mi"}},
         # The image is distroless:nonroot (uid 65532): it runs under the restricted Pod Security profile.
         "securityContext": {"runAsNonRoot": True, "runAsUser": 65532, "seccompProfile": {"type": "RuntimeDefault"}},
