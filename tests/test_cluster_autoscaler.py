@@ -207,6 +207,7 @@ def test_discovery_finds_the_gpu_pools_and_nothing_else(env_plan):
 
 def test_scale_down_waits_at_least_for_a_model_to_load(env_plan):
     tags = _asg_tags(env_plan)
+    compared = 0
     for region, pool in _aws_pools(env_plan):
         delay = _go_duration_seconds(
             tags[f"{region.name}-{pool.name}"][TEMPLATE + "autoscaling-options/scaledownunneededtime"]
@@ -220,6 +221,10 @@ def test_scale_down_waits_at_least_for_a_model_to_load(env_plan):
             ):
                 load = int(isvc["metadata"]["annotations"]["inference-platform.io/estimated-load-seconds"])
                 assert delay >= load, (model, delay, load)
+                compared += 1
+    assert compared == sum(
+        1 for m in env_plan.spec.models for p in m.placements if env_plan.spec.region(p.region).cloud == "aws"
+    )
 
 
 def test_a_slow_loading_model_lengthens_its_pool_s_scale_down_delay():
@@ -234,9 +239,9 @@ def test_a_slow_loading_model_lengthens_its_pool_s_scale_down_delay():
 
 def test_efa_pools_stay_in_their_placement_group_and_zone(prod_plan):
     """CA only sets desired capacity: every node comes from the pool's launch template and subnets."""
-    for region, pool in _aws_pools(prod_plan):
-        if not pool.efa:
-            continue
+    efa_pools = [(region, pool) for region, pool in _aws_pools(prod_plan) if pool.efa]
+    assert len(efa_pools) == 2
+    for region, pool in efa_pools:
         name = f"{region.name}-{pool.name}"
         node_group = prod_plan.named(name, NODE_GROUP).inputs
         template = prod_plan.named(name, "aws:ec2/launchTemplate:LaunchTemplate").inputs
@@ -246,7 +251,9 @@ def test_efa_pools_stay_in_their_placement_group_and_zone(prod_plan):
 
 
 def test_irsa_role_is_least_privilege(prod_plan):
-    for region in [r for r in prod_plan.spec.regions if r.cloud == "aws"]:
+    aws_regions = [r for r in prod_plan.spec.regions if r.cloud == "aws"]
+    assert len(aws_regions) == 2
+    for region in aws_regions:
         role = prod_plan.named(f"{region.name}-cluster-autoscaler", ROLE).inputs
         trust = json.loads(role["assumeRolePolicy"])["Statement"][0]["Condition"]["StringEquals"]
         assert "system:serviceaccount:cluster-autoscaler:cluster-autoscaler" in trust.values()
