@@ -201,6 +201,7 @@ def test_discovery_finds_the_gpu_pools_and_nothing_else(env_plan):
         # Bounds come from each ASG's min/max (set from the pool), never from --nodes.
         assert "autoscalingGroups" not in values
         assert values["awsRegion"] == env_plan.spec.region(region).region
+        assert values["replicaCount"] == (2 if env_plan.spec.production else 1)
     releases = [r for r in env_plan.helm_releases() if r.inputs["name"] == "cluster-autoscaler"]
     assert len(releases) == sum(1 for r in env_plan.spec.regions if r.cloud == "aws" and r.gpu_pools)
 

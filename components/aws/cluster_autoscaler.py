@@ -158,10 +158,12 @@ def autoscaler_policy(region: str, asg_names: Sequence[str], node_group_arns: Se
 
 
 def chart_values(
-    *, cluster_name: str, region: RegionSpec, label_domain: str, role_arn: pulumi.Input[str]
+    *, cluster_name: str, region: RegionSpec, label_domain: str, role_arn: pulumi.Input[str], production: bool
 ) -> dict[str, object]:
-    """CA on the system pool, finding the GPU pools by tag, with the IRSA role."""
+    """CA on the system pool, finding the GPU pools by tag, with the IRSA role; a standby replica in
+    production (CA elects a leader by default, --leader-elect)."""
     return {
+        "replicaCount": 2 if production else 1,
         "cloudProvider": "aws",
         "awsRegion": region.region,
         "autoDiscovery": {"clusterName": cluster_name, "tags": list(discovery_tags(label_domain, cluster_name))},
@@ -185,6 +187,7 @@ class ClusterAutoscalerArgs:
     cluster: ClusterHandle
     cluster_name: str
     label_domain: str
+    production: bool
     node_groups: Sequence[aws.eks.NodeGroup]  # the GPU pools' (tagged for discovery)
     tags: Sequence[aws.autoscaling.Tag]  # CA must see the template tags before it scales a pool
 
@@ -217,7 +220,11 @@ class ClusterAutoscaler(pulumi.ComponentResource):
             cluster,
             namespace(NAMESPACE, cluster, self, pod_security="restricted"),
             chart_values(
-                cluster_name=args.cluster_name, region=region, label_domain=args.label_domain, role_arn=role.arn
+                cluster_name=args.cluster_name,
+                region=region,
+                label_domain=args.label_domain,
+                role_arn=role.arn,
+                production=args.production,
             ),
             parent=self,
             depends_on=list(args.tags),

@@ -68,6 +68,7 @@ def build_aws_cluster(
                 cluster=handle,
                 cluster_name=cluster_name,
                 label_domain=env.label_domain,
+                production=env.production,
                 node_groups=[g.node_group for g in node_groups],
                 tags=[tag for g in node_groups for tag in g.autoscaler_tags],
             ),
