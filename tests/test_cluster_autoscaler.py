@@ -306,3 +306,25 @@ def test_every_model_pod_on_gke_matches_an_autoscaled_node_pool(prod_plan):
                 assert all(_tolerates(pod["tolerations"], t) for t in taints), model
                 checked += 1
     assert checked == sum(1 for m in prod_plan.spec.models for p in m.placements if p.region == "usc1") == 2
+
+
+def test_a_multi_node_gang_fits_the_efa_template_and_the_pool():
+    """A pipeline-parallel replica over two p5 nodes: its head and worker pods each ask for a whole node's
+    GPUs and every EFA interface, which the template advertises; the pool holds both nodes."""
+    from components.spec.capacity_checks import pool_holds, replica_demands
+    from tests.test_serving_config import _multi_node_prod
+
+    config = environment_config("prod")
+    config.update({ns(k): v for k, v in _multi_node_prod().items()})
+    plan = plan_config(config)
+    template = _template_node(_asg_tags(plan)["use1-h100"], "p5.48xlarge")
+    gang = [(m, pod, res) for m, pod, res in _model_pods(plan, "test-use1") if m == "llama-3-1-70b"]
+    assert len(gang) == 2  # head + one worker
+    for _, pod, resources in gang:
+        assert pod["nodeSelector"].items() <= template["labels"].items()
+        assert resources["requests"]["vpc.amazonaws.com/efa"] == template["capacity"]["vpc.amazonaws.com/efa"] == 32
+        assert resources["requests"]["nvidia.com/gpu"] == template["capacity"]["nvidia.com/gpu"] == 8
+    use1 = plan.spec.region("use1")
+    [demand] = [d for d in replica_demands(plan.spec, use1) if d.model.name == "llama-3-1-70b"]
+    assert (demand.pipeline_parallel, demand.per_replica) == (2, 16)
+    assert pool_holds(demand, [demand]) == 2  # 4 nodes, 2 per replica
