@@ -167,18 +167,15 @@ def test_endpoint_picker_scores_prefix_and_kv_cache(prod_plan):
     assert deployment["spec"]["replicas"] == 2
     assert "--ha-enable-leader-election" in deployment["spec"]["template"]["spec"]["containers"][0]["args"]
     assert _object(prod_plan, "PodDisruptionBudget", "prod-use1", "llama-3-1-70b-epp")
-    # Triton's load and KV-cache gauges have TensorRT-LLM names; its OpenAI frontend serves them on the
-    # pool's target port, which the picker scrapes by default.
-    triton = _object(prod_plan, "Deployment", "prod-usc1", "mistral-7b-trt-epp")["spec"]["template"]["spec"]
-    args = triton["containers"][0]["args"]
-    flags = dict(zip(args[6:14:2], args[7:14:2], strict=True))
-    assert flags == {
-        "--total-queued-requests-metric": "nv_trt_llm_request_metrics{request_type=waiting}",
-        "--total-running-requests-metric": "nv_trt_llm_request_metrics{request_type=scheduled}",
-        "--kv-cache-usage-percentage-metric": "nv_trt_llm_kv_cache_block_metrics{kv_cache_block_type=fraction}",
-        "--lora-info-metric": "",
-    }
-    assert not [a for a in args if a.startswith("--model-server-metrics-port")]
+    # Triton's load and KV-cache gauges have TensorRT-LLM names: the picker's metrics extractor reads them
+    # by the built-in `triton-tensorrt-llm` mapping, not by flags (which v1.5.0 rejects at startup).
+    triton = yaml.safe_load(
+        _object(prod_plan, "ConfigMap", "prod-usc1", "mistral-7b-trt-epp")["data"]["default-plugins.yaml"]
+    )
+    (extractor,) = [p for p in triton["plugins"] if p["type"] == "core-metrics-extractor"]
+    assert extractor["parameters"]["defaultEngine"] == "triton-tensorrt-llm"
+    args = _object(prod_plan, "Deployment", "prod-usc1", "mistral-7b-trt-epp")["spec"]["template"]["spec"]
+    assert not [a for a in args["containers"][0]["args"] if a.endswith("-metric")]
 
 
 def test_security_policy_covers_every_route(env_plan):

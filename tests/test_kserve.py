@@ -211,6 +211,10 @@ def test_pods_carry_the_scheduling_contract_and_the_pool(dev_plan, prod_plan):
             assert predictor["labels"] == {
                 names.PART_OF_LABEL: names.PLATFORM_PART_OF,
                 names.MODEL_LABEL: model.name,
+                # the endpoint picker's metric mapping for the pod's engine
+                "inference.networking.k8s.io/engine-type": {"vllm": "vllm", "triton": "triton-tensorrt-llm"}[
+                    model.runtime
+                ],
             }
             assert isvc["metadata"]["namespace"] == names.SERVING_NAMESPACE
 

@@ -87,13 +87,34 @@ def test_engine_args_are_validated():
     )
     at = f"{L40S}.engineArgs"
     assert config_errors(raw) == [
-        f"{at}['max-num-batched-token']: not a vLLM flag a model may set; did you mean 'max-num-batched-tokens'? "
-        "the flags are listed in components/catalog/engines.py",
+        f"{at}['max-num-batched-token']: not a flag of vLLM v0.27.1 a model may set; did you mean "
+        "'max-num-batched-tokens'? the flags are listed in components/catalog/engines.py",
         f"{at}['tensor-parallel-size']: set by the platform; change precision, maxModelLen or maxNumSeqs (the "
         "sizing picks it) instead",
         f"{at}['--enforce-eager']: write the flag without leading dashes: 'enforce-eager'",
         f"{at}['enable-auto-tool-choice']: false is not passed to the engine; remove the flag to keep the engine's "
         "default",
+    ]
+
+
+def test_flags_the_pinned_vllm_removed_are_rejected_with_their_successors():
+    """--swap-space and --cuda-graph-sizes are gone at v0.27.1: vLLM would exit on 'unrecognized arguments'."""
+    raw = _dev_model(0, engineArgs={"swap-space": 4, "cuda-graph-sizes": 8})
+    at = f"{L40S}.engineArgs"
+    assert config_errors(raw) == [
+        f"{at}['swap-space']: not a flag of vLLM v0.27.1 a model may set; the flags are listed in "
+        "components/catalog/engines.py",
+        f"{at}['cuda-graph-sizes']: not a flag of vLLM v0.27.1 a model may set; did you mean "
+        "'max-cudagraph-capture-size'? the flags are listed in components/catalog/engines.py",
+    ]
+
+
+def test_switches_take_true_and_values_take_values():
+    raw = _dev_model(0, engineArgs={"enforce-eager": "yes", "seed": True})
+    at = f"{L40S}.engineArgs"
+    assert config_errors(raw) == [
+        f"{at}['enforce-eager']: vLLM takes --enforce-eager without a value; set it to true, or remove it",
+        f"{at}['seed']: vLLM --seed takes a value; set it to one, not true",
     ]
 
 
@@ -107,7 +128,10 @@ def test_triton_flags_are_its_openai_frontends():
         "tool-call-parser": "mistral",
     }
     at = "models[2].engineArgs"
-    unknown = "not a Triton OpenAI frontend flag a model may set; the flags are listed in components/catalog/engines.py"
+    unknown = (
+        "not a flag of Triton OpenAI frontend v2.71.0 a model may set; the flags are listed in "
+        "components/catalog/engines.py"
+    )
     assert config_errors(raw) == [
         f"{at}['max-num-seqs']: {unknown}",
         f"{at}['log-verbose']: {unknown}",

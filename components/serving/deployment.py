@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from components.addons.alerts import ttft_objectives
+from components.catalog.engines import PICKER_ENGINE, PICKER_ENGINE_LABEL
 from components.catalog.machines import MACHINES
 from components.k8s import names
 from components.k8s.gpu_resources import WHOLE_GPU
@@ -265,7 +266,8 @@ def inference_service_manifest(p: ModelPlacement, storage_uri: str) -> dict[str,
     predictor: dict[str, Any] = {
         "minReplicas": placement.min_replicas,
         "maxReplicas": placement.max_replicas,
-        "labels": p.labels,
+        # The engine label tells the endpoint picker which metric names this pod exports.
+        "labels": {**p.labels, PICKER_ENGINE_LABEL: PICKER_ENGINE[model.runtime]},
         "annotations": annotations,
         **_pod_placement(p),
         "securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},

@@ -13,7 +13,9 @@ Rules, and why:
   numbers. A replica on more than one node must run vLLM in Standard mode from the cache's
   pvc:// (KServe's multi-node serving accepts no other storage and no autoscaler).
 - Each replica gets at least MIN_POD_MEMORY_GIB of host memory from its node's share.
-- engineArgs: known flags only; flags the platform derives name the key to change instead.
+- engineArgs: flags of the pinned engine only (the catalog's list, checked against the engine's own
+  parser by the tests), switches as true, values as values; flags the platform derives name the key
+  to change instead.
 - vLLM-only features (speculative decoding, LoRA) are rejected under Triton, whose TensorRT-LLM
   engine builds them in; LoRA adapters load from a local directory, so they need the cache.
 - Production never scales to zero; autoscaling on metrics needs a Prometheus URL.
@@ -141,14 +143,19 @@ def _check_engine_options(env: EnvironmentSpec, model: ModelSpec, path: tuple) -
         elif flag in flags.derived:
             yield Issue(at, f"set by the platform; change {flags.derived[flag]} instead")
         elif flag not in flags.tunable:
-            close = difflib.get_close_matches(flag, sorted(flags.tunable), n=1)
-            hint = f"did you mean {close[0]!r}? " if close else ""
+            close = difflib.get_close_matches(flag, sorted(flags.tunable), n=3)
+            hint = f"did you mean {' or '.join(map(repr, close))}? " if close else ""
             yield Issue(
                 at,
-                f"not a {flags.engine} flag a model may set; {hint}the flags are listed in components/catalog/engines.py",
+                f"not a flag of {flags.engine} {flags.version} a model may set; {hint}the flags are listed in "
+                "components/catalog/engines.py",
             )
         elif value is False:
             yield Issue(at, "false is not passed to the engine; remove the flag to keep the engine's default")
+        elif flags.tunable[flag] == "switch" and value is not True:
+            yield Issue(at, f"{flags.engine} takes --{flag} without a value; set it to true, or remove it")
+        elif flags.tunable[flag] == "value" and value is True:
+            yield Issue(at, f"{flags.engine} --{flag} takes a value; set it to one, not true")
 
 
 def _check_placement(

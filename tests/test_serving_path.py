@@ -1,0 +1,279 @@
+"""client -> gateway -> endpoint picker -> model server, checked against what the pinned upstream binaries accept.
+
+Every argument of every engine and picker container must be a flag of the pinned version's own parser
+(flag lists in the upstream data, named by the catalog), and the metric names the picker reads must be
+exported by the engine version the pod runs.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import pytest
+import yaml
+
+from components.catalog.engines import (
+    ENGINE_FLAGS,
+    PICKER_ENGINE_LABEL,
+    TRITON_NGC_RELEASE,
+    VLLM_FLAGS,
+)
+from tests.harness import cluster_objects
+
+EPP_IMAGE_PREFIX = "registry.k8s.io/gateway-api-inference-extension/epp:"
+
+
+# --- engine command lines ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One option of an upstream parser: its value arity, and the values it accepts."""
+
+    takes_value: bool
+    many: bool  # nargs + / * / N: several values after the flag
+    choices: tuple[str, ...] | None
+
+
+def engine_parser(upstream, engine: str) -> dict[str, Flag]:
+    """`--option` -> Flag, from the argparse dump of the catalog's pinned version of `engine`."""
+    document = upstream.document(ENGINE_FLAGS[engine].flag_list)
+    options: dict[str, Flag] = {}
+    for arg in document.get("args") or document["flags"]:
+        nargs = arg.get("nargs")
+        takes_value = nargs != 0 and arg["action"] not in ("_StoreTrueAction", "store_true", "BooleanOptionalAction")
+        choices = tuple(str(c) for c in arg["choices"]) if arg.get("choices") else None
+        for option in arg["option_strings"]:
+            options[option] = Flag(takes_value, nargs not in (None, "?", 0, 1), choices)
+    return options
+
+
+def parse_command_line(args: list[str], parser: dict[str, Flag]) -> list[str]:
+    """Problems argparse would exit on, for `args` given to a parser of `parser`'s options."""
+    problems = []
+    i = 0
+    while i < len(args) and not args[i].startswith("--"):
+        i += 1  # the interpreter and script in front of the flags
+    while i < len(args):
+        token = args[i]
+        i += 1
+        if not token.startswith("--"):
+            problems.append(f"{token!r}: a value without a flag")
+            continue
+        option, has_inline, inline = token.partition("=")
+        flag = parser.get(option)
+        if flag is None:
+            problems.append(f"{option}: unrecognized argument")
+            continue
+        values = [inline] if has_inline else []
+        while i < len(args) and not args[i].startswith("--") and (flag.many or not values) and flag.takes_value:
+            values.append(args[i])
+            i += 1
+        if not flag.takes_value and values:
+            problems.append(f"{option} takes no value (got {values[0]!r})")
+        elif flag.takes_value and not values:
+            problems.append(f"{option} expects a value")
+        elif flag.choices and not all(v in flag.choices for v in values):
+            problems.append(f"{option}: {values} not among {list(flag.choices)}")
+    return problems
+
+
+def engine_of(runtime_name: str) -> str:
+    return "triton" if "triton" in runtime_name else "vllm"
+
+
+def engine_command_lines(plan) -> list[tuple[str, str, list[str]]]:
+    """(where, engine, args) of every model-server container: the runtimes' and each InferenceService's."""
+    found = []
+    for (cluster, name), runtime in cluster_objects(plan, "ClusterServingRuntime").items():
+        spec = runtime["spec"]
+        for container in [*spec["containers"], *spec.get("workerSpec", {}).get("containers", [])]:
+            if "args" in container:
+                found.append((f"{cluster}/{name}/{container['name']}", engine_of(name), container["args"]))
+    for (cluster, name), isvc in cluster_objects(plan, "InferenceService").items():
+        model = isvc["spec"]["predictor"]["model"]
+        found.append((f"{cluster}/{name}", engine_of(model["runtime"]), model.get("args", [])))
+    return found
+
+
+@pytest.mark.parametrize("engine", sorted(ENGINE_FLAGS))
+def test_catalog_flags_exist_in_the_pinned_engine(engine, upstream):
+    """What a model may set, and what the platform derives, are flags of the pinned version, of the right kind."""
+    flags, parser = ENGINE_FLAGS[engine], engine_parser(upstream, engine)
+    assert flags.version in flags.flag_list  # the list follows the version
+    missing = sorted(f for f in [*flags.tunable, *flags.derived] if f"--{f}" not in parser)
+    assert missing == [], f"not flags of {flags.engine} {flags.version}: {missing}"
+    wrong_kind = sorted(f for f, kind in flags.tunable.items() if parser[f"--{f}"].takes_value != (kind == "value"))
+    assert wrong_kind == []
+
+
+def test_command_line_check_rejects_what_the_engine_rejects(upstream):
+    parser = engine_parser(upstream, "vllm")
+    assert parse_command_line(["--swap-space=4", "--enforce-eager=yes", "--seed", "--kv-cache-dtype=fp4"], parser) == [
+        "--swap-space: unrecognized argument",
+        "--enforce-eager takes no value (got 'yes')",
+        "--seed expects a value",
+        "--kv-cache-dtype: ['fp4'] not among " + str(list(parser["--kv-cache-dtype"].choices)),
+    ]
+    assert parse_command_line(["--lora-modules", "a=/m/a", "b=/m/b", "--no-enforce-eager"], parser) == []
+
+
+def test_every_rendered_engine_arg_is_a_flag_of_the_pinned_engine(env_plan, upstream):
+    lines = engine_command_lines(env_plan)
+    models = {(c, n) for c, n in cluster_objects(env_plan, "InferenceService")}
+    assert len(lines) >= len(models) > 0
+    problems = {
+        where: found
+        for where, engine, args in lines
+        if (found := parse_command_line(args, engine_parser(upstream, engine)))
+    }
+    assert problems == {}
+
+
+def test_overrides_of_every_kind_render_as_the_engine_parses_them(upstream):
+    """Each tunable flag, set as its kind says, passes the pinned parser (value 1 for the ones taking one)."""
+    from components.serving.engine import override_args
+
+    for engine, flags in ENGINE_FLAGS.items():
+        parser = engine_parser(upstream, engine)
+        for flag, kind in flags.tunable.items():
+            choices = parser[f"--{flag}"].choices
+            value = True if kind == "switch" else (choices[0] if choices else "1")
+            assert parse_command_line(override_args({flag: value}), parser) == [], (engine, flag)
+
+
+# --- endpoint picker --------------------------------------------------------------------------------
+
+
+def pickers(plan) -> dict[tuple[str, str], dict]:
+    """(cluster, deployment) -> the endpoint-picker container of each picker Deployment."""
+    found = {}
+    for (cluster, name), deployment in cluster_objects(plan, "Deployment").items():
+        for container in deployment["spec"]["template"]["spec"]["containers"]:
+            if container.get("image", "").startswith(EPP_IMAGE_PREFIX):
+                found[cluster, name] = container
+    return found
+
+
+def picker_flags(upstream, image: str) -> dict[str, dict]:
+    version = image.removeprefix(EPP_IMAGE_PREFIX)
+    document = upstream.document(f"gateway-api-inference-extension/{version}/generated-epp-flags.json")
+    return {f["name"]: f for f in document["flags"]}
+
+
+def picker_problems(args: list[str], flags: dict[str, dict]) -> list[str]:
+    """What the pinned picker's pflag parsing and Options.Validate() exit on, plus deprecated flags."""
+    problems, given = [], []
+    i = 0
+    while i < len(args):
+        token = args[i]
+        i += 1
+        name, has_inline, _ = token.removeprefix("--").partition("=")
+        flag = flags.get(name)
+        if not token.startswith("-") or flag is None:
+            problems.append(f"{token}: unknown flag")
+            continue
+        given.append(name)
+        if flag["type"] != "bool" and not has_inline:
+            i += 1  # its value
+        if flag.get("rejected_if_set"):
+            problems.append(f"--{name}: rejected at startup ({flag['deprecated']})")
+        elif flag.get("deprecated"):
+            problems.append(f"--{name}: deprecated ({flag['deprecated']})")
+    if ("pool-name" in given) == ("endpoint-selector" in given):
+        problems.append("exactly one of --pool-name or --endpoint-selector must be set")
+    if "config-file" in given and "config-text" in given:
+        problems.append("--config-file and --config-text are mutually exclusive")
+    return problems
+
+
+def test_picker_check_rejects_what_the_picker_rejects(upstream):
+    flags = picker_flags(upstream, EPP_IMAGE_PREFIX + "v1.5.0")
+    problems = picker_problems(["--total-queued-requests-metric", "x", "--kubeconfig=/k", "--v=1"], flags)
+    assert problems == [
+        "--total-queued-requests-metric: rejected at startup (use engineConfigs in EndpointPickerConfig instead)",
+        "--kubeconfig=/k: unknown flag",
+        "exactly one of --pool-name or --endpoint-selector must be set",
+    ]
+
+
+def test_every_endpoint_picker_arg_is_a_flag_of_the_pinned_picker(env_plan, upstream):
+    found = pickers(env_plan)
+    pools = cluster_objects(env_plan, "InferencePool")
+    assert len(found) == len(pools) > 0  # one picker per pool
+    problems = {
+        where: p for where, c in found.items() if (p := picker_problems(c["args"], picker_flags(upstream, c["image"])))
+    }
+    assert problems == {}
+
+
+def _picker_config_mount(picker: dict) -> tuple[str, str]:
+    """(volume, file name) of the EndpointPickerConfig the picker reads with --config-file."""
+    path = picker["args"][picker["args"].index("--config-file") + 1]
+    directory, file = path.rsplit("/", 1)
+    (mount,) = [m for m in picker["volumeMounts"] if m["mountPath"] == directory]
+    return mount["name"], file
+
+
+def exported_metrics(upstream, engine: str) -> set[tuple[str, tuple[tuple[str, str], ...]]]:
+    """(name, label pairs) the pinned engine exports: vLLM's registrations, TensorRT-LLM's documented samples."""
+    if engine == "vllm":
+        document = upstream.document(f"vllm/{VLLM_FLAGS.version}/generated-prometheus-metrics.json")
+        return {(m["name"], ()) for m in document["metrics"]}
+    text = (upstream.root / f"tensorrtllm_backend/r{TRITON_NGC_RELEASE}/README.md").read_text()
+    samples = re.findall(r"^(nv_trt_llm_\w+)\{([^}]*)\}", text, flags=re.M)
+    return {(name, tuple(sorted(re.findall(r'(\w+)="([^"]*)"', labels)))) for name, labels in samples}
+
+
+def spec_is_exported(spec: str, exported: set) -> bool:
+    """A picker metric spec `name{label=value,...}` matches an exported series with those labels."""
+    name, _, labels = spec.partition("{")
+    wanted = set(re.findall(r"(\w+)=([^,}]+)", labels))
+    return any(n == name and wanted <= set(pairs) for n, pairs in exported)
+
+
+def test_picker_reads_the_metric_names_its_pods_export(env_plan, upstream):
+    """Pool selector -> pods of one InferenceService; their engine label -> a built-in mapping of the picker whose
+    metric names that engine version exports."""
+    deployments = cluster_objects(env_plan, "Deployment")
+    config_maps = cluster_objects(env_plan, "ConfigMap")
+    isvcs = cluster_objects(env_plan, "InferenceService")
+    pools = cluster_objects(env_plan, "InferencePool")
+    assert pools
+    for (cluster, pool_name), pool in pools.items():
+        picker_name = pool["spec"]["endpointPickerRef"]["name"]
+        (picker,) = deployments[cluster, picker_name]["spec"]["template"]["spec"]["containers"]
+        volume_name, file = _picker_config_mount(picker)
+        volumes = {v["name"]: v for v in deployments[cluster, picker_name]["spec"]["template"]["spec"]["volumes"]}
+        config = yaml.safe_load(config_maps[cluster, volumes[volume_name]["configMap"]["name"]]["data"][file])
+        (extractor,) = [p for p in config["plugins"] if p["type"] == "core-metrics-extractor"]
+        builtin = upstream.document(
+            f"gateway-api-inference-extension/{picker['image'].removeprefix(EPP_IMAGE_PREFIX)}/generated-epp-flags.json"
+        )["engine_metrics"]["builtin_engine_configs"]
+        default_engine = extractor["parameters"]["defaultEngine"]
+        assert default_engine in builtin
+        assert extractor["parameters"].get("engineLabelKey", PICKER_ENGINE_LABEL) == PICKER_ENGINE_LABEL
+        # the pods the pool selects: the predictor pods of the model's InferenceService
+        predictor = isvcs[cluster, pool_name]["spec"]["predictor"]
+        selector = pool["spec"]["selector"]["matchLabels"]
+        pod_labels = predictor["labels"]
+        assert {k: v for k, v in selector.items() if k != "multinode/role"}.items() <= pod_labels.items()
+        engine_type = pod_labels[PICKER_ENGINE_LABEL]
+        assert engine_type == default_engine
+        runtime = engine_of(predictor["model"]["runtime"])
+        exported = exported_metrics(upstream, runtime)
+        specs = {k: v for k, v in builtin[engine_type].items() if k.endswith("Spec") and v}
+        assert specs
+        unexported = {k: v for k, v in specs.items() if not spec_is_exported(v, exported)}
+        assert unexported == {}, (cluster, pool_name)
+        # the picker scrapes the pool's target port, where the engine serves /metrics
+        (source,) = [p for p in config["plugins"] if p["type"] == "metrics-data-source"]
+        assert source["parameters"]["path"] == "/metrics"
+        ports = {p["containerPort"] for c in _runtime_containers(env_plan, cluster, predictor) for p in c["ports"]}
+        assert {p["number"] for p in pool["spec"]["targetPorts"]} <= ports
+
+
+def _runtime_containers(plan, cluster: str, predictor: dict) -> list[dict]:
+    runtimes = cluster_objects(plan, "ClusterServingRuntime")
+    return runtimes[cluster, predictor["model"]["runtime"]]["spec"]["containers"]
