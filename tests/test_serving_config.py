@@ -214,8 +214,22 @@ def test_production_never_scales_to_zero():
     raw["models"][0]["placements"][0]["minReplicas"] = 0
     assert config_errors(raw) == [
         "models[0].placements[0].minReplicas: production models never scale to zero: a cold start reloads 131.5 GiB "
-        "of weights (about 159s); set minReplicas to at least 1"
+        "of weights and starts the engine (about 339s); set minReplicas to at least 1"
     ]
+
+
+def test_failover_toleration_outlasts_the_start_up_budget():
+    """Karmada must not move a federated replica that is still loading: 70B from the bucket at 0.5 GiB/s takes
+    395 s + 60 s engine + 180 s compile = 635 s, a probe budget of 1270 s."""
+    raw = raw_environment("prod")
+    raw["regions"][0]["modelCache"] = {"enabled": False}
+    assert config_errors(raw) == [
+        "federation.failover.applicationTolerationSeconds: 900s is not longer than the start-up budget of "
+        "llama-3-1-70b in use1 (1270s: weights, engine start and compilation, twice, at least 5 minutes), so Karmada "
+        "would move replicas that are still loading; set it above 1270"
+    ]
+    raw["federation"]["failover"] = {"applicationTolerationSeconds": 1271}
+    load_environment(raw)
 
 
 @pytest.mark.parametrize(
@@ -266,6 +280,7 @@ def test_multi_node_replicas_are_accepted_on_efa_pools():
 def test_multi_node_replicas_need_the_cache_fixed_replicas_and_standard_mode():
     raw = _multi_node_prod()
     raw["regions"][0]["modelCache"] = {"enabled": False}
+    raw["federation"]["failover"] = {"applicationTolerationSeconds": 1800}  # loads from the bucket take longer
     raw["models"][0]["placements"][1]["maxReplicas"] = 2
     raw["regions"][1]["serving"] = {"deploymentMode": "Knative"}
     needs = "one replica needs 2 nodes (pipeline parallel 2 x tensor parallel 8)"

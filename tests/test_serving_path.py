@@ -277,3 +277,56 @@ def test_picker_reads_the_metric_names_its_pods_export(env_plan, upstream):
 def _runtime_containers(plan, cluster: str, predictor: dict) -> list[dict]:
     runtimes = cluster_objects(plan, "ClusterServingRuntime")
     return runtimes[cluster, predictor["model"]["runtime"]]["spec"]["containers"]
+
+
+# --- a request at zero replicas -------------------------------------------------------------------------
+
+# How long Envoy waits for the picker's answer to one ext_proc message, fixed by the pinned AI Gateway
+# [envoyproxy/ai-gateway@v1.1.0:internal/extensionserver/inferencepool.go, MessageTimeout 300 s].
+AI_GATEWAY_EXT_PROC_SECONDS = 300
+
+
+def _seconds(duration: str) -> int:
+    assert duration.endswith("s"), duration
+    return int(duration[:-1])
+
+
+def test_a_request_at_zero_replicas_waits_in_the_pickers_queue_which_wakes_the_model(env_plan):
+    """Scale-from-zero wakes on a signal that exists with no pod: the picker's flow-control queue, which holds the
+    request until a replica is ready, within the gateway's timeouts; pools never at zero keep the default path."""
+    scalers = cluster_objects(env_plan, "ScaledObject")
+    pools = cluster_objects(env_plan, "InferencePool")
+    deployments = cluster_objects(env_plan, "Deployment")
+    config_maps = cluster_objects(env_plan, "ConfigMap")
+    routes = [rule for r in cluster_objects(env_plan, "AIGatewayRoute").values() for rule in r["spec"]["rules"]]
+    at_zero = {key for key, s in scalers.items() if s["spec"]["minReplicaCount"] == 0}
+    if env_plan.environment == "dev":
+        assert at_zero == {("dev-use1", "llama-3-1-8b"), ("dev-use1", "qwen2-5-7b")}
+    for (cluster, pool_name), pool in pools.items():
+        picker_name = pool["spec"]["endpointPickerRef"]["name"]
+        (picker,) = deployments[cluster, picker_name]["spec"]["template"]["spec"]["containers"]
+        volume_name, file = _picker_config_mount(picker)
+        volumes = {v["name"]: v for v in deployments[cluster, picker_name]["spec"]["template"]["spec"]["volumes"]}
+        config = yaml.safe_load(config_maps[cluster, volumes[volume_name]["configMap"]["name"]]["data"][file])
+        if (cluster, pool_name) not in at_zero:
+            assert "flowControl" not in config.get("featureGates", []), (cluster, pool_name)
+            continue
+        assert config["featureGates"] == ["flowControl"]
+        ttl = _seconds(config["flowControl"]["defaultRequestTTL"])
+        served = [r for r in routes if any(b.get("name") == pool_name for b in r["backendRefs"])]
+        assert served
+        limits = [AI_GATEWAY_EXT_PROC_SECONDS]
+        for rule in served:
+            limits += [_seconds(rule["timeouts"]["request"]), _seconds(rule["streamIdleTimeout"])]
+        assert 0 < ttl < min(limits)  # the picker answers 503 before Envoy gives up on it
+        # the wake-up trigger counts this pool's queue, by the pool name the picker reports it under
+        picker_pool = picker["args"][picker["args"].index("--pool-name") + 1]
+        queued = [
+            t
+            for t in scalers[cluster, pool_name]["spec"]["triggers"]
+            if "inference_extension_flow_control_queue_size" in t["metadata"]["query"]
+        ]
+        assert [re.search(r'inference_pool="([^"]+)"', t["metadata"]["query"]).group(1) for t in queued] == [
+            picker_pool
+        ]
+        assert "inference_objective_request_total" not in str(scalers[cluster, pool_name]["spec"]["triggers"])

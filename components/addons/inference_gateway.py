@@ -268,6 +268,7 @@ class InferenceGateway(pulumi.ComponentResource):
                     env.production,
                     p.serving_pods,
                     (args.serving_namespace, pool_crds),
+                    queue_wait_seconds=p.queue_wait_seconds if p.cold_start_seconds is not None else None,
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )

@@ -56,11 +56,19 @@ def picker_name(pool: str) -> str:
     return f"{pool}-epp"
 
 
-def picker_config(model: ModelSpec) -> str:
-    """The chart's scheduling profile, and the engine whose metric names the picker reads.
+def picker_config(model: ModelSpec, queue_wait_seconds: int | None) -> str:
+    """The chart's scheduling profile, the engine whose metric names the picker reads and, for a model that may
+    be at zero replicas, flow control.
 
     Unlabelled pods fall back to `defaultEngine`; the model's pods also carry the engine label
     (`deployment.py`), so a pool never reads one engine's pods with another's names.
+
+    Flow control (v1.5.0 feature gate `flowControl`): a pool with no pod counts as saturated
+    (utilization detector: no candidates = 1.0), so a request is held in the picker's queue, which wakes
+    the model (`autoscaling.py`), and dispatched once a pod reports its metrics; after
+    `defaultRequestTTL` it gets a 503 "request timed out in queue" [pkg/epp/requestcontrol/admission.go,
+    pkg/epp/framework/plugins/flowcontrol/saturationdetector/utilization/detector.go]. Without it the
+    picker would fail the request at once ("failed to find endpoint candidates").
     """
     plugins = [
         *({"type": s} for s in SCORER_WEIGHTS),
@@ -70,17 +78,18 @@ def picker_config(model: ModelSpec) -> str:
             "parameters": {"engineLabelKey": PICKER_ENGINE_LABEL, "defaultEngine": PICKER_ENGINE[model.runtime]},
         },
     ]
-    return yaml.safe_dump(
-        {
-            "apiVersion": "inference.networking.x-k8s.io/v1alpha1",
-            "kind": "EndpointPickerConfig",
-            "plugins": plugins,
-            "schedulingProfiles": [
-                {"name": "default", "plugins": [{"pluginRef": s, "weight": w} for s, w in SCORER_WEIGHTS.items()]}
-            ],
-        },
-        sort_keys=False,
-    )
+    config: dict = {
+        "apiVersion": "inference.networking.x-k8s.io/v1alpha1",
+        "kind": "EndpointPickerConfig",
+        "plugins": plugins,
+        "schedulingProfiles": [
+            {"name": "default", "plugins": [{"pluginRef": s, "weight": w} for s, w in SCORER_WEIGHTS.items()]}
+        ],
+    }
+    if queue_wait_seconds is not None:
+        config["featureGates"] = ["flowControl"]
+        config["flowControl"] = {"defaultRequestTTL": f"{queue_wait_seconds}s"}
+    return yaml.safe_dump(config, sort_keys=False)
 
 
 def pool_spec(model: ModelSpec, picker: EndpointPickerSpec, server_labels: dict[str, str]) -> dict:
@@ -128,6 +137,8 @@ class InferencePoolArgs:
     server_labels: dict[str, str]
     # What must exist first: the serving namespace and the release / manifests installing the InferencePool CRD.
     depends_on: tuple[pulumi.Resource, ...] = ()
+    # How long the picker queues a request no pod can take (a model at zero replicas); None: no queue.
+    queue_wait_seconds: int | None = None
 
 
 class InferencePool(pulumi.ComponentResource):
@@ -178,7 +189,7 @@ class InferencePool(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions.merge(opts_k8s, pulumi.ResourceOptions(depends_on=[role])),
         )
         config = k8s.core.v1.ConfigMap(
-            prefix, metadata=meta(), data={PLUGINS_FILE: picker_config(model)}, opts=opts_k8s
+            prefix, metadata=meta(), data={PLUGINS_FILE: picker_config(model, args.queue_wait_seconds)}, opts=opts_k8s
         )
         # In HA mode only the leader reports ready; the chart then probes distinct gRPC health services.
         liveness, readiness = ("liveness", "readiness") if replicas > 1 else ("inference-extension",) * 2
