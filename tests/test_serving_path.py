@@ -330,3 +330,178 @@ def test_a_request_at_zero_replicas_waits_in_the_pickers_queue_which_wakes_the_m
             picker_pool
         ]
         assert "inference_objective_request_total" not in str(scalers[cluster, pool_name]["spec"]["triggers"])
+
+
+# --- network policies: only the gateway's path reaches a model server ----------------------------------
+
+SERVING_NS = "inference"
+GATEWAY_NS = "envoy-gateway-system"
+# Envoy Gateway v1.9.0 labels its proxies so [internal/infrastructure/kubernetes/proxy/resource.go EnvoyAppLabel,
+# internal/gatewayapi/translator.go OwningGatewayNameLabel]; the platform's Gateway is `inference-gateway`.
+ENVOY_POD = (
+    GATEWAY_NS,
+    {
+        "app.kubernetes.io/name": "envoy",
+        "app.kubernetes.io/component": "proxy",
+        "app.kubernetes.io/managed-by": "envoy-gateway",
+        "gateway.envoyproxy.io/owning-gateway-name": "inference-gateway",
+    },
+)
+# kube-prometheus-stack's Prometheus, as the Prometheus Operator labels it, in the observability namespace.
+PROMETHEUS_POD = ("monitoring", {"app.kubernetes.io/name": "prometheus", "prometheus": "kube-prometheus-stack"})
+INTRUDERS = {
+    "a pod in the serving namespace": (SERVING_NS, {"app": "notebook"}),
+    "a pod in another namespace": ("default", {"app": "notebook"}),
+    "a Grafana in the monitoring namespace": ("monitoring", {"app.kubernetes.io/name": "grafana"}),
+    "another Gateway's Envoy": (GATEWAY_NS, {**ENVOY_POD[1], "gateway.envoyproxy.io/owning-gateway-name": "other"}),
+}
+
+
+def _matches(selector: dict, labels: dict[str, str]) -> bool:
+    if not all(labels.get(k) == v for k, v in selector.get("matchLabels", {}).items()):
+        return False
+    for e in selector.get("matchExpressions", []):
+        present = labels.get(e["key"])
+        holds = {
+            "In": present in e.get("values", []),
+            "NotIn": present not in e.get("values", []),
+            "Exists": present is not None,
+            "DoesNotExist": present is None,
+        }
+        if not holds[e["operator"]]:
+            return False
+    return True
+
+
+def _peer_admits(peer: dict, policy_ns: str, source: tuple[str, dict]) -> bool:
+    namespace, labels = source
+    assert "ipBlock" not in peer or peer["ipBlock"]["cidr"] == "0.0.0.0/0", peer  # pods are never named by IP
+    if "ipBlock" in peer:
+        return False  # a client outside the cluster, not a pod
+    if "namespaceSelector" in peer:
+        if not _matches(peer["namespaceSelector"], {"kubernetes.io/metadata.name": namespace}):
+            return False
+    elif namespace != policy_ns:
+        return False
+    return _matches(peer.get("podSelector", {}), labels)
+
+
+def ingress_allowed(policies: list[dict], source: tuple[str, dict], target: tuple[str, dict], port: int) -> bool:
+    """Kubernetes NetworkPolicy semantics for ingress: isolated once selected, then the union of the rules."""
+    namespace, labels = target
+    selecting = [
+        p
+        for p in policies
+        if p["metadata"]["namespace"] == namespace
+        and "Ingress" in p["spec"]["policyTypes"]
+        and _matches(p["spec"]["podSelector"], labels)
+    ]
+    if not selecting:
+        return True
+    for p in selecting:
+        for rule in p["spec"].get("ingress", []):
+            ports = [r["port"] for r in rule.get("ports", [])]
+            if (not ports or port in ports) and any(
+                _peer_admits(peer, namespace, source) for peer in rule.get("from", [])
+            ):
+                return True
+    return False
+
+
+def network_policies(plan) -> dict[str, list[dict]]:
+    by_cluster: dict[str, list[dict]] = {}
+    for r in plan.kubernetes_objects():
+        if r.inputs["kind"] == "NetworkPolicy":
+            by_cluster.setdefault(plan.cluster_of(r), []).append(r.inputs)
+    return by_cluster
+
+
+def test_network_policy_evaluator_isolates_selected_pods_only():
+    deny = {"metadata": {"namespace": "a"}, "spec": {"podSelector": {}, "policyTypes": ["Ingress"], "ingress": []}}
+    allow = {
+        "metadata": {"namespace": "a"},
+        "spec": {
+            "podSelector": {"matchLabels": {"app": "x"}},
+            "policyTypes": ["Ingress"],
+            "ingress": [{"from": [{"podSelector": {"matchLabels": {"app": "y"}}}], "ports": [{"port": 80}]}],
+        },
+    }
+    assert ingress_allowed([], ("b", {}), ("a", {"app": "x"}), 80)
+    assert not ingress_allowed([deny], ("a", {"app": "y"}), ("a", {"app": "x"}), 80)
+    assert ingress_allowed([deny, allow], ("a", {"app": "y"}), ("a", {"app": "x"}), 80)
+    assert not ingress_allowed([deny, allow], ("a", {"app": "y"}), ("a", {"app": "x"}), 81)
+    assert not ingress_allowed([deny, allow], ("b", {"app": "y"}), ("a", {"app": "x"}), 80)
+
+
+def test_only_the_gateway_path_and_prometheus_reach_model_servers(env_plan):
+    """Envoy and the model's picker on the serving port, Prometheus on the metrics port; nobody else, on no port."""
+    policies = network_policies(env_plan)
+    pools = cluster_objects(env_plan, "InferencePool")
+    deployments = cluster_objects(env_plan, "Deployment")
+    isvcs = cluster_objects(env_plan, "InferenceService")
+    assert isvcs
+    for (cluster, model), isvc in isvcs.items():
+        mine = policies[cluster]
+        server = (SERVING_NS, isvc["spec"]["predictor"]["labels"])
+        pool = pools.get((cluster, model))
+        assert pool is not None  # every model here is served through its cluster's gateway
+        port = pool["spec"]["targetPorts"][0]["number"]
+        picker_name = pool["spec"]["endpointPickerRef"]["name"]
+        picker = (SERVING_NS, deployments[cluster, picker_name]["spec"]["template"]["metadata"]["labels"])
+        assert ingress_allowed(mine, ENVOY_POD, server, port), (cluster, model)
+        assert ingress_allowed(mine, picker, server, port), (cluster, model)  # it scrapes /metrics there
+        assert ingress_allowed(mine, PROMETHEUS_POD, server, port), (cluster, model)
+        for who, intruder in INTRUDERS.items():
+            for p in (port, 6379, 8000, 9000):
+                assert not ingress_allowed(mine, intruder, server, p), (cluster, model, who, p)
+        for (other_cluster, other), other_isvc in isvcs.items():
+            if other_cluster == cluster and other != model:
+                other_server = (SERVING_NS, other_isvc["spec"]["predictor"]["labels"])
+                assert not ingress_allowed(mine, other_server, server, port), (cluster, model, other)
+        assert not ingress_allowed(mine, ENVOY_POD, server, 9000)
+        # the picker: Envoy calls it over ext_proc, Prometheus scrapes it, nobody else
+        ext_proc = pool["spec"]["endpointPickerRef"]["port"]["number"]
+        assert ingress_allowed(mine, ENVOY_POD, picker, ext_proc)
+        assert ingress_allowed(mine, PROMETHEUS_POD, picker, 9090)
+        for who, intruder in INTRUDERS.items():
+            assert not ingress_allowed(mine, intruder, picker, ext_proc), (cluster, model, who)
+
+
+def test_the_rate_limit_redis_takes_only_the_rate_limiter_despite_the_namespace_allowances(env_plan):
+    ratelimit = (
+        GATEWAY_NS,
+        {"app.kubernetes.io/name": "envoy-ratelimit", "app.kubernetes.io/managed-by": "envoy-gateway"},
+    )
+    for cluster, mine in network_policies(env_plan).items():
+        redis = (
+            GATEWAY_NS,
+            {"app.kubernetes.io/name": "ratelimit-redis", "app.kubernetes.io/component": "ratelimit-backend"},
+        )
+        assert ingress_allowed(mine, ratelimit, redis, 6379), cluster
+        for source in (ENVOY_POD, PROMETHEUS_POD, *INTRUDERS.values()):
+            assert not ingress_allowed(mine, source, redis, 6379), (cluster, source)
+        # clients reach the Envoy listener (443 on the Service is 10443 in the pod)
+        assert any(
+            rule["from"] == [{"ipBlock": {"cidr": "0.0.0.0/0"}}]
+            and rule["ports"] == [{"protocol": "TCP", "port": 10443}]
+            for p in mine
+            if p["metadata"]["namespace"] == GATEWAY_NS and _matches(p["spec"]["podSelector"], ENVOY_POD[1])
+            for rule in p["spec"]["ingress"]
+        )
+
+
+def test_network_policies_are_enforced_on_every_cluster(env_plan):
+    """EKS: the VPC CNI addon runs its network policy agent; GKE: Dataplane V2."""
+    import json
+
+    clusters = [r for r in env_plan.resources if r.type in ("aws:eks/cluster:Cluster", "gcp:container/cluster:Cluster")]
+    assert clusters
+    for cluster in clusters:
+        if cluster.type == "gcp:container/cluster:Cluster":
+            assert cluster.inputs["datapathProvider"] == "ADVANCED_DATAPATH", cluster.name
+        else:
+            region = cluster.name.removesuffix("-cluster")
+            (cni,) = [
+                r for r in env_plan.resources if r.type == "aws:eks/addon:Addon" and r.name == f"{region}-vpc-cni"
+            ]
+            assert json.loads(cni.inputs["configurationValues"])["enableNetworkPolicy"] == "true"

@@ -24,6 +24,7 @@ from components.k8s.helm import helm_release, namespace
 from components.serving import gateway_specs as specs
 from components.serving.deployment import model_placements
 from components.serving.inference_pool import InferencePool, InferencePoolArgs
+from components.serving.network_policies import gateway_namespace_policies
 from components.spec.environment import EnvironmentSpec
 from components.spec.gateway import ExternalProviderSpec, gateway_hostname
 from components.spec.region import RegionSpec
@@ -151,6 +152,13 @@ class InferenceGateway(pulumi.ComponentResource):
         self.hostname = gateway_hostname(env, region)
 
         eg_ns = namespace(names.ENVOY_GATEWAY_NAMESPACE, cluster, self)
+        for manifest in gateway_namespace_policies(region, specs.HTTPS_PORT):
+            k8s.networking.v1.NetworkPolicy(
+                f"{cluster.name}-netpol-eg-{manifest['metadata']['name']}",
+                metadata=manifest["metadata"],
+                spec=manifest["spec"],
+                opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[eg_ns]),
+            )
         aigw_ns = namespace(AI_GATEWAY_NAMESPACE, cluster, self)
         redis_url = gateway.redis.url
         if redis_url is None:

@@ -43,8 +43,10 @@ from components.k8s.topology import ZONE_LABEL, gpu_tolerations, pool_selector
 from components.serving.engine import override_args, vllm_args
 from components.serving.fit import Fit, placement_fit, startup_seconds
 from components.serving.host import HostResources, pod_host_resources
+from components.serving.network_policies import model_server_policy, picker_pods
 from components.serving.runtimes import (
     FORMAT_OF,
+    HTTP_PORT,
     MODEL_MOUNT,
     RUNTIME_OF,
     STARTUP_PATH_OF,
@@ -56,7 +58,7 @@ from components.serving.runtimes import (
 from components.serving.sizing import startup_budget_seconds
 from components.serving.slots import placement_resource
 from components.spec.environment import EnvironmentSpec
-from components.spec.gateway import GatewaySpec
+from components.spec.gateway import GatewaySpec, has_gateway
 from components.spec.region import GpuPoolSpec, RegionSpec
 from components.spec.workloads import ModelSpec, PlacementSpec
 
@@ -103,6 +105,7 @@ class ModelPlacement:
     # Longest a request may wait at the gateway for a replica: the endpoint picker's queue (flow control),
     # within the AI Gateway's and the route's timeouts.
     queue_wait_seconds: int
+    gateway: bool  # the cluster runs the gateway, whose Envoy and endpoint picker call the servers
 
     @property
     def name(self) -> str:
@@ -173,6 +176,7 @@ def model_placement(env: EnvironmentSpec, model: ModelSpec, placement: Placement
             model.name, region.observability.thresholds.ttft_p95_seconds
         ),
         queue_wait_seconds=queue_wait_seconds(env.gateway),
+        gateway=has_gateway(env, region),
     )
 
 
@@ -347,6 +351,12 @@ def pod_disruption_budget_manifest(p: ModelPlacement) -> dict[str, Any] | None:
         "metadata": {"name": p.name, "namespace": names.SERVING_NAMESPACE, "labels": p.labels},
         "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {ISVC_LABEL: p.name}}},
     }
+
+
+def network_policy_manifest(p: ModelPlacement) -> dict[str, Any]:
+    """Who may call the model's server pods (`network_policies.py`)."""
+    picker = picker_pods(p.name) if p.gateway else None
+    return model_server_policy(p.region, p.name, HTTP_PORT, picker)
 
 
 def pod_group_manifest(p: ModelPlacement) -> dict[str, Any] | None:

@@ -30,6 +30,7 @@ from components.catalog.engines import PICKER_ENGINE, PICKER_ENGINE_LABEL
 from components.k8s import names
 from components.k8s.cluster import ClusterHandle
 from components.serving.gateway_specs import INFERENCE_POOL_API, INFERENCE_POOL_GROUP
+from components.serving.network_policies import picker_pods, picker_policy
 from components.serving.runtimes import HTTP_PORT
 from components.spec.gateway import EndpointPickerSpec
 from components.spec.workloads import ModelSpec
@@ -153,7 +154,7 @@ class InferencePool(pulumi.ComponentResource):
         replicas = args.picker.replicas or (2 if args.production else 1)
         prefix = f"{cluster.name}-{epp}"
         labels = {"app.kubernetes.io/name": epp, "app.kubernetes.io/version": INFERENCE_EXTENSION_VERSION}
-        selector = {"inferencepool": epp}
+        selector = picker_pods(pool)
         opts_k8s = pulumi.ResourceOptions(
             parent=self, provider=cluster.provider, depends_on=[*cluster.ready, *args.depends_on]
         )
@@ -289,4 +290,6 @@ class InferencePool(pulumi.ComponentResource):
             spec=pool_spec(model, args.picker, args.server_labels),
             opts=opts_k8s,
         )
+        ingress = picker_policy(pool, selector, EXT_PROC_PORT)
+        k8s.networking.v1.NetworkPolicy(prefix, metadata=ingress["metadata"], spec=ingress["spec"], opts=opts_k8s)
         self.register_outputs({"pool": pool, "endpointPicker": epp, "failureMode": args.picker.failure_mode})
