@@ -505,3 +505,27 @@ def test_network_policies_are_enforced_on_every_cluster(env_plan):
                 r for r in env_plan.resources if r.type == "aws:eks/addon:Addon" and r.name == f"{region}-vpc-cni"
             ]
             assert json.loads(cni.inputs["configurationValues"])["enableNetworkPolicy"] == "true"
+
+
+def test_vllm_keeps_its_compile_cache_on_a_pod_volume(env_plan):
+    """torch.compile / CUDA-graph artefacts survive a container restart (a probe or OOM kill): they live on a pod
+    volume on the node's disk, not in the container's filesystem, which starts empty at every restart."""
+    runtimes = cluster_objects(env_plan, "ClusterServingRuntime")
+    isvcs = cluster_objects(env_plan, "InferenceService")
+    checked = 0
+    for (cluster, name), isvc in isvcs.items():
+        predictor = isvc["spec"]["predictor"]
+        runtime = runtimes[cluster, predictor["model"]["runtime"]]["spec"]
+        if engine_of(predictor["model"]["runtime"]) != "vllm":
+            continue
+        pods = [(runtime["containers"], predictor["volumes"])]
+        if "workerSpec" in predictor:
+            pods.append((runtime["workerSpec"]["containers"], predictor["workerSpec"]["volumes"]))
+        for containers, volumes in pods:
+            for container in containers:
+                root = {e["name"]: e.get("value") for e in container["env"]}["VLLM_CACHE_ROOT"]
+                (mount,) = [m for m in container["volumeMounts"] if m["mountPath"] == root]
+                (volume,) = [v for v in volumes if v["name"] == mount["name"]]
+                assert "emptyDir" in volume and volume["emptyDir"].get("medium") != "Memory", (cluster, name)
+                checked += 1
+    assert checked
