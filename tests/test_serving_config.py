@@ -198,12 +198,12 @@ def test_the_hint_says_replicas_span_nodes_only_on_efa_pools():
 
 
 def test_each_replica_needs_enough_host_memory():
-    # Six shares of a g6e.xlarge (32 GiB): (32 x 0.9 - 2 - 8 cache) / 6 = 3 GiB per server
+    # Six shares of a g6e.xlarge (32 GiB): (32 x 0.9 - 2 - 8 cache worker - 2 FUSE) / 6 = 2 GiB per server
     raw = raw_environment()
     raw["regions"][0]["gpuPools"][0]["timeSlicing"] = {"replicas": 6}
     raw["models"][0].update(maxModelLen=1024, maxNumSeqs=8)
     assert config_errors(raw) == [
-        f"{L40S}.placements[0].pool: each replica would get 3 GiB of host memory (g6e.xlarge shared by 6 model "
+        f"{L40S}.placements[0].pool: each replica would get 2 GiB of host memory (g6e.xlarge shared by 6 model "
         "servers, after system and cache reservations), less than the 4 GiB an engine needs; use a machine type "
         "with more memory or fewer shares"
     ]
