@@ -4,7 +4,8 @@ Refresh `conformance/upstream/`: the subset of an upstream data checkout (today 
 conformance checks read, so a bare clone passes its tests. Only facts are kept: CRDs reduced to the kinds and
 served versions we render, with every schema `description` dropped; chart values and other YAML re-dumped without
 their comments; Chart.yaml reduced to its identity; Helm indexes reduced to the charts we install; generated flag
-lists without their usage text. Each file is listed in `MANIFEST.json` with its source repository, tag, path and
+lists without their usage text; from a prose file only the lines matching declared patterns (facts such as
+metric samples). Each file is listed in `MANIFEST.json` with its source repository, tag, path and
 commit (from the checkout's SOURCES.md), the sha256 of the upstream file and of the vendored one.
 
 What to vendor is the manifest itself (its paths, and the CRD kinds each CRD file keeps) plus every file a pinned
@@ -167,7 +168,13 @@ def vendored_text(relative: str, raw: str, select: list[str]) -> str:
         )
         return json.dumps(data, indent=1, sort_keys=True) + "\n"
     if not name.endswith((".yaml", ".yml")):
-        raise VendorError("only YAML and JSON facts are vendored; put what a prose file says in the catalog")
+        if not select:
+            raise VendorError(
+                "only YAML and JSON are vendored whole; from a prose file keep the lines of facts with "
+                "--crd PATH=<regex> (e.g. metric samples), or put what it says in the catalog"
+            )
+        patterns = [re.compile(p) for p in select]
+        return "".join(line + "\n" for line in raw.splitlines() if any(p.search(line) for p in patterns))
     if "kind: CustomResourceDefinition" in raw:
         if not select:
             raise VendorError("a CRD file needs the kinds to keep: --crd group/version/Kind")
@@ -250,7 +257,8 @@ def build(source: Path, wanted: dict[str, list[str]]) -> tuple[dict[str, str], l
 def manifest_text(entries: list[dict]) -> str:
     doc = {
         "about": "Upstream facts the conformance checks read, vendored by `python -m tools.vendor_upstream`; "
-        "`select` keeps CRD kinds (group/version/Kind) or Helm index charts.",
+        "`select` keeps CRD kinds (group/version/Kind), Helm index charts, or (text files) the lines matching "
+        "these regular expressions.",
         "files": entries,
     }
     return json.dumps(doc, indent=1, sort_keys=True) + "\n"

@@ -79,7 +79,7 @@ TRITON_INFERENCE_COUNT = Metric("nv_inference_count", "counter")
 TRITON_EXEC_COUNT = Metric("nv_inference_exec_count", "counter")
 
 # --- DCGM exporter (labels gpu, UUID, Hostname, modelName; pod/namespace in Kubernetes mode) -----------
-DCGM_SOURCE = "NVIDIA/dcgm-exporter@4.5.3-4.8.2:etc/default-counters.csv (../shared/upstream/dcgm-exporter)"
+DCGM_SOURCE = "NVIDIA/dcgm-exporter@4.5.3-4.8.2:etc/default-counters.csv"
 DCGM_GPU_UTIL = Metric("DCGM_FI_DEV_GPU_UTIL", "gauge")  # percent
 DCGM_FB_USED = Metric("DCGM_FI_DEV_FB_USED", "gauge")  # MiB
 DCGM_FB_FREE = Metric("DCGM_FI_DEV_FB_FREE", "gauge")  # MiB
