@@ -70,7 +70,7 @@ def test_a3_ultra_on_demand_is_rejected_naming_the_options():
             0,
             1,
             {"capacity": {"type": "capacityBlock", "reservationId": "cr-0123456789abcdef0"}, "zones": ["us-east-1a"]},
-            "regions[0].gpuPools[1].capacity: g6e.2xlarge is not offered as Capacity Blocks; use onDemand, spot or "
+            "regions[0].gpuPools[1].capacity: g6e.4xlarge is not offered as Capacity Blocks; use onDemand, spot or "
             "reservation",
         ),
         (
@@ -178,14 +178,14 @@ def test_plan_exits_2_when_replicas_cannot_fit(tmp_path, capsys):
     for name in ("Pulumi.yaml", "__main__.py"):
         (tmp_path / name).write_text((PROJECT_DIR / name).read_text())
     config = environment_config("dev")
-    config[ns("regions")][0]["gpuPools"][0]["maxSize"] = 1  # l40s: 1 node x 4 time-slice shares
+    config[ns("regions")][0]["gpuPools"][0]["maxSize"] = 1  # l40s: 1 node x 2 time-slice shares
     config[ns("models")][0]["placements"][0].update(minReplicas=5, maxReplicas=5)
     config[ns("tenants")][0]["gpuQuotas"][0]["capability"] = {"nvidia.com/gpu": 8}
     (tmp_path / "Pulumi.tight.yaml").write_text(yaml.safe_dump({"config": config}))
     assert plan_main(["tight", "--project-dir", str(tmp_path), "--quiet"]) == 2
     assert capsys.readouterr().err.splitlines() == [
         "error: Pulumi.tight.yaml: regions[0].gpuPools[0].maxSize: minReplicas on pool use1/l40s need 5 nvidia.com/gpu "
-        "(llama-3-1-8b 5 x 1), more than the 4 it holds at maxSize 1 (4 per node); raise maxSize to 2 or lower "
+        "(llama-3-1-8b 5 x 1), more than the 2 it holds at maxSize 1 (2 per node); raise maxSize to 3 or lower "
         "minReplicas",
     ]
     assert not (tmp_path / "build").exists()
@@ -207,7 +207,7 @@ def test_plan_md_flags_a_max_the_pool_cannot_hold():
     rows = _capacity_rows(render_markdown(plan_config(config)))
     assert rows[0].endswith("| capacity | obtained via | max replicas the pool holds |")
     assert (
-        "| use1 | l40s | g6e.2xlarge | L40S | 1 | 1-8 | none | us-east-1a, us-east-1b, us-east-1c | onDemand | "
+        "| use1 | l40s | g6e.4xlarge | L40S | 1 | 1-8 | none | us-east-1a, us-east-1b, us-east-1c | onDemand | "
         "Cluster Autoscaler: on-demand instances | llama-3-1-8b: 8 **capped by pool** (maxReplicas 12) |"
     ) in rows
     # usw2 keeps its 8: nothing capped there.
@@ -220,10 +220,10 @@ def test_plan_md_max_replicas_leave_room_for_the_others_minimum(dev_plan):
     region = dev_plan.spec.regions[0]
     demands = replica_demands(dev_plan.spec, region)
     l40s = next(d for d in demands if d.pool.name == "l40s")
-    # 2 nodes x 4 time-slice shares, one share per replica.
-    assert pool_holds(l40s, demands) == 8
-    # A second model keeping 3 replicas on the same shares leaves 5.
+    # 2 nodes x 2 time-slice shares, one share per replica.
+    assert pool_holds(l40s, demands) == 4
+    # A second model keeping 3 replicas on the same shares leaves 1.
     other = type(l40s)(
         l40s.model, l40s.placement.model_copy(update={"min_replicas": 3}), l40s.pool, l40s.resource, 1, 1, 1
     )
-    assert pool_holds(l40s, [l40s, other]) == 5
+    assert pool_holds(l40s, [l40s, other]) == 1

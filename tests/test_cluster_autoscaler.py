@@ -144,8 +144,8 @@ def test_every_pending_model_pod_fits_the_node_ca_would_add(env_plan):
 def test_the_template_advertises_what_the_device_plugins_will(dev_plan, prod_plan):
     dev, prod = _asg_tags(dev_plan), _asg_tags(prod_plan)
     res = TEMPLATE + "resources/"
-    # Time-sliced x4 L40S: four nvidia.com/gpu per node.
-    assert dev["use1-l40s"][res + "nvidia.com/gpu"] == "4"
+    # Time-sliced x2 L40S: two nvidia.com/gpu per node.
+    assert dev["use1-l40s"][res + "nvidia.com/gpu"] == "2"
     # Mixed MIG on 8 A100s, 3g.40gb + 2g.20gb + 2x 1g.10gb per GPU; no whole GPUs (CA's table says 8).
     assert {k.removeprefix(res): v for k, v in dev["use1-a100-mig"].items() if k.startswith(res)} == {
         "nvidia.com/gpu": "0",

@@ -248,7 +248,7 @@ def test_dev_configmaps_exist_before_the_release_and_match_the_labels(dev_plan):
     labels = {p.name: gpu_pool_labels(dev_plan.spec.label_domain, "dev-use1", reg, p) for p in reg.gpu_pools}
     assert labels["a100-mig"]["nvidia.com/mig.config"] == "custom-a100-mig"
     assert labels["a100-mig"]["nvidia.com/mig.config"] in mig_configs
-    assert labels["l40s"]["nvidia.com/device-plugin.config"] == "time-sliced-4"
-    assert yaml.safe_load(sharing["time-sliced-4"])["sharing"]["timeSlicing"]["resources"] == [
-        {"name": "nvidia.com/gpu", "replicas": 4}
+    assert labels["l40s"]["nvidia.com/device-plugin.config"] == "time-sliced-2"
+    assert yaml.safe_load(sharing["time-sliced-2"])["sharing"]["timeSlicing"]["resources"] == [
+        {"name": "nvidia.com/gpu", "replicas": 2}
     ]

@@ -28,7 +28,7 @@ def test_efa_on_a_type_without_efa():
     raw = raw_environment()
     raw["regions"][0]["gpuPools"][0].update(efa=True, zones=["us-east-1a"])
     assert config_errors(raw) == [
-        "regions[0].gpuPools[0].efa: g6e.xlarge has no EFA interfaces; remove efa or use one of g5.12xlarge, "
+        "regions[0].gpuPools[0].efa: g6e.4xlarge has no EFA interfaces; remove efa or use one of g5.12xlarge, "
         "g5.16xlarge, g5.24xlarge, g5.48xlarge, g5.8xlarge, g6.12xlarge, g6.16xlarge, g6.24xlarge, g6.48xlarge, "
         "g6.8xlarge, g6e.12xlarge, g6e.16xlarge, g6e.24xlarge, g6e.48xlarge, g6e.8xlarge, p4d.24xlarge, "
         "p4de.24xlarge, p5.48xlarge, p5e.48xlarge, p5en.48xlarge, p6-b200.48xlarge"

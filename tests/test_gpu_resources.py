@@ -149,8 +149,8 @@ def test_plan_md_lists_schedulable_resources_per_pool(dev_plan):
     rows = [line for line in section.splitlines() if line.startswith("| use1")]
     assert rows == [
         # At 0 nodes, all of it comes from the autoscaler.
-        "| use1 | l40s | g6e.xlarge | time-sliced x4 | `nvidia.com/gpu` | 4 | 2 | 8 "
-        "| +8 (2 nodes from 0, Cluster Autoscaler) |",
+        "| use1 | l40s | g6e.4xlarge | time-sliced x2 | `nvidia.com/gpu` | 2 | 2 | 4 "
+        "| +4 (2 nodes from 0, Cluster Autoscaler) |",
         "| use1 | a100-mig | p4de.24xlarge | MIG mixed, 1x 3g.40gb + 1x 2g.20gb + 2x 1g.10gb per GPU | "
         "`nvidia.com/mig-3g.40gb` | 8 | 1 | 8 | +8 (1 node from 0, Cluster Autoscaler) |",
         "| use1 | a100-mig | p4de.24xlarge | MIG mixed, 1x 3g.40gb + 1x 2g.20gb + 2x 1g.10gb per GPU | "

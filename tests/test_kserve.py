@@ -58,8 +58,8 @@ def _release(plan, name: str):
 def test_dev_engines_are_sized_for_a_time_slice_share_and_a_mig_slice(dev_plan):
     isvcs = _objects(dev_plan, ISVC)
     share = _model(isvcs["dev-use1", "llama-3-1-8b"])["args"]
-    # a quarter of an L40S: 0.9 of its 12 GiB is 0.225 of the 48 GiB device the engine sees
-    assert "--gpu-memory-utilization=0.225" in share
+    # half an L40S: 0.9 of its 24 GiB is 0.45 of the 48 GiB device the engine sees
+    assert "--gpu-memory-utilization=0.45" in share
     assert {"--quantization=awq_marlin", "--kv-cache-dtype=fp8", "--max-model-len=4096", "--max-num-seqs=16"} <= set(
         share
     )
@@ -147,9 +147,9 @@ def test_engine_overrides_draft_models_and_lora_adapters_render_after_the_derive
 
 def test_resources_are_the_pools_gpu_and_the_nodes_share(dev_plan, prod_plan):
     mig = _model(_objects(dev_plan, ISVC)["dev-use1", "qwen2-5-7b"])["resources"]
-    # p4de.24xlarge: (96 x 0.9 - 1 - 0.5 cache worker) / 32 slices = 2.65 vCPU;
-    # (1152 x 0.9 - 2 - (4 + 4) cache worker) / 32 = 32.09 GiB
-    assert mig["requests"] == {"cpu": "2600m", "memory": "32Gi", "nvidia.com/mig-3g.40gb": 1}
+    # p4de.24xlarge: (96 x 0.9 - 1 - 1 cache) / 32 slices = 2.64 vCPU, below the 2 x (2 + 1) = 6 vCPU a vLLM
+    # server needs, so 6; (1152 x 0.9 - 2 - (16 memory tier + 4 JVM + 2 FUSE) cache) / 32 = 31.65 GiB
+    assert mig["requests"] == {"cpu": "6000m", "memory": "31Gi", "nvidia.com/mig-3g.40gb": 1}
     assert mig["limits"] == mig["requests"]
     for plan in (dev_plan, prod_plan):
         for isvc in _objects(plan, ISVC).values():

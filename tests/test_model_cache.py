@@ -75,14 +75,14 @@ def test_serving_namespace_gets_a_reference_dataset_for_pvc_uris(prod_plan):
 
 def test_runtime_tiers_memory_then_local_nvme_with_quotas_from_config(prod_plan):
     spec = _cr(prod_plan, "prod-use1", "model-cache", "AlluxioRuntime", "models")["spec"]
-    # Defaults from the smallest GPU node of use1 (g6e.2xlarge: 64 GiB memory, 450 GiB NVMe).
+    # Defaults from the smallest GPU node of use1 (g6e.4xlarge: 128 GiB memory / 8, 600 GiB NVMe x 60%).
     assert spec["replicas"] == 2  # h100 minSize 1 + l40s minSize 1
     mem, ssd = spec["tieredstore"]["levels"]
-    assert (mem["mediumtype"], mem["path"], mem["quota"], mem["volumeType"]) == ("MEM", "/dev/shm", "8Gi", "emptyDir")
-    assert (ssd["mediumtype"], ssd["quota"], ssd["volumeType"]) == ("SSD", "270Gi", "emptyDir")
+    assert (mem["mediumtype"], mem["path"], mem["quota"], mem["volumeType"]) == ("MEM", "/dev/shm", "16Gi", "emptyDir")
+    assert (ssd["mediumtype"], ssd["quota"], ssd["volumeType"]) == ("SSD", "360Gi", "emptyDir")
     assert {mem["high"], mem["low"]} == {"0.95", "0.7"}
     worker = spec["worker"]["resources"]
-    assert worker["requests"]["memory"] == worker["limits"]["memory"] == f"{8 + WORKER_JVM_GIB}Gi"
+    assert worker["requests"]["memory"] == worker["limits"]["memory"] == f"{16 + WORKER_JVM_GIB}Gi"
     assert spec["master"]["nodeSelector"] == {"inference-platform.io/pool": "system"}
     assert spec["properties"] == ALLUXIO_PROPERTIES
 
@@ -96,8 +96,8 @@ def test_configured_quotas_and_replicas_win_over_defaults():
 
 def test_default_quotas_fit_the_smallest_gpu_node(prod_plan, dev_plan):
     assert cache_plan(dev_plan.spec.region("use1")) == cache_plan(dev_plan.spec.region("use1")).__class__(
-        memory_gib=4, ssd_gib=150, replicas=1, pools=("l40s", "a100-mig"), fuse_memory_gib=2
-    )  # sized by the smallest GPU node: g6e.xlarge, 32 GiB RAM, 250 GB NVMe; dev sets fuseMemory 2Gi
+        memory_gib=16, ssd_gib=360, replicas=1, pools=("l40s", "a100-mig"), fuse_memory_gib=2
+    )  # sized by the smallest GPU node: g6e.4xlarge, 128 GiB RAM / 8, 600 GB NVMe x 60%; dev sets fuseMemory 2Gi
     # usc1: memory from g2-standard-24 (96 GiB / 8); NVMe from a2-ultragpu-1g (1 x 375 GiB x 60% = 225,
     # rounded down to 220); one worker per pool minimum node (h200 1 + l4 1 + a100-mig 1).
     usc1 = cache_plan(prod_plan.spec.region("usc1"))

@@ -76,8 +76,8 @@ def test_cache_needs_a_gpu_pool():
 def test_memory_quota_must_leave_the_node_to_the_model_server():
     raw = _cache(raw_environment("prod"), 0, memory="40Gi")
     assert config_errors(raw) == [
-        "regions[0].modelCache.memory: 40Gi is more than 25% of the 64 GiB of memory of g6e.2xlarge (pool 'l40s'), "
-        "which model servers need; use at most 16Gi"
+        "regions[0].modelCache.memory: 40Gi is more than 25% of the 128 GiB of memory of g6e.4xlarge (pool 'l40s'), "
+        "which model servers need; use at most 32Gi"
     ]
 
 
@@ -91,8 +91,8 @@ def test_memory_tier_cannot_be_empty():
 def test_ssd_quota_must_fit_the_local_nvme():
     raw = _cache(raw_environment("prod"), 0, ssd="1Ti")
     assert config_errors(raw) == [
-        "regions[0].modelCache.ssd: 1024Gi is more than 80% of the 450 GiB of local NVMe of g6e.2xlarge "
-        "(pool 'l40s'), which also holds container images; use at most 360Gi"
+        "regions[0].modelCache.ssd: 1024Gi is more than 80% of the 600 GiB of local NVMe of g6e.4xlarge "
+        "(pool 'l40s'), which also holds container images; use at most 480Gi"
     ]
 
 

@@ -85,7 +85,7 @@ def _only(report, check: str, subject_start: str = ""):
 
 
 def _dev_fake(**kwargs) -> FakeAws:
-    """Quotas for `_raw()`'s dev: l40s (g6e.xlarge, 4 vCPUs x 2) on the G quota."""
+    """Quotas for `_raw()`'s dev: l40s (g6e.4xlarge, 16 vCPUs x 2) on the G quota."""
     return FakeAws(quotas={("us-east-1", G_ON_DEMAND): 64}, **kwargs)
 
 
@@ -106,8 +106,8 @@ def test_dev_passes_and_reports_json_for_ci(aws, capsys):
     rows = {(f["check"], f["subject"]): f for f in region["findings"]}
     assert {f["status"] for f in rows.values()} == {"pass"}
     assert set(rows) == {
-        ("offering", "pool l40s (g6e.xlarge)"),
-        ("instance type", "pool l40s (g6e.xlarge)"),
+        ("offering", "pool l40s (g6e.4xlarge)"),
+        ("instance type", "pool l40s (g6e.4xlarge)"),
         ("offering", "pool a100-mig (p4de.24xlarge)"),
         ("instance type", "pool a100-mig (p4de.24xlarge)"),
         ("quota", "Running On-Demand G and VT instances (L-DB2E81BA)"),
@@ -115,8 +115,8 @@ def test_dev_passes_and_reports_json_for_ci(aws, capsys):
         ("model files", "model llama-3-1-8b"),
         ("model files", "model qwen2-5-7b"),
     }
-    assert rows["offering", "pool l40s (g6e.xlarge)"]["detail"] == "offered in us-east-1a, us-east-1b"
-    assert rows["quota", "Running On-Demand G and VT instances (L-DB2E81BA)"]["data"]["maxVcpus"] == 2 * 4
+    assert rows["offering", "pool l40s (g6e.4xlarge)"]["detail"] == "offered in us-east-1a, us-east-1b"
+    assert rows["quota", "Running On-Demand G and VT instances (L-DB2E81BA)"]["data"]["maxVcpus"] == 2 * 16
     model = rows["model files", "model llama-3-1-8b"]["data"]
     assert model["bytes"] == sum(CHECKPOINT.values())
     assert model["weightBytes"] == 5_000
@@ -169,7 +169,7 @@ def test_type_not_offered_in_a_zone_fails_and_names_the_zones_to_use(aws):
     finding = _only(_preflight(raw, _dev_fake()), "offering")
     assert finding.status == "fail"
     assert finding.detail == (
-        "g6e.xlarge is not offered in us-east-1e (offered in: us-east-1a, us-east-1b, us-east-1c, us-east-1d)"
+        "g6e.4xlarge is not offered in us-east-1e (offered in: us-east-1a, us-east-1b, us-east-1c, us-east-1d)"
     )
     assert finding.hint == "set regions[0].gpuPools[0].zones to [us-east-1a] or choose another machine type"
 
@@ -190,10 +190,10 @@ def test_quota_below_max_size_fails_with_the_increase_command(aws):
     put_model("us-east-1", DEV_BUCKET, DEV_MODEL, CHECKPOINT)
     finding = _only(_preflight(_raw(), FakeAws(quotas={("us-east-1", G_ON_DEMAND): 4})), "quota")
     assert finding.status == "fail"
-    assert finding.detail == ("quota 4 vCPUs is below what pools l40s need 0 vCPUs at min size, 8 at max size")
+    assert finding.detail == ("quota 4 vCPUs is below what pools l40s need 0 vCPUs at min size, 32 at max size")
     assert finding.hint == (
         "aws service-quotas request-service-quota-increase --region us-east-1 --service-code ec2 "
-        "--quota-code L-DB2E81BA --desired-value 8"
+        "--quota-code L-DB2E81BA --desired-value 32"
     )
 
 
@@ -204,12 +204,12 @@ def test_quotas_sum_pools_of_one_quota_and_spot_has_its_own(aws):
         {"name": "l40s-2x", "machineType": "g6e.2xlarge", "maxSize": 3},
         {"name": "l40s-spot", "machineType": "g6e.xlarge", "maxSize": 4, "capacity": {"type": "spot"}},
     ]
-    fake = FakeAws(quotas={("us-east-1", G_ON_DEMAND): 32, ("us-east-1", G_SPOT): 8})
+    fake = FakeAws(quotas={("us-east-1", G_ON_DEMAND): 56, ("us-east-1", G_SPOT): 8})
     report = _preflight(raw, fake)
     on_demand = _only(report, "quota", "Running On-Demand G")
     assert (on_demand.status, on_demand.data["maxVcpus"], on_demand.data["pools"]) == (
         "pass",
-        2 * 4 + 3 * 8,
+        2 * 16 + 3 * 8,
         ["l40s", "l40s-2x"],
     )
     spot = _only(report, "quota", "All G and VT Spot")
@@ -219,7 +219,7 @@ def test_quotas_sum_pools_of_one_quota_and_spot_has_its_own(aws):
 def test_quota_without_an_applied_value_uses_the_aws_default(aws):
     raw = _raw()
     raw["models"] = raw["tenants"] = []
-    fake = FakeAws(quotas={("us-east-1", G_ON_DEMAND): 8}, default_only=frozenset({G_ON_DEMAND}))
+    fake = FakeAws(quotas={("us-east-1", G_ON_DEMAND): 32}, default_only=frozenset({G_ON_DEMAND}))
     assert _only(_preflight(raw, fake), "quota").status == "pass"
 
 

@@ -336,13 +336,13 @@ def test_guarantees_exceeding_the_cluster_gpu_capacity():
 
 def test_guarantee_above_capability_and_above_capacity():
     raw = raw_environment()
-    # dev use1: l40s g6e.xlarge time-sliced x4, maxSize 2 -> 8 nvidia.com/gpu at maxSize
+    # dev use1: l40s g6e.4xlarge time-sliced x2, maxSize 2 -> 4 nvidia.com/gpu at maxSize
     raw["tenants"][0]["gpuQuotas"][0]["guarantee"] = {"nvidia.com/gpu": 9}
     assert config_errors(raw) == [
         "tenants[0].gpuQuotas[0].guarantee: guarantees 9 nvidia.com/gpu but the capability is only 2; "
         "lower the guarantee or raise the capability",
         "tenants[0].gpuQuotas[0].guarantee: guarantees in region 'use1' add up to 9 nvidia.com/gpu (research 9), "
-        "more than the 8 its GPU pools hold at maxSize; lower the guarantees or raise pool maxSize",
+        "more than the 4 its GPU pools hold at maxSize; lower the guarantees or raise pool maxSize",
     ]
 
 

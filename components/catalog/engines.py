@@ -27,6 +27,7 @@ Sources:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -182,3 +183,35 @@ TRITON_FLAGS = EngineFlags(
 )
 
 ENGINE_FLAGS = {"vllm": VLLM_FLAGS, "triton": TRITON_FLAGS}
+
+
+@dataclass(frozen=True)
+class EngineHostNeeds:
+    """Host CPU and memory one model server needs, from how many busy processes its engine runs.
+
+    vLLM V1 runs one API server, one engine-core busy loop and one worker per GPU: at least `2 + N`
+    processes, which need as many physical cores, `2 x (2 + N)` vCPUs where a vCPU is a hyperthread
+    (vllm-project/vllm docs/configuration/optimization.md, "CPU Resources for GPU Deployments";
+    docs/design/arch_overview.md, "V1 Process Architecture"). Triton's OpenAI frontend runs the server
+    in-process through its Python bindings and serves TensorRT-LLM in orchestrator mode only
+    (triton-server v2.71.0 python/openai/README.md, "Model Parallelism Support"), where one orchestrator
+    spawns one Triton process per GPU (tensorrtllm_backend r26.07 README.md, "Orchestrator Mode"): `1 + N`. Memory per process is our estimate (a Python process with
+    torch and the CUDA runtime's host allocations), not an upstream figure.
+    """
+
+    base_processes: int
+    vcpus_per_process: int = 2  # one physical core, two hyperthreads
+    memory_gib_per_process: float = 1.5
+
+    def processes(self, gpus: int) -> int:
+        return self.base_processes + gpus
+
+    def vcpus(self, gpus: int) -> int:
+        return self.vcpus_per_process * self.processes(gpus)
+
+    def memory_gib(self, gpus: int, shm_gib: int) -> int:
+        """Process memory plus the memory-backed /dev/shm, which counts against the pod's limit."""
+        return math.ceil(self.memory_gib_per_process * self.processes(gpus) + shm_gib)
+
+
+ENGINE_HOST_NEEDS = {"vllm": EngineHostNeeds(base_processes=2), "triton": EngineHostNeeds(base_processes=1)}

@@ -168,7 +168,7 @@ def model_placement(env: EnvironmentSpec, model: ModelSpec, placement: Placement
         pool=pool,
         resource=resource,
         fit=fit,
-        host=pod_host_resources(region, pool, fit.sizing.tensor_parallel),
+        host=pod_host_resources(region, pool, fit.sizing.tensor_parallel, runtime=model.runtime),
         startup_seconds=startup_seconds(region, model, fit.sizing),
         scheduling=model_scheduling(env, model),
         label_domain=env.label_domain,

@@ -5,6 +5,10 @@ and, where the model cache is on, one Alluxio worker and the FUSE daemon its mod
 through, each with the memory the cache gives it (`model_cache.py`); the rest is shared out by GPU slot (whole
 GPU, MIG instance or time-slice share). Requests equal limits (Guaranteed QoS: model servers are
 the last pods the kubelet evicts), and /dev/shm, being memory-backed, is part of that memory.
+
+A server never gets less than its engine needs (`ENGINE_HOST_NEEDS`: vLLM's 2 + N busy processes,
+one physical core each); where a slot's share is smaller, the node runs fewer servers than it has slots
+(`servers_per_node`), and a node that cannot hold one is a config error (spec/serving_checks.py).
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from components.catalog.engines import ENGINE_HOST_NEEDS
 from components.catalog.machines import MACHINES
 from components.serving.slots import slots_per_node
 from components.spec.model_store import cache_plan
@@ -22,8 +27,6 @@ ALLOCATABLE_SHARE = 0.9
 DAEMONS_CPU = 1.0
 DAEMONS_MEMORY_GIB = 2
 CACHE_CPU = 1.0  # the Alluxio worker's and the FUSE daemon's requests (components/addons/model_cache.py)
-# Below this an engine (Python, CUDA context, tokenizer, streaming buffer) does not start reliably.
-MIN_POD_MEMORY_GIB = 4
 SHM_GIB_PER_GPU = 1
 
 
@@ -33,6 +36,11 @@ class HostResources:
     memory_gib: int
     shm_gib: int
     slots_per_node: int
+    servers_per_node: int  # at most slots_per_node / gpus; fewer where the engine's needs bound it
+    node_cpu: float  # what the node leaves for model servers
+    node_memory_gib: float
+    need_cpu: int  # the engine's needs for one server
+    need_memory_gib: int
 
     @property
     def cpu_quantity(self) -> str:
@@ -61,16 +69,28 @@ def cache_worker_memory_gib(region: RegionSpec, pool: GpuPoolSpec) -> int:
     return plan.memory_gib + WORKER_JVM_GIB + plan.fuse_memory_gib
 
 
-def pod_host_resources(region: RegionSpec, pool: GpuPoolSpec, gpus: int) -> HostResources:
-    """CPU and memory of a pod holding `gpus` of the pool's slots."""
+def pod_host_resources(region: RegionSpec, pool: GpuPoolSpec, gpus: int, *, runtime: str) -> HostResources:
+    """CPU and memory of a `runtime` pod holding `gpus` of the pool's slots: its share of the node, or what
+    the engine needs when that is more."""
     machine = MACHINES[pool.machine_type]
     slots = slots_per_node(pool)
     worker_gib = cache_worker_memory_gib(region, pool)
-    cpu = machine.vcpus * ALLOCATABLE_SHARE - DAEMONS_CPU - (CACHE_CPU if worker_gib else 0)
-    memory = machine.memory_gib * ALLOCATABLE_SHARE - DAEMONS_MEMORY_GIB - worker_gib
+    node_cpu = machine.vcpus * ALLOCATABLE_SHARE - DAEMONS_CPU - (CACHE_CPU if worker_gib else 0)
+    node_memory = machine.memory_gib * ALLOCATABLE_SHARE - DAEMONS_MEMORY_GIB - worker_gib
+    shm = SHM_GIB_PER_GPU * gpus
+    needs = ENGINE_HOST_NEEDS[runtime]
+    need_cpu, need_memory = needs.vcpus(gpus), needs.memory_gib(gpus, shm)
+    cpu = max(math.floor(node_cpu * gpus / slots * 10) / 10, need_cpu)
+    memory = max(math.floor(node_memory * gpus / slots), need_memory)
+    servers = min(slots // gpus, math.floor(node_cpu / cpu + 1e-9), math.floor(node_memory / memory + 1e-9))
     return HostResources(
-        cpu=math.floor(cpu * gpus / slots * 10) / 10,
-        memory_gib=math.floor(memory * gpus / slots),
-        shm_gib=SHM_GIB_PER_GPU * gpus,
+        cpu=cpu,
+        memory_gib=memory,
+        shm_gib=shm,
         slots_per_node=slots,
+        servers_per_node=max(servers, 0),
+        node_cpu=node_cpu,
+        node_memory_gib=node_memory,
+        need_cpu=need_cpu,
+        need_memory_gib=need_memory,
     )

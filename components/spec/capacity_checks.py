@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from components.k8s.gpu_resources import schedulable_resources
 from components.serving.fit import placement_fit
+from components.serving.host import pod_host_resources
 from components.serving.slots import placement_resource
 from components.spec.base import Issue, join_path
 
@@ -36,6 +37,8 @@ class ReplicaDemand:
     per_replica: int  # units of `resource`: tensor parallel x pipeline parallel
     tensor_parallel: int
     pipeline_parallel: int
+    # Servers of this model a node runs at once: its slots, or fewer where CPU and memory bound them.
+    servers_per_node: int | None = None
 
     @property
     def min_units(self) -> int:
@@ -55,7 +58,8 @@ def replica_demands(env: EnvironmentSpec, region: RegionSpec) -> list[ReplicaDem
             assert resource is not None, "placements are validated before"
             sizing = placement_fit(model, pool, resource).sizing
             tp, pp = sizing.tensor_parallel, sizing.pipeline_parallel
-            demands.append(ReplicaDemand(model, placement, pool, resource, tp * pp, tp, pp))
+            servers = pod_host_resources(region, pool, tp, runtime=model.runtime).servers_per_node
+            demands.append(ReplicaDemand(model, placement, pool, resource, tp * pp, tp, pp, servers))
     return demands
 
 
@@ -67,7 +71,10 @@ def pool_holds(demand: ReplicaDemand, sharing: list[ReplicaDemand]) -> int:
     """
     pool = demand.pool
     per_node = schedulable_resources(pool)[demand.resource]
-    alone = (per_node // demand.tensor_parallel) * pool.max_size // demand.pipeline_parallel
+    servers = per_node // demand.tensor_parallel
+    if demand.servers_per_node is not None:
+        servers = min(servers, demand.servers_per_node)
+    alone = servers * pool.max_size // demand.pipeline_parallel
     others = sum(d.min_units for d in sharing if d is not demand and d.resource == demand.resource)
     return min(alone, (per_node * pool.max_size - others) // demand.per_replica)
 

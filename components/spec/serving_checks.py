@@ -12,7 +12,7 @@ Rules, and why:
   tensor-parallel size, else pipeline-parallel across nodes, else the model is rejected with the
   numbers. A replica on more than one node must run vLLM in Standard mode from the cache's
   pvc:// (KServe's multi-node serving accepts no other storage and no autoscaler).
-- Each replica gets at least MIN_POD_MEMORY_GIB of host memory from its node's share.
+- A node of the pool holds at least one server with the CPU and memory its engine needs.
 - engineArgs: flags of the pinned engine only (the catalog's list, checked against the engine's own
   parser by the tests), switches as true, values as values; flags the platform derives name the key
   to change instead.
@@ -28,11 +28,11 @@ import difflib
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from components.catalog.engines import ENGINE_FLAGS
+from components.catalog.engines import ENGINE_FLAGS, ENGINE_HOST_NEEDS
 from components.catalog.models import MODELS
 from components.k8s.gpu_resources import schedulable_resources
 from components.serving.fit import Fit, placement_fit, startup_seconds
-from components.serving.host import MIN_POD_MEMORY_GIB, pod_host_resources
+from components.serving.host import pod_host_resources
 from components.serving.sizing import DoesNotFit, GpuSlot, startup_budget_seconds
 from components.serving.slots import gpu_slot, multi_node_capable, placement_resource
 from components.spec.base import Issue, join_path
@@ -243,7 +243,7 @@ def _check_placement(
     except DoesNotFit as problem:
         yield Issue(join_path(*at), str(problem) + _multi_node_hint(slot, pool))
         return
-    yield from _check_host_memory(region, pool, fit, at)
+    yield from _check_host_memory(region, pool, fit, model.runtime, at)
     if fit.sizing.pipeline_parallel > 1:
         yield from _check_multi_node(model, region, placement, fit, at)
     elif model.lora_adapters and not region.model_cache.enabled:
@@ -273,14 +273,17 @@ def _multi_node_hint(slot: GpuSlot, pool: GpuPoolSpec) -> str:
     return ""
 
 
-def _check_host_memory(region: RegionSpec, pool: GpuPoolSpec, fit: Fit, at: tuple) -> Iterator[Issue]:
-    host = pod_host_resources(region, pool, fit.sizing.tensor_parallel)
-    if host.memory_gib < MIN_POD_MEMORY_GIB:
+def _check_host_memory(region: RegionSpec, pool: GpuPoolSpec, fit: Fit, runtime: str, at: tuple) -> Iterator[Issue]:
+    """A node must hold one server with what its engine needs (catalog ENGINE_HOST_NEEDS)."""
+    host = pod_host_resources(region, pool, fit.sizing.tensor_parallel, runtime=runtime)
+    if host.servers_per_node < 1:
+        processes = ENGINE_HOST_NEEDS[runtime].processes(fit.sizing.tensor_parallel)
         yield Issue(
             join_path(*at, "pool"),
-            f"each replica would get {host.memory_gib} GiB of host memory ({pool.machine_type} shared by "
-            f"{host.slots_per_node} model servers, after system and cache reservations), less than the "
-            f"{MIN_POD_MEMORY_GIB} GiB an engine needs; use a machine type with more memory or fewer shares",
+            f"a {pool.machine_type} node leaves {host.node_cpu:.1f} vCPU and {host.node_memory_gib:.0f} GiB "
+            f"for model servers (after system and cache reservations), and one {runtime} server needs "
+            f"{host.need_cpu} vCPU ({processes} busy processes, a core each) and {host.need_memory_gib} GiB; "
+            "use a larger machine type",
         )
 
 
