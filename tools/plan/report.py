@@ -233,6 +233,20 @@ def _federation_diagram(plan: Plan) -> list[str]:
     return lines
 
 
+def _joins(plan: Plan, member: str) -> str:
+    """How a member's Cluster comes to exist in Karmada, read from what the plan renders for it."""
+    ways = set()
+    for r in plan.kubernetes_objects():
+        if r.inputs["kind"] == "Cluster" and r.inputs["metadata"]["name"] == member:
+            patched = r.type.endswith("Patch")
+            ways.add(
+                "agent-registered (pull): karmada-agent creates its Cluster, labels patched in after"
+                if patched
+                else f"declared by the program ({r.inputs['spec']['syncMode'].lower()})"
+            )
+    return "; ".join(sorted(ways)) or "not registered"
+
+
 def _federation(plan: Plan) -> str:
     """Karmada: the members and how each federated model is divided between them."""
     from components.federation.placement import federated_models, member_regions, model_shares
@@ -247,13 +261,13 @@ def _federation(plan: Plan) -> str:
         f"Control plane on `{plan.environment}-{fed.host}`; members join in **{fed.member_mode}** mode. Failover: "
         f"replicas leave a member not ready or unreachable for {fed.failover.cluster_toleration_seconds}s, or "
         f"unhealthy for {fed.failover.application_toleration_seconds}s.\n",
-        "| member | cloud | region | GPU products |",
-        "|---|---|---|---|",
+        "| member | cloud | region | GPU products | joins |",
+        "|---|---|---|---|---|",
     ]
     for region in member_regions(env):
         rows.append(
             f"| {plan.environment}-{region.name} | {region.cloud} | {region.region} | "
-            f"{', '.join(gpu_products(region)) or '-'} |"
+            f"{', '.join(gpu_products(region)) or '-'} | {_joins(plan, f'{plan.environment}-{region.name}')} |"
         )
     models = federated_models(env)
     if models:

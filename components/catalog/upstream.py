@@ -1,0 +1,39 @@
+"""Upstream behaviour the program relies on: who creates which object, what is admitted, what a repo serves.
+
+Each fact is stated once, with its source at the pinned version; components cite the constant, the
+README lists them (`make docs`) and tests/test_upstream_behaviour.py asserts each against the rendered
+plans. Refresh: re-read the source at the new pin, update the statement, and let those tests tell what
+the program must change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class UpstreamFact:
+    name: str
+    statement: str
+    source: str  # repo@ref:path (lines), or the FACTS file section that cites it
+
+
+FACTS: dict[str, UpstreamFact] = {}
+
+
+def _fact(name: str, statement: str, source: str) -> UpstreamFact:
+    fact = UpstreamFact(name, statement, source)
+    FACTS[name] = fact
+    return fact
+
+
+KARMADA_AGENT_REGISTERS = _fact(
+    "karmada-agent-registers-its-cluster",
+    "karmada-agent (v1.18.2) creates its member's `cluster.karmada.io/v1alpha1` Cluster itself, with "
+    "`spec.id` = the member's kube-system Namespace UID and `syncMode: Pull`, and exits when a Cluster of that "
+    "name exists with another or no `spec.id`. It sets no labels (no flag for them); the chart passes no "
+    "--cluster-provider/--cluster-region/--cluster-zones. So pull members' Clusters are never created by the "
+    "program; their labels are patched in afterwards.",
+    "karmada-io/karmada@v1.18.2:cmd/agent/app/agent.go L181-200, L449-498; pkg/util/cluster.go L82-119, "
+    "L168-196; charts/karmada/templates/karmada-agent.yaml L108-117 (FACTS-3.md §9)",
+)
