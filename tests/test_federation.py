@@ -77,7 +77,13 @@ def _one(plan, type_: str, name: str) -> dict:
 def test_control_plane_release_on_the_host(prod_plan):
     (cluster, release), *others = _releases(prod_plan, "karmada").items()
     assert not others and cluster == "prod-use1"
-    assert (release["chart"], release["version"], release["namespace"]) == ("karmada", "v1.18.2", "karmada-system")
+    # Published as oci://docker.io/karmada/karmada (FACTS-3.md §3), not in the raw master/charts index.
+    assert (release["chart"], release["version"], release["namespace"]) == (
+        "oci://docker.io/karmada/karmada",
+        "v1.18.2",
+        "karmada-system",
+    )
+    assert "repositoryOpts" not in release
     values = release["values"]
     assert values["installMode"] == "host"
     assert values["karmadaImageVersion"] == "v1.18.2"

@@ -169,6 +169,13 @@ class Upstream:
             for err in sorted(validator.iter_errors(body), key=lambda e: list(e.absolute_path))
         ]
 
+    def helm_index(self, repository: str) -> dict | None:
+        """A Helm repository's index.yaml as copied under helm-index/<host>/<path>/, or None when none was."""
+        if not repository.startswith("https://"):
+            return None
+        path = self.root / "helm-index" / repository.removeprefix("https://").strip("/") / "index.yaml"
+        return yaml.load(path.read_text(), Loader=_Loader) if path.is_file() else None
+
     def chart_values(self, relative: str) -> dict:
         return yaml.load((self.root / relative).read_text(), Loader=_Loader) or {}
 

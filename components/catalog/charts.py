@@ -22,6 +22,9 @@ class ChartRef:
     subcharts: dict[str, str] = field(default_factory=dict)
     # Further upstream values files documenting keys the chart passes through verbatim (checked like defaults).
     documented_values: tuple[str, ...] = ()
+    # When the repository does not serve the tag the upstream files were copied at: that tag, whose chart
+    # differs from the pinned one only as the comment at the pin shows (the files still check our values).
+    files_tag: str | None = None
 
     @property
     def is_oci(self) -> bool:
@@ -32,14 +35,19 @@ class ChartRef:
 CHARTS: dict[str, ChartRef] = {}
 
 # Volcano: gang scheduling, tenant queues, HyperNode topology [volcano-sh/volcano@v1.15.1:installer/helm/chart/volcano].
+# The repository serves chart 1.15.0 as its newest (helm-index snapshot be34e957; no volcano-1.15.1 release in
+# volcano-sh/helm-charts, FACTS-3.md §3). `git diff v1.15.0 v1.15.1 -- installer/helm/chart/volcano` touches
+# only Chart.yaml (version, appVersion) and values.yaml `basic.image_tag_version`: so chart 1.15.0 with the
+# v1.15.1 images is exactly the v1.15.1 chart, and the v1.15.1 files check our values.
 CHARTS["volcano"] = ChartRef(
     name="volcano",
     repository="https://volcano-sh.github.io/helm-charts",
-    version="1.15.1",
+    version="1.15.0",
     upstream_chart="volcano/v1.15.1/chart-volcano.Chart.yaml",
     upstream_values="volcano/v1.15.1/chart-volcano.values.yaml",
+    files_tag="v1.15.1",
 )
-VOLCANO_IMAGE_TAG = "v1.15.1"  # basic.image_tag_version of the chart at this pin
+VOLCANO_IMAGE_TAG = "v1.15.1"  # basic.image_tag_version: the v1.15.1 binaries (55 fixes over v1.15.0)
 
 # NVIDIA GPU Operator (FACTS.md). The in-tree Chart.yaml says v1.0.0-devel: NVIDIA's release
 # pipeline stamps the git tag as the chart version, so the pin is the tag the upstream files
@@ -186,9 +194,12 @@ CHARTS["keda"] = ChartRef(
 # pull-mode members [karmada-io/karmada@v1.18.2:charts/karmada, FACTS.md]. The in-tree Chart.yaml says 0.0.0;
 # hack/package-helm-chart.sh stamps the tag as chart version and as karmadaImageVersion. The federation
 # also installs `kserve-crd` (above) into the Karmada API server, to hold federated InferenceServices.
+# Repository: every published release pushes the chart to oci://docker.io/karmada (dockerhub-released-chart.yml,
+# `make push-chart`); the raw master/charts index gets patch releases only by a manual PR and stops at v1.18.1
+# (FACTS-3.md §3).
 CHARTS["karmada"] = ChartRef(
     name="karmada",
-    repository="https://raw.githubusercontent.com/karmada-io/karmada/master/charts",
+    repository="oci://docker.io/karmada",
     version="v1.18.2",
     upstream_chart="karmada/v1.18.2/chart-karmada.Chart.yaml",
     upstream_values="karmada/v1.18.2/chart-karmada.values.yaml",

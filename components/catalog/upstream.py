@@ -37,3 +37,13 @@ KARMADA_AGENT_REGISTERS = _fact(
     "karmada-io/karmada@v1.18.2:cmd/agent/app/agent.go L181-200, L449-498; pkg/util/cluster.go L82-119, "
     "L168-196; charts/karmada/templates/karmada-agent.yaml L108-117 (FACTS-3.md §9)",
 )
+
+REPOSITORIES_SERVE_PINS = _fact(
+    "repositories-serve-the-pinned-charts",
+    "A chart is installed from a repository whose index lists the pinned version. The raw karmada master/charts "
+    "index stops at v1.18.1 (patch releases arrive only by a manual PR); v1.18.2 is pushed to "
+    "oci://docker.io/karmada. volcano-sh.github.io/helm-charts serves 1.15.0 as its newest. OCI registries and "
+    "repositories without a copied index are not determinable offline.",
+    "helm-index/* snapshots, karmada-io/karmada@v1.18.2:.github/workflows/dockerhub-released-chart.yml, "
+    "Makefile L100-103; volcano-sh/helm-charts@be34e957:index.yaml (FACTS-3.md §3)",
+)
