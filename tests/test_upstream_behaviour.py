@@ -9,7 +9,16 @@ from __future__ import annotations
 import pytest
 
 from components.catalog.charts import CHARTS
-from components.catalog.upstream import FACTS, KARMADA_AGENT_REGISTERS, REPOSITORIES_SERVE_PINS
+from components.catalog.upstream import (
+    FACTS,
+    GKE_CRITICAL_PODS_NEED_QUOTA,
+    GKE_CRITICAL_PRIORITY_CLASSES,
+    KARMADA_AGENT_REGISTERS,
+    REPOSITORIES_SERVE_PINS,
+)
+from policies.framework import PackSettings, evaluate_stack
+from policies.offline import plan_resources
+from policies.rules import ALL_RULES
 from tests.harness import environment_config, ns, plan_config
 from tools.plan.report import render_markdown
 
@@ -122,3 +131,81 @@ def test_installed_releases_use_the_catalog_repository(env_plan):
         else:
             assert release.inputs["repositoryOpts"]["repo"] == chart.repository
         assert release.inputs["version"] == chart.version
+
+
+# --- GKE admits system-*-critical pods outside kube-system only with a matching quota ------------------
+
+
+def _priority_paths(values, path: str = ""):
+    """(dotted path, value) of every `priorityClassName` key in a chart's default values."""
+    if isinstance(values, dict):
+        for key, value in values.items():
+            sub = f"{path}.{key}" if path else str(key)
+            if key == "priorityClassName":
+                yield sub, value
+            else:
+                yield from _priority_paths(value, sub)
+
+
+@pytest.mark.parametrize("chart", sorted(CHARTS.values(), key=lambda c: c.name), ids=lambda c: c.name)
+def test_catalog_knows_every_critical_default_of_the_chart(chart, upstream):
+    """Each critical priorityClassName in the chart's default values is declared, with the upstream default."""
+    declared = {p.value: p.default for p in chart.pod_priorities if p.value}
+    defaults = upstream.chart_values(chart.upstream_values)
+    for key, values_file in chart.subcharts.items():
+        defaults = {**defaults, key: {**upstream.chart_values(values_file), **(defaults.get(key) or {})}}
+    for path, value in _priority_paths(defaults):
+        if value in GKE_CRITICAL_PRIORITY_CLASSES:
+            assert declared.get(path) == value, f"{chart.name}: {path} defaults to {value}; declare it"
+    upstream_defaults = dict(_priority_paths(defaults))
+    for path, default in declared.items():
+        assert path in upstream_defaults and (upstream_defaults[path] or "") == default, (chart.name, path)
+
+
+def test_volcano_templates_hard_code_critical_pods():
+    volcano = CHARTS["volcano"]
+    assert {p.default for p in volcano.pod_priorities} == {"system-cluster-critical"}
+    assert all(p.value is None and p.template for p in volcano.pod_priorities)
+
+
+def _gke_clusters(plan) -> set[str]:
+    return {f"{plan.environment}-{r.name}" for r in plan.spec.regions if r.cloud == "gcp"}
+
+
+def _quotas(plan) -> dict[tuple[str, str], dict]:
+    return {
+        (plan.cluster_of(r), r.inputs["metadata"]["namespace"]): r.inputs
+        for r in plan.kubernetes_objects()
+        if r.inputs["kind"] == "ResourceQuota"
+    }
+
+
+def test_every_gke_namespace_with_critical_pods_has_an_admitting_quota(env_plan):
+    assert GKE_CRITICAL_PODS_NEED_QUOTA.name in FACTS
+    quotas = _quotas(env_plan)
+    needed = set()
+    for release in env_plan.helm_releases():
+        cluster = env_plan.cluster_of(release)
+        chart = CHARTS[release.inputs["chart"].rsplit("/", 1)[-1]]
+        classes = chart.priority_classes(release.inputs["values"]) & set(GKE_CRITICAL_PRIORITY_CLASSES)
+        if cluster in _gke_clusters(env_plan) and classes and release.inputs["namespace"] != "kube-system":
+            needed.add((cluster, release.inputs["namespace"]))
+            quota = quotas[cluster, release.inputs["namespace"]]
+            (scope,) = quota["spec"]["scopeSelector"]["matchExpressions"]
+            assert scope["scopeName"] == "PriorityClass" and scope["operator"] == "In"
+            assert classes <= set(scope["values"]) and quota["spec"]["hard"]["pods"]
+            assert any(q.endswith(f"{release.inputs['namespace']}-critical-pods") for q in release.options["dependsOn"])
+    # Only where needed, and never on EKS (which has no such admission rule).
+    assert set(quotas) == needed
+    if _gke_clusters(env_plan) and env_plan.environment == "prod":
+        assert needed == {("prod-usc1", ns) for ns in ("gpu-operator", "volcano-system", "karmada-system")}
+
+
+def test_without_the_quotas_the_policy_pack_rejects_the_plan(prod_plan):
+    resources = [r for r in plan_resources(prod_plan) if r.kind != "ResourceQuota"]
+    findings = evaluate_stack(ALL_RULES, resources, PackSettings()).of("gke-critical-priority-quota", "violation")
+    assert sorted(f.urn.rsplit("::", 1)[-1] for f in findings) == [
+        "prod-usc1-gpu-operator",
+        "prod-usc1-karmada-agent",
+        "prod-usc1-volcano",
+    ]

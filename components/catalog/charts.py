@@ -7,7 +7,18 @@ every value we set exists in the chart's defaults, except below the `free_form` 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class PodPriority:
+    """A priority class some of a chart's pods run with: set by a values key, or hard-coded in a template."""
+
+    default: str  # the class when `value` is not set ("" : none)
+    value: str | None = None  # dotted values path that overrides it; None when a template hard-codes it
+    template: str = ""  # where a hard-coded class is, at the pinned tag
 
 
 @dataclass(frozen=True)
@@ -25,10 +36,31 @@ class ChartRef:
     # When the repository does not serve the tag the upstream files were copied at: that tag, whose chart
     # differs from the pinned one only as the comment at the pin shows (the files still check our values).
     files_tag: str | None = None
+    # The priority classes of the chart's pods (GKE admits the system-*-critical ones outside kube-system only
+    # with a matching ResourceQuota); value-keyed defaults are checked against `upstream_values`.
+    pod_priorities: tuple[PodPriority, ...] = ()
+
+    def priority_classes(self, values: Mapping[str, Any]) -> set[str]:
+        """The priority classes this chart's pods get with our `values` over the chart's defaults."""
+        classes = set()
+        for priority in self.pod_priorities:
+            chosen = _lookup(values, priority.value) if priority.value else None
+            classes.add(priority.default if chosen is None else chosen)
+        return classes - {""}
 
     @property
     def is_oci(self) -> bool:
         return self.repository.startswith("oci://")
+
+
+def _lookup(values: Mapping[str, Any], dotted: str) -> Any:
+    """values["a"]["b"] for "a.b"; None when any level is missing."""
+    current: Any = values
+    for key in dotted.split("."):
+        if not isinstance(current, Mapping) or key not in current:
+            return None
+        current = current[key]
+    return current
 
 
 # Filled by the add-on components' capabilities; keyed by chart name.
@@ -46,6 +78,11 @@ CHARTS["volcano"] = ChartRef(
     upstream_chart="volcano/v1.15.1/chart-volcano.Chart.yaml",
     upstream_values="volcano/v1.15.1/chart-volcano.values.yaml",
     files_tag="v1.15.1",
+    # No values key: the templates hard-code it (installer/helm/chart/volcano/templates at v1.15.1).
+    pod_priorities=tuple(
+        PodPriority("system-cluster-critical", template=t)
+        for t in ("scheduler.yaml L191", "controllers.yaml L163", "admission.yaml L131", "admission-init.yaml L98")
+    ),
 )
 VOLCANO_IMAGE_TAG = "v1.15.1"  # basic.image_tag_version: the v1.15.1 binaries (55 fixes over v1.15.0)
 
@@ -61,6 +98,14 @@ CHARTS["gpu-operator"] = ChartRef(
     subcharts={
         "node-feature-discovery": "gpu-operator/v26.7.0/chart-gpu-operator.subchart-node-feature-discovery.values.yaml"
     },
+    pod_priorities=tuple(
+        PodPriority("system-node-critical", value=v)
+        for v in (
+            "operator.priorityClassName",
+            "daemonsets.priorityClassName",
+            "node-feature-discovery.priorityClassName",
+        )
+    ),
 )
 
 # Advertises vpc.amazonaws.com/efa on EFA nodes [aws/eks-charts@v0.0.242:stable/aws-efa-k8s-device-plugin].
@@ -205,6 +250,24 @@ CHARTS["karmada"] = ChartRef(
     upstream_values="karmada/v1.18.2/chart-karmada.values.yaml",
     # Rendered as `--feature-gates=<k>=<v>,...` and `--<k>=<v>` flags of karmada-controller-manager.
     free_form=("controllerManager.featureGates", "controllerManager.extraCommandArgs"),
+    # Every component's own key (host mode renders the control plane's, agent mode the agent's).
+    pod_priorities=tuple(
+        PodPriority("system-node-critical", value=f"{component}.priorityClassName")
+        for component in (
+            "scheduler",
+            "webhook",
+            "controllerManager",
+            "apiServer",
+            "aggregatedApiServer",
+            "metricsAdapter",
+            "kubeControllerManager",
+            "etcd.internal",
+            "agent",
+            "schedulerEstimator",
+            "descheduler",
+            "search",
+        )
+    ),
 )
 KARMADA_VERSION = "v1.18.2"  # karmadaImageVersion and the Karmada component image tags at this pin
 # The chart's hook and init containers default to `latest` tags; pinned here. registry.k8s.io/kubectl

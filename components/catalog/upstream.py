@@ -47,3 +47,16 @@ REPOSITORIES_SERVE_PINS = _fact(
     "helm-index/* snapshots, karmada-io/karmada@v1.18.2:.github/workflows/dockerhub-released-chart.yml, "
     "Makefile L100-103; volcano-sh/helm-charts@be34e957:index.yaml (FACTS-3.md §3)",
 )
+
+# GKE limits these classes by default (ResourceQuota admission `limitedResources`), as kube-system's own
+# `gcp-critical-pods` quota shows: a pod using one outside kube-system needs a quota scoped to it.
+GKE_CRITICAL_PRIORITY_CLASSES = ("system-node-critical", "system-cluster-critical")
+GKE_CRITICAL_PODS_NEED_QUOTA = _fact(
+    "gke-critical-pods-need-a-quota",
+    "GKE admits a pod with priorityClassName system-node-critical or system-cluster-critical outside kube-system "
+    "only if its namespace has a ResourceQuota whose scopeSelector matches that class (PriorityClass In [...]), "
+    "else `insufficient quota to match these scopes`. Volcano's templates, the GPU Operator's and Karmada's "
+    "values (agent included) use these classes by default.",
+    "kubernetes.io/docs/concepts/policy/resource-quotas/#limit-priority-class-consumption-by-default; GKE's "
+    "kube-system/gcp-critical-pods (openservicemesh/osm#4408, NVIDIA/aicr#915) (FACTS-3.md §8)",
+)
