@@ -176,6 +176,15 @@ class Upstream:
         path = self.root / "helm-index" / repository.removeprefix("https://").strip("/") / "index.yaml"
         return yaml.load(path.read_text(), Loader=_Loader) if path.is_file() else None
 
+    def values_schema_problems(self, relative_schema: str, values: dict) -> list[str]:
+        """Problems of chart values against the chart's values.schema.json (what `helm install` enforces)."""
+        schema = json.loads((self.root / relative_schema).read_text())
+        validator = jsonschema.Draft7Validator(schema)
+        return [
+            f"{'.'.join(str(p) for p in err.absolute_path) or '<root>'}: {err.message}"
+            for err in sorted(validator.iter_errors(values), key=lambda e: list(e.absolute_path))
+        ]
+
     def chart_values(self, relative: str) -> dict:
         return yaml.load((self.root / relative).read_text(), Loader=_Loader) or {}
 

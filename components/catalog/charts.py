@@ -224,6 +224,20 @@ CHARTS["kserve-runtime-configs"] = ChartRef(
     upstream_values="kserve/v0.20.0/chart-kserve-runtime-configs.values.yaml",
 )
 
+# cert-manager: issues KServe's webhook serving certificate (a cert-manager Certificate in kserve-resources).
+# Published to oci://quay.io/jetstack/charts/cert-manager; the release tool stamps the tag (with its `v`) as
+# chart version over the in-tree v0.0.0 [cert-manager@v1.21.1:RELEASE.md, make/_shared_new/helm/helm.mk]
+# (FACTS-3.md §1). The chart templates its own CRDs when `crds.enabled`.
+CHARTS["cert-manager"] = ChartRef(
+    name="cert-manager",
+    repository="oci://quay.io/jetstack/charts",
+    version="v1.21.1",
+    upstream_chart="cert-manager/v1.21.1/chart-cert-manager.Chart.yaml",
+    upstream_values="cert-manager/v1.21.1/chart-cert-manager.values.yaml",
+    free_form=("nodeSelector", "webhook.nodeSelector", "cainjector.nodeSelector", "startupapicheck.nodeSelector"),
+    pod_priorities=(PodPriority("", value="global.priorityClassName"),),
+)
+
 # KEDA: autoscales model servers on Prometheus metrics (queue depth, TTFT); installs its CRDs
 # (FACTS-2.md) [kedacore/charts@v2.20.2:keda].
 CHARTS["keda"] = ChartRef(

@@ -56,6 +56,16 @@ class ApiAccessSpec(Spec):
     )
 
 
+class CertManagerSpec(Spec):
+    """cert-manager, which issues KServe's webhook serving certificate: installed with KServe unless it already runs."""
+
+    existing: bool = Field(
+        False,
+        description="cert-manager already runs in this cluster (installed out of band, v1.x with its CRDs): the "
+        "platform does not install it, and KServe relies on the existing one.",
+    )
+
+
 class NodeScaling(Spec):
     min_size: int = Field(0, ge=0, description="Fewest nodes (0 lets an idle GPU pool cost nothing).")
     max_size: int = Field(ge=1, description="Most nodes the autoscaler may create.")
@@ -173,6 +183,10 @@ class RegionSpec(Spec):
     )
     serving: ServingSpec = Field(
         default_factory=ServingSpec, description="KServe on the cluster: deployment mode, weight loading, autoscaling."
+    )
+    cert_manager: CertManagerSpec = Field(
+        default_factory=CertManagerSpec,
+        description="cert-manager for webhook certificates (KServe's); installed on every cluster that runs KServe.",
     )
 
     def pool(self, name: str) -> GpuPoolSpec | None:

@@ -283,6 +283,35 @@ def _federation(plan: Plan) -> str:
     return "\n".join(rows) + "\n"
 
 
+def _admission(plan: Plan) -> str:
+    """Per cluster: cert-manager (webhook certificates) and the quotas GKE needs to admit critical pods."""
+    rows = [
+        "## Cluster prerequisites\n",
+        "cert-manager issues KServe's webhook certificate; on GKE, pods with system-node-critical or "
+        "system-cluster-critical priority are admitted outside kube-system only where a ResourceQuota is scoped "
+        "to those classes.\n",
+        "| cluster | cloud | cert-manager | critical-pod quotas (namespaces) |",
+        "|---|---|---|---|",
+    ]
+    releases = {(plan.cluster_of(r), r.inputs["name"]): r.inputs for r in plan.helm_releases()}
+    quotas: dict[str | None, list[str]] = {}
+    for r in plan.kubernetes_objects():
+        if r.inputs["kind"] == "ResourceQuota":
+            quotas.setdefault(plan.cluster_of(r), []).append(r.inputs["metadata"]["namespace"])
+    for region in plan.spec.regions:
+        cluster = f"{plan.environment}-{region.name}"
+        installed = releases.get((cluster, "cert-manager"))
+        if installed is not None:
+            cert_manager = f"{installed['version']} (installed before KServe)"
+        elif region.cert_manager.existing:
+            cert_manager = "existing (not installed)"
+        else:
+            cert_manager = "- (no KServe)"
+        needed = ", ".join(sorted(quotas.get(cluster, []))) or ("none needed" if region.cloud == "gcp" else "n/a (EKS)")
+        rows.append(f"| {cluster} | {region.cloud} | {cert_manager} | {needed} |")
+    return "\n".join(rows) + "\n"
+
+
 def _quantities(amounts: dict | None) -> str:
     return ", ".join(f"{name}: {int(n) if isinstance(n, float) else n}" for name, n in (amounts or {}).items()) or "-"
 
@@ -414,6 +443,7 @@ SECTIONS: tuple[Callable[[Plan], str], ...] = (
     _model_storage,
     _model_deployments,
     _federation,
+    _admission,
     _counts,
     _scheduling,
     _observability,
