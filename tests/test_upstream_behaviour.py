@@ -13,6 +13,7 @@ from components.catalog.upstream import (
     FACTS,
     GKE_CRITICAL_PODS_NEED_QUOTA,
     GKE_CRITICAL_PRIORITY_CLASSES,
+    GKE_NODE_COUNT_PER_ZONE,
     KARMADA_AGENT_REGISTERS,
     REPOSITORIES_SERVE_PINS,
 )
@@ -209,3 +210,38 @@ def test_without_the_quotas_the_policy_pack_rejects_the_plan(prod_plan):
         "prod-usc1-karmada-agent",
         "prod-usc1-volcano",
     ]
+
+
+# --- GKE initialNodeCount is per zone ------------------------------------------------------------------
+
+
+def _pool_starts(plan) -> dict[str, tuple[int, int, int]]:
+    """node pool -> (nodes it starts with, total min, total max): initialNodeCount times its zones."""
+    clusters = {r.inputs["name"]: r.inputs for r in plan.of_type("gcp:container/cluster:Cluster")}
+    starts = {}
+    for r in plan.of_type("gcp:container/nodePool:NodePool"):
+        zones = r.inputs.get("nodeLocations") or clusters[r.inputs["cluster"]]["nodeLocations"]
+        scaling = r.inputs["autoscaling"]
+        starts[r.name] = (
+            r.inputs["initialNodeCount"] * len(zones),
+            scaling["totalMinNodeCount"],
+            scaling["totalMaxNodeCount"],
+        )
+    return starts
+
+
+def test_gke_pools_start_within_their_bounds(prod_plan):
+    assert GKE_NODE_COUNT_PER_ZONE.name in FACTS
+    starts = _pool_starts(prod_plan)
+    assert sorted(starts) == ["usc1-a100-mig", "usc1-h200", "usc1-l4", "usc1-system"]
+    for pool, (nodes, _, most) in starts.items():
+        assert nodes <= most, f"{pool} starts with {nodes} nodes, over its maxSize {most}"
+    assert starts["usc1-system"] == (3, 3, 6)  # one per zone, not 3 x 3
+
+
+def test_gke_system_pool_reaches_its_desired_size_without_passing_max():
+    config = environment_config("prod")
+    config[ns("regions")][2]["systemPool"] |= {"minSize": 4, "maxSize": 7}
+    assert _pool_starts(plan_config(config, stack="pernode"))["usc1-system"] == (6, 4, 7)
+    config[ns("regions")][2]["systemPool"] |= {"minSize": 5, "maxSize": 5}
+    assert _pool_starts(plan_config(config, stack="pernode"))["usc1-system"] == (3, 5, 5)

@@ -60,3 +60,11 @@ GKE_CRITICAL_PODS_NEED_QUOTA = _fact(
     "kubernetes.io/docs/concepts/policy/resource-quotas/#limit-priority-class-consumption-by-default; GKE's "
     "kube-system/gcp-critical-pods (openservicemesh/osm#4408, NVIDIA/aicr#915) (FACTS-3.md §8)",
 )
+
+GKE_NODE_COUNT_PER_ZONE = _fact(
+    "gke-initial-node-count-is-per-zone",
+    "A GKE node pool's `initialNodeCount` (and `node_count`) is per zone: a regional pool over N zones starts "
+    "with N x initialNodeCount nodes; `autoscaling.totalMin/MaxNodeCount` bound the total.",
+    "pulumi_gcp container.NodePool initialNodeCount: 'In regional or multi-zonal clusters, this is the number "
+    "of nodes per zone' (pulumi_gcp 10.2.0, from the google provider's container_node_pool docs)",
+)
