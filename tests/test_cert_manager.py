@@ -57,5 +57,6 @@ def test_plan_md_shows_cert_manager_and_quotas_per_cluster(prod_plan):
     md = render_markdown(prod_plan)
     assert "| prod-use1 | aws | v1.21.1 (installed before KServe) | n/a (EKS) |" in md
     assert (
-        "| prod-usc1 | gcp | v1.21.1 (installed before KServe) | gpu-operator, karmada-system, volcano-system |" in md
+        "| prod-usc1 | gcp | v1.21.1 (installed before KServe) | dcgm-exporter, gpu-operator, karmada-system, "
+        "volcano-system |" in md
     )

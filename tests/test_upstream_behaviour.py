@@ -14,6 +14,7 @@ from components.catalog.upstream import (
     GKE_CRITICAL_PODS_NEED_QUOTA,
     GKE_CRITICAL_PRIORITY_CLASSES,
     GKE_NODE_COUNT_PER_ZONE,
+    GKE_POOLS_NEED_THEIR_OWN_DCGM_EXPORTER,
     KARMADA_AGENT_REGISTERS,
     REPOSITORIES_SERVE_PINS,
 )
@@ -199,13 +200,16 @@ def test_every_gke_namespace_with_critical_pods_has_an_admitting_quota(env_plan)
     # Only where needed, and never on EKS (which has no such admission rule).
     assert set(quotas) == needed
     if _gke_clusters(env_plan) and env_plan.environment == "prod":
-        assert needed == {("prod-usc1", ns) for ns in ("gpu-operator", "volcano-system", "karmada-system")}
+        assert needed == {
+            ("prod-usc1", ns) for ns in ("dcgm-exporter", "gpu-operator", "volcano-system", "karmada-system")
+        }
 
 
 def test_without_the_quotas_the_policy_pack_rejects_the_plan(prod_plan):
     resources = [r for r in plan_resources(prod_plan) if r.kind != "ResourceQuota"]
     findings = evaluate_stack(ALL_RULES, resources, PackSettings()).of("gke-critical-priority-quota", "violation")
     assert sorted(f.urn.rsplit("::", 1)[-1] for f in findings) == [
+        "prod-usc1-dcgm-exporter",
         "prod-usc1-gpu-operator",
         "prod-usc1-karmada-agent",
         "prod-usc1-volcano",
@@ -245,3 +249,34 @@ def test_gke_system_pool_reaches_its_desired_size_without_passing_max():
     assert _pool_starts(plan_config(config, stack="pernode"))["usc1-system"] == (6, 4, 7)
     config[ns("regions")][2]["systemPool"] |= {"minSize": 5, "maxSize": 5}
     assert _pool_starts(plan_config(config, stack="pernode"))["usc1-system"] == (3, 5, 5)
+
+
+# --- every GPU pool has a DCGM exporter ------------------------------------------------------------------
+
+
+def test_every_gpu_pool_is_reported_by_a_dcgm_exporter(prod_plan):
+    from components.addons.gpu_operator import operator_pools
+
+    assert GKE_POOLS_NEED_THEIR_OWN_DCGM_EXPORTER.name in FACTS
+    for region in prod_plan.spec.regions:
+        cluster = f"prod-{region.name}"
+        releases = {r.inputs["name"]: r.inputs for r in prod_plan.helm_releases() if prod_plan.cluster_of(r) == cluster}
+        covered = set()
+        if "gpu-operator" in releases:
+            assert releases["gpu-operator"]["values"]["dcgmExporter"]["enabled"] is True
+            covered |= {p.name for p in operator_pools(region)}
+        if "dcgm-exporter" in releases:
+            values = releases["dcgm-exporter"]["values"]
+            (term,) = values["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+                "nodeSelectorTerms"
+            ]
+            (expression,) = term["matchExpressions"]
+            covered |= set(expression["values"])
+            mounts = {m["name"]: m["mountPath"] for m in values["extraVolumeMounts"]}
+            assert mounts["nvidia-install-dir-host"] == "/usr/local/nvidia"
+            assert {"name": "nvidia-install-dir-host", "hostPath": "/home/kubernetes/bin/nvidia"} in values[
+                "extraHostVolumes"
+            ]
+        assert covered == {p.name for p in region.gpu_pools}, region.name
+    usc1 = {r.inputs["name"] for r in prod_plan.helm_releases() if prod_plan.cluster_of(r) == "prod-usc1"}
+    assert "dcgm-exporter" in usc1  # h200 and l4 are GKE-managed

@@ -128,6 +128,20 @@ CHARTS["fluid"] = ChartRef(
     upstream_values="fluid/v1.0.8/chart-fluid.values.yaml",
 )
 
+# DCGM exporter for GKE-managed GPU pools, where no GPU Operator (hence no operator-run exporter) runs
+# [NVIDIA/dcgm-exporter@4.5.3-4.8.2:deployment]; chart 4.8.2 is the tag's suffix (SOURCES.md). Its repository
+# is the one the project's README installs from (README.md L38-39); no index snapshot was copied.
+CHARTS["dcgm-exporter"] = ChartRef(
+    name="dcgm-exporter",
+    repository="https://nvidia.github.io/dcgm-exporter/helm-charts",
+    version="4.8.2",
+    upstream_chart="dcgm-exporter/4.5.3-4.8.2/chart-dcgm-exporter.Chart.yaml",
+    upstream_values="dcgm-exporter/4.5.3-4.8.2/chart-dcgm-exporter.values.yaml",
+    # Passed through: affinity (toYaml), the container securityContext (toYaml).
+    free_form=("affinity", "securityContext"),
+    pod_priorities=(PodPriority("system-node-critical", value="priorityClassName"),),
+)
+
 # Prometheus Operator (its CRDs), Prometheus, Alertmanager, Grafana, kube-state-metrics, node exporter.
 CHARTS["kube-prometheus-stack"] = ChartRef(
     name="kube-prometheus-stack",

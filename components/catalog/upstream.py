@@ -68,3 +68,14 @@ GKE_NODE_COUNT_PER_ZONE = _fact(
     "pulumi_gcp container.NodePool initialNodeCount: 'In regional or multi-zonal clusters, this is the number "
     "of nodes per zone' (pulumi_gcp 10.2.0, from the google provider's container_node_pool docs)",
 )
+
+GKE_POOLS_NEED_THEIR_OWN_DCGM_EXPORTER = _fact(
+    "gke-managed-gpu-pools-need-their-own-dcgm-exporter",
+    "On GKE pools whose driver GKE installs, the GPU Operator does not run (so neither does its DCGM exporter), "
+    "and GKE's managed DCGM metrics go to Cloud Monitoring, not to an in-cluster Prometheus; NVIDIA's "
+    "dcgm-exporter chart runs there with GKE's driver directory /home/kubernetes/bin/nvidia mounted at "
+    "/usr/local/nvidia and a critical-pods quota in its namespace.",
+    "NVIDIA/dcgm-exporter@4.5.3-4.8.2:deployment (chart 4.8.2, priorityClassName system-node-critical); "
+    "GoogleCloudPlatform/container-engine-accelerators@992db81:gpudirect-rdma/nccl-test.yaml (driver mount, "
+    "FACTS-3.md §7); cloud.google.com/kubernetes-engine/docs/how-to/dcgm-metrics",
+)
