@@ -16,6 +16,7 @@ from components.catalog.upstream import (
     GKE_NODE_COUNT_PER_ZONE,
     GKE_POOLS_NEED_THEIR_OWN_DCGM_EXPORTER,
     KARMADA_AGENT_REGISTERS,
+    KSERVE_NEEDS_CERT_MANAGER,
     REPOSITORIES_SERVE_PINS,
 )
 from policies.framework import PackSettings, evaluate_stack
@@ -280,3 +281,17 @@ def test_every_gpu_pool_is_reported_by_a_dcgm_exporter(prod_plan):
         assert covered == {p.name for p in region.gpu_pools}, region.name
     usc1 = {r.inputs["name"] for r in prod_plan.helm_releases() if prod_plan.cluster_of(r) == "prod-usc1"}
     assert "dcgm-exporter" in usc1  # h200 and l4 are GKE-managed
+
+
+# --- KServe needs cert-manager ---------------------------------------------------------------------------
+
+
+def test_kserve_waits_for_cert_manager_on_its_cluster(env_plan):
+    assert KSERVE_NEEDS_CERT_MANAGER.name in FACTS
+    releases = {(env_plan.cluster_of(r), r.inputs["name"]): r for r in env_plan.helm_releases()}
+    kserve = [(cluster, r) for (cluster, name), r in releases.items() if name == "kserve"]
+    assert kserve
+    for cluster, release in kserve:
+        cert_manager = releases[cluster, "cert-manager"]
+        assert cert_manager.urn in release.options["dependsOn"], cluster
+        assert cert_manager.inputs["values"]["crds"]["enabled"] is True

@@ -38,6 +38,17 @@ KARMADA_AGENT_REGISTERS = _fact(
     "L168-196; charts/karmada/templates/karmada-agent.yaml L108-117 (FACTS-3.md §9)",
 )
 
+KSERVE_NEEDS_CERT_MANAGER = _fact(
+    "kserve-resources-needs-cert-manager",
+    "kserve-resources (v0.20.0) always renders a cert-manager `Certificate` (serving-cert) and `Issuer` for its "
+    "webhooks, with `cert-manager.io/inject-ca-from` on the webhook configurations: without cert-manager's CRDs "
+    "and webhook running, the release fails. cert-manager v1.21.1 is published as "
+    "oci://quay.io/jetstack/charts/cert-manager version v1.21.1 and installs its CRDs with crds.enabled.",
+    "kserve/kserve@v0.20.0:charts/kserve-resources/files/kserve/resources.yaml L535-556, "
+    "templates/kserve/resources.yaml; cert-manager/cert-manager@v1.21.1:RELEASE.md L16, "
+    "deploy/charts/cert-manager/values.yaml L102-117 (FACTS-3.md §1)",
+)
+
 REPOSITORIES_SERVE_PINS = _fact(
     "repositories-serve-the-pinned-charts",
     "A chart is installed from a repository whose index lists the pinned version. The raw karmada master/charts "
