@@ -1062,3 +1062,23 @@ def test_critical_pods_need_no_quota_in_kube_system_on_eks_or_when_overridden():
     # The GPU Operator's release on EKS keeps its critical defaults and needs no quota there.
     assert CHARTS["gpu-operator"].priority_classes(p(rs, ":Release", "gpu-operator")["values"])
     assert run(rs).subjects["gke-critical-priority-quota"] >= 4
+
+
+def test_a_pause_container_needs_no_probes_but_any_other_does():
+    """A DaemonSet whose work is done by an init container keeps its pod with the pause image (NCCL installers)."""
+    rs = compliant()
+    drop(redis(rs), ("readinessProbe",))
+    drop(redis(rs), ("livenessProbe",))
+    redis(rs)["image"] = "gke.gcr.io/pause:3.8@sha256:880e63f94b145e46f1b1082bb71b85e21f16b99b180b9996407d61240ceb9830"
+    assert not run(rs).of("k8s-probes")
+    redis(rs)["image"] = "docker.io/library/pause-like:3.8"  # a repository merely named like it is not exempt
+    assert run(rs).of("k8s-probes")
+
+
+def test_node_agents_may_be_privileged_in_kube_system():
+    rs = compliant()
+    find(rs, ":Deployment", "redis").props["metadata"]["namespace"] = "kube-system"
+    set_in(redis(rs), ("securityContext", "privileged"), True)
+    set_in(redis_pod(rs), ("hostNetwork",), True)
+    evaluation = run(rs)
+    assert not evaluation.of("k8s-no-privileged") and not evaluation.of("k8s-no-host-namespaces")

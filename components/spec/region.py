@@ -139,7 +139,9 @@ class GpuPoolSpec(NodeScaling):
     gpu_direct: bool = Field(
         False,
         description="GCP only: GPUDirect networking of A3/A4 types (TCPX, TCPXO or RDMA by type), with the "
-        "GPU NIC VPCs and subnets it needs.",
+        "GPU NIC VPCs and subnets it needs, the GKE pod networks (Network + GKENetworkParamSet per NIC, named "
+        "<pool>-rdma-<i>, <pool>-gvnic-1 or <pool>-gpu-<i>) and Google's NCCL plugin installer (RDMA, TCPX; not "
+        "yet TCPXO). Replicas still stay within one node on these pools.",
     )
     placement_group: bool | None = Field(
         None,
