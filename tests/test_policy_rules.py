@@ -1082,3 +1082,10 @@ def test_node_agents_may_be_privileged_in_kube_system():
     set_in(redis_pod(rs), ("hostNetwork",), True)
     evaluation = run(rs)
     assert not evaluation.of("k8s-no-privileged") and not evaluation.of("k8s-no-host-namespaces")
+
+
+def test_critical_pods_on_a_provider_outside_the_stack_cannot_be_checked():
+    rs = compliant()
+    volcano = find(rs, ":Release", "volcano")
+    rs.remove(next(r for r in rs if r.urn == volcano.provider))
+    assert [f.kind for f in run(rs).of("gke-critical-priority-quota")] == ["cannot-check"]

@@ -148,12 +148,15 @@ def node_auto_repair(r: Resource, ctx: Context) -> Iterator[Violation]:
         yield Violation(f"node group {r.name}: nodeRepairConfig.enabled is not true")
 
 
-def _on_gke(r: Resource, stack: Stack) -> bool:
-    """The object's provider was configured from a GKE cluster (its kubeconfig is computed from one)."""
+def _on_gke(r: Resource, stack: Stack) -> bool | None:
+    """Whether the object's provider was configured from a GKE cluster (its kubeconfig computed from one);
+    None when the provider is not among the stack's resources."""
     if not r.provider:
         return False
     provider = stack.by_urn.get(r.provider) or stack.by_urn.get(r.provider.rsplit("::", 1)[0])
-    return provider is not None and any(s.type == GKE_CLUSTER for s in stack.sources(provider, "kubeconfig"))
+    if provider is None:
+        return None
+    return any(s.type == GKE_CLUSTER for s in stack.sources(provider, "kubeconfig"))
 
 
 def _critical_classes(r: Resource, stack: Stack) -> tuple[str, set[str]] | None:
@@ -200,7 +203,8 @@ def _admitting_quota(stack: Stack, cluster: str | None, namespace: str, priority
 )
 def gke_critical_priority_quota(r: Resource, ctx: Context) -> Iterator[Violation]:
     stack = ctx.require_stack()
-    if not _on_gke(r, stack):
+    on_gke = _on_gke(r, stack)
+    if on_gke is False:
         return
     found = _critical_classes(r, stack)
     if found is None:
@@ -209,7 +213,10 @@ def gke_critical_priority_quota(r: Resource, ctx: Context) -> Iterator[Violation
         )
         return
     namespace, classes = found
-    if namespace == "kube-system":
+    if namespace == "kube-system" or not classes:
+        return
+    if on_gke is None:
+        yield CannotCheck(f"{r.label}: its Kubernetes provider is not in the stack, so its cloud is not known")
         return
     for priority in sorted(classes):
         if not _admitting_quota(stack, r.cluster, namespace, priority):
