@@ -5,9 +5,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.requirements.stamp
-export INFERENCE_PLATFORM_UPSTREAM ?= $(abspath ../shared/upstream)
+# A local upstream data checkout, only for refreshing conformance/upstream/ (the tests never need it).
+UPSTREAM ?= ../shared/upstream
 
-.PHONY: plan preflight test lint format docs bench clean
+.PHONY: plan preflight test lint format docs bench vendor vendor-check clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "Python 3.11+ is required (found $$($(PYTHON) --version))"; exit 1; }
@@ -21,7 +22,7 @@ plan: $(STAMP)  ## offline plan of Pulumi.$(ENV).yaml into build/$(ENV)/
 preflight: $(STAMP)  ## read-only AWS checks of Pulumi.$(ENV).yaml: offerings, quotas, reservations, model files
 	$(BIN)/python -m tools.preflight $(ENV) $(PREFLIGHT_FLAGS)
 
-test: $(STAMP)  ## the whole test suite (conformance against ../shared/upstream included)
+test: $(STAMP)  ## the whole test suite (conformance against the vendored conformance/upstream/ included)
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)  ## plan and policy speed, SDK overhead, scaling, test-suite time -> build/bench.json
@@ -34,6 +35,12 @@ lint: $(STAMP)
 format: $(STAMP)
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
+
+vendor: $(STAMP)  ## refresh conformance/upstream/ from $(UPSTREAM) (VENDOR_FLAGS="--add PATH --crd PATH=G/V/K")
+	$(BIN)/python -m tools.vendor_upstream --from $(UPSTREAM) $(VENDOR_FLAGS)
+
+vendor-check: $(STAMP)  ## fail when conformance/upstream/ is not what $(UPSTREAM) gives
+	$(BIN)/python -m tools.vendor_upstream --from $(UPSTREAM) --check
 
 docs: $(STAMP)  ## refresh the generated parts of README.md
 	$(BIN)/python -m tools.readme

@@ -9,9 +9,7 @@ from typing import Any
 from pulumi.runtime import config as runtime_config
 
 from components.spec.environment import EnvironmentSpec
-from components.spec.loader import load_environment
-
-PROJECT = "inference-platform"
+from components.spec.loader import PROJECT, ConfigError, config_key_issues, load_environment
 
 
 def namespace_values(namespace: str = PROJECT, config: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -21,7 +19,7 @@ def namespace_values(namespace: str = PROJECT, config: Mapping[str, str] | None 
     top-level key be reported instead of silently ignored. Tools that read a stack file
     without running the program (preflight) pass its `config` mapping instead.
     """
-    merged = config if config is not None else {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+    merged = config if config is not None else engine_config()
     prefix = namespace + ":"
     return {key[len(prefix) :]: _decode(value) for key, value in merged.items() if key.startswith(prefix)}
 
@@ -36,6 +34,16 @@ def _decode(value: Any) -> Any:
     return value
 
 
+def engine_config() -> dict[str, Any]:
+    """Every config key the engine passed to the program."""
+    return {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+
+
 def read_environment() -> EnvironmentSpec:
     """Raises ConfigError (a pulumi.RunError: printed without traceback) on invalid input."""
-    return load_environment(namespace_values())
+    config = engine_config()
+    issues = config_key_issues(config)
+    if issues:
+        raise ConfigError(issues)
+    secret = {key.split(":", 1)[1] for key in config if runtime_config.is_config_secret(key)}
+    return load_environment(namespace_values(config=config), secret_keys=secret)

@@ -1,12 +1,11 @@
 from __future__ import annotations
 
 import gc
-import os
 
 import pytest
 
 from tests.harness import plan_for
-from tools.conformance import UPSTREAM_ENV, Upstream, upstream_dir
+from tools.conformance import Upstream
 
 
 @pytest.fixture(scope="session")
@@ -26,13 +25,8 @@ def env_plan(request):
 
 @pytest.fixture(scope="session")
 def upstream() -> Upstream:
-    root = upstream_dir()
-    if not root.is_dir():
-        message = f"upstream data not found at {root}; set {UPSTREAM_ENV} to ../shared/upstream"
-        if os.environ.get("INFERENCE_PLATFORM_REQUIRE_UPSTREAM"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return Upstream(root)
+    """The vendored upstream facts (conformance/upstream/): part of the project, never skipped."""
+    return Upstream()
 
 
 def pytest_unconfigure(config):

@@ -24,6 +24,16 @@ def plan_for(env: str) -> Plan:
     return build_plan(load_stack_config(PROJECT_DIR, env))
 
 
+def kubernetes_object_keys(plan: Plan) -> list[tuple]:
+    """(cluster, API group, kind, namespace, name) of every Kubernetes object: what the API server keys it by."""
+    keys = []
+    for r in plan.kubernetes_objects():
+        meta = r.inputs.get("metadata") or {}
+        group = r.inputs["apiVersion"].rpartition("/")[0]
+        keys.append((plan.cluster_of(r), group, r.inputs["kind"], meta.get("namespace"), meta.get("name")))
+    return keys
+
+
 def environment_config(env: str) -> dict[str, Any]:
     """A deep copy of `Pulumi.<env>.yaml`'s config mapping, to mutate in a test."""
     document = yaml.safe_load((PROJECT_DIR / f"Pulumi.{env}.yaml").read_text())

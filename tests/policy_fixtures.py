@@ -3,7 +3,7 @@
 Cloud resources go through pulumi_aws / pulumi_gcp / pulumi_kubernetes, so their inputs are
 recorded exactly as the engine (and CrossGuard) sees them, property dependencies included;
 custom resources use the upstream CRD shapes (tests/test_policy_rules.py validates them
-against ../shared/upstream). Every rule passes on this stack; each test mutates one thing.
+against conformance/upstream). Every rule passes on this stack; each test mutates one thing.
 """
 
 from __future__ import annotations

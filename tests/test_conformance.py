@@ -7,7 +7,7 @@ import pytest
 from components.catalog.charts import CHARTS, ChartRef
 from tools.conformance import Upstream, is_custom_resource, merge_values, unknown_values
 
-# Kinds we render that have no CRD in ../shared/upstream, each with the reason.
+# Kinds we render that have no CRD in conformance/upstream, each with the reason.
 _KARMADA_OPENAPI = (
     "validated against the definition in karmada/v1.18.2/openapi-swagger.json by tests/test_federation.py"
 )

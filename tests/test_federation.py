@@ -25,7 +25,7 @@ from components.spec.loader import load_environment
 from policies.model import Stack
 from policies.offline import evaluate_plan, plan_resources
 from policies.pods import serving_runtime
-from tests.harness import cluster_objects, environment_config, ns, plan_config, raw_environment
+from tests.harness import cluster_objects, environment_config, kubernetes_object_keys, ns, plan_config, raw_environment
 from tools.conformance import unknown_values
 from tools.plan.report import render_markdown
 
@@ -448,3 +448,9 @@ def test_kubeconfig_is_a_client_certificate_kubeconfig():
         "certificate-authority-data": base64.b64encode(b"CA").decode(),
     }
     assert config["users"][0]["user"]["client-key-data"] == base64.b64encode(b"KEY").decode()
+
+
+def test_push_mode_declares_no_kubernetes_object_twice(push_plan):
+    keys = kubernetes_object_keys(push_plan)
+    assert len(keys) > 50
+    assert sorted(k for k in set(keys) if keys.count(k) > 1) == []

@@ -6,7 +6,9 @@ import json
 
 import pytest
 
+from tests.harness import kubernetes_object_keys
 from tools.plan.__main__ import main as plan_main
+from tools.plan.artifacts import OWNED_FILES, safe_file_name
 
 OPTION_KEYS = {"protect", "retainOnDelete", "dependsOn", "ignoreChanges", "deleteBeforeReplace", "customTimeouts"}
 
@@ -106,3 +108,63 @@ def test_diagram_shows_regions_pools_models_gateways_and_federation(prod_plan):
         assert f"model {model.name}<br/>{model.runtime}" in diagram
     assert "g_usc1 -.->|route| m_mistral_7b_trt" in diagram
     assert 'fed[["Karmada' in diagram
+
+
+# --- reproducible artifacts -------------------------------------------------------------------------------------
+
+
+def test_two_plans_of_the_same_commit_are_byte_identical(tmp_path):
+    """Resources register in an order asyncio picks; every artifact must not depend on it."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    assert plan_main(["prod", "--out", str(first), "--quiet"]) == 0
+    assert plan_main(["prod", "--out", str(second), "--quiet"]) == 0
+    files = sorted(p.relative_to(first) for p in first.rglob("*") if p.is_file())
+    assert len(files) > 200
+    assert files == sorted(p.relative_to(second) for p in second.rglob("*") if p.is_file())
+    differing = [f for f in files if (first / f).read_bytes() != (second / f).read_bytes()]
+    assert differing == []
+
+
+def test_artifact_names_are_ones_ci_artifact_stores_accept(written):
+    """actions/upload-artifact refuses `"  :  <  >  |  *  ?` and CR/LF in paths; RBAC object names have `:`."""
+    _env, out = written
+    paths = [p.relative_to(out).as_posix() for p in out.rglob("*")]
+    assert len(paths) > 50
+    assert [p for p in paths if any(c in p for c in '":<>|*?\r\n')] == []
+
+
+def test_safe_file_names_replace_only_what_stores_refuse():
+    assert safe_file_name("ClusterRole-system:karmada:agent") == "ClusterRole-system_karmada_agent"
+    assert safe_file_name("Deployment-vllm-8b.v1") == "Deployment-vllm-8b.v1"
+
+
+def test_a_plan_replaces_its_own_files_and_nothing_else(tmp_path):
+    out = tmp_path / "out"
+    assert plan_main(["dev", "--out", str(out), "--quiet"]) == 0
+    stale = out / "manifests" / "gone" / "_cluster" / "Namespace-removed.yaml"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("kind: Namespace\n")
+    (out / OWNED_FILES).write_text((out / OWNED_FILES).read_text() + "manifests/gone/_cluster/Namespace-removed.yaml\n")
+    notes = out / "my-notes.txt"
+    notes.write_text("not the plan's")
+    assert plan_main(["dev", "--out", str(out), "--quiet"]) == 0
+    assert not stale.exists() and not stale.parent.parent.exists()
+    assert notes.read_text() == "not the plan's"
+    assert (out / "plan.json").is_file()
+
+
+def test_a_directory_no_plan_wrote_is_refused_untouched(tmp_path, capsys):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "main.py").write_text("print('hi')\n")
+    assert plan_main(["dev", "--out", str(tmp_path), "--quiet"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"error: --out {tmp_path}: the directory has files no plan wrote; choose an empty or new directory"
+    )
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["main.py", "src"]
+
+
+def test_no_kubernetes_object_is_declared_twice(env_plan):
+    """Two resources creating one object: the API server answers the second create with AlreadyExists."""
+    keys = kubernetes_object_keys(env_plan)
+    assert len(keys) > 50
+    assert sorted(k for k in set(keys) if keys.count(k) > 1) == []

@@ -1,6 +1,6 @@
 """Check rendered objects against upstream facts: CRD schemas and chart default values.
 
-The upstream data (../shared/upstream) is located through INFERENCE_PLATFORM_UPSTREAM.
+The upstream data is the project's vendored subset, `conformance/upstream/` (see tools/vendor_upstream.py).
 """
 
 from __future__ import annotations
@@ -8,7 +8,6 @@ from __future__ import annotations
 import copy
 import fnmatch
 import json
-import os
 import re
 from functools import cache, cached_property
 from pathlib import Path
@@ -17,8 +16,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-UPSTREAM_ENV = "INFERENCE_PLATFORM_UPSTREAM"
-DEFAULT_UPSTREAM = Path(__file__).resolve().parents[1].parent / "shared" / "upstream"
+from tools.vendor_upstream import VENDORED_DIR, load_manifest
 
 # API groups served by Kubernetes itself: their objects are typed by pulumi_kubernetes, not CRDs.
 BUILTIN_GROUPS = {
@@ -43,12 +41,6 @@ BUILTIN_GROUPS = {
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: the CRDs are megabytes
 _PLACEHOLDER_VERSION = re.compile(r"^v?0\.0\.0($|-)|-(devel|latest)$")
-_CRD_GROUP = re.compile(r"^  group:\s*(\S+)", re.M)
-_CRD_KIND = re.compile(r"^  names:\n(?:    .*\n)*?    kind:\s*(\S+)", re.M)
-
-
-def upstream_dir() -> Path:
-    return Path(os.environ.get(UPSTREAM_ENV, DEFAULT_UPSTREAM))
 
 
 def api_group(api_version: str) -> str:
@@ -85,33 +77,41 @@ def _strict(schema: Any) -> Any:
 
 
 class Upstream:
-    """Index of the upstream CRDs and chart values under one directory."""
+    """Index of the vendored upstream CRDs, chart values and API documents (MANIFEST.json lists them)."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path = VENDORED_DIR):
         self.root = root
+        self.manifest = load_manifest(root)
 
     @cached_property
-    def _crd_documents(self) -> dict[tuple[str, str], str]:
-        """(group, kind) -> CRD YAML text. Found by a cheap scan; parsed only when asked for."""
-        index: dict[tuple[str, str], str] = {}
-        for path in sorted(self.root.rglob("*.yaml")):
-            text = path.read_text()
-            if "kind: CustomResourceDefinition" not in text:
-                continue
-            for doc in re.split(r"^---\s*$", text, flags=re.M):
-                group = _CRD_GROUP.search(doc)
-                kind = _CRD_KIND.search(doc)
-                if group and kind and "kind: CustomResourceDefinition" in doc:
-                    index[(group.group(1).strip("'\""), kind.group(1).strip("'\""))] = doc
+    def _crd_files(self) -> dict[tuple[str, str], Path]:
+        """(group, kind) -> the vendored file holding its CRD; parsed only when asked for."""
+        index: dict[tuple[str, str], Path] = {}
+        for path, entry in self.manifest.items():
+            for selected in entry.get("select", []):
+                if selected.count("/") < 2:
+                    continue  # a Helm index keeps chart names
+                group, _version, kind = selected.rsplit("/", 2)
+                index[(group, kind)] = self.root / path
         return index
+
+    @cache  # noqa: B019 - one Upstream per session
+    def crd(self, api_version: str, kind: str) -> dict | None:
+        """The CRD serving `kind` in the group of `api_version`, as vendored, or None."""
+        path = self._crd_files.get((api_group(api_version), kind))
+        if path is None:
+            return None
+        for doc in yaml.load_all(path.read_text(), Loader=_Loader):
+            if doc and doc["spec"]["group"] == api_group(api_version) and doc["spec"]["names"]["kind"] == kind:
+                return doc
+        return None
 
     @cache  # noqa: B019 - one Upstream per session
     def crd_schema(self, api_version: str, kind: str) -> dict | None:
         """Strict JSON schema of one served version of a CRD, or None when upstream has no such CRD."""
-        doc = self._crd_documents.get((api_group(api_version), kind))
-        if doc is None:
+        crd = self.crd(api_version, kind)
+        if crd is None:
             return None
-        crd = yaml.load(doc, Loader=_Loader)
         for version in crd["spec"].get("versions", []):
             if f"{crd['spec']['group']}/{version['name']}" == api_version:
                 schema = (version.get("schema") or {}).get("openAPIV3Schema")
@@ -139,7 +139,7 @@ class Upstream:
     def _openapi_kinds(self) -> dict[tuple[str, str], tuple[Path, str]]:
         """(apiVersion, kind) -> (OpenAPI v2 document, definition name), for kinds an API server serves without a CRD."""
         index: dict[tuple[str, str], tuple[Path, str]] = {}
-        for path in sorted(self.root.rglob("*swagger*.json")):
+        for path in sorted(self.root / p for p in self.manifest if "swagger" in Path(p).name):
             for name, definition in json.loads(path.read_text()).get("definitions", {}).items():
                 for gvk in definition.get("x-kubernetes-group-version-kind", []):
                     version = f"{gvk['group']}/{gvk['version']}" if gvk.get("group") else gvk["version"]

@@ -1,6 +1,6 @@
 """Pinned Helm charts, each with the upstream files its pin and values are checked against.
 
-`upstream_values` / `upstream_chart` are paths under ../shared/upstream (DESIGN.md §6); the
+`upstream_values` / `upstream_chart` are paths under conformance/upstream (DESIGN.md §6); the
 conformance suite asserts the pinned version equals the upstream Chart.yaml version and that
 every value we set exists in the chart's defaults, except below the `free_form` globs.
 """
@@ -158,7 +158,7 @@ CHARTS["kube-prometheus-stack"] = ChartRef(
 # egVersion/egMinVersion (ai-gateway@v1.1.0:site/versioned_docs/version-1.1/_vars.json); the 1.1 docs were
 # later moved to egVersion = egMinVersion = 1.9.0 (envoyproxy/ai-gateway main 0d687566, same file), so 1.9.0
 # is a pairing upstream documents for this AI Gateway release, and it is the EG whose chart and CRDs (with
-# Gateway API v1.6.1) are in ../shared/upstream: every Gateway API and Envoy Gateway object we render is
+# Gateway API v1.6.1) are vendored in conformance/upstream: every Gateway API and Envoy Gateway object we render is
 # validated against exactly what this release installs.
 ENVOY_GATEWAY_VERSION = "v1.9.0"
 AI_GATEWAY_VERSION = "v1.1.0"

@@ -212,3 +212,57 @@ def machine(name: str) -> MachineType | None:
 
 def machines_of(cloud: str) -> list[str]:
     return sorted(m.name for m in MACHINES.values() if m.cloud == cloud)
+
+
+@dataclass(frozen=True)
+class SystemMachineType:
+    """A CPU machine type for the system pool (controllers and add-ons, x86_64 node images)."""
+
+    name: str
+    cloud: Literal["aws", "gcp"]
+    vcpus: int
+    memory_gib: int
+
+
+# AWS general purpose / compute / memory families, x86_64 (the system pool's AL2023 AMI type is x86_64):
+# size -> vCPUs is the same across them; memory per vCPU is 4 GiB (m), 2 GiB (c) and 8 GiB (r)
+# (aws.amazon.com/ec2/instance-types/, "General Purpose", "Compute Optimized", "Memory Optimized").
+_AWS_SIZES = {"large": 2, "xlarge": 4, "2xlarge": 8, "4xlarge": 16, "8xlarge": 32, "12xlarge": 48, "16xlarge": 64}
+_AWS_CPU_FAMILIES = {"m5": 4, "m6i": 4, "m6a": 4, "m7i": 4, "m7a": 4, "c6i": 2, "c7i": 2, "r6i": 8, "r7i": 8}
+# GCP: vCPU counts per series, memory 4 GiB per vCPU for -standard and 8 GiB for -highmem
+# (cloud.google.com/compute/docs/general-purpose-machines; E2 standard stops at 32 vCPUs).
+_GCP_CPU_SERIES = {
+    "e2-standard": (4, (2, 4, 8, 16, 32)),
+    "n2-standard": (4, (2, 4, 8, 16, 32, 48, 64, 80, 96, 128)),
+    "n2-highmem": (8, (2, 4, 8, 16, 32, 48, 64, 80, 96, 128)),
+    "n2d-standard": (4, (2, 4, 8, 16, 32, 48, 64, 80, 96, 128, 224)),
+    "n4-standard": (4, (2, 4, 8, 16, 32, 48, 64, 80)),
+    "c3-standard": (4, (4, 8, 22, 44, 88, 176)),
+}
+
+SYSTEM_MACHINES: dict[str, SystemMachineType] = {
+    m.name: m
+    for m in (
+        *(
+            SystemMachineType(f"{family}.{size}", "aws", vcpus, vcpus * per_vcpu)
+            for family, per_vcpu in _AWS_CPU_FAMILIES.items()
+            for size, vcpus in _AWS_SIZES.items()
+        ),
+        *(
+            SystemMachineType(f"{series}-{vcpus}", "gcp", vcpus, vcpus * per_vcpu)
+            for series, (per_vcpu, counts) in _GCP_CPU_SERIES.items()
+            for vcpus in counts
+        ),
+    )
+}
+
+
+def system_machines_of(cloud: str) -> list[str]:
+    return sorted(m.name for m in SYSTEM_MACHINES.values() if m.cloud == cloud)
+
+
+def system_machine_families(cloud: str) -> str:
+    """The catalog's system-pool families of a cloud, in a line an error message can carry."""
+    if cloud == "aws":
+        return f"{', '.join(sorted(_AWS_CPU_FAMILIES))} (.large to .16xlarge)"
+    return f"{', '.join(sorted(_GCP_CPU_SERIES))} (-<vCPUs>)"

@@ -126,11 +126,12 @@ class KarmadaControlPlane(pulumi.ComponentResource):
     endpoint: pulumi.Output[str]  # https://<load balancer>:5443
     kubeconfig: pulumi.Output[str]  # secret: the API server's admin client certificate
     api: ClusterHandle  # the Karmada API server, for resources created in it
+    namespace: k8s.core.v1.Namespace  # karmada-system on the host, which the host's own agent shares
 
     def __init__(self, name: str, args: KarmadaControlPlaneArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:federation:KarmadaControlPlane", name, None, opts)
         host, region = args.host, args.host.region
-        ns = namespace(KARMADA_NAMESPACE, host, self, "baseline")
+        ns = self.namespace = namespace(KARMADA_NAMESPACE, host, self, "baseline")
 
         static_ip = None
         if region.cloud == "gcp":

@@ -76,6 +76,7 @@ class KarmadaFederation(pulumi.ComponentResource):
                     ca=self.control_plane.certificates.ca,
                     # The host's own agent stays inside the cluster.
                     karmada_server=INTERNAL_ENDPOINT if region.name == fed.host else self.control_plane.endpoint,
+                    host_namespace=self.control_plane.namespace if region.name == fed.host else None,
                 ),
                 opts=pki,
             )

@@ -82,6 +82,8 @@ class KarmadaMemberArgs:
     ca: KeyPair  # the federation CA: signs the agent's client certificate
     # URL the member's agent dials: the load balancer, or the in-cluster service on the host itself.
     karmada_server: pulumi.Input[str]
+    # The host's karmada-system, created by the control plane: one cluster cannot hold two creators of it.
+    host_namespace: k8s.core.v1.Namespace | None = None
 
 
 class KarmadaMember(pulumi.ComponentResource):
@@ -181,7 +183,7 @@ class KarmadaMember(pulumi.ComponentResource):
             common_name=AGENT_USER_PREFIX + member.name,
             organization=AGENT_GROUP,
         )
-        ns = namespace(KARMADA_NAMESPACE, member, self, "baseline")
+        ns = args.host_namespace or namespace(KARMADA_NAMESPACE, member, self, "baseline")
         return helm_release(
             AGENT_RELEASE,
             CHARTS["karmada"],

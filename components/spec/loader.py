@@ -5,10 +5,11 @@ from __future__ import annotations
 import difflib
 import types
 import typing
+from collections.abc import Collection, Iterable
 from typing import Any
 
 import pulumi
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, SecretStr, ValidationError
 
 from components.spec.base import Issue, join_path
 from components.spec.environment import SEMANTIC_CHECKS, EnvironmentSpec
@@ -22,8 +23,53 @@ class ConfigError(pulumi.RunError):
         super().__init__("invalid configuration:\n" + "\n".join(f"  {i}" for i in issues))
 
 
-def load_environment(raw: dict[str, Any]) -> EnvironmentSpec:
-    """Validate structure (pydantic), then cross-references and catalog facts."""
+PROJECT = "inference-platform"
+# Providers the program creates explicitly, per region; their namespaces configure only default providers.
+PROVIDER_NAMESPACES = ("aws", "gcp", "kubernetes", "random", "tls")
+
+
+def config_key_issues(keys: Iterable[str], project: str = PROJECT) -> list[Issue]:
+    """Keys outside what the program reads: a misspelled project namespace would otherwise drop silently
+    (`inference-platfrom:production: true` planning an unprotected prod)."""
+    issues = []
+    for key in sorted(keys):
+        namespace, _, name = key.partition(":")
+        if namespace in (project, "pulumi"):
+            continue
+        if namespace in PROVIDER_NAMESPACES:
+            issues.append(
+                Issue(
+                    key,
+                    "provider configuration is never read: every resource uses the provider the program creates "
+                    f"for its region (default providers are disabled); remove it and set {project}:regions instead",
+                )
+            )
+            continue
+        close = difflib.get_close_matches(namespace, [project, "pulumi"], n=1, cutoff=0.6)
+        hint = f"did you mean '{close[0]}:{name}'? " if close else ""
+        issues.append(
+            Issue(
+                key,
+                f"the program reads no '{namespace}' namespace; {hint}its keys are {project}:<key> and pulumi:<key>",
+            )
+        )
+    return issues
+
+
+def load_environment(raw: dict[str, Any], *, secret_keys: Collection[str] | None = None) -> EnvironmentSpec:
+    """Validate structure (pydantic), then cross-references and catalog facts.
+
+    `secret_keys`: the top-level keys the engine marks secret; given, a credential in plain text is an error.
+    """
+    if not raw:
+        raise ConfigError(
+            [
+                Issue(
+                    "",
+                    f"no {PROJECT}: keys in the stack's config; describe the environment (start from Pulumi.dev.yaml)",
+                )
+            ]
+        )
     try:
         env = EnvironmentSpec.model_validate(raw)
     except ValidationError as exc:
@@ -32,7 +78,38 @@ def load_environment(raw: dict[str, Any]) -> EnvironmentSpec:
         issues = [issue for check in stage for issue in check(env)]
         if issues:
             raise ConfigError(issues)
+    if secret_keys is not None:
+        issues = [
+            Issue(
+                path,
+                "a credential in plain text; store it encrypted with "
+                f"`pulumi config set --secret --path '{path}' <value>` (the file then holds a `secure:` value)",
+            )
+            for path in _credential_paths(env)
+            if path.split(".")[0].split("[")[0] not in secret_keys
+        ]
+        if issues:
+            raise ConfigError(issues)
     return env
+
+
+def _credential_paths(model: BaseModel, prefix: tuple = ()) -> list[str]:
+    """Key paths of every credential (SecretStr) the config sets."""
+    found = []
+    for name, field in type(model).model_fields.items():
+        value = getattr(model, name)
+        key = (*prefix, field.alias or name)
+        items = (
+            value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list | tuple) else ()
+        )
+        if isinstance(value, SecretStr):
+            found.append(join_path(*key))
+        elif isinstance(value, BaseModel):
+            found += _credential_paths(value, key)
+        for index, item in items:
+            if isinstance(item, BaseModel):
+                found += _credential_paths(item, (*key, index))
+    return found
 
 
 _KIND = {

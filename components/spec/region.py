@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Iterator
 from ipaddress import IPv4Network
@@ -10,6 +11,7 @@ from typing import Literal
 from pydantic import Field
 
 from components.catalog import regions as region_catalog
+from components.catalog.machines import MACHINES, SYSTEM_MACHINES, system_machine_families, system_machines_of
 from components.spec.base import Issue, Name, Spec, duplicates, join_path
 from components.spec.gateway import RegionGatewaySpec
 from components.spec.model_store import ModelCacheSpec
@@ -257,6 +259,7 @@ def check_region(region: RegionSpec, path: tuple) -> Iterator[Issue]:
             )
 
     yield from _check_scaling(region.system_pool, (*path, "systemPool"))
+    yield from _check_system_machine(region, (*path, "systemPool", "machineType"))
     yield from duplicates([p.name for p in region.gpu_pools], (*path, "gpuPools"), "pool name")
     for i, pool in enumerate(region.gpu_pools):
         pool_path = (*path, "gpuPools", i)
@@ -268,6 +271,26 @@ def check_region(region: RegionSpec, path: tuple) -> Iterator[Issue]:
                     f"{zone!r} is not one of this region's zones ({', '.join(region.zones)}); "
                     "add it to the region's zones or pick one of them",
                 )
+
+
+def _check_system_machine(region: RegionSpec, path: tuple) -> Iterator[Issue]:
+    """The system pool's type is a CPU type of the region's cloud: a typo, the other cloud's name or a GPU
+    machine (no GPU taint there, so add-ons would fill it) each plan green otherwise."""
+    name = region.system_pool.machine_type
+    found = SYSTEM_MACHINES.get(name)
+    if found is not None and found.cloud == region.cloud:
+        return
+    article = {"aws": "an AWS", "gcp": "a GCP"}
+    families = f"use {article[region.cloud]} type of {system_machine_families(region.cloud)}"
+    if found is not None:
+        problem = f"{name!r} is {article[found.cloud]} machine type and this region is on {region.cloud}; "
+    elif name in MACHINES:
+        problem = f"{name!r} is a GPU machine type; the system pool runs controllers and add-ons on CPU nodes; "
+    else:
+        close = difflib.get_close_matches(name, system_machines_of(region.cloud), n=1, cutoff=0.8)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        problem = f"{name!r} is not a known {region.cloud} system-pool machine type; {hint}"
+    yield Issue(join_path(*path), problem + families)
 
 
 def _check_network(region: RegionSpec, path: tuple) -> Iterator[Issue]:

@@ -11,7 +11,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from components.spec.loader import ConfigError
 from policies.offline import load_settings, verdict_table
-from tools.plan.artifacts import write_plan
+from tools.plan.artifacts import OutputDirError, owned_files, write_plan
 from tools.plan.engine import exit_skipping_final_collection, keep_heap_until_exit
 from tools.plan.report import summary_tree
 from tools.plan.runner import PROJECT_DIR, build_plan, check_policy
@@ -40,7 +40,8 @@ def main(argv: list[str] | None = None, *, one_shot: bool = False) -> int:
 
     try:
         settings = load_settings(args.policy_config)
-    except ValueError as exc:
+        owned_files(out_dir)  # refuse a directory no plan wrote before planning, not after
+    except (ValueError, OutputDirError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID_INPUT
     try:

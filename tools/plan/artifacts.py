@@ -1,9 +1,14 @@
-"""Write a Plan to build/<env>/ in the layout of DESIGN.md §3."""
+"""Write a Plan to build/<env>/ in the layout of DESIGN.md §3.
+
+Every artifact is byte-identical across runs of the same commit (resources in a stable dependency order, keys
+sorted), file
+names are ones CI artifact stores accept, and the writer only ever removes files it wrote itself.
+"""
 
 from __future__ import annotations
 
 import json
-import shutil
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,14 +18,33 @@ from tools.plan.model import Plan
 from tools.plan.phases import phase
 from tools.plan.report import render_markdown
 
+# Written into every plan directory: what this writer wrote there, so a later plan removes exactly that.
+OWNED_FILES = ".plan-files"
+# Characters `actions/upload-artifact` and common filesystems refuse in a path component (RBAC names have `:`).
+_UNSAFE = re.compile(r'[":<>|*?\\\r\n]')
+
+
+class OutputDirError(Exception):
+    """The output directory holds files no plan wrote: refusing to delete them."""
+
+
+def safe_file_name(name: str) -> str:
+    return _UNSAFE.sub("_", name)
+
 
 def plan_document(plan: Plan) -> dict[str, Any]:
     return {
         "environment": plan.environment,
         "project": plan.project,
-        "resources": [r.to_json() for r in plan.resources],
+        "resources": [r.to_json() for r in plan.resources],  # dependency order, the same every run
         "outputs": plan.outputs,
     }
+
+
+def _add(files: dict[str, Any], path: str, content: Any) -> None:
+    if path in files:
+        raise ValueError(f"two objects would be written to {path}")
+    files[path] = content
 
 
 def manifest_files(plan: Plan) -> dict[str, dict[str, Any]]:
@@ -29,42 +53,80 @@ def manifest_files(plan: Plan) -> dict[str, dict[str, Any]]:
     for r in plan.kubernetes_objects():
         meta = r.inputs.get("metadata") or {}
         namespace = meta.get("namespace") or "_cluster"
-        path = f"{plan.cluster_of(r) or '_unbound'}/{namespace}/{r.inputs['kind']}-{meta.get('name', r.name)}.yaml"
-        files[path] = r.inputs
+        name = safe_file_name(f"{r.inputs['kind']}-{meta.get('name', r.name)}")
+        _add(files, f"{plan.cluster_of(r) or '_unbound'}/{namespace}/{name}.yaml", r.inputs)
     return files
 
 
 def helm_files(plan: Plan) -> dict[str, dict[str, Any]]:
     files: dict[str, dict[str, Any]] = {}
     for r in plan.helm_releases():
-        release = r.inputs.get("name", r.name)
-        files[f"{plan.cluster_of(r) or '_unbound'}/{release}.yaml"] = {
-            "chart": r.inputs.get("chart"),
-            "repository": (r.inputs.get("repositoryOpts") or {}).get("repo"),
-            "version": r.inputs.get("version"),
-            "namespace": r.inputs.get("namespace"),
-            "values": r.inputs.get("values") or {},
-        }
+        release = safe_file_name(r.inputs.get("name", r.name))
+        _add(
+            files,
+            f"{plan.cluster_of(r) or '_unbound'}/{release}.yaml",
+            {
+                "chart": r.inputs.get("chart"),
+                "repository": (r.inputs.get("repositoryOpts") or {}).get("repo"),
+                "version": r.inputs.get("version"),
+                "namespace": r.inputs.get("namespace"),
+                "values": r.inputs.get("values") or {},
+            },
+        )
     return files
+
+
+def _json(data: Any) -> str:
+    return json.dumps(data, indent=2, sort_keys=True) + "\n"
+
+
+def plan_artifacts(plan: Plan) -> dict[str, str]:
+    """Relative path -> text of every file a plan writes."""
+    texts = {
+        "plan.json": _json(plan_document(plan)),
+        "policy.json": _json(sorted(plan.policy, key=lambda v: json.dumps(v, sort_keys=True))),
+        # `pulumi preview --policy-pack policies --policy-pack-config <this>` runs with the same settings.
+        "policy-config.json": _json(plan.policy_config),
+        "plan.md": render_markdown(plan),
+    }
+    for sub, files in (("manifests", manifest_files(plan)), ("helm", helm_files(plan))):
+        for rel, content in files.items():
+            texts[f"{sub}/{rel}"] = yaml.safe_dump(content, sort_keys=True)
+    return texts
 
 
 def write_plan(plan: Plan, out_dir: Path) -> None:
     with phase("write"):
-        _write(plan, out_dir)
+        _write(plan_artifacts(plan), out_dir)
 
 
-def _write(plan: Plan, out_dir: Path) -> None:
-    if out_dir.exists():
-        shutil.rmtree(out_dir)  # no stale manifests from an earlier plan
-    out_dir.mkdir(parents=True)
-    (out_dir / "plan.json").write_text(json.dumps(plan_document(plan), indent=2, sort_keys=False) + "\n")
-    for sub, files in (("manifests", manifest_files(plan)), ("helm", helm_files(plan))):
-        (out_dir / sub).mkdir()
-        for rel, content in files.items():
-            path = out_dir / sub / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(yaml.safe_dump(content, sort_keys=False))
-    (out_dir / "policy.json").write_text(json.dumps(plan.policy, indent=2) + "\n")
-    # `pulumi preview --policy-pack policies --policy-pack-config <this>` runs with the same settings.
-    (out_dir / "policy-config.json").write_text(json.dumps(plan.policy_config, indent=2) + "\n")
-    (out_dir / "plan.md").write_text(render_markdown(plan))
+def owned_files(out_dir: Path) -> list[Path]:
+    """The files an earlier plan wrote into out_dir; refuses a non-empty directory no plan wrote."""
+    if not out_dir.exists():
+        return []
+    if not out_dir.is_dir():
+        raise OutputDirError(f"--out {out_dir}: not a directory")
+    listing = out_dir / OWNED_FILES
+    if not listing.is_file():
+        if any(out_dir.iterdir()):
+            raise OutputDirError(
+                f"--out {out_dir}: the directory has files no plan wrote; choose an empty or new directory"
+            )
+        return []
+    return [out_dir / rel for rel in listing.read_text().splitlines() if rel and ".." not in Path(rel).parts]
+
+
+def _write(texts: dict[str, str], out_dir: Path) -> None:
+    stale = owned_files(out_dir)  # no stale manifests from an earlier plan, and nothing else touched
+    for path in stale:
+        path.unlink(missing_ok=True)
+    for directory in sorted({p.parent for p in stale}, key=lambda p: len(p.parts), reverse=True):
+        while directory != out_dir and directory.is_dir() and not any(directory.iterdir()):
+            directory.rmdir()
+            directory = directory.parent
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for rel, text in sorted(texts.items()):
+        path = out_dir / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    (out_dir / OWNED_FILES).write_text("".join(f"{rel}\n" for rel in sorted(texts)))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import heapq
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -172,7 +173,39 @@ def evaluate(
     with cycle_collector_paused():
         _sync_await(run_pulumi_func(program))
         outputs = _resolve_outputs(settings.get_root_resource().outputs, monitor.secret_values)
-    return Evaluation(monitor.planned, outputs, monitor.stack_urn, monitor.secret_values)
+    return Evaluation(in_dependency_order(monitor.planned), outputs, monitor.stack_urn, monitor.secret_values)
+
+
+def in_dependency_order(resources: list[PlannedResource]) -> list[PlannedResource]:
+    """Every resource after its parent, provider and dependencies, ties broken by URN.
+
+    Registration order is whatever asyncio resolves first, so it differs between runs; this order does not,
+    and keeps what the engine guarantees (a parent is registered before its children).
+    """
+    by_urn = {r.urn: r for r in resources}
+    waits_on: dict[str, set[str]] = {}
+    for r in resources:
+        deps = {r.parent, r.provider, *r.options.get("dependsOn", ())}
+        deps.update(u for urns in r.property_dependencies.values() for u in urns)
+        waits_on[r.urn] = {d for d in deps if d in by_urn and d != r.urn}
+    dependents: dict[str, list[str]] = {u: [] for u in by_urn}
+    for urn, deps in waits_on.items():
+        for dep in deps:
+            dependents[dep].append(urn)
+    ready = [u for u, deps in waits_on.items() if not deps]
+    heapq.heapify(ready)
+    ordered: list[PlannedResource] = []
+    while ready:
+        urn = heapq.heappop(ready)
+        ordered.append(by_urn[urn])
+        for dependent in dependents[urn]:
+            waits_on[dependent].discard(urn)
+            if not waits_on[dependent]:
+                heapq.heappush(ready, dependent)
+    if len(ordered) != len(resources):  # a cycle cannot be registered; keep the rest in URN order regardless
+        placed = {r.urn for r in ordered}
+        ordered += sorted((r for r in resources if r.urn not in placed), key=lambda r: r.urn)
+    return ordered
 
 
 @contextmanager
