@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 import gc
+from collections.abc import Callable
 
 import pytest
 
-from tests.harness import plan_for
+from tests.harness import plan_config, plan_for
 from tools.conformance import Upstream
 
 
@@ -21,6 +22,42 @@ def prod_plan():
 @pytest.fixture(scope="session", params=["dev", "prod"])
 def env_plan(request):
     return plan_for(request.param)
+
+
+def _variant_configs() -> dict[str, tuple[str, Callable[[], dict]]]:
+    """Variants other tests build that reach objects dev and prod do not: a multi-node model (KServe
+    workerSpec, PodGroups), the extra GPU pools (reservations, spot, MIG, time-slicing, GPUDirect) and
+    Knative serving."""
+    from tests.harness import environment_config, ns
+    from tests.test_gpu_pools import AWS_EXTRA, GCP_EXTRA
+    from tests.test_serving_config import _multi_node_prod
+
+    def gpu_pools() -> dict:
+        config = environment_config("prod")
+        config[ns("regions")][0]["gpuPools"] += AWS_EXTRA
+        config[ns("regions")][2]["gpuPools"] += GCP_EXTRA
+        return config
+
+    def knative() -> dict:
+        config = environment_config("dev")
+        config[ns("regions")][0]["serving"] = {"deploymentMode": "Knative"}
+        return config
+
+    return {
+        "multi-node": ("multinode", _multi_node_prod),
+        "gpu-pools": ("gpupools", gpu_pools),
+        "knative": ("knative", knative),
+    }
+
+
+@pytest.fixture(scope="session", params=["dev", "prod", "multi-node", "gpu-pools", "knative"])
+def checked_plan(request):
+    """dev, prod and the variants: what the server-side checks (built-in kinds, CEL rules, provider
+    schemas) run over."""
+    if request.param in ("dev", "prod"):
+        return plan_for(request.param)
+    stack, config = _variant_configs()[request.param]
+    return plan_config(config(), stack=stack)
 
 
 @pytest.fixture(scope="session")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -32,6 +33,33 @@ def kubernetes_object_keys(plan: Plan) -> list[tuple]:
         group = r.inputs["apiVersion"].rpartition("/")[0]
         keys.append((plan.cluster_of(r), group, r.inputs["kind"], meta.get("namespace"), meta.get("name")))
     return keys
+
+
+_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def _parts(path: str) -> list[Any]:
+    return [int(index) if index else key for key, index in _PART.findall(path)]
+
+
+def apply_ops(raw: dict, ops: tuple[tuple[Any, ...], ...]) -> dict:
+    """Apply (\"set\", path, value), (\"del\", path), (\"rename\", path, key), (\"append\", path, value) to raw."""
+    for op, path, *value in ops:
+        *parents, last = _parts(path)
+        node: Any = raw
+        for part in parents:
+            node = node[part]
+        if op == "set":
+            node[last] = value[0]
+        elif op == "del":
+            del node[last]
+        elif op == "rename":
+            node[value[0]] = node.pop(last)
+        elif op == "append":
+            node[last].append(value[0])
+        else:
+            raise ValueError(op)
+    return raw
 
 
 def environment_config(env: str) -> dict[str, Any]:

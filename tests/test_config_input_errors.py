@@ -8,7 +8,8 @@ import shutil
 import pytest
 import yaml
 
-from tests.harness import config_errors, environment_config, raw_environment
+from components.spec.loader import load_environment
+from tests.harness import apply_ops, config_errors, environment_config, raw_environment
 from tools.plan.__main__ import main as plan_main
 from tools.plan.runner import PROJECT_DIR, build_plan
 from tools.plan.stackfile import PlanInputError, input_error_lines, load_stack_config
@@ -193,3 +194,104 @@ def test_system_pool_machine_type_is_checked_against_the_catalog(env, region, ma
     raw = raw_environment(env)
     raw["regions"][region]["systemPool"]["machineType"] = machine_type
     assert config_errors(raw) == [f"regions[{region}].systemPool.machineType: {message}"]
+
+
+# --- combinations that mean nothing ---------------------------------------------------------------------------
+
+
+def _errors(env: str, *ops) -> list[str]:
+    return config_errors(apply_ops(raw_environment(env), ops))
+
+
+def test_snake_case_keys_are_not_a_second_spelling():
+    assert _errors("dev", ("rename", "regions[0].gpuPools[0].maxSize", "max_size")) == [
+        "regions[0].gpuPools[0].max_size: unknown key; did you mean 'maxSize'? keys are camelCase"
+    ]
+
+
+@pytest.mark.parametrize(
+    "domain", ["Inference-Platform.io", "inference platform.io", "-x.io", "a..b", "x" * 64 + ".io"]
+)
+def test_label_domain_must_be_a_dns_subdomain(domain):
+    assert _errors("dev", ("set", "labelDomain", domain)) == [
+        f"labelDomain: {domain!r} is not a DNS subdomain, which Kubernetes requires of a label key's prefix; use "
+        "lowercase letters, digits, '-' and '.', e.g. inference-platform.example.com"
+    ]
+
+
+def test_a_model_listed_twice_for_a_tenant():
+    assert _errors("dev", ("append", "tenants[0].models", "llama-3-1-8b")) == [
+        "tenants[0].models[2]: 'llama-3-1-8b' is listed twice (also at index 0); remove one"
+    ]
+
+
+def test_a_budget_without_limits():
+    assert _errors("dev", ("set", "tenants[0].budget", {})) == [
+        "tenants[0].budget: sets no limit; add inputTokens, outputTokens, totalTokens or requests, or remove budget"
+    ]
+
+
+def test_a_gateway_no_tenant_may_call():
+    ops = (("set", "tenants", []), ("del", "models[0].tenant"), ("del", "models[1].tenant"))
+    assert _errors("dev", *ops) == [
+        "tenants: the gateway serves llama-3-1-8b, qwen2-5-7b but no tenant has a key, so it refuses every "
+        "request; add a tenant with the models it may call"
+    ]
+
+
+@pytest.mark.parametrize("key", ["podsCidr", "controlPlaneCidr", "acceleratorCidr"])
+def test_gcp_only_network_keys_on_aws(key):
+    assert _errors("dev", ("set", f"regions[0].network.{key}", "10.99.0.0/16")) == [
+        f"regions[0].network.{key}: GCP only: an EKS cluster takes pod addresses from the VPC (VPC CNI); remove it"
+    ]
+
+
+def test_split_ranges_covering_the_internet_open_the_api():
+    assert _errors("dev", ("set", "regions[0].apiAccess.publicCidrs", ["0.0.0.0/1", "128.0.0.0/1"])) == [
+        "regions[0].apiAccess.publicCidrs: 0.0.0.0/1, 128.0.0.0/1 cover the whole internet, opening the Kubernetes "
+        "API to it; list your office/VPN or peer CIDRs instead"
+    ]
+
+
+def test_ranges_short_of_the_internet_pass():
+    raw = raw_environment("dev")
+    raw["regions"][0]["apiAccess"]["publicCidrs"] = ["0.0.0.0/1", "128.0.0.0/2"]
+    load_environment(raw)
+
+
+def test_karmada_api_open_to_the_internet():
+    assert _errors("prod", ("set", "federation.apiServer", {"allowedCidrs": ["0.0.0.0/0"]})) == [
+        "federation.apiServer.allowedCidrs: 0.0.0.0/0 cover the whole internet, opening the Karmada API to it; "
+        "list your office/VPN or peer CIDRs instead"
+    ]
+
+
+def test_production_needs_two_system_nodes():
+    assert _errors("prod", ("set", "regions[1].systemPool.minSize", 1)) == [
+        "regions[1].systemPool.minSize: production runs controllers and webhooks on at least 2 system nodes (one "
+        "node's loss stops admission for every pod); set minSize to 2 or more"
+    ]
+
+
+def test_a_draft_of_another_vocabulary():
+    op = ("set", "models[0].speculativeDecoding", {"method": "draft", "draftPreset": "mistral-7b"})
+    errors = _errors("prod", ("set", "models[0].preset", "llama-3.1-70b"), op)
+    assert "models[0].speculativeDecoding.draftPreset: 'mistral-7b' has a 32768-token vocabulary and " in errors[0]
+    assert errors[0].endswith(
+        "'llama-3.1-70b' 128256: a draft must share its target's tokenizer; pick a draft of the same family or use "
+        "method ngram"
+    )
+
+
+def test_spot_capacity_for_a_tier_that_must_not_be_preempted_in_production():
+    assert _errors("prod", ("set", "regions[0].gpuPools[1].capacity", {"type": "spot"})) == [
+        "models[1].placements[0].pool: 'l40s' runs on spot capacity, which the cloud reclaims at short notice, and "
+        "tier 'realtime' must not be preempted in production; place the model on an onDemand, reservation or "
+        "capacityBlock pool, or give it a preemptible tier"
+    ]
+
+
+def test_spot_capacity_is_fine_outside_production():
+    raw = raw_environment("dev")
+    raw["regions"][0]["gpuPools"][0]["capacity"] = {"type": "spot"}
+    load_environment(raw)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import copy
+
+import jsonschema
 import pytest
 
 from components.catalog.charts import CHARTS, ChartRef
-from tools.conformance import Upstream, is_custom_resource, merge_values, unknown_values
+from tools.conformance import Upstream, apiserver_validator, is_custom_resource, merge_values, unknown_values
 
 # Kinds we render that have no CRD in conformance/upstream, each with the reason.
 _KARMADA_OPENAPI = (
@@ -126,3 +129,32 @@ def test_released_chart_version_maps_placeholders_to_the_tag(tmp_path):
         (tmp_path / tag).mkdir(exist_ok=True)
         (tmp_path / tag / "Chart.yaml").write_text(f"version: {in_tree}\n")
         assert Upstream(tmp_path).released_chart_version(f"{tag}/Chart.yaml") == released
+
+
+def test_a_cr_checks_what_the_api_server_adds_to_json_schema(dev_plan, upstream):
+    """Duplicate keys of a list map, and an integral float for an integer, are rejected like the server does."""
+    (gateway,) = [r.inputs for r in dev_plan.kubernetes_objects() if r.inputs["kind"] == "Gateway"]
+    assert upstream.validate_custom_resource(gateway) == []
+    twice = copy.deepcopy(gateway)
+    twice["spec"]["listeners"].append({**twice["spec"]["listeners"][0], "port": 8443})
+    assert upstream.validate_custom_resource(twice) == ['spec.listeners: duplicate entries for key {"name": "https"}']
+    floated = copy.deepcopy(gateway)
+    floated["spec"]["listeners"][0]["port"] = 443.0
+    assert upstream.validate_custom_resource(floated) == ["spec.listeners.0.port: 443.0 is not of type 'integer'"]
+
+
+def test_a_missing_list_map_key_counts_as_its_default():
+    validator = apiserver_validator(jsonschema.Draft7Validator)(
+        {
+            "type": "array",
+            "x-kubernetes-list-type": "map",
+            "x-kubernetes-list-map-keys": ["port", "protocol"],
+            "items": {"type": "object", "properties": {"port": {"type": "integer"}, "protocol": {"default": "TCP"}}},
+        }
+    )
+    ports = [{"port": 80}, {"port": 80, "protocol": "UDP"}]
+    assert [e.message for e in validator.iter_errors(ports)] == []
+    ports.append({"port": 80, "protocol": "TCP"})
+    assert [e.message for e in validator.iter_errors(ports)] == [
+        'duplicate entries for key {"port": 80, "protocol": "TCP"}'
+    ]

@@ -30,7 +30,8 @@ AWS_EXTRA = [
     {"name": "spot", "machineType": "g6e.xlarge", "maxSize": 4, "capacity": {"type": "spot"}},
 ]  # fmt: skip
 GCP_EXTRA = [
-    {"name": "tcpx", "machineType": "a3-highgpu-8g", "maxSize": 2, "zones": ["us-central1-a"], "gpuDirect": True},
+    {"name": "tcpx", "machineType": "a3-highgpu-8g", "maxSize": 2, "zones": ["us-central1-a"], "gpuDirect": True,
+     "capacity": {"type": "spot"}},
     {"name": "tcpxo", "machineType": "a3-megagpu-8g", "maxSize": 2, "zones": ["us-central1-c"], "gpuDirect": True,
      "capacity": {"type": "reservation", "reservationId": "a3-mega-reservation"}},
     {"name": "flex", "machineType": "g2-standard-8", "maxSize": 4, "capacity": {"type": "flexStart"}},
@@ -264,7 +265,18 @@ def test_compact_placement_links_the_resource_policy(variant_plan):
 @pytest.mark.parametrize(
     ("pool", "affinity", "spot", "flex_start", "auto_repair"),
     [
-        ("h200", {"consumeReservationType": "ANY_RESERVATION"}, None, None, True),
+        ("l4", {"consumeReservationType": "ANY_RESERVATION"}, None, None, True),
+        (
+            "h200",
+            {
+                "consumeReservationType": "SPECIFIC_RESERVATION",
+                "key": "compute.googleapis.com/reservation-name",
+                "values": ["acme-prod-a3u-usc1b"],
+            },
+            None,
+            None,
+            True,
+        ),
         (
             "tcpxo",
             {
@@ -348,7 +360,9 @@ def test_every_gpu_pool_has_the_shared_labels_and_the_gpu_taint(plan_name, reque
                 declared = plan.named(name, NODE_GROUP).inputs
             else:
                 declared = plan.named(name, NODE_POOL).inputs["nodeConfig"]
-            assert declared["labels"] == expected
+            # EKS nodes also carry Cluster Autoscaler's GPU label (tests/test_cluster_autoscaler.py).
+            labels = {k: v for k, v in declared["labels"].items() if k != "k8s.amazonaws.com/accelerator"}
+            assert labels == expected
             assert declared["taints"] == [taint]
             checked += 1
     assert checked == sum(len(r.gpu_pools) for r in plan.spec.regions) > 0
@@ -362,11 +376,13 @@ def test_capacity_table_in_plan_md(prod_plan):
     assert table[0].startswith("| region | pool | machine type | GPU | GPUs / node | nodes (min-max) | fabric |")
     assert (
         "| use1 | h100 | p5.48xlarge | H100-80GB | 8 | 1-4 | efa (32 EFA + 1 ENA) | "
-        "placement group `prod-use1-h100` in us-east-1a | onDemand |"
+        "placement group `prod-use1-h100` in us-east-1a | onDemand | Cluster Autoscaler: on-demand instances "
+        "| llama-3-1-70b: 8 |"
     ) in table
     assert (
         "| usc1 | h200 | a3-ultragpu-8g | H200-141GB | 8 | 1-2 | roce (8 GPU NICs) | "
-        "compact `prod-usc1-h200` in us-central1-b | onDemand |"
+        "compact `prod-usc1-h200` in us-central1-b | reservation `acme-prod-a3u-usc1b` | GKE cluster autoscaler: "
+        "VMs of reservation `acme-prod-a3u-usc1b` only | llama-3-1-70b: 8 |"
     ) in table
     assert len(table) == 2 + sum(len(r.gpu_pools) for r in prod_plan.spec.regions)
 

@@ -148,18 +148,20 @@ def test_plan_md_lists_schedulable_resources_per_pool(dev_plan):
     section = markdown.split("## Schedulable GPU resources", 1)[1].split("\n## ", 1)[0]
     rows = [line for line in section.splitlines() if line.startswith("| use1")]
     assert rows == [
-        "| use1 | l40s | g6e.xlarge | time-sliced x4 | `nvidia.com/gpu` | 4 | 2 | 8 |",
+        # At 0 nodes, all of it comes from the autoscaler.
+        "| use1 | l40s | g6e.xlarge | time-sliced x4 | `nvidia.com/gpu` | 4 | 2 | 8 "
+        "| +8 (2 nodes from 0, Cluster Autoscaler) |",
         "| use1 | a100-mig | p4de.24xlarge | MIG mixed, 1x 3g.40gb + 1x 2g.20gb + 2x 1g.10gb per GPU | "
-        "`nvidia.com/mig-3g.40gb` | 8 | 1 | 8 |",
+        "`nvidia.com/mig-3g.40gb` | 8 | 1 | 8 | +8 (1 node from 0, Cluster Autoscaler) |",
         "| use1 | a100-mig | p4de.24xlarge | MIG mixed, 1x 3g.40gb + 1x 2g.20gb + 2x 1g.10gb per GPU | "
-        "`nvidia.com/mig-2g.20gb` | 8 | 1 | 8 |",
+        "`nvidia.com/mig-2g.20gb` | 8 | 1 | 8 | +8 (1 node from 0, Cluster Autoscaler) |",
         "| use1 | a100-mig | p4de.24xlarge | MIG mixed, 1x 3g.40gb + 1x 2g.20gb + 2x 1g.10gb per GPU | "
-        "`nvidia.com/mig-1g.10gb` | 16 | 1 | 16 |",
+        "`nvidia.com/mig-1g.10gb` | 16 | 1 | 16 | +16 (1 node from 0, Cluster Autoscaler) |",
     ]
 
 
 def test_plan_md_shows_the_prod_mig_pool(prod_plan):
     assert (
-        "| usc1 | a100-mig | a2-ultragpu-1g | MIG mixed, all-3g.40gb per GPU | `nvidia.com/mig-3g.40gb` | 2 | 3 | 6 |"
-        in render_markdown(prod_plan)
+        "| usc1 | a100-mig | a2-ultragpu-1g | MIG mixed, all-3g.40gb per GPU | `nvidia.com/mig-3g.40gb` | 2 | 3 | 6 "
+        "| +4 (2 nodes from 1, GKE cluster autoscaler) |" in render_markdown(prod_plan)
     )

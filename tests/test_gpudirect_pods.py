@@ -17,8 +17,23 @@ GCP_SUBNET = "gcp:compute/subnetwork:Subnetwork"
 def tcpx_plan():
     config = environment_config("prod")
     config[ns("regions")][2]["gpuPools"] += [
-        {"name": "tcpx", "machineType": "a3-highgpu-8g", "maxSize": 2, "zones": ["us-central1-a"], "gpuDirect": True},
-        {"name": "tcpxo", "machineType": "a3-megagpu-8g", "maxSize": 2, "zones": ["us-central1-c"], "gpuDirect": True},
+        # A3 High and A3 Mega are not sold on demand (components/catalog/machines.py).
+        {
+            "name": "tcpx",
+            "machineType": "a3-highgpu-8g",
+            "maxSize": 2,
+            "zones": ["us-central1-a"],
+            "gpuDirect": True,
+            "capacity": {"type": "reservation", "reservationId": "a3-high-reservation"},
+        },
+        {
+            "name": "tcpxo",
+            "machineType": "a3-megagpu-8g",
+            "maxSize": 2,
+            "zones": ["us-central1-c"],
+            "gpuDirect": True,
+            "capacity": {"type": "reservation", "reservationId": "a3-mega-reservation"},
+        },
     ]
     return plan_config(config, stack="gpud")
 

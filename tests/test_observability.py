@@ -237,11 +237,10 @@ def test_one_monitor_per_metric_exposing_component(dev_plan, prod_plan):
 
 def test_monitors_follow_what_the_region_runs():
     raw = raw_environment("dev")
-    raw["tenants"] = []
-    for model in raw["models"]:
-        model.pop("tenant", None)
-    assert set(_monitors(_component_plan(raw))) == set(DEV_MONITORS) - {"envoy-ratelimit"}
+    assert set(_monitors(_component_plan(raw))) == set(DEV_MONITORS)
+    # (models served with no tenant is refused at config: every call would be)
     raw["models"] = []
+    raw["tenants"] = []
     # the cache stays (it is switched on per region), the model servers and their picker go
     assert set(_monitors(_component_plan(raw))) == {"dcgm-exporter", "volcano-scheduler", "alluxio"}
     raw["regions"][0]["modelCache"] = {"enabled": False}

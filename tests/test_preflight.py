@@ -151,6 +151,12 @@ def test_prod_passes_on_aws_and_says_gcp_is_not_checked(aws):
         '--filter="zone:(us-central1-a us-central1-b us-central1-c) AND name:(nvidia-a100-80gb nvidia-h200-141gb nvidia-l4)"'
         in gcp.hint
     )
+    # The h200 pool's reservation must hold its maxSize.
+    assert gcp.data["commands"][-1] == (
+        "gcloud compute reservations describe acme-prod-a3u-usc1b --project acme-inference-prod --zone us-central1-b "
+        '--format="value(specificReservation.count,specificReservation.instanceProperties.machineType)" '
+        "(want >= 2 x a3-ultragpu-8g)"
+    )
 
 
 # --- failure kinds --------------------------------------------------------------------------------

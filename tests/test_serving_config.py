@@ -279,5 +279,7 @@ def test_context_longer_than_the_draft_supports():
     raw = raw_environment("prod")
     raw["models"][0].update(maxModelLen=65536, speculativeDecoding={"method": "draft", "draftPreset": "qwen2.5-7b"})
     assert config_errors(raw) == [
-        "models[0].maxModelLen: 65536 exceeds the draft qwen2.5-7b's context of 32768 tokens; lower it to at most 32768"
+        "models[0].speculativeDecoding.draftPreset: 'qwen2.5-7b' has a 152064-token vocabulary and 'llama-3.1-70b' "
+        "128256: a draft must share its target's tokenizer; pick a draft of the same family or use method ngram",
+        "models[0].maxModelLen: 65536 exceeds the draft qwen2.5-7b's context of 32768 tokens; lower it to at most 32768",
     ]

@@ -131,7 +131,7 @@ def test_repository_serves_the_pinned_chart_version(chart, upstream):
 
 def test_most_pins_are_checked_against_an_index(upstream):
     checked = [c.name for c in CHARTS.values() if upstream.helm_index(c.repository) is not None]
-    assert sorted(checked) == ["aws-efa-k8s-device-plugin", "fluid", "keda", "volcano"]
+    assert sorted(checked) == ["aws-efa-k8s-device-plugin", "cluster-autoscaler", "fluid", "keda", "volcano"]
 
 
 def test_index_check_rejects_versions_a_repository_does_not_serve(upstream):

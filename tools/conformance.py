@@ -76,6 +76,43 @@ def _strict(schema: Any) -> Any:
     return out
 
 
+def _list_type(validator, list_type, instance, schema):
+    """`x-kubernetes-list-type`: the API server (and server-side apply, how Pulumi applies) rejects a
+    list `map` with two entries of the same keys, and a `set` with a repeated item. A missing key
+    counts as its schema default, as the server defaults before it compares."""
+    if not validator.is_type(instance, "array"):
+        return
+    keys = schema.get("x-kubernetes-list-map-keys") or ()
+    item_properties = (schema.get("items") or {}).get("properties") or {}
+    seen: set[str] = set()
+    for item in instance:
+        if list_type == "map" and isinstance(item, dict):
+            identity = {key: item.get(key, item_properties.get(key, {}).get("default")) for key in keys}
+        elif list_type == "set":
+            identity = item
+        else:
+            continue
+        text = json.dumps(identity, sort_keys=True)
+        if text in seen:
+            yield jsonschema.ValidationError(f"duplicate entries for {'key ' if keys else ''}{text}")
+        seen.add(text)
+
+
+def apiserver_validator(base: type[jsonschema.Validator]) -> type[jsonschema.Validator]:
+    """`base` checking what the API server checks beyond JSON Schema: list types, and integers that are
+    integers (it decodes an int field from JSON `8080`, not `8080.0`; jsonschema accepts both)."""
+    return jsonschema.validators.extend(
+        base,
+        {"x-kubernetes-list-type": _list_type},
+        type_checker=base.TYPE_CHECKER.redefine(
+            "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool)
+        ),
+    )
+
+
+_CRDValidator = apiserver_validator(jsonschema.Draft7Validator)
+
+
 class Upstream:
     """Index of the vendored upstream CRDs, chart values and API documents (MANIFEST.json lists them)."""
 
@@ -107,16 +144,22 @@ class Upstream:
         return None
 
     @cache  # noqa: B019 - one Upstream per session
-    def crd_schema(self, api_version: str, kind: str) -> dict | None:
-        """Strict JSON schema of one served version of a CRD, or None when upstream has no such CRD."""
+    def crd_served_schema(self, api_version: str, kind: str) -> dict | None:
+        """The openAPIV3Schema of one served version of a CRD as vendored (its `x-kubernetes-validations`
+        rules, defaults and extensions kept), or None. Do not mutate."""
         crd = self.crd(api_version, kind)
         if crd is None:
             return None
         for version in crd["spec"].get("versions", []):
             if f"{crd['spec']['group']}/{version['name']}" == api_version:
-                schema = (version.get("schema") or {}).get("openAPIV3Schema")
-                return _strict(schema) if schema else None
+                return (version.get("schema") or {}).get("openAPIV3Schema") or None
         return None
+
+    @cache  # noqa: B019 - one Upstream per session
+    def crd_schema(self, api_version: str, kind: str) -> dict | None:
+        """Strict JSON schema of one served version of a CRD, or None when upstream has no such CRD."""
+        schema = self.crd_served_schema(api_version, kind)
+        return _strict(schema) if schema else None
 
     def has_crd(self, api_version: str, kind: str) -> bool:
         return self.crd_schema(api_version, kind) is not None
@@ -129,7 +172,7 @@ class Upstream:
         body = copy.deepcopy(obj)
         # metadata is validated by the API server, not the CRD schema.
         body["metadata"] = {}
-        validator = jsonschema.Draft7Validator(schema)
+        validator = _CRDValidator(schema)
         return [
             f"{'.'.join(str(p) for p in err.absolute_path) or '<root>'}: {err.message}"
             for err in sorted(validator.iter_errors(body), key=lambda e: list(e.absolute_path))
@@ -163,7 +206,7 @@ class Upstream:
         if schema is None:
             raise KeyError((obj.get("apiVersion"), obj.get("kind")))
         body = {**copy.deepcopy(obj), "metadata": {}}
-        validator = jsonschema.Draft7Validator(schema)
+        validator = _CRDValidator(schema)
         return [
             f"{'.'.join(str(p) for p in err.absolute_path) or '<root>'}: {err.message}"
             for err in sorted(validator.iter_errors(body), key=lambda e: list(e.absolute_path))

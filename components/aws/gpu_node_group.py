@@ -13,11 +13,12 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
+from components.aws.cluster_autoscaler import asg_tags, node_labels, tag_auto_scaling_group
 from components.aws.eks import EksCluster
 from components.aws.launch_template import hardened_node_settings
 from components.aws.network import AwsNetwork
 from components.catalog.machines import MACHINES
-from components.k8s.topology import GPU_TAINT, gpu_pool_labels, placement_group_name, uses_placement_group
+from components.k8s.topology import GPU_TAINT, placement_group_name, uses_placement_group
 from components.spec.region import GpuPoolSpec, RegionSpec
 
 # The NVIDIA variant of the EKS AL2023 AMI ships the driver, the container toolkit and the EFA driver.
@@ -63,6 +64,8 @@ class EksGpuNodeGroupArgs:
     label_domain: str
     eks: EksCluster
     network: AwsNetwork
+    # How long Cluster Autoscaler keeps an idle node (cluster_autoscaler.scale_down_unneeded_seconds).
+    scale_down_unneeded_seconds: int
 
 
 def efa_network_interfaces(efa_count: int, security_groups: list) -> list[dict]:
@@ -82,10 +85,12 @@ def efa_network_interfaces(efa_count: int, security_groups: list) -> list[dict]:
 
 
 class EksGpuNodeGroup(pulumi.ComponentResource):
-    """Placement group, EFA security group, launch template and managed node group of one GPU pool."""
+    """Placement group, EFA security group, launch template, managed node group of one GPU pool, and the
+    Cluster Autoscaler tags on its Auto Scaling group."""
 
     node_group: aws.eks.NodeGroup
     launch_template: aws.ec2.LaunchTemplate
+    autoscaler_tags: list[aws.autoscaling.Tag]  # what Cluster Autoscaler reads on the ASG
 
     def __init__(self, name: str, args: EksGpuNodeGroupArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:aws:EksGpuNodeGroup", name, None, opts)
@@ -131,7 +136,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
             update_config={"max_unavailable": 1},
             node_repair_config={"enabled": True},
             launch_template={"id": self.launch_template.id, "version": self.launch_template.latest_version.apply(str)},
-            labels=gpu_pool_labels(args.label_domain, args.cluster_name, region, pool),
+            labels=node_labels(args.label_domain, args.cluster_name, region, pool),
             taints=[{"key": GPU_TAINT.key, "value": GPU_TAINT.value, "effect": GPU_TAINT.cloud_effect}],
             opts=pulumi.ResourceOptions(
                 parent=self,
@@ -140,6 +145,14 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
                 custom_timeouts=GPU_NODE_GROUP_TIMEOUTS,
             ),
         )
+        tags = asg_tags(
+            label_domain=args.label_domain,
+            cluster_name=args.cluster_name,
+            region=region,
+            pool=pool,
+            unneeded_seconds=args.scale_down_unneeded_seconds,
+        )
+        self.autoscaler_tags = tag_auto_scaling_group(name, self.node_group, tags, self)
         self.register_outputs({"nodeGroup": self.node_group.node_group_name})
 
     def _efa_security_group(self, name: str, args: EksGpuNodeGroupArgs, full_name: str) -> aws.ec2.SecurityGroup:

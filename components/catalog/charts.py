@@ -263,6 +263,28 @@ CHARTS["keda"] = ChartRef(
     free_form=("nodeSelector",),
 )
 
+# Cluster Autoscaler: sets the desired size of the EKS GPU pools' Auto Scaling groups for pending pods
+# and takes idle nodes away (FACTS-3.md §2) [kubernetes/autoscaler@cluster-autoscaler-chart-9.59.0:
+# charts/cluster-autoscaler]. Maps passed through: extraArgs become `--<key>=<value>` flags; the others
+# are rendered verbatim into the Deployment and ServiceAccount.
+CHARTS["cluster-autoscaler"] = ChartRef(
+    name="cluster-autoscaler",
+    repository="https://kubernetes.github.io/autoscaler",
+    version="9.59.0",
+    upstream_chart="cluster-autoscaler/cluster-autoscaler-chart-9.59.0/chart-cluster-autoscaler.Chart.yaml",
+    upstream_values="cluster-autoscaler/cluster-autoscaler-chart-9.59.0/chart-cluster-autoscaler.values.yaml",
+    free_form=(
+        "extraArgs",
+        "nodeSelector",
+        "resources",
+        "securityContext",
+        "containerSecurityContext",
+        "rbac.serviceAccount.annotations",
+    ),
+    pod_priorities=(PodPriority("system-cluster-critical", value="priorityClassName"),),
+)
+CLUSTER_AUTOSCALER_IMAGE_TAG = "v1.35.0"  # the chart's appVersion and image.tag at this pin
+
 # Karmada: control plane (installMode host) on the federation host, karmada-agent (installMode agent) on
 # pull-mode members [karmada-io/karmada@v1.18.2:charts/karmada, FACTS.md]. The in-tree Chart.yaml says 0.0.0;
 # hack/package-helm-chart.sh stamps the tag as chart version and as karmadaImageVersion. The federation

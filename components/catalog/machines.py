@@ -7,7 +7,7 @@ interfaces" = network cards for p4d/p5*); GCP GPU machine types
 networking (cloud.google.com/kubernetes-engine/docs/how-to/gpu-bandwidth-gpudirect-tcpx,
 .../gpu-bandwidth-gpudirect-rdma; cloud.google.com/vpc/docs/rdma-network-profiles); boot disk
 types per series (cloud.google.com/compute/docs/accelerator-optimized-machines: A3 Ultra and
-A4 support Hyperdisk only).
+A4 support Hyperdisk only); how each type can be bought (OBTAINABLE below, sources there).
 """
 
 from __future__ import annotations
@@ -52,6 +52,11 @@ class MachineType:
         if self.cloud == "aws":
             return "efa" if self.efa_interfaces else "none"
         return "roce" if self.gpudirect == "rdma" else self.gpudirect
+
+    @property
+    def capacity_types(self) -> tuple[str, ...]:
+        """The consumption models (`capacity.type` values) the cloud sells this type through."""
+        return OBTAINABLE[self.cloud][self.family]
 
     @property
     def local_ssd_count(self) -> int:
@@ -204,6 +209,46 @@ _GCP = [
 ]
 
 MACHINES: dict[str, MachineType] = {m.name: m for m in (*_AWS, *_GCP)}
+
+# How each family can be bought: a pool asking for a model its type lacks waits out its create
+# timeout (90 min) for nodes that never come. Values are `capacity.type` names; a model whose
+# availability could not be confirmed is left out (stricter than the cloud, never looser).
+# AWS: every type takes ODCRs ("reservation") and, unless noted, on-demand and spot. Capacity Blocks
+# for ML sell p6-b200, p5, p5e, p5en, p4d and p4de (docs.aws.amazon.com/AWSEC2/latest/UserGuide/
+# capacity-blocks-how.html). On-demand prices exist for p5, p5en, p4d, p6-b200 and g5/g6/g6e
+# (FACTS-3.md §10, aws-ec2-pricing/2026-07-20); p5e's on-demand and spot offers, and spot for
+# p5en / p6-b200, were not confirmed: those are reservation / Capacity Block only here.
+# GCP (FACTS-3.md §10, cloud.google.com/ai-hypercomputer/docs/consumption-models): A3 Ultra and A4
+# have no on-demand, only reservations, flex-start (DWS) and spot; A3 Mega / High on-demand is
+# unverified, so reservations, flex-start and spot; A2 and G2 are sold on demand, as spot and
+# through reservations, and flex-start covers every GPU type but A4X.
+_ODCR = ("onDemand", "spot", "reservation")
+_BLOCKS = ("onDemand", "spot", "reservation", "capacityBlock")
+_RESERVED_ONLY = ("reservation", "capacityBlock")
+_GCP_GENERAL = ("onDemand", "reservation", "flexStart", "spot")
+_GCP_RESERVED = ("reservation", "flexStart", "spot")
+OBTAINABLE: dict[str, dict[str, tuple[str, ...]]] = {
+    "aws": {
+        "g5": _ODCR,
+        "g6": _ODCR,
+        "g6e": _ODCR,
+        "p4d": _BLOCKS,
+        "p4de": _BLOCKS,
+        "p5": _BLOCKS,
+        "p5e": _RESERVED_ONLY,
+        "p5en": ("onDemand", "reservation", "capacityBlock"),
+        "p6-b200": ("onDemand", "reservation", "capacityBlock"),
+    },
+    "gcp": {
+        "g2-standard": _GCP_GENERAL,
+        "a2-highgpu": _GCP_GENERAL,
+        "a2-ultragpu": _GCP_GENERAL,
+        "a3-highgpu": _GCP_RESERVED,
+        "a3-megagpu": _GCP_RESERVED,
+        "a3-ultragpu": _GCP_RESERVED,
+        "a4-highgpu": _GCP_RESERVED,
+    },
+}
 
 
 def machine(name: str) -> MachineType | None:

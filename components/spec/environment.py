@@ -9,6 +9,8 @@ from typing import Annotated
 from pydantic import AfterValidator, Field
 
 from components.spec.base import Issue, Spec, duplicates
+from components.spec.capacity_checks import check_capacity
+from components.spec.consistency import check_consistency
 from components.spec.federation import FederationSpec, check_federated_models, check_federation
 from components.spec.gateway import GatewaySpec, check_gateway
 from components.spec.gpu_partitioning import check_gpu_partitioning
@@ -72,9 +74,18 @@ def _check_regions(env: EnvironmentSpec) -> Iterable[Issue]:
 # Stages run in order; a stage runs only when the earlier ones found nothing, because its checks
 # rely on what those establish (known machine types, resolvable references) and would otherwise
 # report consequences of an earlier mistake instead of the mistake. Model sizing comes last: it
-# reads each pool's GPU partitioning (MIG profiles, time-slice shares), valid only after stage 2.
+# reads each pool's GPU partitioning (MIG profiles, time-slice shares), valid only after stage 2;
+# replicas are checked against pools and queues once every placement is sized.
 SEMANTIC_CHECKS: tuple[tuple[Callable[[EnvironmentSpec], Iterable[Issue]], ...], ...] = (
     (_check_regions, check_gpu_pools, check_workloads, check_federation, check_observability),
-    (check_gpu_partitioning, check_scheduling, check_model_storage, check_gateway, check_federated_models),
+    (
+        check_gpu_partitioning,
+        check_scheduling,
+        check_model_storage,
+        check_gateway,
+        check_federated_models,
+        check_consistency,
+    ),
     (check_serving,),
+    (check_capacity,),
 )

@@ -24,6 +24,14 @@ CAPACITY_TYPES = {
     "gcp": ("onDemand", "spot", "reservation", "flexStart"),
 }
 RESERVED = ("reservation", "capacityBlock")
+# "<type> is not offered <how>" per capacity type.
+_OFFERED_AS = {
+    "onDemand": "on demand",
+    "spot": "as spot capacity",
+    "reservation": "through reservations",
+    "capacityBlock": "as Capacity Blocks",
+    "flexStart": "through flex-start",
+}
 _AWS_RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{8,17}$")
 # The largest GPUDirect layout (RDMA: one gVNIC + 8 GPU NIC subnets) needs nine /24s.
 _GPU_NIC_SUBNET_PREFIX = 24
@@ -49,7 +57,7 @@ def _check_pool(region: RegionSpec, pool: GpuPoolSpec, path: tuple) -> Iterator[
         return
     yield from _check_fabric(region, pool, machine, path)
     yield from _check_placement(region, pool, machine, path)
-    yield from _check_capacity(region, pool, path)
+    yield from _check_capacity(region, pool, machine, path)
 
 
 def _check_fabric(region: RegionSpec, pool: GpuPoolSpec, machine: MachineType, path: tuple) -> Iterator[Issue]:
@@ -97,13 +105,21 @@ def _check_placement(region: RegionSpec, pool: GpuPoolSpec, machine: MachineType
         )
 
 
-def _check_capacity(region: RegionSpec, pool: GpuPoolSpec, path: tuple) -> Iterator[Issue]:
+def _check_capacity(region: RegionSpec, pool: GpuPoolSpec, machine: MachineType, path: tuple) -> Iterator[Issue]:
     capacity = pool.capacity
     allowed = CAPACITY_TYPES[region.cloud]
     if capacity.type not in allowed:
         yield Issue(
             join_path(*path, "capacity", "type"),
             f"{capacity.type!r} is not sold on {region.cloud}; use one of {', '.join(allowed)}",
+        )
+        return
+    offered = machine.capacity_types
+    if capacity.type not in offered:
+        options = ", ".join(offered[:-1]) + f" or {offered[-1]}" if len(offered) > 1 else offered[0]
+        yield Issue(
+            join_path(*path, "capacity"),
+            f"{machine.name} is not offered {_OFFERED_AS[capacity.type]}; use {options}",
         )
         return
     rid_path = join_path(*path, "capacity", "reservationId")

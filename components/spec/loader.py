@@ -70,6 +70,9 @@ def load_environment(raw: dict[str, Any], *, secret_keys: Collection[str] | None
                 )
             ]
         )
+    snake = _python_names(raw, EnvironmentSpec, ())
+    if snake:
+        raise ConfigError(snake)
     try:
         env = EnvironmentSpec.model_validate(raw)
     except ValidationError as exc:
@@ -91,6 +94,30 @@ def load_environment(raw: dict[str, Any], *, secret_keys: Collection[str] | None
         if issues:
             raise ConfigError(issues)
     return env
+
+
+def _python_names(raw: Any, model: Any, path: tuple) -> list[Issue]:
+    """Keys spelled as the Python field (max_size) rather than the documented camelCase alias (maxSize).
+
+    The models accept both so components can build them by name; a stack file must use the alias, or the
+    same key could be given twice under two spellings.
+    """
+    if isinstance(raw, list):
+        return [issue for i, item in enumerate(raw) for issue in _python_names(item, model, (*path, i))]
+    if not isinstance(raw, dict) or not _is_model(model):
+        return []
+    issues = []
+    for key, value in raw.items():
+        field = model.model_fields.get(key)
+        if field is not None and field.alias and field.alias != key:
+            issues.append(
+                Issue(join_path(*path, key), f"unknown key; did you mean {field.alias!r}? keys are camelCase")
+            )
+            continue
+        name = _field_name(model, key)
+        if name is not None:
+            issues += _python_names(value, _inner_model(model.model_fields[name].annotation), (*path, key))
+    return issues
 
 
 def _credential_paths(model: BaseModel, prefix: tuple = ()) -> list[str]:

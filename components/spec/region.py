@@ -110,7 +110,8 @@ class CapacitySpec(Spec):
     type: Literal["onDemand", "spot", "reservation", "capacityBlock", "flexStart"] = Field(
         "onDemand",
         description="onDemand; spot; reservation (AWS ODCR / GCP reservation); capacityBlock (AWS "
-        "Capacity Blocks for ML); flexStart (GCP DWS flex-start).",
+        "Capacity Blocks for ML); flexStart (GCP DWS flex-start). Only those the machine type is sold through "
+        "(OBTAINABLE in components/catalog/machines.py).",
     )
     reservation_id: str | None = Field(
         None, description="ODCR / Capacity Block id (cr-...) or GCP reservation name; required for those types."

@@ -106,12 +106,24 @@ def _check_presets(model: ModelSpec, path: tuple) -> Iterator[Issue]:
                 f"{draft.preset} ({draft.params_billion:g}B) is not smaller than {arch.preset} "
                 f"({arch.params_billion:g}B); a draft must be a smaller model of the same family",
             )
-        elif model.max_model_len > draft.max_context:
-            yield Issue(
-                join_path(*path, "maxModelLen"),
-                f"{model.max_model_len} exceeds the draft {draft.preset}'s context of {draft.max_context} tokens; "
-                f"lower it to at most {draft.max_context}",
-            )
+        else:
+            yield from _check_draft_fits(model, arch, draft, path)
+
+
+def _check_draft_fits(model: ModelSpec, arch, draft, path: tuple) -> Iterator[Issue]:
+    """A draft proposes token ids of its target's vocabulary, within its own context."""
+    if draft.vocab_size != arch.vocab_size:
+        yield Issue(
+            join_path(*path, "speculativeDecoding", "draftPreset"),
+            f"{draft.preset!r} has a {draft.vocab_size}-token vocabulary and {arch.preset!r} {arch.vocab_size}: "
+            "a draft must share its target's tokenizer; pick a draft of the same family or use method ngram",
+        )
+    if model.max_model_len > draft.max_context:
+        yield Issue(
+            join_path(*path, "maxModelLen"),
+            f"{model.max_model_len} exceeds the draft {draft.preset}'s context of {draft.max_context} tokens; "
+            f"lower it to at most {draft.max_context}",
+        )
 
 
 def _check_engine_options(env: EnvironmentSpec, model: ModelSpec, path: tuple) -> Iterator[Issue]:

@@ -7,10 +7,12 @@ from dataclasses import replace
 import pulumi
 import pulumi_aws as aws
 
+from components.aws.cluster_autoscaler import ClusterAutoscaler, ClusterAutoscalerArgs, scale_down_unneeded_seconds
 from components.aws.eks import EksCluster, EksClusterArgs
 from components.aws.gpu_node_group import EksGpuNodeGroup, EksGpuNodeGroupArgs
 from components.aws.network import AwsNetwork, AwsNetworkArgs
 from components.k8s.cluster import ClusterHandle, WorkloadIdentity
+from components.serving.deployment import model_placements
 from components.spec.environment import EnvironmentSpec
 from components.spec.region import RegionSpec
 from stacks.clouds import platform_tags
@@ -38,7 +40,8 @@ def build_aws_cluster(
         ),
         opts=opts,
     )
-    for pool in region.gpu_pools:
+    placements = model_placements(env, region)
+    node_groups = [
         EksGpuNodeGroup(
             f"{region.name}-{pool.name}",
             EksGpuNodeGroupArgs(
@@ -48,8 +51,27 @@ def build_aws_cluster(
                 label_domain=env.label_domain,
                 eks=eks,
                 network=network,
+                scale_down_unneeded_seconds=scale_down_unneeded_seconds(
+                    [p.startup_budget_seconds for p in placements if p.pool.name == pool.name]
+                ),
             ),
             opts=opts,
         )
+        for pool in region.gpu_pools
+    ]
     identity = WorkloadIdentity(oidc_provider_arn=eks.oidc_provider.arn, oidc_issuer=eks.oidc_issuer)
-    return replace(eks.handle, cloud_provider=provider, identity=identity, egress_ips=network.egress_ips)
+    handle = replace(eks.handle, cloud_provider=provider, identity=identity, egress_ips=network.egress_ips)
+    if node_groups:
+        ClusterAutoscaler(
+            region.name,
+            ClusterAutoscalerArgs(
+                cluster=handle,
+                cluster_name=cluster_name,
+                label_domain=env.label_domain,
+                production=env.production,
+                node_groups=[g.node_group for g in node_groups],
+                tags=[tag for g in node_groups for tag in g.autoscaler_tags],
+            ),
+            opts=opts,
+        )
+    return handle

@@ -14,6 +14,8 @@ import os
 import platform
 import sys
 import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -49,14 +51,16 @@ def _ratios(plan: list[tuple[float, ...]], floor: list[tuple[float, ...]]) -> di
     return _figure([tuple(p[i] / f[i] for i in range(len(CLOCKS))) for p, f in zip(plan, floor, strict=True)])
 
 
-def bench_env(env: str, runs: int, work: Path) -> dict[str, Any]:
+def bench_env(env: str, runs: int, work: Path, step: Callable[[str], None]) -> dict[str, Any]:
     """A checked-in environment: plan and both SDK floors alternated in fresh processes, then warm rounds."""
     plans, floors = [], {kind: [] for kind in FLOORS}
-    for _ in range(runs):
+    for i in range(runs):
+        step(f"plan {env}: fresh run {i + 1}/{runs} (plan, then its plain and typed SDK floors)")
         out = work / env
         plans.append(run_child("plan", "--env", env, "--out", str(out)))
         for kind in FLOORS:
             floors[kind].append(run_child("floor", "--plan-json", str(out / "plan.json"), *FLOORS[kind]))
+    step(f"plan {env}: {runs} warm rounds in one process")
     warm, _ = run_child("pair", "--env", env, "--runs", str(runs))
 
     times = [result["runs"][0] for result, _ in plans]
@@ -87,7 +91,7 @@ def bench_env(env: str, runs: int, work: Path) -> dict[str, Any]:
     }
 
 
-def bench_scaling(sizes: list[int], runs: int, work: Path) -> list[dict[str, Any]]:
+def bench_scaling(sizes: list[int], runs: int, work: Path, step: Callable[[str], None]) -> list[dict[str, Any]]:
     """Synthetic environments: time per registration of a process's first plan (fresh) and second (warm)."""
     rows = []
     for n in sizes:
@@ -98,7 +102,8 @@ def bench_scaling(sizes: list[int], runs: int, work: Path) -> list[dict[str, Any
                 f"the synthetic {n}-region environment is invalid; update tools/bench/synthetic.py\n{exc}"
             ) from None
         fresh, warm, registrations = [], [], 0
-        for _ in range(runs):
+        for i in range(runs):
+            step(f"synthetic {n}-region environment: run {i + 1}/{runs}")
             result, _ = run_child("plan", "--regions", str(n), "--out", str(work / f"scale-{n}"), "--repeat", "2")
             registrations = result["registrations"]
             first, second = result["runs"]
@@ -248,19 +253,26 @@ def machine() -> dict[str, Any]:
 
 
 def measure(report: dict[str, Any], args: argparse.Namespace, console: Console) -> None:
-    with tempfile.TemporaryDirectory(prefix="bench-") as tmp, console.status("benchmarking") as status:
+    started = time.monotonic()
+
+    def step(message: str) -> None:
+        """One line per measurement, so a log (CI, a pipe) shows progress too, not only a terminal."""
+        console.print(f"[{time.monotonic() - started:5.0f} s] {message}", highlight=False)
+
+    with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
         work = Path(tmp)
         report["plan"] = {}
         for env in ENVS:
-            status.update(f"plan {env} and its SDK floors, {args.runs} runs each")
-            report["plan"][env] = bench_env(env, args.runs, work)
-        status.update(f"synthetic environments of {', '.join(map(str, args.regions))} region(s)")
-        report["scaling"] = bench_scaling(sorted(args.regions), args.scaling_runs, work) if args.regions else []
+            report["plan"][env] = bench_env(env, args.runs, work, step)
+        report["scaling"] = bench_scaling(sorted(args.regions), args.scaling_runs, work, step) if args.regions else []
         if report["scaling"]:
             report["growth"] = {k: growth(report["scaling"], f"{k}_ms") for k in ("fresh", "warm")}
         report["policy"] = policy_figures(report["plan"])
-        status.update("test suite")
+        if args.test_runs:
+            step(f"test suite: {args.test_runs} run(s)")
         report["tests"] = bench_tests(args.test_runs) if args.test_runs else None
+        step("done")
+    report["duration_s"] = time.monotonic() - started
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -73,6 +73,19 @@ def redact(value: Any, found: set[str] | None = None) -> Any:
     return value
 
 
+def integral_numbers(value: Any) -> Any:
+    """Integral floats as ints: the wire format (protobuf Struct) carries every number as a double,
+    while the providers emit JSON in which `port: 8080` stays an integer (a server rejects 8080.0
+    where its schema says int32)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: integral_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [integral_numbers(v) for v in value]
+    return value
+
+
 def _collect_strings(value: Any, found: set[str]) -> None:
     # SECRET itself is what an offline plan reads for a `secure:` config value: the marker, not a secret.
     if isinstance(value, str) and len(value) >= 8 and value != SECRET:
@@ -111,7 +124,7 @@ class RecordingMonitor(mocks.MockMonitor):
             return super().RegisterResource(request)
 
         asyncio_loop_guard()
-        raw = rpc.deserialize_properties(request.object, keep_unknowns=True) if request.object else {}
+        raw = integral_numbers(rpc.deserialize_properties(request.object, keep_unknowns=True) if request.object else {})
         inputs = redact(raw, self.secret_values)
         urn = self.make_urn(request.parent, request.type, request.name)
         if request.type == "pulumi:providers:aws":
@@ -252,7 +265,7 @@ def _resolve_outputs(exported: dict[str, Any], secrets: set[str]) -> dict[str, A
                 _collect_strings(await output.future(), secrets)
                 out[key] = SECRET
             else:
-                out[key] = await output.future()
+                out[key] = integral_numbers(await output.future())
         return out
 
     return _sync_await(resolve())

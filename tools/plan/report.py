@@ -11,6 +11,7 @@ from components.catalog.charts import CHARTS
 from components.catalog.machines import MACHINES
 from components.k8s.gpu_resources import schedulable_at_max_size, schedulable_resources
 from components.k8s.topology import placement_group_name, pool_fabric, uses_placement_group
+from components.spec.capacity_checks import pool_holds, replica_demands
 from components.spec.region import GpuPoolSpec, RegionSpec
 from tools.plan.gateway_section import gateway_section
 from tools.plan.model import REGION_TYPE, Plan
@@ -90,20 +91,28 @@ def _partitioning(pool) -> str:
     return "whole GPUs"
 
 
+# Who adds a pool's nodes for pending pods, per cloud.
+NODE_AUTOSCALER = {"aws": "Cluster Autoscaler", "gcp": "GKE cluster autoscaler"}
+
+
 def _schedulable_gpu_resources(plan: Plan) -> str:
-    """What each GPU pool offers the scheduler: the names model deployments and queues request."""
+    """What each GPU pool offers the scheduler: the names model deployments and queues request, and how
+    much of it the node autoscaler can add beyond the nodes the pool starts with."""
     rows = [
         "## Schedulable GPU resources\n",
-        "| region | pool | machine | partitioning | resource | per node | max nodes | at max size |",
-        "|---|---|---|---|---|---:|---:|---:|",
+        "| region | pool | machine | partitioning | resource | per node | max nodes | at max size "
+        "| autoscaler can add |",
+        "|---|---|---|---|---|---:|---:|---:|---|",
     ]
     for region in plan.spec.regions:
         for pool in region.gpu_pools:
             at_max = schedulable_at_max_size(pool)
+            extra_nodes = pool.max_size - pool.desired
             for name, count in schedulable_resources(pool).items():
                 rows.append(
                     f"| {region.name} | {pool.name} | {pool.machine_type} | {_partitioning(pool)} | `{name}` | "
-                    f"{count} | {pool.max_size} | {at_max[name]} |"
+                    f"{count} | {pool.max_size} | {at_max[name]} | +{count * extra_nodes} ({extra_nodes} node"
+                    f"{'' if extra_nodes == 1 else 's'} from {pool.desired}, {NODE_AUTOSCALER[region.cloud]}) |"
                 )
     return "\n".join(rows) + "\n"
 
@@ -128,6 +137,44 @@ def _capacity_type(plan: Plan, region: RegionSpec, pool: GpuPoolSpec) -> str:
     return f"{capacity.type} `{capacity.reservation_id}`" if capacity.reservation_id else capacity.type
 
 
+_OBTAINED = {
+    "aws": {
+        "onDemand": "on-demand instances",
+        "spot": "spot instances",
+        "reservation": "instances in ODCR `{id}`",
+        "capacityBlock": "instances in Capacity Block `{id}`",
+    },
+    "gcp": {
+        "onDemand": "on-demand VMs (a matching reservation first)",
+        "spot": "spot VMs",
+        "reservation": "VMs of reservation `{id}` only",
+        "flexStart": "flex-start VMs (DWS), granted to pending pods",
+    },
+}
+
+
+def _obtained_via(plan: Plan, region: RegionSpec, pool: GpuPoolSpec) -> str:
+    """Who adds the pool's nodes, and what they are bought as."""
+    capacity = pool.capacity
+    how = _OBTAINED[region.cloud][capacity.type].format(id=capacity.reservation_id)
+    return f"{NODE_AUTOSCALER[region.cloud]}: {how}"
+
+
+def _max_replicas(plan: Plan, region: RegionSpec, pool: GpuPoolSpec) -> str:
+    """Per model on the pool: the replicas it holds at maxSize (the others at their minimum); a maxReplicas
+    beyond that is flagged, as the autoscaler may ask for replicas that stay pending."""
+    demands = replica_demands(plan.spec, region)
+    on_pool = [d for d in demands if d.pool.name == pool.name]
+    cells = []
+    for d in on_pool:
+        holds = pool_holds(d, on_pool)
+        cell = f"{d.model.name}: {holds}"
+        if d.placement.max_replicas > holds:
+            cell += f" **capped by pool** (maxReplicas {d.placement.max_replicas})"
+        cells.append(cell)
+    return "; ".join(cells) or "-"
+
+
 # Columns of the capacity table: header, cell of one (plan, region, pool). Capabilities append theirs.
 CAPACITY_COLUMNS: tuple[tuple[str, Callable[[Plan, RegionSpec, GpuPoolSpec], str]], ...] = (
     ("region", lambda plan, r, p: r.name),
@@ -139,6 +186,8 @@ CAPACITY_COLUMNS: tuple[tuple[str, Callable[[Plan, RegionSpec, GpuPoolSpec], str
     ("fabric", _fabric),
     ("placement", _placement),
     ("capacity", _capacity_type),
+    ("obtained via", _obtained_via),
+    ("max replicas the pool holds", _max_replicas),
 )
 
 

@@ -25,6 +25,14 @@ def gcp_not_checked(env: EnvironmentSpec, region: RegionSpec) -> Finding:
         '--flatten=quotas --filter="quotas.metric~GPUS" --format="table(quotas.metric,quotas.limit,quotas.usage)"',
         f"gcloud compute reservations list --project {region.project}",
     ]
+    # A pool consuming a named reservation needs it to hold maxSize VMs of its type in its zone.
+    by_hand += [
+        f"gcloud compute reservations describe {p.capacity.reservation_id} --project {region.project} "
+        f'--zone {region.pool_zones(p)[0]} --format="value(specificReservation.count,'
+        f'specificReservation.instanceProperties.machineType)" (want >= {p.max_size} x {p.machine_type})'
+        for p in region.gpu_pools
+        if p.capacity.type == "reservation"
+    ]
     return Finding(
         region.name,
         "gcp",

@@ -1,0 +1,131 @@
+"""Property: any single mutation of dev or prod (a value of another type, a key removed or misspelled, a list
+emptied or repeated) either plans, or stops with exit 2 and one `error:` line per problem naming a key,
+never a traceback and never a partial build directory."""
+
+from __future__ import annotations
+
+import copy
+import shutil
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from components.spec.loader import ConfigError, load_environment
+from tests.harness import raw_environment
+from tools.plan.__main__ import main as plan_main
+from tools.plan.runner import PROJECT_DIR
+
+ENVIRONMENTS = {env: raw_environment(env) for env in ("dev", "prod")}
+
+
+def _paths(value: Any, prefix: tuple = ()) -> list[tuple]:
+    """Every key path of a config value, containers included."""
+    found = [prefix] if prefix else []
+    if isinstance(value, dict):
+        for key, sub in value.items():
+            found += _paths(sub, (*prefix, key))
+    elif isinstance(value, list):
+        for i, sub in enumerate(value):
+            found += _paths(sub, (*prefix, i))
+    return found
+
+
+def _parent(raw: Any, path: tuple) -> Any:
+    for part in path[:-1]:
+        raw = raw[part]
+    return raw
+
+
+_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-3, max_value=10**6),
+    st.floats(allow_nan=False, allow_infinity=False, width=32),
+    st.text(max_size=12),
+    st.sampled_from(["", "us-east-1", "l40s", "llama-3-1-8b", "10.0.0.0/8", "0.0.0.0/0", "1.34", "-"]),
+    st.just([]),
+    st.just({}),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.sampled_from(["name", "x", "enabled"]), st.integers(), max_size=2),
+)
+
+
+@st.composite
+def mutated_configs(draw) -> tuple[str, dict, str]:
+    env = draw(st.sampled_from(sorted(ENVIRONMENTS)))
+    raw = copy.deepcopy(ENVIRONMENTS[env])
+    path = draw(st.sampled_from(_paths(raw)))
+    parent, last = _parent(raw, path), path[-1]
+    kind = draw(st.sampled_from(["value", "delete", "rename", "repeat"]))
+    if kind == "value":
+        parent[last] = draw(_VALUES)
+    elif kind == "delete":
+        del parent[last]
+    elif kind == "rename" and isinstance(last, str):
+        parent[last + draw(st.sampled_from(["s", "x", "_"]))] = parent.pop(last)
+    elif kind == "repeat" and isinstance(last, int):
+        parent.append(copy.deepcopy(parent[last]))
+    else:
+        parent[last] = None
+    return env, raw, f"{kind} {'.'.join(map(str, path))}"
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
+@given(mutated_configs())
+def test_validation_either_accepts_or_names_a_key_for_every_problem(case):
+    _env, raw, _what = case
+    try:
+        load_environment(raw)
+    except ConfigError as exc:
+        assert exc.issues
+        for issue in exc.issues:
+            assert issue.message.strip()
+            assert "Traceback" not in issue.message
+            assert "\n" not in str(issue)
+            top = issue.path.split(".")[0].split("[")[0]
+            assert top in raw or top in ENVIRONMENTS["prod"] or top in ENVIRONMENTS["dev"] or not top, issue
+
+
+@settings(
+    max_examples=12,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(case=mutated_configs())
+def test_plan_exits_0_1_or_2_and_leaves_nothing_half_written(case, tmp_path_factory, capsys):
+    """The whole program, not only validation: an accepted mutation must plan without a traceback."""
+    _env, raw, _what = case
+    project = tmp_path_factory.mktemp("project")
+    for name in ("Pulumi.yaml", "__main__.py"):
+        shutil.copy(PROJECT_DIR / name, project / name)
+    config = {f"inference-platform:{k}": v for k, v in raw.items()}
+    config["pulumi:disable-default-providers"] = ["*"]
+    (project / "Pulumi.t.yaml").write_text(yaml.safe_dump({"config": config}))
+    out = project / "out"
+    code = plan_main(["t", "--project-dir", str(project), "--out", str(out), "--quiet"])
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    if code == 2:
+        lines = err.strip().splitlines()
+        assert lines and all(line.startswith("error: Pulumi.t.yaml: ") for line in lines), lines
+        assert not out.exists()
+    else:
+        assert code in (0, 1), err
+        assert (out / "plan.json").is_file() and (out / "plan.md").is_file()
+
+
+def test_the_strategy_reaches_deep_keys():
+    """Guard against a strategy that only ever touches the top level."""
+    deepest = max(len(p) for p in _paths(ENVIRONMENTS["prod"]))
+    assert deepest >= 5
+    assert len(_paths(ENVIRONMENTS["prod"])) > 200
+
+
+@pytest.mark.parametrize("env", sorted(ENVIRONMENTS))
+def test_unmutated_environments_validate(env):
+    load_environment(copy.deepcopy(ENVIRONMENTS[env]))
