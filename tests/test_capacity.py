@@ -88,6 +88,7 @@ def test_capacity_types_per_machine(region, pool, changes, message):
     if message is None:
         from components.spec.loader import load_environment
 
+        raw["production"] = False  # production refuses spot under its realtime models (test_config_input_errors)
         assert load_environment(raw).regions[region].gpu_pools[pool].capacity.type == changes["capacity"]["type"]
     else:
         assert config_errors(raw) == [message]

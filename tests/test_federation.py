@@ -40,6 +40,7 @@ def _push_config() -> dict:
         "memberMode": "push",
         "registryMirrors": {"usw2": "mirror.example"},
         "apiServer": {"allowedCidrs": [EXTRA_CIDR]},
+        "failover": {"applicationTolerationSeconds": 1800},  # usw2 loads from its bucket: a longer start-up
     }
     regions = config[ns("regions")]
     for region in regions[:2]:

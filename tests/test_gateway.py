@@ -167,18 +167,15 @@ def test_endpoint_picker_scores_prefix_and_kv_cache(prod_plan):
     assert deployment["spec"]["replicas"] == 2
     assert "--ha-enable-leader-election" in deployment["spec"]["template"]["spec"]["containers"][0]["args"]
     assert _object(prod_plan, "PodDisruptionBudget", "prod-use1", "llama-3-1-70b-epp")
-    # Triton's load and KV-cache gauges have TensorRT-LLM names; its OpenAI frontend serves them on the
-    # pool's target port, which the picker scrapes by default.
-    triton = _object(prod_plan, "Deployment", "prod-usc1", "mistral-7b-trt-epp")["spec"]["template"]["spec"]
-    args = triton["containers"][0]["args"]
-    flags = dict(zip(args[6:14:2], args[7:14:2], strict=True))
-    assert flags == {
-        "--total-queued-requests-metric": "nv_trt_llm_request_metrics{request_type=waiting}",
-        "--total-running-requests-metric": "nv_trt_llm_request_metrics{request_type=scheduled}",
-        "--kv-cache-usage-percentage-metric": "nv_trt_llm_kv_cache_block_metrics{kv_cache_block_type=fraction}",
-        "--lora-info-metric": "",
-    }
-    assert not [a for a in args if a.startswith("--model-server-metrics-port")]
+    # Triton's load and KV-cache gauges have TensorRT-LLM names: the picker's metrics extractor reads them
+    # by the built-in `triton-tensorrt-llm` mapping, not by flags (which v1.5.0 rejects at startup).
+    triton = yaml.safe_load(
+        _object(prod_plan, "ConfigMap", "prod-usc1", "mistral-7b-trt-epp")["data"]["default-plugins.yaml"]
+    )
+    (extractor,) = [p for p in triton["plugins"] if p["type"] == "core-metrics-extractor"]
+    assert extractor["parameters"]["defaultEngine"] == "triton-tensorrt-llm"
+    args = _object(prod_plan, "Deployment", "prod-usc1", "mistral-7b-trt-epp")["spec"]["template"]["spec"]
+    assert not [a for a in args["containers"][0]["args"] if a.endswith("-metric")]
 
 
 def test_security_policy_covers_every_route(env_plan):
@@ -324,16 +321,38 @@ def test_custom_resources_wait_for_the_releases_installing_their_crds(env_plan):
                 assert needed in r.options["dependsOn"], f"{r.urn} does not wait for {needed}"
 
 
-def test_rate_limit_redis_is_small_pinned_and_forgetful(dev_plan):
-    deployment = _object(dev_plan, "Deployment", "dev-use1", "ratelimit-redis")
-    pod = deployment["spec"]["template"]["spec"]
-    (container,) = pod["containers"]
-    assert container["image"] == REDIS_IMAGE and "latest" not in REDIS_IMAGE
-    args = container["args"]
-    assert args[args.index("--save") + 1] == "" and args[args.index("--appendonly") + 1] == "no"
-    assert set(container["resources"]) == {"requests", "limits"}
-    assert pod["securityContext"]["runAsNonRoot"] is True and pod["securityContext"]["runAsUser"] != 0
-    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+def test_rate_limit_redis_is_small_pinned_authenticated_and_persistent(env_plan):
+    """A restart must not refill every tenant's budget: counters (windows up to an hour) survive on a volume; only
+    the rate limiter, with the generated password, may use them."""
+    for cluster in {c for c, _ in _gateway_clusters(env_plan).items()}:
+        deployment = _object(env_plan, "Deployment", cluster, "ratelimit-redis")
+        pod = deployment["spec"]["template"]["spec"]
+        (container,) = pod["containers"]
+        assert container["image"] == REDIS_IMAGE and "latest" not in REDIS_IMAGE
+        args = container["args"]
+        assert args[args.index("--appendonly") + 1] == "yes" and args[args.index("--dir") + 1] == "/data"
+        (data,) = [m for m in container["volumeMounts"] if m["mountPath"] == "/data"]
+        (volume,) = [v for v in pod["volumes"] if v["name"] == data["name"]]
+        claim = _object(env_plan, "PersistentVolumeClaim", cluster, volume["persistentVolumeClaim"]["claimName"])
+        assert claim["spec"]["accessModes"] == ["ReadWriteOnce"]
+        assert deployment["spec"]["strategy"] == {"type": "Recreate"}  # the old pod lets go of the volume first
+        # the password: Redis requires it, the rate limiter presents it, both from one Secret
+        assert args[args.index("--requirepass") + 1] == "$(REDIS_PASSWORD)"
+        env = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in container["env"]}
+        secret = _object(env_plan, "Secret", cluster, env["REDIS_PASSWORD"]["name"])
+        assert secret["stringData"] == "[secret]"  # generated; never in plan artefacts
+        release = next(
+            r.inputs
+            for r in env_plan.helm_releases()
+            if env_plan.cluster_of(r) == cluster and r.inputs["chart"].endswith("gateway-helm")
+        )
+        limiter = release["values"]["config"]["envoyGateway"]["provider"]["kubernetes"]["rateLimitDeployment"]
+        (patched,) = limiter["patch"]["value"]["spec"]["template"]["spec"]["containers"]
+        assert patched["name"] == "envoy-ratelimit"  # Envoy Gateway's rate-limit container
+        assert patched["env"] == [{"name": "REDIS_AUTH", "valueFrom": {"secretKeyRef": env["REDIS_PASSWORD"]}}]
+        assert set(container["resources"]) == {"requests", "limits"}
+        assert pod["securityContext"]["runAsNonRoot"] is True and pod["securityContext"]["runAsUser"] != 0
+        assert container["securityContext"]["readOnlyRootFilesystem"] is True
 
 
 def test_api_keys_are_secret_outputs_and_never_in_artifacts(env_plan):

@@ -96,12 +96,49 @@ def test_configured_quotas_and_replicas_win_over_defaults():
 
 def test_default_quotas_fit_the_smallest_gpu_node(prod_plan, dev_plan):
     assert cache_plan(dev_plan.spec.region("use1")) == cache_plan(dev_plan.spec.region("use1")).__class__(
-        memory_gib=4, ssd_gib=150, replicas=1, pools=("l40s", "a100-mig")
-    )  # sized by the smallest GPU node: g6e.xlarge, 32 GiB RAM, 250 GB NVMe
+        memory_gib=4, ssd_gib=150, replicas=1, pools=("l40s", "a100-mig"), fuse_memory_gib=2
+    )  # sized by the smallest GPU node: g6e.xlarge, 32 GiB RAM, 250 GB NVMe; dev sets fuseMemory 2Gi
     # usc1: memory from g2-standard-24 (96 GiB / 8); NVMe from a2-ultragpu-1g (1 x 375 GiB x 60% = 225,
     # rounded down to 220); one worker per pool minimum node (h200 1 + l4 1 + a100-mig 1).
     usc1 = cache_plan(prod_plan.spec.region("usc1"))
     assert (usc1.memory_gib, usc1.ssd_gib, usc1.replicas) == (12, 220, 3)
+
+
+def _gib(quantity: str) -> float:
+    units = {"Gi": 1, "Mi": 1 / 1024, "m": 1 / 1024}
+    for unit, factor in units.items():
+        if quantity.endswith(unit):
+            return float(quantity[: -len(unit)]) * factor
+    raise ValueError(quantity)
+
+
+def _jvm_gib(options: list[str]) -> float:
+    """Heap + direct memory a JVM may take, from its -Xmx and -XX:MaxDirectMemorySize options."""
+    sizes = {o.split("=")[0] if "=" in o else o[:4]: o.split("=")[-1] if "=" in o else o[4:] for o in options}
+    return _gib(sizes["-Xmx"]) + _gib(sizes["-XX:MaxDirectMemorySize"])
+
+
+def test_every_cache_jvm_is_bounded_and_counted_on_its_node(env_plan):
+    """Fluid's defaults without jvmOptions are 16 GiB heaps and 32 GiB of direct memory, without resources: every
+    component states both, within its container's limit, and the GPU nodes' model servers leave room for the
+    worker and the FUSE daemon that run beside them."""
+    from components.catalog.machines import MACHINES
+    from components.serving.deployment import model_placements
+
+    runtimes = {env_plan.cluster_of(r): r.inputs for r in env_plan.of_type(CR + "AlluxioRuntime")}
+    assert runtimes
+    for cluster, runtime in runtimes.items():
+        for component in ("master", "worker", "fuse"):
+            spec = runtime["spec"][component]
+            limit = _gib(spec["resources"]["limits"]["memory"])
+            assert _jvm_gib(spec["jvmOptions"]) < limit, (cluster, component)
+            assert spec["resources"]["requests"]["memory"] == spec["resources"]["limits"]["memory"]
+        beside = sum(_gib(runtime["spec"][c]["resources"]["limits"]["memory"]) for c in ("worker", "fuse"))
+        region = env_plan.spec.region(cluster.removeprefix(f"{env_plan.environment}-"))
+        for p in model_placements(env_plan.spec, region):
+            node = MACHINES[p.pool.machine_type].memory_gib
+            servers = p.host.memory_gib * p.host.slots_per_node / p.fit.sizing.tensor_parallel  # pods per node
+            assert servers + beside <= node * 0.9, (cluster, p.name)  # kubelet reserve and eviction threshold
 
 
 # --- DataLoad -------------------------------------------------------------------------------------

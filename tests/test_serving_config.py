@@ -87,13 +87,34 @@ def test_engine_args_are_validated():
     )
     at = f"{L40S}.engineArgs"
     assert config_errors(raw) == [
-        f"{at}['max-num-batched-token']: not a vLLM flag a model may set; did you mean 'max-num-batched-tokens'? "
-        "the flags are listed in components/catalog/engines.py",
+        f"{at}['max-num-batched-token']: not a flag of vLLM v0.27.1 a model may set; did you mean "
+        "'max-num-batched-tokens'? the flags are listed in components/catalog/engines.py",
         f"{at}['tensor-parallel-size']: set by the platform; change precision, maxModelLen or maxNumSeqs (the "
         "sizing picks it) instead",
         f"{at}['--enforce-eager']: write the flag without leading dashes: 'enforce-eager'",
         f"{at}['enable-auto-tool-choice']: false is not passed to the engine; remove the flag to keep the engine's "
         "default",
+    ]
+
+
+def test_flags_the_pinned_vllm_removed_are_rejected_with_their_successors():
+    """--swap-space and --cuda-graph-sizes are gone at v0.27.1: vLLM would exit on 'unrecognized arguments'."""
+    raw = _dev_model(0, engineArgs={"swap-space": 4, "cuda-graph-sizes": 8})
+    at = f"{L40S}.engineArgs"
+    assert config_errors(raw) == [
+        f"{at}['swap-space']: not a flag of vLLM v0.27.1 a model may set; the flags are listed in "
+        "components/catalog/engines.py",
+        f"{at}['cuda-graph-sizes']: not a flag of vLLM v0.27.1 a model may set; did you mean "
+        "'max-cudagraph-capture-size'? the flags are listed in components/catalog/engines.py",
+    ]
+
+
+def test_switches_take_true_and_values_take_values():
+    raw = _dev_model(0, engineArgs={"enforce-eager": "yes", "seed": True})
+    at = f"{L40S}.engineArgs"
+    assert config_errors(raw) == [
+        f"{at}['enforce-eager']: vLLM takes --enforce-eager without a value; set it to true, or remove it",
+        f"{at}['seed']: vLLM --seed takes a value; set it to one, not true",
     ]
 
 
@@ -107,7 +128,10 @@ def test_triton_flags_are_its_openai_frontends():
         "tool-call-parser": "mistral",
     }
     at = "models[2].engineArgs"
-    unknown = "not a Triton OpenAI frontend flag a model may set; the flags are listed in components/catalog/engines.py"
+    unknown = (
+        "not a flag of Triton OpenAI frontend v2.71.0 a model may set; the flags are listed in "
+        "components/catalog/engines.py"
+    )
     assert config_errors(raw) == [
         f"{at}['max-num-seqs']: {unknown}",
         f"{at}['log-verbose']: {unknown}",
@@ -174,12 +198,12 @@ def test_the_hint_says_replicas_span_nodes_only_on_efa_pools():
 
 
 def test_each_replica_needs_enough_host_memory():
-    # Six shares of a g6e.xlarge (32 GiB): (32 x 0.9 - 2 - 8 cache) / 6 = 3 GiB per server
+    # Six shares of a g6e.xlarge (32 GiB): (32 x 0.9 - 2 - 8 cache worker - 2 FUSE) / 6 = 2 GiB per server
     raw = raw_environment()
     raw["regions"][0]["gpuPools"][0]["timeSlicing"] = {"replicas": 6}
     raw["models"][0].update(maxModelLen=1024, maxNumSeqs=8)
     assert config_errors(raw) == [
-        f"{L40S}.placements[0].pool: each replica would get 3 GiB of host memory (g6e.xlarge shared by 6 model "
+        f"{L40S}.placements[0].pool: each replica would get 2 GiB of host memory (g6e.xlarge shared by 6 model "
         "servers, after system and cache reservations), less than the 4 GiB an engine needs; use a machine type "
         "with more memory or fewer shares"
     ]
@@ -190,8 +214,22 @@ def test_production_never_scales_to_zero():
     raw["models"][0]["placements"][0]["minReplicas"] = 0
     assert config_errors(raw) == [
         "models[0].placements[0].minReplicas: production models never scale to zero: a cold start reloads 131.5 GiB "
-        "of weights (about 159s); set minReplicas to at least 1"
+        "of weights and starts the engine (about 339s); set minReplicas to at least 1"
     ]
+
+
+def test_failover_toleration_outlasts_the_start_up_budget():
+    """Karmada must not move a federated replica that is still loading: 70B from the bucket at 0.5 GiB/s takes
+    395 s + 60 s engine + 180 s compile = 635 s, a probe budget of 1270 s."""
+    raw = raw_environment("prod")
+    raw["regions"][0]["modelCache"] = {"enabled": False}
+    assert config_errors(raw) == [
+        "federation.failover.applicationTolerationSeconds: 900s is not longer than the start-up budget of "
+        "llama-3-1-70b in use1 (1270s: weights, engine start and compilation, twice, at least 5 minutes), so Karmada "
+        "would move replicas that are still loading; set it above 1270"
+    ]
+    raw["federation"]["failover"] = {"applicationTolerationSeconds": 1271}
+    load_environment(raw)
 
 
 @pytest.mark.parametrize(
@@ -242,6 +280,7 @@ def test_multi_node_replicas_are_accepted_on_efa_pools():
 def test_multi_node_replicas_need_the_cache_fixed_replicas_and_standard_mode():
     raw = _multi_node_prod()
     raw["regions"][0]["modelCache"] = {"enabled": False}
+    raw["federation"]["failover"] = {"applicationTolerationSeconds": 1800}  # loads from the bucket take longer
     raw["models"][0]["placements"][1]["maxReplicas"] = 2
     raw["regions"][1]["serving"] = {"deploymentMode": "Knative"}
     needs = "one replica needs 2 nodes (pipeline parallel 2 x tensor parallel 8)"

@@ -10,12 +10,13 @@ from components.serving.sizing import (
     GpuSlot,
     SizingRequest,
     engine_memory_utilization,
-    estimated_load_seconds,
+    estimated_startup_seconds,
     kv_bytes_per_token,
     lora_bytes,
     replica_kv_bytes_per_token,
     replica_weight_bytes,
     size,
+    startup_budget_seconds,
     weight_bytes,
 )
 from components.serving.slots import gpu_slot, placement_resource, slots_per_node
@@ -99,9 +100,16 @@ def test_context_longer_than_the_model_supports():
         size(SizingRequest(MODELS["mistral-7b"], max_model_len=65536), H100)
 
 
-def test_estimated_load_time():
-    # 131.5 GiB at 2 GiB/s = 65.75 s, x1.5 margin = 98.6 -> 99 s, + 60 s engine start
-    assert estimated_load_seconds(131.5, 2.0) == 159
+def test_estimated_startup_time_counts_compilation():
+    # 131.5 GiB at 2 GiB/s = 65.75 s, x1.5 margin = 98.6 -> 99 s, + 60 s engine start, + 180 s vLLM compile
+    assert estimated_startup_seconds(weights_gib=131.5, load_gib_per_second=2.0, runtime="vllm") == 339
+    # TensorRT-LLM engines are compiled ahead of time
+    assert estimated_startup_seconds(weights_gib=131.5, load_gib_per_second=2.0, runtime="triton") == 159
+
+
+def test_startup_budget_is_twice_the_estimate_and_never_below_five_minutes():
+    assert startup_budget_seconds(339) == 678
+    assert startup_budget_seconds(100) == 300
 
 
 # --- more models and GPUs, by hand ----------------------------------------------------------------------

@@ -228,6 +228,11 @@ class Upstream:
             for err in sorted(validator.iter_errors(values), key=lambda e: list(e.absolute_path))
         ]
 
+    @cache  # noqa: B019 - one Upstream per session
+    def document(self, relative: str) -> Any:
+        """A JSON file of the upstream data (flag and metric lists generated at a pinned tag)."""
+        return json.loads((self.root / relative).read_text())
+
     def chart_values(self, relative: str) -> dict:
         return yaml.load((self.root / relative).read_text(), Loader=_Loader) or {}
 

@@ -16,7 +16,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.addons.ratelimit_redis import RateLimitRedis, RateLimitRedisArgs
+from components.addons.ratelimit_redis import RATELIMIT_CONTAINER, RateLimitRedis, RateLimitRedisArgs
 from components.catalog.charts import CHARTS, INFERENCE_EXTENSION_CRDS
 from components.k8s import names
 from components.k8s.cluster import ClusterHandle
@@ -24,6 +24,7 @@ from components.k8s.helm import helm_release, namespace
 from components.serving import gateway_specs as specs
 from components.serving.deployment import model_placements
 from components.serving.inference_pool import InferencePool, InferencePoolArgs
+from components.serving.network_policies import gateway_namespace_policies
 from components.spec.environment import EnvironmentSpec
 from components.spec.gateway import ExternalProviderSpec, gateway_hostname
 from components.spec.region import RegionSpec
@@ -37,7 +38,12 @@ AI_GATEWAY_RELEASE = "ai-gateway"
 EPP_AUTH_REVIEWER = "inference-epp-auth-reviewer"
 
 
-def envoy_gateway_values(redis_url: str, production: bool) -> dict[str, Any]:
+def _ratelimit_patch(env: list[dict]) -> dict[str, Any]:
+    container = {"name": RATELIMIT_CONTAINER, "env": env}
+    return {"patch": {"type": "StrategicMerge", "value": {"spec": {"template": {"spec": {"containers": [container]}}}}}}
+
+
+def envoy_gateway_values(redis_url: str, redis_env: list[dict], production: bool) -> dict[str, Any]:
     """gateway-helm values: the AI Gateway as extension manager, InferencePool backends, Redis-backed limits.
 
     From ai-gateway@v1.1.0:manifests/envoy-gateway-values.yaml plus its inference-pool and token-ratelimit
@@ -48,7 +54,11 @@ def envoy_gateway_values(redis_url: str, production: bool) -> dict[str, Any]:
         "config": {
             "envoyGateway": {
                 "gateway": {"controllerName": specs.CONTROLLER_NAME},
-                "provider": {"type": "Kubernetes"},
+                # The rate limiter's REDIS_AUTH, for the platform's Redis: a strategic-merge patch of its
+                # container, the way the AI Gateway's token-ratelimit add-on patches it
+                # (ai-gateway@v1.1.0:examples/token_ratelimit/envoy-gateway-values-addon.yaml).
+                "provider": {"type": "Kubernetes"}
+                | ({"kubernetes": {"rateLimitDeployment": _ratelimit_patch(redis_env)}} if redis_env else {}),
                 "logging": {"level": {"default": "info"}},
                 "extensionApis": {"enableEnvoyPatchPolicy": True, "enableBackend": True},
                 "extensionManager": {
@@ -151,18 +161,26 @@ class InferenceGateway(pulumi.ComponentResource):
         self.hostname = gateway_hostname(env, region)
 
         eg_ns = namespace(names.ENVOY_GATEWAY_NAMESPACE, cluster, self)
+        for manifest in gateway_namespace_policies(region, specs.HTTPS_PORT):
+            k8s.networking.v1.NetworkPolicy(
+                f"{cluster.name}-netpol-eg-{manifest['metadata']['name']}",
+                metadata=manifest["metadata"],
+                spec=manifest["spec"],
+                opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[eg_ns]),
+            )
         aigw_ns = namespace(AI_GATEWAY_NAMESPACE, cluster, self)
-        redis_url = gateway.redis.url
+        redis_url, redis_env = gateway.redis.url, []
         if redis_url is None:
-            redis_url = RateLimitRedis(
+            redis = RateLimitRedis(
                 region.name, RateLimitRedisArgs(cluster, eg_ns), opts=pulumi.ResourceOptions(parent=self)
-            ).url
+            )
+            redis_url, redis_env = redis.url, redis.client_env
         envoy_gateway = helm_release(
             ENVOY_GATEWAY_RELEASE,
             CHARTS["gateway-helm"],
             cluster,
             eg_ns,
-            envoy_gateway_values(redis_url, env.production),
+            envoy_gateway_values(redis_url, redis_env, env.production),
             parent=self,
         )
         ai_crds = helm_release(AI_GATEWAY_CRDS_RELEASE, CHARTS["ai-gateway-crds-helm"], cluster, aigw_ns, {}, self)
@@ -268,6 +286,7 @@ class InferenceGateway(pulumi.ComponentResource):
                     env.production,
                     p.serving_pods,
                     (args.serving_namespace, pool_crds),
+                    queue_wait_seconds=p.queue_wait_seconds if p.cold_start_seconds is not None else None,
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )

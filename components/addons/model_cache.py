@@ -66,6 +66,25 @@ VLLM_LOAD_ARGS = ("--load-format", "runai_streamer")
 
 # Alluxio worker JVM heap + direct memory; the memory tier (tmpfs) comes on top of it.
 WORKER_JVM_GIB = 4
+# Fluid fills in JVM options a runtime leaves out: master -Xmx16G, worker -Xmx12G with 32g of direct
+# memory, FUSE -Xmx16G -Xms16G with 32g [fluid-cloudnative/fluid@v1.0.8:pkg/ddc/alluxio/
+# transform_optimization.go optimizeDefaultForMaster/Worker, optimizeDefaultFuse], with no resources.
+# Every component here states its own, within its container's memory limit.
+MASTER_MEMORY_GIB = 4  # metadata of a few thousand weight files: a 2 GiB heap is ample
+CACHE_COMPONENT_CPU = "500m"  # request of the worker and of the FUSE daemon (`serving/host.py` reserves them)
+
+
+def jvm_options(memory_gib: int) -> list[str]:
+    """Heap a quarter and direct buffers half of a container's memory; the rest is the JVM's own (metaspace,
+    threads, native buffers of the FUSE library)."""
+    mib = memory_gib * 1024
+    return [f"-Xmx{mib // 4}m", f"-XX:MaxDirectMemorySize={mib // 2}m"]
+
+
+def _resources(memory_gib: int, cpu: str) -> dict:
+    return {"requests": {"cpu": cpu, "memory": f"{memory_gib}Gi"}, "limits": {"memory": f"{memory_gib}Gi"}}
+
+
 # Large blocks and chunks for multi-GB sequential safetensors shards, node-local reads first
 # [kserve@v0.20.0:docs/samples/fluid/alluxio.yaml].
 ALLUXIO_PROPERTIES = {
@@ -266,17 +285,22 @@ class ModelCache(pulumi.ComponentResource):
                     "low": "0.7",
                 }
             )
-        worker_memory = f"{plan.memory_gib + WORKER_JVM_GIB}Gi"
         return {
             "replicas": plan.replicas,
-            "master": {"nodeSelector": pool_selector(args.label_domain, "system")},
+            "master": {
+                "nodeSelector": pool_selector(args.label_domain, "system"),
+                "jvmOptions": jvm_options(MASTER_MEMORY_GIB),
+                "resources": _resources(MASTER_MEMORY_GIB, CACHE_COMPONENT_CPU),
+            },
             "worker": {
-                "jvmOptions": ["-Xmx2G", "-XX:MaxDirectMemorySize=2G"],
+                "jvmOptions": jvm_options(WORKER_JVM_GIB),
                 # The tmpfs tier is charged to the worker's memory: request it so the scheduler counts it.
-                "resources": {
-                    "requests": {"cpu": "500m", "memory": worker_memory},
-                    "limits": {"memory": worker_memory},
-                },
+                "resources": _resources(plan.memory_gib + WORKER_JVM_GIB, CACHE_COMPONENT_CPU),
+            },
+            # One FUSE daemon on each node whose model servers mount the cache.
+            "fuse": {
+                "jvmOptions": jvm_options(plan.fuse_memory_gib),
+                "resources": _resources(plan.fuse_memory_gib, CACHE_COMPONENT_CPU),
             },
             "tieredstore": {"levels": levels},
             "properties": ALLUXIO_PROPERTIES,

@@ -1,8 +1,11 @@
 """Redis for Envoy Gateway's global rate limiter: the tenants' token and request counters.
 
-Counters only live for their window (a minute or an hour), so persistence is off: a restart forgets
-at most one window of usage. Only the rate-limit pods may reach it (NetworkPolicy). For counters
-that survive a node loss, point `gateway.redis.url` at a managed Redis instead.
+Counters live for their window, up to an hour (`tenants[].budget.*.per`): a Redis that restarted
+empty would hand every tenant a fresh hour of budget. So the append-only file persists every write
+(fsync each second) on a volume that outlives the pod, and a restart reloads the counters. Only the
+rate-limit pods may reach it (NetworkPolicy), and they authenticate: a generated password, held in a
+Secret both sides read (Redis's `requirepass`, the rate limiter's REDIS_AUTH). For counters that
+survive a zone loss, point `gateway.redis.url` at a managed Redis instead.
 """
 
 from __future__ import annotations
@@ -11,8 +14,10 @@ from dataclasses import dataclass
 
 import pulumi
 import pulumi_kubernetes as k8s
+import pulumi_random as random
 
 from components.catalog.charts import REDIS_IMAGE
+from components.catalog.regions import BUILTIN_STORAGE_CLASS
 from components.k8s.cluster import ClusterHandle
 from components.k8s.names import ENVOY_GATEWAY_NAMESPACE
 
@@ -22,7 +27,17 @@ UID = 999  # the `redis` user of the official image
 LABELS = {"app.kubernetes.io/name": NAME, "app.kubernetes.io/component": "ratelimit-backend"}
 # Envoy Gateway's rate-limit pods (envoyproxy/gateway:internal/infrastructure/kubernetes/ratelimit).
 RATELIMIT_POD_LABELS = {"app.kubernetes.io/name": "envoy-ratelimit", "app.kubernetes.io/managed-by": "envoy-gateway"}
+RATELIMIT_CONTAINER = "envoy-ratelimit"  # its container (ratelimit/resource.go InfraName)
 MAX_MEMORY_MB = 200  # below the container's memory limit; counters expire by TTL first
+AUTH_SECRET = f"{NAME}-auth"
+AUTH_KEY = "password"
+PASSWORD_LENGTH = 40
+DATA_SIZE = "1Gi"  # the append-only file of at most MAX_MEMORY_MB of counters, rewritten as it grows
+
+
+def auth_env(name: str) -> dict:
+    """An environment variable holding the Redis password, from its Secret."""
+    return {"name": name, "valueFrom": {"secretKeyRef": {"name": AUTH_SECRET, "key": AUTH_KEY}}}
 
 
 @dataclass(frozen=True)
@@ -33,6 +48,8 @@ class RateLimitRedisArgs:
 
 class RateLimitRedis(pulumi.ComponentResource):
     url: str
+    # The rate limiter's container env (Envoy Gateway's rateLimitDeployment) that authenticates it.
+    client_env: list[dict]
 
     def __init__(self, name: str, args: RateLimitRedisArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:addons:RateLimitRedis", name, None, opts)
@@ -41,11 +58,37 @@ class RateLimitRedis(pulumi.ComponentResource):
             parent=self, provider=cluster.provider, depends_on=[*cluster.ready, args.namespace]
         )
         meta = {"name": NAME, "namespace": ENVOY_GATEWAY_NAMESPACE, "labels": LABELS}
+        password = random.RandomPassword(
+            f"{cluster.name}-{NAME}",
+            length=PASSWORD_LENGTH,
+            special=False,
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                provider=random.Provider(f"{cluster.name}-{NAME}", opts=pulumi.ResourceOptions(parent=self)),
+            ),
+        )
+        secret = k8s.core.v1.Secret(
+            f"{cluster.name}-{AUTH_SECRET}",
+            metadata={**meta, "name": AUTH_SECRET},
+            string_data={AUTH_KEY: password.result},
+            opts=on_cluster,
+        )
+        data = k8s.core.v1.PersistentVolumeClaim(
+            f"{cluster.name}-{NAME}",
+            metadata=meta,
+            spec={
+                "accessModes": ["ReadWriteOnce"],
+                "storageClassName": BUILTIN_STORAGE_CLASS[cluster.cloud],
+                "resources": {"requests": {"storage": DATA_SIZE}},
+            },
+            opts=on_cluster,
+        )
         k8s.apps.v1.Deployment(
             f"{cluster.name}-{NAME}",
             metadata=meta,
             spec={
                 "replicas": 1,
+                "strategy": {"type": "Recreate"},  # one pod at a time holds the volume
                 "selector": {"matchLabels": LABELS},
                 "template": {
                     "metadata": {"labels": LABELS},
@@ -64,12 +107,16 @@ class RateLimitRedis(pulumi.ComponentResource):
                                 "image": REDIS_IMAGE,
                                 "command": ["redis-server"],
                                 "args": [
-                                    *("--save", ""),  # no RDB snapshots
-                                    *("--appendonly", "no"),  # no AOF
+                                    *("--save", ""),  # no RDB snapshots: the append-only file is the record
+                                    *("--appendonly", "yes"),
+                                    *("--appendfsync", "everysec"),  # at most a second of counts lost
+                                    *("--dir", "/data"),
                                     *("--maxmemory", f"{MAX_MEMORY_MB}mb"),
                                     *("--maxmemory-policy", "volatile-ttl"),
-                                    *("--protected-mode", "no"),  # reachable from the rate limiter's pods
+                                    *("--requirepass", "$(REDIS_PASSWORD)"),  # Kubernetes expands it
                                 ],
+                                # REDISCLI_AUTH: redis-cli's password, for the readiness probe.
+                                "env": [auth_env("REDIS_PASSWORD"), auth_env("REDISCLI_AUTH")],
                                 "ports": [{"name": "redis", "containerPort": PORT}],
                                 "readinessProbe": {"exec": {"command": ["redis-cli", "ping"]}, "periodSeconds": 5},
                                 "livenessProbe": {
@@ -89,11 +136,11 @@ class RateLimitRedis(pulumi.ComponentResource):
                                 "volumeMounts": [{"name": "data", "mountPath": "/data"}],
                             }
                         ],
-                        "volumes": [{"name": "data", "emptyDir": {"sizeLimit": "64Mi"}}],
+                        "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": NAME}}],
                     },
                 },
             },
-            opts=on_cluster,
+            opts=pulumi.ResourceOptions.merge(on_cluster, pulumi.ResourceOptions(depends_on=[secret, data])),
         )
         k8s.core.v1.Service(
             f"{cluster.name}-{NAME}",
@@ -117,4 +164,5 @@ class RateLimitRedis(pulumi.ComponentResource):
             opts=on_cluster,
         )
         self.url = f"{NAME}.{ENVOY_GATEWAY_NAMESPACE}.svc.cluster.local:{PORT}"
+        self.client_env = [auth_env("REDIS_AUTH")]
         self.register_outputs({"url": self.url})

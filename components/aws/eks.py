@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import pulumi
@@ -16,6 +17,13 @@ from components.k8s.cluster import ClusterHandle, ExecAuth, kubernetes_provider,
 from components.spec.region import RegionSpec
 
 CONTROL_PLANE_LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
+# The VPC CNI addon's configuration: prefix delegation (more pod IPs per node), and its network policy
+# agent, without which EKS accepts NetworkPolicies but enforces none (docs.aws.amazon.com/eks/latest/
+# userguide/cni-network-policy-configure.html: the addon setting `enableNetworkPolicy`, VPC CNI >= 1.14).
+VPC_CNI_CONFIGURATION = {
+    "env": {"ENABLE_PREFIX_DELEGATION": "true", "WARM_PREFIX_TARGET": "1"},
+    "enableNetworkPolicy": "true",
+}
 _POLICY = "arn:aws:iam::aws:policy/"
 # Node instances: join the cluster, pull images, be reachable by SSM instead of SSH.
 NODE_POLICIES = (
@@ -150,7 +158,7 @@ class EksCluster(pulumi.ComponentResource):
             "vpc-cni",
             [],
             service_account_role_arn=irsa("vpc-cni", "kube-system", "aws-node", "AmazonEKS_CNI_Policy").arn,
-            configuration_values='{"env":{"ENABLE_PREFIX_DELEGATION":"true","WARM_PREFIX_TARGET":"1"}}',
+            configuration_values=json.dumps(VPC_CNI_CONFIGURATION, separators=(",", ":")),
         )
         kube_proxy = addon("kube-proxy", [])
 

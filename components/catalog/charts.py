@@ -162,6 +162,10 @@ CHARTS["kube-prometheus-stack"] = ChartRef(
 # validated against exactly what this release installs.
 ENVOY_GATEWAY_VERSION = "v1.9.0"
 AI_GATEWAY_VERSION = "v1.1.0"
+# How long Envoy waits for an InferencePool's endpoint picker to answer one ext_proc message, fixed by the
+# AI Gateway [envoyproxy/ai-gateway@v1.1.0:internal/extensionserver/inferencepool.go
+# buildHTTPFilterForInferencePool, MessageTimeout]: the longest a picker may hold a request in its queue.
+AI_GATEWAY_EXT_PROC_TIMEOUT_SECONDS = 300
 CHARTS["gateway-helm"] = ChartRef(
     name="gateway-helm",
     repository="oci://docker.io/envoyproxy",  # FACTS.md

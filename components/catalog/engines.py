@@ -2,8 +2,8 @@
 
 Sources:
 - vLLM v0.27.1 (2026-08, a patch release of v0.27.0): image `vllm/vllm-openai` on Docker Hub
-  (hub.docker.com/r/vllm/vllm-openai/tags); flags from vllm-project/vllm@v0.27.1:
-  docs/configuration/engine_args.md and docs/cli/serve.md. v0.27 removed
+  (hub.docker.com/r/vllm/vllm-openai/tags); flags from the `vllm serve` parser of the v0.27.1 wheel
+  (upstream data `vllm/v0.27.1/generated-vllm-serve-args.json`, FACTS-3.md section 5). v0.27 removed
   `--max-num-partial-prefills` / `--max-long-partial-prefills` (vllm-project/vllm#49244), so
   they are not offered. The image has no non-root user; it runs as any uid once HOME and the
   caches point at a writable directory (`VLLM_NON_ROOT_ENV`).
@@ -20,17 +20,34 @@ Sources:
   and `/metrics` (the core's Prometheus text, `server.metrics()`) on its one port; tritonserver's
   own listeners (HTTP 8000, gRPC 8001, metrics 8002) do not exist there. TensorRT-LLM is supported,
   tensor parallelism in orchestrator mode only (`TRTLLM_ORCHESTRATOR=1`). Flags from
-  triton-inference-server/server@7e31829e:python/openai/openai_frontend/main.py (argparse); routes
+  triton-inference-server/server@v2.71.0:python/openai/openai_frontend/main.py (upstream data
+  `triton-server/v2.71.0/generated-openai-frontend-flags.json`, FACTS-3.md section 6); routes
   from python/openai/openai_frontend/frontend/fastapi/routers/observability.py.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
+
+# The endpoint picker (gateway-api-inference-extension v1.5.0) reads each pod's queue, running and
+# KV-cache gauges through its `core-metrics-extractor` plugin, which picks one of its built-in
+# metric mappings per pod by this label (parameter engineLabelKey), else by its `defaultEngine`
+# parameter; the v1.5.0 picker rejects the older per-metric flags at startup
+# [pkg/epp/framework/plugins/datalayer/extractor/metrics/factories.go; pkg/epp/server/options.go
+# Validate(); FACTS-3.md section 4]. The built-in names: `vllm` (vllm:num_requests_waiting, ...) and
+# `triton-tensorrt-llm` (nv_trt_llm_request_metrics{request_type=waiting}, ...).
+PICKER_ENGINE_LABEL = "inference.networking.k8s.io/engine-type"
+PICKER_ENGINE = {"vllm": "vllm", "triton": "triton-tensorrt-llm"}
 
 # Digests are not pinned: the tags above are the upstream release tags, resolved at pull time.
-VLLM_IMAGE = "vllm/vllm-openai:v0.27.1"
-TRITON_IMAGE = "nvcr.io/nvidia/tritonserver:26.07-trtllm-python-py3"
+VLLM_VERSION = "v0.27.1"
+VLLM_IMAGE = f"vllm/vllm-openai:{VLLM_VERSION}"
+# NGC release 26.07 ships Triton server v2.71.0 and the TensorRT-LLM backend of branch r26.07
+# (FACTS-3.md section 6).
+TRITON_NGC_RELEASE = "26.07"
+TRITON_SERVER_VERSION = "v2.71.0"
+TRITON_IMAGE = f"nvcr.io/nvidia/tritonserver:{TRITON_NGC_RELEASE}-trtllm-python-py3"
 TRITON_OPENAI_FRONTEND = "/opt/tritonserver/python/openai/openai_frontend/main.py"
 NON_ROOT_UID = 1000
 
@@ -45,60 +62,71 @@ VLLM_NON_ROOT_ENV = {
 }
 
 
+FlagKind = Literal["switch", "value"]
+
+
 @dataclass(frozen=True)
 class EngineFlags:
-    """What a model's `engineArgs` may set (`tunable`), and what the platform derives (`derived`: flag ->
-    the config key to change instead)."""
+    """The command line of one pinned engine: what a model's `engineArgs` may set (`tunable`: flag -> a
+    `switch`, passed as `--flag` for true, or a flag taking a `value`), and what the platform derives
+    (`derived`: flag -> the config key to change instead).
+
+    `flag_list` is the upstream list of every flag `version` accepts (a file of the upstream data,
+    `tools/conformance.py`), which the tests check the tunable flags and every rendered argument
+    against: bumping the version without its list fails them.
+    """
 
     engine: str
-    tunable: frozenset[str]
+    version: str
+    flag_list: str
+    tunable: dict[str, FlagKind]
     derived: dict[str, str]
 
 
 VLLM_FLAGS = EngineFlags(
     "vLLM",
-    tunable=frozenset(
-        {
-            "async-scheduling",
-            "block-size",
-            "calculate-kv-scales",
-            "chat-template",
-            "collect-detailed-traces",
-            "compilation-config",
-            "cpu-offload-gb",
-            "cuda-graph-sizes",
-            "disable-custom-all-reduce",
-            "disable-log-stats",
-            "enable-auto-tool-choice",
-            "enable-expert-parallel",
-            "enable-force-include-usage",
-            "enable-log-requests",
-            "enable-prompt-tokens-details",
-            "enable-sleep-mode",
-            "enforce-eager",
-            "generation-config",
-            "hf-overrides",
-            "limit-mm-per-prompt",
-            "long-prefill-token-threshold",
-            "max-cudagraph-capture-size",
-            "max-logprobs",
-            "max-num-batched-tokens",
-            "max-parallel-loading-workers",
-            "otlp-traces-endpoint",
-            "override-generation-config",
-            "prefix-caching-hash-algo",
-            "reasoning-parser",
-            "response-role",
-            "return-tokens-as-token-ids",
-            "scheduling-policy",
-            "seed",
-            "swap-space",
-            "tokenizer-mode",
-            "tool-call-parser",
-            "trust-remote-code",
-            "uvicorn-log-level",
-        }
-    ),
+    version=VLLM_VERSION,
+    flag_list=f"vllm/{VLLM_VERSION}/generated-vllm-serve-args.json",
+    # Not offered although documented for older versions: --swap-space and --cuda-graph-sizes (gone at
+    # 0.27.1; --max-cudagraph-capture-size replaces the latter), --max-num-partial-prefills (gone in 0.27).
+    tunable={
+        "async-scheduling": "switch",
+        "block-size": "value",
+        "calculate-kv-scales": "switch",
+        "chat-template": "value",
+        "collect-detailed-traces": "value",
+        "compilation-config": "value",
+        "cpu-offload-gb": "value",
+        "disable-custom-all-reduce": "switch",
+        "disable-log-stats": "switch",
+        "enable-auto-tool-choice": "switch",
+        "enable-expert-parallel": "switch",
+        "enable-force-include-usage": "switch",
+        "enable-log-requests": "switch",
+        "enable-prompt-tokens-details": "switch",
+        "enable-sleep-mode": "switch",
+        "enforce-eager": "switch",
+        "generation-config": "value",
+        "hf-overrides": "value",
+        "limit-mm-per-prompt": "value",
+        "long-prefill-token-threshold": "value",
+        "max-cudagraph-capture-size": "value",
+        "max-logprobs": "value",
+        "max-num-batched-tokens": "value",
+        "max-parallel-loading-workers": "value",
+        "otlp-traces-endpoint": "value",
+        "override-generation-config": "value",
+        "prefix-caching-hash-algo": "value",
+        "reasoning-parser": "value",
+        "response-role": "value",
+        "return-tokens-as-token-ids": "switch",
+        "scheduling-policy": "value",
+        "seed": "value",
+        "tokenizer-mode": "value",
+        "tool-call-parser": "value",
+        "trust-remote-code": "switch",
+        "uvicorn-log-level": "value",
+    },
     derived={
         "model": "storagePath (weights come from the cache or the bucket)",
         "served-model-name": "name",
@@ -127,15 +155,15 @@ VLLM_FLAGS = EngineFlags(
 
 TRITON_FLAGS = EngineFlags(
     "Triton OpenAI frontend",
-    tunable=frozenset(
-        {
-            "chat-template",
-            "default-max-tokens",
-            "tool-call-parser",
-            "tritonserver-log-verbose-level",
-            "uvicorn-log-level",
-        }
-    ),
+    version=TRITON_SERVER_VERSION,
+    flag_list=f"triton-server/{TRITON_SERVER_VERSION}/generated-openai-frontend-flags.json",
+    tunable={
+        "chat-template": "value",
+        "default-max-tokens": "value",
+        "tool-call-parser": "value",
+        "tritonserver-log-verbose-level": "value",
+        "uvicorn-log-level": "value",
+    },
     derived={
         "model-repository": "storagePath",
         "tokenizer": "nothing: the tokenizer files sit at the root of the model repository",
@@ -148,6 +176,8 @@ TRITON_FLAGS = EngineFlags(
         "enable-kserve-frontends": "nothing: the runtime speaks the gateway's protocol, OpenAI, only",
         "kserve-http-port": "nothing: the runtime speaks the gateway's protocol, OpenAI, only",
         "kserve-grpc-port": "nothing: the runtime speaks the gateway's protocol, OpenAI, only",
+        "model-control-mode": "nothing: the core loads every model of the repository at start",
+        "load-model": "nothing: the core loads every model of the repository at start",
     },
 )
 

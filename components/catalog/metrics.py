@@ -91,12 +91,18 @@ DCGM_TENSOR_ACTIVE = Metric("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "gauge")  # ratio
 DCGM_GR_ENGINE_ACTIVE = Metric("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gauge")
 
 # --- Endpoint picker (gateway-api-inference-extension EPP) ---------------------------------------------
-EPP_SOURCE = "kubernetes-sigs/gateway-api-inference-extension:site-src/guides/metrics-and-observability.md"
+EPP_SOURCE = (
+    "kubernetes-sigs/gateway-api-inference-extension:site-src/guides/metrics-and-observability.md; "
+    "@v1.5.0:pkg/epp/metrics/metrics.go"
+)
 EPP_POOL_KV_CACHE = Metric("inference_pool_average_kv_cache_utilization", "gauge")  # label name (pool)
 EPP_POOL_QUEUE = Metric("inference_pool_average_queue_size", "gauge")
 EPP_POOL_READY_PODS = Metric("inference_pool_ready_pods", "gauge")
 EPP_REQUESTS = Metric("inference_objective_request_total", "counter")  # labels model_name, target_model_name
 EPP_REQUEST_ERRORS = Metric("inference_objective_request_error_total", "counter")
+# Requests the picker's flow control holds (labels inference_pool, model_name, priority, fairness_id):
+# recorded while no pod can take them, zero pods included; with the `flowControl` feature gate only.
+EPP_FLOW_CONTROL_QUEUE = Metric("inference_extension_flow_control_queue_size", "gauge")
 
 # --- Envoy AI Gateway (OpenTelemetry gen_ai.* exported to Prometheus by the ext_proc sidecar) ---------
 AI_GATEWAY_SOURCE = (
@@ -175,7 +181,14 @@ METRIC_GROUPS: tuple[MetricGroup, ...] = (
     MetricGroup(
         "endpoint-picker",
         EPP_SOURCE,
-        (EPP_POOL_KV_CACHE, EPP_POOL_QUEUE, EPP_POOL_READY_PODS, EPP_REQUESTS, EPP_REQUEST_ERRORS),
+        (
+            EPP_POOL_KV_CACHE,
+            EPP_POOL_QUEUE,
+            EPP_POOL_READY_PODS,
+            EPP_REQUESTS,
+            EPP_REQUEST_ERRORS,
+            EPP_FLOW_CONTROL_QUEUE,
+        ),
     ),
     MetricGroup("ai-gateway", AI_GATEWAY_SOURCE, (GEN_AI_TOKEN_USAGE,)),
     MetricGroup("envoy-ratelimit", RATELIMIT_SOURCE, (RATELIMIT_OVER_LIMIT, RATELIMIT_TOTAL_HITS)),

@@ -11,9 +11,10 @@ model's pods carry `names.MODEL_LABEL`, relabelled to `scrape_targets.MODEL_LABE
   objective (queueing alone must not eat the first-token budget). Latency triggers are
   `Value` metrics: replicas grow in proportion to how far p95 is over the objective;
 - scale from zero (minReplicas 0, outside production only): with no pod there is no engine metric,
-  so the requests the gateway's endpoint picker receives for the model wake it up. A replica
-  completes at most maxNumSeqs requests per second (each takes at least a second), so as a scaling
-  signal this trigger never asks for more replicas than the queue would.
+  and the picker counts a request (`inference_objective_request_total`) only once it picked a pod. So
+  the model's picker runs flow control (`inference_pool.py`), which holds requests while no pod can
+  take them, and the requests in its queue wake the model: KEDA activates above zero, and asks for
+  one replica per maxNumSeqs queued requests.
 Scale-down is slow (10 minutes of stability, then one pod per 5 minutes): a replica that goes
 away costs a reload of its weights when load returns.
 Queries the metric catalog knows only (`components/catalog/metrics.py`); tests parse them.
@@ -26,10 +27,9 @@ from typing import Any
 from components.addons.scrape_targets import MODEL_LABEL
 from components.catalog import metrics as m
 from components.k8s import names
-from components.serving.deployment import ModelPlacement
+from components.serving.deployment import POLLING_SECONDS, ModelPlacement
 
 SCALED_OBJECT_API_VERSION = "keda.sh/v1alpha1"
-POLLING_SECONDS = 15
 IDLE_SECONDS_BEFORE_ZERO = 900
 WINDOW = "2m"
 
@@ -54,8 +54,8 @@ def latency_query(p: ModelPlacement) -> str:
     return f"({queued} / {served} / 1e6) or vector(0)"
 
 
-def gateway_requests_query(p: ModelPlacement) -> str:
-    return f'sum(rate({m.EPP_REQUESTS}{{model_name="{p.name}"}}[{WINDOW}]))'
+def gateway_queue_query(p: ModelPlacement) -> str:
+    return f'sum({m.EPP_FLOW_CONTROL_QUEUE}{{inference_pool="{p.name}"}}) or vector(0)'
 
 
 def _trigger(name: str, server: str, query: str, threshold: float, metric_type: str) -> dict[str, Any]:
@@ -78,9 +78,7 @@ def scaled_object_manifest(p: ModelPlacement, prometheus_url: str) -> dict[str, 
     ]
     if placement.min_replicas == 0:
         triggers.append(
-            _trigger(
-                "gateway-requests", prometheus_url, gateway_requests_query(p), p.model.max_num_seqs, "AverageValue"
-            )
+            _trigger("gateway-queue", prometheus_url, gateway_queue_query(p), p.model.max_num_seqs, "AverageValue")
         )
     return {
         "apiVersion": SCALED_OBJECT_API_VERSION,

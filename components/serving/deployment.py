@@ -33,26 +33,32 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from components.addons.alerts import ttft_objectives
+from components.catalog.charts import AI_GATEWAY_EXT_PROC_TIMEOUT_SECONDS
+from components.catalog.engines import PICKER_ENGINE, PICKER_ENGINE_LABEL
 from components.catalog.machines import MACHINES
 from components.k8s import names
 from components.k8s.gpu_resources import WHOLE_GPU
 from components.k8s.scheduling import GROUP_NAME_ANNOTATION, PodScheduling, model_scheduling, pod_group
 from components.k8s.topology import ZONE_LABEL, gpu_tolerations, pool_selector
 from components.serving.engine import override_args, vllm_args
-from components.serving.fit import Fit, load_seconds, placement_fit
+from components.serving.fit import Fit, placement_fit, startup_seconds
 from components.serving.host import HostResources, pod_host_resources
+from components.serving.network_policies import model_server_policy, picker_pods
 from components.serving.runtimes import (
     FORMAT_OF,
+    HTTP_PORT,
     MODEL_MOUNT,
     RUNTIME_OF,
     STARTUP_PATH_OF,
     VLLM_MULTINODE_RUNTIME,
     WORKER_CONTAINER,
-    shm_volume,
+    engine_volumes,
     startup_probe,
 )
+from components.serving.sizing import startup_budget_seconds
 from components.serving.slots import placement_resource
 from components.spec.environment import EnvironmentSpec
+from components.spec.gateway import GatewaySpec, has_gateway
 from components.spec.region import GpuPoolSpec, RegionSpec
 from components.spec.workloads import ModelSpec, PlacementSpec
 
@@ -66,7 +72,17 @@ GPU_RESOURCE_TYPES = "serving.kserve.io/gpu-resource-types"
 MULTINODE_ROLE_LABEL = ("multinode/role", "head")
 EFA_RESOURCE = "vpc.amazonaws.com/efa"
 PREDICTOR_SUFFIX = "-predictor"
-STARTUP_MARGIN = 2
+# How often KEDA queries the autoscaling metrics (autoscaling.py).
+POLLING_SECONDS = 15
+# Cold start of a replica at zero, before its engine starts: Prometheus scrapes the picker's queue (the
+# Prometheus Operator's default interval, which kube-prometheus-stack keeps), KEDA polls it ...
+WAKE_SCRAPE_SECONDS = 30
+# ... and, on a pool that may have no node up, a GPU node starts: instance launch, node join, driver and
+# device plugin, the engine image pull. An estimate, not measured (the cluster autoscaler itself gives
+# up after its max-node-provision-time of 15 minutes).
+NODE_START_SECONDS = 300
+# The picker answers a request it could not place this long before the gateway's own timers fire.
+QUEUE_ANSWER_MARGIN_SECONDS = 5
 
 Autoscaler = Literal["keda", "fixed", "knative"]
 
@@ -82,10 +98,14 @@ class ModelPlacement:
     resource: str
     fit: Fit
     host: HostResources
-    load_seconds: int
+    startup_seconds: int  # estimated cold start of the engine: weights, engine start, compilation
     scheduling: PodScheduling
     label_domain: str
     ttft_objective_seconds: float
+    # Longest a request may wait at the gateway for a replica: the endpoint picker's queue (flow control),
+    # within the AI Gateway's and the route's timeouts.
+    queue_wait_seconds: int
+    gateway: bool  # the cluster runs the gateway, whose Envoy and endpoint picker call the servers
 
     @property
     def name(self) -> str:
@@ -98,9 +118,16 @@ class ModelPlacement:
 
     @property
     def startup_budget_seconds(self) -> int:
-        """What the startup probe allows: twice the load estimate, as a first start also compiles the model
-        (torch.compile, CUDA graphs) and a cold cache reads from the bucket; liveness kills only after it."""
-        return STARTUP_MARGIN * self.load_seconds
+        """What the startup probe allows (liveness kills only after it): see sizing.startup_budget_seconds."""
+        return startup_budget_seconds(self.startup_seconds)
+
+    @property
+    def cold_start_seconds(self) -> int | None:
+        """What a request arriving at zero replicas waits for a replica to answer; None when it never is at zero."""
+        if self.placement.min_replicas > 0:
+            return None
+        node = NODE_START_SECONDS if self.pool.min_size == 0 else 0
+        return WAKE_SCRAPE_SECONDS + POLLING_SECONDS + node + self.startup_seconds
 
     @property
     def nodes_per_replica(self) -> int:
@@ -142,13 +169,22 @@ def model_placement(env: EnvironmentSpec, model: ModelSpec, placement: Placement
         resource=resource,
         fit=fit,
         host=pod_host_resources(region, pool, fit.sizing.tensor_parallel),
-        load_seconds=load_seconds(region, fit.sizing),
+        startup_seconds=startup_seconds(region, model, fit.sizing),
         scheduling=model_scheduling(env, model),
         label_domain=env.label_domain,
         ttft_objective_seconds=ttft_objectives(env, region).get(
             model.name, region.observability.thresholds.ttft_p95_seconds
         ),
+        queue_wait_seconds=queue_wait_seconds(env.gateway),
+        gateway=has_gateway(env, region),
     )
+
+
+def queue_wait_seconds(gateway: GatewaySpec) -> int:
+    """How long the picker may hold a request: below the AI Gateway's ext_proc message timeout and the route's
+    idle and request timeouts, so the caller gets the picker's 503 ("request timed out in queue"), not a reset."""
+    limit = min(AI_GATEWAY_EXT_PROC_TIMEOUT_SECONDS, gateway.idle_timeout_seconds, gateway.request_timeout_seconds)
+    return max(1, limit - QUEUE_ANSWER_MARGIN_SECONDS)
 
 
 def model_placements(env: EnvironmentSpec, region: RegionSpec) -> list[ModelPlacement]:
@@ -171,7 +207,7 @@ def sizing_annotations(p: ModelPlacement) -> dict[str, str]:
         "pipeline-parallel": str(sizing.pipeline_parallel),
         "weights-gib": f"{sizing.weights_gib:g}",
         "kv-cache-gib": f"{sizing.kv_cache_gib:g}",
-        "estimated-load-seconds": str(p.load_seconds),
+        "estimated-load-seconds": str(p.startup_seconds),
         "fp8-capable": str(slot.fp8).lower(),
     }
     return {names.annotation(key): value for key, value in values.items()}
@@ -232,7 +268,7 @@ def _pod_placement(p: ModelPlacement) -> dict[str, Any]:
         "serviceAccountName": names.MODEL_SERVER_SERVICE_ACCOUNT,
         "nodeSelector": pool_selector(p.label_domain, p.pool.name),
         "tolerations": gpu_tolerations(),
-        "volumes": [shm_volume(f"{p.host.shm_gib}Gi")],
+        "volumes": engine_volumes(p.model.runtime, f"{p.host.shm_gib}Gi"),
     }
 
 
@@ -265,7 +301,8 @@ def inference_service_manifest(p: ModelPlacement, storage_uri: str) -> dict[str,
     predictor: dict[str, Any] = {
         "minReplicas": placement.min_replicas,
         "maxReplicas": placement.max_replicas,
-        "labels": p.labels,
+        # The engine label tells the endpoint picker which metric names this pod exports.
+        "labels": {**p.labels, PICKER_ENGINE_LABEL: PICKER_ENGINE[model.runtime]},
         "annotations": annotations,
         **_pod_placement(p),
         "securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
@@ -314,6 +351,12 @@ def pod_disruption_budget_manifest(p: ModelPlacement) -> dict[str, Any] | None:
         "metadata": {"name": p.name, "namespace": names.SERVING_NAMESPACE, "labels": p.labels},
         "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {ISVC_LABEL: p.name}}},
     }
+
+
+def network_policy_manifest(p: ModelPlacement) -> dict[str, Any]:
+    """Who may call the model's server pods (`network_policies.py`)."""
+    picker = picker_pods(p.name) if p.gateway else None
+    return model_server_policy(p.region, p.name, HTTP_PORT, picker)
 
 
 def pod_group_manifest(p: ModelPlacement) -> dict[str, Any] | None:

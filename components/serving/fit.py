@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from components.catalog.models import MODELS
-from components.serving.sizing import GpuSlot, Sizing, SizingRequest, estimated_load_seconds, size
+from components.serving.sizing import GpuSlot, Sizing, SizingRequest, estimated_startup_seconds, size
 from components.serving.slots import gpu_slot
 
 if TYPE_CHECKING:
@@ -46,6 +46,11 @@ def placement_fit(model: ModelSpec, pool: GpuPoolSpec, resource: str) -> Fit:
     return Fit(slot, request, size(request, slot))
 
 
-def load_seconds(region: RegionSpec, sizing: Sizing) -> int:
-    """Estimated time for a replica to load its weights in `region` (from the cache, or the bucket)."""
-    return estimated_load_seconds(sizing.weights_gib, region.serving.load_gib_per_second(region.model_cache.enabled))
+def startup_seconds(region: RegionSpec, model: ModelSpec, sizing: Sizing) -> int:
+    """Estimated time for a replica to start in `region`: its weights from the cache or the bucket, the engine's
+    start and compilation."""
+    return estimated_startup_seconds(
+        weights_gib=sizing.weights_gib,
+        load_gib_per_second=region.serving.load_gib_per_second(region.model_cache.enabled),
+        runtime=model.runtime,
+    )

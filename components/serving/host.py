@@ -1,7 +1,8 @@
 """Host CPU and memory of one model server: its GPUs' share of what the node has left.
 
 A GPU node runs the kubelet, the system daemons (CNI, GPU Operator operands, DCGM, EFA plugin)
-and, where the model cache is on, one Alluxio worker; the rest is shared out by GPU slot (whole
+and, where the model cache is on, one Alluxio worker and the FUSE daemon its model servers read
+through, each with the memory the cache gives it (`model_cache.py`); the rest is shared out by GPU slot (whole
 GPU, MIG instance or time-slice share). Requests equal limits (Guaranteed QoS: model servers are
 the last pods the kubelet evicts), and /dev/shm, being memory-backed, is part of that memory.
 """
@@ -20,7 +21,7 @@ from components.spec.region import GpuPoolSpec, RegionSpec
 ALLOCATABLE_SHARE = 0.9
 DAEMONS_CPU = 1.0
 DAEMONS_MEMORY_GIB = 2
-CACHE_WORKER_CPU = 0.5  # the Alluxio worker's request (components/addons/model_cache.py)
+CACHE_CPU = 1.0  # the Alluxio worker's and the FUSE daemon's requests (components/addons/model_cache.py)
 # Below this an engine (Python, CUDA context, tokenizer, streaming buffer) does not start reliably.
 MIN_POD_MEMORY_GIB = 4
 SHM_GIB_PER_GPU = 1
@@ -48,6 +49,7 @@ class HostResources:
 
 
 def cache_worker_memory_gib(region: RegionSpec, pool: GpuPoolSpec) -> int:
+    """Memory the cache takes on each node of `pool`: its worker (tiers and JVM) and its FUSE daemon."""
     if not region.model_cache.enabled:
         return 0
     plan = cache_plan(region)
@@ -56,7 +58,7 @@ def cache_worker_memory_gib(region: RegionSpec, pool: GpuPoolSpec) -> int:
     # Imported here: the add-on imports the environment spec, whose checks import this module.
     from components.addons.model_cache import WORKER_JVM_GIB
 
-    return plan.memory_gib + WORKER_JVM_GIB
+    return plan.memory_gib + WORKER_JVM_GIB + plan.fuse_memory_gib
 
 
 def pod_host_resources(region: RegionSpec, pool: GpuPoolSpec, gpus: int) -> HostResources:
@@ -64,7 +66,7 @@ def pod_host_resources(region: RegionSpec, pool: GpuPoolSpec, gpus: int) -> Host
     machine = MACHINES[pool.machine_type]
     slots = slots_per_node(pool)
     worker_gib = cache_worker_memory_gib(region, pool)
-    cpu = machine.vcpus * ALLOCATABLE_SHARE - DAEMONS_CPU - (CACHE_WORKER_CPU if worker_gib else 0)
+    cpu = machine.vcpus * ALLOCATABLE_SHARE - DAEMONS_CPU - (CACHE_CPU if worker_gib else 0)
     memory = machine.memory_gib * ALLOCATABLE_SHARE - DAEMONS_MEMORY_GIB - worker_gib
     return HostResources(
         cpu=math.floor(cpu * gpus / slots * 10) / 10,

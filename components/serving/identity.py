@@ -16,6 +16,12 @@ from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import namespace
 from components.k8s.names import MODEL_SERVER_SERVICE_ACCOUNT, SERVING_NAMESPACE
 from components.k8s.workload_identity import identity_annotations
+from components.serving.inference_pool import METRICS_PORT as PICKER_METRICS_PORT
+from components.serving.network_policies import serving_namespace_policies
+from components.serving.runtimes import HTTP_PORT
+
+# What Prometheus scrapes in the serving namespace: the model servers' and the endpoint pickers' metrics.
+SERVING_METRICS_PORTS = (HTTP_PORT, PICKER_METRICS_PORT)
 
 
 @dataclass(frozen=True)
@@ -34,6 +40,13 @@ class ServingIdentity(pulumi.ComponentResource):
         super().__init__("inference-platform:serving:ServingIdentity", name, None, opts)
         cluster = args.cluster
         self.namespace = namespace(SERVING_NAMESPACE, cluster, self, "baseline", args.namespace_labels)
+        for manifest in serving_namespace_policies(cluster.region, SERVING_METRICS_PORTS):
+            k8s.networking.v1.NetworkPolicy(
+                f"{cluster.name}-netpol-{manifest['metadata']['name']}",
+                metadata=manifest["metadata"],
+                spec=manifest["spec"],
+                opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[self.namespace]),
+            )
         self.service_account = k8s.core.v1.ServiceAccount(
             f"{cluster.name}-{MODEL_SERVER_SERVICE_ACCOUNT}",
             metadata={

@@ -26,9 +26,11 @@ import pulumi_kubernetes as k8s
 import yaml
 
 from components.catalog.charts import EPP_IMAGE, INFERENCE_EXTENSION_VERSION
+from components.catalog.engines import PICKER_ENGINE, PICKER_ENGINE_LABEL
 from components.k8s import names
 from components.k8s.cluster import ClusterHandle
 from components.serving.gateway_specs import INFERENCE_POOL_API, INFERENCE_POOL_GROUP
+from components.serving.network_policies import picker_pods, picker_policy
 from components.serving.runtimes import HTTP_PORT
 from components.spec.gateway import EndpointPickerSpec
 from components.spec.workloads import ModelSpec
@@ -39,24 +41,9 @@ METRICS_PORT = 9090
 # The chart's default scheduling profile (config/charts/epplib/templates/_config.yaml at v1.5.0).
 PLUGINS_FILE = "default-plugins.yaml"
 SCORER_WEIGHTS = {"queue-scorer": 2, "kv-cache-utilization-scorer": 2, "prefix-cache-scorer": 3}
-# Per-runtime metric names, as the chart sets them for modelServerType vllm (EPP defaults) and
-# triton-tensorrt-llm: the TensorRT-LLM backend's queue, running and KV-cache gauges, no LoRA metric.
-# Both runtimes serve /metrics on the pool's target port, which the EPP scrapes when no
-# --model-server-metrics-port is given (a flag deprecated in v1.5.0); Triton's OpenAI frontend
-# serves the same Triton core metrics there that tritonserver served on 8002.
-RUNTIME_FLAGS: dict[str, list[str]] = {
-    "vllm": [],
-    "triton": [
-        "--total-queued-requests-metric",
-        "nv_trt_llm_request_metrics{request_type=waiting}",
-        "--total-running-requests-metric",
-        "nv_trt_llm_request_metrics{request_type=scheduled}",
-        "--kv-cache-usage-percentage-metric",
-        "nv_trt_llm_kv_cache_block_metrics{kv_cache_block_type=fraction}",
-        "--lora-info-metric",
-        "",
-    ],
-}
+# Where the picker scrapes each pod: /metrics on the pool's target port, which both runtimes serve
+# (Triton's OpenAI frontend serves the Triton core's metrics there, TensorRT-LLM's included).
+METRICS_SOURCE = {"scheme": "http", "path": "/metrics"}
 # The chart requests 4 CPUs / 8Gi (scale-tested at high QPS) and leaves CPU unlimited; the platform
 # sets limits on every container.
 RESOURCES = {
@@ -70,19 +57,40 @@ def picker_name(pool: str) -> str:
     return f"{pool}-epp"
 
 
-def picker_config() -> str:
-    scorers = list(SCORER_WEIGHTS)
-    return yaml.safe_dump(
+def picker_config(model: ModelSpec, queue_wait_seconds: int | None) -> str:
+    """The chart's scheduling profile, the engine whose metric names the picker reads and, for a model that may
+    be at zero replicas, flow control.
+
+    Unlabelled pods fall back to `defaultEngine`; the model's pods also carry the engine label
+    (`deployment.py`), so a pool never reads one engine's pods with another's names.
+
+    Flow control (v1.5.0 feature gate `flowControl`): a pool with no pod counts as saturated
+    (utilization detector: no candidates = 1.0), so a request is held in the picker's queue, which wakes
+    the model (`autoscaling.py`), and dispatched once a pod reports its metrics; after
+    `defaultRequestTTL` it gets a 503 "request timed out in queue" [pkg/epp/requestcontrol/admission.go,
+    pkg/epp/framework/plugins/flowcontrol/saturationdetector/utilization/detector.go]. Without it the
+    picker would fail the request at once ("failed to find endpoint candidates").
+    """
+    plugins = [
+        *({"type": s} for s in SCORER_WEIGHTS),
+        {"type": "metrics-data-source", "parameters": METRICS_SOURCE},
         {
-            "apiVersion": "inference.networking.x-k8s.io/v1alpha1",
-            "kind": "EndpointPickerConfig",
-            "plugins": [{"type": s} for s in scorers],
-            "schedulingProfiles": [
-                {"name": "default", "plugins": [{"pluginRef": s, "weight": w} for s, w in SCORER_WEIGHTS.items()]}
-            ],
+            "type": "core-metrics-extractor",
+            "parameters": {"engineLabelKey": PICKER_ENGINE_LABEL, "defaultEngine": PICKER_ENGINE[model.runtime]},
         },
-        sort_keys=False,
-    )
+    ]
+    config: dict = {
+        "apiVersion": "inference.networking.x-k8s.io/v1alpha1",
+        "kind": "EndpointPickerConfig",
+        "plugins": plugins,
+        "schedulingProfiles": [
+            {"name": "default", "plugins": [{"pluginRef": s, "weight": w} for s, w in SCORER_WEIGHTS.items()]}
+        ],
+    }
+    if queue_wait_seconds is not None:
+        config["featureGates"] = ["flowControl"]
+        config["flowControl"] = {"defaultRequestTTL": f"{queue_wait_seconds}s"}
+    return yaml.safe_dump(config, sort_keys=False)
 
 
 def pool_spec(model: ModelSpec, picker: EndpointPickerSpec, server_labels: dict[str, str]) -> dict:
@@ -99,6 +107,7 @@ def pool_spec(model: ModelSpec, picker: EndpointPickerSpec, server_labels: dict[
 
 
 def picker_args(model: ModelSpec, replicas: int) -> list[str]:
+    """Only flags the pinned picker accepts; engine metrics are configured in `picker_config`."""
     args = [
         "--pool-name",
         model.name,
@@ -106,7 +115,6 @@ def picker_args(model: ModelSpec, replicas: int) -> list[str]:
         names.SERVING_NAMESPACE,
         "--pool-group",
         INFERENCE_POOL_GROUP,
-        *RUNTIME_FLAGS[model.runtime],
         "--zap-encoder",
         "json",
         "--config-file",
@@ -130,6 +138,8 @@ class InferencePoolArgs:
     server_labels: dict[str, str]
     # What must exist first: the serving namespace and the release / manifests installing the InferencePool CRD.
     depends_on: tuple[pulumi.Resource, ...] = ()
+    # How long the picker queues a request no pod can take (a model at zero replicas); None: no queue.
+    queue_wait_seconds: int | None = None
 
 
 class InferencePool(pulumi.ComponentResource):
@@ -144,7 +154,7 @@ class InferencePool(pulumi.ComponentResource):
         replicas = args.picker.replicas or (2 if args.production else 1)
         prefix = f"{cluster.name}-{epp}"
         labels = {"app.kubernetes.io/name": epp, "app.kubernetes.io/version": INFERENCE_EXTENSION_VERSION}
-        selector = {"inferencepool": epp}
+        selector = picker_pods(pool)
         opts_k8s = pulumi.ResourceOptions(
             parent=self, provider=cluster.provider, depends_on=[*cluster.ready, *args.depends_on]
         )
@@ -179,7 +189,9 @@ class InferencePool(pulumi.ComponentResource):
             role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": epp},
             opts=pulumi.ResourceOptions.merge(opts_k8s, pulumi.ResourceOptions(depends_on=[role])),
         )
-        config = k8s.core.v1.ConfigMap(prefix, metadata=meta(), data={PLUGINS_FILE: picker_config()}, opts=opts_k8s)
+        config = k8s.core.v1.ConfigMap(
+            prefix, metadata=meta(), data={PLUGINS_FILE: picker_config(model, args.queue_wait_seconds)}, opts=opts_k8s
+        )
         # In HA mode only the leader reports ready; the chart then probes distinct gRPC health services.
         liveness, readiness = ("liveness", "readiness") if replicas > 1 else ("inference-extension",) * 2
         k8s.apps.v1.Deployment(
@@ -278,4 +290,6 @@ class InferencePool(pulumi.ComponentResource):
             spec=pool_spec(model, args.picker, args.server_labels),
             opts=opts_k8s,
         )
+        ingress = picker_policy(pool, selector, EXT_PROC_PORT)
+        k8s.networking.v1.NetworkPolicy(prefix, metadata=ingress["metadata"], spec=ingress["spec"], opts=opts_k8s)
         self.register_outputs({"pool": pool, "endpointPicker": epp, "failureMode": args.picker.failure_mode})

@@ -19,6 +19,7 @@ from components.serving.autoscaling import scaled_object_manifest
 from components.serving.deployment import (
     ModelPlacement,
     inference_service_manifest,
+    network_policy_manifest,
     pod_disruption_budget_manifest,
     pod_group_manifest,
 )
@@ -56,6 +57,13 @@ class ModelDeployment(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=depends_on),
             )
 
+        ingress = network_policy_manifest(p)
+        k8s.networking.v1.NetworkPolicy(
+            f"{cluster.name}-netpol-{p.name}",
+            metadata=ingress["metadata"],
+            spec=ingress["spec"],
+            opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=on_cluster),
+        )
         gang = pod_group_manifest(p)
         group = [custom(gang, on_cluster)] if gang is not None else []
         self.inference_service = None

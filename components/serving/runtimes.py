@@ -96,9 +96,26 @@ def shm_volume(size: str) -> dict[str, Any]:
     return {"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": size}}
 
 
+# vLLM's torch.compile and CUDA-graph artifacts (VLLM_CACHE_ROOT) on a pod volume on the node's disk: a
+# container restarted by its probes (or an OOM) finds them and skips compiling again, where the
+# container's own filesystem starts empty at each restart. A new pod compiles once more.
+COMPILE_CACHE_VOLUME = "vllm-compile-cache"
+COMPILE_CACHE_SIZE = "8Gi"
+
+
+def compile_cache_volume() -> dict[str, Any]:
+    return {"name": COMPILE_CACHE_VOLUME, "emptyDir": {"sizeLimit": COMPILE_CACHE_SIZE}}
+
+
 _SHM_MOUNT = {"name": SHM_VOLUME, "mountPath": "/dev/shm"}
+_COMPILE_CACHE_MOUNT = {"name": COMPILE_CACHE_VOLUME, "mountPath": VLLM_NON_ROOT_ENV["VLLM_CACHE_ROOT"]}
 # Defaults for a server whose InferenceService sets none (ours always do).
 _DEFAULT_RESOURCES = {"requests": {"cpu": "2", "memory": "8Gi"}, "limits": {"cpu": "2", "memory": "8Gi"}}
+
+
+def engine_volumes(runtime: str, shm_size: str) -> list[dict[str, Any]]:
+    """The pod volumes an engine's containers mount: /dev/shm, and vLLM's compile cache."""
+    return [shm_volume(shm_size), *([compile_cache_volume()] if runtime == "vllm" else [])]
 
 
 def _env(values: dict[str, str]) -> list[dict[str, str]]:
@@ -118,11 +135,13 @@ def _vllm_container(command: list[str], args: list[str], extra_env: list[dict]) 
         "readinessProbe": VLLM_READINESS,
         "livenessProbe": VLLM_LIVENESS,
         "startupProbe": startup_probe(VLLM_STARTUP_PATH, DEFAULT_STARTUP_SECONDS),
-        "volumeMounts": [_SHM_MOUNT],
+        "volumeMounts": [_SHM_MOUNT, _COMPILE_CACHE_MOUNT],
     }
 
 
-def _runtime(name: str, fmt: dict[str, str], metrics_port: int, spec: dict[str, Any]) -> dict[str, Any]:
+def _runtime(
+    name: str, fmt: dict[str, str], metrics_port: int, spec: dict[str, Any], volumes: list[dict[str, Any]]
+) -> dict[str, Any]:
     return {
         "apiVersion": RUNTIME_API_VERSION,
         "kind": "ClusterServingRuntime",
@@ -130,7 +149,7 @@ def _runtime(name: str, fmt: dict[str, str], metrics_port: int, spec: dict[str, 
         "spec": {
             "annotations": {"prometheus.kserve.io/port": str(metrics_port), "prometheus.kserve.io/path": "/metrics"},
             "supportedModelFormats": [{**fmt, "autoSelect": False}],
-            "volumes": [shm_volume(DEFAULT_SHM)],
+            "volumes": volumes,
             **spec,
         },
     }
@@ -144,6 +163,7 @@ def vllm_runtime() -> dict[str, Any]:
         VLLM_FORMAT,
         VLLM_METRICS_PORT,
         {"containers": [_vllm_container(command, [f"--port={HTTP_PORT}"], [])]},
+        engine_volumes("vllm", DEFAULT_SHM),
     )
 
 
@@ -166,7 +186,7 @@ def vllm_multinode_runtime() -> dict[str, Any]:
         "env": [*_env(VLLM_NON_ROOT_ENV), _POD_NAMESPACE],
         "securityContext": container_security(),
         "resources": _DEFAULT_RESOURCES,
-        "volumeMounts": [_SHM_MOUNT],
+        "volumeMounts": [_SHM_MOUNT, _COMPILE_CACHE_MOUNT],
     }
     return _runtime(
         VLLM_MULTINODE_RUNTIME,
@@ -178,9 +198,10 @@ def vllm_multinode_runtime() -> dict[str, Any]:
                 "pipelineParallelSize": 2,
                 "tensorParallelSize": 1,
                 "containers": [worker_container],
-                "volumes": [shm_volume(DEFAULT_SHM)],
+                "volumes": engine_volumes("vllm", DEFAULT_SHM),
             },
         },
+        engine_volumes("vllm", DEFAULT_SHM),
     )
 
 
@@ -233,6 +254,7 @@ def triton_runtime() -> dict[str, Any]:
                 }
             ],
         },
+        engine_volumes("triton", DEFAULT_SHM),
     )
 
 

@@ -181,6 +181,28 @@ def engine_memory_utilization(slot: GpuSlot, request: SizingRequest) -> float:
     return round(request.gpu_memory_utilization * slot.engine_memory_fraction, 4)
 
 
-def estimated_load_seconds(weights_gib: float, load_gib_per_second: float, margin: float = 1.5) -> int:
-    """Time to read the weights at the configured bandwidth, with margin for engine start-up."""
-    return math.ceil(weights_gib / load_gib_per_second * margin) + 60
+# Start-up of a model server, besides reading its weights: the process, CUDA context, tokenizer and the
+# engine's KV-cache profiling (the figure this estimate always used) ...
+ENGINE_START_SECONDS = 60
+# ... and compilation. vLLM's first start runs torch.compile on the model and captures CUDA graphs for its
+# batch sizes, minutes for a large model; the result is cached under VLLM_CACHE_ROOT and reused while the
+# cache directory lives (vllm-project/vllm@v0.27.1:docs/design/torch_compile.md, "Compilation Cache").
+# An estimate, not a measurement. TensorRT-LLM engines are compiled when the model repository is built,
+# so Triton compiles nothing at start.
+COMPILE_SECONDS = {"vllm": 180, "triton": 0}
+# The floor of a GPU model server's startup probe: a probe too tight is a restart loop that never
+# finishes compiling; a generous one only delays noticing a server that hangs.
+MIN_GPU_STARTUP_BUDGET_SECONDS = 300
+STARTUP_MARGIN = 2
+
+
+def estimated_startup_seconds(
+    *, weights_gib: float, load_gib_per_second: float, runtime: str, margin: float = 1.5
+) -> int:
+    """Time to ready on a cold start: the weights at the configured bandwidth with margin, engine start, compile."""
+    return math.ceil(weights_gib / load_gib_per_second * margin) + ENGINE_START_SECONDS + COMPILE_SECONDS[runtime]
+
+
+def startup_budget_seconds(estimate_seconds: int) -> int:
+    """What the startup probe allows: twice the estimate (a cold cache reads from the bucket), at least 5 minutes."""
+    return max(STARTUP_MARGIN * estimate_seconds, MIN_GPU_STARTUP_BUDGET_SECONDS)

@@ -89,7 +89,7 @@ class RedisSpec(Spec):
     url: str | None = Field(
         None,
         description="host:port of an existing Redis (e.g. ElastiCache, Memorystore); default: a small "
-        "in-cluster Redis without persistence per cluster.",
+        "in-cluster Redis per cluster, password-protected, its counters persisted on a volume.",
     )
 
 

@@ -13,10 +13,13 @@ Rules, and why:
   numbers. A replica on more than one node must run vLLM in Standard mode from the cache's
   pvc:// (KServe's multi-node serving accepts no other storage and no autoscaler).
 - Each replica gets at least MIN_POD_MEMORY_GIB of host memory from its node's share.
-- engineArgs: known flags only; flags the platform derives name the key to change instead.
+- engineArgs: flags of the pinned engine only (the catalog's list, checked against the engine's own
+  parser by the tests), switches as true, values as values; flags the platform derives name the key
+  to change instead.
 - vLLM-only features (speculative decoding, LoRA) are rejected under Triton, whose TensorRT-LLM
   engine builds them in; LoRA adapters load from a local directory, so they need the cache.
 - Production never scales to zero; autoscaling on metrics needs a Prometheus URL.
+- Karmada's application failover toleration outlasts every federated replica's start-up budget.
 """
 
 from __future__ import annotations
@@ -28,9 +31,9 @@ from typing import TYPE_CHECKING
 from components.catalog.engines import ENGINE_FLAGS
 from components.catalog.models import MODELS
 from components.k8s.gpu_resources import schedulable_resources
-from components.serving.fit import Fit, load_seconds, placement_fit
+from components.serving.fit import Fit, placement_fit, startup_seconds
 from components.serving.host import MIN_POD_MEMORY_GIB, pod_host_resources
-from components.serving.sizing import DoesNotFit, GpuSlot
+from components.serving.sizing import DoesNotFit, GpuSlot, startup_budget_seconds
 from components.serving.slots import gpu_slot, multi_node_capable, placement_resource
 from components.spec.base import Issue, join_path
 
@@ -70,6 +73,39 @@ def check_serving(env: EnvironmentSpec) -> Iterator[Issue]:
             yield from _check_placement(env, model, region, pool, placement, path, at, autoscaled)
     for region_name, models in autoscaled.items():
         yield from _check_prometheus(env, regions[region_name], models)
+    yield from _check_failover_toleration(env)
+
+
+def _check_failover_toleration(env: EnvironmentSpec) -> Iterator[Issue]:
+    """Karmada moves a federated model off a member once it is unhealthy for the toleration; a replica is
+    unhealthy while it starts, so the toleration must outlast the longest start-up its probe allows."""
+    if not env.federation.enabled:
+        return
+    longest: tuple[int, str] | None = None
+    for model in env.models:
+        if not model.federated or model.preset not in MODELS:
+            continue
+        for placement in model.placements:
+            region = env.region(placement.region)
+            pool = region.pool(placement.pool)
+            resource = placement_resource(pool, placement.resource) if pool is not None else None
+            if resource is None:
+                continue
+            try:
+                fit = placement_fit(model, pool, resource)
+            except DoesNotFit:
+                continue  # reported with the placement
+            budget = startup_budget_seconds(startup_seconds(region, model, fit.sizing))
+            if longest is None or budget > longest[0]:
+                longest = (budget, f"{model.name} in {region.name}")
+    toleration = env.federation.failover.application_toleration_seconds
+    if longest is not None and toleration <= longest[0]:
+        yield Issue(
+            "federation.failover.applicationTolerationSeconds",
+            f"{toleration}s is not longer than the start-up budget of {longest[1]} ({longest[0]}s: weights, engine "
+            f"start and compilation, twice, at least 5 minutes), so Karmada would move replicas that are still "
+            f"loading; set it above {longest[0]}",
+        )
 
 
 def _unknown_preset(preset: str) -> str:
@@ -153,14 +189,19 @@ def _check_engine_options(env: EnvironmentSpec, model: ModelSpec, path: tuple) -
         elif flag in flags.derived:
             yield Issue(at, f"set by the platform; change {flags.derived[flag]} instead")
         elif flag not in flags.tunable:
-            close = difflib.get_close_matches(flag, sorted(flags.tunable), n=1)
-            hint = f"did you mean {close[0]!r}? " if close else ""
+            close = difflib.get_close_matches(flag, sorted(flags.tunable), n=3)
+            hint = f"did you mean {' or '.join(map(repr, close))}? " if close else ""
             yield Issue(
                 at,
-                f"not a {flags.engine} flag a model may set; {hint}the flags are listed in components/catalog/engines.py",
+                f"not a flag of {flags.engine} {flags.version} a model may set; {hint}the flags are listed in "
+                "components/catalog/engines.py",
             )
         elif value is False:
             yield Issue(at, "false is not passed to the engine; remove the flag to keep the engine's default")
+        elif flags.tunable[flag] == "switch" and value is not True:
+            yield Issue(at, f"{flags.engine} takes --{flag} without a value; set it to true, or remove it")
+        elif flags.tunable[flag] == "value" and value is True:
+            yield Issue(at, f"{flags.engine} --{flag} takes a value; set it to one, not true")
 
 
 def _check_placement(
@@ -215,7 +256,8 @@ def _check_placement(
         yield Issue(
             join_path(*at, "minReplicas"),
             f"production models never scale to zero: a cold start reloads {fit.sizing.weights_gib:g} GiB of "
-            f"weights (about {load_seconds(region, fit.sizing)}s); set minReplicas to at least 1",
+            f"weights and starts the engine (about {startup_seconds(region, model, fit.sizing)}s); set minReplicas "
+            "to at least 1",
         )
     elif (
         region.serving.deployment_mode == "Standard"

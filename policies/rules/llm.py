@@ -148,8 +148,8 @@ def model_fits_gpu(r: Resource, ctx: Context) -> Iterator[Violation]:
 
 @rule(
     name="llm-startup-probe-budget",
-    description="A model server's startup probe waits at least the estimated weight-load time "
-    "(initialDelaySeconds + periodSeconds x failureThreshold >= inference-platform.io/estimated-load-seconds).",
+    description="A model server's startup probe waits at least its estimated start-up: weight load, engine start "
+    "and compilation (initialDelaySeconds + periodSeconds x failureThreshold >= inference-platform.io/estimated-load-seconds).",
     severity="high",
     remediation="add a startupProbe on the serving port (e.g. GET /v1/models) with failureThreshold x periodSeconds "
     "above the estimated load time, with margin",

@@ -468,17 +468,20 @@ def _model_deployments(plan: Plan) -> str:
     rows = [
         "## Model deployments\n",
         "| region | model | runtime | pool | GPU (resource x per pod) | TP x PP | weights GiB | KV GiB per replica "
-        "| max sequences at max context | maxNumSeqs x maxModelLen | replicas | autoscaler | est. load |",
-        "|---|---|---|---|---|---|---:|---:|---:|---|---|---|---:|",
+        "| max sequences at max context | maxNumSeqs x maxModelLen | replicas | autoscaler | start-up est. / probe "
+        "budget | at zero replicas: cold start / request waits |",
+        "|---|---|---|---|---|---|---:|---:|---:|---|---|---|---:|---:|",
     ]
     for p in placements:
         sizing, model = p.fit.sizing, p.model
+        cold = p.cold_start_seconds
+        at_zero = "never at zero" if cold is None else f"{cold}s / {p.queue_wait_seconds}s"
         rows.append(
             f"| {p.region.name} | {model.name} | {model.runtime} | {p.pool.name} | {p.fit.slot.name} "
             f"(`{p.resource}` x {sizing.tensor_parallel}) | {sizing.tensor_parallel} x {sizing.pipeline_parallel} "
             f"| {sizing.weights_gib:g} | {sizing.kv_cache_gib:g} | {sizing.max_sequences_at_max_len} "
             f"| {model.max_num_seqs} x {model.max_model_len} | {p.placement.min_replicas}-{p.placement.max_replicas} "
-            f"| {p.autoscaler} | {p.load_seconds}s |"
+            f"| {p.autoscaler} | {p.startup_seconds}s / {p.startup_budget_seconds}s | {at_zero} |"
         )
     return "\n".join(rows) + "\n"
 

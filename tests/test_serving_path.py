@@ -1,0 +1,531 @@
+"""client -> gateway -> endpoint picker -> model server, checked against what the pinned upstream binaries accept.
+
+Every argument of every engine and picker container must be a flag of the pinned version's own parser
+(flag lists in the upstream data, named by the catalog), and the metric names the picker reads must be
+exported by the engine version the pod runs.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import pytest
+import yaml
+
+from components.catalog.engines import (
+    ENGINE_FLAGS,
+    PICKER_ENGINE_LABEL,
+    TRITON_NGC_RELEASE,
+    VLLM_FLAGS,
+)
+from tests.harness import cluster_objects
+
+EPP_IMAGE_PREFIX = "registry.k8s.io/gateway-api-inference-extension/epp:"
+
+
+# --- engine command lines ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One option of an upstream parser: its value arity, and the values it accepts."""
+
+    takes_value: bool
+    many: bool  # nargs + / * / N: several values after the flag
+    choices: tuple[str, ...] | None
+
+
+def engine_parser(upstream, engine: str) -> dict[str, Flag]:
+    """`--option` -> Flag, from the argparse dump of the catalog's pinned version of `engine`."""
+    document = upstream.document(ENGINE_FLAGS[engine].flag_list)
+    options: dict[str, Flag] = {}
+    for arg in document.get("args") or document["flags"]:
+        nargs = arg.get("nargs")
+        takes_value = nargs != 0 and arg["action"] not in ("_StoreTrueAction", "store_true", "BooleanOptionalAction")
+        choices = tuple(str(c) for c in arg["choices"]) if arg.get("choices") else None
+        for option in arg["option_strings"]:
+            options[option] = Flag(takes_value, nargs not in (None, "?", 0, 1), choices)
+    return options
+
+
+def parse_command_line(args: list[str], parser: dict[str, Flag]) -> list[str]:
+    """Problems argparse would exit on, for `args` given to a parser of `parser`'s options."""
+    problems = []
+    i = 0
+    while i < len(args) and not args[i].startswith("--"):
+        i += 1  # the interpreter and script in front of the flags
+    while i < len(args):
+        token = args[i]
+        i += 1
+        if not token.startswith("--"):
+            problems.append(f"{token!r}: a value without a flag")
+            continue
+        option, has_inline, inline = token.partition("=")
+        flag = parser.get(option)
+        if flag is None:
+            problems.append(f"{option}: unrecognized argument")
+            continue
+        values = [inline] if has_inline else []
+        while i < len(args) and not args[i].startswith("--") and (flag.many or not values) and flag.takes_value:
+            values.append(args[i])
+            i += 1
+        if not flag.takes_value and values:
+            problems.append(f"{option} takes no value (got {values[0]!r})")
+        elif flag.takes_value and not values:
+            problems.append(f"{option} expects a value")
+        elif flag.choices and not all(v in flag.choices for v in values):
+            problems.append(f"{option}: {values} not among {list(flag.choices)}")
+    return problems
+
+
+def engine_of(runtime_name: str) -> str:
+    return "triton" if "triton" in runtime_name else "vllm"
+
+
+def engine_command_lines(plan) -> list[tuple[str, str, list[str]]]:
+    """(where, engine, args) of every model-server container: the runtimes' and each InferenceService's."""
+    found = []
+    for (cluster, name), runtime in cluster_objects(plan, "ClusterServingRuntime").items():
+        spec = runtime["spec"]
+        for container in [*spec["containers"], *spec.get("workerSpec", {}).get("containers", [])]:
+            if "args" in container:
+                found.append((f"{cluster}/{name}/{container['name']}", engine_of(name), container["args"]))
+    for (cluster, name), isvc in cluster_objects(plan, "InferenceService").items():
+        model = isvc["spec"]["predictor"]["model"]
+        found.append((f"{cluster}/{name}", engine_of(model["runtime"]), model.get("args", [])))
+    return found
+
+
+@pytest.mark.parametrize("engine", sorted(ENGINE_FLAGS))
+def test_catalog_flags_exist_in_the_pinned_engine(engine, upstream):
+    """What a model may set, and what the platform derives, are flags of the pinned version, of the right kind."""
+    flags, parser = ENGINE_FLAGS[engine], engine_parser(upstream, engine)
+    assert flags.version in flags.flag_list  # the list follows the version
+    missing = sorted(f for f in [*flags.tunable, *flags.derived] if f"--{f}" not in parser)
+    assert missing == [], f"not flags of {flags.engine} {flags.version}: {missing}"
+    wrong_kind = sorted(f for f, kind in flags.tunable.items() if parser[f"--{f}"].takes_value != (kind == "value"))
+    assert wrong_kind == []
+
+
+def test_command_line_check_rejects_what_the_engine_rejects(upstream):
+    parser = engine_parser(upstream, "vllm")
+    assert parse_command_line(["--swap-space=4", "--enforce-eager=yes", "--seed", "--kv-cache-dtype=fp4"], parser) == [
+        "--swap-space: unrecognized argument",
+        "--enforce-eager takes no value (got 'yes')",
+        "--seed expects a value",
+        "--kv-cache-dtype: ['fp4'] not among " + str(list(parser["--kv-cache-dtype"].choices)),
+    ]
+    assert parse_command_line(["--lora-modules", "a=/m/a", "b=/m/b", "--no-enforce-eager"], parser) == []
+
+
+def test_every_rendered_engine_arg_is_a_flag_of_the_pinned_engine(env_plan, upstream):
+    lines = engine_command_lines(env_plan)
+    models = {(c, n) for c, n in cluster_objects(env_plan, "InferenceService")}
+    assert len(lines) >= len(models) > 0
+    problems = {
+        where: found
+        for where, engine, args in lines
+        if (found := parse_command_line(args, engine_parser(upstream, engine)))
+    }
+    assert problems == {}
+
+
+def test_overrides_of_every_kind_render_as_the_engine_parses_them(upstream):
+    """Each tunable flag, set as its kind says, passes the pinned parser (value 1 for the ones taking one)."""
+    from components.serving.engine import override_args
+
+    for engine, flags in ENGINE_FLAGS.items():
+        parser = engine_parser(upstream, engine)
+        for flag, kind in flags.tunable.items():
+            choices = parser[f"--{flag}"].choices
+            value = True if kind == "switch" else (choices[0] if choices else "1")
+            assert parse_command_line(override_args({flag: value}), parser) == [], (engine, flag)
+
+
+# --- endpoint picker --------------------------------------------------------------------------------
+
+
+def pickers(plan) -> dict[tuple[str, str], dict]:
+    """(cluster, deployment) -> the endpoint-picker container of each picker Deployment."""
+    found = {}
+    for (cluster, name), deployment in cluster_objects(plan, "Deployment").items():
+        for container in deployment["spec"]["template"]["spec"]["containers"]:
+            if container.get("image", "").startswith(EPP_IMAGE_PREFIX):
+                found[cluster, name] = container
+    return found
+
+
+def picker_flags(upstream, image: str) -> dict[str, dict]:
+    version = image.removeprefix(EPP_IMAGE_PREFIX)
+    document = upstream.document(f"gateway-api-inference-extension/{version}/generated-epp-flags.json")
+    return {f["name"]: f for f in document["flags"]}
+
+
+def picker_problems(args: list[str], flags: dict[str, dict]) -> list[str]:
+    """What the pinned picker's pflag parsing and Options.Validate() exit on, plus deprecated flags."""
+    problems, given = [], []
+    i = 0
+    while i < len(args):
+        token = args[i]
+        i += 1
+        name, has_inline, _ = token.removeprefix("--").partition("=")
+        flag = flags.get(name)
+        if not token.startswith("-") or flag is None:
+            problems.append(f"{token}: unknown flag")
+            continue
+        given.append(name)
+        if flag["type"] != "bool" and not has_inline:
+            i += 1  # its value
+        if flag.get("rejected_if_set"):
+            problems.append(f"--{name}: rejected at startup ({flag['deprecated']})")
+        elif flag.get("deprecated"):
+            problems.append(f"--{name}: deprecated ({flag['deprecated']})")
+    if ("pool-name" in given) == ("endpoint-selector" in given):
+        problems.append("exactly one of --pool-name or --endpoint-selector must be set")
+    if "config-file" in given and "config-text" in given:
+        problems.append("--config-file and --config-text are mutually exclusive")
+    return problems
+
+
+def test_picker_check_rejects_what_the_picker_rejects(upstream):
+    flags = picker_flags(upstream, EPP_IMAGE_PREFIX + "v1.5.0")
+    problems = picker_problems(["--total-queued-requests-metric", "x", "--kubeconfig=/k", "--v=1"], flags)
+    assert problems == [
+        "--total-queued-requests-metric: rejected at startup (use engineConfigs in EndpointPickerConfig instead)",
+        "--kubeconfig=/k: unknown flag",
+        "exactly one of --pool-name or --endpoint-selector must be set",
+    ]
+
+
+def test_every_endpoint_picker_arg_is_a_flag_of_the_pinned_picker(env_plan, upstream):
+    found = pickers(env_plan)
+    pools = cluster_objects(env_plan, "InferencePool")
+    assert len(found) == len(pools) > 0  # one picker per pool
+    problems = {
+        where: p for where, c in found.items() if (p := picker_problems(c["args"], picker_flags(upstream, c["image"])))
+    }
+    assert problems == {}
+
+
+def _picker_config_mount(picker: dict) -> tuple[str, str]:
+    """(volume, file name) of the EndpointPickerConfig the picker reads with --config-file."""
+    path = picker["args"][picker["args"].index("--config-file") + 1]
+    directory, file = path.rsplit("/", 1)
+    (mount,) = [m for m in picker["volumeMounts"] if m["mountPath"] == directory]
+    return mount["name"], file
+
+
+def exported_metrics(upstream, engine: str) -> set[tuple[str, tuple[tuple[str, str], ...]]]:
+    """(name, label pairs) the pinned engine exports: vLLM's registrations, TensorRT-LLM's documented samples."""
+    if engine == "vllm":
+        document = upstream.document(f"vllm/{VLLM_FLAGS.version}/generated-prometheus-metrics.json")
+        return {(m["name"], ()) for m in document["metrics"]}
+    text = (upstream.root / f"tensorrtllm_backend/r{TRITON_NGC_RELEASE}/README.md").read_text()
+    samples = re.findall(r"^(nv_trt_llm_\w+)\{([^}]*)\}", text, flags=re.M)
+    return {(name, tuple(sorted(re.findall(r'(\w+)="([^"]*)"', labels)))) for name, labels in samples}
+
+
+def spec_is_exported(spec: str, exported: set) -> bool:
+    """A picker metric spec `name{label=value,...}` matches an exported series with those labels."""
+    name, _, labels = spec.partition("{")
+    wanted = set(re.findall(r"(\w+)=([^,}]+)", labels))
+    return any(n == name and wanted <= set(pairs) for n, pairs in exported)
+
+
+def test_picker_reads_the_metric_names_its_pods_export(env_plan, upstream):
+    """Pool selector -> pods of one InferenceService; their engine label -> a built-in mapping of the picker whose
+    metric names that engine version exports."""
+    deployments = cluster_objects(env_plan, "Deployment")
+    config_maps = cluster_objects(env_plan, "ConfigMap")
+    isvcs = cluster_objects(env_plan, "InferenceService")
+    pools = cluster_objects(env_plan, "InferencePool")
+    assert pools
+    for (cluster, pool_name), pool in pools.items():
+        picker_name = pool["spec"]["endpointPickerRef"]["name"]
+        (picker,) = deployments[cluster, picker_name]["spec"]["template"]["spec"]["containers"]
+        volume_name, file = _picker_config_mount(picker)
+        volumes = {v["name"]: v for v in deployments[cluster, picker_name]["spec"]["template"]["spec"]["volumes"]}
+        config = yaml.safe_load(config_maps[cluster, volumes[volume_name]["configMap"]["name"]]["data"][file])
+        (extractor,) = [p for p in config["plugins"] if p["type"] == "core-metrics-extractor"]
+        builtin = upstream.document(
+            f"gateway-api-inference-extension/{picker['image'].removeprefix(EPP_IMAGE_PREFIX)}/generated-epp-flags.json"
+        )["engine_metrics"]["builtin_engine_configs"]
+        default_engine = extractor["parameters"]["defaultEngine"]
+        assert default_engine in builtin
+        assert extractor["parameters"].get("engineLabelKey", PICKER_ENGINE_LABEL) == PICKER_ENGINE_LABEL
+        # the pods the pool selects: the predictor pods of the model's InferenceService
+        predictor = isvcs[cluster, pool_name]["spec"]["predictor"]
+        selector = pool["spec"]["selector"]["matchLabels"]
+        pod_labels = predictor["labels"]
+        assert {k: v for k, v in selector.items() if k != "multinode/role"}.items() <= pod_labels.items()
+        engine_type = pod_labels[PICKER_ENGINE_LABEL]
+        assert engine_type == default_engine
+        runtime = engine_of(predictor["model"]["runtime"])
+        exported = exported_metrics(upstream, runtime)
+        specs = {k: v for k, v in builtin[engine_type].items() if k.endswith("Spec") and v}
+        assert specs
+        unexported = {k: v for k, v in specs.items() if not spec_is_exported(v, exported)}
+        assert unexported == {}, (cluster, pool_name)
+        # the picker scrapes the pool's target port, where the engine serves /metrics
+        (source,) = [p for p in config["plugins"] if p["type"] == "metrics-data-source"]
+        assert source["parameters"]["path"] == "/metrics"
+        ports = {p["containerPort"] for c in _runtime_containers(env_plan, cluster, predictor) for p in c["ports"]}
+        assert {p["number"] for p in pool["spec"]["targetPorts"]} <= ports
+
+
+def _runtime_containers(plan, cluster: str, predictor: dict) -> list[dict]:
+    runtimes = cluster_objects(plan, "ClusterServingRuntime")
+    return runtimes[cluster, predictor["model"]["runtime"]]["spec"]["containers"]
+
+
+# --- a request at zero replicas -------------------------------------------------------------------------
+
+# How long Envoy waits for the picker's answer to one ext_proc message, fixed by the pinned AI Gateway
+# [envoyproxy/ai-gateway@v1.1.0:internal/extensionserver/inferencepool.go, MessageTimeout 300 s].
+AI_GATEWAY_EXT_PROC_SECONDS = 300
+
+
+def _seconds(duration: str) -> int:
+    assert duration.endswith("s"), duration
+    return int(duration[:-1])
+
+
+def test_a_request_at_zero_replicas_waits_in_the_pickers_queue_which_wakes_the_model(env_plan):
+    """Scale-from-zero wakes on a signal that exists with no pod: the picker's flow-control queue, which holds the
+    request until a replica is ready, within the gateway's timeouts; pools never at zero keep the default path."""
+    scalers = cluster_objects(env_plan, "ScaledObject")
+    pools = cluster_objects(env_plan, "InferencePool")
+    deployments = cluster_objects(env_plan, "Deployment")
+    config_maps = cluster_objects(env_plan, "ConfigMap")
+    routes = [rule for r in cluster_objects(env_plan, "AIGatewayRoute").values() for rule in r["spec"]["rules"]]
+    at_zero = {key for key, s in scalers.items() if s["spec"]["minReplicaCount"] == 0}
+    if env_plan.environment == "dev":
+        assert at_zero == {("dev-use1", "llama-3-1-8b"), ("dev-use1", "qwen2-5-7b")}
+    for (cluster, pool_name), pool in pools.items():
+        picker_name = pool["spec"]["endpointPickerRef"]["name"]
+        (picker,) = deployments[cluster, picker_name]["spec"]["template"]["spec"]["containers"]
+        volume_name, file = _picker_config_mount(picker)
+        volumes = {v["name"]: v for v in deployments[cluster, picker_name]["spec"]["template"]["spec"]["volumes"]}
+        config = yaml.safe_load(config_maps[cluster, volumes[volume_name]["configMap"]["name"]]["data"][file])
+        if (cluster, pool_name) not in at_zero:
+            assert "flowControl" not in config.get("featureGates", []), (cluster, pool_name)
+            continue
+        assert config["featureGates"] == ["flowControl"]
+        ttl = _seconds(config["flowControl"]["defaultRequestTTL"])
+        served = [r for r in routes if any(b.get("name") == pool_name for b in r["backendRefs"])]
+        assert served
+        limits = [AI_GATEWAY_EXT_PROC_SECONDS]
+        for rule in served:
+            limits += [_seconds(rule["timeouts"]["request"]), _seconds(rule["streamIdleTimeout"])]
+        assert 0 < ttl < min(limits)  # the picker answers 503 before Envoy gives up on it
+        # the wake-up trigger counts this pool's queue, by the pool name the picker reports it under
+        picker_pool = picker["args"][picker["args"].index("--pool-name") + 1]
+        queued = [
+            t
+            for t in scalers[cluster, pool_name]["spec"]["triggers"]
+            if "inference_extension_flow_control_queue_size" in t["metadata"]["query"]
+        ]
+        assert [re.search(r'inference_pool="([^"]+)"', t["metadata"]["query"]).group(1) for t in queued] == [
+            picker_pool
+        ]
+        assert "inference_objective_request_total" not in str(scalers[cluster, pool_name]["spec"]["triggers"])
+
+
+# --- network policies: only the gateway's path reaches a model server ----------------------------------
+
+SERVING_NS = "inference"
+GATEWAY_NS = "envoy-gateway-system"
+# Envoy Gateway v1.9.0 labels its proxies so [internal/infrastructure/kubernetes/proxy/resource.go EnvoyAppLabel,
+# internal/gatewayapi/translator.go OwningGatewayNameLabel]; the platform's Gateway is `inference-gateway`.
+ENVOY_POD = (
+    GATEWAY_NS,
+    {
+        "app.kubernetes.io/name": "envoy",
+        "app.kubernetes.io/component": "proxy",
+        "app.kubernetes.io/managed-by": "envoy-gateway",
+        "gateway.envoyproxy.io/owning-gateway-name": "inference-gateway",
+    },
+)
+# kube-prometheus-stack's Prometheus, as the Prometheus Operator labels it, in the observability namespace.
+PROMETHEUS_POD = ("monitoring", {"app.kubernetes.io/name": "prometheus", "prometheus": "kube-prometheus-stack"})
+INTRUDERS = {
+    "a pod in the serving namespace": (SERVING_NS, {"app": "notebook"}),
+    "a pod in another namespace": ("default", {"app": "notebook"}),
+    "a Grafana in the monitoring namespace": ("monitoring", {"app.kubernetes.io/name": "grafana"}),
+    "another Gateway's Envoy": (GATEWAY_NS, {**ENVOY_POD[1], "gateway.envoyproxy.io/owning-gateway-name": "other"}),
+}
+
+
+def _matches(selector: dict, labels: dict[str, str]) -> bool:
+    if not all(labels.get(k) == v for k, v in selector.get("matchLabels", {}).items()):
+        return False
+    for e in selector.get("matchExpressions", []):
+        present = labels.get(e["key"])
+        holds = {
+            "In": present in e.get("values", []),
+            "NotIn": present not in e.get("values", []),
+            "Exists": present is not None,
+            "DoesNotExist": present is None,
+        }
+        if not holds[e["operator"]]:
+            return False
+    return True
+
+
+def _peer_admits(peer: dict, policy_ns: str, source: tuple[str, dict]) -> bool:
+    namespace, labels = source
+    assert "ipBlock" not in peer or peer["ipBlock"]["cidr"] == "0.0.0.0/0", peer  # pods are never named by IP
+    if "ipBlock" in peer:
+        return False  # a client outside the cluster, not a pod
+    if "namespaceSelector" in peer:
+        if not _matches(peer["namespaceSelector"], {"kubernetes.io/metadata.name": namespace}):
+            return False
+    elif namespace != policy_ns:
+        return False
+    return _matches(peer.get("podSelector", {}), labels)
+
+
+def ingress_allowed(policies: list[dict], source: tuple[str, dict], target: tuple[str, dict], port: int) -> bool:
+    """Kubernetes NetworkPolicy semantics for ingress: isolated once selected, then the union of the rules."""
+    namespace, labels = target
+    selecting = [
+        p
+        for p in policies
+        if p["metadata"]["namespace"] == namespace
+        and "Ingress" in p["spec"]["policyTypes"]
+        and _matches(p["spec"]["podSelector"], labels)
+    ]
+    if not selecting:
+        return True
+    for p in selecting:
+        for rule in p["spec"].get("ingress", []):
+            ports = [r["port"] for r in rule.get("ports", [])]
+            if (not ports or port in ports) and any(
+                _peer_admits(peer, namespace, source) for peer in rule.get("from", [])
+            ):
+                return True
+    return False
+
+
+def network_policies(plan) -> dict[str, list[dict]]:
+    by_cluster: dict[str, list[dict]] = {}
+    for r in plan.kubernetes_objects():
+        if r.inputs["kind"] == "NetworkPolicy":
+            by_cluster.setdefault(plan.cluster_of(r), []).append(r.inputs)
+    return by_cluster
+
+
+def test_network_policy_evaluator_isolates_selected_pods_only():
+    deny = {"metadata": {"namespace": "a"}, "spec": {"podSelector": {}, "policyTypes": ["Ingress"], "ingress": []}}
+    allow = {
+        "metadata": {"namespace": "a"},
+        "spec": {
+            "podSelector": {"matchLabels": {"app": "x"}},
+            "policyTypes": ["Ingress"],
+            "ingress": [{"from": [{"podSelector": {"matchLabels": {"app": "y"}}}], "ports": [{"port": 80}]}],
+        },
+    }
+    assert ingress_allowed([], ("b", {}), ("a", {"app": "x"}), 80)
+    assert not ingress_allowed([deny], ("a", {"app": "y"}), ("a", {"app": "x"}), 80)
+    assert ingress_allowed([deny, allow], ("a", {"app": "y"}), ("a", {"app": "x"}), 80)
+    assert not ingress_allowed([deny, allow], ("a", {"app": "y"}), ("a", {"app": "x"}), 81)
+    assert not ingress_allowed([deny, allow], ("b", {"app": "y"}), ("a", {"app": "x"}), 80)
+
+
+def test_only_the_gateway_path_and_prometheus_reach_model_servers(env_plan):
+    """Envoy and the model's picker on the serving port, Prometheus on the metrics port; nobody else, on no port."""
+    policies = network_policies(env_plan)
+    pools = cluster_objects(env_plan, "InferencePool")
+    deployments = cluster_objects(env_plan, "Deployment")
+    isvcs = cluster_objects(env_plan, "InferenceService")
+    assert isvcs
+    for (cluster, model), isvc in isvcs.items():
+        mine = policies[cluster]
+        server = (SERVING_NS, isvc["spec"]["predictor"]["labels"])
+        pool = pools.get((cluster, model))
+        assert pool is not None  # every model here is served through its cluster's gateway
+        port = pool["spec"]["targetPorts"][0]["number"]
+        picker_name = pool["spec"]["endpointPickerRef"]["name"]
+        picker = (SERVING_NS, deployments[cluster, picker_name]["spec"]["template"]["metadata"]["labels"])
+        assert ingress_allowed(mine, ENVOY_POD, server, port), (cluster, model)
+        assert ingress_allowed(mine, picker, server, port), (cluster, model)  # it scrapes /metrics there
+        assert ingress_allowed(mine, PROMETHEUS_POD, server, port), (cluster, model)
+        for who, intruder in INTRUDERS.items():
+            for p in (port, 6379, 8000, 9000):
+                assert not ingress_allowed(mine, intruder, server, p), (cluster, model, who, p)
+        for (other_cluster, other), other_isvc in isvcs.items():
+            if other_cluster == cluster and other != model:
+                other_server = (SERVING_NS, other_isvc["spec"]["predictor"]["labels"])
+                assert not ingress_allowed(mine, other_server, server, port), (cluster, model, other)
+        assert not ingress_allowed(mine, ENVOY_POD, server, 9000)
+        # the picker: Envoy calls it over ext_proc, Prometheus scrapes it, nobody else
+        ext_proc = pool["spec"]["endpointPickerRef"]["port"]["number"]
+        assert ingress_allowed(mine, ENVOY_POD, picker, ext_proc)
+        assert ingress_allowed(mine, PROMETHEUS_POD, picker, 9090)
+        for who, intruder in INTRUDERS.items():
+            assert not ingress_allowed(mine, intruder, picker, ext_proc), (cluster, model, who)
+
+
+def test_the_rate_limit_redis_takes_only_the_rate_limiter_despite_the_namespace_allowances(env_plan):
+    ratelimit = (
+        GATEWAY_NS,
+        {"app.kubernetes.io/name": "envoy-ratelimit", "app.kubernetes.io/managed-by": "envoy-gateway"},
+    )
+    for cluster, mine in network_policies(env_plan).items():
+        redis = (
+            GATEWAY_NS,
+            {"app.kubernetes.io/name": "ratelimit-redis", "app.kubernetes.io/component": "ratelimit-backend"},
+        )
+        assert ingress_allowed(mine, ratelimit, redis, 6379), cluster
+        for source in (ENVOY_POD, PROMETHEUS_POD, *INTRUDERS.values()):
+            assert not ingress_allowed(mine, source, redis, 6379), (cluster, source)
+        # clients reach the Envoy listener (443 on the Service is 10443 in the pod)
+        assert any(
+            rule["from"] == [{"ipBlock": {"cidr": "0.0.0.0/0"}}]
+            and rule["ports"] == [{"protocol": "TCP", "port": 10443}]
+            for p in mine
+            if p["metadata"]["namespace"] == GATEWAY_NS and _matches(p["spec"]["podSelector"], ENVOY_POD[1])
+            for rule in p["spec"]["ingress"]
+        )
+
+
+def test_network_policies_are_enforced_on_every_cluster(env_plan):
+    """EKS: the VPC CNI addon runs its network policy agent; GKE: Dataplane V2."""
+    import json
+
+    clusters = [r for r in env_plan.resources if r.type in ("aws:eks/cluster:Cluster", "gcp:container/cluster:Cluster")]
+    assert clusters
+    for cluster in clusters:
+        if cluster.type == "gcp:container/cluster:Cluster":
+            assert cluster.inputs["datapathProvider"] == "ADVANCED_DATAPATH", cluster.name
+        else:
+            region = cluster.name.removesuffix("-cluster")
+            (cni,) = [
+                r for r in env_plan.resources if r.type == "aws:eks/addon:Addon" and r.name == f"{region}-vpc-cni"
+            ]
+            assert json.loads(cni.inputs["configurationValues"])["enableNetworkPolicy"] == "true"
+
+
+def test_vllm_keeps_its_compile_cache_on_a_pod_volume(env_plan):
+    """torch.compile / CUDA-graph artefacts survive a container restart (a probe or OOM kill): they live on a pod
+    volume on the node's disk, not in the container's filesystem, which starts empty at every restart."""
+    runtimes = cluster_objects(env_plan, "ClusterServingRuntime")
+    isvcs = cluster_objects(env_plan, "InferenceService")
+    checked = 0
+    for (cluster, name), isvc in isvcs.items():
+        predictor = isvc["spec"]["predictor"]
+        runtime = runtimes[cluster, predictor["model"]["runtime"]]["spec"]
+        if engine_of(predictor["model"]["runtime"]) != "vllm":
+            continue
+        pods = [(runtime["containers"], predictor["volumes"])]
+        if "workerSpec" in predictor:
+            pods.append((runtime["workerSpec"]["containers"], predictor["workerSpec"]["volumes"]))
+        for containers, volumes in pods:
+            for container in containers:
+                root = {e["name"]: e.get("value") for e in container["env"]}["VLLM_CACHE_ROOT"]
+                (mount,) = [m for m in container["volumeMounts"] if m["mountPath"] == root]
+                (volume,) = [v for v in volumes if v["name"] == mount["name"]]
+                assert "emptyDir" in volume and volume["emptyDir"].get("medium") != "Memory", (cluster, name)
+                checked += 1
+    assert checked
