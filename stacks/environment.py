@@ -79,7 +79,7 @@ def _federate(env: EnvironmentSpec, stack: str, regions: dict[str, RegionalPlatf
         {
             "endpoint": federation.control_plane.endpoint,
             "host": federation.control_plane.api.region.name,
-            "members": {name: member.cluster.metadata["name"] for name, member in federation.members.items()},
+            "members": {name: member.registration.metadata["name"] for name, member in federation.members.items()},
             "federatedModels": list(federation.models),
         },
     )

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import pulumi
 
+from components.addons.dcgm_exporter import DcgmExporter, DcgmExporterArgs, gke_managed_pools
 from components.addons.gpu_operator import GpuOperator, GpuOperatorArgs, needs_gpu_operator
 from components.addons.inference_gateway import InferenceGateway, InferenceGatewayArgs
 from components.addons.observability import Observability, ObservabilityArgs
@@ -73,6 +74,13 @@ class RegionalPlatform(pulumi.ComponentResource):
                 EfaDevicePluginArgs(
                     cluster=self.cluster, label_domain=args.env.label_domain, namespace=gpu_operator.namespace
                 ),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+        # GKE-managed pools run no operator: their GPU metrics come from a DCGM exporter of their own.
+        if gke_managed_pools(region):
+            DcgmExporter(
+                region.name,
+                DcgmExporterArgs(cluster=self.cluster, label_domain=args.env.label_domain),
                 opts=pulumi.ResourceOptions(parent=self),
             )
         self.model_storage = build_model_storage(self, args.env, region, args.stack, self.cluster)

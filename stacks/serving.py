@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import pulumi
 
+from components.addons.cert_manager import CertManager, CertManagerArgs
 from components.addons.keda import Keda, KedaArgs
 from components.addons.kserve import KServe, KServeArgs
 from components.addons.model_cache import model_storage_uri
@@ -37,7 +38,12 @@ def build_serving(
     observability: Observability | None,
 ) -> RegionalServing:
     opts = pulumi.ResourceOptions(parent=parent)
-    kserve = KServe(region.name, KServeArgs(cluster, env.label_domain), opts=opts)
+    cert_manager = []
+    if not region.cert_manager.existing:
+        cert_manager = [CertManager(region.name, CertManagerArgs(cluster, env.label_domain, env.production), opts=opts)]
+    kserve = KServe(
+        region.name, KServeArgs(cluster, env.label_domain, cert_manager=[c.release for c in cert_manager]), opts=opts
+    )
     keda = None
     if region.serving.deployment_mode == "Standard":
         keda = Keda(region.name, KedaArgs(cluster, env.label_domain, env.production), opts=opts)

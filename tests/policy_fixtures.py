@@ -207,7 +207,7 @@ def _node_config(account: pulumi.Output[str]) -> dict:
     }
 
 
-def _gcp() -> None:
+def _gcp() -> gcp.container.Cluster:
     account = gcp.serviceaccount.Account("nodes", account_id="fx-nodes", project="p").email
     cluster = gcp.container.Cluster(
         "gke",
@@ -272,6 +272,44 @@ def _gcp() -> None:
     )
     ring = gcp.kms.KeyRing("ring", name="fx", location="us-central1", project="p", opts=PROTECTED)
     gcp.kms.CryptoKey("models", name="models", key_ring=ring.id, rotation_period="7776000s", opts=PROTECTED)
+    return cluster
+
+
+def _gke_critical_pods(gke: k8s.Provider) -> None:
+    """Volcano on GKE: its templates run system-cluster-critical pods, admitted by the namespace's quota."""
+    opts = pulumi.ResourceOptions(provider=gke)
+    k8s.core.v1.Namespace(
+        "ns-volcano-system",
+        metadata={"name": "volcano-system", "labels": {"pod-security.kubernetes.io/enforce": "baseline"}},
+        opts=opts,
+    )
+    k8s.core.v1.ResourceQuota(
+        "critical-pods",
+        metadata={"name": "critical-pods", "namespace": "volcano-system"},
+        spec={
+            "hard": {"pods": "1G"},
+            "scopeSelector": {
+                "matchExpressions": [
+                    {
+                        "scopeName": "PriorityClass",
+                        "operator": "In",
+                        "values": ["system-node-critical", "system-cluster-critical"],
+                    }
+                ]
+            },
+        },
+        opts=opts,
+    )
+    k8s.helm.v3.Release(
+        "volcano",
+        name="volcano",
+        chart="volcano",
+        version="1.15.0",
+        namespace="volcano-system",
+        repository_opts={"repo": "https://volcano-sh.github.io/helm-charts"},
+        values={"basic": {"image_tag_version": "v1.15.1"}},
+        opts=opts,
+    )
 
 
 _SECURE = {
@@ -521,10 +559,11 @@ def _gateway(eks: k8s.Provider) -> None:
 def _program() -> None:
     group = pulumi.ComponentResource("fixture:index:Group", "fixtures")
     _aws(group)
-    _gcp()
+    cluster = _gcp()
     eks = k8s.Provider(EKS, kubeconfig="{}")
-    gke = k8s.Provider(GKE, kubeconfig="{}")
+    gke = k8s.Provider(GKE, kubeconfig=cluster.endpoint.apply(lambda _: "{}"))  # configured from the cluster
     _serving(eks)
+    _gke_critical_pods(gke)
     k8s.core.v1.ConfigMap(
         "custom-mig-config",
         metadata={"name": "custom-mig-config", "namespace": "gpu-operator"},

@@ -32,7 +32,8 @@ def cluster_versions(plan, upstream) -> dict[str, str]:
     chart = CHARTS["karmada"]
     for release in plan.helm_releases():
         values = release.inputs.get("values") or {}
-        if release.inputs.get("chart") == chart.name and values.get("installMode") == "host":
+        # An OCI chart is named by its reference (oci://docker.io/karmada/karmada).
+        if release.inputs.get("chart", "").rsplit("/", 1)[-1] == chart.name and values.get("installMode") == "host":
             merged = merge_values(upstream.chart_values(chart.upstream_values), values)
             versions[f"{plan.environment}-karmada"] = merged["apiServer"]["image"]["tag"]
     return versions

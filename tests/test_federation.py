@@ -78,7 +78,13 @@ def _one(plan, type_: str, name: str) -> dict:
 def test_control_plane_release_on_the_host(prod_plan):
     (cluster, release), *others = _releases(prod_plan, "karmada").items()
     assert not others and cluster == "prod-use1"
-    assert (release["chart"], release["version"], release["namespace"]) == ("karmada", "v1.18.2", "karmada-system")
+    # Published as oci://docker.io/karmada/karmada (FACTS-3.md §3), not in the raw master/charts index.
+    assert (release["chart"], release["version"], release["namespace"]) == (
+        "oci://docker.io/karmada/karmada",
+        "v1.18.2",
+        "karmada-system",
+    )
+    assert "repositoryOpts" not in release
     values = release["values"]
     assert values["installMode"] == "host"
     assert values["karmadaImageVersion"] == "v1.18.2"
@@ -176,10 +182,20 @@ def test_member_health_taints_are_noexecute(prod_plan):
 # --- members ----------------------------------------------------------------------------------------------
 
 
-def test_one_pull_registration_per_serving_cluster(prod_plan):
-    clusters = _objects(prod_plan, "prod-karmada", "Cluster")
-    assert sorted(clusters) == ["prod-usc1", "prod-use1", "prod-usw2"]
-    usc1 = clusters["prod-usc1"]
+def test_pull_members_are_registered_by_their_agent_and_labelled_after(prod_plan):
+    """The agent creates its Cluster (spec.id = kube-system UID); the program only patches labels on after it."""
+    created = [
+        r for r in prod_plan.kubernetes_objects() if r.inputs["kind"] == "Cluster" and not r.type.endswith("Patch")
+    ]
+    assert created == []
+    patches = {
+        r.inputs["metadata"]["name"]: r
+        for r in prod_plan.kubernetes_objects()
+        if r.type == "kubernetes:cluster.karmada.io/v1alpha1:ClusterPatch"
+    }
+    assert sorted(patches) == ["prod-usc1", "prod-use1", "prod-usw2"]
+    usc1 = patches["prod-usc1"].inputs
+    assert set(usc1) == {"apiVersion", "kind", "metadata"}  # no spec: every spec field is the agent's
     assert usc1["metadata"]["labels"] == {
         "inference-platform.io/cloud": "gcp",
         "inference-platform.io/region": "us-central1",
@@ -187,8 +203,8 @@ def test_one_pull_registration_per_serving_cluster(prod_plan):
         "inference-platform.io/gpu-product-L4": "true",
         "inference-platform.io/gpu-product-A100-80GB": "true",
     }
-    assert usc1["spec"]["syncMode"] == "Pull" and usc1["spec"]["provider"] == "gcp"
-    assert usc1["spec"]["apiEndpoint"].startswith("https://")
+    agent = prod_plan.named("prod-usc1-karmada-agent", "kubernetes:helm.sh/v3:Release")
+    assert agent.urn in patches["prod-usc1"].options["dependsOn"]
     agents = _releases(prod_plan, "karmada-agent")
     assert sorted(agents) == ["prod-usc1", "prod-use1", "prod-usw2"]
     for cluster, release in agents.items():
@@ -378,7 +394,9 @@ def test_kinds_served_without_crd_match_karmadas_openapi(upstream, prod_plan, pu
     checked = set()
     for plan in (prod_plan, push_plan):
         for r in plan.kubernetes_objects():
-            if r.inputs["kind"] in ("Cluster", "ResourceInterpreterCustomization", "ClusterTaintPolicy"):
+            if r.inputs["kind"] in ("Cluster", "ResourceInterpreterCustomization", "ClusterTaintPolicy") and not (
+                r.type.endswith("Patch")  # a partial object: the agent owns the rest
+            ):
                 assert upstream.validate_served_resource(r.inputs) == [], r.urn
                 checked.add(r.inputs["kind"])
     assert checked == {"Cluster", "ResourceInterpreterCustomization", "ClusterTaintPolicy"}

@@ -219,14 +219,16 @@ def test_prod_covers_each_node_image(prod_plan):
 
 
 def test_gpu_operator_namespace_is_the_only_privileged_one(env_plan):
-    """Besides the cache's FUSE daemons (Fluid's CSI plugin and the Alluxio workers), which the issue allows."""
+    """Besides the cache's FUSE daemons (Fluid's CSI plugin and the Alluxio workers), which the issue allows,
+    and the standalone DCGM exporter of GKE-managed pools."""
     from components.addons.model_cache import CACHE_NAMESPACE, FLUID_NAMESPACE
+    from components.k8s.names import DCGM_EXPORTER_NAMESPACE
 
     privileged = [
         r.inputs["metadata"]["name"]
         for r in env_plan.of_type(NAMESPACE_TYPE)
         if r.inputs["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
-        and r.inputs["metadata"]["name"] not in (CACHE_NAMESPACE, FLUID_NAMESPACE)
+        and r.inputs["metadata"]["name"] not in (CACHE_NAMESPACE, FLUID_NAMESPACE, DCGM_EXPORTER_NAMESPACE)
     ]
     assert privileged == [NAMESPACE] * len(_operators(env_plan))
 

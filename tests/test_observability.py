@@ -227,7 +227,11 @@ DEV_MONITORS = {
 def test_one_monitor_per_metric_exposing_component(dev_plan, prod_plan):
     assert {n: m["kind"] for n, m in _monitors(dev_plan).items()} == DEV_MONITORS
     # Triton only where a Triton model is placed (prod: usc1).
-    assert {n: m["kind"] for n, m in _monitors(prod_plan, "usc1").items()} == DEV_MONITORS | {"triton": "PodMonitor"}
+    # usc1 also has GKE-managed pools (h200, l4): the standalone DCGM exporter's monitor.
+    assert {n: m["kind"] for n, m in _monitors(prod_plan, "usc1").items()} == DEV_MONITORS | {
+        "triton": "PodMonitor",
+        "dcgm-exporter-gke": "ServiceMonitor",
+    }
     assert "triton" not in _monitors(prod_plan, "use1")
 
 
@@ -247,16 +251,22 @@ def test_monitors_follow_what_the_region_runs():
     assert plan.of_type(RELEASE_TYPE)  # the stack still monitors the cluster itself
 
 
-def test_gke_managed_gpu_pools_have_no_dcgm_exporter_to_scrape():
+def test_gke_managed_gpu_pools_are_scraped_from_the_standalone_dcgm_exporter():
     raw = raw_environment("prod")
     usc1 = next(i for i, r in enumerate(raw["regions"]) if r["name"] == "usc1")
     plan = _component_plan(raw, usc1)
-    assert "dcgm-exporter" in _monitors(plan)  # the a100-mig pool runs the GPU Operator
+    assert {"dcgm-exporter", "dcgm-exporter-gke"} <= set(_monitors(plan))  # a100-mig runs the GPU Operator
     raw["regions"][usc1]["gpuPools"] = [p for p in raw["regions"][usc1]["gpuPools"] if p["name"] != "a100-mig"]
     plan = _component_plan(raw, usc1)
-    assert "dcgm-exporter" not in _monitors(plan) and "volcano-scheduler" in _monitors(plan)
-    assert "inference-gpu.json" not in _dashboards(plan)
-    assert not [r for r in _rules(plan) if r["alert"].startswith("GPU")]
+    monitors = _monitors(plan)
+    assert "dcgm-exporter" not in monitors and "volcano-scheduler" in monitors
+    gke = monitors["dcgm-exporter-gke"]["spec"]
+    assert gke["namespaceSelector"] == {"matchNames": ["dcgm-exporter"]}
+    assert gke["selector"] == {"matchLabels": {"app.kubernetes.io/name": "dcgm-exporter"}}
+    assert gke["endpoints"][0]["port"] == "metrics" and gke["attachMetadata"] == {"node": True}
+    # The GPU dashboard and the utilisation band alerts have data on GKE-managed pools too.
+    assert "inference-gpu.json" in _dashboards(plan)
+    assert {"GPUPoolIdle", "GPUPoolSaturated"} <= {r["alert"] for r in _rules(plan)}
 
 
 def test_monitors_are_selected_by_the_stack_and_wait_for_its_crds(env_plan):
@@ -497,5 +507,8 @@ def test_plan_md_lists_monitors_dashboards_and_alerts_per_region(prod_plan):
     section = md.split("## Observability\n", 1)[1].split("\n## ", 1)[0]
     usc1 = next(line for line in section.splitlines() if line.startswith("| usc1 |"))
     assert "kube-prometheus-stack 88.5.3" in usc1
-    assert "| 8 (alluxio, dcgm-exporter, endpoint-picker, envoy-proxy, envoy-ratelimit, triton, vllm" in usc1
+    assert (
+        "| 9 (alluxio, dcgm-exporter, dcgm-exporter-gke, endpoint-picker, envoy-proxy, envoy-ratelimit, triton, vllm"
+        in usc1
+    )
     assert usc1.endswith("| 4 | 7 | yes | no |")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -9,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from components.catalog.charts import CHARTS
 from components.k8s.names import annotation
 from policies.framework import CONFIG, LEVELS, Evaluation, PackSettings, evaluate_stack
 from policies.model import UNKNOWN, Resource
@@ -754,7 +756,49 @@ CASES = [
         "KEDA default",
         lambda rs: drop(p(rs, ":ScaledObject", "llama-70b-scaler"), ("spec", "minReplicaCount")),
     ),
+    # --- GKE admission of system-*-critical pods ---------------------------------------------------------
+    Case("gke-critical-priority-quota", "no quota", lambda rs: remove(rs, ":ResourceQuota", "critical-pods")),
+    Case(
+        "gke-critical-priority-quota",
+        "quota scoped to the other class",
+        lambda rs: set_in(_critical_scope(rs), ("values",), ["system-node-critical"]),
+    ),
+    Case("gke-critical-priority-quota", "NotIn scope", lambda rs: set_in(_critical_scope(rs), ("operator",), "NotIn")),
+    Case(
+        "gke-critical-priority-quota",
+        "quota in another namespace",
+        lambda rs: set_in(p(rs, ":ResourceQuota", "critical-pods"), ("metadata", "namespace"), "default"),
+    ),
+    Case(
+        "gke-critical-priority-quota",
+        "quota without hard limits",
+        lambda rs: drop(p(rs, ":ResourceQuota", "critical-pods"), ("spec", "hard")),
+    ),
+    Case("gke-critical-priority-quota", "critical workload of ours", lambda rs: _critical_deployment(rs, "inference")),
+    Case(
+        "gke-critical-priority-quota",
+        "chart default left critical",
+        lambda rs: _gke_gpu_operator(rs, {"operator": {"priorityClassName": ""}}),
+    ),
 ]
+
+
+def _critical_scope(rs) -> dict:
+    return p(rs, ":ResourceQuota", "critical-pods")["spec"]["scopeSelector"]["matchExpressions"][0]
+
+
+def _critical_deployment(rs, namespace: str) -> None:
+    """Redis's Deployment, on the GKE cluster with system-cluster-critical pods."""
+    props = copy.deepcopy(p(rs, ":Deployment", "redis"))
+    props["metadata"]["namespace"] = namespace
+    props["spec"]["template"]["spec"]["priorityClassName"] = "system-cluster-critical"
+    added(rs, find(rs, ":Release", "volcano"), "critical-redis", props, type="kubernetes:apps/v1:Deployment")
+
+
+def _gke_gpu_operator(rs, values: dict) -> None:
+    """The GPU Operator's release, on the GKE cluster (no quota in gpu-operator) with these values."""
+    props = {**copy.deepcopy(p(rs, ":Release", "gpu-operator")), "values": values}
+    added(rs, find(rs, ":Release", "volcano"), "gke-gpu-operator", props)
 
 
 def test_compliant_stack_passes_every_rule():
@@ -1003,3 +1047,45 @@ def test_privileged_namespaces_are_configurable():
     set_in(redis(resources), ("securityContext", "privileged"), True)
     settings = SETTINGS.merged({"privilegedNamespaces": ["ai-gateway"]}, ALL_RULES)
     assert not run(resources, settings).of("k8s-no-privileged")
+
+
+def test_critical_pods_need_no_quota_in_kube_system_on_eks_or_when_overridden():
+    rs = compliant()
+    kube_system = p(rs, ":Release", "volcano")
+    kube_system["namespace"] = "kube-system"
+    remove(rs, ":ResourceQuota", "critical-pods")
+    assert not run(rs).of("gke-critical-priority-quota")
+    rs = compliant()
+    _gke_gpu_operator(rs, {k: {"priorityClassName": ""} for k in ("operator", "daemonsets", "node-feature-discovery")})
+    _critical_deployment(rs, "volcano-system")  # admitted by volcano-system's quota
+    assert not run(rs).of("gke-critical-priority-quota")
+    # The GPU Operator's release on EKS keeps its critical defaults and needs no quota there.
+    assert CHARTS["gpu-operator"].priority_classes(p(rs, ":Release", "gpu-operator")["values"])
+    assert run(rs).subjects["gke-critical-priority-quota"] >= 4
+
+
+def test_a_pause_container_needs_no_probes_but_any_other_does():
+    """A DaemonSet whose work is done by an init container keeps its pod with the pause image (NCCL installers)."""
+    rs = compliant()
+    drop(redis(rs), ("readinessProbe",))
+    drop(redis(rs), ("livenessProbe",))
+    redis(rs)["image"] = "gke.gcr.io/pause:3.8@sha256:880e63f94b145e46f1b1082bb71b85e21f16b99b180b9996407d61240ceb9830"
+    assert not run(rs).of("k8s-probes")
+    redis(rs)["image"] = "docker.io/library/pause-like:3.8"  # a repository merely named like it is not exempt
+    assert run(rs).of("k8s-probes")
+
+
+def test_node_agents_may_be_privileged_in_kube_system():
+    rs = compliant()
+    find(rs, ":Deployment", "redis").props["metadata"]["namespace"] = "kube-system"
+    set_in(redis(rs), ("securityContext", "privileged"), True)
+    set_in(redis_pod(rs), ("hostNetwork",), True)
+    evaluation = run(rs)
+    assert not evaluation.of("k8s-no-privileged") and not evaluation.of("k8s-no-host-namespaces")
+
+
+def test_critical_pods_on_a_provider_outside_the_stack_cannot_be_checked():
+    rs = compliant()
+    volcano = find(rs, ":Release", "volcano")
+    rs.remove(next(r for r in rs if r.urn == volcano.provider))
+    assert [f.kind for f in run(rs).of("gke-critical-priority-quota")] == ["cannot-check"]

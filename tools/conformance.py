@@ -212,6 +212,22 @@ class Upstream:
             for err in sorted(validator.iter_errors(body), key=lambda e: list(e.absolute_path))
         ]
 
+    def helm_index(self, repository: str) -> dict | None:
+        """A Helm repository's index.yaml as copied under helm-index/<host>/<path>/, or None when none was."""
+        if not repository.startswith("https://"):
+            return None
+        path = self.root / "helm-index" / repository.removeprefix("https://").strip("/") / "index.yaml"
+        return yaml.load(path.read_text(), Loader=_Loader) if path.is_file() else None
+
+    def values_schema_problems(self, relative_schema: str, values: dict) -> list[str]:
+        """Problems of chart values against the chart's values.schema.json (what `helm install` enforces)."""
+        schema = json.loads((self.root / relative_schema).read_text())
+        validator = jsonschema.Draft7Validator(schema)
+        return [
+            f"{'.'.join(str(p) for p in err.absolute_path) or '<root>'}: {err.message}"
+            for err in sorted(validator.iter_errors(values), key=lambda e: list(e.absolute_path))
+        ]
+
     @cache  # noqa: B019 - one Upstream per session
     def document(self, relative: str) -> Any:
         """A JSON file of the upstream data (flag and metric lists generated at a pinned tag)."""

@@ -11,12 +11,14 @@ an extra HTTPRoute per model to that Gateway, a second path to the same pods tha
 endpoint picker and the token accounting; it would also need the Gateway API CRDs (installed with
 Envoy Gateway) before the KServe controller starts, or the controller fails to watch HTTPRoutes.
 
-Prerequisite: cert-manager. kserve-resources issues its webhook's serving certificate with a
-cert-manager Certificate; the chart fails to install without cert-manager's CRDs.
+cert-manager comes first: kserve-resources issues its webhook's serving certificate with a
+cert-manager Certificate and fails to install without cert-manager's CRDs (components/addons/cert_manager.py;
+`regions[].certManager.existing` where it already runs).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,6 +51,7 @@ def controller_values(label_domain: str, deployment_mode: str) -> dict[str, Any]
 class KServeArgs:
     cluster: ClusterHandle
     label_domain: str
+    cert_manager: Sequence[pulumi.Resource] = ()  # cert-manager's release, when the platform installs it
 
 
 class KServe(pulumi.ComponentResource):
@@ -70,7 +73,7 @@ class KServe(pulumi.ComponentResource):
             ns,
             controller_values(args.label_domain, mode),
             parent=self,
-            depends_on=[crds],
+            depends_on=[crds, *args.cert_manager],
         )
         # The controller's webhook validates runtimes, so they wait for it as well as for the CRDs.
         self.runtimes = [

@@ -6,6 +6,7 @@ or not the capability that installs it is merged yet; until it is, the monitor m
 | monitor            | kind           | present when the region...                                |
 |--------------------|----------------|-----------------------------------------------------------|
 | dcgm-exporter      | ServiceMonitor | has a pool whose GPUs the GPU Operator runs (its DCGM exporter) |
+| dcgm-exporter-gke  | ServiceMonitor | has a GKE-managed GPU pool (the standalone DCGM exporter)   |
 | volcano-scheduler  | ServiceMonitor | has a GPU pool (Volcano schedules the GPU workloads)        |
 | vllm               | PodMonitor     | serves a vLLM model                                        |
 | triton             | PodMonitor     | serves a Triton model                                      |
@@ -14,8 +15,9 @@ or not the capability that installs it is merged yet; until it is, the monitor m
 | envoy-ratelimit    | ServiceMonitor | serves a model and the environment has tenants (budgets)   |
 | alluxio            | ServiceMonitor | serves a model (the model cache fronts its weights)        |
 
-GKE-managed GPU pools (driverInstall: cloud) run no GPU Operator, hence no DCGM exporter this
-Prometheus could scrape: their GPUs have no GPU dashboard rows or utilisation alerts here.
+GKE-managed GPU pools (driverInstall: cloud) run no GPU Operator: NVIDIA's standalone DCGM exporter
+runs there instead (components/addons/dcgm_exporter.py), so every GPU pool has GPU dashboard rows and
+utilisation alerts.
 
 Every selector below names the upstream file it is read from. Monitors live in the monitoring
 namespace and reach into the component's namespace (namespaceSelector), so a Prometheus that
@@ -28,7 +30,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from components.addons import gpu_operator, volcano
+from components.addons import dcgm_exporter, gpu_operator, volcano
 from components.k8s import names
 from components.spec.environment import EnvironmentSpec
 from components.spec.region import RegionSpec
@@ -43,7 +45,8 @@ class ObservedScope:
     """Which metric-exposing components a region runs, read from the environment spec."""
 
     gpu_pools: tuple[str, ...]
-    dcgm_pools: tuple[str, ...]  # pools whose GPUs the GPU Operator's DCGM exporter reports
+    dcgm_pools: tuple[str, ...]  # pools whose GPUs a DCGM exporter reports (the operator's or the standalone one)
+    standalone_dcgm_pools: tuple[str, ...]  # of those, the GKE-managed pools the standalone exporter covers
     vllm_models: tuple[str, ...]
     triton_models: tuple[str, ...]
     has_tenants: bool
@@ -58,7 +61,10 @@ def observed_scope(env: EnvironmentSpec, region: RegionSpec) -> ObservedScope:
     served = [m for m in env.models if any(p.region == region.name for p in m.placements)]
     return ObservedScope(
         gpu_pools=tuple(p.name for p in region.gpu_pools),
-        dcgm_pools=tuple(p.name for p in gpu_operator.operator_pools(region)),
+        dcgm_pools=tuple(
+            p.name for p in (*gpu_operator.operator_pools(region), *dcgm_exporter.gke_managed_pools(region))
+        ),
+        standalone_dcgm_pools=tuple(p.name for p in dcgm_exporter.gke_managed_pools(region)),
         vllm_models=tuple(m.name for m in served if m.runtime == "vllm"),
         triton_models=tuple(m.name for m in served if m.runtime == "triton"),
         has_tenants=bool(env.tenants),
@@ -102,7 +108,20 @@ def scrape_targets(scope: ObservedScope, label_domain: str) -> list[ScrapeTarget
     model = _copy(meta_label("__meta_kubernetes_pod_label_", names.MODEL_LABEL), MODEL_LABEL)
     targets: list[ScrapeTarget] = []
 
-    if scope.dcgm_pools:
+    if scope.standalone_dcgm_pools:
+        targets.append(
+            ScrapeTarget(
+                "dcgm-exporter-gke",
+                "ServiceMonitor",
+                names.DCGM_EXPORTER_NAMESPACE,
+                selector={"matchLabels": {"app.kubernetes.io/name": "dcgm-exporter"}},
+                endpoints=({"port": "metrics", "path": "/metrics", "interval": "15s", "relabelings": [pool]},),
+                attach_node_metadata=True,
+                source="NVIDIA/dcgm-exporter@4.5.3-4.8.2:deployment/templates/service.yaml (port metrics, "
+                "selector labels in _helpers.tpl)",
+            )
+        )
+    if set(scope.dcgm_pools) - set(scope.standalone_dcgm_pools):
         targets.append(
             ScrapeTarget(
                 "dcgm-exporter",

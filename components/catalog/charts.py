@@ -7,7 +7,18 @@ every value we set exists in the chart's defaults, except below the `free_form` 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class PodPriority:
+    """A priority class some of a chart's pods run with: set by a values key, or hard-coded in a template."""
+
+    default: str  # the class when `value` is not set ("" : none)
+    value: str | None = None  # dotted values path that overrides it; None when a template hard-codes it
+    template: str = ""  # where a hard-coded class is, at the pinned tag
 
 
 @dataclass(frozen=True)
@@ -22,24 +33,58 @@ class ChartRef:
     subcharts: dict[str, str] = field(default_factory=dict)
     # Further upstream values files documenting keys the chart passes through verbatim (checked like defaults).
     documented_values: tuple[str, ...] = ()
+    # When the repository does not serve the tag the upstream files were copied at: that tag, whose chart
+    # differs from the pinned one only as the comment at the pin shows (the files still check our values).
+    files_tag: str | None = None
+    # The priority classes of the chart's pods (GKE admits the system-*-critical ones outside kube-system only
+    # with a matching ResourceQuota); value-keyed defaults are checked against `upstream_values`.
+    pod_priorities: tuple[PodPriority, ...] = ()
+
+    def priority_classes(self, values: Mapping[str, Any]) -> set[str]:
+        """The priority classes this chart's pods get with our `values` over the chart's defaults."""
+        classes = set()
+        for priority in self.pod_priorities:
+            chosen = _lookup(values, priority.value) if priority.value else None
+            classes.add(priority.default if chosen is None else chosen)
+        return classes - {""}
 
     @property
     def is_oci(self) -> bool:
         return self.repository.startswith("oci://")
 
 
+def _lookup(values: Mapping[str, Any], dotted: str) -> Any:
+    """values["a"]["b"] for "a.b"; None when any level is missing."""
+    current: Any = values
+    for key in dotted.split("."):
+        if not isinstance(current, Mapping) or key not in current:
+            return None
+        current = current[key]
+    return current
+
+
 # Filled by the add-on components' capabilities; keyed by chart name.
 CHARTS: dict[str, ChartRef] = {}
 
 # Volcano: gang scheduling, tenant queues, HyperNode topology [volcano-sh/volcano@v1.15.1:installer/helm/chart/volcano].
+# The repository serves chart 1.15.0 as its newest (helm-index snapshot be34e957; no volcano-1.15.1 release in
+# volcano-sh/helm-charts, FACTS-3.md §3). `git diff v1.15.0 v1.15.1 -- installer/helm/chart/volcano` touches
+# only Chart.yaml (version, appVersion) and values.yaml `basic.image_tag_version`: so chart 1.15.0 with the
+# v1.15.1 images is exactly the v1.15.1 chart, and the v1.15.1 files check our values.
 CHARTS["volcano"] = ChartRef(
     name="volcano",
     repository="https://volcano-sh.github.io/helm-charts",
-    version="1.15.1",
+    version="1.15.0",
     upstream_chart="volcano/v1.15.1/chart-volcano.Chart.yaml",
     upstream_values="volcano/v1.15.1/chart-volcano.values.yaml",
+    files_tag="v1.15.1",
+    # No values key: the templates hard-code it (installer/helm/chart/volcano/templates at v1.15.1).
+    pod_priorities=tuple(
+        PodPriority("system-cluster-critical", template=t)
+        for t in ("scheduler.yaml L191", "controllers.yaml L163", "admission.yaml L131", "admission-init.yaml L98")
+    ),
 )
-VOLCANO_IMAGE_TAG = "v1.15.1"  # basic.image_tag_version of the chart at this pin
+VOLCANO_IMAGE_TAG = "v1.15.1"  # basic.image_tag_version: the v1.15.1 binaries (55 fixes over v1.15.0)
 
 # NVIDIA GPU Operator (FACTS.md). The in-tree Chart.yaml says v1.0.0-devel: NVIDIA's release
 # pipeline stamps the git tag as the chart version, so the pin is the tag the upstream files
@@ -53,6 +98,14 @@ CHARTS["gpu-operator"] = ChartRef(
     subcharts={
         "node-feature-discovery": "gpu-operator/v26.7.0/chart-gpu-operator.subchart-node-feature-discovery.values.yaml"
     },
+    pod_priorities=tuple(
+        PodPriority("system-node-critical", value=v)
+        for v in (
+            "operator.priorityClassName",
+            "daemonsets.priorityClassName",
+            "node-feature-discovery.priorityClassName",
+        )
+    ),
 )
 
 # Advertises vpc.amazonaws.com/efa on EFA nodes [aws/eks-charts@v0.0.242:stable/aws-efa-k8s-device-plugin].
@@ -73,6 +126,20 @@ CHARTS["fluid"] = ChartRef(
     version="1.0.8",
     upstream_chart="fluid/v1.0.8/chart-fluid.Chart.yaml",
     upstream_values="fluid/v1.0.8/chart-fluid.values.yaml",
+)
+
+# DCGM exporter for GKE-managed GPU pools, where no GPU Operator (hence no operator-run exporter) runs
+# [NVIDIA/dcgm-exporter@4.5.3-4.8.2:deployment]; chart 4.8.2 is the tag's suffix (SOURCES.md). Its repository
+# is the one the project's README installs from (README.md L38-39); no index snapshot was copied.
+CHARTS["dcgm-exporter"] = ChartRef(
+    name="dcgm-exporter",
+    repository="https://nvidia.github.io/dcgm-exporter/helm-charts",
+    version="4.8.2",
+    upstream_chart="dcgm-exporter/4.5.3-4.8.2/chart-dcgm-exporter.Chart.yaml",
+    upstream_values="dcgm-exporter/4.5.3-4.8.2/chart-dcgm-exporter.values.yaml",
+    # Passed through: affinity (toYaml), the container securityContext (toYaml).
+    free_form=("affinity", "securityContext"),
+    pod_priorities=(PodPriority("system-node-critical", value="priorityClassName"),),
 )
 
 # Prometheus Operator (its CRDs), Prometheus, Alertmanager, Grafana, kube-state-metrics, node exporter.
@@ -175,6 +242,20 @@ CHARTS["kserve-runtime-configs"] = ChartRef(
     upstream_values="kserve/v0.20.0/chart-kserve-runtime-configs.values.yaml",
 )
 
+# cert-manager: issues KServe's webhook serving certificate (a cert-manager Certificate in kserve-resources).
+# Published to oci://quay.io/jetstack/charts/cert-manager; the release tool stamps the tag (with its `v`) as
+# chart version over the in-tree v0.0.0 [cert-manager@v1.21.1:RELEASE.md, make/_shared_new/helm/helm.mk]
+# (FACTS-3.md §1). The chart templates its own CRDs when `crds.enabled`.
+CHARTS["cert-manager"] = ChartRef(
+    name="cert-manager",
+    repository="oci://quay.io/jetstack/charts",
+    version="v1.21.1",
+    upstream_chart="cert-manager/v1.21.1/chart-cert-manager.Chart.yaml",
+    upstream_values="cert-manager/v1.21.1/chart-cert-manager.values.yaml",
+    free_form=("nodeSelector", "webhook.nodeSelector", "cainjector.nodeSelector", "startupapicheck.nodeSelector"),
+    pod_priorities=(PodPriority("", value="global.priorityClassName"),),
+)
+
 # KEDA: autoscales model servers on Prometheus metrics (queue depth, TTFT); installs its CRDs
 # (FACTS-2.md) [kedacore/charts@v2.20.2:keda].
 CHARTS["keda"] = ChartRef(
@@ -204,6 +285,7 @@ CHARTS["cluster-autoscaler"] = ChartRef(
         "containerSecurityContext",
         "rbac.serviceAccount.annotations",
     ),
+    pod_priorities=(PodPriority("system-cluster-critical", value="priorityClassName"),),
 )
 CLUSTER_AUTOSCALER_IMAGE_TAG = "v1.35.0"  # the chart's appVersion and image.tag at this pin
 
@@ -211,14 +293,35 @@ CLUSTER_AUTOSCALER_IMAGE_TAG = "v1.35.0"  # the chart's appVersion and image.tag
 # pull-mode members [karmada-io/karmada@v1.18.2:charts/karmada, FACTS.md]. The in-tree Chart.yaml says 0.0.0;
 # hack/package-helm-chart.sh stamps the tag as chart version and as karmadaImageVersion. The federation
 # also installs `kserve-crd` (above) into the Karmada API server, to hold federated InferenceServices.
+# Repository: every published release pushes the chart to oci://docker.io/karmada (dockerhub-released-chart.yml,
+# `make push-chart`); the raw master/charts index gets patch releases only by a manual PR and stops at v1.18.1
+# (FACTS-3.md §3).
 CHARTS["karmada"] = ChartRef(
     name="karmada",
-    repository="https://raw.githubusercontent.com/karmada-io/karmada/master/charts",
+    repository="oci://docker.io/karmada",
     version="v1.18.2",
     upstream_chart="karmada/v1.18.2/chart-karmada.Chart.yaml",
     upstream_values="karmada/v1.18.2/chart-karmada.values.yaml",
     # Rendered as `--feature-gates=<k>=<v>,...` and `--<k>=<v>` flags of karmada-controller-manager.
     free_form=("controllerManager.featureGates", "controllerManager.extraCommandArgs"),
+    # Every component's own key (host mode renders the control plane's, agent mode the agent's).
+    pod_priorities=tuple(
+        PodPriority("system-node-critical", value=f"{component}.priorityClassName")
+        for component in (
+            "scheduler",
+            "webhook",
+            "controllerManager",
+            "apiServer",
+            "aggregatedApiServer",
+            "metricsAdapter",
+            "kubeControllerManager",
+            "etcd.internal",
+            "agent",
+            "schedulerEstimator",
+            "descheduler",
+            "search",
+        )
+    ),
 )
 KARMADA_VERSION = "v1.18.2"  # karmadaImageVersion and the Karmada component image tags at this pin
 # The chart's hook and init containers default to `latest` tags; pinned here. registry.k8s.io/kubectl

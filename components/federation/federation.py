@@ -80,7 +80,7 @@ class KarmadaFederation(pulumi.ComponentResource):
                 ),
                 opts=pki,
             )
-        clusters = [m.cluster for m in self.members.values()]
+        clusters = [m.registration for m in self.members.values()]
         for policy in member_taint_policies([args.clusters[r].name for r in self.members]):
             k8s.apiextensions.CustomResource(
                 f"{karmada.name}-clustertaintpolicy-{policy['metadata']['name']}",

@@ -1,15 +1,16 @@
 """One member cluster joined to Karmada, in pull or push mode.
 
-Both modes declare the member's `Cluster` object in Karmada ourselves, so that its labels (cloud, region,
-GPU products offered) and location fields are part of the program, not of a CLI run.
-
 - pull (default): the karmada chart in agent mode runs karmada-agent on the member; it dials the Karmada
   API server (through the member's NAT; the member's own API server stays private) with a client
   certificate of the federation's CA for the identity `system:karmada:agent:<cluster>`, which gets the
-  same least-privilege RBAC `karmadactl register` grants, plus update on its own Cluster (which it
-  finds already declared).
-- push: the control plane dials the member's API server with a service-account token of the member,
-  handed over in the Secret the Cluster's `secretRef` names.
+  same least-privilege RBAC `karmadactl register` grants. The agent registers the member itself: it
+  creates the `Cluster` with `spec.id` = the member's kube-system UID and exits if a Cluster of that
+  name exists with another id (KARMADA_AGENT_REGISTERS, components/catalog/upstream.py), so the
+  program never creates it. The labels (cloud, region, GPU products), which no agent flag sets, are
+  added afterwards by a server-side-apply patch of `metadata.labels` only: fields the agent never writes.
+- push: the program declares the member's `Cluster` (labels, location fields, `secretRef`); the control
+  plane dials the member's API server with a service-account token of the member, handed over in the
+  Secret the Cluster's `secretRef` names.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ def agent_secret_values(key_pem: pulumi.Input[str]) -> dict:
 
 
 def agent_rules(cluster: str) -> list[dict]:
-    """Cluster-wide permissions of a member's agent in Karmada (karmadactl register's, plus updating its Cluster)."""
+    """Cluster-wide permissions of a member's agent in Karmada (karmadactl register's: it creates its Cluster)."""
     karmada = "cluster.karmada.io"
     return [
         {
@@ -86,7 +87,9 @@ class KarmadaMemberArgs:
 
 
 class KarmadaMember(pulumi.ComponentResource):
-    cluster: k8s.apiextensions.CustomResource  # the member's Cluster object in Karmada
+    # What makes the member's Cluster object carry its labels: the Cluster itself (push), or the patch
+    # of the Cluster the agent registered (pull).
+    registration: pulumi.CustomResource
 
     def __init__(self, name: str, args: KarmadaMemberArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:federation:KarmadaMember", name, None, opts)
@@ -95,30 +98,33 @@ class KarmadaMember(pulumi.ComponentResource):
         self._karmada = karmada
         self._karmada_opts = pulumi.ResourceOptions(parent=self, provider=karmada.provider, depends_on=karmada.ready)
         endpoint = member.endpoint.apply(api_endpoint)
-        spec: dict = {
-            "syncMode": "Pull" if args.mode == "pull" else "Push",
-            "apiEndpoint": endpoint,
-            "provider": region.cloud,
-            "region": region.region,
-            "zones": list(region.zones),
-        }
         if args.mode == "pull":
-            before_cluster = self._pull_access(member, karmada)
+            agent = self._agent(args, endpoint, depends_on=self._pull_access(member, karmada))
+            self.registration = k8s.apiextensions.CustomResourcePatch(
+                f"{karmada.name}-cluster-{member.name}-labels",
+                api_version=CLUSTER_API,
+                kind="Cluster",
+                metadata={"name": member.name, "labels": args.labels},
+                opts=pulumi.ResourceOptions.merge(self._karmada_opts, pulumi.ResourceOptions(depends_on=[agent])),
+            )
         else:
             credentials = self._push_credentials(member, karmada)
-            spec["secretRef"] = {"namespace": CLUSTER_NAMESPACE, "name": member.name}
-            before_cluster = [credentials]
-        self.cluster = k8s.apiextensions.CustomResource(
-            f"{karmada.name}-cluster-{member.name}",
-            api_version=CLUSTER_API,
-            kind="Cluster",
-            metadata={"name": member.name, "labels": args.labels},
-            spec=spec,
-            opts=pulumi.ResourceOptions.merge(self._karmada_opts, pulumi.ResourceOptions(depends_on=before_cluster)),
-        )
-        if args.mode == "pull":
-            self._agent(args, endpoint)
-        self.register_outputs({"cluster": member.name, "syncMode": spec["syncMode"]})
+            self.registration = k8s.apiextensions.CustomResource(
+                f"{karmada.name}-cluster-{member.name}",
+                api_version=CLUSTER_API,
+                kind="Cluster",
+                metadata={"name": member.name, "labels": args.labels},
+                spec={
+                    "syncMode": "Push",
+                    "apiEndpoint": endpoint,
+                    "provider": region.cloud,
+                    "region": region.region,
+                    "zones": list(region.zones),
+                    "secretRef": {"namespace": CLUSTER_NAMESPACE, "name": member.name},
+                },
+                opts=pulumi.ResourceOptions.merge(self._karmada_opts, pulumi.ResourceOptions(depends_on=[credentials])),
+            )
+        self.register_outputs({"cluster": member.name, "syncMode": args.mode.capitalize()})
 
     def _role_for_agent(self, cluster: str, metadata: dict, rules: list[dict], depends_on: list) -> list:
         """A (Cluster)Role in Karmada and its binding to the agent's user; cluster-wide without a namespace."""
@@ -136,7 +142,7 @@ class KarmadaMember(pulumi.ComponentResource):
         return [role, binding]
 
     def _pull_access(self, member: ClusterHandle, karmada: ClusterHandle) -> list[pulumi.Resource]:
-        """RBAC in Karmada for `system:karmada:agent:<cluster>`; its Work namespace exists before its Cluster."""
+        """RBAC in Karmada for `system:karmada:agent:<cluster>` and its Work namespace, before the agent starts."""
         cluster = member.name
         prefix = f"system:karmada:{cluster}:agent"
         work_namespace = f"{EXECUTION_NAMESPACE_PREFIX}{cluster}"
@@ -165,8 +171,10 @@ class KarmadaMember(pulumi.ComponentResource):
             *self._role_for_agent(cluster, {"name": f"{prefix}-work", "namespace": work_namespace}, works, [execution]),
         ]
 
-    def _agent(self, args: KarmadaMemberArgs, endpoint: pulumi.Output[str]) -> None:
-        """karmada-agent on the member, with its own client certificate."""
+    def _agent(
+        self, args: KarmadaMemberArgs, endpoint: pulumi.Output[str], depends_on: list[pulumi.Resource]
+    ) -> k8s.helm.v3.Release:
+        """karmada-agent on the member, with its own client certificate; it registers the member's Cluster."""
         member = args.member
         cert = signed_certificate(
             f"{member.name}-karmada-agent",
@@ -176,7 +184,7 @@ class KarmadaMember(pulumi.ComponentResource):
             organization=AGENT_GROUP,
         )
         ns = args.host_namespace or namespace(KARMADA_NAMESPACE, member, self, "baseline")
-        helm_release(
+        return helm_release(
             AGENT_RELEASE,
             CHARTS["karmada"],
             member,
@@ -193,7 +201,7 @@ class KarmadaMember(pulumi.ComponentResource):
                 },
             },
             parent=self,
-            depends_on=[self.cluster],
+            depends_on=depends_on,
             secret_values=agent_secret_values(cert.key_pem),
         )
 

@@ -22,6 +22,12 @@ NODE_ROLES = (
 CLUSTER_TIMEOUTS = pulumi.CustomTimeouts(create="45m", update="90m", delete="45m")
 
 
+def initial_nodes_per_zone(desired: int, max_size: int, zones: int) -> int:
+    """A regional pool's `initialNodeCount` is per zone (GKE_NODE_COUNT_PER_ZONE): the desired total over the
+    zones, rounded up to reach it, but never so many that the zones together start above maxSize."""
+    return min(-(-desired // zones), max_size // zones)
+
+
 @dataclass(frozen=True)
 class GkeClusterArgs:
     region: RegionSpec
@@ -119,7 +125,7 @@ class GkeCluster(pulumi.ComponentResource):
             project=region.project,
             location=region.region,
             cluster=self.cluster.name,
-            initial_node_count=pool.desired,
+            initial_node_count=initial_nodes_per_zone(pool.desired, pool.max_size, len(region.zones)),
             autoscaling={
                 "total_min_node_count": pool.min_size,
                 "total_max_node_count": pool.max_size,

@@ -8,6 +8,7 @@ MRDMA NICs in one zonal RoCE VPC (a subnet each) and the second Titanium gVNIC i
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import pulumi
 import pulumi_gcp as gcp
@@ -16,6 +17,42 @@ from components.catalog.machines import GPUDIRECT_NETWORKING, MACHINES
 from components.spec.region import GpuPoolSpec, RegionSpec
 
 _GPU_NIC_SUBNET_PREFIX = 24
+
+
+@dataclass(frozen=True)
+class GpuNic:
+    """One extra NIC of a GPUDirect node: its VPC and subnet, and the pod network that reaches it."""
+
+    network: str  # VPC suffix (several RDMA NICs share one RoCE VPC)
+    subnet: str  # subnet suffix, unique per NIC
+    device_mode: Literal["RDMA", "NetDevice"]  # GKENetworkParamSet spec.deviceMode
+    pod_network: str  # name of the cluster's `Network` object pods attach to (networking.gke.io)
+    firewall: bool  # VPCs of their own take an internal-traffic rule; RoCE VPCs take none
+
+
+def gpu_nics(pool: GpuPoolSpec) -> list[GpuNic]:
+    """The pool's extra NICs in node order: the second gVNIC (RDMA machines), then one per GPU NIC.
+
+    Pod networks follow the GKE how-tos' names, prefixed by the pool: `rdma-<i>` (deviceMode RDMA) and
+    `gvnic-1` on A3 Ultra / A4, one NetDevice network per GPU NIC on A3 High (FACTS-3.md §7).
+    """
+    machine = MACHINES[pool.machine_type]
+    layout = GPUDIRECT_NETWORKING[machine.gpudirect]
+    nics = [
+        GpuNic(f"gvnic{i}", f"gvnic{i}", "NetDevice", f"{pool.name}-gvnic-{i + 1}", True)
+        for i in range(layout.extra_gvnic)
+    ]
+    for i in range(machine.extra_nics):
+        if layout.vpc_per_nic:
+            nics.append(GpuNic(f"gpu{i}", f"gpu{i}", "NetDevice", f"{pool.name}-gpu-{i}", True))
+        else:
+            nics.append(GpuNic("rdma", f"rdma{i}", "RDMA", f"{pool.name}-rdma-{i}", False))
+    return nics
+
+
+def gpu_nic_vpc(cluster_name: str, pool: GpuPoolSpec, suffix: str) -> str:
+    """GCP name of a GPU NIC's VPC or subnet."""
+    return f"{cluster_name}-{pool.name}-{suffix}"
 
 
 @dataclass(frozen=True)
@@ -37,34 +74,30 @@ class GpuDirectNetworks(pulumi.ComponentResource):
         machine = MACHINES[pool.machine_type]
         layout = GPUDIRECT_NETWORKING[machine.gpudirect]
         self._name, self._region = name, region
-        self._base = f"{args.cluster_name}-{pool.name}"
+        self._cluster_name, self._pool = args.cluster_name, pool
         self._ranges = iter(region.network.gpu_nic_cidr.subnets(new_prefix=_GPU_NIC_SUBNET_PREFIX))
         self._mtu = layout.mtu
         self.node_networks = []
 
-        for i in range(layout.extra_gvnic):
-            network = self._network(f"gvnic{i}")
-            self._subnet(network, f"gvnic{i}")
-            self._allow_internal(network, f"gvnic{i}")
-        if layout.vpc_per_nic:
-            for i in range(machine.extra_nics):
-                network = self._network(f"gpu{i}")
-                self._subnet(network, f"gpu{i}")
-                self._allow_internal(network, f"gpu{i}")
-        else:
-            # RoCE VPCs allow all traffic implicitly (and take no firewall rules).
-            zone = region.pool_zones(pool)[0]
-            network = self._network(
-                "rdma", network_profile=f"projects/{region.project}/global/networkProfiles/{layout.profile_for(zone)}"
-            )
-            for i in range(machine.extra_nics):
-                self._subnet(network, f"rdma{i}")
+        networks: dict[str, gcp.compute.Network] = {}
+        for nic in gpu_nics(pool):
+            if nic.network not in networks:
+                # RoCE VPCs are zonal: their network profile names the pool's zone.
+                profile = {} if nic.firewall else {"network_profile": self._roce_profile(layout, pool)}
+                networks[nic.network] = self._network(nic.network, **profile)
+                if nic.firewall:
+                    self._allow_internal(networks[nic.network], nic.network)
+            self._subnet(networks[nic.network], nic.subnet)
         self.register_outputs({"nodeNetworks": self.node_networks})
+
+    def _roce_profile(self, layout, pool: GpuPoolSpec) -> str:
+        zone = self._region.pool_zones(pool)[0]
+        return f"projects/{self._region.project}/global/networkProfiles/{layout.profile_for(zone)}"
 
     def _network(self, suffix: str, **kwargs) -> gcp.compute.Network:
         return gcp.compute.Network(
             f"{self._name}-{suffix}",
-            name=f"{self._base}-{suffix}",
+            name=gpu_nic_vpc(self._cluster_name, self._pool, suffix),
             project=self._region.project,
             auto_create_subnetworks=False,
             routing_mode="REGIONAL",
@@ -76,7 +109,7 @@ class GpuDirectNetworks(pulumi.ComponentResource):
     def _subnet(self, network: gcp.compute.Network, suffix: str) -> None:
         subnet = gcp.compute.Subnetwork(
             f"{self._name}-{suffix}",
-            name=f"{self._base}-{suffix}",
+            name=gpu_nic_vpc(self._cluster_name, self._pool, suffix),
             project=self._region.project,
             region=self._region.region,
             network=network.id,
@@ -88,7 +121,7 @@ class GpuDirectNetworks(pulumi.ComponentResource):
     def _allow_internal(self, network: gcp.compute.Network, suffix: str) -> None:
         gcp.compute.Firewall(
             f"{self._name}-{suffix}-internal",
-            name=f"{self._base}-{suffix}-internal",
+            name=f"{gpu_nic_vpc(self._cluster_name, self._pool, suffix)}-internal",
             project=self._region.project,
             network=network.id,
             direction="INGRESS",

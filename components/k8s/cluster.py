@@ -84,6 +84,8 @@ class ClusterHandle:
     identity: WorkloadIdentity | None = None
     # Public IPs the cluster's nodes reach the internet from (NAT), for peers to allow-list.
     egress_ips: pulumi.Output[list[str]] | None = None
+    # GKE: namespace resource name -> its ResourceQuota admitting system-*-critical pods (components/k8s/helm.py).
+    critical_pod_quotas: dict[str, pulumi.Resource] = field(default_factory=dict)
 
     @property
     def cloud(self) -> str:

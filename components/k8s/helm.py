@@ -10,6 +10,7 @@ import pulumi_kubernetes as k8s
 import yaml
 
 from components.catalog.charts import ChartRef
+from components.catalog.upstream import GKE_CRITICAL_PRIORITY_CLASSES
 from components.k8s.cluster import ClusterHandle
 
 PodSecurity = Literal["restricted", "baseline", "privileged"]
@@ -53,6 +54,8 @@ def helm_release(
     `secret_values` (private keys, tokens) go in a separate values file that is a Pulumi secret, merged
     under `values`: the rest of the values stay readable in previews and plans.
     """
+    if cluster.cloud == "gcp" and chart.priority_classes(values) & set(GKE_CRITICAL_PRIORITY_CLASSES):
+        depends_on = [*depends_on, critical_pods_quota(cluster, ns, parent)]
     chart_args: dict[str, Any] = (
         {"chart": f"{chart.repository}/{chart.name}"}
         if chart.is_oci
@@ -75,6 +78,35 @@ def helm_release(
             parent=parent, provider=cluster.provider, depends_on=[ns, *cluster.ready, *depends_on]
         ),
     )
+
+
+def critical_pods_quota(
+    cluster: ClusterHandle, ns: k8s.core.v1.Namespace, parent: pulumi.Resource
+) -> k8s.core.v1.ResourceQuota:
+    """The namespace's ResourceQuota for system-*-critical pods, without which GKE rejects them (one per namespace).
+
+    `hard.pods` is the bound GKE's own kube-system quota uses: it admits, it does not limit.
+    """
+    key = ns.pulumi_resource_name
+    if key not in cluster.critical_pod_quotas:
+        cluster.critical_pod_quotas[key] = k8s.core.v1.ResourceQuota(
+            f"{key}-critical-pods",
+            metadata={"name": "critical-pods", "namespace": ns.metadata["name"]},
+            spec={
+                "hard": {"pods": "1G"},
+                "scopeSelector": {
+                    "matchExpressions": [
+                        {
+                            "scopeName": "PriorityClass",
+                            "operator": "In",
+                            "values": list(GKE_CRITICAL_PRIORITY_CLASSES),
+                        }
+                    ]
+                },
+            },
+            opts=pulumi.ResourceOptions(parent=parent, provider=cluster.provider, depends_on=[ns]),
+        )
+    return cluster.critical_pod_quotas[key]
 
 
 def _secret_values_file(values: Mapping[str, Any]) -> pulumi.Output[pulumi.Asset]:

@@ -60,9 +60,20 @@ ENVOY_GATEWAY_NAMESPACE = "envoy-gateway-system"
 GATEWAY_NAME = "inference-gateway"
 
 # The only namespaces whose Pod Security level is `privileged`: the GPU Operator (drivers,
-# toolkit, MIG manager, device plugins incl. EFA) and the cache's FUSE daemons (Fluid's CSI
-# plugin, the Alluxio runtime's host-network workers). The policy pack exempts exactly these.
+# toolkit, MIG manager, device plugins incl. EFA), the cache's FUSE daemons (Fluid's CSI
+# plugin, the Alluxio runtime's host-network workers) and the DCGM exporter of GKE-managed GPU
+# pools (all of a node's GPUs and GKE's driver directory), and kube-system, where the cloud's own node
+# agents run and where Google's NCCL plugin installers for GPUDirect pools go (components/gcp/gpudirect_pods.py).
+# The policy pack exempts exactly these.
 GPU_OPERATOR_NAMESPACE = "gpu-operator"
 FLUID_NAMESPACE = "fluid-system"
 MODEL_CACHE_NAMESPACE = "model-cache"
-PRIVILEGED_NAMESPACES = (GPU_OPERATOR_NAMESPACE, FLUID_NAMESPACE, MODEL_CACHE_NAMESPACE)
+DCGM_EXPORTER_NAMESPACE = "dcgm-exporter"
+SYSTEM_NAMESPACE = "kube-system"
+PRIVILEGED_NAMESPACES = (
+    GPU_OPERATOR_NAMESPACE,
+    FLUID_NAMESPACE,
+    MODEL_CACHE_NAMESPACE,
+    DCGM_EXPORTER_NAMESPACE,
+    SYSTEM_NAMESPACE,
+)

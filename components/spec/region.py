@@ -58,6 +58,16 @@ class ApiAccessSpec(Spec):
     )
 
 
+class CertManagerSpec(Spec):
+    """cert-manager, which issues KServe's webhook serving certificate: installed with KServe unless it already runs."""
+
+    existing: bool = Field(
+        False,
+        description="cert-manager already runs in this cluster (installed out of band, v1.x with its CRDs): the "
+        "platform does not install it, and KServe relies on the existing one.",
+    )
+
+
 class NodeScaling(Spec):
     min_size: int = Field(0, ge=0, description="Fewest nodes (0 lets an idle GPU pool cost nothing).")
     max_size: int = Field(ge=1, description="Most nodes the autoscaler may create.")
@@ -132,7 +142,9 @@ class GpuPoolSpec(NodeScaling):
     gpu_direct: bool = Field(
         False,
         description="GCP only: GPUDirect networking of A3/A4 types (TCPX, TCPXO or RDMA by type), with the "
-        "GPU NIC VPCs and subnets it needs.",
+        "GPU NIC VPCs and subnets it needs, the GKE pod networks (Network + GKENetworkParamSet per NIC, named "
+        "<pool>-rdma-<i>, <pool>-gvnic-1 or <pool>-gpu-<i>) and Google's NCCL plugin installer (RDMA, TCPX; not "
+        "yet TCPXO). Replicas still stay within one node on these pools.",
     )
     placement_group: bool | None = Field(
         None,
@@ -176,6 +188,10 @@ class RegionSpec(Spec):
     )
     serving: ServingSpec = Field(
         default_factory=ServingSpec, description="KServe on the cluster: deployment mode, weight loading, autoscaling."
+    )
+    cert_manager: CertManagerSpec = Field(
+        default_factory=CertManagerSpec,
+        description="cert-manager for webhook certificates (KServe's); installed on every cluster that runs KServe.",
     )
 
     def pool(self, name: str) -> GpuPoolSpec | None:

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from policies.framework import Context, Violation, rule
-from policies.model import Resource, as_list, get
+from components.catalog.charts import CHARTS
+from components.catalog.upstream import GKE_CRITICAL_PRIORITY_CLASSES
+from policies.framework import CannotCheck, Context, Violation, rule
+from policies.model import Resource, Stack, as_list, get, peek
+from policies.pods import WORKLOAD_KINDS, is_workload, workload
 from policies.rules.aws import NODE_GROUP, _is_world
 
 GKE_CLUSTER = "gcp:container/cluster:Cluster"
 NODE_POOL = "gcp:container/nodePool:NodePool"
+HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
+K8S_PROVIDER = "pulumi:providers:kubernetes"
 
 
 def _node_configs(r: Resource) -> list[tuple[str, dict]]:
@@ -143,6 +148,84 @@ def node_auto_repair(r: Resource, ctx: Context) -> Iterator[Violation]:
         yield Violation(f"node group {r.name}: nodeRepairConfig.enabled is not true")
 
 
+def _on_gke(r: Resource, stack: Stack) -> bool | None:
+    """Whether the object's provider was configured from a GKE cluster (its kubeconfig computed from one);
+    None when the provider is not among the stack's resources."""
+    if not r.provider:
+        return False
+    provider = stack.by_urn.get(r.provider) or stack.by_urn.get(r.provider.rsplit("::", 1)[0])
+    if provider is None:
+        return None
+    return any(s.type == GKE_CLUSTER for s in stack.sources(provider, "kubeconfig"))
+
+
+def _critical_classes(r: Resource, stack: Stack) -> tuple[str, set[str]] | None:
+    """(namespace, system-*-critical classes its pods use) of a Helm release or a workload; None: not known."""
+    if r.type == HELM_RELEASE:
+        chart = CHARTS.get(str(get(r.props, "chart") or "").rsplit("/", 1)[-1])
+        if chart is None:
+            return None
+        values = peek(r.props, "values")
+        classes = chart.priority_classes(values if isinstance(values, dict) else {})
+        return str(get(r.props, "namespace")), classes & set(GKE_CRITICAL_PRIORITY_CLASSES)
+    w = workload(r, stack)
+    if w is None:
+        return r.namespace, set()
+    return w.namespace, {get(w.pod, "priorityClassName")} & set(GKE_CRITICAL_PRIORITY_CLASSES)
+
+
+def _admitting_quota(stack: Stack, cluster: str | None, namespace: str, priority: str) -> bool:
+    for quota in stack.kubernetes("ResourceQuota", "", cluster):
+        if quota.namespace != namespace or not get(quota.props, "spec", "hard"):
+            continue
+        for expression in as_list(get(quota.props, "spec", "scopeSelector", "matchExpressions")):
+            if (
+                get(expression, "scopeName") == "PriorityClass"
+                and get(expression, "operator") == "In"
+                and priority in as_list(get(expression, "values"))
+            ):
+                return True
+    return False
+
+
+@rule(
+    name="gke-critical-priority-quota",
+    description="On GKE, every namespace other than kube-system whose pods use system-node-critical or "
+    "system-cluster-critical (set by us or by the chart's defaults) has a ResourceQuota scoped to that priority "
+    "class: GKE rejects those pods without one.",
+    severity="critical",
+    remediation="create a ResourceQuota in the namespace with hard.pods and scopeSelector.matchExpressions "
+    "[{scopeName: PriorityClass, operator: In, values: [system-node-critical, system-cluster-critical]}] "
+    "(components/k8s/helm.py critical_pods_quota does it for Helm releases)",
+    applies_to=(HELM_RELEASE, *WORKLOAD_KINDS),
+    subject=lambda r: r.type == HELM_RELEASE or is_workload(r),
+    scope="stack",
+)
+def gke_critical_priority_quota(r: Resource, ctx: Context) -> Iterator[Violation]:
+    stack = ctx.require_stack()
+    on_gke = _on_gke(r, stack)
+    if on_gke is False:
+        return
+    found = _critical_classes(r, stack)
+    if found is None:
+        yield CannotCheck(
+            f"{r.label}: chart {get(r.props, 'chart')} is not in the catalog; its pods' priority classes are not known"
+        )
+        return
+    namespace, classes = found
+    if namespace == "kube-system" or not classes:
+        return
+    if on_gke is None:
+        yield CannotCheck(f"{r.label}: its Kubernetes provider is not in the stack, so its cloud is not known")
+        return
+    for priority in sorted(classes):
+        if not _admitting_quota(stack, r.cluster, namespace, priority):
+            yield Violation(
+                f"{r.label} runs {priority} pods in namespace {namespace} on GKE cluster {r.cluster}, which has no "
+                f"ResourceQuota scoped to PriorityClass {priority}: GKE rejects them"
+            )
+
+
 RULES = [
     gke_private_nodes,
     gke_control_plane_not_public,
@@ -150,4 +233,5 @@ RULES = [
     gke_shielded_nodes,
     gke_node_service_account,
     node_auto_repair,
+    gke_critical_priority_quota,
 ]

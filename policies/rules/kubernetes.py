@@ -20,6 +20,7 @@ HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 NAMESPACE = "kubernetes:core/v1:Namespace"
 PDB_KIND = "PodDisruptionBudget"
 PSA_ENFORCE = "pod-security.kubernetes.io/enforce"
+PAUSE_REPOSITORY = "/pause"  # registry.k8s.io/pause, gke.gcr.io/pause
 _SEMVER = re.compile(r"^v?\d+\.\d+\.\d+([-+][0-9A-Za-z.+-]+)?$")
 
 
@@ -307,6 +308,8 @@ def probes(r: Resource, ctx: Context) -> Iterator[Violation]:
     if w is None:
         return
     for c in w.containers:
+        if _image_repository(str(c.get("image", ""))).endswith(PAUSE_REPOSITORY):
+            continue  # the pause image runs no process to probe (it only holds a DaemonSet's pod)
         for problem in _probe_problems(f"{r.label} container {c.get('name')}", c):
             yield _incomplete(w, "probes") if not w.complete else Violation(problem)
 

@@ -9,6 +9,7 @@ import pulumi_gcp as gcp
 
 from components.gcp.gke import GkeCluster, GkeClusterArgs
 from components.gcp.gpu_node_pool import GkeGpuNodePool, GkeGpuNodePoolArgs
+from components.gcp.gpudirect_pods import GpuDirectPods, GpuDirectPodsArgs
 from components.gcp.network import GcpNetwork, GcpNetworkArgs
 from components.k8s.cluster import ClusterHandle, WorkloadIdentity
 from components.spec.environment import EnvironmentSpec
@@ -39,13 +40,22 @@ def build_gcp_cluster(
         ),
         opts=opts,
     )
-    for pool in region.gpu_pools:
+    pools = [
         GkeGpuNodePool(
             f"{region.name}-{pool.name}",
             GkeGpuNodePoolArgs(
                 region=region, pool=pool, cluster_name=cluster_name, label_domain=env.label_domain, gke=gke
             ),
             opts=opts,
+        )
+        for pool in region.gpu_pools
+    ]
+    gpu_direct = [p for p, spec in zip(pools, region.gpu_pools, strict=True) if spec.gpu_direct]
+    if gpu_direct:
+        GpuDirectPods(
+            region.name,
+            GpuDirectPodsArgs(cluster=gke.handle, label_domain=env.label_domain, depends_on=tuple(gpu_direct)),
+            opts=pulumi.ResourceOptions(parent=parent),
         )
     return replace(
         gke.handle,

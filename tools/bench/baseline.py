@@ -50,8 +50,9 @@ def sdk_class(token: str) -> type | None:
     if (module := rpc.get_resource_module(pkg, mod, "")) is not None:
         info = module.mod_info
         return getattr(importlib.import_module(info["fqn"]), info["classes"][token])
-    if pkg == "kubernetes":  # kinds of CRDs have no class of their own
-        return importlib.import_module("pulumi_kubernetes.apiextensions").CustomResource
+    if pkg == "kubernetes":  # kinds of CRDs have no class of their own (nor do their server-side-apply patches)
+        apiextensions = importlib.import_module("pulumi_kubernetes.apiextensions")
+        return apiextensions.CustomResourcePatch if token.endswith("Patch") else apiextensions.CustomResource
     raise LookupError(f"no provider SDK class is registered for {token}")
 
 
@@ -91,14 +92,8 @@ def _typed_resource(r: dict[str, Any], props: dict[str, Any], opts: pulumi.Resou
     if r["type"].startswith("kubernetes:") and cls.__module__.startswith("pulumi_kubernetes.apiextensions"):
         if not set(props) <= _CRD_FIELDS:  # a CR the typed class cannot express: plain is what remains
             return pulumi.CustomResource(r["type"], r["name"], props, opts)
-        return cls(
-            r["name"],
-            api_version=props["apiVersion"],
-            kind=props["kind"],
-            metadata=props.get("metadata"),
-            spec=props.get("spec"),
-            opts=opts,
-        )
+        fields = {k: props[k] for k in ("metadata", "spec") if k in props}
+        return cls(r["name"], api_version=props["apiVersion"], kind=props["kind"], opts=opts, **fields)
     names = _types.resource_pulumi_to_py_names(cls)
     return cls(r["name"], opts=opts, **{names.get(k, k): v for k, v in props.items()})
 

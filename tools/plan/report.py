@@ -282,6 +282,20 @@ def _federation_diagram(plan: Plan) -> list[str]:
     return lines
 
 
+def _joins(plan: Plan, member: str) -> str:
+    """How a member's Cluster comes to exist in Karmada, read from what the plan renders for it."""
+    ways = set()
+    for r in plan.kubernetes_objects():
+        if r.inputs["kind"] == "Cluster" and r.inputs["metadata"]["name"] == member:
+            patched = r.type.endswith("Patch")
+            ways.add(
+                "agent-registered (pull): karmada-agent creates its Cluster, labels patched in after"
+                if patched
+                else f"declared by the program ({r.inputs['spec']['syncMode'].lower()})"
+            )
+    return "; ".join(sorted(ways)) or "not registered"
+
+
 def _federation(plan: Plan) -> str:
     """Karmada: the members and how each federated model is divided between them."""
     from components.federation.placement import federated_models, member_regions, model_shares
@@ -296,13 +310,13 @@ def _federation(plan: Plan) -> str:
         f"Control plane on `{plan.environment}-{fed.host}`; members join in **{fed.member_mode}** mode. Failover: "
         f"replicas leave a member not ready or unreachable for {fed.failover.cluster_toleration_seconds}s, or "
         f"unhealthy for {fed.failover.application_toleration_seconds}s.\n",
-        "| member | cloud | region | GPU products |",
-        "|---|---|---|---|",
+        "| member | cloud | region | GPU products | joins |",
+        "|---|---|---|---|---|",
     ]
     for region in member_regions(env):
         rows.append(
             f"| {plan.environment}-{region.name} | {region.cloud} | {region.region} | "
-            f"{', '.join(gpu_products(region)) or '-'} |"
+            f"{', '.join(gpu_products(region)) or '-'} | {_joins(plan, f'{plan.environment}-{region.name}')} |"
         )
     models = federated_models(env)
     if models:
@@ -315,6 +329,35 @@ def _federation(plan: Plan) -> str:
                     f"| {model.name} | {s.cluster} | {s.pool.name} | {s.gpu} | {s.weight} | "
                     f"{100 * s.weight / total:.0f}% |"
                 )
+    return "\n".join(rows) + "\n"
+
+
+def _admission(plan: Plan) -> str:
+    """Per cluster: cert-manager (webhook certificates) and the quotas GKE needs to admit critical pods."""
+    rows = [
+        "## Cluster prerequisites\n",
+        "cert-manager issues KServe's webhook certificate; on GKE, pods with system-node-critical or "
+        "system-cluster-critical priority are admitted outside kube-system only where a ResourceQuota is scoped "
+        "to those classes.\n",
+        "| cluster | cloud | cert-manager | critical-pod quotas (namespaces) |",
+        "|---|---|---|---|",
+    ]
+    releases = {(plan.cluster_of(r), r.inputs["name"]): r.inputs for r in plan.helm_releases()}
+    quotas: dict[str | None, list[str]] = {}
+    for r in plan.kubernetes_objects():
+        if r.inputs["kind"] == "ResourceQuota":
+            quotas.setdefault(plan.cluster_of(r), []).append(r.inputs["metadata"]["namespace"])
+    for region in plan.spec.regions:
+        cluster = f"{plan.environment}-{region.name}"
+        installed = releases.get((cluster, "cert-manager"))
+        if installed is not None:
+            cert_manager = f"{installed['version']} (installed before KServe)"
+        elif region.cert_manager.existing:
+            cert_manager = "existing (not installed)"
+        else:
+            cert_manager = "- (no KServe)"
+        needed = ", ".join(sorted(quotas.get(cluster, []))) or ("none needed" if region.cloud == "gcp" else "n/a (EKS)")
+        rows.append(f"| {cluster} | {region.cloud} | {cert_manager} | {needed} |")
     return "\n".join(rows) + "\n"
 
 
@@ -452,6 +495,7 @@ SECTIONS: tuple[Callable[[Plan], str], ...] = (
     _model_storage,
     _model_deployments,
     _federation,
+    _admission,
     _counts,
     _scheduling,
     _observability,

@@ -1,0 +1,314 @@
+"""Upstream behaviour the program relies on (components/catalog/upstream.py), asserted on the rendered plans.
+
+Schema-valid is not enough: each test here checks that what the plan renders is consistent with one stated
+fact about the pinned upstream versions (who creates an object, what is admitted, what a repository serves).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+from components.catalog.charts import CHARTS
+from components.catalog.upstream import (
+    FACTS,
+    GKE_CRITICAL_PODS_NEED_QUOTA,
+    GKE_CRITICAL_PRIORITY_CLASSES,
+    GKE_NODE_COUNT_PER_ZONE,
+    GKE_POOLS_NEED_THEIR_OWN_DCGM_EXPORTER,
+    KARMADA_AGENT_REGISTERS,
+    KSERVE_NEEDS_CERT_MANAGER,
+    REPOSITORIES_SERVE_PINS,
+    UpstreamFact,
+)
+from policies.framework import PackSettings, evaluate_stack
+from policies.offline import plan_resources
+from policies.rules import ALL_RULES
+from tests.harness import environment_config, ns, plan_config
+from tools.plan.report import render_markdown
+
+CLUSTER_TYPE = "kubernetes:cluster.karmada.io/v1alpha1:Cluster"
+
+
+class NotDeterminable(UserWarning):
+    """A fact the offline data cannot decide (e.g. which versions an OCI registry serves)."""
+
+
+def test_every_fact_states_its_source_and_is_asserted_here():
+    for fact in FACTS.values():
+        assert fact.statement.strip() and fact.source.strip(), fact.name
+    # Each fact's constant is imported by this module, whose tests assert the plans against it.
+    asserted = {value.name for value in globals().values() if isinstance(value, UpstreamFact)}
+    assert asserted == set(FACTS)
+
+
+# --- karmada-agent registers its own Cluster -----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def push_plan():
+    config = environment_config("prod")
+    config[ns("federation")] |= {"memberMode": "push"}
+    for region in config[ns("regions")]:
+        region["apiAccess"]["publicCidrs"] = ["198.51.100.0/24"]
+    return plan_config(config, stack="pushfacts")
+
+
+def test_pull_mode_creates_no_cluster_the_agent_owns(prod_plan):
+    assert KARMADA_AGENT_REGISTERS.name in FACTS
+    agents = {prod_plan.cluster_of(r) for r in prod_plan.helm_releases() if r.inputs["name"] == "karmada-agent"}
+    assert agents == {"prod-use1", "prod-usw2", "prod-usc1"}
+    # The agent's Cluster would be rejected by itself if it existed before it: nothing may create one.
+    assert prod_plan.of_type(CLUSTER_TYPE) == []
+    patched = {r.inputs["metadata"]["name"]: r.inputs for r in prod_plan.of_type(CLUSTER_TYPE + "Patch")}
+    assert set(patched) == agents
+    for cluster, patch in patched.items():
+        # Only what the agent never writes: no spec (spec.id, syncMode, apiEndpoint, secretRef are the agent's).
+        assert "spec" not in patch and set(patch["metadata"]) == {"name", "labels"}, cluster
+
+
+def test_pull_patches_wait_for_their_agent(prod_plan):
+    for patch in prod_plan.of_type(CLUSTER_TYPE + "Patch"):
+        member = patch.inputs["metadata"]["name"]
+        agent = prod_plan.named(f"{member}-karmada-agent", "kubernetes:helm.sh/v3:Release")
+        assert agent.urn in patch.options["dependsOn"], member
+
+
+def test_push_mode_declares_its_clusters(push_plan):
+    clusters = {r.inputs["metadata"]["name"]: r.inputs for r in push_plan.of_type(CLUSTER_TYPE)}
+    assert sorted(clusters) == ["pushfacts-usc1", "pushfacts-use1", "pushfacts-usw2"]
+    assert {c["spec"]["syncMode"] for c in clusters.values()} == {"Push"}
+    assert push_plan.of_type(CLUSTER_TYPE + "Patch") == []
+
+
+def test_member_selectors_match_the_labels_members_get(prod_plan):
+    """Whatever selects members (ClusterTaintPolicy, PropagationPolicy) names clusters the agents register."""
+    registered = {r.inputs["metadata"]["name"] for r in prod_plan.of_type(CLUSTER_TYPE + "Patch")}
+    labels = {
+        r.inputs["metadata"]["name"]: r.inputs["metadata"]["labels"] for r in prod_plan.of_type(CLUSTER_TYPE + "Patch")
+    }
+    selected = 0
+    for r in prod_plan.kubernetes_objects():
+        spec = r.inputs.get("spec") or {}
+        targets = (
+            [spec.get("targetClusters")]
+            + [(spec.get("placement") or {}).get("clusterAffinity")]
+            + [rule.get("targetCluster") for rule in spec.get("overrideRules", [])]
+        )
+        for target in filter(None, targets):
+            assert set(target.get("clusterNames", [])) <= registered, r.urn
+            for key, value in ((target.get("labelSelector") or {}).get("matchLabels") or {}).items():
+                assert any(member.get(key) == value for member in labels.values()), (r.urn, key)
+            selected += 1
+    assert selected >= 3  # taint policies and the 70B model's placement
+
+
+def test_plan_md_says_how_each_member_joins(prod_plan, push_plan):
+    for member in ("prod-use1", "prod-usw2", "prod-usc1"):
+        assert f"| {member} |" in render_markdown(prod_plan)
+    assert render_markdown(prod_plan).count("agent-registered (pull)") == 3
+    assert render_markdown(push_plan).count("declared by the program (push)") == 3
+
+
+# --- repositories serve the pinned chart versions ------------------------------------------------------
+
+
+@pytest.mark.parametrize("chart", sorted(CHARTS.values(), key=lambda c: c.name), ids=lambda c: c.name)
+def test_repository_serves_the_pinned_chart_version(chart, upstream):
+    """Listed in the repository's index snapshot; where none can be read, the run's warnings summary says so
+    (a skip would fail CI, a bare pass would hide it)."""
+    assert REPOSITORIES_SERVE_PINS.name in FACTS
+    index = upstream.helm_index(chart.repository)
+    if index is None:
+        why = "an OCI registry has no index" if chart.is_oci else "no index snapshot under helm-index/"
+        message = f"{chart.name} {chart.version} in {chart.repository}: not determinable ({why})"
+        warnings.warn(NotDeterminable(message), stacklevel=1)
+        return
+    served = [str(entry["version"]) for entry in index["entries"].get(chart.name, [])]
+    assert chart.version in served, f"{chart.repository} serves {chart.name} {served[:5]}..., not {chart.version}"
+
+
+def test_most_pins_are_checked_against_an_index(upstream):
+    checked = [c.name for c in CHARTS.values() if upstream.helm_index(c.repository) is not None]
+    assert sorted(checked) == ["aws-efa-k8s-device-plugin", "cluster-autoscaler", "fluid", "keda", "volcano"]
+
+
+def test_index_check_rejects_versions_a_repository_does_not_serve(upstream):
+    """The snapshots really tell served from unserved: the former pins are not in their repositories."""
+    karmada = upstream.helm_index("https://raw.githubusercontent.com/karmada-io/karmada/master/charts")
+    volcano = upstream.helm_index("https://volcano-sh.github.io/helm-charts")
+    assert "v1.18.2" not in {str(e["version"]) for e in karmada["entries"]["karmada"]}
+    assert "v1.18.1" in {str(e["version"]) for e in karmada["entries"]["karmada"]}
+    assert "1.15.1" not in {str(e["version"]) for e in volcano["entries"]["volcano"]}
+
+
+def test_installed_releases_use_the_catalog_repository(env_plan):
+    for release in env_plan.helm_releases():
+        chart = CHARTS[release.inputs["chart"].rsplit("/", 1)[-1]]
+        if chart.is_oci:
+            assert release.inputs["chart"] == f"{chart.repository}/{chart.name}"
+        else:
+            assert release.inputs["repositoryOpts"]["repo"] == chart.repository
+        assert release.inputs["version"] == chart.version
+
+
+# --- GKE admits system-*-critical pods outside kube-system only with a matching quota ------------------
+
+
+def _priority_paths(values, path: str = ""):
+    """(dotted path, value) of every `priorityClassName` key in a chart's default values."""
+    if isinstance(values, dict):
+        for key, value in values.items():
+            sub = f"{path}.{key}" if path else str(key)
+            if key == "priorityClassName":
+                yield sub, value
+            else:
+                yield from _priority_paths(value, sub)
+
+
+@pytest.mark.parametrize("chart", sorted(CHARTS.values(), key=lambda c: c.name), ids=lambda c: c.name)
+def test_catalog_knows_every_critical_default_of_the_chart(chart, upstream):
+    """Each critical priorityClassName in the chart's default values is declared, with the upstream default."""
+    declared = {p.value: p.default for p in chart.pod_priorities if p.value}
+    defaults = upstream.chart_values(chart.upstream_values)
+    for key, values_file in chart.subcharts.items():
+        defaults = {**defaults, key: {**upstream.chart_values(values_file), **(defaults.get(key) or {})}}
+    for path, value in _priority_paths(defaults):
+        if value in GKE_CRITICAL_PRIORITY_CLASSES:
+            assert declared.get(path) == value, f"{chart.name}: {path} defaults to {value}; declare it"
+    upstream_defaults = dict(_priority_paths(defaults))
+    for path, default in declared.items():
+        assert path in upstream_defaults and (upstream_defaults[path] or "") == default, (chart.name, path)
+
+
+def test_volcano_templates_hard_code_critical_pods():
+    volcano = CHARTS["volcano"]
+    assert {p.default for p in volcano.pod_priorities} == {"system-cluster-critical"}
+    assert all(p.value is None and p.template for p in volcano.pod_priorities)
+
+
+def _gke_clusters(plan) -> set[str]:
+    return {f"{plan.environment}-{r.name}" for r in plan.spec.regions if r.cloud == "gcp"}
+
+
+def _quotas(plan) -> dict[tuple[str, str], dict]:
+    return {
+        (plan.cluster_of(r), r.inputs["metadata"]["namespace"]): r.inputs
+        for r in plan.kubernetes_objects()
+        if r.inputs["kind"] == "ResourceQuota"
+    }
+
+
+def test_every_gke_namespace_with_critical_pods_has_an_admitting_quota(env_plan):
+    assert GKE_CRITICAL_PODS_NEED_QUOTA.name in FACTS
+    quotas = _quotas(env_plan)
+    needed = set()
+    for release in env_plan.helm_releases():
+        cluster = env_plan.cluster_of(release)
+        chart = CHARTS[release.inputs["chart"].rsplit("/", 1)[-1]]
+        classes = chart.priority_classes(release.inputs["values"]) & set(GKE_CRITICAL_PRIORITY_CLASSES)
+        if cluster in _gke_clusters(env_plan) and classes and release.inputs["namespace"] != "kube-system":
+            needed.add((cluster, release.inputs["namespace"]))
+            quota = quotas[cluster, release.inputs["namespace"]]
+            (scope,) = quota["spec"]["scopeSelector"]["matchExpressions"]
+            assert scope["scopeName"] == "PriorityClass" and scope["operator"] == "In"
+            assert classes <= set(scope["values"]) and quota["spec"]["hard"]["pods"]
+            assert any(q.endswith(f"{release.inputs['namespace']}-critical-pods") for q in release.options["dependsOn"])
+    # Only where needed, and never on EKS (which has no such admission rule).
+    assert set(quotas) == needed
+    if _gke_clusters(env_plan) and env_plan.environment == "prod":
+        assert needed == {
+            ("prod-usc1", ns) for ns in ("dcgm-exporter", "gpu-operator", "volcano-system", "karmada-system")
+        }
+
+
+def test_without_the_quotas_the_policy_pack_rejects_the_plan(prod_plan):
+    resources = [r for r in plan_resources(prod_plan) if r.kind != "ResourceQuota"]
+    findings = evaluate_stack(ALL_RULES, resources, PackSettings()).of("gke-critical-priority-quota", "violation")
+    assert sorted(f.urn.rsplit("::", 1)[-1] for f in findings) == [
+        "prod-usc1-dcgm-exporter",
+        "prod-usc1-gpu-operator",
+        "prod-usc1-karmada-agent",
+        "prod-usc1-volcano",
+    ]
+
+
+# --- GKE initialNodeCount is per zone ------------------------------------------------------------------
+
+
+def _pool_starts(plan) -> dict[str, tuple[int, int, int]]:
+    """node pool -> (nodes it starts with, total min, total max): initialNodeCount times its zones."""
+    clusters = {r.inputs["name"]: r.inputs for r in plan.of_type("gcp:container/cluster:Cluster")}
+    starts = {}
+    for r in plan.of_type("gcp:container/nodePool:NodePool"):
+        zones = r.inputs.get("nodeLocations") or clusters[r.inputs["cluster"]]["nodeLocations"]
+        scaling = r.inputs["autoscaling"]
+        starts[r.name] = (
+            r.inputs["initialNodeCount"] * len(zones),
+            scaling["totalMinNodeCount"],
+            scaling["totalMaxNodeCount"],
+        )
+    return starts
+
+
+def test_gke_pools_start_within_their_bounds(prod_plan):
+    assert GKE_NODE_COUNT_PER_ZONE.name in FACTS
+    starts = _pool_starts(prod_plan)
+    assert sorted(starts) == ["usc1-a100-mig", "usc1-h200", "usc1-l4", "usc1-system"]
+    for pool, (nodes, _, most) in starts.items():
+        assert nodes <= most, f"{pool} starts with {nodes} nodes, over its maxSize {most}"
+    assert starts["usc1-system"] == (3, 3, 6)  # one per zone, not 3 x 3
+
+
+def test_gke_system_pool_reaches_its_desired_size_without_passing_max():
+    config = environment_config("prod")
+    config[ns("regions")][2]["systemPool"] |= {"minSize": 4, "maxSize": 7}
+    assert _pool_starts(plan_config(config, stack="pernode"))["usc1-system"] == (6, 4, 7)
+    config[ns("regions")][2]["systemPool"] |= {"minSize": 5, "maxSize": 5}
+    assert _pool_starts(plan_config(config, stack="pernode"))["usc1-system"] == (3, 5, 5)
+
+
+# --- every GPU pool has a DCGM exporter ------------------------------------------------------------------
+
+
+def test_every_gpu_pool_is_reported_by_a_dcgm_exporter(prod_plan):
+    from components.addons.gpu_operator import operator_pools
+
+    assert GKE_POOLS_NEED_THEIR_OWN_DCGM_EXPORTER.name in FACTS
+    for region in prod_plan.spec.regions:
+        cluster = f"prod-{region.name}"
+        releases = {r.inputs["name"]: r.inputs for r in prod_plan.helm_releases() if prod_plan.cluster_of(r) == cluster}
+        covered = set()
+        if "gpu-operator" in releases:
+            assert releases["gpu-operator"]["values"]["dcgmExporter"]["enabled"] is True
+            covered |= {p.name for p in operator_pools(region)}
+        if "dcgm-exporter" in releases:
+            values = releases["dcgm-exporter"]["values"]
+            (term,) = values["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+                "nodeSelectorTerms"
+            ]
+            (expression,) = term["matchExpressions"]
+            covered |= set(expression["values"])
+            mounts = {m["name"]: m["mountPath"] for m in values["extraVolumeMounts"]}
+            assert mounts["nvidia-install-dir-host"] == "/usr/local/nvidia"
+            assert {"name": "nvidia-install-dir-host", "hostPath": "/home/kubernetes/bin/nvidia"} in values[
+                "extraHostVolumes"
+            ]
+        assert covered == {p.name for p in region.gpu_pools}, region.name
+    usc1 = {r.inputs["name"] for r in prod_plan.helm_releases() if prod_plan.cluster_of(r) == "prod-usc1"}
+    assert "dcgm-exporter" in usc1  # h200 and l4 are GKE-managed
+
+
+# --- KServe needs cert-manager ---------------------------------------------------------------------------
+
+
+def test_kserve_waits_for_cert_manager_on_its_cluster(env_plan):
+    assert KSERVE_NEEDS_CERT_MANAGER.name in FACTS
+    releases = {(env_plan.cluster_of(r), r.inputs["name"]): r for r in env_plan.helm_releases()}
+    kserve = [(cluster, r) for (cluster, name), r in releases.items() if name == "kserve"]
+    assert kserve
+    for cluster, release in kserve:
+        cert_manager = releases[cluster, "cert-manager"]
+        assert cert_manager.urn in release.options["dependsOn"], cluster
+        assert cert_manager.inputs["values"]["crds"]["enabled"] is True
