@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from policies.framework import Rule
-from policies.rules import aws, gateway, gcp, gpu, kubernetes, llm, production, storage
+from policies.rules import aws, gateway, gcp, gpu, iam, kubernetes, llm, network, production, secrets, storage
 
 CATEGORIES: dict[str, str] = {
     "aws": "AWS: EKS, EC2, IAM, KMS",
+    "iam": "Identity and access: AWS policies, GCP IAM, Kubernetes RBAC",
+    "network": "Network exposure",
+    "secrets": "Secrets",
     "storage": "Model storage: S3 and GCS",
     "gcp": "GCP: GKE and node pools",
     "kubernetes": "Kubernetes workloads and Helm",
@@ -18,6 +21,9 @@ CATEGORIES: dict[str, str] = {
 
 ALL_RULES: tuple[Rule, ...] = (
     *aws.RULES,
+    *iam.RULES,
+    *network.RULES,
+    *secrets.RULES,
     *storage.RULES,
     *gcp.RULES,
     *kubernetes.RULES,
