@@ -270,6 +270,20 @@ def _gcp() -> None:
         role="roles/storage.objectViewer",
         member="serviceAccount:ms@p.iam.gserviceaccount.com",
     )
+    server = gcp.serviceaccount.Account("model-server", account_id="fx-model-server", project="p")
+    gcp.serviceaccount.IAMMember(
+        "model-server-wi",
+        service_account_id=server.name,
+        role="roles/iam.workloadIdentityUser",
+        member=f"serviceAccount:p.svc.id.goog[{SERVING_NAMESPACE}/{MODEL_SERVER_SERVICE_ACCOUNT}]",
+    )
+    gcp.compute.Firewall(
+        "gvnic-internal",
+        network="projects/p/networks/gvnic0",
+        direction="INGRESS",
+        source_ranges=["192.168.0.0/16"],
+        allows=[{"protocol": "tcp"}, {"protocol": "udp"}],
+    )
     ring = gcp.kms.KeyRing("ring", name="fx", location="us-central1", project="p", opts=PROTECTED)
     gcp.kms.CryptoKey("models", name="models", key_ring=ring.id, rotation_period="7776000s", opts=PROTECTED)
 
@@ -434,7 +448,70 @@ def _serving(eks: k8s.Provider) -> None:
         values={"driver": {"enabled": False}, "toolkit": {"enabled": False}},
         opts=opts,
     )
+    _access(eks)
     _gateway(eks)
+
+
+def _access(eks: k8s.Provider) -> None:
+    """RBAC, NetworkPolicy and Services as the platform writes them: least privilege, named callers."""
+    opts = pulumi.ResourceOptions(provider=eks)
+    rbac = "rbac.authorization.k8s.io"
+    subjects = [{"kind": "ServiceAccount", "name": "epp", "namespace": SERVING_NAMESPACE}]
+    k8s.rbac.v1.Role(
+        "epp",
+        metadata={"name": "epp", "namespace": SERVING_NAMESPACE},
+        rules=[{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]}],
+        opts=opts,
+    )
+    k8s.rbac.v1.RoleBinding(
+        "epp",
+        metadata={"name": "epp", "namespace": SERVING_NAMESPACE},
+        role_ref={"apiGroup": rbac, "kind": "Role", "name": "epp"},
+        subjects=subjects,
+        opts=opts,
+    )
+    k8s.rbac.v1.ClusterRole(
+        "auth-reviewer",
+        metadata={"name": "auth-reviewer"},
+        rules=[{"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]}],
+        opts=opts,
+    )
+    k8s.rbac.v1.ClusterRoleBinding(
+        "auth-reviewer",
+        metadata={"name": "auth-reviewer"},
+        role_ref={"apiGroup": rbac, "kind": "ClusterRole", "name": "auth-reviewer"},
+        subjects=subjects,
+        opts=opts,
+    )
+    k8s.networking.v1.NetworkPolicy(
+        "redis",
+        metadata={"name": "redis", "namespace": GATEWAY_NS},
+        spec={
+            "podSelector": {"matchLabels": {"app": "redis"}},
+            "policyTypes": ["Ingress"],
+            "ingress": [
+                {"from": [{"podSelector": {"matchLabels": {"app": "envoy"}}}], "ports": [{"port": 6379}]},
+            ],
+        },
+        opts=opts,
+    )
+    k8s.core.v1.Service(
+        "redis",
+        metadata={"name": "redis", "namespace": GATEWAY_NS},
+        spec={"selector": {"app": "redis"}, "ports": [{"port": 6379}]},
+        opts=opts,
+    )
+    k8s.core.v1.Service(
+        "api-external",
+        metadata={"name": "api-external", "namespace": GATEWAY_NS},
+        spec={
+            "type": "LoadBalancer",
+            "selector": {"app": "api"},
+            "ports": [{"port": 443}],
+            "loadBalancerSourceRanges": ["203.0.113.0/24", "198.51.100.7/32"],
+        },
+        opts=opts,
+    )
 
 
 def _gateway(eks: k8s.Provider) -> None:

@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 from policies.framework import Context, Violation, rule
 from policies.model import Resource, as_list, get
-from policies.rules.aws import NODE_GROUP, _is_world
+from policies.rules.aws import NODE_GROUP
+from policies.rules.network import covers_internet
 
 GKE_CLUSTER = "gcp:container/cluster:Cluster"
 NODE_POOL = "gcp:container/nodePool:NodePool"
@@ -58,9 +59,9 @@ def gke_control_plane_not_public(r: Resource, ctx: Context) -> Iterator[Violatio
     if not isinstance(networks, dict):
         yield Violation(f"cluster {r.name}: public endpoint without masterAuthorizedNetworksConfig is open to all")
         return
-    for block in as_list(get(networks, "cidrBlocks")):
-        if _is_world(get(block, "cidrBlock")):
-            yield Violation(f"cluster {r.name}: authorized network {get(block, 'displayName')} is 0.0.0.0/0")
+    blocks = [get(block, "cidrBlock") for block in as_list(get(networks, "cidrBlocks"))]
+    if covers_internet(blocks):
+        yield Violation(f"cluster {r.name}: authorized networks {blocks} cover the internet")
     if get(networks, "gcpPublicCidrsAccessEnabled") is True:
         yield Violation(f"cluster {r.name}: gcpPublicCidrsAccessEnabled lets every Google Cloud IP reach the API")
 

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from policies.analyzers import allowed_actions, policy_risks, policy_validity
 from policies.framework import Context, Violation, rule
 from policies.model import Resource, Stack, as_list, get, json_document, peek
+from policies.rules.aws import is_irsa_statement
 
 IAM_POLICY = "aws:iam/policy:Policy"
 IAM_ROLE = "aws:iam/role:Role"
@@ -29,7 +30,6 @@ ATTACHMENTS = (
 )
 KMS_KEY = "aws:kms/key:Key"
 KMS_KEY_POLICY = "aws:kms/keyPolicy:KeyPolicy"
-S3_BUCKET_POLICY = "aws:s3/bucketPolicy:BucketPolicy"
 
 # AWS managed policies that are administrator-equivalent: each allows changing IAM itself or every
 # service (matched by name, any partition, any path, any case).
@@ -133,7 +133,8 @@ def _condition_values(statement: dict, suffix: str, operators: tuple[str, ...]) 
     return found
 
 
-def _public_unpinned(statement: dict) -> bool:
+def public_unpinned(statement: dict) -> bool:
+    """An Allow to a public principal that no condition pins to our accounts or sources."""
     return _allows(statement) and _is_public_principal(statement) and not (_condition_keys(statement) & PINNING_KEYS)
 
 
@@ -184,10 +185,10 @@ def iam_trust_restricted(r: Resource, ctx: Context) -> Iterator[Violation]:
         where = f"role {r.name} trust Statement[{i}]"
         if not _allows(statement):
             continue
-        if _public_unpinned(statement):
+        if public_unpinned(statement):
             yield Violation(f"{where} lets any AWS principal assume the role")
-        if not _principals(statement, "Federated"):
-            continue
+        if not _principals(statement, "Federated") or is_irsa_statement(statement):
+            continue  # EKS OIDC (IRSA) trust is irsa-trust-pinned's, with its stricter subject shape
         subjects = _condition_values(statement, ":sub", ("stringequals",))
         audiences = _condition_values(statement, ":aud", ("stringequals",))
         wild = [s for s in _condition_values(statement, ":sub", ("stringlike",)) if "*" in s or "?" in s]
@@ -255,21 +256,22 @@ def iam_no_admin_managed_policies(r: Resource, ctx: Context) -> Iterator[Violati
 
 @rule(
     name="kms-key-policy-not-public",
-    description="No KMS key policy or S3 bucket policy allows a public principal ('*', every account's root, "
+    description="No KMS key policy allows a public principal ('*', every account's root, "
     "NotPrincipal) unless a condition pins the caller's account, organization or source.",
     severity="critical",
-    remediation="grant the key/bucket to the account root or named roles, or add a kms:CallerAccount / "
+    remediation="grant the key to the account root or named roles, or add a kms:CallerAccount / "
     "aws:PrincipalAccount / aws:PrincipalOrgID condition",
-    applies_to=(KMS_KEY, KMS_KEY_POLICY, S3_BUCKET_POLICY),
+    applies_to=(KMS_KEY, KMS_KEY_POLICY),
 )
 def kms_key_policy_not_public(r: Resource, ctx: Context) -> Iterator[Violation]:
     if not get(r.props, "policy"):
         return
     document = json_document(get(r.props, "policy"), "policy")
-    what = "bucket policy" if r.type == S3_BUCKET_POLICY else "key policy"
     for i, statement in enumerate(_statements(document)):
-        if _public_unpinned(statement):
-            yield Violation(f"{r.name}: {what} Statement[{i}] allows a public principal without a pinning condition")
+        if public_unpinned(statement):
+            yield Violation(
+                f"{r.name}: key policy Statement[{i}] allows a public principal without a pinning condition"
+            )
 
 
 # --- GCP ----------------------------------------------------------------------------------------------
@@ -338,8 +340,7 @@ def gcp_iam_not_public(r: Resource, ctx: Context) -> Iterator[Violation]:
     description="A Workload Identity binding (roles/iam.workloadIdentityUser) admits exactly one Kubernetes "
     "service account, never a namespace, a pool or a pattern.",
     severity="high",
-    remediation="bind serviceAccount:<project>.svc.id.goog[<namespace>/<ksa>] for each KSA that needs the "
-    "account",
+    remediation="bind serviceAccount:<project>.svc.id.goog[<namespace>/<ksa>] for each KSA that needs the account",
     applies_to=("gcp:serviceaccount/iAMMember:IAMMember", "gcp:serviceaccount/iAMBinding:IAMBinding"),
     subject=is_gcp_iam,
 )
@@ -380,7 +381,11 @@ def _wildcard_rule(rule_: dict) -> bool:
 
 
 def _reads_secrets(rule_: dict) -> bool:
-    groups, resources, verbs = _lower(rule_.get("apiGroups")), _lower(rule_.get("resources")), _lower(rule_.get("verbs"))
+    groups, resources, verbs = (
+        _lower(rule_.get("apiGroups")),
+        _lower(rule_.get("resources")),
+        _lower(rule_.get("verbs")),
+    )
     core = not groups or "" in groups or "*" in groups
     named = bool(as_list(rule_.get("resourceNames")))
     return core and not named and ({"secrets", "*"} & set(resources)) and bool(set(READ_VERBS) & set(verbs))
@@ -392,9 +397,9 @@ def _role_of(binding: Resource, stack: Stack) -> Resource | None:
         return None
     for r in stack.resources:
         same = r.cluster == binding.cluster and r.k8s_name == ref.get("name")
-        if same and r.kind == ref.get("kind") and _is_rbac(ROLE_KINDS)(r):
-            if r.kind == "ClusterRole" or r.namespace == binding.namespace:
-                return r
+        scoped = r.kind == "ClusterRole" or r.namespace == binding.namespace
+        if same and r.kind == ref.get("kind") and _is_rbac(ROLE_KINDS)(r) and scoped:
+            return r
     return None
 
 

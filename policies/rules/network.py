@@ -120,7 +120,9 @@ def network_no_internet_ingress(r: Resource, ctx: Context) -> Iterator[Violation
         if covers_internet(_sg_rule_sources(entry)):
             yield Violation(f"security group {r.name} ingress[{i}] admits the internet")
     attached = _attached_rules(r, ctx.require_stack())
-    sources = [s for e in inline for s in _sg_rule_sources(e)] + [s for a in attached for s in _sg_rule_sources(a.props)]
+    sources = [s for e in inline for s in _sg_rule_sources(e)] + [
+        s for a in attached for s in _sg_rule_sources(a.props)
+    ]
     each = [_sg_rule_sources(e) for e in inline] + [_sg_rule_sources(a.props) for a in attached]
     if covers_internet(sources) and not any(covers_internet(s) for s in each):
         yield Violation(f"security group {r.name}: its ingress rules together admit the whole internet")
