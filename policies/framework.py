@@ -43,6 +43,24 @@ CONFIG: dict[str, ConfigKey] = {
         },
         list(PRIVILEGED_NAMESPACES),
     ),
+    "clusterAdminServiceAccounts": ConfigKey(
+        {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "<namespace>/<name> of service accounts that manage the whole cluster by design (Karmada's "
+            "push-mode controller on members); offline, filled from the environment spec.",
+        },
+        [],
+    ),
+    "noAutoRepairPools": ConfigKey(
+        {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "GKE node pool names that must not auto-repair (DWS flex-start pools); offline, filled from "
+            "the environment spec's gpuPools.",
+        },
+        [],
+    ),
     "rootImages": ConfigKey(
         {
             "type": "array",
@@ -77,6 +95,10 @@ class Context:
     @property
     def privileged_namespaces(self) -> tuple[str, ...]:
         return tuple(self.value("privilegedNamespaces"))
+
+    @property
+    def cluster_admin_service_accounts(self) -> tuple[str, ...]:
+        return tuple(self.value("clusterAdminServiceAccounts"))
 
     @property
     def root_images(self) -> tuple[str, ...]:

@@ -1447,3 +1447,29 @@ def test_privileged_namespaces_are_configurable():
     set_in(redis(resources), ("securityContext", "privileged"), True)
     settings = SETTINGS.merged({"privilegedNamespaces": ["ai-gateway"]}, ALL_RULES)
     assert not run(resources, settings).of("k8s-no-privileged")
+
+
+def test_cluster_managers_named_by_the_spec_may_hold_wildcard_roles():
+    """Karmada's push controller needs `*` on members; the exemption is for exactly the accounts configured."""
+    resources = compliant()
+    _role_rules(resources, [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}])
+    p(resources, ":ClusterRoleBinding", "auth-reviewer")["subjects"] = [
+        {"kind": "ServiceAccount", "name": "karmada-controller-manager", "namespace": "karmada-cluster"}
+    ]
+    flagged = {f.policy for f in run(resources).findings}
+    assert flagged == {"rbac-no-admin-for-workloads", "rbac-no-wildcards", "rbac-no-cluster-secret-read"}
+    managers = {"clusterAdminServiceAccounts": ["karmada-cluster/karmada-controller-manager"]}
+    assert run(resources, SETTINGS.merged(managers, ALL_RULES)).findings == []
+    other = {"clusterAdminServiceAccounts": ["karmada-cluster/someone-else"]}
+    assert {f.policy for f in run(resources, SETTINGS.merged(other, ALL_RULES)).findings} == flagged
+
+
+def test_flex_start_pools_named_by_the_spec_need_not_auto_repair():
+    resources = compliant()
+    pool(resources)["management"]["autoRepair"] = False
+    pool(resources)["nodeConfig"]["flexStart"] = True
+    assert {f.policy for f in run(resources).findings} == {"node-auto-repair"}
+    named = SETTINGS.merged({"noAutoRepairPools": ["h200"]}, ALL_RULES)
+    assert run(resources, named).findings == []
+    pool(resources)["nodeConfig"]["flexStart"] = False  # named, but not flex-start: repair is required
+    assert {f.policy for f in run(resources, named).findings} == {"node-auto-repair"}

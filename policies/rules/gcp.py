@@ -131,14 +131,17 @@ def gke_node_service_account(r: Resource, ctx: Context) -> Iterator[Violation]:
 
 @rule(
     name="node-auto-repair",
-    description="Node pools repair unhealthy nodes automatically (GKE management.autoRepair, EKS node repair).",
+    description="Node pools repair unhealthy nodes automatically (GKE management.autoRepair, EKS node repair); "
+    "flex-start pools the spec names (noAutoRepairPools) must not.",
     severity="medium",
     remediation="GKE: management.autoRepair=true; EKS: nodeRepairConfig.enabled=true",
     applies_to=(NODE_POOL, NODE_GROUP),
+    config=("noAutoRepairPools",),
 )
 def node_auto_repair(r: Resource, ctx: Context) -> Iterator[Violation]:
     if r.type == NODE_POOL:
-        if get(r.props, "management", "autoRepair") is not True:
+        exempt = get(r.props, "name") in ctx.value("noAutoRepairPools") and get(r.props, "nodeConfig", "flexStart")
+        if get(r.props, "management", "autoRepair") is not True and not exempt:
             yield Violation(f"node pool {r.name}: management.autoRepair is not true")
     elif get(r.props, "nodeRepairConfig", "enabled") is not True:
         yield Violation(f"node group {r.name}: nodeRepairConfig.enabled is not true")

@@ -361,7 +361,7 @@ BINDING_KINDS = ("RoleBinding", "ClusterRoleBinding")
 # Built-in roles that grant (nearly) everything, Secrets included.
 ADMIN_ROLES = ("cluster-admin", "admin", "edit")
 READ_VERBS = ("get", "list", "watch", "*")
-_WORKLOAD_GROUPS = ("system:serviceaccounts", "system:authenticated", "system:unauthenticated")
+_WORKLOAD_GROUPS = ("system:serviceaccount", "system:authenticated", "system:unauthenticated")
 
 
 def _is_rbac(kinds: tuple[str, ...]):
@@ -403,17 +403,36 @@ def _role_of(binding: Resource, stack: Stack) -> Resource | None:
     return None
 
 
-def _workload_subjects(binding: Resource) -> list[str]:
+def _workload_subjects(binding: Resource, ctx: Context) -> list[str]:
+    """Service accounts and service-account groups a binding grants to, less the cluster managers the spec names."""
     found = []
     for s in as_list(peek(binding.props, "subjects")):
         if not isinstance(s, dict):
             continue
         kind, name = str(s.get("kind", "")), str(s.get("name", ""))
-        if kind == "ServiceAccount":
-            found.append(f"ServiceAccount {s.get('namespace', binding.namespace)}/{name}")
-        elif kind == "Group" and name.lower().startswith(_WORKLOAD_GROUPS):
-            found.append(f"Group {name}")
+        account = f"{s.get('namespace', binding.namespace)}/{name}"
+        if kind == "ServiceAccount" and account not in ctx.cluster_admin_service_accounts:
+            found.append(f"ServiceAccount {account}")
+        elif kind in ("Group", "User") and name.lower().startswith(_WORKLOAD_GROUPS):
+            found.append(f"{kind} {name}")
     return found
+
+
+def _bindings_of(role: Resource, stack: Stack) -> list[Resource]:
+    return [b for b in stack.resources if _is_rbac(BINDING_KINDS)(b) and _role_of(b, stack) is role]
+
+
+def _admin_by_design(role: Resource, ctx: Context) -> bool:
+    """A role bound only to the cluster managers the spec names (e.g. Karmada's push controller)."""
+    bindings = _bindings_of(role, ctx.require_stack())
+    return bool(bindings) and all(not _workload_subjects(b, ctx) and _only_managers(b, ctx) for b in bindings)
+
+
+def _only_managers(binding: Resource, ctx: Context) -> bool:
+    subjects = [s for s in as_list(peek(binding.props, "subjects")) if isinstance(s, dict)]
+    accounts = {f"{s.get('namespace', binding.namespace)}/{s.get('name')}" for s in subjects}
+    kinds = {s.get("kind") for s in subjects}
+    return kinds == {"ServiceAccount"} and accounts <= set(ctx.cluster_admin_service_accounts)
 
 
 @rule(
@@ -425,9 +444,10 @@ def _workload_subjects(binding: Resource) -> list[str]:
     applies_to=BINDING_KINDS,
     subject=_is_rbac(BINDING_KINDS),
     scope="stack",
+    config=("clusterAdminServiceAccounts",),
 )
 def rbac_no_admin_for_workloads(r: Resource, ctx: Context) -> Iterator[Violation]:
-    subjects = _workload_subjects(r)
+    subjects = _workload_subjects(r, ctx)
     if not subjects:
         return
     ref = str(get(r.props, "roleRef", "name") or "")
@@ -440,13 +460,18 @@ def rbac_no_admin_for_workloads(r: Resource, ctx: Context) -> Iterator[Violation
 
 @rule(
     name="rbac-no-wildcards",
-    description="Roles and ClusterRoles list their verbs and resources: no '*'.",
+    description="Roles and ClusterRoles list their verbs and resources: no '*' (except roles bound only to the "
+    "cluster managers the spec names, clusterAdminServiceAccounts).",
     severity="high",
     remediation="replace '*' with the verbs (get, list, watch, ...) and resources the controller uses",
     applies_to=ROLE_KINDS,
     subject=_is_rbac(ROLE_KINDS),
+    scope="stack",
+    config=("clusterAdminServiceAccounts",),
 )
 def rbac_no_wildcards(r: Resource, ctx: Context) -> Iterator[Violation]:
+    if _admin_by_design(r, ctx):
+        return
     for i, x in enumerate(_rules(r)):
         if _wildcard_rule(x):
             yield Violation(f"{r.label} rules[{i}] grants verbs {x.get('verbs')} on resources {x.get('resources')}")
@@ -461,8 +486,11 @@ def rbac_no_wildcards(r: Resource, ctx: Context) -> Iterator[Violation]:
     applies_to=("ClusterRoleBinding",),
     subject=_is_rbac(("ClusterRoleBinding",)),
     scope="stack",
+    config=("clusterAdminServiceAccounts",),
 )
 def rbac_no_cluster_secret_read(r: Resource, ctx: Context) -> Iterator[Violation]:
+    if _only_managers(r, ctx):
+        return
     ref = str(get(r.props, "roleRef", "name") or "")
     role = _role_of(r, ctx.require_stack())
     if role is None and ref.lower() in ADMIN_ROLES:
