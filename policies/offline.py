@@ -31,7 +31,7 @@ def plan_resources(plan: Any) -> list[Resource]:
             retain_on_delete=bool(r.options.get("retainOnDelete")),
             parent=r.parent,
             provider=r.provider,
-            deps={k: list(v) for k, v in r.property_dependencies.items()},
+            deps={k: sorted(v) for k, v in r.property_dependencies.items()},
         )
         for r in plan.resources
         if r.custom
