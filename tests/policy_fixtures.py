@@ -262,6 +262,7 @@ def _gcp() -> None:
         uniform_bucket_level_access=True,
         public_access_prevention="enforced",
         versioning={"enabled": True},
+        encryption={"default_kms_key_name": "projects/p/locations/us-central1/keyRings/fx/cryptoKeys/models"},
         opts=PROTECTED,
     )
     gcp.storage.BucketIAMMember(

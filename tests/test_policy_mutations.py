@@ -401,6 +401,19 @@ def _mutations() -> list[Mutation]:
         found.append(Mutation("prod", "gke-control-plane-not-public", what, gke_networks(cidrs)))
     for what, cidr in (("0.0.0.0/0", "0.0.0.0/0"), ("host bits", "1.2.3.4/0")):
         found.append(Mutation("prod", "network-no-internet-ingress", f"EFA rule {what}", efa_rule(cidr)))
+    gke_changes = {
+        "legacy ABAC": {"enableLegacyAbac": True},
+        "basic auth": {"masterAuth": {"username": "admin", "password": "hunter2hunter2"}},
+        "client certificate": {"masterAuth": {"clientCertificateConfig": {"issueClientCertificate": True}}},
+        "logging none": {"loggingService": "none"},
+        "no system logs": {"loggingConfig": {"enableComponents": ["workloads"]}},
+    }
+    for what, update in gke_changes.items():
+        change = (lambda u: lambda rs: props(rs, "container/cluster:Cluster", "usc1-cluster").update(u))(update)
+        found.append(Mutation("prod", "gke-cluster-hardening", what, change))
+    for what, update in (("no CMEK", {"encryption": None}), ("unversioned", {"versioning": {"enabled": False}})):
+        change = (lambda u: lambda rs: props(rs, "storage/bucket:Bucket", "usc1-models").update(u))(update)
+        found.append(Mutation("prod", "gcs-cmek-and-versioning", what, change))
     gcp_iam = "usc1-model-server-reader"
     for role in ("roles/owner", "roles/editor", "roles/viewer", "Roles/Editor"):
         change = (lambda value: lambda rs: props(rs, ":BucketIAMMember", gcp_iam).update(role=value))(role)

@@ -1139,6 +1139,34 @@ CASES += [
             {"from": [{"ipBlock": {"cidr": c}} for c in PUBLIC_SPLIT_V4]}
         ),
     ),
+    # GKE settings and GCS parity with S3
+    Case("gke-cluster-hardening", "legacy ABAC", lambda rs: set_in(gke(rs), ("enableLegacyAbac",), True)),
+    Case(
+        "gke-cluster-hardening",
+        "basic auth",
+        lambda rs: set_in(gke(rs), ("masterAuth",), {"username": "admin", "password": "x"}),
+    ),
+    Case(
+        "gke-cluster-hardening",
+        "client certificate",
+        lambda rs: set_in(gke(rs), ("masterAuth",), {"clientCertificateConfig": {"issueClientCertificate": True}}),
+    ),
+    Case("gke-cluster-hardening", "logging off", lambda rs: set_in(gke(rs), ("loggingService",), "none")),
+    Case(
+        "gke-cluster-hardening",
+        "workload logs only",
+        lambda rs: set_in(gke(rs), ("loggingConfig",), {"enableComponents": ["WORKLOADS"]}),
+    ),
+    Case(
+        "gcs-cmek-and-versioning",
+        "Google-managed key",
+        lambda rs: drop(p(rs, ":Bucket", "models-gcs"), ("encryption",)),
+    ),
+    Case(
+        "gcs-cmek-and-versioning",
+        "unversioned",
+        lambda rs: set_in(p(rs, ":Bucket", "models-gcs"), ("versioning",), {"enabled": False}),
+    ),
     # no-plaintext-secrets (detect-secrets)
     Case("no-plaintext-secrets", "AWS key in env", lambda rs: _env(rs, "AWS_ACCESS_KEY_ID", FAKE_AWS_KEY)),
     Case("no-plaintext-secrets", "password env, lower case", lambda rs: _env(rs, "redis_password", "Xk29!mQ7zr")),

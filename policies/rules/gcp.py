@@ -147,6 +147,31 @@ def node_auto_repair(r: Resource, ctx: Context) -> Iterator[Violation]:
         yield Violation(f"node group {r.name}: nodeRepairConfig.enabled is not true")
 
 
+@rule(
+    name="gke-cluster-hardening",
+    description="GKE clusters use no legacy ABAC, no basic auth, no client certificates, and keep system logging "
+    "and monitoring on (Checkov's GKE checks).",
+    severity="high",
+    remediation="drop enableLegacyAbac and masterAuth.username/password, set "
+    "masterAuth.clientCertificateConfig.issueClientCertificate=false, keep loggingConfig/monitoringConfig with "
+    "SYSTEM_COMPONENTS (never loggingService/monitoringService 'none')",
+    applies_to=(GKE_CLUSTER,),
+)
+def gke_cluster_hardening(r: Resource, ctx: Context) -> Iterator[Violation]:
+    if get(r.props, "enableLegacyAbac") is True:
+        yield Violation(f"cluster {r.name} enables legacy ABAC, which bypasses RBAC")
+    if get(r.props, "masterAuth", "username") or get(r.props, "masterAuth", "password"):
+        yield Violation(f"cluster {r.name} enables basic authentication (masterAuth.username/password)")
+    if get(r.props, "masterAuth", "clientCertificateConfig", "issueClientCertificate") is True:
+        yield Violation(f"cluster {r.name} issues a client certificate with cluster-admin rights")
+    for service, config in (("loggingService", "loggingConfig"), ("monitoringService", "monitoringConfig")):
+        if str(get(r.props, service) or "").lower() == "none":
+            yield Violation(f"cluster {r.name}: {service} is none")
+        components = get(r.props, config, "enableComponents")
+        if components is not None and "SYSTEM_COMPONENTS" not in [str(c).upper() for c in as_list(components)]:
+            yield Violation(f"cluster {r.name}: {config}.enableComponents {components} leaves out SYSTEM_COMPONENTS")
+
+
 RULES = [
     gke_private_nodes,
     gke_control_plane_not_public,
@@ -154,4 +179,5 @@ RULES = [
     gke_shielded_nodes,
     gke_node_service_account,
     node_auto_repair,
+    gke_cluster_hardening,
 ]

@@ -257,6 +257,22 @@ def gcs_no_public_members(r: Resource, ctx: Context) -> Iterator[Violation]:
             yield Violation(f"{r.name} grants {get(r.props, 'role') or 'access'} to {member}")
 
 
+@rule(
+    name="gcs-cmek-and-versioning",
+    description="GCS buckets holding model weights match the S3 baseline: encrypted with a customer-managed KMS key "
+    "and versioned.",
+    severity="medium",
+    remediation="set encryption.defaultKmsKeyName to the models CryptoKey (grant the GCS service agent "
+    "roles/cloudkms.cryptoKeyEncrypterDecrypter) and versioning.enabled=true",
+    applies_to=(GCS_BUCKET,),
+)
+def gcs_cmek_and_versioning(r: Resource, ctx: Context) -> Iterator[Violation]:
+    if not get(r.props, "encryption", "defaultKmsKeyName"):
+        yield Violation(f"GCS bucket {r.name} is encrypted with a Google-managed key (no encryption.defaultKmsKeyName)")
+    if get(r.props, "versioning", "enabled") is not True:
+        yield Violation(f"GCS bucket {r.name} is not versioned: an overwritten or deleted model cannot be restored")
+
+
 RULES = [
     s3_public_access_blocked,
     s3_encrypted_with_kms,
@@ -267,4 +283,5 @@ RULES = [
     gcs_public_access_prevention,
     gcs_uniform_access,
     gcs_no_public_members,
+    gcs_cmek_and_versioning,
 ]
