@@ -11,7 +11,8 @@ import pytest
 
 from components.k8s.names import annotation
 from policies.framework import CONFIG, LEVELS, Evaluation, PackSettings, evaluate_stack
-from policies.model import UNKNOWN, Resource
+from policies.model import UNKNOWN, Resource, Stack
+from policies.pods import workload
 from policies.rules import ALL_RULES, CATEGORIES
 from tests.policy_fixtures import CONFIG as FIXTURE_CONFIG
 from tests.policy_fixtures import GATEWAY_NS, added, compliant, find
@@ -541,7 +542,14 @@ CASES = [
     Case("k8s-run-as-non-root", "uid 0", lambda rs: set_in(redis(rs), ("securityContext", "runAsUser"), 0)),
     Case("k8s-run-as-non-root", "unset", lambda rs: drop(redis_pod(rs), ("securityContext",))),
     Case("k8s-resources-set", "no limits", lambda rs: drop(redis(rs), ("resources", "limits"))),
-    Case("k8s-resources-set", "no memory request", lambda rs: drop(model(rs), ("resources", "requests", "memory"))),
+    Case(
+        "k8s-resources-set",
+        "no memory request in the model nor its runtime",  # KServe merges the requests map with the runtime's
+        lambda rs: (
+            drop(model(rs), ("resources", "requests", "memory")),
+            drop(runtime_container(rs), ("resources", "requests", "memory")),
+        ),
+    ),
     Case(
         "k8s-resources-set", "GPU without limit", lambda rs: drop(model(rs), ("resources", "limits", "nvidia.com/gpu"))
     ),
@@ -1490,6 +1498,22 @@ def test_cluster_managers_named_by_the_spec_may_hold_wildcard_roles():
     assert run(resources, SETTINGS.merged(managers, ALL_RULES)).findings == []
     other = {"clusterAdminServiceAccounts": ["karmada-cluster/someone-else"]}
     assert {f.policy for f in run(resources, SETTINGS.merged(other, ALL_RULES)).findings} == flagged
+
+
+def test_kserve_merges_the_predictor_onto_its_runtime_strategically():
+    """A partial securityContext or env in the predictor adds to the runtime container; it does not replace it."""
+    resources = compliant()
+    model(resources)["securityContext"] = {"readOnlyRootFilesystem": True}
+    model(resources)["env"] = [{"name": "VLLM_LOGGING_LEVEL", "value": "INFO"}]
+    runtime_container(resources)["env"] = [{"name": "HF_HOME", "value": "/mnt/models"}]
+    assert run(resources).findings == []
+    [merged] = [c for c in workload(find(resources, ":InferenceService", "llama-70b"), Stack(resources)).containers]
+    assert merged["securityContext"] == {"runAsNonRoot": True, "runAsUser": 1000, "allowPrivilegeEscalation": False,
+                                         "capabilities": {"drop": ["ALL"]}, "readOnlyRootFilesystem": True}  # fmt: skip
+    assert [e["name"] for e in merged["env"]] == ["HF_HOME", "VLLM_LOGGING_LEVEL"]
+    assert merged["args"][:2] == ["--port=8080", "--model=/mnt/models"]  # runtime's first, then the predictor's
+    model(resources)["securityContext"] = {"privileged": True}
+    assert {f.policy for f in run(resources).findings} == {"k8s-no-privileged"}
 
 
 def test_flex_start_pools_named_by_the_spec_need_not_auto_repair():
