@@ -251,7 +251,10 @@ def evaluate_stack(rules: Iterable[Rule], resources: Iterable[Resource], setting
             evaluation.levels[r.name] = level
             continue
         ctx = Context(settings.config_for(r), stack if r.scope == "stack" else None)
-        subjects = [res for res in stack.resources if r.subject(res)]
+        # Resource rules see what the program declares, as CrossGuard hands them one resource; stack rules
+        # see what runs (Karmada templates as their members' copies), as under the engine's stack policy.
+        candidates = stack.resources if r.scope == "stack" else stack.declared
+        subjects = [res for res in candidates if r.subject(res)]
         evaluation.subjects[r.name] = len(subjects)
         evaluation.levels[r.name] = level
         for res in subjects:

@@ -33,6 +33,7 @@ from tests.harness import evaluate_program
 
 EKS = "fx-eks"
 GKE = "fx-gke"
+KARMADA = "fx-karmada"
 DOMAIN = "inference-platform.io"
 GATEWAY_NS = "ai-gateway"
 CONFIG = {"production": True, "labelDomain": DOMAIN}
@@ -596,6 +597,42 @@ def _gateway(eks: k8s.Provider) -> None:
     )
 
 
+def _federation(karmada: k8s.Provider) -> None:
+    """A template in a Karmada control plane, placed on the EKS cluster with a per-member override."""
+    meta = {"namespace": SERVING_NAMESPACE}
+    k8s.core.v1.ConfigMap(
+        "routing",
+        metadata={**meta, "name": "routing"},
+        data={"region": "any"},
+        opts=pulumi.ResourceOptions(provider=karmada),
+    )
+    selector = [{"apiVersion": "v1", "kind": "ConfigMap", "name": "routing"}]
+    _cr(
+        "routing-placement",
+        "policy.karmada.io/v1alpha1",
+        "PropagationPolicy",
+        {**meta, "name": "routing"},
+        {"resourceSelectors": selector, "placement": {"clusterAffinity": {"clusterNames": [EKS]}}},
+        karmada,
+    )
+    _cr(
+        "routing-eks",
+        "policy.karmada.io/v1alpha1",
+        "OverridePolicy",
+        {**meta, "name": "routing-eks"},
+        {
+            "resourceSelectors": selector,
+            "overrideRules": [
+                {
+                    "targetCluster": {"clusterNames": [EKS]},
+                    "overriders": {"plaintext": [{"operator": "replace", "path": "/data/region", "value": "use1"}]},
+                }
+            ],
+        },
+        karmada,
+    )
+
+
 def _program() -> None:
     group = pulumi.ComponentResource("fixture:index:Group", "fixtures")
     _aws(group)
@@ -603,6 +640,7 @@ def _program() -> None:
     eks = k8s.Provider(EKS, kubeconfig="{}")
     gke = k8s.Provider(GKE, kubeconfig="{}")
     _serving(eks)
+    _federation(k8s.Provider(KARMADA, kubeconfig="{}"))
     k8s.core.v1.ConfigMap(
         "custom-mig-config",
         metadata={"name": "custom-mig-config", "namespace": "gpu-operator"},

@@ -324,6 +324,12 @@ def plain_secret(env: str) -> Change:
     )
 
 
+def override(policy: str, op: dict) -> Change:
+    return lambda rs: props(rs, ":OverridePolicy", policy)["spec"]["overrideRules"][0]["overriders"][
+        "plaintext"
+    ].append(op)
+
+
 def _mutations() -> list[Mutation]:
     found: list[Mutation] = []
     for env in ("dev", "prod"):
@@ -414,6 +420,20 @@ def _mutations() -> list[Mutation]:
     for what, update in (("no CMEK", {"encryption": None}), ("unversioned", {"versioning": {"enabled": False}})):
         change = (lambda u: lambda rs: props(rs, "storage/bucket:Bucket", "usc1-models").update(u))(update)
         found.append(Mutation("prod", "gcs-cmek-and-versioning", what, change))
+    # Karmada: what an OverridePolicy makes a member run is judged on that member's copy.
+    override_ops = [
+        ("karmada-overrides-apply", "replace of a missing path", {"operator": "replace", "path": "/spec/x/y", "value": 1}),
+        ("no-scale-to-zero-in-production", "usc1 scales to zero",
+         {"operator": "replace", "path": "/spec/predictor/minReplicas", "value": 0}),
+        ("k8s-no-privileged", "usc1 privileged",
+         {"operator": "add", "path": "/spec/predictor/model/securityContext", "value": {"privileged": True}}),
+        ("k8s-images-pinned", "usc1 image latest",
+         {"operator": "add", "path": "/spec/predictor/model/image", "value": "vllm/vllm-openai:latest"}),
+    ]  # fmt: skip
+    for rule, what, op in override_ops:
+        found.append(
+            Mutation("prod", rule, what, override("prod-karmada-inference-overridepolicy-llama-3-1-70b-usc1", op))
+        )
     gcp_iam = "usc1-model-server-reader"
     for role in ("roles/owner", "roles/editor", "roles/viewer", "Roles/Editor"):
         change = (lambda value: lambda rs: props(rs, ":BucketIAMMember", gcp_iam).update(role=value))(role)

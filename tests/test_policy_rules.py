@@ -1175,6 +1175,16 @@ CASES += [
         "unversioned",
         lambda rs: set_in(p(rs, ":Bucket", "models-gcs"), ("versioning",), {"enabled": False}),
     ),
+    # Karmada: overrides apply, and what they make the member run is judged
+    Case(
+        "karmada-overrides-apply",
+        "replace of a missing path",
+        lambda rs: set_in(
+            p(rs, ":OverridePolicy", "routing-eks"),
+            ("spec", "overrideRules", 0, "overriders", "plaintext", 0, "path"),
+            "/data/zone/name",
+        ),
+    ),
     # no-plaintext-secrets (detect-secrets)
     Case("no-plaintext-secrets", "AWS key in env", lambda rs: _env(rs, "AWS_ACCESS_KEY_ID", FAKE_AWS_KEY)),
     Case("no-plaintext-secrets", "password env, lower case", lambda rs: _env(rs, "redis_password", "Xk29!mQ7zr")),
@@ -1514,6 +1524,25 @@ def test_kserve_merges_the_predictor_onto_its_runtime_strategically():
     assert merged["args"][:2] == ["--port=8080", "--model=/mnt/models"]  # runtime's first, then the predictor's
     model(resources)["securityContext"] = {"privileged": True}
     assert {f.policy for f in run(resources).findings} == {"k8s-no-privileged"}
+
+
+def test_karmada_members_run_the_template_with_their_overrides():
+    resources = compliant()
+    stack = Stack(resources)
+    [copy] = [r for r in stack.resources if r.propagated]
+    assert (copy.cluster, copy.props["data"], copy.label) == (
+        "fx-eks",
+        {"region": "use1"},
+        "ConfigMap inference/routing (propagated to fx-eks)",
+    )
+    assert find(resources, ":ConfigMap", "routing").props["data"] == {"region": "any"}  # the template is untouched
+    rule = p(resources, ":OverridePolicy", "routing-eks")["spec"]["overrideRules"][0]
+    rule["overriders"]["plaintext"].append(
+        {"operator": "add", "path": "/data/token", "value": "ghp_" + "x7Kq2mZ9vR4tY8wP1sN6bV3cL5hJ0dF2gA9e"}
+    )
+    assert {f.policy for f in run(resources).findings} == {"no-plaintext-secrets"}
+    rule["targetCluster"]["clusterNames"] = ["elsewhere"]  # not this member: its copy is the template
+    assert next(r for r in Stack(resources).resources if r.propagated).props["data"] == {"region": "any"}
 
 
 def test_flex_start_pools_named_by_the_spec_need_not_auto_repair():

@@ -3,7 +3,20 @@
 from __future__ import annotations
 
 from policies.framework import Rule
-from policies.rules import aws, gateway, gcp, gpu, iam, kubernetes, llm, network, production, secrets, storage
+from policies.rules import (
+    aws,
+    federation,
+    gateway,
+    gcp,
+    gpu,
+    iam,
+    kubernetes,
+    llm,
+    network,
+    production,
+    secrets,
+    storage,
+)
 
 CATEGORIES: dict[str, str] = {
     "aws": "AWS: EKS, EC2, IAM, KMS",
@@ -16,6 +29,7 @@ CATEGORIES: dict[str, str] = {
     "gpu": "GPU node pools",
     "llm": "Model servers (LLM sizing)",
     "gateway": "AI gateway routes",
+    "federation": "Karmada federation",
     "production": "Production",
 }
 
@@ -30,6 +44,7 @@ ALL_RULES: tuple[Rule, ...] = (
     *gpu.RULES,
     *llm.RULES,
     *gateway.RULES,
+    *federation.RULES,
     *production.RULES,
 )
 
