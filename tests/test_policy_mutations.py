@@ -330,6 +330,22 @@ def override(policy: str, op: dict) -> Change:
     ].append(op)
 
 
+HELM_VALUES = [
+    ("volcano image_tag_version latest", "use1-volcano", {"basic": {"image_tag_version": "latest"}}),
+    ("image string without tag", "use1-envoy-gateway", {"deployment": {"envoyGateway": {"image": "envoyproxy/gateway"}}}),
+    ("image map tag main", "use1-kserve", {"kserve": {"controller": {"image": {"repository": "kserve/c", "tag": "main"}}}}),
+    ("service LoadBalancer", "use1-envoy-gateway", {"service": {"type": "LoadBalancer"}}),
+    ("serviceType NodePort", "use1-keda", {"serviceType": "NodePort"}),
+    ("hostNetwork in monitoring", "use1-kube-prometheus-stack", {"prometheus": {"prometheusSpec": {"hostNetwork": True}}}),
+    ("Grafana anonymous", "use1-kube-prometheus-stack", {"grafana": {"grafana.ini": {"auth.anonymous": {"enabled": True}}}}),
+    ("Grafana admin/admin", "use1-kube-prometheus-stack", {"grafana": {"adminPassword": "admin"}}),
+]  # fmt: skip
+
+
+def helm_values(env: str, release: str, values: dict) -> Change:
+    return lambda rs: props(rs, ":Release", env_name(env, release)).setdefault("values", {}).update(values)
+
+
 def _mutations() -> list[Mutation]:
     found: list[Mutation] = []
     for env in ("dev", "prod"):
@@ -389,6 +405,8 @@ def _mutations() -> list[Mutation]:
             ),
             Mutation(env, "secrets-stay-secret", "plain Secret payload", plain_secret(env)),
         ]
+        for what, release, values in HELM_VALUES:
+            found.append(Mutation(env, "helm-values-hardened", what, helm_values(env, release, values)))
         for what, key, value in SECRETS:
             found.append(Mutation(env, "no-plaintext-secrets", f"env {what}", env_var(env, key, value)))
         for what, key, value in SECRETS[:4]:

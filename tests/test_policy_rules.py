@@ -814,6 +814,10 @@ def _env(rs, name, value):
     redis(rs).setdefault("env", []).append({"name": name, "value": value})
 
 
+def _values(rs, values):
+    p(rs, ":Release", "gpu-operator")["values"].update(values)
+
+
 def _lb(rs, **spec):
     p(rs, "core/v1:Service", "api-external")["spec"].update(spec)
 
@@ -1185,7 +1189,49 @@ CASES += [
             "/data/zone/name",
         ),
     ),
+    # helm-values-hardened: any key shape
+    Case(
+        "helm-values-hardened",
+        "image string latest",
+        lambda rs: _values(rs, {"validator": {"image": "nvcr.io/v:latest"}}),
+    ),
+    Case("helm-values-hardened", "image without tag", lambda rs: _values(rs, {"sidecarImage": "docker.io/busybox"})),
+    Case(
+        "helm-values-hardened",
+        "image map, upper-case LATEST",
+        lambda rs: _values(rs, {"operator": {"image": {"repository": "nvidia/gpu-operator", "tag": "LATEST"}}}),
+    ),
+    Case(
+        "helm-values-hardened",
+        "image_tag_version main",
+        lambda rs: _values(rs, {"basic": {"image_tag_version": "main"}}),
+    ),
+    Case("helm-values-hardened", "serviceType", lambda rs: _values(rs, {"apiServer": {"serviceType": "LoadBalancer"}})),
+    Case("helm-values-hardened", "service.type nodeport", lambda rs: _values(rs, {"service": {"type": "nodeport"}})),
+    Case(
+        "helm-values-hardened",
+        "hostNetwork outside the privileged namespaces",
+        lambda rs: (
+            set_in(p(rs, ":Release", "gpu-operator"), ("namespace",), "monitoring"),
+            _values(rs, {"exporter": {"hostNetwork": True}}),
+        ),
+    ),
+    Case(
+        "helm-values-hardened",
+        "Grafana anonymous",
+        lambda rs: _values(rs, {"grafana": {"grafana.ini": {"auth.anonymous": {"enabled": "true"}}}}),
+    ),
+    Case(
+        "helm-values-hardened",
+        "Grafana default admin",
+        lambda rs: _values(rs, {"grafana": {"adminPassword": "prom-operator"}}),
+    ),
     # no-plaintext-secrets (detect-secrets)
+    Case(
+        "no-plaintext-secrets",
+        "secret under a reference-like key",  # a reference is a Secret's name, not a token
+        lambda rs: _env(rs, "EXISTING_SECRET", FAKE_GITHUB_TOKEN),
+    ),
     Case("no-plaintext-secrets", "AWS key in env", lambda rs: _env(rs, "AWS_ACCESS_KEY_ID", FAKE_AWS_KEY)),
     Case("no-plaintext-secrets", "password env, lower case", lambda rs: _env(rs, "redis_password", "Xk29!mQ7zr")),
     Case(
@@ -1543,6 +1589,21 @@ def test_karmada_members_run_the_template_with_their_overrides():
     assert {f.policy for f in run(resources).findings} == {"no-plaintext-secrets"}
     rule["targetCluster"]["clusterNames"] = ["elsewhere"]  # not this member: its copy is the template
     assert next(r for r in Stack(resources).resources if r.propagated).props["data"] == {"region": "any"}
+
+
+def test_helm_values_that_are_fine_pass():
+    resources = compliant()
+    _values(
+        resources,
+        {
+            "validator": {"image": "nvcr.io/nvidia/validator@sha256:" + "a" * 64},
+            "operator": {"image": {"repository": "nvidia/gpu-operator", "tag": "v26.7.0"}},
+            "daemonsets": {"privileged": True, "hostPath": "/run/nvidia"},  # the GPU operator's namespace may
+            "service": {"type": "LoadBalancer", "annotations": {"networking.gke.io/load-balancer-type": "Internal"}},
+            "grafana": {"admin": {"existingSecret": "grafana-admin"}},
+        },
+    )
+    assert run(resources).findings == []
 
 
 def test_flex_start_pools_named_by_the_spec_need_not_auto_repair():

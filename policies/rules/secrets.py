@@ -8,6 +8,7 @@ Kubernetes Secret's data is the one place a secret belongs, and there it must be
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from policies.analyzers import secret_types
@@ -25,6 +26,9 @@ SECRET_SOURCES = (
 )
 # Inputs of those resources and of certificates that carry key material by design (always secret-wrapped).
 _KEY_INPUTS = ("privateKeyPem", "caPrivateKeyPem")
+# `existingSecret: grafana-admin`, `secretName: tls`: the name of a Kubernetes Secret is a reference, not material.
+_REFERENCE_KEYS = ("secret", "secretname", "secretref", "existingsecret")
+_OBJECT_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 
 
 def _is_secret(r: Resource) -> bool:
@@ -59,7 +63,7 @@ def _strings(value: object, key: str, path: str) -> Iterator[tuple[str, str, str
 def no_plaintext_secrets(r: Resource, ctx: Context) -> Iterator[Violation]:
     props = {k: v for k, v in r.props.items() if not (_is_secret(r) and k in _SECRET_PAYLOAD)}
     for path, key, text in _strings(props, "", ""):
-        if key in _KEY_INPUTS:
+        if key in _KEY_INPUTS or (key.lower().endswith(_REFERENCE_KEYS) and _OBJECT_NAME.match(text)):
             continue
         found = secret_types(key, text)
         if found:
