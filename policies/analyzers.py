@@ -86,6 +86,12 @@ def _policy_risks(text: str) -> Risks:
     )
 
 
+# Both libraries load their IAM action database on first use: load it now, with the pack.
+_WARM_UP = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:GetObject", "Resource": "*"}]}
+_policy_validity(json.dumps(_WARM_UP))
+_policy_risks(json.dumps(_WARM_UP))
+
+
 def allowed_actions(statement: dict) -> list[str]:
     """The IAM actions an Allow statement grants, wildcards and NotAction expanded (cloudsplaining's expansion)."""
     doc = PolicyDocument({"Version": "2012-10-17", "Statement": [statement]})

@@ -470,11 +470,11 @@ def rbac_no_admin_for_workloads(r: Resource, ctx: Context) -> Iterator[Violation
     config=("clusterAdminServiceAccounts",),
 )
 def rbac_no_wildcards(r: Resource, ctx: Context) -> Iterator[Violation]:
-    if _admin_by_design(r, ctx):
+    wild = [(i, x) for i, x in enumerate(_rules(r)) if _wildcard_rule(x)]
+    if not wild or _admin_by_design(r, ctx):
         return
-    for i, x in enumerate(_rules(r)):
-        if _wildcard_rule(x):
-            yield Violation(f"{r.label} rules[{i}] grants verbs {x.get('verbs')} on resources {x.get('resources')}")
+    for i, x in wild:
+        yield Violation(f"{r.label} rules[{i}] grants verbs {x.get('verbs')} on resources {x.get('resources')}")
 
 
 @rule(
