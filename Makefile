@@ -8,7 +8,7 @@ STAMP := $(VENV)/.requirements.stamp
 # A local upstream data checkout, only for refreshing conformance/upstream/ (the tests never need it).
 UPSTREAM ?= ../shared/upstream
 
-.PHONY: plan preflight test lint format docs bench vendor vendor-check clean
+.PHONY: plan policy-check preflight test lint format docs bench vendor vendor-check clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "Python 3.11+ is required (found $$($(PYTHON) --version))"; exit 1; }
@@ -18,6 +18,10 @@ $(STAMP): requirements.txt requirements-dev.txt
 
 plan: $(STAMP)  ## offline plan of Pulumi.$(ENV).yaml into build/$(ENV)/
 	$(BIN)/python -m tools.plan $(ENV)
+
+policy-check: $(STAMP)  ## re-judge a saved plan: PLAN=build/<env>/plan.json (same verdict and exit codes as plan)
+	@test -n "$(PLAN)" || { echo "usage: make policy-check PLAN=build/<env>/plan.json"; exit 2; }
+	$(BIN)/python -m policies.check $(PLAN)
 
 preflight: $(STAMP)  ## read-only AWS checks of Pulumi.$(ENV).yaml: offerings, quotas, reservations, model files
 	$(BIN)/python -m tools.preflight $(ENV) $(PREFLIGHT_FLAGS)

@@ -27,7 +27,7 @@ from pulumi_policy.proxy import UnknownValueError, _DictProxy, _ListProxy
 from pulumi_policy.secret import Secret
 
 from policies.framework import CONFIG, Context, Finding, Rule
-from policies.model import Resource, Stack, normalize
+from policies.model import OFFLINE_SECRET, Resource, Stack, normalize
 
 
 class CannotCheckError(UnknownValueError):
@@ -39,11 +39,12 @@ class CannotCheckError(UnknownValueError):
 
 
 def plain(value: Any) -> Any:
-    """Unwrap the SDK's proxies and secrets without tripping their unknown checks."""
+    """Unwrap the SDK's proxies without tripping their unknown checks; a secret becomes the offline plan's secret
+    marker, so both runs see the same value (not readable) and secrets-stay-secret can tell secret from plain."""
     if isinstance(value, _DictProxy | _ListProxy):
         return plain(value["__target"])
     if isinstance(value, Secret):
-        return plain(value.value)
+        return OFFLINE_SECRET
     if isinstance(value, Mapping):
         return {k: plain(v) for k, v in value.items()}
     if isinstance(value, Sequence) and not isinstance(value, str | bytes):

@@ -43,6 +43,24 @@ CONFIG: dict[str, ConfigKey] = {
         },
         list(PRIVILEGED_NAMESPACES),
     ),
+    "clusterAdminServiceAccounts": ConfigKey(
+        {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "<namespace>/<name> of service accounts that manage the whole cluster by design (Karmada's "
+            "push-mode controller on members); offline, filled from the environment spec.",
+        },
+        [],
+    ),
+    "noAutoRepairPools": ConfigKey(
+        {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "GKE node pool names that must not auto-repair (DWS flex-start pools); offline, filled from "
+            "the environment spec's gpuPools.",
+        },
+        [],
+    ),
     "rootImages": ConfigKey(
         {
             "type": "array",
@@ -77,6 +95,10 @@ class Context:
     @property
     def privileged_namespaces(self) -> tuple[str, ...]:
         return tuple(self.value("privilegedNamespaces"))
+
+    @property
+    def cluster_admin_service_accounts(self) -> tuple[str, ...]:
+        return tuple(self.value("clusterAdminServiceAccounts"))
 
     @property
     def root_images(self) -> tuple[str, ...]:
@@ -229,7 +251,10 @@ def evaluate_stack(rules: Iterable[Rule], resources: Iterable[Resource], setting
             evaluation.levels[r.name] = level
             continue
         ctx = Context(settings.config_for(r), stack if r.scope == "stack" else None)
-        subjects = [res for res in stack.resources if r.subject(res)]
+        # Resource rules see what the program declares, as CrossGuard hands them one resource; stack rules
+        # see what runs (Karmada templates as their members' copies), as under the engine's stack policy.
+        candidates = stack.resources if r.scope == "stack" else stack.declared
+        subjects = [res for res in candidates if r.subject(res)]
         evaluation.subjects[r.name] = len(subjects)
         evaluation.levels[r.name] = level
         for res in subjects:

@@ -163,6 +163,8 @@ class Resource:
     parent: str | None = None
     provider: str | None = None  # provider URN
     deps: dict[str, list[str]] = field(default_factory=dict)  # input property -> URNs it was computed from
+    propagated: str | None = None  # a Karmada template's copy as this member cluster runs it
+    override_error: str = ""  # why an OverridePolicy did not apply to that copy
 
     # --- Kubernetes objects ------------------------------------------------------------------------
     @property
@@ -212,18 +214,28 @@ class Resource:
     @property
     def label(self) -> str:
         """Short human reference for messages."""
-        return f"{self.kind} {self.namespace}/{self.k8s_name}" if self.is_kubernetes else f"{self.name}"
+        if not self.is_kubernetes:
+            return self.name
+        where = f" (propagated to {self.propagated})" if self.propagated else ""
+        return f"{self.kind} {self.namespace}/{self.k8s_name}{where}"
 
 
 class Stack:
-    """All resources of one stack, with the lookups multi-resource rules need."""
+    """All resources of one stack, with the lookups multi-resource rules need.
+
+    `declared` is what the program registers; `resources` is what runs: a Karmada template is
+    replaced by its members' overridden copies (policies/federation.py), which stack rules judge.
+    """
 
     def __init__(self, resources: Iterable[Resource]):
-        self.resources = list(resources)
+        from policies.federation import member_copies
+
+        self.declared = list(resources)
+        self.resources = member_copies(self.declared)
 
     @cached_property
     def by_urn(self) -> dict[str, Resource]:
-        return {r.urn: r for r in self.resources}
+        return {r.urn: r for r in self.declared}
 
     @cached_property
     def _by_type(self) -> dict[str, list[Resource]]:

@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from components.federation.control_plane import CLUSTER_NAMESPACE
+from components.federation.member import PUSH_SERVICE_ACCOUNT
 from policies.framework import Evaluation, PackSettings, Rule, evaluate_stack
 from policies.model import Resource, normalize
 from policies.rules import ALL_RULES
@@ -29,7 +31,7 @@ def plan_resources(plan: Any) -> list[Resource]:
             retain_on_delete=bool(r.options.get("retainOnDelete")),
             parent=r.parent,
             provider=r.provider,
-            deps={k: list(v) for k, v in r.property_dependencies.items()},
+            deps={k: sorted(v) for k, v in r.property_dependencies.items()},
         )
         for r in plan.resources
         if r.custom
@@ -37,8 +39,20 @@ def plan_resources(plan: Any) -> list[Resource]:
 
 
 def spec_settings(spec: Any) -> dict[str, Any]:
-    """What the pack cannot see on resources, taken from the environment spec."""
-    return {"production": bool(spec.production), "labelDomain": spec.label_domain}
+    """What the pack cannot see on resources, taken from the environment spec the components read."""
+    federation = spec.federation
+    push = federation.enabled and federation.member_mode == "push"
+    return {
+        "production": bool(spec.production),
+        "labelDomain": spec.label_domain,
+        # In push mode Karmada's controllers act on each member with cluster-wide rights (karmadactl join's).
+        "clusterAdminServiceAccounts": [f"{CLUSTER_NAMESPACE}/{PUSH_SERVICE_ACCOUNT}"] if push else None,
+        # Flex-start capacity is granted to pending pods; GKE's auto-repair would recreate the nodes it grants.
+        "noAutoRepairPools": sorted(
+            {p.name for region in spec.regions for p in region.gpu_pools if p.capacity.type == "flexStart"}
+        )
+        or None,
+    }
 
 
 def load_settings(path: Path | None) -> PackSettings:

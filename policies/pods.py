@@ -157,14 +157,62 @@ def propagated_to(r: Resource, stack: Stack) -> list[str]:
     return clusters
 
 
+# Strategic-merge keys of the Kubernetes API (the patchMergeKey of each list in core/v1 Container and
+# PodSpec); lists without one are replaced by the patch, maps merge key by key, a null deletes.
+CONTAINER_MERGE_KEYS = {
+    "env": "name",
+    "ports": "containerPort",
+    "volumeMounts": "mountPath",
+    "volumeDevices": "devicePath",
+    "resizePolicy": "resourceName",
+}
+POD_MERGE_KEYS = {
+    "containers": "name",
+    "initContainers": "name",
+    "ephemeralContainers": "name",
+    "volumes": "name",
+    "imagePullSecrets": "name",
+    "hostAliases": "ip",
+    "topologySpreadConstraints": "topologyKey",
+}
+# ModelSpec fields that are KServe's, not the container's (dropped when KServe unmarshals it into a Container).
+_MODEL_ONLY = ("modelFormat", "runtime", "storageUri", "protocolVersion")
+
+
+def strategic_merge(base: object, patch: object, merge_keys: dict[str, str] | None = None) -> object:
+    """`patch` applied to `base` as a Kubernetes strategic merge patch (top-level list keys from `merge_keys`)."""
+    if not isinstance(base, dict) or not isinstance(patch, dict):
+        return patch
+    merged = dict(base)
+    for key, value in patch.items():
+        if value is None:
+            merged.pop(key, None)
+        elif merge_keys and key in merge_keys and isinstance(value, list) and isinstance(base.get(key), list):
+            merged[key] = _merge_list(base[key], value, merge_keys[key])
+        else:
+            merged[key] = strategic_merge(base.get(key), value)
+    return merged
+
+
+def _merge_list(base: list, patch: list, key: str) -> list:
+    items = [dict(b) if isinstance(b, dict) else b for b in base]
+    for p in patch:
+        same = next((i for i, b in enumerate(items) if isinstance(b, dict) and isinstance(p, dict)
+                     and b.get(key) == p.get(key)), None)  # fmt: skip
+        if same is None:
+            items.append(p)
+        else:
+            items[same] = strategic_merge(items[same], p)
+    return items
+
+
 def _merge_container(runtime: dict, model: dict) -> dict:
-    """KServe's merge: the ISVC's model fields override the runtime container, args are appended."""
-    merged = {**runtime, **{k: v for k, v in model.items() if k not in ("modelFormat", "runtime", "storageUri")}}
-    merged["name"] = MAIN_CONTAINER
+    """KServe's merge (MergeRuntimeContainers): a strategic merge of the predictor's container fields onto the
+    runtime container, args concatenated (runtime's first), the runtime's name kept when the predictor has none."""
+    overrides = {k: v for k, v in model.items() if k not in _MODEL_ONLY}
+    merged = strategic_merge(runtime, overrides, CONTAINER_MERGE_KEYS)
+    merged["name"] = model.get("name") or runtime.get("name") or MAIN_CONTAINER
     merged["args"] = list(runtime.get("args") or []) + list(model.get("args") or [])
-    volume_mounts = {m.get("name"): m for m in _dicts(runtime.get("volumeMounts"))}
-    volume_mounts.update({m.get("name"): m for m in _dicts(model.get("volumeMounts"))})
-    merged["volumeMounts"] = list(volume_mounts.values())
     return merged
 
 
@@ -192,12 +240,9 @@ def _inference_service(r: Resource, stack: Stack | None) -> Workload | None:
     main = next((c for c in runtime_containers if c.get("name") == MAIN_CONTAINER), None)
     main = main or (runtime_containers[0] if runtime_containers else {})
     containers = [_merge_container(main, model)] + [c for c in runtime_containers if c is not main]
-    # Pod-level fields: the ISVC's predictor wins over the runtime's; volumes are merged.
-    pod = {**runtime_spec, **{k: v for k, v in predictor.items() if k not in ("model",)}}
-    volumes = {v.get("name"): v for v in _dicts(runtime_spec.get("volumes"))}
-    volumes.update({v.get("name"): v for v in _dicts(predictor.get("volumes"))})
-    pod["volumes"] = list(volumes.values())
-    return Workload(r, pod, containers, _dicts(predictor.get("initContainers")), labels)
+    # Pod-level fields: KServe's MergePodSpec, a strategic merge of the predictor's pod spec onto the runtime's.
+    pod = strategic_merge(runtime_spec, {k: v for k, v in predictor.items() if k != "model"}, POD_MERGE_KEYS)
+    return Workload(r, pod, containers, _dicts(pod.get("initContainers")), labels)
 
 
 def command_line(container: dict) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import re
 from collections.abc import Callable
 from functools import cache
@@ -69,7 +70,15 @@ def environment_config(env: str) -> dict[str, Any]:
 
 
 def plan_config(config: dict[str, Any], stack: str = "test") -> Plan:
-    """Plan an environment given as a config mapping (keys with or without the project namespace)."""
+    """Plan an environment given as a config mapping (keys with or without the project namespace).
+
+    Built once per distinct config in a session: the policy-variant test re-plans what other tests build."""
+    return _planned(json.dumps(config, sort_keys=True), stack)
+
+
+@cache
+def _planned(config_json: str, stack: str) -> Plan:
+    config = json.loads(config_json)
     return build_plan(stack_config_from_mapping(PROJECT, stack, config, Path(f"Pulumi.{stack}.yaml")))
 
 

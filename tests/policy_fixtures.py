@@ -33,6 +33,7 @@ from tests.harness import evaluate_program
 
 EKS = "fx-eks"
 GKE = "fx-gke"
+KARMADA = "fx-karmada"
 DOMAIN = "inference-platform.io"
 GATEWAY_NS = "ai-gateway"
 CONFIG = {"production": True, "labelDomain": DOMAIN}
@@ -262,6 +263,7 @@ def _gcp() -> gcp.container.Cluster:
         uniform_bucket_level_access=True,
         public_access_prevention="enforced",
         versioning={"enabled": True},
+        encryption={"default_kms_key_name": "projects/p/locations/us-central1/keyRings/fx/cryptoKeys/models"},
         opts=PROTECTED,
     )
     gcp.storage.BucketIAMMember(
@@ -269,6 +271,20 @@ def _gcp() -> gcp.container.Cluster:
         bucket=bucket.name,
         role="roles/storage.objectViewer",
         member="serviceAccount:ms@p.iam.gserviceaccount.com",
+    )
+    server = gcp.serviceaccount.Account("model-server", account_id="fx-model-server", project="p")
+    gcp.serviceaccount.IAMMember(
+        "model-server-wi",
+        service_account_id=server.name,
+        role="roles/iam.workloadIdentityUser",
+        member=f"serviceAccount:p.svc.id.goog[{SERVING_NAMESPACE}/{MODEL_SERVER_SERVICE_ACCOUNT}]",
+    )
+    gcp.compute.Firewall(
+        "gvnic-internal",
+        network="projects/p/networks/gvnic0",
+        direction="INGRESS",
+        source_ranges=["192.168.0.0/16"],
+        allows=[{"protocol": "tcp"}, {"protocol": "udp"}],
     )
     ring = gcp.kms.KeyRing("ring", name="fx", location="us-central1", project="p", opts=PROTECTED)
     gcp.kms.CryptoKey("models", name="models", key_ring=ring.id, rotation_period="7776000s", opts=PROTECTED)
@@ -472,7 +488,70 @@ def _serving(eks: k8s.Provider) -> None:
         values={"driver": {"enabled": False}, "toolkit": {"enabled": False}},
         opts=opts,
     )
+    _access(eks)
     _gateway(eks)
+
+
+def _access(eks: k8s.Provider) -> None:
+    """RBAC, NetworkPolicy and Services as the platform writes them: least privilege, named callers."""
+    opts = pulumi.ResourceOptions(provider=eks)
+    rbac = "rbac.authorization.k8s.io"
+    subjects = [{"kind": "ServiceAccount", "name": "epp", "namespace": SERVING_NAMESPACE}]
+    k8s.rbac.v1.Role(
+        "epp",
+        metadata={"name": "epp", "namespace": SERVING_NAMESPACE},
+        rules=[{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]}],
+        opts=opts,
+    )
+    k8s.rbac.v1.RoleBinding(
+        "epp",
+        metadata={"name": "epp", "namespace": SERVING_NAMESPACE},
+        role_ref={"apiGroup": rbac, "kind": "Role", "name": "epp"},
+        subjects=subjects,
+        opts=opts,
+    )
+    k8s.rbac.v1.ClusterRole(
+        "auth-reviewer",
+        metadata={"name": "auth-reviewer"},
+        rules=[{"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]}],
+        opts=opts,
+    )
+    k8s.rbac.v1.ClusterRoleBinding(
+        "auth-reviewer",
+        metadata={"name": "auth-reviewer"},
+        role_ref={"apiGroup": rbac, "kind": "ClusterRole", "name": "auth-reviewer"},
+        subjects=subjects,
+        opts=opts,
+    )
+    k8s.networking.v1.NetworkPolicy(
+        "redis",
+        metadata={"name": "redis", "namespace": GATEWAY_NS},
+        spec={
+            "podSelector": {"matchLabels": {"app": "redis"}},
+            "policyTypes": ["Ingress"],
+            "ingress": [
+                {"from": [{"podSelector": {"matchLabels": {"app": "envoy"}}}], "ports": [{"port": 6379}]},
+            ],
+        },
+        opts=opts,
+    )
+    k8s.core.v1.Service(
+        "redis",
+        metadata={"name": "redis", "namespace": GATEWAY_NS},
+        spec={"selector": {"app": "redis"}, "ports": [{"port": 6379}]},
+        opts=opts,
+    )
+    k8s.core.v1.Service(
+        "api-external",
+        metadata={"name": "api-external", "namespace": GATEWAY_NS},
+        spec={
+            "type": "LoadBalancer",
+            "selector": {"app": "api"},
+            "ports": [{"port": 443}],
+            "loadBalancerSourceRanges": ["203.0.113.0/24", "198.51.100.7/32"],
+        },
+        opts=opts,
+    )
 
 
 def _gateway(eks: k8s.Provider) -> None:
@@ -556,6 +635,42 @@ def _gateway(eks: k8s.Provider) -> None:
     )
 
 
+def _federation(karmada: k8s.Provider) -> None:
+    """A template in a Karmada control plane, placed on the EKS cluster with a per-member override."""
+    meta = {"namespace": SERVING_NAMESPACE}
+    k8s.core.v1.ConfigMap(
+        "routing",
+        metadata={**meta, "name": "routing"},
+        data={"region": "any"},
+        opts=pulumi.ResourceOptions(provider=karmada),
+    )
+    selector = [{"apiVersion": "v1", "kind": "ConfigMap", "name": "routing"}]
+    _cr(
+        "routing-placement",
+        "policy.karmada.io/v1alpha1",
+        "PropagationPolicy",
+        {**meta, "name": "routing"},
+        {"resourceSelectors": selector, "placement": {"clusterAffinity": {"clusterNames": [EKS]}}},
+        karmada,
+    )
+    _cr(
+        "routing-eks",
+        "policy.karmada.io/v1alpha1",
+        "OverridePolicy",
+        {**meta, "name": "routing-eks"},
+        {
+            "resourceSelectors": selector,
+            "overrideRules": [
+                {
+                    "targetCluster": {"clusterNames": [EKS]},
+                    "overriders": {"plaintext": [{"operator": "replace", "path": "/data/region", "value": "use1"}]},
+                }
+            ],
+        },
+        karmada,
+    )
+
+
 def _program() -> None:
     group = pulumi.ComponentResource("fixture:index:Group", "fixtures")
     _aws(group)
@@ -564,6 +679,7 @@ def _program() -> None:
     gke = k8s.Provider(GKE, kubeconfig=cluster.endpoint.apply(lambda _: "{}"))  # configured from the cluster
     _serving(eks)
     _gke_critical_pods(gke)
+    _federation(k8s.Provider(KARMADA, kubeconfig="{}"))
     k8s.core.v1.ConfigMap(
         "custom-mig-config",
         metadata={"name": "custom-mig-config", "namespace": "gpu-operator"},

@@ -28,7 +28,18 @@ def test_plan_json_follows_the_contract(written):
     assert doc["project"] == "inference-platform"
     urns = {r["urn"] for r in doc["resources"]}
     for r in doc["resources"]:
-        assert set(r) == {"urn", "type", "name", "parent", "provider", "custom", "inputs", "options"}
+        assert set(r) == {
+            "urn",
+            "type",
+            "name",
+            "parent",
+            "provider",
+            "custom",
+            "inputs",
+            "options",
+            "propertyDependencies",
+        }
+        assert all(dep in urns for deps in r["propertyDependencies"].values() for dep in deps)
         assert set(r["options"]) == OPTION_KEYS
         assert r["urn"].startswith(f"urn:pulumi:{env}::inference-platform::")
         assert r["urn"].endswith("::" + r["name"])

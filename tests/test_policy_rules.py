@@ -13,10 +13,11 @@ import pytest
 from components.catalog.charts import CHARTS
 from components.k8s.names import annotation
 from policies.framework import CONFIG, LEVELS, Evaluation, PackSettings, evaluate_stack
-from policies.model import UNKNOWN, Resource
+from policies.model import UNKNOWN, Resource, Stack
+from policies.pods import workload
 from policies.rules import ALL_RULES, CATEGORIES
 from tests.policy_fixtures import CONFIG as FIXTURE_CONFIG
-from tests.policy_fixtures import added, compliant, find
+from tests.policy_fixtures import GATEWAY_NS, added, compliant, find
 
 SETTINGS = PackSettings().merged(FIXTURE_CONFIG, ALL_RULES)
 RULE_NAMES = {r.name for r in ALL_RULES}
@@ -543,7 +544,14 @@ CASES = [
     Case("k8s-run-as-non-root", "uid 0", lambda rs: set_in(redis(rs), ("securityContext", "runAsUser"), 0)),
     Case("k8s-run-as-non-root", "unset", lambda rs: drop(redis_pod(rs), ("securityContext",))),
     Case("k8s-resources-set", "no limits", lambda rs: drop(redis(rs), ("resources", "limits"))),
-    Case("k8s-resources-set", "no memory request", lambda rs: drop(model(rs), ("resources", "requests", "memory"))),
+    Case(
+        "k8s-resources-set",
+        "no memory request in the model nor its runtime",  # KServe merges the requests map with the runtime's
+        lambda rs: (
+            drop(model(rs), ("resources", "requests", "memory")),
+            drop(runtime_container(rs), ("resources", "requests", "memory")),
+        ),
+    ),
     Case(
         "k8s-resources-set", "GPU without limit", lambda rs: drop(model(rs), ("resources", "limits", "nvidia.com/gpu"))
     ),
@@ -799,6 +807,532 @@ def _gke_gpu_operator(rs, values: dict) -> None:
     """The GPU Operator's release, on the GKE cluster (no quota in gpu-operator) with these values."""
     props = {**copy.deepcopy(p(rs, ":Release", "gpu-operator")), "values": values}
     added(rs, find(rs, ":Release", "volcano"), "gke-gpu-operator", props)
+# --- scanner depth: IAM, RBAC, network exposure, secrets (near-variants included) ---------------------
+
+
+def _policy(rs, *statements):
+    replace_json(rs, ":Policy", "model-read", {"Version": "2012-10-17", "Statement": list(statements)})
+
+
+def _allow(action, resource, **extra):
+    return {"Effect": "Allow", "Action": action, "Resource": resource, **extra}
+
+
+def _trust_doc(rs, document):
+    replace_json(rs, ":Role", "model-server", document, "assumeRolePolicy")
+
+
+def _key_policy(rs, statement):
+    p(rs, ":Key", "models-key")["policy"] = json.dumps({"Version": "2012-10-17", "Statement": [statement]})
+
+
+def _gcp_member(rs, member=None, role=None, name="models-reader"):
+    props = p(rs, ":BucketIAMMember", name)
+    if member is not None:
+        props["member"] = member
+    if role is not None:
+        props["role"] = role
+
+
+def _wi_member(rs, member):
+    p(rs, "serviceaccount/iAMMember:IAMMember", "model-server-wi")["member"] = member
+
+
+def _ingress(rs, cidrs, ipv6=()):
+    p(rs, ":SecurityGroup", "efa")["ingress"].append(
+        {"protocol": "tcp", "fromPort": 443, "toPort": 443, "cidrBlocks": list(cidrs), "ipv6CidrBlocks": list(ipv6)}
+    )
+
+
+def _role_rules(rs, rules, kind=":ClusterRole", name="auth-reviewer"):
+    p(rs, kind, name)["rules"] = rules
+
+
+def _bind(rs, role_name, kind=":ClusterRoleBinding", name="auth-reviewer"):
+    p(rs, kind, name)["roleRef"]["name"] = role_name
+
+
+def _env(rs, name, value):
+    redis(rs).setdefault("env", []).append({"name": name, "value": value})
+
+
+def _values(rs, values):
+    p(rs, ":Release", "gpu-operator")["values"].update(values)
+
+
+def _lb(rs, **spec):
+    p(rs, "core/v1:Service", "api-external")["spec"].update(spec)
+
+
+PUBLIC_SPLIT_V4 = ["0.0.0.0/1", "128.0.0.0/1"]
+# Every public IPv4 block, listed without the private ones: still the whole internet.
+PUBLIC_WITHOUT_PRIVATE = [
+    "0.0.0.0/5",
+    "8.0.0.0/7",
+    "11.0.0.0/8",
+    "12.0.0.0/6",
+    "16.0.0.0/4",
+    "32.0.0.0/3",
+    "64.0.0.0/2",
+    "128.0.0.0/3",
+    "160.0.0.0/5",
+    "168.0.0.0/6",
+    "172.0.0.0/12",
+    "172.32.0.0/11",
+    "172.64.0.0/10",
+    "172.128.0.0/9",
+    "173.0.0.0/8",
+    "174.0.0.0/7",
+    "176.0.0.0/4",
+    "192.0.0.0/9",
+    "192.128.0.0/11",
+    "192.160.0.0/13",
+    "192.169.0.0/16",
+    "192.170.0.0/15",
+    "192.172.0.0/14",
+    "192.176.0.0/12",
+    "192.192.0.0/10",
+    "193.0.0.0/8",
+    "194.0.0.0/7",
+    "196.0.0.0/6",
+    "200.0.0.0/5",
+    "208.0.0.0/4",
+]
+FAKE_AWS_KEY = "AKIA" + "IOSFODNN7EXAMPLE"  # split so repository scanners do not flag the test itself
+FAKE_GITHUB_TOKEN = "ghp_" + "x7Kq2mZ9vR4tY8wP1sN6bV3cL5hJ0dF2gA9e"
+FAKE_PRIVATE_KEY = "-----BEGIN RSA PRIVATE" + " KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----\n"
+
+CASES += [
+    # iam-policy-valid (parliament)
+    Case("iam-policy-valid", "unknown action", lambda rs: _policy(rs, _allow("s3:GetObjekt", "arn:aws:s3:::fx/*"))),
+    Case("iam-policy-valid", "unknown prefix", lambda rs: _policy(rs, _allow("s4:GetObject", "arn:aws:s3:::fx/*"))),
+    Case(
+        "iam-policy-valid",
+        "resource of another type",
+        lambda rs: _policy(rs, _allow("s3:GetObject", "arn:aws:kms:us-east-1:123456789012:key/k")),
+    ),
+    Case(
+        "iam-policy-valid",
+        "key policy without Resource",
+        lambda rs: _key_policy(
+            rs, {"Effect": "Allow", "Principal": {"AWS": "arn:aws:iam::123456789012:root"}, "Action": "kms:*"}
+        ),
+    ),
+    # iam-no-risky-permissions (cloudsplaining)
+    Case("iam-no-risky-permissions", "privilege escalation", lambda rs: _policy(rs, _allow("iam:*", "*"))),
+    Case("iam-no-risky-permissions", "exfiltration", lambda rs: _policy(rs, _allow("s3:getobject", "*"))),
+    Case(
+        "iam-no-risky-permissions",
+        "resource exposure, wildcarded",
+        lambda rs: _policy(rs, _allow("s3:PutBucketPol*", "*")),
+    ),
+    Case(
+        "iam-no-risky-permissions",
+        "inline policy of the role",
+        lambda rs: replace_json(
+            rs, ":RolePolicy", "model-server-inline", {"Version": "2012-10-17", "Statement": [_allow("ec2:*", "*")]}
+        ),
+    ),
+    # iam-trust-restricted
+    Case(
+        "iam-trust-restricted",
+        "Principal *",
+        lambda rs: _trust_doc(rs, {"Statement": [{"Effect": "Allow", "Principal": "*", "Action": "sts:AssumeRole"}]}),
+    ),
+    Case(
+        "iam-trust-restricted",
+        "AWS every account",
+        lambda rs: _trust_doc(
+            rs,
+            {"Statement": [{"Effect": "allow", "Principal": {"aws": ["arn:aws:iam::*:root"]}, "Action": "sts:*"}]},
+        ),
+    ),
+    Case(
+        "iam-trust-restricted",
+        "federated without subject",
+        lambda rs: _trust_doc(
+            rs,
+            {
+                "Statement": [
+                    {
+                        "Effect": "Allow",
+                        "Principal": {"Federated": "accounts.google.com"},
+                        "Action": "sts:AssumeRoleWithWebIdentity",
+                    }
+                ]
+            },
+        ),
+    ),
+    Case(
+        "iam-trust-restricted",
+        "federated, lower-case wildcard subject",
+        lambda rs: _trust_doc(
+            rs,
+            {
+                "Statement": [
+                    {
+                        "Effect": "Allow",
+                        "Principal": {"Federated": "arn:aws:iam::123456789012:oidc-provider/token.actions.example"},
+                        "Action": "sts:assumerolewithwebidentity",
+                        "Condition": {"stringlike": {"token.actions.example:sub": "repo:*"}},
+                    }
+                ]
+            },
+        ),
+    ),
+    # iam-passrole-scoped
+    Case("iam-passrole-scoped", "PassRole on *", lambda rs: _policy(rs, _allow("iam:PassRole", "*"))),
+    Case(
+        "iam-passrole-scoped",
+        "lower case on role/*",
+        lambda rs: _policy(rs, _allow("iam:passrole", "arn:aws:iam::123456789012:role/*")),
+    ),
+    Case(
+        "iam-passrole-scoped",
+        "wildcard action",
+        lambda rs: _policy(rs, _allow("iam:Pass*", "arn:aws:iam::*:role/model-*")),
+    ),
+    Case(
+        "iam-passrole-scoped",
+        "NotResource",
+        lambda rs: _policy(rs, {"Effect": "Allow", "Action": "iam:PassRole", "NotResource": "arn:aws:iam::1:role/x"}),
+    ),
+    # iam-no-admin-managed-policies
+    Case(
+        "iam-no-admin-managed-policies",
+        "IAMFullAccess",
+        lambda rs: set_in(
+            p(rs, ":RolePolicyAttachment", "node-worker"), ("policyArn",), "arn:aws:iam::aws:policy/IAMFullAccess"
+        ),
+    ),
+    Case(
+        "iam-no-admin-managed-policies",
+        "other partition, lower case",
+        lambda rs: set_in(
+            p(rs, ":RolePolicyAttachment", "node-worker"),
+            ("policyArn",),
+            "arn:aws-us-gov:iam::aws:policy/administratoraccess",
+        ),
+    ),
+    Case(
+        "iam-no-admin-managed-policies",
+        "managedPolicyArns on the role",
+        lambda rs: set_in(
+            p(rs, ":Role", "node"), ("managedPolicyArns",), ["arn:aws:iam::aws:policy/job-function/PowerUserAccess"]
+        ),
+    ),
+    # kms-key-policy-not-public
+    Case(
+        "kms-key-policy-not-public",
+        "Principal AWS *",
+        lambda rs: _key_policy(
+            rs, {"Effect": "Allow", "Principal": {"AWS": "*"}, "Action": "kms:Decrypt", "Resource": "*"}
+        ),
+    ),
+    Case(
+        "s3-no-public-grants",
+        "NotPrincipal",
+        lambda rs: set_in(
+            p(rs, ":BucketPolicy", "models"),
+            ("policy",),
+            json.dumps(
+                {"Statement": [{"Effect": "Allow", "NotPrincipal": {"AWS": "arn:aws:iam::1:root"}, "Action": "s3:*"}]}
+            ),
+        ),
+    ),
+    Case(
+        "kms-key-policy-not-public",
+        "condition that does not pin the caller",
+        lambda rs: _key_policy(
+            rs,
+            {
+                "Effect": "Allow",
+                "Principal": "*",
+                "Action": "kms:Decrypt",
+                "Resource": "*",
+                "Condition": {"Bool": {"aws:SecureTransport": "true"}},
+            },
+        ),
+    ),
+    Case(
+        "s3-no-public-grants",
+        "list principal",
+        lambda rs: set_in(
+            p(rs, ":BucketPolicy", "models"),
+            ("policy",),
+            json.dumps(
+                {
+                    "Statement": [
+                        {
+                            "Effect": "Allow",
+                            "Principal": {"AWS": ["*"]},
+                            "Action": "s3:GetObject",
+                            "Resource": "arn:aws:s3:::fx/*",
+                        }
+                    ]
+                }
+            ),
+        ),
+    ),
+    # GCP IAM
+    Case("gcp-no-primitive-roles", "editor", lambda rs: _gcp_member(rs, role="roles/editor")),
+    Case("gcp-no-primitive-roles", "owner, odd case", lambda rs: _gcp_member(rs, role="Roles/Owner")),
+    Case(
+        "gcp-no-primitive-roles",
+        "viewer on the workload identity account",
+        lambda rs: set_in(p(rs, "serviceaccount/iAMMember:IAMMember", "model-server-wi"), ("role",), "roles/viewer"),
+    ),
+    Case("gcp-iam-not-public", "allUsers on a bucket", lambda rs: _gcp_member(rs, member="allUsers")),
+    Case("gcp-iam-not-public", "lower case", lambda rs: _gcp_member(rs, member="allauthenticatedusers")),
+    Case(
+        "gcp-iam-not-public",
+        "on a service account",
+        lambda rs: _wi_member(rs, "allAuthenticatedUsers"),
+    ),
+    Case(
+        "gcp-workload-identity-one-ksa",
+        "whole namespace",
+        lambda rs: _wi_member(
+            rs,
+            "principalSet://iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/"
+            "p.svc.id.goog/namespace/inference",
+        ),
+    ),
+    Case(
+        "gcp-workload-identity-one-ksa",
+        "wildcard KSA",
+        lambda rs: _wi_member(rs, "serviceAccount:p.svc.id.goog[inference/*]"),
+    ),
+    # Kubernetes RBAC
+    Case("rbac-no-admin-for-workloads", "cluster-admin", lambda rs: _bind(rs, "cluster-admin")),
+    Case(
+        "rbac-no-admin-for-workloads",
+        "edit through a RoleBinding",
+        lambda rs: _bind(rs, "edit", kind=":RoleBinding", name="epp"),
+    ),
+    Case(
+        "rbac-no-admin-for-workloads",
+        "wildcard role",
+        lambda rs: _role_rules(rs, [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]),
+    ),
+    Case(
+        "rbac-no-wildcards",
+        "verbs *",
+        lambda rs: _role_rules(rs, [{"apiGroups": [""], "resources": ["pods"], "verbs": ["*"]}], ":Role", "epp"),
+    ),
+    Case(
+        "rbac-no-wildcards",
+        "resources *",
+        lambda rs: _role_rules(rs, [{"apiGroups": ["apps"], "resources": ["*"], "verbs": ["get"]}]),
+    ),
+    Case(
+        "rbac-no-cluster-secret-read",
+        "list secrets cluster-wide",
+        lambda rs: _role_rules(rs, [{"apiGroups": [""], "resources": ["Secrets"], "verbs": ["list"]}]),
+    ),
+    Case("rbac-no-cluster-secret-read", "admin bound cluster-wide", lambda rs: _bind(rs, "admin")),
+    # network-no-internet-ingress (address-space coverage)
+    Case("network-no-internet-ingress", "0.0.0.0/0 on 443", lambda rs: _ingress(rs, ["0.0.0.0/0"])),
+    Case("network-no-internet-ingress", "split /1 halves", lambda rs: _ingress(rs, PUBLIC_SPLIT_V4)),
+    Case("network-no-internet-ingress", "host bits set", lambda rs: _ingress(rs, ["10.1.2.3/0"])),
+    Case("network-no-internet-ingress", "every public block", lambda rs: _ingress(rs, PUBLIC_WITHOUT_PRIVATE)),
+    Case("network-no-internet-ingress", "IPv6 global unicast", lambda rs: _ingress(rs, [], ["2000::/3"])),
+    Case(
+        "network-no-internet-ingress",
+        "union across rules",
+        lambda rs: (
+            p(rs, ":SecurityGroupIngressRule", "https").update(cidrIpv4="0.0.0.0/1"),
+            _ingress(rs, ["128.0.0.0/1"]),
+        ),
+    ),
+    Case(
+        "network-no-internet-ingress",
+        "GCP firewall",
+        lambda rs: set_in(p(rs, ":Firewall", "gvnic-internal"), ("sourceRanges",), ["0.0.0.0/0"]),
+    ),
+    # k8s-service-not-exposed
+    Case("k8s-service-not-exposed", "no source ranges", lambda rs: _lb(rs, loadBalancerSourceRanges=[])),
+    Case(
+        "k8s-service-not-exposed",
+        "source ranges cover the internet",
+        lambda rs: _lb(rs, loadBalancerSourceRanges=PUBLIC_SPLIT_V4),
+    ),
+    Case("k8s-service-not-exposed", "NodePort", lambda rs: _lb(rs, type="NodePort")),
+    Case(
+        "k8s-service-not-exposed",
+        "lower-case type",
+        lambda rs: _lb(rs, type="loadbalancer", loadBalancerSourceRanges=["0.0.0.0/0"]),
+    ),
+    # k8s-no-host-port, gateway-no-plain-http, k8s-netpol-not-allow-all
+    Case(
+        "k8s-no-host-port",
+        "hostPort",
+        lambda rs: set_in(redis(rs), ("ports",), [{"containerPort": 6379, "hostPort": 6379}]),
+    ),
+    Case(
+        "gateway-no-plain-http",
+        "HTTP listener",
+        lambda rs: p(rs, ":Gateway", "ai-gateway")["spec"]["listeners"].append(
+            {"name": "http", "protocol": "HTTP", "port": 80}
+        ),
+    ),
+    Case(
+        "gateway-no-plain-http",
+        "lower-case http",
+        lambda rs: set_in(p(rs, ":Gateway", "ai-gateway"), ("spec", "listeners", 0, "protocol"), "http"),
+    ),
+    Case(
+        "k8s-netpol-not-allow-all",
+        "empty ingress rule",
+        lambda rs: p(rs, ":NetworkPolicy", "redis")["spec"]["ingress"].append({}),
+    ),
+    Case(
+        "k8s-netpol-not-allow-all",
+        "ipBlock halves of the internet",
+        lambda rs: p(rs, ":NetworkPolicy", "redis")["spec"]["ingress"].append(
+            {"from": [{"ipBlock": {"cidr": c}} for c in PUBLIC_SPLIT_V4]}
+        ),
+    ),
+    # GKE settings and GCS parity with S3
+    Case("gke-cluster-hardening", "legacy ABAC", lambda rs: set_in(gke(rs), ("enableLegacyAbac",), True)),
+    Case(
+        "gke-cluster-hardening",
+        "basic auth",
+        lambda rs: set_in(gke(rs), ("masterAuth",), {"username": "admin", "password": "x"}),
+    ),
+    Case(
+        "gke-cluster-hardening",
+        "client certificate",
+        lambda rs: set_in(gke(rs), ("masterAuth",), {"clientCertificateConfig": {"issueClientCertificate": True}}),
+    ),
+    Case("gke-cluster-hardening", "logging off", lambda rs: set_in(gke(rs), ("loggingService",), "none")),
+    Case(
+        "gke-cluster-hardening",
+        "workload logs only",
+        lambda rs: set_in(gke(rs), ("loggingConfig",), {"enableComponents": ["WORKLOADS"]}),
+    ),
+    Case(
+        "gcs-cmek-and-versioning",
+        "Google-managed key",
+        lambda rs: drop(p(rs, ":Bucket", "models-gcs"), ("encryption",)),
+    ),
+    Case(
+        "gcs-cmek-and-versioning",
+        "unversioned",
+        lambda rs: set_in(p(rs, ":Bucket", "models-gcs"), ("versioning",), {"enabled": False}),
+    ),
+    # Karmada: overrides apply, and what they make the member run is judged
+    Case(
+        "karmada-overrides-apply",
+        "replace of a missing path",
+        lambda rs: set_in(
+            p(rs, ":OverridePolicy", "routing-eks"),
+            ("spec", "overrideRules", 0, "overriders", "plaintext", 0, "path"),
+            "/data/zone/name",
+        ),
+    ),
+    # helm-values-hardened: any key shape
+    Case(
+        "helm-values-hardened",
+        "image string latest",
+        lambda rs: _values(rs, {"validator": {"image": "nvcr.io/v:latest"}}),
+    ),
+    Case("helm-values-hardened", "image without tag", lambda rs: _values(rs, {"sidecarImage": "docker.io/busybox"})),
+    Case(
+        "helm-values-hardened",
+        "image map, upper-case LATEST",
+        lambda rs: _values(rs, {"operator": {"image": {"repository": "nvidia/gpu-operator", "tag": "LATEST"}}}),
+    ),
+    Case(
+        "helm-values-hardened",
+        "image_tag_version main",
+        lambda rs: _values(rs, {"basic": {"image_tag_version": "main"}}),
+    ),
+    Case("helm-values-hardened", "serviceType", lambda rs: _values(rs, {"apiServer": {"serviceType": "LoadBalancer"}})),
+    Case("helm-values-hardened", "service.type nodeport", lambda rs: _values(rs, {"service": {"type": "nodeport"}})),
+    Case(
+        "helm-values-hardened",
+        "hostNetwork outside the privileged namespaces",
+        lambda rs: (
+            set_in(p(rs, ":Release", "gpu-operator"), ("namespace",), "monitoring"),
+            _values(rs, {"exporter": {"hostNetwork": True}}),
+        ),
+    ),
+    Case(
+        "helm-values-hardened",
+        "Grafana anonymous",
+        lambda rs: _values(rs, {"grafana": {"grafana.ini": {"auth.anonymous": {"enabled": "true"}}}}),
+    ),
+    Case(
+        "helm-values-hardened",
+        "Grafana default admin",
+        lambda rs: _values(rs, {"grafana": {"adminPassword": "prom-operator"}}),
+    ),
+    # no-plaintext-secrets (detect-secrets)
+    Case(
+        "no-plaintext-secrets",
+        "secret under a reference-like key",  # a reference is a Secret's name, not a token
+        lambda rs: _env(rs, "EXISTING_SECRET", FAKE_GITHUB_TOKEN),
+    ),
+    Case("no-plaintext-secrets", "AWS key in env", lambda rs: _env(rs, "AWS_ACCESS_KEY_ID", FAKE_AWS_KEY)),
+    Case("no-plaintext-secrets", "password env, lower case", lambda rs: _env(rs, "redis_password", "Xk29!mQ7zr")),
+    Case(
+        "no-plaintext-secrets",
+        "credentials in a URL",
+        lambda rs: set_in(
+            p(rs, ":ScaledObject", "llama-70b-scaler"),
+            ("spec", "triggers", 0, "metadata", "serverAddress"),
+            "http://admin:Pr0mPassw0rd@prometheus:9090",
+        ),
+    ),
+    Case(
+        "no-plaintext-secrets",
+        "token in Helm values",
+        lambda rs: set_in(p(rs, ":Release", "gpu-operator"), ("values", "ngc", "apiKey"), FAKE_GITHUB_TOKEN),
+    ),
+    Case(
+        "no-plaintext-secrets",
+        "private key in a ConfigMap",
+        lambda rs: set_in(p(rs, ":ConfigMap", "custom-mig-config"), ("data", "tls.key"), FAKE_PRIVATE_KEY),
+    ),
+    Case(
+        "no-plaintext-secrets",
+        "resource tag",
+        lambda rs: set_in(p(rs, ":Bucket", "models"), ("tags",), {"deploy-token": FAKE_GITHUB_TOKEN}),
+    ),
+    # secrets-stay-secret
+    Case(
+        "secrets-stay-secret",
+        "plain Secret payload",
+        lambda rs: added(
+            rs,
+            find(rs, "core/v1:Service", "redis"),
+            "redis-auth",
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {"name": "redis-auth", "namespace": GATEWAY_NS},
+                "stringData": {"password": "plain"},
+            },
+            type="kubernetes:core/v1:Secret",
+        ),
+    ),
+    Case(
+        "secrets-stay-secret",
+        "value computed from a private key",
+        lambda rs: (
+            added(
+                rs,
+                find(rs, ":Key", "models-key"),
+                "tls-key",
+                {"algorithm": "RSA"},
+                type="tls:index/privateKey:PrivateKey",
+            ),
+            p(rs, ":ConfigMap", "custom-mig-config").update(data={"key": "-----BEGIN..."}),
+            find(rs, ":ConfigMap", "custom-mig-config").deps.update(data=[find(rs, ":PrivateKey", "tls-key").urn]),
+        ),
+    ),
+]
 
 
 def test_compliant_stack_passes_every_rule():
@@ -1089,3 +1623,77 @@ def test_critical_pods_on_a_provider_outside_the_stack_cannot_be_checked():
     volcano = find(rs, ":Release", "volcano")
     rs.remove(next(r for r in rs if r.urn == volcano.provider))
     assert [f.kind for f in run(rs).of("gke-critical-priority-quota")] == ["cannot-check"]
+def test_cluster_managers_named_by_the_spec_may_hold_wildcard_roles():
+    """Karmada's push controller needs `*` on members; the exemption is for exactly the accounts configured."""
+    resources = compliant()
+    _role_rules(resources, [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}])
+    p(resources, ":ClusterRoleBinding", "auth-reviewer")["subjects"] = [
+        {"kind": "ServiceAccount", "name": "karmada-controller-manager", "namespace": "karmada-cluster"}
+    ]
+    flagged = {f.policy for f in run(resources).findings}
+    assert flagged == {"rbac-no-admin-for-workloads", "rbac-no-wildcards", "rbac-no-cluster-secret-read"}
+    managers = {"clusterAdminServiceAccounts": ["karmada-cluster/karmada-controller-manager"]}
+    assert run(resources, SETTINGS.merged(managers, ALL_RULES)).findings == []
+    other = {"clusterAdminServiceAccounts": ["karmada-cluster/someone-else"]}
+    assert {f.policy for f in run(resources, SETTINGS.merged(other, ALL_RULES)).findings} == flagged
+
+
+def test_kserve_merges_the_predictor_onto_its_runtime_strategically():
+    """A partial securityContext or env in the predictor adds to the runtime container; it does not replace it."""
+    resources = compliant()
+    model(resources)["securityContext"] = {"readOnlyRootFilesystem": True}
+    model(resources)["env"] = [{"name": "VLLM_LOGGING_LEVEL", "value": "INFO"}]
+    runtime_container(resources)["env"] = [{"name": "HF_HOME", "value": "/mnt/models"}]
+    assert run(resources).findings == []
+    [merged] = [c for c in workload(find(resources, ":InferenceService", "llama-70b"), Stack(resources)).containers]
+    assert merged["securityContext"] == {"runAsNonRoot": True, "runAsUser": 1000, "allowPrivilegeEscalation": False,
+                                         "capabilities": {"drop": ["ALL"]}, "readOnlyRootFilesystem": True}  # fmt: skip
+    assert [e["name"] for e in merged["env"]] == ["HF_HOME", "VLLM_LOGGING_LEVEL"]
+    assert merged["args"][:2] == ["--port=8080", "--model=/mnt/models"]  # runtime's first, then the predictor's
+    model(resources)["securityContext"] = {"privileged": True}
+    assert {f.policy for f in run(resources).findings} == {"k8s-no-privileged"}
+
+
+def test_karmada_members_run_the_template_with_their_overrides():
+    resources = compliant()
+    stack = Stack(resources)
+    [copy] = [r for r in stack.resources if r.propagated]
+    assert (copy.cluster, copy.props["data"], copy.label) == (
+        "fx-eks",
+        {"region": "use1"},
+        "ConfigMap inference/routing (propagated to fx-eks)",
+    )
+    assert find(resources, ":ConfigMap", "routing").props["data"] == {"region": "any"}  # the template is untouched
+    rule = p(resources, ":OverridePolicy", "routing-eks")["spec"]["overrideRules"][0]
+    rule["overriders"]["plaintext"].append(
+        {"operator": "add", "path": "/data/token", "value": "ghp_" + "x7Kq2mZ9vR4tY8wP1sN6bV3cL5hJ0dF2gA9e"}
+    )
+    assert {f.policy for f in run(resources).findings} == {"no-plaintext-secrets"}
+    rule["targetCluster"]["clusterNames"] = ["elsewhere"]  # not this member: its copy is the template
+    assert next(r for r in Stack(resources).resources if r.propagated).props["data"] == {"region": "any"}
+
+
+def test_helm_values_that_are_fine_pass():
+    resources = compliant()
+    _values(
+        resources,
+        {
+            "validator": {"image": "nvcr.io/nvidia/validator@sha256:" + "a" * 64},
+            "operator": {"image": {"repository": "nvidia/gpu-operator", "tag": "v26.7.0"}},
+            "daemonsets": {"privileged": True, "hostPath": "/run/nvidia"},  # the GPU operator's namespace may
+            "service": {"type": "LoadBalancer", "annotations": {"networking.gke.io/load-balancer-type": "Internal"}},
+            "grafana": {"admin": {"existingSecret": "grafana-admin"}},
+        },
+    )
+    assert run(resources).findings == []
+
+
+def test_flex_start_pools_named_by_the_spec_need_not_auto_repair():
+    resources = compliant()
+    pool(resources)["management"]["autoRepair"] = False
+    pool(resources)["nodeConfig"]["flexStart"] = True
+    assert {f.policy for f in run(resources).findings} == {"node-auto-repair"}
+    named = SETTINGS.merged({"noAutoRepairPools": ["h200"]}, ALL_RULES)
+    assert run(resources, named).findings == []
+    pool(resources)["nodeConfig"]["flexStart"] = False  # named, but not flex-start: repair is required
+    assert {f.policy for f in run(resources, named).findings} == {"node-auto-repair"}

@@ -3,27 +3,51 @@
 from __future__ import annotations
 
 from policies.framework import Rule
-from policies.rules import aws, gateway, gcp, gpu, kubernetes, llm, production, storage
+from policies.rules import (
+    aws,
+    federation,
+    gateway,
+    gcp,
+    gpu,
+    helm,
+    iam,
+    kubernetes,
+    llm,
+    network,
+    production,
+    secrets,
+    storage,
+)
 
 CATEGORIES: dict[str, str] = {
     "aws": "AWS: EKS, EC2, IAM, KMS",
+    "iam": "Identity and access: AWS policies, GCP IAM, Kubernetes RBAC",
+    "network": "Network exposure",
+    "secrets": "Secrets",
     "storage": "Model storage: S3 and GCS",
     "gcp": "GCP: GKE and node pools",
     "kubernetes": "Kubernetes workloads and Helm",
+    "helm": "Helm values as workloads",
     "gpu": "GPU node pools",
     "llm": "Model servers (LLM sizing)",
     "gateway": "AI gateway routes",
+    "federation": "Karmada federation",
     "production": "Production",
 }
 
 ALL_RULES: tuple[Rule, ...] = (
     *aws.RULES,
+    *iam.RULES,
+    *network.RULES,
+    *secrets.RULES,
     *storage.RULES,
     *gcp.RULES,
     *kubernetes.RULES,
+    *helm.RULES,
     *gpu.RULES,
     *llm.RULES,
     *gateway.RULES,
+    *federation.RULES,
     *production.RULES,
 )
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import ipaddress
+import fnmatch
 from collections.abc import Iterator
 
 from policies.framework import Context, Violation, rule
 from policies.model import Resource, as_list, get, json_document, number, truthy
+from policies.rules.network import covers_internet
 
 EKS_CLUSTER = "aws:eks/cluster:Cluster"
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
@@ -28,13 +29,6 @@ ADMIN_POLICIES = ("arn:aws:iam::aws:policy/AdministratorAccess", "arn:aws:iam::a
 READ_ONLY_ACTION_PREFIXES = ("Describe", "List", "Get")
 
 
-def _is_world(cidr: object) -> bool:
-    try:
-        return isinstance(cidr, str) and ipaddress.ip_network(cidr, strict=False).prefixlen == 0
-    except ValueError:
-        return False
-
-
 @rule(
     name="eks-endpoint-not-public",
     description="The EKS API endpoint is private, or public only to listed CIDRs (never 0.0.0.0/0).",
@@ -50,7 +44,7 @@ def eks_endpoint_not_public(r: Resource, ctx: Context) -> Iterator[Violation]:
     cidrs = as_list(get(r.props, "vpcConfig", "publicAccessCidrs"))
     if not cidrs:
         yield Violation(f"cluster {r.name}: public endpoint with no publicAccessCidrs is open to 0.0.0.0/0")
-    elif any(_is_world(c) for c in cidrs):
+    elif covers_internet(cidrs):
         yield Violation(f"cluster {r.name}: publicAccessCidrs {cidrs} opens the API server to the internet")
 
 
@@ -168,7 +162,7 @@ def no_open_ssh(r: Resource, ctx: Context) -> Iterator[Violation]:
             yield Violation(f"node group {r.name}: remoteAccess with an SSH key and no source security groups opens 22")
         return
     if r.type == SG_INGRESS_RULE:
-        world = _is_world(get(r.props, "cidrIpv4")) or _is_world(get(r.props, "cidrIpv6"))
+        world = covers_internet([get(r.props, "cidrIpv4"), get(r.props, "cidrIpv6")])
         if world and _covers_ssh(get(r.props, "ipProtocol"), get(r.props, "fromPort"), get(r.props, "toPort")):
             yield Violation(f"ingress rule {r.name} opens SSH to the internet")
         return
@@ -177,7 +171,7 @@ def no_open_ssh(r: Resource, ctx: Context) -> Iterator[Violation]:
         if r.type == SG_RULE and get(ingress, "type") != "ingress":
             continue
         cidrs = as_list(get(ingress, "cidrBlocks")) + as_list(get(ingress, "ipv6CidrBlocks"))
-        if any(_is_world(c) for c in cidrs) and _covers_ssh(
+        if covers_internet(cidrs) and _covers_ssh(
             get(ingress, "protocol"), get(ingress, "fromPort"), get(ingress, "toPort")
         ):
             where = r.name if r.type == SG_RULE else f"{r.name} ingress[{i}]"
@@ -229,6 +223,17 @@ def iam_no_wildcards(r: Resource, ctx: Context) -> Iterator[Violation]:
     yield from _wildcard_findings(json_document(get(r.props, "policy"), "policy"), f"policy {r.name}")
 
 
+def is_irsa_statement(statement: dict) -> bool:
+    """An Allow of web-identity role assumption (any case, wildcards) to an EKS OIDC provider: what
+    irsa-trust-pinned judges."""
+    principal = statement.get("Principal")
+    federated = [v for k, v in principal.items() if k.lower() == "federated"] if isinstance(principal, dict) else []
+    actions = [str(a).lower() for a in as_list(statement.get("Action"))]
+    web_identity = any(fnmatch.fnmatchcase("sts:assumerolewithwebidentity", a) for a in actions)
+    allowed = str(statement.get("Effect", "")).lower() == "allow"
+    return allowed and web_identity and "oidc-provider/oidc.eks." in str(federated)
+
+
 def _conditions(statement: dict, operator: str) -> dict:
     value = (statement.get("Condition") or {}).get(operator)
     return value if isinstance(value, dict) else {}
@@ -246,13 +251,7 @@ def _conditions(statement: dict, operator: str) -> dict:
 def irsa_trust_pinned(r: Resource, ctx: Context) -> Iterator[Violation]:
     document = json_document(get(r.props, "assumeRolePolicy"), "assumeRolePolicy")
     for i, statement in enumerate(_statements(document)):
-        federated = (
-            (statement.get("Principal") or {}).get("Federated")
-            if isinstance(statement.get("Principal"), dict)
-            else None
-        )
-        web_identity = "sts:AssumeRoleWithWebIdentity" in as_list(statement.get("Action"))
-        if statement.get("Effect") != "Allow" or not web_identity or "oidc-provider" not in str(federated):
+        if not is_irsa_statement(statement):
             continue
         equals = _conditions(statement, "StringEquals")
         like = _conditions(statement, "StringLike")

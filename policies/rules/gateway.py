@@ -40,14 +40,15 @@ def is_ai_route(r: Resource) -> bool:
     return r.is_kubernetes and r.kind == AI_ROUTE_KIND and r.api_group == AI_GATEWAY_GROUP
 
 
-def _internal(annotations: object) -> bool:
+def internal_load_balancer(annotations: object) -> bool:
+    """Service annotations that keep a cloud load balancer off the internet."""
     return isinstance(annotations, dict) and any(
         str(annotations.get(k, "")).lower() == v.lower() for k, v in INTERNAL_LB.items()
     )
 
 
 def is_public(gateway: Resource, stack: Stack) -> bool:
-    if _internal(peek(gateway.props, "spec", "infrastructure", "annotations")):
+    if internal_load_balancer(peek(gateway.props, "spec", "infrastructure", "annotations")):
         return False
     ref = peek(gateway.props, "spec", "infrastructure", "parametersRef")
     if isinstance(ref, dict) and ref.get("kind") == "EnvoyProxy":
@@ -55,7 +56,7 @@ def is_public(gateway: Resource, stack: Stack) -> bool:
             if proxy.k8s_name == ref.get("name") and proxy.namespace == gateway.namespace:
                 service = peek(proxy.props, "spec", "provider", "kubernetes", "envoyService")
                 if isinstance(service, dict) and (
-                    service.get("type") == "ClusterIP" or _internal(service.get("annotations"))
+                    service.get("type") == "ClusterIP" or internal_load_balancer(service.get("annotations"))
                 ):
                     return False
     return True

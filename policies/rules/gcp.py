@@ -9,7 +9,8 @@ from components.catalog.upstream import GKE_CRITICAL_PRIORITY_CLASSES
 from policies.framework import CannotCheck, Context, Violation, rule
 from policies.model import Resource, Stack, as_list, get, peek
 from policies.pods import WORKLOAD_KINDS, is_workload, workload
-from policies.rules.aws import NODE_GROUP, _is_world
+from policies.rules.aws import NODE_GROUP
+from policies.rules.network import covers_internet
 
 GKE_CLUSTER = "gcp:container/cluster:Cluster"
 NODE_POOL = "gcp:container/nodePool:NodePool"
@@ -63,9 +64,9 @@ def gke_control_plane_not_public(r: Resource, ctx: Context) -> Iterator[Violatio
     if not isinstance(networks, dict):
         yield Violation(f"cluster {r.name}: public endpoint without masterAuthorizedNetworksConfig is open to all")
         return
-    for block in as_list(get(networks, "cidrBlocks")):
-        if _is_world(get(block, "cidrBlock")):
-            yield Violation(f"cluster {r.name}: authorized network {get(block, 'displayName')} is 0.0.0.0/0")
+    blocks = [get(block, "cidrBlock") for block in as_list(get(networks, "cidrBlocks"))]
+    if covers_internet(blocks):
+        yield Violation(f"cluster {r.name}: authorized networks {blocks} cover the internet")
     if get(networks, "gcpPublicCidrsAccessEnabled") is True:
         yield Violation(f"cluster {r.name}: gcpPublicCidrsAccessEnabled lets every Google Cloud IP reach the API")
 
@@ -135,14 +136,17 @@ def gke_node_service_account(r: Resource, ctx: Context) -> Iterator[Violation]:
 
 @rule(
     name="node-auto-repair",
-    description="Node pools repair unhealthy nodes automatically (GKE management.autoRepair, EKS node repair).",
+    description="Node pools repair unhealthy nodes automatically (GKE management.autoRepair, EKS node repair); "
+    "flex-start pools the spec names (noAutoRepairPools) must not.",
     severity="medium",
     remediation="GKE: management.autoRepair=true; EKS: nodeRepairConfig.enabled=true",
     applies_to=(NODE_POOL, NODE_GROUP),
+    config=("noAutoRepairPools",),
 )
 def node_auto_repair(r: Resource, ctx: Context) -> Iterator[Violation]:
     if r.type == NODE_POOL:
-        if get(r.props, "management", "autoRepair") is not True:
+        exempt = get(r.props, "name") in ctx.value("noAutoRepairPools") and get(r.props, "nodeConfig", "flexStart")
+        if get(r.props, "management", "autoRepair") is not True and not exempt:
             yield Violation(f"node pool {r.name}: management.autoRepair is not true")
     elif get(r.props, "nodeRepairConfig", "enabled") is not True:
         yield Violation(f"node group {r.name}: nodeRepairConfig.enabled is not true")
@@ -224,6 +228,29 @@ def gke_critical_priority_quota(r: Resource, ctx: Context) -> Iterator[Violation
                 f"{r.label} runs {priority} pods in namespace {namespace} on GKE cluster {r.cluster}, which has no "
                 f"ResourceQuota scoped to PriorityClass {priority}: GKE rejects them"
             )
+@rule(
+    name="gke-cluster-hardening",
+    description="GKE clusters use no legacy ABAC, no basic auth, no client certificates, and keep system logging "
+    "and monitoring on (Checkov's GKE checks).",
+    severity="high",
+    remediation="drop enableLegacyAbac and masterAuth.username/password, set "
+    "masterAuth.clientCertificateConfig.issueClientCertificate=false, keep loggingConfig/monitoringConfig with "
+    "SYSTEM_COMPONENTS (never loggingService/monitoringService 'none')",
+    applies_to=(GKE_CLUSTER,),
+)
+def gke_cluster_hardening(r: Resource, ctx: Context) -> Iterator[Violation]:
+    if get(r.props, "enableLegacyAbac") is True:
+        yield Violation(f"cluster {r.name} enables legacy ABAC, which bypasses RBAC")
+    if get(r.props, "masterAuth", "username") or get(r.props, "masterAuth", "password"):
+        yield Violation(f"cluster {r.name} enables basic authentication (masterAuth.username/password)")
+    if get(r.props, "masterAuth", "clientCertificateConfig", "issueClientCertificate") is True:
+        yield Violation(f"cluster {r.name} issues a client certificate with cluster-admin rights")
+    for service, config in (("loggingService", "loggingConfig"), ("monitoringService", "monitoringConfig")):
+        if str(get(r.props, service) or "").lower() == "none":
+            yield Violation(f"cluster {r.name}: {service} is none")
+        components = get(r.props, config, "enableComponents")
+        if components is not None and "SYSTEM_COMPONENTS" not in [str(c).upper() for c in as_list(components)]:
+            yield Violation(f"cluster {r.name}: {config}.enableComponents {components} leaves out SYSTEM_COMPONENTS")
 
 
 RULES = [
@@ -234,4 +261,5 @@ RULES = [
     gke_node_service_account,
     node_auto_repair,
     gke_critical_priority_quota,
+    gke_cluster_hardening,
 ]

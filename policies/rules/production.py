@@ -76,6 +76,7 @@ def _scales_to_zero(r: Resource) -> bool:
     "minReplicaCount); scale to zero only in dev",
     applies_to=("InferenceService", SCALED_OBJECT),
     subject=lambda r: is_model_server(r) or r.type == SCALED_OBJECT,
+    scope="stack",  # judges each Karmada member's copy, with its overrides
     config=("production",),
 )
 def no_scale_to_zero(r: Resource, ctx: Context) -> Iterator[Violation]:

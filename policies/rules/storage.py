@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 from policies.framework import Context, Violation, rule
 from policies.model import Resource, as_list, get, json_document, truthy
+from policies.rules.iam import public_unpinned
 
 S3_BUCKETS = ("aws:s3/bucket:Bucket", "aws:s3/bucketV2:BucketV2")
 S3_PUBLIC_ACCESS_BLOCK = ("aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock",)
@@ -181,15 +182,8 @@ def s3_acls_disabled(r: Resource, ctx: Context) -> Iterator[Violation]:
 
 
 def _public_statements(document: dict) -> list[int]:
-    public = []
-    for i, statement in enumerate(as_list(document.get("Statement"))):
-        if not isinstance(statement, dict) or statement.get("Effect") != "Allow" or statement.get("Condition"):
-            continue
-        principal = statement.get("Principal")
-        aws = principal.get("AWS") if isinstance(principal, dict) else principal
-        if principal == "*" or "*" in as_list(aws):
-            public.append(i)
-    return public
+    statements = as_list(document.get("Statement"))
+    return [i for i, s in enumerate(statements) if isinstance(s, dict) and public_unpinned(s)]
 
 
 @rule(
@@ -212,7 +206,9 @@ def s3_no_public_grants(r: Resource, ctx: Context) -> Iterator[Violation]:
         return
     if get(r.props, "policy"):
         for i in _public_statements(json_document(get(r.props, "policy"), "policy")):
-            yield Violation(f"{r.name}: policy Statement[{i}] allows Principal '*' without a condition")
+            yield Violation(
+                f"{r.name}: policy Statement[{i}] allows Principal '*' without a condition pinning the caller"
+            )
 
 
 @rule(
@@ -261,6 +257,22 @@ def gcs_no_public_members(r: Resource, ctx: Context) -> Iterator[Violation]:
             yield Violation(f"{r.name} grants {get(r.props, 'role') or 'access'} to {member}")
 
 
+@rule(
+    name="gcs-cmek-and-versioning",
+    description="GCS buckets holding model weights match the S3 baseline: encrypted with a customer-managed KMS key "
+    "and versioned.",
+    severity="medium",
+    remediation="set encryption.defaultKmsKeyName to the models CryptoKey (grant the GCS service agent "
+    "roles/cloudkms.cryptoKeyEncrypterDecrypter) and versioning.enabled=true",
+    applies_to=(GCS_BUCKET,),
+)
+def gcs_cmek_and_versioning(r: Resource, ctx: Context) -> Iterator[Violation]:
+    if not get(r.props, "encryption", "defaultKmsKeyName"):
+        yield Violation(f"GCS bucket {r.name} is encrypted with a Google-managed key (no encryption.defaultKmsKeyName)")
+    if get(r.props, "versioning", "enabled") is not True:
+        yield Violation(f"GCS bucket {r.name} is not versioned: an overwritten or deleted model cannot be restored")
+
+
 RULES = [
     s3_public_access_blocked,
     s3_encrypted_with_kms,
@@ -271,4 +283,5 @@ RULES = [
     gcs_public_access_prevention,
     gcs_uniform_access,
     gcs_no_public_members,
+    gcs_cmek_and_versioning,
 ]

@@ -49,6 +49,8 @@ class PlannedResource:
             "custom": self.custom,
             "inputs": self.inputs,
             "options": self.options,
+            # What `make policy-check` needs to judge a saved plan as `make plan` did (stack rules pair by it).
+            "propertyDependencies": {k: sorted(v) for k, v in sorted(self.property_dependencies.items())},
         }
 
 

@@ -1,0 +1,131 @@
+"""Helm values are workloads too: what a chart will render is judged from its values, whatever the key shape.
+
+Charts spell the same setting many ways (`image: repo:tag`, `image: {repository, tag}`,
+`imageTag`, `image_tag_version`, `serviceType`, `service: {type}`), so keys are matched by
+what they say, case-insensitively, anywhere in the values tree.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from policies.framework import Context, Violation, rule
+from policies.model import Resource, get
+from policies.rules.gateway import internal_load_balancer
+from policies.rules.network import covers_internet
+
+HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
+MOVING_TAGS = ("latest", "main", "master", "nightly", "edge", "dev", "stable")
+HOST_SETTINGS = ("privileged", "hostnetwork", "hostpid", "hostipc", "allowprivilegeescalation")
+DEFAULT_ADMIN_PASSWORDS = ("admin", "prom-operator", "password", "changeme")
+_IMAGE_KEY = re.compile(r"image", re.IGNORECASE)
+_EXPOSED = ("loadbalancer", "nodeport")
+
+
+def _leaves(value: object, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], object]]:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _leaves(v, (*path, str(k)))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _leaves(v, (*path, str(i)))
+    else:
+        yield path, value
+
+
+def _dicts(value: object, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], dict]]:
+    if isinstance(value, dict):
+        yield path, value
+        for k, v in value.items():
+            yield from _dicts(v, (*path, str(k)))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _dicts(v, (*path, str(i)))
+
+
+def _tag_key(key: str) -> bool:
+    return "tag" in key.lower() or key.lower().endswith("version")
+
+
+def _moving(tag: str) -> bool:
+    return tag.strip().lower() in MOVING_TAGS
+
+
+def _unpinned_reference(text: str) -> bool:
+    """An image reference string whose tag is absent or moving (digests are pinned)."""
+    if "@sha256:" in text or ("/" not in text and ":" not in text):
+        return False
+    name, _, tag = text.rpartition(":") if ":" in text.rsplit("/", 1)[-1] else (text, "", "")
+    return bool(name) and (not tag or _moving(tag))
+
+
+def _image_findings(values: dict) -> Iterator[str]:
+    for path, value in _leaves(values):
+        if not isinstance(value, str) or not path:
+            continue
+        key, inside_image = path[-1], any(_IMAGE_KEY.search(p) for p in path)
+        if _IMAGE_KEY.search(key) and not _tag_key(key) and _unpinned_reference(value):
+            yield f"values.{'.'.join(path)} = {value!r} is not pinned to a version or digest"
+        elif (inside_image or _IMAGE_KEY.search(key)) and _tag_key(key) and _moving(value):
+            yield f"values.{'.'.join(path)} = {value!r} is a moving tag"
+
+
+def _service_findings(values: dict) -> Iterator[str]:
+    for path, d in _dicts(values):
+        for key, value in d.items():
+            kind = str(value).lower() if isinstance(value, str) else ""
+            service_type = key.lower() == "servicetype" or (key == "type" and path and "service" in path[-1].lower())
+            if not service_type or kind not in _EXPOSED:
+                continue
+            ranges = d.get("loadBalancerSourceRanges") or []
+            where = f"values.{'.'.join((*path, key))}"
+            if kind == "nodeport":
+                yield f"{where} = {value} opens the service on every node"
+            elif not internal_load_balancer(d.get("annotations")) and (not ranges or covers_internet(ranges)):
+                yield f"{where} = {value} without loadBalancerSourceRanges that exclude the internet"
+
+
+def _host_findings(values: dict) -> Iterator[str]:
+    for path, value in _leaves(values):
+        if path and path[-1].lower() in HOST_SETTINGS and value is True:
+            yield f"values.{'.'.join(path)} is true"
+        elif path and path[-1].lower() == "hostpath" and value:
+            yield f"values.{'.'.join(path)} mounts the node's {value}"
+
+
+def _grafana_findings(values: dict) -> Iterator[str]:
+    for path, d in _dicts(values):
+        anonymous = next((v for k, v in d.items() if k.lower() == "auth.anonymous"), None)
+        if isinstance(anonymous, dict) and str(anonymous.get("enabled")).lower() == "true":
+            yield f"values.{'.'.join(path)}.auth.anonymous.enabled lets anyone in without logging in"
+        password = d.get("adminPassword")
+        if isinstance(password, str) and password.strip().lower() in DEFAULT_ADMIN_PASSWORDS:
+            yield f"values.{'.'.join(path)}.adminPassword is the well-known default {password!r}"
+
+
+@rule(
+    name="helm-values-hardened",
+    description="Helm values render no unpinned image (any key shape), no internet-facing LoadBalancer or NodePort "
+    "Service, no privileged or host settings outside the privileged namespaces, and no anonymous or default-admin "
+    "Grafana login.",
+    severity="high",
+    remediation="pin image tags (or digests), keep chart Services ClusterIP or internal with source ranges, drop "
+    "privileged/host settings (or install into a namespace listed in privilegedNamespaces), and give Grafana "
+    "admin.existingSecret with anonymous auth off",
+    applies_to=(HELM_RELEASE,),
+    config=("privilegedNamespaces",),
+)
+def helm_values_hardened(r: Resource, ctx: Context) -> Iterator[Violation]:
+    values = r.props.get("values")  # unknown parts (secret files) are skipped, not guessed
+    if not isinstance(values, dict):
+        return
+    release = get(r.props, "name") or r.name
+    problems = [*_image_findings(values), *_service_findings(values), *_grafana_findings(values)]
+    if get(r.props, "namespace") not in ctx.privileged_namespaces:
+        problems += list(_host_findings(values))
+    for problem in problems:
+        yield Violation(f"Helm release {release}: {problem}")
+
+
+RULES = [helm_values_hardened]

@@ -1,0 +1,515 @@
+"""Identity and access, analysed: AWS policy documents (parliament, cloudsplaining), trust and key
+policies, GCP IAM bindings of every resource type, and Kubernetes RBAC.
+
+Matching is case-insensitive where the cloud's is (IAM actions, condition keys, GCP member
+kinds), wildcards are expanded by the libraries, and a statement counts as public unless a
+condition pins the caller to an account, organization or source.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from policies.analyzers import allowed_actions, policy_risks, policy_validity
+from policies.framework import Context, Violation, rule
+from policies.model import Resource, Stack, as_list, get, json_document, peek
+from policies.rules.aws import is_irsa_statement
+
+IAM_POLICY = "aws:iam/policy:Policy"
+IAM_ROLE = "aws:iam/role:Role"
+IAM_ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy"
+IAM_USER_POLICY = "aws:iam/userPolicy:UserPolicy"
+IAM_GROUP_POLICY = "aws:iam/groupPolicy:GroupPolicy"
+IDENTITY_POLICIES = (IAM_POLICY, IAM_ROLE_POLICY, IAM_USER_POLICY, IAM_GROUP_POLICY)
+ATTACHMENTS = (
+    "aws:iam/rolePolicyAttachment:RolePolicyAttachment",
+    "aws:iam/userPolicyAttachment:UserPolicyAttachment",
+    "aws:iam/groupPolicyAttachment:GroupPolicyAttachment",
+    "aws:iam/policyAttachment:PolicyAttachment",
+)
+KMS_KEY = "aws:kms/key:Key"
+KMS_KEY_POLICY = "aws:kms/keyPolicy:KeyPolicy"
+
+# AWS managed policies that are administrator-equivalent: each allows changing IAM itself or every
+# service (matched by name, any partition, any path, any case).
+ADMIN_EQUIVALENT = frozenset(
+    name.lower()
+    for name in (
+        "AdministratorAccess",
+        "PowerUserAccess",
+        "IAMFullAccess",
+        "AdministratorAccess-Amplify",
+        "AdministratorAccess-AWSElasticBeanstalk",
+        "AWSOrganizationsFullAccess",
+        "AWSCloudFormationFullAccess",
+    )
+)
+_AWS_MANAGED = re.compile(r"^arn:aws[a-z-]*:iam::aws:policy/(?:.*/)?(?P<name>[^/]+)$", re.IGNORECASE)
+
+# Condition keys that pin a public principal to callers we own (AWS's "not public" test for policies).
+PINNING_KEYS = frozenset(
+    k.lower()
+    for k in (
+        "aws:PrincipalAccount",
+        "aws:PrincipalOrgID",
+        "aws:PrincipalOrgPaths",
+        "aws:PrincipalArn",
+        "aws:SourceAccount",
+        "aws:SourceArn",
+        "aws:SourceOwner",
+        "aws:SourceOrgID",
+        "aws:SourceVpc",
+        "aws:SourceVpce",
+        "aws:SourceIp",
+        "kms:CallerAccount",
+    )
+)
+GOOGLE_PROVIDER = "accounts.google.com"
+
+
+def _statements(document: dict) -> list[dict]:
+    return [s for s in as_list(document.get("Statement")) if isinstance(s, dict)]
+
+
+def _allows(statement: dict) -> bool:
+    return str(statement.get("Effect", "")).lower() == "allow"
+
+
+def _documents(r: Resource) -> Iterator[tuple[str, dict]]:
+    """(where, document) of every identity policy a resource carries."""
+    if r.type == IAM_ROLE:
+        for i, inline in enumerate(as_list(get(r.props, "inlinePolicies"))):
+            if get(inline, "policy"):
+                where = f"role {r.name} inline policy {get(inline, 'name') or i}"
+                yield where, json_document(get(inline, "policy"), f"inlinePolicies[{i}].policy")
+        return
+    yield f"policy {r.name}", json_document(get(r.props, "policy"), "policy")
+
+
+def _all_documents(r: Resource) -> Iterator[tuple[str, dict]]:
+    """Identity and key policies of a resource (parliament is no judge of trust policies: it wants a Resource
+    there and knows no EKS OIDC provider; iam-trust-restricted checks those)."""
+    if r.type in (KMS_KEY, KMS_KEY_POLICY):
+        if get(r.props, "policy"):
+            yield f"KMS key {r.name} key policy", json_document(get(r.props, "policy"), "policy")
+    else:
+        yield from _documents(r)
+
+
+def _principals(statement: dict, kind: str) -> list[str]:
+    principal = statement.get("Principal")
+    if principal == "*":
+        return ["*"]
+    if not isinstance(principal, dict):
+        return []
+    return [str(v) for k, v in principal.items() if k.lower() == kind.lower() for v in as_list(v)]
+
+
+def _is_public_principal(statement: dict) -> bool:
+    """Principal "*" (in any of its spellings), or an AWS principal that is every account."""
+    if "NotPrincipal" in statement:
+        return True
+    aws = _principals(statement, "AWS")
+    return any(p == "*" or re.fullmatch(r"arn:aws[a-z-]*:iam::\*:root", p, re.IGNORECASE) for p in aws)
+
+
+def _condition_keys(statement: dict) -> set[str]:
+    conditions = statement.get("Condition")
+    if not isinstance(conditions, dict):
+        return set()
+    return {k.lower() for block in conditions.values() if isinstance(block, dict) for k in block}
+
+
+def _condition_values(statement: dict, suffix: str, operators: tuple[str, ...]) -> list[str]:
+    conditions = statement.get("Condition")
+    if not isinstance(conditions, dict):
+        return []
+    found = []
+    for operator, block in conditions.items():
+        base = operator.split(":")[-1].removesuffix("IfExists").lower()
+        if base in operators and isinstance(block, dict):
+            found += [str(v) for k, vs in block.items() if k.lower().endswith(suffix) for v in as_list(vs)]
+    return found
+
+
+def public_unpinned(statement: dict) -> bool:
+    """An Allow to a public principal that no condition pins to our accounts or sources."""
+    return _allows(statement) and _is_public_principal(statement) and not (_condition_keys(statement) & PINNING_KEYS)
+
+
+@rule(
+    name="iam-policy-valid",
+    description="Every AWS identity and key policy document is valid IAM as parliament checks it: known "
+    "actions, prefixes and condition operators, matching resource types, well-formed ARNs and statements.",
+    severity="medium",
+    remediation="correct the action/resource/condition parliament names (a typo silently grants or denies "
+    "something else); see parliament's issue reference for the finding",
+    applies_to=(*IDENTITY_POLICIES, IAM_ROLE, KMS_KEY, KMS_KEY_POLICY),
+)
+def iam_policy_valid(r: Resource, ctx: Context) -> Iterator[Violation]:
+    for where, document in _all_documents(r):
+        for finding in policy_validity(document):
+            yield Violation(f"{where}: {finding.issue} ({finding.detail})")
+
+
+@rule(
+    name="iam-no-risky-permissions",
+    description="No identity policy allows privilege escalation, data exfiltration, resource exposure or "
+    "infrastructure modification on unconstrained resources (cloudsplaining's risk categories).",
+    severity="high",
+    remediation="scope the actions cloudsplaining lists to the exact resource ARNs the workload needs "
+    "(e.g. the models bucket and its prefix), or remove them",
+    applies_to=(*IDENTITY_POLICIES, IAM_ROLE),
+)
+def iam_no_risky_permissions(r: Resource, ctx: Context) -> Iterator[Violation]:
+    for where, document in _documents(r):
+        for risk, actions in policy_risks(document).items():
+            if actions:
+                shown = ", ".join(actions[:4]) + (f" and {len(actions) - 4} more" if len(actions) > 4 else "")
+                yield Violation(f"{where} allows {risk} on any resource: {shown}")
+
+
+@rule(
+    name="iam-trust-restricted",
+    description="Role trust policies admit no public principal, and a federated principal only with pinned "
+    "subject and audience conditions.",
+    severity="critical",
+    remediation='name the exact principal; for web identity add StringEquals {"<issuer>:sub": '
+    '"system:serviceaccount:<ns>:<sa>", "<issuer>:aud": "sts.amazonaws.com"} (components/aws/policy_docs)',
+    applies_to=(IAM_ROLE,),
+)
+def iam_trust_restricted(r: Resource, ctx: Context) -> Iterator[Violation]:
+    document = json_document(get(r.props, "assumeRolePolicy"), "assumeRolePolicy")
+    for i, statement in enumerate(_statements(document)):
+        where = f"role {r.name} trust Statement[{i}]"
+        if not _allows(statement):
+            continue
+        if public_unpinned(statement):
+            yield Violation(f"{where} lets any AWS principal assume the role")
+        if not _principals(statement, "Federated") or is_irsa_statement(statement):
+            continue  # EKS OIDC (IRSA) trust is irsa-trust-pinned's, with its stricter subject shape
+        subjects = _condition_values(statement, ":sub", ("stringequals",))
+        audiences = _condition_values(statement, ":aud", ("stringequals",))
+        wild = [s for s in _condition_values(statement, ":sub", ("stringlike",)) if "*" in s or "?" in s]
+        if not subjects or any("*" in s or "?" in s for s in subjects) or wild:
+            yield Violation(f"{where} trusts a federated principal without one exact StringEquals :sub subject")
+        if not audiences and not _google_account(statement, subjects):
+            yield Violation(f"{where} trusts a federated principal without a StringEquals :aud audience")
+
+
+def _google_account(statement: dict, subjects: list[str]) -> bool:
+    """Google as the identity provider, pinned to one account's unique numeric ID: that subject names one
+    principal whatever audience Google's service requests (Google's documented trust for Storage Transfer)."""
+    federated = [p.lower() for p in _principals(statement, "Federated")]
+    return federated == [GOOGLE_PROVIDER] and len(subjects) == 1 and subjects[0].isdigit()
+
+
+def _wildcard_arn(resource: str) -> bool:
+    return "*" in resource or "?" in resource
+
+
+def _passrole(statement: dict) -> bool:
+    return any(a.lower() == "iam:passrole" for a in allowed_actions(statement))
+
+
+@rule(
+    name="iam-passrole-scoped",
+    description="iam:PassRole (however it is spelled or wildcarded) is granted only on exact role ARNs.",
+    severity="high",
+    remediation="list the exact role ARNs the workload may pass (and add an iam:PassedToService condition); never "
+    "'*' or role/* patterns",
+    applies_to=(*IDENTITY_POLICIES, IAM_ROLE),
+)
+def iam_passrole_scoped(r: Resource, ctx: Context) -> Iterator[Violation]:
+    for where, document in _documents(r):
+        for i, statement in enumerate(_statements(document)):
+            if not _allows(statement) or not _passrole(statement):
+                continue
+            if "NotResource" in statement:
+                yield Violation(f"{where} Statement[{i}] allows iam:PassRole on NotResource (every other role)")
+                continue
+            wild = [str(x) for x in as_list(statement.get("Resource")) if _wildcard_arn(str(x))]
+            if wild:
+                yield Violation(f"{where} Statement[{i}] allows iam:PassRole on wildcard resources {wild}")
+
+
+def _admin_managed(arn: object) -> bool:
+    match = _AWS_MANAGED.match(arn) if isinstance(arn, str) else None
+    return bool(match) and match.group("name").lower() in ADMIN_EQUIVALENT
+
+
+@rule(
+    name="iam-no-admin-managed-policies",
+    description="No role, user or group gets an administrator-equivalent AWS managed policy (AdministratorAccess, "
+    "PowerUserAccess, IAMFullAccess, ...), in any partition or spelling.",
+    severity="critical",
+    remediation="attach a policy that lists the exact actions and resources the principal needs",
+    applies_to=(*ATTACHMENTS, IAM_ROLE),
+)
+def iam_no_admin_managed_policies(r: Resource, ctx: Context) -> Iterator[Violation]:
+    arns = as_list(get(r.props, "managedPolicyArns")) if r.type == IAM_ROLE else [get(r.props, "policyArn")]
+    for arn in arns:
+        if _admin_managed(arn):
+            yield Violation(f"{r.name} attaches the administrator-equivalent managed policy {arn}")
+
+
+@rule(
+    name="kms-key-policy-not-public",
+    description="No KMS key policy allows a public principal ('*', every account's root, "
+    "NotPrincipal) unless a condition pins the caller's account, organization or source.",
+    severity="critical",
+    remediation="grant the key to the account root or named roles, or add a kms:CallerAccount / "
+    "aws:PrincipalAccount / aws:PrincipalOrgID condition",
+    applies_to=(KMS_KEY, KMS_KEY_POLICY),
+)
+def kms_key_policy_not_public(r: Resource, ctx: Context) -> Iterator[Violation]:
+    if not get(r.props, "policy"):
+        return
+    document = json_document(get(r.props, "policy"), "policy")
+    for i, statement in enumerate(_statements(document)):
+        if public_unpinned(statement):
+            yield Violation(
+                f"{r.name}: key policy Statement[{i}] allows a public principal without a pinning condition"
+            )
+
+
+# --- GCP ----------------------------------------------------------------------------------------------
+
+_GCP_IAM = re.compile(r"^gcp:[A-Za-z0-9]+/[A-Za-z0-9]*iam(member|binding|policy):", re.IGNORECASE)
+PRIMITIVE_ROLES = ("roles/owner", "roles/editor", "roles/viewer")
+PUBLIC_MEMBERS = ("allusers", "allauthenticatedusers")
+WORKLOAD_IDENTITY_USER = "roles/iam.workloadidentityuser"
+# serviceAccount:<project>.svc.id.goog[<namespace>/<ksa>]: exactly one Kubernetes service account.
+_ONE_KSA = re.compile(r"^serviceaccount:[a-z0-9.:-]+\.svc\.id\.goog\[[a-z0-9-]+/[a-z0-9-]+\]$", re.IGNORECASE)
+
+
+def is_gcp_iam(r: Resource) -> bool:
+    return bool(_GCP_IAM.match(r.type))
+
+
+def _bindings(r: Resource) -> list[tuple[str, list[str]]]:
+    """(role, members) of a GCP IAM member, binding or whole policy of any resource type."""
+    if r.type.lower().endswith("iampolicy"):
+        data = json_document(get(r.props, "policyData"), "policyData")
+        return [
+            (str(b.get("role", "")), [str(m) for m in as_list(b.get("members"))])
+            for b in as_list(data.get("bindings"))
+            if isinstance(b, dict)
+        ]
+    members = as_list(get(r.props, "member")) + as_list(get(r.props, "members"))
+    return [(str(get(r.props, "role") or ""), [str(m) for m in members])]
+
+
+def _member_kind(member: str) -> str:
+    return member.split(":", 1)[0].strip().lower()
+
+
+@rule(
+    name="gcp-no-primitive-roles",
+    description="No GCP IAM binding of any resource grants a primitive role (owner, editor, viewer).",
+    severity="high",
+    remediation="grant the predefined role for the task (e.g. roles/storage.objectViewer, roles/logging.logWriter)",
+    applies_to=("gcp:*/*IAMMember", "gcp:*/*IAMBinding", "gcp:*/*IAMPolicy"),
+    subject=is_gcp_iam,
+)
+def gcp_no_primitive_roles(r: Resource, ctx: Context) -> Iterator[Violation]:
+    for role, members in _bindings(r):
+        if role.strip().lower() in PRIMITIVE_ROLES:
+            yield Violation(f"{r.name} grants the primitive role {role} to {', '.join(members) or 'members'}")
+
+
+@rule(
+    name="gcp-iam-not-public",
+    description="No GCP IAM binding of any resource type (bucket, key, service account, project) names allUsers "
+    "or allAuthenticatedUsers.",
+    severity="critical",
+    remediation="grant the role to the exact service account (Workload Identity) instead of the public member",
+    applies_to=("gcp:*/*IAMMember", "gcp:*/*IAMBinding", "gcp:*/*IAMPolicy"),
+    subject=is_gcp_iam,
+)
+def gcp_iam_not_public(r: Resource, ctx: Context) -> Iterator[Violation]:
+    for role, members in _bindings(r):
+        for member in members:
+            if _member_kind(member) in PUBLIC_MEMBERS or member.lower().startswith("principalset://goog/public"):
+                yield Violation(f"{r.name} grants {role or 'a role'} to the public member {member}")
+
+
+@rule(
+    name="gcp-workload-identity-one-ksa",
+    description="A Workload Identity binding (roles/iam.workloadIdentityUser) admits exactly one Kubernetes "
+    "service account, never a namespace, a pool or a pattern.",
+    severity="high",
+    remediation="bind serviceAccount:<project>.svc.id.goog[<namespace>/<ksa>] for each KSA that needs the account",
+    applies_to=("gcp:serviceaccount/iAMMember:IAMMember", "gcp:serviceaccount/iAMBinding:IAMBinding"),
+    subject=is_gcp_iam,
+)
+def gcp_workload_identity_one_ksa(r: Resource, ctx: Context) -> Iterator[Violation]:
+    for role, members in _bindings(r):
+        if role.strip().lower() != WORKLOAD_IDENTITY_USER:
+            continue
+        for member in members:
+            if not _ONE_KSA.match(member.strip()):
+                yield Violation(f"{r.name}: Workload Identity member {member} is not exactly one KSA")
+
+
+# --- Kubernetes RBAC ----------------------------------------------------------------------------------
+
+RBAC_GROUP = "rbac.authorization.k8s.io"
+ROLE_KINDS = ("Role", "ClusterRole")
+BINDING_KINDS = ("RoleBinding", "ClusterRoleBinding")
+# Built-in roles that grant (nearly) everything, Secrets included.
+ADMIN_ROLES = ("cluster-admin", "admin", "edit")
+READ_VERBS = ("get", "list", "watch", "*")
+_WORKLOAD_GROUPS = ("system:serviceaccount", "system:authenticated", "system:unauthenticated")
+
+
+def _is_rbac(kinds: tuple[str, ...]):
+    return lambda r: r.is_kubernetes and r.api_group == RBAC_GROUP and r.kind in kinds
+
+
+def _rules(role: Resource) -> list[dict]:
+    return [x for x in as_list(peek(role.props, "rules")) if isinstance(x, dict)]
+
+
+def _lower(values: object) -> list[str]:
+    return [str(v).lower() for v in as_list(values)]
+
+
+def _wildcard_rule(rule_: dict) -> bool:
+    return "*" in _lower(rule_.get("verbs")) or "*" in _lower(rule_.get("resources"))
+
+
+def _reads_secrets(rule_: dict) -> bool:
+    groups, resources, verbs = (
+        _lower(rule_.get("apiGroups")),
+        _lower(rule_.get("resources")),
+        _lower(rule_.get("verbs")),
+    )
+    core = not groups or "" in groups or "*" in groups
+    named = bool(as_list(rule_.get("resourceNames")))
+    return core and not named and ({"secrets", "*"} & set(resources)) and bool(set(READ_VERBS) & set(verbs))
+
+
+def _role_of(binding: Resource, stack: Stack) -> Resource | None:
+    ref = peek(binding.props, "roleRef")
+    if not isinstance(ref, dict):
+        return None
+    for r in stack.resources:
+        same = r.cluster == binding.cluster and r.k8s_name == ref.get("name")
+        scoped = r.kind == "ClusterRole" or r.namespace == binding.namespace
+        if same and r.kind == ref.get("kind") and _is_rbac(ROLE_KINDS)(r) and scoped:
+            return r
+    return None
+
+
+def _workload_subjects(binding: Resource, ctx: Context) -> list[str]:
+    """Service accounts and service-account groups a binding grants to, less the cluster managers the spec names."""
+    found = []
+    for s in as_list(peek(binding.props, "subjects")):
+        if not isinstance(s, dict):
+            continue
+        kind, name = str(s.get("kind", "")), str(s.get("name", ""))
+        account = f"{s.get('namespace', binding.namespace)}/{name}"
+        if kind == "ServiceAccount" and account not in ctx.cluster_admin_service_accounts:
+            found.append(f"ServiceAccount {account}")
+        elif kind in ("Group", "User") and name.lower().startswith(_WORKLOAD_GROUPS):
+            found.append(f"{kind} {name}")
+    return found
+
+
+def _bindings_of(role: Resource, stack: Stack) -> list[Resource]:
+    return [b for b in stack.resources if _is_rbac(BINDING_KINDS)(b) and _role_of(b, stack) is role]
+
+
+def _admin_by_design(role: Resource, ctx: Context) -> bool:
+    """A role bound only to the cluster managers the spec names (e.g. Karmada's push controller)."""
+    bindings = _bindings_of(role, ctx.require_stack())
+    return bool(bindings) and all(not _workload_subjects(b, ctx) and _only_managers(b, ctx) for b in bindings)
+
+
+def _only_managers(binding: Resource, ctx: Context) -> bool:
+    subjects = [s for s in as_list(peek(binding.props, "subjects")) if isinstance(s, dict)]
+    accounts = {f"{s.get('namespace', binding.namespace)}/{s.get('name')}" for s in subjects}
+    kinds = {s.get("kind") for s in subjects}
+    return kinds == {"ServiceAccount"} and accounts <= set(ctx.cluster_admin_service_accounts)
+
+
+@rule(
+    name="rbac-no-admin-for-workloads",
+    description="No RoleBinding or ClusterRoleBinding gives a service account (or the service-account and "
+    "authenticated groups) cluster-admin, admin, edit or a role with wildcard verbs or resources.",
+    severity="critical",
+    remediation="bind a Role that lists the exact resources and verbs the workload uses",
+    applies_to=BINDING_KINDS,
+    subject=_is_rbac(BINDING_KINDS),
+    scope="stack",
+    config=("clusterAdminServiceAccounts",),
+)
+def rbac_no_admin_for_workloads(r: Resource, ctx: Context) -> Iterator[Violation]:
+    subjects = _workload_subjects(r, ctx)
+    if not subjects:
+        return
+    ref = str(get(r.props, "roleRef", "name") or "")
+    role = _role_of(r, ctx.require_stack())
+    if ref.lower() in ADMIN_ROLES and role is None:
+        yield Violation(f"{r.label} gives {', '.join(subjects)} the built-in role {ref}")
+    elif role is not None and any(_wildcard_rule(x) for x in _rules(role)):
+        yield Violation(f"{r.label} gives {', '.join(subjects)} {role.label}, which has wildcard verbs or resources")
+
+
+@rule(
+    name="rbac-no-wildcards",
+    description="Roles and ClusterRoles list their verbs and resources: no '*' (except roles bound only to the "
+    "cluster managers the spec names, clusterAdminServiceAccounts).",
+    severity="high",
+    remediation="replace '*' with the verbs (get, list, watch, ...) and resources the controller uses",
+    applies_to=ROLE_KINDS,
+    subject=_is_rbac(ROLE_KINDS),
+    scope="stack",
+    config=("clusterAdminServiceAccounts",),
+)
+def rbac_no_wildcards(r: Resource, ctx: Context) -> Iterator[Violation]:
+    wild = [(i, x) for i, x in enumerate(_rules(r)) if _wildcard_rule(x)]
+    if not wild or _admin_by_design(r, ctx):
+        return
+    for i, x in wild:
+        yield Violation(f"{r.label} rules[{i}] grants verbs {x.get('verbs')} on resources {x.get('resources')}")
+
+
+@rule(
+    name="rbac-no-cluster-secret-read",
+    description="No ClusterRoleBinding grants get/list/watch on every Secret of the cluster (a ClusterRole "
+    "without resourceNames, or cluster-admin/admin/edit).",
+    severity="critical",
+    remediation="bind a namespaced Role with resourceNames listing the Secrets the workload reads",
+    applies_to=("ClusterRoleBinding",),
+    subject=_is_rbac(("ClusterRoleBinding",)),
+    scope="stack",
+    config=("clusterAdminServiceAccounts",),
+)
+def rbac_no_cluster_secret_read(r: Resource, ctx: Context) -> Iterator[Violation]:
+    if _only_managers(r, ctx):
+        return
+    ref = str(get(r.props, "roleRef", "name") or "")
+    role = _role_of(r, ctx.require_stack())
+    if role is None and ref.lower() in ADMIN_ROLES:
+        yield Violation(f"{r.label} binds {ref}, which reads every Secret of the cluster")
+    elif role is not None and any(_reads_secrets(x) for x in _rules(role)):
+        yield Violation(f"{r.label} binds {role.label}, which reads every Secret of the cluster")
+
+
+RULES = [
+    iam_policy_valid,
+    iam_no_risky_permissions,
+    iam_trust_restricted,
+    iam_passrole_scoped,
+    iam_no_admin_managed_policies,
+    kms_key_policy_not_public,
+    gcp_no_primitive_roles,
+    gcp_iam_not_public,
+    gcp_workload_identity_one_ksa,
+    rbac_no_admin_for_workloads,
+    rbac_no_wildcards,
+    rbac_no_cluster_secret_read,
+]

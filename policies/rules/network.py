@@ -1,0 +1,244 @@
+"""Network exposure judged by address-space coverage, not by prefix length.
+
+A set of sources is open to the internet when, together with the address space that is not
+the internet (private, loopback, link-local, multicast, documentation, reserved), it
+collapses to the whole space: "0.0.0.0/0", "0.0.0.0/1 + 128.0.0.0/1", "1.2.3.4/0" and every
+public block listed one by one are all the internet.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterable, Iterator
+
+from policies.framework import Context, Violation, rule
+from policies.model import Resource, Stack, as_list, get, peek, truthy
+from policies.pods import is_workload, workload
+from policies.rules.gateway import internal_load_balancer, is_public
+
+SECURITY_GROUP = "aws:ec2/securityGroup:SecurityGroup"
+DEFAULT_SECURITY_GROUP = "aws:ec2/defaultSecurityGroup:DefaultSecurityGroup"
+SG_INGRESS_RULE = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
+SG_RULE = "aws:ec2/securityGroupRule:SecurityGroupRule"
+GCP_FIREWALL = "gcp:compute/firewall:Firewall"
+SERVICE = "kubernetes:core/v1:Service"
+
+# IANA special-purpose space (RFC 6890 and successors): not reachable from the internet.
+_NOT_INTERNET_V4 = [
+    ipaddress.ip_network(n)
+    for n in (
+        "0.0.0.0/8",
+        "10.0.0.0/8",
+        "100.64.0.0/10",
+        "127.0.0.0/8",
+        "169.254.0.0/16",
+        "172.16.0.0/12",
+        "192.0.0.0/24",
+        "192.0.2.0/24",
+        "192.88.99.0/24",
+        "192.168.0.0/16",
+        "198.18.0.0/15",
+        "198.51.100.0/24",
+        "203.0.113.0/24",
+        "224.0.0.0/3",
+    )
+]
+# Global unicast is 2000::/3; everything else (and documentation space) is not the internet.
+_NOT_INTERNET_V6 = [ipaddress.ip_network(n) for n in ("::/3", "4000::/2", "8000::/1", "2001:db8::/32")]
+_WHOLE = {4: ipaddress.ip_network("0.0.0.0/0"), 6: ipaddress.ip_network("::/0")}
+SOURCE_RANGES_ANNOTATION = "service.beta.kubernetes.io/load-balancer-source-ranges"
+
+
+def _networks(cidrs: Iterable[object]) -> list:
+    found = []
+    for cidr in cidrs:
+        if not isinstance(cidr, str):
+            continue
+        text = cidr.strip()
+        try:
+            found.append(ipaddress.ip_network(text, strict=False))
+        except ValueError:
+            continue
+    return found
+
+
+def covers_internet(cidrs: Iterable[object]) -> bool:
+    """True when the blocks, together, reach every internet address of IPv4 or of IPv6."""
+    networks = _networks(cidrs)
+    for version, reserved in ((4, _NOT_INTERNET_V4), (6, _NOT_INTERNET_V6)):
+        mine = [n for n in networks if n.version == version]
+        if mine and list(ipaddress.collapse_addresses([*mine, *reserved])) == [_WHOLE[version]]:
+            return True
+    return False
+
+
+def _sg_rule_sources(entry: dict) -> list:
+    return [
+        *as_list(get(entry, "cidrBlocks")),
+        *as_list(get(entry, "ipv6CidrBlocks")),
+        get(entry, "cidrIpv4"),
+        get(entry, "cidrIpv6"),
+    ]
+
+
+def _attached_rules(group: Resource, stack: Stack) -> list[Resource]:
+    rules = stack.attached(group, (SG_INGRESS_RULE,), "securityGroupId", name_keys=("name",))
+    rules += [
+        r
+        for r in stack.attached(group, (SG_RULE,), "securityGroupId", name_keys=("name",))
+        if str(get(r.props, "type")).lower() == "ingress"
+    ]
+    return rules
+
+
+@rule(
+    name="network-no-internet-ingress",
+    description="No security group (the VPC default one included), security-group rule or GCP firewall admits "
+    "ingress from sources that together cover the internet, on any port.",
+    severity="critical",
+    remediation="list the VPC/office CIDRs or reference a security group; public traffic enters only through "
+    "the inference gateway's load balancer",
+    applies_to=(SECURITY_GROUP, DEFAULT_SECURITY_GROUP, SG_INGRESS_RULE, SG_RULE, GCP_FIREWALL),
+    scope="stack",
+)
+def network_no_internet_ingress(r: Resource, ctx: Context) -> Iterator[Violation]:
+    if r.type == GCP_FIREWALL:
+        direction = str(get(r.props, "direction") or "INGRESS").upper()
+        if direction != "INGRESS" or truthy(get(r.props, "disabled")) or not as_list(get(r.props, "allows")):
+            return
+        if covers_internet(as_list(get(r.props, "sourceRanges"))):
+            yield Violation(f"firewall {r.name}: sourceRanges {get(r.props, 'sourceRanges')} cover the internet")
+        return
+    if r.type in (SG_INGRESS_RULE, SG_RULE):
+        if r.type == SG_RULE and str(get(r.props, "type")).lower() != "ingress":
+            return
+        if covers_internet(_sg_rule_sources(r.props)):
+            yield Violation(f"security group rule {r.name} admits the internet")
+        return
+    inline = [e for e in as_list(get(r.props, "ingress")) if isinstance(e, dict)]
+    for i, entry in enumerate(inline):
+        if covers_internet(_sg_rule_sources(entry)):
+            yield Violation(f"security group {r.name} ingress[{i}] admits the internet")
+    attached = _attached_rules(r, ctx.require_stack())
+    sources = [s for e in inline for s in _sg_rule_sources(e)] + [
+        s for a in attached for s in _sg_rule_sources(a.props)
+    ]
+    each = [_sg_rule_sources(e) for e in inline] + [_sg_rule_sources(a.props) for a in attached]
+    if covers_internet(sources) and not any(covers_internet(s) for s in each):
+        yield Violation(f"security group {r.name}: its ingress rules together admit the whole internet")
+
+
+def _source_ranges(r: Resource) -> list:
+    ranges = as_list(get(r.props, "spec", "loadBalancerSourceRanges"))
+    annotated = r.annotations.get(SOURCE_RANGES_ANNOTATION)
+    return ranges + (str(annotated).split(",") if annotated else [])
+
+
+def _is_service(r: Resource) -> bool:
+    return r.is_kubernetes and r.kind == "Service" and r.api_group == "" and not r.type.endswith("Patch")
+
+
+@rule(
+    name="k8s-service-not-exposed",
+    description="LoadBalancer and NodePort Services (outside the inference gateway, whose Envoy service is the "
+    "platform's one public entry) are internal or list loadBalancerSourceRanges that do not cover the internet.",
+    severity="high",
+    remediation="use a ClusterIP Service behind the gateway, mark the load balancer internal, or set "
+    "loadBalancerSourceRanges to the callers' CIDRs",
+    applies_to=("Service",),
+    subject=_is_service,
+)
+def k8s_service_not_exposed(r: Resource, ctx: Context) -> Iterator[Violation]:
+    kind = str(get(r.props, "spec", "type") or "ClusterIP")
+    if kind.lower() == "nodeport":
+        yield Violation(f"{r.label} is a NodePort Service: every node opens its ports to whoever reaches the nodes")
+    if kind.lower() != "loadbalancer" or internal_load_balancer(r.annotations):
+        return
+    ranges = _source_ranges(r)
+    if not ranges:
+        yield Violation(f"{r.label} is an internet-facing LoadBalancer without loadBalancerSourceRanges")
+    elif covers_internet(ranges):
+        yield Violation(f"{r.label}: loadBalancerSourceRanges {ranges} cover the internet")
+
+
+@rule(
+    name="k8s-no-host-port",
+    description="No container binds a hostPort outside the privileged namespaces (it bypasses Services and "
+    "NetworkPolicies on the node's address).",
+    severity="high",
+    remediation="remove hostPort and expose the port through a ClusterIP Service",
+    applies_to=("Pod", "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "InferenceService"),
+    subject=is_workload,
+    scope="stack",
+    config=("privilegedNamespaces",),
+)
+def k8s_no_host_port(r: Resource, ctx: Context) -> Iterator[Violation]:
+    w = workload(r, ctx.require_stack())
+    if w is None or w.namespace in ctx.privileged_namespaces:
+        return
+    for c in w.all_containers():
+        for port in as_list(c.get("ports")):
+            if isinstance(port, dict) and port.get("hostPort") not in (None, 0):
+                yield Violation(f"{r.label} container {c.get('name')} binds hostPort {port.get('hostPort')}")
+
+
+def _is_gateway(r: Resource) -> bool:
+    return r.is_kubernetes and r.kind == "Gateway" and r.api_group == "gateway.networking.k8s.io"
+
+
+@rule(
+    name="gateway-no-plain-http",
+    description="A public Gateway serves only HTTPS/TLS listeners: no plain-HTTP (or TCP/UDP) listener faces the "
+    "internet.",
+    severity="high",
+    remediation="use protocol HTTPS with tls.certificateRefs; redirect port 80 only through an HTTPS-only "
+    "HTTPRoute filter on an internal Gateway",
+    applies_to=("Gateway",),
+    subject=_is_gateway,
+    scope="stack",
+)
+def gateway_no_plain_http(r: Resource, ctx: Context) -> Iterator[Violation]:
+    if not is_public(r, ctx.require_stack()):
+        return
+    for listener in as_list(peek(r.props, "spec", "listeners")):
+        if isinstance(listener, dict) and str(listener.get("protocol", "")).upper() not in ("HTTPS", "TLS"):
+            yield Violation(
+                f"{r.label} listener {listener.get('name')} serves {listener.get('protocol')} on port "
+                f"{listener.get('port')} to the internet"
+            )
+
+
+def _is_network_policy(r: Resource) -> bool:
+    return r.is_kubernetes and r.kind == "NetworkPolicy" and r.api_group == "networking.k8s.io"
+
+
+@rule(
+    name="k8s-netpol-not-allow-all",
+    description="No NetworkPolicy allows all ingress: every ingress rule names its sources or its ports, and no "
+    "ipBlock covers the internet on every port.",
+    severity="high",
+    remediation="list the podSelector/namespaceSelector of the callers and the ports they use",
+    applies_to=("NetworkPolicy",),
+    subject=_is_network_policy,
+)
+def k8s_netpol_not_allow_all(r: Resource, ctx: Context) -> Iterator[Violation]:
+    for i, entry in enumerate(as_list(get(r.props, "spec", "ingress"))):
+        if not isinstance(entry, dict):
+            continue
+        sources, ports = as_list(entry.get("from")), as_list(entry.get("ports"))
+        if ports:
+            continue
+        blocks = [get(s, "ipBlock", "cidr") for s in sources if isinstance(s, dict)]
+        if not sources:
+            yield Violation(f"{r.label} ingress[{i}] allows every source on every port")
+        elif covers_internet(blocks):
+            yield Violation(f"{r.label} ingress[{i}] allows the internet ({blocks}) on every port")
+
+
+RULES = [
+    network_no_internet_ingress,
+    k8s_service_not_exposed,
+    k8s_no_host_port,
+    gateway_no_plain_http,
+    k8s_netpol_not_allow_all,
+]
