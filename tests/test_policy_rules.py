@@ -807,6 +807,8 @@ def _gke_gpu_operator(rs, values: dict) -> None:
     """The GPU Operator's release, on the GKE cluster (no quota in gpu-operator) with these values."""
     props = {**copy.deepcopy(p(rs, ":Release", "gpu-operator")), "values": values}
     added(rs, find(rs, ":Release", "volcano"), "gke-gpu-operator", props)
+
+
 # --- scanner depth: IAM, RBAC, network exposure, secrets (near-variants included) ---------------------
 
 
@@ -1623,6 +1625,8 @@ def test_critical_pods_on_a_provider_outside_the_stack_cannot_be_checked():
     volcano = find(rs, ":Release", "volcano")
     rs.remove(next(r for r in rs if r.urn == volcano.provider))
     assert [f.kind for f in run(rs).of("gke-critical-priority-quota")] == ["cannot-check"]
+
+
 def test_cluster_managers_named_by_the_spec_may_hold_wildcard_roles():
     """Karmada's push controller needs `*` on members; the exemption is for exactly the accounts configured."""
     resources = compliant()

@@ -228,6 +228,8 @@ def gke_critical_priority_quota(r: Resource, ctx: Context) -> Iterator[Violation
                 f"{r.label} runs {priority} pods in namespace {namespace} on GKE cluster {r.cluster}, which has no "
                 f"ResourceQuota scoped to PriorityClass {priority}: GKE rejects them"
             )
+
+
 @rule(
     name="gke-cluster-hardening",
     description="GKE clusters use no legacy ABAC, no basic auth, no client certificates, and keep system logging "

@@ -81,6 +81,13 @@ def _aws(typ: str, name: str, inputs: dict, region: str) -> tuple[str, dict]:
     elif typ == "aws:ec2/eip:Eip":
         out["publicIp"] = _public_ip(name, 3)
     elif typ == "aws:eks/nodeGroup:NodeGroup":
+        group = inputs.get("nodeGroupName") or physical
+        u = _hex(name + "/uuid", 32)
+        uuid = f"{u[:8]}-{u[8:12]}-{u[12:16]}-{u[16:20]}-{u[20:]}"
+        # EKS: arn:aws:eks:<region>:<account>:nodegroup/<cluster>/<nodegroup>/<uuid>
+        out["arn"] = (
+            f"arn:aws:eks:{region}:{ACCOUNT_ID}:nodegroup/{inputs.get('clusterName', 'cluster')}/{group}/{uuid}"
+        )
         out["resources"] = [{"autoscalingGroups": [{"name": f"eks-{physical}-{h[:8]}"}]}]
     return rid, out
 
