@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from tools.plan.cost_section import cost_document
 from tools.plan.model import Plan
 from tools.plan.phases import phase
 from tools.plan.report import render_markdown
@@ -38,6 +39,7 @@ def plan_document(plan: Plan) -> dict[str, Any]:
         "project": plan.project,
         "resources": [r.to_json() for r in plan.resources],  # dependency order, the same every run
         "outputs": plan.outputs,
+        "cost": cost_document(plan),
     }
 
 

@@ -13,6 +13,7 @@ from components.k8s.gpu_resources import schedulable_at_max_size, schedulable_re
 from components.k8s.topology import placement_group_name, pool_fabric, uses_placement_group
 from components.spec.capacity_checks import pool_holds, replica_demands
 from components.spec.region import GpuPoolSpec, RegionSpec
+from tools.plan.cost_section import cost_section
 from tools.plan.gateway_section import gateway_section
 from tools.plan.model import REGION_TYPE, Plan
 
@@ -451,6 +452,7 @@ SECTIONS: tuple[Callable[[Plan], str], ...] = (
     _schedulable_gpu_resources,
     _model_storage,
     _model_deployments,
+    cost_section,
     _federation,
     _counts,
     _scheduling,
