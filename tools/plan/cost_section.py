@@ -51,8 +51,7 @@ def cost_section(plan: Plan) -> str:
     share = f"{100 * always_on.usd / at_max.usd:.0f}%" if at_max.usd else "-"
     rows += [
         "",
-        f"Always on: **{share}** of the priced cost at max size"
-        + (" (priced pools only)." if at_max.unknown else "."),
+        f"Always on: **{share}** of the priced cost at max size" + (" (priced pools only)." if at_max.unknown else "."),
         f"{NOT_PRICED}.\n",
         "| region | model | pool | share of a node per replica | replicas | at min | at max | est. output tokens/s "
         "per replica | $/1M output tokens | sanity vs the seed's 7B-on-A100 path |",
