@@ -204,3 +204,47 @@ def test_the_seed_s_reference_lies_on_its_own_path():
     assert DecodeEstimate(tokens, 1555, 1, 0, tokens).sanity == ""
     assert DecodeEstimate(30, 1555, 1, 0, 30).sanity.startswith("below the seed's static 40")
     assert DecodeEstimate(2600, 1555, 64, 0, 2600).sanity.startswith("8x the seed's tuned 320")
+
+
+@pytest.fixture(scope="module")
+def l40s_one_more_node_plan():
+    config = environment_config("dev")
+    config[ns("regions")][0]["gpuPools"][0]["maxSize"] = 3
+    return plan_config(config, stack="dev")
+
+
+def test_the_cost_diff_of_one_more_l40s_node(dev_plan, l40s_one_more_node_plan):
+    from tools.plan.cost_diff import cost_diff_markdown
+
+    text = cost_diff_markdown(
+        base=plan_document(dev_plan), head=plan_document(l40s_one_more_node_plan), environment="dev"
+    )
+    # One g6e.xlarge more at max: 1.861 x 730 = $1,358.53; min and always-on are unchanged, and so are the models
+    # (llama-3-1-8b stays at maxReplicas 2).
+    assert (
+        "| pool | use1 | l40s | $0 -> $0 (**+$0**) | $1,359 -> $1,359 (**+$0**) | $2,717 -> $4,076 (**+$1,359**) |"
+        in (text)
+    )
+    assert "| model |" not in text
+    assert (
+        "| **total (priced)** | | | $294 -> $294 (**+$0**) | $1,653 -> $1,653 (**+$0**) | $3,306 -> $4,664 (**+$1,359**) |"
+        in (text)
+    )
+
+
+def test_plan_compare_writes_and_prints_the_diff(tmp_path, capsys, l40s_one_more_node_plan):
+    from tools.plan.__main__ import main as plan_main
+
+    base = tmp_path / "base.json"
+    base.write_text(json.dumps(plan_document(l40s_one_more_node_plan)))
+    assert plan_main(["dev", "--out", str(tmp_path / "out"), "--quiet", "--compare", str(base)]) == 0
+    written = (tmp_path / "out" / "cost-diff.md").read_text()
+    assert "$4,076 -> $2,717 (**-$1,359**)" in written
+    assert written in capsys.readouterr().out
+
+
+def test_a_base_plan_without_costs_says_so():
+    from tools.plan.cost_diff import cost_diff_markdown
+
+    text = cost_diff_markdown(base={"resources": []}, head={"cost": {}}, environment="dev")
+    assert "has no cost figures" in text

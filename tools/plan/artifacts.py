@@ -97,9 +97,10 @@ def plan_artifacts(plan: Plan) -> dict[str, str]:
     return texts
 
 
-def write_plan(plan: Plan, out_dir: Path) -> None:
+def write_plan(plan: Plan, out_dir: Path, *, extra: dict[str, str] | None = None) -> None:
+    """`extra`: further files of this run (the cost diff against a base plan)."""
     with phase("write"):
-        _write(plan_artifacts(plan), out_dir)
+        _write({**plan_artifacts(plan), **(extra or {})}, out_dir)
 
 
 def owned_files(out_dir: Path) -> list[Path]:
