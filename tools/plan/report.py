@@ -402,7 +402,13 @@ def _observability(plan: Plan) -> str:
             if r.type == "kubernetes:core/v1:ConfigMap"
             and DASHBOARD_LABEL.items() <= r.inputs.get("metadata", {}).get("labels", {}).items()
         ]
-        rules = sum(len(g["rules"]) for r in mine if r.type == _RULE_TYPE for g in r.inputs["spec"]["groups"])
+        rules = sum(
+            "alert" in rule
+            for r in mine
+            if r.type == _RULE_TYPE
+            for g in r.inputs["spec"]["groups"]
+            for rule in g["rules"]
+        )
         if not obs.enabled:
             stack = "off"
         elif obs.existing_prometheus is not None:
