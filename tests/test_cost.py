@@ -248,3 +248,14 @@ def test_a_base_plan_without_costs_says_so():
 
     text = cost_diff_markdown(base={"resources": []}, head={"cost": {}}, environment="dev")
     assert "has no cost figures" in text
+
+
+def test_a_money_budget_becomes_output_tokens_per_model(dev_plan):
+    budgets = plan_document(dev_plan)["cost"]["moneyBudgets"]
+    assert [(b["tenant"], b["model"]) for b in budgets] == [("research", "llama-3-1-8b"), ("research", "qwen2-5-7b")]
+    # llama-3-1-8b on a quarter L40S (864 / 4 = 216 GB/s): AWQ weights 3.74 GiB, batch 16 at 2048 tokens of FP8 KV
+    # (65,536 bytes/token): 16 x 216e9 / (4.0158e9 + 2.1475e9) = 560.74 tokens/s. A quarter of $1.861/h = $0.46525/h
+    # over 560.74 x 3600 tokens/h = $0.23047 per 1M; $2,000 buys 2000 / 0.23047 = 8,678 M output tokens a month.
+    assert budgets[0]["outputTokensPerMonth"] == pytest.approx(8.678e9, rel=1e-3)
+    assert budgets[1]["outputTokensPerMonth"] is None  # p4de.24xlarge: price unknown
+    assert "| research | $2,000 | use1 | qwen2-5-7b | unknown | unknown |" in dev_plan_md(dev_plan)

@@ -177,3 +177,33 @@ def environment_cost(env: EnvironmentSpec) -> EnvironmentCost:
         pools += _gpu_pools(env, region)
         models += _models(env, region)
     return EnvironmentCost(tuple(pools), tuple(models))
+
+
+@dataclass(frozen=True)
+class BudgetConversion:
+    """What a tenant's money budget buys on one placement of one of its models."""
+
+    tenant: str
+    usd_per_month: float
+    placement: ModelCost
+
+    @property
+    def output_tokens_per_month(self) -> float | None:
+        per_million = self.placement.usd_per_million_output_tokens
+        return None if per_million is None else self.usd_per_month / per_million * 1e6
+
+    @property
+    def output_tokens_per_minute(self) -> float | None:
+        tokens = self.output_tokens_per_month
+        return None if tokens is None else tokens / (HOURS_PER_MONTH * 60)
+
+
+def budget_conversions(env: EnvironmentSpec, cost: EnvironmentCost) -> list[BudgetConversion]:
+    """Every tenant money budget against every placement of the tenant's models, in config order."""
+    return [
+        BudgetConversion(tenant.name, tenant.money_budget.usd_per_month, placement)
+        for tenant in env.tenants
+        if tenant.money_budget is not None
+        for placement in cost.models
+        if placement.model in tenant.models
+    ]

@@ -29,6 +29,13 @@ class PriceOverrideSpec(Spec):
     as_of: datetime.date = Field(description="Date of the source's figure (YYYY-MM-DD).")
 
 
+class MoneyBudgetSpec(Spec):
+    """A tenant's budget in money: plan.md converts it to the output tokens it buys on each of the tenant's models,
+    from the same $/1M output tokens estimates (informative: the gateway enforces token budgets, `budget`)."""
+
+    usd_per_month: float = Field(gt=0, description="USD per month the tenant may spend on GPU capacity.")
+
+
 class PricingSpec(Spec):
     """Prices the environment pays; a machine without one (here or in the catalog) shows as "price unknown"."""
 

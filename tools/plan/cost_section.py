@@ -5,7 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from components.catalog.prices import HOURS_PER_MONTH, Price
-from components.cost.monthly import EnvironmentCost, ModelCost, PoolCost, environment_cost
+from components.cost.monthly import (
+    BudgetConversion,
+    EnvironmentCost,
+    ModelCost,
+    PoolCost,
+    budget_conversions,
+    environment_cost,
+)
 from tools.plan.model import Plan
 
 SIZES = ("min", "always_on", "max")
@@ -66,8 +73,32 @@ def cost_section(plan: Plan) -> str:
             f"{m.decode.bandwidth_gbps:,.0f} GB/s) | {'unknown' if per_million is None else f'${per_million:.3f}'} "
             f"| {m.decode.sanity or 'ok'} (≡ {m.decode.reference_equivalent:,.0f} tokens/s) |"
         )
+    rows += _budgets(budget_conversions(plan.spec, cost))
     rows += ["", "Price sources:", *(_sources(cost) or ["- none: every price is unknown"])]
     return "\n".join(rows) + "\n"
+
+
+def _tokens(value: float | None) -> str:
+    return "unknown" if value is None else f"{value:,.0f}"
+
+
+def _budgets(conversions: list[BudgetConversion]) -> list[str]:
+    """Tenants' money budgets as the output tokens they buy on each placement (the gateway enforces `budget`)."""
+    if not conversions:
+        return []
+    rows = [
+        "",
+        "Money budgets, as output tokens at the estimated $/1M (spent on one placement alone; informative, the "
+        "gateway enforces the token `budget`):\n",
+        "| tenant | USD / month | region | model | output tokens / month | output tokens / minute |",
+        "|---|---:|---|---|---:|---:|",
+    ]
+    for c in conversions:
+        rows.append(
+            f"| {c.tenant} | ${c.usd_per_month:,.0f} | {c.placement.region} | {c.placement.model} "
+            f"| {_tokens(c.output_tokens_per_month)} | {_tokens(c.output_tokens_per_minute)} |"
+        )
+    return rows
 
 
 def _money(value: float | None) -> float | None:
@@ -119,4 +150,14 @@ def cost_document(plan: Plan) -> dict[str, Any]:
         "pools": [_pool_json(p) for p in cost.pools],
         "models": [_model_json(m) for m in cost.models],
         "total": totals,
+        "moneyBudgets": [
+            {
+                "tenant": c.tenant,
+                "usdPerMonth": c.usd_per_month,
+                "region": c.placement.region,
+                "model": c.placement.model,
+                "outputTokensPerMonth": None if c.output_tokens_per_month is None else round(c.output_tokens_per_month),
+            }
+            for c in budget_conversions(plan.spec, cost)
+        ],
     }
