@@ -39,7 +39,7 @@ def plan_document(plan: Plan) -> dict[str, Any]:
         "project": plan.project,
         "resources": [r.to_json() for r in plan.resources],  # dependency order, the same every run
         "outputs": plan.outputs,
-        "cost": cost_document(plan),
+        "cost": None if plan.spec is None else cost_document(plan),  # no spec: a component-level evaluation
     }
 
 

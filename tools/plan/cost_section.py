@@ -13,6 +13,7 @@ from components.cost.monthly import (
     budget_conversions,
     environment_cost,
 )
+from tools.plan.engine import integral_numbers
 from tools.plan.model import Plan
 
 SIZES = ("min", "always_on", "max")
@@ -139,25 +140,29 @@ def _model_json(m: ModelCost) -> dict[str, Any]:
 
 
 def cost_document(plan: Plan) -> dict[str, Any]:
-    """plan.json's `cost`: the figures of the plan.md section (USD, rounded to cents)."""
+    """plan.json's `cost`: the figures of the plan.md section (USD, rounded to cents; whole numbers as ints)."""
     cost = environment_cost(plan.spec)
     totals = {}
     for size, key in zip(SIZES, ("min", "alwaysOn", "max"), strict=True):
         total = cost.total(size)
         totals[key] = {"usd": _money(total.usd), "unknown": list(total.unknown)}
-    return {
-        "hoursPerMonth": HOURS_PER_MONTH,
-        "pools": [_pool_json(p) for p in cost.pools],
-        "models": [_model_json(m) for m in cost.models],
-        "total": totals,
-        "moneyBudgets": [
-            {
-                "tenant": c.tenant,
-                "usdPerMonth": c.usd_per_month,
-                "region": c.placement.region,
-                "model": c.placement.model,
-                "outputTokensPerMonth": None if c.output_tokens_per_month is None else round(c.output_tokens_per_month),
-            }
-            for c in budget_conversions(plan.spec, cost)
-        ],
-    }
+    return integral_numbers(
+        {
+            "hoursPerMonth": HOURS_PER_MONTH,
+            "pools": [_pool_json(p) for p in cost.pools],
+            "models": [_model_json(m) for m in cost.models],
+            "total": totals,
+            "moneyBudgets": [
+                {
+                    "tenant": c.tenant,
+                    "usdPerMonth": c.usd_per_month,
+                    "region": c.placement.region,
+                    "model": c.placement.model,
+                    "outputTokensPerMonth": None
+                    if c.output_tokens_per_month is None
+                    else round(c.output_tokens_per_month),
+                }
+                for c in budget_conversions(plan.spec, cost)
+            ],
+        }
+    )
