@@ -259,3 +259,19 @@ def test_a_money_budget_becomes_output_tokens_per_model(dev_plan):
     assert budgets[0]["outputTokensPerMonth"] == pytest.approx(8.678e9, rel=1e-3)
     assert budgets[1]["outputTokensPerMonth"] is None  # p4de.24xlarge: price unknown
     assert "| research | $2,000 | use1 | qwen2-5-7b | unknown | unknown |" in dev_plan_md(dev_plan)
+
+
+def test_the_pr_workflow_plans_the_base_and_posts_the_cost_diff():
+    import yaml
+
+    from tools.plan.runner import PROJECT_DIR
+
+    workflow = yaml.safe_load((PROJECT_DIR / ".github" / "workflows" / "plan.yml").read_text())
+    steps = workflow["jobs"]["plan"]["steps"]
+    names = [s.get("name", "") for s in steps]
+    base, plan = names.index("Plan the base commit"), names.index("make plan ENV=${{ matrix.env }}")
+    assert base < plan
+    assert "git worktree add ../base ${{ github.event.pull_request.base.sha }}" in steps[base]["run"]
+    assert "--compare $base" in steps[plan]["run"] and 'PLAN_FLAGS="$flags"' in steps[plan]["run"]
+    comment = next(s for s in steps if s.get("name") == "Comment plan.md on the pull request")
+    assert "cost-diff.md" in comment["with"]["script"]
