@@ -12,7 +12,7 @@ and load balancers have no verified price in the catalog and are listed as not p
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from components.catalog.machines import MACHINES
 from components.catalog.prices import HOURS_PER_MONTH, Price
@@ -130,7 +130,7 @@ def _gpu_pools(env: EnvironmentSpec, region: RegionSpec) -> list[PoolCost]:
             priced = [p for p in pools if p.price is not None] or pools
             cheapest = min(priced, key=lambda p: p.price.usd_per_hour if p.price else 0)
             i = pools.index(cheapest)
-            pools[i] = PoolCost(**{**cheapest.__dict__, "always_on_nodes": cheapest.always_on_nodes + extra})
+            pools[i] = replace(cheapest, always_on_nodes=cheapest.always_on_nodes + extra)
     return pools
 
 
