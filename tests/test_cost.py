@@ -85,12 +85,23 @@ def test_pricing_config_errors_name_the_key_and_the_fix():
         "prices": [
             {"machineType": "p9.huge", "usdPerHour": 1, "source": "q", "asOf": "2026-01-01"},
             {"machineType": "g6e.xlarge", "region": "eu-west-1", "usdPerHour": 1, "source": "q", "asOf": "2026-01-01"},
+            {
+                "machineType": "g6e.xlarge",
+                "capacityType": "flexStart",
+                "usdPerHour": 1,
+                "source": "q",
+                "asOf": "2026-01-01",
+            },
         ],
     }
     errors = config_errors(raw)
     assert any(e.startswith("pricing.discountSource: a discount needs its source") for e in errors), errors
     assert any(e.startswith("pricing.prices[0].machineType: 'p9.huge' is not a machine type") for e in errors)
     assert any(e.startswith("pricing.prices[1].region: no region entry is in 'eu-west-1'") for e in errors)
+    assert (
+        "pricing.prices[2].capacityType: g6e.xlarge is not sold as flexStart; use one of onDemand, spot, reservation"
+        in (errors)
+    )
 
 
 def test_a_price_needs_a_source():

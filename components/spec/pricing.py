@@ -83,6 +83,12 @@ def check_pricing(env: EnvironmentSpec) -> Iterable[Issue]:
                 join_path(*path, "machineType"),
                 f"{p.machine_type!r} is not a machine type of the catalog; use a GPU or system machine type",
             )
+        machine = MACHINES.get(p.machine_type)
+        if machine is not None and p.capacity_type not in machine.capacity_types:
+            yield Issue(
+                join_path(*path, "capacityType"),
+                f"{p.machine_type} is not sold as {p.capacity_type}; use one of {', '.join(machine.capacity_types)}",
+            )
         if p.region is not None and p.region not in regions:
             yield Issue(
                 join_path(*path, "region"),
