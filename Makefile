@@ -8,7 +8,7 @@ STAMP := $(VENV)/.requirements.stamp
 # A local upstream data checkout, only for refreshing conformance/upstream/ (the tests never need it).
 UPSTREAM ?= ../shared/upstream
 
-.PHONY: plan policy-check preflight test lint format docs bench vendor vendor-check clean
+.PHONY: plan policy-check cost-diff preflight test lint format docs bench vendor vendor-check clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "Python 3.11+ is required (found $$($(PYTHON) --version))"; exit 1; }
@@ -16,8 +16,12 @@ $(STAMP): requirements.txt requirements-dev.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	@touch $@
 
-plan: $(STAMP)  ## offline plan of Pulumi.$(ENV).yaml into build/$(ENV)/
-	$(BIN)/python -m tools.plan $(ENV)
+plan: $(STAMP)  ## offline plan of Pulumi.$(ENV).yaml into build/$(ENV)/ (PLAN_FLAGS="--compare BASE/plan.json")
+	$(BIN)/python -m tools.plan $(ENV) $(PLAN_FLAGS)
+
+cost-diff: $(STAMP)  ## plan, and the change in monthly cost against BASE (a plan.json) -> build/$(ENV)/cost-diff.md
+	@test -n "$(BASE)" || { echo "BASE=<base plan.json> is required"; exit 2; }
+	$(BIN)/python -m tools.plan $(ENV) --compare $(BASE)
 
 policy-check: $(STAMP)  ## re-judge a saved plan: PLAN=build/<env>/plan.json (same verdict and exit codes as plan)
 	@test -n "$(PLAN)" || { echo "usage: make policy-check PLAN=build/<env>/plan.json"; exit 2; }

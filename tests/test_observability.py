@@ -67,12 +67,14 @@ def _monitors(plan, region: str | None = None) -> dict[str, dict]:
 
 
 def _rules(plan, region: str | None = None) -> list[dict]:
+    """The alerting rules (the showback recording rules are tests/test_showback.py's)."""
     return [
         rule
         for r in plan.of_type(RULE)
         if region is None or plan.region_of(r) == region
         for group in r.inputs["spec"]["groups"]
         for rule in group["rules"]
+        if "alert" in rule
     ]
 
 
@@ -136,6 +138,7 @@ def test_every_metric_group_names_its_source():
         "ai-gateway",
         "envoy-ratelimit",
         "alluxio",
+        "showback",
     }
     for group in metrics.METRIC_GROUPS:
         assert group.source.strip() and group.metrics
@@ -430,7 +433,7 @@ def test_default_gpu_band_is_the_seeds_60_to_80_percent(dev_plan):
 
 def test_dashboards_are_sidecar_configmaps_in_the_monitoring_namespace(dev_plan):
     maps = [r for r in dev_plan.of_type(CONFIG_MAP) if "grafana_dashboard" in r.inputs["metadata"].get("labels", {})]
-    assert len(maps) == 4
+    assert len(maps) == 5
     for r in maps:
         assert DASHBOARD_LABEL.items() <= r.inputs["metadata"]["labels"].items()
         assert r.inputs["metadata"]["namespace"] == "monitoring"
@@ -439,6 +442,7 @@ def test_dashboards_are_sidecar_configmaps_in_the_monitoring_namespace(dev_plan)
         "inference-gpu.json",
         "inference-gateway.json",
         "inference-cache.json",
+        "inference-showback.json",
     }
 
 
@@ -511,4 +515,4 @@ def test_plan_md_lists_monitors_dashboards_and_alerts_per_region(prod_plan):
         "| 9 (alluxio, dcgm-exporter, dcgm-exporter-gke, endpoint-picker, envoy-proxy, envoy-ratelimit, triton, vllm"
         in usc1
     )
-    assert usc1.endswith("| 4 | 7 | yes | no |")
+    assert usc1.endswith("| 5 | 7 | yes | no |")

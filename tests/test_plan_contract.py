@@ -23,7 +23,7 @@ def written(request, tmp_path_factory):
 def test_plan_json_follows_the_contract(written):
     env, out = written
     doc = json.loads((out / "plan.json").read_text())
-    assert set(doc) == {"environment", "project", "resources", "outputs"}
+    assert set(doc) == {"environment", "project", "resources", "outputs", "cost"}
     assert doc["environment"] == env
     assert doc["project"] == "inference-platform"
     urns = {r["urn"] for r in doc["resources"]}

@@ -20,6 +20,7 @@ import pulumi_kubernetes as k8s
 from components.addons.alerts import alert_groups, ttft_objectives
 from components.addons.dashboards import DASHBOARD_LABEL, dashboards
 from components.addons.scrape_targets import observed_scope, scrape_targets
+from components.addons.showback import showback_dashboard, showback_groups
 from components.catalog.charts import CHARTS
 from components.k8s import names
 from components.k8s.cluster import ClusterHandle
@@ -159,7 +160,10 @@ class Observability(pulumi.ComponentResource):
         scope = observed_scope(args.env, region)
         targets = scrape_targets(scope, args.env.label_domain)
         boards = dashboards(scope)
-        groups = alert_groups(scope, obs.thresholds, ttft_objectives(args.env, region))
+        showback = showback_groups(args.env, region)
+        if showback:
+            boards["showback"] = showback_dashboard()
+        groups = alert_groups(scope, obs.thresholds, ttft_objectives(args.env, region)) + showback
         self.monitors = [
             k8s.apiextensions.CustomResource(
                 f"{cluster.name}-{target.name}-monitor",

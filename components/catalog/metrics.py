@@ -131,6 +131,15 @@ ALLUXIO_CAPACITY_USED = Metric("Cluster_CapacityUsed", "gauge")
 ALLUXIO_CAPACITY_TOTAL = Metric("Cluster_CapacityTotal", "gauge")
 ALLUXIO_WORKERS = Metric("Cluster_Workers", "gauge")
 
+# --- This platform's showback recording rules (components/addons/showback.py), label `model` -----------
+SHOWBACK_SOURCE = "components/addons/showback.py: recording rules this platform renders (PrometheusRule)"
+SHOWBACK_REPLICA_COST = Metric("inference_platform:model_replica_gpu_cost_usd_per_hour", "gauge")
+SHOWBACK_MODEL_COST = Metric("inference_platform:model_gpu_cost_usd_per_hour", "gauge")
+SHOWBACK_TENANT_MODEL_TOKENS = Metric("inference_platform:tenant_model_output_tokens:rate5m", "gauge")
+SHOWBACK_MODEL_TOKENS = Metric("inference_platform:model_output_tokens:rate5m", "gauge")
+SHOWBACK_MODEL_USD_PER_MILLION = Metric("inference_platform:model_usd_per_million_output_tokens", "gauge")
+SHOWBACK_TENANT_COST = Metric("inference_platform:tenant_gpu_cost_usd_per_hour", "gauge")
+
 
 METRIC_GROUPS: tuple[MetricGroup, ...] = (
     MetricGroup(
@@ -203,6 +212,18 @@ METRIC_GROUPS: tuple[MetricGroup, ...] = (
             ALLUXIO_CAPACITY_USED,
             ALLUXIO_CAPACITY_TOTAL,
             ALLUXIO_WORKERS,
+        ),
+    ),
+    MetricGroup(
+        "showback",
+        SHOWBACK_SOURCE,
+        (
+            SHOWBACK_REPLICA_COST,
+            SHOWBACK_MODEL_COST,
+            SHOWBACK_TENANT_MODEL_TOKENS,
+            SHOWBACK_MODEL_TOKENS,
+            SHOWBACK_MODEL_USD_PER_MILLION,
+            SHOWBACK_TENANT_COST,
         ),
     ),
 )

@@ -17,6 +17,7 @@ from components.spec.gpu_partitioning import check_gpu_partitioning
 from components.spec.gpu_pools import check_gpu_pools
 from components.spec.model_store import ModelStoreSpec, check_model_storage
 from components.spec.observability import check_observability
+from components.spec.pricing import PricingSpec, check_pricing
 from components.spec.region import RegionSpec, check_region
 from components.spec.scheduling import PriorityTierSpec, check_scheduling, default_tiers
 from components.spec.serving_checks import check_serving
@@ -59,6 +60,9 @@ class EnvironmentSpec(Spec):
     gateway: GatewaySpec = Field(
         default_factory=GatewaySpec, description="OpenAI-compatible gateways, tenant budgets, external providers."
     )
+    pricing: PricingSpec = Field(
+        default_factory=PricingSpec, description="Prices this environment pays, over the catalog's list prices."
+    )
 
     def region(self, name: str) -> RegionSpec:
         return next(r for r in self.regions if r.name == name)
@@ -77,7 +81,7 @@ def _check_regions(env: EnvironmentSpec) -> Iterable[Issue]:
 # reads each pool's GPU partitioning (MIG profiles, time-slice shares), valid only after stage 2;
 # replicas are checked against pools and queues once every placement is sized.
 SEMANTIC_CHECKS: tuple[tuple[Callable[[EnvironmentSpec], Iterable[Issue]], ...], ...] = (
-    (_check_regions, check_gpu_pools, check_workloads, check_federation, check_observability),
+    (_check_regions, check_gpu_pools, check_workloads, check_federation, check_observability, check_pricing),
     (
         check_gpu_partitioning,
         check_scheduling,

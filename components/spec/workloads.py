@@ -11,6 +11,7 @@ from components.serving.sizing import KvDtype, Precision
 from components.spec.base import Issue, Name, Spec, duplicates, join_path, unknown_name
 from components.spec.gateway import TenantBudgetSpec
 from components.spec.observability import ModelSloSpec
+from components.spec.pricing import MoneyBudgetSpec
 from components.spec.scheduling import GpuQuotaSpec
 from components.spec.serving import LoraAdapterSpec, SpeculativeDecodingSpec
 
@@ -101,6 +102,9 @@ class TenantSpec(Spec):
     )
     budget: TenantBudgetSpec | None = Field(
         None, description="Token and request budgets the gateway enforces across the tenant's models."
+    )
+    money_budget: MoneyBudgetSpec | None = Field(
+        None, description="A budget in USD per month, converted in plan.md to output tokens per model."
     )
 
 

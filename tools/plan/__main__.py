@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -11,7 +12,8 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from components.spec.loader import ConfigError
 from policies.offline import load_settings, verdict_table
-from tools.plan.artifacts import OutputDirError, owned_files, write_plan
+from tools.plan.artifacts import OutputDirError, owned_files, plan_document, write_plan
+from tools.plan.cost_diff import cost_diff_markdown
 from tools.plan.engine import exit_skipping_final_collection, keep_heap_until_exit
 from tools.plan.report import summary_tree
 from tools.plan.runner import PROJECT_DIR, build_plan, check_policy
@@ -34,6 +36,12 @@ def main(argv: list[str] | None = None, *, one_shot: bool = False) -> int:
         default=None,
         help="policy pack settings in the `pulumi preview --policy-pack-config` format (e.g. enforcement overrides)",
     )
+    parser.add_argument(
+        "--compare",
+        type=Path,
+        default=None,
+        help="a base plan.json: print the change in monthly cost per pool and model (also cost-diff.md)",
+    )
     args = parser.parse_args(argv)
     console = Console(stderr=True, quiet=args.quiet)
     out_dir = args.out or args.project_dir / "build" / args.env
@@ -41,7 +49,8 @@ def main(argv: list[str] | None = None, *, one_shot: bool = False) -> int:
     try:
         settings = load_settings(args.policy_config)
         owned_files(out_dir)  # refuse a directory no plan wrote before planning, not after
-    except (ValueError, OutputDirError) as exc:
+        base = json.loads(args.compare.read_text()) if args.compare else None
+    except (ValueError, OutputDirError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID_INPUT
     try:
@@ -66,7 +75,11 @@ def main(argv: list[str] | None = None, *, one_shot: bool = False) -> int:
         return EXIT_INVALID_INPUT
 
     evaluation = check_policy(plan, settings)
-    write_plan(plan, out_dir)
+    extra = {}
+    if base is not None:
+        extra["cost-diff.md"] = cost_diff_markdown(base=base, head=plan_document(plan), environment=args.env)
+        print(extra["cost-diff.md"])
+    write_plan(plan, out_dir, extra=extra)
     console.print(summary_tree(plan))
     console.print(verdict_table(plan.policy_verdicts))
     console.print(f"wrote {out_dir.relative_to(Path.cwd()) if out_dir.is_relative_to(Path.cwd()) else out_dir}")

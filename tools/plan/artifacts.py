@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from tools.plan.cost_section import cost_document
 from tools.plan.model import Plan
 from tools.plan.phases import phase
 from tools.plan.report import render_markdown
@@ -38,6 +39,7 @@ def plan_document(plan: Plan) -> dict[str, Any]:
         "project": plan.project,
         "resources": [r.to_json() for r in plan.resources],  # dependency order, the same every run
         "outputs": plan.outputs,
+        "cost": None if plan.spec is None else cost_document(plan),  # no spec: a component-level evaluation
     }
 
 
@@ -95,9 +97,10 @@ def plan_artifacts(plan: Plan) -> dict[str, str]:
     return texts
 
 
-def write_plan(plan: Plan, out_dir: Path) -> None:
+def write_plan(plan: Plan, out_dir: Path, *, extra: dict[str, str] | None = None) -> None:
+    """`extra`: further files of this run (the cost diff against a base plan)."""
     with phase("write"):
-        _write(plan_artifacts(plan), out_dir)
+        _write({**plan_artifacts(plan), **(extra or {})}, out_dir)
 
 
 def owned_files(out_dir: Path) -> list[Path]:

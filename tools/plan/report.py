@@ -13,6 +13,7 @@ from components.k8s.gpu_resources import schedulable_at_max_size, schedulable_re
 from components.k8s.topology import placement_group_name, pool_fabric, uses_placement_group
 from components.spec.capacity_checks import pool_holds, replica_demands
 from components.spec.region import GpuPoolSpec, RegionSpec
+from tools.plan.cost_section import cost_section
 from tools.plan.gateway_section import gateway_section
 from tools.plan.model import REGION_TYPE, Plan
 
@@ -444,7 +445,13 @@ def _observability(plan: Plan) -> str:
             if r.type == "kubernetes:core/v1:ConfigMap"
             and DASHBOARD_LABEL.items() <= r.inputs.get("metadata", {}).get("labels", {}).items()
         ]
-        rules = sum(len(g["rules"]) for r in mine if r.type == _RULE_TYPE for g in r.inputs["spec"]["groups"])
+        rules = sum(
+            "alert" in rule
+            for r in mine
+            if r.type == _RULE_TYPE
+            for g in r.inputs["spec"]["groups"]
+            for rule in g["rules"]
+        )
         if not obs.enabled:
             stack = "off"
         elif obs.existing_prometheus is not None:
@@ -494,6 +501,7 @@ SECTIONS: tuple[Callable[[Plan], str], ...] = (
     _schedulable_gpu_resources,
     _model_storage,
     _model_deployments,
+    cost_section,
     _federation,
     _admission,
     _counts,

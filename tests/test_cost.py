@@ -1,0 +1,288 @@
+"""What it costs: prices with their sources, monthly cost per pool and environment, and the tokens/s model.
+
+Every expected figure is computed by hand in the test from list prices and datasheet numbers."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from components.catalog.machines import MACHINES, SYSTEM_MACHINES
+from components.catalog.prices import LIST_PRICES, list_price
+from components.cost.throughput import DecodeEstimate, decode_tokens_per_second
+from components.spec.pricing import PricingSpec
+from tests.harness import config_errors, environment_config, ns, plan_config, raw_environment
+from tools.plan.artifacts import plan_document
+
+PRICING = "aws-ec2-pricing/2026-07-20/generated-on-demand-us-east-1.json"
+
+
+def test_the_catalog_s_aws_prices_are_the_vendored_pricing_file(upstream):
+    upstream_prices = json.loads((upstream.root / PRICING).read_text())["usd_per_hour"]
+    ours = LIST_PRICES[("aws", "us-east-1", "onDemand")]
+    catalogued = {n for n in upstream_prices if n in MACHINES or n in SYSTEM_MACHINES}
+    assert len(catalogued) >= 16
+    assert set(ours) == catalogued
+    assert {n: p.usd_per_hour for n, p in ours.items()} == {n: upstream_prices[n] for n in catalogued}
+
+
+def test_every_catalog_price_names_its_source_and_date():
+    prices = [p for table in LIST_PRICES.values() for p in table.values()]
+    assert len(prices) >= 16
+    assert all("karpenter-provider-aws@6fc13b52" in p.source and p.as_of == "2026-07-20" for p in prices)
+
+
+@pytest.mark.parametrize(
+    ("cloud", "region", "capacity", "machine"),
+    [
+        ("aws", "us-west-2", "onDemand", "p5.48xlarge"),  # Karpenter's table holds us-east-1 only
+        ("aws", "us-east-1", "spot", "p5.48xlarge"),  # no spot price was verified
+        ("aws", "us-east-1", "onDemand", "p4de.24xlarge"),  # not in the table
+        ("gcp", "us-central1", "onDemand", "g2-standard-24"),  # no GCP price list could be retrieved
+    ],
+)
+def test_prices_not_verified_are_unknown_not_guessed(cloud, region, capacity, machine):
+    assert list_price(cloud=cloud, region=region, capacity_type=capacity, machine_type=machine) is None
+
+
+def test_an_environment_s_discount_and_own_prices_replace_list_prices():
+    pricing = PricingSpec.model_validate(
+        {
+            "discountPercent": 10,
+            "discountSource": "EDP 2026",
+            "prices": [
+                {"machineType": "p5.48xlarge", "usdPerHour": 40, "source": "quote A", "asOf": "2026-11-01"},
+                {
+                    "machineType": "p5.48xlarge",
+                    "region": "us-west-2",
+                    "usdPerHour": 42,
+                    "source": "quote B",
+                    "asOf": "2026-11-02",
+                },
+            ],
+        }
+    )
+
+    def price(region: str, machine: str):
+        return pricing.price(cloud="aws", region=region, capacity_type="onDemand", machine_type=machine)
+
+    # 55.04 x 0.9 = 49.536: the discount applies to list prices, not to the environment's own.
+    assert price("us-east-1", "m7i.2xlarge").usd_per_hour == pytest.approx(0.4032 * 0.9)
+    assert "less 10% (EDP 2026)" in price("us-east-1", "m7i.2xlarge").source
+    assert (price("us-east-1", "p5.48xlarge").usd_per_hour, price("us-east-1", "p5.48xlarge").source) == (40, "quote A")
+    assert (price("us-west-2", "p5.48xlarge").usd_per_hour, price("us-west-2", "p5.48xlarge").as_of) == (
+        42,
+        "2026-11-02",
+    )
+    assert price("us-west-2", "g6e.2xlarge") is None
+
+
+def test_pricing_config_errors_name_the_key_and_the_fix():
+    raw = raw_environment("dev")
+    raw["pricing"] = {
+        "discountPercent": 5,
+        "prices": [
+            {"machineType": "p9.huge", "usdPerHour": 1, "source": "q", "asOf": "2026-01-01"},
+            {"machineType": "g6e.xlarge", "region": "eu-west-1", "usdPerHour": 1, "source": "q", "asOf": "2026-01-01"},
+            {
+                "machineType": "g6e.xlarge",
+                "capacityType": "flexStart",
+                "usdPerHour": 1,
+                "source": "q",
+                "asOf": "2026-01-01",
+            },
+        ],
+    }
+    errors = config_errors(raw)
+    assert any(e.startswith("pricing.discountSource: a discount needs its source") for e in errors), errors
+    assert any(e.startswith("pricing.prices[0].machineType: 'p9.huge' is not a machine type") for e in errors)
+    assert any(e.startswith("pricing.prices[1].region: no region entry is in 'eu-west-1'") for e in errors)
+    assert (
+        "pricing.prices[2].capacityType: g6e.xlarge is not sold as flexStart; use one of onDemand, spot, reservation"
+        in (errors)
+    )
+
+
+def test_a_price_needs_a_source():
+    raw = raw_environment("dev")
+    raw["pricing"] = {"prices": [{"machineType": "g6e.xlarge", "usdPerHour": 1, "asOf": "2026-01-01"}]}
+    assert any("pricing.prices[0].source" in e for e in config_errors(raw))
+
+
+def _pool(doc: dict, region: str, pool: str) -> dict:
+    return next(p for p in doc["cost"]["pools"] if (p["region"], p["pool"]) == (region, pool))
+
+
+def test_dev_aws_monthly_cost_at_min_always_on_and_max(dev_plan):
+    doc = plan_document(dev_plan)
+    # system m7i.xlarge $0.2016/h: 2 nodes x 0.2016 x 730 = 294.34 (min), 4 nodes = 588.67 (max).
+    # l40s g6e.xlarge $1.861/h: minSize 0, but the one cache worker keeps one node up: 1358.53; max 2 = 2717.06.
+    # a100-mig p4de.24xlarge: no price in the table; 0 nodes at min cost nothing, 1 at max is unknown.
+    assert doc["cost"]["total"] == {
+        "min": {"usd": 294.34, "unknown": []},
+        "alwaysOn": {"usd": 1652.87, "unknown": []},
+        "max": {"usd": 3305.73, "unknown": ["use1/a100-mig"]},
+    }
+    assert _pool(doc, "use1", "a100-mig")["price"] is None
+    assert _pool(doc, "use1", "l40s")["nodes"] == {"min": 0, "alwaysOn": 1, "max": 2}
+    section = dev_plan_md(dev_plan)
+    assert (
+        "| use1 | a100-mig | p4de.24xlarge | onDemand | **price unknown** | 0 / 0 / 1 | $0 | $0 | unknown |" in section
+    )
+    assert "| **environment** | **total** | | | | | **$294** | **$1,653** | **$3,306 + unknown (use1/a100-mig)** |" in (
+        section
+    )
+    assert "- AWS Pricing API via aws/karpenter-provider-aws@6fc13b52" in section
+
+
+def dev_plan_md(plan) -> str:
+    from tools.plan.cost_section import cost_section
+
+    return cost_section(plan)
+
+
+@pytest.fixture(scope="module")
+def gcp_priced_plan():
+    """prod with the prices a GCP contract would give for usc1 (GCP has no catalog price)."""
+    config = environment_config("prod")
+    quote = {"source": "test quote GCP-1", "asOf": "2026-11-30"}
+    config[ns("pricing")] = {
+        "prices": [
+            {"machineType": "n2-standard-8", "region": "us-central1", "usdPerHour": 0.4, **quote},
+            {"machineType": "a3-ultragpu-8g", "capacityType": "reservation", "usdPerHour": 80, **quote},
+            {"machineType": "g2-standard-24", "usdPerHour": 2, **quote},
+            {"machineType": "a2-ultragpu-1g", "usdPerHour": 5, **quote},
+        ]
+    }
+    return plan_config(config, stack="gcpprices")
+
+
+def test_gcp_monthly_cost_with_the_environment_s_own_prices(gcp_priced_plan):
+    # min: 3 x 0.4 + 1 x 80 + 1 x 2 + 1 x 5 = 88.2 $/h x 730 = 64,386. Always on: mistral's 1 replica takes
+    # 1 of the l4 node's 2 GPUs, 3 cache workers fit the 3 GPU nodes up: the same. max: 6 x 0.4 + 2 x 80
+    # + 6 x 2 + 3 x 5 = 189.4 $/h x 730 = 138,262.
+    section = dev_plan_md(gcp_priced_plan)
+    assert "| usc1 | **region total** | | | | | $64,386 | $64,386 | $138,262 |" in section
+    assert (
+        "| usc1 | h200 | a3-ultragpu-8g | reservation | $80/h | 1 / 1 / 2 | $58,400 | $58,400 | $116,800 |" in section
+    )
+    assert "- test quote GCP-1, as of 2026-11-30" in section
+    mistral = next(m for m in plan_document(gcp_priced_plan)["cost"]["models"] if m["model"] == "mistral-7b-trt")
+    assert mistral["nodeShare"] == 0.5  # 1 of g2-standard-24's 2 L4s
+    # 0.5 x $2/h = $1/h over the L4 estimate (below).
+    assert mistral["usdPerMillionOutputTokens"] == pytest.approx(1e6 / (mistral["outputTokensPerSecond"] * 3600), 1e-3)
+
+
+def test_prod_us_west_2_and_gcp_stay_unknown_without_prices(prod_plan):
+    total = plan_document(prod_plan)["cost"]["total"]["max"]
+    assert {"usw2/h100", "usw2/l40s", "usw2/system", "usc1/h200", "usc1/l4"} <= set(total["unknown"])
+    # use1 at max: 6 x 0.4032 + 4 x 55.04 + 8 x 2.24208 = 2.4192 + 220.16 + 17.93664 = 240.51584 $/h x 730
+    assert total["usd"] == 175576.56
+
+
+def test_decode_roofline_on_an_l40s_by_hand():
+    # Llama 3.1 8B in FP8 (8.03e9 bytes) on a whole L40S (864 GB/s), batch 8 at 1024 tokens of FP8 KV
+    # (2 x 32 layers x 8 KV heads x 128 x 1 byte = 65,536 bytes/token): a step reads 8.03e9 + 8 x 1024 x 65,536
+    # = 8,566,870,912 bytes, 9.915 ms at 864e9 B/s, so 8 tokens per 9.915 ms = 806.8 tokens/s.
+    tokens = decode_tokens_per_second(
+        weight_bytes=8.03e9, kv_bytes_per_token=65536, batch=8, context_tokens=1024, bandwidth_gbps=864
+    )
+    assert tokens == pytest.approx(806.83, abs=0.01)
+
+
+def test_decode_roofline_of_prod_s_70b_on_four_h100s(prod_plan):
+    # Llama 3.1 70B bf16: 70.6e9 x 2 bytes = 131.50 GiB; TP 4 x 3350 GB/s = 13,400 GB/s; batch 64 (default) at
+    # half of 8192 tokens of FP8 KV (2 x 80 x 8 x 128 = 163,840 bytes/token): 64 x 4096 x 163,840 = 42.95e9 bytes.
+    # (141.197e9 + 42.950e9) bytes / 13.4e12 B/s = 13.742 ms per step -> 64 / 13.742 ms = 4,657 tokens/s.
+    seventy = next(
+        m for m in plan_document(prod_plan)["cost"]["models"] if (m["region"], m["model"]) == ("use1", "llama-3-1-70b")
+    )
+    assert seventy["outputTokensPerSecond"] == pytest.approx(4657.2, abs=0.1)
+    # Half a p5.48xlarge ($55.04/h): $27.52/h over 4657.2 x 3600 tokens/h = $1.6414 per 1M output tokens.
+    assert seventy["usdPerMillionOutputTokens"] == pytest.approx(1.6414, abs=1e-4)
+    # Far beyond the seed's path at full batch on the roofline: flagged.
+    assert seventy["sanity"].startswith("17x the seed's tuned 320 tokens/s")
+
+
+def test_the_seed_s_reference_lies_on_its_own_path():
+    # 7B FP16 (14e9 bytes) on one A100-40GB (1555 GB/s), batch 1, short context: 1555e9 / 14e9 = 111 tokens/s,
+    # between the seed's static 40 and tuned 320.
+    tokens = decode_tokens_per_second(
+        weight_bytes=14e9, kv_bytes_per_token=0, batch=1, context_tokens=0, bandwidth_gbps=1555
+    )
+    assert tokens == pytest.approx(111.07, abs=0.01)
+    assert DecodeEstimate(tokens, 1555, 1, 0, tokens).sanity == ""
+    assert DecodeEstimate(30, 1555, 1, 0, 30).sanity.startswith("below the seed's static 40")
+    assert DecodeEstimate(2600, 1555, 64, 0, 2600).sanity.startswith("8x the seed's tuned 320")
+
+
+@pytest.fixture(scope="module")
+def l40s_one_more_node_plan():
+    config = environment_config("dev")
+    config[ns("regions")][0]["gpuPools"][0]["maxSize"] = 3
+    return plan_config(config, stack="dev")
+
+
+def test_the_cost_diff_of_one_more_l40s_node(dev_plan, l40s_one_more_node_plan):
+    from tools.plan.cost_diff import cost_diff_markdown
+
+    text = cost_diff_markdown(
+        base=plan_document(dev_plan), head=plan_document(l40s_one_more_node_plan), environment="dev"
+    )
+    # One g6e.xlarge more at max: 1.861 x 730 = $1,358.53; min and always-on are unchanged, and so are the models
+    # (llama-3-1-8b stays at maxReplicas 2).
+    assert (
+        "| pool | use1 | l40s | $0 -> $0 (**+$0**) | $1,359 -> $1,359 (**+$0**) | $2,717 -> $4,076 (**+$1,359**) |"
+        in (text)
+    )
+    assert "| model |" not in text
+    assert (
+        "| **total (priced)** | | | $294 -> $294 (**+$0**) | $1,653 -> $1,653 (**+$0**) | $3,306 -> $4,664 (**+$1,359**) |"
+        in (text)
+    )
+
+
+def test_plan_compare_writes_and_prints_the_diff(tmp_path, capsys, l40s_one_more_node_plan):
+    from tools.plan.__main__ import main as plan_main
+
+    base = tmp_path / "base.json"
+    base.write_text(json.dumps(plan_document(l40s_one_more_node_plan)))
+    assert plan_main(["dev", "--out", str(tmp_path / "out"), "--quiet", "--compare", str(base)]) == 0
+    written = (tmp_path / "out" / "cost-diff.md").read_text()
+    assert "$4,076 -> $2,717 (**-$1,359**)" in written
+    assert written in capsys.readouterr().out
+
+
+def test_a_base_plan_without_costs_says_so():
+    from tools.plan.cost_diff import cost_diff_markdown
+
+    text = cost_diff_markdown(base={"resources": []}, head={"cost": {}}, environment="dev")
+    assert "has no cost figures" in text
+
+
+def test_a_money_budget_becomes_output_tokens_per_model(dev_plan):
+    budgets = plan_document(dev_plan)["cost"]["moneyBudgets"]
+    assert [(b["tenant"], b["model"]) for b in budgets] == [("research", "llama-3-1-8b"), ("research", "qwen2-5-7b")]
+    # llama-3-1-8b on a quarter L40S (864 / 4 = 216 GB/s): AWQ weights 3.74 GiB, batch 16 at 2048 tokens of FP8 KV
+    # (65,536 bytes/token): 16 x 216e9 / (4.0158e9 + 2.1475e9) = 560.74 tokens/s. A quarter of $1.861/h = $0.46525/h
+    # over 560.74 x 3600 tokens/h = $0.23047 per 1M; $2,000 buys 2000 / 0.23047 = 8,678 M output tokens a month.
+    assert budgets[0]["outputTokensPerMonth"] == pytest.approx(8.678e9, rel=1e-3)
+    assert budgets[1]["outputTokensPerMonth"] is None  # p4de.24xlarge: price unknown
+    assert "| research | $2,000 | use1 | qwen2-5-7b | unknown | unknown |" in dev_plan_md(dev_plan)
+
+
+def test_the_pr_workflow_plans_the_base_and_posts_the_cost_diff():
+    import yaml
+
+    from tools.plan.runner import PROJECT_DIR
+
+    workflow = yaml.safe_load((PROJECT_DIR / ".github" / "workflows" / "plan.yml").read_text())
+    steps = workflow["jobs"]["plan"]["steps"]
+    names = [s.get("name", "") for s in steps]
+    base, plan = names.index("Plan the base commit"), names.index("make plan ENV=${{ matrix.env }}")
+    assert base < plan
+    assert "git worktree add ../base ${{ github.event.pull_request.base.sha }}" in steps[base]["run"]
+    assert "--compare $base" in steps[plan]["run"] and 'PLAN_FLAGS="$flags"' in steps[plan]["run"]
+    comment = next(s for s in steps if s.get("name") == "Comment plan.md on the pull request")
+    assert "cost-diff.md" in comment["with"]["script"]
