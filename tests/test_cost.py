@@ -117,12 +117,12 @@ def _pool(doc: dict, region: str, pool: str) -> dict:
 def test_dev_aws_monthly_cost_at_min_always_on_and_max(dev_plan):
     doc = plan_document(dev_plan)
     # system m7i.xlarge $0.2016/h: 2 nodes x 0.2016 x 730 = 294.34 (min), 4 nodes = 588.67 (max).
-    # l40s g6e.xlarge $1.861/h: minSize 0, but the one cache worker keeps one node up: 1358.53; max 2 = 2717.06.
+    # l40s g6e.4xlarge $3.00424/h: minSize 0, but the one cache worker keeps one node up: 2193.10; max 2 = 4386.19.
     # a100-mig p4de.24xlarge: no price in the table; 0 nodes at min cost nothing, 1 at max is unknown.
     assert doc["cost"]["total"] == {
         "min": {"usd": 294.34, "unknown": []},
-        "alwaysOn": {"usd": 1652.87, "unknown": []},
-        "max": {"usd": 3305.73, "unknown": ["use1/a100-mig"]},
+        "alwaysOn": {"usd": 2487.43, "unknown": []},
+        "max": {"usd": 4974.86, "unknown": ["use1/a100-mig"]},
     }
     assert _pool(doc, "use1", "a100-mig")["price"] is None
     assert _pool(doc, "use1", "l40s")["nodes"] == {"min": 0, "alwaysOn": 1, "max": 2}
@@ -130,7 +130,7 @@ def test_dev_aws_monthly_cost_at_min_always_on_and_max(dev_plan):
     assert (
         "| use1 | a100-mig | p4de.24xlarge | onDemand | **price unknown** | 0 / 0 / 1 | $0 | $0 | unknown |" in section
     )
-    assert "| **environment** | **total** | | | | | **$294** | **$1,653** | **$3,306 + unknown (use1/a100-mig)** |" in (
+    assert "| **environment** | **total** | | | | | **$294** | **$2,487** | **$4,975 + unknown (use1/a100-mig)** |" in (
         section
     )
     assert "- AWS Pricing API via aws/karpenter-provider-aws@6fc13b52" in section
@@ -177,8 +177,8 @@ def test_gcp_monthly_cost_with_the_environment_s_own_prices(gcp_priced_plan):
 def test_prod_us_west_2_and_gcp_stay_unknown_without_prices(prod_plan):
     total = plan_document(prod_plan)["cost"]["total"]["max"]
     assert {"usw2/h100", "usw2/l40s", "usw2/system", "usc1/h200", "usc1/l4"} <= set(total["unknown"])
-    # use1 at max: 6 x 0.4032 + 4 x 55.04 + 8 x 2.24208 = 2.4192 + 220.16 + 17.93664 = 240.51584 $/h x 730
-    assert total["usd"] == 175576.56
+    # use1 at max: 6 x 0.4032 + 4 x 55.04 + 8 x 3.00424 = 2.4192 + 220.16 + 24.03392 = 246.61312 $/h x 730
+    assert total["usd"] == 180027.58
 
 
 def test_decode_roofline_on_an_l40s_by_hand():
@@ -230,15 +230,15 @@ def test_the_cost_diff_of_one_more_l40s_node(dev_plan, l40s_one_more_node_plan):
     text = cost_diff_markdown(
         base=plan_document(dev_plan), head=plan_document(l40s_one_more_node_plan), environment="dev"
     )
-    # One g6e.xlarge more at max: 1.861 x 730 = $1,358.53; min and always-on are unchanged, and so are the models
+    # One g6e.4xlarge more at max: 3.00424 x 730 = $2,193.10; min and always-on are unchanged, and so are the models
     # (llama-3-1-8b stays at maxReplicas 2).
     assert (
-        "| pool | use1 | l40s | $0 -> $0 (**+$0**) | $1,359 -> $1,359 (**+$0**) | $2,717 -> $4,076 (**+$1,359**) |"
+        "| pool | use1 | l40s | $0 -> $0 (**+$0**) | $2,193 -> $2,193 (**+$0**) | $4,386 -> $6,579 (**+$2,193**) |"
         in (text)
     )
     assert "| model |" not in text
     assert (
-        "| **total (priced)** | | | $294 -> $294 (**+$0**) | $1,653 -> $1,653 (**+$0**) | $3,306 -> $4,664 (**+$1,359**) |"
+        "| **total (priced)** | | | $294 -> $294 (**+$0**) | $2,487 -> $2,487 (**+$0**) | $4,975 -> $7,168 (**+$2,193**) |"
         in (text)
     )
 
@@ -250,7 +250,7 @@ def test_plan_compare_writes_and_prints_the_diff(tmp_path, capsys, l40s_one_more
     base.write_text(json.dumps(plan_document(l40s_one_more_node_plan)))
     assert plan_main(["dev", "--out", str(tmp_path / "out"), "--quiet", "--compare", str(base)]) == 0
     written = (tmp_path / "out" / "cost-diff.md").read_text()
-    assert "$4,076 -> $2,717 (**-$1,359**)" in written
+    assert "$6,579 -> $4,386 (**-$2,193**)" in written
     assert written in capsys.readouterr().out
 
 
@@ -264,10 +264,10 @@ def test_a_base_plan_without_costs_says_so():
 def test_a_money_budget_becomes_output_tokens_per_model(dev_plan):
     budgets = plan_document(dev_plan)["cost"]["moneyBudgets"]
     assert [(b["tenant"], b["model"]) for b in budgets] == [("research", "llama-3-1-8b"), ("research", "qwen2-5-7b")]
-    # llama-3-1-8b on a quarter L40S (864 / 4 = 216 GB/s): AWQ weights 3.74 GiB, batch 16 at 2048 tokens of FP8 KV
-    # (65,536 bytes/token): 16 x 216e9 / (4.0158e9 + 2.1475e9) = 560.74 tokens/s. A quarter of $1.861/h = $0.46525/h
-    # over 560.74 x 3600 tokens/h = $0.23047 per 1M; $2,000 buys 2000 / 0.23047 = 8,678 M output tokens a month.
-    assert budgets[0]["outputTokensPerMonth"] == pytest.approx(8.678e9, rel=1e-3)
+    # llama-3-1-8b on half an L40S (864 / 2 = 432 GB/s): AWQ weights 3.74 GiB, batch 16 at 2048 tokens of FP8 KV
+    # (65,536 bytes/token): 16 x 432e9 / (4.0158e9 + 2.1475e9) = 1,121.5 tokens/s. Half of $3.00424/h = $1.50212/h
+    # over 1,121.5 x 3600 tokens/h = $0.37206 per 1M; $2,000 buys 2000 / 0.37206 = 5,375 M output tokens a month.
+    assert budgets[0]["outputTokensPerMonth"] == pytest.approx(5.3755e9, rel=1e-3)
     assert budgets[1]["outputTokensPerMonth"] is None  # p4de.24xlarge: price unknown
     assert "| research | $2,000 | use1 | qwen2-5-7b | unknown | unknown |" in dev_plan_md(dev_plan)
 
