@@ -3,7 +3,7 @@ config checks, the rendered InferenceServices and plan.md share."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from components.catalog.models import MODELS
@@ -43,6 +43,13 @@ def placement_fit(model: ModelSpec, pool: GpuPoolSpec, resource: str) -> Fit:
     """How `model` splits over `resource` of `pool`; raises sizing.DoesNotFit with the numbers."""
     slot = gpu_slot(pool, resource)
     request = sizing_request(model)
+    return Fit(slot, request, size(request, slot))
+
+
+def prefill_fit(model: ModelSpec, pool: GpuPoolSpec, resource: str, max_num_seqs: int) -> Fit:
+    """The prefill pods' fit: the model's weights, and KV cache for the prompts one pod batches (not decode's)."""
+    slot = gpu_slot(pool, resource)
+    request = replace(sizing_request(model), max_num_seqs=max_num_seqs)
     return Fit(slot, request, size(request, slot))
 
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from components.k8s import names
+from components.serving.deployment import model_placements
+from components.serving.llm_inference_service import pool_name as llmisvc_pool_name
 from components.spec.environment import EnvironmentSpec
 from components.spec.gateway import GatewaySpec, RegionGatewaySpec
 from components.spec.region import RegionSpec
@@ -254,12 +256,12 @@ def granted_tenants(env: EnvironmentSpec, model: str) -> list[str]:
 def route_targets(env: EnvironmentSpec, region: RegionSpec) -> list[RouteTarget]:
     """The models this region's gateway routes, sorted by name.
 
-    With API keys, a model no tenant is granted gets no route (nobody may call it).
+    With API keys, a model no tenant is granted gets no route (nobody may call it). A disaggregated model's
+    pool is the one KServe creates for its LLMInferenceService (`llm_inference_service.py`).
     """
     targets = [
-        RouteTarget(m.name, "InferencePool", m.name)
-        for m in env.models
-        if any(p.region == region.name for p in m.placements)
+        RouteTarget(p.name, "InferencePool", p.name if p.disaggregation is None else llmisvc_pool_name(p.name))
+        for p in model_placements(env, region)
     ]
     targets += [
         RouteTarget(model, "AIServiceBackend", provider.name)

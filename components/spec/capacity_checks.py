@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from components.k8s.gpu_resources import schedulable_resources
-from components.serving.fit import placement_fit
+from components.serving.fit import placement_fit, prefill_fit
 from components.serving.slots import placement_resource
 from components.spec.base import Issue, join_path
 
@@ -56,7 +56,24 @@ def replica_demands(env: EnvironmentSpec, region: RegionSpec) -> list[ReplicaDem
             sizing = placement_fit(model, pool, resource).sizing
             tp, pp = sizing.tensor_parallel, sizing.pipeline_parallel
             demands.append(ReplicaDemand(model, placement, pool, resource, tp * pp, tp, pp))
+            if placement.serving_mode != "aggregated" and placement.prefill is not None:
+                demands.append(_prefill_demand(model, region, placement))
     return demands
+
+
+def _prefill_demand(model: ModelSpec, region: RegionSpec, placement: PlacementSpec) -> ReplicaDemand:
+    """The prefill pods of a disaggregated (or auto) placement: fixed replicas on their own pool."""
+    spec = placement.prefill
+    assert spec is not None
+    pool = region.pool(spec.pool)
+    assert pool is not None, "placements are validated before"
+    resource = placement_resource(pool, None)
+    assert resource is not None, "placements are validated before"
+    tp = prefill_fit(model, pool, resource, spec.max_num_seqs).sizing.tensor_parallel
+    fixed = placement.model_copy(
+        update={"pool": pool.name, "min_replicas": spec.replicas, "max_replicas": spec.replicas, "prefill": None}
+    )
+    return ReplicaDemand(model, fixed, pool, resource, tp, tp, 1)
 
 
 def pool_holds(demand: ReplicaDemand, sharing: list[ReplicaDemand]) -> int:

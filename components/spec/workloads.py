@@ -18,6 +18,21 @@ if TYPE_CHECKING:
     from components.spec.environment import EnvironmentSpec
 
 
+class PrefillSpec(Spec):
+    """The prefill pool of a disaggregated placement: its pods compute prompts' KV caches and hand them to decode."""
+
+    pool: str = Field(description="GPU pool of the placement's region for the prefill pods (compute-strong GPUs).")
+    replicas: int = Field(1, ge=1, description="Prefill pods; fixed (KServe runs them as one Deployment).")
+    max_num_seqs: int = Field(
+        8, ge=1, le=1024, description="Prompts one prefill pod batches at once; its KV cache is sized for them."
+    )
+    prompt_tokens: int = Field(
+        4096,
+        ge=1,
+        description="Typical prompt length; sizes the KV cache each request hands to decode and its transfer time.",
+    )
+
+
 class PlacementSpec(Spec):
     """Where a model runs: a GPU pool of a region, with its replica range."""
 
@@ -29,6 +44,15 @@ class PlacementSpec(Spec):
         None,
         description="GPU resource each replica requests, when the pool offers several (MIG profiles), e.g. "
         "nvidia.com/mig-3g.40gb; default the pool's only one.",
+    )
+    serving_mode: Literal["aggregated", "disaggregated", "auto"] = Field(
+        "aggregated",
+        description="aggregated: each replica prefills and decodes. disaggregated: prefill pods (`prefill`) hand "
+        "the KV cache to decode pods on `pool` over NIXL (KServe LLMInferenceService). auto: the sizing's rule "
+        "(README, Disaggregated serving) picks one.",
+    )
+    prefill: PrefillSpec | None = Field(
+        None, description="Prefill pool of a disaggregated (or auto) placement; `pool` then runs the decode pods."
     )
 
 

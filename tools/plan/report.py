@@ -443,6 +443,57 @@ def _model_deployments(plan: Plan) -> str:
     return "\n".join(rows) + "\n"
 
 
+def _disaggregated_serving(plan: Plan) -> str:
+    """Per placement asking for disaggregation: the mode it runs in and why, both pools' sizing, the KV hand-off."""
+    from components.serving.deployment import model_placements
+
+    asked = [
+        p
+        for region in plan.spec.regions
+        for p in model_placements(plan.spec, region)
+        if p.placement.serving_mode != "aggregated"
+    ]
+    if not asked:
+        return ""
+    rows = [
+        "## Disaggregated serving\n",
+        "| region | model | mode | decode: pool, GPU x TP, replicas, maxNumSeqs | prefill: pool, GPU x TP, replicas, "
+        "maxNumSeqs, KV GiB | KV per prompt | hand-off | why |",
+        "|---|---|---|---|---|---:|---|---|",
+    ]
+    warnings = []
+    for p in asked:
+        side, model = p.disaggregation, p.model
+        why = "configured" if p.mode_decision is None else "auto: " + "; ".join(p.mode_decision.reasons)
+        decode = (
+            f"{p.pool.name}, {p.fit.slot.name} x {p.fit.sizing.tensor_parallel}, {p.placement.max_replicas}, "
+            f"{model.max_num_seqs}"
+        )
+        if side is None:
+            rows.append(f"| {p.region.name} | {model.name} | aggregated | {decode} | - | - | - | {why} |")
+            continue
+        t = side.transfer
+        prefill = (
+            f"{side.pool.name}, {side.fit.slot.name} x {side.fit.sizing.tensor_parallel}, {side.spec.replicas}, "
+            f"{side.spec.max_num_seqs}, {side.fit.sizing.kv_cache_gib:g}"
+        )
+        kv = f"{t.bytes_per_prompt / 2**20:,.0f} MiB ({side.spec.prompt_tokens} tokens, {model.kv_cache_dtype} KV)"
+        hand_off = f"{t.transport.upper()} {t.paths} x {t.gbps_per_path:g} Gbps: {t.seconds * 1000:.1f} ms"
+        rows.append(
+            f"| {p.region.name} | {model.name} | disaggregated | {decode} | {prefill} | {kv} | {hand_off} | {why} |"
+        )
+        if t.transport == "tcp":
+            warnings.append(
+                f"- **warning**: {p.region.name}/{model.name} hands its KV cache over TCP ({t.seconds * 1000:.0f} ms "
+                "per prompt): put both pools on EFA in one zone for RDMA"
+            )
+        if side.fp8_would_halve:
+            warnings.append(
+                f"- {p.region.name}/{model.name}: both GPUs have FP8; kvCacheDtype: fp8 halves each hand-off"
+            )
+    return "\n".join([*rows, "", *warnings]) + "\n"
+
+
 # Sections of plan.md, in order; capabilities add theirs here.
 SECTIONS: tuple[Callable[[Plan], str], ...] = (
     _summary,
@@ -451,6 +502,7 @@ SECTIONS: tuple[Callable[[Plan], str], ...] = (
     _schedulable_gpu_resources,
     _model_storage,
     _model_deployments,
+    _disaggregated_serving,
     _federation,
     _counts,
     _scheduling,
