@@ -153,3 +153,12 @@ def _json_patch(obj: dict, op: dict) -> None:
         obj.pop(last)
     else:
         obj[last] = op["value"]
+
+
+def aggregated_only(raw: dict) -> dict:
+    """Every placement of `raw` aggregated: for variants lacking what disaggregation needs (the model cache)."""
+    for model in raw["models"]:
+        for placement in model["placements"]:
+            placement.pop("prefill", None)
+            placement["servingMode"] = "aggregated"
+    return raw

@@ -20,7 +20,7 @@ from components.serving.deployment import (
 )
 from components.spec.loader import load_environment
 from policies.offline import evaluate_plan
-from tests.harness import cluster_objects, environment_config, plan_config, raw_environment
+from tests.harness import aggregated_only, cluster_objects, environment_config, plan_config, raw_environment
 from tests.test_observability import metric_names
 from tests.test_serving_config import _multi_node_prod
 from tools.plan.report import render_markdown
@@ -402,7 +402,12 @@ def test_every_pool_targets_an_openai_server_of_its_runtime(env_plan):
     runtimes = _objects(env_plan, RUNTIME)
     isvcs = _objects(env_plan, ISVC)
     pools = [r for r in env_plan.kubernetes_objects() if r.inputs["kind"] == "InferencePool"]
-    assert {p.inputs["metadata"]["name"] for p in pools} >= {m.name for m in env_plan.spec.models}
+    # A disaggregated model's pool is KServe's (llm_inference_service.py), created by its controller.
+    disaggregated = {
+        r.inputs["metadata"]["name"] for r in env_plan.kubernetes_objects() if r.inputs["kind"] == "LLMInferenceService"
+    }
+    assert disaggregated.isdisjoint(p.inputs["metadata"]["name"] for p in pools)
+    assert {p.inputs["metadata"]["name"] for p in pools} >= {m.name for m in env_plan.spec.models} - disaggregated
     for pool in pools:
         cluster, model = env_plan.cluster_of(pool), pool.inputs["metadata"]["name"]
         [main] = runtimes[cluster, _model(isvcs[cluster, model])["runtime"]]["spec"]["containers"]
@@ -420,12 +425,13 @@ def test_every_pool_targets_an_openai_server_of_its_runtime(env_plan):
 
 def test_without_the_cache_vllm_streams_from_the_bucket_and_triton_downloads():
     raw = raw_environment("prod")
+    aggregated_only(raw)  # disaggregated placements need the cache
     for region in raw["regions"]:
         region["modelCache"] = {"enabled": False}
     raw["federation"]["failover"] = {"applicationTolerationSeconds": 1800}  # loads from the bucket take longer
     env = load_environment(raw)
     use1 = env.region("use1")
-    [_, small] = model_placements(env, use1)
+    [_, small, _] = model_placements(env, use1)
     bucket = "s3://acme-inference-prod-use1-models/models/llama-3-1-8b/"
     model = _model(inference_service_manifest(small, bucket))
     assert "storageUri" not in model  # no storage initializer: the streamer reads the bucket

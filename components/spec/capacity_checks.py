@@ -36,6 +36,11 @@ class ReplicaDemand:
     per_replica: int  # units of `resource`: tensor parallel x pipeline parallel
     tensor_parallel: int
     pipeline_parallel: int
+    prefill: bool = False  # the prefill pods of a disaggregated placement
+
+    @property
+    def label(self) -> str:
+        return self.model.name + (" prefill" if self.prefill else "")
 
     @property
     def min_units(self) -> int:
@@ -73,7 +78,7 @@ def _prefill_demand(model: ModelSpec, region: RegionSpec, placement: PlacementSp
     fixed = placement.model_copy(
         update={"pool": pool.name, "min_replicas": spec.replicas, "max_replicas": spec.replicas, "prefill": None}
     )
-    return ReplicaDemand(model, fixed, pool, resource, tp, tp, 1)
+    return ReplicaDemand(model, fixed, pool, resource, tp, tp, 1, prefill=True)
 
 
 def pool_holds(demand: ReplicaDemand, sharing: list[ReplicaDemand]) -> int:
@@ -106,7 +111,7 @@ def _check_pool(region: RegionSpec, pool: GpuPoolSpec, demands: list[ReplicaDema
         held = per_node[resource] * pool.max_size
         if needed <= held:
             continue
-        parts = ", ".join(f"{d.model.name} {d.placement.min_replicas} x {d.per_replica}" for d in mine)
+        parts = ", ".join(f"{d.label} {d.placement.min_replicas} x {d.per_replica}" for d in mine)
         nodes = math.ceil(needed / per_node[resource])
         yield Issue(
             join_path(*path),
@@ -130,13 +135,13 @@ def _check_queues(env: EnvironmentSpec, region: RegionSpec, demands: list[Replic
                     if d.per_replica > cap:
                         yield Issue(
                             path,
-                            f"one replica of {d.model.name} needs {d.per_replica} {resource} (tensor parallel "
+                            f"one replica of {d.label} needs {d.per_replica} {resource} (tensor parallel "
                             f"{d.tensor_parallel} x pipeline parallel {d.pipeline_parallel}), more than the "
                             f"{cap} this queue may use in region {region.name!r}; raise it to at least {d.per_replica}",
                         )
                 needed = sum(d.min_units for d in using)
                 if needed > cap and all(d.per_replica <= cap for d in using):
-                    parts = ", ".join(f"{d.model.name} {d.placement.min_replicas} x {d.per_replica}" for d in using)
+                    parts = ", ".join(f"{d.label} {d.placement.min_replicas} x {d.per_replica}" for d in using)
                     yield Issue(
                         path,
                         f"minReplicas of {tenant.name}'s models in region {region.name!r} need {needed} {resource} "

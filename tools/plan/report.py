@@ -168,7 +168,7 @@ def _max_replicas(plan: Plan, region: RegionSpec, pool: GpuPoolSpec) -> str:
     cells = []
     for d in on_pool:
         holds = pool_holds(d, on_pool)
-        cell = f"{d.model.name}: {holds}"
+        cell = f"{d.label}: {holds}"
         if d.placement.max_replicas > holds:
             cell += f" **capped by pool** (maxReplicas {d.placement.max_replicas})"
         cells.append(cell)
