@@ -93,12 +93,12 @@ def vllm_engine_args(
     speculative = speculative_config(model, model_dir)
     if speculative is not None:
         args.append("--speculative-config=" + json.dumps(speculative))
-    if model.lora_adapters:
+    if model.served_adapters:
         args += [
             "--enable-lora",
-            f"--max-loras={len(model.lora_adapters)}",
+            f"--max-loras={len(model.served_adapters)}",
             f"--max-lora-rank={model.max_lora_rank}",
             "--lora-modules",
-            *(f"{adapter.name}={model_dir}/{adapter.directory}" for adapter in model.lora_adapters),
+            *(f"{adapter.name}={model_dir}/{adapter.directory}" for adapter in model.served_adapters),
         ]
     return args

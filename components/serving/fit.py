@@ -27,7 +27,7 @@ def sizing_request(model: ModelSpec) -> SizingRequest:
         max_num_seqs=model.max_num_seqs,
         gpu_memory_utilization=model.gpu_memory_utilization,
         draft=draft,
-        lora_adapters=len(model.lora_adapters),
+        lora_adapters=len(model.served_adapters),
         max_lora_rank=model.max_lora_rank,
     )
 

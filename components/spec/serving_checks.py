@@ -75,6 +75,7 @@ def check_serving(env: EnvironmentSpec) -> Iterator[Issue]:
             yield from _check_placement(env, model, region, pool, placement, path, at, autoscaled)
     for region_name, models in autoscaled.items():
         yield from _check_prometheus(env, regions[region_name], models)
+    yield from _check_tenant_loras(env)
     yield from _check_failover_toleration(env)
 
 
@@ -164,6 +165,26 @@ def _check_draft_fits(model: ModelSpec, arch, draft, path: tuple) -> Iterator[Is
         )
 
 
+def _check_tenant_loras(env: EnvironmentSpec) -> Iterator[Issue]:
+    """A tenant's adapter: on a vLLM base model, under a name no model or other adapter has."""
+    taken = {m.name for m in env.models} | {a.name for m in env.models for a in m.lora_adapters}
+    runtimes = {m.name: m.runtime for m in env.models}
+    for i, tenant in enumerate(env.tenants):
+        for j, lora in enumerate(tenant.loras):
+            if runtimes[lora.base_model] != "vllm":
+                yield Issue(
+                    join_path("tenants", i, "loras", j, "baseModel"),
+                    f"{lora.base_model} runs Triton, whose TensorRT-LLM engine is built with its adapters; use a "
+                    "vLLM model",
+                )
+            if lora.name in taken:
+                yield Issue(
+                    join_path("tenants", i, "loras", j, "name"),
+                    f"{lora.name!r} is already a model or adapter name; clients select adapters by name",
+                )
+            taken.add(lora.name)
+
+
 def _check_engine_options(env: EnvironmentSpec, model: ModelSpec, path: tuple) -> Iterator[Issue]:
     if model.runtime == "triton":
         for key, given in (
@@ -250,7 +271,7 @@ def _check_placement(
         yield from _check_disaggregation(env, model, region, placement, fit, at)
     if fit.sizing.pipeline_parallel > 1:
         yield from _check_multi_node(model, region, placement, fit, at)
-    elif model.lora_adapters and not region.model_cache.enabled:
+    elif model.served_adapters and not region.model_cache.enabled:
         yield Issue(
             join_path(*path, "loraAdapters"),
             f"vLLM loads LoRA adapters from a local directory, and region {region.name!r} has no model cache "

@@ -494,6 +494,32 @@ def _disaggregated_serving(plan: Plan) -> str:
     return "\n".join([*rows, "", *warnings]) + "\n"
 
 
+def _lora_adapters(plan: Plan) -> str:
+    """Per placement serving LoRA adapters: which, whose, and the GPU memory their slots take from the KV cache."""
+    from components.catalog.models import MODELS
+    from components.serving.deployment import model_placements
+    from components.serving.sizing import lora_bytes
+
+    owners = {lora.name: t.name for t in plan.spec.tenants for lora in t.loras}
+    rows = [
+        "## LoRA adapters\n",
+        "| region | base model | adapters (callers) | --max-loras x --max-lora-rank | slots GiB | KV GiB per replica |",
+        "|---|---|---|---|---:|---:|",
+    ]
+    for region in plan.spec.regions:
+        for p in model_placements(plan.spec, region):
+            adapters = p.model.served_adapters
+            if not adapters:
+                continue
+            who = ", ".join(f"{a.name} ({owners.get(a.name, 'base model tenants')})" for a in adapters)
+            reserved = lora_bytes(MODELS[p.model.preset], p.model.max_lora_rank, len(adapters)) / 2**30
+            rows.append(
+                f"| {region.name} | {p.name} | {who} | {len(adapters)} x {p.model.max_lora_rank} | {reserved:.2f} "
+                f"| {p.fit.sizing.kv_cache_gib:g} |"
+            )
+    return "\n".join(rows) + "\n" if len(rows) > 3 else ""
+
+
 # Sections of plan.md, in order; capabilities add theirs here.
 SECTIONS: tuple[Callable[[Plan], str], ...] = (
     _summary,
@@ -503,6 +529,7 @@ SECTIONS: tuple[Callable[[Plan], str], ...] = (
     _model_storage,
     _model_deployments,
     _disaggregated_serving,
+    _lora_adapters,
     _federation,
     _counts,
     _scheduling,
