@@ -73,13 +73,19 @@ def test_one_rule_per_model(env_plan):
         routes = _objects(env_plan, "AIGatewayRoute", cluster)
         rules = [rule for route in routes for rule in route["spec"]["rules"]]
         models = [rule["matches"][0]["headers"][0]["value"] for rule in rules]
-        assert sorted(models) == sorted(_served(env_plan, region))  # every model once, each rule one model
+        served = _served(env_plan, region)
+        # A LoRA adapter is a model of its own, sent to its base model's pool.
+        base = {m: m for m in served} | {
+            lora.name: lora.base_model for t in env_plan.spec.tenants for lora in t.loras if lora.base_model in served
+        }
+        assert sorted(models) == sorted(base)  # every model and adapter once, each rule one model
         # A disaggregated model's pool is the one KServe creates for its LLMInferenceService: <name>-inference-pool.
         disaggregated = {o["metadata"]["name"] for o in _objects(env_plan, "LLMInferenceService", cluster)}
         for rule in rules:
             assert all(match["headers"][0]["name"] == MODEL_HEADER for match in rule["matches"])
             assert {match["headers"][0]["value"] for match in rule["matches"]} == {rule["name"]}
-            pool = rule["name"] + "-inference-pool" if rule["name"] in disaggregated else rule["name"]
+            model = base[rule["name"]]
+            pool = model + "-inference-pool" if model in disaggregated else model
             # CRD CEL: one InferencePool per rule, never mixed with AIServiceBackends.
             assert rule["backendRefs"] == [
                 {"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": pool}
@@ -96,7 +102,8 @@ def test_tenants_reach_only_the_models_they_are_granted(prod_plan):
     assert grants == {
         "llama-3-1-70b": ["evals", "search"],
         "llama-3-1-70b-rag": ["search"],
-        "llama-3-1-8b": ["search", "support-bot"],
+        "llama-3-1-8b": ["legal", "search", "support-bot"],
+        "legal-contracts": ["legal"],  # a tenant's LoRA adapter: its owner only
     }
     assert all(
         match["headers"][1]["name"] == names.TENANT_HEADER
