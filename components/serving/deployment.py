@@ -20,6 +20,8 @@ Shape of a deployment (KServe Standard mode):
   is not installed), gang-scheduled by a Volcano PodGroup inside one placement group, with EFA
   interfaces on every pod. KServe takes no autoscaler there: replicas are fixed.
 In Knative mode Knative's autoscaler scales on concurrency (maxNumSeqs per replica) instead of KEDA.
+A disaggregated placement (`disaggregation.py`) renders a KServe LLMInferenceService instead, with its
+prefill and decode pools (`llm_inference_service.py`).
 
 Weights: from the cache's PVC (`pvc://`, mounted at /mnt/models) when the region runs it; otherwise
 vLLM streams them from the bucket itself (`--model=s3://...`, no storage initializer), and Triton's
