@@ -49,10 +49,7 @@ from components.spec.region import GpuPoolSpec
 API_VERSION = "serving.kserve.io/v1alpha2"
 KIND = "LLMInferenceService"
 # What KServe v0.20.0 names and labels (pkg/constants/constants.go, workload_single_node.go, scheduler.go).
-DECODE_DEPLOYMENT_SUFFIX = "-kserve"
-PREFILL_DEPLOYMENT_SUFFIX = "-kserve-prefill"
 POOL_SUFFIX = "-inference-pool"
-ROLE_LABEL = "llm-d.ai/role"
 POOL_TARGET_PORT = 8000  # the InferencePool's target port: decode's routing sidecar, prefill's vLLM
 DECODE_ENGINE_PORT = 8001  # vLLM behind decode's routing sidecar
 PICKER_GRPC_PORT = 9002

@@ -4,7 +4,8 @@ A node autoscaler adds nodes up to a pool's maxSize and no further; Volcano admi
 its queue's capability. Minimum replicas beyond either never start, so they are config errors with the
 arithmetic. A maximum beyond the pool is reported in plan.md ("capped by pool"): the autoscaler may ask,
 the extra replicas stay pending. Federated models are checked per member (each member runs within its
-placement's range). Runs after the serving checks: every placement here is sized.
+placement's range). A disaggregated (or auto) placement's prefill pods are a demand of their own on the prefill
+pool, fixed at `prefill.replicas`. Runs after the serving checks: every placement here is sized.
 """
 
 from __future__ import annotations
