@@ -13,6 +13,7 @@ from components.catalog.models import MODELS
 from components.serving.deployment import model_placements
 from components.serving.kv_transfer import decide_mode, kv_transfer, prompt_kv_bytes
 from components.spec.loader import load_environment
+from policies.offline import evaluate_plan
 from tests.harness import cluster_objects, config_errors, environment_config, plan_config, raw_environment
 from tests.test_serving_path import engine_parser, parse_command_line
 from tools.plan.report import render_markdown
@@ -228,10 +229,21 @@ def test_tcp_hand_off_is_a_plan_md_warning():
     placement = models[1]["placements"][0]
     placement.update(minReplicas=2, maxReplicas=2, servingMode="disaggregated", prefill={"pool": "h100"})
     models[1].pop("speculativeDecoding")
-    md = render_markdown(plan_config(config))
+    plan = plan_config(config)
+    md = render_markdown(plan)
     assert "| use1 | llama-3-1-8b | disaggregated |" in md
     assert "| 256 MiB (4096 tokens, fp8 KV) | TCP 1 x 5 Gbps: 429.5 ms |" in md
     assert "- **warning**: use1/llama-3-1-8b hands its KV cache over TCP (429 ms per prompt)" in md
+    # The policy pack says so too, as advisory; the prod model over EFA passes it.
+    findings = [(f.policy, f.enforcement_level, f.message) for f in evaluate_plan(plan).findings]
+    assert findings == [
+        (
+            "llm-pd-kv-fabric",
+            "advisory",
+            "LLMInferenceService inference/llama-3-1-8b: hands its KV cache to decode over tcp. Fix: place both pools "
+            "on EFA pools sharing a zone (placements[].pool, prefill.pool)",
+        )
+    ]
 
 
 @pytest.mark.parametrize(

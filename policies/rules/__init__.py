@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from policies.framework import Rule
-from policies.rules import aws, gateway, gcp, gpu, kubernetes, llm, production, storage
+from policies.rules import aws, disaggregation, gateway, gcp, gpu, kubernetes, llm, production, storage
 
 CATEGORIES: dict[str, str] = {
     "aws": "AWS: EKS, EC2, IAM, KMS",
@@ -12,6 +12,7 @@ CATEGORIES: dict[str, str] = {
     "kubernetes": "Kubernetes workloads and Helm",
     "gpu": "GPU node pools",
     "llm": "Model servers (LLM sizing)",
+    "disaggregation": "Disaggregated serving (KV hand-off)",
     "gateway": "AI gateway routes",
     "production": "Production",
 }
@@ -23,6 +24,7 @@ ALL_RULES: tuple[Rule, ...] = (
     *kubernetes.RULES,
     *gpu.RULES,
     *llm.RULES,
+    *disaggregation.RULES,
     *gateway.RULES,
     *production.RULES,
 )
