@@ -162,3 +162,15 @@ def _json_patch(obj: dict, op: dict) -> None:
         obj.pop(last)
     else:
         obj[last] = op["value"]
+
+
+def needing_no_cache(raw: dict) -> dict:
+    """`raw` without what needs the model cache (disaggregated placements, tenants' LoRA adapters): for variants
+    that turn the cache off."""
+    for model in raw["models"]:
+        for placement in model["placements"]:
+            placement.pop("prefill", None)
+            placement["servingMode"] = "aggregated"
+    for tenant in raw["tenants"]:
+        tenant.pop("loras", None)
+    return raw

@@ -415,6 +415,44 @@ def _serving(eks: k8s.Provider) -> None:
         },
         eks,
     )
+
+    def pd_pool(role: str) -> dict:
+        kv = {
+            "kv_connector": "NixlConnector",
+            "kv_role": role,
+            "kv_connector_extra_config": {"backends": ["LIBFABRIC"]},
+        }
+        amounts = {"cpu": "16", "memory": "256Gi", "nvidia.com/gpu": "4", "vpc.amazonaws.com/efa": "16"}
+        return {
+            "nodeSelector": pool_selector(DOMAIN, "h100"),
+            "tolerations": gpu_tolerations(),
+            "containers": [
+                {
+                    "name": "main",
+                    "args": ["--tensor-parallel-size=4", "--kv-transfer-config=" + json.dumps(kv)],
+                    "resources": {"requests": amounts, "limits": dict(amounts)},
+                }
+            ],
+        }
+
+    _cr(
+        "llama-70b-pd",
+        "serving.kserve.io/v1alpha2",
+        "LLMInferenceService",
+        {
+            "name": "llama-70b-pd",
+            "namespace": SERVING_NAMESPACE,
+            "annotations": {**{annotation(k): v for k, v in SIZING.items()}, annotation("kv-transfer"): "efa"},
+        },
+        {
+            "model": {"uri": "pvc://models/models/llama-70b-pd", "name": "llama-70b-pd"},
+            "replicas": 1,
+            "template": pd_pool("kv_consumer"),
+            "prefill": {"replicas": 1, "template": pd_pool("kv_producer")},
+            "router": {"scheduler": {}},
+        },
+        eks,
+    )
     k8s.policy.v1.PodDisruptionBudget(
         "llama-70b",
         metadata={"name": "llama-70b", "namespace": SERVING_NAMESPACE},

@@ -43,11 +43,12 @@ def test_synthetic_config_is_a_valid_environment_of_n_identical_regions(regions)
 
 def test_synthetic_config_keeps_only_models_and_tenants_of_the_template_region():
     config = synthetic_config(2)
-    assert [m["name"] for m in config[NS + "models"]] == ["llama-3-1-70b", "llama-3-1-8b"]
+    assert [m["name"] for m in config[NS + "models"]] == ["llama-3-1-70b", "llama-3-1-8b", "llama-3-1-70b-rag"]
     assert {t["name"]: t["models"] for t in config[NS + "tenants"]} == {
-        "search": ["llama-3-1-70b", "llama-3-1-8b"],
+        "search": ["llama-3-1-70b", "llama-3-1-70b-rag", "llama-3-1-8b"],
         "support-bot": ["llama-3-1-8b"],
         "evals": ["llama-3-1-70b"],
+        "legal": ["llama-3-1-8b"],
     }
     # quotas of the template region are repeated on every copy, and nothing else
     assert [q["region"] for q in config[NS + "tenants"][0]["gpuQuotas"]] == ["r1", "r2"]

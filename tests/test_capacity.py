@@ -118,13 +118,14 @@ def test_models_sharing_a_pool_add_up():
     raw = raw_environment("prod")
     pool = raw["regions"][0]["gpuPools"][0]  # use1/h100: 8 H100 per node, maxSize 4
     pool["maxSize"] = 2
-    # 70B at tensor parallel 4 (3 replicas: 12 GPUs) and an 8B beside it (6 x 1 GPU): 18 > 2 nodes x 8.
+    # 70B at tensor parallel 4 (3 replicas: 12 GPUs), an 8B beside it (6 x 1 GPU) and the disaggregated 70B's
+    # decode and prefill pods (TP 4 each): 26 > 2 nodes x 8, 4 nodes hold them.
     raw["models"][0]["placements"][0].update(minReplicas=3, maxReplicas=3)
     raw["models"][1]["placements"][0].update(pool="h100", minReplicas=6, maxReplicas=8)
     assert config_errors(raw) == [
-        "regions[0].gpuPools[0].maxSize: minReplicas on pool use1/h100 need 18 nvidia.com/gpu (llama-3-1-70b 3 x 4, "
-        "llama-3-1-8b 6 x 1), more than the 16 it holds at maxSize 2 (8 per node); raise maxSize to 3 or lower "
-        "minReplicas"
+        "regions[0].gpuPools[0].maxSize: minReplicas on pool use1/h100 need 26 nvidia.com/gpu (llama-3-1-70b 3 x 4, "
+        "llama-3-1-8b 6 x 1, llama-3-1-70b-rag 1 x 4, llama-3-1-70b-rag prefill 1 x 4), more than the 16 it holds at "
+        "maxSize 2 (8 per node); raise maxSize to 4 or lower minReplicas"
     ]
 
 
@@ -144,8 +145,9 @@ def test_a_queue_smaller_than_one_replica_is_rejected():
     raw = raw_environment("prod")
     raw["tenants"][0]["gpuQuotas"][0] = {"region": "use1", "capability": {"nvidia.com/gpu": 2}}  # search in use1
     assert config_errors(raw) == [
-        "tenants[0].gpuQuotas[0].capability: one replica of llama-3-1-70b needs 4 nvidia.com/gpu (tensor parallel 4 "
+        f"tenants[0].gpuQuotas[0].capability: one replica of {model} needs 4 nvidia.com/gpu (tensor parallel 4 "
         "x pipeline parallel 1), more than the 2 this queue may use in region 'use1'; raise it to at least 4"
+        for model in ("llama-3-1-70b", "llama-3-1-70b-rag", "llama-3-1-70b-rag prefill")
     ]
 
 

@@ -81,7 +81,8 @@ def _tolerates(tolerations: list[dict], taint: dict) -> bool:
 
 
 def _model_pods(plan, cluster: str) -> list[tuple[str, dict, dict]]:
-    """(model, pod-level fields, container resources) of every pod a model's InferenceService creates."""
+    """(model, pod-level fields, container resources) of every pod a model's InferenceService creates, and of both
+    pools of an LLMInferenceService."""
     pods = []
     for (member, name), isvc in cluster_objects(plan, "InferenceService").items():
         if member != cluster:
@@ -91,6 +92,10 @@ def _model_pods(plan, cluster: str) -> list[tuple[str, dict, dict]]:
         worker = predictor.get("workerSpec")
         if worker:
             pods.append((name, worker, worker["containers"][0]["resources"]))
+    for (member, name), llmisvc in cluster_objects(plan, "LLMInferenceService").items():
+        if member == cluster:
+            for pod in (llmisvc["spec"]["template"], llmisvc["spec"]["prefill"]["template"]):
+                pods.append((name, pod, pod["containers"][0]["resources"]))
     return pods
 
 
@@ -214,8 +219,14 @@ def test_scale_down_waits_at_least_for_a_model_to_load(env_plan):
             tags[f"{region.name}-{pool.name}"][TEMPLATE + "autoscaling-options/scaledownunneededtime"]
         )
         assert delay >= 600  # never below CA's default
-        for (cluster, model), isvc in cluster_objects(env_plan, "InferenceService").items():
-            selector = isvc["spec"]["predictor"]["nodeSelector"]
+        servers = [
+            (key, isvc, isvc["spec"]["predictor"]["nodeSelector"])
+            for key, isvc in cluster_objects(env_plan, "InferenceService").items()
+        ] + [  # a disaggregated model's decode pool
+            (key, llmisvc, llmisvc["spec"]["template"]["nodeSelector"])
+            for key, llmisvc in cluster_objects(env_plan, "LLMInferenceService").items()
+        ]
+        for (cluster, model), isvc, selector in servers:
             if (
                 cluster == f"{env_plan.environment}-{region.name}"
                 and selector["inference-platform.io/pool"] == pool.name

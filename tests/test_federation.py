@@ -46,6 +46,8 @@ def _push_config() -> dict:
     for region in regions[:2]:
         region["apiAccess"]["publicCidrs"] = ["198.51.100.0/24"]
     regions[1]["modelCache"]["enabled"] = False
+    for tenant in config[ns("tenants")]:
+        tenant.pop("loras", None)  # LoRA adapters load from the cache usw2 now lacks
     return config
 
 

@@ -21,6 +21,8 @@ def test_federation_needs_two_clusters():
     raw["regions"] = raw["regions"][:1]
     raw["models"] = [m for m in raw["models"] if all(p["region"] == "use1" for p in m["placements"])]
     raw["tenants"] = []
+    for model in raw["models"]:
+        model.pop("tenant", None)  # its tenant went with the tenants
     assert _errors(raw) == ["federation.enabled: federation needs at least two clusters; add a region or disable it"]
 
 

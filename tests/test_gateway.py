@@ -73,13 +73,22 @@ def test_one_rule_per_model(env_plan):
         routes = _objects(env_plan, "AIGatewayRoute", cluster)
         rules = [rule for route in routes for rule in route["spec"]["rules"]]
         models = [rule["matches"][0]["headers"][0]["value"] for rule in rules]
-        assert sorted(models) == sorted(_served(env_plan, region))  # every model once, each rule one model
+        served = _served(env_plan, region)
+        # A LoRA adapter is a model of its own, sent to its base model's pool.
+        base = {m: m for m in served} | {
+            lora.name: lora.base_model for t in env_plan.spec.tenants for lora in t.loras if lora.base_model in served
+        }
+        assert sorted(models) == sorted(base)  # every model and adapter once, each rule one model
+        # A disaggregated model's pool is the one KServe creates for its LLMInferenceService: <name>-inference-pool.
+        disaggregated = {o["metadata"]["name"] for o in _objects(env_plan, "LLMInferenceService", cluster)}
         for rule in rules:
             assert all(match["headers"][0]["name"] == MODEL_HEADER for match in rule["matches"])
             assert {match["headers"][0]["value"] for match in rule["matches"]} == {rule["name"]}
+            model = base[rule["name"]]
+            pool = model + "-inference-pool" if model in disaggregated else model
             # CRD CEL: one InferencePool per rule, never mixed with AIServiceBackends.
             assert rule["backendRefs"] == [
-                {"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": rule["name"]}
+                {"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": pool}
             ]
         assert all(len(route["spec"]["rules"]) <= MAX_RULES_PER_ROUTE for route in routes)
 
@@ -90,7 +99,12 @@ def test_tenants_reach_only_the_models_they_are_granted(prod_plan):
         rule["name"]: sorted(match["headers"][1]["value"] for match in rule["matches"])
         for rule in route["spec"]["rules"]
     }
-    assert grants == {"llama-3-1-70b": ["evals", "search"], "llama-3-1-8b": ["search", "support-bot"]}
+    assert grants == {
+        "llama-3-1-70b": ["evals", "search"],
+        "llama-3-1-70b-rag": ["search"],
+        "llama-3-1-8b": ["legal", "search", "support-bot"],
+        "legal-contracts": ["legal"],  # a tenant's LoRA adapter: its owner only
+    }
     assert all(
         match["headers"][1]["name"] == names.TENANT_HEADER
         for rule in route["spec"]["rules"]
@@ -121,7 +135,9 @@ def test_rule_names_are_unique_dns_subdomains():
 def test_inference_pool_per_self_hosted_model(env_plan):
     for cluster, region in _gateway_clusters(env_plan).items():
         pools = {p["metadata"]["name"]: p for p in _objects(env_plan, "InferencePool", cluster)}
-        assert set(pools) == _served(env_plan, region)
+        # KServe creates the pool (and picker) of a disaggregated model's LLMInferenceService itself.
+        disaggregated = {o["metadata"]["name"] for o in _objects(env_plan, "LLMInferenceService", cluster)}
+        assert set(pools) == _served(env_plan, region) - disaggregated
         services = {s["metadata"]["name"]: s for s in _objects(env_plan, "Service", cluster)}
         for model, pool in pools.items():
             assert pool["metadata"]["namespace"] == names.SERVING_NAMESPACE

@@ -62,7 +62,7 @@ def test_route_to_an_external_model_offered_nowhere_with_a_gateway():
     raw["gateway"]["externalProviders"] = [_openai(regions=["euw1"])]
     raw["tenants"][0]["models"].append("gpt-4o-mini")
     assert config_errors(raw) == [
-        "tenants[0].models[2]: model 'gpt-4o-mini' is served only in euw1, where no gateway runs, so no route "
+        "tenants[0].models[3]: model 'gpt-4o-mini' is served only in euw1, where no gateway runs, so no route "
         "reaches it; enable the gateway there (regions[].gateway.enabled) or serve the model in a region with one",
         "gateway.externalProviders[0].regions[0]: no region named 'euw1'; use one of usc1, use1, usw2",
     ]

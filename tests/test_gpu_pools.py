@@ -377,7 +377,8 @@ def test_capacity_table_in_plan_md(prod_plan):
     assert (
         "| use1 | h100 | p5.48xlarge | H100-80GB | 8 | 1-4 | efa (32 EFA + 1 ENA) | "
         "placement group `prod-use1-h100` in us-east-1a | onDemand | Cluster Autoscaler: on-demand instances "
-        "| llama-3-1-70b: 8 |"
+        # 32 H100 at maxSize; each TP-4 demand gets what the other two's minimum (4 GPUs each) leave: 24 / 4.
+        "| llama-3-1-70b: 6; llama-3-1-70b-rag: 6; llama-3-1-70b-rag prefill: 6 |"
     ) in table
     assert (
         "| usc1 | h200 | a3-ultragpu-8g | H200-141GB | 8 | 1-2 | roce (8 GPU NICs) | "

@@ -20,7 +20,7 @@ from components.serving.deployment import (
 )
 from components.spec.loader import load_environment
 from policies.offline import evaluate_plan
-from tests.harness import cluster_objects, environment_config, plan_config, raw_environment
+from tests.harness import cluster_objects, environment_config, needing_no_cache, plan_config, raw_environment
 from tests.test_observability import metric_names
 from tests.test_serving_config import _multi_node_prod
 from tools.plan.report import render_markdown
@@ -130,13 +130,14 @@ def test_engine_overrides_draft_models_and_lora_adapters_render_after_the_derive
     assert big.fit.sizing.weights_gib == 146.46  # 70B + its 8B draft
     small = model_placement(env, env.models[1], env.models[1].placements[0])
     args = _model(inference_service_manifest(small, "pvc://models/x"))["args"]
-    assert args[-8:] == [
+    assert args[-9:] == [
         "--enable-lora",
-        "--max-loras=2",
+        "--max-loras=3",  # its own two, then tenant legal's (tenants[].loras)
         "--max-lora-rank=16",
         "--lora-modules",
         "tone=/mnt/models/loras/tone",
         "sql=/mnt/models/adapters/sql-v2",
+        "legal-contracts=/mnt/models/loras/legal-contracts",
         "--max-num-batched-tokens=8192",
         "--enable-auto-tool-choice",
     ]
@@ -402,7 +403,12 @@ def test_every_pool_targets_an_openai_server_of_its_runtime(env_plan):
     runtimes = _objects(env_plan, RUNTIME)
     isvcs = _objects(env_plan, ISVC)
     pools = [r for r in env_plan.kubernetes_objects() if r.inputs["kind"] == "InferencePool"]
-    assert {p.inputs["metadata"]["name"] for p in pools} >= {m.name for m in env_plan.spec.models}
+    # A disaggregated model's pool is KServe's (llm_inference_service.py), created by its controller.
+    disaggregated = {
+        r.inputs["metadata"]["name"] for r in env_plan.kubernetes_objects() if r.inputs["kind"] == "LLMInferenceService"
+    }
+    assert disaggregated.isdisjoint(p.inputs["metadata"]["name"] for p in pools)
+    assert {p.inputs["metadata"]["name"] for p in pools} >= {m.name for m in env_plan.spec.models} - disaggregated
     for pool in pools:
         cluster, model = env_plan.cluster_of(pool), pool.inputs["metadata"]["name"]
         [main] = runtimes[cluster, _model(isvcs[cluster, model])["runtime"]]["spec"]["containers"]
@@ -420,12 +426,13 @@ def test_every_pool_targets_an_openai_server_of_its_runtime(env_plan):
 
 def test_without_the_cache_vllm_streams_from_the_bucket_and_triton_downloads():
     raw = raw_environment("prod")
+    needing_no_cache(raw)
     for region in raw["regions"]:
         region["modelCache"] = {"enabled": False}
     raw["federation"]["failover"] = {"applicationTolerationSeconds": 1800}  # loads from the bucket take longer
     env = load_environment(raw)
     use1 = env.region("use1")
-    [_, small] = model_placements(env, use1)
+    [_, small, _] = model_placements(env, use1)
     bucket = "s3://acme-inference-prod-use1-models/models/llama-3-1-8b/"
     model = _model(inference_service_manifest(small, bucket))
     assert "storageUri" not in model  # no storage initializer: the streamer reads the bucket

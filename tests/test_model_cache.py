@@ -146,7 +146,10 @@ def test_every_cache_jvm_is_bounded_and_counted_on_its_node(env_plan):
 
 @pytest.mark.parametrize(
     ("cluster", "models"),
-    [("prod-use1", {"llama-3-1-70b", "llama-3-1-8b"}), ("prod-usc1", {"llama-3-1-70b", "mistral-7b-trt"})],
+    [
+        ("prod-use1", {"llama-3-1-70b", "llama-3-1-8b", "llama-3-1-70b-rag"}),
+        ("prod-usc1", {"llama-3-1-70b", "mistral-7b-trt"}),
+    ],
 )
 def test_one_dataload_per_model_placed_in_the_region(prod_plan, cluster, models):
     loads = [r.inputs for r in prod_plan.of_type(CR + "DataLoad") if prod_plan.cluster_of(r) == cluster]

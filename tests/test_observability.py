@@ -287,7 +287,11 @@ def test_model_server_pod_monitors_select_the_region_models_by_label(prod_plan):
     vllm = _monitors(prod_plan, "use1")["vllm"]["spec"]
     assert vllm["selector"]["matchLabels"] == {"app.kubernetes.io/part-of": "inference-platform"}
     assert vllm["selector"]["matchExpressions"] == [
-        {"key": "inference-platform.io/model", "operator": "In", "values": ["llama-3-1-70b", "llama-3-1-8b"]}
+        {
+            "key": "inference-platform.io/model",
+            "operator": "In",
+            "values": ["llama-3-1-70b", "llama-3-1-8b", "llama-3-1-70b-rag"],
+        }
     ]
     assert vllm["namespaceSelector"] == {"matchNames": [names.SERVING_NAMESPACE]}
     (endpoint,) = vllm["podMetricsEndpoints"]
@@ -393,7 +397,7 @@ def test_ttft_objective_per_model_from_its_slo_or_the_region_default(prod_plan):
             if r["alert"] == "InferenceTTFTP95OverSLO"
         }
 
-    assert objectives("use1") == {"llama-3-1-70b": "2.5", "llama-3-1-8b": "1"}
+    assert objectives("use1") == {"llama-3-1-70b": "2.5", "llama-3-1-8b": "1", "llama-3-1-70b-rag": "2.5"}
     # usc1 serves the 70b model (vLLM) and a Triton model, which has no TTFT histogram.
     assert objectives("usc1") == {"llama-3-1-70b": "2.5"}
     # dev's model sets no slo: the region default (2s) applies.

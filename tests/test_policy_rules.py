@@ -52,6 +52,17 @@ def eks(rs):
     return p(rs, "eks/cluster:Cluster", "eks")
 
 
+EFA = "vpc.amazonaws.com/efa"
+
+
+def pd(rs):
+    return p(rs, "LLMInferenceService", "llama-70b-pd")
+
+
+def pd_main(pod: dict) -> dict:
+    return pod["containers"][0]
+
+
 def gke(rs):
     return p(rs, "container/cluster:Cluster", "gke")
 
@@ -763,6 +774,25 @@ CASES = [
         "no-scale-to-zero-in-production",
         "KEDA default",
         lambda rs: drop(p(rs, ":ScaledObject", "llama-70b-scaler"), ("spec", "minReplicaCount")),
+    ),
+    Case(
+        "llm-pd-kv-fabric",
+        "tcp hand-off",
+        lambda rs: set_in(pd(rs), ("metadata", "annotations", "inference-platform.io/kv-transfer"), "tcp"),
+    ),
+    Case(
+        "llm-pd-efa-wired",
+        "prefill without efa",
+        lambda rs: drop(pd_main(pd(rs)["spec"]["prefill"]["template"]), ("resources", "requests", EFA)),
+    ),
+    Case(
+        "llm-pd-efa-wired",
+        "decode on ucx",
+        lambda rs: set_in(
+            pd_main(pd(rs)["spec"]["template"]),
+            ("args",),
+            ['--kv-transfer-config={"kv_connector": "NixlConnector", "kv_role": "kv_consumer"}'],
+        ),
     ),
     # --- GKE admission of system-*-critical pods ---------------------------------------------------------
     Case("gke-critical-priority-quota", "no quota", lambda rs: remove(rs, ":ResourceQuota", "critical-pods")),

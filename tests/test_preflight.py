@@ -124,8 +124,9 @@ def test_dev_passes_and_reports_json_for_ci(aws, capsys):
 
 
 def test_prod_passes_on_aws_and_says_gcp_is_not_checked(aws):
+    served = {"use1": ("llama-3-1-70b", "llama-3-1-8b", "llama-3-1-70b-rag"), "usw2": ("llama-3-1-70b", "llama-3-1-8b")}
     for region, name in (("us-east-1", "use1"), ("us-west-2", "usw2")):
-        for model in ("llama-3-1-70b", "llama-3-1-8b"):
+        for model in served[name]:
             put_model(
                 region,
                 f"{_raw('prod')['modelStore']['bucketPrefix']}-prod-{name}-models",
@@ -137,7 +138,7 @@ def test_prod_passes_on_aws_and_says_gcp_is_not_checked(aws):
 
     assert not report.failed
     use1 = report.of_region("use1")
-    assert len(use1) == 2 * 2 + 2 + 2  # per pool: offering + instance type; two quotas; two models
+    assert len(use1) == 2 * 2 + 2 + 3  # per pool: offering + instance type; two quotas; three models
     assert {f.status for f in use1 + report.of_region("usw2")} == {"pass"}
     p5 = next(f for f in use1 if f.check == "instance type" and "p5.48xlarge" in f.subject)
     assert p5.detail == "192 vCPUs, EFA: 32 interfaces"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from components.spec.loader import load_environment
-from tests.harness import config_errors, raw_environment
+from tests.harness import config_errors, needing_no_cache, raw_environment
 
 L40S = "models[0]"  # dev: llama-3-1-8b on a quarter of an L40S
 MIG = "models[1]"  # dev: qwen2-5-7b on a 3g.40gb slice of an A100
@@ -241,6 +241,7 @@ def test_failover_toleration_outlasts_the_start_up_budget():
     """Karmada must not move a federated replica that is still loading: 70B from the bucket at 0.5 GiB/s takes
     395 s + 60 s engine + 180 s compile = 635 s, a probe budget of 1270 s."""
     raw = raw_environment("prod")
+    needing_no_cache(raw)
     raw["regions"][0]["modelCache"] = {"enabled": False}
     assert config_errors(raw) == [
         "federation.failover.applicationTolerationSeconds: 900s is not longer than the start-up budget of "
@@ -298,6 +299,7 @@ def test_multi_node_replicas_are_accepted_on_efa_pools():
 
 def test_multi_node_replicas_need_the_cache_fixed_replicas_and_standard_mode():
     raw = _multi_node_prod()
+    needing_no_cache(raw)
     raw["regions"][0]["modelCache"] = {"enabled": False}
     raw["federation"]["failover"] = {"applicationTolerationSeconds": 1800}  # loads from the bucket take longer
     raw["models"][0]["placements"][1]["maxReplicas"] = 2

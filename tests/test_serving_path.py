@@ -84,7 +84,8 @@ def engine_of(runtime_name: str) -> str:
 
 
 def engine_command_lines(plan) -> list[tuple[str, str, list[str]]]:
-    """(where, engine, args) of every model-server container: the runtimes' and each InferenceService's."""
+    """(where, engine, args) of every model-server container: the runtimes', each InferenceService's and each
+    LLMInferenceService pool's (vLLM behind KServe's templates)."""
     found = []
     for (cluster, name), runtime in cluster_objects(plan, "ClusterServingRuntime").items():
         spec = runtime["spec"]
@@ -94,6 +95,10 @@ def engine_command_lines(plan) -> list[tuple[str, str, list[str]]]:
     for (cluster, name), isvc in cluster_objects(plan, "InferenceService").items():
         model = isvc["spec"]["predictor"]["model"]
         found.append((f"{cluster}/{name}", engine_of(model["runtime"]), model.get("args", [])))
+    for (cluster, name), llmisvc in cluster_objects(plan, "LLMInferenceService").items():
+        spec = llmisvc["spec"]
+        for pool, pod in (("decode", spec["template"]), ("prefill", spec["prefill"]["template"])):
+            found += [(f"{cluster}/{name}/{pool}", "vllm", c["args"]) for c in pod["containers"]]
     return found
 
 

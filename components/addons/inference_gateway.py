@@ -275,7 +275,7 @@ class InferenceGateway(pulumi.ComponentResource):
                 keys,
             )
 
-        # One InferencePool (and endpoint picker) per model served here.
+        # One InferencePool (and endpoint picker) per model served here; KServe runs a disaggregated model's.
         self.pools = {
             p.model.name: InferencePool(
                 f"{region.name}-{p.model.name}",
@@ -291,6 +291,7 @@ class InferenceGateway(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self),
             )
             for p in model_placements(env, region)
+            if p.disaggregation is None
         }
         # The pickers authenticate scrapes of their /metrics (TokenReview / SubjectAccessReview).
         reviewer = k8s.rbac.v1.ClusterRole(

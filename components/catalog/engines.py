@@ -151,6 +151,7 @@ VLLM_FLAGS = EngineFlags(
         "max-lora-rank": "maxLoraRank",
         "enable-prefix-caching": "nothing: prefix caching is always on",
         "enable-chunked-prefill": "nothing: chunked prefill is always on",
+        "kv-transfer-config": "placements[].servingMode (disaggregated placements hand KV caches over NIXL)",
     },
 )
 

@@ -311,3 +311,21 @@ def system_machine_families(cloud: str) -> str:
     if cloud == "aws":
         return f"{', '.join(sorted(_AWS_CPU_FAMILIES))} (.large to .16xlarge)"
     return f"{', '.join(sorted(_GCP_CPU_SERIES))} (-<vCPUs>)"
+
+
+# KV-cache transfer between a prefill and a decode pod (disaggregated serving, components/serving/kv_transfer.py).
+# RDMA: the type's total EFA bandwidth in Gbps, shared evenly by its GPUs (one or more NICs per GPU); from the
+# AWS instance pages (P4d 400 Gbps, P5/P5e/P5en/P6-B200 3200 Gbps). A type missing here has no figure to size
+# a transfer with, and the config checks say so.
+EFA_GBPS: dict[str, int] = {
+    "p4d.24xlarge": 400,
+    "p4de.24xlarge": 400,
+    "p5.48xlarge": 3200,
+    "p5e.48xlarge": 3200,
+    "p5en.48xlarge": 3200,
+    "p6-b200.48xlarge": 3200,
+}
+# TCP: one flow per tensor-parallel rank; AWS caps a single flow at 5 Gbps between instances, 10 Gbps inside one
+# cluster placement group (docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-instance-network-bandwidth.html).
+AWS_TCP_FLOW_GBPS = 5
+AWS_TCP_FLOW_GBPS_PLACEMENT_GROUP = 10

@@ -20,6 +20,8 @@ Shape of a deployment (KServe Standard mode):
   is not installed), gang-scheduled by a Volcano PodGroup inside one placement group, with EFA
   interfaces on every pod. KServe takes no autoscaler there: replicas are fixed.
 In Knative mode Knative's autoscaler scales on concurrency (maxNumSeqs per replica) instead of KEDA.
+A disaggregated placement (`disaggregation.py`) renders a KServe LLMInferenceService instead, with its
+prefill and decode pools (`llm_inference_service.py`).
 
 Weights: from the cache's PVC (`pvc://`, mounted at /mnt/models) when the region runs it; otherwise
 vLLM streams them from the bucket itself (`--model=s3://...`, no storage initializer), and Triton's
@@ -40,9 +42,11 @@ from components.k8s import names
 from components.k8s.gpu_resources import WHOLE_GPU
 from components.k8s.scheduling import GROUP_NAME_ANNOTATION, PodScheduling, model_scheduling, pod_group
 from components.k8s.topology import ZONE_LABEL, gpu_tolerations, pool_selector
+from components.serving.disaggregation import Disaggregation, resolve_mode
 from components.serving.engine import override_args, vllm_args
 from components.serving.fit import Fit, placement_fit, startup_seconds
 from components.serving.host import HostResources, pod_host_resources
+from components.serving.kv_transfer import ModeDecision
 from components.serving.network_policies import model_server_policy, picker_pods
 from components.serving.runtimes import (
     FORMAT_OF,
@@ -106,6 +110,9 @@ class ModelPlacement:
     # within the AI Gateway's and the route's timeouts.
     queue_wait_seconds: int
     gateway: bool  # the cluster runs the gateway, whose Envoy and endpoint picker call the servers
+    # Disaggregated: the prefill pool and the KV hand-off (`disaggregation.py`); None when aggregated.
+    disaggregation: Disaggregation | None
+    mode_decision: ModeDecision | None  # servingMode auto: the rule's verdict and its reasons
 
     @property
     def name(self) -> str:
@@ -134,7 +141,19 @@ class ModelPlacement:
         return self.fit.sizing.pipeline_parallel
 
     @property
+    def pool_names(self) -> tuple[str, ...]:
+        """The GPU pools its pods run on: the placement's, and a disaggregated one's prefill pool."""
+        side = self.disaggregation
+        return (self.pool.name,) if side is None else (self.pool.name, side.pool.name)
+
+    @property
+    def serving_mode(self) -> str:
+        return "disaggregated" if self.disaggregation is not None else "aggregated"
+
+    @property
     def autoscaler(self) -> Autoscaler:
+        if self.disaggregation is not None:
+            return "fixed"  # KServe's LLMInferenceService pools: fixed replicas (llm_inference_service.py)
         if self.region.serving.deployment_mode == "Knative":
             return "knative"
         if self.nodes_per_replica > 1 or self.placement.min_replicas == self.placement.max_replicas:
@@ -161,6 +180,8 @@ def model_placement(env: EnvironmentSpec, model: ModelSpec, placement: Placement
     resource = placement_resource(pool, placement.resource)
     assert resource is not None, "placements are validated before rendering"
     fit = placement_fit(model, pool, resource)
+    ttft = ttft_objectives(env, region).get(model.name, region.observability.thresholds.ttft_p95_seconds)
+    disaggregation, decision = resolve_mode(model, region, placement, fit, ttft)
     return ModelPlacement(
         model=model,
         region=region,
@@ -172,11 +193,11 @@ def model_placement(env: EnvironmentSpec, model: ModelSpec, placement: Placement
         startup_seconds=startup_seconds(region, model, fit.sizing),
         scheduling=model_scheduling(env, model),
         label_domain=env.label_domain,
-        ttft_objective_seconds=ttft_objectives(env, region).get(
-            model.name, region.observability.thresholds.ttft_p95_seconds
-        ),
+        ttft_objective_seconds=ttft,
         queue_wait_seconds=queue_wait_seconds(env.gateway),
         gateway=has_gateway(env, region),
+        disaggregation=disaggregation,
+        mode_decision=decision,
     )
 
 

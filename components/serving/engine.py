@@ -55,9 +55,25 @@ def vllm_args(
     streamer_memory_bytes: int,
 ) -> list[str]:
     """The vLLM OpenAI server's flags for `model` on `slot`; `model_dir` is /mnt/models or the bucket URI."""
-    args = [
+    return [
         f"--served-model-name={model.name}",
         f"--model={model_dir}",
+        *vllm_engine_args(model, slot, request, sizing, model_dir, streamer_memory_bytes),
+        *override_args(model.engine_args),
+    ]
+
+
+def vllm_engine_args(
+    model: ModelSpec,
+    slot: GpuSlot,
+    request: SizingRequest,
+    sizing: Sizing,
+    model_dir: str,
+    streamer_memory_bytes: int,
+) -> list[str]:
+    """The derived flags but the served name and the weights' location, which KServe's LLMInferenceService
+    templates set; the model's overrides go last (`override_args`)."""
+    args = [
         "=".join(VLLM_LOAD_ARGS),
         "--model-loader-extra-config="
         + json.dumps({"concurrency": STREAMER_CONCURRENCY, "memory_limit": streamer_memory_bytes}),
@@ -77,12 +93,12 @@ def vllm_args(
     speculative = speculative_config(model, model_dir)
     if speculative is not None:
         args.append("--speculative-config=" + json.dumps(speculative))
-    if model.lora_adapters:
+    if model.served_adapters:
         args += [
             "--enable-lora",
-            f"--max-loras={len(model.lora_adapters)}",
+            f"--max-loras={len(model.served_adapters)}",
             f"--max-lora-rank={model.max_lora_rank}",
             "--lora-modules",
-            *(f"{adapter.name}={model_dir}/{adapter.directory}" for adapter in model.lora_adapters),
+            *(f"{adapter.name}={model_dir}/{adapter.directory}" for adapter in model.served_adapters),
         ]
-    return args + override_args(model.engine_args)
+    return args

@@ -3,7 +3,7 @@ config checks, the rendered InferenceServices and plan.md share."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from components.catalog.models import MODELS
@@ -27,7 +27,7 @@ def sizing_request(model: ModelSpec) -> SizingRequest:
         max_num_seqs=model.max_num_seqs,
         gpu_memory_utilization=model.gpu_memory_utilization,
         draft=draft,
-        lora_adapters=len(model.lora_adapters),
+        lora_adapters=len(model.served_adapters),
         max_lora_rank=model.max_lora_rank,
     )
 
@@ -43,6 +43,13 @@ def placement_fit(model: ModelSpec, pool: GpuPoolSpec, resource: str) -> Fit:
     """How `model` splits over `resource` of `pool`; raises sizing.DoesNotFit with the numbers."""
     slot = gpu_slot(pool, resource)
     request = sizing_request(model)
+    return Fit(slot, request, size(request, slot))
+
+
+def prefill_fit(model: ModelSpec, pool: GpuPoolSpec, resource: str, max_num_seqs: int) -> Fit:
+    """The prefill pods' fit: the model's weights, and KV cache for the prompts one pod batches (not decode's)."""
+    slot = gpu_slot(pool, resource)
+    request = replace(sizing_request(model), max_num_seqs=max_num_seqs)
     return Fit(slot, request, size(request, slot))
 
 

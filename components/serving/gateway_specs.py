@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from components.k8s import names
+from components.serving.deployment import model_placements
+from components.serving.llm_inference_service import pool_name as llmisvc_pool_name
 from components.spec.environment import EnvironmentSpec
 from components.spec.gateway import GatewaySpec, RegionGatewaySpec
 from components.spec.region import RegionSpec
@@ -248,18 +250,31 @@ class RouteTarget:
 
 
 def granted_tenants(env: EnvironmentSpec, model: str) -> list[str]:
-    return sorted(t.name for t in env.tenants if model in t.models)
+    """Who may call `model`: tenants listing it; for a model's own LoRA adapter, its base model's tenants; for a
+    tenant's adapter (tenants[].loras), that tenant alone."""
+    owners = [t.name for t in env.tenants if any(lora.name == model for lora in t.loras)]
+    if owners:
+        return owners
+    base = next((m.name for m in env.models if any(a.name == model for a in m.lora_adapters)), model)
+    return sorted(t.name for t in env.tenants if base in t.models)
 
 
 def route_targets(env: EnvironmentSpec, region: RegionSpec) -> list[RouteTarget]:
     """The models this region's gateway routes, sorted by name.
 
-    With API keys, a model no tenant is granted gets no route (nobody may call it).
+    Each LoRA adapter its pods load gets a route of its own to the base model's pool. With API keys, a model
+    no tenant is granted gets no route (nobody may call it). A disaggregated model's
+    pool is the one KServe creates for its LLMInferenceService (`llm_inference_service.py`).
     """
+    pools = {
+        p.name: p.name if p.disaggregation is None else llmisvc_pool_name(p.name) for p in model_placements(env, region)
+    }
+    # A LoRA adapter is a `model` of its own, sent to its base model's pool: every pod there loads it.
     targets = [
-        RouteTarget(m.name, "InferencePool", m.name)
+        RouteTarget(name, "InferencePool", pool)
         for m in env.models
-        if any(p.region == region.name for p in m.placements)
+        if (pool := pools.get(m.name)) is not None
+        for name in (m.name, *(a.name for a in m.served_adapters))
     ]
     targets += [
         RouteTarget(model, "AIServiceBackend", provider.name)

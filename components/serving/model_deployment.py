@@ -15,6 +15,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.k8s.cluster import ClusterHandle
+from components.serving import llm_inference_service as llmisvc
 from components.serving.autoscaling import scaled_object_manifest
 from components.serving.deployment import (
     ModelPlacement,
@@ -57,16 +58,25 @@ class ModelDeployment(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=depends_on),
             )
 
-        ingress = network_policy_manifest(p)
-        k8s.networking.v1.NetworkPolicy(
-            f"{cluster.name}-netpol-{p.name}",
-            metadata=ingress["metadata"],
-            spec=ingress["spec"],
-            opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=on_cluster),
-        )
+        def network_policy(manifest: dict[str, Any], resource_name: str) -> None:
+            k8s.networking.v1.NetworkPolicy(
+                resource_name,
+                metadata=manifest["metadata"],
+                spec=manifest["spec"],
+                opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=on_cluster),
+            )
+
+        self.inference_service = None
+        if p.disaggregation is not None:
+            # KServe's LLMInferenceService: both pools, its InferencePool and picker; fixed replicas.
+            for manifest in llmisvc.network_policy_manifests(p):
+                network_policy(manifest, f"{cluster.name}-netpol-{manifest['metadata']['name']}")
+            custom(llmisvc.llm_inference_service_manifest(p, args.storage_uri), on_cluster)
+            self._register(p)
+            return
+        network_policy(network_policy_manifest(p), f"{cluster.name}-netpol-{p.name}")
         gang = pod_group_manifest(p)
         group = [custom(gang, on_cluster)] if gang is not None else []
-        self.inference_service = None
         if not args.federated:
             self.inference_service = custom(inference_service_manifest(p, args.storage_uri), [*on_cluster, *group])
         budget = pod_disruption_budget_manifest(p)
@@ -83,6 +93,9 @@ class ModelDeployment(pulumi.ComponentResource):
             )
             served = [self.inference_service] if self.inference_service is not None else []
             custom(scaled_object_manifest(p, args.prometheus_url), [*on_cluster, args.keda, *served])
+        self._register(p)
+
+    def _register(self, p: ModelPlacement) -> None:
         sizing = p.fit.sizing
         self.register_outputs(
             {
@@ -91,5 +104,6 @@ class ModelDeployment(pulumi.ComponentResource):
                 "tensorParallel": sizing.tensor_parallel,
                 "pipelineParallel": sizing.pipeline_parallel,
                 "autoscaler": p.autoscaler,
+                "servingMode": p.serving_mode,
             }
         )

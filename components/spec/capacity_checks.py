@@ -4,7 +4,8 @@ A node autoscaler adds nodes up to a pool's maxSize and no further; Volcano admi
 its queue's capability. Minimum replicas beyond either never start, so they are config errors with the
 arithmetic. A maximum beyond the pool is reported in plan.md ("capped by pool"): the autoscaler may ask,
 the extra replicas stay pending. Federated models are checked per member (each member runs within its
-placement's range). Runs after the serving checks: every placement here is sized.
+placement's range). A disaggregated (or auto) placement's prefill pods are a demand of their own on the prefill
+pool, fixed at `prefill.replicas`. Runs after the serving checks: every placement here is sized.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from components.k8s.gpu_resources import schedulable_resources
-from components.serving.fit import placement_fit
+from components.serving.fit import placement_fit, prefill_fit
 from components.serving.host import pod_host_resources
 from components.serving.slots import placement_resource
 from components.spec.base import Issue, join_path
@@ -37,8 +38,13 @@ class ReplicaDemand:
     per_replica: int  # units of `resource`: tensor parallel x pipeline parallel
     tensor_parallel: int
     pipeline_parallel: int
+    prefill: bool = False  # the prefill pods of a disaggregated placement
     # Servers of this model a node runs at once: its slots, or fewer where CPU and memory bound them.
     servers_per_node: int | None = None
+
+    @property
+    def label(self) -> str:
+        return self.model.name + (" prefill" if self.prefill else "")
 
     @property
     def min_units(self) -> int:
@@ -59,8 +65,25 @@ def replica_demands(env: EnvironmentSpec, region: RegionSpec) -> list[ReplicaDem
             sizing = placement_fit(model, pool, resource).sizing
             tp, pp = sizing.tensor_parallel, sizing.pipeline_parallel
             servers = pod_host_resources(region, pool, tp, runtime=model.runtime).servers_per_node
-            demands.append(ReplicaDemand(model, placement, pool, resource, tp * pp, tp, pp, servers))
+            demands.append(ReplicaDemand(model, placement, pool, resource, tp * pp, tp, pp, servers_per_node=servers))
+            if placement.serving_mode != "aggregated" and placement.prefill is not None:
+                demands.append(_prefill_demand(model, region, placement))
     return demands
+
+
+def _prefill_demand(model: ModelSpec, region: RegionSpec, placement: PlacementSpec) -> ReplicaDemand:
+    """The prefill pods of a disaggregated (or auto) placement: fixed replicas on their own pool."""
+    spec = placement.prefill
+    assert spec is not None
+    pool = region.pool(spec.pool)
+    assert pool is not None, "placements are validated before"
+    resource = placement_resource(pool, None)
+    assert resource is not None, "placements are validated before"
+    tp = prefill_fit(model, pool, resource, spec.max_num_seqs).sizing.tensor_parallel
+    fixed = placement.model_copy(
+        update={"pool": pool.name, "min_replicas": spec.replicas, "max_replicas": spec.replicas, "prefill": None}
+    )
+    return ReplicaDemand(model, fixed, pool, resource, tp, tp, 1, prefill=True)
 
 
 def pool_holds(demand: ReplicaDemand, sharing: list[ReplicaDemand]) -> int:
@@ -96,7 +119,7 @@ def _check_pool(region: RegionSpec, pool: GpuPoolSpec, demands: list[ReplicaDema
         held = per_node[resource] * pool.max_size
         if needed <= held:
             continue
-        parts = ", ".join(f"{d.model.name} {d.placement.min_replicas} x {d.per_replica}" for d in mine)
+        parts = ", ".join(f"{d.label} {d.placement.min_replicas} x {d.per_replica}" for d in mine)
         nodes = math.ceil(needed / per_node[resource])
         yield Issue(
             join_path(*path),
@@ -120,13 +143,13 @@ def _check_queues(env: EnvironmentSpec, region: RegionSpec, demands: list[Replic
                     if d.per_replica > cap:
                         yield Issue(
                             path,
-                            f"one replica of {d.model.name} needs {d.per_replica} {resource} (tensor parallel "
+                            f"one replica of {d.label} needs {d.per_replica} {resource} (tensor parallel "
                             f"{d.tensor_parallel} x pipeline parallel {d.pipeline_parallel}), more than the "
                             f"{cap} this queue may use in region {region.name!r}; raise it to at least {d.per_replica}",
                         )
                 needed = sum(d.min_units for d in using)
                 if needed > cap and all(d.per_replica <= cap for d in using):
-                    parts = ", ".join(f"{d.model.name} {d.placement.min_replicas} x {d.per_replica}" for d in using)
+                    parts = ", ".join(f"{d.label} {d.placement.min_replicas} x {d.per_replica}" for d in using)
                     yield Issue(
                         path,
                         f"minReplicas of {tenant.name}'s models in region {region.name!r} need {needed} {resource} "

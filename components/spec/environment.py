@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Annotated
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, Field, model_validator
 
 from components.spec.base import Issue, Spec, duplicates
 from components.spec.capacity_checks import check_capacity
@@ -63,6 +63,17 @@ class EnvironmentSpec(Spec):
     pricing: PricingSpec = Field(
         default_factory=PricingSpec, description="Prices this environment pays, over the catalog's list prices."
     )
+
+    @model_validator(mode="after")
+    def _attach_tenant_loras(self) -> EnvironmentSpec:
+        """Each tenant LoRA joins its base model's served adapters (sizing, engine flags); unknown bases are
+        reported by check_workloads."""
+        models = {m.name: m for m in self.models}
+        for tenant in self.tenants:
+            for lora in tenant.loras:
+                if lora.base_model in models:
+                    models[lora.base_model]._tenant_adapters.append(lora.served())
+        return self
 
     def region(self, name: str) -> RegionSpec:
         return next(r for r in self.regions if r.name == name)

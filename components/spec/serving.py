@@ -60,6 +60,23 @@ class SpeculativeDecodingSpec(Spec):
     prompt_lookup_max: int = Field(4, ge=1, le=16, description="method ngram: longest n-gram matched in the prompt.")
 
 
+LoraRank = Literal[8, 16, 32, 64, 128, 256]
+
+
+class TenantLoraSpec(Spec):
+    """A tenant's own LoRA adapter, served by its base model's pods and callable by that tenant only."""
+
+    name: Name = Field(description="Name the tenant sends as `model` to use the adapter.")
+    base_model: str = Field(description="The vLLM model (name of a models[] entry) whose pods load it.")
+    path: str | None = Field(
+        None, description="Directory of the adapter under the base model's storagePath; default loras/<name>."
+    )
+    rank: LoraRank = Field(description="Rank the adapter was trained with; at most the base model's maxLoraRank.")
+
+    def served(self) -> LoraAdapterSpec:
+        return LoraAdapterSpec(name=self.name, path=self.path)
+
+
 class LoraAdapterSpec(Spec):
     """A LoRA adapter served next to its base model under its own name (vLLM only)."""
 

@@ -31,8 +31,10 @@ from typing import TYPE_CHECKING
 from components.catalog.engines import ENGINE_FLAGS, ENGINE_HOST_NEEDS
 from components.catalog.models import MODELS
 from components.k8s.gpu_resources import schedulable_resources
-from components.serving.fit import Fit, placement_fit, startup_seconds
+from components.serving.disaggregation import efa_path
+from components.serving.fit import Fit, placement_fit, prefill_fit, startup_seconds
 from components.serving.host import pod_host_resources
+from components.serving.kv_transfer import efa_gbps_per_gpu
 from components.serving.sizing import DoesNotFit, GpuSlot, startup_budget_seconds
 from components.serving.slots import gpu_slot, multi_node_capable, placement_resource
 from components.spec.base import Issue, join_path
@@ -73,6 +75,7 @@ def check_serving(env: EnvironmentSpec) -> Iterator[Issue]:
             yield from _check_placement(env, model, region, pool, placement, path, at, autoscaled)
     for region_name, models in autoscaled.items():
         yield from _check_prometheus(env, regions[region_name], models)
+    yield from _check_tenant_loras(env)
     yield from _check_failover_toleration(env)
 
 
@@ -162,6 +165,26 @@ def _check_draft_fits(model: ModelSpec, arch, draft, path: tuple) -> Iterator[Is
         )
 
 
+def _check_tenant_loras(env: EnvironmentSpec) -> Iterator[Issue]:
+    """A tenant's adapter: on a vLLM base model, under a name no model or other adapter has."""
+    taken = {m.name for m in env.models} | {a.name for m in env.models for a in m.lora_adapters}
+    runtimes = {m.name: m.runtime for m in env.models}
+    for i, tenant in enumerate(env.tenants):
+        for j, lora in enumerate(tenant.loras):
+            if runtimes[lora.base_model] != "vllm":
+                yield Issue(
+                    join_path("tenants", i, "loras", j, "baseModel"),
+                    f"{lora.base_model} runs Triton, whose TensorRT-LLM engine is built with its adapters; use a "
+                    "vLLM model",
+                )
+            if lora.name in taken:
+                yield Issue(
+                    join_path("tenants", i, "loras", j, "name"),
+                    f"{lora.name!r} is already a model or adapter name; clients select adapters by name",
+                )
+            taken.add(lora.name)
+
+
 def _check_engine_options(env: EnvironmentSpec, model: ModelSpec, path: tuple) -> Iterator[Issue]:
     if model.runtime == "triton":
         for key, given in (
@@ -244,9 +267,11 @@ def _check_placement(
         yield Issue(join_path(*at), str(problem) + _multi_node_hint(slot, pool))
         return
     yield from _check_host_memory(region, pool, fit, model.runtime, at)
+    if placement.serving_mode != "aggregated" or placement.prefill is not None:
+        yield from _check_disaggregation(env, model, region, placement, fit, at)
     if fit.sizing.pipeline_parallel > 1:
         yield from _check_multi_node(model, region, placement, fit, at)
-    elif model.lora_adapters and not region.model_cache.enabled:
+    elif model.served_adapters and not region.model_cache.enabled:
         yield Issue(
             join_path(*path, "loraAdapters"),
             f"vLLM loads LoRA adapters from a local directory, and region {region.name!r} has no model cache "
@@ -265,6 +290,106 @@ def _check_placement(
         and fit.sizing.pipeline_parallel == 1
     ):
         autoscaled.setdefault(region.name, []).append(model.name)
+
+
+def _disaggregation_blockers(env: EnvironmentSpec, model: ModelSpec, region: RegionSpec, at: tuple) -> list[Issue]:
+    """What rules out a disaggregated placement of `model` in `region`, before any sizing."""
+    model_at, mode_at = at[:2], join_path(*at, "servingMode")
+    blockers = []
+    if model.runtime != "vllm":
+        why = "disaggregated serving hands KV caches over vLLM's NixlConnector; use runtime: vllm"
+        blockers.append(Issue(join_path(*model_at, "runtime"), why))
+    if model.federated and env.federation.enabled:
+        why = "Karmada propagates InferenceServices, not LLMInferenceServices; set federated: false"
+        blockers.append(Issue(join_path(*model_at, "federated"), why))
+    if region.cloud != "aws":
+        why = (
+            f"region {region.name!r} is on GCP, where the RDMA pod networking NIXL needs is not wired yet; "
+            "place it in an AWS region or use servingMode: aggregated"
+        )
+        blockers.append(Issue(mode_at, why))
+    if not region.model_cache.enabled:
+        why = (
+            f"KServe's LLMInferenceService mounts the weights from the cache's pvc://, and region {region.name!r} "
+            "has no model cache; enable its modelCache"
+        )
+        blockers.append(Issue(mode_at, why))
+    if region.serving.deployment_mode != "Standard":
+        why = "an LLMInferenceService runs plain Deployments; set the region's serving.deploymentMode: Standard"
+        blockers.append(Issue(mode_at, why))
+    return blockers
+
+
+def _check_disaggregation(
+    env: EnvironmentSpec, model: ModelSpec, region: RegionSpec, placement: PlacementSpec, decode: Fit, at: tuple
+) -> Iterator[Issue]:
+    """A prefill pool that exists, fits the model, and a hand-off the catalog can size; see the module docstring."""
+    spec = placement.prefill
+    if placement.serving_mode == "aggregated":
+        yield Issue(join_path(*at, "prefill"), "only used with servingMode disaggregated or auto; remove it")
+        return
+    if spec is None:
+        yield Issue(
+            join_path(*at, "servingMode"),
+            f"servingMode {placement.serving_mode} needs the prefill pool, e.g. prefill: {{pool: {placement.pool}}}",
+        )
+        return
+    blockers = _disaggregation_blockers(env, model, region, at)
+    if blockers:
+        yield from blockers
+        return
+    if placement.min_replicas != placement.max_replicas:
+        yield Issue(
+            join_path(*at, "maxReplicas"),
+            f"a disaggregated placement runs fixed replicas (KServe's autoscaling needs its workload-variant "
+            f"autoscaler); set minReplicas = maxReplicas (now {placement.min_replicas}-{placement.max_replicas})",
+        )
+    if spec.prompt_tokens >= model.max_model_len:
+        yield Issue(
+            join_path(*at, "prefill", "promptTokens"),
+            f"{spec.prompt_tokens} tokens leave no room for output within maxModelLen {model.max_model_len}; lower it",
+        )
+    at_pool = join_path(*at, "prefill", "pool")
+    pool = region.pool(spec.pool)
+    if pool is None:
+        pools = ", ".join(p.name for p in region.gpu_pools)
+        yield Issue(at_pool, f"region {region.name!r} has no GPU pool {spec.pool!r} (pools: {pools}); fix the name")
+        return
+    resource = placement_resource(pool, None)
+    if resource is None:
+        yield Issue(at_pool, f"pool {pool.name!r} offers several GPU resources; use a pool with one for prefill")
+        return
+    slot = gpu_slot(pool, resource)
+    if model.kv_cache_dtype == "fp8" and not slot.fp8:
+        yield Issue(
+            join_path(*at[:2], "kvCacheDtype"),
+            f"the prefill pool {region.name}/{pool.name} runs on {slot.name}, which has no FP8, and the KV cache "
+            "travels in its dtype; use auto or a prefill pool with FP8",
+        )
+        return
+    try:
+        fit = prefill_fit(model, pool, resource, spec.max_num_seqs)
+    except DoesNotFit as problem:
+        yield Issue(join_path(*at, "prefill"), f"prefill pool {pool.name!r}: {problem}")
+        return
+    for side, sizing in (("prefill", fit.sizing), ("decode", decode.sizing)):
+        if sizing.pipeline_parallel > 1:
+            yield Issue(
+                join_path(*at, "prefill" if side == "prefill" else "pool"),
+                f"the {side} pods need {sizing.pipeline_parallel} nodes per replica; disaggregated pools are "
+                "single-node: use larger GPUs or keep servingMode: aggregated",
+            )
+    yield from _check_host_memory(region, pool, fit, (*at, "prefill"))
+    decode_pool = region.pool(placement.pool)
+    assert decode_pool is not None
+    if efa_path(region, pool, decode_pool):
+        for p in (pool, decode_pool):
+            if efa_gbps_per_gpu(p.machine_type) is None:
+                yield Issue(
+                    at_pool,
+                    f"no EFA bandwidth figure for {p.machine_type} in the catalog (machines.EFA_GBPS) to size the KV "
+                    "hand-off with; add it with its source",
+                )
 
 
 def _multi_node_hint(slot: GpuSlot, pool: GpuPoolSpec) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from components.serving.sizing import KvDtype, Precision
 from components.spec.base import Issue, Name, Spec, duplicates, join_path, unknown_name
@@ -13,10 +13,25 @@ from components.spec.gateway import TenantBudgetSpec
 from components.spec.observability import ModelSloSpec
 from components.spec.pricing import MoneyBudgetSpec
 from components.spec.scheduling import GpuQuotaSpec
-from components.spec.serving import LoraAdapterSpec, SpeculativeDecodingSpec
+from components.spec.serving import LoraAdapterSpec, LoraRank, SpeculativeDecodingSpec, TenantLoraSpec
 
 if TYPE_CHECKING:
     from components.spec.environment import EnvironmentSpec
+
+
+class PrefillSpec(Spec):
+    """The prefill pool of a disaggregated placement: its pods compute prompts' KV caches and hand them to decode."""
+
+    pool: str = Field(description="GPU pool of the placement's region for the prefill pods (compute-strong GPUs).")
+    replicas: int = Field(1, ge=1, description="Prefill pods; fixed (KServe runs them as one Deployment).")
+    max_num_seqs: int = Field(
+        8, ge=1, le=1024, description="Prompts one prefill pod batches at once; its KV cache is sized for them."
+    )
+    prompt_tokens: int = Field(
+        4096,
+        ge=1,
+        description="Typical prompt length; sizes the KV cache each request hands to decode and its transfer time.",
+    )
 
 
 class PlacementSpec(Spec):
@@ -30,6 +45,15 @@ class PlacementSpec(Spec):
         None,
         description="GPU resource each replica requests, when the pool offers several (MIG profiles), e.g. "
         "nvidia.com/mig-3g.40gb; default the pool's only one.",
+    )
+    serving_mode: Literal["aggregated", "disaggregated", "auto"] = Field(
+        "aggregated",
+        description="aggregated: each replica prefills and decodes. disaggregated: prefill pods (`prefill`) hand "
+        "the KV cache to decode pods on `pool` over NIXL (KServe LLMInferenceService). auto: the sizing's rule "
+        "(README, Disaggregated serving) picks one.",
+    )
+    prefill: PrefillSpec | None = Field(
+        None, description="Prefill pool of a disaggregated (or auto) placement; `pool` then runs the decode pods."
     )
 
 
@@ -69,7 +93,9 @@ class ModelSpec(Spec):
     lora_adapters: list[LoraAdapterSpec] = Field(
         default_factory=list, description="LoRA adapters served with the model (vLLM only)."
     )
-    max_lora_rank: Literal[8, 16, 32, 64, 128, 256] = Field(16, description="Largest rank among the LoRA adapters.")
+    max_lora_rank: LoraRank = Field(
+        16, description="Largest rank among the LoRA adapters, its own and its tenants' (tenants[].loras)."
+    )
     engine_args: dict[str, str | int | float | bool] = Field(
         default_factory=dict,
         description="Extra engine flags without the leading --, e.g. {max-num-batched-tokens: 8192, "
@@ -81,6 +107,14 @@ class ModelSpec(Spec):
         "by each pool's GPU capacity and takes it off a member that fails; each member scales it within its "
         "placement's range.",
     )
+
+    # Tenants' adapters on this base model (tenants[].loras), attached by EnvironmentSpec.
+    _tenant_adapters: list[LoraAdapterSpec] = PrivateAttr(default_factory=list)
+
+    @property
+    def served_adapters(self) -> list[LoraAdapterSpec]:
+        """Every adapter its pods load: its own, then its tenants'; each takes a LoRA slot of maxLoraRank."""
+        return [*self.lora_adapters, *self._tenant_adapters]
 
     @property
     def weights_prefix(self) -> str:
@@ -105,6 +139,11 @@ class TenantSpec(Spec):
     )
     money_budget: MoneyBudgetSpec | None = Field(
         None, description="A budget in USD per month, converted in plan.md to output tokens per model."
+    )
+    loras: list[TenantLoraSpec] = Field(
+        default_factory=list,
+        description="The tenant's LoRA adapters: loaded by their base model's pods (multi-LoRA), routed by name to "
+        "this tenant only.",
     )
 
 
@@ -148,3 +187,14 @@ def check_workloads(env: EnvironmentSpec) -> Iterator[Issue]:
         for j, name in enumerate(tenant.models):
             if name not in models:
                 yield unknown_name(join_path("tenants", i, "models", j), "model", name, sorted(models))
+        for j, lora in enumerate(tenant.loras):
+            at = join_path("tenants", i, "loras", j, "baseModel")
+            base = next((m for m in env.models if m.name == lora.base_model), None)
+            if base is None:
+                yield unknown_name(at, "model", lora.base_model, sorted(m.name for m in env.models))
+            elif lora.rank > base.max_lora_rank:
+                yield Issue(
+                    join_path("tenants", i, "loras", j, "rank"),
+                    f"rank {lora.rank} is above the {base.max_lora_rank} {base.name}'s LoRA slots are sized for; raise "
+                    f"that model's maxLoraRank to {lora.rank}",
+                )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from policies.framework import Rule
 from policies.rules import (
     aws,
+    disaggregation,
     federation,
     gateway,
     gcp,
@@ -30,6 +31,7 @@ CATEGORIES: dict[str, str] = {
     "helm": "Helm values as workloads",
     "gpu": "GPU node pools",
     "llm": "Model servers (LLM sizing)",
+    "disaggregation": "Disaggregated serving (KV hand-off)",
     "gateway": "AI gateway routes",
     "federation": "Karmada federation",
     "production": "Production",
@@ -46,6 +48,7 @@ ALL_RULES: tuple[Rule, ...] = (
     *helm.RULES,
     *gpu.RULES,
     *llm.RULES,
+    *disaggregation.RULES,
     *gateway.RULES,
     *federation.RULES,
     *production.RULES,

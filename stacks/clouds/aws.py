@@ -52,7 +52,7 @@ def build_aws_cluster(
                 eks=eks,
                 network=network,
                 scale_down_unneeded_seconds=scale_down_unneeded_seconds(
-                    [p.startup_budget_seconds for p in placements if p.pool.name == pool.name]
+                    [p.startup_budget_seconds for p in placements if pool.name in p.pool_names]
                 ),
             ),
             opts=opts,

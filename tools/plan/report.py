@@ -169,7 +169,7 @@ def _max_replicas(plan: Plan, region: RegionSpec, pool: GpuPoolSpec) -> str:
     cells = []
     for d in on_pool:
         holds = pool_holds(d, on_pool)
-        cell = f"{d.model.name}: {holds}"
+        cell = f"{d.label}: {holds}"
         if d.placement.max_replicas > holds:
             cell += f" **capped by pool** (maxReplicas {d.placement.max_replicas})"
         cells.append(cell)
@@ -493,6 +493,83 @@ def _model_deployments(plan: Plan) -> str:
     return "\n".join(rows) + "\n"
 
 
+def _disaggregated_serving(plan: Plan) -> str:
+    """Per placement asking for disaggregation: the mode it runs in and why, both pools' sizing, the KV hand-off."""
+    from components.serving.deployment import model_placements
+
+    asked = [
+        p
+        for region in plan.spec.regions
+        for p in model_placements(plan.spec, region)
+        if p.placement.serving_mode != "aggregated"
+    ]
+    if not asked:
+        return ""
+    rows = [
+        "## Disaggregated serving\n",
+        "| region | model | mode | decode: pool, GPU x TP, replicas, maxNumSeqs | prefill: pool, GPU x TP, replicas, "
+        "maxNumSeqs, KV GiB | KV per prompt | hand-off | why |",
+        "|---|---|---|---|---|---:|---|---|",
+    ]
+    warnings = []
+    for p in asked:
+        side, model = p.disaggregation, p.model
+        why = "configured" if p.mode_decision is None else "auto: " + "; ".join(p.mode_decision.reasons)
+        decode = (
+            f"{p.pool.name}, {p.fit.slot.name} x {p.fit.sizing.tensor_parallel}, {p.placement.max_replicas}, "
+            f"{model.max_num_seqs}"
+        )
+        if side is None:
+            rows.append(f"| {p.region.name} | {model.name} | aggregated | {decode} | - | - | - | {why} |")
+            continue
+        t = side.transfer
+        prefill = (
+            f"{side.pool.name}, {side.fit.slot.name} x {side.fit.sizing.tensor_parallel}, {side.spec.replicas}, "
+            f"{side.spec.max_num_seqs}, {side.fit.sizing.kv_cache_gib:g}"
+        )
+        kv = f"{t.bytes_per_prompt / 2**20:,.0f} MiB ({side.spec.prompt_tokens} tokens, {model.kv_cache_dtype} KV)"
+        hand_off = f"{t.transport.upper()} {t.paths} x {t.gbps_per_path:g} Gbps: {t.seconds * 1000:.1f} ms"
+        rows.append(
+            f"| {p.region.name} | {model.name} | disaggregated | {decode} | {prefill} | {kv} | {hand_off} | {why} |"
+        )
+        if t.transport == "tcp":
+            warnings.append(
+                f"- **warning**: {p.region.name}/{model.name} hands its KV cache over TCP ({t.seconds * 1000:.0f} ms "
+                "per prompt): put both pools on EFA in one zone for RDMA"
+            )
+        if side.fp8_would_halve:
+            warnings.append(
+                f"- {p.region.name}/{model.name}: both GPUs have FP8; kvCacheDtype: fp8 halves each hand-off"
+            )
+    return "\n".join([*rows, "", *warnings]) + "\n"
+
+
+def _lora_adapters(plan: Plan) -> str:
+    """Per placement serving LoRA adapters: which, whose, and the GPU memory their slots take from the KV cache."""
+    from components.catalog.models import MODELS
+    from components.serving.deployment import model_placements
+    from components.serving.sizing import lora_bytes
+
+    owners = {lora.name: t.name for t in plan.spec.tenants for lora in t.loras}
+    rows = [
+        "## LoRA adapters\n",
+        "| region | base model | adapters (callers) | --max-loras x --max-lora-rank | slots GiB | KV GiB per replica |",
+        "|---|---|---|---|---:|---:|",
+    ]
+    for region in plan.spec.regions:
+        for p in model_placements(plan.spec, region):
+            adapters = p.model.served_adapters
+            if not adapters:
+                continue
+            who = ", ".join(f"{a.name} ({owners.get(a.name, 'base model tenants')})" for a in adapters)
+            reserved = lora_bytes(MODELS[p.model.preset], p.model.max_lora_rank, len(adapters)) / 2**30
+            rows.append(
+                f"| {region.name} | {p.name} | {who} | {len(adapters)} x {p.model.max_lora_rank} | {reserved:.2f} "
+                f"| {p.fit.sizing.kv_cache_gib:g} |"
+            )
+    return "\n".join(rows) + "\n" if len(rows) > 3 else ""
+
+
 # Sections of plan.md, in order; capabilities add theirs here.
 SECTIONS: tuple[Callable[[Plan], str], ...] = (
     _summary,
@@ -502,6 +579,8 @@ SECTIONS: tuple[Callable[[Plan], str], ...] = (
     _model_storage,
     _model_deployments,
     cost_section,
+    _disaggregated_serving,
+    _lora_adapters,
     _federation,
     _admission,
     _counts,

@@ -1,0 +1,96 @@
+"""A placement's serving mode resolved: aggregated, or a prefill pool handing KV caches to the decode pool.
+
+The figures come from `kv_transfer.py`; this module reads them off the config (pools, fabric, zones, the
+two fits) and applies `servingMode: auto`'s rule. The config checks (`serving_checks.py`) guarantee that
+what it reads exists and fits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from components.catalog.models import MODELS
+from components.serving.fit import Fit, prefill_fit
+from components.serving.host import HostResources, pod_host_resources
+from components.serving.kv_transfer import KvTransfer, ModeDecision, decide_mode, kv_transfer, prompt_kv_bytes
+from components.serving.slots import placement_resource
+from components.spec.region import GpuPoolSpec, RegionSpec
+from components.spec.workloads import ModelSpec, PlacementSpec, PrefillSpec
+
+
+@dataclass(frozen=True)
+class Disaggregation:
+    """The prefill side of a disaggregated placement and the hand-off to its decode pods."""
+
+    spec: PrefillSpec
+    pool: GpuPoolSpec
+    resource: str
+    fit: Fit
+    host: HostResources
+    transfer: KvTransfer
+    # Both GPUs have FP8 but the cache is 16-bit: `kvCacheDtype: fp8` would halve every transfer.
+    fp8_would_halve: bool
+
+
+def shared_zones(region: RegionSpec, a: GpuPoolSpec, b: GpuPoolSpec) -> list[str]:
+    return sorted(set(region.pool_zones(a)) & set(region.pool_zones(b)))
+
+
+def efa_path(region: RegionSpec, prefill: GpuPoolSpec, decode: GpuPoolSpec) -> bool:
+    """EFA carries the hand-off when both pools have it and share a zone (EFA traffic stays in its subnet)."""
+    return prefill.efa and decode.efa and bool(shared_zones(region, prefill, decode))
+
+
+def prefill_side(model: ModelSpec, region: RegionSpec, placement: PlacementSpec, decode: Fit) -> Disaggregation:
+    """Size the prefill pool of `placement` and the hand-off to the decode pods sized by `decode`."""
+    spec = placement.prefill
+    assert spec is not None, "disaggregated placements name their prefill pool (config checks)"
+    pool = region.pool(spec.pool)
+    assert pool is not None, "placements are validated before rendering"
+    decode_pool = region.pool(placement.pool)
+    assert decode_pool is not None, "placements are validated before rendering"
+    resource = placement_resource(pool, None)
+    assert resource is not None, "placements are validated before rendering"
+    fit = prefill_fit(model, pool, resource, spec.max_num_seqs)
+    efa = efa_path(region, pool, decode_pool)
+    transfer = kv_transfer(
+        bytes_per_prompt=prompt_kv_bytes(MODELS[model.preset], model.kv_cache_dtype, spec.prompt_tokens),
+        prefill_tp=fit.sizing.tensor_parallel,
+        decode_tp=decode.sizing.tensor_parallel,
+        efa_machines=(pool.machine_type, decode_pool.machine_type) if efa else None,
+        same_placement_group=pool.name == decode_pool.name and pool.packed,
+    )
+    return Disaggregation(
+        spec=spec,
+        pool=pool,
+        resource=resource,
+        fit=fit,
+        host=pod_host_resources(region, pool, fit.sizing.tensor_parallel),
+        transfer=transfer,
+        fp8_would_halve=model.kv_cache_dtype == "auto" and fit.slot.fp8 and decode.slot.fp8,
+    )
+
+
+def auto_decision(
+    model: ModelSpec, placement: PlacementSpec, side: Disaggregation, ttft_objective_seconds: float
+) -> ModeDecision:
+    return decide_mode(
+        params_billion=MODELS[model.preset].params_billion,
+        prompt_tokens=side.spec.prompt_tokens,
+        concurrency=model.max_num_seqs * placement.max_replicas,
+        transfer_seconds=side.transfer.seconds,
+        ttft_objective_seconds=ttft_objective_seconds,
+    )
+
+
+def resolve_mode(
+    model: ModelSpec, region: RegionSpec, placement: PlacementSpec, decode: Fit, ttft_objective_seconds: float
+) -> tuple[Disaggregation | None, ModeDecision | None]:
+    """(the prefill side when the placement runs disaggregated, the auto rule's verdict when it was asked)."""
+    if placement.serving_mode == "aggregated":
+        return None, None
+    side = prefill_side(model, region, placement, decode)
+    if placement.serving_mode == "disaggregated":
+        return side, None
+    decision = auto_decision(model, placement, side, ttft_objective_seconds)
+    return (side if decision.disaggregate else None), decision

@@ -1,0 +1,339 @@
+"""Disaggregated serving: the KV hand-off sized by hand, the auto rule, the LLMInferenceService as KServe v0.20.0's
+controller reads it, its routing and network policies, and the config errors."""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+import pytest
+import yaml
+
+from components.catalog.models import MODELS
+from components.serving.deployment import model_placements
+from components.serving.kv_transfer import decide_mode, kv_transfer, prompt_kv_bytes
+from components.spec.loader import load_environment
+from policies.offline import evaluate_plan
+from tests.harness import cluster_objects, config_errors, environment_config, plan_config, raw_environment
+from tests.test_serving_path import engine_parser, parse_command_line
+from tools.plan.report import render_markdown
+
+LLMISVC = "LLMInferenceService"
+RAG = "llama-3-1-70b-rag"
+# Llama 3.1 70B (config.json): 80 layers, 8 KV heads of 128 dims.
+KV_BYTES_PER_TOKEN_BF16 = 2 * 80 * 8 * 128 * 2  # K and V: 327,680 bytes
+PROMPT = 4096
+
+
+def _rag(prod_plan) -> dict:
+    return cluster_objects(prod_plan, LLMISVC)[("prod-use1", RAG)]
+
+
+# --- sizing, by hand ------------------------------------------------------------------------------------
+
+
+def test_kv_bytes_of_a_4k_prompt_of_70b():
+    llama70 = MODELS["llama-3.1-70b"]
+    assert prompt_kv_bytes(llama70, "auto", PROMPT) == 1_342_177_280  # 327,680 B x 4096 = 1.25 GiB
+    assert prompt_kv_bytes(llama70, "fp8", PROMPT) == 671_088_640  # FP8 halves it: 640 MiB
+    assert KV_BYTES_PER_TOKEN_BF16 * PROMPT == 1_342_177_280
+
+
+def test_hand_off_of_a_4k_prompt_over_efa_and_tcp():
+    """70B at TP 4 on both p5.48xlarge pools: 4 rank-to-rank paths. EFA: 3200 Gbps / 8 GPUs = 400 Gbps each,
+    1600 Gbps. TCP: one flow per rank, 10 Gbps inside one placement group, 5 Gbps across."""
+    fp8 = 671_088_640
+    efa = kv_transfer(
+        bytes_per_prompt=fp8,
+        prefill_tp=4,
+        decode_tp=4,
+        efa_machines=("p5.48xlarge", "p5.48xlarge"),
+        same_placement_group=True,
+    )
+    assert (efa.transport, efa.paths, efa.gbps) == ("efa", 4, 1600)
+    assert efa.seconds == pytest.approx(0.0033554432)  # 671,088,640 x 8 / 1.6e12: 3.4 ms
+    tcp_pg = kv_transfer(bytes_per_prompt=fp8, prefill_tp=4, decode_tp=4, efa_machines=None, same_placement_group=True)
+    assert (tcp_pg.transport, tcp_pg.gbps) == ("tcp", 40)
+    assert tcp_pg.seconds == pytest.approx(0.134217728)  # 40x slower: 134 ms
+    tcp = kv_transfer(bytes_per_prompt=fp8, prefill_tp=4, decode_tp=4, efa_machines=None, same_placement_group=False)
+    assert tcp.seconds == pytest.approx(0.268435456)  # 20 Gbps: 268 ms
+    bf16 = kv_transfer(
+        bytes_per_prompt=1_342_177_280,
+        prefill_tp=8,
+        decode_tp=4,
+        efa_machines=("p5.48xlarge",) * 2,
+        same_placement_group=True,
+    )
+    assert (bf16.paths, bf16.seconds) == (4, pytest.approx(0.0067108864))  # the smaller TP bounds the paths
+
+
+def test_auto_rule_disaggregates_only_large_long_busy_and_cheap():
+    base = dict(
+        params_billion=70.6, prompt_tokens=4096, concurrency=64, transfer_seconds=0.0034, ttft_objective_seconds=2.5
+    )
+    assert decide_mode(**base).disaggregate
+    for change in (
+        {"params_billion": 8.03},  # small
+        {"prompt_tokens": 1024},  # short prompts
+        {"concurrency": 32},  # low traffic
+        {"transfer_seconds": 0.27, "ttft_objective_seconds": 1.0},  # the hand-off eats over 10% of TTFT
+    ):
+        decision = decide_mode(**{**base, **change})
+        assert not decision.disaggregate
+        assert sum(r.startswith("no: ") for r in decision.reasons) == 1
+
+
+# --- the prod model, rendered -----------------------------------------------------------------------------
+
+
+def test_prod_renders_the_70b_disaggregated_against_the_pinned_crd(prod_plan, upstream):
+    assert upstream.crd_served_schema("serving.kserve.io/v1alpha2", LLMISVC) is not None
+    isvc = _rag(prod_plan)
+    assert isvc["apiVersion"] == "serving.kserve.io/v1alpha2"
+    assert upstream.validate_custom_resource(isvc) == []
+    spec = isvc["spec"]
+    assert spec["model"] == {"uri": f"pvc://models/models/{RAG}", "name": RAG}  # mounted at /mnt/models
+    assert (spec["replicas"], spec["prefill"]["replicas"]) == (1, 1)
+    assert "scaling" not in spec and "scaling" not in spec["prefill"]  # CEL: replicas xor scaling
+    assert spec["router"] == {"scheduler": {}}  # KServe's pool + picker with its prefill and decode profiles
+    # Not an InferenceService as well: one object serves the model there.
+    assert ("prod-use1", RAG) not in cluster_objects(prod_plan, "InferenceService")
+
+
+def _main(pod: dict) -> dict:
+    (container,) = pod["containers"]
+    assert container["name"] == "main"  # merged over KServe's template container of that name
+    return container
+
+
+def test_each_pool_has_its_own_sizing_gpus_and_efa(prod_plan):
+    spec = _rag(prod_plan)["spec"]
+    decode, prefill = _main(spec["template"]), _main(spec["prefill"]["template"])
+    # p5.48xlarge: 8 H100, 32 EFA interfaces; TP 4 takes half of each.
+    for container in (decode, prefill):
+        assert container["resources"]["requests"]["nvidia.com/gpu"] == 4
+        assert container["resources"]["requests"]["vpc.amazonaws.com/efa"] == 16
+        assert container["resources"]["limits"] == container["resources"]["requests"]
+        assert "--tensor-parallel-size=4" in container["args"]
+    assert "--max-num-seqs=64" in decode["args"] and "--max-num-seqs=8" in prefill["args"]
+    # KServe's decode template serves vLLM on 8001 behind the routing sidecar; prefill's on 8000.
+    assert decode["startupProbe"]["httpGet"]["port"] == 8001
+    assert prefill["startupProbe"]["httpGet"]["port"] == 8000
+    for pod in (spec["template"], spec["prefill"]["template"]):
+        assert pod["nodeSelector"] == {"inference-platform.io/pool": "h100"}
+
+
+def _kv_config(args: list[str]) -> dict:
+    (value,) = [a.split("=", 1)[1] for a in args if a.startswith("--kv-transfer-config=")]
+    return json.loads(value)
+
+
+def _sample_kv_config(pod: dict) -> dict:
+    (container,) = pod["containers"]
+    (extra,) = [e["value"] for e in container["env"] if e["name"] == "VLLM_ADDITIONAL_ARGS"]
+    flag, value = shlex.split(extra)
+    assert flag == "--kv_transfer_config"
+    return json.loads(value)
+
+
+def test_kv_roles_match_kserves_pd_sample(prod_plan, upstream):
+    """Prefill produces, decode consumes, NixlConnector on both: as KServe's single-node P/D sample sets them."""
+    path = "kserve/v0.20.0/docs-samples-llmisvc-single-node-gpu-llm-inference-service-pd-qwen2-7b-gpu.yaml"
+    sample = yaml.safe_load((upstream.root / path).read_text())
+    spec = _rag(prod_plan)["spec"]
+    ours = {
+        "decode": _kv_config(_main(spec["template"])["args"]),
+        "prefill": _kv_config(_main(spec["prefill"]["template"])["args"]),
+    }
+    theirs = {
+        "decode": _sample_kv_config(sample["spec"]["template"]),
+        "prefill": _sample_kv_config(sample["spec"]["prefill"]["template"]),
+    }
+    for pool in ("decode", "prefill"):
+        assert {k: ours[pool][k] for k in ("kv_connector", "kv_role")} == theirs[pool]
+        # EFA: NIXL's LIBFABRIC backend (UCX, the default, has no EFA transport).
+        assert ours[pool]["kv_connector_extra_config"] == {"backends": ["LIBFABRIC"]}
+
+
+def test_engine_args_leave_kserves_template_flags_alone(prod_plan, upstream):
+    """KServe's templates run `vllm serve /mnt/models --served-model-name <name> --port ...`: our args add the rest,
+    all flags of the pinned vLLM."""
+    parser = engine_parser(upstream, "vllm")
+    spec = _rag(prod_plan)["spec"]
+    for pod in (spec["template"], spec["prefill"]["template"]):
+        args = _main(pod)["args"]
+        assert not [a for a in args if a.split("=")[0] in ("--model", "--served-model-name", "--port")]
+        assert parse_command_line(args, parser) == []
+
+
+def test_routing_reaches_kserves_pool_with_the_tenants_keys(prod_plan):
+    route = cluster_objects(prod_plan, "AIGatewayRoute")[("prod-use1", "models-1")]
+    (rule,) = [r for r in route["spec"]["rules"] if r["name"] == RAG]
+    assert rule["backendRefs"] == [
+        {"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": f"{RAG}-inference-pool"}
+    ]
+    assert sorted(m["headers"][1]["value"] for m in rule["matches"]) == ["search"]
+    # No InferencePool or picker of ours for it: KServe's controller owns both.
+    assert ("prod-use1", RAG) not in cluster_objects(prod_plan, "InferencePool")
+    assert ("prod-use1", f"{RAG}-epp") not in cluster_objects(prod_plan, "Deployment")
+
+
+def test_network_policies_select_kserves_pods(prod_plan):
+    """Labels from KServe v0.20.0 (pkg/constants/constants.go; workload_single_node.go, scheduler.go SchedulerLabels)."""
+    policies = cluster_objects(prod_plan, "NetworkPolicy")
+    workload = {
+        "app.kubernetes.io/name": RAG,
+        "app.kubernetes.io/part-of": "llminferenceservice",
+        "kserve.io/component": "workload",
+    }
+    picker = {
+        "app.kubernetes.io/component": "llminferenceservice-router-scheduler",
+        "app.kubernetes.io/name": RAG,
+        "app.kubernetes.io/part-of": "llminferenceservice",
+    }
+    server = policies[("prod-use1", f"{RAG}-server")]["spec"]
+    assert server["podSelector"] == {"matchLabels": workload}
+    envoy_and_picker, each_other = server["ingress"]
+    assert envoy_and_picker["ports"] == [{"protocol": "TCP", "port": 8000}]  # the pool's target port
+    assert {"podSelector": {"matchLabels": picker}} in envoy_and_picker["from"]
+    assert each_other == {"from": [{"podSelector": {"matchLabels": workload}}]}  # sidecar -> prefill, NIXL
+    epp = policies[("prod-use1", f"{RAG}-epp")]["spec"]
+    assert epp["podSelector"] == {"matchLabels": picker}
+    assert epp["ingress"][0]["ports"] == [{"protocol": "TCP", "port": 9002}]
+
+
+def test_plan_md_shows_the_mode_the_reasons_and_the_hand_off(prod_plan):
+    md = render_markdown(prod_plan)
+    section = md.split("## Disaggregated serving\n", 1)[1].split("\n## ", 1)[0]
+    (row,) = [line for line in section.splitlines() if f"| {RAG} |" in line]
+    assert "| disaggregated |" in row
+    assert "| 640 MiB (4096 tokens, fp8 KV) |" in row
+    assert "EFA 4 x 400 Gbps: 3.4 ms" in row
+    assert "auto: yes: 70.6B params" in row and "no: " not in row
+    assert "warning" not in section
+
+
+# --- variants and config errors ------------------------------------------------------------------------
+
+
+def _disaggregate(raw: dict, model: int, **placement) -> dict:
+    raw["models"][model]["placements"][0].update(placement)
+    return raw
+
+
+def test_tcp_hand_off_is_a_plan_md_warning():
+    """The 8B decoding on the L40S pool (no EFA) with prefill on the H100 pool: one TCP flow between pools, 5 Gbps.
+    FP8 KV: 2 x 32 layers x 8 KV heads x 128 x 1 byte x 4096 tokens = 268,435,456 bytes x 8 / 5e9: 429.5 ms."""
+    config = environment_config("prod")
+    models = config["inference-platform:models"]
+    placement = models[1]["placements"][0]
+    placement.update(minReplicas=2, maxReplicas=2, servingMode="disaggregated", prefill={"pool": "h100"})
+    models[1].pop("speculativeDecoding")
+    plan = plan_config(config)
+    md = render_markdown(plan)
+    assert "| use1 | llama-3-1-8b | disaggregated |" in md
+    assert "| 256 MiB (4096 tokens, fp8 KV) | TCP 1 x 5 Gbps: 429.5 ms |" in md
+    assert "- **warning**: use1/llama-3-1-8b hands its KV cache over TCP (429 ms per prompt)" in md
+    # The policy pack says so too, as advisory; the prod model over EFA passes it.
+    findings = [(f.policy, f.enforcement_level, f.message) for f in evaluate_plan(plan).findings]
+    assert findings == [
+        (
+            "llm-pd-kv-fabric",
+            "advisory",
+            "LLMInferenceService inference/llama-3-1-8b: hands its KV cache to decode over tcp. Fix: place both pools "
+            "on EFA pools sharing a zone (placements[].pool, prefill.pool)",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (
+            lambda raw: _disaggregate(raw, 2, servingMode="disaggregated", prefill={"pool": "l4"}),
+            [
+                "models[2].runtime: disaggregated serving hands KV caches over vLLM's NixlConnector; use runtime: vllm",
+                "models[2].placements[0].servingMode: region 'usc1' is on GCP, where the RDMA pod networking NIXL needs "
+                "is not wired yet; place it in an AWS region or use servingMode: aggregated",
+            ],
+        ),
+        (
+            lambda raw: _disaggregate(raw, 3, servingMode="disaggregated", prefill=None),
+            [
+                "models[3].placements[0].servingMode: servingMode disaggregated needs the prefill pool, e.g. prefill: "
+                "{pool: h100}"
+            ],
+        ),
+        (
+            lambda raw: _disaggregate(raw, 3, servingMode="aggregated"),
+            ["models[3].placements[0].prefill: only used with servingMode disaggregated or auto; remove it"],
+        ),
+        (
+            lambda raw: _disaggregate(raw, 3, prefill={"pool": "h200"}),
+            [
+                "models[3].placements[0].prefill.pool: region 'use1' has no GPU pool 'h200' (pools: h100, l40s); fix "
+                "the name"
+            ],
+        ),
+        (
+            # 131.5 GiB of 70B weights on one L40S (48 GB x 0.9 - 2 GiB = 41.2 GiB usable).
+            lambda raw: _disaggregate(raw, 3, prefill={"pool": "l40s"}),
+            [
+                "models[3].placements[0].prefill: prefill pool 'l40s': llama-3.1-70b (bf16) needs 131.5 GiB of weights "
+                "+ 10.0 GiB of KV cache (8 seqs x 8192 tokens); L40S offers 41.2 GiB usable per GPU, at most 1 per node "
+                "x 1 nodes: lower maxNumSeqs/maxModelLen, quantize, or use a larger GPU"
+            ],
+        ),
+        (
+            lambda raw: _disaggregate(raw, 3, maxReplicas=2),
+            [
+                "models[3].placements[0].maxReplicas: a disaggregated placement runs fixed replicas (KServe's "
+                "autoscaling needs its workload-variant autoscaler); set minReplicas = maxReplicas (now 1-2)"
+            ],
+        ),
+        (
+            lambda raw: _disaggregate(raw, 3, prefill={"pool": "h100", "promptTokens": 8192}),
+            [
+                "models[3].placements[0].prefill.promptTokens: 8192 tokens leave no room for output within maxModelLen "
+                "8192; lower it"
+            ],
+        ),
+    ],
+)
+def test_impossible_combinations_are_config_errors(change, expected):
+    raw = raw_environment("prod")
+    assert raw["models"][3]["name"] == RAG
+    assert config_errors(change(raw)) == expected
+
+
+def test_disaggregated_needs_the_model_cache_and_no_federation():
+    raw = raw_environment("prod")
+    raw["regions"][0]["modelCache"] = {"enabled": False}
+    raw["federation"]["failover"] = {"applicationTolerationSeconds": 1800}
+    raw["models"][3]["federated"] = True
+    raw["models"][3]["placements"].append({"region": "usw2", "pool": "h100"})
+    errors = [e for e in config_errors(raw) if e.startswith("models[3]")]
+    assert errors == [
+        "models[3].federated: Karmada propagates InferenceServices, not LLMInferenceServices; set federated: false",
+        "models[3].placements[0].servingMode: KServe's LLMInferenceService mounts the weights from the cache's "
+        "pvc://, and region 'use1' has no model cache; enable its modelCache",
+    ]
+
+
+def test_fp8_kv_needs_fp8_on_the_prefill_gpus():
+    raw = raw_environment("prod")
+    raw["regions"][0]["gpuPools"].append({"name": "a100", "machineType": "p4de.24xlarge", "maxSize": 1})
+    raw["models"][3]["placements"][0]["prefill"] = {"pool": "a100"}
+    assert [e for e in config_errors(raw) if e.startswith("models[3]")] == [
+        "models[3].kvCacheDtype: the prefill pool use1/a100 runs on A100-80GB, which has no FP8, and the KV cache "
+        "travels in its dtype; use auto or a prefill pool with FP8"
+    ]
+
+
+def test_auto_stays_aggregated_below_the_thresholds():
+    raw = raw_environment("prod")
+    raw["models"][3]["maxNumSeqs"] = 32  # 32 sequences in flight: low traffic for the rule
+    env = load_environment(raw)
+    (p,) = [p for p in model_placements(env, env.region("use1")) if p.name == RAG]
+    assert p.disaggregation is None and p.serving_mode == "aggregated"
+    assert p.mode_decision is not None and "no: 32 sequences in flight (high: >= 64)" in p.mode_decision.reasons
