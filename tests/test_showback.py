@@ -37,8 +37,13 @@ def test_replica_cost_is_the_node_share_times_the_price(dev_plan, prod_plan):
 
     # dev: half a g6e.4xlarge, 0.5 x 3.00424 = 1.50212 $/h; qwen2-5-7b's p4de has no price: no series.
     assert replica_costs(dev_plan, "use1") == {"llama-3-1-8b": "vector(1.50212)"}
-    # prod use1: half a p5.48xlarge, 0.5 x 55.04 = 27.52; a whole g6e.4xlarge, 3.00424. usw2 is unpriced.
-    assert replica_costs(prod_plan, "use1") == {"llama-3-1-70b": "vector(27.52)", "llama-3-1-8b": "vector(3.00424)"}
+    # prod use1: half a p5.48xlarge, 0.5 x 55.04 = 27.52 (the 70B, and the decode side of the disaggregated
+    # 70b-rag: 4 of 8 GPUs); a whole g6e.4xlarge, 3.00424. usw2 is unpriced.
+    assert replica_costs(prod_plan, "use1") == {
+        "llama-3-1-70b": "vector(27.52)",
+        "llama-3-1-70b-rag": "vector(27.52)",
+        "llama-3-1-8b": "vector(3.00424)",
+    }
     assert replica_costs(prod_plan, "usw2") == {}
 
 

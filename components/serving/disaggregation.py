@@ -65,7 +65,7 @@ def prefill_side(model: ModelSpec, region: RegionSpec, placement: PlacementSpec,
         pool=pool,
         resource=resource,
         fit=fit,
-        host=pod_host_resources(region, pool, fit.sizing.tensor_parallel),
+        host=pod_host_resources(region, pool, fit.sizing.tensor_parallel, runtime=model.runtime),
         transfer=transfer,
         fp8_would_halve=model.kv_cache_dtype == "auto" and fit.slot.fp8 and decode.slot.fp8,
     )

@@ -379,7 +379,7 @@ def _check_disaggregation(
                 f"the {side} pods need {sizing.pipeline_parallel} nodes per replica; disaggregated pools are "
                 "single-node: use larger GPUs or keep servingMode: aggregated",
             )
-    yield from _check_host_memory(region, pool, fit, (*at, "prefill"))
+    yield from _check_host_memory(region, pool, fit, model.runtime, (*at, "prefill"))
     decode_pool = region.pool(placement.pool)
     assert decode_pool is not None
     if efa_path(region, pool, decode_pool):
