@@ -25,6 +25,7 @@ from components.addons.observability import (
 )
 from components.addons.scrape_targets import MODEL_LABEL, POOL_LABEL
 from components.catalog import metrics
+from components.catalog.charts import CHARTS
 from components.k8s import names
 from components.k8s.cluster import ClusterHandle
 from components.spec.loader import load_environment
@@ -196,11 +197,31 @@ def test_remote_write_only_where_configured(dev_plan, prod_plan):
         assert release.inputs["values"]["prometheus"]["prometheusSpec"]["replicas"] == 2  # production HA
 
 
+def test_grafana_admin_password_is_generated_not_the_charts_default(upstream):
+    """kube-prometheus-stack's Grafana starts with `adminPassword: prom-operator` unless admin.existingSecret names
+    a Secret; ours holds a generated password, which stays a secret output."""
+    plan = _component_plan(raw_environment("dev"))
+    (release,) = plan.of_type(RELEASE_TYPE)
+    admin = release.inputs["values"]["grafana"]["admin"]
+    assert admin == {"existingSecret": "grafana-admin"}
+    # the chart's default key names, which our Secret uses
+    defaults = upstream.chart_values(CHARTS["kube-prometheus-stack"].upstream_values)["grafana"]["admin"]
+    assert (defaults["userKey"], defaults["passwordKey"]) == ("admin-user", "admin-password")
+    (secret,) = [
+        r
+        for r in plan.kubernetes_objects()
+        if r.inputs["kind"] == "Secret" and r.inputs["metadata"]["name"] == "grafana-admin"
+    ]
+    assert secret.inputs["metadata"]["namespace"] == release.inputs["namespace"]
+    assert secret.inputs["stringData"] == "[secret]"  # admin-user / admin-password, a generated password
+    assert secret.urn in release.options["dependsOn"]
+
+
 def test_grafana_is_exposed_only_on_request():
     raw = raw_environment("dev")
     plan = _component_plan(raw)
     (release,) = plan.of_type(RELEASE_TYPE)
-    assert "grafana" not in release.inputs["values"]
+    assert "ingress" not in release.inputs["values"]["grafana"]
     raw["regions"][0]["observability"]["grafana"] = {
         "expose": True,
         "host": "grafana.dev.example.com",

@@ -16,6 +16,7 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
+import pulumi_random as random
 
 from components.addons.alerts import alert_groups, ttft_objectives
 from components.addons.dashboards import DASHBOARD_LABEL, dashboards
@@ -30,6 +31,7 @@ from components.spec.observability import ObservabilitySpec
 from components.spec.region import RegionSpec
 
 MONITORING_NAMESPACE = "monitoring"
+GRAFANA_ADMIN_SECRET = "grafana-admin"  # read by the chart through grafana.admin.existingSecret
 # The node exporter (opt-in) needs hostNetwork/hostPID/hostPath: its own privileged namespace
 # keeps the rest of the monitoring stack under the baseline profile.
 NODE_EXPORTER_NAMESPACE = "node-exporter"
@@ -85,13 +87,14 @@ def stack_values(cluster_name: str, region_name: str, obs: ObservabilitySpec, pr
     }
     if obs.node_exporter:
         values["prometheus-node-exporter"] = {"namespaceOverride": NODE_EXPORTER_NAMESPACE}
+    # The chart's Grafana otherwise starts with its default admin password (values.yaml `adminPassword`).
+    # Its keys are the chart's defaults, admin.userKey admin-user and admin.passwordKey admin-password.
+    values["grafana"] = {"admin": {"existingSecret": GRAFANA_ADMIN_SECRET}}
     if obs.grafana.expose:
-        values["grafana"] = {
-            "ingress": {
-                "enabled": True,
-                "hosts": [obs.grafana.host],
-                "tls": [{"secretName": obs.grafana.tls_secret, "hosts": [obs.grafana.host]}],
-            }
+        values["grafana"]["ingress"] = {
+            "enabled": True,
+            "hosts": [obs.grafana.host],
+            "tls": [{"secretName": obs.grafana.tls_secret, "hosts": [obs.grafana.host]}],
         }
     return values
 
@@ -105,6 +108,24 @@ class ObservabilityArgs:
 
 class Observability(pulumi.ComponentResource):
     """Metrics, dashboards and alerts of one cluster, scoped to what its region runs."""
+
+    def _grafana_admin(self, cluster: ClusterHandle, ns: pulumi.Resource) -> k8s.core.v1.Secret:
+        """Grafana's admin login: a generated password (a secret output), in the Secret the chart reads."""
+        password = random.RandomPassword(
+            f"{cluster.name}-grafana-admin",
+            length=32,
+            special=False,
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                provider=random.Provider(f"{cluster.name}-grafana-admin", opts=pulumi.ResourceOptions(parent=self)),
+            ),
+        )
+        return k8s.core.v1.Secret(
+            f"{cluster.name}-{GRAFANA_ADMIN_SECRET}",
+            metadata={"name": GRAFANA_ADMIN_SECRET, "namespace": MONITORING_NAMESPACE},
+            string_data={"admin-user": "admin", "admin-password": password.result},
+            opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[*cluster.ready, ns]),
+        )
 
     namespace: str
     monitor_labels: dict[str, str]
@@ -129,6 +150,7 @@ class Observability(pulumi.ComponentResource):
                 if obs.node_exporter
                 else []
             )
+            admin = self._grafana_admin(cluster, ns)
             release = helm_release(
                 RELEASE,
                 CHARTS["kube-prometheus-stack"],
@@ -136,7 +158,7 @@ class Observability(pulumi.ComponentResource):
                 ns,
                 stack_values(cluster.name, region.name, obs, args.env.production),
                 parent=self,
-                depends_on=node_exporter_ns,
+                depends_on=[*node_exporter_ns, admin],
             )
             crds_from, in_namespace = [release], [ns]
         else:
