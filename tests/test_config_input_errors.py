@@ -253,6 +253,15 @@ def test_split_ranges_covering_the_internet_open_the_api():
     ]
 
 
+def test_the_public_space_without_reserved_ranges_is_the_internet_too():
+    """As the policy pack judges it: 224.0.0.0/3 (multicast, reserved) is no part of the internet."""
+    cidrs = ["0.0.0.0/1", "128.0.0.0/2", "192.0.0.0/3"]
+    assert _errors("dev", ("set", "regions[0].apiAccess.publicCidrs", cidrs)) == [
+        f"regions[0].apiAccess.publicCidrs: {', '.join(cidrs)} cover the whole internet, opening the Kubernetes "
+        "API to it; list your office/VPN or peer CIDRs instead"
+    ]
+
+
 def test_ranges_short_of_the_internet_pass():
     raw = raw_environment("dev")
     raw["regions"][0]["apiAccess"]["publicCidrs"] = ["0.0.0.0/1", "128.0.0.0/2"]

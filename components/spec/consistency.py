@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from ipaddress import IPv4Network, collapse_addresses
+from ipaddress import IPv4Network
 from typing import TYPE_CHECKING
 
+from components.catalog.address_space import covers_internet
 from components.spec.base import Issue, join_path
 
 if TYPE_CHECKING:
@@ -19,7 +20,6 @@ if TYPE_CHECKING:
 
 # Kubernetes label key prefixes are DNS subdomains (RFC 1123): at most 253 characters of lowercase labels.
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
-_INTERNET = IPv4Network("0.0.0.0/0")
 # AWS regions leave these to the VPC CNI / EKS; only a GKE cluster reads them.
 _GCP_ONLY_NETWORK = ("pods_cidr", "control_plane_cidr", "accelerator_cidr")
 
@@ -93,8 +93,9 @@ def _regions(env: EnvironmentSpec) -> Iterator[Issue]:
 
 
 def _open_to_the_internet(cidrs: list[IPv4Network], path: tuple, what: str) -> Iterator[Issue]:
-    """Coverage, not prefix length: 0.0.0.0/1 plus 128.0.0.0/1 opens as much as 0.0.0.0/0."""
-    if cidrs and _INTERNET in collapse_addresses(cidrs):
+    """Coverage, not prefix length, judged as the policy pack judges it: 0.0.0.0/1 plus 128.0.0.0/1 opens as
+    much as 0.0.0.0/0, and so does every public block listed one by one."""
+    if covers_internet(str(c) for c in cidrs):
         yield Issue(
             join_path(*path),
             f"{', '.join(map(str, cidrs))} cover the whole internet, opening {what} to it; list your office/VPN "
