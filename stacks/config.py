@@ -8,8 +8,8 @@ from typing import Any
 
 from pulumi.runtime import config as runtime_config
 
-from components.spec.environment import EnvironmentSpec
-from components.spec.loader import PROJECT, ConfigError, config_key_issues, load_environment
+from components.config.environment import EnvironmentSpec
+from components.config.loader import PROJECT, ConfigError, config_key_issues, load_environment
 
 
 def namespace_values(namespace: str = PROJECT, config: Mapping[str, str] | None = None) -> dict[str, Any]:

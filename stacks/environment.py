@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pulumi
 
+from components.config.environment import EnvironmentSpec
+from components.config.gateway import has_gateway
 from components.serving.tenant_api_keys import TenantApiKeys, TenantApiKeysArgs
-from components.spec.environment import EnvironmentSpec
-from components.spec.gateway import has_gateway
 from stacks.model_storage import sync_model_stores
 from stacks.region import RegionalPlatform, RegionalPlatformArgs
 

@@ -14,13 +14,13 @@ from components.addons.model_cache import (
     ModelCacheArgs,
     prewarmed_models,
 )
+from components.config.environment import EnvironmentSpec
+from components.config.model_store import cache_plan
+from components.config.region import RegionSpec
 from components.k8s.cluster import ClusterHandle
 from components.k8s.names import MODEL_SERVER_SERVICE_ACCOUNT, SERVING_NAMESPACE, model_bucket_name
 from components.k8s.workload_identity import ServiceAccountRef
 from components.serving.identity import ServingIdentity, ServingIdentityArgs
-from components.spec.environment import EnvironmentSpec
-from components.spec.model_store import cache_plan
-from components.spec.region import RegionSpec
 
 if TYPE_CHECKING:
     from stacks.region import RegionalPlatform

@@ -12,11 +12,11 @@ from components.addons.gpu_operator import GpuOperator, GpuOperatorArgs, needs_g
 from components.addons.inference_gateway import InferenceGateway, InferenceGatewayArgs
 from components.addons.observability import Observability, ObservabilityArgs
 from components.addons.volcano import Volcano, VolcanoArgs
+from components.config.environment import EnvironmentSpec
+from components.config.gateway import has_gateway
+from components.config.region import RegionSpec
 from components.k8s.cluster import ClusterHandle
 from components.k8s.names import cluster_name as cluster_name_of
-from components.spec.environment import EnvironmentSpec
-from components.spec.gateway import has_gateway
-from components.spec.region import RegionSpec
 from stacks.model_storage import RegionalModelStorage, build_model_storage
 from stacks.serving import RegionalServing, build_serving
 

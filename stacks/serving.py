@@ -12,11 +12,11 @@ from components.addons.kserve import KServe, KServeArgs
 from components.addons.model_cache import model_storage_uri
 from components.addons.observability import Observability
 from components.addons.volcano import Volcano
+from components.config.environment import EnvironmentSpec
+from components.config.region import RegionSpec
 from components.k8s.cluster import ClusterHandle
 from components.serving.deployment import model_placements
 from components.serving.model_deployment import ModelDeployment, ModelDeploymentArgs
-from components.spec.environment import EnvironmentSpec
-from components.spec.region import RegionSpec
 from stacks.model_storage import RegionalModelStorage
 
 

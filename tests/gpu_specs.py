@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.spec.region import GpuPoolSpec, RegionSpec
+from components.config.region import GpuPoolSpec, RegionSpec
 
 _CLOUD = {
     "aws": {

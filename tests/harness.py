@@ -107,7 +107,7 @@ def config_errors(raw: dict[str, Any]) -> list[str]:
     """The lines a config is rejected with; fails the test when it is accepted."""
     import pytest
 
-    from components.spec.loader import ConfigError, load_environment
+    from components.config.loader import ConfigError, load_environment
 
     with pytest.raises(ConfigError) as info:
         load_environment(raw)

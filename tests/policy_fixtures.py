@@ -24,9 +24,9 @@ from components.aws.eks import CONTROL_PLANE_LOG_TYPES
 from components.aws.irsa import IrsaRoleArgs, irsa_role
 from components.aws.policy_docs import service_trust
 from components.catalog.machines import MACHINES
+from components.config.region import GpuPoolSpec, RegionSpec
 from components.k8s.names import MODEL_SERVER_SERVICE_ACCOUNT, SERVING_NAMESPACE, annotation
 from components.k8s.topology import GPU_TAINT, gpu_pool_labels, gpu_tolerations, pool_selector
-from components.spec.region import GpuPoolSpec, RegionSpec
 from policies.model import Resource, normalize
 from policies.offline import plan_resources
 from tests.harness import evaluate_program

@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from components.spec.loader import ConfigError, load_environment
+from components.config.loader import ConfigError, load_environment
 from tests.bad_configs import CORPUS, Bad
 from tests.harness import apply_ops, raw_environment
 

@@ -9,7 +9,7 @@ import typing
 import pytest
 
 from components.catalog.machines import MACHINES
-from components.spec.region import CapacitySpec
+from components.config.region import CapacitySpec
 from tests.harness import config_errors, raw_environment
 
 PRICING = "aws-ec2-pricing/2026-07-20/generated-on-demand-us-east-1.json"
@@ -86,7 +86,7 @@ def test_capacity_types_per_machine(region, pool, changes, message):
     raw = raw_environment("prod")
     raw["regions"][region]["gpuPools"][pool].update(changes)
     if message is None:
-        from components.spec.loader import load_environment
+        from components.config.loader import load_environment
 
         raw["production"] = False  # production refuses spot under its realtime models (test_config_input_errors)
         assert load_environment(raw).regions[region].gpu_pools[pool].capacity.type == changes["capacity"]["type"]
@@ -162,7 +162,7 @@ def test_a_queue_smaller_than_the_minimum_replicas_is_rejected():
 
 def test_queue_limits_count_only_the_resources_they_name():
     """Volcano leaves a resource the capability does not list unlimited: dev's MIG model is not capped."""
-    from components.spec.loader import load_environment
+    from components.config.loader import load_environment
 
     raw = raw_environment("dev")
     assert raw["tenants"][0]["gpuQuotas"][0]["capability"] == {"nvidia.com/gpu": 2}
@@ -217,7 +217,7 @@ def test_plan_md_flags_a_max_the_pool_cannot_hold():
 
 
 def test_plan_md_max_replicas_leave_room_for_the_others_minimum(dev_plan):
-    from components.spec.capacity_checks import pool_holds, replica_demands
+    from components.config.capacity_checks import pool_holds, replica_demands
 
     region = dev_plan.spec.regions[0]
     demands = replica_demands(dev_plan.spec, region)

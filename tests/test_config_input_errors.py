@@ -8,7 +8,7 @@ import shutil
 import pytest
 import yaml
 
-from components.spec.loader import load_environment
+from components.config.loader import load_environment
 from tests.harness import apply_ops, config_errors, environment_config, raw_environment
 from tools.plan.__main__ import main as plan_main
 from tools.plan.runner import PROJECT_DIR, build_plan
@@ -23,7 +23,7 @@ def _project(tmp_path, text: str):
 
 def stack_file_errors(tmp_path, text: str) -> list[str]:
     """The lines `plan` prints for a stack file (read from tmp_path, planned with this project's program)."""
-    from components.spec.loader import ConfigError
+    from components.config.loader import ConfigError
 
     try:
         build_plan(load_stack_config(_project(tmp_path, text), "t"))

@@ -13,7 +13,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from components.spec.loader import ConfigError, load_environment
+from components.config.loader import ConfigError, load_environment
 from tests.harness import raw_environment
 from tools.plan.__main__ import main as plan_main
 from tools.plan.runner import PROJECT_DIR

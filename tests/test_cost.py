@@ -10,8 +10,8 @@ import pytest
 
 from components.catalog.machines import MACHINES, SYSTEM_MACHINES
 from components.catalog.prices import LIST_PRICES, list_price
+from components.config.pricing import PricingSpec
 from components.cost.throughput import DecodeEstimate, decode_tokens_per_second
-from components.spec.pricing import PricingSpec
 from tests.harness import config_errors, environment_config, ns, plan_config, raw_environment
 from tools.plan.artifacts import plan_document
 

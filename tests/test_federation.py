@@ -15,13 +15,13 @@ import yaml
 
 from components.addons.model_cache import model_storage_uri
 from components.catalog.charts import CHARTS
+from components.config.loader import load_environment
 from components.federation.certificates import KeyPair
 from components.federation.control_plane import INTERNAL_ENDPOINT, host_secret_values
 from components.federation.manifests import NOT_READY_TAINT, UNREACHABLE_TAINT
 from components.federation.member import agent_secret_values
 from components.federation.placement import model_shares
 from components.serving.deployment import inference_service_manifest, model_placement
-from components.spec.loader import load_environment
 from policies.model import Stack
 from policies.offline import evaluate_plan, plan_resources
 from policies.pods import serving_runtime

@@ -8,6 +8,8 @@ import copy
 import pytest
 from lupa.lua51 import LuaRuntime
 
+from components.config.federation import FailoverSpec
+from components.config.loader import load_environment
 from components.federation import interpreter
 from components.federation.manifests import (
     federated_template,
@@ -17,8 +19,6 @@ from components.federation.manifests import (
     propagation_policy,
 )
 from components.federation.placement import MemberShare, member_labels, replica_range
-from components.spec.federation import FailoverSpec
-from components.spec.loader import load_environment
 from tests.harness import raw_environment
 
 # --- the interpreter's Lua --------------------------------------------------------------------------------

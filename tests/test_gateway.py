@@ -11,11 +11,11 @@ import yaml
 
 from components.addons.inference_gateway import InferenceGateway, InferenceGatewayArgs
 from components.catalog.charts import EPP_IMAGE, INFERENCE_EXTENSION_CRDS, REDIS_IMAGE
+from components.config.gateway import has_gateway
+from components.config.loader import load_environment
 from components.k8s import names
 from components.k8s.cluster import ClusterHandle
 from components.serving.gateway_specs import MAX_RULES_PER_ROUTE, MODEL_HEADER, TOKEN_COSTS, route_specs, rule_names
-from components.spec.gateway import has_gateway
-from components.spec.loader import load_environment
 from policies.model import Stack
 from policies.offline import evaluate_plan, plan_resources
 from policies.rules.gateway import is_public

@@ -10,6 +10,7 @@ import pytest
 from components.catalog.engines import NON_ROOT_UID, TRITON_IMAGE, VLLM_IMAGE
 from components.catalog.gpus import GPUS
 from components.catalog.metrics import KNOWN_SERIES
+from components.config.loader import load_environment
 from components.k8s import names
 from components.serving.autoscaling import scaled_object_manifest
 from components.serving.deployment import (
@@ -18,7 +19,6 @@ from components.serving.deployment import (
     model_placements,
     pod_group_manifest,
 )
-from components.spec.loader import load_environment
 from policies.offline import evaluate_plan
 from tests.harness import cluster_objects, environment_config, needing_no_cache, plan_config, raw_environment
 from tests.test_observability import metric_names

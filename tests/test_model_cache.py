@@ -12,8 +12,8 @@ from components.addons.model_cache import (
     model_storage_uri,
     prewarmed_models,
 )
-from components.spec.loader import load_environment
-from components.spec.model_store import cache_plan
+from components.config.loader import load_environment
+from components.config.model_store import cache_plan
 from tests.harness import environment_config, ns, plan_config, raw_environment
 
 CR = "kubernetes:data.fluid.io/v1alpha1:"

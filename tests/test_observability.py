@@ -26,9 +26,9 @@ from components.addons.observability import (
 from components.addons.scrape_targets import MODEL_LABEL, POOL_LABEL
 from components.catalog import metrics
 from components.catalog.charts import CHARTS
+from components.config.loader import load_environment
 from components.k8s import names
 from components.k8s.cluster import ClusterHandle
-from components.spec.loader import load_environment
 from tests.harness import evaluate_program, plan_config, raw_environment
 
 SERVICE_MONITOR = "kubernetes:monitoring.coreos.com/v1:ServiceMonitor"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from components.catalog.models import MODELS
+from components.config.region import GpuPoolSpec, MigSpec, TimeSlicingSpec
 from components.serving.sizing import (
     DoesNotFit,
     GpuSlot,
@@ -20,7 +21,6 @@ from components.serving.sizing import (
     weight_bytes,
 )
 from components.serving.slots import gpu_slot, placement_resource, slots_per_node
-from components.spec.region import GpuPoolSpec, MigSpec, TimeSlicingSpec
 
 H100 = GpuSlot("H100-80GB", 80, gpus_per_node=8, max_nodes=4, fp8=True)
 A100 = GpuSlot("A100-80GB", 80, gpus_per_node=8, max_nodes=2, fp8=False)

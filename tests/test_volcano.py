@@ -9,6 +9,8 @@ import yaml
 
 from components.addons.volcano import ACTIONS, hyper_nodes, scheduler_config
 from components.catalog.charts import CHARTS, VOLCANO_IMAGE_TAG
+from components.config.loader import load_environment
+from components.config.region import RegionSpec
 from components.k8s.scheduling import (
     GROUP_NAME_ANNOTATION,
     PREEMPTABLE_ANNOTATION,
@@ -16,8 +18,6 @@ from components.k8s.scheduling import (
     model_scheduling,
     pod_group,
 )
-from components.spec.loader import load_environment
-from components.spec.region import RegionSpec
 from tests.harness import config_errors, environment_config, plan_config, raw_environment
 from tools.plan.report import render_markdown
 

@@ -76,11 +76,11 @@ def _rows(model: type[BaseModel], prefix: str) -> Iterator[str]:
 
 
 def config_reference() -> str:
-    from components.spec.environment import EnvironmentSpec
+    from components.config.environment import EnvironmentSpec
 
     lines = [
         "Keys of the `inference-platform:` namespace in `Pulumi.<env>.yaml` (generated from the",
-        "pydantic models in `components/spec/`; `make docs` refreshes it).",
+        "pydantic models in `components/config/`; `make docs` refreshes it).",
         "",
         "| key | type | default | description |",
         "|---|---|---|---|",

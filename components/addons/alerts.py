@@ -12,9 +12,9 @@ from typing import Any
 from components.addons.dashboards import cache_hit_ratio, gpu_utilisation_percent
 from components.addons.scrape_targets import MODEL_LABEL, POOL_LABEL, ObservedScope
 from components.catalog import metrics as m
-from components.spec.environment import EnvironmentSpec
-from components.spec.observability import ThresholdsSpec
-from components.spec.region import RegionSpec
+from components.config.environment import EnvironmentSpec
+from components.config.observability import ThresholdsSpec
+from components.config.region import RegionSpec
 
 
 def ttft_objectives(env: EnvironmentSpec, region: RegionSpec) -> dict[str, float]:

@@ -18,12 +18,12 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.catalog.charts import CHARTS
+from components.config.region import GpuPoolSpec, RegionSpec
 from components.k8s.cluster import ClusterHandle
 from components.k8s.gpu_partitioning import gpu_software
 from components.k8s.helm import helm_release, namespace
 from components.k8s.names import DCGM_EXPORTER_NAMESPACE
 from components.k8s.topology import gpu_tolerations
-from components.spec.region import GpuPoolSpec, RegionSpec
 
 RELEASE = "dcgm-exporter"
 GKE_DRIVER_DIR = "/home/kubernetes/bin/nvidia"

@@ -19,6 +19,7 @@ import yaml
 
 from components.catalog.charts import CHARTS
 from components.catalog.gpus import MIG_DISABLED
+from components.config.region import GpuPoolSpec, RegionSpec
 from components.k8s import names
 from components.k8s.cluster import ClusterHandle
 from components.k8s.gpu_partitioning import (
@@ -30,7 +31,6 @@ from components.k8s.gpu_partitioning import (
 from components.k8s.gpu_resources import WHOLE_GPU
 from components.k8s.helm import helm_release, namespace
 from components.k8s.topology import gpu_tolerations
-from components.spec.region import GpuPoolSpec, RegionSpec
 
 NAMESPACE = names.GPU_OPERATOR_NAMESPACE
 RELEASE = "gpu-operator"

@@ -18,6 +18,9 @@ import pulumi_kubernetes as k8s
 
 from components.addons.ratelimit_redis import RATELIMIT_CONTAINER, RateLimitRedis, RateLimitRedisArgs
 from components.catalog.charts import CHARTS, INFERENCE_EXTENSION_CRDS
+from components.config.environment import EnvironmentSpec
+from components.config.gateway import ExternalProviderSpec, gateway_hostname
+from components.config.region import RegionSpec
 from components.k8s import names
 from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import helm_release, namespace
@@ -25,9 +28,6 @@ from components.serving import gateway_specs as specs
 from components.serving.deployment import model_placements
 from components.serving.inference_pool import InferencePool, InferencePoolArgs
 from components.serving.network_policies import gateway_namespace_policies
-from components.spec.environment import EnvironmentSpec
-from components.spec.gateway import ExternalProviderSpec, gateway_hostname
-from components.spec.region import RegionSpec
 
 AI_GATEWAY_NAMESPACE = "envoy-ai-gateway-system"
 AI_GATEWAY_CONTROLLER = "ai-gateway-controller"  # ai-gateway-helm controller.fullnameOverride

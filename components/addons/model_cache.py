@@ -38,6 +38,10 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.catalog.charts import CHARTS
+from components.config.environment import EnvironmentSpec
+from components.config.model_store import CachePlan
+from components.config.region import RegionSpec
+from components.config.workloads import ModelSpec
 from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import helm_release, namespace
 from components.k8s.names import (
@@ -49,10 +53,6 @@ from components.k8s.names import (
 )
 from components.k8s.topology import gpu_tolerations, pool_selector
 from components.k8s.workload_identity import ServiceAccountRef, identity_annotations
-from components.spec.environment import EnvironmentSpec
-from components.spec.model_store import CachePlan
-from components.spec.region import RegionSpec
-from components.spec.workloads import ModelSpec
 
 FLUID_API = "data.fluid.io/v1alpha1"
 CACHE_NAMESPACE = MODEL_CACHE_NAMESPACE

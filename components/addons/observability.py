@@ -23,12 +23,12 @@ from components.addons.dashboards import DASHBOARD_LABEL, dashboards
 from components.addons.scrape_targets import observed_scope, scrape_targets
 from components.addons.showback import showback_dashboard, showback_groups
 from components.catalog.charts import CHARTS
+from components.config.environment import EnvironmentSpec
+from components.config.observability import ObservabilitySpec
+from components.config.region import RegionSpec
 from components.k8s import names
 from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import helm_release, namespace
-from components.spec.environment import EnvironmentSpec
-from components.spec.observability import ObservabilitySpec
-from components.spec.region import RegionSpec
 
 MONITORING_NAMESPACE = "monitoring"
 GRAFANA_ADMIN_SECRET = "grafana-admin"  # read by the chart through grafana.admin.existingSecret

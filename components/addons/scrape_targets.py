@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from components.addons import dcgm_exporter, gpu_operator, volcano
+from components.config.environment import EnvironmentSpec
+from components.config.region import RegionSpec
 from components.k8s import names
-from components.spec.environment import EnvironmentSpec
-from components.spec.region import RegionSpec
 
 # Target labels added by relabeling, used by dashboards and alerts.
 POOL_LABEL = "pool"  # from the node label <domain>/pool (DESIGN.md §4)

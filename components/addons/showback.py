@@ -13,9 +13,9 @@ from typing import Any
 
 from components.addons.dashboards import TENANT_LABEL, Panel, _dashboard, _variable
 from components.catalog import metrics as m
+from components.config.environment import EnvironmentSpec
+from components.config.region import RegionSpec
 from components.cost.monthly import environment_cost
-from components.spec.environment import EnvironmentSpec
-from components.spec.region import RegionSpec
 
 GROUP = "inference-platform.showback"
 WINDOW = "5m"

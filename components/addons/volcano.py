@@ -16,6 +16,9 @@ import pulumi_kubernetes as k8s
 import yaml
 
 from components.catalog.charts import CHARTS, VOLCANO_IMAGE_TAG
+from components.config.environment import EnvironmentSpec
+from components.config.region import RegionSpec
+from components.config.scheduling import PriorityTierSpec, gpu_capacity
 from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import helm_release, namespace
 from components.k8s.scheduling import (
@@ -27,9 +30,6 @@ from components.k8s.scheduling import (
     queue_name,
 )
 from components.k8s.topology import ZONE_LABEL, placement_group_selector, pool_selector, uses_placement_group
-from components.spec.environment import EnvironmentSpec
-from components.spec.region import RegionSpec
-from components.spec.scheduling import PriorityTierSpec, gpu_capacity
 
 NAMESPACE = "volcano-system"
 RELEASE = "volcano"

@@ -13,8 +13,8 @@ from components.aws.launch_template import hardened_node_settings
 from components.aws.network import AwsNetwork
 from components.aws.policy_docs import service_trust
 from components.catalog.regions import EKS_ADDON_VERSIONS
+from components.config.region import RegionSpec
 from components.k8s.cluster import ClusterHandle, ExecAuth, kubernetes_provider, render_kubeconfig
-from components.spec.region import RegionSpec
 
 CONTROL_PLANE_LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
 # The VPC CNI addon's configuration: prefix delegation (more pod IPs per node), and its network policy

@@ -18,8 +18,8 @@ from components.aws.eks import EksCluster
 from components.aws.launch_template import hardened_node_settings
 from components.aws.network import AwsNetwork
 from components.catalog.machines import MACHINES
+from components.config.region import GpuPoolSpec, RegionSpec
 from components.k8s.topology import GPU_TAINT, placement_group_name, uses_placement_group
-from components.spec.region import GpuPoolSpec, RegionSpec
 
 # The NVIDIA variant of the EKS AL2023 AMI ships the driver, the container toolkit and the EFA driver.
 GPU_AMI_TYPE = "AL2023_x86_64_NVIDIA"

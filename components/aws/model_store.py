@@ -16,10 +16,10 @@ import pulumi_aws as aws
 
 from components.aws.irsa import IrsaRoleArgs, irsa_role
 from components.aws.policy_docs import policy, prefix_read_statements, tls_only_bucket_policy
+from components.config.model_store import ModelStoreSpec
 from components.k8s.cluster import WorkloadIdentity
 from components.k8s.names import MODELS_PREFIX
 from components.k8s.workload_identity import ServiceAccountRef
-from components.spec.model_store import ModelStoreSpec
 
 PUBLIC_ACCESS_BLOCKS = ("block_public_acls", "block_public_policy", "ignore_public_acls", "restrict_public_buckets")
 

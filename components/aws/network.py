@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from components.spec.region import RegionSpec
+from components.config.region import RegionSpec
 
 
 @dataclass(frozen=True)

@@ -16,13 +16,13 @@ from dataclasses import dataclass, replace
 
 from components.catalog.machines import MACHINES
 from components.catalog.prices import HOURS_PER_MONTH, Price
+from components.config.capacity_checks import pool_holds, replica_demands
+from components.config.environment import EnvironmentSpec
+from components.config.model_store import cache_plan
+from components.config.region import RegionSpec
 from components.cost.throughput import DecodeEstimate, estimate_decode
 from components.k8s.gpu_resources import schedulable_resources
 from components.serving.fit import placement_fit
-from components.spec.capacity_checks import pool_holds, replica_demands
-from components.spec.environment import EnvironmentSpec
-from components.spec.model_store import cache_plan
-from components.spec.region import RegionSpec
 
 
 @dataclass(frozen=True)

@@ -24,10 +24,10 @@ import pulumi_kubernetes as k8s
 
 from components.catalog.charts import CHARTS, KARMADA_CFSSL_IMAGE, KARMADA_KUBECTL_IMAGE, KARMADA_VERSION
 from components.catalog.regions import BUILTIN_STORAGE_CLASS
+from components.config.region import RegionSpec
 from components.federation.certificates import KarmadaCertificates, KarmadaCertificatesArgs, client_kubeconfig
 from components.k8s.cluster import ClusterHandle, kubernetes_provider
 from components.k8s.helm import helm_release, namespace
-from components.spec.region import RegionSpec
 
 KARMADA_NAMESPACE = "karmada-system"
 # The chart names its objects after the release: karmada-apiserver, karmada-webhook, ...

@@ -8,6 +8,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pulumi_tls as tls
 
+from components.config.environment import EnvironmentSpec
 from components.federation.control_plane import INTERNAL_ENDPOINT, KarmadaControlPlane, KarmadaControlPlaneArgs
 from components.federation.manifests import member_taint_policies
 from components.federation.member import KarmadaMember, KarmadaMemberArgs
@@ -22,7 +23,6 @@ from components.federation.placement import (
 from components.federation.render import BudgetRenderer, Renderer
 from components.federation.serving_api import FederatedServingApi, FederatedServingApiArgs
 from components.k8s.cluster import ClusterHandle
-from components.spec.environment import EnvironmentSpec
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,8 @@ import copy
 from collections.abc import Iterator
 from typing import Any
 
+from components.config.federation import FailoverSpec
 from components.federation.placement import MemberShare
-from components.spec.federation import FailoverSpec
 
 POLICY_API = "policy.karmada.io/v1alpha1"
 CLUSTER_API = "cluster.karmada.io/v1alpha1"

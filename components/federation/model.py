@@ -7,12 +7,12 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.config.federation import FailoverSpec
+from components.config.workloads import ModelSpec
 from components.federation.manifests import federated_template, override_policy, propagation_policy
 from components.federation.placement import MemberShare, replica_range
 from components.federation.serving_api import FederatedServingApi
 from components.k8s.cluster import ClusterHandle
-from components.spec.federation import FailoverSpec
-from components.spec.workloads import ModelSpec
 
 
 @dataclass(frozen=True)

@@ -9,12 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from components.catalog.machines import MACHINES
+from components.config.environment import EnvironmentSpec
+from components.config.federation import federation_members, gpu_products
+from components.config.region import GpuPoolSpec, RegionSpec
+from components.config.workloads import ModelSpec, PlacementSpec
 from components.k8s.gpu_resources import schedulable_at_max_size
 from components.k8s.names import cluster_name
-from components.spec.environment import EnvironmentSpec
-from components.spec.federation import federation_members, gpu_products
-from components.spec.region import GpuPoolSpec, RegionSpec
-from components.spec.workloads import ModelSpec, PlacementSpec
 
 
 def member_labels(domain: str, region: RegionSpec) -> dict[str, str]:

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from components.addons.model_cache import model_storage_uri
+from components.config.environment import EnvironmentSpec
+from components.config.region import RegionSpec
+from components.config.workloads import ModelSpec
 from components.serving.deployment import inference_service_manifest, model_placement, pod_disruption_budget_manifest
-from components.spec.environment import EnvironmentSpec
-from components.spec.region import RegionSpec
-from components.spec.workloads import ModelSpec
 
 # The InferenceService of `model` as it runs in `region`, on its placement there.
 Renderer = Callable[[ModelSpec, RegionSpec], dict]

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_gcp as gcp
 
+from components.config.region import RegionSpec
 from components.gcp.network import PODS_RANGE, SERVICES_RANGE, GcpNetwork
 from components.k8s.cluster import ClusterHandle, ExecAuth, kubernetes_provider, render_kubeconfig
-from components.spec.region import RegionSpec
 
 # Least privilege for node service accounts (GKE hardening guide).
 NODE_ROLES = (

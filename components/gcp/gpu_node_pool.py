@@ -8,10 +8,10 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.catalog.machines import MACHINES
+from components.config.region import GpuPoolSpec, RegionSpec
 from components.gcp.gke import GkeCluster
 from components.gcp.gpudirect_networks import GpuDirectNetworks, GpuDirectNetworksArgs
 from components.k8s.topology import GPU_TAINT, gpu_pool_labels, placement_group_name, uses_placement_group
-from components.spec.region import GpuPoolSpec, RegionSpec
 
 # GKE installs the driver (COS) unless the GPU Operator owns it; its driver containers need Ubuntu.
 DRIVER_VERSION = {"cloud": "LATEST", "operator": "INSTALLATION_DISABLED"}

@@ -14,7 +14,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.catalog.machines import GPUDIRECT_NETWORKING, MACHINES
-from components.spec.region import GpuPoolSpec, RegionSpec
+from components.config.region import GpuPoolSpec, RegionSpec
 
 _GPU_NIC_SUBNET_PREFIX = 24
 

@@ -17,10 +17,10 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.catalog.machines import MACHINES
+from components.config.region import GpuPoolSpec
 from components.gcp.gpudirect_networks import gpu_nic_vpc, gpu_nics
 from components.k8s.cluster import ClusterHandle
 from components.k8s.names import SYSTEM_NAMESPACE
-from components.spec.region import GpuPoolSpec
 
 NETWORKING_API = "networking.gke.io/v1"  # the storage version of gke-networking-api v0.2.0's CRDs
 INSTALLER_NAMESPACE = SYSTEM_NAMESPACE  # as upstream's; GKE admits system-node-critical pods there

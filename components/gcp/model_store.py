@@ -14,9 +14,9 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_gcp as gcp
 
+from components.config.model_store import ModelStoreSpec
 from components.k8s.cluster import WorkloadIdentity
 from components.k8s.workload_identity import ServiceAccountRef
-from components.spec.model_store import ModelStoreSpec
 
 READER_ROLE = "roles/storage.objectViewer"
 KEY_ROTATION = "7776000s"  # 90 days

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_gcp as gcp
 
-from components.spec.region import RegionSpec
+from components.config.region import RegionSpec
 
 PODS_RANGE = "pods"
 SERVICES_RANGE = "services"

@@ -8,7 +8,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
-from components.spec.region import RegionSpec
+from components.config.region import RegionSpec
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from typing import Literal
 
 from components.catalog.gpus import MIG_DISABLED
 from components.catalog.machines import MACHINES
-from components.spec.region import GpuPoolSpec
+from components.config.region import GpuPoolSpec
 
 Owner = Literal["node-image", "gke", "operator"]
 

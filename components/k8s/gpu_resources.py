@@ -7,8 +7,8 @@ them; computing them in one place keeps the three consistent.
 from __future__ import annotations
 
 from components.catalog.machines import MACHINES
+from components.config.region import GpuPoolSpec
 from components.k8s.gpu_partitioning import mig_layout, mig_resource_name
-from components.spec.region import GpuPoolSpec
 
 WHOLE_GPU = "nvidia.com/gpu"
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from components.spec.environment import EnvironmentSpec
-    from components.spec.workloads import ModelSpec
+    from components.config.environment import EnvironmentSpec
+    from components.config.workloads import ModelSpec
 
 SCHEDULER_NAME = "volcano"
 # Volcano's catch-all queue (its scheduler creates it) for workloads no tenant owns.

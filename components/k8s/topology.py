@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from components.catalog.machines import MACHINES, Fabric, MachineType
+from components.config.region import GpuPoolSpec, RegionSpec
 from components.k8s.gpu_partitioning import partitioning_labels
-from components.spec.region import GpuPoolSpec, RegionSpec
 
 
 @dataclass(frozen=True)

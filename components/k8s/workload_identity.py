@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from components.spec.region import RegionSpec
+from components.config.region import RegionSpec
 
 # The service-account annotation each cloud's credential plumbing reads: the EKS Pod Identity
 # webhook injects a web-identity token for the annotated IAM role; the GKE metadata server

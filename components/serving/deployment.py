@@ -38,6 +38,10 @@ from components.addons.alerts import ttft_objectives
 from components.catalog.charts import AI_GATEWAY_EXT_PROC_TIMEOUT_SECONDS
 from components.catalog.engines import PICKER_ENGINE, PICKER_ENGINE_LABEL
 from components.catalog.machines import MACHINES
+from components.config.environment import EnvironmentSpec
+from components.config.gateway import GatewaySpec, has_gateway
+from components.config.region import GpuPoolSpec, RegionSpec
+from components.config.workloads import ModelSpec, PlacementSpec
 from components.k8s import names
 from components.k8s.gpu_resources import WHOLE_GPU
 from components.k8s.scheduling import GROUP_NAME_ANNOTATION, PodScheduling, model_scheduling, pod_group
@@ -61,10 +65,6 @@ from components.serving.runtimes import (
 )
 from components.serving.sizing import startup_budget_seconds
 from components.serving.slots import placement_resource
-from components.spec.environment import EnvironmentSpec
-from components.spec.gateway import GatewaySpec, has_gateway
-from components.spec.region import GpuPoolSpec, RegionSpec
-from components.spec.workloads import ModelSpec, PlacementSpec
 
 ISVC_API_VERSION = "serving.kserve.io/v1beta1"
 # Labels and annotations KServe defines [kserve/kserve@v0.20.0:pkg/constants/constants.go].

@@ -11,8 +11,8 @@ from components.serving.sizing import GpuSlot, Sizing, SizingRequest, estimated_
 from components.serving.slots import gpu_slot
 
 if TYPE_CHECKING:
-    from components.spec.region import GpuPoolSpec, RegionSpec
-    from components.spec.workloads import ModelSpec
+    from components.config.region import GpuPoolSpec, RegionSpec
+    from components.config.workloads import ModelSpec
 
 
 def sizing_request(model: ModelSpec) -> SizingRequest:

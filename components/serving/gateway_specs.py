@@ -13,12 +13,12 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from components.config.environment import EnvironmentSpec
+from components.config.gateway import GatewaySpec, RegionGatewaySpec
+from components.config.region import RegionSpec
 from components.k8s import names
 from components.serving.deployment import model_placements
 from components.serving.llm_inference_service import pool_name as llmisvc_pool_name
-from components.spec.environment import EnvironmentSpec
-from components.spec.gateway import GatewaySpec, RegionGatewaySpec
-from components.spec.region import RegionSpec
 
 GATEWAY_API = "gateway.networking.k8s.io/v1"
 ENVOY_GATEWAY_API = "gateway.envoyproxy.io/v1alpha1"

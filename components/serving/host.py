@@ -8,7 +8,7 @@ the last pods the kubelet evicts), and /dev/shm, being memory-backed, is part of
 
 A server never gets less than its engine needs (`ENGINE_HOST_NEEDS`: vLLM's 2 + N busy processes,
 one physical core each); where a slot's share is smaller, the node runs fewer servers than it has slots
-(`servers_per_node`), and a node that cannot hold one is a config error (spec/serving_checks.py).
+(`servers_per_node`), and a node that cannot hold one is a config error (config/serving_checks.py).
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 from components.catalog.engines import ENGINE_HOST_NEEDS
 from components.catalog.machines import MACHINES
+from components.config.model_store import cache_plan
+from components.config.region import GpuPoolSpec, RegionSpec
 from components.serving.slots import slots_per_node
-from components.spec.model_store import cache_plan
-from components.spec.region import GpuPoolSpec, RegionSpec
 
 # Kubelet reservations and eviction threshold, roughly what EKS and GKE keep back on large nodes.
 ALLOCATABLE_SHARE = 0.9

@@ -27,13 +27,13 @@ import yaml
 
 from components.catalog.charts import EPP_IMAGE, INFERENCE_EXTENSION_VERSION
 from components.catalog.engines import PICKER_ENGINE, PICKER_ENGINE_LABEL
+from components.config.gateway import EndpointPickerSpec
+from components.config.workloads import ModelSpec
 from components.k8s import names
 from components.k8s.cluster import ClusterHandle
 from components.serving.gateway_specs import INFERENCE_POOL_API, INFERENCE_POOL_GROUP
 from components.serving.network_policies import picker_pods, picker_policy
 from components.serving.runtimes import HTTP_PORT
-from components.spec.gateway import EndpointPickerSpec
-from components.spec.workloads import ModelSpec
 
 EXT_PROC_PORT = 9002
 HEALTH_PORT = 9003

@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from components.config.region import GpuPoolSpec
 from components.k8s import names
 from components.k8s.topology import gpu_tolerations, pool_selector
 from components.serving.deployment import EFA_RESOURCE, ModelPlacement, sizing_annotations
@@ -44,7 +45,6 @@ from components.serving.host import HostResources
 from components.serving.kv_transfer import efa_interfaces_for
 from components.serving.network_policies import envoy_peer, policy
 from components.serving.runtimes import MODEL_MOUNT, VLLM_STARTUP_PATH, startup_probe
-from components.spec.region import GpuPoolSpec
 
 API_VERSION = "serving.kserve.io/v1alpha2"
 KIND = "LLMInferenceService"

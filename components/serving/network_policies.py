@@ -29,8 +29,8 @@ from components.catalog.peers import (
     OWNING_GATEWAY_LABEL,
     PROMETHEUS_POD_LABELS,
 )
+from components.config.region import RegionSpec
 from components.k8s import names
-from components.spec.region import RegionSpec
 
 API_VERSION = "networking.k8s.io/v1"
 REDIS_NAME_LABEL = "app.kubernetes.io/name"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from components.spec.environment import EnvironmentSpec
-from components.spec.region import RegionSpec
+from components.config.environment import EnvironmentSpec
+from components.config.region import RegionSpec
 
 
 def platform_tags(env: EnvironmentSpec, region: RegionSpec, stack: str) -> dict[str, str]:

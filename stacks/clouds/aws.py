@@ -11,10 +11,10 @@ from components.aws.cluster_autoscaler import ClusterAutoscaler, ClusterAutoscal
 from components.aws.eks import EksCluster, EksClusterArgs
 from components.aws.gpu_node_group import EksGpuNodeGroup, EksGpuNodeGroupArgs
 from components.aws.network import AwsNetwork, AwsNetworkArgs
+from components.config.environment import EnvironmentSpec
+from components.config.region import RegionSpec
 from components.k8s.cluster import ClusterHandle, WorkloadIdentity
 from components.serving.deployment import model_placements
-from components.spec.environment import EnvironmentSpec
-from components.spec.region import RegionSpec
 from stacks.clouds import platform_tags
 
 

@@ -7,13 +7,13 @@ from dataclasses import replace
 import pulumi
 import pulumi_gcp as gcp
 
+from components.config.environment import EnvironmentSpec
+from components.config.region import RegionSpec
 from components.gcp.gke import GkeCluster, GkeClusterArgs
 from components.gcp.gpu_node_pool import GkeGpuNodePool, GkeGpuNodePoolArgs
 from components.gcp.gpudirect_pods import GpuDirectPods, GpuDirectPodsArgs
 from components.gcp.network import GcpNetwork, GcpNetworkArgs
 from components.k8s.cluster import ClusterHandle, WorkloadIdentity
-from components.spec.environment import EnvironmentSpec
-from components.spec.region import RegionSpec
 from stacks.clouds import platform_tags
 
 

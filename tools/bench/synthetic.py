@@ -19,7 +19,7 @@ from tools.plan.runner import PROJECT_DIR
 from tools.plan.stackfile import StackConfig, stack_config_from_mapping
 
 if TYPE_CHECKING:
-    from components.spec.environment import EnvironmentSpec
+    from components.config.environment import EnvironmentSpec
 
 PROJECT = "inference-platform"
 TEMPLATE_ENV = "prod"
@@ -101,7 +101,7 @@ def synthetic_stack(regions: int) -> StackConfig:
 
 def validated(config: dict[str, Any]) -> EnvironmentSpec:
     """The config as the program reads it; raises ConfigError naming the key if the generator fell behind."""
-    from components.spec.loader import load_environment  # not before the bench's clock starts
+    from components.config.loader import load_environment  # not before the bench's clock starts
 
     prefix = f"{PROJECT}:"
     return load_environment({k.removeprefix(prefix): v for k, v in config.items() if k.startswith(prefix)})

@@ -10,7 +10,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from components.spec.loader import ConfigError
+from components.config.loader import ConfigError
 from policies.offline import load_settings, verdict_table
 from tools.plan.artifacts import OutputDirError, owned_files, plan_document, write_plan
 from tools.plan.cost_diff import cost_diff_markdown

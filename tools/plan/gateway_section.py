@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from components.spec.gateway import RateSpec, gateway_hostname, has_gateway
+from components.config.gateway import RateSpec, gateway_hostname, has_gateway
 from tools.plan.model import Plan
 
 _ROUTE_KIND = "AIGatewayRoute"

@@ -9,10 +9,10 @@ from collections.abc import Callable
 from components.addons.dashboards import DASHBOARD_LABEL
 from components.catalog.charts import CHARTS
 from components.catalog.machines import MACHINES
+from components.config.capacity_checks import pool_holds, replica_demands
+from components.config.region import GpuPoolSpec, RegionSpec
 from components.k8s.gpu_resources import schedulable_at_max_size, schedulable_resources
 from components.k8s.topology import placement_group_name, pool_fabric, uses_placement_group
-from components.spec.capacity_checks import pool_holds, replica_demands
-from components.spec.region import GpuPoolSpec, RegionSpec
 from tools.plan.cost_section import cost_section
 from tools.plan.gateway_section import gateway_section
 from tools.plan.model import REGION_TYPE, Plan
@@ -211,7 +211,7 @@ def _node_id(*parts: str) -> str:
 
 def _diagram(plan: Plan) -> str:
     """Regions with their cluster, GPU pools and gateway; models on pools; tenants; federation."""
-    from components.spec.gateway import gateway_hostname, has_gateway
+    from components.config.gateway import gateway_hostname, has_gateway
 
     env = plan.spec
     lines = ["## Topology\n", "```mermaid", "flowchart LR"]
@@ -267,8 +267,8 @@ def _federated_weights(plan: Plan, model) -> dict[str, str]:
 
 def _federation_diagram(plan: Plan) -> list[str]:
     """Karmada on its host, a link to each member (the GPU products it offers), and to each federated model."""
+    from components.config.federation import gpu_products
     from components.federation.placement import federated_models, member_regions
-    from components.spec.federation import gpu_products
 
     fed = plan.spec.federation
     lines = [
@@ -299,8 +299,8 @@ def _joins(plan: Plan, member: str) -> str:
 
 def _federation(plan: Plan) -> str:
     """Karmada: the members and how each federated model is divided between them."""
+    from components.config.federation import gpu_products
     from components.federation.placement import federated_models, member_regions, model_shares
-    from components.spec.federation import gpu_products
 
     env = plan.spec
     fed = env.federation
@@ -392,8 +392,8 @@ def _scheduling(plan: Plan) -> str:
 def _model_storage(plan: Plan) -> str:
     """Per region: bucket and how it is kept in sync, cache tiers and capacity, pre-warmed models."""
     from components.addons.model_cache import model_bucket_url, prewarmed_models
+    from components.config.model_store import cache_plan
     from components.k8s.names import model_bucket_name
-    from components.spec.model_store import cache_plan
 
     env = plan.spec
     source = env.model_store.source(env)

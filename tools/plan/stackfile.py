@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from components.spec.loader import ConfigError
+from components.config.loader import ConfigError
 from tools.plan.engine import SECRET
 
 

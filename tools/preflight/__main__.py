@@ -14,7 +14,7 @@ from pathlib import Path
 from botocore.exceptions import ClientError
 from rich.console import Console
 
-from components.spec.loader import ConfigError, load_environment
+from components.config.loader import ConfigError, load_environment
 from stacks.config import namespace_values
 from tools.plan.runner import PROJECT_DIR
 from tools.plan.stackfile import PlanInputError, input_error_lines, load_stack_config

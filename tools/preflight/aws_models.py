@@ -6,10 +6,10 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from components.config.environment import EnvironmentSpec
+from components.config.region import RegionSpec
+from components.config.workloads import ModelSpec
 from components.k8s.names import model_bucket_name
-from components.spec.environment import EnvironmentSpec
-from components.spec.region import RegionSpec
-from components.spec.workloads import ModelSpec
 from tools.preflight.aws_api import AccessDenied, ClientFactory, collect, error_code
 from tools.preflight.findings import Finding
 from tools.preflight.model_layout import check_layout

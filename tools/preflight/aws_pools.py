@@ -16,8 +16,8 @@ from botocore.exceptions import ClientError
 
 from components.catalog import quotas
 from components.catalog.machines import MachineType, machine
-from components.spec.base import join_path
-from components.spec.region import GpuPoolSpec, RegionSpec
+from components.config.base import join_path
+from components.config.region import GpuPoolSpec, RegionSpec
 from tools.preflight.aws_api import AccessDenied, ClientFactory, call, collect, error_code
 from tools.preflight.findings import Finding
 

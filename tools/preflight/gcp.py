@@ -8,8 +8,8 @@ depend on; preflight says so instead of reporting a pass it never verified.
 from __future__ import annotations
 
 from components.catalog.machines import machine
-from components.spec.environment import EnvironmentSpec
-from components.spec.region import RegionSpec
+from components.config.environment import EnvironmentSpec
+from components.config.region import RegionSpec
 from tools.preflight.aws_models import models_in
 from tools.preflight.findings import Finding
 

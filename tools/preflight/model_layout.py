@@ -18,7 +18,7 @@ from posixpath import basename
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from components.spec.workloads import ModelSpec
+    from components.config.workloads import ModelSpec
 
 _WEIGHT_SUFFIXES = {
     "vllm": (".safetensors", ".bin"),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from components.spec.environment import EnvironmentSpec
+from components.config.environment import EnvironmentSpec
 from tools.preflight.aws_api import ClientFactory, call
 from tools.preflight.aws_models import check_aws_models
 from tools.preflight.aws_pools import check_aws_pools

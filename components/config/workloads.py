@@ -7,16 +7,16 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, PrivateAttr
 
+from components.config.base import Issue, Name, Spec, duplicates, join_path, unknown_name
+from components.config.gateway import TenantBudgetSpec
+from components.config.observability import ModelSloSpec
+from components.config.pricing import MoneyBudgetSpec
+from components.config.scheduling import GpuQuotaSpec
+from components.config.serving import LoraAdapterSpec, LoraRank, SpeculativeDecodingSpec, TenantLoraSpec
 from components.serving.sizing import KvDtype, Precision
-from components.spec.base import Issue, Name, Spec, duplicates, join_path, unknown_name
-from components.spec.gateway import TenantBudgetSpec
-from components.spec.observability import ModelSloSpec
-from components.spec.pricing import MoneyBudgetSpec
-from components.spec.scheduling import GpuQuotaSpec
-from components.spec.serving import LoraAdapterSpec, LoraRank, SpeculativeDecodingSpec, TenantLoraSpec
 
 if TYPE_CHECKING:
-    from components.spec.environment import EnvironmentSpec
+    from components.config.environment import EnvironmentSpec
 
 
 class PrefillSpec(Spec):

@@ -13,10 +13,10 @@ from ipaddress import IPv4Network
 from typing import TYPE_CHECKING
 
 from components.catalog.address_space import covers_internet
-from components.spec.base import Issue, join_path
+from components.config.base import Issue, join_path
 
 if TYPE_CHECKING:
-    from components.spec.environment import EnvironmentSpec
+    from components.config.environment import EnvironmentSpec
 
 # Kubernetes label key prefixes are DNS subdomains (RFC 1123): at most 253 characters of lowercase labels.
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from components.spec.base import Name, Spec
+from components.config.base import Name, Spec
 
 
 class ServingSpec(Spec):

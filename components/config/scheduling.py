@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import Field
 
 from components.catalog.machines import MACHINES
+from components.config.base import Issue, Name, Spec, duplicates, join_path, unknown_name
+from components.config.region import RegionSpec
 from components.k8s.gpu_resources import schedulable_resources
-from components.spec.base import Issue, Name, Spec, duplicates, join_path, unknown_name
-from components.spec.region import RegionSpec
 
 if TYPE_CHECKING:
-    from components.spec.environment import EnvironmentSpec
+    from components.config.environment import EnvironmentSpec
 
 GpuCount = Annotated[int, Field(ge=0)]
 

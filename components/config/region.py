@@ -12,11 +12,11 @@ from pydantic import Field
 
 from components.catalog import regions as region_catalog
 from components.catalog.machines import MACHINES, SYSTEM_MACHINES, system_machine_families, system_machines_of
-from components.spec.base import Issue, Name, Spec, duplicates, join_path
-from components.spec.gateway import RegionGatewaySpec
-from components.spec.model_store import ModelCacheSpec
-from components.spec.observability import ObservabilitySpec
-from components.spec.serving import ServingSpec
+from components.config.base import Issue, Name, Spec, duplicates, join_path
+from components.config.gateway import RegionGatewaySpec
+from components.config.model_store import ModelCacheSpec
+from components.config.observability import ObservabilitySpec
+from components.config.serving import ServingSpec
 
 # The VPC-CNI gives every pod a VPC address, so private subnets must stay large.
 _SMALLEST_PRIVATE_SUBNET_PREFIX = 24

@@ -12,11 +12,11 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from components.catalog.machines import MACHINES, MachineType, machines_of
-from components.spec.base import Issue, join_path
-from components.spec.region import GpuPoolSpec, NetworkSpec, RegionSpec
+from components.config.base import Issue, join_path
+from components.config.region import GpuPoolSpec, NetworkSpec, RegionSpec
 
 if TYPE_CHECKING:
-    from components.spec.environment import EnvironmentSpec
+    from components.config.environment import EnvironmentSpec
 
 # Capacity types each cloud sells (Capacity Blocks are AWS-only, DWS flex-start GCP-only).
 CAPACITY_TYPES = {

@@ -8,20 +8,20 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, model_validator
 
-from components.spec.base import Issue, Spec, duplicates
-from components.spec.capacity_checks import check_capacity
-from components.spec.consistency import check_consistency
-from components.spec.federation import FederationSpec, check_federated_models, check_federation
-from components.spec.gateway import GatewaySpec, check_gateway
-from components.spec.gpu_partitioning import check_gpu_partitioning
-from components.spec.gpu_pools import check_gpu_pools
-from components.spec.model_store import ModelStoreSpec, check_model_storage
-from components.spec.observability import check_observability
-from components.spec.pricing import PricingSpec, check_pricing
-from components.spec.region import RegionSpec, check_region
-from components.spec.scheduling import PriorityTierSpec, check_scheduling, default_tiers
-from components.spec.serving_checks import check_serving
-from components.spec.workloads import ModelSpec, TenantSpec, check_workloads
+from components.config.base import Issue, Spec, duplicates
+from components.config.capacity_checks import check_capacity
+from components.config.consistency import check_consistency
+from components.config.federation import FederationSpec, check_federated_models, check_federation
+from components.config.gateway import GatewaySpec, check_gateway
+from components.config.gpu_partitioning import check_gpu_partitioning
+from components.config.gpu_pools import check_gpu_pools
+from components.config.model_store import ModelStoreSpec, check_model_storage
+from components.config.observability import check_observability
+from components.config.pricing import PricingSpec, check_pricing
+from components.config.region import RegionSpec, check_region
+from components.config.scheduling import PriorityTierSpec, check_scheduling, default_tiers
+from components.config.serving_checks import check_serving
+from components.config.workloads import ModelSpec, TenantSpec, check_workloads
 
 _LABEL = re.compile(r"^[a-z0-9_-]{1,63}$")
 

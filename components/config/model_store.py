@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import AfterValidator, Field
 
 from components.catalog.machines import MACHINES
+from components.config.base import Issue, Spec, join_path, unknown_name
 from components.k8s.names import MODELS_PREFIX
-from components.spec.base import Issue, Spec, join_path, unknown_name
 
 if TYPE_CHECKING:
-    from components.spec.environment import EnvironmentSpec
-    from components.spec.region import GpuPoolSpec, RegionSpec
+    from components.config.environment import EnvironmentSpec
+    from components.config.region import GpuPoolSpec, RegionSpec
 
 _QUANTITY = re.compile(r"^(\d+)(Gi|Ti)$")
 _BUCKET_PREFIX = re.compile(r"^[a-z0-9][a-z0-9-]{1,28}[a-z0-9]$")

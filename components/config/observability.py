@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import AfterValidator, Field
 
-from components.spec.base import Issue, Name, Spec, join_path
+from components.config.base import Issue, Name, Spec, join_path
 
 if TYPE_CHECKING:
-    from components.spec.environment import EnvironmentSpec
+    from components.config.environment import EnvironmentSpec
 
 
 _DURATION = re.compile(r"^[0-9]+(ms|s|m|h|d|w|y)$")

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import AfterValidator, Field, SecretStr
 
-from components.spec.base import Issue, Name, Spec, duplicates, join_path, unknown_name
+from components.config.base import Issue, Name, Spec, duplicates, join_path, unknown_name
 
 if TYPE_CHECKING:
-    from components.spec.environment import EnvironmentSpec
-    from components.spec.region import RegionSpec
+    from components.config.environment import EnvironmentSpec
+    from components.config.region import RegionSpec
 
 _DNS_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$")
 

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field
 
 from components.catalog.machines import MACHINES
-from components.spec.base import Issue, Spec, join_path, unknown_name
+from components.config.base import Issue, Spec, join_path, unknown_name
 
 if TYPE_CHECKING:
-    from components.spec.environment import EnvironmentSpec
-    from components.spec.region import RegionSpec
+    from components.config.environment import EnvironmentSpec
+    from components.config.region import RegionSpec
 
 
 class KarmadaApiServerSpec(Spec):

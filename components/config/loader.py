@@ -11,8 +11,8 @@ from typing import Any
 import pulumi
 from pydantic import BaseModel, SecretStr, ValidationError
 
-from components.spec.base import Issue, join_path
-from components.spec.environment import SEMANTIC_CHECKS, EnvironmentSpec
+from components.config.base import Issue, join_path
+from components.config.environment import SEMANTIC_CHECKS, EnvironmentSpec
 
 
 class ConfigError(pulumi.RunError):

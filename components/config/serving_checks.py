@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from components.catalog.engines import ENGINE_FLAGS, ENGINE_HOST_NEEDS
 from components.catalog.models import MODELS
+from components.config.base import Issue, join_path
 from components.k8s.gpu_resources import schedulable_resources
 from components.serving.disaggregation import efa_path
 from components.serving.fit import Fit, placement_fit, prefill_fit, startup_seconds
@@ -37,12 +38,11 @@ from components.serving.host import pod_host_resources
 from components.serving.kv_transfer import efa_gbps_per_gpu
 from components.serving.sizing import DoesNotFit, GpuSlot, startup_budget_seconds
 from components.serving.slots import gpu_slot, multi_node_capable, placement_resource
-from components.spec.base import Issue, join_path
 
 if TYPE_CHECKING:
-    from components.spec.environment import EnvironmentSpec
-    from components.spec.region import GpuPoolSpec, RegionSpec
-    from components.spec.workloads import ModelSpec, PlacementSpec
+    from components.config.environment import EnvironmentSpec
+    from components.config.region import GpuPoolSpec, RegionSpec
+    from components.config.workloads import ModelSpec, PlacementSpec
 
 _PRESETS = ", ".join(MODELS)
 

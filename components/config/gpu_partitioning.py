@@ -31,12 +31,12 @@ from components.catalog.gpus import (
     GpuModel,
 )
 from components.catalog.machines import MACHINES
+from components.config.base import Issue, join_path
+from components.config.region import GpuPoolSpec, RegionSpec
 from components.k8s.gpu_partitioning import gpu_software
-from components.spec.base import Issue, join_path
-from components.spec.region import GpuPoolSpec, RegionSpec
 
 if TYPE_CHECKING:
-    from components.spec.environment import EnvironmentSpec
+    from components.config.environment import EnvironmentSpec
 
 _EXAMPLE_LAYOUT = '{"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2}'
 

@@ -10,10 +10,10 @@ from pydantic import Field
 
 from components.catalog.machines import MACHINES, SYSTEM_MACHINES
 from components.catalog.prices import Price, list_price
-from components.spec.base import Issue, Spec, join_path
+from components.config.base import Issue, Spec, join_path
 
 if TYPE_CHECKING:
-    from components.spec.environment import EnvironmentSpec
+    from components.config.environment import EnvironmentSpec
 
 CapacityType = Literal["onDemand", "spot", "reservation", "capacityBlock", "flexStart"]
 

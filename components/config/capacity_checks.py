@@ -15,16 +15,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from components.config.base import Issue, join_path
 from components.k8s.gpu_resources import schedulable_resources
 from components.serving.fit import placement_fit, prefill_fit
 from components.serving.host import pod_host_resources
 from components.serving.slots import placement_resource
-from components.spec.base import Issue, join_path
 
 if TYPE_CHECKING:
-    from components.spec.environment import EnvironmentSpec
-    from components.spec.region import GpuPoolSpec, RegionSpec
-    from components.spec.workloads import ModelSpec, PlacementSpec
+    from components.config.environment import EnvironmentSpec
+    from components.config.region import GpuPoolSpec, RegionSpec
+    from components.config.workloads import ModelSpec, PlacementSpec
 
 
 @dataclass(frozen=True)
