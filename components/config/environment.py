@@ -21,6 +21,7 @@ from components.config.pricing import PricingSpec, check_pricing
 from components.config.region import RegionSpec, check_region
 from components.config.scheduling import PriorityTierSpec, check_scheduling, default_tiers
 from components.config.serving_checks import check_serving
+from components.config.stacks import StacksSpec
 from components.config.workloads import ModelSpec, TenantSpec, check_workloads
 
 _LABEL = re.compile(r"^[a-z0-9_-]{1,63}$")
@@ -62,6 +63,10 @@ class EnvironmentSpec(Spec):
     )
     pricing: PricingSpec = Field(
         default_factory=PricingSpec, description="Prices this environment pays, over the catalog's list prices."
+    )
+    stacks: StacksSpec = Field(
+        default_factory=StacksSpec,
+        description="One Pulumi stack for the environment, or one per region and a global one.",
     )
 
     @model_validator(mode="after")

@@ -1,0 +1,84 @@
+"""How an environment is split into Pulumi stacks, and what each stack reads from the others.
+
+`Pulumi.<env>.yaml` describes the whole environment. With `stacks.layout: perRegion` it is deployed as
+one stack per region entry, `<env>.<region>`, and one global stack, `<env>.global`; with `single`, as the
+one stack `<env>`. Region stacks are independent of each other except for the anchor region (the
+federation host, or else the first region entry): it holds what the environment shares (tenant API keys,
+the Karmada control plane and its certificates), so the other stacks read it and deploy after it. The
+global stack holds what spans regions (bucket replication, the federation's members and models) and
+deploys last.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import Field
+
+from components.config.base import Spec
+
+if TYPE_CHECKING:
+    from components.config.environment import EnvironmentSpec
+
+Layout = Literal["single", "perRegion"]
+StackKind = Literal["environment", "region", "global"]
+GLOBAL = "global"
+
+
+class StacksSpec(Spec):
+    """`stacks:`: one stack for the environment, or one per region plus a global one."""
+
+    layout: Literal["auto", "single", "perRegion"] = Field(
+        "auto",
+        description="`single`: the environment is the one stack `<env>`; `perRegion`: stacks `<env>.<region>` "
+        "and `<env>.global`; `auto`: `perRegion` when the environment has more than one region entry.",
+    )
+
+
+def layout_of(env: EnvironmentSpec) -> Layout:
+    if env.stacks.layout == "auto":
+        return "perRegion" if len(env.regions) > 1 else "single"
+    return env.stacks.layout
+
+
+def anchor_region(env: EnvironmentSpec) -> str:
+    """The region whose stack holds what the whole environment shares."""
+    return env.federation.host if env.federation.enabled and env.federation.host else env.regions[0].name
+
+
+@dataclass(frozen=True)
+class StackSlice:
+    """One Pulumi stack of an environment: its name, what it builds, and the stacks it reads."""
+
+    name: str
+    kind: StackKind
+    region: str | None = None  # the region entry a region stack builds
+    references: tuple[str, ...] = ()  # stacks whose outputs it reads (they must be deployed first)
+
+
+def region_stack_name(env_name: str, region: str) -> str:
+    return f"{env_name}.{region}"
+
+
+def global_stack_name(env_name: str) -> str:
+    return f"{env_name}.{GLOBAL}"
+
+
+def environment_stacks(env: EnvironmentSpec, env_name: str) -> list[StackSlice]:
+    """Every stack of the environment, each after the stacks it references."""
+    if layout_of(env) == "single":
+        return [StackSlice(env_name, "environment")]
+    anchor = anchor_region(env)
+    anchor_stack = region_stack_name(env_name, anchor)
+    ordered = sorted(env.regions, key=lambda r: r.name != anchor)  # stable: the anchor first, then config order
+    regions = [
+        StackSlice(
+            region_stack_name(env_name, r.name),
+            "region",
+            region=r.name,
+            references=() if r.name == anchor else (anchor_stack,),
+        )
+        for r in ordered
+    ]
+    return [*regions, StackSlice(global_stack_name(env_name), "global", references=tuple(s.name for s in regions))]
