@@ -11,6 +11,7 @@ from pydantic import AfterValidator, Field, model_validator
 from components.config.base import Issue, Spec, duplicates
 from components.config.capacity_checks import check_capacity
 from components.config.consistency import check_consistency
+from components.config.deployer import check_deployers
 from components.config.federation import FederationSpec, check_federated_models, check_federation
 from components.config.gateway import GatewaySpec, check_gateway
 from components.config.gpu_partitioning import check_gpu_partitioning
@@ -97,7 +98,15 @@ def _check_regions(env: EnvironmentSpec) -> Iterable[Issue]:
 # reads each pool's GPU partitioning (MIG profiles, time-slice shares), valid only after stage 2;
 # replicas are checked against pools and queues once every placement is sized.
 SEMANTIC_CHECKS: tuple[tuple[Callable[[EnvironmentSpec], Iterable[Issue]], ...], ...] = (
-    (_check_regions, check_gpu_pools, check_workloads, check_federation, check_observability, check_pricing),
+    (
+        _check_regions,
+        check_gpu_pools,
+        check_workloads,
+        check_federation,
+        check_observability,
+        check_pricing,
+        check_deployers,
+    ),
     (
         check_gpu_partitioning,
         check_scheduling,

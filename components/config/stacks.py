@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field
 
 from components.config.base import Spec
+from components.config.deployer import DeployerSpec
 
 if TYPE_CHECKING:
     from components.config.environment import EnvironmentSpec
@@ -33,6 +34,11 @@ class StacksSpec(Spec):
         "auto",
         description="`single`: the environment is the one stack `<env>`; `perRegion`: stacks `<env>.<region>` "
         "and `<env>.global`; `auto`: `perRegion` when the environment has more than one region entry.",
+    )
+    global_deployer: DeployerSpec | None = Field(
+        None,
+        description="Where the global stack is deployed from; default the federation host's deployer (it applies "
+        "the Karmada API's allowlist on the host cluster). Its sources join that allowlist.",
     )
 
 
