@@ -9,6 +9,7 @@ protected and retained on delete, so a `pulumi destroy` never takes the weights 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pulumi
@@ -34,6 +35,17 @@ class S3ModelStoreArgs:
     # Service accounts granted read-only access to the models prefix, each through its own role,
     # by a short label (e.g. model-server, model-cache).
     readers: dict[str, ServiceAccountRef]
+
+
+@dataclass(frozen=True, kw_only=True)
+class S3BucketRef:
+    """A model bucket as cross-region wiring sees it: from this stack's store or another stack's outputs."""
+
+    bucket_id: pulumi.Input[str]
+    bucket_arn: pulumi.Input[str]
+    key_arn: pulumi.Input[str]
+    # What must exist first in this stack (versioning, before S3 accepts a replication configuration).
+    ready: Sequence[pulumi.Resource] = ()
 
 
 class S3ModelStore(pulumi.ComponentResource):

@@ -37,6 +37,7 @@ def plan_document(plan: Plan) -> dict[str, Any]:
     return {
         "environment": plan.environment,
         "project": plan.project,
+        **({"stacks": list(plan.stacks)} if plan.stacks else {}),
         "resources": [r.to_json() for r in plan.resources],  # dependency order, the same every run
         "outputs": plan.outputs,
         "cost": None if plan.spec is None else cost_document(plan),  # no spec: a component-level evaluation
@@ -91,9 +92,13 @@ def plan_artifacts(plan: Plan) -> dict[str, str]:
         "policy-config.json": _json(plan.policy_config),
         "plan.md": render_markdown(plan),
     }
-    for sub, files in (("manifests", manifest_files(plan)), ("helm", helm_files(plan))):
-        for rel, content in files.items():
-            texts[f"{sub}/{rel}"] = yaml.safe_dump(content, sort_keys=True)
+    # Several stacks: each has its own objects (a stack may patch what another created), under stacks/<stack>/.
+    for prefix, part in [(f"stacks/{name}/", p) for name, p in plan.stacks.items()] or [("", plan)]:
+        if prefix:
+            texts[f"{prefix}plan.json"] = _json(plan_document(part))
+        for sub, files in (("manifests", manifest_files(part)), ("helm", helm_files(part))):
+            for rel, content in files.items():
+                texts[f"{prefix}{sub}/{rel}"] = yaml.safe_dump(content, sort_keys=True)
     return texts
 
 
