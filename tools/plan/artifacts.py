@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from tools.plan.cost_section import cost_document
-from tools.plan.model import Plan
+from tools.plan.model import Plan, is_patch
 from tools.plan.phases import phase
 from tools.plan.report import render_markdown
 
@@ -56,7 +56,9 @@ def manifest_files(plan: Plan) -> dict[str, dict[str, Any]]:
     for r in plan.kubernetes_objects():
         meta = r.inputs.get("metadata") or {}
         namespace = meta.get("namespace") or "_cluster"
-        name = safe_file_name(f"{r.inputs['kind']}-{meta.get('name', r.name)}")
+        # A patch (server-side apply of some fields) is not the object: it sits beside it, not over it.
+        suffix = ".patch" if is_patch(r) else ""
+        name = safe_file_name(f"{r.inputs['kind']}-{meta.get('name', r.name)}") + suffix
         _add(files, f"{plan.cluster_of(r) or '_unbound'}/{namespace}/{name}.yaml", r.inputs)
     return files
 

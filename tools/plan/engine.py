@@ -116,6 +116,8 @@ class RecordingMonitor(mocks.MockMonitor):
         self.secret_values: set[str] = set()
         self.stack_urn = ""
         self._on_register = on_register
+        # Reads (StackReferences, an existing object looked up by name) are not the stack's resources.
+        self.read_urns: set[str] = set()
 
     def _region_of(self, provider_ref: str | None) -> str:
         return self.provider_regions.get((provider_ref or "").rsplit("::", 1)[0], "us-east-1")
@@ -138,9 +140,15 @@ class RecordingMonitor(mocks.MockMonitor):
         if request.type == "pulumi:providers:aws":
             self.provider_regions[urn] = str(raw.get("region", "us-east-1"))
 
-        by_property = {key: list(deps.urns) for key, deps in request.propertyDependencies.items() if deps.urns}
+        by_property = {
+            key: urns
+            for key, deps in request.propertyDependencies.items()
+            if (urns := [u for u in deps.urns if u not in self.read_urns])
+        }
         property_deps = {u for urns in by_property.values() for u in urns}
-        explicit_deps = sorted(u for u in request.dependencies if u not in property_deps)  # SDK order varies
+        explicit_deps = sorted(  # SDK order varies
+            u for u in request.dependencies if u not in property_deps and u not in self.read_urns
+        )
         timeouts = request.customTimeouts
         planned = PlannedResource(
             urn=urn,
@@ -167,6 +175,10 @@ class RecordingMonitor(mocks.MockMonitor):
             self._on_register(planned)
 
         return super().RegisterResource(request)
+
+    def ReadResource(self, request):
+        self.read_urns.add(self.make_urn(request.parent, request.type, request.name))
+        return super().ReadResource(request)
 
 
 def asyncio_loop_guard() -> None:

@@ -100,3 +100,8 @@ def is_kubernetes_object(resource: PlannedResource) -> bool:
         and resource.type != HELM_RELEASE
         and "kind" in resource.inputs
     )
+
+
+def is_patch(resource: PlannedResource) -> bool:
+    """A server-side-apply patch of an object some other resource (or controller) creates."""
+    return resource.type.endswith("Patch")

@@ -288,11 +288,11 @@ def _joins(plan: Plan, member: str) -> str:
     ways = set()
     for r in plan.kubernetes_objects():
         if r.inputs["kind"] == "Cluster" and r.inputs["metadata"]["name"] == member:
-            patched = r.type.endswith("Patch")
+            mode = r.inputs["spec"]["syncMode"].lower()
             ways.add(
-                "agent-registered (pull): karmada-agent creates its Cluster, labels patched in after"
-                if patched
-                else f"declared by the program ({r.inputs['spec']['syncMode'].lower()})"
+                "declared with its labels (pull): karmada-agent re-registers it by its kube-system UID"
+                if mode == "pull"
+                else f"declared by the program ({mode})"
             )
     return "; ".join(sorted(ways)) or "not registered"
 
