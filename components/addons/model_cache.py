@@ -24,7 +24,7 @@ it is the cache's own identity. The EKS pod identity webhook then injects the to
 FUSE + mmap: vLLM's default safetensors loader mmaps each shard; over FUSE every page fault is
 a small synchronous read through the FUSE daemon, so loads crawl and the kernel page cache holds
 a second copy of the weights next to Alluxio's. The deployment avoids mmap altogether: model
-servers load with `--load-format runai_streamer` (`VLLM_LOAD_ARGS`), which reads the shards with
+servers load with `--load-format runai_streamer` (`serving/engine.py` VLLM_LOAD_ARGS), which reads the shards with
 large concurrent sequential reads into a bounded CPU buffer and streams them to the GPU. The
 same loader streams straight from `s3://` / `gs://` when the cache is off (the alternative mode
 `model_storage_uri` returns then), using the model server's IRSA / Workload Identity.
@@ -42,12 +42,13 @@ from components.config.environment import EnvironmentSpec
 from components.config.model_store import CachePlan
 from components.config.region import RegionSpec
 from components.config.workloads import ModelSpec
+from components.domain.host import WORKER_JVM_GIB
+from components.domain.model_bucket import MODELS_PREFIX
 from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import helm_release, namespace
 from components.k8s.names import (
     FLUID_NAMESPACE,
     MODEL_CACHE_NAMESPACE,
-    MODELS_PREFIX,
     SERVING_NAMESPACE,
     model_bucket_name,
 )
@@ -62,16 +63,13 @@ CACHE_SERVICE_ACCOUNT = ServiceAccountRef(CACHE_NAMESPACE, "default")
 # Label that turns on Fluid's pod webhook (cache-affine scheduling of PVC users) in a namespace
 # [fluid@v1.0.8:charts/fluid/fluid/templates/webhook/v1/webhookconfiguration.yaml].
 FLUID_INJECTION_LABEL = {"fluid.io/enable-injection": "true"}
-VLLM_LOAD_ARGS = ("--load-format", "runai_streamer")
 
-# Alluxio worker JVM heap + direct memory; the memory tier (tmpfs) comes on top of it.
-WORKER_JVM_GIB = 4
 # Fluid fills in JVM options a runtime leaves out: master -Xmx16G, worker -Xmx12G with 32g of direct
 # memory, FUSE -Xmx16G -Xms16G with 32g [fluid-cloudnative/fluid@v1.0.8:pkg/ddc/alluxio/
 # transform_optimization.go optimizeDefaultForMaster/Worker, optimizeDefaultFuse], with no resources.
 # Every component here states its own, within its container's memory limit.
 MASTER_MEMORY_GIB = 4  # metadata of a few thousand weight files: a 2 GiB heap is ample
-CACHE_COMPONENT_CPU = "500m"  # request of the worker and of the FUSE daemon (`serving/host.py` reserves them)
+CACHE_COMPONENT_CPU = "500m"  # request of the worker and of the FUSE daemon (`domain/host.py` reserves them)
 
 
 def jvm_options(memory_gib: int) -> list[str]:

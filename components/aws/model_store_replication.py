@@ -14,8 +14,8 @@ import pulumi
 import pulumi_aws as aws
 
 from components.aws.model_store import S3ModelStore
-from components.aws.policy_docs import policy, service_trust
-from components.k8s.names import MODELS_PREFIX
+from components.aws.policy_docs import service_trust
+from components.domain.model_bucket import MODELS_PREFIX, policy
 
 
 @dataclass(frozen=True)

@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Protocol
 
 import pulumi
 import pulumi_aws as aws
 import pulumi_gcp as gcp
 
-from components.aws.model_store import S3ModelStore
-from components.aws.policy_docs import policy, prefix_read_statements
+from components.domain.model_bucket import MODELS_PREFIX, policy, prefix_read_statements
 from components.gcp.model_store import GcsModelStore
-from components.k8s.names import MODELS_PREFIX
 
 # The Storage Transfer service agent needs to list, create and delete objects in the sink
 # (cloud.google.com/storage-transfer/docs/sink-cloud-storage).
@@ -28,9 +27,16 @@ SINK_ROLE = "roles/storage.legacyBucketWriter"
 SCHEDULE_START = {"year": 2025, "month": 1, "day": 1}
 
 
+class S3Source(Protocol):
+    """What the transfer reads of the source store (the AWS S3ModelStore), so GCP code needs no AWS code."""
+
+    bucket: aws.s3.Bucket
+    key: aws.kms.Key
+
+
 @dataclass(frozen=True)
 class S3ToGcsTransferArgs:
-    source: S3ModelStore
+    source: S3Source
     source_region: str
     sink: GcsModelStore
     project: str
