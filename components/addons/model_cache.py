@@ -45,7 +45,7 @@ from components.config.workloads import ModelSpec
 from components.domain.host import WORKER_JVM_GIB
 from components.domain.model_bucket import MODELS_PREFIX
 from components.k8s.cluster import ClusterHandle
-from components.k8s.helm import helm_release, namespace
+from components.k8s.helm import custom_resource, helm_release, namespace
 from components.k8s.names import (
     FLUID_NAMESPACE,
     MODEL_CACHE_NAMESPACE,
@@ -184,13 +184,19 @@ class ModelCache(pulumi.ComponentResource):
         )
 
         def custom(kind: str, ns: str, resource: str, spec: dict, depends_on: list) -> k8s.apiextensions.CustomResource:
-            return k8s.apiextensions.CustomResource(
+            manifest = {
+                "apiVersion": FLUID_API,
+                "kind": kind,
+                "metadata": {"name": resource, "namespace": ns},
+                "spec": spec,
+            }
+            return custom_resource(
                 f"{cluster.name}-{ns}-{kind.lower()}-{resource}",
-                api_version=FLUID_API,
-                kind=kind,
-                metadata={"name": resource, "namespace": ns},
-                spec=spec,
-                opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[fluid, *depends_on]),
+                manifest,
+                cluster=cluster,
+                parent=self,
+                crd_from=[fluid],
+                depends_on=depends_on,
             )
 
         bucket_models = f"{model_bucket_url(region, args.bucket)}/{MODELS_PREFIX}"

@@ -29,7 +29,7 @@ from components.config.region import RegionSpec
 from components.domain.objectives import ttft_objectives
 from components.k8s import names
 from components.k8s.cluster import ClusterHandle
-from components.k8s.helm import helm_release, namespace
+from components.k8s.helm import custom_resource, helm_release, namespace
 
 GRAFANA_ADMIN_SECRET = "grafana-admin"  # read by the chart through grafana.admin.existingSecret
 # The node exporter (opt-in) needs hostNetwork/hostPID/hostPath: its own privileged namespace
@@ -186,16 +186,24 @@ class Observability(pulumi.ComponentResource):
         if showback:
             boards["showback"] = showback_dashboard()
         groups = alert_groups(scope, obs.thresholds, ttft_objectives(args.env, region)) + showback
+        after_crds = {
+            "cluster": cluster,
+            "parent": self,
+            "crd_from": crds_from,
+            "depends_on": [*cluster.ready, *in_namespace],
+        }
         self.monitors = [
-            k8s.apiextensions.CustomResource(
+            custom_resource(
                 f"{cluster.name}-{target.name}-monitor",
-                api_version=MONITORING_API,
-                kind=target.kind,
-                metadata=metadata(
-                    target.name, self.monitor_labels, {names.annotation("selector-source"): target.source}
-                ),
-                spec=target.spec(),
-                opts=opts_for(*crds_from, *in_namespace),
+                {
+                    "apiVersion": MONITORING_API,
+                    "kind": target.kind,
+                    "metadata": metadata(
+                        target.name, self.monitor_labels, {names.annotation("selector-source"): target.source}
+                    ),
+                    "spec": target.spec(),
+                },
+                **after_crds,
             )
             for target in targets
         ]
@@ -209,13 +217,15 @@ class Observability(pulumi.ComponentResource):
             for board, model in boards.items()
         ]
         self.rules = (
-            k8s.apiextensions.CustomResource(
+            custom_resource(
                 f"{cluster.name}-inference-alerts",
-                api_version=MONITORING_API,
-                kind="PrometheusRule",
-                metadata=metadata("inference-platform", self.monitor_labels),
-                spec={"groups": groups},
-                opts=opts_for(*crds_from, *in_namespace),
+                {
+                    "apiVersion": MONITORING_API,
+                    "kind": "PrometheusRule",
+                    "metadata": metadata("inference-platform", self.monitor_labels),
+                    "spec": {"groups": groups},
+                },
+                **after_crds,
             )
             if groups
             else None

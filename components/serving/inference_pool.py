@@ -31,6 +31,7 @@ from components.config.gateway import EndpointPickerSpec
 from components.config.workloads import ModelSpec
 from components.k8s import names
 from components.k8s.cluster import ClusterHandle
+from components.k8s.helm import custom_resource
 from components.serving.gateway_specs import INFERENCE_POOL_API, INFERENCE_POOL_GROUP
 from components.serving.network_policies import picker_pods, picker_policy
 from components.serving.runtimes import HTTP_PORT
@@ -282,13 +283,18 @@ class InferencePool(pulumi.ComponentResource):
             },
             opts=opts_k8s,
         )
-        k8s.apiextensions.CustomResource(
+        custom_resource(
             f"{cluster.name}-{pool}-pool",
-            api_version=INFERENCE_POOL_API,
-            kind="InferencePool",
-            metadata=meta(pool, {names.MODEL_LABEL: pool}),
-            spec=pool_spec(model, args.picker, args.server_labels),
-            opts=opts_k8s,
+            {
+                "apiVersion": INFERENCE_POOL_API,
+                "kind": "InferencePool",
+                "metadata": meta(pool, {names.MODEL_LABEL: pool}),
+                "spec": pool_spec(model, args.picker, args.server_labels),
+            },
+            cluster=cluster,
+            parent=self,
+            crd_from=args.depends_on,
+            depends_on=cluster.ready,
         )
         ingress = picker_policy(pool, selector, EXT_PROC_PORT)
         k8s.networking.v1.NetworkPolicy(prefix, metadata=ingress["metadata"], spec=ingress["spec"], opts=opts_k8s)
