@@ -14,7 +14,7 @@ from stacks.region import RegionalPlatform, RegionalPlatformArgs
 def build_environment(env: EnvironmentSpec, stack: str) -> dict[str, RegionalPlatform]:
     api_keys = {}
     if env.gateway.auth == "apiKey" and env.tenants and any(has_gateway(env, r) for r in env.regions):
-        api_keys = TenantApiKeys("tenant-api-keys", TenantApiKeysArgs([t.name for t in env.tenants])).keys
+        api_keys = TenantApiKeys("tenant-api-keys", TenantApiKeysArgs(tenants=[t.name for t in env.tenants])).keys
     regions = {
         region.name: RegionalPlatform(
             region.name, RegionalPlatformArgs(env=env, region=region, stack=stack, api_keys=api_keys)

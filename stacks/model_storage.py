@@ -77,7 +77,9 @@ def build_model_storage(
     serving = ServingIdentity(
         region.name,
         ServingIdentityArgs(
-            cluster, identities[MODEL_SERVER], FLUID_INJECTION_LABEL if region.model_cache.enabled else {}
+            cluster=cluster,
+            cloud_identity=identities[MODEL_SERVER],
+            namespace_labels=FLUID_INJECTION_LABEL if region.model_cache.enabled else {},
         ),
         opts=pulumi.ResourceOptions(parent=parent),
     )
@@ -116,7 +118,9 @@ def sync_model_stores(env: EnvironmentSpec, platforms: dict[str, RegionalPlatfor
 
         S3ModelReplication(
             f"{source.name}-models-replication",
-            S3ModelReplicationArgs(origin.model_storage.store, source.region, aws_targets),
+            S3ModelReplicationArgs(
+                source=origin.model_storage.store, source_region=source.region, destinations=aws_targets
+            ),
             opts=pulumi.ResourceOptions(parent=origin, providers={"aws": origin.cluster.cloud_provider}),
         )
     for region in (r for r in others if r.cloud == "gcp"):
@@ -126,11 +130,11 @@ def sync_model_stores(env: EnvironmentSpec, platforms: dict[str, RegionalPlatfor
         S3ToGcsTransfer(
             f"{region.name}-models-transfer",
             S3ToGcsTransferArgs(
-                origin.model_storage.store,
-                source.region,
-                sink.model_storage.store,
-                region.project,
-                env.model_store.sync_interval_hours,
+                source=origin.model_storage.store,
+                source_region=source.region,
+                sink=sink.model_storage.store,
+                project=region.project,
+                interval_hours=env.model_store.sync_interval_hours,
             ),
             opts=pulumi.ResourceOptions(
                 parent=sink,

@@ -68,7 +68,7 @@ def chart_values(label_domain: str, pools: list[GpuPoolSpec]) -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DcgmExporterArgs:
     cluster: ClusterHandle
     label_domain: str

@@ -40,7 +40,7 @@ DEVICE_PLUGIN_CONFIGMAP = "device-plugin-config"
 DEVICE_PLUGIN_DEFAULT = "default"  # entry for nodes without a device-plugin.config label
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GpuOperatorArgs:
     cluster: ClusterHandle
     # True once Prometheus Operator CRDs exist in the cluster (the observability add-on): the

@@ -47,7 +47,7 @@ def controller_values(label_domain: str, deployment_mode: str) -> dict[str, Any]
     }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class KServeArgs:
     cluster: ClusterHandle
     label_domain: str

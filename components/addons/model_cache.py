@@ -134,7 +134,7 @@ def under_store_options(region: RegionSpec) -> dict[str, str]:
     return {"alluxio.underfs.gcs.version": "2"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ModelCacheArgs:
     cluster: ClusterHandle
     plan: CachePlan

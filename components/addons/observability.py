@@ -99,7 +99,7 @@ def stack_values(cluster_name: str, region_name: str, obs: ObservabilitySpec, pr
     return values
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ObservabilityArgs:
     cluster: ClusterHandle
     env: EnvironmentSpec

@@ -38,7 +38,7 @@ def auth_env(name: str) -> dict:
     return {"name": name, "valueFrom": {"secretKeyRef": {"name": AUTH_SECRET, "key": AUTH_KEY}}}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RateLimitRedisArgs:
     cluster: ClusterHandle
     namespace: k8s.core.v1.Namespace  # Envoy Gateway's, next to the rate limiter

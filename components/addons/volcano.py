@@ -179,7 +179,7 @@ def hyper_nodes(domain: str, cluster_name: str, region: RegionSpec) -> list[dict
     return tier1 + tier2
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class VolcanoArgs:
     cluster: ClusterHandle
     env: EnvironmentSpec

@@ -18,7 +18,7 @@ from components.aws.policy_docs import service_trust
 from components.domain.model_bucket import MODELS_PREFIX, policy
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class S3ModelReplicationArgs:
     source: S3ModelStore
     source_region: str

@@ -16,7 +16,7 @@ from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import custom_resource
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FederatedModelArgs:
     model: ModelSpec
     shares: tuple[MemberShare, ...]

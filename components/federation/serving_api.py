@@ -24,7 +24,7 @@ SKIP_PROPAGATION = {"namespace.karmada.io/skip-auto-propagation": "true"}
 CRD_NAMESPACE = "kserve"  # where the kserve-crd release is recorded
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FederatedServingApiArgs:
     karmada: ClusterHandle
 

@@ -34,7 +34,7 @@ class S3Source(Protocol):
     key: aws.kms.Key
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class S3ToGcsTransferArgs:
     source: S3Source
     source_region: str

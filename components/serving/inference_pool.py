@@ -19,6 +19,7 @@ gateway's retry policy and the client's back-off handle; production runs two pic
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pulumi
@@ -128,7 +129,7 @@ def picker_args(model: ModelSpec, replicas: int) -> list[str]:
     return args
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class InferencePoolArgs:
     cluster: ClusterHandle
     model: ModelSpec
@@ -138,7 +139,7 @@ class InferencePoolArgs:
     # ModelPlacement.serving_pods of the model's placement on this cluster.
     server_labels: dict[str, str]
     # What must exist first: the serving namespace and the release / manifests installing the InferencePool CRD.
-    depends_on: tuple[pulumi.Resource, ...] = ()
+    depends_on: Sequence[pulumi.Resource] = ()
     # How long the picker queues a request no pod can take (a model at zero replicas); None: no queue.
     queue_wait_seconds: int | None = None
 

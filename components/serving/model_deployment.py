@@ -27,7 +27,7 @@ from components.serving.deployment import (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ModelDeploymentArgs:
     cluster: ClusterHandle
     placement: ModelPlacement
