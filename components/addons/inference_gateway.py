@@ -382,35 +382,32 @@ class InferenceGateway(pulumi.ComponentResource):
                 string_data={secret_key: secret_value},
                 opts=self._after(args.serving_namespace),
             )
+            of_provider = {"name": provider.name, "namespace": serving}
             self._custom(
                 kind="Backend",
-                name=provider.name,
                 api_version=specs.ENVOY_GATEWAY_API,
-                namespace=serving,
                 spec={
                     "endpoints": [{"fqdn": {"hostname": provider.endpoint, "port": specs.HTTPS_PORT}}],
                     "tls": {"wellKnownCACertificates": "System", "sni": provider.endpoint},
                 },
                 crd_from=[installed.envoy_gateway],
                 depends_on=[args.serving_namespace],
+                **of_provider,
             )
             self._custom(
                 kind="AIServiceBackend",
-                name=provider.name,
                 api_version=specs.AI_GATEWAY_API,
-                namespace=serving,
                 spec={
                     "schema": _schema(provider),
                     "backendRef": {"group": "gateway.envoyproxy.io", "kind": "Backend", "name": provider.name},
                 },
                 crd_from=[installed.ai_crds],
                 depends_on=[args.serving_namespace],
+                **of_provider,
             )
             self._custom(
                 kind="BackendSecurityPolicy",
-                name=provider.name,
                 api_version=specs.AI_GATEWAY_API,
-                namespace=serving,
                 spec={
                     "targetRefs": [
                         {"group": "aigateway.envoyproxy.io", "kind": "AIServiceBackend", "name": provider.name}
@@ -419,4 +416,5 @@ class InferenceGateway(pulumi.ComponentResource):
                 },
                 crd_from=[installed.ai_crds],
                 depends_on=[credentials],
+                **of_provider,
             )
