@@ -183,15 +183,17 @@ class ModelCache(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[cache_ns]),
         )
 
-        def custom(kind: str, ns: str, resource: str, spec: dict, depends_on: list) -> k8s.apiextensions.CustomResource:
+        def custom(
+            kind: str, *, namespace: str, name: str, spec: dict, depends_on: list
+        ) -> k8s.apiextensions.CustomResource:
             manifest = {
                 "apiVersion": FLUID_API,
                 "kind": kind,
-                "metadata": {"name": resource, "namespace": ns},
+                "metadata": {"name": name, "namespace": namespace},
                 "spec": spec,
             }
             return custom_resource(
-                f"{cluster.name}-{ns}-{kind.lower()}-{resource}",
+                f"{cluster.name}-{namespace}-{kind.lower()}-{name}",
                 manifest,
                 cluster=cluster,
                 parent=self,
@@ -202,9 +204,9 @@ class ModelCache(pulumi.ComponentResource):
         bucket_models = f"{model_bucket_url(region, args.bucket)}/{MODELS_PREFIX}"
         self.dataset = custom(
             "Dataset",
-            CACHE_NAMESPACE,
-            DATASET,
-            {
+            namespace=CACHE_NAMESPACE,
+            name=DATASET,
+            spec={
                 # At /models in Alluxio: a path under the PVC equals the object key in the bucket.
                 "mounts": [
                     {
@@ -234,31 +236,37 @@ class ModelCache(pulumi.ComponentResource):
                 },
                 "tolerations": gpu_tolerations(),
             },
-            [cache_sa],
+            depends_on=[cache_sa],
         )
-        self.runtime = custom("AlluxioRuntime", CACHE_NAMESPACE, DATASET, self._runtime_spec(args), [cache_sa])
+        self.runtime = custom(
+            "AlluxioRuntime",
+            namespace=CACHE_NAMESPACE,
+            name=DATASET,
+            spec=self._runtime_spec(args),
+            depends_on=[cache_sa],
+        )
         # The serving namespace's view of the same cache: a PVC named `models` for pvc:// URIs.
         custom(
             "Dataset",
-            SERVING_NAMESPACE,
-            DATASET,
-            {"mounts": [{"name": DATASET, "mountPoint": f"dataset://{CACHE_NAMESPACE}/{DATASET}", "path": "/"}]},
-            [self.dataset, self.runtime, args.serving_namespace],
+            namespace=SERVING_NAMESPACE,
+            name=DATASET,
+            spec={"mounts": [{"name": DATASET, "mountPoint": f"dataset://{CACHE_NAMESPACE}/{DATASET}", "path": "/"}]},
+            depends_on=[self.dataset, self.runtime, args.serving_namespace],
         )
 
         self.data_loads = {
             model.name: custom(
                 "DataLoad",
-                CACHE_NAMESPACE,
-                f"prewarm-{model.name}",
-                {
+                namespace=CACHE_NAMESPACE,
+                name=f"prewarm-{model.name}",
+                spec={
                     "dataset": {"name": DATASET, "namespace": CACHE_NAMESPACE},
                     "loadMetadata": True,
                     "target": [{"path": "/" + model.weights_prefix.rstrip("/"), "replicas": 1}],
                     "policy": "Once",
                     "nodeSelector": pool_selector(args.label_domain, "system"),
                 },
-                [self.dataset, self.runtime],
+                depends_on=[self.dataset, self.runtime],
             )
             for model in args.prewarm
         }
