@@ -36,9 +36,10 @@ test: $(STAMP)  ## the whole test suite (conformance against the vendored confor
 bench: $(STAMP)  ## plan and policy speed, SDK overhead, scaling, test-suite time -> build/bench.json
 	$(BIN)/python -m tools.bench
 
-lint: $(STAMP)
+lint: $(STAMP)  ## ruff, and the layer contract of DESIGN.md §1 (pyproject.toml [tool.importlinter])
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-logo
 
 format: $(STAMP)
 	$(BIN)/ruff check --fix .

@@ -38,7 +38,7 @@ def _needs_api_keys(env: EnvironmentSpec) -> bool:
 def _tenant_api_keys(env: EnvironmentSpec) -> dict[str, pulumi.Output[str]]:
     if not _needs_api_keys(env):
         return {}
-    return TenantApiKeys("tenant-api-keys", TenantApiKeysArgs([t.name for t in env.tenants])).keys
+    return TenantApiKeys("tenant-api-keys", TenantApiKeysArgs(tenants=[t.name for t in env.tenants])).keys
 
 
 def _whole_environment(env: EnvironmentSpec, env_name: str) -> None:

@@ -24,7 +24,7 @@ from components.k8s.workload_identity import ServiceAccountRef
 from components.serving.identity import ServingIdentity, ServingIdentityArgs
 
 if TYPE_CHECKING:
-    from components.aws.model_store import S3BucketRef
+    from components.domain.model_bucket import S3BucketRef
 
 MODEL_SERVER = "model-server"
 MODEL_CACHE = "model-cache"
@@ -83,7 +83,9 @@ def build_model_storage(
     serving = ServingIdentity(
         region.name,
         ServingIdentityArgs(
-            cluster, identities[MODEL_SERVER], FLUID_INJECTION_LABEL if region.model_cache.enabled else {}
+            cluster=cluster,
+            cloud_identity=identities[MODEL_SERVER],
+            namespace_labels=FLUID_INJECTION_LABEL if region.model_cache.enabled else {},
         ),
         opts=pulumi.ResourceOptions(parent=parent),
     )
@@ -137,7 +139,7 @@ def sync_model_stores(
 
         S3ModelReplication(
             f"{source.name}-models-replication",
-            S3ModelReplicationArgs(origin, source.region, aws_targets),
+            S3ModelReplicationArgs(source=origin, source_region=source.region, destinations=aws_targets),
             opts=pulumi.ResourceOptions(providers={"aws": provider(source)}),
         )
     for region in (r for r in others if r.cloud == "gcp"):
@@ -146,7 +148,11 @@ def sync_model_stores(
         S3ToGcsTransfer(
             f"{region.name}-models-transfer",
             S3ToGcsTransferArgs(
-                origin, source.region, stores[region.name].bucket, region.project, env.model_store.sync_interval_hours
+                source=origin,
+                source_region=source.region,
+                sink_bucket=stores[region.name].bucket,
+                project=region.project,
+                interval_hours=env.model_store.sync_interval_hours,
             ),
             opts=pulumi.ResourceOptions(providers={"aws": provider(source), "gcp": provider(region)}),
         )
@@ -163,7 +169,7 @@ class ModelStoreRef:
     ready: tuple[pulumi.Resource, ...] = ()  # in this stack: what replication waits for (versioning)
 
     def s3(self) -> S3BucketRef:
-        from components.aws.model_store import S3BucketRef
+        from components.domain.model_bucket import S3BucketRef
 
         assert self.cloud == "aws" and self.arn is not None and self.key_arn is not None
         return S3BucketRef(bucket_id=self.bucket, bucket_arn=self.arn, key_arn=self.key_arn, ready=self.ready)

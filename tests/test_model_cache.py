@@ -7,13 +7,13 @@ import pytest
 from components.addons.model_cache import (
     ALLUXIO_PROPERTIES,
     CSI_VALUES,
-    VLLM_LOAD_ARGS,
-    WORKER_JVM_GIB,
     model_storage_uri,
     prewarmed_models,
 )
 from components.config.loader import load_environment
 from components.config.model_store import cache_plan
+from components.domain.host import WORKER_JVM_GIB
+from components.serving.engine import VLLM_LOAD_ARGS
 from tests.harness import environment_config, ns, plan_config, raw_environment
 
 CR = "kubernetes:data.fluid.io/v1alpha1:"

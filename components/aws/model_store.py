@@ -9,17 +9,16 @@ protected and retained on delete, so a `pulumi destroy` never takes the weights 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pulumi
 import pulumi_aws as aws
 
 from components.aws.irsa import IrsaRoleArgs, irsa_role
-from components.aws.policy_docs import policy, prefix_read_statements, tls_only_bucket_policy
+from components.aws.policy_docs import tls_only_bucket_policy
 from components.config.model_store import ModelStoreSpec
+from components.domain.model_bucket import MODELS_PREFIX, policy, prefix_read_statements
 from components.k8s.cluster import WorkloadIdentity
-from components.k8s.names import MODELS_PREFIX
 from components.k8s.workload_identity import ServiceAccountRef
 
 PUBLIC_ACCESS_BLOCKS = ("block_public_acls", "block_public_policy", "ignore_public_acls", "restrict_public_buckets")
@@ -35,17 +34,6 @@ class S3ModelStoreArgs:
     # Service accounts granted read-only access to the models prefix, each through its own role,
     # by a short label (e.g. model-server, model-cache).
     readers: dict[str, ServiceAccountRef]
-
-
-@dataclass(frozen=True, kw_only=True)
-class S3BucketRef:
-    """A model bucket as cross-region wiring sees it: from this stack's store or another stack's outputs."""
-
-    bucket_id: pulumi.Input[str]
-    bucket_arn: pulumi.Input[str]
-    key_arn: pulumi.Input[str]
-    # What must exist first in this stack (versioning, before S3 accepts a replication configuration).
-    ready: Sequence[pulumi.Resource] = ()
 
 
 class S3ModelStore(pulumi.ComponentResource):

@@ -13,12 +13,11 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from components.aws.model_store import S3BucketRef
-from components.aws.policy_docs import policy, service_trust
-from components.k8s.names import MODELS_PREFIX
+from components.aws.policy_docs import service_trust
+from components.domain.model_bucket import MODELS_PREFIX, S3BucketRef, policy
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class S3ModelReplicationArgs:
     source: S3BucketRef
     source_region: str

@@ -110,7 +110,7 @@ def client_kubeconfig(name: str, server: str, ca_pem: str, cert_pem: str, key_pe
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class KarmadaCertificatesArgs:
     # Names and addresses the API server answers on: in-cluster service names and its load balancer.
     server_dns_names: tuple[str, ...]

@@ -16,9 +16,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_gcp as gcp
 
-from components.aws.model_store import S3BucketRef
-from components.aws.policy_docs import policy, prefix_read_statements
-from components.k8s.names import MODELS_PREFIX
+from components.domain.model_bucket import MODELS_PREFIX, S3BucketRef, policy, prefix_read_statements
 
 # The Storage Transfer service agent needs to list, create and delete objects in the sink
 # (cloud.google.com/storage-transfer/docs/sink-cloud-storage).
@@ -27,7 +25,7 @@ SINK_ROLE = "roles/storage.legacyBucketWriter"
 SCHEDULE_START = {"year": 2025, "month": 1, "day": 1}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class S3ToGcsTransferArgs:
     source: S3BucketRef
     source_region: str

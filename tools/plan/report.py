@@ -11,7 +11,7 @@ from components.catalog.charts import CHARTS
 from components.catalog.machines import MACHINES
 from components.config.capacity_checks import pool_holds, replica_demands
 from components.config.region import GpuPoolSpec, RegionSpec
-from components.k8s.gpu_resources import schedulable_at_max_size, schedulable_resources
+from components.domain.gpu_resources import schedulable_at_max_size, schedulable_resources
 from components.k8s.topology import placement_group_name, pool_fabric, uses_placement_group
 from tools.plan.cost_section import cost_section
 from tools.plan.gateway_section import gateway_section
@@ -547,8 +547,8 @@ def _disaggregated_serving(plan: Plan) -> str:
 def _lora_adapters(plan: Plan) -> str:
     """Per placement serving LoRA adapters: which, whose, and the GPU memory their slots take from the KV cache."""
     from components.catalog.models import MODELS
+    from components.domain.sizing import lora_bytes
     from components.serving.deployment import model_placements
-    from components.serving.sizing import lora_bytes
 
     owners = {lora.name: t.name for t in plan.spec.tenants for lora in t.loras}
     rows = [
