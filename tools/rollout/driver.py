@@ -65,7 +65,8 @@ class _Run:
         step = Step(stack, wave, action, ok, result, round(self.clock() - started, 1))
         self.state.steps.append(step)
         mark = "[green]pass[/]" if ok else "[red]FAIL[/]"
-        self.console.print(f"  {mark} {action} {stack if stack != GATE else ''}: {result}", highlight=False)
+        subject = action if stack == GATE else f"{action} {stack}"
+        self.console.print(f"  {mark} {subject}: {result}", highlight=False)
         return ok
 
     def gate(self, wave: Wave, name: str, ok: bool, result: str, started: float) -> bool:
