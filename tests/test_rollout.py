@@ -398,3 +398,84 @@ def test_the_state_file_records_each_step(project):
         ("prod.usw2", "preview", True),
         ("prod.usw2", "up", False),
     ]
+
+
+# --- the Automation API wrapper and the make target -------------------------------------------------------------
+
+
+class AutomationStack:
+    """Stands in for pulumi.automation.Stack: records the policy arguments, fails when told."""
+
+    def __init__(self, error: str | None = None, up_result: str = "succeeded"):
+        self.error = error
+        self.up_result = up_result
+        self.kwargs: list[dict] = []
+
+    def _run(self, kwargs):
+        from pulumi.automation import CommandError
+        from pulumi.automation._cmd import CommandResult
+
+        self.kwargs.append({k: v for k, v in kwargs.items() if k != "on_output"})
+        if self.error:
+            raise CommandError(CommandResult(stdout="", stderr=f"Updating...\n{self.error}\n", code=255))
+
+    def preview(self, **kwargs):
+        self._run(kwargs)
+        return SimpleNamespace(change_summary={"create": 3, "same": 0})
+
+    def up(self, **kwargs):
+        self._run(kwargs)
+        return SimpleNamespace(
+            summary=SimpleNamespace(result=self.up_result, resource_changes={"update": 1}, message="2 errors")
+        )
+
+    def outputs(self):
+        return {"gateways": SimpleNamespace(value={"use1": {}})}
+
+
+def test_pulumi_stack_runs_the_policy_pack_and_reports_the_engine_summary():
+    from tools.rollout.workspace import PulumiStack
+
+    stack = AutomationStack()
+    ops = PulumiStack(stack=stack, policy_config=Path("build/prod/policy-config.json"), on_output=print)
+    assert ops.preview() == StepResult(True, "create 3")
+    assert ops.up() == StepResult(True, "update 1")
+    assert stack.kwargs == 2 * [
+        {"policy_packs": ["policies"], "policy_pack_configs": ["build/prod/policy-config.json"]}
+    ]
+    assert ops.outputs() == {"gateways": {"use1": {}}}
+
+
+def test_pulumi_stack_failures_keep_the_engine_reason():
+    from tools.rollout.workspace import PulumiStack
+
+    failing = PulumiStack(
+        stack=AutomationStack(error="error: quota exceeded"), policy_config=Path("p"), on_output=print
+    )
+    assert failing.preview() == StepResult(False, "preview failed", "error: quota exceeded")
+    partial = PulumiStack(stack=AutomationStack(up_result="failed"), policy_config=Path("p"), on_output=print)
+    assert partial.up() == StepResult(False, "update 1", "2 errors")
+
+
+def test_make_rollout_passes_its_variables_as_flags():
+    import subprocess
+
+    done = subprocess.run(
+        ["make", "-n", "rollout", "ENV=prod", "DRY_RUN=1", "RESUME=1", "FROM_WAVE=gcp", "YES=1"],
+        cwd=PROJECT_DIR,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    command = next(line for line in done.stdout.splitlines() if "tools.rollout" in line)
+    assert command.split() == [
+        ".venv/bin/python",
+        "-m",
+        "tools.rollout",
+        "prod",
+        "--dry-run",
+        "--resume",
+        "--from-wave",
+        "gcp",
+        "--yes",
+    ]

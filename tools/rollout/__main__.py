@@ -4,6 +4,7 @@ by policy, health and operator confirmation; `--dry-run` shows it all from the o
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import time
@@ -75,7 +76,8 @@ def stack_health(
         kubeconfigs = outputs.get("kubeconfigs")
         gateways = outputs.get("gateways") or {}
 
-        def api_keys() -> Mapping[str, str]:
+        @functools.cache
+        def api_keys() -> Mapping[str, str]:  # asked once per wave, not on every poll
             return outputs.get("apiKeys") or anchor_outputs().get("apiKeys") or {}
 
         def cluster(region: str) -> Callable[[], ClusterProbe]:
