@@ -152,8 +152,10 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def fake_plans(env, mandatory: Mapping[str, str] = {}):
+def fake_plans(env, mandatory: Mapping[str, str] | None = None):
     """A plan per stack of `env`: only its policy findings matter to the rollout."""
+
+    mandatory = mandatory or {}
 
     def plans(project_dir, env_name, *, out_dir):
         stacks = [s for w in rollout_waves(env, env_name) for s in w.stacks]
@@ -479,3 +481,28 @@ def test_make_rollout_passes_its_variables_as_flags():
         "gcp",
         "--yes",
     ]
+
+
+def test_a_real_run_of_dev_writes_its_plan_for_the_previews_then_deploys_the_one_stack(tmp_path):
+    from tools.rollout.__main__ import offline_plans
+
+    shutil.copy(PROJECT_DIR / "Pulumi.dev.yaml", tmp_path / "Pulumi.dev.yaml")
+    env = load_environment(raw_environment("dev"))
+    outputs = region_outputs(env, "use1")
+    outputs["apiKeys"] = {"research": "sk"}
+    ws = FakeWorkspace({"dev": outputs})
+    out = io.StringIO()
+    code = main(
+        ["dev", "--project-dir", str(tmp_path)],
+        console=Console(file=out, width=200),
+        workspace=ws,
+        plans=lambda project_dir, env_name, *, out_dir: offline_plans(PROJECT_DIR, env_name, out_dir=out_dir),
+        cluster_probe=FakeCluster(env),
+        http_get=lambda url, headers: (200, {"data": [{"id": "llama-3-1-8b"}, {"id": "qwen2-5-7b"}]}),
+        confirm=lambda prompt: pytest.fail(prompt),
+    )
+    assert code == 0, out.getvalue()
+    assert ws.calls == [("dev", "preview"), ("dev", "up")]
+    build = tmp_path / "build" / "dev"
+    assert json.loads((build / "policy-config.json").read_text())  # what `pulumi preview --policy-pack-config` reads
+    assert load_state(build / "rollout-state.json").waves_done == ["environment"]

@@ -113,7 +113,9 @@ def run_rollout(
             console.print(f"[dim]wave {wave.name}: skipped ({'done' if wave.name in done else '--from-wave'})[/]")
             continue
         console.rule(f"wave {wave.name}: {', '.join(wave.stacks)}")
-        if not _deploy_wave(run, wave, workspace, health_checks, confirm, yes, sleep):
+        if not _deploy_wave(
+            run, wave, workspace=workspace, health_checks=health_checks, confirm=confirm, yes=yes, sleep=sleep
+        ):
             return run.stop(wave)
         state.waves_done.append(wave.name)
         state.save(state_path)
@@ -123,7 +125,17 @@ def run_rollout(
     return 0
 
 
-def _deploy_wave(run: _Run, wave: Wave, workspace, health_checks, confirm, yes, sleep) -> bool:
+def _deploy_wave(
+    run: _Run,
+    wave: Wave,
+    *,
+    workspace: Workspace,
+    health_checks: Callable[[str, Mapping[str, Any]], list[Check]],
+    confirm: Callable[[str], bool],
+    yes: bool,
+    sleep: Callable[[float], None],
+) -> bool:
+    """Gates and steps of one wave; False at the first failure (recorded)."""
     clock = run.clock
     started = clock()
     findings = [f"{stack}: {line}" for stack in wave.stacks for line in run.rollout.violations.get(stack, [])]
