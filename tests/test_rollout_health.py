@@ -140,3 +140,35 @@ def test_kubernetes_probe_reads_node_and_kserve_conditions():
     probe._custom = SimpleNamespace(list_namespaced_custom_object=custom)
     assert probe.pool_nodes("x=y") == (1, 2)
     assert probe.serving_ready("inference") == {"a": True, "b": False}
+
+
+def test_a_pool_with_a_node_not_ready_or_below_its_min_size_fails():
+    class Nodes(Cluster):
+        def __init__(self, answer):
+            super().__init__()
+            self.answer = answer
+
+        def pool_nodes(self, label_selector):
+            return self.answer
+
+    prod = load_environment(raw_environment("prod"))
+
+    def pool_results(answer):
+        found = region_checks(
+            env=prod,
+            region="use1",
+            gateway=None,
+            api_keys=dict,
+            cluster=lambda: Nodes(answer),
+            http_get=lambda url, headers: (200, LISTED),
+        )
+        clock = Clock()
+        results = wait_healthy(found[:2], timeout_seconds=0, clock=clock, sleep=clock.sleep)
+        return [(r.name, r.ok, r.message) for r in results]
+
+    assert pool_results((1, 2)) == [
+        ("use1 pool h100", False, "1/2 nodes Ready (minSize 1)"),
+        ("use1 pool l40s", False, "1/2 nodes Ready (minSize 1)"),
+    ]
+    assert pool_results((0, 0))[0] == ("use1 pool h100", False, "0/0 nodes Ready (minSize 1)")
+    assert pool_results((1, 1))[0] == ("use1 pool h100", True, "1/1 nodes Ready (minSize 1)")
