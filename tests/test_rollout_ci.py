@@ -44,6 +44,8 @@ def test_environments_are_the_stack_files_that_describe_one(tmp_path):
     (tmp_path / "Pulumi.prod.use1.yaml").write_text("secretsprovider: awskms://alias/pulumi\n")
     (tmp_path / "Pulumi.scratch.yaml").write_text("config: {}\n")
     assert environments(tmp_path) == ["prod"]
+    (tmp_path / "Pulumi.broken.yaml").write_text("config:\n  inference-platform:regions: [\n")
+    assert environments(tmp_path) == ["broken", "prod"]  # its plan job says what is wrong
 
 
 def test_region_stacks_run_inside_their_vpc_and_global_on_a_hosted_runner():
