@@ -20,6 +20,7 @@ from components.config.model_store import ModelStoreSpec, check_model_storage
 from components.config.observability import check_observability
 from components.config.pricing import PricingSpec, check_pricing
 from components.config.region import RegionSpec, check_region
+from components.config.rollout import RolloutSpec, check_rollout
 from components.config.scheduling import PriorityTierSpec, check_scheduling, default_tiers
 from components.config.serving_checks import check_serving
 from components.config.stacks import StacksSpec
@@ -69,6 +70,7 @@ class EnvironmentSpec(Spec):
         default_factory=StacksSpec,
         description="One Pulumi stack for the environment, or one per region and a global one.",
     )
+    rollout: RolloutSpec = Field(default_factory=RolloutSpec, description="Waves and gates of `make rollout`.")
 
     @model_validator(mode="after")
     def _attach_tenant_loras(self) -> EnvironmentSpec:
@@ -114,6 +116,7 @@ SEMANTIC_CHECKS: tuple[tuple[Callable[[EnvironmentSpec], Iterable[Issue]], ...],
         check_gateway,
         check_federated_models,
         check_consistency,
+        check_rollout,
     ),
     (check_serving,),
     (check_capacity,),
