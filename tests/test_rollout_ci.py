@@ -48,14 +48,26 @@ def test_environments_are_the_stack_files_that_describe_one(tmp_path):
     assert environments(tmp_path) == ["broken", "prod"]  # its plan job says what is wrong
 
 
-def test_region_stacks_run_inside_their_vpc_and_global_on_a_hosted_runner():
+def test_region_stacks_run_inside_their_vpc_and_global_where_the_host_is():
+    """prod's endpoints are private (deployer vpcRunner by default); global patches the host's Karmada service."""
     rows = stack_matrix(load_environment(raw_environment("prod")), "prod")
     assert [(r["stack"], r["clouds"], r["runsOn"]) for r in rows] == [
         ("prod.use1", ["aws"], ["self-hosted", "inference-platform", "prod-use1"]),
         ("prod.usw2", ["aws"], ["self-hosted", "inference-platform", "prod-usw2"]),
         ("prod.usc1", ["gcp"], ["self-hosted", "inference-platform", "prod-usc1"]),
-        ("prod.global", ["aws", "gcp"], "ubuntu-24.04"),
+        ("prod.global", ["aws", "gcp"], ["self-hosted", "inference-platform", "prod-use1"]),
     ]
+
+
+def test_declared_runner_labels_and_an_unfederated_global_stack():
+    raw = raw_environment("prod")
+    raw["regions"][1]["deployer"] = {"kind": "vpcRunner", "runnerLabel": "usw2-runner"}
+    raw["federation"] = {"enabled": False}
+    for model in raw["models"]:
+        model.pop("federated", None)
+    rows = {r["stack"]: r["runsOn"] for r in stack_matrix(load_environment(raw), "prod")}
+    assert rows["prod.usw2"] == "usw2-runner"
+    assert rows["prod.global"] == "ubuntu-24.04"  # only cloud APIs to call: bucket replication
 
 
 def test_list_stacks_prints_one_json_line_for_from_json(capsys):

@@ -40,8 +40,8 @@ class DeployerSpec(Spec):
     )
     runner_label: str | None = Field(
         None,
-        description="CI runner label the stack's jobs run on; default `self-hosted` plus `<env>-<region>` for "
-        "vpcRunner and privateLink, `ubuntu-24.04` for cidrs.",
+        description="CI runner label the stack's jobs run on (`runs-on`); default the self-hosted labels "
+        "`[self-hosted, inference-platform, <env>-<region>]`.",
     )
 
 

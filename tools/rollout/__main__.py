@@ -17,7 +17,7 @@ from rich.console import Console
 from components.config.environment import EnvironmentSpec
 from components.config.loader import ConfigError, load_environment
 from components.config.rollout import rollout_waves
-from components.config.stacks import environment_stacks, layout_of
+from components.config.stacks import environment_stacks
 from stacks.config import namespace_values
 from tools.plan.artifacts import OutputDirError, write_plan
 from tools.plan.model import Plan
@@ -34,24 +34,13 @@ EXIT_INVALID_INPUT = 2
 
 
 def offline_plans(project_dir: Path, env_name: str, *, out_dir: Path | None) -> tuple[EnvironmentSpec, dict[str, Plan]]:
-    """Every stack's offline plan, its policy evaluated (and its artifacts written to `out_dir` when given).
-
-    The one seam to tools.plan.environment.plan_environment: until it lands, only a single-stack environment
-    has a plan per stack (the one plan of the whole environment)."""
-    stack_config = load_stack_config(project_dir, env_name)
-    spec = load_environment(namespace_values(stack_config.project, stack_config.config))
-    if layout_of(spec) != "single":
-        raise PlanInputError(
-            [
-                f"Pulumi.{env_name}.yaml: stacks.layout: perRegion needs an offline plan per stack, which "
-                "tools.plan.environment provides (issue 19 part 4); set stacks.layout: single until then"
-            ]
-        )
-    plan = build_plan(stack_config, project_dir)
+    """Every stack's offline plan, its policy evaluated (and the environment's artifacts written to `out_dir`
+    when given: `policy-config.json` is what the previews run the pack with)."""
+    plan = build_plan(load_stack_config(project_dir, env_name), project_dir)
     check_policy(plan)
     if out_dir is not None:
         write_plan(plan, out_dir)
-    return plan.spec, {env_name: plan}
+    return plan.spec, plan.stacks or {env_name: plan}
 
 
 def load_spec(project_dir: Path, env_name: str) -> EnvironmentSpec:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import yaml
 
+from components.config.deployer import deployer_of, global_deployer
 from components.config.environment import EnvironmentSpec
 from components.config.loader import PROJECT
 from components.config.stacks import StackSlice, environment_stacks
@@ -40,16 +41,23 @@ def stack_regions(env: EnvironmentSpec, stack: StackSlice) -> list[str]:
 
 
 def runner_labels(env: EnvironmentSpec, env_name: str, stack: StackSlice) -> str | list[str]:
-    """`runs-on` of the job that previews or deploys a stack: a runner that reaches its cluster API.
+    """`runs-on` of the job that previews or deploys a stack: where its deployer is (components/config/deployer.py).
 
-    Every cluster API is taken as private until regions declare their deployer: a stack with clusters runs on
-    a self-hosted runner in its region's VPC, labelled `<env>-<region>`; the global stack reaches only the
-    Karmada load balancer and the state backend, from a hosted runner."""
-    regions = stack_regions(env, stack)
-    if not regions:
+    A declared `runnerLabel` wins. Otherwise a self-hosted runner labelled `<env>-<region>`: inside the network,
+    behind the private link, or at the egress CIDRs the endpoint allows (a hosted runner's address is none of
+    these). The global stack runs where the federation host's stack does (it applies the Karmada allowlist on
+    the host cluster), or on a hosted runner when nothing federates (it calls only cloud APIs)."""
+    if stack.kind == "global":
+        deployer, region = global_deployer(env), env.federation.host
+    else:
+        regions = stack_regions(env, stack)
+        # One stack for several regions: each must accept the same runner (check_deployers); take the first's.
+        deployer, region = deployer_of(env.region(regions[0])), regions[0] if len(regions) == 1 else None
+    if deployer is None:
         return HOSTED_RUNNER
-    label = f"{env_name}-{regions[0]}" if len(regions) == 1 else env_name
-    return ["self-hosted", PROJECT, label]
+    if deployer.runner_label:
+        return deployer.runner_label
+    return ["self-hosted", PROJECT, f"{env_name}-{region}" if region else env_name]
 
 
 def stack_matrix(env: EnvironmentSpec, env_name: str) -> list[dict]:
