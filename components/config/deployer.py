@@ -107,7 +107,7 @@ def _check_shape(deployer: DeployerSpec, path: tuple) -> Iterator[Issue]:
             join_path(*path, "cidrs"),
             f"kind {deployer.kind} needs the runner's source addresses, e.g. cidrs: [203.0.113.0/24]",
         )
-    if covers_internet(deployer.cidrs):
+    if covers_internet([str(c) for c in deployer.cidrs]):
         yield Issue(
             join_path(*path, "cidrs"),
             "together these CIDRs cover the internet: name the runner's own egress ranges",

@@ -16,7 +16,7 @@ from pulumi.runtime import mocks, rpc, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from tools.plan.mocks import PlausibleMocks, StackOutputs
+from tools.plan.mocks import STACK_REFERENCE, PlausibleMocks, StackOutputs
 
 SECRET = "[secret]"
 _SECRET_SIG = rpc._special_sig_key
@@ -62,6 +62,7 @@ class Evaluation:
     secret_values: set[str] = field(default_factory=set)
     # What other stacks of the environment read of this one (plain values: never written out).
     referenced: StackOutputs = field(default_factory=lambda: StackOutputs({}))
+    reads_stacks: tuple[str, ...] = ()  # the stacks this one reads through StackReferences
 
 
 def redact(value: Any, found: set[str] | None = None) -> Any:
@@ -118,6 +119,7 @@ class RecordingMonitor(mocks.MockMonitor):
         self._on_register = on_register
         # Reads (StackReferences, an existing object looked up by name) are not the stack's resources.
         self.read_urns: set[str] = set()
+        self.read_stacks: list[str] = []
 
     def _region_of(self, provider_ref: str | None) -> str:
         return self.provider_regions.get((provider_ref or "").rsplit("::", 1)[0], "us-east-1")
@@ -178,6 +180,8 @@ class RecordingMonitor(mocks.MockMonitor):
 
     def ReadResource(self, request):
         self.read_urns.add(self.make_urn(request.parent, request.type, request.name))
+        if request.type == STACK_REFERENCE:
+            self.read_stacks.append(request.name.rsplit("/", 1)[-1])
         return super().ReadResource(request)
 
 
@@ -209,7 +213,12 @@ def evaluate(
         _sync_await(run_pulumi_func(program))
         outputs, referenced = _resolve_outputs(settings.get_root_resource().outputs, monitor.secret_values)
     return Evaluation(
-        in_dependency_order(monitor.planned), outputs, monitor.stack_urn, monitor.secret_values, referenced
+        in_dependency_order(monitor.planned),
+        outputs,
+        monitor.stack_urn,
+        monitor.secret_values,
+        referenced,
+        tuple(sorted(monitor.read_stacks)),
     )
 
 
