@@ -164,3 +164,14 @@ def test_an_environment_file_is_read_as_the_engine_passes_config(tmp_path):
         "inference-platform:labelDomain": "x.io",
     }
     assert environment_file_config("acme", tmp_path) == {}  # a stack of its own: the engine passes its config
+
+
+def test_plan_md_lists_every_stack_in_its_wave(prod_plan):
+    from tools.plan.report import render_markdown
+
+    md = render_markdown(prod_plan)
+    assert "## Stacks and rollout" in md
+    rows = [line for line in md.splitlines() if line.startswith("| ") and "`prod." in line.split("|")[2]]
+    assert [row.split("|")[1].strip() for row in rows] == ["canary", "aws", "gcp", "global"]
+    assert "| `prod.usw2` |" in rows[1] and "| `prod.use1` |" in rows[1]  # what it reads
+    assert "## Stacks and rollout" not in render_markdown(plan_config(raw_environment("dev"), stack="dev"))
