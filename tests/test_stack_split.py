@@ -175,3 +175,24 @@ def test_plan_md_lists_every_stack_in_its_wave(prod_plan):
     assert [row.split("|")[1].strip() for row in rows] == ["canary", "aws", "gcp", "global"]
     assert "| `prod.usw2` |" in rows[1] and "| `prod.use1` |" in rows[1]  # what it reads
     assert "## Stacks and rollout" not in render_markdown(plan_config(raw_environment("dev"), stack="dev"))
+
+
+def test_a_private_link_deployer_is_admitted_on_the_private_endpoint():
+    """The link is the user's (VPN, peering, Interconnect); the cluster must accept its sources on port 443."""
+    from policies.offline import evaluate_plan
+
+    raw = raw_environment("prod")
+    raw["regions"][1]["deployer"] = {"kind": "privateLink", "cidrs": ["10.200.0.0/24"]}
+    raw["regions"][2]["deployer"] = {"kind": "privateLink", "cidrs": ["10.201.0.0/24", "10.202.0.0/24"]}
+    plan = plan_config(raw, stack="prod")
+    (rule,) = [
+        r for r in plan.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule") if "private-link" in r.name
+    ]
+    assert _stack_of(rule.urn) == "prod.usw2"
+    assert (rule.inputs["cidrIpv4"], rule.inputs["fromPort"], rule.inputs["toPort"]) == ("10.200.0.0/24", 443, 443)
+    assert rule.inputs["securityGroupId"].startswith("sg-")
+    (gke,) = plan.of_type("gcp:container/cluster:Cluster")
+    authorized = [b["cidrBlock"] for b in gke.inputs["masterAuthorizedNetworksConfig"]["cidrBlocks"]]
+    assert authorized[-2:] == ["10.201.0.0/24", "10.202.0.0/24"]
+    assert gke.inputs["privateClusterConfig"]["enablePrivateEndpoint"] is True
+    assert evaluate_plan(plan).mandatory == []
