@@ -280,6 +280,15 @@ def test_from_wave_starts_there(project):
     assert [stack for stack, _ in ws.calls] == ["prod.usc1", "prod.usc1", "prod.global", "prod.global"]
 
 
+def test_one_wave_alone_for_the_runner_that_reaches_it(project):
+    env = prod_spec()
+    ws = FakeWorkspace(prod_outputs(env))
+    run = roll(project, ["--wave", "aws"], workspace=ws)
+    assert run.code == 0
+    assert ws.calls == [("prod.usw2", "preview"), ("prod.usw2", "up")]
+    assert state_of(project).waves_done == ["aws"]
+
+
 def test_an_unknown_from_wave_is_refused_with_the_waves(project, capsys):
     run = roll(project, ["--from-wave", "gpc"], workspace=FakeWorkspace({}))
     assert run.code == 2

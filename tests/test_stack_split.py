@@ -196,3 +196,15 @@ def test_a_private_link_deployer_is_admitted_on_the_private_endpoint():
     assert authorized[-2:] == ["10.201.0.0/24", "10.202.0.0/24"]
     assert gke.inputs["privateClusterConfig"]["enablePrivateEndpoint"] is True
     assert evaluate_plan(plan).mandatory == []
+
+
+def test_the_prod_dry_run_shows_every_wave_from_the_offline_plans(capsys):
+    """`make rollout ENV=prod DRY_RUN=1`: no credentials, no Pulumi CLI."""
+    from tools.rollout.__main__ import main
+
+    assert main(["prod", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    waves = [line.split("wave ", 1)[1].strip(" ─") for line in out.splitlines() if "── wave " in line]
+    assert waves == ["1: canary", "2: aws", "3: gcp", "4: global"]
+    assert "prod.usw2 (region, reads prod.use1)" in out
+    assert "prod.global (global, reads prod.use1, prod.usw2, prod.usc1)" in out

@@ -129,6 +129,9 @@ def main(
     parser.add_argument("--dry-run", action="store_true", help="print waves, plans and gates; no credentials needed")
     parser.add_argument("--resume", action="store_true", help="skip the waves the last run of this commit finished")
     parser.add_argument("--from-wave", metavar="NAME", help="start at this wave")
+    parser.add_argument(
+        "--wave", metavar="NAME", help="deploy this wave only (a job on the runner that reaches its stacks)"
+    )
     parser.add_argument("--yes", action="store_true", help="confirm every wave listed in rollout.confirmBefore")
     parser.add_argument("--list-stacks", action="store_true", help="the stacks with their runner labels (CI)")
     parser.add_argument("--list-environments", action="store_true", help="the environments in the project (CI)")
@@ -150,7 +153,7 @@ def main(
         out_dir = args.project_dir / "build" / args.env
         env, stack_plans = plans(args.project_dir, args.env, out_dir=None if args.dry_run else out_dir)
         waves = rollout_waves(env, args.env)
-        first_wave(waves, args.from_wave)
+        first_wave(waves, args.wave or args.from_wave)
     except (PlanInputError, ConfigError) as exc:
         for line in input_error_lines(exc, args.env):
             print(line, file=sys.stderr)
@@ -200,6 +203,7 @@ def main(
         identity=identity_of(args.project_dir, args.env),
         resume=args.resume,
         from_wave=args.from_wave,
+        only_wave=args.wave,
         yes=args.yes,
         console=console,
         clock=clock,

@@ -95,9 +95,12 @@ def run_rollout(
     console: Console,
     clock: Callable[[], float],
     sleep: Callable[[float], None],
+    only_wave: str | None = None,
 ) -> int:
-    """Waves in order, stacks of a wave one after another; 0 when every wave is deployed and healthy."""
-    start = first_wave(rollout.waves, from_wave)
+    """Waves in order, stacks of a wave one after another; 0 when every wave is deployed and healthy.
+
+    `only_wave`: that wave alone (its gates included), for a job on the runner that reaches its stacks."""
+    start = first_wave(rollout.waves, only_wave or from_wave)
     previous = load_state(state_path) if resume else None
     done: set[str] = set()
     if previous is not None and previous.matches(identity):
@@ -119,6 +122,8 @@ def run_rollout(
             return run.stop(wave)
         state.waves_done.append(wave.name)
         state.save(state_path)
+        if only_wave is not None:
+            break
     state.save(state_path)
     console.print(summary_table(state.steps))
     console.print(f"[green]rollout of {rollout.env_name} done[/]: {', '.join(w.name for w in rollout.waves)}")
