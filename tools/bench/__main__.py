@@ -25,7 +25,7 @@ from rich.table import Table
 from components.config.loader import ConfigError
 from tools.bench.measure import BenchError, run_child, run_process, stats
 from tools.bench.synthetic import synthetic_config, validated
-from tools.plan.runner import PROJECT_DIR
+from tools.plan.runner import PROJECT_DIR, STACK_PHASE
 
 ENVS = ("dev", "prod")
 OVERHEAD_TARGET = 1.2
@@ -207,6 +207,11 @@ def render(report: dict[str, Any]) -> Table:
         row(f"plan {env} ({p['registrations']} registrations): process", p["process_s"], "s")
         rss = p["peak_rss_mib"]
         table.add_row(f"plan {env}: peak RSS", _fmt(rss["min"], "MiB"), _fmt(rss["median"], "MiB"), "", "", "")
+        stacks = {k: v for k, v in p["phases_s"].items() if k.startswith(STACK_PHASE)}
+        for name, figure in stacks.items():
+            row(f"  evaluate of stack {name.removeprefix(STACK_PHASE)}", figure, "s")
+        if len(stacks) > 1:
+            row(f"  evaluate of its {len(stacks)} stacks, total", p["phases_s"]["evaluate"], "s")
     for env, p in report["plan"].items():
         table.add_section()
         for when in ("fresh", "warm"):
