@@ -14,7 +14,8 @@ from components.config.environment import EnvironmentSpec
 from components.config.gateway import has_gateway
 from components.config.stacks import StackSlice, anchor_region, region_stack_name, resolve_stack
 from components.serving.tenant_api_keys import TenantApiKeys, TenantApiKeysArgs
-from stacks.model_storage import ModelStoreRef, model_store_output, sync_model_stores
+from stacks.clouds import ModelStoreRef, model_store_output
+from stacks.model_storage import sync_model_stores
 from stacks.references import output_item, stack_reference
 from stacks.region import RegionalPlatform, RegionalPlatformArgs
 

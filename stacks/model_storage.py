@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import pulumi
 
@@ -22,9 +21,7 @@ from components.k8s.cluster import ClusterHandle
 from components.k8s.names import MODEL_SERVER_SERVICE_ACCOUNT, SERVING_NAMESPACE, model_bucket_name
 from components.k8s.workload_identity import ServiceAccountRef
 from components.serving.identity import ServingIdentity, ServingIdentityArgs
-
-if TYPE_CHECKING:
-    from components.domain.model_bucket import S3BucketRef
+from stacks.clouds import ModelStoreRef, backend_for
 
 MODEL_SERVER = "model-server"
 MODEL_CACHE = "model-cache"
@@ -46,40 +43,8 @@ def build_model_storage(
     readers = {MODEL_SERVER: ServiceAccountRef(SERVING_NAMESPACE, MODEL_SERVER_SERVICE_ACCOUNT)}
     if region.model_cache.enabled:
         readers[MODEL_CACHE] = CACHE_SERVICE_ACCOUNT
-    opts = pulumi.ResourceOptions(parent=parent, providers={region.cloud: cluster.cloud_provider})
-    # Each cloud's SDK is imported only by the regions that use it.
-    if region.cloud == "aws":
-        from components.aws.model_store import S3ModelStore, S3ModelStoreArgs
-
-        store = S3ModelStore(
-            region.name,
-            S3ModelStoreArgs(bucket, region.region, env.model_store, env.production, cluster.identity, readers),
-            opts=opts,
-        )
-        identities = {label: role.arn for label, role in store.reader_roles.items()}
-        ref = ModelStoreRef(
-            cloud="aws", bucket=store.bucket.id, arn=store.bucket.arn, key_arn=store.key.arn, ready=(store.versioning,)
-        )
-    else:
-        from components.gcp.model_store import GcsModelStore, GcsModelStoreArgs
-
-        store = GcsModelStore(
-            region.name,
-            GcsModelStoreArgs(
-                bucket,
-                region.project,
-                region.region,
-                cluster.name,
-                env.model_store,
-                env.production,
-                cluster.identity,
-                readers,
-            ),
-            opts=opts,
-        )
-        identities = {label: account.email for label, account in store.reader_accounts.items()}
-        ref = ModelStoreRef(cloud="gcp", bucket=store.bucket.name)
-
+    store = backend_for(region.cloud).model_store(parent, env, region, bucket=bucket, cluster=cluster, readers=readers)
+    identities = store.identities
     serving = ServingIdentity(
         region.name,
         ServingIdentityArgs(
@@ -104,7 +69,7 @@ def build_model_storage(
             ),
             opts=pulumi.ResourceOptions(parent=parent),
         )
-    return RegionalModelStorage(bucket, store, serving, cache, ref)
+    return RegionalModelStorage(bucket, store.component, serving, cache, store.ref)
 
 
 def sync_model_stores(
@@ -156,40 +121,3 @@ def sync_model_stores(
             ),
             opts=pulumi.ResourceOptions(providers={"aws": provider(source), "gcp": provider(region)}),
         )
-
-
-@dataclass(frozen=True, kw_only=True)
-class ModelStoreRef:
-    """A region's model bucket as cross-region wiring needs it, from this stack or another stack's outputs."""
-
-    cloud: str
-    bucket: pulumi.Input[str]  # S3 bucket id / GCS bucket name
-    arn: pulumi.Input[str] | None = None  # S3 only: the bucket's and its KMS key's ARNs
-    key_arn: pulumi.Input[str] | None = None
-    ready: tuple[pulumi.Resource, ...] = ()  # in this stack: what replication waits for (versioning)
-
-    def s3(self) -> S3BucketRef:
-        from components.domain.model_bucket import S3BucketRef
-
-        assert self.cloud == "aws" and self.arn is not None and self.key_arn is not None
-        return S3BucketRef(bucket_id=self.bucket, bucket_arn=self.arn, key_arn=self.key_arn, ready=self.ready)
-
-    @staticmethod
-    def from_output(cloud: str, output: pulumi.Output[dict]) -> ModelStoreRef:
-        """From another stack's `modelStore` output (model_store_output)."""
-        if cloud == "aws":
-            return ModelStoreRef(
-                cloud=cloud,
-                bucket=output.apply(lambda o: o["bucket"]),
-                arn=output.apply(lambda o: o["arn"]),
-                key_arn=output.apply(lambda o: o["keyArn"]),
-            )
-        return ModelStoreRef(cloud=cloud, bucket=output.apply(lambda o: o["bucket"]))
-
-
-def model_store_output(ref: ModelStoreRef) -> dict[str, pulumi.Input[str]]:
-    """What the global stack reads of a region's bucket."""
-    out = {"cloud": ref.cloud, "bucket": ref.bucket}
-    if ref.arn is not None:
-        out |= {"arn": ref.arn, "keyArn": ref.key_arn}
-    return out

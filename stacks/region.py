@@ -17,6 +17,7 @@ from components.config.gateway import has_gateway
 from components.config.region import RegionSpec
 from components.k8s.cluster import ClusterHandle
 from components.k8s.names import cluster_name as cluster_name_of
+from stacks.clouds import backend_for
 from stacks.model_storage import RegionalModelStorage, build_model_storage
 from stacks.serving import RegionalServing, build_serving
 
@@ -43,15 +44,7 @@ class RegionalPlatform(pulumi.ComponentResource):
         super().__init__("inference-platform:stacks:RegionalPlatform", name, None, opts)
         region = args.region
         cluster_name = cluster_name_of(args.stack, region.name)
-        # Each cloud's SDK is imported only by the regions that use it.
-        if region.cloud == "aws":
-            from stacks.clouds.aws import build_aws_cluster
-
-            self.cluster = build_aws_cluster(self, args.env, region, cluster_name, args.stack)
-        else:
-            from stacks.clouds.gcp import build_gcp_cluster
-
-            self.cluster = build_gcp_cluster(self, args.env, region, cluster_name, args.stack)
+        self.cluster = backend_for(region.cloud).cluster(self, args.env, region, cluster_name, args.stack)
 
         self.volcano = None
         if region.gpu_pools:

@@ -13,7 +13,7 @@ A4 support Hyperdisk only); how each type can be bought (OBTAINABLE below, sourc
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, assert_never
 
 from components.catalog.gpus import GPUS, GpuModel
 
@@ -45,13 +45,23 @@ class MachineType:
 
     @property
     def family(self) -> str:
-        return self.name.split(".")[0] if self.cloud == "aws" else self.name.rsplit("-", 1)[0]
+        match self.cloud:
+            case "aws":
+                return self.name.split(".")[0]  # p5.48xlarge -> p5
+            case "gcp":
+                return self.name.rsplit("-", 1)[0]  # a3-highgpu-8g -> a3-highgpu
+            case other:
+                assert_never(other)
 
     @property
     def fabric(self) -> Fabric:
-        if self.cloud == "aws":
-            return "efa" if self.efa_interfaces else "none"
-        return "roce" if self.gpudirect == "rdma" else self.gpudirect
+        match self.cloud:
+            case "aws":
+                return "efa" if self.efa_interfaces else "none"
+            case "gcp":
+                return "roce" if self.gpudirect == "rdma" else self.gpudirect
+            case other:
+                assert_never(other)
 
     @property
     def capacity_types(self) -> tuple[str, ...]:
@@ -308,9 +318,12 @@ def system_machines_of(cloud: str) -> list[str]:
 
 def system_machine_families(cloud: str) -> str:
     """The catalog's system-pool families of a cloud, in a line an error message can carry."""
-    if cloud == "aws":
-        return f"{', '.join(sorted(_AWS_CPU_FAMILIES))} (.large to .16xlarge)"
-    return f"{', '.join(sorted(_GCP_CPU_SERIES))} (-<vCPUs>)"
+    match cloud:
+        case "aws":
+            return f"{', '.join(sorted(_AWS_CPU_FAMILIES))} (.large to .16xlarge)"
+        case "gcp":
+            return f"{', '.join(sorted(_GCP_CPU_SERIES))} (-<vCPUs>)"
+    raise ValueError(f"unknown cloud {cloud!r}")
 
 
 # KV-cache transfer between a prefill and a decode pod (disaggregated serving, components/domain/kv_transfer.py).

@@ -7,6 +7,7 @@ rejected by config validation rather than failing deep inside `pulumi up`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 Cloud = Literal["aws", "gcp"]
@@ -47,15 +48,13 @@ GCP_ZONES: dict[str, tuple[str, ...]] = {
 
 def zones_of(cloud: Cloud, region: str) -> tuple[str, ...] | None:
     """Full zone names of a region, or None when we do not know the region."""
-    if cloud == "aws":
-        suffixes = AWS_ZONES.get(region)
-        return None if suffixes is None else tuple(region + s for s in suffixes)
-    suffixes = GCP_ZONES.get(region)
-    return None if suffixes is None else tuple(f"{region}-{s}" for s in suffixes)
+    facts = CLOUDS[cloud]
+    suffixes = facts.zones.get(region)
+    return None if suffixes is None else tuple(f"{region}{facts.zone_separator}{s}" for s in suffixes)
 
 
 def regions_of(cloud: Cloud) -> tuple[str, ...]:
-    return tuple(AWS_ZONES if cloud == "aws" else GCP_ZONES)
+    return tuple(CLOUDS[cloud].zones)
 
 
 # EKS managed add-on versions per Kubernetes minor, as listed by
@@ -81,7 +80,36 @@ GKE_VERSIONS: tuple[str, ...] = ("1.33", "1.34")
 
 
 def kubernetes_versions(cloud: Cloud) -> tuple[str, ...]:
-    return tuple(EKS_ADDON_VERSIONS) if cloud == "aws" else GKE_VERSIONS
+    return CLOUDS[cloud].kubernetes_versions
+
+
+@dataclass(frozen=True, kw_only=True)
+class CloudFacts:
+    """What the program and its reports need to know of a cloud, in one entry per cloud."""
+
+    cluster_kind: str  # the managed Kubernetes service
+    zones: dict[str, tuple[str, ...]]  # region -> zone suffixes
+    zone_separator: str  # us-east-1 + a; us-central1 + - + a
+    kubernetes_versions: tuple[str, ...]
+    compact_placement: str  # what GPU nodes of one pool are placed close with
+
+
+CLOUDS: dict[Cloud, CloudFacts] = {
+    "aws": CloudFacts(
+        cluster_kind="EKS",
+        zones=AWS_ZONES,
+        zone_separator="",
+        kubernetes_versions=tuple(EKS_ADDON_VERSIONS),
+        compact_placement="placement group",
+    ),
+    "gcp": CloudFacts(
+        cluster_kind="GKE",
+        zones=GCP_ZONES,
+        zone_separator="-",
+        kubernetes_versions=GKE_VERSIONS,
+        compact_placement="compact",
+    ),
+}
 
 
 # StorageClass every new cluster has, for PVCs of platform components (e.g. Karmada's etcd): EKS

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import assert_never
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -61,7 +62,13 @@ def server_dns_names(region: RegionSpec) -> tuple[str, ...]:
         f"*.etcd.{KARMADA_NAMESPACE}.svc.cluster.local",
         "localhost",
     )
-    return (*names, f"*.elb.{region.region}.amazonaws.com") if region.cloud == "aws" else names
+    match region.cloud:
+        case "aws":
+            return (*names, f"*.elb.{region.region}.amazonaws.com")  # the NLB's DNS name
+        case "gcp":
+            return names  # a reserved address: an IP SAN
+        case other:
+            assert_never(other)
 
 
 def host_secret_values(certs: KarmadaCertificates) -> dict:
@@ -239,9 +246,13 @@ class KarmadaControlPlane(pulumi.ComponentResource):
 
 
 def _load_balancer_annotations(region: RegionSpec) -> dict[str, str]:
-    if region.cloud == "aws":
-        return {
-            "service.beta.kubernetes.io/aws-load-balancer-type": "nlb",
-            "service.beta.kubernetes.io/aws-load-balancer-cross-zone-load-balancing-enabled": "true",
-        }
-    return {}
+    match region.cloud:
+        case "aws":
+            return {
+                "service.beta.kubernetes.io/aws-load-balancer-type": "nlb",
+                "service.beta.kubernetes.io/aws-load-balancer-cross-zone-load-balancing-enabled": "true",
+            }
+        case "gcp":
+            return {}  # a passthrough load balancer on the reserved address
+        case other:
+            assert_never(other)

@@ -1,13 +1,27 @@
-"""Per-cloud cluster assembly (explicit providers, network, cluster)."""
+"""One backend per cloud behind one small interface, chosen once per region by an exhaustive match.
+
+A backend is a module (`stacks/clouds/aws.py`, `gcp.py`) with the functions of `CloudBackend`: its own
+explicit provider, the cluster with its network and GPU pools, and the model bucket with its readers. Adding
+a cloud means adding its module and its catalog entries; `backend_for`'s `assert_never` and the type
+checker name what is missing.
+"""
 
 from __future__ import annotations
 
-from typing import assert_never
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, assert_never
 
 import pulumi
 
+from components.catalog.regions import Cloud
 from components.config.environment import EnvironmentSpec
 from components.config.region import RegionSpec
+from components.k8s.cluster import ClusterHandle
+from components.k8s.workload_identity import ServiceAccountRef
+
+if TYPE_CHECKING:
+    from components.domain.model_bucket import S3BucketRef
 
 
 def platform_tags(env: EnvironmentSpec, region: RegionSpec, stack: str) -> dict[str, str]:
@@ -15,30 +29,97 @@ def platform_tags(env: EnvironmentSpec, region: RegionSpec, stack: str) -> dict[
     return {"platform": "inference-platform", "environment": stack, "region-entry": region.name, **env.tags}
 
 
+@dataclass(frozen=True, kw_only=True)
+class ModelStoreRef:
+    """A region's model bucket as cross-region wiring needs it, from this stack or another stack's outputs."""
+
+    cloud: Cloud
+    bucket: pulumi.Input[str]  # S3 bucket id / GCS bucket name
+    arn: pulumi.Input[str] | None = None  # S3 only: the bucket's and its KMS key's ARNs
+    key_arn: pulumi.Input[str] | None = None
+    ready: tuple[pulumi.Resource, ...] = ()  # in this stack: what replication waits for (versioning)
+
+    def s3(self) -> S3BucketRef:
+        from components.domain.model_bucket import S3BucketRef
+
+        assert self.cloud == "aws" and self.arn is not None and self.key_arn is not None
+        return S3BucketRef(bucket_id=self.bucket, bucket_arn=self.arn, key_arn=self.key_arn, ready=self.ready)
+
+    @staticmethod
+    def from_output(cloud: Cloud, output: pulumi.Output[dict]) -> ModelStoreRef:
+        """From another stack's `modelStore` output (model_store_output)."""
+        if cloud == "aws":
+            return ModelStoreRef(
+                cloud=cloud,
+                bucket=output.apply(lambda o: o["bucket"]),
+                arn=output.apply(lambda o: o["arn"]),
+                key_arn=output.apply(lambda o: o["keyArn"]),
+            )
+        return ModelStoreRef(cloud=cloud, bucket=output.apply(lambda o: o["bucket"]))
+
+
+def model_store_output(ref: ModelStoreRef) -> dict[str, pulumi.Input[str]]:
+    """What the global stack reads of a region's bucket."""
+    out = {"cloud": ref.cloud, "bucket": ref.bucket}
+    if ref.arn is not None:
+        out |= {"arn": ref.arn, "keyArn": ref.key_arn}
+    return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelStore:
+    """A region's model bucket: the component, each reader's cloud identity, and its reference."""
+
+    component: pulumi.ComponentResource
+    identities: Mapping[str, pulumi.Output[str]]  # reader label -> IAM role ARN / service account email
+    ref: ModelStoreRef
+
+
+class CloudBackend(Protocol):
+    """What composing a region needs of its cloud."""
+
+    def provider(
+        self, env: EnvironmentSpec, region: RegionSpec, env_name: str, parent: pulumi.Resource | None = None
+    ) -> pulumi.ProviderResource:
+        """The region's own explicit provider, tagging or labelling everything it creates."""
+        ...
+
+    def cluster(
+        self, parent: pulumi.Resource, env: EnvironmentSpec, region: RegionSpec, cluster_name: str, stack: str
+    ) -> ClusterHandle:
+        """Network, cluster, GPU pools and their autoscaling; the handle every add-on takes."""
+        ...
+
+    def model_store(
+        self,
+        parent: pulumi.Resource,
+        env: EnvironmentSpec,
+        region: RegionSpec,
+        *,
+        bucket: str,
+        cluster: ClusterHandle,
+        readers: Mapping[str, ServiceAccountRef],
+    ) -> ModelStore:
+        """The model bucket and a cloud identity per reader (service account) of it."""
+        ...
+
+
+def backend_for(cloud: Cloud) -> CloudBackend:
+    """Each cloud's SDK is imported only by the regions that use it."""
+    match cloud:
+        case "aws":
+            from stacks.clouds import aws
+
+            return aws
+        case "gcp":
+            from stacks.clouds import gcp
+
+            return gcp
+        case other:
+            assert_never(other)
+
+
 def cloud_provider(
     env: EnvironmentSpec, region: RegionSpec, env_name: str, parent: pulumi.Resource | None = None
 ) -> pulumi.ProviderResource:
-    """The region's own explicit cloud provider, tagging everything it creates."""
-    opts = pulumi.ResourceOptions(parent=parent)
-    match region.cloud:
-        case "aws":
-            import pulumi_aws as aws
-
-            return aws.Provider(
-                f"{region.name}-aws",
-                region=region.region,
-                default_tags={"tags": platform_tags(env, region, env_name)},
-                opts=opts,
-            )
-        case "gcp":
-            import pulumi_gcp as gcp
-
-            return gcp.Provider(
-                f"{region.name}-gcp",
-                project=region.project,
-                region=region.region,
-                default_labels=platform_tags(env, region, env_name),
-                opts=opts,
-            )
-        case other:
-            assert_never(other)
+    return backend_for(region.cloud).provider(env, region, env_name, parent)

@@ -1,10 +1,12 @@
-"""An EKS cluster for one AWS region entry, on its own explicit AWS provider."""
+"""The AWS backend (stacks/clouds/__init__.py): an EKS cluster and an S3 model store per region entry."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 import pulumi
+import pulumi_aws as aws
 
 from components.aws.cluster_autoscaler import ClusterAutoscaler, ClusterAutoscalerArgs, scale_down_unneeded_seconds
 from components.aws.eks import EksCluster, EksClusterArgs
@@ -13,15 +15,52 @@ from components.aws.network import AwsNetwork, AwsNetworkArgs
 from components.config.environment import EnvironmentSpec
 from components.config.region import RegionSpec
 from components.k8s.cluster import ClusterHandle, WorkloadIdentity
+from components.k8s.workload_identity import ServiceAccountRef
 from components.serving.deployment import model_placements
-from stacks.clouds import cloud_provider
+from stacks.clouds import ModelStore, ModelStoreRef, platform_tags
 
 
-def build_aws_cluster(
+def provider(
+    env: EnvironmentSpec, region: RegionSpec, env_name: str, parent: pulumi.Resource | None = None
+) -> pulumi.ProviderResource:
+    return aws.Provider(
+        f"{region.name}-aws",
+        region=region.region,
+        default_tags={"tags": platform_tags(env, region, env_name)},
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+
+
+def model_store(
+    parent: pulumi.Resource,
+    env: EnvironmentSpec,
+    region: RegionSpec,
+    *,
+    bucket: str,
+    cluster: ClusterHandle,
+    readers: Mapping[str, ServiceAccountRef],
+) -> ModelStore:
+    from components.aws.model_store import S3ModelStore, S3ModelStoreArgs
+
+    store = S3ModelStore(
+        region.name,
+        S3ModelStoreArgs(bucket, region.region, env.model_store, env.production, cluster.identity, dict(readers)),
+        opts=pulumi.ResourceOptions(parent=parent, providers={"aws": cluster.cloud_provider}),
+    )
+    return ModelStore(
+        component=store,
+        identities={label: role.arn for label, role in store.reader_roles.items()},
+        ref=ModelStoreRef(
+            cloud="aws", bucket=store.bucket.id, arn=store.bucket.arn, key_arn=store.key.arn, ready=(store.versioning,)
+        ),
+    )
+
+
+def cluster(
     parent: pulumi.Resource, env: EnvironmentSpec, region: RegionSpec, cluster_name: str, stack: str
 ) -> ClusterHandle:
-    provider = cloud_provider(env, region, stack, parent)
-    opts = pulumi.ResourceOptions(parent=parent, providers={"aws": provider})
+    provider_ = provider(env, region, stack, parent)
+    opts = pulumi.ResourceOptions(parent=parent, providers={"aws": provider_})
     network = AwsNetwork(region.name, AwsNetworkArgs(region=region, cluster_name=cluster_name), opts=opts)
     eks = EksCluster(
         region.name,
@@ -54,7 +93,7 @@ def build_aws_cluster(
         for pool in region.gpu_pools
     ]
     identity = WorkloadIdentity(oidc_provider_arn=eks.oidc_provider.arn, oidc_issuer=eks.oidc_issuer)
-    handle = replace(eks.handle, cloud_provider=provider, identity=identity, egress_ips=network.egress_ips)
+    handle = replace(eks.handle, cloud_provider=provider_, identity=identity, egress_ips=network.egress_ips)
     if node_groups:
         ClusterAutoscaler(
             region.name,

@@ -1,10 +1,12 @@
-"""A GKE cluster for one GCP region entry, on its own explicit Google provider."""
+"""The GCP backend (stacks/clouds/__init__.py): a GKE cluster and a GCS model store per region entry."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 import pulumi
+import pulumi_gcp as gcp
 
 from components.config.environment import EnvironmentSpec
 from components.config.region import RegionSpec
@@ -13,14 +15,59 @@ from components.gcp.gpu_node_pool import GkeGpuNodePool, GkeGpuNodePoolArgs
 from components.gcp.gpudirect_pods import GpuDirectPods, GpuDirectPodsArgs
 from components.gcp.network import GcpNetwork, GcpNetworkArgs
 from components.k8s.cluster import ClusterHandle, WorkloadIdentity
-from stacks.clouds import cloud_provider
+from components.k8s.workload_identity import ServiceAccountRef
+from stacks.clouds import ModelStore, ModelStoreRef, platform_tags
 
 
-def build_gcp_cluster(
+def provider(
+    env: EnvironmentSpec, region: RegionSpec, env_name: str, parent: pulumi.Resource | None = None
+) -> pulumi.ProviderResource:
+    return gcp.Provider(
+        f"{region.name}-gcp",
+        project=region.project,
+        region=region.region,
+        default_labels=platform_tags(env, region, env_name),
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+
+
+def model_store(
+    parent: pulumi.Resource,
+    env: EnvironmentSpec,
+    region: RegionSpec,
+    *,
+    bucket: str,
+    cluster: ClusterHandle,
+    readers: Mapping[str, ServiceAccountRef],
+) -> ModelStore:
+    from components.gcp.model_store import GcsModelStore, GcsModelStoreArgs
+
+    store = GcsModelStore(
+        region.name,
+        GcsModelStoreArgs(
+            bucket,
+            region.project,
+            region.region,
+            cluster.name,
+            env.model_store,
+            env.production,
+            cluster.identity,
+            dict(readers),
+        ),
+        opts=pulumi.ResourceOptions(parent=parent, providers={"gcp": cluster.cloud_provider}),
+    )
+    return ModelStore(
+        component=store,
+        identities={label: account.email for label, account in store.reader_accounts.items()},
+        ref=ModelStoreRef(cloud="gcp", bucket=store.bucket.name),
+    )
+
+
+def cluster(
     parent: pulumi.Resource, env: EnvironmentSpec, region: RegionSpec, cluster_name: str, stack: str
 ) -> ClusterHandle:
-    provider = cloud_provider(env, region, stack, parent)
-    opts = pulumi.ResourceOptions(parent=parent, providers={"gcp": provider})
+    provider_ = provider(env, region, stack, parent)
+    opts = pulumi.ResourceOptions(parent=parent, providers={"gcp": provider_})
     network = GcpNetwork(region.name, GcpNetworkArgs(region=region, cluster_name=cluster_name), opts=opts)
     gke = GkeCluster(
         region.name,
@@ -52,7 +99,7 @@ def build_gcp_cluster(
         )
     return replace(
         gke.handle,
-        cloud_provider=provider,
+        cloud_provider=provider_,
         identity=WorkloadIdentity(workload_pool=gke.workload_pool),
         egress_ips=network.egress_ips,
     )

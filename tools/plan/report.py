@@ -9,6 +9,7 @@ from collections.abc import Callable
 from components.addons.dashboards import DASHBOARD_LABEL
 from components.catalog.charts import CHARTS
 from components.catalog.machines import MACHINES
+from components.catalog.regions import CLOUDS
 from components.config.capacity_checks import pool_holds, replica_demands
 from components.config.region import GpuPoolSpec, RegionSpec
 from components.domain.gpu_resources import schedulable_at_max_size, schedulable_resources
@@ -173,7 +174,7 @@ def _placement(plan: Plan, region: RegionSpec, pool: GpuPoolSpec) -> str:
     zones = ", ".join(region.pool_zones(pool))
     if not uses_placement_group(pool):
         return zones
-    kind = "placement group" if region.cloud == "aws" else "compact"
+    kind = CLOUDS[region.cloud].compact_placement
     return f"{kind} `{placement_group_name(f'{plan.environment}-{region.name}', pool)}` in {zones}"
 
 
@@ -261,7 +262,7 @@ def _diagram(plan: Plan) -> str:
     lines = ["## Topology\n", "```mermaid", "flowchart LR"]
     for region in env.regions:
         cluster = f"{plan.environment}-{region.name}"
-        kind = "EKS" if region.cloud == "aws" else "GKE"
+        kind = CLOUDS[region.cloud].cluster_kind
         lines.append(f'  subgraph {_node_id("r", region.name)}["{region.name}: {region.cloud} {region.region}"]')
         lines.append(
             f'    {_node_id("c", region.name)}["{kind} {cluster}<br/>system {region.system_pool.machine_type} '

@@ -1,0 +1,43 @@
+"""Each cloud is one backend behind one interface, and one catalog entry: nothing falls through to "the other"."""
+
+from __future__ import annotations
+
+import inspect
+from typing import get_args
+
+import pytest
+
+from components.catalog.regions import CLOUDS, Cloud, kubernetes_versions, zones_of
+from stacks.clouds import CloudBackend, backend_for
+
+INTERFACE = ("provider", "cluster", "model_store")
+
+
+def test_the_clouds_are_aws_and_gcp_each_with_catalog_facts():
+    assert get_args(Cloud) == ("aws", "gcp")
+    assert set(CLOUDS) == {"aws", "gcp"}
+    assert (CLOUDS["aws"].cluster_kind, CLOUDS["gcp"].cluster_kind) == ("EKS", "GKE")
+
+
+@pytest.mark.parametrize("cloud", get_args(Cloud))
+def test_each_backend_has_the_interface_with_its_signatures(cloud):
+    backend = backend_for(cloud)
+    assert backend.__name__ == f"stacks.clouds.{cloud}"
+    for name in INTERFACE:
+        expected = inspect.signature(getattr(CloudBackend, name))
+        actual = inspect.signature(getattr(backend, name))
+        # The protocol's methods take `self`; a module's functions do not.
+        assert list(actual.parameters) == list(expected.parameters)[1:], (cloud, name)
+        assert [p.kind for p in actual.parameters.values()] == [p.kind for p in expected.parameters.values()][1:]
+
+
+def test_an_unknown_cloud_has_no_backend():
+    with pytest.raises(AssertionError):
+        backend_for("azure")  # type: ignore[arg-type]
+
+
+def test_zone_names_follow_each_clouds_convention():
+    assert zones_of("aws", "us-east-1")[:2] == ("us-east-1a", "us-east-1b")
+    assert zones_of("gcp", "us-central1")[0] == "us-central1-a"
+    assert zones_of("aws", "mars-1") is None
+    assert kubernetes_versions("gcp") == ("1.33", "1.34")
