@@ -21,6 +21,7 @@ def upstream_mig_configs(upstream) -> dict:
 
 @pytest.mark.parametrize("gpu", [g for g in GPUS.values() if g.mig_capable], ids=lambda g: g.name)
 def test_mig_config_names_exist_upstream_with_their_profile_counts(gpu, upstream_mig_configs):
+    assert gpu.mig_configs and gpu.mig_profiles, f"{gpu.name} is MIG-capable: it lists configs and profiles"
     for config in gpu.mig_configs:
         assert config in upstream_mig_configs, f"{gpu.name}: {config} is not in the upstream mig-parted config"
     for profile in gpu.mig_profiles:
@@ -54,6 +55,7 @@ def test_efa_interfaces_per_instance_type(name, efa):
 
 
 def test_every_machine_names_a_known_gpu():
+    assert {m.cloud for m in MACHINES.values()} == {"aws", "gcp"}, "the catalog has machine types of both clouds"
     for m in MACHINES.values():
         assert m.gpu in GPUS
         assert m.gpus >= 1

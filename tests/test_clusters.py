@@ -59,8 +59,13 @@ def test_dev_public_endpoint_is_cidr_restricted(dev_plan):
 
 
 def test_stateful_resources_are_protected_in_prod_only(dev_plan, prod_plan):
+    # One cluster per region; per AWS region a KMS key for the cluster's secrets and one for its model bucket.
+    # dev: one AWS region; prod: two AWS regions and one GCP region.
+    counts = {"dev": (1, 2, 0), "prod": (2, 4, 1)}
     for plan, protected in ((dev_plan, False), (prod_plan, True)):
-        for type_ in ("aws:eks/cluster:Cluster", "aws:kms/key:Key", "gcp:container/cluster:Cluster"):
+        types = ("aws:eks/cluster:Cluster", "aws:kms/key:Key", "gcp:container/cluster:Cluster")
+        assert tuple(len(plan.of_type(t)) for t in types) == counts[plan.environment], plan.environment
+        for type_ in types:
             for r in plan.of_type(type_):
                 assert r.options["protect"] is protected, r.urn
                 assert r.options["retainOnDelete"] is protected, r.urn
