@@ -24,7 +24,7 @@ from components.federation.placement import model_shares
 from components.serving.deployment import inference_service_manifest, model_placement
 from policies.model import Stack
 from policies.offline import evaluate_plan, plan_resources
-from policies.pods import serving_runtime
+from policies.pods import is_workload, serving_runtime
 from tests.harness import cluster_objects, environment_config, kubernetes_object_keys, ns, plan_config, raw_environment
 from tools.conformance import unknown_values
 from tools.plan.report import render_markdown
@@ -425,7 +425,10 @@ def test_policy_checks_a_karmada_template_with_its_members_runtime(prod_plan):
 def test_patches_are_not_workloads(prod_plan):
     evaluation = evaluate_plan(prod_plan)
     patch = prod_plan.named("prod-use1-karmada-webhook-flags")
+    assert evaluation.subjects["k8s-probes"] > 0, "the workload rules judged the plan's workloads"
     assert not [f for f in evaluation.findings if f.urn == patch.urn]
+    (resource,) = [r for r in plan_resources(prod_plan) if r.urn == patch.urn]
+    assert not is_workload(resource), "a DeploymentPatch's partial pod is not a workload"
 
 
 # --- plan.md ----------------------------------------------------------------------------------------------
