@@ -172,9 +172,12 @@ def test_prewarm_off_loads_nothing_ahead_of_use():
 
 def test_fluid_resources_wait_for_the_chart_that_installs_their_crds(prod_plan):
     release = prod_plan.named("prod-use1-fluid", "kubernetes:helm.sh/v3:Release")
-    for r in prod_plan.of_type(CR + "Dataset") + prod_plan.of_type(CR + "AlluxioRuntime"):
-        if prod_plan.cluster_of(r) == "prod-use1":
-            assert release.urn in r.options["dependsOn"]
+    fluid = prod_plan.of_type(CR + "Dataset") + prod_plan.of_type(CR + "AlluxioRuntime")
+    in_use1 = [r for r in fluid if prod_plan.cluster_of(r) == "prod-use1"]
+    # the cache's Dataset and AlluxioRuntime, and the Dataset the serving namespace mounts
+    assert len(in_use1) == 3, [r.name for r in in_use1]
+    for r in in_use1:
+        assert release.urn in r.options["dependsOn"], r.name
 
 
 # --- identity and namespaces ----------------------------------------------------------------------
