@@ -19,7 +19,7 @@ from components.catalog.engines import (
     TRITON_NGC_RELEASE,
     VLLM_FLAGS,
 )
-from tests.harness import cluster_objects
+from tests.harness import SERVING_CLUSTERS, cluster_objects
 
 EPP_IMAGE_PREFIX = "registry.k8s.io/gateway-api-inference-extension/epp:"
 
@@ -140,6 +140,7 @@ def test_overrides_of_every_kind_render_as_the_engine_parses_them(upstream):
     """Each tunable flag, set as its kind says, passes the pinned parser (value 1 for the ones taking one)."""
     from components.serving.engine import override_args
 
+    assert {e: bool(f.tunable) for e, f in ENGINE_FLAGS.items()} == {"triton": True, "vllm": True}, "tunable flags"
     for engine, flags in ENGINE_FLAGS.items():
         parser = engine_parser(upstream, engine)
         for flag, kind in flags.tunable.items():
@@ -477,6 +478,7 @@ def test_the_rate_limit_redis_takes_only_the_rate_limiter_despite_the_namespace_
         GATEWAY_NS,
         {"app.kubernetes.io/name": "envoy-ratelimit", "app.kubernetes.io/managed-by": "envoy-gateway"},
     )
+    assert sorted(network_policies(env_plan)) == SERVING_CLUSTERS[env_plan.environment], "clusters with policies"
     for cluster, mine in network_policies(env_plan).items():
         redis = (
             GATEWAY_NS,
