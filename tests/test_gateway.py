@@ -321,6 +321,7 @@ def test_chart_values_wire_the_ai_gateway_into_envoy_gateway(dev_plan):
 
 def test_custom_resources_wait_for_the_releases_installing_their_crds(env_plan):
     assert sorted(_gateway_clusters(env_plan)) == SERVING_CLUSTERS[env_plan.environment], "clusters with a gateway"
+
     def urn_of(cluster: str, suffix: str) -> str:
         return next(r.urn for r in env_plan.resources if r.name == f"{cluster}-{suffix}")
 

@@ -20,7 +20,14 @@ from components.serving.deployment import (
     pod_group_manifest,
 )
 from policies.offline import evaluate_plan
-from tests.harness import INFERENCE_SERVICES, cluster_objects, environment_config, needing_no_cache, plan_config, raw_environment
+from tests.harness import (
+    INFERENCE_SERVICES,
+    cluster_objects,
+    environment_config,
+    needing_no_cache,
+    plan_config,
+    raw_environment,
+)
 from tests.test_observability import metric_names
 from tests.test_serving_config import _multi_node_prod
 from tools.plan.report import render_markdown
