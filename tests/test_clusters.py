@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from components.aws.eks import CONTROL_PLANE_LOG_TYPES
 from components.catalog.regions import EKS_ADDON_VERSIONS
 from tests.harness import environment_config, ns, plan_config
 
@@ -42,7 +41,8 @@ def test_eks_control_plane_is_encrypted_logged_and_private(prod_plan):
     inputs = cluster.inputs
     assert inputs["name"] == "prod-use1"
     assert inputs["version"] == "1.33"
-    assert inputs["enabledClusterLogTypes"] == list(CONTROL_PLANE_LOG_TYPES)
+    # all five control plane log types EKS offers (EKS user guide, "Send control plane logs to CloudWatch Logs")
+    assert inputs["enabledClusterLogTypes"] == ["api", "audit", "authenticator", "controllerManager", "scheduler"]
     assert inputs["encryptionConfig"]["resources"] == ["secrets"]
     key = _one(prod_plan, "aws:kms/key:Key", "use1-secrets")
     assert key.inputs["enableKeyRotation"] is True

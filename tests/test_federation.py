@@ -17,8 +17,7 @@ from components.addons.model_cache import model_storage_uri
 from components.catalog.charts import CHARTS
 from components.config.loader import load_environment
 from components.federation.certificates import KeyPair
-from components.federation.control_plane import INTERNAL_ENDPOINT, host_secret_values
-from components.federation.manifests import NOT_READY_TAINT, UNREACHABLE_TAINT
+from components.federation.control_plane import host_secret_values
 from components.federation.member import agent_secret_values
 from components.federation.placement import model_shares
 from components.serving.deployment import inference_service_manifest, model_placement
@@ -174,10 +173,15 @@ def test_karmada_provider_and_secret_kubeconfig_output(prod_plan):
 
 def test_member_health_taints_are_noexecute(prod_plan):
     policies = _objects(prod_plan, "prod-karmada", "ClusterTaintPolicy")
-    assert {p["spec"]["taints"][0]["key"] for p in policies.values()} == {NOT_READY_TAINT, UNREACHABLE_TAINT}
+    # the keys Karmada's cluster controller taints an unhealthy member with (karmada-io/karmada pkg/apis/cluster/v1alpha1:
+    # TaintClusterNotReady, TaintClusterUnreachable)
+    assert {p["spec"]["taints"][0]["key"] for p in policies.values()} == {
+        "cluster.karmada.io/not-ready",
+        "cluster.karmada.io/unreachable",
+    }
     unreachable = policies["member-unreachable"]["spec"]
     assert unreachable["addOnConditions"] == [{"conditionType": "Ready", "statusValues": ["Unknown"], "operator": "In"}]
-    assert unreachable["taints"] == [{"key": UNREACHABLE_TAINT, "effect": "NoExecute"}]
+    assert unreachable["taints"] == [{"key": "cluster.karmada.io/unreachable", "effect": "NoExecute"}]
     assert unreachable["targetClusters"] == {"clusterNames": ["prod-use1", "prod-usw2", "prod-usc1"]}
 
 
@@ -214,7 +218,9 @@ def test_pull_members_are_registered_by_their_agent_and_labelled_after(prod_plan
         assert values["installMode"] == "agent" and values["agent"]["clusterName"] == cluster
         assert release["namespace"] == "karmada-system" and release["valueYamlFiles"] == "[secret]"
     # The host's agent stays in-cluster; the others dial the load balancer.
-    assert agents["prod-use1"]["values"]["agent"]["kubeconfig"]["server"] == INTERNAL_ENDPOINT
+    # the chart's karmada-apiserver Service in karmada-system, on its secure port 5443
+    internal = "https://karmada-apiserver.karmada-system.svc.cluster.local:5443"
+    assert agents["prod-use1"]["values"]["agent"]["kubeconfig"]["server"] == internal
     assert agents["prod-usc1"]["values"]["agent"]["kubeconfig"]["server"] == prod_plan.outputs["karmada"]["endpoint"]
 
 
@@ -304,7 +310,7 @@ def test_propagation_policy_divides_replicas_by_gpu_capacity(prod_plan):
     }
     assert placement["clusterTolerations"] == [
         {"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
-        for key in (NOT_READY_TAINT, UNREACHABLE_TAINT)
+        for key in ("cluster.karmada.io/not-ready", "cluster.karmada.io/unreachable")
     ]
     assert policy["failover"] == {
         "cluster": {"purgeMode": "Gracefully"},

@@ -15,7 +15,6 @@ import yaml
 
 from components.catalog.engines import (
     ENGINE_FLAGS,
-    PICKER_ENGINE_LABEL,
     TRITON_NGC_RELEASE,
     VLLM_FLAGS,
 )
@@ -259,13 +258,15 @@ def test_picker_reads_the_metric_names_its_pods_export(env_plan, upstream):
         )["engine_metrics"]["builtin_engine_configs"]
         default_engine = extractor["parameters"]["defaultEngine"]
         assert default_engine in builtin
-        assert extractor["parameters"].get("engineLabelKey", PICKER_ENGINE_LABEL) == PICKER_ENGINE_LABEL
+        # v1.5.0's generated-epp-flags.json: the engine label key defaults to inference.networking.k8s.io/engine-type
+        engine_label = "inference.networking.k8s.io/engine-type"
+        assert extractor["parameters"].get("engineLabelKey", engine_label) == engine_label
         # the pods the pool selects: the predictor pods of the model's InferenceService
         predictor = isvcs[cluster, pool_name]["spec"]["predictor"]
         selector = pool["spec"]["selector"]["matchLabels"]
         pod_labels = predictor["labels"]
         assert {k: v for k, v in selector.items() if k != "multinode/role"}.items() <= pod_labels.items()
-        engine_type = pod_labels[PICKER_ENGINE_LABEL]
+        engine_type = pod_labels[engine_label]
         assert engine_type == default_engine
         runtime = engine_of(predictor["model"]["runtime"])
         exported = exported_metrics(upstream, runtime)

@@ -7,7 +7,7 @@ import copy
 import pytest
 import yaml
 
-from components.addons.volcano import ACTIONS, hyper_nodes, scheduler_config
+from components.addons.volcano import hyper_nodes, scheduler_config
 from components.catalog.charts import CHARTS, VOLCANO_IMAGE_TAG
 from components.config.loader import load_environment
 from components.config.region import RegionSpec
@@ -69,7 +69,9 @@ def test_scheduler_config_packs_on_every_resource_the_pools_offer():
     plugins = {p["name"]: p for p in scheduler_config(region)["tiers"][1]["plugins"]}
     assert plugins["binpack"]["arguments"]["binpack.resources"] == "nvidia.com/gpu, nvidia.com/mig-3g.40gb"
     assert plugins["network-topology-aware"]["arguments"]["hypernode.binpack.resources.nvidia.com/mig-3g.40gb"] == 10
-    assert ", ".join(ACTIONS) == scheduler_config(region)["actions"]
+    # enqueue admits whole PodGroups, allocate places them, preempt (realtime over batch within a queue), reclaim
+    # (a queue's guarantee back from queues over theirs), backfill (best effort into what is left)
+    assert scheduler_config(region)["actions"] == "enqueue, allocate, preempt, reclaim, backfill"
 
 
 @pytest.mark.parametrize(("env", "replicas"), [("dev", 1), ("prod", 2)])
