@@ -8,7 +8,7 @@ STAMP := $(VENV)/.requirements.stamp
 # A local upstream data checkout, only for refreshing conformance/upstream/ (the tests never need it).
 UPSTREAM ?= ../shared/upstream
 
-.PHONY: plan policy-check cost-diff preflight test lint format docs bench vendor vendor-check clean
+.PHONY: plan policy-check cost-diff preflight rollout test lint format docs bench vendor vendor-check clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "Python 3.11+ is required (found $$($(PYTHON) --version))"; exit 1; }
@@ -30,15 +30,19 @@ policy-check: $(STAMP)  ## re-judge a saved plan: PLAN=build/<env>/plan.json (sa
 preflight: $(STAMP)  ## read-only AWS checks of Pulumi.$(ENV).yaml: offerings, quotas, reservations, model files
 	$(BIN)/python -m tools.preflight $(ENV) $(PREFLIGHT_FLAGS)
 
+rollout: $(STAMP)  ## deploy Pulumi.$(ENV).yaml's stacks wave by wave, gated (DRY_RUN=1: no credentials; RESUME=1; FROM_WAVE=name; YES=1)
+	$(BIN)/python -m tools.rollout $(ENV) $(if $(DRY_RUN),--dry-run) $(if $(RESUME),--resume) $(if $(FROM_WAVE),--from-wave $(FROM_WAVE)) $(if $(YES),--yes)
+
 test: $(STAMP)  ## the whole test suite (conformance against the vendored conformance/upstream/ included)
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)  ## plan and policy speed, SDK overhead, scaling, test-suite time -> build/bench.json
 	$(BIN)/python -m tools.bench
 
-lint: $(STAMP)
+lint: $(STAMP)  ## ruff, and the layer contract of DESIGN.md §1 (pyproject.toml [tool.importlinter])
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-logo
 
 format: $(STAMP)
 	$(BIN)/ruff check --fix .

@@ -1,8 +1,8 @@
-"""The Pulumi program: read config once, compose the environment. All logic lives in stacks/."""
+"""The Pulumi program: read config once, build this stack's part of the environment. All logic lives in stacks/."""
 
 import pulumi
 
 from stacks.config import read_environment
-from stacks.environment import build_environment
+from stacks.environment import build_stack
 
-build_environment(read_environment(), pulumi.get_stack())
+build_stack(read_environment(), pulumi.get_stack())

@@ -82,6 +82,9 @@ def plan_settings(spec: Any, settings: PackSettings | None = None, rules: Iterab
 
 
 def evaluate_plan(plan: Any, settings: PackSettings | None = None, rules: Iterable[Rule] = ALL_RULES) -> Evaluation:
+    """The pack over the whole plan. An environment split per region is judged as one: offline, every stack's
+    resources are known, so a federated model in the global stack is checked against the serving runtime of
+    the region stacks (`pulumi preview` of the global stack alone reports it as not checkable)."""
     rules = tuple(rules)
     return evaluate_stack(rules, plan_resources(plan), plan_settings(plan.spec, settings, rules))
 

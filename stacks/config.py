@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+import pulumi
 from pulumi.runtime import config as runtime_config
 
+from components.config.base import Issue
 from components.config.environment import EnvironmentSpec
 from components.config.loader import PROJECT, ConfigError, config_key_issues, load_environment
+from components.config.stackfile import PlanInputError, read_stack_file
 
 
 def namespace_values(namespace: str = PROJECT, config: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -34,14 +38,54 @@ def _decode(value: Any) -> Any:
     return value
 
 
+def environment_file_config(stack: str, project_dir: Path | None = None) -> dict[str, str]:
+    """`Pulumi.<env>.yaml`'s config as the engine would pass it, for the stack `<env>.<part>`."""
+    env_name, dot, _ = stack.rpartition(".")
+    if not dot:
+        return {}  # a stack of its own: its config is the environment
+    try:
+        mapping = read_stack_file(project_dir or Path.cwd(), env_name)
+    except PlanInputError as exc:
+        raise ConfigError([Issue("", line) for line in exc.lines]) from None
+    config: dict[str, str] = {}
+    for key, value in mapping.items():
+        full_key = key if ":" in str(key) else f"{PROJECT}:{key}"
+        if _has_ciphertext(value):
+            raise ConfigError(
+                [
+                    Issue(
+                        full_key,
+                        f"Pulumi.{env_name}.yaml holds a `secure:` value, which only stack {env_name!r} could "
+                        f"decrypt; set it on the stack that uses it: pulumi config set --secret --path "
+                        f"-s {stack} '{full_key}' <value>",
+                    )
+                ]
+            )
+        config[full_key] = value if isinstance(value, str) else json.dumps(value)
+    return config
+
+
+def _has_ciphertext(value: Any) -> bool:
+    if isinstance(value, dict):
+        return set(value) == {"secure"} or any(_has_ciphertext(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_ciphertext(v) for v in value)
+    return False
+
+
 def engine_config() -> dict[str, Any]:
     """Every config key the engine passed to the program."""
     return {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
 
 
 def read_environment() -> EnvironmentSpec:
-    """Raises ConfigError (a pulumi.RunError: printed without traceback) on invalid input."""
+    """Raises ConfigError (a pulumi.RunError: printed without traceback) on invalid input.
+
+    A per-region or global stack (`prod.use1`, `prod.global`) has no environment of its own: it reads
+    `Pulumi.prod.yaml`, under the stack's own `inference-platform:` keys (its secrets, say)."""
     config = engine_config()
+    if f"{PROJECT}:regions" not in config:
+        config = {**environment_file_config(pulumi.get_stack()), **config}
     issues = config_key_issues(config)
     if issues:
         raise ConfigError(issues)

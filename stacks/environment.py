@@ -1,29 +1,113 @@
-"""One environment: every region's platform, then cross-region pieces and stack outputs."""
+"""One Pulumi stack of an environment: the whole environment, one region entry, or the global part.
+
+components/config/stacks.py says which stacks an environment has and what each reads from the others; the
+outputs exported here are what those references read.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 import pulumi
 
 from components.config.environment import EnvironmentSpec
 from components.config.gateway import has_gateway
+from components.config.stacks import StackSlice, anchor_region, region_stack_name, resolve_stack
 from components.serving.tenant_api_keys import TenantApiKeys, TenantApiKeysArgs
-from stacks.model_storage import sync_model_stores
+from stacks.model_storage import ModelStoreRef, model_store_output, sync_model_stores
+from stacks.references import output_item, stack_reference
 from stacks.region import RegionalPlatform, RegionalPlatformArgs
 
 
-def build_environment(env: EnvironmentSpec, stack: str) -> dict[str, RegionalPlatform]:
-    api_keys = {}
-    if env.gateway.auth == "apiKey" and env.tenants and any(has_gateway(env, r) for r in env.regions):
-        api_keys = TenantApiKeys("tenant-api-keys", TenantApiKeysArgs([t.name for t in env.tenants])).keys
+def build_stack(env: EnvironmentSpec, stack_name: str) -> None:
+    """What `pulumi up` of `stack_name` creates."""
+    env_name, piece = resolve_stack(env, stack_name)
+    match piece.kind:
+        case "environment":
+            _whole_environment(env, env_name)
+        case "region":
+            _region_stack(env, env_name, piece)
+        case "global":
+            _global_stack(env, env_name)
+
+
+def _needs_api_keys(env: EnvironmentSpec) -> bool:
+    return env.gateway.auth == "apiKey" and bool(env.tenants) and any(has_gateway(env, r) for r in env.regions)
+
+
+def _tenant_api_keys(env: EnvironmentSpec) -> dict[str, pulumi.Output[str]]:
+    if not _needs_api_keys(env):
+        return {}
+    return TenantApiKeys("tenant-api-keys", TenantApiKeysArgs(tenants=[t.name for t in env.tenants])).keys
+
+
+def _whole_environment(env: EnvironmentSpec, env_name: str) -> None:
+    api_keys = _tenant_api_keys(env)
     regions = {
         region.name: RegionalPlatform(
-            region.name, RegionalPlatformArgs(env=env, region=region, stack=stack, api_keys=api_keys)
+            region.name, RegionalPlatformArgs(env=env, region=region, stack=env_name, api_keys=api_keys)
         )
         for region in env.regions
     }
-    sync_model_stores(env, regions)
+    sync_model_stores(
+        env,
+        env_name,
+        {name: p.model_storage.ref for name, p in regions.items()},
+        providers={name: p.cluster.cloud_provider for name, p in regions.items()},
+    )
+    _export_regions(env, regions)
+    if api_keys:
+        pulumi.export("apiKeys", pulumi.Output.secret(api_keys))
     if env.federation.enabled:
-        _federate(env, stack, regions)
+        from stacks.federation import federate_in_one_stack
+
+        _export_karmada(federate_in_one_stack(env, env_name, {n: p.cluster for n, p in regions.items()}))
+
+
+def _region_stack(env: EnvironmentSpec, env_name: str, piece: StackSlice) -> None:
+    region = env.region(piece.region)
+    anchor = anchor_region(env)
+    is_anchor = region.name == anchor
+    anchor_stack = None if is_anchor else stack_reference(region_stack_name(env_name, anchor))
+    if is_anchor:
+        api_keys = _tenant_api_keys(env)
+    elif _needs_api_keys(env):
+        assert anchor_stack is not None
+        api_keys = {t.name: output_item(anchor_stack, "apiKeys", t.name) for t in env.tenants}
+    else:
+        api_keys = {}
+    platform = RegionalPlatform(
+        region.name, RegionalPlatformArgs(env=env, region=region, stack=env_name, api_keys=api_keys)
+    )
+    _export_regions(env, {region.name: platform})
+    pulumi.export("modelStore", model_store_output(platform.model_storage.ref))
+    pulumi.export("egressIps", platform.cluster.egress_ips or [])
+    if is_anchor and api_keys:
+        pulumi.export("apiKeys", pulumi.Output.secret(api_keys))
+    if env.federation.enabled:
+        from stacks.federation import federate_region
+
+        for key, value in federate_region(env, env_name, platform.cluster, anchor_stack).items():
+            pulumi.export(key, value)
+
+
+def _global_stack(env: EnvironmentSpec, env_name: str) -> None:
+    references = {r.name: stack_reference(region_stack_name(env_name, r.name)) for r in env.regions}
+    sync_model_stores(
+        env,
+        env_name,
+        {
+            name: ModelStoreRef.from_output(env.region(name).cloud, ref.require_output("modelStore"))
+            for name, ref in references.items()
+        },
+    )
+    if env.federation.enabled:
+        from stacks.federation import federate_globally
+
+        _export_karmada(federate_globally(env, env_name, references))
+
+
+def _export_regions(env: EnvironmentSpec, regions: Mapping[str, RegionalPlatform]) -> None:
     pulumi.export(
         "clusters",
         {
@@ -36,10 +120,7 @@ def build_environment(env: EnvironmentSpec, stack: str) -> dict[str, RegionalPla
             for name, platform in regions.items()
         },
     )
-    pulumi.export(
-        "kubeconfigs",
-        pulumi.Output.secret({name: p.cluster.kubeconfig for name, p in regions.items()}),
-    )
+    pulumi.export("kubeconfigs", pulumi.Output.secret({name: p.cluster.kubeconfig for name, p in regions.items()}))
     gateways = {name: p.gateway for name, p in regions.items() if p.gateway is not None}
     if gateways:
         pulumi.export(
@@ -54,33 +135,10 @@ def build_environment(env: EnvironmentSpec, stack: str) -> dict[str, RegionalPla
                 for name, g in gateways.items()
             },
         )
-    if api_keys:
-        pulumi.export("apiKeys", pulumi.Output.secret(api_keys))
-    return regions
 
 
-def _federate(env: EnvironmentSpec, stack: str, regions: dict[str, RegionalPlatform]) -> None:
-    """Karmada over every region's cluster; its API server's kubeconfig is a secret output."""
-    from components.federation.federation import KarmadaFederation, KarmadaFederationArgs
-    from components.federation.render import inference_service_renderer, pod_disruption_budget_renderer
-
-    federation = KarmadaFederation(
-        f"{stack}-karmada",
-        KarmadaFederationArgs(
-            env=env,
-            stack=stack,
-            clusters={name: platform.cluster for name, platform in regions.items()},
-            render=inference_service_renderer(env, stack),
-            budget=pod_disruption_budget_renderer(env),
-        ),
-    )
-    pulumi.export(
-        "karmada",
-        {
-            "endpoint": federation.control_plane.endpoint,
-            "host": federation.control_plane.api.region.name,
-            "members": {name: member.registration.metadata["name"] for name, member in federation.members.items()},
-            "federatedModels": list(federation.models),
-        },
-    )
-    pulumi.export("karmadaKubeconfig", federation.control_plane.kubeconfig)
+def _export_karmada(karmada: dict) -> None:
+    kubeconfig = karmada.pop("kubeconfig", None)
+    pulumi.export("karmada", karmada)
+    if kubeconfig is not None:
+        pulumi.export("karmadaKubeconfig", kubeconfig)

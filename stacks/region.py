@@ -103,7 +103,11 @@ class RegionalPlatform(pulumi.ComponentResource):
             self.gateway = InferenceGateway(
                 region.name,
                 InferenceGatewayArgs(
-                    self.cluster, args.env, region, self.model_storage.serving.namespace, args.api_keys
+                    cluster=self.cluster,
+                    env=args.env,
+                    region=region,
+                    serving_namespace=self.model_storage.serving.namespace,
+                    api_keys=args.api_keys,
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )

@@ -40,13 +40,23 @@ def build_serving(
     opts = pulumi.ResourceOptions(parent=parent)
     cert_manager = []
     if not region.cert_manager.existing:
-        cert_manager = [CertManager(region.name, CertManagerArgs(cluster, env.label_domain, env.production), opts=opts)]
+        cert_manager = [
+            CertManager(
+                region.name,
+                CertManagerArgs(cluster=cluster, label_domain=env.label_domain, production=env.production),
+                opts=opts,
+            )
+        ]
     kserve = KServe(
-        region.name, KServeArgs(cluster, env.label_domain, cert_manager=[c.release for c in cert_manager]), opts=opts
+        region.name,
+        KServeArgs(cluster=cluster, label_domain=env.label_domain, cert_manager=[c.release for c in cert_manager]),
+        opts=opts,
     )
     keda = None
     if region.serving.deployment_mode == "Standard":
-        keda = Keda(region.name, KedaArgs(cluster, env.label_domain, env.production), opts=opts)
+        keda = Keda(
+            region.name, KedaArgs(cluster=cluster, label_domain=env.label_domain, production=env.production), opts=opts
+        )
     prometheus_url = region.serving.prometheus_url or (observability.prometheus_url if observability else None)
     # Model pods need the controller and runtimes, their queue and PriorityClass, their namespace and
     # service account, and (pvc://) the cache's PVC.

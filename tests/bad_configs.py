@@ -235,5 +235,26 @@ CORPUS: list[Bad] = [
     _b('serving', 'dev', 'triton-with-lora', [('set', 'models[0].runtime', 'triton'), ('set', 'models[0].loraAdapters', [{'name': 'a'}])], 'models[0].loraAdapters', 'vLLM'),
     _b('serving', 'dev', 'lora-name-clash', [('set', 'models[0].loraAdapters', [{'name': 'qwen2-5-7b'}])], 'models[0].loraAdapters[0].name', 'qwen2-5-7b'),
     _b('serving', 'dev', 'speculative-tokens-zero', [('set', 'models[0].speculativeDecoding', {'method': 'ngram', 'numSpeculativeTokens': 0})], 'models[0].speculativeDecoding.numSpeculativeTokens', 'greater than'),
+    # --- rollout ---
+    _b('rollout', 'prod', 'wave-unknown-region', [('set', 'rollout', {'waves': [{'name': 'canary', 'regions': ['use1']}, {'name': 'rest', 'regions': ['usw2', 'usc-1']}]})], 'rollout.waves[1].regions[1]', "did you mean 'usc1'"),
+    _b('rollout', 'prod', 'region-in-two-waves', [('set', 'rollout', {'waves': [{'name': 'canary', 'regions': ['use1', 'usw2']}, {'name': 'rest', 'regions': ['usw2', 'usc1']}]})], 'rollout.waves[1].regions[0]', 'exactly one wave'),
+    _b('rollout', 'prod', 'region-in-no-wave', [('set', 'rollout', {'waves': [{'name': 'canary', 'regions': ['use1', 'usw2']}]})], 'rollout.waves', "'usc1' is in no wave"),
+    _b('rollout', 'prod', 'duplicate-wave-name', [('set', 'rollout', {'waves': [{'name': 'canary', 'regions': ['use1']}, {'name': 'canary', 'regions': ['usw2', 'usc1']}]})], 'rollout.waves[1].name', 'duplicate wave name'),
+    _b('rollout', 'prod', 'anchor-not-first', [('set', 'rollout', {'waves': [{'name': 'gcp', 'regions': ['usc1']}, {'name': 'aws', 'regions': ['use1', 'usw2']}]})], 'rollout.waves[0].regions', 'tenant keys and Karmada'),
+    _b('rollout', 'prod', 'wave-named-global', [('set', 'rollout', {'waves': [{'name': 'global', 'regions': ['use1', 'usw2', 'usc1']}]})], 'rollout.waves[0].name', 'always the last one'),
+    _b('rollout', 'prod', 'confirm-unknown-wave', [('set', 'rollout', {'confirmBefore': ['globl']})], 'rollout.confirmBefore[0]', "did you mean 'global'"),
+    _b('rollout', 'dev', 'waves-in-single-layout', [('set', 'rollout', {'waves': [{'name': 'canary', 'regions': ['use1']}]})], 'rollout.waves', 'stacks.layout: perRegion'),
+    # --- stacks and deployers ---
+    _b('stacks', 'prod', 'one-stack-of-private-regions', [('set', 'stacks', {'layout': 'single'})], 'stacks.layout', 'no single `pulumi up` reaches every cluster'),
+    _b('stacks', 'prod', 'outside-runner-private-endpoint', [('set', 'regions[0].deployer', {'kind': 'cidrs', 'cidrs': ['198.51.100.0/24']})], 'regions[0].deployer', 'API endpoint of use1 is private'),
+    _b('stacks', 'dev', 'runner-outside-public-cidrs', [('set', 'regions[0].deployer', {'kind': 'cidrs', 'cidrs': ['198.51.100.0/24']})], 'regions[0].deployer.cidrs[0]', "not within use1's apiAccess.publicCidrs"),
+    _b('stacks', 'dev', 'runner-wider-than-public-cidrs', [('set', 'regions[0].deployer', {'kind': 'cidrs', 'cidrs': ['203.0.112.0/23']})], 'regions[0].deployer.cidrs[0]', 'not within'),
+    _b('stacks', 'prod', 'vpc-runner-with-cidrs', [('set', 'regions[1].deployer', {'kind': 'vpcRunner', 'cidrs': ['10.0.0.0/8']})], 'regions[1].deployer.cidrs', 'needs no source CIDRs'),
+    _b('stacks', 'prod', 'private-link-without-cidrs', [('set', 'regions[2].deployer', {'kind': 'privateLink'})], 'regions[2].deployer.cidrs', 'needs the runner'),
+    _b('stacks', 'prod', 'deployer-covers-internet', [('set', 'regions[0].deployer', {'kind': 'privateLink', 'cidrs': ['0.0.0.0/1', '128.0.0.0/1']})], 'regions[0].deployer.cidrs', 'cover the internet'),
+    _b('stacks', 'prod', 'global-runner-cannot-reach-host', [('set', 'stacks', {'globalDeployer': {'kind': 'cidrs', 'cidrs': ['198.51.100.0/24']}})], 'stacks.globalDeployer', 'API endpoint of use1 is private'),
+    _b('stacks', 'prod', 'deployer-kind-typo', [('set', 'regions[0].deployer', {'kind': 'vpc-runner'})], 'regions[0].deployer.kind', 'vpcRunner'),
+    _b('stacks', 'dev', 'layout-typo', [('set', 'stacks', {'layout': 'per-region'})], 'stacks.layout', 'perRegion'),
+    _b('rollout', 'dev', 'health-timeout-zero', [('set', 'rollout', {'healthTimeoutMinutes': 0})], 'rollout.healthTimeoutMinutes', 'greater than'),
 ]
 # fmt: on

@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from tools.plan.engine import evaluate
-from tools.plan.model import Plan
+from tools.plan.model import Plan, is_patch
 from tools.plan.runner import PROJECT_DIR, build_plan
 from tools.plan.stackfile import load_stack_config, stack_config_from_mapping
 
@@ -43,6 +43,8 @@ def kubernetes_object_keys(plan: Plan) -> list[tuple]:
     """(cluster, API group, kind, namespace, name) of every Kubernetes object: what the API server keys it by."""
     keys = []
     for r in plan.kubernetes_objects():
+        if is_patch(r):  # a patch of an object declared elsewhere (or by a controller) does not create it
+            continue
         meta = r.inputs.get("metadata") or {}
         group = r.inputs["apiVersion"].rpartition("/")[0]
         keys.append((plan.cluster_of(r), group, r.inputs["kind"], meta.get("namespace"), meta.get("name")))

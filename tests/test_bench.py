@@ -68,11 +68,14 @@ def _registered(document: dict) -> tuple[list, dict]:
 
 @pytest.mark.parametrize("typed", [False, True], ids=["plain", "typed"])
 def test_sdk_floor_registers_exactly_the_plans_resources(env_plan, typed):
-    document = json.loads(json.dumps(plan_document(env_plan)))
-    floor = evaluate(
-        baseline_program(document, typed), project=document["project"], stack=document["environment"], config={}
-    )
-    assert _registered(json.loads(json.dumps(plan_document(_wrap(floor, env_plan))))) == _registered(document)
+    parts = list(env_plan.stacks.values()) or [env_plan]
+    assert len(parts) == (1 if env_plan.environment == "dev" else 4)
+    for part in parts:
+        document = json.loads(json.dumps(plan_document(part)))
+        floor = evaluate(
+            baseline_program(document, typed), project=document["project"], stack=document["environment"], config={}
+        )
+        assert _registered(json.loads(json.dumps(plan_document(_wrap(floor, part))))) == _registered(document)
 
 
 def _wrap(evaluation, like):

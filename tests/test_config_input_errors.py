@@ -9,10 +9,11 @@ import pytest
 import yaml
 
 from components.config.loader import load_environment
+from components.config.stackfile import PlanInputError
 from tests.harness import apply_ops, config_errors, environment_config, raw_environment
 from tools.plan.__main__ import main as plan_main
 from tools.plan.runner import PROJECT_DIR, build_plan
-from tools.plan.stackfile import PlanInputError, input_error_lines, load_stack_config
+from tools.plan.stackfile import input_error_lines, load_stack_config
 
 
 def _project(tmp_path, text: str):

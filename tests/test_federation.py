@@ -26,6 +26,7 @@ from policies.offline import evaluate_plan, plan_resources
 from policies.pods import is_workload, serving_runtime
 from tests.harness import cluster_objects, environment_config, kubernetes_object_keys, ns, plan_config, raw_environment
 from tools.conformance import unknown_values
+from tools.plan.model import is_patch
 from tools.plan.report import render_markdown
 
 MODEL = "llama-3-1-70b"
@@ -57,11 +58,9 @@ def push_plan():
 
 def _objects(plan, cluster: str, kind: str) -> dict[str, dict]:
     """name -> inputs of the Kubernetes objects of a kind on a cluster (Karmada's is `<stack>-karmada`)."""
-    return {
-        r.inputs["metadata"]["name"]: r.inputs
-        for r in plan.kubernetes_objects()
-        if plan.cluster_of(r) == cluster and r.inputs["kind"] == kind
-    }
+    found = [r for r in plan.kubernetes_objects() if plan.cluster_of(r) == cluster and r.inputs["kind"] == kind]
+    # An object over a patch of it (another stack's): patches first, so the object wins.
+    return {r.inputs["metadata"]["name"]: r.inputs for r in sorted(found, key=lambda r: not is_patch(r))}
 
 
 def _releases(plan, name: str) -> dict[str, dict]:
@@ -133,11 +132,24 @@ def test_api_server_load_balancer_is_open_to_the_clusters_nat_egress_only(prod_p
     assert spec["type"] == "LoadBalancer" and spec["selector"] == {"app": "karmada-apiserver"}
     assert spec["ports"] == [{"name": "https", "port": 5443, "targetPort": 5443, "protocol": "TCP"}]
     assert service["metadata"]["annotations"]["service.beta.kubernetes.io/aws-load-balancer-type"] == "nlb"
-    sources = spec["loadBalancerSourceRanges"]
-    # NAT gateways: use1 and usw2 one per zone (3 + 3), usc1's Cloud NAT one reserved address.
+    # The host's stack opens it to the host's own NAT (3 zones) and leaves the field to the global stack,
+    # which applies every member's NAT gateways once they exist: use1, usw2 one per zone (3 + 3), usc1's one.
+    assert len(spec["loadBalancerSourceRanges"]) == 3
+    (host_service,) = [
+        r for r in prod_plan.of_type("kubernetes:core/v1:Service") if r.name.endswith("apiserver-external")
+    ]
+    assert host_service.options["ignoreChanges"] == ["spec.loadBalancerSourceRanges"]
+    (patch,) = prod_plan.of_type("kubernetes:core/v1:ServicePatch")
+    assert patch.urn.startswith("urn:pulumi:prod.global::")
+    assert patch.inputs["metadata"]["name"] == "karmada-apiserver-external"
+    sources = patch.inputs["spec"]["loadBalancerSourceRanges"]
     assert len(sources) == len(set(sources)) == 7 and all(s.endswith("/32") for s in sources)
-    extra = _objects(push_plan, "push-usc1", "Service")["karmada-apiserver-external"]["spec"]
-    assert extra["loadBalancerSourceRanges"][-1] == EXTRA_CIDR
+    assert set(spec["loadBalancerSourceRanges"]) <= set(sources)
+    # The registrations come first: an agent that gets through finds its Cluster.
+    clusters = {r.urn for r in prod_plan.of_type("kubernetes:cluster.karmada.io/v1alpha1:Cluster")}
+    assert len(clusters) == 3 and clusters <= set(patch.options["dependsOn"])
+    (extra,) = push_plan.of_type("kubernetes:core/v1:ServicePatch")
+    assert extra.inputs["spec"]["loadBalancerSourceRanges"][-1] == EXTRA_CIDR
 
 
 def test_gke_nat_egress_is_a_reserved_address(prod_plan):
@@ -162,8 +174,11 @@ def test_api_server_certificate_names_the_load_balancer(prod_plan, push_plan):
 
 
 def test_karmada_provider_and_secret_kubeconfig_output(prod_plan):
-    provider = prod_plan.named("prod-karmada", "pulumi:providers:kubernetes")
-    assert provider.inputs["kubeconfig"] == "[secret]"
+    # One in the host's stack (the control plane's), one in the global stack (Karmada's objects).
+    providers = prod_plan.of_type("pulumi:providers:kubernetes")
+    karmada = [p for p in providers if p.name == "prod-karmada"]
+    assert sorted(p.urn.split("::")[0] for p in karmada) == ["urn:pulumi:prod.global", "urn:pulumi:prod.use1"]
+    assert {p.inputs["kubeconfig"] for p in karmada} == {"[secret]"}
     assert prod_plan.outputs["karmadaKubeconfig"] == "[secret]"
     karmada = prod_plan.outputs["karmada"]
     assert karmada["host"] == "use1" and karmada["endpoint"].startswith("https://")
@@ -188,20 +203,16 @@ def test_member_health_taints_are_noexecute(prod_plan):
 # --- members ----------------------------------------------------------------------------------------------
 
 
-def test_pull_members_are_registered_by_their_agent_and_labelled_after(prod_plan):
-    """The agent creates its Cluster (spec.id = kube-system UID); the program only patches labels on after it."""
-    created = [
-        r for r in prod_plan.kubernetes_objects() if r.inputs["kind"] == "Cluster" and not r.type.endswith("Patch")
-    ]
-    assert created == []
+def test_pull_members_are_declared_with_their_labels_and_agents_wait_for_access(prod_plan):
+    """The program creates each pull member's Cluster with its labels; the agent re-registers it (spec is its)."""
     patches = {
         r.inputs["metadata"]["name"]: r
         for r in prod_plan.kubernetes_objects()
-        if r.type == "kubernetes:cluster.karmada.io/v1alpha1:ClusterPatch"
+        if r.type == "kubernetes:cluster.karmada.io/v1alpha1:Cluster"
     }
     assert sorted(patches) == ["prod-usc1", "prod-use1", "prod-usw2"]
     usc1 = patches["prod-usc1"].inputs
-    assert set(usc1) == {"apiVersion", "kind", "metadata"}  # no spec: every spec field is the agent's
+    assert usc1["spec"]["syncMode"] == "Pull"
     assert usc1["metadata"]["labels"] == {
         "inference-platform.io/cloud": "gcp",
         "inference-platform.io/region": "us-central1",
@@ -209,8 +220,11 @@ def test_pull_members_are_registered_by_their_agent_and_labelled_after(prod_plan
         "inference-platform.io/gpu-product-L4": "true",
         "inference-platform.io/gpu-product-A100-80GB": "true",
     }
+    # Different stacks: the agent (prod.usc1) is up before the Cluster (prod.global) is created; it retries
+    # until the global stack opens the allowlist, after the Cluster exists.
     agent = prod_plan.named("prod-usc1-karmada-agent", "kubernetes:helm.sh/v3:Release")
-    assert agent.urn in patches["prod-usc1"].options["dependsOn"]
+    assert agent.urn.startswith("urn:pulumi:prod.usc1::")
+    assert patches["prod-usc1"].urn.startswith("urn:pulumi:prod.global::")
     agents = _releases(prod_plan, "karmada-agent")
     assert sorted(agents) == ["prod-usc1", "prod-use1", "prod-usw2"]
     for cluster, release in agents.items():

@@ -437,7 +437,10 @@ def _gateway_plan(raw: dict):
             "serving", metadata={"name": names.SERVING_NAMESPACE}, opts=pulumi.ResourceOptions(provider=provider)
         )
         keys = {t.name: pulumi.Output.secret(f"key-of-{t.name}-0123456789") for t in env.tenants}
-        InferenceGateway(region.name, InferenceGatewayArgs(handle, env, region, serving, keys))
+        InferenceGateway(
+            region.name,
+            InferenceGatewayArgs(cluster=handle, env=env, region=region, serving_namespace=serving, api_keys=keys),
+        )
 
     return evaluate_program(program)
 

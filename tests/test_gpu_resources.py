@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from components.k8s.gpu_resources import schedulable_at_max_size, schedulable_resources
+from components.domain.gpu_resources import schedulable_at_max_size, schedulable_resources
 from components.k8s.topology import gpu_pool_labels
 from tests.gpu_specs import pool, region
 from tools.plan.report import render_markdown

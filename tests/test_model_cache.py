@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from components.addons.model_cache import (
-    VLLM_LOAD_ARGS,
     model_storage_uri,
     prewarmed_models,
 )
 from components.config.loader import load_environment
 from components.config.model_store import cache_plan
+from components.serving.engine import VLLM_LOAD_ARGS
 from tests.harness import environment_config, ns, plan_config, raw_environment
 
 CR = "kubernetes:data.fluid.io/v1alpha1:"

@@ -23,12 +23,13 @@ from components.addons.observability import (
     Observability,
     ObservabilityArgs,
 )
-from components.addons.scrape_targets import MODEL_LABEL, POOL_LABEL
 from components.catalog import metrics
 from components.catalog.charts import CHARTS
 from components.config.loader import load_environment
 from components.k8s import names
 from components.k8s.cluster import ClusterHandle
+from components.k8s.names import MODEL_TARGET_LABEL as MODEL_LABEL
+from components.k8s.names import POOL_TARGET_LABEL as POOL_LABEL
 from tests.harness import evaluate_program, plan_config, raw_environment
 
 SERVICE_MONITOR = "kubernetes:monitoring.coreos.com/v1:ServiceMonitor"

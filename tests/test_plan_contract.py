@@ -23,7 +23,9 @@ def written(request, tmp_path_factory):
 def test_plan_json_follows_the_contract(written):
     env, out = written
     doc = json.loads((out / "plan.json").read_text())
-    assert set(doc) == {"environment", "project", "resources", "outputs", "cost"}
+    stacks = doc.get("stacks", [])
+    assert set(doc) == {"environment", "project", "resources", "outputs", "cost"} | ({"stacks"} if stacks else set())
+    assert stacks == ([] if env == "dev" else ["prod.use1", "prod.usw2", "prod.usc1", "prod.global"])
     assert doc["environment"] == env
     assert doc["project"] == "inference-platform"
     urns = {r["urn"] for r in doc["resources"]}
@@ -41,9 +43,10 @@ def test_plan_json_follows_the_contract(written):
         }
         assert all(dep in urns for deps in r["propertyDependencies"].values() for dep in deps)
         assert set(r["options"]) == OPTION_KEYS
-        assert r["urn"].startswith(f"urn:pulumi:{env}::inference-platform::")
+        assert r["urn"].startswith(tuple(f"urn:pulumi:{s}::inference-platform::" for s in stacks or [env]))
         assert r["urn"].endswith("::" + r["name"])
-        assert r["parent"] is None or r["parent"] in urns or r["parent"].endswith("Stack::inference-platform-" + env)
+        stack_roots = tuple("Stack::inference-platform-" + s for s in stacks or [env])
+        assert r["parent"] is None or r["parent"] in urns or r["parent"].endswith(stack_roots)
         assert r["provider"] is None or r["provider"] in urns
         assert all(dep in urns for dep in r["options"]["dependsOn"])
     assert set(doc["outputs"]) >= {"clusters", "kubeconfigs"}
@@ -51,8 +54,14 @@ def test_plan_json_follows_the_contract(written):
 
 def test_every_other_artifact_is_written(written):
     env, out = written
-    assert (out / "manifests").is_dir()
-    assert (out / "helm").is_dir()
+    doc = json.loads((out / "plan.json").read_text())
+    # Several stacks: each stack's own objects and plan under stacks/<stack>/.
+    parts = [out / "stacks" / s for s in doc["stacks"]] if "stacks" in doc else [out]
+    assert len(parts) == (1 if env == "dev" else 4)
+    for part in parts:
+        assert (part / "manifests").is_dir() or part.name.endswith(".global") is False
+    assert all((part / "helm").is_dir() for part in parts if not part.name.endswith(".global"))
+    assert all((part / "plan.json").is_file() for part in parts if part != out)
     assert isinstance(json.loads((out / "policy.json").read_text()), list)
     md = (out / "plan.md").read_text()
     assert md.startswith(f"# Plan: `{env}`")
@@ -79,9 +88,12 @@ def test_every_cloud_resource_names_an_explicit_provider(env_plan):
 
 def test_each_cluster_has_its_own_kubernetes_provider(env_plan):
     """One per region's cluster, and one for the Karmada API server when the environment is federated."""
-    providers = env_plan.of_type("pulumi:providers:kubernetes")
     karmada = [f"{env_plan.environment}-karmada"] if env_plan.spec.federation.enabled else []
-    assert sorted(p.name for p in providers) == sorted(
+    for part in env_plan.stacks.values() or [env_plan]:  # a provider per cluster within each stack
+        names = [p.name for p in part.of_type("pulumi:providers:kubernetes")]
+        assert len(names) == len(set(names)), part.environment
+    providers = env_plan.of_type("pulumi:providers:kubernetes")
+    assert sorted({p.name for p in providers}) == sorted(
         [f"{env_plan.environment}-{r.name}" for r in env_plan.spec.regions] + karmada
     )
 

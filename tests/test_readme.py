@@ -88,6 +88,8 @@ def test_a_make_dry_run_fails_on_a_target_the_makefile_lacks():
 def test_every_documented_python_module_answers_help(module, monkeypatch, capsys):
     """`python -m MODULE --help`, run in-process (runpy, as -m does): the session has imported its dependencies."""
     monkeypatch.setattr(sys, "argv", [module, "--help"])
+    for name in (module, f"{module}.__main__"):  # run afresh, as `-m` does (and runpy warns otherwise)
+        monkeypatch.delitem(sys.modules, name, raising=False)
     with pytest.raises(SystemExit) as exited:
         runpy.run_module(module, run_name="__main__", alter_sys=True)
     assert (exited.value.code, "usage:" in capsys.readouterr().out) == (0, True), module

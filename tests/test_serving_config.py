@@ -213,7 +213,7 @@ def test_a_node_must_hold_one_server_with_what_its_engine_needs():
 
 
 def test_a_server_gets_what_its_engine_needs_when_a_slot_share_is_less():
-    from components.serving.host import pod_host_resources
+    from components.domain.host import pod_host_resources
 
     region = load_environment(raw_environment()).regions[0]
     mig = region.pool("a100-mig")

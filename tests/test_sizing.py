@@ -6,7 +6,7 @@ import pytest
 
 from components.catalog.models import MODELS
 from components.config.region import GpuPoolSpec, MigSpec, TimeSlicingSpec
-from components.serving.sizing import (
+from components.domain.sizing import (
     DoesNotFit,
     GpuSlot,
     SizingRequest,
@@ -20,7 +20,7 @@ from components.serving.sizing import (
     startup_budget_seconds,
     weight_bytes,
 )
-from components.serving.slots import gpu_slot, placement_resource, slots_per_node
+from components.domain.slots import gpu_slot, placement_resource, slots_per_node
 
 H100 = GpuSlot("H100-80GB", 80, gpus_per_node=8, max_nodes=4, fp8=True)
 A100 = GpuSlot("A100-80GB", 80, gpus_per_node=8, max_nodes=2, fp8=False)

@@ -6,6 +6,7 @@ fact about the pinned upstream versions (who creates an object, what is admitted
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import pytest
@@ -55,27 +56,33 @@ def push_plan():
     return plan_config(config, stack="pushfacts")
 
 
-def test_pull_mode_creates_no_cluster_the_agent_owns(prod_plan):
+def test_pull_mode_pre_creates_each_cluster_as_the_agent_re_registers_it(prod_plan):
+    """The agent exits unless an existing Cluster's spec.id is its kube-system UID; with that id it re-registers."""
     assert KARMADA_AGENT_REGISTERS.name in FACTS
     agents = {prod_plan.cluster_of(r) for r in prod_plan.helm_releases() if r.inputs["name"] == "karmada-agent"}
     assert agents == {"prod-use1", "prod-usw2", "prod-usc1"}
-    # The agent's Cluster would be rejected by itself if it existed before it: nothing may create one.
-    assert prod_plan.of_type(CLUSTER_TYPE) == []
-    patched = {r.inputs["metadata"]["name"]: r.inputs for r in prod_plan.of_type(CLUSTER_TYPE + "Patch")}
-    assert set(patched) == agents
-    for cluster, patch in patched.items():
-        # Only what the agent never writes: no spec (spec.id, syncMode, apiEndpoint, secretRef are the agent's).
-        assert "spec" not in patch and set(patch["metadata"]) == {"name", "labels"}, cluster
+    assert prod_plan.of_type(CLUSTER_TYPE + "Patch") == []
+    clusters = {r.inputs["metadata"]["name"]: r for r in prod_plan.of_type(CLUSTER_TYPE)}
+    assert set(clusters) == agents
+    for name, cluster in clusters.items():
+        spec = cluster.inputs["spec"]
+        assert spec["syncMode"] == "Pull", name
+        # A UUID from the member's stack (its kube-system Namespace), never empty.
+        assert re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", spec["id"]), name
+        assert spec["secretRef"] == {"namespace": "karmada-cluster", "name": name}
+        # After creation the agent owns spec; the program keeps only the labels.
+        assert cluster.options["ignoreChanges"] == ["spec"], name
+    assert len({c.inputs["spec"]["id"] for c in clusters.values()}) == 3
 
 
-def test_pull_patches_wait_for_their_agent(prod_plan):
-    patches = prod_plan.of_type(CLUSTER_TYPE + "Patch")
-    members = sorted(p.inputs["metadata"]["name"] for p in patches)
-    assert members == ["prod-usc1", "prod-use1", "prod-usw2"], "prod's three pull members"
-    for patch in patches:
-        member = patch.inputs["metadata"]["name"]
-        agent = prod_plan.named(f"{member}-karmada-agent", "kubernetes:helm.sh/v3:Release")
-        assert agent.urn in patch.options["dependsOn"], member
+def test_each_cluster_id_is_its_members_kube_system_uid(prod_plan):
+    """The id each Cluster carries comes from the member stack's read of kube-system, exported as karmadaMember."""
+    by_stack = prod_plan.stacks
+    assert sorted(by_stack) == ["prod.global", "prod.usc1", "prod.use1", "prod.usw2"]
+    for region in ("use1", "usw2", "usc1"):
+        exported = by_stack[f"prod.{region}"].evaluation.referenced.values["karmadaMember"]["clusterId"]
+        (cluster,) = [c for c in prod_plan.of_type(CLUSTER_TYPE) if c.inputs["metadata"]["name"] == f"prod-{region}"]
+        assert cluster.inputs["spec"]["id"] == exported
 
 
 def test_push_mode_declares_its_clusters(push_plan):
@@ -87,10 +94,9 @@ def test_push_mode_declares_its_clusters(push_plan):
 
 def test_member_selectors_match_the_labels_members_get(prod_plan):
     """Whatever selects members (ClusterTaintPolicy, PropagationPolicy) names clusters the agents register."""
-    registered = {r.inputs["metadata"]["name"] for r in prod_plan.of_type(CLUSTER_TYPE + "Patch")}
-    labels = {
-        r.inputs["metadata"]["name"]: r.inputs["metadata"]["labels"] for r in prod_plan.of_type(CLUSTER_TYPE + "Patch")
-    }
+    registered = {r.inputs["metadata"]["name"] for r in prod_plan.of_type(CLUSTER_TYPE)}
+    assert len(registered) == 3
+    labels = {r.inputs["metadata"]["name"]: r.inputs["metadata"]["labels"] for r in prod_plan.of_type(CLUSTER_TYPE)}
     selected = 0
     for r in prod_plan.kubernetes_objects():
         spec = r.inputs.get("spec") or {}
@@ -110,7 +116,7 @@ def test_member_selectors_match_the_labels_members_get(prod_plan):
 def test_plan_md_says_how_each_member_joins(prod_plan, push_plan):
     for member in ("prod-use1", "prod-usw2", "prod-usc1"):
         assert f"| {member} |" in render_markdown(prod_plan)
-    assert render_markdown(prod_plan).count("agent-registered (pull)") == 3
+    assert render_markdown(prod_plan).count("declared with its labels (pull)") == 3
     assert render_markdown(push_plan).count("declared by the program (push)") == 3
 
 

@@ -10,21 +10,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from components.addons.dashboards import cache_hit_ratio, gpu_utilisation_percent
-from components.addons.scrape_targets import MODEL_LABEL, POOL_LABEL, ObservedScope
+from components.addons.scrape_targets import ObservedScope
 from components.catalog import metrics as m
-from components.config.environment import EnvironmentSpec
 from components.config.observability import ThresholdsSpec
-from components.config.region import RegionSpec
-
-
-def ttft_objectives(env: EnvironmentSpec, region: RegionSpec) -> dict[str, float]:
-    """vLLM model served in the region -> its TTFT p95 objective (its own, else the region default)."""
-    default = region.observability.thresholds.ttft_p95_seconds
-    return {
-        model.name: model.slo.ttft_p95_seconds if model.slo else default
-        for model in env.models
-        if model.runtime == "vllm" and any(p.region == region.name for p in model.placements)
-    }
+from components.k8s.names import MODEL_TARGET_LABEL, POOL_TARGET_LABEL
 
 
 def _rule(
@@ -45,14 +34,14 @@ def _serving_rules(ttft: Mapping[str, float], t: ThresholdsSpec) -> list[dict[st
     rules = [
         _rule(
             "InferenceTTFTP95OverSLO",
-            f'histogram_quantile(0.95, sum by (le) (rate({m.VLLM_TTFT.bucket}{{{MODEL_LABEL}="{model}"}}[5m])))'
+            f'histogram_quantile(0.95, sum by (le) (rate({m.VLLM_TTFT.bucket}{{{MODEL_TARGET_LABEL}="{model}"}}[5m])))'
             f" > {objective:g}",
             "warning",
             f"{model}: TTFT p95 above its {objective:g}s objective",
             f"Time to first token (p95 over 5m) of {model} is {{{{ $value | humanizeDuration }}}}, over the "
             f"{objective:g}s objective. Check queue depth and KV-cache use; scale out or shed load.",
             "10m",
-            **{MODEL_LABEL: model},
+            **{MODEL_TARGET_LABEL: model},
         )
         for model, objective in sorted(ttft.items())
     ]
@@ -60,9 +49,9 @@ def _serving_rules(ttft: Mapping[str, float], t: ThresholdsSpec) -> list[dict[st
         rules.append(
             _rule(
                 "InferenceKVCacheNearFull",
-                f"max by ({MODEL_LABEL}, pod) ({m.VLLM_KV_CACHE_USAGE}) > {t.kv_cache_near_full:g}",
+                f"max by ({MODEL_TARGET_LABEL}, pod) ({m.VLLM_KV_CACHE_USAGE}) > {t.kv_cache_near_full:g}",
                 "warning",
-                "{{ $labels." + MODEL_LABEL + " }}: KV cache nearly full on {{ $labels.pod }}",
+                "{{ $labels." + MODEL_TARGET_LABEL + " }}: KV cache nearly full on {{ $labels.pod }}",
                 f"KV-cache usage has stayed above {t.kv_cache_near_full:.0%} for 10 minutes; requests will queue "
                 "or be preempted. Add replicas or lower max-num-seqs.",
                 "10m",
@@ -71,10 +60,10 @@ def _serving_rules(ttft: Mapping[str, float], t: ThresholdsSpec) -> list[dict[st
         rules.append(
             _rule(
                 "InferenceQueueGrowing",
-                f"sum by ({MODEL_LABEL}) ({m.VLLM_WAITING}) > {t.queue_waiting_requests} "
-                f"and sum by ({MODEL_LABEL}) (deriv({m.VLLM_WAITING}[10m])) > 0",
+                f"sum by ({MODEL_TARGET_LABEL}) ({m.VLLM_WAITING}) > {t.queue_waiting_requests} "
+                f"and sum by ({MODEL_TARGET_LABEL}) (deriv({m.VLLM_WAITING}[10m])) > 0",
                 "warning",
-                "{{ $labels." + MODEL_LABEL + " }}: request queue keeps growing",
+                "{{ $labels." + MODEL_TARGET_LABEL + " }}: request queue keeps growing",
                 f"More than {t.queue_waiting_requests} requests wait and the queue has grown for 10 minutes: "
                 "capacity is short of demand.",
                 "10m",
@@ -85,7 +74,7 @@ def _serving_rules(ttft: Mapping[str, float], t: ThresholdsSpec) -> list[dict[st
 
 def _gpu_rules(t: ThresholdsSpec) -> list[dict[str, Any]]:
     utilisation = gpu_utilisation_percent(window="30m")
-    pool = "{{ $labels." + POOL_LABEL + " }}"
+    pool = "{{ $labels." + POOL_TARGET_LABEL + " }}"
     return [
         _rule(
             "GPUPoolIdle",
@@ -107,7 +96,7 @@ def _gpu_rules(t: ThresholdsSpec) -> list[dict[str, Any]]:
         ),
         _rule(
             "GPUXidError",
-            f"max by ({POOL_LABEL}, Hostname, gpu) ({m.DCGM_XID_ERRORS}) > 0",
+            f"max by ({POOL_TARGET_LABEL}, Hostname, gpu) ({m.DCGM_XID_ERRORS}) > 0",
             "critical",
             f"XID error on {{{{ $labels.Hostname }}}} GPU {{{{ $labels.gpu }}}} (pool {pool})",
             "The driver reported XID {{ $value }}. Cordon the node and check `nvidia-smi -q`; XIDs 48, 63, 64, "

@@ -36,7 +36,7 @@ def chart_values(label_domain: str, production: bool) -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CertManagerArgs:
     cluster: ClusterHandle
     label_domain: str

@@ -10,9 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from components.addons.scrape_targets import MODEL_LABEL, POOL_LABEL, ObservedScope
+from components.addons.scrape_targets import ObservedScope
 from components.catalog import metrics as m
 from components.k8s import names
+from components.k8s.names import MODEL_TARGET_LABEL, POOL_TARGET_LABEL
 
 # kube-prometheus-stack 88.5.3 values: grafana.sidecar.dashboards.{label: grafana_dashboard, labelValue: "1"}.
 DASHBOARD_LABEL = {"grafana_dashboard": "1"}
@@ -96,8 +97,8 @@ def _dashboard(uid: str, title: str, rows: list[tuple[str, list[Panel]]], variab
 
 
 def _serving(scope: ObservedScope) -> dict[str, Any]:
-    sel = f'{MODEL_LABEL}=~"$model"'
-    by = MODEL_LABEL
+    sel = f'{MODEL_TARGET_LABEL}=~"$model"'
+    by = MODEL_TARGET_LABEL
     rows: list[tuple[str, list[Panel]]] = []
     if scope.vllm_models:
         rows.append(
@@ -208,7 +209,7 @@ def _serving(scope: ObservedScope) -> dict[str, Any]:
     # The model variable lists the platform's models whatever their engine.
     variable_source = m.VLLM_RUNNING if scope.vllm_models else m.TRITON_REQUEST_SUCCESS
     return _dashboard(
-        "inference-serving", "Inference / Serving", rows, [_variable("model", variable_source, MODEL_LABEL)]
+        "inference-serving", "Inference / Serving", rows, [_variable("model", variable_source, MODEL_TARGET_LABEL)]
     )
 
 
@@ -217,12 +218,12 @@ def gpu_utilisation_percent(selector: str = "", window: str | None = None) -> st
     series = f"{m.DCGM_GR_ENGINE_ACTIVE}{{{selector}}}" if selector else str(m.DCGM_GR_ENGINE_ACTIVE)
     if window:
         series = f"avg_over_time({series}[{window}])"
-    return f"100 * avg by ({POOL_LABEL}) ({series})"
+    return f"100 * avg by ({POOL_TARGET_LABEL}) ({series})"
 
 
 def _gpu() -> dict[str, Any]:
-    sel = f'{POOL_LABEL}=~"$pool"'
-    by = POOL_LABEL
+    sel = f'{POOL_TARGET_LABEL}=~"$pool"'
+    by = POOL_TARGET_LABEL
     rows = [
         (
             "GPUs per pool",
@@ -274,7 +275,7 @@ def _gpu() -> dict[str, Any]:
         )
     ]
     return _dashboard(
-        "inference-gpu", "Inference / GPU", rows, [_variable("pool", m.DCGM_GR_ENGINE_ACTIVE, POOL_LABEL)]
+        "inference-gpu", "Inference / GPU", rows, [_variable("pool", m.DCGM_GR_ENGINE_ACTIVE, POOL_TARGET_LABEL)]
     )
 
 

@@ -1,6 +1,6 @@
 """DCGM exporter on GKE-managed GPU pools (driverInstall: cloud): GPU metrics where no GPU Operator runs.
 
-The GPU Operator stays off those pools (components/k8s/gpu_partitioning.py), and with it its DCGM
+The GPU Operator stays off those pools (components/domain/gpu_partitioning.py), and with it its DCGM
 exporter; GKE's managed DCGM metrics go to Cloud Monitoring, not to the cluster's Prometheus the
 dashboards and the utilisation alert read. So NVIDIA's own chart runs there, set up for GKE's
 Container-Optimized OS: GKE's driver directory /home/kubernetes/bin/nvidia mounted at /usr/local/nvidia
@@ -19,8 +19,8 @@ import pulumi_kubernetes as k8s
 
 from components.catalog.charts import CHARTS
 from components.config.region import GpuPoolSpec, RegionSpec
+from components.domain.gpu_partitioning import gpu_software
 from components.k8s.cluster import ClusterHandle
-from components.k8s.gpu_partitioning import gpu_software
 from components.k8s.helm import helm_release, namespace
 from components.k8s.names import DCGM_EXPORTER_NAMESPACE
 from components.k8s.topology import gpu_tolerations
@@ -68,7 +68,7 @@ def chart_values(label_domain: str, pools: list[GpuPoolSpec]) -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DcgmExporterArgs:
     cluster: ClusterHandle
     label_domain: str

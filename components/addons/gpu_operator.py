@@ -1,7 +1,7 @@
 """NVIDIA GPU Operator: device plugin, MIG manager, GPU Feature Discovery and DCGM exporter per cluster.
 
 What the operator installs follows who owns each layer of the GPU stack on each pool
-(components/k8s/gpu_partitioning.py): the driver and container toolkit only where no node
+(components/domain/gpu_partitioning.py): the driver and container toolkit only where no node
 image or GKE provides them, nothing at all on GKE-managed pools. Partitioning is per pool,
 through node labels the operator reads: `nvidia.com/mig.config` selects a mig-parted config
 (custom layouts come from our ConfigMap), `nvidia.com/device-plugin.config` a time-slicing
@@ -20,15 +20,15 @@ import yaml
 from components.catalog.charts import CHARTS
 from components.catalog.gpus import MIG_DISABLED
 from components.config.region import GpuPoolSpec, RegionSpec
-from components.k8s import names
-from components.k8s.cluster import ClusterHandle
-from components.k8s.gpu_partitioning import (
+from components.domain.gpu_partitioning import (
     gpu_software,
     mig_config_name,
     mig_layout,
     time_slicing_config_key,
 )
-from components.k8s.gpu_resources import WHOLE_GPU
+from components.domain.gpu_resources import WHOLE_GPU
+from components.k8s import names
+from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import helm_release, namespace
 from components.k8s.topology import gpu_tolerations
 
@@ -40,7 +40,7 @@ DEVICE_PLUGIN_CONFIGMAP = "device-plugin-config"
 DEVICE_PLUGIN_DEFAULT = "default"  # entry for nodes without a device-plugin.config label
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GpuOperatorArgs:
     cluster: ClusterHandle
     # True once Prometheus Operator CRDs exist in the cluster (the observability add-on): the

@@ -9,7 +9,7 @@ components/serving/gateway_specs.py; this component creates them in dependency o
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +23,7 @@ from components.config.gateway import ExternalProviderSpec, gateway_hostname
 from components.config.region import RegionSpec
 from components.k8s import names
 from components.k8s.cluster import ClusterHandle
-from components.k8s.helm import helm_release, namespace
+from components.k8s.helm import custom_resource, helm_release, namespace
 from components.serving import gateway_specs as specs
 from components.serving.deployment import model_placements
 from components.serving.inference_pool import InferencePool, InferencePoolArgs
@@ -137,13 +137,24 @@ def _schema(provider: ExternalProviderSpec) -> dict:
     return {"name": "AWSBedrock"} if provider.type == "bedrock" else {"name": "OpenAI"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class InferenceGatewayArgs:
     cluster: ClusterHandle
     env: EnvironmentSpec
     region: RegionSpec
     serving_namespace: k8s.core.v1.Namespace  # model servers, pools and routes live there
     api_keys: Mapping[str, pulumi.Output[str]] = field(default_factory=dict)  # tenant -> secret key
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Installed:
+    """What the gateway's objects wait for: the namespace of Envoy Gateway, and the releases and manifests
+    installing the CRDs."""
+
+    eg_ns: k8s.core.v1.Namespace
+    envoy_gateway: k8s.helm.v3.Release  # Gateway API and Envoy Gateway CRDs
+    ai_crds: k8s.helm.v3.Release  # AI Gateway CRDs
+    pool_crds: pulumi.Resource  # the Inference Extension's InferencePool CRD
 
 
 class InferenceGateway(pulumi.ComponentResource):
@@ -156,10 +167,61 @@ class InferenceGateway(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: InferenceGatewayArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:addons:InferenceGateway", name, None, opts)
-        cluster, env, region = args.cluster, args.env, args.region
-        gateway = env.gateway
-        self.hostname = gateway_hostname(env, region)
+        self._cluster = args.cluster
+        self.hostname = gateway_hostname(args.env, args.region)
+        installed = self._install(args)
+        self._gateway(args, installed)
+        self.pools = self._pools(args, installed.pool_crds)
+        self._picker_auth()
+        self._external_providers(args, installed)
+        # The routes: one rule per model, at most 15 per AIGatewayRoute.
+        self.models = [target.model for target in specs.route_targets(args.env, args.region)]
+        self.routes = specs.route_specs(args.env, args.region, self.hostname)
+        for route, spec in self.routes.items():
+            self._custom(
+                kind="AIGatewayRoute",
+                name=route,
+                api_version=specs.AI_GATEWAY_API,
+                namespace=names.SERVING_NAMESPACE,
+                spec=spec,
+                crd_from=[installed.ai_crds],
+                depends_on=[args.serving_namespace],
+            )
+        self.register_outputs({"hostname": self.hostname, "routes": list(self.routes), "pools": list(self.pools)})
 
+    def _after(self, *resources: pulumi.Resource) -> pulumi.ResourceOptions:
+        cluster = self._cluster
+        return pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[*cluster.ready, *resources])
+
+    def _custom(
+        self,
+        *,
+        kind: str,
+        name: str,
+        api_version: str,
+        spec: dict,
+        crd_from: Sequence[pulumi.Resource],
+        namespace: str | None = None,  # None: cluster-scoped
+        depends_on: Sequence[pulumi.Resource] = (),
+    ) -> None:
+        cluster = self._cluster
+        custom_resource(
+            f"{cluster.name}-{kind.lower()}-{name}",
+            {
+                "apiVersion": api_version,
+                "kind": kind,
+                "metadata": {"name": name} if namespace is None else {"name": name, "namespace": namespace},
+                "spec": spec,
+            },
+            cluster=cluster,
+            parent=self,
+            crd_from=crd_from,
+            depends_on=[*cluster.ready, *depends_on],
+        )
+
+    def _install(self, args: InferenceGatewayArgs) -> _Installed:
+        """Envoy Gateway (with the rate limiter's Redis unless one is configured), the AI Gateway, the CRDs."""
+        cluster, env, region = args.cluster, args.env, args.region
         eg_ns = namespace(names.ENVOY_GATEWAY_NAMESPACE, cluster, self)
         for manifest in gateway_namespace_policies(region, specs.HTTPS_PORT):
             k8s.networking.v1.NetworkPolicy(
@@ -169,10 +231,12 @@ class InferenceGateway(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[eg_ns]),
             )
         aigw_ns = namespace(AI_GATEWAY_NAMESPACE, cluster, self)
-        redis_url, redis_env = gateway.redis.url, []
+        redis_url, redis_env = env.gateway.redis.url, []
         if redis_url is None:
             redis = RateLimitRedis(
-                region.name, RateLimitRedisArgs(cluster, eg_ns), opts=pulumi.ResourceOptions(parent=self)
+                region.name,
+                RateLimitRedisArgs(cluster=cluster, namespace=eg_ns),
+                opts=pulumi.ResourceOptions(parent=self),
             )
             redis_url, redis_env = redis.url, redis.client_env
         envoy_gateway = helm_release(
@@ -198,94 +262,81 @@ class InferenceGateway(pulumi.ComponentResource):
             file=INFERENCE_EXTENSION_CRDS,
             opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=cluster.ready),
         )
+        return _Installed(eg_ns=eg_ns, envoy_gateway=envoy_gateway, ai_crds=ai_crds, pool_crds=pool_crds)
 
-        def after(*resources: pulumi.Resource) -> pulumi.ResourceOptions:
-            return pulumi.ResourceOptions(
-                parent=self, provider=cluster.provider, depends_on=[*cluster.ready, *resources]
-            )
-
-        def custom(object_name: str, api: str, kind: str, ns: str, spec: dict, *deps: pulumi.Resource) -> None:
-            k8s.apiextensions.CustomResource(
-                f"{cluster.name}-{kind.lower()}-{object_name}",
-                api_version=api,
-                kind=kind,
-                metadata={"name": object_name, "namespace": ns} if ns else {"name": object_name},
-                spec=spec,
-                opts=after(*deps),
-            )
-
-        # Envoy Gateway objects (CRDs from its release), in its namespace.
-        eg_objects = (envoy_gateway, eg_ns)
-        eg = names.ENVOY_GATEWAY_NAMESPACE
-        custom(
-            specs.GATEWAY_CLASS,
-            specs.GATEWAY_API,
-            "GatewayClass",
-            "",
-            {"controllerName": specs.CONTROLLER_NAME},
-            envoy_gateway,
+    def _gateway(self, args: InferenceGatewayArgs, installed: _Installed) -> None:
+        """The GatewayClass, and in Envoy Gateway's namespace the Gateway, its proxy and its policies."""
+        cluster, env, region, gateway = args.cluster, args.env, args.region, args.env.gateway
+        eg_ns = [installed.eg_ns]
+        in_eg = {
+            "name": names.GATEWAY_NAME,
+            "namespace": names.ENVOY_GATEWAY_NAMESPACE,
+            "crd_from": [installed.envoy_gateway],
+        }
+        self._custom(
+            kind="GatewayClass",
+            name=specs.GATEWAY_CLASS,
+            api_version=specs.GATEWAY_API,
+            spec={"controllerName": specs.CONTROLLER_NAME},
+            crd_from=[installed.envoy_gateway],
         )
-        custom(
-            names.GATEWAY_NAME,
-            specs.ENVOY_GATEWAY_API,
-            "EnvoyProxy",
-            eg,
-            specs.envoy_proxy_spec(cluster.cloud, region.gateway, gateway, env.production),
-            *eg_objects,
+        self._custom(
+            kind="EnvoyProxy",
+            api_version=specs.ENVOY_GATEWAY_API,
+            spec=specs.envoy_proxy_spec(cluster.cloud, region.gateway, gateway, env.production),
+            depends_on=eg_ns,
+            **in_eg,
         )
-        custom(
-            names.GATEWAY_NAME,
-            specs.GATEWAY_API,
-            "Gateway",
-            eg,
-            specs.gateway_spec(self.hostname, region.gateway),
-            *eg_objects,
+        self._custom(
+            kind="Gateway",
+            api_version=specs.GATEWAY_API,
+            spec=specs.gateway_spec(self.hostname, region.gateway),
+            depends_on=eg_ns,
+            **in_eg,
         )
-        custom(
-            names.GATEWAY_NAME,
-            specs.ENVOY_GATEWAY_API,
-            "ClientTrafficPolicy",
-            eg,
-            specs.client_traffic_policy_spec(gateway),
-            *eg_objects,
+        self._custom(
+            kind="ClientTrafficPolicy",
+            api_version=specs.ENVOY_GATEWAY_API,
+            spec=specs.client_traffic_policy_spec(gateway),
+            depends_on=eg_ns,
+            **in_eg,
         )
-        custom(
-            names.GATEWAY_NAME,
-            specs.ENVOY_GATEWAY_API,
-            "BackendTrafficPolicy",
-            eg,
-            specs.backend_traffic_policy_spec(env),
-            *eg_objects,
+        self._custom(
+            kind="BackendTrafficPolicy",
+            api_version=specs.ENVOY_GATEWAY_API,
+            spec=specs.backend_traffic_policy_spec(env),
+            depends_on=eg_ns,
+            **in_eg,
         )
         if gateway.auth == "apiKey":
             keys = k8s.core.v1.Secret(
                 f"{cluster.name}-{specs.API_KEYS_SECRET}",
-                metadata={"name": specs.API_KEYS_SECRET, "namespace": eg},
+                metadata={"name": specs.API_KEYS_SECRET, "namespace": names.ENVOY_GATEWAY_NAMESPACE},
                 type="Opaque",
                 string_data=dict(args.api_keys),
-                opts=after(eg_ns),
+                opts=self._after(installed.eg_ns),
             )
-            custom(
-                names.GATEWAY_NAME,
-                specs.ENVOY_GATEWAY_API,
-                "SecurityPolicy",
-                eg,
-                specs.security_policy_spec(),
-                *eg_objects,
-                keys,
+            self._custom(
+                kind="SecurityPolicy",
+                api_version=specs.ENVOY_GATEWAY_API,
+                spec=specs.security_policy_spec(),
+                depends_on=[*eg_ns, keys],
+                **in_eg,
             )
 
-        # One InferencePool (and endpoint picker) per model served here; KServe runs a disaggregated model's.
-        self.pools = {
+    def _pools(self, args: InferenceGatewayArgs, pool_crds: pulumi.Resource) -> dict[str, InferencePool]:
+        """One InferencePool (and endpoint picker) per model served here; KServe runs a disaggregated model's."""
+        env, region = args.env, args.region
+        return {
             p.model.name: InferencePool(
                 f"{region.name}-{p.model.name}",
                 InferencePoolArgs(
-                    cluster,
-                    p.model,
-                    gateway.endpoint_picker,
-                    env.production,
-                    p.serving_pods,
-                    (args.serving_namespace, pool_crds),
+                    cluster=args.cluster,
+                    model=p.model,
+                    picker=env.gateway.endpoint_picker,
+                    production=env.production,
+                    server_labels=p.serving_pods,
+                    depends_on=[args.serving_namespace, pool_crds],
                     queue_wait_seconds=p.queue_wait_seconds if p.cold_start_seconds is not None else None,
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
@@ -293,7 +344,10 @@ class InferenceGateway(pulumi.ComponentResource):
             for p in model_placements(env, region)
             if p.disaggregation is None
         }
-        # The pickers authenticate scrapes of their /metrics (TokenReview / SubjectAccessReview).
+
+    def _picker_auth(self) -> None:
+        """The pickers authenticate scrapes of their /metrics (TokenReview / SubjectAccessReview)."""
+        cluster = self._cluster
         reviewer = k8s.rbac.v1.ClusterRole(
             f"{cluster.name}-{EPP_AUTH_REVIEWER}",
             metadata={"name": EPP_AUTH_REVIEWER},
@@ -301,7 +355,7 @@ class InferenceGateway(pulumi.ComponentResource):
                 {"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]},
                 {"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"]},
             ],
-            opts=after(),
+            opts=self._after(),
         )
         k8s.rbac.v1.ClusterRoleBinding(
             f"{cluster.name}-{EPP_AUTH_REVIEWER}",
@@ -311,64 +365,56 @@ class InferenceGateway(pulumi.ComponentResource):
                 for pool in self.pools.values()
             ],
             role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": EPP_AUTH_REVIEWER},
-            opts=after(reviewer),
+            opts=self._after(reviewer),
         )
 
-        # External providers offered here: Backend (Envoy Gateway), AIServiceBackend + BackendSecurityPolicy.
+    def _external_providers(self, args: InferenceGatewayArgs, installed: _Installed) -> None:
+        """External providers offered here: Backend (Envoy Gateway), AIServiceBackend + BackendSecurityPolicy."""
         serving = names.SERVING_NAMESPACE
-        for provider in gateway.external_providers:
-            if not provider.offered_in(region.name):
+        for provider in args.env.gateway.external_providers:
+            if not provider.offered_in(args.region.name):
                 continue
             secret_key, secret_value, security = _provider_credentials(provider)
             credentials = k8s.core.v1.Secret(
-                f"{cluster.name}-{_credentials(provider)}",
+                f"{self._cluster.name}-{_credentials(provider)}",
                 metadata={"name": _credentials(provider), "namespace": serving},
                 type="Opaque",
                 string_data={secret_key: secret_value},
-                opts=after(args.serving_namespace),
+                opts=self._after(args.serving_namespace),
             )
-            custom(
-                provider.name,
-                specs.ENVOY_GATEWAY_API,
-                "Backend",
-                serving,
-                {
+            of_provider = {"name": provider.name, "namespace": serving}
+            self._custom(
+                kind="Backend",
+                api_version=specs.ENVOY_GATEWAY_API,
+                spec={
                     "endpoints": [{"fqdn": {"hostname": provider.endpoint, "port": specs.HTTPS_PORT}}],
                     "tls": {"wellKnownCACertificates": "System", "sni": provider.endpoint},
                 },
-                envoy_gateway,
-                args.serving_namespace,
+                crd_from=[installed.envoy_gateway],
+                depends_on=[args.serving_namespace],
+                **of_provider,
             )
-            custom(
-                provider.name,
-                specs.AI_GATEWAY_API,
-                "AIServiceBackend",
-                serving,
-                {
+            self._custom(
+                kind="AIServiceBackend",
+                api_version=specs.AI_GATEWAY_API,
+                spec={
                     "schema": _schema(provider),
                     "backendRef": {"group": "gateway.envoyproxy.io", "kind": "Backend", "name": provider.name},
                 },
-                ai_crds,
-                args.serving_namespace,
+                crd_from=[installed.ai_crds],
+                depends_on=[args.serving_namespace],
+                **of_provider,
             )
-            custom(
-                provider.name,
-                specs.AI_GATEWAY_API,
-                "BackendSecurityPolicy",
-                serving,
-                {
+            self._custom(
+                kind="BackendSecurityPolicy",
+                api_version=specs.AI_GATEWAY_API,
+                spec={
                     "targetRefs": [
                         {"group": "aigateway.envoyproxy.io", "kind": "AIServiceBackend", "name": provider.name}
                     ],
                     **security,
                 },
-                ai_crds,
-                credentials,
+                crd_from=[installed.ai_crds],
+                depends_on=[credentials],
+                **of_provider,
             )
-
-        # The routes: one rule per model, at most 15 per AIGatewayRoute.
-        self.models = [target.model for target in specs.route_targets(env, region)]
-        self.routes = specs.route_specs(env, region, self.hostname)
-        for route, spec in self.routes.items():
-            custom(route, specs.AI_GATEWAY_API, "AIGatewayRoute", serving, spec, ai_crds, args.serving_namespace)
-        self.register_outputs({"hostname": self.hostname, "routes": list(self.routes), "pools": list(self.pools)})

@@ -32,7 +32,7 @@ def chart_values(label_domain: str, production: bool) -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class KedaArgs:
     cluster: ClusterHandle
     label_domain: str

@@ -27,7 +27,7 @@ import pulumi_kubernetes as k8s
 
 from components.catalog.charts import CHARTS
 from components.k8s.cluster import ClusterHandle
-from components.k8s.helm import helm_release, namespace
+from components.k8s.helm import custom_resource, helm_release, namespace
 from components.k8s.topology import pool_selector
 from components.serving.runtimes import runtimes
 
@@ -47,7 +47,7 @@ def controller_values(label_domain: str, deployment_mode: str) -> dict[str, Any]
     }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class KServeArgs:
     cluster: ClusterHandle
     label_domain: str
@@ -77,15 +77,13 @@ class KServe(pulumi.ComponentResource):
         )
         # The controller's webhook validates runtimes, so they wait for it as well as for the CRDs.
         self.runtimes = [
-            k8s.apiextensions.CustomResource(
+            custom_resource(
                 f"{cluster.name}-runtime-{runtime['metadata']['name']}",
-                api_version=runtime["apiVersion"],
-                kind=runtime["kind"],
-                metadata=runtime["metadata"],
-                spec=runtime["spec"],
-                opts=pulumi.ResourceOptions(
-                    parent=self, provider=cluster.provider, depends_on=[*cluster.ready, crds, self.release]
-                ),
+                runtime,
+                cluster=cluster,
+                parent=self,
+                crd_from=[crds],
+                depends_on=[*cluster.ready, self.release],
             )
             for runtime in runtimes()
         ]

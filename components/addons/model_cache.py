@@ -24,7 +24,7 @@ it is the cache's own identity. The EKS pod identity webhook then injects the to
 FUSE + mmap: vLLM's default safetensors loader mmaps each shard; over FUSE every page fault is
 a small synchronous read through the FUSE daemon, so loads crawl and the kernel page cache holds
 a second copy of the weights next to Alluxio's. The deployment avoids mmap altogether: model
-servers load with `--load-format runai_streamer` (`VLLM_LOAD_ARGS`), which reads the shards with
+servers load with `--load-format runai_streamer` (`serving/engine.py` VLLM_LOAD_ARGS), which reads the shards with
 large concurrent sequential reads into a bounded CPU buffer and streams them to the GPU. The
 same loader streams straight from `s3://` / `gs://` when the cache is off (the alternative mode
 `model_storage_uri` returns then), using the model server's IRSA / Workload Identity.
@@ -42,12 +42,13 @@ from components.config.environment import EnvironmentSpec
 from components.config.model_store import CachePlan
 from components.config.region import RegionSpec
 from components.config.workloads import ModelSpec
+from components.domain.host import WORKER_JVM_GIB
+from components.domain.model_bucket import MODELS_PREFIX
 from components.k8s.cluster import ClusterHandle
-from components.k8s.helm import helm_release, namespace
+from components.k8s.helm import custom_resource, helm_release, namespace
 from components.k8s.names import (
     FLUID_NAMESPACE,
     MODEL_CACHE_NAMESPACE,
-    MODELS_PREFIX,
     SERVING_NAMESPACE,
     model_bucket_name,
 )
@@ -62,16 +63,13 @@ CACHE_SERVICE_ACCOUNT = ServiceAccountRef(CACHE_NAMESPACE, "default")
 # Label that turns on Fluid's pod webhook (cache-affine scheduling of PVC users) in a namespace
 # [fluid@v1.0.8:charts/fluid/fluid/templates/webhook/v1/webhookconfiguration.yaml].
 FLUID_INJECTION_LABEL = {"fluid.io/enable-injection": "true"}
-VLLM_LOAD_ARGS = ("--load-format", "runai_streamer")
 
-# Alluxio worker JVM heap + direct memory; the memory tier (tmpfs) comes on top of it.
-WORKER_JVM_GIB = 4
 # Fluid fills in JVM options a runtime leaves out: master -Xmx16G, worker -Xmx12G with 32g of direct
 # memory, FUSE -Xmx16G -Xms16G with 32g [fluid-cloudnative/fluid@v1.0.8:pkg/ddc/alluxio/
 # transform_optimization.go optimizeDefaultForMaster/Worker, optimizeDefaultFuse], with no resources.
 # Every component here states its own, within its container's memory limit.
 MASTER_MEMORY_GIB = 4  # metadata of a few thousand weight files: a 2 GiB heap is ample
-CACHE_COMPONENT_CPU = "500m"  # request of the worker and of the FUSE daemon (`serving/host.py` reserves them)
+CACHE_COMPONENT_CPU = "500m"  # request of the worker and of the FUSE daemon (`domain/host.py` reserves them)
 
 
 def jvm_options(memory_gib: int) -> list[str]:
@@ -136,7 +134,7 @@ def under_store_options(region: RegionSpec) -> dict[str, str]:
     return {"alluxio.underfs.gcs.version": "2"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ModelCacheArgs:
     cluster: ClusterHandle
     plan: CachePlan
@@ -185,22 +183,30 @@ class ModelCache(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[cache_ns]),
         )
 
-        def custom(kind: str, ns: str, resource: str, spec: dict, depends_on: list) -> k8s.apiextensions.CustomResource:
-            return k8s.apiextensions.CustomResource(
-                f"{cluster.name}-{ns}-{kind.lower()}-{resource}",
-                api_version=FLUID_API,
-                kind=kind,
-                metadata={"name": resource, "namespace": ns},
-                spec=spec,
-                opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[fluid, *depends_on]),
+        def custom(
+            kind: str, *, namespace: str, name: str, spec: dict, depends_on: list
+        ) -> k8s.apiextensions.CustomResource:
+            manifest = {
+                "apiVersion": FLUID_API,
+                "kind": kind,
+                "metadata": {"name": name, "namespace": namespace},
+                "spec": spec,
+            }
+            return custom_resource(
+                f"{cluster.name}-{namespace}-{kind.lower()}-{name}",
+                manifest,
+                cluster=cluster,
+                parent=self,
+                crd_from=[fluid],
+                depends_on=depends_on,
             )
 
         bucket_models = f"{model_bucket_url(region, args.bucket)}/{MODELS_PREFIX}"
         self.dataset = custom(
             "Dataset",
-            CACHE_NAMESPACE,
-            DATASET,
-            {
+            namespace=CACHE_NAMESPACE,
+            name=DATASET,
+            spec={
                 # At /models in Alluxio: a path under the PVC equals the object key in the bucket.
                 "mounts": [
                     {
@@ -230,31 +236,37 @@ class ModelCache(pulumi.ComponentResource):
                 },
                 "tolerations": gpu_tolerations(),
             },
-            [cache_sa],
+            depends_on=[cache_sa],
         )
-        self.runtime = custom("AlluxioRuntime", CACHE_NAMESPACE, DATASET, self._runtime_spec(args), [cache_sa])
+        self.runtime = custom(
+            "AlluxioRuntime",
+            namespace=CACHE_NAMESPACE,
+            name=DATASET,
+            spec=self._runtime_spec(args),
+            depends_on=[cache_sa],
+        )
         # The serving namespace's view of the same cache: a PVC named `models` for pvc:// URIs.
         custom(
             "Dataset",
-            SERVING_NAMESPACE,
-            DATASET,
-            {"mounts": [{"name": DATASET, "mountPoint": f"dataset://{CACHE_NAMESPACE}/{DATASET}", "path": "/"}]},
-            [self.dataset, self.runtime, args.serving_namespace],
+            namespace=SERVING_NAMESPACE,
+            name=DATASET,
+            spec={"mounts": [{"name": DATASET, "mountPoint": f"dataset://{CACHE_NAMESPACE}/{DATASET}", "path": "/"}]},
+            depends_on=[self.dataset, self.runtime, args.serving_namespace],
         )
 
         self.data_loads = {
             model.name: custom(
                 "DataLoad",
-                CACHE_NAMESPACE,
-                f"prewarm-{model.name}",
-                {
+                namespace=CACHE_NAMESPACE,
+                name=f"prewarm-{model.name}",
+                spec={
                     "dataset": {"name": DATASET, "namespace": CACHE_NAMESPACE},
                     "loadMetadata": True,
                     "target": [{"path": "/" + model.weights_prefix.rstrip("/"), "replicas": 1}],
                     "policy": "Once",
                     "nodeSelector": pool_selector(args.label_domain, "system"),
                 },
-                [self.dataset, self.runtime],
+                depends_on=[self.dataset, self.runtime],
             )
             for model in args.prewarm
         }

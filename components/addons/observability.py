@@ -18,7 +18,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pulumi_random as random
 
-from components.addons.alerts import alert_groups, ttft_objectives
+from components.addons.alerts import alert_groups
 from components.addons.dashboards import DASHBOARD_LABEL, dashboards
 from components.addons.scrape_targets import observed_scope, scrape_targets
 from components.addons.showback import showback_dashboard, showback_groups
@@ -26,11 +26,11 @@ from components.catalog.charts import CHARTS
 from components.config.environment import EnvironmentSpec
 from components.config.observability import ObservabilitySpec
 from components.config.region import RegionSpec
+from components.domain.objectives import ttft_objectives
 from components.k8s import names
 from components.k8s.cluster import ClusterHandle
-from components.k8s.helm import helm_release, namespace
+from components.k8s.helm import custom_resource, helm_release, namespace
 
-MONITORING_NAMESPACE = "monitoring"
 GRAFANA_ADMIN_SECRET = "grafana-admin"  # read by the chart through grafana.admin.existingSecret
 # The node exporter (opt-in) needs hostNetwork/hostPID/hostPath: its own privileged namespace
 # keeps the rest of the monitoring stack under the baseline profile.
@@ -40,7 +40,7 @@ RELEASE = "kube-prometheus-stack"
 # (prometheus.prometheusSpec.*SelectorNilUsesHelmValues: true, FACTS-2.md).
 RELEASE_LABELS = {"release": RELEASE}
 # Service `<fullname>-prometheus`; the fullname is the release name when it contains the chart name.
-PROMETHEUS_URL = f"http://{RELEASE}-prometheus.{MONITORING_NAMESPACE}.svc:9090"
+PROMETHEUS_URL = f"http://{RELEASE}-prometheus.{names.MONITORING_NAMESPACE}.svc:9090"
 MONITORING_API = "monitoring.coreos.com/v1"
 
 
@@ -99,7 +99,7 @@ def stack_values(cluster_name: str, region_name: str, obs: ObservabilitySpec, pr
     return values
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ObservabilityArgs:
     cluster: ClusterHandle
     env: EnvironmentSpec
@@ -122,7 +122,7 @@ class Observability(pulumi.ComponentResource):
         )
         return k8s.core.v1.Secret(
             f"{cluster.name}-{GRAFANA_ADMIN_SECRET}",
-            metadata={"name": GRAFANA_ADMIN_SECRET, "namespace": MONITORING_NAMESPACE},
+            metadata={"name": GRAFANA_ADMIN_SECRET, "namespace": names.MONITORING_NAMESPACE},
             string_data={"admin-user": "admin", "admin-password": password.result},
             opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[*cluster.ready, ns]),
         )
@@ -140,11 +140,11 @@ class Observability(pulumi.ComponentResource):
         in_namespace: list[pulumi.Resource] = []  # our monitoring namespace, when we create it
         if existing is None:
             self.namespace, self.monitor_labels, self.prometheus_url = (
-                MONITORING_NAMESPACE,
+                names.MONITORING_NAMESPACE,
                 RELEASE_LABELS,
                 PROMETHEUS_URL,
             )
-            ns = namespace(MONITORING_NAMESPACE, cluster, self)
+            ns = namespace(names.MONITORING_NAMESPACE, cluster, self)
             node_exporter_ns = (
                 [namespace(NODE_EXPORTER_NAMESPACE, cluster, self, pod_security="privileged")]
                 if obs.node_exporter
@@ -186,16 +186,24 @@ class Observability(pulumi.ComponentResource):
         if showback:
             boards["showback"] = showback_dashboard()
         groups = alert_groups(scope, obs.thresholds, ttft_objectives(args.env, region)) + showback
+        after_crds = {
+            "cluster": cluster,
+            "parent": self,
+            "crd_from": crds_from,
+            "depends_on": [*cluster.ready, *in_namespace],
+        }
         self.monitors = [
-            k8s.apiextensions.CustomResource(
+            custom_resource(
                 f"{cluster.name}-{target.name}-monitor",
-                api_version=MONITORING_API,
-                kind=target.kind,
-                metadata=metadata(
-                    target.name, self.monitor_labels, {names.annotation("selector-source"): target.source}
-                ),
-                spec=target.spec(),
-                opts=opts_for(*crds_from, *in_namespace),
+                {
+                    "apiVersion": MONITORING_API,
+                    "kind": target.kind,
+                    "metadata": metadata(
+                        target.name, self.monitor_labels, {names.annotation("selector-source"): target.source}
+                    ),
+                    "spec": target.spec(),
+                },
+                **after_crds,
             )
             for target in targets
         ]
@@ -209,13 +217,15 @@ class Observability(pulumi.ComponentResource):
             for board, model in boards.items()
         ]
         self.rules = (
-            k8s.apiextensions.CustomResource(
+            custom_resource(
                 f"{cluster.name}-inference-alerts",
-                api_version=MONITORING_API,
-                kind="PrometheusRule",
-                metadata=metadata("inference-platform", self.monitor_labels),
-                spec={"groups": groups},
-                opts=opts_for(*crds_from, *in_namespace),
+                {
+                    "apiVersion": MONITORING_API,
+                    "kind": "PrometheusRule",
+                    "metadata": metadata("inference-platform", self.monitor_labels),
+                    "spec": {"groups": groups},
+                },
+                **after_crds,
             )
             if groups
             else None

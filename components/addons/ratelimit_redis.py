@@ -19,17 +19,15 @@ import pulumi_random as random
 from components.catalog.charts import REDIS_IMAGE
 from components.catalog.regions import BUILTIN_STORAGE_CLASS
 from components.k8s.cluster import ClusterHandle
-from components.k8s.names import ENVOY_GATEWAY_NAMESPACE
+from components.k8s.names import ENVOY_GATEWAY_NAMESPACE, RATELIMIT_REDIS, RATELIMIT_REDIS_LABELS
 
-NAME = "ratelimit-redis"
 PORT = 6379
 UID = 999  # the `redis` user of the official image
-LABELS = {"app.kubernetes.io/name": NAME, "app.kubernetes.io/component": "ratelimit-backend"}
 # Envoy Gateway's rate-limit pods (envoyproxy/gateway:internal/infrastructure/kubernetes/ratelimit).
 RATELIMIT_POD_LABELS = {"app.kubernetes.io/name": "envoy-ratelimit", "app.kubernetes.io/managed-by": "envoy-gateway"}
 RATELIMIT_CONTAINER = "envoy-ratelimit"  # its container (ratelimit/resource.go InfraName)
 MAX_MEMORY_MB = 200  # below the container's memory limit; counters expire by TTL first
-AUTH_SECRET = f"{NAME}-auth"
+AUTH_SECRET = f"{RATELIMIT_REDIS}-auth"
 AUTH_KEY = "password"
 PASSWORD_LENGTH = 40
 DATA_SIZE = "1Gi"  # the append-only file of at most MAX_MEMORY_MB of counters, rewritten as it grows
@@ -40,7 +38,7 @@ def auth_env(name: str) -> dict:
     return {"name": name, "valueFrom": {"secretKeyRef": {"name": AUTH_SECRET, "key": AUTH_KEY}}}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RateLimitRedisArgs:
     cluster: ClusterHandle
     namespace: k8s.core.v1.Namespace  # Envoy Gateway's, next to the rate limiter
@@ -57,14 +55,14 @@ class RateLimitRedis(pulumi.ComponentResource):
         on_cluster = pulumi.ResourceOptions(
             parent=self, provider=cluster.provider, depends_on=[*cluster.ready, args.namespace]
         )
-        meta = {"name": NAME, "namespace": ENVOY_GATEWAY_NAMESPACE, "labels": LABELS}
+        meta = {"name": RATELIMIT_REDIS, "namespace": ENVOY_GATEWAY_NAMESPACE, "labels": RATELIMIT_REDIS_LABELS}
         password = random.RandomPassword(
-            f"{cluster.name}-{NAME}",
+            f"{cluster.name}-{RATELIMIT_REDIS}",
             length=PASSWORD_LENGTH,
             special=False,
             opts=pulumi.ResourceOptions(
                 parent=self,
-                provider=random.Provider(f"{cluster.name}-{NAME}", opts=pulumi.ResourceOptions(parent=self)),
+                provider=random.Provider(f"{cluster.name}-{RATELIMIT_REDIS}", opts=pulumi.ResourceOptions(parent=self)),
             ),
         )
         secret = k8s.core.v1.Secret(
@@ -74,7 +72,7 @@ class RateLimitRedis(pulumi.ComponentResource):
             opts=on_cluster,
         )
         data = k8s.core.v1.PersistentVolumeClaim(
-            f"{cluster.name}-{NAME}",
+            f"{cluster.name}-{RATELIMIT_REDIS}",
             metadata=meta,
             spec={
                 "accessModes": ["ReadWriteOnce"],
@@ -84,14 +82,14 @@ class RateLimitRedis(pulumi.ComponentResource):
             opts=on_cluster,
         )
         k8s.apps.v1.Deployment(
-            f"{cluster.name}-{NAME}",
+            f"{cluster.name}-{RATELIMIT_REDIS}",
             metadata=meta,
             spec={
                 "replicas": 1,
                 "strategy": {"type": "Recreate"},  # one pod at a time holds the volume
-                "selector": {"matchLabels": LABELS},
+                "selector": {"matchLabels": RATELIMIT_REDIS_LABELS},
                 "template": {
-                    "metadata": {"labels": LABELS},
+                    "metadata": {"labels": RATELIMIT_REDIS_LABELS},
                     "spec": {
                         "automountServiceAccountToken": False,
                         "securityContext": {
@@ -136,23 +134,23 @@ class RateLimitRedis(pulumi.ComponentResource):
                                 "volumeMounts": [{"name": "data", "mountPath": "/data"}],
                             }
                         ],
-                        "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": NAME}}],
+                        "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": RATELIMIT_REDIS}}],
                     },
                 },
             },
             opts=pulumi.ResourceOptions.merge(on_cluster, pulumi.ResourceOptions(depends_on=[secret, data])),
         )
         k8s.core.v1.Service(
-            f"{cluster.name}-{NAME}",
+            f"{cluster.name}-{RATELIMIT_REDIS}",
             metadata=meta,
-            spec={"selector": LABELS, "ports": [{"name": "redis", "port": PORT, "targetPort": PORT}]},
+            spec={"selector": RATELIMIT_REDIS_LABELS, "ports": [{"name": "redis", "port": PORT, "targetPort": PORT}]},
             opts=on_cluster,
         )
         k8s.networking.v1.NetworkPolicy(
-            f"{cluster.name}-{NAME}",
+            f"{cluster.name}-{RATELIMIT_REDIS}",
             metadata=meta,
             spec={
-                "podSelector": {"matchLabels": LABELS},
+                "podSelector": {"matchLabels": RATELIMIT_REDIS_LABELS},
                 "policyTypes": ["Ingress"],
                 "ingress": [
                     {
@@ -163,6 +161,6 @@ class RateLimitRedis(pulumi.ComponentResource):
             },
             opts=on_cluster,
         )
-        self.url = f"{NAME}.{ENVOY_GATEWAY_NAMESPACE}.svc.cluster.local:{PORT}"
+        self.url = f"{RATELIMIT_REDIS}.{ENVOY_GATEWAY_NAMESPACE}.svc.cluster.local:{PORT}"
         self.client_env = [auth_env("REDIS_AUTH")]
         self.register_outputs({"url": self.url})

@@ -35,10 +35,6 @@ from components.config.environment import EnvironmentSpec
 from components.config.region import RegionSpec
 from components.k8s import names
 
-# Target labels added by relabeling, used by dashboards and alerts.
-POOL_LABEL = "pool"  # from the node label <domain>/pool (DESIGN.md §4)
-MODEL_LABEL = "platform_model"  # from the pod label names.MODEL_LABEL (not `model`: Triton has one)
-
 
 @dataclass(frozen=True)
 class ObservedScope:
@@ -104,8 +100,8 @@ class ScrapeTarget:
 
 
 def scrape_targets(scope: ObservedScope, label_domain: str) -> list[ScrapeTarget]:
-    pool = _copy(meta_label("__meta_kubernetes_node_label_", f"{label_domain}/pool"), POOL_LABEL)
-    model = _copy(meta_label("__meta_kubernetes_pod_label_", names.MODEL_LABEL), MODEL_LABEL)
+    pool = _copy(meta_label("__meta_kubernetes_node_label_", f"{label_domain}/pool"), names.POOL_TARGET_LABEL)
+    model = _copy(meta_label("__meta_kubernetes_pod_label_", names.MODEL_LABEL), names.MODEL_TARGET_LABEL)
     targets: list[ScrapeTarget] = []
 
     if scope.standalone_dcgm_pools:

@@ -20,7 +20,7 @@ from components.config.environment import EnvironmentSpec
 from components.config.region import RegionSpec
 from components.config.scheduling import PriorityTierSpec, gpu_capacity
 from components.k8s.cluster import ClusterHandle
-from components.k8s.helm import helm_release, namespace
+from components.k8s.helm import custom_resource, helm_release, namespace
 from components.k8s.scheduling import (
     PLACEMENT_GROUP_TIER,
     SCHEDULER_NAME,
@@ -179,7 +179,7 @@ def hyper_nodes(domain: str, cluster_name: str, region: RegionSpec) -> list[dict
     return tier1 + tier2
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class VolcanoArgs:
     cluster: ClusterHandle
     env: EnvironmentSpec
@@ -204,29 +204,19 @@ class Volcano(pulumi.ComponentResource):
             )
 
         # Queues and HyperNodes are Volcano CRs: their CRDs come with the release.
-        after_crds = pulumi.ResourceOptions(
-            parent=self, provider=cluster.provider, depends_on=[*cluster.ready, self.release]
-        )
+        after_crds = {"cluster": cluster, "parent": self, "crd_from": [self.release], "depends_on": cluster.ready}
         tenant_queues = queues(env, region)
         for queue, spec in tenant_queues.items():
-            k8s.apiextensions.CustomResource(
-                f"{cluster.name}-queue-{queue}",
-                api_version=SCHEDULING_API_VERSION,
-                kind="Queue",
-                metadata={"name": queue},
-                spec=spec,
-                opts=after_crds,
-            )
+            queue_manifest = {
+                "apiVersion": SCHEDULING_API_VERSION,
+                "kind": "Queue",
+                "metadata": {"name": queue},
+                "spec": spec,
+            }
+            custom_resource(f"{cluster.name}-queue-{queue}", queue_manifest, **after_crds)
         tree = hyper_nodes(env.label_domain, cluster.name, region)
         for node in tree:
-            k8s.apiextensions.CustomResource(
-                f"{cluster.name}-hypernode-{node['metadata']['name']}",
-                api_version=node["apiVersion"],
-                kind=node["kind"],
-                metadata=node["metadata"],
-                spec=node["spec"],
-                opts=after_crds,
-            )
+            custom_resource(f"{cluster.name}-hypernode-{node['metadata']['name']}", node, **after_crds)
         self.register_outputs(
             {"queues": list(tenant_queues), "hyperNodes": [node["metadata"]["name"] for node in tree]}
         )

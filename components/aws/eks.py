@@ -13,6 +13,7 @@ from components.aws.launch_template import hardened_node_settings
 from components.aws.network import AwsNetwork
 from components.aws.policy_docs import service_trust
 from components.catalog.regions import EKS_ADDON_VERSIONS
+from components.config.deployer import private_link_cidrs
 from components.config.region import RegionSpec
 from components.k8s.cluster import ClusterHandle, ExecAuth, kubernetes_provider, render_kubeconfig
 
@@ -114,6 +115,18 @@ class EksCluster(pulumi.ComponentResource):
                 pulumi.ResourceOptions(depends_on=[cluster_policy, log_group], custom_timeouts=CLUSTER_TIMEOUTS),
             ),
         )
+        # A declared private link (VPN, peering, Direct Connect): its sources may reach the private endpoint.
+        for i, cidr in enumerate(private_link_cidrs(region)):
+            aws.vpc.SecurityGroupIngressRule(
+                f"{name}-api-private-link-{i}",
+                security_group_id=self.cluster.vpc_config.cluster_security_group_id,
+                cidr_ipv4=str(cidr),
+                ip_protocol="tcp",
+                from_port=443,
+                to_port=443,
+                description="Kubernetes API from the deployer's private link",
+                opts=child,
+            )
         issuer = self.cluster.identities.apply(lambda ids: ids[0]["oidcs"][0]["issuer"])
         self.oidc_provider = aws.iam.OpenIdConnectProvider(
             f"{name}-oidc", url=issuer, client_id_lists=["sts.amazonaws.com"], opts=child

@@ -15,10 +15,10 @@ import pulumi
 import pulumi_aws as aws
 
 from components.aws.irsa import IrsaRoleArgs, irsa_role
-from components.aws.policy_docs import policy, prefix_read_statements, tls_only_bucket_policy
+from components.aws.policy_docs import tls_only_bucket_policy
 from components.config.model_store import ModelStoreSpec
+from components.domain.model_bucket import MODELS_PREFIX, policy, prefix_read_statements
 from components.k8s.cluster import WorkloadIdentity
-from components.k8s.names import MODELS_PREFIX
 from components.k8s.workload_identity import ServiceAccountRef
 
 PUBLIC_ACCESS_BLOCKS = ("block_public_acls", "block_public_policy", "ignore_public_acls", "restrict_public_buckets")

@@ -13,17 +13,16 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from components.aws.model_store import S3ModelStore
-from components.aws.policy_docs import policy, service_trust
-from components.k8s.names import MODELS_PREFIX
+from components.aws.policy_docs import service_trust
+from components.domain.model_bucket import MODELS_PREFIX, S3BucketRef, policy
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class S3ModelReplicationArgs:
-    source: S3ModelStore
+    source: S3BucketRef
     source_region: str
-    # Region entry name -> (its store, its AWS region).
-    destinations: dict[str, tuple[S3ModelStore, str]]
+    # Region entry name -> (its bucket, its AWS region).
+    destinations: dict[str, tuple[S3BucketRef, str]]
 
 
 def replication_policy(source_bucket: str, source_key: str, source_region: str, destinations: list[tuple]) -> str:
@@ -80,15 +79,15 @@ class S3ModelReplication(pulumi.ComponentResource):
             f"{name}-role",
             role=role.id,
             policy=pulumi.Output.all(
-                args.source.bucket.arn,
-                args.source.key.arn,
-                pulumi.Output.all(*[pulumi.Output.all(s.bucket.arn, s.key.arn, r) for _, (s, r) in targets]),
+                args.source.bucket_arn,
+                args.source.key_arn,
+                pulumi.Output.all(*[pulumi.Output.all(s.bucket_arn, s.key_arn, r) for _, (s, r) in targets]),
             ).apply(lambda a: replication_policy(a[0], a[1], args.source_region, a[2])),
             opts=child,
         )
         self.config = aws.s3.BucketReplicationConfig(
             f"{name}-config",
-            bucket=args.source.bucket.id,
+            bucket=args.source.bucket_id,
             role=role.arn,
             rules=[
                 {
@@ -99,15 +98,15 @@ class S3ModelReplication(pulumi.ComponentResource):
                     "delete_marker_replication": {"status": "Enabled"},
                     "source_selection_criteria": {"sse_kms_encrypted_objects": {"status": "Enabled"}},
                     "destination": {
-                        "bucket": store.bucket.arn,
-                        "encryption_configuration": {"replica_kms_key_id": store.key.arn},
+                        "bucket": store.bucket_arn,
+                        "encryption_configuration": {"replica_kms_key_id": store.key_arn},
                     },
                 }
                 for priority, (entry, (store, _)) in enumerate(targets)
             ],
             # Both sides must be versioned before S3 accepts the configuration.
             opts=pulumi.ResourceOptions(
-                parent=self, depends_on=[args.source.versioning, *(store.versioning for _, (store, _) in targets)]
+                parent=self, depends_on=[*args.source.ready, *(r for _, (store, _) in targets for r in store.ready)]
             ),
         )
         self.register_outputs({"destinations": [entry for entry, _ in targets]})

@@ -64,28 +64,3 @@ def tls_only_bucket_policy(bucket_arn: str) -> str:
             ],
         }
     )
-
-
-def prefix_read_statements(bucket_arn: str, key_arn: str, prefix: str, region: str) -> list[dict]:
-    """List and read objects under one prefix of an SSE-KMS bucket, and decrypt them through S3 only."""
-    return [
-        {
-            "Sid": "ListPrefix",
-            "Effect": "Allow",
-            "Action": "s3:ListBucket",
-            "Resource": bucket_arn,
-            "Condition": {"StringLike": {"s3:prefix": [prefix, f"{prefix}*"]}},
-        },
-        {"Sid": "ReadPrefix", "Effect": "Allow", "Action": "s3:GetObject", "Resource": f"{bucket_arn}/{prefix}*"},
-        {
-            "Sid": "DecryptViaS3",
-            "Effect": "Allow",
-            "Action": "kms:Decrypt",
-            "Resource": key_arn,
-            "Condition": {"StringEquals": {"kms:ViaService": f"s3.{region}.amazonaws.com"}},
-        },
-    ]
-
-
-def policy(statements: list[dict]) -> str:
-    return json.dumps({"Version": "2012-10-17", "Statement": statements})

@@ -313,7 +313,7 @@ def system_machine_families(cloud: str) -> str:
     return f"{', '.join(sorted(_GCP_CPU_SERIES))} (-<vCPUs>)"
 
 
-# KV-cache transfer between a prefill and a decode pod (disaggregated serving, components/serving/kv_transfer.py).
+# KV-cache transfer between a prefill and a decode pod (disaggregated serving, components/domain/kv_transfer.py).
 # RDMA: the type's total EFA bandwidth in Gbps, shared evenly by its GPUs (one or more NICs per GPU); from the
 # AWS instance pages (P4d 400 Gbps, P5/P5e/P5en/P6-B200 3200 Gbps). A type missing here has no figure to size
 # a transfer with, and the config checks say so.

@@ -32,8 +32,9 @@ KARMADA_AGENT_REGISTERS = _fact(
     "karmada-agent (v1.18.2) creates its member's `cluster.karmada.io/v1alpha1` Cluster itself, with "
     "`spec.id` = the member's kube-system Namespace UID and `syncMode: Pull`, and exits when a Cluster of that "
     "name exists with another or no `spec.id`. It sets no labels (no flag for them); the chart passes no "
-    "--cluster-provider/--cluster-region/--cluster-zones. So pull members' Clusters are never created by the "
-    "program; their labels are patched in afterwards.",
+    "--cluster-provider/--cluster-region/--cluster-zones. A Cluster pre-created with that `spec.id` and "
+    "`syncMode: Pull` is re-registered (the agent rewrites only `spec`; labels are kept). So the program creates "
+    "pull members' Clusters with the id and the labels, and leaves `spec` to the agent.",
     "karmada-io/karmada@v1.18.2:cmd/agent/app/agent.go L181-200, L449-498; pkg/util/cluster.go L82-119, "
     "L168-196; charts/karmada/templates/karmada-agent.yaml L108-117 (FACTS-3.md §9)",
 )

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from components.config.base import Issue, join_path
-from components.k8s.gpu_resources import schedulable_resources
-from components.serving.fit import placement_fit, prefill_fit
-from components.serving.host import pod_host_resources
-from components.serving.slots import placement_resource
+from components.domain.fit import placement_fit, prefill_fit
+from components.domain.gpu_resources import schedulable_resources
+from components.domain.host import pod_host_resources
+from components.domain.slots import placement_resource
 
 if TYPE_CHECKING:
     from components.config.environment import EnvironmentSpec

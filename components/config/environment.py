@@ -11,6 +11,7 @@ from pydantic import AfterValidator, Field, model_validator
 from components.config.base import Issue, Spec, duplicates
 from components.config.capacity_checks import check_capacity
 from components.config.consistency import check_consistency
+from components.config.deployer import check_deployers
 from components.config.federation import FederationSpec, check_federated_models, check_federation
 from components.config.gateway import GatewaySpec, check_gateway
 from components.config.gpu_partitioning import check_gpu_partitioning
@@ -19,6 +20,7 @@ from components.config.model_store import ModelStoreSpec, check_model_storage
 from components.config.observability import check_observability
 from components.config.pricing import PricingSpec, check_pricing
 from components.config.region import RegionSpec, check_region
+from components.config.rollout import RolloutSpec, check_rollout
 from components.config.scheduling import PriorityTierSpec, check_scheduling, default_tiers
 from components.config.serving_checks import check_serving
 from components.config.stacks import StacksSpec
@@ -68,6 +70,7 @@ class EnvironmentSpec(Spec):
         default_factory=StacksSpec,
         description="One Pulumi stack for the environment, or one per region and a global one.",
     )
+    rollout: RolloutSpec = Field(default_factory=RolloutSpec, description="Waves and gates of `make rollout`.")
 
     @model_validator(mode="after")
     def _attach_tenant_loras(self) -> EnvironmentSpec:
@@ -97,7 +100,15 @@ def _check_regions(env: EnvironmentSpec) -> Iterable[Issue]:
 # reads each pool's GPU partitioning (MIG profiles, time-slice shares), valid only after stage 2;
 # replicas are checked against pools and queues once every placement is sized.
 SEMANTIC_CHECKS: tuple[tuple[Callable[[EnvironmentSpec], Iterable[Issue]], ...], ...] = (
-    (_check_regions, check_gpu_pools, check_workloads, check_federation, check_observability, check_pricing),
+    (
+        _check_regions,
+        check_gpu_pools,
+        check_workloads,
+        check_federation,
+        check_observability,
+        check_pricing,
+        check_deployers,
+    ),
     (
         check_gpu_partitioning,
         check_scheduling,
@@ -105,6 +116,7 @@ SEMANTIC_CHECKS: tuple[tuple[Callable[[EnvironmentSpec], Iterable[Issue]], ...],
         check_gateway,
         check_federated_models,
         check_consistency,
+        check_rollout,
     ),
     (check_serving,),
     (check_capacity,),

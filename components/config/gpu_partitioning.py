@@ -33,7 +33,7 @@ from components.catalog.gpus import (
 from components.catalog.machines import MACHINES
 from components.config.base import Issue, join_path
 from components.config.region import GpuPoolSpec, RegionSpec
-from components.k8s.gpu_partitioning import gpu_software
+from components.domain.gpu_partitioning import gpu_software
 
 if TYPE_CHECKING:
     from components.config.environment import EnvironmentSpec

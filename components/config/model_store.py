@@ -11,7 +11,7 @@ from pydantic import AfterValidator, Field
 
 from components.catalog.machines import MACHINES
 from components.config.base import Issue, Spec, join_path, unknown_name
-from components.k8s.names import MODELS_PREFIX
+from components.domain.model_bucket import MODELS_PREFIX
 
 if TYPE_CHECKING:
     from components.config.environment import EnvironmentSpec

@@ -13,6 +13,7 @@ from pydantic import Field
 from components.catalog import regions as region_catalog
 from components.catalog.machines import MACHINES, SYSTEM_MACHINES, system_machine_families, system_machines_of
 from components.config.base import Issue, Name, Spec, duplicates, join_path
+from components.config.deployer import DeployerSpec
 from components.config.gateway import RegionGatewaySpec
 from components.config.model_store import ModelCacheSpec
 from components.config.observability import ObservabilitySpec
@@ -192,6 +193,11 @@ class RegionSpec(Spec):
     cert_manager: CertManagerSpec = Field(
         default_factory=CertManagerSpec,
         description="cert-manager for webhook certificates (KServe's); installed on every cluster that runs KServe.",
+    )
+    deployer: DeployerSpec | None = Field(
+        None,
+        description="Where this region's stack is deployed from; default: a runner inside the network when the "
+        "API endpoint is private, else the endpoint's publicCidrs.",
     )
 
     def pool(self, name: str) -> GpuPoolSpec | None:

@@ -15,7 +15,7 @@ from pydantic import Field
 from components.catalog.machines import MACHINES
 from components.config.base import Issue, Name, Spec, duplicates, join_path, unknown_name
 from components.config.region import RegionSpec
-from components.k8s.gpu_resources import schedulable_resources
+from components.domain.gpu_resources import schedulable_resources
 
 if TYPE_CHECKING:
     from components.config.environment import EnvironmentSpec

@@ -31,13 +31,13 @@ from typing import TYPE_CHECKING
 from components.catalog.engines import ENGINE_FLAGS, ENGINE_HOST_NEEDS
 from components.catalog.models import MODELS
 from components.config.base import Issue, join_path
-from components.k8s.gpu_resources import schedulable_resources
-from components.serving.disaggregation import efa_path
-from components.serving.fit import Fit, placement_fit, prefill_fit, startup_seconds
-from components.serving.host import pod_host_resources
-from components.serving.kv_transfer import efa_gbps_per_gpu
-from components.serving.sizing import DoesNotFit, GpuSlot, startup_budget_seconds
-from components.serving.slots import gpu_slot, multi_node_capable, placement_resource
+from components.domain.disaggregation import efa_path
+from components.domain.fit import Fit, placement_fit, prefill_fit, startup_seconds
+from components.domain.gpu_resources import schedulable_resources
+from components.domain.host import pod_host_resources
+from components.domain.kv_transfer import efa_gbps_per_gpu
+from components.domain.sizing import DoesNotFit, GpuSlot, startup_budget_seconds
+from components.domain.slots import gpu_slot, multi_node_capable, placement_resource
 
 if TYPE_CHECKING:
     from components.config.environment import EnvironmentSpec

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from components.config.base import Spec
+from components.config.base import Issue, Spec
+from components.config.deployer import DeployerSpec
 
 if TYPE_CHECKING:
     from components.config.environment import EnvironmentSpec
@@ -33,6 +34,11 @@ class StacksSpec(Spec):
         "auto",
         description="`single`: the environment is the one stack `<env>`; `perRegion`: stacks `<env>.<region>` "
         "and `<env>.global`; `auto`: `perRegion` when the environment has more than one region entry.",
+    )
+    global_deployer: DeployerSpec | None = Field(
+        None,
+        description="Where the global stack is deployed from; default the federation host's deployer (it applies "
+        "the Karmada API's allowlist on the host cluster). Its sources join that allowlist.",
     )
 
 
@@ -82,3 +88,38 @@ def environment_stacks(env: EnvironmentSpec, env_name: str) -> list[StackSlice]:
         for r in ordered
     ]
     return [*regions, StackSlice(global_stack_name(env_name), "global", references=tuple(s.name for s in regions))]
+
+
+def resolve_stack(env: EnvironmentSpec, stack_name: str) -> tuple[str, StackSlice]:
+    """The environment name and slice a Pulumi stack builds; ConfigError when the name is not one of them."""
+    from components.config.loader import ConfigError
+
+    if layout_of(env) == "single":
+        head, _, tail = stack_name.rpartition(".")
+        if head and (tail == GLOBAL or any(r.name == tail for r in env.regions)):
+            raise ConfigError(
+                [
+                    Issue(
+                        "stacks.layout",
+                        f"this environment is one stack (layout single), not per region: deploy it as stack "
+                        f"{head!r}, or set `stacks.layout: perRegion`",
+                    )
+                ]
+            )
+        return stack_name, environment_stacks(env, stack_name)[0]
+    env_name, _, _ = stack_name.rpartition(".")
+    stacks = environment_stacks(env, env_name or stack_name)
+    chosen = next((s for s in stacks if s.name == stack_name), None)
+    if chosen is None:
+        names = ", ".join(s.name for s in stacks)
+        raise ConfigError(
+            [
+                Issue(
+                    "stacks.layout",
+                    f"stack {stack_name!r} is not one of this environment's stacks ({names}): select one of them "
+                    f"(`pulumi stack select {stacks[0].name}`), or roll them all out with `make rollout "
+                    f"ENV={env_name or stack_name}`",
+                )
+            ]
+        )
+    return env_name, chosen

@@ -13,7 +13,7 @@ from components.config.observability import ModelSloSpec
 from components.config.pricing import MoneyBudgetSpec
 from components.config.scheduling import GpuQuotaSpec
 from components.config.serving import LoraAdapterSpec, LoraRank, SpeculativeDecodingSpec, TenantLoraSpec
-from components.serving.sizing import KvDtype, Precision
+from components.domain.sizing import KvDtype, Precision
 
 if TYPE_CHECKING:
     from components.config.environment import EnvironmentSpec

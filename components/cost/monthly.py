@@ -21,8 +21,8 @@ from components.config.environment import EnvironmentSpec
 from components.config.model_store import cache_plan
 from components.config.region import RegionSpec
 from components.cost.throughput import DecodeEstimate, estimate_decode
-from components.k8s.gpu_resources import schedulable_resources
-from components.serving.fit import placement_fit
+from components.domain.fit import placement_fit
+from components.domain.gpu_resources import schedulable_resources
 
 
 @dataclass(frozen=True)

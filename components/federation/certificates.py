@@ -28,6 +28,9 @@ LEAF_VALIDITY_HOURS = 5 * 365 * 24
 EARLY_RENEWAL_HOURS = 90 * 24
 SERVER_USES = ("digital_signature", "key_encipherment", "server_auth", "client_auth")
 CLIENT_USES = ("digital_signature", "key_encipherment", "client_auth")
+# Who a pull member's karmada-agent is to the Karmada API server (karmadactl register's identities).
+AGENT_USER_PREFIX = "system:karmada:agent:"
+AGENT_GROUP = "system:karmada:agents"
 
 
 @dataclass(frozen=True)
@@ -107,7 +110,7 @@ def client_kubeconfig(name: str, server: str, ca_pem: str, cert_pem: str, key_pe
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class KarmadaCertificatesArgs:
     # Names and addresses the API server answers on: in-cluster service names and its load balancer.
     server_dns_names: tuple[str, ...]

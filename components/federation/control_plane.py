@@ -25,7 +25,15 @@ import pulumi_kubernetes as k8s
 from components.catalog.charts import CHARTS, KARMADA_CFSSL_IMAGE, KARMADA_KUBECTL_IMAGE, KARMADA_VERSION
 from components.catalog.regions import BUILTIN_STORAGE_CLASS
 from components.config.region import RegionSpec
-from components.federation.certificates import KarmadaCertificates, KarmadaCertificatesArgs, client_kubeconfig
+from components.federation.certificates import (
+    AGENT_GROUP,
+    AGENT_USER_PREFIX,
+    KarmadaCertificates,
+    KarmadaCertificatesArgs,
+    KeyPair,
+    client_kubeconfig,
+    signed_certificate,
+)
 from components.k8s.cluster import ClusterHandle, kubernetes_provider
 from components.k8s.helm import helm_release, namespace
 
@@ -38,6 +46,7 @@ INTERNAL_HOST = f"{RELEASE}-apiserver.{KARMADA_NAMESPACE}.svc.cluster.local"
 INTERNAL_ENDPOINT = f"https://{INTERNAL_HOST}:{API_PORT}"
 # Created by the chart in the Karmada API server; members' credentials live there.
 CLUSTER_NAMESPACE = "karmada-cluster"
+EXTERNAL_SERVICE = f"{RELEASE}-apiserver-external"
 WEBHOOK_FLAGS = ["--allow-no-execute-taint-policy=true"]
 ETCD_VOLUME = "10Gi"
 
@@ -110,13 +119,17 @@ def host_values(region: RegionSpec, production: bool, certs: KarmadaCertificates
     }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class KarmadaControlPlaneArgs:
     host: ClusterHandle
     stack: str
     production: bool
     # CIDRs allowed on the API server's load balancer.
     allowed_sources: pulumi.Input[Sequence[str]]
+    # Pull members' cluster names: each agent's client certificate is signed here, where the CA key lives.
+    agents: tuple[str, ...] = ()
+    # Another stack (the global one) applies the final allowlist, once every member's NAT address exists.
+    allowlist_applied_elsewhere: bool = False
 
 
 class KarmadaControlPlane(pulumi.ComponentResource):
@@ -127,6 +140,7 @@ class KarmadaControlPlane(pulumi.ComponentResource):
     kubeconfig: pulumi.Output[str]  # secret: the API server's admin client certificate
     api: ClusterHandle  # the Karmada API server, for resources created in it
     namespace: k8s.core.v1.Namespace  # karmada-system on the host, which the host's own agent shares
+    agent_certificates: dict[str, KeyPair]  # pull member's cluster name -> its agent's client certificate
 
     def __init__(self, name: str, args: KarmadaControlPlaneArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:federation:KarmadaControlPlane", name, None, opts)
@@ -171,7 +185,7 @@ class KarmadaControlPlane(pulumi.ComponentResource):
         service = k8s.core.v1.Service(
             f"{host.name}-karmada-apiserver-external",
             metadata={
-                "name": f"{RELEASE}-apiserver-external",
+                "name": EXTERNAL_SERVICE,
                 "namespace": KARMADA_NAMESPACE,
                 "annotations": _load_balancer_annotations(region),
             },
@@ -182,7 +196,12 @@ class KarmadaControlPlane(pulumi.ComponentResource):
                 "loadBalancerSourceRanges": args.allowed_sources,
                 **({"loadBalancerIP": static_ip.address} if static_ip else {}),
             },
-            opts=pulumi.ResourceOptions(parent=self, provider=host.provider, depends_on=[release]),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                provider=host.provider,
+                depends_on=[release],
+                ignore_changes=["spec.loadBalancerSourceRanges"] if args.allowlist_applied_elsewhere else None,
+            ),
         )
         address = (
             static_ip.address
@@ -206,6 +225,16 @@ class KarmadaControlPlane(pulumi.ComponentResource):
             endpoint=self.endpoint,
             ready=ready,
         )
+        self.agent_certificates = {
+            cluster: signed_certificate(
+                f"{cluster}-karmada-agent",
+                certs.ca,
+                self,
+                common_name=AGENT_USER_PREFIX + cluster,
+                organization=AGENT_GROUP,
+            )
+            for cluster in args.agents
+        }
         self.register_outputs({"endpoint": self.endpoint})
 
 

@@ -1,22 +1,27 @@
-"""The environment's Karmada federation: control plane on the host, members, and federated models."""
+"""The federation as the Karmada API holds it: members' registrations, failover taints and federated models.
+
+The control plane (control_plane.py) runs on the host cluster and each member runs its agent (member.py);
+this is what is created through the Karmada API once both exist: in one stack with them, or in the global
+stack of an environment split per region.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pulumi
 import pulumi_kubernetes as k8s
-import pulumi_tls as tls
 
+from components.config.deployer import global_deployer
 from components.config.environment import EnvironmentSpec
-from components.federation.control_plane import INTERNAL_ENDPOINT, KarmadaControlPlane, KarmadaControlPlaneArgs
+from components.config.region import RegionSpec
 from components.federation.manifests import member_taint_policies
-from components.federation.member import KarmadaMember, KarmadaMemberArgs
+from components.federation.member import KarmadaMembership, KarmadaMembershipArgs
 from components.federation.model import FederatedModel, FederatedModelArgs
 from components.federation.placement import (
     federated_models,
     member_labels,
-    member_regions,
     model_shares,
     replica_range,
 )
@@ -25,11 +30,23 @@ from components.federation.serving_api import FederatedServingApi, FederatedServ
 from components.k8s.cluster import ClusterHandle
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
+class MemberRef:
+    """What Karmada's side of a member needs: its name, place and API endpoint (its credentials, in push)."""
+
+    cluster_name: str
+    region: RegionSpec
+    endpoint: pulumi.Input[str]
+    cluster_id: pulumi.Input[str] | None = None  # pull: its kube-system Namespace UID, which the agent checks
+    push_credentials: pulumi.Input[dict[str, str]] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class KarmadaFederationArgs:
     env: EnvironmentSpec
     stack: str
-    clusters: dict[str, ClusterHandle]  # region name -> its cluster
+    karmada: ClusterHandle  # the Karmada API server
+    members: dict[str, MemberRef]  # region name -> member
     # Renders a model's InferenceService for one region: the federated template and the members' overrides.
     render: Renderer
     # Renders a model's PodDisruptionBudget for a replica range.
@@ -37,51 +54,33 @@ class KarmadaFederationArgs:
 
 
 class KarmadaFederation(pulumi.ComponentResource):
-    control_plane: KarmadaControlPlane
-    members: dict[str, KarmadaMember]  # region name -> member
+    """The federation as the Karmada API holds it: members' registrations, failover taints, federated models."""
+
+    memberships: dict[str, KarmadaMembership]  # region name -> member
     models: dict[str, FederatedModel]  # model name -> federated model
 
     def __init__(self, name: str, args: KarmadaFederationArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:federation:KarmadaFederation", name, None, opts)
-        env, fed = args.env, args.env.federation
-        assert fed.host is not None  # check_federation
-        # The federation's certificates are generated in the program (see certificates.py).
-        pki = pulumi.ResourceOptions(
-            parent=self, providers={"tls": tls.Provider(f"{name}-tls", opts=pulumi.ResourceOptions(parent=self))}
-        )
-
-        self.control_plane = KarmadaControlPlane(
-            f"{name}-control-plane",
-            KarmadaControlPlaneArgs(
-                host=args.clusters[fed.host],
-                stack=args.stack,
-                production=env.production,
-                allowed_sources=_allowed_sources(env, args.clusters),
-            ),
-            opts=pki,
-        )
-        karmada = self.control_plane.api
-
-        self.members = {}
-        for region in member_regions(env):
-            cluster = args.clusters[region.name]
-            self.members[region.name] = KarmadaMember(
-                cluster.name,
-                KarmadaMemberArgs(
-                    member=cluster,
+        env, fed, karmada = args.env, args.env.federation, args.karmada
+        self.memberships = {
+            region: KarmadaMembership(
+                member.cluster_name,
+                KarmadaMembershipArgs(
                     karmada=karmada,
+                    cluster_name=member.cluster_name,
+                    region=member.region,
+                    endpoint=member.endpoint,
                     mode=fed.member_mode,
-                    labels=member_labels(env.label_domain, region),
-                    production=env.production,
-                    ca=self.control_plane.certificates.ca,
-                    # The host's own agent stays inside the cluster.
-                    karmada_server=INTERNAL_ENDPOINT if region.name == fed.host else self.control_plane.endpoint,
-                    host_namespace=self.control_plane.namespace if region.name == fed.host else None,
+                    labels=member_labels(env.label_domain, member.region),
+                    cluster_id=member.cluster_id,
+                    push_credentials=member.push_credentials,
                 ),
-                opts=pki,
+                opts=pulumi.ResourceOptions(parent=self),
             )
-        clusters = [m.registration for m in self.members.values()]
-        for policy in member_taint_policies([args.clusters[r].name for r in self.members]):
+            for region, member in args.members.items()
+        }
+        clusters = [m.registration for m in self.memberships.values()]
+        for policy in member_taint_policies([m.cluster_name for m in args.members.values()]):
             k8s.apiextensions.CustomResource(
                 f"{karmada.name}-clustertaintpolicy-{policy['metadata']['name']}",
                 api_version=policy["apiVersion"],
@@ -115,17 +114,18 @@ class KarmadaFederation(pulumi.ComponentResource):
             )
         self.register_outputs(
             {
-                "endpoint": self.control_plane.endpoint,
-                "members": {args.clusters[r].name: fed.member_mode for r in self.members},
+                "members": {m.cluster_name: fed.member_mode for m in args.members.values()},
                 "models": list(self.models),
             }
         )
 
 
-def _allowed_sources(env: EnvironmentSpec, clusters: dict[str, ClusterHandle]) -> pulumi.Output[list[str]]:
-    """Who may open a connection to the Karmada API: every cluster's NAT egress, plus the configured CIDRs."""
+def karmada_allowlist(env: EnvironmentSpec, egress: Sequence[pulumi.Input[Sequence[str]]]) -> pulumi.Output[list[str]]:
+    """Who may open a connection to the Karmada API: the clusters' NAT egress, the configured CIDRs and the
+    sources of the global stack's deployer (it applies Karmada's objects)."""
+    deployer = global_deployer(env)
     extra = [str(c) for c in env.federation.api_server.allowed_cidrs]
-    egress = [c.egress_ips for c in clusters.values() if c.egress_ips is not None]
+    extra += [str(c) for c in (deployer.cidrs if deployer is not None else ()) if str(c) not in extra]
     return pulumi.Output.all(*egress).apply(
         lambda lists: list(dict.fromkeys([*sorted({f"{ip}/32" for ips in lists for ip in ips}), *extra]))
     )

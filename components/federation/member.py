@@ -3,11 +3,12 @@
 - pull (default): the karmada chart in agent mode runs karmada-agent on the member; it dials the Karmada
   API server (through the member's NAT; the member's own API server stays private) with a client
   certificate of the federation's CA for the identity `system:karmada:agent:<cluster>`, which gets the
-  same least-privilege RBAC `karmadactl register` grants. The agent registers the member itself: it
-  creates the `Cluster` with `spec.id` = the member's kube-system UID and exits if a Cluster of that
-  name exists with another id (KARMADA_AGENT_REGISTERS, components/catalog/upstream.py), so the
-  program never creates it. The labels (cloud, region, GPU products), which no agent flag sets, are
-  added afterwards by a server-side-apply patch of `metadata.labels` only: fields the agent never writes.
+  same least-privilege RBAC `karmadactl register` grants. The agent registers the member: it creates
+  or re-registers the `Cluster` named after it, and exits unless that Cluster's `spec.id` is the member's
+  kube-system Namespace UID (KARMADA_AGENT_REGISTERS, components/catalog/upstream.py). So the program
+  creates the Cluster beforehand with that id and the labels (cloud, region, GPU products) no agent flag
+  sets: the agent then owns `spec` (ignored by the program), the program the labels, and whichever stack
+  runs first, the member gets its labels without a race with the agent's registration.
 - push: the program declares the member's `Cluster` (labels, location fields, `secretRef`); the control
   plane dials the member's API server with a service-account token of the member, handed over in the
   Secret the Cluster's `secretRef` names.
@@ -15,6 +16,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -23,15 +25,14 @@ import pulumi_kubernetes as k8s
 import yaml
 
 from components.catalog.charts import CHARTS, KARMADA_VERSION
-from components.federation.certificates import KeyPair, signed_certificate
+from components.config.region import RegionSpec
+from components.federation.certificates import AGENT_USER_PREFIX, KeyPair
 from components.federation.control_plane import CLUSTER_NAMESPACE, KARMADA_NAMESPACE
 from components.federation.manifests import CLUSTER_API
 from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import helm_release, namespace
 
 AGENT_RELEASE = "karmada-agent"
-AGENT_USER_PREFIX = "system:karmada:agent:"
-AGENT_GROUP = "system:karmada:agents"
 EXECUTION_NAMESPACE_PREFIX = "karmada-es-"
 PUSH_SERVICE_ACCOUNT = "karmada-controller-manager"
 RBAC_API = "rbac.authorization.k8s.io"
@@ -72,117 +73,42 @@ def agent_rules(cluster: str) -> list[dict]:
     ]
 
 
-@dataclass(frozen=True)
-class KarmadaMemberArgs:
+@dataclass(frozen=True, kw_only=True)
+class KarmadaAgentArgs:
     member: ClusterHandle
-    karmada: ClusterHandle  # the Karmada API server
     mode: Literal["pull", "push"]
-    labels: dict[str, str]
     production: bool
-    ca: KeyPair  # the federation CA: signs the agent's client certificate
+    # pull: the federation CA's certificate and the agent's client certificate, signed by the control plane.
+    ca_cert: pulumi.Input[str] | None = None
+    agent_cert: KeyPair | None = None
     # URL the member's agent dials: the load balancer, or the in-cluster service on the host itself.
-    karmada_server: pulumi.Input[str]
+    karmada_server: pulumi.Input[str] | None = None
     # The host's karmada-system, created by the control plane: one cluster cannot hold two creators of it.
     host_namespace: k8s.core.v1.Namespace | None = None
+    # In one stack, the Karmada-side RBAC the agent needs at start (elsewhere it waits for the global stack).
+    depends_on: Sequence[pulumi.Resource] = ()
 
 
-class KarmadaMember(pulumi.ComponentResource):
-    # What makes the member's Cluster object carry its labels: the Cluster itself (push), or the patch
-    # of the Cluster the agent registered (pull).
-    registration: pulumi.CustomResource
+class KarmadaAgent(pulumi.ComponentResource):
+    """The member's side of joining Karmada: karmada-agent (pull), or the account Karmada dials with (push)."""
 
-    def __init__(self, name: str, args: KarmadaMemberArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("inference-platform:federation:KarmadaMember", name, None, opts)
-        member, karmada = args.member, args.karmada
-        region = member.region
-        self._karmada = karmada
-        self._karmada_opts = pulumi.ResourceOptions(parent=self, provider=karmada.provider, depends_on=karmada.ready)
-        endpoint = member.endpoint.apply(api_endpoint)
+    # push: the member's service-account token and CA, which the Karmada side hands to the control plane.
+    push_credentials: pulumi.Output[dict[str, str]] | None
+
+    def __init__(self, name: str, args: KarmadaAgentArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("inference-platform:federation:KarmadaAgent", name, None, opts)
+        member = args.member
+        self.push_credentials = None
         if args.mode == "pull":
-            agent = self._agent(args, endpoint, depends_on=self._pull_access(member, karmada))
-            self.registration = k8s.apiextensions.CustomResourcePatch(
-                f"{karmada.name}-cluster-{member.name}-labels",
-                api_version=CLUSTER_API,
-                kind="Cluster",
-                metadata={"name": member.name, "labels": args.labels},
-                opts=pulumi.ResourceOptions.merge(self._karmada_opts, pulumi.ResourceOptions(depends_on=[agent])),
-            )
+            assert args.agent_cert is not None and args.ca_cert is not None and args.karmada_server is not None
+            self._agent(args)
         else:
-            credentials = self._push_credentials(member, karmada)
-            self.registration = k8s.apiextensions.CustomResource(
-                f"{karmada.name}-cluster-{member.name}",
-                api_version=CLUSTER_API,
-                kind="Cluster",
-                metadata={"name": member.name, "labels": args.labels},
-                spec={
-                    "syncMode": "Push",
-                    "apiEndpoint": endpoint,
-                    "provider": region.cloud,
-                    "region": region.region,
-                    "zones": list(region.zones),
-                    "secretRef": {"namespace": CLUSTER_NAMESPACE, "name": member.name},
-                },
-                opts=pulumi.ResourceOptions.merge(self._karmada_opts, pulumi.ResourceOptions(depends_on=[credentials])),
-            )
+            self.push_credentials = self._push_account(member)
         self.register_outputs({"cluster": member.name, "syncMode": args.mode.capitalize()})
 
-    def _role_for_agent(self, cluster: str, metadata: dict, rules: list[dict], depends_on: list) -> list:
-        """A (Cluster)Role in Karmada and its binding to the agent's user; cluster-wide without a namespace."""
-        scope = "Role" if "namespace" in metadata else "ClusterRole"
-        opts = pulumi.ResourceOptions.merge(self._karmada_opts, pulumi.ResourceOptions(depends_on=depends_on))
-        name = f"{self._karmada.name}-{metadata['name'].replace(':', '-')}"  # ':' would read as a URN separator
-        role = getattr(k8s.rbac.v1, scope)(f"{name}-role", metadata=metadata, rules=rules, opts=opts)
-        binding = getattr(k8s.rbac.v1, f"{scope}Binding")(
-            f"{name}-binding",
-            metadata=metadata,
-            role_ref={"apiGroup": RBAC_API, "kind": scope, "name": metadata["name"]},
-            subjects=[{"apiGroup": RBAC_API, "kind": "User", "name": AGENT_USER_PREFIX + cluster}],
-            opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[role])),
-        )
-        return [role, binding]
-
-    def _pull_access(self, member: ClusterHandle, karmada: ClusterHandle) -> list[pulumi.Resource]:
-        """RBAC in Karmada for `system:karmada:agent:<cluster>` and its Work namespace, before the agent starts."""
-        cluster = member.name
-        prefix = f"system:karmada:{cluster}:agent"
-        work_namespace = f"{EXECUTION_NAMESPACE_PREFIX}{cluster}"
-        execution = namespace(work_namespace, karmada, self, "baseline")
-        secrets = [
-            {
-                "apiGroups": [""],
-                "resources": ["secrets"],
-                "resourceNames": [cluster, f"{cluster}-impersonator"],
-                "verbs": ["get", "patch"],
-            },
-            {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create"]},
-        ]
-        works = [
-            {
-                "apiGroups": ["work.karmada.io"],
-                "resources": ["works"],
-                "verbs": ["get", "create", "list", "watch", "update", "delete"],
-            },
-            {"apiGroups": ["work.karmada.io"], "resources": ["works/status"], "verbs": ["patch", "update"]},
-        ]
-        return [
-            execution,
-            *self._role_for_agent(cluster, {"name": prefix}, agent_rules(cluster), []),
-            *self._role_for_agent(cluster, {"name": f"{prefix}-secret", "namespace": CLUSTER_NAMESPACE}, secrets, []),
-            *self._role_for_agent(cluster, {"name": f"{prefix}-work", "namespace": work_namespace}, works, [execution]),
-        ]
-
-    def _agent(
-        self, args: KarmadaMemberArgs, endpoint: pulumi.Output[str], depends_on: list[pulumi.Resource]
-    ) -> k8s.helm.v3.Release:
+    def _agent(self, args: KarmadaAgentArgs) -> k8s.helm.v3.Release:
         """karmada-agent on the member, with its own client certificate; it registers the member's Cluster."""
-        member = args.member
-        cert = signed_certificate(
-            f"{member.name}-karmada-agent",
-            args.ca,
-            self,
-            common_name=AGENT_USER_PREFIX + member.name,
-            organization=AGENT_GROUP,
-        )
+        member, cert = args.member, args.agent_cert
         ns = args.host_namespace or namespace(KARMADA_NAMESPACE, member, self, "baseline")
         return helm_release(
             AGENT_RELEASE,
@@ -194,19 +120,19 @@ class KarmadaMember(pulumi.ComponentResource):
                 "karmadaImageVersion": KARMADA_VERSION,
                 "agent": {
                     "clusterName": member.name,
-                    "clusterEndpoint": endpoint,
-                    "kubeconfig": {"caCrt": args.ca.cert_pem, "crt": cert.cert_pem, "server": args.karmada_server},
+                    "clusterEndpoint": member.endpoint.apply(api_endpoint),
+                    "kubeconfig": {"caCrt": args.ca_cert, "crt": cert.cert_pem, "server": args.karmada_server},
                     "replicaCount": 2 if args.production else 1,
                     "image": {"tag": KARMADA_VERSION},
                 },
             },
             parent=self,
-            depends_on=depends_on,
+            depends_on=list(args.depends_on),
             secret_values=agent_secret_values(cert.key_pem),
         )
 
-    def _push_credentials(self, member: ClusterHandle, karmada: ClusterHandle) -> pulumi.Resource:
-        """A service account on the member and its token, handed to Karmada in karmada-cluster/<cluster>."""
+    def _push_account(self, member: ClusterHandle) -> pulumi.Output[dict[str, str]]:
+        """A service account on the member and its token, for Karmada's karmada-cluster/<cluster> Secret."""
         member_opts = pulumi.ResourceOptions(parent=self, provider=member.provider, depends_on=member.ready)
         ns = namespace(CLUSTER_NAMESPACE, member, self, "baseline")
         account = k8s.core.v1.ServiceAccount(
@@ -241,13 +167,139 @@ class KarmadaMember(pulumi.ComponentResource):
             type="kubernetes.io/service-account-token",
             opts=pulumi.ResourceOptions.merge(member_opts, pulumi.ResourceOptions(depends_on=[account])),
         )
-        data = pulumi.Output.all(token.data, member.kubeconfig).apply(lambda a: _push_secret_data(*a))
-        return k8s.core.v1.Secret(
-            f"{karmada.name}-{CLUSTER_NAMESPACE}-{member.name}",
-            metadata={"name": member.name, "namespace": CLUSTER_NAMESPACE},
-            data=pulumi.Output.secret(data),
-            opts=self._karmada_opts,
+        return pulumi.Output.secret(
+            pulumi.Output.all(token.data, member.kubeconfig).apply(lambda a: _push_secret_data(*a))
         )
+
+
+@dataclass(frozen=True, kw_only=True)
+class KarmadaMembershipArgs:
+    karmada: ClusterHandle  # the Karmada API server
+    cluster_name: str
+    region: RegionSpec
+    endpoint: pulumi.Input[str]  # the member's Kubernetes API, as its cloud reports it
+    mode: Literal["pull", "push"]
+    labels: dict[str, str]
+    cluster_id: pulumi.Input[str] | None = None  # pull: the member's kube-system Namespace UID
+    push_credentials: pulumi.Input[dict[str, str]] | None = None  # push: KarmadaAgent.push_credentials
+
+
+class KarmadaMembership(pulumi.ComponentResource):
+    """The Karmada side of a member: the agent's RBAC and the Cluster's labels (pull), or the Cluster (push)."""
+
+    registration: pulumi.CustomResource  # the member's Cluster, with its labels
+    # pull: what the agent needs in Karmada before it can register: its RBAC and Work namespace.
+    agent_access: list[pulumi.Resource]
+
+    def __init__(self, name: str, args: KarmadaMembershipArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("inference-platform:federation:KarmadaMembership", name, None, opts)
+        karmada = args.karmada
+        self._karmada = karmada
+        self._karmada_opts = pulumi.ResourceOptions(parent=self, provider=karmada.provider, depends_on=karmada.ready)
+        self.agent_access = []
+        if args.mode == "pull":
+            assert args.cluster_id is not None
+            self.agent_access = self._pull_access(args.cluster_name)
+            # Created here with the labels and the id the agent checks (KARMADA_AGENT_REGISTERS): the agent then
+            # re-registers it and owns `spec`; the program owns the labels.
+            self.registration = k8s.apiextensions.CustomResource(
+                f"{karmada.name}-cluster-{args.cluster_name}",
+                api_version=CLUSTER_API,
+                kind="Cluster",
+                metadata={"name": args.cluster_name, "labels": args.labels},
+                spec={
+                    "syncMode": "Pull",
+                    "id": args.cluster_id,
+                    "apiEndpoint": pulumi.Output.from_input(args.endpoint).apply(api_endpoint),
+                    "secretRef": {"namespace": CLUSTER_NAMESPACE, "name": args.cluster_name},
+                    "impersonatorSecretRef": {
+                        "namespace": CLUSTER_NAMESPACE,
+                        "name": f"{args.cluster_name}-impersonator",
+                    },
+                },
+                opts=pulumi.ResourceOptions.merge(
+                    self._karmada_opts, pulumi.ResourceOptions(depends_on=self.agent_access, ignore_changes=["spec"])
+                ),
+            )
+        else:
+            assert args.push_credentials is not None
+            credentials = k8s.core.v1.Secret(
+                f"{karmada.name}-{CLUSTER_NAMESPACE}-{args.cluster_name}",
+                metadata={"name": args.cluster_name, "namespace": CLUSTER_NAMESPACE},
+                data=pulumi.Output.secret(args.push_credentials),
+                opts=self._karmada_opts,
+            )
+            region = args.region
+            self.registration = k8s.apiextensions.CustomResource(
+                f"{karmada.name}-cluster-{args.cluster_name}",
+                api_version=CLUSTER_API,
+                kind="Cluster",
+                metadata={"name": args.cluster_name, "labels": args.labels},
+                spec={
+                    "syncMode": "Push",
+                    "apiEndpoint": pulumi.Output.from_input(args.endpoint).apply(api_endpoint),
+                    "provider": region.cloud,
+                    "region": region.region,
+                    "zones": list(region.zones),
+                    "secretRef": {"namespace": CLUSTER_NAMESPACE, "name": args.cluster_name},
+                },
+                opts=pulumi.ResourceOptions.merge(self._karmada_opts, pulumi.ResourceOptions(depends_on=[credentials])),
+            )
+        self.register_outputs({"cluster": args.cluster_name, "syncMode": args.mode.capitalize()})
+
+    def _role_for_agent(self, cluster: str, metadata: dict, rules: list[dict], depends_on: list) -> list:
+        """A (Cluster)Role in Karmada and its binding to the agent's user; cluster-wide without a namespace."""
+        scope = "Role" if "namespace" in metadata else "ClusterRole"
+        opts = pulumi.ResourceOptions.merge(self._karmada_opts, pulumi.ResourceOptions(depends_on=depends_on))
+        name = f"{self._karmada.name}-{metadata['name'].replace(':', '-')}"  # ':' would read as a URN separator
+        role = getattr(k8s.rbac.v1, scope)(f"{name}-role", metadata=metadata, rules=rules, opts=opts)
+        binding = getattr(k8s.rbac.v1, f"{scope}Binding")(
+            f"{name}-binding",
+            metadata=metadata,
+            role_ref={"apiGroup": RBAC_API, "kind": scope, "name": metadata["name"]},
+            subjects=[{"apiGroup": RBAC_API, "kind": "User", "name": AGENT_USER_PREFIX + cluster}],
+            opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[role])),
+        )
+        return [role, binding]
+
+    def _pull_access(self, cluster: str) -> list[pulumi.Resource]:
+        """RBAC in Karmada for `system:karmada:agent:<cluster>` and its Work namespace, before the agent starts."""
+        prefix = f"system:karmada:{cluster}:agent"
+        work_namespace = f"{EXECUTION_NAMESPACE_PREFIX}{cluster}"
+        execution = namespace(work_namespace, self._karmada, self, "baseline")
+        secrets = [
+            {
+                "apiGroups": [""],
+                "resources": ["secrets"],
+                "resourceNames": [cluster, f"{cluster}-impersonator"],
+                "verbs": ["get", "patch"],
+            },
+            {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create"]},
+        ]
+        works = [
+            {
+                "apiGroups": ["work.karmada.io"],
+                "resources": ["works"],
+                "verbs": ["get", "create", "list", "watch", "update", "delete"],
+            },
+            {"apiGroups": ["work.karmada.io"], "resources": ["works/status"], "verbs": ["patch", "update"]},
+        ]
+        return [
+            execution,
+            *self._role_for_agent(cluster, {"name": prefix}, agent_rules(cluster), []),
+            *self._role_for_agent(cluster, {"name": f"{prefix}-secret", "namespace": CLUSTER_NAMESPACE}, secrets, []),
+            *self._role_for_agent(cluster, {"name": f"{prefix}-work", "namespace": work_namespace}, works, [execution]),
+        ]
+
+
+def kube_system_uid(member: ClusterHandle, parent: pulumi.Resource | None = None) -> pulumi.Output[str]:
+    """The member's cluster id as Karmada knows it: the UID of its kube-system Namespace (read, never managed)."""
+    kube_system = k8s.core.v1.Namespace.get(
+        f"{member.name}-kube-system",
+        "kube-system",
+        opts=pulumi.ResourceOptions(parent=parent, provider=member.provider, depends_on=member.ready),
+    )
+    return kube_system.metadata.uid
 
 
 def _push_secret_data(token_data: dict | None, kubeconfig: str) -> dict[str, str]:

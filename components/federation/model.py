@@ -13,9 +13,10 @@ from components.federation.manifests import federated_template, override_policy,
 from components.federation.placement import MemberShare, replica_range
 from components.federation.serving_api import FederatedServingApi
 from components.k8s.cluster import ClusterHandle
+from components.k8s.helm import custom_resource
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FederatedModelArgs:
     model: ModelSpec
     shares: tuple[MemberShare, ...]
@@ -51,15 +52,18 @@ class FederatedModel(pulumi.ComponentResource):
         template = federated_template(args.renders[first], *replica_range(model))
         namespace = template["metadata"]["namespace"]
         in_namespace = [*karmada.ready, args.serving.serving_namespace]
+        serving_namespace = [args.serving.serving_namespace]  # Karmada's own API serves the policies' kinds
 
-        def create(manifest: dict, depends_on: list[pulumi.Resource]) -> k8s.apiextensions.CustomResource:
-            return k8s.apiextensions.CustomResource(
+        def create(
+            manifest: dict, *, crd_from: list[pulumi.Resource], depends_on: list[pulumi.Resource]
+        ) -> k8s.apiextensions.CustomResource:
+            return custom_resource(
                 f"{karmada.name}-{namespace}-{manifest['kind'].lower()}-{manifest['metadata']['name']}",
-                api_version=manifest["apiVersion"],
-                kind=manifest["kind"],
-                metadata=manifest["metadata"],
-                spec=manifest["spec"],
-                opts=pulumi.ResourceOptions(parent=self, provider=karmada.provider, depends_on=depends_on),
+                manifest,
+                cluster=karmada,
+                parent=self,
+                crd_from=crd_from,
+                depends_on=depends_on,
             )
 
         self.override_policies, overrides = {}, []
@@ -67,11 +71,12 @@ class FederatedModel(pulumi.ComponentResource):
             region = share.region.name
             manifest = override_policy(template, args.renders[region], share, args.registry_mirrors.get(region))
             if manifest is not None:
-                self.override_policies[region] = create(manifest, in_namespace)
+                self.override_policies[region] = create(manifest, crd_from=karmada.ready, depends_on=serving_namespace)
                 overrides.append(manifest["metadata"]["name"])
         self.propagation_policy = create(
             propagation_policy(model.name, namespace, list(args.shares), args.failover, overrides),
-            [*in_namespace, *self.override_policies.values()],
+            crd_from=karmada.ready,
+            depends_on=[*serving_namespace, *self.override_policies.values()],
         )
         if args.budget is not None:
             k8s.policy.v1.PodDisruptionBudget(
@@ -81,7 +86,9 @@ class FederatedModel(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self, provider=karmada.provider, depends_on=in_namespace),
             )
         self.inference_service = create(
-            template, [*in_namespace, args.serving.crds, args.serving.interpreter, self.propagation_policy]
+            template,
+            crd_from=[args.serving.crds],
+            depends_on=[*in_namespace, args.serving.interpreter, self.propagation_policy],
         )
         self.register_outputs(
             {

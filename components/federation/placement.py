@@ -13,7 +13,7 @@ from components.config.environment import EnvironmentSpec
 from components.config.federation import federation_members, gpu_products
 from components.config.region import GpuPoolSpec, RegionSpec
 from components.config.workloads import ModelSpec, PlacementSpec
-from components.k8s.gpu_resources import schedulable_at_max_size
+from components.domain.gpu_resources import schedulable_at_max_size
 from components.k8s.names import cluster_name
 
 

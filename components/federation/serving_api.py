@@ -17,14 +17,14 @@ import pulumi_kubernetes as k8s
 from components.catalog.charts import CHARTS
 from components.federation.interpreter import inference_service_interpreter
 from components.k8s.cluster import ClusterHandle
-from components.k8s.helm import helm_release, namespace
+from components.k8s.helm import custom_resource, helm_release, namespace
 from components.k8s.names import SERVING_NAMESPACE
 
 SKIP_PROPAGATION = {"namespace.karmada.io/skip-auto-propagation": "true"}
 CRD_NAMESPACE = "kserve"  # where the kserve-crd release is recorded
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FederatedServingApiArgs:
     karmada: ClusterHandle
 
@@ -41,12 +41,13 @@ class FederatedServingApi(pulumi.ComponentResource):
         self.crds = helm_release("kserve-crd", CHARTS["kserve-crd"], karmada, crd_ns, {}, parent=self)
         self.serving_namespace = namespace(SERVING_NAMESPACE, karmada, self, "baseline", SKIP_PROPAGATION)
         manifest = inference_service_interpreter()
-        self.interpreter = k8s.apiextensions.CustomResource(
+        # Karmada's own API serves the interpreter's kind; it waits for the InferenceService CRDs it customises.
+        self.interpreter = custom_resource(
             f"{karmada.name}-interpreter-{manifest['metadata']['name']}",
-            api_version=manifest["apiVersion"],
-            kind=manifest["kind"],
-            metadata=manifest["metadata"],
-            spec=manifest["spec"],
-            opts=pulumi.ResourceOptions(parent=self, provider=karmada.provider, depends_on=[*karmada.ready, self.crds]),
+            manifest,
+            cluster=karmada,
+            parent=self,
+            crd_from=karmada.ready,
+            depends_on=[self.crds],
         )
         self.register_outputs({"namespace": SERVING_NAMESPACE})

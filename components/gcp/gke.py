@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_gcp as gcp
 
+from components.config.deployer import private_link_cidrs
 from components.config.region import RegionSpec
 from components.gcp.network import PODS_RANGE, SERVICES_RANGE, GcpNetwork
 from components.k8s.cluster import ClusterHandle, ExecAuth, kubernetes_provider, render_kubeconfig
@@ -67,9 +68,14 @@ class GkeCluster(pulumi.ComponentResource):
             )
 
         public_cidrs = [str(c) for c in region.api_access.public_cidrs]
-        authorized = [{"cidr_block": str(region.network.cidr), "display_name": "nodes"}] + [
-            {"cidr_block": c, "display_name": f"public-{i}"} for i, c in enumerate(public_cidrs)
-        ]
+        authorized = (
+            [{"cidr_block": str(region.network.cidr), "display_name": "nodes"}]
+            + [{"cidr_block": c, "display_name": f"public-{i}"} for i, c in enumerate(public_cidrs)]
+            + [
+                {"cidr_block": str(c), "display_name": f"private-link-{i}"}
+                for i, c in enumerate(private_link_cidrs(region))
+            ]
+        )
         self.workload_pool = f"{region.project}.svc.id.goog"
         self.cluster = gcp.container.Cluster(
             f"{name}-cluster",

@@ -16,10 +16,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_gcp as gcp
 
-from components.aws.model_store import S3ModelStore
-from components.aws.policy_docs import policy, prefix_read_statements
-from components.gcp.model_store import GcsModelStore
-from components.k8s.names import MODELS_PREFIX
+from components.domain.model_bucket import MODELS_PREFIX, S3BucketRef, policy, prefix_read_statements
 
 # The Storage Transfer service agent needs to list, create and delete objects in the sink
 # (cloud.google.com/storage-transfer/docs/sink-cloud-storage).
@@ -28,11 +25,11 @@ SINK_ROLE = "roles/storage.legacyBucketWriter"
 SCHEDULE_START = {"year": 2025, "month": 1, "day": 1}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class S3ToGcsTransferArgs:
-    source: S3ModelStore
+    source: S3BucketRef
     source_region: str
-    sink: GcsModelStore
+    sink_bucket: pulumi.Input[str]  # the GCS bucket's name
     project: str
     interval_hours: int
 
@@ -65,7 +62,7 @@ class S3ToGcsTransfer(pulumi.ComponentResource):
         role = aws.iam.Role(
             f"{name}-source", assume_role_policy=agent.subject_id.apply(google_federation_trust), opts=child
         )
-        read = pulumi.Output.all(args.source.bucket.arn, args.source.key.arn).apply(
+        read = pulumi.Output.all(args.source.bucket_arn, args.source.key_arn).apply(
             lambda a: policy(
                 [
                     {"Sid": "Locate", "Effect": "Allow", "Action": "s3:GetBucketLocation", "Resource": a[0]},
@@ -75,19 +72,19 @@ class S3ToGcsTransfer(pulumi.ComponentResource):
         )
         role_policy = aws.iam.RolePolicy(f"{name}-source", role=role.id, policy=read, opts=child)
         sink_access = gcp.storage.BucketIAMMember(
-            f"{name}-sink", bucket=args.sink.bucket.name, role=SINK_ROLE, member=agent.member, opts=child
+            f"{name}-sink", bucket=args.sink_bucket, role=SINK_ROLE, member=agent.member, opts=child
         )
         self.job = gcp.storage.TransferJob(
             f"{name}-job",
             project=args.project,
-            description=pulumi.Output.concat("Model weights from s3://", args.source.bucket.id),
+            description=pulumi.Output.concat("Model weights from s3://", args.source.bucket_id),
             transfer_spec={
                 "aws_s3_data_source": {
-                    "bucket_name": args.source.bucket.id,
+                    "bucket_name": args.source.bucket_id,
                     "path": MODELS_PREFIX,
                     "role_arn": role.arn,
                 },
-                "gcs_data_sink": {"bucket_name": args.sink.bucket.name, "path": MODELS_PREFIX},
+                "gcs_data_sink": {"bucket_name": args.sink_bucket, "path": MODELS_PREFIX},
                 "transfer_options": {"overwrite_when": "DIFFERENT", "delete_objects_unique_in_sink": True},
             },
             schedule={"schedule_start_date": SCHEDULE_START, "repeat_interval": f"{args.interval_hours * 3600}s"},

@@ -1,4 +1,4 @@
-"""Helm releases and namespaces on a cluster, with the platform's defaults."""
+"""Helm releases, namespaces and custom resources on a cluster, with the platform's defaults."""
 
 from __future__ import annotations
 
@@ -77,6 +77,31 @@ def helm_release(
         opts=pulumi.ResourceOptions(
             parent=parent, provider=cluster.provider, depends_on=[ns, *cluster.ready, *depends_on]
         ),
+    )
+
+
+def custom_resource(
+    resource_name: str,
+    manifest: Mapping[str, Any],
+    *,
+    cluster: ClusterHandle,
+    parent: pulumi.Resource,
+    crd_from: Sequence[pulumi.Resource],
+    depends_on: Sequence[pulumi.Resource] = (),
+) -> k8s.apiextensions.CustomResource:
+    """A custom resource (`apiVersion`, `kind`, `metadata`, `spec` of `manifest`) on the cluster's provider.
+
+    It waits for `crd_from`, what installs its CRD (a release, CRD files, the control plane that serves the
+    API), so the API server knows the kind when it is created; `depends_on` adds what else it needs first
+    (the cluster, its namespace, a webhook).
+    """
+    return k8s.apiextensions.CustomResource(
+        resource_name,
+        api_version=manifest["apiVersion"],
+        kind=manifest["kind"],
+        metadata=manifest["metadata"],
+        spec=manifest["spec"],
+        opts=pulumi.ResourceOptions(parent=parent, provider=cluster.provider, depends_on=[*crd_from, *depends_on]),
     )
 
 

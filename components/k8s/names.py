@@ -7,10 +7,6 @@ from __future__ import annotations
 SERVING_NAMESPACE = "inference"
 MODEL_SERVER_SERVICE_ACCOUNT = "model-server"
 
-# Weights live under this prefix of every model bucket; read access (IRSA / Workload Identity)
-# and the cache's mount are limited to it.
-MODELS_PREFIX = "models/"
-
 # Platform annotations on rendered objects (independent of the node-label domain), read by
 # the policy pack: e.g. the sizing an InferenceService was computed with.
 ANNOTATION_PREFIX = "inference-platform.io"
@@ -54,10 +50,20 @@ TRITON_METRICS_PORT = 8080
 TENANT_HEADER = "x-tenant-id"
 TENANT_METRIC_ATTRIBUTE = "tenant.id"
 
+# kube-prometheus-stack's namespace (the monitoring add-on), which NetworkPolicies let scrape model servers.
+MONITORING_NAMESPACE = "monitoring"
+
+# Target labels the scrape configs add by relabeling, which dashboards, alerts and autoscalers select on.
+POOL_TARGET_LABEL = "pool"  # from the node label <domain>/pool (DESIGN.md §4)
+MODEL_TARGET_LABEL = "platform_model"  # from the pod label MODEL_LABEL (not `model`: Triton has one)
+
 # Envoy Gateway's namespace (FACTS.md chart table; its proxies run there too), and the one
 # OpenAI-compatible Gateway per cluster that the AI Gateway routes and KServe attach to.
 ENVOY_GATEWAY_NAMESPACE = "envoy-gateway-system"
 GATEWAY_NAME = "inference-gateway"
+# The rate limiter's Redis there, which the gateway namespace's NetworkPolicies single out.
+RATELIMIT_REDIS = "ratelimit-redis"
+RATELIMIT_REDIS_LABELS = {"app.kubernetes.io/name": RATELIMIT_REDIS, "app.kubernetes.io/component": "ratelimit-backend"}
 
 # The only namespaces whose Pod Security level is `privileged`: the GPU Operator (drivers,
 # toolkit, MIG manager, device plugins incl. EFA), the cache's FUSE daemons (Fluid's CSI

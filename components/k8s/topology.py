@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from components.catalog.machines import MACHINES, Fabric, MachineType
 from components.config.region import GpuPoolSpec, RegionSpec
-from components.k8s.gpu_partitioning import partitioning_labels
+from components.domain.gpu_partitioning import partitioning_labels
 
 
 @dataclass(frozen=True)

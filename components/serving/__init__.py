@@ -1,1 +1,1 @@
-"""Workloads layer: model deployments (sizing, engine arguments, InferenceServices)."""
+"""Workloads layer: model deployments (engine arguments, InferenceServices, autoscaling), sized by components/domain."""

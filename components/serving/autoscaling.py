@@ -24,9 +24,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.addons.scrape_targets import MODEL_LABEL
 from components.catalog import metrics as m
 from components.k8s import names
+from components.k8s.names import MODEL_TARGET_LABEL
 from components.serving.deployment import POLLING_SECONDS, ModelPlacement
 
 SCALED_OBJECT_API_VERSION = "keda.sh/v1alpha1"
@@ -35,7 +35,7 @@ WINDOW = "2m"
 
 
 def _selector(model: str) -> str:
-    return f'{{namespace="{names.SERVING_NAMESPACE}",{MODEL_LABEL}="{model}"}}'
+    return f'{{namespace="{names.SERVING_NAMESPACE}",{MODEL_TARGET_LABEL}="{model}"}}'
 
 
 def queue_query(p: ModelPlacement) -> str:

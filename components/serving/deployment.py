@@ -34,7 +34,6 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from components.addons.alerts import ttft_objectives
 from components.catalog.charts import AI_GATEWAY_EXT_PROC_TIMEOUT_SECONDS
 from components.catalog.engines import PICKER_ENGINE, PICKER_ENGINE_LABEL
 from components.catalog.machines import MACHINES
@@ -42,15 +41,18 @@ from components.config.environment import EnvironmentSpec
 from components.config.gateway import GatewaySpec, has_gateway
 from components.config.region import GpuPoolSpec, RegionSpec
 from components.config.workloads import ModelSpec, PlacementSpec
+from components.domain.disaggregation import Disaggregation, resolve_mode
+from components.domain.fit import Fit, placement_fit, startup_seconds
+from components.domain.gpu_resources import EFA_RESOURCE, WHOLE_GPU
+from components.domain.host import HostResources, pod_host_resources
+from components.domain.kv_transfer import ModeDecision
+from components.domain.objectives import ttft_objectives
+from components.domain.sizing import startup_budget_seconds
+from components.domain.slots import placement_resource
 from components.k8s import names
-from components.k8s.gpu_resources import WHOLE_GPU
 from components.k8s.scheduling import GROUP_NAME_ANNOTATION, PodScheduling, model_scheduling, pod_group
 from components.k8s.topology import ZONE_LABEL, gpu_tolerations, pool_selector
-from components.serving.disaggregation import Disaggregation, resolve_mode
 from components.serving.engine import override_args, vllm_args
-from components.serving.fit import Fit, placement_fit, startup_seconds
-from components.serving.host import HostResources, pod_host_resources
-from components.serving.kv_transfer import ModeDecision
 from components.serving.network_policies import model_server_policy, picker_pods
 from components.serving.runtimes import (
     FORMAT_OF,
@@ -63,8 +65,6 @@ from components.serving.runtimes import (
     engine_volumes,
     startup_probe,
 )
-from components.serving.sizing import startup_budget_seconds
-from components.serving.slots import placement_resource
 
 ISVC_API_VERSION = "serving.kserve.io/v1beta1"
 # Labels and annotations KServe defines [kserve/kserve@v0.20.0:pkg/constants/constants.go].
@@ -74,7 +74,6 @@ AUTOSCALER_CLASS = "serving.kserve.io/autoscalerClass"
 GPU_RESOURCE_TYPES = "serving.kserve.io/gpu-resource-types"
 # KServe labels the head pod of a multi-node replica; its workers carry the predictor's labels too.
 MULTINODE_ROLE_LABEL = ("multinode/role", "head")
-EFA_RESOURCE = "vpc.amazonaws.com/efa"
 PREDICTOR_SUFFIX = "-predictor"
 # How often KEDA queries the autoscaling metrics (autoscaling.py).
 POLLING_SECONDS = 15

@@ -8,10 +8,11 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from components.addons.model_cache import VLLM_LOAD_ARGS
 from components.config.workloads import ModelSpec
-from components.serving.sizing import GpuSlot, Precision, Sizing, SizingRequest, engine_memory_utilization
+from components.domain.sizing import GpuSlot, Precision, Sizing, SizingRequest, engine_memory_utilization
 
+# Streamed loads, never mmap over the cache's FUSE mount nor a bucket (components/addons/model_cache.py).
+VLLM_LOAD_ARGS = ("--load-format", "runai_streamer")
 # What vLLM loads each stored weight format with (vllm-project/vllm@v0.27.1:docs/features/quantization):
 # 16-bit by dtype; FP8 checkpoints (or 16-bit ones quantized at load) by fp8; INT8 W8A8 checkpoints
 # from llm-compressor by compressed-tensors; 4-bit AWQ/GPTQ with the Marlin kernels (compute

@@ -24,7 +24,7 @@ from components.serving.runtimes import HTTP_PORT
 SERVING_METRICS_PORTS = (HTTP_PORT, PICKER_METRICS_PORT)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ServingIdentityArgs:
     cluster: ClusterHandle
     # IAM role ARN (EKS) or Google service account email (GKE) that may read the model store.

@@ -19,6 +19,7 @@ gateway's retry policy and the client's back-off handle; production runs two pic
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pulumi
@@ -31,6 +32,7 @@ from components.config.gateway import EndpointPickerSpec
 from components.config.workloads import ModelSpec
 from components.k8s import names
 from components.k8s.cluster import ClusterHandle
+from components.k8s.helm import custom_resource
 from components.serving.gateway_specs import INFERENCE_POOL_API, INFERENCE_POOL_GROUP
 from components.serving.network_policies import picker_pods, picker_policy
 from components.serving.runtimes import HTTP_PORT
@@ -127,7 +129,7 @@ def picker_args(model: ModelSpec, replicas: int) -> list[str]:
     return args
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class InferencePoolArgs:
     cluster: ClusterHandle
     model: ModelSpec
@@ -137,7 +139,7 @@ class InferencePoolArgs:
     # ModelPlacement.serving_pods of the model's placement on this cluster.
     server_labels: dict[str, str]
     # What must exist first: the serving namespace and the release / manifests installing the InferencePool CRD.
-    depends_on: tuple[pulumi.Resource, ...] = ()
+    depends_on: Sequence[pulumi.Resource] = ()
     # How long the picker queues a request no pod can take (a model at zero replicas); None: no queue.
     queue_wait_seconds: int | None = None
 
@@ -282,13 +284,18 @@ class InferencePool(pulumi.ComponentResource):
             },
             opts=opts_k8s,
         )
-        k8s.apiextensions.CustomResource(
+        custom_resource(
             f"{cluster.name}-{pool}-pool",
-            api_version=INFERENCE_POOL_API,
-            kind="InferencePool",
-            metadata=meta(pool, {names.MODEL_LABEL: pool}),
-            spec=pool_spec(model, args.picker, args.server_labels),
-            opts=opts_k8s,
+            {
+                "apiVersion": INFERENCE_POOL_API,
+                "kind": "InferencePool",
+                "metadata": meta(pool, {names.MODEL_LABEL: pool}),
+                "spec": pool_spec(model, args.picker, args.server_labels),
+            },
+            cluster=cluster,
+            parent=self,
+            crd_from=args.depends_on,
+            depends_on=cluster.ready,
         )
         ingress = picker_policy(pool, selector, EXT_PROC_PORT)
         k8s.networking.v1.NetworkPolicy(prefix, metadata=ingress["metadata"], spec=ingress["spec"], opts=opts_k8s)

@@ -35,14 +35,15 @@ import json
 from typing import Any
 
 from components.config.region import GpuPoolSpec
+from components.domain.disaggregation import Disaggregation
+from components.domain.fit import Fit
+from components.domain.gpu_resources import EFA_RESOURCE
+from components.domain.host import HostResources
+from components.domain.kv_transfer import efa_interfaces_for
 from components.k8s import names
 from components.k8s.topology import gpu_tolerations, pool_selector
-from components.serving.deployment import EFA_RESOURCE, ModelPlacement, sizing_annotations
-from components.serving.disaggregation import Disaggregation
+from components.serving.deployment import ModelPlacement, sizing_annotations
 from components.serving.engine import override_args, vllm_engine_args
-from components.serving.fit import Fit
-from components.serving.host import HostResources
-from components.serving.kv_transfer import efa_interfaces_for
 from components.serving.network_policies import envoy_peer, policy
 from components.serving.runtimes import MODEL_MOUNT, VLLM_STARTUP_PATH, startup_probe
 

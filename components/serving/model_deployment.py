@@ -15,6 +15,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.k8s.cluster import ClusterHandle
+from components.k8s.helm import custom_resource
 from components.serving import llm_inference_service as llmisvc
 from components.serving.autoscaling import scaled_object_manifest
 from components.serving.deployment import (
@@ -26,7 +27,7 @@ from components.serving.deployment import (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ModelDeploymentArgs:
     cluster: ClusterHandle
     placement: ModelPlacement
@@ -48,14 +49,20 @@ class ModelDeployment(pulumi.ComponentResource):
         cluster, p = args.cluster, args.placement
         on_cluster = [*cluster.ready, *args.depends_on]
 
-        def custom(manifest: dict[str, Any], depends_on: list[pulumi.Resource]) -> k8s.apiextensions.CustomResource:
-            return k8s.apiextensions.CustomResource(
+        def custom(
+            manifest: dict[str, Any],
+            *,
+            crd_from: Sequence[pulumi.Resource] = args.depends_on,
+            after: Sequence[pulumi.Resource] = (),
+        ) -> k8s.apiextensions.CustomResource:
+            """KServe's and Volcano's CRDs come with the releases of `args.depends_on`."""
+            return custom_resource(
                 f"{cluster.name}-{manifest['kind'].lower()}-{manifest['metadata']['name']}",
-                api_version=manifest["apiVersion"],
-                kind=manifest["kind"],
-                metadata=manifest["metadata"],
-                spec=manifest["spec"],
-                opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=depends_on),
+                manifest,
+                cluster=cluster,
+                parent=self,
+                crd_from=crd_from,
+                depends_on=[*cluster.ready, *after],
             )
 
         def network_policy(manifest: dict[str, Any], resource_name: str) -> None:
@@ -71,14 +78,14 @@ class ModelDeployment(pulumi.ComponentResource):
             # KServe's LLMInferenceService: both pools, its InferencePool and picker; fixed replicas.
             for manifest in llmisvc.network_policy_manifests(p):
                 network_policy(manifest, f"{cluster.name}-netpol-{manifest['metadata']['name']}")
-            custom(llmisvc.llm_inference_service_manifest(p, args.storage_uri), on_cluster)
+            custom(llmisvc.llm_inference_service_manifest(p, args.storage_uri))
             self._register(p)
             return
         network_policy(network_policy_manifest(p), f"{cluster.name}-netpol-{p.name}")
         gang = pod_group_manifest(p)
-        group = [custom(gang, on_cluster)] if gang is not None else []
+        group = [custom(gang)] if gang is not None else []
         if not args.federated:
-            self.inference_service = custom(inference_service_manifest(p, args.storage_uri), [*on_cluster, *group])
+            self.inference_service = custom(inference_service_manifest(p, args.storage_uri), after=group)
         budget = pod_disruption_budget_manifest(p)
         if budget is not None and not args.federated:
             k8s.policy.v1.PodDisruptionBudget(
@@ -92,7 +99,9 @@ class ModelDeployment(pulumi.ComponentResource):
                 "the config checks require both where models autoscale"
             )
             served = [self.inference_service] if self.inference_service is not None else []
-            custom(scaled_object_manifest(p, args.prometheus_url), [*on_cluster, args.keda, *served])
+            custom(
+                scaled_object_manifest(p, args.prometheus_url), crd_from=[args.keda], after=[*args.depends_on, *served]
+            )
         self._register(p)
 
     def _register(self, p: ModelPlacement) -> None:

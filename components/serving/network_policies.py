@@ -19,8 +19,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.addons.observability import MONITORING_NAMESPACE
-from components.addons.ratelimit_redis import LABELS as REDIS_LABELS
 from components.catalog.peers import (
     ENVOY_PROXY_LABELS,
     ENVOY_WELL_KNOWN_PORT_SHIFT,
@@ -34,7 +32,7 @@ from components.k8s import names
 
 API_VERSION = "networking.k8s.io/v1"
 REDIS_NAME_LABEL = "app.kubernetes.io/name"
-REDIS_NAME = REDIS_LABELS[REDIS_NAME_LABEL]
+REDIS_NAME = names.RATELIMIT_REDIS_LABELS[REDIS_NAME_LABEL]
 DEFAULT_DENY = "default-deny-ingress"
 
 
@@ -66,7 +64,7 @@ def prometheus_peer(region: RegionSpec) -> dict[str, Any] | None:
     obs = region.observability
     if not obs.enabled:
         return None
-    namespace = obs.existing_prometheus.namespace if obs.existing_prometheus is not None else MONITORING_NAMESPACE
+    namespace = obs.existing_prometheus.namespace if obs.existing_prometheus is not None else names.MONITORING_NAMESPACE
     return _in_namespace(namespace, PROMETHEUS_POD_LABELS)
 
 

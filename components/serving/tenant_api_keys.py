@@ -16,7 +16,7 @@ import pulumi_random as random
 KEY_LENGTH = 48  # letters and digits: ~285 bits, safe in a header without escaping
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TenantApiKeysArgs:
     tenants: Sequence[str]
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pulumi
-import pulumi_aws as aws
 
 from components.aws.cluster_autoscaler import ClusterAutoscaler, ClusterAutoscalerArgs, scale_down_unneeded_seconds
 from components.aws.eks import EksCluster, EksClusterArgs
@@ -15,18 +14,13 @@ from components.config.environment import EnvironmentSpec
 from components.config.region import RegionSpec
 from components.k8s.cluster import ClusterHandle, WorkloadIdentity
 from components.serving.deployment import model_placements
-from stacks.clouds import platform_tags
+from stacks.clouds import cloud_provider
 
 
 def build_aws_cluster(
     parent: pulumi.Resource, env: EnvironmentSpec, region: RegionSpec, cluster_name: str, stack: str
 ) -> ClusterHandle:
-    provider = aws.Provider(
-        f"{region.name}-aws",
-        region=region.region,
-        default_tags={"tags": platform_tags(env, region, stack)},
-        opts=pulumi.ResourceOptions(parent=parent),
-    )
+    provider = cloud_provider(env, region, stack, parent)
     opts = pulumi.ResourceOptions(parent=parent, providers={"aws": provider})
     network = AwsNetwork(region.name, AwsNetworkArgs(region=region, cluster_name=cluster_name), opts=opts)
     eks = EksCluster(

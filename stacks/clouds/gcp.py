@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pulumi
-import pulumi_gcp as gcp
 
 from components.config.environment import EnvironmentSpec
 from components.config.region import RegionSpec
@@ -14,19 +13,13 @@ from components.gcp.gpu_node_pool import GkeGpuNodePool, GkeGpuNodePoolArgs
 from components.gcp.gpudirect_pods import GpuDirectPods, GpuDirectPodsArgs
 from components.gcp.network import GcpNetwork, GcpNetworkArgs
 from components.k8s.cluster import ClusterHandle, WorkloadIdentity
-from stacks.clouds import platform_tags
+from stacks.clouds import cloud_provider
 
 
 def build_gcp_cluster(
     parent: pulumi.Resource, env: EnvironmentSpec, region: RegionSpec, cluster_name: str, stack: str
 ) -> ClusterHandle:
-    provider = gcp.Provider(
-        f"{region.name}-gcp",
-        project=region.project,
-        region=region.region,
-        default_labels=platform_tags(env, region, stack),
-        opts=pulumi.ResourceOptions(parent=parent),
-    )
+    provider = cloud_provider(env, region, stack, parent)
     opts = pulumi.ResourceOptions(parent=parent, providers={"gcp": provider})
     network = GcpNetwork(region.name, GcpNetworkArgs(region=region, cluster_name=cluster_name), opts=opts)
     gke = GkeCluster(

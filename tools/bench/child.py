@@ -19,9 +19,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from components.config.stackfile import StackConfig
 from tools.plan import phases
 from tools.plan.engine import evaluate, exit_skipping_final_collection, keep_heap_until_exit
-from tools.plan.stackfile import StackConfig
 
 
 def _times() -> dict[str, dict[str, float]]:

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from components.config.stackfile import StackConfig
 from tools.plan.runner import PROJECT_DIR
-from tools.plan.stackfile import StackConfig, stack_config_from_mapping
+from tools.plan.stackfile import stack_config_from_mapping
 
 if TYPE_CHECKING:
     from components.config.environment import EnvironmentSpec

@@ -11,13 +11,14 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from components.config.loader import ConfigError
+from components.config.stackfile import PlanInputError
 from policies.offline import load_settings, verdict_table
 from tools.plan.artifacts import OutputDirError, owned_files, plan_document, write_plan
 from tools.plan.cost_diff import cost_diff_markdown
 from tools.plan.engine import exit_skipping_final_collection, keep_heap_until_exit
 from tools.plan.report import summary_tree
 from tools.plan.runner import PROJECT_DIR, build_plan, check_policy
-from tools.plan.stackfile import PlanInputError, input_error_lines, load_stack_config
+from tools.plan.stackfile import input_error_lines, load_stack_config
 
 EXIT_POLICY_VIOLATION = 1
 EXIT_INVALID_INPUT = 2

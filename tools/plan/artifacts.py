@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from tools.plan.cost_section import cost_document
-from tools.plan.model import Plan
+from tools.plan.model import Plan, is_patch
 from tools.plan.phases import phase
 from tools.plan.report import render_markdown
 
@@ -37,6 +37,7 @@ def plan_document(plan: Plan) -> dict[str, Any]:
     return {
         "environment": plan.environment,
         "project": plan.project,
+        **({"stacks": list(plan.stacks)} if plan.stacks else {}),
         "resources": [r.to_json() for r in plan.resources],  # dependency order, the same every run
         "outputs": plan.outputs,
         "cost": None if plan.spec is None else cost_document(plan),  # no spec: a component-level evaluation
@@ -55,7 +56,9 @@ def manifest_files(plan: Plan) -> dict[str, dict[str, Any]]:
     for r in plan.kubernetes_objects():
         meta = r.inputs.get("metadata") or {}
         namespace = meta.get("namespace") or "_cluster"
-        name = safe_file_name(f"{r.inputs['kind']}-{meta.get('name', r.name)}")
+        # A patch (server-side apply of some fields) is not the object: it sits beside it, not over it.
+        suffix = ".patch" if is_patch(r) else ""
+        name = safe_file_name(f"{r.inputs['kind']}-{meta.get('name', r.name)}") + suffix
         _add(files, f"{plan.cluster_of(r) or '_unbound'}/{namespace}/{name}.yaml", r.inputs)
     return files
 
@@ -91,9 +94,13 @@ def plan_artifacts(plan: Plan) -> dict[str, str]:
         "policy-config.json": _json(plan.policy_config),
         "plan.md": render_markdown(plan),
     }
-    for sub, files in (("manifests", manifest_files(plan)), ("helm", helm_files(plan))):
-        for rel, content in files.items():
-            texts[f"{sub}/{rel}"] = yaml.safe_dump(content, sort_keys=True)
+    # Several stacks: each has its own objects (a stack may patch what another created), under stacks/<stack>/.
+    for prefix, part in [(f"stacks/{name}/", p) for name, p in plan.stacks.items()] or [("", plan)]:
+        if prefix:
+            texts[f"{prefix}plan.json"] = _json(plan_document(part))
+        for sub, files in (("manifests", manifest_files(part)), ("helm", helm_files(part))):
+            for rel, content in files.items():
+                texts[f"{prefix}{sub}/{rel}"] = yaml.safe_dump(content, sort_keys=True)
     return texts
 
 

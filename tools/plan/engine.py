@@ -6,7 +6,7 @@ import asyncio
 import gc
 import heapq
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
@@ -16,7 +16,7 @@ from pulumi.runtime import mocks, rpc, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from tools.plan.mocks import PlausibleMocks
+from tools.plan.mocks import STACK_REFERENCE, PlausibleMocks, StackOutputs
 
 SECRET = "[secret]"
 _SECRET_SIG = rpc._special_sig_key
@@ -60,6 +60,9 @@ class Evaluation:
     outputs: dict[str, Any]
     stack_urn: str
     secret_values: set[str] = field(default_factory=set)
+    # What other stacks of the environment read of this one (plain values: never written out).
+    referenced: StackOutputs = field(default_factory=lambda: StackOutputs({}))
+    reads_stacks: tuple[str, ...] = ()  # the stacks this one reads through StackReferences
 
 
 def redact(value: Any, found: set[str] | None = None) -> Any:
@@ -103,13 +106,20 @@ def _collect_strings(value: Any, found: set[str]) -> None:
 class RecordingMonitor(mocks.MockMonitor):
     """A MockMonitor that keeps each registration request with engine-accurate URNs."""
 
-    def __init__(self, on_register: Callable[[PlannedResource], None] | None = None):
+    def __init__(
+        self,
+        on_register: Callable[[PlannedResource], None] | None = None,
+        stack_outputs: Mapping[str, StackOutputs] | None = None,
+    ):
         self.provider_regions: dict[str, str] = {}
-        super().__init__(PlausibleMocks(self._region_of))
+        super().__init__(PlausibleMocks(self._region_of, stack_outputs))
         self.planned: list[PlannedResource] = []
         self.secret_values: set[str] = set()
         self.stack_urn = ""
         self._on_register = on_register
+        # Reads (StackReferences, an existing object looked up by name) are not the stack's resources.
+        self.read_urns: set[str] = set()
+        self.read_stacks: list[str] = []
 
     def _region_of(self, provider_ref: str | None) -> str:
         return self.provider_regions.get((provider_ref or "").rsplit("::", 1)[0], "us-east-1")
@@ -132,9 +142,15 @@ class RecordingMonitor(mocks.MockMonitor):
         if request.type == "pulumi:providers:aws":
             self.provider_regions[urn] = str(raw.get("region", "us-east-1"))
 
-        by_property = {key: list(deps.urns) for key, deps in request.propertyDependencies.items() if deps.urns}
+        by_property = {
+            key: urns
+            for key, deps in request.propertyDependencies.items()
+            if (urns := [u for u in deps.urns if u not in self.read_urns])
+        }
         property_deps = {u for urns in by_property.values() for u in urns}
-        explicit_deps = sorted(u for u in request.dependencies if u not in property_deps)  # SDK order varies
+        explicit_deps = sorted(  # SDK order varies
+            u for u in request.dependencies if u not in property_deps and u not in self.read_urns
+        )
         timeouts = request.customTimeouts
         planned = PlannedResource(
             urn=urn,
@@ -162,6 +178,12 @@ class RecordingMonitor(mocks.MockMonitor):
 
         return super().RegisterResource(request)
 
+    def ReadResource(self, request):
+        self.read_urns.add(self.make_urn(request.parent, request.type, request.name))
+        if request.type == STACK_REFERENCE:
+            self.read_stacks.append(request.name.rsplit("/", 1)[-1])
+        return super().ReadResource(request)
+
 
 def asyncio_loop_guard() -> None:
     """Deserialising resource references needs an event loop on the calling thread."""
@@ -179,16 +201,25 @@ def evaluate(
     config: dict[str, str],
     secret_keys: list[str] | None = None,
     on_register: Callable[[PlannedResource], None] | None = None,
+    stack_outputs: Mapping[str, StackOutputs] | None = None,
 ) -> Evaluation:
-    """Run `program` as `pulumi up` would, against a recording mock engine."""
+    """Run `program` as `pulumi up` would, against a recording mock engine; `stack_outputs` answer its
+    StackReferences."""
     settings.reset_options(project=project, stack=stack)
-    monitor = RecordingMonitor(on_register)
+    monitor = RecordingMonitor(on_register, stack_outputs)
     mocks.set_mocks(monitor.mocks, project=project, stack=stack, preview=False, monitor=monitor)
     pulumi.runtime.set_all_config(config, secret_keys or [])
     with cycle_collector_paused():
         _sync_await(run_pulumi_func(program))
-        outputs = _resolve_outputs(settings.get_root_resource().outputs, monitor.secret_values)
-    return Evaluation(in_dependency_order(monitor.planned), outputs, monitor.stack_urn, monitor.secret_values)
+        outputs, referenced = _resolve_outputs(settings.get_root_resource().outputs, monitor.secret_values)
+    return Evaluation(
+        in_dependency_order(monitor.planned),
+        outputs,
+        monitor.stack_urn,
+        monitor.secret_values,
+        referenced,
+        tuple(sorted(monitor.read_stacks)),
+    )
 
 
 def in_dependency_order(resources: list[PlannedResource]) -> list[PlannedResource]:
@@ -258,16 +289,21 @@ def exit_skipping_final_collection(code: int) -> NoReturn:
     sys.exit(code)
 
 
-def _resolve_outputs(exported: dict[str, Any], secrets: set[str]) -> dict[str, Any]:
-    async def resolve() -> dict[str, Any]:
-        out = {}
+def _resolve_outputs(exported: dict[str, Any], secrets: set[str]) -> tuple[dict[str, Any], StackOutputs]:
+    """The outputs as written (secrets redacted), and as another stack's reference reads them."""
+
+    async def resolve() -> tuple[dict[str, Any], StackOutputs]:
+        out, plain, secret_names = {}, {}, set()
         for key, value in exported.items():
             output = pulumi.Output.from_input(value)
+            resolved = integral_numbers(await output.future())
+            plain[key] = resolved
             if await output.is_secret():
-                _collect_strings(await output.future(), secrets)
+                _collect_strings(resolved, secrets)
                 out[key] = SECRET
+                secret_names.add(key)
             else:
-                out[key] = integral_numbers(await output.future())
-        return out
+                out[key] = resolved
+        return out, StackOutputs(plain, frozenset(secret_names))
 
     return _sync_await(resolve())

@@ -8,17 +8,34 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 from pulumi.runtime import mocks
 
 ACCOUNT_ID = "123456789012"
+STACK_REFERENCE = "pulumi:pulumi:StackReference"
+
+
+@dataclass(frozen=True)
+class StackOutputs:
+    """A planned stack's outputs as a StackReference reads them: plain values, and which are secret."""
+
+    values: dict
+    secret: frozenset[str] = field(default_factory=frozenset)
+
+
 _FAKE_PEM = "-----BEGIN CERTIFICATE-----\nTU9DSw==\n-----END CERTIFICATE-----\n"
 FAKE_CA_DATA = base64.b64encode(_FAKE_PEM.encode()).decode()
 
 
 def _hex(seed: str, length: int = 17) -> str:
     return hashlib.sha256(seed.encode()).hexdigest()[:length]
+
+
+def _uid(seed: str) -> str:
+    h = _hex(seed, 32)
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def _public_ip(seed: str, first_octet: int) -> str:
@@ -183,11 +200,20 @@ _BY_PACKAGE: dict[str, Callable[..., tuple[str, dict]]] = {
 class PlausibleMocks(mocks.Mocks):
     """Mock outputs per resource type; AWS ARNs carry the region of the resource's provider."""
 
-    def __init__(self, provider_region: Callable[[str | None], str]):
+    def __init__(
+        self,
+        provider_region: Callable[[str | None], str],
+        stack_outputs: Mapping[str, StackOutputs] | None = None,
+    ):
         self._provider_region = provider_region
+        self._stack_outputs = stack_outputs or {}
 
     def new_resource(self, args: mocks.MockResourceArgs) -> tuple[str, dict]:
         typ, name, inputs = args.typ, args.name, args.inputs
+        if typ == STACK_REFERENCE:
+            return self._stack_reference(name, str(inputs.get("name", name)))
+        if typ == "kubernetes:core/v1:Namespace" and args.resource_id:  # read by name: the API server's object
+            return args.resource_id, {"metadata": {"name": args.resource_id, "uid": _uid(name)}}
         package = typ.split(":", 1)[0]
         if package == "pulumi" or not args.custom:
             return f"{name}-id", dict(inputs)
@@ -198,6 +224,14 @@ class PlausibleMocks(mocks.Mocks):
         else:
             rid, extra = f"{name}-id", {}
         return rid, {**inputs, **extra}
+
+    def _stack_reference(self, name: str, qualified: str) -> tuple[str, dict]:
+        """What the engine reads of a stack of the same environment: the outputs its own plan gave."""
+        stack = qualified.rsplit("/", 1)[-1]
+        if stack not in self._stack_outputs:
+            raise KeyError(f"stack {stack!r} is referenced before it was planned; plan it first")
+        referenced = self._stack_outputs[stack]
+        return name, {"name": qualified, "outputs": referenced.values, "secretOutputNames": list(referenced.secret)}
 
     def call(self, args: mocks.MockCallArgs) -> dict:
         if args.token == "aws:index/getCallerIdentity:getCallerIdentity":

@@ -24,6 +24,8 @@ class Plan:
     policy: list[dict] = field(default_factory=list)  # policy.json: every violation
     policy_verdicts: list[dict] = field(default_factory=list)  # one row per policy rule (plan.md)
     policy_config: dict = field(default_factory=dict)  # the pack settings used, for `pulumi preview`
+    # An environment of several stacks: each stack's own plan (this plan is their union).
+    stacks: dict[str, Plan] = field(default_factory=dict)
 
     @property
     def resources(self) -> list[PlannedResource]:
@@ -98,3 +100,8 @@ def is_kubernetes_object(resource: PlannedResource) -> bool:
         and resource.type != HELM_RELEASE
         and "kind" in resource.inputs
     )
+
+
+def is_patch(resource: PlannedResource) -> bool:
+    """A server-side-apply patch of an object some other resource (or controller) creates."""
+    return resource.type.endswith("Patch")

@@ -11,7 +11,7 @@ from components.catalog.charts import CHARTS
 from components.catalog.machines import MACHINES
 from components.config.capacity_checks import pool_holds, replica_demands
 from components.config.region import GpuPoolSpec, RegionSpec
-from components.k8s.gpu_resources import schedulable_at_max_size, schedulable_resources
+from components.domain.gpu_resources import schedulable_at_max_size, schedulable_resources
 from components.k8s.topology import placement_group_name, pool_fabric, uses_placement_group
 from tools.plan.cost_section import cost_section
 from tools.plan.gateway_section import gateway_section
@@ -39,7 +39,51 @@ def _summary(plan: Plan) -> str:
         f"**{len(custom)}** resources ({len(plan.resources) - len(custom)} components), "
         f"**{len(plan.kubernetes_objects())}** Kubernetes objects, **{len(plan.helm_releases())}** Helm releases "
         f"across **{len(plan.spec.regions)}** region(s).\n"
-    )
+    ) + (f"\n{_stacks(plan)}" if plan.stacks else "")
+
+
+def _stacks(plan: Plan) -> str:
+    """Several stacks: each one's share, where it is deployed from, what it reads, and the rollout's waves."""
+    if not plan.stacks:
+        return ""
+    from components.config.deployer import deployer_of, global_deployer
+    from components.config.rollout import rollout_waves
+    from components.config.stacks import environment_stacks
+
+    env = plan.spec
+    rows = [
+        "## Stacks and rollout\n",
+        f"`{plan.environment}` is deployed as {len(plan.stacks)} stacks (`stacks.layout: perRegion`), each from "
+        "where its cluster's API is reachable; `make rollout ENV=" + plan.environment + "` deploys them in waves "
+        "(`DRY_RUN=1` prints them).\n",
+        "| wave | stack | resources | Kubernetes objects | Helm releases | reads | deployed from | mandatory findings |",
+        "|---|---|---:|---:|---:|---|---|---:|",
+    ]
+    slices = {s.name: s for s in environment_stacks(env, plan.environment)}
+    for wave in rollout_waves(env, plan.environment):
+        for name in wave.stacks:
+            part, piece = plan.stacks[name], slices[name]
+            deployer = global_deployer(env) if piece.kind == "global" else deployer_of(env.region(piece.region))
+            where = "anywhere (cloud APIs only)" if deployer is None else _deployer_text(deployer)
+            if piece.kind == "global" and env.stacks.global_deployer is None and deployer is not None:
+                where = f"where `{piece.references[0]}` is: {where}"  # it patches the host's Karmada service
+            mandatory = sum(f["enforcementLevel"] == "mandatory" for f in part.policy)
+            rows.append(
+                f"| {wave.name}{' (confirm)' if wave.confirm else ''} | `{name}` | "
+                f"{sum(r.custom for r in part.resources)} | {len(part.kubernetes_objects())} | "
+                f"{len(part.helm_releases())} | {', '.join(f'`{r}`' for r in part.evaluation.reads_stacks) or '-'} | "
+                f"{where} | {mandatory} |"
+            )
+    return "\n".join(rows) + "\n"
+
+
+def _deployer_text(deployer) -> str:
+    cidrs = ", ".join(str(c) for c in deployer.cidrs)
+    return {
+        "vpcRunner": "a runner inside the region's network",
+        "cidrs": f"a runner at {cidrs} (public endpoint)",
+        "privateLink": f"{cidrs} over your private link",
+    }[deployer.kind]
 
 
 def _counts(plan: Plan) -> str:
@@ -288,11 +332,11 @@ def _joins(plan: Plan, member: str) -> str:
     ways = set()
     for r in plan.kubernetes_objects():
         if r.inputs["kind"] == "Cluster" and r.inputs["metadata"]["name"] == member:
-            patched = r.type.endswith("Patch")
+            mode = r.inputs["spec"]["syncMode"].lower()
             ways.add(
-                "agent-registered (pull): karmada-agent creates its Cluster, labels patched in after"
-                if patched
-                else f"declared by the program ({r.inputs['spec']['syncMode'].lower()})"
+                "declared with its labels (pull): karmada-agent re-registers it by its kube-system UID"
+                if mode == "pull"
+                else f"declared by the program ({mode})"
             )
     return "; ".join(sorted(ways)) or "not registered"
 
@@ -547,8 +591,8 @@ def _disaggregated_serving(plan: Plan) -> str:
 def _lora_adapters(plan: Plan) -> str:
     """Per placement serving LoRA adapters: which, whose, and the GPU memory their slots take from the KV cache."""
     from components.catalog.models import MODELS
+    from components.domain.sizing import lora_bytes
     from components.serving.deployment import model_placements
-    from components.serving.sizing import lora_bytes
 
     owners = {lora.name: t.name for t in plan.spec.tenants for lora in t.loras}
     rows = [

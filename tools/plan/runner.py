@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pulumi
 
-from tools.plan.engine import PlannedResource, evaluate
+from components.config.stackfile import StackConfig
+from components.config.stacks import environment_stacks
+from tools.plan.engine import Evaluation, PlannedResource, evaluate
 from tools.plan.model import Plan
 from tools.plan.phases import phase
-from tools.plan.stackfile import StackConfig
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 
@@ -32,16 +33,57 @@ def build_plan(
         spec = read_environment()
 
     main = str(project_dir / "__main__.py")
-    with phase("evaluate"):
-        evaluation = evaluate(
-            lambda: runpy.run_path(main, run_name="__main__"),
+    stacks = environment_stacks(spec, stack_config.stack)
+    evaluations: dict[str, Evaluation] = {}
+    for piece in stacks:
+        with phase("evaluate"):
+            evaluations[piece.name] = evaluate(
+                lambda: runpy.run_path(main, run_name="__main__"),
+                project=stack_config.project,
+                stack=piece.name,
+                config=stack_config.config,
+                secret_keys=stack_config.secret_keys,
+                on_register=on_register,
+                stack_outputs={name: e.referenced for name, e in evaluations.items()},
+            )
+    if len(stacks) == 1:
+        return Plan(
+            environment=stack_config.stack,
             project=stack_config.project,
-            stack=stack_config.stack,
-            config=stack_config.config,
-            secret_keys=stack_config.secret_keys,
-            on_register=on_register,
+            evaluation=evaluations[stacks[0].name],
+            spec=spec,
         )
-    return Plan(environment=stack_config.stack, project=stack_config.project, evaluation=evaluation, spec=spec)
+    per_stack = {
+        name: Plan(environment=name, project=stack_config.project, evaluation=e, spec=spec)
+        for name, e in evaluations.items()
+    }
+    return Plan(
+        environment=stack_config.stack,
+        project=stack_config.project,
+        evaluation=merged_evaluation(list(evaluations.values())),
+        spec=spec,
+        stacks=per_stack,
+    )
+
+
+def merged_evaluation(evaluations: list[Evaluation]) -> Evaluation:
+    """The environment as one view: every stack's resources, outputs merged key by key (later stacks add)."""
+    outputs: dict = {}
+    for e in evaluations:
+        outputs = _merge(outputs, e.outputs)
+    return Evaluation(
+        resources=[r for e in evaluations for r in e.resources],
+        outputs=outputs,
+        stack_urn="",
+        secret_values=set().union(*(e.secret_values for e in evaluations)),
+    )
+
+
+def _merge(base: dict, more: dict) -> dict:
+    out = dict(base)
+    for key, value in more.items():
+        out[key] = _merge(out[key], value) if isinstance(out.get(key), dict) and isinstance(value, dict) else value
+    return out
 
 
 def check_policy(plan: Plan, settings=None):
@@ -53,4 +95,7 @@ def check_policy(plan: Plan, settings=None):
         plan.policy = [f.to_json() for f in evaluation.findings]
         plan.policy_verdicts = verdicts(evaluation)
         plan.policy_config = plan_settings(plan.spec, settings).raw
+    for name, part in plan.stacks.items():  # each stack's share, for its section and its rollout gate
+        part.policy = [f for f in plan.policy if f["urn"].startswith(f"urn:pulumi:{name}::")]
+        part.policy_verdicts, part.policy_config = plan.policy_verdicts, plan.policy_config
     return evaluation

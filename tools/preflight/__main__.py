@@ -15,9 +15,10 @@ from botocore.exceptions import ClientError
 from rich.console import Console
 
 from components.config.loader import ConfigError, load_environment
+from components.config.stackfile import PlanInputError
 from stacks.config import namespace_values
 from tools.plan.runner import PROJECT_DIR
-from tools.plan.stackfile import PlanInputError, input_error_lines, load_stack_config
+from tools.plan.stackfile import input_error_lines, load_stack_config
 from tools.preflight.aws_api import AwsUnavailable, ClientFactory, session_client_factory
 from tools.preflight.render import report_tables
 from tools.preflight.runner import run_preflight

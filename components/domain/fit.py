@@ -7,8 +7,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from components.catalog.models import MODELS
-from components.serving.sizing import GpuSlot, Sizing, SizingRequest, estimated_startup_seconds, size
-from components.serving.slots import gpu_slot
+from components.domain.sizing import GpuSlot, Sizing, SizingRequest, estimated_startup_seconds, size
+from components.domain.slots import gpu_slot
 
 if TYPE_CHECKING:
     from components.config.region import GpuPoolSpec, RegionSpec

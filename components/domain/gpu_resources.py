@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from components.catalog.machines import MACHINES
 from components.config.region import GpuPoolSpec
-from components.k8s.gpu_partitioning import mig_layout, mig_resource_name
+from components.domain.gpu_partitioning import mig_layout, mig_resource_name
 
 WHOLE_GPU = "nvidia.com/gpu"
+# EFA interfaces, which the EFA device plugin advertises on EFA pools and their pods request.
+EFA_RESOURCE = "vpc.amazonaws.com/efa"
 
 
 def schedulable_resources(pool: GpuPoolSpec) -> dict[str, int]:

@@ -20,13 +20,15 @@ from components.catalog.engines import ENGINE_HOST_NEEDS
 from components.catalog.machines import MACHINES
 from components.config.model_store import cache_plan
 from components.config.region import GpuPoolSpec, RegionSpec
-from components.serving.slots import slots_per_node
+from components.domain.slots import slots_per_node
 
 # Kubelet reservations and eviction threshold, roughly what EKS and GKE keep back on large nodes.
 ALLOCATABLE_SHARE = 0.9
 DAEMONS_CPU = 1.0
 DAEMONS_MEMORY_GIB = 2
 CACHE_CPU = 1.0  # the Alluxio worker's and the FUSE daemon's requests (components/addons/model_cache.py)
+# Alluxio worker JVM heap + direct memory; the memory tier (tmpfs) comes on top of it.
+WORKER_JVM_GIB = 4
 SHM_GIB_PER_GPU = 1
 
 
@@ -63,9 +65,6 @@ def cache_worker_memory_gib(region: RegionSpec, pool: GpuPoolSpec) -> int:
     plan = cache_plan(region)
     if pool.name not in plan.pools:
         return 0
-    # Imported here: the add-on imports the environment spec, whose checks import this module.
-    from components.addons.model_cache import WORKER_JVM_GIB
-
     return plan.memory_gib + WORKER_JVM_GIB + plan.fuse_memory_gib
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from components.catalog.gpus import MEDIA_EXTENSION, GpuModel, MigProfile
 from components.catalog.machines import MACHINES
 from components.config.region import GpuPoolSpec
-from components.k8s.gpu_partitioning import mig_layout
-from components.k8s.gpu_resources import WHOLE_GPU, schedulable_resources
-from components.serving.sizing import GpuSlot
+from components.domain.gpu_partitioning import mig_layout
+from components.domain.gpu_resources import WHOLE_GPU, schedulable_resources
+from components.domain.sizing import GpuSlot
 
 MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
 

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from components.catalog.models import MODELS
 from components.config.region import GpuPoolSpec, RegionSpec
 from components.config.workloads import ModelSpec, PlacementSpec, PrefillSpec
-from components.serving.fit import Fit, prefill_fit
-from components.serving.host import HostResources, pod_host_resources
-from components.serving.kv_transfer import KvTransfer, ModeDecision, decide_mode, kv_transfer, prompt_kv_bytes
-from components.serving.slots import placement_resource
+from components.domain.fit import Fit, prefill_fit
+from components.domain.host import HostResources, pod_host_resources
+from components.domain.kv_transfer import KvTransfer, ModeDecision, decide_mode, kv_transfer, prompt_kv_bytes
+from components.domain.slots import placement_resource
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from typing import Literal
 
 from components.catalog.machines import AWS_TCP_FLOW_GBPS, AWS_TCP_FLOW_GBPS_PLACEMENT_GROUP, EFA_GBPS, MACHINES
 from components.catalog.models import ModelArchitecture
-from components.serving.sizing import KvDtype, kv_bytes_per_token
+from components.domain.sizing import KvDtype, kv_bytes_per_token
 
 Transport = Literal["efa", "tcp"]
 

@@ -1,0 +1,104 @@
+"""Read Pulumi.yaml and Pulumi.<env>.yaml as the Pulumi CLI does: one YAML document, no repeated keys.
+
+The offline plan reads stack files with it, and so does the program of a per-region stack, which takes the
+environment from `Pulumi.<env>.yaml` (components/config/stacks.py).
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+class PlanInputError(Exception):
+    """A stack file that cannot be read; one line per problem, exit code 2."""
+
+    def __init__(self, lines: list[str]):
+        self.lines = lines
+        super().__init__("\n".join(lines))
+
+
+@dataclass(frozen=True)
+class StackConfig:
+    project: str
+    stack: str
+    config: dict[str, str]  # "namespace:key" -> value as the engine passes it (JSON text for non-strings)
+    secret_keys: list[str]
+    path: Path
+
+
+# Top-level keys of a stack settings file the Pulumi CLI reads (pulumi.com/docs/iac/concepts/projects/stack-settings-file).
+STACK_FILE_KEYS = ("config", "encryptedkey", "encryptionsalt", "environment", "secretsprovider")
+
+
+class _DuplicateKeyLoader(yaml.SafeLoader):
+    """Refuses a mapping that repeats a key: PyYAML would keep the last value, the Pulumi CLI rejects the file."""
+
+    duplicates: list[str]
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            line = key_node.start_mark.line + 1
+            if key in seen:
+                self.duplicates.append(f"{line}: duplicate key {key!r} (first at line {seen[key]}); keep one of them")
+            else:
+                seen.setdefault(key, line)
+        return super().construct_mapping(node, deep)
+
+
+def read_yaml(path: Path) -> Any:
+    loader = _DuplicateKeyLoader(path.read_text())
+    loader.duplicates = []
+    try:
+        document = loader.get_single_data()
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path.name}:{mark.line + 1}:{mark.column + 1}" if mark else path.name
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise PlanInputError(
+            [f"{where}: YAML syntax error: {problem}; fix the indentation, quoting or ':' on that line"]
+        ) from None
+    finally:
+        loader.dispose()
+    if loader.duplicates:
+        raise PlanInputError([f"{path.name}:{line}" for line in loader.duplicates])
+    return document
+
+
+def read_stack_file(project_dir: Path, stack: str) -> dict[str, Any]:
+    """The `config:` mapping of `Pulumi.<stack>.yaml`, its top-level keys checked."""
+    stack_file = project_dir / f"Pulumi.{stack}.yaml"
+    if not stack_file.exists():
+        known = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in project_dir.glob("Pulumi.*.yaml"))
+        raise PlanInputError(
+            [f"{stack_file.name} not found; create it (start from Pulumi.dev.yaml) or use ENV={'|'.join(known)}"]
+        )
+    document = read_yaml(stack_file)
+    if document is None:
+        document = {}  # an empty file: reported as having no config below
+    if not isinstance(document, dict) or not isinstance(document.get("config") or {}, dict):
+        raise PlanInputError([f"{stack_file.name}: expected a mapping with a `config:` mapping at the top level"])
+    unknown = [
+        f"{stack_file.name}: {key}: not a stack file key; {did_you_mean(str(key), STACK_FILE_KEYS)}"
+        f"the file's keys are {', '.join(STACK_FILE_KEYS)}"
+        for key in document
+        if key not in STACK_FILE_KEYS
+    ]
+    if unknown:
+        raise PlanInputError(unknown)
+    if not document.get("config"):
+        raise PlanInputError(
+            [f"{stack_file.name}: no `config:` entries; describe the environment there (start from Pulumi.dev.yaml)"]
+        )
+    return document["config"]
+
+
+def did_you_mean(word: str, options: tuple[str, ...] | list[str]) -> str:
+    close = difflib.get_close_matches(word, options, n=1)
+    return f"did you mean {close[0]!r}? " if close else ""

@@ -1,0 +1,327 @@
+"""Karmada across the environment's clusters: which stack builds which part, and how the parts meet.
+
+- the host's stack (in one stack: the environment): the control plane, the federation's PKI, every pull
+  member's agent certificate (signed where the CA key lives), and the host's own agent;
+- each member's stack: its agent (pull) or the account Karmada dials (push);
+- the Karmada API's objects (members' registrations, failover taints, federated models) and the API's final
+  allowlist: with everything else in one stack, or in the global stack once every member exists, since a
+  member's NAT address is known only after its stack is up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pulumi
+import pulumi_kubernetes as k8s
+import pulumi_tls as tls
+
+from components.config.environment import EnvironmentSpec
+from components.config.region import RegionSpec
+from components.federation.certificates import KeyPair
+from components.federation.control_plane import (
+    EXTERNAL_SERVICE,
+    INTERNAL_ENDPOINT,
+    KARMADA_NAMESPACE,
+    KarmadaControlPlane,
+    KarmadaControlPlaneArgs,
+)
+from components.federation.federation import KarmadaFederation, KarmadaFederationArgs, MemberRef, karmada_allowlist
+from components.federation.member import KarmadaAgent, KarmadaAgentArgs, kube_system_uid
+from components.federation.placement import member_regions
+from components.federation.render import inference_service_renderer, pod_disruption_budget_renderer
+from components.k8s.cluster import ClusterHandle, kubernetes_provider
+from components.k8s.names import cluster_name
+from stacks.references import output_item
+
+
+def karmada_name(env_name: str) -> str:
+    return f"{env_name}-karmada"
+
+
+def pull_members(env: EnvironmentSpec, env_name: str) -> tuple[str, ...]:
+    """Cluster names whose agents dial Karmada with a certificate of the federation's CA."""
+    if env.federation.member_mode != "pull":
+        return ()
+    return tuple(cluster_name(env_name, r.name) for r in member_regions(env))
+
+
+def is_member(env: EnvironmentSpec, region: RegionSpec) -> bool:
+    return any(r.name == region.name for r in member_regions(env))
+
+
+def control_plane(
+    env: EnvironmentSpec,
+    env_name: str,
+    host: ClusterHandle,
+    *,
+    allowed_sources: pulumi.Input[Sequence[str]],
+    allowlist_applied_elsewhere: bool,
+    parent: pulumi.Resource | None = None,
+) -> KarmadaControlPlane:
+    """The control plane on the host cluster; its certificates come from the federation's own tls provider."""
+    name = karmada_name(env_name)
+    pki = tls.Provider(f"{name}-tls", opts=pulumi.ResourceOptions(parent=parent))
+    return KarmadaControlPlane(
+        f"{name}-control-plane",
+        KarmadaControlPlaneArgs(
+            host=host,
+            stack=env_name,
+            production=env.production,
+            allowed_sources=allowed_sources,
+            agents=pull_members(env, env_name),
+            allowlist_applied_elsewhere=allowlist_applied_elsewhere,
+        ),
+        opts=pulumi.ResourceOptions(parent=parent, providers={"tls": pki}),
+    )
+
+
+def agent(
+    env: EnvironmentSpec,
+    member: ClusterHandle,
+    *,
+    karmada_server: pulumi.Input[str] | None,
+    ca_cert: pulumi.Input[str] | None,
+    agent_cert: KeyPair | None,
+    host_namespace: k8s.core.v1.Namespace | None = None,
+    depends_on: Sequence[pulumi.Resource] = (),
+    parent: pulumi.Resource | None = None,
+) -> KarmadaAgent:
+    return KarmadaAgent(
+        member.name,
+        KarmadaAgentArgs(
+            member=member,
+            mode=env.federation.member_mode,
+            production=env.production,
+            ca_cert=ca_cert,
+            agent_cert=agent_cert,
+            karmada_server=karmada_server,
+            host_namespace=host_namespace,
+            depends_on=depends_on,
+        ),
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+
+
+def karmada_objects(
+    env: EnvironmentSpec,
+    env_name: str,
+    karmada: ClusterHandle,
+    members: Mapping[str, MemberRef],
+    parent: pulumi.Resource | None = None,
+) -> KarmadaFederation:
+    return KarmadaFederation(
+        karmada_name(env_name),
+        KarmadaFederationArgs(
+            env=env,
+            stack=env_name,
+            karmada=karmada,
+            members=dict(members),
+            render=inference_service_renderer(env, env_name),
+            budget=pod_disruption_budget_renderer(env),
+        ),
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+
+
+def federate_in_one_stack(env: EnvironmentSpec, env_name: str, clusters: Mapping[str, ClusterHandle]) -> dict:
+    """Every part in this stack; each agent starts once Karmada holds its access and Cluster. Returns the
+    `karmada` output."""
+    host_name = env.federation.host
+    assert host_name is not None  # check_federation
+    plane = control_plane(
+        env,
+        env_name,
+        clusters[host_name],
+        allowed_sources=karmada_allowlist(env, [c.egress_ips for c in clusters.values() if c.egress_ips is not None]),
+        allowlist_applied_elsewhere=False,
+    )
+    pull = env.federation.member_mode == "pull"
+    agents: dict[str, KarmadaAgent] = {}
+    if not pull:  # push: Karmada's side needs each member's credentials first
+        agents = {
+            r.name: _member_agent(env, plane, clusters[r.name], host=r.name == host_name) for r in member_regions(env)
+        }
+    members = {r.name: member_ref(env, r, clusters[r.name], agents.get(r.name)) for r in member_regions(env)}
+    federation = karmada_objects(env, env_name, plane.api, members)
+    if pull:
+        for r in member_regions(env):
+            membership = federation.memberships[r.name]
+            _member_agent(
+                env,
+                plane,
+                clusters[r.name],
+                host=r.name == host_name,
+                depends_on=[*membership.agent_access, membership.registration],
+            )
+    return federation_output(env, plane.endpoint, host_name, federation, plane.kubeconfig)
+
+
+def member_ref(
+    env: EnvironmentSpec, region: RegionSpec, cluster: ClusterHandle, agent: KarmadaAgent | None
+) -> MemberRef:
+    """What Karmada's side needs of a member cluster of this stack."""
+    pull = env.federation.member_mode == "pull"
+    return MemberRef(
+        cluster_name=cluster.name,
+        region=region,
+        endpoint=cluster.endpoint,
+        cluster_id=kube_system_uid(cluster) if pull else None,
+        push_credentials=agent.push_credentials if agent is not None else None,
+    )
+
+
+def _member_agent(
+    env: EnvironmentSpec,
+    plane: KarmadaControlPlane,
+    member: ClusterHandle,
+    *,
+    host: bool,
+    depends_on: Sequence[pulumi.Resource] = (),
+) -> KarmadaAgent:
+    pull = env.federation.member_mode == "pull"
+    return agent(
+        env,
+        member,
+        karmada_server=(INTERNAL_ENDPOINT if host else plane.endpoint) if pull else None,
+        ca_cert=plane.certificates.ca.cert_pem if pull else None,
+        agent_cert=plane.agent_certificates.get(member.name),
+        host_namespace=plane.namespace if host else None,
+        depends_on=depends_on,
+    )
+
+
+def federation_output(
+    env: EnvironmentSpec,
+    endpoint: pulumi.Input[str],
+    host: str,
+    federation: KarmadaFederation | None,
+    kubeconfig: pulumi.Input[str] | None = None,
+) -> dict:
+    """The `karmada` output (and, where the control plane is, its admin kubeconfig as `kubeconfig`)."""
+    members = [r.name for r in member_regions(env)]
+    out = {
+        "endpoint": endpoint,
+        "host": host,
+        "members": {
+            name: (federation.memberships[name].registration.metadata["name"] if federation else None)
+            for name in members
+        },
+        "federatedModels": list(federation.models) if federation else [],
+    }
+    return {**out, "kubeconfig": kubeconfig} if kubeconfig is not None else out
+
+
+def federate_region(
+    env: EnvironmentSpec, env_name: str, cluster: ClusterHandle, anchor: pulumi.StackReference | None
+) -> dict[str, pulumi.Input]:
+    """The federation's parts in a region's own stack; returns the outputs the other stacks read."""
+    region = cluster.region
+    host_name = env.federation.host
+    pull = env.federation.member_mode == "pull"
+    exports: dict[str, pulumi.Input] = {}
+    if region.name == host_name:
+        plane = control_plane(
+            env,
+            env_name,
+            cluster,
+            allowed_sources=karmada_allowlist(env, [cluster.egress_ips] if cluster.egress_ips is not None else []),
+            allowlist_applied_elsewhere=True,
+        )
+        exports["karmada"] = federation_output(env, plane.endpoint, host_name, None)
+        exports["karmadaKubeconfig"] = plane.kubeconfig
+        exports["karmadaCa"] = plane.certificates.ca.cert_pem
+        exports["karmadaAgentCerts"] = {name: c.cert_pem for name, c in plane.agent_certificates.items()}
+        exports["karmadaAgentKeys"] = pulumi.Output.secret(
+            {name: c.key_pem for name, c in plane.agent_certificates.items()}
+        )
+        member_agent = _member_agent(env, plane, cluster, host=True) if is_member(env, region) else None
+    elif is_member(env, region):
+        assert anchor is not None
+        member_agent = agent(
+            env,
+            cluster,
+            karmada_server=output_item(anchor, "karmada", "endpoint") if pull else None,
+            ca_cert=anchor.require_output("karmadaCa") if pull else None,
+            agent_cert=KeyPair(
+                output_item(anchor, "karmadaAgentCerts", cluster.name),
+                pulumi.Output.secret(output_item(anchor, "karmadaAgentKeys", cluster.name)),
+            )
+            if pull
+            else None,
+        )
+    else:
+        return exports
+    if member_agent is not None:
+        exports["karmadaMember"] = (
+            {"clusterId": kube_system_uid(cluster)} if pull else pulumi.Output.secret(member_agent.push_credentials)
+        )
+    return exports
+
+
+def federate_globally(env: EnvironmentSpec, env_name: str, regions: Mapping[str, pulumi.StackReference]) -> dict:
+    """Karmada's objects and the API's final allowlist, from the region stacks' outputs."""
+    host_name = env.federation.host
+    assert host_name is not None  # check_federation
+    anchor = regions[host_name]
+    name = karmada_name(env_name)
+    karmada_kubeconfig = pulumi.Output.secret(anchor.require_output("karmadaKubeconfig"))
+    endpoint = output_item(anchor, "karmada", "endpoint")
+    karmada = ClusterHandle(
+        name=name,
+        region=env.region(host_name),
+        provider=kubernetes_provider(name, karmada_kubeconfig, None, []),
+        kubeconfig=karmada_kubeconfig,
+        endpoint=endpoint,
+    )
+    pull = env.federation.member_mode == "pull"
+    members = {}
+    for region in member_regions(env):
+        reference = regions[region.name]
+        member = reference.require_output("karmadaMember")
+        members[region.name] = MemberRef(
+            cluster_name=cluster_name(env_name, region.name),
+            region=region,
+            endpoint=output_item(reference, "clusters", region.name, "endpoint"),
+            cluster_id=member.apply(lambda m: m["clusterId"]) if pull else None,
+            push_credentials=None if pull else member,
+        )
+    federation = karmada_objects(env, env_name, karmada, members)
+    host_kubeconfig = pulumi.Output.secret(output_item(anchor, "kubeconfigs", host_name))
+    host_cluster = cluster_name(env_name, host_name)
+    host = ClusterHandle(
+        name=host_cluster,
+        region=env.region(host_name),
+        provider=kubernetes_provider(host_cluster, host_kubeconfig, None, []),
+        kubeconfig=host_kubeconfig,
+        endpoint=output_item(anchor, "clusters", host_name, "endpoint"),
+    )
+    # Members' Clusters first: an agent that gets through re-registers the Cluster, never creates it.
+    allowlist_patch(
+        env,
+        host,
+        [reference.require_output("egressIps") for reference in regions.values()],
+        depends_on=[m.registration for m in federation.memberships.values()],
+    )
+    return federation_output(env, endpoint, host_name, federation)
+
+
+def allowlist_patch(
+    env: EnvironmentSpec,
+    host: ClusterHandle,
+    egress: Sequence[pulumi.Input[Sequence[str]]],
+    *,
+    depends_on: Sequence[pulumi.Resource],
+) -> k8s.core.v1.ServicePatch:
+    """The Karmada API's final allowlist, applied from the global stack once every member's NAT address exists."""
+    return k8s.core.v1.ServicePatch(
+        f"{host.name}-karmada-apiserver-allowlist",
+        metadata={
+            "name": EXTERNAL_SERVICE,
+            "namespace": KARMADA_NAMESPACE,
+            # The host's stack created the Service and leaves this field alone (ignoreChanges); take it over.
+            "annotations": {"pulumi.com/patchForce": "true"},
+        },
+        spec={"loadBalancerSourceRanges": karmada_allowlist(env, egress)},
+        opts=pulumi.ResourceOptions(provider=host.provider, depends_on=list(depends_on)),
+    )

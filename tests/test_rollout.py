@@ -1,0 +1,508 @@
+"""make rollout against a fake Automation API workspace: wave order, gates that stop the run, resume,
+--from-wave, operator confirmation, and the dry run."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from components.config.loader import load_environment
+from components.config.rollout import Wave, rollout_waves
+from tests.harness import apply_ops, raw_environment
+from tools.plan.runner import PROJECT_DIR
+from tools.rollout.__main__ import main
+from tools.rollout.state import load_state
+from tools.rollout.workspace import StepResult
+
+PROD_WAVES = [
+    Wave("canary", ("prod.use1",), False),
+    Wave("aws", ("prod.usw2",), False),
+    Wave("gcp", ("prod.usc1",), False),
+    Wave("global", ("prod.global",), False),
+]
+
+
+def prod_spec(*ops):
+    return load_environment(apply_ops(raw_environment("prod"), ops))
+
+
+def test_default_waves_of_prod_are_canary_then_its_cloud_then_the_other_cloud_then_global():
+    # Pulumi.prod.yaml: federation host use1 (aws) is the anchor; usw2 is the other aws region, usc1 the gcp one.
+    assert rollout_waves(prod_spec(), "prod") == PROD_WAVES
+
+
+def test_dev_is_one_wave_of_its_one_stack():
+    assert rollout_waves(load_environment(raw_environment("dev")), "dev") == [Wave("environment", ("dev",), False)]
+
+
+def test_configured_waves_and_confirmations():
+    env = prod_spec(
+        (
+            "set",
+            "rollout",
+            {
+                "waves": [{"name": "first", "regions": ["use1", "usc1"]}, {"name": "rest", "regions": ["usw2"]}],
+                "confirmBefore": ["rest", "global"],
+            },
+        )
+    )
+    assert rollout_waves(env, "prod") == [
+        Wave("first", ("prod.use1", "prod.usc1"), False),
+        Wave("rest", ("prod.usw2",), True),
+        Wave("global", ("prod.global",), True),
+    ]
+
+
+# --- a fake workspace, healthy clusters and gateway -------------------------------------------------------------
+
+
+@dataclass
+class FakeWorkspace:
+    outputs: dict[str, dict]
+    fail: dict[tuple[str, str], str] = field(default_factory=dict)  # (stack, action) -> error
+    calls: list[tuple[str, str]] = field(default_factory=list)
+
+    def select_stack(self, name: str):
+        return FakeStack(self, name)
+
+
+@dataclass
+class FakeStack:
+    workspace: FakeWorkspace
+    name: str
+
+    def _step(self, action: str) -> StepResult:
+        self.workspace.calls.append((self.name, action))
+        error = self.workspace.fail.get((self.name, action))
+        return StepResult(False, f"{action} failed", error) if error else StepResult(True, "create 3")
+
+    def preview(self) -> StepResult:
+        return self._step("preview")
+
+    def up(self) -> StepResult:
+        return self._step("up")
+
+    def outputs(self) -> Mapping[str, Any]:
+        return self.workspace.outputs.get(self.name, {})
+
+
+def region_outputs(env, region: str) -> dict:
+    models = [m.name for m in env.models if any(p.region == region for p in m.placements)]
+    return {
+        "clusters": {region: {"name": f"prod-{region}", "cloud": env.region(region).cloud}},
+        "kubeconfigs": {region: f"kubeconfig-{region}"},
+        "gateways": {region: {"baseUrl": f"https://{region}.gw/v1", "models": models}},
+    }
+
+
+def prod_outputs(env) -> dict[str, dict]:
+    outputs = {f"prod.{r.name}": region_outputs(env, r.name) for r in env.regions}
+    outputs["prod.use1"]["apiKeys"] = {t.name: f"key-{t.name}" for t in env.tenants}
+    return outputs
+
+
+class FakeCluster:
+    """Every pool's nodes Ready, every model Ready; `not_ready` models never become Ready."""
+
+    def __init__(self, env, not_ready: set[str] = frozenset()):
+        self.env = env
+        self.not_ready = not_ready
+        self.asked: list[str] = []
+
+    def __call__(self, kubeconfig):
+        self.asked.append(kubeconfig)
+        return self
+
+    def pool_nodes(self, label_selector: str):
+        return 2, 2
+
+    def serving_ready(self, namespace: str):
+        return {m.name: m.name not in self.not_ready for m in self.env.models}
+
+
+def gateway_ok(url: str, headers: Mapping[str, str]):
+    return 200, {"data": [{"id": m} for m in ("llama-3-1-70b", "llama-3-1-70b-rag", "llama-3-1-8b", "mistral-7b-trt")]}
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 0.0
+        self.slept: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    shutil.copy(PROJECT_DIR / "Pulumi.prod.yaml", tmp_path / "Pulumi.prod.yaml")
+    return tmp_path
+
+
+def fake_plans(env, mandatory: Mapping[str, str] | None = None):
+    """A plan per stack of `env`: only its policy findings matter to the rollout."""
+
+    mandatory = mandatory or {}
+
+    def plans(project_dir, env_name, *, out_dir):
+        stacks = [s for w in rollout_waves(env, env_name) for s in w.stacks]
+        return env, {
+            s: SimpleNamespace(
+                policy=[{"policy": "p", "urn": f"urn:{s}", "message": mandatory[s], "enforcementLevel": "mandatory"}]
+                if s in mandatory
+                else []
+            )
+            for s in stacks
+        }
+
+    return plans
+
+
+def roll(project: Path, args: list[str], *, env=None, workspace=None, cluster=None, confirm=None, mandatory=None):
+    env = env or prod_spec()
+    out = io.StringIO()
+    clock = FakeClock()
+    prompts: list[str] = []
+
+    def answer(prompt: str) -> bool:
+        prompts.append(prompt)
+        return confirm(prompt)
+
+    code = main(
+        ["prod", "--project-dir", str(project), *args],
+        console=Console(file=out, width=200),
+        workspace=workspace,
+        plans=fake_plans(env, mandatory or {}),
+        cluster_probe=cluster or FakeCluster(env),
+        http_get=gateway_ok,
+        confirm=answer if confirm else lambda p: pytest.fail(f"asked {p!r}"),
+        clock=clock,
+        sleep=clock.sleep,
+    )
+    return SimpleNamespace(code=code, out=out.getvalue(), prompts=prompts, clock=clock)
+
+
+def state_of(project: Path):
+    return load_state(project / "build" / "prod" / "rollout-state.json")
+
+
+def test_a_rollout_deploys_each_stack_preview_then_up_wave_by_wave(project):
+    env = prod_spec()
+    ws = FakeWorkspace(prod_outputs(env))
+    run = roll(project, [], workspace=ws)
+    assert run.code == 0, run.out
+    assert ws.calls == [
+        ("prod.use1", "preview"),
+        ("prod.use1", "up"),
+        ("prod.usw2", "preview"),
+        ("prod.usw2", "up"),
+        ("prod.usc1", "preview"),
+        ("prod.usc1", "up"),
+        ("prod.global", "preview"),
+        ("prod.global", "up"),
+    ]
+    assert state_of(project).waves_done == ["canary", "aws", "gcp", "global"]
+    assert "gate health" in run.out and "rollout of prod done" in run.out
+    # the summary table: one row per step and gate, with its wave
+    assert "│ prod.usc1   │ gcp    │ up" in run.out
+
+
+def test_a_mandatory_violation_in_the_offline_plan_stops_before_the_wave(project):
+    env = prod_spec()
+    ws = FakeWorkspace(prod_outputs(env))
+    run = roll(project, [], workspace=ws, mandatory={"prod.usw2": "bucket is public"})
+    assert run.code == 1
+    assert ws.calls == [("prod.use1", "preview"), ("prod.use1", "up")]
+    assert "FAIL gate policy: 1 mandatory violation(s): prod.usw2: policy p: urn:prod.usw2: bucket is public" in run.out
+    state = state_of(project)
+    assert (state.waves_done, state.stopped_at) == (["canary"], "aws")
+    assert "make rollout ENV=prod RESUME=1" in run.out and "FROM_WAVE=aws" in run.out
+
+
+def test_a_failed_preview_stops_before_its_up(project):
+    env = prod_spec()
+    ws = FakeWorkspace(prod_outputs(env), fail={("prod.use1", "preview"): "policy pack: mandatory violation"})
+    run = roll(project, [], workspace=ws)
+    assert run.code == 1
+    assert ws.calls == [("prod.use1", "preview")]
+    assert "FAIL preview prod.use1: preview failed (policy pack: mandatory violation)" in run.out
+
+
+def test_a_failed_up_stops_the_rollout_and_resume_goes_on_from_that_wave(project):
+    env = prod_spec()
+    ws = FakeWorkspace(prod_outputs(env), fail={("prod.usc1", "up"): "quota exceeded"})
+    first = roll(project, [], workspace=ws)
+    assert first.code == 1
+    assert ws.calls[-2:] == [("prod.usc1", "preview"), ("prod.usc1", "up")]
+    assert state_of(project).waves_done == ["canary", "aws"]
+
+    fixed = FakeWorkspace(prod_outputs(env))
+    second = roll(project, ["--resume"], workspace=fixed)
+    assert second.code == 0, second.out
+    assert fixed.calls == [
+        ("prod.usc1", "preview"),
+        ("prod.usc1", "up"),
+        ("prod.global", "preview"),
+        ("prod.global", "up"),
+    ]
+    assert state_of(project).waves_done == ["canary", "aws", "gcp", "global"]
+
+
+def test_resume_redoes_every_wave_when_the_environment_file_changed(project):
+    env = prod_spec()
+    roll(project, [], workspace=FakeWorkspace(prod_outputs(env), fail={("prod.usc1", "up"): "quota"}))
+    (project / "Pulumi.prod.yaml").write_text((project / "Pulumi.prod.yaml").read_text() + "\n# changed\n")
+    again = FakeWorkspace(prod_outputs(env))
+    run = roll(project, ["--resume"], workspace=again)
+    assert run.code == 0
+    assert "no rollout state for this commit and Pulumi file" in run.out
+    assert again.calls[0] == ("prod.use1", "preview")
+
+
+def test_from_wave_starts_there(project):
+    env = prod_spec()
+    ws = FakeWorkspace(prod_outputs(env))
+    run = roll(project, ["--from-wave", "gcp"], workspace=ws)
+    assert run.code == 0
+    assert [stack for stack, _ in ws.calls] == ["prod.usc1", "prod.usc1", "prod.global", "prod.global"]
+
+
+def test_an_unknown_from_wave_is_refused_with_the_waves(project, capsys):
+    run = roll(project, ["--from-wave", "gpc"], workspace=FakeWorkspace({}))
+    assert run.code == 2
+    assert capsys.readouterr().err == (
+        "error: --from-wave gpc: no such wave; did you mean 'gcp'? the waves are canary, aws, gcp, global\n"
+    )
+
+
+def test_an_unhealthy_wave_stops_after_the_health_deadline(project):
+    env = prod_spec()
+    ws = FakeWorkspace(prod_outputs(env))
+    run = roll(project, [], workspace=ws, cluster=FakeCluster(env, not_ready={"llama-3-1-70b-rag"}))
+    assert run.code == 1
+    assert ws.calls == [("prod.use1", "preview"), ("prod.use1", "up")]
+    assert "not ready use1 models: not Ready: llama-3-1-70b-rag (2/3 Ready)" in run.out
+    assert "FAIL gate health: 1 of 4 checks not passed: use1 models" in run.out
+    assert sum(run.clock.slept) == 30 * 60  # healthTimeoutMinutes, polled, not slept through at once
+    assert len(run.clock.slept) > 1
+
+
+def confirm_global(project: Path, answer: bool, *flags: str):
+    env = prod_spec(("set", "rollout", {"confirmBefore": ["global"]}))
+    ws = FakeWorkspace(prod_outputs(env))
+    run = roll(project, list(flags), env=env, workspace=ws, confirm=lambda _: answer)
+    return run, ws
+
+
+def test_a_declined_confirmation_stops_before_the_wave(project):
+    run, ws = confirm_global(project, False)
+    assert run.code == 1
+    assert run.prompts == ["deploy wave global (prod.global)? [y/N] "]
+    assert ("prod.global", "preview") not in ws.calls
+    assert "FAIL gate confirmation: declined by the operator" in run.out
+
+
+def test_a_confirmed_wave_deploys(project):
+    run, ws = confirm_global(project, True)
+    assert run.code == 0
+    assert len(run.prompts) == 1
+    assert ws.calls[-1] == ("prod.global", "up")
+
+
+def test_yes_confirms_without_asking(project):
+    run, ws = confirm_global(project, False, "--yes")
+    assert run.code == 0
+    assert run.prompts == []
+    assert ws.calls[-1] == ("prod.global", "up")
+
+
+# --- dry run ----------------------------------------------------------------------------------------------------
+
+
+def test_dry_run_of_dev_prints_its_wave_plan_and_gates_from_the_offline_plan(capsys):
+    out = io.StringIO()
+    code = main(["dev", "--dry-run"], console=Console(file=out, width=200), workspace=None)
+    text = out.getvalue()
+    assert code == 0
+    assert "rollout of dev (dry run: no credentials, no Pulumi CLI): layout single, 1 stack(s) in 1 wave(s)" in text
+    assert "wave 1: environment" in text
+    assert "policy passed: " in text and " 0 mandatory " in text
+    assert "health: use1 models" in text and "InferenceService Ready=True: llama-3-1-8b, qwen2-5-7b" in text
+    assert "GET https://use1.llm.dev.acme.example/v1/models with tenant research's key lists" in text
+
+
+def test_dry_run_of_prod_lists_every_wave_and_stops_on_a_mandatory_violation(project):
+    env = prod_spec()
+
+    def plans(project_dir, env_name, *, out_dir):
+        assert out_dir is None  # a dry run writes nothing
+        _, fake = fake_plans(env, {"prod.usc1": "no CMEK"})(project_dir, env_name, out_dir=out_dir)
+        for name, plan in fake.items():
+            plan.resources, plan.policy_verdicts = [], []
+            plan.kubernetes_objects = plan.helm_releases = list
+            plan.outputs = prod_outputs(env).get(name, {})
+        return env, fake
+
+    out = io.StringIO()
+    code = main(["prod", "--project-dir", str(project), "--dry-run"], console=Console(file=out, width=200), plans=plans)
+    text = out.getvalue()
+    assert code == 1
+    assert [line.strip("─ ") for line in text.splitlines() if line.startswith("─")] == [
+        "wave 1: canary",
+        "wave 2: aws",
+        "wave 3: gcp",
+        "wave 4: global",
+    ]
+    assert "prod.usw2 (region, reads prod.use1)" in text
+    assert "would stop: mandatory violations in prod.usc1" in text
+    assert "no cluster in this wave: nothing to check" in text
+    assert not (project / "build").exists()
+
+
+def test_dry_run_of_an_invalid_environment_exits_2_with_the_key(tmp_path, capsys):
+    raw = (
+        (PROJECT_DIR / "Pulumi.dev.yaml")
+        .read_text()
+        .replace(
+            "inference-platform:gateway:",
+            "inference-platform:rollout:\n    waves: [{name: a, regions: [use1]}]\n  inference-platform:gateway:",
+        )
+    )
+    (tmp_path / "Pulumi.dev.yaml").write_text(raw)
+    shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    code = main(["dev", "--project-dir", str(tmp_path), "--dry-run"], console=Console(file=io.StringIO()))
+    assert code == 2
+    assert capsys.readouterr().err.startswith(
+        "error: Pulumi.dev.yaml: rollout.waves: the environment deploys as one stack"
+    )
+
+
+def test_the_state_file_records_each_step(project):
+    env = prod_spec()
+    roll(project, [], workspace=FakeWorkspace(prod_outputs(env), fail={("prod.usw2", "up"): "boom"}))
+    data = json.loads((project / "build" / "prod" / "rollout-state.json").read_text())
+    assert data["wavesDone"] == ["canary"]
+    assert data["stoppedAt"] == "aws"
+    assert [(s["stack"], s["action"], s["ok"]) for s in data["steps"]][-2:] == [
+        ("prod.usw2", "preview", True),
+        ("prod.usw2", "up", False),
+    ]
+
+
+# --- the Automation API wrapper and the make target -------------------------------------------------------------
+
+
+class AutomationStack:
+    """Stands in for pulumi.automation.Stack: records the policy arguments, fails when told."""
+
+    def __init__(self, error: str | None = None, up_result: str = "succeeded"):
+        self.error = error
+        self.up_result = up_result
+        self.kwargs: list[dict] = []
+
+    def _run(self, kwargs):
+        from pulumi.automation import CommandError
+        from pulumi.automation._cmd import CommandResult
+
+        self.kwargs.append({k: v for k, v in kwargs.items() if k != "on_output"})
+        if self.error:
+            raise CommandError(CommandResult(stdout="", stderr=f"Updating...\n{self.error}\n", code=255))
+
+    def preview(self, **kwargs):
+        self._run(kwargs)
+        return SimpleNamespace(change_summary={"create": 3, "same": 0})
+
+    def up(self, **kwargs):
+        self._run(kwargs)
+        return SimpleNamespace(
+            summary=SimpleNamespace(result=self.up_result, resource_changes={"update": 1}, message="2 errors")
+        )
+
+    def outputs(self):
+        return {"gateways": SimpleNamespace(value={"use1": {}})}
+
+
+def test_pulumi_stack_runs_the_policy_pack_and_reports_the_engine_summary():
+    from tools.rollout.workspace import PulumiStack
+
+    stack = AutomationStack()
+    ops = PulumiStack(stack=stack, policy_config=Path("build/prod/policy-config.json"), on_output=print)
+    assert ops.preview() == StepResult(True, "create 3")
+    assert ops.up() == StepResult(True, "update 1")
+    assert stack.kwargs == 2 * [
+        {"policy_packs": ["policies"], "policy_pack_configs": ["build/prod/policy-config.json"]}
+    ]
+    assert ops.outputs() == {"gateways": {"use1": {}}}
+
+
+def test_pulumi_stack_failures_keep_the_engine_reason():
+    from tools.rollout.workspace import PulumiStack
+
+    failing = PulumiStack(
+        stack=AutomationStack(error="error: quota exceeded"), policy_config=Path("p"), on_output=print
+    )
+    assert failing.preview() == StepResult(False, "preview failed", "error: quota exceeded")
+    partial = PulumiStack(stack=AutomationStack(up_result="failed"), policy_config=Path("p"), on_output=print)
+    assert partial.up() == StepResult(False, "update 1", "2 errors")
+
+
+def test_make_rollout_passes_its_variables_as_flags():
+    import subprocess
+
+    done = subprocess.run(
+        ["make", "-n", "rollout", "ENV=prod", "DRY_RUN=1", "RESUME=1", "FROM_WAVE=gcp", "YES=1"],
+        cwd=PROJECT_DIR,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    command = next(line for line in done.stdout.splitlines() if "tools.rollout" in line)
+    assert command.split() == [
+        ".venv/bin/python",
+        "-m",
+        "tools.rollout",
+        "prod",
+        "--dry-run",
+        "--resume",
+        "--from-wave",
+        "gcp",
+        "--yes",
+    ]
+
+
+def test_a_real_run_of_dev_writes_its_plan_for_the_previews_then_deploys_the_one_stack(tmp_path):
+    from tools.rollout.__main__ import offline_plans
+
+    shutil.copy(PROJECT_DIR / "Pulumi.dev.yaml", tmp_path / "Pulumi.dev.yaml")
+    env = load_environment(raw_environment("dev"))
+    outputs = region_outputs(env, "use1")
+    outputs["apiKeys"] = {"research": "sk"}
+    ws = FakeWorkspace({"dev": outputs})
+    out = io.StringIO()
+    code = main(
+        ["dev", "--project-dir", str(tmp_path)],
+        console=Console(file=out, width=200),
+        workspace=ws,
+        plans=lambda project_dir, env_name, *, out_dir: offline_plans(PROJECT_DIR, env_name, out_dir=out_dir),
+        cluster_probe=FakeCluster(env),
+        http_get=lambda url, headers: (200, {"data": [{"id": "llama-3-1-8b"}, {"id": "qwen2-5-7b"}]}),
+        confirm=lambda prompt: pytest.fail(prompt),
+    )
+    assert code == 0, out.getvalue()
+    assert ws.calls == [("dev", "preview"), ("dev", "up")]
+    build = tmp_path / "build" / "dev"
+    assert json.loads((build / "policy-config.json").read_text())  # what `pulumi preview --policy-pack-config` reads
+    assert load_state(build / "rollout-state.json").waves_done == ["environment"]

@@ -1,0 +1,87 @@
+"""CI fans out from discovery, not from lists: the environments found, each stack on a runner that reaches it;
+the workflow stays valid against GitHub's workflow schema."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from components.config.loader import load_environment
+from tests.harness import raw_environment
+from tools.plan.runner import PROJECT_DIR
+from tools.rollout.__main__ import main
+from tools.rollout.ci import environments, stack_matrix
+
+WORKFLOW = PROJECT_DIR / ".github" / "workflows" / "plan.yml"
+
+
+def test_the_workflow_is_valid_against_the_github_workflow_schema():
+    checker = Path(sys.executable).with_name("check-jsonschema")
+    done = subprocess.run(
+        [str(checker), "--builtin-schema", "vendor.github-workflows", str(WORKFLOW)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_plan_and_preview_matrices_come_from_discovery():
+    jobs = yaml.safe_load(WORKFLOW.read_text())["jobs"]
+    assert jobs["plan"]["strategy"]["matrix"] == {"env": "${{ fromJSON(needs.discover.outputs.environments) }}"}
+    assert jobs["preview"]["strategy"]["matrix"] == {"include": "${{ fromJSON(needs.discover.outputs.stacks) }}"}
+    assert jobs["preview"]["runs-on"] == "${{ matrix.runsOn }}"
+    discovery = "\n".join(step.get("run", "") for step in jobs["discover"]["steps"])
+    assert "python -m tools.rollout --list-environments --json" in discovery
+    assert 'python -m tools.rollout "$env" --list-stacks --json' in discovery
+
+
+def test_environments_are_the_stack_files_that_describe_one(tmp_path):
+    assert environments(PROJECT_DIR) == ["dev", "prod"]
+    shutil.copy(PROJECT_DIR / "Pulumi.prod.yaml", tmp_path / "Pulumi.prod.yaml")
+    (tmp_path / "Pulumi.prod.use1.yaml").write_text("secretsprovider: awskms://alias/pulumi\n")
+    (tmp_path / "Pulumi.scratch.yaml").write_text("config: {}\n")
+    assert environments(tmp_path) == ["prod"]
+    (tmp_path / "Pulumi.broken.yaml").write_text("config:\n  inference-platform:regions: [\n")
+    assert environments(tmp_path) == ["broken", "prod"]  # its plan job says what is wrong
+
+
+def test_region_stacks_run_inside_their_vpc_and_global_where_the_host_is():
+    """prod's endpoints are private (deployer vpcRunner by default); global patches the host's Karmada service."""
+    rows = stack_matrix(load_environment(raw_environment("prod")), "prod")
+    assert [(r["stack"], r["clouds"], r["runsOn"]) for r in rows] == [
+        ("prod.use1", ["aws"], ["self-hosted", "inference-platform", "prod-use1"]),
+        ("prod.usw2", ["aws"], ["self-hosted", "inference-platform", "prod-usw2"]),
+        ("prod.usc1", ["gcp"], ["self-hosted", "inference-platform", "prod-usc1"]),
+        ("prod.global", ["aws", "gcp"], ["self-hosted", "inference-platform", "prod-use1"]),
+    ]
+
+
+def test_declared_runner_labels_and_an_unfederated_global_stack():
+    raw = raw_environment("prod")
+    raw["regions"][1]["deployer"] = {"kind": "vpcRunner", "runnerLabel": "usw2-runner"}
+    raw["federation"] = {"enabled": False}
+    for model in raw["models"]:
+        model.pop("federated", None)
+    rows = {r["stack"]: r["runsOn"] for r in stack_matrix(load_environment(raw), "prod")}
+    assert rows["prod.usw2"] == "usw2-runner"
+    assert rows["prod.global"] == "ubuntu-24.04"  # only cloud APIs to call: bucket replication
+
+
+def test_list_stacks_prints_one_json_line_for_from_json(capsys):
+    assert main(["dev", "--list-stacks", "--json"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1
+    assert json.loads(out) == [
+        {
+            "env": "dev",
+            "stack": "dev",
+            "kind": "environment",
+            "regions": ["use1"],
+            "clouds": ["aws"],
+            "cloudRegions": ["us-east-1"],
+            "runsOn": ["self-hosted", "inference-platform", "dev-use1"],
+        }
+    ]

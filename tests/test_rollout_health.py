@@ -1,0 +1,174 @@
+"""The health gate with fake cluster and HTTP clients and a fake clock: ready, not ready until the deadline,
+ready after a few polls, a gateway refusing the key, and the kubernetes client's answers read right."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from kubernetes.client.exceptions import ApiException
+
+from components.config.loader import load_environment
+from tests.harness import raw_environment
+from tools.rollout.health import CheckResult, KubernetesProbe, ProbeError, region_checks, wait_healthy
+
+DEV = load_environment(raw_environment("dev"))
+GATEWAY = {"baseUrl": "https://use1.gw/v1", "models": ["llama-3-1-8b", "qwen2-5-7b"]}
+LISTED = {"data": [{"id": "llama-3-1-8b"}, {"id": "qwen2-5-7b"}]}
+
+
+class Clock:
+    def __init__(self):
+        self.now = 0.0
+        self.sleeps = 0
+
+    def __call__(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.sleeps += 1
+        self.now += seconds
+
+
+class Cluster:
+    """Models become Ready after `ready_after` polls; GPU nodes are all Ready."""
+
+    def __init__(self, ready_after: int = 0):
+        self.polls = 0
+        self.ready_after = ready_after
+        self.selectors: list[str] = []
+
+    def pool_nodes(self, label_selector):
+        self.selectors.append(label_selector)
+        return 1, 1
+
+    def serving_ready(self, namespace):
+        assert namespace == "inference"
+        self.polls += 1
+        return {"llama-3-1-8b": True, "qwen2-5-7b": self.polls > self.ready_after}
+
+
+def checks(cluster, http_get, keys=None):
+    return region_checks(
+        env=DEV,
+        region="use1",
+        gateway=GATEWAY,
+        api_keys=lambda: {"research": "sk-research"} if keys is None else keys,
+        cluster=lambda: cluster,
+        http_get=http_get,
+    )
+
+
+def run(cluster, http_get, timeout=600, keys=None):
+    clock = Clock()
+    results = wait_healthy(checks(cluster, http_get, keys), timeout_seconds=timeout, clock=clock, sleep=clock.sleep)
+    return results, clock
+
+
+def test_a_healthy_region_passes_every_check_at_once():
+    sent = []
+
+    def http_get(url, headers):
+        sent.append((url, headers))
+        return 200, LISTED
+
+    cluster = Cluster()
+    results, clock = run(cluster, http_get)
+    assert [(r.name, r.ok) for r in results] == [
+        ("use1 pool l40s", True),
+        ("use1 pool a100-mig", True),
+        ("use1 models", True),
+        ("use1 gateway", True),
+    ]
+    assert clock.sleeps == 0
+    assert cluster.selectors == ["inference-platform.io/pool=l40s", "inference-platform.io/pool=a100-mig"]
+    assert sent == [("https://use1.gw/v1/models", {"Authorization": "Bearer sk-research"})]
+
+
+def test_a_model_ready_after_three_polls_passes_and_only_pending_checks_are_polled_again():
+    cluster = Cluster(ready_after=3)
+    results, clock = run(cluster, lambda url, headers: (200, LISTED))
+    assert all(r.ok for r in results)
+    assert (cluster.polls, clock.sleeps, len(cluster.selectors)) == (4, 3, 2)
+
+
+def test_a_model_never_ready_fails_at_the_deadline():
+    results, clock = run(Cluster(ready_after=10**6), lambda url, headers: (200, LISTED), timeout=60)
+    assert results[2] == CheckResult("use1 models", False, "not Ready: qwen2-5-7b (1/2 Ready)")
+    assert clock.now == 60 and clock.sleeps == 4  # every 15 s until the deadline
+
+
+def test_a_gateway_refusing_the_key_fails():
+    results, _ = run(Cluster(), lambda url, headers: (401, None), timeout=30)
+    assert results[3] == CheckResult(
+        "use1 gateway", False, "GET https://use1.gw/v1/models with research's key: HTTP 401"
+    )
+
+
+def test_a_gateway_not_listing_a_model_fails():
+    results, _ = run(Cluster(), lambda url, headers: (200, {"data": [{"id": "llama-3-1-8b"}]}), timeout=0)
+    assert results[3].message == "GET https://use1.gw/v1/models: qwen2-5-7b not listed for research"
+
+
+def test_no_tenant_key_in_the_outputs_fails_without_calling_the_gateway():
+    results, _ = run(Cluster(), lambda url, headers: (_ for _ in ()).throw(AssertionError(url)), timeout=0, keys={})
+    assert results[3].message == "no key for tenant research in the apiKeys output"
+
+
+def test_an_unreachable_cluster_is_not_ready_rather_than_a_crash():
+    class Unreachable(Cluster):
+        def pool_nodes(self, label_selector):
+            raise ProbeError("Kubernetes API unreachable: timed out")
+
+    results, _ = run(Unreachable(), lambda url, headers: (200, LISTED), timeout=0)
+    assert results[0] == CheckResult("use1 pool l40s", False, "Kubernetes API unreachable: timed out")
+
+
+def test_kubernetes_probe_reads_node_and_kserve_conditions():
+    def node(ready):
+        return SimpleNamespace(status=SimpleNamespace(conditions=[SimpleNamespace(type="Ready", status=ready)]))
+
+    def isvc(name, ready):
+        return {"metadata": {"name": name}, "status": {"conditions": [{"type": "Ready", "status": ready}]}}
+
+    def custom(group, version, namespace, plural):
+        if plural == "llminferenceservices":
+            raise ApiException(status=404, reason="Not Found")  # KServe without the LLMInferenceService CRD
+        return {"items": [isvc("a", "True"), isvc("b", "False")]}
+
+    probe = KubernetesProbe.__new__(KubernetesProbe)
+    probe._core = SimpleNamespace(list_node=lambda label_selector: SimpleNamespace(items=[node("True"), node("False")]))
+    probe._custom = SimpleNamespace(list_namespaced_custom_object=custom)
+    assert probe.pool_nodes("x=y") == (1, 2)
+    assert probe.serving_ready("inference") == {"a": True, "b": False}
+
+
+def test_a_pool_with_a_node_not_ready_or_below_its_min_size_fails():
+    class Nodes(Cluster):
+        def __init__(self, answer):
+            super().__init__()
+            self.answer = answer
+
+        def pool_nodes(self, label_selector):
+            return self.answer
+
+    prod = load_environment(raw_environment("prod"))
+
+    def pool_results(answer):
+        found = region_checks(
+            env=prod,
+            region="use1",
+            gateway=None,
+            api_keys=dict,
+            cluster=lambda: Nodes(answer),
+            http_get=lambda url, headers: (200, LISTED),
+        )
+        clock = Clock()
+        results = wait_healthy(found[:2], timeout_seconds=0, clock=clock, sleep=clock.sleep)
+        return [(r.name, r.ok, r.message) for r in results]
+
+    assert pool_results((1, 2)) == [
+        ("use1 pool h100", False, "1/2 nodes Ready (minSize 1)"),
+        ("use1 pool l40s", False, "1/2 nodes Ready (minSize 1)"),
+    ]
+    assert pool_results((0, 0))[0] == ("use1 pool h100", False, "0/0 nodes Ready (minSize 1)")
+    assert pool_results((1, 1))[0] == ("use1 pool h100", True, "1/1 nodes Ready (minSize 1)")

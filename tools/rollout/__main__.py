@@ -1,0 +1,211 @@
+"""`python -m tools.rollout ENV`: deploy an environment's stacks wave by wave with the Automation API, gated
+by policy, health and operator confirmation; `--dry-run` shows it all from the offline plan."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import sys
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from components.config.environment import EnvironmentSpec
+from components.config.loader import ConfigError, load_environment
+from components.config.rollout import rollout_waves
+from components.config.stacks import environment_stacks
+from stacks.config import namespace_values
+from tools.plan.artifacts import OutputDirError, write_plan
+from tools.plan.model import Plan
+from tools.plan.runner import PROJECT_DIR, build_plan, check_policy
+from tools.plan.stackfile import PlanInputError, input_error_lines, load_stack_config
+from tools.rollout.ci import environments, stack_matrix, stack_regions
+from tools.rollout.driver import Rollout, RolloutInputError, first_wave, run_rollout
+from tools.rollout.dry_run import mandatory_findings, print_dry_run
+from tools.rollout.health import Check, ClusterProbe, HttpGet, KubernetesProbe, ProbeError, region_checks, requests_get
+from tools.rollout.state import STATE_FILE, identity_of
+from tools.rollout.workspace import PulumiWorkspace, Workspace
+
+EXIT_INVALID_INPUT = 2
+
+
+def offline_plans(project_dir: Path, env_name: str, *, out_dir: Path | None) -> tuple[EnvironmentSpec, dict[str, Plan]]:
+    """Every stack's offline plan, its policy evaluated (and the environment's artifacts written to `out_dir`
+    when given: `policy-config.json` is what the previews run the pack with)."""
+    plan = build_plan(load_stack_config(project_dir, env_name), project_dir)
+    check_policy(plan)
+    if out_dir is not None:
+        write_plan(plan, out_dir)
+    return plan.spec, plan.stacks or {env_name: plan}
+
+
+def load_spec(project_dir: Path, env_name: str) -> EnvironmentSpec:
+    """The validated environment without planning it: enough to list its stacks and waves."""
+    stack_config = load_stack_config(project_dir, env_name)
+    return load_environment(namespace_values(stack_config.project, stack_config.config))
+
+
+def stack_health(
+    *,
+    env: EnvironmentSpec,
+    env_name: str,
+    cluster_probe: Callable[[Any], ClusterProbe],
+    http_get: HttpGet,
+    anchor_outputs: Callable[[], Mapping[str, Any]],
+) -> Callable[[str, Mapping[str, Any]], list[Check]]:
+    """stack name, its outputs -> the health checks of every cluster it deploys; tenant keys come from the
+    stack's `apiKeys` output, or else from the anchor stack's (which holds them)."""
+    slices = {s.name: s for s in environment_stacks(env, env_name)}
+
+    def checks(stack: str, outputs: Mapping[str, Any]) -> list[Check]:
+        kubeconfigs = outputs.get("kubeconfigs")
+        gateways = outputs.get("gateways") or {}
+
+        @functools.cache
+        def api_keys() -> Mapping[str, str]:  # asked once per wave, not on every poll
+            return outputs.get("apiKeys") or anchor_outputs().get("apiKeys") or {}
+
+        def cluster(region: str) -> Callable[[], ClusterProbe]:
+            def make() -> ClusterProbe:
+                kubeconfig = kubeconfigs.get(region) if isinstance(kubeconfigs, Mapping) else None
+                if kubeconfig is None:
+                    raise ProbeError(f"no kubeconfig for {region} in {stack}'s kubeconfigs output")
+                return cluster_probe(kubeconfig)
+
+            return make
+
+        return [
+            check
+            for region in stack_regions(env, slices[stack])
+            for check in region_checks(
+                env=env,
+                region=region,
+                gateway=gateways.get(region),
+                api_keys=api_keys,
+                cluster=cluster(region),
+                http_get=http_get,
+            )
+        ]
+
+    return checks
+
+
+def _no_credentials(_: Any) -> ClusterProbe:
+    raise ProbeError("the dry run reaches no cluster")
+
+
+def _no_http(url: str, _: Mapping[str, str]) -> tuple[int, Any]:
+    raise ProbeError(f"the dry run sends no request to {url}")
+
+
+def read_confirmation(prompt: str) -> bool:
+    """stdin: only `y` or `yes` confirms; no terminal (EOF) declines."""
+    try:
+        return input(prompt).strip().lower() in ("y", "yes")
+    except EOFError:
+        return False
+
+
+def main(
+    argv: list[str] | None = None,
+    *,
+    console: Console | None = None,
+    workspace: Workspace | None = None,
+    plans: Callable[..., tuple[EnvironmentSpec, Mapping[str, Plan]]] = offline_plans,
+    cluster_probe: Callable[[Any], ClusterProbe] = KubernetesProbe,
+    http_get: HttpGet = requests_get,
+    confirm: Callable[[str], bool] = read_confirmation,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> int:
+    """Keyword arguments: what tests replace (the Automation API workspace, planning, clients, stdin, time)."""
+    parser = argparse.ArgumentParser(prog="rollout", description=__doc__)
+    parser.add_argument("env", nargs="?", help="environment: reads Pulumi.<env>.yaml")
+    parser.add_argument("--project-dir", type=Path, default=PROJECT_DIR)
+    parser.add_argument("--dry-run", action="store_true", help="print waves, plans and gates; no credentials needed")
+    parser.add_argument("--resume", action="store_true", help="skip the waves the last run of this commit finished")
+    parser.add_argument("--from-wave", metavar="NAME", help="start at this wave")
+    parser.add_argument("--yes", action="store_true", help="confirm every wave listed in rollout.confirmBefore")
+    parser.add_argument("--list-stacks", action="store_true", help="the stacks with their runner labels (CI)")
+    parser.add_argument("--list-environments", action="store_true", help="the environments in the project (CI)")
+    parser.add_argument("--json", action="store_true", help="--list-*: JSON on one line, for GitHub's fromJSON")
+    args = parser.parse_args(argv)
+    console = console or Console(highlight=False)
+
+    if args.list_environments:
+        found = environments(args.project_dir)
+        print(json.dumps(found) if args.json else "\n".join(found))
+        return 0
+    if not args.env:
+        parser.error("ENV is required (e.g. `python -m tools.rollout prod --dry-run`)")
+    try:
+        if args.list_stacks:
+            rows = stack_matrix(load_spec(args.project_dir, args.env), args.env)
+            print(json.dumps(rows) if args.json else "\n".join(f"{r['stack']}\t{r['runsOn']}" for r in rows))
+            return 0
+        out_dir = args.project_dir / "build" / args.env
+        env, stack_plans = plans(args.project_dir, args.env, out_dir=None if args.dry_run else out_dir)
+        waves = rollout_waves(env, args.env)
+        first_wave(waves, args.from_wave)
+    except (PlanInputError, ConfigError) as exc:
+        for line in input_error_lines(exc, args.env):
+            print(line, file=sys.stderr)
+        return EXIT_INVALID_INPUT
+    except (RolloutInputError, OutputDirError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INVALID_INPUT
+
+    anchor = environment_stacks(env, args.env)[0].name  # the anchor's stack (or the one stack) comes first
+    if args.dry_run:
+        health = stack_health(
+            env=env, env_name=args.env, cluster_probe=_no_credentials, http_get=_no_http, anchor_outputs=dict
+        )
+        return print_dry_run(
+            env=env,
+            env_name=args.env,
+            waves=waves,
+            plans=stack_plans,
+            health_checks=health,
+            health_timeout_minutes=env.rollout.health_timeout_minutes,
+            console=console,
+        )
+    workspace = workspace or PulumiWorkspace(
+        project_dir=args.project_dir,
+        policy_config=out_dir / "policy-config.json",
+        on_output=lambda line: console.print(line, markup=False, highlight=False),
+    )
+    health = stack_health(
+        env=env,
+        env_name=args.env,
+        cluster_probe=cluster_probe,
+        http_get=http_get,
+        anchor_outputs=lambda: workspace.select_stack(anchor).outputs(),
+    )
+    rollout = Rollout(
+        env_name=args.env,
+        waves=waves,
+        violations={name: mandatory_findings(plan) for name, plan in stack_plans.items()},
+        health_timeout_seconds=env.rollout.health_timeout_minutes * 60,
+    )
+    return run_rollout(
+        rollout,
+        workspace=workspace,
+        health_checks=health,
+        confirm=confirm,
+        state_path=out_dir / STATE_FILE,
+        identity=identity_of(args.project_dir, args.env),
+        resume=args.resume,
+        from_wave=args.from_wave,
+        yes=args.yes,
+        console=console,
+        clock=clock,
+        sleep=sleep,
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,194 @@
+"""Drive an environment's waves: policy gate, confirmation, preview and up per stack, health gate; stop at the
+first failure with the state saved and the command that resumes."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from components.config.rollout import Wave
+from tools.rollout.health import Check, CheckResult, wait_healthy
+from tools.rollout.state import Identity, RolloutState, Step, load_state
+from tools.rollout.workspace import StepResult, Workspace
+
+EXIT_STOPPED = 1
+GATE = "gate"  # the stack column of a gate's row: gates judge a whole wave
+
+
+class RolloutInputError(Exception):
+    """A command-line choice that names nothing in the environment (exit 2)."""
+
+
+@dataclass(frozen=True)
+class Rollout:
+    """What to roll out: the waves, and the mandatory policy findings of each stack's offline plan."""
+
+    env_name: str
+    waves: list[Wave]
+    violations: Mapping[str, list[str]]
+    health_timeout_seconds: float
+
+
+def first_wave(waves: list[Wave], from_wave: str | None) -> int:
+    if from_wave is None:
+        return 0
+    names = [w.name for w in waves]
+    if from_wave not in names:
+        close = difflib.get_close_matches(from_wave, names, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise RolloutInputError(f"--from-wave {from_wave}: no such wave; {hint}the waves are {', '.join(names)}")
+    return names.index(from_wave)
+
+
+def resume_hint(env_name: str, wave: str) -> str:
+    return (
+        f"resume with `make rollout ENV={env_name} RESUME=1` (`python -m tools.rollout {env_name} --resume`), "
+        f"or restart this wave with `make rollout ENV={env_name} FROM_WAVE={wave}`"
+    )
+
+
+class _Run:
+    def __init__(self, *, rollout: Rollout, state: RolloutState, state_path: Path, console: Console, clock):
+        self.rollout = rollout
+        self.state = state
+        self.state_path = state_path
+        self.console = console
+        self.clock = clock
+
+    def record(self, stack: str, wave: str, action: str, ok: bool, result: str, started: float) -> bool:
+        step = Step(stack, wave, action, ok, result, round(self.clock() - started, 1))
+        self.state.steps.append(step)
+        mark = "[green]pass[/]" if ok else "[red]FAIL[/]"
+        subject = action if stack == GATE else f"{action} {stack}"
+        self.console.print(f"  {mark} {subject}: {result}", highlight=False)
+        return ok
+
+    def gate(self, wave: Wave, name: str, ok: bool, result: str, started: float) -> bool:
+        return self.record(GATE, wave.name, f"gate {name}", ok, result, started)
+
+    def stop(self, wave: Wave) -> int:
+        self.state.stopped_at = wave.name
+        self.state.save(self.state_path)
+        self.console.print(summary_table(self.state.steps))
+        self.console.print(f"[red]rollout of {self.rollout.env_name} stopped in wave {wave.name}[/]")
+        self.console.print(resume_hint(self.rollout.env_name, wave.name), highlight=False)
+        return EXIT_STOPPED
+
+
+def run_rollout(
+    rollout: Rollout,
+    *,
+    workspace: Workspace,
+    health_checks: Callable[[str, Mapping[str, Any]], list[Check]],
+    confirm: Callable[[str], bool],
+    state_path: Path,
+    identity: Identity,
+    resume: bool,
+    from_wave: str | None,
+    yes: bool,
+    console: Console,
+    clock: Callable[[], float],
+    sleep: Callable[[float], None],
+) -> int:
+    """Waves in order, stacks of a wave one after another; 0 when every wave is deployed and healthy."""
+    start = first_wave(rollout.waves, from_wave)
+    previous = load_state(state_path) if resume else None
+    done: set[str] = set()
+    if previous is not None and previous.matches(identity):
+        done = set(previous.waves_done)
+    elif resume:
+        console.print("no rollout state for this commit and Pulumi file: starting from the first wave")
+    state = RolloutState(rollout.env_name, identity.commit, identity.config_hash, waves_done=[])
+    run = _Run(rollout=rollout, state=state, state_path=state_path, console=console, clock=clock)
+    for index, wave in enumerate(rollout.waves):
+        if index < start or wave.name in done:
+            if wave.name in done:
+                state.waves_done.append(wave.name)
+            console.print(f"[dim]wave {wave.name}: skipped ({'done' if wave.name in done else '--from-wave'})[/]")
+            continue
+        console.rule(f"wave {wave.name}: {', '.join(wave.stacks)}")
+        if not _deploy_wave(
+            run, wave, workspace=workspace, health_checks=health_checks, confirm=confirm, yes=yes, sleep=sleep
+        ):
+            return run.stop(wave)
+        state.waves_done.append(wave.name)
+        state.save(state_path)
+    state.save(state_path)
+    console.print(summary_table(state.steps))
+    console.print(f"[green]rollout of {rollout.env_name} done[/]: {', '.join(w.name for w in rollout.waves)}")
+    return 0
+
+
+def _deploy_wave(
+    run: _Run,
+    wave: Wave,
+    *,
+    workspace: Workspace,
+    health_checks: Callable[[str, Mapping[str, Any]], list[Check]],
+    confirm: Callable[[str], bool],
+    yes: bool,
+    sleep: Callable[[float], None],
+) -> bool:
+    """Gates and steps of one wave; False at the first failure (recorded)."""
+    clock = run.clock
+    started = clock()
+    findings = [f"{stack}: {line}" for stack in wave.stacks for line in run.rollout.violations.get(stack, [])]
+    verdict = f"{len(findings)} mandatory violation(s): {'; '.join(findings)}" if findings else "offline plan passed"
+    if not run.gate(wave, "policy", not findings, verdict, started):
+        return False
+    if wave.confirm:
+        started = clock()
+        ok = yes or confirm(f"deploy wave {wave.name} ({', '.join(wave.stacks)})? [y/N] ")
+        result = "--yes" if yes else ("confirmed" if ok else "declined by the operator")
+        if not run.gate(wave, "confirmation", ok, result, started):
+            return False
+    outputs: dict[str, Mapping[str, Any]] = {}
+    for stack in wave.stacks:
+        ops = workspace.select_stack(stack)
+        for action in ("preview", "up"):
+            started = clock()
+            with run.console.status(f"{stack}: pulumi {action}"):
+                result: StepResult = getattr(ops, action)()
+            text = result.summary + (f" ({result.detail})" if result.detail else "")
+            if not run.record(stack, wave.name, action, result.ok, text, started):
+                return False
+        outputs[stack] = ops.outputs()
+    started = clock()
+    checks = [check for stack in wave.stacks for check in health_checks(stack, outputs[stack])]
+    if not checks:
+        return run.gate(wave, "health", True, "no cluster in this wave: nothing to check", started)
+    results = wait_healthy(
+        checks,
+        timeout_seconds=run.rollout.health_timeout_seconds,
+        clock=clock,
+        sleep=sleep,
+        on_result=lambda r: _print_check(run.console, r),
+    )
+    failed = [r for r in results if not r.ok]
+    verdict = (
+        f"{len(failed)} of {len(results)} checks not passed: {', '.join(r.name for r in failed)}"
+        if failed
+        else f"{len(results)} checks passed"
+    )
+    return run.gate(wave, "health", not failed, verdict, started)
+
+
+def _print_check(console: Console, result: CheckResult) -> None:
+    mark = "[green]ok[/]" if result.ok else "[red]not ready[/]"
+    console.print(f"    {mark} {result.name}: {result.message}", highlight=False)
+
+
+def summary_table(steps: list[Step]) -> Table:
+    table = Table(title="rollout")
+    for column in ("stack", "wave", "action", "result", "duration"):
+        table.add_column(column, justify="right" if column == "duration" else "left")
+    for step in steps:
+        result = f"[green]{step.result}[/]" if step.ok else f"[red]{step.result}[/]"
+        table.add_row(step.stack, step.wave, step.action, result, f"{step.seconds:.0f}s")
+    return table

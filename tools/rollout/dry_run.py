@@ -1,0 +1,84 @@
+"""`--dry-run`: the waves, each stack's offline plan and the gates that would run, with no credentials."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from rich.console import Console
+from rich.table import Table
+
+from components.config.environment import EnvironmentSpec
+from components.config.rollout import Wave
+from components.config.stacks import environment_stacks, layout_of
+from tools.plan.model import Plan
+from tools.rollout.health import Check
+
+
+def mandatory_findings(plan: Plan) -> list[str]:
+    """The plan's mandatory policy violations (its policy already evaluated), one line each."""
+    return [
+        f"policy {v['policy']}: {v['urn']}: {v['message']}" for v in plan.policy if v["enforcementLevel"] == "mandatory"
+    ]
+
+
+def plan_line(plan: Plan) -> str:
+    custom = [r for r in plan.resources if r.custom]
+    mandatory = len(mandatory_findings(plan))
+    verdict = "rejected" if mandatory else "passed"
+    return (
+        f"{len(custom)} resources ({len(plan.resources) - len(custom)} components), "
+        f"{len(plan.kubernetes_objects())} Kubernetes objects, {len(plan.helm_releases())} Helm releases; "
+        f"policy {verdict}: {len(plan.policy_verdicts)} rules, {mandatory} mandatory and "
+        f"{len(plan.policy) - mandatory} advisory finding(s)"
+    )
+
+
+def print_dry_run(
+    *,
+    env: EnvironmentSpec,
+    env_name: str,
+    waves: list[Wave],
+    plans: Mapping[str, Plan],
+    health_checks: Callable[[str, Mapping], list[Check]],
+    health_timeout_minutes: int,
+    console: Console,
+) -> int:
+    """Exit code: 1 when a stack's offline plan has a mandatory violation (the policy gate would stop), else 0."""
+    slices = {s.name: s for s in environment_stacks(env, env_name)}
+    console.print(
+        f"[bold]rollout of {env_name}[/] (dry run: no credentials, no Pulumi CLI): layout {layout_of(env)}, "
+        f"{len(slices)} stack(s) in {len(waves)} wave(s)",
+        highlight=False,
+    )
+    rejected = []
+    for number, wave in enumerate(waves, 1):
+        console.rule(f"wave {number}: {wave.name}")
+        for stack in wave.stacks:
+            plan = plans[stack]
+            reads = ", ".join(slices[stack].references) or "nothing"
+            console.print(f"[bold]{stack}[/] ({slices[stack].kind}, reads {reads})", highlight=False)
+            console.print(f"  plan: {plan_line(plan)}", highlight=False)
+            for line in mandatory_findings(plan):
+                rejected.append(stack)
+                console.print(f"  [red]{line}[/]", highlight=False)
+        table = Table(show_header=True, box=None, padding=(0, 2))
+        table.add_column("gate")
+        table.add_column("what it checks")
+        violations = [s for s in wave.stacks if s in rejected]
+        table.add_row(
+            "policy",
+            f"offline plan of {', '.join(wave.stacks)}: "
+            + (f"[red]would stop: mandatory violations in {', '.join(violations)}[/]" if violations else "passes")
+            + "; `pulumi preview --policy-pack policies` of each stack before its `up`",
+        )
+        if wave.confirm:
+            table.add_row("confirmation", f"an operator answers y on stdin before {wave.name} (or --yes)")
+        checks = [c for stack in wave.stacks for c in health_checks(stack, plans[stack].outputs)]
+        for check in checks:
+            table.add_row(f"health: {check.name}", check.waits_for)
+        if checks:
+            table.add_row("", f"(polled until all pass, at most {health_timeout_minutes} min)")
+        else:
+            table.add_row("health", "no cluster in this wave: nothing to check")
+        console.print(table)
+    return 1 if rejected else 0

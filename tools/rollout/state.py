@@ -1,0 +1,89 @@
+"""`build/<env>/rollout-state.json`: what a rollout did, so a stopped one resumes after its last done wave."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+STATE_FILE = "rollout-state.json"
+
+
+@dataclass(frozen=True)
+class Identity:
+    """What was rolled out: a resume only skips waves done for the same commit and environment file."""
+
+    commit: str
+    config_hash: str
+
+
+def identity_of(project_dir: Path, env_name: str) -> Identity:
+    config = (project_dir / f"Pulumi.{env_name}.yaml").read_bytes()
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=project_dir, capture_output=True, text=True, check=True
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit = "unknown"
+    return Identity(commit, hashlib.sha256(config).hexdigest())
+
+
+@dataclass(frozen=True)
+class Step:
+    """One row of the summary table: a stack's preview or up, or a gate."""
+
+    stack: str
+    wave: str
+    action: str
+    ok: bool
+    result: str
+    seconds: float
+
+
+@dataclass
+class RolloutState:
+    environment: str
+    commit: str
+    config_hash: str
+    waves_done: list[str] = field(default_factory=list)
+    stopped_at: str | None = None  # the wave the last run stopped in
+    steps: list[Step] = field(default_factory=list)
+
+    def to_json(self) -> str:
+        data = asdict(self)
+        return json.dumps(
+            {
+                "environment": self.environment,
+                "commit": self.commit,
+                "configHash": self.config_hash,
+                "wavesDone": self.waves_done,
+                "stoppedAt": self.stopped_at,
+                "steps": data["steps"],
+            },
+            indent=2,
+        )
+
+    def save(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(self.to_json() + "\n")
+
+    def matches(self, identity: Identity) -> bool:
+        return (self.commit, self.config_hash) == (identity.commit, identity.config_hash)
+
+
+def load_state(path: Path) -> RolloutState | None:
+    """The last run's state, or None when there is none (or it is not a state file)."""
+    try:
+        data = json.loads(path.read_text())
+        return RolloutState(
+            environment=data["environment"],
+            commit=data["commit"],
+            config_hash=data["configHash"],
+            waves_done=list(data["wavesDone"]),
+            stopped_at=data.get("stoppedAt"),
+            steps=[Step(**s) for s in data.get("steps", [])],
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
