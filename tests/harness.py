@@ -19,6 +19,19 @@ from tools.plan.stackfile import load_stack_config, stack_config_from_mapping
 
 PROJECT = "inference-platform"
 
+# What the checked-in configurations declare, counted by hand from Pulumi.<env>.yaml (never read from a plan): the
+# guards that keep a test looping over a plan's objects from passing on an empty plan.
+# Every region serves a model, so every region's cluster runs a gateway: dev use1; prod use1, usw2 (AWS), usc1 (GCP).
+SERVING_CLUSTERS = {"dev": ["dev-use1"], "prod": ["prod-usc1", "prod-use1", "prod-usw2"]}
+# An InferenceService per (model, region) placement, the disaggregated llama-3-1-70b-rag aside (an
+# LLMInferenceService): dev 8b and qwen in use1; prod 70b in all three regions, 8b in use1 and usw2, mistral in usc1.
+INFERENCE_SERVICES = {"dev": 2, "prod": 6}
+# dev's one region: cert-manager, cluster-autoscaler, fluid, gpu-operator, keda, kserve-crd, kserve-resources,
+# kube-prometheus-stack, volcano, gateway-helm, ai-gateway-crds-helm, ai-gateway-helm = 12. prod: each AWS region the
+# 12, the EFA device plugin and a karmada agent = 14, use1 the karmada host's release too = 15; usc1 (GKE) the 12
+# without cluster-autoscaler, with dcgm-exporter and an agent = 13; kserve-crd on the karmada API server = 1. 43.
+HELM_RELEASES = {"dev": 12, "prod": 43}
+
 
 @cache
 def plan_for(env: str) -> Plan:

@@ -15,7 +15,7 @@ from tools.bench.__main__ import growth, policy_figures
 from tools.bench.baseline import baseline_program, sdk_class
 from tools.bench.child import main as child_main
 from tools.bench.measure import run_process, stats
-from tools.bench.synthetic import region_name, synthetic_config, template_config, validated
+from tools.bench.synthetic import synthetic_config, template_config, validated
 from tools.plan.artifacts import plan_document
 from tools.plan.engine import evaluate
 
@@ -27,7 +27,7 @@ def test_synthetic_config_is_a_valid_environment_of_n_identical_regions(regions)
     env = validated(synthetic_config(regions))
     template = next(r for r in template_config()[NS + "regions"] if r["cloud"] == "aws")
 
-    assert [r.name for r in env.regions] == [region_name(i) for i in range(regions)]
+    assert [r.name for r in env.regions] == [f"r{n}" for n in range(1, regions + 1)]  # r1, r2, ...
     for region in env.regions:
         shape = region.model_dump(by_alias=True, mode="json", exclude={"name", "network"})
         alone = {NS + "regions": [template], NS + "modelStore": template_config()[NS + "modelStore"]}

@@ -17,6 +17,7 @@ PRICING = "aws-ec2-pricing/2026-07-20/generated-on-demand-us-east-1.json"
 
 def test_every_machine_type_has_its_consumption_models_in_the_spec_s_terms():
     spec_types = set(typing.get_args(CapacitySpec.model_fields["type"].annotation))
+    assert {m.cloud for m in MACHINES.values()} == {"aws", "gcp"}, "the catalog has machine types of both clouds"
     for machine in MACHINES.values():
         assert machine.capacity_types, machine.name
         assert set(machine.capacity_types) <= spec_types, machine.name

@@ -7,7 +7,7 @@ import re
 import pytest
 import yaml
 
-from components.catalog.gpus import GPUS, MIG_COMPUTE_SLICES, MIG_MEMORY_SLICES
+from components.catalog.gpus import GPUS
 from components.catalog.machines import MACHINES
 
 MIG_CONFIGMAP = "gpu-operator/v26.7.0/assets-state-mig-manager-0400_configmap.default-mig-parted-config.yaml"
@@ -21,6 +21,7 @@ def upstream_mig_configs(upstream) -> dict:
 
 @pytest.mark.parametrize("gpu", [g for g in GPUS.values() if g.mig_capable], ids=lambda g: g.name)
 def test_mig_config_names_exist_upstream_with_their_profile_counts(gpu, upstream_mig_configs):
+    assert gpu.mig_configs and gpu.mig_profiles, f"{gpu.name} is MIG-capable: it lists configs and profiles"
     for config in gpu.mig_configs:
         assert config in upstream_mig_configs, f"{gpu.name}: {config} is not in the upstream mig-parted config"
     for profile in gpu.mig_profiles:
@@ -31,15 +32,12 @@ def test_mig_config_names_exist_upstream_with_their_profile_counts(gpu, upstream
 
 @pytest.mark.parametrize("gpu", [g for g in GPUS.values() if g.mig_capable], ids=lambda g: g.name)
 def test_mig_geometry_is_consistent(gpu):
+    # NVIDIA's MIG user guide: a MIG GPU has 7 compute slices and 8 memory slices; the full profile takes them all
     full = gpu.mig_profiles[-1]
-    assert (full.compute_slices, full.memory_slices, full.memory_gib) == (
-        MIG_COMPUTE_SLICES,
-        MIG_MEMORY_SLICES,
-        gpu.memory_gib,
-    )
+    assert (full.compute_slices, full.memory_slices, full.memory_gib) == (7, 8, gpu.memory_gib)
     for p in gpu.mig_profiles:
         assert re.fullmatch(rf"{p.compute_slices}g\.{p.memory_gib}gb", p.name)
-        assert p.max_instances * p.compute_slices <= MIG_COMPUTE_SLICES
+        assert p.max_instances * p.compute_slices <= 7, p.name
 
 
 def test_gpus_without_mig_have_no_configs():
@@ -54,6 +52,7 @@ def test_efa_interfaces_per_instance_type(name, efa):
 
 
 def test_every_machine_names_a_known_gpu():
+    assert {m.cloud for m in MACHINES.values()} == {"aws", "gcp"}, "the catalog has machine types of both clouds"
     for m in MACHINES.values():
         assert m.gpu in GPUS
         assert m.gpus >= 1

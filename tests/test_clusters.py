@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from components.aws.eks import CONTROL_PLANE_LOG_TYPES
 from components.catalog.regions import EKS_ADDON_VERSIONS
 from tests.harness import environment_config, ns, plan_config
 
@@ -42,7 +41,8 @@ def test_eks_control_plane_is_encrypted_logged_and_private(prod_plan):
     inputs = cluster.inputs
     assert inputs["name"] == "prod-use1"
     assert inputs["version"] == "1.33"
-    assert inputs["enabledClusterLogTypes"] == list(CONTROL_PLANE_LOG_TYPES)
+    # all five control plane log types EKS offers (EKS user guide, "Send control plane logs to CloudWatch Logs")
+    assert inputs["enabledClusterLogTypes"] == ["api", "audit", "authenticator", "controllerManager", "scheduler"]
     assert inputs["encryptionConfig"]["resources"] == ["secrets"]
     key = _one(prod_plan, "aws:kms/key:Key", "use1-secrets")
     assert key.inputs["enableKeyRotation"] is True
@@ -59,8 +59,13 @@ def test_dev_public_endpoint_is_cidr_restricted(dev_plan):
 
 
 def test_stateful_resources_are_protected_in_prod_only(dev_plan, prod_plan):
+    # One cluster per region; per AWS region a KMS key for the cluster's secrets and one for its model bucket.
+    # dev: one AWS region; prod: two AWS regions and one GCP region.
+    counts = {"dev": (1, 2, 0), "prod": (2, 4, 1)}
     for plan, protected in ((dev_plan, False), (prod_plan, True)):
-        for type_ in ("aws:eks/cluster:Cluster", "aws:kms/key:Key", "gcp:container/cluster:Cluster"):
+        types = ("aws:eks/cluster:Cluster", "aws:kms/key:Key", "gcp:container/cluster:Cluster")
+        assert tuple(len(plan.of_type(t)) for t in types) == counts[plan.environment], plan.environment
+        for type_ in types:
             for r in plan.of_type(type_):
                 assert r.options["protect"] is protected, r.urn
                 assert r.options["retainOnDelete"] is protected, r.urn

@@ -8,6 +8,7 @@ import jsonschema
 import pytest
 
 from components.catalog.charts import CHARTS, ChartRef
+from tests.harness import HELM_RELEASES
 from tools.conformance import Upstream, apiserver_validator, is_custom_resource, merge_values, unknown_values
 
 # Kinds we render that have no CRD in conformance/upstream, each with the reason.
@@ -49,6 +50,7 @@ def test_custom_resources_match_upstream_crds(env_plan, upstream):
 
 
 def test_helm_values_exist_in_pinned_charts(env_plan, upstream):
+    assert len(env_plan.helm_releases()) == HELM_RELEASES[env_plan.environment], "releases counted by hand"
     for release in env_plan.helm_releases():
         chart = _chart_of(release.inputs)
         assert release.inputs["version"] == chart.version

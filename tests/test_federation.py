@@ -17,14 +17,13 @@ from components.addons.model_cache import model_storage_uri
 from components.catalog.charts import CHARTS
 from components.config.loader import load_environment
 from components.federation.certificates import KeyPair
-from components.federation.control_plane import INTERNAL_ENDPOINT, host_secret_values
-from components.federation.manifests import NOT_READY_TAINT, UNREACHABLE_TAINT
+from components.federation.control_plane import host_secret_values
 from components.federation.member import agent_secret_values
 from components.federation.placement import model_shares
 from components.serving.deployment import inference_service_manifest, model_placement
 from policies.model import Stack
 from policies.offline import evaluate_plan, plan_resources
-from policies.pods import serving_runtime
+from policies.pods import is_workload, serving_runtime
 from tests.harness import cluster_objects, environment_config, kubernetes_object_keys, ns, plan_config, raw_environment
 from tools.conformance import unknown_values
 from tools.plan.model import is_patch
@@ -189,10 +188,15 @@ def test_karmada_provider_and_secret_kubeconfig_output(prod_plan):
 
 def test_member_health_taints_are_noexecute(prod_plan):
     policies = _objects(prod_plan, "prod-karmada", "ClusterTaintPolicy")
-    assert {p["spec"]["taints"][0]["key"] for p in policies.values()} == {NOT_READY_TAINT, UNREACHABLE_TAINT}
+    # the keys Karmada's cluster controller taints an unhealthy member with (karmada-io/karmada pkg/apis/cluster/v1alpha1:
+    # TaintClusterNotReady, TaintClusterUnreachable)
+    assert {p["spec"]["taints"][0]["key"] for p in policies.values()} == {
+        "cluster.karmada.io/not-ready",
+        "cluster.karmada.io/unreachable",
+    }
     unreachable = policies["member-unreachable"]["spec"]
     assert unreachable["addOnConditions"] == [{"conditionType": "Ready", "statusValues": ["Unknown"], "operator": "In"}]
-    assert unreachable["taints"] == [{"key": UNREACHABLE_TAINT, "effect": "NoExecute"}]
+    assert unreachable["taints"] == [{"key": "cluster.karmada.io/unreachable", "effect": "NoExecute"}]
     assert unreachable["targetClusters"] == {"clusterNames": ["prod-use1", "prod-usw2", "prod-usc1"]}
 
 
@@ -228,7 +232,9 @@ def test_pull_members_are_declared_with_their_labels_and_agents_wait_for_access(
         assert values["installMode"] == "agent" and values["agent"]["clusterName"] == cluster
         assert release["namespace"] == "karmada-system" and release["valueYamlFiles"] == "[secret]"
     # The host's agent stays in-cluster; the others dial the load balancer.
-    assert agents["prod-use1"]["values"]["agent"]["kubeconfig"]["server"] == INTERNAL_ENDPOINT
+    # the chart's karmada-apiserver Service in karmada-system, on its secure port 5443
+    internal = "https://karmada-apiserver.karmada-system.svc.cluster.local:5443"
+    assert agents["prod-use1"]["values"]["agent"]["kubeconfig"]["server"] == internal
     assert agents["prod-usc1"]["values"]["agent"]["kubeconfig"]["server"] == prod_plan.outputs["karmada"]["endpoint"]
 
 
@@ -318,7 +324,7 @@ def test_propagation_policy_divides_replicas_by_gpu_capacity(prod_plan):
     }
     assert placement["clusterTolerations"] == [
         {"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
-        for key in (NOT_READY_TAINT, UNREACHABLE_TAINT)
+        for key in ("cluster.karmada.io/not-ready", "cluster.karmada.io/unreachable")
     ]
     assert policy["failover"] == {
         "cluster": {"purgeMode": "Gracefully"},
@@ -439,7 +445,10 @@ def test_policy_checks_a_karmada_template_with_its_members_runtime(prod_plan):
 def test_patches_are_not_workloads(prod_plan):
     evaluation = evaluate_plan(prod_plan)
     patch = prod_plan.named("prod-use1-karmada-webhook-flags")
+    assert evaluation.subjects["k8s-probes"] > 0, "the workload rules judged the plan's workloads"
     assert not [f for f in evaluation.findings if f.urn == patch.urn]
+    (resource,) = [r for r in plan_resources(prod_plan) if r.urn == patch.urn]
+    assert not is_workload(resource), "a DeploymentPatch's partial pod is not a workload"
 
 
 # --- plan.md ----------------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from components.serving.gateway_specs import MAX_RULES_PER_ROUTE, MODEL_HEADER, 
 from policies.model import Stack
 from policies.offline import evaluate_plan, plan_resources
 from policies.rules.gateway import is_public
-from tests.harness import evaluate_program, plan_config, raw_environment
+from tests.harness import SERVING_CLUSTERS, evaluate_program, plan_config, raw_environment
 from tests.test_serving_config import _multi_node_prod
 from tools.conformance import is_custom_resource
 from tools.plan.artifacts import helm_files, manifest_files, plan_document
@@ -69,6 +69,7 @@ def test_every_serving_cluster_has_one_gateway(env_plan):
 
 
 def test_one_rule_per_model(env_plan):
+    assert sorted(_gateway_clusters(env_plan)) == SERVING_CLUSTERS[env_plan.environment], "clusters with a gateway"
     for cluster, region in _gateway_clusters(env_plan).items():
         routes = _objects(env_plan, "AIGatewayRoute", cluster)
         rules = [rule for route in routes for rule in route["spec"]["rules"]]
@@ -133,6 +134,7 @@ def test_rule_names_are_unique_dns_subdomains():
 
 
 def test_inference_pool_per_self_hosted_model(env_plan):
+    assert sorted(_gateway_clusters(env_plan)) == SERVING_CLUSTERS[env_plan.environment], "clusters with a gateway"
     for cluster, region in _gateway_clusters(env_plan).items():
         pools = {p["metadata"]["name"]: p for p in _objects(env_plan, "InferencePool", cluster)}
         # KServe creates the pool (and picker) of a disaggregated model's LLMInferenceService itself.
@@ -195,6 +197,7 @@ def test_endpoint_picker_scores_prefix_and_kv_cache(prod_plan):
 
 
 def test_security_policy_covers_every_route(env_plan):
+    assert sorted(_gateway_clusters(env_plan)) == SERVING_CLUSTERS[env_plan.environment], "clusters with a gateway"
     for cluster in _gateway_clusters(env_plan):
         (policy,) = _objects(env_plan, "SecurityPolicy", cluster)
         assert policy["metadata"]["namespace"] == names.ENVOY_GATEWAY_NAMESPACE
@@ -230,6 +233,7 @@ def test_public_gateways_pass_the_gateway_policies(prod_plan):
 
 def test_one_rate_limit_rule_per_tenant_and_token_type(env_plan):
     spec = env_plan.spec
+    assert sorted(_gateway_clusters(env_plan)) == SERVING_CLUSTERS[env_plan.environment], "clusters with a gateway"
     for cluster in _gateway_clusters(env_plan):
         (policy,) = _objects(env_plan, "BackendTrafficPolicy", cluster)
         assert policy["spec"]["rateLimit"]["type"] == "Global"
@@ -316,6 +320,8 @@ def test_chart_values_wire_the_ai_gateway_into_envoy_gateway(dev_plan):
 
 
 def test_custom_resources_wait_for_the_releases_installing_their_crds(env_plan):
+    assert sorted(_gateway_clusters(env_plan)) == SERVING_CLUSTERS[env_plan.environment], "clusters with a gateway"
+
     def urn_of(cluster: str, suffix: str) -> str:
         return next(r.urn for r in env_plan.resources if r.name == f"{cluster}-{suffix}")
 
@@ -323,6 +329,7 @@ def test_custom_resources_wait_for_the_releases_installing_their_crds(env_plan):
         eg, ai_crds = urn_of(cluster, "envoy-gateway"), urn_of(cluster, "ai-gateway-crds")
         crd_manifests = urn_of(cluster, "inference-extension-crds")
         assert next(r for r in env_plan.resources if r.urn == crd_manifests).inputs["file"] == INFERENCE_EXTENSION_CRDS
+        groups = set()
         for r in env_plan.kubernetes_objects():
             if env_plan.cluster_of(r) != cluster or not is_custom_resource(r.inputs):
                 continue
@@ -335,11 +342,20 @@ def test_custom_resources_wait_for_the_releases_installing_their_crds(env_plan):
             }.get(group)
             if needed:
                 assert needed in r.options["dependsOn"], f"{r.urn} does not wait for {needed}"
+                groups.add(group)
+        # Gateway, SecurityPolicy, AIGatewayRoute and InferencePool: every gateway cluster has CRs of all four groups.
+        assert groups == {
+            "gateway.networking.k8s.io",
+            "gateway.envoyproxy.io",
+            "aigateway.envoyproxy.io",
+            "inference.networking.k8s.io",
+        }, cluster
 
 
 def test_rate_limit_redis_is_small_pinned_authenticated_and_persistent(env_plan):
     """A restart must not refill every tenant's budget: counters (windows up to an hour) survive on a volume; only
     the rate limiter, with the generated password, may use them."""
+    assert sorted(_gateway_clusters(env_plan)) == SERVING_CLUSTERS[env_plan.environment], "clusters with a gateway"
     for cluster in {c for c, _ in _gateway_clusters(env_plan).items()}:
         deployment = _object(env_plan, "Deployment", cluster, "ratelimit-redis")
         pod = deployment["spec"]["template"]["spec"]

@@ -14,7 +14,7 @@ from components.addons.gpu_operator import (
     mig_parted_config,
     needs_gpu_operator,
 )
-from components.k8s.topology import gpu_pool_labels, gpu_tolerations
+from components.k8s.topology import gpu_pool_labels
 from tests.gpu_specs import pool, region
 
 OPERATOR_TYPE = "inference-platform:addons:GpuOperator"
@@ -89,8 +89,10 @@ def test_gke_time_sharing_is_left_to_gke():
 
 def test_operator_tolerates_the_gpu_taint_everywhere_it_runs():
     values = gpu_operator_values(region("aws", pool("l40s", "g6e.xlarge")))
-    assert values["daemonsets"]["tolerations"] == gpu_tolerations()
-    assert values["node-feature-discovery"]["worker"]["tolerations"] == gpu_tolerations()
+    # the taint every GPU pool carries (nvidia.com/gpu=present:NoSchedule, the node groups' and node pools' taint)
+    tolerations = [{"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}]
+    assert values["daemonsets"]["tolerations"] == tolerations
+    assert values["node-feature-discovery"]["worker"]["tolerations"] == tolerations
 
 
 def test_dcgm_service_monitor_follows_the_monitoring_switch():

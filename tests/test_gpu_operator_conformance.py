@@ -153,8 +153,12 @@ def test_format_check_catches_malformed_configs(upstream_mig_configs):
 @pytest.mark.parametrize("gpu", [g for g in GPUS.values() if g.mig_capable], ids=lambda g: g.name)
 def test_catalog_config_layouts_are_upstream_entries(gpu, upstream_mig_configs):
     upstream = upstream_mig_configs[0]["mig-configs"]
+    checked = 0
     for name in gpu.mig_configs:
         layout = gpu.mig_config_layout(name)
         if layout is None:
             continue
         assert layout in [e.get("mig-devices") for e in upstream[name]], f"{gpu.name} {name}: {layout}"
+        checked += 1
+    # all-disabled and all-enabled name no layout; all-balanced and the seven single-profile configs do.
+    assert checked == 8, f"{gpu.name}: {checked} layouts checked"

@@ -92,10 +92,12 @@ def test_efa_interfaces_carry_cluster_and_self_referencing_security_groups(varia
 
 
 def test_efa_pools_are_placement_grouped_and_single_zone(variant_plan):
+    grouped = set()
     for region, pool in _pools(variant_plan, "aws"):
         if not pool.efa:
             continue
         name = f"{region.name}-{pool.name}"
+        grouped.add(name)
         group = variant_plan.named(name, "aws:ec2/placementGroup:PlacementGroup").inputs
         template = variant_plan.named(name, LAUNCH_TEMPLATE).inputs
         node_group = variant_plan.named(name, NODE_GROUP).inputs
@@ -110,6 +112,8 @@ def test_efa_pools_are_placement_grouped_and_single_zone(variant_plan):
         ]
         (zone,) = pool.zones
         assert node_group["subnetIds"] == [cluster_subnets[region.zones.index(zone)]]
+    # prod's h100 pools and AWS_EXTRA's a100 and h200 set efa
+    assert grouped == {"use1-h100", "usw2-h100", "use1-a100", "use1-h200"}
 
 
 def test_pools_without_fabric_have_no_efa_or_placement_group(variant_plan):
@@ -137,6 +141,8 @@ def test_aws_capacity_types(variant_plan, pool, capacity_type, market, reservati
 
 
 def test_aws_gpu_nodes_hardening_and_lifecycle(variant_plan):
+    # prod's h100 and l40s in each AWS region, and AWS_EXTRA's pools in use1
+    assert len(_pools(variant_plan, "aws")) == 2 + 2 + len(AWS_EXTRA), "the variant's AWS pools"
     for region, pool in _pools(variant_plan, "aws"):
         name = f"{region.name}-{pool.name}"
         template = variant_plan.named(name, LAUNCH_TEMPLATE).inputs
@@ -164,6 +170,8 @@ def test_aws_gpu_nodes_hardening_and_lifecycle(variant_plan):
 
 
 def test_instance_store_nvme_becomes_raid0_ephemeral_storage(variant_plan):
+    # prod's h100 and l40s in each AWS region, and AWS_EXTRA's pools in use1
+    assert len(_pools(variant_plan, "aws")) == 2 + 2 + len(AWS_EXTRA), "the variant's AWS pools"
     for region, pool in _pools(variant_plan, "aws"):
         assert MACHINES[pool.machine_type].local_nvme_gib
         user_data = base64.b64decode(
@@ -250,16 +258,20 @@ def test_multi_networking_only_with_gpudirect_pools(variant_plan):
 
 
 def test_compact_placement_links_the_resource_policy(variant_plan):
+    packed = set()
     for region, pool in _pools(variant_plan, "gcp"):
         node_pool = variant_plan.named(f"{region.name}-{pool.name}", NODE_POOL).inputs
         if not pool.packed:
             assert "placementPolicy" not in node_pool
             continue
+        packed.add(pool.name)
         policy = variant_plan.named(f"{region.name}-{pool.name}", "gcp:compute/resourcePolicy:ResourcePolicy").inputs
         assert policy["groupPlacementPolicy"] == {"collocation": "COLLOCATED"}
         assert node_pool["placementPolicy"] == {"type": "COMPACT", "policyName": policy["name"]}
         assert node_pool["nodeLocations"] == pool.zones and len(pool.zones) == 1
         assert node_pool["nodeConfig"]["labels"]["inference-platform.io/placement-group"] == policy["name"]
+    # the GPUDirect pools: prod's h200 (a3-ultragpu) and GCP_EXTRA's tcpx and tcpxo
+    assert packed == {"h200", "tcpx", "tcpxo"}
 
 
 @pytest.mark.parametrize(

@@ -131,6 +131,9 @@ _LABEL_VALUE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
 
 def test_every_checked_in_pool_says_who_owns_its_gpus_in_valid_labels(dev_plan, prod_plan):
     for plan in (dev_plan, prod_plan):
+        # dev: l40s, a100-mig; prod: h100 and l40s in each AWS region, h200, l4 and a100-mig in usc1
+        pools = sum(len(reg.gpu_pools) for reg in plan.spec.regions)
+        assert pools == {"dev": 2, "prod": 7}[plan.environment], plan.environment
         for reg in plan.spec.regions:
             for spec in reg.gpu_pools:
                 labels = gpu_pool_labels(plan.spec.label_domain, "c", reg, spec)

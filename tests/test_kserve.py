@@ -20,7 +20,14 @@ from components.serving.deployment import (
     pod_group_manifest,
 )
 from policies.offline import evaluate_plan
-from tests.harness import cluster_objects, environment_config, needing_no_cache, plan_config, raw_environment
+from tests.harness import (
+    INFERENCE_SERVICES,
+    cluster_objects,
+    environment_config,
+    needing_no_cache,
+    plan_config,
+    raw_environment,
+)
 from tests.test_observability import metric_names
 from tests.test_serving_config import _multi_node_prod
 from tools.plan.report import render_markdown
@@ -106,6 +113,9 @@ def test_triton_model_runs_the_trtllm_runtime_without_vllm_flags(prod_plan):
 def test_fp8_kv_cache_only_where_the_gpu_has_fp8(env_plan):
     spec = env_plan.spec
     wanted = {(m.name, p.region) for m in spec.models for p in m.placements if m.kv_cache_dtype == "fp8"}
+    # one per placement, a federated model's one Karmada template for all its regions: dev 8b and qwen in use1;
+    # prod 8b in use1 and usw2, mistral in usc1, 70b's template (the disaggregated rag model is no InferenceService)
+    assert len(env_plan.of_type(ISVC)) == {"dev": 2, "prod": 4}[env_plan.environment], "InferenceServices declared"
     for r in env_plan.of_type(ISVC):
         isvc = r.inputs
         fp8 = "--kv-cache-dtype=fp8" in _model(isvc).get("args", [])
@@ -169,7 +179,9 @@ def test_mig_resources_are_declared_to_kserve_as_gpus(dev_plan):
 
 
 def test_startup_probe_budget_covers_the_estimated_load_twice_and_five_minutes(env_plan):
-    for isvc in _objects(env_plan, ISVC).values():
+    isvcs = _objects(env_plan, ISVC)
+    assert len(isvcs) == INFERENCE_SERVICES[env_plan.environment], "InferenceServices on the member clusters"
+    for isvc in isvcs.values():
         probe = _model(isvc)["startupProbe"]
         load = int(_annotation(isvc, "estimated-load-seconds"))
         budget = max(2 * load, 300)  # a GPU model server never gets less than 5 minutes
@@ -200,7 +212,9 @@ def test_tensor_parallel_servers_get_a_memory_backed_dev_shm_per_gpu(prod_plan):
 def test_pods_carry_the_scheduling_contract_and_the_pool(dev_plan, prod_plan):
     for plan in (dev_plan, prod_plan):
         models = {m.name: m for m in plan.spec.models}
-        for (cluster, name), isvc in _objects(plan, ISVC).items():
+        isvcs = _objects(plan, ISVC)
+        assert len(isvcs) == INFERENCE_SERVICES[plan.environment], plan.environment
+        for (cluster, name), isvc in isvcs.items():
             predictor, model = isvc["spec"]["predictor"], models[name]
             region = cluster.removeprefix(f"{plan.environment}-")
             pool = next(p.pool for p in model.placements if p.region == region)
@@ -492,7 +506,9 @@ def test_knative_mode_scales_with_knative_and_installs_no_keda():
 
 def test_scaled_object_of_a_placement_validates_against_keda(upstream):
     env = load_environment(raw_environment())
-    for p in model_placements(env, env.region("use1")):
+    placements = model_placements(env, env.region("use1"))
+    assert sorted(p.model.name for p in placements) == ["llama-3-1-8b", "qwen2-5-7b"], "dev's two models in use1"
+    for p in placements:
         assert upstream.validate_custom_resource(scaled_object_manifest(p, PROMETHEUS)) == []
 
 

@@ -5,14 +5,11 @@ from __future__ import annotations
 import pytest
 
 from components.addons.model_cache import (
-    ALLUXIO_PROPERTIES,
-    CSI_VALUES,
     model_storage_uri,
     prewarmed_models,
 )
 from components.config.loader import load_environment
 from components.config.model_store import cache_plan
-from components.domain.host import WORKER_JVM_GIB
 from components.serving.engine import VLLM_LOAD_ARGS
 from tests.harness import environment_config, ns, plan_config, raw_environment
 
@@ -82,9 +79,19 @@ def test_runtime_tiers_memory_then_local_nvme_with_quotas_from_config(prod_plan)
     assert (ssd["mediumtype"], ssd["quota"], ssd["volumeType"]) == ("SSD", "360Gi", "emptyDir")
     assert {mem["high"], mem["low"]} == {"0.95", "0.7"}
     worker = spec["worker"]["resources"]
-    assert worker["requests"]["memory"] == worker["limits"]["memory"] == f"{16 + WORKER_JVM_GIB}Gi"
+    # the 16Gi memory tier and the worker's 4 GiB JVM heap
+    assert worker["requests"]["memory"] == worker["limits"]["memory"] == "20Gi"
     assert spec["master"]["nodeSelector"] == {"inference-platform.io/pool": "system"}
-    assert spec["properties"] == ALLUXIO_PROPERTIES
+    # Safetensors shards are read whole and once per replica: 256MB blocks and chunks, the local worker first
+    # (its copy in node memory), and a read timeout long enough for a cold shard from the object store.
+    assert spec["properties"] == {
+        "alluxio.user.ufs.block.read.location.policy": "alluxio.client.block.policy.LocalFirstAvoidEvictionPolicy",
+        "alluxio.user.block.size.bytes.default": "256MB",
+        "alluxio.user.streaming.reader.chunk.size.bytes": "256MB",
+        "alluxio.user.local.reader.chunk.size.bytes": "256MB",
+        "alluxio.worker.network.reader.buffer.size": "256MB",
+        "alluxio.user.streaming.data.timeout": "300sec",
+    }
 
 
 def test_configured_quotas_and_replicas_win_over_defaults():
@@ -172,9 +179,12 @@ def test_prewarm_off_loads_nothing_ahead_of_use():
 
 def test_fluid_resources_wait_for_the_chart_that_installs_their_crds(prod_plan):
     release = prod_plan.named("prod-use1-fluid", "kubernetes:helm.sh/v3:Release")
-    for r in prod_plan.of_type(CR + "Dataset") + prod_plan.of_type(CR + "AlluxioRuntime"):
-        if prod_plan.cluster_of(r) == "prod-use1":
-            assert release.urn in r.options["dependsOn"]
+    fluid = prod_plan.of_type(CR + "Dataset") + prod_plan.of_type(CR + "AlluxioRuntime")
+    in_use1 = [r for r in fluid if prod_plan.cluster_of(r) == "prod-use1"]
+    # the cache's Dataset and AlluxioRuntime, and the Dataset the serving namespace mounts
+    assert len(in_use1) == 3, [r.name for r in in_use1]
+    for r in in_use1:
+        assert release.urn in r.options["dependsOn"], r.name
 
 
 # --- identity and namespaces ----------------------------------------------------------------------
@@ -204,11 +214,20 @@ def test_only_the_cache_namespace_is_privileged(prod_plan):
     assert labels["inference"]["fluid.io/enable-injection"] == "true"
 
 
-@pytest.mark.parametrize(("cluster", "cloud"), [("prod-use1", "aws"), ("prod-usc1", "gcp")])
-def test_fluid_chart_enables_alluxio_and_thin_runtimes_and_fits_the_kubelet(prod_plan, cluster, cloud):
+# GKE's kubelet authenticates with node authorization from its own kubeconfig and certificates; EKS's nodes need none.
+GKE_CSI = {
+    "useNodeAuthorization": True,
+    "kubelet": {"kubeConfigFile": "/var/lib/kubelet/kubeconfig", "certDir": "/var/lib/kubelet/pki"},
+}
+
+
+@pytest.mark.parametrize(
+    ("cluster", "csi"), [("prod-use1", {"useNodeAuthorization": False}), ("prod-usc1", GKE_CSI)], ids=["aws", "gcp"]
+)
+def test_fluid_chart_enables_alluxio_and_thin_runtimes_and_fits_the_kubelet(prod_plan, cluster, csi):
     values = prod_plan.named(f"{cluster}-fluid", "kubernetes:helm.sh/v3:Release").inputs["values"]
     assert values["runtime"] == {"alluxio": {"enabled": True}, "thin": {"enabled": True}}
-    assert values["csi"] == CSI_VALUES[cloud]
+    assert values["csi"] == csi
 
 
 # --- where model servers read ---------------------------------------------------------------------

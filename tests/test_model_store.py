@@ -8,7 +8,6 @@ import pytest
 
 from components.aws.model_store import PUBLIC_ACCESS_BLOCKS
 from components.gcp.model_store import KEY_ROTATION, READER_ROLE
-from components.gcp.model_store_transfer import SINK_ROLE
 
 S3 = "aws:s3/"
 BUCKET = "acme-inference-prod-use1-models"
@@ -231,7 +230,9 @@ def test_gcs_is_fed_by_a_keyless_transfer_job_from_the_source_bucket(prod_plan):
     assert job["transferSpec"]["transferOptions"]["deleteObjectsUniqueInSink"] is True
     assert job["schedule"]["repeatInterval"] == "3600s"
     sink = _inputs(prod_plan, "gcp:storage/bucketIAMMember:BucketIAMMember", "usc1-models-transfer-sink")
-    assert sink["role"] == SINK_ROLE
+    # Storage Transfer Service's agent on a Cloud Storage sink: roles/storage.legacyBucketWriter (GCP docs,
+    # "Configure access to a sink: Cloud Storage")
+    assert sink["role"] == "roles/storage.legacyBucketWriter"
     assert sink["member"].endswith("@storage-transfer-service.iam.gserviceaccount.com")
 
 

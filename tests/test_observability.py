@@ -473,6 +473,8 @@ def test_dashboards_are_sidecar_configmaps_in_the_monitoring_namespace(dev_plan)
 
 
 def test_dashboard_queries_parse_and_use_only_known_metrics(env_plan):
+    # the serving, gateway, GPU, cache and showback dashboards
+    assert len(_dashboards(env_plan)) == 5, "dashboards declared"
     for name, dashboard in _dashboards(env_plan).items():
         assert dashboard["uid"] and dashboard["title"] and dashboard["panels"]
         exprs = _panel_exprs(dashboard)
@@ -516,6 +518,8 @@ def test_dashboards_show_the_seed_metrics(prod_plan):
 
 
 def test_dashboard_panels_do_not_overlap(dev_plan):
+    # the serving, gateway, GPU, cache and showback dashboards
+    assert len(_dashboards(dev_plan)) == 5, "dashboards declared"
     for name, dashboard in _dashboards(dev_plan).items():
         cells = set()
         for panel in dashboard["panels"]:

@@ -70,15 +70,20 @@ def test_every_other_artifact_is_written(written):
 
 
 def test_resource_types_are_engine_tokens(env_plan):
+    assert {r.custom for r in env_plan.resources} == {True, False}, "the plan has custom and component resources"
     for r in env_plan.resources:
         assert r.type.count(":") >= 2, r.type
 
 
 def test_every_cloud_resource_names_an_explicit_provider(env_plan):
     """Default providers are disabled in the stack files; nothing may rely on them."""
+    checked = set()
     for r in env_plan.resources:
         if r.custom and not r.type.startswith("pulumi:providers:"):
             assert r.provider, f"{r.urn} has no explicit provider"
+            checked.add(r.type)
+    # both environments have an EKS cluster (use1), Helm releases and Kubernetes objects
+    assert {"aws:eks/cluster:Cluster", "kubernetes:helm.sh/v3:Release", "kubernetes:core/v1:Namespace"} <= checked
 
 
 def test_each_cluster_has_its_own_kubernetes_provider(env_plan):

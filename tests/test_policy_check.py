@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from policies.check import EXIT_INVALID_INPUT, EXIT_POLICY_VIOLATION, check_saved_plan, main
+from policies.check import check_saved_plan, main
 from tests.harness import plan_for
 from tools.plan.artifacts import write_plan
 from tools.plan.runner import check_policy
@@ -22,7 +22,7 @@ def _written(plan, out: Path) -> tuple[Path, int]:
     """What `make plan` does after planning: judge, write, exit 1 on a mandatory violation."""
     evaluation = check_policy(plan)
     write_plan(plan, out)
-    return out / "plan.json", (EXIT_POLICY_VIOLATION if evaluation.mandatory else 0)
+    return out / "plan.json", (1 if evaluation.mandatory else 0)  # README: exits 1 on a mandatory violation
 
 
 def _open_default_sg(plan) -> None:
@@ -36,7 +36,7 @@ def test_saved_plan_gets_the_verdict_make_plan_gave(tmp_path, env, insecure):
     if insecure:
         _open_default_sg(plan)
     plan_json, plan_exit = _written(plan, tmp_path)
-    assert plan_exit == (EXIT_POLICY_VIOLATION if insecure else 0)
+    assert plan_exit == (1 if insecure else 0)
     saved = json.loads((tmp_path / "policy.json").read_text())
     assert [f.to_json() for f in check_saved_plan(plan_json).findings] == saved
     assert main([str(plan_json)]) == plan_exit
@@ -49,7 +49,7 @@ def test_the_command_exits_like_the_plan_and_make_fails_like_make_plan(tmp_path)
     command = subprocess.run(
         [sys.executable, "-m", "policies.check", str(plan_json)], cwd=ROOT, capture_output=True, text=True, check=False
     )
-    assert command.returncode == plan_exit == EXIT_POLICY_VIOLATION, command.stderr
+    assert command.returncode == plan_exit == 1, command.stderr
     assert "error: policy network-no-internet-ingress:" in command.stderr
     # make reports a failed recipe as 2, as it does for `make plan`; it passes what passes.
     target = ["make", "--no-print-directory", "policy-check", f"PLAN={plan_json}"]
@@ -61,7 +61,7 @@ def test_the_command_exits_like_the_plan_and_make_fails_like_make_plan(tmp_path)
 
 
 def test_invalid_input_exits_2(tmp_path):
-    assert main([str(tmp_path / "missing.json")]) == EXIT_INVALID_INPUT
+    assert main([str(tmp_path / "missing.json")]) == 2  # README: 2 on invalid input
     (tmp_path / "plan.json").write_text(json.dumps({"resources": [{"urn": "u", "custom": True}]}))
     (tmp_path / "policy-config.json").write_text("{}")
-    assert main([str(tmp_path / "plan.json")]) == EXIT_INVALID_INPUT  # written before property dependencies
+    assert main([str(tmp_path / "plan.json")]) == 2  # written before property dependencies

@@ -1391,6 +1391,8 @@ def test_violation_path_is_caught(case: Case):
 
 
 def test_rule_metadata_is_complete():
+    rules = {r.name for r in ALL_RULES}
+    assert {"llm-model-fits-gpu", "stateful-resources-protected", "k8s-probes"} <= rules, "the pack's rules"
     for r in ALL_RULES:
         assert r.name == r.name.lower() and " " not in r.name, r.name
         assert r.description.endswith(".") and len(r.description) > 30, r.name
@@ -1580,12 +1582,16 @@ def test_gpu_products_are_recognized_by_their_feature_discovery_name():
 def test_any_unknown_input_never_crashes_a_rule():
     """Every top-level input of every resource, in turn, unknown: no rule fails."""
     base = compliant()
+    assert {r.type.split(":")[0] for r in base} >= {"aws", "gcp", "kubernetes"}, "both clouds and Kubernetes"
+    tried = 0
     for i, resource in enumerate(base):
         for key in list(resource.props):
             resources = compliant()
             resources[i].props[key] = UNKNOWN
             errors = [f.message for f in run(resources).findings if f.kind == "error"]
             assert not errors, f"{resource.type}.{key}: {errors}"
+            tried += 1
+    assert tried > len(base), "most resources have inputs to make unknown"
 
 
 # --- pack configuration ---------------------------------------------------------------------------------

@@ -407,6 +407,7 @@ def test_catalog_efa_and_vcpus_agree_with_ec2_for_every_aws_type(aws):
     """moto bundles EC2's real DescribeInstanceTypes data: catalog drift shows up here first."""
     pool = load_environment(_raw()).regions[0].gpu_pools[0]
     types = sorted(name for name, m in MACHINES.items() if m.cloud == "aws")
+    assert {"g6e.4xlarge", "p4de.24xlarge", "p5.48xlarge"} <= set(types), "the AWS GPU types dev and prod run"
     described = _instance_types(client("ec2", "us-east-1"), types)
     verdicts = {t: instance_type_finding("use1", PoolRef(0, 0, pool, MACHINES[t]), described[t]) for t in types}
     assert {t: (f.status, f.detail) for t, f in verdicts.items() if f.status != "pass"} == {}

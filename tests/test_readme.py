@@ -1,15 +1,98 @@
-"""README: the two set-up commands, and generated reference blocks that are up to date."""
+"""README: the commands it documents run, and its generated reference blocks are up to date.
+
+Every `make TARGET [VAR=value]` the README shows (code blocks and inline code) is a target of the Makefile that a
+dry run (`make -n`, nothing executed) resolves; every module it runs, the README's `python -m MODULE` and the
+Makefile recipes of those targets, exists, and the command-line ones answer `--help`.
+"""
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import re
+import runpy
+import shlex
+import subprocess
+import sys
+
+import pytest
 
 from tools.readme import README, render
 
+ROOT = README.parent
+# `python -m policies` is the CrossGuard pack the Pulumi engine runs: it serves the engine over gRPC and has no
+# command line, so it is only checked to exist. `tools.readme` rewrites README.md whatever its arguments.
+NO_COMMAND_LINE = {"policies", "tools.readme"}
 
-def test_readme_states_the_two_setup_commands():
+
+def _code() -> list[str]:
+    """Fenced code block lines and inline code spans of the README, outside its generated reference tables."""
     text = README.read_text()
-    assert "make plan" in text and "make test" in text
+    fenced = re.findall(r"^```[^\n]*\n(.*?)^```", text, re.M | re.S)
+    lines = [line.split("#", 1)[0] for block in fenced for line in block.splitlines()]
+    prose = re.sub(r"^```[^\n]*\n.*?^```", "", text, flags=re.M | re.S)
+    return lines + [" ".join(span.split()) for span in re.findall(r"`([^`]+)`", prose)]
+
+
+def documented_make_commands() -> dict[str, list[str]]:
+    """target -> the variables one README example sets (VAR=value), for every `make ...` it shows."""
+    commands: dict[str, list[str]] = {}
+    for code in _code():
+        for command in re.findall(r"(?:^|&&\s*)(make\s[^`|;&]+)", code.strip()):
+            words = shlex.split(re.sub(r"<[^>]*>", "PLACEHOLDER", command))[1:]
+            targets = [w for w in words if "=" not in w and not w.startswith("-")]
+            for target in targets:
+                commands.setdefault(target, [w for w in words if "=" in w])
+    return commands
+
+
+def documented_modules() -> set[str]:
+    return {m for code in _code() for m in re.findall(r"\bpython -m ([A-Za-z_][\w.]*)", code)}
+
+
+def _dry_run(target: str, variables: list[str]) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+    return subprocess.run(
+        ["make", "-n", "--no-print-directory", target, *variables],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+
+def test_the_readme_documents_the_setup_and_everyday_targets():
+    assert {"plan", "test", "policy-check", "preflight", "docs", "lint", "vendor"} <= documented_make_commands().keys()
+    assert {"tools.plan", "policies.check", "tools.preflight"} <= documented_modules()
+
+
+def test_every_documented_make_command_is_a_target_the_makefile_resolves():
+    recipe_modules = set()
+    for target, variables in documented_make_commands().items():
+        result = _dry_run(target, variables)
+        assert result.returncode == 0, f"make -n {target} {' '.join(variables)}: {result.stderr.strip()}"
+        recipe_modules |= set(re.findall(r"/python -m ([\w.]+)", result.stdout))
+    # the Makefile's recipes run our tools through these modules (and pytest)
+    assert {"tools.plan", "policies.check", "tools.preflight", "tools.readme", "pytest"} <= recipe_modules
+    missing = sorted(m for m in recipe_modules | documented_modules() if importlib.util.find_spec(m) is None)
+    assert missing == [], f"modules the README or its make targets run do not exist: {missing}"
+
+
+def test_a_make_dry_run_fails_on_a_target_the_makefile_lacks():
+    """The check above can fail: make refuses a target it has no rule for."""
+    assert _dry_run("no-such-target", []).returncode != 0
+
+
+@pytest.mark.parametrize("module", sorted(documented_modules() - NO_COMMAND_LINE))
+def test_every_documented_python_module_answers_help(module, monkeypatch, capsys):
+    """`python -m MODULE --help`, run in-process (runpy, as -m does): the session has imported its dependencies."""
+    monkeypatch.setattr(sys, "argv", [module, "--help"])
+    for name in (module, f"{module}.__main__"):  # run afresh, as `-m` does (and runpy warns otherwise)
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    with pytest.raises(SystemExit) as exited:
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
+    assert (exited.value.code, "usage:" in capsys.readouterr().out) == (0, True), module
 
 
 def test_generated_blocks_are_up_to_date():

@@ -15,11 +15,10 @@ import yaml
 
 from components.catalog.engines import (
     ENGINE_FLAGS,
-    PICKER_ENGINE_LABEL,
     TRITON_NGC_RELEASE,
     VLLM_FLAGS,
 )
-from tests.harness import cluster_objects
+from tests.harness import SERVING_CLUSTERS, cluster_objects
 
 EPP_IMAGE_PREFIX = "registry.k8s.io/gateway-api-inference-extension/epp:"
 
@@ -140,6 +139,7 @@ def test_overrides_of_every_kind_render_as_the_engine_parses_them(upstream):
     """Each tunable flag, set as its kind says, passes the pinned parser (value 1 for the ones taking one)."""
     from components.serving.engine import override_args
 
+    assert {e: bool(f.tunable) for e, f in ENGINE_FLAGS.items()} == {"triton": True, "vllm": True}, "tunable flags"
     for engine, flags in ENGINE_FLAGS.items():
         parser = engine_parser(upstream, engine)
         for flag, kind in flags.tunable.items():
@@ -258,13 +258,15 @@ def test_picker_reads_the_metric_names_its_pods_export(env_plan, upstream):
         )["engine_metrics"]["builtin_engine_configs"]
         default_engine = extractor["parameters"]["defaultEngine"]
         assert default_engine in builtin
-        assert extractor["parameters"].get("engineLabelKey", PICKER_ENGINE_LABEL) == PICKER_ENGINE_LABEL
+        # v1.5.0's generated-epp-flags.json: the engine label key defaults to inference.networking.k8s.io/engine-type
+        engine_label = "inference.networking.k8s.io/engine-type"
+        assert extractor["parameters"].get("engineLabelKey", engine_label) == engine_label
         # the pods the pool selects: the predictor pods of the model's InferenceService
         predictor = isvcs[cluster, pool_name]["spec"]["predictor"]
         selector = pool["spec"]["selector"]["matchLabels"]
         pod_labels = predictor["labels"]
         assert {k: v for k, v in selector.items() if k != "multinode/role"}.items() <= pod_labels.items()
-        engine_type = pod_labels[PICKER_ENGINE_LABEL]
+        engine_type = pod_labels[engine_label]
         assert engine_type == default_engine
         runtime = engine_of(predictor["model"]["runtime"])
         exported = exported_metrics(upstream, runtime)
@@ -477,6 +479,7 @@ def test_the_rate_limit_redis_takes_only_the_rate_limiter_despite_the_namespace_
         GATEWAY_NS,
         {"app.kubernetes.io/name": "envoy-ratelimit", "app.kubernetes.io/managed-by": "envoy-gateway"},
     )
+    assert sorted(network_policies(env_plan)) == SERVING_CLUSTERS[env_plan.environment], "clusters with policies"
     for cluster, mine in network_policies(env_plan).items():
         redis = (
             GATEWAY_NS,

@@ -7,7 +7,7 @@ import copy
 import pytest
 import yaml
 
-from components.addons.volcano import ACTIONS, hyper_nodes, scheduler_config
+from components.addons.volcano import hyper_nodes, scheduler_config
 from components.catalog.charts import CHARTS, VOLCANO_IMAGE_TAG
 from components.config.loader import load_environment
 from components.config.region import RegionSpec
@@ -18,7 +18,7 @@ from components.k8s.scheduling import (
     model_scheduling,
     pod_group,
 )
-from tests.harness import config_errors, environment_config, plan_config, raw_environment
+from tests.harness import SERVING_CLUSTERS, config_errors, environment_config, plan_config, raw_environment
 from tools.plan.report import render_markdown
 
 QUEUE = "kubernetes:scheduling.volcano.sh/v1beta1:Queue"
@@ -69,7 +69,9 @@ def test_scheduler_config_packs_on_every_resource_the_pools_offer():
     plugins = {p["name"]: p for p in scheduler_config(region)["tiers"][1]["plugins"]}
     assert plugins["binpack"]["arguments"]["binpack.resources"] == "nvidia.com/gpu, nvidia.com/mig-3g.40gb"
     assert plugins["network-topology-aware"]["arguments"]["hypernode.binpack.resources.nvidia.com/mig-3g.40gb"] == 10
-    assert ", ".join(ACTIONS) == scheduler_config(region)["actions"]
+    # enqueue admits whole PodGroups, allocate places them, preempt (realtime over batch within a queue), reclaim
+    # (a queue's guarantee back from queues over theirs), backfill (best effort into what is left)
+    assert scheduler_config(region)["actions"] == "enqueue, allocate, preempt, reclaim, backfill"
 
 
 @pytest.mark.parametrize(("env", "replicas"), [("dev", 1), ("prod", 2)])
@@ -92,7 +94,10 @@ def test_release_is_pinned_on_the_system_pool_and_redundant_in_production(env, r
         assert custom["leader_elect_enable"] is (env == "prod")
 
 
-def test_no_volcano_on_a_cluster_without_gpu_pools():
+def test_no_volcano_on_a_cluster_without_gpu_pools(dev_plan):
+    # the selectors below find dev's Volcano, so finding nothing here is the absence, not a wrong selector
+    assert len([r for r in dev_plan.resources if r.type == "inference-platform:addons:Volcano"]) == 1
+    assert len([r for r in dev_plan.helm_releases() if r.name.endswith("-volcano")]) == 1
     config = environment_config("dev")
     config["inference-platform:regions"][0]["gpuPools"] = []
     config["inference-platform:regions"][0]["modelCache"] = {"enabled": False}
@@ -107,7 +112,9 @@ def test_no_volcano_on_a_cluster_without_gpu_pools():
 
 
 def test_priority_classes_per_cluster_in_tier_order(prod_plan):
-    for cluster, classes in _by_cluster(prod_plan, PRIORITY_CLASS).items():
+    by_cluster = _by_cluster(prod_plan, PRIORITY_CLASS)
+    assert sorted(by_cluster) == SERVING_CLUSTERS["prod"], "a GPU cluster's classes"
+    for cluster, classes in by_cluster.items():
         assert set(classes) == {"inference-realtime", "inference-batch", "inference-best-effort"}, cluster
         realtime, batch, best = (classes[f"inference-{t}"].inputs for t in ("realtime", "batch", "best-effort"))
         assert realtime["value"] > batch["value"] > best["value"] >= 0
@@ -157,6 +164,9 @@ def test_plan_md_lists_the_queues(prod_plan):
 
 
 def test_queues_and_hypernodes_wait_for_the_release_that_installs_their_crds(prod_plan):
+    # a Queue per tenant quota (search and support-bot in three regions, evals in use1); per cluster a HyperNode for
+    # the fabric pool's zone and one for the pool (h100 in use1 and usw2, h200 in usc1)
+    assert (len(prod_plan.of_type(QUEUE)), len(prod_plan.of_type(HYPERNODE))) == (7, 6), "queues, hypernodes"
     for type_ in (QUEUE, HYPERNODE):
         for r in prod_plan.of_type(type_):
             release = _release(prod_plan, prod_plan.cluster_of(r))
@@ -222,6 +232,7 @@ def test_planned_hypernodes_follow_the_crd_selector_rules(prod_plan):
 def test_model_pods_get_scheduler_tier_and_tenant_queue(prod_plan):
     env = prod_plan.spec
     queues, classes = _by_cluster(prod_plan, QUEUE), _by_cluster(prod_plan, PRIORITY_CLASS)
+    assert len(env.models) == 4, "prod declares four models"
     for model in env.models:
         scheduling = model_scheduling(env, model)
         assert scheduling.pod_spec_fields() == {

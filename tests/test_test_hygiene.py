@@ -1,0 +1,160 @@
+"""The tests themselves: none may pass on empty input.
+
+A test whose every assertion sits inside a loop over data (a plan's objects, a catalog), or is an `all(...)` /
+"no offenders" check over it, passes when the data is empty: a wrong selector or an empty plan looks green. Such a
+test needs one assertion outside the loop that states what must exist (an exact count by hand, or the names). Loops
+over a literal (`for env in ("dev", "prod")`, or a module constant spelled out as a non-empty literal) are not data.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+TESTS = Path(__file__).parent
+LOOPS = (ast.For, ast.AsyncFor, ast.While)
+COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def _literal_constants(tree: ast.Module) -> set[str]:
+    """Module-level names bound once to a non-empty literal list, tuple, set or dict."""
+    bound: dict[str, int] = {}
+    literal: set[str] = set()
+    for node in tree.body:
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        )
+        for target in targets:
+            if isinstance(target, ast.Name):
+                bound[target.id] = bound.get(target.id, 0) + 1
+                if _non_empty_literal(node.value, set()):
+                    literal.add(target.id)
+    return {name for name in literal if bound[name] == 1}
+
+
+def _non_empty_literal(node: ast.AST | None, constants: set[str]) -> bool:
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return any(not isinstance(e, ast.Starred) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return any(k is not None for k in node.keys)
+    if isinstance(node, ast.Name):
+        return node.id in constants
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.args:
+        # CONSTANT.items() / .values() / .keys()
+        return node.func.attr in ("items", "values", "keys") and _non_empty_literal(node.func.value, constants)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("enumerate", "sorted"):
+        return bool(node.args) and _non_empty_literal(node.args[0], constants)
+    return False
+
+
+def _asserts(func: ast.FunctionDef, constants: set[str]) -> list[tuple[ast.stmt, bool]]:
+    """(assertion, inside a loop over data) for every assert and `pytest.raises` block of a test."""
+    found: list[tuple[ast.stmt, bool]] = []
+
+    def visit(node: ast.AST, in_data_loop: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, SCOPES):
+                continue
+            inside = in_data_loop
+            if isinstance(node, LOOPS) and any(child is s for s in node.body):
+                iterable = node.iter if isinstance(node, (ast.For, ast.AsyncFor)) else None
+                inside = in_data_loop or not _non_empty_literal(iterable, constants)
+            if isinstance(child, ast.Assert) or (isinstance(child, ast.With) and _raises(child)):
+                found.append((child, inside))
+            visit(child, inside)
+
+    visit(func, False)
+    return found
+
+
+def _raises(node: ast.With) -> bool:
+    return any(
+        isinstance(item.context_expr, ast.Call)
+        and isinstance(item.context_expr.func, ast.Attribute)
+        and item.context_expr.func.attr in ("raises", "warns")
+        for item in node.items
+    )
+
+
+def _holds_on_empty(test: ast.expr) -> bool:
+    """`all(...)`, `not any(...)`, `not [x for ...]`: true of an empty collection."""
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "all":
+        return True
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        operand = test.operand
+        return isinstance(operand, COMPREHENSIONS) or (
+            isinstance(operand, ast.Call) and isinstance(operand.func, ast.Name) and operand.func.id == "any"
+        )
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return all(_holds_on_empty(v) for v in test.values)
+    return False
+
+
+def vacuous_tests(source: str) -> list[str]:
+    """The test functions of a module whose every assertion holds on empty data."""
+    tree = ast.parse(source)
+    constants = _literal_constants(tree)
+    functions = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+    for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+        functions += [n for n in cls.body if isinstance(n, ast.FunctionDef)]
+    offenders = []
+    for func in functions:
+        if not func.name.startswith("test"):
+            continue
+        found = _asserts(func, constants)
+        if found and all(
+            in_loop or (isinstance(node, ast.Assert) and _holds_on_empty(node.test)) for node, in_loop in found
+        ):
+            offenders.append(f"{func.name} (line {func.lineno})")
+    return offenders
+
+
+def test_no_test_passes_on_empty_data():
+    offenders = {
+        path.name: found for path in sorted(TESTS.glob("test_*.py")) if (found := vacuous_tests(path.read_text()))
+    }
+    assert offenders == {}, "assert what must exist outside the loop (a count by hand, or the names)"
+
+
+def test_the_scan_finds_a_loop_only_test_and_accepts_its_guarded_form():
+    loop_only = """
+def test_every_pool_is_tainted(plan):
+    for pool in plan.pools:
+        assert pool.taints, pool.name
+"""
+    all_only = """
+def test_every_pool_is_tainted(plan):
+    assert all(pool.taints for pool in plan.pools)
+"""
+    absence_only = """
+def test_nothing_privileged(plan):
+    assert not [p for p in plan.pods if p.privileged]
+"""
+    guarded = """
+def test_every_pool_is_tainted(plan):
+    assert len(plan.pools) == 3, "h100, l40s and a100"
+    for pool in plan.pools:
+        assert pool.taints, pool.name
+"""
+    literal = """
+ENVS = ("dev", "prod")
+
+def test_each_environment(plans):
+    for env in ENVS:
+        assert plans[env].ok, env
+    for kind in ("a", "b"):
+        assert kind
+"""
+    nested = """
+def test_each_environment(dev, prod):
+    for plan in (dev, prod):
+        for pool in plan.pools:
+            assert pool.taints
+"""
+    assert vacuous_tests(loop_only) == ["test_every_pool_is_tainted (line 2)"]
+    assert vacuous_tests(all_only) == ["test_every_pool_is_tainted (line 2)"]
+    assert vacuous_tests(absence_only) == ["test_nothing_privileged (line 2)"]
+    assert vacuous_tests(nested) == ["test_each_environment (line 2)"]
+    assert vacuous_tests(guarded) == []
+    assert vacuous_tests(literal) == []
