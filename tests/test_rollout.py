@@ -107,6 +107,7 @@ def region_outputs(env, region: str) -> dict:
 def prod_outputs(env) -> dict[str, dict]:
     outputs = {f"prod.{r.name}": region_outputs(env, r.name) for r in env.regions}
     outputs["prod.use1"]["apiKeys"] = {t.name: f"key-{t.name}" for t in env.tenants}
+    outputs["prod.use1"]["karmadaKubeconfig"] = "kubeconfig-karmada"
     return outputs
 
 
@@ -127,6 +128,9 @@ class FakeCluster:
 
     def serving_ready(self, namespace: str):
         return {m.name: m.name not in self.not_ready for m in self.env.models}
+
+    def members_ready(self):
+        return {f"prod-{r.name}": f"prod-{r.name}" not in self.not_ready for r in self.env.regions}
 
 
 def gateway_ok(url: str, headers: Mapping[str, str]):
@@ -377,7 +381,7 @@ def test_dry_run_of_prod_lists_every_wave_and_stops_on_a_mandatory_violation(pro
     ]
     assert "prod.usw2 (region, reads prod.use1)" in text
     assert "would stop: mandatory violations in prod.usc1" in text
-    assert "no cluster in this wave: nothing to check" in text
+    assert "health: karmada members" in text and "Cluster Ready=True in Karmada: prod-use1, prod-usw2, prod-usc1" in text
     assert not (project / "build").exists()
 
 
@@ -515,3 +519,13 @@ def test_a_real_run_of_dev_writes_its_plan_for_the_previews_then_deploys_the_one
     build = tmp_path / "build" / "dev"
     assert json.loads((build / "policy-config.json").read_text())  # what `pulumi preview --policy-pack-config` reads
     assert load_state(build / "rollout-state.json").waves_done == ["environment"]
+
+
+def test_the_global_wave_waits_for_every_member_to_be_ready_in_karmada(project):
+    env = prod_spec()
+    ws = FakeWorkspace(prod_outputs(env))
+    run = roll(project, [], workspace=ws, cluster=FakeCluster(env, not_ready={"prod-usc1"}))
+    assert run.code == 1
+    assert ws.calls[-2:] == [("prod.global", "preview"), ("prod.global", "up")]
+    assert "not ready karmada members: not Ready in Karmada: prod-usc1 (2/3)" in run.out
+    assert state_of(project).waves_done == ["canary", "aws", "gcp"]

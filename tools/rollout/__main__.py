@@ -18,6 +18,8 @@ from components.config.environment import EnvironmentSpec
 from components.config.loader import ConfigError, load_environment
 from components.config.rollout import rollout_waves
 from components.config.stacks import environment_stacks
+from components.federation.placement import member_regions
+from components.k8s.names import cluster_name
 from stacks.config import namespace_values
 from tools.plan.artifacts import OutputDirError, write_plan
 from tools.plan.model import Plan
@@ -26,7 +28,16 @@ from tools.plan.stackfile import PlanInputError, input_error_lines, load_stack_c
 from tools.rollout.ci import environments, stack_matrix, stack_regions
 from tools.rollout.driver import Rollout, RolloutInputError, first_wave, run_rollout
 from tools.rollout.dry_run import mandatory_findings, print_dry_run
-from tools.rollout.health import Check, ClusterProbe, HttpGet, KubernetesProbe, ProbeError, region_checks, requests_get
+from tools.rollout.health import (
+    Check,
+    ClusterProbe,
+    HttpGet,
+    KubernetesProbe,
+    ProbeError,
+    federation_checks,
+    region_checks,
+    requests_get,
+)
 from tools.rollout.state import STATE_FILE, identity_of
 from tools.rollout.workspace import PulumiWorkspace, Workspace
 
@@ -78,6 +89,18 @@ def stack_health(
 
             return make
 
+        if slices[stack].kind == "global":
+            if not env.federation.enabled:
+                return []
+
+            def karmada() -> ClusterProbe:
+                kubeconfig = anchor_outputs().get("karmadaKubeconfig")
+                if kubeconfig is None:
+                    raise ProbeError("no karmadaKubeconfig output in the federation host's stack")
+                return cluster_probe(kubeconfig)
+
+            members = [cluster_name(env_name, r.name) for r in member_regions(env)]
+            return federation_checks(members=members, karmada=karmada)
         return [
             check
             for region in stack_regions(env, slices[stack])

@@ -38,6 +38,10 @@ class ClusterProbe(Protocol):
         """Model name -> its InferenceService (or LLMInferenceService) has condition Ready=True."""
         ...
 
+    def members_ready(self) -> Mapping[str, bool]:
+        """Karmada's API: member cluster name -> its `Cluster` has condition Ready=True."""
+        ...
+
 
 HttpGet = Callable[[str, Mapping[str, str]], tuple[int, Any]]  # (url, headers) -> (status, JSON body or None)
 
@@ -103,6 +107,20 @@ def region_checks(
                 )
             )
     return checks
+
+
+def federation_checks(*, members: list[str], karmada: Callable[[], ClusterProbe]) -> list[Check]:
+    """The global wave: every member joined Karmada and is Ready (its agent got through the allowlist)."""
+    probe = _Once(karmada)
+
+    def run() -> tuple[bool, str]:
+        ready = probe().members_ready()
+        waiting = [m for m in members if not ready.get(m)]
+        if waiting:
+            return False, f"not Ready in Karmada: {', '.join(waiting)} ({len(members) - len(waiting)}/{len(members)})"
+        return True, f"{len(members)}/{len(members)} members Ready in Karmada"
+
+    return [Check("karmada members", f"Cluster Ready=True in Karmada: {', '.join(members)}", run)]
 
 
 class _Once:
@@ -221,6 +239,18 @@ class KubernetesProbe:
                     c.get("type") == "Ready" and c.get("status") == "True" for c in conditions
                 )
         return ready
+
+    def members_ready(self) -> Mapping[str, bool]:
+        listed = self._ask(
+            lambda: self._custom.list_cluster_custom_object("cluster.karmada.io", "v1alpha1", "clusters")
+        )
+        return {
+            item["metadata"]["name"]: any(
+                c.get("type") == "Ready" and c.get("status") == "True"
+                for c in (item.get("status") or {}).get("conditions") or []
+            )
+            for item in listed.get("items", [])
+        }
 
     @staticmethod
     def _ask(call: Callable[[], Any], missing: Any = None) -> Any:
