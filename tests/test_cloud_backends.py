@@ -41,3 +41,48 @@ def test_zone_names_follow_each_clouds_convention():
     assert zones_of("gcp", "us-central1")[0] == "us-central1-a"
     assert zones_of("aws", "mars-1") is None
     assert kubernetes_versions("gcp") == ("1.33", "1.34")
+
+
+def test_a_gpu_node_group_fits_a_cluster_that_already_exists():
+    """EksGpuNodeGroup takes ids, not our EksCluster / AwsNetwork: a pool can join a cluster built elsewhere."""
+    import pulumi
+    import pulumi_aws as aws
+
+    from components.aws.gpu_node_group import EksGpuNodeGroup, EksGpuNodeGroupArgs, EksNodeTarget
+    from components.config.loader import load_environment
+    from tests.harness import evaluate_program, raw_environment
+
+    region = load_environment(raw_environment("prod")).region("use1")
+    pool = region.pool("h100")
+    assert pool is not None and pool.efa
+
+    def program() -> None:
+        provider = aws.Provider("existing-aws", region="us-east-1")
+        EksGpuNodeGroup(
+            "existing-h100",
+            EksGpuNodeGroupArgs(
+                region=region,
+                pool=pool,
+                cluster_name="team-cluster",
+                label_domain="inference-platform.io",
+                target=EksNodeTarget(
+                    cluster_name="team-cluster",
+                    cluster_security_group_id="sg-0123456789abcdef0",
+                    node_role_arn="arn:aws:iam::123456789012:role/team-nodes",
+                    vpc_id="vpc-0123456789abcdef0",
+                    private_subnet_ids={zone: f"subnet-{zone}" for zone in region.zones},
+                ),
+                scale_down_unneeded_seconds=900,
+            ),
+            opts=pulumi.ResourceOptions(providers={"aws": provider}),
+        )
+
+    plan = evaluate_program(program)
+    (group,) = plan.of_type("aws:eks/nodeGroup:NodeGroup")
+    assert group.inputs["clusterName"] == "team-cluster"
+    assert group.inputs["nodeRoleArn"] == "arn:aws:iam::123456789012:role/team-nodes"
+    assert group.inputs["subnetIds"] == [f"subnet-{zone}" for zone in region.pool_zones(pool)]
+    (efa_group,) = plan.of_type("aws:ec2/securityGroup:SecurityGroup")
+    assert efa_group.inputs["vpcId"] == "vpc-0123456789abcdef0"
+    (template,) = plan.of_type("aws:ec2/launchTemplate:LaunchTemplate")
+    assert "sg-0123456789abcdef0" in template.inputs["networkInterfaces"][0]["securityGroups"]

@@ -381,7 +381,9 @@ def test_dry_run_of_prod_lists_every_wave_and_stops_on_a_mandatory_violation(pro
     ]
     assert "prod.usw2 (region, reads prod.use1)" in text
     assert "would stop: mandatory violations in prod.usc1" in text
-    assert "health: karmada members" in text and "Cluster Ready=True in Karmada: prod-use1, prod-usw2, prod-usc1" in text
+    assert (
+        "health: karmada members" in text and "Cluster Ready=True in Karmada: prod-use1, prod-usw2, prod-usc1" in text
+    )
     assert not (project / "build").exists()
 
 

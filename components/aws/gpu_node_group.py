@@ -8,18 +8,22 @@ and the NVMe instance-store setup.
 from __future__ import annotations
 
 import base64
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pulumi
 import pulumi_aws as aws
 
 from components.aws.cluster_autoscaler import asg_tags, node_labels, tag_auto_scaling_group
-from components.aws.eks import EksCluster
 from components.aws.launch_template import hardened_node_settings
-from components.aws.network import AwsNetwork
 from components.catalog.machines import MACHINES
 from components.config.region import GpuPoolSpec, RegionSpec
 from components.k8s.topology import GPU_TAINT, placement_group_name, uses_placement_group
+
+if TYPE_CHECKING:
+    from components.aws.eks import EksCluster
+    from components.aws.network import AwsNetwork
 
 # The NVIDIA variant of the EKS AL2023 AMI ships the driver, the container toolkit and the EFA driver.
 GPU_AMI_TYPE = "AL2023_x86_64_NVIDIA"
@@ -56,14 +60,38 @@ spec:
 """
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
+class EksNodeTarget:
+    """What a node group needs of its cluster and network: from an EksCluster and AwsNetwork built here
+    (`EksNodeTarget.of`), or from a cluster that already exists, by its ids."""
+
+    cluster_name: pulumi.Input[str]
+    cluster_security_group_id: pulumi.Input[str]
+    node_role_arn: pulumi.Input[str]
+    vpc_id: pulumi.Input[str]
+    private_subnet_ids: Mapping[str, pulumi.Input[str]]  # zone -> subnet
+    # What must exist before nodes join (the node role's policies, the CNI add-on).
+    ready: Sequence[pulumi.Resource] = ()
+
+    @staticmethod
+    def of(eks: EksCluster, network: AwsNetwork) -> EksNodeTarget:
+        return EksNodeTarget(
+            cluster_name=eks.cluster.name,
+            cluster_security_group_id=eks.cluster.vpc_config.cluster_security_group_id,
+            node_role_arn=eks.node_role.arn,
+            vpc_id=network.vpc_id,
+            private_subnet_ids=network.private_subnet_ids,
+            ready=tuple(eks.node_prerequisites),
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
 class EksGpuNodeGroupArgs:
     region: RegionSpec
     pool: GpuPoolSpec
     cluster_name: str
     label_domain: str
-    eks: EksCluster
-    network: AwsNetwork
+    target: EksNodeTarget
     # How long Cluster Autoscaler keeps an idle node (cluster_autoscaler.scale_down_unneeded_seconds).
     scale_down_unneeded_seconds: int
 
@@ -107,7 +135,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
             template["placement"] = {"group_name": group.name}
         if pool.efa:
             # With interfaces in the template EKS no longer adds the cluster security group itself.
-            cluster_sg = args.eks.cluster.vpc_config.cluster_security_group_id
+            cluster_sg = args.target.cluster_security_group_id
             template["network_interfaces"] = efa_network_interfaces(
                 machine.efa_interfaces, [cluster_sg, self._efa_security_group(name, args, full_name).id]
             )
@@ -125,10 +153,10 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
         )
         self.node_group = aws.eks.NodeGroup(
             name,
-            cluster_name=args.eks.cluster.name,
+            cluster_name=args.target.cluster_name,
             node_group_name=full_name,
-            node_role_arn=args.eks.node_role.arn,
-            subnet_ids=[args.network.private_subnet_ids[zone] for zone in region.pool_zones(pool)],
+            node_role_arn=args.target.node_role_arn,
+            subnet_ids=[args.target.private_subnet_ids[zone] for zone in region.pool_zones(pool)],
             ami_type=GPU_AMI_TYPE,
             capacity_type=NODE_GROUP_CAPACITY_TYPE[pool.capacity.type],
             scaling_config={"min_size": pool.min_size, "max_size": pool.max_size, "desired_size": pool.desired},
@@ -140,7 +168,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
             taints=[{"key": GPU_TAINT.key, "value": GPU_TAINT.value, "effect": GPU_TAINT.cloud_effect}],
             opts=pulumi.ResourceOptions(
                 parent=self,
-                depends_on=args.eks.node_prerequisites,
+                depends_on=list(args.target.ready),
                 ignore_changes=["scalingConfig.desiredSize"],
                 custom_timeouts=GPU_NODE_GROUP_TIMEOUTS,
             ),
@@ -160,7 +188,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         group = aws.ec2.SecurityGroup(
             f"{name}-efa",
-            vpc_id=args.network.vpc_id,
+            vpc_id=args.target.vpc_id,
             description=f"EFA traffic between the nodes of {full_name}",
             tags={"Name": f"{full_name}-efa"},
             opts=child,

@@ -9,7 +9,6 @@ import pulumi_gcp as gcp
 
 from components.catalog.machines import MACHINES
 from components.config.region import GpuPoolSpec, RegionSpec
-from components.gcp.gke import GkeCluster
 from components.gcp.gpudirect_networks import GpuDirectNetworks, GpuDirectNetworksArgs
 from components.k8s.topology import GPU_TAINT, gpu_pool_labels, placement_group_name, uses_placement_group
 
@@ -26,13 +25,15 @@ RESERVATION_NAME_KEY = "compute.googleapis.com/reservation-name"
 GPU_NODE_POOL_TIMEOUTS = pulumi.CustomTimeouts(create="90m", update="180m", delete="60m")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GkeGpuNodePoolArgs:
     region: RegionSpec
     pool: GpuPoolSpec
     cluster_name: str
     label_domain: str
-    gke: GkeCluster
+    # The cluster, by id (a GkeCluster's `cluster.name`, or an existing cluster's), and the nodes' account.
+    cluster: pulumi.Input[str]
+    node_service_account: pulumi.Input[str]
 
 
 class GkeGpuNodePool(pulumi.ComponentResource):
@@ -74,7 +75,7 @@ class GkeGpuNodePool(pulumi.ComponentResource):
             "gvnic": {"enabled": True},
             # Image streaming: containers start before multi-GB inference images are fully pulled.
             "gcfs_config": {"enabled": True},
-            "service_account": args.gke.node_service_account.email,
+            "service_account": args.node_service_account,
             "oauth_scopes": ["https://www.googleapis.com/auth/cloud-platform"],
             # Operator-built driver modules are unsigned: Secure Boot would refuse to load them.
             "shielded_instance_config": {
@@ -101,7 +102,7 @@ class GkeGpuNodePool(pulumi.ComponentResource):
             name=pool.name,
             project=region.project,
             location=region.region,
-            cluster=args.gke.cluster.name,
+            cluster=args.cluster,
             node_locations=list(zones),
             # Per zone, rounded down: the autoscaler adds nodes for pending pods up to the total bounds.
             initial_node_count=pool.desired // len(zones),

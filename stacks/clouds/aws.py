@@ -10,7 +10,7 @@ import pulumi_aws as aws
 
 from components.aws.cluster_autoscaler import ClusterAutoscaler, ClusterAutoscalerArgs, scale_down_unneeded_seconds
 from components.aws.eks import EksCluster, EksClusterArgs
-from components.aws.gpu_node_group import EksGpuNodeGroup, EksGpuNodeGroupArgs
+from components.aws.gpu_node_group import EksGpuNodeGroup, EksGpuNodeGroupArgs, EksNodeTarget
 from components.aws.network import AwsNetwork, AwsNetworkArgs
 from components.config.environment import EnvironmentSpec
 from components.config.region import RegionSpec
@@ -74,6 +74,7 @@ def cluster(
         opts=opts,
     )
     placements = model_placements(env, region)
+    target = EksNodeTarget.of(eks, network)
     node_groups = [
         EksGpuNodeGroup(
             f"{region.name}-{pool.name}",
@@ -82,8 +83,7 @@ def cluster(
                 pool=pool,
                 cluster_name=cluster_name,
                 label_domain=env.label_domain,
-                eks=eks,
-                network=network,
+                target=target,
                 scale_down_unneeded_seconds=scale_down_unneeded_seconds(
                     [p.startup_budget_seconds for p in placements if pool.name in p.pool_names]
                 ),

@@ -84,7 +84,12 @@ def cluster(
         GkeGpuNodePool(
             f"{region.name}-{pool.name}",
             GkeGpuNodePoolArgs(
-                region=region, pool=pool, cluster_name=cluster_name, label_domain=env.label_domain, gke=gke
+                region=region,
+                pool=pool,
+                cluster_name=cluster_name,
+                label_domain=env.label_domain,
+                cluster=gke.cluster.name,
+                node_service_account=gke.node_service_account.email,
             ),
             opts=opts,
         )
