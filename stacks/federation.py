@@ -43,7 +43,7 @@ def pull_members(env: EnvironmentSpec, env_name: str) -> tuple[str, ...]:
     """Cluster names whose agents dial Karmada with a certificate of the federation's CA."""
     if env.federation.member_mode != "pull":
         return ()
-    return tuple(cluster_name(env_name, r.name) for r in member_regions(env))
+    return tuple(cluster_name(env_name, r) for r in member_regions(env))
 
 
 def is_member(env: EnvironmentSpec, region: RegionSpec) -> bool:
@@ -280,7 +280,7 @@ def federate_globally(env: EnvironmentSpec, env_name: str, regions: Mapping[str,
         reference = regions[region.name]
         member = reference.require_output("karmadaMember")
         members[region.name] = MemberRef(
-            cluster_name=cluster_name(env_name, region.name),
+            cluster_name=cluster_name(env_name, region),
             region=region,
             endpoint=output_item(reference, "clusters", region.name, "endpoint"),
             cluster_id=member.apply(lambda m: m["clusterId"]) if pull else None,
@@ -288,7 +288,7 @@ def federate_globally(env: EnvironmentSpec, env_name: str, regions: Mapping[str,
         )
     federation = karmada_objects(env, env_name, karmada, members)
     host_kubeconfig = pulumi.Output.secret(output_item(anchor, "kubeconfigs", host_name))
-    host_cluster = cluster_name(env_name, host_name)
+    host_cluster = cluster_name(env_name, env.region(host_name))
     host = ClusterHandle(
         name=host_cluster,
         region=env.region(host_name),

@@ -43,7 +43,7 @@ class RegionalPlatform(pulumi.ComponentResource):
     def __init__(self, name: str, args: RegionalPlatformArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:stacks:RegionalPlatform", name, None, opts)
         region = args.region
-        cluster_name = cluster_name_of(args.stack, region.name)
+        cluster_name = cluster_name_of(args.stack, region)
         self.cluster = backend_for(region.cloud).cluster(self, args.env, region, cluster_name, args.stack)
 
         self.volcano = None

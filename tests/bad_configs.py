@@ -244,6 +244,11 @@ CORPUS: list[Bad] = [
     _b('rollout', 'prod', 'wave-named-global', [('set', 'rollout', {'waves': [{'name': 'global', 'regions': ['use1', 'usw2', 'usc1']}]})], 'rollout.waves[0].name', 'always the last one'),
     _b('rollout', 'prod', 'confirm-unknown-wave', [('set', 'rollout', {'confirmBefore': ['globl']})], 'rollout.confirmBefore[0]', "did you mean 'global'"),
     _b('rollout', 'dev', 'waves-in-single-layout', [('set', 'rollout', {'waves': [{'name': 'canary', 'regions': ['use1']}]})], 'rollout.waves', 'stacks.layout: perRegion'),
+    # --- existing clusters ---
+    _b('existing', 'prod', 'eks-without-node-role', [('set', 'regions[1].cluster', {'existing': {'name': 'team-eks', 'subnets': {'us-west-2a': 'subnet-a', 'us-west-2b': 'subnet-b', 'us-west-2c': 'subnet-c'}}})], 'regions[1].cluster.existing.nodeRoleArn', 'IAM role'),
+    _b('existing', 'prod', 'gke-with-aws-subnets', [('set', 'regions[2].cluster', {'existing': {'name': 'team-gke', 'nodeServiceAccount': 'n@p.iam.gserviceaccount.com', 'subnets': {'us-central1-a': 'x'}}})], 'regions[2].cluster.existing.subnets', 'only for AWS'),
+    _b('existing', 'dev', 'egress-not-an-address', [('set', 'regions[0].cluster', {'existing': {'name': 'team-eks', 'egressIps': ['198.51.100.0/24']}})], 'regions[0].cluster.existing.egressIps[0]', 'IPv4'),
+    _b('existing', 'dev', 'existing-typo-key', [('set', 'regions[0].cluster', {'exisitng': {'name': 'team-eks'}})], 'regions[0].cluster.exisitng', 'existing'),
     # --- stacks and deployers ---
     _b('stacks', 'prod', 'one-stack-of-private-regions', [('set', 'stacks', {'layout': 'single'})], 'stacks.layout', 'no single `pulumi up` reaches every cluster'),
     _b('stacks', 'prod', 'outside-runner-private-endpoint', [('set', 'regions[0].deployer', {'kind': 'cidrs', 'cidrs': ['198.51.100.0/24']})], 'regions[0].deployer', 'API endpoint of use1 is private'),

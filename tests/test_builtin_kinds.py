@@ -28,7 +28,7 @@ def cluster_versions(plan, upstream) -> dict[str, str]:
     Region clusters run their `kubernetesVersion`; the Karmada control plane is a kube-apiserver of
     the karmada chart's `apiServer.image.tag` (chart default unless our values set one).
     """
-    versions = {cluster_name(plan.environment, r.name): r.kubernetes_version for r in plan.spec.regions}
+    versions = {cluster_name(plan.environment, r): r.kubernetes_version for r in plan.spec.regions}
     chart = CHARTS["karmada"]
     for release in plan.helm_releases():
         values = release.inputs.get("values") or {}

@@ -46,6 +46,18 @@ class EksClusterArgs:
     log_retention_days: int = 90
 
 
+def eks_kubeconfig(
+    cluster_name: str, aws_region: str, endpoint: pulumi.Input[str], ca_data: pulumi.Input[str]
+) -> pulumi.Output[str]:
+    """A secret kubeconfig whose credentials come from `aws eks get-token` each time (no static token)."""
+    auth = ExecAuth(
+        "aws", ("eks", "get-token", "--cluster-name", cluster_name, "--region", aws_region, "--output", "json")
+    )
+    return pulumi.Output.secret(
+        pulumi.Output.all(endpoint, ca_data).apply(lambda a: render_kubeconfig(cluster_name, a[0], a[1], auth))
+    )
+
+
 class EksCluster(pulumi.ComponentResource):
     """Control plane + OIDC + system node group + pinned managed add-ons + kubeconfig/provider."""
 
@@ -186,27 +198,8 @@ class EksCluster(pulumi.ComponentResource):
             ).arn,
         )
 
-        kubeconfig = pulumi.Output.secret(
-            pulumi.Output.all(self.cluster.endpoint, self.cluster.certificate_authority).apply(
-                lambda a: render_kubeconfig(
-                    args.cluster_name,
-                    a[0],
-                    a[1]["data"],
-                    ExecAuth(
-                        "aws",
-                        (
-                            "eks",
-                            "get-token",
-                            "--cluster-name",
-                            args.cluster_name,
-                            "--region",
-                            region.region,
-                            "--output",
-                            "json",
-                        ),
-                    ),
-                )
-            )
+        kubeconfig = eks_kubeconfig(
+            args.cluster_name, region.region, self.cluster.endpoint, self.cluster.certificate_authority["data"]
         )
         provider = kubernetes_provider(args.cluster_name, kubeconfig, self, [self.system_nodes])
         self.handle = ClusterHandle(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import math
 from collections.abc import Iterator
-from ipaddress import IPv4Network
+from ipaddress import IPv4Address, IPv4Network
 from typing import Literal
 
 from pydantic import Field
@@ -57,6 +57,30 @@ class ApiAccessSpec(Spec):
         default_factory=list,
         description="CIDRs allowed on the public endpoint; empty keeps the endpoint private-only.",
     )
+
+
+class ExistingClusterSpec(Spec):
+    """A cluster the platform builds on instead of creating one: its network, control plane and system nodes
+    are yours; the platform adds GPU pools, add-ons and models."""
+
+    name: str = Field(description="The EKS / GKE cluster's name in this region (and project).")
+    egress_ips: list[IPv4Address] = Field(
+        default_factory=list,
+        description="Public addresses its nodes reach the internet from (NAT), for peers' allowlists (Karmada's).",
+    )
+    node_role_arn: str | None = Field(None, description="AWS: IAM role of the GPU nodes (an EKS node role).")
+    subnets: dict[str, str] = Field(
+        default_factory=dict, description="AWS: private subnet id per zone, for the GPU pools' nodes."
+    )
+    node_service_account: str | None = Field(
+        None, description="GCP: service account e-mail of the GPU nodes (least privilege, not the default one)."
+    )
+
+
+class ClusterSpec(Spec):
+    """Create the region's cluster (the default) or build on one that exists."""
+
+    existing: ExistingClusterSpec | None = Field(None, description="An existing cluster to build on.")
 
 
 class CertManagerSpec(Spec):
@@ -194,6 +218,9 @@ class RegionSpec(Spec):
         default_factory=CertManagerSpec,
         description="cert-manager for webhook certificates (KServe's); installed on every cluster that runs KServe.",
     )
+    cluster: ClusterSpec = Field(
+        default_factory=ClusterSpec, description="The region's cluster: created here, or an existing one."
+    )
     deployer: DeployerSpec | None = Field(
         None,
         description="Where this region's stack is deployed from; default: a runner inside the network when the "
@@ -220,8 +247,43 @@ class RegionSpec(Spec):
         return blocks[:zones], public
 
 
+def _check_existing_cluster(region: RegionSpec, path: tuple) -> Iterator[Issue]:
+    existing = region.cluster.existing
+    if existing is None:
+        return
+    at = (*path, "cluster", "existing")
+    aws_only = {"nodeRoleArn": existing.node_role_arn, "subnets": existing.subnets}
+    gcp_only = {"nodeServiceAccount": existing.node_service_account}
+    foreign = gcp_only if region.cloud == "aws" else aws_only
+    for key, value in foreign.items():
+        if value:
+            yield Issue(join_path(*at, key), f"only for {'GCP' if region.cloud == 'aws' else 'AWS'}; remove it")
+    if not region.gpu_pools:
+        return
+    if region.cloud == "aws":
+        if not existing.node_role_arn:
+            yield Issue(
+                join_path(*at, "nodeRoleArn"),
+                "GPU pools on an existing EKS cluster need the nodes' IAM role: nodeRoleArn: "
+                "arn:aws:iam::<account>:role/<node-role>",
+            )
+        zones = sorted({z for pool in region.gpu_pools for z in region.pool_zones(pool)} - set(existing.subnets))
+        if zones:
+            yield Issue(
+                join_path(*at, "subnets"),
+                f"no private subnet for zone(s) {', '.join(zones)} the GPU pools use; add `{zones[0]}: subnet-...`",
+            )
+    elif not existing.node_service_account:
+        yield Issue(
+            join_path(*at, "nodeServiceAccount"),
+            "GPU pools on an existing GKE cluster need the nodes' service account: nodeServiceAccount: "
+            "<name>@<project>.iam.gserviceaccount.com",
+        )
+
+
 def check_region(region: RegionSpec, path: tuple) -> Iterator[Issue]:
     """Location, version and address-plan checks that need the catalog."""
+    yield from _check_existing_cluster(region, path)
     cloud = region.cloud
     known_zones = region_catalog.zones_of(cloud, region.region)
     if known_zones is None:

@@ -53,7 +53,7 @@ def model_shares(env: EnvironmentSpec, stack: str, model: ModelSpec) -> list[Mem
         pool = region.pool(placement.pool)
         assert pool is not None  # validated by check_workloads
         weight = sum(schedulable_at_max_size(pool).values())
-        shares.append(MemberShare(region, pool, placement, cluster_name(stack, region.name), weight))
+        shares.append(MemberShare(region, pool, placement, cluster_name(stack, region), weight))
     return shares
 
 

@@ -38,6 +38,14 @@ class GkeClusterArgs:
     production: bool
 
 
+def gke_kubeconfig(cluster_name: str, endpoint: pulumi.Input[str], ca: pulumi.Input[str]) -> pulumi.Output[str]:
+    """A secret kubeconfig authenticating through gke-gcloud-auth-plugin (no static token)."""
+    auth = ExecAuth("gke-gcloud-auth-plugin", (), provide_cluster_info=True)
+    return pulumi.Output.secret(
+        pulumi.Output.all(endpoint, ca).apply(lambda a: render_kubeconfig(cluster_name, f"https://{a[0]}", a[1], auth))
+    )
+
+
 class GkeCluster(pulumi.ComponentResource):
     cluster: gcp.container.Cluster
     node_service_account: gcp.serviceaccount.Account
@@ -156,15 +164,8 @@ class GkeCluster(pulumi.ComponentResource):
             ),
         )
 
-        kubeconfig = pulumi.Output.secret(
-            pulumi.Output.all(self.cluster.endpoint, self.cluster.master_auth).apply(
-                lambda a: render_kubeconfig(
-                    args.cluster_name,
-                    f"https://{a[0]}",
-                    a[1]["cluster_ca_certificate"],
-                    ExecAuth("gke-gcloud-auth-plugin", (), provide_cluster_info=True),
-                )
-            )
+        kubeconfig = gke_kubeconfig(
+            args.cluster_name, self.cluster.endpoint, self.cluster.master_auth["cluster_ca_certificate"]
         )
         provider = kubernetes_provider(args.cluster_name, kubeconfig, self, [self.system_pool])
         self.handle = ClusterHandle(

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from components.config.region import RegionSpec
+
 # Model servers (KServe InferenceServices) run here under this service account; the model
 # store grants it read access (IRSA / Workload Identity) and the cache mounts into it.
 SERVING_NAMESPACE = "inference"
@@ -16,9 +21,11 @@ def annotation(key: str) -> str:
     return f"{ANNOTATION_PREFIX}/{key}"
 
 
-def cluster_name(stack: str, region_name: str) -> str:
-    """A region entry's Kubernetes cluster (and its provider, and its Karmada member name)."""
-    return f"{stack}-{region_name}"
+def cluster_name(stack: str, region: RegionSpec) -> str:
+    """A region entry's Kubernetes cluster (and its provider, and its Karmada member name): the one it
+    creates, `<environment>-<region>`, or the existing cluster it builds on."""
+    existing = region.cluster.existing
+    return existing.name if existing is not None else f"{stack}-{region.name}"
 
 
 def model_bucket_name(prefix: str, stack: str, region_name: str) -> str:

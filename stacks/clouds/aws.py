@@ -10,6 +10,7 @@ import pulumi_aws as aws
 
 from components.aws.cluster_autoscaler import ClusterAutoscaler, ClusterAutoscalerArgs, scale_down_unneeded_seconds
 from components.aws.eks import EksCluster, EksClusterArgs
+from components.aws.existing_cluster import ExistingEksCluster, ExistingEksClusterArgs
 from components.aws.gpu_node_group import EksGpuNodeGroup, EksGpuNodeGroupArgs, EksNodeTarget
 from components.aws.network import AwsNetwork, AwsNetworkArgs
 from components.config.environment import EnvironmentSpec
@@ -61,20 +62,30 @@ def cluster(
 ) -> ClusterHandle:
     provider_ = provider(env, region, stack, parent)
     opts = pulumi.ResourceOptions(parent=parent, providers={"aws": provider_})
-    network = AwsNetwork(region.name, AwsNetworkArgs(region=region, cluster_name=cluster_name), opts=opts)
-    eks = EksCluster(
-        region.name,
-        EksClusterArgs(
-            region=region,
-            cluster_name=cluster_name,
-            network=network,
-            label_domain=env.label_domain,
-            production=env.production,
-        ),
-        opts=opts,
-    )
+    if region.cluster.existing is not None:
+        existing = ExistingEksCluster(
+            region.name, ExistingEksClusterArgs(region=region, existing=region.cluster.existing), opts=opts
+        )
+        base, target = existing.handle, existing.target
+        identity = WorkloadIdentity(oidc_provider_arn=existing.oidc_provider_arn, oidc_issuer=existing.oidc_issuer)
+        egress_ips = pulumi.Output.from_input([str(ip) for ip in region.cluster.existing.egress_ips])
+    else:
+        network = AwsNetwork(region.name, AwsNetworkArgs(region=region, cluster_name=cluster_name), opts=opts)
+        eks = EksCluster(
+            region.name,
+            EksClusterArgs(
+                region=region,
+                cluster_name=cluster_name,
+                network=network,
+                label_domain=env.label_domain,
+                production=env.production,
+            ),
+            opts=opts,
+        )
+        base, target = eks.handle, EksNodeTarget.of(eks, network)
+        identity = WorkloadIdentity(oidc_provider_arn=eks.oidc_provider.arn, oidc_issuer=eks.oidc_issuer)
+        egress_ips = network.egress_ips
     placements = model_placements(env, region)
-    target = EksNodeTarget.of(eks, network)
     node_groups = [
         EksGpuNodeGroup(
             f"{region.name}-{pool.name}",
@@ -92,8 +103,7 @@ def cluster(
         )
         for pool in region.gpu_pools
     ]
-    identity = WorkloadIdentity(oidc_provider_arn=eks.oidc_provider.arn, oidc_issuer=eks.oidc_issuer)
-    handle = replace(eks.handle, cloud_provider=provider_, identity=identity, egress_ips=network.egress_ips)
+    handle = replace(base, cloud_provider=provider_, identity=identity, egress_ips=egress_ips)
     if node_groups:
         ClusterAutoscaler(
             region.name,

@@ -10,6 +10,7 @@ import pulumi_gcp as gcp
 
 from components.config.environment import EnvironmentSpec
 from components.config.region import RegionSpec
+from components.gcp.existing_cluster import ExistingGkeCluster, ExistingGkeClusterArgs
 from components.gcp.gke import GkeCluster, GkeClusterArgs
 from components.gcp.gpu_node_pool import GkeGpuNodePool, GkeGpuNodePoolArgs
 from components.gcp.gpudirect_pods import GpuDirectPods, GpuDirectPodsArgs
@@ -68,18 +69,30 @@ def cluster(
 ) -> ClusterHandle:
     provider_ = provider(env, region, stack, parent)
     opts = pulumi.ResourceOptions(parent=parent, providers={"gcp": provider_})
-    network = GcpNetwork(region.name, GcpNetworkArgs(region=region, cluster_name=cluster_name), opts=opts)
-    gke = GkeCluster(
-        region.name,
-        GkeClusterArgs(
-            region=region,
-            cluster_name=cluster_name,
-            network=network,
-            label_domain=env.label_domain,
-            production=env.production,
-        ),
-        opts=opts,
-    )
+    existing_spec = region.cluster.existing
+    if existing_spec is not None:
+        existing = ExistingGkeCluster(
+            region.name, ExistingGkeClusterArgs(region=region, existing=existing_spec), opts=opts
+        )
+        base, workload_pool = existing.handle, existing.workload_pool
+        node_cluster, node_account = existing_spec.name, existing_spec.node_service_account or ""
+        egress_ips = pulumi.Output.from_input([str(ip) for ip in existing_spec.egress_ips])
+    else:
+        network = GcpNetwork(region.name, GcpNetworkArgs(region=region, cluster_name=cluster_name), opts=opts)
+        gke = GkeCluster(
+            region.name,
+            GkeClusterArgs(
+                region=region,
+                cluster_name=cluster_name,
+                network=network,
+                label_domain=env.label_domain,
+                production=env.production,
+            ),
+            opts=opts,
+        )
+        base, workload_pool = gke.handle, gke.workload_pool
+        node_cluster, node_account = gke.cluster.name, gke.node_service_account.email
+        egress_ips = network.egress_ips
     pools = [
         GkeGpuNodePool(
             f"{region.name}-{pool.name}",
@@ -88,8 +101,8 @@ def cluster(
                 pool=pool,
                 cluster_name=cluster_name,
                 label_domain=env.label_domain,
-                cluster=gke.cluster.name,
-                node_service_account=gke.node_service_account.email,
+                cluster=node_cluster,
+                node_service_account=node_account,
             ),
             opts=opts,
         )
@@ -99,12 +112,9 @@ def cluster(
     if gpu_direct:
         GpuDirectPods(
             region.name,
-            GpuDirectPodsArgs(cluster=gke.handle, label_domain=env.label_domain, depends_on=tuple(gpu_direct)),
+            GpuDirectPodsArgs(cluster=base, label_domain=env.label_domain, depends_on=tuple(gpu_direct)),
             opts=pulumi.ResourceOptions(parent=parent),
         )
     return replace(
-        gke.handle,
-        cloud_provider=provider_,
-        identity=WorkloadIdentity(workload_pool=gke.workload_pool),
-        egress_ips=network.egress_ips,
+        base, cloud_provider=provider_, identity=WorkloadIdentity(workload_pool=workload_pool), egress_ips=egress_ips
     )

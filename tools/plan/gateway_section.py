@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from components.config.gateway import RateSpec, gateway_hostname, has_gateway
+from components.k8s.names import cluster_name
 from tools.plan.model import Plan
 
 _ROUTE_KIND = "AIGatewayRoute"
@@ -32,7 +33,7 @@ def gateway_section(plan: Plan) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for region in regions:
-        cluster = f"{plan.environment}-{region.name}"
+        cluster = cluster_name(plan.environment, region)
         routes = sorted(
             (
                 r.inputs

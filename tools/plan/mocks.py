@@ -189,6 +189,38 @@ _GCP_SERVICE_AGENTS: dict[str, Callable[[str], dict]] = {
 }
 
 
+def _existing_eks(args: dict, region: str) -> dict:
+    """aws.eks.get_cluster of a cluster built elsewhere: what its owner's API would answer."""
+    name = str(args.get("name"))
+    oidc = _hex(name, 32).upper()
+    h = _hex(name)
+    return {
+        "name": name,
+        "endpoint": f"https://{oidc}.gr7.{region}.eks.amazonaws.com",
+        "certificateAuthorities": [{"data": FAKE_CA_DATA}],
+        "identities": [{"oidcs": [{"issuer": f"https://oidc.eks.{region}.amazonaws.com/id/{oidc}"}]}],
+        "vpcConfig": {"clusterSecurityGroupId": f"sg-{h}", "vpcId": f"vpc-{h}"},
+    }
+
+
+def _existing_oidc_provider(args: dict, region: str) -> dict:
+    url = str(args.get("url"))
+    return {"url": url, "arn": f"arn:aws:iam::{ACCOUNT_ID}:oidc-provider/{url.removeprefix('https://')}"}
+
+
+def _existing_gke(args: dict, region: str) -> dict:
+    name = str(args.get("name"))
+    return {"name": name, "endpoint": _public_ip(name, 34), "masterAuths": [{"clusterCaCertificate": FAKE_CA_DATA}]}
+
+
+# Data sources reading a cluster that already exists (regions[].cluster.existing).
+_EXISTING_CLUSTERS: dict[str, Callable[[dict, str], dict]] = {
+    "aws:eks/getCluster:getCluster": _existing_eks,
+    "aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider": _existing_oidc_provider,
+    "gcp:container/getCluster:getCluster": _existing_gke,
+}
+
+
 _BY_PACKAGE: dict[str, Callable[..., tuple[str, dict]]] = {
     "gcp": _gcp,
     "random": _random,
@@ -238,6 +270,8 @@ class PlausibleMocks(mocks.Mocks):
             return {"accountId": ACCOUNT_ID, "arn": f"arn:aws:iam::{ACCOUNT_ID}:user/plan", "userId": "PLAN"}
         if args.token == "aws:index/getPartition:getPartition":
             return {"partition": "aws", "dnsSuffix": "amazonaws.com"}
+        if args.token in _EXISTING_CLUSTERS:
+            return _EXISTING_CLUSTERS[args.token](args.args, self._provider_region(args.provider))
         if args.token in _GCP_SERVICE_AGENTS:
             return _GCP_SERVICE_AGENTS[args.token](str(args.args.get("project", "mock-project")))
         return {}

@@ -13,6 +13,7 @@ from components.catalog.regions import CLOUDS
 from components.config.capacity_checks import pool_holds, replica_demands
 from components.config.region import GpuPoolSpec, RegionSpec
 from components.domain.gpu_resources import schedulable_at_max_size, schedulable_resources
+from components.k8s.names import cluster_name
 from components.k8s.topology import placement_group_name, pool_fabric, uses_placement_group
 from tools.plan.cost_section import cost_section
 from tools.plan.gateway_section import gateway_section
@@ -175,7 +176,7 @@ def _placement(plan: Plan, region: RegionSpec, pool: GpuPoolSpec) -> str:
     if not uses_placement_group(pool):
         return zones
     kind = CLOUDS[region.cloud].compact_placement
-    return f"{kind} `{placement_group_name(f'{plan.environment}-{region.name}', pool)}` in {zones}"
+    return f"{kind} `{placement_group_name(cluster_name(plan.environment, region), pool)}` in {zones}"
 
 
 def _capacity_type(plan: Plan, region: RegionSpec, pool: GpuPoolSpec) -> str:
@@ -261,7 +262,7 @@ def _diagram(plan: Plan) -> str:
     env = plan.spec
     lines = ["## Topology\n", "```mermaid", "flowchart LR"]
     for region in env.regions:
-        cluster = f"{plan.environment}-{region.name}"
+        cluster = cluster_name(plan.environment, region)
         kind = CLOUDS[region.cloud].cluster_kind
         lines.append(f'  subgraph {_node_id("r", region.name)}["{region.name}: {region.cloud} {region.region}"]')
         lines.append(
@@ -361,8 +362,8 @@ def _federation(plan: Plan) -> str:
     ]
     for region in member_regions(env):
         rows.append(
-            f"| {plan.environment}-{region.name} | {region.cloud} | {region.region} | "
-            f"{', '.join(gpu_products(region)) or '-'} | {_joins(plan, f'{plan.environment}-{region.name}')} |"
+            f"| {cluster_name(plan.environment, region)} | {region.cloud} | {region.region} | "
+            f"{', '.join(gpu_products(region)) or '-'} | {_joins(plan, cluster_name(plan.environment, region))} |"
         )
     models = federated_models(env)
     if models:
@@ -394,7 +395,7 @@ def _admission(plan: Plan) -> str:
         if r.inputs["kind"] == "ResourceQuota":
             quotas.setdefault(plan.cluster_of(r), []).append(r.inputs["metadata"]["namespace"])
     for region in plan.spec.regions:
-        cluster = f"{plan.environment}-{region.name}"
+        cluster = cluster_name(plan.environment, region)
         installed = releases.get((cluster, "cert-manager"))
         if installed is not None:
             cert_manager = f"{installed['version']} (installed before KServe)"
@@ -648,7 +649,7 @@ def summary_tree(plan: Plan):
     counts = component_counts(plan)
     for region in plan.spec.regions:
         branch = tree.add(
-            f"[cyan]{region.name}[/] {region.cloud} {region.region} -> cluster {plan.environment}-{region.name}"
+            f"[cyan]{region.name}[/] {region.cloud} {region.region} -> cluster {cluster_name(plan.environment, region)}"
         )
         for label, n in sorted(counts.get(region.name, Counter()).items()):
             branch.add(f"{label}: {n}")

@@ -99,7 +99,7 @@ def stack_health(
                     raise ProbeError("no karmadaKubeconfig output in the federation host's stack")
                 return cluster_probe(kubeconfig)
 
-            members = [cluster_name(env_name, r.name) for r in member_regions(env)]
+            members = [cluster_name(env_name, r) for r in member_regions(env)]
             return federation_checks(members=members, karmada=karmada)
         return [
             check

@@ -1,0 +1,119 @@
+"""Regions built on clusters that already exist (`regions[].cluster.existing`): read, never created."""
+
+from __future__ import annotations
+
+import pytest
+
+from policies.offline import evaluate_plan
+from tests.harness import config_errors, plan_config, raw_environment
+
+EKS_ROLE = "arn:aws:iam::123456789012:role/team-gpu-nodes"
+GKE_ACCOUNT = "gpu-nodes@acme-inference-prod.iam.gserviceaccount.com"
+
+
+def _existing_prod() -> dict:
+    raw = raw_environment("prod")
+    use1, _, usc1 = raw["regions"]
+    use1["cluster"] = {
+        "existing": {
+            "name": "team-eks",
+            "egressIps": ["198.51.100.7", "198.51.100.8"],
+            "nodeRoleArn": EKS_ROLE,
+            "subnets": {zone: f"subnet-{zone}" for zone in use1["zones"]},
+        }
+    }
+    usc1["cluster"] = {
+        "existing": {"name": "team-gke", "egressIps": ["203.0.113.9"], "nodeServiceAccount": GKE_ACCOUNT}
+    }
+    return raw
+
+
+@pytest.fixture(scope="module")
+def existing_plan():
+    return plan_config(_existing_prod(), stack="prod")
+
+
+def test_no_network_or_control_plane_is_created_for_an_existing_cluster(existing_plan):
+    clusters = {r.name for r in existing_plan.of_type("aws:eks/cluster:Cluster")}
+    assert clusters == {"usw2-cluster"}  # use1's is the team's
+    assert existing_plan.of_type("gcp:container/cluster:Cluster") == []
+    vpcs = {r.name for r in existing_plan.of_type("aws:ec2/vpc:Vpc")}
+    assert vpcs == {"usw2-vpc"}
+    # Only the h200 pool's GPUDirect networks (its extra NICs), not the cluster's VPC.
+    networks = {r.name for r in existing_plan.of_type("gcp:compute/network:Network")}
+    assert networks == {"usc1-h200-gvnic0", "usc1-h200-rdma"}
+
+
+def test_gpu_pools_join_the_existing_clusters_with_the_declared_role_subnets_and_account(existing_plan):
+    groups = {r.name: r.inputs for r in existing_plan.of_type("aws:eks/nodeGroup:NodeGroup")}
+    h100 = groups["use1-h100"]
+    assert h100["clusterName"] == "team-eks" and h100["nodeRoleArn"] == EKS_ROLE
+    assert all(s.startswith("subnet-us-east-1") for s in h100["subnetIds"]) and h100["subnetIds"]
+    pools = {r.name: r.inputs for r in existing_plan.of_type("gcp:container/nodePool:NodePool")}
+    gpu_pools = {name: p for name, p in pools.items() if name.startswith("usc1-")}
+    assert len(gpu_pools) == 3  # h200, l4, a100-mig
+    for name, pool in gpu_pools.items():
+        assert pool["cluster"] == "team-gke", name
+        assert pool["nodeConfig"]["serviceAccount"] == GKE_ACCOUNT, name
+
+
+def test_add_ons_use_the_existing_clusters_providers_and_identity(existing_plan):
+    providers = {r.name for r in existing_plan.of_type("pulumi:providers:kubernetes")}
+    assert {"team-eks", "team-gke", "prod-usw2", "prod-karmada"} <= providers
+    releases = {(existing_plan.cluster_of(r), r.inputs["name"]) for r in existing_plan.helm_releases()}
+    assert ("team-eks", "kserve") in {(c, n) for c, n in releases if n == "kserve"} or (
+        "team-eks",
+        "kserve-resources",
+    ) in releases
+    # IRSA trusts the existing cluster's OIDC provider, read by its issuer.
+    trusts = [
+        r.inputs["assumeRolePolicy"]
+        for r in existing_plan.of_type("aws:iam/role:Role")
+        if r.urn.startswith("urn:pulumi:prod.use1::") and "oidc-provider" in str(r.inputs.get("assumeRolePolicy"))
+    ]
+    assert trusts and all("oidc.eks.us-east-1.amazonaws.com/id/" in t for t in trusts)
+
+
+def test_the_declared_egress_joins_the_karmada_allowlist(existing_plan):
+    (patch,) = existing_plan.of_type("kubernetes:core/v1:ServicePatch")
+    sources = patch.inputs["spec"]["loadBalancerSourceRanges"]
+    assert {"198.51.100.7/32", "198.51.100.8/32", "203.0.113.9/32"} <= set(sources)
+    members = {
+        r.inputs["metadata"]["name"] for r in existing_plan.of_type("kubernetes:cluster.karmada.io/v1alpha1:Cluster")
+    }
+    assert members == {"team-eks", "prod-usw2", "team-gke"}
+
+
+def test_an_environment_on_existing_clusters_passes_the_pack(existing_plan):
+    assert evaluate_plan(existing_plan).mandatory == []
+
+
+@pytest.mark.parametrize(
+    ("region", "existing", "path", "fragment"),
+    [
+        (
+            0,
+            {"name": "team-eks", "subnets": {"us-east-1a": "subnet-a"}},
+            "regions[0].cluster.existing.nodeRoleArn",
+            "nodes' IAM role",
+        ),
+        (
+            0,
+            {"name": "team-eks", "nodeRoleArn": EKS_ROLE},
+            "regions[0].cluster.existing.subnets",
+            "no private subnet for zone(s) us-east-1a",
+        ),
+        (2, {"name": "team-gke"}, "regions[2].cluster.existing.nodeServiceAccount", "nodes' service account"),
+        (
+            2,
+            {"name": "team-gke", "nodeServiceAccount": GKE_ACCOUNT, "nodeRoleArn": EKS_ROLE},
+            "regions[2].cluster.existing.nodeRoleArn",
+            "only for AWS",
+        ),
+    ],
+)
+def test_an_existing_cluster_missing_what_its_pools_need_is_refused(region, existing, path, fragment):
+    raw = raw_environment("prod")
+    raw["regions"][region]["cluster"] = {"existing": existing}
+    errors = config_errors(raw)
+    assert any(e.startswith(path) and fragment in e for e in errors), errors
