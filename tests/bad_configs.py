@@ -254,6 +254,7 @@ CORPUS: list[Bad] = [
     _b('stacks', 'prod', 'outside-runner-private-endpoint', [('set', 'regions[0].deployer', {'kind': 'cidrs', 'cidrs': ['198.51.100.0/24']})], 'regions[0].deployer', 'API endpoint of use1 is private'),
     _b('stacks', 'dev', 'runner-outside-public-cidrs', [('set', 'regions[0].deployer', {'kind': 'cidrs', 'cidrs': ['198.51.100.0/24']})], 'regions[0].deployer.cidrs[0]', "not within use1's apiAccess.publicCidrs"),
     _b('stacks', 'dev', 'runner-wider-than-public-cidrs', [('set', 'regions[0].deployer', {'kind': 'cidrs', 'cidrs': ['203.0.112.0/23']})], 'regions[0].deployer.cidrs[0]', 'not within'),
+    _b('stacks', 'prod', 'outside-runner-private-gke', [('set', 'regions[2].deployer', {'kind': 'cidrs', 'cidrs': ['198.51.100.0/24']})], 'regions[2].deployer', 'API endpoint of usc1 is private'),
     _b('stacks', 'prod', 'vpc-runner-with-cidrs', [('set', 'regions[1].deployer', {'kind': 'vpcRunner', 'cidrs': ['10.0.0.0/8']})], 'regions[1].deployer.cidrs', 'needs no source CIDRs'),
     _b('stacks', 'prod', 'private-link-without-cidrs', [('set', 'regions[2].deployer', {'kind': 'privateLink'})], 'regions[2].deployer.cidrs', 'needs the runner'),
     _b('stacks', 'prod', 'deployer-covers-internet', [('set', 'regions[0].deployer', {'kind': 'privateLink', 'cidrs': ['0.0.0.0/1', '128.0.0.0/1']})], 'regions[0].deployer.cidrs', 'cover the internet'),

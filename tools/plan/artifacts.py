@@ -33,14 +33,15 @@ def safe_file_name(name: str) -> str:
     return _UNSAFE.sub("_", name)
 
 
-def plan_document(plan: Plan) -> dict[str, Any]:
+def plan_document(plan: Plan, *, with_cost: bool = True) -> dict[str, Any]:
+    """`with_cost`: False for one stack of several (the cost is the environment's, in its own plan.json)."""
     return {
         "environment": plan.environment,
         "project": plan.project,
         **({"stacks": list(plan.stacks)} if plan.stacks else {}),
         "resources": [r.to_json() for r in plan.resources],  # dependency order, the same every run
         "outputs": plan.outputs,
-        "cost": None if plan.spec is None else cost_document(plan),  # no spec: a component-level evaluation
+        "cost": None if plan.spec is None or not with_cost else cost_document(plan),  # no spec: a component
     }
 
 
@@ -97,7 +98,7 @@ def plan_artifacts(plan: Plan) -> dict[str, str]:
     # Several stacks: each has its own objects (a stack may patch what another created), under stacks/<stack>/.
     for prefix, part in [(f"stacks/{name}/", p) for name, p in plan.stacks.items()] or [("", plan)]:
         if prefix:
-            texts[f"{prefix}plan.json"] = _json(plan_document(part))
+            texts[f"{prefix}plan.json"] = _json(plan_document(part, with_cost=False))
         for sub, files in (("manifests", manifest_files(part)), ("helm", helm_files(part))):
             for rel, content in files.items():
                 texts[f"{prefix}{sub}/{rel}"] = yaml.safe_dump(content, sort_keys=True)
