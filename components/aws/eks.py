@@ -70,11 +70,53 @@ class EksCluster(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: EksClusterArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:aws:EksCluster", name, None, opts)
-        region = args.region
-        child = pulumi.ResourceOptions(parent=self)
+        self._name, self._args = name, args
+        private_subnets = list(args.network.private_subnet_ids.values())
+        self.cluster = self._control_plane(private_subnets)
+        self._admit_private_links()
+        self.oidc_issuer = self.cluster.identities.apply(lambda ids: ids[0]["oidcs"][0]["issuer"])
+        self.oidc_provider = aws.iam.OpenIdConnectProvider(
+            f"{name}-oidc", url=self.oidc_issuer, client_id_lists=["sts.amazonaws.com"], opts=self._child
+        )
+        self.node_role = aws.iam.Role(
+            f"{name}-node", assume_role_policy=service_trust("ec2.amazonaws.com"), opts=self._child
+        )
+        node_policies = [
+            aws.iam.RolePolicyAttachment(f"{name}-node-{i}", role=self.node_role.name, policy_arn=arn, opts=self._child)
+            for i, arn in enumerate(NODE_POLICIES)
+        ]
+        # The CNI must run before nodes can become Ready; it gets its own IRSA role, not the node role.
+        vpc_cni = self._addon(
+            "vpc-cni",
+            [],
+            service_account_role_arn=self._irsa("vpc-cni", "kube-system", "aws-node", "AmazonEKS_CNI_Policy").arn,
+            configuration_values=json.dumps(VPC_CNI_CONFIGURATION, separators=(",", ":")),
+        )
+        kube_proxy = self._addon("kube-proxy", [])
+        self.node_prerequisites = [vpc_cni, *node_policies]
+        self.system_nodes = self._system_node_group(name, args, private_subnets, self.node_prerequisites)
+        coredns = self._addon("coredns", [self.system_nodes])
+        ebs_csi = self._addon(
+            "aws-ebs-csi-driver",
+            [self.system_nodes],
+            service_account_role_arn=self._irsa(
+                "ebs-csi", "kube-system", "ebs-csi-controller-sa", "service-role/AmazonEBSCSIDriverPolicy"
+            ).arn,
+        )
+        self.handle = self._handle(ready=[self.system_nodes, vpc_cni, kube_proxy, coredns, ebs_csi])
+        self.register_outputs(
+            {"endpoint": self.cluster.endpoint, "oidcIssuer": self.oidc_issuer, "kubeconfig": self.handle.kubeconfig}
+        )
+
+    @property
+    def _child(self) -> pulumi.ResourceOptions:
+        return pulumi.ResourceOptions(parent=self)
+
+    def _control_plane(self, private_subnets: list) -> aws.eks.Cluster:
+        """Private-by-default API, secrets encrypted with our own key, every control-plane log kept."""
+        name, args, region = self._name, self._args, self._args.region
         # Stateful in production: a `pulumi destroy` or a replace must not take these down.
         stateful = pulumi.ResourceOptions(parent=self, protect=args.production, retain_on_delete=args.production)
-
         key = aws.kms.Key(
             f"{name}-secrets",
             description=f"Envelope encryption of Kubernetes secrets in {args.cluster_name}",
@@ -83,26 +125,23 @@ class EksCluster(pulumi.ComponentResource):
             opts=stateful,
         )
         aws.kms.Alias(
-            f"{name}-secrets", name=f"alias/{args.cluster_name}-eks-secrets", target_key_id=key.key_id, opts=child
+            f"{name}-secrets", name=f"alias/{args.cluster_name}-eks-secrets", target_key_id=key.key_id, opts=self._child
         )
-
         cluster_role = aws.iam.Role(
-            f"{name}-cluster", assume_role_policy=service_trust("eks.amazonaws.com"), opts=child
+            f"{name}-cluster", assume_role_policy=service_trust("eks.amazonaws.com"), opts=self._child
         )
         cluster_policy = aws.iam.RolePolicyAttachment(
-            f"{name}-cluster", role=cluster_role.name, policy_arn=_POLICY + "AmazonEKSClusterPolicy", opts=child
+            f"{name}-cluster", role=cluster_role.name, policy_arn=_POLICY + "AmazonEKSClusterPolicy", opts=self._child
         )
         # Created by us so retention is set; EKS would otherwise create it with "never expire".
         log_group = aws.cloudwatch.LogGroup(
             f"{name}-control-plane",
             name=f"/aws/eks/{args.cluster_name}/cluster",
             retention_in_days=args.log_retention_days,
-            opts=child,
+            opts=self._child,
         )
-
         public_cidrs = [str(c) for c in region.api_access.public_cidrs]
-        private_subnets = list(args.network.private_subnet_ids.values())
-        self.cluster = aws.eks.Cluster(
+        return aws.eks.Cluster(
             f"{name}-cluster",
             name=args.cluster_name,
             version=region.kubernetes_version,
@@ -127,90 +166,63 @@ class EksCluster(pulumi.ComponentResource):
                 pulumi.ResourceOptions(depends_on=[cluster_policy, log_group], custom_timeouts=CLUSTER_TIMEOUTS),
             ),
         )
-        # A declared private link (VPN, peering, Direct Connect): its sources may reach the private endpoint.
-        for i, cidr in enumerate(private_link_cidrs(region)):
+
+    def _admit_private_links(self) -> None:
+        """A declared private link (VPN, peering, Direct Connect): its sources may reach the private endpoint."""
+        for i, cidr in enumerate(private_link_cidrs(self._args.region)):
             aws.vpc.SecurityGroupIngressRule(
-                f"{name}-api-private-link-{i}",
+                f"{self._name}-api-private-link-{i}",
                 security_group_id=self.cluster.vpc_config.cluster_security_group_id,
                 cidr_ipv4=str(cidr),
                 ip_protocol="tcp",
                 from_port=443,
                 to_port=443,
                 description="Kubernetes API from the deployer's private link",
-                opts=child,
-            )
-        issuer = self.cluster.identities.apply(lambda ids: ids[0]["oidcs"][0]["issuer"])
-        self.oidc_provider = aws.iam.OpenIdConnectProvider(
-            f"{name}-oidc", url=issuer, client_id_lists=["sts.amazonaws.com"], opts=child
-        )
-        self.oidc_issuer = issuer
-
-        self.node_role = aws.iam.Role(f"{name}-node", assume_role_policy=service_trust("ec2.amazonaws.com"), opts=child)
-        node_policies = [
-            aws.iam.RolePolicyAttachment(f"{name}-node-{i}", role=self.node_role.name, policy_arn=arn, opts=child)
-            for i, arn in enumerate(NODE_POLICIES)
-        ]
-
-        def irsa(sa_name: str, namespace: str, service_account: str, policy: str) -> aws.iam.Role:
-            return irsa_role(
-                f"{name}-{sa_name}",
-                IrsaRoleArgs(
-                    oidc_provider_arn=self.oidc_provider.arn,
-                    oidc_issuer_url=issuer,
-                    namespace=namespace,
-                    service_account=service_account,
-                    managed_policy_arns=(_POLICY + policy,),
-                ),
-                parent=self,
+                opts=self._child,
             )
 
-        addon_versions = EKS_ADDON_VERSIONS[region.kubernetes_version]
-
-        def addon(addon_name: str, depends_on: list[pulumi.Resource], **kwargs) -> aws.eks.Addon:
-            return aws.eks.Addon(
-                f"{name}-{addon_name}",
-                cluster_name=self.cluster.name,
-                addon_name=addon_name,
-                addon_version=addon_versions[addon_name],
-                resolve_conflicts_on_create="OVERWRITE",
-                resolve_conflicts_on_update="OVERWRITE",
-                opts=pulumi.ResourceOptions(parent=self, depends_on=depends_on),
-                **kwargs,
-            )
-
-        # The CNI must run before nodes can become Ready; it gets its own IRSA role, not the node role.
-        vpc_cni = addon(
-            "vpc-cni",
-            [],
-            service_account_role_arn=irsa("vpc-cni", "kube-system", "aws-node", "AmazonEKS_CNI_Policy").arn,
-            configuration_values=json.dumps(VPC_CNI_CONFIGURATION, separators=(",", ":")),
-        )
-        kube_proxy = addon("kube-proxy", [])
-
-        self.node_prerequisites = [vpc_cni, *node_policies]
-        self.system_nodes = self._system_node_group(name, args, private_subnets, self.node_prerequisites)
-        coredns = addon("coredns", [self.system_nodes])
-        ebs_csi = addon(
-            "aws-ebs-csi-driver",
-            [self.system_nodes],
-            service_account_role_arn=irsa(
-                "ebs-csi", "kube-system", "ebs-csi-controller-sa", "service-role/AmazonEBSCSIDriverPolicy"
-            ).arn,
+    def _irsa(self, sa_name: str, namespace: str, service_account: str, policy: str) -> aws.iam.Role:
+        """An add-on's own IAM role, assumable only by its service account (IRSA)."""
+        return irsa_role(
+            f"{self._name}-{sa_name}",
+            IrsaRoleArgs(
+                oidc_provider_arn=self.oidc_provider.arn,
+                oidc_issuer_url=self.oidc_issuer,
+                namespace=namespace,
+                service_account=service_account,
+                managed_policy_arns=(_POLICY + policy,),
+            ),
+            parent=self,
         )
 
+    def _addon(self, addon_name: str, depends_on: list[pulumi.Resource], **kwargs) -> aws.eks.Addon:
+        """A managed add-on at the version pinned for the cluster's Kubernetes minor."""
+        return aws.eks.Addon(
+            f"{self._name}-{addon_name}",
+            cluster_name=self.cluster.name,
+            addon_name=addon_name,
+            addon_version=EKS_ADDON_VERSIONS[self._args.region.kubernetes_version][addon_name],
+            resolve_conflicts_on_create="OVERWRITE",
+            resolve_conflicts_on_update="OVERWRITE",
+            opts=pulumi.ResourceOptions(parent=self, depends_on=depends_on),
+            **kwargs,
+        )
+
+    def _handle(self, *, ready: list[pulumi.Resource]) -> ClusterHandle:
+        """The cluster as add-ons see it, with its own provider from an exec-based kubeconfig."""
+        args = self._args
         kubeconfig = eks_kubeconfig(
-            args.cluster_name, region.region, self.cluster.endpoint, self.cluster.certificate_authority["data"]
+            args.cluster_name, args.region.region, self.cluster.endpoint, self.cluster.certificate_authority["data"]
         )
         provider = kubernetes_provider(args.cluster_name, kubeconfig, self, [self.system_nodes])
-        self.handle = ClusterHandle(
+        return ClusterHandle(
             name=args.cluster_name,
-            region=region,
+            region=args.region,
             provider=provider,
             kubeconfig=kubeconfig,
             endpoint=self.cluster.endpoint,
-            ready=[self.system_nodes, vpc_cni, kube_proxy, coredns, ebs_csi],
+            ready=ready,
         )
-        self.register_outputs({"endpoint": self.cluster.endpoint, "oidcIssuer": issuer, "kubeconfig": kubeconfig})
 
     def _system_node_group(
         self, name: str, args: EksClusterArgs, subnets: list, depends_on: list[pulumi.Resource]
