@@ -13,7 +13,7 @@ from pulumi.runtime import config as runtime_config
 from components.config.base import Issue
 from components.config.environment import EnvironmentSpec
 from components.config.loader import PROJECT, ConfigError, config_key_issues, load_environment
-from components.config.stackfile import PlanInputError, read_stack_file
+from components.config.stackfile import PlanInputError, read_stack_file, stack_config_from_mapping
 
 
 def namespace_values(namespace: str = PROJECT, config: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -47,30 +47,21 @@ def environment_file_config(stack: str, project_dir: Path | None = None) -> dict
         mapping = read_stack_file(project_dir or Path.cwd(), env_name)
     except PlanInputError as exc:
         raise ConfigError([Issue("", line) for line in exc.lines]) from None
-    config: dict[str, str] = {}
-    for key, value in mapping.items():
-        full_key = key if ":" in str(key) else f"{PROJECT}:{key}"
-        if _has_ciphertext(value):
-            raise ConfigError(
-                [
-                    Issue(
-                        full_key,
-                        f"Pulumi.{env_name}.yaml holds a `secure:` value, which only stack {env_name!r} could "
-                        f"decrypt; set it on the stack that uses it: pulumi config set --secret --path "
-                        f"-s {stack} '{full_key}' <value>",
-                    )
-                ]
-            )
-        config[full_key] = value if isinstance(value, str) else json.dumps(value)
-    return config
-
-
-def _has_ciphertext(value: Any) -> bool:
-    if isinstance(value, dict):
-        return set(value) == {"secure"} or any(_has_ciphertext(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_has_ciphertext(v) for v in value)
-    return False
+    path = (project_dir or Path.cwd()) / f"Pulumi.{env_name}.yaml"
+    parsed = stack_config_from_mapping(PROJECT, stack, mapping, path)
+    if parsed.secret_keys:
+        key = parsed.secret_keys[0]
+        raise ConfigError(
+            [
+                Issue(
+                    key,
+                    f"Pulumi.{env_name}.yaml holds a `secure:` value, which only stack {env_name!r} could "
+                    f"decrypt; set it on the stack that uses it: pulumi config set --secret --path "
+                    f"-s {stack} '{key}' <value>",
+                )
+            ]
+        )
+    return parsed.config
 
 
 def engine_config() -> dict[str, Any]:

@@ -12,10 +12,11 @@ from typing import Any
 
 import yaml
 
+from components.config.stackfile import stack_config_from_mapping
 from tools.plan.engine import evaluate
 from tools.plan.model import Plan, is_patch
 from tools.plan.runner import PROJECT_DIR, build_plan
-from tools.plan.stackfile import load_stack_config, stack_config_from_mapping
+from tools.plan.stackfile import load_stack_config
 
 PROJECT = "inference-platform"
 

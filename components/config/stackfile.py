@@ -7,11 +7,15 @@ environment from `Pulumi.<env>.yaml` (components/config/stacks.py).
 from __future__ import annotations
 
 import difflib
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+# What a `secure:` value reads as when it cannot be decrypted (the offline plan's redaction marker too).
+SECRET_MARKER = "[secret]"
 
 
 class PlanInputError(Exception):
@@ -102,3 +106,29 @@ def read_stack_file(project_dir: Path, stack: str) -> dict[str, Any]:
 def did_you_mean(word: str, options: tuple[str, ...] | list[str]) -> str:
     close = difflib.get_close_matches(word, options, n=1)
     return f"did you mean {close[0]!r}? " if close else ""
+
+
+def stack_config_from_mapping(project: str, stack: str, mapping: dict[str, Any], path: Path) -> StackConfig:
+    """Config as the CLI passes it: namespaced keys, non-string values as JSON text."""
+    config: dict[str, str] = {}
+    secret_keys: list[str] = []
+    for key, value in mapping.items():
+        full_key = key if ":" in str(key) else f"{project}:{key}"
+        value, is_secret = _unwrap_secure(value)
+        config[full_key] = value if isinstance(value, str) else json.dumps(value)
+        if is_secret:
+            secret_keys.append(full_key)
+    return StackConfig(project, stack, config, secret_keys, path)
+
+
+def _unwrap_secure(value: Any) -> tuple[Any, bool]:
+    """`secure:` ciphertext cannot be decrypted here; the program sees a marker instead."""
+    if isinstance(value, dict):
+        if set(value) == {"secure"}:
+            return SECRET_MARKER, True
+        pairs = {k: _unwrap_secure(v) for k, v in value.items()}
+        return {k: v for k, (v, _) in pairs.items()}, any(s for _, s in pairs.values())
+    if isinstance(value, list):
+        items = [_unwrap_secure(v) for v in value]
+        return [v for v, _ in items], any(s for _, s in items)
+    return value, False

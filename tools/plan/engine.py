@@ -16,9 +16,10 @@ from pulumi.runtime import mocks, rpc, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
+from components.config.stackfile import SECRET_MARKER
 from tools.plan.mocks import STACK_REFERENCE, PlausibleMocks, StackOutputs
 
-SECRET = "[secret]"
+SECRET = SECRET_MARKER
 _SECRET_SIG = rpc._special_sig_key
 _STACK_TYPE = "pulumi:pulumi:Stack"
 
