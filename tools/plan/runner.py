@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pulumi
+from pulumi.runtime import settings
 
 from components.config.stackfile import StackConfig
 from components.config.stacks import environment_stacks
@@ -30,6 +31,8 @@ def build_plan(
     from stacks.config import read_environment
 
     with phase("config"):
+        # As the engine would run it: this stack's name (not an earlier evaluation's) and its config.
+        settings.reset_options(project=stack_config.project, stack=stack_config.stack)
         pulumi.runtime.set_all_config(stack_config.config, stack_config.secret_keys)
         spec = read_environment()
 
