@@ -62,7 +62,7 @@ def _whole_environment(env: EnvironmentSpec, env_name: str) -> None:
     if env.federation.enabled:
         from stacks.federation import federate_in_one_stack
 
-        _export_karmada(federate_in_one_stack(env, env_name, {n: p.cluster for n, p in regions.items()}))
+        _export_all(federate_in_one_stack(env, env_name, {n: p.cluster for n, p in regions.items()}))
 
 
 def _region_stack(env: EnvironmentSpec, env_name: str, piece: StackSlice) -> None:
@@ -88,8 +88,7 @@ def _region_stack(env: EnvironmentSpec, env_name: str, piece: StackSlice) -> Non
     if env.federation.enabled:
         from stacks.federation import federate_region
 
-        for key, value in federate_region(env, env_name, platform.cluster, anchor_stack).items():
-            pulumi.export(key, value)
+        _export_all(federate_region(env, env_name, platform.cluster, anchor_stack))
 
 
 def _global_stack(env: EnvironmentSpec, env_name: str) -> None:
@@ -105,7 +104,7 @@ def _global_stack(env: EnvironmentSpec, env_name: str) -> None:
     if env.federation.enabled:
         from stacks.federation import federate_globally
 
-        _export_karmada(federate_globally(env, env_name, references))
+        _export_all(federate_globally(env, env_name, references))
 
 
 def _export_regions(env: EnvironmentSpec, regions: Mapping[str, RegionalPlatform]) -> None:
@@ -138,8 +137,6 @@ def _export_regions(env: EnvironmentSpec, regions: Mapping[str, RegionalPlatform
         )
 
 
-def _export_karmada(karmada: dict) -> None:
-    kubeconfig = karmada.pop("kubeconfig", None)
-    pulumi.export("karmada", karmada)
-    if kubeconfig is not None:
-        pulumi.export("karmadaKubeconfig", kubeconfig)
+def _export_all(outputs: Mapping[str, pulumi.Input]) -> None:
+    for key, value in outputs.items():
+        pulumi.export(key, value)

@@ -124,7 +124,9 @@ def karmada_objects(
     )
 
 
-def federate_in_one_stack(env: EnvironmentSpec, env_name: str, clusters: Mapping[str, ClusterHandle]) -> dict:
+def federate_in_one_stack(
+    env: EnvironmentSpec, env_name: str, clusters: Mapping[str, ClusterHandle]
+) -> dict[str, pulumi.Input]:
     """Every part in this stack; each agent starts once Karmada holds its access and Cluster. Returns the
     `karmada` output."""
     host_name = env.federation.host
@@ -154,7 +156,10 @@ def federate_in_one_stack(env: EnvironmentSpec, env_name: str, clusters: Mapping
                 host=r.name == host_name,
                 depends_on=[*membership.agent_access, membership.registration],
             )
-    return federation_output(env, plane.endpoint, host_name, federation, plane.kubeconfig)
+    return {
+        "karmada": federation_output(env, plane.endpoint, host_name, federation),
+        "karmadaKubeconfig": plane.kubeconfig,
+    }
 
 
 def member_ref(
@@ -196,11 +201,10 @@ def federation_output(
     endpoint: pulumi.Input[str],
     host: str,
     federation: KarmadaFederation | None,
-    kubeconfig: pulumi.Input[str] | None = None,
 ) -> dict:
-    """The `karmada` output (and, where the control plane is, its admin kubeconfig as `kubeconfig`)."""
+    """The `karmada` output: endpoint, host, members' Cluster names (once registered), federated models."""
     members = [r.name for r in member_regions(env)]
-    out = {
+    return {
         "endpoint": endpoint,
         "host": host,
         "members": {
@@ -209,7 +213,6 @@ def federation_output(
         },
         "federatedModels": list(federation.models) if federation else [],
     }
-    return {**out, "kubeconfig": kubeconfig} if kubeconfig is not None else out
 
 
 def federate_region(
@@ -259,7 +262,9 @@ def federate_region(
     return exports
 
 
-def federate_globally(env: EnvironmentSpec, env_name: str, regions: Mapping[str, pulumi.StackReference]) -> dict:
+def federate_globally(
+    env: EnvironmentSpec, env_name: str, regions: Mapping[str, pulumi.StackReference]
+) -> dict[str, pulumi.Input]:
     """Karmada's objects and the API's final allowlist, from the region stacks' outputs."""
     host_name = env.federation.host
     assert host_name is not None  # check_federation
@@ -303,7 +308,7 @@ def federate_globally(env: EnvironmentSpec, env_name: str, regions: Mapping[str,
         [reference.require_output("egressIps") for reference in regions.values()],
         depends_on=[m.registration for m in federation.memberships.values()],
     )
-    return federation_output(env, endpoint, host_name, federation)
+    return {"karmada": federation_output(env, endpoint, host_name, federation)}
 
 
 def allowlist_patch(

@@ -48,14 +48,15 @@ class ModelStoreRef:
     @staticmethod
     def from_output(cloud: Cloud, output: pulumi.Output[dict]) -> ModelStoreRef:
         """From another stack's `modelStore` output (model_store_output)."""
-        if cloud == "aws":
-            return ModelStoreRef(
-                cloud=cloud,
-                bucket=output.apply(lambda o: o["bucket"]),
-                arn=output.apply(lambda o: o["arn"]),
-                key_arn=output.apply(lambda o: o["keyArn"]),
-            )
-        return ModelStoreRef(cloud=cloud, bucket=output.apply(lambda o: o["bucket"]))
+        bucket = output.apply(lambda o: o["bucket"])
+        match cloud:
+            case "aws":
+                arn, key_arn = output.apply(lambda o: o["arn"]), output.apply(lambda o: o["keyArn"])
+                return ModelStoreRef(cloud=cloud, bucket=bucket, arn=arn, key_arn=key_arn)
+            case "gcp":
+                return ModelStoreRef(cloud=cloud, bucket=bucket)
+            case other:
+                assert_never(other)
 
 
 def model_store_output(ref: ModelStoreRef) -> dict[str, pulumi.Input[str]]:

@@ -50,7 +50,7 @@ def _stacks(plan: Plan) -> str:
         return ""
     from components.config.deployer import deployer_of, global_deployer
     from components.config.rollout import rollout_waves
-    from components.config.stacks import environment_stacks
+    from components.config.stacks import environment_stacks, region_stack_name
 
     env = plan.spec
     rows = [
@@ -68,7 +68,8 @@ def _stacks(plan: Plan) -> str:
             deployer = global_deployer(env) if piece.kind == "global" else deployer_of(env.region(piece.region))
             where = "anywhere (cloud APIs only)" if deployer is None else _deployer_text(deployer)
             if piece.kind == "global" and env.stacks.global_deployer is None and deployer is not None:
-                where = f"where `{piece.references[0]}` is: {where}"  # it patches the host's Karmada service
+                # By default it runs where the host's stack runs (it patches the host's Karmada service).
+                where = f"where `{region_stack_name(plan.environment, env.federation.host)}` is: {where}"
             mandatory = sum(f["enforcementLevel"] == "mandatory" for f in part.policy)
             rows.append(
                 f"| {wave.name}{' (confirm)' if wave.confirm else ''} | `{name}` | "
