@@ -25,6 +25,7 @@ from components.federation.control_plane import (
     KARMADA_NAMESPACE,
     KarmadaControlPlane,
     KarmadaControlPlaneArgs,
+    karmada_name,
 )
 from components.federation.federation import KarmadaFederation, KarmadaFederationArgs, MemberRef, karmada_allowlist
 from components.federation.member import KarmadaAgent, KarmadaAgentArgs, kube_system_uid
@@ -33,10 +34,6 @@ from components.federation.render import inference_service_renderer, pod_disrupt
 from components.k8s.cluster import ClusterHandle, kubernetes_provider
 from components.k8s.names import cluster_name
 from stacks.references import output_item
-
-
-def karmada_name(env_name: str) -> str:
-    return f"{env_name}-karmada"
 
 
 def pull_members(env: EnvironmentSpec, env_name: str) -> tuple[str, ...]:
@@ -57,11 +54,10 @@ def control_plane(
     *,
     allowed_sources: pulumi.Input[Sequence[str]],
     allowlist_applied_elsewhere: bool,
-    parent: pulumi.Resource | None = None,
 ) -> KarmadaControlPlane:
     """The control plane on the host cluster; its certificates come from the federation's own tls provider."""
     name = karmada_name(env_name)
-    pki = tls.Provider(f"{name}-tls", opts=pulumi.ResourceOptions(parent=parent))
+    pki = tls.Provider(f"{name}-tls")
     return KarmadaControlPlane(
         f"{name}-control-plane",
         KarmadaControlPlaneArgs(
@@ -72,7 +68,7 @@ def control_plane(
             agents=pull_members(env, env_name),
             allowlist_applied_elsewhere=allowlist_applied_elsewhere,
         ),
-        opts=pulumi.ResourceOptions(parent=parent, providers={"tls": pki}),
+        opts=pulumi.ResourceOptions(providers={"tls": pki}),
     )
 
 
@@ -85,7 +81,6 @@ def agent(
     agent_cert: KeyPair | None,
     host_namespace: k8s.core.v1.Namespace | None = None,
     depends_on: Sequence[pulumi.Resource] = (),
-    parent: pulumi.Resource | None = None,
 ) -> KarmadaAgent:
     return KarmadaAgent(
         member.name,
@@ -99,7 +94,6 @@ def agent(
             host_namespace=host_namespace,
             depends_on=depends_on,
         ),
-        opts=pulumi.ResourceOptions(parent=parent),
     )
 
 
@@ -108,7 +102,6 @@ def karmada_objects(
     env_name: str,
     karmada: ClusterHandle,
     members: Mapping[str, MemberRef],
-    parent: pulumi.Resource | None = None,
 ) -> KarmadaFederation:
     return KarmadaFederation(
         karmada_name(env_name),
@@ -120,7 +113,6 @@ def karmada_objects(
             render=inference_service_renderer(env, env_name),
             budget=pod_disruption_budget_renderer(env),
         ),
-        opts=pulumi.ResourceOptions(parent=parent),
     )
 
 

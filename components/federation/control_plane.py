@@ -52,6 +52,11 @@ WEBHOOK_FLAGS = ["--allow-no-execute-taint-policy=true"]
 ETCD_VOLUME = "10Gi"
 
 
+def karmada_name(stack: str) -> str:
+    """The Karmada API server as a cluster: its provider, kubeconfig context and resource-name prefix."""
+    return f"{stack}-karmada"
+
+
 def server_dns_names(region: RegionSpec) -> tuple[str, ...]:
     """What the API server's certificate is valid for: the chart's in-cluster names and the AWS NLB's."""
     names = (
@@ -219,13 +224,13 @@ class KarmadaControlPlane(pulumi.ComponentResource):
         certs = self.certificates
         self.kubeconfig = pulumi.Output.secret(
             pulumi.Output.all(self.endpoint, certs.ca.cert_pem, certs.server.cert_pem, certs.server.key_pem).apply(
-                lambda a: client_kubeconfig(f"{args.stack}-karmada", *a)
+                lambda a: client_kubeconfig(karmada_name(args.stack), *a)
             )
         )
         ready = [release, service, webhook_flags]
-        provider = kubernetes_provider(f"{args.stack}-karmada", self.kubeconfig, self, ready)
+        provider = kubernetes_provider(karmada_name(args.stack), self.kubeconfig, self, ready)
         self.api = ClusterHandle(
-            name=f"{args.stack}-karmada",
+            name=karmada_name(args.stack),
             region=region,
             provider=provider,
             kubeconfig=self.kubeconfig,
