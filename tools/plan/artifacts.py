@@ -95,13 +95,12 @@ def plan_artifacts(plan: Plan) -> dict[str, str]:
         "policy-config.json": _json(plan.policy_config),
         "plan.md": render_markdown(plan),
     }
-    # Several stacks: each has its own objects (a stack may patch what another created), under stacks/<stack>/.
-    for prefix, part in [(f"stacks/{name}/", p) for name, p in plan.stacks.items()] or [("", plan)]:
-        if prefix:
-            texts[f"{prefix}plan.json"] = _json(plan_document(part, with_cost=False))
-        for sub, files in (("manifests", manifest_files(part)), ("helm", helm_files(part))):
-            for rel, content in files.items():
-                texts[f"{prefix}{sub}/{rel}"] = yaml.safe_dump(content, sort_keys=True)
+    for sub, files in (("manifests", manifest_files(plan)), ("helm", helm_files(plan))):
+        for rel, content in files.items():
+            texts[f"{sub}/{rel}"] = yaml.safe_dump(content, sort_keys=True)
+    # Several stacks: the objects above are all of them, by cluster; each stack's own plan beside them.
+    for name, part in plan.stacks.items():
+        texts[f"stacks/{name}/plan.json"] = _json(plan_document(part, with_cost=False))
     return texts
 
 
