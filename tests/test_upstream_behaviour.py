@@ -20,6 +20,7 @@ from components.catalog.upstream import (
     GKE_POOLS_NEED_THEIR_OWN_DCGM_EXPORTER,
     KARMADA_AGENT_REGISTERS,
     KSERVE_NEEDS_CERT_MANAGER,
+    PATCH_FORCE_TAKES_OVER_FIELDS,
     REPOSITORIES_SERVE_PINS,
     UpstreamFact,
 )
@@ -83,6 +84,25 @@ def test_each_cluster_id_is_its_members_kube_system_uid(prod_plan):
         exported = by_stack[f"prod.{region}"].evaluation.referenced.values["karmadaMember"]["clusterId"]
         (cluster,) = [c for c in prod_plan.of_type(CLUSTER_TYPE) if c.inputs["metadata"]["name"] == f"prod-{region}"]
         assert cluster.inputs["spec"]["id"] == exported
+
+
+def test_the_allowlist_patch_forces_and_the_host_leaves_the_field_alone(prod_plan):
+    import inspect
+
+    import pulumi_kubernetes as k8s
+
+    assert PATCH_FORCE_TAKES_OVER_FIELDS.name in FACTS
+    # The installed SDK states the behaviour we rely on.
+    assert 'can be forced using the "pulumi.com/patchForce" annotation' in inspect.getsource(k8s.core.v1.ServicePatch)
+    (patch,) = prod_plan.of_type("kubernetes:core/v1:ServicePatch")
+    assert patch.inputs["metadata"]["annotations"] == {"pulumi.com/patchForce": "true"}
+    assert set(patch.inputs["spec"]) == {"loadBalancerSourceRanges"}  # nothing else is taken over
+    (service,) = [
+        r
+        for r in prod_plan.of_type("kubernetes:core/v1:Service")
+        if r.inputs["metadata"]["name"] == patch.inputs["metadata"]["name"]
+    ]
+    assert service.options["ignoreChanges"] == ["spec.loadBalancerSourceRanges"]
 
 
 def test_push_mode_declares_its_clusters(push_plan):

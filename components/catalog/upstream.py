@@ -39,6 +39,18 @@ KARMADA_AGENT_REGISTERS = _fact(
     "L168-196; charts/karmada/templates/karmada-agent.yaml L108-117 (FACTS-3.md §9)",
 )
 
+PATCH_FORCE_TAKES_OVER_FIELDS = _fact(
+    "kubernetes-patch-force-takes-over-fields",
+    "A pulumi-kubernetes (v4.34.2) `*Patch` resource applies its fields by server-side apply with a field manager "
+    "of its own; a field another manager owns is a conflict, an error unless the patch carries the annotation "
+    '`pulumi.com/patchForce: "true"`, which forces the apply and takes the field over. The global stack\'s '
+    "patch of the Karmada Service's `loadBalancerSourceRanges` carries it, and the host's stack, which created "
+    "the Service, ignores changes to that field so the two never fight over it.",
+    "pulumi/pulumi-kubernetes@v4.34.2: sdk/python/pulumi_kubernetes/core/v1/ServicePatch.py (class docstring, "
+    "installed as pulumi_kubernetes 4.34.2); docs: registry/packages/kubernetes/how-to-guides/"
+    "managing-resources-with-server-side-apply",
+)
+
 KSERVE_NEEDS_CERT_MANAGER = _fact(
     "kserve-resources-needs-cert-manager",
     "kserve-resources (v0.20.0) always renders a cert-manager `Certificate` (serving-cert) and `Issuer` for its "
