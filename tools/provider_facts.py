@@ -418,7 +418,8 @@ class GoPackage:
             if m.group().rstrip().endswith("{"):
                 open_at = m.end() - 1
                 return src[open_at + 1 : _matching(src, open_at)]
-            return src[m.end() : _value_end(src, m.end(), len(src))]
+            brace = src.find("{", m.end())  # a variable holds one composite literal
+            return src[m.end() : _matching(src, brace) + 1] if brace >= 0 else None
         return None
 
 
@@ -439,7 +440,7 @@ def force_new_paths(pkg: GoPackage, body: str, prefix: str = "", depth: int = 0)
             declared = pkg.declaration(arg["name"]) if arg else None
             if declared and declared.lstrip().startswith("map[string]"):  # a schema map held in a variable
                 found += force_new_paths(
-                    pkg, declared[declared.index("{") + 1 : declared.rindex("}")], prefix, depth + 1
+                    pkg, declared[declared.index("{") : declared.rindex("}") + 1], prefix, depth + 1
                 )
         if ch in "{,":
             key = _KEY.match(body, i + 1)

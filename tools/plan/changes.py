@@ -185,7 +185,14 @@ def compare(base: dict[str, Any], head: dict[str, Any]) -> PlanChanges:
             continue
         inputs = _input_changes(old, res)
         for key, urns in sorted((res.get("propertyDependencies") or {}).items()):
-            upstream = [changes[u] for u in urns if u in changes and changes[u].action in ("replace", "update")]
+            # A replaced resource's outputs are all new; an updated one's may be (its own inputs changed: one level,
+            # not through resources that only may change).
+            upstream = [
+                changes[u]
+                for u in urns
+                if u in changes
+                and (changes[u].action == "replace" or (changes[u].action == "update" and not changes[u].may_change))
+            ]
             if not upstream or any(c.path == key or c.path.startswith(key + ".") for c in inputs):
                 continue
             source = next((u for u in upstream if u.action == "replace"), upstream[0])

@@ -91,7 +91,7 @@ def secret_digests(value: Any, path: str = "") -> dict[str, str]:
     or a marker, never a deployed secret; a 16-hex-digit SHA-256 prefix, salted with the path."""
     if isinstance(value, dict):
         if value.get(_SECRET_SIG) == rpc._special_secret_sig:
-            plain = json.dumps(value.get("value"), sort_keys=True, default=str)
+            plain = json.dumps(value.get("value"), sort_keys=True, default=_asset_content)
             return {path: hashlib.sha256(f"{path}\0{plain}".encode()).hexdigest()[:16]}
         found: dict[str, str] = {}
         for k, v in value.items():
@@ -103,6 +103,14 @@ def secret_digests(value: Any, path: str = "") -> dict[str, str]:
             found.update(secret_digests(v, f"{path}[{i}]"))
         return found
     return {}
+
+
+def _asset_content(value: Any) -> Any:
+    """What an asset or archive holds (its text, path, URI or members), not its object identity."""
+    for attribute in ("text", "path", "uri", "assets"):
+        if hasattr(value, attribute):
+            return {attribute: getattr(value, attribute)}
+    return repr(value)
 
 
 def integral_numbers(value: Any) -> Any:
