@@ -289,4 +289,4 @@ def test_the_pr_workflow_plans_the_base_and_posts_the_cost_diff():
     assert "git worktree add ../base ${{ github.event.pull_request.base.sha }}" in steps[base]["run"]
     assert "--compare $base" in steps[plan]["run"] and 'PLAN_FLAGS="$flags"' in steps[plan]["run"]
     comment = next(s for s in steps if s.get("name") == "Comment plan.md on the pull request")
-    assert "cost-diff.md" in comment["with"]["script"]
+    assert "changes.md" in comment["with"]["script"]  # plan.md starts with it (tests: test_plan_compare_...)
