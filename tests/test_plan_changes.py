@@ -349,6 +349,7 @@ def test_every_force_new_path_is_an_input_of_the_pinned_sdk():
 def test_the_facts_name_the_installed_provider_versions():
     from importlib.metadata import version
 
+    assert sorted(facts()["providers"]) == ["aws", "gcp", "kubernetes", "random", "tls"]
     for info in facts()["providers"].values():
         assert info["pin"] == version(info["package"].replace("-", "_")), f"{info['package']}: regenerate the facts"
 
