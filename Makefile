@@ -19,7 +19,7 @@ $(STAMP): requirements.txt requirements-dev.txt
 plan: $(STAMP)  ## offline plan of Pulumi.$(ENV).yaml into build/$(ENV)/ (PLAN_FLAGS="--compare BASE/plan.json")
 	$(BIN)/python -m tools.plan $(ENV) $(PLAN_FLAGS)
 
-cost-diff: $(STAMP)  ## plan, and the change in monthly cost against BASE (a plan.json) -> build/$(ENV)/cost-diff.md
+cost-diff: $(STAMP)  ## plan, and what changes against BASE (a plan.json): resources per stack and monthly cost -> build/$(ENV)/changes.md
 	@test -n "$(BASE)" || { echo "BASE=<base plan.json> is required"; exit 2; }
 	$(BIN)/python -m tools.plan $(ENV) --compare $(BASE)
 

@@ -14,6 +14,7 @@ from components.config.loader import ConfigError
 from components.config.stackfile import PlanInputError
 from policies.offline import load_settings, verdict_table
 from tools.plan.artifacts import OutputDirError, owned_files, plan_document, write_plan
+from tools.plan.changes import changes_markdown, compare
 from tools.plan.cost_diff import cost_diff_markdown
 from tools.plan.engine import exit_skipping_final_collection, keep_heap_until_exit
 from tools.plan.report import summary_tree
@@ -41,7 +42,8 @@ def main(argv: list[str] | None = None, *, one_shot: bool = False) -> int:
         "--compare",
         type=Path,
         default=None,
-        help="a base plan.json: print the change in monthly cost per pool and model (also cost-diff.md)",
+        help="a base plan.json: print what changes against it, per stack: resources created, updated, replaced and "
+        "deleted, and the monthly cost (changes.md, at the top of plan.md; changes.json; cost-diff.md)",
     )
     args = parser.parse_args(argv)
     console = Console(stderr=True, quiet=args.quiet)
@@ -78,8 +80,12 @@ def main(argv: list[str] | None = None, *, one_shot: bool = False) -> int:
     evaluation = check_policy(plan, settings)
     extra = {}
     if base is not None:
-        extra["cost-diff.md"] = cost_diff_markdown(base=base, head=plan_document(plan), environment=args.env)
-        print(extra["cost-diff.md"])
+        head = plan_document(plan)
+        changes = compare(base, head)
+        extra["cost-diff.md"] = cost_diff_markdown(base=base, head=head, environment=args.env)
+        extra["changes.md"] = changes_markdown(changes) + "\n" + extra["cost-diff.md"]
+        extra["changes.json"] = json.dumps(changes.to_json(), indent=1, sort_keys=True) + "\n"
+        print(extra["changes.md"])
     write_plan(plan, out_dir, extra=extra)
     console.print(summary_tree(plan))
     console.print(verdict_table(plan.policy_verdicts))
