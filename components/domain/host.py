@@ -20,6 +20,7 @@ from components.catalog.engines import ENGINE_HOST_NEEDS
 from components.catalog.machines import MACHINES
 from components.config.model_store import cache_plan
 from components.config.region import GpuPoolSpec, RegionSpec
+from components.domain.cache_reads import WORKER_JVM_GIB
 from components.domain.slots import slots_per_node
 
 # Kubelet reservations and eviction threshold, roughly what EKS and GKE keep back on large nodes.
@@ -27,8 +28,6 @@ ALLOCATABLE_SHARE = 0.9
 DAEMONS_CPU = 1.0
 DAEMONS_MEMORY_GIB = 2
 CACHE_CPU = 1.0  # the Alluxio worker's and the FUSE daemon's requests (components/addons/model_cache.py)
-# Alluxio worker JVM heap + direct memory; the memory tier (tmpfs) comes on top of it.
-WORKER_JVM_GIB = 4
 SHM_GIB_PER_GPU = 1
 
 
