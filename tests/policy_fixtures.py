@@ -291,6 +291,21 @@ def _gcp() -> gcp.container.Cluster:
     return cluster
 
 
+def _critical_quota(name: str, namespace: str, classes: list[str], opts: pulumi.ResourceOptions) -> None:
+    """The quota GKE needs in `namespace` to admit pods of these priority classes."""
+    k8s.core.v1.ResourceQuota(
+        name,
+        metadata={"name": "critical-pods", "namespace": namespace},
+        spec={
+            "hard": {"pods": "1G"},
+            "scopeSelector": {
+                "matchExpressions": [{"scopeName": "PriorityClass", "operator": "In", "values": classes}]
+            },
+        },
+        opts=opts,
+    )
+
+
 def _gke_critical_pods(gke: k8s.Provider) -> None:
     """Volcano on GKE: its templates run system-cluster-critical pods, admitted by the namespace's quota."""
     opts = pulumi.ResourceOptions(provider=gke)
@@ -299,23 +314,7 @@ def _gke_critical_pods(gke: k8s.Provider) -> None:
         metadata={"name": "volcano-system", "labels": {"pod-security.kubernetes.io/enforce": "baseline"}},
         opts=opts,
     )
-    k8s.core.v1.ResourceQuota(
-        "critical-pods",
-        metadata={"name": "critical-pods", "namespace": "volcano-system"},
-        spec={
-            "hard": {"pods": "1G"},
-            "scopeSelector": {
-                "matchExpressions": [
-                    {
-                        "scopeName": "PriorityClass",
-                        "operator": "In",
-                        "values": ["system-node-critical", "system-cluster-critical"],
-                    }
-                ]
-            },
-        },
-        opts=opts,
-    )
+    _critical_quota("critical-pods", "volcano-system", ["system-node-critical", "system-cluster-critical"], opts)
     k8s.helm.v3.Release(
         "volcano",
         name="volcano",
@@ -718,19 +717,7 @@ def _gke_cache(gke: k8s.Provider) -> None:
         metadata={"name": "model-cache", "labels": {"pod-security.kubernetes.io/enforce": "privileged"}},
         opts=opts,
     )
-    k8s.core.v1.ResourceQuota(
-        "cache-critical-pods",
-        metadata={"name": "critical-pods", "namespace": "model-cache"},
-        spec={
-            "hard": {"pods": "1G"},
-            "scopeSelector": {
-                "matchExpressions": [
-                    {"scopeName": "PriorityClass", "operator": "In", "values": ["system-node-critical"]}
-                ]
-            },
-        },
-        opts=opts,
-    )
+    _critical_quota("cache-critical-pods", "model-cache", ["system-node-critical"], opts)
     k8s.helm.v3.Release(
         "fluid",
         name="fluid",

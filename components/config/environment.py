@@ -112,7 +112,6 @@ SEMANTIC_CHECKS: tuple[tuple[Callable[[EnvironmentSpec], Iterable[Issue]], ...],
     ),
     (
         check_gpu_partitioning,
-        check_scheduling,
         check_model_storage,
         check_cache_reads,
         check_gateway,
@@ -120,6 +119,8 @@ SEMANTIC_CHECKS: tuple[tuple[Callable[[EnvironmentSpec], Iterable[Issue]], ...],
         check_consistency,
         check_rollout,
     ),
+    # Queues are sized in the resources the pools offer, known once their partitioning is valid.
+    (check_scheduling,),
     (check_serving,),
     (check_capacity,),
 )

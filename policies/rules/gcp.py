@@ -230,7 +230,7 @@ def gke_critical_priority_quota(r: Resource, ctx: Context) -> Iterator[Violation
             )
 
 
-# `<group>/<Kind>` -> the charts whose controllers create pods for such resources.
+# `<group>/<Kind>` of the custom resources some chart's controller creates pods for.
 _CREATED_POD_KINDS = {pods.kind for chart in CHARTS.values() for pods in chart.created_pods}
 
 
