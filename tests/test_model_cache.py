@@ -53,7 +53,7 @@ def test_gcs_dataset_uses_application_default_credentials(prod_plan):
     assert "encryptOptions" not in mount
 
 
-def test_cache_workers_are_pinned_to_the_gpu_pools_and_tolerate_their_taint(prod_plan):
+def test_cache_workers_run_on_the_always_on_gpu_pools_and_tolerate_their_taint(prod_plan):
     spec = _cr(prod_plan, "prod-use1", "model-cache", "Dataset", "models")["spec"]
     (term,) = spec["nodeAffinity"]["required"]["nodeSelectorTerms"]
     assert term["matchExpressions"] == [
@@ -62,6 +62,18 @@ def test_cache_workers_are_pinned_to_the_gpu_pools_and_tolerate_their_taint(prod
     assert spec["tolerations"] == [
         {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}
     ]
+
+
+def test_no_worker_lands_on_a_pool_scaled_from_zero(dev_plan, prod_plan):
+    """An evictable worker still needs another node to move to: alone on a p4de (dev's a100-mig, scaled up for qwen)
+    it would keep the node; so workers run on the always-on pools, else on the pools of the fewest GPUs per node."""
+    for plan, cluster, pools in (
+        (dev_plan, "dev-use1", ["l40s"]),  # l40s and a100-mig both scale from 0; g6e.4xlarge has 1 GPU, p4de 8
+        (prod_plan, "prod-usc1", ["h200", "l4"]),  # a100-mig starts empty (minSize 0)
+    ):
+        spec = _cr(plan, cluster, "model-cache", "Dataset", "models")["spec"]
+        (term,) = spec["nodeAffinity"]["required"]["nodeSelectorTerms"]
+        assert term["matchExpressions"][0]["values"] == pools, cluster
 
 
 def test_serving_namespace_gets_a_reference_dataset_for_pvc_uris(prod_plan):
@@ -107,8 +119,9 @@ def test_configured_quotas_and_replicas_win_over_defaults():
 
 def test_default_quotas_fit_the_smallest_gpu_node(prod_plan, dev_plan):
     assert cache_plan(dev_plan.spec.region("use1")) == cache_plan(dev_plan.spec.region("use1")).__class__(
-        memory_gib=16, ssd_gib=360, replicas=1, pools=("l40s", "a100-mig"), fuse_memory_gib=2
-    )  # sized by the smallest GPU node: g6e.4xlarge, 128 GiB RAM / 8, 600 GB NVMe x 60%; dev sets fuseMemory 2Gi
+        memory_gib=16, ssd_gib=360, replicas=1, pools=("l40s",), fuse_memory_gib=2
+    )  # sized by the smallest GPU node: g6e.4xlarge, 128 GiB RAM / 8, 600 GB NVMe x 60%; dev sets fuseMemory 2Gi.
+    # Workers: no dev pool is always on, so the one with the fewest GPUs per node (l40s: 1, a100-mig's p4de: 8).
     # usc1: memory from g2-standard-24 (96 GiB / 8); NVMe from a2-ultragpu-1g (1 x 375 GiB x 60% = 225,
     # rounded down to 220); one worker per pool minimum node (h200 1 + l4 1 + a100-mig 0).
     usc1 = cache_plan(prod_plan.spec.region("usc1"))
@@ -139,14 +152,21 @@ def test_every_cache_jvm_is_bounded_and_counted_on_its_node(env_plan):
     runtimes = {env_plan.cluster_of(r): r.inputs for r in env_plan.of_type(CR + "AlluxioRuntime")}
     assert runtimes
     for cluster, runtime in runtimes.items():
+        dataset = _cr(env_plan, cluster, "model-cache", "Dataset", "models")["spec"]
+        worker_pools = set(dataset["nodeAffinity"]["required"]["nodeSelectorTerms"][0]["matchExpressions"][0]["values"])
         for component in ("master", "worker", "fuse"):
             spec = runtime["spec"][component]
             limit = _gib(spec["resources"]["limits"]["memory"])
             assert _jvm_gib(spec["jvmOptions"]) < limit, (cluster, component)
             assert spec["resources"]["requests"]["memory"] == spec["resources"]["limits"]["memory"]
-        beside = sum(_gib(runtime["spec"][c]["resources"]["limits"]["memory"]) for c in ("worker", "fuse"))
         region = env_plan.spec.region(cluster.removeprefix(f"{env_plan.environment}-"))
         for p in model_placements(env_plan.spec, region):
+            # the FUSE daemon on every GPU node, the worker where workers run
+            beside = sum(
+                _gib(runtime["spec"][c]["resources"]["limits"]["memory"])
+                for c in ("worker", "fuse")
+                if c == "fuse" or p.pool.name in worker_pools
+            )
             node = MACHINES[p.pool.machine_type].memory_gib
             servers = p.host.memory_gib * p.host.slots_per_node / p.fit.sizing.tensor_parallel  # pods per node
             assert servers + beside <= node * 0.9, (cluster, p.name)  # kubelet reserve and eviction threshold

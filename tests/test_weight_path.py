@@ -27,6 +27,13 @@ SA_PATCH = "kubernetes:core/v1:ServiceAccountPatch"
 CACHE_SUBJECT = "system:serviceaccount:model-cache:default"
 PROJECT = "acme-inference-prod"
 
+# The pools cache workers run on per cluster: the always-on ones, else those of the fewest GPUs per node (dev).
+WORKER_POOLS = {
+    "dev-use1": ["l40s"],
+    "prod-use1": ["h100", "l40s"],
+    "prod-usw2": ["h100", "l40s"],
+    "prod-usc1": ["h200", "l4"],
+}
 # (model, region, cloud, pools its pods run on): every placement of Pulumi.dev.yaml and Pulumi.prod.yaml, by hand.
 WALKS = {
     "dev": [
@@ -133,9 +140,9 @@ def _identity(plan, env: str, region: str, cloud: str, bucket: str, model: str) 
         assert gke[0].inputs["workloadIdentityConfig"] == {"workloadPool": f"{PROJECT}.svc.id.goog"}
 
 
-def _runtime(plan, env: str, region: str, cloud: str, bucket: str, pools: set[str]) -> None:
-    """The Dataset over the bucket's models/, workers allowed on the pools, every component on the pod network, and
-    the FUSE pods Fluid creates admitted."""
+def _runtime(plan, env: str, region: str, cloud: str, bucket: str) -> None:
+    """The Dataset over the bucket's models/, workers on the always-on pools (the FUSE daemon beside the model's
+    server reads from them), every component on the pod network, and the FUSE pods Fluid creates admitted."""
     cluster = f"{env}-{region}"
     dataset = _cr(plan, cluster, "model-cache", "Dataset", "models").inputs["spec"]
     (mount,) = dataset["mounts"]
@@ -145,7 +152,10 @@ def _runtime(plan, env: str, region: str, cloud: str, bucket: str, pools: set[st
         assert mount["options"]["alluxio.underfs.s3.secure.http.enabled"] == "true"
         assert mount["options"]["alluxio.underfs.s3.inherit.acl"] == "false"
     (term,) = dataset["nodeAffinity"]["required"]["nodeSelectorTerms"]
-    assert pools <= set(term["matchExpressions"][0]["values"])
+    assert term["matchExpressions"][0]["values"] == WORKER_POOLS[cluster]
+    assert {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"} in dataset[
+        "tolerations"
+    ]
     runtime = _cr(plan, cluster, "model-cache", "AlluxioRuntime", "models")
     for component in ("master", "worker", "fuse"):
         assert runtime.inputs["spec"][component]["networkMode"] == "ContainerNetwork", component
@@ -213,6 +223,6 @@ def test_every_model_of_every_region_reads_its_weights_through_the_cache(env, de
     for model, region, cloud, pools in WALKS[env]:
         bucket = _bucket(plan, env, region, cloud, model)
         _identity(plan, env, region, cloud, bucket, model)
-        _runtime(plan, env, region, cloud, bucket, pools)
+        _runtime(plan, env, region, cloud, bucket)
         _node_mount(plan, env, region, cloud)
         _pods(stack, env, region, model, pools)

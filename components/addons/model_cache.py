@@ -45,6 +45,7 @@ from components.config.model_store import CachePlan
 from components.config.region import RegionSpec
 from components.config.workloads import ModelSpec
 from components.domain.cache_reads import READ_BUFFER_MESSAGES, WORKER_JVM_GIB, CacheReads, direct_mib, heap_mib
+from components.domain.host import CACHE_COMPONENT_CPU
 from components.domain.model_bucket import MODELS_PREFIX
 from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import created_pods_quota, custom_resource, helm_release, namespace
@@ -77,7 +78,6 @@ EVICTABLE = {"cluster-autoscaler.kubernetes.io/safe-to-evict": "true"}
 # transform_optimization.go optimizeDefaultForMaster/Worker, optimizeDefaultFuse], with no resources.
 # Every component here states its own, within its container's memory limit.
 MASTER_MEMORY_GIB = 4  # metadata of a few thousand weight files: a 2 GiB heap is ample
-CACHE_COMPONENT_CPU = "500m"  # request of the worker and of the FUSE daemon (`domain/host.py` reserves them)
 
 
 def jvm_options(memory_gib: int) -> list[str]:
@@ -86,8 +86,11 @@ def jvm_options(memory_gib: int) -> list[str]:
     return [f"-Xmx{heap_mib(memory_gib)}m", f"-XX:MaxDirectMemorySize={direct_mib(memory_gib)}m"]
 
 
-def _resources(memory_gib: int, cpu: str) -> dict:
-    return {"requests": {"cpu": cpu, "memory": f"{memory_gib}Gi"}, "limits": {"memory": f"{memory_gib}Gi"}}
+def _resources(memory_gib: int, cpu: float) -> dict:
+    return {
+        "requests": {"cpu": f"{round(cpu * 1000)}m", "memory": f"{memory_gib}Gi"},
+        "limits": {"memory": f"{memory_gib}Gi"},
+    }
 
 
 def alluxio_properties(reads: CacheReads) -> dict[str, str]:
@@ -239,7 +242,8 @@ class ModelCache(pulumi.ComponentResource):
                     }
                 ],
                 "accessModes": ["ReadOnlyMany"],
-                # Cache workers only on the GPU pools, so blocks sit next to the GPUs reading them.
+                # Cache workers on the GPU pools that never take them away (config/model_store.py worker_pools), so
+                # blocks sit next to GPUs reading them; FUSE daemons elsewhere read from them over the pod network.
                 "nodeAffinity": {
                     "required": {
                         "nodeSelectorTerms": [

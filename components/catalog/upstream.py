@@ -173,8 +173,11 @@ AUTOSCALER_KEEPS_NODES_WITH_LOCAL_STORAGE = _fact(
     "(`--skip-nodes-with-local-storage`, default true) unless the pod is annotated "
     '`cluster-autoscaler.kubernetes.io/safe-to-evict: "true"`, which is checked first. Fluid (v1.0.8) puts an '
     "AlluxioRuntime's `worker.podMetadata.annotations` on the worker pods, whose NVMe level is an emptyDir: the cache "
-    "is a cache, so its workers are marked safe to evict.",
+    "is a cache, so its workers are marked safe to evict. An evictable pod still has to fit on another existing node "
+    "in the removal simulation (`NoPlaceToMovePods`), so workers run only on always-on pools (or the smallest nodes), "
+    "never alone on an 8-GPU node scaled up from zero.",
     "kubernetes/autoscaler@cluster-autoscaler-1.35.0:cluster-autoscaler/config/flags/flags.go L200, "
+    "simulator/cluster.go L126-158 (SimulateNodeRemoval: GetPodsToMove, then findPlaceFor), "
     "utils/drain/drain.go L36, L140-147, simulator/drainability/rules/rules.go L55-70; "
     "fluid-cloudnative/fluid@v1.0.8:pkg/ddc/alluxio/transform.go L250-264",
 )

@@ -59,7 +59,8 @@ class CacheReads:
 
 
 def node_streams(env: EnvironmentSpec, region: RegionSpec) -> dict[str, int]:
-    """Cached pool -> weight streams one of its nodes may serve at once."""
+    """GPU pool -> weight streams one of its nodes may serve at once (its FUSE daemon; with emptyDir tiers every
+    stream also goes through a worker, the node's own or another's)."""
     replicas: dict[str, int] = {}
     for model in env.models:
         for placement in model.placements:
@@ -68,10 +69,9 @@ def node_streams(env: EnvironmentSpec, region: RegionSpec) -> dict[str, int]:
             replicas[placement.pool] = replicas.get(placement.pool, 0) + placement.max_replicas
             if placement.prefill is not None:
                 replicas[placement.prefill.pool] = replicas.get(placement.prefill.pool, 0) + placement.prefill.replicas
-    pools = {p.name: p for p in region.gpu_pools}
     return {
-        name: STREAMER_CONCURRENCY * min(slots_per_node(pools[name]), replicas.get(name, 0))
-        for name in cache_plan(region).pools
+        pool.name: STREAMER_CONCURRENCY * min(slots_per_node(pool), replicas.get(pool.name, 0))
+        for pool in region.gpu_pools
     }
 
 
