@@ -327,6 +327,7 @@ def test_queue_limit_in_a_resource_no_pool_offers():
 def test_quota_in_a_region_without_gpu_pools():
     raw = raw_environment("prod")
     raw["regions"][2]["gpuPools"] = []
+    raw["regions"][2]["modelCache"] = {"enabled": False}  # its workers need GPU nodes: an error of an earlier stage
     raw["models"] = [m for m in raw["models"] if m["name"] == "llama-3-1-8b"]
     for tenant in raw["tenants"]:
         tenant["models"] = ["llama-3-1-8b"]
