@@ -291,6 +291,21 @@ def _gcp() -> gcp.container.Cluster:
     return cluster
 
 
+def _critical_quota(name: str, namespace: str, classes: list[str], opts: pulumi.ResourceOptions) -> None:
+    """The quota GKE needs in `namespace` to admit pods of these priority classes."""
+    k8s.core.v1.ResourceQuota(
+        name,
+        metadata={"name": "critical-pods", "namespace": namespace},
+        spec={
+            "hard": {"pods": "1G"},
+            "scopeSelector": {
+                "matchExpressions": [{"scopeName": "PriorityClass", "operator": "In", "values": classes}]
+            },
+        },
+        opts=opts,
+    )
+
+
 def _gke_critical_pods(gke: k8s.Provider) -> None:
     """Volcano on GKE: its templates run system-cluster-critical pods, admitted by the namespace's quota."""
     opts = pulumi.ResourceOptions(provider=gke)
@@ -299,23 +314,7 @@ def _gke_critical_pods(gke: k8s.Provider) -> None:
         metadata={"name": "volcano-system", "labels": {"pod-security.kubernetes.io/enforce": "baseline"}},
         opts=opts,
     )
-    k8s.core.v1.ResourceQuota(
-        "critical-pods",
-        metadata={"name": "critical-pods", "namespace": "volcano-system"},
-        spec={
-            "hard": {"pods": "1G"},
-            "scopeSelector": {
-                "matchExpressions": [
-                    {
-                        "scopeName": "PriorityClass",
-                        "operator": "In",
-                        "values": ["system-node-critical", "system-cluster-critical"],
-                    }
-                ]
-            },
-        },
-        opts=opts,
-    )
+    _critical_quota("critical-pods", "volcano-system", ["system-node-critical", "system-cluster-critical"], opts)
     k8s.helm.v3.Release(
         "volcano",
         name="volcano",
@@ -709,6 +708,42 @@ def _federation(karmada: k8s.Provider) -> None:
     )
 
 
+def _gke_cache(gke: k8s.Provider) -> None:
+    """Fluid on GKE: its controller creates each AlluxioRuntime's system-node-critical FUSE pods in the runtime's
+    namespace, admitted by that namespace's quota."""
+    opts = pulumi.ResourceOptions(provider=gke)
+    k8s.core.v1.Namespace(
+        "ns-model-cache",
+        metadata={"name": "model-cache", "labels": {"pod-security.kubernetes.io/enforce": "privileged"}},
+        opts=opts,
+    )
+    _critical_quota("cache-critical-pods", "model-cache", ["system-node-critical"], opts)
+    k8s.helm.v3.Release(
+        "fluid",
+        name="fluid",
+        chart="fluid",
+        version="1.0.8",
+        namespace="fluid-system",
+        repository_opts={"repo": "https://fluid-cloudnative.github.io/charts"},
+        values={"runtime": {"alluxio": {"enabled": True}, "mountRoot": "/var/lib/docker/runtime-mnt"}},
+        opts=opts,
+    )
+    k8s.apiextensions.CustomResource(
+        "alluxio-runtime",
+        api_version="data.fluid.io/v1alpha1",
+        kind="AlluxioRuntime",
+        metadata={"name": "models", "namespace": "model-cache"},
+        spec={
+            "replicas": 1,
+            "master": {"networkMode": "ContainerNetwork"},
+            "worker": {"networkMode": "ContainerNetwork"},
+            "fuse": {"networkMode": "ContainerNetwork"},
+            "tieredstore": {"levels": [{"mediumtype": "MEM", "path": "/dev/shm", "quota": "1Gi"}]},
+        },
+        opts=opts,
+    )
+
+
 def _program() -> None:
     group = pulumi.ComponentResource("fixture:index:Group", "fixtures")
     _aws(group)
@@ -717,6 +752,7 @@ def _program() -> None:
     gke = k8s.Provider(GKE, kubeconfig=cluster.endpoint.apply(lambda _: "{}"))  # configured from the cluster
     _serving(eks)
     _gke_critical_pods(gke)
+    _gke_cache(gke)
     _federation(k8s.Provider(KARMADA, kubeconfig="{}"))
     k8s.core.v1.ConfigMap(
         "custom-mig-config",

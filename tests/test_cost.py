@@ -159,11 +159,11 @@ def gcp_priced_plan():
 
 
 def test_gcp_monthly_cost_with_the_environment_s_own_prices(gcp_priced_plan):
-    # min: 3 x 0.4 + 1 x 80 + 1 x 2 + 1 x 5 = 88.2 $/h x 730 = 64,386. Always on: mistral's 1 replica takes
-    # 1 of the l4 node's 2 GPUs, 3 cache workers fit the 3 GPU nodes up: the same. max: 6 x 0.4 + 2 x 80
-    # + 6 x 2 + 3 x 5 = 189.4 $/h x 730 = 138,262.
+    # min: 3 x 0.4 + 1 x 80 + 1 x 2 + 0 x 5 (a100-mig: no model, minSize 0) = 83.2 $/h x 730 = 60,736. Always on:
+    # mistral's 1 replica takes 1 of the l4 node's 2 GPUs, 2 cache workers fit the 2 GPU nodes up: the same.
+    # max: 6 x 0.4 + 2 x 80 + 6 x 2 + 3 x 5 = 189.4 $/h x 730 = 138,262.
     section = dev_plan_md(gcp_priced_plan)
-    assert "| usc1 | **region total** | | | | | $64,386 | $64,386 | $138,262 |" in section
+    assert "| usc1 | **region total** | | | | | $60,736 | $60,736 | $138,262 |" in section
     assert (
         "| usc1 | h200 | a3-ultragpu-8g | reservation | $80/h | 1 / 1 / 2 | $58,400 | $58,400 | $116,800 |" in section
     )

@@ -659,6 +659,27 @@ CASES = [
     Case("gpu-fabric-placement", "two zones", _second_subnet),
     Case("gpu-fabric-placement", "GKE not compact", lambda rs: drop(pool(rs), ("placementPolicy",))),
     Case("gpu-fabric-placement", "GKE two zones", lambda rs: pool(rs)["nodeLocations"].append("us-central1-c")),
+    Case(
+        "gpu-visible-devices-from-the-device-plugin",
+        "model server sets all",
+        lambda rs: model(rs).setdefault("env", []).append({"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}),
+    ),
+    Case(
+        "gpu-visible-devices-from-the-device-plugin",
+        "runtime sets a GPU index",
+        lambda rs: runtime_container(rs).setdefault("env", []).append({"name": "NVIDIA_VISIBLE_DEVICES", "value": "0"}),
+    ),
+    Case(
+        "gpu-visible-devices-from-the-device-plugin",
+        "from a ConfigMap",
+        lambda rs: (
+            redis(rs)
+            .setdefault("env", [])
+            .append(
+                {"name": "NVIDIA_VISIBLE_DEVICES", "valueFrom": {"configMapKeyRef": {"name": "gpus", "key": "all"}}}
+            )
+        ),
+    ),
     # --- model servers -----------------------------------------------------------------------------------
     Case("llm-model-fits-gpu", "does not fit", lambda rs: sizing(rs, "weights-gib", "300")),
     Case("llm-model-fits-gpu", "memory above the GPU's", lambda rs: sizing(rs, "gpu-memory-gib", "100")),
@@ -817,6 +838,25 @@ CASES = [
         "gke-critical-priority-quota",
         "chart default left critical",
         lambda rs: _gke_gpu_operator(rs, {"operator": {"priorityClassName": ""}}),
+    ),
+    Case(
+        "gke-critical-controller-pods-quota",
+        "no quota where Fluid creates FUSE pods",
+        lambda rs: remove(rs, ":ResourceQuota", "cache-critical-pods"),
+    ),
+    Case(
+        "gke-critical-controller-pods-quota",
+        "quota scoped to the other class",
+        lambda rs: set_in(
+            p(rs, ":ResourceQuota", "cache-critical-pods")["spec"]["scopeSelector"]["matchExpressions"][0],
+            ("values",),
+            ["system-cluster-critical"],
+        ),
+    ),
+    Case(
+        "gke-critical-controller-pods-quota",
+        "runtime in a namespace without a quota",
+        lambda rs: set_in(p(rs, ":AlluxioRuntime", "alluxio-runtime"), ("metadata", "namespace"), "default"),
     ),
 ]
 
@@ -1737,3 +1777,46 @@ def test_flex_start_pools_named_by_the_spec_need_not_auto_repair():
     assert run(resources, named).findings == []
     pool(resources)["nodeConfig"]["flexStart"] = False  # named, but not flex-start: repair is required
     assert {f.policy for f in run(resources, named).findings} == {"node-auto-repair"}
+
+
+# --- issue 31: NVIDIA_VISIBLE_DEVICES and pods that controllers create -----------------------------------------
+
+
+def test_visible_devices_that_expose_no_gpu_or_in_the_gpu_stack_pass():
+    """void and none expose no device; the GPU stack's privileged namespaces may set it (their pods see all GPUs)."""
+    for value in ("void", "none", "NONE"):
+        rs = compliant()
+        model(rs).setdefault("env", []).append({"name": "NVIDIA_VISIBLE_DEVICES", "value": value})
+        assert not run(rs).of("gpu-visible-devices-from-the-device-plugin"), value
+    rs = compliant()
+    props = copy.deepcopy(p(rs, ":Deployment", "redis"))
+    props["metadata"]["namespace"] = "gpu-operator"
+    props["spec"]["template"]["spec"]["containers"][0]["env"] = [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]
+    added(rs, find(rs, ":Deployment", "redis"), "gpu-stack-daemon", props)
+    assert not run(rs).of("gpu-visible-devices-from-the-device-plugin")
+    # a custom resource's env map (Fluid's runtimes) outside those namespaces is caught like an env list
+    runtime = copy.deepcopy(p(rs, ":AlluxioRuntime", "alluxio-runtime"))
+    runtime["metadata"]["namespace"] = "inference"
+    runtime["spec"]["fuse"]["env"] = {"NVIDIA_VISIBLE_DEVICES": "all"}
+    added(rs, find(rs, ":AlluxioRuntime", "alluxio-runtime"), "runtime-elsewhere", runtime)
+    (finding,) = run(rs).of("gpu-visible-devices-from-the-device-plugin", "violation")
+    assert "container fuse sets NVIDIA_VISIBLE_DEVICES='all'" in finding.message
+
+
+def test_controller_made_pods_need_no_quota_off_gke_or_when_not_critical():
+    rs = compliant()
+    remove(rs, ":ResourceQuota", "cache-critical-pods")
+    set_in(p(rs, ":Release", "fluid"), ("values", "runtime", "criticalFusePod"), False)
+    assert not run(rs).of("gke-critical-controller-pods-quota")
+    # the same runtime on EKS needs none: GKE's admission rule is GKE's
+    rs = compliant()
+    eks_runtime = find(rs, ":AlluxioRuntime", "alluxio-runtime")
+    eks_release = find(rs, ":Release", "fluid")
+    eks_runtime.provider = eks_release.provider = find(rs, ":InferenceService", "llama-70b").provider
+    remove(rs, ":ResourceQuota", "cache-critical-pods")
+    assert not run(rs).of("gke-critical-controller-pods-quota")
+    # without the release in the stack, whether the pods are critical is unseen
+    rs = compliant()
+    remove(rs, ":Release", "fluid")
+    (finding,) = run(rs).of("gke-critical-controller-pods-quota")
+    assert finding.kind == "cannot-check"

@@ -65,6 +65,7 @@ def _config(env: str = "dev") -> dict:
         models = [m for m in config["inference-platform:models"] if m["placements"][0]["pool"] == "l40s"]
         config["inference-platform:models"] = models
         config["inference-platform:tenants"][0]["models"] = [m["name"] for m in models]
+        config["inference-platform:tenants"][0]["gpuQuotas"][0]["capability"] = {"nvidia.com/gpu": 2}  # no MIG
     return config
 
 

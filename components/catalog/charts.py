@@ -22,6 +22,16 @@ class PodPriority:
 
 
 @dataclass(frozen=True)
+class CreatedPods:
+    """Pods a chart's controller creates for each custom resource of a kind, in that resource's namespace."""
+
+    kind: str  # `<group>/<Kind>` of the custom resource
+    priority: str  # their priority class when `enabled_by` is true
+    enabled_by: str  # dotted values path of the boolean that gives them the class
+    enabled_default: bool  # its value in the chart's defaults
+
+
+@dataclass(frozen=True)
 class ChartRef:
     name: str
     repository: str  # https:// Helm repository or oci:// registry path (without the chart name)
@@ -39,6 +49,17 @@ class ChartRef:
     # The priority classes of the chart's pods (GKE admits the system-*-critical ones outside kube-system only
     # with a matching ResourceQuota); value-keyed defaults are checked against `upstream_values`.
     pod_priorities: tuple[PodPriority, ...] = ()
+    # Pods its controller creates outside the release's namespace, for the custom resources it reconciles.
+    created_pods: tuple[CreatedPods, ...] = ()
+
+    def created_pod_classes(self, values: Mapping[str, Any], kind: str) -> set[str]:
+        """The priority classes of the pods the chart's controller creates for a `kind` resource, with `values`."""
+        classes = set()
+        for pods in self.created_pods:
+            enabled = _lookup(values, pods.enabled_by)
+            if pods.kind == kind and (pods.enabled_default if enabled is None else bool(enabled)):
+                classes.add(pods.priority)
+        return classes
 
     def priority_classes(self, values: Mapping[str, Any]) -> set[str]:
         """The priority classes this chart's pods get with our `values` over the chart's defaults."""
@@ -126,6 +147,15 @@ CHARTS["fluid"] = ChartRef(
     version="1.0.8",
     upstream_chart="fluid/v1.0.8/chart-fluid.Chart.yaml",
     upstream_values="fluid/v1.0.8/chart-fluid.values.yaml",
+    # Each AlluxioRuntime's FUSE DaemonSet (upstream.FLUID_CONTROLLER_CREATES_CRITICAL_FUSE_PODS).
+    created_pods=(
+        CreatedPods(
+            "data.fluid.io/AlluxioRuntime",
+            "system-node-critical",
+            enabled_by="runtime.criticalFusePod",
+            enabled_default=True,
+        ),
+    ),
 )
 
 # DCGM exporter for GKE-managed GPU pools, where no GPU Operator (hence no operator-run exporter) runs

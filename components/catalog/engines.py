@@ -44,6 +44,9 @@ PICKER_ENGINE = {"vllm": "vllm", "triton": "triton-tensorrt-llm"}
 # Digests are not pinned: the tags above are the upstream release tags, resolved at pull time.
 VLLM_VERSION = "v0.27.1"
 VLLM_IMAGE = f"vllm/vllm-openai:{VLLM_VERSION}"
+# Parallel streams the Run:ai model streamer (`--load-format runai_streamer`) reads shards with: its default. The
+# cache sizes its read buffers for this many streams per model server (components/domain/cache_reads.py).
+STREAMER_CONCURRENCY = 16
 # NGC release 26.07 ships Triton server v2.71.0 and the TensorRT-LLM backend of branch r26.07
 # (FACTS-3.md section 6).
 TRITON_NGC_RELEASE = "26.07"

@@ -25,6 +25,7 @@ from components.config.scheduling import PriorityTierSpec, check_scheduling, def
 from components.config.serving_checks import check_serving
 from components.config.stacks import StacksSpec
 from components.config.workloads import ModelSpec, TenantSpec, check_workloads
+from components.domain.cache_reads import check_cache_reads
 
 _LABEL = re.compile(r"^[a-z0-9_-]{1,63}$")
 
@@ -111,13 +112,15 @@ SEMANTIC_CHECKS: tuple[tuple[Callable[[EnvironmentSpec], Iterable[Issue]], ...],
     ),
     (
         check_gpu_partitioning,
-        check_scheduling,
         check_model_storage,
+        check_cache_reads,
         check_gateway,
         check_federated_models,
         check_consistency,
         check_rollout,
     ),
+    # Queues are sized in the resources the pools offer, known once their partitioning is valid.
+    (check_scheduling,),
     (check_serving,),
     (check_capacity,),
 )

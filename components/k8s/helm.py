@@ -105,6 +105,22 @@ def custom_resource(
     )
 
 
+def created_pods_quota(
+    cluster: ClusterHandle,
+    chart: ChartRef,
+    values: Mapping[str, Any],
+    kind: str,
+    ns: k8s.core.v1.Namespace,
+    parent: pulumi.Resource,
+) -> list[k8s.core.v1.ResourceQuota]:
+    """What a `kind` custom resource in `ns` waits for so that the pods `chart`'s controller creates for it there are
+    admitted: the critical-pods quota on GKE when they are system-*-critical with `values` (the release's), else
+    nothing."""
+    if cluster.cloud == "gcp" and chart.created_pod_classes(values, kind) & set(GKE_CRITICAL_PRIORITY_CLASSES):
+        return [critical_pods_quota(cluster, ns, parent)]
+    return []
+
+
 def critical_pods_quota(
     cluster: ClusterHandle, ns: k8s.core.v1.Namespace, parent: pulumi.Resource
 ) -> k8s.core.v1.ResourceQuota:

@@ -74,9 +74,9 @@ RATELIMIT_REDIS_LABELS = {"app.kubernetes.io/name": RATELIMIT_REDIS, "app.kubern
 
 # The only namespaces whose Pod Security level is `privileged`: the GPU Operator (drivers,
 # toolkit, MIG manager, device plugins incl. EFA), the cache's FUSE daemons (Fluid's CSI
-# plugin, the Alluxio runtime's host-network workers) and the DCGM exporter of GKE-managed GPU
+# plugin, the Alluxio runtime's FUSE DaemonSet) and the DCGM exporter of GKE-managed GPU
 # pools (all of a node's GPUs and GKE's driver directory), and kube-system, where the cloud's own node
-# agents run and where Google's NCCL plugin installers for GPUDirect pools go (components/gcp/gpudirect_pods.py).
+# agents run.
 # The policy pack exempts exactly these.
 GPU_OPERATOR_NAMESPACE = "gpu-operator"
 FLUID_NAMESPACE = "fluid-system"

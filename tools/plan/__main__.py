@@ -10,6 +10,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from components.config.gpu_pools import unused_pools
 from components.config.loader import ConfigError
 from components.config.stackfile import PlanInputError
 from policies.offline import load_settings, verdict_table
@@ -77,6 +78,8 @@ def main(argv: list[str] | None = None, *, one_shot: bool = False) -> int:
             print(line, file=sys.stderr)
         return EXIT_INVALID_INPUT
 
+    for issue in unused_pools(plan.spec):
+        print(f"warning: Pulumi.{args.env}.yaml: {issue}", file=sys.stderr)
     evaluation = check_policy(plan, settings)
     extra = {}
     if base is not None:

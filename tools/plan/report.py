@@ -11,6 +11,7 @@ from components.catalog.charts import CHARTS
 from components.catalog.machines import MACHINES
 from components.catalog.regions import CLOUDS
 from components.config.capacity_checks import pool_holds, replica_demands
+from components.config.gpu_pools import unused_pools
 from components.config.region import GpuPoolSpec, RegionSpec
 from components.domain.gpu_resources import schedulable_at_max_size, schedulable_resources
 from components.k8s.names import cluster_name
@@ -249,7 +250,8 @@ def _capacity(plan: Plan) -> str:
         "|" + "---|" * len(CAPACITY_COLUMNS),
     ]
     rows += ["| " + " | ".join(cell(plan, r, p) for _, cell in CAPACITY_COLUMNS) + " |" for r, p in pools]
-    return "\n".join(rows) + "\n"
+    warnings = [f"- **warning**: `{issue.path}`: {issue.message}" for issue in unused_pools(plan.spec)]
+    return "\n".join([*rows, *(["", *warnings] if warnings else [])]) + "\n"
 
 
 def _node_id(*parts: str) -> str:
