@@ -60,7 +60,8 @@ def test_what_lives_where(prod_plan):
     assert stacks_of("inference-platform:serving:TenantApiKeys") == {"prod.use1"}
     assert stacks_of("inference-platform:federation:KarmadaControlPlane") == {"prod.use1"}
     assert stacks_of("inference-platform:federation:KarmadaAgent") == {"prod.use1", "prod.usw2", "prod.usc1"}
-    assert stacks_of(CLUSTER) == {"prod.global"}
+    # The host registers itself in its own stack (it joins in its own wave); the global stack the others.
+    assert stacks_of(CLUSTER) == {"prod.use1", "prod.global"}
     assert stacks_of("aws:s3/bucketReplicationConfig:BucketReplicationConfig") == {"prod.global"}
     assert stacks_of("gcp:storage/transferJob:TransferJob") == {"prod.global"}
     assert stacks_of("aws:eks/cluster:Cluster") == {"prod.use1", "prod.usw2"}
@@ -94,14 +95,16 @@ def test_the_split_adds_only_what_crosses_stacks(prod_plan):
     )
 
 
-def test_in_one_stack_each_agent_waits_for_its_access_and_cluster_and_replication_for_versioning():
+def test_in_one_stack_each_agents_access_follows_its_cluster_and_flags_and_replication_versioning():
     plan = plan_config(_single_stack_prod(), stack="prod")
     assert plan.stacks == {} and {_stack_of(r.urn) for r in plan.resources} == {"prod"}
     for member in ("prod-use1", "prod-usw2", "prod-usc1"):
         agent = plan.named(f"{member}-karmada-agent", "kubernetes:helm.sh/v3:Release")
+        flags = plan.named(f"{member}-karmada-agent-flags", "kubernetes:apps/v1:DeploymentPatch")
         cluster = plan.named(f"prod-karmada-cluster-{member}", CLUSTER)
         binding = plan.named(f"prod-karmada-system-karmada-{member}-agent-binding")
-        assert {cluster.urn, binding.urn} <= set(agent.options["dependsOn"]), member
+        assert agent.inputs["skipAwait"] is True and agent.urn in flags.options["dependsOn"], member
+        assert {cluster.urn, agent.urn, flags.urn} <= set(binding.options["dependsOn"]), member
     config = plan.named("use1-models-replication-config")
     versioning = {r.urn for r in plan.of_type("aws:s3/bucketVersioning:BucketVersioning")}
     assert len(versioning) == 2 and versioning <= set(config.options["dependsOn"])
