@@ -126,7 +126,7 @@ class FakeCluster:
     def pool_nodes(self, label_selector: str):
         return 2, 2
 
-    def serving_ready(self, namespace: str):
+    def serving_ready(self, namespace: str, kind: str):
         return {m.name: m.name not in self.not_ready for m in self.env.models}
 
     def members_ready(self):
@@ -307,8 +307,9 @@ def test_an_unhealthy_wave_stops_after_the_health_deadline(project):
     run = roll(project, [], workspace=ws, cluster=FakeCluster(env, not_ready={"llama-3-1-70b-rag"}))
     assert run.code == 1
     assert ws.calls == [("prod.use1", "preview"), ("prod.use1", "up")]
-    assert "not ready use1 models: not Ready: llama-3-1-70b-rag (2/3 Ready)" in run.out
-    assert "FAIL gate health: 1 of 4 checks not passed: use1 models" in run.out
+    # llama-3-1-70b-rag is disaggregated: the canary waits for it as the LLMInferenceService it is.
+    assert "not ready use1 models (LLMInferenceService): not Ready: llama-3-1-70b-rag (0/1 Ready)" in run.out
+    assert "FAIL gate health: 1 of 6 checks not passed: use1 models (LLMInferenceService)" in run.out
     assert sum(run.clock.slept) == 30 * 60  # healthTimeoutMinutes, polled, not slept through at once
     assert len(run.clock.slept) > 1
 
@@ -461,6 +462,17 @@ def test_pulumi_stack_runs_the_policy_pack_and_reports_the_engine_summary():
         {"policy_packs": ["policies"], "policy_pack_configs": ["build/prod/policy-config.json"]}
     ]
     assert ops.outputs() == {"gateways": {"use1": {}}}
+
+
+def test_the_summary_names_each_operation_as_the_engine_spells_it():
+    from pulumi.automation import OpType
+
+    from tools.rollout.workspace import change_summary
+
+    # `preview()` returns OpType keys (pulumi.automation PreviewResult.change_summary), `up()` plain strings.
+    assert change_summary({OpType.CREATE: 3, OpType.SAME: 0, OpType.UPDATE: 1}) == "create 3, update 1"
+    assert change_summary({"create": 2}) == "create 2"
+    assert change_summary({}) == "no changes"
 
 
 def test_pulumi_stack_failures_keep_the_engine_reason():

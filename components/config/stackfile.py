@@ -79,7 +79,8 @@ def read_stack_file(project_dir: Path, stack: str) -> dict[str, Any]:
     """The `config:` mapping of `Pulumi.<stack>.yaml`, its top-level keys checked."""
     stack_file = project_dir / f"Pulumi.{stack}.yaml"
     if not stack_file.exists():
-        known = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in project_dir.glob("Pulumi.*.yaml"))
+        names = (p.name[len("Pulumi.") : -len(".yaml")] for p in project_dir.glob("Pulumi.*.yaml"))
+        known = sorted(n for n in names if "." not in n)  # not the per-stack files of an environment
         raise PlanInputError(
             [f"{stack_file.name} not found; create it (start from Pulumi.dev.yaml) or use ENV={'|'.join(known)}"]
         )

@@ -17,7 +17,7 @@ from rich.console import Console
 from components.config.environment import EnvironmentSpec
 from components.config.loader import ConfigError, load_environment
 from components.config.rollout import rollout_waves
-from components.config.stacks import environment_stacks
+from components.config.stacks import environment_stacks, region_stack_name
 from components.federation.placement import member_regions
 from components.k8s.names import cluster_name
 from stacks.config import namespace_values
@@ -66,25 +66,34 @@ def stack_health(
     env_name: str,
     cluster_probe: Callable[[Any], ClusterProbe],
     http_get: HttpGet,
-    anchor_outputs: Callable[[], Mapping[str, Any]],
+    outputs_of: Callable[[str], Mapping[str, Any]],
 ) -> Callable[[str, Mapping[str, Any]], list[Check]]:
-    """stack name, its outputs -> the health checks of every cluster it deploys; tenant keys come from the
-    stack's `apiKeys` output, or else from the anchor stack's (which holds them)."""
+    """stack name, its outputs -> the health checks of what that stack's wave created; other stacks' outputs (the
+    anchor's tenant keys and Karmada kubeconfig, the members' kubeconfigs and gateways) come from `outputs_of`."""
     slices = {s.name: s for s in environment_stacks(env, env_name)}
+    anchor = environment_stacks(env, env_name)[0].name
+    host = env.federation.host if env.federation.enabled else None
+    joins_with_host = host is not None and env.federation.member_mode == "pull" and host in {
+        r.name for r in member_regions(env)
+    }
+
+    def karmada() -> ClusterProbe:
+        kubeconfig = outputs_of(anchor).get("karmadaKubeconfig")
+        if kubeconfig is None:
+            raise ProbeError("no karmadaKubeconfig output in the federation host's stack")
+        return cluster_probe(kubeconfig)
 
     def checks(stack: str, outputs: Mapping[str, Any]) -> list[Check]:
-        kubeconfigs = outputs.get("kubeconfigs")
-        gateways = outputs.get("gateways") or {}
-
         @functools.cache
         def api_keys() -> Mapping[str, str]:  # asked once per wave, not on every poll
-            return outputs.get("apiKeys") or anchor_outputs().get("apiKeys") or {}
+            return outputs.get("apiKeys") or outputs_of(anchor).get("apiKeys") or {}
 
-        def cluster(region: str) -> Callable[[], ClusterProbe]:
+        def cluster(region: str, region_outputs: Callable[[], Mapping[str, Any]]) -> Callable[[], ClusterProbe]:
             def make() -> ClusterProbe:
+                kubeconfigs = region_outputs().get("kubeconfigs")
                 kubeconfig = kubeconfigs.get(region) if isinstance(kubeconfigs, Mapping) else None
                 if kubeconfig is None:
-                    raise ProbeError(f"no kubeconfig for {region} in {stack}'s kubeconfigs output")
+                    raise ProbeError(f"no kubeconfig for {region} in its stack's kubeconfigs output")
                 return cluster_probe(kubeconfig)
 
             return make
@@ -92,16 +101,22 @@ def stack_health(
         if slices[stack].kind == "global":
             if not env.federation.enabled:
                 return []
-
-            def karmada() -> ClusterProbe:
-                kubeconfig = anchor_outputs().get("karmadaKubeconfig")
-                if kubeconfig is None:
-                    raise ProbeError("no karmadaKubeconfig output in the federation host's stack")
-                return cluster_probe(kubeconfig)
-
             members = [cluster_name(env_name, r) for r in member_regions(env)]
-            return federation_checks(members=members, karmada=karmada)
-        return [
+            found = federation_checks(members=members, karmada=karmada)
+            for region in member_regions(env):
+                region_stack = region_stack_name(env_name, region.name)
+                found += region_checks(
+                    env=env,
+                    region=region.name,
+                    gateway=(outputs_of(region_stack).get("gateways") or {}).get(region.name),
+                    api_keys=api_keys,
+                    cluster=cluster(region.name, functools.partial(outputs_of, region_stack)),
+                    http_get=http_get,
+                    federated=True,
+                )
+            return found
+        gateways = outputs.get("gateways") or {}
+        found = [
             check
             for region in stack_regions(env, slices[stack])
             for check in region_checks(
@@ -109,10 +124,14 @@ def stack_health(
                 region=region,
                 gateway=gateways.get(region),
                 api_keys=api_keys,
-                cluster=cluster(region),
+                cluster=cluster(region, lambda: outputs),
                 http_get=http_get,
             )
         ]
+        if joins_with_host and slices[stack].kind == "region" and slices[stack].region == host:
+            host_cluster = cluster_name(env_name, env.region(host))
+            found += federation_checks(members=[host_cluster], karmada=karmada, name="karmada host member")
+        return found
 
     return checks
 
@@ -185,10 +204,13 @@ def main(
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID_INPUT
 
-    anchor = environment_stacks(env, args.env)[0].name  # the anchor's stack (or the one stack) comes first
     if args.dry_run:
         health = stack_health(
-            env=env, env_name=args.env, cluster_probe=_no_credentials, http_get=_no_http, anchor_outputs=dict
+            env=env,
+            env_name=args.env,
+            cluster_probe=_no_credentials,
+            http_get=_no_http,
+            outputs_of=lambda stack: stack_plans[stack].outputs,
         )
         return print_dry_run(
             env=env,
@@ -209,7 +231,7 @@ def main(
         env_name=args.env,
         cluster_probe=cluster_probe,
         http_get=http_get,
-        anchor_outputs=lambda: workspace.select_stack(anchor).outputs(),
+        outputs_of=lambda stack: workspace.select_stack(stack).outputs(),
     )
     rollout = Rollout(
         env_name=args.env,

@@ -1,5 +1,10 @@
-"""Is a deployed wave serving? GPU pools' nodes Ready, every model's InferenceService Ready, and the gateway
-listing the region's models for a tenant key, polled until they pass or the deadline.
+"""Is a deployed wave serving? GPU pools' nodes Ready, every model the wave created Ready as the kind it is served
+as (InferenceService or LLMInferenceService), the gateway listing those models for a tenant key, and Karmada's
+members Ready, polled until they pass or the deadline.
+
+A gate waits only for what its own or an earlier wave creates: a region wave for the models its stack deploys, the
+global wave for the federated models Karmada propagates (and every member joined); the host's own membership in
+the host's wave, where it joins.
 
 The cluster and HTTP clients are small protocols: the real ones wrap the `kubernetes` client and `requests`,
 tests inject fakes and a clock.
@@ -13,16 +18,39 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from components.k8s.names import SERVING_NAMESPACE
 from components.k8s.topology import pool_selector
+from components.serving import llm_inference_service as llmisvc
+from components.serving.deployment import ISVC_API_VERSION, model_placements
 
 if TYPE_CHECKING:
     from components.config.environment import EnvironmentSpec
 
 POLL_SECONDS = 15.0
+INFERENCE_SERVICE = "InferenceService"
 # What KServe serves a model as: aggregated (InferenceService) or disaggregated (LLMInferenceService).
-SERVING_KINDS = (
-    ("serving.kserve.io", "v1beta1", "inferenceservices"),
-    ("serving.kserve.io", "v1alpha2", "llminferenceservices"),
-)
+SERVING_APIS = {INFERENCE_SERVICE: ISVC_API_VERSION, llmisvc.KIND: llmisvc.API_VERSION}
+
+
+@dataclass(frozen=True)
+class ServedModel:
+    """A model placed in a region, as the object that serves it there and the stack that creates that object."""
+
+    name: str
+    kind: str
+    api_version: str
+    federated: bool  # created in the member by Karmada, from the global stack; else by the region's own stack
+
+
+def served_models(env: EnvironmentSpec, region: str) -> list[ServedModel]:
+    """Every model placed in `region`, in placement order: disaggregated ones as the LLMInferenceService the region's
+    stack creates, aggregated ones as an InferenceService (through Karmada when the model is federated)."""
+    served = []
+    for p in model_placements(env, env.region(region)):
+        if p.disaggregation is not None:
+            served.append(ServedModel(p.model.name, llmisvc.KIND, llmisvc.API_VERSION, federated=False))
+        else:
+            federated = p.model.federated and env.federation.enabled
+            served.append(ServedModel(p.model.name, INFERENCE_SERVICE, ISVC_API_VERSION, federated))
+    return served
 
 
 class ProbeError(Exception):
@@ -34,8 +62,8 @@ class ClusterProbe(Protocol):
         """(Ready nodes, all nodes) matching the selector."""
         ...
 
-    def serving_ready(self, namespace: str) -> Mapping[str, bool]:
-        """Model name -> its InferenceService (or LLMInferenceService) has condition Ready=True."""
+    def serving_ready(self, namespace: str, kind: str) -> Mapping[str, bool]:
+        """Name -> the object of that kind (InferenceService, LLMInferenceService) has condition Ready=True."""
         ...
 
     def members_ready(self) -> Mapping[str, bool]:
@@ -70,38 +98,44 @@ def region_checks(
     api_keys: Callable[[], Mapping[str, str]],
     cluster: Callable[[], ClusterProbe],
     http_get: HttpGet,
+    federated: bool = False,
 ) -> list[Check]:
     """The checks of one region's cluster; `gateway` is the region's entry of the `gateways` output.
 
-    `cluster` and `api_keys` (tenant -> key) are called when a check first runs, so the dry run lists the same
-    checks without credentials."""
+    `federated=False`: the region's own wave (its pools, the models its stack creates, the gateway listing them);
+    `True`: the global wave, for the models Karmada propagates to it (and the gateway listing every model of the
+    region). `cluster` and `api_keys` (tenant -> key) are called when a check first runs, so the dry run lists the
+    same checks without credentials."""
     probe = _Once(cluster)
-    checks = [
-        Check(
-            f"{region} pool {pool.name}",
-            f"every node of GPU pool {pool.name} Ready, at least {pool.min_size}",
-            _pool_check(probe, env.label_domain, pool.name, pool.min_size),
-        )
-        for pool in env.region(region).gpu_pools
-    ]
-    models = [m.name for m in env.models if any(p.region == region for p in m.placements)]
-    if models:
-        checks.append(
+    checks = (
+        []
+        if federated
+        else [
             Check(
-                f"{region} models",
-                f"InferenceService Ready=True: {', '.join(models)}",
-                _models_check(probe, models),
+                f"{region} pool {pool.name}",
+                f"every node of GPU pool {pool.name} Ready, at least {pool.min_size}",
+                _pool_check(probe, env.label_domain, pool.name, pool.min_size),
             )
-        )
-    if gateway is not None:
-        served = set(gateway.get("models") or [])
-        tenant = next((t for t in env.tenants if served & set(t.models)), None)
+            for pool in env.region(region).gpu_pools
+        ]
+    )
+    served = served_models(env, region)
+    models = [m for m in served if m.federated == federated]
+    label = "federated models" if federated else "models"
+    for kind in dict.fromkeys(m.kind for m in models):
+        names = [m.name for m in models if m.kind == kind]
+        name = f"{region} {label}" + ("" if kind == INFERENCE_SERVICE else f" ({kind})")
+        checks.append(Check(name, f"{kind} Ready=True: {', '.join(names)}", _models_check(probe, kind, names)))
+    if gateway is not None and (models or not federated):
+        # What the gateway can list by the end of this wave: the models created by then.
+        listed = set(gateway.get("models") or []) & {m.name for m in served if federated or not m.federated}
+        tenant = next((t for t in env.tenants if listed & set(t.models)), None)
         url = f"{gateway['baseUrl']}/models"
         if tenant is not None:
-            expected = sorted(served & set(tenant.models))
+            expected = sorted(listed & set(tenant.models))
             checks.append(
                 Check(
-                    f"{region} gateway",
+                    f"{region} gateway" + (" (federated)" if federated else ""),
                     f"GET {url} with tenant {tenant.name}'s key lists {', '.join(expected)}",
                     _gateway_check(url, tenant.name, expected, api_keys, http_get),
                 )
@@ -109,8 +143,11 @@ def region_checks(
     return checks
 
 
-def federation_checks(*, members: list[str], karmada: Callable[[], ClusterProbe]) -> list[Check]:
-    """The global wave: every member joined Karmada and is Ready (its agent got through the allowlist)."""
+def federation_checks(
+    *, members: list[str], karmada: Callable[[], ClusterProbe], name: str = "karmada members"
+) -> list[Check]:
+    """Members joined Karmada and Ready (KARMADA_MEMBER_READY): the host in its own wave, every member in the
+    global wave (each other agent gets through the allowlist the global stack applies)."""
     probe = _Once(karmada)
 
     def run() -> tuple[bool, str]:
@@ -120,7 +157,7 @@ def federation_checks(*, members: list[str], karmada: Callable[[], ClusterProbe]
             return False, f"not Ready in Karmada: {', '.join(waiting)} ({len(members) - len(waiting)}/{len(members)})"
         return True, f"{len(members)}/{len(members)} members Ready in Karmada"
 
-    return [Check("karmada members", f"Cluster Ready=True in Karmada: {', '.join(members)}", run)]
+    return [Check(name, f"Cluster Ready=True in Karmada: {', '.join(members)}", run)]
 
 
 class _Once:
@@ -146,13 +183,13 @@ def _pool_check(probe: _Once, domain: str, pool: str, min_size: int) -> Callable
     return run
 
 
-def _models_check(probe: _Once, models: list[str]) -> Callable[[], tuple[bool, str]]:
+def _models_check(probe: _Once, kind: str, models: list[str]) -> Callable[[], tuple[bool, str]]:
     def run() -> tuple[bool, str]:
-        ready = probe().serving_ready(SERVING_NAMESPACE)
+        ready = probe().serving_ready(SERVING_NAMESPACE, kind)
         waiting = [m for m in models if not ready.get(m)]
         if waiting:
             return False, f"not Ready: {', '.join(waiting)} ({len(models) - len(waiting)}/{len(models)} Ready)"
-        return True, f"{len(models)}/{len(models)} InferenceServices Ready"
+        return True, f"{len(models)}/{len(models)} {kind}s Ready"
 
     return run
 
@@ -226,19 +263,18 @@ class KubernetesProbe:
         ready = sum(any(c.type == "Ready" and c.status == "True" for c in n.status.conditions or []) for n in nodes)
         return ready, len(nodes)
 
-    def serving_ready(self, namespace: str) -> Mapping[str, bool]:
-        ready: dict[str, bool] = {}
-        for group, version, plural in SERVING_KINDS:
-            listed = self._ask(
-                lambda g=group, v=version, p=plural: self._custom.list_namespaced_custom_object(g, v, namespace, p),
-                missing={"items": []},
+    def serving_ready(self, namespace: str, kind: str) -> Mapping[str, bool]:
+        group, _, version = SERVING_APIS[kind].partition("/")
+        listed = self._ask(
+            lambda: self._custom.list_namespaced_custom_object(group, version, namespace, f"{kind.lower()}s")
+        )
+        return {
+            item["metadata"]["name"]: any(
+                c.get("type") == "Ready" and c.get("status") == "True"
+                for c in (item.get("status") or {}).get("conditions") or []
             )
-            for item in listed.get("items", []):
-                conditions = (item.get("status") or {}).get("conditions") or []
-                ready[item["metadata"]["name"]] = any(
-                    c.get("type") == "Ready" and c.get("status") == "True" for c in conditions
-                )
-        return ready
+            for item in listed.get("items", [])
+        }
 
     def members_ready(self) -> Mapping[str, bool]:
         listed = self._ask(
@@ -253,16 +289,14 @@ class KubernetesProbe:
         }
 
     @staticmethod
-    def _ask(call: Callable[[], Any], missing: Any = None) -> Any:
-        """`missing`: the answer when the API has no such kind (404), e.g. KServe's LLMInferenceService."""
+    def _ask(call: Callable[[], Any]) -> Any:
+        """Any refusal (a kind the API does not serve included: 404) is 'not healthy yet', with its reason."""
         from kubernetes.client.exceptions import ApiException
         from urllib3.exceptions import HTTPError
 
         try:
             return call()
         except ApiException as exc:
-            if exc.status == 404 and missing is not None:
-                return missing
             raise ProbeError(f"Kubernetes API: {exc.status} {exc.reason}") from None
         except (HTTPError, OSError) as exc:
             raise ProbeError(f"Kubernetes API unreachable: {exc}") from None

@@ -31,9 +31,11 @@ class Workspace(Protocol):
     def select_stack(self, name: str) -> StackOps: ...
 
 
-def change_summary(changes: Mapping[str, int] | None) -> str:
-    """`{"create": 3, "same": 10}` -> `create 3, same 10`: what the engine reports per operation."""
-    return ", ".join(f"{op} {n}" for op, n in sorted((changes or {}).items()) if n) or "no changes"
+def change_summary(changes: Mapping[Any, int] | None) -> str:
+    """`{OpType.CREATE: 3, "same": 10}` -> `create 3, same 10`: what the engine reports per operation (a preview's
+    keys are `OpType` members, whose str() is `OpType.CREATE`; an update's are plain strings)."""
+    named = {getattr(op, "value", op): n for op, n in (changes or {}).items()}
+    return ", ".join(f"{op} {n}" for op, n in sorted(named.items()) if n) or "no changes"
 
 
 class PulumiStack:
