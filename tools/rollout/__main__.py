@@ -73,9 +73,9 @@ def stack_health(
     slices = {s.name: s for s in environment_stacks(env, env_name)}
     anchor = environment_stacks(env, env_name)[0].name
     host = env.federation.host if env.federation.enabled else None
-    joins_with_host = host is not None and env.federation.member_mode == "pull" and host in {
-        r.name for r in member_regions(env)
-    }
+    joins_with_host = (
+        host is not None and env.federation.member_mode == "pull" and host in {r.name for r in member_regions(env)}
+    )
 
     def karmada() -> ClusterProbe:
         kubeconfig = outputs_of(anchor).get("karmadaKubeconfig")
