@@ -20,6 +20,7 @@ from components.config.rollout import Wave, rollout_waves
 from tests.harness import apply_ops, raw_environment
 from tools.plan.runner import PROJECT_DIR
 from tools.rollout.__main__ import main
+from tools.rollout.bringup import Report
 from tools.rollout.state import load_state
 from tools.rollout.workspace import StepResult
 
@@ -175,7 +176,17 @@ def fake_plans(env, mandatory: Mapping[str, str] | None = None):
     return plans
 
 
-def roll(project: Path, args: list[str], *, env=None, workspace=None, cluster=None, confirm=None, mandatory=None):
+def roll(
+    project: Path,
+    args: list[str],
+    *,
+    env=None,
+    workspace=None,
+    cluster=None,
+    confirm=None,
+    mandatory=None,
+    bring_up: Report | None = None,
+):
     env = env or prod_spec()
     out = io.StringIO()
     clock = FakeClock()
@@ -195,6 +206,7 @@ def roll(project: Path, args: list[str], *, env=None, workspace=None, cluster=No
         confirm=answer if confirm else lambda p: pytest.fail(f"asked {p!r}"),
         clock=clock,
         sleep=clock.sleep,
+        bring_up_check=lambda *_: bring_up or Report(),  # the fake plans have no resources to check
     )
     return SimpleNamespace(code=code, out=out.getvalue(), prompts=prompts, clock=clock)
 
@@ -355,7 +367,13 @@ def test_dry_run_of_dev_prints_its_wave_plan_and_gates_from_the_offline_plan(cap
     assert "wave 1: environment" in text
     assert "policy passed: " in text and " 0 mandatory " in text
     assert "health: use1 models" in text and "InferenceService Ready=True: llama-3-1-8b, qwen2-5-7b" in text
-    assert "GET https://use1.llm.dev.acme.example/v1/models with tenant research's key lists" in text
+    assert "bring-up" in text and "preconditions of every wait (releases, awaits, gates) created in time" in text
+    # dev's runner is outside the VPC (its public endpoint admits it); its gateway is internal: not waited for.
+    assert "GET https://use1.llm.dev.acme.example" not in text
+    assert (
+        "not waited for: use1's gateway (internal, reachable only from inside use1's network) from 203.0.113.0/24"
+        in (" ".join(text.split()))
+    )
 
 
 def test_dry_run_of_prod_lists_every_wave_and_stops_on_a_mandatory_violation(project):
@@ -371,7 +389,12 @@ def test_dry_run_of_prod_lists_every_wave_and_stops_on_a_mandatory_violation(pro
         return env, fake
 
     out = io.StringIO()
-    code = main(["prod", "--project-dir", str(project), "--dry-run"], console=Console(file=out, width=200), plans=plans)
+    code = main(
+        ["prod", "--project-dir", str(project), "--dry-run"],
+        console=Console(file=out, width=200),
+        plans=plans,
+        bring_up_check=lambda *_: Report(),
+    )
     text = out.getvalue()
     assert code == 1
     assert [line.strip("─ ") for line in text.splitlines() if line.startswith("─")] == [

@@ -10,7 +10,16 @@ from kubernetes.client.exceptions import ApiException
 
 from components.config.loader import load_environment
 from tests.harness import raw_environment
-from tools.rollout.health import CheckResult, KubernetesProbe, ProbeError, region_checks, wait_healthy
+from tools.rollout.health import (
+    CheckResult,
+    KubernetesProbe,
+    ProbeError,
+    Target,
+    federated_models_check,
+    gateway_checks,
+    region_checks,
+    wait_healthy,
+)
 
 DEV = load_environment(raw_environment("dev"))
 GATEWAY = {"baseUrl": "https://use1.gw/v1", "models": ["llama-3-1-8b", "qwen2-5-7b"]}
@@ -191,15 +200,12 @@ def test_a_region_wave_waits_only_for_its_own_models_as_the_kind_each_is_served_
     prod = load_environment(raw_environment("prod"))
 
     def gates(region, federated):
-        found = region_checks(
-            env=prod,
-            region=region,
-            gateway={"baseUrl": f"https://{region}.gw/v1", "models": [m.name for m in prod.models]},
-            api_keys=dict,
-            cluster=lambda: pytest.fail("the dry listing asks no cluster"),
-            http_get=lambda url, headers: pytest.fail(url),
-            federated=federated,
-        )
+        gateway = {"baseUrl": f"https://{region}.gw/v1", "models": [m.name for m in prod.models]}
+        common = {"env": prod, "region": region, "gateway": gateway, "api_keys": dict, "http_get": pytest.fail}
+        if federated:
+            found = gateway_checks(**common, federated=True)
+        else:
+            found = region_checks(**common, cluster=lambda: pytest.fail("the dry listing asks no cluster"))
         return {c.name: c.waits_for for c in found if "pool" not in c.name}
 
     assert gates("use1", federated=False) == {
@@ -207,10 +213,12 @@ def test_a_region_wave_waits_only_for_its_own_models_as_the_kind_each_is_served_
         "use1 models (LLMInferenceService)": "LLMInferenceService Ready=True: llama-3-1-70b-rag",
         "use1 gateway": "GET https://use1.gw/v1/models with tenant search's key lists llama-3-1-70b-rag, llama-3-1-8b",
     }
+    # The global wave: the gateway lists the federated model too (its readiness is read through Karmada).
     assert gates("usw2", federated=True) == {
-        "usw2 federated models": "InferenceService Ready=True: llama-3-1-70b",
         "usw2 gateway (federated)": "GET https://usw2.gw/v1/models with tenant search's key lists llama-3-1-70b, "
         "llama-3-1-8b",
     }
+    (karmada,) = [federated_models_check(names=["llama-3-1-70b"], karmada=lambda: pytest.fail("no cluster"))]
+    assert karmada.target == Target("serving", None, "InferenceService", ("llama-3-1-70b",))
     # usc1 serves mistral on its own and llama-3-1-70b only once the global wave federates it.
     assert gates("usc1", federated=False)["usc1 models"] == "InferenceService Ready=True: mistral-7b-trt"

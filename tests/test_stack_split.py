@@ -91,6 +91,10 @@ def test_the_split_adds_only_what_crosses_stacks(prod_plan):
             ("pulumi:providers:kubernetes", "prod-karmada"): 1,
             ("pulumi:providers:kubernetes", "prod-use1"): 1,
             ("kubernetes:core/v1:ServicePatch", "prod-use1-karmada-apiserver-allowlist"): 1,
+            # split, the EKS regions are deployed from runners inside their VPCs (one stack reached them over
+            # public endpoints): each cluster security group admits its VPC on 443
+            ("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "use1-api-deployer-0"): 1,
+            ("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "usw2-api-deployer-0"): 1,
         }
     )
 
@@ -189,9 +193,14 @@ def test_a_private_link_deployer_is_admitted_on_the_private_endpoint():
     raw["regions"][2]["deployer"] = {"kind": "privateLink", "cidrs": ["10.201.0.0/24", "10.202.0.0/24"]}
     plan = plan_config(raw, stack="prod")
     (rule,) = [
-        r for r in plan.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule") if "private-link" in r.name
+        r
+        for r in plan.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
+        if r.name.startswith("usw2-api-deployer")
     ]
-    assert _stack_of(rule.urn) == "prod.usw2"
+    assert _stack_of(rule.urn) == "prod.usw2" and "private link" in rule.inputs["description"]
+    # The cluster's provider is first used once the rule admits the runner.
+    (provider,) = [r for r in plan.of_type("pulumi:providers:kubernetes") if r.name == "prod-usw2"]
+    assert rule.urn in provider.options["dependsOn"]
     assert (rule.inputs["cidrIpv4"], rule.inputs["fromPort"], rule.inputs["toPort"]) == ("10.200.0.0/24", 443, 443)
     assert rule.inputs["securityGroupId"].startswith("sg-")
     (gke,) = plan.of_type("gcp:container/cluster:Cluster")

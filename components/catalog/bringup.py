@@ -195,3 +195,49 @@ DNS_NAME_PUBLISHED = _fact(
     "envoyproxy/gateway@v1.9.0: the Gateway's status.addresses is the only place its load balancer address "
     "appears (internal/gatewayapi/status/gateway.go); RFC 1034 §3.6 (names resolve from records of their zone)",
 )
+
+KSERVE_READY_ON_THE_SERVING_OBJECT = _fact(
+    "kserve-model-ready-on-its-serving-object",
+    "KServe v0.20.0 InferenceService / LLMInferenceService",
+    "KServe reports a model's readiness as the Ready condition (a living condition set) of the object that serves "
+    "it: an InferenceService (serving.kserve.io/v1beta1) for an aggregated model, an LLMInferenceService "
+    "(serving.kserve.io/v1alpha2) for a disaggregated one. A gate waiting on the other kind, or on an object no stack "
+    "has created yet, never passes.",
+    "kserve/kserve@v0.20.0:pkg/apis/serving/v1beta1/inference_service_status.go L36-43, L295; "
+    "pkg/apis/serving/v1alpha2/llm_inference_service_lifecycle.go L125",
+)
+
+PULUMI_ENGINE_READS_ITS_STACKS_CONFIG = _fact(
+    "pulumi-engine-reads-the-stacks-own-config",
+    "Pulumi engine (`pulumi up -s <stack>`)",
+    "The engine takes `pulumi:` keys such as `pulumi:disable-default-providers` from the config of the stack being "
+    "updated (its `Pulumi.<stack>.yaml` or backend config); a program that reads another file for its environment "
+    "does not hand them to the engine. Without the key a resource with no explicit provider silently gets a default "
+    "one, configured from the runner's ambient credentials and region.",
+    "pulumi.com/docs/iac/concepts/resources/providers/#disabling-default-providers ('pulumi config set --path "
+    'pulumi:disable-default-providers[0] "*"\' sets it per stack)',
+)
+
+GKE_MULTI_NETWORK_CRDS = _fact(
+    "gke-serves-the-multi-network-crds",
+    "GKE multi-networking",
+    "A GKE cluster created with multi-networking enabled serves the networking.gke.io Network and "
+    "GKENetworkParamSet kinds itself: nothing is installed for them, they exist once the cluster does.",
+    "cloud.google.com/kubernetes-engine/docs/how-to/setup-multinetwork-support-for-pods ('Create a "
+    "GKENetworkParamSet', 'Create a Network' after creating the cluster with --enable-multi-networking)",
+)
+
+CFSSL_IMAGE_HAS_BASH_AND_CURL = _fact(
+    "cfssl-image-has-bash-and-curl",
+    "docker.io/cfssl/cfssl",
+    "cfssl/cfssl v1.6.5 is FROM golang:1.20, a Debian (buildpack-deps) image with bash and curl: what the chart's "
+    "etcd wait loop runs.",
+    "cloudflare/cfssl@v1.6.5:Dockerfile L1; docker-library/golang 1.20 Dockerfiles FROM buildpack-deps:*-scm",
+)
+
+# The images the Karmada chart's hook and wait scripts run in (registry/repository), and what each is known to hold.
+SCRIPT_IMAGES: dict[str, tuple[bool, BringUpFact]] = {  # image -> (has /bin/sh and bash, the fact)
+    "docker.io/alpine/k8s": (True, ALPINE_K8S_IMAGE_HAS_BASH),
+    "docker.io/cfssl/cfssl": (True, CFSSL_IMAGE_HAS_BASH_AND_CURL),
+    "registry.k8s.io/kubectl": (False, KUBECTL_IMAGE_HAS_NO_SHELL),
+}

@@ -79,6 +79,7 @@ def cluster(
                 network=network,
                 label_domain=env.label_domain,
                 production=env.production,
+                access=env.stacks.access,
             ),
             opts=opts,
         )

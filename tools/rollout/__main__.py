@@ -4,7 +4,6 @@ by policy, health and operator confirmation; `--dry-run` shows it all from the o
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import sys
 import time
@@ -17,27 +16,17 @@ from rich.console import Console
 from components.config.environment import EnvironmentSpec
 from components.config.loader import ConfigError, load_environment
 from components.config.rollout import rollout_waves
-from components.config.stacks import environment_stacks, region_stack_name
-from components.federation.placement import member_regions
-from components.k8s.names import cluster_name
 from stacks.config import namespace_values
 from tools.plan.artifacts import OutputDirError, write_plan
 from tools.plan.model import Plan
 from tools.plan.runner import PROJECT_DIR, build_plan, check_policy
 from tools.plan.stackfile import PlanInputError, input_error_lines, load_stack_config
-from tools.rollout.ci import environments, stack_matrix, stack_regions
+from tools.rollout.bringup import Report
+from tools.rollout.ci import environments, stack_matrix
 from tools.rollout.driver import Rollout, RolloutInputError, first_wave, run_rollout
 from tools.rollout.dry_run import mandatory_findings, print_dry_run
-from tools.rollout.health import (
-    Check,
-    ClusterProbe,
-    HttpGet,
-    KubernetesProbe,
-    ProbeError,
-    federation_checks,
-    region_checks,
-    requests_get,
-)
+from tools.rollout.gates import bring_up, offline_gates, stack_health
+from tools.rollout.health import ClusterProbe, HttpGet, KubernetesProbe, requests_get
 from tools.rollout.state import STATE_FILE, identity_of
 from tools.rollout.workspace import PulumiWorkspace, Workspace
 
@@ -60,90 +49,6 @@ def load_spec(project_dir: Path, env_name: str) -> EnvironmentSpec:
     return load_environment(namespace_values(stack_config.project, stack_config.config))
 
 
-def stack_health(
-    *,
-    env: EnvironmentSpec,
-    env_name: str,
-    cluster_probe: Callable[[Any], ClusterProbe],
-    http_get: HttpGet,
-    outputs_of: Callable[[str], Mapping[str, Any]],
-) -> Callable[[str, Mapping[str, Any]], list[Check]]:
-    """stack name, its outputs -> the health checks of what that stack's wave created; other stacks' outputs (the
-    anchor's tenant keys and Karmada kubeconfig, the members' kubeconfigs and gateways) come from `outputs_of`."""
-    slices = {s.name: s for s in environment_stacks(env, env_name)}
-    anchor = environment_stacks(env, env_name)[0].name
-    host = env.federation.host if env.federation.enabled else None
-    joins_with_host = (
-        host is not None and env.federation.member_mode == "pull" and host in {r.name for r in member_regions(env)}
-    )
-
-    def karmada() -> ClusterProbe:
-        kubeconfig = outputs_of(anchor).get("karmadaKubeconfig")
-        if kubeconfig is None:
-            raise ProbeError("no karmadaKubeconfig output in the federation host's stack")
-        return cluster_probe(kubeconfig)
-
-    def checks(stack: str, outputs: Mapping[str, Any]) -> list[Check]:
-        @functools.cache
-        def api_keys() -> Mapping[str, str]:  # asked once per wave, not on every poll
-            return outputs.get("apiKeys") or outputs_of(anchor).get("apiKeys") or {}
-
-        def cluster(region: str, region_outputs: Callable[[], Mapping[str, Any]]) -> Callable[[], ClusterProbe]:
-            def make() -> ClusterProbe:
-                kubeconfigs = region_outputs().get("kubeconfigs")
-                kubeconfig = kubeconfigs.get(region) if isinstance(kubeconfigs, Mapping) else None
-                if kubeconfig is None:
-                    raise ProbeError(f"no kubeconfig for {region} in its stack's kubeconfigs output")
-                return cluster_probe(kubeconfig)
-
-            return make
-
-        if slices[stack].kind == "global":
-            if not env.federation.enabled:
-                return []
-            members = [cluster_name(env_name, r) for r in member_regions(env)]
-            found = federation_checks(members=members, karmada=karmada)
-            for region in member_regions(env):
-                region_stack = region_stack_name(env_name, region.name)
-                found += region_checks(
-                    env=env,
-                    region=region.name,
-                    gateway=(outputs_of(region_stack).get("gateways") or {}).get(region.name),
-                    api_keys=api_keys,
-                    cluster=cluster(region.name, functools.partial(outputs_of, region_stack)),
-                    http_get=http_get,
-                    federated=True,
-                )
-            return found
-        gateways = outputs.get("gateways") or {}
-        found = [
-            check
-            for region in stack_regions(env, slices[stack])
-            for check in region_checks(
-                env=env,
-                region=region,
-                gateway=gateways.get(region),
-                api_keys=api_keys,
-                cluster=cluster(region, lambda: outputs),
-                http_get=http_get,
-            )
-        ]
-        if joins_with_host and slices[stack].kind == "region" and slices[stack].region == host:
-            host_cluster = cluster_name(env_name, env.region(host))
-            found += federation_checks(members=[host_cluster], karmada=karmada, name="karmada host member")
-        return found
-
-    return checks
-
-
-def _no_credentials(_: Any) -> ClusterProbe:
-    raise ProbeError("the dry run reaches no cluster")
-
-
-def _no_http(url: str, _: Mapping[str, str]) -> tuple[int, Any]:
-    raise ProbeError(f"the dry run sends no request to {url}")
-
-
 def read_confirmation(prompt: str) -> bool:
     """stdin: only `y` or `yes` confirms; no terminal (EOF) declines."""
     try:
@@ -163,8 +68,10 @@ def main(
     confirm: Callable[[str], bool] = read_confirmation,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
+    bring_up_check: Callable[[Path, EnvironmentSpec, str, Mapping[str, Plan]], Report] = bring_up,
 ) -> int:
-    """Keyword arguments: what tests replace (the Automation API workspace, planning, clients, stdin, time)."""
+    """Keyword arguments: what tests replace (the Automation API workspace, planning, the bring-up check of the
+    plans, clients, stdin, time)."""
     parser = argparse.ArgumentParser(prog="rollout", description=__doc__)
     parser.add_argument("env", nargs="?", help="environment: reads Pulumi.<env>.yaml")
     parser.add_argument("--project-dir", type=Path, default=PROJECT_DIR)
@@ -204,22 +111,17 @@ def main(
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID_INPUT
 
+    report = bring_up_check(args.project_dir, env, args.env, stack_plans)
     if args.dry_run:
-        health = stack_health(
-            env=env,
-            env_name=args.env,
-            cluster_probe=_no_credentials,
-            http_get=_no_http,
-            outputs_of=lambda stack: stack_plans[stack].outputs,
-        )
         return print_dry_run(
             env=env,
             env_name=args.env,
             waves=waves,
             plans=stack_plans,
-            health_checks=health,
+            health_checks=offline_gates(env, args.env, stack_plans),
             health_timeout_minutes=env.rollout.health_timeout_minutes,
             console=console,
+            bring_up=report,
         )
     workspace = workspace or PulumiWorkspace(
         project_dir=args.project_dir,
@@ -238,6 +140,7 @@ def main(
         waves=waves,
         violations={name: mandatory_findings(plan) for name, plan in stack_plans.items()},
         health_timeout_seconds=env.rollout.health_timeout_minutes * 60,
+        bring_up={name: [v.line() for v in report.of(name)] for name in stack_plans},
     )
     return run_rollout(
         rollout,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,8 @@ class Rollout:
     waves: list[Wave]
     violations: Mapping[str, list[str]]
     health_timeout_seconds: float
+    # The bring-up check's violations per stack (tools/rollout/bringup.py): a wave that could not complete.
+    bring_up: Mapping[str, list[str]] = field(default_factory=dict)
 
 
 def first_wave(waves: list[Wave], from_wave: str | None) -> int:
@@ -146,6 +148,11 @@ def _deploy_wave(
     findings = [f"{stack}: {line}" for stack in wave.stacks for line in run.rollout.violations.get(stack, [])]
     verdict = f"{len(findings)} mandatory violation(s): {'; '.join(findings)}" if findings else "offline plan passed"
     if not run.gate(wave, "policy", not findings, verdict, started):
+        return False
+    started = clock()
+    blocked = [line for stack in wave.stacks for line in run.rollout.bring_up.get(stack, [])]
+    verdict = f"{len(blocked)} precondition(s) missing: {'; '.join(blocked)}" if blocked else "every wait can complete"
+    if not run.gate(wave, "bring-up", not blocked, verdict, started):
         return False
     if wave.confirm:
         started = clock()

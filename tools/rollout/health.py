@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+from urllib.parse import urlparse
 
 from components.k8s.names import SERVING_NAMESPACE
 from components.k8s.topology import pool_selector
@@ -75,12 +76,24 @@ HttpGet = Callable[[str, Mapping[str, str]], tuple[int, Any]]  # (url, headers) 
 
 
 @dataclass(frozen=True)
+class Target:
+    """What a check waits for, as the bring-up check (tools/rollout/bringup.py) reads it."""
+
+    what: Literal["pool", "serving", "gateway", "members"]
+    region: str | None = None  # whose cluster or gateway; None: the Karmada API
+    kind: str | None = None  # serving: the object's kind
+    names: tuple[str, ...] = ()  # serving: the objects; members: the Clusters
+    hostname: str | None = None  # gateway
+
+
+@dataclass(frozen=True)
 class Check:
     """One health condition: what it waits for, and `probe()` giving (passed, what was seen)."""
 
     name: str
     waits_for: str
     probe: Callable[[], tuple[bool, str]]
+    target: Target | None = None
 
 
 @dataclass(frozen=True)
@@ -98,49 +111,76 @@ def region_checks(
     api_keys: Callable[[], Mapping[str, str]],
     cluster: Callable[[], ClusterProbe],
     http_get: HttpGet,
+) -> list[Check]:
+    """The checks of a region's own wave: its GPU pools, the models its stack creates, and the gateway (its entry of
+    the `gateways` output; None where the gate cannot reach it) listing them.
+
+    `cluster` and `api_keys` (tenant -> key) are called when a check first runs, so the dry run lists the same
+    checks without credentials."""
+    probe = _Once(cluster)
+    checks = [
+        Check(
+            f"{region} pool {pool.name}",
+            f"every node of GPU pool {pool.name} Ready, at least {pool.min_size}",
+            _pool_check(probe, env.label_domain, pool.name, pool.min_size),
+            Target("pool", region, names=(pool.name,)),
+        )
+        for pool in env.region(region).gpu_pools
+    ]
+    own = [m for m in served_models(env, region) if not m.federated]
+    for kind in dict.fromkeys(m.kind for m in own):
+        names = tuple(m.name for m in own if m.kind == kind)
+        checks.append(
+            Check(
+                f"{region} models" + ("" if kind == INFERENCE_SERVICE else f" ({kind})"),
+                f"{kind} Ready=True: {', '.join(names)}",
+                _models_check(probe, kind, list(names)),
+                Target("serving", region, kind, names),
+            )
+        )
+    checks += gateway_checks(env=env, region=region, gateway=gateway, api_keys=api_keys, http_get=http_get)
+    return checks
+
+
+def gateway_checks(
+    *,
+    env: EnvironmentSpec,
+    region: str,
+    gateway: Mapping[str, Any] | None,
+    api_keys: Callable[[], Mapping[str, str]],
+    http_get: HttpGet,
     federated: bool = False,
 ) -> list[Check]:
-    """The checks of one region's cluster; `gateway` is the region's entry of the `gateways` output.
+    """`GET <baseUrl>/models` with a tenant's key lists the region's models created by the end of the wave: its own
+    (a region wave), or every one once the global wave federated the rest (`federated`)."""
+    if gateway is None:
+        return []
+    created = {m.name for m in served_models(env, region) if federated or not m.federated}
+    listed = set(gateway.get("models") or []) & created
+    tenant = next((t for t in env.tenants if listed & set(t.models)), None)
+    if tenant is None:
+        return []
+    url = f"{gateway['baseUrl']}/models"
+    expected = sorted(listed & set(tenant.models))
+    return [
+        Check(
+            f"{region} gateway" + (" (federated)" if federated else ""),
+            f"GET {url} with tenant {tenant.name}'s key lists {', '.join(expected)}",
+            _gateway_check(url, tenant.name, expected, api_keys, http_get),
+            Target("gateway", region, names=tuple(expected), hostname=urlparse(url).hostname),
+        )
+    ]
 
-    `federated=False`: the region's own wave (its pools, the models its stack creates, the gateway listing them);
-    `True`: the global wave, for the models Karmada propagates to it (and the gateway listing every model of the
-    region). `cluster` and `api_keys` (tenant -> key) are called when a check first runs, so the dry run lists the
-    same checks without credentials."""
-    probe = _Once(cluster)
-    checks = (
-        []
-        if federated
-        else [
-            Check(
-                f"{region} pool {pool.name}",
-                f"every node of GPU pool {pool.name} Ready, at least {pool.min_size}",
-                _pool_check(probe, env.label_domain, pool.name, pool.min_size),
-            )
-            for pool in env.region(region).gpu_pools
-        ]
+
+def federated_models_check(*, names: list[str], karmada: Callable[[], ClusterProbe]) -> Check:
+    """Federated InferenceServices Ready in Karmada: the status Karmada aggregates over every member it propagated
+    them to (the interpreter's AggregateStatus), read through the Karmada API the global stack's runner reaches."""
+    return Check(
+        "federated models",
+        f"{INFERENCE_SERVICE} Ready=True in Karmada (aggregated over its members): {', '.join(names)}",
+        _models_check(_Once(karmada), INFERENCE_SERVICE, names),
+        Target("serving", None, INFERENCE_SERVICE, tuple(names)),
     )
-    served = served_models(env, region)
-    models = [m for m in served if m.federated == federated]
-    label = "federated models" if federated else "models"
-    for kind in dict.fromkeys(m.kind for m in models):
-        names = [m.name for m in models if m.kind == kind]
-        name = f"{region} {label}" + ("" if kind == INFERENCE_SERVICE else f" ({kind})")
-        checks.append(Check(name, f"{kind} Ready=True: {', '.join(names)}", _models_check(probe, kind, names)))
-    if gateway is not None and (models or not federated):
-        # What the gateway can list by the end of this wave: the models created by then.
-        listed = set(gateway.get("models") or []) & {m.name for m in served if federated or not m.federated}
-        tenant = next((t for t in env.tenants if listed & set(t.models)), None)
-        url = f"{gateway['baseUrl']}/models"
-        if tenant is not None:
-            expected = sorted(listed & set(tenant.models))
-            checks.append(
-                Check(
-                    f"{region} gateway" + (" (federated)" if federated else ""),
-                    f"GET {url} with tenant {tenant.name}'s key lists {', '.join(expected)}",
-                    _gateway_check(url, tenant.name, expected, api_keys, http_get),
-                )
-            )
-    return checks
 
 
 def federation_checks(
@@ -157,7 +197,14 @@ def federation_checks(
             return False, f"not Ready in Karmada: {', '.join(waiting)} ({len(members) - len(waiting)}/{len(members)})"
         return True, f"{len(members)}/{len(members)} members Ready in Karmada"
 
-    return [Check(name, f"Cluster Ready=True in Karmada: {', '.join(members)}", run)]
+    return [
+        Check(
+            name,
+            f"Cluster Ready=True in Karmada: {', '.join(members)}",
+            run,
+            Target("members", None, names=tuple(members)),
+        )
+    ]
 
 
 class _Once:
