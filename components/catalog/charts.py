@@ -335,3 +335,11 @@ KARMADA_KUBECTL_IMAGE = {
     "tag": "1.34.1@sha256:ec714df3813b5405292860f8a1c55c5727bf8c33c88992f1e981efad8065547f",
 }
 KARMADA_CFSSL_IMAGE = {"registry": "docker.io", "repository": "cfssl/cfssl", "tag": "v1.6.5"}
+# ExternalDNS publishes the gateways' hostnames (components/addons/gateway_dns.py), rendered by the program (no chart).
+# The digest is the one kubernetes/k8s.io promotes for the tag (registry.k8s.io/images/k8s-staging-external-dns/
+# images.yaml at c00fde60: "sha256:4f3ba4c2...b4fc2b": ["v0.15.1"]); v0.15.1 serves gateway-httproute on the
+# v1beta1 Gateway API, which gateway-api v1.6.1's CRDs still serve.
+EXTERNAL_DNS_IMAGE = (
+    "registry.k8s.io/external-dns/external-dns:v0.15.1"
+    "@sha256:4f3ba4c2bd28030caad05bb7b47fbf47549a46d5e8443b74f0be463550b4fc2b"
+)

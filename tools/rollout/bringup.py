@@ -44,6 +44,7 @@ CLOUD_GROUPS = ("networking.gke.io",)  # GKE_MULTI_NETWORK_CRDS
 SECURITY_GROUP_RULE = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
 EKS_CLUSTER, GKE_CLUSTER = "aws:eks/cluster:Cluster", "gcp:container/cluster:Cluster"
 DNS_RECORDS = ("aws:route53/record:Record", "gcp:dns/recordSet:RecordSet")
+DNS_ZONES = ("aws:route53/zone:Zone", "gcp:dns/managedZone:ManagedZone")
 
 
 def no_crd_facts(api_version: str, kind: str) -> frozenset[str] | None:
@@ -624,6 +625,18 @@ class _StackCheck:
             world.where(publishers, "after this wave"),
             facts.DNS_NAME_PUBLISHED,
         )
+        if world.env.region(target.region).gateway.exposure == "internal" and any(
+            p.resource.type not in DNS_RECORDS for p in publishers
+        ):
+            # ExternalDNS writes an internal gateway's name into a private zone of the region's network.
+            zones = [p for p in world.everything() if _zone_serves(p, target.hostname)]
+            self.need(
+                waiter,
+                f"a private zone serving {target.hostname} in {target.region}'s network",
+                any(world.by_end_of(wave, p) for p in zones),
+                world.where(zones, "after this wave"),
+                facts.DNS_NAME_PUBLISHED,
+            )
         gateways = [p for p in world.objects("Gateway", cluster=cluster) if _namespace(p) == ENVOY_GATEWAY_NAMESPACE]
         for secret in sorted({s for g in gateways for s in _listener_secrets(g, target.hostname)}):
             makers = [
@@ -793,6 +806,14 @@ def _publishes(placed: Placed, hostname: str, cluster: str, world: World) -> boo
             hostname == d or hostname.endswith("." + d) for d in domains
         )
     return False
+
+
+def _zone_serves(placed: Placed, hostname: str) -> bool:
+    if placed.resource.type not in DNS_ZONES:
+        return False
+    zone = (placed.inputs.get("name") if placed.resource.type.startswith("aws") else placed.inputs.get("dnsName")) or ""
+    zone = zone.rstrip(".")
+    return hostname == zone or hostname.endswith("." + zone)
 
 
 def stack_own_configs(project_dir: Any, env: EnvironmentSpec, env_name: str) -> dict[str, Mapping[str, str] | None]:
