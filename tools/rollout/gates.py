@@ -55,6 +55,15 @@ def stack_health(
         def api_keys() -> Mapping[str, str]:  # asked once per wave, not on every poll
             return outputs.get("apiKeys") or outputs_of(anchor).get("apiKeys") or {}
 
+        @functools.cache
+        def gateway_ca() -> str | None:
+            return (outputs if stack == anchor else outputs_of(anchor)).get("gatewayCa")
+
+        def trusting_get(url: str, headers: Mapping[str, str]) -> tuple[int, Any]:
+            """A gateway's certificate verifies against the environment's CA when cert-manager issued it."""
+            ca = gateway_ca()
+            return http_get(url, headers, ca_pem=ca) if ca else http_get(url, headers)
+
         where = location_of(env, slices[stack])
         # A runner inside a network calls out through that region's NAT (its stack's `egressIps`).
         runner_outputs = outputs
@@ -80,7 +89,7 @@ def stack_health(
                         region=region.name,
                         gateway=reachable(region.name, gateways),
                         api_keys=api_keys,
-                        http_get=http_get,
+                        http_get=trusting_get,
                         federated=True,
                     )
             return found
@@ -106,7 +115,7 @@ def stack_health(
                 gateway=reachable(region, gateways),
                 api_keys=api_keys,
                 cluster=cluster(region),
-                http_get=http_get,
+                http_get=trusting_get,
             )
         ]
         if host_joins_in_its_wave and slices[stack].kind == "region" and slices[stack].region == host:

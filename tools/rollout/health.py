@@ -72,7 +72,8 @@ class ClusterProbe(Protocol):
         ...
 
 
-HttpGet = Callable[[str, Mapping[str, str]], tuple[int, Any]]  # (url, headers) -> (status, JSON body or None)
+# (url, headers) -> (status, JSON body or None); `requests_get` also takes `ca_pem`, the CA its TLS must verify against.
+HttpGet = Callable[..., tuple[int, Any]]
 
 
 @dataclass(frozen=True)
@@ -349,14 +350,21 @@ class KubernetesProbe:
             raise ProbeError(f"Kubernetes API unreachable: {exc}") from None
 
 
-def requests_get(url: str, headers: Mapping[str, str]) -> tuple[int, Any]:
-    """The gateway over HTTPS; an unreachable gateway is a probe error, a non-JSON body is None."""
+def requests_get(url: str, headers: Mapping[str, str], ca_pem: str | None = None) -> tuple[int, Any]:
+    """The gateway over HTTPS, verified against the system's CAs or `ca_pem` (the environment's gateway CA); an
+    unreachable gateway (or a certificate that does not verify) is a probe error, a non-JSON body is None."""
+    import tempfile
+
     import requests
 
-    try:
-        response = requests.get(url, headers=dict(headers), timeout=10)
-    except requests.RequestException as exc:
-        raise ProbeError(f"GET {url}: {type(exc).__name__}") from None
+    with tempfile.NamedTemporaryFile("w", suffix=".pem") as bundle:
+        if ca_pem:
+            bundle.write(ca_pem)
+            bundle.flush()
+        try:
+            response = requests.get(url, headers=dict(headers), timeout=10, verify=bundle.name if ca_pem else True)
+        except requests.RequestException as exc:
+            raise ProbeError(f"GET {url}: {type(exc).__name__}") from None
     try:
         return response.status_code, response.json()
     except ValueError:
