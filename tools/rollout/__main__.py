@@ -23,7 +23,7 @@ from tools.plan.runner import PROJECT_DIR, build_plan, check_policy
 from tools.plan.stackfile import PlanInputError, input_error_lines, load_stack_config
 from tools.rollout.bringup import Report
 from tools.rollout.ci import environments, stack_matrix
-from tools.rollout.driver import Rollout, RolloutInputError, first_wave, run_rollout
+from tools.rollout.driver import Rollout, RolloutInputError, first_wave, run_bootstrap, run_rollout
 from tools.rollout.dry_run import mandatory_findings, print_dry_run
 from tools.rollout.gates import bring_up, offline_gates, stack_health
 from tools.rollout.health import ClusterProbe, HttpGet, KubernetesProbe, requests_get
@@ -82,6 +82,11 @@ def main(
         "--wave", metavar="NAME", help="deploy this wave only (a job on the runner that reaches its stacks)"
     )
     parser.add_argument("--yes", action="store_true", help="confirm every wave listed in rollout.confirmBefore")
+    parser.add_argument(
+        "--bootstrap",
+        action="store_true",
+        help="first time only: create the network of each stack whose runner lives in it (cloud APIs only)",
+    )
     parser.add_argument("--list-stacks", action="store_true", help="the stacks with their runner labels (CI)")
     parser.add_argument("--list-environments", action="store_true", help="the environments in the project (CI)")
     parser.add_argument("--json", action="store_true", help="--list-*: JSON on one line, for GitHub's fromJSON")
@@ -135,6 +140,17 @@ def main(
         http_get=http_get,
         outputs_of=lambda stack: workspace.select_stack(stack).outputs(),
     )
+    if args.bootstrap:
+        rows = {row["stack"]: row["runsOn"] for row in stack_matrix(env, args.env)}
+        return run_bootstrap(
+            Rollout(env_name=args.env, waves=waves, violations={}, health_timeout_seconds=0),
+            workspace=workspace,
+            bootstraps=report.bootstraps,
+            runner_of=lambda stack: str(rows[stack]),
+            only_wave=args.wave,
+            console=console,
+            clock=clock,
+        )
     rollout = Rollout(
         env_name=args.env,
         waves=waves,

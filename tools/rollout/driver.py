@@ -4,6 +4,7 @@ first failure with the state saved and the command that resumes."""
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from components.config.rollout import Wave
+from tools.rollout.bootstrap import NetworkBootstrap
 from tools.rollout.health import Check, CheckResult, wait_healthy
 from tools.rollout.state import Identity, RolloutState, Step, load_state
 from tools.rollout.workspace import StepResult, Workspace
@@ -129,6 +131,45 @@ def run_rollout(
     state.save(state_path)
     console.print(summary_table(state.steps))
     console.print(f"[green]rollout of {rollout.env_name} done[/]: {', '.join(w.name for w in rollout.waves)}")
+    return 0
+
+
+def run_bootstrap(
+    rollout: Rollout,
+    *,
+    workspace: Workspace,
+    bootstraps: Mapping[str, NetworkBootstrap],
+    runner_of: Callable[[str], str],
+    only_wave: str | None,
+    console: Console,
+    clock: Callable[[], float],
+) -> int:
+    """The network-first step of the waves' stacks whose runner lives in the network they create: `pulumi up
+    --target` of that network alone (cloud APIs only), then where to start the runner. No gates: nothing but the
+    network exists yet."""
+    start = first_wave(rollout.waves, only_wave)
+    waves = rollout.waves[start : start + 1] if only_wave else rollout.waves[start:]
+    stacks = [s for w in waves for s in w.stacks if s in bootstraps]
+    if not stacks:
+        console.print("no stack of these waves creates the network its runner lives in: nothing to bootstrap")
+        return 0
+    state = RolloutState(rollout.env_name, "", "", waves_done=[])
+    run = _Run(rollout=rollout, state=state, state_path=Path(os.devnull), console=console, clock=clock)
+    for stack in stacks:
+        step = bootstraps[stack]
+        started = clock()
+        with console.status(f"{stack}: pulumi up --target ({step.resources} network resources)"):
+            result = workspace.select_stack(stack).up_targets(list(step.targets))
+        text = result.summary + (f" ({result.detail})" if result.detail else "")
+        if not run.record(stack, "bootstrap", "up --target network", result.ok, text, started):
+            console.print(summary_table(state.steps))
+            return EXIT_STOPPED
+        console.print(
+            f"  next: start the runner labelled {runner_of(stack)} in {stack}'s network (its private subnets reach "
+            f"the internet through its NAT), then `make rollout ENV={rollout.env_name} WAVE=<its wave>` on it",
+            highlight=False,
+        )
+    console.print(summary_table(state.steps))
     return 0
 
 

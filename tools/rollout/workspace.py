@@ -24,6 +24,10 @@ class StackOps(Protocol):
 
     def up(self) -> StepResult: ...
 
+    def up_targets(self, targets: list[str]) -> StepResult:
+        """`pulumi up --target` of these URNs only (a network-first bootstrap, tools/rollout/bootstrap.py)."""
+        ...
+
     def outputs(self) -> Mapping[str, Any]: ...
 
 
@@ -56,10 +60,16 @@ class PulumiStack:
         return StepResult(True, change_summary(result.change_summary))
 
     def up(self) -> StepResult:
+        return self._up()
+
+    def up_targets(self, targets: list[str]) -> StepResult:
+        return self._up(target=targets)
+
+    def _up(self, **targets: Any) -> StepResult:
         from pulumi.automation import CommandError
 
         try:
-            result = self._stack.up(on_output=self._on_output, **self._policy)
+            result = self._stack.up(on_output=self._on_output, **self._policy, **targets)
         except CommandError as exc:
             return StepResult(False, "up failed", _last_line(str(exc)))
         ok = result.summary.result == "succeeded"
@@ -97,6 +107,9 @@ class Unselectable:
         return StepResult(False, "not selected", self.reason)
 
     def up(self) -> StepResult:
+        return StepResult(False, "not selected", self.reason)
+
+    def up_targets(self, targets: list[str]) -> StepResult:
         return StepResult(False, "not selected", self.reason)
 
     def outputs(self) -> Mapping[str, Any]:
