@@ -13,6 +13,7 @@ import pytest
 
 from components.catalog.charts import CHARTS
 from components.catalog.upstream import (
+    EKS_ACCESS_ENTRIES,
     FACTS,
     GKE_CRITICAL_PODS_NEED_QUOTA,
     GKE_CRITICAL_PRIORITY_CLASSES,
@@ -21,6 +22,7 @@ from components.catalog.upstream import (
     KARMADA_AGENT_REGISTERS,
     KSERVE_NEEDS_CERT_MANAGER,
     PATCH_FORCE_TAKES_OVER_FIELDS,
+    PULUMI_PATCH_AWAITS,
     REPOSITORIES_SERVE_PINS,
     UpstreamFact,
 )
@@ -98,6 +100,9 @@ def test_the_allowlist_patch_forces_and_the_host_leaves_the_field_alone(prod_pla
     (patch,) = prod_plan.of_type("kubernetes:core/v1:ServicePatch")
     assert patch.inputs["metadata"]["annotations"] == {"pulumi.com/patchForce": "true"}
     assert set(patch.inputs["spec"]) == {"loadBalancerSourceRanges"}  # nothing else is taken over
+    # Deleting it would remove the field it took over and open the load balancer (PULUMI_PATCH_DELETE_RELINQUISHES,
+    # components/catalog/bringup.py): destroying the global stack leaves the allowlist in place.
+    assert patch.options["retainOnDelete"] is True
     (service,) = [
         r
         for r in prod_plan.of_type("kubernetes:core/v1:Service")
@@ -343,3 +348,34 @@ def test_kserve_waits_for_cert_manager_on_its_cluster(env_plan):
         cert_manager = releases[cluster, "cert-manager"]
         assert cert_manager.urn in release.options["dependsOn"], cluster
         assert cert_manager.inputs["values"]["crds"]["enabled"] is True
+
+
+# --- patches that wait, and who may use an EKS cluster ---------------------------------------------------------------
+
+
+def test_the_agent_flags_patch_does_not_wait_for_an_agent_that_starts_later(prod_plan):
+    import inspect
+
+    import pulumi_kubernetes as k8s
+
+    assert PULUMI_PATCH_AWAITS.name in FACTS
+    assert "This resource waits until its status is ready" in inspect.getsource(k8s.apps.v1.DeploymentPatch)
+    patches = [r for r in prod_plan.of_type("kubernetes:apps/v1:DeploymentPatch") if r.name.endswith("agent-flags")]
+    assert len(patches) == 3
+    for patch in patches:
+        assert patch.inputs["metadata"]["annotations"] == {"pulumi.com/skipAwait": "true"}, patch.name
+        (container,) = patch.inputs["spec"]["template"]["spec"]["containers"]
+        assert container == {"name": "karmada-agent", "args": ["--report-secrets=None"]}, patch.name
+
+
+def test_the_preview_role_gets_an_access_entry_on_every_eks_cluster(prod_plan):
+    assert EKS_ACCESS_ENTRIES.name in FACTS
+    entries = prod_plan.of_type("aws:eks/accessEntry:AccessEntry")
+    preview = "arn:aws:iam::123456789012:role/inference-platform-preview"  # stacks.access.viewers in Pulumi.prod.yaml
+    assert sorted((e.urn.split("::")[0], e.inputs["principalArn"]) for e in entries) == [
+        ("urn:pulumi:prod.use1", preview),
+        ("urn:pulumi:prod.usw2", preview),
+    ]
+    policies = prod_plan.of_type("aws:eks/accessPolicyAssociation:AccessPolicyAssociation")
+    assert {p.inputs["policyArn"] for p in policies} == {"arn:aws:eks::aws:cluster-access-policy/AmazonEKSViewPolicy"}
+    assert all(p.inputs["accessScope"] == {"type": "cluster"} for p in policies)

@@ -37,16 +37,6 @@ HELM_RELEASE_WAITS = _fact(
     "pulumi_kubernetes 4.34.2 (installed): helm/v3/Release.py L65 (`atomic` disables `skipAwait`), L89 (`skip_await`)",
 )
 
-PULUMI_PATCH_AWAITS = _fact(
-    "pulumi-patch-awaits-like-its-kind",
-    "pulumi-kubernetes *Patch",
-    "A Patch resource waits for its object as the full resource of its kind would (a DeploymentPatch until the "
-    "Deployment is Available after the rollout it causes), unless the patch carries the annotation "
-    '`pulumi.com/skipAwait: "true"`.',
-    "pulumi_kubernetes 4.34.2 (installed): apps/v1/DeploymentPatch.py class docstring ('This resource waits until "
-    "its status is ready'); pulumi/pulumi-kubernetes@v4.32.0:provider/pkg/await/await.go L190-240",
-)
-
 PULUMI_CREATE_IS_CLIENT_SIDE = _fact(
     "pulumi-kubernetes-creates-client-side",
     "pulumi-kubernetes object create",
@@ -146,17 +136,6 @@ EKS_PRIVATE_ENDPOINT_ADMITS_ITS_SECURITY_GROUP = _fact(
     "docs.aws.amazon.com/eks/latest/APIReference/API_VpcConfigRequest.html (endpointPublicAccess)",
 )
 
-EKS_ACCESS_ENTRIES = _fact(
-    "eks-api-authentication-admits-only-access-entries",
-    "EKS API server (authentication mode API)",
-    "With `authenticationMode: API` only IAM principals with an access entry can use the cluster; "
-    "`bootstrapClusterCreatorAdminPermissions` gives one to the principal that created it, nobody else. A CI "
-    "preview identity or an operator role needs its own access entry (and an access policy: AmazonEKSViewPolicy "
-    "reads, AmazonEKSClusterAdminPolicy administers).",
-    "docs.aws.amazon.com/eks/latest/userguide/access-entries.html; docs.aws.amazon.com/eks/latest/userguide/"
-    "access-policy-permissions.html",
-)
-
 GKE_PRIVATE_ENDPOINT_AUTHORIZED_NETWORKS = _fact(
     "gke-private-endpoint-admits-authorized-networks",
     "GKE API server (private endpoint)",
@@ -193,7 +172,8 @@ DNS_NAME_PUBLISHED = _fact(
     "`https://<region>.<gateway.domain>/v1` resolves only once a record for the name exists in a zone that serves "
     "the domain; nothing in Kubernetes or Envoy Gateway publishes one.",
     "envoyproxy/gateway@v1.9.0: the Gateway's status.addresses is the only place its load balancer address "
-    "appears (internal/gatewayapi/status/gateway.go); RFC 1034 §3.6 (names resolve from records of their zone)",
+    "appears (internal/gatewayapi/status/gateway.go L103-112); RFC 1034 §3.6 (names resolve from records of their "
+    "zone)",
 )
 
 KSERVE_READY_ON_THE_SERVING_OBJECT = _fact(
@@ -225,6 +205,17 @@ GKE_MULTI_NETWORK_CRDS = _fact(
     "GKENetworkParamSet kinds itself: nothing is installed for them, they exist once the cluster does.",
     "cloud.google.com/kubernetes-engine/docs/how-to/setup-multinetwork-support-for-pods ('Create a "
     "GKENetworkParamSet', 'Create a Network' after creating the cluster with --enable-multi-networking)",
+)
+
+STACK_KEYS_SET_BY_PATH = _fact(
+    "pulumi-config-set-path-sets-one-leaf",
+    "Pulumi CLI config (`pulumi config set --path`)",
+    "`pulumi config set --path 'inference-platform:gateway.externalProviders[0].apiKey' <v> -s <stack>` writes "
+    "only that leaf into the stack's own settings file: `gateway: {externalProviders: [{apiKey: ...}]}`. The engine "
+    "hands the program that structured value as the whole `gateway` key; a program that reads its environment "
+    "from Pulumi.<env>.yaml must set the stack's keys into it by path, or the leaf replaces the object.",
+    "pulumi.com/docs/iac/concepts/config/#structured-configuration ('--path ... sets a value within a structured "
+    "configuration value')",
 )
 
 CFSSL_IMAGE_HAS_BASH_AND_CURL = _fact(

@@ -24,6 +24,7 @@ from components.catalog import bringup as facts
 from components.catalog.bringup import BringUpFact
 from components.config.environment import EnvironmentSpec
 from components.config.rollout import rollout_waves
+from components.config.stackfile import overlay_config
 from components.config.stacks import StackSlice, environment_stacks, region_stack_name
 from components.federation.certificates import AGENT_USER_PREFIX
 from components.federation.control_plane import EXTERNAL_SERVICE, INTERNAL_ENDPOINT, karmada_name
@@ -209,17 +210,19 @@ def check_bring_up(
     gates: Callable[[str, Mapping[str, Any]], list[Check]],
     *,
     own_configs: Mapping[str, Mapping[str, str] | None] | None = None,
+    environment_config: Mapping[str, str] | None = None,
     crd_charts: CrdCharts = no_crd_facts,
 ) -> Report:
     """Every stack of `plans` (stack -> its offline plan) in rollout order; `gates` gives a stack's health checks
-    from its outputs (tools/rollout/__main__.py stack_health); `own_configs`: each stack's own settings file's
-    config (None: no file), when known."""
+    from its outputs (tools/rollout/gates.py stack_health); `own_configs`: each stack's own settings file's config
+    (None: no file) and `environment_config` the environment file's, when known."""
     world = World(env, env_name, plans)
     report = Report()
     for stack in sorted(plans, key=lambda s: world.order[s]):
         slice_ = world.slices[stack]
         checker = _StackCheck(world, stack, slice_, report, crd_charts)
         checker.engine_config(own_configs)
+        checker.program_config(own_configs, environment_config)
         checker.api_reach()
         checker.releases()
         checker.agent_patches()
@@ -265,6 +268,31 @@ class _StackCheck:
             '"*"' in value,
             f"Pulumi.{self.stack}.yaml " + ("does not set it" if own_configs.get(self.stack) else "does not exist"),
             facts.PULUMI_ENGINE_READS_ITS_STACKS_CONFIG,
+        )
+
+    def program_config(
+        self, own_configs: Mapping[str, Mapping[str, str] | None] | None, environment: Mapping[str, str] | None
+    ) -> None:
+        """The stack's program reads the environment file with the stack's own keys set into it by path: it must
+        accept the result (a secret set with `--path` must not drop the rest of its object)."""
+        own = (own_configs or {}).get(self.stack)
+        if not own or environment is None or self.slice.kind == "environment":
+            return
+        from components.config.loader import ConfigError, load_environment
+        from stacks.config import namespace_values
+
+        merged = overlay_config(dict(environment), dict(own))
+        try:
+            load_environment(namespace_values(config=merged))
+            problems = []
+        except ConfigError as exc:
+            problems = [str(issue) for issue in exc.issues]
+        self.need(
+            f"the program of {self.stack}",
+            f"Pulumi.{self.world.env_name}.yaml with Pulumi.{self.stack}.yaml's keys set into it",
+            not problems,
+            f"it refuses the result: {'; '.join(problems)}",
+            facts.STACK_KEYS_SET_BY_PATH,
         )
 
     # --- a cluster's API, from where the stack runs --------------------------------------------------------------
