@@ -24,7 +24,7 @@ from components.config.base import Issue, Spec, join_path
 if TYPE_CHECKING:
     from components.config.environment import EnvironmentSpec
 
-_ROUTE53_ZONE = re.compile(r"Z[A-Z0-9]{1,31}")
+_ROUTE53_ZONE = re.compile(r"[A-Z0-9]{1,32}")  # Route 53 HostedZone.Id, without its "/hostedzone/" prefix
 _CLOUD_DNS_ZONE = re.compile(r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?")
 
 
@@ -59,7 +59,7 @@ class GatewayDnsSpec(Spec):
     @classmethod
     def _route53(cls, value: str | None) -> str | None:
         if value is not None and not _ROUTE53_ZONE.fullmatch(value):
-            raise ValueError(f"{value!r} is not a Route 53 hosted zone id (Z followed by capitals and digits)")
+            raise ValueError(f"{value!r} is not a Route 53 hosted zone id (capitals and digits, e.g. Z0412345ACMELLM)")
         return value
 
     @field_validator("cloud_dns_zone")
