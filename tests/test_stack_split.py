@@ -70,7 +70,7 @@ def test_what_lives_where(prod_plan):
 def _single_stack_prod() -> dict:
     """prod as one stack: only possible when one runner reaches every API (public endpoints open to it)."""
     raw = raw_environment("prod")
-    raw["stacks"] = {"layout": "single"}
+    raw["stacks"] = {**raw["stacks"], "layout": "single"}
     for region in raw["regions"]:
         region["apiAccess"] = {"publicCidrs": ["203.0.113.0/24"]}
     return raw
