@@ -15,12 +15,14 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from components.catalog.bringup import DNS_NAME_PUBLISHED
 from components.config.loader import load_environment
 from components.config.rollout import Wave, rollout_waves
 from tests.harness import apply_ops, raw_environment
 from tools.plan.runner import PROJECT_DIR
 from tools.rollout.__main__ import main
-from tools.rollout.bringup import Report
+from tools.rollout.bootstrap import NetworkBootstrap
+from tools.rollout.bringup import Report, Violation
 from tools.rollout.state import load_state
 from tools.rollout.workspace import StepResult
 
@@ -71,6 +73,7 @@ class FakeWorkspace:
     outputs: dict[str, dict]
     fail: dict[tuple[str, str], str] = field(default_factory=dict)  # (stack, action) -> error
     calls: list[tuple[str, str]] = field(default_factory=list)
+    targets: dict[str, list[str]] = field(default_factory=dict)  # stack -> its `up --target` URNs
 
     def select_stack(self, name: str):
         return FakeStack(self, name)
@@ -91,6 +94,10 @@ class FakeStack:
 
     def up(self) -> StepResult:
         return self._step("up")
+
+    def up_targets(self, targets: list[str]) -> StepResult:
+        self.workspace.targets[self.name] = targets
+        return self._step("up --target")
 
     def outputs(self) -> Mapping[str, Any]:
         return self.workspace.outputs.get(self.name, {})
@@ -556,6 +563,62 @@ def test_a_real_run_of_dev_writes_its_plan_for_the_previews_then_deploys_the_one
     build = tmp_path / "build" / "dev"
     assert json.loads((build / "policy-config.json").read_text())  # what `pulumi preview --policy-pack-config` reads
     assert load_state(build / "rollout-state.json").waves_done == ["environment"]
+
+
+def _bootstraps(*stacks: str) -> Report:
+    return Report(
+        bootstraps={s: NetworkBootstrap(s, f"urn:{s}:network", (f"urn:{s}:vpc", f"urn:{s}:nat"), ()) for s in stacks}
+    )
+
+
+def test_bootstrap_creates_a_waves_runner_network_alone_and_says_where_the_runner_goes(project):
+    env = prod_spec()
+    ws = FakeWorkspace(prod_outputs(env))
+    run = roll(project, ["--bootstrap", "--wave", "aws"], workspace=ws, bring_up=_bootstraps("prod.use1", "prod.usw2"))
+    assert run.code == 0
+    # Only the wave's stack, only its network: no preview of the whole stack, no gate.
+    assert ws.calls == [("prod.usw2", "up --target")]
+    assert ws.targets == {"prod.usw2": ["urn:prod.usw2:vpc", "urn:prod.usw2:nat"]}
+    text = " ".join(run.out.split())
+    assert (
+        "next: start the runner labelled ['self-hosted', 'inference-platform', 'prod-usw2'] in prod.usw2's network"
+        in text
+    )
+    assert "`make rollout ENV=prod WAVE=aws` on it" in text
+
+
+def test_a_failed_bootstrap_stops_and_a_wave_without_one_says_so(project):
+    env = prod_spec()
+    ws = FakeWorkspace(prod_outputs(env), fail={("prod.use1", "up --target"): "VpcLimitExceeded"})
+    assert roll(project, ["--bootstrap"], workspace=ws, bring_up=_bootstraps("prod.use1", "prod.usw2")).code == 1
+    assert ws.calls == [("prod.use1", "up --target")]
+    quiet = roll(
+        project, ["--bootstrap", "--wave", "global"], workspace=FakeWorkspace({}), bring_up=_bootstraps("prod.use1")
+    )
+    assert quiet.code == 0 and "nothing to bootstrap" in quiet.out
+
+
+def test_a_wave_whose_waits_cannot_complete_stops_at_its_bring_up_gate(project):
+    env = prod_spec()
+    ws = FakeWorkspace(prod_outputs(env))
+    blocked = Report(
+        violations=[
+            Violation(
+                "prod.usw2",
+                "gate health: usw2 gateway",
+                "a DNS record for usw2.llm.acme.example",
+                "no stack creates it",
+                DNS_NAME_PUBLISHED,
+            )
+        ]
+    )
+    run = roll(project, [], workspace=ws, bring_up=blocked)
+    assert run.code == 1
+    assert ws.calls == [("prod.use1", "preview"), ("prod.use1", "up")]  # canary went; aws stopped before its preview
+    assert (
+        "FAIL gate bring-up: 1 precondition(s) missing: prod.usw2: gate health: usw2 gateway needs a DNS record"
+        in " ".join(run.out.split())
+    )
 
 
 def test_the_global_wave_waits_for_every_member_to_be_ready_in_karmada(project):

@@ -150,6 +150,7 @@ def run_bootstrap(
     start = first_wave(rollout.waves, only_wave)
     waves = rollout.waves[start : start + 1] if only_wave else rollout.waves[start:]
     stacks = [s for w in waves for s in w.stacks if s in bootstraps]
+    wave_of = {s: w.name for w in waves for s in w.stacks}
     if not stacks:
         console.print("no stack of these waves creates the network its runner lives in: nothing to bootstrap")
         return 0
@@ -166,7 +167,7 @@ def run_bootstrap(
             return EXIT_STOPPED
         console.print(
             f"  next: start the runner labelled {runner_of(stack)} in {stack}'s network (its private subnets reach "
-            f"the internet through its NAT), then `make rollout ENV={rollout.env_name} WAVE=<its wave>` on it",
+            f"the internet through its NAT), then `make rollout ENV={rollout.env_name} WAVE={wave_of[stack]}` on it",
             highlight=False,
         )
     console.print(summary_table(state.steps))
