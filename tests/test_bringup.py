@@ -364,3 +364,37 @@ def test_every_fact_is_one_the_check_cites():
     cited |= {fact.name for _, fact in bringup.facts.SCRIPT_IMAGES.values()}
     assert set(FACTS) == {value.name for value in constants.values()}
     assert set(FACTS) - cited == set()
+
+
+def test_make_plan_fails_on_a_wait_that_cannot_complete(tmp_path, capsys):
+    """`make plan`: a missing precondition is an error line naming stack, waiter, need and where; exit 1."""
+    import shutil
+
+    import yaml
+
+    from tools.plan.__main__ import main as plan_main
+
+    for name in (
+        "Pulumi.yaml",
+        "__main__.py",
+        "Pulumi.prod.use1.yaml",
+        "Pulumi.prod.usw2.yaml",
+        "Pulumi.prod.usc1.yaml",
+    ):
+        shutil.copy(PROJECT_DIR / name, tmp_path / name)
+    document = yaml.safe_load((PROJECT_DIR / "Pulumi.prod.yaml").read_text())
+    document["config"][f"{PROJECT}:gateway"]["dns"] = {"publisher": "external"}  # nobody publishes the names
+    (tmp_path / "Pulumi.prod.yaml").write_text(yaml.safe_dump(document))
+    assert plan_main(["prod", "--project-dir", str(tmp_path), "--quiet"]) == 1
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error: bring-up: ")]
+    assert (
+        "error: bring-up: prod.global: `pulumi up` of prod.global needs `pulumi:disable-default-providers` in its own stack settings; Pulumi.prod.global.yaml does not exist [pulumi-engine-reads-the-stacks-own-config]"
+        in errors
+    )
+    assert (
+        "error: bring-up: prod.use1: gate health: use1 gateway needs a DNS record for use1.llm.acme.example; no stack "
+        "creates it [gateway-hostname-needs-a-record]"
+    ) in errors
+    assert len(errors) == 1 + 5  # the global stack's file, and each of the five gateway gates' DNS record
+    plan_md = (tmp_path / "build" / "prod" / "plan.md").read_text()
+    assert "wave by wave: **6 missing**:" in plan_md
