@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from components.config.environment import EnvironmentSpec
-from components.config.stacks import environment_stacks, region_stack_name
+from components.config.stacks import GLOBAL, environment_stacks, layout_of, region_stack_name
 from components.federation.placement import federated_models, member_regions
 from components.k8s.names import cluster_name
+from stacks.config import environment_file_config
 from tools.plan.model import Plan
-from tools.plan.stackfile import load_stack_config
 from tools.rollout.bringup import Report, check_bring_up, stack_own_configs
 from tools.rollout.ci import stack_regions
 from tools.rollout.health import (
@@ -156,5 +156,8 @@ def bring_up(project_dir: Path, env: EnvironmentSpec, env_name: str, plans: Mapp
         plans,
         offline_gates(env, env_name, plans),
         own_configs=stack_own_configs(project_dir, env, env_name),
-        environment_config=load_stack_config(project_dir, env_name).config,
+        # What a slice stack's program reads (a single stack's own file is its environment).
+        environment_config=(
+            environment_file_config(f"{env_name}.{GLOBAL}", project_dir) if layout_of(env) == "perRegion" else None
+        ),
     )
