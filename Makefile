@@ -30,8 +30,8 @@ policy-check: $(STAMP)  ## re-judge a saved plan: PLAN=build/<env>/plan.json (sa
 preflight: $(STAMP)  ## read-only AWS checks of Pulumi.$(ENV).yaml: offerings, quotas, reservations, model files
 	$(BIN)/python -m tools.preflight $(ENV) $(PREFLIGHT_FLAGS)
 
-rollout: $(STAMP)  ## deploy Pulumi.$(ENV).yaml's stacks wave by wave, gated (DRY_RUN=1: no credentials; RESUME=1; FROM_WAVE=name; WAVE=name: that wave only; YES=1)
-	$(BIN)/python -m tools.rollout $(ENV) $(if $(DRY_RUN),--dry-run) $(if $(RESUME),--resume) $(if $(FROM_WAVE),--from-wave $(FROM_WAVE)) $(if $(WAVE),--wave $(WAVE)) $(if $(YES),--yes)
+rollout: $(STAMP)  ## deploy Pulumi.$(ENV).yaml's stacks wave by wave, gated (DRY_RUN=1: no credentials; RESUME=1; FROM_WAVE=name; WAVE=name: that wave only; YES=1; BOOTSTRAP=1: first time, the runners' networks only)
+	$(BIN)/python -m tools.rollout $(ENV) $(if $(DRY_RUN),--dry-run) $(if $(RESUME),--resume) $(if $(FROM_WAVE),--from-wave $(FROM_WAVE)) $(if $(WAVE),--wave $(WAVE)) $(if $(YES),--yes) $(if $(BOOTSTRAP),--bootstrap)
 
 test: $(STAMP)  ## the whole test suite (conformance against the vendored conformance/upstream/ included)
 	$(BIN)/python -m pytest

@@ -13,7 +13,7 @@ from pulumi.runtime import config as runtime_config
 from components.config.base import Issue
 from components.config.environment import EnvironmentSpec
 from components.config.loader import PROJECT, ConfigError, config_key_issues, load_environment
-from components.config.stackfile import PlanInputError, read_stack_file, stack_config_from_mapping
+from components.config.stackfile import PlanInputError, overlay_config, read_stack_file, stack_config_from_mapping
 
 
 def namespace_values(namespace: str = PROJECT, config: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -73,10 +73,11 @@ def read_environment() -> EnvironmentSpec:
     """Raises ConfigError (a pulumi.RunError: printed without traceback) on invalid input.
 
     A per-region or global stack (`prod.use1`, `prod.global`) has no environment of its own: it reads
-    `Pulumi.prod.yaml`, under the stack's own `inference-platform:` keys (its secrets, say)."""
+    `Pulumi.prod.yaml`, with the stack's own `inference-platform:` keys (its secrets, say) set into it by path,
+    as `pulumi config set --path` set them."""
     config = engine_config()
     if f"{PROJECT}:regions" not in config:
-        config = {**environment_file_config(pulumi.get_stack()), **config}
+        config = overlay_config(environment_file_config(pulumi.get_stack()), config)
     issues = config_key_issues(config)
     if issues:
         raise ConfigError(issues)

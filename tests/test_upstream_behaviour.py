@@ -17,6 +17,7 @@ from components.catalog.upstream import (
     ALLUXIO_S3_READS_WITH_WEB_IDENTITY,
     AUTOSCALER_ADDS_NODES_ONLY_FOR_PENDING_PODS,
     AUTOSCALER_KEEPS_NODES_WITH_LOCAL_STORAGE,
+    EKS_ACCESS_ENTRIES,
     FACTS,
     FLUID_CONTROLLER_CREATES_CRITICAL_FUSE_PODS,
     FLUID_EMPTYDIR_TIERS_READ_THROUGH_THE_WORKER,
@@ -31,6 +32,7 @@ from components.catalog.upstream import (
     KSERVE_NEEDS_CERT_MANAGER,
     NVIDIA_VISIBLE_DEVICES_IS_HONOURED,
     PATCH_FORCE_TAKES_OVER_FIELDS,
+    PULUMI_PATCH_AWAITS,
     REPOSITORIES_SERVE_PINS,
     VOLCANO_ADMITS_NO_PODS,
     VOLCANO_UNLISTED_RESOURCES_ARE_UNCAPPED,
@@ -82,7 +84,8 @@ def test_pull_mode_pre_creates_each_cluster_as_the_agent_re_registers_it(prod_pl
         assert spec["syncMode"] == "Pull", name
         # A UUID from the member's stack (its kube-system Namespace), never empty.
         assert re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", spec["id"]), name
-        assert spec["secretRef"] == {"namespace": "karmada-cluster", "name": name}
+        # --report-secrets=None: the agent pushes no credentials, so the Cluster names no Secret.
+        assert "secretRef" not in spec and "impersonatorSecretRef" not in spec, name
         # After creation the agent owns spec; the program keeps only the labels.
         assert cluster.options["ignoreChanges"] == ["spec"], name
     assert len({c.inputs["spec"]["id"] for c in clusters.values()}) == 3
@@ -109,6 +112,9 @@ def test_the_allowlist_patch_forces_and_the_host_leaves_the_field_alone(prod_pla
     (patch,) = prod_plan.of_type("kubernetes:core/v1:ServicePatch")
     assert patch.inputs["metadata"]["annotations"] == {"pulumi.com/patchForce": "true"}
     assert set(patch.inputs["spec"]) == {"loadBalancerSourceRanges"}  # nothing else is taken over
+    # Deleting it would remove the field it took over and open the load balancer (PULUMI_PATCH_DELETE_RELINQUISHES,
+    # components/catalog/bringup.py): destroying the global stack leaves the allowlist in place.
+    assert patch.options["retainOnDelete"] is True
     (service,) = [
         r
         for r in prod_plan.of_type("kubernetes:core/v1:Service")
@@ -521,3 +527,34 @@ def test_no_rendered_container_sets_nvidia_visible_devices(env_plan):
             assert release.inputs["values"]["cdi"] == {"enabled": False}
     for r in env_plan.kubernetes_objects():
         assert list(_visible_devices(r.inputs.get("spec"))) == [], r.name
+
+
+# --- patches that wait, and who may use an EKS cluster ---------------------------------------------------------------
+
+
+def test_the_agent_flags_patch_does_not_wait_for_an_agent_that_starts_later(prod_plan):
+    import inspect
+
+    import pulumi_kubernetes as k8s
+
+    assert PULUMI_PATCH_AWAITS.name in FACTS
+    assert "This resource waits until its status is ready" in inspect.getsource(k8s.apps.v1.DeploymentPatch)
+    patches = [r for r in prod_plan.of_type("kubernetes:apps/v1:DeploymentPatch") if r.name.endswith("agent-flags")]
+    assert len(patches) == 3
+    for patch in patches:
+        assert patch.inputs["metadata"]["annotations"] == {"pulumi.com/skipAwait": "true"}, patch.name
+        (container,) = patch.inputs["spec"]["template"]["spec"]["containers"]
+        assert container == {"name": "karmada-agent", "args": ["--report-secrets=None"]}, patch.name
+
+
+def test_the_preview_role_gets_an_access_entry_on_every_eks_cluster(prod_plan):
+    assert EKS_ACCESS_ENTRIES.name in FACTS
+    entries = prod_plan.of_type("aws:eks/accessEntry:AccessEntry")
+    preview = "arn:aws:iam::123456789012:role/inference-platform-preview"  # stacks.access.viewers in Pulumi.prod.yaml
+    assert sorted((e.urn.split("::")[0], e.inputs["principalArn"]) for e in entries) == [
+        ("urn:pulumi:prod.use1", preview),
+        ("urn:pulumi:prod.usw2", preview),
+    ]
+    policies = prod_plan.of_type("aws:eks/accessPolicyAssociation:AccessPolicyAssociation")
+    assert {p.inputs["policyArn"] for p in policies} == {"arn:aws:eks::aws:cluster-access-policy/AmazonEKSViewPolicy"}
+    assert all(p.inputs["accessScope"] == {"type": "cluster"} for p in policies)

@@ -354,8 +354,22 @@ CHARTS["karmada"] = ChartRef(
     ),
 )
 KARMADA_VERSION = "v1.18.2"  # karmadaImageVersion and the Karmada component image tags at this pin
-# The chart's hook and init containers default to `latest` tags; pinned here. registry.k8s.io/kubectl
-# carries bash since Kubernetes 1.28 (kubernetes/kubernetes#119592), as the chart's scripts need; its
-# tag matches the chart's kube-apiserver image. cfssl runs the etcd wait loop (bash + curl).
-KARMADA_KUBECTL_IMAGE = {"registry": "registry.k8s.io", "repository": "kubectl", "tag": "v1.35.2"}
+# The chart's hook and init containers default to `latest` tags; pinned here. They run `/bin/sh -c 'bash <<EOF'`
+# with kubectl and sleep (KARMADA_HOST_HOOKS_NEED_BASH, components/catalog/bringup.py): registry.k8s.io/kubectl is
+# distroless, no shell (KUBECTL_IMAGE_HAS_NO_SHELL); alpine/k8s carries busybox, bash and kubectl
+# (ALPINE_K8S_IMAGE_HAS_BASH), by digest. kubectl 1.34 is within one minor of the chart's karmada-apiserver
+# (v1.35.2) and of the clusters (1.33). cfssl runs the etcd wait loop (bash + curl: its image is FROM golang).
+KARMADA_KUBECTL_IMAGE = {
+    "registry": "docker.io",
+    "repository": "alpine/k8s",
+    "tag": "1.34.1@sha256:ec714df3813b5405292860f8a1c55c5727bf8c33c88992f1e981efad8065547f",
+}
 KARMADA_CFSSL_IMAGE = {"registry": "docker.io", "repository": "cfssl/cfssl", "tag": "v1.6.5"}
+# ExternalDNS publishes the gateways' hostnames (components/addons/gateway_dns.py), rendered by the program (no chart).
+# The digest is the one kubernetes/k8s.io promotes for the tag (registry.k8s.io/images/k8s-staging-external-dns/
+# images.yaml at c00fde60: "sha256:4f3ba4c2...b4fc2b": ["v0.15.1"]); v0.15.1 serves gateway-httproute on the
+# v1beta1 Gateway API, which gateway-api v1.6.1's CRDs still serve.
+EXTERNAL_DNS_IMAGE = (
+    "registry.k8s.io/external-dns/external-dns:v0.15.1"
+    "@sha256:4f3ba4c2bd28030caad05bb7b47fbf47549a46d5e8443b74f0be463550b4fc2b"
+)

@@ -249,3 +249,23 @@ NVIDIA_VISIBLE_DEVICES_IS_HONOURED = _fact(
     "NVIDIA/nvidia-container-toolkit@v1.20.0:api/config/v1/config.go L64, L106; gpu-operator@v26.7.0 chart values "
     "`cdi.enabled` (components/addons/gpu_operator.py turns it on only with the operator's toolkit)",
 )
+
+PULUMI_PATCH_AWAITS = _fact(
+    "pulumi-patch-awaits-like-its-kind",
+    "A pulumi-kubernetes (v4.34.2) Patch resource waits for its object as the full resource of its kind would (a "
+    "DeploymentPatch until the Deployment is Available after the rollout it causes), unless the patch carries the "
+    'annotation `pulumi.com/skipAwait: "true"`. The agent flags patch carries it: the agent it rolls out starts only '
+    "once its RBAC in Karmada exists, created after the patch.",
+    "pulumi_kubernetes 4.34.2 (installed): apps/v1/DeploymentPatch.py class docstring ('This resource waits until its "
+    "status is ready'); pulumi/pulumi-kubernetes@v4.32.0:provider/pkg/await/await.go L190-240",
+)
+
+EKS_ACCESS_ENTRIES = _fact(
+    "eks-api-authentication-admits-only-access-entries",
+    "With `authenticationMode: API` only IAM principals with an access entry can use an EKS cluster; "
+    "`bootstrapClusterCreatorAdminPermissions` gives one to the principal that created it, nobody else. A CI preview "
+    "identity or an operator role needs its own entry and an access policy (AmazonEKSViewPolicy reads, "
+    "AmazonEKSClusterAdminPolicy administers): `stacks.access`.",
+    "docs.aws.amazon.com/eks/latest/userguide/access-entries.html; docs.aws.amazon.com/eks/latest/userguide/"
+    "access-policy-permissions.html",
+)

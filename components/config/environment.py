@@ -14,6 +14,7 @@ from components.config.consistency import check_consistency
 from components.config.deployer import check_deployers
 from components.config.federation import FederationSpec, check_federated_models, check_federation
 from components.config.gateway import GatewaySpec, check_gateway
+from components.config.gateway_tls import check_gateway_names
 from components.config.gpu_partitioning import check_gpu_partitioning
 from components.config.gpu_pools import check_gpu_pools
 from components.config.model_store import ModelStoreSpec, check_model_storage
@@ -115,6 +116,7 @@ SEMANTIC_CHECKS: tuple[tuple[Callable[[EnvironmentSpec], Iterable[Issue]], ...],
         check_model_storage,
         check_cache_reads,
         check_gateway,
+        check_gateway_names,
         check_federated_models,
         check_consistency,
         check_rollout,

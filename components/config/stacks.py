@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field
 
 from components.config.base import Issue, Spec
-from components.config.deployer import DeployerSpec
+from components.config.deployer import ClusterAccessSpec, DeployerSpec
 
 if TYPE_CHECKING:
     from components.config.environment import EnvironmentSpec
@@ -39,6 +39,11 @@ class StacksSpec(Spec):
         None,
         description="Where the global stack is deployed from; default the federation host's deployer (it applies "
         "the Karmada API's allowlist on the host cluster). Its sources join that allowlist.",
+    )
+    access: ClusterAccessSpec = Field(
+        default_factory=ClusterAccessSpec,
+        description="Who else uses the EKS clusters: each principal gets an access entry (the deployer that "
+        "creates a cluster has one already).",
     )
 
 

@@ -152,6 +152,7 @@ class KarmadaControlPlane(pulumi.ComponentResource):
     kubeconfig: pulumi.Output[str]  # secret: the API server's admin client certificate
     api: ClusterHandle  # the Karmada API server, for resources created in it
     namespace: k8s.core.v1.Namespace  # karmada-system on the host, which the host's own agent shares
+    release: k8s.helm.v3.Release  # the control plane itself: the host's agent dials it in-cluster
     agent_certificates: dict[str, KeyPair]  # pull member's cluster name -> its agent's client certificate
 
     def __init__(self, name: str, args: KarmadaControlPlaneArgs, opts: pulumi.ResourceOptions | None = None):
@@ -179,7 +180,7 @@ class KarmadaControlPlane(pulumi.ComponentResource):
             ),
             opts=pulumi.ResourceOptions(parent=self),
         )
-        release = helm_release(
+        release = self.release = helm_release(
             RELEASE,
             CHARTS["karmada"],
             host,

@@ -48,11 +48,13 @@ def helm_release(
     depends_on: Sequence[pulumi.Resource] = (),
     timeout_seconds: int = 900,
     secret_values: Mapping[str, Any] | None = None,
+    wait: bool = True,
 ) -> k8s.helm.v3.Release:
     """A pinned, atomic Helm release into an existing namespace on the cluster's provider.
 
     `secret_values` (private keys, tokens) go in a separate values file that is a Pulumi secret, merged
-    under `values`: the rest of the values stay readable in previews and plans.
+    under `values`: the rest of the values stay readable in previews and plans. `wait=False`: the release does
+    not wait for its workloads (HELM_RELEASE_WAITS), for one whose pods need what a later step or stack creates.
     """
     if cluster.cloud == "gcp" and chart.priority_classes(values) & set(GKE_CRITICAL_PRIORITY_CLASSES):
         depends_on = [*depends_on, critical_pods_quota(cluster, ns, parent)]
@@ -68,7 +70,8 @@ def helm_release(
         namespace=ns.metadata["name"],
         create_namespace=False,
         values=dict(values),
-        atomic=True,
+        # `atomic` would turn skipAwait back off (Release.atomic docs): a release that does not wait is not atomic.
+        **({"atomic": True} if wait else {"skip_await": True}),
         cleanup_on_fail=True,
         max_history=10,
         timeout=timeout_seconds,

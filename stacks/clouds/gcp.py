@@ -76,6 +76,7 @@ def cluster(
         base, workload_pool = existing.handle, existing.workload_pool
         node_cluster, node_account = existing_spec.name, existing_spec.node_service_account or ""
         egress_ips = pulumi.Output.from_input([str(ip) for ip in existing_spec.egress_ips])
+        network_id = None
     else:
         network = GcpNetwork(region.name, GcpNetworkArgs(region=region, cluster_name=cluster_name), opts=opts)
         gke = GkeCluster(
@@ -92,6 +93,7 @@ def cluster(
         base, workload_pool = gke.handle, gke.workload_pool
         node_cluster, node_account = gke.cluster.name, gke.node_service_account.email
         egress_ips = network.egress_ips
+        network_id = network.network.id
     for pool in region.gpu_pools:
         GkeGpuNodePool(
             f"{region.name}-{pool.name}",
@@ -106,5 +108,9 @@ def cluster(
             opts=opts,
         )
     return replace(
-        base, cloud_provider=provider_, identity=WorkloadIdentity(workload_pool=workload_pool), egress_ips=egress_ips
+        base,
+        cloud_provider=provider_,
+        identity=WorkloadIdentity(workload_pool=workload_pool),
+        egress_ips=egress_ips,
+        network_id=network_id,
     )

@@ -18,9 +18,11 @@ from tools.plan.artifacts import OutputDirError, owned_files, plan_document, wri
 from tools.plan.changes import changes_markdown, compare
 from tools.plan.cost_diff import cost_diff_markdown
 from tools.plan.engine import exit_skipping_final_collection, keep_heap_until_exit
+from tools.plan.phases import phase
 from tools.plan.report import summary_tree
 from tools.plan.runner import PROJECT_DIR, build_plan, check_policy
 from tools.plan.stackfile import input_error_lines, load_stack_config
+from tools.rollout.gates import bring_up
 
 EXIT_POLICY_VIOLATION = 1
 EXIT_INVALID_INPUT = 2
@@ -81,6 +83,8 @@ def main(argv: list[str] | None = None, *, one_shot: bool = False) -> int:
     for issue in unused_pools(plan.spec):
         print(f"warning: Pulumi.{args.env}.yaml: {issue}", file=sys.stderr)
     evaluation = check_policy(plan, settings)
+    with phase("bring-up"):
+        plan.bring_up = bring_up(args.project_dir, plan.spec, args.env, plan.stacks or {args.env: plan})
     extra = {}
     if base is not None:
         head = plan_document(plan)
@@ -95,7 +99,9 @@ def main(argv: list[str] | None = None, *, one_shot: bool = False) -> int:
     console.print(f"wrote {out_dir.relative_to(Path.cwd()) if out_dir.is_relative_to(Path.cwd()) else out_dir}")
     for finding in evaluation.mandatory:
         print(f"error: policy {finding.policy}: {finding.urn}: {finding.message}", file=sys.stderr)
-    return EXIT_POLICY_VIOLATION if evaluation.mandatory else 0
+    for violation in plan.bring_up.violations:
+        print(f"error: bring-up: {violation.line()}", file=sys.stderr)
+    return EXIT_POLICY_VIOLATION if evaluation.mandatory or plan.bring_up.violations else 0
 
 
 if __name__ == "__main__":
