@@ -416,16 +416,22 @@ def _serving(eks: k8s.Provider) -> None:
         eks,
     )
 
-    def pd_pool(role: str) -> dict:
+    def pd_pool(role: str) -> dict:  # decode (kv_consumer) pods carry KServe's routing sidecar
         kv = {
             "kv_connector": "NixlConnector",
             "kv_role": role,
             "kv_connector_extra_config": {"backends": ["LIBFABRIC"]},
         }
         amounts = {"cpu": "16", "memory": "256Gi", "nvidia.com/gpu": "4", "vpc.amazonaws.com/efa": "16"}
+        sidecar = {"requests": {"cpu": "250m", "memory": "256Mi"}, "limits": {"cpu": "250m", "memory": "256Mi"}}
         return {
             "nodeSelector": pool_selector(DOMAIN, "h100"),
             "tolerations": gpu_tolerations(),
+            **(
+                {"initContainers": [{"name": "llm-d-routing-sidecar", "resources": sidecar}]}
+                if role == "kv_consumer"
+                else {"automountServiceAccountToken": False}
+            ),
             "containers": [
                 {
                     "name": "main",

@@ -55,6 +55,10 @@ POOL_TARGET_PORT = 8000  # the InferencePool's target port: decode's routing sid
 DECODE_ENGINE_PORT = 8001  # vLLM behind decode's routing sidecar
 PICKER_GRPC_PORT = 9002
 CONTAINER = "main"
+# KServe's decode preset runs the llm-d routing sidecar with `resources: {}` (config-llm-decode-template.yaml at
+# v0.20.0): without requests equal to limits the GPU pod is not Guaranteed; we give the proxy a small fixed share.
+ROUTING_SIDECAR = "llm-d-routing-sidecar"
+ROUTING_SIDECAR_RESOURCES = {"cpu": "250m", "memory": "256Mi"}
 NIXL_SIDE_CHANNEL_HOST = "VLLM_NIXL_SIDE_CHANNEL_HOST"
 
 
@@ -145,7 +149,10 @@ def llm_inference_service_manifest(p: ModelPlacement, storage_uri: str) -> dict[
     side = p.disaggregation
     assert side is not None and storage_uri.startswith("pvc://"), "disaggregated placements read the cache"
     decode = _pod(p, p.pool, p.resource, p.fit, p.host, "kv_consumer", DECODE_ENGINE_PORT)
+    sidecar = {"requests": ROUTING_SIDECAR_RESOURCES, "limits": dict(ROUTING_SIDECAR_RESOURCES)}
+    decode["initContainers"] = [{"name": ROUTING_SIDECAR, "resources": sidecar}]
     prefill = _pod(p, side.pool, side.resource, side.fit, side.host, "kv_producer", POOL_TARGET_PORT)
+    prefill["automountServiceAccountToken"] = False  # vLLM calls no Kubernetes API (decode's sidecar does)
     return {
         "apiVersion": API_VERSION,
         "kind": KIND,
