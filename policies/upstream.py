@@ -114,3 +114,8 @@ PSS_BASELINE_CAPABILITIES = frozenset(
     }
 )
 PSS_SOURCE = "kubernetes/pod-security-admission@v0.33.13:policy/check_capabilities_baseline.go L62-76"
+
+# --- pulumi-random (v4.21.4) ----------------------------------------------------------------------------------
+# The special characters RandomPassword/RandomString draw from unless overrideSpecial says otherwise
+# (pulumi_random/random_password.py, `special` docstring: "These are `!@#$%&*()-_=+[]{}<>:?`").
+RANDOM_DEFAULT_SPECIAL = "!@#$%&*()-_=+[]{}<>:?"
