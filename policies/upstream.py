@@ -119,3 +119,25 @@ PSS_SOURCE = "kubernetes/pod-security-admission@v0.33.13:policy/check_capabiliti
 # The special characters RandomPassword/RandomString draw from unless overrideSpecial says otherwise
 # (pulumi_random/random_password.py, `special` docstring: "These are `!@#$%&*()-_=+[]{}<>:?`").
 RANDOM_DEFAULT_SPECIAL = "!@#$%&*()-_=+[]{}<>:?"
+
+# --- Karmada (v1.18.2) -----------------------------------------------------------------------------------------
+# What `karmadactl register` issues a pull member's karmada-agent (pkg/karmadactl/register/register.go):
+# a client certificate CN=system:karmada:agent:<cluster>, O=system:karmada:agents (L88-90, generateAgentUserName
+# L1372-1374, L900), an RSA 3072 key (generateKeyAndCSR L1097-1112), usages digital signature, key encipherment,
+# client auth (L846-857); and RBAC bound to that user only (GenerateClusterRoleBinding L707-727): its own Cluster
+# and cluster status by resourceNames (L643-671), its own Secrets by resourceNames (L729-745), Works only in
+# namespace karmada-es-<cluster> (L779-800). The chart's own certificates: leaf expiry 43800h, root CA 3650 days,
+# RSA 3072 (charts/karmada/values.yaml L136-155).
+KARMADA_AGENT_USER_PREFIX = "system:karmada:agent:"
+KARMADA_AGENT_GROUP = "system:karmada:agents"
+KARMADA_AGENT_USES = frozenset({"digital_signature", "key_encipherment", "client_auth"})
+KARMADA_EXECUTION_NAMESPACE_PREFIX = "karmada-es-"
+KARMADA_RSA_BITS = 3072
+KARMADA_LEAF_VALIDITY_HOURS = 43800
+KARMADA_CA_VALIDITY_HOURS = 3650 * 24
+KARMADA_SOURCE = "karmada-io/karmada@v1.18.2:pkg/karmadactl/register/register.go; charts/karmada/values.yaml L136-155"
+
+# --- Kubernetes RBAC (v1.33) -----------------------------------------------------------------------------------
+# The ClusterRoles Kubernetes itself binds to system:authenticated / system:unauthenticated, which grant only
+# discovery and self-review (plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go, ClusterRoleBindings).
+PUBLIC_DISCOVERY_ROLES = frozenset({"system:discovery", "system:basic-user", "system:public-info-viewer"})
