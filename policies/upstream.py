@@ -141,3 +141,9 @@ KARMADA_SOURCE = "karmada-io/karmada@v1.18.2:pkg/karmadactl/register/register.go
 # The ClusterRoles Kubernetes itself binds to system:authenticated / system:unauthenticated, which grant only
 # discovery and self-review (plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go, ClusterRoleBindings).
 PUBLIC_DISCOVERY_ROLES = frozenset({"system:discovery", "system:basic-user", "system:public-info-viewer"})
+
+# --- vLLM (v0.27.1) --------------------------------------------------------------------------------------------
+# vllm/envs.py: VLLM_ALLOW_RUNTIME_LORA_UPDATING is read as `.strip().lower() in ("1", "true")`; when on, the
+# OpenAI server mounts POST /v1/load_lora_adapter and /v1/unload_lora_adapter (vllm/entrypoints/serve/lora),
+# which load an adapter from any path or Hugging Face name the caller gives.
+RUNTIME_LORA_ENV = "VLLM_ALLOW_RUNTIME_LORA_UPDATING"
