@@ -42,7 +42,7 @@ def karmada_overrides_apply(r: Resource, ctx: Context) -> Iterator[Violation]:
 
 
 def _subject(r: Resource) -> dict:
-    subject = get(r.props, "subject") or {}
+    subject = peek(r.props, "subject")
     return subject if isinstance(subject, dict) else {}
 
 
@@ -64,7 +64,7 @@ def _member_names(ctx: Context) -> set[str]:
         if binding.is_kubernetes and binding.api_group == RBAC_GROUP and binding.kind.endswith("Binding"):
             for s in as_list(peek(binding.props, "subjects")):
                 name = str(s.get("name", "")) if isinstance(s, dict) else ""
-                if s.get("kind") == "User" and name.startswith(KARMADA_AGENT_USER_PREFIX):
+                if isinstance(s, dict) and s.get("kind") == "User" and name.startswith(KARMADA_AGENT_USER_PREFIX):
                     names.add(name.removeprefix(KARMADA_AGENT_USER_PREFIX))
     return names
 

@@ -230,11 +230,16 @@ def k8s_netpol_not_allow_all(r: Resource, ctx: Context) -> Iterator[Violation]:
             if not entry_point:
                 yield Violation(f"{r.label} ingress[{i}] allows every source on ports {ports}")
             continue
+        on = f"ports {ports}" if ports else "every port"
+        if entry_point and ports:
+            continue
         for j, peer in enumerate(sources):
             why = any_peer(peer)
-            if why and not (entry_point and ports):
-                on = f"ports {ports}" if ports else "every port"
+            if why:
                 yield Violation(f"{r.label} ingress[{i}].from[{j}] admits anyone: {why}, on {on}")
+        blocks = [get(s, "ipBlock", "cidr") for s in sources if isinstance(s, dict) and get(s, "ipBlock", "cidr")]
+        if len(blocks) > 1 and covers_internet(blocks) and not any(covers_internet([b]) for b in blocks):
+            yield Violation(f"{r.label} ingress[{i}] admits the internet ({blocks}) on {on}")
 
 
 def _selects(policy: Resource, labels: dict) -> bool:
