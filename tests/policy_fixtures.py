@@ -802,7 +802,7 @@ def _karmada_agent(karmada: k8s.Provider) -> None:
                 "resources": ["certificatesigningrequests"],
                 "verbs": ["get", "create"],
             },
-        ],  # fmt: skip
+        ],
         opts=opts,
     )
     k8s.rbac.v1.ClusterRoleBinding(
