@@ -94,9 +94,13 @@ def test_min_greater_than_max(path, message):
 def test_replicas_min_greater_than_max():
     raw = raw_environment()
     raw["models"][0]["placements"][0].update(minReplicas=3, maxReplicas=2)
+    # Every stage reports in the same run: the queue check sees the 3 minimum replicas too (raising maxReplicas
+    # alone would leave it standing).
     assert config_errors(raw) == [
         "models[0].placements[0].minReplicas: minReplicas 3 is greater than maxReplicas 2; "
-        "lower minReplicas or raise maxReplicas"
+        "lower minReplicas or raise maxReplicas",
+        "tenants[0].gpuQuotas[0].capability: minReplicas of research's models in region 'use1' need 3 nvidia.com/gpu "
+        "(llama-3-1-8b 3 x 1), more than the queue's 2; raise it to at least 3 or lower minReplicas",
     ]
 
 
@@ -276,3 +280,16 @@ def test_cli_plans_an_environment_it_has_never_seen(project, capsys):
     plan_json = project / "build" / "staging" / "plan.json"
     assert plan_json.exists()
     assert '"staging-euw1"' in plan_json.read_text()
+
+
+def test_mistakes_of_every_stage_come_in_one_run():
+    """A pricing mistake (checked first), a rollout wave naming no region (second stage) and a minimum that does not
+    fit its pool (capacity, last): one run names all three."""
+    raw = raw_environment()
+    raw["pricing"] = {"discountPercent": 10}
+    raw["rollout"] = {"confirmBefore": ["no-such-wave"]}
+    raw["models"][0]["placements"][0].update(minReplicas=40, maxReplicas=40)
+    paths = [line.split(":")[0] for line in config_errors(raw)]
+    assert "pricing.discountSource" in paths or "pricing" in paths, paths
+    assert any(p.startswith("rollout") for p in paths), paths
+    assert any(p.startswith("regions[0].gpuPools") for p in paths), paths

@@ -77,12 +77,9 @@ def load_environment(raw: dict[str, Any], *, secret_keys: Collection[str] | None
         env = EnvironmentSpec.model_validate(raw)
     except ValidationError as exc:
         raise ConfigError([_issue(err) for err in exc.errors()]) from None
-    for stage in SEMANTIC_CHECKS:
-        issues = [issue for check in stage for issue in check(env)]
-        if issues:
-            raise ConfigError(issues)
+    issues = semantic_issues(env)
     if secret_keys is not None:
-        issues = [
+        issues += [
             Issue(
                 path,
                 "a credential in plain text; store it encrypted with "
@@ -91,9 +88,35 @@ def load_environment(raw: dict[str, Any], *, secret_keys: Collection[str] | None
             for path in _credential_paths(env)
             if path.split(".")[0].split("[")[0] not in secret_keys
         ]
-        if issues:
-            raise ConfigError(issues)
+    if issues:
+        raise ConfigError(issues)
     return env
+
+
+def semantic_issues(env: EnvironmentSpec) -> list[Issue]:
+    """Every stage's issues in one run. A later stage's checks assume what earlier ones check (a model's pool
+    exists before it is sized): after a mistake, a check that cannot run on it is skipped, and an issue under a
+    key already reported is dropped (it follows from that one), so each mistake is reported once, all at once."""
+    issues: list[Issue] = []
+    for stage in SEMANTIC_CHECKS:
+        reported = [i.path for i in issues]
+        for check in stage:
+            try:
+                found = list(check(env))
+            except Exception:
+                if not issues:
+                    raise  # no earlier mistake explains it: a bug, shown as one
+                continue
+            issues += [i for i in found if not any(_related(i.path, path) for path in reported)]
+    return issues
+
+
+def _related(path: str, reported: str) -> bool:
+    """The same key, or one inside the other (`models[0]` and `models[0].placements[1].pool`)."""
+    if not path or not reported:
+        return False
+    shorter, longer = sorted((path, reported), key=len)
+    return longer == shorter or longer.startswith((shorter + ".", shorter + "["))
 
 
 def _python_names(raw: Any, model: Any, path: tuple) -> list[Issue]:
