@@ -293,3 +293,29 @@ def test_mistakes_of_every_stage_come_in_one_run():
     assert "pricing.discountSource" in paths or "pricing" in paths, paths
     assert any(p.startswith("rollout") for p in paths), paths
     assert any(p.startswith("regions[0].gpuPools") for p in paths), paths
+
+
+def test_cli_refuses_a_secure_value_in_a_shared_environment_file_as_pulumi_up_would(project, capsys):
+    """A perRegion environment has no stack `<env>` that could decrypt a `secure:` value in its file: every region
+    stack's `pulumi up` refuses it (stacks/config.py), and so does `make plan`, with the same line."""
+    config = environment_config("prod")
+    config["inference-platform:gateway"]["externalProviders"] = [
+        {"name": "openai", "type": "openai", "models": ["gpt-4o"], "apiKey": {"secure": "AAABAJ1x"}}
+    ]
+    _write_env(project, "shared", config)
+    assert plan_main(["shared", "--project-dir", str(project), "--quiet"]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [
+        "error: Pulumi.shared.yaml: inference-platform:gateway: Pulumi.shared.yaml holds a `secure:` value, which only "
+        "stack 'shared' could decrypt; set it on the stack that uses it: pulumi config set --secret --path "
+        "-s shared.use1 'inference-platform:gateway' <value>"
+    ]
+    assert not (project / "build").exists()
+
+
+def test_cli_refuses_stack_names_pulumi_would_not_create(project, capsys):
+    config = environment_config("prod")
+    _write_env(project, "prod.eu", config)  # a perRegion environment named with '.'
+    assert plan_main(["prod.eu", "--project-dir", str(project), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "environment name 'prod.eu' holds '.'" in err and "Traceback" not in err

@@ -132,3 +132,19 @@ def _unwrap_secure(value: Any) -> tuple[Any, bool]:
         items = [_unwrap_secure(v) for v in value]
         return [v for v, _ in items], any(s for _, s in items)
     return value, False
+
+
+def shared_secret_issues(env_name: str, secret_keys: list[str], stack: str) -> list:
+    """A `secure:` value in `Pulumi.<env>.yaml` when the environment is several stacks: only a stack named `<env>`
+    could decrypt it, and none is; each such key, refused the same way by `pulumi up` of any of the environment's
+    stacks and by `make plan`."""
+    from components.config.base import Issue
+
+    return [
+        Issue(
+            key,
+            f"Pulumi.{env_name}.yaml holds a `secure:` value, which only stack {env_name!r} could decrypt; set it on "
+            f"the stack that uses it: pulumi config set --secret --path -s {stack} '{key}' <value>",
+        )
+        for key in secret_keys
+    ]
