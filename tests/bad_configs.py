@@ -244,6 +244,15 @@ CORPUS: list[Bad] = [
     _b('rollout', 'prod', 'wave-named-global', [('set', 'rollout', {'waves': [{'name': 'global', 'regions': ['use1', 'usw2', 'usc1']}]})], 'rollout.waves[0].name', 'always the last one'),
     _b('rollout', 'prod', 'confirm-unknown-wave', [('set', 'rollout', {'confirmBefore': ['globl']})], 'rollout.confirmBefore[0]', "did you mean 'global'"),
     _b('rollout', 'dev', 'waves-in-single-layout', [('set', 'rollout', {'waves': [{'name': 'canary', 'regions': ['use1']}]})], 'rollout.waves', 'stacks.layout: perRegion'),
+    # --- endpoints and Secret names ---
+    _b('endpoints', 'dev', 'prometheus-no-scheme', [('set', 'regions[0].serving', {'prometheusUrl': 'prometheus.monitoring:9090'})], 'regions[0].serving.prometheusUrl', 'no http(s) scheme'),
+    _b('endpoints', 'dev', 'prometheus-http-outside', [('set', 'regions[0].serving', {'prometheusUrl': 'http://prometheus.example.com:9090'})], 'regions[0].serving.prometheusUrl', 'plain HTTP'),
+    _b('endpoints', 'dev', 'prometheus-no-host', [('set', 'regions[0].serving', {'prometheusUrl': 'https:///api'})], 'regions[0].serving.prometheusUrl', 'host'),
+    _b('endpoints', 'dev', 'redis-with-scheme', [('set', 'gateway.redis', {'url': 'redis://redis.example.com:6379'})], 'gateway.redis.url', 'has a scheme'),
+    _b('endpoints', 'dev', 'redis-no-port', [('set', 'gateway.redis', {'url': 'redis.example.com'})], 'gateway.redis.url', 'host:port'),
+    _b('endpoints', 'dev', 'redis-port-range', [('set', 'gateway.redis', {'url': 'redis.example.com:70000'})], 'gateway.redis.url', 'host:port'),
+    _b('endpoints', 'dev', 'tls-secret-upper', [('set', 'regions[0].gateway', {'tlsSecret': 'Gateway_TLS'})], 'regions[0].gateway.tlsSecret', 'not a Kubernetes Secret name'),
+    _b('endpoints', 'dev', 'remote-write-no-host', [('set', 'regions[0].observability.remoteWrite', {'url': 'https://:443/push'})], 'regions[0].observability.remoteWrite.url', 'host'),
     # --- existing clusters ---
     _b('existing', 'prod', 'eks-without-node-role', [('set', 'regions[1].cluster', {'existing': {'name': 'team-eks', 'subnets': {'us-west-2a': 'subnet-a', 'us-west-2b': 'subnet-b', 'us-west-2c': 'subnet-c'}}})], 'regions[1].cluster.existing.nodeRoleArn', 'IAM role'),
     _b('existing', 'prod', 'gke-with-aws-subnets', [('set', 'regions[2].cluster', {'existing': {'name': 'team-gke', 'nodeServiceAccount': 'n@p.iam.gserviceaccount.com', 'subnets': {'us-central1-a': 'x'}}})], 'regions[2].cluster.existing.subnets', 'only for AWS'),

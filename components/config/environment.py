@@ -12,6 +12,7 @@ from components.config.base import Issue, Spec, duplicates
 from components.config.capacity_checks import check_capacity
 from components.config.consistency import check_consistency
 from components.config.deployer import check_deployers
+from components.config.endpoint_checks import check_endpoints
 from components.config.existing_clusters import check_existing_clusters
 from components.config.federation import FederationSpec, check_federated_models, check_federation
 from components.config.gateway import GatewaySpec, check_gateway
@@ -105,6 +106,7 @@ SEMANTIC_CHECKS: tuple[tuple[Callable[[EnvironmentSpec], Iterable[Issue]], ...],
     (
         _check_regions,
         check_existing_clusters,
+        check_endpoints,
         check_gpu_pools,
         check_workloads,
         check_federation,
