@@ -103,7 +103,7 @@ def _read_models(arn: str) -> str:
     )
 
 
-def _aws(group: pulumi.Resource) -> None:
+def _aws(group: pulumi.Resource) -> aws.iam.Role:
     key = aws.kms.Key("models-key", enable_key_rotation=True, deletion_window_in_days=30, opts=PROTECTED)
     bucket = aws.s3.Bucket("models", bucket="fx-models", opts=PROTECTED)
     aws.s3.BucketPublicAccessBlock(
@@ -148,7 +148,7 @@ def _aws(group: pulumi.Resource) -> None:
         "node-worker", role=node_role.name, policy_arn="arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy"
     )
     aws.iam.Policy("model-read", policy=bucket.arn.apply(_read_models))
-    irsa_role(
+    model_server = irsa_role(
         "model-server",
         IrsaRoleArgs(
             oidc_provider_arn=oidc.arn,
@@ -199,6 +199,8 @@ def _aws(group: pulumi.Resource) -> None:
         launch_template={"id": template.id, "version": template.latest_version.apply(str)},
         node_repair_config={"enabled": True},
     )
+
+    return model_server
 
 
 def _node_config(account: pulumi.Output[str]) -> dict:
@@ -736,13 +738,17 @@ def _federation(karmada: k8s.Provider) -> None:
     )
 
 
-def _isolation(eks: k8s.Provider) -> None:
+def _isolation(eks: k8s.Provider, model_server_role: aws.iam.Role) -> None:
     """Model servers' identity and network isolation as the platform renders them, and a tenant's API key."""
     opts = pulumi.ResourceOptions(provider=eks)
     random.RandomPassword("tenant-key-search", length=48, special=False)
     k8s.core.v1.ServiceAccount(
         "model-server",
-        metadata={"name": MODEL_SERVER_SERVICE_ACCOUNT, "namespace": SERVING_NAMESPACE},
+        metadata={
+            "name": MODEL_SERVER_SERVICE_ACCOUNT,
+            "namespace": SERVING_NAMESPACE,
+            "annotations": {"eks.amazonaws.com/role-arn": model_server_role.arn},
+        },
         automount_service_account_token=False,
         opts=opts,
     )
@@ -831,12 +837,12 @@ def _karmada_agent(karmada: k8s.Provider) -> None:
 
 def _program() -> None:
     group = pulumi.ComponentResource("fixture:index:Group", "fixtures")
-    _aws(group)
+    model_server_role = _aws(group)
     cluster = _gcp()
     eks = k8s.Provider(EKS, kubeconfig="{}")
     gke = k8s.Provider(GKE, kubeconfig=cluster.endpoint.apply(lambda _: "{}"))  # configured from the cluster
     _serving(eks)
-    _isolation(eks)
+    _isolation(eks, model_server_role)
     _gke_critical_pods(gke)
     karmada = k8s.Provider(KARMADA, kubeconfig="{}")
     _federation(karmada)

@@ -597,7 +597,95 @@ def iam_no_wildcard_resource_names(r: Resource, ctx: Context) -> Iterator[Violat
                 yield Violation(f"{where} Statement[{i}] allows {writes[:3]} on every resource named {wild[:2]}")
 
 
+IRSA_ANNOTATION = "eks.amazonaws.com/role-arn"  # EKS pod identity webhook (aws/amazon-eks-pod-identity-webhook)
+WI_ANNOTATION = "iam.gke.io/gcp-service-account"  # GKE Workload Identity
+GCP_ACCOUNT = "gcp:serviceaccount/account:Account"
+WI_MEMBER_TYPES = ("gcp:serviceaccount/iAMMember:IAMMember", "gcp:serviceaccount/iAMBinding:IAMBinding")
+
+
+def _annotated_accounts(r: Resource) -> Iterator[tuple[str, str, str, str]]:
+    """(prop, key, namespace, name) of each Kubernetes ServiceAccount a resource annotates with a cloud identity: a
+    ServiceAccount (or its patch) by its metadata; a Helm release by a values mapping with `annotations` and the
+    account's `name` beside them (the charts' serviceAccount blocks)."""
+    if r.is_kubernetes and r.kind == "ServiceAccount":
+        for key in (IRSA_ANNOTATION, WI_ANNOTATION):
+            if key in r.annotations:
+                yield "metadata", key, r.namespace, r.k8s_name
+        return
+    if r.type != "kubernetes:helm.sh/v3:Release":
+        return
+    namespace = str(peek(r.props, "namespace") or "default")
+    stack: list[object] = [peek(r.props, "values")]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            annotations = value.get("annotations")
+            if isinstance(annotations, dict) and isinstance(value.get("name"), str):
+                for key in (IRSA_ANNOTATION, WI_ANNOTATION):
+                    if key in annotations:
+                        yield "values", key, namespace, value["name"]
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+
+
+def _trusted_subjects(role: Resource) -> set[str]:
+    document = json_document(get(role.props, "assumeRolePolicy"), "assumeRolePolicy")
+    return {
+        str(v)
+        for statement in _statements(document)
+        if is_irsa_statement(statement)
+        for v in _condition_values(statement, ":sub", ("stringequals", "stringlike"))
+    }
+
+
+def _wi_members(account: Resource, stack: Stack) -> set[str]:
+    members = set()
+    for binding in stack.of_type(*WI_MEMBER_TYPES):
+        if account.urn in binding.deps.get("serviceAccountId", []):
+            for role, found in _bindings(binding):
+                if role.strip().lower() == WORKLOAD_IDENTITY_USER:
+                    members.update(found)
+    return members
+
+
+@rule(
+    name="workload-identity-pinned-to-its-user",
+    description="The cloud identity a Kubernetes ServiceAccount is annotated with (IRSA role, GKE Workload "
+    "Identity account) trusts exactly that ServiceAccount: the role's sub condition is "
+    "system:serviceaccount:<its namespace>:<its name>, the account's workloadIdentityUser member is "
+    "<project>.svc.id.goog[<its namespace>/<its name>], not another (or merely one) account.",
+    severity="high",
+    remediation="build the trust from the same namespace and name the ServiceAccount (or the chart's "
+    "serviceAccount.name) uses: components/aws/irsa.py irsa_role(namespace=..., service_account=...)",
+    applies_to=("ServiceAccount", "ServiceAccountPatch", "kubernetes:helm.sh/v3:Release"),
+    subject=lambda r: (r.is_kubernetes and r.kind == "ServiceAccount") or r.type == "kubernetes:helm.sh/v3:Release",
+    scope="stack",
+)
+def workload_identity_pinned(r: Resource, ctx: Context) -> Iterator[Violation]:
+    stack = ctx.require_stack()
+    for prop, key, namespace, name in _annotated_accounts(r):
+        sources = stack.sources(r, prop)
+        where = f"{r.label} ServiceAccount {namespace}/{name}"
+        if key == IRSA_ANNOTATION:
+            wanted = f"system:serviceaccount:{namespace}:{name}"
+            for role in (s for s in sources if s.type == IAM_ROLE):
+                subjects = _trusted_subjects(role)
+                if subjects != {wanted}:
+                    yield Violation(f"{where} assumes role {role.name}, which trusts {sorted(subjects)}, not {wanted}")
+        else:
+            wanted = f"[{namespace}/{name}]"
+            for account in (s for s in sources if s.type == GCP_ACCOUNT):
+                members = _wi_members(account, stack)
+                if not members or any(not m.endswith(wanted) for m in members):
+                    shown = sorted(members) or "no one"
+                    yield Violation(
+                        f"{where} uses {account.name}, whose Workload Identity admits {shown}, not {wanted}"
+                    )
+
+
 RULES = [
+    workload_identity_pinned,
     rbac_no_public_subjects,
     tls_material_bounded,
     iam_no_wildcard_resource_names,
