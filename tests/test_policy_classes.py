@@ -12,6 +12,7 @@ import yaml
 from components.catalog.upstream import KARMADA_AGENT_IDENTITY, KSERVE_LLM_PRESETS_MERGE, VLLM_RUNTIME_LORA_ENV
 from policies.model import Stack
 from policies.pods import workloads
+from policies.rules.helm import HOST_SETTINGS, setting
 from policies.rules.secrets import entropy_bits
 from policies.upstream import (
     KARMADA_AGENT_GROUP,
@@ -217,3 +218,29 @@ def test_the_packs_facts_are_the_catalogs():
         "AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD", "NET_BIND_SERVICE", "SETFCAP",
         "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT",
     }  # fmt: skip
+
+
+HOST_WORDS = ("hostnetwork", "hostpid", "hostipc", "privileged", "hostpath", "privilegeescalation")
+
+
+def _keys(value: object):
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield str(key)
+            yield from _keys(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _keys(item)
+
+
+def test_every_pinned_charts_own_spelling_of_a_host_setting_is_read():
+    """Each vendored chart's values (conformance/upstream) spell host settings their own way (KEDA useHostNetwork,
+    the GPU Operator's hostPaths): helm-values-hardened reads every key that names one."""
+    spellings = set()
+    for values in UPSTREAM.glob("*/*/chart-*values*.yaml"):
+        for key in _keys(yaml.safe_load(values.read_text())):
+            if any(word in key.lower().replace("_", "") for word in HOST_WORDS):
+                spellings.add(key)
+    assert {"useHostNetwork", "hostNetwork", "hostPID", "hostIPC", "hostPath", "hostPaths", "privileged"} <= spellings
+    unread = [key for key in spellings if setting(key) not in (*HOST_SETTINGS, "hostpath")]
+    assert not unread, unread

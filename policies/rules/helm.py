@@ -91,6 +91,7 @@ def setting(key: str) -> str:
     """A chart's key as the setting it means: case, separators and use/enable prefixes dropped (KEDA's
     `useHostNetwork`, `host_network`, `enableHostNetwork` and `hostNetwork` are one setting)."""
     plain = re.sub(r"[^a-z0-9]", "", key.lower())
+    plain = "hostpath" if plain == "hostpaths" else plain  # the GPU Operator's hostPaths: {rootFS, ...}
     for prefix in ("enabled", "enable", "use"):
         if plain.startswith(prefix) and plain[len(prefix) :] in (*HOST_SETTINGS, "hostpath"):
             return plain[len(prefix) :]
