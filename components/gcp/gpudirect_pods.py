@@ -20,7 +20,7 @@ from components.catalog.machines import MACHINES
 from components.config.region import GpuPoolSpec
 from components.gcp.gpudirect_networks import gpu_nic_vpc, gpu_nics
 from components.k8s.cluster import ClusterHandle
-from components.k8s.names import SYSTEM_NAMESPACE
+from components.k8s.names import PINNED_IMAGE_SKIPS, SYSTEM_NAMESPACE, checkov_skips
 
 NETWORKING_API = "networking.gke.io/v1"  # the storage version of gke-networking-api v0.2.0's CRDs
 INSTALLER_NAMESPACE = SYSTEM_NAMESPACE  # as upstream's; GKE admits system-node-critical pods there
@@ -98,11 +98,35 @@ def pod_network_objects(cluster_name: str, pool: GpuPoolSpec) -> list[dict[str, 
     return objects
 
 
+# The installer must be what Checkov flags: it writes the NCCL plugin to the host from a privileged init
+# container with host network and PID (upstream's own DaemonSet), then a pause container holds the pod.
+INSTALLER_REASON = (
+    "GKE's NCCL RDMA installer (container-engine-accelerators gpudirect-rdma) installs the NCCL plugin on the host "
+    "from an init container: privileged, host network and PID by design, in kube-system; a pause container holds it"
+)
+INSTALLER_CHECKOV_SKIPS = checkov_skips(
+    {
+        **PINNED_IMAGE_SKIPS,
+        **dict.fromkeys(
+            ("CKV_K8S_8", "CKV_K8S_9", "CKV_K8S_16", "CKV_K8S_17", "CKV_K8S_19", "CKV_K8S_20", "CKV_K8S_22",
+             "CKV_K8S_23", "CKV_K8S_28", "CKV_K8S_29", "CKV_K8S_30", "CKV_K8S_31", "CKV_K8S_37", "CKV_K8S_38",
+             "CKV_K8S_40"),
+            INSTALLER_REASON,
+        ),
+    }
+)  # fmt: skip
+
+
 def installer_daemonset(installer: NcclInstaller, label_domain: str, pools: list[str]) -> dict[str, Any]:
     """The installer on the pools' nodes: host network and PID, privileged, as upstream's; a pause keeps it."""
     labels = {"k8s-app": installer.name}
     return {
-        "metadata": {"name": installer.name, "namespace": INSTALLER_NAMESPACE, "labels": labels},
+        "metadata": {
+            "name": installer.name,
+            "namespace": INSTALLER_NAMESPACE,
+            "labels": labels,
+            "annotations": INSTALLER_CHECKOV_SKIPS,
+        },
         "spec": {
             "selector": {"matchLabels": labels},
             "updateStrategy": {"type": "RollingUpdate"},
