@@ -48,7 +48,7 @@ $(CHECKOV_VENV)/.stamp: requirements-checkov.txt
 
 checkov: $(STAMP) $(CHECKOV_VENV)/.stamp  ## Checkov's Kubernetes checks on build/$(ENV)/manifests and the pods KServe would create (make plan first)
 	$(BIN)/python -m tools.checkov_input build/$(ENV) build/checkov-$(ENV)
-	$(CHECKOV_VENV)/bin/python -m checkov.main -d build/checkov-$(ENV) --framework kubernetes --compact --quiet --skip-download
+	$(CHECKOV_VENV)/bin/checkov -d build/checkov-$(ENV) --framework kubernetes --compact --quiet --skip-download
 
 lint: $(STAMP)  ## ruff, and the layer contract of DESIGN.md §1 (pyproject.toml [tool.importlinter])
 	$(BIN)/ruff check .
