@@ -186,6 +186,27 @@ def llm_inference_service_manifest(p: ModelPlacement, storage_uri: str) -> dict[
     }
 
 
+def pod_disruption_budget_manifests(p: ModelPlacement) -> list[dict[str, Any]]:
+    """Drains take one pod of a pool at a time, for each pool of more than one pod; KServe labels a pool's pods
+    llm-d.ai/role decode or prefill (kserve/kserve@v0.20.0 workload_single_node.go L95-97, L222-229)."""
+    side = p.disaggregation
+    assert side is not None
+    pools = (("decode", p.placement.max_replicas), ("prefill", side.spec.replicas))
+    return [
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": f"{p.name}-{role}", "namespace": names.SERVING_NAMESPACE, "labels": p.labels},
+            "spec": {
+                "maxUnavailable": 1,
+                "selector": {"matchLabels": {"app.kubernetes.io/name": p.name, "llm-d.ai/role": role}},
+            },
+        }
+        for role, replicas in pools
+        if replicas > 1
+    ]
+
+
 def network_policy_manifests(p: ModelPlacement) -> list[dict[str, Any]]:
     """Ingress to the model's pods: the Gateway's Envoy and KServe's picker on the pool port, each other on any
     port (decode's sidecar calls prefill, NIXL's side channel and transfers); to the picker: Envoy's ext_proc."""
