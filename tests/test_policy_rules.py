@@ -1708,6 +1708,16 @@ CASES += [
         ),
     ),
     Case(
+        "workload-identity-pinned-to-its-user",
+        "the role trusts another account of the namespace",
+        lambda rs: p(rs, ":ServiceAccount", "model-server")["metadata"].update(name="model-server-2"),
+    ),
+    Case(
+        "workload-identity-pinned-to-its-user",
+        "the account moved namespace",
+        lambda rs: p(rs, ":ServiceAccount", "model-server")["metadata"].update(namespace="default"),
+    ),
+    Case(
         "tls-material-bounded",
         "RSA 2048 CA key",
         lambda rs: p(rs, ":PrivateKey", "karmada-ca-key").update(rsaBits=2048),
