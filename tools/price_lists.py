@@ -18,6 +18,7 @@ import csv
 import hashlib
 import io
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -73,7 +74,7 @@ def prices(text: str) -> dict[tuple[str, str], float]:
     return {(r["InstanceType"], r["Region"]): float(r["Price"]) for r in csv.DictReader(io.StringIO(text))}
 
 
-def manifest_entry(text: str) -> dict[str, str]:
+def manifest_entry(text: str) -> dict[str, object]:
     digest = hashlib.sha256(text.encode()).hexdigest()
     return {
         "path": OUTPUT,
@@ -86,6 +87,14 @@ def manifest_entry(text: str) -> dict[str, str]:
         "generator": "tools.price_lists",
         "sha256": digest,
         "upstream_sha256": digest,  # the kept upstream lines are byte for byte the file
+        "select": [  # what each kept line is: the header, or a wanted type's row in a wanted region
+            "^InstanceType,",
+            "^("
+            + "|".join(re.escape(t) for t in WANTED_TYPES)
+            + "),.*,("
+            + "|".join(WANTED_REGIONS)
+            + "),[^,]*,[^,]*$",
+        ],
     }
 
 
