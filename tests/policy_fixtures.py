@@ -8,6 +8,7 @@ against conformance/upstream). Every rule passes on this stack; each test mutate
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 import warnings
@@ -176,6 +177,7 @@ def _aws(group: pulumi.Resource) -> aws.iam.Role:
     group_h100 = aws.ec2.PlacementGroup("h100", name=f"{EKS}-h100", strategy="cluster")
     template = aws.ec2.LaunchTemplate(
         "h100",
+        user_data=base64.b64encode(NODE_USER_DATA.encode()).decode(),
         metadata_options={"http_endpoint": "enabled", "http_tokens": "required", "http_put_response_hop_limit": 1},
         block_device_mappings=[
             {"device_name": "/dev/xvda", "ebs": {"volume_size": 200, "volume_type": "gp3", "encrypted": "true"}}
@@ -193,6 +195,7 @@ def _aws(group: pulumi.Resource) -> aws.iam.Role:
         subnet_ids=[zone_a.id],
         instance_types=["p5.48xlarge"],
         ami_type="AL2023_x86_64_NVIDIA",
+        release_version="1.33.13-20260714",
         scaling_config={"min_size": 1, "max_size": 4, "desired_size": 1},
         taints=TAINT,
         labels={**_labels(EKS, "h100", "p5.48xlarge"), "nvidia.com/mig.config": "all-3g.40gb"},
@@ -201,6 +204,28 @@ def _aws(group: pulumi.Resource) -> aws.iam.Role:
     )
 
     return model_server
+
+
+# nodeadm's NodeConfig as EKS's launch template user data carries it (amazon-eks-ami nodeadm/doc/examples.md): the
+# instance-store RAID0 array and parallel image pulls.
+NODE_USER_DATA = """MIME-Version: 1.0
+Content-Type: multipart/mixed; boundary="BOUNDARY"
+
+--BOUNDARY
+Content-Type: application/node.eks.aws
+
+---
+apiVersion: node.eks.aws/v1alpha1
+kind: NodeConfig
+spec:
+  instance:
+    localStorage:
+      strategy: RAID0
+  featureGates:
+    FastImagePull: true
+
+--BOUNDARY--
+"""
 
 
 def _node_config(account: pulumi.Output[str]) -> dict:

@@ -3,6 +3,7 @@ analyzer protocol (the real PolicyPack process over gRPC), and in the README."""
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 import os
@@ -84,6 +85,22 @@ def _named(resources, type_, name):
             "prod",
             "stateful-resources-protected",
             lambda rs: setattr(_named(rs, "aws:kms/key:Key", "use1-secrets"), "protect", False),
+        ),
+        (
+            "prod",
+            "eks-node-image-pinned",
+            lambda rs: _named(rs, "aws:eks/nodeGroup:NodeGroup", "usw2-l40s").props.pop("releaseVersion"),
+        ),
+        (
+            "prod",
+            "eks-nodeadm-config",
+            lambda rs: _named(rs, "aws:ec2/launchTemplate:LaunchTemplate", "use1-h100").props.update(
+                userData=base64.b64encode(
+                    base64.b64decode(
+                        _named(rs, "aws:ec2/launchTemplate:LaunchTemplate", "use1-h100").props["userData"]
+                    ).replace(b"strategy: RAID0", b"strategy: RAID0\n      disabledMounts: [SOCI]")
+                ).decode()
+            ),
         ),
     ],
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 from collections.abc import Callable
@@ -73,6 +74,13 @@ def template(rs):
 
 def node_group(rs):
     return p(rs, ":NodeGroup", "h100")
+
+
+def _node_config_edit(rs, old: str, new: str) -> None:
+    """Rewrite the h100 launch template's NodeConfig text (its base64 MIME user data)."""
+    text = base64.b64decode(template(rs)["userData"]).decode()
+    assert old in text
+    template(rs)["userData"] = base64.b64encode(text.replace(old, new).encode()).decode()
 
 
 def pool(rs, name="h200"):
@@ -199,6 +207,24 @@ CASES = [
         "ec2-imdsv2-hop-limit",
         "hop limit unset",
         lambda rs: drop(template(rs), ("metadataOptions", "httpPutResponseHopLimit")),
+    ),
+    Case("eks-node-image-pinned", "newest AMI", lambda rs: drop(node_group(rs), ("releaseVersion",))),
+    Case("eks-node-image-pinned", "empty release", lambda rs: set_in(node_group(rs), ("releaseVersion",), "")),
+    Case("eks-nodeadm-config", "unknown gate", lambda rs: _node_config_edit(rs, "FastImagePull: true", "Lazy: true")),
+    Case(
+        "eks-nodeadm-config",
+        "gate in lower case",
+        lambda rs: _node_config_edit(rs, "FastImagePull: true", "fastImagePull: true"),
+    ),
+    Case(
+        "eks-nodeadm-config",
+        "parallel pull onto EBS",
+        lambda rs: _node_config_edit(rs, "  instance:\n    localStorage:\n      strategy: RAID0\n", ""),
+    ),
+    Case(
+        "eks-nodeadm-config",
+        "SOCI kept off the array",
+        lambda rs: _node_config_edit(rs, "strategy: RAID0", "strategy: RAID0\n      disabledMounts: [SOCI]"),
     ),
     Case(
         "ec2-volumes-encrypted",

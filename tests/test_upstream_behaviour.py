@@ -27,16 +27,19 @@ from components.catalog.upstream import (
     FLUID_RUNTIME_ON_HOST_NETWORK,
     GKE_CRITICAL_PODS_NEED_QUOTA,
     GKE_CRITICAL_PRIORITY_CLASSES,
+    GKE_IMAGE_STREAMING_ONLY_ARTIFACT_REGISTRY,
     GKE_NODE_COUNT_PER_ZONE,
     GKE_POOLS_NEED_THEIR_OWN_DCGM_EXPORTER,
     KARMADA_AGENT_IDENTITY,
     KARMADA_AGENT_REGISTERS,
     KSERVE_LLM_PRESETS_MERGE,
     KSERVE_NEEDS_CERT_MANAGER,
+    NODEADM_FAST_IMAGE_PULL,
     NVIDIA_VISIBLE_DEVICES_IS_HONOURED,
     PATCH_FORCE_TAKES_OVER_FIELDS,
     PULUMI_PATCH_AWAITS,
     REPOSITORIES_SERVE_PINS,
+    SOCI_PARALLEL_PULL_IS_NOT_LAZY,
     VLLM_RUNTIME_LORA_ENV,
     VOLCANO_ADMITS_NO_PODS,
     VOLCANO_UNLISTED_RESOURCES_ARE_UNCAPPED,
@@ -598,3 +601,73 @@ def test_no_plan_turns_on_runtime_lora_updating(dev_plan, prod_plan):
     assert VLLM_RUNTIME_LORA_ENV.name in FACTS
     for plan in (dev_plan, prod_plan):
         assert "VLLM_ALLOW_RUNTIME_LORA_UPDATING" not in json.dumps([r.inputs for r in plan.resources])
+
+
+# --- image pulls on new GPU nodes ---------------------------------------------------------------------------------
+
+
+def _launch_template_node_configs(plan) -> dict[str, dict]:
+    """Launch template name -> the spec of the NodeConfig its user data gives nodeadm."""
+    import base64
+    import email
+
+    import yaml
+
+    out = {}
+    for template in plan.of_type("aws:ec2/launchTemplate:LaunchTemplate"):
+        if "userData" not in template.inputs:
+            continue
+        message = email.message_from_bytes(base64.b64decode(template.inputs["userData"]))
+        for part in message.walk():
+            if part.get_content_type() == "application/node.eks.aws":
+                (config,) = [d for d in yaml.safe_load_all(part.get_payload(decode=True)) if d]
+                out[template.name] = config["spec"]
+    return out
+
+
+def test_fast_image_pull_is_set_only_with_the_snapshotter_on_the_nvme_array(dev_plan, prod_plan):
+    """The gate is the only switch (no containerd drop-in), and it pulls onto the instance-store array only when
+    localStorage is set and SOCI stays mounted there."""
+    assert NODEADM_FAST_IMAGE_PULL.name in FACTS
+    with_gate = []
+    for plan in (dev_plan, prod_plan):
+        for name, spec in _launch_template_node_configs(plan).items():
+            assert "containerd" not in spec, name
+            if spec.get("featureGates", {}).get("FastImagePull"):
+                with_gate.append(f"{plan.environment}/{name}")
+                assert spec["instance"]["localStorage"] == {"strategy": "RAID0"}, name
+    assert sorted(with_gate) == [
+        "dev/use1-a100-mig",
+        "prod/use1-h100",
+        "prod/use1-l40s",
+        "prod/usw2-h100",
+        "prod/usw2-l40s",
+    ]
+
+
+def test_no_plan_relies_on_soci_indexes_or_lazy_loading(dev_plan, prod_plan):
+    """Parallel pull pulls whole images and needs no SOCI index: nothing rendered configures soci_v1/v2 or names
+    an index, and the engines' images are the upstream ones (no SOCI index is bound to them)."""
+    assert SOCI_PARALLEL_PULL_IS_NOT_LAZY.name in FACTS
+    for plan in (dev_plan, prod_plan):
+        rendered = json.dumps([r.inputs for r in plan.resources])
+        assert "soci_v2" not in rendered and "soci-index" not in rendered
+        assert "soci.amazonaws.com" not in rendered
+
+
+def test_gke_pools_stream_but_the_engines_images_are_not_in_artifact_registry(prod_plan):
+    assert GKE_IMAGE_STREAMING_ONLY_ARTIFACT_REGISTRY.name in FACTS
+    from components.domain.image_pull import effective_image_pull
+    from tests.harness import cluster_objects
+
+    pools = [r for r in prod_plan.of_type("gcp:container/nodePool:NodePool") if not r.name.endswith("-system")]
+    assert pools and all(r.inputs["nodeConfig"]["gcfsConfig"] == {"enabled": True} for r in pools)
+    images = [
+        c["image"]
+        for (cluster, _), runtime in cluster_objects(prod_plan, "ClusterServingRuntime").items()
+        if cluster == "prod-usc1"
+        for c in runtime["spec"]["containers"]
+    ]
+    assert images and not [i for i in images if ".pkg.dev/" in i.split(":")[0]]
+    usc1 = prod_plan.spec.region("usc1")
+    assert {effective_image_pull(usc1, pool) for pool in usc1.gpu_pools} == {"default"}

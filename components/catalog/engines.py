@@ -54,6 +54,10 @@ TRITON_SERVER_VERSION = "v2.71.0"
 TRITON_IMAGE = f"nvcr.io/nvidia/tritonserver:{TRITON_NGC_RELEASE}-trtllm-python-py3"
 TRITON_OPENAI_FRONTEND = "/opt/tritonserver/python/openai/openai_frontend/main.py"
 NON_ROOT_UID = 1000
+# Compressed size of each engine's image, GiB, what a new node downloads before a model server starts: estimates
+# from the sizes reported for earlier tags (vllm/vllm-openai "around 12 GB", vllm-project/vllm#27154, 2025-10;
+# nvcr.io/nvidia/tritonserver:25.09-trtllm-python-py3 "16.24 GB" in the NGC catalog, NVIDIA/TensorRT-LLM#8270).
+ENGINE_IMAGE_GIB = {"vllm": 12.0, "triton": 16.0}
 
 # vLLM resolves its caches and config under HOME and calls getpass.getuser() (torch's compile
 # cache), which reads USER before the passwd file the image lacks for a non-root uid.

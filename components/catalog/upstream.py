@@ -305,3 +305,39 @@ VLLM_RUNTIME_LORA_ENV = _fact(
     "vllm-project/vllm:vllm/envs.py (VLLM_ALLOW_RUNTIME_LORA_UPDATING), vllm/entrypoints/serve/lora/api_router.py "
     "(read from the repository's default branch; the pinned v0.27.1 wheel was not unpacked)",
 )
+
+NODEADM_FAST_IMAGE_PULL = _fact(
+    "nodeadm-fast-image-pull-is-soci-parallel-pull",
+    "nodeadm (EKS AL2023 AMIs, release v20260714) switches a node to the SOCI snapshotter only when its NodeConfig "
+    "sets `featureGates.FastImagePull: true` (default false) and the node has at least 4 vCPU and 7 GiB of memory; "
+    "it then sets containerd's CRI snapshotter to `soci` and writes /etc/soci-snapshotter-grpc/config.toml with "
+    "`[pull_modes.parallel_pull_unpack] enable = true` (20 downloads and 12 unpacks per image, 16mb chunks, "
+    "unpacked layers discarded). It is a NodeConfig setting, not a containerd drop-in. With "
+    "`instance.localStorage` set and no `disabledMounts: [SOCI]`, setup-local-disks bind-mounts "
+    "/var/lib/soci-snapshotter-grpc and /var/lib/containerd onto the instance-store array, so pulls write to NVMe, "
+    "not to the root EBS volume (whose throughput the docs ask to raise to 600 MiB/s otherwise).",
+    "awslabs/amazon-eks-ami@v20260724 (nodeadm identical at v20260714): nodeadm/internal/api/featuregates.go "
+    "L18-22; nodeadm/internal/containerd/config.go L159-188; nodeadm/internal/containerd/config2.template.toml; "
+    "nodeadm/internal/containerd/snapshotter/soci-snapshotter.config.toml (vendored); nodeadm/internal/system/"
+    "local_disk.go L22-49; templates/al2023/runtime/bin/setup-local-disks L104-106, L223; nodeadm/doc/examples.md "
+    "L153-173",
+)
+
+SOCI_PARALLEL_PULL_IS_NOT_LAZY = _fact(
+    "soci-parallel-pull-skips-lazy-loading",
+    "In parallel pull and unpack mode the SOCI snapshotter skips remote (lazy) snapshot preparation for every layer, "
+    "in every release that has the mode (v0.11.0 on): images are pulled whole before the container starts, a SOCI "
+    "index in the registry is neither used nor needed. Lazy loading is another mode (soci_v2, with SOCI indexes "
+    "bound to the images); without an index it defers to containerd's sequential pull. nodeadm offers no switch "
+    "for it, and the engines' images (Docker Hub, NGC) carry no SOCI index.",
+    "awslabs/soci-snapshotter@v0.15.0:snapshot/snapshot.go L409-410, L431-432, L453-460, L507-510 (the same "
+    "skipRemoteSnapshotPrepare from v0.11.1 to v0.14.1; the mode came with 47cc2aaf, first tag v0.11.0); "
+    "docs/parallel-mode.md, docs/pull-modes.md",
+)
+
+GKE_IMAGE_STREAMING_ONLY_ARTIFACT_REGISTRY = _fact(
+    "gke-image-streaming-only-from-artifact-registry",
+    "GKE image streaming (`gcfsConfig.enabled`, on for every GPU pool here) streams only images stored in Artifact "
+    "Registry; images from Docker Hub (vllm/vllm-openai) or nvcr.io (Triton) are pulled whole, as without it.",
+    "cloud.google.com/kubernetes-engine/docs/how-to/image-streaming (Requirements, Limitations); FACTS-3.md §11",
+)

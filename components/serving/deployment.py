@@ -45,6 +45,7 @@ from components.domain.disaggregation import Disaggregation, resolve_mode
 from components.domain.fit import Fit, placement_fit, startup_seconds
 from components.domain.gpu_resources import EFA_RESOURCE, WHOLE_GPU
 from components.domain.host import HostResources, pod_host_resources
+from components.domain.image_pull import image_pull_seconds
 from components.domain.kv_transfer import ModeDecision
 from components.domain.objectives import ttft_objectives
 from components.domain.sizing import startup_budget_seconds
@@ -81,9 +82,9 @@ POLLING_SECONDS = 15
 # Prometheus Operator's default interval, which kube-prometheus-stack keeps), KEDA polls it ...
 WAKE_SCRAPE_SECONDS = 30
 # ... and, on a pool that may have no node up, a GPU node starts: instance launch, node join, driver and
-# device plugin, the engine image pull. An estimate, not measured (the cluster autoscaler itself gives
-# up after its max-node-provision-time of 15 minutes).
-NODE_START_SECONDS = 300
+# device plugin (an estimate, not measured; the cluster autoscaler itself gives up after its
+# max-node-provision-time of 15 minutes), then pulls the engine image (`image_pull_seconds`).
+NODE_JOIN_SECONDS = 180
 # The picker answers a request it could not place this long before the gateway's own timers fire.
 QUEUE_ANSWER_MARGIN_SECONDS = 5
 
@@ -132,8 +133,14 @@ class ModelPlacement:
         """What a request arriving at zero replicas waits for a replica to answer; None when it never is at zero."""
         if self.placement.min_replicas > 0:
             return None
-        node = NODE_START_SECONDS if self.pool.min_size == 0 else 0
-        return WAKE_SCRAPE_SECONDS + POLLING_SECONDS + node + self.startup_seconds
+        node = NODE_JOIN_SECONDS if self.pool.min_size == 0 else 0
+        return WAKE_SCRAPE_SECONDS + POLLING_SECONDS + node + self.cold_start_pull_seconds + self.startup_seconds
+
+    @property
+    def cold_start_pull_seconds(self) -> int:
+        """The engine image pull a cold start waits for: on a new node (`components/domain/image_pull.py`) when the
+        pool may have none up, else none (a node kept up is counted as having pulled it)."""
+        return image_pull_seconds(self.region, self.pool, self.model.runtime) if self.pool.min_size == 0 else 0
 
     @property
     def nodes_per_replica(self) -> int:

@@ -14,6 +14,7 @@ from components.config.capacity_checks import pool_holds, replica_demands
 from components.config.gpu_pools import unused_pools
 from components.config.region import GpuPoolSpec, RegionSpec
 from components.domain.gpu_resources import schedulable_at_max_size, schedulable_resources
+from components.domain.image_pull import effective_image_pull
 from components.k8s.names import cluster_name
 from components.k8s.topology import placement_group_name, pool_fabric, uses_placement_group
 from tools.plan.cost_section import cost_section
@@ -209,6 +210,15 @@ def _placement(plan: Plan, region: RegionSpec, pool: GpuPoolSpec) -> str:
     return f"{kind} `{placement_group_name(cluster_name(plan.environment, region), pool)}` in {zones}"
 
 
+def _image_pull(plan: Plan, region: RegionSpec, pool: GpuPoolSpec) -> str:
+    """How a new node pulls the engine images (components/domain/image_pull.py)."""
+    if effective_image_pull(region, pool) == "parallel":
+        return "parallel (SOCI, nodeadm FastImagePull)"
+    if region.cloud == "gcp":
+        return "whole (streaming: Artifact Registry images only)"
+    return "whole (containerd)"
+
+
 def _capacity_type(plan: Plan, region: RegionSpec, pool: GpuPoolSpec) -> str:
     capacity = pool.capacity
     return f"{capacity.type} `{capacity.reservation_id}`" if capacity.reservation_id else capacity.type
@@ -262,6 +272,7 @@ CAPACITY_COLUMNS: tuple[tuple[str, Callable[[Plan, RegionSpec, GpuPoolSpec], str
     ("nodes (min-max)", lambda plan, r, p: f"{p.min_size}-{p.max_size}"),
     ("fabric", _fabric),
     ("placement", _placement),
+    ("image pull", _image_pull),
     ("capacity", _capacity_type),
     ("obtained via", _obtained_via),
     ("max replicas the pool holds", _max_replicas),
@@ -553,13 +564,15 @@ def _model_deployments(plan: Plan) -> str:
         "## Model deployments\n",
         "| region | model | runtime | pool | GPU (resource x per pod) | TP x PP | weights GiB | KV GiB per replica "
         "| max sequences at max context | maxNumSeqs x maxModelLen | replicas | autoscaler | start-up est. / probe "
-        "budget | at zero replicas: cold start / request waits |",
+        "budget | at zero replicas: cold start (image pull) / request waits |",
         "|---|---|---|---|---|---|---:|---:|---:|---|---|---|---:|---:|",
     ]
     for p in placements:
         sizing, model = p.fit.sizing, p.model
         cold = p.cold_start_seconds
-        at_zero = "never at zero" if cold is None else f"{cold}s / {p.queue_wait_seconds}s"
+        at_zero = (
+            "never at zero" if cold is None else f"{cold}s ({p.cold_start_pull_seconds}s) / {p.queue_wait_seconds}s"
+        )
         rows.append(
             f"| {p.region.name} | {model.name} | {model.runtime} | {p.pool.name} | {p.fit.slot.name} "
             f"(`{p.resource}` x {sizing.tensor_parallel}) | {sizing.tensor_parallel} x {sizing.pipeline_parallel} "
