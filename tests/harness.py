@@ -30,8 +30,9 @@ INFERENCE_SERVICES = {"dev": 2, "prod": 6}
 # dev's one region: cert-manager, cluster-autoscaler, fluid, gpu-operator, keda, kserve-crd, kserve-resources,
 # kube-prometheus-stack, volcano, gateway-helm, ai-gateway-crds-helm, ai-gateway-helm = 12. prod: each AWS region the
 # 12, the EFA device plugin and a karmada agent = 14, use1 the karmada host's release too = 15; usc1 (GKE) the 12
-# without cluster-autoscaler, with dcgm-exporter and an agent = 13; kserve-crd on the karmada API server = 1. 43.
-HELM_RELEASES = {"dev": 12, "prod": 43}
+# without cluster-autoscaler, with dcgm-exporter and an agent = 13; kserve-crd on the karmada API server = 1;
+# clusterpedia on the host (federation.search) = 1. 44.
+HELM_RELEASES = {"dev": 12, "prod": 44}
 
 
 @cache

@@ -895,6 +895,66 @@ def _karmada_agent(karmada: k8s.Provider) -> None:
     )
 
 
+def _search(eks: k8s.Provider) -> None:
+    """Clusterpedia as the platform installs it: a list/watch reader, a PediaCluster naming its credentials Secret,
+    the database password in the release's secret values, the database volume protected."""
+    opts = pulumi.ResourceOptions(provider=eks)
+    rbac = "rbac.authorization.k8s.io"
+    k8s.rbac.v1.ClusterRole(
+        "clusterpedia-reader",
+        metadata={"name": "clusterpedia-reader"},
+        rules=[
+            {"apiGroups": [""], "resources": ["pods", "nodes"], "verbs": ["list", "watch"]},
+            {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": ["list"]},
+        ],
+        opts=opts,
+    )
+    k8s.rbac.v1.ClusterRoleBinding(
+        "clusterpedia-reader",
+        metadata={"name": "clusterpedia-reader"},
+        role_ref={"apiGroup": rbac, "kind": "ClusterRole", "name": "clusterpedia-reader"},
+        subjects=[{"kind": "ServiceAccount", "name": "clusterpedia-reader", "namespace": "clusterpedia-system"}],
+        opts=opts,
+    )
+    _cr(
+        "fx-eks",
+        "cluster.clusterpedia.io/v1alpha2",
+        "PediaCluster",
+        {"name": "fx-eks"},
+        {
+            "apiserver": "https://kubernetes.default.svc",
+            "authenticationFrom": {
+                "token": {"name": "clusterpedia-reader-token", "key": "token"},
+                "ca": {"name": "clusterpedia-reader-token", "key": "ca.crt"},
+            },
+            "syncResources": [{"group": "", "resources": ["pods", "nodes"]}],
+        },
+        eks,
+    )
+    password = random.RandomPassword("clusterpedia-postgres", length=40, special=False)
+    k8s.helm.v3.Release(
+        "clusterpedia",
+        name="clusterpedia",
+        chart="clusterpedia",
+        version="2.6.0",
+        namespace="clusterpedia-system",
+        repository_opts={"repo": "https://clusterpedia-io.github.io/clusterpedia-helm/"},
+        values={"storageInstallMode": "external", "externalStorage": {"type": "postgres", "user": "clusterpedia"}},
+        value_yaml_files=[
+            pulumi.Output.secret({"externalStorage": {"password": password.result}}).apply(
+                lambda v: pulumi.StringAsset(yaml.safe_dump(v))
+            )
+        ],
+        opts=opts,
+    )
+    k8s.core.v1.PersistentVolumeClaim(
+        "clusterpedia-postgres",
+        metadata={"name": "clusterpedia-postgres", "namespace": "clusterpedia-system"},
+        spec={"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "20Gi"}}},
+        opts=pulumi.ResourceOptions.merge(opts, PROTECTED),
+    )
+
+
 def _program() -> None:
     group = pulumi.ComponentResource("fixture:index:Group", "fixtures")
     model_server_role = _aws(group)
@@ -905,6 +965,7 @@ def _program() -> None:
     _isolation(eks, model_server_role)
     _gke_critical_pods(gke)
     _gke_cache(gke)
+    _search(eks)
     _federation(k8s.Provider(KARMADA, kubeconfig="{}"))
     karmada = k8s.Provider(KARMADA, kubeconfig="{}")
     _federation(karmada)

@@ -88,6 +88,35 @@ def _named(resources, type_, name):
         ),
         (
             "prod",
+            "search-reader-read-only",
+            lambda rs: (
+                _named(rs, "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole", "prod-use1-clusterpedia-reader")
+                .props["rules"][0]["verbs"]
+                .append("delete")
+            ),
+        ),
+        (
+            "prod",
+            "search-credentials-in-secrets",
+            lambda rs: (
+                _named(
+                    rs, "kubernetes:cluster.clusterpedia.io/v1alpha2:PediaCluster", "prod-use1-pediacluster-prod-use1"
+                )
+                .props["spec"]["syncResources"][0]["resources"]
+                .append("secrets")
+            ),
+        ),
+        (
+            "prod",
+            "search-store-secret",
+            lambda rs: setattr(
+                _named(rs, "kubernetes:core/v1:PersistentVolumeClaim", "prod-use1-clusterpedia-postgres"),
+                "retain_on_delete",
+                False,
+            ),
+        ),
+        (
+            "prod",
             "eks-node-image-pinned",
             lambda rs: _named(rs, "aws:eks/nodeGroup:NodeGroup", "usw2-l40s").props.pop("releaseVersion"),
         ),

@@ -1762,6 +1762,68 @@ CASES += [
         ),
     ),
     Case(
+        "search-reader-read-only",
+        "writes",
+        lambda rs: p(rs, ":ClusterRole", "clusterpedia-reader")["rules"][0]["verbs"].append("patch"),
+    ),
+    Case(
+        "search-reader-read-only",
+        "reads Secrets",
+        lambda rs: p(rs, ":ClusterRole", "clusterpedia-reader")["rules"][0]["resources"].append("secrets"),
+    ),
+    Case(
+        "search-reader-read-only",
+        "wildcard group",
+        lambda rs: p(rs, ":ClusterRole", "clusterpedia-reader")["rules"][1].update(apiGroups=["*"]),
+    ),
+    Case(
+        "search-reader-read-only",
+        "non-resource URLs",
+        lambda rs: p(rs, ":ClusterRole", "clusterpedia-reader")["rules"].append(
+            {"nonResourceURLs": ["/metrics"], "verbs": ["get"]}
+        ),
+    ),
+    Case(
+        "search-reader-read-only",
+        "bound to a role the stack does not define",
+        lambda rs: p(rs, ":ClusterRoleBinding", "clusterpedia-reader")["roleRef"].update(name="cluster-admin"),
+    ),
+    Case(
+        "search-credentials-in-secrets",
+        "token in the spec",
+        lambda rs: p(rs, "PediaCluster", "fx-eks")["spec"].update(tokenData="ZXlKaGJHY2lPaUpTVXpJMU5pSjk="),
+    ),
+    Case(
+        "search-credentials-in-secrets",
+        "no credentials Secret",
+        lambda rs: p(rs, "PediaCluster", "fx-eks")["spec"].pop("authenticationFrom"),
+    ),
+    Case(
+        "search-credentials-in-secrets",
+        "indexes ConfigMaps",
+        lambda rs: p(rs, "PediaCluster", "fx-eks")["spec"]["syncResources"][0]["resources"].append("configmaps"),
+    ),
+    Case(
+        "search-credentials-in-secrets",
+        "every custom resource",
+        lambda rs: p(rs, "PediaCluster", "fx-eks")["spec"].update(syncAllCustomResources=True),
+    ),
+    Case(
+        "search-store-secret",
+        "password in plain values",
+        lambda rs: p(rs, ":Release", "clusterpedia")["values"]["externalStorage"].update(password="hunter2hunter2"),
+    ),
+    Case(
+        "search-store-secret",
+        "no secret values file",
+        lambda rs: p(rs, ":Release", "clusterpedia").pop("valueYamlFiles"),
+    ),
+    Case(
+        "search-store-secret",
+        "volume unprotected in production",
+        lambda rs: setattr(find(rs, ":PersistentVolumeClaim", "clusterpedia-postgres"), "protect", False),
+    ),
+    Case(
         "rbac-no-public-subjects",
         "system:authenticated",
         lambda rs: p(rs, ":RoleBinding", "epp")["subjects"].append({"kind": "Group", "name": "system:authenticated"}),

@@ -18,6 +18,10 @@ from components.catalog.upstream import (
     ALLUXIO_S3_READS_WITH_WEB_IDENTITY,
     AUTOSCALER_ADDS_NODES_ONLY_FOR_PENDING_PODS,
     AUTOSCALER_KEEPS_NODES_WITH_LOCAL_STORAGE,
+    CLUSTERPEDIA_CHART_STORE_IMAGES_GONE,
+    CLUSTERPEDIA_CREDENTIALS_FROM_SECRETS,
+    CLUSTERPEDIA_IMPORT_POLICY_NEEDS_KARMADA_SECRETS,
+    CLUSTERPEDIA_SYNCHRO_DIALS_AND_READS,
     EKS_ACCESS_ENTRIES,
     FACTS,
     FLUID_CONTROLLER_CREATES_CRITICAL_FUSE_PODS,
@@ -185,7 +189,14 @@ def test_repository_serves_the_pinned_chart_version(chart, upstream):
 
 def test_most_pins_are_checked_against_an_index(upstream):
     checked = [c.name for c in CHARTS.values() if upstream.helm_index(c.repository) is not None]
-    assert sorted(checked) == ["aws-efa-k8s-device-plugin", "cluster-autoscaler", "fluid", "keda", "volcano"]
+    assert sorted(checked) == [
+        "aws-efa-k8s-device-plugin",
+        "cluster-autoscaler",
+        "clusterpedia",
+        "fluid",
+        "keda",
+        "volcano",
+    ]
 
 
 def test_index_check_rejects_versions_a_repository_does_not_serve(upstream):
@@ -671,3 +682,68 @@ def test_gke_pools_stream_but_the_engines_images_are_not_in_artifact_registry(pr
     assert images and not [i for i in images if ".pkg.dev/" in i.split(":")[0]]
     usc1 = prod_plan.spec.region("usc1")
     assert {effective_image_pull(usc1, pool) for pool in usc1.gpu_pools} == {"default"}
+
+
+# --- multi-cluster search (Clusterpedia) ------------------------------------------------------------------------------
+
+
+def test_pedia_clusters_name_secrets_beside_clusterpedia_with_the_gate_on(prod_plan, upstream):
+    assert CLUSTERPEDIA_CREDENTIALS_FROM_SECRETS.name in FACTS
+    from tests.harness import cluster_objects
+
+    (release,) = [r for r in prod_plan.helm_releases() if r.inputs["name"] == "clusterpedia"]
+    assert release.inputs["values"]["clustersynchroManager"]["featureGates"] == {
+        "ClusterAuthenticationFromSecret": True
+    }
+    assert release.inputs["values"]["installCRDs"] is False  # the chart's CRDs lack authenticationFrom
+    secrets = cluster_objects(prod_plan, "Secret")
+    for pedia in prod_plan.of_type("kubernetes:cluster.clusterpedia.io/v1alpha2:PediaCluster"):
+        for source in pedia.inputs["spec"]["authenticationFrom"].values():
+            # rest.go: the synchro manager's lister is of its own namespace, the release's
+            secret = secrets[prod_plan.cluster_of(pedia), source["name"]]
+            assert secret["metadata"]["namespace"] == release.inputs["namespace"]
+    assert (
+        "authenticationFrom"
+        in (
+            upstream.crd_served_schema("cluster.clusterpedia.io/v1alpha2", "PediaCluster")["properties"]["spec"][
+                "properties"
+            ]
+        )
+    )
+
+
+def test_clusterpedia_reaches_only_members_the_host_can_dial_and_only_reads_there(prod_plan):
+    assert CLUSTERPEDIA_SYNCHRO_DIALS_AND_READS.name in FACTS
+    from tests.harness import cluster_objects
+
+    env = prod_plan.spec
+    indexed = {
+        p.inputs["metadata"]["name"]
+        for p in prod_plan.of_type("kubernetes:cluster.clusterpedia.io/v1alpha2:PediaCluster")
+    }
+    for region in env.regions:
+        name = f"prod-{region.name}"
+        if name in indexed and region.name != env.federation.host:
+            assert region.api_access.public_cidrs  # a path from the host's NAT
+    assert indexed == {"prod-use1"}  # usw2 and usc1 keep private endpoints in prod
+    for (cluster, name), role in cluster_objects(prod_plan, "ClusterRole").items():
+        if name == "clusterpedia-reader":
+            assert {v for rule in role["rules"] for v in rule["verbs"]} == {"list", "watch"}, cluster
+
+
+def test_no_cluster_import_policy_and_no_controller_manager(prod_plan):
+    assert CLUSTERPEDIA_IMPORT_POLICY_NEEDS_KARMADA_SECRETS.name in FACTS
+    from components.federation.member import AGENT_FLAGS
+
+    assert "--report-secrets=None" in AGENT_FLAGS  # pull members' Clusters carry no secretRef
+    assert not [r for r in prod_plan.resources if r.type.endswith((":ClusterImportPolicy", ":PediaClusterLifecycle"))]
+    (release,) = [r for r in prod_plan.helm_releases() if r.inputs["name"] == "clusterpedia"]
+    assert release.inputs["values"]["controllerManager"] == {"disabled": True}
+
+
+def test_clusterpedia_store_images_are_the_official_postgres(prod_plan):
+    assert CLUSTERPEDIA_CHART_STORE_IMAGES_GONE.name in FACTS
+    rendered = json.dumps([r.inputs for r in prod_plan.resources])
+    assert "bitnami" not in rendered
+    (release,) = [r for r in prod_plan.helm_releases() if r.inputs["name"] == "clusterpedia"]
+    assert release.inputs["values"]["postgresql"]["image"]["repository"] == "library/postgres"

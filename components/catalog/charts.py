@@ -373,3 +373,39 @@ EXTERNAL_DNS_IMAGE = (
     "registry.k8s.io/external-dns/external-dns:v0.15.1"
     "@sha256:4f3ba4c2bd28030caad05bb7b47fbf47549a46d5e8443b74f0be463550b4fc2b"
 )
+
+# Clusterpedia: multi-cluster search on the federation host [clusterpedia-io/clusterpedia-helm@clusterpedia-2.6.0:
+# charts/clusterpedia; its repository's index (gh-pages 9fd940c0) serves 2.6.0]. appVersion and image tags v0.9.0
+# (values.yaml L129, L222, L335): the source read is clusterpedia-io/clusterpedia@v0.9.0. CRDs are not the chart's:
+# its `_crds/` (unchanged since 2022, ec2604f) lack PediaCluster `spec.authenticationFrom`, which v0.9.0 reads
+# (staging/src/github.com/clusterpedia-io/api/cluster/v1alpha2/types.go L89, pkg/utils/rest.go L14-30) and the
+# API server would prune; the v0.9.0 CRDs are the ones in its kustomize/crds (CLUSTERPEDIA_CRDS). The controller
+# manager runs only the ClusterImportPolicy and PediaClusterLifecycle controllers
+# (cmd/controller-manager/app/controllermanager.go L165-190), which the platform does not use: it is disabled.
+CLUSTERPEDIA_VERSION = "v0.9.0"
+CHARTS["clusterpedia"] = ChartRef(
+    name="clusterpedia",
+    repository="https://clusterpedia-io.github.io/clusterpedia-helm/",
+    version="2.6.0",
+    upstream_chart="clusterpedia-helm/clusterpedia-2.6.0/chart-clusterpedia.Chart.yaml",
+    upstream_values="clusterpedia-helm/clusterpedia-2.6.0/chart-clusterpedia.values.yaml",
+    # `{}` maps rendered verbatim (featureGates as --feature-gates=k=v, resources and nodeSelector by toYaml);
+    # `controllerManager.disabled` is read by templates/controller-manager-*.yaml L1 and commented out in values.
+    free_form=(
+        "clustersynchroManager.featureGates",
+        "apiserver.resources",
+        "clustersynchroManager.resources",
+        "apiserver.nodeSelector",
+        "clustersynchroManager.nodeSelector",
+        "controllerManager.disabled",
+    ),
+)
+CLUSTERPEDIA_CRDS = tuple(
+    f"https://raw.githubusercontent.com/clusterpedia-io/clusterpedia/{CLUSTERPEDIA_VERSION}/kustomize/crds/{name}"
+    for name in ("cluster.clusterpedia.io_pediaclusters.yaml", "cluster.clusterpedia.io_clustersyncresources.yaml")
+)
+# Clusterpedia's index store. The chart's default `postgresql.image` (docker.io/bitnami/postgresql:11.15.0-debian-10-r14,
+# values.yaml L385-387), which its check-storage init container also runs, is gone from Docker Hub: Bitnami moved its
+# versioned tags to bitnamilegacy in 2025 and did not copy debian-10 ones (bitnami/containers#83267,
+# bitnami/charts#36229). The official image serves both the store and that init container (bash, pg_isready).
+CLUSTERPEDIA_POSTGRES_IMAGE = {"registry": "docker.io", "repository": "library/postgres", "tag": "17.6-bookworm"}

@@ -341,3 +341,56 @@ GKE_IMAGE_STREAMING_ONLY_ARTIFACT_REGISTRY = _fact(
     "Registry; images from Docker Hub (vllm/vllm-openai) or nvcr.io (Triton) are pulled whole, as without it.",
     "cloud.google.com/kubernetes-engine/docs/how-to/image-streaming (Requirements, Limitations); FACTS-3.md §11",
 )
+
+CLUSTERPEDIA_CREDENTIALS_FROM_SECRETS = _fact(
+    "clusterpedia-credentials-from-secrets-need-the-v0.9.0-crds",
+    "Clusterpedia v0.9.0's synchro manager builds a PediaCluster's client from Secrets of its own namespace "
+    "(CLUSTERPEDIA_NAMESPACE) when the spec carries no kubeconfig, token or key and names them in "
+    "`spec.authenticationFrom`, with the ClusterAuthenticationFromSecret gate on (alpha, default off). The "
+    "clusterpedia-2.6.0 chart's `_crds/` (unchanged since 2022) have no `authenticationFrom`, which the API server "
+    "would prune; the v0.9.0 CRDs in kustomize/crds have it. So the CRDs are applied from v0.9.0, not by the chart.",
+    "clusterpedia-io/clusterpedia@v0.9.0: pkg/utils/rest.go L14-30; pkg/synchromanager/clustersynchro_manager.go "
+    "L94-113, L417; pkg/synchromanager/features/features.go L72-95; cmd/clustersynchro-manager/app/options/"
+    "options.go L37; staging/src/github.com/clusterpedia-io/api/cluster/v1alpha2/types.go L89; kustomize/crds/"
+    "cluster.clusterpedia.io_pediaclusters.yaml L68 (vendored); clusterpedia-io/clusterpedia-helm@clusterpedia-2.6.0:"
+    "charts/clusterpedia/_crds/cluster.clusterpedia.io_pediaclusters.yaml (vendored), templates/"
+    "clustersynchro-manager-deployment.yaml (CLUSTERPEDIA_NAMESPACE, --feature-gates from values)",
+)
+
+CLUSTERPEDIA_SYNCHRO_DIALS_AND_READS = _fact(
+    "clusterpedia-synchro-dials-each-member-and-only-reads",
+    "Clusterpedia v0.9.0 has no agent: its synchro manager, on the host, dials each PediaCluster's `apiserver` "
+    "itself. There it only lists and watches: the synced resources (reflectors), and for its discovery "
+    "CustomResourceDefinitions and APIServices (informers), besides /version, /readyz and /healthz, which every "
+    "authenticated caller may read. A member whose API server is private and has no network path from the host "
+    "(a pull member here) cannot be indexed until it admits the host's NAT egress.",
+    "clusterpedia-io/clusterpedia@v0.9.0: pkg/synchromanager/clustersynchro/cluster_synchro.go L85, L128-131; "
+    "pkg/runtime/discovery/dynamic_discovery.go L116-135; pkg/runtime/discovery/controller/crd.go L151-171, "
+    "apiservice.go L113-114; pkg/synchromanager/clustersynchro/cluster_monitor.go L73, L98-112; ROADMAP.md L9 "
+    "(an agent is future work)",
+)
+
+CLUSTERPEDIA_IMPORT_POLICY_NEEDS_KARMADA_SECRETS = _fact(
+    "clusterpedia-karmada-import-policy-needs-reported-secrets",
+    "Clusterpedia's ClusterImportPolicy for Karmada turns each Karmada Cluster into a PediaCluster with the token "
+    "of the Secret the Cluster's `spec.secretRef` names, and syncs Secrets and ConfigMaps; its controller reads "
+    "the source Clusters and writes PediaClusters through one kubeconfig, so Clusterpedia would have to run against "
+    "the Karmada API server. Pull members here register with `--report-secrets=None` and have no secretRef, and a "
+    "reported secret would carry the agent's own access: the program declares one PediaCluster per search member "
+    "instead, with a read-only identity of its own, and the controller manager is off.",
+    "clusterpedia-io/clusterpedia@v0.9.0: kustomize/clusterimportpolicy/karmada.yaml L9-14, L27-28; "
+    "cmd/controller-manager/app/options/options.go L93-106; cmd/controller-manager/app/controllermanager.go "
+    "L165-190; components/federation/member.py AGENT_FLAGS",
+)
+
+CLUSTERPEDIA_CHART_STORE_IMAGES_GONE = _fact(
+    "clusterpedia-chart-default-store-images-are-gone",
+    "The clusterpedia-2.6.0 chart's bundled PostgreSQL and its synchro manager's check-storage init container "
+    "default to docker.io/bitnami/postgresql:11.15.0-debian-10-r14; Bitnami removed versioned tags from "
+    "docker.io/bitnami in 2025 and did not copy debian-10 ones to bitnamilegacy. The platform runs the database "
+    "itself on the official postgres image and gives the chart that image (`postgresql.image`) for the init "
+    "container (it needs bash and pg_isready).",
+    "clusterpedia-io/clusterpedia-helm@clusterpedia-2.6.0: charts/clusterpedia/values.yaml L373-387, templates/"
+    "_helpers.tpl L317-327, templates/clustersynchro-manager-deployment.yaml (check-storage); "
+    "bitnami/containers#83267, bitnami/charts#36229",
+)

@@ -16,6 +16,7 @@ from policies.rules import (
     llm,
     network,
     production,
+    search,
     secrets,
     storage,
 )
@@ -34,6 +35,7 @@ CATEGORIES: dict[str, str] = {
     "disaggregation": "Disaggregated serving (KV hand-off)",
     "gateway": "AI gateway routes",
     "federation": "Karmada federation",
+    "search": "Multi-cluster search (Clusterpedia)",
     "production": "Production",
 }
 
@@ -51,6 +53,7 @@ ALL_RULES: tuple[Rule, ...] = (
     *disaggregation.RULES,
     *gateway.RULES,
     *federation.RULES,
+    *search.RULES,
     *production.RULES,
 )
 

@@ -134,7 +134,7 @@ def _agent_subjects(binding: Resource) -> list[tuple[str, str]]:
     return found
 
 
-def _bound_role(binding: Resource, ctx: Context) -> Resource | None:
+def bound_role(binding: Resource, ctx: Context) -> Resource | None:
     ref = peek(binding.props, "roleRef")
     for r in ctx.require_stack().resources:
         if isinstance(ref, dict) and r.is_kubernetes and r.api_group == RBAC_GROUP and r.kind == ref.get("kind"):
@@ -161,7 +161,7 @@ def karmada_agent_rbac_scoped(r: Resource, ctx: Context) -> Iterator[Violation]:
     subjects = _agent_subjects(r)
     if not subjects:
         return
-    role = _bound_role(r, ctx)
+    role = bound_role(r, ctx)
     rules = [x for x in as_list(peek(role.props, "rules")) if isinstance(x, dict)] if role else []
     for kind, name in subjects:
         if kind != "User":

@@ -20,6 +20,7 @@ from components.k8s.topology import placement_group_name, pool_fabric, uses_plac
 from tools.plan.cost_section import cost_section
 from tools.plan.gateway_section import gateway_section
 from tools.plan.model import REGION_TYPE, Plan
+from tools.plan.search_section import search_section
 
 
 def component_counts(plan: Plan) -> dict[str | None, Counter]:
@@ -672,6 +673,7 @@ SECTIONS: tuple[Callable[[Plan], str], ...] = (
     _disaggregated_serving,
     _lora_adapters,
     _federation,
+    search_section,
     _bring_up,
     _admission,
     _counts,
