@@ -546,7 +546,7 @@ def test_the_agent_flags_patch_does_not_wait_for_an_agent_that_starts_later(prod
     patches = [r for r in prod_plan.of_type("kubernetes:apps/v1:DeploymentPatch") if r.name.endswith("agent-flags")]
     assert len(patches) == 3
     for patch in patches:
-        assert patch.inputs["metadata"]["annotations"] == {"pulumi.com/skipAwait": "true"}, patch.name
+        assert patch.inputs["metadata"]["annotations"]["pulumi.com/skipAwait"] == "true", patch.name
         (container,) = patch.inputs["spec"]["template"]["spec"]["containers"]
         assert container == {"name": "karmada-agent", "args": ["--report-secrets=None"]}, patch.name
 
@@ -579,8 +579,19 @@ def test_each_pull_member_agent_is_certified_and_bound_as_register_does(prod_pla
         }
         for m in ("use1", "usw2", "usc1")
     }
-    keys = [r for r in prod_plan.resources if r.type == "tls:index/privateKey:PrivateKey"]
+    keys = [r for r in prod_plan.resources if r.type == "tls:index/privateKey:PrivateKey" and "karmada" in r.name]
     assert {r.inputs["rsaBits"] for r in keys} == {3072}  # register.go L1098, chart certs.auto.rsaSize
+    certs = [r for r in prod_plan.resources if r.type == "tls:index/locallySignedCert:LocallySignedCert"]
+    # register.go L112-113: DefaultCertExpirationSeconds = 86400 * 365, asked for in the CSR (L852)
+    assert {r.name: r.inputs["validityPeriodHours"] for r in certs if "agent" in r.name} == {
+        f"prod-{m}-karmada-agent-cert": 8760 for m in ("use1", "usw2", "usc1")
+    }
+    # agent.go L154: the kubeconfig is read once; a new certificate must restart the agent's pods
+    releases = [r for r in prod_plan.resources if r.type == "kubernetes:helm.sh/v3:Release" and "agent" in r.name]
+    assert len(releases) == 3
+    for release in releases:
+        [digest] = release.inputs["values"]["agent"]["podAnnotations"].values()
+        assert re.fullmatch("[0-9a-f]{64}", digest)
 
 
 def test_llm_inference_service_templates_complete_kserve_presets(prod_plan):

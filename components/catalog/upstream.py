@@ -276,11 +276,14 @@ KARMADA_AGENT_IDENTITY = _fact(
     "`system:karmada:agent:<cluster>` and O `system:karmada:agents`, an RSA 3072 key and the usages digital "
     "signature, key encipherment and client auth, and RBAC bound to that user only: its own Cluster and cluster "
     "status by resourceNames, its own Secrets (<cluster>, <cluster>-impersonator) by resourceNames, Works only in "
-    "`karmada-es-<cluster>`. The chart's own leaf certificates expire after 43800h, its root CA after 3650 days, "
-    "with RSA 3072. The policy pack's karmada-agent-identity and karmada-agent-rbac-scoped rules hold every plan "
-    "to it (policies/upstream.py carries the same facts).",
-    "karmada-io/karmada@v1.18.2:pkg/karmadactl/register/register.go L88-90, L643-671, L707-745, L779-800, "
-    "L846-857, L1097-1112, L1372-1374; charts/karmada/values.yaml L136-155",
+    "`karmada-es-<cluster>`; it asks for the certificate for 365 days (8760h), and the agent does not rotate it "
+    "unless its certRotation controller is turned on (off by default). The agent reads its Karmada kubeconfig once, "
+    "at start: a reissued certificate reaches it when its pod restarts. The chart's own leaf certificates expire "
+    "after 43800h, its root CA after 3650 days, with RSA 3072. The policy pack's karmada-agent-identity and "
+    "karmada-agent-rbac-scoped rules hold every plan to it (policies/upstream.py carries the same facts).",
+    "karmada-io/karmada@v1.18.2:pkg/karmadactl/register/register.go L88-90, L112-113, L643-671, L707-745, "
+    "L779-800, L846-857, L1097-1112, L1372-1374; cmd/agent/app/agent.go L136-138, L154; "
+    "charts/karmada/values.yaml L136-155",
 )
 
 KSERVE_LLM_PRESETS_MERGE = _fact(

@@ -21,6 +21,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -32,7 +33,7 @@ import yaml
 from components.catalog.charts import CHARTS, KARMADA_VERSION
 from components.config.region import RegionSpec
 from components.federation.certificates import AGENT_USER_PREFIX, KeyPair
-from components.federation.control_plane import CLUSTER_NAMESPACE, KARMADA_NAMESPACE
+from components.federation.control_plane import CLUSTER_NAMESPACE, KARMADA_NAMESPACE, chart_patch_skips
 from components.federation.manifests import CLUSTER_API
 from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import helm_release, namespace
@@ -41,6 +42,9 @@ AGENT_RELEASE = "karmada-agent"  # the chart names the Deployment and its contai
 # Pull mode needs no member credentials in Karmada (KARMADA_AGENT_STARTS): the chart has no value for the flag.
 AGENT_FLAGS = ["--report-secrets=None"]
 EXECUTION_NAMESPACE_PREFIX = "karmada-es-"
+# The agent reads its Karmada kubeconfig once, at start (karmada-io/karmada@v1.18.2:cmd/agent/app/agent.go L154):
+# a pod annotation of its certificate's digest restarts it when `pulumi up` reissues the certificate.
+AGENT_CERTIFICATE_ANNOTATION = "inference-platform.io/agent-certificate-sha256"
 PUSH_SERVICE_ACCOUNT = "karmada-controller-manager"
 RBAC_API = "rbac.authorization.k8s.io"
 
@@ -139,6 +143,11 @@ class KarmadaAgent(pulumi.ComponentResource):
                     "clusterName": member.name,
                     "clusterEndpoint": member.endpoint.apply(api_endpoint),
                     "kubeconfig": {"caCrt": args.ca_cert, "crt": cert.cert_pem, "server": args.karmada_server},
+                    "podAnnotations": {
+                        AGENT_CERTIFICATE_ANNOTATION: pulumi.Output.from_input(cert.cert_pem).apply(
+                            lambda pem: hashlib.sha256(pem.encode()).hexdigest()
+                        )
+                    },
                     "replicaCount": 2 if args.production else 1,
                     "image": {"tag": KARMADA_VERSION},
                     "strategy": {"type": "Recreate", "rollingUpdate": None},
@@ -158,7 +167,7 @@ class KarmadaAgent(pulumi.ComponentResource):
             metadata={
                 "name": AGENT_RELEASE,
                 "namespace": KARMADA_NAMESPACE,
-                "annotations": {"pulumi.com/skipAwait": "true"},
+                "annotations": {"pulumi.com/skipAwait": "true", **chart_patch_skips(AGENT_RELEASE)},
             },
             spec={"template": {"spec": {"containers": [{"name": AGENT_RELEASE, "args": AGENT_FLAGS}]}}},
             opts=pulumi.ResourceOptions(parent=self, provider=member.provider, depends_on=[release]),
