@@ -294,10 +294,13 @@ KSERVE_LLM_PRESETS_MERGE = _fact(
     "are `{}`) and `kserve-config-llm-prefill-template` with it; the presets set the image, probes and a "
     "restricted security context, and label the pods app.kubernetes.io/{component,name,part-of}, "
     "kserve.io/component=workload and llm-d.ai/role. So the decode template gives the sidecar resources (a GPU pod "
-    "stays Guaranteed) and the pack judges the merged pods.",
-    "kserve/kserve@v0.20.0:pkg/controller/v1alpha2/llmisvc/config_merge.go L228-262, L779-829; "
-    "workload_single_node.go L95-97, L222-229, L503-509; config/llmisvcconfig/config-llm-{template,"
-    "decode-template,prefill-template}.yaml (vendored)",
+    "stays Guaranteed) and the pack judges the merged pods. With `router.scheduler` set and no pool ref, KServe also "
+    "runs the endpoint picker: `router.scheduler.template` merged onto `kserve-config-llm-scheduler` (an EPP "
+    "container and a tokenizer sidecar that requests 256m / 500Mi and sets no limits). Configs named in "
+    "`spec.baseRefs` (the service's namespace first, then `kserve`) merge between the preset and the spec.",
+    "kserve/kserve@v0.20.0:pkg/controller/v1alpha2/llmisvc/config_merge.go L212-283, L741-757, L779-829; "
+    "workload_single_node.go L95-97, L222-229, L503-509; scheduler.go L355-470, L1623-1629; "
+    "config/llmisvcconfig/config-llm-{template,decode-template,prefill-template,scheduler}.yaml (vendored)",
 )
 
 VLLM_RUNTIME_LORA_ENV = _fact(
