@@ -189,6 +189,19 @@ VLLM_VALUES: dict[str, str | tuple[str, ...]] = {
     "tool-call-parser": "str",
     "uvicorn-log-level": ("critical", "debug", "error", "info", "trace", "warning"),
 }  # fmt: skip
+# The least value vLLM v0.27.1 takes for a numeric tunable: the pydantic Field bound its config checks at start
+# (vllm/config/cache.py L49 block_size gt=0; parallel.py L200 max_parallel_loading_workers ge=1; model.py L242
+# max_logprobs ge=-1; scheduler.py L49 max_num_batched_tokens ge=1, L70 long_prefill_token_threshold ge=0;
+# offload.py L23 cpu_offload_gb ge=0). And long_prefill_token_threshold may not exceed max_model_len
+# (scheduler.py L278-283).
+VLLM_MINIMUMS: dict[str, int] = {
+    "block-size": 1,
+    "cpu-offload-gb": 0,
+    "long-prefill-token-threshold": 0,
+    "max-logprobs": -1,
+    "max-num-batched-tokens": 1,
+    "max-parallel-loading-workers": 1,
+}
 # vLLM refuses to start when max_num_batched_tokens < max_num_seqs (vllm/config/scheduler.py, SchedulerConfig
 # verify_max_model_len: "max_num_batched_tokens (...) must be greater than or equal to max_num_seqs (...)"); with
 # chunked prefill on (always, here) it does not require max_num_batched_tokens >= max_model_len. Checked by
