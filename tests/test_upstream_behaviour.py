@@ -6,6 +6,7 @@ fact about the pinned upstream versions (who creates an object, what is admitted
 
 from __future__ import annotations
 
+import json
 import re
 import warnings
 
@@ -34,6 +35,7 @@ from components.catalog.upstream import (
     PATCH_FORCE_TAKES_OVER_FIELDS,
     PULUMI_PATCH_AWAITS,
     REPOSITORIES_SERVE_PINS,
+    S3_MISSING_KEY_IS_404_ONLY_IF_LISTABLE,
     VOLCANO_ADMITS_NO_PODS,
     VOLCANO_UNLISTED_RESOURCES_ARE_UNCAPPED,
     UpstreamFact,
@@ -489,6 +491,52 @@ def test_s3_mounts_read_with_the_pods_web_identity(env_plan):
             if mount["mountPoint"].startswith("s3://"):
                 assert "encryptOptions" not in mount and "sharedEncryptOptions" not in r.inputs["spec"]
                 assert mount["options"]["alluxio.underfs.s3.inherit.acl"] == "false"
+
+
+def _string_like(pattern: str, value: str) -> bool:
+    """IAM StringLike: `*` any run of characters (none included), `?` one character, the rest literal."""
+    return (
+        re.fullmatch("".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern), value)
+        is not None
+    )
+
+
+def _listable(statements: list[dict], bucket_arn: str, prefix: str) -> bool:
+    """Whether these identity statements allow s3:ListBucket on the bucket with this `s3:prefix`."""
+    for statement in statements:
+        actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+        resources = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
+        if statement["Effect"] != "Allow" or "s3:ListBucket" not in actions or bucket_arn not in resources:
+            continue
+        conditions = statement.get("Condition", {})
+        assert set(conditions) <= {"StringLike"} and set(conditions.get("StringLike", {})) <= {"s3:prefix"}
+        patterns = conditions.get("StringLike", {}).get("s3:prefix")
+        if patterns is None or any(_string_like(p, prefix) for p in patterns):
+            return True
+    return False
+
+
+def test_every_key_a_cache_lookup_asks_for_is_404_when_missing(env_plan):
+    """S3 answers a missing key 404 only to a caller that may list it as a prefix, else 403 (an error to Alluxio): the
+    mount point `models` (status, then `models/` as a directory), each model's directory and files, are all 404 when
+    absent; keys outside the prefix stay unlistable. Keys by hand from ObjectUnderFileSystem.getStatus/isDirectory."""
+    assert S3_MISSING_KEY_IS_404_ONLY_IF_LISTABLE.name in FACTS
+    inlines = [r for r in env_plan.of_type("aws:iam/rolePolicy:RolePolicy") if r.name.endswith("-model-cache-inline")]
+    assert len(inlines) == {"dev": 1, "prod": 2}[env_plan.environment]  # one cache role per EKS region
+    for inline in inlines:
+        statements = json.loads(inline.inputs["policy"])["Statement"]
+        (bucket_arn,) = {s["Resource"] for s in statements if s["Sid"] == "ListPrefix"}
+        region = inline.name.removesuffix("-model-cache-inline")
+        models = [m for m in env_plan.spec.models if any(p.region == region for p in m.placements)]
+        assert models
+        keys = ["models", "models/"]
+        for model in models:
+            directory = model.weights_prefix.rstrip("/")
+            keys += [directory, directory + "/", directory + "/config.json", directory + "/not-there.safetensors"]
+        for key in keys:
+            assert _listable(statements, bucket_arn, key), (inline.name, key)
+        for key in ("other/models/x", "model", ""):
+            assert not _listable(statements, bucket_arn, key), (inline.name, key)
 
 
 def test_no_namespace_carries_the_fluid_injection_label(env_plan):

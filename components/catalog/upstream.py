@@ -209,6 +209,25 @@ ALLUXIO_S3_READS_WITH_WEB_IDENTITY = _fact(
     "org.alluxio:alluxio-core-common:2.9.0 PropertyKey UNDERFS_S3_INHERIT_ACL (default true)",
 )
 
+S3_MISSING_KEY_IS_404_ONLY_IF_LISTABLE = _fact(
+    "s3-answers-a-missing-key-404-only-to-a-caller-that-may-list-it",
+    "S3 answers a HEAD or GET of a key that does not exist with 404 only if the caller may s3:ListBucket the bucket "
+    "with that key as `s3:prefix` (a ListBucket allow conditioned on s3:prefix is evaluated with the requested key), "
+    "else with 403. Alluxio 2.9's S3 under-store takes only 404 for absent (S3AUnderFileSystem.getObjectStatus); a 403 "
+    "becomes an AlluxioS3Exception, a RuntimeException that BaseUnderFileSystem.getParsedFingerprint (catching only "
+    "IOException) lets through, so the metadata sync fails. A directory lookup HEADs `<dir>/` and then lists `<dir>/` "
+    "(ObjectUnderFileSystem.isDirectory); a status lookup HEADs the key itself (getStatus), and a sync of the Dataset's "
+    "mount point (Fluid's `alluxio fs ls -R /` with sync interval 0, `loadMetadata -R`) asks for the status of "
+    "`models`, without the slash. So the readers may list `models` as well as `models/*`.",
+    "docs.aws.amazon.com/AmazonS3/latest/API/API_HeadObject.html (Permissions: 404 with s3:ListBucket, else 403); "
+    "ceph/s3-tests@d733d4a:s3tests/functional/test_s3.py test_head_object_404_with_policy_prefix (not marked "
+    "fails_on_aws; ceph/ceph#68577 'add the requested object name ... as s3:prefix to match aws behavior'); "
+    "org.alluxio:alluxio-core-common:2.9.0 alluxio/underfs/ObjectUnderFileSystem.java L558-588, "
+    "BaseUnderFileSystem.java L122-135; org.alluxio:alluxio-underfs-s3a:2.9.3 S3AUnderFileSystem.java L607-620, "
+    "AlluxioS3Exception.java L26; org.alluxio:alluxio-core-server-master:2.9.0 InodeSyncStream.java L803-818, L972; "
+    "fluid-cloudnative/fluid@v1.0.8:pkg/ddc/alluxio/operations/base.go L139, L453",
+)
+
 FLUID_INJECTION_IS_PER_POD = _fact(
     "fluid-webhook-selects-pods-by-label",
     'Fluid\'s pod webhook (v1.0.8) is called only for pods labelled `serverless.fluid.io/inject: "true"` or '
