@@ -71,7 +71,8 @@ def _cr(plan, cluster: str, namespace: str, kind: str, name: str) -> dict:
     (found,) = [
         r
         for r in plan.of_type(CR + kind)
-        if plan.cluster_of(r) == cluster and r.inputs["metadata"] == {"name": name, "namespace": namespace}
+        if plan.cluster_of(r) == cluster
+        and (r.inputs["metadata"]["name"], r.inputs["metadata"]["namespace"]) == (name, namespace)
     ]
     return found
 
