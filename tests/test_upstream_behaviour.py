@@ -34,6 +34,7 @@ from components.catalog.upstream import (
     GKE_POOLS_NEED_THEIR_OWN_DCGM_EXPORTER,
     KARMADA_AGENT_REGISTERS,
     KSERVE_NEEDS_CERT_MANAGER,
+    NVIDIA_IMAGE_DEFAULTS_EXPOSE_EVERY_GPU,
     NVIDIA_VISIBLE_DEVICES_IS_HONOURED,
     PATCH_FORCE_TAKES_OVER_FIELDS,
     PULUMI_PATCH_AWAITS,
@@ -682,6 +683,53 @@ def test_no_rendered_container_sets_nvidia_visible_devices(env_plan):
             assert release.inputs["values"]["cdi"] == {"enabled": False}
     for r in env_plan.kubernetes_objects():
         assert list(_visible_devices(r.inputs.get("spec"))) == [], r.name
+
+
+# The GPU stack's namespaces (the pack's privilegedNamespaces default, policies/framework.py): the GPU Operator's
+# operands and DCGM need the GPUs, Fluid's FUSE daemons and cache workers run privileged and not from CUDA images.
+GPU_STACK_NAMESPACES = {"gpu-operator", "dcgm-exporter", "kube-system", "fluid-system", "model-cache"}
+
+
+def _gpu_tolerating_pods(value: object):
+    """Every dict of a manifest (or Helm values) with a toleration of the GPU pools' taint nvidia.com/gpu=present:
+    NoSchedule, Kubernetes' matching spelled out by hand: the key or none (then Exists), the effect or none."""
+    if isinstance(value, dict):
+        for t in value.get("tolerations") or []:
+            if t.get("effect") in (None, "", "NoSchedule") and (
+                (t.get("key") == "nvidia.com/gpu" and (t.get("operator") == "Exists" or t.get("value") == "present"))
+                or (not t.get("key") and t.get("operator") == "Exists")
+            ):
+                yield value
+                break
+        for item in value.values():
+            yield from _gpu_tolerating_pods(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _gpu_tolerating_pods(item)
+
+
+def test_every_container_that_may_land_on_a_gpu_node_asks_for_gpus_or_says_void(checked_plan):
+    """An image's NVIDIA_VISIBLE_DEVICES=all (CUDA images, vLLM's) exposes every GPU of the node to a container that
+    requests none: outside the GPU stack, each container of a pod tolerating the GPU taint requests an nvidia.com/
+    resource (the device plugin then sets the variable) or says void, and no Helm release puts a chart's pods there."""
+    assert NVIDIA_IMAGE_DEFAULTS_EXPOSE_EVERY_GPU.name in FACTS
+    seen = 0
+    for r in checked_plan.kubernetes_objects():
+        if r.inputs.get("metadata", {}).get("namespace") in GPU_STACK_NAMESPACES:
+            continue
+        for pod in _gpu_tolerating_pods(r.inputs.get("spec")):
+            containers = [*pod.get("initContainers", []), *pod.get("containers", [])]
+            containers += [pod["model"]] if "model" in pod else []  # a KServe predictor's model container
+            for container in containers:
+                seen += 1
+                limits = container.get("resources", {}).get("limits", {})
+                env = {e["name"]: e.get("value") for e in container.get("env", [])}
+                gpus = [name for name in limits if name.startswith("nvidia.com/")]
+                assert gpus or env.get("NVIDIA_VISIBLE_DEVICES") == "void", (r.name, container.get("name"))
+    assert seen  # the model servers
+    for release in checked_plan.helm_releases():
+        if release.inputs["namespace"] not in GPU_STACK_NAMESPACES:
+            assert not list(_gpu_tolerating_pods(release.inputs["values"])), release.name
 
 
 # --- patches that wait, and who may use an EKS cluster ---------------------------------------------------------------

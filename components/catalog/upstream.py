@@ -352,6 +352,35 @@ NVIDIA_VISIBLE_DEVICES_IS_HONOURED = _fact(
     "`cdi.enabled` (components/addons/gpu_operator.py turns it on only with the operator's toolkit)",
 )
 
+NVIDIA_IMAGE_DEFAULTS_EXPOSE_EVERY_GPU = _fact(
+    "nvidia-images-expose-every-gpu-unless-told-void",
+    "On a node whose default runtime is the NVIDIA Container Runtime (EKS's AL2023 NVIDIA images: nodeadm makes it "
+    "containerd's default_runtime_name wherever it is installed), every container runs through it, a GPU requested or "
+    "not. The runtime (toolkit v1.20.0, mode `auto`, which resolves to jit-cdi on an NVML host; the legacy hook reads "
+    "the same list) gives a container the devices its NVIDIA_VISIBLE_DEVICES names, read from the OCI spec's process "
+    "environment: the image's env with the pod's on top (containerd appends the container's after the image's, and "
+    "the toolkit keeps the last). So a container that requests no GPU (the device plugin sets the variable only for "
+    "those that do) gets what its image says: CUDA base images (nvidia/cuda, which vLLM's image builds on) say `all`, "
+    "every GPU of the node; a legacy CUDA image (CUDA_VERSION without NVIDIA_REQUIRE_CUDA) with the variable unset "
+    "gets all too; other images, unset or empty, none. `void` leaves the container untouched, whatever the image; "
+    "`none` still sets up the driver's libraries, without a GPU. Hence a container that may run on a GPU node and "
+    "requests no GPU says void.",
+    "awslabs/amazon-eks-ami@v20260724:nodeadm/internal/containerd/runtime_config_nvidia.go L25-34, "
+    "config2.template.toml L25, templates/al2023/provisioners/install-nvidia-driver.sh L265 (the toolkit from NVIDIA's "
+    "repository when the image is built: v1.20.0, the GPU Operator v26.7.0's, is the version read here); "
+    "NVIDIA/nvidia-container-toolkit@v1.20.0:api/config/v1/config.go L106, L120 (accept the variable unprivileged; "
+    "mode auto), internal/info/auto.go L87-90, L111-135 (auto -> jit-cdi), internal/modifier/mode.go L17-18, "
+    "internal/modifier/cdi.go L43-55, L108-124 (devices from VisibleDevices; none requested, no modification), "
+    "internal/config/image/cuda_image.go L60-79 (env from the spec's process), L101-105 (IsLegacy), L149-179 "
+    "(unset on a legacy image -> all; unset, empty or void -> void), L258-292 (VisibleDevices), "
+    "internal/config/image/builder.go L107-118 (the last value of a name wins), internal/config/image/devices.go "
+    "L36-50, L76-83, cmd/nvidia-container-runtime-hook/container_config.go L177-185, container_config_test.go L60-90 "
+    "(void -> no GPU container; none -> the driver without devices); containerd/containerd@v2.1.4:"
+    "internal/cri/server/container_create.go L752-758, pkg/oci/spec_opts.go L180-188 (image env first, then the "
+    "container's); the nvidia/cuda image Dockerfiles (ENV NVIDIA_VISIBLE_DEVICES=all) and vllm-project/vllm "
+    "docker/Dockerfile (FINAL_BASE_IMAGE=nvidia/cuda:...), not read at a pin",
+)
+
 PULUMI_PATCH_AWAITS = _fact(
     "pulumi-patch-awaits-like-its-kind",
     "A pulumi-kubernetes (v4.34.2) Patch resource waits for its object as the full resource of its kind would (a "
