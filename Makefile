@@ -8,7 +8,7 @@ STAMP := $(VENV)/.requirements.stamp
 # A local upstream data checkout, only for refreshing conformance/upstream/ (the tests never need it).
 UPSTREAM ?= ../shared/upstream
 
-.PHONY: plan policy-check cost-diff preflight rollout test lint format docs bench vendor vendor-check clean
+.PHONY: plan policy-check cost-diff preflight rollout test lint format docs bench vendor vendor-check checkov clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "Python 3.11+ is required (found $$($(PYTHON) --version))"; exit 1; }
@@ -38,6 +38,17 @@ test: $(STAMP)  ## the whole test suite (conformance against the vendored confor
 
 bench: $(STAMP)  ## plan and policy speed, SDK overhead, scaling, test-suite time -> build/bench.json
 	$(BIN)/python -m tools.bench
+
+# Checkov pins boto3 below requirements-dev.txt's, so it lives in a virtualenv of its own under build/.
+CHECKOV_VENV := build/checkov-venv
+$(CHECKOV_VENV)/.stamp: requirements-checkov.txt
+	@test -x $(CHECKOV_VENV)/bin/python || $(PYTHON) -m venv $(CHECKOV_VENV)
+	$(CHECKOV_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-checkov.txt
+	@touch $@
+
+checkov: $(STAMP) $(CHECKOV_VENV)/.stamp  ## Checkov's Kubernetes checks on build/$(ENV)/manifests and the pods KServe would create (make plan first)
+	$(BIN)/python -m tools.checkov_input build/$(ENV) build/checkov-$(ENV)
+	$(CHECKOV_VENV)/bin/checkov -d build/checkov-$(ENV) --framework kubernetes --compact --quiet --skip-download
 
 lint: $(STAMP)  ## ruff, and the layer contract of DESIGN.md §1 (pyproject.toml [tool.importlinter])
 	$(BIN)/ruff check .

@@ -23,7 +23,7 @@ from components.federation.placement import model_shares
 from components.serving.deployment import inference_service_manifest, model_placement
 from policies.model import Stack
 from policies.offline import evaluate_plan, plan_resources
-from policies.pods import is_workload, serving_runtime
+from policies.pods import is_workload, serving_runtime, workloads
 from tests.harness import cluster_objects, environment_config, kubernetes_object_keys, ns, plan_config, raw_environment
 from tools.conformance import unknown_values
 from tools.plan.model import is_patch
@@ -126,7 +126,7 @@ def test_secret_chart_values_exist_in_the_pinned_chart(upstream):
 
 def test_webhook_admits_noexecute_taint_policies(prod_plan):
     patch = _objects(prod_plan, "prod-use1", "Deployment")["karmada-webhook"]
-    assert patch["metadata"] == {"name": "karmada-webhook", "namespace": "karmada-system"}
+    assert (patch["metadata"]["name"], patch["metadata"]["namespace"]) == ("karmada-webhook", "karmada-system")
     assert patch["spec"]["template"]["spec"]["containers"] == [
         {"name": "karmada-webhook", "args": ["--allow-no-execute-taint-policy=true"]}
     ]
@@ -461,13 +461,17 @@ def test_policy_checks_a_karmada_template_with_its_members_runtime(prod_plan):
     assert serving_runtime(isvc, Stack(without_policy)) is None  # Karmada itself runs no model server
 
 
-def test_patches_are_not_workloads(prod_plan):
+def test_a_patch_of_a_charts_workload_is_judged_on_what_it_sets(prod_plan):
+    """The webhook's DeploymentPatch patches the chart's Deployment (not in the plan): a partial workload, judged on
+    the fields it sets (a privileged container would be reported), never on the ones it leaves to the chart."""
     evaluation = evaluate_plan(prod_plan)
     patch = prod_plan.named("prod-use1-karmada-webhook-flags")
     assert evaluation.subjects["k8s-probes"] > 0, "the workload rules judged the plan's workloads"
     assert not [f for f in evaluation.findings if f.urn == patch.urn]
     (resource,) = [r for r in plan_resources(prod_plan) if r.urn == patch.urn]
-    assert not is_workload(resource), "a DeploymentPatch's partial pod is not a workload"
+    assert is_workload(resource)
+    [pod] = workloads(resource, None)
+    assert pod.partial and pod.containers[0]["args"] == ["--allow-no-execute-taint-policy=true"]
 
 
 # --- plan.md ----------------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import namespace
 from components.k8s.names import ENVOY_GATEWAY_NAMESPACE
 from components.k8s.topology import pool_selector
+from components.serving.network_policies import default_deny
 
 NAMESPACE = "external-dns"
 NAME = "external-dns"
@@ -133,5 +134,11 @@ class ExternalDns(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions.merge(
                 on_cluster, pulumi.ResourceOptions(depends_on=[account, binding, args.gateway])
             ),
+        )
+        # Nothing calls ExternalDNS (it only calls out: the API server and the DNS API); kubelet probes are not
+        # subject to NetworkPolicy.
+        deny = default_deny(NAMESPACE)
+        k8s.networking.v1.NetworkPolicy(
+            f"{cluster.name}-{NAME}-default-deny", metadata=deny["metadata"], spec=deny["spec"], opts=on_cluster
         )
         self.register_outputs({"hostname": args.hostname})

@@ -61,6 +61,7 @@ from components.k8s.names import (
     FLUID_NAMESPACE,
     MODEL_CACHE_NAMESPACE,
     SERVING_NAMESPACE,
+    checkov_skips,
     model_bucket_name,
 )
 from components.k8s.topology import gpu_tolerations, pool_selector
@@ -88,6 +89,14 @@ EVICTABLE = {"cluster-autoscaler.kubernetes.io/safe-to-evict": "true"}
 # and job worker get none at all (upstream.FLUID_JOB_JVMS_TAKE_THE_RUNTIMES_OPTIONS). Every component here states its
 # own, within its container's memory limit (components/domain/cache_memory.py).
 MASTER_MEMORY_GIB = 4  # metadata of a few thousand weight files: a 2 GiB heap is ample
+
+# Checkov's CKV_K8S_41 (default account in use) fails by design on the patch that annotates it (checkov.io/skip).
+DEFAULT_ACCOUNT_SKIPS = checkov_skips(
+    {
+        "CKV_K8S_41": "Fluid runs the cache's Alluxio pods under the namespace's default account; its cloud identity "
+        "(IRSA / Workload Identity) annotation is what this patch adds",
+    }
+)
 
 
 def jvm_options(memory_gib: int) -> list[str]:
@@ -232,7 +241,7 @@ class ModelCache(pulumi.ComponentResource):
                 "name": CACHE_SERVICE_ACCOUNT.name,
                 "namespace": CACHE_NAMESPACE,
                 "annotations": pulumi.Output.from_input(args.cloud_identity).apply(
-                    lambda identity: identity_annotations(region, identity)
+                    lambda identity: {**identity_annotations(region, identity), **DEFAULT_ACCOUNT_SKIPS}
                 ),
             },
             opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[cache_ns]),

@@ -400,3 +400,39 @@ EKS_ACCESS_ENTRIES = _fact(
     "docs.aws.amazon.com/eks/latest/userguide/access-entries.html; docs.aws.amazon.com/eks/latest/userguide/"
     "access-policy-permissions.html",
 )
+
+KARMADA_AGENT_IDENTITY = _fact(
+    "karmada-agent-identity-as-register-issues-it",
+    "`karmadactl register` (v1.18.2) gives a pull member's karmada-agent a client certificate with CN "
+    "`system:karmada:agent:<cluster>` and O `system:karmada:agents`, an RSA 3072 key and the usages digital "
+    "signature, key encipherment and client auth, and RBAC bound to that user only: its own Cluster and cluster "
+    "status by resourceNames, its own Secrets (<cluster>, <cluster>-impersonator) by resourceNames, Works only in "
+    "`karmada-es-<cluster>`. The chart's own leaf certificates expire after 43800h, its root CA after 3650 days, "
+    "with RSA 3072. The policy pack's karmada-agent-identity and karmada-agent-rbac-scoped rules hold every plan "
+    "to it (policies/upstream.py carries the same facts).",
+    "karmada-io/karmada@v1.18.2:pkg/karmadactl/register/register.go L88-90, L643-671, L707-745, L779-800, "
+    "L846-857, L1097-1112, L1372-1374; charts/karmada/values.yaml L136-155",
+)
+
+KSERVE_LLM_PRESETS_MERGE = _fact(
+    "kserve-llm-templates-merge-onto-presets",
+    "KServe (v0.20.0) runs an LLMInferenceService's pods as its `template` / `prefill.template` strategically "
+    "merged onto the well-known LLMInferenceServiceConfig presets: `kserve-config-llm-template` without prefill, "
+    "`kserve-config-llm-decode-template` (vLLM on 8001 behind the llm-d routing sidecar on 8000, whose resources "
+    "are `{}`) and `kserve-config-llm-prefill-template` with it; the presets set the image, probes and a "
+    "restricted security context, and label the pods app.kubernetes.io/{component,name,part-of}, "
+    "kserve.io/component=workload and llm-d.ai/role. So the decode template gives the sidecar resources (a GPU pod "
+    "stays Guaranteed) and the pack judges the merged pods.",
+    "kserve/kserve@v0.20.0:pkg/controller/v1alpha2/llmisvc/config_merge.go L228-262, L779-829; "
+    "workload_single_node.go L95-97, L222-229, L503-509; config/llmisvcconfig/config-llm-{template,"
+    "decode-template,prefill-template}.yaml (vendored)",
+)
+
+VLLM_RUNTIME_LORA_ENV = _fact(
+    "vllm-runtime-lora-updating-env",
+    "vLLM reads VLLM_ALLOW_RUNTIME_LORA_UPDATING as `.strip().lower() in ('1', 'true')`; when on, its OpenAI "
+    "server serves POST /v1/load_lora_adapter and /v1/unload_lora_adapter, loading an adapter from any path the "
+    "caller names. The platform never sets it; the pack refuses it in production.",
+    "vllm-project/vllm:vllm/envs.py (VLLM_ALLOW_RUNTIME_LORA_UPDATING), vllm/entrypoints/serve/lora/api_router.py "
+    "(read from the repository's default branch; the pinned v0.27.1 wheel was not unpacked)",
+)

@@ -12,6 +12,8 @@ from components.config.base import Issue, Spec, duplicates
 from components.config.capacity_checks import check_capacity
 from components.config.consistency import check_consistency
 from components.config.deployer import check_deployers
+from components.config.endpoint_checks import check_endpoints
+from components.config.existing_clusters import check_existing_clusters
 from components.config.federation import FederationSpec, check_federated_models, check_federation
 from components.config.gateway import GatewaySpec, check_gateway
 from components.config.gateway_tls import check_gateway_names
@@ -96,14 +98,17 @@ def _check_regions(env: EnvironmentSpec) -> Iterable[Issue]:
 
 
 # Cross-field checks run after the structure is valid, before any resource exists.
-# Stages run in order; a stage runs only when the earlier ones found nothing, because its checks
-# rely on what those establish (known machine types, resolvable references) and would otherwise
-# report consequences of an earlier mistake instead of the mistake. Model sizing comes last: it
-# reads each pool's GPU partitioning (MIG profiles, time-slice shares), valid only after stage 2;
-# replicas are checked against pools and queues once every placement is sized.
+# Stages run in order, all of them in one run (components/config/loader.py semantic_issues): a later
+# stage's checks rely on what earlier ones establish (known machine types, resolvable references), so
+# after a mistake a check that cannot run is skipped and an issue under an already reported key is
+# dropped, rather than reported as a consequence of the mistake. Model sizing comes late: it reads each
+# pool's GPU partitioning (MIG profiles, time-slice shares), checked in stage 2; replicas are checked
+# against pools and queues once every placement is sized.
 SEMANTIC_CHECKS: tuple[tuple[Callable[[EnvironmentSpec], Iterable[Issue]], ...], ...] = (
     (
         _check_regions,
+        check_existing_clusters,
+        check_endpoints,
         check_gpu_pools,
         check_workloads,
         check_federation,

@@ -174,3 +174,19 @@ def _json_or_text(value: str) -> Any:
         return json.loads(value)
     except ValueError:
         return value
+
+
+def shared_secret_issues(env_name: str, secret_keys: list[str], stack: str) -> list:
+    """A `secure:` value in `Pulumi.<env>.yaml` when the environment is several stacks: only a stack named `<env>`
+    could decrypt it, and none is; each such key, refused the same way by `pulumi up` of any of the environment's
+    stacks and by `make plan`."""
+    from components.config.base import Issue
+
+    return [
+        Issue(
+            key,
+            f"Pulumi.{env_name}.yaml holds a `secure:` value, which only stack {env_name!r} could decrypt; set it on "
+            f"the stack that uses it: pulumi config set --secret --path -s {stack} '{key}' <value>",
+        )
+        for key in secret_keys
+    ]

@@ -8,7 +8,7 @@ from components.catalog.charts import CHARTS
 from components.catalog.upstream import GKE_CRITICAL_PRIORITY_CLASSES
 from policies.framework import CannotCheck, Context, Violation, rule
 from policies.model import Resource, Stack, as_list, get, peek
-from policies.pods import WORKLOAD_KINDS, is_workload, workload
+from policies.pods import WORKLOAD_KINDS, is_workload, workloads
 from policies.rules.aws import NODE_GROUP
 from policies.rules.network import covers_internet
 
@@ -172,10 +172,8 @@ def _critical_classes(r: Resource, stack: Stack) -> tuple[str, set[str]] | None:
         values = peek(r.props, "values")
         classes = chart.priority_classes(values if isinstance(values, dict) else {})
         return str(get(r.props, "namespace")), classes & set(GKE_CRITICAL_PRIORITY_CLASSES)
-    w = workload(r, stack)
-    if w is None:
-        return r.namespace, set()
-    return w.namespace, {get(w.pod, "priorityClassName")} & set(GKE_CRITICAL_PRIORITY_CLASSES)
+    classes = {get(w.pod, "priorityClassName") for w in workloads(r, stack)}
+    return r.namespace, classes & set(GKE_CRITICAL_PRIORITY_CLASSES)
 
 
 def _admitting_quota(stack: Stack, cluster: str | None, namespace: str, priority: str) -> bool:

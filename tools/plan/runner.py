@@ -10,8 +10,9 @@ from pathlib import Path
 import pulumi
 from pulumi.runtime import settings
 
-from components.config.stackfile import StackConfig
-from components.config.stacks import environment_stacks
+from components.config.loader import ConfigError
+from components.config.stackfile import StackConfig, shared_secret_issues
+from components.config.stacks import environment_stacks, layout_of, stack_name_issues
 from tools.plan.engine import Evaluation, PlannedResource, evaluate
 from tools.plan.model import Plan
 from tools.plan.phases import phase
@@ -37,6 +38,12 @@ def build_plan(
         settings.reset_options(project=stack_config.project, stack=stack_config.stack)
         pulumi.runtime.set_all_config(together.config, together.secret_keys)
         spec = read_environment()
+        names = stack_name_issues(spec, stack_config.stack)
+        if layout_of(spec) == "perRegion" and stack_config.secret_keys:
+            first = environment_stacks(spec, stack_config.stack)[0].name
+            names += shared_secret_issues(stack_config.stack, stack_config.secret_keys, first)
+        if names:
+            raise ConfigError(names)
 
     main = str(project_dir / "__main__.py")
     stacks = environment_stacks(spec, stack_config.stack)
