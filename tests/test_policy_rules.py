@@ -720,6 +720,11 @@ CASES = [
     ),
     Case(
         "gpu-visible-devices-from-the-device-plugin",
+        "the decode pod's routing sidecar leaves its image's value",
+        lambda rs: p(rs, ":LLMInferenceService", "llama-70b-pd")["spec"]["template"]["initContainers"][0].pop("env"),
+    ),
+    Case(
+        "gpu-visible-devices-from-the-device-plugin",
         "Helm values outside the GPU stack tolerate the GPU taint",
         lambda rs: set_in(p(rs, ":Release", "volcano"), ("values", "scheduler", "tolerations"), gpu_tolerations()),
     ),
