@@ -79,7 +79,10 @@ def test_one_gpu_pool_of_the_declared_type_joins_the_existing_cluster(example):
     assert example.cluster_of(releases["cluster-autoscaler"]) == CLUSTER
 
 
-def test_every_kubernetes_object_goes_to_the_existing_clusters_provider(example):
+def test_every_resource_names_its_provider_the_regions_aws_or_the_existing_clusters(example):
+    # The stack file disables default providers: a resource without one would fail at `pulumi up`.
+    custom = [r for r in example.resources if r.custom and not r.type.startswith("pulumi:providers:")]
+    assert {r.provider.rsplit("::", 1)[1] if r.provider else None for r in custom} == {"use1-aws", CLUSTER}
     providers = [r.name for r in example.of_type("pulumi:providers:kubernetes")]
     assert providers == [CLUSTER]
     objects = example.kubernetes_objects() + example.helm_releases()
