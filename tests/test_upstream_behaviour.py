@@ -36,6 +36,7 @@ from components.catalog.upstream import (
     KARMADA_AGENT_REGISTERS,
     KSERVE_LLM_PRESETS_MERGE,
     KSERVE_NEEDS_CERT_MANAGER,
+    KSERVE_PREDICTOR_SERVICE,
     NVIDIA_IMAGE_DEFAULTS_EXPOSE_EVERY_GPU,
     NVIDIA_VISIBLE_DEVICES_IS_HONOURED,
     PATCH_FORCE_TAKES_OVER_FIELDS,
@@ -408,6 +409,24 @@ def test_kserve_waits_for_cert_manager_on_its_cluster(env_plan):
         cert_manager = releases[cluster, "cert-manager"]
         assert cert_manager.urn in release.options["dependsOn"], cluster
         assert cert_manager.inputs["values"]["crds"]["enabled"] is True
+
+
+# --- KServe's predictor Service: where a caller in the cluster reaches a model --------------------------------
+
+
+def test_the_predictor_service_forwards_port_80_to_the_runtimes_http_port(dev_plan, upstream):
+    assert KSERVE_PREDICTOR_SERVICE.name in FACTS
+    # The Service targets the first port of the first container: every runtime's is the engine's 8080.
+    runtimes = dev_plan.of_type("kubernetes:serving.kserve.io/v1alpha1:ClusterServingRuntime")
+    assert len(runtimes) == 3  # vLLM, vLLM multi-node, Triton
+    for runtime in runtimes:
+        first = runtime.inputs["spec"]["containers"][0]["ports"][0]
+        assert (first["name"], first["containerPort"]) == ("http", 8080), runtime.name
+    # Not headless: the chart's default, which the kserve release keeps.
+    defaults = upstream.chart_values(CHARTS["kserve-resources"].upstream_values)
+    assert defaults["kserve"]["service"]["serviceClusterIPNone"] is False
+    (release,) = [r for r in dev_plan.helm_releases() if r.inputs["name"] == "kserve"]
+    assert "service" not in release.inputs["values"]["kserve"]
 
 
 # --- the weight path: cache runtime, node mount, controller-made pods, scale-down (issue 31) -------------------

@@ -436,3 +436,16 @@ VLLM_RUNTIME_LORA_ENV = _fact(
     "vllm-project/vllm:vllm/envs.py (VLLM_ALLOW_RUNTIME_LORA_UPDATING), vllm/entrypoints/serve/lora/api_router.py "
     "(read from the repository's default branch; the pinned v0.27.1 wheel was not unpacked)",
 )
+
+KSERVE_PREDICTOR_SERVICE = _fact(
+    "kserve-predictor-service",
+    "KServe (v0.20.0) in Standard mode serves an InferenceService's predictor through a Service named "
+    "`<isvc>-predictor` in its namespace, port 80 targeting the first port of the predictor's first container (our "
+    "runtimes' `http`, 8080); it is headless only when the chart's `kserve.service.serviceClusterIPNone` is true "
+    "(default false, which we keep). So a caller in the cluster uses "
+    "http://<isvc>-predictor.<namespace>.svc.cluster.local/v1.",
+    "kserve/kserve@v0.20.0:pkg/constants/constants.go L397, L799-804; "
+    "pkg/controller/v1beta1/inferenceservice/components/predictor.go L159; "
+    "pkg/controller/v1beta1/inferenceservice/reconcilers/service/service_reconciler.go L104-131, L174-186; "
+    "charts/kserve-resources/values.yaml L18-19 (vendored)",
+)
