@@ -2020,6 +2020,11 @@ CASES += [
         "LLMInferenceServiceConfig named by baseRefs",
         lambda rs: _llm_config(rs, {"prefill": {"template": {"containers": [{"name": "main", **PRIVILEGED}]}}}),
     ),
+    Case(
+        "k8s-pdb",
+        "two endpoint pickers with no budget (the service's replicas are not the picker's)",
+        lambda rs: pd(rs)["spec"]["router"]["scheduler"].update(replicas=2),
+    ),
     # 3: a member's agent may do in Karmada only what register grants it, on its own objects
     Case(
         "karmada-agent-rbac-scoped",

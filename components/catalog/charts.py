@@ -332,8 +332,9 @@ CHARTS["karmada"] = ChartRef(
     version="v1.18.2",
     upstream_chart="karmada/v1.18.2/chart-karmada.Chart.yaml",
     upstream_values="karmada/v1.18.2/chart-karmada.values.yaml",
-    # Rendered as `--feature-gates=<k>=<v>,...` and `--<k>=<v>` flags of karmada-controller-manager.
-    free_form=("controllerManager.featureGates", "controllerManager.extraCommandArgs"),
+    # Rendered as `--feature-gates=<k>=<v>,...` and `--<k>=<v>` flags of karmada-controller-manager; the agent's pod
+    # annotations as they are (templates/karmada-agent.yaml L78-81: `toYaml` of agent.podAnnotations).
+    free_form=("controllerManager.featureGates", "controllerManager.extraCommandArgs", "agent.podAnnotations"),
     # Every component's own key (host mode renders the control plane's, agent mode the agent's).
     pod_priorities=tuple(
         PodPriority("system-node-critical", value=f"{component}.priorityClassName")

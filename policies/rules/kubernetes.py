@@ -383,6 +383,8 @@ def _replicas(r: Resource, w: Workload) -> float:
         predictor = get(r.props, "spec", "predictor") or {}
         return max(number(predictor.get("minReplicas")) or 1, number(predictor.get("maxReplicas")) or 1)
     if r.kind == LLM_KIND:
+        if w.where.startswith("spec.router"):  # the picker's Deployment (scheduler.go L395)
+            return number(get(r.props, "spec", "router", "scheduler", "replicas")) or 1
         prefill = w.where.startswith("spec.prefill")
         return number(get(r.props, "spec", "prefill", "replicas") if prefill else get(r.props, "spec", "replicas")) or 1
     if r.kind == "DaemonSet":
