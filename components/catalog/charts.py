@@ -231,8 +231,26 @@ CHARTS["kserve-resources"] = ChartRef(
     upstream_values="kserve/v0.20.0/chart-kserve-resources.values.yaml",
     free_form=("kserve.controller.nodeSelector",),
 )
-# Pinned with the other two, not installed: it only ships upstream's ClusterServingRuntimes (vLLM on
-# vllm/vllm-openai:latest, untuned) and LLMInferenceServiceConfigs, and the platform renders its
+# LLMInferenceService (disaggregated placements) [kserve/kserve@v0.20.0:charts/kserve-llmisvc-crd,
+# charts/kserve-llmisvc-resources]: its CRDs, then its own controller (cmd/llmisvc, not kserve-resources'), which
+# also ships the Inference Extension CRDs the cluster's InferencePools need (`components/addons/kserve.py`).
+CHARTS["kserve-llmisvc-crd"] = ChartRef(
+    name="kserve-llmisvc-crd",
+    repository="oci://ghcr.io/kserve/charts",
+    version="v0.20.0",
+    upstream_chart="kserve/v0.20.0/chart-kserve-llmisvc-crd.Chart.yaml",
+    upstream_values="kserve/v0.20.0/chart-kserve-llmisvc-crd.values.yaml",
+)
+CHARTS["kserve-llmisvc-resources"] = ChartRef(
+    name="kserve-llmisvc-resources",
+    repository="oci://ghcr.io/kserve/charts",
+    version="v0.20.0",
+    upstream_chart="kserve/v0.20.0/chart-kserve-llmisvc-resources.Chart.yaml",
+    upstream_values="kserve/v0.20.0/chart-kserve-llmisvc-resources.values.yaml",
+    free_form=("kserve.llmisvc.controller.nodeSelector",),
+)
+# The well-known LLMInferenceServiceConfigs an LLMInferenceService is merged over (llmisvcConfigs.enabled; off by
+# default). Its ClusterServingRuntimes (servingruntime.enabled, off by default) stay off: the platform renders its
 # own runtimes [kserve/kserve@v0.20.0:charts/kserve-runtime-configs].
 CHARTS["kserve-runtime-configs"] = ChartRef(
     name="kserve-runtime-configs",
