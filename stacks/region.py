@@ -93,6 +93,7 @@ class RegionalPlatform(pulumi.ComponentResource):
             )
         self.gateway = None
         if has_gateway(args.env, region):
+            assert self.serving is not None, "a region serving models has GPU pools, hence KServe"
             self.gateway = InferenceGateway(
                 region.name,
                 InferenceGatewayArgs(
@@ -100,6 +101,7 @@ class RegionalPlatform(pulumi.ComponentResource):
                     env=args.env,
                     region=region,
                     serving_namespace=self.model_storage.serving.namespace,
+                    inference_pool_crds=self.serving.kserve.inference_pool_crds,
                     api_keys=args.api_keys,
                 ),
                 opts=pulumi.ResourceOptions(parent=self),

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from components.addons.inference_gateway import InferenceGateway, InferenceGatewayArgs
-from components.catalog.charts import EPP_IMAGE, INFERENCE_EXTENSION_CRDS, REDIS_IMAGE
+from components.catalog.charts import EPP_IMAGE, REDIS_IMAGE
 from components.config.gateway import has_gateway
 from components.config.loader import load_environment
 from components.k8s import names
@@ -327,8 +327,15 @@ def test_custom_resources_wait_for_the_releases_installing_their_crds(env_plan):
 
     for cluster in _gateway_clusters(env_plan):
         eg, ai_crds = urn_of(cluster, "envoy-gateway"), urn_of(cluster, "ai-gateway-crds")
-        crd_manifests = urn_of(cluster, "inference-extension-crds")
-        assert next(r for r in env_plan.resources if r.urn == crd_manifests).inputs["file"] == INFERENCE_EXTENSION_CRDS
+        # The InferencePool CRD's one owner is KServe's LLMInferenceService release (kserve-llmisvc-resources),
+        # which Envoy Gateway waits for: it watches InferencePools from its start.
+        crd_manifests = urn_of(cluster, "kserve-llmisvc")
+        assert (
+            next(r for r in env_plan.resources if r.urn == crd_manifests)
+            .inputs["chart"]
+            .endswith("/kserve-llmisvc-resources")
+        )
+        assert crd_manifests in next(r for r in env_plan.resources if r.urn == eg).options["dependsOn"]
         groups = set()
         for r in env_plan.kubernetes_objects():
             if env_plan.cluster_of(r) != cluster or not is_custom_resource(r.inputs):
@@ -437,9 +444,19 @@ def _gateway_plan(raw: dict):
             "serving", metadata={"name": names.SERVING_NAMESPACE}, opts=pulumi.ResourceOptions(provider=provider)
         )
         keys = {t.name: pulumi.Output.secret(f"key-of-{t.name}-0123456789") for t in env.tenants}
+        pool_crds = k8s.helm.v3.Release(
+            "kserve-llmisvc", chart="kserve-llmisvc-resources", opts=pulumi.ResourceOptions(provider=provider)
+        )
         InferenceGateway(
             region.name,
-            InferenceGatewayArgs(cluster=handle, env=env, region=region, serving_namespace=serving, api_keys=keys),
+            InferenceGatewayArgs(
+                cluster=handle,
+                env=env,
+                region=region,
+                serving_namespace=serving,
+                inference_pool_crds=pool_crds,
+                api_keys=keys,
+            ),
         )
 
     return evaluate_program(program)

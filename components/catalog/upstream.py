@@ -103,3 +103,97 @@ GKE_POOLS_NEED_THEIR_OWN_DCGM_EXPORTER = _fact(
     "GoogleCloudPlatform/container-engine-accelerators@992db81:gpudirect-rdma/nccl-test.yaml (driver mount, "
     "FACTS-3.md §7); cloud.google.com/kubernetes-engine/docs/how-to/dcgm-metrics",
 )
+
+# --- The serving path: KServe's LLMInferenceService, the endpoint pickers, the AI Gateway -----------------------
+
+LLM_INFERENCE_SERVICE_INSTALL = _fact(
+    "llm-inference-service-install",
+    "KServe v0.20.0 splits LLMInferenceService from InferenceService: its CRDs ship only in kserve-llmisvc-crd, "
+    "its controller (cmd/llmisvc) only in kserve-llmisvc-resources, and the well-known LLMInferenceServiceConfigs "
+    "every LLMInferenceService is merged over (kserve-config-llm-decode-template, -prefill-template, -scheduler) "
+    "only in kserve-runtime-configs with llmisvcConfigs.enabled (off by default); a missing one leaves the service "
+    "not ready (ConfigNotFound). kserve-resources and kserve-llmisvc-resources both render the shared Issuer, "
+    "ClusterStorageContainer and inferenceservice-config unless createSharedResources is false, and "
+    "kserve-llmisvc-resources carries the Inference Extension CRDs (InferencePool v1 identical to the v1.5.0 "
+    "release's, v1alpha2, llm-d.ai objectives) unless createGIECRDs is false. The llmisvc controller watches "
+    "InferencePools only if their CRD exists when it starts. KServe's own installer installs kserve-crd, "
+    "kserve-llmisvc-crd, kserve-resources, kserve-llmisvc-resources (createSharedResources false, adopting any "
+    "existing Inference Extension CRDs into it), then kserve-runtime-configs once the llmisvc webhook serves.",
+    "kserve/kserve@v0.20.0:charts/kserve-llmisvc-resources/templates/llmisvc/resources.yaml, templates/common/"
+    "*.yaml, values.yaml (createSharedResources, llmisvc.createGIECRDs); charts/kserve-runtime-configs/values.yaml "
+    "(llmisvcConfigs.enabled: false); pkg/controller/v1alpha2/llmisvc/config_merge.go L97-110 (WellKnownDefault"
+    "Configs), L741-757 (configNotFoundError), controller.go L436-444 (IsCrdAvailable at setup); hack/setup/"
+    "quick-install/llmisvc-full-install-helm.sh L1437-1439, L1520-1527",
+)
+
+LLM_INFERENCE_SERVICE_PRESETS = _fact(
+    "llm-inference-service-presets",
+    "The decode and prefill presets (kserve-runtime-configs v0.20.0) run `/bin/bash -c '... eval \"exec vllm serve "
+    "/mnt/models --served-model-name <name> --port 8001|8000 ... ${VLLM_ADDITIONAL_ARGS} $@\"' --`: the "
+    "container's args are appended as `$@` and parsed again by the shell, so an argument with a space or a quote "
+    "(any JSON config) must be shell-quoted, or vLLM receives it split and unquoted. They run the image "
+    "ghcr.io/llm-d/llm-d-cuda:v0.8.0 unless the service sets its own, with runAsNonRoot but no runAsUser. KServe "
+    "merges the service's template over the preset by strategic merge (containers by name, args replaced), and "
+    "copies spec.labels / spec.annotations to the decode pods and spec.prefill.labels / .annotations to the "
+    "prefill pods; of the service's metadata it copies only prometheus.io/*, Kueue and CNI keys.",
+    "kserve/kserve@v0.20.0:charts/kserve-runtime-configs/files/llmisvcconfigs/resources.yaml L9-181 "
+    "(decode: eval L161, image L181), L925-1103 (prefill); pkg/controller/v1alpha2/llmisvc/config_merge.go "
+    "L779-827 (mergeSpecs, strategicpatch); workload_single_node.go L98-110, L179-180, L283-284, L484-500",
+)
+
+PD_ENGINE_IMAGE = _fact(
+    "pd-engine-image",
+    "No published image runs the pinned vLLM (v0.27.1) with NIXL's LIBFABRIC backend usable over EFA: "
+    "vllm/vllm-openai ships NIXL without the EFA userspace (libfabric's efa provider) it needs, and llm-d's AWS "
+    "image (ghcr.io/llm-d/llm-d-aws, built with the EFA installer and NIXL against /opt/amazon/efa) carries vLLM "
+    "v0.23.0 at its v0.8 release, its bump to v0.27.1 still open. So disaggregated pods run the pinned "
+    "vllm/vllm-openai image, whose NIXL hands KV caches over UCX (TCP on these nodes), and are sized for that.",
+    "vllm-project/vllm#55635 (open 2026-09-07: 'using NIXL EFA requires ... EFA userspace libraries'), #55783 "
+    "(open); llm-d/llm-d#1819 (Components v0.8.0: llm-d-cuda v0.8.0 = vLLM v0.23.0, llm-d-aws v0.8.0), #2324 "
+    "(bump to vLLM v0.27.1, open); llm-d/llm-d:docker/Dockerfile.cuda (ENABLE_EFA), "
+    "docker/scripts/cuda/builder/build-nixl.sh (-Dlibfabric_path=${EFA_PREFIX})",
+)
+
+ENVOY_GATEWAY_WATCHES_INFERENCE_POOLS = _fact(
+    "envoy-gateway-watches-inference-pools-from-start",
+    "Envoy Gateway v1.9.0 registers a watch on every extension backend kind (the AI Gateway's InferencePool) when "
+    "its controller starts, without checking the kind exists; a watch on a kind the API server does not serve "
+    "never syncs, and the controller fails to start. So the InferencePool CRD is installed before Envoy Gateway.",
+    "envoyproxy/gateway@v1.9.0:internal/provider/kubernetes/controller.go L158-161 (extBackendGVKs), L2934-2944 "
+    "(c.Watch(source.Kind(...)) for each)",
+)
+
+AI_GATEWAY_PICKER_FAIL_CLOSED = _fact(
+    "ai-gateway-picker-fail-closed-500",
+    "The AI Gateway v1.1.0 builds each InferencePool's ext_proc filter with FailureModeAllow false and no "
+    "status_on_error, ignoring the pool's endpointPickerRef.failureMode: when the picker cannot be reached the "
+    "request fails with Envoy's ext_proc default, 500, generated by Envoy itself. The picker's own refusals are "
+    "immediate responses: 503 with the reason as body when no endpoint can take the request or it timed out in "
+    "the flow-control queue (GIE v1.5.0).",
+    "envoyproxy/ai-gateway@v1.1.0:internal/extensionserver/inferencepool.go L288-316; envoyproxy/envoy "
+    "api/envoy/extensions/filters/http/ext_proc/v3/ext_proc.proto status_on_error (default 500); "
+    "kubernetes-sigs/gateway-api-inference-extension@v1.5.0:pkg/common/error/error.go L62-97, "
+    "pkg/epp/requestcontrol/director.go L172-177, admission.go L225-226",
+)
+
+PICKER_LEADER_ONLY_READY = _fact(
+    "picker-leader-election-readiness",
+    "With --ha-enable-leader-election the v1.5.0 endpoint picker reports ready (gRPC readiness, ext_proc, and the "
+    "empty service) only while it is the leader, and only the leader runs the pool's reconcilers: a rolling update "
+    "cannot make a new replica ready while the old leader lives, so such pickers roll only by Recreate (the "
+    "chart's strategy), an outage of each picker change behind a fail-closed gateway. Without it every replica "
+    "syncs the pool and serves ext_proc on its own.",
+    "kubernetes-sigs/gateway-api-inference-extension@v1.5.0:cmd/epp/runner/health.go L46-91, runner.go L285-304; "
+    "config/charts/inferencepool/README.md (HA active-passive)",
+)
+
+AI_GATEWAY_ENVOY_GATEWAY_PAIR = _fact(
+    "ai-gateway-envoy-gateway-pair",
+    "AI Gateway v1.1.0 is released against Envoy Gateway v1.8.1 (its go.mod and release notes' dependency table; "
+    "the 1.1 docs' egVersion/egMinVersion are 1.8.1 at the tag). Envoy Gateway v1.9.0 changes the extension-server "
+    "protocol the AI Gateway implements only by adding field 3 (extension_policies) to PostRouteExtensionContext; "
+    "service.proto is unchanged, so a v1.8.1-built extension server reads v1.9.0's messages (protobuf ignores the "
+    "unknown field).",
+    "envoyproxy/ai-gateway@v1.1.0:go.mod L21, release-notes/v1.1.0.md L72, site/versioned_docs/version-1.1/"
+    "_vars.json; envoyproxy/gateway@v1.8.1..v1.9.0:proto/extension/context.proto (diff), service.proto",
+)

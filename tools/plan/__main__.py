@@ -15,12 +15,13 @@ from components.config.stackfile import PlanInputError
 from policies.offline import load_settings, verdict_table
 from tools.plan.artifacts import OutputDirError, owned_files, plan_document, write_plan
 from tools.plan.cost_diff import cost_diff_markdown
+from tools.plan.crd_check import uninstalled_kinds
 from tools.plan.engine import exit_skipping_final_collection, keep_heap_until_exit
 from tools.plan.report import summary_tree
 from tools.plan.runner import PROJECT_DIR, build_plan, check_policy
 from tools.plan.stackfile import input_error_lines, load_stack_config
 
-EXIT_POLICY_VIOLATION = 1
+EXIT_POLICY_VIOLATION = 1  # also: a custom resource whose kind its cluster does not serve
 EXIT_INVALID_INPUT = 2
 
 
@@ -86,7 +87,11 @@ def main(argv: list[str] | None = None, *, one_shot: bool = False) -> int:
     console.print(f"wrote {out_dir.relative_to(Path.cwd()) if out_dir.is_relative_to(Path.cwd()) else out_dir}")
     for finding in evaluation.mandatory:
         print(f"error: policy {finding.policy}: {finding.urn}: {finding.message}", file=sys.stderr)
-    return EXIT_POLICY_VIOLATION if evaluation.mandatory else 0
+    # A kind its cluster does not serve fails `pulumi up` at that object: a plan error like a mandatory finding.
+    uninstalled = uninstalled_kinds(plan)
+    for line in uninstalled:
+        print(f"error: {line}", file=sys.stderr)
+    return EXIT_POLICY_VIOLATION if evaluation.mandatory or uninstalled else 0
 
 
 if __name__ == "__main__":
