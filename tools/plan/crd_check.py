@@ -46,10 +46,11 @@ def installed_by_cluster(plan: Plan) -> dict[str, set[GroupKind]]:
         name = cluster_name(plan.environment, region)
         if region.observability.enabled and region.observability.existing_prometheus is not None:
             installed[name] |= PROMETHEUS_OPERATOR_KINDS
-        if region.cluster.existing is not None and region.cloud == "gcp":
-            # README, "Building on a cluster that already exists": GPUDirect pools need multi-networking on.
-            if any(pool.gpu_direct for pool in region.gpu_pools):
-                installed[name] |= GKE_MULTI_NETWORK_KINDS
+        # README, "Building on a cluster that already exists": an existing GKE cluster with GPUDirect pools has
+        # multi-networking on.
+        existing_gke = region.cluster.existing is not None and region.cloud == "gcp"
+        if existing_gke and any(pool.gpu_direct for pool in region.gpu_pools):
+            installed[name] |= GKE_MULTI_NETWORK_KINDS
     return installed
 
 
