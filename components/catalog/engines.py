@@ -44,6 +44,14 @@ PICKER_ENGINE = {"vllm": "vllm", "triton": "triton-tensorrt-llm"}
 # Digests are not pinned: the tags above are the upstream release tags, resolved at pull time.
 VLLM_VERSION = "v0.27.1"
 VLLM_IMAGE = f"vllm/vllm-openai:{VLLM_VERSION}"
+# Disaggregated (prefill / decode) pods run the pinned engine too, not KServe's preset image (llm-d-cuda v0.8.0,
+# vLLM 0.23.0), so their flags are the ones validated against VLLM_FLAGS; its NIXL can hand KV caches over UCX only
+# (TCP on these nodes): no image with this vLLM has the EFA userspace NIXL's LIBFABRIC backend needs
+# (components/catalog/upstream.py PD_ENGINE_IMAGE). An image that has it adds "LIBFABRIC" here and EFA pools
+# hand KV caches over EFA again (components/domain/disaggregation.py).
+PD_ENGINE_IMAGE = VLLM_IMAGE
+PD_NIXL_BACKENDS: tuple[str, ...] = ("UCX",)
+LIBFABRIC = "LIBFABRIC"
 # NGC release 26.07 ships Triton server v2.71.0 and the TensorRT-LLM backend of branch r26.07
 # (FACTS-3.md section 6).
 TRITON_NGC_RELEASE = "26.07"

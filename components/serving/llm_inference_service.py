@@ -18,22 +18,30 @@ What KServe v0.20.0's controller makes of it (pkg/controller/v1alpha2/llmisvc@v0
 - A `pvc://` model is mounted at /mnt/models (workload_storage.go): disaggregated placements need the
   model cache, and LoRA adapters load from it as on aggregated ones.
 - Replicas are fixed: `replicas` on both pools. `scaling` needs the workload-variant autoscaler, which
-  the platform does not install, and the pods carry KServe's labels, not ours, so our PodMonitors and
-  KEDA queries do not see them.
-- KServe passes no pod annotations of ours through (only prometheus.io/*), so Volcano's queue annotation
-  cannot reach these pods: they run on the default scheduler with the model's PriorityClass, outside the
-  tenant's Volcano queue.
+  the platform does not install.
+- The presets run `eval "exec vllm serve ... $@"`, so each of our args is shell-quoted (the JSON configs hold
+  spaces and quotes), and the image ghcr.io/llm-d/llm-d-cuda:v0.8.0 (vLLM 0.23.0) unless the template names its
+  own: ours is the pinned engine (`engines.PD_ENGINE_IMAGE`), as non-root as every model server (uid 1000, HOME and
+  caches on the preset's /tmp volume), so the flags validated against the pinned vLLM are what runs
+  (LLM_INFERENCE_SERVICE_PRESETS, PD_ENGINE_IMAGE in components/catalog/upstream.py).
+- KServe copies `spec.labels` / `spec.annotations` to the decode pods and `spec.prefill.labels` /
+  `.annotations` to the prefill pods: both carry the model label (the `vllm-disaggregated` PodMonitor scrapes
+  vLLM on 8001 behind decode's sidecar and on prefill's 8000) and Volcano's queue annotations, and run on
+  Volcano with the model's PriorityClass, like every other pod of their GPU pools (one scheduler per pool).
+  KServe's own `app.kubernetes.io/part-of: llminferenceservice` stays: its Deployments and pool select on it.
 The KV connector is vLLM's NixlConnector, producer on prefill and consumer on decode, as in KServe's P/D
 sample (docs/samples/llmisvc/single-node-gpu/llm-inference-service-pd-qwen2-7b-gpu.yaml@v0.20.0); over EFA
 through NIXL's LIBFABRIC backend (vLLM docs/features/nixl_connector_usage.md, "Selecting a NIXL transport
-backend"), else UCX's default (TCP on these nodes).
+backend") when the pinned image has it, else UCX's default (TCP on these nodes).
 """
 
 from __future__ import annotations
 
 import json
+import shlex
 from typing import Any
 
+from components.catalog.engines import NON_ROOT_UID, PD_ENGINE_IMAGE, VLLM_NON_ROOT_ENV
 from components.config.region import GpuPoolSpec
 from components.domain.disaggregation import Disaggregation
 from components.domain.fit import Fit
@@ -44,7 +52,7 @@ from components.k8s import names
 from components.k8s.topology import gpu_tolerations, pool_selector
 from components.serving.deployment import ModelPlacement, sizing_annotations
 from components.serving.engine import override_args, vllm_engine_args
-from components.serving.network_policies import envoy_peer, policy
+from components.serving.network_policies import envoy_peer, policy, prometheus_peer
 from components.serving.runtimes import MODEL_MOUNT, VLLM_STARTUP_PATH, startup_probe
 
 API_VERSION = "serving.kserve.io/v1alpha2"
@@ -56,19 +64,24 @@ DECODE_ENGINE_PORT = 8001  # vLLM behind decode's routing sidecar
 PICKER_GRPC_PORT = 9002
 CONTAINER = "main"
 NIXL_SIDE_CHANNEL_HOST = "VLLM_NIXL_SIDE_CHANNEL_HOST"
+# KServe labels each pool's pods with its role (pkg/constants/constants.go LLMDRoleLabelKey; decode, prefill).
+ROLE_LABEL = "llm-d.ai/role"
+# Where vLLM serves /metrics in each pool's pods: behind decode's routing sidecar, prefill's own port.
+ENGINE_PORTS = {"decode": DECODE_ENGINE_PORT, "prefill": POOL_TARGET_PORT}
 
 
 def pool_name(model: str) -> str:
     return model + POOL_SUFFIX
 
 
+def workload_labels_of_any_model() -> dict[str, str]:
+    """The labels KServe gives every LLMInferenceService's pods, whatever the model."""
+    return {"app.kubernetes.io/part-of": "llminferenceservice", "kserve.io/component": "workload"}
+
+
 def workload_labels(model: str) -> dict[str, str]:
     """The labels KServe gives both pools' pods (and the InferencePool selects on)."""
-    return {
-        "app.kubernetes.io/name": model,
-        "app.kubernetes.io/part-of": "llminferenceservice",
-        "kserve.io/component": "workload",
-    }
+    return {"app.kubernetes.io/name": model, **workload_labels_of_any_model()}
 
 
 def picker_labels(model: str) -> dict[str, str]:
@@ -87,13 +100,18 @@ def kv_transfer_config(role: str, transport: str) -> dict[str, Any]:
     return config
 
 
-def engine_args(p: ModelPlacement, fit: Fit, host: HostResources, role: str) -> list[str]:
+def vllm_argv(p: ModelPlacement, fit: Fit, host: HostResources, role: str) -> list[str]:
     """One pool's vLLM flags after KServe's `vllm serve /mnt/models --served-model-name`: its own sizing."""
     assert p.disaggregation is not None
     model = p.model
     args = vllm_engine_args(model, fit.slot, fit.request, fit.sizing, MODEL_MOUNT, host.streamer_buffer_bytes)
     kv = kv_transfer_config(role, p.disaggregation.transfer.transport)
     return [*args, "--kv-transfer-config=" + json.dumps(kv), *override_args(model.engine_args)]
+
+
+def engine_args(p: ModelPlacement, fit: Fit, host: HostResources, role: str) -> list[str]:
+    """The container args: `vllm_argv` shell-quoted, since KServe's presets pass them through `eval`."""
+    return [shlex.quote(arg) for arg in vllm_argv(p, fit, host, role)]
 
 
 def _resources(p: ModelPlacement, pool: GpuPoolSpec, resource: str, fit: Fit, host: HostResources) -> dict:
@@ -112,17 +130,28 @@ def _pod(
     probe["httpGet"] = {"path": VLLM_STARTUP_PATH, "port": port}
     container = {
         "name": CONTAINER,
+        "image": PD_ENGINE_IMAGE,
         "args": engine_args(p, fit, host, role),
-        "env": [{"name": NIXL_SIDE_CHANNEL_HOST, "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
+        "env": [
+            {"name": NIXL_SIDE_CHANNEL_HOST, "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+            *({"name": k, "value": v} for k, v in VLLM_NON_ROOT_ENV.items()),
+        ],
+        # The preset asks runAsNonRoot without a uid; the engine image has no non-root user of its own.
+        "securityContext": {"runAsUser": NON_ROOT_UID},
         "resources": _resources(p, pool, resource, fit, host),
         "startupProbe": probe,
     }
     return {
-        "priorityClassName": p.scheduling.priority_class_name,
+        **p.scheduling.pod_spec_fields(),
         "nodeSelector": pool_selector(p.label_domain, pool.name),
         "tolerations": gpu_tolerations(),
         "containers": [container],
     }
+
+
+def pod_labels(p: ModelPlacement) -> dict[str, str]:
+    """Ours on both pools' pods, besides KServe's (whose part-of they must not override): the model label."""
+    return {names.MODEL_LABEL: p.name}
 
 
 def _annotations(p: ModelPlacement, side: Disaggregation) -> dict[str, str]:
@@ -158,8 +187,15 @@ def llm_inference_service_manifest(p: ModelPlacement, storage_uri: str) -> dict[
         "spec": {
             "model": {"uri": storage_uri, "name": p.name},
             "replicas": p.placement.max_replicas,
+            "labels": pod_labels(p),
+            "annotations": p.scheduling.annotations,
             "template": decode,
-            "prefill": {"replicas": side.spec.replicas, "template": prefill},
+            "prefill": {
+                "replicas": side.spec.replicas,
+                "labels": pod_labels(p),
+                "annotations": p.scheduling.annotations,
+                "template": prefill,
+            },
             "router": {"scheduler": {}},
         },
     }
@@ -167,13 +203,18 @@ def llm_inference_service_manifest(p: ModelPlacement, storage_uri: str) -> dict[
 
 def network_policy_manifests(p: ModelPlacement) -> list[dict[str, Any]]:
     """Ingress to the model's pods: the Gateway's Envoy and KServe's picker on the pool port, each other on any
-    port (decode's sidecar calls prefill, NIXL's side channel and transfers); to the picker: Envoy's ext_proc."""
+    port (decode's sidecar calls prefill, NIXL's side channel and transfers), Prometheus on vLLM's ports; to the
+    picker: Envoy's ext_proc."""
     pods, picker = workload_labels(p.name), picker_labels(p.name)
     callers = [envoy_peer(), {"podSelector": {"matchLabels": picker}}]
     ingress = [
         {"from": callers, "ports": [{"protocol": "TCP", "port": POOL_TARGET_PORT}]},
         {"from": [{"podSelector": {"matchLabels": pods}}]},
     ]
+    prometheus = prometheus_peer(p.region)
+    if prometheus is not None:
+        ports = sorted(set(ENGINE_PORTS.values()))
+        ingress.append({"from": [prometheus], "ports": [{"protocol": "TCP", "port": port} for port in ports]})
     return [
         policy(f"{p.name}-server", names.SERVING_NAMESPACE, pods, ingress),
         policy(
