@@ -23,6 +23,7 @@ from policies.offline import evaluate_plan
 from tests.harness import (
     INFERENCE_SERVICES,
     cluster_objects,
+    config_errors,
     environment_config,
     needing_no_cache,
     plan_config,
@@ -105,7 +106,8 @@ def test_triton_model_runs_the_trtllm_runtime_without_vllm_flags(prod_plan):
     assert model["runtime"] == "inference-platform-triton-trtllm"
     assert model["modelFormat"] == {"name": "triton", "version": "2"}
     assert "protocolVersion" not in model  # it speaks OpenAI, for which KServe has no protocol version
-    assert "args" not in model and "env" not in model  # one L4, no overrides
+    assert "env" not in model  # one L4, no overrides
+    assert not [a for a in model["args"] if not a.startswith("--default-max-tokens=")]  # no vLLM flag
     assert model["storageUri"] == "pvc://models/models/mistral-7b-trt"
     assert model["startupProbe"]["httpGet"] == {"path": "/health/ready", "port": 8080}
 
@@ -399,13 +401,52 @@ def test_triton_runs_its_openai_frontend_on_the_port_the_gateway_targets(prod_pl
 
 def test_a_triton_models_frontend_flags_follow_the_runtimes():
     raw = raw_environment("prod")
-    raw["models"][2]["engineArgs"] = {"tool-call-parser": "mistral", "default-max-tokens": 512}
+    raw["models"][2]["engineArgs"] = {"tool-call-parser": "mistral"}
+    raw["models"][2]["maxOutputTokens"] = 512
     env = load_environment(raw)
     [_, triton] = model_placements(env, env.region("usc1"))
     # KServe appends the InferenceService's args to the runtime's command line
     assert _model(inference_service_manifest(triton, "pvc://models/models/mistral-7b-trt"))["args"] == [
-        "--tool-call-parser=mistral",
         "--default-max-tokens=512",
+        "--tool-call-parser=mistral",
+    ]
+
+
+def test_triton_answers_run_to_the_models_output_budget(prod_plan):
+    """The OpenAI frontend gives a request without max_tokens 16 tokens (--default-max-tokens, default 16:
+    triton-inference-server/server@v2.71.0:python/openai/openai_frontend/main.py); prod's mistral gets half its
+    8192-token window, 4096, by default."""
+    isvc = _objects(prod_plan, ISVC)[("prod-usc1", "mistral-7b-trt")]
+    assert _model(isvc)["args"] == ["--default-max-tokens=4096"]
+
+
+@pytest.mark.parametrize(
+    ("model", "value", "error"),
+    [
+        (
+            2,
+            8192,
+            "models[2].maxOutputTokens: 8192 leaves no room for a prompt within maxModelLen 8192",
+        ),
+        (
+            1,
+            1024,
+            "models[1].maxOutputTokens: applies to Triton only; vLLM answers up to maxModelLen minus the prompt. "
+            "Remove it",
+        ),
+    ],
+)
+def test_output_budget_errors(model, value, error):
+    raw = raw_environment("prod")
+    raw["models"][model]["maxOutputTokens"] = value
+    assert config_errors(raw) == [error]
+
+
+def test_default_max_tokens_is_derived_not_tunable():
+    raw = raw_environment("prod")
+    raw["models"][2]["engineArgs"] = {"default-max-tokens": 512}
+    assert config_errors(raw) == [
+        "models[2].engineArgs['default-max-tokens']: set by the platform; change maxOutputTokens instead"
     ]
 
 

@@ -8,6 +8,7 @@ exported by the engine version the pod runs.
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass
 
 import pytest
@@ -97,7 +98,9 @@ def engine_command_lines(plan) -> list[tuple[str, str, list[str]]]:
     for (cluster, name), llmisvc in cluster_objects(plan, "LLMInferenceService").items():
         spec = llmisvc["spec"]
         for pool, pod in (("decode", spec["template"]), ("prefill", spec["prefill"]["template"])):
-            found += [(f"{cluster}/{name}/{pool}", "vllm", c["args"]) for c in pod["containers"]]
+            # KServe's presets pass the args through the shell's `eval` (LLM_INFERENCE_SERVICE_PRESETS): what vLLM
+            # receives is the args parsed again.
+            found += [(f"{cluster}/{name}/{pool}", "vllm", shlex.split(" ".join(c["args"]))) for c in pod["containers"]]
     return found
 
 

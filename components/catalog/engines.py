@@ -169,12 +169,13 @@ TRITON_FLAGS = EngineFlags(
     flag_list=f"triton-server/{TRITON_SERVER_VERSION}/generated-openai-frontend-flags.json",
     tunable={
         "chat-template": "value",
-        "default-max-tokens": "value",
         "tool-call-parser": "value",
         "tritonserver-log-verbose-level": "value",
         "uvicorn-log-level": "value",
     },
     derived={
+        # Upstream default 16 (main.py): a request without max_tokens would get 16 tokens.
+        "default-max-tokens": "maxOutputTokens",
         "model-repository": "storagePath",
         "tokenizer": "nothing: the tokenizer files sit at the root of the model repository",
         "backend": "nothing: the runtime serves TensorRT-LLM repositories",

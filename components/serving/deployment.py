@@ -52,7 +52,7 @@ from components.domain.slots import placement_resource
 from components.k8s import names
 from components.k8s.scheduling import GROUP_NAME_ANNOTATION, PodScheduling, model_scheduling, pod_group
 from components.k8s.topology import ZONE_LABEL, gpu_tolerations, pool_selector
-from components.serving.engine import override_args, vllm_args
+from components.serving.engine import triton_args, vllm_args
 from components.serving.network_policies import model_server_policy, picker_pods
 from components.serving.runtimes import (
     FORMAT_OF,
@@ -256,7 +256,7 @@ def _engine_args(p: ModelPlacement, model_dir: str) -> list[str]:
     if p.model.runtime == "vllm":
         fit = p.fit
         return vllm_args(p.model, fit.slot, fit.request, fit.sizing, model_dir, p.host.streamer_buffer_bytes)
-    return override_args(p.model.engine_args)
+    return triton_args(p.model)
 
 
 def _engine_env(p: ModelPlacement, streams_from_bucket: bool) -> list[dict[str, str]]:

@@ -34,6 +34,12 @@ def override_args(engine_args: Mapping[str, str | int | float | bool]) -> list[s
     return [f"--{flag}" if value is True else f"--{flag}={value}" for flag, value in engine_args.items()]
 
 
+def triton_args(model: ModelSpec) -> list[str]:
+    """Triton's OpenAI frontend flags the InferenceService adds: the answer length of a request without max_tokens
+    (the frontend's default, 16, cuts answers short), then the model's overrides."""
+    return [f"--default-max-tokens={model.output_budget}", *override_args(model.engine_args)]
+
+
 def speculative_config(model: ModelSpec, model_dir: str) -> dict | None:
     spec = model.speculative_decoding
     if spec is None:
