@@ -347,11 +347,11 @@ def test_tcp_hand_off_is_a_plan_md_warning():
             ],
         ),
         (
-            # 131.5 GiB of 70B weights on one L40S (48 GB x 0.9 - 2 GiB = 41.2 GiB usable).
+            # 131.5 GiB of 70B weights on one L40S (44.99 GiB as it reports 46068 MiB, x 0.9 - 2 = 38.5 usable).
             lambda raw: _disaggregate(raw, 3, prefill={"pool": "l40s"}),
             [
                 "models[3].placements[0].prefill: prefill pool 'l40s': llama-3.1-70b (bf16) needs 131.5 GiB of weights "
-                "+ 10.0 GiB of KV cache (8 seqs x 8192 tokens); L40S offers 41.2 GiB usable per GPU, at most 1 per node "
+                "+ 10.0 GiB of KV cache (8 seqs x 8192 tokens); L40S offers 38.5 GiB usable per GPU, at most 1 per node "
                 "x 1 nodes: lower maxNumSeqs/maxModelLen, quantize, or use a larger GPU"
             ],
         ),

@@ -196,7 +196,8 @@ def test_estimated_load_reads_the_weights_at_the_cache_bandwidth(prod_plan):
     # 131.5 GiB at 2 GiB/s (model cache) x 1.5 + 60 s engine start + 180 s torch.compile and CUDA graphs = 339 s
     assert _annotation(isvc, "estimated-load-seconds") == "339"
     assert _annotation(isvc, "weights-gib") == "131.5"
-    assert _annotation(isvc, "kv-cache-gib") == "148.5"
+    # An H100 reports 81559 MiB = 79.65 GiB: 4 x (79.65 x 0.9 - 2) - 131.5 = 147.23 GiB of KV cache
+    assert _annotation(isvc, "kv-cache-gib") == "147.23"
 
 
 def test_tensor_parallel_servers_get_a_memory_backed_dev_shm_per_gpu(prod_plan):
@@ -560,7 +561,8 @@ def test_plan_md_lists_each_model_deployment(prod_plan):
     markdown = render_markdown(prod_plan)
     assert "## Model deployments" in markdown
     assert (
-        "| usc1 | llama-3-1-70b | vllm | h200 | H200-141GB (`nvidia.com/gpu` x 2) | 2 x 1 | 131.5 | 118.3 | 94 "
+        # An H200 reports 143771 MiB = 140.40 GiB: 2 x (140.40 x 0.9 - 2) - 131.5 = 117.22 GiB, 93 x 1.25 GiB
+        "| usc1 | llama-3-1-70b | vllm | h200 | H200-141GB (`nvidia.com/gpu` x 2) | 2 x 1 | 131.5 | 117.22 | 93 "
         "| 64 x 8192 | 1-2 | keda | 339s / 678s | never at zero |"
     ) in markdown
 

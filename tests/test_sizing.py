@@ -188,10 +188,13 @@ def _pool(machine_type: str, **fields) -> GpuPoolSpec:
 
 
 def test_whole_gpus_split_within_a_node_and_across_nodes_only_on_efa_pools():
+    # What each device reports (nvidia-smi memory.total), not the datasheet's GB: H100 80GB HBM3 81559 MiB,
+    # L40S 46068 MiB.
     efa = gpu_slot(_pool("p5.48xlarge", efa=True, zones=["us-east-1a"]), "nvidia.com/gpu")
-    assert efa == GpuSlot("H100-80GB", 80, gpus_per_node=8, max_nodes=3, fp8=True)
+    assert efa == GpuSlot("H100-80GB", 81559 / 1024, gpus_per_node=8, max_nodes=3, fp8=True)
     plain = gpu_slot(_pool("g6e.12xlarge"), "nvidia.com/gpu")
-    assert (plain.name, plain.memory_gib, plain.gpus_per_node, plain.max_nodes) == ("L40S", 48, 4, 1)
+    assert (plain.name, plain.memory_gib, plain.gpus_per_node, plain.max_nodes) == ("L40S", 46068 / 1024, 4, 1)
+    assert round(efa.memory_gib, 2) == 79.65 and round(plain.memory_gib, 2) == 44.99
     # GKE GPUDirect pools keep replicas in one node: the pods would need GPUDirect NICs the platform does not render
     assert gpu_slot(_pool("a3-ultragpu-8g", gpu_direct=True), "nvidia.com/gpu").max_nodes == 1
 
@@ -199,12 +202,13 @@ def test_whole_gpus_split_within_a_node_and_across_nodes_only_on_efa_pools():
 def test_a_mig_slice_is_its_profile_memory_and_cannot_be_split():
     pool = _pool("p4de.24xlarge", mig=MigSpec(layout={"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2}))
     slot = gpu_slot(pool, "nvidia.com/mig-2g.20gb")
-    assert (slot.name, slot.memory_gib, slot.splittable, slot.fp8) == ("A100-80GB MIG 2g.20gb", 20, False, False)
+    # nvidia-smi mig -lgip on an A100 80GB: 2g.20gb has 19.50 GiB.
+    assert (slot.name, slot.memory_gib, slot.splittable, slot.fp8) == ("A100-80GB MIG 2g.20gb", 19.5, False, False)
     assert slot.engine_memory_fraction == 1
     # single strategy (every instance advertised as nvidia.com/gpu) and H100's FP8
     single = _pool("p5.48xlarge", mig=MigSpec(strategy="single", profile="all-3g.40gb"))
     assert gpu_slot(single, "nvidia.com/gpu") == GpuSlot(
-        "H100-80GB MIG 3g.40gb", 40, gpus_per_node=1, max_nodes=1, fp8=True, splittable=False
+        "H100-80GB MIG 3g.40gb", 39.5, gpus_per_node=1, max_nodes=1, fp8=True, splittable=False
     )
     assert slots_per_node(pool) == 8 * 4  # 8 GPUs x (1 + 1 + 2) instances
 
@@ -212,8 +216,8 @@ def test_a_mig_slice_is_its_profile_memory_and_cannot_be_split():
 def test_a_time_slice_share_is_a_fraction_of_the_gpu():
     slot = gpu_slot(_pool("g6e.xlarge", time_slicing=TimeSlicingSpec(replicas=4)), "nvidia.com/gpu")
     assert (slot.memory_gib, slot.device_memory_gib, slot.splittable, slot.engine_memory_fraction) == (
-        12,
-        48,
+        46068 / 1024 / 4,  # a quarter of the 44.99 GiB an L40S reports
+        46068 / 1024,
         False,
         0.25,
     )

@@ -31,6 +31,7 @@ TensorRT-LLM repository is downloaded by KServe's storage initializer (its engin
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -222,7 +223,8 @@ def sizing_annotations(p: ModelPlacement) -> dict[str, str]:
     sizing, slot = p.fit.sizing, p.fit.slot
     values = {
         "gpu-product": MACHINES[p.pool.machine_type].gpu,
-        "gpu-memory-gib": f"{slot.memory_gib:g}",
+        # Down to the hundredth: never more than the device reports (the policy pack compares the two).
+        "gpu-memory-gib": f"{math.floor(slot.memory_gib * 100) / 100:g}",
         "tensor-parallel": str(sizing.tensor_parallel),
         "pipeline-parallel": str(sizing.pipeline_parallel),
         "weights-gib": f"{sizing.weights_gib:g}",
