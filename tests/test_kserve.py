@@ -298,12 +298,14 @@ def test_triggers_are_queue_depth_and_latency_against_the_objectives(prod_plan, 
     dev = _objects(dev_plan, SCALED_OBJECT)["dev-use1", "llama-3-1-8b"]["spec"]
     assert dev["minReplicaCount"] == 0
     wake = dev["triggers"][-1]
-    # requests the picker holds while the model has no pod (its flow control queue), not requests it routed
+    # requests the picker held while the model had no pod and could not place (its flow control's outcomes
+    # other than Dispatched, a counter: a 10 s hold falls between two scrapes of a queue gauge)
     assert wake["name"] == "gateway-queue"
     assert wake["metadata"]["query"] == (
-        'sum(inference_extension_flow_control_queue_size{inference_pool="llama-3-1-8b"}) or vector(0)'
+        "sum(increase(inference_extension_flow_control_request_queue_duration_seconds_count"
+        '{inference_pool="llama-3-1-8b",outcome!="Dispatched"}[2m])) or vector(0)'
     )
-    assert wake["metadata"]["threshold"] == "16"  # one replica per maxNumSeqs queued requests
+    assert wake["metadata"]["threshold"] == "16"  # one replica per maxNumSeqs unplaced requests
 
 
 def test_keda_and_kserve_releases(prod_plan):

@@ -329,16 +329,19 @@ def test_a_request_at_zero_replicas_waits_in_the_pickers_queue_which_wakes_the_m
         for rule in served:
             limits += [_seconds(rule["timeouts"]["request"]), _seconds(rule["streamIdleTimeout"])]
         assert 0 < ttl < min(limits)  # the picker answers 503 before Envoy gives up on it
-        # the wake-up trigger counts this pool's queue, by the pool name the picker reports it under
+        assert ttl <= 10  # and soon: a cold start is minutes, no client should hang on it
+        # the wake-up trigger counts the requests this pool's picker could not place, by the pool name it reports
+        # them under; a counter, so a request held less than a scrape interval still counts
         picker_pool = picker["args"][picker["args"].index("--pool-name") + 1]
         queued = [
             t
             for t in scalers[cluster, pool_name]["spec"]["triggers"]
-            if "inference_extension_flow_control_queue_size" in t["metadata"]["query"]
+            if "inference_extension_flow_control_request_queue_duration_seconds_count" in t["metadata"]["query"]
         ]
         assert [re.search(r'inference_pool="([^"]+)"', t["metadata"]["query"]).group(1) for t in queued] == [
             picker_pool
         ]
+        assert [re.search(r'outcome!="([^"]+)"', t["metadata"]["query"]).group(1) for t in queued] == ["Dispatched"]
         assert "inference_objective_request_total" not in str(scalers[cluster, pool_name]["spec"]["triggers"])
 
 
@@ -499,6 +502,43 @@ def test_the_rate_limit_redis_takes_only_the_rate_limiter_despite_the_namespace_
             if p["metadata"]["namespace"] == GATEWAY_NS and _matches(p["spec"]["podSelector"], ENVOY_POD[1])
             for rule in p["spec"]["ingress"]
         )
+
+
+# Envoy Gateway's controller as its chart labels it, and its topology-injector webhook's port, which the API server
+# calls on every Envoy pod's binding [envoyproxy/gateway@v1.9.0:charts/gateway-helm/templates/
+# envoy-gateway-deployment.yaml, templates/envoy-proxy-topology-injector-webhook.yaml].
+EG_CONTROLLER = (GATEWAY_NS, {"control-plane": "envoy-gateway", "app.kubernetes.io/name": "gateway-helm"})
+
+
+def _admits_outside(policies: list[dict], target: tuple[str, dict], port: int) -> bool:
+    """A client outside the cluster (the API server of a managed control plane) reaches target:port."""
+    namespace, labels = target
+    selecting = [
+        p
+        for p in policies
+        if p["metadata"]["namespace"] == namespace
+        and "Ingress" in p["spec"]["policyTypes"]
+        and _matches(p["spec"]["podSelector"], labels)
+    ]
+    return not selecting or any(
+        {"ipBlock": {"cidr": "0.0.0.0/0"}} in rule.get("from", [])
+        and (not rule.get("ports") or port in [r["port"] for r in rule["ports"]])
+        for p in selecting
+        for rule in p["spec"].get("ingress", [])
+    )
+
+
+def test_the_api_server_reaches_the_envoy_gateway_webhook_and_nothing_else_of_the_controller(env_plan):
+    """The namespace's default deny selects the controller: without an allowance every Envoy pod's binding waits
+    out the webhook's timeout (failurePolicy Ignore) and gets no zone labels."""
+    policies = network_policies(env_plan)
+    assert sorted(policies) == SERVING_CLUSTERS[env_plan.environment], "clusters with policies"
+    for cluster, mine in policies.items():
+        assert _admits_outside(mine, EG_CONTROLLER, 9443), cluster
+        assert not _admits_outside(mine, EG_CONTROLLER, 18000), cluster  # xDS stays in the namespace
+        for who, intruder in INTRUDERS.items():
+            if intruder[0] != GATEWAY_NS:
+                assert not ingress_allowed(mine, intruder, EG_CONTROLLER, 9443), (cluster, who)
 
 
 def test_network_policies_are_enforced_on_every_cluster(env_plan):

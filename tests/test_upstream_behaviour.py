@@ -7,12 +7,18 @@ fact about the pinned upstream versions (who creates an object, what is admitted
 from __future__ import annotations
 
 import re
+import shlex
 import warnings
 
 import pytest
 
+from components.catalog.chart_crds import installed_kinds
 from components.catalog.charts import CHARTS
+from components.catalog.engines import PD_ENGINE_IMAGE, VLLM_VERSION
 from components.catalog.upstream import (
+    AI_GATEWAY_ENVOY_GATEWAY_PAIR,
+    AI_GATEWAY_PICKER_FAIL_CLOSED,
+    ENVOY_GATEWAY_WATCHES_INFERENCE_POOLS,
     FACTS,
     GKE_CRITICAL_PODS_NEED_QUOTA,
     GKE_CRITICAL_PRIORITY_CLASSES,
@@ -20,14 +26,18 @@ from components.catalog.upstream import (
     GKE_POOLS_NEED_THEIR_OWN_DCGM_EXPORTER,
     KARMADA_AGENT_REGISTERS,
     KSERVE_NEEDS_CERT_MANAGER,
+    LLM_INFERENCE_SERVICE_INSTALL,
+    LLM_INFERENCE_SERVICE_PRESETS,
     PATCH_FORCE_TAKES_OVER_FIELDS,
+    PICKER_LEADER_ONLY_READY,
     REPOSITORIES_SERVE_PINS,
     UpstreamFact,
 )
+from components.catalog.upstream import PD_ENGINE_IMAGE as PD_ENGINE_IMAGE_FACT
 from policies.framework import PackSettings, evaluate_stack
 from policies.offline import plan_resources
 from policies.rules import ALL_RULES
-from tests.harness import HELM_RELEASES, environment_config, ns, plan_config
+from tests.harness import HELM_RELEASES, SERVING_CLUSTERS, cluster_objects, environment_config, ns, plan_config
 from tools.plan.report import render_markdown
 
 CLUSTER_TYPE = "kubernetes:cluster.karmada.io/v1alpha1:Cluster"
@@ -342,3 +352,135 @@ def test_kserve_waits_for_cert_manager_on_its_cluster(env_plan):
         cert_manager = releases[cluster, "cert-manager"]
         assert cert_manager.urn in release.options["dependsOn"], cluster
         assert cert_manager.inputs["values"]["crds"]["enabled"] is True
+
+
+# --- the serving path: LLMInferenceService, pickers, the AI Gateway -----------------------------------------
+
+INFERENCE_POOL = ("inference.networking.k8s.io", "InferencePool")
+
+
+def _cluster_releases(plan) -> dict[str, dict[str, object]]:
+    """cluster -> release name -> release."""
+    by_cluster: dict[str, dict[str, object]] = {}
+    for r in plan.helm_releases():
+        by_cluster.setdefault(plan.cluster_of(r), {})[r.inputs["name"]] = r
+    return by_cluster
+
+
+def test_every_serving_cluster_installs_llm_inference_service_whole_and_in_order(env_plan):
+    assert LLM_INFERENCE_SERVICE_INSTALL.name in FACTS
+    releases = _cluster_releases(env_plan)
+    serving = sorted(c for c, mine in releases.items() if "kserve" in mine)
+    assert serving == SERVING_CLUSTERS[env_plan.environment]
+    for cluster in serving:
+        mine = releases[cluster]
+        crd, controller, configs = mine["kserve-llmisvc-crd"], mine["kserve-llmisvc"], mine["kserve-runtime-configs"]
+        assert controller.inputs["chart"].endswith("/kserve-llmisvc-resources")
+        assert controller.inputs["values"]["kserve"]["createSharedResources"] is False  # kserve-resources has them
+        assert configs.inputs["values"]["kserve"]["llmisvcConfigs"]["enabled"] is True
+        assert crd.urn in controller.options["dependsOn"] and mine["kserve"].urn in controller.options["dependsOn"]
+        assert controller.urn in configs.options["dependsOn"]  # its webhook validates the configs
+        # one owner of the InferencePool CRD per cluster: kserve-llmisvc-resources, by its createGIECRDs default
+        owners = [
+            name
+            for name, r in mine.items()
+            if name in CHARTS_BY_RELEASE
+            and INFERENCE_POOL in installed_kinds(CHARTS_BY_RELEASE[name], r.inputs["values"])
+        ]
+        assert owners == ["kserve-llmisvc"], cluster
+
+
+# Release name -> pinned chart, for the releases of the serving path.
+CHARTS_BY_RELEASE = {
+    "kserve": "kserve-resources",
+    "kserve-crd": "kserve-crd",
+    "kserve-llmisvc-crd": "kserve-llmisvc-crd",
+    "kserve-llmisvc": "kserve-llmisvc-resources",
+    "kserve-runtime-configs": "kserve-runtime-configs",
+    "envoy-gateway": "gateway-helm",
+    "ai-gateway-crds": "ai-gateway-crds-helm",
+    "ai-gateway": "ai-gateway-helm",
+}
+
+
+def test_disaggregated_pods_args_survive_the_presets_eval_and_carry_their_labels(prod_plan):
+    assert LLM_INFERENCE_SERVICE_PRESETS.name in FACTS
+    services = cluster_objects(prod_plan, "LLMInferenceService")
+    assert sorted(services) == [("prod-use1", "llama-3-1-70b-rag")]
+    for spec in (s["spec"] for s in services.values()):
+        for pod, labels in (
+            (spec["template"], spec["labels"]),
+            (spec["prefill"]["template"], spec["prefill"]["labels"]),
+        ):
+            (main,) = pod["containers"]
+            # what the shell hands vLLM after `eval "exec vllm serve ... $@"` is what we meant, one argument each
+            assert len(shlex.split(" ".join(main["args"]))) == len(main["args"])
+            assert any(" " in a or '"' in a for a in shlex.split(" ".join(main["args"])))  # JSON configs, quoted
+            assert main["securityContext"]["runAsUser"] != 0  # the presets' runAsNonRoot, on an image run as root
+            # copied to the pods (spec.labels to decode, spec.prefill.labels to prefill): scraping and autoscaling
+            # find the model's pods by it
+            assert labels == {"inference-platform.io/model": "llama-3-1-70b-rag"}
+
+
+def test_disaggregated_pods_run_the_pinned_vllm_and_hand_over_without_libfabric(prod_plan):
+    assert PD_ENGINE_IMAGE_FACT.name in FACTS
+    assert f"vllm/vllm-openai:{VLLM_VERSION}" == PD_ENGINE_IMAGE
+    (service,) = cluster_objects(prod_plan, "LLMInferenceService").values()
+    for pod in (service["spec"]["template"], service["spec"]["prefill"]["template"]):
+        (main,) = pod["containers"]
+        assert main["image"] == PD_ENGINE_IMAGE
+        argv = shlex.split(" ".join(main["args"]))
+        assert "LIBFABRIC" not in " ".join(argv)  # NIXL's default backend (UCX) only
+        assert "vpc.amazonaws.com/efa" not in main["resources"]["requests"]
+
+
+def test_envoy_gateway_starts_after_the_inference_pool_crd(env_plan):
+    assert ENVOY_GATEWAY_WATCHES_INFERENCE_POOLS.name in FACTS
+    releases = _cluster_releases(env_plan)
+    gateways = sorted(c for c, mine in releases.items() if "envoy-gateway" in mine)
+    assert gateways == SERVING_CLUSTERS[env_plan.environment]
+    for cluster in gateways:
+        mine = releases[cluster]
+        values = mine["envoy-gateway"].inputs["values"]["config"]["envoyGateway"]["extensionManager"]
+        assert {"group": INFERENCE_POOL[0], "kind": INFERENCE_POOL[1], "version": "v1"} in values["backendResources"]
+        assert mine["kserve-llmisvc"].urn in mine["envoy-gateway"].options["dependsOn"], cluster
+
+
+def test_pools_state_fail_close_and_envoys_500_for_a_lost_picker_becomes_a_503(env_plan):
+    assert AI_GATEWAY_PICKER_FAIL_CLOSED.name in FACTS
+    pools = cluster_objects(env_plan, "InferencePool")
+    ours = {key: p for key, p in pools.items() if "failureMode" in p["spec"]["endpointPickerRef"]}
+    assert len(ours) == len(cluster_objects(env_plan, "InferenceService"))  # KServe renders the P/D model's own
+    assert {p["spec"]["endpointPickerRef"]["failureMode"] for p in ours.values()} == {"FailClose"}
+    for (cluster, _), policy in cluster_objects(env_plan, "BackendTrafficPolicy").items():
+        (local_500,) = [o for o in policy["spec"]["responseOverride"] if o.get("source") == "Local"]
+        assert local_500["match"]["statusCodes"] == [{"type": "Value", "value": 500}], cluster
+        assert local_500["response"]["statusCode"] == 503
+
+
+def test_pickers_are_active_active_and_roll_one_at_a_time(env_plan):
+    assert PICKER_LEADER_ONLY_READY.name in FACTS
+    pools = cluster_objects(env_plan, "InferencePool")
+    deployments = cluster_objects(env_plan, "Deployment")
+    pickers = [
+        deployments[cluster, p["spec"]["endpointPickerRef"]["name"]]
+        for (cluster, _), p in pools.items()
+        if (cluster, p["spec"]["endpointPickerRef"]["name"]) in deployments
+    ]
+    assert len(pickers) == len(cluster_objects(env_plan, "InferenceService"))
+    for picker in pickers:
+        (container,) = picker["spec"]["template"]["spec"]["containers"]
+        assert "--ha-enable-leader-election" not in container["args"]
+        assert picker["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"] == 0
+
+
+def test_the_gateway_pair_is_the_one_read(env_plan):
+    """The pair the fact was read for: a bump of either chart re-reads the extension protocol's diff."""
+    assert AI_GATEWAY_ENVOY_GATEWAY_PAIR.name in FACTS
+    assert (CHARTS["gateway-helm"].version, CHARTS["ai-gateway-helm"].version) == ("v1.9.0", "v1.1.0")
+    assert CHARTS["ai-gateway-crds-helm"].version == CHARTS["ai-gateway-helm"].version
+    releases = _cluster_releases(env_plan)
+    for cluster in SERVING_CLUSTERS[env_plan.environment]:
+        manager = releases[cluster]["envoy-gateway"].inputs["values"]["config"]["envoyGateway"]["extensionManager"]
+        # hooks both versions' extension protocol has
+        assert manager["hooks"]["xdsTranslator"]["post"] == ["Translation", "Cluster", "Route"]

@@ -92,15 +92,17 @@ def envoy_gateway_values(redis_url: str, redis_env: list[dict], production: bool
     return values
 
 
-def ai_gateway_values(production: bool) -> dict[str, Any]:
+def ai_gateway_values() -> dict[str, Any]:
     """ai-gateway-helm values: OpenAI paths at the root (`/v1/...`), per-tenant token metrics."""
     return {
         "controller": {
             "fullnameOverride": AI_GATEWAY_CONTROLLER,
             # Observability's per-tenant token panels read the tenant attribute from the gen_ai metrics.
             "metricsRequestHeaderAttributes": f"{names.TENANT_HEADER}:{names.TENANT_METRIC_ATTRIBUTE}",
-            "replicaCount": 2 if production else 1,
-            "podDisruptionBudget": {"enabled": production},
+            # Two everywhere: its pod-mutating webhook is failurePolicy Fail (templates/admission_webhook.yaml at
+            # v1.1.0), so with it down no Envoy pod of the Gateway can be created.
+            "replicaCount": 2,
+            "podDisruptionBudget": {"enabled": True},
             "resources": {
                 "requests": {"cpu": "100m", "memory": "256Mi"},
                 "limits": {"cpu": "1", "memory": "1Gi"},
@@ -257,7 +259,7 @@ class InferenceGateway(pulumi.ComponentResource):
             CHARTS["ai-gateway-helm"],
             cluster,
             aigw_ns,
-            ai_gateway_values(env.production),
+            ai_gateway_values(),
             parent=self,
             depends_on=[ai_crds, envoy_gateway],
         )
@@ -303,7 +305,9 @@ class InferenceGateway(pulumi.ComponentResource):
         self._custom(
             kind="BackendTrafficPolicy",
             api_version=specs.ENVOY_GATEWAY_API,
-            spec=specs.backend_traffic_policy_spec(env),
+            spec=specs.backend_traffic_policy_spec(
+                env, waking=any(p.cold_start_seconds is not None for p in model_placements(env, region))
+            ),
             depends_on=eg_ns,
             **in_eg,
         )

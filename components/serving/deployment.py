@@ -78,8 +78,9 @@ MULTINODE_ROLE_LABEL = ("multinode/role", "head")
 PREDICTOR_SUFFIX = "-predictor"
 # How often KEDA queries the autoscaling metrics (autoscaling.py).
 POLLING_SECONDS = 15
-# Cold start of a replica at zero, before its engine starts: Prometheus scrapes the picker's queue (the
-# Prometheus Operator's default interval, which kube-prometheus-stack keeps), KEDA polls it ...
+# Cold start of a replica at zero, before its engine starts: Prometheus scrapes the picker's count of the requests
+# it could not place (the Prometheus Operator's default interval, which kube-prometheus-stack keeps), KEDA polls
+# it ...
 WAKE_SCRAPE_SECONDS = 30
 # ... and, on a pool that may have no node up, a GPU node starts: instance launch, node join, driver and
 # device plugin, the engine image pull. An estimate, not measured (the cluster autoscaler itself gives
@@ -87,6 +88,10 @@ WAKE_SCRAPE_SECONDS = 30
 NODE_START_SECONDS = 300
 # The picker answers a request it could not place this long before the gateway's own timers fire.
 QUEUE_ANSWER_MARGIN_SECONDS = 5
+# How long the picker holds a request for a model at zero: long enough for a replica that is about to be ready,
+# short against a cold start (minutes) no client should hang on. Then it answers 503 and the gateway adds
+# Retry-After (gateway_specs.RETRY_AFTER_SECONDS); the request it held has already woken the model.
+WAKE_HOLD_SECONDS = 10
 
 Autoscaler = Literal["keda", "fixed", "knative"]
 
@@ -106,8 +111,8 @@ class ModelPlacement:
     scheduling: PodScheduling
     label_domain: str
     ttft_objective_seconds: float
-    # Longest a request may wait at the gateway for a replica: the endpoint picker's queue (flow control),
-    # within the AI Gateway's and the route's timeouts.
+    # Longest a request may wait at the gateway for a replica of a model at zero: the endpoint picker's queue
+    # (flow control), WAKE_HOLD_SECONDS within the AI Gateway's and the route's timeouts.
     queue_wait_seconds: int
     gateway: bool  # the cluster runs the gateway, whose Envoy and endpoint picker call the servers
     # Disaggregated: the prefill pool and the KV hand-off (`disaggregation.py`); None when aggregated.
@@ -194,7 +199,7 @@ def model_placement(env: EnvironmentSpec, model: ModelSpec, placement: Placement
         scheduling=model_scheduling(env, model),
         label_domain=env.label_domain,
         ttft_objective_seconds=ttft,
-        queue_wait_seconds=queue_wait_seconds(env.gateway),
+        queue_wait_seconds=min(WAKE_HOLD_SECONDS, queue_wait_seconds(env.gateway)),
         gateway=has_gateway(env, region),
         disaggregation=disaggregation,
         mode_decision=decision,

@@ -20,6 +20,8 @@ from __future__ import annotations
 from typing import Any
 
 from components.catalog.peers import (
+    ENVOY_GATEWAY_CONTROLLER_LABELS,
+    ENVOY_GATEWAY_WEBHOOK_PORT,
     ENVOY_PROXY_LABELS,
     ENVOY_WELL_KNOWN_PORT_SHIFT,
     KNATIVE_ACTIVATOR,
@@ -124,7 +126,8 @@ def picker_policy(model: str, picker_pods: dict[str, str], ext_proc_port: int) -
 
 def gateway_namespace_policies(region: RegionSpec, listener_port: int) -> list[dict[str, Any]]:
     """Envoy Gateway's namespace: default deny; its own pods among themselves (xDS, the rate limiter, Redis),
-    clients on the Envoy listener (from anywhere: the load balancer keeps their addresses), Prometheus."""
+    clients on the Envoy listener (from anywhere: the load balancer keeps their addresses), the API server on the
+    controller's webhook (from anywhere: the control plane's addresses are the cloud's), Prometheus."""
     namespace = names.ENVOY_GATEWAY_NAMESPACE
     container_port = listener_port + ENVOY_WELL_KNOWN_PORT_SHIFT if listener_port < 1024 else listener_port
     # Policies add up: these must not select the Redis, which only the rate limiter may reach.
@@ -137,6 +140,12 @@ def gateway_namespace_policies(region: RegionSpec, listener_port: int) -> list[d
             namespace,
             {**ENVOY_PROXY_LABELS, OWNING_GATEWAY_LABEL: names.GATEWAY_NAME},
             [{"from": [{"ipBlock": {"cidr": "0.0.0.0/0"}}], "ports": _tcp(container_port)}],
+        ),
+        policy(
+            "allow-webhook",
+            namespace,
+            ENVOY_GATEWAY_CONTROLLER_LABELS,
+            [{"from": [{"ipBlock": {"cidr": "0.0.0.0/0"}}], "ports": _tcp(ENVOY_GATEWAY_WEBHOOK_PORT)}],
         ),
     ]
     prometheus = prometheus_peer(region)

@@ -525,7 +525,7 @@ def _model_deployments(plan: Plan) -> str:
         "## Model deployments\n",
         "| region | model | runtime | pool | GPU (resource x per pod) | TP x PP | weights GiB | KV GiB per replica "
         "| max sequences at max context | maxNumSeqs x maxModelLen | replicas | autoscaler | start-up est. / probe "
-        "budget | at zero replicas: cold start / request waits |",
+        "budget | at zero replicas: cold start / a request is held, then 503 + Retry-After |",
         "|---|---|---|---|---|---|---:|---:|---:|---|---|---|---:|---:|",
     ]
     for p in placements:
