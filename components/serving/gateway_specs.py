@@ -220,8 +220,8 @@ def _error_body(message: str) -> dict:
 def response_overrides(waking: bool) -> list[dict]:
     """What a client gets instead of Envoy's and the picker's bare errors.
 
-    - a 500 Envoy generated itself (the picker unreachable): 503 with Retry-After 1, since a picker restarts in
-      seconds and production runs two;
+    - a 500 Envoy generated itself (the picker unreachable, or another ext_proc or ext_authz service of the
+      path): 503 with Retry-After 1, since a picker restarts in seconds and production runs two;
     - any 503 (the picker's "no endpoint" / "timed out in queue" for a model at zero or saturated, or no healthy
       replica): the same 503 with Retry-After, 30 s where a model of the region may be at zero, else 2 s.
     Responses from the model servers themselves (source Backend) keep their own 500s.
@@ -234,7 +234,9 @@ def response_overrides(waking: bool) -> list[dict]:
             "response": {
                 "statusCode": 503,
                 "contentType": "application/json",
-                "body": _error_body("the model's endpoint picker is unavailable; retry"),
+                "body": _error_body(
+                    "the gateway could not reach a service on the request's path (such as the model's endpoint picker); retry"
+                ),
                 "header": {"set": [{"name": "Retry-After", "value": str(PICKER_DOWN_RETRY_AFTER_SECONDS)}]},
             },
         },
