@@ -79,6 +79,20 @@ def test_dev_engines_are_sized_for_a_time_slice_share_and_a_mig_slice(dev_plan):
         assert "--model=/mnt/models" in args
 
 
+def test_engines_sharing_a_time_sliced_gpu_are_given_their_kv_cache(dev_plan):
+    """Two vLLM servers starting together on one L40S would each count the other's weights, loaded during its
+    memory profiling, as its own: the share's KV cache is given, and vLLM skips that measurement."""
+    isvcs = _objects(dev_plan, ISVC)
+    share = _model(isvcs["dev-use1", "llama-3-1-8b"])["args"]
+    # Half an L40S (46,068 MiB reported, 22.494 GiB): 22.494 x 0.9 - 2 GiB overhead - 5.2070 GiB of AWQ weights
+    # (embedding and output head 16-bit) = 13.0377 GiB, 13,350.6 MiB: 13,350 MiB (the annotation rounds to 13.04)
+    (kv,) = [a for a in share if a.startswith("--kv-cache-memory-bytes=")]
+    assert int(kv.split("=")[1]) == 13350 * 2**20
+    assert _annotation(isvcs["dev-use1", "llama-3-1-8b"], "kv-cache-gib") == "13.04"
+    # a MIG slice is isolated memory: the engine profiles it alone
+    assert not [a for a in _model(isvcs["dev-use1", "qwen2-5-7b"])["args"] if a.startswith("--kv-cache-memory")]
+
+
 def test_prod_70b_splits_four_ways_on_h100_and_two_ways_on_h200(prod_plan):
     isvcs = _objects(prod_plan, ISVC)
     for cluster, tp, gpu in (

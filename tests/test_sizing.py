@@ -13,6 +13,7 @@ from components.domain.sizing import (
     engine_memory_utilization,
     estimated_startup_seconds,
     kv_bytes_per_token,
+    kv_cache_memory_bytes,
     lora_bytes,
     replica_kv_bytes_per_token,
     replica_weight_bytes,
@@ -38,8 +39,13 @@ def test_weights_and_kv_per_token_by_hand():
     assert kv_bytes_per_token(MODELS["llama-3.1-70b"], "fp8") == 163840
     # Qwen2.5 7B (4 KV heads): 2 x 28 x 4 x 128 x 2 = 57344
     assert kv_bytes_per_token(MODELS["qwen2.5-7b"], "auto") == 57344
-    # AWQ 4-bit: 72.7e9 x 0.5 B = 33.85 GiB
-    assert weight_bytes(MODELS["qwen2.5-72b"], "awq") / 2**30 == pytest.approx(33.853, abs=1e-3)
+    # AWQ 4-bit, but the embedding and the output head (2 x 152,064 x 8,192 = 2.4914e9 parameters) stay 16-bit:
+    # (72.7e9 - 2.4914e9) x 0.5 + 2.4914e9 x 2 = 40.087e9 B = 37.33 GiB, not 72.7e9 x 0.5 = 33.85 GiB
+    assert weight_bytes(MODELS["qwen2.5-72b"], "awq") / 2**30 == pytest.approx(37.334, abs=1e-3)
+    # Llama 3.1 8B in AWQ: 2 x 128,256 x 4,096 = 1.0507e9 of them; 6.9793e9 x 0.5 + 1.0507e9 x 2 = 5.21 GiB;
+    # FP8 likewise keeps them 16-bit: 6.9793e9 + 2.1013e9 = 8.46 GiB
+    assert weight_bytes(MODELS["llama-3.1-8b"], "awq") / 2**30 == pytest.approx(5.207, abs=1e-3)
+    assert weight_bytes(MODELS["llama-3.1-8b"], "fp8") / 2**30 == pytest.approx(8.457, abs=1e-3)
 
 
 def test_small_model_on_one_l40s():
@@ -169,14 +175,19 @@ def test_lora_slots_are_counted_with_the_weights():
 
 def test_a_time_slice_share_sizes_its_memory_and_scales_the_engine_utilization():
     # A quarter of an L40S: 12 GiB, so 12 x 0.9 - 2 = 8.8 GiB usable; the engine sees the whole 48 GiB
-    # GPU, so its --gpu-memory-utilization is 0.9 x 12 / 48 = 0.225. AWQ weights: 8.03e9 x 0.5 B = 3.74 GiB.
+    # GPU, so its --gpu-memory-utilization is 0.9 x 12 / 48 = 0.225. AWQ weights: 5.21 GiB (above).
     share = GpuSlot("L40S 1/4", 12, gpus_per_node=1, max_nodes=1, fp8=True, splittable=False, device_memory_gib=48)
     request = SizingRequest(MODELS["llama-3.1-8b"], precision="awq", kv_cache_dtype="fp8", max_model_len=4096)
     assert engine_memory_utilization(share, request) == 0.225
     with pytest.raises(DoesNotFit):  # 64 x 4096 x 64 KiB = 16 GiB of KV
         size(request, share)
-    sizing = size(SizingRequest(**{**request.__dict__, "max_num_seqs": 16}), share)
-    assert (sizing.weights_gib, sizing.kv_cache_gib, sizing.required_kv_gib) == (3.74, 5.06, 4.0)
+    with pytest.raises(DoesNotFit):  # 16 x 4096 x 64 KiB = 4 GiB > 8.8 - 5.21
+        size(SizingRequest(**{**request.__dict__, "max_num_seqs": 16}), share)
+    twelve = SizingRequest(**{**request.__dict__, "max_num_seqs": 12})
+    sizing = size(twelve, share)
+    assert (sizing.weights_gib, sizing.kv_cache_gib, sizing.required_kv_gib) == (5.21, 3.59, 3.0)
+    # 8.8 - 5.2070 = 3.5930 GiB = 3,679.2 MiB, floored: the engine's KV cache (not the rounded 3.59 GiB's 3,676)
+    assert kv_cache_memory_bytes(share, twelve, sizing) == 3679 * 2**20
     assert engine_memory_utilization(MIG_3G, request) == 0.9  # a MIG slice is the engine's whole device
 
 

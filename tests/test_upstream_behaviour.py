@@ -6,6 +6,7 @@ fact about the pinned upstream versions (who creates an object, what is admitted
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import warnings
@@ -31,9 +32,14 @@ from components.catalog.upstream import (
     PATCH_FORCE_TAKES_OVER_FIELDS,
     PICKER_LEADER_ONLY_READY,
     REPOSITORIES_SERVE_PINS,
+    VLLM_KV_CACHE_BYTES_SKIP_PROFILING,
+    VLLM_QUANTIZATION_KEEPS_EMBEDDINGS,
+    VLLM_STREAMER_DISTRIBUTED,
+    VLLM_STREAMER_READS_ROOT_SAFETENSORS,
     UpstreamFact,
 )
 from components.catalog.upstream import PD_ENGINE_IMAGE as PD_ENGINE_IMAGE_FACT
+from components.k8s import names
 from policies.framework import PackSettings, evaluate_stack
 from policies.offline import plan_resources
 from policies.rules import ALL_RULES
@@ -484,3 +490,85 @@ def test_the_gateway_pair_is_the_one_read(env_plan):
         manager = releases[cluster]["envoy-gateway"].inputs["values"]["config"]["envoyGateway"]["extensionManager"]
         # hooks both versions' extension protocol has
         assert manager["hooks"]["xdsTranslator"]["post"] == ["Translation", "Cluster", "Route"]
+
+
+# --- vLLM: loading weights and sizing memory -------------------------------------------------------------------
+
+
+def _vllm_servers(plan) -> dict[tuple[str, str, str], tuple[list[str], dict]]:
+    """(cluster, model, role) -> (the argv vLLM parses, the pod's metadata carrier) for every vLLM server."""
+    servers = {}
+    for (cluster, name), isvc in cluster_objects(plan, "InferenceService").items():
+        model = isvc["spec"]["predictor"]["model"]
+        if model["modelFormat"]["name"] == "vLLM":
+            servers[cluster, name, "aggregated"] = (model["args"], isvc["spec"]["predictor"])
+    for (cluster, name), service in cluster_objects(plan, "LLMInferenceService").items():
+        for role, pod in (("decode", service["spec"]["template"]), ("prefill", service["spec"]["prefill"]["template"])):
+            (main,) = pod["containers"]
+            servers[cluster, name, role] = (shlex.split(" ".join(main["args"])), pod)  # as the presets' eval does
+    return servers
+
+
+def _flag(argv: list[str], flag: str) -> str | None:
+    values = [a.split("=", 1)[1] for a in argv if a.startswith(f"--{flag}=")]
+    assert len(values) <= 1, flag
+    return values[0] if values else None
+
+
+def test_every_vllm_server_streams_its_weights_once_per_node(env_plan):
+    assert VLLM_STREAMER_DISTRIBUTED.name in FACTS and VLLM_STREAMER_READS_ROOT_SAFETENSORS.name in FACTS
+    servers = _vllm_servers(env_plan)
+    assert servers
+    multi_gpu = set()
+    for key, (argv, _) in servers.items():
+        assert _flag(argv, "load-format") == "runai_streamer", key  # safetensors at the prefix's root only
+        config = json.loads(_flag(argv, "model-loader-extra-config"))
+        assert set(config) <= {"distributed", "concurrency", "memory_limit"}, key  # the loader refuses others
+        gpus = int(_flag(argv, "tensor-parallel-size")) * int(_flag(argv, "pipeline-parallel-size"))
+        assert config.get("distributed", False) is (gpus > 1), key
+        if gpus > 1:
+            multi_gpu.add(key[1])
+    # the 70B at TP 4 (H100) or 2 (H200), and both pools of its P/D variant, each read once per node
+    assert multi_gpu == (set() if env_plan.environment == "dev" else {"llama-3-1-70b", "llama-3-1-70b-rag"})
+
+
+def test_engines_on_a_time_sliced_gpu_are_given_their_kv_cache(env_plan):
+    assert VLLM_KV_CACHE_BYTES_SKIP_PROFILING.name in FACTS
+    shared_pools = {
+        (f"{env_plan.environment}-{region.name}", pool.name)
+        for region in env_plan.spec.regions
+        for pool in region.gpu_pools
+        if pool.time_slicing is not None and pool.time_slicing.replicas > 1
+    }
+    given = set()
+    for (cluster, name, _), (argv, pod) in _vllm_servers(env_plan).items():
+        pool = pod["nodeSelector"][f"{env_plan.spec.label_domain}/pool"]
+        kv = _flag(argv, "kv-cache-memory-bytes")
+        assert (kv is not None) is ((cluster, pool) in shared_pools), (cluster, name)
+        if kv is not None:
+            given.add(name)
+            # the KV cache the sizing reports (rounded to 0.01 GiB there), in whole MiB
+            isvc = cluster_objects(env_plan, "InferenceService")[cluster, name]
+            annotations = isvc["metadata"]["annotations"]
+            kv_gib = float(annotations[names.annotation("kv-cache-gib")])
+            assert int(kv) % 2**20 == 0 and abs(int(kv) / 2**30 - kv_gib) <= 0.005 + 1 / 1024
+    # dev's 8B shares an L40S with another model: half of 44.99 GiB x 0.9 - 2 GiB overhead - 5.21 GiB of weights
+    assert given == ({"llama-3-1-8b"} if env_plan.environment == "dev" else set())
+
+
+def test_quantized_weights_count_their_16_bit_embeddings(env_plan):
+    """Weights as vLLM holds them, worked by hand from each model's config.json (vocab x hidden, untied)."""
+    assert VLLM_QUANTIZATION_KEEPS_EMBEDDINGS.name in FACTS
+    weights = {
+        (cluster, name): isvc["metadata"]["annotations"][names.annotation("weights-gib")]
+        for (cluster, name), isvc in cluster_objects(env_plan, "InferenceService").items()
+    }
+    if env_plan.environment == "dev":
+        # Llama 3.1 8B in AWQ: 2 x 128,256 x 4,096 = 1.0507e9 16-bit parameters, the other 6.9793e9 at 4 bits:
+        # 3.4897e9 + 2.1013e9 = 5.5910e9 B = 5.21 GiB (8.03e9 x 0.5 = 3.74 GiB would leave them out)
+        assert weights["dev-use1", "llama-3-1-8b"] == "5.21"
+    else:
+        # Mistral 7B v0.3 in FP8 (TensorRT-LLM): 2 x 32,768 x 4,096 = 0.2684e9 16-bit parameters, 6.9816e9 at one
+        # byte: 7.5184e9 B = 7.0 GiB (7.25e9 x 1 = 6.75 GiB would leave them out); the 70B is 16-bit throughout
+        assert weights["prod-usc1", "mistral-7b-trt"] == "7"
+        assert {w for (_, name), w in weights.items() if name == "llama-3-1-70b"} == {"131.5"}

@@ -147,6 +147,7 @@ VLLM_FLAGS = EngineFlags(
         "max-model-len": "maxModelLen",
         "max-num-seqs": "maxNumSeqs",
         "gpu-memory-utilization": "gpuMemoryUtilization",
+        "kv-cache-memory-bytes": "gpuMemoryUtilization (set on time-slice shares: the KV cache the sizing gives)",
         "kv-cache-dtype": "kvCacheDtype",
         "quantization": "precision",
         "dtype": "precision",

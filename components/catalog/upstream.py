@@ -197,3 +197,59 @@ AI_GATEWAY_ENVOY_GATEWAY_PAIR = _fact(
     "envoyproxy/ai-gateway@v1.1.0:go.mod L21, release-notes/v1.1.0.md L72, site/versioned_docs/version-1.1/"
     "_vars.json; envoyproxy/gateway@v1.8.1..v1.9.0:proto/extension/context.proto (diff), service.proto",
 )
+
+# --- vLLM v0.27.1: loading weights and sizing memory ------------------------------------------------------------
+
+VLLM_STREAMER_READS_ROOT_SAFETENSORS = _fact(
+    "vllm-streamer-reads-root-safetensors",
+    "vLLM's `--load-format runai_streamer` loader reads `*.safetensors` only, listed by the Run:ai streamer's "
+    "`list_safetensors`, which globs `<model dir>/*.safetensors` and is not recursive; finding none, the loader "
+    "fails ('Cannot find any safetensors model weights'). A checkpoint of PyTorch `*.bin` pickles, or one whose "
+    "safetensors sit in a subdirectory only, does not load. Subdirectories may hold other files (a draft model, "
+    "LoRA adapters), which their own loaders read.",
+    "vllm-project/vllm@v0.27.1:vllm/model_executor/model_loader/runai_streamer_loader.py L86-117; "
+    "run-ai/runai-model-streamer 0.15.7 (the image's minimum, vllm docker/Dockerfile L846): "
+    "runai_model_streamer/safetensors_streamer/safetensors_streamer.py L29-45",
+)
+
+VLLM_STREAMER_DISTRIBUTED = _fact(
+    "vllm-streamer-distributed",
+    "The runai_streamer loader accepts `--model-loader-extra-config` keys `distributed`, `concurrency` and "
+    "`memory_limit` only (any other key is a start-up error). Without `distributed: true` each tensor-parallel rank "
+    "streams every safetensors file to the CPU itself: a TP 4 replica of a 131.5 GiB checkpoint reads 526 GiB. "
+    "With it, the ranks of a node split the files between them, read each once to their GPU and broadcast the "
+    "tensors over a per-node NCCL group; the streamer falls back to per-rank reads when torch.distributed is not "
+    "initialized, the group has one rank, the backend is not NCCL, or the GPU has less free memory than two read "
+    "chunks.",
+    "vllm-project/vllm@v0.27.1:vllm/model_executor/model_loader/runai_streamer_loader.py L30-45, "
+    "weight_utils.py L1005-1023 (runai_safetensors_weights_iterator: device cuda when distributed); "
+    "run-ai/runai-model-streamer 0.15.7: runai_model_streamer/distributed_streamer/distributed_streamer.py "
+    "L89-134 (set_is_distributed), L280-310 (one group per host unless RUNAI_STREAMER_DIST_GLOBAL)",
+)
+
+VLLM_KV_CACHE_BYTES_SKIP_PROFILING = _fact(
+    "vllm-kv-cache-bytes-skip-profiling",
+    "vLLM sizes its KV cache by profiling: the device's free memory at start minus what is free after loading the "
+    "weights and a dummy forward pass counts as its own, and an engine whose neighbour frees memory meanwhile fails "
+    "the profiler's assertion. On a time-sliced GPU (no memory isolation) two engines starting together count each "
+    "other's loads and size their caches short, or below zero. With `--kv-cache-memory-bytes` the worker still runs "
+    "the dummy pass (to compile) but reserves exactly that KV cache and skips the measurement; "
+    "`--gpu-memory-utilization` then only gates the start (free memory must be at least utilization x the device's "
+    "total).",
+    "vllm-project/vllm@v0.27.1:vllm/v1/worker/gpu_worker.py L474-496 (kv_cache_memory_bytes), L498-548 "
+    "(memory_profiling, the free-memory assertion), L396 and vllm/v1/worker/utils.py L409-429 (request_memory); "
+    "vllm/utils/mem_utils.py L234-325 (memory_profiling); `--kv-cache-memory-bytes` in "
+    "vllm/v0.27.1/generated-vllm-serve-args.json",
+)
+
+VLLM_QUANTIZATION_KEEPS_EMBEDDINGS = _fact(
+    "vllm-quantization-keeps-embeddings-16-bit",
+    "vLLM's AWQ, GPTQ and FP8 methods quantize linear layers (LinearBase) only: the input embedding is never "
+    "quantized, and the output head (ParallelLMHead) only when the checkpoint's quantization config says "
+    "`lm_head: true` (default false). So a quantized model keeps vocab x hidden x 2 (untied) parameters in 16 bits: "
+    "1.05 B for Llama 3.1 (1.47 GiB more than 4 bits would make them), 2.49 B for Qwen2.5 72B.",
+    "vllm-project/vllm@v0.27.1:vllm/model_executor/layers/quantization/auto_awq.py L242, L285-290; auto_gptq.py "
+    "L203, L264-266 and utils/gptq_utils.py L140-143 (get_linear_quant_method); fp8.py L175-178; "
+    "vllm/model_executor/layers/vocab_parallel_embedding.py L284-288 (no quant method: unquantized), L520 "
+    "(ParallelLMHead)",
+)
