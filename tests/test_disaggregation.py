@@ -93,7 +93,8 @@ def test_prod_renders_the_70b_disaggregated_against_the_pinned_crd(prod_plan, up
     assert isvc["apiVersion"] == "serving.kserve.io/v1alpha2"
     assert upstream.validate_custom_resource(isvc) == []
     spec = isvc["spec"]
-    assert spec["model"] == {"uri": f"pvc://models/models/{RAG}", "name": RAG}  # mounted at /mnt/models
+    # the 70B's weights (one copy in the cache), mounted at /mnt/models, served under its own name
+    assert spec["model"] == {"uri": "pvc://models/models/llama-3-1-70b", "name": RAG}
     assert (spec["replicas"], spec["prefill"]["replicas"]) == (1, 1)
     assert "scaling" not in spec and "scaling" not in spec["prefill"]  # CEL: replicas xor scaling
     assert spec["router"] == {"scheduler": {}}  # KServe's pool + picker with its prefill and decode profiles
@@ -408,3 +409,19 @@ def test_auto_stays_aggregated_below_the_thresholds():
     (p,) = [p for p in model_placements(env, env.region("use1")) if p.name == RAG]
     assert p.disaggregation is None and p.serving_mode == "aggregated"
     assert p.mode_decision is not None and "no: 32 sequences in flight (high: >= 64)" in p.mode_decision.reasons
+
+
+def test_the_pd_model_reads_the_70b_weights_the_cache_already_holds(prod_plan):
+    """Same preset, same precision: the same files. A prefix of its own would cache a second 131.5 GiB copy."""
+    by_weights: dict[tuple[str, str], set[str]] = {}
+    for model in prod_plan.spec.models:
+        by_weights.setdefault((model.preset, model.precision), set()).add(model.weights_prefix)
+    assert by_weights[("llama-3.1-70b", "bf16")] == {"models/llama-3-1-70b/"}
+    assert all(len(prefixes) == 1 for prefixes in by_weights.values())
+    rag = _rag(prod_plan)["spec"]["model"]
+    plain = cluster_objects(prod_plan, "InferenceService")[("prod-use1", "llama-3-1-70b")]["spec"]["predictor"]
+    assert rag["uri"] == plain["model"]["storageUri"] == "pvc://models/models/llama-3-1-70b"
+    loads = cluster_objects(prod_plan, "DataLoad")
+    cached = [(cluster, t["path"]) for (cluster, _), d in loads.items() for t in d["spec"]["target"]]
+    assert ("prod-use1", "/models/llama-3-1-70b") in cached and "/models/llama-3-1-70b-rag" not in str(cached)
+    assert len(cached) == len(set(cached))  # each prefix warmed once per cache
