@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
+from components.catalog.engines import STREAMER_CONCURRENCY
 from components.config.workloads import ModelSpec
 from components.domain.sizing import (
     GpuSlot,
@@ -32,8 +33,6 @@ VLLM_WEIGHTS: dict[Precision, tuple[str, str]] = {
     "awq": ("--quantization", "awq_marlin"),
     "gptq": ("--quantization", "gptq_marlin"),
 }
-# Parallel streams the Run:ai streamer reads shards with (its default).
-STREAMER_CONCURRENCY = 16
 
 
 def streamer_config(sizing: Sizing, memory_limit: int) -> dict:

@@ -198,9 +198,15 @@ class InferencePool(pulumi.ComponentResource):
         )
         # Without leader election every health service name answers the same: serving once the pool has synced.
         liveness = readiness = "inference-extension"
+        skips = names.checkov_skips(
+            {
+                **names.PINNED_IMAGE_SKIPS,
+                "CKV_K8S_38": "the endpoint picker watches Pods and InferencePools through the API (Role epp)",
+            }
+        )
         k8s.apps.v1.Deployment(
             prefix,
-            metadata=meta(),
+            metadata={**meta(), "annotations": skips},
             spec={
                 "replicas": replicas,
                 # The serving replica stays until its successor is ready (module docstring).

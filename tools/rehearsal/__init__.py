@@ -1,0 +1,1 @@
+"""The rehearsal: an environment's rollout replayed on local control planes built from the pinned upstream Go modules."""
