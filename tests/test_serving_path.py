@@ -388,7 +388,9 @@ def _matches(selector: dict, labels: dict[str, str]) -> bool:
 
 def _peer_admits(peer: dict, policy_ns: str, source: tuple[str, dict]) -> bool:
     namespace, labels = source
-    assert "ipBlock" not in peer or peer["ipBlock"]["cidr"] == "0.0.0.0/0", peer  # pods are never named by IP
+    # Pods are never named by IP: an ipBlock is the internet or a managed control plane's range. (On EKS that range
+    # is the VPC's, which pods' addresses are in too: the webhook's allowance cannot tell them apart.)
+    assert "ipBlock" not in peer or peer["ipBlock"]["cidr"] in ("0.0.0.0/0", *CONTROL_PLANE_RANGES.values()), peer
     if "ipBlock" in peer:
         return False  # a client outside the cluster, not a pod
     if "namespaceSelector" in peer:
@@ -510,8 +512,8 @@ def test_the_rate_limit_redis_takes_only_the_rate_limiter_despite_the_namespace_
 EG_CONTROLLER = (GATEWAY_NS, {"control-plane": "envoy-gateway", "app.kubernetes.io/name": "gateway-helm"})
 
 
-def _admits_outside(policies: list[dict], target: tuple[str, dict], port: int) -> bool:
-    """A client outside the cluster (the API server of a managed control plane) reaches target:port."""
+def _admits_from(policies: list[dict], target: tuple[str, dict], port: int, cidr: str) -> bool:
+    """A client outside the cluster's pods, at an address of `cidr` (a managed API server), reaches target:port."""
     namespace, labels = target
     selecting = [
         p
@@ -521,11 +523,21 @@ def _admits_outside(policies: list[dict], target: tuple[str, dict], port: int) -
         and _matches(p["spec"]["podSelector"], labels)
     ]
     return not selecting or any(
-        {"ipBlock": {"cidr": "0.0.0.0/0"}} in rule.get("from", [])
+        {"ipBlock": {"cidr": cidr}} in rule.get("from", [])
         and (not rule.get("ports") or port in [r["port"] for r in rule["ports"]])
         for p in selecting
         for rule in p["spec"].get("ingress", [])
     )
+
+
+# Where each cluster's API server calls webhooks from (MANAGED_CONTROL_PLANE_ADDRESSES): the EKS clusters' VPC
+# ranges and the GKE cluster's control-plane range, as Pulumi.<env>.yaml gives them.
+CONTROL_PLANE_RANGES = {
+    "dev-use1": "10.10.0.0/16",
+    "prod-use1": "10.20.0.0/16",
+    "prod-usw2": "10.21.0.0/16",
+    "prod-usc1": "172.16.0.0/28",
+}
 
 
 def test_the_api_server_reaches_the_envoy_gateway_webhook_and_nothing_else_of_the_controller(env_plan):
@@ -534,8 +546,9 @@ def test_the_api_server_reaches_the_envoy_gateway_webhook_and_nothing_else_of_th
     policies = network_policies(env_plan)
     assert sorted(policies) == SERVING_CLUSTERS[env_plan.environment], "clusters with policies"
     for cluster, mine in policies.items():
-        assert _admits_outside(mine, EG_CONTROLLER, 9443), cluster
-        assert not _admits_outside(mine, EG_CONTROLLER, 18000), cluster  # xDS stays in the namespace
+        assert _admits_from(mine, EG_CONTROLLER, 9443, CONTROL_PLANE_RANGES[cluster]), cluster
+        assert not _admits_from(mine, EG_CONTROLLER, 9443, "0.0.0.0/0"), cluster  # not the internet
+        assert not _admits_from(mine, EG_CONTROLLER, 18000, CONTROL_PLANE_RANGES[cluster]), cluster  # xDS stays
         for who, intruder in INTRUDERS.items():
             if intruder[0] != GATEWAY_NS:
                 assert not ingress_allowed(mine, intruder, EG_CONTROLLER, 9443), (cluster, who)

@@ -41,6 +41,7 @@ from components.catalog.upstream import (
     KSERVE_NEEDS_CERT_MANAGER,
     LLM_INFERENCE_SERVICE_INSTALL,
     LLM_INFERENCE_SERVICE_PRESETS,
+    MANAGED_CONTROL_PLANE_ADDRESSES,
     NVIDIA_VISIBLE_DEVICES_IS_HONOURED,
     PATCH_FORCE_TAKES_OVER_FIELDS,
     PICKER_LEADER_ONLY_READY,
@@ -836,3 +837,14 @@ def test_no_plan_turns_on_runtime_lora_updating(dev_plan, prod_plan):
     assert VLLM_RUNTIME_LORA_ENV.name in FACTS
     for plan in (dev_plan, prod_plan):
         assert "VLLM_ALLOW_RUNTIME_LORA_UPDATING" not in json.dumps([r.inputs for r in plan.resources])
+
+
+def test_webhooks_admit_the_api_server_from_its_control_plane_range_only(env_plan):
+    assert MANAGED_CONTROL_PLANE_ADDRESSES.name in FACTS
+    for (cluster, name), netpol in cluster_objects(env_plan, "NetworkPolicy").items():
+        if name != "allow-webhook":
+            continue
+        region = env_plan.spec.region(cluster.removeprefix(f"{env_plan.environment}-"))
+        expected = region.network.control_plane_cidr if region.cloud == "gcp" else region.network.cidr
+        (rule,) = netpol["spec"]["ingress"]
+        assert rule["from"] == [{"ipBlock": {"cidr": str(expected)}}], cluster

@@ -198,6 +198,17 @@ AI_GATEWAY_ENVOY_GATEWAY_PAIR = _fact(
     "_vars.json; envoyproxy/gateway@v1.8.1..v1.9.0:proto/extension/context.proto (diff), service.proto",
 )
 
+MANAGED_CONTROL_PLANE_ADDRESSES = _fact(
+    "managed-control-plane-webhook-sources",
+    "A managed API server calls an in-cluster webhook from addresses of the cloud's: EKS from the elastic network "
+    "interfaces it places in the cluster's subnets (inside the VPC's range); a private GKE cluster from its control "
+    "plane's range (masterIpv4CidrBlock, reached over VPC peering). A NetworkPolicy admitting the API server names "
+    "that range, not the internet.",
+    "docs.aws.amazon.com/eks/latest/userguide/network-reqs.html (cross-account network interfaces in the cluster's "
+    "subnets); cloud.google.com/kubernetes-engine/docs/how-to/private-clusters (control plane range; firewall "
+    "rules for admission webhooks); cloud.google.com/service-mesh/docs/private-cluster-open-port",
+)
+
 # --- vLLM v0.27.1: loading weights and sizing memory ------------------------------------------------------------
 
 VLLM_STREAMER_READS_ROOT_SAFETENSORS = _fact(
