@@ -12,6 +12,7 @@ import shlex
 import warnings
 
 import pytest
+import yaml
 
 from components.catalog.chart_crds import installed_kinds
 from components.catalog.charts import CHARTS
@@ -38,6 +39,7 @@ from components.catalog.upstream import (
     KARMADA_AGENT_IDENTITY,
     KARMADA_AGENT_REGISTERS,
     KSERVE_LLM_PRESETS_MERGE,
+    KSERVE_LLM_WORKLOAD_LABELS,
     KSERVE_NEEDS_CERT_MANAGER,
     LLM_INFERENCE_SERVICE_INSTALL,
     LLM_INFERENCE_SERVICE_PRESETS,
@@ -52,12 +54,17 @@ from components.catalog.upstream import (
     VLLM_RUNTIME_LORA_ENV,
     VLLM_STREAMER_DISTRIBUTED,
     VLLM_STREAMER_READS_ROOT_SAFETENSORS,
+    VLLM_WRITES_UNDER_HOME_AND_TMP,
     VOLCANO_ADMITS_NO_PODS,
+    VOLCANO_SCHEDULES_ONLY_ITS_PODS,
     VOLCANO_UNLISTED_RESOURCES_ARE_UNCAPPED,
     UpstreamFact,
 )
 from components.catalog.upstream import PD_ENGINE_IMAGE as PD_ENGINE_IMAGE_FACT
+from components.config.loader import load_environment
 from components.k8s import names
+from components.serving import llm_inference_service as llmisvc
+from components.serving.deployment import model_placements
 from policies.framework import PackSettings, evaluate_stack
 from policies.offline import plan_resources
 from policies.rules import ALL_RULES
@@ -848,3 +855,158 @@ def test_webhooks_admit_the_api_server_from_its_control_plane_range_only(env_pla
         expected = region.network.control_plane_cidr if region.cloud == "gcp" else region.network.cidr
         (rule,) = netpol["spec"]["ingress"]
         assert rule["from"] == [{"ipBlock": {"cidr": str(expected)}}], cluster
+
+
+# --- the P/D pods as KServe's controller labels them; one scheduler per GPU pool -------------------------------
+
+PD_MODEL = "llama-3-1-70b-rag"
+
+
+def _kserve_pd_pods(name: str) -> dict[str, dict[str, str]]:
+    """The pods of a disaggregated LLMInferenceService as KServe v0.20.0's controller labels them, written from its
+    source (KSERVE_LLM_WORKLOAD_LABELS: workload_single_node.go L89-97, L222-229, L503-509; scheduler.go
+    L1623-1629), with the spec.labels / spec.prefill.labels it adds (our model label)."""
+    common = {"app.kubernetes.io/name": name, "app.kubernetes.io/part-of": "llminferenceservice"}
+    workload = {**common, "kserve.io/component": "workload", "inference-platform.io/model": name}
+    return {
+        "decode": {
+            **workload,
+            "app.kubernetes.io/component": "llminferenceservice-workload",
+            "llm-d.ai/role": "decode",
+        },
+        "prefill": {
+            **workload,
+            "app.kubernetes.io/component": "llminferenceservice-workload-prefill",
+            "llm-d.ai/role": "prefill",
+        },
+        "picker": {**common, "app.kubernetes.io/component": "llminferenceservice-router-scheduler"},
+    }
+
+
+def _selects(selector: dict, labels: dict[str, str]) -> bool:
+    """A Kubernetes label selector (matchLabels and In / NotIn / Exists / DoesNotExist expressions)."""
+    if any(labels.get(k) != v for k, v in selector.get("matchLabels", {}).items()):
+        return False
+    holds = {
+        "In": lambda e: labels.get(e["key"]) in e["values"],
+        "NotIn": lambda e: labels.get(e["key"]) not in e["values"],
+        "Exists": lambda e: e["key"] in labels,
+        "DoesNotExist": lambda e: e["key"] not in labels,
+    }
+    return all(holds[e["operator"]](e) for e in selector.get("matchExpressions", []))
+
+
+def _selected(selector: dict, pods: dict[str, dict[str, str]]) -> set[str]:
+    return {role for role, labels in pods.items() if _selects(selector, labels)}
+
+
+def test_every_selector_of_the_pd_pods_selects_what_kserve_labels(prod_plan, upstream):
+    assert KSERVE_LLM_WORKLOAD_LABELS.name in FACTS
+    pods = _kserve_pd_pods(PD_MODEL)
+    # what else runs in the namespace: the same model's other pods' neighbours, served aggregated or P/D
+    others = {f"other-{role}": labels for role, labels in _kserve_pd_pods("llama-3-1-70b").items()}
+    aggregated = {"aggregated": {"app.kubernetes.io/part-of": "inference-platform", names.MODEL_LABEL: "llama-3-1-70b"}}
+    everyone = {**pods, **others, **aggregated}
+    policies = cluster_objects(prod_plan, "NetworkPolicy")
+    server = policies["prod-use1", f"{PD_MODEL}-server"]["spec"]
+    assert _selected(server["podSelector"], everyone) == {"decode", "prefill"}
+    # peers in the namespace (Envoy's and Prometheus's carry a namespaceSelector of their own)
+    peers = [p["podSelector"] for rule in server["ingress"] for p in rule["from"] if set(p) == {"podSelector"}]
+    assert sorted(sorted(_selected(peer, everyone)) for peer in peers) == [["decode", "prefill"], ["picker"]]
+    epp = policies["prod-use1", f"{PD_MODEL}-epp"]["spec"]
+    assert _selected(epp["podSelector"], everyone) == {"picker"}
+    monitor = cluster_objects(prod_plan, "PodMonitor")["prod-use1", "vllm-disaggregated"]["spec"]
+    assert _selected(monitor["selector"], everyone) == {"decode", "prefill"}
+    # KServe's own InferencePool, which the AI Gateway route targets, selects the same pods
+    scheduler = yaml.safe_load((upstream.root / "kserve/v0.20.0/llmisvcconfig-config-llm-scheduler.yaml").read_text())
+    pool = scheduler["spec"]["router"]["scheduler"]["pool"]["spec"]["selector"]["matchLabels"]
+    pool = {k: v.replace("{{ .ObjectMeta.Name }}", PD_MODEL) for k, v in pool.items()}
+    assert (
+        _selected({"matchLabels": pool}, everyone) == {"decode", "prefill"}
+        and pool == server["podSelector"]["matchLabels"]
+    )
+    # a pool of more than one pod gets a disruption budget that selects that pool's pods only
+    raw = raw_environment("prod")
+    (model,) = [m for m in raw["models"] if m["name"] == PD_MODEL]
+    model["placements"][0] |= {"minReplicas": 2, "maxReplicas": 2, "prefill": {**model["placements"][0]["prefill"]}}
+    model["placements"][0]["prefill"]["replicas"] = 2
+    env = load_environment(raw)
+    (placement,) = [p for p in model_placements(env, env.region("use1")) if p.name == PD_MODEL]
+    budgets = {b["metadata"]["name"]: b["spec"]["selector"] for b in llmisvc.pod_disruption_budget_manifests(placement)}
+    assert {name: _selected(selector, everyone) for name, selector in budgets.items()} == {
+        f"{PD_MODEL}-decode": {"decode"},
+        f"{PD_MODEL}-prefill": {"prefill"},
+    }
+
+
+def _gpu_pods(plan):
+    """(cluster, pool, where, schedulerName) of every pod spec the plan renders that asks for GPUs."""
+    found = []
+
+    def walk(value, cluster, where):
+        if isinstance(value, dict):
+            containers = [*value.get("containers", []), *value.get("initContainers", [])]
+            if isinstance(value.get("model"), dict):
+                containers.append(value["model"])  # an InferenceService predictor's container
+            requests = {
+                k for c in containers if isinstance(c, dict) for k in c.get("resources", {}).get("requests", {})
+            }
+            if "nodeSelector" in value and any(k.startswith("nvidia.com/") for k in requests):
+                pool = value["nodeSelector"].get(f"{plan.spec.label_domain}/pool")
+                found.append((cluster, pool, where, value.get("schedulerName", "default-scheduler")))
+            for key, item in value.items():
+                walk(item, cluster, f"{where}.{key}")
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                walk(item, cluster, f"{where}[{i}]")
+
+    for kind in sorted({r.inputs["kind"] for r in plan.kubernetes_objects()}):
+        for (cluster, name), obj in cluster_objects(plan, kind).items():  # federated ones where Karmada puts them
+            walk(obj, cluster, f"{kind}/{name}")
+    return found
+
+
+def test_every_gpu_pod_of_a_pool_goes_through_volcano(env_plan):
+    assert VOLCANO_SCHEDULES_ONLY_ITS_PODS.name in FACTS
+    pods = _gpu_pods(env_plan)
+    by_pool: dict[tuple[str, str], set[str]] = {}
+    for cluster, pool, _, scheduler in pods:
+        by_pool.setdefault((cluster, pool), set()).add(scheduler)
+    assert by_pool and all(schedulers == {"volcano"} for schedulers in by_pool.values()), by_pool
+    if env_plan.environment == "prod":  # both P/D pools, on prod-use1's h100 pool, beside the aggregated 70B
+        on_h100 = sorted(where for cluster, pool, where, _ in pods if (cluster, pool) == ("prod-use1", "h100"))
+        assert on_h100 == [
+            "InferenceService/llama-3-1-70b.spec.predictor",
+            f"LLMInferenceService/{PD_MODEL}.spec.prefill.template",
+            f"LLMInferenceService/{PD_MODEL}.spec.template",
+        ]
+
+
+def test_pd_pods_have_a_pod_seccomp_profile_and_vllm_writes_only_to_emptydirs(prod_plan, upstream):
+    """The presets give vLLM's container RuntimeDefault seccomp but not the routing sidecar: the pod-level profile
+    covers every container. Every place vLLM writes (HOME, its cache and config roots, the temp dir of its IPC
+    sockets) is under the presets' /tmp emptyDir, never the image's root filesystem."""
+    assert VLLM_WRITES_UNDER_HOME_AND_TMP.name in FACTS
+    spec = cluster_objects(prod_plan, "LLMInferenceService")["prod-use1", PD_MODEL]["spec"]
+    for ours, preset_file in (
+        (spec["template"], "llmisvcconfig-config-llm-decode-template.yaml"),
+        (spec["prefill"]["template"], "llmisvcconfig-config-llm-prefill-template.yaml"),
+    ):
+        config = yaml.safe_load((upstream.root / "kserve/v0.20.0" / preset_file).read_text())["spec"]
+        preset = config.get("prefill", config)["template"]  # the prefill preset sets spec.prefill.template
+        assert "securityContext" not in preset  # the pod's context is ours alone
+        assert ours["securityContext"] == {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}}
+        unconfined = [
+            c["name"] for c in preset.get("initContainers", []) if "seccompProfile" not in c["securityContext"]
+        ]
+        assert unconfined == (["llm-d-routing-sidecar"] if "decode" in preset_file else [])  # what the pod's covers
+        # strategic merge by name: the preset's main container keeps its mounts (ours sets none), our env wins
+        (main,) = ours["containers"]
+        (preset_main,) = preset["containers"]
+        assert "volumeMounts" not in main and "volumes" not in ours
+        empty_dirs = {v["name"] for v in preset["volumes"] if "emptyDir" in v}
+        mounts = {m["mountPath"] for m in preset_main["volumeMounts"] if m["name"] in empty_dirs}
+        assert "/tmp" in mounts
+        env = {e["name"]: e.get("value") for e in main["env"]}
+        for path in [env[k] for k in ("HOME", "HF_HOME", "VLLM_CACHE_ROOT", "VLLM_CONFIG_ROOT")] + ["/tmp"]:
+            assert any(path == m or path.startswith(m + "/") for m in mounts), (preset_file, path)

@@ -198,6 +198,46 @@ AI_GATEWAY_ENVOY_GATEWAY_PAIR = _fact(
     "_vars.json; envoyproxy/gateway@v1.8.1..v1.9.0:proto/extension/context.proto (diff), service.proto",
 )
 
+KSERVE_LLM_WORKLOAD_LABELS = _fact(
+    "kserve-llm-workload-labels",
+    "KServe v0.20.0's controller labels an LLMInferenceService's decode pods app.kubernetes.io/component="
+    "llminferenceservice-workload, its prefill pods llminferenceservice-workload-prefill, both app.kubernetes.io/name="
+    "<service>, app.kubernetes.io/part-of=llminferenceservice, kserve.io/component=workload and llm-d.ai/role=decode "
+    "or prefill (both without prefill), then adds spec.labels / spec.prefill.labels; its endpoint picker "
+    "app.kubernetes.io/component=llminferenceservice-router-scheduler with the same name and part-of. Its "
+    "InferencePool selects name, part-of and kserve.io/component=workload: both pools, not the picker. So a selector "
+    "of both pools uses those three labels, of one pool name and llm-d.ai/role; app.kubernetes.io/component "
+    "differs between the pools.",
+    "kserve/kserve@v0.20.0:pkg/controller/v1alpha2/llmisvc/workload_single_node.go L89-97, L179, L222-229, L283, "
+    "L503-509; scheduler.go L1623-1629 (SchedulerLabels); pkg/constants/constants.go L417-448; "
+    "config/llmisvcconfig/config-llm-scheduler.yaml L17-22",
+)
+
+VOLCANO_SCHEDULES_ONLY_ITS_PODS = _fact(
+    "volcano-schedules-only-its-pods",
+    "Volcano v1.15.1's scheduler takes only pods whose schedulerName is one of its own (volcano), and its podgroup "
+    "controller makes PodGroups, in the queue the pod's scheduling.volcano.sh/queue-name annotation names, only for "
+    "those. A pod of the default scheduler on the same nodes is in no queue (its GPUs count against no tenant's "
+    "capability) and is bound by a second scheduler that races Volcano for the same free GPUs: every GPU pod of a "
+    "pool goes through one scheduler, Volcano here. KServe's LLMInferenceService controller sets no schedulerName: "
+    "the template's stays.",
+    "volcano-sh/volcano@v1.15.1:pkg/scheduler/cache/util.go L48-51 (responsibleForPod), "
+    "pkg/controllers/podgroup/pg_controller.go L162-165, pg_controller_handler.go L398-402; "
+    "kserve/kserve@v0.20.0:pkg/controller/v1alpha2/llmisvc/workload_single_node.go L135-136 (template copied)",
+)
+
+VLLM_WRITES_UNDER_HOME_AND_TMP = _fact(
+    "vllm-writes-under-home-and-tmp",
+    "vLLM v0.27.1 writes its compile and asset caches under VLLM_CACHE_ROOT (default ~/.cache/vllm, XDG_CACHE_HOME), "
+    "its usage stats under VLLM_CONFIG_ROOT (~/.config/vllm), and its ZMQ IPC sockets under VLLM_RPC_BASE_PATH "
+    "(tempfile.gettempdir(): /tmp); with HOME and those roots under /tmp, a pod whose /tmp is an emptyDir (KServe's "
+    "presets mount `tmp-dir` there) keeps every vLLM write off the image's root filesystem. KServe's presets still "
+    "keep that root filesystem writable ('nvidia-cdi-hook requires a writable root filesystem').",
+    "vllm-project/vllm@v0.27.1:vllm/envs.py L17, L34-35, L305-316, L671-705; vllm/usage/usage_lib.py L30; "
+    "vllm/utils/network_utils.py L141-143; kserve/kserve@v0.20.0:config/llmisvcconfig/config-llm-decode-template"
+    ".yaml L189-190 and volumes (tmp-dir at /tmp), config-llm-prefill-template.yaml",
+)
+
 MANAGED_CONTROL_PLANE_ADDRESSES = _fact(
     "managed-control-plane-webhook-sources",
     "A managed API server calls an in-cluster webhook from addresses of the cloud's: EKS from the elastic network "

@@ -316,6 +316,11 @@ def pod_group_name(p: ModelPlacement) -> str:
     return f"{p.name}-gang"
 
 
+# Every model server pod's own security context: non-root, the runtime's default seccomp profile (which covers
+# containers a template does not set it on, e.g. KServe's routing sidecar).
+MODEL_POD_SECURITY: dict[str, Any] = {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}}
+
+
 def inference_service_manifest(p: ModelPlacement, storage_uri: str) -> dict[str, Any]:
     """The model's InferenceService; `storage_uri` from `model_cache.model_storage_uri`."""
     model, placement = p.model, p.placement
@@ -345,7 +350,7 @@ def inference_service_manifest(p: ModelPlacement, storage_uri: str) -> dict[str,
         "labels": {**p.labels, PICKER_ENGINE_LABEL: PICKER_ENGINE[model.runtime]},
         "annotations": annotations,
         **_pod_placement(p),
-        "securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
+        "securityContext": MODEL_POD_SECURITY,
         "model": container,
     }
     if placement.max_replicas > 1:

@@ -50,7 +50,7 @@ from components.domain.host import HostResources
 from components.domain.kv_transfer import efa_interfaces_for
 from components.k8s import names
 from components.k8s.topology import gpu_tolerations, pool_selector
-from components.serving.deployment import ModelPlacement, sizing_annotations
+from components.serving.deployment import MODEL_POD_SECURITY, ModelPlacement, sizing_annotations
 from components.serving.engine import override_args, vllm_engine_args
 from components.serving.network_policies import envoy_peer, policy, prometheus_peer
 from components.serving.runtimes import MODEL_MOUNT, VLLM_STARTUP_PATH, startup_probe
@@ -68,7 +68,7 @@ CONTAINER = "main"
 ROUTING_SIDECAR = "llm-d-routing-sidecar"
 ROUTING_SIDECAR_RESOURCES = {"cpu": "250m", "memory": "256Mi"}
 NIXL_SIDE_CHANNEL_HOST = "VLLM_NIXL_SIDE_CHANNEL_HOST"
-# KServe labels each pool's pods with its role (pkg/constants/constants.go LLMDRoleLabelKey; decode, prefill).
+# KServe labels each pool's pods with its role, decode or prefill (KSERVE_LLM_WORKLOAD_LABELS).
 ROLE_LABEL = "llm-d.ai/role"
 # Where vLLM serves /metrics in each pool's pods: behind decode's routing sidecar, prefill's own port.
 ENGINE_PORTS = {"decode": DECODE_ENGINE_PORT, "prefill": POOL_TARGET_PORT}
@@ -86,6 +86,11 @@ def workload_labels_of_any_model() -> dict[str, str]:
 def workload_labels(model: str) -> dict[str, str]:
     """The labels KServe gives both pools' pods (and the InferencePool selects on)."""
     return {"app.kubernetes.io/name": model, **workload_labels_of_any_model()}
+
+
+def pool_labels(model: str, role: str) -> dict[str, str]:
+    """The labels that tell one pool's pods (`decode` or `prefill`) from the other's and from the picker's."""
+    return {"app.kubernetes.io/name": model, ROLE_LABEL: role}
 
 
 def picker_labels(model: str) -> dict[str, str]:
@@ -146,7 +151,10 @@ def _pod(
         "startupProbe": probe,
     }
     return {
+        # Volcano, as every GPU pod of the platform: one scheduler per pool (VOLCANO_SCHEDULES_ONLY_ITS_PODS).
         **p.scheduling.pod_spec_fields(),
+        # The presets set seccomp on vLLM's container only, not on decode's routing sidecar: the pod's covers both.
+        "securityContext": MODEL_POD_SECURITY,
         "nodeSelector": pool_selector(p.label_domain, pool.name),
         "tolerations": gpu_tolerations(),
         "containers": [container],
@@ -177,12 +185,11 @@ def _annotations(p: ModelPlacement, side: Disaggregation) -> dict[str, str]:
 LLM_CHECKOV_SKIPS = names.checkov_skips(
     {
         **names.PINNED_IMAGE_SKIPS,
-        "CKV_K8S_22": "KServe's presets keep the root filesystem writable (nvidia-cdi-hook writes to it)",
-        "CKV_K8S_29": "KServe's presets set each container's security context (no escalation, all capabilities "
-        "dropped, RuntimeDefault seccomp); the pod has none of its own",
+        "CKV_K8S_22": "KServe's presets keep the root filesystem writable: 'nvidia-cdi-hook requires a writable root "
+        "filesystem' (config-llm-decode-template.yaml@v0.20.0); vLLM writes only to the presets' /tmp emptyDir",
         "CKV_K8S_38": "the decode pod's llm-d routing sidecar watches its InferencePool through the API; the prefill "
         "pod sets automountServiceAccountToken false",
-        "CKV_K8S_40": "runs as the preset image's non-root user (runAsNonRoot)",
+        "CKV_K8S_40": "runs as the engine image's non-root uid (components/catalog/engines.py NON_ROOT_UID)",
     }
 )
 
@@ -223,8 +230,7 @@ def llm_inference_service_manifest(p: ModelPlacement, storage_uri: str) -> dict[
 
 
 def pod_disruption_budget_manifests(p: ModelPlacement) -> list[dict[str, Any]]:
-    """Drains take one pod of a pool at a time, for each pool of more than one pod; KServe labels a pool's pods
-    llm-d.ai/role decode or prefill (kserve/kserve@v0.20.0 workload_single_node.go L95-97, L222-229)."""
+    """Drains take one pod of a pool at a time, for each pool of more than one pod (KSERVE_LLM_WORKLOAD_LABELS)."""
     side = p.disaggregation
     assert side is not None
     pools = (("decode", p.placement.max_replicas), ("prefill", side.spec.replicas))
@@ -235,7 +241,7 @@ def pod_disruption_budget_manifests(p: ModelPlacement) -> list[dict[str, Any]]:
             "metadata": {"name": f"{p.name}-{role}", "namespace": names.SERVING_NAMESPACE, "labels": p.labels},
             "spec": {
                 "maxUnavailable": 1,
-                "selector": {"matchLabels": {"app.kubernetes.io/name": p.name, "llm-d.ai/role": role}},
+                "selector": {"matchLabels": pool_labels(p.name, role)},
             },
         }
         for role, replicas in pools
