@@ -27,7 +27,9 @@ def test_kserve_pods_and_manifests_are_scanned_with_their_skips(tmp_path):
     assert write(plan, scanned) == 8  # 5 InferenceService pods (3 federated copies), mistral, and P/D's 2
     pods = {p.name: yaml.safe_load(p.read_text()) for p in (scanned / "kserve-pods").rglob("Pod-*.yaml")}
     prefill = pods["Pod-llama-3-1-70b-rag-llminferenceservice-prefill.yaml"]
-    assert prefill["spec"]["containers"][0]["image"] == "ghcr.io/llm-d/llm-d-cuda:v0.8.0"  # KServe's preset
+    # our pinned engine over KServe's preset image (ghcr.io/llm-d/llm-d-cuda:v0.8.0)
+    assert prefill["spec"]["containers"][0]["image"] == "vllm/vllm-openai:v0.27.1"
+    assert prefill["spec"]["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
     assert prefill["spec"]["automountServiceAccountToken"] is False
     for name, pod in pods.items():
         skips = {k: v for k, v in pod["metadata"]["annotations"].items() if k.startswith("checkov.io/skip")}
@@ -44,13 +46,12 @@ def test_every_skip_on_a_rendered_object_names_a_check_and_says_why(tmp_path):
                 if key.startswith("checkov.io/skip"):
                     assert SKIP.match(value), (manifest.name, value)
                     skipped.add(manifest.name.removesuffix(".yaml"))
-    # by hand: the objects that fail Checkov by design (picker, Redis, cache account, NCCL installer, webhook patch,
-    # model servers)
+    # by hand: the objects that fail Checkov by design (picker, Redis, cache account, webhook patch, model servers;
+    # GKE's NCCL installer is no longer rendered, 418c89c)
     assert {
         "Deployment-llama-3-1-8b-epp",
         "Deployment-ratelimit-redis",
         "ServiceAccount-default.patch",
-        "DaemonSet-nccl-rdma-installer",
         "Deployment-karmada-webhook.patch",
         "InferenceService-llama-3-1-8b",
         "LLMInferenceService-llama-3-1-70b-rag",
