@@ -593,3 +593,87 @@ def test_vllm_keeps_its_compile_cache_on_a_pod_volume(env_plan):
                 assert "emptyDir" in volume and volume["emptyDir"].get("medium") != "Memory", (cluster, name)
                 checked += 1
     assert checked
+
+
+# --- every model, hop by hop -----------------------------------------------------------------------------------
+
+
+def _port_flag(args: list[str], flag: str) -> int | None:
+    values = [a.split("=", 1)[1] for a in args if a.startswith(f"{flag}=")]
+    return int(values[0]) if values else None
+
+
+def test_every_model_is_reachable_hop_by_hop(env_plan):
+    """For every model on every cluster it is placed on: the Gateway's HTTPS listener takes the serving namespace's
+    routes -> an AIGatewayRoute rule of that listener matches the model's name (x-ai-eg-model, which the AI Gateway
+    sets from the request body's `model`) -> one InferencePool -> its endpoint picker (Service port, Deployment
+    pods, `--pool-name` of that pool) -> the model's pods (the pool's selector, its target port) -> the engine,
+    listening on that port and serving that name. A disaggregated model's pool and picker are KServe's
+    (`<name>-inference-pool`, router.scheduler), over pods that serve `spec.model.name` on 8000."""
+    gateways = cluster_objects(env_plan, "Gateway")
+    routes = cluster_objects(env_plan, "AIGatewayRoute")
+    pools = cluster_objects(env_plan, "InferencePool")
+    services = cluster_objects(env_plan, "Service")
+    deployments = cluster_objects(env_plan, "Deployment")
+    isvcs = cluster_objects(env_plan, "InferenceService")
+    llmisvcs = cluster_objects(env_plan, "LLMInferenceService")
+    runtimes = {name: r for (_, name), r in cluster_objects(env_plan, "ClusterServingRuntime").items()}
+    traced = []
+    for model in env_plan.spec.models:
+        for cluster in sorted({f"{env_plan.environment}-{p.region}" for p in model.placements}):
+            gateway = gateways[cluster, "inference-gateway"]
+            (listener,) = [x for x in gateway["spec"]["listeners"] if x["protocol"] == "HTTPS"]
+            allowed = listener["allowedRoutes"]["namespaces"]["selector"]["matchLabels"]
+            assert allowed == {"kubernetes.io/metadata.name": SERVING_NS}
+            rules = [
+                (route, rule)
+                for (c, _), route in routes.items()
+                if c == cluster
+                for rule in route["spec"]["rules"]
+                if any(
+                    h == {"name": "x-ai-eg-model", "type": "Exact", "value": model.name}
+                    for match in rule["matches"]
+                    for h in match["headers"]
+                )
+            ]
+            assert rules, (cluster, model.name)
+            parent = {"name": "inference-gateway", "namespace": GATEWAY_NS, "sectionName": listener["name"]}
+            for route, _ in rules:
+                assert any(parent.items() <= ref.items() for ref in route["spec"]["parentRefs"]), (cluster, model.name)
+            (backend,) = {(b["kind"], b["name"]) for _, rule in rules for b in rule["backendRefs"]}
+            assert backend[0] == "InferencePool"
+            if (cluster, model.name) in llmisvcs:
+                spec = llmisvcs[cluster, model.name]["spec"]
+                assert backend[1] == f"{model.name}-inference-pool" and spec["router"] == {"scheduler": {}}
+                assert spec["model"]["name"] == model.name  # the presets' --served-model-name
+                traced.append((cluster, model.name, "disaggregated"))
+                continue
+            pool = pools[cluster, backend[1]]["spec"]
+            picker_ref = pool["endpointPickerRef"]
+            service = services[cluster, picker_ref["name"]]["spec"]
+            (grpc,) = [p for p in service["ports"] if p["port"] == picker_ref["port"]["number"]]
+            (picker,) = [
+                d
+                for (c, _), d in deployments.items()
+                if c == cluster
+                and _matches(
+                    {"matchLabels": service["selector"]}, d["spec"]["template"].get("metadata", {}).get("labels", {})
+                )
+            ]
+            (container,) = picker["spec"]["template"]["spec"]["containers"]
+            assert grpc["targetPort"] in [p["containerPort"] for p in container["ports"]]
+            assert container["args"][container["args"].index("--pool-name") + 1] == backend[1]
+            predictor = isvcs[cluster, model.name]["spec"]["predictor"]
+            assert _matches(pool["selector"], predictor["labels"]), (cluster, model.name)
+            engine = predictor["model"]
+            runtime = runtimes[engine["runtime"]]["spec"]["containers"][0]
+            args = [*runtime.get("args", []), *engine.get("args", [])]
+            listening = _port_flag(args, "--port") or _port_flag(args, "--openai-port")
+            assert [p["number"] for p in pool["targetPorts"]] == [listening], (cluster, model.name)
+            if model.runtime == "vllm":
+                assert f"--served-model-name={model.name}" in args
+            else:  # Triton's frontend serves the repository's models: the entry one is `<name>` (preflight checks it)
+                assert engine["storageUri"].rstrip("/").endswith(model.weights_prefix.rstrip("/"))
+            traced.append((cluster, model.name, "aggregated"))
+    placed = {(f"{env_plan.environment}-{p.region}", m.name) for m in env_plan.spec.models for p in m.placements}
+    assert {(c, m) for c, m, _ in traced} == placed
