@@ -219,17 +219,20 @@ def test_a_mig_slice_is_its_profile_memory_and_cannot_be_split():
     # single strategy (every instance advertised as nvidia.com/gpu) and H100's FP8
     single = _pool("p5.48xlarge", mig=MigSpec(strategy="single", profile="all-3g.40gb"))
     assert gpu_slot(single, "nvidia.com/gpu") == GpuSlot(
-        "H100-80GB MIG 3g.40gb", 39.5, gpus_per_node=1, max_nodes=1, fp8=True, splittable=False
+        "H100-80GB MIG 3g.40gb", 39.5, gpus_per_node=1, max_nodes=1, fp8=True, splittable=False, gpu_share=0.5
     )
+    # its share of the GPU (cost, bandwidth) is its memory slices, 2 of 8, not 19.5 of the 80 GiB reported
+    assert slot.gpu_share == 0.25
     assert slots_per_node(pool) == 8 * 4  # 8 GPUs x (1 + 1 + 2) instances
 
 
 def test_a_time_slice_share_is_a_fraction_of_the_gpu():
     slot = gpu_slot(_pool("g6e.xlarge", time_slicing=TimeSlicingSpec(replicas=4)), "nvidia.com/gpu")
-    assert (slot.memory_gib, slot.device_memory_gib, slot.splittable, slot.engine_memory_fraction) == (
+    assert (slot.memory_gib, slot.device_memory_gib, slot.splittable, slot.engine_memory_fraction, slot.gpu_share) == (
         46068 / 1024 / 4,  # a quarter of the 44.99 GiB an L40S reports
         46068 / 1024,
         False,
+        0.25,
         0.25,
     )
 

@@ -42,6 +42,9 @@ class GpuSlot:
     splittable: bool = True  # MIG slices and time-slice shares cannot be tensor-parallel
     # Memory of the device the engine sees: the whole GPU for a time-slice share (default: memory_gib).
     device_memory_gib: float | None = None
+    # Share of one GPU (its cost, its memory bandwidth): a MIG profile's memory slices of the GPU's 8, a time-slice
+    # share's 1/n. Not memory_gib over the GPU's: a MIG slice reports less than its share of the device's memory.
+    gpu_share: float = 1.0
 
     @property
     def time_shared(self) -> bool:

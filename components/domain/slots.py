@@ -62,6 +62,7 @@ def gpu_slot(pool: GpuPoolSpec, resource: str) -> GpuSlot:
             max_nodes=1,
             fp8=gpu.fp8,
             splittable=False,
+            gpu_share=profile.memory_slices / max(p.memory_slices for p in gpu.mig_profiles),
         )
     if pool.time_slicing is not None:
         shares = pool.time_slicing.replicas
@@ -73,6 +74,7 @@ def gpu_slot(pool: GpuPoolSpec, resource: str) -> GpuSlot:
             fp8=gpu.fp8,
             splittable=False,
             device_memory_gib=gpu.device_memory_gib,
+            gpu_share=1 / shares,
         )
     return GpuSlot(
         gpu.name,
