@@ -599,8 +599,7 @@ def test_the_example_prod_diff_of_a_pool_machine_type_change(prod_l40s_bigger):
     assert sorted(replaced) == [
         "prod-use1-inference-dataset-models",
         "prod-use1-model-cache-alluxioruntime-models",
-        "prod-use1-model-cache-dataload-prewarm-llama-3-1-70b",
-        "prod-use1-model-cache-dataload-prewarm-llama-3-1-70b-rag",
+        "prod-use1-model-cache-dataload-prewarm-llama-3-1-70b",  # llama-3-1-70b-rag reads these weights too
         "prod-use1-model-cache-dataload-prewarm-llama-3-1-8b",
     ]
     runtime = replaced["prod-use1-model-cache-alluxioruntime-models"]
