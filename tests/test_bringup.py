@@ -622,3 +622,18 @@ def test_make_plan_fails_on_a_wait_that_cannot_complete(tmp_path, capsys):
     assert len(errors) == 1 + 5  # the global stack's file, and each of the five gateway gates' DNS record
     plan_md = (tmp_path / "build" / "prod" / "plan.md").read_text()
     assert "wave by wave: **6 missing**:" in plan_md
+
+
+def test_low_the_agent_values_keep_the_null_that_drops_the_charts_rolling_update(prod):
+    """The SDK sends `rollingUpdate: None` as null (Helm then removes the chart's default); the plan and the build's
+    values file keep it, so `helm template` with them renders a valid Recreate Deployment."""
+    import yaml
+
+    from tools.plan.artifacts import helm_files
+
+    _, plans = prod
+    for stack, member in (("prod.use1", "use1"), ("prod.usw2", "usw2"), ("prod.usc1", "usc1")):
+        release = plans[stack].named(f"prod-{member}-karmada-agent", "kubernetes:helm.sh/v3:Release")
+        assert release.inputs["values"]["agent"]["strategy"] == {"type": "Recreate", "rollingUpdate": None}
+    written = yaml.safe_dump(helm_files(plans["prod.use1"])["prod-use1/karmada-agent.yaml"], sort_keys=True)
+    assert "    strategy:\n      rollingUpdate: null\n      type: Recreate\n" in written
