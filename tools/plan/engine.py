@@ -89,14 +89,14 @@ def with_nulls(struct: Any, value: Any) -> None:
     reaches the provider as null and removes the chart's default, so the plan must show it."""
     if struct is None or not isinstance(value, dict):
         return
-    for key, field in struct.fields.items():
-        kind = field.WhichOneof("kind")
+    for key, entry in struct.fields.items():
+        kind = entry.WhichOneof("kind")
         if kind == "null_value":
             value.setdefault(key, None)
         elif kind == "struct_value":
-            with_nulls(field.struct_value, value.get(key))
+            with_nulls(entry.struct_value, value.get(key))
         elif kind == "list_value" and isinstance(value.get(key), list):
-            for item, element in zip(field.list_value.values, value[key], strict=False):
+            for item, element in zip(entry.list_value.values, value[key], strict=False):
                 if item.WhichOneof("kind") == "struct_value":
                     with_nulls(item.struct_value, element)
 
