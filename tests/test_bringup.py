@@ -12,6 +12,7 @@ import copy
 import dataclasses
 import json
 from collections.abc import Callable
+from typing import ClassVar
 
 import pytest
 
@@ -106,7 +107,7 @@ def test_prod_comes_up_wave_by_wave_on_empty_accounts(prod):
 
 
 def test_every_fact_has_a_statement_and_a_source():
-    assert len(FACTS) == 23  # counted by hand in components/catalog/bringup.py
+    assert len(FACTS) == 24  # counted by hand in components/catalog/bringup.py
     for fact in FACTS.values():
         assert fact.statement.strip() and fact.source.strip() and fact.component.strip(), fact.name
 
@@ -554,6 +555,149 @@ def _external_dns(plan: Plan) -> PlannedResource:
         r for r in plan.kubernetes_objects() if r.inputs["kind"] == "Deployment" and r.name.endswith("external-dns")
     ]
     return found
+
+
+class HandReadCharts:
+    """What three pinned charts install, read by hand at their tags (the catalog's chart CRD facts stand in here)."""
+
+    # chart -> (kinds, whether its values install them, served in the Karmada API server it runs)
+    TABLE: ClassVar[dict[str, tuple[set[tuple[str, str]], Callable[[dict], bool], bool]]] = {
+        # cert-manager/cert-manager@v1.21.1:deploy/charts/cert-manager/templates/crd-cert-manager.io_*.yaml L1
+        # `if or .Values.crds.enabled .Values.installCRDs`; values.yaml L104-109: both false by default.
+        "cert-manager": (
+            {("cert-manager.io", "Certificate"), ("cert-manager.io", "ClusterIssuer")},
+            lambda v: bool((v.get("crds") or {}).get("enabled") or v.get("installCRDs")),
+            False,
+        ),
+        # kserve/kserve@v0.20.0:charts/kserve-crd/templates/serving.kserve.io_{inferenceservices,
+        # clusterservingruntimes}.yaml, ungated (LLMInferenceService is only in charts/kserve-llmisvc-crd).
+        "kserve-crd": (
+            {("serving.kserve.io", "InferenceService"), ("serving.kserve.io", "ClusterServingRuntime")},
+            lambda v: True,
+            False,
+        ),
+        # karmada-io/karmada@v1.18.2:charts/karmada/templates/pre-install-job.yaml L3 `if eq .Values.installMode
+        # "host"` applies _crds/bases/policy/** to the Karmada API server; values.yaml L39 installMode: "host".
+        "karmada": (
+            {("policy.karmada.io", "PropagationPolicy"), ("policy.karmada.io", "OverridePolicy")},
+            lambda v: v.get("installMode", "host") == "host",
+            True,
+        ),
+    }
+
+    def __init__(self):
+        self.answered: set[tuple[str, str]] = set()  # kinds the check asked about and the table knows
+
+    def charts(self, group, kind):
+        charts = frozenset(chart for chart, (kinds, _, _) in self.TABLE.items() if (group, kind) in kinds)
+        if charts:
+            self.answered.add((group, kind))
+        return charts
+
+    def installed(self, chart, values):
+        kinds, installs, in_karmada = self.TABLE.get(chart, (set(), lambda v: False, False))
+        return (frozenset(kinds) if installs(values) else frozenset()), in_karmada
+
+
+def test_crd_charts_prod_creates_each_custom_resource_after_the_release_that_installs_its_kind(prod):
+    charts = HandReadCharts()
+    assert check(prod, crd_charts=charts).violations == []
+    assert charts.answered == {kind for kinds, _, _ in HandReadCharts.TABLE.values() for kind in kinds}
+
+
+def test_crd_charts_a_release_whose_values_install_no_crds_is_reported(prod):
+    """cert-manager's chart templates its CRDs only with crds.enabled (off by default): usw2's ClusterIssuer and
+    Certificate then have no CRD, however early the release."""
+
+    def crds_off(resources):
+        release = one(resources["prod.usw2"], "prod-usw2-cert-manager", "kubernetes:helm.sh/v3:Release")
+        release.inputs["values"]["crds"]["enabled"] = False
+
+    assert lines(
+        check(prod, crds_off, crd_charts=HandReadCharts()), bringup.facts.CUSTOM_RESOURCE_AFTER_ITS_CHARTS_CRDS
+    ) == [
+        f"prod.usw2: {kind} {name} on prod-usw2 needs the {kind} CRD on prod-usw2, installed by a release of "
+        "cert-manager; no release of cert-manager installs it there with its values "
+        "[custom-resource-after-the-release-that-installs-its-crd]"
+        for kind, name in (("ClusterIssuer", "inference-gateway-ca"), ("Certificate", "inference-gateway"))
+    ]
+
+
+def test_crd_charts_a_release_of_another_chart_is_not_an_installer(prod):
+    """Any release on the cluster satisfied the check without the catalog; a release of kserve-llmisvc-crd (which has
+    no InferenceService or ClusterServingRuntime template at v0.20.0) in place of kserve-crd installs neither."""
+
+    def other_chart(resources):
+        release = one(resources["prod.usw2"], "prod-usw2-kserve-crd", "kubernetes:helm.sh/v3:Release")
+        release.inputs["chart"] = "oci://ghcr.io/kserve/charts/kserve-llmisvc-crd"
+
+    assert lines(check(prod, other_chart), bringup.facts.HELM_RELEASE_WAITS) == []  # without the catalog: passes
+    found = lines(
+        check(prod, other_chart, crd_charts=HandReadCharts()), bringup.facts.CUSTOM_RESOURCE_AFTER_ITS_CHARTS_CRDS
+    )
+    assert sorted(line.split(" needs ")[0] for line in found) == [
+        "prod.usw2: ClusterServingRuntime inference-platform-triton-trtllm on prod-usw2",
+        "prod.usw2: ClusterServingRuntime inference-platform-vllm on prod-usw2",
+        "prod.usw2: ClusterServingRuntime inference-platform-vllm-multinode on prod-usw2",
+        "prod.usw2: InferenceService llama-3-1-8b on prod-usw2",
+    ]
+
+
+def test_crd_charts_a_kind_served_only_by_another_clusters_release_is_reported(prod):
+    """The Karmada API serves InferenceService only through the kserve-crd release installed into it: the members'
+    own kserve-crd releases serve their clusters, not Karmada."""
+
+    def no_crds_in_karmada(resources):
+        release = one(resources["prod.global"], "prod-karmada-kserve-crd")
+        resources["prod.global"].remove(release)
+        for r in resources["prod.global"]:
+            r.options["dependsOn"] = [u for u in r.options.get("dependsOn", ()) if u != release.urn]
+
+    found = lines(
+        check(prod, no_crds_in_karmada, crd_charts=HandReadCharts()),
+        bringup.facts.CUSTOM_RESOURCE_AFTER_ITS_CHARTS_CRDS,
+    )
+    assert found == [
+        "prod.global: InferenceService llama-3-1-70b on prod-karmada needs the InferenceService CRD on prod-karmada, "
+        "installed by a release of kserve-crd; no release of kserve-crd installs it there with its values "
+        "[custom-resource-after-the-release-that-installs-its-crd]"
+    ]
+
+
+def test_crd_charts_an_object_created_beside_the_release_that_installs_its_kind_is_reported(prod):
+    """Created in the same stack but not after the release (not in its dependency closure): the create may come
+    first and be refused."""
+
+    def beside(resources):
+        release = one(resources["prod.global"], "prod-karmada-kserve-crd")
+        for r in resources["prod.global"]:
+            r.options["dependsOn"] = [u for u in r.options.get("dependsOn", ()) if u != release.urn]
+
+    found = lines(check(prod, beside, crd_charts=HandReadCharts()), bringup.facts.CUSTOM_RESOURCE_AFTER_ITS_CHARTS_CRDS)
+    assert found == [
+        "prod.global: InferenceService llama-3-1-70b on prod-karmada needs the InferenceService CRD on prod-karmada, "
+        "installed by a release of kserve-crd; it is created by prod.global (wave 4: global), after it "
+        "[custom-resource-after-the-release-that-installs-its-crd]"
+    ]
+
+
+def test_crd_charts_karmadas_kinds_are_served_by_the_host_mode_release(prod):
+    """installMode host applies Karmada's CRDs to the API server it runs (in prod.use1, wave 1); a release in
+    `component` mode (selected components only, values.yaml L38) installs none."""
+
+    def component_mode(resources):
+        release = one(resources["prod.use1"], "prod-use1-karmada", "kubernetes:helm.sh/v3:Release")
+        release.inputs["values"]["installMode"] = "component"
+
+    found = lines(
+        check(prod, component_mode, crd_charts=HandReadCharts()), bringup.facts.CUSTOM_RESOURCE_AFTER_ITS_CHARTS_CRDS
+    )
+    assert sorted({line.split(" on prod-karmada needs")[0] for line in found}) == [
+        "prod.global: OverridePolicy llama-3-1-70b-usc1",
+        "prod.global: OverridePolicy llama-3-1-70b-use1",
+        "prod.global: OverridePolicy llama-3-1-70b-usw2",
+        "prod.global: PropagationPolicy llama-3-1-70b",
+    ]
 
 
 def test_defect_8_a_region_stack_without_its_own_engine_settings_is_reported(prod):

@@ -285,3 +285,19 @@ EXTERNAL_DNS_KEEPS_A_ZONE = _fact(
     "L484 (aws-zone-match-parent, default false); endpoint/domain_filter.go L95-125 (Match), L209-228 (MatchParent); "
     "provider/google/google.go L175-201; provider/zone_id_filter.go L32-46",
 )
+
+CUSTOM_RESOURCE_AFTER_ITS_CHARTS_CRDS = _fact(
+    "custom-resource-after-the-release-that-installs-its-crd",
+    "Helm v3.20.2 install (pulumi-kubernetes helm.v3.Release)",
+    "An API server accepts an object of a custom kind only once a CRD (or an aggregated API) serves it. A release "
+    "installs its chart's CRDs: those in the crds/ directories of the chart and of each subchart its values enable, "
+    "first (none with skipCrds), and CRDs among its templates before the other templates; a subchart its condition "
+    "disables, or a template a value gates off, installs none. So an object of a kind a chart installs is created "
+    "after a release of that chart, with values that install the kind, on the cluster that serves it: in its stack's "
+    "dependency closure or an earlier wave.",
+    "helm/helm@v3.20.2 (pulumi-kubernetes v4.32.0 provider/go.mod L30, and on main 94977969): "
+    "pkg/action/install.go L250-252 (disabled subcharts dropped), L259-268 (crds/ first, unless SkipCRDs), "
+    "L161-187 (created, then waited for up to 60 s); pkg/chart/chart.go L154-168 (subcharts' crds/ too); "
+    "pkg/releaseutil/kind_sorter.go L31-46 (InstallOrder: CustomResourceDefinition before the rest); "
+    "pulumi/pulumi-kubernetes@v4.32.0:provider/pkg/provider/helm_release.go L619 (skipCrds is SkipCRDs)",
+)

@@ -8,9 +8,10 @@ stack of the rollout, or by the cloud. Each precondition is a fact of components
 upstream source; a violation names the stack, the waiter, what it needs and where that is created (or that
 nothing creates it). Destroying a stack is checked too: it must not open what it protected.
 
-`crd_charts` is the hook for the catalog's "which CRDs each pinned chart installs": given an object's apiVersion and
-kind, the charts whose release installs that CRD, or None when the catalog does not say (then the object must at
-least wait for a release or CRD on its cluster).
+`crd_charts` is the hook for the catalog's "which CRDs each pinned chart installs" (CrdCharts): for a kind the catalog
+says some chart installs, an object of it must come after a release of such a chart, with values that install it, on
+the cluster that serves it (CUSTOM_RESOURCE_AFTER_ITS_CHARTS_CRDS); for a kind it says nothing of, the object must at
+least wait for a release or CRD on its cluster.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from ipaddress import IPv4Network, ip_network
-from typing import Any
+from typing import Any, Protocol
 
 from components.catalog import bringup as facts
 from components.catalog.bringup import BringUpFact
@@ -37,7 +38,6 @@ from tools.rollout.bootstrap import NetworkBootstrap, needs_network_bootstrap, n
 from tools.rollout.health import Check, Target
 from tools.rollout.reach import Location, location_of, reaches_api
 
-CrdCharts = Callable[[str, str], frozenset[str] | None]
 # Kinds the Karmada API server serves itself (its aggregated API and the CRDs its control plane installs).
 KARMADA_GROUPS = ("cluster.karmada.io", "policy.karmada.io", "work.karmada.io", "config.karmada.io")
 # CRD files applied by the provider (their objects are expanded at `up`, not planned one by one).
@@ -50,9 +50,33 @@ DNS_ZONES = ("aws:route53/zone:Zone", "gcp:dns/managedZone:ManagedZone")
 LOCAL_COMMAND = "command:local:Command"
 
 
-def no_crd_facts(api_version: str, kind: str) -> frozenset[str] | None:
-    """The default `crd_charts`: the catalog does not say which chart installs what."""
-    return None
+GroupKind = tuple[str, str]
+
+
+class CrdCharts(Protocol):
+    """The catalog's "which CRDs each pinned chart installs", as the check asks it."""
+
+    def charts(self, group: str, kind: str) -> frozenset[str]:
+        """Every chart that installs `kind` of `group` with some values; empty when the catalog does not say."""
+        ...
+
+    def installed(self, chart: str, values: Mapping[str, Any]) -> tuple[frozenset[GroupKind], bool]:
+        """The kinds a release of `chart` with `values` installs, and whether it serves them in the Karmada API server
+        it runs (else in its own cluster); none for a chart the catalog has not read."""
+        ...
+
+
+class _NoCrdFacts:
+    """The catalog says nothing: every custom resource must at least wait for a release or CRD on its cluster."""
+
+    def charts(self, group: str, kind: str) -> frozenset[str]:
+        return frozenset()
+
+    def installed(self, chart: str, values: Mapping[str, Any]) -> tuple[frozenset[GroupKind], bool]:
+        return frozenset(), False
+
+
+NO_CRD_FACTS: CrdCharts = _NoCrdFacts()
 
 
 @dataclass(frozen=True)
@@ -213,7 +237,7 @@ def check_bring_up(
     *,
     own_configs: Mapping[str, Mapping[str, str] | None] | None = None,
     environment_config: Mapping[str, str] | None = None,
-    crd_charts: CrdCharts = no_crd_facts,
+    crd_charts: CrdCharts = NO_CRD_FACTS,
 ) -> Report:
     """Every stack of `plans` (stack -> its offline plan) in rollout order; `gates` gives a stack's health checks
     from its outputs (tools/rollout/gates.py stack_health); `own_configs`: each stack's own settings file's config
@@ -543,18 +567,18 @@ class _StackCheck:
                 continue
             cluster = world.cluster_of(placed)
             waiter = f"{kind} {(resource.inputs.get('metadata') or {}).get('name')} on {cluster}"
-            charts = self.crd_charts(api_version, kind)
-            releases = [
-                p for p in world.everything() if p.resource.type == HELM_RELEASE and world.cluster_of(p) == cluster
-            ]
-            if charts is not None:
-                installing = [p for p in releases if p.inputs.get("chart", "").rpartition("/")[2] in charts]
+            charts = self.crd_charts.charts(group, kind)
+            if charts:
+                installing = [p for p in world.everything() if self._installs(p, (group, kind), cluster)]
+                names = " or ".join(sorted(charts))
                 self.need(
                     waiter,
-                    f"the {kind} CRD (installed by {', '.join(sorted(charts)) or 'no pinned chart'})",
+                    f"the {kind} CRD on {cluster}, installed by a release of {names}",
                     any(world.before(self.stack, placed.urn, p) for p in installing),
-                    world.where(installing, "after it"),
-                    facts.HELM_RELEASE_WAITS,
+                    world.where(installing, "after it")
+                    if installing
+                    else f"no release of {names} installs it there with its values",
+                    facts.CUSTOM_RESOURCE_AFTER_ITS_CHARTS_CRDS,
                 )
                 continue
             if cluster == world.karmada and group in KARMADA_GROUPS:
@@ -596,6 +620,15 @@ class _StackCheck:
                 "nothing installing it comes first",
                 facts.HELM_RELEASE_WAITS,
             )
+
+    def _installs(self, placed: Placed, kind: GroupKind, cluster: str | None) -> bool:
+        """Is `placed` a Helm release that installs `kind` (with its values) where `cluster` serves it?"""
+        if placed.resource.type != HELM_RELEASE:
+            return False
+        chart = placed.inputs.get("chart", "").rstrip("/").rpartition("/")[2]
+        kinds, in_karmada = self.crd_charts.installed(chart, placed.inputs.get("values") or {})
+        serves = self.world.karmada if in_karmada else self.world.cluster_of(placed)
+        return kind in kinds and serves == cluster
 
     # --- objects an agent would otherwise create first --------------------------------------------------------
 
