@@ -16,7 +16,15 @@ from tools.plan.artifacts import plan_document
 from tools.plan.changes import changes_markdown, compare
 from tools.plan.cost_diff import cost_diff_markdown
 from tools.plan.replacement import FACTS, facts
-from tools.provider_facts import GoPackage, force_new_paths, strip_comments
+from tools.provider_facts import (
+    FactsError,
+    FolderTree,
+    GoPackage,
+    attr_name,
+    force_new_paths,
+    strip_comments,
+    terraform_paths,
+)
 from tools.provider_schema import _members, args_class, properties
 
 STACK = "urn:pulumi:team.use1::inference-platform::"
@@ -380,6 +388,70 @@ def test_known_force_new_facts():
     assert "spec.template" in kinds["batch/v1/Job"]
     assert facts()["kubernetes"]["helmRelease"] == ["name", "namespace"]
     assert FACTS.is_file()
+
+
+def test_the_eks_access_types_come_from_the_newer_upstream_files_and_say_so():
+    # hashicorp/terraform-provider-aws@01f43111 internal/service/eks/access_entry.go: cluster_name, principal_arn and
+    # type are ForceNew, kubernetes_groups and user_name update in place; access_policy_association.go: every input
+    # is ForceNew (no Update function), access_scope a ForceNew block with ForceNew namespaces and type.
+    resources = facts()["resources"]
+    entry = resources["aws:eks/accessEntry:AccessEntry"]
+    assert entry["forceNew"] == ["clusterName", "principalArn", "type"]
+    assert entry["source"] == {
+        "repo": "hashicorp/terraform-provider-aws",
+        "ref": "01f431114674c27cf790fafb67ac274bf8f765e1",
+        "commit": "01f431114674c27cf790fafb67ac274bf8f765e1",
+        "copied": True,
+    }
+    association = resources["aws:eks/accessPolicyAssociation:AccessPolicyAssociation"]["forceNew"]
+    assert association == [
+        "accessScope#",
+        "accessScope.namespaces",
+        "accessScope.type",
+        "clusterName",
+        "policyArn",
+        "principalArn",
+    ]
+    # Every other type is read at its provider's ref, and says so.
+    assert resources["aws:route53/zone:Zone"]["source"]["ref"] == "patched-v5.14.0"
+    assert all({"repo", "ref", "commit"} <= r["source"].keys() for r in resources.values())
+    # The diff names where a replacement fact comes from.
+    groups = resource("aws:eks/accessEntry:AccessEntry", "admin", {"clusterName": "c", "principalArn": "arn:a"})
+    moved = copy.deepcopy(groups)
+    moved["inputs"]["principalArn"] = "arn:b"
+    (change,) = compare(plan(groups), plan(moved)).resources
+    assert change.action == "replace"
+    assert "hashicorp/terraform-provider-aws@01f431114674 (copied files)" in change.replacement_source
+    moved["inputs"]["principalArn"] = "arn:a"
+    moved["inputs"]["kubernetesGroups"] = ["ops"]
+    assert compare(plan(groups), plan(moved)).resources[0].action == "update"
+
+
+def test_dns_zone_and_its_iam_member_facts():
+    # pulumi/terraform-provider-aws@patched-v5.14.0 internal/service/route53/zone.go: name and delegation_set_id
+    # ForceNew (comment and tags update). google-beta@v7.45.0 resource_dns_managed_zone.go: dns_name, name,
+    # visibility ForceNew; tpgiamresource/resource_iam_member.go:64 role and member ForceNew.
+    resources = facts()["resources"]
+    assert resources["aws:route53/zone:Zone"]["forceNew"] == ["delegationSetId", "name"]
+    assert {"dnsName", "name", "visibility"} <= set(resources["gcp:dns/managedZone:ManagedZone"]["forceNew"])
+    member = resources["gcp:dns/dnsManagedZoneIamMember:DnsManagedZoneIamMember"]["forceNew"]
+    assert {"managedZone", "member", "role"} <= set(member)
+
+
+def test_the_generator_reads_copied_files_and_names_constants(tmp_path):
+    """A folder of files copied at a commit stands in for a git source; names.AttrX constants without their
+    generated file are the attribute in snake case."""
+    (tmp_path / "svc").mkdir()
+    (tmp_path / "svc" / "thing.go").write_text(
+        "package svc\nfunc resourceThing() *schema.Resource {\n\treturn &schema.Resource{Schema: "
+        "map[string]*schema.Schema{\n\t\tnames.AttrClusterName: {Type: schema.TypeString, ForceNew: true},\n"
+        '\t\tnames.AttrKMSKeyID: {Type: schema.TypeString, ForceNew: true},\n\t\t"free": {Type: schema.TypeString},'
+        "\n\t}}\n}\n"
+    )
+    assert terraform_paths(FolderTree(tmp_path), ("svc/thing.go",), "resourceThing") == ["cluster_name", "kms_key_id"]
+    assert attr_name("names.AttrARN") == "arn" and attr_name("names.AttrPrincipalARN") == "principal_arn"
+    with pytest.raises(FactsError, match="missing; copy it from the public repository"):
+        terraform_paths(FolderTree(tmp_path), ("svc/other.go",), "resourceOther")
 
 
 GO = """

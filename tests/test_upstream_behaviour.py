@@ -581,7 +581,8 @@ def test_each_pull_member_agent_is_certified_and_bound_as_register_does(prod_pla
         for m in ("use1", "usw2", "usc1")
     }
     keys = [r for r in prod_plan.resources if r.type == "tls:index/privateKey:PrivateKey" and "karmada" in r.name]
-    assert {r.inputs["rsaBits"] for r in keys} == {3072}  # register.go L1098, chart certs.auto.rsaSize
+    assert len(keys) == 7  # the control plane's four, one per pull member
+    assert {(r.inputs["algorithm"], r.inputs["rsaBits"]) for r in keys} == {("RSA", 3072)}  # register.go L1098
 
 
 def test_llm_inference_service_templates_complete_kserve_presets(prod_plan):

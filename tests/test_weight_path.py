@@ -126,7 +126,8 @@ def _identity(plan, env: str, region: str, cloud: str, bucket: str, model: str) 
         assert key.urn in sse.property_dependencies["rules"]
     else:
         email = f"{cluster}-model-cache@{PROJECT}.iam.gserviceaccount.com"
-        assert annotations == {"iam.gke.io/gcp-service-account": email}
+        identity = {k: v for k, v in annotations.items() if not k.startswith("checkov.io/")}
+        assert identity == {"iam.gke.io/gcp-service-account": email}
         account = _one(plan, "gcp:serviceaccount/account:Account", f"{region}-model-cache")
         assert account.inputs["accountId"] == f"{cluster}-model-cache"
         binding = _one(plan, "gcp:serviceaccount/iAMMember:IAMMember", f"{region}-model-cache-workload-identity")

@@ -49,6 +49,15 @@ def _source(provider: str) -> str:
     return f"{info['package']} {info['pin']}: {info['repo']}@{info['ref']}"
 
 
+def _type_source(provider: str, entry: dict[str, Any]) -> str:
+    """The provider pin and where this type's facts were read (a copied file's commit where the provider's source
+    at its ref lacks the type)."""
+    info, source = facts()["providers"][provider], entry.get("source") or {}
+    if not source.get("copied"):
+        return _source(provider)
+    return f"{info['package']} {info['pin']}: {source['repo']}@{source['commit'][:12]} (copied files)"
+
+
 def _kubernetes_rule(token: str, inputs: dict[str, Any], provider_inputs: dict[str, Any]) -> Rule:
     k8s = facts()["kubernetes"]
     identity = tuple(k8s["identity"])
@@ -78,7 +87,7 @@ def rule(token: str, inputs: dict[str, Any], provider_inputs: dict[str, Any] | N
     entry = facts()["resources"].get(token)
     if entry is None:
         return Rule((), f"no force-new facts for {token} in {FACTS.name}", False)
-    return Rule(tuple(entry["forceNew"]), f"{_source(package)} ({entry['terraform']})", True)
+    return Rule(tuple(entry["forceNew"]), f"{_type_source(package, entry)} ({entry['terraform']})", True)
 
 
 def forcing(paths: list[str], rule_: Rule) -> list[str]:
