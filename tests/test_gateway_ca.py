@@ -9,12 +9,9 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import inspect
 
-import pulumi_tls as tls
 import pytest
 
-from components.catalog.upstream import TLS_PROVIDER_HAS_NO_NAME_CONSTRAINTS
 from tools.plan.runner import PROJECT_DIR
 from tools.rollout.__main__ import offline_plans
 
@@ -59,15 +56,6 @@ def test_each_cluster_signs_with_its_own_intermediate(prod):
         plan = plans[stack]
         assert plan.evaluation.reads_stacks == ("prod.use1",)
         assert not [r for r in plan.resources if r.type.startswith("tls:")], stack  # no CA material made there
-
-
-def test_the_pinned_tls_provider_has_no_name_constraints():
-    """Why the CA is not name-constrained: no input for it at the pin (a newer pin may add one: then use it)."""
-    for resource in (tls.SelfSignedCert, tls.LocallySignedCert):
-        names = set(inspect.signature(resource._internal_init).parameters)
-        assert "max_path_length" in names or resource is tls.SelfSignedCert
-        assert not {n for n in names if "constraint" in n or "permitted" in n}, resource
-    assert "terraform-provider-tls#309" in TLS_PROVIDER_HAS_NO_NAME_CONSTRAINTS.source
 
 
 def test_the_pack_admits_an_intermediate_and_refuses_a_signing_leaf(prod):

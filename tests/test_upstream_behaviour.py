@@ -6,10 +6,13 @@ fact about the pinned upstream versions (who creates an object, what is admitted
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 import warnings
+from pathlib import Path
 
+import pulumi_tls as tls
 import pytest
 
 from components.catalog.charts import CHARTS
@@ -31,12 +34,14 @@ from components.catalog.upstream import (
     GKE_POOLS_NEED_THEIR_OWN_DCGM_EXPORTER,
     KARMADA_AGENT_IDENTITY,
     KARMADA_AGENT_REGISTERS,
+    KMS_SECRETS_PROVIDER_DECRYPTS_ON_EVERY_READ,
     KSERVE_LLM_PRESETS_MERGE,
     KSERVE_NEEDS_CERT_MANAGER,
     NVIDIA_VISIBLE_DEVICES_IS_HONOURED,
     PATCH_FORCE_TAKES_OVER_FIELDS,
     PULUMI_PATCH_AWAITS,
     REPOSITORIES_SERVE_PINS,
+    TLS_PROVIDER_HAS_NO_NAME_CONSTRAINTS,
     VLLM_RUNTIME_LORA_ENV,
     VOLCANO_ADMITS_NO_PODS,
     VOLCANO_UNLISTED_RESOURCES_ARE_UNCAPPED,
@@ -599,3 +604,54 @@ def test_no_plan_turns_on_runtime_lora_updating(dev_plan, prod_plan):
     assert VLLM_RUNTIME_LORA_ENV.name in FACTS
     for plan in (dev_plan, prod_plan):
         assert "VLLM_ALLOW_RUNTIME_LORA_UPDATING" not in json.dumps([r.inputs for r in plan.resources])
+
+
+# --- the gateway CA: no name constraints at the pinned tls provider --------------------------------------------------
+
+
+def test_the_pinned_tls_provider_has_no_name_constraints(prod_plan):
+    """Why the gateway CA is not name-constrained: no input for it at the pin (a newer pin may add one: then use it).
+    What the plan makes instead: every CA below the root signs no CA (path length 0)."""
+    assert "terraform-provider-tls#309" in TLS_PROVIDER_HAS_NO_NAME_CONSTRAINTS.source
+    for resource in (tls.SelfSignedCert, tls.LocallySignedCert):
+        names = set(inspect.signature(resource._internal_init).parameters)
+        assert "max_path_length" in names or resource is tls.SelfSignedCert
+        assert not {n for n in names if "constraint" in n or "permitted" in n}, resource
+    intermediates = [
+        r for r in prod_plan.of_type("tls:index/locallySignedCert:LocallySignedCert") if r.inputs.get("isCaCertificate")
+    ]
+    assert sorted(r.name for r in intermediates) == [
+        "gateway-ca-usc1-cert",
+        "gateway-ca-use1-cert",
+        "gateway-ca-usw2-cert",
+    ]
+    assert {r.inputs["maxPathLength"] for r in intermediates} == {0}
+
+
+# --- stack secrets: whoever reads them decrypts them with the writer's key -------------------------------------------
+
+
+def test_every_runner_that_reads_another_stacks_secrets_is_given_its_key(prod_plan):
+    """A StackReference's secret outputs are decrypted by the reading runner with the written stack's secrets key.
+    By hand from Pulumi.prod.yaml's stacks: usw2 and usc1 read the anchor's (use1) tenant keys and their gateway
+    intermediates; global reads every region's kubeconfigs. Only usc1's runner is outside AWS: README gives it an AWS
+    role, assumed from its Google service account, that may decrypt with the key."""
+    assert KMS_SECRETS_PROVIDER_DECRYPTS_ON_EVERY_READ.name in FACTS
+    stacks = prod_plan.stacks
+    decrypts = {
+        name: sorted(t for t in plan.evaluation.reads_stacks if stacks[t].evaluation.referenced.secret)
+        for name, plan in stacks.items()
+    }
+    assert decrypts == {
+        "prod.use1": [],
+        "prod.usw2": ["prod.use1"],
+        "prod.usc1": ["prod.use1"],
+        "prod.global": ["prod.usc1", "prod.use1", "prod.usw2"],
+    }
+    assert {"apiKeys", "gatewayIssuers"} <= stacks["prod.use1"].evaluation.referenced.secret
+    readme = " ".join((Path(__file__).parents[1] / "README.md").read_text().split())
+    assert (
+        "a GCP service account for the usc1 runner with the project roles the stack's resources need, and an AWS role "
+        "it assumes by web identity federation from that account (`accounts.google.com`, condition on the account's "
+        "unique id) whose only permission is `kms:Decrypt` on the secrets key"
+    ) in readme
