@@ -44,13 +44,11 @@ def test_every_skip_on_a_rendered_object_names_a_check_and_says_why(tmp_path):
                 if key.startswith("checkov.io/skip"):
                     assert SKIP.match(value), (manifest.name, value)
                     skipped.add(manifest.name.removesuffix(".yaml"))
-    # by hand: the objects that fail Checkov by design (picker, Redis, cache account, NCCL installer, webhook patch,
-    # model servers)
+    # by hand: the objects that fail Checkov by design (picker, Redis, cache account, webhook patch, model servers)
     assert {
         "Deployment-llama-3-1-8b-epp",
         "Deployment-ratelimit-redis",
         "ServiceAccount-default.patch",
-        "DaemonSet-nccl-rdma-installer",
         "Deployment-karmada-webhook.patch",
         "InferenceService-llama-3-1-8b",
         "LLMInferenceService-llama-3-1-70b-rag",
