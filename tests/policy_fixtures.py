@@ -427,11 +427,12 @@ def _serving(eks: k8s.Provider) -> None:
         }
         amounts = {"cpu": "16", "memory": "256Gi", "nvidia.com/gpu": "4", "vpc.amazonaws.com/efa": "16"}
         sidecar = {"requests": {"cpu": "250m", "memory": "256Mi"}, "limits": {"cpu": "250m", "memory": "256Mi"}}
+        void = [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}]  # no GPU of its own on a GPU node
         return {
             "nodeSelector": pool_selector(DOMAIN, "h100"),
             "tolerations": gpu_tolerations(),
             **(
-                {"initContainers": [{"name": "llm-d-routing-sidecar", "resources": sidecar}]}
+                {"initContainers": [{"name": "llm-d-routing-sidecar", "resources": sidecar, "env": void}]}
                 if role == "kv_consumer"
                 else {"automountServiceAccountToken": False}
             ),

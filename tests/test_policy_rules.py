@@ -12,6 +12,7 @@ import pytest
 
 from components.catalog.charts import CHARTS
 from components.k8s.names import annotation
+from components.k8s.topology import gpu_tolerations
 from policies.framework import CONFIG, LEVELS, Evaluation, PackSettings, evaluate_stack
 from policies.model import UNKNOWN, Resource, Stack
 from policies.pods import workload
@@ -97,6 +98,15 @@ def redis_pod(rs):
 
 def redis(rs):
     return redis_pod(rs)["containers"][0]
+
+
+def _gpu_node_redis(rs):
+    """The redis pod, tolerating the GPU taint (so it may land on a GPU node), with one init container set right."""
+    pod = redis_pod(rs)
+    pod["tolerations"] = gpu_tolerations()
+    redis(rs).setdefault("env", []).append({"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"})
+    pod["initContainers"] = [{"name": "ok", "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}]}]
+    return pod
 
 
 def sizing(rs, key, value):
@@ -679,6 +689,44 @@ CASES = [
                 {"name": "NVIDIA_VISIBLE_DEVICES", "valueFrom": {"configMapKeyRef": {"name": "gpus", "key": "all"}}}
             )
         ),
+    ),
+    Case(
+        "gpu-visible-devices-from-the-device-plugin",
+        "a sidecar on a GPU node requests no GPU and leaves the image's value",
+        lambda rs: (
+            isvc(rs)["spec"]["predictor"]
+            .setdefault("containers", [])
+            .append({"name": "log-shipper", "image": "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"})
+        ),
+    ),
+    Case(
+        "gpu-visible-devices-from-the-device-plugin",
+        "an init container on a GPU node requests no GPU",
+        lambda rs: _gpu_node_redis(rs)["initContainers"].append({"name": "warm-up", "image": "busybox:1.36"}),
+    ),
+    Case(
+        "gpu-visible-devices-from-the-device-plugin",
+        "an init container on a GPU node says none (the driver is still set up)",
+        lambda rs: _gpu_node_redis(rs)["initContainers"][0].update(
+            env=[{"name": "NVIDIA_VISIBLE_DEVICES", "value": "none"}]
+        ),
+    ),
+    Case(
+        "gpu-visible-devices-from-the-device-plugin",
+        "a sidecar on a GPU node asks for zero GPUs",
+        lambda rs: _gpu_node_redis(rs)["initContainers"].append(
+            {"name": "warm-up", "resources": {"limits": {"nvidia.com/gpu": "0"}}}
+        ),
+    ),
+    Case(
+        "gpu-visible-devices-from-the-device-plugin",
+        "the decode pod's routing sidecar leaves its image's value",
+        lambda rs: p(rs, ":LLMInferenceService", "llama-70b-pd")["spec"]["template"]["initContainers"][0].pop("env"),
+    ),
+    Case(
+        "gpu-visible-devices-from-the-device-plugin",
+        "Helm values outside the GPU stack tolerate the GPU taint",
+        lambda rs: set_in(p(rs, ":Release", "volcano"), ("values", "scheduler", "tolerations"), gpu_tolerations()),
     ),
     # --- model servers -----------------------------------------------------------------------------------
     Case("llm-model-fits-gpu", "does not fit", lambda rs: sizing(rs, "weights-gib", "300")),
@@ -2244,6 +2292,58 @@ def test_visible_devices_that_expose_no_gpu_or_in_the_gpu_stack_pass():
     added(rs, find(rs, ":AlluxioRuntime", "alluxio-runtime"), "runtime-elsewhere", runtime)
     (finding,) = run(rs).of("gpu-visible-devices-from-the-device-plugin", "violation")
     assert "container fuse sets NVIDIA_VISIBLE_DEVICES='all'" in finding.message
+
+
+def test_containers_on_gpu_nodes_without_a_gpu_set_void_or_pass_where_they_cannot_land():
+    """Near variants of the failing cases: a GPU-node pod whose every non-GPU container says void passes, as do a
+    container requesting a MIG profile (the device plugin sets the variable), the pod without the GPU toleration or
+    with tolerations that do not match the GPU taint (another value, another effect: Kubernetes' ToleratesTaint), and a
+    chart tolerating the GPU taint in the GPU stack's namespaces; tolerating every taint is tolerating the GPU's."""
+    rule = "gpu-visible-devices-from-the-device-plugin"
+    rs = compliant()
+    _gpu_node_redis(rs)
+    assert not run(rs).of(rule)
+    rs = compliant()
+    _gpu_node_redis(rs)["initContainers"][0]["env"] = [{"name": "NVIDIA_VISIBLE_DEVICES", "value": " void "}]
+    assert not run(rs).of(rule)
+    rs = compliant()
+    pod = _gpu_node_redis(rs)
+    pod["initContainers"].append({"name": "mig", "resources": {"limits": {"nvidia.com/mig-3g.40gb": 1}}})
+    assert not run(rs).of(rule)
+    for tolerations in (
+        None,
+        [{"key": "nvidia.com/gpu", "operator": "Equal", "value": "absent", "effect": "NoSchedule"}],
+        [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoExecute"}],
+        [{"key": "dedicated", "operator": "Exists"}],
+    ):
+        rs = compliant()
+        pod = _gpu_node_redis(rs)
+        pod["initContainers"].append({"name": "warm-up"})
+        if tolerations is None:
+            del pod["tolerations"]
+        else:
+            pod["tolerations"] = tolerations
+        assert not run(rs).of(rule), tolerations
+    for tolerations in (
+        [{"operator": "Exists"}],  # every taint, the GPU pools' included
+        [{"operator": "Exists", "effect": "NoSchedule"}],
+        [{"key": "nvidia.com/gpu", "operator": "Exists"}],
+        [{"key": "nvidia.com/gpu", "value": "present"}],  # an empty operator is Equal
+    ):
+        rs = compliant()
+        pod = _gpu_node_redis(rs)
+        pod["initContainers"].append({"name": "warm-up"})
+        pod["tolerations"] = tolerations
+        (finding,) = run(rs).of(rule, "violation")
+        assert "container warm-up (spec.template.spec.initContainers) may run on a GPU node" in finding.message
+        assert "does not set NVIDIA_VISIBLE_DEVICES=void" in finding.message
+    rs = compliant()
+    release = p(rs, ":Release", "volcano")
+    release["values"]["scheduler"] = {"tolerations": gpu_tolerations(), "env": {"NVIDIA_VISIBLE_DEVICES": "void"}}
+    (finding,) = run(rs).of(rule, "violation")  # the chart may not render that env: its values cannot say
+    assert "values scheduler tolerate the GPU taint" in finding.message
+    release["namespace"] = "gpu-operator"
+    assert not run(rs).of(rule)
 
 
 def test_controller_made_pods_need_no_quota_off_gke_or_when_not_critical():

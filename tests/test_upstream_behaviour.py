@@ -23,9 +23,12 @@ from components.catalog.upstream import (
     AUTOSCALER_KEEPS_NODES_WITH_LOCAL_STORAGE,
     EKS_ACCESS_ENTRIES,
     FACTS,
+    FLUID_APPLIES_A_CACHES_SPEC_ONCE,
     FLUID_CONTROLLER_CREATES_CRITICAL_FUSE_PODS,
+    FLUID_DATASET_DELETION_WAITS_FOR_ITS_READERS,
     FLUID_EMPTYDIR_TIERS_READ_THROUGH_THE_WORKER,
     FLUID_INJECTION_IS_PER_POD,
+    FLUID_JOB_JVMS_TAKE_THE_RUNTIMES_OPTIONS,
     FLUID_MOUNT_ROOT_ON_THE_NODE,
     FLUID_RUNTIME_ON_HOST_NETWORK,
     GKE_CRITICAL_PODS_NEED_QUOTA,
@@ -37,12 +40,17 @@ from components.catalog.upstream import (
     KMS_SECRETS_PROVIDER_DECRYPTS_ON_EVERY_READ,
     KSERVE_LLM_PRESETS_MERGE,
     KSERVE_NEEDS_CERT_MANAGER,
+    KSERVE_PREDICTOR_SERVICE,
+    NVIDIA_IMAGE_DEFAULTS_EXPOSE_EVERY_GPU,
     NVIDIA_VISIBLE_DEVICES_IS_HONOURED,
     PATCH_FORCE_TAKES_OVER_FIELDS,
     PULUMI_PATCH_AWAITS,
+    PULUMI_REPLACES_ON_CHANGES_AS_TOLD,
     REPOSITORIES_SERVE_PINS,
+    S3_MISSING_KEY_IS_404_ONLY_IF_LISTABLE,
     TLS_PROVIDER_HAS_NO_NAME_CONSTRAINTS,
     VLLM_RUNTIME_LORA_ENV,
+    VLLM_STREAMS_WEIGHTS_FROM_EVERY_RANK,
     VOLCANO_ADMITS_NO_PODS,
     VOLCANO_UNLISTED_RESOURCES_ARE_UNCAPPED,
     UpstreamFact,
@@ -409,9 +417,28 @@ def test_kserve_waits_for_cert_manager_on_its_cluster(env_plan):
         assert cert_manager.inputs["values"]["crds"]["enabled"] is True
 
 
+# --- KServe's predictor Service: where a caller in the cluster reaches a model --------------------------------
+
+
+def test_the_predictor_service_forwards_port_80_to_the_runtimes_http_port(dev_plan, upstream):
+    assert KSERVE_PREDICTOR_SERVICE.name in FACTS
+    # The Service targets the first port of the first container: every runtime's is the engine's 8080.
+    runtimes = dev_plan.of_type("kubernetes:serving.kserve.io/v1alpha1:ClusterServingRuntime")
+    assert len(runtimes) == 3  # vLLM, vLLM multi-node, Triton
+    for runtime in runtimes:
+        first = runtime.inputs["spec"]["containers"][0]["ports"][0]
+        assert (first["name"], first["containerPort"]) == ("http", 8080), runtime.name
+    # Not headless: the chart's default, which the kserve release keeps.
+    defaults = upstream.chart_values(CHARTS["kserve-resources"].upstream_values)
+    assert defaults["kserve"]["service"]["serviceClusterIPNone"] is False
+    (release,) = [r for r in dev_plan.helm_releases() if r.inputs["name"] == "kserve"]
+    assert "service" not in release.inputs["values"]["kserve"]
+
+
 # --- the weight path: cache runtime, node mount, controller-made pods, scale-down (issue 31) -------------------
 
-ALLUXIO_RUNTIME = "kubernetes:data.fluid.io/v1alpha1:AlluxioRuntime"
+CR = "kubernetes:data.fluid.io/v1alpha1:"
+ALLUXIO_RUNTIME = CR + "AlluxioRuntime"
 
 
 def _runtimes(plan) -> dict[str, dict]:
@@ -456,30 +483,131 @@ def test_fluid_fuse_pods_are_critical_by_the_charts_default(upstream):
     assert fluid.created_pod_classes({}, "data.fluid.io/DataLoad") == set()  # DataLoad jobs carry no class
 
 
+def _option_mib(options: list[str], flag: str) -> int:
+    (value,) = [o.split("=")[1] for o in options if o.startswith(flag + "=")]
+    return int(value.removesuffix("m"))
+
+
+def _gib(quantity: str) -> int:
+    return int(quantity.removesuffix("Gi"))
+
+
 def test_tiers_are_emptydir_read_through_the_worker_with_buffers_that_fit(env_plan):
-    """emptyDir levels (no short-circuit) on purpose; every stream a node serves fits the JVMs' direct memory."""
+    """emptyDir levels (no short-circuit) on purpose; every stream a node serves fits the JVMs' direct memory, and the
+    worker sends chunks of the size the clients ask for (its max chunk is that size, not its 2MB default)."""
     from components.domain.cache_reads import READ_BUFFER_MESSAGES, cache_reads
 
     assert FLUID_EMPTYDIR_TIERS_READ_THROUGH_THE_WORKER.name in FACTS and ALLUXIO_READ_BUFFERS.name in FACTS
-
-    def direct_mib(options: list[str]) -> int:
-        (value,) = [o.split("=")[1] for o in options if o.startswith("-XX:MaxDirectMemorySize=")]
-        return int(value.removesuffix("m"))
-
     for cluster, spec in _runtimes(env_plan).items():
         assert {level["volumeType"] for level in spec["tieredstore"]["levels"]} == {"emptyDir"}
         properties = spec["properties"]
         # short-circuit is Fluid's to turn off; a local-read chunk would be unused
         assert not any("short.circuit" in key or "local.reader" in key for key in properties)
         chunk = int(properties["alluxio.user.streaming.reader.chunk.size.bytes"].removesuffix("MB"))
+        assert properties["alluxio.worker.network.reader.max.chunk.size.bytes"] == f"{chunk}MB", cluster
         assert properties["alluxio.worker.network.reader.buffer.size"] == f"{chunk}MB"
+        assert chunk < 100  # the client's inbound gRPC message limit (100MB)
         messages = int(properties["alluxio.user.streaming.reader.buffer.size.messages"])
         region = env_plan.spec.region(cluster.removeprefix(f"{env_plan.environment}-"))
         streams = cache_reads(env_plan.spec, region).streams_per_node
         assert streams >= 16 and messages == READ_BUFFER_MESSAGES
-        assert streams * messages * chunk <= direct_mib(spec["fuse"]["jvmOptions"]), cluster
-        assert streams * chunk <= direct_mib(spec["worker"]["jvmOptions"]) // 2, cluster
-        assert streams * messages * chunk * 2 > direct_mib(spec["fuse"]["jvmOptions"]) or chunk == 64, cluster
+        assert streams * messages * chunk <= _option_mib(spec["fuse"]["jvmOptions"], "-XX:MaxDirectMemorySize"), cluster
+        assert streams * chunk <= _option_mib(spec["worker"]["jvmOptions"], "-XX:MaxDirectMemorySize") // 2, cluster
+        fuse_direct = _option_mib(spec["fuse"]["jvmOptions"], "-XX:MaxDirectMemorySize")
+        assert streams * messages * chunk * 2 > fuse_direct or chunk == 64, cluster
+        # a job worker's loads, each reading through a client stream, in its default direct memory (= its heap,
+        # MaxRAM / 4)
+        loads = int(properties["alluxio.job.worker.threadpool.size"])
+        assert loads * messages * chunk <= _option_mib(spec["jvmOptions"], "-XX:MaxRAM") // 4, cluster
+
+
+def test_job_jvms_are_sized_within_their_containers_and_counted_on_the_node(env_plan):
+    """Fluid renders no JVM options of the job master and job worker but the runtime's: MaxRAM = their containers'
+    memory bounds their heap and direct memory, while master, worker and FUSE keep their explicit sizes; the job
+    worker's container is part of what a cache worker's node gives the cache (components/domain/host.py)."""
+    from components.config.model_store import cache_plan
+    from components.domain.host import cache_cpu, cache_worker_memory_gib
+
+    assert FLUID_JOB_JVMS_TAKE_THE_RUNTIMES_OPTIONS.name in FACTS
+    for cluster, spec in _runtimes(env_plan).items():
+        (max_ram,) = spec["jvmOptions"]
+        assert max_ram.startswith("-XX:MaxRAM=")
+        for job in ("jobMaster", "jobWorker"):
+            assert set(spec[job]) == {"resources"}, (cluster, job)  # Fluid 1.0.8 renders nothing else of them
+            limits = spec[job]["resources"]["limits"]
+            assert spec[job]["resources"]["requests"]["memory"] == limits["memory"]
+            assert _option_mib(spec["jvmOptions"], "-XX:MaxRAM") == _gib(limits["memory"]) * 1024, (cluster, job)
+        for component in ("master", "worker", "fuse"):  # explicit sizes win over MaxRAM's defaults
+            options = spec[component]["jvmOptions"]
+            assert any(o.startswith("-Xmx") for o in options) and any(o.startswith("-XX:MaxDirect") for o in options)
+        region = env_plan.spec.region(cluster.removeprefix(f"{env_plan.environment}-"))
+        plan = cache_plan(region)
+        (memory_level,) = [level for level in spec["tieredstore"]["levels"] if level["mediumtype"] == "MEM"]
+        worker_pod_gib = _gib(spec["worker"]["resources"]["limits"]["memory"]) + _gib(
+            spec["jobWorker"]["resources"]["limits"]["memory"]
+        )
+        assert _gib(spec["worker"]["resources"]["requests"]["memory"]) > _gib(memory_level["quota"])
+        fuse_gib = _gib(spec["fuse"]["resources"]["limits"]["memory"])
+        cpu = {
+            c: float(spec[c]["resources"]["requests"]["cpu"].removesuffix("m")) / 1000
+            for c in spec
+            if c in ("worker", "jobWorker", "fuse")
+        }
+        for pool in region.gpu_pools:
+            on_workers = pool.name in plan.pools
+            assert cache_worker_memory_gib(region, pool) == fuse_gib + (worker_pod_gib if on_workers else 0), pool.name
+            expected_cpu = cpu["fuse"] + (cpu["worker"] + cpu["jobWorker"] if on_workers else 0)
+            assert cache_cpu(region, pool) == expected_cpu, pool.name
+
+
+def test_a_nodes_weight_streams_count_every_engine_process():
+    """A tensor-parallel replica streams the checkpoint once per GPU: 2 replicas x TP 2 on an 8-GPU node are 4 engine
+    processes, 64 streams, not 2 servers' 32."""
+    from components.config.loader import load_environment
+    from components.domain.cache_reads import node_streams
+
+    assert VLLM_STREAMS_WEIGHTS_FROM_EVERY_RANK.name in FACTS
+    env = load_environment(raw_environment("prod"))
+    usc1 = env.region("usc1")
+    # llama-3-1-70b on h200: maxReplicas 2, tensor parallel 2 (Pulumi.prod.yaml, sized on 141 GB H200s)
+    assert node_streams(env, usc1)["h200"] == 16 * 2 * 2
+    # mistral-7b-trt on l4: maxReplicas 4 x 1 GPU, but a g2-standard-24 holds 2 L4s -> 2 processes a node
+    assert node_streams(env, usc1)["l4"] == 16 * 2
+
+
+def test_a_change_fluid_would_not_apply_replaces_the_cache_serving_side_first(env_plan):
+    """Fluid reads a cache's spec once: a change of a Dataset's or runtime's spec (or of the mount root) replaces them,
+    delete-first. The engine deletes first what is computed from a replaced resource, latest first: the prewarms and
+    the serving Dataset (whose deletion Fluid holds while model servers mount it) before the runtime (whose deletion
+    removes their FUSE daemons), the runtime before the cache Dataset (held while the serving Dataset refers to it)."""
+    assert {FLUID_APPLIES_A_CACHES_SPEC_ONCE.name, PULUMI_REPLACES_ON_CHANGES_AS_TOLD.name} <= set(FACTS)
+    assert FLUID_DATASET_DELETION_WAITS_FOR_ITS_READERS.name in FACTS
+    roots = {env_plan.cluster_of(r): r for r in env_plan.helm_releases() if r.inputs["chart"] == "fluid"}
+    for cluster, release in roots.items():
+        objects = [r for r in env_plan.resources if r.type.startswith(CR) and env_plan.cluster_of(r) == cluster]
+        by_kind: dict[str, list] = {}
+        for r in objects:
+            by_kind.setdefault(f"{r.type.removeprefix(CR)} {r.inputs['metadata']['namespace']}", []).append(r)
+        (dataset,) = by_kind["Dataset model-cache"]
+        (runtime,) = by_kind["AlluxioRuntime model-cache"]
+        (serving,) = by_kind["Dataset inference"]
+        loads = by_kind.get("DataLoad model-cache", [])
+        assert len(objects) == 3 + len(loads), cluster
+        for r in objects:
+            assert r.options["deleteBeforeReplace"] is True, r.name
+            assert "spec" in r.options["replaceOnChanges"], r.name
+        # what Fluid bakes in from the Fluid release: the mount root, recorded on what holds it
+        root = release.inputs["values"]["runtime"].get("mountRoot", "/runtime-mnt")  # the chart's default
+        for r in (runtime, serving):
+            assert "metadata" in r.options["replaceOnChanges"], r.name
+            assert r.inputs["metadata"]["annotations"] == {"inference-platform.io/fluid-mount-root": root}, r.name
+        # the dependency chain the engine deletes along (property dependencies, not dependsOn)
+        assert runtime.property_dependencies["metadata"] == [dataset.urn]
+        assert runtime.inputs["metadata"]["name"] == dataset.inputs["metadata"]["name"]  # Fluid binds by name
+        for r in (serving, *loads):
+            assert sorted(r.property_dependencies["spec"]) == sorted([dataset.urn, runtime.urn]), r.name
+        order = [r.urn for r in env_plan.resources]
+        assert order.index(dataset.urn) < order.index(runtime.urn) < min(order.index(r.urn) for r in (serving, *loads))
 
 
 def test_cache_workers_never_pin_a_gpu_node(env_plan):
@@ -499,6 +627,52 @@ def test_s3_mounts_read_with_the_pods_web_identity(env_plan):
             if mount["mountPoint"].startswith("s3://"):
                 assert "encryptOptions" not in mount and "sharedEncryptOptions" not in r.inputs["spec"]
                 assert mount["options"]["alluxio.underfs.s3.inherit.acl"] == "false"
+
+
+def _string_like(pattern: str, value: str) -> bool:
+    """IAM StringLike: `*` any run of characters (none included), `?` one character, the rest literal."""
+    return (
+        re.fullmatch("".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern), value)
+        is not None
+    )
+
+
+def _listable(statements: list[dict], bucket_arn: str, prefix: str) -> bool:
+    """Whether these identity statements allow s3:ListBucket on the bucket with this `s3:prefix`."""
+    for statement in statements:
+        actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+        resources = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
+        if statement["Effect"] != "Allow" or "s3:ListBucket" not in actions or bucket_arn not in resources:
+            continue
+        conditions = statement.get("Condition", {})
+        assert set(conditions) <= {"StringLike"} and set(conditions.get("StringLike", {})) <= {"s3:prefix"}
+        patterns = conditions.get("StringLike", {}).get("s3:prefix")
+        if patterns is None or any(_string_like(p, prefix) for p in patterns):
+            return True
+    return False
+
+
+def test_every_key_a_cache_lookup_asks_for_is_404_when_missing(env_plan):
+    """S3 answers a missing key 404 only to a caller that may list it as a prefix, else 403 (an error to Alluxio): the
+    mount point `models` (status, then `models/` as a directory), each model's directory and files, are all 404 when
+    absent; keys outside the prefix stay unlistable. Keys by hand from ObjectUnderFileSystem.getStatus/isDirectory."""
+    assert S3_MISSING_KEY_IS_404_ONLY_IF_LISTABLE.name in FACTS
+    inlines = [r for r in env_plan.of_type("aws:iam/rolePolicy:RolePolicy") if r.name.endswith("-model-cache-inline")]
+    assert len(inlines) == {"dev": 1, "prod": 2}[env_plan.environment]  # one cache role per EKS region
+    for inline in inlines:
+        statements = json.loads(inline.inputs["policy"])["Statement"]
+        (bucket_arn,) = {s["Resource"] for s in statements if s["Sid"] == "ListPrefix"}
+        region = inline.name.removesuffix("-model-cache-inline")
+        models = [m for m in env_plan.spec.models if any(p.region == region for p in m.placements)]
+        assert models
+        keys = ["models", "models/"]
+        for model in models:
+            directory = model.weights_prefix.rstrip("/")
+            keys += [directory, directory + "/", directory + "/config.json", directory + "/not-there.safetensors"]
+        for key in keys:
+            assert _listable(statements, bucket_arn, key), (inline.name, key)
+        for key in ("other/models/x", "model", ""):
+            assert not _listable(statements, bucket_arn, key), (inline.name, key)
 
 
 def test_no_namespace_carries_the_fluid_injection_label(env_plan):
@@ -528,7 +702,8 @@ def test_every_queue_caps_every_gpu_resource_of_its_cluster(env_plan):
 
 
 def test_no_rendered_container_sets_nvidia_visible_devices(env_plan):
-    """EKS keeps the node image's toolkit, CDI off: the pack's rule runs over both plans and finds nothing."""
+    """EKS keeps the node image's toolkit, CDI off: no rendered container names GPUs in NVIDIA_VISIBLE_DEVICES; the
+    only value set is void, on containers that request no GPU (the next test)."""
     from policies.rules.gpu import _visible_devices
 
     assert NVIDIA_VISIBLE_DEVICES_IS_HONOURED.name in FACTS
@@ -536,7 +711,54 @@ def test_no_rendered_container_sets_nvidia_visible_devices(env_plan):
         if release.inputs["chart"] == "gpu-operator" and env_plan.cluster_of(release).endswith("use1"):
             assert release.inputs["values"]["cdi"] == {"enabled": False}
     for r in env_plan.kubernetes_objects():
-        assert list(_visible_devices(r.inputs.get("spec"))) == [], r.name
+        assert {value for _, value in _visible_devices(r.inputs.get("spec"))} <= {"void"}, r.name
+
+
+# The GPU stack's namespaces (the pack's privilegedNamespaces default, policies/framework.py): the GPU Operator's
+# operands and DCGM need the GPUs, Fluid's FUSE daemons and cache workers run privileged and not from CUDA images.
+GPU_STACK_NAMESPACES = {"gpu-operator", "dcgm-exporter", "kube-system", "fluid-system", "model-cache"}
+
+
+def _gpu_tolerating_pods(value: object):
+    """Every dict of a manifest (or Helm values) with a toleration of the GPU pools' taint nvidia.com/gpu=present:
+    NoSchedule, Kubernetes' matching spelled out by hand: the key or none (then Exists), the effect or none."""
+    if isinstance(value, dict):
+        for t in value.get("tolerations") or []:
+            if t.get("effect") in (None, "", "NoSchedule") and (
+                (t.get("key") == "nvidia.com/gpu" and (t.get("operator") == "Exists" or t.get("value") == "present"))
+                or (not t.get("key") and t.get("operator") == "Exists")
+            ):
+                yield value
+                break
+        for item in value.values():
+            yield from _gpu_tolerating_pods(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _gpu_tolerating_pods(item)
+
+
+def test_every_container_that_may_land_on_a_gpu_node_asks_for_gpus_or_says_void(checked_plan):
+    """An image's NVIDIA_VISIBLE_DEVICES=all (CUDA images, vLLM's) exposes every GPU of the node to a container that
+    requests none: outside the GPU stack, each container of a pod tolerating the GPU taint requests an nvidia.com/
+    resource (the device plugin then sets the variable) or says void, and no Helm release puts a chart's pods there."""
+    assert NVIDIA_IMAGE_DEFAULTS_EXPOSE_EVERY_GPU.name in FACTS
+    seen = 0
+    for r in checked_plan.kubernetes_objects():
+        if r.inputs.get("metadata", {}).get("namespace") in GPU_STACK_NAMESPACES:
+            continue
+        for pod in _gpu_tolerating_pods(r.inputs.get("spec")):
+            containers = [*pod.get("initContainers", []), *pod.get("containers", [])]
+            containers += [pod["model"]] if "model" in pod else []  # a KServe predictor's model container
+            for container in containers:
+                seen += 1
+                limits = container.get("resources", {}).get("limits", {})
+                env = {e["name"]: e.get("value") for e in container.get("env", [])}
+                gpus = [name for name in limits if name.startswith("nvidia.com/")]
+                assert gpus or env.get("NVIDIA_VISIBLE_DEVICES") == "void", (r.name, container.get("name"))
+    assert seen  # the model servers
+    for release in checked_plan.helm_releases():
+        if release.inputs["namespace"] not in GPU_STACK_NAMESPACES:
+            assert not list(_gpu_tolerating_pods(release.inputs["values"])), release.name
 
 
 # --- patches that wait, and who may use an EKS cluster ---------------------------------------------------------------

@@ -71,7 +71,8 @@ def _cr(plan, cluster: str, namespace: str, kind: str, name: str) -> dict:
     (found,) = [
         r
         for r in plan.of_type(CR + kind)
-        if plan.cluster_of(r) == cluster and r.inputs["metadata"] == {"name": name, "namespace": namespace}
+        if plan.cluster_of(r) == cluster
+        and (r.inputs["metadata"]["name"], r.inputs["metadata"]["namespace"]) == (name, namespace)
     ]
     return found
 
@@ -111,7 +112,7 @@ def _identity(plan, env: str, region: str, cloud: str, bucket: str, model: str) 
         statements = {s["Sid"]: s for s in json.loads(inline.inputs["policy"])["Statement"]}
         assert statements["ReadPrefix"]["Action"] == "s3:GetObject"
         assert statements["ReadPrefix"]["Resource"] == f"arn:aws:s3:::{bucket}/models/*"  # covers models/<model>/
-        assert statements["ListPrefix"]["Condition"] == {"StringLike": {"s3:prefix": ["models/", "models/*"]}}
+        assert statements["ListPrefix"]["Condition"] == {"StringLike": {"s3:prefix": ["models", "models/*"]}}
         # the objects are SSE-KMS with the bucket's key: the role may decrypt with it, through S3 only
         key = _one(plan, "aws:kms/key:Key", f"{region}-models")
         assert key.urn in inline.property_dependencies["policy"]

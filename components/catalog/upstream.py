@@ -158,14 +158,97 @@ FLUID_EMPTYDIR_TIERS_READ_THROUGH_THE_WORKER = _fact(
 
 ALLUXIO_READ_BUFFERS = _fact(
     "alluxio-read-buffers-per-stream",
-    "Alluxio 2.9.0 buffers up to `alluxio.user.streaming.reader.buffer.size.messages` (default 16) chunks of "
-    "`alluxio.user.streaming.reader.chunk.size.bytes` (default 1MB) per read stream in the client (the FUSE daemon, "
-    "Netty direct memory), and the worker holds `alluxio.worker.network.reader.buffer.size` (default 4MB; 'higher "
-    "value will increase the memory consumed by each read request') per stream. Sizes written `MB` are MiB. So the "
-    "chunk is sized from the streams a node serves at once and the FUSE daemon's and worker's direct memory.",
-    "org.alluxio:alluxio-core-common:2.9.0 (Maven Central) alluxio/conf/PropertyKey: "
-    "USER_STREAMING_READER_BUFFER_SIZE_MESSAGES, USER_STREAMING_READER_CHUNK_SIZE_BYTES, "
-    "WORKER_NETWORK_READER_BUFFER_SIZE",
+    "Alluxio 2.9.0 buffers up to `alluxio.user.streaming.reader.buffer.size.messages` (default 16) chunks per read "
+    "stream in the client (the FUSE daemon, and a job worker loading a block by reading it; Netty direct memory), and "
+    "the worker keeps up to `alluxio.worker.network.reader.buffer.size` (default 4MB) unacknowledged per stream. The "
+    "client asks for chunks of `alluxio.user.streaming.reader.chunk.size.bytes` (default 1MB); the worker sends "
+    "min(that, `alluxio.worker.network.reader.max.chunk.size.bytes`), default 2MB, so a larger chunk takes effect only "
+    "with a max chunk as large, within the client's 100MB inbound message limit. A job worker runs "
+    "`alluxio.job.worker.threadpool.size` loads at once (Alluxio 10, Fluid sets 32 unless the runtime does). Sizes "
+    "written `MB` are MiB. So the chunk and the max chunk are one size, from the streams a node serves at once and the "
+    "direct memory of the FUSE daemon, the worker and the job worker.",
+    "org.alluxio:alluxio-core-common:2.9.0 (Maven Central) alluxio/conf/PropertyKey.java L4175-4200 "
+    "(WORKER_NETWORK_READER_BUFFER_SIZE_BYTES, WORKER_NETWORK_READER_MAX_CHUNK_SIZE_BYTES), L5868-5885 "
+    "(USER_STREAMING_READER_BUFFER_SIZE_MESSAGES, USER_STREAMING_READER_CHUNK_SIZE_BYTES), L6173-6177 "
+    "(USER_NETWORK_STREAMING_MAX_INBOUND_MESSAGE_SIZE), L6834-6839 (JOB_WORKER_THREADPOOL_SIZE); "
+    "org.alluxio:alluxio-core-server-worker:2.9.0 alluxio/worker/grpc/BlockReadHandler.java L89-92, L369; "
+    "org.alluxio:alluxio-job-server:2.9.0 alluxio/job/util/JobUtils.java L116-150; "
+    "fluid-cloudnative/fluid@v1.0.8:pkg/ddc/alluxio/transform_optimization.go L83",
+)
+
+FLUID_JOB_JVMS_TAKE_THE_RUNTIMES_OPTIONS = _fact(
+    "fluid-job-jvms-get-only-the-runtimes-jvm-options",
+    "Fluid 1.0.8 runs an AlluxioRuntime's job master in the master pod and its job worker in each worker pod, with "
+    "`spec.jobMaster.resources` / `spec.jobWorker.resources`; their `jvmOptions` and `properties` are accepted by the "
+    "CRD but not rendered (the chart values carry only ports and resources for them), and Fluid adds no defaults, so "
+    "without more a job JVM sizes its heap as a quarter of the memory HotSpot sees: the node's, where the JVM cannot "
+    "read the container's cgroup. `spec.jvmOptions` reaches every JVM of the runtime (ALLUXIO_JAVA_OPTS). HotSpot "
+    "takes an explicit -XX:MaxRAM as the physical memory it sizes defaults from (default heap MaxRAM/4, default "
+    "direct memory the heap's size), while an explicit -Xmx / -XX:MaxDirectMemorySize wins over it: so the runtime "
+    "gives MaxRAM = the job containers' memory, and master, worker and FUSE keep their own sizes.",
+    "fluid-cloudnative/fluid@v1.0.8:pkg/ddc/alluxio/types.go L129-137, transform_resources.go L57-58, L79-80, "
+    "transform.go L183-185, charts/alluxio/templates/config/alluxio-conf.yaml L64-66, L81-91, L130-143, "
+    "templates/master/statefulset.yaml L302-309, templates/worker/statefulset.yaml L210-217; "
+    "openjdk/jdk8u hotspot/src/share/vm/runtime/arguments.cpp Arguments::set_heap_size (phys_mem = MaxRAM when set)",
+)
+
+VLLM_STREAMS_WEIGHTS_FROM_EVERY_RANK = _fact(
+    "vllm-runai-streamer-streams-from-every-engine-process",
+    "vLLM v0.27.1's `runai_streamer` load format loads weights in every worker process (one per GPU of a replica: "
+    "tensor x pipeline parallel): each streams all of the model's safetensors files itself, through "
+    "runai_safetensors_weights_iterator with is_distributed false unless `model_loader_extra_config` says "
+    "`distributed` (the platform sets none), with the streamer's parallel reads (RUNAI_STREAMER_CONCURRENCY, "
+    "catalog.engines.STREAMER_CONCURRENCY). A node thus serves STREAMER_CONCURRENCY streams per engine process, not "
+    "per model server.",
+    "vllm-project/vllm@v0.27.1 (PyPI sdist vllm-0.27.1.tar.gz): vllm/model_executor/model_loader/"
+    "runai_streamer_loader.py L30-45, L120-140, weight_utils.py L1005-1023; runai-model-streamer 0.15.7 (PyPI, the "
+    "version vLLM v0.27.1 requires): runai_model_streamer/distributed_streamer/distributed_streamer.py L136-152",
+)
+
+FLUID_APPLIES_A_CACHES_SPEC_ONCE = _fact(
+    "fluid-reads-a-caches-spec-once",
+    "Fluid 1.0.8 applies an AlluxioRuntime's spec when it installs the runtime's Helm release and never again: "
+    "SyncRuntime does nothing, the periodic sync updates only worker replicas, the release is not upgraded once "
+    "installed, and worker affinity is built only while none is set. A Dataset's spec is read when the runtime is set "
+    "up, except that mount points added or removed are (un)mounted: other changes (mount options, node affinity, "
+    "tolerations) are never applied. The mount root is baked in at install: into the FUSE DaemonSet and the cache "
+    "Dataset's volume (`fluid_path` = <mountRoot>/<namespace>/<name>/alluxio-fuse), which a referring Dataset copies "
+    "when it is created. A runtime is owned by its Dataset and a DataLoad by its Dataset (garbage-collected with it). "
+    "Fluid writes into a runtime's spec only the worker's memory request, when it is below the memory tier. So a "
+    "change of either object's spec, or of the mount root, takes effect only by replacing the objects.",
+    "fluid-cloudnative/fluid@v1.0.8:pkg/ddc/alluxio/sync_runtime.go L22-23, pkg/ddc/base/syncs.go L31-60, "
+    "pkg/ddc/alluxio/master_internal.go L47-57, pkg/ctrl/affinity.go L56-68, pkg/ddc/alluxio/ufs.go L115-131, "
+    "pkg/utils/dataset.go L182-206, pkg/ddc/alluxio/utils.go L147-151, pkg/utils/dataset/volume/create.go L88, "
+    "pkg/ddc/thin/referencedataset/volume.go L70-127, pkg/controllers/runtime_controller.go L139-141, "
+    "pkg/controllers/operation_controller.go L197-200, L259-266, pkg/ddc/alluxio/transform_resources.go L94-133",
+)
+
+FLUID_DATASET_DELETION_WAITS_FOR_ITS_READERS = _fact(
+    "fluid-holds-a-datasets-deletion-while-it-is-read",
+    "Fluid 1.0.8 removes a Dataset's finalizer only when no pod that is not complete mounts its PVC and no other "
+    "Dataset refers to it (status.datasetRef); until then it requeues every 10 s and the Dataset stays Terminating. "
+    "The cache's Dataset is referred to by the serving namespace's, whose PVC the model servers mount: deleting the "
+    "cache waits until the serving Dataset is gone, and that until no model server of the cluster runs. A runtime's "
+    "deletion waits for nothing of the kind: it deletes its volume and uninstalls its release, the FUSE daemons under "
+    "running model servers included.",
+    "fluid-cloudnative/fluid@v1.0.8:pkg/controllers/v1alpha1/dataset/dataset_controller.go L184-236, "
+    "pkg/utils/kubeclient/volume.go L276-299, pkg/controllers/runtime_controller.go L185-205",
+)
+
+PULUMI_REPLACES_ON_CHANGES_AS_TOLD = _fact(
+    "pulumi-replaces-on-changes-and-deletes-dependents-first",
+    "The Pulumi engine turns a change at or below a path listed in a resource's `replaceOnChanges` into a "
+    "replacement. pulumi-kubernetes deletes before replacing a named object only for the replacements it forces "
+    "itself (name, namespace, immutable fields), so an object replaced for replaceOnChanges also needs "
+    "`deleteBeforeReplace`. When a resource is replaced delete-first, the engine first deletes, in reverse dependency "
+    "order, the resources whose inputs are computed from it (property dependencies of the last deployment, not "
+    "dependsOn) and that would be replaced with those inputs unknown (replaceOnChanges applied), and recreates them "
+    "after it.",
+    "pulumi/pulumi pkg/resource/deploy/step_generator.go applyReplaceOnChanges, calculateDependentReplacements "
+    "(stored 2025 copy; the engine of pulumi 3.272.0 is not on the Go proxy); "
+    "pulumi/pulumi-kubernetes@v4.32.0:provider/pkg/provider/provider.go L1558-1566, L1644-1656 (the facts the "
+    "replacement predictions use, conformance/upstream/pulumi-providers/replacement.json); "
+    "pulumi.com/docs/iac/concepts/resources/options/replaceonchanges",
 )
 
 AUTOSCALER_KEEPS_NODES_WITH_LOCAL_STORAGE = _fact(
@@ -210,6 +293,25 @@ ALLUXIO_S3_READS_WITH_WEB_IDENTITY = _fact(
     "org.alluxio:alluxio-core-common:2.9.0 PropertyKey UNDERFS_S3_INHERIT_ACL (default true)",
 )
 
+S3_MISSING_KEY_IS_404_ONLY_IF_LISTABLE = _fact(
+    "s3-answers-a-missing-key-404-only-to-a-caller-that-may-list-it",
+    "S3 answers a HEAD or GET of a key that does not exist with 404 only if the caller may s3:ListBucket the bucket "
+    "with that key as `s3:prefix` (a ListBucket allow conditioned on s3:prefix is evaluated with the requested key), "
+    "else with 403. Alluxio 2.9's S3 under-store takes only 404 for absent (S3AUnderFileSystem.getObjectStatus); a 403 "
+    "becomes an AlluxioS3Exception, a RuntimeException that BaseUnderFileSystem.getParsedFingerprint (catching only "
+    "IOException) lets through, so the metadata sync fails. A directory lookup HEADs `<dir>/` and then lists `<dir>/` "
+    "(ObjectUnderFileSystem.isDirectory); a status lookup HEADs the key itself (getStatus), and a sync of the Dataset's "
+    "mount point (Fluid's `alluxio fs ls -R /` with sync interval 0, `loadMetadata -R`) asks for the status of "
+    "`models`, without the slash. So the readers may list `models` as well as `models/*`.",
+    "docs.aws.amazon.com/AmazonS3/latest/API/API_HeadObject.html (Permissions: 404 with s3:ListBucket, else 403); "
+    "ceph/s3-tests@d733d4a:s3tests/functional/test_s3.py test_head_object_404_with_policy_prefix (not marked "
+    "fails_on_aws; ceph/ceph#68577 'add the requested object name ... as s3:prefix to match aws behavior'); "
+    "org.alluxio:alluxio-core-common:2.9.0 alluxio/underfs/ObjectUnderFileSystem.java L558-588, "
+    "BaseUnderFileSystem.java L122-135; org.alluxio:alluxio-underfs-s3a:2.9.3 S3AUnderFileSystem.java L607-620, "
+    "AlluxioS3Exception.java L26; org.alluxio:alluxio-core-server-master:2.9.0 InodeSyncStream.java L803-818, L972; "
+    "fluid-cloudnative/fluid@v1.0.8:pkg/ddc/alluxio/operations/base.go L139, L453",
+)
+
 FLUID_INJECTION_IS_PER_POD = _fact(
     "fluid-webhook-selects-pods-by-label",
     'Fluid\'s pod webhook (v1.0.8) is called only for pods labelled `serverless.fluid.io/inject: "true"` or '
@@ -249,6 +351,35 @@ NVIDIA_VISIBLE_DEVICES_IS_HONOURED = _fact(
     "access: every pod is one the platform renders, and the policy pack forbids the variable in them.",
     "NVIDIA/nvidia-container-toolkit@v1.20.0:api/config/v1/config.go L64, L106; gpu-operator@v26.7.0 chart values "
     "`cdi.enabled` (components/addons/gpu_operator.py turns it on only with the operator's toolkit)",
+)
+
+NVIDIA_IMAGE_DEFAULTS_EXPOSE_EVERY_GPU = _fact(
+    "nvidia-images-expose-every-gpu-unless-told-void",
+    "On a node whose default runtime is the NVIDIA Container Runtime (EKS's AL2023 NVIDIA images: nodeadm makes it "
+    "containerd's default_runtime_name wherever it is installed), every container runs through it, a GPU requested or "
+    "not. The runtime (toolkit v1.20.0, mode `auto`, which resolves to jit-cdi on an NVML host; the legacy hook reads "
+    "the same list) gives a container the devices its NVIDIA_VISIBLE_DEVICES names, read from the OCI spec's process "
+    "environment: the image's env with the pod's on top (containerd appends the container's after the image's, and "
+    "the toolkit keeps the last). So a container that requests no GPU (the device plugin sets the variable only for "
+    "those that do) gets what its image says: CUDA base images (nvidia/cuda, which vLLM's image builds on) say `all`, "
+    "every GPU of the node; a legacy CUDA image (CUDA_VERSION without NVIDIA_REQUIRE_CUDA) with the variable unset "
+    "gets all too; other images, unset or empty, none. `void` leaves the container untouched, whatever the image; "
+    "`none` still sets up the driver's libraries, without a GPU. Hence a container that may run on a GPU node and "
+    "requests no GPU says void.",
+    "awslabs/amazon-eks-ami@v20260724:nodeadm/internal/containerd/runtime_config_nvidia.go L25-34, "
+    "config2.template.toml L25, templates/al2023/provisioners/install-nvidia-driver.sh L265 (the toolkit from NVIDIA's "
+    "repository when the image is built: v1.20.0, the GPU Operator v26.7.0's, is the version read here); "
+    "NVIDIA/nvidia-container-toolkit@v1.20.0:api/config/v1/config.go L106, L120 (accept the variable unprivileged; "
+    "mode auto), internal/info/auto.go L87-90, L111-135 (auto -> jit-cdi), internal/modifier/mode.go L17-18, "
+    "internal/modifier/cdi.go L43-55, L108-124 (devices from VisibleDevices; none requested, no modification), "
+    "internal/config/image/cuda_image.go L60-79 (env from the spec's process), L101-105 (IsLegacy), L149-179 "
+    "(unset on a legacy image -> all; unset, empty or void -> void), L258-292 (VisibleDevices), "
+    "internal/config/image/builder.go L107-118 (the last value of a name wins), internal/config/image/devices.go "
+    "L36-50, L76-83, cmd/nvidia-container-runtime-hook/container_config.go L177-185, container_config_test.go L60-90 "
+    "(void -> no GPU container; none -> the driver without devices); containerd/containerd@v2.1.4:"
+    "internal/cri/server/container_create.go L752-758, pkg/oci/spec_opts.go L180-188 (image env first, then the "
+    "container's); the nvidia/cuda image Dockerfiles (ENV NVIDIA_VISIBLE_DEVICES=all) and vllm-project/vllm "
+    "docker/Dockerfile (FINAL_BASE_IMAGE=nvidia/cuda:...), not read at a pin",
 )
 
 PULUMI_PATCH_AWAITS = _fact(
@@ -330,4 +461,17 @@ KMS_SECRETS_PROVIDER_DECRYPTS_ON_EVERY_READ = _fact(
     "pulumi/pulumi pkg@v3.274.0:secrets/cloud/manager.go L93-124 (keeper.Decrypt of the data key); "
     "backend/diy/state.go L133-148 (snapshot), L175-195 (a referenced stack's outputs); "
     "resource/stack/deployment.go L520-560 (DecryptStackOutputs)",
+)
+
+KSERVE_PREDICTOR_SERVICE = _fact(
+    "kserve-predictor-service",
+    "KServe (v0.20.0) in Standard mode serves an InferenceService's predictor through a Service named "
+    "`<isvc>-predictor` in its namespace, port 80 targeting the first port of the predictor's first container (our "
+    "runtimes' `http`, 8080); it is headless only when the chart's `kserve.service.serviceClusterIPNone` is true "
+    "(default false, which we keep). So a caller in the cluster uses "
+    "http://<isvc>-predictor.<namespace>.svc.cluster.local/v1.",
+    "kserve/kserve@v0.20.0:pkg/constants/constants.go L397, L799-804; "
+    "pkg/controller/v1beta1/inferenceservice/components/predictor.go L159; "
+    "pkg/controller/v1beta1/inferenceservice/reconcilers/service/service_reconciler.go L104-131, L174-186; "
+    "charts/kserve-resources/values.yaml L18-19 (vendored)",
 )

@@ -119,7 +119,6 @@ SEMANTIC_CHECKS: tuple[tuple[Callable[[EnvironmentSpec], Iterable[Issue]], ...],
     (
         check_gpu_partitioning,
         check_model_storage,
-        check_cache_reads,
         check_gateway,
         check_gateway_names,
         check_federated_models,
@@ -129,5 +128,6 @@ SEMANTIC_CHECKS: tuple[tuple[Callable[[EnvironmentSpec], Iterable[Issue]], ...],
     # Queues are sized in the resources the pools offer, known once their partitioning is valid.
     (check_scheduling,),
     (check_serving,),
-    (check_capacity,),
+    # A node's weight streams count the engine processes of the replicas sized on its pool.
+    (check_capacity, check_cache_reads),
 )

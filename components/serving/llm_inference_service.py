@@ -41,7 +41,7 @@ from components.domain.gpu_resources import EFA_RESOURCE
 from components.domain.host import HostResources
 from components.domain.kv_transfer import efa_interfaces_for
 from components.k8s import names
-from components.k8s.topology import gpu_tolerations, pool_selector
+from components.k8s.topology import gpu_tolerations, no_gpu_env, pool_selector
 from components.serving.deployment import ModelPlacement, sizing_annotations
 from components.serving.engine import override_args, vllm_engine_args
 from components.serving.network_policies import envoy_peer, policy
@@ -164,7 +164,7 @@ def llm_inference_service_manifest(p: ModelPlacement, storage_uri: str) -> dict[
     assert side is not None and storage_uri.startswith("pvc://"), "disaggregated placements read the cache"
     decode = _pod(p, p.pool, p.resource, p.fit, p.host, "kv_consumer", DECODE_ENGINE_PORT)
     sidecar = {"requests": ROUTING_SIDECAR_RESOURCES, "limits": dict(ROUTING_SIDECAR_RESOURCES)}
-    decode["initContainers"] = [{"name": ROUTING_SIDECAR, "resources": sidecar}]
+    decode["initContainers"] = [{"name": ROUTING_SIDECAR, "resources": sidecar, "env": [no_gpu_env()]}]
     prefill = _pod(p, side.pool, side.resource, side.fit, side.host, "kv_producer", POOL_TARGET_PORT)
     prefill["automountServiceAccountToken"] = False  # vLLM calls no Kubernetes API (decode's sidecar does)
     return {

@@ -77,6 +77,7 @@ def _options(resource: dict[str, Any], created: dict[str, pulumi.Resource]) -> p
         retain_on_delete=options["retainOnDelete"],
         ignore_changes=options["ignoreChanges"] or None,
         delete_before_replace=options["deleteBeforeReplace"],
+        replace_on_changes=options["replaceOnChanges"] or None,
         custom_timeouts=pulumi.CustomTimeouts(**options["customTimeouts"]) if options["customTimeouts"] else None,
     )
 

@@ -219,6 +219,7 @@ class RecordingMonitor(mocks.MockMonitor):
                 "dependsOn": explicit_deps,
                 "ignoreChanges": list(request.ignoreChanges),
                 "deleteBeforeReplace": bool(request.deleteBeforeReplace),
+                "replaceOnChanges": list(request.replaceOnChanges),
                 "customTimeouts": {
                     k: getattr(timeouts, k) for k in ("create", "update", "delete") if getattr(timeouts, k)
                 },
