@@ -537,3 +537,21 @@ def test_invalid_config_exits_2_with_the_plan_s_lines(tmp_path, capsys):
     assert capsys.readouterr().err.splitlines() == [
         "error: Pulumi.broken.yaml: regions[0].cloud: 'azure' is not allowed; use one of 'aws' or 'gcp'"
     ]
+
+
+def test_a_public_gcp_gateways_cloud_dns_zone_is_named_with_the_command_that_checks_it():
+    """ExternalDNS's Google provider keeps a zone by name only here; preflight cannot read Cloud DNS, so it says so."""
+    from tools.preflight.gcp import gcp_gateway_zone_not_checked
+
+    raw = _raw("prod")
+    assert gcp_gateway_zone_not_checked(load_environment(raw)) == []  # usc1's gateway is internal: its own zone
+    usc1 = next(r for r in raw["regions"] if r["name"] == "usc1")
+    usc1["gateway"] = {**usc1.get("gateway", {}), "exposure": "public", "allowedCidrs": ["198.51.100.0/24"]}
+    raw["gateway"]["dns"]["cloudDnsZone"] = "llm-acme-example"
+    (finding,) = gcp_gateway_zone_not_checked(load_environment(raw))
+    assert (finding.region, finding.check, finding.status) == ("usc1", "gateway dns zone", "not checked")
+    assert finding.hint == (
+        "check by hand: gcloud dns managed-zones describe llm-acme-example --project acme-inference-prod "
+        '--format="value(dnsName,visibility)" (want: public, and a DNS name that usc1.llm.acme.example end in, '
+        "e.g. llm.acme.example.)"
+    )

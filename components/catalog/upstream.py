@@ -34,7 +34,8 @@ KARMADA_AGENT_REGISTERS = _fact(
     "name exists with another or no `spec.id`. It sets no labels (no flag for them); the chart passes no "
     "--cluster-provider/--cluster-region/--cluster-zones. A Cluster pre-created with that `spec.id` and "
     "`syncMode: Pull` is re-registered (the agent rewrites only `spec`; labels are kept). So the program creates "
-    "pull members' Clusters with the id and the labels, and leaves `spec` to the agent.",
+    "pull members' Clusters with the id and the labels, and keeps `spec.id` the member's current kube-system UID "
+    "(no ignoreChanges on `spec`): after a member cluster is replaced its agent exits until the id is its own.",
     "karmada-io/karmada@v1.18.2:cmd/agent/app/agent.go L181-200, L449-498; pkg/util/cluster.go L82-119, "
     "L168-196; charts/karmada/templates/karmada-agent.yaml L108-117 (FACTS-3.md §9)",
 )
@@ -637,6 +638,31 @@ VLLM_RUNTIME_LORA_ENV = _fact(
     "caller names. The platform never sets it; the pack refuses it in production.",
     "vllm-project/vllm:vllm/envs.py (VLLM_ALLOW_RUNTIME_LORA_UPDATING), vllm/entrypoints/serve/lora/api_router.py "
     "(read from the repository's default branch; the pinned v0.27.1 wheel was not unpacked)",
+)
+
+TLS_PROVIDER_HAS_NO_NAME_CONSTRAINTS = _fact(
+    "tls-provider-has-no-name-constraints",
+    "pulumi-tls 5.6.2 (terraform-provider-tls) can make a certificate a CA (`is_ca_certificate`) and bound the CAs "
+    "below it (`max_path_length`), but has no input for X.509 name constraints on SelfSignedCert or "
+    "LocallySignedCert: a CA it makes may sign any name. cert-manager v1.21.1 can put `nameConstraints` on a CA "
+    "Certificate it issues (feature NameConstraints, beta, on by default), but only from an issuer whose key is in "
+    "the cluster, so a constrained CA there sits beside the unconstrained key that signed it. The gateway CA is "
+    "kept small instead: its root key in the anchor stack's state only, an intermediate (path length 0) per region.",
+    "pulumi_tls 5.6.2 (installed): locally_signed_cert.py, self_signed_cert.py (the inputs); "
+    "hashicorp/terraform-provider-tls#309 (name constraints, open); cert-manager/cert-manager@v1.21.1:"
+    "internal/controller/feature/features.go L124-127, L231",
+)
+
+KMS_SECRETS_PROVIDER_DECRYPTS_ON_EVERY_READ = _fact(
+    "kms-secrets-provider-decrypts-its-data-key-on-every-read",
+    "A stack with a cloud KMS secrets provider (`awskms://...`) keeps a data key encrypted by that KMS key; the CLI "
+    "decrypts it (kms:Decrypt) whenever it opens the stack's secrets: to run a preview or update (its config and "
+    "state), and to read its outputs through a StackReference from another stack (the referencing runner decrypts "
+    "them with the referenced stack's provider). So a preview identity without kms:Decrypt previews nothing, and a "
+    "runner reading another stack's secret outputs needs kms:Decrypt on that stack's key, whatever its own cloud.",
+    "pulumi/pulumi pkg@v3.274.0:secrets/cloud/manager.go L93-124 (keeper.Decrypt of the data key); "
+    "backend/diy/state.go L133-148 (snapshot), L175-195 (a referenced stack's outputs); "
+    "resource/stack/deployment.go L520-560 (DecryptStackOutputs)",
 )
 
 KSERVE_PREDICTOR_SERVICE = _fact(
