@@ -781,3 +781,36 @@ def test_low_the_agent_values_keep_the_null_that_drops_the_charts_rolling_update
         assert release.inputs["values"]["agent"]["strategy"] == {"type": "Recreate", "rollingUpdate": None}
     written = yaml.safe_dump(helm_files(plans["prod.use1"])["prod-use1/karmada-agent.yaml"], sort_keys=True)
     assert "    strategy:\n      rollingUpdate: null\n      type: Recreate\n" in written
+
+
+# --- the catalog's chart CRD facts, as the plan's own check uses them ---------------------------------------------
+
+
+@pytest.mark.parametrize("values", [{}, {"crds": {"enabled": True}}, {"installCRDs": True}, {"installMode": "agent"}])
+def test_crd_charts_the_catalog_agrees_with_the_hand_read_charts(values):
+    hand = HandReadCharts()
+    for chart, (kinds, _, _) in HandReadCharts.TABLE.items():
+        for group, kind in kinds:
+            assert chart in bringup.CATALOG_CRD_CHARTS.charts(group, kind), (chart, kind)
+        # the hand-read table names only the kinds prod uses of each chart
+        catalog_kinds, catalog_in_karmada = bringup.CATALOG_CRD_CHARTS.installed(chart, values)
+        hand_kinds, hand_in_karmada = hand.installed(chart, values)
+        assert (catalog_kinds & kinds, catalog_in_karmada) == (hand_kinds, hand_in_karmada), (chart, values)
+
+
+def test_crd_charts_the_catalog_finds_the_llm_inference_service_without_its_crd_chart(prod):
+    """kserve/kserve@v0.20.0: LLMInferenceService's CRD is only in charts/kserve-llmisvc-crd; without that release
+    use1's disaggregated model has no CRD (the plan's own check runs with the catalog: tools/rollout/gates.py)."""
+    env, plans = prod
+    [stack] = [s for s, plan in plans.items() if any(r.type.endswith(":LLMInferenceService") for r in plan.resources)]
+
+    def drop_llmisvc_crds(resources):
+        [release] = [r for r in resources[stack] if r.name.endswith("-kserve-llmisvc-crd")]
+        release.inputs["chart"] = "oci://ghcr.io/kserve/charts/kserve-crd"
+
+    assert check(prod, crd_charts=bringup.CATALOG_CRD_CHARTS).violations == []
+    found = lines(
+        check(prod, drop_llmisvc_crds, crd_charts=bringup.CATALOG_CRD_CHARTS),
+        bringup.facts.CUSTOM_RESOURCE_AFTER_ITS_CHARTS_CRDS,
+    )
+    assert any(" LLMInferenceService llama-3-1-70b-rag " in line for line in found), found

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 from components.catalog import bringup as facts
 from components.catalog.bringup import BringUpFact
+from components.catalog.chart_crds import CHART_CRDS, GroupKind, installed_kinds
 from components.config.environment import EnvironmentSpec
 from components.config.rollout import rollout_waves
 from components.config.stackfile import overlay_config
@@ -50,9 +51,6 @@ DNS_ZONES = ("aws:route53/zone:Zone", "gcp:dns/managedZone:ManagedZone")
 LOCAL_COMMAND = "command:local:Command"
 
 
-GroupKind = tuple[str, str]
-
-
 class CrdCharts(Protocol):
     """The catalog's "which CRDs each pinned chart installs", as the check asks it."""
 
@@ -77,6 +75,25 @@ class _NoCrdFacts:
 
 
 NO_CRD_FACTS: CrdCharts = _NoCrdFacts()
+
+
+class _CatalogCrdCharts:
+    """`components/catalog/chart_crds.py`: what each pinned chart installs, read from its files at the tag."""
+
+    def charts(self, group: str, kind: str) -> frozenset[str]:
+        return frozenset(
+            chart
+            for chart, crds in CHART_CRDS.items()
+            if any(entry.group == group and kind in entry.kinds for entry in crds.installed)
+        )
+
+    def installed(self, chart: str, values: Mapping[str, Any]) -> tuple[frozenset[GroupKind], bool]:
+        if chart not in CHART_CRDS:
+            return frozenset(), False
+        return installed_kinds(chart, values), CHART_CRDS[chart].target == "karmada-api"
+
+
+CATALOG_CRD_CHARTS: CrdCharts = _CatalogCrdCharts()
 
 
 @dataclass(frozen=True)
