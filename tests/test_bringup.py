@@ -801,7 +801,7 @@ def test_crd_charts_the_catalog_agrees_with_the_hand_read_charts(values):
 def test_crd_charts_the_catalog_finds_the_llm_inference_service_without_its_crd_chart(prod):
     """kserve/kserve@v0.20.0: LLMInferenceService's CRD is only in charts/kserve-llmisvc-crd; without that release
     use1's disaggregated model has no CRD (the plan's own check runs with the catalog: tools/rollout/gates.py)."""
-    env, plans = prod
+    _, plans = prod
     [stack] = [s for s, plan in plans.items() if any(r.type.endswith(":LLMInferenceService") for r in plan.resources)]
 
     def drop_llmisvc_crds(resources):
