@@ -47,6 +47,7 @@ from components.catalog.upstream import (
     KMS_SECRETS_PROVIDER_DECRYPTS_ON_EVERY_READ,
     KSERVE_LLM_PRESETS_MERGE,
     KSERVE_LLM_WORKLOAD_LABELS,
+    KSERVE_LLMISVC_PICKER_RECREATED,
     KSERVE_NEEDS_CERT_MANAGER,
     KSERVE_PREDICTOR_SERVICE,
     LLM_INFERENCE_SERVICE_INSTALL,
@@ -1165,6 +1166,19 @@ def test_every_selector_of_the_pd_pods_selects_what_kserve_labels(prod_plan, ups
         f"{PD_MODEL}-decode": {"decode"},
         f"{PD_MODEL}-prefill": {"prefill"},
     }
+
+
+def test_kserve_recreates_the_pd_picker_and_its_pool_fails_closed_at_the_gateway(prod_plan, upstream):
+    assert KSERVE_LLMISVC_PICKER_RECREATED.name in FACTS
+    scheduler = yaml.safe_load((upstream.root / "kserve/v0.20.0/llmisvcconfig-config-llm-scheduler.yaml").read_text())
+    router = scheduler["spec"]["router"]["scheduler"]
+    assert router["pool"]["spec"]["endpointPickerRef"]["failureMode"] == "FailOpen"
+    [picker] = [c for c in router["template"]["containers"] if c.get("command", [""])[0] == "/app/epp"]
+    assert picker["readinessProbe"]["initialDelaySeconds"] == 30
+    assert "nodeSelector" not in router["template"] and "tolerations" not in router["template"]
+    # what we render leaves KServe's single picker as it is: the note beside it is the cost
+    [llm] = [r for r in prod_plan.resources if r.type.endswith(":LLMInferenceService")]
+    assert llm.inputs["spec"]["router"] == {"scheduler": {}}
 
 
 def _gpu_pods(plan):

@@ -188,6 +188,20 @@ PICKER_LEADER_ONLY_READY = _fact(
     "config/charts/inferencepool/README.md (HA active-passive)",
 )
 
+KSERVE_LLMISVC_PICKER_RECREATED = _fact(
+    "kserve-llmisvc-picker-recreated",
+    "KServe v0.20.0 renders an LLMInferenceService's endpoint picker as a Deployment with the Recreate strategy "
+    "whatever its replicas (more than one adds --ha-enable-leader-election: only the leader is ready), on the "
+    "system nodes (the preset gives it no nodeSelector or tolerations), ready 30 s after start at the earliest; its "
+    "InferencePool says failureMode FailOpen, which the AI Gateway ignores (fail-closed). So each change of the "
+    "picker (a KServe upgrade, a spec change it re-renders) or a drain of its node is an outage of the model of at "
+    "least the picker's start: the gateway answers the local 500 as 503 with Retry-After meanwhile. A "
+    "PodDisruptionBudget would only block the drain of its node, not shorten a Recreate.",
+    "kserve/kserve@v0.20.0:pkg/controller/v1alpha2/llmisvc/scheduler.go L366-375 (Recreate), L401-407 (leader "
+    "election), config/llmisvcconfig/config-llm-scheduler.yaml (failureMode FailOpen, readinessProbe "
+    "initialDelaySeconds 30); envoyproxy/ai-gateway@v1.1.0:internal/extensionserver/inferencepool.go L288-316",
+)
+
 AI_GATEWAY_ENVOY_GATEWAY_PAIR = _fact(
     "ai-gateway-envoy-gateway-pair",
     "AI Gateway v1.1.0 is released against Envoy Gateway v1.8.1 (its go.mod and release notes' dependency table; "

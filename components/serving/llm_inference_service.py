@@ -224,6 +224,8 @@ def llm_inference_service_manifest(p: ModelPlacement, storage_uri: str) -> dict[
                 "annotations": p.scheduling.annotations,
                 "template": prefill,
             },
+            # KServe's picker, one replica rolled by Recreate: each change of it is an outage of this model for the
+            # picker's start (KSERVE_LLMISVC_PICKER_RECREATED); its pool's FailOpen is ignored by the gateway.
             "router": {"scheduler": {}},
         },
     }
