@@ -236,6 +236,8 @@ CORPUS: list[Bad] = [
     _b('gateway', 'dev', 'provider-type', [('set', 'gateway.externalProviders', [{'name': 'x', 'type': 'azure', 'models': ['m']}])], 'gateway.externalProviders[0].type', 'is not allowed'),
     _b('gateway', 'dev', 'provider-model-clash', [('set', 'gateway.externalProviders', [{'name': 'x', 'type': 'openai', 'models': ['llama-3-1-8b'], 'apiKey': 'k'}])], 'gateway.externalProviders[0].models[0]', 'llama-3-1-8b'),
     _b('gateway', 'dev', 'timeout-zero', [('set', 'gateway.requestTimeoutSeconds', 0)], 'gateway.requestTimeoutSeconds', 'greater than'),
+    _b('gateway', 'dev', 'picker-fail-open', [('set', 'gateway.endpointPicker.failureMode', 'FailOpen')], 'gateway.endpointPicker.failureMode', 'would be ignored'),
+    _b('gateway', 'prod', 'triton-output-budget', [('set', 'models[3].maxOutputTokens', 100000)], 'models[3].maxOutputTokens', 'maxModelLen'),
     # --- observability ---
     _b('observability', 'dev', 'remote-write-http', [('set', 'regions[0].observability.remoteWrite', {'url': 'http://metrics.example/api/v1/write'})], 'regions[0].observability.remoteWrite.url', 'https'),
     _b('observability', 'dev', 'grafana-expose-no-host', [('set', 'regions[0].observability.grafana', {'expose': True})], 'regions[0].observability.grafana.host', ''),

@@ -29,10 +29,11 @@ SERVING_CLUSTERS = {"dev": ["dev-use1"], "prod": ["prod-usc1", "prod-use1", "pro
 # LLMInferenceService): dev 8b and qwen in use1; prod 70b in all three regions, 8b in use1 and usw2, mistral in usc1.
 INFERENCE_SERVICES = {"dev": 2, "prod": 6}
 # dev's one region: cert-manager, cluster-autoscaler, fluid, gpu-operator, keda, kserve-crd, kserve-resources,
-# kube-prometheus-stack, volcano, gateway-helm, ai-gateway-crds-helm, ai-gateway-helm = 12. prod: each AWS region the
-# 12, the EFA device plugin and a karmada agent = 14, use1 the karmada host's release too = 15; usc1 (GKE) the 12
-# without cluster-autoscaler, with dcgm-exporter and an agent = 13; kserve-crd on the karmada API server = 1. 43.
-HELM_RELEASES = {"dev": 12, "prod": 43}
+# kserve-llmisvc-crd, kserve-llmisvc-resources, kserve-runtime-configs, kube-prometheus-stack, volcano, gateway-helm,
+# ai-gateway-crds-helm, ai-gateway-helm = 15. prod: each AWS region the 15, the EFA device plugin and a karmada agent
+# = 17, use1 the karmada host's release too = 18; usc1 (GKE) the 15 without cluster-autoscaler, with dcgm-exporter
+# and an agent = 16; kserve-crd on the karmada API server = 1. 52.
+HELM_RELEASES = {"dev": 15, "prod": 52}
 
 
 @cache

@@ -53,7 +53,7 @@ MIG_PARTED = {
 }
 SIZING = {
     "gpu-product": "H100-80GB",
-    "gpu-memory-gib": "80",
+    "gpu-memory-gib": "79.64",  # what an H100 80GB reports: 81559 MiB
     "tensor-parallel": "4",
     "pipeline-parallel": "1",
     "weights-gib": "140",

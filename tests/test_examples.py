@@ -90,7 +90,18 @@ def test_every_resource_names_its_provider_the_regions_aws_or_the_existing_clust
     assert {example.cluster_of(r) for r in objects} == {CLUSTER}
     # What the model needs, and nothing the program does not build (no gateway, cache, KEDA or monitoring).
     releases = {r.inputs["name"] for r in example.helm_releases()}
-    assert releases == {"cluster-autoscaler", "gpu-operator", "volcano", "cert-manager", "kserve-crd", "kserve"}
+    # KServe with its LLMInferenceService releases, which every serving cluster installs (LLM_INFERENCE_SERVICE_INSTALL)
+    assert releases == {
+        "cluster-autoscaler",
+        "gpu-operator",
+        "volcano",
+        "cert-manager",
+        "kserve-crd",
+        "kserve",
+        "kserve-llmisvc-crd",
+        "kserve-llmisvc",
+        "kserve-runtime-configs",
+    }
 
 
 def test_the_model_runs_on_the_pool_and_reads_its_weights_from_the_bucket(example):

@@ -182,11 +182,12 @@ def test_every_cache_jvm_is_bounded_and_counted_on_its_node(env_plan):
 @pytest.mark.parametrize(
     ("cluster", "models"),
     [
-        ("prod-use1", {"llama-3-1-70b", "llama-3-1-8b", "llama-3-1-70b-rag"}),
+        # llama-3-1-70b-rag reads llama-3-1-70b's weights (storagePath): one load of that prefix
+        ("prod-use1", {"llama-3-1-70b", "llama-3-1-8b"}),
         ("prod-usc1", {"llama-3-1-70b", "mistral-7b-trt"}),
     ],
 )
-def test_one_dataload_per_model_placed_in_the_region(prod_plan, cluster, models):
+def test_one_dataload_per_weights_prefix_placed_in_the_region(prod_plan, cluster, models):
     loads = [r.inputs for r in prod_plan.of_type(CR + "DataLoad") if prod_plan.cluster_of(r) == cluster]
     assert {load["metadata"]["name"] for load in loads} == {f"prewarm-{m}" for m in models}
     for load in loads:

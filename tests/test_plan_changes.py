@@ -414,7 +414,7 @@ def test_every_force_new_path_is_an_input_of_the_pinned_sdk():
 def test_the_facts_name_the_installed_provider_versions():
     from importlib.metadata import version
 
-    assert sorted(facts()["providers"]) == ["aws", "gcp", "kubernetes", "random", "tls"]
+    assert sorted(facts()["providers"]) == ["aws", "command", "gcp", "kubernetes", "random", "tls"]
     for info in facts()["providers"].values():
         assert info["pin"] == version(info["package"].replace("-", "_")), f"{info['package']}: regenerate the facts"
 
@@ -599,8 +599,7 @@ def test_the_example_prod_diff_of_a_pool_machine_type_change(prod_l40s_bigger):
     assert sorted(replaced) == [
         "prod-use1-inference-dataset-models",
         "prod-use1-model-cache-alluxioruntime-models",
-        "prod-use1-model-cache-dataload-prewarm-llama-3-1-70b",
-        "prod-use1-model-cache-dataload-prewarm-llama-3-1-70b-rag",
+        "prod-use1-model-cache-dataload-prewarm-llama-3-1-70b",  # llama-3-1-70b-rag reads these weights too
         "prod-use1-model-cache-dataload-prewarm-llama-3-1-8b",
     ]
     runtime = replaced["prod-use1-model-cache-alluxioruntime-models"]
@@ -616,3 +615,22 @@ def test_the_example_prod_diff_of_a_pool_machine_type_change(prod_l40s_bigger):
     # min 1 node: $3.00424 x 730 = $2,193 -> $10.49264 x 730 = $7,660; max 8 nodes: $17,545 -> $61,277 (+$43,732).
     assert "| pool | use1 | l40s | g6e.4xlarge -> g6e.12xlarge; size; price | $2,193 -> $7,660 (**+$5,467**) |" in cost
     assert "$17,545 -> $61,277 (**+$43,732**) |" in cost
+
+
+def test_a_local_commands_triggers_replace_it_and_its_script_updates_it():
+    # pulumi/pulumi-command@v1.2.1 provider/pkg/provider/common/inputs.go L10: only `triggers` is tagged
+    # replaceOnChanges (the schema says so); local/commandController.go L28: the Command has a custom Update, so
+    # pulumi-go-provider@v1.3.0 infer/resource.go L1132-1152 replaces it for those inputs only (else for every input).
+    entry = facts()["resources"]["command:local:Command"]
+    assert entry["forceNew"] == ["triggers"]
+    assert (entry["source"]["repo"], entry["source"]["ref"]) == ("pulumi/pulumi-command", "v1.2.1")
+    wait = resource("command:local:Command", "wait", {"create": "curl a", "triggers": ["https://a:5443"]})
+    moved = copy.deepcopy(wait)
+    moved["inputs"]["triggers"] = ["https://b:5443"]
+    (change,) = compare(plan(wait), plan(moved)).resources
+    assert (
+        change.action == "replace" and "pulumi-command 1.2.1: pulumi/pulumi-command@v1.2.1" in change.replacement_source
+    )
+    moved = copy.deepcopy(wait)
+    moved["inputs"]["create"] = "curl b"
+    assert compare(plan(wait), plan(moved)).resources[0].action == "update"

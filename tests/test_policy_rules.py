@@ -732,6 +732,8 @@ CASES = [
     # --- model servers -----------------------------------------------------------------------------------
     Case("llm-model-fits-gpu", "does not fit", lambda rs: sizing(rs, "weights-gib", "300")),
     Case("llm-model-fits-gpu", "memory above the GPU's", lambda rs: sizing(rs, "gpu-memory-gib", "100")),
+    # The datasheet's 80 GB taken as GiB: an H100 80GB reports 81559 MiB, 79.65 GiB.
+    Case("llm-model-fits-gpu", "datasheet GB as GiB", lambda rs: sizing(rs, "gpu-memory-gib", "80")),
     Case(
         "llm-model-fits-gpu", "engine TP differs", lambda rs: set_in(model(rs), ("args", 0), "--tensor-parallel-size=2")
     ),

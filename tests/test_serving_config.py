@@ -180,11 +180,11 @@ def test_tensorrt_llm_fp8_engines_only_on_gpus_with_fp8():
 
 
 def test_a_model_that_does_not_fit_its_placement_states_the_numbers():
-    # bf16 weights and an FP8 KV cache for 32 x 4096 tokens do not fit half an L40S: 24 GiB x 0.9 - 2 GiB of
-    # engine overhead = 19.6 GiB usable; a share cannot be split further
+    # bf16 weights and an FP8 KV cache for 32 x 4096 tokens do not fit half an L40S: half of the 44.99 GiB it
+    # reports (46068 MiB) x 0.9 - 2 GiB of engine overhead = 18.2 GiB usable; a share cannot be split further
     assert config_errors(_dev_model(0, precision="bf16", maxNumSeqs=32)) == [
         f"{L40S}.placements[0]: llama-3.1-8b (bf16) needs 15.0 GiB of weights + 8.0 GiB of KV cache (32 seqs x 4096 "
-        "tokens); L40S 1/2 time-slice offers 19.6 GiB usable per GPU, at most 1 per node x 1 nodes: lower "
+        "tokens); L40S 1/2 time-slice offers 18.2 GiB usable per GPU, at most 1 per node x 1 nodes: lower "
         "maxNumSeqs/maxModelLen, quantize, or use a larger GPU"
     ]
 

@@ -51,6 +51,9 @@ WALKS = {
     ],
 }
 
+# Models that read another's weights (their storagePath in Pulumi.prod.yaml): the P/D 70B reads the 70B's.
+SHARED_WEIGHTS = {"llama-3-1-70b-rag": "llama-3-1-70b"}
+
 
 def _walks(plan) -> list[tuple[str, str, str, set[str]]]:
     found = []
@@ -204,7 +207,7 @@ def _pods(stack: Stack, env: str, region: str, model: str, pools: set[str]) -> N
     else:
         uri = spec["model"]["uri"]
         selectors = [spec["template"]["nodeSelector"], spec["prefill"]["template"]["nodeSelector"]]
-    assert uri == f"pvc://models/models/{model}"
+    assert uri == f"pvc://models/models/{SHARED_WEIGHTS.get(model, model)}"
     assert {s["inference-platform.io/pool"] for s in selectors} == pools
     # the PVC `models` is the serving namespace's Dataset over the cache's
     (reference,) = [

@@ -164,10 +164,15 @@ def model_storage_uri(env: EnvironmentSpec, region: RegionSpec, stack: str, mode
 
 
 def prewarmed_models(env: EnvironmentSpec, region: RegionSpec) -> list[ModelSpec]:
-    """Models the cache of `region` loads ahead of use: those placed in the region, when asked."""
+    """Models the cache of `region` loads ahead of use: those placed in the region, when asked; one per weights
+    prefix, since models sharing their weights (same preset and precision) read the same files."""
     if not (region.model_cache.enabled and region.model_cache.prewarm):
         return []
-    return [m for m in env.models if any(p.region == region.name for p in m.placements)]
+    first: dict[str, ModelSpec] = {}
+    for model in env.models:
+        if any(p.region == region.name for p in model.placements):
+            first.setdefault(model.weights_prefix, model)
+    return list(first.values())
 
 
 def under_store_options(region: RegionSpec) -> dict[str, str]:

@@ -201,6 +201,14 @@ def check_engine_options(env: EnvironmentSpec) -> Iterator[Issue]:
 
 
 def _check_engine_options(env: EnvironmentSpec, model: ModelSpec, path: tuple) -> Iterator[Issue]:
+    if model.max_output_tokens is not None:
+        at = join_path(*path, "maxOutputTokens")
+        if model.runtime != "triton":
+            yield Issue(at, "applies to Triton only; vLLM answers up to maxModelLen minus the prompt. Remove it")
+        elif model.max_output_tokens >= model.max_model_len:
+            yield Issue(
+                at, f"{model.max_output_tokens} leaves no room for a prompt within maxModelLen {model.max_model_len}"
+            )
     if model.runtime == "triton":
         for key, given in (
             ("speculativeDecoding", model.speculative_decoding is not None),

@@ -1,7 +1,8 @@
 """The weight reads a cache node serves at once, and Alluxio read buffers that hold them in the JVMs' memory.
 
-Every engine process of a model server (one per GPU of a replica: tensor x pipeline parallel) streams the whole
-checkpoint itself with `STREAMER_CONCURRENCY` parallel reads (upstream.VLLM_STREAMS_WEIGHTS_FROM_EVERY_RANK), through
+Every engine process of a model server (one per GPU of a replica: tensor x pipeline parallel) streams the checkpoint
+(its share of the files, distributed) with `STREAMER_CONCURRENCY` parallel reads
+(upstream.VLLM_STREAMS_WEIGHTS_FROM_EVERY_RANK), through
 its node's FUSE daemon; with emptyDir tiers every stream also goes through a worker (no short-circuit,
 upstream.FLUID_EMPTYDIR_TIERS_READ_THROUGH_THE_WORKER). Servers may load together (a node boots, a model scales up), so
 a node's streams are `STREAMER_CONCURRENCY` per engine process it can hold: its GPU slots, at most the processes of the

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import assert_never
 
 import pulumi
+import pulumi_command as command
 import pulumi_kubernetes as k8s
 
 from components.catalog.charts import CHARTS, KARMADA_CFSSL_IMAGE, KARMADA_KUBECTL_IMAGE, KARMADA_VERSION
@@ -69,6 +70,17 @@ INTERNAL_ENDPOINT = f"https://{INTERNAL_HOST}:{API_PORT}"
 CLUSTER_NAMESPACE = "karmada-cluster"
 EXTERNAL_SERVICE = f"{RELEASE}-apiserver-external"
 WEBHOOK_FLAGS = ["--allow-no-execute-taint-policy=true"]
+REACHABLE_TIMEOUT_SECONDS = 900
+# Run by `pulumi up` where it runs (the runner the provider connects from): /readyz through the load balancer, the
+# server's certificate verified with the federation CA, until 200 (anonymous /readyz: system:public-info-viewer).
+REACHABLE_SCRIPT = f"""set -eu
+ca=$(mktemp); trap 'rm -f "$ca"' EXIT; printf '%s' "$KARMADA_CA" > "$ca"
+deadline=$(( $(date +%s) + {REACHABLE_TIMEOUT_SECONDS} ))
+until [ "$(curl -sS -o /dev/null -w '%{{http_code}}' --cacert "$ca" --max-time 10 "$KARMADA_ENDPOINT/readyz" || true)" = 200 ]; do
+  [ "$(date +%s)" -lt "$deadline" ] || {{ echo "$KARMADA_ENDPOINT/readyz: no 200 in {REACHABLE_TIMEOUT_SECONDS}s" >&2; exit 1; }}
+  sleep 10
+done
+"""
 ETCD_VOLUME = "10Gi"
 
 
@@ -252,7 +264,21 @@ class KarmadaControlPlane(pulumi.ComponentResource):
                 lambda a: client_kubeconfig(karmada_name(args.stack), *a)
             )
         )
-        ready = [release, service, webhook_flags]
+        # The provider reaches its API once, when configured (PULUMI_KUBERNETES_REACHES_ITS_CLUSTER_AT_CONFIGURE): a
+        # load balancer created minutes earlier must answer first.
+        reachable = command.local.Command(
+            f"{host.name}-karmada-apiserver-reachable",
+            create=REACHABLE_SCRIPT,
+            interpreter=["/bin/sh", "-c"],
+            environment={"KARMADA_ENDPOINT": self.endpoint, "KARMADA_CA": certs.ca.cert_pem},
+            triggers=[self.endpoint],
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                provider=command.Provider(f"{host.name}-command", opts=pulumi.ResourceOptions(parent=self)),
+                depends_on=[release, service, webhook_flags],
+            ),
+        )
+        ready = [release, service, webhook_flags, reachable]
         provider = kubernetes_provider(karmada_name(args.stack), self.kubeconfig, self, ready)
         self.api = ClusterHandle(
             name=karmada_name(args.stack),

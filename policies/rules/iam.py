@@ -571,13 +571,15 @@ TLS_SELF_SIGNED = "tls:index/selfSignedCert:SelfSignedCert"
 TLS_SIGNED = "tls:index/locallySignedCert:LocallySignedCert"
 MIN_RSA_BITS = 3072  # what Karmada's chart and register generate (policies/upstream.py)
 STRONG_CURVES = ("P256", "P384", "P521")
+LEAF_USES = {"server_auth", "client_auth"}
 
 
 @rule(
     name="tls-material-bounded",
     description="Keys and certificates the stack generates are bounded: RSA keys of at least 3072 bits (or ECDSA "
     "P-256+, Ed25519), CAs valid at most 10 years and leaves at most 43800 hours (Karmada's chart), and no leaf "
-    "certificate that is itself a CA or may sign certificates.",
+    "certificate that is itself a CA or may sign certificates (an intermediate CA signs with no server or client "
+    "use and path length 0).",
     severity="high",
     remediation="generate keys with rsa_bits=3072 (components/federation/certificates.py), keep validity within the "
     "bounds and renew early (early_renewal_hours), and sign leaves with client/server uses only",
@@ -594,11 +596,21 @@ def tls_material_bounded(r: Resource, ctx: Context) -> Iterator[Violation]:
         return
     hours = get(r.props, "validityPeriodHours")
     ca = get(r.props, "isCaCertificate") is True
-    bound = KARMADA_CA_VALIDITY_HOURS if (ca and r.type == TLS_SELF_SIGNED) else KARMADA_LEAF_VALIDITY_HOURS
+    uses = {str(u) for u in as_list(get(r.props, "allowedUses"))}
+    # An intermediate CA: signed, a CA that signs, never a server or client itself, and no CA below it.
+    intermediate = (
+        r.type == TLS_SIGNED
+        and ca
+        and "cert_signing" in uses
+        and not uses & LEAF_USES
+        and get(r.props, "maxPathLength") == 0
+    )
+    bound = (
+        KARMADA_CA_VALIDITY_HOURS if (ca and r.type == TLS_SELF_SIGNED) or intermediate else KARMADA_LEAF_VALIDITY_HOURS
+    )
     if not isinstance(hours, int | float) or hours > bound:
         yield Violation(f"certificate {r.name} is valid {hours} hours, over {bound}")
-    uses = {str(u) for u in as_list(get(r.props, "allowedUses"))}
-    if r.type == TLS_SIGNED and (ca or "cert_signing" in uses):
+    if r.type == TLS_SIGNED and not intermediate and (ca or "cert_signing" in uses):
         yield Violation(f"certificate {r.name} is a leaf that may sign certificates (isCaCertificate / cert_signing)")
 
 

@@ -131,8 +131,10 @@ def model_fits_gpu(r: Resource, ctx: Context) -> Iterator[Violation]:
     memory, tp, weights, kv = (s.value(k) or 0 for k in needed)
     pp = s.value(PIPELINE_PARALLEL) or 1
     gpu = catalog_gpu(s.annotations.get(GPU_PRODUCT))
-    if gpu is not None and memory > gpu.memory_gib:
-        yield Violation(f"{r.label}: sized for {memory:g} GiB per GPU, but a {gpu.name} has {gpu.memory_gib} GiB")
+    if gpu is not None and memory > gpu.device_memory_gib:
+        yield Violation(
+            f"{r.label}: sized for {memory:g} GiB per GPU, but a {gpu.name} reports {gpu.device_memory_gib:.2f} GiB"
+        )
     if tp * pp * memory < weights + kv:
         yield Violation(
             f"{r.label}: {tp:g} x {pp:g} GPU(s) x {memory:g} GiB = {tp * pp * memory:g} GiB < weights {weights:g} GiB "
