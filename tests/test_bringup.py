@@ -789,6 +789,7 @@ def test_low_the_agent_values_keep_the_null_that_drops_the_charts_rolling_update
 @pytest.mark.parametrize("values", [{}, {"crds": {"enabled": True}}, {"installCRDs": True}, {"installMode": "agent"}])
 def test_crd_charts_the_catalog_agrees_with_the_hand_read_charts(values):
     hand = HandReadCharts()
+    assert sorted(HandReadCharts.TABLE) == ["cert-manager", "karmada", "kserve-crd"]
     for chart, (kinds, _, _) in HandReadCharts.TABLE.items():
         for group, kind in kinds:
             assert chart in bringup.CATALOG_CRD_CHARTS.charts(group, kind), (chart, kind)

@@ -38,6 +38,7 @@ from components.catalog.upstream import (
     FLUID_JOB_JVMS_TAKE_THE_RUNTIMES_OPTIONS,
     FLUID_MOUNT_ROOT_ON_THE_NODE,
     FLUID_RUNTIME_ON_HOST_NETWORK,
+    GKE_CONTROL_PLANE_FIREWALL,
     GKE_CRITICAL_PODS_NEED_QUOTA,
     GKE_CRITICAL_PRIORITY_CLASSES,
     GKE_NODE_COUNT_PER_ZONE,
@@ -1095,6 +1096,20 @@ def test_webhooks_admit_the_api_server_from_its_control_plane_range_only(env_pla
         expected = region.network.control_plane_cidr if region.cloud == "gcp" else region.network.cidr
         (rule,) = netpol["spec"]["ingress"]
         assert rule["from"] == [{"ipBlock": {"cidr": str(expected)}}], cluster
+
+
+def test_each_gke_cluster_opens_its_nodes_to_its_control_plane_beyond_443_and_10250(env_plan):
+    """tests/test_gke_webhook_firewall.py checks the ports against every release's webhooks."""
+    assert GKE_CONTROL_PLANE_FIREWALL.name in FACTS
+    for cluster in env_plan.of_type("gcp:container/cluster:Cluster"):
+        region = env_plan.spec.region(cluster.inputs["name"].removeprefix(f"{env_plan.environment}-"))
+        (rule,) = [
+            r.inputs
+            for r in env_plan.of_type("gcp:compute/firewall:Firewall")
+            if r.inputs["name"] == f"{cluster.inputs['name']}-control-plane-webhooks"
+        ]
+        assert rule["sourceRanges"] == [str(region.network.control_plane_cidr)]
+        assert {443, 10250}.isdisjoint(int(p) for a in rule["allows"] for p in a["ports"])  # GKE's own rule has them
 
 
 # --- the P/D pods as KServe's controller labels them; one scheduler per GPU pool -------------------------------

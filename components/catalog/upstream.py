@@ -264,6 +264,19 @@ MANAGED_CONTROL_PLANE_ADDRESSES = _fact(
     "rules for admission webhooks); cloud.google.com/service-mesh/docs/private-cluster-open-port",
 )
 
+GKE_CONTROL_PLANE_FIREWALL = _fact(
+    "gke-private-control-plane-reaches-nodes-on-443-and-10250",
+    "For a private GKE cluster GKE creates one ingress firewall rule from the control plane's range "
+    "(masterIpv4CidrBlock) to the cluster's nodes, on TCP 443 and 10250 only. The API server calls admission "
+    "webhooks, conversion webhooks and aggregated APIs at their pods' addresses (alias IPs of the nodes, which VPC "
+    "firewall rules cover); on any other port the call times out, and a webhook with failurePolicy Fail rejects the "
+    "objects it admits, until a rule from that range opens the port (components/catalog/webhooks.py lists them).",
+    "cloud.google.com/kubernetes-engine/docs/how-to/private-clusters (Adding firewall rules for specific use "
+    "cases); the charts say it too: cert-manager/cert-manager@v1.21.1:deploy/charts/"
+    "cert-manager/values.yaml L1086-1089; prometheus-community/helm-charts@kube-prometheus-stack-88.5.3:charts/"
+    "kube-prometheus-stack/values.yaml L2845",
+)
+
 # --- vLLM v0.27.1: loading weights and sizing memory ------------------------------------------------------------
 
 VLLM_STREAMER_READS_ROOT_SAFETENSORS = _fact(
