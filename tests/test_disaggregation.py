@@ -97,7 +97,12 @@ def test_prod_renders_the_70b_disaggregated_against_the_pinned_crd(prod_plan, up
     assert spec["model"] == {"uri": "pvc://models/models/llama-3-1-70b", "name": RAG}
     assert (spec["replicas"], spec["prefill"]["replicas"]) == (1, 1)
     assert "scaling" not in spec and "scaling" not in spec["prefill"]  # CEL: replicas xor scaling
-    assert spec["router"] == {"scheduler": {}}  # KServe's pool + picker with its prefill and decode profiles
+    # KServe's pool + picker with its prefill and decode profiles; one picker (no replicas), its tokenizer bounded
+    assert set(spec["router"]) == {"scheduler"} and "replicas" not in spec["router"]["scheduler"]
+    assert spec["router"]["scheduler"]["template"]["containers"][0]["resources"]["limits"] == {
+        "cpu": "1",
+        "memory": "2Gi",
+    }
     # Not an InferenceService as well: one object serves the model there.
     assert ("prod-use1", RAG) not in cluster_objects(prod_plan, "InferenceService")
 

@@ -1202,9 +1202,13 @@ def test_kserve_recreates_the_pd_picker_and_its_pool_fails_closed_at_the_gateway
     [picker] = [c for c in router["template"]["containers"] if c.get("command", [""])[0] == "/app/epp"]
     assert picker["readinessProbe"]["initialDelaySeconds"] == 30
     assert "nodeSelector" not in router["template"] and "tolerations" not in router["template"]
-    # what we render leaves KServe's single picker as it is: the note beside it is the cost
+    # what we render keeps KServe's single picker (no replicas): the note beside it is the cost; the template only
+    # hardens the pod and bounds the tokenizer, merged by container name over the preset
     [llm] = [r for r in prod_plan.resources if r.type.endswith(":LLMInferenceService")]
-    assert llm.inputs["spec"]["router"] == {"scheduler": {}}
+    scheduler = llm.inputs["spec"]["router"]["scheduler"]
+    assert set(scheduler) == {"template"}
+    assert [c["name"] for c in scheduler["template"]["containers"]] == ["tokenizer"]
+    assert {c["name"] for c in router["template"]["containers"]} >= {"tokenizer"}
 
 
 def _gpu_pods(plan):

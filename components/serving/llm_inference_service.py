@@ -226,7 +226,22 @@ def llm_inference_service_manifest(p: ModelPlacement, storage_uri: str) -> dict[
             },
             # KServe's picker, one replica rolled by Recreate: each change of it is an outage of this model for the
             # picker's start (KSERVE_LLMISVC_PICKER_RECREATED); its pool's FailOpen is ignored by the gateway.
-            "router": {"scheduler": {}},
+            "router": {
+                "scheduler": {
+                    "template": {
+                        "securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
+                        "containers": [
+                            {
+                                "name": "tokenizer",
+                                "resources": {
+                                    "requests": {"cpu": "256m", "memory": "500Mi"},
+                                    "limits": {"cpu": "1", "memory": "2Gi"},
+                                },
+                            }
+                        ],
+                    }
+                }
+            },
         },
     }
 
