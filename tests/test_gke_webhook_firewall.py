@@ -71,6 +71,7 @@ def test_every_release_on_a_gke_cluster_has_been_read_for_webhooks(prod_plan):
 
 
 def test_the_nodes_firewall_opens_every_webhook_and_apiservice_port_from_the_control_plane(prod_plan):
+    assert _gke_clusters(prod_plan) == ["prod-usc1"]
     for cluster in _gke_clusters(prod_plan):
         rule = _firewall(prod_plan, cluster)
         needed = _backend_ports(prod_plan, cluster)
