@@ -570,6 +570,16 @@ VOLCANO_UNLISTED_RESOURCES_ARE_UNCAPPED = _fact(
     "pkg/scheduler/api/resource_info.go L87-123, L949-985",
 )
 
+VOLCANO_QUEUE_GUARANTEE_NEEDS_DESERVED = _fact(
+    "volcano-queue-webhook-needs-deserved-over-guarantee",
+    "Volcano's queue validating webhook (v1.15.1, enabled by the chart's default admissions) refuses a Queue whose "
+    "spec.guarantee.resource names a resource that spec.deserved lacks or holds less of, and one whose deserved "
+    "exceeds its capability (guarantee <= deserved <= capability). The proportion plugin never reads "
+    "spec.deserved: it computes each queue's deserved from weights, raised to the guarantee.",
+    "volcano-sh/volcano@v1.15.1:pkg/webhooks/admission/queues/validate/validate_queue.go L226-L291; "
+    "pkg/scheduler/plugins/proportion/proportion.go L96-L139, L220-L236 (deserved from weight, Max with guarantee)",
+)
+
 NVIDIA_VISIBLE_DEVICES_IS_HONOURED = _fact(
     "nvidia-visible-devices-is-honoured-from-any-container",
     "The NVIDIA Container Toolkit (v1.20.0; `accept-nvidia-visible-devices-envvar-when-unprivileged` defaults to "
