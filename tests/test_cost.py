@@ -327,10 +327,12 @@ def test_a_base_plan_without_costs_says_so():
 def test_a_money_budget_becomes_output_tokens_per_model(dev_plan):
     budgets = plan_document(dev_plan)["cost"]["moneyBudgets"]
     assert [(b["tenant"], b["model"]) for b in budgets] == [("research", "llama-3-1-8b"), ("research", "qwen2-5-7b")]
-    # llama-3-1-8b on half an L40S (864 / 2 = 432 GB/s): AWQ weights 3.74 GiB, batch 16 at 2048 tokens of FP8 KV
-    # (65,536 bytes/token): 16 x 432e9 / (4.0158e9 + 2.1475e9) = 1,121.5 tokens/s. Half of $3.00424/h = $1.50212/h
-    # over 1,121.5 x 3600 tokens/h = $0.37206 per 1M; $2,000 buys 2000 / 0.37206 = 5,375 M output tokens a month.
-    assert budgets[0]["outputTokensPerMonth"] == pytest.approx(5.3755e9, rel=1e-3)
+    # llama-3-1-8b on half an L40S (864 / 2 = 432 GB/s): AWQ weights 5.21 GiB (4-bit layers, and the embedding and
+    # output head, 2 x 128,256 x 4,096 = 1.0507e9 parameters, in 16 bits: 6.9793e9 x 0.5 + 1.0507e9 x 2 = 5.5910e9
+    # bytes), batch 16 at 2048 tokens of FP8 KV (65,536 bytes/token): 16 x 432e9 / (5.5910e9 + 2.1475e9) = 893.2
+    # tokens/s. Half of $3.00424/h = $1.50212/h over 893.2 x 3600 tokens/h = $0.46715 per 1M; $2,000 buys
+    # 2000 / 0.46715 = 4,281 M output tokens a month.
+    assert budgets[0]["outputTokensPerMonth"] == pytest.approx(4.2813e9, rel=1e-3)
     # qwen2-5-7b on one of the p4de.24xlarge's 16 MIG slices (share 0.0625 of $27.44705/h = $1.71544/h) at the
     # 1,434 tokens/s of the cost table: $2,000 buys 2000 / 1.71544 = 1,165.9 h x 1,434 x 3600 = 6,019 M tokens.
     assert budgets[1]["outputTokensPerMonth"] == pytest.approx(2000 / (0.0625 * 27.44705) * 1434 * 3600, rel=1e-3)

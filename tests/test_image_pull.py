@@ -137,16 +137,16 @@ def test_image_pull_estimates_count_the_gain_only_where_it_applies(prod_plan):
 
 def test_dev_cold_starts_count_the_new_nodes_pull(dev_plan):
     """At zero replicas on pools at zero nodes: 30 s scrape + 15 s KEDA poll + 180 s node join + the pull + the
-    engine's start-up (plan.md's estimate). llama on l40s (default pull): 30 + 15 + 180 + 240 + 243 = 708; qwen on
-    the parallel a100-mig pool: 30 + 15 + 180 + 80 + 251 = 556."""
+    engine's start-up (plan.md's estimate). llama on l40s (default pull): 30 + 15 + 180 + 240 + 244 = 709; qwen on
+    the parallel a100-mig pool: 30 + 15 + 180 + 80 + 251 = 556. A request is held 10 s (WAKE_HOLD_SECONDS)."""
     placements = {p.model.name: p for p in model_placements(dev_plan.spec, dev_plan.spec.region("use1"))}
-    assert placements["llama-3-1-8b"].startup_seconds == 243
+    assert placements["llama-3-1-8b"].startup_seconds == 244
     assert placements["qwen2-5-7b"].startup_seconds == 251
-    assert placements["llama-3-1-8b"].cold_start_seconds == 708
+    assert placements["llama-3-1-8b"].cold_start_seconds == 709
     assert placements["qwen2-5-7b"].cold_start_seconds == 556
     markdown = render_markdown(dev_plan)
-    assert "| 243s / 486s | 708s (240s) / 115s |" in markdown
-    assert "| 251s / 502s | 556s (80s) / 115s |" in markdown
+    assert "| 244s / 488s | 709s (240s) / 10s |" in markdown
+    assert "| 251s / 502s | 556s (80s) / 10s |" in markdown
     assert "| us-east-1b | parallel (SOCI, nodeadm FastImagePull) |" in markdown
 
 

@@ -4,7 +4,7 @@
         --kubernetes PULUMI_KUBERNETES_GIT_DIR@REF \\
         --terraform aws=TF_AWS_GIT_DIR@REF --terraform gcp=TF_GOOGLE_BETA_GIT_DIR@REF \\
         --terraform random=TF_RANDOM_GIT_DIR@REF --terraform tls=TF_TLS_GIT_DIR@REF \\
-        --copied aws=FOLDER [--check]
+        --copied aws=FOLDER --native command=PULUMI_COMMAND_GIT_DIR@REF [--check]
 
 Each source is a git directory (a clone or `fetch` snapshot of the public repository) and the tag or commit to read.
 Kubernetes: pulumi-kubernetes decides replacement itself (provider/pkg/provider/diff.go `forceNewProperties`, and
@@ -12,7 +12,9 @@ the Helm release's `.name`/`.namespace` in helm_release.go). Terraform-bridged p
 the bridge replaces when Terraform's plan says RequiresNew, i.e. a changed attribute whose schema has
 `ForceNew: true` (SDKv2) or a `RequiresReplace` plan modifier (plugin framework); this reads those from the resource's
 Go source and names each attribute as the pinned Python SDK names the input (so a rename shows up as unmatched).
-Only the resource types in TYPES are kept: the ones this program creates. Move a pin: point the sources at the
+Native providers built with pulumi-go-provider's `infer` (command): with a custom Update, only inputs the published
+schema marks `replaceOnChanges` replace (pulumi-go-provider@v1.3.0 infer/resource.go L1132-1152); without one, every
+input does. Only the resource types in TYPES and NATIVE are kept: the ones this program creates. Move a pin: point the sources at the
 upstream tags the new provider versions build on, run this, review the diff of the JSON, commit it.
 
 A type in COPIED is read from files copied from its public repository at the commit COPIED names, not from the
@@ -328,12 +330,20 @@ COPIED: dict[str, tuple[str, str]] = {
         "01f431114674c27cf790fafb67ac274bf8f765e1",
     ),
 }
+# Native provider types -> (the provider's published schema, the Go file of the resource's controller).
+NATIVE: dict[str, tuple[str, str]] = {
+    "command:local:Command": (
+        "provider/cmd/pulumi-resource-command/schema.json",
+        "provider/pkg/provider/local/commandController.go",
+    ),
+}
 PINS = {
     "kubernetes": "pulumi-kubernetes",
     "aws": "pulumi-aws",
     "gcp": "pulumi-gcp",
     "random": "pulumi-random",
     "tls": "pulumi-tls",
+    "command": "pulumi-command",
 }
 
 
@@ -777,8 +787,24 @@ def _origin(git_dir: Path) -> str:
     return folder.replace("+", "/")
 
 
+def native_force_new(git_dir: Path, ref: str, token: str) -> list[str]:
+    """The inputs of a native (pulumi-go-provider `infer`) resource whose change replaces it: those its schema marks
+    `replaceOnChanges` when its controller has a custom Update, else all of them."""
+    schema_path, controller = NATIVE[token]
+    resource = json.loads(git_show(git_dir, ref, schema_path))["resources"].get(token)
+    if resource is None:
+        raise FactsError(f"{schema_path} declares no resource {token}")
+    inputs = resource.get("inputProperties") or {}
+    if "infer.CustomUpdate[" not in git_show(git_dir, ref, controller):
+        return sorted(inputs)
+    return sorted(name for name, spec in inputs.items() if spec.get("replaceOnChanges"))
+
+
 def generate(
-    kubernetes: str, terraform: dict[str, str], copied: dict[str, str] | None = None
+    kubernetes: str,
+    terraform: dict[str, str],
+    copied: dict[str, str] | None = None,
+    native: dict[str, str] | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """(the fact document, problems: types or attributes the sources or the SDKs do not match)."""
     problems: list[str] = []
@@ -828,6 +854,23 @@ def generate(
                 "forceNew": sorted(set(named)),
                 **({"notInputs": sorted(unmatched)} if unmatched else {}),
             }
+    for provider, spec in sorted((native or {}).items()):
+        git_dir, ref = _source(spec)
+        providers[provider] = {
+            "package": PINS[provider],
+            "pin": _installed(PINS[provider]),
+            "repo": _origin(git_dir),
+            "ref": ref,
+            "commit": git_commit(git_dir, ref),
+        }
+        source = {k: providers[provider][k] for k in ("repo", "ref", "commit")}
+        for token in sorted(t for t in NATIVE if t.startswith(provider + ":")):
+            try:
+                force_new = native_force_new(git_dir, ref, token)
+            except (FactsError, subprocess.CalledProcessError) as exc:
+                problems.append(f"{token}: {exc}")
+                continue
+            resources[token] = {"files": list(NATIVE[token]), "source": source, "forceNew": force_new}
     document = {
         "about": "Input paths whose change makes the provider replace the resource (list indices dropped; a change "
         "at or below a path counts; a path ending in # replaces only when that block is added or removed, or its "
@@ -881,7 +924,7 @@ def manifest_entry(document: dict[str, Any], text: str) -> dict[str, Any]:
         ),
         "source": "GENERATED by tools/provider_facts.py from the providers' force-new declarations",
         "commit": k8s["commit"],
-        "license": "Apache-2.0 (pulumi-kubernetes); MPL-2.0 (terraform providers); facts only",
+        "license": "Apache-2.0 (pulumi-kubernetes, pulumi-command); MPL-2.0 (terraform providers); facts only",
         "generator": "tools.provider_facts",
         "sha256": hashlib.sha256(text.encode()).hexdigest(),
         "upstream_sha256": upstream,
@@ -899,12 +942,14 @@ def main(argv: list[str] | None = None) -> int:
         metavar="PROVIDER=FOLDER",
         help="files of the COPIED types, each at its repository path (see the module docstring)",
     )
+    parser.add_argument("--native", action="append", default=[], metavar="PROVIDER=GIT_DIR@REF")
     parser.add_argument("--check", action="store_true", help="fail when the vendored file is not what the sources give")
     args = parser.parse_args(argv)
     terraform = dict(spec.split("=", 1) for spec in args.terraform)
     copied = dict(spec.split("=", 1) for spec in args.copied)
+    native = dict(spec.split("=", 1) for spec in args.native)
     try:
-        document, problems = generate(args.kubernetes, terraform, copied)
+        document, problems = generate(args.kubernetes, terraform, copied, native)
     except (FactsError, subprocess.CalledProcessError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -922,7 +967,7 @@ def main(argv: list[str] | None = None) -> int:
     entries = [e for e in manifest["files"] if e["path"] != OUTPUT] + [manifest_entry(document, text)]
     manifest["files"] = sorted(entries, key=lambda e: e["path"])
     (VENDORED_DIR / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
-    counts = {p: sum(t.startswith(p + ":") for t in document["resources"]) for p in terraform}
+    counts = {p: sum(t.startswith(p + ":") for t in document["resources"]) for p in [*terraform, *native]}
     print(f"wrote conformance/upstream/{OUTPUT}: {len(document['kubernetes']['kinds'])} Kubernetes kinds, {counts}")
     return 1 if problems else 0
 

@@ -8,7 +8,7 @@ from components.federation.search import READER, SEARCH_NAMESPACE
 from components.federation.search_store import STORE
 from policies.framework import CannotCheck, Context, Violation, rule
 from policies.model import Resource, as_list, get, peek
-from policies.rules.federation import RBAC_GROUP, bound_role
+from policies.rules.federation import RBAC_GROUP, bound_rules
 
 PEDIA_CLUSTER = "PediaCluster"
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -42,14 +42,12 @@ def search_reader_read_only(r: Resource, ctx: Context) -> Iterator[Violation]:
     subjects = _reader_subjects(r)
     if not subjects:
         return
-    role = bound_role(r, ctx)
-    if role is None:
-        yield Violation(f"{r.label} binds {', '.join(subjects)} to a role this stack does not define")
+    role, rules = bound_rules(r, ctx)
+    if rules is None:
+        yield Violation(f"{r.label} binds {', '.join(subjects)} to {role}, which this stack does not define")
         return
-    for i, x in enumerate(as_list(peek(role.props, "rules"))):
-        if not isinstance(x, dict):
-            continue
-        where = f"{r.label}: {role.label} rules[{i}]"
+    for i, x in enumerate(rules):
+        where = f"{r.label}: {role} rules[{i}]"
         verbs = {str(v).lower() for v in as_list(x.get("verbs"))}
         resources = {str(v) for v in as_list(x.get("resources"))}
         groups = {str(g) for g in as_list(x.get("apiGroups"))}

@@ -84,6 +84,23 @@ def redact(value: Any, found: set[str] | None = None) -> Any:
     return value
 
 
+def with_nulls(struct: Any, value: Any) -> None:
+    """Put back the nulls the SDK sends and its deserializer drops: a Helm value of None (`rollingUpdate: null`)
+    reaches the provider as null and removes the chart's default, so the plan must show it."""
+    if struct is None or not isinstance(value, dict):
+        return
+    for key, entry in struct.fields.items():
+        kind = entry.WhichOneof("kind")
+        if kind == "null_value":
+            value.setdefault(key, None)
+        elif kind == "struct_value":
+            with_nulls(entry.struct_value, value.get(key))
+        elif kind == "list_value" and isinstance(value.get(key), list):
+            for item, element in zip(entry.list_value.values, value[key], strict=False):
+                if item.WhichOneof("kind") == "struct_value":
+                    with_nulls(item.struct_value, element)
+
+
 def secret_digests(value: Any, path: str = "") -> dict[str, str]:
     """Input path -> a short digest of each secret value, for telling a changed secret from an unchanged one.
 
@@ -172,6 +189,7 @@ class RecordingMonitor(mocks.MockMonitor):
 
         asyncio_loop_guard()
         raw = integral_numbers(rpc.deserialize_properties(request.object, keep_unknowns=True) if request.object else {})
+        with_nulls(request.object, raw)
         inputs = redact(raw, self.secret_values)
         urn = self.make_urn(request.parent, request.type, request.name)
         if request.type == "pulumi:providers:aws":
@@ -201,6 +219,7 @@ class RecordingMonitor(mocks.MockMonitor):
                 "dependsOn": explicit_deps,
                 "ignoreChanges": list(request.ignoreChanges),
                 "deleteBeforeReplace": bool(request.deleteBeforeReplace),
+                "replaceOnChanges": list(request.replaceOnChanges),
                 "customTimeouts": {
                     k: getattr(timeouts, k) for k in ("create", "update", "delete") if getattr(timeouts, k)
                 },
