@@ -209,7 +209,7 @@ REGION = key("regions") + "[0]"
                 "regions[0].gpuPools[0].maxSize: required key is missing; add `maxSize` (see the README config "
                 "reference)",
                 "regions[0].gpuPools[0].maxSzie: unknown key; did you mean 'maxSize'? valid keys here: capacity, "
-                "desiredSize, diskGib, driverInstall, efa, gkePartitionSize, gpuDirect, machineType, maxSize, mig, "
+                "desiredSize, diskGib, driverInstall, efa, gkePartitionSize, gpuDirect, imagePull, machineType, maxSize, mig, "
                 "minSize, name, placementGroup, timeSlicing, zones",
             ],
         ),
