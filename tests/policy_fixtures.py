@@ -30,6 +30,7 @@ from components.catalog.machines import MACHINES
 from components.config.region import GpuPoolSpec, RegionSpec
 from components.k8s.names import MODEL_SERVER_SERVICE_ACCOUNT, SERVING_NAMESPACE, annotation
 from components.k8s.topology import GPU_TAINT, gpu_pool_labels, gpu_tolerations, pool_selector
+from components.serving.priority_classes import PRIORITY_LUA
 from policies.model import Resource, normalize
 from policies.offline import plan_resources
 from tests.harness import evaluate_program
@@ -699,6 +700,7 @@ def _gateway(eks: k8s.Provider) -> None:
         },
         eks,
     )
+    _request_classes(eks, gateway_ref, meta)
     _cr(
         "token-budgets",
         "gateway.envoyproxy.io/v1alpha1",
@@ -724,6 +726,57 @@ def _gateway(eks: k8s.Provider) -> None:
                     ]
                 },
             },
+        },
+        eks,
+    )
+
+
+def _request_classes(eks: k8s.Provider, gateway_ref: dict, meta: dict) -> None:
+    """The Gateway drops the picker's control headers a client sends; the platform's Lua names the route's tenant's
+    objective of the pool (components/serving/priority_classes.py)."""
+    _cr(
+        "client-traffic",
+        "gateway.envoyproxy.io/v1alpha1",
+        "ClientTrafficPolicy",
+        {**meta, "name": "client-traffic"},
+        {
+            "targetRefs": [gateway_ref],
+            # the picker's input control headers (gateway-api-inference-extension@v1.5.0:pkg/epp/metadata/consts.go
+            # L31-36), by hand
+            "headers": {
+                "earlyRequestHeaders": {
+                    "remove": [
+                        "x-gateway-inference-objective",
+                        "x-gateway-inference-fairness-id",
+                        "x-gateway-model-name-rewrite",
+                    ]
+                }
+            },
+        },
+        eks,
+    )
+    _cr(
+        "interactive-objective",
+        "inference.networking.x-k8s.io/v1alpha2",
+        "InferenceObjective",
+        {**meta, "name": "llama-70b-interactive"},
+        {"priority": 1, "poolRef": {"group": "inference.networking.k8s.io", "name": "llama-70b"}},
+        eks,
+    )
+    _cr(
+        "request-priority",
+        "gateway.envoyproxy.io/v1alpha1",
+        "EnvoyExtensionPolicy",
+        {**meta, "name": "request-priority"},
+        {
+            "targetRefs": [gateway_ref],
+            "lua": [
+                {
+                    "type": "Inline",
+                    "inline": PRIORITY_LUA,
+                    "filterContext": {"objectives": {"llama-70b": {"search": "llama-70b-interactive"}}},
+                }
+            ],
         },
         eks,
     )

@@ -198,8 +198,9 @@ def test_fixture_custom_resources_match_upstream_crds(upstream):
         if r.is_kubernetes and is_custom_resource(r.props):
             assert upstream.validate_custom_resource(r.props) == [], r.urn
             checked += 1
-    # Karmada PropagationPolicy and OverridePolicy, the LLMInferenceService, an AlluxioRuntime, ..., a PediaCluster
-    assert checked == 12
+    # Karmada PropagationPolicy and OverridePolicy, the LLMInferenceService, an AlluxioRuntime, ..., a PediaCluster,
+    # the request classes' ClientTrafficPolicy, InferenceObjective and EnvoyExtensionPolicy
+    assert checked == 15
 
 
 # --- plan: policy.json, plan.md, exit code -----------------------------------------------------------------

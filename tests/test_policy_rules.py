@@ -1576,6 +1576,14 @@ def _route_match(rs):
     return p(rs, ":AIGatewayRoute", "llm-route")["spec"]["rules"][0]["matches"][0]["headers"]
 
 
+def _early_removed(rs):
+    return p(rs, ":ClientTrafficPolicy", "client-traffic")["spec"]["headers"]["earlyRequestHeaders"]["remove"]
+
+
+def _priority_lua(rs):
+    return p(rs, ":EnvoyExtensionPolicy", "request-priority")["spec"]["lua"][0]
+
+
 def _budget_selector(rs):
     rules = p(rs, ":BackendTrafficPolicy", "token-budgets")["spec"]["rateLimit"]["global"]["rules"]
     return rules[0]["clientSelectors"][0]["headers"][0]
@@ -1947,6 +1955,46 @@ CASES += [
             .setdefault("env", [])
             .append({"name": "VLLM_ALLOW_RUNTIME_LORA_UPDATING", "value": " 1 "})
         ),
+    ),
+    Case(
+        "gateway-drops-picker-control-headers",
+        "no header dropped on arrival",
+        lambda rs: p(rs, ":ClientTrafficPolicy", "client-traffic")["spec"].pop("headers"),
+    ),
+    Case(
+        "gateway-drops-picker-control-headers",
+        "the model-name rewrite kept",
+        lambda rs: _early_removed(rs).remove("x-gateway-model-name-rewrite"),
+    ),
+    Case(
+        "request-class-set-by-gateway",
+        "another Lua on the Gateway",
+        lambda rs: _priority_lua(rs).update(inline=_priority_lua(rs)["inline"].replace("x-tenant-id", "x-tenant")),
+    ),
+    Case(
+        "request-class-set-by-gateway",
+        "no Lua names the objective",
+        lambda rs: p(rs, ":EnvoyExtensionPolicy", "request-priority")["spec"].update(lua=[]),
+    ),
+    Case(
+        "request-class-set-by-gateway",
+        "a routed tenant named no class",
+        lambda rs: _priority_lua(rs)["filterContext"]["objectives"]["llama-70b"].pop("search"),
+    ),
+    Case(
+        "request-class-set-by-gateway",
+        "a tenant named another pool's objective",
+        lambda rs: _priority_lua(rs)["filterContext"]["objectives"]["llama-70b"].update(search="llama-8b-interactive"),
+    ),
+    Case(
+        "vllm-first-come-first-served",
+        "--scheduling-policy priority",
+        lambda rs: runtime_container(rs).setdefault("args", []).extend(["--scheduling-policy", "priority"]),
+    ),
+    Case(
+        "vllm-first-come-first-served",
+        "--scheduling-policy=priority",
+        lambda rs: runtime_container(rs).setdefault("args", []).append("--scheduling-policy=priority"),
     ),
     Case("gateway-tenant-routes", "route without its tenant match", lambda rs: _route_match(rs).pop(1)),
     Case(

@@ -23,6 +23,7 @@ from components.catalog.engines import PD_ENGINE_IMAGE, VLLM_VERSION
 from components.catalog.upstream import (
     AI_GATEWAY_ENVOY_GATEWAY_PAIR,
     AI_GATEWAY_PICKER_FAIL_CLOSED,
+    AI_GATEWAY_REPLAYS_THE_CLIENT_BODY_TO_POOLS,
     ALLUXIO_READ_BUFFERS,
     ALLUXIO_S3_READS_WITH_WEB_IDENTITY,
     AUTOSCALER_ADDS_NODES_ONLY_FOR_PENDING_PODS,
@@ -32,6 +33,8 @@ from components.catalog.upstream import (
     CLUSTERPEDIA_IMPORT_POLICY_NEEDS_KARMADA_SECRETS,
     CLUSTERPEDIA_SYNCHRO_DIALS_AND_READS,
     EKS_ACCESS_ENTRIES,
+    ENVOY_API_KEY_AUTH_OVERWRITES_THE_CLIENT_ID,
+    ENVOY_GATEWAY_LUA_RUNS_AFTER_AUTH_AND_MODEL,
     ENVOY_GATEWAY_WATCHES_INFERENCE_POOLS,
     FACTS,
     FLUID_APPLIES_A_CACHES_SPEC_ONCE,
@@ -42,6 +45,8 @@ from components.catalog.upstream import (
     FLUID_JOB_JVMS_TAKE_THE_RUNTIMES_OPTIONS,
     FLUID_MOUNT_ROOT_ON_THE_NODE,
     FLUID_RUNTIME_ON_HOST_NETWORK,
+    GIE_FLOW_CONTROL_BY_PRIORITY,
+    GIE_OBJECTIVE_FROM_HEADER,
     GKE_CONTROL_PLANE_FIREWALL,
     GKE_CRITICAL_PODS_NEED_QUOTA,
     GKE_CRITICAL_PRIORITY_CLASSES,
@@ -71,6 +76,7 @@ from components.catalog.upstream import (
     SOCI_PARALLEL_PULL_IS_NOT_LAZY,
     TLS_PROVIDER_HAS_NO_NAME_CONSTRAINTS,
     VLLM_KV_CACHE_BYTES_SKIP_PROFILING,
+    VLLM_PRIORITY_SCHEDULING,
     VLLM_QUANTIZATION_KEEPS_EMBEDDINGS,
     VLLM_RUNTIME_LORA_ENV,
     VLLM_STREAMER_DISTRIBUTED,
@@ -1540,3 +1546,65 @@ def test_every_runner_that_reads_another_stacks_secrets_is_given_its_key(prod_pl
         "it assumes by web identity federation from that account (`accounts.google.com`, condition on the account's "
         "unique id) whose only permission is `kms:Decrypt` on the secrets key"
     ) in readme
+
+
+# --- request priority classes (components/serving/priority_classes.py) ------------------------------------------
+
+
+def test_each_pool_names_its_own_objectives_and_clients_cannot(env_plan):
+    """GIE_OBJECTIVE_FROM_HEADER: objectives looked up by name in the pool's namespace, one object per name, so each
+    names its pool; the picker's control headers are dropped before anything else reads them."""
+    assert GIE_OBJECTIVE_FROM_HEADER.name in FACTS
+    for (cluster, name), objective in cluster_objects(env_plan, "InferenceObjective").items():
+        assert name.startswith(objective["spec"]["poolRef"]["name"] + "-"), (cluster, name)
+    for policy in cluster_objects(env_plan, "ClientTrafficPolicy").values():
+        removed = set(policy["spec"]["headers"]["earlyRequestHeaders"]["remove"])
+        assert {"x-gateway-inference-objective", "x-gateway-model-name-rewrite"} <= removed
+
+
+def test_bands_are_the_objectives_priorities(env_plan):
+    """GIE_FLOW_CONTROL_BY_PRIORITY: a band per objective priority of the pool; only a negative band is bounded."""
+    assert GIE_FLOW_CONTROL_BY_PRIORITY.name in FACTS
+    objectives: dict[tuple[str, str], set[int]] = {}
+    for (cluster, _), objective in cluster_objects(env_plan, "InferenceObjective").items():
+        objectives.setdefault((cluster, objective["spec"]["poolRef"]["name"]), set()).add(objective["spec"]["priority"])
+    for (cluster, name), config_map in cluster_objects(env_plan, "ConfigMap").items():
+        if not name.endswith("-epp"):
+            continue
+        bands = yaml.safe_load(config_map["data"]["default-plugins.yaml"]).get("flowControl", {}).get("priorityBands")
+        pool = name.removesuffix("-epp")
+        assert {b["priority"] for b in bands or []} == objectives.get((cluster, pool), set()), (cluster, pool)
+        assert all(("maxRequests" in b) == (b["priority"] < 0) for b in bands or [])
+
+
+def test_nothing_relies_on_what_the_ai_gateway_ignores_or_replays(env_plan):
+    """AI_GATEWAY_REPLAYS_THE_CLIENT_BODY_TO_POOLS and VLLM_PRIORITY_SCHEDULING: no mutation on a pool backend, and no
+    vLLM server orders by the body's priority."""
+    assert {AI_GATEWAY_REPLAYS_THE_CLIENT_BODY_TO_POOLS.name, VLLM_PRIORITY_SCHEDULING.name} <= set(FACTS)
+    for route in cluster_objects(env_plan, "AIGatewayRoute").values():
+        for rule in route["spec"]["rules"]:
+            for ref in rule["backendRefs"]:
+                if ref.get("kind") == "InferencePool":
+                    assert "headerMutation" not in ref and "bodyMutation" not in ref
+    assert "--scheduling-policy" not in json.dumps([r.inputs for r in env_plan.kubernetes_objects()])
+
+
+def test_the_priority_lua_is_on_the_gateway_with_lua_enabled(env_plan):
+    """ENVOY_GATEWAY_LUA_RUNS_AFTER_AUTH_AND_MODEL and ENVOY_API_KEY_AUTH_OVERWRITES_THE_CLIENT_ID: the Lua targets
+    the Gateway whose API-key auth forwards the header it reads, in a region whose Envoy Gateway enables Lua."""
+    assert {ENVOY_GATEWAY_LUA_RUNS_AFTER_AUTH_AND_MODEL.name, ENVOY_API_KEY_AUTH_OVERWRITES_THE_CLIENT_ID.name} <= set(
+        FACTS
+    )
+    auth = cluster_objects(env_plan, "SecurityPolicy")
+    lua_on = {
+        env_plan.cluster_of(r)
+        for r in env_plan.helm_releases()
+        if r.inputs["values"].get("config", {}).get("envoyGateway", {}).get("extensionApis", {}).get("enableLua")
+    }
+    for (cluster, _), policy in cluster_objects(env_plan, "EnvoyExtensionPolicy").items():
+        assert cluster in lua_on
+        (gateway,) = policy["spec"]["targetRefs"]
+        assert gateway["kind"] == "Gateway"
+        (security,) = [p for (c, _), p in auth.items() if c == cluster]
+        forwarded = security["spec"]["apiKeyAuth"]["forwardClientIDHeader"]
+        assert f'headers:get("{forwarded}")' in policy["spec"]["lua"][0]["inline"]

@@ -209,6 +209,9 @@ CHARTS["gateway-helm"] = ChartRef(
         "ai-gateway/v1.1.0/examples-inference-pool-envoy-gateway-values-addon.yaml",
         "ai-gateway/v1.1.0/examples-token_ratelimit-envoy-gateway-values-addon.yaml",
     ),
+    # The EnvoyGateway config's ExtensionAPISettings (envoyproxy/gateway@v1.9.0:api/v1alpha1/envoygateway_types.go
+    # L347-375), `{}` in the chart; enableLua (off by default since v1.9.0) is documented by no values file.
+    free_form=("config.envoyGateway.extensionApis",),
 )
 CHARTS["ai-gateway-crds-helm"] = ChartRef(
     name="ai-gateway-crds-helm",
@@ -231,6 +234,16 @@ CHARTS["ai-gateway-helm"] = ChartRef(
 # llm-d-router, FACTS.md). Its InferencePool CRD (inference.networking.k8s.io/v1) is installed on each cluster by
 # KServe's kserve-llmisvc-resources, whose copy is the v1.5.0 release's (components/addons/kserve.py).
 INFERENCE_EXTENSION_VERSION = "v1.5.0"
+# The InferenceObjective CRD the v1.5.0 picker reads (inference.networking.x-k8s.io/v1alpha2,
+# upstream.GIE_OBJECTIVE_FROM_HEADER). No chart installed here ships it: kserve-llmisvc-resources carries llm-d.ai's
+# (the group v1.6.0 moved it to), which this picker does not watch. So the release tag's file is applied.
+INFERENCE_OBJECTIVE_CRD: dict[str, tuple[str, str]] = {
+    "https://raw.githubusercontent.com/kubernetes-sigs/gateway-api-inference-extension/"
+    f"{INFERENCE_EXTENSION_VERSION}/config/crd/bases/inference.networking.x-k8s.io_inferenceobjectives.yaml": (
+        "inference.networking.x-k8s.io",
+        "InferenceObjective",
+    )
+}
 # The endpoint picker image the v1.5.0 `inferencepool` chart deploys (config/charts/inferencepool/values.yaml).
 EPP_IMAGE = f"registry.k8s.io/gateway-api-inference-extension/epp:{INFERENCE_EXTENSION_VERSION}"
 # Redis for Envoy Gateway's global rate limiter: the image AI Gateway's token rate-limit example runs

@@ -136,7 +136,6 @@ VLLM_FLAGS = EngineFlags(
         "reasoning-parser": "value",
         "response-role": "value",
         "return-tokens-as-token-ids": "switch",
-        "scheduling-policy": "value",
         "seed": "value",
         "tokenizer-mode": "value",
         "tool-call-parser": "value",
@@ -168,6 +167,9 @@ VLLM_FLAGS = EngineFlags(
         "enable-prefix-caching": "nothing: prefix caching is always on",
         "enable-chunked-prefill": "nothing: chunked prefill is always on",
         "kv-transfer-config": "placements[].servingMode (disaggregated placements hand KV caches over NIXL)",
+        # upstream.VLLM_PRIORITY_SCHEDULING, upstream.AI_GATEWAY_REPLAYS_THE_CLIENT_BODY_TO_POOLS
+        "scheduling-policy": "tenants[].priority (classes are ordered at the endpoint picker: with priority "
+        "scheduling a client's own body `priority` would reach vLLM)",
     },
 )
 
@@ -196,7 +198,6 @@ VLLM_VALUES: dict[str, str | tuple[str, ...]] = {
     "prefix-caching-hash-algo": ("sha256", "sha256_cbor", "xxhash", "xxhash_cbor"),
     "reasoning-parser": "str",
     "response-role": "str",
-    "scheduling-policy": ("fcfs", "priority"),
     "seed": "int",
     "tokenizer-mode": "str",
     "tool-call-parser": "str",

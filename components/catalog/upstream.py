@@ -809,3 +809,90 @@ KSERVE_PREDICTOR_SERVICE = _fact(
     "pkg/controller/v1beta1/inferenceservice/reconcilers/service/service_reconciler.go L104-131, L174-186; "
     "charts/kserve-resources/values.yaml L18-19 (vendored)",
 )
+
+GIE_OBJECTIVE_FROM_HEADER = _fact(
+    "picker-objective-named-by-a-request-header",
+    "The v1.5.0 endpoint picker takes a request's priority from the InferenceObjective named by its "
+    "`x-gateway-inference-objective` header, looked up by name among the objectives of its pool's namespace whose "
+    "poolRef is its own pool (one object per name, so each pool's objectives need names of their own); a request "
+    "naming none, or one of another pool, gets priority 0. Higher is more important, negative is sheddable. It reads "
+    "the objectives only if their CRD (inference.networking.x-k8s.io/v1alpha2) is served when it starts "
+    "(discovery once, at start). It also takes `x-gateway-inference-fairness-id` and `x-gateway-model-name-rewrite` "
+    "(the model it writes into the body) from the request's headers, whoever set them: a client that could send "
+    "them would pick its own priority, or another model of the pool, such as another tenant's LoRA adapter.",
+    "kubernetes-sigs/gateway-api-inference-extension@v1.5.0:pkg/epp/metadata/consts.go L31-36; "
+    "pkg/epp/handlers/request.go L56-70; pkg/epp/requestcontrol/director.go L114-128, L145-168, L242-254; "
+    "pkg/epp/datastore/datastore.go L205-215; pkg/epp/controller/inferenceobjective_reconciler.go L57-66, L85-87; "
+    "pkg/epp/server/controller_config.go L39-65, cmd/epp/runner/runner.go L246-251; apix/v1alpha2/"
+    "inferenceobjective_types.go L60-73; site-src/api-types/inferenceobjective.md",
+)
+
+GIE_FLOW_CONTROL_BY_PRIORITY = _fact(
+    "picker-flow-control-orders-and-sheds-by-priority",
+    "With the `flowControl` feature gate the v1.5.0 picker queues each request in the band of its priority and, "
+    "while the pool is saturated (its default utilization detector: more than 5 waiting requests or 80% KV cache "
+    "per pod), dispatches from the highest band first and holds the lower ones (head-of-line blocking at the first "
+    "saturated band). A band's `maxRequests` bounds its queued requests: one more is refused at once "
+    "(RejectedCapacity, 429); a request queued longer than `defaultRequestTTL` is evicted (503). It never evicts a "
+    "request it has dispatched: the in-flight eviction plugin's aborter is a no-op and nothing calls it.",
+    "kubernetes-sigs/gateway-api-inference-extension@v1.5.0:pkg/epp/flowcontrol/controller/internal/processor.go "
+    "L262-309, L311-371; apix/config/v1alpha1/endpointpickerconfig_types.go L287-398; "
+    "pkg/epp/requestcontrol/admission.go L212-233; pkg/common/error/error.go L62-80; "
+    "pkg/epp/flowcontrol/eviction/aborter.go L28-45, plugin.go L136-163; site-src/guides/epp-configuration/"
+    "config-text.md (utilization-detector defaults); site-src/concepts/priority-and-capacity.md",
+)
+
+AI_GATEWAY_REPLAYS_THE_CLIENT_BODY_TO_POOLS = _fact(
+    "ai-gateway-sets-nothing-per-pool-and-replays-the-client-body",
+    "The AI Gateway v1.1.0 applies no headerMutation or bodyMutation to an InferencePool backend (only to "
+    "AIServiceBackends), and its upstream filter, which it adds to InferencePool clusters too, replaces the body "
+    "sent to the model server with the client's body as the gateway first read it whenever it forces a body "
+    "mutation: on every retry, and on every streaming request without stream_options.include_usage when token costs "
+    "are configured (budgets here). So nothing after its router-level filter can set a field of the body a model "
+    "server reads for such requests, and a field the client sent reaches the model server.",
+    "envoyproxy/ai-gateway@v1.1.0:api/v1beta1/ai_gateway_route.go L355-375; internal/controller/gateway.go "
+    "L438-484; internal/extproc/processor_impl.go L275-278, L344-399; internal/endpointspec/endpointspec.go "
+    "L137-155; internal/extensionserver/post_translate_modify.go L405-533",
+)
+
+ENVOY_GATEWAY_LUA_RUNS_AFTER_AUTH_AND_MODEL = _fact(
+    "envoy-gateway-lua-sees-tenant-and-model-before-the-picker",
+    "Envoy Gateway v1.9.0 orders its HTTP filters with api_key_auth (7) before Lua (13+); the AI Gateway v1.1.0 "
+    "inserts its router-level ext_proc, which sets `x-ai-eg-model` from the body (overwriting the client's) and "
+    "re-selects the route, before the first ext_proc, Wasm or Lua filter, and each endpoint picker's ext_proc just "
+    "before the router. So a Lua EnvoyExtensionPolicy on the Gateway (enabled on each of its routes, with a "
+    "per-route `filterContext` table read by `handle:filterContext():get(key)`) runs after the tenant and the "
+    "model are known and before the picker. Lua policies are off unless `extensionApis.enableLua` is set; the "
+    "controller runs each script against its mocks before accepting it (luaValidation Strict by default).",
+    "envoyproxy/gateway@v1.9.0:internal/xds/translator/httpfilters.go L114-136, internal/xds/translator/lua.go "
+    "L34-91, L113-152, api/v1alpha1/envoygateway_types.go L359-373, api/v1alpha1/lua_types.go L51-57, "
+    "internal/gatewayapi/luavalidator/lua_validator.go L55-90; envoyproxy/ai-gateway@v1.1.0:internal/extproc/"
+    "processor_impl.go L282-290; internal/extensionserver/post_translate_modify.go L672-678, L812-822, L1084-1126; "
+    "envoyproxy/envoy@v1.39.0:source/extensions/filters/http/lua/lua_filter.cc L1011-1020, "
+    "test/extensions/filters/http/lua/lua_filter_test.cc L3217",
+)
+
+ENVOY_API_KEY_AUTH_OVERWRITES_THE_CLIENT_ID = _fact(
+    "envoy-api-key-auth-overwrites-the-client-id-header",
+    "Envoy's api_key_auth filter (v1.39.0, Envoy Gateway v1.9.0's proxy) sets the forwarding header to the "
+    "authenticated client's id with setReferenceKey, which leaves only that value: a client's own `x-tenant-id` "
+    "never survives authentication. Envoy Gateway passes `forwardClientIDHeader` as that forwarding header.",
+    "envoyproxy/envoy@v1.39.0:source/extensions/filters/http/api_key_auth/api_key_auth.cc L170-183, "
+    "envoy/http/header_map.h L428-439; envoyproxy/gateway@v1.9.0:internal/xds/translator/api_key_auth.go L159-166, "
+    "api/v1alpha1/shared_types.go L28-29 (envoy distroless-v1.39.0)",
+)
+
+VLLM_PRIORITY_SCHEDULING = _fact(
+    "vllm-priority-comes-from-the-request-body",
+    "vLLM 0.27.1 takes a request's `priority` (an integer, default 0, lower first) from the body of chat, "
+    "completion and responses requests, and from nowhere else (no header). With `--scheduling-policy priority` "
+    "(choices fcfs, priority; default fcfs) it orders its waiting queue by (priority, arrival) and, short of KV "
+    "cache, preempts the running request with the largest (priority, arrival); a waiting request never preempts a "
+    "running one. With fcfs a non-zero priority is accepted and ignored (no error, despite the field's "
+    "description). So with priority scheduling, whoever writes the body picks the engine's order.",
+    "vllm 0.27.1 (wheel from PyPI): vllm/entrypoints/openai/chat_completion/protocol.py L379-388, "
+    "completion/protocol.py L132-141, responses/protocol.py L234-243; vllm/v1/core/sched/request_queue.py "
+    "L75-201; vllm/v1/request.py L333-344; vllm/v1/core/sched/scheduler.py L179-189, L587-623, L683-699, L983-990, "
+    "L2064-2074; vllm/v1/engine/input_processor.py L255-300; generated-vllm-serve-args.json (vendored, "
+    "scheduling-policy)",
+)

@@ -22,6 +22,7 @@ from components.k8s.topology import placement_group_name, pool_fabric, uses_plac
 from tools.plan.cost_section import cost_section
 from tools.plan.gateway_section import gateway_section
 from tools.plan.model import REGION_TYPE, Plan
+from tools.plan.priority_section import priority_section
 from tools.plan.search_section import search_section
 
 
@@ -681,6 +682,7 @@ SECTIONS: tuple[Callable[[Plan], str], ...] = (
     cost_section,
     _disaggregated_serving,
     _lora_adapters,
+    priority_section,
     _federation,
     search_section,
     _bring_up,
