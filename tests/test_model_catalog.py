@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from components.catalog.models import MODELS, PRESETS, from_hf_config
 from components.config.loader import PROJECT, ConfigError, load_environment
@@ -530,3 +531,18 @@ def test_a_catalog_file_that_is_not_yaml_names_its_line(tmp_path):
         read_model_catalog(tmp_path)
     (line,) = refused.value.lines
     assert line.startswith("models/broken.yaml:3:1: YAML syntax error")
+
+
+def test_the_readme_example_declares_a_model_that_plans_its_sizes():
+    """The README's "Models of your own" example, in the fixture environment: accepted, and sized as the fixture's
+    own declaration of the same model (the same config.json numbers)."""
+    text = (PROJECT_DIR / "README.md").read_text()
+    section = text[text.index("### Models of your own") :]
+    example = yaml.safe_load(section[section.index("```yaml") + len("```yaml") : section.index("```\n", 10)])
+    raw = fixture_raw()
+    raw["modelCatalog"] = example["inference-platform:modelCatalog"]
+    (model,) = example["inference-platform:models"]
+    raw["models"][0] |= model
+    env = load_environment(raw, catalog_files=fixture_files())
+    fixture = load_environment(fixture_raw(), catalog_files=fixture_files())
+    assert env.architectures[LLAMA] == fixture.architectures[LLAMA]
