@@ -169,6 +169,16 @@ def test_a_declared_model_is_served_exactly_as_the_shipped_preset_with_its_numbe
     assert served[0] == served[1]
 
 
+def test_make_plan_of_the_fixture_passes_policy_and_bring_up(tmp_path):
+    """`make plan` of a project holding the fixture: exit 0 (no mandatory finding, no bring-up violation)."""
+    for name in ("Pulumi.yaml", "__main__.py"):
+        shutil.copy(PROJECT_DIR / name, tmp_path)
+    shutil.copy(FIXTURE / f"Pulumi.{ENV}.yaml", tmp_path)
+    shutil.copytree(FIXTURE / "models", tmp_path / "models")
+    assert plan_main([ENV, "--project-dir", str(tmp_path), "--quiet"]) == 0
+    assert "| qwen3-30b-a3b | models/qwen3.yaml |" in (tmp_path / "build" / ENV / "plan.md").read_text()
+
+
 # --- the catalog belongs to its environment ---------------------------------------------------------------------
 
 
@@ -337,6 +347,13 @@ def _model(index: int, **fields: Any) -> Mutation:
     return mutate
 
 
+def _draft(preset: str) -> Mutation:
+    """The H100 model becomes Llama 3.1 70B (FP8 KV cache) drafted by `preset`."""
+    speculative = {"method": "draft", "draftPreset": preset}
+    fields = {"preset": "llama-3.1-70b", "maxModelLen": 8192, "maxNumSeqs": 16, "kvCacheDtype": "fp8"}
+    return _model(1, **fields, speculativeDecoding=speculative)
+
+
 AT = f"modelCatalog.{LLAMA}"
 IN_FILE = f"models/qwen3.yaml: {QWEN}"
 
@@ -415,6 +432,7 @@ REFUSED: list[tuple[str, Mutation, str, str]] = [
         "models[1].maxModelLen",
         "exceeds qwen3-30b-a3b's context of 40960",
     ),
+    ("declared-draft-vocabulary", _draft(QWEN), "models[1].speculativeDecoding.draftPreset", "151936-token vocabulary"),
     ("params-not-a-number", _card(paramsBillion="three"), f"{AT}.paramsBillion", "a number"),
     ("layers-zero", _llama(num_hidden_layers=0), f"{AT}.hfConfig.num_hidden_layers", "greater than 0"),
     ("vocab-missing", _drop("hfConfig", "vocab_size"), f"{AT}.hfConfig.vocab_size", "add `vocab_size`"),
@@ -467,6 +485,8 @@ ACCEPTED: list[tuple[str, Mutation]] = [
     ("size-within-tolerance", _card(weights={"format": "bf16", "totalSize": 6_425_499_648 * 12 // 10})),
     ("no-checkpoint-any-precision", _both(_drop("weights"), _model(0, precision="fp8"))),
     ("context-at-config", _model(1, maxModelLen=40960)),
+    # Llama 3.2 3B drafting for Llama 3.1 70B: the same 128256-token vocabulary, 3.21B < 70.6B
+    ("declared-draft", _draft(LLAMA)),
 ]
 
 
@@ -546,3 +566,18 @@ def test_the_readme_example_declares_a_model_that_plans_its_sizes():
     env = load_environment(raw, catalog_files=fixture_files())
     fixture = load_environment(fixture_raw(), catalog_files=fixture_files())
     assert env.architectures[LLAMA] == fixture.architectures[LLAMA]
+
+
+def test_a_declared_model_drafts_for_a_shipped_one():
+    """Llama 3.2 3B (declared) as the draft of Llama 3.1 70B: the replica holds both weights, 70.6e9 x 2 B and the
+    declared 6,425,499,648 B = 137.49 GiB, and both KV caches: 2 x 80 x 8 x 128 + 2 x 28 x 8 x 128 bytes per token
+    in FP8 = 163,840 + 57,344."""
+    raw, files = fixture_raw(), fixture_files()
+    _draft(LLAMA)(raw, files)
+    env = load_environment(raw, catalog_files=files)
+    model = env.models[1]
+    assert model.draft_architecture == env.architectures[LLAMA]
+    sizing = model_placement(env, model, model.placements[0]).fit.sizing
+    assert sizing.weights_gib == 137.49
+    assert sizing.weights_gib == round((70.6e9 * 2 + 6425499648) / GIB, 2)
+    assert sizing.kv_bytes_per_token == 163840 + 57344
