@@ -226,6 +226,7 @@ def test_every_shipped_preset_is_a_valid_declaration_with_the_numbers_of_its_con
         "mistral-7b": (7.25, 32, 4096, 32, 8, 128, 32768, 32768, 0, 0),
         "mixtral-8x7b": (46.7, 32, 4096, 32, 8, 128, 32768, 32000, 8, 2),
     }
+    assert [p.preset for p in PRESETS] == list(expected)
     for preset in PRESETS:
         card = ModelCardSpec.model_validate(
             {"hfRepo": preset.hf_repo, "paramsBillion": preset.params_billion, "hfConfig": dict(preset.hf_config)}

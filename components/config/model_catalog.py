@@ -206,6 +206,7 @@ def read_model_catalog(project_dir: Path) -> dict[str, Any]:
 
 
 def check_model_catalog(env: EnvironmentSpec) -> Iterator[Issue]:
+    """Each declared model against the rules of the module docstring, at its key path."""
     seen: dict[str, DeclaredModel] = {}
     for model in env.declared_models:
         if model.name in MODELS:
