@@ -565,7 +565,38 @@ def _model_deployments(plan: Plan) -> str:
             f"| {model.max_num_seqs} x {model.max_model_len} | {p.placement.min_replicas}-{p.placement.max_replicas} "
             f"| {p.autoscaler} | {p.startup_seconds}s / {p.startup_budget_seconds}s | {at_zero} |"
         )
-    return "\n".join(rows) + "\n"
+    return "\n".join([*rows, *_declared_models(plan)]) + "\n"
+
+
+def _declared_models(plan: Plan) -> list[str]:
+    """The environment's own presets (modelCatalog, models/*.yaml) as sizing reads them, and who serves them."""
+    from components.config.model_catalog import CATALOG_KEY
+    from components.domain.sizing import GIB, kv_bytes_per_token, weight_bytes
+
+    declared = plan.spec.declared_models
+    if not declared:
+        return []
+    rows = [
+        "",
+        "### Models of your own\n",
+        "| preset | declared in | Hub repository | params | layers x hidden | heads / KV heads x head dim | context "
+        "| vocab | experts (active) | checkpoint | KV bytes per token (16-bit) | served as |",
+        "|---|---|---|---:|---|---|---:|---:|---|---|---:|---|",
+    ]
+    for entry in declared:
+        arch = entry.architecture
+        checkpoint = "any precision"
+        if arch.weights_format is not None:
+            checkpoint = f"{arch.weights_format}, {weight_bytes(arch, arch.weights_format) / GIB:.2f} GiB"
+        experts = f"{arch.experts} ({arch.active_experts})" if arch.experts else "-"
+        served = ", ".join(m.name for m in plan.spec.models if m.preset == entry.name) or "-"
+        where = f"Pulumi.{plan.environment}.yaml" if entry.source == CATALOG_KEY else entry.source
+        rows.append(
+            f"| {entry.name} | {where} | {arch.hf_repo or '-'} | {arch.params_billion:g}B | {arch.layers} x "
+            f"{arch.hidden_size} | {arch.attention_heads} / {arch.kv_heads} x {arch.head_dim} | {arch.max_context} "
+            f"| {arch.vocab_size} | {experts} | {checkpoint} | {kv_bytes_per_token(arch, 'auto')} | {served} |"
+        )
+    return rows
 
 
 def _disaggregated_serving(plan: Plan) -> str:
@@ -628,7 +659,6 @@ def _disaggregated_serving(plan: Plan) -> str:
 
 def _lora_adapters(plan: Plan) -> str:
     """Per placement serving LoRA adapters: which, whose, and the GPU memory their slots take from the KV cache."""
-    from components.catalog.models import MODELS
     from components.domain.sizing import lora_bytes
     from components.serving.deployment import model_placements
 
@@ -644,7 +674,7 @@ def _lora_adapters(plan: Plan) -> str:
             if not adapters:
                 continue
             who = ", ".join(f"{a.name} ({owners.get(a.name, 'base model tenants')})" for a in adapters)
-            reserved = lora_bytes(MODELS[p.model.preset], p.model.max_lora_rank, len(adapters)) / 2**30
+            reserved = lora_bytes(p.model.architecture, p.model.max_lora_rank, len(adapters)) / 2**30
             rows.append(
                 f"| {region.name} | {p.name} | {who} | {len(adapters)} x {p.model.max_lora_rank} | {reserved:.2f} "
                 f"| {p.fit.sizing.kv_cache_gib:g} |"
