@@ -104,9 +104,10 @@ def test_pickers_of_shared_pools_order_and_shed_by_class(prod_plan):
 
 def test_a_new_picker_config_rolls_the_pickers(env_plan):
     deployments = cluster_objects(env_plan, "Deployment")
-    for (cluster, name), config_map in cluster_objects(env_plan, "ConfigMap").items():
-        if not name.endswith("-epp"):
-            continue
+    pickers = {k: c for k, c in cluster_objects(env_plan, "ConfigMap").items() if k[1].endswith("-epp")}
+    # dev: llama-3-1-8b and qwen2-5-7b in use1; prod: 70b in three regions, 8b in two, mistral in usc1
+    assert len(pickers) == {"dev": 2, "prod": 6}[env_plan.environment]
+    for (cluster, name), config_map in pickers.items():
         text = config_map["data"]["default-plugins.yaml"]
         annotations = deployments[cluster, name]["spec"]["template"]["metadata"]["annotations"]
         assert annotations["inference-platform.io/picker-config-sha256"] == hashlib.sha256(text.encode()).hexdigest()
@@ -140,7 +141,12 @@ def test_the_lua_reads_what_the_gateway_wrote(env_plan):
 
 
 def test_every_gateway_drops_the_pickers_control_headers(env_plan):
-    for (cluster, _), policy in cluster_objects(env_plan, "ClientTrafficPolicy").items():
+    policies = cluster_objects(env_plan, "ClientTrafficPolicy")
+    assert {cluster for cluster, _ in policies} == {
+        "dev": {"dev-use1"},
+        "prod": {"prod-use1", "prod-usw2", "prod-usc1"},
+    }[env_plan.environment]
+    for (cluster, _), policy in policies.items():
         assert set(policy["spec"]["headers"]["earlyRequestHeaders"]["remove"]) == PICKER_INPUT_HEADERS, cluster
 
 
@@ -174,6 +180,7 @@ def test_autoscaling_counts_the_requests_the_picker_holds(prod_plan):
     inference_pool) of the classes that scale: interactive and batch, not best effort; per waitingRequestsPerReplica
     (prod sets none: 4)."""
     scalers = cluster_objects(prod_plan, "ScaledObject")
+    assert len(scalers) == 6  # KEDA's models: 70b in three regions, 8b in two, mistral in one (the P/D one is fixed)
     expected = {"llama-3-1-70b": '"1"', "llama-3-1-8b": '"1|0"'}
     for cluster, pools in POOLS.items():
         for pool in pools:

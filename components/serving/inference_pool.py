@@ -225,7 +225,8 @@ class InferencePool(pulumi.ComponentResource):
                 "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
                 "selector": {"matchLabels": selector},
                 "template": {
-                    # The picker reads its config file once, at start: a new config rolls the pods.
+                    # The picker reads its config file once, at start (GIE v1.5.0 cmd/epp/runner/runner.go L504-510):
+                    # a new config rolls the pods.
                     "metadata": {
                         "labels": {**labels, **selector},
                         "annotations": {CONFIG_HASH_ANNOTATION: hashlib.sha256(plugins.encode()).hexdigest()},
