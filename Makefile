@@ -8,7 +8,7 @@ STAMP := $(VENV)/.requirements.stamp
 # A local upstream data checkout, only for refreshing conformance/upstream/ (the tests never need it).
 UPSTREAM ?= ../shared/upstream
 
-.PHONY: plan policy-check cost-diff preflight rollout test lint format docs bench vendor vendor-check clean
+.PHONY: plan policy-check cost-diff preflight rollout rehearse test lint format docs bench vendor vendor-check clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "Python 3.11+ is required (found $$($(PYTHON) --version))"; exit 1; }
@@ -32,6 +32,9 @@ preflight: $(STAMP)  ## read-only AWS checks of Pulumi.$(ENV).yaml: offerings, q
 
 rollout: $(STAMP)  ## deploy Pulumi.$(ENV).yaml's stacks wave by wave, gated (DRY_RUN=1: no credentials; RESUME=1; FROM_WAVE=name; WAVE=name: that wave only; YES=1)
 	$(BIN)/python -m tools.rollout $(ENV) $(if $(DRY_RUN),--dry-run) $(if $(RESUME),--resume) $(if $(FROM_WAVE),--from-wave $(FROM_WAVE)) $(if $(WAVE),--wave $(WAVE)) $(if $(YES),--yes)
+
+rehearse: plan  ## replay Pulumi.$(ENV).yaml's rollout on local control planes from the pinned upstream binaries (make rehearsal-tools) -> build/$(ENV)/rehearsal.json
+	$(BIN)/python -m tools.rehearsal $(ENV)
 
 test: $(STAMP)  ## the whole test suite (conformance against the vendored conformance/upstream/ included)
 	$(BIN)/python -m pytest

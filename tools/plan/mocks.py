@@ -10,8 +10,9 @@ import base64
 import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
-from pulumi.runtime import mocks
+from pulumi.runtime import mocks, rpc
 
 ACCOUNT_ID = "123456789012"
 STACK_REFERENCE = "pulumi:pulumi:StackReference"
@@ -229,6 +230,22 @@ _BY_PACKAGE: dict[str, Callable[..., tuple[str, dict]]] = {
 }
 
 
+def reveal(value: Any) -> Any:
+    """Secret values in plain text (the rehearsal computes and applies them; it writes no plan)."""
+    if isinstance(value, dict):
+        if value.get(rpc._special_sig_key) == rpc._special_secret_sig:
+            return reveal(value.get("value"))
+        return {k: reveal(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [reveal(v) for v in value]
+    return value
+
+
+# A provider package's outputs computed for real (type token, inputs -> outputs), in place of its mock: the
+# rehearsal's working certificates (tools/rehearsal/pki.py).
+ComputedOutputs = Callable[[str, dict], dict]
+
+
 class PlausibleMocks(mocks.Mocks):
     """Mock outputs per resource type; AWS ARNs carry the region of the resource's provider."""
 
@@ -236,9 +253,11 @@ class PlausibleMocks(mocks.Mocks):
         self,
         provider_region: Callable[[str | None], str],
         stack_outputs: Mapping[str, StackOutputs] | None = None,
+        computed: Mapping[str, ComputedOutputs] | None = None,
     ):
         self._provider_region = provider_region
         self._stack_outputs = stack_outputs or {}
+        self._computed = computed or {}
 
     def new_resource(self, args: mocks.MockResourceArgs) -> tuple[str, dict]:
         typ, name, inputs = args.typ, args.name, args.inputs
@@ -249,6 +268,8 @@ class PlausibleMocks(mocks.Mocks):
         package = typ.split(":", 1)[0]
         if package == "pulumi" or not args.custom:
             return f"{name}-id", dict(inputs)
+        if package in self._computed:
+            return f"{name}-id", {**inputs, **self._computed[package](typ, reveal(dict(inputs)))}
         if package == "aws":
             rid, extra = _aws(typ, name, inputs, self._provider_region(args.provider))
         elif package in _BY_PACKAGE:

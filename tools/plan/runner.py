@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import runpy
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pulumi
@@ -13,6 +13,7 @@ from pulumi.runtime import settings
 from components.config.stackfile import StackConfig
 from components.config.stacks import environment_stacks
 from tools.plan.engine import Evaluation, PlannedResource, evaluate
+from tools.plan.mocks import ComputedOutputs
 from tools.plan.model import Plan
 from tools.plan.phases import phase
 
@@ -24,8 +25,12 @@ def build_plan(
     stack_config: StackConfig,
     project_dir: Path = PROJECT_DIR,
     on_register: Callable[[PlannedResource], None] | None = None,
+    computed: Mapping[str, ComputedOutputs] | None = None,
+    plain_secrets: bool = False,
 ) -> Plan:
-    """Raises ConfigError before any resource is registered when the config is invalid."""
+    """Raises ConfigError before any resource is registered when the config is invalid. `computed`: provider
+    packages whose outputs are computed for real instead of mocked, `plain_secrets`: secret inputs kept in plain
+    text (both for the rehearsal, which applies the plan to local clusters and writes none of it)."""
     if str(project_dir) not in sys.path:
         sys.path.insert(0, str(project_dir))
     from stacks.config import read_environment
@@ -49,6 +54,8 @@ def build_plan(
                 secret_keys=stack_config.secret_keys,
                 on_register=on_register,
                 stack_outputs={name: e.referenced for name, e in evaluations.items()},
+                computed=computed,
+                plain_secrets=plain_secrets,
             )
     if len(stacks) == 1:
         return Plan(

@@ -1,0 +1,61 @@
+"""`python -m tools.rehearsal ENV`: replay ENV's rollout on local control planes built from the pinned upstream
+Go modules (`make rehearsal-tools`), write build/ENV/rehearsal.json; exit 1 when a check fails, 2 on invalid
+input or missing binaries."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from components.config.loader import ConfigError
+from tools.plan.model import Plan
+from tools.plan.runner import PROJECT_DIR, build_plan
+from tools.plan.stackfile import PlanInputError, input_error_lines, load_stack_config
+from tools.rehearsal import cache
+from tools.rehearsal.pki import TlsResources
+from tools.rehearsal.runner import Rehearsal
+
+EXIT_INVALID_INPUT = 2
+# The binaries every rehearsal runs; the others are started where a release needs them (and reported when absent).
+REQUIRED = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "helm")
+
+
+def rehearsal_plan(project_dir: Path, env_name: str) -> Plan:
+    """The environment's plan as `make plan` evaluates it, with working key material (the tls provider's
+    resources computed) and secret inputs in plain text, since the rehearsal applies them."""
+    return build_plan(
+        load_stack_config(project_dir, env_name),
+        project_dir,
+        computed={"tls": TlsResources().outputs},
+        plain_secrets=True,
+    )
+
+
+def main(argv: list[str] | None = None, *, console: Console | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="rehearsal", description=__doc__)
+    parser.add_argument("env", help="environment: reads Pulumi.<env>.yaml")
+    parser.add_argument("--project-dir", type=Path, default=PROJECT_DIR)
+    args = parser.parse_args(argv)
+    console = console or Console(highlight=False)
+    missing = [name for name in REQUIRED if not cache.binary_path(name).is_file()]
+    if missing:
+        print(
+            f"error: {', '.join(missing)} not built in {cache.bin_dir()}: run `make rehearsal-tools` first",
+            file=sys.stderr,
+        )
+        return EXIT_INVALID_INPUT
+    try:
+        plan = rehearsal_plan(args.project_dir, args.env)
+    except (PlanInputError, ConfigError) as exc:
+        for line in input_error_lines(exc, args.env):
+            print(line, file=sys.stderr)
+        return EXIT_INVALID_INPUT
+    out_dir = args.project_dir / "build" / args.env
+    return Rehearsal(args.env, plan=plan, out_dir=out_dir, console=console).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

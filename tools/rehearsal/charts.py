@@ -1,0 +1,187 @@
+"""Where the rehearsal finds each pinned chart and manifest: inside the upstream Go modules at their tags, as the
+module proxy serves them (`make rehearsal-tools` downloads them; nothing upstream is committed).
+
+A chart the proxy does not serve at its pin is listed with the reason; its release is then reported as not
+rehearsed, and the CRDs it installs come from the project's vendored copy (`conformance/upstream/`, reduced to
+the kinds we render), so the objects of later releases still meet a real schema."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tools.plan.runner import PROJECT_DIR
+
+VENDORED = PROJECT_DIR / "conformance" / "upstream"
+
+
+def module_cache() -> Path:
+    if os.environ.get("GOMODCACHE"):
+        return Path(os.environ["GOMODCACHE"])
+    try:
+        found = subprocess.run(["go", "env", "GOMODCACHE"], capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        found = ""
+    return Path(found) if found else Path(os.environ.get("GOPATH") or Path.home() / "go") / "pkg" / "mod"
+
+
+def _escape(module: str) -> str:
+    """The module cache's spelling of a path: an upper-case letter becomes `!` and its lower case."""
+    return "".join(f"!{c.lower()}" if c.isupper() else c for c in module)
+
+
+@dataclass(frozen=True)
+class ModuleFiles:
+    """A directory of a Go module at a tag, in the module cache."""
+
+    module: str
+    version: str
+    path: str
+
+    @property
+    def directory(self) -> Path:
+        return module_cache() / f"{_escape(self.module)}@{self.version}" / self.path
+
+    @property
+    def source(self) -> str:
+        return f"{self.module}@{self.version}:{self.path}"
+
+    def missing(self) -> str | None:
+        if self.directory.is_dir():
+            return None
+        return (
+            f"{self.source} is not in the module cache ({module_cache()}): `make rehearsal-tools` downloads it "
+            f"(or `go mod download {self.module}@{self.version}`)"
+        )
+
+
+@dataclass(frozen=True)
+class ChartSource:
+    """A pinned chart: its files in a Go module, or why there are none and which vendored CRDs stand in."""
+
+    files: ModuleFiles | None
+    unavailable: str = ""  # why no module holds the chart at its pin
+    vendored_crds: tuple[str, ...] = ()  # conformance/upstream paths, for a chart without files
+    crd_files: ModuleFiles | None = None  # where the chart's CRDs come from when its templates are elsewhere
+    note: str = ""
+
+
+_K = "github.com/kserve/kserve"
+_KSERVE = "v0.20.0"
+
+# (chart name, pinned version) -> source. Chart names as the releases name them (the last path segment of an
+# OCI reference).
+CHART_SOURCES: dict[tuple[str, str], ChartSource] = {
+    ("karmada", "v1.18.2"): ChartSource(ModuleFiles("github.com/karmada-io/karmada", "v1.18.2", "charts/karmada")),
+    # components/catalog/charts.py: chart 1.15.0 with the v1.15.1 images is the v1.15.1 chart (only Chart.yaml
+    # and the image tag differ), so the v1.15.1 tag's files are the chart.
+    ("volcano", "1.15.0"): ChartSource(
+        ModuleFiles("volcano.sh/volcano", "v1.15.1", "installer/helm/chart/volcano"),
+        note="chart 1.15.0 is the v1.15.1 chart with the v1.15.1 images (components/catalog/charts.py)",
+    ),
+    ("kserve-crd", _KSERVE): ChartSource(ModuleFiles(_K, _KSERVE, "charts/kserve-crd")),
+    ("kserve-resources", _KSERVE): ChartSource(ModuleFiles(_K, _KSERVE, "charts/kserve-resources")),
+    ("kserve-llmisvc-crd", _KSERVE): ChartSource(ModuleFiles(_K, _KSERVE, "charts/kserve-llmisvc-crd")),
+    ("kserve-llmisvc-resources", _KSERVE): ChartSource(ModuleFiles(_K, _KSERVE, "charts/kserve-llmisvc-resources")),
+    ("kserve-runtime-configs", _KSERVE): ChartSource(ModuleFiles(_K, _KSERVE, "charts/kserve-runtime-configs")),
+    ("gateway-helm", "v1.9.0"): ChartSource(
+        ModuleFiles("github.com/envoyproxy/gateway", "v1.9.0", "charts/gateway-helm")
+    ),
+    ("cert-manager", "v1.21.1"): ChartSource(
+        ModuleFiles("github.com/cert-manager/cert-manager", "v1.21.1", "deploy/charts/cert-manager")
+    ),
+    ("fluid", "1.0.8"): ChartSource(ModuleFiles("github.com/fluid-cloudnative/fluid", "v1.0.8", "charts/fluid/fluid")),
+    ("ai-gateway-crds-helm", "v1.1.0"): ChartSource(
+        None,
+        unavailable="the module proxy refuses github.com/envoyproxy/ai-gateway@v1.1.0 (403)",
+        vendored_crds=(
+            "ai-gateway/v1.1.0/aigateway.envoyproxy.io_aigatewayroutes.yaml",
+            "ai-gateway/v1.1.0/aigateway.envoyproxy.io_aiservicebackends.yaml",
+            "ai-gateway/v1.1.0/aigateway.envoyproxy.io_backendsecuritypolicies.yaml",
+        ),
+    ),
+    ("ai-gateway-helm", "v1.1.0"): ChartSource(
+        None, unavailable="the module proxy refuses github.com/envoyproxy/ai-gateway@v1.1.0 (403)"
+    ),
+    ("gpu-operator", "v26.7.0"): ChartSource(
+        None,
+        unavailable="github.com/NVIDIA/gpu-operator has no module version v26.7.0 (the proxy answers 403: a major "
+        "version above 1 needs a /v26 module path, which the repository does not declare)",
+        vendored_crds=("gpu-operator/v26.7.0/nvidia.com_clusterpolicies.yaml",),
+    ),
+    # kedacore/charts is not a Go module; the chart's CRDs are keda's own at the chart's appVersion.
+    ("keda", "2.20.2"): ChartSource(
+        None,
+        unavailable="the keda chart lives in kedacore/charts, which is not a Go module",
+        crd_files=ModuleFiles("github.com/kedacore/keda/v2", "v2.20.2", "config/crd/bases"),
+    ),
+    # prometheus-community/helm-charts is not a Go module; its crds subchart carries the operator's CRDs at the
+    # chart's appVersion (v0.93.1: conformance/upstream/kube-prometheus-stack/*/Chart.yaml).
+    ("kube-prometheus-stack", "88.5.3"): ChartSource(
+        None,
+        unavailable="prometheus-community/helm-charts is not a Go module",
+        crd_files=ModuleFiles(
+            "github.com/prometheus-operator/prometheus-operator", "v0.93.1", "example/prometheus-operator-crd"
+        ),
+    ),
+    ("cluster-autoscaler", "9.59.0"): ChartSource(
+        None, unavailable="the chart is in kubernetes/autoscaler's charts/, outside the cluster-autoscaler module"
+    ),
+    ("aws-efa-k8s-device-plugin", "v0.5.30"): ChartSource(None, unavailable="aws/eks-charts is not a Go module"),
+    ("dcgm-exporter", "4.8.2"): ChartSource(
+        None, unavailable="NVIDIA/dcgm-exporter's tags (4.5.3-4.8.2) are not module versions"
+    ),
+}
+
+# kubernetes:yaml/v2:ConfigFile URLs -> the module files the release artifact is built from.
+# GIE v1.5.0 Makefile `artifacts`: `kustomize build config/crd -o artifacts/manifests.yaml`, and
+# config/crd/kustomization.yaml lists the four bases without patches: manifests.yaml is those files.
+CONFIG_FILES: dict[str, ModuleFiles] = {
+    "https://github.com/kubernetes-sigs/gateway-api-inference-extension/releases/download/v1.5.0/manifests.yaml": (
+        ModuleFiles("sigs.k8s.io/gateway-api-inference-extension", "v1.5.0", "config/crd/bases")
+    ),
+}
+
+# CRDs a cloud installs in its clusters: GKE serves networking.gke.io's multi-networking kinds on clusters with
+# enableMultiNetworking (its API is GoogleCloudPlatform/gke-networking-api; the version our vendored schemas
+# were taken at).
+CLOUD_CRDS: dict[str, ModuleFiles] = {
+    "gke-multi-networking": ModuleFiles("github.com/GoogleCloudPlatform/gke-networking-api", "v0.2.0", "config/crds"),
+}
+
+
+def chart_key(chart: str, version: str) -> tuple[str, str]:
+    """A release's `chart` (a name in a repository, or an OCI reference) and version -> CHART_SOURCES' key."""
+    return chart.rstrip("/").rsplit("/", 1)[-1], version
+
+
+def yaml_files(directory: Path) -> list[Path]:
+    return sorted(p for p in directory.iterdir() if p.suffix in (".yaml", ".yml"))
+
+
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml: CRDs run to megabytes
+    """YAML 1.1's `=` (the `value` type, which PyYAML's safe loader refuses) is a plain string to Kubernetes:
+    prometheus-operator's CRDs list it among enum values."""
+
+
+_Loader.add_constructor("tag:yaml.org,2002:value", lambda loader, node: loader.construct_scalar(node))
+
+
+def load_all(text: str) -> list[dict[str, Any]]:
+    """Every object of a multi-document manifest (empty documents and lists' `items` flattened)."""
+    docs: list[dict[str, Any]] = []
+    for doc in yaml.load_all(text, Loader=_Loader):
+        if isinstance(doc, dict) and doc.get("kind", "").endswith("List") and "items" in doc:
+            docs += [d for d in doc["items"] if isinstance(d, dict)]
+        elif isinstance(doc, dict) and doc.get("kind"):
+            docs.append(doc)
+    return docs
+
+
+def load_files(directory: Path) -> list[dict[str, Any]]:
+    return [doc for path in yaml_files(directory) for doc in load_all(path.read_text())]

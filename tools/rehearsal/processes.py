@@ -1,0 +1,152 @@
+"""The rehearsal's processes: each started in its own session with its log under build/<env>/rehearsal/, and
+every one stopped when the run ends, fails or is interrupted (SIGINT, SIGTERM), by its own process group."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+STOP_GRACE_SECONDS = 5.0
+
+
+class ProcessFailed(Exception):
+    """A process exited, or did not become ready in time: the message names it and the tail of its log."""
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port nothing listens on right now (the kernel's pick; another process may take it before we bind)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]
+
+
+def log_tail(path: Path, lines: int = 12) -> str:
+    if not path.exists():
+        return "(no log)"
+    text = path.read_text(errors="replace").splitlines()
+    return "\n".join(text[-lines:])
+
+
+@dataclass
+class Process:
+    name: str
+    argv: list[str]
+    log: Path
+    popen: subprocess.Popen
+
+    def running(self) -> bool:
+        return self.popen.poll() is None
+
+    def describe_exit(self) -> str:
+        return f"{self.name} exited with {self.popen.returncode}; last lines of {self.log}:\n{log_tail(self.log)}"
+
+
+@dataclass
+class Supervisor:
+    """Starts processes and stops all of them on `close()` (also from the signal handlers it installs)."""
+
+    log_dir: Path
+    processes: list[Process] = field(default_factory=list)
+    _previous_handlers: dict[int, object] = field(default_factory=dict)
+
+    def __enter__(self) -> Supervisor:
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self._previous_handlers[sig] = signal.signal(sig, self._interrupted)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+        for sig, handler in self._previous_handlers.items():
+            signal.signal(sig, handler)  # type: ignore[arg-type]
+
+    def _interrupted(self, signum: int, _frame: object) -> None:
+        self.close()
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    def start(
+        self,
+        name: str,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: Path | None = None,
+        log_name: str | None = None,
+    ) -> Process:
+        log = self.log_dir / f"{log_name or name}.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        handle = log.open("ab")
+        handle.write(f"$ {' '.join(argv)}\n".encode())
+        handle.flush()
+        popen = subprocess.Popen(
+            list(argv),
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, **(env or {})},
+            cwd=cwd,
+            start_new_session=True,  # its own process group: stopped as one, untouched by our terminal's ^C
+        )
+        handle.close()
+        process = Process(name, list(argv), log, popen)
+        self.processes.append(process)
+        return process
+
+    def stop(self, process: Process) -> None:
+        if process.running():
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.popen.pid, signal.SIGTERM)
+            try:
+                process.popen.wait(STOP_GRACE_SECONDS)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.popen.pid, signal.SIGKILL)
+                process.popen.wait()
+        if process in self.processes:
+            self.processes.remove(process)
+
+    def close(self) -> None:
+        """Every process we started, newest first (controllers before the API servers they talk to)."""
+        running = [p for p in reversed(self.processes) if p.running()]
+        for process in running:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.popen.pid, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_GRACE_SECONDS
+        for process in running:
+            try:
+                process.popen.wait(max(deadline - time.monotonic(), 0.1))
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.popen.pid, signal.SIGKILL)
+                process.popen.wait()
+        self.processes.clear()
+
+
+def wait_until(
+    what: str,
+    ready: Callable[[], bool],
+    *,
+    timeout: float,
+    watch: Sequence[Process] = (),
+    interval: float = 0.25,
+) -> None:
+    """Poll `ready` until it holds; a watched process that exits, or the deadline, raises ProcessFailed."""
+    deadline = time.monotonic() + timeout
+    while True:
+        for process in watch:
+            if not process.running():
+                raise ProcessFailed(f"waiting for {what}: {process.describe_exit()}")
+        with contextlib.suppress(Exception):
+            if ready():
+                return
+        if time.monotonic() >= deadline:
+            logs = "".join(f"\n{p.name}: last lines of {p.log}:\n{log_tail(p.log)}" for p in watch)
+            raise ProcessFailed(f"{what}: not ready after {timeout:.0f} s{logs}")
+        time.sleep(interval)
