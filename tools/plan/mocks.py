@@ -241,9 +241,9 @@ def reveal(value: Any) -> Any:
     return value
 
 
-# A provider package's outputs computed for real (type token, inputs -> outputs), in place of its mock: the
-# rehearsal's working certificates (tools/rehearsal/pki.py).
-ComputedOutputs = Callable[[str, dict], dict]
+# Outputs computed for real, in place of the mock, keyed by type token or provider package: (type token, inputs,
+# provider reference) -> outputs. The rehearsal's working certificates and the addresses its cloud stand-in gives.
+ComputedOutputs = Callable[[str, dict, str], dict]
 
 
 class PlausibleMocks(mocks.Mocks):
@@ -268,8 +268,9 @@ class PlausibleMocks(mocks.Mocks):
         package = typ.split(":", 1)[0]
         if package == "pulumi" or not args.custom:
             return f"{name}-id", dict(inputs)
-        if package in self._computed:
-            return f"{name}-id", {**inputs, **self._computed[package](typ, reveal(dict(inputs)))}
+        computed = self._computed.get(typ) or self._computed.get(package)
+        if computed is not None:
+            return f"{name}-id", {**inputs, **computed(typ, reveal(dict(inputs)), args.provider or "")}
         if package == "aws":
             rid, extra = _aws(typ, name, inputs, self._provider_region(args.provider))
         elif package in _BY_PACKAGE:

@@ -32,6 +32,16 @@ STORAGE_CLASSES: dict[str, list[dict[str, Any]]] = {
 STAND_IN_MANAGER = "rehearsal-cloud-stand-in"
 
 
+def load_balancer_address(*, cloud: str, region: str, cluster: str, namespace: str, name: str) -> dict[str, str]:
+    """The address the cloud gives a LoadBalancer Service: an NLB's DNS name on AWS (`<name>-<hash>.elb.<region>.
+    amazonaws.com`), an IP on GCP. The plan the rehearsal evaluates gets the same (runner: stack outputs that carry
+    it, like the Karmada API's hostname in the agents' kubeconfig, name what this cluster's Service gets)."""
+    digest = hashlib.sha256(f"{cluster}/{namespace}/{name}".encode()).hexdigest()
+    if cloud == "aws":
+        return {"hostname": f"{name[:20]}-{digest[:16]}.elb.{region}.amazonaws.com"}
+    return {"ip": f"34.{int(digest[:2], 16)}.{int(digest[2:4], 16)}.{int(digest[4:6], 16)}"}
+
+
 def cloud_objects(cloud: str) -> list[dict[str, Any]]:
     objects = []
     for sc in STORAGE_CLASSES[cloud]:
@@ -76,18 +86,21 @@ class CloudControllers:
             except (ApiError, OSError):
                 continue  # the API server is starting or stopping: the next round retries
 
-    def load_balancer_address(self, namespace: str, name: str) -> dict[str, str]:
-        digest = hashlib.sha256(f"{self.cluster}/{namespace}/{name}".encode()).hexdigest()
-        if self.cloud == "aws":  # an NLB's DNS name
-            return {"hostname": f"{name[:20]}-{digest[:16]}.elb.{self.region}.amazonaws.com"}
-        return {"ip": f"34.{int(digest[:2], 16)}.{int(digest[2:4], 16)}.{int(digest[4:6], 16)}"}
-
     def _load_balancers(self) -> None:
         for svc in self.kube.list("v1", "Service"):
             spec, meta = svc.get("spec") or {}, svc["metadata"]
             if spec.get("type") != "LoadBalancer" or (svc.get("status") or {}).get("loadBalancer", {}).get("ingress"):
                 continue
-            ingress = self.load_balancer_address(meta["namespace"], meta["name"])
+            if spec.get("loadBalancerIP"):
+                ingress = {"ip": spec["loadBalancerIP"]}
+            else:
+                ingress = load_balancer_address(
+                    cloud=self.cloud,
+                    region=self.region,
+                    cluster=self.cluster,
+                    namespace=meta["namespace"],
+                    name=meta["name"],
+                )
             self.kube.patch_status(
                 "v1", "Service", meta["namespace"], meta["name"], {"status": {"loadBalancer": {"ingress": [ingress]}}}
             )

@@ -199,6 +199,7 @@ def render(
         raise RenderError(
             f"helm template {inputs['name']} ({source.files.source if source.files else key}): {done.stderr.strip()}"
         )
+    (workdir / f"{inputs['name']}.rendered.yaml").write_text(done.stdout)
     rendered = Rendered()
     for doc in load_all(done.stdout):
         hooks = ((doc.get("metadata") or {}).get("annotations") or {}).get(HOOK_ANNOTATION, "")

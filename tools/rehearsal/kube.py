@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import requests
+from requests.adapters import HTTPAdapter
 
 
 class ApiError(Exception):
@@ -31,11 +32,34 @@ class Resource:
     namespaced: bool
 
 
+class _NamedHost(HTTPAdapter):
+    """Connects to an address but verifies the certificate for a name (kubeconfig's tls-server-name)."""
+
+    def __init__(self, server_name: str):
+        self.server_name = server_name
+        super().__init__()
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["server_hostname"] = self.server_name
+        kwargs["assert_hostname"] = self.server_name
+        super().init_poolmanager(*args, **kwargs)
+
+
 class Kube:
-    def __init__(self, server: str, ca: Path, *, cert: tuple[Path, Path] | None = None, token: str | None = None):
+    def __init__(
+        self,
+        server: str,
+        ca: Path,
+        *,
+        cert: tuple[Path, Path] | None = None,
+        token: str | None = None,
+        server_name: str | None = None,
+    ):
         self.server = server
         self.session = requests.Session()
         self.session.trust_env = False  # REQUESTS_CA_BUNDLE and proxies from the environment would replace ours
+        if server_name:
+            self.session.mount("https://", _NamedHost(server_name))
         self.session.verify = str(ca)
         if cert is not None:
             self.session.cert = (str(cert[0]), str(cert[1]))

@@ -163,6 +163,25 @@ def new_ca(common_name: str) -> KeyPair:
     return KeyPair(cert, key)
 
 
+def self_signed(common_name: str, *, dns_names: tuple[str, ...] = (), is_ca: bool = False) -> KeyPair:
+    """A certificate signed with its own key (cert-manager's selfSigned issuer)."""
+    key = new_key()
+    name = _name(common_name)
+    uses = ["digital_signature", "key_encipherment", "server_auth", "client_auth"]
+    uses += ["cert_signing", "crl_signing"] if is_ca else []
+    cert = _sign(
+        subject=name,
+        public_key=key.public_key(),
+        issuer=name,
+        issuer_key=key,
+        hours=24,
+        uses=uses,
+        is_ca=is_ca,
+        sans=_sans(list(dns_names), []),
+    )
+    return KeyPair(cert, key)
+
+
 def issue(
     ca: KeyPair,
     common_name: str,
@@ -196,7 +215,7 @@ class TlsResources:
     returns placeholders, the rehearsal needs working keys and certificates with the subjects, SANs, usages
     and CA flags the program asks for (hashicorp/terraform-provider-tls resource semantics)."""
 
-    def outputs(self, typ: str, inputs: dict[str, Any]) -> dict[str, Any]:
+    def outputs(self, typ: str, inputs: dict[str, Any], _provider: str = "") -> dict[str, Any]:
         match typ:
             case "tls:index/privateKey:PrivateKey":
                 key = new_key(

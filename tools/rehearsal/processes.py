@@ -55,6 +55,7 @@ class Supervisor:
     log_dir: Path
     processes: list[Process] = field(default_factory=list)
     _previous_handlers: dict[int, object] = field(default_factory=dict)
+    _closing: bool = False
 
     def __enter__(self) -> Supervisor:
         self.log_dir.mkdir(parents=True, exist_ok=True)
@@ -68,6 +69,8 @@ class Supervisor:
             signal.signal(sig, handler)  # type: ignore[arg-type]
 
     def _interrupted(self, signum: int, _frame: object) -> None:
+        if self._closing:  # a second signal (a process group's kill also reaches `timeout`, which forwards it)
+            return
         self.close()
         raise KeyboardInterrupt(f"signal {signum}")
 
@@ -114,6 +117,7 @@ class Supervisor:
 
     def close(self) -> None:
         """Every process we started, newest first (controllers before the API servers they talk to)."""
+        self._closing = True
         running = [p for p in reversed(self.processes) if p.running()]
         for process in running:
             with contextlib.suppress(ProcessLookupError):
@@ -127,6 +131,7 @@ class Supervisor:
                     os.killpg(process.popen.pid, signal.SIGKILL)
                 process.popen.wait()
         self.processes.clear()
+        self._closing = False
 
 
 def wait_until(

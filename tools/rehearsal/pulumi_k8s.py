@@ -112,12 +112,14 @@ def await_ready(
     why_pending: Callable[[str, str], str],
     timeout: float = AWAIT_SECONDS,
     helm_wait: bool = False,
+    before_probe: Callable[[], None] = lambda: None,
 ) -> Outcome:
     """Wait as the provider waits for `obj` (`helm_wait`: as Helm's install waits, which asks a Service only
     for its load balancer's address, helm.sh/helm/v3@v3.20.2:pkg/kube/ready.go L253 serviceReady);
     `why_pending(namespace, selector)` explains pods that are not ready."""
     deadline = time.monotonic() + timeout
     while True:
+        before_probe()
         ready, last = probe_ready(kube, obj, helm_wait=helm_wait)
         if ready:
             return Outcome(True, last)

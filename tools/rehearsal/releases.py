@@ -181,7 +181,11 @@ def install_release(run: StackRun, resource: PlannedResource) -> bool:
     waits = [o for o in rendered.manifests if o["kind"] in WAITED_KINDS and pulumi_k8s.awaited(o)]
     for obj in waits:
         outcome = pulumi_k8s.await_ready(
-            target.kube, obj, why_pending=lambda ns, sel: run.r.pending_reason(target, ns, sel), helm_wait=True
+            target.kube,
+            obj,
+            why_pending=lambda ns, sel: run.r.pending_reason(target, ns, sel),
+            helm_wait=True,
+            before_probe=lambda: run.r.sync(target),
         )
         if not outcome.ok:
             return result(

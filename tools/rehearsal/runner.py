@@ -28,12 +28,18 @@ from components.k8s.names import cluster_name
 from tools.plan.engine import PlannedResource
 from tools.plan.model import HELM_RELEASE, K8S_PROVIDER, Plan, is_kubernetes_object, is_patch
 from tools.rehearsal import cache, cloud, helm, kwok, nodes, pulumi_k8s
+from tools.rehearsal.certmanager import CertManagerStandIn
 from tools.rehearsal.charts import CLOUD_CRDS, CONFIG_FILES, VENDORED, ModuleFiles, load_all, load_files
 from tools.rehearsal.cluster import ControlPlane, start_cluster
+from tools.rehearsal.federation import check_members, check_propagation
+from tools.rehearsal.gates import run_gates
+from tools.rehearsal.gateway import check_gateways
 from tools.rehearsal.kube import ApiError, Kube
+from tools.rehearsal.kubelet import Kubelet, runnable
 from tools.rehearsal.network import NetworkError, PodNetwork
 from tools.rehearsal.processes import ProcessFailed, Supervisor, wait_until
 from tools.rehearsal.report import Check, Report
+from tools.rehearsal.serving import check_pickers, check_scheduled
 from tools.rollout.ci import stack_regions
 
 CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile"
@@ -52,10 +58,23 @@ class Target:
     region: RegionSpec | None
     index: int
     controllers: list[Any] = field(default_factory=list)
+    kubelet: Kubelet | None = None
+
+    server_name: str | None = None  # the name its certificate is verified for, when reached by address
 
     @property
     def directory(self) -> Path:
         return self.plane.directory
+
+    def kubeconfig(self) -> dict[str, Any]:
+        """A kubeconfig as the rollout's probe reads it: the rehearsal's admin (or the program's own, for a
+        cluster reached through the plan's provider)."""
+        import yaml
+
+        config = yaml.safe_load(self.plane.admin_kubeconfig.read_text())
+        if self.server_name:
+            config["clusters"][0]["cluster"]["tls-server-name"] = self.server_name
+        return config
 
 
 class Rehearsal:
@@ -70,6 +89,9 @@ class Rehearsal:
         self.targets: dict[str, Target] = {}
         self.supervisor: Supervisor | None = None
         self.network: PodNetwork | None = None
+        self.unreachable: dict[str, float] = {}  # provider clusters that did not answer, until when not to retry
+        self.slices: dict[str, StackSlice] = {s.name: s for s in environment_stacks(self.env, env_name)}
+        self._metrics_tokens: dict[str, str] = {}
 
     # -- the run ----------------------------------------------------------------------------------------------
     def run(self) -> int:
@@ -78,7 +100,7 @@ class Rehearsal:
         self.work.mkdir(parents=True)
         self.report.binaries = {name: str(info.get("version", "?")) for name, info in cache.built_versions().items()}
         waves = rollout_waves(self.env, self.env_name)
-        slices = {s.name: s for s in environment_stacks(self.env, self.env_name)}
+        slices = self.slices
         try:
             self.network = PodNetwork.create()
             with Supervisor(self.work / "logs") as supervisor:
@@ -88,6 +110,12 @@ class Rehearsal:
                     failed_before = len(self.report.failed)
                     for stack in wave.stacks:
                         self._stack(wave, slices[stack])
+                    check_members(self, wave)
+                    check_propagation(self, wave)
+                    check_scheduled(self, wave)
+                    check_pickers(self, wave)
+                    check_gateways(self, wave)
+                    run_gates(self, wave)
                     if len(self.report.failed) > failed_before and self.report.stopped_at is None:
                         self.report.stopped_at = wave.name
                 self._stop_controllers()
@@ -144,6 +172,9 @@ class Rehearsal:
         controllers = cloud.CloudControllers(kube, cloud=region.cloud, region=region.region, cluster=name)
         controllers.start()
         target.controllers.append(controllers)
+        target.kubelet = Kubelet(self, target)
+        target.kubelet.start()
+        target.controllers.append(target.kubelet)
         kwok.start_kwok(self.supervisor, cluster=name, kubeconfig=plane.admin_kubeconfig, node_ip=network.host_ip)
         count = 0
         for node in nodes.region_nodes(
@@ -202,16 +233,196 @@ class Rehearsal:
         return install_release(run, resource)
 
     def start_controllers(self, run: StackRun, target: Target, resource: PlannedResource, rendered: Any) -> None:
-        """The release's controllers as local processes (where the rehearsal runs them)."""
+        """What a release's controllers do where the rehearsal cannot run them but others depend on it: the
+        cert-manager stand-in (tools/rehearsal/certmanager.py). The other releases' controllers are the pods the
+        cluster's kubelet runs."""
+        key, _ = helm.release_source(resource.inputs)
+        if key[0] == "cert-manager" and not any(isinstance(c, CertManagerStandIn) for c in target.controllers):
+            stand_in = CertManagerStandIn(target.kube, target.name)
+            stand_in.start()
+            target.controllers.append(stand_in)
+            run.r.check(
+                run._check(
+                    resource,
+                    "apply",
+                    None,
+                    "cert-manager's controller, webhook and cainjector are stood in for: their modules "
+                    "(cmd/controller, cmd/webhook, cmd/cainjector) have no version the module proxy serves at "
+                    "v1.21.1; the rehearsal issues Certificates and injects CA bundles as they would",
+                    name="cert-manager (stand-in)",
+                )
+            )
 
     def served_services(
         self, run: StackRun, target: Target, resource: PlannedResource, rendered: Any
     ) -> set[tuple[str, str]]:
-        """(namespace, Service) of the release that a process of the rehearsal will serve."""
-        return set()
+        """(namespace, Service) of the release whose pods run a program the rehearsal has."""
+        served = set()
+        workloads = [o for o in rendered.manifests if o["kind"] in ("Deployment", "StatefulSet", "DaemonSet")]
+        for svc in (o for o in rendered.manifests if o["kind"] == "Service"):
+            selector = (svc.get("spec") or {}).get("selector") or {}
+            for workload in workloads:
+                template = workload["spec"]["template"]
+                labels = (template.get("metadata") or {}).get("labels") or {}
+                containers = template["spec"].get("containers") or []
+                if selector and selector.items() <= labels.items() and any(runnable(c) == "binary" for c in containers):
+                    namespace = svc["metadata"].get("namespace") or run.release_namespace
+                    served.add((namespace, svc["metadata"]["name"]))
+        return served
 
     def pending_reason(self, target: Target, namespace: str, selector: str) -> str:
         return pending_reason(target.kube, namespace, selector)
+
+    def provider_target(self, name: str) -> Target | None:
+        """A cluster the rehearsal does not start itself (Karmada's API, which the host's release runs as pods),
+        reached as the program's Kubernetes provider for it reaches it: its kubeconfig, its server's name
+        resolved as DNS would (the Service's load balancer hostname -> the API server pod)."""
+        provider = next((r for r in self.plan.resources if r.type == K8S_PROVIDER and r.name == name), None)
+        if provider is None or not isinstance(provider.inputs.get("kubeconfig"), str):
+            return None
+        if time.monotonic() < self.unreachable.get(name, 0.0):
+            return None  # tried a moment ago: every object of that provider fails with the same answer
+        import base64
+        import urllib.parse
+
+        import yaml
+
+        config = yaml.safe_load(provider.inputs["kubeconfig"])
+        cluster = config["clusters"][0]["cluster"]
+        user = config["users"][0]["user"]
+        if "client-certificate-data" not in user:
+            return None
+        url = urllib.parse.urlsplit(cluster["server"])
+        address = self.dns().get(url.hostname or "")
+        if address is None:
+            self.unreachable[name] = time.monotonic() + 10
+            return None
+        directory = self.work / name
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / "ca.crt").write_text(base64.b64decode(cluster["certificate-authority-data"]).decode())
+        (directory / "client.crt").write_text(base64.b64decode(user["client-certificate-data"]).decode())
+        (directory / "client.key").write_text(base64.b64decode(user["client-key-data"]).decode())
+        kube = Kube(
+            f"https://{address}:{url.port or 443}",
+            directory / "ca.crt",
+            cert=(directory / "client.crt", directory / "client.key"),
+            server_name=url.hostname,
+        )
+        try:
+            wait_until(
+                f"{name}: {cluster['server']} /readyz",
+                lambda: kube.session.get(kube.server + "/readyz", timeout=5).text == "ok",
+                timeout=60,
+            )
+        except ProcessFailed:
+            self.unreachable[name] = time.monotonic() + 120
+            return None
+        plane = ControlPlane(name, directory, kube.server, None, None)  # type: ignore[arg-type]
+        config["clusters"][0]["cluster"]["server"] = kube.server
+        plane.admin_kubeconfig.write_text(yaml.safe_dump(config))
+        target = Target(name, plane, kube, None, -1, server_name=url.hostname)
+        self.targets[name] = target
+        self.console.print(f"  {name}: reached at {cluster['server']} (-> {address})")
+        return target
+
+    def metrics_token(self, target: Target) -> str:
+        """A token allowed to GET /metrics, as the platform's Prometheus has: a ServiceAccount of the rehearsal's
+        own (kube-system/rehearsal-metrics-reader), bound to `get` on the /metrics URL only."""
+        if target.name in self._metrics_tokens:
+            return self._metrics_tokens[target.name]
+        name = "rehearsal-metrics-reader"
+        objects = [
+            {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": "kube-system"}},
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRole",
+                "metadata": {"name": name},
+                "rules": [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}],
+            },
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRoleBinding",
+                "metadata": {"name": name},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+                "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": "kube-system"}],
+            },
+        ]
+        for obj in objects:
+            target.kube.apply(obj, field_manager="rehearsal")
+        self._metrics_tokens[target.name] = target.kube.token("kube-system", name)
+        return self._metrics_tokens[target.name]
+
+    @staticmethod
+    def has_binary(name: str) -> bool:
+        return cache.binary_path(name).is_file()
+
+    def sync(self, target: Target) -> None:
+        """One pass of the cluster's kubelet: pods it runs show their processes' state before anyone reads them."""
+        if target.kubelet is not None:
+            with contextlib.suppress(ApiError, OSError):
+                target.kubelet.reconcile()
+
+    def _endpoints(self, target: Target) -> dict[tuple[str, str], list[tuple[str, dict[int, int]]]]:
+        """(namespace, Service) -> [(ready endpoint address, {service port: endpoint port})]."""
+        found: dict[tuple[str, str], list[tuple[str, dict[int, int]]]] = {}
+        services = {(s["metadata"]["namespace"], s["metadata"]["name"]): s for s in target.kube.list("v1", "Service")}
+        for eps in target.kube.list("discovery.k8s.io/v1", "EndpointSlice"):
+            meta = eps["metadata"]
+            svc = services.get((meta["namespace"], (meta.get("labels") or {}).get("kubernetes.io/service-name", "")))
+            if svc is None:
+                continue
+            by_name = {p.get("name", ""): p.get("port") for p in eps.get("ports") or []}
+            ports = {
+                p["port"]: by_name.get(p.get("name", ""), p["port"]) for p in (svc.get("spec") or {}).get("ports") or []
+            }
+            for endpoint in eps.get("endpoints") or []:
+                if (endpoint.get("conditions") or {}).get("ready"):
+                    for address in endpoint.get("addresses") or []:
+                        found.setdefault((meta["namespace"], svc["metadata"]["name"]), []).append((address, ports))
+        return found
+
+    def dns(self) -> dict[str, str]:
+        """Name -> address, as cluster DNS and public DNS would answer a pod: every Service of every cluster at a
+        ready endpoint, each pod with a hostname and subdomain, every load balancer hostname. Clusters' names
+        overlap only where one program renders two clusters with the same Service, which it does not."""
+        names: dict[str, str] = {}
+        for target in list(self.targets.values()):
+            if target.region is None:
+                continue
+            with contextlib.suppress(ApiError, OSError):
+                endpoints = self._endpoints(target)
+                for (namespace, name), addresses in endpoints.items():
+                    for suffix in ("", f".{namespace}", f".{namespace}.svc", f".{namespace}.svc.cluster.local"):
+                        names.setdefault(f"{name}{suffix}", addresses[0][0])
+                for svc in target.kube.list("v1", "Service"):
+                    key = (svc["metadata"]["namespace"], svc["metadata"]["name"])
+                    for ingress in ((svc.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []:
+                        if ingress.get("hostname") and key in endpoints:
+                            names[ingress["hostname"]] = endpoints[key][0][0]
+                for pod in target.kube.list("v1", "Pod"):
+                    spec, ip = pod.get("spec") or {}, (pod.get("status") or {}).get("podIP")
+                    if spec.get("subdomain") and ip:
+                        host = spec.get("hostname") or pod["metadata"]["name"]
+                        ns = pod["metadata"]["namespace"]
+                        names[f"{host}.{spec['subdomain']}.{ns}.svc.cluster.local"] = ip
+                        names[f"{host}.{spec['subdomain']}.{ns}.svc"] = ip
+        return names
+
+    def service_links(self, target: Target, namespace: str) -> dict[str, str]:
+        """The `<SERVICE>_SERVICE_HOST/PORT` variables a kubelet sets, at a ready endpoint (no kube-proxy)."""
+        env: dict[str, str] = {}
+        with contextlib.suppress(ApiError, OSError):
+            endpoints = self._endpoints(target)
+            for svc in target.kube.list("v1", "Service", namespace):
+                ports = (svc.get("spec") or {}).get("ports") or []
+                key = (namespace, svc["metadata"]["name"])
+                if not ports or key not in endpoints:
+                    continue
+                address, mapping = endpoints[key][0]
+                prefix = svc["metadata"]["name"].upper().replace("-", "_")
+                env[f"{prefix}_SERVICE_HOST"] = address
+                env[f"{prefix}_SERVICE_PORT"] = str(mapping.get(ports[0]["port"], ports[0]["port"]))
+        return env
 
 
 def _ready(node: dict[str, Any]) -> bool:
@@ -287,6 +498,8 @@ class StackRun:
     def _poll_awaiting(self) -> bool:
         """One look at every awaited object; True when one of them finished."""
         finished = False
+        for target in {id(w.target): w.target for w in self.awaiting.values()}.values():
+            self.r.sync(target)
         for urn, waiting in list(self.awaiting.items()):
             ok, seen = pulumi_k8s.probe_ready(waiting.target.kube, waiting.obj)
             expired = time.monotonic() >= waiting.deadline
@@ -332,7 +545,8 @@ class StackRun:
         )
 
     def target(self, resource: PlannedResource) -> Target | None:
-        return self.r.targets.get(self.plan.cluster_of(resource) or "")
+        name = self.plan.cluster_of(resource) or ""
+        return self.r.targets.get(name) or self.r.provider_target(name)
 
     def execute(self, resource: PlannedResource) -> bool | None:
         """True / False when done; None when created and awaited (finished by _poll_awaiting)."""
@@ -436,9 +650,23 @@ def pending_reason(kube: Kube, namespace: str, selector: str) -> str:
                     reasons.append(f"pod {pod['metadata']['name']} unschedulable: {c.get('message', '')}")
                     break
             else:
-                reasons.append(f"pod {pod['metadata']['name']} {status.get('phase', 'Pending')}")
+                reasons.append(f"pod {pod['metadata']['name']} {status.get('phase', 'Pending')}{_containers(status)}")
         return "; ".join(reasons)
     return ""
+
+
+def _containers(status: dict[str, Any]) -> str:
+    """Containers that are not ready, with what their kubelet says (restarts, the last line of a crash)."""
+    parts = []
+    for c in status.get("containerStatuses") or []:
+        if c.get("ready"):
+            continue
+        state = c.get("state") or {}
+        waiting = state.get("waiting") or {}
+        what = waiting.get("reason") or next(iter(state), "not ready")
+        message = f": {waiting['message']}" if waiting.get("message") else ""
+        parts.append(f"{c['name']} {what}, {c.get('restartCount', 0)} restarts{message}")
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def wait_crds_established(kube: Kube, names: list[str], timeout: float = CRD_ESTABLISHED_SECONDS) -> None:

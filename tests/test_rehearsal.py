@@ -1,0 +1,250 @@
+"""The rehearsal's own logic, without its binaries: what it derives from the plan (nodes, key material), how it
+replays pulumi-kubernetes and Helm, how it maps images to built programs, and how it judges. The runs on real
+binaries are tests/test_rehearsal_runs.py (make test-rehearsal)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cryptography import x509
+from cryptography.x509.oid import NameOID
+from rich.console import Console
+
+from components.config.rollout import Wave
+from tests.harness import plan_for
+from tools.rehearsal import helm, kubelet, nodes, pulumi_k8s
+from tools.rehearsal.charts import CHART_SOURCES, chart_key
+from tools.rehearsal.federation import _pointer_get
+from tools.rehearsal.kube import ApiError, KindNotServed
+from tools.rehearsal.pki import TlsResources
+from tools.rehearsal.report import Check, Report
+
+
+def _nodes(env: str, region: str) -> list[dict]:
+    plan = plan_for(env)
+    spec = plan.spec
+    return list(nodes.region_nodes(plan, spec, env, spec.region(region), lambda n: f"10.0.{n}.0/24"))
+
+
+def test_prod_use1_nodes_are_its_pools_at_max_size():
+    found = _nodes("prod", "use1")
+    by_pool: dict[str, int] = {}
+    for node in found:
+        pool = node["metadata"]["labels"]["inference-platform.io/pool"]
+        by_pool[pool] = by_pool.get(pool, 0) + 1
+    # Pulumi.prod.yaml use1: systemPool maxSize 6, h100 maxSize 4, l40s maxSize 8.
+    assert by_pool == {"system": 6, "h100": 4, "l40s": 8}
+
+
+def test_an_h100_node_advertises_what_a_p5_does():
+    h100 = next(n for n in _nodes("prod", "use1") if n["metadata"]["labels"]["inference-platform.io/pool"] == "h100")
+    labels, status = h100["metadata"]["labels"], h100["status"]
+    # The plan's node group labels (DESIGN.md §4) and the cloud's own: EKS node group, instance type, zone.
+    assert labels["inference-platform.io/fabric"] == "efa"
+    assert labels["inference-platform.io/placement-group"] == "prod-use1-h100"
+    assert labels["node.kubernetes.io/instance-type"] == "p5.48xlarge"
+    assert labels["eks.amazonaws.com/nodegroup"] == "prod-use1-h100"
+    assert labels["topology.kubernetes.io/zone"] == "us-east-1a"  # Pulumi.prod.yaml: the h100 pool's only zone
+    assert "topology.k8s.aws/network-node-layer-1" in labels
+    assert h100["spec"]["taints"] == [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
+    # p5.48xlarge: 8 H100 and 32 EFA interfaces (aws.amazon.com/ec2/instance-types/p5), 192 vCPU, 2048 GiB.
+    assert status["capacity"]["nvidia.com/gpu"] == "8"
+    assert status["capacity"]["vpc.amazonaws.com/efa"] == "32"
+    assert status["capacity"]["cpu"] == "192"
+    assert status["allocatable"]["cpu"] == "172800m"  # 90 % (components/domain/host.py ALLOCATABLE_SHARE)
+
+
+def test_a_pool_without_efa_advertises_none():
+    l40s = next(n for n in _nodes("prod", "use1") if n["metadata"]["labels"]["inference-platform.io/pool"] == "l40s")
+    assert "vpc.amazonaws.com/efa" not in l40s["status"]["capacity"]
+    assert l40s["status"]["capacity"]["nvidia.com/gpu"] == "1"  # g6e.4xlarge: one L40S
+    assert "topology.k8s.aws/network-node-layer-1" not in l40s["metadata"]["labels"]
+
+
+def test_dev_mig_pool_advertises_its_slices():
+    mig = next(n for n in _nodes("dev", "use1") if n["metadata"]["labels"]["inference-platform.io/pool"] == "a100-mig")
+    capacity = mig["status"]["capacity"]
+    # Pulumi.dev.yaml: mixed strategy, per GPU {3g.40gb: 1, 2g.20gb: 1, 1g.10gb: 2}, 8 A100 on a p4de.
+    assert {k: v for k, v in capacity.items() if k.startswith("nvidia.com/")} == {
+        "nvidia.com/mig-3g.40gb": "8",
+        "nvidia.com/mig-2g.20gb": "8",
+        "nvidia.com/mig-1g.10gb": "16",
+    }
+    # The pool does not ask for EFA: the EFA device plugin runs on fabric=efa nodes only, so nothing is advertised.
+    assert "vpc.amazonaws.com/efa" not in capacity
+
+
+def test_gke_nodes_carry_gke_labels():
+    h200 = next(n for n in _nodes("prod", "usc1") if n["metadata"]["labels"]["inference-platform.io/pool"] == "h200")
+    labels = h200["metadata"]["labels"]
+    assert labels["cloud.google.com/gke-nodepool"] == "h200"
+    assert labels["cloud.google.com/gke-accelerator"] == "nvidia-h200-141gb"
+    assert "cloud.google.com/gce-topology-block" in labels  # compact placement (Pulumi.prod.yaml usc1 h200)
+    assert "nvidia.com/gpu.present" not in labels  # GKE's own device plugin: no GPU Operator, no NFD labels
+
+
+class FakeKube:
+    def __init__(self, error: ApiError | None = None):
+        self.error = error
+        self.calls: list[tuple] = []
+
+    def create(self, obj, *, field_manager):
+        self.calls.append(("create", field_manager))
+        if self.error:
+            raise self.error
+
+    def apply(self, obj, *, field_manager, force=False):
+        self.calls.append(("apply", field_manager, force))
+
+
+CONFIGMAP = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "y"}}
+
+
+def test_objects_are_created_as_pulumi_creates_them():
+    kube = FakeKube()
+    outcome = pulumi_k8s.create_or_patch(kube, CONFIGMAP, urn="urn:a", patch=False)
+    assert outcome.ok and kube.calls == [("create", "pulumi-kubernetes")]
+
+
+def test_an_object_that_exists_fails_the_create():
+    kube = FakeKube(ApiError(409, "AlreadyExists", 'configmaps "x" already exists'))
+    outcome = pulumi_k8s.create_or_patch(kube, CONFIGMAP, urn="urn:a", patch=False)
+    assert not outcome.ok and outcome.detail.startswith("already exists")
+
+
+def test_a_kind_not_served_is_retried_then_fails():
+    kube = FakeKube(KindNotServed("example.io/v1", "Widget"))
+    outcome = pulumi_k8s.create_or_patch(kube, CONFIGMAP, urn="urn:a", patch=False, sleep=lambda _: None)
+    assert not outcome.ok
+    assert len(kube.calls) == 6  # the provider's first try and 5 retries
+    assert "does not serve Widget" in outcome.detail
+
+
+def test_a_patch_applies_with_its_own_field_manager_and_forces_only_when_told():
+    kube = FakeKube()
+    pulumi_k8s.create_or_patch(kube, CONFIGMAP, urn="urn:pulumi:s::p::t::n", patch=True)
+    forced = {**CONFIGMAP, "metadata": {**CONFIGMAP["metadata"], "annotations": {"pulumi.com/patchForce": "true"}}}
+    pulumi_k8s.create_or_patch(kube, forced, urn="urn:pulumi:s::p::t::n", patch=True)
+    (_, manager, force), (_, _, forced_flag) = kube.calls
+    assert manager.startswith("pulumi-kubernetes-") and len(manager) == len("pulumi-kubernetes-") + 8
+    assert (force, forced_flag) == (False, True)
+    named = {**CONFIGMAP, "metadata": {**CONFIGMAP["metadata"], "annotations": {"pulumi.com/patchFieldManager": "me"}}}
+    assert pulumi_k8s.patch_field_manager(named, "urn:x") == "me"
+
+
+def test_helm_installs_in_its_kind_order():
+    kinds = ["ValidatingWebhookConfiguration", "Deployment", "CustomResourceDefinition", "ServiceAccount", "Namespace"]
+    ordered = sorted(({"kind": k} for k in kinds), key=helm._install_rank)
+    # helm.sh/helm/v3@v3.20.2:pkg/releaseutil/kind_sorter.go InstallOrder; unlisted kinds last.
+    assert [o["kind"] for o in ordered] == [
+        "Namespace",
+        "ServiceAccount",
+        "CustomResourceDefinition",
+        "Deployment",
+        "ValidatingWebhookConfiguration",
+    ]
+
+
+def test_release_values_merge_files_under_values():
+    class Asset:
+        text = "agent:\n  replicaCount: 1\n  kubeconfig: {key: k}\n"
+
+    merged = helm.merged_values({"valueYamlFiles": [Asset()], "values": {"agent": {"replicaCount": 2}}})
+    assert merged == {"agent": {"replicaCount": 2, "kubeconfig": {"key": "k"}}}
+
+
+@pytest.mark.parametrize(
+    ("image", "binary"),
+    [
+        ("kserve/kserve-controller:v0.20.0", "kserve-manager"),
+        ("docker.io/karmada/karmada-agent:v1.18.2", "karmada-agent"),
+        ("registry.k8s.io/kube-apiserver:v1.35.2", "karmada-apiserver"),
+        ("registry.k8s.io/kube-apiserver:v1.34.0", None),  # not the karmada chart's tag: nothing built for it
+        ("registry.k8s.io/gateway-api-inference-extension/epp:v1.5.0", "epp"),
+        ("quay.io/brancz/kube-rbac-proxy:v0.18.0", None),
+    ],
+)
+def test_images_map_to_the_built_programs(image, binary):
+    assert kubelet.binary_for(image) == binary
+
+
+def test_every_release_of_dev_and_prod_has_a_chart_source():
+    releases = [r for env in ("dev", "prod") for r in plan_for(env).helm_releases()]
+    assert len(releases) == 55  # dev 12, prod 43 (the files of build/<env>/helm)
+    missing = {chart_key(r.inputs["chart"], r.inputs["version"]) for r in releases} - CHART_SOURCES.keys()
+    assert missing == set()
+
+
+def test_tls_resources_are_real_certificates():
+    tls = TlsResources()
+    ca_key = tls.outputs("tls:index/privateKey:PrivateKey", {"algorithm": "RSA", "rsaBits": 2048})["privateKeyPem"]
+    ca = tls.outputs(
+        "tls:index/selfSignedCert:SelfSignedCert",
+        {"privateKeyPem": ca_key, "subject": {"commonName": "karmada-ca"}, "isCaCertificate": True,
+         "allowedUses": ["cert_signing"], "validityPeriodHours": 10},
+    )["certPem"]
+    key = tls.outputs("tls:index/privateKey:PrivateKey", {"algorithm": "ECDSA", "ecdsaCurve": "P256"})["privateKeyPem"]
+    csr = tls.outputs(
+        "tls:index/certRequest:CertRequest",
+        {"privateKeyPem": key, "subject": {"commonName": "system:karmada:agent:prod-usw2", "organization": "system:karmada:agents"}},
+    )["certRequestPem"]
+    leaf = x509.load_pem_x509_certificate(
+        tls.outputs(
+            "tls:index/locallySignedCert:LocallySignedCert",
+            {"certRequestPem": csr, "caCertPem": ca, "caPrivateKeyPem": ca_key, "allowedUses": ["client_auth"], "validityPeriodHours": 10},
+        )["certPem"].encode()
+    )
+    authority = x509.load_pem_x509_certificate(ca.encode())
+    assert authority.extensions.get_extension_for_class(x509.BasicConstraints).value.ca
+    assert leaf.subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value == "system:karmada:agent:prod-usw2"
+    assert leaf.subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME)[0].value == "system:karmada:agents"
+    leaf.verify_directly_issued_by(authority)
+
+
+def test_override_paths_are_json_pointers():
+    obj = {"metadata": {"annotations": {"inference-platform.io/pool": "h200"}}, "spec": {"list": [{"a": 1}]}}
+    assert _pointer_get(obj, "/metadata/annotations/inference-platform.io~1pool") == (True, "h200")
+    assert _pointer_get(obj, "/spec/list/0/a") == (True, 1)
+    assert _pointer_get(obj, "/spec/missing") == (False, None)
+
+
+def test_the_report_says_what_ran_failed_and_did_not_run(tmp_path: Path):
+    report = Report("dev", Console(file=open(tmp_path / "out.txt", "w")))  # noqa: SIM115 - closed with the test
+    report.add(Check("ConfigMap a/b", "apply", True, "created", "canary", "dev"))
+    report.add(Check("member x", "member-joined", False, "403", "canary", "dev", object="Cluster x"))
+    report.add(Check("picker", "picker-started", None, "not run: epp is not built", "canary", "dev"))
+    report.binaries = {"kube-apiserver": "v1.33.13"}
+    report.write(tmp_path / "rehearsal.json")
+    document = json.loads((tmp_path / "rehearsal.json").read_text())
+    assert document["ok"] is False
+    assert document["binaries"] == {"kube-apiserver": "v1.33.13"}
+    checks = document["stacks"][0]["checks"]
+    assert [(c["name"], c["category"], c["ok"]) for c in checks] == [
+        ("ConfigMap a/b", "apply", True),
+        ("member x", "member-joined", False),
+        ("picker", "picker-started", None),
+    ]
+    assert document["summary"]["member-joined"] == {"failed": 1}
+
+
+def test_policy_gate_judges_make_plans_verdict(tmp_path: Path):
+    from tools.rehearsal.gates import _policy_gate
+
+    class Rehearsal:
+        out_dir, env_name = tmp_path, "prod"
+
+    wave = Wave("canary", ("prod.use1",), False)
+    assert _policy_gate(Rehearsal(), wave).ok is None  # no policy.json: not run, with the command to run
+    (tmp_path / "policy.json").write_text(
+        json.dumps(
+            [
+                {"urn": "urn:pulumi:prod.use1::p::t::a", "policy": "p1", "message": "m", "enforcementLevel": "mandatory"},
+                {"urn": "urn:pulumi:prod.usw2::p::t::b", "policy": "p2", "message": "m", "enforcementLevel": "mandatory"},
+                {"urn": "urn:pulumi:prod.use1::p::t::c", "policy": "p3", "message": "m", "enforcementLevel": "advisory"},
+            ]
+        )
+    )
+    gate = _policy_gate(Rehearsal(), wave)
+    assert gate.ok is False and "1 mandatory violation(s): prod.use1: policy p1" in gate.detail

@@ -1,0 +1,326 @@
+"""The serving checks of a region's wave: `scheduled`, each placed model's pods (made by KServe's controllers
+from its InferenceService or LLMInferenceService) bound by the real scheduler (the default one, or Volcano's) to
+a node of the pool the placement names, a model that cannot fit reported with the scheduler's reason; and
+`picker-started`, each endpoint picker running with its rendered flags and config and counting its pool's
+ready pods (its `inference_pool_ready_pods` metric)."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+import requests
+
+from components.k8s.names import SERVING_NAMESPACE, cluster_name
+from tools.rehearsal.kube import ApiError
+from tools.rehearsal.kubelet import binary_for
+from tools.rehearsal.report import Check
+from tools.rollout.ci import stack_regions
+
+if TYPE_CHECKING:
+    from components.config.rollout import Wave
+    from tools.rehearsal.runner import Rehearsal, Target
+
+SCHEDULE_SECONDS = 60.0
+PICKER_SECONDS = 60.0
+# The labels KServe v0.20.0 puts on a model's pods: InferenceService (raw deployment) and LLMInferenceService.
+MODEL_POD_LABELS = ("serving.kserve.io/inferenceservice", "app.kubernetes.io/name")
+SERVING = {
+    "InferenceService": ("serving.kserve.io/v1beta1", "kserve-manager"),
+    "LLMInferenceService": ("serving.kserve.io/v1alpha2", "kserve-llmisvc"),
+}
+
+
+def _model_pods(target: Target, name: str) -> list[dict[str, Any]]:
+    pods = target.kube.list("v1", "Pod", SERVING_NAMESPACE)
+    return [
+        p
+        for p in pods
+        if any((p["metadata"].get("labels") or {}).get(label) == name for label in MODEL_POD_LABELS)
+        and not p["metadata"]["name"].endswith(("-epp",))
+        and "epp" not in (p["metadata"].get("labels") or {}).get("inferencepool", "")
+    ]
+
+
+def _unscheduled(pod: dict[str, Any]) -> str | None:
+    for condition in (pod.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == "PodScheduled" and condition.get("status") != "True":
+            return condition.get("message") or condition.get("reason") or "not scheduled"
+    return None if (pod.get("spec") or {}).get("nodeName") else "not scheduled yet"
+
+
+def check_scheduled(rehearsal: Rehearsal, wave: Wave) -> None:
+    env, env_name = rehearsal.env, rehearsal.env_name
+    domain = env.label_domain
+    for stack in wave.stacks:
+        for region_name in stack_regions(env, rehearsal.slices[stack]):
+            region = env.region(region_name)
+            cluster = cluster_name(env_name, region)
+            target = rehearsal.targets.get(cluster)
+            if target is None:
+                continue
+            kinds = {
+                r.inputs["metadata"]["name"]: r.inputs["kind"]
+                for r in rehearsal.plan.stacks.get(stack, rehearsal.plan).kubernetes_objects()
+                if r.inputs.get("kind") in SERVING and rehearsal.plan.cluster_of(r) == cluster
+            }
+            for model in env.models:
+                for placement in (p for p in model.placements if p.region == region_name):
+                    name = f"{model.name} on {cluster}"
+                    kind = kinds.get(model.name)
+                    if kind is None:
+                        rehearsal.check(
+                            Check(
+                                name,
+                                "scheduled",
+                                None,
+                                f"not run here: {stack} renders no serving object for {model.name} on {cluster} (it comes from another stack, e.g. federated)",
+                                wave.name,
+                                stack,
+                                cluster=cluster,
+                            )
+                        )
+                        continue
+                    controller = SERVING[kind][1]
+                    if not rehearsal.has_binary(controller):
+                        rehearsal.check(
+                            Check(
+                                name,
+                                "scheduled",
+                                None,
+                                f"not run: {controller} is not built, so nothing turns the {kind} into pods",
+                                wave.name,
+                                stack,
+                                cluster=cluster,
+                                object=f"{kind} {SERVING_NAMESPACE}/{model.name}",
+                            )
+                        )
+                        continue
+                    pools = {placement.pool, *([placement.prefill.pool] if placement.prefill is not None else [])}
+                    rehearsal.check(_schedule(rehearsal, target, kind, model.name, pools, domain, wave, stack, name))
+
+
+def _schedule(
+    rehearsal: Rehearsal,
+    target: Target,
+    kind: str,
+    model: str,
+    pools: set[str],
+    domain: str,
+    wave: Wave,
+    stack: str,
+    name: str,
+) -> Check:
+    deadline = time.monotonic() + SCHEDULE_SECONDS
+    problems: list[str] = ["no pods: the controller made none"]
+    while time.monotonic() < deadline:
+        rehearsal.sync(target)
+        try:
+            pods = _model_pods(target, model)
+            nodes = {n["metadata"]["name"]: n for n in target.kube.list("v1", "Node")}
+        except ApiError as exc:
+            problems = [str(exc)]
+            time.sleep(2)
+            continue
+        problems = [] if pods else ["no pods: the controller made none" + _serving_state(target, kind, model)]
+        placed = []
+        for pod in pods:
+            waiting = _unscheduled(pod)
+            if waiting:
+                problems.append(f"pod {pod['metadata']['name']} Pending: {waiting}")
+                continue
+            node = nodes.get(pod["spec"]["nodeName"], {})
+            pool = (node.get("metadata", {}).get("labels") or {}).get(f"{domain}/pool")
+            if pool not in pools:
+                problems.append(
+                    f"pod {pod['metadata']['name']} bound to {pod['spec']['nodeName']} of pool {pool}, not {'/'.join(sorted(pools))}"
+                )
+            else:
+                scheduler = pod["spec"].get("schedulerName", "default-scheduler")
+                placed.append(f"{pod['metadata']['name']} -> {pod['spec']['nodeName']} ({scheduler})")
+        if not problems:
+            return Check(
+                name,
+                "scheduled",
+                True,
+                f"{len(placed)} pod(s) bound to pool {'/'.join(sorted(pools))}: {'; '.join(placed[:4])}",
+                wave.name,
+                stack,
+                cluster=target.name,
+                object=f"{kind} {SERVING_NAMESPACE}/{model}",
+            )
+        time.sleep(2)
+    return Check(
+        name,
+        "scheduled",
+        False,
+        f"after {SCHEDULE_SECONDS:.0f} s: {'; '.join(problems[:3])}",
+        wave.name,
+        stack,
+        cluster=target.name,
+        object=f"{kind} {SERVING_NAMESPACE}/{model}",
+    )
+
+
+def _serving_state(target: Target, kind: str, model: str) -> str:
+    try:
+        obj = target.kube.get(SERVING[kind][0], kind, model, SERVING_NAMESPACE)
+    except ApiError as exc:
+        return f" ({exc})"
+    if obj is None:
+        return f" (no {kind} {model} on this cluster)"
+    conditions = (obj.get("status") or {}).get("conditions") or []
+    failing = [
+        f"{c.get('type')}: {c.get('message') or c.get('reason')}" for c in conditions if c.get("status") != "True"
+    ]
+    return f" ({kind}: {'; '.join(failing[:2]) or 'no conditions yet'})"
+
+
+def check_pickers(rehearsal: Rehearsal, wave: Wave) -> None:
+    """Every Deployment of the wave's stacks that runs the endpoint picker."""
+    for stack in wave.stacks:
+        for resource in rehearsal.plan.stacks.get(stack, rehearsal.plan).kubernetes_objects():
+            obj = resource.inputs
+            if obj.get("kind") != "Deployment":
+                continue
+            containers = obj["spec"]["template"]["spec"].get("containers") or []
+            picker = next((c for c in containers if binary_for(c.get("image", "")) == "epp"), None)
+            if picker is None:
+                continue
+            cluster = rehearsal.plan.cluster_of(resource)
+            target = rehearsal.targets.get(cluster or "")
+            pool = _flag(picker.get("args") or [], "--pool-name")
+            name = f"picker {obj['metadata']['namespace']}/{obj['metadata']['name']}"
+            where = f"Deployment {obj['metadata']['namespace']}/{obj['metadata']['name']}"
+            if not rehearsal.has_binary("epp"):
+                rehearsal.check(
+                    Check(
+                        name,
+                        "picker-started",
+                        None,
+                        "not run: epp is not built",
+                        wave.name,
+                        stack,
+                        cluster=cluster,
+                        object=where,
+                    )
+                )
+                continue
+            if target is None:
+                rehearsal.check(
+                    Check(
+                        name,
+                        "picker-started",
+                        False,
+                        f"{cluster} is not up",
+                        wave.name,
+                        stack,
+                        cluster=cluster,
+                        object=where,
+                    )
+                )
+                continue
+            rehearsal.check(_picker(rehearsal, target, obj, pool, wave, stack, name, where))
+
+
+def _flag(args: list[str], flag: str) -> str | None:
+    for index, arg in enumerate(args):
+        if arg == flag and index + 1 < len(args):
+            return args[index + 1]
+        if arg.startswith(f"{flag}="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def _picker(
+    rehearsal: Rehearsal,
+    target: Target,
+    obj: dict[str, Any],
+    pool: str | None,
+    wave: Wave,
+    stack: str,
+    name: str,
+    where: str,
+) -> Check:
+    namespace = obj["metadata"]["namespace"]
+    selector = ",".join(f"{k}={v}" for k, v in obj["spec"]["selector"]["matchLabels"].items())
+    token = rehearsal.metrics_token(target)
+    deadline = time.monotonic() + PICKER_SECONDS
+    seen = "no picker pod running"
+    while time.monotonic() < deadline:
+        rehearsal.sync(target)
+        try:
+            pods = target.kube.list("v1", "Pod", namespace, selector=selector)
+            pool_pods = _pool_ready_pods(target, namespace, pool)
+        except ApiError as exc:
+            seen = str(exc)
+            time.sleep(2)
+            continue
+        running = [
+            p for p in pods if any(c.get("started") for c in (p.get("status") or {}).get("containerStatuses") or [])
+        ]
+        for pod in running:
+            ip = pod["status"].get("podIP")
+            try:
+                text = requests.get(
+                    f"http://{ip}:9090/metrics", headers={"Authorization": f"Bearer {token}"}, timeout=3
+                ).text
+            except requests.RequestException as exc:
+                seen = f"pod {pod['metadata']['name']}: metrics not served ({type(exc).__name__})"
+                continue
+            counted = _gauge(text, "inference_pool_ready_pods", pool)
+            if counted is None:
+                seen = (
+                    f"pod {pod['metadata']['name']} runs, but reports no inference_pool_ready_pods for pool {pool} yet"
+                )
+                continue
+            if int(counted) == pool_pods:
+                return Check(
+                    name,
+                    "picker-started",
+                    True,
+                    f"pod {pod['metadata']['name']} lists {int(counted)} ready pod(s) of pool {pool}",
+                    wave.name,
+                    stack,
+                    cluster=target.name,
+                    object=where,
+                )
+            seen = f"pod {pod['metadata']['name']} lists {int(counted)} ready pod(s) of pool {pool}; the cluster has {pool_pods}"
+        if not running:
+            seen = rehearsal.pending_reason(target, namespace, selector) or seen
+        time.sleep(2)
+    return Check(
+        name,
+        "picker-started",
+        False,
+        f"after {PICKER_SECONDS:.0f} s: {seen}",
+        wave.name,
+        stack,
+        cluster=target.name,
+        object=where,
+    )
+
+
+def _pool_ready_pods(target: Target, namespace: str, pool: str | None) -> int:
+    if pool is None:
+        return 0
+    obj = target.kube.get("inference.networking.k8s.io/v1", "InferencePool", pool, namespace)
+    labels = ((obj or {}).get("spec") or {}).get("selector", {}).get("matchLabels") or {}
+    if not labels:
+        return 0
+    pods = target.kube.list("v1", "Pod", namespace, selector=",".join(f"{k}={v}" for k, v in labels.items()))
+    return sum(
+        1
+        for p in pods
+        if any(
+            c.get("type") == "Ready" and c.get("status") == "True"
+            for c in (p.get("status") or {}).get("conditions") or []
+        )
+    )
+
+
+def _gauge(text: str, metric: str, pool: str | None) -> float | None:
+    for line in text.splitlines():
+        if line.startswith(metric + "{") and f'name="{pool}"' in line:
+            return float(line.rsplit(" ", 1)[-1])
+    return None
