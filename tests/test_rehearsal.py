@@ -182,18 +182,32 @@ def test_tls_resources_are_real_certificates():
     ca_key = tls.outputs("tls:index/privateKey:PrivateKey", {"algorithm": "RSA", "rsaBits": 2048})["privateKeyPem"]
     ca = tls.outputs(
         "tls:index/selfSignedCert:SelfSignedCert",
-        {"privateKeyPem": ca_key, "subject": {"commonName": "karmada-ca"}, "isCaCertificate": True,
-         "allowedUses": ["cert_signing"], "validityPeriodHours": 10},
+        {
+            "privateKeyPem": ca_key,
+            "subject": {"commonName": "karmada-ca"},
+            "isCaCertificate": True,
+            "allowedUses": ["cert_signing"],
+            "validityPeriodHours": 10,
+        },
     )["certPem"]
     key = tls.outputs("tls:index/privateKey:PrivateKey", {"algorithm": "ECDSA", "ecdsaCurve": "P256"})["privateKeyPem"]
     csr = tls.outputs(
         "tls:index/certRequest:CertRequest",
-        {"privateKeyPem": key, "subject": {"commonName": "system:karmada:agent:prod-usw2", "organization": "system:karmada:agents"}},
+        {
+            "privateKeyPem": key,
+            "subject": {"commonName": "system:karmada:agent:prod-usw2", "organization": "system:karmada:agents"},
+        },
     )["certRequestPem"]
     leaf = x509.load_pem_x509_certificate(
         tls.outputs(
             "tls:index/locallySignedCert:LocallySignedCert",
-            {"certRequestPem": csr, "caCertPem": ca, "caPrivateKeyPem": ca_key, "allowedUses": ["client_auth"], "validityPeriodHours": 10},
+            {
+                "certRequestPem": csr,
+                "caCertPem": ca,
+                "caPrivateKeyPem": ca_key,
+                "allowedUses": ["client_auth"],
+                "validityPeriodHours": 10,
+            },
         )["certPem"].encode()
     )
     authority = x509.load_pem_x509_certificate(ca.encode())
@@ -240,9 +254,24 @@ def test_policy_gate_judges_make_plans_verdict(tmp_path: Path):
     (tmp_path / "policy.json").write_text(
         json.dumps(
             [
-                {"urn": "urn:pulumi:prod.use1::p::t::a", "policy": "p1", "message": "m", "enforcementLevel": "mandatory"},
-                {"urn": "urn:pulumi:prod.usw2::p::t::b", "policy": "p2", "message": "m", "enforcementLevel": "mandatory"},
-                {"urn": "urn:pulumi:prod.use1::p::t::c", "policy": "p3", "message": "m", "enforcementLevel": "advisory"},
+                {
+                    "urn": "urn:pulumi:prod.use1::p::t::a",
+                    "policy": "p1",
+                    "message": "m",
+                    "enforcementLevel": "mandatory",
+                },
+                {
+                    "urn": "urn:pulumi:prod.usw2::p::t::b",
+                    "policy": "p2",
+                    "message": "m",
+                    "enforcementLevel": "mandatory",
+                },
+                {
+                    "urn": "urn:pulumi:prod.use1::p::t::c",
+                    "policy": "p3",
+                    "message": "m",
+                    "enforcementLevel": "advisory",
+                },
             ]
         )
     )
