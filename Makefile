@@ -33,8 +33,8 @@ preflight: $(STAMP)  ## read-only AWS checks of Pulumi.$(ENV).yaml: offerings, q
 rollout: $(STAMP)  ## deploy Pulumi.$(ENV).yaml's stacks wave by wave, gated (DRY_RUN=1: no credentials; RESUME=1; FROM_WAVE=name; WAVE=name: that wave only; YES=1)
 	$(BIN)/python -m tools.rollout $(ENV) $(if $(DRY_RUN),--dry-run) $(if $(RESUME),--resume) $(if $(FROM_WAVE),--from-wave $(FROM_WAVE)) $(if $(WAVE),--wave $(WAVE)) $(if $(YES),--yes)
 
-rehearse: plan  ## replay Pulumi.$(ENV).yaml's rollout on local control planes from the pinned upstream binaries (make rehearsal-tools) -> build/$(ENV)/rehearsal.json
-	$(BIN)/python -m tools.rehearsal $(ENV)
+rehearse: plan  ## replay Pulumi.$(ENV).yaml's rollout on local control planes from the pinned upstream binaries (make rehearsal-tools) -> build/$(ENV)/rehearsal.json (UNTIL_WAVE=name)
+	$(BIN)/python -m tools.rehearsal $(ENV) $(if $(UNTIL_WAVE),--until-wave $(UNTIL_WAVE))
 
 test: $(STAMP)  ## the whole test suite (conformance against the vendored conformance/upstream/ included)
 	$(BIN)/python -m pytest

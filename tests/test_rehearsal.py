@@ -98,6 +98,9 @@ class FakeKube:
     def apply(self, obj, *, field_manager, force=False):
         self.calls.append(("apply", field_manager, force))
 
+    def forget(self):
+        pass
+
 
 CONFIGMAP = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "y"}}
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from rich.console import Console
 
 from components.config.loader import ConfigError
+from components.config.rollout import rollout_waves
 from components.k8s.names import cluster_name
 from tools.plan.model import Plan
 from tools.plan.runner import PROJECT_DIR, build_plan
@@ -66,6 +67,7 @@ def main(argv: list[str] | None = None, *, console: Console | None = None) -> in
     parser = argparse.ArgumentParser(prog="rehearsal", description=__doc__)
     parser.add_argument("env", help="environment: reads Pulumi.<env>.yaml")
     parser.add_argument("--project-dir", type=Path, default=PROJECT_DIR)
+    parser.add_argument("--until-wave", metavar="NAME", help="rehearse the rollout up to this wave (included)")
     args = parser.parse_args(argv)
     console = console or Console(highlight=False, soft_wrap=True)
     missing = [name for name in REQUIRED if not cache.binary_path(name).is_file()]
@@ -81,8 +83,12 @@ def main(argv: list[str] | None = None, *, console: Console | None = None) -> in
         for line in input_error_lines(exc, args.env):
             print(line, file=sys.stderr)
         return EXIT_INVALID_INPUT
+    waves = [w.name for w in rollout_waves(plan.spec, args.env)]
+    if args.until_wave is not None and args.until_wave not in waves:
+        print(f"error: --until-wave {args.until_wave}: no such wave; the waves are {', '.join(waves)}", file=sys.stderr)
+        return EXIT_INVALID_INPUT
     out_dir = args.project_dir / "build" / args.env
-    return Rehearsal(args.env, plan=plan, out_dir=out_dir, console=console).run()
+    return Rehearsal(args.env, plan=plan, out_dir=out_dir, console=console, until_wave=args.until_wave).run()
 
 
 if __name__ == "__main__":

@@ -66,6 +66,8 @@ class Kube:
         if token is not None:
             self.session.headers["Authorization"] = f"Bearer {token}"
         self._resources: dict[tuple[str, str], Resource] = {}
+        self._discovered: set[str] = set()  # group versions asked of discovery (and answered without the kind)
+        self._api_versions: list[str] | None = None
         self._lock = threading.Lock()
 
     # -- discovery ------------------------------------------------------------------------------------------
@@ -82,11 +84,35 @@ class Kube:
 
     def resource(self, api_version: str, kind: str) -> Resource:
         with self._lock:
-            if (api_version, kind) not in self._resources:
+            if (api_version, kind) not in self._resources and api_version not in self._discovered:
                 self._discover(api_version)
+                self._discovered.add(api_version)
             if (api_version, kind) not in self._resources:
                 raise KindNotServed(api_version, kind)
             return self._resources[(api_version, kind)]
+
+    def forget(self) -> None:
+        """Drop what discovery said about kinds it did not serve (a CRD may serve them now)."""
+        with self._lock:
+            self._discovered.clear()
+            self._api_versions = None
+
+    def api_versions(self) -> list[str]:
+        """What Helm's `.Capabilities.APIVersions` holds on this cluster: every served group/version, and each
+        group/version/Kind (kept until `forget`)."""
+        if self._api_versions is not None:
+            return self._api_versions
+        core = self.session.get(self.server + "/api", timeout=30).json().get("versions", [])
+        groups = self.session.get(self.server + "/apis", timeout=30).json().get("groups", [])
+        versions: set[str] = set()
+        for gv in [*core, *(v["groupVersion"] for g in groups for v in g.get("versions", []))]:
+            versions.add(gv)
+            path = f"/api/{gv}" if "/" not in gv else f"/apis/{gv}"
+            for item in self.session.get(self.server + path, timeout=30).json().get("resources", []):
+                if "/" not in item["name"]:
+                    versions.add(f"{gv}/{item['kind']}")
+        self._api_versions = sorted(versions)
+        return self._api_versions
 
     def served(self, api_version: str, kind: str) -> bool:
         try:

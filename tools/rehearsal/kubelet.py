@@ -135,6 +135,7 @@ class Sandbox:
     containers: list[ContainerState] = field(default_factory=list)
     last_status: Any = None
     done: bool = False  # a Job's pod that ended
+    job: bool = False
 
 
 class Kubelet:
@@ -179,12 +180,18 @@ class Kubelet:
                     if sandbox is None:
                         continue
                 if pod["metadata"].get("deletionTimestamp"):
-                    self._remove(sandbox)
+                    if not self._job_still_running(sandbox):
+                        self._remove(sandbox)
                     continue
                 self._step(sandbox, pod)
             for uid in list(self.sandboxes):
-                if uid not in seen:
+                if uid not in seen and not self._job_still_running(self.sandboxes[uid]):
                     self._remove(self.sandboxes[uid])
+
+    def _job_still_running(self, sandbox: Sandbox) -> bool:
+        """kwok plays a Job's pod to completion at once (its pod-complete stage), and the Job's TTL may then delete
+        the pod while the script the rehearsal runs for it is still at work: that process finishes first."""
+        return sandbox.job and any(c.process is not None and c.process.running() for c in sandbox.containers)
 
     def _adopt(self, pod: dict[str, Any]) -> Sandbox | None:
         spec, status, meta = pod.get("spec") or {}, pod.get("status") or {}, pod["metadata"]

@@ -88,6 +88,7 @@ def create_or_patch(kube: Kube, obj: dict[str, Any], *, urn: str, patch: bool, s
             error = exc
         if attempt < CREATE_RETRIES:
             sleep(min(2**attempt * 0.25, 2.0))
+            kube.forget()  # the provider rebuilds its client's view of the server on every retry
     return Outcome(False, f"{error.message} (after {CREATE_RETRIES} retries)")
 
 

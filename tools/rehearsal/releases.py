@@ -40,22 +40,6 @@ def unserved(objects: list[dict[str, Any]], served: set[tuple[str, str]]) -> lis
     return found
 
 
-def api_versions(kube: Kube) -> list[str]:
-    """What Helm's `.Capabilities.APIVersions` holds on this cluster: every served group/version, and each
-    group/version/Kind."""
-    versions: list[str] = []
-    core = kube.session.get(kube.server + "/api", timeout=30).json().get("versions", [])
-    groups = kube.session.get(kube.server + "/apis", timeout=30).json().get("groups", [])
-    gvs = list(core) + [v["groupVersion"] for g in groups for v in g.get("versions", [])]
-    for gv in gvs:
-        versions.append(gv)
-        path = f"/api/{gv}" if "/" not in gv else f"/apis/{gv}"
-        for item in kube.session.get(kube.server + path, timeout=30).json().get("resources", []):
-            if "/" not in item["name"]:
-                versions.append(f"{gv}/{item['kind']}")
-    return sorted(set(versions))
-
-
 def _create_all(run: StackRun, target: Target, release: str, objects: list[dict[str, Any]], failures: list[str]) -> int:
     created = 0
     for obj in objects:
@@ -125,7 +109,7 @@ def install_release(run: StackRun, resource: PlannedResource) -> bool:
         failures: list[str] = []
         _create_all(run, target, release, crds, failures)
         if crds:
-            wait_crds_established(target.kube, [c["metadata"]["name"] for c in crds])
+            wait_crds_established(target.kube, crds)
         installed = f"; its {len(crds)} CRD(s) installed from {origin}" if crds else ""
         if failures:
             return result(False, f"CRDs refused: {'; '.join(failures)}")
@@ -140,7 +124,7 @@ def install_release(run: StackRun, resource: PlannedResource) -> bool:
             source=source,
             workdir=run.r.work / "helm" / target.name,
             kube_version=run.r.kube_version,
-            api_versions=api_versions(target.kube),
+            api_versions=target.kube.api_versions(),
         )
     except helm.RenderError as exc:
         return result(False, str(exc))
@@ -164,7 +148,7 @@ def install_release(run: StackRun, resource: PlannedResource) -> bool:
     _create_all(run, target, release, rendered.crds, failures)
     crd_names = [c["metadata"]["name"] for c in rendered.crds]
     if crd_names:
-        wait_crds_established(target.kube, crd_names)
+        wait_crds_established(target.kube, rendered.crds)
     created = 0
     for phase in (rendered.pre_hooks, rendered.manifests, rendered.post_hooks):
         created += _create_all(run, target, release, phase, failures)

@@ -78,7 +78,7 @@ class Target:
 
 
 class Rehearsal:
-    def __init__(self, env_name: str, *, plan: Plan, out_dir: Path, console: Console):
+    def __init__(self, env_name: str, *, plan: Plan, out_dir: Path, console: Console, until_wave: str | None = None):
         self.env_name = env_name
         self.plan = plan
         self.env: EnvironmentSpec = plan.spec
@@ -86,6 +86,7 @@ class Rehearsal:
         self.work = out_dir / "rehearsal"
         self.console = console
         self.report = Report(env_name, console)
+        self.until_wave = until_wave  # the last wave rehearsed (the rollout up to there); None: every wave
         self.targets: dict[str, Target] = {}
         self.supervisor: Supervisor | None = None
         self.network: PodNetwork | None = None
@@ -116,6 +117,8 @@ class Rehearsal:
                     check_pickers(self, wave)
                     check_gateways(self, wave)
                     run_gates(self, wave)
+                    if wave.name == self.until_wave:
+                        break
                     if len(self.report.failed) > failed_before and self.report.stopped_at is None:
                         self.report.stopped_at = wave.name
                 self._stop_controllers()
@@ -669,16 +672,26 @@ def _containers(status: dict[str, Any]) -> str:
     return f" ({'; '.join(parts)})" if parts else ""
 
 
-def wait_crds_established(kube: Kube, names: list[str], timeout: float = CRD_ESTABLISHED_SECONDS) -> None:
-    def established() -> bool:
-        for name in names:
-            crd = kube.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", name)
-            conditions = (crd or {}).get("status", {}).get("conditions") or []
-            if not any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions):
-                return False
-        return True
+def wait_crds_established(kube: Kube, crds: list[dict[str, Any]], timeout: float = CRD_ESTABLISHED_SECONDS) -> None:
+    """Until discovery serves every version of every CRD (what `Established` promises), asked of discovery:
+    polling the CRD objects themselves would fetch their schemas, up to a megabyte each, on every round."""
+    wanted = [
+        (f"{crd['spec']['group']}/{version['name']}", crd["spec"]["names"]["kind"])
+        for crd in crds
+        for version in crd["spec"].get("versions") or []
+        if version.get("served", True)
+    ]
 
-    wait_until(f"CRDs established: {', '.join(names[:3])}…", established, timeout=timeout)
+    def established() -> bool:
+        kube.forget()
+        return all(kube.served(api_version, kind) for api_version, kind in wanted)
+
+    wait_until(
+        f"CRDs established: {', '.join(c['metadata']['name'] for c in crds[:3])}…",
+        established,
+        timeout=timeout,
+        interval=0.5,
+    )
 
 
 def vendored_crds(paths: tuple[str, ...]) -> list[dict[str, Any]]:
