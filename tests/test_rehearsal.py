@@ -1,6 +1,6 @@
 """The rehearsal's own logic, without its binaries: what it derives from the plan (nodes, key material), how it
 replays pulumi-kubernetes and Helm, how it maps images to built programs, and how it judges. The runs on real
-binaries are tests/test_rehearsal_runs.py (make test-rehearsal)."""
+binaries are tests/test_rehearsal_runs.py (make rehearsal-test)."""
 
 from __future__ import annotations
 

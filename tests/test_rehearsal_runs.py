@@ -1,4 +1,4 @@
-"""The rehearsal on real binaries (make rehearsal-tools; run by `make test-rehearsal`, never skipped: a missing
+"""The rehearsal on real binaries (make rehearsal-tools; run by `make rehearsal-test`, never skipped: a missing
 binary fails them): each defect the reviews found, reintroduced into a plan, is named by the rehearsal with its
 object and its wave.
 

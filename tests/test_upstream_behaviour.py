@@ -18,9 +18,11 @@ from components.catalog.upstream import (
     GKE_CRITICAL_PRIORITY_CLASSES,
     GKE_NODE_COUNT_PER_ZONE,
     GKE_POOLS_NEED_THEIR_OWN_DCGM_EXPORTER,
+    HELM_INSTALLS_IN_ORDER,
     KARMADA_AGENT_REGISTERS,
     KSERVE_NEEDS_CERT_MANAGER,
     PATCH_FORCE_TAKES_OVER_FIELDS,
+    PULUMI_CREATES_OBJECTS,
     REPOSITORIES_SERVE_PINS,
     UpstreamFact,
 )
@@ -342,3 +344,40 @@ def test_kserve_waits_for_cert_manager_on_its_cluster(env_plan):
         cert_manager = releases[cluster, "cert-manager"]
         assert cert_manager.urn in release.options["dependsOn"], cluster
         assert cert_manager.inputs["values"]["crds"]["enabled"] is True
+
+
+# --- how pulumi-kubernetes and Helm create what we render (the rehearsal replays both) ----------------
+
+
+def test_the_installed_provider_states_the_create_semantics_the_rehearsal_replays(prod_plan):
+    import inspect
+
+    import pulumi_kubernetes as k8s
+
+    from tools.rehearsal import pulumi_k8s
+
+    assert PULUMI_CREATES_OBJECTS.name in FACTS
+    assert "By default, Pulumi will error if a resource already exists in the cluster" in inspect.getsource(
+        k8s.Provider
+    )
+    assert "a random FieldManager name will be used for each Patch resource" in inspect.getsource(
+        k8s.core.v1.ConfigMapPatch
+    )
+    assert pulumi_k8s.CREATE_FIELD_MANAGER == "pulumi-kubernetes"
+    # No provider of ours turns on upsert or forced patches: every create is a create.
+    providers = prod_plan.of_type("pulumi:providers:kubernetes")
+    assert len(providers) == 6
+    assert not [p.name for p in providers if {"upsertExistingObjects", "enablePatchForce"} & p.inputs.keys()]
+
+
+def test_releases_install_as_helm_installs_them(prod_plan):
+    from tools.rehearsal import helm
+
+    assert HELM_INSTALLS_IN_ORDER.name in FACTS
+    releases = prod_plan.helm_releases()
+    assert len(releases) == 43
+    # Every release waits (no skipAwait) and installs its chart's CRDs (no skipCrds): the rehearsal's Helm does too.
+    assert not [r.name for r in releases if r.inputs.get("skipAwait") or r.inputs.get("skipCrds")]
+    order = [k for k in ("Namespace", "CustomResourceDefinition", "ClusterRole", "Service", "Deployment")]
+    assert sorted(order, key=lambda k: helm._install_rank({"kind": k})) == order
+    assert helm._install_rank({"kind": "ValidatingWebhookConfiguration"}) == len(helm.INSTALL_ORDER)

@@ -51,6 +51,35 @@ PATCH_FORCE_TAKES_OVER_FIELDS = _fact(
     "managing-resources-with-server-side-apply",
 )
 
+PULUMI_CREATES_OBJECTS = _fact(
+    "pulumi-kubernetes-creates-objects",
+    "With its defaults (server-side apply mode on, upsertExistingObjects off), pulumi-kubernetes (v4.34.2) creates "
+    "a resource's object with a plain create (field manager `pulumi-kubernetes`): an object that already exists "
+    "fails the `up`. A `*Patch` resource is a server-side apply with its own field manager "
+    "(`pulumi.com/patchFieldManager`, else `pulumi-kubernetes-<random>`), forced only with "
+    "`pulumi.com/patchForce`. A kind not served yet (its CRD missing) or a namespace not there is retried 5 times "
+    "with doubling back-off. Deployments, StatefulSets, DaemonSets, Jobs, Pods, Services (endpoints; a load "
+    "balancer's address) and PersistentVolumeClaims (Bound, or Pending under WaitForFirstConsumer) are awaited, "
+    "10 minutes by default; custom resources are not (generic await is opt-in, PULUMI_K8S_AWAIT_ALL). The "
+    "rehearsal replays exactly this (tools/rehearsal/pulumi_k8s.py).",
+    "pulumi/pulumi-kubernetes@v4.32.0 (the mirror's newest tag; the module proxy refuses v4.34.2): "
+    "provider/pkg/await/await.go L150-L297 (Creation: SSA only for Patch or upsert, retries, AlreadyExists), "
+    "L1031 patchForce; provider/pkg/provider/provider.go L651-L694 (defaults), L2878-L2910 fieldManagerName; "
+    "provider/pkg/await/awaiters.go L183-L240, L288-L322; installed pulumi_kubernetes 4.34.2: Provider "
+    "upsert_existing_objects and *Patch docstrings",
+)
+
+HELM_INSTALLS_IN_ORDER = _fact(
+    "helm-install-order-and-wait",
+    "A `helm.sh/v3:Release` runs Helm's install action (helm v3.20.2 in pulumi-kubernetes' go.mod): the chart's "
+    "crds/ first (unless skipCrds), then pre-install hooks, then every template in Helm's kind order (kinds it "
+    "does not list, webhook configurations among them, last), then post-install hooks; with wait (the default) "
+    "it waits for Deployments, StatefulSets, DaemonSets, PVCs (Bound) and LoadBalancer Services (an address), "
+    "and for Jobs only with waitForJobs; atomic rolls the release back when the wait times out.",
+    "helm/helm@v3.20.2:pkg/releaseutil/kind_sorter.go L31-L68 (InstallOrder), pkg/kube/ready.go L253 "
+    "(serviceReady), pkg/action/install.go; pulumi/pulumi-kubernetes@v4.32.0:provider/go.mod L30",
+)
+
 KSERVE_NEEDS_CERT_MANAGER = _fact(
     "kserve-resources-needs-cert-manager",
     "kserve-resources (v0.20.0) always renders a cert-manager `Certificate` (serving-cert) and `Issuer` for its "

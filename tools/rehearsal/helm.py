@@ -1,4 +1,5 @@
-"""A Helm release of the plan, rendered from its chart's sources at the pin and installed as Helm installs it.
+"""A Helm release of the plan, rendered from its chart's sources at the pin and installed as Helm installs it
+(catalog fact `helm-install-order-and-wait`, components/catalog/upstream.py HELM_INSTALLS_IN_ORDER).
 
 pulumi-kubernetes's `helm.sh/v3:Release` runs Helm's install action (helm.sh/helm/v3 v3.20.2 in the provider's
 go.mod at v4.32.0): the chart's `crds/` first (unless skipCrds), then pre-install hooks, then every template in

@@ -1,8 +1,9 @@
 """What pulumi-kubernetes does with one rendered object on the first `pulumi up`, replayed against a rehearsal
 cluster: create it (or server-side apply a Patch), then wait for it as the provider waits.
 
-Catalog fact `pulumi-kubernetes-creates-objects` (components/catalog/upstream.py) states the behaviour with its
-source; in short, with the provider's defaults (server-side apply mode, upsertExistingObjects off):
+Catalog fact `pulumi-kubernetes-creates-objects` (components/catalog/upstream.py PULUMI_CREATES_OBJECTS) states
+the behaviour with its source; in short, with the provider's defaults (server-side apply mode, upsertExistingObjects
+off):
 - an object is created (POST, field manager `pulumi-kubernetes`); one that already exists fails the `up`;
 - a `*Patch` resource is a server-side apply with its own field manager (`pulumi.com/patchFieldManager`, else
   `pulumi-kubernetes-<random>`), forced only with `pulumi.com/patchForce: "true"`;
