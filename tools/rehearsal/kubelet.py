@@ -145,6 +145,7 @@ class Kubelet:
         self.r, self.target, self.kube = rehearsal, target, target.kube
         self.sandboxes: dict[str, Sandbox] = {}
         self.skipped: set[str] = set()
+        self._next_dns = 0.0
         self._lock = threading.RLock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name=f"kubelet-{target.name}", daemon=True)
@@ -187,6 +188,12 @@ class Kubelet:
             for uid in list(self.sandboxes):
                 if uid not in seen and not self._job_still_running(self.sandboxes[uid]):
                     self._remove(self.sandboxes[uid])
+            if self.sandboxes and time.monotonic() >= self._next_dns:
+                names = self.r.dns()
+                self._next_dns = time.monotonic() + 2.0
+                for sandbox in self.sandboxes.values():
+                    if (sandbox.directory / "root" / "etc").is_dir():
+                        self._write_hosts(sandbox.directory / "root", names)
 
     def _job_still_running(self, sandbox: Sandbox) -> bool:
         """kwok plays a Job's pod to completion at once (its pod-complete stage), and the Job's TTL may then delete
@@ -202,6 +209,8 @@ class Kubelet:
         owner_kinds = {o.get("kind") for o in meta.get("ownerReferences") or []}
         mains = [c for c in containers if not c.init and c.mode]
         if not any(c.mode == "binary" for c in mains) and not (mains and "Job" in owner_kinds):
+            if "Job" in owner_kinds:
+                self._complete(pod)
             self.skipped.add(meta["uid"])
             return None
         directory = self.target.directory / "pods" / f"{meta['namespace']}_{meta['name']}"
@@ -210,6 +219,32 @@ class Kubelet:
         )
         self.sandboxes[sandbox.uid] = sandbox
         return sandbox
+
+    def _complete(self, pod: dict[str, Any]) -> None:
+        """A Job's pod the rehearsal does not run ends as kwok's pod-complete stage ends it (kwok@v0.8.0:
+        kustomize/stage/pod/fast/pod-complete.yaml): every container terminated with exit code 0, Succeeded."""
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        statuses = [
+            {
+                "image": c.get("image", ""),
+                "name": c["name"],
+                "ready": False,
+                "restartCount": 0,
+                "started": False,
+                "imageID": "",
+                "state": {"terminated": {"exitCode": 0, "finishedAt": now, "reason": "Completed", "startedAt": now}},
+            }
+            for c in (pod.get("spec") or {}).get("containers") or []
+        ]
+        meta = pod["metadata"]
+        with contextlib.suppress(ApiError):
+            self.kube.patch_status(
+                "v1",
+                "Pod",
+                meta["namespace"],
+                meta["name"],
+                {"status": {"containerStatuses": statuses, "phase": "Succeeded"}},
+            )
 
     def _remove(self, sandbox: Sandbox) -> None:
         supervisor = self.r.supervisor
@@ -293,7 +328,7 @@ class Kubelet:
         for d in ("usr", "proc", "dev", "sys", "tmp", "etc/ssl", "rehearsal/bin", "var/run"):
             script.append(f'mkdir -p "$R/{d}"')
         for link, to in (("bin", "usr/bin"), ("sbin", "usr/sbin"), ("lib", "usr/lib"), ("lib64", "usr/lib64")):
-            script.append(f'[ -e "$R/{link}" ] || ln -s {to} "$R/{link}"')
+            script.append(f'[ -L "$R/{link}" ] || ln -s {to} "$R/{link}"')
         script += [
             'mount --rbind /usr "$R/usr"',
             'mount --rbind /dev "$R/dev"',
@@ -396,8 +431,19 @@ class Kubelet:
         for name in ("passwd", "group", "nsswitch.conf", "resolv.conf"):
             with contextlib.suppress(OSError):
                 (etc / name).write_text(Path("/etc", name).read_text())
-        hosts = "127.0.0.1 localhost\n" + "".join(f"{ip} {name}\n" for name, ip in sorted(self.r.dns().items()))
-        (etc / "hosts").write_text(hosts)
+        self._write_hosts(root, self.r.dns())
+
+    @staticmethod
+    def _write_hosts(root: Path, names: dict[str, str]) -> None:
+        """Rewritten in place as names change: cluster DNS answers at lookup time, so a peer that gets its address
+        after this pod started (a StatefulSet's other members) resolves on the next lookup."""
+        text = "127.0.0.1 localhost\n" + "".join(f"{ip} {name}\n" for name, ip in sorted(names.items()))
+        hosts = root / "etc" / "hosts"
+        if not hosts.exists() or hosts.read_text() != text:
+            with hosts.open("r+" if hosts.exists() else "w") as handle:  # the same inode: it is bind-mounted
+                handle.seek(0)
+                handle.write(text)
+                handle.truncate()
 
     # -- volumes ----------------------------------------------------------------------------------------------
     def _materialize(self, sandbox: Sandbox, pod: dict[str, Any]) -> str:

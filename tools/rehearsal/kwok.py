@@ -1,6 +1,8 @@
 """kwok (v0.8.0) for one cluster: it keeps the nodes we create Ready (with leases) and plays each pod bound to
-them through its life (running, ready, a Job's pod completed) with the stages kwok ships at the pin
-(`kustomize/stage/node/fast`, `node/heartbeat-with-lease`, `pod/fast`)."""
+them (running, ready, deleted) with the stages kwok ships at the pin (`kustomize/stage/node/fast`,
+`node/heartbeat-with-lease`, `pod/fast`), all but `pod-complete`: a Job's pod is the rehearsal's kubelet's to end,
+since the kubelet runs some of them (a chart's script); it completes the others exactly as that stage does
+(tools/rehearsal/kubelet.py)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from tools.rehearsal.processes import Process, Supervisor, free_port
 
 KWOK = "sigs.k8s.io/kwok"
 KWOK_VERSION = "v0.8.0"
+POD_COMPLETE = "pod-complete.yaml"
 STAGES = tuple(
     ModuleFiles(KWOK, KWOK_VERSION, f"kustomize/stage/{path}")
     for path in ("node/fast", "node/heartbeat-with-lease", "pod/fast")
@@ -25,7 +28,7 @@ def stage_files() -> list[Path]:
         missing = stages.missing()
         if missing:
             raise FileNotFoundError(missing)
-        files += [p for p in yaml_files(stages.directory) if p.name != "kustomization.yaml"]
+        files += [p for p in yaml_files(stages.directory) if p.name not in ("kustomization.yaml", POD_COMPLETE)]
     return files
 
 

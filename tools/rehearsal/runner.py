@@ -11,6 +11,7 @@ groups) are taken as created: the rehearsal's clusters and kwok nodes stand for 
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import shutil
 import time
 from collections.abc import Callable
@@ -36,8 +37,9 @@ from tools.rehearsal.gates import run_gates
 from tools.rehearsal.gateway import check_gateways
 from tools.rehearsal.kube import ApiError, Kube
 from tools.rehearsal.kubelet import Kubelet, runnable
-from tools.rehearsal.network import NetworkError, PodNetwork
+from tools.rehearsal.network import NODES_PER_CLUSTER, NetworkError, PodNetwork
 from tools.rehearsal.processes import ProcessFailed, Supervisor, wait_until
+from tools.rehearsal.proxy import ServiceProxy
 from tools.rehearsal.report import Check, Report
 from tools.rehearsal.serving import check_pickers, check_scheduled
 from tools.rollout.ci import stack_regions
@@ -90,6 +92,7 @@ class Rehearsal:
         self.targets: dict[str, Target] = {}
         self.supervisor: Supervisor | None = None
         self.network: PodNetwork | None = None
+        self.proxy: ServiceProxy | None = None
         self.unreachable: dict[str, float] = {}  # provider clusters that did not answer, until when not to retry
         self.slices: dict[str, StackSlice] = {s.name: s for s in environment_stacks(self.env, env_name)}
         self._metrics_tokens: dict[str, str] = {}
@@ -104,6 +107,8 @@ class Rehearsal:
         slices = self.slices
         try:
             self.network = PodNetwork.create()
+            self.proxy = ServiceProxy(self.network, lambda: list(self.targets.values()), self.cluster_of_address)
+            self.proxy.start()
             with Supervisor(self.work / "logs") as supervisor:
                 self.supervisor = supervisor
                 for wave in waves:
@@ -126,6 +131,8 @@ class Rehearsal:
             self.report.add(Check("control plane", "apply", False, str(exc), "-", self.env_name))
         finally:
             self._stop_controllers()
+            if self.proxy is not None:
+                self.proxy.stop()
             if self.network is not None:
                 self.network.close()
             self.report.write(self.out_dir / "rehearsal.json")
@@ -384,21 +391,32 @@ class Rehearsal:
                         found.setdefault((meta["namespace"], svc["metadata"]["name"]), []).append((address, ports))
         return found
 
+    def cluster_of_address(self, address: str) -> str | None:
+        """The region cluster a pod address belongs to (each has its own range of node pod CIDRs)."""
+        if self.network is None or ipaddress.ip_address(address) not in self.network.prefix:
+            return None
+        index = int(address.split(".")[2]) // NODES_PER_CLUSTER
+        return next((t.name for t in self.targets.values() if t.region is not None and t.index == index), None)
+
     def dns(self) -> dict[str, str]:
-        """Name -> address, as cluster DNS and public DNS would answer a pod: every Service of every cluster at a
-        ready endpoint, each pod with a hostname and subdomain, every load balancer hostname. Clusters' names
-        overlap only where one program renders two clusters with the same Service, which it does not."""
+        """Name -> address, as cluster DNS and public DNS would answer a pod: every Service of every cluster at
+        its ClusterIP (a headless one at a ready endpoint), each pod with a hostname and subdomain, every load
+        balancer hostname at a ready endpoint of its Service. Clusters' names overlap only where one program
+        renders two clusters with the same Service, which it does not."""
         names: dict[str, str] = {}
         for target in list(self.targets.values()):
             if target.region is None:
                 continue
             with contextlib.suppress(ApiError, OSError):
                 endpoints = self._endpoints(target)
-                for (namespace, name), addresses in endpoints.items():
-                    for suffix in ("", f".{namespace}", f".{namespace}.svc", f".{namespace}.svc.cluster.local"):
-                        names.setdefault(f"{name}{suffix}", addresses[0][0])
                 for svc in target.kube.list("v1", "Service"):
-                    key = (svc["metadata"]["namespace"], svc["metadata"]["name"])
+                    meta, spec = svc["metadata"], svc.get("spec") or {}
+                    key = (meta["namespace"], meta["name"])
+                    ip = spec.get("clusterIP")
+                    address = ip if ip and ip != "None" else (endpoints.get(key) or [(None, {})])[0][0]
+                    if address:
+                        for suffix in ("", f".{key[0]}", f".{key[0]}.svc", f".{key[0]}.svc.cluster.local"):
+                            names.setdefault(f"{key[1]}{suffix}", address)
                     for ingress in ((svc.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []:
                         if ingress.get("hostname") and key in endpoints:
                             names[ingress["hostname"]] = endpoints[key][0][0]
@@ -412,19 +430,21 @@ class Rehearsal:
         return names
 
     def service_links(self, target: Target, namespace: str) -> dict[str, str]:
-        """The `<SERVICE>_SERVICE_HOST/PORT` variables a kubelet sets, at a ready endpoint (no kube-proxy)."""
+        """The `<SERVICE>_SERVICE_HOST/PORT[_<PORT NAME>]` variables a kubelet sets for the Services of the
+        pod's namespace (their ClusterIPs, which the rehearsal's service proxy serves)."""
         env: dict[str, str] = {}
         with contextlib.suppress(ApiError, OSError):
-            endpoints = self._endpoints(target)
             for svc in target.kube.list("v1", "Service", namespace):
-                ports = (svc.get("spec") or {}).get("ports") or []
-                key = (namespace, svc["metadata"]["name"])
-                if not ports or key not in endpoints:
+                spec = svc.get("spec") or {}
+                ports = spec.get("ports") or []
+                if not ports or spec.get("clusterIP") in (None, "", "None"):
                     continue
-                address, mapping = endpoints[key][0]
                 prefix = svc["metadata"]["name"].upper().replace("-", "_")
-                env[f"{prefix}_SERVICE_HOST"] = address
-                env[f"{prefix}_SERVICE_PORT"] = str(mapping.get(ports[0]["port"], ports[0]["port"]))
+                env[f"{prefix}_SERVICE_HOST"] = spec["clusterIP"]
+                env[f"{prefix}_SERVICE_PORT"] = str(ports[0]["port"])
+                for port in ports:
+                    if port.get("name"):
+                        env[f"{prefix}_SERVICE_PORT_{port['name'].upper().replace('-', '_')}"] = str(port["port"])
         return env
 
 
