@@ -27,6 +27,9 @@ from tools.rehearsal.__main__ import REQUIRED, rehearsal_plan
 from tools.rehearsal.runner import Rehearsal
 
 pytestmark = pytest.mark.rehearsal
+# In the clone's build/ (git-ignored), beside what `make rehearse` writes: a run's logs stay to be read, and no
+# other pytest's temporary-directory retention removes them.
+OUT = PROJECT_DIR / "build" / "rehearsal-tests"
 
 
 def _binaries_built(*names: str) -> None:
@@ -77,10 +80,11 @@ def _agent_rbac(resource: PlannedResource) -> bool:
 
 
 @pytest.fixture(scope="module")
-def prod_canary(tmp_path_factory, monkeypatch_module) -> dict:
+def prod_canary(monkeypatch_module) -> dict:
     _binaries_built("karmada-apiserver", "karmada-etcd", "karmada-agent", "karmada-controller-manager")
     plan = rehearsal_plan(PROJECT_DIR, "prod")
-    assert _move(plan, "prod.global", _agent_rbac) == 12  # 3 members x (ClusterRole, binding, 2 Roles, 2 bindings)
+    # 3 members x (ClusterRole, ClusterRoleBinding, Role and RoleBinding in karmada-cluster and in karmada-es-<member>)
+    assert _move(plan, "prod.global", _agent_rbac) == 18
     import tools.rollout.__main__ as rollout
     from tools.rollout.health import Check, _models_check, _Once
 
@@ -99,7 +103,7 @@ def prod_canary(tmp_path_factory, monkeypatch_module) -> dict:
         ]
 
     monkeypatch_module.setattr(rollout, "region_checks", every_placed_model)
-    return _rehearse("prod", plan, tmp_path_factory.mktemp("prod"), until_wave="canary")
+    return _rehearse("prod", plan, OUT / "prod-canary", until_wave="canary")
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +144,7 @@ def _with_objects(plan: Plan, stack: str, extra: list[dict], like: PlannedResour
 
 
 @pytest.fixture(scope="module")
-def dev_run(tmp_path_factory) -> dict:
+def dev_run() -> dict:
     _binaries_built()
     plan = rehearsal_plan(PROJECT_DIR, "dev")
     isvc = next(r for r in plan.kubernetes_objects() if r.inputs["kind"] == "InferenceService")
@@ -177,7 +181,7 @@ def dev_run(tmp_path_factory) -> dict:
         if r.inputs["kind"] == "Namespace" and r.inputs["metadata"]["name"] == "inference"
     )
     _with_objects(plan, "dev", [rag, too_big], namespace)
-    return _rehearse("dev", plan, tmp_path_factory.mktemp("dev"))
+    return _rehearse("dev", plan, OUT / "dev")
 
 
 def test_a_kind_no_release_installs_is_named(dev_run):

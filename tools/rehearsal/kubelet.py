@@ -28,6 +28,7 @@ import shlex
 import socket
 import threading
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +37,7 @@ import requests
 import urllib3
 
 from tools.rehearsal import cache
+from tools.rehearsal.charts import ModuleFiles
 from tools.rehearsal.kube import ApiError
 from tools.rehearsal.processes import Process
 
@@ -60,12 +62,25 @@ IMAGE_BINARIES: dict[str, str] = {
     "docker.io/volcanosh/vc-webhook-manager": "volcano-webhook-manager",
     "registry.k8s.io/gateway-api-inference-extension/epp": "epp",
 }
-# Tool images whose containers are shell scripts; the tools they call besides the host's (bash, curl).
+# Tool images whose containers are shell scripts; the tools they call besides the host's (bash, curl, openssl).
 SCRIPT_IMAGES: dict[str, tuple[str, ...]] = {
     "registry.k8s.io/kubectl": ("kubectl",),
     "docker.io/cfssl/cfssl": (),
 }
-urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)  # probes, like the kubelet's, do not verify
+# Scripts an image adds beside its program, from its Dockerfile at the pin, with the tools they call: a container
+# whose command is one of them runs it with the host's shell.
+IMAGE_SCRIPTS: dict[str, dict[str, tuple[ModuleFiles, tuple[str, ...]]]] = {
+    # volcano-sh/volcano@v1.15.1:installer/dockerfile/webhook-manager/Dockerfile L22:
+    # ADD ./installer/dockerfile/webhook-manager/gen-admission-secret.sh /gen-admission-secret.sh (openssl, kubectl)
+    "docker.io/volcanosh/vc-webhook-manager": {
+        "/gen-admission-secret.sh": (
+            ModuleFiles(
+                "volcano.sh/volcano", "v1.15.1", "installer/dockerfile/webhook-manager/gen-admission-secret.sh"
+            ),
+            ("kubectl",),
+        )
+    },
+}
 BACKOFF_START, BACKOFF_CAP = 10.0, 40.0  # the kubelet's 10 s doubling (capped at 5 min there; 40 s here)
 _VAR = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
 
@@ -89,9 +104,44 @@ def binary_for(image: str) -> str | None:
     return IMAGE_BINARIES.get(f"{repo}:{tag}") or IMAGE_BINARIES.get(repo)
 
 
+def _release(version: str) -> str:
+    """v1.15.1 / 1.15.1 / 3.6.6-0 (an image tag's build suffix) -> 1.15.1."""
+    return version.removeprefix("v").split("-", 1)[0]
+
+
+def stand_in(container: dict[str, Any]) -> str | None:
+    """When the built program is not the image's version (a stand-in the build declares), which it is."""
+    binary = binary_for(container.get("image", ""))
+    if binary is None:
+        return None
+    built = str((cache.built_versions().get(binary) or {}).get("version", ""))
+    _, tag = image_repository(container.get("image", ""))
+    if not built or not tag or _release(built) == _release(tag):
+        return None
+    return f"{binary} {built} stands in for {container['image']}"
+
+
+def image_script(container: dict[str, Any]) -> tuple[str, Path] | None:
+    """(path in the image, file at the pin) when the container's command is a script its image adds."""
+    repo, _ = image_repository(container.get("image", ""))
+    command = container.get("command") or []
+    if not command:
+        return None
+    path = "/" + command[0].removeprefix("./").lstrip("/")
+    found = IMAGE_SCRIPTS.get(repo, {}).get(path)
+    return (path, found[0].directory) if found and found[0].directory.is_file() else None
+
+
 def runnable(container: dict[str, Any]) -> str | None:
     """'binary' / 'script' when the rehearsal can run this container, else None."""
     image = container.get("image", "")
+    if container.get("command") and container["command"][0].endswith(".sh"):
+        script = image_script(container)
+        repo, _ = image_repository(image)
+        tools = next((t for p, (_, t) in IMAGE_SCRIPTS.get(repo, {}).items() if script and p == script[0]), None)
+        if script is None or tools is None or not all(cache.binary_path(t).is_file() for t in tools):
+            return None
+        return "script"
     binary = binary_for(image)
     if binary is not None:
         return "binary" if cache.binary_path(binary).is_file() else None
@@ -347,6 +397,12 @@ class Kubelet:
             else:
                 script.append(f'mkdir -p "$(dirname "{target}")"; touch "{target}"')
             script.append(f'mount --bind {shlex.quote(str(source))} "{target}"')
+        script_file = image_script(c.spec)
+        if script_file is not None:
+            script.append(
+                f'touch "$R{script_file[0]}"; mount --bind {shlex.quote(str(script_file[1]))} "$R{script_file[0]}"'
+            )
+            argv = ["/bin/bash", script_file[0], *argv[1:]]
         workdir = c.spec.get("workingDir") or "/"
         script.append(
             f'exec chroot "$R" /usr/bin/env -C {shlex.quote(workdir)} {" ".join(shlex.quote(a) for a in argv)}'
@@ -511,7 +567,9 @@ class Kubelet:
                 port = ports.get(get["port"], get["port"]) if isinstance(get["port"], str) else get["port"]
                 scheme = get.get("scheme", "HTTP").lower()
                 url = f"{scheme}://{get.get('host') or sandbox.ip}:{port}{get.get('path', '/')}"
-                response = requests.get(url, timeout=1, verify=False)  # the kubelet does not verify either
+                with warnings.catch_warnings():  # the kubelet does not verify either
+                    warnings.simplefilter("ignore", urllib3.exceptions.InsecureRequestWarning)
+                    response = requests.get(url, timeout=1, verify=False)
                 return 200 <= response.status_code < 400
             if "tcpSocket" in probe or "grpc" in probe:
                 spec = probe.get("tcpSocket") or probe.get("grpc")

@@ -302,7 +302,8 @@ class Rehearsal:
         user = config["users"][0]["user"]
         if "client-certificate-data" not in user:
             return None
-        url = urllib.parse.urlsplit(cluster["server"])
+        server = cluster["server"]
+        url = urllib.parse.urlsplit(server)
         address = self.dns().get(url.hostname or "")
         if address is None:
             self.unreachable[name] = time.monotonic() + 10
@@ -320,7 +321,7 @@ class Rehearsal:
         )
         try:
             wait_until(
-                f"{name}: {cluster['server']} /readyz",
+                f"{name}: {server} /readyz",
                 lambda: kube.session.get(kube.server + "/readyz", timeout=5).text == "ok",
                 timeout=60,
             )
@@ -332,7 +333,7 @@ class Rehearsal:
         plane.admin_kubeconfig.write_text(yaml.safe_dump(config))
         target = Target(name, plane, kube, None, -1, server_name=url.hostname)
         self.targets[name] = target
-        self.console.print(f"  {name}: reached at {cluster['server']} (-> {address})")
+        self.console.print(f"  {name}: reached at {server} (-> {address})")
         return target
 
     def metrics_token(self, target: Target) -> str:
