@@ -57,10 +57,12 @@ class CertManagerStandIn:
         for cert in certificates:
             self._issue(cert)
         for api_version, kind in INJECTABLE:
-            for obj in self.kube.list(api_version, kind):
-                source = (obj["metadata"].get("annotations") or {}).get(INJECT)
+            for meta in self.kube.list_metadata(api_version, kind):
+                source = (meta["metadata"].get("annotations") or {}).get(INJECT)
                 if source:
-                    self._inject(api_version, kind, obj, source)
+                    obj = self.kube.get(api_version, kind, meta["metadata"]["name"])
+                    if obj is not None:
+                        self._inject(api_version, kind, obj, source)
 
     def _issue(self, cert: dict[str, Any]) -> None:
         meta, spec = cert["metadata"], cert.get("spec") or {}

@@ -79,7 +79,7 @@ class CloudControllers:
         self._thread.join(timeout=5)
 
     def _loop(self) -> None:
-        while not self._stop.wait(1.0):
+        while not self._stop.wait(2.0):
             try:
                 self._load_balancers()
                 self._volumes()

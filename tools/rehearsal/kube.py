@@ -191,6 +191,18 @@ class Kube:
         self._raise(response)
         return response.json().get("items", [])
 
+    def list_metadata(self, api_version: str, kind: str) -> list[dict[str, Any]]:
+        """Only the objects' metadata (PartialObjectMetadataList): a list of CRDs without their schemas."""
+        resource = self.resource(api_version, kind)
+        base = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
+        response = self.session.get(
+            self.server + base + f"/{resource.plural}",
+            headers={"Accept": "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io"},
+            timeout=60,
+        )
+        self._raise(response)
+        return response.json().get("items", [])
+
     def post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         response = self.session.post(self.server + path, json=body, timeout=30)
         self._raise(response)

@@ -211,7 +211,7 @@ class Kubelet:
                 self._remove(sandbox)
 
     def _loop(self) -> None:
-        while not self._stop.wait(0.5):
+        while not self._stop.wait(1.0):
             with contextlib.suppress(ApiError, OSError, requests.RequestException):
                 self.reconcile()
 

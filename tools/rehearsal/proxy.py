@@ -44,7 +44,7 @@ class ServiceProxy:
         self._thread.join(timeout=5)
 
     def _loop(self) -> None:
-        while not self._stop.wait(1.0):
+        while not self._stop.wait(2.0):
             with contextlib.suppress(ApiError, OSError):
                 self.refresh()
 
