@@ -14,8 +14,9 @@ from typing import Any
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
-from tools.rehearsal.kube import ApiError, KindNotServed, Kube
+from tools.rehearsal.kube import KindNotServed, Kube
 from tools.rehearsal.pki import KeyPair, issue, key_pem, self_signed
+from tools.rehearsal.processes import background_error
 
 CERTIFICATES = ("cert-manager.io/v1", "Certificate")
 INJECT = "cert-manager.io/inject-ca-from"
@@ -46,8 +47,8 @@ class CertManagerStandIn:
         while not self._stop.wait(1.0):
             try:
                 self.reconcile()
-            except (ApiError, OSError):
-                continue
+            except Exception as exc:  # a background loop outlives one bad round
+                background_error("cert-manager stand-in", exc)
 
     def reconcile(self) -> None:
         try:

@@ -10,7 +10,8 @@ import threading
 from typing import Any
 
 from tools.rehearsal.cluster import GKE_KUBE_SYSTEM_QUOTA
-from tools.rehearsal.kube import ApiError, Kube
+from tools.rehearsal.kube import Kube
+from tools.rehearsal.processes import background_error
 
 # EKS creates `gp2` (in-tree EBS, WaitForFirstConsumer) in every cluster; GKE creates `standard-rwo` (default),
 # `premium-rwo` and `standard`, all pd.csi.storage.gke.io and WaitForFirstConsumer.
@@ -83,8 +84,8 @@ class CloudControllers:
             try:
                 self._load_balancers()
                 self._volumes()
-            except (ApiError, OSError):
-                continue  # the API server is starting or stopping: the next round retries
+            except Exception as exc:  # a background loop outlives one bad round
+                background_error("cloud stand-in", exc)
 
     def _load_balancers(self) -> None:
         for svc in self.kube.list("v1", "Service"):

@@ -189,7 +189,7 @@ class Kube:
         params = {"labelSelector": selector} if selector else {}
         response = self.session.get(self.server + base + f"/{resource.plural}", params=params, timeout=60)
         self._raise(response)
-        return response.json().get("items", [])
+        return response.json().get("items") or []
 
     def list_metadata(self, api_version: str, kind: str) -> list[dict[str, Any]]:
         """Only the objects' metadata (PartialObjectMetadataList): a list of CRDs without their schemas."""
@@ -201,7 +201,7 @@ class Kube:
             timeout=60,
         )
         self._raise(response)
-        return response.json().get("items", [])
+        return response.json().get("items") or []
 
     def post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         response = self.session.post(self.server + path, json=body, timeout=30)

@@ -39,7 +39,7 @@ import urllib3
 from tools.rehearsal import cache
 from tools.rehearsal.charts import ModuleFiles
 from tools.rehearsal.kube import ApiError
-from tools.rehearsal.processes import Process
+from tools.rehearsal.processes import Process, background_error
 
 if TYPE_CHECKING:
     from tools.rehearsal.runner import Rehearsal, Target
@@ -212,8 +212,10 @@ class Kubelet:
 
     def _loop(self) -> None:
         while not self._stop.wait(1.0):
-            with contextlib.suppress(ApiError, OSError, requests.RequestException):
+            try:
                 self.reconcile()
+            except Exception as exc:
+                background_error("kubelet", exc)
 
     # -- the loop ---------------------------------------------------------------------------------------------
     def reconcile(self) -> None:

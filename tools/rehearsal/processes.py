@@ -20,6 +20,22 @@ class ProcessFailed(Exception):
     """A process exited, or did not become ready in time: the message names it and the tail of its log."""
 
 
+_SEEN_ERRORS: set[str] = set()
+
+
+def background_error(loop: str, exc: BaseException) -> None:
+    """A background loop's failed round, printed once per distinct error (the loop goes on: the API server it
+    polls may be starting or stopping)."""
+    import sys
+    import traceback
+
+    key = f"{loop}: {type(exc).__name__}: {exc}"
+    if key not in _SEEN_ERRORS:
+        _SEEN_ERRORS.add(key)
+        print(f"background {key}", file=sys.stderr)
+        traceback.print_exception(exc, file=sys.stderr)
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     """A port nothing listens on right now (the kernel's pick; another process may take it before we bind)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:

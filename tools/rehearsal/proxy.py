@@ -12,8 +12,8 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from tools.rehearsal.kube import ApiError
 from tools.rehearsal.network import PodNetwork, _ip
+from tools.rehearsal.processes import background_error
 
 if TYPE_CHECKING:
     from tools.rehearsal.runner import Target
@@ -45,8 +45,10 @@ class ServiceProxy:
 
     def _loop(self) -> None:
         while not self._stop.wait(2.0):
-            with contextlib.suppress(ApiError, OSError):
+            try:
                 self.refresh()
+            except Exception as exc:
+                background_error("service proxy", exc)
 
     def refresh(self) -> None:
         routes: dict[tuple[str, int], Route] = {}
