@@ -162,11 +162,19 @@ class Kube:
         return response.json()
 
     def patch_status(self, api_version: str, kind: str, namespace: str | None, name: str, patch: dict) -> dict:
+        """A strategic merge patch of a built-in kind's status (lists merge by key), a merge patch of a custom
+        resource's (which has no strategy)."""
         path = self.path(api_version, kind, namespace, name) + "/status"
+        builtin = (
+            "/" not in api_version
+            or api_version.split("/")[0].endswith("k8s.io")
+            or "." not in api_version.split("/")[0]
+        )
+        content = "application/strategic-merge-patch+json" if builtin else "application/merge-patch+json"
         response = self.session.patch(
             self.server + path,
             data=json.dumps(patch),
-            headers={"Content-Type": "application/strategic-merge-patch+json"},
+            headers={"Content-Type": content},
             timeout=30,
         )
         self._raise(response)
