@@ -61,6 +61,7 @@ def _kubernetes_ldflags() -> tuple[str, ...]:
 
 
 KARMADA = "github.com/karmada-io/karmada"
+VERSION_COMMAND = ("version",)  # a `version` subcommand (karmada@v1.18.2:pkg/version/sharedcommand)
 UPSTREAMS: tuple[Upstream, ...] = (
     Upstream(
         module_dir="kubernetes",
@@ -113,11 +114,11 @@ UPSTREAMS: tuple[Upstream, ...] = (
         version="v1.18.2",
         stands_for="KARMADA_VERSION",
         binaries=(
-            Binary("karmada-aggregated-apiserver", f"{KARMADA}/cmd/aggregated-apiserver"),
-            Binary("karmada-controller-manager", f"{KARMADA}/cmd/controller-manager"),
-            Binary("karmada-scheduler", f"{KARMADA}/cmd/scheduler"),
-            Binary("karmada-webhook", f"{KARMADA}/cmd/webhook"),
-            Binary("karmada-agent", f"{KARMADA}/cmd/agent"),
+            Binary("karmada-aggregated-apiserver", f"{KARMADA}/cmd/aggregated-apiserver", VERSION_COMMAND),
+            Binary("karmada-controller-manager", f"{KARMADA}/cmd/controller-manager", VERSION_COMMAND),
+            Binary("karmada-scheduler", f"{KARMADA}/cmd/scheduler", VERSION_COMMAND),
+            Binary("karmada-webhook", f"{KARMADA}/cmd/webhook", VERSION_COMMAND),
+            Binary("karmada-agent", f"{KARMADA}/cmd/agent", VERSION_COMMAND),
         ),
         # karmada@v1.18.2:hack/util.sh util::version_ldflags
         ldflags=(

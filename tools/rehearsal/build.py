@@ -141,6 +141,7 @@ def write_versions(versions: dict[str, dict[str, Any]]) -> None:
 
 
 def is_current(record: dict[str, Any] | None, key: str, path: Path) -> bool:
+    """Whether `path` is the binary `record` says was built with `key`."""
     return bool(record) and record.get("key") == key and path.is_file() and sha256_of(path) == record.get("sha256")
 
 
@@ -247,6 +248,7 @@ def build_upstream(
     environment: dict[str, str],
     force: bool,
     progress: Callable[[str], None],
+    announce: Callable[[str], None],
 ) -> list[Built]:
     """Each binary of `upstream` into `out_dir`, unless its recorded key and file say it is already there."""
     results = []
@@ -254,8 +256,14 @@ def build_upstream(
     for binary in upstream.binaries:
         target = out_dir / binary.name
         key = build_key(upstream, binary, toolchain)
-        if not force and is_current(previous.get(binary.name), key, target):
-            results.append(Built(binary.name, previous[binary.name], built=False))
+        record = previous.get(binary.name)
+        if not force and record is not None and is_current(record, key, target):
+            if record.get("version_args") != list(binary.version_args):  # asked another way since it was built
+                record = record | {
+                    "version_args": list(binary.version_args),
+                    "version_output": version_output(target, binary.version_args),
+                }
+            results.append(Built(binary.name, record, built=False))
             continue
         if date is None:
             progress(f"{upstream.module}@{upstream.version}: resolving the module")
@@ -273,7 +281,7 @@ def build_upstream(
         out_dir.mkdir(parents=True, exist_ok=True)
         partial = out_dir / f".{binary.name}.partial"
         started = time.monotonic()
-        progress(f"{binary.name}: building {binary.package}")
+        announce(f"building {binary.name} ({binary.package} of {upstream.module}@{upstream.version})")
         try:
             go_build(upstream, binary, partial, ldflags(upstream, date), environment, on_line)
             seconds = round(time.monotonic() - started, 1)
@@ -291,6 +299,7 @@ def build_upstream(
                 "build_seconds": seconds,
                 "packages_compiled": compiled,
                 "sha256": sha256_of(partial),
+                "version_args": list(binary.version_args),
                 "version_output": version_output(partial, binary.version_args),
                 "key": key,
             }
@@ -442,6 +451,7 @@ def run(
                     environment=environment,
                     force=args.force or scratch is not None,
                     progress=report,
+                    announce=console.print,
                 )
             except BuildError as exc:
                 failures.append(f"{upstream.module_dir} ({upstream.module}@{upstream.version}): {exc}")
