@@ -70,12 +70,14 @@ def test_the_stand_ins_are_the_ones_the_module_proxy_forces(upstream):
     }
 
 
-def test_karmadas_api_server_and_controller_manager_are_one_kubernetes():
-    """One module builds both, so the chart must pin them together (charts/karmada/values.yaml)."""
+def test_karmadas_api_server_controller_manager_and_kubectl_are_one_kubernetes():
+    """One module builds the three, so the chart (charts/karmada/values.yaml) and the catalog's kubectl for its
+    hooks must pin them together."""
     values = yaml.safe_load(
         (PROJECT_DIR / "conformance/upstream" / charts.CHARTS["karmada"].upstream_values).read_text()
     )
     assert values["apiServer"]["image"]["tag"] == values["kubeControllerManager"]["image"]["tag"] == "v1.35.2"
+    assert charts.KARMADA_KUBECTL_IMAGE["tag"] == "v1.35.2"
 
 
 PINS = {"KARMADA_VERSION": "v1.18.2", "kubernetesVersion": "1.33", "etcd": "3.5.24-0", "keda": "2.20.2"}
@@ -142,7 +144,7 @@ def test_the_binary_names_are_the_runners_interface():
         [
             *("kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd", "kwok", "helm"),
             *("karmada-aggregated-apiserver", "karmada-controller-manager", "karmada-scheduler", "karmada-webhook"),
-            *("karmada-agent", "karmada-apiserver", "karmada-kube-controller-manager", "karmada-etcd"),
+            *("karmada-agent", "karmada-apiserver", "karmada-kube-controller-manager", "karmada-etcd", "kubectl"),
             *("volcano-scheduler", "volcano-controller-manager", "volcano-webhook-manager"),
             *("kserve-manager", "kserve-llmisvc", "epp", "egctl", "aigw", "keda", "keda-admission-webhooks"),
         ]

@@ -136,6 +136,8 @@ UPSTREAMS: tuple[Upstream, ...] = (
         binaries=(
             Binary("karmada-apiserver", "k8s.io/kubernetes/cmd/kube-apiserver"),
             Binary("karmada-kube-controller-manager", "k8s.io/kubernetes/cmd/kube-controller-manager"),
+            # The karmada chart's hook jobs run kubectl scripts (KARMADA_KUBECTL_IMAGE, at the API server's tag).
+            Binary("kubectl", "k8s.io/kubernetes/cmd/kubectl", ("version", "--client")),
         ),
         ldflags=_kubernetes_ldflags(),
         charts=("karmada",),
