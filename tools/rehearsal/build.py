@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -116,6 +117,13 @@ def build_key(upstream: Upstream, binary: Binary, toolchain: str) -> str:
     for name in ("go.mod", "go.sum"):
         digest.update((upstream.path / name).read_bytes() + b"\0")
     return digest.hexdigest()
+
+
+def children_cpu_seconds() -> float:
+    """User + system CPU time of every finished child process (go build's compilers and linker included): the
+    cost of a build whatever else the machine runs, where wall time depends on the load."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def sha256_of(path: Path) -> str:
@@ -280,11 +288,12 @@ def build_upstream(
 
         out_dir.mkdir(parents=True, exist_ok=True)
         partial = out_dir / f".{binary.name}.partial"
-        started = time.monotonic()
+        started, cpu_started = time.monotonic(), children_cpu_seconds()
         announce(f"building {binary.name} ({binary.package} of {upstream.module}@{upstream.version})")
         try:
             go_build(upstream, binary, partial, ldflags(upstream, date), environment, on_line)
             seconds = round(time.monotonic() - started, 1)
+            cpu_seconds = round(children_cpu_seconds() - cpu_started, 1)
             linked_go, modules = linked_versions(partial, environment)
             if modules.get(upstream.module) != upstream.version:
                 raise BuildError(
@@ -297,6 +306,7 @@ def build_upstream(
                 "package": binary.package,
                 "go": linked_go,
                 "build_seconds": seconds,
+                "cpu_seconds": cpu_seconds,
                 "packages_compiled": compiled,
                 "sha256": sha256_of(partial),
                 "version_args": list(binary.version_args),
@@ -338,8 +348,8 @@ def charts_and_images(plan: Plan) -> tuple[set[str], set[str]]:
     """The chart names of the Helm releases a plan installs, and the container images its objects run."""
     charts = {str(release.inputs.get("chart", "")).rsplit("/", 1)[-1] for release in plan.helm_releases()}
     images: set[str] = set()
-    for resource in plan.kubernetes_objects():
-        images.update(_images(resource.inputs))
+    for planned in plan.kubernetes_objects():
+        images.update(_images(planned.inputs))
     return charts, images
 
 
@@ -358,14 +368,16 @@ def _images(value: Any) -> Iterable[str]:
 
 def summary_table(results: list[tuple[Upstream, Built]], title: str) -> Table:
     table = Table(title=title)
-    for column in ("binary", "module@version", "reports", "seconds", ""):
-        table.add_column(column, justify="right" if column == "seconds" else "left")
+    for column in ("binary", "module@version", "reports", "seconds", "CPU s", ""):
+        table.add_column(column, justify="right" if column in ("seconds", "CPU s") else "left")
     for upstream, result in results:
         record = result.record
         pinned = f"{upstream.module}@{upstream.version}" + (" (stand-in)" if upstream.stand_in else "")
         reports = record.get("version_output") or f"(no version flag; build info: {upstream.version})"
         state = "built" if result.built else "cached"
-        table.add_row(result.name, pinned, reports, f"{record['build_seconds']:.1f}", state)
+        cpu = record.get("cpu_seconds")
+        cpu_text = "" if cpu is None else f"{cpu:.1f}"
+        table.add_row(result.name, pinned, reports, f"{record['build_seconds']:.1f}", cpu_text, state)
     return table
 
 
@@ -466,9 +478,15 @@ def run(
                     versions[result.name] = result.record
                     write_versions(versions)
     total = time.monotonic() - started
-    built_seconds = sum(result.record["build_seconds"] for _, result in results if result.built)
+    built = [result.record for _, result in results if result.built]
+    built_seconds = sum(record["build_seconds"] for record in built)
+    cpu_seconds = sum(record.get("cpu_seconds", 0.0) for record in built)
     kind = "fresh (empty module and build caches)" if scratch is not None else "cache"
-    out.print(summary_table(results, f"rehearsal binaries, {kind}: {total:.0f}s ({built_seconds:.0f}s building)"))
+    title = (
+        f"rehearsal binaries, {kind}: {total:.0f}s, {len(built)} built in {built_seconds:.0f}s "
+        f"({cpu_seconds:.0f} CPU s; load average {os.getloadavg()[0]:.1f})"
+    )
+    out.print(summary_table(results, title))
     for upstream in upstreams:
         if upstream.stand_in:
             out.print(f"[yellow]stand-in[/]: {upstream.module}@{upstream.version} for {upstream.stands_for}: ")
