@@ -8,7 +8,7 @@ STAMP := $(VENV)/.requirements.stamp
 # A local upstream data checkout, only for refreshing conformance/upstream/ (the tests never need it).
 UPSTREAM ?= ../shared/upstream
 
-.PHONY: plan policy-check cost-diff preflight rollout rehearse test rehearsal-test lint format docs bench vendor vendor-check clean
+.PHONY: plan policy-check cost-diff preflight rollout rehearse test rehearsal-test lint format docs bench vendor vendor-check clean rehearsal-tools
 
 $(STAMP): requirements.txt requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "Python 3.11+ is required (found $$($(PYTHON) --version))"; exit 1; }
@@ -44,6 +44,9 @@ rehearsal-test: $(STAMP)  ## the tests that run the rehearsal's upstream binarie
 
 bench: $(STAMP)  ## plan and policy speed, SDK overhead, scaling, test-suite time -> build/bench.json
 	$(BIN)/python -m tools.bench
+
+rehearsal-tools: $(STAMP)  ## build the rehearsal's pinned upstream binaries into the cache (ENV=<env>: only what it runs; REHEARSAL_TOOLS_FLAGS="--fresh|--force|--only NAME...")
+	$(BIN)/python -m tools.rehearsal.build $(if $(filter command line environment,$(origin ENV)),--env $(ENV)) $(REHEARSAL_TOOLS_FLAGS)
 
 lint: $(STAMP)  ## ruff, and the layer contract of DESIGN.md §1 (pyproject.toml [tool.importlinter])
 	$(BIN)/ruff check .
