@@ -8,7 +8,7 @@ STAMP := $(VENV)/.requirements.stamp
 # A local upstream data checkout, only for refreshing conformance/upstream/ (the tests never need it).
 UPSTREAM ?= ../shared/upstream
 
-.PHONY: plan policy-check cost-diff preflight rollout rehearse test rehearsal-test lint format docs bench vendor vendor-check clean rehearsal-tools
+.PHONY: plan policy-check cost-diff preflight rollout rehearse test rehearsal-test lint format docs bench vendor vendor-check checkov clean rehearsal-tools
 
 $(STAMP): requirements.txt requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "Python 3.11+ is required (found $$($(PYTHON) --version))"; exit 1; }
@@ -19,7 +19,7 @@ $(STAMP): requirements.txt requirements-dev.txt
 plan: $(STAMP)  ## offline plan of Pulumi.$(ENV).yaml into build/$(ENV)/ (PLAN_FLAGS="--compare BASE/plan.json")
 	$(BIN)/python -m tools.plan $(ENV) $(PLAN_FLAGS)
 
-cost-diff: $(STAMP)  ## plan, and the change in monthly cost against BASE (a plan.json) -> build/$(ENV)/cost-diff.md
+cost-diff: $(STAMP)  ## plan, and what changes against BASE (a plan.json): resources per stack and monthly cost -> build/$(ENV)/changes.md
 	@test -n "$(BASE)" || { echo "BASE=<base plan.json> is required"; exit 2; }
 	$(BIN)/python -m tools.plan $(ENV) --compare $(BASE)
 
@@ -30,8 +30,8 @@ policy-check: $(STAMP)  ## re-judge a saved plan: PLAN=build/<env>/plan.json (sa
 preflight: $(STAMP)  ## read-only AWS checks of Pulumi.$(ENV).yaml: offerings, quotas, reservations, model files
 	$(BIN)/python -m tools.preflight $(ENV) $(PREFLIGHT_FLAGS)
 
-rollout: $(STAMP)  ## deploy Pulumi.$(ENV).yaml's stacks wave by wave, gated (DRY_RUN=1: no credentials; RESUME=1; FROM_WAVE=name; WAVE=name: that wave only; YES=1)
-	$(BIN)/python -m tools.rollout $(ENV) $(if $(DRY_RUN),--dry-run) $(if $(RESUME),--resume) $(if $(FROM_WAVE),--from-wave $(FROM_WAVE)) $(if $(WAVE),--wave $(WAVE)) $(if $(YES),--yes)
+rollout: $(STAMP)  ## deploy Pulumi.$(ENV).yaml's stacks wave by wave, gated (DRY_RUN=1: no credentials; RESUME=1; FROM_WAVE=name; WAVE=name: that wave only; YES=1; BOOTSTRAP=1: first time, the runners' networks only)
+	$(BIN)/python -m tools.rollout $(ENV) $(if $(DRY_RUN),--dry-run) $(if $(RESUME),--resume) $(if $(FROM_WAVE),--from-wave $(FROM_WAVE)) $(if $(WAVE),--wave $(WAVE)) $(if $(YES),--yes) $(if $(BOOTSTRAP),--bootstrap)
 
 rehearse: plan  ## replay Pulumi.$(ENV).yaml's rollout on local control planes from the pinned upstream binaries (make rehearsal-tools) -> build/$(ENV)/rehearsal.json (UNTIL_WAVE=name)
 	$(BIN)/python -m tools.rehearsal $(ENV) $(if $(UNTIL_WAVE),--until-wave $(UNTIL_WAVE))
@@ -47,6 +47,17 @@ bench: $(STAMP)  ## plan and policy speed, SDK overhead, scaling, test-suite tim
 
 rehearsal-tools: $(STAMP)  ## build the rehearsal's pinned upstream binaries into the cache (ENV=<env>: only what it runs; REHEARSAL_TOOLS_FLAGS="--fresh|--force|--only NAME...")
 	$(BIN)/python -m tools.rehearsal.build $(if $(filter command line environment,$(origin ENV)),--env $(ENV)) $(REHEARSAL_TOOLS_FLAGS)
+
+# Checkov pins boto3 below requirements-dev.txt's, so it lives in a virtualenv of its own under build/.
+CHECKOV_VENV := build/checkov-venv
+$(CHECKOV_VENV)/.stamp: requirements-checkov.txt
+	@test -x $(CHECKOV_VENV)/bin/python || $(PYTHON) -m venv $(CHECKOV_VENV)
+	$(CHECKOV_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-checkov.txt
+	@touch $@
+
+checkov: $(STAMP) $(CHECKOV_VENV)/.stamp  ## Checkov's Kubernetes checks on build/$(ENV)/manifests and the pods KServe would create (make plan first)
+	$(BIN)/python -m tools.checkov_input build/$(ENV) build/checkov-$(ENV)
+	$(CHECKOV_VENV)/bin/checkov -d build/checkov-$(ENV) --framework kubernetes --compact --quiet --skip-download
 
 lint: $(STAMP)  ## ruff, and the layer contract of DESIGN.md §1 (pyproject.toml [tool.importlinter])
 	$(BIN)/ruff check .

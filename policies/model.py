@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -165,6 +165,7 @@ class Resource:
     deps: dict[str, list[str]] = field(default_factory=dict)  # input property -> URNs it was computed from
     propagated: str | None = None  # a Karmada template's copy as this member cluster runs it
     override_error: str = ""  # why an OverridePolicy did not apply to that copy
+    patch_of: str | None = None  # a *Patch judged as the object it produces: the URN of the object it patches
 
     # --- Kubernetes objects ------------------------------------------------------------------------
     @property
@@ -231,7 +232,8 @@ class Stack:
         from policies.federation import member_copies
 
         self.declared = list(resources)
-        self.resources = member_copies(self.declared)
+        self.resources = patched(member_copies(self.declared))
+        self.workload_cache: dict[int, list] = {}
 
     @cached_property
     def by_urn(self) -> dict[str, Resource]:
@@ -269,3 +271,42 @@ class Stack:
             if target.urn in r.deps.get(prop, []) or (names and r.props.get(prop) in names):
                 found.append(r)
         return found
+
+
+def _target_key(r: Resource) -> tuple:
+    return (r.cluster, r.api_group, r.kind, r.namespace, r.k8s_name)
+
+
+def patched(resources: list[Resource]) -> list[Resource]:
+    """Each `*Patch` replaced by the object it produces: its fields applied onto the object it patches when that
+    object is in the stack (server-side apply: the patch's fields win, lists keyed by name or port merge, other
+    lists are replaced, like a strategic merge). A patch of an object outside the stack stays as it is."""
+    from policies.pods import merge_pod, strategic_merge
+
+    targets = {_target_key(r): r for r in resources if r.is_kubernetes and not r.type.endswith("Patch")}
+    out = []
+    for r in resources:
+        target = targets.get(_target_key(r)) if r.is_kubernetes and r.type.endswith("Patch") else None
+        if target is None:
+            out.append(r)
+            continue
+        props = strategic_merge(target.props, r.props)
+        pod_path = _pod_template_path(target)
+        if pod_path and isinstance(props, dict):
+            base_pod, patch_pod = peek(target.props, *pod_path), peek(r.props, *pod_path)
+            if isinstance(base_pod, dict) and isinstance(patch_pod, dict):
+                _set(props, pod_path, merge_pod(base_pod, patch_pod))
+        out.append(replace(r, props=props if isinstance(props, dict) else r.props, patch_of=target.urn))
+    return out
+
+
+def _pod_template_path(r: Resource) -> tuple[str, ...]:
+    from policies.pods import _POD_PATHS
+
+    return _POD_PATHS.get(r.kind, ()) if r.api_group in ("", "apps", "batch") else ()
+
+
+def _set(obj: dict, path: tuple[str, ...], value: Any) -> None:
+    for key in path[:-1]:
+        obj = obj.setdefault(key, {})
+    obj[path[-1]] = value

@@ -4,6 +4,12 @@ Typed workloads carry their pod template at a known path. A KServe InferenceServ
 names a serving runtime runs the runtime's container merged with the ISVC's `model`
 fields, so its effective pod is built from both; when the runtime is not in the stack,
 the workload is `complete=False` and rules report what they cannot see instead of passing.
+An LLMInferenceService's pods are its templates merged onto KServe's presets
+(policies/upstream.py). Any other custom resource is searched for PodSpec-shaped fields
+(a `containers` list of named containers), each judged as a pod: a CRD the pack has never
+heard of is not a way around the pod rules. A `*Patch` of a workload is judged as the
+object it produces (policies/model.py merges it onto its target); a patch of an object
+outside the stack is `partial`: rules judge what it sets, not what it leaves out.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ import shlex
 from dataclasses import dataclass
 
 from policies.model import UNKNOWN, NotKnown, Resource, Stack, as_list, peek
+from policies.upstream import KSERVE_LLM_PRESETS, kserve_llm_pod_labels
 
 ISVC_GROUP = "serving.kserve.io"
 KARMADA_POLICY_GROUP = "policy.karmada.io"
@@ -19,6 +26,7 @@ PROPAGATION_POLICY = "PropagationPolicy"
 RUNTIME_KINDS = ("ServingRuntime", "ClusterServingRuntime")
 ISVC_LABEL = "serving.kserve.io/inferenceservice"
 MAIN_CONTAINER = "kserve-container"
+LLM_KIND = "LLMInferenceService"
 
 # kind -> path of the pod spec inside the object
 _POD_PATHS: dict[str, tuple[str, ...]] = {
@@ -32,8 +40,20 @@ _POD_PATHS: dict[str, tuple[str, ...]] = {
 }
 _BUILTIN_GROUPS = {"", "apps", "batch"}
 # Long-running kinds: must answer probes and survive drains.
-SERVING_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "InferenceService", "LeaderWorkerSet")
-WORKLOAD_KINDS = (*_POD_PATHS, "InferenceService", "LeaderWorkerSet")
+SERVING_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "InferenceService", LLM_KIND, "LeaderWorkerSet")
+# For the docs: builtin kinds and their *Patch, KServe's kinds, and any custom resource with a pod spec.
+WORKLOAD_KINDS = (
+    *_POD_PATHS,
+    "InferenceService",
+    LLM_KIND,
+    "LeaderWorkerSet",
+    "*Patch of these",
+    "any CR with a pod spec",
+)
+# Keys a container has besides its name: what tells a PodSpec-shaped `containers` list from any list of names.
+_CONTAINER_KEYS = frozenset(
+    {"image", "command", "args", "resources", "securityContext", "env", "envFrom", "ports", "volumeMounts"}
+)
 
 
 @dataclass
@@ -45,6 +65,8 @@ class Workload:
     labels: dict  # labels of the pods it creates
     complete: bool = True  # False: part of the pod comes from a runtime this stack does not define
     missing: str = ""  # what is not visible when incomplete
+    where: str = ""  # the pod's path inside the object, when it holds several (e.g. spec.prefill.template)
+    partial: bool = False  # a patch of an object outside the stack: only what it sets is known
 
     @property
     def main(self) -> dict:
@@ -55,18 +77,51 @@ class Workload:
     def namespace(self) -> str:
         return self.resource.namespace
 
+    @property
+    def label(self) -> str:
+        return f"{self.resource.label} {self.where}" if self.where else self.resource.label
+
     def all_containers(self) -> list[dict]:
         return self.init_containers + self.containers
 
 
 def is_workload(r: Resource) -> bool:
-    # A server-side-apply patch (e.g. DeploymentPatch) sets a few fields of an object defined elsewhere;
-    # its partial pod is not the pod that runs.
-    if not r.is_kubernetes or r.type.endswith("Patch"):
+    """Objects that run pods: builtin workloads and their patches, KServe's serving kinds, and any other custom
+    resource carrying a pod spec (serving runtimes are templates, judged merged into the services using them)."""
+    if not r.is_kubernetes:
         return False
-    if r.kind in _POD_PATHS:
-        return r.api_group in _BUILTIN_GROUPS
-    return (r.kind == "InferenceService" and r.api_group == ISVC_GROUP) or r.kind == "LeaderWorkerSet"
+    if r.api_group in _BUILTIN_GROUPS:
+        return r.kind in _POD_PATHS
+    if r.api_group == ISVC_GROUP and r.kind in ("InferenceService", LLM_KIND):
+        return True
+    if r.kind in RUNTIME_KINDS:
+        return False
+    return any(True for _ in _pod_specs(peek(r.props, "spec"), "spec"))
+
+
+def _pod_shaped(value: object) -> bool:
+    containers = value.get("containers") if isinstance(value, dict) else None
+    return (
+        isinstance(containers, list)
+        and bool(containers)
+        and all(isinstance(c, dict) and isinstance(c.get("name"), str) for c in containers)
+        and any(_CONTAINER_KEYS & set(c) for c in containers)
+    )
+
+
+def _pod_specs(value: object, path: str, parent: dict | None = None):
+    """(path, pod spec, pod labels) of every PodSpec-shaped mapping inside `value`; a PodSpec under a
+    PodTemplateSpec (`{metadata, spec}`) takes the template's labels."""
+    if _pod_shaped(value):
+        labels = peek(parent, "metadata", "labels") if parent is not None and path.endswith(".spec") else None
+        yield path, value, labels if isinstance(labels, dict) else {}
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _pod_specs(item, f"{path}.{key}", value)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _pod_specs(item, f"{path}[{i}]", None)
 
 
 def is_serving_workload(r: Resource) -> bool:
@@ -101,23 +156,89 @@ def _from_pod_spec(r: Resource, spec, labels) -> Workload:
     )
 
 
+def workloads(r: Resource, stack: Stack | None) -> list[Workload]:
+    """Every pod an object runs (most run one; an LLMInferenceService runs decode and prefill pods)."""
+    cache = stack.workload_cache if stack is not None else {}
+    if id(r) not in cache:
+        cache[id(r)] = _workloads(r, stack)
+    return cache[id(r)]
+
+
 def workload(r: Resource, stack: Stack | None) -> Workload | None:
-    """The effective pod of a workload object; None when the object has no pod template."""
-    if r.kind in _POD_PATHS:
+    """The (first) pod of a workload object; None when the object has no pod template."""
+    found = workloads(r, stack)
+    return found[0] if found else None
+
+
+def _workloads(r: Resource, stack: Stack | None) -> list[Workload]:
+    if r.kind in _POD_PATHS and r.api_group in _BUILTIN_GROUPS:
         path = _POD_PATHS[r.kind]
         template_meta = peek(r.props, *path[:-1], "metadata") if len(path) > 1 else r.metadata
         w = _from_pod_spec(r, peek(r.props, *path), peek(template_meta, "labels") if template_meta else {})
         if r.kind == "Pod":
             w.labels = r.labels
-        return w if w.containers else None
-    if r.kind == "LeaderWorkerSet":
-        spec = _known(peek(r.props, "spec", "leaderWorkerTemplate", "workerTemplate"), "spec.leaderWorkerTemplate")
-        spec = spec if isinstance(spec, dict) else {}
-        w = _from_pod_spec(r, spec.get("spec"), peek(spec, "metadata", "labels"))
-        return w if w.containers else None
+        w.partial = r.patch_of is None and r.type.endswith("Patch")
+        return [w] if w.containers else []
     if is_model_server(r):
-        return _inference_service(r, stack)
-    return None
+        w = _inference_service(r, stack)
+        return [w] if w is not None else []
+    if r.kind == LLM_KIND and r.api_group == ISVC_GROUP:
+        return _llm_inference_service(r)
+    found = []
+    for path, pod, labels in _pod_specs(_known(peek(r.props, "spec"), "spec"), "spec"):
+        w = _from_pod_spec(r, pod, labels)
+        w.where = path
+        found.append(w)
+    return found
+
+
+# KServe's LLMInferenceService pods: (path of our template, preset without prefill, preset with prefill).
+# Multi-node (worker) pods use presets the pack does not carry: judged as incomplete.
+_LLM_PODS = (
+    (("spec", "template"), "kserve-config-llm-template", "kserve-config-llm-decode-template"),
+    (("spec", "prefill", "template"), None, "kserve-config-llm-prefill-template"),
+    (("spec", "worker"), None, None),
+    (("spec", "prefill", "worker"), None, None),
+)
+
+
+def _llm_inference_service(r: Resource) -> list[Workload]:
+    """Each pod KServe runs for an LLMInferenceService: our template strategically merged onto its preset
+    (kserve/kserve@v0.20.0 pkg/controller/v1alpha2/llmisvc/config_merge.go), labelled as KServe labels it
+    (workload_single_node.go singleNodeLabels)."""
+    disaggregated = peek(r.props, "spec", "prefill") is not None
+    found = []
+    for path, single, with_prefill in _LLM_PODS:
+        ours = _known(peek(r.props, *path), ".".join(path))
+        if not isinstance(ours, dict):
+            continue
+        preset = with_prefill if disaggregated else single
+        base = KSERVE_LLM_PRESETS.get(preset or "", {})
+        labels = kserve_llm_pod_labels(r.k8s_name, prefill=path[1] == "prefill", disaggregated=disaggregated)
+        w = _from_pod_spec(r, merge_pod(base, ours), labels)
+        w.where = ".".join(path)
+        if preset is None:
+            w.complete, w.missing = False, f"KServe's preset for {w.where} is not one the pack knows"
+        if w.containers:
+            found.append(w)
+    return found
+
+
+def merge_pod(base: dict, patch: dict) -> dict:
+    """`patch` strategically merged onto the pod spec `base`: pod lists by their merge keys, each container's
+    lists by theirs (what Kubernetes' StrategicMergePatch does with a PodSpec)."""
+    merged = strategic_merge(base, patch, POD_MERGE_KEYS)
+    for key in ("containers", "initContainers"):
+        base_by_name = {c.get("name"): c for c in as_list(base.get(key)) if isinstance(c, dict)}
+        patched = {c.get("name"): c for c in as_list(patch.get(key)) if isinstance(c, dict)}
+        if isinstance(merged, dict) and isinstance(merged.get(key), list):
+            merged[key] = [
+                strategic_merge(base_by_name[c.get("name")], patched[c.get("name")], CONTAINER_MERGE_KEYS)
+                if isinstance(c, dict) and c.get("name") in base_by_name and c.get("name") in patched
+                else c
+                for c in merged[key]
+            ]
+    return merged if isinstance(merged, dict) else {}
 
 
 def serving_runtime(isvc: Resource, stack: Stack | None) -> Resource | None:

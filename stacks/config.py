@@ -13,7 +13,13 @@ from pulumi.runtime import config as runtime_config
 from components.config.base import Issue
 from components.config.environment import EnvironmentSpec
 from components.config.loader import PROJECT, ConfigError, config_key_issues, load_environment
-from components.config.stackfile import PlanInputError, read_stack_file, stack_config_from_mapping
+from components.config.stackfile import (
+    PlanInputError,
+    overlay_config,
+    read_stack_file,
+    shared_secret_issues,
+    stack_config_from_mapping,
+)
 
 
 def namespace_values(namespace: str = PROJECT, config: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -50,17 +56,7 @@ def environment_file_config(stack: str, project_dir: Path | None = None) -> dict
     path = (project_dir or Path.cwd()) / f"Pulumi.{env_name}.yaml"
     parsed = stack_config_from_mapping(PROJECT, stack, mapping, path)
     if parsed.secret_keys:
-        key = parsed.secret_keys[0]
-        raise ConfigError(
-            [
-                Issue(
-                    key,
-                    f"Pulumi.{env_name}.yaml holds a `secure:` value, which only stack {env_name!r} could "
-                    f"decrypt; set it on the stack that uses it: pulumi config set --secret --path "
-                    f"-s {stack} '{key}' <value>",
-                )
-            ]
-        )
+        raise ConfigError(shared_secret_issues(env_name, parsed.secret_keys, stack))
     return parsed.config
 
 
@@ -73,10 +69,11 @@ def read_environment() -> EnvironmentSpec:
     """Raises ConfigError (a pulumi.RunError: printed without traceback) on invalid input.
 
     A per-region or global stack (`prod.use1`, `prod.global`) has no environment of its own: it reads
-    `Pulumi.prod.yaml`, under the stack's own `inference-platform:` keys (its secrets, say)."""
+    `Pulumi.prod.yaml`, with the stack's own `inference-platform:` keys (its secrets, say) set into it by path,
+    as `pulumi config set --path` set them."""
     config = engine_config()
     if f"{PROJECT}:regions" not in config:
-        config = {**environment_file_config(pulumi.get_stack()), **config}
+        config = overlay_config(environment_file_config(pulumi.get_stack()), config)
     issues = config_key_issues(config)
     if issues:
         raise ConfigError(issues)

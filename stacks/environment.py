@@ -10,6 +10,7 @@ from collections.abc import Mapping
 
 import pulumi
 
+from components.addons.gateway_tls import GatewayCa
 from components.config.environment import EnvironmentSpec
 from components.config.gateway import has_gateway
 from components.config.stacks import StackSlice, anchor_region, region_stack_name, resolve_stack
@@ -36,6 +37,18 @@ def _needs_api_keys(env: EnvironmentSpec) -> bool:
     return env.gateway.auth == "apiKey" and bool(env.tenants) and any(has_gateway(env, r) for r in env.regions)
 
 
+def _needs_gateway_ca(env: EnvironmentSpec) -> bool:
+    return env.gateway.tls.issuer == "privateCa" and any(has_gateway(env, r) for r in env.regions)
+
+
+def _gateway_ca(env: EnvironmentSpec, env_name: str) -> tuple[pulumi.Output[str], pulumi.Output[str]] | None:
+    """The environment's gateway CA, created where the environment's shared secrets live (the anchor's stack)."""
+    if not _needs_gateway_ca(env):
+        return None
+    ca = GatewayCa("gateway-ca", common_name=f"{env_name} inference gateways")
+    return ca.cert_pem, ca.key_pem
+
+
 def _tenant_api_keys(env: EnvironmentSpec) -> dict[str, pulumi.Output[str]]:
     if not _needs_api_keys(env):
         return {}
@@ -44,9 +57,11 @@ def _tenant_api_keys(env: EnvironmentSpec) -> dict[str, pulumi.Output[str]]:
 
 def _whole_environment(env: EnvironmentSpec, env_name: str) -> None:
     api_keys = _tenant_api_keys(env)
+    gateway_ca = _gateway_ca(env, env_name)
     regions = {
         region.name: RegionalPlatform(
-            region.name, RegionalPlatformArgs(env=env, region=region, stack=env_name, api_keys=api_keys)
+            region.name,
+            RegionalPlatformArgs(env=env, region=region, stack=env_name, api_keys=api_keys, gateway_ca=gateway_ca),
         )
         for region in env.regions
     }
@@ -59,6 +74,8 @@ def _whole_environment(env: EnvironmentSpec, env_name: str) -> None:
     _export_regions(env, regions)
     if api_keys:
         pulumi.export("apiKeys", pulumi.Output.secret(api_keys))
+    if gateway_ca is not None:
+        pulumi.export("gatewayCa", gateway_ca[0])
     if env.federation.enabled:
         from stacks.federation import federate_in_one_stack
 
@@ -77,14 +94,28 @@ def _region_stack(env: EnvironmentSpec, env_name: str, piece: StackSlice) -> Non
         api_keys = {t.name: output_item(anchor_stack, "apiKeys", t.name) for t in env.tenants}
     else:
         api_keys = {}
+    if is_anchor:
+        gateway_ca = _gateway_ca(env, env_name)
+    elif _needs_gateway_ca(env):
+        assert anchor_stack is not None
+        gateway_ca = (
+            anchor_stack.require_output("gatewayCa"),
+            pulumi.Output.secret(anchor_stack.require_output("gatewayCaKey")),
+        )
+    else:
+        gateway_ca = None
     platform = RegionalPlatform(
-        region.name, RegionalPlatformArgs(env=env, region=region, stack=env_name, api_keys=api_keys)
+        region.name,
+        RegionalPlatformArgs(env=env, region=region, stack=env_name, api_keys=api_keys, gateway_ca=gateway_ca),
     )
     _export_regions(env, {region.name: platform})
     pulumi.export("modelStore", model_store_output(platform.model_storage.ref))
     pulumi.export("egressIps", platform.cluster.egress_ips or [])
     if is_anchor and api_keys:
         pulumi.export("apiKeys", pulumi.Output.secret(api_keys))
+    if is_anchor and gateway_ca is not None:
+        pulumi.export("gatewayCa", gateway_ca[0])  # what clients (and the rollout's gateway gate) trust
+        pulumi.export("gatewayCaKey", pulumi.Output.secret(gateway_ca[1]))
     if env.federation.enabled:
         from stacks.federation import federate_region
 

@@ -1,11 +1,15 @@
 """Karmada across the environment's clusters: which stack builds which part, and how the parts meet.
 
 - the host's stack (in one stack: the environment): the control plane, the federation's PKI, every pull
-  member's agent certificate (signed where the CA key lives), and the host's own agent;
-- each member's stack: its agent (pull) or the account Karmada dials (push);
-- the Karmada API's objects (members' registrations, failover taints, federated models) and the API's final
-  allowlist: with everything else in one stack, or in the global stack once every member exists, since a
-  member's NAT address is known only after its stack is up.
+  member's agent certificate (signed where the CA key lives), the host's own agent and, in pull mode, the
+  host's registration (its Cluster and its agent's RBAC): the host joins in the wave that deploys it, since
+  everything its agent needs at start is in that stack (it dials the API server in-cluster);
+- each other member's stack: its agent (pull), whose release does not wait for it (its RBAC and its NAT
+  address on the API's allowlist come with the global stack), or the account Karmada dials (push);
+- the Karmada API's other objects (the other members' registrations, failover taints, federated models) and
+  the API's final allowlist: with everything else in one stack, or in the global stack once every member
+  exists, since a member's NAT address is known only after its stack is up. The rollout's gates wait for
+  each member's Cluster to be Ready: the host's in its own wave, the others' in the global one.
 """
 
 from __future__ import annotations
@@ -28,8 +32,14 @@ from components.federation.control_plane import (
     karmada_name,
 )
 from components.federation.federation import KarmadaFederation, KarmadaFederationArgs, MemberRef, karmada_allowlist
-from components.federation.member import KarmadaAgent, KarmadaAgentArgs, kube_system_uid
-from components.federation.placement import member_regions
+from components.federation.member import (
+    KarmadaAgent,
+    KarmadaAgentArgs,
+    KarmadaMembership,
+    KarmadaMembershipArgs,
+    kube_system_uid,
+)
+from components.federation.placement import member_labels, member_regions
 from components.federation.render import inference_service_renderer, pod_disruption_budget_renderer
 from components.k8s.cluster import ClusterHandle, kubernetes_provider
 from components.k8s.names import cluster_name
@@ -102,6 +112,7 @@ def karmada_objects(
     env_name: str,
     karmada: ClusterHandle,
     members: Mapping[str, MemberRef],
+    joined: Mapping[str, str] | None = None,
 ) -> KarmadaFederation:
     return KarmadaFederation(
         karmada_name(env_name),
@@ -110,6 +121,7 @@ def karmada_objects(
             stack=env_name,
             karmada=karmada,
             members=dict(members),
+            joined=dict(joined or {}),
             render=inference_service_renderer(env, env_name),
             budget=pod_disruption_budget_renderer(env),
         ),
@@ -119,7 +131,7 @@ def karmada_objects(
 def federate_in_one_stack(
     env: EnvironmentSpec, env_name: str, clusters: Mapping[str, ClusterHandle]
 ) -> dict[str, pulumi.Input]:
-    """Every part in this stack; each agent starts once Karmada holds its access and Cluster. Returns the
+    """Every part in this stack: each agent, then its Cluster and (after the agent's flags) its RBAC. Returns the
     `karmada` output."""
     host_name = env.federation.host
     assert host_name is not None  # check_federation
@@ -130,33 +142,19 @@ def federate_in_one_stack(
         allowed_sources=karmada_allowlist(env, [c.egress_ips for c in clusters.values() if c.egress_ips is not None]),
         allowlist_applied_elsewhere=False,
     )
-    pull = env.federation.member_mode == "pull"
-    agents: dict[str, KarmadaAgent] = {}
-    if not pull:  # push: Karmada's side needs each member's credentials first
-        agents = {
-            r.name: _member_agent(env, plane, clusters[r.name], host=r.name == host_name) for r in member_regions(env)
-        }
-    members = {r.name: member_ref(env, r, clusters[r.name], agents.get(r.name)) for r in member_regions(env)}
+    # Each agent first: its RBAC in Karmada follows its flags (pull), its token feeds its registration (push).
+    agents = {
+        r.name: _member_agent(env, plane, clusters[r.name], host=r.name == host_name) for r in member_regions(env)
+    }
+    members = {r.name: member_ref(env, r, clusters[r.name], agents[r.name]) for r in member_regions(env)}
     federation = karmada_objects(env, env_name, plane.api, members)
-    if pull:
-        for r in member_regions(env):
-            membership = federation.memberships[r.name]
-            _member_agent(
-                env,
-                plane,
-                clusters[r.name],
-                host=r.name == host_name,
-                depends_on=[*membership.agent_access, membership.registration],
-            )
     return {
-        "karmada": federation_output(env, plane.endpoint, host_name, federation),
+        "karmada": federation_output(env, plane.endpoint, host_name, _registered(federation), list(federation.models)),
         "karmadaKubeconfig": plane.kubeconfig,
     }
 
 
-def member_ref(
-    env: EnvironmentSpec, region: RegionSpec, cluster: ClusterHandle, agent: KarmadaAgent | None
-) -> MemberRef:
+def member_ref(env: EnvironmentSpec, region: RegionSpec, cluster: ClusterHandle, agent: KarmadaAgent) -> MemberRef:
     """What Karmada's side needs of a member cluster of this stack."""
     pull = env.federation.member_mode == "pull"
     return MemberRef(
@@ -164,7 +162,8 @@ def member_ref(
         region=region,
         endpoint=cluster.endpoint,
         cluster_id=kube_system_uid(cluster) if pull else None,
-        push_credentials=agent.push_credentials if agent is not None else None,
+        push_credentials=None if pull else agent.push_credentials,
+        agent=tuple(agent.deployed),
     )
 
 
@@ -174,8 +173,8 @@ def _member_agent(
     member: ClusterHandle,
     *,
     host: bool,
-    depends_on: Sequence[pulumi.Resource] = (),
 ) -> KarmadaAgent:
+    """A member's agent in the stack of the control plane; the host's dials it in-cluster, after its release."""
     pull = env.federation.member_mode == "pull"
     return agent(
         env,
@@ -184,7 +183,7 @@ def _member_agent(
         ca_cert=plane.certificates.ca.cert_pem if pull else None,
         agent_cert=plane.agent_certificates.get(member.name),
         host_namespace=plane.namespace if host else None,
-        depends_on=depends_on,
+        depends_on=[plane.release] if host else [],
     )
 
 
@@ -192,19 +191,20 @@ def federation_output(
     env: EnvironmentSpec,
     endpoint: pulumi.Input[str],
     host: str,
-    federation: KarmadaFederation | None,
+    registered: Mapping[str, pulumi.Input[str]],
+    models: Sequence[str] = (),
 ) -> dict:
     """The `karmada` output: endpoint, host, members' Cluster names (once registered), federated models."""
-    members = [r.name for r in member_regions(env)]
     return {
         "endpoint": endpoint,
         "host": host,
-        "members": {
-            name: (federation.memberships[name].registration.metadata["name"] if federation else None)
-            for name in members
-        },
-        "federatedModels": list(federation.models) if federation else [],
+        "members": {r.name: registered.get(r.name) for r in member_regions(env)},
+        "federatedModels": list(models),
     }
+
+
+def _registered(federation: KarmadaFederation) -> dict[str, pulumi.Input[str]]:
+    return {region: m.registration.metadata["name"] for region, m in federation.memberships.items()}
 
 
 def federate_region(
@@ -223,7 +223,6 @@ def federate_region(
             allowed_sources=karmada_allowlist(env, [cluster.egress_ips] if cluster.egress_ips is not None else []),
             allowlist_applied_elsewhere=True,
         )
-        exports["karmada"] = federation_output(env, plane.endpoint, host_name, None)
         exports["karmadaKubeconfig"] = plane.kubeconfig
         exports["karmadaCa"] = plane.certificates.ca.cert_pem
         exports["karmadaAgentCerts"] = {name: c.cert_pem for name, c in plane.agent_certificates.items()}
@@ -231,6 +230,26 @@ def federate_region(
             {name: c.key_pem for name, c in plane.agent_certificates.items()}
         )
         member_agent = _member_agent(env, plane, cluster, host=True) if is_member(env, region) else None
+        registered: dict[str, pulumi.Input[str]] = {}
+        if member_agent is not None and pull:
+            # The host joins here, in its own wave: everything its agent needs at start is in this stack.
+            ref = member_ref(env, region, cluster, member_agent)
+            membership = KarmadaMembership(
+                cluster.name,
+                KarmadaMembershipArgs(
+                    karmada=plane.api,
+                    cluster_name=cluster.name,
+                    region=region,
+                    endpoint=ref.endpoint,
+                    mode="pull",
+                    labels=member_labels(env.label_domain, region),
+                    cluster_id=ref.cluster_id,
+                    agent=ref.agent,
+                ),
+            )
+            registered[region.name] = membership.registration.metadata["name"]
+            exports["karmadaMember"] = {"clusterId": ref.cluster_id}
+        exports["karmada"] = federation_output(env, plane.endpoint, host_name, registered)
     elif is_member(env, region):
         assert anchor is not None
         member_agent = agent(
@@ -247,7 +266,7 @@ def federate_region(
         )
     else:
         return exports
-    if member_agent is not None:
+    if member_agent is not None and "karmadaMember" not in exports:
         exports["karmadaMember"] = (
             {"clusterId": kube_system_uid(cluster)} if pull else pulumi.Output.secret(member_agent.push_credentials)
         )
@@ -273,7 +292,15 @@ def federate_globally(
     )
     pull = env.federation.member_mode == "pull"
     members = {}
+    # A pull host registered itself in its own stack (federate_region).
+    joined = (
+        {host_name: cluster_name(env_name, env.region(host_name))}
+        if pull and is_member(env, env.region(host_name))
+        else {}
+    )
     for region in member_regions(env):
+        if region.name in joined:
+            continue
         reference = regions[region.name]
         member = reference.require_output("karmadaMember")
         members[region.name] = MemberRef(
@@ -283,7 +310,7 @@ def federate_globally(
             cluster_id=member.apply(lambda m: m["clusterId"]) if pull else None,
             push_credentials=None if pull else member,
         )
-    federation = karmada_objects(env, env_name, karmada, members)
+    federation = karmada_objects(env, env_name, karmada, members, joined)
     host_kubeconfig = pulumi.Output.secret(output_item(anchor, "kubeconfigs", host_name))
     host_cluster = cluster_name(env_name, env.region(host_name))
     host = ClusterHandle(
@@ -300,7 +327,8 @@ def federate_globally(
         [reference.require_output("egressIps") for reference in regions.values()],
         depends_on=[m.registration for m in federation.memberships.values()],
     )
-    return {"karmada": federation_output(env, endpoint, host_name, federation)}
+    registered = {**joined, **_registered(federation)}
+    return {"karmada": federation_output(env, endpoint, host_name, registered, list(federation.models))}
 
 
 def allowlist_patch(
@@ -310,7 +338,11 @@ def allowlist_patch(
     *,
     depends_on: Sequence[pulumi.Resource],
 ) -> k8s.core.v1.ServicePatch:
-    """The Karmada API's final allowlist, applied from the global stack once every member's NAT address exists."""
+    """The Karmada API's final allowlist, applied from the global stack once every member's NAT address exists.
+
+    Retained on delete: deleting a patch removes the fields it owns (PULUMI_PATCH_DELETE_RELINQUISHES), and a
+    load balancer without source ranges admits the internet (LOAD_BALANCER_OPEN_WITHOUT_SOURCE_RANGES); destroying
+    the global stack, or replacing this patch, leaves the last allowlist in place."""
     return k8s.core.v1.ServicePatch(
         f"{host.name}-karmada-apiserver-allowlist",
         metadata={
@@ -320,5 +352,5 @@ def allowlist_patch(
             "annotations": {"pulumi.com/patchForce": "true"},
         },
         spec={"loadBalancerSourceRanges": karmada_allowlist(env, egress)},
-        opts=pulumi.ResourceOptions(provider=host.provider, depends_on=list(depends_on)),
+        opts=pulumi.ResourceOptions(provider=host.provider, depends_on=list(depends_on), retain_on_delete=True),
     )

@@ -9,7 +9,6 @@ import pulumi
 
 from components.addons.model_cache import (
     CACHE_SERVICE_ACCOUNT,
-    FLUID_INJECTION_LABEL,
     ModelCache,
     ModelCacheArgs,
     prewarmed_models,
@@ -17,6 +16,7 @@ from components.addons.model_cache import (
 from components.config.environment import EnvironmentSpec
 from components.config.model_store import cache_plan
 from components.config.region import RegionSpec
+from components.domain.cache_reads import cache_reads
 from components.k8s.cluster import ClusterHandle
 from components.k8s.names import MODEL_SERVER_SERVICE_ACCOUNT, SERVING_NAMESPACE, model_bucket_name
 from components.k8s.workload_identity import ServiceAccountRef
@@ -50,7 +50,6 @@ def build_model_storage(
         ServingIdentityArgs(
             cluster=cluster,
             cloud_identity=identities[MODEL_SERVER],
-            namespace_labels=FLUID_INJECTION_LABEL if region.model_cache.enabled else {},
         ),
         opts=pulumi.ResourceOptions(parent=parent),
     )
@@ -65,6 +64,7 @@ def build_model_storage(
                 cloud_identity=identities[MODEL_CACHE],
                 serving_namespace=serving.namespace,
                 label_domain=env.label_domain,
+                reads=cache_reads(env, region),
                 prewarm=tuple(prewarmed_models(env, region)),
             ),
             opts=pulumi.ResourceOptions(parent=parent),

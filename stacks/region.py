@@ -18,6 +18,7 @@ from components.config.region import RegionSpec
 from components.k8s.cluster import ClusterHandle
 from components.k8s.names import cluster_name as cluster_name_of
 from stacks.clouds import backend_for
+from stacks.gateway_names import gateway_certificate, gateway_dns
 from stacks.model_storage import RegionalModelStorage, build_model_storage
 from stacks.serving import RegionalServing, build_serving
 
@@ -28,6 +29,8 @@ class RegionalPlatformArgs:
     region: RegionSpec
     stack: str
     api_keys: Mapping[str, pulumi.Output[str]] = field(default_factory=dict)  # tenant -> secret gateway key
+    # The environment's gateway CA (certificate, key) when cert-manager issues the gateways' certificates.
+    gateway_ca: tuple[pulumi.Input[str], pulumi.Input[str]] | None = None
 
 
 class RegionalPlatform(pulumi.ComponentResource):
@@ -104,5 +107,16 @@ class RegionalPlatform(pulumi.ComponentResource):
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )
+            assert self.serving is not None  # a gateway serves models: the region has GPU pools and KServe
+            gateway_certificate(
+                self,
+                args.env,
+                region,
+                self.cluster,
+                ca=args.gateway_ca,
+                cert_manager=self.serving.cert_manager,
+                gateway=self.gateway,
+            )
+            gateway_dns(self, args.env, region, self.cluster, gateway=self.gateway)
 
         self.register_outputs({"cluster": cluster_name, "endpoint": self.cluster.endpoint})

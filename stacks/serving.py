@@ -25,6 +25,7 @@ class RegionalServing:
     kserve: KServe
     keda: Keda | None
     models: dict[str, ModelDeployment]
+    cert_manager: list[pulumi.Resource]  # its release, where the stack installs it (CRDs and webhook)
 
 
 def build_serving(
@@ -79,4 +80,4 @@ def build_serving(
         )
         for p in model_placements(env, region)
     }
-    return RegionalServing(kserve, keda, models)
+    return RegionalServing(kserve, keda, models, [c.release for c in cert_manager])

@@ -18,6 +18,8 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
+import pulumi_random as random
+import pulumi_tls as tls
 import yaml
 
 from components.aws.eks import CONTROL_PLANE_LOG_TYPES
@@ -101,9 +103,9 @@ def _read_models(arn: str) -> str:
     )
 
 
-def _aws(group: pulumi.Resource) -> None:
+def _aws(group: pulumi.Resource) -> aws.iam.Role:
     key = aws.kms.Key("models-key", enable_key_rotation=True, deletion_window_in_days=30, opts=PROTECTED)
-    bucket = aws.s3.Bucket("models", opts=PROTECTED)
+    bucket = aws.s3.Bucket("models", bucket="fx-models", opts=PROTECTED)
     aws.s3.BucketPublicAccessBlock(
         "models",
         bucket=bucket.id,
@@ -146,7 +148,7 @@ def _aws(group: pulumi.Resource) -> None:
         "node-worker", role=node_role.name, policy_arn="arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy"
     )
     aws.iam.Policy("model-read", policy=bucket.arn.apply(_read_models))
-    irsa_role(
+    model_server = irsa_role(
         "model-server",
         IrsaRoleArgs(
             oidc_provider_arn=oidc.arn,
@@ -197,6 +199,8 @@ def _aws(group: pulumi.Resource) -> None:
         launch_template={"id": template.id, "version": template.latest_version.apply(str)},
         node_repair_config={"enabled": True},
     )
+
+    return model_server
 
 
 def _node_config(account: pulumi.Output[str]) -> dict:
@@ -291,6 +295,21 @@ def _gcp() -> gcp.container.Cluster:
     return cluster
 
 
+def _critical_quota(name: str, namespace: str, classes: list[str], opts: pulumi.ResourceOptions) -> None:
+    """The quota GKE needs in `namespace` to admit pods of these priority classes."""
+    k8s.core.v1.ResourceQuota(
+        name,
+        metadata={"name": "critical-pods", "namespace": namespace},
+        spec={
+            "hard": {"pods": "1G"},
+            "scopeSelector": {
+                "matchExpressions": [{"scopeName": "PriorityClass", "operator": "In", "values": classes}]
+            },
+        },
+        opts=opts,
+    )
+
+
 def _gke_critical_pods(gke: k8s.Provider) -> None:
     """Volcano on GKE: its templates run system-cluster-critical pods, admitted by the namespace's quota."""
     opts = pulumi.ResourceOptions(provider=gke)
@@ -299,23 +318,7 @@ def _gke_critical_pods(gke: k8s.Provider) -> None:
         metadata={"name": "volcano-system", "labels": {"pod-security.kubernetes.io/enforce": "baseline"}},
         opts=opts,
     )
-    k8s.core.v1.ResourceQuota(
-        "critical-pods",
-        metadata={"name": "critical-pods", "namespace": "volcano-system"},
-        spec={
-            "hard": {"pods": "1G"},
-            "scopeSelector": {
-                "matchExpressions": [
-                    {
-                        "scopeName": "PriorityClass",
-                        "operator": "In",
-                        "values": ["system-node-critical", "system-cluster-critical"],
-                    }
-                ]
-            },
-        },
-        opts=opts,
-    )
+    _critical_quota("critical-pods", "volcano-system", ["system-node-critical", "system-cluster-critical"], opts)
     k8s.helm.v3.Release(
         "volcano",
         name="volcano",
@@ -416,16 +419,22 @@ def _serving(eks: k8s.Provider) -> None:
         eks,
     )
 
-    def pd_pool(role: str) -> dict:
+    def pd_pool(role: str) -> dict:  # decode (kv_consumer) pods carry KServe's routing sidecar
         kv = {
             "kv_connector": "NixlConnector",
             "kv_role": role,
             "kv_connector_extra_config": {"backends": ["LIBFABRIC"]},
         }
         amounts = {"cpu": "16", "memory": "256Gi", "nvidia.com/gpu": "4", "vpc.amazonaws.com/efa": "16"}
+        sidecar = {"requests": {"cpu": "250m", "memory": "256Mi"}, "limits": {"cpu": "250m", "memory": "256Mi"}}
         return {
             "nodeSelector": pool_selector(DOMAIN, "h100"),
             "tolerations": gpu_tolerations(),
+            **(
+                {"initContainers": [{"name": "llm-d-routing-sidecar", "resources": sidecar}]}
+                if role == "kv_consumer"
+                else {"automountServiceAccountToken": False}
+            ),
             "containers": [
                 {
                     "name": "main",
@@ -496,6 +505,14 @@ def _serving(eks: k8s.Provider) -> None:
                         {
                             "name": "redis",
                             "image": "redis:7.4.1",
+                            "command": ["redis-server"],
+                            "args": ["--requirepass", "$(REDIS_PASSWORD)"],
+                            "env": [
+                                {
+                                    "name": "REDIS_PASSWORD",
+                                    "valueFrom": {"secretKeyRef": {"name": "redis-auth", "key": "password"}},
+                                }
+                            ],
                             "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
                             "resources": {
                                 "requests": {"cpu": "100m", "memory": "256Mi"},
@@ -622,7 +639,14 @@ def _gateway(eks: k8s.Provider) -> None:
             "parentRefs": [gateway_ref],
             "rules": [
                 {
-                    "matches": [{"headers": [{"type": "Exact", "name": "x-ai-eg-model", "value": "llama-70b"}]}],
+                    "matches": [
+                        {
+                            "headers": [
+                                {"type": "Exact", "name": "x-ai-eg-model", "value": "llama-70b"},
+                                {"type": "Exact", "name": "x-tenant-id", "value": "search"},
+                            ]
+                        }
+                    ],
                     "backendRefs": [
                         {"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": "llama-70b"}
                     ],
@@ -639,7 +663,11 @@ def _gateway(eks: k8s.Provider) -> None:
         {**meta, "name": "tenant-auth"},
         {
             "targetRefs": [gateway_ref],
-            "apiKeyAuth": {"credentialRefs": [{"name": "tenant-keys"}], "extractFrom": [{"headers": ["x-api-key"]}]},
+            "apiKeyAuth": {
+                "credentialRefs": [{"name": "tenant-keys"}],
+                "extractFrom": [{"headers": ["x-api-key"]}],
+                "forwardClientIDHeader": "x-tenant-id",
+            },
         },
         eks,
     )
@@ -709,15 +737,153 @@ def _federation(karmada: k8s.Provider) -> None:
     )
 
 
+def _gke_cache(gke: k8s.Provider) -> None:
+    """Fluid on GKE: its controller creates each AlluxioRuntime's system-node-critical FUSE pods in the runtime's
+    namespace, admitted by that namespace's quota."""
+    opts = pulumi.ResourceOptions(provider=gke)
+    k8s.core.v1.Namespace(
+        "ns-model-cache",
+        metadata={"name": "model-cache", "labels": {"pod-security.kubernetes.io/enforce": "privileged"}},
+        opts=opts,
+    )
+    _critical_quota("cache-critical-pods", "model-cache", ["system-node-critical"], opts)
+    k8s.helm.v3.Release(
+        "fluid",
+        name="fluid",
+        chart="fluid",
+        version="1.0.8",
+        namespace="fluid-system",
+        repository_opts={"repo": "https://fluid-cloudnative.github.io/charts"},
+        values={"runtime": {"alluxio": {"enabled": True}, "mountRoot": "/var/lib/docker/runtime-mnt"}},
+        opts=opts,
+    )
+    k8s.apiextensions.CustomResource(
+        "alluxio-runtime",
+        api_version="data.fluid.io/v1alpha1",
+        kind="AlluxioRuntime",
+        metadata={"name": "models", "namespace": "model-cache"},
+        spec={
+            "replicas": 1,
+            "master": {"networkMode": "ContainerNetwork"},
+            "worker": {"networkMode": "ContainerNetwork"},
+            "fuse": {"networkMode": "ContainerNetwork"},
+            "tieredstore": {"levels": [{"mediumtype": "MEM", "path": "/dev/shm", "quota": "1Gi"}]},
+        },
+        opts=opts,
+    )
+
+
+def _isolation(eks: k8s.Provider, model_server_role: aws.iam.Role) -> None:
+    """Model servers' identity and network isolation as the platform renders them, and a tenant's API key."""
+    opts = pulumi.ResourceOptions(provider=eks)
+    random.RandomPassword("tenant-key-search", length=48, special=False)
+    k8s.core.v1.ServiceAccount(
+        "model-server",
+        metadata={
+            "name": MODEL_SERVER_SERVICE_ACCOUNT,
+            "namespace": SERVING_NAMESPACE,
+            "annotations": {"eks.amazonaws.com/role-arn": model_server_role.arn},
+        },
+        automount_service_account_token=False,
+        opts=opts,
+    )
+    k8s.networking.v1.NetworkPolicy(
+        "default-deny",
+        metadata={"name": "default-deny-ingress", "namespace": SERVING_NAMESPACE},
+        spec={"podSelector": {}, "policyTypes": ["Ingress"], "ingress": []},
+        opts=opts,
+    )
+
+
+AGENT = "fx-eks"  # the member whose karmada-agent the fixture certifies
+
+
+def _karmada_agent(karmada: k8s.Provider) -> None:
+    """A pull member's agent: its certificate and its RBAC in Karmada, as karmadactl register issues them."""
+    opts = pulumi.ResourceOptions(provider=karmada)
+    ca_key = tls.PrivateKey("karmada-ca-key", algorithm="RSA", rsa_bits=3072)
+    ca = tls.SelfSignedCert(
+        "karmada-ca",
+        private_key_pem=ca_key.private_key_pem,
+        subject={"common_name": "karmada-ca"},
+        is_ca_certificate=True,
+        validity_period_hours=87600,
+        allowed_uses=["cert_signing", "crl_signing", "digital_signature", "key_encipherment"],
+    )
+    key = tls.PrivateKey("agent-key", algorithm="RSA", rsa_bits=3072)
+    csr = tls.CertRequest(
+        "agent-csr",
+        private_key_pem=key.private_key_pem,
+        subject={"common_name": f"system:karmada:agent:{AGENT}", "organization": "system:karmada:agents"},
+    )
+    tls.LocallySignedCert(
+        "agent-cert",
+        cert_request_pem=csr.cert_request_pem,
+        ca_private_key_pem=ca_key.private_key_pem,
+        ca_cert_pem=ca.cert_pem,
+        validity_period_hours=43800,
+        early_renewal_hours=2160,
+        allowed_uses=["digital_signature", "key_encipherment", "client_auth"],
+    )
+    user = [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": f"system:karmada:agent:{AGENT}"}]
+    name = f"system:karmada:{AGENT}:agent"
+    k8s.rbac.v1.ClusterRole(
+        "agent",
+        metadata={"name": name},
+        rules=[
+            {
+                "apiGroups": ["cluster.karmada.io"],
+                "resources": ["clusters"],
+                "resourceNames": [AGENT],
+                "verbs": ["get", "update", "delete"],
+            },
+            {"apiGroups": ["cluster.karmada.io"], "resources": ["clusters"], "verbs": ["create", "list", "watch"]},
+            {
+                "apiGroups": ["certificates.k8s.io"],
+                "resources": ["certificatesigningrequests"],
+                "verbs": ["get", "create"],
+            },
+        ],
+        opts=opts,
+    )
+    k8s.rbac.v1.ClusterRoleBinding(
+        "agent",
+        metadata={"name": name},
+        role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+        subjects=user,
+        opts=opts,
+    )
+    work = f"system:karmada:{AGENT}:agent-work"
+    namespace = f"karmada-es-{AGENT}"
+    k8s.rbac.v1.Role(
+        "agent-work",
+        metadata={"name": work, "namespace": namespace},
+        rules=[{"apiGroups": ["work.karmada.io"], "resources": ["works"], "verbs": ["get", "list", "watch", "update"]}],
+        opts=opts,
+    )
+    k8s.rbac.v1.RoleBinding(
+        "agent-work",
+        metadata={"name": work, "namespace": namespace},
+        role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": work},
+        subjects=user,
+        opts=opts,
+    )
+
+
 def _program() -> None:
     group = pulumi.ComponentResource("fixture:index:Group", "fixtures")
-    _aws(group)
+    model_server_role = _aws(group)
     cluster = _gcp()
     eks = k8s.Provider(EKS, kubeconfig="{}")
     gke = k8s.Provider(GKE, kubeconfig=cluster.endpoint.apply(lambda _: "{}"))  # configured from the cluster
     _serving(eks)
+    _isolation(eks, model_server_role)
     _gke_critical_pods(gke)
+    _gke_cache(gke)
     _federation(k8s.Provider(KARMADA, kubeconfig="{}"))
+    karmada = k8s.Provider(KARMADA, kubeconfig="{}")
+    _federation(karmada)
+    _karmada_agent(karmada)
     k8s.core.v1.ConfigMap(
         "custom-mig-config",
         metadata={"name": "custom-mig-config", "namespace": "gpu-operator"},

@@ -61,8 +61,12 @@ def test_synthetic_config_needs_a_region():
 
 
 def _registered(document: dict) -> tuple[list, dict]:
-    """What was registered; property dependencies left out: the floor registers literal values, not Outputs."""
-    resources = [{k: v for k, v in r.items() if k != "propertyDependencies"} for r in document["resources"]]
+    """What was registered; property dependencies and secret digests left out: the floor registers literal values,
+    not Outputs."""
+    resources = [
+        {k: v for k, v in r.items() if k not in ("propertyDependencies", "secretDigests")}
+        for r in document["resources"]
+    ]
     return sorted((r["urn"], json.dumps(r, sort_keys=True)) for r in resources), document["outputs"]
 
 

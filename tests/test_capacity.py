@@ -161,14 +161,19 @@ def test_a_queue_smaller_than_the_minimum_replicas_is_rejected():
     ]
 
 
-def test_queue_limits_count_only_the_resources_they_name():
-    """Volcano leaves a resource the capability does not list unlimited: dev's MIG model is not capped."""
+def test_a_resource_the_queue_leaves_out_is_capped_at_zero():
+    """Volcano leaves a resource a capability does not list unlimited (VOLCANO_UNLISTED_RESOURCES_ARE_UNCAPPED), so
+    the queue lists every resource the region offers, 0 where the quota names none: dev's MIG model needs its own."""
     from components.config.loader import load_environment
 
     raw = raw_environment("dev")
-    assert raw["tenants"][0]["gpuQuotas"][0]["capability"] == {"nvidia.com/gpu": 2}
-    raw["models"][1]["placements"][0].update(minReplicas=1, maxReplicas=1)  # qwen on nvidia.com/mig-3g.40gb
-    assert load_environment(raw).models[1].placements[0].min_replicas == 1
+    assert raw["tenants"][0]["gpuQuotas"][0]["capability"] == {"nvidia.com/gpu": 2, "nvidia.com/mig-3g.40gb": 1}
+    assert load_environment(raw).models[1].placements[0].resource == "nvidia.com/mig-3g.40gb"  # qwen
+    raw["tenants"][0]["gpuQuotas"][0]["capability"] = {"nvidia.com/gpu": 2}
+    assert config_errors(raw) == [
+        "tenants[0].gpuQuotas[0].capability: one replica of qwen2-5-7b needs 1 nvidia.com/mig-3g.40gb (tensor "
+        "parallel 1 x pipeline parallel 1), more than the 0 this queue may use in region 'use1'; raise it to at least 1"
+    ]
 
 
 def test_plan_exits_2_when_replicas_cannot_fit(tmp_path, capsys):
@@ -183,7 +188,7 @@ def test_plan_exits_2_when_replicas_cannot_fit(tmp_path, capsys):
     config = environment_config("dev")
     config[ns("regions")][0]["gpuPools"][0]["maxSize"] = 1  # l40s: 1 node x 2 time-slice shares
     config[ns("models")][0]["placements"][0].update(minReplicas=5, maxReplicas=5)
-    config[ns("tenants")][0]["gpuQuotas"][0]["capability"] = {"nvidia.com/gpu": 8}
+    config[ns("tenants")][0]["gpuQuotas"][0]["capability"] = {"nvidia.com/gpu": 8, "nvidia.com/mig-3g.40gb": 1}
     (tmp_path / "Pulumi.tight.yaml").write_text(yaml.safe_dump({"config": config}))
     assert plan_main(["tight", "--project-dir", str(tmp_path), "--quiet"]) == 2
     assert capsys.readouterr().err.splitlines() == [

@@ -58,5 +58,5 @@ def test_plan_md_shows_cert_manager_and_quotas_per_cluster(prod_plan):
     assert "| prod-use1 | aws | v1.21.1 (installed before KServe) | n/a (EKS) |" in md
     assert (
         "| prod-usc1 | gcp | v1.21.1 (installed before KServe) | dcgm-exporter, gpu-operator, karmada-system, "
-        "volcano-system |" in md
+        "model-cache, volcano-system |" in md
     )

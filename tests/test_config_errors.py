@@ -94,6 +94,7 @@ def test_min_greater_than_max(path, message):
 def test_replicas_min_greater_than_max():
     raw = raw_environment()
     raw["models"][0]["placements"][0].update(minReplicas=3, maxReplicas=2)
+    # The queue's capacity check, a later stage, would count those 3 replicas: a consequence, not reported.
     assert config_errors(raw) == [
         "models[0].placements[0].minReplicas: minReplicas 3 is greater than maxReplicas 2; "
         "lower minReplicas or raise maxReplicas"
@@ -276,3 +277,42 @@ def test_cli_plans_an_environment_it_has_never_seen(project, capsys):
     plan_json = project / "build" / "staging" / "plan.json"
     assert plan_json.exists()
     assert '"staging-euw1"' in plan_json.read_text()
+
+
+def test_mistakes_of_every_stage_come_in_one_run():
+    """A pricing mistake (checked first), a rollout wave naming no region (second stage) and a minimum that does not
+    fit its pool (capacity, last): one run names all three."""
+    raw = raw_environment()
+    raw["pricing"] = {"discountPercent": 10}
+    raw["rollout"] = {"confirmBefore": ["no-such-wave"]}
+    raw["models"][0]["placements"][0].update(minReplicas=40, maxReplicas=40)
+    paths = [line.split(":")[0] for line in config_errors(raw)]
+    assert "pricing.discountSource" in paths or "pricing" in paths, paths
+    assert any(p.startswith("rollout") for p in paths), paths
+    assert any(p.startswith("regions[0].gpuPools") for p in paths), paths
+
+
+def test_cli_refuses_a_secure_value_in_a_shared_environment_file_as_pulumi_up_would(project, capsys):
+    """A perRegion environment has no stack `<env>` that could decrypt a `secure:` value in its file: every region
+    stack's `pulumi up` refuses it (stacks/config.py), and so does `make plan`, with the same line."""
+    config = environment_config("prod")
+    config["inference-platform:gateway"]["externalProviders"] = [
+        {"name": "openai", "type": "openai", "models": ["gpt-4o"], "apiKey": {"secure": "AAABAJ1x"}}
+    ]
+    _write_env(project, "shared", config)
+    assert plan_main(["shared", "--project-dir", str(project), "--quiet"]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [
+        "error: Pulumi.shared.yaml: inference-platform:gateway: Pulumi.shared.yaml holds a `secure:` value, which only "
+        "stack 'shared' could decrypt; set it on the stack that uses it: pulumi config set --secret --path "
+        "-s shared.use1 'inference-platform:gateway' <value>"
+    ]
+    assert not (project / "build").exists()
+
+
+def test_cli_refuses_stack_names_pulumi_would_not_create(project, capsys):
+    config = environment_config("prod")
+    _write_env(project, "prod.eu", config)  # a perRegion environment named with '.'
+    assert plan_main(["prod.eu", "--project-dir", str(project), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "environment name 'prod.eu' holds '.'" in err and "Traceback" not in err

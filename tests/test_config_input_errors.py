@@ -279,7 +279,8 @@ def test_karmada_api_open_to_the_internet():
 def test_production_needs_two_system_nodes():
     assert _errors("prod", ("set", "regions[1].systemPool.minSize", 1)) == [
         "regions[1].systemPool.minSize: production runs controllers and webhooks on at least 2 system nodes (one "
-        "node's loss stops admission for every pod); set minSize to 2 or more"
+        "node's loss stops admission of Volcano queues, PodGroups and jobs, and of KServe's model-server pods, all "
+        "fail-closed webhooks); set minSize to 2 or more"
     ]
 
 

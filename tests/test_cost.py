@@ -159,11 +159,11 @@ def gcp_priced_plan():
 
 
 def test_gcp_monthly_cost_with_the_environment_s_own_prices(gcp_priced_plan):
-    # min: 3 x 0.4 + 1 x 80 + 1 x 2 + 1 x 5 = 88.2 $/h x 730 = 64,386. Always on: mistral's 1 replica takes
-    # 1 of the l4 node's 2 GPUs, 3 cache workers fit the 3 GPU nodes up: the same. max: 6 x 0.4 + 2 x 80
-    # + 6 x 2 + 3 x 5 = 189.4 $/h x 730 = 138,262.
+    # min: 3 x 0.4 + 1 x 80 + 1 x 2 + 0 x 5 (a100-mig: no model, minSize 0) = 83.2 $/h x 730 = 60,736. Always on:
+    # mistral's 1 replica takes 1 of the l4 node's 2 GPUs, 2 cache workers fit the 2 GPU nodes up: the same.
+    # max: 6 x 0.4 + 2 x 80 + 6 x 2 + 3 x 5 = 189.4 $/h x 730 = 138,262.
     section = dev_plan_md(gcp_priced_plan)
-    assert "| usc1 | **region total** | | | | | $64,386 | $64,386 | $138,262 |" in section
+    assert "| usc1 | **region total** | | | | | $60,736 | $60,736 | $138,262 |" in section
     assert (
         "| usc1 | h200 | a3-ultragpu-8g | reservation | $80/h | 1 / 1 / 2 | $58,400 | $58,400 | $116,800 |" in section
     )
@@ -233,12 +233,12 @@ def test_the_cost_diff_of_one_more_l40s_node(dev_plan, l40s_one_more_node_plan):
     # One g6e.4xlarge more at max: 3.00424 x 730 = $2,193.10; min and always-on are unchanged, and so are the models
     # (llama-3-1-8b stays at maxReplicas 2).
     assert (
-        "| pool | use1 | l40s | $0 -> $0 (**+$0**) | $2,193 -> $2,193 (**+$0**) | $4,386 -> $6,579 (**+$2,193**) |"
+        "| pool | use1 | l40s | size | $0 -> $0 (**+$0**) | $2,193 -> $2,193 (**+$0**) | $4,386 -> $6,579 (**+$2,193**) |"
         in (text)
     )
     assert "| model |" not in text
     assert (
-        "| **total (priced)** | | | $294 -> $294 (**+$0**) | $2,487 -> $2,487 (**+$0**) | $4,975 -> $7,168 (**+$2,193**) |"
+        "| **total (priced)** | | | | $294 -> $294 (**+$0**) | $2,487 -> $2,487 (**+$0**) | $4,975 -> $7,168 (**+$2,193**) |"
         in (text)
     )
 
@@ -251,7 +251,11 @@ def test_plan_compare_writes_and_prints_the_diff(tmp_path, capsys, l40s_one_more
     assert plan_main(["dev", "--out", str(tmp_path / "out"), "--quiet", "--compare", str(base)]) == 0
     written = (tmp_path / "out" / "cost-diff.md").read_text()
     assert "$6,579 -> $4,386 (**-$2,193**)" in written
-    assert written in capsys.readouterr().out
+    changes = (tmp_path / "out" / "changes.md").read_text()
+    assert changes.endswith(written) and changes in capsys.readouterr().out
+    # plan.md, the pull-request comment, starts with the changes; changes.json holds them whole.
+    assert (tmp_path / "out" / "plan.md").read_text().startswith(changes)
+    assert json.loads((tmp_path / "out" / "changes.json").read_text())["environment"] == "dev"
 
 
 def test_a_base_plan_without_costs_says_so():
@@ -285,4 +289,4 @@ def test_the_pr_workflow_plans_the_base_and_posts_the_cost_diff():
     assert "git worktree add ../base ${{ github.event.pull_request.base.sha }}" in steps[base]["run"]
     assert "--compare $base" in steps[plan]["run"] and 'PLAN_FLAGS="$flags"' in steps[plan]["run"]
     comment = next(s for s in steps if s.get("name") == "Comment plan.md on the pull request")
-    assert "cost-diff.md" in comment["with"]["script"]
+    assert "changes.md" in comment["with"]["script"]  # plan.md starts with it (tests: test_plan_compare_...)

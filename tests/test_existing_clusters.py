@@ -19,7 +19,7 @@ def _existing_prod() -> dict:
             "name": "team-eks",
             "egressIps": ["198.51.100.7", "198.51.100.8"],
             "nodeRoleArn": EKS_ROLE,
-            "subnets": {zone: f"subnet-{zone}" for zone in use1["zones"]},
+            "subnets": {zone: f"subnet-{i:08x}" for i, zone in enumerate(use1["zones"])},
         }
     }
     usc1["cluster"] = {
@@ -48,7 +48,8 @@ def test_gpu_pools_join_the_existing_clusters_with_the_declared_role_subnets_and
     groups = {r.name: r.inputs for r in existing_plan.of_type("aws:eks/nodeGroup:NodeGroup")}
     h100 = groups["use1-h100"]
     assert h100["clusterName"] == "team-eks" and h100["nodeRoleArn"] == EKS_ROLE
-    assert all(s.startswith("subnet-us-east-1") for s in h100["subnetIds"]) and h100["subnetIds"]
+    declared = {f"subnet-{i:08x}" for i in range(3)}  # _existing_prod's subnet per zone
+    assert set(h100["subnetIds"]) <= declared and h100["subnetIds"]
     pools = {r.name: r.inputs for r in existing_plan.of_type("gcp:container/nodePool:NodePool")}
     gpu_pools = {name: p for name, p in pools.items() if name.startswith("usc1-")}
     assert len(gpu_pools) == 3  # h200, l4, a100-mig

@@ -23,7 +23,7 @@ from components.federation.placement import model_shares
 from components.serving.deployment import inference_service_manifest, model_placement
 from policies.model import Stack
 from policies.offline import evaluate_plan, plan_resources
-from policies.pods import is_workload, serving_runtime
+from policies.pods import is_workload, serving_runtime, workloads
 from tests.harness import cluster_objects, environment_config, kubernetes_object_keys, ns, plan_config, raw_environment
 from tools.conformance import unknown_values
 from tools.plan.model import is_patch
@@ -104,7 +104,13 @@ def test_control_plane_release_on_the_host(prod_plan):
     assert manager["extraCommandArgs"] == {"enable-no-execute-taint-eviction": "true"}
     for component in ("scheduler", "webhook", "aggregatedApiServer", "controllerManager"):
         assert values[component]["image"]["tag"] == "v1.18.2"
-    assert values["kubectl"]["image"]["tag"] == "v1.35.2" and values["cfssl"]["image"]["tag"] == "v1.6.5"
+    # The hooks' `bash` runs in an image with a shell (alpine/k8s, by digest; registry.k8s.io/kubectl has none).
+    assert values["kubectl"]["image"] == {
+        "registry": "docker.io",
+        "repository": "alpine/k8s",
+        "tag": "1.34.1@sha256:ec714df3813b5405292860f8a1c55c5727bf8c33c88992f1e981efad8065547f",
+    }
+    assert values["cfssl"]["image"]["tag"] == "v1.6.5"
     # Private keys travel in a secret values file; the rest stays readable.
     assert release["valueYamlFiles"] == "[secret]"
     assert "caKey" not in values["certs"]["custom"] and "key" not in values["certs"]["custom"]
@@ -120,7 +126,7 @@ def test_secret_chart_values_exist_in_the_pinned_chart(upstream):
 
 def test_webhook_admits_noexecute_taint_policies(prod_plan):
     patch = _objects(prod_plan, "prod-use1", "Deployment")["karmada-webhook"]
-    assert patch["metadata"] == {"name": "karmada-webhook", "namespace": "karmada-system"}
+    assert (patch["metadata"]["name"], patch["metadata"]["namespace"]) == ("karmada-webhook", "karmada-system")
     assert patch["spec"]["template"]["spec"]["containers"] == [
         {"name": "karmada-webhook", "args": ["--allow-no-execute-taint-policy=true"]}
     ]
@@ -145,9 +151,11 @@ def test_api_server_load_balancer_is_open_to_the_clusters_nat_egress_only(prod_p
     sources = patch.inputs["spec"]["loadBalancerSourceRanges"]
     assert len(sources) == len(set(sources)) == 7 and all(s.endswith("/32") for s in sources)
     assert set(spec["loadBalancerSourceRanges"]) <= set(sources)
-    # The registrations come first: an agent that gets through finds its Cluster.
+    # The registrations come first: an agent that gets through finds its Cluster. The host registered itself in
+    # its own stack (its agent dials the API in-cluster); the global stack registers usw2 and usc1.
     clusters = {r.urn for r in prod_plan.of_type("kubernetes:cluster.karmada.io/v1alpha1:Cluster")}
-    assert len(clusters) == 3 and clusters <= set(patch.options["dependsOn"])
+    in_global = {u for u in clusters if u.startswith("urn:pulumi:prod.global::")}
+    assert len(clusters) == 3 and len(in_global) == 2 and in_global <= set(patch.options["dependsOn"])
     (extra,) = push_plan.of_type("kubernetes:core/v1:ServicePatch")
     assert extra.inputs["spec"]["loadBalancerSourceRanges"][-1] == EXTRA_CIDR
 
@@ -220,11 +228,17 @@ def test_pull_members_are_declared_with_their_labels_and_agents_wait_for_access(
         "inference-platform.io/gpu-product-L4": "true",
         "inference-platform.io/gpu-product-A100-80GB": "true",
     }
-    # Different stacks: the agent (prod.usc1) is up before the Cluster (prod.global) is created; it retries
-    # until the global stack opens the allowlist, after the Cluster exists.
+    # Different stacks: the agent (prod.usc1) is deployed, not waited for, before the Cluster (prod.global) is
+    # created; it starts once the global stack grants its RBAC and opens the allowlist, after the Cluster exists.
     agent = prod_plan.named("prod-usc1-karmada-agent", "kubernetes:helm.sh/v3:Release")
-    assert agent.urn.startswith("urn:pulumi:prod.usc1::")
+    assert agent.urn.startswith("urn:pulumi:prod.usc1::") and agent.inputs["skipAwait"] is True
+    assert "atomic" not in agent.inputs
     assert patches["prod-usc1"].urn.startswith("urn:pulumi:prod.global::")
+    # The host joins in its own stack: its Cluster, then (after the agent's flags) its RBAC.
+    host_agent = prod_plan.named("prod-use1-karmada-agent", "kubernetes:helm.sh/v3:Release")
+    control_plane = prod_plan.named("prod-use1-karmada", "kubernetes:helm.sh/v3:Release")
+    assert control_plane.urn in host_agent.options["dependsOn"]
+    assert patches["prod-use1"].urn.startswith("urn:pulumi:prod.use1::")
     agents = _releases(prod_plan, "karmada-agent")
     assert sorted(agents) == ["prod-usc1", "prod-use1", "prod-usw2"]
     for cluster, release in agents.items():
@@ -248,6 +262,11 @@ def test_pull_agents_get_least_privilege_rbac_in_karmada(prod_plan):
     role = _objects(prod_plan, "prod-karmada", "ClusterRole")["system:karmada:prod-usc1:agent"]
     own = role["rules"][0]
     assert own["resourceNames"] == ["prod-usc1"] and "update" in own["verbs"]
+    # It can neither create a Cluster (the program creates its own first) nor touch a Secret in Karmada.
+    assert not [r for r in role["rules"] if r["resources"] == ["clusters"] and "create" in r["verbs"]]
+    roles = {**_objects(prod_plan, "prod-karmada", "ClusterRole"), **_objects(prod_plan, "prod-karmada", "Role")}
+    agent_rules = [rule for name, r in roles.items() if ":agent" in name for rule in r["rules"]]
+    assert agent_rules and not [r for r in agent_rules if "secrets" in r["resources"]]
     work = _objects(prod_plan, "prod-karmada", "Role")["system:karmada:prod-usc1:agent-work"]
     assert work["metadata"]["namespace"] == "karmada-es-prod-usc1"
     assert "karmada-es-prod-usc1" in _objects(prod_plan, "prod-karmada", "Namespace")
@@ -442,13 +461,17 @@ def test_policy_checks_a_karmada_template_with_its_members_runtime(prod_plan):
     assert serving_runtime(isvc, Stack(without_policy)) is None  # Karmada itself runs no model server
 
 
-def test_patches_are_not_workloads(prod_plan):
+def test_a_patch_of_a_charts_workload_is_judged_on_what_it_sets(prod_plan):
+    """The webhook's DeploymentPatch patches the chart's Deployment (not in the plan): a partial workload, judged on
+    the fields it sets (a privileged container would be reported), never on the ones it leaves to the chart."""
     evaluation = evaluate_plan(prod_plan)
     patch = prod_plan.named("prod-use1-karmada-webhook-flags")
     assert evaluation.subjects["k8s-probes"] > 0, "the workload rules judged the plan's workloads"
     assert not [f for f in evaluation.findings if f.urn == patch.urn]
     (resource,) = [r for r in plan_resources(prod_plan) if r.urn == patch.urn]
-    assert not is_workload(resource), "a DeploymentPatch's partial pod is not a workload"
+    assert is_workload(resource)
+    [pod] = workloads(resource, None)
+    assert pod.partial and pod.containers[0]["args"] == ["--allow-no-execute-taint-policy=true"]
 
 
 # --- plan.md ----------------------------------------------------------------------------------------------

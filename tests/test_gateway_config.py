@@ -41,6 +41,7 @@ def test_public_listener_without_auth():
     raw["gateway"]["auth"] = "none"
     load_environment(raw)  # internal: fine
     raw["regions"][0]["gateway"]["exposure"] = "public"
+    raw["gateway"]["dns"] = {"route53ZoneId": "Z0412345DEV"}  # a public name needs its zone (gateway_tls.py)
     assert config_errors(raw) == [
         "regions[0].gateway.exposure: a public listener with gateway.auth none lets anyone on the internet call "
         "the models; set exposure internal, or gateway.auth apiKey"

@@ -146,9 +146,11 @@ def test_single_strategy_needs_one_profile_per_node():
 )
 def test_layouts_within_the_slice_budget_are_accepted(layout):
     raw = _dev_with(1, mig={"layout": layout})
-    # Without dev's model on this pool: it requests a 3g.40gb slice, which some of these layouts lack.
+    # Without dev's model on this pool (and its tenant's quota of it): it requests a 3g.40gb slice, which some of
+    # these layouts lack.
     raw["models"] = [m for m in raw["models"] if m["placements"][0]["pool"] != "a100-mig"]
     raw["tenants"][0]["models"] = [m["name"] for m in raw["models"]]
+    del raw["tenants"][0]["gpuQuotas"][0]["capability"]["nvidia.com/mig-3g.40gb"]
     load_environment(raw)
 
 

@@ -166,5 +166,5 @@ def test_plan_md_lists_schedulable_resources_per_pool(dev_plan):
 def test_plan_md_shows_the_prod_mig_pool(prod_plan):
     assert (
         "| usc1 | a100-mig | a2-ultragpu-1g | MIG mixed, all-3g.40gb per GPU | `nvidia.com/mig-3g.40gb` | 2 | 3 | 6 "
-        "| +4 (2 nodes from 1, GKE cluster autoscaler) |" in render_markdown(prod_plan)
+        "| +6 (3 nodes from 0, GKE cluster autoscaler) |" in render_markdown(prod_plan)
     )

@@ -380,7 +380,7 @@ def test_existing_prometheus_gets_only_monitors_rules_and_dashboards():
 def test_disabled_region_gets_nothing():
     raw = raw_environment("dev")
     raw["regions"][0]["observability"] = {"enabled": False}
-    raw["regions"][0]["serving"] = {"prometheusUrl": "http://prometheus.elsewhere.example:9090"}
+    raw["regions"][0]["serving"] = {"prometheusUrl": "https://prometheus.elsewhere.example:9090"}
     plan = plan_config({f"inference-platform:{k}": v for k, v in raw.items()})
     assert not plan.of_type("inference-platform:addons:Observability")
     assert not [r for r in plan.resources if r.type.startswith("kubernetes:monitoring.coreos.com")]

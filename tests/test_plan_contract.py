@@ -40,7 +40,9 @@ def test_plan_json_follows_the_contract(written):
             "inputs",
             "options",
             "propertyDependencies",
+            "secretDigests",
         }
+        assert set(r["secretDigests"]) <= {p for p, _ in _redacted(r["inputs"])}, "a digest only where a secret is"
         assert all(dep in urns for deps in r["propertyDependencies"].values() for dep in deps)
         assert set(r["options"]) == OPTION_KEYS
         assert r["urn"].startswith(tuple(f"urn:pulumi:{s}::inference-platform::" for s in stacks or [env]))
@@ -195,3 +197,14 @@ def test_no_kubernetes_object_is_declared_twice(env_plan):
     keys = kubernetes_object_keys(env_plan)
     assert len(keys) > 50
     assert sorted(k for k in set(keys) if keys.count(k) > 1) == []
+
+
+def _redacted(value, path=""):
+    """(path, value) of every input the plan shows as the secret marker."""
+    if value == "[secret]":
+        return [(path, value)]
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in _redacted(v, f"{path}.{k}" if path else k)]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in _redacted(v, f"{path}[{i}]")]
+    return []

@@ -469,7 +469,74 @@ def _mutations() -> list[Mutation]:
             member
         )
         found.append(Mutation("prod", "gcp-workload-identity-one-ksa", member.split("[")[-1], change))
+    found += _issue_33_mutations()
     return found
+
+
+def _issue_33_mutations() -> list[Mutation]:
+    """The classes issue 33 closed, as a careless change to the real plans."""
+    llm = "prod-use1-llminferenceservice-llama-3-1-70b-rag"
+
+    def prefill(rs):
+        return props(rs, ":LLMInferenceService", llm)["spec"]["prefill"]["template"]
+
+    def decode(rs):
+        return props(rs, ":LLMInferenceService", llm)["spec"]["template"]
+
+    def redis(rs):
+        return props(rs, ":Deployment", "prod-use1-ratelimit-redis")["spec"]["template"]["spec"]["containers"][0]
+
+    def route_headers(rs):
+        return props(rs, ":AIGatewayRoute", "prod-use1-aigatewayroute-models-1")["spec"]["rules"][0]["matches"][0]
+
+    def trust(rs, sub):
+        role = props(rs, "iam/role:Role", "use1-model-cache")
+        document = json.loads(role["assumeRolePolicy"])
+        condition = document["Statement"][0]["Condition"]["StringEquals"]
+        key = next(k for k in condition if k.endswith(":sub"))
+        condition[key] = sub
+        role["assumeRolePolicy"] = json.dumps(document)
+
+    return [
+        Mutation("prod", "k8s-no-privileged", "LLMInferenceService prefill privileged",
+                 lambda rs: prefill(rs)["containers"][0].update(securityContext={"privileged": True})),
+        Mutation("prod", "k8s-resources-set", "routing sidecar without resources",
+                 lambda rs: decode(rs).pop("initContainers")),
+        Mutation("prod", "k8s-model-servers-no-token", "prefill mounts a token",
+                 lambda rs: prefill(rs).pop("automountServiceAccountToken")),
+        Mutation("prod", "k8s-service-not-exposed", "Karmada allowlist patched open",
+                 lambda rs: props(rs, ":ServicePatch", "prod-use1-karmada-apiserver-allowlist")["spec"].update(
+                     loadBalancerSourceRanges=["0.0.0.0/0"])),
+        Mutation("prod", "karmada-agent-identity", "agent in system:masters",
+                 lambda rs: props(rs, ":CertRequest", "prod-usw2-karmada-agent-csr")["subject"].update(
+                     organization="system:masters")),
+        Mutation("prod", "karmada-agent-rbac-scoped", "every agent bound",
+                 lambda rs: props(rs, ":ClusterRoleBinding", "prod-karmada-system-karmada-prod-usc1-agent-binding")[
+                     "subjects"].append({"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
+                                         "name": "system:karmada:agents"})),
+        Mutation("prod", "redis-requires-auth", "requirepass dropped",
+                 lambda rs: redis(rs).update(args=[a for a in redis(rs)["args"] if a not in
+                                                   ("--requirepass", "$(REDIS_PASSWORD)")])),
+        Mutation("prod", "k8s-netpol-not-allow-all", "Redis open to every namespace",
+                 lambda rs: props(rs, ":NetworkPolicy", "prod-use1-ratelimit-redis")["spec"]["ingress"][0][
+                     "from"].append({"namespaceSelector": {}})),
+        Mutation("prod", "gateway-tenant-routes", "tenant match dropped",
+                 lambda rs: route_headers(rs).update(
+                     headers=[h for h in route_headers(rs)["headers"] if h["name"] != "x-tenant-id"])),
+        Mutation("prod", "workload-identity-pinned-to-its-user", "IRSA trusts another service account",
+                 lambda rs: trust(rs, "system:serviceaccount:model-cache:other")),
+        Mutation("prod", "workload-identity-pinned-to-its-user", "WI admits another KSA of the namespace",
+                 lambda rs: props(rs, "serviceaccount/iAMMember:IAMMember", "usc1-model-server-workload-identity")
+                 .update(member="serviceAccount:acme-inference-prod.svc.id.goog[inference/default]")),
+        Mutation("prod", "workload-identity-pinned-to-its-user", "chart's account renamed",
+                 lambda rs: props(rs, ":Release", "prod-use1-cluster-autoscaler")["values"]["rbac"][
+                     "serviceAccount"].update(name="autoscaler")),
+        Mutation("dev", "random-secrets-entropy", "a 12-character tenant key",
+                 lambda rs: props(rs, ":RandomPassword", "tenant-api-keys-research").update(length=12)),
+        Mutation("dev", "helm-values-hardened", "KEDA useHostNetwork",
+                 lambda rs: props(rs, ":Release", "dev-use1-keda")["values"].setdefault("operator", {}).update(
+                     useHostNetwork=True)),
+    ]  # fmt: skip
 
 
 MUTATIONS = _mutations()

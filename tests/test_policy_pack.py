@@ -115,6 +115,8 @@ BROKEN = {
     ("llm-model-fits-gpu", "does not fit"),
     ("gpu-mig-config-valid", "config of another GPU"),
 }
+# Without its SecurityPolicy nothing writes the route's tenant header: a client could send it.
+FOLLOWS = {"gateway-tenant-routes"}
 
 
 def test_broken_environment_is_rejected_with_the_rules_named():
@@ -124,7 +126,7 @@ def test_broken_environment_is_rejected_with_the_rules_named():
         if (case.rule, case.path) in BROKEN:
             case.mutate(resources)
     evaluation = run(resources)
-    assert {f.policy for f in evaluation.mandatory} == {rule for rule, _ in BROKEN}
+    assert {f.policy for f in evaluation.mandatory} == {rule for rule, _ in BROKEN} | FOLLOWS
     by_rule = {f.policy: f for f in evaluation.mandatory}
     assert "does not fit" in by_rule["llm-model-fits-gpu"].message
     assert "'all-3g.71gb' is neither a H100-80GB config" in by_rule["gpu-mig-config-valid"].message
@@ -138,7 +140,7 @@ def test_fixture_custom_resources_match_upstream_crds(upstream):
         if r.is_kubernetes and is_custom_resource(r.props):
             assert upstream.validate_custom_resource(r.props) == [], r.urn
             checked += 1
-    assert checked == 10  # Karmada PropagationPolicy and OverridePolicy, and the LLMInferenceService, included
+    assert checked == 11  # Karmada PropagationPolicy and OverridePolicy, the LLMInferenceService, an AlluxioRuntime
 
 
 # --- plan: policy.json, plan.md, exit code -----------------------------------------------------------------
@@ -354,7 +356,7 @@ def test_pack_runs_stack_rules_at_preview(analyzer):
         if (case.rule, case.path) in BROKEN:
             case.mutate(broken)
     response = analyzer.AnalyzeStack(proto.AnalyzeStackRequest(resources=[_analyzer_resource(r) for r in broken]))
-    stack_rules = {rule for rule, _ in BROKEN} - {"s3-no-public-grants"}  # that one is a resource rule
+    stack_rules = {rule for rule, _ in BROKEN} - {"s3-no-public-grants"} | FOLLOWS  # s3-no-public-grants: resource rule
     assert {d[0] for d in _diagnostics(response) if d[1] == proto.MANDATORY} == stack_rules
 
 

@@ -17,7 +17,7 @@ from policies.model import UNKNOWN, Resource, Stack
 from policies.pods import workload
 from policies.rules import ALL_RULES, CATEGORIES
 from tests.policy_fixtures import CONFIG as FIXTURE_CONFIG
-from tests.policy_fixtures import GATEWAY_NS, added, compliant, find
+from tests.policy_fixtures import GATEWAY_NS, VLLM_IMAGE, added, compliant, find
 
 SETTINGS = PackSettings().merged(FIXTURE_CONFIG, ALL_RULES)
 RULE_NAMES = {r.name for r in ALL_RULES}
@@ -659,6 +659,27 @@ CASES = [
     Case("gpu-fabric-placement", "two zones", _second_subnet),
     Case("gpu-fabric-placement", "GKE not compact", lambda rs: drop(pool(rs), ("placementPolicy",))),
     Case("gpu-fabric-placement", "GKE two zones", lambda rs: pool(rs)["nodeLocations"].append("us-central1-c")),
+    Case(
+        "gpu-visible-devices-from-the-device-plugin",
+        "model server sets all",
+        lambda rs: model(rs).setdefault("env", []).append({"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}),
+    ),
+    Case(
+        "gpu-visible-devices-from-the-device-plugin",
+        "runtime sets a GPU index",
+        lambda rs: runtime_container(rs).setdefault("env", []).append({"name": "NVIDIA_VISIBLE_DEVICES", "value": "0"}),
+    ),
+    Case(
+        "gpu-visible-devices-from-the-device-plugin",
+        "from a ConfigMap",
+        lambda rs: (
+            redis(rs)
+            .setdefault("env", [])
+            .append(
+                {"name": "NVIDIA_VISIBLE_DEVICES", "valueFrom": {"configMapKeyRef": {"name": "gpus", "key": "all"}}}
+            )
+        ),
+    ),
     # --- model servers -----------------------------------------------------------------------------------
     Case("llm-model-fits-gpu", "does not fit", lambda rs: sizing(rs, "weights-gib", "300")),
     Case("llm-model-fits-gpu", "memory above the GPU's", lambda rs: sizing(rs, "gpu-memory-gib", "100")),
@@ -817,6 +838,25 @@ CASES = [
         "gke-critical-priority-quota",
         "chart default left critical",
         lambda rs: _gke_gpu_operator(rs, {"operator": {"priorityClassName": ""}}),
+    ),
+    Case(
+        "gke-critical-controller-pods-quota",
+        "no quota where Fluid creates FUSE pods",
+        lambda rs: remove(rs, ":ResourceQuota", "cache-critical-pods"),
+    ),
+    Case(
+        "gke-critical-controller-pods-quota",
+        "quota scoped to the other class",
+        lambda rs: set_in(
+            p(rs, ":ResourceQuota", "cache-critical-pods")["spec"]["scopeSelector"]["matchExpressions"][0],
+            ("values",),
+            ["system-cluster-critical"],
+        ),
+    ),
+    Case(
+        "gke-critical-controller-pods-quota",
+        "runtime in a namespace without a quota",
+        lambda rs: set_in(p(rs, ":AlluxioRuntime", "alluxio-runtime"), ("metadata", "namespace"), "default"),
     ),
 ]
 
@@ -1367,6 +1407,449 @@ CASES += [
 ]
 
 
+# --- issue 33: classes the pack did not see -----------------------------------------------------------------------
+def redis_caps(rs, caps):
+    set_in(redis(rs), ("securityContext", "capabilities", "add"), caps)
+
+
+def prefill(rs):
+    return pd(rs)["spec"]["prefill"]["template"]
+
+
+def volcano_job(rs, container: dict, **pod):
+    """A custom resource the pack has no table for, carrying a PodTemplateSpec (a Volcano Job)."""
+    like = find(rs, ":InferenceService", "llama-70b")
+    template = {"metadata": {"labels": {"app": "batch"}}, "spec": {"containers": [container], **pod}}
+    added(
+        rs,
+        like,
+        "batch-job",
+        {
+            "apiVersion": "batch.volcano.sh/v1alpha1",
+            "kind": "Job",
+            "metadata": {"name": "batch", "namespace": "inference"},
+            "spec": {"tasks": [{"name": "main", "replicas": 1, "template": template}]},
+        },
+        type="kubernetes:batch.volcano.sh/v1alpha1:Job",
+    )
+
+
+def patch_of(rs, suffix, name, props, type_):
+    """A server-side-apply patch (pulumi_kubernetes *Patch) of an object, named <name>-patch."""
+    like = find(rs, suffix, name)
+    return added(rs, like, f"{name}-patch", props, type=type_)
+
+
+def redis_patch(rs, container: dict):
+    patch_of(
+        rs,
+        ":Deployment",
+        "redis",
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "redis", "namespace": GATEWAY_NS},
+            "spec": {"template": {"spec": {"containers": [{"name": "redis", **container}]}}},
+        },
+        "kubernetes:apps/v1:DeploymentPatch",
+    )
+
+
+def service_patch(rs, name, ranges, namespace=GATEWAY_NS):
+    like = find(rs, ":Service", "api-external")
+    added(
+        rs,
+        like,
+        f"{name}-patch",
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": name, "namespace": namespace, "annotations": {"pulumi.com/patchForce": "true"}},
+            "spec": {"loadBalancerSourceRanges": ranges},
+        },
+        type="kubernetes:core/v1:ServicePatch",
+    )
+
+
+def _peer(rs, peer, ports=(6379,)):
+    rule_ = {"from": [peer], **({"ports": [{"port": x} for x in ports]} if ports else {})}
+    p(rs, ":NetworkPolicy", "redis")["spec"]["ingress"].append(rule_)
+
+
+def _random(rs, **props):
+    like = find(rs, ":Bucket", "models")
+    added(
+        rs,
+        like,
+        "tenant-key",
+        {"length": 48, "special": False, **props},
+        type="random:index/randomPassword:RandomPassword",
+    )
+
+
+def _csr(rs):
+    return p(rs, ":CertRequest", "agent-csr")
+
+
+def _agent_rules(rs):
+    return p(rs, ":ClusterRole", "agent")["rules"]
+
+
+def _route_match(rs):
+    return p(rs, ":AIGatewayRoute", "llm-route")["spec"]["rules"][0]["matches"][0]["headers"]
+
+
+def _budget_selector(rs):
+    rules = p(rs, ":BackendTrafficPolicy", "token-budgets")["spec"]["rateLimit"]["global"]["rules"]
+    return rules[0]["clientSelectors"][0]["headers"][0]
+
+
+CASES += [
+    # pods in any custom resource, and patches judged as what they produce
+    Case("k8s-no-privileged", "lower-case sys_admin", lambda rs: redis_caps(rs, ["sys_admin"])),
+    Case("k8s-no-privileged", "CAP_SYS_MODULE", lambda rs: redis_caps(rs, ["CAP_SYS_MODULE"])),
+    Case("k8s-no-privileged", "NET_RAW (beyond baseline)", lambda rs: redis_caps(rs, ["NET_BIND_SERVICE", "net_raw"])),
+    Case(
+        "k8s-no-privileged",
+        "LLMInferenceService prefill pod",
+        lambda rs: set_in(prefill(rs)["containers"][0], ("securityContext", "privileged"), True),
+    ),
+    Case(
+        "k8s-no-privileged",
+        "pod template inside an unknown custom resource",
+        lambda rs: volcano_job(rs, {"name": "main", "image": VLLM_IMAGE, "securityContext": {"privileged": True}}),
+    ),
+    Case(
+        "k8s-no-privileged",
+        "DeploymentPatch that adds privileged",
+        lambda rs: redis_patch(rs, {"securityContext": {"privileged": True}}),
+    ),
+    Case(
+        "k8s-no-host-namespaces",
+        "hostNetwork in an unknown custom resource",
+        lambda rs: volcano_job(rs, {"name": "main", "image": VLLM_IMAGE}, hostNetwork=True),
+    ),
+    Case(
+        "k8s-resources-set",
+        "routing sidecar without resources (KServe's preset gives none)",
+        lambda rs: drop(pd(rs)["spec"]["template"], ("initContainers",)),
+    ),
+    Case(
+        "k8s-images-pinned",
+        "DeploymentPatch to a latest image",
+        lambda rs: redis_patch(rs, {"image": "redis:latest"}),
+    ),
+    Case(
+        "k8s-no-unconfined-profiles",
+        "pod seccomp Unconfined",
+        lambda rs: set_in(redis_pod(rs), ("securityContext", "seccompProfile"), {"type": "Unconfined"}),
+    ),
+    Case(
+        "k8s-no-unconfined-profiles",
+        "container AppArmor unconfined (lower case)",
+        lambda rs: set_in(redis(rs), ("securityContext", "appArmorProfile"), {"type": "unconfined"}),
+    ),
+    Case(
+        "k8s-no-unconfined-profiles",
+        "LLMInferenceService overrides KServe's RuntimeDefault",
+        lambda rs: set_in(pd_main(prefill(rs)), ("securityContext", "seccompProfile"), {"type": "Unconfined"}),
+    ),
+    Case(
+        "k8s-model-servers-no-token",
+        "InferenceService pod mounts a token",
+        lambda rs: set_in(isvc(rs), ("spec", "predictor", "automountServiceAccountToken"), True),
+    ),
+    Case(
+        "k8s-model-servers-no-token",
+        "ServiceAccount mounts by default",
+        lambda rs: drop(p(rs, ":ServiceAccount", "model-server"), ("automountServiceAccountToken",)),
+    ),
+    Case(
+        "k8s-model-servers-no-token",
+        "prefill pod (no API client in it)",
+        lambda rs: drop(prefill(rs), ("automountServiceAccountToken",)),
+    ),
+    # network peers that admit everyone
+    Case("k8s-netpol-not-allow-all", "namespaceSelector {} on a port", lambda rs: _peer(rs, {"namespaceSelector": {}})),
+    Case(
+        "k8s-netpol-not-allow-all",
+        "every namespace, a chosen pod label",
+        lambda rs: _peer(rs, {"namespaceSelector": {"matchLabels": {}}, "podSelector": {"matchLabels": {"app": "x"}}}),
+    ),
+    Case(
+        "k8s-netpol-not-allow-all",
+        "Exists on kubernetes.io/metadata.name",
+        lambda rs: _peer(
+            rs,
+            {"namespaceSelector": {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "Exists"}]}},
+        ),
+    ),
+    Case(
+        "k8s-netpol-not-allow-all",
+        "internet ipBlock on a port",
+        lambda rs: _peer(rs, {"ipBlock": {"cidr": "0.0.0.0/0"}}),
+    ),
+    Case("k8s-pods-ingress-isolated", "no default deny", lambda rs: remove(rs, ":NetworkPolicy", "default-deny")),
+    Case(
+        "k8s-service-not-exposed",
+        "ServicePatch opening the load balancer",
+        lambda rs: service_patch(rs, "api-external", ["0.0.0.0/1", "128.0.0.0/1"]),
+    ),
+    Case(
+        "k8s-service-not-exposed",
+        "ServicePatch of a Service in another stack",
+        lambda rs: service_patch(rs, "karmada-apiserver-external", ["0.0.0.0/0"], namespace="karmada-system"),
+    ),
+    # secrets and auth detect-secrets misses
+    Case(
+        "no-plaintext-secrets",
+        "Hugging Face token in env",
+        lambda rs: _env(rs, "HF_TOKEN_X", "hf_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z"),
+    ),
+    Case(
+        "no-plaintext-secrets",
+        "--requirepass literal",
+        lambda rs: set_in(redis(rs), ("args",), ["--requirepass", "correct-horse-battery"]),
+    ),
+    Case(
+        "no-plaintext-secrets",
+        "redis-cli -a in a shell line",
+        lambda rs: set_in(
+            redis(rs), ("livenessProbe",), {"exec": {"command": ["sh", "-c", "redis-cli -a s3cr3t ping"]}}
+        ),
+    ),
+    Case("redis-requires-auth", "auth removed", lambda rs: drop(redis(rs), ("args",))),
+    Case(
+        "redis-requires-auth",
+        "password from a plain env value",
+        lambda rs: set_in(redis(rs), ("env",), [{"name": "REDIS_PASSWORD", "value": "x"}]),
+    ),
+    Case("random-secrets-entropy", "16 alphanumerics", lambda rs: _random(rs, length=16)),
+    Case("random-secrets-entropy", "digits only", lambda rs: _random(rs, length=24, lower=False, upper=False)),
+    Case(
+        "no-plain-http-endpoints",
+        "plain-HTTP chart repository",
+        lambda rs: set_in(
+            p(rs, ":Release", "gpu-operator"), ("repositoryOpts", "repo"), "http://helm.ngc.nvidia.com/nvidia"
+        ),
+    ),
+    Case(
+        "no-plain-http-endpoints",
+        "autoscaler metrics from outside over HTTP",
+        lambda rs: set_in(
+            p(rs, ":ScaledObject", "llama-70b-scaler"),
+            ("spec", "triggers", 0, "metadata", "serverAddress"),
+            "http://prometheus.example.com:9090",
+        ),
+    ),
+    Case(
+        "no-plain-http-endpoints",
+        "remote-write over HTTP",
+        lambda rs: _values(
+            rs, {"prometheus": {"prometheusSpec": {"remoteWrite": [{"url": "http://mimir.example.com/push"}]}}}
+        ),
+    ),
+    # storage and nodes
+    Case(
+        "s3-encrypted-with-kms",
+        "AWS-managed key by alias",
+        lambda rs: set_in(
+            p(rs, ":BucketServerSideEncryptionConfiguration", "models"),
+            ("rules", 0, "applyServerSideEncryptionByDefault", "kmsMasterKeyId"),
+            "alias/aws/s3",
+        ),
+    ),
+    Case(
+        "s3-encrypted-with-kms",
+        "AWS-managed key by ARN",
+        lambda rs: set_in(
+            p(rs, ":BucketServerSideEncryptionConfiguration", "models"),
+            ("rules", 0, "applyServerSideEncryptionByDefault", "kmsMasterKeyId"),
+            "arn:aws:kms:us-east-1:123456789012:alias/aws/s3",
+        ),
+    ),
+    Case(
+        "s3-tls-only",
+        "denial narrowed to GetObject",
+        lambda rs: replace_json(rs, ":BucketPolicy", "models", _narrowed_tls(rs, Action="s3:GetObject")),
+    ),
+    Case(
+        "s3-tls-only",
+        "denial on another bucket",
+        lambda rs: replace_json(
+            rs, ":BucketPolicy", "models", _narrowed_tls(rs, Resource=["arn:aws:s3:::other", "arn:aws:s3:::other/*"])
+        ),
+    ),
+    Case(
+        "eks-node-groups-use-hardened-template",
+        "no launch template",
+        lambda rs: drop(node_group(rs), ("launchTemplate",)),
+    ),
+    # identity material
+    Case(
+        "karmada-agent-identity", "system:masters", lambda rs: _csr(rs)["subject"].update(organization="system:masters")
+    ),
+    Case(
+        "karmada-agent-identity",
+        "another member's name",
+        lambda rs: _csr(rs)["subject"].update(commonName="system:karmada:agent:elsewhere"),
+    ),
+    Case(
+        "karmada-agent-identity",
+        "agent certificate is a CA",
+        lambda rs: p(rs, ":LocallySignedCert", "agent-cert").update(isCaCertificate=True),
+    ),
+    Case(
+        "karmada-agent-identity",
+        "server auth",
+        lambda rs: p(rs, ":LocallySignedCert", "agent-cert")["allowedUses"].append("server_auth"),
+    ),
+    Case("karmada-agent-identity", "RSA 2048", lambda rs: p(rs, ":PrivateKey", "agent-key").update(rsaBits=2048)),
+    Case(
+        "karmada-agent-rbac-scoped",
+        "bound to every agent",
+        lambda rs: p(rs, ":ClusterRoleBinding", "agent")["subjects"].append(
+            {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:karmada:agents"}
+        ),
+    ),
+    Case(
+        "karmada-agent-rbac-scoped",
+        "clusters without resourceNames",
+        lambda rs: _agent_rules(rs)[0].pop("resourceNames"),
+    ),
+    Case(
+        "karmada-agent-rbac-scoped",
+        "CSR approval",
+        lambda rs: _agent_rules(rs).append(
+            {
+                "apiGroups": ["certificates.k8s.io"],
+                "resources": ["certificatesigningrequests/approval"],
+                "verbs": ["update"],
+            }
+        ),
+    ),
+    Case(
+        "karmada-agent-rbac-scoped",
+        "Works cluster-wide",
+        lambda rs: _agent_rules(rs).append(
+            {"apiGroups": ["work.karmada.io"], "resources": ["works"], "verbs": ["list"]}
+        ),
+    ),
+    Case(
+        "rbac-no-public-subjects",
+        "system:authenticated",
+        lambda rs: p(rs, ":RoleBinding", "epp")["subjects"].append({"kind": "Group", "name": "system:authenticated"}),
+    ),
+    Case(
+        "rbac-no-public-subjects",
+        "every service account",
+        lambda rs: p(rs, ":ClusterRoleBinding", "auth-reviewer")["subjects"].append(
+            {"kind": "Group", "name": "system:serviceaccounts"}
+        ),
+    ),
+    Case(
+        "workload-identity-pinned-to-its-user",
+        "the role trusts another account of the namespace",
+        lambda rs: p(rs, ":ServiceAccount", "model-server")["metadata"].update(name="model-server-2"),
+    ),
+    Case(
+        "workload-identity-pinned-to-its-user",
+        "the account moved namespace",
+        lambda rs: p(rs, ":ServiceAccount", "model-server")["metadata"].update(namespace="default"),
+    ),
+    Case(
+        "tls-material-bounded",
+        "RSA 2048 CA key",
+        lambda rs: p(rs, ":PrivateKey", "karmada-ca-key").update(rsaBits=2048),
+    ),
+    Case(
+        "tls-material-bounded",
+        "CA for 30 years",
+        lambda rs: p(rs, ":SelfSignedCert", "karmada-ca").update(validityPeriodHours=30 * 8760),
+    ),
+    Case(
+        "tls-material-bounded",
+        "leaf that signs",
+        lambda rs: p(rs, ":LocallySignedCert", "agent-cert")["allowedUses"].append("cert_signing"),
+    ),
+    Case(
+        "iam-no-wildcard-resource-names",
+        "every Auto Scaling group",
+        lambda rs: _policy(
+            rs,
+            _allow(
+                "autoscaling:SetDesiredCapacity",
+                "arn:aws:autoscaling:us-east-1:123456789012:autoScalingGroup:*:autoScalingGroupName/*",
+            ),
+        ),
+    ),
+    Case(
+        "iam-no-wildcard-resource-names",
+        "every EKS node group by prefix",
+        lambda rs: _policy(
+            rs, _allow("eks:UpdateNodegroupConfig", "arn:aws:eks:us-east-1:123456789012:nodegroup/fx-eks/*")
+        ),
+    ),
+    # engine and routing
+    Case(
+        "vllm-no-runtime-lora-in-production",
+        "runtime env True",
+        lambda rs: (
+            runtime_container(rs)
+            .setdefault("env", [])
+            .append({"name": "VLLM_ALLOW_RUNTIME_LORA_UPDATING", "value": "True"})
+        ),
+    ),
+    Case(
+        "vllm-no-runtime-lora-in-production",
+        "LLMInferenceService env ' 1 '",
+        lambda rs: (
+            pd_main(prefill(rs))
+            .setdefault("env", [])
+            .append({"name": "VLLM_ALLOW_RUNTIME_LORA_UPDATING", "value": " 1 "})
+        ),
+    ),
+    Case("gateway-tenant-routes", "route without its tenant match", lambda rs: _route_match(rs).pop(1)),
+    Case(
+        "gateway-tenant-routes",
+        "a tenant header the client sets",
+        lambda rs: _route_match(rs).__setitem__(1, {"type": "Exact", "name": "x-tenant", "value": "search"}),
+    ),
+    Case(
+        "gateway-tenant-routes",
+        "tenant's budget removed",
+        lambda rs: _budget_selector(rs).update(type="Exact", value="other"),
+    ),
+    # Helm values by each chart's own keys
+    Case(
+        "helm-values-hardened",
+        "KEDA useHostNetwork",
+        lambda rs: _volcano_values(rs, {"operator": {"useHostNetwork": True}}),
+    ),
+    Case(
+        "helm-values-hardened",
+        "host_network 'true'",
+        lambda rs: _volcano_values(rs, {"agent": {"host_network": "true"}}),
+    ),
+    Case(
+        "helm-values-hardened",
+        "capabilities in values",
+        lambda rs: _volcano_values(rs, {"securityContext": {"capabilities": {"add": ["sys_admin"]}}}),
+    ),
+]
+
+
+def _volcano_values(rs, values):
+    """Values of a chart outside the privileged namespaces (volcano-system)."""
+    p(rs, ":Release", "volcano").setdefault("values", {}).update(values)
+
+
+def _narrowed_tls(rs, **changes):
+    document = statement(rs, ":BucketPolicy", "models")
+    document["Statement"][0].update(changes)
+    return document
+
+
 def test_compliant_stack_passes_every_rule():
     evaluation = run(compliant())
     assert evaluation.findings == []
@@ -1737,3 +2220,46 @@ def test_flex_start_pools_named_by_the_spec_need_not_auto_repair():
     assert run(resources, named).findings == []
     pool(resources)["nodeConfig"]["flexStart"] = False  # named, but not flex-start: repair is required
     assert {f.policy for f in run(resources, named).findings} == {"node-auto-repair"}
+
+
+# --- issue 31: NVIDIA_VISIBLE_DEVICES and pods that controllers create -----------------------------------------
+
+
+def test_visible_devices_that_expose_no_gpu_or_in_the_gpu_stack_pass():
+    """void and none expose no device; the GPU stack's privileged namespaces may set it (their pods see all GPUs)."""
+    for value in ("void", "none", "NONE"):
+        rs = compliant()
+        model(rs).setdefault("env", []).append({"name": "NVIDIA_VISIBLE_DEVICES", "value": value})
+        assert not run(rs).of("gpu-visible-devices-from-the-device-plugin"), value
+    rs = compliant()
+    props = copy.deepcopy(p(rs, ":Deployment", "redis"))
+    props["metadata"]["namespace"] = "gpu-operator"
+    props["spec"]["template"]["spec"]["containers"][0]["env"] = [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]
+    added(rs, find(rs, ":Deployment", "redis"), "gpu-stack-daemon", props)
+    assert not run(rs).of("gpu-visible-devices-from-the-device-plugin")
+    # a custom resource's env map (Fluid's runtimes) outside those namespaces is caught like an env list
+    runtime = copy.deepcopy(p(rs, ":AlluxioRuntime", "alluxio-runtime"))
+    runtime["metadata"]["namespace"] = "inference"
+    runtime["spec"]["fuse"]["env"] = {"NVIDIA_VISIBLE_DEVICES": "all"}
+    added(rs, find(rs, ":AlluxioRuntime", "alluxio-runtime"), "runtime-elsewhere", runtime)
+    (finding,) = run(rs).of("gpu-visible-devices-from-the-device-plugin", "violation")
+    assert "container fuse sets NVIDIA_VISIBLE_DEVICES='all'" in finding.message
+
+
+def test_controller_made_pods_need_no_quota_off_gke_or_when_not_critical():
+    rs = compliant()
+    remove(rs, ":ResourceQuota", "cache-critical-pods")
+    set_in(p(rs, ":Release", "fluid"), ("values", "runtime", "criticalFusePod"), False)
+    assert not run(rs).of("gke-critical-controller-pods-quota")
+    # the same runtime on EKS needs none: GKE's admission rule is GKE's
+    rs = compliant()
+    eks_runtime = find(rs, ":AlluxioRuntime", "alluxio-runtime")
+    eks_release = find(rs, ":Release", "fluid")
+    eks_runtime.provider = eks_release.provider = find(rs, ":InferenceService", "llama-70b").provider
+    remove(rs, ":ResourceQuota", "cache-critical-pods")
+    assert not run(rs).of("gke-critical-controller-pods-quota")
+    # without the release in the stack, whether the pods are critical is unseen
+    rs = compliant()
+    remove(rs, ":Release", "fluid")
+    (finding,) = run(rs).of("gke-critical-controller-pods-quota")
+    assert finding.kind == "cannot-check"

@@ -16,6 +16,7 @@ from tests.aws_fakes import CHECKPOINT, FakeAws, client, put_model, reservation
 from tests.harness import environment_config
 from tools.plan.runner import PROJECT_DIR
 from tools.preflight.__main__ import main as preflight_main
+from tools.preflight.aws_dns import check_gateway_zone
 from tools.preflight.aws_pools import PoolRef, _instance_types, instance_type_finding
 from tools.preflight.model_layout import check_layout
 from tools.preflight.runner import run_preflight
@@ -65,6 +66,7 @@ def _config(env: str = "dev") -> dict:
         models = [m for m in config["inference-platform:models"] if m["placements"][0]["pool"] == "l40s"]
         config["inference-platform:models"] = models
         config["inference-platform:tenants"][0]["models"] = [m["name"] for m in models]
+        config["inference-platform:tenants"][0]["gpuQuotas"][0]["capability"] = {"nvidia.com/gpu": 2}  # no MIG
     return config
 
 
@@ -134,10 +136,15 @@ def test_prod_passes_on_aws_and_says_gcp_is_not_checked(aws):
                 CHECKPOINT,
             )
     quotas = {(r, code): 1000 for r in ("us-east-1", "us-west-2") for code in (G_ON_DEMAND, P_ON_DEMAND)}
-    report = _preflight(_raw("prod"), FakeAws(quotas=quotas), "prod")
+    raw = _raw("prod")
+    raw["gateway"]["dns"]["route53ZoneId"] = _public_zone("llm.acme.example")
+    report = _preflight(raw, FakeAws(quotas=quotas), "prod")
 
     assert not report.failed
-    use1 = report.of_region("use1")
+    zone = _only(report, "gateway dns zone")
+    assert (zone.region, zone.status) == ("use1", "pass")
+    assert zone.detail == "public zone llm.acme.example serves use1.llm.acme.example, usw2.llm.acme.example"
+    use1 = [f for f in report.of_region("use1") if f.check != "gateway dns zone"]
     assert len(use1) == 2 * 2 + 2 + 3  # per pool: offering + instance type; two quotas; three models
     assert {f.status for f in use1 + report.of_region("usw2")} == {"pass"}
     p5 = next(f for f in use1 if f.check == "instance type" and "p5.48xlarge" in f.subject)
@@ -158,6 +165,36 @@ def test_prod_passes_on_aws_and_says_gcp_is_not_checked(aws):
         '--format="value(specificReservation.count,specificReservation.instanceProperties.machineType)" '
         "(want >= 2 x a3-ultragpu-8g)"
     )
+
+
+def _public_zone(name: str, private: bool = False) -> str:
+    route53 = client("route53", "us-east-1")
+    vpc = {
+        "VPC": {
+            "VPCRegion": "us-east-1",
+            "VPCId": client("ec2", "us-east-1").create_vpc(CidrBlock="10.9.0.0/16")["Vpc"]["VpcId"],
+        }
+    }
+    zone = route53.create_hosted_zone(
+        Name=name, CallerReference=name, HostedZoneConfig={"PrivateZone": private}, **(vpc if private else {})
+    )
+    return zone["HostedZone"]["Id"].rsplit("/", 1)[-1]
+
+
+@pytest.mark.parametrize(
+    ("zone", "detail"),
+    [
+        (None, "no such hosted zone: ExternalDNS could publish no gateway name"),
+        (("acme.example", True), "a private zone: the public gateways' names would not resolve"),
+        (("other.example", False), "other.example does not serve use1.llm.acme.example, usw2.llm.acme.example: the"),
+    ],
+)
+def test_the_gateways_public_zone_must_exist_serve_their_names_and_be_public(aws, zone, detail):
+    raw = _raw("prod")
+    raw["gateway"]["dns"]["route53ZoneId"] = _public_zone(*zone) if zone else "Z0000000000NONE"
+    (finding,) = check_gateway_zone(load_environment(raw), FakeAws())
+    assert (finding.region, finding.check, finding.status) == ("use1", "gateway dns zone", "fail")
+    assert finding.detail.startswith(detail), finding.detail
 
 
 # --- failure kinds --------------------------------------------------------------------------------

@@ -15,11 +15,14 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from components.catalog.bringup import DNS_NAME_PUBLISHED
 from components.config.loader import load_environment
 from components.config.rollout import Wave, rollout_waves
 from tests.harness import apply_ops, raw_environment
 from tools.plan.runner import PROJECT_DIR
 from tools.rollout.__main__ import main
+from tools.rollout.bootstrap import NetworkBootstrap
+from tools.rollout.bringup import Report, Violation
 from tools.rollout.state import load_state
 from tools.rollout.workspace import StepResult
 
@@ -70,6 +73,7 @@ class FakeWorkspace:
     outputs: dict[str, dict]
     fail: dict[tuple[str, str], str] = field(default_factory=dict)  # (stack, action) -> error
     calls: list[tuple[str, str]] = field(default_factory=list)
+    targets: dict[str, list[str]] = field(default_factory=dict)  # stack -> its `up --target` URNs
 
     def select_stack(self, name: str):
         return FakeStack(self, name)
@@ -90,6 +94,10 @@ class FakeStack:
 
     def up(self) -> StepResult:
         return self._step("up")
+
+    def up_targets(self, targets: list[str]) -> StepResult:
+        self.workspace.targets[self.name] = targets
+        return self._step("up --target")
 
     def outputs(self) -> Mapping[str, Any]:
         return self.workspace.outputs.get(self.name, {})
@@ -126,7 +134,7 @@ class FakeCluster:
     def pool_nodes(self, label_selector: str):
         return 2, 2
 
-    def serving_ready(self, namespace: str):
+    def serving_ready(self, namespace: str, kind: str):
         return {m.name: m.name not in self.not_ready for m in self.env.models}
 
     def members_ready(self):
@@ -175,7 +183,17 @@ def fake_plans(env, mandatory: Mapping[str, str] | None = None):
     return plans
 
 
-def roll(project: Path, args: list[str], *, env=None, workspace=None, cluster=None, confirm=None, mandatory=None):
+def roll(
+    project: Path,
+    args: list[str],
+    *,
+    env=None,
+    workspace=None,
+    cluster=None,
+    confirm=None,
+    mandatory=None,
+    bring_up: Report | None = None,
+):
     env = env or prod_spec()
     out = io.StringIO()
     clock = FakeClock()
@@ -195,6 +213,7 @@ def roll(project: Path, args: list[str], *, env=None, workspace=None, cluster=No
         confirm=answer if confirm else lambda p: pytest.fail(f"asked {p!r}"),
         clock=clock,
         sleep=clock.sleep,
+        bring_up_check=lambda *_: bring_up or Report(),  # the fake plans have no resources to check
     )
     return SimpleNamespace(code=code, out=out.getvalue(), prompts=prompts, clock=clock)
 
@@ -307,8 +326,9 @@ def test_an_unhealthy_wave_stops_after_the_health_deadline(project):
     run = roll(project, [], workspace=ws, cluster=FakeCluster(env, not_ready={"llama-3-1-70b-rag"}))
     assert run.code == 1
     assert ws.calls == [("prod.use1", "preview"), ("prod.use1", "up")]
-    assert "not ready use1 models: not Ready: llama-3-1-70b-rag (2/3 Ready)" in run.out
-    assert "FAIL gate health: 1 of 4 checks not passed: use1 models" in run.out
+    # llama-3-1-70b-rag is disaggregated: the canary waits for it as the LLMInferenceService it is.
+    assert "not ready use1 models (LLMInferenceService): not Ready: llama-3-1-70b-rag (0/1 Ready)" in run.out
+    assert "FAIL gate health: 1 of 6 checks not passed: use1 models (LLMInferenceService)" in run.out
     assert sum(run.clock.slept) == 30 * 60  # healthTimeoutMinutes, polled, not slept through at once
     assert len(run.clock.slept) > 1
 
@@ -354,7 +374,13 @@ def test_dry_run_of_dev_prints_its_wave_plan_and_gates_from_the_offline_plan(cap
     assert "wave 1: environment" in text
     assert "policy passed: " in text and " 0 mandatory " in text
     assert "health: use1 models" in text and "InferenceService Ready=True: llama-3-1-8b, qwen2-5-7b" in text
-    assert "GET https://use1.llm.dev.acme.example/v1/models with tenant research's key lists" in text
+    assert "bring-up" in text and "preconditions of every wait (releases, awaits, gates) created in time" in text
+    # dev's runner is outside the VPC (its public endpoint admits it); its gateway is internal: not waited for.
+    assert "GET https://use1.llm.dev.acme.example" not in text
+    assert (
+        "not waited for: use1's gateway (internal, reachable only from inside use1's network) from 203.0.113.0/24"
+        in (" ".join(text.split()))
+    )
 
 
 def test_dry_run_of_prod_lists_every_wave_and_stops_on_a_mandatory_violation(project):
@@ -370,7 +396,12 @@ def test_dry_run_of_prod_lists_every_wave_and_stops_on_a_mandatory_violation(pro
         return env, fake
 
     out = io.StringIO()
-    code = main(["prod", "--project-dir", str(project), "--dry-run"], console=Console(file=out, width=200), plans=plans)
+    code = main(
+        ["prod", "--project-dir", str(project), "--dry-run"],
+        console=Console(file=out, width=200),
+        plans=plans,
+        bring_up_check=lambda *_: Report(),
+    )
     text = out.getvalue()
     assert code == 1
     assert [line.strip("─ ") for line in text.splitlines() if line.startswith("─")] == [
@@ -463,6 +494,17 @@ def test_pulumi_stack_runs_the_policy_pack_and_reports_the_engine_summary():
     assert ops.outputs() == {"gateways": {"use1": {}}}
 
 
+def test_the_summary_names_each_operation_as_the_engine_spells_it():
+    from pulumi.automation import OpType
+
+    from tools.rollout.workspace import change_summary
+
+    # `preview()` returns OpType keys (pulumi.automation PreviewResult.change_summary), `up()` plain strings.
+    assert change_summary({OpType.CREATE: 3, OpType.SAME: 0, OpType.UPDATE: 1}) == "create 3, update 1"
+    assert change_summary({"create": 2}) == "create 2"
+    assert change_summary({}) == "no changes"
+
+
 def test_pulumi_stack_failures_keep_the_engine_reason():
     from tools.rollout.workspace import PulumiStack
 
@@ -521,6 +563,62 @@ def test_a_real_run_of_dev_writes_its_plan_for_the_previews_then_deploys_the_one
     build = tmp_path / "build" / "dev"
     assert json.loads((build / "policy-config.json").read_text())  # what `pulumi preview --policy-pack-config` reads
     assert load_state(build / "rollout-state.json").waves_done == ["environment"]
+
+
+def _bootstraps(*stacks: str) -> Report:
+    return Report(
+        bootstraps={s: NetworkBootstrap(s, f"urn:{s}:network", (f"urn:{s}:vpc", f"urn:{s}:nat"), ()) for s in stacks}
+    )
+
+
+def test_bootstrap_creates_a_waves_runner_network_alone_and_says_where_the_runner_goes(project):
+    env = prod_spec()
+    ws = FakeWorkspace(prod_outputs(env))
+    run = roll(project, ["--bootstrap", "--wave", "aws"], workspace=ws, bring_up=_bootstraps("prod.use1", "prod.usw2"))
+    assert run.code == 0
+    # Only the wave's stack, only its network: no preview of the whole stack, no gate.
+    assert ws.calls == [("prod.usw2", "up --target")]
+    assert ws.targets == {"prod.usw2": ["urn:prod.usw2:vpc", "urn:prod.usw2:nat"]}
+    text = " ".join(run.out.split())
+    assert (
+        "next: start the runner labelled ['self-hosted', 'inference-platform', 'prod-usw2'] in prod.usw2's network"
+        in text
+    )
+    assert "`make rollout ENV=prod WAVE=aws` on it" in text
+
+
+def test_a_failed_bootstrap_stops_and_a_wave_without_one_says_so(project):
+    env = prod_spec()
+    ws = FakeWorkspace(prod_outputs(env), fail={("prod.use1", "up --target"): "VpcLimitExceeded"})
+    assert roll(project, ["--bootstrap"], workspace=ws, bring_up=_bootstraps("prod.use1", "prod.usw2")).code == 1
+    assert ws.calls == [("prod.use1", "up --target")]
+    quiet = roll(
+        project, ["--bootstrap", "--wave", "global"], workspace=FakeWorkspace({}), bring_up=_bootstraps("prod.use1")
+    )
+    assert quiet.code == 0 and "nothing to bootstrap" in quiet.out
+
+
+def test_a_wave_whose_waits_cannot_complete_stops_at_its_bring_up_gate(project):
+    env = prod_spec()
+    ws = FakeWorkspace(prod_outputs(env))
+    blocked = Report(
+        violations=[
+            Violation(
+                "prod.usw2",
+                "gate health: usw2 gateway",
+                "a DNS record for usw2.llm.acme.example",
+                "no stack creates it",
+                DNS_NAME_PUBLISHED,
+            )
+        ]
+    )
+    run = roll(project, [], workspace=ws, bring_up=blocked)
+    assert run.code == 1
+    assert ws.calls == [("prod.use1", "preview"), ("prod.use1", "up")]  # canary went; aws stopped before its preview
+    assert (
+        "FAIL gate bring-up: 1 precondition(s) missing: prod.usw2: gate health: usw2 gateway needs a DNS record"
+        in " ".join(run.out.split())
+    )
 
 
 def test_the_global_wave_waits_for_every_member_to_be_ready_in_karmada(project):

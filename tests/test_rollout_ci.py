@@ -32,10 +32,26 @@ def test_the_plan_and_preview_matrices_come_from_discovery():
     jobs = yaml.safe_load(WORKFLOW.read_text())["jobs"]
     assert jobs["plan"]["strategy"]["matrix"] == {"env": "${{ fromJSON(needs.discover.outputs.environments) }}"}
     assert jobs["preview"]["strategy"]["matrix"] == {"include": "${{ fromJSON(needs.discover.outputs.stacks) }}"}
-    assert jobs["preview"]["runs-on"] == "${{ matrix.runsOn }}"
     discovery = "\n".join(step.get("run", "") for step in jobs["discover"]["steps"])
     assert "python -m tools.rollout --list-environments --json" in discovery
     assert 'python -m tools.rollout "$env" --list-stacks --json' in discovery
+
+
+def test_a_pull_request_previews_as_its_own_read_only_identity_on_a_hosted_runner():
+    """Branch code never runs on a runner inside a prod network nor with the deploy identity's secrets."""
+    text = WORKFLOW.read_text()
+    preview = yaml.safe_load(text)["jobs"]["preview"]
+    assert preview["runs-on"] == "ubuntu-24.04" and preview["environment"] == "preview"
+    assert "github.event.pull_request.head.repo.full_name == github.repository" in preview["if"]
+    for deploy_secret in ("secrets.PULUMI_ACCESS_TOKEN", "secrets.AWS_ROLE_ARN", "secrets.GCP_SERVICE_ACCOUNT"):
+        assert deploy_secret not in text, deploy_secret
+    steps = preview["steps"]
+    # The kubeconfigs exec `aws eks get-token` and gke-gcloud-auth-plugin: both are installed before the preview.
+    names = [s.get("name") or s.get("uses") for s in steps]
+    assert names.index("AWS CLI (EKS kubeconfigs)") < names.index("pulumi/actions@v6")
+    (gcloud,) = [s for s in steps if s.get("uses") == "google-github-actions/setup-gcloud@v2"]
+    assert gcloud["with"]["install_components"] == "gke-gcloud-auth-plugin"
+    assert names.index("google-github-actions/setup-gcloud@v2") < names.index("pulumi/actions@v6")
 
 
 def test_environments_are_the_stack_files_that_describe_one(tmp_path):

@@ -5,11 +5,21 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
 from kubernetes.client.exceptions import ApiException
 
 from components.config.loader import load_environment
 from tests.harness import raw_environment
-from tools.rollout.health import CheckResult, KubernetesProbe, ProbeError, region_checks, wait_healthy
+from tools.rollout.health import (
+    CheckResult,
+    KubernetesProbe,
+    ProbeError,
+    Target,
+    federated_models_check,
+    gateway_checks,
+    region_checks,
+    wait_healthy,
+)
 
 DEV = load_environment(raw_environment("dev"))
 GATEWAY = {"baseUrl": "https://use1.gw/v1", "models": ["llama-3-1-8b", "qwen2-5-7b"]}
@@ -41,8 +51,8 @@ class Cluster:
         self.selectors.append(label_selector)
         return 1, 1
 
-    def serving_ready(self, namespace):
-        assert namespace == "inference"
+    def serving_ready(self, namespace, kind):
+        assert (namespace, kind) == ("inference", "InferenceService")
         self.polls += 1
         return {"llama-3-1-8b": True, "qwen2-5-7b": self.polls > self.ready_after}
 
@@ -130,7 +140,10 @@ def test_kubernetes_probe_reads_node_and_kserve_conditions():
     def isvc(name, ready):
         return {"metadata": {"name": name}, "status": {"conditions": [{"type": "Ready", "status": ready}]}}
 
+    asked = []
+
     def custom(group, version, namespace, plural):
+        asked.append((group, version, plural))
         if plural == "llminferenceservices":
             raise ApiException(status=404, reason="Not Found")  # KServe without the LLMInferenceService CRD
         return {"items": [isvc("a", "True"), isvc("b", "False")]}
@@ -139,7 +152,14 @@ def test_kubernetes_probe_reads_node_and_kserve_conditions():
     probe._core = SimpleNamespace(list_node=lambda label_selector: SimpleNamespace(items=[node("True"), node("False")]))
     probe._custom = SimpleNamespace(list_namespaced_custom_object=custom)
     assert probe.pool_nodes("x=y") == (1, 2)
-    assert probe.serving_ready("inference") == {"a": True, "b": False}
+    assert probe.serving_ready("inference", "InferenceService") == {"a": True, "b": False}
+    # A kind the cluster does not serve is a reason to wait, never an empty (passing) answer.
+    with pytest.raises(ProbeError, match="404 Not Found"):
+        probe.serving_ready("inference", "LLMInferenceService")
+    assert asked == [
+        ("serving.kserve.io", "v1beta1", "inferenceservices"),
+        ("serving.kserve.io", "v1alpha2", "llminferenceservices"),
+    ]
 
 
 def test_a_pool_with_a_node_not_ready_or_below_its_min_size_fails():
@@ -172,3 +192,33 @@ def test_a_pool_with_a_node_not_ready_or_below_its_min_size_fails():
     ]
     assert pool_results((0, 0))[0] == ("use1 pool h100", False, "0/0 nodes Ready (minSize 1)")
     assert pool_results((1, 1))[0] == ("use1 pool h100", True, "1/1 nodes Ready (minSize 1)")
+
+
+def test_a_region_wave_waits_only_for_its_own_models_as_the_kind_each_is_served_as():
+    """prod: llama-3-1-70b is federated (Karmada creates it from the global stack), llama-3-1-70b-rag is
+    disaggregated (an LLMInferenceService), llama-3-1-8b an InferenceService of use1's own stack."""
+    prod = load_environment(raw_environment("prod"))
+
+    def gates(region, federated):
+        gateway = {"baseUrl": f"https://{region}.gw/v1", "models": [m.name for m in prod.models]}
+        common = {"env": prod, "region": region, "gateway": gateway, "api_keys": dict, "http_get": pytest.fail}
+        if federated:
+            found = gateway_checks(**common, federated=True)
+        else:
+            found = region_checks(**common, cluster=lambda: pytest.fail("the dry listing asks no cluster"))
+        return {c.name: c.waits_for for c in found if "pool" not in c.name}
+
+    assert gates("use1", federated=False) == {
+        "use1 models": "InferenceService Ready=True: llama-3-1-8b",
+        "use1 models (LLMInferenceService)": "LLMInferenceService Ready=True: llama-3-1-70b-rag",
+        "use1 gateway": "GET https://use1.gw/v1/models with tenant search's key lists llama-3-1-70b-rag, llama-3-1-8b",
+    }
+    # The global wave: the gateway lists the federated model too (its readiness is read through Karmada).
+    assert gates("usw2", federated=True) == {
+        "usw2 gateway (federated)": "GET https://usw2.gw/v1/models with tenant search's key lists llama-3-1-70b, "
+        "llama-3-1-8b",
+    }
+    (karmada,) = [federated_models_check(names=["llama-3-1-70b"], karmada=lambda: pytest.fail("no cluster"))]
+    assert karmada.target == Target("serving", None, "InferenceService", ("llama-3-1-70b",))
+    # usc1 serves mistral on its own and llama-3-1-70b only once the global wave federates it.
+    assert gates("usc1", federated=False)["usc1 models"] == "InferenceService Ready=True: mistral-7b-trt"

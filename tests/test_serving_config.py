@@ -270,7 +270,7 @@ def test_autoscaling_on_metrics_needs_a_prometheus(observability, reason):
         f"this region, but {reason}; set prometheusUrl to a Prometheus that scrapes the model servers, or pin their "
         "minReplicas = maxReplicas"
     ]
-    raw["regions"][0]["serving"] = {"prometheusUrl": "http://prometheus.example:9090"}
+    raw["regions"][0]["serving"] = {"prometheusUrl": "https://prometheus.example:9090"}
     load_environment(raw)
 
 

@@ -60,7 +60,8 @@ def test_what_lives_where(prod_plan):
     assert stacks_of("inference-platform:serving:TenantApiKeys") == {"prod.use1"}
     assert stacks_of("inference-platform:federation:KarmadaControlPlane") == {"prod.use1"}
     assert stacks_of("inference-platform:federation:KarmadaAgent") == {"prod.use1", "prod.usw2", "prod.usc1"}
-    assert stacks_of(CLUSTER) == {"prod.global"}
+    # The host registers itself in its own stack (it joins in its own wave); the global stack the others.
+    assert stacks_of(CLUSTER) == {"prod.use1", "prod.global"}
     assert stacks_of("aws:s3/bucketReplicationConfig:BucketReplicationConfig") == {"prod.global"}
     assert stacks_of("gcp:storage/transferJob:TransferJob") == {"prod.global"}
     assert stacks_of("aws:eks/cluster:Cluster") == {"prod.use1", "prod.usw2"}
@@ -69,7 +70,7 @@ def test_what_lives_where(prod_plan):
 def _single_stack_prod() -> dict:
     """prod as one stack: only possible when one runner reaches every API (public endpoints open to it)."""
     raw = raw_environment("prod")
-    raw["stacks"] = {"layout": "single"}
+    raw["stacks"] = {**raw["stacks"], "layout": "single"}
     for region in raw["regions"]:
         region["apiAccess"] = {"publicCidrs": ["203.0.113.0/24"]}
     return raw
@@ -90,18 +91,24 @@ def test_the_split_adds_only_what_crosses_stacks(prod_plan):
             ("pulumi:providers:kubernetes", "prod-karmada"): 1,
             ("pulumi:providers:kubernetes", "prod-use1"): 1,
             ("kubernetes:core/v1:ServicePatch", "prod-use1-karmada-apiserver-allowlist"): 1,
+            # split, the EKS regions are deployed from runners inside their VPCs (one stack reached them over
+            # public endpoints): each cluster security group admits its VPC on 443
+            ("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "use1-api-deployer-0"): 1,
+            ("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "usw2-api-deployer-0"): 1,
         }
     )
 
 
-def test_in_one_stack_each_agent_waits_for_its_access_and_cluster_and_replication_for_versioning():
+def test_in_one_stack_each_agents_access_follows_its_cluster_and_flags_and_replication_versioning():
     plan = plan_config(_single_stack_prod(), stack="prod")
     assert plan.stacks == {} and {_stack_of(r.urn) for r in plan.resources} == {"prod"}
     for member in ("prod-use1", "prod-usw2", "prod-usc1"):
         agent = plan.named(f"{member}-karmada-agent", "kubernetes:helm.sh/v3:Release")
+        flags = plan.named(f"{member}-karmada-agent-flags", "kubernetes:apps/v1:DeploymentPatch")
         cluster = plan.named(f"prod-karmada-cluster-{member}", CLUSTER)
         binding = plan.named(f"prod-karmada-system-karmada-{member}-agent-binding")
-        assert {cluster.urn, binding.urn} <= set(agent.options["dependsOn"]), member
+        assert agent.inputs["skipAwait"] is True and agent.urn in flags.options["dependsOn"], member
+        assert {cluster.urn, agent.urn, flags.urn} <= set(binding.options["dependsOn"]), member
     config = plan.named("use1-models-replication-config")
     versioning = {r.urn for r in plan.of_type("aws:s3/bucketVersioning:BucketVersioning")}
     assert len(versioning) == 2 and versioning <= set(config.options["dependsOn"])
@@ -186,9 +193,14 @@ def test_a_private_link_deployer_is_admitted_on_the_private_endpoint():
     raw["regions"][2]["deployer"] = {"kind": "privateLink", "cidrs": ["10.201.0.0/24", "10.202.0.0/24"]}
     plan = plan_config(raw, stack="prod")
     (rule,) = [
-        r for r in plan.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule") if "private-link" in r.name
+        r
+        for r in plan.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
+        if r.name.startswith("usw2-api-deployer")
     ]
-    assert _stack_of(rule.urn) == "prod.usw2"
+    assert _stack_of(rule.urn) == "prod.usw2" and "private link" in rule.inputs["description"]
+    # The cluster's provider is first used once the rule admits the runner.
+    (provider,) = [r for r in plan.of_type("pulumi:providers:kubernetes") if r.name == "prod-usw2"]
+    assert rule.urn in provider.options["dependsOn"]
     assert (rule.inputs["cidrIpv4"], rule.inputs["fromPort"], rule.inputs["toPort"]) == ("10.200.0.0/24", 443, 443)
     assert rule.inputs["securityGroupId"].startswith("sg-")
     (gke,) = plan.of_type("gcp:container/cluster:Cluster")

@@ -6,6 +6,7 @@ fact about the pinned upstream versions (who creates an object, what is admitted
 
 from __future__ import annotations
 
+import json
 import re
 import warnings
 
@@ -13,23 +14,44 @@ import pytest
 
 from components.catalog.charts import CHARTS
 from components.catalog.upstream import (
+    ALLUXIO_READ_BUFFERS,
+    ALLUXIO_S3_READS_WITH_WEB_IDENTITY,
+    AUTOSCALER_ADDS_NODES_ONLY_FOR_PENDING_PODS,
+    AUTOSCALER_KEEPS_NODES_WITH_LOCAL_STORAGE,
+    EKS_ACCESS_ENTRIES,
     FACTS,
+    FLUID_CONTROLLER_CREATES_CRITICAL_FUSE_PODS,
+    FLUID_EMPTYDIR_TIERS_READ_THROUGH_THE_WORKER,
+    FLUID_INJECTION_IS_PER_POD,
+    FLUID_MOUNT_ROOT_ON_THE_NODE,
+    FLUID_RUNTIME_ON_HOST_NETWORK,
     GKE_CRITICAL_PODS_NEED_QUOTA,
     GKE_CRITICAL_PRIORITY_CLASSES,
     GKE_NODE_COUNT_PER_ZONE,
     GKE_POOLS_NEED_THEIR_OWN_DCGM_EXPORTER,
     HELM_INSTALLS_IN_ORDER,
+
+
+    KARMADA_AGENT_IDENTITY,
     KARMADA_AGENT_REGISTERS,
+    KSERVE_LLM_PRESETS_MERGE,
     KSERVE_NEEDS_CERT_MANAGER,
+    NVIDIA_VISIBLE_DEVICES_IS_HONOURED,
     PATCH_FORCE_TAKES_OVER_FIELDS,
     PULUMI_CREATES_OBJECTS,
+
+
+    PULUMI_PATCH_AWAITS,
     REPOSITORIES_SERVE_PINS,
+    VLLM_RUNTIME_LORA_ENV,
+    VOLCANO_ADMITS_NO_PODS,
+    VOLCANO_UNLISTED_RESOURCES_ARE_UNCAPPED,
     UpstreamFact,
 )
 from policies.framework import PackSettings, evaluate_stack
 from policies.offline import plan_resources
 from policies.rules import ALL_RULES
-from tests.harness import HELM_RELEASES, environment_config, ns, plan_config
+from tests.harness import HELM_RELEASES, config_errors, environment_config, ns, plan_config, raw_environment
 from tools.plan.report import render_markdown
 
 CLUSTER_TYPE = "kubernetes:cluster.karmada.io/v1alpha1:Cluster"
@@ -72,7 +94,8 @@ def test_pull_mode_pre_creates_each_cluster_as_the_agent_re_registers_it(prod_pl
         assert spec["syncMode"] == "Pull", name
         # A UUID from the member's stack (its kube-system Namespace), never empty.
         assert re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", spec["id"]), name
-        assert spec["secretRef"] == {"namespace": "karmada-cluster", "name": name}
+        # --report-secrets=None: the agent pushes no credentials, so the Cluster names no Secret.
+        assert "secretRef" not in spec and "impersonatorSecretRef" not in spec, name
         # After creation the agent owns spec; the program keeps only the labels.
         assert cluster.options["ignoreChanges"] == ["spec"], name
     assert len({c.inputs["spec"]["id"] for c in clusters.values()}) == 3
@@ -99,6 +122,9 @@ def test_the_allowlist_patch_forces_and_the_host_leaves_the_field_alone(prod_pla
     (patch,) = prod_plan.of_type("kubernetes:core/v1:ServicePatch")
     assert patch.inputs["metadata"]["annotations"] == {"pulumi.com/patchForce": "true"}
     assert set(patch.inputs["spec"]) == {"loadBalancerSourceRanges"}  # nothing else is taken over
+    # Deleting it would remove the field it took over and open the load balancer (PULUMI_PATCH_DELETE_RELINQUISHES,
+    # components/catalog/bringup.py): destroying the global stack leaves the allowlist in place.
+    assert patch.options["retainOnDelete"] is True
     (service,) = [
         r
         for r in prod_plan.of_type("kubernetes:core/v1:Service")
@@ -247,23 +273,41 @@ def test_every_gke_namespace_with_critical_pods_has_an_admitting_quota(env_plan)
             assert scope["scopeName"] == "PriorityClass" and scope["operator"] == "In"
             assert classes <= set(scope["values"]) and quota["spec"]["hard"]["pods"]
             assert any(q.endswith(f"{release.inputs['namespace']}-critical-pods") for q in release.options["dependsOn"])
+    # Pods a chart's controller creates for a custom resource, in its namespace: Fluid's FUSE DaemonSet.
+    for resource in env_plan.kubernetes_objects():
+        group, kind = resource.inputs["apiVersion"].split("/")[0], resource.inputs["kind"]
+        cluster = env_plan.cluster_of(resource)
+        for release in env_plan.helm_releases():
+            chart = CHARTS[release.inputs["chart"].rsplit("/", 1)[-1]]
+            classes = chart.created_pod_classes(release.inputs["values"], f"{group}/{kind}")
+            if env_plan.cluster_of(release) != cluster or cluster not in _gke_clusters(env_plan) or not classes:
+                continue
+            namespace = resource.inputs["metadata"]["namespace"]
+            needed.add((cluster, namespace))
+            assert classes <= set(quotas[cluster, namespace]["spec"]["scopeSelector"]["matchExpressions"][0]["values"])
+            assert any(q.endswith(f"{namespace}-critical-pods") for q in resource.options["dependsOn"])
     # Only where needed, and never on EKS (which has no such admission rule).
     assert set(quotas) == needed
     if _gke_clusters(env_plan) and env_plan.environment == "prod":
         assert needed == {
-            ("prod-usc1", ns) for ns in ("dcgm-exporter", "gpu-operator", "volcano-system", "karmada-system")
+            ("prod-usc1", ns)
+            for ns in ("dcgm-exporter", "gpu-operator", "volcano-system", "karmada-system", "model-cache")
         }
 
 
 def test_without_the_quotas_the_policy_pack_rejects_the_plan(prod_plan):
     resources = [r for r in plan_resources(prod_plan) if r.kind != "ResourceQuota"]
-    findings = evaluate_stack(ALL_RULES, resources, PackSettings()).of("gke-critical-priority-quota", "violation")
+    evaluation = evaluate_stack(ALL_RULES, resources, PackSettings())
+    findings = evaluation.of("gke-critical-priority-quota", "violation")
     assert sorted(f.urn.rsplit("::", 1)[-1] for f in findings) == [
         "prod-usc1-dcgm-exporter",
         "prod-usc1-gpu-operator",
         "prod-usc1-karmada-agent",
         "prod-usc1-volcano",
     ]
+    # Fluid's controller creates the FUSE pods; the AlluxioRuntime is what the pack blames.
+    created = evaluation.of("gke-critical-controller-pods-quota", "violation")
+    assert [f.urn.rsplit("::", 1)[-1] for f in created] == ["prod-usc1-model-cache-alluxioruntime-models"]
 
 
 # --- GKE initialNodeCount is per zone ------------------------------------------------------------------
@@ -288,8 +332,8 @@ def test_gke_pools_start_within_their_bounds(prod_plan):
     assert GKE_NODE_COUNT_PER_ZONE.name in FACTS
     starts = _pool_starts(prod_plan)
     assert sorted(starts) == ["usc1-a100-mig", "usc1-h200", "usc1-l4", "usc1-system"]
-    for pool, (nodes, _, most) in starts.items():
-        assert nodes <= most, f"{pool} starts with {nodes} nodes, over its maxSize {most}"
+    for pool, (nodes, least, most) in starts.items():
+        assert least <= nodes <= most, f"{pool} starts with {nodes} nodes, outside [{least}, {most}]"
     assert starts["usc1-system"] == (3, 3, 6)  # one per zone, not 3 x 3
 
 
@@ -297,8 +341,27 @@ def test_gke_system_pool_reaches_its_desired_size_without_passing_max():
     config = environment_config("prod")
     config[ns("regions")][2]["systemPool"] |= {"minSize": 4, "maxSize": 7}
     assert _pool_starts(plan_config(config, stack="pernode"))["usc1-system"] == (6, 4, 7)
-    config[ns("regions")][2]["systemPool"] |= {"minSize": 5, "maxSize": 5}
-    assert _pool_starts(plan_config(config, stack="pernode"))["usc1-system"] == (3, 5, 5)
+
+
+def test_a_gke_pool_that_cannot_start_at_its_minimum_is_refused():
+    """No autoscaler brings a pool up to minSize (AUTOSCALER_ADDS_NODES_ONLY_FOR_PENDING_PODS): 5 over 3 zones
+    starts 2 per zone (6), over maxSize 5, and 1 per zone (3) stays under the minimum."""
+    assert AUTOSCALER_ADDS_NODES_ONLY_FOR_PENDING_PODS.name in FACTS
+    raw = raw_environment("prod")
+    raw["regions"][2]["systemPool"] |= {"minSize": 5, "maxSize": 5}
+    raw["regions"][2]["gpuPools"][2] |= {"minSize": 1, "maxSize": 2}  # a100-mig over 3 zones
+    # prod's a100-mig as it was (minSize 1 over 3 zones): it started with 0 nodes (1 // 3) and stayed there
+    config = environment_config("prod")
+    config[ns("regions")][2]["gpuPools"][2] |= {"minSize": 1}
+    assert _pool_starts(plan_config(config, stack="pernode"))["usc1-a100-mig"] == (3, 1, 3)
+    assert config_errors(raw) == [
+        "regions[2].gpuPools[2].minSize: GKE starts a pool with the same number of nodes in each of its 3 zones: 1 "
+        "cannot be reached within maxSize 2 (0 nodes), and the autoscaler never scales up to minSize 1; make minSize "
+        "a multiple of 3 or raise maxSize to 3",
+        "regions[2].systemPool.minSize: GKE starts a pool with the same number of nodes in each of its 3 zones: 5 "
+        "cannot be reached within maxSize 5 (3 nodes), and the autoscaler never scales up to minSize 5; make minSize "
+        "a multiple of 3 or raise maxSize to 6",
+    ]
 
 
 # --- every GPU pool has a DCGM exporter ------------------------------------------------------------------
@@ -350,6 +413,142 @@ def test_kserve_waits_for_cert_manager_on_its_cluster(env_plan):
 
 
 def test_the_installed_provider_states_the_create_semantics_the_rehearsal_replays(prod_plan):
+
+
+# --- the weight path: cache runtime, node mount, controller-made pods, scale-down (issue 31) -------------------
+
+ALLUXIO_RUNTIME = "kubernetes:data.fluid.io/v1alpha1:AlluxioRuntime"
+
+
+def _runtimes(plan) -> dict[str, dict]:
+    return {plan.cluster_of(r): r.inputs["spec"] for r in plan.of_type(ALLUXIO_RUNTIME)}
+
+
+def test_every_cache_component_runs_on_the_container_network(env_plan, upstream):
+    """An empty networkMode is the host network, where GKE's Workload Identity does not reach the pod."""
+    assert FLUID_RUNTIME_ON_HOST_NETWORK.name in FACTS
+    schema = upstream.crd_schema("data.fluid.io/v1alpha1", "AlluxioRuntime")["properties"]["spec"]["properties"]
+    runtimes = _runtimes(env_plan)
+    assert runtimes
+    for cluster, spec in runtimes.items():
+        for component in ("master", "worker", "fuse"):
+            assert "ContainerNetwork" in schema[component]["properties"]["networkMode"]["enum"]
+            assert spec[component]["networkMode"] == "ContainerNetwork", (cluster, component)
+
+
+def test_fluid_mounts_under_a_writable_root_on_gke(env_plan, upstream):
+    assert FLUID_MOUNT_ROOT_ON_THE_NODE.name in FACTS
+    assert upstream.chart_values(CHARTS["fluid"].upstream_values)["runtime"]["mountRoot"] == "/runtime-mnt"
+    clouds = {f"{env_plan.environment}-{r.name}": r.cloud for r in env_plan.spec.regions}
+    releases = [r for r in env_plan.helm_releases() if r.inputs["chart"] == "fluid"]
+    assert releases
+    for release in releases:
+        root = release.inputs["values"]["runtime"].get("mountRoot")
+        # COS (GKE): / is read-only, /var/lib/docker writable; AL2023 (EKS): the default root is writable
+        expected = "/var/lib/docker/runtime-mnt" if clouds[env_plan.cluster_of(release)] == "gcp" else None
+        assert root == expected, env_plan.cluster_of(release)
+
+
+def test_fluid_fuse_pods_are_critical_by_the_charts_default(upstream):
+    """The catalog's controller-made pods say what the chart's defaults do: a FUSE DaemonSet per AlluxioRuntime,
+    system-node-critical unless runtime.criticalFusePod is false."""
+    assert FLUID_CONTROLLER_CREATES_CRITICAL_FUSE_PODS.name in FACTS
+    fluid = CHARTS["fluid"]
+    (pods,) = fluid.created_pods
+    defaults = upstream.chart_values(fluid.upstream_values)
+    assert defaults["runtime"]["criticalFusePod"] is pods.enabled_default is True
+    assert fluid.created_pod_classes({}, "data.fluid.io/AlluxioRuntime") == {"system-node-critical"}
+    assert fluid.created_pod_classes({"runtime": {"criticalFusePod": False}}, "data.fluid.io/AlluxioRuntime") == set()
+    assert fluid.created_pod_classes({}, "data.fluid.io/DataLoad") == set()  # DataLoad jobs carry no class
+
+
+def test_tiers_are_emptydir_read_through_the_worker_with_buffers_that_fit(env_plan):
+    """emptyDir levels (no short-circuit) on purpose; every stream a node serves fits the JVMs' direct memory."""
+    from components.domain.cache_reads import READ_BUFFER_MESSAGES, cache_reads
+
+    assert FLUID_EMPTYDIR_TIERS_READ_THROUGH_THE_WORKER.name in FACTS and ALLUXIO_READ_BUFFERS.name in FACTS
+
+    def direct_mib(options: list[str]) -> int:
+        (value,) = [o.split("=")[1] for o in options if o.startswith("-XX:MaxDirectMemorySize=")]
+        return int(value.removesuffix("m"))
+
+    for cluster, spec in _runtimes(env_plan).items():
+        assert {level["volumeType"] for level in spec["tieredstore"]["levels"]} == {"emptyDir"}
+        properties = spec["properties"]
+        # short-circuit is Fluid's to turn off; a local-read chunk would be unused
+        assert not any("short.circuit" in key or "local.reader" in key for key in properties)
+        chunk = int(properties["alluxio.user.streaming.reader.chunk.size.bytes"].removesuffix("MB"))
+        assert properties["alluxio.worker.network.reader.buffer.size"] == f"{chunk}MB"
+        messages = int(properties["alluxio.user.streaming.reader.buffer.size.messages"])
+        region = env_plan.spec.region(cluster.removeprefix(f"{env_plan.environment}-"))
+        streams = cache_reads(env_plan.spec, region).streams_per_node
+        assert streams >= 16 and messages == READ_BUFFER_MESSAGES
+        assert streams * messages * chunk <= direct_mib(spec["fuse"]["jvmOptions"]), cluster
+        assert streams * chunk <= direct_mib(spec["worker"]["jvmOptions"]) // 2, cluster
+        assert streams * messages * chunk * 2 > direct_mib(spec["fuse"]["jvmOptions"]) or chunk == 64, cluster
+
+
+def test_cache_workers_never_pin_a_gpu_node(env_plan):
+    """The NVMe level is a non-memory emptyDir, which keeps a node from the autoscaler unless marked evictable."""
+    assert AUTOSCALER_KEEPS_NODES_WITH_LOCAL_STORAGE.name in FACTS
+    for cluster, spec in _runtimes(env_plan).items():
+        on_disk = [level for level in spec["tieredstore"]["levels"] if level["mediumtype"] != "MEM"]
+        if on_disk:
+            annotations = spec["worker"]["podMetadata"]["annotations"]
+            assert annotations == {"cluster-autoscaler.kubernetes.io/safe-to-evict": "true"}, cluster
+
+
+def test_s3_mounts_read_with_the_pods_web_identity(env_plan):
+    assert ALLUXIO_S3_READS_WITH_WEB_IDENTITY.name in FACTS
+    for r in env_plan.of_type("kubernetes:data.fluid.io/v1alpha1:Dataset"):
+        for mount in r.inputs["spec"]["mounts"]:
+            if mount["mountPoint"].startswith("s3://"):
+                assert "encryptOptions" not in mount and "sharedEncryptOptions" not in r.inputs["spec"]
+                assert mount["options"]["alluxio.underfs.s3.inherit.acl"] == "false"
+
+
+def test_no_namespace_carries_the_fluid_injection_label(env_plan):
+    assert FLUID_INJECTION_IS_PER_POD.name in FACTS
+    for r in env_plan.of_type("kubernetes:core/v1:Namespace"):
+        assert "fluid.io/enable-injection" not in r.inputs["metadata"]["labels"], r.name
+
+
+def test_volcano_is_installed_without_pod_webhooks(env_plan, upstream):
+    assert VOLCANO_ADMITS_NO_PODS.name in FACTS
+    defaults = upstream.chart_values(CHARTS["volcano"].upstream_values)["custom"]["enabled_admissions"]
+    assert "/queues/validate" in defaults and "/pods/" not in defaults
+    for release in env_plan.helm_releases():
+        if release.inputs["chart"] == "volcano":
+            assert "enabled_admissions" not in release.inputs["values"]["custom"]
+
+
+def test_every_queue_caps_every_gpu_resource_of_its_cluster(env_plan):
+    from components.config.scheduling import gpu_capacity
+
+    assert VOLCANO_UNLISTED_RESOURCES_ARE_UNCAPPED.name in FACTS
+    queues = env_plan.of_type("kubernetes:scheduling.volcano.sh/v1beta1:Queue")
+    assert queues
+    for queue in queues:
+        region = env_plan.spec.region(env_plan.cluster_of(queue).removeprefix(f"{env_plan.environment}-"))
+        assert set(queue.inputs["spec"]["capability"]) == set(gpu_capacity(region)), queue.name
+
+
+def test_no_rendered_container_sets_nvidia_visible_devices(env_plan):
+    """EKS keeps the node image's toolkit, CDI off: the pack's rule runs over both plans and finds nothing."""
+    from policies.rules.gpu import _visible_devices
+
+    assert NVIDIA_VISIBLE_DEVICES_IS_HONOURED.name in FACTS
+    for release in env_plan.helm_releases():
+        if release.inputs["chart"] == "gpu-operator" and env_plan.cluster_of(release).endswith("use1"):
+            assert release.inputs["values"]["cdi"] == {"enabled": False}
+    for r in env_plan.kubernetes_objects():
+        assert list(_visible_devices(r.inputs.get("spec"))) == [], r.name
+
+
+# --- patches that wait, and who may use an EKS cluster ---------------------------------------------------------------
+
+
+def test_the_agent_flags_patch_does_not_wait_for_an_agent_that_starts_later(prod_plan):
     import inspect
 
     import pulumi_kubernetes as k8s
@@ -381,3 +580,61 @@ def test_releases_install_as_helm_installs_them(prod_plan):
     order = [k for k in ("Namespace", "CustomResourceDefinition", "ClusterRole", "Service", "Deployment")]
     assert sorted(order, key=lambda k: helm._install_rank({"kind": k})) == order
     assert helm._install_rank({"kind": "ValidatingWebhookConfiguration"}) == len(helm.INSTALL_ORDER)
+
+
+    assert PULUMI_PATCH_AWAITS.name in FACTS
+    assert "This resource waits until its status is ready" in inspect.getsource(k8s.apps.v1.DeploymentPatch)
+    patches = [r for r in prod_plan.of_type("kubernetes:apps/v1:DeploymentPatch") if r.name.endswith("agent-flags")]
+    assert len(patches) == 3
+    for patch in patches:
+        assert patch.inputs["metadata"]["annotations"] == {"pulumi.com/skipAwait": "true"}, patch.name
+        (container,) = patch.inputs["spec"]["template"]["spec"]["containers"]
+        assert container == {"name": "karmada-agent", "args": ["--report-secrets=None"]}, patch.name
+
+
+def test_the_preview_role_gets_an_access_entry_on_every_eks_cluster(prod_plan):
+    assert EKS_ACCESS_ENTRIES.name in FACTS
+    entries = prod_plan.of_type("aws:eks/accessEntry:AccessEntry")
+    preview = "arn:aws:iam::123456789012:role/inference-platform-preview"  # stacks.access.viewers in Pulumi.prod.yaml
+    assert sorted((e.urn.split("::")[0], e.inputs["principalArn"]) for e in entries) == [
+        ("urn:pulumi:prod.use1", preview),
+        ("urn:pulumi:prod.usw2", preview),
+    ]
+    policies = prod_plan.of_type("aws:eks/accessPolicyAssociation:AccessPolicyAssociation")
+    assert {p.inputs["policyArn"] for p in policies} == {"arn:aws:eks::aws:cluster-access-policy/AmazonEKSViewPolicy"}
+    assert all(p.inputs["accessScope"] == {"type": "cluster"} for p in policies)
+
+
+# --- issue 33: identities, presets and engine switches the pack judges -------------------------------------
+
+
+def test_each_pull_member_agent_is_certified_and_bound_as_register_does(prod_plan):
+    assert KARMADA_AGENT_IDENTITY.name in FACTS
+    requests = [r for r in prod_plan.resources if r.type == "tls:index/certRequest:CertRequest"]
+    agents = {r.inputs["subject"]["commonName"]: r.inputs["subject"] for r in requests if "agent" in r.name}
+    # register.go L88-90: CN system:karmada:agent:<cluster>, O system:karmada:agents, one per pull member
+    assert agents == {
+        f"system:karmada:agent:prod-{m}": {
+            "commonName": f"system:karmada:agent:prod-{m}",
+            "organization": "system:karmada:agents",
+        }
+        for m in ("use1", "usw2", "usc1")
+    }
+    keys = [r for r in prod_plan.resources if r.type == "tls:index/privateKey:PrivateKey"]
+    assert {r.inputs["rsaBits"] for r in keys} == {3072}  # register.go L1098, chart certs.auto.rsaSize
+
+
+def test_llm_inference_service_templates_complete_kserve_presets(prod_plan):
+    assert KSERVE_LLM_PRESETS_MERGE.name in FACTS
+    [llm] = [r for r in prod_plan.resources if r.type.endswith(":LLMInferenceService")]
+    decode, prefill = llm.inputs["spec"]["template"], llm.inputs["spec"]["prefill"]["template"]
+    [sidecar] = decode["initContainers"]
+    assert sidecar["name"] == "llm-d-routing-sidecar"  # config-llm-decode-template.yaml initContainers[0]
+    assert sidecar["resources"]["requests"] == sidecar["resources"]["limits"]  # Guaranteed with the GPUs
+    assert prefill["automountServiceAccountToken"] is False  # no API client in the prefill pod
+
+
+def test_no_plan_turns_on_runtime_lora_updating(dev_plan, prod_plan):
+    assert VLLM_RUNTIME_LORA_ENV.name in FACTS
+    for plan in (dev_plan, prod_plan):
+        assert "VLLM_ALLOW_RUNTIME_LORA_UPDATING" not in json.dumps([r.inputs for r in plan.resources])

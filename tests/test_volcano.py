@@ -153,14 +153,22 @@ def test_one_queue_per_tenant_quota_with_its_capability(prod_plan):
     }
     evals = queues["prod-use1"]["evals"].inputs["spec"]
     assert evals == {"weight": 1, "reclaimable": True, "priority": 10_000, "capability": {"nvidia.com/gpu": 16}}
-    assert queues["prod-usc1"]["support-bot"].inputs["spec"]["capability"] == {"nvidia.com/gpu": 12}
+    # usc1's a100-mig pool offers nvidia.com/mig-3g.40gb, which no quota there names: capped at 0, as Volcano would
+    # otherwise leave a resource the capability does not list unbounded (VOLCANO_UNLISTED_RESOURCES_ARE_UNCAPPED).
+    assert queues["prod-usc1"]["support-bot"].inputs["spec"]["capability"] == {
+        "nvidia.com/gpu": 12,
+        "nvidia.com/mig-3g.40gb": 0,
+    }
 
 
 def test_plan_md_lists_the_queues(prod_plan):
     md = render_markdown(prod_plan)
     assert "## Scheduling queues (Volcano)" in md
     assert "| prod-use1 | evals | 1 | 10000 | True | nvidia.com/gpu: 16 | - |" in md
-    assert "| prod-usc1 | search | 3 | 1000000 | False | nvidia.com/gpu: 16 | nvidia.com/gpu: 8 |" in md
+    assert (
+        "| prod-usc1 | search | 3 | 1000000 | False | nvidia.com/mig-3g.40gb: 0, nvidia.com/gpu: 16 | "
+        "nvidia.com/gpu: 8 |" in md
+    )
 
 
 def test_queues_and_hypernodes_wait_for_the_release_that_installs_their_crds(prod_plan):
@@ -319,6 +327,7 @@ def test_queue_limit_in_a_resource_no_pool_offers():
 def test_quota_in_a_region_without_gpu_pools():
     raw = raw_environment("prod")
     raw["regions"][2]["gpuPools"] = []
+    raw["regions"][2]["modelCache"] = {"enabled": False}  # its workers need GPU nodes: an error of an earlier stage
     raw["models"] = [m for m in raw["models"] if m["name"] == "llama-3-1-8b"]
     for tenant in raw["tenants"]:
         tenant["models"] = ["llama-3-1-8b"]

@@ -289,8 +289,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: upstream checkout {args.source} not found; pass --from DIR", file=sys.stderr)
         return 2
     manifest = load_manifest(VENDORED_DIR)
+    # Files a generator of their own writes (its `generator` entry says which) are kept as they are.
+    generated = {path: e for path, e in manifest.items() if e.get("generator")}
     try:
-        texts, entries = build(args.source, wanted_paths(manifest, args.add, args.crd))
+        texts, entries = build(
+            args.source, wanted_paths({p: e for p, e in manifest.items() if p not in generated}, args.add, args.crd)
+        )
+        texts.update({path: (VENDORED_DIR / path).read_text() for path in generated})
+        entries = sorted([*entries, *generated.values()], key=lambda e: e["path"])
     except VendorError as exc:
         for line in str(exc).splitlines():
             print(f"error: {line}", file=sys.stderr)

@@ -7,14 +7,16 @@ Layout (one cache per cluster):
 - `model-cache` namespace: the Dataset mounting `s3://<bucket>/models/` (or `gs://`) read-only,
   its AlluxioRuntime (master on system nodes, one worker per GPU node, tiers MEM + local NVMe),
   one DataLoad per model to pre-warm, and the FUSE pods. The namespace is Pod Security
-  `privileged` because FUSE and Fluid's host-network workers need it; nothing else runs there.
+  `privileged` because the FUSE daemon needs it; nothing else runs there. Every component runs on
+  the container network, so the pod identity below is the one it reads the bucket with
+  (upstream.FLUID_RUNTIME_ON_HOST_NETWORK).
 - `inference` namespace: a Dataset referencing the first one (`dataset://model-cache/models`):
   Fluid gives it a PVC named `models`, so model servers read `pvc://models/models/<model>/`
   (the PVC path equals the object key) without the serving namespace being privileged.
 
 Credentials, no static keys: the Dataset sets no `encryptOptions` (no access keys), so
 Alluxio's S3 under-store falls back to the AWS SDK default credential chain, whose web-identity
-provider uses `AWS_ROLE_ARN` / `AWS_WEB_IDENTITY_TOKEN_FILE`; GCS (`alluxio.underfs.gcs.version:
+provider uses `AWS_ROLE_ARN` / `AWS_WEB_IDENTITY_TOKEN_FILE` (upstream.ALLUXIO_S3_READS_WITH_WEB_IDENTITY); GCS (`alluxio.underfs.gcs.version:
 2`, no `fs.gcs.credential.path`) falls back to Application Default Credentials, i.e. the GKE
 metadata server. Both come from the pod's service account. Fluid 1.0.8's Alluxio chart sets no
 `serviceAccountName`, so its pods run as the namespace's `default` service account: we annotate
@@ -42,14 +44,16 @@ from components.config.environment import EnvironmentSpec
 from components.config.model_store import CachePlan
 from components.config.region import RegionSpec
 from components.config.workloads import ModelSpec
-from components.domain.host import WORKER_JVM_GIB
+from components.domain.cache_reads import READ_BUFFER_MESSAGES, WORKER_JVM_GIB, CacheReads, direct_mib, heap_mib
+from components.domain.host import CACHE_COMPONENT_CPU
 from components.domain.model_bucket import MODELS_PREFIX
 from components.k8s.cluster import ClusterHandle
-from components.k8s.helm import custom_resource, helm_release, namespace
+from components.k8s.helm import created_pods_quota, custom_resource, helm_release, namespace
 from components.k8s.names import (
     FLUID_NAMESPACE,
     MODEL_CACHE_NAMESPACE,
     SERVING_NAMESPACE,
+    checkov_skips,
     model_bucket_name,
 )
 from components.k8s.topology import gpu_tolerations, pool_selector
@@ -60,39 +64,59 @@ CACHE_NAMESPACE = MODEL_CACHE_NAMESPACE
 DATASET = "models"
 # Fluid 1.0.8's Alluxio pods run as their namespace's default service account (see above).
 CACHE_SERVICE_ACCOUNT = ServiceAccountRef(CACHE_NAMESPACE, "default")
-# Label that turns on Fluid's pod webhook (cache-affine scheduling of PVC users) in a namespace
-# [fluid@v1.0.8:charts/fluid/fluid/templates/webhook/v1/webhookconfiguration.yaml].
-FLUID_INJECTION_LABEL = {"fluid.io/enable-injection": "true"}
+RUNTIME_KIND = "AlluxioRuntime"
+# Master, worker and FUSE on the pod network, where the pod's cloud identity applies.
+CONTAINER_NETWORK = "ContainerNetwork"
+# Where Fluid mounts FUSE file systems on the node, where its default (/runtime-mnt) is read-only: GKE's
+# Container-Optimized OS (upstream.FLUID_MOUNT_ROOT_ON_THE_NODE).
+MOUNT_ROOT = {"gcp": "/var/lib/docker/runtime-mnt"}
+# The cache's blocks can be read again from the bucket: its workers never keep a node from being removed
+# (upstream.AUTOSCALER_KEEPS_NODES_WITH_LOCAL_STORAGE).
+EVICTABLE = {"cluster-autoscaler.kubernetes.io/safe-to-evict": "true"}
 
 # Fluid fills in JVM options a runtime leaves out: master -Xmx16G, worker -Xmx12G with 32g of direct
 # memory, FUSE -Xmx16G -Xms16G with 32g [fluid-cloudnative/fluid@v1.0.8:pkg/ddc/alluxio/
 # transform_optimization.go optimizeDefaultForMaster/Worker, optimizeDefaultFuse], with no resources.
 # Every component here states its own, within its container's memory limit.
 MASTER_MEMORY_GIB = 4  # metadata of a few thousand weight files: a 2 GiB heap is ample
-CACHE_COMPONENT_CPU = "500m"  # request of the worker and of the FUSE daemon (`domain/host.py` reserves them)
+
+# Checkov's CKV_K8S_41 (default account in use) fails by design on the patch that annotates it (checkov.io/skip).
+DEFAULT_ACCOUNT_SKIPS = checkov_skips(
+    {
+        "CKV_K8S_41": "Fluid runs the cache's Alluxio pods under the namespace's default account; its cloud identity "
+        "(IRSA / Workload Identity) annotation is what this patch adds",
+    }
+)
 
 
 def jvm_options(memory_gib: int) -> list[str]:
     """Heap a quarter and direct buffers half of a container's memory; the rest is the JVM's own (metaspace,
     threads, native buffers of the FUSE library)."""
-    mib = memory_gib * 1024
-    return [f"-Xmx{mib // 4}m", f"-XX:MaxDirectMemorySize={mib // 2}m"]
+    return [f"-Xmx{heap_mib(memory_gib)}m", f"-XX:MaxDirectMemorySize={direct_mib(memory_gib)}m"]
 
 
-def _resources(memory_gib: int, cpu: str) -> dict:
-    return {"requests": {"cpu": cpu, "memory": f"{memory_gib}Gi"}, "limits": {"memory": f"{memory_gib}Gi"}}
+def _resources(memory_gib: int, cpu: float) -> dict:
+    return {
+        "requests": {"cpu": f"{round(cpu * 1000)}m", "memory": f"{memory_gib}Gi"},
+        "limits": {"memory": f"{memory_gib}Gi"},
+    }
 
 
-# Large blocks and chunks for multi-GB sequential safetensors shards, node-local reads first
-# [kserve@v0.20.0:docs/samples/fluid/alluxio.yaml].
-ALLUXIO_PROPERTIES = {
-    "alluxio.user.ufs.block.read.location.policy": "alluxio.client.block.policy.LocalFirstAvoidEvictionPolicy",
-    "alluxio.user.block.size.bytes.default": "256MB",
-    "alluxio.user.streaming.reader.chunk.size.bytes": "256MB",
-    "alluxio.user.local.reader.chunk.size.bytes": "256MB",
-    "alluxio.worker.network.reader.buffer.size": "256MB",
-    "alluxio.user.streaming.data.timeout": "300sec",
-}
+def alluxio_properties(reads: CacheReads) -> dict[str, str]:
+    """Large blocks for multi-GB sequential safetensors shards, node-local reads first
+    [kserve@v0.20.0:docs/samples/fluid/alluxio.yaml]; read chunks and buffers that hold every stream a node serves
+    in the JVMs' direct memory (components/domain/cache_reads.py)."""
+    chunk = f"{reads.chunk_mib}MB"  # Alluxio's MB is MiB
+    return {
+        "alluxio.user.ufs.block.read.location.policy": "alluxio.client.block.policy.LocalFirstAvoidEvictionPolicy",
+        "alluxio.user.block.size.bytes.default": "256MB",
+        "alluxio.user.streaming.reader.chunk.size.bytes": chunk,
+        "alluxio.user.streaming.reader.buffer.size.messages": str(READ_BUFFER_MESSAGES),
+        "alluxio.worker.network.reader.buffer.size": chunk,
+        "alluxio.user.streaming.data.timeout": "300sec",
+    }
+
+
 # Fluid's CSI plugin borrows the kubelet's credentials (node authorization) where the kubelet
 # uses a client certificate (GKE: /var/lib/kubelet/kubeconfig + pki). EKS kubelets authenticate
 # with an IAM exec plugin the CSI container cannot run, so it uses its own service account there.
@@ -128,10 +152,24 @@ def prewarmed_models(env: EnvironmentSpec, region: RegionSpec) -> list[ModelSpec
 
 
 def under_store_options(region: RegionSpec) -> dict[str, str]:
-    """Alluxio mount options: TLS to the bucket (its policy refuses plain HTTP), credentials from the pod."""
+    """Alluxio mount options: TLS to the bucket (its policy refuses plain HTTP), credentials from the pod; no ACL
+    inheritance on S3, which would ask the read-only role for ListAllMyBuckets and GetBucketAcl."""
     if region.cloud == "aws":
-        return {"alluxio.underfs.s3.region": region.region, "alluxio.underfs.s3.secure.http.enabled": "true"}
+        return {
+            "alluxio.underfs.s3.region": region.region,
+            "alluxio.underfs.s3.secure.http.enabled": "true",
+            "alluxio.underfs.s3.inherit.acl": "false",
+        }
     return {"alluxio.underfs.gcs.version": "2"}
+
+
+def fluid_values(region: RegionSpec) -> dict:
+    """The Fluid chart's values on the region's cluster: the runtimes we use, the CSI plugin's kubelet access and,
+    where the node's root file system is read-only, a writable mount root."""
+    runtime: dict = {"alluxio": {"enabled": True}, "thin": {"enabled": True}}
+    if region.cloud in MOUNT_ROOT:
+        runtime["mountRoot"] = MOUNT_ROOT[region.cloud]
+    return {"runtime": runtime, "csi": CSI_VALUES[region.cloud]}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -144,6 +182,7 @@ class ModelCacheArgs:
     # The serving namespace, where the model servers' PVC is created.
     serving_namespace: k8s.core.v1.Namespace
     label_domain: str
+    reads: CacheReads
     prewarm: tuple[ModelSpec, ...] = ()
 
 
@@ -158,26 +197,20 @@ class ModelCache(pulumi.ComponentResource):
         region = cluster.region
 
         fluid_ns = namespace(FLUID_NAMESPACE, cluster, self, "privileged")
-        fluid = helm_release(
-            "fluid",
-            CHARTS["fluid"],
-            cluster,
-            fluid_ns,
-            {
-                # Alluxio caches; thin runtime serves the cross-namespace reference Dataset.
-                "runtime": {"alluxio": {"enabled": True}, "thin": {"enabled": True}},
-                "csi": CSI_VALUES[region.cloud],
-            },
-            parent=self,
-        )
+        values = fluid_values(region)
+        fluid = helm_release("fluid", CHARTS["fluid"], cluster, fluid_ns, values, parent=self)
         cache_ns = namespace(CACHE_NAMESPACE, cluster, self, "privileged")
+        # Fluid creates the FUSE DaemonSet of the runtime in its namespace, with a critical priority class.
+        fuse_admitted = created_pods_quota(
+            cluster, CHARTS["fluid"], values, f"{FLUID_API.split('/')[0]}/{RUNTIME_KIND}", cache_ns, self
+        )
         cache_sa = k8s.core.v1.ServiceAccountPatch(
             f"{cluster.name}-{CACHE_NAMESPACE}-default",
             metadata={
                 "name": CACHE_SERVICE_ACCOUNT.name,
                 "namespace": CACHE_NAMESPACE,
                 "annotations": pulumi.Output.from_input(args.cloud_identity).apply(
-                    lambda identity: identity_annotations(region, identity)
+                    lambda identity: {**identity_annotations(region, identity), **DEFAULT_ACCOUNT_SKIPS}
                 ),
             },
             opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[cache_ns]),
@@ -218,7 +251,8 @@ class ModelCache(pulumi.ComponentResource):
                     }
                 ],
                 "accessModes": ["ReadOnlyMany"],
-                # Cache workers only on the GPU pools, so blocks sit next to the GPUs reading them.
+                # Cache workers on the GPU pools that never take them away (config/model_store.py worker_pools), so
+                # blocks sit next to GPUs reading them; FUSE daemons elsewhere read from them over the pod network.
                 "nodeAffinity": {
                     "required": {
                         "nodeSelectorTerms": [
@@ -239,11 +273,11 @@ class ModelCache(pulumi.ComponentResource):
             depends_on=[cache_sa],
         )
         self.runtime = custom(
-            "AlluxioRuntime",
+            RUNTIME_KIND,
             namespace=CACHE_NAMESPACE,
             name=DATASET,
             spec=self._runtime_spec(args),
-            depends_on=[cache_sa],
+            depends_on=[cache_sa, *fuse_admitted],
         )
         # The serving namespace's view of the same cache: a PVC named `models` for pvc:// URIs.
         custom(
@@ -286,7 +320,8 @@ class ModelCache(pulumi.ComponentResource):
             }
         ]
         if plan.ssd_gib:
-            # emptyDir on the node's ephemeral storage, which GPU pools put on their local NVMe.
+            # emptyDir on the node's ephemeral storage, which GPU pools put on their local NVMe. emptyDir levels turn
+            # short-circuit reads off; why they stay: upstream.FLUID_EMPTYDIR_TIERS_READ_THROUGH_THE_WORKER.
             levels.append(
                 {
                     "mediumtype": "SSD",
@@ -303,17 +338,21 @@ class ModelCache(pulumi.ComponentResource):
                 "nodeSelector": pool_selector(args.label_domain, "system"),
                 "jvmOptions": jvm_options(MASTER_MEMORY_GIB),
                 "resources": _resources(MASTER_MEMORY_GIB, CACHE_COMPONENT_CPU),
+                "networkMode": CONTAINER_NETWORK,
             },
             "worker": {
                 "jvmOptions": jvm_options(WORKER_JVM_GIB),
                 # The tmpfs tier is charged to the worker's memory: request it so the scheduler counts it.
                 "resources": _resources(plan.memory_gib + WORKER_JVM_GIB, CACHE_COMPONENT_CPU),
+                "networkMode": CONTAINER_NETWORK,
+                "podMetadata": {"annotations": EVICTABLE},
             },
             # One FUSE daemon on each node whose model servers mount the cache.
             "fuse": {
                 "jvmOptions": jvm_options(plan.fuse_memory_gib),
                 "resources": _resources(plan.fuse_memory_gib, CACHE_COMPONENT_CPU),
+                "networkMode": CONTAINER_NETWORK,
             },
             "tieredstore": {"levels": levels},
-            "properties": ALLUXIO_PROPERTIES,
+            "properties": alluxio_properties(args.reads),
         }

@@ -19,10 +19,24 @@ import pulumi_random as random
 from components.catalog.charts import REDIS_IMAGE
 from components.catalog.regions import BUILTIN_STORAGE_CLASS
 from components.k8s.cluster import ClusterHandle
-from components.k8s.names import ENVOY_GATEWAY_NAMESPACE, RATELIMIT_REDIS, RATELIMIT_REDIS_LABELS
+from components.k8s.names import (
+    ENVOY_GATEWAY_NAMESPACE,
+    PINNED_IMAGE_SKIPS,
+    RATELIMIT_REDIS,
+    RATELIMIT_REDIS_LABELS,
+    checkov_skips,
+)
 
 PORT = 6379
 UID = 999  # the `redis` user of the official image
+# Checkov's checks this pod fails by design, with why (checkov.io/skip annotations).
+REDIS_CHECKOV_SKIPS = checkov_skips(
+    {
+        **PINNED_IMAGE_SKIPS,
+        "CKV_K8S_35": "redis-server takes its password on the command line (--requirepass), from this variable",
+        "CKV_K8S_40": "the redis image's own user owns its data directory; non-root, no privilege escalation",
+    }
+)
 # Envoy Gateway's rate-limit pods (envoyproxy/gateway:internal/infrastructure/kubernetes/ratelimit).
 RATELIMIT_POD_LABELS = {"app.kubernetes.io/name": "envoy-ratelimit", "app.kubernetes.io/managed-by": "envoy-gateway"}
 RATELIMIT_CONTAINER = "envoy-ratelimit"  # its container (ratelimit/resource.go InfraName)
@@ -73,7 +87,7 @@ class RateLimitRedis(pulumi.ComponentResource):
         )
         data = k8s.core.v1.PersistentVolumeClaim(
             f"{cluster.name}-{RATELIMIT_REDIS}",
-            metadata=meta,
+            metadata={**meta, "annotations": REDIS_CHECKOV_SKIPS},
             spec={
                 "accessModes": ["ReadWriteOnce"],
                 "storageClassName": BUILTIN_STORAGE_CLASS[cluster.cloud],
@@ -83,7 +97,7 @@ class RateLimitRedis(pulumi.ComponentResource):
         )
         k8s.apps.v1.Deployment(
             f"{cluster.name}-{RATELIMIT_REDIS}",
-            metadata=meta,
+            metadata={**meta, "annotations": REDIS_CHECKOV_SKIPS},
             spec={
                 "replicas": 1,
                 "strategy": {"type": "Recreate"},  # one pod at a time holds the volume
@@ -142,13 +156,13 @@ class RateLimitRedis(pulumi.ComponentResource):
         )
         k8s.core.v1.Service(
             f"{cluster.name}-{RATELIMIT_REDIS}",
-            metadata=meta,
+            metadata={**meta, "annotations": REDIS_CHECKOV_SKIPS},
             spec={"selector": RATELIMIT_REDIS_LABELS, "ports": [{"name": "redis", "port": PORT, "targetPort": PORT}]},
             opts=on_cluster,
         )
         k8s.networking.v1.NetworkPolicy(
             f"{cluster.name}-{RATELIMIT_REDIS}",
-            metadata=meta,
+            metadata={**meta, "annotations": REDIS_CHECKOV_SKIPS},
             spec={
                 "podSelector": {"matchLabels": RATELIMIT_REDIS_LABELS},
                 "policyTypes": ["Ingress"],

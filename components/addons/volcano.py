@@ -18,7 +18,7 @@ import yaml
 from components.catalog.charts import CHARTS, VOLCANO_IMAGE_TAG
 from components.config.environment import EnvironmentSpec
 from components.config.region import RegionSpec
-from components.config.scheduling import PriorityTierSpec, gpu_capacity
+from components.config.scheduling import PriorityTierSpec, gpu_capacity, queue_capability
 from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import custom_resource, helm_release, namespace
 from components.k8s.scheduling import (
@@ -124,7 +124,7 @@ def queues(env: EnvironmentSpec, region: RegionSpec) -> dict[str, dict[str, Any]
             "reclaimable": tenant.reclaimable,
             # Queues of higher tiers are served first and reclaimed from last.
             "priority": tiers[tenant.tier].value,
-            "capability": dict(quota.capability),
+            "capability": queue_capability(region, quota),
         }
         if quota.guarantee:
             spec["guarantee"] = {"resource": dict(quota.guarantee)}

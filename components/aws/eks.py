@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_aws as aws
@@ -13,7 +13,7 @@ from components.aws.launch_template import hardened_node_settings
 from components.aws.network import AwsNetwork
 from components.aws.policy_docs import service_trust
 from components.catalog.regions import EKS_ADDON_VERSIONS
-from components.config.deployer import private_link_cidrs
+from components.config.deployer import ClusterAccessSpec, admitted_cidrs
 from components.config.region import RegionSpec
 from components.k8s.cluster import ClusterHandle, ExecAuth, kubernetes_provider, render_kubeconfig
 
@@ -43,6 +43,7 @@ class EksClusterArgs:
     network: AwsNetwork
     label_domain: str
     production: bool
+    access: ClusterAccessSpec = field(default_factory=ClusterAccessSpec)  # principals besides the creator
     log_retention_days: int = 90
 
 
@@ -73,7 +74,8 @@ class EksCluster(pulumi.ComponentResource):
         self._name, self._args = name, args
         private_subnets = list(args.network.private_subnet_ids.values())
         self.cluster = self._control_plane(private_subnets)
-        self._admit_private_links()
+        self._deployer_rules = self._admit_deployer()
+        self._grant_access()
         self.oidc_issuer = self.cluster.identities.apply(lambda ids: ids[0]["oidcs"][0]["issuer"])
         self.oidc_provider = aws.iam.OpenIdConnectProvider(
             f"{name}-oidc", url=self.oidc_issuer, client_id_lists=["sts.amazonaws.com"], opts=self._child
@@ -167,19 +169,46 @@ class EksCluster(pulumi.ComponentResource):
             ),
         )
 
-    def _admit_private_links(self) -> None:
-        """A declared private link (VPN, peering, Direct Connect): its sources may reach the private endpoint."""
-        for i, cidr in enumerate(private_link_cidrs(self._args.region)):
+    def _admit_deployer(self) -> list[aws.vpc.SecurityGroupIngressRule]:
+        """The cluster security group admits only itself (EKS_PRIVATE_ENDPOINT_ADMITS_ITS_SECURITY_GROUP): the
+        deployer's sources (a runner in the VPC, a private link) get 443 on the private endpoint, before the
+        cluster's Kubernetes provider is first used."""
+        deployer = self._args.region.deployer
+        via = "private link" if deployer is not None and deployer.kind == "privateLink" else "runner inside the VPC"
+        return [
             aws.vpc.SecurityGroupIngressRule(
-                f"{self._name}-api-private-link-{i}",
+                f"{self._name}-api-deployer-{i}",
                 security_group_id=self.cluster.vpc_config.cluster_security_group_id,
                 cidr_ipv4=str(cidr),
                 ip_protocol="tcp",
                 from_port=443,
                 to_port=443,
-                description="Kubernetes API from the deployer's private link",
+                description=f"Kubernetes API from the deployer ({via})",
                 opts=self._child,
             )
+            for i, cidr in enumerate(admitted_cidrs(self._args.region))
+        ]
+
+    def _grant_access(self) -> None:
+        """Access entries for `stacks.access` (EKS_ACCESS_ENTRIES): only the creator has one otherwise."""
+        policies = {"viewers": "AmazonEKSViewPolicy", "administrators": "AmazonEKSClusterAdminPolicy"}
+        for group, policy in policies.items():
+            for i, principal in enumerate(getattr(self._args.access, group)):
+                entry = aws.eks.AccessEntry(
+                    f"{self._name}-access-{group}-{i}",
+                    cluster_name=self.cluster.name,
+                    principal_arn=principal,
+                    type="STANDARD",
+                    opts=self._child,
+                )
+                aws.eks.AccessPolicyAssociation(
+                    f"{self._name}-access-{group}-{i}",
+                    cluster_name=self.cluster.name,
+                    principal_arn=entry.principal_arn,
+                    policy_arn=f"arn:aws:eks::aws:cluster-access-policy/{policy}",
+                    access_scope={"type": "cluster"},
+                    opts=self._child,
+                )
 
     def _irsa(self, sa_name: str, namespace: str, service_account: str, policy: str) -> aws.iam.Role:
         """An add-on's own IAM role, assumable only by its service account (IRSA)."""
@@ -214,7 +243,7 @@ class EksCluster(pulumi.ComponentResource):
         kubeconfig = eks_kubeconfig(
             args.cluster_name, args.region.region, self.cluster.endpoint, self.cluster.certificate_authority["data"]
         )
-        provider = kubernetes_provider(args.cluster_name, kubeconfig, self, [self.system_nodes])
+        provider = kubernetes_provider(args.cluster_name, kubeconfig, self, [self.system_nodes, *self._deployer_rules])
         return ClusterHandle(
             name=args.cluster_name,
             region=args.region,

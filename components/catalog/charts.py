@@ -22,6 +22,16 @@ class PodPriority:
 
 
 @dataclass(frozen=True)
+class CreatedPods:
+    """Pods a chart's controller creates for each custom resource of a kind, in that resource's namespace."""
+
+    kind: str  # `<group>/<Kind>` of the custom resource
+    priority: str  # their priority class when `enabled_by` is true
+    enabled_by: str  # dotted values path of the boolean that gives them the class
+    enabled_default: bool  # its value in the chart's defaults
+
+
+@dataclass(frozen=True)
 class ChartRef:
     name: str
     repository: str  # https:// Helm repository or oci:// registry path (without the chart name)
@@ -39,6 +49,17 @@ class ChartRef:
     # The priority classes of the chart's pods (GKE admits the system-*-critical ones outside kube-system only
     # with a matching ResourceQuota); value-keyed defaults are checked against `upstream_values`.
     pod_priorities: tuple[PodPriority, ...] = ()
+    # Pods its controller creates outside the release's namespace, for the custom resources it reconciles.
+    created_pods: tuple[CreatedPods, ...] = ()
+
+    def created_pod_classes(self, values: Mapping[str, Any], kind: str) -> set[str]:
+        """The priority classes of the pods the chart's controller creates for a `kind` resource, with `values`."""
+        classes = set()
+        for pods in self.created_pods:
+            enabled = _lookup(values, pods.enabled_by)
+            if pods.kind == kind and (pods.enabled_default if enabled is None else bool(enabled)):
+                classes.add(pods.priority)
+        return classes
 
     def priority_classes(self, values: Mapping[str, Any]) -> set[str]:
         """The priority classes this chart's pods get with our `values` over the chart's defaults."""
@@ -126,6 +147,15 @@ CHARTS["fluid"] = ChartRef(
     version="1.0.8",
     upstream_chart="fluid/v1.0.8/chart-fluid.Chart.yaml",
     upstream_values="fluid/v1.0.8/chart-fluid.values.yaml",
+    # Each AlluxioRuntime's FUSE DaemonSet (upstream.FLUID_CONTROLLER_CREATES_CRITICAL_FUSE_PODS).
+    created_pods=(
+        CreatedPods(
+            "data.fluid.io/AlluxioRuntime",
+            "system-node-critical",
+            enabled_by="runtime.criticalFusePod",
+            enabled_default=True,
+        ),
+    ),
 )
 
 # DCGM exporter for GKE-managed GPU pools, where no GPU Operator (hence no operator-run exporter) runs
@@ -324,8 +354,22 @@ CHARTS["karmada"] = ChartRef(
     ),
 )
 KARMADA_VERSION = "v1.18.2"  # karmadaImageVersion and the Karmada component image tags at this pin
-# The chart's hook and init containers default to `latest` tags; pinned here. registry.k8s.io/kubectl
-# carries bash since Kubernetes 1.28 (kubernetes/kubernetes#119592), as the chart's scripts need; its
-# tag matches the chart's kube-apiserver image. cfssl runs the etcd wait loop (bash + curl).
-KARMADA_KUBECTL_IMAGE = {"registry": "registry.k8s.io", "repository": "kubectl", "tag": "v1.35.2"}
+# The chart's hook and init containers default to `latest` tags; pinned here. They run `/bin/sh -c 'bash <<EOF'`
+# with kubectl and sleep (KARMADA_HOST_HOOKS_NEED_BASH, components/catalog/bringup.py): registry.k8s.io/kubectl is
+# distroless, no shell (KUBECTL_IMAGE_HAS_NO_SHELL); alpine/k8s carries busybox, bash and kubectl
+# (ALPINE_K8S_IMAGE_HAS_BASH), by digest. kubectl 1.34 is within one minor of the chart's karmada-apiserver
+# (v1.35.2) and of the clusters (1.33). cfssl runs the etcd wait loop (bash + curl: its image is FROM golang).
+KARMADA_KUBECTL_IMAGE = {
+    "registry": "docker.io",
+    "repository": "alpine/k8s",
+    "tag": "1.34.1@sha256:ec714df3813b5405292860f8a1c55c5727bf8c33c88992f1e981efad8065547f",
+}
 KARMADA_CFSSL_IMAGE = {"registry": "docker.io", "repository": "cfssl/cfssl", "tag": "v1.6.5"}
+# ExternalDNS publishes the gateways' hostnames (components/addons/gateway_dns.py), rendered by the program (no chart).
+# The digest is the one kubernetes/k8s.io promotes for the tag (registry.k8s.io/images/k8s-staging-external-dns/
+# images.yaml at c00fde60: "sha256:4f3ba4c2...b4fc2b": ["v0.15.1"]); v0.15.1 serves gateway-httproute on the
+# v1beta1 Gateway API, which gateway-api v1.6.1's CRDs still serve.
+EXTERNAL_DNS_IMAGE = (
+    "registry.k8s.io/external-dns/external-dns:v0.15.1"
+    "@sha256:4f3ba4c2bd28030caad05bb7b47fbf47549a46d5e8443b74f0be463550b4fc2b"
+)

@@ -44,6 +44,9 @@ PICKER_ENGINE = {"vllm": "vllm", "triton": "triton-tensorrt-llm"}
 # Digests are not pinned: the tags above are the upstream release tags, resolved at pull time.
 VLLM_VERSION = "v0.27.1"
 VLLM_IMAGE = f"vllm/vllm-openai:{VLLM_VERSION}"
+# Parallel streams the Run:ai model streamer (`--load-format runai_streamer`) reads shards with: its default. The
+# cache sizes its read buffers for this many streams per model server (components/domain/cache_reads.py).
+STREAMER_CONCURRENCY = 16
 # NGC release 26.07 ships Triton server v2.71.0 and the TensorRT-LLM backend of branch r26.07
 # (FACTS-3.md section 6).
 TRITON_NGC_RELEASE = "26.07"
@@ -154,6 +157,43 @@ VLLM_FLAGS = EngineFlags(
         "kv-transfer-config": "placements[].servingMode (disaggregated placements hand KV caches over NIXL)",
     },
 )
+
+# What vLLM v0.27.1's parser does with the value of each tunable flag (generated-vllm-serve-args.json: `type` and
+# `choices` of each option; vllm/utils/argparse_utils.py human_readable_int for token counts), so a wrong value is a
+# config error instead of `vllm serve` exiting at start: "int" (a whole number), "float", "tokens" (a whole number;
+# vLLM also reads k/K/m/M/... suffixes, but their case rules differ between releases, so the platform takes the
+# number), "json" (a JSON object: parse_dataclass, parse_type, union_dict_and_str), "str", or the allowed choices.
+VLLM_VALUES: dict[str, str | tuple[str, ...]] = {
+    "block-size": "int",
+    "chat-template": "str",
+    "collect-detailed-traces": ("all", "model", "worker", "model,worker", "model,all", "worker,model", "worker,all",
+                                "all,model", "all,worker"),
+    "compilation-config": "json",
+    "cpu-offload-gb": "float",
+    "generation-config": "str",
+    "hf-overrides": "json",
+    "limit-mm-per-prompt": "json",
+    "long-prefill-token-threshold": "int",
+    "max-cudagraph-capture-size": "int",
+    "max-logprobs": "int",
+    "max-num-batched-tokens": "tokens",
+    "max-parallel-loading-workers": "int",
+    "otlp-traces-endpoint": "str",
+    "override-generation-config": "json",
+    "prefix-caching-hash-algo": ("sha256", "sha256_cbor", "xxhash", "xxhash_cbor"),
+    "reasoning-parser": "str",
+    "response-role": "str",
+    "scheduling-policy": ("fcfs", "priority"),
+    "seed": "int",
+    "tokenizer-mode": "str",
+    "tool-call-parser": "str",
+    "uvicorn-log-level": ("critical", "debug", "error", "info", "trace", "warning"),
+}  # fmt: skip
+# vLLM refuses to start when max_num_batched_tokens < max_num_seqs (vllm/config/scheduler.py, SchedulerConfig
+# verify_max_model_len: "max_num_batched_tokens (...) must be greater than or equal to max_num_seqs (...)"); with
+# chunked prefill on (always, here) it does not require max_num_batched_tokens >= max_model_len. Checked by
+# components/config/serving_checks.py (_engine_relations).
+
 
 TRITON_FLAGS = EngineFlags(
     "Triton OpenAI frontend",

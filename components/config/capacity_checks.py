@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from components.config.base import Issue, join_path
+from components.config.scheduling import queue_capability
 from components.domain.fit import placement_fit, prefill_fit
 from components.domain.gpu_resources import schedulable_resources
 from components.domain.host import pod_host_resources
@@ -137,7 +138,7 @@ def _check_queues(env: EnvironmentSpec, region: RegionSpec, demands: list[Replic
                 continue
             path = join_path("tenants", i, "gpuQuotas", j, "capability")
             mine = [d for d in demands if d.model.tenant == tenant.name]
-            for resource, cap in quota.capability.items():
+            for resource, cap in queue_capability(region, quota).items():
                 using = [d for d in mine if d.resource == resource]
                 for d in using:
                     if d.per_replica > cap:

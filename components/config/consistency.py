@@ -84,11 +84,13 @@ def _regions(env: EnvironmentSpec) -> Iterator[Issue]:
         cidrs = list(region.api_access.public_cidrs)
         if len(cidrs) > 1:  # a single 0.0.0.0/0 is reported by check_region
             yield from _open_to_the_internet(cidrs, ("regions", i, "apiAccess", "publicCidrs"), "the Kubernetes API")
+        # Which webhooks fail closed, and for what (no pod webhook of Volcano's): upstream.VOLCANO_ADMITS_NO_PODS.
         if env.production and region.system_pool.min_size < 2:
             yield Issue(
                 join_path("regions", i, "systemPool", "minSize"),
                 "production runs controllers and webhooks on at least 2 system nodes (one node's loss stops "
-                "admission for every pod); set minSize to 2 or more",
+                "admission of Volcano queues, PodGroups and jobs, and of KServe's model-server pods, all fail-closed "
+                "webhooks); set minSize to 2 or more",
             )
 
 

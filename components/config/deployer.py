@@ -8,15 +8,24 @@ deployable only from:
 - `cidrs`: a runner outside it whose egress is within `apiAccess.publicCidrs`;
 - `privateLink`: a runner whose traffic arrives over a private path you run (VPN, peering, Interconnect /
   Direct Connect) from `cidrs`; the cluster admits those sources on its private endpoint.
+
+The cluster admits its deployer on 443 (`admitted_cidrs`): an EKS private endpoint answers only its own
+security group (EKS_PRIVATE_ENDPOINT_ADMITS_ITS_SECURITY_GROUP), so the VPC's range (a runner inside) or the
+private link's sources get a rule; a GKE private endpoint answers its master authorized networks, where the node
+subnet and the private link's sources are listed. On an empty account the runner's network does not exist yet:
+the region's first step is its network alone (`make rollout ... BOOTSTRAP=1`, cloud APIs only, from anywhere),
+then the runner is started in it. Who else may use an EKS cluster (the CI preview role, operators) is
+`stacks.access`: the creator alone has an access entry otherwise (EKS_ACCESS_ENTRIES).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from ipaddress import IPv4Network
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from components.catalog.address_space import covers_internet
 from components.config.base import Issue, Spec, join_path
@@ -45,6 +54,31 @@ class DeployerSpec(Spec):
     )
 
 
+class ClusterAccessSpec(Spec):
+    """IAM principals besides the deployer that use the environment's EKS clusters (one access entry each)."""
+
+    viewers: list[str] = Field(
+        default_factory=list,
+        description="IAM role or user ARNs that read every EKS cluster (AmazonEKSViewPolicy): the CI preview role.",
+    )
+    administrators: list[str] = Field(
+        default_factory=list,
+        description="IAM role or user ARNs that administer every EKS cluster (AmazonEKSClusterAdminPolicy), "
+        "besides the deployer that created it: operators, a break-glass role.",
+    )
+
+    @field_validator("viewers", "administrators")
+    @classmethod
+    def _arns(cls, principals: list[str]) -> list[str]:
+        for arn in principals:
+            if not _IAM_PRINCIPAL.fullmatch(arn):
+                raise ValueError(f"{arn!r} is not an IAM role or user ARN (arn:aws:iam::<account>:role/<name>)")
+        return principals
+
+
+_IAM_PRINCIPAL = re.compile(r"arn:aws[a-z-]*:iam::\d{12}:(role|user)/[\w+=,.@/-]+")
+
+
 def deployer_of(region: RegionSpec) -> DeployerSpec:
     """The declared deployer, or the one the endpoint allows: its public sources, else a runner inside."""
     if region.deployer is not None:
@@ -67,6 +101,19 @@ def private_link_cidrs(region: RegionSpec) -> list[IPv4Network]:
     """Sources the cluster must admit on its private endpoint (a declared private link)."""
     deployer = region.deployer
     return list(deployer.cidrs) if deployer is not None and deployer.kind == "privateLink" else []
+
+
+def admitted_cidrs(region: RegionSpec) -> list[IPv4Network]:
+    """Where the region's deployer reaches the private endpoint from: the VPC's range for a runner inside it, the
+    private link's sources; none for `cidrs` (the public endpoint's `publicCidrs` admit it)."""
+    deployer = deployer_of(region)
+    match deployer.kind:
+        case "vpcRunner":
+            return [region.network.cidr]
+        case "privateLink":
+            return list(deployer.cidrs)
+        case "cidrs":
+            return []
 
 
 def check_deployers(env: EnvironmentSpec) -> Iterator[Issue]:

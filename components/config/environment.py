@@ -12,8 +12,11 @@ from components.config.base import Issue, Spec, duplicates
 from components.config.capacity_checks import check_capacity
 from components.config.consistency import check_consistency
 from components.config.deployer import check_deployers
+from components.config.endpoint_checks import check_endpoints
+from components.config.existing_clusters import check_existing_clusters
 from components.config.federation import FederationSpec, check_federated_models, check_federation
 from components.config.gateway import GatewaySpec, check_gateway
+from components.config.gateway_tls import check_gateway_names
 from components.config.gpu_partitioning import check_gpu_partitioning
 from components.config.gpu_pools import check_gpu_pools
 from components.config.model_store import ModelStoreSpec, check_model_storage
@@ -25,6 +28,7 @@ from components.config.scheduling import PriorityTierSpec, check_scheduling, def
 from components.config.serving_checks import check_serving
 from components.config.stacks import StacksSpec
 from components.config.workloads import ModelSpec, TenantSpec, check_workloads
+from components.domain.cache_reads import check_cache_reads
 
 _LABEL = re.compile(r"^[a-z0-9_-]{1,63}$")
 
@@ -94,14 +98,17 @@ def _check_regions(env: EnvironmentSpec) -> Iterable[Issue]:
 
 
 # Cross-field checks run after the structure is valid, before any resource exists.
-# Stages run in order; a stage runs only when the earlier ones found nothing, because its checks
-# rely on what those establish (known machine types, resolvable references) and would otherwise
-# report consequences of an earlier mistake instead of the mistake. Model sizing comes last: it
-# reads each pool's GPU partitioning (MIG profiles, time-slice shares), valid only after stage 2;
-# replicas are checked against pools and queues once every placement is sized.
+# Stages run in order, all of them in one run (components/config/loader.py semantic_issues): a later
+# stage's checks rely on what earlier ones establish (known machine types, resolvable references), so
+# after a mistake a check that cannot run is skipped and an issue under an already reported key is
+# dropped, rather than reported as a consequence of the mistake. Model sizing comes late: it reads each
+# pool's GPU partitioning (MIG profiles, time-slice shares), checked in stage 2; replicas are checked
+# against pools and queues once every placement is sized.
 SEMANTIC_CHECKS: tuple[tuple[Callable[[EnvironmentSpec], Iterable[Issue]], ...], ...] = (
     (
         _check_regions,
+        check_existing_clusters,
+        check_endpoints,
         check_gpu_pools,
         check_workloads,
         check_federation,
@@ -111,13 +118,16 @@ SEMANTIC_CHECKS: tuple[tuple[Callable[[EnvironmentSpec], Iterable[Issue]], ...],
     ),
     (
         check_gpu_partitioning,
-        check_scheduling,
         check_model_storage,
+        check_cache_reads,
         check_gateway,
+        check_gateway_names,
         check_federated_models,
         check_consistency,
         check_rollout,
     ),
+    # Queues are sized in the resources the pools offer, known once their partitioning is valid.
+    (check_scheduling,),
     (check_serving,),
     (check_capacity,),
 )

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import AfterValidator, Field, SecretStr
 
 from components.config.base import Issue, Name, Spec, duplicates, join_path, unknown_name
+from components.config.gateway_tls import GatewayDnsSpec, GatewayTlsSpec
 
 if TYPE_CHECKING:
     from components.config.environment import EnvironmentSpec
@@ -147,6 +148,8 @@ class GatewaySpec(Spec):
         default_factory=EndpointPickerSpec, description="The cache-aware endpoint picker of every InferencePool."
     )
     redis: RedisSpec = Field(default_factory=RedisSpec, description="Counters of the global rate limiter.")
+    tls: GatewayTlsSpec = Field(default_factory=GatewayTlsSpec, description="Who issues each gateway's certificate.")
+    dns: GatewayDnsSpec = Field(default_factory=GatewayDnsSpec, description="Who publishes each gateway's name.")
     external_providers: list[ExternalProviderSpec] = Field(
         default_factory=list, description="Hosted LLM APIs offered next to the self-hosted models."
     )
@@ -165,8 +168,8 @@ class RegionGatewaySpec(Spec):
     )
     tls_secret: str = Field(
         "inference-gateway-tls",
-        description="kubernetes.io/tls Secret in envoy-gateway-system holding the hostname's certificate, "
-        "created out of band (cert-manager, external-secrets).",
+        description="kubernetes.io/tls Secret in envoy-gateway-system holding the hostname's certificate: issued by "
+        "cert-manager (gateway.tls.issuer privateCa), or yours (external).",
     )
     allowed_cidrs: list[IPv4Network] = Field(
         default_factory=list, description="Client CIDRs the load balancer admits; empty admits all."

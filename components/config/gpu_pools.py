@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from components.catalog.machines import MACHINES, MachineType, machines_of
 from components.config.base import Issue, join_path
-from components.config.region import GpuPoolSpec, NetworkSpec, RegionSpec
+from components.config.region import GpuPoolSpec, NetworkSpec, NodeScaling, RegionSpec
 
 if TYPE_CHECKING:
     from components.config.environment import EnvironmentSpec
@@ -38,12 +38,77 @@ _GPU_NIC_SUBNET_PREFIX = 24
 _MAX_GPU_NIC_SUBNETS = 9
 
 
+def initial_nodes_per_zone(desired: int, max_size: int, zones: int) -> int:
+    """A regional GKE pool's `initialNodeCount` is per zone (upstream.GKE_NODE_COUNT_PER_ZONE): the desired total
+    over the zones, rounded up to reach it, but never so many that the zones together start above maxSize."""
+    return min(-(-desired // zones), max_size // zones)
+
+
 def check_gpu_pools(env: EnvironmentSpec) -> Iterator[Issue]:
     for i, region in enumerate(env.regions):
         for j, pool in enumerate(region.gpu_pools):
-            yield from _check_pool(region, pool, ("regions", i, "gpuPools", j))
+            path = ("regions", i, "gpuPools", j)
+            issues = list(_check_pool(region, pool, path))
+            yield from issues
+            if region.cloud == "gcp" and not issues:
+                yield from _check_gke_start(pool, len(region.pool_zones(pool)), path)
         if any(p.gpu_direct for p in region.gpu_pools if region.cloud == "gcp"):
             yield from _check_accelerator_cidr(region.network, ("regions", i, "network"))
+        if region.cloud == "gcp":
+            yield from _check_gke_start(region.system_pool, len(region.zones), ("regions", i, "systemPool"))
+
+
+def _check_gke_start(pool: NodeScaling, zones: int, path: tuple) -> Iterator[Issue]:
+    """A GKE pool starts with whole nodes per zone, and no autoscaler brings it up to its minimum later
+    (upstream.AUTOSCALER_ADDS_NODES_ONLY_FOR_PENDING_PODS): it must start at its minimum."""
+    per_zone = initial_nodes_per_zone(pool.desired, pool.max_size, zones)
+    if per_zone * zones >= pool.min_size:
+        return
+    key = "desiredSize" if pool.desired_size is not None else "minSize"
+    at_least = -(-pool.desired // zones) * zones
+    yield Issue(
+        join_path(*path, key),
+        f"GKE starts a pool with the same number of nodes in each of its {zones} zones: {pool.desired} cannot be "
+        f"reached within maxSize {pool.max_size} ({per_zone * zones} nodes), and the autoscaler never scales up to "
+        f"minSize {pool.min_size}; make {key} a multiple of {zones} or raise maxSize to {at_least}",
+    )
+
+
+def unused_pools(env: EnvironmentSpec) -> Iterator[Issue]:
+    """Warnings: GPU pools no model is placed on and no tenant's queue may use (their nodes would only idle)."""
+    from components.config.scheduling import queue_capability
+    from components.domain.gpu_resources import schedulable_resources
+
+    for i, region in enumerate(env.regions):
+        placed = {
+            pool
+            for model in env.models
+            for placement in model.placements
+            if placement.region == region.name
+            for pool in (placement.pool, placement.prefill.pool if placement.prefill else None)
+            if pool
+        }
+        allowed = {
+            resource
+            for tenant in env.tenants
+            for quota in tenant.gpu_quotas
+            if quota.region == region.name
+            for resource, cap in queue_capability(region, quota).items()
+            if cap > 0
+        }
+        for j, pool in enumerate(region.gpu_pools):
+            if pool.name in placed or pool.machine_type not in MACHINES:
+                continue
+            offered = sorted(schedulable_resources(pool))
+            if set(offered) & allowed:
+                continue
+            yield Issue(
+                join_path("regions", i, "gpuPools", j),
+                f"no model is placed on pool {pool.name!r} and no tenant's queue in region {region.name!r} may use its "
+                f"{', '.join(offered)}, so nothing can use its nodes"
+                + (f" ({pool.min_size} always on)" if pool.min_size else "")
+                + "; place a model on it, give a tenant a quota of it, or remove the pool",
+            )
 
 
 def _check_pool(region: RegionSpec, pool: GpuPoolSpec, path: tuple) -> Iterator[Issue]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 import types
 import typing
 from collections.abc import Collection, Iterable
@@ -77,12 +78,9 @@ def load_environment(raw: dict[str, Any], *, secret_keys: Collection[str] | None
         env = EnvironmentSpec.model_validate(raw)
     except ValidationError as exc:
         raise ConfigError([_issue(err) for err in exc.errors()]) from None
-    for stage in SEMANTIC_CHECKS:
-        issues = [issue for check in stage for issue in check(env)]
-        if issues:
-            raise ConfigError(issues)
+    issues = semantic_issues(env)
     if secret_keys is not None:
-        issues = [
+        issues += [
             Issue(
                 path,
                 "a credential in plain text; store it encrypted with "
@@ -91,9 +89,74 @@ def load_environment(raw: dict[str, Any], *, secret_keys: Collection[str] | None
             for path in _credential_paths(env)
             if path.split(".")[0].split("[")[0] not in secret_keys
         ]
-        if issues:
-            raise ConfigError(issues)
+    if issues:
+        raise ConfigError(issues)
     return env
+
+
+def semantic_issues(env: EnvironmentSpec) -> list[Issue]:
+    """Every stage's issues in one run. A later stage's checks assume what earlier ones check (a model's pool
+    exists, and offers the profile it asks for, before it is sized): after a mistake, a check that cannot run is
+    skipped, and a later issue about an object the mistake is in, or about one that uses it (a placement on a pool
+    with a wrong MIG config), is dropped as its consequence. Each mistake is reported once, all of them at once."""
+    issues: list[Issue] = []
+    tainted: set[tuple] = set()
+    for stage in SEMANTIC_CHECKS:
+        found: list[Issue] = []
+        for check in stage:
+            try:
+                found += list(check(env))
+            except Exception:
+                if not issues:
+                    raise  # no earlier mistake explains it: a bug, shown as one
+        found = [i for i in found if not (_objects_of(env, i.path) & tainted)] if tainted else found
+        issues += found
+        for issue in found:
+            tainted |= _objects_of(env, issue.path, own=True)
+    return issues
+
+
+_INDEXED = re.compile(r"^(regions|models|tenants)\[(\d+)\](?:\.(gpuPools|placements|gpuQuotas)\[(\d+)\])?")
+
+
+def _objects_of(env: EnvironmentSpec, path: str, own: bool = False) -> set[tuple]:
+    """The config objects an issue at `path` is about (`own`), or also the ones it uses: a placement uses its
+    region, pool and prefill pool; a tenant its models and quota regions; a model its placements' pools."""
+    if path.startswith("federation"):
+        return {("federation",)}
+    match = _INDEXED.match(path)
+    if match is None:
+        return set()
+    kind, index, part, sub = match.group(1), int(match.group(2)), match.group(3), match.group(4)
+    collection = {"regions": env.regions, "models": env.models, "tenants": env.tenants}[kind]
+    if index >= len(collection):
+        return set()
+    item = collection[index]
+    if kind == "regions":
+        pools = item.gpu_pools if part != "gpuPools" else item.gpu_pools[int(sub) : int(sub) + 1]
+        found = {("pool", item.name, pool.name) for pool in pools}
+        return found | ({("region", item.name)} if part is None else set())
+    if kind == "tenants":
+        found = {("tenant", item.name)}
+        if not own:  # a quota is measured against every pool of its region
+            regions = {r.name: r for r in env.regions}
+            found |= {("model", m) for m in item.models} | {("region", q.region) for q in item.gpu_quotas}
+            found |= {
+                ("pool", q.region, pool.name)
+                for q in item.gpu_quotas
+                for pool in getattr(regions.get(q.region), "gpu_pools", [])
+            }
+        return found
+    found = {("model", item.name)}
+    if not own and item.federated:
+        found.add(("federation",))
+    if not own:
+        placements = item.placements if part != "placements" else item.placements[int(sub) : int(sub) + 1]
+        for placement in placements:
+            found |= {("region", placement.region), ("pool", placement.region, placement.pool)}
+            if placement.prefill is not None:
+                found.add(("pool", placement.region, placement.prefill.pool))
+    return found
 
 
 def _python_names(raw: Any, model: Any, path: tuple) -> list[Issue]:

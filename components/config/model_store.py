@@ -144,9 +144,21 @@ def cache_plan(region: RegionSpec) -> CachePlan:
         memory_gib=gib(spec.memory) if spec.memory else max(1, int(memory * MEMORY_SHARE_DEFAULT)),
         ssd_gib=gib(spec.ssd) if spec.ssd else int(nvme * SSD_SHARE_DEFAULT) // 10 * 10,
         replicas=spec.replicas or max(1, sum(p.min_size for p in region.gpu_pools)),
-        pools=tuple(p.name for p in region.gpu_pools),
+        pools=worker_pools(region),
         fuse_memory_gib=gib(spec.fuse_memory),
     )
+
+
+def worker_pools(region: RegionSpec) -> tuple[str, ...]:
+    """The GPU pools cache workers run on: the always-on ones (minSize >= 1), else those with the fewest GPUs per
+    node. A worker that may land on a pool scaled from zero keeps its node up when it has nowhere else to go (the
+    autoscaler moves an evictable pod only to a node that exists), so an 8-GPU node scaled up for one model would
+    stay for the cache; FUSE daemons, which run wherever a model server mounts the cache, read from these workers."""
+    always_on = tuple(p.name for p in region.gpu_pools if p.min_size >= 1)
+    if always_on:
+        return always_on
+    fewest = min(MACHINES[p.machine_type].gpus for p in region.gpu_pools)
+    return tuple(p.name for p in region.gpu_pools if MACHINES[p.machine_type].gpus == fewest)
 
 
 def check_model_storage(env: EnvironmentSpec) -> Iterator[Issue]:

@@ -166,10 +166,10 @@ class GpuPoolSpec(NodeScaling):
     )
     gpu_direct: bool = Field(
         False,
-        description="GCP only: GPUDirect networking of A3/A4 types (TCPX, TCPXO or RDMA by type), with the "
-        "GPU NIC VPCs and subnets it needs, the GKE pod networks (Network + GKENetworkParamSet per NIC, named "
-        "<pool>-rdma-<i>, <pool>-gvnic-1 or <pool>-gpu-<i>) and Google's NCCL plugin installer (RDMA, TCPX; not "
-        "yet TCPXO). Replicas still stay within one node on these pools.",
+        description="GCP only: build the nodes of A3/A4 types with their GPUDirect NICs (TCPX, TCPXO or RDMA by "
+        "type) and the GPU NIC VPCs and subnets they need, packed by compact placement. NICs are attached only when a "
+        "pool is created. Replicas stay within one node on these pools, so no pod uses the NICs yet and the cluster "
+        "gets no pod networks or NCCL plugin for them.",
     )
     placement_group: bool | None = Field(
         None,

@@ -71,7 +71,8 @@ class GpuQuotaSpec(Spec):
     region: str = Field(description="Name of a region entry; the tenant gets a queue on that region's cluster.")
     capability: dict[str, GpuCount] = Field(
         min_length=1,
-        description='Most the queue may use, per resource the pools offer, e.g. {"nvidia.com/gpu": 16}.',
+        description='Most the queue may use, per resource the pools offer, e.g. {"nvidia.com/gpu": 16}; a resource '
+        "the region's pools offer and this leaves out (a MIG profile) may not be used at all: its limit is 0.",
     )
     guarantee: dict[str, GpuCount] = Field(
         default_factory=dict,
@@ -88,6 +89,12 @@ def gpu_capacity(region: RegionSpec) -> dict[str, int]:
         for resource, per_node in schedulable_resources(pool).items():
             capacity[resource] += per_node * pool.max_size
     return dict(capacity)
+
+
+def queue_capability(region: RegionSpec, quota: GpuQuotaSpec) -> dict[str, int]:
+    """The queue's limit on every GPU resource the region's pools offer: the quota's, else 0. Volcano bounds a queue
+    only in the resources its capability lists (upstream.VOLCANO_UNLISTED_RESOURCES_ARE_UNCAPPED)."""
+    return {**dict.fromkeys(sorted(gpu_capacity(region)), 0), **quota.capability}
 
 
 def _unknown_tier(tier: str, tiers: list[str], path: tuple) -> Iterator[Issue]:

@@ -25,10 +25,16 @@ Rules, and why:
 from __future__ import annotations
 
 import difflib
+import json
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from components.catalog.engines import ENGINE_FLAGS, ENGINE_HOST_NEEDS
+from components.catalog.engines import (
+    ENGINE_FLAGS,
+    ENGINE_HOST_NEEDS,
+    VLLM_VALUES,
+    VLLM_VERSION,
+)
 from components.catalog.models import MODELS
 from components.config.base import Issue, join_path
 from components.domain.disaggregation import efa_path
@@ -225,6 +231,48 @@ def _check_engine_options(env: EnvironmentSpec, model: ModelSpec, path: tuple) -
             yield Issue(at, f"{flags.engine} takes --{flag} without a value; set it to true, or remove it")
         elif flags.tunable[flag] == "value" and value is True:
             yield Issue(at, f"{flags.engine} --{flag} takes a value; set it to one, not true")
+        elif model.runtime == "vllm" and flag in VLLM_VALUES:
+            problem = engine_value_issue(VLLM_VALUES[flag], value)
+            if problem:
+                yield Issue(at, f"vLLM {VLLM_VERSION} --{flag} {problem}")
+    if model.runtime == "vllm":
+        yield from _engine_relations(model, path)
+
+
+def engine_value_issue(kind: str | tuple[str, ...], value: object) -> str | None:
+    """Why vLLM's parser would refuse `value` for a flag of this kind (components/catalog/engines.py VLLM_VALUES)."""
+    text = str(value).strip()
+    if isinstance(kind, tuple):
+        return None if text in kind else f"takes one of {', '.join(kind)}, not {value!r}"
+    if kind in ("int", "tokens"):
+        whole = (isinstance(value, int) and not isinstance(value, bool)) or (isinstance(value, str) and text.isdigit())
+        hint = " (write the number of tokens, e.g. 8192)" if kind == "tokens" else ""
+        return None if whole else f"takes a whole number, not {value!r}{hint}"
+    if kind == "float":
+        try:
+            number = float(text)
+        except ValueError:
+            return f"takes a number, not {value!r}"
+        return None if number >= 0 else f"takes a number of GiB at least 0, not {value!r}"
+    if kind == "json":
+        try:
+            parsed = json.loads(text) if isinstance(value, str) else value
+        except ValueError as exc:
+            return f"takes a JSON object, and {value!r} is not JSON ({exc.msg})"
+        return None if isinstance(parsed, dict) else f"takes a JSON object, not {value!r}"
+    return None
+
+
+def _engine_relations(model: ModelSpec, path: tuple) -> Iterator[Issue]:
+    """What vLLM checks across flags at start (vllm/config/scheduler.py)."""
+    tokens = model.engine_args.get("max-num-batched-tokens")
+    valid = tokens is not None and engine_value_issue("tokens", tokens) is None
+    if valid and int(str(tokens).strip()) < model.max_num_seqs:
+        yield Issue(
+            join_path(*path, "engineArgs") + "['max-num-batched-tokens']",
+            f"{tokens} is fewer than maxNumSeqs {model.max_num_seqs}; vLLM refuses to start "
+            "(max_num_batched_tokens must be >= max_num_seqs): raise it or lower maxNumSeqs",
+        )
 
 
 def _check_placement(

@@ -79,7 +79,8 @@ def read_stack_file(project_dir: Path, stack: str) -> dict[str, Any]:
     """The `config:` mapping of `Pulumi.<stack>.yaml`, its top-level keys checked."""
     stack_file = project_dir / f"Pulumi.{stack}.yaml"
     if not stack_file.exists():
-        known = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in project_dir.glob("Pulumi.*.yaml"))
+        names = (p.name[len("Pulumi.") : -len(".yaml")] for p in project_dir.glob("Pulumi.*.yaml"))
+        known = sorted(n for n in names if "." not in n)  # not the per-stack files of an environment
         raise PlanInputError(
             [f"{stack_file.name} not found; create it (start from Pulumi.dev.yaml) or use ENV={'|'.join(known)}"]
         )
@@ -132,3 +133,60 @@ def _unwrap_secure(value: Any) -> tuple[Any, bool]:
         items = [_unwrap_secure(v) for v in value]
         return [v for v, _ in items], any(s for _, s in items)
     return value, False
+
+
+def merge_by_path(base: Any, overlay: Any) -> Any:
+    """`overlay` set into `base` key by key and list index by list index, as `pulumi config set --path` sets one
+    leaf of a structured value: `gateway.externalProviders[0].apiKey` on a stack keeps the environment's
+    `gateway.domain` and the provider's `name`. Anything else (a scalar, a list against a mapping) is replaced."""
+    if isinstance(base, dict) and isinstance(overlay, dict):
+        merged = dict(base)
+        for key, value in overlay.items():
+            merged[key] = merge_by_path(base[key], value) if key in base else value
+        return merged
+    if isinstance(base, list) and isinstance(overlay, list):
+        merged_list = list(base)
+        for i, value in enumerate(overlay):
+            if i < len(merged_list):
+                merged_list[i] = merge_by_path(merged_list[i], value)
+            else:
+                merged_list.append(value)
+        return merged_list
+    return overlay
+
+
+def overlay_config(environment: dict[str, str], stack: dict[str, str]) -> dict[str, str]:
+    """A stack's own config over its environment's, both as the engine passes them (JSON text for structured
+    values), merged by path (merge_by_path)."""
+    merged = dict(environment)
+    for key, value in stack.items():
+        if key in merged:
+            base, over = _json_or_text(merged[key]), _json_or_text(value)
+            if isinstance(base, dict | list) and isinstance(over, dict | list):
+                merged[key] = json.dumps(merge_by_path(base, over))
+                continue
+        merged[key] = value
+    return merged
+
+
+def _json_or_text(value: str) -> Any:
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value
+
+
+def shared_secret_issues(env_name: str, secret_keys: list[str], stack: str) -> list:
+    """A `secure:` value in `Pulumi.<env>.yaml` when the environment is several stacks: only a stack named `<env>`
+    could decrypt it, and none is; each such key, refused the same way by `pulumi up` of any of the environment's
+    stacks and by `make plan`."""
+    from components.config.base import Issue
+
+    return [
+        Issue(
+            key,
+            f"Pulumi.{env_name}.yaml holds a `secure:` value, which only stack {env_name!r} could decrypt; set it on "
+            f"the stack that uses it: pulumi config set --secret --path -s {stack} '{key}' <value>",
+        )
+        for key in secret_keys
+    ]

@@ -11,13 +11,14 @@ deploys last.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
 from components.config.base import Issue, Spec
-from components.config.deployer import DeployerSpec
+from components.config.deployer import ClusterAccessSpec, DeployerSpec
 
 if TYPE_CHECKING:
     from components.config.environment import EnvironmentSpec
@@ -39,6 +40,11 @@ class StacksSpec(Spec):
         None,
         description="Where the global stack is deployed from; default the federation host's deployer (it applies "
         "the Karmada API's allowlist on the host cluster). Its sources join that allowlist.",
+    )
+    access: ClusterAccessSpec = Field(
+        default_factory=ClusterAccessSpec,
+        description="Who else uses the EKS clusters: each principal gets an access entry (the deployer that "
+        "creates a cluster has one already).",
     )
 
 
@@ -88,6 +94,36 @@ def environment_stacks(env: EnvironmentSpec, env_name: str) -> list[StackSlice]:
         for r in ordered
     ]
     return [*regions, StackSlice(global_stack_name(env_name), "global", references=tuple(s.name for s in regions))]
+
+
+# Pulumi stack names: letters, digits, '-', '_' and '.', at most 100 characters (pulumi/pulumi validateStackName,
+# `^[a-zA-Z0-9-_.]{1,100}$`, "should match the stack naming rules enforced by the Pulumi Service").
+_STACK_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
+
+
+def stack_name_issues(env: EnvironmentSpec, env_name: str) -> list[Issue]:
+    """Every stack name the environment deploys as is one Pulumi accepts, and an environment split per region
+    has a name without '.', which separates the environment from its slice (`prod.use1`)."""
+    issues = []
+    if layout_of(env) == "perRegion" and "." in env_name:
+        issues.append(
+            Issue(
+                "stacks.layout",
+                f"environment name {env_name!r} holds '.', which would read as <env>.<slice>; "
+                "rename Pulumi.<env>.yaml without dots",
+            )
+        )
+    for piece in environment_stacks(env, env_name):
+        if not _STACK_NAME.match(piece.name):
+            where = f"regions[{[r.name for r in env.regions].index(piece.region)}].name" if piece.region else "stacks"
+            issues.append(
+                Issue(
+                    where,
+                    f"stack name {piece.name!r} is not one Pulumi accepts (letters, digits, '-', '_', '.', "
+                    "at most 100 characters); shorten or rename it",
+                )
+            )
+    return issues
 
 
 def resolve_stack(env: EnvironmentSpec, stack_name: str) -> tuple[str, StackSlice]:

@@ -20,15 +20,14 @@ from components.catalog.engines import ENGINE_HOST_NEEDS
 from components.catalog.machines import MACHINES
 from components.config.model_store import cache_plan
 from components.config.region import GpuPoolSpec, RegionSpec
+from components.domain.cache_reads import WORKER_JVM_GIB
 from components.domain.slots import slots_per_node
 
 # Kubelet reservations and eviction threshold, roughly what EKS and GKE keep back on large nodes.
 ALLOCATABLE_SHARE = 0.9
 DAEMONS_CPU = 1.0
 DAEMONS_MEMORY_GIB = 2
-CACHE_CPU = 1.0  # the Alluxio worker's and the FUSE daemon's requests (components/addons/model_cache.py)
-# Alluxio worker JVM heap + direct memory; the memory tier (tmpfs) comes on top of it.
-WORKER_JVM_GIB = 4
+CACHE_COMPONENT_CPU = 0.5  # request of the Alluxio worker and of the FUSE daemon (components/addons/model_cache.py)
 SHM_GIB_PER_GPU = 1
 
 
@@ -59,13 +58,20 @@ class HostResources:
 
 
 def cache_worker_memory_gib(region: RegionSpec, pool: GpuPoolSpec) -> int:
-    """Memory the cache takes on each node of `pool`: its worker (tiers and JVM) and its FUSE daemon."""
+    """Memory the cache takes on each node of `pool`: its FUSE daemon on every GPU node, and its worker (tiers and
+    JVM) on the pools workers run on."""
     if not region.model_cache.enabled:
         return 0
     plan = cache_plan(region)
-    if pool.name not in plan.pools:
+    worker = plan.memory_gib + WORKER_JVM_GIB if pool.name in plan.pools else 0
+    return worker + plan.fuse_memory_gib
+
+
+def cache_cpu(region: RegionSpec, pool: GpuPoolSpec) -> float:
+    """CPU the cache requests on each node of `pool`: the FUSE daemon's, and the worker's where workers run."""
+    if not region.model_cache.enabled:
         return 0
-    return plan.memory_gib + WORKER_JVM_GIB + plan.fuse_memory_gib
+    return CACHE_COMPONENT_CPU * (2 if pool.name in cache_plan(region).pools else 1)
 
 
 def pod_host_resources(region: RegionSpec, pool: GpuPoolSpec, gpus: int, *, runtime: str) -> HostResources:
@@ -74,7 +80,7 @@ def pod_host_resources(region: RegionSpec, pool: GpuPoolSpec, gpus: int, *, runt
     machine = MACHINES[pool.machine_type]
     slots = slots_per_node(pool)
     worker_gib = cache_worker_memory_gib(region, pool)
-    node_cpu = machine.vcpus * ALLOCATABLE_SHARE - DAEMONS_CPU - (CACHE_CPU if worker_gib else 0)
+    node_cpu = machine.vcpus * ALLOCATABLE_SHARE - DAEMONS_CPU - cache_cpu(region, pool)
     node_memory = machine.memory_gib * ALLOCATABLE_SHARE - DAEMONS_MEMORY_GIB - worker_gib
     shm = SHM_GIB_PER_GPU * gpus
     needs = ENGINE_HOST_NEEDS[runtime]

@@ -8,7 +8,7 @@ stack of an environment split per region.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -39,6 +39,7 @@ class MemberRef:
     endpoint: pulumi.Input[str]
     cluster_id: pulumi.Input[str] | None = None  # pull: its kube-system Namespace UID, which the agent checks
     push_credentials: pulumi.Input[dict[str, str]] | None = None
+    agent: Sequence[pulumi.Resource] = ()  # pull, in the same stack: the agent its RBAC must follow
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -46,7 +47,9 @@ class KarmadaFederationArgs:
     env: EnvironmentSpec
     stack: str
     karmada: ClusterHandle  # the Karmada API server
-    members: dict[str, MemberRef]  # region name -> member
+    members: dict[str, MemberRef]  # region name -> member registered here
+    # Members registered by their own stack in an earlier wave (the host): region name -> cluster name.
+    joined: dict[str, str] = field(default_factory=dict)
     # Renders a model's InferenceService for one region: the federated template and the members' overrides.
     render: Renderer
     # Renders a model's PodDisruptionBudget for a replica range.
@@ -74,13 +77,15 @@ class KarmadaFederation(pulumi.ComponentResource):
                     labels=member_labels(env.label_domain, member.region),
                     cluster_id=member.cluster_id,
                     push_credentials=member.push_credentials,
+                    agent=tuple(member.agent),
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )
             for region, member in args.members.items()
         }
         clusters = [m.registration for m in self.memberships.values()]
-        for policy in member_taint_policies([m.cluster_name for m in args.members.values()]):
+        names = [*args.joined.values(), *(m.cluster_name for m in args.members.values())]
+        for policy in member_taint_policies(names):
             k8s.apiextensions.CustomResource(
                 f"{karmada.name}-clustertaintpolicy-{policy['metadata']['name']}",
                 api_version=policy["apiVersion"],
@@ -114,7 +119,7 @@ class KarmadaFederation(pulumi.ComponentResource):
             )
         self.register_outputs(
             {
-                "members": {m.cluster_name: fed.member_mode for m in args.members.values()},
+                "members": {name: fed.member_mode for name in names},
                 "models": list(self.models),
             }
         )

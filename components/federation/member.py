@@ -2,13 +2,18 @@
 
 - pull (default): the karmada chart in agent mode runs karmada-agent on the member; it dials the Karmada
   API server (through the member's NAT; the member's own API server stays private) with a client
-  certificate of the federation's CA for the identity `system:karmada:agent:<cluster>`, which gets the
-  same least-privilege RBAC `karmadactl register` grants. The agent registers the member: it creates
-  or re-registers the `Cluster` named after it, and exits unless that Cluster's `spec.id` is the member's
-  kube-system Namespace UID (KARMADA_AGENT_REGISTERS, components/catalog/upstream.py). So the program
-  creates the Cluster beforehand with that id and the labels (cloud, region, GPU products) no agent flag
-  sets: the agent then owns `spec` (ignored by the program), the program the labels, and whichever stack
-  runs first, the member gets its labels without a race with the agent's registration.
+  certificate of the federation's CA for the identity `system:karmada:agent:<cluster>`. At start it needs
+  its RBAC in Karmada and the Karmada API reachable (KARMADA_AGENT_STARTS, components/catalog/bringup.py),
+  which the host's stack provides for the host in the first wave and the global stack for every other
+  member in the last one (its NAT address joins the API's allowlist only there). So the agent's release
+  does not wait for the agent; the rollout's gates do (the host's in its own wave, every member's in the
+  global one). The agent registers the member: it creates or re-registers the `Cluster` named after it,
+  and exits unless that Cluster's `spec.id` is the member's kube-system Namespace UID
+  (KARMADA_AGENT_REGISTERS). The program creates the Cluster first, with that id and the labels no agent
+  flag sets, and grants the RBAC only after it: no agent can create the Cluster before the program does
+  (PULUMI_CREATE_IS_CLIENT_SIDE). The agent reports no credentials (--report-secrets=None): pull mode has
+  Karmada reach the member only through the agent, so no member token is pushed to Karmada, and the RBAC
+  grants no Secrets at all.
 - push: the program declares the member's `Cluster` (labels, location fields, `secretRef`); the control
   plane dials the member's API server with a service-account token of the member, handed over in the
   Secret the Cluster's `secretRef` names.
@@ -32,7 +37,9 @@ from components.federation.manifests import CLUSTER_API
 from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import helm_release, namespace
 
-AGENT_RELEASE = "karmada-agent"
+AGENT_RELEASE = "karmada-agent"  # the chart names the Deployment and its container after the release
+# Pull mode needs no member credentials in Karmada (KARMADA_AGENT_STARTS): the chart has no value for the flag.
+AGENT_FLAGS = ["--report-secrets=None"]
 EXECUTION_NAMESPACE_PREFIX = "karmada-es-"
 PUSH_SERVICE_ACCOUNT = "karmada-controller-manager"
 RBAC_API = "rbac.authorization.k8s.io"
@@ -49,7 +56,7 @@ def agent_secret_values(key_pem: pulumi.Input[str]) -> dict:
 
 
 def agent_rules(cluster: str) -> list[dict]:
-    """Cluster-wide permissions of a member's agent in Karmada (karmadactl register's: it creates its Cluster)."""
+    """Cluster-wide permissions of a member's agent in Karmada: karmadactl register's, less creating Clusters."""
     karmada = "cluster.karmada.io"
     return [
         {
@@ -58,7 +65,8 @@ def agent_rules(cluster: str) -> list[dict]:
             "resourceNames": [cluster],
             "verbs": ["get", "update", "patch", "delete"],
         },
-        {"apiGroups": [karmada], "resources": ["clusters"], "verbs": ["create", "list", "watch"]},
+        # No create: the program creates the Cluster before this RBAC exists (PULUMI_CREATE_IS_CLIENT_SIDE).
+        {"apiGroups": [karmada], "resources": ["clusters"], "verbs": ["list", "watch"]},
         {"apiGroups": [karmada], "resources": ["clusters/status"], "resourceNames": [cluster], "verbs": ["update"]},
         {
             "apiGroups": ["config.karmada.io"],
@@ -85,7 +93,7 @@ class KarmadaAgentArgs:
     karmada_server: pulumi.Input[str] | None = None
     # The host's karmada-system, created by the control plane: one cluster cannot hold two creators of it.
     host_namespace: k8s.core.v1.Namespace | None = None
-    # In one stack, the Karmada-side RBAC the agent needs at start (elsewhere it waits for the global stack).
+    # What the release needs first on the member's own cluster (the host: its control plane's release).
     depends_on: Sequence[pulumi.Resource] = ()
 
 
@@ -94,20 +102,29 @@ class KarmadaAgent(pulumi.ComponentResource):
 
     # push: the member's service-account token and CA, which the Karmada side hands to the control plane.
     push_credentials: pulumi.Output[dict[str, str]] | None
+    # pull: the agent deployed with its flags; its RBAC in Karmada must come after (none of its pods may start
+    # with the chart's default flags and the RBAC in place).
+    deployed: list[pulumi.Resource]
 
     def __init__(self, name: str, args: KarmadaAgentArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:federation:KarmadaAgent", name, None, opts)
         member = args.member
         self.push_credentials = None
+        self.deployed = []
         if args.mode == "pull":
             assert args.agent_cert is not None and args.ca_cert is not None and args.karmada_server is not None
-            self._agent(args)
+            release = self._agent(args)
+            self.deployed = [release, self._flags(member, release)]
         else:
             self.push_credentials = self._push_account(member)
         self.register_outputs({"cluster": member.name, "syncMode": args.mode.capitalize()})
 
     def _agent(self, args: KarmadaAgentArgs) -> k8s.helm.v3.Release:
-        """karmada-agent on the member, with its own client certificate; it registers the member's Cluster."""
+        """karmada-agent on the member, with its own client certificate; it registers the member's Cluster.
+
+        The release does not wait: the agent becomes ready only once Karmada grants its RBAC, which for every
+        member but the host a later stack creates. Pods are replaced, never surged, on a change (Recreate), so
+        no pod of the chart's default flags outlives the flag patch."""
         member, cert = args.member, args.agent_cert
         ns = args.host_namespace or namespace(KARMADA_NAMESPACE, member, self, "baseline")
         return helm_release(
@@ -124,11 +141,27 @@ class KarmadaAgent(pulumi.ComponentResource):
                     "kubeconfig": {"caCrt": args.ca_cert, "crt": cert.cert_pem, "server": args.karmada_server},
                     "replicaCount": 2 if args.production else 1,
                     "image": {"tag": KARMADA_VERSION},
+                    "strategy": {"type": "Recreate", "rollingUpdate": None},
                 },
             },
             parent=self,
             depends_on=list(args.depends_on),
             secret_values=agent_secret_values(cert.key_pem),
+            wait=False,
+        )
+
+    def _flags(self, member: ClusterHandle, release: k8s.helm.v3.Release) -> k8s.apps.v1.DeploymentPatch:
+        """--report-secrets=None as container args (the chart sets only `command`, so Helm upgrades keep them).
+        It does not wait for the rollout: the agent starts once its RBAC exists, created after this."""
+        return k8s.apps.v1.DeploymentPatch(
+            f"{member.name}-karmada-agent-flags",
+            metadata={
+                "name": AGENT_RELEASE,
+                "namespace": KARMADA_NAMESPACE,
+                "annotations": {"pulumi.com/skipAwait": "true"},
+            },
+            spec={"template": {"spec": {"containers": [{"name": AGENT_RELEASE, "args": AGENT_FLAGS}]}}},
+            opts=pulumi.ResourceOptions(parent=self, provider=member.provider, depends_on=[release]),
         )
 
     def _push_account(self, member: ClusterHandle) -> pulumi.Output[dict[str, str]]:
@@ -182,13 +215,16 @@ class KarmadaMembershipArgs:
     labels: dict[str, str]
     cluster_id: pulumi.Input[str] | None = None  # pull: the member's kube-system Namespace UID
     push_credentials: pulumi.Input[dict[str, str]] | None = None  # push: KarmadaAgent.push_credentials
+    # pull, in the agent's own stack: its release and flags, which the RBAC must follow (KarmadaAgent.deployed).
+    agent: Sequence[pulumi.Resource] = ()
 
 
 class KarmadaMembership(pulumi.ComponentResource):
     """The Karmada side of a member: the agent's RBAC and the Cluster's labels (pull), or the Cluster (push)."""
 
     registration: pulumi.CustomResource  # the member's Cluster, with its labels
-    # pull: what the agent needs in Karmada before it can register: its RBAC and Work namespace.
+    # pull: what the agent needs in Karmada before it can register: its RBAC and Work namespace, created after
+    # its Cluster.
     agent_access: list[pulumi.Resource]
 
     def __init__(self, name: str, args: KarmadaMembershipArgs, opts: pulumi.ResourceOptions | None = None):
@@ -199,9 +235,9 @@ class KarmadaMembership(pulumi.ComponentResource):
         self.agent_access = []
         if args.mode == "pull":
             assert args.cluster_id is not None
-            self.agent_access = self._pull_access(args.cluster_name)
-            # Created here with the labels and the id the agent checks (KARMADA_AGENT_REGISTERS): the agent then
-            # re-registers it and owns `spec`; the program owns the labels.
+            # Created first, with the labels and the id the agent checks (KARMADA_AGENT_REGISTERS): the agent then
+            # re-registers it and owns `spec` (it sets no secretRef with --report-secrets=None); the program owns
+            # the labels.
             self.registration = k8s.apiextensions.CustomResource(
                 f"{karmada.name}-cluster-{args.cluster_name}",
                 api_version=CLUSTER_API,
@@ -211,16 +247,10 @@ class KarmadaMembership(pulumi.ComponentResource):
                     "syncMode": "Pull",
                     "id": args.cluster_id,
                     "apiEndpoint": pulumi.Output.from_input(args.endpoint).apply(api_endpoint),
-                    "secretRef": {"namespace": CLUSTER_NAMESPACE, "name": args.cluster_name},
-                    "impersonatorSecretRef": {
-                        "namespace": CLUSTER_NAMESPACE,
-                        "name": f"{args.cluster_name}-impersonator",
-                    },
                 },
-                opts=pulumi.ResourceOptions.merge(
-                    self._karmada_opts, pulumi.ResourceOptions(depends_on=self.agent_access, ignore_changes=["spec"])
-                ),
+                opts=pulumi.ResourceOptions.merge(self._karmada_opts, pulumi.ResourceOptions(ignore_changes=["spec"])),
             )
+            self.agent_access = self._pull_access(args.cluster_name, [self.registration, *args.agent])
         else:
             assert args.push_credentials is not None
             credentials = k8s.core.v1.Secret(
@@ -262,20 +292,12 @@ class KarmadaMembership(pulumi.ComponentResource):
         )
         return [role, binding]
 
-    def _pull_access(self, cluster: str) -> list[pulumi.Resource]:
-        """RBAC in Karmada for `system:karmada:agent:<cluster>` and its Work namespace, before the agent starts."""
+    def _pull_access(self, cluster: str, after: list[pulumi.Resource]) -> list[pulumi.Resource]:
+        """RBAC in Karmada for `system:karmada:agent:<cluster>` and its Work namespace: what the agent needs at start,
+        granted once its Cluster exists (and, in its own stack, once it runs with its flags)."""
         prefix = f"system:karmada:{cluster}:agent"
         work_namespace = f"{EXECUTION_NAMESPACE_PREFIX}{cluster}"
         execution = namespace(work_namespace, self._karmada, self, "baseline")
-        secrets = [
-            {
-                "apiGroups": [""],
-                "resources": ["secrets"],
-                "resourceNames": [cluster, f"{cluster}-impersonator"],
-                "verbs": ["get", "patch"],
-            },
-            {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create"]},
-        ]
         works = [
             {
                 "apiGroups": ["work.karmada.io"],
@@ -286,9 +308,10 @@ class KarmadaMembership(pulumi.ComponentResource):
         ]
         return [
             execution,
-            *self._role_for_agent(cluster, {"name": prefix}, agent_rules(cluster), []),
-            *self._role_for_agent(cluster, {"name": f"{prefix}-secret", "namespace": CLUSTER_NAMESPACE}, secrets, []),
-            *self._role_for_agent(cluster, {"name": f"{prefix}-work", "namespace": work_namespace}, works, [execution]),
+            *self._role_for_agent(cluster, {"name": prefix}, agent_rules(cluster), after),
+            *self._role_for_agent(
+                cluster, {"name": f"{prefix}-work", "namespace": work_namespace}, works, [execution, *after]
+            ),
         ]
 
 

@@ -8,6 +8,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.config.deployer import private_link_cidrs
+from components.config.gpu_pools import initial_nodes_per_zone
 from components.config.region import RegionSpec
 from components.gcp.network import PODS_RANGE, SERVICES_RANGE, GcpNetwork
 from components.k8s.cluster import ClusterHandle, ExecAuth, kubernetes_provider, render_kubeconfig
@@ -21,12 +22,6 @@ NODE_ROLES = (
     "roles/artifactregistry.reader",
 )
 CLUSTER_TIMEOUTS = pulumi.CustomTimeouts(create="45m", update="90m", delete="45m")
-
-
-def initial_nodes_per_zone(desired: int, max_size: int, zones: int) -> int:
-    """A regional pool's `initialNodeCount` is per zone (GKE_NODE_COUNT_PER_ZONE): the desired total over the
-    zones, rounded up to reach it, but never so many that the zones together start above maxSize."""
-    return min(-(-desired // zones), max_size // zones)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.catalog.machines import MACHINES
+from components.config.gpu_pools import initial_nodes_per_zone
 from components.config.region import GpuPoolSpec, RegionSpec
 from components.gcp.gpudirect_networks import GpuDirectNetworks, GpuDirectNetworksArgs
 from components.k8s.topology import GPU_TAINT, gpu_pool_labels, placement_group_name, uses_placement_group
@@ -104,8 +105,8 @@ class GkeGpuNodePool(pulumi.ComponentResource):
             location=region.region,
             cluster=args.cluster,
             node_locations=list(zones),
-            # Per zone, rounded down: the autoscaler adds nodes for pending pods up to the total bounds.
-            initial_node_count=pool.desired // len(zones),
+            # Per zone: together at least minSize, which no autoscaler reaches for us (config/gpu_pools.py).
+            initial_node_count=initial_nodes_per_zone(pool.desired, pool.max_size, len(zones)),
             autoscaling={
                 "total_min_node_count": pool.min_size,
                 "total_max_node_count": pool.max_size,

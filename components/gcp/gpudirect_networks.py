@@ -3,12 +3,16 @@
 Every GPU NIC of an A3 needs a subnet outside the cluster's VPC: TCPX (a3-highgpu-8g, 4 NICs) and
 TCPXO (a3-megagpu-8g, 8 NICs) put each NIC in its own VPC; RDMA (a3-ultragpu-8g, a4) puts the 8
 MRDMA NICs in one zonal RoCE VPC (a subnet each) and the second Titanium gVNIC in its own VPC.
+
+Only the nodes get them: NICs are attached when a node pool is created. Pods reach them through GKE
+multi-networking objects (a `GKENetworkParamSet` and a `Network` per NIC) and Google's NCCL plugin on the node;
+the platform creates neither while no replica spans nodes on these pools (components/domain/slots.py
+multi_node_capable), so nothing in the cluster refers to NICs no pod uses.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 import pulumi
 import pulumi_gcp as gcp
@@ -21,32 +25,23 @@ _GPU_NIC_SUBNET_PREFIX = 24
 
 @dataclass(frozen=True)
 class GpuNic:
-    """One extra NIC of a GPUDirect node: its VPC and subnet, and the pod network that reaches it."""
+    """One extra NIC of a GPUDirect node: its VPC and subnet."""
 
     network: str  # VPC suffix (several RDMA NICs share one RoCE VPC)
     subnet: str  # subnet suffix, unique per NIC
-    device_mode: Literal["RDMA", "NetDevice"]  # GKENetworkParamSet spec.deviceMode
-    pod_network: str  # name of the cluster's `Network` object pods attach to (networking.gke.io)
     firewall: bool  # VPCs of their own take an internal-traffic rule; RoCE VPCs take none
 
 
 def gpu_nics(pool: GpuPoolSpec) -> list[GpuNic]:
-    """The pool's extra NICs in node order: the second gVNIC (RDMA machines), then one per GPU NIC.
-
-    Pod networks follow the GKE how-tos' names, prefixed by the pool: `rdma-<i>` (deviceMode RDMA) and
-    `gvnic-1` on A3 Ultra / A4, one NetDevice network per GPU NIC on A3 High (FACTS-3.md §7).
-    """
+    """The pool's extra NICs in node order: the second gVNIC (RDMA machines), then one per GPU NIC."""
     machine = MACHINES[pool.machine_type]
     layout = GPUDIRECT_NETWORKING[machine.gpudirect]
-    nics = [
-        GpuNic(f"gvnic{i}", f"gvnic{i}", "NetDevice", f"{pool.name}-gvnic-{i + 1}", True)
-        for i in range(layout.extra_gvnic)
-    ]
+    nics = [GpuNic(f"gvnic{i}", f"gvnic{i}", True) for i in range(layout.extra_gvnic)]
     for i in range(machine.extra_nics):
         if layout.vpc_per_nic:
-            nics.append(GpuNic(f"gpu{i}", f"gpu{i}", "NetDevice", f"{pool.name}-gpu-{i}", True))
+            nics.append(GpuNic(f"gpu{i}", f"gpu{i}", True))
         else:
-            nics.append(GpuNic("rdma", f"rdma{i}", "RDMA", f"{pool.name}-rdma-{i}", False))
+            nics.append(GpuNic("rdma", f"rdma{i}", False))
     return nics
 
 

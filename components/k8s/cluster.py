@@ -84,6 +84,8 @@ class ClusterHandle:
     identity: WorkloadIdentity | None = None
     # Public IPs the cluster's nodes reach the internet from (NAT), for peers to allow-list.
     egress_ips: pulumi.Output[list[str]] | None = None
+    # The network its nodes are in (AWS VPC id, GCP network id) when the stack creates it: private DNS zones bind it.
+    network_id: pulumi.Input[str] | None = None
     # GKE: namespace resource name -> its ResourceQuota admitting system-*-critical pods (components/k8s/helm.py).
     critical_pod_quotas: dict[str, pulumi.Resource] = field(default_factory=dict)
 

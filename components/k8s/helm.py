@@ -48,11 +48,13 @@ def helm_release(
     depends_on: Sequence[pulumi.Resource] = (),
     timeout_seconds: int = 900,
     secret_values: Mapping[str, Any] | None = None,
+    wait: bool = True,
 ) -> k8s.helm.v3.Release:
     """A pinned, atomic Helm release into an existing namespace on the cluster's provider.
 
     `secret_values` (private keys, tokens) go in a separate values file that is a Pulumi secret, merged
-    under `values`: the rest of the values stay readable in previews and plans.
+    under `values`: the rest of the values stay readable in previews and plans. `wait=False`: the release does
+    not wait for its workloads (HELM_RELEASE_WAITS), for one whose pods need what a later step or stack creates.
     """
     if cluster.cloud == "gcp" and chart.priority_classes(values) & set(GKE_CRITICAL_PRIORITY_CLASSES):
         depends_on = [*depends_on, critical_pods_quota(cluster, ns, parent)]
@@ -68,7 +70,8 @@ def helm_release(
         namespace=ns.metadata["name"],
         create_namespace=False,
         values=dict(values),
-        atomic=True,
+        # `atomic` would turn skipAwait back off (Release.atomic docs): a release that does not wait is not atomic.
+        **({"atomic": True} if wait else {"skip_await": True}),
         cleanup_on_fail=True,
         max_history=10,
         timeout=timeout_seconds,
@@ -103,6 +106,22 @@ def custom_resource(
         spec=manifest["spec"],
         opts=pulumi.ResourceOptions(parent=parent, provider=cluster.provider, depends_on=[*crd_from, *depends_on]),
     )
+
+
+def created_pods_quota(
+    cluster: ClusterHandle,
+    chart: ChartRef,
+    values: Mapping[str, Any],
+    kind: str,
+    ns: k8s.core.v1.Namespace,
+    parent: pulumi.Resource,
+) -> list[k8s.core.v1.ResourceQuota]:
+    """What a `kind` custom resource in `ns` waits for so that the pods `chart`'s controller creates for it there are
+    admitted: the critical-pods quota on GKE when they are system-*-critical with `values` (the release's), else
+    nothing."""
+    if cluster.cloud == "gcp" and chart.created_pod_classes(values, kind) & set(GKE_CRITICAL_PRIORITY_CLASSES):
+        return [critical_pods_quota(cluster, ns, parent)]
+    return []
 
 
 def critical_pods_quota(

@@ -21,6 +21,21 @@ def annotation(key: str) -> str:
     return f"{ANNOTATION_PREFIX}/{key}"
 
 
+def checkov_skips(reasons: dict[str, str]) -> dict[str, str]:
+    """Checkov's skip annotations (`checkov.io/skip<n>: <check>=<reason>`, checkov 3.3.30
+    kubernetes/kubernetes_utils.py) for the checks an object fails by design, each with why."""
+    assert all("=" not in reason for reason in reasons.values()), "Checkov splits the annotation on '='"
+    return {f"checkov.io/skip{i}": f"{check}={reason}" for i, (check, reason) in enumerate(sorted(reasons.items()), 1)}
+
+
+# Why images are not pulled Always or by digest (Checkov CKV_K8S_15, CKV_K8S_43), for every pod we render.
+PINNED_IMAGE_SKIPS = {
+    "CKV_K8S_15": "pinned by version tag from components/catalog (k8s-images-pinned refuses latest and untagged); "
+    "IfNotPresent reuses the node's copy of that exact tag",
+    "CKV_K8S_43": "pinned by version tag from components/catalog, which records no digest for this image",
+}
+
+
 def cluster_name(stack: str, region: RegionSpec) -> str:
     """A region entry's Kubernetes cluster (and its provider, and its Karmada member name): the one it
     creates, `<environment>-<region>`, or the existing cluster it builds on."""
@@ -74,9 +89,9 @@ RATELIMIT_REDIS_LABELS = {"app.kubernetes.io/name": RATELIMIT_REDIS, "app.kubern
 
 # The only namespaces whose Pod Security level is `privileged`: the GPU Operator (drivers,
 # toolkit, MIG manager, device plugins incl. EFA), the cache's FUSE daemons (Fluid's CSI
-# plugin, the Alluxio runtime's host-network workers) and the DCGM exporter of GKE-managed GPU
+# plugin, the Alluxio runtime's FUSE DaemonSet) and the DCGM exporter of GKE-managed GPU
 # pools (all of a node's GPUs and GKE's driver directory), and kube-system, where the cloud's own node
-# agents run and where Google's NCCL plugin installers for GPUDirect pools go (components/gcp/gpudirect_pods.py).
+# agents run.
 # The policy pack exempts exactly these.
 GPU_OPERATOR_NAMESPACE = "gpu-operator"
 FLUID_NAMESPACE = "fluid-system"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
+from components.catalog.engines import STREAMER_CONCURRENCY
 from components.config.workloads import ModelSpec
 from components.domain.sizing import GpuSlot, Precision, Sizing, SizingRequest, engine_memory_utilization
 
@@ -25,8 +26,6 @@ VLLM_WEIGHTS: dict[Precision, tuple[str, str]] = {
     "awq": ("--quantization", "awq_marlin"),
     "gptq": ("--quantization", "gptq_marlin"),
 }
-# Parallel streams the Run:ai streamer reads shards with (its default).
-STREAMER_CONCURRENCY = 16
 
 
 def override_args(engine_args: Mapping[str, str | int | float | bool]) -> list[str]:

@@ -7,7 +7,7 @@ so model servers read `s3://` / `gs://` weights without static keys.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -29,7 +29,6 @@ class ServingIdentityArgs:
     cluster: ClusterHandle
     # IAM role ARN (EKS) or Google service account email (GKE) that may read the model store.
     cloud_identity: pulumi.Input[str]
-    namespace_labels: dict[str, str] = field(default_factory=dict)
 
 
 class ServingIdentity(pulumi.ComponentResource):
@@ -39,7 +38,7 @@ class ServingIdentity(pulumi.ComponentResource):
     def __init__(self, name: str, args: ServingIdentityArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:serving:ServingIdentity", name, None, opts)
         cluster = args.cluster
-        self.namespace = namespace(SERVING_NAMESPACE, cluster, self, "baseline", args.namespace_labels)
+        self.namespace = namespace(SERVING_NAMESPACE, cluster, self, "baseline")
         for manifest in serving_namespace_policies(cluster.region, SERVING_METRICS_PORTS):
             k8s.networking.v1.NetworkPolicy(
                 f"{cluster.name}-netpol-{manifest['metadata']['name']}",

@@ -196,9 +196,15 @@ class InferencePool(pulumi.ComponentResource):
         )
         # In HA mode only the leader reports ready; the chart then probes distinct gRPC health services.
         liveness, readiness = ("liveness", "readiness") if replicas > 1 else ("inference-extension",) * 2
+        skips = names.checkov_skips(
+            {
+                **names.PINNED_IMAGE_SKIPS,
+                "CKV_K8S_38": "the endpoint picker watches Pods and InferencePools through the API (Role epp)",
+            }
+        )
         k8s.apps.v1.Deployment(
             prefix,
-            metadata=meta(),
+            metadata={**meta(), "annotations": skips},
             spec={
                 "replicas": replicas,
                 # One active picker at a time keeps its prefix-cache index whole (chart's strategy).

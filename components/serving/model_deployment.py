@@ -79,6 +79,13 @@ class ModelDeployment(pulumi.ComponentResource):
             for manifest in llmisvc.network_policy_manifests(p):
                 network_policy(manifest, f"{cluster.name}-netpol-{manifest['metadata']['name']}")
             custom(llmisvc.llm_inference_service_manifest(p, args.storage_uri))
+            for budget in llmisvc.pod_disruption_budget_manifests(p):
+                k8s.policy.v1.PodDisruptionBudget(
+                    f"{cluster.name}-pdb-{budget['metadata']['name']}",
+                    metadata=budget["metadata"],
+                    spec=budget["spec"],
+                    opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=on_cluster),
+                )
             self._register(p)
             return
         network_policy(network_policy_manifest(p), f"{cluster.name}-netpol-{p.name}")

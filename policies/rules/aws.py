@@ -291,7 +291,29 @@ def kms_key_rotation(r: Resource, ctx: Context) -> Iterator[Violation]:
         yield Violation(f"crypto key {r.name} rotates every {int(seconds)}s, more than 90 days")
 
 
+@rule(
+    name="eks-node-groups-use-hardened-template",
+    description="Every EKS managed node group launches from a launch template the stack defines (and the launch "
+    "template rules judge): without one EKS uses its default, with IMDS hop limit 2 and the AMI's unencrypted root.",
+    severity="high",
+    remediation="give the node group launchTemplate {id: <aws.ec2.LaunchTemplate>.id, version: <its latestVersion>}",
+    applies_to=(NODE_GROUP,),
+    scope="stack",
+)
+def node_groups_use_hardened_template(r: Resource, ctx: Context) -> Iterator[Violation]:
+    template = get(r.props, "launchTemplate")
+    if not isinstance(template, dict) or not (template.get("id") or template.get("name")):
+        yield Violation(f"node group {r.name} has no launch template: EKS launches its nodes from its default")
+        return
+    stack = ctx.require_stack()
+    ours = [t for t in stack.sources(r, "launchTemplate") if t.type == LAUNCH_TEMPLATE]
+    named = [t for t in stack.of_type(LAUNCH_TEMPLATE) if template.get("name") in (t.props.get("name"), t.name)]
+    if not ours and not named:
+        yield Violation(f"node group {r.name}: launch template {template} is not one this stack defines and checks")
+
+
 RULES = [
+    node_groups_use_hardened_template,
     eks_endpoint_not_public,
     eks_secrets_encrypted,
     eks_control_plane_logging,

@@ -179,4 +179,78 @@ def route_token_budget(r: Resource, ctx: Context) -> Iterator[Violation]:
             )
 
 
-RULES = [route_authenticated, route_token_budget]
+MODEL_HEADER = "x-ai-eg-model"  # the AI Gateway's model header (aigateway.envoyproxy.io AIGatewayRoute docs)
+_TENANTISH = ("tenant", "client-id", "clientid", "x-user", "x-org")
+
+
+def _client_id_headers(route: Resource, stack: Stack) -> list[tuple[str, str | None]]:
+    """(scope, header the authenticating policy writes the caller's id into) for each public parent."""
+    found = []
+    for scope, policies in effective_policies(route, "SecurityPolicy", stack):
+        headers = [get(p.props, "spec", "apiKeyAuth", "forwardClientIDHeader") for p in policies]
+        found.append((scope, next((str(h).lower() for h in headers if h), None)))
+    return found
+
+
+def _header_matches(match: object) -> list[dict]:
+    return [h for h in as_list(peek(match, "headers")) if isinstance(h, dict)]
+
+
+def _tenant_values(route: Resource, header: str) -> set[str]:
+    return {
+        str(h.get("value"))
+        for rule_ in as_list(get(route.props, "spec", "rules"))
+        for match in as_list(peek(rule_, "matches"))
+        for h in _header_matches(match)
+        if str(h.get("name", "")).lower() == header and h.get("type", "Exact") == "Exact"
+    }
+
+
+def _budgeted(tenant: str, header: str, policies: list[Resource]) -> bool:
+    for policy in policies:
+        for rule_ in _token_rules(policy):
+            for selector in as_list(get(rule_, "clientSelectors")):
+                for h in _header_matches(selector):
+                    if str(h.get("name", "")).lower() != header:
+                        continue
+                    if h.get("type") == "Distinct" or (h.get("type", "Exact") == "Exact" and h.get("value") == tenant):
+                        return True
+    return False
+
+
+@rule(
+    name="gateway-tenant-routes",
+    description="On a public gateway whose API-key auth writes the caller's tenant into a header "
+    "(apiKeyAuth.forwardClientIDHeader), every model or LoRA route match requires that tenant header (no tenant "
+    "reaches another's adapter), no match trusts a tenant-like header the gateway does not set (a client could "
+    "send it), and every tenant a route admits has a token budget charged on that header.",
+    severity="critical",
+    remediation="render each AIGatewayRoute match as {x-ai-eg-model: <model>, <forwardClientIDHeader>: <tenant>} per "
+    "tenant the model is open to, and a Global rate-limit rule per tenant charging token usage",
+    applies_to=("AIGatewayRoute",),
+    subject=is_ai_route,
+    scope="stack",
+)
+def gateway_tenant_routes(r: Resource, ctx: Context) -> Iterator[Violation]:
+    stack = ctx.require_stack()
+    for scope, header in _client_id_headers(r, stack):
+        for i, rule_ in enumerate(as_list(get(r.props, "spec", "rules"))):
+            for j, match in enumerate(as_list(peek(rule_, "matches")) or [{}]):
+                names = {str(h.get("name", "")).lower() for h in _header_matches(match)}
+                where = f"{r.label} on {scope} rules[{i}].matches[{j}]"
+                spoofable = [n for n in names if n != header and n != MODEL_HEADER and any(t in n for t in _TENANTISH)]
+                if spoofable:
+                    yield Violation(f"{where} trusts {spoofable}, which the client sets (the gateway writes {header})")
+                if header is None:
+                    continue
+                if header not in names:
+                    yield Violation(f"{where} has no {header} match: every tenant's key reaches it")
+        if header is None:
+            continue
+        budgets = [p for _, ps in effective_policies(r, "BackendTrafficPolicy", stack) for p in ps]
+        for tenant in sorted(_tenant_values(r, header)):
+            if not _budgeted(tenant, header, budgets):
+                yield Violation(f"{r.label} on {scope} admits tenant {tenant!r} with no token budget on {header}")
+
+
+RULES = [route_authenticated, route_token_budget, gateway_tenant_routes]

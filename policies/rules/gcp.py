@@ -8,7 +8,7 @@ from components.catalog.charts import CHARTS
 from components.catalog.upstream import GKE_CRITICAL_PRIORITY_CLASSES
 from policies.framework import CannotCheck, Context, Violation, rule
 from policies.model import Resource, Stack, as_list, get, peek
-from policies.pods import WORKLOAD_KINDS, is_workload, workload
+from policies.pods import WORKLOAD_KINDS, is_workload, workloads
 from policies.rules.aws import NODE_GROUP
 from policies.rules.network import covers_internet
 
@@ -172,10 +172,8 @@ def _critical_classes(r: Resource, stack: Stack) -> tuple[str, set[str]] | None:
         values = peek(r.props, "values")
         classes = chart.priority_classes(values if isinstance(values, dict) else {})
         return str(get(r.props, "namespace")), classes & set(GKE_CRITICAL_PRIORITY_CLASSES)
-    w = workload(r, stack)
-    if w is None:
-        return r.namespace, set()
-    return w.namespace, {get(w.pod, "priorityClassName")} & set(GKE_CRITICAL_PRIORITY_CLASSES)
+    classes = {get(w.pod, "priorityClassName") for w in workloads(r, stack)}
+    return r.namespace, classes & set(GKE_CRITICAL_PRIORITY_CLASSES)
 
 
 def _admitting_quota(stack: Stack, cluster: str | None, namespace: str, priority: str) -> bool:
@@ -230,6 +228,53 @@ def gke_critical_priority_quota(r: Resource, ctx: Context) -> Iterator[Violation
             )
 
 
+# `<group>/<Kind>` of the custom resources some chart's controller creates pods for.
+_CREATED_POD_KINDS = {pods.kind for chart in CHARTS.values() for pods in chart.created_pods}
+
+
+@rule(
+    name="gke-critical-controller-pods-quota",
+    description="On GKE, a namespace where a controller creates system-*-critical pods for a custom resource (Fluid's "
+    "FUSE DaemonSet for each AlluxioRuntime, with the chart's criticalFusePod on) has a ResourceQuota scoped to that "
+    "priority class, though no chart or workload of ours declares those pods: GKE rejects them without one.",
+    severity="critical",
+    remediation="create the namespace's critical-pods ResourceQuota before the custom resource "
+    "(components/k8s/helm.py created_pods_quota), or turn the chart's option off (Fluid: runtime.criticalFusePod)",
+    applies_to=tuple(sorted(_CREATED_POD_KINDS)),
+    subject=lambda r: r.is_kubernetes and f"{r.api_group}/{r.kind}" in _CREATED_POD_KINDS,
+    scope="stack",
+)
+def gke_critical_controller_pods_quota(r: Resource, ctx: Context) -> Iterator[Violation]:
+    stack = ctx.require_stack()
+    on_gke = _on_gke(r, stack)
+    if on_gke is False:
+        return
+    kind = f"{r.api_group}/{r.kind}"
+    releases = [
+        (release, chart)
+        for release in stack.of_type(HELM_RELEASE)
+        if release.cluster == r.cluster
+        and (chart := CHARTS.get(str(get(release.props, "chart") or "").rsplit("/", 1)[-1])) is not None
+        and any(pods.kind == kind for pods in chart.created_pods)
+    ]
+    if not releases:
+        yield CannotCheck(f"{r.label}: no release of the chart whose controller acts on {kind} is in the stack")
+        return
+    for release, chart in releases:
+        values = peek(release.props, "values")
+        classes = chart.created_pod_classes(values if isinstance(values, dict) else {}, kind)
+        for priority in sorted(classes & set(GKE_CRITICAL_PRIORITY_CLASSES)):
+            if on_gke is None:
+                yield CannotCheck(f"{r.label}: its Kubernetes provider is not in the stack, so its cloud is not known")
+                return
+            if not _admitting_quota(stack, r.cluster, r.namespace, priority):
+                yield Violation(
+                    f"{release.label}'s controller creates {priority} pods for {r.label} in namespace {r.namespace} "
+                    f"on GKE cluster {r.cluster}, which has no ResourceQuota scoped to PriorityClass {priority}: GKE "
+                    "rejects them"
+                )
+
+
 @rule(
     name="gke-cluster-hardening",
     description="GKE clusters use no legacy ABAC, no basic auth, no client certificates, and keep system logging "
@@ -263,5 +308,6 @@ RULES = [
     gke_node_service_account,
     node_auto_repair,
     gke_critical_priority_quota,
+    gke_critical_controller_pods_quota,
     gke_cluster_hardening,
 ]

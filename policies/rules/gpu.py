@@ -295,4 +295,52 @@ def _eks_placement(r: Resource, pool: GpuPool, fabric: str, ctx: Context) -> Ite
         yield Violation(f"{pool.label}: {fabric} pool spans zones {', '.join(zones)}; use the subnet of one zone")
 
 
-RULES = [gpu_pool_taint_and_labels, gpu_mig_config_valid, gpu_fabric_placement]
+VISIBLE_DEVICES = "NVIDIA_VISIBLE_DEVICES"
+# Values that expose no GPU: void (no NVIDIA runtime setup at all), none (driver libraries, no device).
+_NO_GPU = ("void", "none")
+
+
+def _visible_devices(value: object, where: str = "") -> Iterator[tuple[str, object]]:
+    """(where, value) of every NVIDIA_VISIBLE_DEVICES a container-like part of a manifest sets: Kubernetes `env`
+    lists, and the `env` maps of custom resources (Fluid's runtimes)."""
+    if isinstance(value, dict):
+        env = value.get("env")
+        name = value.get("name") if isinstance(value.get("name"), str) else where
+        if isinstance(env, list):
+            for entry in env:
+                if isinstance(entry, dict) and entry.get("name") == VISIBLE_DEVICES:
+                    yield name, entry.get("value", entry.get("valueFrom"))
+        elif isinstance(env, dict) and VISIBLE_DEVICES in env:
+            yield name, env[VISIBLE_DEVICES]
+        for key, item in value.items():
+            yield from _visible_devices(item, key if isinstance(item, dict | list) else where)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _visible_devices(item, where)
+
+
+@rule(
+    name="gpu-visible-devices-from-the-device-plugin",
+    description="No pod outside the GPU stack's privileged namespaces sets NVIDIA_VISIBLE_DEVICES (other than void "
+    "or none): where the node's container toolkit honours it from any container (EKS's NVIDIA node images, CDI off), "
+    "it overrides the device plugin's allocation and exposes every GPU of a shared node.",
+    severity="high",
+    remediation="remove the variable; request GPUs (nvidia.com/gpu, a MIG profile) and let the device plugin set it",
+    applies_to=("Kubernetes objects with containers",),
+    subject=lambda r: r.is_kubernetes,
+    config=("privilegedNamespaces",),
+)
+def gpu_visible_devices_from_the_device_plugin(r: Resource, ctx: Context) -> Iterator[Violation]:
+    if r.namespace in ctx.privileged_namespaces:
+        return
+    for container, value in _visible_devices(r.props.get("spec")):
+        if not (isinstance(value, str) and value.strip().lower() in _NO_GPU):
+            yield Violation(f"{r.label}: container {container} sets {VISIBLE_DEVICES}={value!r}")
+
+
+RULES = [
+    gpu_pool_taint_and_labels,
+    gpu_mig_config_valid,
+    gpu_fabric_placement,
+    gpu_visible_devices_from_the_device_plugin,
+]

@@ -14,6 +14,7 @@ from policies.framework import Context, Violation, rule
 from policies.model import Resource, get
 from policies.rules.gateway import internal_load_balancer
 from policies.rules.network import covers_internet
+from policies.upstream import PSS_BASELINE_CAPABILITIES
 
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 MOVING_TAGS = ("latest", "main", "master", "nightly", "edge", "dev", "stable")
@@ -86,12 +87,41 @@ def _service_findings(values: dict) -> Iterator[str]:
                 yield f"{where} = {value} without loadBalancerSourceRanges that exclude the internet"
 
 
+def setting(key: str) -> str:
+    """A chart's key as the setting it means: case, separators and use/enable prefixes dropped (KEDA's
+    `useHostNetwork`, `host_network`, `enableHostNetwork` and `hostNetwork` are one setting)."""
+    plain = re.sub(r"[^a-z0-9]", "", key.lower())
+    plain = "hostpath" if plain == "hostpaths" else plain  # the GPU Operator's hostPaths: {rootFS, ...}
+    for prefix in ("enabled", "enable", "use"):
+        if plain.startswith(prefix) and plain[len(prefix) :] in (*HOST_SETTINGS, "hostpath"):
+            return plain[len(prefix) :]
+    return plain
+
+
+def _truthy(value: object) -> bool:
+    return value is True or (isinstance(value, str) and value.strip().lower() == "true")
+
+
+def _unconfined(path: tuple[str, ...], value: object) -> bool:
+    profile = len(path) >= 2 and setting(path[-2]) in ("seccompprofile", "apparmorprofile") and path[-1] == "type"
+    return profile and str(value).lower() == "unconfined"
+
+
 def _host_findings(values: dict) -> Iterator[str]:
     for path, value in _leaves(values):
-        if path and path[-1].lower() in HOST_SETTINGS and value is True:
-            yield f"values.{'.'.join(path)} is true"
-        elif path and path[-1].lower() == "hostpath" and value:
+        key = setting(path[-1]) if path else ""
+        if key in HOST_SETTINGS and _truthy(value):
+            yield f"values.{'.'.join(path)} is {value!r}"
+        elif key == "hostpath" and value:
             yield f"values.{'.'.join(path)} mounts the node's {value}"
+        elif _unconfined(path, value):
+            yield f"values.{'.'.join(path)} is Unconfined"
+    for path, d in _dicts(values):
+        if path and setting(path[-1]) == "capabilities":
+            added = [str(a) for a in (d.get("add") or []) if isinstance(d.get("add"), list)]
+            beyond = [a for a in added if a.strip().upper().removeprefix("CAP_") not in PSS_BASELINE_CAPABILITIES]
+            if beyond:
+                yield f"values.{'.'.join(path)}.add adds {beyond}, beyond Pod Security baseline"
 
 
 def _grafana_findings(values: dict) -> Iterator[str]:

@@ -15,6 +15,7 @@ from policies.analyzers import allowed_actions, policy_risks, policy_validity
 from policies.framework import Context, Violation, rule
 from policies.model import Resource, Stack, as_list, get, json_document, peek
 from policies.rules.aws import is_irsa_statement
+from policies.upstream import KARMADA_CA_VALIDITY_HOURS, KARMADA_LEAF_VALIDITY_HOURS, PUBLIC_DISCOVERY_ROLES
 
 IAM_POLICY = "aws:iam/policy:Policy"
 IAM_ROLE = "aws:iam/role:Role"
@@ -499,7 +500,195 @@ def rbac_no_cluster_secret_read(r: Resource, ctx: Context) -> Iterator[Violation
         yield Violation(f"{r.label} binds {role.label}, which reads every Secret of the cluster")
 
 
+# Subjects that are everyone: every caller, every anonymous caller, every service account of the cluster.
+PUBLIC_SUBJECTS = {
+    ("group", "system:authenticated"),
+    ("group", "system:unauthenticated"),
+    ("group", "system:serviceaccounts"),
+    ("user", "system:anonymous"),
+}
+
+
+@rule(
+    name="rbac-no-public-subjects",
+    description="No RoleBinding or ClusterRoleBinding grants anything to everyone (system:authenticated, "
+    "system:unauthenticated, system:anonymous, all service accounts), except Kubernetes' own discovery roles.",
+    severity="critical",
+    remediation="bind the role to the exact user, group or service account that needs it",
+    applies_to=BINDING_KINDS,
+    subject=_is_rbac(BINDING_KINDS),
+)
+def rbac_no_public_subjects(r: Resource, ctx: Context) -> Iterator[Violation]:
+    ref = str(get(r.props, "roleRef", "name") or "")
+    if ref in PUBLIC_DISCOVERY_ROLES:
+        return
+    for s in as_list(get(r.props, "subjects")):
+        if isinstance(s, dict) and (str(s.get("kind", "")).lower(), str(s.get("name", "")).lower()) in PUBLIC_SUBJECTS:
+            yield Violation(f"{r.label} grants {ref} to {s.get('kind')} {s.get('name')}: everyone")
+
+
+TLS_KEY = "tls:index/privateKey:PrivateKey"
+TLS_SELF_SIGNED = "tls:index/selfSignedCert:SelfSignedCert"
+TLS_SIGNED = "tls:index/locallySignedCert:LocallySignedCert"
+MIN_RSA_BITS = 3072  # what Karmada's chart and register generate (policies/upstream.py)
+STRONG_CURVES = ("P256", "P384", "P521")
+
+
+@rule(
+    name="tls-material-bounded",
+    description="Keys and certificates the stack generates are bounded: RSA keys of at least 3072 bits (or ECDSA "
+    "P-256+, Ed25519), CAs valid at most 10 years and leaves at most 43800 hours (Karmada's chart), and no leaf "
+    "certificate that is itself a CA or may sign certificates.",
+    severity="high",
+    remediation="generate keys with rsa_bits=3072 (components/federation/certificates.py), keep validity within the "
+    "bounds and renew early (early_renewal_hours), and sign leaves with client/server uses only",
+    applies_to=(TLS_KEY, TLS_SELF_SIGNED, TLS_SIGNED),
+)
+def tls_material_bounded(r: Resource, ctx: Context) -> Iterator[Violation]:
+    if r.type == TLS_KEY:
+        algorithm = str(get(r.props, "algorithm") or "RSA").upper()
+        bits = get(r.props, "rsaBits")
+        if algorithm == "RSA" and (bits if isinstance(bits, int | float) else 2048) < MIN_RSA_BITS:
+            yield Violation(f"key {r.name} is RSA {bits or 2048}, under {MIN_RSA_BITS} bits")
+        elif algorithm == "ECDSA" and str(get(r.props, "ecdsaCurve") or "P224").upper() not in STRONG_CURVES:
+            yield Violation(f"key {r.name} uses curve {get(r.props, 'ecdsaCurve') or 'P224'}")
+        return
+    hours = get(r.props, "validityPeriodHours")
+    ca = get(r.props, "isCaCertificate") is True
+    bound = KARMADA_CA_VALIDITY_HOURS if (ca and r.type == TLS_SELF_SIGNED) else KARMADA_LEAF_VALIDITY_HOURS
+    if not isinstance(hours, int | float) or hours > bound:
+        yield Violation(f"certificate {r.name} is valid {hours} hours, over {bound}")
+    uses = {str(u) for u in as_list(get(r.props, "allowedUses"))}
+    if r.type == TLS_SIGNED and (ca or "cert_signing" in uses):
+        yield Violation(f"certificate {r.name} is a leaf that may sign certificates (isCaCertificate / cert_signing)")
+
+
+_READ_ACTION = re.compile(r"^[a-z0-9-]+:(describe|list|get|batchget|head)", re.IGNORECASE)
+
+
+def _wildcard_name(arn: str) -> bool:
+    """An ARN whose resource name (after the last '/' or ':') is or holds a wildcard; S3 object keys excepted
+    (a bucket's `<bucket>/*` is that bucket's objects)."""
+    parts = arn.split(":", 5)
+    if len(parts) < 6 or parts[2] == "s3":
+        return False
+    name = re.split(r"[/:]", parts[5])[-1]
+    return "*" in name or "?" in name
+
+
+@rule(
+    name="iam-no-wildcard-resource-names",
+    description="No Allow of a write action names resources by a wildcarded name (autoScalingGroupName/*, "
+    "nodegroup/<cluster>/*, role/eks-*): it covers every such resource of the account, present and future, "
+    "unless a resource-tag condition scopes it.",
+    severity="high",
+    remediation="list the exact ARNs (the node groups' Auto Scaling groups, by name) or add a condition on "
+    "aws:ResourceTag/<key> (autoscaling:ResourceTag/<key>) that only our resources carry",
+    applies_to=(*IDENTITY_POLICIES, IAM_ROLE),
+)
+def iam_no_wildcard_resource_names(r: Resource, ctx: Context) -> Iterator[Violation]:
+    for where, document in _documents(r):
+        for i, statement in enumerate(_statements(document)):
+            if not _allows(statement) or any("resourcetag/" in k for k in _condition_keys(statement)):
+                continue
+            writes = [str(a) for a in as_list(statement.get("Action")) if not _READ_ACTION.match(str(a))]
+            wild = [str(x) for x in as_list(statement.get("Resource")) if x != "*" and _wildcard_name(str(x))]
+            if writes and wild:
+                yield Violation(f"{where} Statement[{i}] allows {writes[:3]} on every resource named {wild[:2]}")
+
+
+IRSA_ANNOTATION = "eks.amazonaws.com/role-arn"  # EKS pod identity webhook (aws/amazon-eks-pod-identity-webhook)
+WI_ANNOTATION = "iam.gke.io/gcp-service-account"  # GKE Workload Identity
+GCP_ACCOUNT = "gcp:serviceaccount/account:Account"
+WI_MEMBER_TYPES = ("gcp:serviceaccount/iAMMember:IAMMember", "gcp:serviceaccount/iAMBinding:IAMBinding")
+
+
+def _annotated_accounts(r: Resource) -> Iterator[tuple[str, str, str, str]]:
+    """(prop, key, namespace, name) of each Kubernetes ServiceAccount a resource annotates with a cloud identity: a
+    ServiceAccount (or its patch) by its metadata; a Helm release by a values mapping with `annotations` and the
+    account's `name` beside them (the charts' serviceAccount blocks)."""
+    if r.is_kubernetes and r.kind == "ServiceAccount":
+        for key in (IRSA_ANNOTATION, WI_ANNOTATION):
+            if key in r.annotations:
+                yield "metadata", key, r.namespace, r.k8s_name
+        return
+    if r.type != "kubernetes:helm.sh/v3:Release":
+        return
+    namespace = str(peek(r.props, "namespace") or "default")
+    stack: list[object] = [peek(r.props, "values")]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            annotations = value.get("annotations")
+            if isinstance(annotations, dict) and isinstance(value.get("name"), str):
+                for key in (IRSA_ANNOTATION, WI_ANNOTATION):
+                    if key in annotations:
+                        yield "values", key, namespace, value["name"]
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+
+
+def _trusted_subjects(role: Resource) -> set[str]:
+    document = json_document(get(role.props, "assumeRolePolicy"), "assumeRolePolicy")
+    return {
+        str(v)
+        for statement in _statements(document)
+        if is_irsa_statement(statement)
+        for v in _condition_values(statement, ":sub", ("stringequals", "stringlike"))
+    }
+
+
+def _wi_members(account: Resource, stack: Stack) -> set[str]:
+    members = set()
+    for binding in stack.of_type(*WI_MEMBER_TYPES):
+        if account.urn in binding.deps.get("serviceAccountId", []):
+            for role, found in _bindings(binding):
+                if role.strip().lower() == WORKLOAD_IDENTITY_USER:
+                    members.update(found)
+    return members
+
+
+@rule(
+    name="workload-identity-pinned-to-its-user",
+    description="The cloud identity a Kubernetes ServiceAccount is annotated with (IRSA role, GKE Workload "
+    "Identity account) trusts exactly that ServiceAccount: the role's sub condition is "
+    "system:serviceaccount:<its namespace>:<its name>, the account's workloadIdentityUser member is "
+    "<project>.svc.id.goog[<its namespace>/<its name>], not another (or merely one) account.",
+    severity="high",
+    remediation="build the trust from the same namespace and name the ServiceAccount (or the chart's "
+    "serviceAccount.name) uses: components/aws/irsa.py irsa_role(namespace=..., service_account=...)",
+    applies_to=("ServiceAccount", "ServiceAccountPatch", "kubernetes:helm.sh/v3:Release"),
+    subject=lambda r: (r.is_kubernetes and r.kind == "ServiceAccount") or r.type == "kubernetes:helm.sh/v3:Release",
+    scope="stack",
+)
+def workload_identity_pinned(r: Resource, ctx: Context) -> Iterator[Violation]:
+    stack = ctx.require_stack()
+    for prop, key, namespace, name in _annotated_accounts(r):
+        sources = stack.sources(r, prop)
+        where = f"{r.label} ServiceAccount {namespace}/{name}"
+        if key == IRSA_ANNOTATION:
+            wanted = f"system:serviceaccount:{namespace}:{name}"
+            for role in (s for s in sources if s.type == IAM_ROLE):
+                subjects = _trusted_subjects(role)
+                if subjects != {wanted}:
+                    yield Violation(f"{where} assumes role {role.name}, which trusts {sorted(subjects)}, not {wanted}")
+        else:
+            wanted = f"[{namespace}/{name}]"
+            for account in (s for s in sources if s.type == GCP_ACCOUNT):
+                members = _wi_members(account, stack)
+                if not members or any(not m.endswith(wanted) for m in members):
+                    shown = sorted(members) or "no one"
+                    yield Violation(
+                        f"{where} uses {account.name}, whose Workload Identity admits {shown}, not {wanted}"
+                    )
+
+
 RULES = [
+    workload_identity_pinned,
+    rbac_no_public_subjects,
+    tls_material_bounded,
+    iam_no_wildcard_resource_names,
     iam_policy_valid,
     iam_no_risky_permissions,
     iam_trust_restricted,

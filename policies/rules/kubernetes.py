@@ -8,13 +8,15 @@ from collections.abc import Iterator
 from policies.framework import CannotCheck, Context, Violation, rule
 from policies.model import Resource, as_list, get, number
 from policies.pods import (
+    LLM_KIND,
     SERVING_KINDS,
     WORKLOAD_KINDS,
     Workload,
     is_serving_workload,
     is_workload,
-    workload,
+    workloads,
 )
+from policies.upstream import KSERVE_API_CLIENT_CONTAINERS, PSS_BASELINE_CAPABILITIES
 
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 NAMESPACE = "kubernetes:core/v1:Namespace"
@@ -24,27 +26,30 @@ PAUSE_REPOSITORY = "/pause"  # registry.k8s.io/pause, gke.gcr.io/pause
 _SEMVER = re.compile(r"^v?\d+\.\d+\.\d+([-+][0-9A-Za-z.+-]+)?$")
 
 
-def _workload(r: Resource, ctx: Context) -> Workload | None:
-    return workload(r, ctx.require_stack())
-
-
-def _exempt(w: Workload, ctx: Context) -> bool:
-    return w.namespace in ctx.privileged_namespaces
+def _pods(r: Resource, ctx: Context, exempt: bool = True) -> list[Workload]:
+    """The object's pods, less those in privileged namespaces when the rule exempts them."""
+    return [w for w in workloads(r, ctx.require_stack()) if not (exempt and w.namespace in ctx.privileged_namespaces)]
 
 
 def _incomplete(w: Workload, what: str) -> CannotCheck:
-    return CannotCheck(f"{w.resource.label}: {what} may come from its runtime, but {w.missing}")
+    return CannotCheck(f"{w.label}: {what} may come from its runtime, but {w.missing}")
 
 
 def _containers(w: Workload) -> Iterator[tuple[str, dict]]:
     for c in w.all_containers():
-        yield f"{w.resource.label} container {c.get('name')}", c
+        yield f"{w.label} container {c.get('name')}", c
+
+
+def capability(name: object) -> str:
+    """A capability as the container runtime reads it: any case, with or without the CAP_ prefix."""
+    return str(name).strip().upper().removeprefix("CAP_")
 
 
 @rule(
     name="k8s-no-privileged",
-    description="No privileged containers or added SYS_ADMIN/NET_ADMIN/ALL capabilities outside the GPU-operator "
-    "and cache namespaces.",
+    description="No privileged containers, and no added capability beyond Pod Security baseline's list (SYS_ADMIN, "
+    "SYS_MODULE, NET_ADMIN, ALL, in any case spelling, with or without CAP_), outside the GPU-operator and cache "
+    "namespaces.",
     severity="critical",
     remediation="drop privileged/capabilities; if the component really needs the host, run it in a namespace "
     "listed in privilegedNamespaces",
@@ -54,17 +59,42 @@ def _containers(w: Workload) -> Iterator[tuple[str, dict]]:
     config=("privilegedNamespaces",),
 )
 def no_privileged(r: Resource, ctx: Context) -> Iterator[Violation]:
-    w = _workload(r, ctx)
-    if w is None or _exempt(w, ctx):
-        return
-    for where, c in _containers(w):
-        if get(c, "securityContext", "privileged") is True:
-            yield Violation(f"{where} is privileged")
-        added = set(as_list(get(c, "securityContext", "capabilities", "add")))
-        if added & {"SYS_ADMIN", "NET_ADMIN", "ALL", "CAP_SYS_ADMIN"}:
-            yield Violation(f"{where} adds capabilities {sorted(added)}")
-    if not w.complete:
-        yield _incomplete(w, "privileged settings")
+    for w in _pods(r, ctx):
+        for where, c in _containers(w):
+            if get(c, "securityContext", "privileged") is True:
+                yield Violation(f"{where} is privileged")
+            added = [str(a) for a in as_list(get(c, "securityContext", "capabilities", "add"))]
+            beyond = sorted(a for a in added if capability(a) not in PSS_BASELINE_CAPABILITIES)
+            if beyond:
+                yield Violation(f"{where} adds capabilities {beyond}, beyond Pod Security baseline")
+        if not w.complete:
+            yield _incomplete(w, "privileged settings")
+
+
+@rule(
+    name="k8s-no-unconfined-profiles",
+    description="No pod or container runs without its seccomp or AppArmor profile (type Unconfined, or the "
+    "legacy 'unconfined' annotations), outside the GPU-operator and cache namespaces.",
+    severity="high",
+    remediation="drop the Unconfined profile: leave seccompProfile unset or set type RuntimeDefault (or Localhost "
+    "with a reviewed profile), and the same for appArmorProfile",
+    applies_to=WORKLOAD_KINDS,
+    subject=is_workload,
+    scope="stack",
+    config=("privilegedNamespaces",),
+)
+def no_unconfined_profiles(r: Resource, ctx: Context) -> Iterator[Violation]:
+    for w in _pods(r, ctx):
+        contexts = [(w.label, get(w.pod, "securityContext") or {})]
+        contexts += [(where, get(c, "securityContext") or {}) for where, c in _containers(w)]
+        for where, context in contexts:
+            for profile in ("seccompProfile", "appArmorProfile"):
+                if str(get(context, profile, "type") or "").lower() == "unconfined":
+                    yield Violation(f"{where} sets {profile}.type Unconfined")
+    for key, value in r.annotations.items():
+        legacy = key.startswith(("seccomp.security.alpha.kubernetes.io/", "container.apparmor.security.beta"))
+        if legacy and str(value).lower() == "unconfined":
+            yield Violation(f"{r.label}: annotation {key} is unconfined")
 
 
 @rule(
@@ -80,12 +110,10 @@ def no_privileged(r: Resource, ctx: Context) -> Iterator[Violation]:
     config=("privilegedNamespaces",),
 )
 def no_host_namespaces(r: Resource, ctx: Context) -> Iterator[Violation]:
-    w = _workload(r, ctx)
-    if w is None or _exempt(w, ctx):
-        return
-    for field in ("hostNetwork", "hostPID", "hostIPC"):
-        if get(w.pod, field) is True:
-            yield Violation(f"{w.resource.label} sets {field}")
+    for w in _pods(r, ctx):
+        for field in ("hostNetwork", "hostPID", "hostIPC"):
+            if get(w.pod, field) is True:
+                yield Violation(f"{w.label} sets {field}")
 
 
 @rule(
@@ -99,14 +127,10 @@ def no_host_namespaces(r: Resource, ctx: Context) -> Iterator[Violation]:
     config=("privilegedNamespaces",),
 )
 def no_host_path(r: Resource, ctx: Context) -> Iterator[Violation]:
-    w = _workload(r, ctx)
-    if w is None or _exempt(w, ctx):
-        return
-    for volume in as_list(get(w.pod, "volumes")):
-        if isinstance(volume, dict) and volume.get("hostPath") is not None:
-            yield Violation(
-                f"{w.resource.label} mounts hostPath {get(volume, 'hostPath', 'path')} ({volume.get('name')})"
-            )
+    for w in _pods(r, ctx):
+        for volume in as_list(get(w.pod, "volumes")):
+            if isinstance(volume, dict) and volume.get("hostPath") is not None:
+                yield Violation(f"{w.label} mounts hostPath {get(volume, 'hostPath', 'path')} ({volume.get('name')})")
 
 
 @rule(
@@ -120,16 +144,15 @@ def no_host_path(r: Resource, ctx: Context) -> Iterator[Violation]:
     config=("privilegedNamespaces",),
 )
 def no_privilege_escalation(r: Resource, ctx: Context) -> Iterator[Violation]:
-    w = _workload(r, ctx)
-    if w is None or _exempt(w, ctx):
-        return
-    for where, c in _containers(w):
-        if get(c, "securityContext", "allowPrivilegeEscalation") is not False:
-            yield (
-                _incomplete(w, "allowPrivilegeEscalation")
-                if not w.complete
-                else Violation(f"{where} does not set allowPrivilegeEscalation: false")
-            )
+    for w in _pods(r, ctx):
+        for where, c in _containers(w):
+            value = get(c, "securityContext", "allowPrivilegeEscalation")
+            if value is True or (value is None and not w.partial):
+                yield (
+                    _incomplete(w, "allowPrivilegeEscalation")
+                    if not w.complete
+                    else Violation(f"{where} does not set allowPrivilegeEscalation: false")
+                )
 
 
 def _image_repository(image: str) -> str:
@@ -151,24 +174,22 @@ def _image_repository(image: str) -> str:
     config=("privilegedNamespaces", "rootImages"),
 )
 def run_as_non_root(r: Resource, ctx: Context) -> Iterator[Violation]:
-    w = _workload(r, ctx)
-    if w is None or _exempt(w, ctx):
-        return
-    pod_context = get(w.pod, "securityContext") or {}
-    for where, c in _containers(w):
-        image = get(c, "image")
-        if isinstance(image, str) and _image_repository(image) in ctx.root_images:
-            continue
-        context = {**pod_context, **(get(c, "securityContext") or {})}
-        uid = number(context.get("runAsUser"))
-        if uid == 0 or context.get("runAsNonRoot") is False:
-            yield Violation(f"{where} runs as root")
-        elif context.get("runAsNonRoot") is not True and not uid:
-            yield (
-                _incomplete(w, "runAsNonRoot")
-                if not w.complete
-                else Violation(f"{where} may run as root (no runAsNonRoot / runAsUser)")
-            )
+    for w in _pods(r, ctx):
+        pod_context = get(w.pod, "securityContext") or {}
+        for where, c in _containers(w):
+            image = get(c, "image")
+            if isinstance(image, str) and _image_repository(image) in ctx.root_images:
+                continue
+            context = {**pod_context, **(get(c, "securityContext") or {})}
+            uid = number(context.get("runAsUser"))
+            if uid == 0 or context.get("runAsNonRoot") is False:
+                yield Violation(f"{where} runs as root")
+            elif context.get("runAsNonRoot") is not True and not uid and not w.partial:
+                yield (
+                    _incomplete(w, "runAsNonRoot")
+                    if not w.complete
+                    else Violation(f"{where} may run as root (no runAsNonRoot / runAsUser)")
+                )
 
 
 def _has(resources: dict, section: str, name: str) -> bool:
@@ -186,9 +207,12 @@ def _has(resources: dict, section: str, name: str) -> bool:
     scope="stack",
 )
 def resources_set(r: Resource, ctx: Context) -> Iterator[Violation]:
-    w = _workload(r, ctx)
-    if w is None:
-        return
+    for w in _pods(r, ctx, exempt=False):
+        if not w.partial:
+            yield from _resource_problems(w)
+
+
+def _resource_problems(w: Workload) -> Iterator[Violation]:
     for where, c in _containers(w):
         resources = get(c, "resources") or {}
         missing = [
@@ -255,13 +279,12 @@ def images_pinned(r: Resource, ctx: Context) -> Iterator[Violation]:
     if r.kind in ("ServingRuntime", "ClusterServingRuntime"):
         containers = [c for c in as_list(get(r.props, "spec", "containers")) if isinstance(c, dict)]
     else:
-        w = _workload(r, ctx)
-        if w is None:
-            return
-        if not w.complete and not get(w.main, "image"):
-            yield _incomplete(w, "the image")
-            return
-        containers = w.all_containers()
+        containers = []
+        for w in _pods(r, ctx, exempt=False):
+            if not w.complete and not get(w.main, "image"):
+                yield _incomplete(w, "the image")
+            else:
+                containers += [c for c in w.all_containers() if not (w.partial and "image" not in c)]
     for c in containers:
         problem = image_problem(get(c, "image"))
         if problem:
@@ -304,17 +327,17 @@ def _probe_problems(where: str, c: dict) -> Iterator[str]:
     scope="stack",
 )
 def probes(r: Resource, ctx: Context) -> Iterator[Violation]:
-    w = _workload(r, ctx)
-    if w is None:
-        return
-    for c in w.containers:
-        if _image_repository(str(c.get("image", ""))).endswith(PAUSE_REPOSITORY):
-            continue  # the pause image runs no process to probe (it only holds a DaemonSet's pod)
-        for problem in _probe_problems(f"{r.label} container {c.get('name')}", c):
-            yield _incomplete(w, "probes") if not w.complete else Violation(problem)
+    for w in _pods(r, ctx, exempt=False):
+        # Sidecars (init containers that keep running) serve like the main container.
+        sidecars = [c for c in w.init_containers if c.get("restartPolicy") == "Always"]
+        for c in [] if w.partial else [*w.containers, *sidecars]:
+            if _image_repository(str(c.get("image", ""))).endswith(PAUSE_REPOSITORY):
+                continue  # the pause image runs no process to probe (it only holds a DaemonSet's pod)
+            for problem in _probe_problems(f"{w.label} container {c.get('name')}", c):
+                yield _incomplete(w, "probes") if not w.complete else Violation(problem)
 
 
-def _selector_matches(selector: object, labels: dict) -> bool:
+def selector_matches(selector: object, labels: dict) -> bool:
     if not isinstance(selector, dict):
         return False
     match_labels = selector.get("matchLabels") or {}
@@ -340,6 +363,9 @@ def _replicas(r: Resource, w: Workload) -> float:
     if r.kind == "InferenceService":
         predictor = get(r.props, "spec", "predictor") or {}
         return max(number(predictor.get("minReplicas")) or 1, number(predictor.get("maxReplicas")) or 1)
+    if r.kind == LLM_KIND:
+        prefill = w.where.startswith("spec.prefill")
+        return number(get(r.props, "spec", "prefill", "replicas") if prefill else get(r.props, "spec", "replicas")) or 1
     if r.kind == "DaemonSet":
         return 0  # one per node; drains move nothing
     return number(get(r.props, "spec", "replicas")) or 1
@@ -356,16 +382,16 @@ def _replicas(r: Resource, w: Workload) -> float:
     scope="stack",
 )
 def pod_disruption_budget(r: Resource, ctx: Context) -> Iterator[Violation]:
-    w = _workload(r, ctx)
-    if w is None or _replicas(r, w) <= 1:
-        return
     budgets = [
         p for p in ctx.require_stack().kubernetes(PDB_KIND, "policy", cluster=r.cluster) if p.namespace == r.namespace
     ]
-    if not any(_selector_matches(get(p.props, "spec", "selector"), w.labels) for p in budgets):
-        yield Violation(
-            f"{r.label} runs up to {_replicas(r, w):g} replicas and no PodDisruptionBudget selects its pods"
-        )
+    for w in _pods(r, ctx, exempt=False):
+        if w.partial or _replicas(r, w) <= 1:
+            continue
+        if not any(selector_matches(get(p.props, "spec", "selector"), w.labels) for p in budgets):
+            yield Violation(
+                f"{w.label} runs up to {_replicas(r, w):g} replicas and no PodDisruptionBudget selects its pods"
+            )
 
 
 @rule(
@@ -386,8 +412,45 @@ def privileged_namespaces(r: Resource, ctx: Context) -> Iterator[Violation]:
         yield Violation(f"namespace {r.k8s_name} is privileged but not in privilegedNamespaces")
 
 
+def _api_clients(w: Workload) -> list[str]:
+    return [str(c.get("name")) for c in w.all_containers() if c.get("name") in KSERVE_API_CLIENT_CONTAINERS]
+
+
+def _token_mounted(w: Workload, stack) -> bool:
+    pod = get(w.pod, "automountServiceAccountToken")
+    if pod is not None:
+        return pod is not False
+    name = get(w.pod, "serviceAccountName") or get(w.pod, "serviceAccount") or "default"
+    accounts = [
+        a
+        for a in stack.kubernetes("ServiceAccount", "", w.resource.cluster)
+        if a.namespace == w.namespace and a.k8s_name == name
+    ]
+    return not any(get(a.props, "automountServiceAccountToken") is False for a in accounts)
+
+
+@rule(
+    name="k8s-model-servers-no-token",
+    description="Model server pods (InferenceService, LLMInferenceService) mount no ServiceAccount token, on the pod "
+    "or through their ServiceAccount, unless a container in the pod is a Kubernetes API client (KServe's llm-d "
+    "routing sidecar watches its InferencePool): an engine bug or a malicious model then holds no credential.",
+    severity="high",
+    remediation="set automountServiceAccountToken: false on the pod template (or on the ServiceAccount it names)",
+    applies_to=("InferenceService", LLM_KIND),
+    subject=lambda r: is_workload(r) and r.api_group == "serving.kserve.io",
+    scope="stack",
+)
+def model_servers_no_token(r: Resource, ctx: Context) -> Iterator[Violation]:
+    stack = ctx.require_stack()
+    for w in _pods(r, ctx, exempt=False):
+        if not _api_clients(w) and _token_mounted(w, stack):
+            yield Violation(f"{w.label} mounts a ServiceAccount token it has no use for")
+
+
 RULES = [
     no_privileged,
+    no_unconfined_profiles,
+    model_servers_no_token,
     no_host_namespaces,
     no_host_path,
     no_privilege_escalation,

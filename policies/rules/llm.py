@@ -14,7 +14,17 @@ from components.catalog.gpus import GPUS, GpuModel
 from components.k8s.names import annotation
 from policies.framework import CannotCheck, Context, Violation, rule
 from policies.model import Resource, as_list, get, number
-from policies.pods import Workload, command_line, flag, is_model_server, workload
+from policies.pods import (
+    WORKLOAD_KINDS,
+    Workload,
+    command_line,
+    flag,
+    is_model_server,
+    is_workload,
+    workload,
+    workloads,
+)
+from policies.upstream import RUNTIME_LORA_ENV
 
 GPU_PRODUCT = annotation("gpu-product")
 GPU_MEMORY = annotation("gpu-memory-gib")
@@ -258,4 +268,33 @@ def fp8_kv_cache_supported(r: Resource, ctx: Context) -> Iterator[Violation]:
         yield _cannot(s, [FP8_CAPABLE, GPU_PRODUCT], "FP8 support cannot be checked")
 
 
-RULES = [model_fits_gpu, startup_probe_budget, shm_for_tensor_parallel, fp8_kv_cache_supported]
+def _env_true(value: object) -> bool:
+    """How vLLM reads VLLM_ALLOW_RUNTIME_LORA_UPDATING: `.strip().lower() in ("1", "true")` (vllm/envs.py)."""
+    return isinstance(value, str | bool | int) and str(value).strip().lower() in ("1", "true")
+
+
+@rule(
+    name="vllm-no-runtime-lora-in-production",
+    description="In production no pod runs vLLM with VLLM_ALLOW_RUNTIME_LORA_UPDATING on: it opens "
+    "/v1/load_lora_adapter and /v1/unload_lora_adapter, so whoever reaches a server loads any adapter from any "
+    "path (or unloads a tenant's).",
+    severity="critical",
+    remediation="drop VLLM_ALLOW_RUNTIME_LORA_UPDATING; declare adapters in config (tenants[].loras, "
+    "--lora-modules) so they load at start",
+    applies_to=WORKLOAD_KINDS,
+    subject=is_workload,
+    scope="stack",
+    config=("production",),
+)
+def vllm_no_runtime_lora(r: Resource, ctx: Context) -> Iterator[Violation]:
+    for w in workloads(r, ctx.require_stack()):
+        for c in w.all_containers():
+            for e in as_list(c.get("env")):
+                if isinstance(e, dict) and e.get("name") == RUNTIME_LORA_ENV and _env_true(e.get("value")):
+                    if ctx.production is None:
+                        yield CannotCheck(f"{w.label} enables runtime LoRA updating; production is not configured")
+                    elif ctx.production:
+                        yield Violation(f"{w.label} container {c.get('name')} sets {RUNTIME_LORA_ENV}={e.get('value')}")
+
+
+RULES = [vllm_no_runtime_lora, model_fits_gpu, startup_probe_budget, shm_for_tensor_parallel, fp8_kv_cache_supported]

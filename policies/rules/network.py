@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from components.catalog.address_space import covers_internet
 from policies.framework import Context, Violation, rule
 from policies.model import Resource, Stack, as_list, get, peek, truthy
-from policies.pods import is_workload, workload
+from policies.pods import WORKLOAD_KINDS, is_workload, workloads
 from policies.rules.gateway import internal_load_balancer, is_public
 
 SECURITY_GROUP = "aws:ec2/securityGroup:SecurityGroup"
@@ -84,7 +84,8 @@ def _source_ranges(r: Resource) -> list:
 
 
 def _is_service(r: Resource) -> bool:
-    return r.is_kubernetes and r.kind == "Service" and r.api_group == "" and not r.type.endswith("Patch")
+    """Services, and ServicePatches judged as the Service they produce (policies/model.py `patched`)."""
+    return r.is_kubernetes and r.kind == "Service" and r.api_group == ""
 
 
 @rule(
@@ -94,10 +95,16 @@ def _is_service(r: Resource) -> bool:
     severity="high",
     remediation="use a ClusterIP Service behind the gateway, mark the load balancer internal, or set "
     "loadBalancerSourceRanges to the callers' CIDRs",
-    applies_to=("Service",),
+    applies_to=("Service", "ServicePatch"),
     subject=_is_service,
+    scope="stack",
 )
 def k8s_service_not_exposed(r: Resource, ctx: Context) -> Iterator[Violation]:
+    if r.type.endswith("Patch") and r.patch_of is None:  # the Service is in another stack: judge what it sets
+        if covers_internet(_source_ranges(r)):
+            yield Violation(f"{r.label}: the patch sets loadBalancerSourceRanges {_source_ranges(r)}, the internet")
+        if str(get(r.props, "spec", "type") or "").lower() != "loadbalancer":
+            return
     kind = str(get(r.props, "spec", "type") or "ClusterIP")
     if kind.lower() == "nodeport":
         yield Violation(f"{r.label} is a NodePort Service: every node opens its ports to whoever reaches the nodes")
@@ -116,19 +123,19 @@ def k8s_service_not_exposed(r: Resource, ctx: Context) -> Iterator[Violation]:
     "NetworkPolicies on the node's address).",
     severity="high",
     remediation="remove hostPort and expose the port through a ClusterIP Service",
-    applies_to=("Pod", "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "InferenceService"),
+    applies_to=WORKLOAD_KINDS,
     subject=is_workload,
     scope="stack",
     config=("privilegedNamespaces",),
 )
 def k8s_no_host_port(r: Resource, ctx: Context) -> Iterator[Violation]:
-    w = workload(r, ctx.require_stack())
-    if w is None or w.namespace in ctx.privileged_namespaces:
-        return
-    for c in w.all_containers():
-        for port in as_list(c.get("ports")):
-            if isinstance(port, dict) and port.get("hostPort") not in (None, 0):
-                yield Violation(f"{r.label} container {c.get('name')} binds hostPort {port.get('hostPort')}")
+    for w in workloads(r, ctx.require_stack()):
+        if w.namespace in ctx.privileged_namespaces:
+            continue
+        for c in w.all_containers():
+            for port in as_list(c.get("ports")):
+                if isinstance(port, dict) and port.get("hostPort") not in (None, 0):
+                    yield Violation(f"{w.label} container {c.get('name')} binds hostPort {port.get('hostPort')}")
 
 
 def _is_gateway(r: Resource) -> bool:
@@ -161,27 +168,117 @@ def _is_network_policy(r: Resource) -> bool:
     return r.is_kubernetes and r.kind == "NetworkPolicy" and r.api_group == "networking.k8s.io"
 
 
+# Labels Envoy Gateway gives a Gateway's proxy pods (envoyproxy/gateway@v1.9.0:
+# internal/infrastructure/kubernetes/proxy/resource.go envoyLabels, internal/gatewayapi/resource.go
+# OwningGatewayNameLabel): the public entry, the one set of pods any client may reach.
+GATEWAY_PROXY_LABEL = "gateway.envoyproxy.io/owning-gateway-name"
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"  # every namespace has it (NamespaceDefaultLabelName)
+
+
+def _matches_everything(selector: object) -> bool:
+    """A label selector every object passes: {} or only `Exists` on a label every namespace carries."""
+    if not isinstance(selector, dict):
+        return False
+    if any(v not in (None, {}) for k, v in selector.items() if k not in ("matchLabels", "matchExpressions")):
+        return False
+    expressions = [e for e in as_list(selector.get("matchExpressions")) if isinstance(e, dict)]
+    universal = all(e.get("operator") == "Exists" and e.get("key") == NAMESPACE_NAME_LABEL for e in expressions)
+    return not selector.get("matchLabels") and universal
+
+
+def any_peer(peer: object) -> str | None:
+    """Why an ingress peer admits anyone, or None: an ipBlock covering the internet, or a namespaceSelector that
+    matches every namespace (whatever its podSelector: pod labels are whatever a pod's author writes)."""
+    if not isinstance(peer, dict):
+        return None
+    cidr = get(peer, "ipBlock", "cidr")
+    if cidr is not None and covers_internet([cidr]):
+        return f"ipBlock {cidr} (the internet)"
+    if "namespaceSelector" in peer and _matches_everything(peer.get("namespaceSelector")):
+        pods = "" if _matches_everything(peer.get("podSelector", {})) else " (any pod that carries the labels)"
+        return f"namespaceSelector matching every namespace{pods}"
+    return None
+
+
+def _selects_gateway_proxies(r: Resource) -> bool:
+    labels = get(r.props, "spec", "podSelector", "matchLabels") or {}
+    return bool(labels.get(GATEWAY_PROXY_LABEL))
+
+
 @rule(
     name="k8s-netpol-not-allow-all",
-    description="No NetworkPolicy allows all ingress: every ingress rule names its sources or its ports, and no "
-    "ipBlock covers the internet on every port.",
+    description="No NetworkPolicy admits anyone: every ingress rule names its sources, and no source is an ipBlock "
+    "covering the internet or a namespaceSelector matching every namespace ({}, or Exists on "
+    "kubernetes.io/metadata.name), on any port; only a Gateway's proxy pods (the public entry) may take the "
+    "internet, on listed ports.",
     severity="high",
-    remediation="list the podSelector/namespaceSelector of the callers and the ports they use",
+    remediation="list the podSelector/namespaceSelector of the callers (namespaces by kubernetes.io/metadata.name) "
+    "and the ports they use",
     applies_to=("NetworkPolicy",),
     subject=_is_network_policy,
 )
 def k8s_netpol_not_allow_all(r: Resource, ctx: Context) -> Iterator[Violation]:
+    entry_point = _selects_gateway_proxies(r)
     for i, entry in enumerate(as_list(get(r.props, "spec", "ingress"))):
         if not isinstance(entry, dict):
             continue
         sources, ports = as_list(entry.get("from")), as_list(entry.get("ports"))
-        if ports:
-            continue
-        blocks = [get(s, "ipBlock", "cidr") for s in sources if isinstance(s, dict)]
-        if not sources:
+        if not sources and not ports:
             yield Violation(f"{r.label} ingress[{i}] allows every source on every port")
-        elif covers_internet(blocks):
-            yield Violation(f"{r.label} ingress[{i}] allows the internet ({blocks}) on every port")
+            continue
+        if not sources:
+            if not entry_point:
+                yield Violation(f"{r.label} ingress[{i}] allows every source on ports {ports}")
+            continue
+        on = f"ports {ports}" if ports else "every port"
+        if entry_point and ports:
+            continue
+        for j, peer in enumerate(sources):
+            why = any_peer(peer)
+            if why:
+                yield Violation(f"{r.label} ingress[{i}].from[{j}] admits anyone: {why}, on {on}")
+        blocks = [get(s, "ipBlock", "cidr") for s in sources if isinstance(s, dict) and get(s, "ipBlock", "cidr")]
+        if len(blocks) > 1 and covers_internet(blocks) and not any(covers_internet([b]) for b in blocks):
+            yield Violation(f"{r.label} ingress[{i}] admits the internet ({blocks}) on {on}")
+
+
+def _selects(policy: Resource, labels: dict) -> bool:
+    selector = get(policy.props, "spec", "podSelector")
+    if _matches_everything(selector if selector is not None else {}):
+        return True
+    from policies.rules.kubernetes import selector_matches
+
+    return selector_matches(selector, labels)
+
+
+def _isolates_ingress(policy: Resource) -> bool:
+    types = as_list(get(policy.props, "spec", "policyTypes"))
+    return not types or "Ingress" in types  # unset: Ingress is implied (networking/v1 NetworkPolicySpec)
+
+
+@rule(
+    name="k8s-pods-ingress-isolated",
+    description="Every pod the stack runs outside the privileged namespaces (model servers, pickers, Redis, "
+    "controllers) is selected by an Ingress NetworkPolicy: a pod no policy selects takes connections from every "
+    "pod of the cluster.",
+    severity="high",
+    remediation="add a default-deny NetworkPolicy (podSelector {}, policyTypes [Ingress]) to the namespace and "
+    "policies that admit each pod's callers",
+    applies_to=WORKLOAD_KINDS,
+    subject=is_workload,
+    scope="stack",
+    config=("privilegedNamespaces",),
+)
+def k8s_pods_ingress_isolated(r: Resource, ctx: Context) -> Iterator[Violation]:
+    stack = ctx.require_stack()
+    for w in workloads(r, stack):
+        if w.partial or w.namespace in ctx.privileged_namespaces:
+            continue
+        policies = [
+            p for p in stack.kubernetes("NetworkPolicy", "networking.k8s.io", r.cluster) if p.namespace == w.namespace
+        ]
+        if not any(_isolates_ingress(p) and _selects(p, w.labels) for p in policies):
+            yield Violation(f"{w.label}: no Ingress NetworkPolicy selects its pods, so every pod may connect")
 
 
 RULES = [
@@ -190,4 +287,5 @@ RULES = [
     k8s_no_host_port,
     gateway_no_plain_http,
     k8s_netpol_not_allow_all,
+    k8s_pods_ingress_isolated,
 ]

@@ -83,7 +83,8 @@ def _sse_rules(r: Resource, ctx: Context) -> list[tuple[str, dict]]:
 
 @rule(
     name="s3-encrypted-with-kms",
-    description="Every S3 bucket encrypts objects by default with SSE-KMS under a customer-managed key.",
+    description="Every S3 bucket encrypts objects by default with SSE-KMS under a customer-managed key (not the "
+    "AWS-managed alias/aws/s3, by alias or ARN).",
     severity="high",
     remediation="add aws.s3.BucketServerSideEncryptionConfiguration with rules[0].applyServerSideEncryptionByDefault "
     '{sseAlgorithm: "aws:kms", kmsMasterKeyId: <key arn>} and bucketKeyEnabled=true',
@@ -99,8 +100,13 @@ def s3_encrypted_with_kms(r: Resource, ctx: Context) -> Iterator[Violation]:
         algorithm = get(default, "sseAlgorithm")
         if algorithm not in KMS_ALGORITHMS:
             yield Violation(f"{_bucket(r)}: {where} uses {algorithm or 'no algorithm'}, not SSE-KMS")
-        elif not get(default, "kmsMasterKeyId"):
+        elif not get(default, "kmsMasterKeyId") or aws_managed_key(str(get(default, "kmsMasterKeyId"))):
             yield Violation(f"{_bucket(r)}: {where} uses the AWS-managed aws/s3 key, not a customer-managed key")
+
+
+def aws_managed_key(key_id: str) -> bool:
+    """`alias/aws/s3` (or its ARN): the key AWS creates and manages per service, whose policy we cannot scope."""
+    return key_id.lower().startswith("alias/aws/") or ":alias/aws/" in key_id.lower()
 
 
 def _bucket_policies(r: Resource, ctx: Context) -> list[tuple[str, dict]]:
@@ -125,7 +131,8 @@ def _denies_plain_http(statement: dict) -> bool:
 
 @rule(
     name="s3-tls-only",
-    description="Every S3 bucket policy denies requests that do not use TLS (aws:SecureTransport = false).",
+    description="Every S3 bucket policy denies requests that do not use TLS (aws:SecureTransport = false), to every "
+    "principal, for every action (s3:*), on the bucket and its objects (not another bucket's ARN).",
     severity="high",
     remediation='add a bucket policy statement {Effect: Deny, Principal: "*", Action: "s3:*", Resource: [bucket, '
     'bucket/*], Condition: {Bool: {"aws:SecureTransport": "false"}}}',
@@ -138,8 +145,31 @@ def s3_tls_only(r: Resource, ctx: Context) -> Iterator[Violation]:
         yield Violation(f"{_bucket(r)} has no bucket policy, so plain-HTTP requests are allowed")
         return
     statements = [s for _, doc in documents for s in as_list(doc.get("Statement")) if isinstance(s, dict)]
-    if not any(_denies_plain_http(s) for s in statements):
+    denials = [s for s in statements if _denies_plain_http(s)]
+    if not denials:
         yield Violation(f"{_bucket(r)}: its policy does not deny aws:SecureTransport=false")
+        return
+    name = r.props.get("bucket")
+    arn = f"arn:aws:s3:::{name}" if isinstance(name, str) else None
+    problems = [_narrowed(s, arn) for s in denials]
+    if all(problems):
+        yield Violation(f"{_bucket(r)}: its plain-HTTP denial {problems[0]}")
+
+
+def _narrowed(statement: dict, arn: str | None) -> str:
+    """How a TLS-deny statement fails to cover every request to this bucket ('' when it covers them)."""
+    principal = statement.get("Principal")
+    if not (principal == "*" or (isinstance(principal, dict) and as_list(principal.get("AWS")) == ["*"])):
+        return f"applies to {principal!r}, not every principal"
+    actions = [str(a).lower() for a in as_list(statement.get("Action"))]
+    if "NotAction" in statement or not ({"s3:*", "*"} & set(actions)):
+        return f"covers only {statement.get('Action') or statement.get('NotAction')}, not s3:*"
+    resources = {str(x) for x in as_list(statement.get("Resource"))}
+    if "NotResource" in statement:
+        return "uses NotResource"
+    if "*" not in resources and arn is not None and not {arn, f"{arn}/*"} <= resources:
+        return f"covers {sorted(resources)}, not {arn} and {arn}/*"
+    return ""
 
 
 @rule(

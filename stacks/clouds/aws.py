@@ -69,6 +69,7 @@ def cluster(
         base, target = existing.handle, existing.target
         identity = WorkloadIdentity(oidc_provider_arn=existing.oidc_provider_arn, oidc_issuer=existing.oidc_issuer)
         egress_ips = pulumi.Output.from_input([str(ip) for ip in region.cluster.existing.egress_ips])
+        network_id = None
     else:
         network = AwsNetwork(region.name, AwsNetworkArgs(region=region, cluster_name=cluster_name), opts=opts)
         eks = EksCluster(
@@ -79,12 +80,14 @@ def cluster(
                 network=network,
                 label_domain=env.label_domain,
                 production=env.production,
+                access=env.stacks.access,
             ),
             opts=opts,
         )
         base, target = eks.handle, EksNodeTarget.of(eks, network)
         identity = WorkloadIdentity(oidc_provider_arn=eks.oidc_provider.arn, oidc_issuer=eks.oidc_issuer)
         egress_ips = network.egress_ips
+        network_id = network.vpc_id
     placements = model_placements(env, region)
     node_groups = [
         EksGpuNodeGroup(
@@ -103,7 +106,7 @@ def cluster(
         )
         for pool in region.gpu_pools
     ]
-    handle = replace(base, cloud_provider=provider_, identity=identity, egress_ips=egress_ips)
+    handle = replace(base, cloud_provider=provider_, identity=identity, egress_ips=egress_ips, network_id=network_id)
     if node_groups:
         ClusterAutoscaler(
             region.name,

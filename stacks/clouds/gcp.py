@@ -13,7 +13,6 @@ from components.config.region import RegionSpec
 from components.gcp.existing_cluster import ExistingGkeCluster, ExistingGkeClusterArgs
 from components.gcp.gke import GkeCluster, GkeClusterArgs
 from components.gcp.gpu_node_pool import GkeGpuNodePool, GkeGpuNodePoolArgs
-from components.gcp.gpudirect_pods import GpuDirectPods, GpuDirectPodsArgs
 from components.gcp.network import GcpNetwork, GcpNetworkArgs
 from components.k8s.cluster import ClusterHandle, WorkloadIdentity
 from components.k8s.workload_identity import ServiceAccountRef
@@ -77,6 +76,7 @@ def cluster(
         base, workload_pool = existing.handle, existing.workload_pool
         node_cluster, node_account = existing_spec.name, existing_spec.node_service_account or ""
         egress_ips = pulumi.Output.from_input([str(ip) for ip in existing_spec.egress_ips])
+        network_id = None
     else:
         network = GcpNetwork(region.name, GcpNetworkArgs(region=region, cluster_name=cluster_name), opts=opts)
         gke = GkeCluster(
@@ -93,7 +93,8 @@ def cluster(
         base, workload_pool = gke.handle, gke.workload_pool
         node_cluster, node_account = gke.cluster.name, gke.node_service_account.email
         egress_ips = network.egress_ips
-    pools = [
+        network_id = network.network.id
+    for pool in region.gpu_pools:
         GkeGpuNodePool(
             f"{region.name}-{pool.name}",
             GkeGpuNodePoolArgs(
@@ -106,15 +107,10 @@ def cluster(
             ),
             opts=opts,
         )
-        for pool in region.gpu_pools
-    ]
-    gpu_direct = [p for p, spec in zip(pools, region.gpu_pools, strict=True) if spec.gpu_direct]
-    if gpu_direct:
-        GpuDirectPods(
-            region.name,
-            GpuDirectPodsArgs(cluster=base, label_domain=env.label_domain, depends_on=tuple(gpu_direct)),
-            opts=pulumi.ResourceOptions(parent=parent),
-        )
     return replace(
-        base, cloud_provider=provider_, identity=WorkloadIdentity(workload_pool=workload_pool), egress_ips=egress_ips
+        base,
+        cloud_provider=provider_,
+        identity=WorkloadIdentity(workload_pool=workload_pool),
+        egress_ips=egress_ips,
+        network_id=network_id,
     )

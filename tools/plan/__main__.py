@@ -10,15 +10,19 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from components.config.gpu_pools import unused_pools
 from components.config.loader import ConfigError
 from components.config.stackfile import PlanInputError
 from policies.offline import load_settings, verdict_table
 from tools.plan.artifacts import OutputDirError, owned_files, plan_document, write_plan
+from tools.plan.changes import changes_markdown, compare
 from tools.plan.cost_diff import cost_diff_markdown
 from tools.plan.engine import exit_skipping_final_collection, keep_heap_until_exit
+from tools.plan.phases import phase
 from tools.plan.report import summary_tree
 from tools.plan.runner import PROJECT_DIR, build_plan, check_policy
 from tools.plan.stackfile import input_error_lines, load_stack_config
+from tools.rollout.gates import bring_up
 
 EXIT_POLICY_VIOLATION = 1
 EXIT_INVALID_INPUT = 2
@@ -41,7 +45,8 @@ def main(argv: list[str] | None = None, *, one_shot: bool = False) -> int:
         "--compare",
         type=Path,
         default=None,
-        help="a base plan.json: print the change in monthly cost per pool and model (also cost-diff.md)",
+        help="a base plan.json: print what changes against it, per stack: resources created, updated, replaced and "
+        "deleted, and the monthly cost (changes.md, at the top of plan.md; changes.json; cost-diff.md)",
     )
     args = parser.parse_args(argv)
     console = Console(stderr=True, quiet=args.quiet)
@@ -75,18 +80,28 @@ def main(argv: list[str] | None = None, *, one_shot: bool = False) -> int:
             print(line, file=sys.stderr)
         return EXIT_INVALID_INPUT
 
+    for issue in unused_pools(plan.spec):
+        print(f"warning: Pulumi.{args.env}.yaml: {issue}", file=sys.stderr)
     evaluation = check_policy(plan, settings)
+    with phase("bring-up"):
+        plan.bring_up = bring_up(args.project_dir, plan.spec, args.env, plan.stacks or {args.env: plan})
     extra = {}
     if base is not None:
-        extra["cost-diff.md"] = cost_diff_markdown(base=base, head=plan_document(plan), environment=args.env)
-        print(extra["cost-diff.md"])
+        head = plan_document(plan)
+        changes = compare(base, head)
+        extra["cost-diff.md"] = cost_diff_markdown(base=base, head=head, environment=args.env)
+        extra["changes.md"] = changes_markdown(changes) + "\n" + extra["cost-diff.md"]
+        extra["changes.json"] = json.dumps(changes.to_json(), indent=1, sort_keys=True) + "\n"
+        print(extra["changes.md"])
     write_plan(plan, out_dir, extra=extra)
     console.print(summary_tree(plan))
     console.print(verdict_table(plan.policy_verdicts))
     console.print(f"wrote {out_dir.relative_to(Path.cwd()) if out_dir.is_relative_to(Path.cwd()) else out_dir}")
     for finding in evaluation.mandatory:
         print(f"error: policy {finding.policy}: {finding.urn}: {finding.message}", file=sys.stderr)
-    return EXIT_POLICY_VIOLATION if evaluation.mandatory else 0
+    for violation in plan.bring_up.violations:
+        print(f"error: bring-up: {violation.line()}", file=sys.stderr)
+    return EXIT_POLICY_VIOLATION if evaluation.mandatory or plan.bring_up.violations else 0
 
 
 if __name__ == "__main__":

@@ -105,9 +105,12 @@ def plan_artifacts(plan: Plan) -> dict[str, str]:
 
 
 def write_plan(plan: Plan, out_dir: Path, *, extra: dict[str, str] | None = None) -> None:
-    """`extra`: further files of this run (the cost diff against a base plan)."""
+    """`extra`: further files of this run (the changes against a base plan, which also head plan.md)."""
+    texts = {**plan_artifacts(plan), **(extra or {})}
+    if "changes.md" in texts:  # a plan compared with its base: the pull request reads the change first
+        texts["plan.md"] = texts["changes.md"] + "\n" + texts["plan.md"]
     with phase("write"):
-        _write({**plan_artifacts(plan), **(extra or {})}, out_dir)
+        _write(texts, out_dir)
 
 
 def owned_files(out_dir: Path) -> list[Path]:

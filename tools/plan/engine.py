@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import hashlib
 import heapq
+import json
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -39,6 +41,8 @@ class PlannedResource:
     # Input property -> URNs of the resources its value came from (how the engine and CrossGuard
     # pair a bucket with its public-access block while the bucket's id is still unknown).
     property_dependencies: dict[str, list[str]] = field(default_factory=dict)
+    # Input path -> digest of a secret value the inputs show redacted: a PR's diff can say "changed" without it.
+    secret_digests: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -52,6 +56,7 @@ class PlannedResource:
             "options": self.options,
             # What `make policy-check` needs to judge a saved plan as `make plan` did (stack rules pair by it).
             "propertyDependencies": {k: sorted(v) for k, v in sorted(self.property_dependencies.items())},
+            "secretDigests": dict(sorted(self.secret_digests.items())),
         }
 
 
@@ -77,6 +82,35 @@ def redact(value: Any, found: set[str] | None = None) -> Any:
     if isinstance(value, list):
         return [redact(v, found) for v in value]
     return value
+
+
+def secret_digests(value: Any, path: str = "") -> dict[str, str]:
+    """Input path -> a short digest of each secret value, for telling a changed secret from an unchanged one.
+
+    An offline plan never decrypts `secure:` config (it reads the marker), so what is digested is a mock output
+    or a marker, never a deployed secret; a 16-hex-digit SHA-256 prefix, salted with the path."""
+    if isinstance(value, dict):
+        if value.get(_SECRET_SIG) == rpc._special_secret_sig:
+            plain = json.dumps(value.get("value"), sort_keys=True, default=_asset_content)
+            return {path: hashlib.sha256(f"{path}\0{plain}".encode()).hexdigest()[:16]}
+        found: dict[str, str] = {}
+        for k, v in value.items():
+            found.update(secret_digests(v, f"{path}.{k}" if path else k))
+        return found
+    if isinstance(value, list):
+        found = {}
+        for i, v in enumerate(value):
+            found.update(secret_digests(v, f"{path}[{i}]"))
+        return found
+    return {}
+
+
+def _asset_content(value: Any) -> Any:
+    """What an asset or archive holds (its text, path, URI or members), not its object identity."""
+    for attribute in ("text", "path", "uri", "assets"):
+        if hasattr(value, attribute):
+            return {attribute: getattr(value, attribute)}
+    return repr(value)
 
 
 def integral_numbers(value: Any) -> Any:
@@ -175,6 +209,7 @@ class RecordingMonitor(mocks.MockMonitor):
                 },
             },
             property_dependencies=by_property,
+            secret_digests=secret_digests(raw),
         )
         self.planned.append(planned)
         if self._on_register is not None:

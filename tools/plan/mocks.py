@@ -98,6 +98,9 @@ def _aws(typ: str, name: str, inputs: dict, region: str) -> tuple[str, dict]:
         rid = bucket
     elif typ == "aws:ec2/eip:Eip":
         out["publicIp"] = _public_ip(name, 3)
+    elif typ == "aws:route53/zone:Zone":
+        # Route 53 hosted zone ids: "Z" and 13 to 21 capitals and digits.
+        out["zoneId"] = rid = "Z" + _hex(name, 20).upper()
     elif typ == "aws:eks/nodeGroup:NodeGroup":
         group = inputs.get("nodeGroupName") or physical
         u = _hex(name + "/uuid", 32)

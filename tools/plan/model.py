@@ -26,6 +26,8 @@ class Plan:
     policy_config: dict = field(default_factory=dict)  # the pack settings used, for `pulumi preview`
     # An environment of several stacks: each stack's own plan (this plan is their union).
     stacks: dict[str, Plan] = field(default_factory=dict)
+    # The bring-up check of the environment's stacks (tools/rollout/bringup.py Report), once run.
+    bring_up: Any = None
 
     @property
     def resources(self) -> list[PlannedResource]:

@@ -11,6 +11,7 @@ from components.catalog.charts import CHARTS
 from components.catalog.machines import MACHINES
 from components.catalog.regions import CLOUDS
 from components.config.capacity_checks import pool_holds, replica_demands
+from components.config.gpu_pools import unused_pools
 from components.config.region import GpuPoolSpec, RegionSpec
 from components.domain.gpu_resources import schedulable_at_max_size, schedulable_resources
 from components.k8s.names import cluster_name
@@ -58,8 +59,9 @@ def _stacks(plan: Plan) -> str:
         f"`{plan.environment}` is deployed as {len(plan.stacks)} stacks (`stacks.layout: perRegion`), each from "
         "where its cluster's API is reachable; `make rollout ENV=" + plan.environment + "` deploys them in waves "
         "(`DRY_RUN=1` prints them).\n",
-        "| wave | stack | resources | Kubernetes objects | Helm releases | reads | deployed from | mandatory findings |",
-        "|---|---|---:|---:|---:|---|---|---:|",
+        "| wave | stack | resources | Kubernetes objects | Helm releases | reads | deployed from | mandatory findings "
+        "| missing preconditions |",
+        "|---|---|---:|---:|---:|---|---|---:|---:|",
     ]
     slices = {s.name: s for s in environment_stacks(env, plan.environment)}
     for wave in rollout_waves(env, plan.environment):
@@ -71,12 +73,39 @@ def _stacks(plan: Plan) -> str:
                 # By default it runs where the host's stack runs (it patches the host's Karmada service).
                 where = f"where `{region_stack_name(plan.environment, env.federation.host)}` is: {where}"
             mandatory = sum(f["enforcementLevel"] == "mandatory" for f in part.policy)
+            missing = len(plan.bring_up.of(name)) if plan.bring_up is not None else "-"
             rows.append(
                 f"| {wave.name}{' (confirm)' if wave.confirm else ''} | `{name}` | "
                 f"{sum(r.custom for r in part.resources)} | {len(part.kubernetes_objects())} | "
                 f"{len(part.helm_releases())} | {', '.join(f'`{r}`' for r in part.evaluation.reads_stacks) or '-'} | "
-                f"{where} | {mandatory} |"
+                f"{where} | {mandatory} | {missing} |"
             )
+    return "\n".join(rows) + "\n"
+
+
+def _bring_up(plan: Plan) -> str:
+    """The bring-up check: every wait of every wave, its preconditions created in time (tools/rollout/bringup.py)."""
+    report = plan.bring_up
+    if report is None:
+        return ""
+    checked = sum(report.checked.values())
+    rows = [
+        "## Bring-up on empty accounts\n",
+        f"{checked} preconditions of the Helm releases that wait, the Pulumi awaits and the rollout's gates, wave by "
+        f"wave: **{len(report.violations)} missing**" + (":" if report.violations else "."),
+        "",
+    ]
+    rows += [f"- {v.line()}" for v in report.violations]
+    from components.config.rollout import rollout_waves
+
+    for wave in rollout_waves(plan.spec, plan.environment):
+        for stack in [s for s in wave.stacks if s in report.bootstraps]:
+            rows.append(
+                f"- first `up` of `{stack}`: its network alone ({report.bootstraps[stack].resources} resources; `make "
+                f"rollout ENV={plan.environment} WAVE={wave.name} BOOTSTRAP=1`), then its runner inside it"
+            )
+    for stack, notes in sorted(report.notes.items()):
+        rows += [f"- `{stack}`'s gate does not wait for {note}" for note in notes]
     return "\n".join(rows) + "\n"
 
 
@@ -249,7 +278,8 @@ def _capacity(plan: Plan) -> str:
         "|" + "---|" * len(CAPACITY_COLUMNS),
     ]
     rows += ["| " + " | ".join(cell(plan, r, p) for _, cell in CAPACITY_COLUMNS) + " |" for r, p in pools]
-    return "\n".join(rows) + "\n"
+    warnings = [f"- **warning**: `{issue.path}`: {issue.message}" for issue in unused_pools(plan.spec)]
+    return "\n".join([*rows, *(["", *warnings] if warnings else [])]) + "\n"
 
 
 def _node_id(*parts: str) -> str:
@@ -629,6 +659,7 @@ SECTIONS: tuple[Callable[[Plan], str], ...] = (
     _disaggregated_serving,
     _lora_adapters,
     _federation,
+    _bring_up,
     _admission,
     _counts,
     _scheduling,

@@ -10,12 +10,14 @@ from pathlib import Path
 import pulumi
 from pulumi.runtime import settings
 
-from components.config.stackfile import StackConfig
-from components.config.stacks import environment_stacks
+from components.config.loader import ConfigError
+from components.config.stackfile import StackConfig, shared_secret_issues
+from components.config.stacks import environment_stacks, layout_of, stack_name_issues
 from tools.plan.engine import Evaluation, PlannedResource, evaluate
 from tools.plan.mocks import ComputedOutputs
 from tools.plan.model import Plan
 from tools.plan.phases import phase
+from tools.plan.stackfile import stack_own_config, with_stack_files
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 STACK_PHASE = "evaluate stack "  # + a stack name: each stack's share of "evaluate" (make bench)
@@ -37,21 +39,29 @@ def build_plan(
 
     with phase("config"):
         # As the engine would run it: this stack's name (not an earlier evaluation's) and its config.
+        together = with_stack_files(project_dir, stack_config)
         settings.reset_options(project=stack_config.project, stack=stack_config.stack)
-        pulumi.runtime.set_all_config(stack_config.config, stack_config.secret_keys)
+        pulumi.runtime.set_all_config(together.config, together.secret_keys)
         spec = read_environment()
+        names = stack_name_issues(spec, stack_config.stack)
+        if layout_of(spec) == "perRegion" and stack_config.secret_keys:
+            first = environment_stacks(spec, stack_config.stack)[0].name
+            names += shared_secret_issues(stack_config.stack, stack_config.secret_keys, first)
+        if names:
+            raise ConfigError(names)
 
     main = str(project_dir / "__main__.py")
     stacks = environment_stacks(spec, stack_config.stack)
     evaluations: dict[str, Evaluation] = {}
     for piece in stacks:
+        own = stack_own_config(project_dir, stack_config, piece.name)
         with phase("evaluate"), phase(f"{STACK_PHASE}{piece.name}"):
             evaluations[piece.name] = evaluate(
                 lambda: runpy.run_path(main, run_name="__main__"),
                 project=stack_config.project,
                 stack=piece.name,
-                config=stack_config.config,
-                secret_keys=stack_config.secret_keys,
+                config=own.config,
+                secret_keys=own.secret_keys,
                 on_register=on_register,
                 stack_outputs={name: e.referenced for name, e in evaluations.items()},
                 computed=computed,

@@ -8,6 +8,7 @@ from components.config.loader import ConfigError
 from components.config.stackfile import (
     PlanInputError,
     StackConfig,
+    overlay_config,
     read_stack_file,
     read_yaml,
     stack_config_from_mapping,
@@ -21,6 +22,32 @@ def load_stack_config(project_dir: Path, stack: str) -> StackConfig:
         raise PlanInputError([f"{project_file}: no project `name`; add `name: inference-platform`"])
     config = read_stack_file(project_dir, stack)
     return stack_config_from_mapping(project, stack, config, project_dir / f"Pulumi.{stack}.yaml")
+
+
+def stack_own_config(project_dir: Path, environment: StackConfig, stack: str) -> StackConfig:
+    """What the engine hands the program of `stack`, one of `environment`'s stacks: for a stack of its own, the
+    environment's config; for `<env>.<slice>`, its own `Pulumi.<env>.<slice>.yaml` (where `pulumi config set -s`
+    writes, its secrets included) set by path into the environment's, as the program merges them
+    (stacks/config.py)."""
+    return _overlaid(environment, stack, [project_dir / f"Pulumi.{stack}.yaml"])
+
+
+def with_stack_files(project_dir: Path, environment: StackConfig) -> StackConfig:
+    """The environment as its stacks see it together: every `Pulumi.<env>.<slice>.yaml` set into it (the waves
+    and stacks are read from this; each stack is then evaluated with its own file only)."""
+    return _overlaid(environment, environment.stack, sorted(project_dir.glob(f"Pulumi.{environment.stack}.*.yaml")))
+
+
+def _overlaid(environment: StackConfig, stack: str, paths: list[Path]) -> StackConfig:
+    config, secret_keys = environment.config, set(environment.secret_keys)
+    for path in paths:
+        if path.name == f"Pulumi.{environment.stack}.yaml" or not path.exists():  # the environment itself
+            continue
+        document = read_yaml(path) or {}
+        own = stack_config_from_mapping(environment.project, stack, document.get("config") or {}, path)
+        config = overlay_config(config, own.config)
+        secret_keys |= set(own.secret_keys)
+    return StackConfig(environment.project, stack, config, sorted(secret_keys), environment.path)
 
 
 def input_error_lines(exc: PlanInputError | ConfigError, stack: str) -> list[str]:

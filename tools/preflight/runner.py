@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from components.config.environment import EnvironmentSpec
 from tools.preflight.aws_api import ClientFactory, call
+from tools.preflight.aws_dns import check_gateway_zone
 from tools.preflight.aws_models import check_aws_models
 from tools.preflight.aws_pools import check_aws_pools
 from tools.preflight.findings import Finding, RegionTarget, Report
@@ -25,7 +26,7 @@ def run_preflight(
         identity = call(client_for("sts", aws_regions[0].region), "get_caller_identity", "sts:GetCallerIdentity")
         account = identity["Account"]
 
-    findings: list[Finding] = []
+    findings: list[Finding] = check_gateway_zone(env, client_for) if aws_regions else []
     for index, region in enumerate(env.regions):
         if region.cloud == "aws":
             findings.extend(check_aws_pools(index, region, client_for))

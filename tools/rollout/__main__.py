@@ -4,7 +4,6 @@ by policy, health and operator confirmation; `--dry-run` shows it all from the o
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import sys
 import time
@@ -17,27 +16,17 @@ from rich.console import Console
 from components.config.environment import EnvironmentSpec
 from components.config.loader import ConfigError, load_environment
 from components.config.rollout import rollout_waves
-from components.config.stacks import environment_stacks
-from components.federation.placement import member_regions
-from components.k8s.names import cluster_name
 from stacks.config import namespace_values
 from tools.plan.artifacts import OutputDirError, write_plan
 from tools.plan.model import Plan
 from tools.plan.runner import PROJECT_DIR, build_plan, check_policy
 from tools.plan.stackfile import PlanInputError, input_error_lines, load_stack_config
-from tools.rollout.ci import environments, stack_matrix, stack_regions
-from tools.rollout.driver import Rollout, RolloutInputError, first_wave, run_rollout
+from tools.rollout.bringup import Report
+from tools.rollout.ci import environments, stack_matrix
+from tools.rollout.driver import Rollout, RolloutInputError, first_wave, run_bootstrap, run_rollout
 from tools.rollout.dry_run import mandatory_findings, print_dry_run
-from tools.rollout.health import (
-    Check,
-    ClusterProbe,
-    HttpGet,
-    KubernetesProbe,
-    ProbeError,
-    federation_checks,
-    region_checks,
-    requests_get,
-)
+from tools.rollout.gates import bring_up, offline_gates, stack_health
+from tools.rollout.health import ClusterProbe, HttpGet, KubernetesProbe, requests_get
 from tools.rollout.state import STATE_FILE, identity_of
 from tools.rollout.workspace import PulumiWorkspace, Workspace
 
@@ -60,71 +49,6 @@ def load_spec(project_dir: Path, env_name: str) -> EnvironmentSpec:
     return load_environment(namespace_values(stack_config.project, stack_config.config))
 
 
-def stack_health(
-    *,
-    env: EnvironmentSpec,
-    env_name: str,
-    cluster_probe: Callable[[Any], ClusterProbe],
-    http_get: HttpGet,
-    anchor_outputs: Callable[[], Mapping[str, Any]],
-) -> Callable[[str, Mapping[str, Any]], list[Check]]:
-    """stack name, its outputs -> the health checks of every cluster it deploys; tenant keys come from the
-    stack's `apiKeys` output, or else from the anchor stack's (which holds them)."""
-    slices = {s.name: s for s in environment_stacks(env, env_name)}
-
-    def checks(stack: str, outputs: Mapping[str, Any]) -> list[Check]:
-        kubeconfigs = outputs.get("kubeconfigs")
-        gateways = outputs.get("gateways") or {}
-
-        @functools.cache
-        def api_keys() -> Mapping[str, str]:  # asked once per wave, not on every poll
-            return outputs.get("apiKeys") or anchor_outputs().get("apiKeys") or {}
-
-        def cluster(region: str) -> Callable[[], ClusterProbe]:
-            def make() -> ClusterProbe:
-                kubeconfig = kubeconfigs.get(region) if isinstance(kubeconfigs, Mapping) else None
-                if kubeconfig is None:
-                    raise ProbeError(f"no kubeconfig for {region} in {stack}'s kubeconfigs output")
-                return cluster_probe(kubeconfig)
-
-            return make
-
-        if slices[stack].kind == "global":
-            if not env.federation.enabled:
-                return []
-
-            def karmada() -> ClusterProbe:
-                kubeconfig = anchor_outputs().get("karmadaKubeconfig")
-                if kubeconfig is None:
-                    raise ProbeError("no karmadaKubeconfig output in the federation host's stack")
-                return cluster_probe(kubeconfig)
-
-            members = [cluster_name(env_name, r) for r in member_regions(env)]
-            return federation_checks(members=members, karmada=karmada)
-        return [
-            check
-            for region in stack_regions(env, slices[stack])
-            for check in region_checks(
-                env=env,
-                region=region,
-                gateway=gateways.get(region),
-                api_keys=api_keys,
-                cluster=cluster(region),
-                http_get=http_get,
-            )
-        ]
-
-    return checks
-
-
-def _no_credentials(_: Any) -> ClusterProbe:
-    raise ProbeError("the dry run reaches no cluster")
-
-
-def _no_http(url: str, _: Mapping[str, str]) -> tuple[int, Any]:
-    raise ProbeError(f"the dry run sends no request to {url}")
-
-
 def read_confirmation(prompt: str) -> bool:
     """stdin: only `y` or `yes` confirms; no terminal (EOF) declines."""
     try:
@@ -144,8 +68,10 @@ def main(
     confirm: Callable[[str], bool] = read_confirmation,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
+    bring_up_check: Callable[[Path, EnvironmentSpec, str, Mapping[str, Plan]], Report] = bring_up,
 ) -> int:
-    """Keyword arguments: what tests replace (the Automation API workspace, planning, clients, stdin, time)."""
+    """Keyword arguments: what tests replace (the Automation API workspace, planning, the bring-up check of the
+    plans, clients, stdin, time)."""
     parser = argparse.ArgumentParser(prog="rollout", description=__doc__)
     parser.add_argument("env", nargs="?", help="environment: reads Pulumi.<env>.yaml")
     parser.add_argument("--project-dir", type=Path, default=PROJECT_DIR)
@@ -156,6 +82,11 @@ def main(
         "--wave", metavar="NAME", help="deploy this wave only (a job on the runner that reaches its stacks)"
     )
     parser.add_argument("--yes", action="store_true", help="confirm every wave listed in rollout.confirmBefore")
+    parser.add_argument(
+        "--bootstrap",
+        action="store_true",
+        help="first time only: create the network of each stack whose runner lives in it (cloud APIs only)",
+    )
     parser.add_argument("--list-stacks", action="store_true", help="the stacks with their runner labels (CI)")
     parser.add_argument("--list-environments", action="store_true", help="the environments in the project (CI)")
     parser.add_argument("--json", action="store_true", help="--list-*: JSON on one line, for GitHub's fromJSON")
@@ -185,19 +116,17 @@ def main(
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID_INPUT
 
-    anchor = environment_stacks(env, args.env)[0].name  # the anchor's stack (or the one stack) comes first
+    report = bring_up_check(args.project_dir, env, args.env, stack_plans)
     if args.dry_run:
-        health = stack_health(
-            env=env, env_name=args.env, cluster_probe=_no_credentials, http_get=_no_http, anchor_outputs=dict
-        )
         return print_dry_run(
             env=env,
             env_name=args.env,
             waves=waves,
             plans=stack_plans,
-            health_checks=health,
+            health_checks=offline_gates(env, args.env, stack_plans),
             health_timeout_minutes=env.rollout.health_timeout_minutes,
             console=console,
+            bring_up=report,
         )
     workspace = workspace or PulumiWorkspace(
         project_dir=args.project_dir,
@@ -209,13 +138,25 @@ def main(
         env_name=args.env,
         cluster_probe=cluster_probe,
         http_get=http_get,
-        anchor_outputs=lambda: workspace.select_stack(anchor).outputs(),
+        outputs_of=lambda stack: workspace.select_stack(stack).outputs(),
     )
+    if args.bootstrap:
+        rows = {row["stack"]: row["runsOn"] for row in stack_matrix(env, args.env)}
+        return run_bootstrap(
+            Rollout(env_name=args.env, waves=waves, violations={}, health_timeout_seconds=0),
+            workspace=workspace,
+            bootstraps=report.bootstraps,
+            runner_of=lambda stack: str(rows[stack]),
+            only_wave=args.wave,
+            console=console,
+            clock=clock,
+        )
     rollout = Rollout(
         env_name=args.env,
         waves=waves,
         violations={name: mandatory_findings(plan) for name, plan in stack_plans.items()},
         health_timeout_seconds=env.rollout.health_timeout_minutes * 60,
+        bring_up={name: [v.line() for v in report.of(name)] for name in stack_plans},
     )
     return run_rollout(
         rollout,

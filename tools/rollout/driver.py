@@ -4,8 +4,9 @@ first failure with the state saved and the command that resumes."""
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from components.config.rollout import Wave
+from tools.rollout.bootstrap import NetworkBootstrap
 from tools.rollout.health import Check, CheckResult, wait_healthy
 from tools.rollout.state import Identity, RolloutState, Step, load_state
 from tools.rollout.workspace import StepResult, Workspace
@@ -33,6 +35,8 @@ class Rollout:
     waves: list[Wave]
     violations: Mapping[str, list[str]]
     health_timeout_seconds: float
+    # The bring-up check's violations per stack (tools/rollout/bringup.py): a wave that could not complete.
+    bring_up: Mapping[str, list[str]] = field(default_factory=dict)
 
 
 def first_wave(waves: list[Wave], from_wave: str | None) -> int:
@@ -130,6 +134,46 @@ def run_rollout(
     return 0
 
 
+def run_bootstrap(
+    rollout: Rollout,
+    *,
+    workspace: Workspace,
+    bootstraps: Mapping[str, NetworkBootstrap],
+    runner_of: Callable[[str], str],
+    only_wave: str | None,
+    console: Console,
+    clock: Callable[[], float],
+) -> int:
+    """The network-first step of the waves' stacks whose runner lives in the network they create: `pulumi up
+    --target` of that network alone (cloud APIs only), then where to start the runner. No gates: nothing but the
+    network exists yet."""
+    start = first_wave(rollout.waves, only_wave)
+    waves = rollout.waves[start : start + 1] if only_wave else rollout.waves[start:]
+    stacks = [s for w in waves for s in w.stacks if s in bootstraps]
+    wave_of = {s: w.name for w in waves for s in w.stacks}
+    if not stacks:
+        console.print("no stack of these waves creates the network its runner lives in: nothing to bootstrap")
+        return 0
+    state = RolloutState(rollout.env_name, "", "", waves_done=[])
+    run = _Run(rollout=rollout, state=state, state_path=Path(os.devnull), console=console, clock=clock)
+    for stack in stacks:
+        step = bootstraps[stack]
+        started = clock()
+        with console.status(f"{stack}: pulumi up --target ({step.resources} network resources)"):
+            result = workspace.select_stack(stack).up_targets(list(step.targets))
+        text = result.summary + (f" ({result.detail})" if result.detail else "")
+        if not run.record(stack, "bootstrap", "up --target network", result.ok, text, started):
+            console.print(summary_table(state.steps))
+            return EXIT_STOPPED
+        console.print(
+            f"  next: start the runner labelled {runner_of(stack)} in {stack}'s network (its private subnets reach "
+            f"the internet through its NAT), then `make rollout ENV={rollout.env_name} WAVE={wave_of[stack]}` on it",
+            highlight=False,
+        )
+    console.print(summary_table(state.steps))
+    return 0
+
+
 def _deploy_wave(
     run: _Run,
     wave: Wave,
@@ -146,6 +190,11 @@ def _deploy_wave(
     findings = [f"{stack}: {line}" for stack in wave.stacks for line in run.rollout.violations.get(stack, [])]
     verdict = f"{len(findings)} mandatory violation(s): {'; '.join(findings)}" if findings else "offline plan passed"
     if not run.gate(wave, "policy", not findings, verdict, started):
+        return False
+    started = clock()
+    blocked = [line for stack in wave.stacks for line in run.rollout.bring_up.get(stack, [])]
+    verdict = f"{len(blocked)} precondition(s) missing: {'; '.join(blocked)}" if blocked else "every wait can complete"
+    if not run.gate(wave, "bring-up", not blocked, verdict, started):
         return False
     if wave.confirm:
         started = clock()

@@ -11,6 +11,7 @@ from components.config.environment import EnvironmentSpec
 from components.config.rollout import Wave
 from components.config.stacks import environment_stacks, layout_of
 from tools.plan.model import Plan
+from tools.rollout.bringup import Report
 from tools.rollout.health import Check
 
 
@@ -42,8 +43,10 @@ def print_dry_run(
     health_checks: Callable[[str, Mapping], list[Check]],
     health_timeout_minutes: int,
     console: Console,
+    bring_up: Report,
 ) -> int:
-    """Exit code: 1 when a stack's offline plan has a mandatory violation (the policy gate would stop), else 0."""
+    """Exit code: 1 when a stack's offline plan has a mandatory violation (the policy gate would stop) or a wait
+    that cannot complete (the bring-up check), else 0."""
     slices = {s.name: s for s in environment_stacks(env, env_name)}
     console.print(
         f"[bold]rollout of {env_name}[/] (dry run: no credentials, no Pulumi CLI): layout {layout_of(env)}, "
@@ -71,6 +74,22 @@ def print_dry_run(
             + (f"[red]would stop: mandatory violations in {', '.join(violations)}[/]" if violations else "passes")
             + "; `pulumi preview --policy-pack policies` of each stack before its `up`",
         )
+        blocked = [v for stack in wave.stacks for v in bring_up.of(stack)]
+        checked = sum(bring_up.checked.get(stack, 0) for stack in wave.stacks)
+        table.add_row(
+            "bring-up",
+            f"[red]would stop: {len(blocked)} of {checked} precondition(s) missing[/]"
+            if blocked
+            else f"{checked} preconditions of every wait (releases, awaits, gates) created in time",
+        )
+        for stack in wave.stacks:
+            if stack in bring_up.bootstraps:
+                step = bring_up.bootstraps[stack]
+                table.add_row(
+                    "first time: network",
+                    f"`make rollout ENV={env_name} WAVE={wave.name} BOOTSTRAP=1` creates {stack}'s network alone "
+                    f"({step.resources} resources, cloud APIs only, from any host); then start its runner inside it",
+                )
         if wave.confirm:
             table.add_row("confirmation", f"an operator answers y on stdin before {wave.name} (or --yes)")
         checks = [c for stack in wave.stacks for c in health_checks(stack, plans[stack].outputs)]
@@ -81,4 +100,9 @@ def print_dry_run(
         else:
             table.add_row("health", "no cluster in this wave: nothing to check")
         console.print(table)
-    return 1 if rejected else 0
+        for violation in blocked:
+            console.print(f"  [red]bring-up: {violation.line()}[/]", highlight=False)
+        for stack in wave.stacks:
+            for note in bring_up.notes.get(stack, []):
+                console.print(f"  [dim]not waited for: {note}[/]", highlight=False)
+    return 1 if rejected or bring_up.violations else 0

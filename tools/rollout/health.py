@@ -1,5 +1,10 @@
-"""Is a deployed wave serving? GPU pools' nodes Ready, every model's InferenceService Ready, and the gateway
-listing the region's models for a tenant key, polled until they pass or the deadline.
+"""Is a deployed wave serving? GPU pools' nodes Ready, every model the wave created Ready as the kind it is served
+as (InferenceService or LLMInferenceService), the gateway listing those models for a tenant key, and Karmada's
+members Ready, polled until they pass or the deadline.
+
+A gate waits only for what its own or an earlier wave creates: a region wave for the models its stack deploys, the
+global wave for the federated models Karmada propagates (and every member joined); the host's own membership in
+the host's wave, where it joins.
 
 The cluster and HTTP clients are small protocols: the real ones wrap the `kubernetes` client and `requests`,
 tests inject fakes and a clock.
@@ -9,20 +14,44 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+from urllib.parse import urlparse
 
 from components.k8s.names import SERVING_NAMESPACE
 from components.k8s.topology import pool_selector
+from components.serving import llm_inference_service as llmisvc
+from components.serving.deployment import ISVC_API_VERSION, model_placements
 
 if TYPE_CHECKING:
     from components.config.environment import EnvironmentSpec
 
 POLL_SECONDS = 15.0
+INFERENCE_SERVICE = "InferenceService"
 # What KServe serves a model as: aggregated (InferenceService) or disaggregated (LLMInferenceService).
-SERVING_KINDS = (
-    ("serving.kserve.io", "v1beta1", "inferenceservices"),
-    ("serving.kserve.io", "v1alpha2", "llminferenceservices"),
-)
+SERVING_APIS = {INFERENCE_SERVICE: ISVC_API_VERSION, llmisvc.KIND: llmisvc.API_VERSION}
+
+
+@dataclass(frozen=True)
+class ServedModel:
+    """A model placed in a region, as the object that serves it there and the stack that creates that object."""
+
+    name: str
+    kind: str
+    api_version: str
+    federated: bool  # created in the member by Karmada, from the global stack; else by the region's own stack
+
+
+def served_models(env: EnvironmentSpec, region: str) -> list[ServedModel]:
+    """Every model placed in `region`, in placement order: disaggregated ones as the LLMInferenceService the region's
+    stack creates, aggregated ones as an InferenceService (through Karmada when the model is federated)."""
+    served = []
+    for p in model_placements(env, env.region(region)):
+        if p.disaggregation is not None:
+            served.append(ServedModel(p.model.name, llmisvc.KIND, llmisvc.API_VERSION, federated=False))
+        else:
+            federated = p.model.federated and env.federation.enabled
+            served.append(ServedModel(p.model.name, INFERENCE_SERVICE, ISVC_API_VERSION, federated))
+    return served
 
 
 class ProbeError(Exception):
@@ -34,8 +63,8 @@ class ClusterProbe(Protocol):
         """(Ready nodes, all nodes) matching the selector."""
         ...
 
-    def serving_ready(self, namespace: str) -> Mapping[str, bool]:
-        """Model name -> its InferenceService (or LLMInferenceService) has condition Ready=True."""
+    def serving_ready(self, namespace: str, kind: str) -> Mapping[str, bool]:
+        """Name -> the object of that kind (InferenceService, LLMInferenceService) has condition Ready=True."""
         ...
 
     def members_ready(self) -> Mapping[str, bool]:
@@ -43,7 +72,19 @@ class ClusterProbe(Protocol):
         ...
 
 
-HttpGet = Callable[[str, Mapping[str, str]], tuple[int, Any]]  # (url, headers) -> (status, JSON body or None)
+# (url, headers) -> (status, JSON body or None); `requests_get` also takes `ca_pem`, the CA its TLS must verify against.
+HttpGet = Callable[..., tuple[int, Any]]
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a check waits for, as the bring-up check (tools/rollout/bringup.py) reads it."""
+
+    what: Literal["pool", "serving", "gateway", "members"]
+    region: str | None = None  # whose cluster or gateway; None: the Karmada API
+    kind: str | None = None  # serving: the object's kind
+    names: tuple[str, ...] = ()  # serving: the objects; members: the Clusters
+    hostname: str | None = None  # gateway
 
 
 @dataclass(frozen=True)
@@ -53,6 +94,7 @@ class Check:
     name: str
     waits_for: str
     probe: Callable[[], tuple[bool, str]]
+    target: Target | None = None
 
 
 @dataclass(frozen=True)
@@ -71,7 +113,8 @@ def region_checks(
     cluster: Callable[[], ClusterProbe],
     http_get: HttpGet,
 ) -> list[Check]:
-    """The checks of one region's cluster; `gateway` is the region's entry of the `gateways` output.
+    """The checks of a region's own wave: its GPU pools, the models its stack creates, and the gateway (its entry of
+    the `gateways` output; None where the gate cannot reach it) listing them.
 
     `cluster` and `api_keys` (tenant -> key) are called when a check first runs, so the dry run lists the same
     checks without credentials."""
@@ -81,36 +124,71 @@ def region_checks(
             f"{region} pool {pool.name}",
             f"every node of GPU pool {pool.name} Ready, at least {pool.min_size}",
             _pool_check(probe, env.label_domain, pool.name, pool.min_size),
+            Target("pool", region, names=(pool.name,)),
         )
         for pool in env.region(region).gpu_pools
     ]
-    models = [m.name for m in env.models if any(p.region == region for p in m.placements)]
-    if models:
+    own = [m for m in served_models(env, region) if not m.federated]
+    for kind in dict.fromkeys(m.kind for m in own):
+        names = tuple(m.name for m in own if m.kind == kind)
         checks.append(
             Check(
-                f"{region} models",
-                f"InferenceService Ready=True: {', '.join(models)}",
-                _models_check(probe, models),
+                f"{region} models" + ("" if kind == INFERENCE_SERVICE else f" ({kind})"),
+                f"{kind} Ready=True: {', '.join(names)}",
+                _models_check(probe, kind, list(names)),
+                Target("serving", region, kind, names),
             )
         )
-    if gateway is not None:
-        served = set(gateway.get("models") or [])
-        tenant = next((t for t in env.tenants if served & set(t.models)), None)
-        url = f"{gateway['baseUrl']}/models"
-        if tenant is not None:
-            expected = sorted(served & set(tenant.models))
-            checks.append(
-                Check(
-                    f"{region} gateway",
-                    f"GET {url} with tenant {tenant.name}'s key lists {', '.join(expected)}",
-                    _gateway_check(url, tenant.name, expected, api_keys, http_get),
-                )
-            )
+    checks += gateway_checks(env=env, region=region, gateway=gateway, api_keys=api_keys, http_get=http_get)
     return checks
 
 
-def federation_checks(*, members: list[str], karmada: Callable[[], ClusterProbe]) -> list[Check]:
-    """The global wave: every member joined Karmada and is Ready (its agent got through the allowlist)."""
+def gateway_checks(
+    *,
+    env: EnvironmentSpec,
+    region: str,
+    gateway: Mapping[str, Any] | None,
+    api_keys: Callable[[], Mapping[str, str]],
+    http_get: HttpGet,
+    federated: bool = False,
+) -> list[Check]:
+    """`GET <baseUrl>/models` with a tenant's key lists the region's models created by the end of the wave: its own
+    (a region wave), or every one once the global wave federated the rest (`federated`)."""
+    if gateway is None:
+        return []
+    created = {m.name for m in served_models(env, region) if federated or not m.federated}
+    listed = set(gateway.get("models") or []) & created
+    tenant = next((t for t in env.tenants if listed & set(t.models)), None)
+    if tenant is None:
+        return []
+    url = f"{gateway['baseUrl']}/models"
+    expected = sorted(listed & set(tenant.models))
+    return [
+        Check(
+            f"{region} gateway" + (" (federated)" if federated else ""),
+            f"GET {url} with tenant {tenant.name}'s key lists {', '.join(expected)}",
+            _gateway_check(url, tenant.name, expected, api_keys, http_get),
+            Target("gateway", region, names=tuple(expected), hostname=urlparse(url).hostname),
+        )
+    ]
+
+
+def federated_models_check(*, names: list[str], karmada: Callable[[], ClusterProbe]) -> Check:
+    """Federated InferenceServices Ready in Karmada: the status Karmada aggregates over every member it propagated
+    them to (the interpreter's AggregateStatus), read through the Karmada API the global stack's runner reaches."""
+    return Check(
+        "federated models",
+        f"{INFERENCE_SERVICE} Ready=True in Karmada (aggregated over its members): {', '.join(names)}",
+        _models_check(_Once(karmada), INFERENCE_SERVICE, names),
+        Target("serving", None, INFERENCE_SERVICE, tuple(names)),
+    )
+
+
+def federation_checks(
+    *, members: list[str], karmada: Callable[[], ClusterProbe], name: str = "karmada members"
+) -> list[Check]:
+    """Members joined Karmada and Ready (KARMADA_MEMBER_READY): the host in its own wave, every member in the
+    global wave (each other agent gets through the allowlist the global stack applies)."""
     probe = _Once(karmada)
 
     def run() -> tuple[bool, str]:
@@ -120,7 +198,14 @@ def federation_checks(*, members: list[str], karmada: Callable[[], ClusterProbe]
             return False, f"not Ready in Karmada: {', '.join(waiting)} ({len(members) - len(waiting)}/{len(members)})"
         return True, f"{len(members)}/{len(members)} members Ready in Karmada"
 
-    return [Check("karmada members", f"Cluster Ready=True in Karmada: {', '.join(members)}", run)]
+    return [
+        Check(
+            name,
+            f"Cluster Ready=True in Karmada: {', '.join(members)}",
+            run,
+            Target("members", None, names=tuple(members)),
+        )
+    ]
 
 
 class _Once:
@@ -146,13 +231,13 @@ def _pool_check(probe: _Once, domain: str, pool: str, min_size: int) -> Callable
     return run
 
 
-def _models_check(probe: _Once, models: list[str]) -> Callable[[], tuple[bool, str]]:
+def _models_check(probe: _Once, kind: str, models: list[str]) -> Callable[[], tuple[bool, str]]:
     def run() -> tuple[bool, str]:
-        ready = probe().serving_ready(SERVING_NAMESPACE)
+        ready = probe().serving_ready(SERVING_NAMESPACE, kind)
         waiting = [m for m in models if not ready.get(m)]
         if waiting:
             return False, f"not Ready: {', '.join(waiting)} ({len(models) - len(waiting)}/{len(models)} Ready)"
-        return True, f"{len(models)}/{len(models)} InferenceServices Ready"
+        return True, f"{len(models)}/{len(models)} {kind}s Ready"
 
     return run
 
@@ -226,19 +311,18 @@ class KubernetesProbe:
         ready = sum(any(c.type == "Ready" and c.status == "True" for c in n.status.conditions or []) for n in nodes)
         return ready, len(nodes)
 
-    def serving_ready(self, namespace: str) -> Mapping[str, bool]:
-        ready: dict[str, bool] = {}
-        for group, version, plural in SERVING_KINDS:
-            listed = self._ask(
-                lambda g=group, v=version, p=plural: self._custom.list_namespaced_custom_object(g, v, namespace, p),
-                missing={"items": []},
+    def serving_ready(self, namespace: str, kind: str) -> Mapping[str, bool]:
+        group, _, version = SERVING_APIS[kind].partition("/")
+        listed = self._ask(
+            lambda: self._custom.list_namespaced_custom_object(group, version, namespace, f"{kind.lower()}s")
+        )
+        return {
+            item["metadata"]["name"]: any(
+                c.get("type") == "Ready" and c.get("status") == "True"
+                for c in (item.get("status") or {}).get("conditions") or []
             )
-            for item in listed.get("items", []):
-                conditions = (item.get("status") or {}).get("conditions") or []
-                ready[item["metadata"]["name"]] = any(
-                    c.get("type") == "Ready" and c.get("status") == "True" for c in conditions
-                )
-        return ready
+            for item in listed.get("items", [])
+        }
 
     def members_ready(self) -> Mapping[str, bool]:
         listed = self._ask(
@@ -253,29 +337,34 @@ class KubernetesProbe:
         }
 
     @staticmethod
-    def _ask(call: Callable[[], Any], missing: Any = None) -> Any:
-        """`missing`: the answer when the API has no such kind (404), e.g. KServe's LLMInferenceService."""
+    def _ask(call: Callable[[], Any]) -> Any:
+        """Any refusal (a kind the API does not serve included: 404) is 'not healthy yet', with its reason."""
         from kubernetes.client.exceptions import ApiException
         from urllib3.exceptions import HTTPError
 
         try:
             return call()
         except ApiException as exc:
-            if exc.status == 404 and missing is not None:
-                return missing
             raise ProbeError(f"Kubernetes API: {exc.status} {exc.reason}") from None
         except (HTTPError, OSError) as exc:
             raise ProbeError(f"Kubernetes API unreachable: {exc}") from None
 
 
-def requests_get(url: str, headers: Mapping[str, str]) -> tuple[int, Any]:
-    """The gateway over HTTPS; an unreachable gateway is a probe error, a non-JSON body is None."""
+def requests_get(url: str, headers: Mapping[str, str], ca_pem: str | None = None) -> tuple[int, Any]:
+    """The gateway over HTTPS, verified against the system's CAs or `ca_pem` (the environment's gateway CA); an
+    unreachable gateway (or a certificate that does not verify) is a probe error, a non-JSON body is None."""
+    import tempfile
+
     import requests
 
-    try:
-        response = requests.get(url, headers=dict(headers), timeout=10)
-    except requests.RequestException as exc:
-        raise ProbeError(f"GET {url}: {type(exc).__name__}") from None
+    with tempfile.NamedTemporaryFile("w", suffix=".pem") as bundle:
+        if ca_pem:
+            bundle.write(ca_pem)
+            bundle.flush()
+        try:
+            response = requests.get(url, headers=dict(headers), timeout=10, verify=bundle.name if ca_pem else True)
+        except requests.RequestException as exc:
+            raise ProbeError(f"GET {url}: {type(exc).__name__}") from None
     try:
         return response.status_code, response.json()
     except ValueError:

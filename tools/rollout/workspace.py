@@ -24,6 +24,10 @@ class StackOps(Protocol):
 
     def up(self) -> StepResult: ...
 
+    def up_targets(self, targets: list[str]) -> StepResult:
+        """`pulumi up --target` of these URNs only (a network-first bootstrap, tools/rollout/bootstrap.py)."""
+        ...
+
     def outputs(self) -> Mapping[str, Any]: ...
 
 
@@ -31,9 +35,11 @@ class Workspace(Protocol):
     def select_stack(self, name: str) -> StackOps: ...
 
 
-def change_summary(changes: Mapping[str, int] | None) -> str:
-    """`{"create": 3, "same": 10}` -> `create 3, same 10`: what the engine reports per operation."""
-    return ", ".join(f"{op} {n}" for op, n in sorted((changes or {}).items()) if n) or "no changes"
+def change_summary(changes: Mapping[Any, int] | None) -> str:
+    """`{OpType.CREATE: 3, "same": 10}` -> `create 3, same 10`: what the engine reports per operation (a preview's
+    keys are `OpType` members, whose str() is `OpType.CREATE`; an update's are plain strings)."""
+    named = {getattr(op, "value", op): n for op, n in (changes or {}).items()}
+    return ", ".join(f"{op} {n}" for op, n in sorted(named.items()) if n) or "no changes"
 
 
 class PulumiStack:
@@ -54,10 +60,16 @@ class PulumiStack:
         return StepResult(True, change_summary(result.change_summary))
 
     def up(self) -> StepResult:
+        return self._up()
+
+    def up_targets(self, targets: list[str]) -> StepResult:
+        return self._up(target=targets)
+
+    def _up(self, **targets: Any) -> StepResult:
         from pulumi.automation import CommandError
 
         try:
-            result = self._stack.up(on_output=self._on_output, **self._policy)
+            result = self._stack.up(on_output=self._on_output, **self._policy, **targets)
         except CommandError as exc:
             return StepResult(False, "up failed", _last_line(str(exc)))
         ok = result.summary.result == "succeeded"
@@ -95,6 +107,9 @@ class Unselectable:
         return StepResult(False, "not selected", self.reason)
 
     def up(self) -> StepResult:
+        return StepResult(False, "not selected", self.reason)
+
+    def up_targets(self, targets: list[str]) -> StepResult:
         return StepResult(False, "not selected", self.reason)
 
     def outputs(self) -> Mapping[str, Any]:

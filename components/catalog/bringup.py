@@ -1,0 +1,234 @@
+"""What each component waits on when a stack first comes up, and what must exist before: one fact per component.
+
+`tools/rollout/bringup.py` walks an environment's stacks in wave order and checks, for every thing a stack waits
+on (a Helm release that waits, a Pulumi await, a rollout gate), that each precondition stated here is created by
+that stack before it, by an earlier wave, or by the cloud. A statement says what the pinned upstream does; the
+source is where it was read (`repo@tag:path Lx-y`, or a documentation page). Refresh with the pins.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class BringUpFact:
+    name: str
+    component: str  # what waits (or is waited for)
+    statement: str
+    source: str
+
+
+FACTS: dict[str, BringUpFact] = {}
+
+
+def _fact(name: str, component: str, statement: str, source: str) -> BringUpFact:
+    fact = BringUpFact(name, component, statement, source)
+    FACTS[name] = fact
+    return fact
+
+
+HELM_RELEASE_WAITS = _fact(
+    "helm-release-waits-for-its-workloads",
+    "pulumi-kubernetes helm.v3.Release",
+    "A Release waits until every resource it installs is ready (Deployments available, Jobs of hooks complete) "
+    "unless `skipAwait` is set; with `atomic` a release that is not ready within `timeout` is rolled back and the "
+    "`pulumi up` fails. So whatever its pods need at start must exist before the release, in its stack or earlier.",
+    "pulumi_kubernetes 4.34.2 (installed): helm/v3/Release.py L65 (`atomic` disables `skipAwait`), L89 (`skip_await`)",
+)
+
+PULUMI_CREATE_IS_CLIENT_SIDE = _fact(
+    "pulumi-kubernetes-creates-client-side",
+    "pulumi-kubernetes object create",
+    "Since v4.29.0 a (non-Patch) resource is created with a client-side create, not an upsert: if a controller "
+    "created an object of that name first, `pulumi up` fails with AlreadyExists. An object an agent may also "
+    "create must be created by the program before the agent can.",
+    "pulumi/pulumi-kubernetes@v4.32.0:provider/pkg/await/await.go L190 (apply only for upserts and Patch "
+    "resources), L241-252 (client.Create otherwise); commit 0d18fe4f 'Use client-side create to prevent silent "
+    "upsert of existing objects (#4278)', first in sdk/v4.29.0",
+)
+
+PULUMI_PATCH_DELETE_RELINQUISHES = _fact(
+    "pulumi-patch-delete-removes-its-fields",
+    "pulumi-kubernetes *Patch (destroy)",
+    "Deleting a Patch resource applies an empty object with the patch's field manager (ssa.Relinquish): every field "
+    "that manager alone owns is removed from the live object, a field it took over with pulumi.com/patchForce "
+    "included. `retainOnDelete` skips the provider's Delete (on destroy and on the delete half of a replace).",
+    "pulumi/pulumi-kubernetes@v4.32.0:provider/pkg/await/await.go L958-961, provider/pkg/ssa/actions.go L34-57 "
+    "(unchanged on main 94977969); pulumi.com/docs/iac/concepts/options/retainondelete",
+)
+
+LOAD_BALANCER_OPEN_WITHOUT_SOURCE_RANGES = _fact(
+    "load-balancer-without-source-ranges-is-open",
+    "Service type LoadBalancer",
+    "A LoadBalancer Service with no `spec.loadBalancerSourceRanges` (and no source-ranges annotation) admits "
+    "0.0.0.0/0: removing the field opens the load balancer to the internet.",
+    "kubernetes/kubernetes@v1.33.13 staging k8s.io/cloud-provider@v0.33.13:service/helpers/helper.go L40, L61-85",
+)
+
+KARMADA_AGENT_STARTS = _fact(
+    "karmada-agent-needs-karmada-at-start",
+    "karmada-agent (chart karmada v1.18.2, installMode agent)",
+    "At start karmada-agent lists every Cluster in the Karmada API (Validate), then with the default "
+    "--report-secrets=KubeCredentials,KubeImpersonator creates cluster-admin ServiceAccounts on its member and "
+    "pushes their tokens to Karmada as Secrets, then creates or re-registers its Cluster; any error exits the "
+    "process. So it needs, before it starts: RBAC in the Karmada API for `system:karmada:agent:<cluster>`, the "
+    "Karmada API reachable from the member (the host in-cluster, any other member through the API's load-balancer "
+    "allowlist), and its Cluster created by the program first if the program declares it. The chart renders a "
+    "liveness probe and no readiness probe, and has no value for --report-secrets; --report-secrets=None leaves "
+    "both tokens on the member and `spec.secretRef` unset.",
+    "karmada-io/karmada@v1.18.2:cmd/agent/app/agent.go L181-200, L449-498; pkg/util/cluster.go L82-119; "
+    "pkg/util/credential.go L57-134, L137-211; cmd/agent/app/options/options.go L202; "
+    "charts/karmada/templates/karmada-agent.yaml L72-75, L106-127",
+)
+
+KARMADA_MEMBER_READY = _fact(
+    "karmada-cluster-ready-from-its-agent",
+    "Karmada Cluster (pull mode)",
+    "A pull member's Cluster turns Ready=True only when its agent's cluster-status controller reports it: the "
+    "agent must have started (its RBAC and reach to Karmada) and registered the Cluster.",
+    "karmada-io/karmada@v1.18.2:pkg/controllers/status/cluster_status_controller.go L194, L456-466",
+)
+
+KARMADA_HOST_HOOKS_NEED_BASH = _fact(
+    "karmada-host-hooks-run-bash-in-the-kubectl-image",
+    "karmada control plane (chart karmada v1.18.2, installMode host)",
+    "In host mode the release waits on its static-resource Job and on Deployments whose `wait` init containers "
+    "run `/bin/sh -c 'bash <<EOF ... kubectl ...; sleep 2'` in `kubectl.image` (the etcd wait runs the same with "
+    "curl in `cfssl.image`): the image must carry /bin/sh, bash, sleep and kubectl, or the release never becomes "
+    "ready.",
+    "karmada-io/karmada@v1.18.2:charts/karmada/templates/_helpers.tpl L647-694; "
+    "templates/karmada-static-resource-job.yaml L36-56",
+)
+
+KUBECTL_IMAGE_HAS_NO_SHELL = _fact(
+    "registry-k8s-io-kubectl-has-no-shell",
+    "registry.k8s.io/kubectl",
+    "registry.k8s.io/kubectl at v1.35.2 (and v1.33.13) is FROM the go-runner image (kubectl is built statically) "
+    "with /bin/kubectl added; go-runner v2.4.0-go1.25.x-bookworm.0 is FROM gcr.io/distroless/static-debian12 with "
+    "only /go-runner: no /bin/sh, no bash. The bash and jq of kubernetes/kubernetes#119592 (1.28) are not in the "
+    "image's build definition at these tags.",
+    "kubernetes/kubernetes@v1.35.2:build/server-image/kubectl/Dockerfile L17-23, build/common.sh L84, L97, L101-107, "
+    "L115, hack/lib/golang.sh L319-332, L354-367; kubernetes/release@6f1db24a:images/build/go-runner/variants.yaml "
+    "(go1.25-bookworm: DISTROLESS_IMAGE static-debian12), images/build/go-runner/Dockerfile L71-77",
+)
+
+ALPINE_K8S_IMAGE_HAS_BASH = _fact(
+    "alpine-k8s-image-has-bash-and-kubectl",
+    "docker.io/alpine/k8s",
+    "alpine/k8s is FROM alpine (busybox: /bin/sh, sleep) and installs bash with apk and kubectl of its tag's "
+    "version from dl.k8s.io: what the Karmada chart's hook scripts run. The tag 1.34.1 was built from the "
+    "Dockerfile at 9431d53 (2025-09-25); its manifest-list digest sha256:ec714df3...065547f is the one four "
+    "independent public repositories pin (not verified against the registry, which is not reachable here).",
+    "alpine-docker/k8s@9431d53:Dockerfile L1, L29 ('apk add --update --no-cache curl ca-certificates bash git'), "
+    "L43-46 (kubectl); the digest: public manifests pinning docker.io/alpine/k8s:1.34.1@sha256:ec714df3813b540"
+    "5292860f8a1c55c5727bf8c33c88992f1e981efad8065547f",
+)
+
+EKS_PRIVATE_ENDPOINT_ADMITS_ITS_SECURITY_GROUP = _fact(
+    "eks-cluster-security-group-admits-only-itself",
+    "EKS API server (private endpoint)",
+    "EKS creates the cluster security group with one inbound rule: all traffic from itself. A runner inside the "
+    "VPC with any other security group is refused on 443 by the private endpoint until a rule admits its "
+    "address; with `endpointPublicAccess: false` the API is reachable only from inside the VPC (or a link into "
+    "it).",
+    "docs.aws.amazon.com/eks/latest/userguide/sec-group-reqs.html (Default cluster security group); "
+    "docs.aws.amazon.com/eks/latest/APIReference/API_VpcConfigRequest.html (endpointPublicAccess)",
+)
+
+GKE_PRIVATE_ENDPOINT_AUTHORIZED_NETWORKS = _fact(
+    "gke-private-endpoint-admits-authorized-networks",
+    "GKE API server (private endpoint)",
+    "A private GKE control plane with `enablePrivateEndpoint` answers only on its private address, to sources in "
+    "the master authorized networks (the node subnet is authorized by listing it); without global access only "
+    "from the cluster's region.",
+    "cloud.google.com/kubernetes-engine/docs/how-to/authorized-networks; "
+    "cloud.google.com/kubernetes-engine/docs/concepts/network-isolation",
+)
+
+ENVOY_GATEWAY_LISTENER_NEEDS_ITS_SECRET = _fact(
+    "envoy-gateway-https-listener-needs-its-secret",
+    "Envoy Gateway v1.9.0 HTTPS listener",
+    "An HTTPS listener whose certificateRefs name a Secret that does not exist gets ResolvedRefs=False "
+    "(InvalidCertificateRef) and is not programmed: the gateway serves nothing on it until the kubernetes.io/tls "
+    "Secret exists.",
+    "envoyproxy/gateway@v1.9.0:internal/gatewayapi/validate.go L374-395, L515-522",
+)
+
+CERT_MANAGER_ISSUES_INTO_A_SECRET = _fact(
+    "cert-manager-certificate-writes-its-secret",
+    "cert-manager v1.21.1 Certificate",
+    "A Certificate makes cert-manager write `spec.secretName` (type kubernetes.io/tls) in the Certificate's "
+    "namespace once its issuer signs; a ClusterIssuer of kind CA signs with the key pair in Secret `spec.ca."
+    "secretName`, read from the cluster resource namespace (by default the namespace cert-manager runs in).",
+    "cert-manager/cert-manager@v1.21.1: deploy/crds cert-manager.io_certificates.yaml (spec.secretName), "
+    "cert-manager.io_clusterissuers.yaml (spec.ca.secretName); cert-manager.io/docs/configuration/ca/ "
+    "('cluster resource namespace')",
+)
+
+DNS_NAME_PUBLISHED = _fact(
+    "gateway-hostname-needs-a-record",
+    "rollout gateway gate / tenants",
+    "`https://<region>.<gateway.domain>/v1` resolves only once a record for the name exists in a zone that serves "
+    "the domain; nothing in Kubernetes or Envoy Gateway publishes one.",
+    "envoyproxy/gateway@v1.9.0: the Gateway's status.addresses is the only place its load balancer address "
+    "appears (internal/gatewayapi/status/gateway.go L103-112); RFC 1034 §3.6 (names resolve from records of their "
+    "zone)",
+)
+
+KSERVE_READY_ON_THE_SERVING_OBJECT = _fact(
+    "kserve-model-ready-on-its-serving-object",
+    "KServe v0.20.0 InferenceService / LLMInferenceService",
+    "KServe reports a model's readiness as the Ready condition (a living condition set) of the object that serves "
+    "it: an InferenceService (serving.kserve.io/v1beta1) for an aggregated model, an LLMInferenceService "
+    "(serving.kserve.io/v1alpha2) for a disaggregated one. A gate waiting on the other kind, or on an object no stack "
+    "has created yet, never passes.",
+    "kserve/kserve@v0.20.0:pkg/apis/serving/v1beta1/inference_service_status.go L36-43, L295; "
+    "pkg/apis/serving/v1alpha2/llm_inference_service_lifecycle.go L125",
+)
+
+PULUMI_ENGINE_READS_ITS_STACKS_CONFIG = _fact(
+    "pulumi-engine-reads-the-stacks-own-config",
+    "Pulumi engine (`pulumi up -s <stack>`)",
+    "The engine takes `pulumi:` keys such as `pulumi:disable-default-providers` from the config of the stack being "
+    "updated (its `Pulumi.<stack>.yaml` or backend config); a program that reads another file for its environment "
+    "does not hand them to the engine. Without the key a resource with no explicit provider silently gets a default "
+    "one, configured from the runner's ambient credentials and region.",
+    "pulumi.com/docs/iac/concepts/resources/providers/#disabling-default-providers ('pulumi config set --path "
+    'pulumi:disable-default-providers[0] "*"\' sets it per stack)',
+)
+
+GKE_MULTI_NETWORK_CRDS = _fact(
+    "gke-serves-the-multi-network-crds",
+    "GKE multi-networking",
+    "A GKE cluster created with multi-networking enabled serves the networking.gke.io Network and "
+    "GKENetworkParamSet kinds itself: nothing is installed for them, they exist once the cluster does.",
+    "cloud.google.com/kubernetes-engine/docs/how-to/setup-multinetwork-support-for-pods ('Create a "
+    "GKENetworkParamSet', 'Create a Network' after creating the cluster with --enable-multi-networking)",
+)
+
+STACK_KEYS_SET_BY_PATH = _fact(
+    "pulumi-config-set-path-sets-one-leaf",
+    "Pulumi CLI config (`pulumi config set --path`)",
+    "`pulumi config set --path 'inference-platform:gateway.externalProviders[0].apiKey' <v> -s <stack>` writes "
+    "only that leaf into the stack's own settings file: `gateway: {externalProviders: [{apiKey: ...}]}`. The engine "
+    "hands the program that structured value as the whole `gateway` key; a program that reads its environment "
+    "from Pulumi.<env>.yaml must set the stack's keys into it by path, or the leaf replaces the object.",
+    "pulumi.com/docs/iac/concepts/config/#structured-configuration ('--path ... sets a value within a structured "
+    "configuration value')",
+)
+
+CFSSL_IMAGE_HAS_BASH_AND_CURL = _fact(
+    "cfssl-image-has-bash-and-curl",
+    "docker.io/cfssl/cfssl",
+    "cfssl/cfssl v1.6.5 is FROM golang:1.20, a Debian (buildpack-deps) image with bash and curl: what the chart's "
+    "etcd wait loop runs.",
+    "cloudflare/cfssl@v1.6.5:Dockerfile L1; docker-library/golang 1.20 Dockerfiles FROM buildpack-deps:*-scm",
+)
+
+# The images the Karmada chart's hook and wait scripts run in (registry/repository), and what each is known to hold.
+SCRIPT_IMAGES: dict[str, tuple[bool, BringUpFact]] = {  # image -> (has /bin/sh and bash, the fact)
+    "docker.io/alpine/k8s": (True, ALPINE_K8S_IMAGE_HAS_BASH),
+    "docker.io/cfssl/cfssl": (True, CFSSL_IMAGE_HAS_BASH_AND_CURL),
+    "registry.k8s.io/kubectl": (False, KUBECTL_IMAGE_HAS_NO_SHELL),
+}

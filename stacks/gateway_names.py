@@ -1,0 +1,141 @@
+"""A region's gateway as clients reach it: its certificate (`gateway.tls`) and its name in DNS (`gateway.dns`).
+
+Both come with the region's own stack, so the wave's gateway gate can pass on an empty account
+(components/config/gateway_tls.py says what each setting does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import assert_never
+
+import pulumi
+
+from components.addons.gateway_dns import NAME as EXTERNAL_DNS
+from components.addons.gateway_dns import NAMESPACE as EXTERNAL_DNS_NAMESPACE
+from components.addons.gateway_dns import ExternalDns, ExternalDnsArgs
+from components.addons.gateway_tls import GatewayCertificate, GatewayCertificateArgs
+from components.config.environment import EnvironmentSpec
+from components.config.gateway import gateway_hostname
+from components.config.region import RegionSpec
+from components.k8s.cluster import ClusterHandle
+from components.k8s.workload_identity import identity_annotations
+
+
+def gateway_certificate(
+    parent: pulumi.Resource,
+    env: EnvironmentSpec,
+    region: RegionSpec,
+    cluster: ClusterHandle,
+    *,
+    ca: tuple[pulumi.Input[str], pulumi.Input[str]] | None,
+    cert_manager: Sequence[pulumi.Resource],
+    gateway: pulumi.Resource,
+) -> GatewayCertificate | None:
+    """The gateway's certificate from the environment's CA (privateCa); none when you provide the Secret."""
+    if env.gateway.tls.issuer != "privateCa":
+        return None
+    assert ca is not None, "the environment's CA comes with the anchor stack"
+    return GatewayCertificate(
+        region.name,
+        GatewayCertificateArgs(
+            cluster=cluster,
+            hostname=gateway_hostname(env, region),
+            secret_name=region.gateway.tls_secret,
+            ca_cert_pem=ca[0],
+            ca_key_pem=ca[1],
+            cert_manager=cert_manager,
+            gateway=gateway,
+        ),
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+
+
+def gateway_dns(
+    parent: pulumi.Resource,
+    env: EnvironmentSpec,
+    region: RegionSpec,
+    cluster: ClusterHandle,
+    *,
+    gateway: pulumi.Resource,
+) -> ExternalDns | None:
+    """ExternalDNS publishing the gateway's name: into the domain's public zone, or a private zone of the region's
+    network for an internal gateway; none when you publish it."""
+    if env.gateway.dns.publisher != "externalDns":
+        return None
+    hostname = gateway_hostname(env, region)
+    domain = hostname.split(".", 1)[1]  # the zone an internal gateway's private zone is for
+    internal = region.gateway.exposure == "internal"
+    name = f"{cluster.name}-external-dns"
+    opts = pulumi.ResourceOptions(parent=parent, providers={region.cloud: cluster.cloud_provider})
+    assert cluster.identity is not None
+    match region.cloud:
+        case "aws":
+            from components.aws.gateway_dns import external_dns_role, private_zone
+
+            component = pulumi.ComponentResource("inference-platform:aws:GatewayDns", region.name, None, opts)
+            component.register_outputs({})
+            zone = (
+                private_zone(f"{name}-zone", domain=domain, vpc_id=cluster.network_id, parent=component).zone_id
+                if internal
+                else env.gateway.dns.route53_zone_id
+            )
+            role = external_dns_role(
+                name,
+                identity=cluster.identity,
+                zone_id=zone,
+                namespace=EXTERNAL_DNS_NAMESPACE,
+                service_account=EXTERNAL_DNS,
+                parent=component,
+            )
+            identity, flags = role.arn, ("--provider=aws", f"--aws-zone-type={'private' if internal else 'public'}")
+            flags += (pulumi.Output.concat("--zone-id-filter=", zone),)
+            env_vars = {"AWS_DEFAULT_REGION": region.region}
+        case "gcp":
+            from components.gcp.gateway_dns import external_dns_account, private_zone
+
+            assert region.project is not None and cluster.identity.workload_pool is not None
+            component = pulumi.ComponentResource("inference-platform:gcp:GatewayDns", region.name, None, opts)
+            component.register_outputs({})
+            zone = (
+                private_zone(
+                    f"{cluster.name}-gateway",
+                    domain=domain,
+                    network_id=cluster.network_id,
+                    project=region.project,
+                    parent=component,
+                ).name
+                if internal
+                else env.gateway.dns.cloud_dns_zone
+            )
+            account = external_dns_account(
+                name,
+                project=region.project,
+                workload_pool=cluster.identity.workload_pool,
+                zone=zone,
+                namespace=EXTERNAL_DNS_NAMESPACE,
+                service_account=EXTERNAL_DNS,
+                parent=component,
+            )
+            identity = account.email
+            flags = (
+                "--provider=google",
+                f"--google-project={region.project}",
+                f"--google-zone-visibility={'private' if internal else 'public'}",
+            )
+            env_vars = {}
+        case other:
+            assert_never(other)
+    return ExternalDns(
+        region.name,
+        ExternalDnsArgs(
+            cluster=cluster,
+            hostname=hostname,
+            label_domain=env.label_domain,
+            cloud_flags=flags,
+            identity=identity_annotations(region, identity),
+            env=env_vars,
+            gateway=gateway,
+        ),
+        opts=pulumi.ResourceOptions(parent=parent),
+    )

@@ -1,0 +1,56 @@
+"""engineArgs values as vLLM v0.27.1's parser reads them: the catalog's value kinds against the vendored option
+table, and the values that pass (each refused variant is in tests/bad_configs.py, category engine-args)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from components.catalog.engines import VLLM_FLAGS, VLLM_VALUES
+from components.config.serving_checks import engine_value_issue
+
+ARGS = Path(__file__).resolve().parents[1] / "conformance/upstream/vllm/v0.27.1/generated-vllm-serve-args.json"
+# The parser's type of each kind (the vendored table's `type`, as `vllm serve` builds its parser).
+TYPES = {
+    "int": {"int", "vllm.engine.arg_utils.optional_type.<locals>._optional_type"},
+    "float": {"float"},
+    "tokens": {"vllm.utils.argparse_utils.human_readable_int"},
+    "str": {"str", "vllm.engine.arg_utils.optional_type.<locals>._optional_type"},
+    "json": {
+        "vllm.engine.arg_utils._compute_kwargs.<locals>.parse_dataclass",
+        "vllm.engine.arg_utils.parse_type.<locals>._parse_type",
+        "vllm.engine.arg_utils.union_dict_and_str",
+    },
+}
+
+
+def test_every_tunable_value_flag_has_its_parsers_kind():
+    options = {a["name"]: a for a in json.loads(ARGS.read_text())["args"]}
+    values = {flag for flag, kind in VLLM_FLAGS.tunable.items() if kind == "value"}
+    assert set(VLLM_VALUES) == values
+    for flag, kind in VLLM_VALUES.items():
+        option = options[flag]
+        if isinstance(kind, tuple):
+            # upstream's choices, less 'None' (the optional type's null spelling, which a model never sets)
+            assert set(kind) == set(option["choices"]) - {"None"}, flag
+        else:
+            assert option["choices"] is None and option["type"] in TYPES[kind], flag
+
+
+@pytest.mark.parametrize(
+    ("kind", "value"),
+    [
+        ("tokens", 8192),
+        ("tokens", "16384"),
+        ("int", 0),
+        ("float", 4),
+        ("float", "2.5"),
+        ("json", '{"level": 3}'),
+        ("json", {"max_num_batched_tokens": 4096}),
+        (("fcfs", "priority"), "priority"),
+    ],
+)
+def test_values_the_parser_takes(kind, value):
+    assert engine_value_issue(kind, value) is None

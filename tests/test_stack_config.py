@@ -1,0 +1,98 @@
+"""A region stack's own config (its secrets) set into its environment's by path, as Pulumi sets `--path` keys."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import yaml
+
+from components.config.loader import ConfigError
+from components.config.stackfile import SECRET_MARKER, merge_by_path, overlay_config
+from tests.harness import PROJECT, plan_config
+from tools.plan.engine import evaluate
+from tools.plan.runner import PROJECT_DIR, build_plan
+from tools.plan.stackfile import load_stack_config
+
+# README's example: `pulumi config set --secret --path -s prod.use1 'gateway.externalProviders[0].apiKey' <key>`
+# leaves this in the stack's own settings file (the value is the secrets provider's ciphertext).
+STACK_GATEWAY = {"externalProviders": [{"apiKey": {"secure": "v1:AAAA"}}]}
+PROVIDER = {"name": "openai", "type": "openai", "models": ["gpt-4o-mini"]}
+
+
+def test_a_path_key_is_set_into_the_environments_object():
+    environment = {"domain": "llm.acme.example", "requestTimeoutSeconds": 900, "externalProviders": [PROVIDER]}
+    merged = merge_by_path(environment, {"externalProviders": [{"apiKey": "k"}]})
+    assert merged == {
+        "domain": "llm.acme.example",
+        "requestTimeoutSeconds": 900,
+        "externalProviders": [{"name": "openai", "type": "openai", "models": ["gpt-4o-mini"], "apiKey": "k"}],
+    }
+    # A scalar the stack sets wins; a list index the environment lacks is added.
+    assert merge_by_path({"a": 1, "l": [1]}, {"a": 2, "l": [1, 5]}) == {"a": 2, "l": [1, 5]}
+    assert overlay_config({"p:x": '{"a": 1}', "p:y": "1"}, {"p:x": '{"b": 2}', "p:y": "2"}) == {
+        "p:x": json.dumps({"a": 1, "b": 2}),
+        "p:y": "2",
+    }
+
+
+def _project_with_provider(tmp_path):
+    """prod's environment file with an external provider whose key the region stack holds."""
+    for name in ("Pulumi.yaml", "__main__.py"):
+        shutil.copy(PROJECT_DIR / name, tmp_path / name)
+    document = yaml.safe_load((PROJECT_DIR / "Pulumi.prod.yaml").read_text())
+    document["config"][f"{PROJECT}:gateway"]["externalProviders"] = [PROVIDER]
+    (tmp_path / "Pulumi.acme.yaml").write_text(yaml.safe_dump(document))
+    own = {"config": {f"{PROJECT}:gateway": STACK_GATEWAY}}
+    for stack in ("use1", "usw2", "usc1", "global"):  # every stack validates the environment it is part of
+        (tmp_path / f"Pulumi.acme.{stack}.yaml").write_text(yaml.safe_dump(own))
+    return tmp_path
+
+
+def test_the_program_of_a_region_stack_keeps_its_environments_gateway(tmp_path, monkeypatch):
+    """`pulumi up -s acme.use1`: the engine passes the stack's own keys only, the program reads the file."""
+    from stacks.config import read_environment
+
+    monkeypatch.chdir(_project_with_provider(tmp_path))
+    seen = []
+    evaluate(
+        lambda: seen.append(read_environment()),
+        project=PROJECT,
+        stack="acme.use1",
+        config={f"{PROJECT}:gateway": json.dumps({"externalProviders": [{"apiKey": "sk-live"}]})},
+        secret_keys=[f"{PROJECT}:gateway"],
+    )
+    (env,) = seen
+    assert str(env.gateway.domain) == "llm.acme.example"
+    assert env.gateway.request_timeout_seconds == 900
+    assert env.gateway.endpoint_picker.replicas == 2
+    (provider,) = env.gateway.external_providers
+    assert (provider.name, provider.type, provider.models) == ("openai", "openai", ["gpt-4o-mini"])
+
+
+def test_the_offline_plan_reads_each_stacks_own_settings_file(tmp_path):
+    project = _project_with_provider(tmp_path)
+    plan = build_plan(load_stack_config(project, "acme"), project)
+    for region in ("use1", "usw2", "usc1"):
+        objects = plan.stacks[f"acme.{region}"].kubernetes_objects()
+        kinds = [r.inputs["kind"] for r in objects]
+        assert "BackendSecurityPolicy" in kinds, region
+        keys = [r for r in objects if r.inputs["kind"] == "Secret" and "openai" in r.name]
+        assert keys and SECRET_MARKER in json.dumps(keys[0].inputs), region
+
+
+def test_a_stack_without_the_key_is_refused_naming_it(tmp_path):
+    project = _project_with_provider(tmp_path)
+    (project / "Pulumi.acme.usw2.yaml").unlink()
+    try:
+        build_plan(load_stack_config(project, "acme"), project)
+    except ConfigError as exc:
+        assert [i.path for i in exc.issues] == ["gateway.externalProviders[0].apiKey"]
+    else:
+        raise AssertionError("acme.usw2 has no key: its program must refuse the environment")
+
+
+def test_without_stack_files_every_stack_is_planned_from_the_environment():
+    config = yaml.safe_load((PROJECT_DIR / "Pulumi.prod.yaml").read_text())["config"]
+    plan = plan_config(config, stack="nostackfiles")
+    assert set(plan.stacks) == {f"nostackfiles.{s}" for s in ("use1", "usw2", "usc1", "global")}

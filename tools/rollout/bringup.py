@@ -1,0 +1,860 @@
+"""The bring-up check: would every wave of an environment complete on empty accounts?
+
+Walks the stacks in rollout order. For every thing a stack waits on (a Helm release that waits, a Pulumi await on
+a cluster's API or on a patch, a rollout gate), every runtime precondition it has (RBAC in a remote API, a CRD or
+controller, a Secret, a DNS name, network reachability from where the stack is deployed, an object a controller
+would otherwise create first) must be created by that stack before it (in its dependency closure), by an earlier
+stack of the rollout, or by the cloud. Each precondition is a fact of components/catalog/bringup.py with its
+upstream source; a violation names the stack, the waiter, what it needs and where that is created (or that
+nothing creates it). Destroying a stack is checked too: it must not open what it protected.
+
+`crd_charts` is the hook for the catalog's "which CRDs each pinned chart installs": given an object's apiVersion and
+kind, the charts whose release installs that CRD, or None when the catalog does not say (then the object must at
+least wait for a release or CRD on its cluster).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from ipaddress import IPv4Network, ip_network
+from typing import Any
+
+from components.catalog import bringup as facts
+from components.catalog.bringup import BringUpFact
+from components.config.environment import EnvironmentSpec
+from components.config.rollout import rollout_waves
+from components.config.stackfile import overlay_config
+from components.config.stacks import StackSlice, environment_stacks, region_stack_name
+from components.federation.certificates import AGENT_USER_PREFIX
+from components.federation.control_plane import EXTERNAL_SERVICE, INTERNAL_ENDPOINT, karmada_name
+from components.k8s.names import ENVOY_GATEWAY_NAMESPACE, SERVING_NAMESPACE, cluster_name
+from tools.conformance import BUILTIN_GROUPS
+from tools.plan.engine import PlannedResource
+from tools.plan.model import HELM_RELEASE, Plan, is_kubernetes_object, is_patch
+from tools.rollout.bootstrap import NetworkBootstrap, needs_network_bootstrap, network_bootstrap
+from tools.rollout.health import Check, Target
+from tools.rollout.reach import Location, location_of, reaches_api
+
+CrdCharts = Callable[[str, str], frozenset[str] | None]
+# Kinds the Karmada API server serves itself (its aggregated API and the CRDs its control plane installs).
+KARMADA_GROUPS = ("cluster.karmada.io", "policy.karmada.io", "work.karmada.io", "config.karmada.io")
+# CRD files applied by the provider (their objects are expanded at `up`, not planned one by one).
+CRD_FILES = ("kubernetes:yaml/v2:ConfigFile", "kubernetes:yaml/v2:ConfigGroup")
+CLOUD_GROUPS = ("networking.gke.io",)  # GKE_MULTI_NETWORK_CRDS
+SECURITY_GROUP_RULE = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
+EKS_CLUSTER, GKE_CLUSTER = "aws:eks/cluster:Cluster", "gcp:container/cluster:Cluster"
+DNS_RECORDS = ("aws:route53/record:Record", "gcp:dns/recordSet:RecordSet")
+DNS_ZONES = ("aws:route53/zone:Zone", "gcp:dns/managedZone:ManagedZone")
+
+
+def no_crd_facts(api_version: str, kind: str) -> frozenset[str] | None:
+    """The default `crd_charts`: the catalog does not say which chart installs what."""
+    return None
+
+
+@dataclass(frozen=True)
+class Violation:
+    stack: str
+    waiter: str
+    needs: str
+    where: str
+    fact: BringUpFact
+
+    def line(self) -> str:
+        return f"{self.stack}: {self.waiter} needs {self.needs}; {self.where} [{self.fact.name}]"
+
+
+@dataclass
+class Report:
+    violations: list[Violation] = field(default_factory=list)
+    checked: dict[str, int] = field(default_factory=dict)  # stack -> preconditions checked
+    notes: dict[str, list[str]] = field(default_factory=dict)  # stack -> what is not waited for, and why
+    bootstraps: dict[str, NetworkBootstrap] = field(default_factory=dict)  # stack -> its network-first step
+
+    def of(self, stack: str) -> list[Violation]:
+        return [v for v in self.violations if v.stack == stack]
+
+
+@dataclass(frozen=True)
+class Placed:
+    """A planned resource and the stack that creates it."""
+
+    stack: str
+    resource: PlannedResource
+
+    @property
+    def urn(self) -> str:
+        return self.resource.urn
+
+    @property
+    def inputs(self) -> dict[str, Any]:
+        return self.resource.inputs
+
+
+class World:
+    """The environment's stacks in rollout order, with what each creates and when."""
+
+    def __init__(self, env: EnvironmentSpec, env_name: str, plans: Mapping[str, Plan]):
+        self.env, self.env_name, self.plans = env, env_name, plans
+        self.slices = {s.name: s for s in environment_stacks(env, env_name)}
+        waves = rollout_waves(env, env_name)
+        self.waves = [w.name for w in waves]
+        self.wave = {stack: i for i, w in enumerate(waves) for stack in w.stacks}
+        self.order = {stack: i for i, stack in enumerate(s for w in waves for s in w.stacks)}
+        self.karmada = karmada_name(env_name)
+        self.region_of_cluster = {cluster_name(env_name, r): r.name for r in env.regions}
+        self._closures: dict[str, dict[str, frozenset[str]]] = {}
+
+    # --- what exists, and when --------------------------------------------------------------------------------
+
+    def everything(self) -> Iterator[Placed]:
+        for stack in sorted(self.plans, key=lambda s: self.order[s]):
+            for resource in self.plans[stack].resources:
+                yield Placed(stack, resource)
+
+    def objects(self, kind: str, *, cluster: str | None = None, patches: bool = False) -> list[Placed]:
+        return [
+            p
+            for p in self.everything()
+            if is_kubernetes_object(p.resource)
+            and p.inputs.get("kind") == kind
+            and is_patch(p.resource) == patches
+            and (cluster is None or self.cluster_of(p) == cluster)
+        ]
+
+    def cluster_of(self, placed: Placed) -> str | None:
+        return self.plans[placed.stack].cluster_of(placed.resource)
+
+    def closure(self, stack: str, urn: str) -> frozenset[str]:
+        """Everything `urn` waits for in its stack: explicit and input dependencies and providers, transitively; a
+        component stands for all its descendants (as the SDK expands it)."""
+        memo = self._closures.setdefault(stack, {})
+        if urn in memo:
+            return memo[urn]
+        plan = self.plans[stack]
+        seen: set[str] = set()
+        todo = list(self._direct(plan, urn))
+        while todo:
+            dep = todo.pop()
+            if dep in seen or dep not in plan.by_urn:
+                continue
+            seen.add(dep)
+            todo += self._direct(plan, dep)
+        memo[urn] = frozenset(seen)
+        return memo[urn]
+
+    @staticmethod
+    def _direct(plan: Plan, urn: str) -> Iterator[str]:
+        resource = plan.by_urn[urn]
+        deps = [
+            *resource.options.get("dependsOn", ()),
+            *(u for us in resource.property_dependencies.values() for u in us),
+        ]
+        if resource.provider:
+            deps.append(resource.provider)
+        for dep in deps:
+            yield dep
+            target = plan.by_urn.get(dep)
+            if target is not None and not target.custom:
+                yield from (d.urn for d in plan.descendants(dep))
+
+    def before(self, stack: str, urn: str, found: Placed) -> bool:
+        """Is `found` created before `urn` of `stack` starts: earlier in the rollout, or within its closure?"""
+        if found.stack == stack:
+            return found.urn in self.closure(stack, urn)
+        return self.order[found.stack] < self.order[stack]
+
+    def by_end_of(self, wave: int, found: Placed) -> bool:
+        return self.wave[found.stack] <= wave
+
+    def at(self, stack: str) -> str:
+        wave = self.wave[stack]
+        return f"{stack} (wave {wave + 1}: {self.waves[wave]})"
+
+    def where(self, found: list[Placed], after: str) -> str:
+        if not found:
+            return "no stack creates it"
+        places = ", ".join(dict.fromkeys(self.at(p.stack) for p in found))
+        return f"it is created by {places}, {after}"
+
+    # --- the Karmada API's allowlist ---------------------------------------------------------------------------
+
+    def allowlist(self, applies: Callable[[Placed], bool]) -> list[IPv4Network] | None:
+        """The source ranges of the Karmada API's load balancer in effect (the last patch that applies, else the
+        host Service's own); None when no such Service is planned."""
+        patches = [p for p in self.objects("Service", patches=True) if _named(p, EXTERNAL_SERVICE) and applies(p)]
+        services = [p for p in self.objects("Service") if _named(p, EXTERNAL_SERVICE) and applies(p)]
+        chosen = patches[-1] if patches else services[-1] if services else None
+        if chosen is None:
+            return None
+        return [ip_network(c) for c in chosen.inputs.get("spec", {}).get("loadBalancerSourceRanges") or []]
+
+    def egress_of(self, region: str) -> list[IPv4Network] | None:
+        """A region's NAT egress, as its stack exports it (unknown in a single-stack environment)."""
+        stack = region_stack_name(self.env_name, region)
+        plan = self.plans.get(stack)
+        ips = plan.evaluation.referenced.values.get("egressIps") if plan is not None else None
+        return [ip_network(f"{ip}/32") for ip in ips] if ips else None
+
+    def sources_of(self, where: Location) -> list[IPv4Network] | None:
+        if where.deployer.kind == "vpcRunner" and where.region is not None:
+            return self.egress_of(where.region)
+        return [ip_network(c) for c in where.deployer.cidrs]
+
+
+def check_bring_up(
+    env: EnvironmentSpec,
+    env_name: str,
+    plans: Mapping[str, Plan],
+    gates: Callable[[str, Mapping[str, Any]], list[Check]],
+    *,
+    own_configs: Mapping[str, Mapping[str, str] | None] | None = None,
+    environment_config: Mapping[str, str] | None = None,
+    crd_charts: CrdCharts = no_crd_facts,
+) -> Report:
+    """Every stack of `plans` (stack -> its offline plan) in rollout order; `gates` gives a stack's health checks
+    from its outputs (tools/rollout/gates.py stack_health); `own_configs`: each stack's own settings file's config
+    (None: no file) and `environment_config` the environment file's, when known."""
+    world = World(env, env_name, plans)
+    report = Report()
+    for stack in sorted(plans, key=lambda s: world.order[s]):
+        slice_ = world.slices[stack]
+        checker = _StackCheck(world, stack, slice_, report, crd_charts)
+        checker.engine_config(own_configs)
+        checker.program_config(own_configs, environment_config)
+        checker.api_reach()
+        checker.releases()
+        checker.agent_patches()
+        checker.custom_resources()
+        checker.cluster_registrations()
+        checker.gates(gates(stack, plans[stack].outputs))
+        checker.destroy()
+    return report
+
+
+class _StackCheck:
+    def __init__(self, world: World, stack: str, slice_: StackSlice, report: Report, crd_charts: CrdCharts):
+        self.world, self.stack, self.slice, self.report, self.crd_charts = world, stack, slice_, report, crd_charts
+        self.plan = world.plans[stack]
+        self.where = location_of(world.env, slice_)
+        report.checked.setdefault(stack, 0)
+
+    def need(self, waiter: str, needs: str, ok: bool, where: str, fact: BringUpFact) -> None:
+        self.report.checked[self.stack] += 1
+        if not ok:
+            self.report.violations.append(Violation(self.stack, waiter, needs, where, fact))
+
+    def note(self, text: str) -> None:
+        self.report.notes.setdefault(self.stack, []).append(text)
+
+    def mine(self, kind: str | None = None) -> list[Placed]:
+        return [
+            Placed(self.stack, r)
+            for r in self.plan.resources
+            if kind is None or (is_kubernetes_object(r) and r.inputs.get("kind") == kind)
+        ]
+
+    # --- the engine's own config ------------------------------------------------------------------------------
+
+    def engine_config(self, own_configs: Mapping[str, Mapping[str, str] | None] | None) -> None:
+        if own_configs is None or self.slice.kind == "environment":
+            return  # a stack of its own: its file is the environment's
+        own = own_configs.get(self.stack) or {}
+        value = own.get("pulumi:disable-default-providers", "")
+        self.need(
+            f"`pulumi up` of {self.stack}",
+            "`pulumi:disable-default-providers` in its own stack settings",
+            '"*"' in value,
+            f"Pulumi.{self.stack}.yaml " + ("does not set it" if own_configs.get(self.stack) else "does not exist"),
+            facts.PULUMI_ENGINE_READS_ITS_STACKS_CONFIG,
+        )
+
+    def program_config(
+        self, own_configs: Mapping[str, Mapping[str, str] | None] | None, environment: Mapping[str, str] | None
+    ) -> None:
+        """The stack's program reads the environment file with the stack's own keys set into it by path: it must
+        accept the result (a secret set with `--path` must not drop the rest of its object)."""
+        own = (own_configs or {}).get(self.stack)
+        if not own or environment is None or self.slice.kind == "environment":
+            return
+        from components.config.loader import ConfigError, load_environment
+        from stacks.config import namespace_values
+
+        merged = overlay_config(dict(environment), dict(own))
+        try:
+            load_environment(namespace_values(config=merged))
+            problems = []
+        except ConfigError as exc:
+            problems = [str(issue) for issue in exc.issues]
+        self.need(
+            f"the program of {self.stack}",
+            f"Pulumi.{self.world.env_name}.yaml with Pulumi.{self.stack}.yaml's keys set into it",
+            not problems,
+            f"it refuses the result: {'; '.join(problems)}",
+            facts.STACK_KEYS_SET_BY_PATH,
+        )
+
+    # --- a cluster's API, from where the stack runs --------------------------------------------------------------
+
+    def api_reach(self) -> None:
+        """Every Kubernetes provider the stack uses waits on its API server being reachable from the runner."""
+        providers = {
+            r.provider for r in self.plan.resources if r.provider and "pulumi:providers:kubernetes" in r.provider
+        }
+        for provider in sorted(providers):
+            name = provider.rsplit("::", 1)[-1]
+            if name == self.world.karmada:
+                self._karmada_reach(provider)
+            elif name in self.world.region_of_cluster:
+                self._cluster_reach(provider, self.world.region_of_cluster[name])
+
+    def _cluster_reach(self, provider: str, region: str) -> None:
+        env, where = self.world.env, self.where
+        waiter = f"the Kubernetes provider of {cluster_name(self.world.env_name, env.region(region))}"
+        if where is None:
+            return
+        spec = env.region(region)
+        fact = (
+            facts.EKS_PRIVATE_ENDPOINT_ADMITS_ITS_SECURITY_GROUP
+            if spec.cloud == "aws"
+            else facts.GKE_PRIVATE_ENDPOINT_AUTHORIZED_NETWORKS
+        )
+        reached = reaches_api(env, where, region)
+        self.need(
+            waiter,
+            f"its API server reachable from {where.describe()}",
+            reached,
+            f"the endpoint admits {_api_sources(spec)} only",
+            fact,
+        )
+        if not reached or spec.cluster.existing is not None:
+            return
+        if where.deployer.kind == "vpcRunner" and where.region == region:
+            self._runner_network(waiter, region)
+        if spec.cloud == "aws" and where.deployer.kind in ("vpcRunner", "privateLink") and where.region == region:
+            sources = [spec.network.cidr] if where.deployer.kind == "vpcRunner" else list(where.deployer.cidrs)
+            rules = [p for p in self.world.everything() if p.resource.type == SECURITY_GROUP_RULE and _port(p, 443)]
+            for source in sources:
+                admitting = [
+                    p for p in rules if ip_network(source).subnet_of(ip_network(p.inputs.get("cidrIpv4", "0.0.0.0/32")))
+                ]
+                ok = any(self.world.before(self.stack, provider, p) for p in admitting)
+                self.need(
+                    waiter,
+                    f"a rule of the EKS cluster security group admitting {source} on 443",
+                    ok,
+                    self.world.where(admitting, "after the provider's first use"),
+                    facts.EKS_PRIVATE_ENDPOINT_ADMITS_ITS_SECURITY_GROUP,
+                )
+
+    def _runner_network(self, waiter: str, region: str) -> None:
+        slice_ = self.world.slices.get(region_stack_name(self.world.env_name, region)) or self.slice
+        if not needs_network_bootstrap(self.world.env, slice_) or slice_.name != self.stack:
+            return
+        bootstrap = network_bootstrap(self.stack, self.plan)
+        ok = bootstrap is not None and not bootstrap.outside
+        if bootstrap is not None:
+            self.report.bootstraps[self.stack] = bootstrap
+        self.need(
+            waiter,
+            f"a runner inside {region}'s network, which this stack creates",
+            ok,
+            "no network-first step can create it alone"
+            + (f" (it depends on {', '.join(bootstrap.outside)})" if bootstrap is not None else ""),
+            facts.EKS_PRIVATE_ENDPOINT_ADMITS_ITS_SECURITY_GROUP,
+        )
+
+    def _karmada_reach(self, provider: str) -> None:
+        if self.where is None:
+            return
+        sources = self.world.sources_of(self.where)
+        allowed = self.world.allowlist(lambda p: self.world.before(self.stack, provider, p))
+        if sources is None or allowed is None:
+            self.note(f"the Karmada API's allowlist against {self.where.describe()}: not determinable offline")
+            return
+        self.need(
+            "the Kubernetes provider of the Karmada API",
+            f"its load balancer to admit {self.where.describe()} ({', '.join(map(str, sources))})",
+            _within(sources, allowed),
+            f"its allowlist then is {', '.join(map(str, allowed)) or 'empty'}",
+            facts.LOAD_BALANCER_OPEN_WITHOUT_SOURCE_RANGES,
+        )
+
+    # --- Helm releases that wait ----------------------------------------------------------------------------
+
+    def releases(self) -> None:
+        for placed in self.mine():
+            release = placed.resource
+            if release.type != HELM_RELEASE or release.inputs.get("skipAwait"):
+                continue
+            values = release.inputs.get("values") or {}
+            if release.inputs.get("chart", "").endswith("/karmada") and values.get("installMode") == "agent":
+                self._agent_needs(f"Helm release {release.name} (waits for karmada-agent)", placed, values["agent"])
+            elif release.inputs.get("chart", "").endswith("/karmada") and values.get("installMode") == "host":
+                self._hook_images(placed, values)
+
+    def agent_patches(self) -> None:
+        """A patch of the agent's Deployment that waits for its rollout waits for the agent, as its release would."""
+        for placed in self.mine("Deployment"):
+            meta = placed.inputs.get("metadata") or {}
+            if not is_patch(placed.resource) or meta.get("name") != "karmada-agent":
+                continue
+            if (meta.get("annotations") or {}).get("pulumi.com/skipAwait") == "true":
+                continue
+            cluster = self.world.cluster_of(placed)
+            agent = {"clusterName": cluster, "kubeconfig": {"server": self._agent_server(cluster)}}
+            self._agent_needs(f"{placed.resource.name} (awaits the agent's rollout)", placed, agent)
+
+    def _agent_server(self, cluster: str | None) -> str | None:
+        for p in self.world.everything():
+            values = p.inputs.get("values") or {} if p.resource.type == HELM_RELEASE else {}
+            if values.get("installMode") == "agent" and self.world.cluster_of(p) == cluster:
+                return values["agent"]["kubeconfig"].get("server")
+        return None
+
+    def _agent_needs(self, waiter: str, placed: Placed, agent: Mapping[str, Any]) -> None:
+        world, member = self.world, agent["clusterName"]
+        bindings = _agent_bindings(world, member)
+        self.need(
+            waiter,
+            f"RBAC for {AGENT_USER_PREFIX}{member} in the Karmada API",
+            any(world.before(self.stack, placed.urn, b) for b in bindings),
+            world.where(bindings, f"after {self.stack}'s wait"),
+            facts.KARMADA_AGENT_STARTS,
+        )
+        clusters = [c for c in world.objects("Cluster", cluster=world.karmada) if _named(c, member)]
+        if clusters:
+            self.need(
+                waiter,
+                f"its Cluster {member} created by the program first",
+                any(world.before(self.stack, placed.urn, c) for c in clusters),
+                world.where(clusters, f"after {self.stack}'s wait (the agent creates it, the program's create fails)"),
+                facts.PULUMI_CREATE_IS_CLIENT_SIDE,
+            )
+        self._agent_reach(waiter, member, agent, lambda p: world.before(self.stack, placed.urn, p))
+
+    def _agent_reach(
+        self, waiter: str, member: str, agent: Mapping[str, Any], applies: Callable[[Placed], bool]
+    ) -> None:
+        world = self.world
+        server = (agent.get("kubeconfig") or {}).get("server")
+        if server == INTERNAL_ENDPOINT:
+            planes = [
+                p
+                for p in world.everything()
+                if p.resource.type == HELM_RELEASE
+                and (p.inputs.get("values") or {}).get("installMode") == "host"
+                and world.cluster_of(p) == member
+            ]
+            self.need(
+                waiter,
+                f"the Karmada API server in {member} itself",
+                any(applies(p) for p in planes),
+                world.where(planes, "after it"),
+                facts.KARMADA_AGENT_STARTS,
+            )
+            return
+        region = world.region_of_cluster.get(member)
+        egress = world.egress_of(region) if region else None
+        allowed = world.allowlist(applies)
+        if egress is None or allowed is None:
+            self.note(f"{member}'s agent against the Karmada allowlist: not determinable offline")
+            return
+        patches = [p for p in world.objects("Service", patches=True) if _named(p, EXTERNAL_SERVICE)]
+        self.need(
+            waiter,
+            f"the Karmada API's load balancer to admit {member}'s NAT egress ({', '.join(map(str, egress))})",
+            _within(egress, allowed),
+            f"its allowlist then is {', '.join(map(str, allowed)) or 'empty'}"
+            + (
+                f"; the allowlist with it is applied by {', '.join(world.at(p.stack) for p in patches)}"
+                if patches
+                else ""
+            ),
+            facts.KARMADA_AGENT_STARTS,
+        )
+
+    def _hook_images(self, placed: Placed, values: Mapping[str, Any]) -> None:
+        for key in ("kubectl", "cfssl"):
+            image = (values.get(key) or {}).get("image") or {}
+            ref = f"{image.get('registry')}/{image.get('repository')}"
+            has_shell, fact = facts.SCRIPT_IMAGES.get(ref, (False, facts.KARMADA_HOST_HOOKS_NEED_BASH))
+            self.need(
+                f"Helm release {placed.resource.name} (waits for its static-resource Job and `wait` init containers)",
+                f"/bin/sh, bash and sleep in {key}.image {ref}:{image.get('tag')}",
+                has_shell,
+                f"{ref} has no shell"
+                if fact is not facts.KARMADA_HOST_HOOKS_NEED_BASH
+                else f"nothing says {ref} has one",
+                fact,
+            )
+
+    # --- custom resources and their CRDs ------------------------------------------------------------------------
+
+    def custom_resources(self) -> None:
+        world = self.world
+        for placed in self.mine():
+            resource = placed.resource
+            if not is_kubernetes_object(resource) or is_patch(resource):
+                continue
+            api_version, kind = resource.inputs["apiVersion"], resource.inputs["kind"]
+            group = api_version.rpartition("/")[0]
+            if group in BUILTIN_GROUPS:
+                continue
+            cluster = world.cluster_of(placed)
+            waiter = f"{kind} {(resource.inputs.get('metadata') or {}).get('name')} on {cluster}"
+            charts = self.crd_charts(api_version, kind)
+            releases = [
+                p for p in world.everything() if p.resource.type == HELM_RELEASE and world.cluster_of(p) == cluster
+            ]
+            if charts is not None:
+                installing = [p for p in releases if p.inputs.get("chart", "").rpartition("/")[2] in charts]
+                self.need(
+                    waiter,
+                    f"the {kind} CRD (installed by {', '.join(sorted(charts)) or 'no pinned chart'})",
+                    any(world.before(self.stack, placed.urn, p) for p in installing),
+                    world.where(installing, "after it"),
+                    facts.HELM_RELEASE_WAITS,
+                )
+                continue
+            if cluster == world.karmada and group in KARMADA_GROUPS:
+                planes = [
+                    p
+                    for p in world.everything()
+                    if p.resource.type == HELM_RELEASE and (p.inputs.get("values") or {}).get("installMode") == "host"
+                ]
+                ok = any(world.before(self.stack, placed.urn, p) for p in planes)
+            elif group in CLOUD_GROUPS:
+                # Served by the cloud once the cluster has the feature (GKE multi-networking).
+                clusters = [p for p in world.everything() if p.resource.type == GKE_CLUSTER]
+                ok = any(
+                    world.before(self.stack, placed.urn, p) and p.inputs.get("enableMultiNetworking") for p in clusters
+                )
+                self.need(
+                    waiter,
+                    f"the {kind} CRD GKE serves with multi-networking on",
+                    ok,
+                    "no cluster with enableMultiNetworking comes first",
+                    facts.GKE_MULTI_NETWORK_CRDS,
+                )
+                continue
+            else:
+                installers = [
+                    p
+                    for p in world.everything()
+                    if world.cluster_of(p) == cluster
+                    and (
+                        p.resource.type in (HELM_RELEASE, *CRD_FILES)
+                        or p.inputs.get("kind") == "CustomResourceDefinition"
+                    )
+                ]
+                ok = any(world.before(self.stack, placed.urn, p) for p in installers)
+            self.need(
+                waiter,
+                f"the {kind} CRD on {cluster}",
+                ok,
+                "nothing installing it comes first",
+                facts.HELM_RELEASE_WAITS,
+            )
+
+    # --- objects an agent would otherwise create first --------------------------------------------------------
+
+    def cluster_registrations(self) -> None:
+        world = self.world
+        for placed in self.mine("Cluster"):
+            if world.cluster_of(placed) != world.karmada or (placed.inputs.get("spec") or {}).get("syncMode") != "Pull":
+                continue
+            member = placed.inputs["metadata"]["name"]
+            creators = [b for b in _agent_bindings(world, member, verb="create")]
+            early = [b for b in creators if not (b.stack == self.stack and placed.urn in world.closure(b.stack, b.urn))]
+            early = [b for b in early if world.order[b.stack] <= world.order[self.stack]]
+            self.need(
+                f"the create of Cluster {member} in Karmada",
+                f"no agent of {member} able to create it first",
+                not early,
+                f"its agent may create it first: RBAC with `create` on clusters by {', '.join(world.at(b.stack) for b in early)}",
+                facts.PULUMI_CREATE_IS_CLIENT_SIDE,
+            )
+
+    # --- the wave's gates ----------------------------------------------------------------------------------------
+
+    def gates(self, checks: list[Check]) -> None:
+        world = self.world
+        wave = world.wave[self.stack]  # gates run once every stack of the wave is up
+        self._unreached_gateways({c.target.region for c in checks if c.target and c.target.what == "gateway"})
+        for check in checks:
+            target = check.target
+            if target is None:
+                continue
+            waiter = f"gate health: {check.name}"
+            if target.what == "serving":
+                self._gate_serving(waiter, wave, target)
+            elif target.what == "gateway":
+                self._gate_gateway(waiter, wave, target)
+            elif target.what == "members":
+                for member in target.names:
+                    self._gate_member(waiter, wave, member)
+
+    def _unreached_gateways(self, waited: set[str | None]) -> None:
+        """A gateway the gate's runner cannot reach is not waited for (the gate would never pass): say so."""
+        world, where = self.world, self.where
+        if where is None:
+            return
+        if self.slice.kind == "global":
+            federated = {p.region for m in world.env.models if m.federated for p in m.placements}
+            regions = (
+                sorted(r for r in federated if r in world.region_of_cluster.values())
+                if world.env.federation.enabled
+                else []
+            )
+            gateways = {
+                r: (world.plans[region_stack_name(world.env_name, r)].outputs.get("gateways") or {}).get(r)
+                for r in regions
+                if region_stack_name(world.env_name, r) in world.plans
+            }
+        else:
+            gateways = dict(self.plan.outputs.get("gateways") or {})
+        for region, gateway in sorted(gateways.items()):
+            if gateway is None or region in waited:
+                continue
+            exposure = world.env.region(region).gateway.exposure
+            reach = f"reachable only from inside {region}'s network" if exposure == "internal" else "its allowedCidrs"
+            self.note(f"{region}'s gateway ({exposure}, {reach}) from {where.describe()}")
+
+    def _gate_serving(self, waiter: str, wave: int, target: Target) -> None:
+        world = self.world
+        cluster = (
+            world.karmada if target.region is None else cluster_name(world.env_name, world.env.region(target.region))
+        )
+        for name in target.names:
+            found = [
+                p
+                for p in world.objects(target.kind or "", cluster=cluster)
+                if _named(p, name) and (p.inputs.get("metadata") or {}).get("namespace") == SERVING_NAMESPACE
+            ]
+            self.need(
+                waiter,
+                f"{target.kind} {name} in {cluster}",
+                any(world.by_end_of(wave, p) for p in found),
+                world.where(found, "after this wave"),
+                facts.KSERVE_READY_ON_THE_SERVING_OBJECT,
+            )
+
+    def _gate_gateway(self, waiter: str, wave: int, target: Target) -> None:
+        world = self.world
+        assert target.region is not None and target.hostname is not None
+        cluster = cluster_name(world.env_name, world.env.region(target.region))
+        publishers = [p for p in world.everything() if _publishes(p, target.hostname, cluster, world)]
+        self.need(
+            waiter,
+            f"a DNS record for {target.hostname}",
+            any(world.by_end_of(wave, p) for p in publishers),
+            world.where(publishers, "after this wave"),
+            facts.DNS_NAME_PUBLISHED,
+        )
+        if world.env.region(target.region).gateway.exposure == "internal" and any(
+            p.resource.type not in DNS_RECORDS for p in publishers
+        ):
+            # ExternalDNS writes an internal gateway's name into a private zone of the region's network.
+            zones = [p for p in world.everything() if _zone_serves(p, target.hostname)]
+            self.need(
+                waiter,
+                f"a private zone serving {target.hostname} in {target.region}'s network",
+                any(world.by_end_of(wave, p) for p in zones),
+                world.where(zones, "after this wave"),
+                facts.DNS_NAME_PUBLISHED,
+            )
+        gateways = [p for p in world.objects("Gateway", cluster=cluster) if _namespace(p) == ENVOY_GATEWAY_NAMESPACE]
+        for secret in sorted({s for g in gateways for s in _listener_secrets(g, target.hostname)}):
+            makers = [
+                p
+                for p in [*world.objects("Secret", cluster=cluster), *world.objects("Certificate", cluster=cluster)]
+                if _namespace(p) == ENVOY_GATEWAY_NAMESPACE
+                and (
+                    _named(p, secret)
+                    if p.inputs["kind"] == "Secret"
+                    else (p.inputs.get("spec") or {}).get("secretName") == secret
+                )
+            ]
+            self.need(
+                waiter,
+                f"Secret {ENVOY_GATEWAY_NAMESPACE}/{secret}, the HTTPS listener's certificate",
+                any(world.by_end_of(wave, p) for p in makers),
+                world.where(makers, "after this wave"),
+                facts.ENVOY_GATEWAY_LISTENER_NEEDS_ITS_SECRET,
+            )
+            for certificate in [p for p in makers if p.inputs["kind"] == "Certificate"]:
+                self._issuer(waiter, wave, cluster, certificate)
+
+    def _issuer(self, waiter: str, wave: int, cluster: str, certificate: Placed) -> None:
+        world = self.world
+        ref = (certificate.inputs.get("spec") or {}).get("issuerRef") or {}
+        issuers = [
+            p for p in world.objects(ref.get("kind", "Issuer"), cluster=cluster) if _named(p, ref.get("name", ""))
+        ]
+        self.need(
+            waiter,
+            f"{ref.get('kind')} {ref.get('name')} to sign its certificate",
+            any(world.by_end_of(wave, p) for p in issuers),
+            world.where(issuers, "after this wave"),
+            facts.CERT_MANAGER_ISSUES_INTO_A_SECRET,
+        )
+        for issuer in issuers:
+            ca = ((issuer.inputs.get("spec") or {}).get("ca") or {}).get("secretName")
+            if ca is None:
+                continue
+            keys = [
+                p for p in world.objects("Secret", cluster=cluster) if _named(p, ca) and _namespace(p) == "cert-manager"
+            ]
+            self.need(
+                waiter,
+                f"Secret cert-manager/{ca}, the CA key pair of {ref.get('name')}",
+                any(world.by_end_of(wave, p) for p in keys),
+                world.where(keys, "after this wave"),
+                facts.CERT_MANAGER_ISSUES_INTO_A_SECRET,
+            )
+
+    def _gate_member(self, waiter: str, wave: int, member: str) -> None:
+        world = self.world
+        bindings = _agent_bindings(world, member)
+        self.need(
+            waiter,
+            f"RBAC for {AGENT_USER_PREFIX}{member} in the Karmada API",
+            any(world.by_end_of(wave, b) for b in bindings),
+            world.where(bindings, "after this wave"),
+            facts.KARMADA_MEMBER_READY,
+        )
+        agents = [
+            p
+            for p in world.everything()
+            if p.resource.type == HELM_RELEASE
+            and (p.inputs.get("values") or {}).get("installMode") == "agent"
+            and world.cluster_of(p) == member
+        ]
+        self.need(
+            waiter,
+            f"karmada-agent on {member}",
+            any(world.by_end_of(wave, p) for p in agents),
+            world.where(agents, "after this wave"),
+            facts.KARMADA_MEMBER_READY,
+        )
+        for agent in [a for a in agents if world.by_end_of(wave, a)][:1]:
+            self._agent_reach(waiter, member, agent.inputs["values"]["agent"], lambda p: world.by_end_of(wave, p))
+
+    # --- destroying the stack --------------------------------------------------------------------------------
+
+    def destroy(self) -> None:
+        for placed in self.mine("Service"):
+            spec = placed.inputs.get("spec") or {}
+            meta = placed.inputs.get("metadata") or {}
+            if not is_patch(placed.resource) or "loadBalancerSourceRanges" not in spec:
+                continue
+            if (meta.get("annotations") or {}).get("pulumi.com/patchForce") != "true":
+                continue
+            self.need(
+                f"`pulumi destroy` of {self.stack} (or a replace of {placed.resource.name})",
+                f"{meta.get('name')}'s loadBalancerSourceRanges left in place",
+                bool(placed.resource.options.get("retainOnDelete")),
+                "deleting the patch removes the field it took over, and the load balancer then admits 0.0.0.0/0",
+                facts.PULUMI_PATCH_DELETE_RELINQUISHES,
+            )
+
+
+def _named(placed: Placed, name: str) -> bool:
+    return (placed.inputs.get("metadata") or {}).get("name") == name
+
+
+def _namespace(placed: Placed) -> str | None:
+    return (placed.inputs.get("metadata") or {}).get("namespace")
+
+
+def _port(placed: Placed, port: int) -> bool:
+    return placed.inputs.get("fromPort", 0) <= port <= placed.inputs.get("toPort", -1)
+
+
+def _within(sources: Iterable[IPv4Network], allowed: list[IPv4Network]) -> bool:
+    sources = list(sources)
+    return bool(sources) and all(any(s.subnet_of(a) for a in allowed) for s in sources)
+
+
+def _api_sources(spec: Any) -> str:
+    public = ", ".join(map(str, spec.api_access.public_cidrs))
+    return f"its network{' and ' + public if public else ''}"
+
+
+def _agent_bindings(world: World, member: str, verb: str | None = None) -> list[Placed]:
+    """The RBAC bindings in Karmada of `member`'s agent (those whose role grants `verb` on clusters, if given)."""
+    user = AGENT_USER_PREFIX + member
+    roles = {_meta_name(p): p for kind in ("ClusterRole", "Role") for p in world.objects(kind, cluster=world.karmada)}
+    found = []
+    for kind in ("ClusterRoleBinding", "RoleBinding"):
+        for binding in world.objects(kind, cluster=world.karmada):
+            subjects = binding.inputs.get("subjects") or []
+            if not any(s.get("kind") == "User" and s.get("name") == user for s in subjects):
+                continue
+            if verb is not None:
+                role = roles.get((binding.inputs.get("roleRef") or {}).get("name"))
+                rules = (role.inputs.get("rules") or []) if role is not None else []
+                if not any("clusters" in r.get("resources", []) and verb in r.get("verbs", []) for r in rules):
+                    continue
+            found.append(binding)
+    return found
+
+
+def _meta_name(placed: Placed) -> str | None:
+    return (placed.inputs.get("metadata") or {}).get("name")
+
+
+def _listener_secrets(gateway: Placed, hostname: str) -> list[str]:
+    listeners = (gateway.inputs.get("spec") or {}).get("listeners") or []
+    return [
+        ref["name"]
+        for listener in listeners
+        if listener.get("hostname") in (None, hostname) and listener.get("protocol") == "HTTPS"
+        for ref in (listener.get("tls") or {}).get("certificateRefs") or []
+    ]
+
+
+def _publishes(placed: Placed, hostname: str, cluster: str, world: World) -> bool:
+    """A DNS record of `hostname`, or a DNS controller on the gateway's cluster that publishes it."""
+    if placed.resource.type in DNS_RECORDS:
+        return (placed.inputs.get("name") or "").rstrip(".") == hostname
+    if (
+        is_kubernetes_object(placed.resource)
+        and placed.inputs.get("kind") == "Deployment"
+        and world.cluster_of(placed) == cluster
+    ):
+        labels = ((placed.inputs.get("metadata") or {}).get("labels")) or {}
+        if labels.get("app.kubernetes.io/name") != "external-dns":
+            return False
+        args = [a for c in placed.inputs["spec"]["template"]["spec"]["containers"] for a in c.get("args") or []]
+        domains = [a.split("=", 1)[1] for a in args if a.startswith("--domain-filter=")]
+        return "--source=gateway-httproute" in args and any(
+            hostname == d or hostname.endswith("." + d) for d in domains
+        )
+    return False
+
+
+def _zone_serves(placed: Placed, hostname: str) -> bool:
+    if placed.resource.type not in DNS_ZONES:
+        return False
+    zone = (placed.inputs.get("name") if placed.resource.type.startswith("aws") else placed.inputs.get("dnsName")) or ""
+    zone = zone.rstrip(".")
+    return hostname == zone or hostname.endswith("." + zone)
+
+
+def stack_own_configs(project_dir: Any, env: EnvironmentSpec, env_name: str) -> dict[str, Mapping[str, str] | None]:
+    """Each stack's own settings file's config, as the engine reads it (None when it has no file)."""
+    from components.config.loader import PROJECT
+    from components.config.stackfile import read_yaml, stack_config_from_mapping
+
+    found: dict[str, Mapping[str, str] | None] = {}
+    for stack in environment_stacks(env, env_name):
+        path = project_dir / f"Pulumi.{stack.name}.yaml"
+        if stack.kind == "environment" or not path.exists():
+            found[stack.name] = None
+            continue
+        document = read_yaml(path) or {}
+        found[stack.name] = stack_config_from_mapping(PROJECT, stack.name, document.get("config") or {}, path).config
+    return found

@@ -1,0 +1,163 @@
+"""The gates of each wave, as `make rollout` runs them and as the dry run and the offline plan list them."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from components.config.environment import EnvironmentSpec
+from components.config.stacks import GLOBAL, environment_stacks, layout_of, region_stack_name
+from components.federation.placement import federated_models, member_regions
+from components.k8s.names import cluster_name
+from stacks.config import environment_file_config
+from tools.plan.model import Plan
+from tools.rollout.bringup import Report, check_bring_up, stack_own_configs
+from tools.rollout.ci import stack_regions
+from tools.rollout.health import (
+    Check,
+    ClusterProbe,
+    HttpGet,
+    ProbeError,
+    federated_models_check,
+    federation_checks,
+    gateway_checks,
+    region_checks,
+)
+from tools.rollout.reach import location_of, reaches_gateway
+
+
+def stack_health(
+    *,
+    env: EnvironmentSpec,
+    env_name: str,
+    cluster_probe: Callable[[Any], ClusterProbe],
+    http_get: HttpGet,
+    outputs_of: Callable[[str], Mapping[str, Any]],
+) -> Callable[[str, Mapping[str, Any]], list[Check]]:
+    """stack name, its outputs -> the health checks of what that stack's wave created, as seen from where the wave
+    runs (tools/rollout/reach.py: a gateway the runner cannot reach is not waited for). Other stacks' outputs (the
+    anchor's tenant keys and Karmada kubeconfig, the members' gateways) come from `outputs_of`."""
+    slices = {s.name: s for s in environment_stacks(env, env_name)}
+    anchor = environment_stacks(env, env_name)[0].name
+    members = [cluster_name(env_name, r) for r in member_regions(env)]
+    host = env.federation.host if env.federation.enabled else None
+    host_joins_in_its_wave = env.federation.member_mode == "pull" and any(r.name == host for r in member_regions(env))
+
+    def karmada() -> ClusterProbe:
+        kubeconfig = outputs_of(anchor).get("karmadaKubeconfig")
+        if kubeconfig is None:
+            raise ProbeError("no karmadaKubeconfig output in the federation host's stack")
+        return cluster_probe(kubeconfig)
+
+    def checks(stack: str, outputs: Mapping[str, Any]) -> list[Check]:
+        @functools.cache
+        def api_keys() -> Mapping[str, str]:  # asked once per wave, not on every poll
+            return outputs.get("apiKeys") or outputs_of(anchor).get("apiKeys") or {}
+
+        @functools.cache
+        def gateway_ca() -> str | None:
+            return (outputs if stack == anchor else outputs_of(anchor)).get("gatewayCa")
+
+        def trusting_get(url: str, headers: Mapping[str, str]) -> tuple[int, Any]:
+            """A gateway's certificate verifies against the environment's CA when cert-manager issued it."""
+            ca = gateway_ca()
+            return http_get(url, headers, ca_pem=ca) if ca else http_get(url, headers)
+
+        where = location_of(env, slices[stack])
+        # A runner inside a network calls out through that region's NAT (its stack's `egressIps`).
+        runner_outputs = outputs
+        if slices[stack].kind == "global" and where is not None and where.region is not None:
+            runner_outputs = outputs_of(region_stack_name(env_name, where.region))
+        egress = list(runner_outputs.get("egressIps") or [])
+
+        def reachable(region: str, gateways: Mapping[str, Any]) -> Mapping[str, Any] | None:
+            found = gateways.get(region)
+            return found if found is not None and where and reaches_gateway(env, where, region, egress) else None
+
+        if slices[stack].kind == "global":
+            if not env.federation.enabled:
+                return []
+            found = federation_checks(members=members, karmada=karmada)
+            federated = [m.name for m in federated_models(env)]
+            if federated:
+                found.append(federated_models_check(names=federated, karmada=karmada))
+                for region in member_regions(env):
+                    gateways = outputs_of(region_stack_name(env_name, region.name)).get("gateways") or {}
+                    found += gateway_checks(
+                        env=env,
+                        region=region.name,
+                        gateway=reachable(region.name, gateways),
+                        api_keys=api_keys,
+                        http_get=trusting_get,
+                        federated=True,
+                    )
+            return found
+
+        gateways = outputs.get("gateways") or {}
+
+        def cluster(region: str) -> Callable[[], ClusterProbe]:
+            def make() -> ClusterProbe:
+                kubeconfigs = outputs.get("kubeconfigs")
+                kubeconfig = kubeconfigs.get(region) if isinstance(kubeconfigs, Mapping) else None
+                if kubeconfig is None:
+                    raise ProbeError(f"no kubeconfig for {region} in {stack}'s kubeconfigs output")
+                return cluster_probe(kubeconfig)
+
+            return make
+
+        found = [
+            check
+            for region in stack_regions(env, slices[stack])
+            for check in region_checks(
+                env=env,
+                region=region,
+                gateway=reachable(region, gateways),
+                api_keys=api_keys,
+                cluster=cluster(region),
+                http_get=trusting_get,
+            )
+        ]
+        if host_joins_in_its_wave and slices[stack].kind == "region" and slices[stack].region == host:
+            host_cluster = cluster_name(env_name, env.region(host))
+            found += federation_checks(members=[host_cluster], karmada=karmada, name="karmada host member")
+        return found
+
+    return checks
+
+
+def _no_credentials(_: Any) -> ClusterProbe:
+    raise ProbeError("the dry run reaches no cluster")
+
+
+def _no_http(url: str, _: Mapping[str, str]) -> tuple[int, Any]:
+    raise ProbeError(f"the dry run sends no request to {url}")
+
+
+def offline_gates(
+    env: EnvironmentSpec, env_name: str, plans: Mapping[str, Plan]
+) -> Callable[[str, Mapping], list[Check]]:
+    """The gates as listed from the offline plans: every other stack's outputs are its planned ones; no check runs."""
+    return stack_health(
+        env=env,
+        env_name=env_name,
+        cluster_probe=_no_credentials,
+        http_get=_no_http,
+        outputs_of=lambda s: plans[s].outputs,
+    )
+
+
+def bring_up(project_dir: Path, env: EnvironmentSpec, env_name: str, plans: Mapping[str, Plan]) -> Report:
+    """The bring-up check (tools/rollout/bringup.py) of an environment's offline plans, with its stacks' own files."""
+    return check_bring_up(
+        env,
+        env_name,
+        plans,
+        offline_gates(env, env_name, plans),
+        own_configs=stack_own_configs(project_dir, env, env_name),
+        # What a slice stack's program reads (a single stack's own file is its environment).
+        environment_config=(
+            environment_file_config(f"{env_name}.{GLOBAL}", project_dir) if layout_of(env) == "perRegion" else None
+        ),
+    )
