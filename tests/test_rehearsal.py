@@ -280,3 +280,97 @@ def test_policy_gate_judges_make_plans_verdict(tmp_path: Path):
     )
     gate = _policy_gate(Rehearsal(), wave)
     assert gate.ok is False and "1 mandatory violation(s): prod.use1: policy p1" in gate.detail
+
+
+class ObjectStore:
+    """A cluster's objects in memory, as the cert-manager stand-in reads and writes them."""
+
+    def __init__(self, objects: list[dict]):
+        self.objects = {
+            self._key(o["apiVersion"], o["kind"], o["metadata"]["name"], o["metadata"].get("namespace")): o
+            for o in objects
+        }
+
+    @staticmethod
+    def _key(api_version, kind, name, namespace):
+        return (api_version, kind, namespace or "", name)
+
+    def get(self, api_version, kind, name, namespace=None):
+        return self.objects.get(self._key(api_version, kind, name, namespace))
+
+    def create(self, obj, *, field_manager):
+        meta = obj["metadata"]
+        self.objects[self._key(obj["apiVersion"], obj["kind"], meta["name"], meta.get("namespace"))] = obj
+
+    def patch_status(self, api_version, kind, namespace, name, patch):
+        self.get(api_version, kind, name, namespace)["status"] = patch["status"]
+
+
+def test_a_cluster_issuers_ca_is_read_from_the_cluster_resource_namespace():
+    """cert-manager reads a ClusterIssuer's secrets in --cluster-resource-namespace (the release's namespace),
+    not in the Certificate's (cert-manager@v1.21.1:pkg/controller/helper.go L26-L29)."""
+    import base64
+
+    from tools.rehearsal.certmanager import CertManagerStandIn
+    from tools.rehearsal.pki import self_signed
+
+    ca = self_signed("gateway CA", is_ca=True)
+    store = ObjectStore(
+        [
+            {
+                "apiVersion": "cert-manager.io/v1",
+                "kind": "ClusterIssuer",
+                "metadata": {"name": "gateway-ca"},
+                "spec": {"ca": {"secretName": "gateway-ca"}},
+            },
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {"name": "gateway-ca", "namespace": "cert-manager"},
+                "data": {
+                    "tls.crt": base64.b64encode(ca.cert_pem.encode()).decode(),
+                    "tls.key": base64.b64encode(ca.key_pem.encode()).decode(),
+                },
+            },
+        ]
+    )
+    certificate = {
+        "apiVersion": "cert-manager.io/v1",
+        "kind": "Certificate",
+        "metadata": {"name": "gateway", "namespace": "envoy-gateway-system"},
+        "spec": {
+            "secretName": "gateway-tls",
+            "dnsNames": ["use1.llm.example"],
+            "issuerRef": {"kind": "ClusterIssuer", "name": "gateway-ca"},
+        },
+    }
+    store.create(certificate, field_manager="test")
+    CertManagerStandIn(store, "c", "cert-manager")._issue(certificate)
+    issued = store.get("v1", "Secret", "gateway-tls", "envoy-gateway-system")
+    assert issued is not None and issued["stringData"]["ca.crt"] == ca.cert_pem
+    assert certificate["status"]["conditions"][0]["status"] == "True"
+    # Read from the Certificate's namespace, the CA is not there: nothing is issued.
+    elsewhere = {**certificate, "metadata": {"name": "other", "namespace": "inference"}}
+    elsewhere["spec"] = {**certificate["spec"], "secretName": "other-tls"}
+    CertManagerStandIn(store, "c", "inference")._issue(elsewhere)
+    assert store.get("v1", "Secret", "other-tls", "inference") is None
+
+
+@pytest.mark.parametrize(
+    ("image", "mode"),
+    [
+        # the Karmada chart's wait scripts, in the image the catalog pins (busybox sh, bash, kubectl: script)
+        ("docker.io/alpine/k8s:1.34.1@sha256:" + "e" * 64, "script"),
+        ("cfssl/cfssl:v1.6.5", "script"),
+        # distroless: the runtime cannot start /bin/sh (catalog fact registry-k8s-io-kubectl-has-no-shell)
+        ("registry.k8s.io/kubectl:v1.35.2", "no-shell"),
+        ("quay.io/some/tool:v1", None),  # unknown: played as kwok plays it
+    ],
+)
+def test_a_script_runs_only_in_an_image_with_a_shell(image, mode, monkeypatch):
+    monkeypatch.setattr(kubelet.cache, "binary_path", lambda name: Path("/bin/true"))  # every tool built
+    container = {"name": "wait", "image": image, "command": ["/bin/sh", "-c", "bash <<EOF\nkubectl get ns\nEOF"]}
+    assert kubelet.runnable(container) == mode
+    if mode == "no-shell":
+        assert 'exec: "/bin/sh": stat /bin/sh: no such file or directory' in kubelet.no_shell_message(container)
+        assert "registry-k8s-io-kubectl-has-no-shell" in kubelet.no_shell_message(container)

@@ -35,7 +35,6 @@ def catalog_pins(upstream_files) -> dict[str, str]:
     """Every pin the table's `stands_for` names, read from the catalog, the stack files and the vendored charts."""
     (minor,) = kubernetes_minors()
     karmada_values = yaml.safe_load((upstream_files.root / charts.CHARTS["karmada"].upstream_values).read_text())
-    keda_chart = yaml.safe_load((upstream_files.root / charts.CHARTS["keda"].upstream_chart).read_text())
     return {
         "kubernetesVersion": minor,
         "etcd": KUBEADM_ETCD[minor],
@@ -47,7 +46,7 @@ def catalog_pins(upstream_files) -> dict[str, str]:
         "INFERENCE_EXTENSION_VERSION": charts.INFERENCE_EXTENSION_VERSION,
         "ENVOY_GATEWAY_VERSION": charts.ENVOY_GATEWAY_VERSION,
         "AI_GATEWAY_VERSION": charts.AI_GATEWAY_VERSION,
-        "keda chart appVersion": keda_chart["appVersion"],
+        "KARMADA_KUBECTL_IMAGE": charts.KARMADA_KUBECTL_IMAGE["tag"],
     }
 
 
@@ -70,17 +69,30 @@ def test_the_stand_ins_are_the_ones_the_module_proxy_forces(upstream):
     }
 
 
-def test_karmadas_api_server_controller_manager_and_kubectl_are_one_kubernetes():
-    """One module builds the three, so the chart (charts/karmada/values.yaml) and the catalog's kubectl for its
-    hooks must pin them together."""
+def test_karmadas_api_server_and_controller_manager_are_one_kubernetes():
+    """One module builds the two, so the chart (charts/karmada/values.yaml) must pin them together."""
     values = yaml.safe_load(
         (PROJECT_DIR / "conformance/upstream" / charts.CHARTS["karmada"].upstream_values).read_text()
     )
     assert values["apiServer"]["image"]["tag"] == values["kubeControllerManager"]["image"]["tag"] == "v1.35.2"
-    assert charts.KARMADA_KUBECTL_IMAGE["tag"] == "v1.35.2"
 
 
-PINS = {"KARMADA_VERSION": "v1.18.2", "kubernetesVersion": "1.33", "etcd": "3.5.24-0", "keda": "2.20.2"}
+def test_the_hooks_kubectl_is_the_one_of_their_image():
+    """The karmada chart's hooks run in KARMADA_KUBECTL_IMAGE, alpine/k8s 1.34.1 (kubectl v1.34.1: README fact
+    alpine-k8s-image-has-bash-and-kubectl): the rehearsal's kubectl is built at that version, by digest too."""
+    assert charts.KARMADA_KUBECTL_IMAGE["repository"] == "alpine/k8s"
+    assert charts.KARMADA_KUBECTL_IMAGE["tag"].startswith("1.34.1@sha256:")
+    assert binaries.by_binary()["kubectl"].version == "v1.34.1"
+    assert pin_problems([binaries.by_binary()["kubectl"]], {"KARMADA_KUBECTL_IMAGE": "1.35.0@sha256:" + "0" * 64})
+
+
+PINS = {
+    "KARMADA_VERSION": "v1.18.2",
+    "kubernetesVersion": "1.33",
+    "etcd": "3.5.24-0",
+    "gie": "1.5.0",
+    "kubectl": "1.34.1@sha256:" + "e" * 64,
+}
 
 
 def entry(module_dir="karmada", version="v1.18.2", stands_for="KARMADA_VERSION", stand_in="") -> Upstream:
@@ -100,7 +112,8 @@ def entry(module_dir="karmada", version="v1.18.2", stands_for="KARMADA_VERSION",
         entry(),
         entry("kubernetes", "v1.33.13", "kubernetesVersion"),  # any patch of the clusters' minor
         entry("etcd", "v3.5.24", "etcd"),  # an image tag's -0 build suffix is not part of the release
-        entry("keda", "v2.20.2", "keda"),  # a chart appVersion without its v
+        entry("gie", "v1.5.0", "gie"),  # a chart appVersion without its v
+        entry("kubectl", "v1.34.1", "kubectl"),  # an image tag pinned by its digest
         entry(version="v1.17.0", stand_in="v1.18.2 is not served"),  # a declared stand-in
         entry("kwok", "v0.8.0", None),  # the rehearsal's own tool: no catalog pin
     ],
@@ -130,7 +143,7 @@ def test_a_build_off_its_pin_without_a_stand_in_fails(upstream, problem):
 def test_every_module_agrees_with_its_table_entry_and_commits_nothing_upstream():
     module_dirs = {path.name for path in binaries.MODULES_DIR.iterdir() if path.is_dir()}
     assert module_dirs == {u.module_dir for u in UPSTREAMS}
-    assert len(UPSTREAMS) == 13
+    assert len(UPSTREAMS) == 13  # keda's went (no chart source to run it with), kubectl's came
     for upstream in UPSTREAMS:
         files = {path.name for path in upstream.path.iterdir()}
         assert files == {"go.mod", "go.sum"}, f"{upstream.module_dir}: only the pins are committed"
@@ -146,7 +159,7 @@ def test_the_binary_names_are_the_runners_interface():
             *("karmada-aggregated-apiserver", "karmada-controller-manager", "karmada-scheduler", "karmada-webhook"),
             *("karmada-agent", "karmada-apiserver", "karmada-kube-controller-manager", "karmada-etcd", "kubectl"),
             *("volcano-scheduler", "volcano-controller-manager", "volcano-webhook-manager"),
-            *("kserve-manager", "kserve-llmisvc", "epp", "egctl", "aigw", "keda", "keda-admission-webhooks"),
+            *("kserve-manager", "kserve-llmisvc", "epp", "egctl", "aigw"),
         ]
     )
 
@@ -221,18 +234,17 @@ def test_ldflags_stamp_versions_as_the_upstream_release_builds():
         assert f"{package}.gitMajor=1" in flags
         assert f"{package}.gitMinor=33" in flags
         assert f"{package}.buildDate=2026-06-11T16:59:07Z" in flags
-    keda = next(u for u in UPSTREAMS if u.module_dir == "keda")
-    # keda@v2.20.2 .github/workflows/release-build.yml: VERSION is the tag without its v
-    assert ldflags(keda, "") == "-X github.com/kedacore/keda/v2/version.Version=2.20.2"
+    kubectl = next(u for u in UPSTREAMS if u.module_dir == "kubectl")
+    assert "-X k8s.io/component-base/version.gitVersion=v1.34.1" in ldflags(kubectl, "")
     etcd = next(u for u in UPSTREAMS if u.module_dir == "etcd")
     assert ldflags(etcd, "") == ""  # etcd's version is a constant of go.etcd.io/etcd/api/v3/version
 
 
 # What each environment's rehearsal needs, by hand from Pulumi.<env>.yaml: dev has no federation, so no Karmada;
-# prod federates. Both serve models on GPU pools (Volcano, KServe, KEDA: serving.deploymentMode Standard) behind a
-# gateway (Envoy Gateway, AI Gateway, an endpoint picker per model).
+# prod federates (its hooks run kubectl). Both serve models on GPU pools (Volcano, KServe: serving.deploymentMode
+# Standard) behind a gateway (Envoy Gateway, AI Gateway, an endpoint picker per model).
 ALL_MODULES = {u.module_dir for u in UPSTREAMS}
-KARMADA_MODULES = {"karmada", "karmada-kubernetes", "karmada-etcd"}
+KARMADA_MODULES = {"karmada", "karmada-kubernetes", "karmada-etcd", "kubectl"}
 NEEDED = {"dev": ALL_MODULES - KARMADA_MODULES, "prod": ALL_MODULES}
 
 

@@ -30,8 +30,6 @@ from components.catalog.upstream import (
     GKE_NODE_COUNT_PER_ZONE,
     GKE_POOLS_NEED_THEIR_OWN_DCGM_EXPORTER,
     HELM_INSTALLS_IN_ORDER,
-
-
     KARMADA_AGENT_IDENTITY,
     KARMADA_AGENT_REGISTERS,
     KSERVE_LLM_PRESETS_MERGE,
@@ -39,8 +37,6 @@ from components.catalog.upstream import (
     NVIDIA_VISIBLE_DEVICES_IS_HONOURED,
     PATCH_FORCE_TAKES_OVER_FIELDS,
     PULUMI_CREATES_OBJECTS,
-
-
     PULUMI_PATCH_AWAITS,
     REPOSITORIES_SERVE_PINS,
     VLLM_RUNTIME_LORA_ENV,
@@ -409,12 +405,6 @@ def test_kserve_waits_for_cert_manager_on_its_cluster(env_plan):
         assert cert_manager.inputs["values"]["crds"]["enabled"] is True
 
 
-# --- how pulumi-kubernetes and Helm create what we render (the rehearsal replays both) ----------------
-
-
-def test_the_installed_provider_states_the_create_semantics_the_rehearsal_replays(prod_plan):
-
-
 # --- the weight path: cache runtime, node mount, controller-made pods, scale-down (issue 31) -------------------
 
 ALLUXIO_RUNTIME = "kubernetes:data.fluid.io/v1alpha1:AlluxioRuntime"
@@ -545,10 +535,10 @@ def test_no_rendered_container_sets_nvidia_visible_devices(env_plan):
         assert list(_visible_devices(r.inputs.get("spec"))) == [], r.name
 
 
-# --- patches that wait, and who may use an EKS cluster ---------------------------------------------------------------
+# --- how pulumi-kubernetes and Helm create what we render (the rehearsal replays both) ----------------
 
 
-def test_the_agent_flags_patch_does_not_wait_for_an_agent_that_starts_later(prod_plan):
+def test_the_installed_provider_states_the_create_semantics_the_rehearsal_replays(prod_plan):
     import inspect
 
     import pulumi_kubernetes as k8s
@@ -575,12 +565,26 @@ def test_releases_install_as_helm_installs_them(prod_plan):
     assert HELM_INSTALLS_IN_ORDER.name in FACTS
     releases = prod_plan.helm_releases()
     assert len(releases) == 43
-    # Every release waits (no skipAwait) and installs its chart's CRDs (no skipCrds): the rehearsal's Helm does too.
-    assert not [r.name for r in releases if r.inputs.get("skipAwait") or r.inputs.get("skipCrds")]
+    # Every release installs its chart's CRDs (no skipCrds) and waits, but the members' agents (skipAwait: they
+    # start only once the global stack has made their Karmada RBAC, HELM_RELEASE_WAITS): the rehearsal's Helm too.
+    assert not [r.name for r in releases if r.inputs.get("skipCrds")]
+    assert sorted(r.name for r in releases if r.inputs.get("skipAwait")) == [
+        "prod-usc1-karmada-agent",
+        "prod-use1-karmada-agent",
+        "prod-usw2-karmada-agent",
+    ]
     order = [k for k in ("Namespace", "CustomResourceDefinition", "ClusterRole", "Service", "Deployment")]
     assert sorted(order, key=lambda k: helm._install_rank({"kind": k})) == order
     assert helm._install_rank({"kind": "ValidatingWebhookConfiguration"}) == len(helm.INSTALL_ORDER)
 
+
+# --- patches that wait, and who may use an EKS cluster ---------------------------------------------------------------
+
+
+def test_the_agent_flags_patch_does_not_wait_for_an_agent_that_starts_later(prod_plan):
+    import inspect
+
+    import pulumi_kubernetes as k8s
 
     assert PULUMI_PATCH_AWAITS.name in FACTS
     assert "This resource waits until its status is ready" in inspect.getsource(k8s.apps.v1.DeploymentPatch)

@@ -136,9 +136,18 @@ UPSTREAMS: tuple[Upstream, ...] = (
         binaries=(
             Binary("karmada-apiserver", "k8s.io/kubernetes/cmd/kube-apiserver"),
             Binary("karmada-kube-controller-manager", "k8s.io/kubernetes/cmd/kube-controller-manager"),
-            # The karmada chart's hook jobs run kubectl scripts (KARMADA_KUBECTL_IMAGE, at the API server's tag).
-            Binary("kubectl", "k8s.io/kubernetes/cmd/kubectl", ("version", "--client")),
         ),
+        ldflags=_kubernetes_ldflags(),
+        charts=("karmada",),
+    ),
+    Upstream(
+        module_dir="kubectl",
+        module="k8s.io/kubernetes",
+        version="v1.34.1",
+        # The karmada chart's hook and init containers run kubectl scripts in KARMADA_KUBECTL_IMAGE
+        # (docker.io/alpine/k8s:1.34.1, whose kubectl is v1.34.1).
+        stands_for="KARMADA_KUBECTL_IMAGE",
+        binaries=(Binary("kubectl", "k8s.io/kubernetes/cmd/kubectl", ("version", "--client")),),
         ldflags=_kubernetes_ldflags(),
         charts=("karmada",),
     ),
@@ -223,19 +232,6 @@ UPSTREAMS: tuple[Upstream, ...] = (
         ),
         charts=("ai-gateway-helm",),
     ),
-    Upstream(
-        module_dir="keda",
-        module="github.com/kedacore/keda/v2",
-        version="v2.20.2",
-        stands_for="keda chart appVersion",
-        binaries=(
-            Binary("keda", "github.com/kedacore/keda/v2/cmd/operator", ()),
-            Binary("keda-admission-webhooks", "github.com/kedacore/keda/v2/cmd/webhooks", ()),
-        ),
-        # keda@v2.20.2:Makefile GO_LDFLAGS, VERSION the tag without its `v` (.github/workflows/release-build.yml)
-        ldflags=("-X github.com/kedacore/keda/v2/version.Version={major}.{minor}.{patch}",),
-        charts=("keda",),
-    ),
 )
 
 
@@ -259,8 +255,9 @@ def needed(upstream: Upstream, charts: Iterable[str], images: Iterable[str]) -> 
 
 
 def _release(version: str) -> tuple[int, ...]:
-    """v1.33.13 / 1.33 / 3.5.24-0 (an image tag's build suffix) -> (1, 33, 13) / (1, 33) / (3, 5, 24)."""
-    match = re.fullmatch(r"v?(\d+(?:\.\d+)*)(?:-\d+)?", version)
+    """v1.33.13 / 1.33 / 3.5.24-0 (an image tag's build suffix) / 1.34.1@sha256:... (a tag with its digest) ->
+    (1, 33, 13) / (1, 33) / (3, 5, 24) / (1, 34, 1)."""
+    match = re.fullmatch(r"v?(\d+(?:\.\d+)*)(?:-\d+)?(?:@sha256:[0-9a-f]{64})?", version)
     if match is None:
         raise ValueError(f"not a release version: {version!r}")
     return tuple(int(part) for part in match.group(1).split("."))

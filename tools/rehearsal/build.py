@@ -188,6 +188,41 @@ def download_modules(upstream: Upstream, environment: dict[str, str]) -> None:
         raise BuildError(f"go list -deps: {last_lines(result.stderr)}")
 
 
+def download_sources(environment: dict[str, str]) -> list[str]:
+    """The modules whose files the rehearsal reads (tools/rehearsal/charts.py module_sources), into the module
+    cache; each failure as a line."""
+    from tools.rehearsal.charts import module_sources
+
+    wanted = sorted({f"{files.module}@{files.version}" for files in module_sources()})
+    result = subprocess.run(
+        ["go", "mod", "download", "-json", *wanted],
+        cwd=tempfile.gettempdir(),  # outside any module: each is fetched at its own version
+        env=environment | {"GOFLAGS": "-mod=mod"},
+        capture_output=True,
+        text=True,
+    )
+    errors = [
+        f"go mod download {module['Path']}@{module['Version']}: {module['Error']}"
+        for module in _json_stream(result.stdout)
+        if module.get("Error")
+    ]
+    if result.returncode != 0 and not errors:
+        errors.append(f"go mod download: {last_lines(result.stderr)}")
+    return errors
+
+
+def _json_stream(text: str) -> list[dict[str, Any]]:
+    """`go mod download -json` prints one JSON object after another."""
+    decoder, objects, index = json.JSONDecoder(), [], 0
+    while index < len(text):
+        if text[index].isspace():
+            index += 1
+            continue
+        value, index = decoder.raw_decode(text, index)
+        objects.append(value)
+    return objects
+
+
 class BuildError(Exception):
     """A build that failed: the binary keeps its previous file, the run goes on with the next upstream."""
 
@@ -494,6 +529,10 @@ def run(
                 if scratch is None:
                     versions[result.name] = result.record
                     write_versions(versions)
+    sources_started = time.monotonic()
+    with console.status("the charts' and manifests' modules: go mod download"):
+        failures += download_sources(environment)
+    console.print(f"chart and manifest modules ready in {time.monotonic() - sources_started:.0f}s")
     total = time.monotonic() - started
     built = [result.record for _, result in results if result.built]
     built_seconds = sum(record["build_seconds"] for record in built)

@@ -30,8 +30,12 @@ MANAGER = "rehearsal-cert-manager-stand-in"
 
 
 class CertManagerStandIn:
-    def __init__(self, kube: Kube, cluster: str):
+    def __init__(self, kube: Kube, cluster: str, cluster_resource_namespace: str):
+        """`cluster_resource_namespace`: where a ClusterIssuer's secrets are read (the chart's
+        `clusterResourceNamespace`, else the release's namespace: cert-manager@v1.21.1:deploy/charts/cert-manager/
+        templates/deployment.yaml L100-L104; pkg/controller/helper.go L26-L29 ResourceNamespace)."""
         self.kube, self.cluster = kube, cluster
+        self.cluster_resource_namespace = cluster_resource_namespace
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name=f"cert-manager-{cluster}", daemon=True)
         self.issued: set[str] = set()
@@ -80,9 +84,12 @@ class CertManagerStandIn:
             pair = self_signed(common, dns_names=dns, is_ca=bool(spec.get("isCA")))
             ca_pem = pair.cert_pem
         elif "ca" in (issuer.get("spec") or {}):
-            ca_secret = self.kube.get(
-                "v1", "Secret", issuer["spec"]["ca"]["secretName"], issuer["metadata"].get("namespace") or namespace
+            issuer_namespace = (
+                self.cluster_resource_namespace
+                if issuer["kind"] == "ClusterIssuer"
+                else issuer["metadata"]["namespace"]
             )
+            ca_secret = self.kube.get("v1", "Secret", issuer["spec"]["ca"]["secretName"], issuer_namespace)
             if ca_secret is None:
                 return
             data = ca_secret.get("data") or {}

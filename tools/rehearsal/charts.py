@@ -185,3 +185,14 @@ def load_all(text: str) -> list[dict[str, Any]]:
 
 def load_files(directory: Path) -> list[dict[str, Any]]:
     return [doc for path in yaml_files(directory) for doc in load_all(path.read_text())]
+
+
+def module_sources() -> list[ModuleFiles]:
+    """Every module file set the rehearsal reads (charts, CRDs, manifests, scripts): what `make rehearsal-tools`
+    downloads into the module cache beside the binaries' modules."""
+    from tools.rehearsal.kubelet import IMAGE_SCRIPTS  # the kubelet imports this module
+
+    found = [f for source in CHART_SOURCES.values() for f in (source.files, source.crd_files) if f is not None]
+    found += [*CONFIG_FILES.values(), *CLOUD_CRDS.values()]
+    found += [files for scripts in IMAGE_SCRIPTS.values() for files, _tools in scripts.values()]
+    return found

@@ -15,9 +15,8 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from components.config.rollout import Wave
-from components.config.stacks import environment_stacks
 from tools.rehearsal.report import Check
-from tools.rollout.__main__ import stack_health
+from tools.rollout.gates import stack_health
 from tools.rollout.health import ClusterProbe, KubernetesProbe, ProbeError, wait_healthy
 
 if TYPE_CHECKING:
@@ -29,14 +28,13 @@ DATA_PLANE = "gateway"  # the name suffixes of tools/rollout/health.py's gateway
 MODELS = "models"
 
 
-def _no_data_plane(url: str, _headers: Mapping[str, str]) -> tuple[int, Any]:
+def _no_data_plane(url: str, _headers: Mapping[str, str], **_tls: Any) -> tuple[int, Any]:
     raise ProbeError(f"the rehearsal runs no data plane: GET {url} is not sent")
 
 
 def run_gates(rehearsal: Rehearsal, wave: Wave) -> None:
     plan = rehearsal.plan
     env, env_name = rehearsal.env, rehearsal.env_name
-    anchor = environment_stacks(env, env_name)[0].name
     rehearsal.check(_policy_gate(rehearsal, wave))
 
     def outputs(stack: str) -> Mapping[str, Any]:
@@ -56,7 +54,7 @@ def run_gates(rehearsal: Rehearsal, wave: Wave) -> None:
         env_name=env_name,
         cluster_probe=probe,
         http_get=_no_data_plane,
-        anchor_outputs=lambda: outputs(anchor),
+        outputs_of=outputs,
     )
     for stack in wave.stacks:
         checks = health(stack, outputs(stack))

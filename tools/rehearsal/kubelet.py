@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import requests
 import urllib3
 
+from components.catalog.bringup import SCRIPT_IMAGES as CATALOG_SCRIPT_IMAGES
 from tools.rehearsal import cache
 from tools.rehearsal.charts import ModuleFiles
 from tools.rehearsal.kube import ApiError
@@ -63,10 +64,16 @@ IMAGE_BINARIES: dict[str, str] = {
     "registry.k8s.io/gateway-api-inference-extension/epp": "epp",
 }
 # Tool images whose containers are shell scripts; the tools they call besides the host's (bash, curl, openssl).
+# Whether the image has a shell at all is the catalog's (components/catalog/bringup.py SCRIPT_IMAGES): a script in
+# an image without one fails to start, as the container runtime fails it.
 SCRIPT_IMAGES: dict[str, tuple[str, ...]] = {
-    "registry.k8s.io/kubectl": ("kubectl",),
+    "docker.io/alpine/k8s": ("kubectl",),
     "docker.io/cfssl/cfssl": (),
+    "registry.k8s.io/kubectl": ("kubectl",),
 }
+SHELLS = ("/bin/sh", "/bin/bash", "sh", "bash", "/usr/bin/env")
+# What containerd answers for an entrypoint that is not in the image (the kubelet's StartError, exit code 128).
+NO_SHELL_EXIT = 128
 # Scripts an image adds beside its program, from its Dockerfile at the pin, with the tools they call: a container
 # whose command is one of them runs it with the host's shell.
 IMAGE_SCRIPTS: dict[str, dict[str, tuple[ModuleFiles, tuple[str, ...]]]] = {
@@ -147,9 +154,24 @@ def runnable(container: dict[str, Any]) -> str | None:
         return "binary" if cache.binary_path(binary).is_file() else None
     repo, _ = image_repository(image)
     tools = SCRIPT_IMAGES.get(repo)
-    if tools is None or not container.get("command"):
+    command = container.get("command") or []
+    if tools is None or not command:
         return None
+    has_shell, _fact = CATALOG_SCRIPT_IMAGES[repo]
+    if not has_shell and command[0] in SHELLS:
+        return "no-shell"
     return "script" if all(cache.binary_path(t).is_file() for t in tools) else None
+
+
+def no_shell_message(container: dict[str, Any]) -> str:
+    """The runtime's error for a shell the image does not have, with the catalog fact that says so."""
+    repo, _ = image_repository(container.get("image", ""))
+    _, fact = CATALOG_SCRIPT_IMAGES[repo]
+    shell = container["command"][0]
+    return (
+        f'failed to create containerd task: exec: "{shell}": stat {shell}: no such file or directory: unknown '
+        f"(catalog fact {fact.name}: {repo} has no shell)"
+    )
 
 
 def _expand(text: str, env: dict[str, str]) -> str:
@@ -262,7 +284,8 @@ class Kubelet:
         containers += [ContainerState(c, False, runnable(c)) for c in spec.get("containers") or []]
         owner_kinds = {o.get("kind") for o in meta.get("ownerReferences") or []}
         mains = [c for c in containers if not c.init and c.mode]
-        if not any(c.mode == "binary" for c in mains) and not (mains and "Job" in owner_kinds):
+        cannot_start = any(c.mode == "no-shell" for c in containers)
+        if not cannot_start and not any(c.mode == "binary" for c in mains) and not (mains and "Job" in owner_kinds):
             if "Job" in owner_kinds:
                 self._complete(pod)
             self.skipped.add(meta["uid"])
@@ -326,7 +349,8 @@ class Kubelet:
             if c.mode is None or c.exit_code == 0:
                 continue
             self._run(sandbox, pod, c, restart_on_success=False)
-            self._patch(sandbox, pod, waiting=f"PodInitializing: init container {c.name}")
+            failed = f" failed ({c.restarts} restarts): {c.message}" if c.exit_code not in (None, 0) else ""
+            self._patch(sandbox, pod, waiting=f"PodInitializing: init container {c.name}{failed}")
             return
         restart = (pod.get("spec") or {}).get("restartPolicy", "Always")
         mains = [c for c in sandbox.containers if not c.init and c.mode]
@@ -374,6 +398,8 @@ class Kubelet:
         if c.mode == "binary":
             binary = f"/rehearsal/bin/{binary_for(c.spec['image'])}"
             argv = [binary, *command[1:], *args] if command else [binary, *args]
+        elif c.mode == "no-shell":  # nothing runs: the runtime's error, as the kubelet reports it
+            argv = ["/bin/sh", "-c", f"echo {shlex.quote(no_shell_message(c.spec))} >&2; exit {NO_SHELL_EXIT}"]
         else:
             argv = [*command, *args]
         root = sandbox.directory / "root"
@@ -627,6 +653,7 @@ class Kubelet:
         summary = (
             flag,
             phase,
+            waiting,
             tuple((s["name"], s["ready"], s["restartCount"], next(iter(s["state"]))) for s in statuses),
         )
         if summary == sandbox.last_status:

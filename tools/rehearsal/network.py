@@ -10,6 +10,7 @@ import contextlib
 import ipaddress
 import os
 import random
+import re
 import subprocess
 from dataclasses import dataclass, field
 
@@ -38,6 +39,28 @@ def _used_prefixes() -> set[ipaddress.IPv4Network]:
     return found
 
 
+def remove_stale() -> list[str]:
+    """The bridges and namespaces of earlier runs that ended without closing their network (killed): a bridge or
+    namespace named rh<pid> whose process is gone. A run that is alive keeps its own."""
+
+    def gone(name: str) -> bool:
+        match = re.match(r"rh(\d+)(?:-|$)", name)
+        return match is not None and not os.path.exists(f"/proc/{match.group(1)}")
+
+    removed = []
+    for line in _ip("netns", "list", check=False).stdout.splitlines():
+        netns = line.split(" ", 1)[0]
+        if gone(netns):
+            _ip("netns", "del", netns, check=False)
+            removed.append(netns)
+    for line in _ip("-o", "link", "show", "type", "bridge", check=False).stdout.splitlines():
+        bridge = line.split(":")[1].strip().split("@")[0] if ":" in line else ""
+        if gone(bridge):
+            _ip("link", "del", bridge, check=False)
+            removed.append(bridge)
+    return removed
+
+
 @dataclass
 class PodNetwork:
     prefix: ipaddress.IPv4Network
@@ -46,6 +69,7 @@ class PodNetwork:
 
     @classmethod
     def create(cls) -> PodNetwork:
+        remove_stale()
         used = _used_prefixes()
         tag = f"{os.getpid() % 100000}"
         for second in random.sample(range(64, 192), 128):

@@ -21,6 +21,9 @@ class ProcessFailed(Exception):
 
 
 _SEEN_ERRORS: set[str] = set()
+# 429 (a CRD's storage (re)initializing, priority and fairness) and 503 (an aggregated API not available yet):
+# what a client retries.
+TRANSIENT_STATUSES = (429, 503)
 
 
 def background_error(loop: str, exc: BaseException) -> None:
@@ -29,11 +32,15 @@ def background_error(loop: str, exc: BaseException) -> None:
     import sys
     import traceback
 
+    status = getattr(exc, "status", None)  # an API server's answer (tools.rehearsal.kube.ApiError)
+    if status in TRANSIENT_STATUSES:
+        return  # the next round asks again, as a controller's informer would
     key = f"{loop}: {type(exc).__name__}: {exc}"
     if key not in _SEEN_ERRORS:
         _SEEN_ERRORS.add(key)
         print(f"background {key}", file=sys.stderr)
-        traceback.print_exception(exc, file=sys.stderr)
+        if status is None:  # not the server's answer: the loop's own fault, with where
+            traceback.print_exception(exc, file=sys.stderr)
 
 
 def free_port(host: str = "127.0.0.1") -> int:

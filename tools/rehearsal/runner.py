@@ -104,35 +104,20 @@ class Rehearsal:
         self.work.mkdir(parents=True)
         self.report.binaries = {name: str(info.get("version", "?")) for name, info in cache.built_versions().items()}
         waves = rollout_waves(self.env, self.env_name)
-        slices = self.slices
         try:
             self.network = PodNetwork.create()
             self.proxy = ServiceProxy(self.network, lambda: list(self.targets.values()), self.cluster_of_address)
             self.proxy.start()
             with Supervisor(self.work / "logs") as supervisor:
                 self.supervisor = supervisor
-                for wave in waves:
-                    self.console.rule(f"wave {wave.name}: {', '.join(wave.stacks)}")
-                    failed_before = len(self.report.failed)
-                    for stack in wave.stacks:
-                        self._stack(wave, slices[stack])
-                    check_members(self, wave)
-                    check_propagation(self, wave)
-                    check_scheduled(self, wave)
-                    check_pickers(self, wave)
-                    check_gateways(self, wave)
-                    run_gates(self, wave)
-                    if wave.name == self.until_wave:
-                        break
-                    if len(self.report.failed) > failed_before and self.report.stopped_at is None:
-                        self.report.stopped_at = wave.name
-                self._stop_controllers()
+                try:
+                    self._waves(waves)
+                finally:  # the loops that poll the clusters end before the clusters' processes do
+                    self._stop_controllers()
+                    self.proxy.stop()
         except (ProcessFailed, NetworkError) as exc:
             self.report.add(Check("control plane", "apply", False, str(exc), "-", self.env_name))
         finally:
-            self._stop_controllers()
-            if self.proxy is not None:
-                self.proxy.stop()
             if self.network is not None:
                 self.network.close()
             self.report.write(self.out_dir / "rehearsal.json")
@@ -146,6 +131,23 @@ class Rehearsal:
             return 1
         self.console.print(f"[green]rehearsal of {self.env_name}: every check passed[/]")
         return 0
+
+    def _waves(self, waves: list[Wave]) -> None:
+        for wave in waves:
+            self.console.rule(f"wave {wave.name}: {', '.join(wave.stacks)}")
+            failed_before = len(self.report.failed)
+            for stack in wave.stacks:
+                self._stack(wave, self.slices[stack])
+            check_members(self, wave)
+            check_propagation(self, wave)
+            check_scheduled(self, wave)
+            check_pickers(self, wave)
+            check_gateways(self, wave)
+            run_gates(self, wave)
+            if len(self.report.failed) > failed_before and self.report.stopped_at is None:
+                self.report.stopped_at = wave.name
+            if wave.name == self.until_wave:
+                break
 
     def _stop_controllers(self) -> None:
         for target in self.targets.values():
@@ -248,7 +250,9 @@ class Rehearsal:
         cluster's kubelet runs."""
         key, _ = helm.release_source(resource.inputs)
         if key[0] == "cert-manager" and not any(isinstance(c, CertManagerStandIn) for c in target.controllers):
-            stand_in = CertManagerStandIn(target.kube, target.name)
+            values = resource.inputs.get("values") or {}
+            namespace = values.get("clusterResourceNamespace") or resource.inputs.get("namespace") or "default"
+            stand_in = CertManagerStandIn(target.kube, target.name, namespace)
             stand_in.start()
             target.controllers.append(stand_in)
             run.r.check(
