@@ -374,3 +374,37 @@ def test_a_script_runs_only_in_an_image_with_a_shell(image, mode, monkeypatch):
     if mode == "no-shell":
         assert 'exec: "/bin/sh": stat /bin/sh: no such file or directory' in kubelet.no_shell_message(container)
         assert "registry-k8s-io-kubectl-has-no-shell" in kubelet.no_shell_message(container)
+
+
+class WorkloadKube:
+    """A Deployment whose status counts a pod available, and that pod as it is now."""
+
+    def __init__(self, pod_ready: str):
+        self.deployment = {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "controller", "namespace": "system"},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "controller"}}},
+            "status": {"availableReplicas": 1, "updatedReplicas": 1},
+        }
+        self.pod = {
+            "metadata": {"name": "controller-1", "namespace": "system", "labels": {"app": "controller"}},
+            "status": {"conditions": [{"type": "Ready", "status": pod_ready}]},
+        }
+
+    def get(self, api_version, kind, name, namespace=None):
+        return self.deployment
+
+    def list(self, api_version, kind, namespace=None, *, selector=None):
+        assert (kind, namespace, selector) == ("Pod", "system", "app=controller")
+        return [self.pod]
+
+
+@pytest.mark.parametrize(("pod_ready", "ready"), [("True", True), ("False", False)])
+def test_a_workload_is_ready_only_when_its_pods_are(pod_ready, ready):
+    """The controller's count can still hold kwok's first word for a pod the rehearsal's kubelet runs."""
+    kube = WorkloadKube(pod_ready)
+    assert pulumi_k8s.probe_ready(kube, kube.deployment, helm_wait=True) == (
+        ready,
+        f"{int(ready)}/1 replicas available",
+    )

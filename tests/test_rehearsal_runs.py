@@ -85,7 +85,7 @@ def prod_canary(monkeypatch_module) -> dict:
     plan = rehearsal_plan(PROJECT_DIR, "prod")
     # 3 members x (ClusterRole, ClusterRoleBinding, Role and RoleBinding in karmada-cluster and in karmada-es-<member>)
     assert _move(plan, "prod.global", _agent_rbac) == 18
-    import tools.rollout.__main__ as rollout
+    import tools.rollout.gates as rollout
     from tools.rollout.health import Check, _models_check, _Once
 
     original = rollout.region_checks
@@ -98,7 +98,9 @@ def prod_canary(monkeypatch_module) -> dict:
         return [
             *checks,
             Check(
-                f"{region} models", f"InferenceService Ready=True: {', '.join(models)}", _models_check(probe, models)
+                f"{region} models",
+                f"InferenceService Ready=True: {', '.join(models)}",
+                _models_check(probe, "InferenceService", models),
             ),
         ]
 

@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None, *, console: Console | None = None) -> in
     parser.add_argument("--project-dir", type=Path, default=PROJECT_DIR)
     parser.add_argument("--until-wave", metavar="NAME", help="rehearse the rollout up to this wave (included)")
     args = parser.parse_args(argv)
-    console = console or Console(highlight=False, soft_wrap=True)
+    console = console or Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
     missing = [name for name in REQUIRED if not cache.binary_path(name).is_file()]
     if missing:
         print(

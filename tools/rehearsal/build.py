@@ -40,7 +40,10 @@ EXIT_BUILD_FAILED = 1
 EXIT_INVALID_INPUT = 2
 VERSIONS_FILE = "versions.json"
 # Changes when the way binaries are built changes (flags, environment), so every recorded key goes stale.
-RECIPE = "go build -trimpath CGO_ENABLED=0 GOWORK=off"
+RECIPE = "go build -trimpath -ldflags=-s -w CGO_ENABLED=0 GOWORK=off"
+# No symbol table and no DWARF, as the release builds link (k8s.io/kubernetes@v1.33.13:hack/lib/golang.sh L918-L924
+# `-s -w` unless DBG=1; helm.sh/helm/v3@v3.20.2:Makefile L25): smaller binaries, a shorter link.
+STRIP = "-s -w"
 VERSION_TIMEOUT_SECONDS = 30
 
 
@@ -283,7 +286,7 @@ def go_build(
 ) -> None:
     """`go build -trimpath` of one main package into `output`, each stderr line (a package compiled, a module
     downloaded) passed to `on_line`."""
-    command = ["go", "build", "-trimpath", "-v", "-ldflags", flags, "-o", str(output), binary.package]
+    command = ["go", "build", "-trimpath", "-v", "-ldflags", f"{STRIP} {flags}", "-o", str(output), binary.package]
     process = subprocess.Popen(
         command, cwd=upstream.path, env=environment, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True
     )

@@ -1,5 +1,6 @@
 """Karmada's checks: `member-joined`, each pull member registered by its own karmada-agent (the chart's agent,
-with the certificate and kubeconfig the program renders) in the wave that deploys it; `propagated`, each
+with the certificate and kubeconfig the program renders) in the wave where it can and the rollout waits for it
+(the host in its own wave, every other member in the global one); `propagated`, each
 federated object on each member it is placed on, with that member's OverridePolicy applied."""
 
 from __future__ import annotations
@@ -7,6 +8,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+from components.config.stacks import region_stack_name
 from components.federation.placement import member_regions
 from components.k8s.names import cluster_name
 from tools.rehearsal.kube import ApiError
@@ -63,16 +65,32 @@ def _agent_state(rehearsal: Rehearsal, member: str) -> str:
     return "; ".join(states) or "agent pods not started"
 
 
+def joining(rehearsal: Rehearsal, wave: Wave) -> list[tuple[Any, str]]:
+    """(region, stack) of the pull members that join Karmada in this wave. A member's agent can register once
+    its RBAC is in Karmada and the API lets it in (KARMADA_AGENT_STARTS): the host's stack grants that to the
+    host in the host's wave, the global stack to every other member in the last wave
+    (components/federation/member.py), and the rollout's gates wait for each there (tools/rollout/gates.py)."""
+    env, env_name = rehearsal.env, rehearsal.env_name
+    stacks = {rehearsal.slices[name].kind: name for name in wave.stacks}
+    if "environment" in stacks:  # one stack: every member in its one wave
+        return [(region, stacks["environment"]) for region in member_regions(env)]
+    found = []
+    for region in member_regions(env):
+        own = region_stack_name(env_name, region.name)
+        if region.name == env.federation.host and own in wave.stacks:
+            found.append((region, own))
+        elif region.name != env.federation.host and "global" in stacks:
+            found.append((region, stacks["global"]))
+    return found
+
+
 def check_members(rehearsal: Rehearsal, wave: Wave) -> None:
-    """Every pull member whose stack is in this wave: its Cluster Ready in Karmada within JOIN_SECONDS."""
+    """Every pull member that joins in this wave (`joining`): its Cluster Ready in Karmada within JOIN_SECONDS."""
     env, env_name = rehearsal.env, rehearsal.env_name
     if not env.federation.enabled or env.federation.member_mode != "pull":
         return
-    stacks = set(wave.stacks)
-    members = [r for r in member_regions(env) if f"{env_name}.{r.name}" in stacks or env_name in stacks]
-    for region in members:
+    for region, stack in joining(rehearsal, wave):
         member = cluster_name(env_name, region)
-        stack = env_name if env_name in stacks else f"{env_name}.{region.name}"
         name = f"member {member}"
         if not rehearsal.has_binary("karmada-agent"):
             rehearsal.check(

@@ -2,7 +2,14 @@
 the translators the gateway controllers run: AI Gateway's (`aigw translate`: AIGatewayRoutes and their backends
 into HTTPRoutes and Envoy Gateway policies), then Envoy Gateway's (`egctl x translate --to gateway-api`: every
 Gateway API and Envoy Gateway object with the status conditions its controller would write). A condition that
-says False (not accepted, a reference not resolved, a listener not programmed) fails the check, named."""
+says False (not accepted, a reference not resolved, a listener not programmed) fails the check, named.
+
+Backends Envoy Gateway hands to its extension server (its config's `extensionManager.backendResources`:
+InferencePools, which the AI Gateway's controller resolves) are not Envoy Gateway's to translate, and `egctl x
+translate` loads no EnvoyGateway config (envoyproxy/gateway@v1.9.0:internal/cmd/egctl/translate.go L236 passes
+nil), so its translator would call them an invalid kind (internal/gatewayapi/validate.go L85-L91). They are left
+out of egctl's input; a route's InvalidKind condition is then the extension's to resolve, and each such
+reference must name an object that exists."""
 
 from __future__ import annotations
 
@@ -34,8 +41,15 @@ GATEWAY_KINDS = (
     ("gateway.envoyproxy.io/v1alpha1", "SecurityPolicy"),
     ("gateway.envoyproxy.io/v1alpha1", "EnvoyExtensionPolicy"),
     ("gateway.envoyproxy.io/v1alpha1", "Backend"),
-    ("inference.networking.k8s.io/v1", "InferencePool"),
 )
+# The Envoy Gateway release's own configuration (envoyproxy/gateway@v1.9.0:charts/gateway-helm/templates/
+# envoy-gateway-config.yaml L4, L9).
+EG_CONFIG = ("envoy-gateway-config", "envoy-gateway.yaml")
+INVALID_KIND = "InvalidKind"
+# The backend kinds Envoy Gateway itself resolves (internal/gatewayapi/validate.go L74-L91).
+EG_BACKEND_KINDS = {("", "Service"), ("multicluster.x-k8s.io", "ServiceImport"), ("gateway.envoyproxy.io", "Backend")}
+# The extension backends the platform routes to, by API version (what the check looks each reference up as).
+EXTENSION_KINDS = (("inference.networking.k8s.io/v1", "InferencePool"),)
 AI_KINDS = (
     ("aigateway.envoyproxy.io/v1beta1", "AIGatewayRoute"),
     ("aigateway.envoyproxy.io/v1beta1", "AIServiceBackend"),
@@ -123,6 +137,7 @@ def _translate(rehearsal: Rehearsal, target: Target, wave: Wave, stack: str, nam
             translated = [o for o in load_all(out) if o["kind"] not in ("Gateway", "Secret")]
             objects += translated
             notes.append(f"aigw translated {len(ai)} AI Gateway object(s) into {len(translated)}")
+    extension = extension_backends(target)
     source = work / "egctl-input.yaml"
     source.write_text(yaml.safe_dump_all(objects))
     code, out, err = _run(
@@ -151,13 +166,24 @@ def _translate(rehearsal: Rehearsal, target: Target, wave: Wave, stack: str, nam
             stack,
             cluster=target.name,
         )
-    problems, counted = [], 0
+    problems, counted, resolved_by_extension = [], 0, 0
     for doc in yaml.safe_load_all(out):
         for obj in _flatten(doc):
             status = obj.get("status") or {}
+            refs = _extension_refs(obj, extension)
+            if refs:
+                missing = [f"{kind} {ns}/{name}" for kind, ns, name in refs if not _exists(target, kind, ns, name)]
+                problems += [
+                    f"{obj.get('kind')} {obj['metadata'].get('namespace', '')}/{obj['metadata'].get('name')}: "
+                    f"backend {m} does not exist"
+                    for m in missing
+                ]
+                resolved_by_extension += len(refs)
             for holder, conditions in _conditions(status):
                 counted += 1
                 for c in conditions:
+                    if refs and c.get("type") == "ResolvedRefs" and c.get("reason") == INVALID_KIND:
+                        continue  # the extension's backends (module docstring)
                     if BAD.get(c.get("type")) == c.get("status"):
                         meta = obj.get("metadata") or {}
                         problems.append(
@@ -179,11 +205,54 @@ def _translate(rehearsal: Rehearsal, target: Target, wave: Wave, stack: str, nam
         "gateway-translated",
         True,
         f"{len(objects)} object(s) translated, {counted} condition set(s) without errors"
+        + (
+            f"; {resolved_by_extension} backend reference(s) to {', '.join(sorted(k for _, k in extension))} left to "
+            "the extension server (they exist)"
+            if resolved_by_extension
+            else ""
+        )
         + (f"; {'; '.join(notes)}" if notes else ""),
         wave.name,
         stack,
         cluster=target.name,
     )
+
+
+def extension_backends(target: Target) -> set[tuple[str, str]]:
+    """(group, kind) of the backends the cluster's Envoy Gateway hands to its extension server."""
+    from components.k8s.names import ENVOY_GATEWAY_NAMESPACE
+
+    name, key = EG_CONFIG
+    try:
+        config_map = target.kube.get("v1", "ConfigMap", name, ENVOY_GATEWAY_NAMESPACE)
+    except ApiError:
+        return set()
+    config = yaml.safe_load(((config_map or {}).get("data") or {}).get(key) or "{}") or {}
+    resources = (config.get("extensionManager") or {}).get("backendResources") or []
+    return {(r.get("group", ""), r.get("kind", "")) for r in resources}
+
+
+def _extension_refs(obj: dict[str, Any], extension: set[tuple[str, str]]) -> list[tuple[str, str, str]]:
+    """(kind, namespace, name) of a route's backend references to extension backends."""
+    if not extension or not obj.get("kind", "").endswith("Route"):
+        return []
+    namespace = obj["metadata"].get("namespace", "default")
+    every = [ref for rule in (obj.get("spec") or {}).get("rules") or [] for ref in rule.get("backendRefs") or []]
+    kinds = {(ref.get("group", ""), ref.get("kind", "Service")) for ref in every}
+    if kinds - extension - EG_BACKEND_KINDS:
+        return []  # some other kind egctl calls invalid: its condition stands
+    refs = [ref for ref in every if (ref.get("group", ""), ref.get("kind", "Service")) in extension]
+    return [(r["kind"], r.get("namespace", namespace), r["name"]) for r in refs]
+
+
+def _exists(target: Target, kind: str, namespace: str, name: str) -> bool:
+    api_version = next((v for v, k in EXTENSION_KINDS if k == kind), None)
+    if api_version is None:
+        return False
+    try:
+        return target.kube.get(api_version, kind, name, namespace) is not None
+    except ApiError:
+        return False
 
 
 def _flatten(doc: Any) -> list[dict[str, Any]]:

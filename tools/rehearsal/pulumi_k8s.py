@@ -115,10 +115,12 @@ def await_ready(
     timeout: float = AWAIT_SECONDS,
     helm_wait: bool = False,
     before_probe: Callable[[], None] = lambda: None,
+    give_up: Callable[[], str | None] = lambda: None,
 ) -> Outcome:
     """Wait as the provider waits for `obj` (`helm_wait`: as Helm's install waits, which asks a Service only
     for its load balancer's address, helm.sh/helm/v3@v3.20.2:pkg/kube/ready.go L253 serviceReady);
-    `why_pending(namespace, selector)` explains pods that are not ready."""
+    `why_pending(namespace, selector)` explains pods that are not ready; `give_up()` says why waiting on is
+    pointless (a stand-in that has crashed), or None."""
     deadline = time.monotonic() + timeout
     while True:
         before_probe()
@@ -127,6 +129,9 @@ def await_ready(
             return Outcome(True, last)
         if time.monotonic() >= deadline:
             return Outcome(False, not_ready(obj, last, timeout, why_pending))
+        reason = give_up()
+        if reason:  # what the rest of the wait cannot change
+            return Outcome(False, f"not ready: {last}; {reason}")
         time.sleep(1.0)
 
 
@@ -157,16 +162,39 @@ def _selector(obj: dict[str, Any]) -> str:
     return ",".join(f"{k}={v}" for k, v in (labels or {}).items())
 
 
+def _ready_pods(kube: Kube, live: dict[str, Any]) -> int:
+    """The workload's pods whose Ready condition is True now. kwok marks every bound pod Ready at once and the
+    rehearsal's kubelet turns the ones it runs back to not ready a moment later (tools/rehearsal/kubelet.py); a
+    controller's status can still count kwok's word for that moment, so the pods themselves are asked too."""
+    labels = ((live.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+    if not labels:
+        return 0
+    pods = kube.list(
+        "v1", "Pod", live["metadata"]["namespace"], selector=",".join(f"{k}={v}" for k, v in labels.items())
+    )
+    return sum(
+        1
+        for pod in pods
+        if not pod["metadata"].get("deletionTimestamp")
+        and any(
+            c.get("type") == "Ready" and c.get("status") == "True"
+            for c in (pod.get("status") or {}).get("conditions") or []
+        )
+    )
+
+
 def _ready(kube: Kube, kind: str, live: dict[str, Any], helm_wait: bool) -> tuple[bool, str]:
     spec, status = live.get("spec") or {}, live.get("status") or {}
     match kind:
         case "Deployment" | "StatefulSet":
             want = spec.get("replicas", 1)
             have = status.get("availableReplicas" if kind == "Deployment" else "readyReplicas", 0)
+            have = min(have, _ready_pods(kube, live)) if want else have
             updated = status.get("updatedReplicas", 0)
             return have >= want and updated >= want, f"{have}/{want} replicas available"
         case "DaemonSet":
-            want, have = status.get("desiredNumberScheduled", 0), status.get("numberReady", 0)
+            want = status.get("desiredNumberScheduled", 0)
+            have = min(status.get("numberReady", 0), _ready_pods(kube, live))
             return status.get("observedGeneration", 0) >= live["metadata"].get("generation", 1) and have >= want, (
                 f"{have}/{want} pods ready"
             )

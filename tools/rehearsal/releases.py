@@ -74,6 +74,22 @@ def _namespaced(kube: Kube, obj: dict[str, Any]) -> bool:
         return True
 
 
+def _stand_in_crashed(kube: Kube, obj: dict[str, Any]) -> str | None:
+    """A workload's pod whose stand-in program (not the pinned one) exited: it will not get better by waiting."""
+    template = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
+    stand_ins = {c["name"] for c in template.get("containers") or [] if stand_in(c)}
+    labels = ((obj.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+    if not stand_ins or not labels:
+        return None
+    selector = ",".join(f"{k}={v}" for k, v in labels.items())
+    for pod in kube.list("v1", "Pod", obj["metadata"].get("namespace"), selector=selector):
+        for status in (pod.get("status") or {}).get("containerStatuses") or []:
+            waiting = (status.get("state") or {}).get("waiting") or {}
+            if status["name"] in stand_ins and status.get("restartCount", 0) >= 1:
+                return f"pod {pod['metadata']['name']}: {status['name']} exited: {waiting.get('message', '')}"
+    return None
+
+
 def install_release(run: StackRun, resource: PlannedResource) -> bool:
     """The release on its cluster; one `apply` check for the release, one per object the server refuses."""
     from tools.rehearsal.runner import vendored_crds, wait_crds_established
@@ -172,6 +188,7 @@ def install_release(run: StackRun, resource: PlannedResource) -> bool:
             why_pending=lambda ns, sel: run.r.pending_reason(target, ns, sel),
             helm_wait=True,
             before_probe=lambda: run.r.sync(target),
+            give_up=lambda obj=obj: _stand_in_crashed(target.kube, obj),
         )
         if not outcome.ok:
             containers = ((obj.get("spec") or {}).get("template") or {}).get("spec", {}).get("containers") or []

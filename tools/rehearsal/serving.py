@@ -6,6 +6,7 @@ ready pods (its `inference_pool_ready_pods` metric)."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -113,6 +114,18 @@ def _schedule(
 ) -> Check:
     deadline = time.monotonic() + SCHEDULE_SECONDS
     problems: list[str] = ["no pods: the controller made none"]
+    with contextlib.suppress(ApiError):
+        if target.kube.get(SERVING[kind][0], kind, model, SERVING_NAMESPACE) is None:  # its apply check says why
+            return Check(
+                name,
+                "scheduled",
+                False,
+                f"no pods: no {kind} {model} on this cluster (not created in this wave: see its apply check)",
+                wave.name,
+                stack,
+                cluster=target.name,
+                object=f"{kind} {SERVING_NAMESPACE}/{model}",
+            )
     while time.monotonic() < deadline:
         rehearsal.sync(target)
         try:
