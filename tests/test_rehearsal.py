@@ -408,3 +408,50 @@ def test_a_workload_is_ready_only_when_its_pods_are(pod_ready, ready):
         ready,
         f"{int(ready)}/1 replicas available",
     )
+
+
+def test_a_stand_in_runs_without_the_flags_only_the_pinned_version_knows(monkeypatch):
+    """Volcano v1.14.1 stands in for v1.15.1 (README, "Rehearsal tools"): v1.15.1's chart passes
+    --sharding-configmap, which v1.14.1's controller manager refuses (`unknown flag`)."""
+    monkeypatch.setattr(kubelet.cache, "built_versions", lambda: {"volcano-controller-manager": {"version": "v1.14.1"}})
+    monkeypatch.setattr(kubelet, "known_flags", lambda binary: frozenset({"leader-elect", "logtostderr"}))
+    container = {
+        "name": "volcano-controllers",
+        "image": "docker.io/volcanosh/vc-controller-manager:v1.15.1",
+        "args": ["--leader-elect=false", "--sharding-configmap=volcano-sharding", "--logtostderr"],
+    }
+    assert kubelet.unknown_flags(container) == ["--sharding-configmap"]
+    at_pin = {**container, "image": "docker.io/volcanosh/vc-controller-manager:v1.14.1"}
+    assert kubelet.unknown_flags(at_pin) == []  # the program is the image's version: every flag is its own
+
+
+def test_fluid_volumes_are_made_as_the_alluxio_runtime_controller_makes_them():
+    """fluid@v1.0.8:pkg/utils/dataset/volume/create.go: PV <namespace>-<name> pre-bound to the claim <name>, the
+    Dataset's access modes, 100Pi, the fuse CSI driver, and the runtime's fuse nodeSelector as node affinity."""
+    from tools.rehearsal.fluid import volume_objects
+
+    runtime = {
+        "metadata": {"name": "models", "namespace": "inference"},
+        "spec": {"fuse": {"nodeSelector": {"inference-platform.io/gpu": "true"}}},
+    }
+    dataset = {"metadata": {"name": "models", "namespace": "inference"}, "spec": {}}
+    volume, claim = volume_objects(runtime, dataset, "/var/lib/docker/runtime-mnt")
+    assert volume["metadata"]["name"] == "inference-models" == claim["spec"]["volumeName"]
+    assert volume["spec"]["claimRef"] == {"namespace": "inference", "name": "models"}
+    assert volume["spec"]["accessModes"] == claim["spec"]["accessModes"] == ["ReadOnlyMany"]
+    assert volume["spec"]["capacity"] == {"storage": "100Pi"}
+    assert volume["spec"]["csi"]["driver"] == "fuse.csi.fluid.io"
+    assert volume["spec"]["csi"]["volumeAttributes"]["fluid_path"] == (
+        "/var/lib/docker/runtime-mnt/alluxio/inference/models/alluxio-fuse"
+    )
+    assert volume["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"] == [
+        {"matchExpressions": [{"key": "inference-platform.io/gpu", "operator": "In", "values": ["true"]}]}
+    ]
+    assert claim["metadata"] == {
+        "name": "models",
+        "namespace": "inference",
+        "labels": {"fluid.io/s-inference-models": "true", "fluid.io/dataset-id": "inference-models"},
+        "annotations": {"CreatedBy": "fluid"},
+    }
+    unpinned, _ = volume_objects({**runtime, "spec": {}}, dataset, "/runtime-mnt")
+    assert "nodeAffinity" not in unpinned["spec"]  # no fuse nodeSelector: any node

@@ -19,8 +19,9 @@ PROJECT_DIR = Path(__file__).resolve().parents[1]
 # k8s.io/kubernetes@v1.33.13:cmd/kubeadm/app/constants/constants.go:506 (SupportedEtcdVersion, 33: "3.5.24-0").
 KUBEADM_ETCD = {"1.33": "3.5.24-0"}
 # The upstreams whose pin is not served by the Go module proxy, so that another version stands in (README,
-# "Rehearsal tools"): Volcano (volcano.sh/apis v1.15.0 refused) and the AI Gateway (v1.1.0 refused).
-STAND_INS = {"volcano": "v1.14.1", "ai-gateway": "v1.0.0"}
+# "Rehearsal tools"): Volcano (volcano.sh/apis v1.15.0 refused). The AI Gateway's v1.1.0 is refused too, and no
+# served aigw can translate (tools/rehearsal/gateway.py): it is not built.
+STAND_INS = {"volcano": "v1.14.1"}
 
 
 def kubernetes_minors() -> set[str]:
@@ -45,7 +46,6 @@ def catalog_pins(upstream_files) -> dict[str, str]:
         "kserve-resources chart": charts.CHARTS["kserve-resources"].version,
         "INFERENCE_EXTENSION_VERSION": charts.INFERENCE_EXTENSION_VERSION,
         "ENVOY_GATEWAY_VERSION": charts.ENVOY_GATEWAY_VERSION,
-        "AI_GATEWAY_VERSION": charts.AI_GATEWAY_VERSION,
         "KARMADA_KUBECTL_IMAGE": charts.KARMADA_KUBECTL_IMAGE["tag"],
     }
 
@@ -65,7 +65,6 @@ def test_the_stand_ins_are_the_ones_the_module_proxy_forces(upstream):
     assert declared == STAND_INS
     assert {u.module_dir: pins[u.stands_for] for u in UPSTREAMS if u.stand_in} == {
         "volcano": "v1.15.1",
-        "ai-gateway": "v1.1.0",
     }
 
 
@@ -143,7 +142,8 @@ def test_a_build_off_its_pin_without_a_stand_in_fails(upstream, problem):
 def test_every_module_agrees_with_its_table_entry_and_commits_nothing_upstream():
     module_dirs = {path.name for path in binaries.MODULES_DIR.iterdir() if path.is_dir()}
     assert module_dirs == {u.module_dir for u in UPSTREAMS}
-    assert len(UPSTREAMS) == 13  # keda's went (no chart source to run it with), kubectl's came
+    # keda's went (no chart source to run it with), ai-gateway's (no served aigw translates), kubectl's came
+    assert len(UPSTREAMS) == 12
     for upstream in UPSTREAMS:
         files = {path.name for path in upstream.path.iterdir()}
         assert files == {"go.mod", "go.sum"}, f"{upstream.module_dir}: only the pins are committed"
@@ -159,7 +159,7 @@ def test_the_binary_names_are_the_runners_interface():
             *("karmada-aggregated-apiserver", "karmada-controller-manager", "karmada-scheduler", "karmada-webhook"),
             *("karmada-agent", "karmada-apiserver", "karmada-kube-controller-manager", "karmada-etcd", "kubectl"),
             *("volcano-scheduler", "volcano-controller-manager", "volcano-webhook-manager"),
-            *("kserve-manager", "kserve-llmisvc", "epp", "egctl", "aigw"),
+            *("kserve-manager", "kserve-llmisvc", "epp", "egctl"),
         ]
     )
 
@@ -242,7 +242,7 @@ def test_ldflags_stamp_versions_as_the_upstream_release_builds():
 
 # What each environment's rehearsal needs, by hand from Pulumi.<env>.yaml: dev has no federation, so no Karmada;
 # prod federates (its hooks run kubectl). Both serve models on GPU pools (Volcano, KServe: serving.deploymentMode
-# Standard) behind a gateway (Envoy Gateway, AI Gateway, an endpoint picker per model).
+# Standard) behind a gateway (Envoy Gateway, an endpoint picker per model).
 ALL_MODULES = {u.module_dir for u in UPSTREAMS}
 KARMADA_MODULES = {"karmada", "karmada-kubernetes", "karmada-etcd", "kubectl"}
 NEEDED = {"dev": ALL_MODULES - KARMADA_MODULES, "prod": ALL_MODULES}
@@ -336,7 +336,7 @@ def test_a_toolchain_older_than_a_modules_go_line_is_refused():
 def test_an_unknown_binary_is_one_line_and_exit_2(capsys):
     assert build.main(["--only", "kube-apiserverr"]) == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
-    assert line.startswith("error: --only: no binary named kube-apiserverr; the binaries are aigw, egctl, epp")
+    assert line.startswith("error: --only: no binary named kube-apiserverr; the binaries are egctl, epp")
 
 
 def test_an_unknown_environment_is_named_and_exit_2(capsys):

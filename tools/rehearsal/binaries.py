@@ -215,23 +215,6 @@ UPSTREAMS: tuple[Upstream, ...] = (
         ldflags=("-X github.com/envoyproxy/gateway/internal/cmd/version.envoyGatewayVersion={version}",),
         charts=("gateway-helm",),
     ),
-    Upstream(
-        module_dir="ai-gateway",
-        module="github.com/envoyproxy/ai-gateway",
-        version="v1.0.0",
-        stands_for="AI_GATEWAY_VERSION",
-        binaries=(Binary("aigw", "github.com/envoyproxy/ai-gateway/cmd/aigw", ("version",)),),
-        # envoyproxy/ai-gateway@v1.0.0:Makefile VERSION_STRING (`git describe --tags --long` of the tag, commit
-        # 3e7b0bf02dad2cf6b88a523af829a7b93eb5b8e1).
-        ldflags=("-X github.com/envoyproxy/ai-gateway/internal/version.version={version}-0-g3e7b0bf",),
-        stand_in=(
-            "the module proxy refuses github.com/envoyproxy/ai-gateway@v1.1.0 (403), and the tag's commit "
-            "c217da8a539570ba3f6014a60c2687c29a945f1f as a pseudo-version too; v1.0.0 is the newest it serves. "
-            "Both require Envoy Gateway v1.8.1 as a library; v1.1.0 adds API fields (AIGatewayRoute rule `name`, "
-            "`streamIdleTimeout`, BackendSecurityPolicy and MCPRoute fields) that v1.0.0's translator drops."
-        ),
-        charts=("ai-gateway-helm",),
-    ),
 )
 
 

@@ -1,8 +1,12 @@
 """`gateway-translated`: each cluster's gateway objects, as its API server holds them after the wave, through
-the translators the gateway controllers run: AI Gateway's (`aigw translate`: AIGatewayRoutes and their backends
-into HTTPRoutes and Envoy Gateway policies), then Envoy Gateway's (`egctl x translate --to gateway-api`: every
-Gateway API and Envoy Gateway object with the status conditions its controller would write). A condition that
-says False (not accepted, a reference not resolved, a listener not programmed) fails the check, named.
+Envoy Gateway's translator (`egctl x translate --to gateway-api`: every Gateway API and Envoy Gateway object with
+the status conditions its controller would write). A condition that says False (not accepted, a reference not
+resolved, a listener not programmed) fails the check, named.
+
+The AI Gateway's objects (AIGatewayRoutes and their backends) are not translated: its translator runs only in its
+controller and in `aigw run`, which starts Envoy; no served version has a translate command
+(envoyproxy/ai-gateway@v1.0.0:cmd/aigw/main.go L36-L42: version, run, healthcheck, download-envoy; v1.1.0, the
+pin, is refused by the module proxy). Each cluster that has them gets a check that says so (`ok: null`).
 
 Backends Envoy Gateway hands to its extension server (its config's `extensionManager.backendResources`:
 InferencePools, which the AI Gateway's controller resolves) are not Envoy Gateway's to translate, and `egctl x
@@ -20,7 +24,6 @@ import yaml
 
 from components.k8s.names import cluster_name
 from tools.rehearsal import cache
-from tools.rehearsal.charts import load_all
 from tools.rehearsal.kube import ApiError, KindNotServed
 from tools.rehearsal.report import Check
 from tools.rollout.ci import stack_regions
@@ -102,6 +105,22 @@ def check_gateways(rehearsal: Rehearsal, wave: Wave) -> None:
                 )
                 continue
             rehearsal.check(_translate(rehearsal, target, wave, stack, name))
+            ai = _live(target, AI_KINDS)
+            if ai:
+                kinds = ", ".join(sorted({o["kind"] for o in ai}))
+                rehearsal.check(
+                    Check(
+                        f"AI Gateway objects of {cluster}",
+                        "gateway-translated",
+                        None,
+                        f"not translated: {len(ai)} object(s) ({kinds}): the AI Gateway's translator runs only in its "
+                        "controller (not run: the module proxy refuses v1.1.0) and in `aigw run`, which starts Envoy; "
+                        "no served aigw has a translate command. Their schemas are the v1.1.0 CRDs'",
+                        wave.name,
+                        stack,
+                        cluster=cluster,
+                    )
+                )
 
 
 def _run(argv: list[str], stdin: str) -> tuple[int, str, str]:
@@ -109,34 +128,11 @@ def _run(argv: list[str], stdin: str) -> tuple[int, str, str]:
     return done.returncode, done.stdout, done.stderr
 
 
-def _translate(rehearsal: Rehearsal, target: Target, wave: Wave, stack: str, name: str) -> Check:
+def _translate(_rehearsal: Rehearsal, target: Target, wave: Wave, stack: str, name: str) -> Check:
     work = target.directory / "gateway"
     work.mkdir(parents=True, exist_ok=True)
     objects = _live(target, GATEWAY_KINDS) + _live(target, SUPPORT_KINDS)
     ai = _live(target, AI_KINDS)
-    notes = []
-    if ai:
-        if not rehearsal.has_binary("aigw"):
-            notes.append(f"{len(ai)} AI Gateway object(s) not translated: aigw is not built")
-        else:
-            source = work / "ai-input.yaml"
-            source.write_text(yaml.safe_dump_all(ai + [o for o in objects if o["kind"] in ("Gateway", "Secret")]))
-            code, out, err = _run([str(cache.binary_path("aigw")), "translate", str(source)], "")
-            (work / "aigw.out.yaml").write_text(out)
-            (work / "aigw.err.log").write_text(err)
-            if code != 0:
-                return Check(
-                    name,
-                    "gateway-translated",
-                    False,
-                    f"aigw translate fails: {_last(err)}",
-                    wave.name,
-                    stack,
-                    cluster=target.name,
-                )
-            translated = [o for o in load_all(out) if o["kind"] not in ("Gateway", "Secret")]
-            objects += translated
-            notes.append(f"aigw translated {len(ai)} AI Gateway object(s) into {len(translated)}")
     extension = extension_backends(target)
     source = work / "egctl-input.yaml"
     source.write_text(yaml.safe_dump_all(objects))
@@ -211,7 +207,7 @@ def _translate(rehearsal: Rehearsal, target: Target, wave: Wave, stack: str, nam
             if resolved_by_extension
             else ""
         )
-        + (f"; {'; '.join(notes)}" if notes else ""),
+        + (f"; {len(ai)} AI Gateway object(s) not translated (module docstring)" if ai else ""),
         wave.name,
         stack,
         cluster=target.name,

@@ -23,9 +23,11 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import functools
 import re
 import shlex
 import socket
+import subprocess
 import threading
 import time
 import warnings
@@ -126,6 +128,27 @@ def stand_in(container: dict[str, Any]) -> str | None:
     if not built or not tag or _release(built) == _release(tag):
         return None
     return f"{binary} {built} stands in for {container['image']}"
+
+
+@functools.cache
+def known_flags(binary: str) -> frozenset[str]:
+    """The long flags a built program's --help lists."""
+    done = subprocess.run(
+        [str(cache.binary_path(binary)), "--help"], capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL
+    )
+    return frozenset(re.findall(r"^\s+(?:-\w, )?--([\w.-]+)", done.stdout + done.stderr, re.M))
+
+
+def unknown_flags(container: dict[str, Any]) -> list[str]:
+    """The flags a stand-in program (not the image's version, `stand_in`) does not know: the chart of the pinned
+    version passes them, the stand-in would refuse to start. It runs without them, and the report says so."""
+    if stand_in(container) is None:
+        return []
+    binary = binary_for(container.get("image", ""))
+    assert binary is not None
+    known = known_flags(binary)
+    flags = [a.split("=", 1)[0] for a in (container.get("args") or []) if a.startswith("--")]
+    return [f for f in flags if f.removeprefix("--") not in known]
 
 
 def image_script(container: dict[str, Any]) -> tuple[str, Path] | None:
@@ -397,6 +420,8 @@ class Kubelet:
         args = [_expand(a, env) for a in c.spec.get("args") or []]
         if c.mode == "binary":
             binary = f"/rehearsal/bin/{binary_for(c.spec['image'])}"
+            dropped = unknown_flags(c.spec)
+            args = [a for a in args if a.split("=", 1)[0] not in dropped]
             argv = [binary, *command[1:], *args] if command else [binary, *args]
         elif c.mode == "no-shell":  # nothing runs: the runtime's error, as the kubelet reports it
             argv = ["/bin/sh", "-c", f"echo {shlex.quote(no_shell_message(c.spec))} >&2; exit {NO_SHELL_EXIT}"]

@@ -10,7 +10,8 @@ from tools.plan.engine import PlannedResource
 from tools.rehearsal import helm, pulumi_k8s
 from tools.rehearsal.charts import load_files
 from tools.rehearsal.kube import ApiError, Kube
-from tools.rehearsal.kubelet import stand_in
+from tools.rehearsal.kubelet import stand_in, unknown_flags
+from tools.rehearsal.processes import ProcessFailed
 from tools.rehearsal.report import Check
 
 if TYPE_CHECKING:
@@ -125,8 +126,11 @@ def install_release(run: StackRun, resource: PlannedResource) -> bool:
             origin = source.crd_files.source
         failures: list[str] = []
         _create_all(run, target, release, crds, failures)
-        if crds:
-            wait_crds_established(target.kube, crds)
+        if crds and not failures:
+            try:
+                wait_crds_established(target.kube, crds)
+            except ProcessFailed as exc:
+                return result(False, str(exc))
         installed = f"; its {len(crds)} CRD(s) installed from {origin}" if crds else ""
         if failures:
             return result(False, f"CRDs refused: {'; '.join(failures)}")
@@ -164,8 +168,11 @@ def install_release(run: StackRun, resource: PlannedResource) -> bool:
     failures: list[str] = []
     _create_all(run, target, release, rendered.crds, failures)
     crd_names = [c["metadata"]["name"] for c in rendered.crds]
-    if crd_names:
-        wait_crds_established(target.kube, rendered.crds)
+    if crd_names and not failures:
+        try:
+            wait_crds_established(target.kube, rendered.crds)
+        except ProcessFailed as exc:  # helm install fails the same way: the CRDs never become established
+            return result(False, f"{len(crd_names)} CRD(s) created; {exc}")
     created = 0
     for phase in (rendered.pre_hooks, rendered.manifests, rendered.post_hooks):
         created += _create_all(run, target, release, phase, failures)
@@ -201,6 +208,20 @@ def install_release(run: StackRun, resource: PlannedResource) -> bool:
                 f"{len(crd_names)} CRD(s), {created} object(s) created; helm waits (atomic, {inputs.get('timeout', 300)} s) "
                 f"and rolls back: {pulumi_k8s.describe(obj)} {outcome.detail}",
             )
+    dropped = sorted(
+        {
+            f"{stand_in(c)} without {', '.join(unknown_flags(c))}"
+            for o in waits
+            for c in (((o.get("spec") or {}).get("template") or {}).get("spec") or {}).get("containers") or []
+            if unknown_flags(c)
+        }
+    )
+    if dropped and not stand_in_failures:
+        return result(
+            None,
+            f"not rehearsed in full: {len(waits)} of {len(waits)} ready, a stand-in run without the flags of the "
+            f"pinned version it does not know: {'; '.join(dropped)}",
+        )
     if stand_in_failures:
         return result(
             None,

@@ -28,11 +28,12 @@ from components.config.stacks import StackSlice, environment_stacks
 from components.k8s.names import cluster_name
 from tools.plan.engine import PlannedResource
 from tools.plan.model import HELM_RELEASE, K8S_PROVIDER, Plan, is_kubernetes_object, is_patch
-from tools.rehearsal import cache, cloud, helm, kwok, nodes, pulumi_k8s
+from tools.rehearsal import cache, cloud, fluid, helm, kwok, nodes, pulumi_k8s
 from tools.rehearsal.certmanager import CertManagerStandIn
 from tools.rehearsal.charts import CLOUD_CRDS, CONFIG_FILES, VENDORED, ModuleFiles, load_all, load_files
 from tools.rehearsal.cluster import ControlPlane, start_cluster
 from tools.rehearsal.federation import check_members, check_propagation
+from tools.rehearsal.fluid import FluidStandIn
 from tools.rehearsal.gates import run_gates
 from tools.rehearsal.gateway import check_gateways
 from tools.rehearsal.kube import ApiError, Kube
@@ -47,7 +48,10 @@ from tools.rollout.ci import stack_regions
 CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile"
 KUBE_VERSION = "v1.33.13"  # the clusters' Kubernetes (tools/rehearsal/modules/kubernetes)
 DEFAULT_SERVICE_CIDR = "10.100.0.0/16"
-CRD_ESTABLISHED_SECONDS = 30.0
+# Helm waits 60 s for a chart's crds/ to be ready before its templates (helm.sh/helm/v3@v3.20.2:pkg/action/
+# install.go L185); the rehearsal gives its API servers, on a loaded machine, twice that to build the OpenAPI of
+# KServe's megabyte CRDs.
+CRD_ESTABLISHED_SECONDS = 120.0
 
 
 @dataclass
@@ -246,8 +250,8 @@ class Rehearsal:
 
     def start_controllers(self, run: StackRun, target: Target, resource: PlannedResource, rendered: Any) -> None:
         """What a release's controllers do where the rehearsal cannot run them but others depend on it: the
-        cert-manager stand-in (tools/rehearsal/certmanager.py). The other releases' controllers are the pods the
-        cluster's kubelet runs."""
+        cert-manager stand-in (tools/rehearsal/certmanager.py) and Fluid's volumes (tools/rehearsal/fluid.py). The
+        other releases' controllers are the pods the cluster's kubelet runs."""
         key, _ = helm.release_source(resource.inputs)
         if key[0] == "cert-manager" and not any(isinstance(c, CertManagerStandIn) for c in target.controllers):
             values = resource.inputs.get("values") or {}
@@ -264,6 +268,23 @@ class Rehearsal:
                     "(cmd/controller, cmd/webhook, cmd/cainjector) have no version the module proxy serves at "
                     "v1.21.1; the rehearsal issues Certificates and injects CA bundles as they would",
                     name="cert-manager (stand-in)",
+                )
+            )
+        if key[0] == "fluid" and not any(isinstance(c, FluidStandIn) for c in target.controllers):
+            values = resource.inputs.get("values") or {}
+            mount_root = (values.get("runtime") or {}).get("mountRoot") or fluid.MOUNT_ROOT_DEFAULT
+            fluid_stand_in = FluidStandIn(target.kube, target.name, mount_root)
+            fluid_stand_in.start()
+            target.controllers.append(fluid_stand_in)
+            run.r.check(
+                run._check(
+                    resource,
+                    "apply",
+                    None,
+                    "Fluid's controllers are not run (their images install the runtime charts with their own Helm); "
+                    "the rehearsal makes each Dataset's PersistentVolume and claim as the AlluxioRuntime controller "
+                    "does, its node affinity the runtime's fuse.nodeSelector (tools/rehearsal/fluid.py)",
+                    name="fluid (stand-in)",
                 )
             )
 
