@@ -455,3 +455,26 @@ def test_fluid_volumes_are_made_as_the_alluxio_runtime_controller_makes_them():
     }
     unpinned, _ = volume_objects({**runtime, "spec": {}}, dataset, "/runtime-mnt")
     assert "nodeAffinity" not in unpinned["spec"]  # no fuse nodeSelector: any node
+
+
+def test_inputs_set_to_none_are_kept_as_the_engine_keeps_them():
+    """A Helm value set to None reaches Helm as null, which deletes the chart's default (the karmada agent's
+    `strategy.rollingUpdate` under `type: Recreate`); the SDK's deserializer alone would drop it."""
+    from google.protobuf import struct_pb2
+    from pulumi.runtime import rpc
+
+    from tools.plan.engine import with_nulls
+
+    struct = struct_pb2.Struct()
+    struct.update(
+        {
+            "values": {"agent": {"strategy": {"type": "Recreate", "rollingUpdate": None}}, "list": [{"a": None}]},
+            "secret": {rpc._special_sig_key: rpc._special_secret_sig, "value": {"key": None, "kept": "x"}},
+        }
+    )
+    plain = rpc.deserialize_properties(struct, keep_unknowns=True)
+    assert plain["values"]["agent"]["strategy"] == {"type": "Recreate"}  # what the SDK gives the mocks
+    kept = with_nulls(struct, plain)
+    assert kept["values"]["agent"]["strategy"] == {"type": "Recreate", "rollingUpdate": None}
+    assert kept["values"]["list"] == [{"a": None}]
+    assert kept["secret"] == {rpc._special_sig_key: rpc._special_secret_sig, "value": {"key": None, "kept": "x"}}

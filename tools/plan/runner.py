@@ -29,10 +29,12 @@ def build_plan(
     on_register: Callable[[PlannedResource], None] | None = None,
     computed: Mapping[str, ComputedOutputs] | None = None,
     plain_secrets: bool = False,
+    keep_nulls: bool = False,
 ) -> Plan:
     """Raises ConfigError before any resource is registered when the config is invalid. `computed`: provider
     packages whose outputs are computed for real instead of mocked, `plain_secrets`: secret inputs kept in plain
-    text (both for the rehearsal, which applies the plan to local clusters and writes none of it)."""
+    text, `keep_nulls`: inputs set to None kept, as the engine passes them to the provider (all three for the
+    rehearsal, which applies the plan to local clusters and writes none of it)."""
     if str(project_dir) not in sys.path:
         sys.path.insert(0, str(project_dir))
     from stacks.config import read_environment
@@ -66,6 +68,7 @@ def build_plan(
                 stack_outputs={name: e.referenced for name, e in evaluations.items()},
                 computed=computed,
                 plain_secrets=plain_secrets,
+                keep_nulls=keep_nulls,
             )
     if len(stacks) == 1:
         return Plan(

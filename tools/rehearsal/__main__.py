@@ -32,7 +32,8 @@ REQUIRED = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler
 def rehearsal_plan(project_dir: Path, env_name: str) -> Plan:
     """The environment's plan as `make plan` evaluates it, with working key material
     (the tls provider's resources computed), load balancer addresses as the rehearsal's cloud stand-in gives them,
-    and secret inputs in plain text, since the rehearsal applies them."""
+    secret inputs in plain text, since the rehearsal applies them, and inputs set to None kept, as the engine
+    hands them to the provider (a Helm value set to null deletes the chart's default)."""
     env = load_spec(project_dir, env_name)
     regions = {cluster_name(env_name, r): r for r in env.regions}
 
@@ -59,6 +60,7 @@ def rehearsal_plan(project_dir: Path, env_name: str) -> Plan:
         project_dir,
         computed={"tls": TlsResources().outputs, "kubernetes:core/v1:Service": service},
         plain_secrets=True,
+        keep_nulls=True,
     )
 
 

@@ -188,11 +188,13 @@ def load_files(directory: Path) -> list[dict[str, Any]]:
 
 
 def module_sources() -> list[ModuleFiles]:
-    """Every module file set the rehearsal reads (charts, CRDs, manifests, scripts): what `make rehearsal-tools`
+    """Every module file set the rehearsal reads (charts, CRDs, manifests, scripts, kwok's stages): what `make rehearsal-tools`
     downloads into the module cache beside the binaries' modules."""
-    from tools.rehearsal.kubelet import IMAGE_SCRIPTS  # the kubelet imports this module
+    from tools.rehearsal.kubelet import IMAGE_SCRIPTS  # the kubelet and kwok import this module
+    from tools.rehearsal.kwok import STAGES
 
     found = [f for source in CHART_SOURCES.values() for f in (source.files, source.crd_files) if f is not None]
     found += [*CONFIG_FILES.values(), *CLOUD_CRDS.values()]
     found += [files for scripts in IMAGE_SCRIPTS.values() for files, _tools in scripts.values()]
+    found += STAGES
     return found
