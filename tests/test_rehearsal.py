@@ -478,3 +478,21 @@ def test_inputs_set_to_none_are_kept_as_the_engine_keeps_them():
     assert kept["values"]["agent"]["strategy"] == {"type": "Recreate", "rollingUpdate": None}
     assert kept["values"]["list"] == [{"a": None}]
     assert kept["secret"] == {rpc._special_sig_key: rpc._special_secret_sig, "value": {"key": None, "kept": "x"}}
+
+
+def test_a_read_of_a_clusters_kube_system_is_answered_as_the_cluster_answers_it():
+    """The plan's Cluster `spec.id` is its mock read of the member's kube-system UID; the agent checks the live one
+    (KARMADA_AGENT_REGISTERS), so the rehearsal replaces the mock's value, and only that value."""
+    from tools.plan.mocks import read_namespace_uid
+    from tools.rehearsal.runner import _resolved
+
+    mock = read_namespace_uid("prod-use1-kube-system")
+    reads = {mock: "4b6bfd4c-1715-4bae-8853-6dc4245b2f7b"}
+    cluster = {"kind": "Cluster", "spec": {"id": mock, "syncMode": "Pull", "taints": [{"key": mock}]}}
+    resolved = _resolved(cluster, reads)
+    assert resolved["spec"] == {
+        "id": "4b6bfd4c-1715-4bae-8853-6dc4245b2f7b",
+        "syncMode": "Pull",
+        "taints": [{"key": "4b6bfd4c-1715-4bae-8853-6dc4245b2f7b"}],
+    }
+    assert _resolved(cluster, {}) == cluster

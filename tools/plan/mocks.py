@@ -39,6 +39,12 @@ def _uid(seed: str) -> str:
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
+def read_namespace_uid(resource_name: str) -> str:
+    """The UID the offline plan gives a Namespace read by name (`new_resource`): the rehearsal puts the live one
+    back (tools/rehearsal/runner.py)."""
+    return _uid(resource_name)
+
+
 def _public_ip(seed: str, first_octet: int) -> str:
     n = int(_hex(seed, 6), 16)
     return f"{first_octet}.{n % 250}.{(n >> 8) % 250}.{(n >> 16) % 250 + 1}"
@@ -267,7 +273,7 @@ class PlausibleMocks(mocks.Mocks):
         if typ == STACK_REFERENCE:
             return self._stack_reference(name, str(inputs.get("name", name)))
         if typ == "kubernetes:core/v1:Namespace" and args.resource_id:  # read by name: the API server's object
-            return args.resource_id, {"metadata": {"name": args.resource_id, "uid": _uid(name)}}
+            return args.resource_id, {"metadata": {"name": args.resource_id, "uid": read_namespace_uid(name)}}
         package = typ.split(":", 1)[0]
         if package == "pulumi" or not args.custom:
             return f"{name}-id", dict(inputs)

@@ -27,6 +27,7 @@ from components.config.rollout import Wave, rollout_waves
 from components.config.stacks import StackSlice, environment_stacks
 from components.k8s.names import cluster_name
 from tools.plan.engine import PlannedResource
+from tools.plan.mocks import read_namespace_uid
 from tools.plan.model import HELM_RELEASE, K8S_PROVIDER, Plan, is_kubernetes_object, is_patch
 from tools.rehearsal import cache, cloud, fluid, helm, kwok, nodes, pulumi_k8s
 from tools.rehearsal.certmanager import CertManagerStandIn
@@ -100,6 +101,7 @@ class Rehearsal:
         self.unreachable: dict[str, float] = {}  # provider clusters that did not answer, until when not to retry
         self.slices: dict[str, StackSlice] = {s.name: s for s in environment_stacks(self.env, env_name)}
         self._metrics_tokens: dict[str, str] = {}
+        self.reads: dict[str, str] = {}  # a read's mock value -> the live cluster's (_resolve_reads)
 
     # -- the run ----------------------------------------------------------------------------------------------
     def run(self) -> int:
@@ -183,6 +185,7 @@ class Rehearsal:
         self.targets[name] = target
         for obj in cloud.cloud_objects(region.cloud):
             kube.create(obj, field_manager=cloud.STAND_IN_MANAGER)
+        self._resolve_reads(target)
         if region.cloud == "gcp" and self._multi_networking(name):
             self._install_files(target, CLOUD_CRDS["gke-multi-networking"])
         controllers = cloud.CloudControllers(kube, cloud=region.cloud, region=region.region, cluster=name)
@@ -211,6 +214,17 @@ class Rehearsal:
         }
         self.console.print(f"  {name}: control plane up, {count} kwok nodes Ready ({time.monotonic() - started:.0f} s)")
         return target
+
+    def _resolve_reads(self, target: Target) -> None:
+        """The offline plan answers a read of an existing object with a mock (tools/plan/mocks.py: a Namespace
+        read by name gets a UID derived from the read's resource name); `pulumi up` reads the live object. So the
+        values of the reads the program makes of a cluster (its kube-system Namespace, whose UID is the member's
+        Karmada cluster id: components/federation/member.py kube_system_uid) are put back as this cluster has them
+        wherever the plan holds the mock's."""
+        for namespace in ("kube-system",):
+            live = target.kube.get("v1", "Namespace", namespace)
+            if live is not None:
+                self.reads[read_namespace_uid(f"{target.name}-{namespace}")] = live["metadata"]["uid"]
 
     def _multi_networking(self, cluster: str) -> bool:
         return any(
@@ -620,7 +634,7 @@ class StackRun:
             )
             return False
         started = time.monotonic()
-        obj = _plain(resource.inputs)
+        obj = _resolved(_plain(resource.inputs), self.r.reads)
         outcome = pulumi_k8s.create_or_patch(target.kube, obj, urn=resource.urn, patch=is_patch(resource))
         if outcome.ok and not is_patch(resource) and pulumi_k8s.awaited(obj):
             self.awaiting[resource.urn] = Awaiting(resource, target, obj, started, started + pulumi_k8s.AWAIT_SECONDS)
@@ -683,6 +697,15 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list):
         return [_plain(v) for v in value]
     return value
+
+
+def _resolved(value: Any, reads: dict[str, str]) -> Any:
+    """`value` with every string that is a read's mock value replaced by the live one."""
+    if isinstance(value, dict):
+        return {k: _resolved(v, reads) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_resolved(v, reads) for v in value]
+    return reads.get(value, value) if isinstance(value, str) else value
 
 
 def pending_reason(kube: Kube, namespace: str, selector: str) -> str:
