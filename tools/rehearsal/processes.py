@@ -21,9 +21,9 @@ class ProcessFailed(Exception):
 
 
 _SEEN_ERRORS: set[str] = set()
-# 429 (a CRD's storage (re)initializing, priority and fairness) and 503 (an aggregated API not available yet):
-# what a client retries.
-TRANSIENT_STATUSES = (429, 503)
+# What a controller's next round gets past: 404 and 409 (the object went or changed between its list and its write),
+# 429 (a CRD's storage (re)initializing, priority and fairness) and 503 (an aggregated API not available yet).
+TRANSIENT_STATUSES = (404, 409, 429, 503)
 
 
 def background_error(loop: str, exc: BaseException) -> None:
