@@ -24,8 +24,8 @@ if TYPE_CHECKING:
 
 HEALTH_SECONDS = 60.0  # the rollout polls for healthTimeoutMinutes; kwok pods are ready in seconds
 POLL_SECONDS = 3.0
-DATA_PLANE = "gateway"  # the name suffixes of tools/rollout/health.py's gateway and models checks
-MODELS = "models"
+DATA_PLANE = "gateway"  # what tools/rollout/health.py's gateway and models checks wait for (their Target)
+MODELS = "serving"
 
 
 def _no_data_plane(url: str, _headers: Mapping[str, str], **_tls: Any) -> tuple[int, Any]:
@@ -63,7 +63,7 @@ def run_gates(rehearsal: Rehearsal, wave: Wave) -> None:
                 Check("health", "gate", True, "no cluster in this stack: nothing to check", wave.name, stack)
             )
             continue
-        for check in (c for c in checks if c.name.endswith(DATA_PLANE)):
+        for check in (c for c in checks if _waits_for(c, DATA_PLANE)):
             rehearsal.check(
                 Check(
                     f"health: {check.name}",
@@ -75,7 +75,7 @@ def run_gates(rehearsal: Rehearsal, wave: Wave) -> None:
                 )
             )
         controllers = [b for b in ("kserve-manager", "kserve-llmisvc") if not rehearsal.has_binary(b)]
-        for check in (c for c in checks if c.name.endswith(MODELS) and controllers):
+        for check in (c for c in checks if _waits_for(c, MODELS) and controllers):
             rehearsal.check(
                 Check(
                     f"health: {check.name}",
@@ -86,9 +86,7 @@ def run_gates(rehearsal: Rehearsal, wave: Wave) -> None:
                     stack,
                 )
             )
-        polled = [
-            c for c in checks if not c.name.endswith(DATA_PLANE) and not (c.name.endswith(MODELS) and controllers)
-        ]
+        polled = [c for c in checks if not _waits_for(c, DATA_PLANE) and not (_waits_for(c, MODELS) and controllers)]
         started = time.monotonic()
         results = wait_healthy(polled, timeout_seconds=HEALTH_SECONDS, clock=time.monotonic, sleep=_every(POLL_SECONDS))
         for check, result in zip(polled, results, strict=True):
@@ -103,6 +101,10 @@ def run_gates(rehearsal: Rehearsal, wave: Wave) -> None:
                     seconds=round(time.monotonic() - started, 1),
                 )
             )
+
+
+def _waits_for(check: Any, what: str) -> bool:
+    return check.target is not None and check.target.what == what
 
 
 def _policy_gate(rehearsal: Rehearsal, wave: Wave) -> Check:
