@@ -496,3 +496,31 @@ def test_a_read_of_a_clusters_kube_system_is_answered_as_the_cluster_answers_it(
         "taints": [{"key": "4b6bfd4c-1715-4bae-8853-6dc4245b2f7b"}],
     }
     assert _resolved(cluster, {}) == cluster
+
+
+def test_a_reference_dataset_claims_the_physical_volume_in_its_own_namespace():
+    """fluid@v1.0.8:pkg/ddc/thin/referencedataset/volume.go: the physical PV's spec, claimed by the referring
+    Dataset, read-only, with the path below the referred Dataset as fluid_sub_path."""
+    from tools.rehearsal.fluid import reference_objects, referred, volume_objects
+
+    runtime = {"metadata": {"name": "models", "namespace": "model-cache"}, "spec": {}}
+    physical = {"metadata": {"name": "models", "namespace": "model-cache"}, "spec": {}}
+    volume, claim = volume_objects(runtime, physical, "/runtime-mnt")
+    dataset = {
+        "metadata": {"name": "models", "namespace": "inference"},
+        "spec": {"mounts": [{"name": "models", "mountPoint": "dataset://model-cache/models/llama"}]},
+    }
+    assert referred(dataset) == ("model-cache", "models", "llama")
+    ref_volume, ref_claim = reference_objects(dataset, volume, claim)
+    assert ref_volume["metadata"]["name"] == "inference-models" == ref_claim["spec"]["volumeName"]
+    assert ref_volume["spec"]["claimRef"] == {"namespace": "inference", "name": "models"}
+    assert (
+        ref_volume["spec"]["csi"]["volumeAttributes"]["fluid_path"]
+        == volume["spec"]["csi"]["volumeAttributes"]["fluid_path"]
+    )
+    assert ref_volume["spec"]["csi"]["volumeAttributes"]["fluid_sub_path"] == "llama"
+    assert volume["spec"]["claimRef"] == {"namespace": "model-cache", "name": "models"}  # the physical one untouched
+    assert ref_claim["metadata"]["namespace"] == "inference"
+    assert ref_claim["metadata"]["labels"]["fluid.io/dataset.referring-namespace"] == "model-cache"
+    assert ref_claim["spec"]["accessModes"] == ["ReadOnlyMany"]
+    assert referred({"metadata": {}, "spec": {"mounts": [{"mountPoint": "s3://bucket/models"}]}}) is None

@@ -5,10 +5,14 @@ pods would wait for it. The volume is made exactly as the controller makes it on
 (fluid-cloudnative/fluid@v1.0.8:pkg/utils/dataset/volume/create.go L37-L259): named `<namespace>-<name>`, the
 Dataset's access modes (ReadOnlyMany when none), 100Pi unless the Dataset's annotation says otherwise, CSI driver
 fuse.csi.fluid.io, and a node affinity that is the runtime's `fuse.nodeSelector` (L109-L129): so the scheduler
-places a model's pods only where the cache's FUSE can run, as in a cluster. It is reported as a stand-in."""
+places a model's pods only where the cache's FUSE can run, as in a cluster. A Dataset that refers to another
+(`dataset://<namespace>/<name>`: a namespace reading the cache of another) gets the volume the thin runtime's
+reference engine makes: the physical one's, claimed in its own namespace (pkg/ddc/thin/referencedataset/
+volume.go L70-L209). It is reported as a stand-in."""
 
 from __future__ import annotations
 
+import json
 import threading
 from typing import Any
 
@@ -27,6 +31,7 @@ CAPACITY_ANNOTATION = "pvc.fluid.io/resources.requests.storage"
 DEFAULT_CAPACITY = "100Pi"
 ANNOTATIONS = {"CreatedBy": "fluid"}
 MOUNT_ROOT_DEFAULT = "/runtime-mnt"  # charts/fluid/fluid/values.yaml runtime.mountRoot
+REF_SCHEMA = "dataset://"  # pkg/common: RefSchema
 
 
 def volume_objects(runtime: dict[str, Any], dataset: dict[str, Any], mount_root: str) -> list[dict[str, Any]]:
@@ -76,6 +81,60 @@ def volume_objects(runtime: dict[str, Any], dataset: dict[str, Any], mount_root:
     return [volume, claim]
 
 
+def referred(dataset: dict[str, Any]) -> tuple[str, str, str] | None:
+    """(namespace, name, sub path) of the Dataset a reference Dataset reads (its one `dataset://` mount)."""
+    mounts = (dataset.get("spec") or {}).get("mounts") or []
+    refs = [m["mountPoint"] for m in mounts if str(m.get("mountPoint", "")).startswith(REF_SCHEMA)]
+    if len(refs) != 1 or len(mounts) != 1:
+        return None
+    parts = refs[0].removeprefix(REF_SCHEMA).split("/", 2)  # pkg/ddc/base/dataset.go L53-L65
+    return parts[0], parts[1], parts[2] if len(parts) == 3 else ""
+
+
+def reference_objects(
+    dataset: dict[str, Any], physical_volume: dict[str, Any], physical_claim: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """The reference engine's PersistentVolume (the physical one's spec, claimed by the referring Dataset) and
+    claim."""
+    namespace, name = dataset["metadata"]["namespace"], dataset["metadata"]["name"]
+    pv_name = f"{namespace}-{name}"
+    spec = json.loads(json.dumps(physical_volume["spec"]))
+    spec.pop("claimRef", None)
+    _, _, sub_path = referred(dataset) or ("", "", "")
+    if sub_path:
+        spec["csi"]["volumeAttributes"]["fluid_sub_path"] = sub_path
+    # accessModesForVirtualDataset: ReadOnlyMany when the Dataset says none or the physical volume is read-only
+    access = (dataset.get("spec") or {}).get("accessModes") or []
+    if not access or "ReadOnlyMany" in spec.get("accessModes", []):
+        access = ["ReadOnlyMany"]
+    spec["accessModes"] = access
+    spec["claimRef"] = {"namespace": namespace, "name": name}
+    labels = {f"fluid.io/s-{namespace}-{name}": "true", "fluid.io/dataset-id": f"{namespace}-{name}"}
+    volume = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": pv_name, "labels": labels, "annotations": physical_volume["metadata"].get("annotations")},
+        "spec": spec,
+    }
+    claim_labels = {
+        **labels,
+        "fluid.io/dataset.referring-name": physical_claim["metadata"]["name"],
+        "fluid.io/dataset.referring-namespace": physical_claim["metadata"]["namespace"],
+    }
+    claim = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": name, "namespace": namespace, "labels": claim_labels, "annotations": ANNOTATIONS},
+        "spec": {
+            "volumeName": pv_name,
+            "storageClassName": STORAGE_CLASS,
+            "accessModes": access,
+            "resources": physical_claim["spec"]["resources"],
+        },
+    }
+    return [volume, claim]
+
+
 class FluidStandIn:
     def __init__(self, kube: Kube, cluster: str, mount_root: str):
         self.kube, self.cluster, self.mount_root = kube, cluster, mount_root
@@ -106,7 +165,19 @@ class FluidStandIn:
             dataset = self.kube.get(*DATASETS, name, namespace)
             if dataset is None or self.kube.get("v1", "PersistentVolumeClaim", name, namespace) is not None:
                 continue
-            for obj in volume_objects(runtime, dataset, self.mount_root):
-                meta = obj["metadata"]
-                if self.kube.get("v1", obj["kind"], meta["name"], meta.get("namespace")) is None:
-                    self.kube.create(obj, field_manager=MANAGER)
+            self._create(volume_objects(runtime, dataset, self.mount_root))
+        for dataset in self.kube.list(*DATASETS):
+            ref = referred(dataset)
+            namespace, name = dataset["metadata"]["namespace"], dataset["metadata"]["name"]
+            if ref is None or self.kube.get("v1", "PersistentVolumeClaim", name, namespace) is not None:
+                continue
+            physical_volume = self.kube.get("v1", "PersistentVolume", f"{ref[0]}-{ref[1]}")
+            physical_claim = self.kube.get("v1", "PersistentVolumeClaim", ref[1], ref[0])
+            if physical_volume is not None and physical_claim is not None:
+                self._create(reference_objects(dataset, physical_volume, physical_claim))
+
+    def _create(self, objects: list[dict[str, Any]]) -> None:
+        for obj in objects:
+            meta = obj["metadata"]
+            if self.kube.get("v1", obj["kind"], meta["name"], meta.get("namespace")) is None:
+                self.kube.create(obj, field_manager=MANAGER)
