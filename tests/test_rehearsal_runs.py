@@ -130,7 +130,8 @@ def test_a_gate_waiting_for_a_later_wave_fails_in_its_wave(prod_canary):
 
 
 def _with_objects(plan: Plan, stack: str, extra: list[dict], like: PlannedResource) -> None:
-    """Objects added to a stack as the program would register them, on the cluster of `like`."""
+    """Objects added to a stack as the program would register them: on the cluster of `like` (their Namespace),
+    after it."""
     part = plan.stacks.get(stack, plan)
     for number, obj in enumerate(extra):
         part.evaluation.resources.append(
@@ -140,7 +141,7 @@ def _with_objects(plan: Plan, stack: str, extra: list[dict], like: PlannedResour
                 type=f"kubernetes:{obj['apiVersion']}:{obj['kind']}",
                 name=f"reintroduced-{number}",
                 inputs=obj,
-                options={**like.options, "dependsOn": []},
+                options={**like.options, "dependsOn": [like.urn]},
                 property_dependencies={},
             )
         )
