@@ -8,7 +8,7 @@ STAMP := $(VENV)/.requirements.stamp
 # A local upstream data checkout, only for refreshing conformance/upstream/ (the tests never need it).
 UPSTREAM ?= ../shared/upstream
 
-.PHONY: plan policy-check cost-diff preflight rollout rehearse test rehearsal-test lint format docs bench vendor vendor-check checkov clean rehearsal-tools
+.PHONY: plan policy-check cost-diff preflight rollout rehearse test rehearsal-test lint format docs bench vendor vendor-check checkov wheel clean rehearsal-tools
 
 $(STAMP): requirements.txt requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "Python 3.11+ is required (found $$($(PYTHON) --version))"; exit 1; }
@@ -77,5 +77,10 @@ vendor-check: $(STAMP)  ## fail when conformance/upstream/ is not what $(UPSTREA
 docs: $(STAMP)  ## refresh the generated parts of README.md
 	$(BIN)/python -m tools.readme
 
+# setuptools stages a build in build/lib and never empties it: a module deleted since the last build would ship.
+wheel: $(STAMP)  ## the installable components (components/, stacks/) -> dist/ (examples/ shows a program using them)
+	rm -rf build/lib build/bdist.*
+	$(BIN)/python -m pip wheel --no-deps --wheel-dir dist .
+
 clean:
-	rm -rf build .pytest_cache .ruff_cache
+	rm -rf build dist .pytest_cache .ruff_cache

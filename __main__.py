@@ -2,7 +2,7 @@
 
 import pulumi
 
-from stacks.config import read_environment
+from stacks.config import program_mode, read_environment
 from stacks.environment import build_stack
 
-build_stack(read_environment(), pulumi.get_stack())
+build_stack(read_environment(), pulumi.get_stack(), program_mode())

@@ -234,6 +234,7 @@ class Stack:
         self.declared = list(resources)
         self.resources = patched(member_copies(self.declared))
         self.workload_cache: dict[int, list] = {}
+        self.memo: dict[str, Any] = {}  # what a rule computes once per stack (e.g. which credentials are agents')
 
     @cached_property
     def by_urn(self) -> dict[str, Resource]:

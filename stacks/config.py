@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 import pulumi
 from pulumi.runtime import config as runtime_config
@@ -20,6 +21,23 @@ from components.config.stackfile import (
     shared_secret_issues,
     stack_config_from_mapping,
 )
+
+# What the program registers: everything, or (a runner's network-first step) only its region's network. An
+# environment variable, not config: `pulumi up --config` would save it into the stack's settings.
+BOOTSTRAP_VARIABLE = "INFERENCE_PLATFORM_BOOTSTRAP"
+ProgramMode = Literal["full", "network"]
+
+
+def program_mode() -> ProgramMode:
+    """`network` when INFERENCE_PLATFORM_BOOTSTRAP=network (`make rollout BOOTSTRAP=1` sets it), else `full`."""
+    value = os.environ.get(BOOTSTRAP_VARIABLE, "")
+    if value == "":
+        return "full"
+    if value not in get_args(ProgramMode) or value == "full":
+        raise ConfigError(
+            [Issue("", f"{BOOTSTRAP_VARIABLE}={value}: the only value is `network`; unset it for a full up")]
+        )
+    return "network"
 
 
 def namespace_values(namespace: str = PROJECT, config: Mapping[str, str] | None = None) -> dict[str, Any]:

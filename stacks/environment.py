@@ -11,19 +11,25 @@ from collections.abc import Mapping
 import pulumi
 
 from components.addons.gateway_tls import GatewayCa
+from components.config.base import Issue
 from components.config.environment import EnvironmentSpec
 from components.config.gateway import has_gateway
+from components.config.loader import ConfigError
 from components.config.stacks import StackSlice, anchor_region, region_stack_name, resolve_stack
 from components.serving.tenant_api_keys import TenantApiKeys, TenantApiKeysArgs
 from stacks.clouds import ModelStoreRef, model_store_output
+from stacks.config import BOOTSTRAP_VARIABLE, ProgramMode
 from stacks.model_storage import sync_model_stores
 from stacks.references import output_item, stack_reference
 from stacks.region import RegionalPlatform, RegionalPlatformArgs
 
 
-def build_stack(env: EnvironmentSpec, stack_name: str) -> None:
-    """What `pulumi up` of `stack_name` creates."""
+def build_stack(env: EnvironmentSpec, stack_name: str, mode: ProgramMode = "full") -> None:
+    """What `pulumi up` of `stack_name` creates; `network`: only its region's provider and network."""
     env_name, piece = resolve_stack(env, stack_name)
+    if mode == "network":
+        _network_step(env, env_name, piece)
+        return
     match piece.kind:
         case "environment":
             _whole_environment(env, env_name)
@@ -31,6 +37,19 @@ def build_stack(env: EnvironmentSpec, stack_name: str) -> None:
             _region_stack(env, env_name, piece)
         case "global":
             _global_stack(env, env_name)
+
+
+def _network_step(env: EnvironmentSpec, env_name: str, piece: StackSlice) -> None:
+    """A region's first step on an empty account, before the runner that lives in its network exists: every resource
+    it registers has its parent, dependencies and provider among them, so a targeted `up` of them all creates them
+    alone (PULUMI_TARGETED_CREATE, components/catalog/bringup.py). It exports nothing: the stack has no outputs until
+    its first full `up` (how the rollout tells a bootstrapped stack from a deployed one)."""
+    if piece.kind != "region" or piece.region is None or env.region(piece.region).cluster.existing is not None:
+        raise ConfigError(
+            [Issue("", f"{BOOTSTRAP_VARIABLE}=network: stack {piece.name} creates no network of its own; unset it")]
+        )
+    region = env.region(piece.region)
+    RegionalPlatform(region.name, RegionalPlatformArgs(env=env, region=region, stack=env_name, network_only=True))
 
 
 def _needs_api_keys(env: EnvironmentSpec) -> bool:
@@ -41,12 +60,18 @@ def _needs_gateway_ca(env: EnvironmentSpec) -> bool:
     return env.gateway.tls.issuer == "privateCa" and any(has_gateway(env, r) for r in env.regions)
 
 
-def _gateway_ca(env: EnvironmentSpec, env_name: str) -> tuple[pulumi.Output[str], pulumi.Output[str]] | None:
-    """The environment's gateway CA, created where the environment's shared secrets live (the anchor's stack)."""
+def _gateway_ca(env: EnvironmentSpec, env_name: str) -> GatewayCa | None:
+    """The environment's gateway CA, created where the environment's shared secrets live (the anchor's stack): its root
+    and an intermediate per region with a gateway."""
     if not _needs_gateway_ca(env):
         return None
-    ca = GatewayCa("gateway-ca", common_name=f"{env_name} inference gateways")
-    return ca.cert_pem, ca.key_pem
+    regions = [r.name for r in env.regions if has_gateway(env, r)]
+    return GatewayCa("gateway-ca", common_name=f"{env_name} inference gateways", regions=regions)
+
+
+def _issuing_ca(ca: GatewayCa | None, region: str) -> tuple[pulumi.Output[str], pulumi.Output[str]] | None:
+    issuing = ca.intermediates.get(region) if ca is not None else None
+    return (issuing.chain_pem, issuing.key_pem) if issuing is not None else None
 
 
 def _tenant_api_keys(env: EnvironmentSpec) -> dict[str, pulumi.Output[str]]:
@@ -61,7 +86,13 @@ def _whole_environment(env: EnvironmentSpec, env_name: str) -> None:
     regions = {
         region.name: RegionalPlatform(
             region.name,
-            RegionalPlatformArgs(env=env, region=region, stack=env_name, api_keys=api_keys, gateway_ca=gateway_ca),
+            RegionalPlatformArgs(
+                env=env,
+                region=region,
+                stack=env_name,
+                api_keys=api_keys,
+                gateway_ca=_issuing_ca(gateway_ca, region.name),
+            ),
         )
         for region in env.regions
     }
@@ -75,7 +106,7 @@ def _whole_environment(env: EnvironmentSpec, env_name: str) -> None:
     if api_keys:
         pulumi.export("apiKeys", pulumi.Output.secret(api_keys))
     if gateway_ca is not None:
-        pulumi.export("gatewayCa", gateway_ca[0])
+        pulumi.export("gatewayCa", gateway_ca.cert_pem)
     if env.federation.enabled:
         from stacks.federation import federate_in_one_stack
 
@@ -94,19 +125,17 @@ def _region_stack(env: EnvironmentSpec, env_name: str, piece: StackSlice) -> Non
         api_keys = {t.name: output_item(anchor_stack, "apiKeys", t.name) for t in env.tenants}
     else:
         api_keys = {}
-    if is_anchor:
-        gateway_ca = _gateway_ca(env, env_name)
-    elif _needs_gateway_ca(env):
-        assert anchor_stack is not None
-        gateway_ca = (
-            anchor_stack.require_output("gatewayCa"),
-            pulumi.Output.secret(anchor_stack.require_output("gatewayCaKey")),
+    gateway_ca = _gateway_ca(env, env_name) if is_anchor else None
+    issuing = _issuing_ca(gateway_ca, region.name)
+    if not is_anchor and _needs_gateway_ca(env) and has_gateway(env, region):
+        assert anchor_stack is not None  # its intermediate only: the root's key stays in the anchor's state
+        issuing = (
+            output_item(anchor_stack, "gatewayIssuers", region.name, "chain"),
+            pulumi.Output.secret(output_item(anchor_stack, "gatewayIssuers", region.name, "key")),
         )
-    else:
-        gateway_ca = None
     platform = RegionalPlatform(
         region.name,
-        RegionalPlatformArgs(env=env, region=region, stack=env_name, api_keys=api_keys, gateway_ca=gateway_ca),
+        RegionalPlatformArgs(env=env, region=region, stack=env_name, api_keys=api_keys, gateway_ca=issuing),
     )
     _export_regions(env, {region.name: platform})
     pulumi.export("modelStore", model_store_output(platform.model_storage.ref))
@@ -114,8 +143,13 @@ def _region_stack(env: EnvironmentSpec, env_name: str, piece: StackSlice) -> Non
     if is_anchor and api_keys:
         pulumi.export("apiKeys", pulumi.Output.secret(api_keys))
     if is_anchor and gateway_ca is not None:
-        pulumi.export("gatewayCa", gateway_ca[0])  # what clients (and the rollout's gateway gate) trust
-        pulumi.export("gatewayCaKey", pulumi.Output.secret(gateway_ca[1]))
+        pulumi.export("gatewayCa", gateway_ca.cert_pem)  # what clients (and the rollout's gateway gate) trust
+        others = {name: ca for name, ca in gateway_ca.intermediates.items() if name != region.name}
+        if others:  # each other region's intermediate, read by that region's stack only
+            pulumi.export(
+                "gatewayIssuers",
+                pulumi.Output.secret({name: {"chain": ca.chain_pem, "key": ca.key_pem} for name, ca in others.items()}),
+            )
     if env.federation.enabled:
         from stacks.federation import federate_region
 

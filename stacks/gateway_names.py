@@ -64,7 +64,8 @@ def gateway_dns(
     if env.gateway.dns.publisher != "externalDns":
         return None
     hostname = gateway_hostname(env, region)
-    domain = hostname.split(".", 1)[1]  # the zone an internal gateway's private zone is for
+    # An internal gateway's private zone is for its own name only: a zone for the whole domain would answer, inside
+    # this network, for the other regions' public names too (and have none of them).
     internal = region.gateway.exposure == "internal"
     name = f"{cluster.name}-external-dns"
     opts = pulumi.ResourceOptions(parent=parent, providers={region.cloud: cluster.cloud_provider})
@@ -76,7 +77,7 @@ def gateway_dns(
             component = pulumi.ComponentResource("inference-platform:aws:GatewayDns", region.name, None, opts)
             component.register_outputs({})
             zone = (
-                private_zone(f"{name}-zone", domain=domain, vpc_id=cluster.network_id, parent=component).zone_id
+                private_zone(f"{name}-zone", domain=hostname, vpc_id=cluster.network_id, parent=component).zone_id
                 if internal
                 else env.gateway.dns.route53_zone_id
             )
@@ -88,8 +89,11 @@ def gateway_dns(
                 service_account=EXTERNAL_DNS,
                 parent=component,
             )
+            # The zone may be the domain's or a parent's (make preflight accepts either): with the name as the filter
+            # a zone is kept when it is the name or (--aws-zone-match-parent) a parent of it.
             identity, flags = role.arn, ("--provider=aws", f"--aws-zone-type={'private' if internal else 'public'}")
-            flags += (pulumi.Output.concat("--zone-id-filter=", zone),)
+            flags += ("--aws-zone-match-parent", pulumi.Output.concat("--zone-id-filter=", zone))
+            domain_filter: str | None = hostname
             env_vars = {"AWS_DEFAULT_REGION": region.region}
         case "gcp":
             from components.gcp.gateway_dns import external_dns_account, private_zone
@@ -100,7 +104,7 @@ def gateway_dns(
             zone = (
                 private_zone(
                     f"{cluster.name}-gateway",
-                    domain=domain,
+                    domain=hostname,
                     network_id=cluster.network_id,
                     project=region.project,
                     parent=component,
@@ -118,11 +122,15 @@ def gateway_dns(
                 parent=component,
             )
             identity = account.email
+            # The Google provider keeps a zone only when the domain filter matches the zone's own name (no parent
+            # matching): the zone is chosen by name alone, and every name of the gateway's routes is published.
             flags = (
                 "--provider=google",
                 f"--google-project={region.project}",
                 f"--google-zone-visibility={'private' if internal else 'public'}",
+                pulumi.Output.concat("--zone-id-filter=", zone),
             )
+            domain_filter = None
             env_vars = {}
         case other:
             assert_never(other)
@@ -132,6 +140,7 @@ def gateway_dns(
             cluster=cluster,
             hostname=hostname,
             label_domain=env.label_domain,
+            domain_filter=domain_filter,
             cloud_flags=flags,
             identity=identity_annotations(region, identity),
             env=env_vars,

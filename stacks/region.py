@@ -29,8 +29,11 @@ class RegionalPlatformArgs:
     region: RegionSpec
     stack: str
     api_keys: Mapping[str, pulumi.Output[str]] = field(default_factory=dict)  # tenant -> secret gateway key
-    # The environment's gateway CA (certificate, key) when cert-manager issues the gateways' certificates.
+    # The region's issuing CA (its intermediate's certificate chain, its key) when cert-manager issues the gateway's
+    # certificate.
     gateway_ca: tuple[pulumi.Input[str], pulumi.Input[str]] | None = None
+    # The network-first step (INFERENCE_PLATFORM_BOOTSTRAP=network): the region's provider and network, nothing else.
+    network_only: bool = False
 
 
 class RegionalPlatform(pulumi.ComponentResource):
@@ -47,6 +50,10 @@ class RegionalPlatform(pulumi.ComponentResource):
         super().__init__("inference-platform:stacks:RegionalPlatform", name, None, opts)
         region = args.region
         cluster_name = cluster_name_of(args.stack, region)
+        if args.network_only:
+            backend_for(region.cloud).network(self, args.env, region, cluster_name, args.stack)
+            self.register_outputs({"cluster": cluster_name})
+            return
         self.cluster = backend_for(region.cloud).cluster(self, args.env, region, cluster_name, args.stack)
 
         self.volcano = None
@@ -96,6 +103,7 @@ class RegionalPlatform(pulumi.ComponentResource):
             )
         self.gateway = None
         if has_gateway(args.env, region):
+            assert self.serving is not None, "a region serving models has GPU pools, hence KServe"
             self.gateway = InferenceGateway(
                 region.name,
                 InferenceGatewayArgs(
@@ -103,6 +111,7 @@ class RegionalPlatform(pulumi.ComponentResource):
                     env=args.env,
                     region=region,
                     serving_namespace=self.model_storage.serving.namespace,
+                    inference_pool_crds=self.serving.kserve.inference_pool_crds,
                     api_keys=args.api_keys,
                 ),
                 opts=pulumi.ResourceOptions(parent=self),

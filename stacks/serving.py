@@ -72,6 +72,7 @@ def build_serving(
                 placement=p,
                 storage_uri=model_storage_uri(env, region, stack, p.model),
                 depends_on=depends_on,
+                llm_inference_service=kserve.llm_inference_service,
                 keda=keda.release if keda is not None else None,
                 prometheus_url=prometheus_url,
                 federated=p.model.federated and env.federation.enabled,

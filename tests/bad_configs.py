@@ -164,6 +164,12 @@ CORPUS: list[Bad] = [
     _b('engine-args', 'dev', 'gib-negative', [('set', 'models[0].engineArgs', {'cpu-offload-gb': -4})], "models[0].engineArgs['cpu-offload-gb']", 'at least 0'),
     _b('engine-args', 'dev', 'json-not-json', [('set', 'models[0].engineArgs', {'compilation-config': '{level: 3'})], "models[0].engineArgs['compilation-config']", 'not JSON'),
     _b('engine-args', 'dev', 'json-not-object', [('set', 'models[0].engineArgs', {'hf-overrides': '[1, 2]'})], "models[0].engineArgs['hf-overrides']", 'JSON object'),
+    # vLLM v0.27.1's config bounds (components/catalog/engines.py VLLM_MINIMUMS) and its start-time relations
+    _b('engine-args', 'dev', 'block-size-zero', [('set', 'models[0].engineArgs', {'block-size': 0})], "models[0].engineArgs['block-size']", 'at least 1'),
+    _b('engine-args', 'dev', 'loading-workers-zero', [('set', 'models[0].engineArgs', {'max-parallel-loading-workers': 0})], "models[0].engineArgs['max-parallel-loading-workers']", 'at least 1'),
+    _b('engine-args', 'dev', 'logprobs-below-minus-one', [('set', 'models[0].engineArgs', {'max-logprobs': '-5'})], "models[0].engineArgs['max-logprobs']", 'at least -1'),
+    _b('engine-args', 'dev', 'long-prefill-over-context', [('set', 'models[0].engineArgs', {'long-prefill-token-threshold': 10000000})], "models[0].engineArgs['long-prefill-token-threshold']", 'more than maxModelLen'),
+    _b('engine-args', 'dev', 'traces-over-plain-http', [('set', 'models[0].engineArgs', {'otlp-traces-endpoint': 'http://collector.example.com:4318'})], "models[0].engineArgs['otlp-traces-endpoint']", 'plain HTTP'),
     _b('engine-args', 'dev', 'batched-under-seqs', [('set', 'models[0].engineArgs', {'max-num-batched-tokens': 8})], "models[0].engineArgs['max-num-batched-tokens']", 'max_num_batched_tokens must be >= max_num_seqs'),
     _b('catalog', 'dev', 'engine-arg-unknown', [('set', 'models[0].engineArgs', {'tensor-parallel-sizes': 2})], 'models[0].engineArgs', 'tensor-parallel-sizes'),
     # --- capacity ---
@@ -230,6 +236,8 @@ CORPUS: list[Bad] = [
     _b('gateway', 'dev', 'provider-type', [('set', 'gateway.externalProviders', [{'name': 'x', 'type': 'azure', 'models': ['m']}])], 'gateway.externalProviders[0].type', 'is not allowed'),
     _b('gateway', 'dev', 'provider-model-clash', [('set', 'gateway.externalProviders', [{'name': 'x', 'type': 'openai', 'models': ['llama-3-1-8b'], 'apiKey': 'k'}])], 'gateway.externalProviders[0].models[0]', 'llama-3-1-8b'),
     _b('gateway', 'dev', 'timeout-zero', [('set', 'gateway.requestTimeoutSeconds', 0)], 'gateway.requestTimeoutSeconds', 'greater than'),
+    _b('gateway', 'dev', 'picker-fail-open', [('set', 'gateway.endpointPicker.failureMode', 'FailOpen')], 'gateway.endpointPicker.failureMode', 'would be ignored'),
+    _b('gateway', 'prod', 'triton-output-budget', [('set', 'models[3].maxOutputTokens', 100000)], 'models[3].maxOutputTokens', 'maxModelLen'),
     # --- observability ---
     _b('observability', 'dev', 'remote-write-http', [('set', 'regions[0].observability.remoteWrite', {'url': 'http://metrics.example/api/v1/write'})], 'regions[0].observability.remoteWrite.url', 'https'),
     _b('observability', 'dev', 'grafana-expose-no-host', [('set', 'regions[0].observability.grafana', {'expose': True})], 'regions[0].observability.grafana.host', ''),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+import runpy
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -12,8 +13,8 @@ from typing import Any
 
 import yaml
 
-from components.config.stackfile import stack_config_from_mapping
-from tools.plan.engine import evaluate
+from components.config.stackfile import read_stack_file, read_yaml, stack_config_from_mapping
+from tools.plan.engine import PlannedResource, evaluate
 from tools.plan.model import Plan, is_patch
 from tools.plan.runner import PROJECT_DIR, build_plan
 from tools.plan.stackfile import load_stack_config
@@ -28,10 +29,11 @@ SERVING_CLUSTERS = {"dev": ["dev-use1"], "prod": ["prod-usc1", "prod-use1", "pro
 # LLMInferenceService): dev 8b and qwen in use1; prod 70b in all three regions, 8b in use1 and usw2, mistral in usc1.
 INFERENCE_SERVICES = {"dev": 2, "prod": 6}
 # dev's one region: cert-manager, cluster-autoscaler, fluid, gpu-operator, keda, kserve-crd, kserve-resources,
-# kube-prometheus-stack, volcano, gateway-helm, ai-gateway-crds-helm, ai-gateway-helm = 12. prod: each AWS region the
-# 12, the EFA device plugin and a karmada agent = 14, use1 the karmada host's release too = 15; usc1 (GKE) the 12
-# without cluster-autoscaler, with dcgm-exporter and an agent = 13; kserve-crd on the karmada API server = 1. 43.
-HELM_RELEASES = {"dev": 12, "prod": 43}
+# kserve-llmisvc-crd, kserve-llmisvc-resources, kserve-runtime-configs, kube-prometheus-stack, volcano, gateway-helm,
+# ai-gateway-crds-helm, ai-gateway-helm = 15. prod: each AWS region the 15, the EFA device plugin and a karmada agent
+# = 17, use1 the karmada host's release too = 18; usc1 (GKE) the 15 without cluster-autoscaler, with dcgm-exporter
+# and an agent = 16; kserve-crd on the karmada API server = 1. 52.
+HELM_RELEASES = {"dev": 15, "prod": 52}
 
 
 @cache
@@ -102,6 +104,28 @@ def evaluate_program(program: Callable[[], None], stack: str = "test") -> Plan:
     """Evaluate a component-level program (no config) and wrap it for queries."""
     evaluation = evaluate(program, project=PROJECT, stack=stack, config={})
     return Plan(environment=stack, project=PROJECT, evaluation=evaluation)
+
+
+def plan_program(
+    project_dir: Path,
+    stack: str,
+    config: dict[str, Any] | None = None,
+    on_register: Callable[[PlannedResource], None] | None = None,
+) -> Plan:
+    """Evaluate another Pulumi program (`project_dir/__main__.py`, an example) as `pulumi up` would run it, with
+    its `Pulumi.<stack>.yaml` config or `config` (such a file's `config:` mapping) instead."""
+    project = read_yaml(project_dir / "Pulumi.yaml")["name"]
+    mapping = read_stack_file(project_dir, stack) if config is None else config
+    own = stack_config_from_mapping(project, stack, mapping, project_dir / f"Pulumi.{stack}.yaml")
+    evaluation = evaluate(
+        lambda: runpy.run_path(str(project_dir / "__main__.py"), run_name="__main__"),
+        project=project,
+        stack=stack,
+        config=own.config,
+        secret_keys=own.secret_keys,
+        on_register=on_register,
+    )
+    return Plan(environment=stack, project=project, evaluation=evaluation)
 
 
 def ns(key: str) -> str:

@@ -42,6 +42,7 @@ CONFIG = {"production": True, "labelDomain": DOMAIN}
 TAINT = [{"key": GPU_TAINT.key, "value": GPU_TAINT.value, "effect": "NO_SCHEDULE"}]
 PROTECTED = pulumi.ResourceOptions(protect=True, retain_on_delete=True)
 VLLM_IMAGE = "vllm/vllm-openai:v0.11.0"
+TOKENIZER = {"requests": {"cpu": "256m", "memory": "500Mi"}, "limits": {"cpu": "1", "memory": "2Gi"}}
 MIG_PARTED = {
     "version": "v1",
     "mig-configs": {
@@ -52,7 +53,7 @@ MIG_PARTED = {
 }
 SIZING = {
     "gpu-product": "H100-80GB",
-    "gpu-memory-gib": "80",
+    "gpu-memory-gib": "79.64",  # what an H100 80GB reports: 81559 MiB
     "tensor-parallel": "4",
     "pipeline-parallel": "1",
     "weights-gib": "140",
@@ -427,11 +428,12 @@ def _serving(eks: k8s.Provider) -> None:
         }
         amounts = {"cpu": "16", "memory": "256Gi", "nvidia.com/gpu": "4", "vpc.amazonaws.com/efa": "16"}
         sidecar = {"requests": {"cpu": "250m", "memory": "256Mi"}, "limits": {"cpu": "250m", "memory": "256Mi"}}
+        void = [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}]  # no GPU of its own on a GPU node
         return {
             "nodeSelector": pool_selector(DOMAIN, "h100"),
             "tolerations": gpu_tolerations(),
             **(
-                {"initContainers": [{"name": "llm-d-routing-sidecar", "resources": sidecar}]}
+                {"initContainers": [{"name": "llm-d-routing-sidecar", "resources": sidecar, "env": void}]}
                 if role == "kv_consumer"
                 else {"automountServiceAccountToken": False}
             ),
@@ -458,7 +460,8 @@ def _serving(eks: k8s.Provider) -> None:
             "replicas": 1,
             "template": pd_pool("kv_consumer"),
             "prefill": {"replicas": 1, "template": pd_pool("kv_producer")},
-            "router": {"scheduler": {}},
+            # KServe's scheduler preset gives its tokenizer sidecar requests only: the template bounds it.
+            "router": {"scheduler": {"template": {"containers": [{"name": "tokenizer", "resources": TOKENIZER}]}}},
         },
         eks,
     )
@@ -798,8 +801,12 @@ def _isolation(eks: k8s.Provider, model_server_role: aws.iam.Role) -> None:
 AGENT = "fx-eks"  # the member whose karmada-agent the fixture certifies
 
 
-def _karmada_agent(karmada: k8s.Provider) -> None:
-    """A pull member's agent: its certificate and its RBAC in Karmada, as karmadactl register issues them."""
+KARMADA_CHART = {"chart": "oci://docker.io/karmada/karmada", "version": "v1.18.2", "namespace": "karmada-system"}
+
+
+def _karmada_agent(karmada: k8s.Provider, host: k8s.Provider, member: k8s.Provider) -> None:
+    """A pull member's agent: its certificate and its RBAC in Karmada, as karmadactl register issues them; the
+    control plane's release with its own (CA-signed) server certificate, and the agent's release on its member."""
     opts = pulumi.ResourceOptions(provider=karmada)
     ca_key = tls.PrivateKey("karmada-ca-key", algorithm="RSA", rsa_bits=3072)
     ca = tls.SelfSignedCert(
@@ -816,14 +823,41 @@ def _karmada_agent(karmada: k8s.Provider) -> None:
         private_key_pem=key.private_key_pem,
         subject={"common_name": f"system:karmada:agent:{AGENT}", "organization": "system:karmada:agents"},
     )
-    tls.LocallySignedCert(
+    server_key = tls.PrivateKey("karmada-server-key", algorithm="RSA", rsa_bits=3072)
+    server = tls.LocallySignedCert(
+        "karmada-server",
+        cert_request_pem=tls.CertRequest(
+            "karmada-server-csr",
+            private_key_pem=server_key.private_key_pem,
+            subject={"common_name": "system:admin", "organization": "system:masters"},
+        ).cert_request_pem,
+        ca_private_key_pem=ca_key.private_key_pem,
+        ca_cert_pem=ca.cert_pem,
+        validity_period_hours=43800,
+        allowed_uses=["digital_signature", "key_encipherment", "server_auth", "client_auth"],
+    )
+    k8s.helm.v3.Release(
+        "karmada",
+        name="karmada",
+        **KARMADA_CHART,
+        values={"certs": {"mode": "custom", "custom": {"caCrt": ca.cert_pem, "crt": server.cert_pem}}},
+        opts=pulumi.ResourceOptions(provider=host),
+    )
+    cert = tls.LocallySignedCert(
         "agent-cert",
         cert_request_pem=csr.cert_request_pem,
         ca_private_key_pem=ca_key.private_key_pem,
         ca_cert_pem=ca.cert_pem,
-        validity_period_hours=43800,
+        validity_period_hours=8760,  # the year karmadactl register asks for (register.go L112-113)
         early_renewal_hours=2160,
         allowed_uses=["digital_signature", "key_encipherment", "client_auth"],
+    )
+    k8s.helm.v3.Release(
+        "karmada-agent",
+        name="karmada-agent",
+        **KARMADA_CHART,
+        values={"installMode": "agent", "agent": {"clusterName": AGENT, "kubeconfig": {"crt": cert.cert_pem}}},
+        opts=pulumi.ResourceOptions(provider=member),
     )
     user = [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": f"system:karmada:agent:{AGENT}"}]
     name = f"system:karmada:{AGENT}:agent"
@@ -883,7 +917,7 @@ def _program() -> None:
     _federation(k8s.Provider(KARMADA, kubeconfig="{}"))
     karmada = k8s.Provider(KARMADA, kubeconfig="{}")
     _federation(karmada)
-    _karmada_agent(karmada)
+    _karmada_agent(karmada, eks, eks)
     k8s.core.v1.ConfigMap(
         "custom-mig-config",
         metadata={"name": "custom-mig-config", "namespace": "gpu-operator"},

@@ -12,6 +12,7 @@ import copy
 import dataclasses
 import json
 from collections.abc import Callable
+from typing import ClassVar
 
 import pytest
 
@@ -22,7 +23,7 @@ from tools.plan.engine import PlannedResource
 from tools.plan.model import Plan
 from tools.plan.runner import PROJECT_DIR
 from tools.plan.stackfile import load_stack_config
-from tools.rollout import bringup
+from tools.rollout import bootstrap, bringup
 from tools.rollout.__main__ import offline_plans
 from tools.rollout.bringup import Report, check_bring_up, stack_own_configs
 from tools.rollout.gates import offline_gates
@@ -37,9 +38,16 @@ def prod():
     return env, plans
 
 
-def check(prod, edit: Callable[[dict[str, list[PlannedResource]]], None] | None = None, **kwargs) -> Report:
-    """The check of prod's plans, after `edit` (stack -> its resources, editable copies)."""
+def check(
+    prod,
+    edit: Callable[[dict[str, list[PlannedResource]]], None] | None = None,
+    bootstraps: dict[str, Plan] | None = None,
+    **kwargs,
+) -> Report:
+    """The check of prod's plans, after `edit` (stack -> its resources, editable copies); `bootstraps`: a stack's
+    network-first program's plan instead of its own."""
     env, plans = prod
+    bootstraps = bootstraps or {}
     resources = {name: copy.deepcopy(plan.resources) for name, plan in plans.items()}
     if edit is not None:
         edit(resources)
@@ -49,6 +57,7 @@ def check(prod, edit: Callable[[dict[str, list[PlannedResource]]], None] | None 
             project=PROJECT,
             evaluation=dataclasses.replace(plan.evaluation, resources=resources[name]),
             spec=env,
+            bootstrap=bootstraps.get(name, plan.bootstrap),
         )
         for name, plan in plans.items()
     }
@@ -98,7 +107,7 @@ def test_prod_comes_up_wave_by_wave_on_empty_accounts(prod):
 
 
 def test_every_fact_has_a_statement_and_a_source():
-    assert len(FACTS) == 19  # counted by hand in components/catalog/bringup.py
+    assert len(FACTS) == 24  # counted by hand in components/catalog/bringup.py
     for fact in FACTS.values():
         assert fact.statement.strip() and fact.source.strip() and fact.component.strip(), fact.name
 
@@ -226,17 +235,97 @@ def test_defect_4_a_runner_the_cluster_security_group_refuses_is_reported(prod):
     assert sorted(line.split(":")[0] for line in found) == ["prod.global", "prod.use1", "prod.usw2"]
 
 
-def test_defect_4_a_runner_whose_network_cannot_be_created_first_is_reported(prod):
-    def network_after_cluster(resources):
-        vpc = one(resources["prod.use1"], "use1-vpc", "aws:ec2/vpc:Vpc")
-        cluster = one(resources["prod.use1"], "use1-cluster", "aws:eks/cluster:Cluster")
-        vpc.options["dependsOn"] = [cluster.urn]
+def _old_bootstrap(stack: str, program: Plan, full: Plan, targets=None):
+    """The old network-first step: the whole program, `--target` of the network's ancestors, itself, its
+    descendants and their providers (as tools/rollout/bootstrap.py computed them before)."""
+    (network,) = [r for r in full.resources if r.type in bootstrap.NETWORK_TYPES]
+    members = [network, *full.descendants(network.urn)]
+    old = [
+        *(a.urn for a in full.ancestors(network)),
+        *(r.urn for r in members),
+        *sorted({r.provider for r in members if r.provider}),
+    ]
+    return bootstrap.network_bootstrap(stack, full, full, tuple(dict.fromkeys(old)))
 
-    found = lines(check(prod, network_after_cluster), bringup.facts.EKS_PRIVATE_ENDPOINT_ADMITS_ITS_SECURITY_GROUP)
-    assert len(found) == 1 and found[0].startswith(
+
+def test_c1_a_network_first_step_whose_providers_need_untargeted_creates_is_reported(prod, monkeypatch):
+    """The engine targets every provider; one whose parent or inputs are not created fails 'untargeted create'.
+    Expected by hand from prod.use1's providers (build/prod/stacks/prod.use1/plan.json)."""
+    assert check(prod).violations == []
+    monkeypatch.setattr(bringup, "network_bootstrap", _old_bootstrap)
+    found = lines(check(prod), bringup.facts.PULUMI_TARGETED_CREATE)
+    assert sorted(line.split(":")[0] for line in found) == ["prod.usc1", "prod.use1", "prod.usw2"]
+    (use1,) = [line for line in found if line.startswith("prod.use1:")]
+    assert use1.startswith(
         "prod.use1: the Kubernetes provider of prod-use1 needs a runner inside use1's network, which this stack "
-        "creates; no network-first step can create it alone (it depends on urn:pulumi:prod.use1::"
+        "creates first on its own; a targeted `up` of its network-first program fails with 'untargeted create': "
     )
+    for needs in (
+        "pulumi:providers:tls gateway-ca-tls needs its parent inference-platform:addons:GatewayCa gateway-ca",
+        "pulumi:providers:random tenant-api-keys needs its parent inference-platform:serving:TenantApiKeys "
+        "tenant-api-keys",
+        "pulumi:providers:kubernetes prod-use1 needs its input kubeconfig aws:eks/cluster:Cluster use1-cluster",
+        "pulumi:providers:kubernetes prod-karmada needs its parent inference-platform:federation:KarmadaControlPlane "
+        "prod-karmada-control-plane",
+    ):
+        assert needs in use1, needs
+    (usc1,) = [line for line in found if line.startswith("prod.usc1:")]
+    assert (
+        "pulumi:providers:kubernetes prod-usc1 needs its input kubeconfig gcp:container/cluster:Cluster usc1-cluster"
+        in usc1
+    )
+
+
+def test_c1_the_network_first_program_registers_only_closed_targets(prod):
+    """INFERENCE_PLATFORM_BOOTSTRAP=network: the region's cloud provider and network, URNs and inputs as the full
+    program has them; every provider's parent, dependencies and inputs inside the targets."""
+    _, plans = prod
+    for stack, provider in (("prod.use1", "aws"), ("prod.usw2", "aws"), ("prod.usc1", "gcp")):
+        full, program = plans[stack], plans[stack].bootstrap
+        assert program is not None and program.outputs == {}
+        providers = [r for r in program.resources if r.type.startswith("pulumi:providers:")]
+        assert [(p.type, p.name) for p in providers] == [(f"pulumi:providers:{provider}", f"{stack[5:]}-{provider}")]
+        step = bootstrap.network_bootstrap(stack, program, full)
+        assert step is not None and step.outside == () and step.differs == ()
+        registered = {r.urn for r in program.resources if r.type != "pulumi:pulumi:Stack"}
+        assert set(step.targets) == registered
+        # Nothing but the region's component, its network and the network's resources.
+        network = one(program.resources, stack[5:], f"inference-platform:{provider}:Network")
+        region = one(program.resources, stack[5:], "inference-platform:stacks:RegionalPlatform")
+        assert registered == {
+            region.urn,
+            network.urn,
+            providers[0].urn,
+            *(r.urn for r in full.descendants(network.urn)),
+        }
+    assert plans["prod.global"].bootstrap is None
+
+
+def test_c1_the_network_mode_refuses_a_stack_without_a_network(monkeypatch):
+    from components.config.loader import ConfigError
+    from stacks import config
+
+    monkeypatch.setenv(config.BOOTSTRAP_VARIABLE, "everything")
+    with pytest.raises(ConfigError, match="INFERENCE_PLATFORM_BOOTSTRAP=everything: the only value is `network`"):
+        config.program_mode()
+    monkeypatch.setenv(config.BOOTSTRAP_VARIABLE, "network")
+    assert config.program_mode() == "network"
+    monkeypatch.delenv(config.BOOTSTRAP_VARIABLE)
+    assert config.program_mode() == "full"
+
+
+def test_defect_4_a_runner_whose_network_cannot_be_created_first_is_reported(prod):
+    _, plans = prod
+    program = copy.deepcopy(plans["prod.use1"].bootstrap)
+    vpc = one(program.resources, "use1-vpc", "aws:ec2/vpc:Vpc")
+    vpc.options["dependsOn"] = [plans["prod.use1"].named("use1-cluster", "aws:eks/cluster:Cluster").urn]
+    found = lines(check(prod, bootstraps={"prod.use1": program}), bringup.facts.PULUMI_TARGETED_CREATE)
+    assert found == [
+        "prod.use1: the Kubernetes provider of prod-use1 needs a runner inside use1's network, which this stack "
+        "creates first on its own; a targeted `up` of its network-first program fails with 'untargeted create': "
+        "aws:ec2/vpc:Vpc use1-vpc needs its dependsOn aws:eks/cluster:Cluster use1-cluster "
+        "[pulumi-targeted-up-creates-only-closed-targets]"
+    ]
 
 
 # --- 5. a stack's secret keeps its environment's object --------------------------------------------------------------
@@ -332,6 +421,285 @@ def test_defect_8_an_agent_that_may_create_its_cluster_first_is_reported(prod):
     ]
 
 
+def test_h1_a_work_namespace_created_beside_its_cluster_is_reported(prod):
+    """The old code created karmada-es-<member> as a sibling of the Cluster: the cluster controller creates it once
+    the Cluster appears, and the program's client-side create then fails with AlreadyExists."""
+
+    def sibling(resources):
+        for stack in ("prod.use1", "prod.global"):
+            namespaces = {r.urn for r in resources[stack] if r.name.startswith("prod-karmada-karmada-es-")}
+            assert namespaces
+            for cluster in [r for r in resources[stack] if r.name.startswith("prod-karmada-cluster-")]:
+                cluster.options["dependsOn"] = [d for d in cluster.options["dependsOn"] if d not in namespaces]
+
+    assert lines(check(prod, sibling), bringup.facts.KARMADA_CREATES_THE_EXECUTION_NAMESPACE) == [
+        "prod.use1: the create of Namespace karmada-es-prod-use1 in Karmada needs its Cluster prod-use1 created after "
+        "it; the cluster controller creates the namespace once the Cluster exists, and the Cluster is created by "
+        "prod.use1 (wave 1: canary) without waiting for it "
+        "[karmada-cluster-controller-creates-its-execution-namespace]",
+        "prod.global: the create of Namespace karmada-es-prod-usc1 in Karmada needs its Cluster prod-usc1 created "
+        "after it; the cluster controller creates the namespace once the Cluster exists, and the Cluster is created "
+        "by prod.global (wave 4: global) without waiting for it "
+        "[karmada-cluster-controller-creates-its-execution-namespace]",
+        "prod.global: the create of Namespace karmada-es-prod-usw2 in Karmada needs its Cluster prod-usw2 created "
+        "after it; the cluster controller creates the namespace once the Cluster exists, and the Cluster is created "
+        "by prod.global (wave 4: global) without waiting for it "
+        "[karmada-cluster-controller-creates-its-execution-namespace]",
+    ]
+
+
+def test_h1_each_work_namespace_is_created_before_its_cluster_and_labelled_as_karmada_does(prod):
+    _, plans = prod
+    for stack, member in (("prod.use1", "prod-use1"), ("prod.global", "prod-usw2"), ("prod.global", "prod-usc1")):
+        plan = plans[stack]
+        namespace = plan.named(f"prod-karmada-karmada-es-{member}", "kubernetes:core/v1:Namespace")
+        cluster = plan.named(f"prod-karmada-cluster-{member}")
+        assert namespace.urn in cluster.options["dependsOn"]
+        assert namespace.inputs["metadata"]["labels"]["karmada.io/system"] == "true"  # pkg/util/constants.go L58
+
+
+def test_h2_a_karmada_provider_configured_before_its_load_balancer_answers_is_reported(prod):
+    """The old code: prod.use1's Karmada provider waited only for the Service, whose load balancer answers minutes
+    later; the provider's one discovery at configure fails and every create in Karmada with it."""
+
+    def no_wait(resources):
+        wait = one(resources["prod.use1"], "prod-use1-karmada-apiserver-reachable")
+        resources["prod.use1"].remove(wait)
+        for r in resources["prod.use1"]:
+            r.options["dependsOn"] = [d for d in r.options.get("dependsOn", ()) if d != wait.urn]
+
+    assert lines(check(prod, no_wait), bringup.facts.PULUMI_KUBERNETES_REACHES_ITS_CLUSTER_AT_CONFIGURE) == [
+        "prod.use1: the Kubernetes provider of the Karmada API needs its load balancer "
+        "(prod-use1-karmada-apiserver-external, created by this stack) answering from a runner inside use1's network "
+        "before the provider is configured; no wait reaching the API through it comes first: the provider's one "
+        "discovery fails and every create in Karmada fails with 'cluster is unreachable' "
+        "[pulumi-kubernetes-reaches-its-cluster-once-at-configure]"
+    ]
+
+
+def test_h2_the_wait_gets_readyz_through_the_load_balancer_with_the_federation_ca(prod):
+    _, plans = prod
+    plan = plans["prod.use1"]
+    wait = plan.named("prod-use1-karmada-apiserver-reachable", "command:local:Command")
+    provider = plan.named("prod-karmada", "pulumi:providers:kubernetes")
+    assert wait.urn in provider.options["dependsOn"]
+    service = plan.named("prod-use1-karmada-apiserver-external")
+    ca = plan.named("prod-use1-karmada-ca-cert")
+    assert set(wait.property_dependencies["environment"]) >= {service.urn, ca.urn}
+    script = wait.inputs["create"]
+    assert '"$KARMADA_ENDPOINT/readyz"' in script and '--cacert "$ca"' in script and "= 200 ]" in script
+    assert wait.inputs["triggers"] == [wait.inputs["environment"]["KARMADA_ENDPOINT"]]  # a new endpoint waits again
+
+
+def test_m1_external_dns_keeps_only_zones_its_filters_match():
+    """external-dns v0.15.1 zone choice, by hand from provider/aws/aws.go L345-361, google/google.go L175-201 and
+    endpoint/domain_filter.go: the zone acme.example serves use1.llm.acme.example."""
+    old_aws = ["--provider=aws", "--domain-filter=llm.acme.example"]
+    assert bringup.external_dns_writes(old_aws, "use1.llm.acme.example", "llm.acme.example")
+    assert not bringup.external_dns_writes(old_aws, "use1.llm.acme.example", "acme.example")  # parent: dropped
+    new_aws = ["--provider=aws", "--domain-filter=use1.llm.acme.example", "--aws-zone-match-parent"]
+    for zone in ("acme.example", "llm.acme.example", "use1.llm.acme.example"):
+        assert bringup.external_dns_writes(new_aws, "use1.llm.acme.example", zone), zone
+    assert not bringup.external_dns_writes(new_aws, "use1.llm.acme.example", "other.example")
+    assert not bringup.external_dns_writes(new_aws[:2], "use1.llm.acme.example", "acme.example")  # flag needed
+    old_google = ["--provider=google", "--domain-filter=llm.acme.example"]
+    assert not bringup.external_dns_writes(old_google, "usc1.llm.acme.example", "acme.example")  # no parent match
+    assert bringup.external_dns_writes(["--provider=google"], "usc1.llm.acme.example", "acme.example")
+    assert bringup.parent_zones("use1.llm.acme.example") == ["llm.acme.example", "acme.example"]
+
+
+def test_m1_an_external_dns_whose_filters_drop_the_domains_parent_zone_is_reported(prod):
+    """The old args (--domain-filter=<gateway.domain>, no --aws-zone-match-parent) publish nothing when the public
+    zone make preflight accepts is a parent of the domain (acme.example)."""
+
+    def old_args(resources):
+        for stack in ("prod.use1", "prod.usw2"):
+            (deployment,) = [r for r in resources[stack] if r.name.endswith("-external-dns") and "Deployment" in r.type]
+            container = deployment.inputs["spec"]["template"]["spec"]["containers"][0]
+            container["args"] = [
+                "--domain-filter=llm.acme.example" if a.startswith("--domain-filter=") else a
+                for a in container["args"]
+                if a != "--aws-zone-match-parent"
+            ]
+
+    found = lines(check(prod, old_args), bringup.facts.EXTERNAL_DNS_KEEPS_A_ZONE)
+    assert (
+        "prod.use1: gate health: use1 gateway needs a DNS record for use1.llm.acme.example; ExternalDNS on prod-use1 "
+        "(prod.use1 (wave 1: canary)) keeps no zone the name may be in (llm.acme.example, acme.example): its filters "
+        "drop them [external-dns-writes-only-zones-its-filters-keep]"
+    ) in found
+    # use1's and usw2's gates in their waves and again in the global one.
+    assert len(found) == 4
+
+
+def test_m1_the_external_dns_args_match_the_zones_they_write(prod):
+    _, plans = prod
+    for stack, region in (("prod.use1", "use1"), ("prod.usw2", "usw2")):
+        args = _external_dns(plans[stack]).inputs["spec"]["template"]["spec"]["containers"][0]["args"]
+        assert f"--domain-filter={region}.llm.acme.example" in args and "--aws-zone-match-parent" in args
+        assert "--zone-id-filter=Z0412345ACMELLM" in args  # Pulumi.prod.yaml gateway.dns.route53ZoneId
+    args = _external_dns(plans["prod.usc1"]).inputs["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert not [a for a in args if a.startswith("--domain-filter")]  # google: the zone by name
+    assert "--zone-id-filter=prod-usc1-gateway" in args
+
+
+def test_low_usc1s_private_zone_serves_its_own_name_only(prod):
+    """A private zone for llm.acme.example would answer, inside usc1's network, for use1's and usw2's public names."""
+    _, plans = prod
+    (zone,) = plans["prod.usc1"].of_type("gcp:dns/managedZone:ManagedZone")
+    assert zone.inputs["dnsName"] == "usc1.llm.acme.example."
+
+
+def _external_dns(plan: Plan) -> PlannedResource:
+    (found,) = [
+        r for r in plan.kubernetes_objects() if r.inputs["kind"] == "Deployment" and r.name.endswith("external-dns")
+    ]
+    return found
+
+
+class HandReadCharts:
+    """What three pinned charts install, read by hand at their tags (the catalog's chart CRD facts stand in here)."""
+
+    # chart -> (kinds, whether its values install them, served in the Karmada API server it runs)
+    TABLE: ClassVar[dict[str, tuple[set[tuple[str, str]], Callable[[dict], bool], bool]]] = {
+        # cert-manager/cert-manager@v1.21.1:deploy/charts/cert-manager/templates/crd-cert-manager.io_*.yaml L1
+        # `if or .Values.crds.enabled .Values.installCRDs`; values.yaml L104-109: both false by default.
+        "cert-manager": (
+            {("cert-manager.io", "Certificate"), ("cert-manager.io", "ClusterIssuer")},
+            lambda v: bool((v.get("crds") or {}).get("enabled") or v.get("installCRDs")),
+            False,
+        ),
+        # kserve/kserve@v0.20.0:charts/kserve-crd/templates/serving.kserve.io_{inferenceservices,
+        # clusterservingruntimes}.yaml, ungated (LLMInferenceService is only in charts/kserve-llmisvc-crd).
+        "kserve-crd": (
+            {("serving.kserve.io", "InferenceService"), ("serving.kserve.io", "ClusterServingRuntime")},
+            lambda v: True,
+            False,
+        ),
+        # karmada-io/karmada@v1.18.2:charts/karmada/templates/pre-install-job.yaml L3 `if eq .Values.installMode
+        # "host"` applies _crds/bases/policy/** to the Karmada API server; values.yaml L39 installMode: "host".
+        "karmada": (
+            {("policy.karmada.io", "PropagationPolicy"), ("policy.karmada.io", "OverridePolicy")},
+            lambda v: v.get("installMode", "host") == "host",
+            True,
+        ),
+    }
+
+    def __init__(self):
+        self.answered: set[tuple[str, str]] = set()  # kinds the check asked about and the table knows
+
+    def charts(self, group, kind):
+        charts = frozenset(chart for chart, (kinds, _, _) in self.TABLE.items() if (group, kind) in kinds)
+        if charts:
+            self.answered.add((group, kind))
+        return charts
+
+    def installed(self, chart, values):
+        kinds, installs, in_karmada = self.TABLE.get(chart, (set(), lambda v: False, False))
+        return (frozenset(kinds) if installs(values) else frozenset()), in_karmada
+
+
+def test_crd_charts_prod_creates_each_custom_resource_after_the_release_that_installs_its_kind(prod):
+    charts = HandReadCharts()
+    assert check(prod, crd_charts=charts).violations == []
+    assert charts.answered == {kind for kinds, _, _ in HandReadCharts.TABLE.values() for kind in kinds}
+
+
+def test_crd_charts_a_release_whose_values_install_no_crds_is_reported(prod):
+    """cert-manager's chart templates its CRDs only with crds.enabled (off by default): usw2's ClusterIssuer and
+    Certificate then have no CRD, however early the release."""
+
+    def crds_off(resources):
+        release = one(resources["prod.usw2"], "prod-usw2-cert-manager", "kubernetes:helm.sh/v3:Release")
+        release.inputs["values"]["crds"]["enabled"] = False
+
+    assert lines(
+        check(prod, crds_off, crd_charts=HandReadCharts()), bringup.facts.CUSTOM_RESOURCE_AFTER_ITS_CHARTS_CRDS
+    ) == [
+        f"prod.usw2: {kind} {name} on prod-usw2 needs the {kind} CRD on prod-usw2, installed by a release of "
+        "cert-manager; no release of cert-manager installs it there with its values "
+        "[custom-resource-after-the-release-that-installs-its-crd]"
+        for kind, name in (("ClusterIssuer", "inference-gateway-ca"), ("Certificate", "inference-gateway"))
+    ]
+
+
+def test_crd_charts_a_release_of_another_chart_is_not_an_installer(prod):
+    """Any release on the cluster satisfied the check without the catalog; a release of kserve-llmisvc-crd (which has
+    no InferenceService or ClusterServingRuntime template at v0.20.0) in place of kserve-crd installs neither."""
+
+    def other_chart(resources):
+        release = one(resources["prod.usw2"], "prod-usw2-kserve-crd", "kubernetes:helm.sh/v3:Release")
+        release.inputs["chart"] = "oci://ghcr.io/kserve/charts/kserve-llmisvc-crd"
+
+    assert lines(check(prod, other_chart), bringup.facts.HELM_RELEASE_WAITS) == []  # without the catalog: passes
+    found = lines(
+        check(prod, other_chart, crd_charts=HandReadCharts()), bringup.facts.CUSTOM_RESOURCE_AFTER_ITS_CHARTS_CRDS
+    )
+    assert sorted(line.split(" needs ")[0] for line in found) == [
+        "prod.usw2: ClusterServingRuntime inference-platform-triton-trtllm on prod-usw2",
+        "prod.usw2: ClusterServingRuntime inference-platform-vllm on prod-usw2",
+        "prod.usw2: ClusterServingRuntime inference-platform-vllm-multinode on prod-usw2",
+        "prod.usw2: InferenceService llama-3-1-8b on prod-usw2",
+    ]
+
+
+def test_crd_charts_a_kind_served_only_by_another_clusters_release_is_reported(prod):
+    """The Karmada API serves InferenceService only through the kserve-crd release installed into it: the members'
+    own kserve-crd releases serve their clusters, not Karmada."""
+
+    def no_crds_in_karmada(resources):
+        release = one(resources["prod.global"], "prod-karmada-kserve-crd")
+        resources["prod.global"].remove(release)
+        for r in resources["prod.global"]:
+            r.options["dependsOn"] = [u for u in r.options.get("dependsOn", ()) if u != release.urn]
+
+    found = lines(
+        check(prod, no_crds_in_karmada, crd_charts=HandReadCharts()),
+        bringup.facts.CUSTOM_RESOURCE_AFTER_ITS_CHARTS_CRDS,
+    )
+    assert found == [
+        "prod.global: InferenceService llama-3-1-70b on prod-karmada needs the InferenceService CRD on prod-karmada, "
+        "installed by a release of kserve-crd; no release of kserve-crd installs it there with its values "
+        "[custom-resource-after-the-release-that-installs-its-crd]"
+    ]
+
+
+def test_crd_charts_an_object_created_beside_the_release_that_installs_its_kind_is_reported(prod):
+    """Created in the same stack but not after the release (not in its dependency closure): the create may come
+    first and be refused."""
+
+    def beside(resources):
+        release = one(resources["prod.global"], "prod-karmada-kserve-crd")
+        for r in resources["prod.global"]:
+            r.options["dependsOn"] = [u for u in r.options.get("dependsOn", ()) if u != release.urn]
+
+    found = lines(check(prod, beside, crd_charts=HandReadCharts()), bringup.facts.CUSTOM_RESOURCE_AFTER_ITS_CHARTS_CRDS)
+    assert found == [
+        "prod.global: InferenceService llama-3-1-70b on prod-karmada needs the InferenceService CRD on prod-karmada, "
+        "installed by a release of kserve-crd; it is created by prod.global (wave 4: global), after it "
+        "[custom-resource-after-the-release-that-installs-its-crd]"
+    ]
+
+
+def test_crd_charts_karmadas_kinds_are_served_by_the_host_mode_release(prod):
+    """installMode host applies Karmada's CRDs to the API server it runs (in prod.use1, wave 1); a release in
+    `component` mode (selected components only, values.yaml L38) installs none."""
+
+    def component_mode(resources):
+        release = one(resources["prod.use1"], "prod-use1-karmada", "kubernetes:helm.sh/v3:Release")
+        release.inputs["values"]["installMode"] = "component"
+
+    found = lines(
+        check(prod, component_mode, crd_charts=HandReadCharts()), bringup.facts.CUSTOM_RESOURCE_AFTER_ITS_CHARTS_CRDS
+    )
+    assert sorted({line.split(" on prod-karmada needs")[0] for line in found}) == [
+        "prod.global: OverridePolicy llama-3-1-70b-usc1",
+        "prod.global: OverridePolicy llama-3-1-70b-use1",
+        "prod.global: OverridePolicy llama-3-1-70b-usw2",
+        "prod.global: PropagationPolicy llama-3-1-70b",
+    ]
+
+
 def test_defect_8_a_region_stack_without_its_own_engine_settings_is_reported(prod):
     env, _ = prod
     own = stack_own_configs(PROJECT_DIR, env, ENV)
@@ -398,3 +766,52 @@ def test_make_plan_fails_on_a_wait_that_cannot_complete(tmp_path, capsys):
     assert len(errors) == 1 + 5  # the global stack's file, and each of the five gateway gates' DNS record
     plan_md = (tmp_path / "build" / "prod" / "plan.md").read_text()
     assert "wave by wave: **6 missing**:" in plan_md
+
+
+def test_low_the_agent_values_keep_the_null_that_drops_the_charts_rolling_update(prod):
+    """The SDK sends `rollingUpdate: None` as null (Helm then removes the chart's default); the plan and the build's
+    values file keep it, so `helm template` with them renders a valid Recreate Deployment."""
+    import yaml
+
+    from tools.plan.artifacts import helm_files
+
+    _, plans = prod
+    for stack, member in (("prod.use1", "use1"), ("prod.usw2", "usw2"), ("prod.usc1", "usc1")):
+        release = plans[stack].named(f"prod-{member}-karmada-agent", "kubernetes:helm.sh/v3:Release")
+        assert release.inputs["values"]["agent"]["strategy"] == {"type": "Recreate", "rollingUpdate": None}
+    written = yaml.safe_dump(helm_files(plans["prod.use1"])["prod-use1/karmada-agent.yaml"], sort_keys=True)
+    assert "    strategy:\n      rollingUpdate: null\n      type: Recreate\n" in written
+
+
+# --- the catalog's chart CRD facts, as the plan's own check uses them ---------------------------------------------
+
+
+@pytest.mark.parametrize("values", [{}, {"crds": {"enabled": True}}, {"installCRDs": True}, {"installMode": "agent"}])
+def test_crd_charts_the_catalog_agrees_with_the_hand_read_charts(values):
+    hand = HandReadCharts()
+    assert sorted(HandReadCharts.TABLE) == ["cert-manager", "karmada", "kserve-crd"]
+    for chart, (kinds, _, _) in HandReadCharts.TABLE.items():
+        for group, kind in kinds:
+            assert chart in bringup.CATALOG_CRD_CHARTS.charts(group, kind), (chart, kind)
+        # the hand-read table names only the kinds prod uses of each chart
+        catalog_kinds, catalog_in_karmada = bringup.CATALOG_CRD_CHARTS.installed(chart, values)
+        hand_kinds, hand_in_karmada = hand.installed(chart, values)
+        assert (catalog_kinds & kinds, catalog_in_karmada) == (hand_kinds, hand_in_karmada), (chart, values)
+
+
+def test_crd_charts_the_catalog_finds_the_llm_inference_service_without_its_crd_chart(prod):
+    """kserve/kserve@v0.20.0: LLMInferenceService's CRD is only in charts/kserve-llmisvc-crd; without that release
+    use1's disaggregated model has no CRD (the plan's own check runs with the catalog: tools/rollout/gates.py)."""
+    _, plans = prod
+    [stack] = [s for s, plan in plans.items() if any(r.type.endswith(":LLMInferenceService") for r in plan.resources)]
+
+    def drop_llmisvc_crds(resources):
+        [release] = [r for r in resources[stack] if r.name.endswith("-kserve-llmisvc-crd")]
+        release.inputs["chart"] = "oci://ghcr.io/kserve/charts/kserve-crd"
+
+    assert check(prod, crd_charts=bringup.CATALOG_CRD_CHARTS).violations == []
+    found = lines(
+        check(prod, drop_llmisvc_crds, crd_charts=bringup.CATALOG_CRD_CHARTS),
+        bringup.facts.CUSTOM_RESOURCE_AFTER_ITS_CHARTS_CRDS,
+    )
+    assert any(" LLMInferenceService llama-3-1-70b-rag " in line for line in found), found

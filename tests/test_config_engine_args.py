@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from components.catalog.engines import VLLM_FLAGS, VLLM_VALUES
+from components.catalog.engines import VLLM_FLAGS, VLLM_MINIMUMS, VLLM_VALUES
 from components.config.serving_checks import engine_value_issue
 
 ARGS = Path(__file__).resolve().parents[1] / "conformance/upstream/vllm/v0.27.1/generated-vllm-serve-args.json"
@@ -45,6 +45,7 @@ def test_every_tunable_value_flag_has_its_parsers_kind():
         ("tokens", 8192),
         ("tokens", "16384"),
         ("int", 0),
+        ("int", "-1"),  # max-logprobs -1: every logprob (vllm/config/model.py L242, ge=-1)
         ("float", 4),
         ("float", "2.5"),
         ("json", '{"level": 3}'),
@@ -54,3 +55,19 @@ def test_every_tunable_value_flag_has_its_parsers_kind():
 )
 def test_values_the_parser_takes(kind, value):
     assert engine_value_issue(kind, value) is None
+
+
+def test_the_bounds_are_vllms_for_numbers_it_takes():
+    # by hand from vLLM v0.27.1's pydantic Fields: cache.py L49 gt=0, parallel.py L200 ge=1, model.py L242 ge=-1,
+    # scheduler.py L49 ge=1 and L70 ge=0, offload.py L23 ge=0
+    assert VLLM_MINIMUMS == {
+        "block-size": 1,
+        "max-parallel-loading-workers": 1,
+        "max-logprobs": -1,
+        "max-num-batched-tokens": 1,
+        "long-prefill-token-threshold": 0,
+        "cpu-offload-gb": 0,
+    }
+    assert all(VLLM_VALUES[flag] in ("int", "tokens", "float") for flag in VLLM_MINIMUMS)
+    assert engine_value_issue("int", 1, VLLM_MINIMUMS["block-size"]) is None
+    assert engine_value_issue("int", 0, VLLM_MINIMUMS["block-size"]) == "takes a number at least 1, not 0"

@@ -292,6 +292,17 @@ def test_mistakes_of_every_stage_come_in_one_run():
     assert any(p.startswith("regions[0].gpuPools") for p in paths), paths
 
 
+def test_an_engine_flag_mistake_comes_with_a_mistake_in_the_pool_the_model_runs_on():
+    """engineArgs are the model's own (no later check reads them): a wrong machine type on the model's pool does not
+    hide them until the next run."""
+    raw = raw_environment()
+    raw["regions"][0]["gpuPools"][0]["machineType"] = "p5.nonexistent"
+    raw["models"][0]["engineArgs"] = {"max-num-batched-tokens": "8k"}
+    paths = [line.split(":")[0] for line in config_errors(raw)]
+    assert "regions[0].gpuPools[0].machineType" in paths, paths
+    assert "models[0].engineArgs['max-num-batched-tokens']" in paths, paths
+
+
 def test_cli_refuses_a_secure_value_in_a_shared_environment_file_as_pulumi_up_would(project, capsys):
     """A perRegion environment has no stack `<env>` that could decrypt a `secure:` value in its file: every region
     stack's `pulumi up` refuses it (stacks/config.py), and so does `make plan`, with the same line."""

@@ -16,30 +16,73 @@ from tests.harness import config_errors, environment_config, ns, plan_config, ra
 from tools.plan.artifacts import plan_document
 
 PRICING = "aws-ec2-pricing/2026-07-20/generated-on-demand-us-east-1.json"
+SKYPILOT = "aws-ec2-pricing/skypilot-catalog/vms-on-demand.csv"
+KARPENTER = "karpenter-provider-aws@6fc13b52"
+SKYPILOT_SOURCE = "skypilot-catalog@00148f2a"
 
 
-def test_the_catalog_s_aws_prices_are_the_vendored_pricing_file(upstream):
+def _skypilot_rows(upstream) -> dict[tuple[str, str], float]:
+    from tools.price_lists import prices
+
+    return prices((upstream.root / SKYPILOT).read_text())
+
+
+def test_the_catalog_s_aws_prices_are_the_vendored_pricing_files(upstream):
     upstream_prices = json.loads((upstream.root / PRICING).read_text())["usd_per_hour"]
     ours = LIST_PRICES[("aws", "us-east-1", "onDemand")]
     catalogued = {n for n in upstream_prices if n in MACHINES or n in SYSTEM_MACHINES}
     assert len(catalogued) >= 16
-    assert set(ours) == catalogued
-    assert {n: p.usd_per_hour for n, p in ours.items()} == {n: upstream_prices[n] for n in catalogued}
+    from_karpenter = {n: p.usd_per_hour for n, p in ours.items() if KARPENTER in p.source}
+    assert from_karpenter == {n: upstream_prices[n] for n in catalogued}
+    # What Karpenter's us-east-1 table lacks, and all of us-west-2, is the SkyPilot snapshot's row.
+    rows = _skypilot_rows(upstream)
+    from_skypilot = {
+        (n, region): p.usd_per_hour
+        for (_, region, _), table in LIST_PRICES.items()
+        for n, p in table.items()
+        if SKYPILOT_SOURCE in p.source
+    }
+    assert from_skypilot == {k: v for k, v in rows.items() if k[1] == "us-west-2" or k[0] not in upstream_prices}
+    assert set(ours) == catalogued | {"p4de.24xlarge"}
+
+
+def test_the_undated_snapshot_agrees_with_the_dated_table_it_takes_its_date_from(upstream):
+    """SkyPilot's file has no date: its prices are dated by Karpenter's 2026-07-20 table, which every us-east-1 row
+    both list must equal (p5.48xlarge 55.04 after AWS's June 2025 P5 cut, g6e.4xlarge 3.00424, m7i.2xlarge 0.4032,
+    p4d.24xlarge 21.957642, g6.xlarge 0.8048, g6e.12xlarge 10.49264)."""
+    karpenter = json.loads((upstream.root / PRICING).read_text())["usd_per_hour"]
+    both = {t: usd for (t, region), usd in _skypilot_rows(upstream).items() if region == "us-east-1" and t in karpenter}
+    assert len(both) == 6
+    assert both == {t: karpenter[t] for t in both}
+
+
+def test_the_price_list_generator_reproduces_the_vendored_file(upstream, tmp_path):
+    from tools.price_lists import PriceListError, reduce_rows
+
+    vendored = (upstream.root / SKYPILOT).read_text()
+    assert reduce_rows(vendored) == vendored  # the reduction of the reduction is itself
+    # The first row of a type and region is kept, later zones dropped; a type it wants but lacks is an error.
+    header, *rows = vendored.splitlines()
+    later_zone = rows[-1].replace("usw2-az1", "usw2-az2").replace(",55.04,", ",99.0,")
+    assert reduce_rows("\n".join([header, *rows, later_zone])) == vendored
+    with pytest.raises(PriceListError, match=r"no row for p5\.48xlarge in us-west-2"):
+        reduce_rows("\n".join([header, *rows[:-1]]))
 
 
 def test_every_catalog_price_names_its_source_and_date():
     prices = [p for table in LIST_PRICES.values() for p in table.values()]
-    assert len(prices) >= 16
-    assert all("karpenter-provider-aws@6fc13b52" in p.source and p.as_of == "2026-07-20" for p in prices)
+    assert len(prices) >= 24
+    assert all((KARPENTER in p.source or SKYPILOT_SOURCE in p.source) and p.as_of == "2026-07-20" for p in prices)
 
 
 @pytest.mark.parametrize(
     ("cloud", "region", "capacity", "machine"),
     [
-        ("aws", "us-west-2", "onDemand", "p5.48xlarge"),  # Karpenter's table holds us-east-1 only
+        ("aws", "eu-west-1", "onDemand", "p5.48xlarge"),  # neither list is read for other regions
         ("aws", "us-east-1", "spot", "p5.48xlarge"),  # no spot price was verified
-        ("aws", "us-east-1", "onDemand", "p4de.24xlarge"),  # not in the table
-        ("gcp", "us-central1", "onDemand", "g2-standard-24"),  # no GCP price list could be retrieved
+        ("aws", "us-west-2", "onDemand", "p5en.48xlarge"),  # not among the SkyPilot rows vendored
+        ("gcp", "us-central1", "onDemand", "g2-standard-24"),  # no GCP price list could be vendored
+        ("gcp", "us-central1", "reservation", "a3-ultragpu-8g"),  # negotiated
     ],
 )
 def test_prices_not_verified_are_unknown_not_guessed(cloud, region, capacity, machine):
@@ -118,22 +161,21 @@ def test_dev_aws_monthly_cost_at_min_always_on_and_max(dev_plan):
     doc = plan_document(dev_plan)
     # system m7i.xlarge $0.2016/h: 2 nodes x 0.2016 x 730 = 294.34 (min), 4 nodes = 588.67 (max).
     # l40s g6e.4xlarge $3.00424/h: minSize 0, but the one cache worker keeps one node up: 2193.10; max 2 = 4386.19.
-    # a100-mig p4de.24xlarge: no price in the table; 0 nodes at min cost nothing, 1 at max is unknown.
+    # a100-mig p4de.24xlarge $27.44705/h (skypilot-catalog@00148f2a row "p4de.24xlarge,A100-80GB,...,27.44705,...,
+    # us-east-1,use1-az4"): 0 nodes at min and always on, 1 at max = 27.44705 x 730 = 20,036.35.
+    # max: 588.672 + 4,386.1904 + 20,036.3465 = 25,011.2089.
     assert doc["cost"]["total"] == {
         "min": {"usd": 294.34, "unknown": []},
         "alwaysOn": {"usd": 2487.43, "unknown": []},
-        "max": {"usd": 4974.86, "unknown": ["use1/a100-mig"]},
+        "max": {"usd": 25011.21, "unknown": []},
     }
-    assert _pool(doc, "use1", "a100-mig")["price"] is None
+    assert _pool(doc, "use1", "a100-mig")["price"]["usdPerHour"] == 27.44705
     assert _pool(doc, "use1", "l40s")["nodes"] == {"min": 0, "alwaysOn": 1, "max": 2}
     section = dev_plan_md(dev_plan)
-    assert (
-        "| use1 | a100-mig | p4de.24xlarge | onDemand | **price unknown** | 0 / 0 / 1 | $0 | $0 | unknown |" in section
-    )
-    assert "| **environment** | **total** | | | | | **$294** | **$2,487** | **$4,975 + unknown (use1/a100-mig)** |" in (
-        section
-    )
+    assert "| use1 | a100-mig | p4de.24xlarge | onDemand | $27.4471/h | 0 / 0 / 1 | $0 | $0 | $20,036 |" in section
+    assert "| **environment** | **total** | | | | | **$294** | **$2,487** | **$25,011** |" in section
     assert "- AWS Pricing API via aws/karpenter-provider-aws@6fc13b52" in section
+    assert "- AWS Price List via skypilot-org/skypilot-catalog@00148f2a" in section
 
 
 def dev_plan_md(plan) -> str:
@@ -174,11 +216,28 @@ def test_gcp_monthly_cost_with_the_environment_s_own_prices(gcp_priced_plan):
     assert mistral["usdPerMillionOutputTokens"] == pytest.approx(1e6 / (mistral["outputTokensPerSecond"] * 3600), 1e-3)
 
 
-def test_prod_us_west_2_and_gcp_stay_unknown_without_prices(prod_plan):
-    total = plan_document(prod_plan)["cost"]["total"]["max"]
-    assert {"usw2/h100", "usw2/l40s", "usw2/system", "usc1/h200", "usc1/l4"} <= set(total["unknown"])
-    # use1 at max: 6 x 0.4032 + 4 x 55.04 + 8 x 3.00424 = 2.4192 + 220.16 + 24.03392 = 246.61312 $/h x 730
-    assert total["usd"] == 180027.58
+def test_prod_us_west_2_is_priced_and_gcp_stays_unknown_without_prices(prod_plan):
+    total = plan_document(prod_plan)["cost"]["total"]
+    assert total["max"]["unknown"] == ["usc1/system", "usc1/h200", "usc1/l4", "usc1/a100-mig"]
+    # us-west-2 rows of skypilot-catalog@00148f2a: m7i.2xlarge 0.4032, p5.48xlarge 55.04, g6e.4xlarge 3.00424 (the
+    # us-east-1 prices too). use1 and usw2 each at max: 6 x 0.4032 + 4 x 55.04 + 8 x 3.00424 = 246.61312 $/h x 730
+    # = 180,027.5776; both = 360,055.16.
+    assert total["max"]["usd"] == 360055.16
+    # min, each region: 3 x 0.4032 + 1 x 55.04 + 1 x 3.00424 = 59.25384 $/h x 730 = 43,255.3032; both = 86,510.61.
+    assert total["min"]["usd"] == 86510.61
+    # always on: use1 3 x 0.4032 + 2 x 55.04 + 2 x 3.00424 = 117.29808 $/h (85,627.5984); usw2 keeps 1 h100 node
+    # (1 x 55.04): 62.25808 $/h (45,448.3984); 131,075.9968.
+    assert total["alwaysOn"]["usd"] == 131076.0
+    usw2 = _pool(plan_document(prod_plan), "usw2", "h100")
+    assert (
+        usw2["price"]
+        == {
+            "usdPerHour": 55.04,
+            "source": usw2["price"]["source"],
+            "asOf": "2026-07-20",
+        }
+        and "skypilot-catalog@00148f2a" in usw2["price"]["source"]
+    )
 
 
 def test_decode_roofline_on_an_l40s_by_hand():
@@ -238,7 +297,7 @@ def test_the_cost_diff_of_one_more_l40s_node(dev_plan, l40s_one_more_node_plan):
     )
     assert "| model |" not in text
     assert (
-        "| **total (priced)** | | | | $294 -> $294 (**+$0**) | $2,487 -> $2,487 (**+$0**) | $4,975 -> $7,168 (**+$2,193**) |"
+        "| **total (priced)** | | | | $294 -> $294 (**+$0**) | $2,487 -> $2,487 (**+$0**) | $25,011 -> $27,204 (**+$2,193**) |"
         in (text)
     )
 
@@ -268,12 +327,15 @@ def test_a_base_plan_without_costs_says_so():
 def test_a_money_budget_becomes_output_tokens_per_model(dev_plan):
     budgets = plan_document(dev_plan)["cost"]["moneyBudgets"]
     assert [(b["tenant"], b["model"]) for b in budgets] == [("research", "llama-3-1-8b"), ("research", "qwen2-5-7b")]
-    # llama-3-1-8b on half an L40S (864 / 2 = 432 GB/s): AWQ weights 3.74 GiB, batch 16 at 2048 tokens of FP8 KV
-    # (65,536 bytes/token): 16 x 432e9 / (4.0158e9 + 2.1475e9) = 1,121.5 tokens/s. Half of $3.00424/h = $1.50212/h
-    # over 1,121.5 x 3600 tokens/h = $0.37206 per 1M; $2,000 buys 2000 / 0.37206 = 5,375 M output tokens a month.
-    assert budgets[0]["outputTokensPerMonth"] == pytest.approx(5.3755e9, rel=1e-3)
-    assert budgets[1]["outputTokensPerMonth"] is None  # p4de.24xlarge: price unknown
-    assert "| research | $2,000 | use1 | qwen2-5-7b | unknown | unknown |" in dev_plan_md(dev_plan)
+    # llama-3-1-8b on half an L40S (864 / 2 = 432 GB/s): AWQ weights 5.21 GiB (4-bit layers, and the embedding and
+    # output head, 2 x 128,256 x 4,096 = 1.0507e9 parameters, in 16 bits: 6.9793e9 x 0.5 + 1.0507e9 x 2 = 5.5910e9
+    # bytes), batch 16 at 2048 tokens of FP8 KV (65,536 bytes/token): 16 x 432e9 / (5.5910e9 + 2.1475e9) = 893.2
+    # tokens/s. Half of $3.00424/h = $1.50212/h over 893.2 x 3600 tokens/h = $0.46715 per 1M; $2,000 buys
+    # 2000 / 0.46715 = 4,281 M output tokens a month.
+    assert budgets[0]["outputTokensPerMonth"] == pytest.approx(4.2813e9, rel=1e-3)
+    # qwen2-5-7b on one of the p4de.24xlarge's 16 MIG slices (share 0.0625 of $27.44705/h = $1.71544/h) at the
+    # 1,434 tokens/s of the cost table: $2,000 buys 2000 / 1.71544 = 1,165.9 h x 1,434 x 3600 = 6,019 M tokens.
+    assert budgets[1]["outputTokensPerMonth"] == pytest.approx(2000 / (0.0625 * 27.44705) * 1434 * 3600, rel=1e-3)
 
 
 def test_the_pr_workflow_plans_the_base_and_posts_the_cost_diff():

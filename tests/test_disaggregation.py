@@ -11,6 +11,7 @@ import yaml
 
 from components.catalog.models import MODELS
 from components.config.loader import load_environment
+from components.domain.disaggregation import efa_path
 from components.domain.kv_transfer import decide_mode, kv_transfer, prompt_kv_bytes
 from components.serving.deployment import model_placements
 from policies.offline import evaluate_plan
@@ -92,10 +93,16 @@ def test_prod_renders_the_70b_disaggregated_against_the_pinned_crd(prod_plan, up
     assert isvc["apiVersion"] == "serving.kserve.io/v1alpha2"
     assert upstream.validate_custom_resource(isvc) == []
     spec = isvc["spec"]
-    assert spec["model"] == {"uri": f"pvc://models/models/{RAG}", "name": RAG}  # mounted at /mnt/models
+    # the 70B's weights (one copy in the cache), mounted at /mnt/models, served under its own name
+    assert spec["model"] == {"uri": "pvc://models/models/llama-3-1-70b", "name": RAG}
     assert (spec["replicas"], spec["prefill"]["replicas"]) == (1, 1)
     assert "scaling" not in spec and "scaling" not in spec["prefill"]  # CEL: replicas xor scaling
-    assert spec["router"] == {"scheduler": {}}  # KServe's pool + picker with its prefill and decode profiles
+    # KServe's pool + picker with its prefill and decode profiles; one picker (no replicas), its tokenizer bounded
+    assert set(spec["router"]) == {"scheduler"} and "replicas" not in spec["router"]["scheduler"]
+    assert spec["router"]["scheduler"]["template"]["containers"][0]["resources"]["limits"] == {
+        "cpu": "1",
+        "memory": "2Gi",
+    }
     # Not an InferenceService as well: one object serves the model there.
     assert ("prod-use1", RAG) not in cluster_objects(prod_plan, "InferenceService")
 
@@ -106,21 +113,50 @@ def _main(pod: dict) -> dict:
     return container
 
 
-def test_each_pool_has_its_own_sizing_gpus_and_efa(prod_plan):
+def _vllm_argv(container: dict) -> list[str]:
+    """What vLLM receives: KServe's presets run `eval "exec vllm serve ... $@"`, so the shell parses the args
+    again (kserve-runtime-configs v0.20.0, files/llmisvcconfigs/resources.yaml L161)."""
+    return shlex.split(" ".join(container["args"]))
+
+
+def test_each_pool_has_its_own_sizing_and_gpus(prod_plan):
     spec = _rag(prod_plan)["spec"]
     decode, prefill = _main(spec["template"]), _main(spec["prefill"]["template"])
-    # p5.48xlarge: 8 H100, 32 EFA interfaces; TP 4 takes half of each.
+    # p5.48xlarge: 8 H100; TP 4 takes half. No EFA interfaces: the hand-off runs over TCP (below).
     for container in (decode, prefill):
         assert container["resources"]["requests"]["nvidia.com/gpu"] == 4
-        assert container["resources"]["requests"]["vpc.amazonaws.com/efa"] == 16
+        assert "vpc.amazonaws.com/efa" not in container["resources"]["requests"]
         assert container["resources"]["limits"] == container["resources"]["requests"]
-        assert "--tensor-parallel-size=4" in container["args"]
-    assert "--max-num-seqs=64" in decode["args"] and "--max-num-seqs=8" in prefill["args"]
+        assert "--tensor-parallel-size=4" in _vllm_argv(container)
+    assert "--max-num-seqs=64" in _vllm_argv(decode) and "--max-num-seqs=8" in _vllm_argv(prefill)
     # KServe's decode template serves vLLM on 8001 behind the routing sidecar; prefill's on 8000.
     assert decode["startupProbe"]["httpGet"]["port"] == 8001
     assert prefill["startupProbe"]["httpGet"]["port"] == 8000
     for pod in (spec["template"], spec["prefill"]["template"]):
         assert pod["nodeSelector"] == {"inference-platform.io/pool": "h100"}
+
+
+def test_pd_pods_run_the_pinned_engine_as_non_root(prod_plan):
+    """Not the presets' ghcr.io/llm-d/llm-d-cuda:v0.8.0 (vLLM 0.23.0): the vLLM whose flags the tests validate; as
+    uid 1000, which the presets' runAsNonRoot needs and the image does not set (its user is root)."""
+    spec = _rag(prod_plan)["spec"]
+    for pod in (spec["template"], spec["prefill"]["template"]):
+        main = _main(pod)
+        assert main["image"] == "vllm/vllm-openai:v0.27.1"
+        assert main["securityContext"] == {"runAsUser": 1000}
+        env = {e["name"]: e.get("value") for e in main["env"]}
+        assert env["HOME"] == "/tmp" and env["VLLM_CACHE_ROOT"] == "/tmp/vllm-cache"
+
+
+def test_args_survive_the_presets_eval(prod_plan):
+    """Each JSON config reaches vLLM whole: the args are shell-quoted for the presets' `eval`."""
+    spec = _rag(prod_plan)["spec"]
+    for pod in (spec["template"], spec["prefill"]["template"]):
+        argv = _vllm_argv(_main(pod))
+        (loader,) = [a for a in argv if a.startswith("--model-loader-extra-config=")]
+        assert json.loads(loader.split("=", 1)[1])["concurrency"] == 16
+        assert _kv_config(argv)["kv_connector"] == "NixlConnector"
+        assert len(argv) == len(_main(pod)["args"])
 
 
 def _kv_config(args: list[str]) -> dict:
@@ -142,17 +178,26 @@ def test_kv_roles_match_kserves_pd_sample(prod_plan, upstream):
     sample = yaml.safe_load((upstream.root / path).read_text())
     spec = _rag(prod_plan)["spec"]
     ours = {
-        "decode": _kv_config(_main(spec["template"])["args"]),
-        "prefill": _kv_config(_main(spec["prefill"]["template"])["args"]),
+        "decode": _kv_config(_vllm_argv(_main(spec["template"]))),
+        "prefill": _kv_config(_vllm_argv(_main(spec["prefill"]["template"]))),
     }
     theirs = {
         "decode": _sample_kv_config(sample["spec"]["template"]),
         "prefill": _sample_kv_config(sample["spec"]["prefill"]["template"]),
     }
     for pool in ("decode", "prefill"):
-        assert {k: ours[pool][k] for k in ("kv_connector", "kv_role")} == theirs[pool]
-        # EFA: NIXL's LIBFABRIC backend (UCX, the default, has no EFA transport).
-        assert ours[pool]["kv_connector_extra_config"] == {"backends": ["LIBFABRIC"]}
+        assert ours[pool] == theirs[pool]  # UCX, NIXL's default: the pinned image has no LIBFABRIC for EFA
+
+
+def test_an_image_with_libfabric_hands_over_efa():
+    """Both p5.48xlarge pools share a zone: EFA carries the hand-off once the P/D image's NIXL has LIBFABRIC."""
+    env = load_environment(raw_environment("prod"))
+    region = env.region("use1")
+    h100 = region.pool("h100")
+    assert not efa_path(region, h100, h100)
+    assert efa_path(region, h100, h100, nixl_backends=("UCX", "LIBFABRIC"))
+    l40s = region.pool("l40s")
+    assert not efa_path(region, h100, l40s, nixl_backends=("UCX", "LIBFABRIC"))
 
 
 def test_engine_args_leave_kserves_template_flags_alone(prod_plan, upstream):
@@ -161,9 +206,34 @@ def test_engine_args_leave_kserves_template_flags_alone(prod_plan, upstream):
     parser = engine_parser(upstream, "vllm")
     spec = _rag(prod_plan)["spec"]
     for pod in (spec["template"], spec["prefill"]["template"]):
-        args = _main(pod)["args"]
-        assert not [a for a in args if a.split("=")[0] in ("--model", "--served-model-name", "--port")]
-        assert parse_command_line(args, parser) == []
+        argv = _vllm_argv(_main(pod))
+        assert not [a for a in argv if a.split("=")[0] in ("--model", "--served-model-name", "--port")]
+        assert parse_command_line(argv, parser) == []
+
+
+def test_pd_pods_are_labelled_queued_and_scraped(prod_plan):
+    """KServe v0.20.0 copies spec.labels/annotations to decode pods and spec.prefill's to prefill pods
+    (workload_single_node.go L179-180, L283-284): the model label and Volcano's queue reach both, and both run on
+    Volcano like every pod of their pool."""
+    spec = _rag(prod_plan)["spec"]
+    for side in (spec, spec["prefill"]):
+        assert side["labels"] == {"inference-platform.io/model": RAG}
+        assert side["annotations"] == {"scheduling.volcano.sh/queue-name": "search", "volcano.sh/preemptable": "false"}
+        pod = side["template"]
+        assert (pod["schedulerName"], pod["priorityClassName"]) == ("volcano", "inference-realtime")
+    monitor = cluster_objects(prod_plan, "PodMonitor")[("prod-use1", "vllm-disaggregated")]["spec"]
+    assert monitor["selector"]["matchLabels"] == {
+        "app.kubernetes.io/part-of": "llminferenceservice",
+        "kserve.io/component": "workload",
+    }
+    assert monitor["selector"]["matchExpressions"][0]["values"] == [RAG]
+    decode, prefill = monitor["podMetricsEndpoints"]
+    assert (decode["portNumber"], prefill["portNumber"]) == (8001, 8000)
+    assert prefill["relabelings"][0] == {
+        "sourceLabels": ["__meta_kubernetes_pod_label_llm_d_ai_role"],
+        "regex": "prefill",
+        "action": "keep",
+    }
 
 
 def test_routing_reaches_kserves_pool_with_the_tenants_keys(prod_plan):
@@ -193,10 +263,12 @@ def test_network_policies_select_kserves_pods(prod_plan):
     }
     server = policies[("prod-use1", f"{RAG}-server")]["spec"]
     assert server["podSelector"] == {"matchLabels": workload}
-    envoy_and_picker, each_other = server["ingress"]
+    envoy_and_picker, each_other, prometheus = server["ingress"]
     assert envoy_and_picker["ports"] == [{"protocol": "TCP", "port": 8000}]  # the pool's target port
     assert {"podSelector": {"matchLabels": picker}} in envoy_and_picker["from"]
     assert each_other == {"from": [{"podSelector": {"matchLabels": workload}}]}  # sidecar -> prefill, NIXL
+    assert prometheus["ports"] == [{"protocol": "TCP", "port": 8000}, {"protocol": "TCP", "port": 8001}]
+    assert prometheus["from"][0]["namespaceSelector"] == {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}
     epp = policies[("prod-use1", f"{RAG}-epp")]["spec"]
     assert epp["podSelector"] == {"matchLabels": picker}
     assert epp["ingress"][0]["ports"] == [{"protocol": "TCP", "port": 9002}]
@@ -208,9 +280,12 @@ def test_plan_md_shows_the_mode_the_reasons_and_the_hand_off(prod_plan):
     (row,) = [line for line in section.splitlines() if f"| {RAG} |" in line]
     assert "| disaggregated |" in row
     assert "| 640 MiB (4096 tokens, fp8 KV) |" in row
-    assert "EFA 4 x 400 Gbps: 3.4 ms" in row
+    assert "TCP 4 x 10 Gbps: 134.2 ms" in row  # 671,088,640 B x 8 / 40 Gbps, within 10% of the 2.5 s TTFT
     assert "auto: yes: 70.6B params" in row and "no: " not in row
-    assert "warning" not in section
+    assert (
+        "- **warning**: use1/llama-3-1-70b-rag hands its KV cache over TCP (134 ms per prompt): the engine image "
+        "vllm/vllm-openai:v0.27.1 has no NIXL LIBFABRIC backend usable over EFA" in section
+    )
 
 
 # --- variants and config errors ------------------------------------------------------------------------
@@ -234,14 +309,16 @@ def test_tcp_hand_off_is_a_plan_md_warning():
     assert "| use1 | llama-3-1-8b | disaggregated |" in md
     assert "| 256 MiB (4096 tokens, fp8 KV) | TCP 1 x 5 Gbps: 429.5 ms |" in md
     assert "- **warning**: use1/llama-3-1-8b hands its KV cache over TCP (429 ms per prompt)" in md
-    # The policy pack says so too, as advisory; the prod model over EFA passes it.
+    # The policy pack says so too, as advisory (and of the prod 70B, over TCP for want of LIBFABRIC).
     findings = [(f.policy, f.enforcement_level, f.message) for f in evaluate_plan(plan).findings]
+    findings = [f for f in findings if "llama-3-1-70b-rag" not in f[2]]
     assert findings == [
         (
             "llm-pd-kv-fabric",
             "advisory",
             "LLMInferenceService inference/llama-3-1-8b: hands its KV cache to decode over tcp. Fix: place both pools "
-            "on EFA pools sharing a zone (placements[].pool, prefill.pool)",
+            "on EFA pools sharing a zone (placements[].pool, prefill.pool), with an engine image whose NIXL has the "
+            "LIBFABRIC backend (components/catalog/engines.py PD_NIXL_BACKENDS)",
         )
     ]
 
@@ -276,11 +353,11 @@ def test_tcp_hand_off_is_a_plan_md_warning():
             ],
         ),
         (
-            # 131.5 GiB of 70B weights on one L40S (48 GB x 0.9 - 2 GiB = 41.2 GiB usable).
+            # 131.5 GiB of 70B weights on one L40S (44.99 GiB as it reports 46068 MiB, x 0.9 - 2 = 38.5 usable).
             lambda raw: _disaggregate(raw, 3, prefill={"pool": "l40s"}),
             [
                 "models[3].placements[0].prefill: prefill pool 'l40s': llama-3.1-70b (bf16) needs 131.5 GiB of weights "
-                "+ 10.0 GiB of KV cache (8 seqs x 8192 tokens); L40S offers 41.2 GiB usable per GPU, at most 1 per node "
+                "+ 10.0 GiB of KV cache (8 seqs x 8192 tokens); L40S offers 38.5 GiB usable per GPU, at most 1 per node "
                 "x 1 nodes: lower maxNumSeqs/maxModelLen, quantize, or use a larger GPU"
             ],
         ),
@@ -337,3 +414,19 @@ def test_auto_stays_aggregated_below_the_thresholds():
     (p,) = [p for p in model_placements(env, env.region("use1")) if p.name == RAG]
     assert p.disaggregation is None and p.serving_mode == "aggregated"
     assert p.mode_decision is not None and "no: 32 sequences in flight (high: >= 64)" in p.mode_decision.reasons
+
+
+def test_the_pd_model_reads_the_70b_weights_the_cache_already_holds(prod_plan):
+    """Same preset, same precision: the same files. A prefix of its own would cache a second 131.5 GiB copy."""
+    by_weights: dict[tuple[str, str], set[str]] = {}
+    for model in prod_plan.spec.models:
+        by_weights.setdefault((model.preset, model.precision), set()).add(model.weights_prefix)
+    assert by_weights[("llama-3.1-70b", "bf16")] == {"models/llama-3-1-70b/"}
+    assert all(len(prefixes) == 1 for prefixes in by_weights.values())
+    rag = _rag(prod_plan)["spec"]["model"]
+    plain = cluster_objects(prod_plan, "InferenceService")[("prod-use1", "llama-3-1-70b")]["spec"]["predictor"]
+    assert rag["uri"] == plain["model"]["storageUri"] == "pvc://models/models/llama-3-1-70b"
+    loads = cluster_objects(prod_plan, "DataLoad")
+    cached = [(cluster, t["path"]) for (cluster, _), d in loads.items() for t in d["spec"]["target"]]
+    assert ("prod-use1", "/models/llama-3-1-70b") in cached and "/models/llama-3-1-70b-rag" not in str(cached)
+    assert len(cached) == len(set(cached))  # each prefix warmed once per cache

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from components.addons.inference_gateway import InferenceGateway, InferenceGatewayArgs
-from components.catalog.charts import EPP_IMAGE, INFERENCE_EXTENSION_CRDS, REDIS_IMAGE
+from components.catalog.charts import EPP_IMAGE, REDIS_IMAGE
 from components.config.gateway import has_gateway
 from components.config.loader import load_environment
 from components.k8s import names
@@ -180,10 +180,15 @@ def test_endpoint_picker_scores_prefix_and_kv_cache(prod_plan):
     profile = yaml.safe_load(config["data"]["default-plugins.yaml"])
     weights = {p["pluginRef"]: p["weight"] for p in profile["schedulingProfiles"][0]["plugins"]}
     assert weights == {"queue-scorer": 2, "kv-cache-utilization-scorer": 2, "prefix-cache-scorer": 3}
-    # Production pickers are highly available: two replicas, one leader, a PDB.
+    # Production pickers are highly available: two replicas, both serving (no leader election: a leader-elected
+    # picker is ready only while it leads, so it could only roll by Recreate), rolling one at a time, a PDB.
     deployment = _object(prod_plan, "Deployment", "prod-use1", "llama-3-1-70b-epp")
     assert deployment["spec"]["replicas"] == 2
-    assert "--ha-enable-leader-election" in deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--ha-enable-leader-election" not in deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert deployment["spec"]["strategy"] == {
+        "type": "RollingUpdate",
+        "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0},
+    }
     assert _object(prod_plan, "PodDisruptionBudget", "prod-use1", "llama-3-1-70b-epp")
     # Triton's load and KV-cache gauges have TensorRT-LLM names: the picker's metrics extractor reads them
     # by the built-in `triton-tensorrt-llm` mapping, not by flags (which v1.5.0 rejects at startup).
@@ -288,6 +293,30 @@ def test_resilience_sized_for_streaming(prod_plan):
     assert proxy["spec"]["provider"]["kubernetes"]["envoyPDB"] == {"minAvailable": 1}
 
 
+def test_a_request_no_replica_can_take_gets_a_fast_503_with_retry_after(env_plan):
+    """The picker's 503 (a model at zero after its 10 s hold, or no endpoint) and Envoy's own 500 for an unreachable
+    picker (the AI Gateway builds the picker's filter fail-closed, Envoy's ext_proc default status is 500) reach the
+    client as a 503 with an OpenAI-style JSON error and Retry-After: 30 s where a model may be waking, else 2 s;
+    1 s for a picker restarting. The model servers' own 500s (source Backend) are left alone."""
+    clusters = sorted(_gateway_clusters(env_plan))
+    assert clusters == SERVING_CLUSTERS[env_plan.environment], "clusters with a gateway"
+    waking = {"dev-use1"} if env_plan.environment == "dev" else set()  # dev-use1's models scale to zero
+    for cluster in clusters:
+        (policy,) = _objects(env_plan, "BackendTrafficPolicy", cluster)
+        picker_down, no_replica = policy["spec"]["responseOverride"]
+        assert picker_down["match"] == {"statusCodes": [{"type": "Value", "value": 500}]}
+        assert picker_down["source"] == "Local"
+        assert picker_down["response"]["statusCode"] == 503
+        assert picker_down["response"]["header"] == {"set": [{"name": "Retry-After", "value": "1"}]}
+        assert no_replica["match"] == {"statusCodes": [{"type": "Value", "value": 503}]}
+        assert "source" not in no_replica  # the picker's immediate response is local, a draining replica's is not
+        retry = "30" if cluster in waking else "2"
+        assert no_replica["response"]["header"] == {"set": [{"name": "Retry-After", "value": retry}]}
+        for override in (picker_down, no_replica):
+            assert override["response"]["contentType"] == "application/json"
+            assert json.loads(override["response"]["body"]["inline"])["error"]["code"] == 503
+
+
 def test_internal_gateways_get_an_internal_load_balancer(prod_plan):
     service = {
         cluster: _objects(prod_plan, "EnvoyProxy", cluster)[0]["spec"]["provider"]["kubernetes"]["envoyService"]
@@ -317,6 +346,9 @@ def test_chart_values_wire_the_ai_gateway_into_envoy_gateway(dev_plan):
     controller = releases["ai-gateway"]["values"]["controller"]
     assert controller["metricsRequestHeaderAttributes"] == f"{names.TENANT_HEADER}:{names.TENANT_METRIC_ATTRIBUTE}"
     assert controller["fullnameOverride"] == "ai-gateway-controller"
+    # two even in dev: its pod-mutating webhook is failurePolicy Fail, so with it down no Envoy pod starts
+    assert controller["replicaCount"] == 2
+    assert controller["podDisruptionBudget"] == {"enabled": True}
 
 
 def test_custom_resources_wait_for_the_releases_installing_their_crds(env_plan):
@@ -327,8 +359,15 @@ def test_custom_resources_wait_for_the_releases_installing_their_crds(env_plan):
 
     for cluster in _gateway_clusters(env_plan):
         eg, ai_crds = urn_of(cluster, "envoy-gateway"), urn_of(cluster, "ai-gateway-crds")
-        crd_manifests = urn_of(cluster, "inference-extension-crds")
-        assert next(r for r in env_plan.resources if r.urn == crd_manifests).inputs["file"] == INFERENCE_EXTENSION_CRDS
+        # The InferencePool CRD's one owner is KServe's LLMInferenceService release (kserve-llmisvc-resources),
+        # which Envoy Gateway waits for: it watches InferencePools from its start.
+        crd_manifests = urn_of(cluster, "kserve-llmisvc")
+        assert (
+            next(r for r in env_plan.resources if r.urn == crd_manifests)
+            .inputs["chart"]
+            .endswith("/kserve-llmisvc-resources")
+        )
+        assert crd_manifests in next(r for r in env_plan.resources if r.urn == eg).options["dependsOn"]
         groups = set()
         for r in env_plan.kubernetes_objects():
             if env_plan.cluster_of(r) != cluster or not is_custom_resource(r.inputs):
@@ -437,9 +476,19 @@ def _gateway_plan(raw: dict):
             "serving", metadata={"name": names.SERVING_NAMESPACE}, opts=pulumi.ResourceOptions(provider=provider)
         )
         keys = {t.name: pulumi.Output.secret(f"key-of-{t.name}-0123456789") for t in env.tenants}
+        pool_crds = k8s.helm.v3.Release(
+            "kserve-llmisvc", chart="kserve-llmisvc-resources", opts=pulumi.ResourceOptions(provider=provider)
+        )
         InferenceGateway(
             region.name,
-            InferenceGatewayArgs(cluster=handle, env=env, region=region, serving_namespace=serving, api_keys=keys),
+            InferenceGatewayArgs(
+                cluster=handle,
+                env=env,
+                region=region,
+                serving_namespace=serving,
+                inference_pool_crds=pool_crds,
+                api_keys=keys,
+            ),
         )
 
     return evaluate_program(program)

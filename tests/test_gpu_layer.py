@@ -12,15 +12,22 @@ from tools.plan.report import render_markdown
 
 
 def test_read_chunks_of_dev_and_prod_by_hand(dev_plan, prod_plan):
-    """16 streams per model server, a node's servers at most its GPU slots and the replicas placed on its pool;
-    chunk = largest power of two MiB <= FUSE direct memory / (streams x 4) and <= worker direct memory / 2 / streams."""
-    # dev use1: l40s 2 time-slice shares, llama-3-1-8b maxReplicas 2 -> 32 streams; fuseMemory 2Gi -> 1024 MiB of
-    # direct memory / (32 x 4) = 8 MiB (the worker's 1024 MiB / 32 = 32 MiB allows more)
+    """16 streams per engine process (one per GPU of a replica, VLLM_STREAMS_WEIGHTS_FROM_EVERY_RANK), a node's at
+    most its GPU slots and the processes of the replicas placed on its pool; chunk = largest power of two MiB <= FUSE
+    direct memory / (streams x 4), <= worker direct memory / 2 / streams and <= the job worker's 512 MiB / (4 loads x
+    4)."""
+    # dev use1: l40s 2 time-slice shares, llama-3-1-8b maxReplicas 2 x 1 GPU -> 32 streams; fuseMemory 2Gi -> 1024 MiB
+    # of direct memory / (32 x 4) = 8 MiB (the worker's 1024 MiB / 32 = 32 MiB allows more)
     dev = cache_reads(dev_plan.spec, dev_plan.spec.region("use1"))
     assert (dev.busiest_pool, dev.streams_per_node, dev.chunk_mib) == ("l40s", 32, 8)
-    # usc1: g2-standard-24's 2 L4s, mistral-7b-trt maxReplicas 4 -> 32 streams; 2048 MiB / 128 = 16 MiB
+    # use1: p5's 8 H100s; llama-3-1-70b 4 x TP 4, the rag model 1 x TP 4 and its prefill 1 x TP 4: 24 processes, at
+    # most 8 a node -> 128 streams; fuseMemory 4Gi -> 2048 MiB / (128 x 4) = 4 MiB
+    use1 = cache_reads(prod_plan.spec, prod_plan.spec.region("use1"))
+    assert (use1.busiest_pool, use1.streams_per_node, use1.chunk_mib) == ("h100", 128, 4)
+    # usc1: llama-3-1-70b 2 x TP 2 on the a3-ultragpu-8g -> 4 processes, 64 streams (more than the l4 pool's 2 slots x
+    # 16 = 32); 2048 MiB / (64 x 4) = 8 MiB
     usc1 = cache_reads(prod_plan.spec, prod_plan.spec.region("usc1"))
-    assert (usc1.busiest_pool, usc1.streams_per_node, usc1.chunk_mib) == ("l4", 32, 16)
+    assert (usc1.busiest_pool, usc1.streams_per_node, usc1.chunk_mib) == ("h200", 64, 8)
 
 
 def test_a_fuse_daemon_too_small_for_a_nodes_streams_is_refused():
@@ -28,9 +35,9 @@ def test_a_fuse_daemon_too_small_for_a_nodes_streams_is_refused():
     # qwen on a100-mig: a p4de has 32 MIG slots (8 GPUs x 3g + 2g + 2 x 1g) -> 32 servers x 16 = 512 streams
     raw["models"][1]["placements"][0]["maxReplicas"] = 32
     assert config_errors(raw) == [
-        "regions[0].modelCache.fuseMemory: a node of pool 'a100-mig' serves 512 weight streams at once (16 per model "
-        "server it holds), more than the FUSE daemon's direct memory (half of fuseMemory) buffers at 4 x 1 MiB each; "
-        "set fuseMemory to at least 4Gi"
+        "regions[0].modelCache.fuseMemory: a node of pool 'a100-mig' serves 512 weight streams at once (16 per engine "
+        "process, one per GPU slot of its model servers), more than the FUSE daemon's direct memory (half of "
+        "fuseMemory) buffers at 4 x 1 MiB each; set fuseMemory to at least 4Gi"
     ]
     raw["regions"][0]["modelCache"]["fuseMemory"] = "4Gi"
     assert cache_reads(load_environment(raw), load_environment(raw).regions[0]).chunk_mib == 1

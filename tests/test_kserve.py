@@ -23,6 +23,7 @@ from policies.offline import evaluate_plan
 from tests.harness import (
     INFERENCE_SERVICES,
     cluster_objects,
+    config_errors,
     environment_config,
     needing_no_cache,
     plan_config,
@@ -78,6 +79,20 @@ def test_dev_engines_are_sized_for_a_time_slice_share_and_a_mig_slice(dev_plan):
         assert "--model=/mnt/models" in args
 
 
+def test_engines_sharing_a_time_sliced_gpu_are_given_their_kv_cache(dev_plan):
+    """Two vLLM servers starting together on one L40S would each count the other's weights, loaded during its
+    memory profiling, as its own: the share's KV cache is given, and vLLM skips that measurement."""
+    isvcs = _objects(dev_plan, ISVC)
+    share = _model(isvcs["dev-use1", "llama-3-1-8b"])["args"]
+    # Half an L40S (46,068 MiB reported, 22.494 GiB): 22.494 x 0.9 - 2 GiB overhead - 5.2070 GiB of AWQ weights
+    # (embedding and output head 16-bit) = 13.0377 GiB, 13,350.6 MiB: 13,350 MiB (the annotation rounds to 13.04)
+    (kv,) = [a for a in share if a.startswith("--kv-cache-memory-bytes=")]
+    assert int(kv.split("=")[1]) == 13350 * 2**20
+    assert _annotation(isvcs["dev-use1", "llama-3-1-8b"], "kv-cache-gib") == "13.04"
+    # a MIG slice is isolated memory: the engine profiles it alone
+    assert not [a for a in _model(isvcs["dev-use1", "qwen2-5-7b"])["args"] if a.startswith("--kv-cache-memory")]
+
+
 def test_prod_70b_splits_four_ways_on_h100_and_two_ways_on_h200(prod_plan):
     isvcs = _objects(prod_plan, ISVC)
     for cluster, tp, gpu in (
@@ -105,7 +120,8 @@ def test_triton_model_runs_the_trtllm_runtime_without_vllm_flags(prod_plan):
     assert model["runtime"] == "inference-platform-triton-trtllm"
     assert model["modelFormat"] == {"name": "triton", "version": "2"}
     assert "protocolVersion" not in model  # it speaks OpenAI, for which KServe has no protocol version
-    assert "args" not in model and "env" not in model  # one L4, no overrides
+    assert "env" not in model  # one L4, no overrides
+    assert not [a for a in model["args"] if not a.startswith("--default-max-tokens=")]  # no vLLM flag
     assert model["storageUri"] == "pvc://models/models/mistral-7b-trt"
     assert model["startupProbe"]["httpGet"] == {"path": "/health/ready", "port": 8080}
 
@@ -195,7 +211,8 @@ def test_estimated_load_reads_the_weights_at_the_cache_bandwidth(prod_plan):
     # 131.5 GiB at 2 GiB/s (model cache) x 1.5 + 60 s engine start + 180 s torch.compile and CUDA graphs = 339 s
     assert _annotation(isvc, "estimated-load-seconds") == "339"
     assert _annotation(isvc, "weights-gib") == "131.5"
-    assert _annotation(isvc, "kv-cache-gib") == "148.5"
+    # An H100 reports 81559 MiB = 79.65 GiB: 4 x (79.65 x 0.9 - 2) - 131.5 = 147.23 GiB of KV cache
+    assert _annotation(isvc, "kv-cache-gib") == "147.23"
 
 
 def test_tensor_parallel_servers_get_a_memory_backed_dev_shm_per_gpu(prod_plan):
@@ -296,12 +313,14 @@ def test_triggers_are_queue_depth_and_latency_against_the_objectives(prod_plan, 
     dev = _objects(dev_plan, SCALED_OBJECT)["dev-use1", "llama-3-1-8b"]["spec"]
     assert dev["minReplicaCount"] == 0
     wake = dev["triggers"][-1]
-    # requests the picker holds while the model has no pod (its flow control queue), not requests it routed
+    # requests the picker held while the model had no pod and could not place (its flow control's outcomes
+    # other than Dispatched, a counter: a 10 s hold falls between two scrapes of a queue gauge)
     assert wake["name"] == "gateway-queue"
     assert wake["metadata"]["query"] == (
-        'sum(inference_extension_flow_control_queue_size{inference_pool="llama-3-1-8b"}) or vector(0)'
+        "sum(increase(inference_extension_flow_control_request_queue_duration_seconds_count"
+        '{inference_pool="llama-3-1-8b",outcome!="Dispatched"}[2m])) or vector(0)'
     )
-    assert wake["metadata"]["threshold"] == "16"  # one replica per maxNumSeqs queued requests
+    assert wake["metadata"]["threshold"] == "16"  # one replica per maxNumSeqs unplaced requests
 
 
 def test_keda_and_kserve_releases(prod_plan):
@@ -400,13 +419,52 @@ def test_triton_runs_its_openai_frontend_on_the_port_the_gateway_targets(prod_pl
 
 def test_a_triton_models_frontend_flags_follow_the_runtimes():
     raw = raw_environment("prod")
-    raw["models"][2]["engineArgs"] = {"tool-call-parser": "mistral", "default-max-tokens": 512}
+    raw["models"][2]["engineArgs"] = {"tool-call-parser": "mistral"}
+    raw["models"][2]["maxOutputTokens"] = 512
     env = load_environment(raw)
     [_, triton] = model_placements(env, env.region("usc1"))
     # KServe appends the InferenceService's args to the runtime's command line
     assert _model(inference_service_manifest(triton, "pvc://models/models/mistral-7b-trt"))["args"] == [
-        "--tool-call-parser=mistral",
         "--default-max-tokens=512",
+        "--tool-call-parser=mistral",
+    ]
+
+
+def test_triton_answers_run_to_the_models_output_budget(prod_plan):
+    """The OpenAI frontend gives a request without max_tokens 16 tokens (--default-max-tokens, default 16:
+    triton-inference-server/server@v2.71.0:python/openai/openai_frontend/main.py); prod's mistral gets half its
+    8192-token window, 4096, by default."""
+    isvc = _objects(prod_plan, ISVC)[("prod-usc1", "mistral-7b-trt")]
+    assert _model(isvc)["args"] == ["--default-max-tokens=4096"]
+
+
+@pytest.mark.parametrize(
+    ("model", "value", "error"),
+    [
+        (
+            2,
+            8192,
+            "models[2].maxOutputTokens: 8192 leaves no room for a prompt within maxModelLen 8192",
+        ),
+        (
+            1,
+            1024,
+            "models[1].maxOutputTokens: applies to Triton only; vLLM answers up to maxModelLen minus the prompt. "
+            "Remove it",
+        ),
+    ],
+)
+def test_output_budget_errors(model, value, error):
+    raw = raw_environment("prod")
+    raw["models"][model]["maxOutputTokens"] = value
+    assert config_errors(raw) == [error]
+
+
+def test_default_max_tokens_is_derived_not_tunable():
+    raw = raw_environment("prod")
+    raw["models"][2]["engineArgs"] = {"default-max-tokens": 512}
+    assert config_errors(raw) == [
+        "models[2].engineArgs['default-max-tokens']: set by the platform; change maxOutputTokens instead"
     ]
 
 
@@ -520,7 +578,8 @@ def test_plan_md_lists_each_model_deployment(prod_plan):
     markdown = render_markdown(prod_plan)
     assert "## Model deployments" in markdown
     assert (
-        "| usc1 | llama-3-1-70b | vllm | h200 | H200-141GB (`nvidia.com/gpu` x 2) | 2 x 1 | 131.5 | 118.3 | 94 "
+        # An H200 reports 143771 MiB = 140.40 GiB: 2 x (140.40 x 0.9 - 2) - 131.5 = 117.22 GiB, 93 x 1.25 GiB
+        "| usc1 | llama-3-1-70b | vllm | h200 | H200-141GB (`nvidia.com/gpu` x 2) | 2 x 1 | 131.5 | 117.22 | 93 "
         "| 64 x 8192 | 1-2 | keda | 339s / 678s | never at zero |"
     ) in markdown
 

@@ -20,7 +20,8 @@ def _cr(plan, cluster: str, namespace: str, kind: str, name: str) -> dict:
     found = [
         r.inputs
         for r in plan.of_type(CR + kind)
-        if plan.cluster_of(r) == cluster and r.inputs["metadata"] == {"name": name, "namespace": namespace}
+        if plan.cluster_of(r) == cluster
+        and (r.inputs["metadata"]["name"], r.inputs["metadata"]["namespace"]) == (name, namespace)
     ]
     assert len(found) == 1, f"{kind} {namespace}/{name} on {cluster}: {len(found)}"
     return found[0]
@@ -96,16 +97,19 @@ def test_runtime_tiers_memory_then_local_nvme_with_quotas_from_config(prod_plan)
     # the 16Gi memory tier and the worker's 4 GiB JVM heap
     assert worker["requests"]["memory"] == worker["limits"]["memory"] == "20Gi"
     assert spec["master"]["nodeSelector"] == {"inference-platform.io/pool": "system"}
-    # Safetensors shards are read whole and once per replica: 256MB blocks, the local worker first (its copy in
-    # node memory), a read timeout long enough for a cold shard from the object store, and read chunks that hold
-    # an h100 node's 96 streams (16 per server x 6 replicas placed on the pool) in 2048 MiB of FUSE direct memory
-    # at 4 chunks each (5.3 MiB -> 4 MiB) and in half the worker's 2048 MiB at one chunk each.
+    # Safetensors shards are read whole and once per engine process: 256MB blocks, the local worker first (its copy
+    # in node memory), a read timeout long enough for a cold shard from the object store, and read chunks that hold
+    # an h100 node's 128 streams (16 per engine process x its 8 GPUs: 24 processes are placed on the pool) in 2048
+    # MiB of FUSE direct memory at 4 chunks each (4 MiB) and in half the worker's 2048 MiB at one chunk each; the
+    # worker sends chunks that size (its max, 2MB by default), and a job worker runs 4 block loads at once.
     assert spec["properties"] == {
         "alluxio.user.ufs.block.read.location.policy": "alluxio.client.block.policy.LocalFirstAvoidEvictionPolicy",
         "alluxio.user.block.size.bytes.default": "256MB",
         "alluxio.user.streaming.reader.chunk.size.bytes": "4MB",
         "alluxio.user.streaming.reader.buffer.size.messages": "4",
+        "alluxio.worker.network.reader.max.chunk.size.bytes": "4MB",
         "alluxio.worker.network.reader.buffer.size": "4MB",
+        "alluxio.job.worker.threadpool.size": "4",
         "alluxio.user.streaming.data.timeout": "300sec",
     }
 
@@ -178,11 +182,12 @@ def test_every_cache_jvm_is_bounded_and_counted_on_its_node(env_plan):
 @pytest.mark.parametrize(
     ("cluster", "models"),
     [
-        ("prod-use1", {"llama-3-1-70b", "llama-3-1-8b", "llama-3-1-70b-rag"}),
+        # llama-3-1-70b-rag reads llama-3-1-70b's weights (storagePath): one load of that prefix
+        ("prod-use1", {"llama-3-1-70b", "llama-3-1-8b"}),
         ("prod-usc1", {"llama-3-1-70b", "mistral-7b-trt"}),
     ],
 )
-def test_one_dataload_per_model_placed_in_the_region(prod_plan, cluster, models):
+def test_one_dataload_per_weights_prefix_placed_in_the_region(prod_plan, cluster, models):
     loads = [r.inputs for r in prod_plan.of_type(CR + "DataLoad") if prod_plan.cluster_of(r) == cluster]
     assert {load["metadata"]["name"] for load in loads} == {f"prewarm-{m}" for m in models}
     for load in loads:

@@ -119,7 +119,7 @@ def test_irsa_readers_may_only_list_and_read_the_models_prefix(prod_plan):
     }
     assert set(statements) == {"ListPrefix", "ReadPrefix", "DecryptViaS3"}
     assert statements["ListPrefix"]["Action"] == "s3:ListBucket"
-    assert statements["ListPrefix"]["Condition"] == {"StringLike": {"s3:prefix": ["models/", "models/*"]}}
+    assert statements["ListPrefix"]["Condition"] == {"StringLike": {"s3:prefix": ["models", "models/*"]}}
     assert statements["ReadPrefix"]["Action"] == "s3:GetObject"
     assert statements["ReadPrefix"]["Resource"] == f"arn:aws:s3:::{BUCKET}/models/*"
     assert statements["DecryptViaS3"]["Action"] == "kms:Decrypt"

@@ -16,7 +16,15 @@ from tools.plan.artifacts import plan_document
 from tools.plan.changes import changes_markdown, compare
 from tools.plan.cost_diff import cost_diff_markdown
 from tools.plan.replacement import FACTS, facts
-from tools.provider_facts import GoPackage, force_new_paths, strip_comments
+from tools.provider_facts import (
+    FactsError,
+    FolderTree,
+    GoPackage,
+    attr_name,
+    force_new_paths,
+    strip_comments,
+    terraform_paths,
+)
 from tools.provider_schema import _members, args_class, properties
 
 STACK = "urn:pulumi:team.use1::inference-platform::"
@@ -226,6 +234,63 @@ def test_options_that_change_behaviour():
     assert (change.action, change.options) == ("update", {"protect": (False, True)})
 
 
+FLUID = "data.fluid.io/v1alpha1"
+
+
+def _fluid(kind: str, name: str, spec: dict, **options) -> dict:
+    return k8s(kind, FLUID, name, spec=spec) | {"options": {**OPTIONS, "replaceOnChanges": [], **options}}
+
+
+def test_replace_on_changes_replaces_on_a_change_at_or_below_its_paths():
+    """The engine replaces on a change at or below a replaceOnChanges path (PULUMI_REPLACES_ON_CHANGES_AS_TOLD); a
+    Kubernetes custom resource's spec is otherwise updated in place."""
+    runtime = _fluid("AlluxioRuntime", "models", {"replicas": 1, "tieredstore": {"quota": "16Gi"}})
+    told = copy.deepcopy(runtime)
+    told["options"] |= {"replaceOnChanges": ["spec.tieredstore"], "deleteBeforeReplace": True}
+    bigger = copy.deepcopy(told)
+    bigger["inputs"]["spec"]["tieredstore"]["quota"] = "32Gi"
+    (change,) = compare(plan(told), plan(bigger)).resources
+    assert (change.action, change.replaced_by) == ("replace", ["spec.tieredstore.quota"])
+    assert change.replacement_source == "its replaceOnChanges option"
+    assert change.delete_first == "deleteBeforeReplace is set"
+    # Fluid's own note: deleting a runtime takes the FUSE daemons from running model servers
+    assert any("stop the cluster's model servers first" in note for note in change.notes)
+    # near variants: a change outside the paths updates; without the option the same change updates
+    scaled = copy.deepcopy(told)
+    scaled["inputs"]["spec"]["replicas"] = 2
+    (change,) = compare(plan(told), plan(scaled)).resources
+    assert change.action == "update"
+    untold = copy.deepcopy(runtime)
+    untold["inputs"]["spec"]["tieredstore"]["quota"] = "32Gi"
+    (change,) = compare(plan(runtime), plan(untold)).resources
+    assert change.action == "update"
+
+
+def test_replace_on_changes_replaces_a_dependent_whose_input_comes_from_a_replaced_resource():
+    runtime = _fluid("AlluxioRuntime", "models", {"quota": "16Gi"}, replaceOnChanges=["spec"], deleteBeforeReplace=True)
+    serving = _fluid("Dataset", "models", {"mounts": [{"mountPoint": "dataset://c/models"}]})
+    serving["propertyDependencies"] = {"spec": [runtime["urn"]]}
+    bigger = copy.deepcopy(runtime)
+    bigger["inputs"]["spec"]["quota"] = "32Gi"
+    told = copy.deepcopy(serving)
+    told["options"] |= {"replaceOnChanges": ["spec"], "deleteBeforeReplace": True}
+    changes = {r.type.rsplit(":", 1)[-1]: r for r in compare(plan(runtime, told), plan(bigger, told)).resources}
+    assert changes["AlluxioRuntime"].action == "replace"
+    assert (changes["Dataset"].action, changes["Dataset"].replaced_by) == ("replace", ["spec"])
+    assert any("Fluid holds its deletion while a pod mounts its PVC" in note for note in changes["Dataset"].notes)
+    # without the option, an input computed from the replaced runtime is only known after apply
+    changes = {r.type.rsplit(":", 1)[-1]: r for r in compare(plan(runtime, serving), plan(bigger, serving)).resources}
+    assert (changes["Dataset"].action, changes["Dataset"].may_change) == ("update", True)
+
+
+def test_a_base_plan_without_replace_on_changes_recorded_shows_no_option_change():
+    """plan.json records replaceOnChanges since issue 31: an older base plan without the key had the default."""
+    head = _fluid("Dataset", "models", {"mounts": []})
+    base = copy.deepcopy(head)
+    del base["options"]["replaceOnChanges"]
+    assert compare(plan(base), plan(head)).resources == []
+
+
 def test_a_replaced_resource_replaces_what_takes_its_id_in_a_force_new_input():
     # aws_route_table_association subnet_id is ForceNew: a new subnet id replaces the association too.
     subnet = resource("aws:ec2/subnet:Subnet", "a", {"cidrBlock": "10.0.1.0/24"})
@@ -349,7 +414,7 @@ def test_every_force_new_path_is_an_input_of_the_pinned_sdk():
 def test_the_facts_name_the_installed_provider_versions():
     from importlib.metadata import version
 
-    assert sorted(facts()["providers"]) == ["aws", "gcp", "kubernetes", "random", "tls"]
+    assert sorted(facts()["providers"]) == ["aws", "command", "gcp", "kubernetes", "random", "tls"]
     for info in facts()["providers"].values():
         assert info["pin"] == version(info["package"].replace("-", "_")), f"{info['package']}: regenerate the facts"
 
@@ -380,6 +445,70 @@ def test_known_force_new_facts():
     assert "spec.template" in kinds["batch/v1/Job"]
     assert facts()["kubernetes"]["helmRelease"] == ["name", "namespace"]
     assert FACTS.is_file()
+
+
+def test_the_eks_access_types_come_from_the_newer_upstream_files_and_say_so():
+    # hashicorp/terraform-provider-aws@01f43111 internal/service/eks/access_entry.go: cluster_name, principal_arn and
+    # type are ForceNew, kubernetes_groups and user_name update in place; access_policy_association.go: every input
+    # is ForceNew (no Update function), access_scope a ForceNew block with ForceNew namespaces and type.
+    resources = facts()["resources"]
+    entry = resources["aws:eks/accessEntry:AccessEntry"]
+    assert entry["forceNew"] == ["clusterName", "principalArn", "type"]
+    assert entry["source"] == {
+        "repo": "hashicorp/terraform-provider-aws",
+        "ref": "01f431114674c27cf790fafb67ac274bf8f765e1",
+        "commit": "01f431114674c27cf790fafb67ac274bf8f765e1",
+        "copied": True,
+    }
+    association = resources["aws:eks/accessPolicyAssociation:AccessPolicyAssociation"]["forceNew"]
+    assert association == [
+        "accessScope#",
+        "accessScope.namespaces",
+        "accessScope.type",
+        "clusterName",
+        "policyArn",
+        "principalArn",
+    ]
+    # Every other type is read at its provider's ref, and says so.
+    assert resources["aws:route53/zone:Zone"]["source"]["ref"] == "patched-v5.14.0"
+    assert all({"repo", "ref", "commit"} <= r["source"].keys() for r in resources.values())
+    # The diff names where a replacement fact comes from.
+    groups = resource("aws:eks/accessEntry:AccessEntry", "admin", {"clusterName": "c", "principalArn": "arn:a"})
+    moved = copy.deepcopy(groups)
+    moved["inputs"]["principalArn"] = "arn:b"
+    (change,) = compare(plan(groups), plan(moved)).resources
+    assert change.action == "replace"
+    assert "hashicorp/terraform-provider-aws@01f431114674 (copied files)" in change.replacement_source
+    moved["inputs"]["principalArn"] = "arn:a"
+    moved["inputs"]["kubernetesGroups"] = ["ops"]
+    assert compare(plan(groups), plan(moved)).resources[0].action == "update"
+
+
+def test_dns_zone_and_its_iam_member_facts():
+    # pulumi/terraform-provider-aws@patched-v5.14.0 internal/service/route53/zone.go: name and delegation_set_id
+    # ForceNew (comment and tags update). google-beta@v7.45.0 resource_dns_managed_zone.go: dns_name, name,
+    # visibility ForceNew; tpgiamresource/resource_iam_member.go:64 role and member ForceNew.
+    resources = facts()["resources"]
+    assert resources["aws:route53/zone:Zone"]["forceNew"] == ["delegationSetId", "name"]
+    assert {"dnsName", "name", "visibility"} <= set(resources["gcp:dns/managedZone:ManagedZone"]["forceNew"])
+    member = resources["gcp:dns/dnsManagedZoneIamMember:DnsManagedZoneIamMember"]["forceNew"]
+    assert {"managedZone", "member", "role"} <= set(member)
+
+
+def test_the_generator_reads_copied_files_and_names_constants(tmp_path):
+    """A folder of files copied at a commit stands in for a git source; names.AttrX constants without their
+    generated file are the attribute in snake case."""
+    (tmp_path / "svc").mkdir()
+    (tmp_path / "svc" / "thing.go").write_text(
+        "package svc\nfunc resourceThing() *schema.Resource {\n\treturn &schema.Resource{Schema: "
+        "map[string]*schema.Schema{\n\t\tnames.AttrClusterName: {Type: schema.TypeString, ForceNew: true},\n"
+        '\t\tnames.AttrKMSKeyID: {Type: schema.TypeString, ForceNew: true},\n\t\t"free": {Type: schema.TypeString},'
+        "\n\t}}\n}\n"
+    )
+    assert terraform_paths(FolderTree(tmp_path), ("svc/thing.go",), "resourceThing") == ["cluster_name", "kms_key_id"]
+    assert attr_name("names.AttrARN") == "arn" and attr_name("names.AttrPrincipalARN") == "principal_arn"
+    with pytest.raises(FactsError, match="missing; copy it from the public repository"):
+        terraform_paths(FolderTree(tmp_path), ("svc/other.go",), "resourceOther")
 
 
 GO = """
@@ -453,7 +582,7 @@ def test_the_example_prod_diff_of_a_pool_machine_type_change(prod_l40s_bigger):
     found = {(r.stack, r.type, r.name): r for r in changes.resources}
     # aws_launch_template instance_type is not ForceNew (ec2_launch_template.go:618): a new template version; the
     # node group takes it through launch_template.version, not ForceNew (node_group.go:117): EKS rolls the nodes,
-    # the node group stays. Nothing is replaced or deleted, in any stack.
+    # the node group stays. Nothing of the cloud is replaced or deleted, in any stack.
     template = found[("prod.use1", "aws:ec2/launchTemplate:LaunchTemplate", "use1-l40s")]
     assert template.action == "update"
     assert ("instanceType", "g6e.4xlarge", "g6e.12xlarge") in [(c.path, c.before, c.after) for c in template.inputs]
@@ -463,9 +592,45 @@ def test_the_example_prod_diff_of_a_pool_machine_type_change(prod_l40s_bigger):
     # Cluster Autoscaler's scale-from-zero hint: 4 GPUs per node now (g6e.12xlarge: 4 x L40S).
     hint = found[("prod.use1", "aws:autoscaling/tag:Tag", "use1-l40s-resources-nvidia.com-gpu")]
     assert [(c.path, c.before, c.after) for c in hint.inputs] == [("tag.value", "1", "4")]
-    assert changes.counts()["replace"] == 0 and changes.counts()["delete"] == 0 and changes.counts()["create"] == 0
+    # The cache's memory tier is 1/8 of the smallest GPU node's memory, which is now larger: Fluid applies a runtime's
+    # spec once (FLUID_APPLIES_A_CACHES_SPEC_ONCE), so the runtime is replaced, and with it what is computed from it
+    # (the serving Dataset, the prewarms), each with the note that the region's model servers must stop first.
+    replaced = {r.name: r for r in changes.resources if r.action == "replace"}
+    assert sorted(replaced) == [
+        "prod-use1-inference-dataset-models",
+        "prod-use1-model-cache-alluxioruntime-models",
+        "prod-use1-model-cache-dataload-prewarm-llama-3-1-70b",  # llama-3-1-70b-rag reads these weights too
+        "prod-use1-model-cache-dataload-prewarm-llama-3-1-8b",
+    ]
+    runtime = replaced["prod-use1-model-cache-alluxioruntime-models"]
+    assert "spec.tieredstore.levels[0].quota" in runtime.replaced_by
+    assert runtime.replacement_source == "its replaceOnChanges option"
+    assert runtime.delete_first == "deleteBeforeReplace is set"
+    serving = replaced["prod-use1-inference-dataset-models"]
+    assert [(c.path, c.computed_from) for c in serving.inputs] == [("spec", runtime.urn)]
+    assert any("Fluid holds its deletion while a pod mounts its PVC" in note for note in serving.notes)
+    assert changes.counts()["delete"] == 0 and changes.counts()["create"] == 0
     assert {r.stack for r in changes.resources} == {"prod.use1", "prod.global"}
     cost = cost_diff_markdown(base=base, head=head, environment="prod")
     # min 1 node: $3.00424 x 730 = $2,193 -> $10.49264 x 730 = $7,660; max 8 nodes: $17,545 -> $61,277 (+$43,732).
     assert "| pool | use1 | l40s | g6e.4xlarge -> g6e.12xlarge; size; price | $2,193 -> $7,660 (**+$5,467**) |" in cost
     assert "$17,545 -> $61,277 (**+$43,732**) |" in cost
+
+
+def test_a_local_commands_triggers_replace_it_and_its_script_updates_it():
+    # pulumi/pulumi-command@v1.2.1 provider/pkg/provider/common/inputs.go L10: only `triggers` is tagged
+    # replaceOnChanges (the schema says so); local/commandController.go L28: the Command has a custom Update, so
+    # pulumi-go-provider@v1.3.0 infer/resource.go L1132-1152 replaces it for those inputs only (else for every input).
+    entry = facts()["resources"]["command:local:Command"]
+    assert entry["forceNew"] == ["triggers"]
+    assert (entry["source"]["repo"], entry["source"]["ref"]) == ("pulumi/pulumi-command", "v1.2.1")
+    wait = resource("command:local:Command", "wait", {"create": "curl a", "triggers": ["https://a:5443"]})
+    moved = copy.deepcopy(wait)
+    moved["inputs"]["triggers"] = ["https://b:5443"]
+    (change,) = compare(plan(wait), plan(moved)).resources
+    assert (
+        change.action == "replace" and "pulumi-command 1.2.1: pulumi/pulumi-command@v1.2.1" in change.replacement_source
+    )
+    moved = copy.deepcopy(wait)
+    moved["inputs"]["create"] = "curl b"
+    assert compare(plan(wait), plan(moved)).resources[0].action == "update"

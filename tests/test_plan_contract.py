@@ -10,7 +10,15 @@ from tests.harness import kubernetes_object_keys
 from tools.plan.__main__ import main as plan_main
 from tools.plan.artifacts import OWNED_FILES, safe_file_name
 
-OPTION_KEYS = {"protect", "retainOnDelete", "dependsOn", "ignoreChanges", "deleteBeforeReplace", "customTimeouts"}
+OPTION_KEYS = {
+    "protect",
+    "retainOnDelete",
+    "dependsOn",
+    "ignoreChanges",
+    "deleteBeforeReplace",
+    "replaceOnChanges",
+    "customTimeouts",
+}
 
 
 @pytest.fixture(scope="module", params=["dev", "prod"])

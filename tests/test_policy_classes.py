@@ -24,11 +24,25 @@ from policies.upstream import (
     PSS_BASELINE_CAPABILITIES,
     RUNTIME_LORA_ENV,
 )
-from tests.policy_fixtures import VLLM_IMAGE, compliant, find
+from tests.policy_fixtures import VLLM_IMAGE, added, compliant, find
 from tests.test_policy_rules import (
+    RESOURCES,
+    _agent_binding_to,
+    _allow,
+    _annotate_pods,
+    _config_map,
+    _llm_config,
+    _lora_env_from,
     _peer,
+    _policy,
     _random,
+    _random_into_secret,
+    _route_match,
+    _secret_reader,
     _volcano_values,
+    inference_graph,
+    isvc,
+    model,
     p,
     pd,
     prefill,
@@ -41,6 +55,19 @@ from tests.test_policy_rules import (
     set_in,
     volcano_job,
 )
+
+
+def _multi_node_worker(rs):
+    """The runtime's worker (KServe merges the predictor's workerSpec onto it) with a liveness probe only."""
+    main = runtime_container(rs)
+    worker = {k: v for k, v in main.items() if k not in ("readinessProbe", "startupProbe", "command", "args")}
+    worker |= {"name": "worker-container", "command": ["ray", "start", "--block"]}
+    worker["livenessProbe"] = {"exec": {"command": ["ray", "health-check"]}, "periodSeconds": 30}
+    p(rs, ":ClusterServingRuntime", "vllm-runtime")["spec"]["workerSpec"] = {"containers": [worker]}
+    # KServe builds the worker's pod from the two workerSpecs alone (predictor.go multiNodeProcess L556-604): the
+    # predictor's service account and token settings do not reach it
+    isvc(rs)["spec"]["predictor"]["workerSpec"] = {"pipelineParallelSize": 2, "automountServiceAccountToken": False}
+
 
 PASSES: dict[str, tuple[str, Callable]] = {
     "baseline capabilities in any spelling": (
@@ -106,6 +133,109 @@ PASSES: dict[str, tuple[str, Callable]] = {
         "k8s-model-servers-no-token",
         lambda rs: set_in(prefill(rs), ("automountServiceAccountToken",), False),
     ),
+    # issue 33, review: the near-variants of each class that must pass
+    "a hardened LLMInferenceServiceConfig named by baseRefs": (
+        "k8s-no-privileged",
+        lambda rs: _llm_config(
+            rs,
+            {
+                "prefill": {
+                    "template": {
+                        "containers": [{"name": "main", "securityContext": {"allowPrivilegeEscalation": False}}]
+                    }
+                }
+            },
+        ),
+    ),
+    "an agent key stronger than RSA 3072 (ECDSA P-384)": (
+        "karmada-agent-identity",
+        lambda rs: p(rs, ":PrivateKey", "agent-key").update(algorithm="ECDSA", ecdsaCurve="P384", rsaBits=None),
+    ),
+    "an agent bound to a role every authenticated user holds": (
+        "karmada-agent-rbac-scoped",
+        lambda rs: _agent_binding_to(rs, "ClusterRole", "system:basic-user"),
+    ),
+    "the tenant header in another case": (
+        "gateway-tenant-routes",
+        lambda rs: _route_match(rs)[1].update(name="X-Tenant-Id"),
+    ),
+    "a Role reading one named Secret": (
+        "rbac-no-namespace-secret-read",
+        lambda rs: _secret_reader(
+            rs, {"apiGroups": [""], "resources": ["secrets"], "resourceNames": ["epp-tls"], "verbs": ["get"]}
+        ),
+    ),
+    "a chart's hostPath left empty": (
+        "helm-values-hardened",
+        lambda rs: _volcano_values(
+            rs, {"persistence": {"hostPath": ""}, "extraVolumes": [{"name": "d", "emptyDir": {}}]}
+        ),
+    ),
+    "one bucket's objects": (
+        "iam-no-wildcard-resource-names",
+        lambda rs: _policy(rs, _allow("s3:PutObject", "arn:aws:s3:::fx-models/*")),
+    ),
+    "the runtime's default seccomp profile by annotation": (
+        "k8s-no-unconfined-profiles",
+        lambda rs: _annotate_pods(
+            p(rs, ":Deployment", "redis")["spec"]["template"],
+            "seccomp.security.alpha.kubernetes.io/pod",
+            "runtime/default",
+        ),
+    ),
+    "namespaces named In, and two private ranges over two rules": (
+        "k8s-netpol-not-allow-all",
+        lambda rs: (
+            _peer(
+                rs,
+                {
+                    "namespaceSelector": {
+                        "matchExpressions": [
+                            {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["monitoring"]}
+                        ]
+                    }
+                },
+            ),
+            _peer(rs, {"ipBlock": {"cidr": "10.0.0.0/16"}}),
+            _peer(rs, {"ipBlock": {"cidr": "10.1.0.0/16"}}),
+        ),
+    ),
+    "envFrom a ConfigMap that does not set the variable, or by a prefix that cannot spell it": (
+        "vllm-no-runtime-lora-in-production",
+        lambda rs: (
+            _lora_env_from(rs, data={"VLLM_LOGGING_LEVEL": "INFO"}),
+            _config_map(rs, "other-env", {"VLLM_ALLOW_RUNTIME_LORA_UPDATING": "true"}),
+            model(rs)["envFrom"].append({"configMapRef": {"name": "other-env"}, "prefix": "APP_"}),
+        ),
+    ),
+    "plain HTTP to <service>.<namespace>, and a link in a dashboard": (
+        "no-plain-http-endpoints",
+        lambda rs: (
+            model(rs)["args"].append("--otlp-traces-endpoint=http://otel-collector.monitoring:4318"),
+            _config_map(
+                rs,
+                "dashboards",
+                {
+                    "llm.json": '{"title": "LLM - latency", "links": [{"url2": "x"}], '
+                    '"description": "see http://grafana.example.com/d/llm"}'
+                },
+            ),
+        ),
+    ),
+    "a short RandomId as a name, a 16-byte one as a key": (
+        "random-secrets-entropy",
+        lambda rs: (
+            added(
+                rs,
+                find(rs, ":Bucket", "models"),
+                "name-suffix",
+                {"byteLength": 4},
+                type="random:index/randomId:RandomId",
+            ),
+            _random_into_secret(rs, "random:index/randomId:RandomId", {"byteLength": 16}),
+        ),
+    ),
+    "a multi-node worker, which takes no traffic, probed for liveness only": ("k8s-probes", _multi_node_worker),
 }
 
 
@@ -123,8 +253,14 @@ def test_llm_inference_service_pods_are_its_templates_over_kserve_presets():
     """Decode runs KServe's decode preset (vLLM on 8001, the routing sidecar) under our template; prefill its own."""
     resources = compliant()
     llm = find(resources, ":LLMInferenceService", "llama-70b-pd")
-    decode, prefill_pod = workloads(llm, Stack(resources))
+    decode, prefill_pod, picker = workloads(llm, Stack(resources))
     assert (decode.where, prefill_pod.where) == ("spec.template", "spec.prefill.template")
+    # router.scheduler without a pool ref: KServe runs the endpoint picker, config-llm-scheduler.yaml under ours
+    assert picker.where == "spec.router.scheduler.template"
+    assert [c["name"] for c in picker.containers] == ["main", "tokenizer"]
+    assert picker.containers[0]["image"] == "ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.9.0"
+    assert picker.containers[1]["resources"]["limits"] == {"cpu": "1", "memory": "2Gi"}  # ours; the preset sets none
+    assert picker.labels["app.kubernetes.io/component"] == "llminferenceservice-router-scheduler"
     main = decode.main
     # kserve/kserve@v0.20.0 config/llmisvcconfig/config-llm-decode-template.yaml: image, port and security context
     assert main["image"] == "ghcr.io/llm-d/llm-d-cuda:v0.8.0" and main["ports"][0]["containerPort"] == 8001
@@ -244,3 +380,53 @@ def test_every_pinned_charts_own_spelling_of_a_host_setting_is_read():
     assert {"useHostNetwork", "hostNetwork", "hostPID", "hostIPC", "hostPath", "hostPaths", "privileged"} <= spellings
     unread = [key for key in spellings if setting(key) not in (*HOST_SETTINGS, "hostpath")]
     assert not unread, unread
+
+
+def test_a_node_group_may_name_the_stacks_template_by_its_own_name():
+    """A template named by its `name` input, no output flowing: still the stack's (and no missing name matches)."""
+    resources = compliant()
+    find(resources, ":LaunchTemplate", "h100").props["name"] = "fx-gpu-h100"
+    group = find(resources, ":NodeGroup", "h100")
+    group.props["launchTemplate"] = {"name": "fx-gpu-h100", "version": "1"}
+    group.deps.pop("launchTemplate")
+    evaluation = run(resources)
+    assert evaluation.subjects["eks-node-groups-use-hardened-template"] == 1
+    assert evaluation.of("eks-node-groups-use-hardened-template") == []
+
+
+def test_a_config_the_stack_does_not_define_makes_an_llm_service_pods_unknown():
+    """spec.baseRefs names an LLMInferenceServiceConfig KServe looks up in the service's namespace, then its own
+    (config_merge.go getConfig L741-757): absent from the stack, it could set anything, so the pods cannot be judged."""
+    resources = compliant()
+    pd(resources)["spec"]["baseRefs"] = [{"name": "team-preset"}]
+    evaluation = run(resources)
+    assert not evaluation.mandatory, [f.message for f in evaluation.mandatory]
+    unknown = evaluation.of("k8s-no-privileged", "cannot-check")
+    assert unknown and all("team-preset" in f.message for f in unknown), [f.message for f in unknown]
+    # the same config in KServe's namespace is found, and judged
+    _llm_config(resources, {"template": {"containers": [{"name": "main", "securityContext": {"privileged": True}}]}},
+                namespace="kserve")  # fmt: skip
+    assert run(resources).of("k8s-no-privileged", "violation")
+
+
+def test_an_inference_graph_runs_kserves_router_pod():
+    """KServe's router for an InferenceGraph (raw_ig.go createInferenceGraphPodSpec): its own security context and no
+    token; the graph's resources when it sets them; the image from KServe's configuration, which the pack cannot see."""
+    resources = compliant()
+    inference_graph(resources, resources=RESOURCES, nodeSelector={"pool": "system"})
+    [router] = workloads(find(resources, ":InferenceGraph", "rag-graph"), Stack(resources))
+    assert router.containers[0]["securityContext"]["runAsNonRoot"] is True
+    assert router.pod == {"nodeSelector": {"pool": "system"}, "automountServiceAccountToken": False}
+    assert router.labels["serving.kserve.io/inferencegraph"] == "rag" and not router.complete
+    evaluation = run(resources)
+    assert not evaluation.mandatory, [f.message for f in evaluation.mandatory]
+    assert evaluation.of("k8s-images-pinned", "cannot-check")
+
+
+def test_runtime_lora_from_a_configmap_the_stack_does_not_define_cannot_be_checked():
+    resources = compliant()
+    _lora_env_from(resources, config_map="team-env")
+    evaluation = run(resources)
+    assert not evaluation.mandatory
+    [finding] = evaluation.of("vllm-no-runtime-lora-in-production")
+    assert finding.kind == "cannot-check" and "team-env" in finding.message

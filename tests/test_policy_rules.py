@@ -11,7 +11,9 @@ from typing import Any
 import pytest
 
 from components.catalog.charts import CHARTS
+from components.k8s.names import SERVING_NAMESPACE as SERVING
 from components.k8s.names import annotation
+from components.k8s.topology import gpu_tolerations
 from policies.framework import CONFIG, LEVELS, Evaluation, PackSettings, evaluate_stack
 from policies.model import UNKNOWN, Resource, Stack
 from policies.pods import workload
@@ -97,6 +99,15 @@ def redis_pod(rs):
 
 def redis(rs):
     return redis_pod(rs)["containers"][0]
+
+
+def _gpu_node_redis(rs):
+    """The redis pod, tolerating the GPU taint (so it may land on a GPU node), with one init container set right."""
+    pod = redis_pod(rs)
+    pod["tolerations"] = gpu_tolerations()
+    redis(rs).setdefault("env", []).append({"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"})
+    pod["initContainers"] = [{"name": "ok", "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}]}]
+    return pod
 
 
 def sizing(rs, key, value):
@@ -680,9 +691,49 @@ CASES = [
             )
         ),
     ),
+    Case(
+        "gpu-visible-devices-from-the-device-plugin",
+        "a sidecar on a GPU node requests no GPU and leaves the image's value",
+        lambda rs: (
+            isvc(rs)["spec"]["predictor"]
+            .setdefault("containers", [])
+            .append({"name": "log-shipper", "image": "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"})
+        ),
+    ),
+    Case(
+        "gpu-visible-devices-from-the-device-plugin",
+        "an init container on a GPU node requests no GPU",
+        lambda rs: _gpu_node_redis(rs)["initContainers"].append({"name": "warm-up", "image": "busybox:1.36"}),
+    ),
+    Case(
+        "gpu-visible-devices-from-the-device-plugin",
+        "an init container on a GPU node says none (the driver is still set up)",
+        lambda rs: _gpu_node_redis(rs)["initContainers"][0].update(
+            env=[{"name": "NVIDIA_VISIBLE_DEVICES", "value": "none"}]
+        ),
+    ),
+    Case(
+        "gpu-visible-devices-from-the-device-plugin",
+        "a sidecar on a GPU node asks for zero GPUs",
+        lambda rs: _gpu_node_redis(rs)["initContainers"].append(
+            {"name": "warm-up", "resources": {"limits": {"nvidia.com/gpu": "0"}}}
+        ),
+    ),
+    Case(
+        "gpu-visible-devices-from-the-device-plugin",
+        "the decode pod's routing sidecar leaves its image's value",
+        lambda rs: p(rs, ":LLMInferenceService", "llama-70b-pd")["spec"]["template"]["initContainers"][0].pop("env"),
+    ),
+    Case(
+        "gpu-visible-devices-from-the-device-plugin",
+        "Helm values outside the GPU stack tolerate the GPU taint",
+        lambda rs: set_in(p(rs, ":Release", "volcano"), ("values", "scheduler", "tolerations"), gpu_tolerations()),
+    ),
     # --- model servers -----------------------------------------------------------------------------------
     Case("llm-model-fits-gpu", "does not fit", lambda rs: sizing(rs, "weights-gib", "300")),
     Case("llm-model-fits-gpu", "memory above the GPU's", lambda rs: sizing(rs, "gpu-memory-gib", "100")),
+    # The datasheet's 80 GB taken as GiB: an H100 80GB reports 81559 MiB, 79.65 GiB.
+    Case("llm-model-fits-gpu", "datasheet GB as GiB", lambda rs: sizing(rs, "gpu-memory-gib", "80")),
     Case(
         "llm-model-fits-gpu", "engine TP differs", lambda rs: set_in(model(rs), ("args", 0), "--tensor-parallel-size=2")
     ),
@@ -1839,6 +1890,317 @@ CASES += [
 ]
 
 
+# --- issue 33, review: the variants the first round let through --------------------------------------------------
+PRIVILEGED = {"securityContext": {"privileged": True}}
+RESOURCES = {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "1", "memory": "1Gi"}}
+PLAIN = "http://collector.example.com:4318"
+
+
+def isvc_spec(rs):
+    return isvc(rs)["spec"]
+
+
+def _llm_config(rs, spec, name="team-preset", namespace="inference"):
+    """An LLMInferenceServiceConfig on the LLMInferenceService's cluster, and the service naming it in baseRefs."""
+    like = find(rs, ":LLMInferenceService", "llama-70b-pd")
+    props = {"apiVersion": like.props["apiVersion"], "kind": "LLMInferenceServiceConfig",
+             "metadata": {"name": name, "namespace": namespace}, "spec": spec}  # fmt: skip
+    added(rs, like, name, props, type="kubernetes:serving.kserve.io/v1alpha2:LLMInferenceServiceConfig")
+    pd(rs)["spec"]["baseRefs"] = [{"name": name}]
+
+
+def inference_graph(rs, **spec):
+    like = find(rs, ":InferenceService", "llama-70b")
+    props = {"apiVersion": "serving.kserve.io/v1alpha1", "kind": "InferenceGraph",
+             "metadata": {"name": "rag", "namespace": "inference"},
+             "spec": {"nodes": {"root": {"routerType": "Sequence", "steps": [{"serviceName": "llama-70b"}]}}, **spec}}  # fmt: skip
+    added(rs, like, "rag-graph", props, type="kubernetes:serving.kserve.io/v1alpha1:InferenceGraph")
+
+
+def _agent_binding_to(rs, kind, name):
+    p(rs, ":ClusterRoleBinding", "agent")["roleRef"].update(kind=kind, name=name)
+
+
+def _stray_agent_certificate(rs):
+    """A client certificate of the Karmada CA that the control plane does not use: it can only be for a member."""
+    csr = find(rs, ":CertRequest", "agent-csr")
+    stray = added(rs, csr, "ops-csr", {**csr.props, "subject": {"commonName": "system:admin",
+                                                             "organization": "system:masters"}})  # fmt: skip
+    stray.deps = dict(csr.deps)
+    cert = find(rs, ":LocallySignedCert", "agent-cert")
+    signed = added(rs, cert, "ops-cert", dict(cert.props))
+    signed.deps = {**cert.deps, "certRequestPem": [stray.urn]}
+
+
+def _secret_reader(rs, rule_, kind="Role", name="epp"):
+    if kind == "Role":
+        p(rs, ":Role", "epp")["rules"].append(rule_)
+    else:
+        p(rs, ":RoleBinding", "epp")["roleRef"].update(kind=kind, name=name)
+
+
+def _config_map(rs, name, data, namespace=SERVING):
+    like = find(rs, ":Deployment", "redis")
+    added(rs, like, f"cm-{name}", {"apiVersion": "v1", "kind": "ConfigMap",
+                                   "metadata": {"name": name, "namespace": namespace}, "data": data},
+          type="kubernetes:core/v1:ConfigMap")  # fmt: skip
+
+
+def _lora_env_from(rs, config_map="engine-env", data=None, **source):
+    if data is not None:
+        _config_map(rs, config_map, data)
+    isvc(rs)["spec"]["predictor"]["model"]["envFrom"] = [{"configMapRef": {"name": config_map}, **source}]
+
+
+def _random_into_secret(rs, type_, props):
+    """A random value of `type_` that a Secret's stringData is computed from (a tenant's API key)."""
+    like = find(rs, ":Bucket", "models")
+    key = added(rs, like, "tenant-key-id", props, type=type_)
+    secret = added(rs, find(rs, ":Deployment", "redis"), "tenant-keys", {"apiVersion": "v1", "kind": "Secret",
+                   "metadata": {"name": "tenant-keys", "namespace": SERVING}, "stringData": {"search": "[secret]"}},
+                   type="kubernetes:core/v1:Secret")  # fmt: skip
+    secret.deps = {"stringData": [key.urn]}
+
+
+def _literal_template(rs):
+    """A node group naming a template by a literal id: a template made elsewhere (its own name unset, as Pulumi
+    leaves it when it names the template)."""
+    group = find(rs, ":NodeGroup", "h100")
+    group.props["launchTemplate"] = {"id": "lt-0123456789abcdef0", "version": "1"}
+    group.deps.pop("launchTemplate", None)
+
+
+def _annotate_pods(pod_template, key, value):
+    pod_template.setdefault("metadata", {}).setdefault("annotations", {})[key] = value
+
+
+CASES += [
+    # 2: pods in every place a KServe resource carries one
+    Case(
+        "k8s-no-privileged",
+        "InferenceService transformer",
+        lambda rs: isvc_spec(rs).update(transformer={"containers": [{"name": "t", "image": VLLM_IMAGE, **PRIVILEGED}]}),
+    ),
+    Case(
+        "k8s-no-host-namespaces",
+        "InferenceService explainer",
+        lambda rs: isvc_spec(rs).update(
+            explainer={"hostNetwork": True, "containers": [{"name": "e", "image": VLLM_IMAGE}]}
+        ),
+    ),
+    Case(
+        "k8s-no-privileged",
+        "InferenceService multi-node worker",
+        lambda rs: isvc_spec(rs)["predictor"].update(
+            workerSpec={"containers": [{"name": "worker-container", **PRIVILEGED}]}
+        ),
+    ),
+    Case(
+        "k8s-no-privileged",
+        "InferenceService predictor sidecar beside the model",
+        lambda rs: isvc_spec(rs)["predictor"].update(containers=[{"name": "agent", "image": VLLM_IMAGE, **PRIVILEGED}]),
+    ),
+    Case(
+        "k8s-resources-set",
+        "InferenceGraph router limited in CPU only",
+        lambda rs: inference_graph(rs, resources={"limits": {"cpu": "1"}, "requests": {"cpu": "1"}}),
+    ),
+    Case(
+        "k8s-no-privileged",
+        "LLMInferenceService endpoint picker",
+        lambda rs: pd(rs)["spec"]["router"]["scheduler"]["template"]["containers"][0].update(PRIVILEGED),
+    ),
+    Case(
+        "k8s-no-host-path",
+        "LLMInferenceService endpoint picker mounts the node",
+        lambda rs: pd(rs)["spec"]["router"]["scheduler"]["template"].update(
+            volumes=[{"name": "root", "hostPath": {"path": "/"}}]
+        ),
+    ),
+    Case(
+        "k8s-no-privileged",
+        "LLMInferenceServiceConfig named by baseRefs",
+        lambda rs: _llm_config(rs, {"prefill": {"template": {"containers": [{"name": "main", **PRIVILEGED}]}}}),
+    ),
+    Case(
+        "k8s-pdb",
+        "two endpoint pickers with no budget (the service's replicas are not the picker's)",
+        lambda rs: pd(rs)["spec"]["router"]["scheduler"].update(replicas=2),
+    ),
+    # 3: a member's agent may do in Karmada only what register grants it, on its own objects
+    Case(
+        "karmada-agent-rbac-scoped",
+        "clusters/proxy",
+        lambda rs: _agent_rules(rs).append(
+            {"apiGroups": ["cluster.karmada.io"], "resources": ["clusters/proxy"], "verbs": ["get", "create"]}
+        ),
+    ),
+    Case(
+        "karmada-agent-rbac-scoped",
+        "propagation policies",
+        lambda rs: _agent_rules(rs).append(
+            {"apiGroups": ["policy.karmada.io"], "resources": ["propagationpolicies"], "verbs": ["create"]}
+        ),
+    ),
+    Case(
+        "karmada-agent-rbac-scoped",
+        "bound to cluster-admin",
+        lambda rs: _agent_binding_to(rs, "ClusterRole", "cluster-admin"),
+    ),
+    Case(
+        "karmada-agent-rbac-scoped",
+        "bound to a role the stack does not define",
+        lambda rs: _agent_binding_to(rs, "ClusterRole", "team-agents"),
+    ),
+    # 4, 13: agent certificates by where they go, valid at most register's year
+    Case(
+        "karmada-agent-identity",
+        "the agent's certificate with the control plane's identity",
+        lambda rs: _csr(rs)["subject"].update(commonName="system:admin", organization="system:masters"),
+    ),
+    Case(
+        "karmada-agent-identity",
+        "a CA-signed client certificate the control plane does not use",
+        _stray_agent_certificate,
+    ),
+    Case(
+        "karmada-agent-identity",
+        "valid five years",
+        lambda rs: p(rs, ":LocallySignedCert", "agent-cert").update(validityPeriodHours=43800),
+    ),
+    Case(
+        "karmada-agent-identity",
+        "ECDSA P-224",
+        lambda rs: p(rs, ":PrivateKey", "agent-key").update(algorithm="ECDSA", ecdsaCurve="P224", rsaBits=None),
+    ),
+    # 5: a node group's template is one of the stack's by its id or its own name, never by a missing one
+    Case(
+        "eks-node-groups-use-hardened-template",
+        "a literal template id",
+        _literal_template,
+    ),
+    # 6: one tenant's exact id
+    Case(
+        "gateway-tenant-routes",
+        "tenant matched by a regular expression",
+        lambda rs: _route_match(rs)[1].update(type="RegularExpression", value="search|legal"),
+    ),
+    Case("gateway-tenant-routes", "tenant matched by an empty value", lambda rs: _route_match(rs)[1].update(value="")),
+    # 7: Roles that read their namespace's Secrets
+    Case(
+        "rbac-no-namespace-secret-read",
+        "Role reads Secrets",
+        lambda rs: _secret_reader(rs, {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}),
+    ),
+    Case(
+        "rbac-no-namespace-secret-read",
+        "Role execs into pods",
+        lambda rs: _secret_reader(rs, {"apiGroups": [""], "resources": ["pods/exec"], "verbs": ["create"]}),
+    ),
+    Case(
+        "rbac-no-namespace-secret-read",
+        "RoleBinding to edit",
+        lambda rs: _secret_reader(rs, {}, kind="ClusterRole", name="edit"),
+    ),
+    # 8: hostPath in any form a chart takes it
+    Case(
+        "helm-values-hardened",
+        "hostPath volume in a list",
+        lambda rs: _volcano_values(rs, {"extraVolumes": [{"name": "root", "hostPath": {"path": "/"}}]}),
+    ),
+    # 9: every bucket's objects
+    Case(
+        "iam-no-wildcard-resource-names",
+        "every bucket's objects",
+        lambda rs: _policy(rs, _allow("s3:PutObject", "arn:aws:s3:::*/*")),
+    ),
+    # 11: the legacy profile annotations on pod templates
+    Case(
+        "k8s-no-unconfined-profiles",
+        "AppArmor unconfined on a pod template",
+        lambda rs: _annotate_pods(
+            p(rs, ":Deployment", "redis")["spec"]["template"],
+            "container.apparmor.security.beta.kubernetes.io/redis",
+            "unconfined",
+        ),
+    ),
+    Case(
+        "k8s-no-unconfined-profiles",
+        "seccomp unconfined on an InferenceService predictor",
+        lambda rs: isvc_spec(rs)["predictor"].update(
+            annotations={"seccomp.security.alpha.kubernetes.io/pod": "unconfined"}
+        ),
+    ),
+    # 12: peers anyone can be
+    Case(
+        "k8s-netpol-not-allow-all",
+        "namespaceSelector NotIn",
+        lambda rs: _peer(
+            rs,
+            {
+                "namespaceSelector": {
+                    "matchExpressions": [
+                        {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system"]}
+                    ]
+                }
+            },
+        ),
+    ),
+    Case(
+        "k8s-netpol-not-allow-all",
+        "namespaceSelector DoesNotExist",
+        lambda rs: _peer(
+            rs, {"namespaceSelector": {"matchExpressions": [{"key": "team", "operator": "DoesNotExist"}]}}
+        ),
+    ),
+    Case(
+        "k8s-netpol-not-allow-all",
+        "the internet split over two rules",
+        lambda rs: (_peer(rs, {"ipBlock": {"cidr": "0.0.0.0/1"}}), _peer(rs, {"ipBlock": {"cidr": "128.0.0.0/1"}})),
+    ),
+    # 14: runtime LoRA updating however the environment gets it
+    Case(
+        "vllm-no-runtime-lora-in-production",
+        "envFrom a ConfigMap",
+        lambda rs: _lora_env_from(rs, data={"VLLM_ALLOW_RUNTIME_LORA_UPDATING": "true"}),
+    ),
+    Case(
+        "vllm-no-runtime-lora-in-production",
+        "envFrom a ConfigMap with a prefix",
+        lambda rs: _lora_env_from(rs, data={"RUNTIME_LORA_UPDATING": "1"}, prefix="VLLM_ALLOW_"),
+    ),
+    Case(
+        "vllm-no-runtime-lora-in-production",
+        "in a shell line",
+        lambda rs: runtime_container(rs).update(
+            command=["bash", "-c", "VLLM_ALLOW_RUNTIME_LORA_UPDATING=1 exec vllm serve"]
+        ),
+    ),
+    # 15: plain HTTP wherever a value is an endpoint
+    Case(
+        "no-plain-http-endpoints",
+        "OTLP exporter env",
+        lambda rs: model(rs).setdefault("env", []).append({"name": "OTEL_EXPORTER_OTLP_ENDPOINT", "value": PLAIN}),
+    ),
+    Case(
+        "no-plain-http-endpoints",
+        "a flag's value",
+        lambda rs: model(rs)["args"].append(f"--otlp-traces-endpoint={PLAIN}"),
+    ),
+    Case(
+        "no-plain-http-endpoints",
+        "a chart by plain-HTTP URL",
+        lambda rs: p(rs, ":Release", "volcano").update(chart="http://charts.example.com/volcano-1.15.0.tgz"),
+    ),
+    # 16: any random value that becomes a secret
+    Case(
+        "random-secrets-entropy",
+        "RandomId of 8 bytes as an API key",
+        lambda rs: _random_into_secret(rs, "random:index/randomId:RandomId", {"byteLength": 8}),
+    ),
+]
+
+
 def _volcano_values(rs, values):
     """Values of a chart outside the privileged namespaces (volcano-system)."""
     p(rs, ":Release", "volcano").setdefault("values", {}).update(values)
@@ -2244,6 +2606,58 @@ def test_visible_devices_that_expose_no_gpu_or_in_the_gpu_stack_pass():
     added(rs, find(rs, ":AlluxioRuntime", "alluxio-runtime"), "runtime-elsewhere", runtime)
     (finding,) = run(rs).of("gpu-visible-devices-from-the-device-plugin", "violation")
     assert "container fuse sets NVIDIA_VISIBLE_DEVICES='all'" in finding.message
+
+
+def test_containers_on_gpu_nodes_without_a_gpu_set_void_or_pass_where_they_cannot_land():
+    """Near variants of the failing cases: a GPU-node pod whose every non-GPU container says void passes, as do a
+    container requesting a MIG profile (the device plugin sets the variable), the pod without the GPU toleration or
+    with tolerations that do not match the GPU taint (another value, another effect: Kubernetes' ToleratesTaint), and a
+    chart tolerating the GPU taint in the GPU stack's namespaces; tolerating every taint is tolerating the GPU's."""
+    rule = "gpu-visible-devices-from-the-device-plugin"
+    rs = compliant()
+    _gpu_node_redis(rs)
+    assert not run(rs).of(rule)
+    rs = compliant()
+    _gpu_node_redis(rs)["initContainers"][0]["env"] = [{"name": "NVIDIA_VISIBLE_DEVICES", "value": " void "}]
+    assert not run(rs).of(rule)
+    rs = compliant()
+    pod = _gpu_node_redis(rs)
+    pod["initContainers"].append({"name": "mig", "resources": {"limits": {"nvidia.com/mig-3g.40gb": 1}}})
+    assert not run(rs).of(rule)
+    for tolerations in (
+        None,
+        [{"key": "nvidia.com/gpu", "operator": "Equal", "value": "absent", "effect": "NoSchedule"}],
+        [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoExecute"}],
+        [{"key": "dedicated", "operator": "Exists"}],
+    ):
+        rs = compliant()
+        pod = _gpu_node_redis(rs)
+        pod["initContainers"].append({"name": "warm-up"})
+        if tolerations is None:
+            del pod["tolerations"]
+        else:
+            pod["tolerations"] = tolerations
+        assert not run(rs).of(rule), tolerations
+    for tolerations in (
+        [{"operator": "Exists"}],  # every taint, the GPU pools' included
+        [{"operator": "Exists", "effect": "NoSchedule"}],
+        [{"key": "nvidia.com/gpu", "operator": "Exists"}],
+        [{"key": "nvidia.com/gpu", "value": "present"}],  # an empty operator is Equal
+    ):
+        rs = compliant()
+        pod = _gpu_node_redis(rs)
+        pod["initContainers"].append({"name": "warm-up"})
+        pod["tolerations"] = tolerations
+        (finding,) = run(rs).of(rule, "violation")
+        assert "container warm-up (spec.template.spec.initContainers) may run on a GPU node" in finding.message
+        assert "does not set NVIDIA_VISIBLE_DEVICES=void" in finding.message
+    rs = compliant()
+    release = p(rs, ":Release", "volcano")
+    release["values"]["scheduler"] = {"tolerations": gpu_tolerations(), "env": {"NVIDIA_VISIBLE_DEVICES": "void"}}
+    (finding,) = run(rs).of(rule, "violation")  # the chart may not render that env: its values cannot say
+    assert "values scheduler tolerate the GPU taint" in finding.message
+    release["namespace"] = "gpu-operator"
+    assert not run(rs).of(rule)
 
 
 def test_controller_made_pods_need_no_quota_off_gke_or_when_not_critical():

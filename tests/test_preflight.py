@@ -280,15 +280,38 @@ def test_denied_quota_api_is_a_warning_naming_the_iam_action(aws):
     [
         (
             {k: v for k, v in CHECKPOINT.items() if not k.startswith("tokenizer")},
-            "missing tokenizer (tokenizer.json or tokenizer.model) (4 objects, 0.0 GiB)",
+            "missing tokenizer (tokenizer.json or tokenizer.model) at the root (4 objects, 0.0 GiB)",
         ),
         (
             {"config.json": 700, "tokenizer.json": 9_000},
-            "missing weights (*.safetensors or *.bin) (2 objects, 0.0 GiB)",
+            "missing weights (*.safetensors at the root) (2 objects, 0.0 GiB)",
         ),
         (
-            {"tokenizer.model": 500_000, "weights.bin": 10},
-            "missing config.json, tokenizer_config.json (needed with tokenizer.model) (2 objects, 0.0 GiB)",
+            {"tokenizer.model": 500_000, "weights.safetensors": 10},
+            "missing config.json at the root, tokenizer_config.json at the root (needed with tokenizer.model) "
+            "(2 objects, 0.0 GiB)",
+        ),
+        # What the Run:ai streamer cannot read: PyTorch pickles, and safetensors below the root (it lists
+        # `<dir>/*.safetensors`, not recursively).
+        (
+            {**{k: v for k, v in CHECKPOINT.items() if not k.endswith(".safetensors")}, "pytorch_model.bin": 5_000},
+            "missing weights (*.safetensors at the root: found 1 PyTorch pickle file(s) such as pytorch_model.bin, "
+            "which the streamer cannot read) (5 objects, 0.0 GiB)",
+        ),
+        (
+            {
+                **{k: v for k, v in CHECKPOINT.items() if not k.endswith(".safetensors")},
+                "hf/model-00001-of-00002.safetensors": 4_000,
+                "hf/model-00002-of-00002.safetensors": 1_000,
+            },
+            "missing weights (*.safetensors at the root: found safetensors only under hf/, which the streamer does "
+            "not list) (6 objects, 0.0 GiB)",
+        ),
+        (
+            {"hf/config.json": 700, "hf/tokenizer.json": 9_000, "hf/model.safetensors": 5_000},
+            "missing config.json at the root, tokenizer (tokenizer.json or tokenizer.model) at the root, weights "
+            "(*.safetensors at the root: found safetensors only under hf/, which the streamer does not list) "
+            "(3 objects, 0.0 GiB)",
         ),
     ],
 )
@@ -300,6 +323,14 @@ def test_missing_model_files_fail(aws, files, detail):
         finding.hint
         == f"upload the checkpoint to s3://{DEV_BUCKET}/{DEV_MODEL}, or set models[0].storagePath to where it is"
     )
+
+
+def test_a_checkpoint_with_adapters_and_a_draft_below_it_passes():
+    model = load_environment(_raw()).models[0]
+    files = {**CHECKPOINT, "adapters/legal/adapter_model.safetensors": 300, "draft/model.safetensors": 900}
+    verdict = check_layout([(model.weights_prefix + name, size) for name, size in files.items()], model)
+    assert (verdict.missing, verdict.warnings) == ([], [])
+    assert verdict.weight_bytes == 4_000 + 1_000 + 300 + 900  # every safetensors file, the root's and below
 
 
 # A TensorRT-LLM repository as Triton's OpenAI frontend serves it: the tokenizer at the root, the entry model
@@ -506,3 +537,21 @@ def test_invalid_config_exits_2_with_the_plan_s_lines(tmp_path, capsys):
     assert capsys.readouterr().err.splitlines() == [
         "error: Pulumi.broken.yaml: regions[0].cloud: 'azure' is not allowed; use one of 'aws' or 'gcp'"
     ]
+
+
+def test_a_public_gcp_gateways_cloud_dns_zone_is_named_with_the_command_that_checks_it():
+    """ExternalDNS's Google provider keeps a zone by name only here; preflight cannot read Cloud DNS, so it says so."""
+    from tools.preflight.gcp import gcp_gateway_zone_not_checked
+
+    raw = _raw("prod")
+    assert gcp_gateway_zone_not_checked(load_environment(raw)) == []  # usc1's gateway is internal: its own zone
+    usc1 = next(r for r in raw["regions"] if r["name"] == "usc1")
+    usc1["gateway"] = {**usc1.get("gateway", {}), "exposure": "public", "allowedCidrs": ["198.51.100.0/24"]}
+    raw["gateway"]["dns"]["cloudDnsZone"] = "llm-acme-example"
+    (finding,) = gcp_gateway_zone_not_checked(load_environment(raw))
+    assert (finding.region, finding.check, finding.status) == ("usc1", "gateway dns zone", "not checked")
+    assert finding.hint == (
+        "check by hand: gcloud dns managed-zones describe llm-acme-example --project acme-inference-prod "
+        '--format="value(dnsName,visibility)" (want: public, and a DNS name that usc1.llm.acme.example end in, '
+        "e.g. llm.acme.example.)"
+    )

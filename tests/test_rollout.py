@@ -95,7 +95,7 @@ class FakeStack:
     def up(self) -> StepResult:
         return self._step("up")
 
-    def up_targets(self, targets: list[str]) -> StepResult:
+    def bootstrap(self, targets: list[str]) -> StepResult:
         self.workspace.targets[self.name] = targets
         return self._step("up --target")
 
@@ -572,8 +572,7 @@ def _bootstraps(*stacks: str) -> Report:
 
 
 def test_bootstrap_creates_a_waves_runner_network_alone_and_says_where_the_runner_goes(project):
-    env = prod_spec()
-    ws = FakeWorkspace(prod_outputs(env))
+    ws = FakeWorkspace({})  # an empty account: no stack has outputs yet
     run = roll(project, ["--bootstrap", "--wave", "aws"], workspace=ws, bring_up=_bootstraps("prod.use1", "prod.usw2"))
     assert run.code == 0
     # Only the wave's stack, only its network: no preview of the whole stack, no gate.
@@ -587,9 +586,19 @@ def test_bootstrap_creates_a_waves_runner_network_alone_and_says_where_the_runne
     assert "`make rollout ENV=prod WAVE=aws` on it" in text
 
 
-def test_a_failed_bootstrap_stops_and_a_wave_without_one_says_so(project):
+def test_a_stack_deployed_before_is_not_bootstrapped_again(project):
+    """The network-first program exports nothing: a stack with outputs had its full `up`, and a targeted `up` of its
+    network-only program would replace its outputs with none."""
     env = prod_spec()
-    ws = FakeWorkspace(prod_outputs(env), fail={("prod.use1", "up --target"): "VpcLimitExceeded"})
+    ws = FakeWorkspace({"prod.use1": prod_outputs(env)["prod.use1"]})
+    run = roll(project, ["--bootstrap"], workspace=ws, bring_up=_bootstraps("prod.use1", "prod.usw2"))
+    assert run.code == 0
+    assert ws.calls == [("prod.usw2", "up --target")]
+    assert "deployed before: its network exists" in " ".join(run.out.split())
+
+
+def test_a_failed_bootstrap_stops_and_a_wave_without_one_says_so(project):
+    ws = FakeWorkspace({}, fail={("prod.use1", "up --target"): "VpcLimitExceeded"})
     assert roll(project, ["--bootstrap"], workspace=ws, bring_up=_bootstraps("prod.use1", "prod.usw2")).code == 1
     assert ws.calls == [("prod.use1", "up --target")]
     quiet = roll(

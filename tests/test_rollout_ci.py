@@ -101,3 +101,16 @@ def test_list_stacks_prints_one_json_line_for_from_json(capsys):
             "runsOn": ["self-hosted", "inference-platform", "dev-use1"],
         }
     ]
+
+
+def test_every_stacks_preview_can_decrypt_with_the_secrets_key():
+    """A KMS secrets provider is opened with kms:Decrypt for any preview (KMS_SECRETS_PROVIDER_DECRYPTS_ON_EVERY_READ):
+    the AWS preview identity (the secrets key's) is configured for every stack, a GCP-only one (prod.usc1) too, and the
+    workflow says what decrypting exposes."""
+    text = WORKFLOW.read_text()
+    steps = yaml.safe_load(text)["jobs"]["preview"]["steps"]
+    (aws,) = [s for s in steps if s.get("uses") == "aws-actions/configure-aws-credentials@v4"]
+    assert aws["if"] == "steps.clouds.outputs.ready == 'true'"
+    assert "us-east-1" in aws["with"]["aws-region"]  # a GCP stack's first region is no AWS region
+    assert "no kms:Decrypt" not in text
+    assert "kms:Decrypt" in text and "every" in text and "secret of the stacks" in text

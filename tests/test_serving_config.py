@@ -180,11 +180,11 @@ def test_tensorrt_llm_fp8_engines_only_on_gpus_with_fp8():
 
 
 def test_a_model_that_does_not_fit_its_placement_states_the_numbers():
-    # bf16 weights and an FP8 KV cache for 32 x 4096 tokens do not fit half an L40S: 24 GiB x 0.9 - 2 GiB of
-    # engine overhead = 19.6 GiB usable; a share cannot be split further
+    # bf16 weights and an FP8 KV cache for 32 x 4096 tokens do not fit half an L40S: half of the 44.99 GiB it
+    # reports (46068 MiB) x 0.9 - 2 GiB of engine overhead = 18.2 GiB usable; a share cannot be split further
     assert config_errors(_dev_model(0, precision="bf16", maxNumSeqs=32)) == [
         f"{L40S}.placements[0]: llama-3.1-8b (bf16) needs 15.0 GiB of weights + 8.0 GiB of KV cache (32 seqs x 4096 "
-        "tokens); L40S 1/2 time-slice offers 19.6 GiB usable per GPU, at most 1 per node x 1 nodes: lower "
+        "tokens); L40S 1/2 time-slice offers 18.2 GiB usable per GPU, at most 1 per node x 1 nodes: lower "
         "maxNumSeqs/maxModelLen, quantize, or use a larger GPU"
     ]
 
@@ -203,10 +203,11 @@ def test_a_node_must_hold_one_server_with_what_its_engine_needs():
     raw = raw_environment()
     raw["regions"][0]["gpuPools"][0].update(machineType="g6e.xlarge")
     raw["regions"][0]["gpuPools"][0].pop("timeSlicing")
-    # g6e.xlarge: 4 x 0.9 - 1 system - 1 cache = 1.6 vCPU; 32 x 0.9 - 2 - (4 memory tier, 1/8 of the smallest
-    # GPU node, + 4 JVM + 2 FUSE) cache = 16.8 GiB: memory would do, CPU does not
+    # g6e.xlarge: 4 x 0.9 - 1 system - 1.1 cache (FUSE 0.5, worker 0.5, job worker 0.1) = 1.5 vCPU; 32 x 0.9 - 2 -
+    # (4 memory tier, 1/8 of the smallest GPU node, + 4 worker JVM + 2 job worker + 2 FUSE) cache = 14.8 GiB: memory
+    # would do, CPU does not
     assert config_errors(raw) == [
-        f"{L40S}.placements[0].pool: a g6e.xlarge node leaves 1.6 vCPU and 17 GiB for model servers (after system "
+        f"{L40S}.placements[0].pool: a g6e.xlarge node leaves 1.5 vCPU and 15 GiB for model servers (after system "
         "and cache reservations), and one vllm server needs 6 vCPU (3 busy processes, a core each) and 6 GiB; use "
         "a larger machine type"
     ]
@@ -217,15 +218,16 @@ def test_a_server_gets_what_its_engine_needs_when_a_slot_share_is_less():
 
     region = load_environment(raw_environment()).regions[0]
     mig = region.pool("a100-mig")
-    # p4de.24xlarge, 32 MIG slices: (96 x 0.9 - 1 - 1 cache) / 32 = 2.64 vCPU per slice, below vLLM's 6, so a
-    # server asks 6 and a node runs floor(84.4 / 6) = 14 of them at once, not 32.
+    # p4de.24xlarge, 32 MIG slices (no cache worker there: only the FUSE daemon's 0.5): (96 x 0.9 - 1 - 0.5) / 32 =
+    # 2.65 vCPU per slice, below vLLM's 6, so a server asks 6 and a node runs floor(84.9 / 6) = 14 of them at once.
     host = pod_host_resources(region, mig, 1, runtime="vllm")
     assert (host.cpu, host.need_cpu, host.servers_per_node) == (6, 6, 14)
-    # Triton (orchestrator + one rank per GPU) needs 2 x (1 + 1) = 4: floor(84.4 / 4) = 21.
+    # Triton (orchestrator + one rank per GPU) needs 2 x (1 + 1) = 4: floor(84.9 / 4) = 21.
     assert pod_host_resources(region, mig, 1, runtime="triton").servers_per_node == 21
-    # A whole share bigger than the need is given whole: g6e.4xlarge / 2 shares = (16 x 0.9 - 1 - 1) / 2 = 6.2.
+    # A whole share bigger than the need is given whole: g6e.4xlarge / 2 shares = (16 x 0.9 - 1 - 1.1 cache: FUSE,
+    # worker, job worker) / 2 = 6.15, 6.1 to the tenth below.
     l40s = pod_host_resources(region, region.pool("l40s"), 1, runtime="vllm")
-    assert (l40s.cpu, l40s.servers_per_node) == (6.2, 2)
+    assert (l40s.cpu, l40s.servers_per_node) == (6.1, 2)
 
 
 def test_production_never_scales_to_zero():

@@ -8,6 +8,7 @@ exported by the engine version the pod runs.
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass
 
 import pytest
@@ -97,7 +98,9 @@ def engine_command_lines(plan) -> list[tuple[str, str, list[str]]]:
     for (cluster, name), llmisvc in cluster_objects(plan, "LLMInferenceService").items():
         spec = llmisvc["spec"]
         for pool, pod in (("decode", spec["template"]), ("prefill", spec["prefill"]["template"])):
-            found += [(f"{cluster}/{name}/{pool}", "vllm", c["args"]) for c in pod["containers"]]
+            # KServe's presets pass the args through the shell's `eval` (LLM_INFERENCE_SERVICE_PRESETS): what vLLM
+            # receives is the args parsed again.
+            found += [(f"{cluster}/{name}/{pool}", "vllm", shlex.split(" ".join(c["args"]))) for c in pod["containers"]]
     return found
 
 
@@ -326,16 +329,19 @@ def test_a_request_at_zero_replicas_waits_in_the_pickers_queue_which_wakes_the_m
         for rule in served:
             limits += [_seconds(rule["timeouts"]["request"]), _seconds(rule["streamIdleTimeout"])]
         assert 0 < ttl < min(limits)  # the picker answers 503 before Envoy gives up on it
-        # the wake-up trigger counts this pool's queue, by the pool name the picker reports it under
+        assert ttl <= 10  # and soon: a cold start is minutes, no client should hang on it
+        # the wake-up trigger counts the requests this pool's picker could not place, by the pool name it reports
+        # them under; a counter, so a request held less than a scrape interval still counts
         picker_pool = picker["args"][picker["args"].index("--pool-name") + 1]
         queued = [
             t
             for t in scalers[cluster, pool_name]["spec"]["triggers"]
-            if "inference_extension_flow_control_queue_size" in t["metadata"]["query"]
+            if "inference_extension_flow_control_request_queue_duration_seconds_count" in t["metadata"]["query"]
         ]
         assert [re.search(r'inference_pool="([^"]+)"', t["metadata"]["query"]).group(1) for t in queued] == [
             picker_pool
         ]
+        assert [re.search(r'outcome!="([^"]+)"', t["metadata"]["query"]).group(1) for t in queued] == ["Dispatched"]
         assert "inference_objective_request_total" not in str(scalers[cluster, pool_name]["spec"]["triggers"])
 
 
@@ -382,7 +388,9 @@ def _matches(selector: dict, labels: dict[str, str]) -> bool:
 
 def _peer_admits(peer: dict, policy_ns: str, source: tuple[str, dict]) -> bool:
     namespace, labels = source
-    assert "ipBlock" not in peer or peer["ipBlock"]["cidr"] == "0.0.0.0/0", peer  # pods are never named by IP
+    # Pods are never named by IP: an ipBlock is the internet or a managed control plane's range. (On EKS that range
+    # is the VPC's, which pods' addresses are in too: the webhook's allowance cannot tell them apart.)
+    assert "ipBlock" not in peer or peer["ipBlock"]["cidr"] in ("0.0.0.0/0", *CONTROL_PLANE_RANGES.values()), peer
     if "ipBlock" in peer:
         return False  # a client outside the cluster, not a pod
     if "namespaceSelector" in peer:
@@ -498,6 +506,54 @@ def test_the_rate_limit_redis_takes_only_the_rate_limiter_despite_the_namespace_
         )
 
 
+# Envoy Gateway's controller as its chart labels it, and its topology-injector webhook's port, which the API server
+# calls on every Envoy pod's binding [envoyproxy/gateway@v1.9.0:charts/gateway-helm/templates/
+# envoy-gateway-deployment.yaml, templates/envoy-proxy-topology-injector-webhook.yaml].
+EG_CONTROLLER = (GATEWAY_NS, {"control-plane": "envoy-gateway", "app.kubernetes.io/name": "gateway-helm"})
+
+
+def _admits_from(policies: list[dict], target: tuple[str, dict], port: int, cidr: str) -> bool:
+    """A client outside the cluster's pods, at an address of `cidr` (a managed API server), reaches target:port."""
+    namespace, labels = target
+    selecting = [
+        p
+        for p in policies
+        if p["metadata"]["namespace"] == namespace
+        and "Ingress" in p["spec"]["policyTypes"]
+        and _matches(p["spec"]["podSelector"], labels)
+    ]
+    return not selecting or any(
+        {"ipBlock": {"cidr": cidr}} in rule.get("from", [])
+        and (not rule.get("ports") or port in [r["port"] for r in rule["ports"]])
+        for p in selecting
+        for rule in p["spec"].get("ingress", [])
+    )
+
+
+# Where each cluster's API server calls webhooks from (MANAGED_CONTROL_PLANE_ADDRESSES): the EKS clusters' VPC
+# ranges and the GKE cluster's control-plane range, as Pulumi.<env>.yaml gives them.
+CONTROL_PLANE_RANGES = {
+    "dev-use1": "10.10.0.0/16",
+    "prod-use1": "10.20.0.0/16",
+    "prod-usw2": "10.21.0.0/16",
+    "prod-usc1": "172.16.0.0/28",
+}
+
+
+def test_the_api_server_reaches_the_envoy_gateway_webhook_and_nothing_else_of_the_controller(env_plan):
+    """The namespace's default deny selects the controller: without an allowance every Envoy pod's binding waits
+    out the webhook's timeout (failurePolicy Ignore) and gets no zone labels."""
+    policies = network_policies(env_plan)
+    assert sorted(policies) == SERVING_CLUSTERS[env_plan.environment], "clusters with policies"
+    for cluster, mine in policies.items():
+        assert _admits_from(mine, EG_CONTROLLER, 9443, CONTROL_PLANE_RANGES[cluster]), cluster
+        assert not _admits_from(mine, EG_CONTROLLER, 9443, "0.0.0.0/0"), cluster  # not the internet
+        assert not _admits_from(mine, EG_CONTROLLER, 18000, CONTROL_PLANE_RANGES[cluster]), cluster  # xDS stays
+        for who, intruder in INTRUDERS.items():
+            if intruder[0] != GATEWAY_NS:
+                assert not ingress_allowed(mine, intruder, EG_CONTROLLER, 9443), (cluster, who)
+
+
 def test_network_policies_are_enforced_on_every_cluster(env_plan):
     """EKS: the VPC CNI addon runs its network policy agent; GKE: Dataplane V2."""
     import json
@@ -537,3 +593,87 @@ def test_vllm_keeps_its_compile_cache_on_a_pod_volume(env_plan):
                 assert "emptyDir" in volume and volume["emptyDir"].get("medium") != "Memory", (cluster, name)
                 checked += 1
     assert checked
+
+
+# --- every model, hop by hop -----------------------------------------------------------------------------------
+
+
+def _port_flag(args: list[str], flag: str) -> int | None:
+    values = [a.split("=", 1)[1] for a in args if a.startswith(f"{flag}=")]
+    return int(values[0]) if values else None
+
+
+def test_every_model_is_reachable_hop_by_hop(env_plan):
+    """For every model on every cluster it is placed on: the Gateway's HTTPS listener takes the serving namespace's
+    routes -> an AIGatewayRoute rule of that listener matches the model's name (x-ai-eg-model, which the AI Gateway
+    sets from the request body's `model`) -> one InferencePool -> its endpoint picker (Service port, Deployment
+    pods, `--pool-name` of that pool) -> the model's pods (the pool's selector, its target port) -> the engine,
+    listening on that port and serving that name. A disaggregated model's pool and picker are KServe's
+    (`<name>-inference-pool`, router.scheduler), over pods that serve `spec.model.name` on 8000."""
+    gateways = cluster_objects(env_plan, "Gateway")
+    routes = cluster_objects(env_plan, "AIGatewayRoute")
+    pools = cluster_objects(env_plan, "InferencePool")
+    services = cluster_objects(env_plan, "Service")
+    deployments = cluster_objects(env_plan, "Deployment")
+    isvcs = cluster_objects(env_plan, "InferenceService")
+    llmisvcs = cluster_objects(env_plan, "LLMInferenceService")
+    runtimes = {name: r for (_, name), r in cluster_objects(env_plan, "ClusterServingRuntime").items()}
+    traced = []
+    for model in env_plan.spec.models:
+        for cluster in sorted({f"{env_plan.environment}-{p.region}" for p in model.placements}):
+            gateway = gateways[cluster, "inference-gateway"]
+            (listener,) = [x for x in gateway["spec"]["listeners"] if x["protocol"] == "HTTPS"]
+            allowed = listener["allowedRoutes"]["namespaces"]["selector"]["matchLabels"]
+            assert allowed == {"kubernetes.io/metadata.name": SERVING_NS}
+            rules = [
+                (route, rule)
+                for (c, _), route in routes.items()
+                if c == cluster
+                for rule in route["spec"]["rules"]
+                if any(
+                    h == {"name": "x-ai-eg-model", "type": "Exact", "value": model.name}
+                    for match in rule["matches"]
+                    for h in match["headers"]
+                )
+            ]
+            assert rules, (cluster, model.name)
+            parent = {"name": "inference-gateway", "namespace": GATEWAY_NS, "sectionName": listener["name"]}
+            for route, _ in rules:
+                assert any(parent.items() <= ref.items() for ref in route["spec"]["parentRefs"]), (cluster, model.name)
+            (backend,) = {(b["kind"], b["name"]) for _, rule in rules for b in rule["backendRefs"]}
+            assert backend[0] == "InferencePool"
+            if (cluster, model.name) in llmisvcs:
+                spec = llmisvcs[cluster, model.name]["spec"]
+                assert backend[1] == f"{model.name}-inference-pool" and set(spec["router"]) == {"scheduler"}
+                assert spec["model"]["name"] == model.name  # the presets' --served-model-name
+                traced.append((cluster, model.name, "disaggregated"))
+                continue
+            pool = pools[cluster, backend[1]]["spec"]
+            picker_ref = pool["endpointPickerRef"]
+            service = services[cluster, picker_ref["name"]]["spec"]
+            (grpc,) = [p for p in service["ports"] if p["port"] == picker_ref["port"]["number"]]
+            (picker,) = [
+                d
+                for (c, _), d in deployments.items()
+                if c == cluster
+                and _matches(
+                    {"matchLabels": service["selector"]}, d["spec"]["template"].get("metadata", {}).get("labels", {})
+                )
+            ]
+            (container,) = picker["spec"]["template"]["spec"]["containers"]
+            assert grpc["targetPort"] in [p["containerPort"] for p in container["ports"]]
+            assert container["args"][container["args"].index("--pool-name") + 1] == backend[1]
+            predictor = isvcs[cluster, model.name]["spec"]["predictor"]
+            assert _matches(pool["selector"], predictor["labels"]), (cluster, model.name)
+            engine = predictor["model"]
+            runtime = runtimes[engine["runtime"]]["spec"]["containers"][0]
+            args = [*runtime.get("args", []), *engine.get("args", [])]
+            listening = _port_flag(args, "--port") or _port_flag(args, "--openai-port")
+            assert [p["number"] for p in pool["targetPorts"]] == [listening], (cluster, model.name)
+            if model.runtime == "vllm":
+                assert f"--served-model-name={model.name}" in args
+            else:  # Triton's frontend serves the repository's models: the entry one is `<name>` (preflight checks it)
+                assert engine["storageUri"].rstrip("/").endswith(model.weights_prefix.rstrip("/"))
+            traced.append((cluster, model.name, "aggregated"))
+    placed = {(f"{env_plan.environment}-{p.region}", m.name) for m in env_plan.spec.models for p in m.placements}
+    assert {(c, m) for c, m, _ in traced} == placed

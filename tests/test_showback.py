@@ -35,16 +35,17 @@ def test_replica_cost_is_the_node_share_times_the_price(dev_plan, prod_plan):
             if r["record"] == metrics.SHOWBACK_REPLICA_COST.name
         }
 
-    # dev: half a g6e.4xlarge, 0.5 x 3.00424 = 1.50212 $/h; qwen2-5-7b's p4de has no price: no series.
-    assert replica_costs(dev_plan, "use1") == {"llama-3-1-8b": "vector(1.50212)"}
+    # dev: half a g6e.4xlarge, 0.5 x 3.00424 = 1.50212 $/h; qwen2-5-7b on one mig-3g.40gb slice of a p4de.24xlarge
+    # (8 A100-80GB x 2 such slices = 16 per node): 27.44705 / 16 = 1.71544 (SkyPilot's us-east-1 on-demand row).
+    assert replica_costs(dev_plan, "use1") == {"llama-3-1-8b": "vector(1.50212)", "qwen2-5-7b": "vector(1.71544)"}
     # prod use1: half a p5.48xlarge, 0.5 x 55.04 = 27.52 (the 70B, and the decode side of the disaggregated
-    # 70b-rag: 4 of 8 GPUs); a whole g6e.4xlarge, 3.00424. usw2 is unpriced.
+    # 70b-rag: 4 of 8 GPUs); a whole g6e.4xlarge, 3.00424. usw2 (SkyPilot's rows, same prices): the 70B and the 8B.
     assert replica_costs(prod_plan, "use1") == {
         "llama-3-1-70b": "vector(27.52)",
         "llama-3-1-70b-rag": "vector(27.52)",
         "llama-3-1-8b": "vector(3.00424)",
     }
-    assert replica_costs(prod_plan, "usw2") == {}
+    assert replica_costs(prod_plan, "usw2") == {"llama-3-1-70b": "vector(27.52)", "llama-3-1-8b": "vector(3.00424)"}
 
 
 def test_tenant_cost_joins_token_shares_with_model_cost(dev_plan):

@@ -13,6 +13,7 @@ from components.domain.sizing import (
     engine_memory_utilization,
     estimated_startup_seconds,
     kv_bytes_per_token,
+    kv_cache_memory_bytes,
     lora_bytes,
     replica_kv_bytes_per_token,
     replica_weight_bytes,
@@ -38,8 +39,13 @@ def test_weights_and_kv_per_token_by_hand():
     assert kv_bytes_per_token(MODELS["llama-3.1-70b"], "fp8") == 163840
     # Qwen2.5 7B (4 KV heads): 2 x 28 x 4 x 128 x 2 = 57344
     assert kv_bytes_per_token(MODELS["qwen2.5-7b"], "auto") == 57344
-    # AWQ 4-bit: 72.7e9 x 0.5 B = 33.85 GiB
-    assert weight_bytes(MODELS["qwen2.5-72b"], "awq") / 2**30 == pytest.approx(33.853, abs=1e-3)
+    # AWQ 4-bit, but the embedding and the output head (2 x 152,064 x 8,192 = 2.4914e9 parameters) stay 16-bit:
+    # (72.7e9 - 2.4914e9) x 0.5 + 2.4914e9 x 2 = 40.087e9 B = 37.33 GiB, not 72.7e9 x 0.5 = 33.85 GiB
+    assert weight_bytes(MODELS["qwen2.5-72b"], "awq") / 2**30 == pytest.approx(37.334, abs=1e-3)
+    # Llama 3.1 8B in AWQ: 2 x 128,256 x 4,096 = 1.0507e9 of them; 6.9793e9 x 0.5 + 1.0507e9 x 2 = 5.21 GiB;
+    # FP8 likewise keeps them 16-bit: 6.9793e9 + 2.1013e9 = 8.46 GiB
+    assert weight_bytes(MODELS["llama-3.1-8b"], "awq") / 2**30 == pytest.approx(5.207, abs=1e-3)
+    assert weight_bytes(MODELS["llama-3.1-8b"], "fp8") / 2**30 == pytest.approx(8.457, abs=1e-3)
 
 
 def test_small_model_on_one_l40s():
@@ -169,14 +175,19 @@ def test_lora_slots_are_counted_with_the_weights():
 
 def test_a_time_slice_share_sizes_its_memory_and_scales_the_engine_utilization():
     # A quarter of an L40S: 12 GiB, so 12 x 0.9 - 2 = 8.8 GiB usable; the engine sees the whole 48 GiB
-    # GPU, so its --gpu-memory-utilization is 0.9 x 12 / 48 = 0.225. AWQ weights: 8.03e9 x 0.5 B = 3.74 GiB.
+    # GPU, so its --gpu-memory-utilization is 0.9 x 12 / 48 = 0.225. AWQ weights: 5.21 GiB (above).
     share = GpuSlot("L40S 1/4", 12, gpus_per_node=1, max_nodes=1, fp8=True, splittable=False, device_memory_gib=48)
     request = SizingRequest(MODELS["llama-3.1-8b"], precision="awq", kv_cache_dtype="fp8", max_model_len=4096)
     assert engine_memory_utilization(share, request) == 0.225
     with pytest.raises(DoesNotFit):  # 64 x 4096 x 64 KiB = 16 GiB of KV
         size(request, share)
-    sizing = size(SizingRequest(**{**request.__dict__, "max_num_seqs": 16}), share)
-    assert (sizing.weights_gib, sizing.kv_cache_gib, sizing.required_kv_gib) == (3.74, 5.06, 4.0)
+    with pytest.raises(DoesNotFit):  # 16 x 4096 x 64 KiB = 4 GiB > 8.8 - 5.21
+        size(SizingRequest(**{**request.__dict__, "max_num_seqs": 16}), share)
+    twelve = SizingRequest(**{**request.__dict__, "max_num_seqs": 12})
+    sizing = size(twelve, share)
+    assert (sizing.weights_gib, sizing.kv_cache_gib, sizing.required_kv_gib) == (5.21, 3.59, 3.0)
+    # 8.8 - 5.2070 = 3.5930 GiB = 3,679.2 MiB, floored: the engine's KV cache (not the rounded 3.59 GiB's 3,676)
+    assert kv_cache_memory_bytes(share, twelve, sizing) == 3679 * 2**20
     assert engine_memory_utilization(MIG_3G, request) == 0.9  # a MIG slice is the engine's whole device
 
 
@@ -188,10 +199,13 @@ def _pool(machine_type: str, **fields) -> GpuPoolSpec:
 
 
 def test_whole_gpus_split_within_a_node_and_across_nodes_only_on_efa_pools():
+    # What each device reports (nvidia-smi memory.total), not the datasheet's GB: H100 80GB HBM3 81559 MiB,
+    # L40S 46068 MiB.
     efa = gpu_slot(_pool("p5.48xlarge", efa=True, zones=["us-east-1a"]), "nvidia.com/gpu")
-    assert efa == GpuSlot("H100-80GB", 80, gpus_per_node=8, max_nodes=3, fp8=True)
+    assert efa == GpuSlot("H100-80GB", 81559 / 1024, gpus_per_node=8, max_nodes=3, fp8=True)
     plain = gpu_slot(_pool("g6e.12xlarge"), "nvidia.com/gpu")
-    assert (plain.name, plain.memory_gib, plain.gpus_per_node, plain.max_nodes) == ("L40S", 48, 4, 1)
+    assert (plain.name, plain.memory_gib, plain.gpus_per_node, plain.max_nodes) == ("L40S", 46068 / 1024, 4, 1)
+    assert round(efa.memory_gib, 2) == 79.65 and round(plain.memory_gib, 2) == 44.99
     # GKE GPUDirect pools keep replicas in one node: the pods would need GPUDirect NICs the platform does not render
     assert gpu_slot(_pool("a3-ultragpu-8g", gpu_direct=True), "nvidia.com/gpu").max_nodes == 1
 
@@ -199,22 +213,26 @@ def test_whole_gpus_split_within_a_node_and_across_nodes_only_on_efa_pools():
 def test_a_mig_slice_is_its_profile_memory_and_cannot_be_split():
     pool = _pool("p4de.24xlarge", mig=MigSpec(layout={"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2}))
     slot = gpu_slot(pool, "nvidia.com/mig-2g.20gb")
-    assert (slot.name, slot.memory_gib, slot.splittable, slot.fp8) == ("A100-80GB MIG 2g.20gb", 20, False, False)
+    # nvidia-smi mig -lgip on an A100 80GB: 2g.20gb has 19.50 GiB.
+    assert (slot.name, slot.memory_gib, slot.splittable, slot.fp8) == ("A100-80GB MIG 2g.20gb", 19.5, False, False)
     assert slot.engine_memory_fraction == 1
     # single strategy (every instance advertised as nvidia.com/gpu) and H100's FP8
     single = _pool("p5.48xlarge", mig=MigSpec(strategy="single", profile="all-3g.40gb"))
     assert gpu_slot(single, "nvidia.com/gpu") == GpuSlot(
-        "H100-80GB MIG 3g.40gb", 40, gpus_per_node=1, max_nodes=1, fp8=True, splittable=False
+        "H100-80GB MIG 3g.40gb", 39.5, gpus_per_node=1, max_nodes=1, fp8=True, splittable=False, gpu_share=0.5
     )
+    # its share of the GPU (cost, bandwidth) is its memory slices, 2 of 8, not 19.5 of the 80 GiB reported
+    assert slot.gpu_share == 0.25
     assert slots_per_node(pool) == 8 * 4  # 8 GPUs x (1 + 1 + 2) instances
 
 
 def test_a_time_slice_share_is_a_fraction_of_the_gpu():
     slot = gpu_slot(_pool("g6e.xlarge", time_slicing=TimeSlicingSpec(replicas=4)), "nvidia.com/gpu")
-    assert (slot.memory_gib, slot.device_memory_gib, slot.splittable, slot.engine_memory_fraction) == (
-        12,
-        48,
+    assert (slot.memory_gib, slot.device_memory_gib, slot.splittable, slot.engine_memory_fraction, slot.gpu_share) == (
+        46068 / 1024 / 4,  # a quarter of the 44.99 GiB an L40S reports
+        46068 / 1024,
         False,
+        0.25,
         0.25,
     )
 

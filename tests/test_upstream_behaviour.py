@@ -6,25 +6,39 @@ fact about the pinned upstream versions (who creates an object, what is admitted
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
+import shlex
 import warnings
+from pathlib import Path
 
+import pulumi_tls as tls
 import pytest
+import yaml
 
+from components.catalog.chart_crds import installed_kinds
 from components.catalog.charts import CHARTS
+from components.catalog.engines import PD_ENGINE_IMAGE, VLLM_VERSION
 from components.catalog.upstream import (
+    AI_GATEWAY_ENVOY_GATEWAY_PAIR,
+    AI_GATEWAY_PICKER_FAIL_CLOSED,
     ALLUXIO_READ_BUFFERS,
     ALLUXIO_S3_READS_WITH_WEB_IDENTITY,
     AUTOSCALER_ADDS_NODES_ONLY_FOR_PENDING_PODS,
     AUTOSCALER_KEEPS_NODES_WITH_LOCAL_STORAGE,
     EKS_ACCESS_ENTRIES,
+    ENVOY_GATEWAY_WATCHES_INFERENCE_POOLS,
     FACTS,
+    FLUID_APPLIES_A_CACHES_SPEC_ONCE,
     FLUID_CONTROLLER_CREATES_CRITICAL_FUSE_PODS,
+    FLUID_DATASET_DELETION_WAITS_FOR_ITS_READERS,
     FLUID_EMPTYDIR_TIERS_READ_THROUGH_THE_WORKER,
     FLUID_INJECTION_IS_PER_POD,
+    FLUID_JOB_JVMS_TAKE_THE_RUNTIMES_OPTIONS,
     FLUID_MOUNT_ROOT_ON_THE_NODE,
     FLUID_RUNTIME_ON_HOST_NETWORK,
+    GKE_CONTROL_PLANE_FIREWALL,
     GKE_CRITICAL_PODS_NEED_QUOTA,
     GKE_CRITICAL_PRIORITY_CLASSES,
     GKE_NODE_COUNT_PER_ZONE,
@@ -32,22 +46,56 @@ from components.catalog.upstream import (
     HELM_INSTALLS_IN_ORDER,
     KARMADA_AGENT_IDENTITY,
     KARMADA_AGENT_REGISTERS,
+    KMS_SECRETS_PROVIDER_DECRYPTS_ON_EVERY_READ,
     KSERVE_LLM_PRESETS_MERGE,
+    KSERVE_LLM_WORKLOAD_LABELS,
+    KSERVE_LLMISVC_PICKER_RECREATED,
     KSERVE_NEEDS_CERT_MANAGER,
+    KSERVE_PREDICTOR_SERVICE,
+    LLM_INFERENCE_SERVICE_INSTALL,
+    LLM_INFERENCE_SERVICE_PRESETS,
+    MANAGED_CONTROL_PLANE_ADDRESSES,
+    NVIDIA_IMAGE_DEFAULTS_EXPOSE_EVERY_GPU,
     NVIDIA_VISIBLE_DEVICES_IS_HONOURED,
     PATCH_FORCE_TAKES_OVER_FIELDS,
+    PICKER_LEADER_ONLY_READY,
     PULUMI_CREATES_OBJECTS,
     PULUMI_PATCH_AWAITS,
+    PULUMI_REPLACES_ON_CHANGES_AS_TOLD,
     REPOSITORIES_SERVE_PINS,
+    S3_MISSING_KEY_IS_404_ONLY_IF_LISTABLE,
+    TLS_PROVIDER_HAS_NO_NAME_CONSTRAINTS,
+    VLLM_KV_CACHE_BYTES_SKIP_PROFILING,
+    VLLM_QUANTIZATION_KEEPS_EMBEDDINGS,
     VLLM_RUNTIME_LORA_ENV,
+    VLLM_STREAMER_DISTRIBUTED,
+    VLLM_STREAMER_READS_ROOT_SAFETENSORS,
+    VLLM_STREAMS_WEIGHTS_FROM_EVERY_RANK,
+    VLLM_WRITES_UNDER_HOME_AND_TMP,
     VOLCANO_ADMITS_NO_PODS,
+    VOLCANO_QUEUE_GUARANTEE_NEEDS_DESERVED,
+    VOLCANO_SCHEDULES_ONLY_ITS_PODS,
     VOLCANO_UNLISTED_RESOURCES_ARE_UNCAPPED,
     UpstreamFact,
 )
+from components.catalog.upstream import PD_ENGINE_IMAGE as PD_ENGINE_IMAGE_FACT
+from components.config.loader import load_environment
+from components.k8s import names
+from components.serving import llm_inference_service as llmisvc
+from components.serving.deployment import model_placements
 from policies.framework import PackSettings, evaluate_stack
 from policies.offline import plan_resources
 from policies.rules import ALL_RULES
-from tests.harness import HELM_RELEASES, config_errors, environment_config, ns, plan_config, raw_environment
+from tests.harness import (
+    HELM_RELEASES,
+    SERVING_CLUSTERS,
+    cluster_objects,
+    config_errors,
+    environment_config,
+    ns,
+    plan_config,
+    raw_environment,
+)
 from tools.plan.report import render_markdown
 
 CLUSTER_TYPE = "kubernetes:cluster.karmada.io/v1alpha1:Cluster"
@@ -92,8 +140,9 @@ def test_pull_mode_pre_creates_each_cluster_as_the_agent_re_registers_it(prod_pl
         assert re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", spec["id"]), name
         # --report-secrets=None: the agent pushes no credentials, so the Cluster names no Secret.
         assert "secretRef" not in spec and "impersonatorSecretRef" not in spec, name
-        # After creation the agent owns spec; the program keeps only the labels.
-        assert cluster.options["ignoreChanges"] == ["spec"], name
+        # spec.id follows the member: a replaced member's agent exits (pkg/util/cluster.go L82-119) until the Cluster
+        # carries its new kube-system UID, so no ignoreChanges may cover spec or spec.id.
+        assert not {"spec", "spec.id"} & set(cluster.options.get("ignoreChanges") or []), name
     assert len({c.inputs["spec"]["id"] for c in clusters.values()}) == 3
 
 
@@ -405,9 +454,242 @@ def test_kserve_waits_for_cert_manager_on_its_cluster(env_plan):
         assert cert_manager.inputs["values"]["crds"]["enabled"] is True
 
 
+# --- the serving path: LLMInferenceService, pickers, the AI Gateway -----------------------------------------
+
+INFERENCE_POOL = ("inference.networking.k8s.io", "InferencePool")
+
+
+def _cluster_releases(plan) -> dict[str, dict[str, object]]:
+    """cluster -> release name -> release."""
+    by_cluster: dict[str, dict[str, object]] = {}
+    for r in plan.helm_releases():
+        by_cluster.setdefault(plan.cluster_of(r), {})[r.inputs["name"]] = r
+    return by_cluster
+
+
+def test_every_serving_cluster_installs_llm_inference_service_whole_and_in_order(env_plan):
+    assert LLM_INFERENCE_SERVICE_INSTALL.name in FACTS
+    releases = _cluster_releases(env_plan)
+    serving = sorted(c for c, mine in releases.items() if "kserve" in mine)
+    assert serving == SERVING_CLUSTERS[env_plan.environment]
+    for cluster in serving:
+        mine = releases[cluster]
+        crd, controller, configs = mine["kserve-llmisvc-crd"], mine["kserve-llmisvc"], mine["kserve-runtime-configs"]
+        assert controller.inputs["chart"].endswith("/kserve-llmisvc-resources")
+        assert controller.inputs["values"]["kserve"]["createSharedResources"] is False  # kserve-resources has them
+        assert configs.inputs["values"]["kserve"]["llmisvcConfigs"]["enabled"] is True
+        assert crd.urn in controller.options["dependsOn"] and mine["kserve"].urn in controller.options["dependsOn"]
+        assert controller.urn in configs.options["dependsOn"]  # its webhook validates the configs
+        # one owner of the InferencePool CRD per cluster: kserve-llmisvc-resources, by its createGIECRDs default
+        owners = [
+            name
+            for name, r in mine.items()
+            if name in CHARTS_BY_RELEASE
+            and INFERENCE_POOL in installed_kinds(CHARTS_BY_RELEASE[name], r.inputs["values"])
+        ]
+        assert owners == ["kserve-llmisvc"], cluster
+
+
+# Release name -> pinned chart, for the releases of the serving path.
+CHARTS_BY_RELEASE = {
+    "kserve": "kserve-resources",
+    "kserve-crd": "kserve-crd",
+    "kserve-llmisvc-crd": "kserve-llmisvc-crd",
+    "kserve-llmisvc": "kserve-llmisvc-resources",
+    "kserve-runtime-configs": "kserve-runtime-configs",
+    "envoy-gateway": "gateway-helm",
+    "ai-gateway-crds": "ai-gateway-crds-helm",
+    "ai-gateway": "ai-gateway-helm",
+}
+
+
+def test_disaggregated_pods_args_survive_the_presets_eval_and_carry_their_labels(prod_plan):
+    assert LLM_INFERENCE_SERVICE_PRESETS.name in FACTS
+    services = cluster_objects(prod_plan, "LLMInferenceService")
+    assert sorted(services) == [("prod-use1", "llama-3-1-70b-rag")]
+    for spec in (s["spec"] for s in services.values()):
+        for pod, labels in (
+            (spec["template"], spec["labels"]),
+            (spec["prefill"]["template"], spec["prefill"]["labels"]),
+        ):
+            (main,) = pod["containers"]
+            # what the shell hands vLLM after `eval "exec vllm serve ... $@"` is what we meant, one argument each
+            assert len(shlex.split(" ".join(main["args"]))) == len(main["args"])
+            assert any(" " in a or '"' in a for a in shlex.split(" ".join(main["args"])))  # JSON configs, quoted
+            assert main["securityContext"]["runAsUser"] != 0  # the presets' runAsNonRoot, on an image run as root
+            # copied to the pods (spec.labels to decode, spec.prefill.labels to prefill): scraping and autoscaling
+            # find the model's pods by it
+            assert labels == {"inference-platform.io/model": "llama-3-1-70b-rag"}
+
+
+def test_disaggregated_pods_run_the_pinned_vllm_and_hand_over_without_libfabric(prod_plan):
+    assert PD_ENGINE_IMAGE_FACT.name in FACTS
+    assert f"vllm/vllm-openai:{VLLM_VERSION}" == PD_ENGINE_IMAGE
+    (service,) = cluster_objects(prod_plan, "LLMInferenceService").values()
+    for pod in (service["spec"]["template"], service["spec"]["prefill"]["template"]):
+        (main,) = pod["containers"]
+        assert main["image"] == PD_ENGINE_IMAGE
+        argv = shlex.split(" ".join(main["args"]))
+        assert "LIBFABRIC" not in " ".join(argv)  # NIXL's default backend (UCX) only
+        assert "vpc.amazonaws.com/efa" not in main["resources"]["requests"]
+
+
+def test_envoy_gateway_starts_after_the_inference_pool_crd(env_plan):
+    assert ENVOY_GATEWAY_WATCHES_INFERENCE_POOLS.name in FACTS
+    releases = _cluster_releases(env_plan)
+    gateways = sorted(c for c, mine in releases.items() if "envoy-gateway" in mine)
+    assert gateways == SERVING_CLUSTERS[env_plan.environment]
+    for cluster in gateways:
+        mine = releases[cluster]
+        values = mine["envoy-gateway"].inputs["values"]["config"]["envoyGateway"]["extensionManager"]
+        assert {"group": INFERENCE_POOL[0], "kind": INFERENCE_POOL[1], "version": "v1"} in values["backendResources"]
+        assert mine["kserve-llmisvc"].urn in mine["envoy-gateway"].options["dependsOn"], cluster
+
+
+def test_pools_state_fail_close_and_envoys_500_for_a_lost_picker_becomes_a_503(env_plan):
+    assert AI_GATEWAY_PICKER_FAIL_CLOSED.name in FACTS
+    pools = cluster_objects(env_plan, "InferencePool")
+    ours = {key: p for key, p in pools.items() if "failureMode" in p["spec"]["endpointPickerRef"]}
+    assert len(ours) == len(cluster_objects(env_plan, "InferenceService"))  # KServe renders the P/D model's own
+    assert {p["spec"]["endpointPickerRef"]["failureMode"] for p in ours.values()} == {"FailClose"}
+    for (cluster, _), policy in cluster_objects(env_plan, "BackendTrafficPolicy").items():
+        (local_500,) = [o for o in policy["spec"]["responseOverride"] if o.get("source") == "Local"]
+        assert local_500["match"]["statusCodes"] == [{"type": "Value", "value": 500}], cluster
+        assert local_500["response"]["statusCode"] == 503
+
+
+def test_pickers_are_active_active_and_roll_one_at_a_time(env_plan):
+    assert PICKER_LEADER_ONLY_READY.name in FACTS
+    pools = cluster_objects(env_plan, "InferencePool")
+    deployments = cluster_objects(env_plan, "Deployment")
+    pickers = [
+        deployments[cluster, p["spec"]["endpointPickerRef"]["name"]]
+        for (cluster, _), p in pools.items()
+        if (cluster, p["spec"]["endpointPickerRef"]["name"]) in deployments
+    ]
+    assert len(pickers) == len(cluster_objects(env_plan, "InferenceService"))
+    for picker in pickers:
+        (container,) = picker["spec"]["template"]["spec"]["containers"]
+        assert "--ha-enable-leader-election" not in container["args"]
+        assert picker["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"] == 0
+
+
+def test_the_gateway_pair_is_the_one_read(env_plan):
+    """The pair the fact was read for: a bump of either chart re-reads the extension protocol's diff."""
+    assert AI_GATEWAY_ENVOY_GATEWAY_PAIR.name in FACTS
+    assert (CHARTS["gateway-helm"].version, CHARTS["ai-gateway-helm"].version) == ("v1.9.0", "v1.1.0")
+    assert CHARTS["ai-gateway-crds-helm"].version == CHARTS["ai-gateway-helm"].version
+    releases = _cluster_releases(env_plan)
+    for cluster in SERVING_CLUSTERS[env_plan.environment]:
+        manager = releases[cluster]["envoy-gateway"].inputs["values"]["config"]["envoyGateway"]["extensionManager"]
+        # hooks both versions' extension protocol has
+        assert manager["hooks"]["xdsTranslator"]["post"] == ["Translation", "Cluster", "Route"]
+
+
+# --- vLLM: loading weights and sizing memory -------------------------------------------------------------------
+
+
+def _vllm_servers(plan) -> dict[tuple[str, str, str], tuple[list[str], dict]]:
+    """(cluster, model, role) -> (the argv vLLM parses, the pod's metadata carrier) for every vLLM server."""
+    servers = {}
+    for (cluster, name), isvc in cluster_objects(plan, "InferenceService").items():
+        model = isvc["spec"]["predictor"]["model"]
+        if model["modelFormat"]["name"] == "vLLM":
+            servers[cluster, name, "aggregated"] = (model["args"], isvc["spec"]["predictor"])
+    for (cluster, name), service in cluster_objects(plan, "LLMInferenceService").items():
+        for role, pod in (("decode", service["spec"]["template"]), ("prefill", service["spec"]["prefill"]["template"])):
+            (main,) = pod["containers"]
+            servers[cluster, name, role] = (shlex.split(" ".join(main["args"])), pod)  # as the presets' eval does
+    return servers
+
+
+def _flag(argv: list[str], flag: str) -> str | None:
+    values = [a.split("=", 1)[1] for a in argv if a.startswith(f"--{flag}=")]
+    assert len(values) <= 1, flag
+    return values[0] if values else None
+
+
+def test_every_vllm_server_streams_its_weights_once_per_node(env_plan):
+    assert VLLM_STREAMER_DISTRIBUTED.name in FACTS and VLLM_STREAMER_READS_ROOT_SAFETENSORS.name in FACTS
+    servers = _vllm_servers(env_plan)
+    assert servers
+    multi_gpu = set()
+    for key, (argv, _) in servers.items():
+        assert _flag(argv, "load-format") == "runai_streamer", key  # safetensors at the prefix's root only
+        config = json.loads(_flag(argv, "model-loader-extra-config"))
+        assert set(config) <= {"distributed", "concurrency", "memory_limit"}, key  # the loader refuses others
+        gpus = int(_flag(argv, "tensor-parallel-size")) * int(_flag(argv, "pipeline-parallel-size"))
+        assert config.get("distributed", False) is (gpus > 1), key
+        if gpus > 1:
+            multi_gpu.add(key[1])
+    # the 70B at TP 4 (H100) or 2 (H200), and both pools of its P/D variant, each read once per node
+    assert multi_gpu == (set() if env_plan.environment == "dev" else {"llama-3-1-70b", "llama-3-1-70b-rag"})
+
+
+def test_engines_on_a_time_sliced_gpu_are_given_their_kv_cache(env_plan):
+    assert VLLM_KV_CACHE_BYTES_SKIP_PROFILING.name in FACTS
+    shared_pools = {
+        (f"{env_plan.environment}-{region.name}", pool.name)
+        for region in env_plan.spec.regions
+        for pool in region.gpu_pools
+        if pool.time_slicing is not None and pool.time_slicing.replicas > 1
+    }
+    given = set()
+    for (cluster, name, _), (argv, pod) in _vllm_servers(env_plan).items():
+        pool = pod["nodeSelector"][f"{env_plan.spec.label_domain}/pool"]
+        kv = _flag(argv, "kv-cache-memory-bytes")
+        assert (kv is not None) is ((cluster, pool) in shared_pools), (cluster, name)
+        if kv is not None:
+            given.add(name)
+            # the KV cache the sizing reports (rounded to 0.01 GiB there), in whole MiB
+            isvc = cluster_objects(env_plan, "InferenceService")[cluster, name]
+            annotations = isvc["metadata"]["annotations"]
+            kv_gib = float(annotations[names.annotation("kv-cache-gib")])
+            assert int(kv) % 2**20 == 0 and abs(int(kv) / 2**30 - kv_gib) <= 0.005 + 1 / 1024
+    # dev's 8B shares an L40S with another model: half of 44.99 GiB x 0.9 - 2 GiB overhead - 5.21 GiB of weights
+    assert given == ({"llama-3-1-8b"} if env_plan.environment == "dev" else set())
+
+
+def test_quantized_weights_count_their_16_bit_embeddings(env_plan):
+    """Weights as vLLM holds them, worked by hand from each model's config.json (vocab x hidden, untied)."""
+    assert VLLM_QUANTIZATION_KEEPS_EMBEDDINGS.name in FACTS
+    weights = {
+        (cluster, name): isvc["metadata"]["annotations"][names.annotation("weights-gib")]
+        for (cluster, name), isvc in cluster_objects(env_plan, "InferenceService").items()
+    }
+    if env_plan.environment == "dev":
+        # Llama 3.1 8B in AWQ: 2 x 128,256 x 4,096 = 1.0507e9 16-bit parameters, the other 6.9793e9 at 4 bits:
+        # 3.4897e9 + 2.1013e9 = 5.5910e9 B = 5.21 GiB (8.03e9 x 0.5 = 3.74 GiB would leave them out)
+        assert weights["dev-use1", "llama-3-1-8b"] == "5.21"
+    else:
+        # Mistral 7B v0.3 in FP8 (TensorRT-LLM): 2 x 32,768 x 4,096 = 0.2684e9 16-bit parameters, 6.9816e9 at one
+        # byte: 7.5184e9 B = 7.0 GiB (7.25e9 x 1 = 6.75 GiB would leave them out); the 70B is 16-bit throughout
+        assert weights["prod-usc1", "mistral-7b-trt"] == "7"
+        assert {w for (_, name), w in weights.items() if name == "llama-3-1-70b"} == {"131.5"}
+
+
+# --- KServe's predictor Service: where a caller in the cluster reaches a model --------------------------------
+
+
+def test_the_predictor_service_forwards_port_80_to_the_runtimes_http_port(dev_plan, upstream):
+    assert KSERVE_PREDICTOR_SERVICE.name in FACTS
+    # The Service targets the first port of the first container: every runtime's is the engine's 8080.
+    runtimes = dev_plan.of_type("kubernetes:serving.kserve.io/v1alpha1:ClusterServingRuntime")
+    assert len(runtimes) == 3  # vLLM, vLLM multi-node, Triton
+    for runtime in runtimes:
+        first = runtime.inputs["spec"]["containers"][0]["ports"][0]
+        assert (first["name"], first["containerPort"]) == ("http", 8080), runtime.name
+    # Not headless: the chart's default, which the kserve release keeps.
+    defaults = upstream.chart_values(CHARTS["kserve-resources"].upstream_values)
+    assert defaults["kserve"]["service"]["serviceClusterIPNone"] is False
+    (release,) = [r for r in dev_plan.helm_releases() if r.inputs["name"] == "kserve"]
+    assert "service" not in release.inputs["values"]["kserve"]
+
+
 # --- the weight path: cache runtime, node mount, controller-made pods, scale-down (issue 31) -------------------
 
-ALLUXIO_RUNTIME = "kubernetes:data.fluid.io/v1alpha1:AlluxioRuntime"
+CR = "kubernetes:data.fluid.io/v1alpha1:"
+ALLUXIO_RUNTIME = CR + "AlluxioRuntime"
 
 
 def _runtimes(plan) -> dict[str, dict]:
@@ -452,30 +734,131 @@ def test_fluid_fuse_pods_are_critical_by_the_charts_default(upstream):
     assert fluid.created_pod_classes({}, "data.fluid.io/DataLoad") == set()  # DataLoad jobs carry no class
 
 
+def _option_mib(options: list[str], flag: str) -> int:
+    (value,) = [o.split("=")[1] for o in options if o.startswith(flag + "=")]
+    return int(value.removesuffix("m"))
+
+
+def _gib(quantity: str) -> int:
+    return int(quantity.removesuffix("Gi"))
+
+
 def test_tiers_are_emptydir_read_through_the_worker_with_buffers_that_fit(env_plan):
-    """emptyDir levels (no short-circuit) on purpose; every stream a node serves fits the JVMs' direct memory."""
+    """emptyDir levels (no short-circuit) on purpose; every stream a node serves fits the JVMs' direct memory, and the
+    worker sends chunks of the size the clients ask for (its max chunk is that size, not its 2MB default)."""
     from components.domain.cache_reads import READ_BUFFER_MESSAGES, cache_reads
 
     assert FLUID_EMPTYDIR_TIERS_READ_THROUGH_THE_WORKER.name in FACTS and ALLUXIO_READ_BUFFERS.name in FACTS
-
-    def direct_mib(options: list[str]) -> int:
-        (value,) = [o.split("=")[1] for o in options if o.startswith("-XX:MaxDirectMemorySize=")]
-        return int(value.removesuffix("m"))
-
     for cluster, spec in _runtimes(env_plan).items():
         assert {level["volumeType"] for level in spec["tieredstore"]["levels"]} == {"emptyDir"}
         properties = spec["properties"]
         # short-circuit is Fluid's to turn off; a local-read chunk would be unused
         assert not any("short.circuit" in key or "local.reader" in key for key in properties)
         chunk = int(properties["alluxio.user.streaming.reader.chunk.size.bytes"].removesuffix("MB"))
+        assert properties["alluxio.worker.network.reader.max.chunk.size.bytes"] == f"{chunk}MB", cluster
         assert properties["alluxio.worker.network.reader.buffer.size"] == f"{chunk}MB"
+        assert chunk < 100  # the client's inbound gRPC message limit (100MB)
         messages = int(properties["alluxio.user.streaming.reader.buffer.size.messages"])
         region = env_plan.spec.region(cluster.removeprefix(f"{env_plan.environment}-"))
         streams = cache_reads(env_plan.spec, region).streams_per_node
         assert streams >= 16 and messages == READ_BUFFER_MESSAGES
-        assert streams * messages * chunk <= direct_mib(spec["fuse"]["jvmOptions"]), cluster
-        assert streams * chunk <= direct_mib(spec["worker"]["jvmOptions"]) // 2, cluster
-        assert streams * messages * chunk * 2 > direct_mib(spec["fuse"]["jvmOptions"]) or chunk == 64, cluster
+        assert streams * messages * chunk <= _option_mib(spec["fuse"]["jvmOptions"], "-XX:MaxDirectMemorySize"), cluster
+        assert streams * chunk <= _option_mib(spec["worker"]["jvmOptions"], "-XX:MaxDirectMemorySize") // 2, cluster
+        fuse_direct = _option_mib(spec["fuse"]["jvmOptions"], "-XX:MaxDirectMemorySize")
+        assert streams * messages * chunk * 2 > fuse_direct or chunk == 64, cluster
+        # a job worker's loads, each reading through a client stream, in its default direct memory (= its heap,
+        # MaxRAM / 4)
+        loads = int(properties["alluxio.job.worker.threadpool.size"])
+        assert loads * messages * chunk <= _option_mib(spec["jvmOptions"], "-XX:MaxRAM") // 4, cluster
+
+
+def test_job_jvms_are_sized_within_their_containers_and_counted_on_the_node(env_plan):
+    """Fluid renders no JVM options of the job master and job worker but the runtime's: MaxRAM = their containers'
+    memory bounds their heap and direct memory, while master, worker and FUSE keep their explicit sizes; the job
+    worker's container is part of what a cache worker's node gives the cache (components/domain/host.py)."""
+    from components.config.model_store import cache_plan
+    from components.domain.host import cache_cpu, cache_worker_memory_gib
+
+    assert FLUID_JOB_JVMS_TAKE_THE_RUNTIMES_OPTIONS.name in FACTS
+    for cluster, spec in _runtimes(env_plan).items():
+        (max_ram,) = spec["jvmOptions"]
+        assert max_ram.startswith("-XX:MaxRAM=")
+        for job in ("jobMaster", "jobWorker"):
+            assert set(spec[job]) == {"resources"}, (cluster, job)  # Fluid 1.0.8 renders nothing else of them
+            limits = spec[job]["resources"]["limits"]
+            assert spec[job]["resources"]["requests"]["memory"] == limits["memory"]
+            assert _option_mib(spec["jvmOptions"], "-XX:MaxRAM") == _gib(limits["memory"]) * 1024, (cluster, job)
+        for component in ("master", "worker", "fuse"):  # explicit sizes win over MaxRAM's defaults
+            options = spec[component]["jvmOptions"]
+            assert any(o.startswith("-Xmx") for o in options) and any(o.startswith("-XX:MaxDirect") for o in options)
+        region = env_plan.spec.region(cluster.removeprefix(f"{env_plan.environment}-"))
+        plan = cache_plan(region)
+        (memory_level,) = [level for level in spec["tieredstore"]["levels"] if level["mediumtype"] == "MEM"]
+        worker_pod_gib = _gib(spec["worker"]["resources"]["limits"]["memory"]) + _gib(
+            spec["jobWorker"]["resources"]["limits"]["memory"]
+        )
+        assert _gib(spec["worker"]["resources"]["requests"]["memory"]) > _gib(memory_level["quota"])
+        fuse_gib = _gib(spec["fuse"]["resources"]["limits"]["memory"])
+        cpu = {
+            c: float(spec[c]["resources"]["requests"]["cpu"].removesuffix("m")) / 1000
+            for c in spec
+            if c in ("worker", "jobWorker", "fuse")
+        }
+        for pool in region.gpu_pools:
+            on_workers = pool.name in plan.pools
+            assert cache_worker_memory_gib(region, pool) == fuse_gib + (worker_pod_gib if on_workers else 0), pool.name
+            expected_cpu = cpu["fuse"] + (cpu["worker"] + cpu["jobWorker"] if on_workers else 0)
+            assert cache_cpu(region, pool) == expected_cpu, pool.name
+
+
+def test_a_nodes_weight_streams_count_every_engine_process():
+    """A tensor-parallel replica streams the checkpoint once per GPU: 2 replicas x TP 2 on an 8-GPU node are 4 engine
+    processes, 64 streams, not 2 servers' 32."""
+    from components.config.loader import load_environment
+    from components.domain.cache_reads import node_streams
+
+    assert VLLM_STREAMS_WEIGHTS_FROM_EVERY_RANK.name in FACTS
+    env = load_environment(raw_environment("prod"))
+    usc1 = env.region("usc1")
+    # llama-3-1-70b on h200: maxReplicas 2, tensor parallel 2 (Pulumi.prod.yaml, sized on 141 GB H200s)
+    assert node_streams(env, usc1)["h200"] == 16 * 2 * 2
+    # mistral-7b-trt on l4: maxReplicas 4 x 1 GPU, but a g2-standard-24 holds 2 L4s -> 2 processes a node
+    assert node_streams(env, usc1)["l4"] == 16 * 2
+
+
+def test_a_change_fluid_would_not_apply_replaces_the_cache_serving_side_first(env_plan):
+    """Fluid reads a cache's spec once: a change of a Dataset's or runtime's spec (or of the mount root) replaces them,
+    delete-first. The engine deletes first what is computed from a replaced resource, latest first: the prewarms and
+    the serving Dataset (whose deletion Fluid holds while model servers mount it) before the runtime (whose deletion
+    removes their FUSE daemons), the runtime before the cache Dataset (held while the serving Dataset refers to it)."""
+    assert {FLUID_APPLIES_A_CACHES_SPEC_ONCE.name, PULUMI_REPLACES_ON_CHANGES_AS_TOLD.name} <= set(FACTS)
+    assert FLUID_DATASET_DELETION_WAITS_FOR_ITS_READERS.name in FACTS
+    roots = {env_plan.cluster_of(r): r for r in env_plan.helm_releases() if r.inputs["chart"] == "fluid"}
+    for cluster, release in roots.items():
+        objects = [r for r in env_plan.resources if r.type.startswith(CR) and env_plan.cluster_of(r) == cluster]
+        by_kind: dict[str, list] = {}
+        for r in objects:
+            by_kind.setdefault(f"{r.type.removeprefix(CR)} {r.inputs['metadata']['namespace']}", []).append(r)
+        (dataset,) = by_kind["Dataset model-cache"]
+        (runtime,) = by_kind["AlluxioRuntime model-cache"]
+        (serving,) = by_kind["Dataset inference"]
+        loads = by_kind.get("DataLoad model-cache", [])
+        assert len(objects) == 3 + len(loads), cluster
+        for r in objects:
+            assert r.options["deleteBeforeReplace"] is True, r.name
+            assert "spec" in r.options["replaceOnChanges"], r.name
+        # what Fluid bakes in from the Fluid release: the mount root, recorded on what holds it
+        root = release.inputs["values"]["runtime"].get("mountRoot", "/runtime-mnt")  # the chart's default
+        for r in (runtime, serving):
+            assert "metadata" in r.options["replaceOnChanges"], r.name
+            assert r.inputs["metadata"]["annotations"] == {"inference-platform.io/fluid-mount-root": root}, r.name
+        # the dependency chain the engine deletes along (property dependencies, not dependsOn)
+        assert runtime.property_dependencies["metadata"] == [dataset.urn]
+        assert runtime.inputs["metadata"]["name"] == dataset.inputs["metadata"]["name"]  # Fluid binds by name
+        for r in (serving, *loads):
+            assert sorted(r.property_dependencies["spec"]) == sorted([dataset.urn, runtime.urn]), r.name
+        order = [r.urn for r in env_plan.resources]
+        assert order.index(dataset.urn) < order.index(runtime.urn) < min(order.index(r.urn) for r in (serving, *loads))
 
 
 def test_cache_workers_never_pin_a_gpu_node(env_plan):
@@ -497,6 +880,52 @@ def test_s3_mounts_read_with_the_pods_web_identity(env_plan):
                 assert mount["options"]["alluxio.underfs.s3.inherit.acl"] == "false"
 
 
+def _string_like(pattern: str, value: str) -> bool:
+    """IAM StringLike: `*` any run of characters (none included), `?` one character, the rest literal."""
+    return (
+        re.fullmatch("".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern), value)
+        is not None
+    )
+
+
+def _listable(statements: list[dict], bucket_arn: str, prefix: str) -> bool:
+    """Whether these identity statements allow s3:ListBucket on the bucket with this `s3:prefix`."""
+    for statement in statements:
+        actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+        resources = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
+        if statement["Effect"] != "Allow" or "s3:ListBucket" not in actions or bucket_arn not in resources:
+            continue
+        conditions = statement.get("Condition", {})
+        assert set(conditions) <= {"StringLike"} and set(conditions.get("StringLike", {})) <= {"s3:prefix"}
+        patterns = conditions.get("StringLike", {}).get("s3:prefix")
+        if patterns is None or any(_string_like(p, prefix) for p in patterns):
+            return True
+    return False
+
+
+def test_every_key_a_cache_lookup_asks_for_is_404_when_missing(env_plan):
+    """S3 answers a missing key 404 only to a caller that may list it as a prefix, else 403 (an error to Alluxio): the
+    mount point `models` (status, then `models/` as a directory), each model's directory and files, are all 404 when
+    absent; keys outside the prefix stay unlistable. Keys by hand from ObjectUnderFileSystem.getStatus/isDirectory."""
+    assert S3_MISSING_KEY_IS_404_ONLY_IF_LISTABLE.name in FACTS
+    inlines = [r for r in env_plan.of_type("aws:iam/rolePolicy:RolePolicy") if r.name.endswith("-model-cache-inline")]
+    assert len(inlines) == {"dev": 1, "prod": 2}[env_plan.environment]  # one cache role per EKS region
+    for inline in inlines:
+        statements = json.loads(inline.inputs["policy"])["Statement"]
+        (bucket_arn,) = {s["Resource"] for s in statements if s["Sid"] == "ListPrefix"}
+        region = inline.name.removesuffix("-model-cache-inline")
+        models = [m for m in env_plan.spec.models if any(p.region == region for p in m.placements)]
+        assert models
+        keys = ["models", "models/"]
+        for model in models:
+            directory = model.weights_prefix.rstrip("/")
+            keys += [directory, directory + "/", directory + "/config.json", directory + "/not-there.safetensors"]
+        for key in keys:
+            assert _listable(statements, bucket_arn, key), (inline.name, key)
+        for key in ("other/models/x", "model", ""):
+            assert not _listable(statements, bucket_arn, key), (inline.name, key)
+
+
 def test_no_namespace_carries_the_fluid_injection_label(env_plan):
     assert FLUID_INJECTION_IS_PER_POD.name in FACTS
     for r in env_plan.of_type("kubernetes:core/v1:Namespace"):
@@ -512,6 +941,63 @@ def test_volcano_is_installed_without_pod_webhooks(env_plan, upstream):
             assert "enabled_admissions" not in release.inputs["values"]["custom"]
 
 
+def _queue_webhook_errors(spec: dict) -> list[str]:
+    """What Volcano's queue webhook (v1.15.1 validate_queue.go L226-L291) says of a Queue's quantities."""
+    guarantee, deserved = spec.get("guarantee", {}).get("resource", {}), spec.get("deserved", {})
+    capability = spec.get("capability", {})
+    errors = [f"deserved[{r}] must be >= guarantee[{r}]" for r, q in guarantee.items() if deserved.get(r, -1) < q]
+    errors += [
+        f"deserved[{r}] must be <= capability[{r}]"
+        for r, q in deserved.items()
+        if r in capability and q > capability[r]
+    ]
+    return errors
+
+
+@pytest.mark.parametrize(
+    "spec, errors",
+    [
+        ({"capability": {"nvidia.com/gpu": 4}, "guarantee": {"resource": {"nvidia.com/gpu": 2}}}, 1),
+        (
+            {
+                "capability": {"nvidia.com/gpu": 4},
+                "guarantee": {"resource": {"nvidia.com/gpu": 2}},
+                "deserved": {"nvidia.com/gpu": 1},
+            },
+            1,
+        ),
+        (
+            {
+                "capability": {"nvidia.com/gpu": 4},
+                "guarantee": {"resource": {"nvidia.com/gpu": 2}},
+                "deserved": {"nvidia.com/gpu": 5},
+            },
+            1,
+        ),
+        (
+            {
+                "capability": {"nvidia.com/gpu": 4},
+                "guarantee": {"resource": {"nvidia.com/gpu": 2}},
+                "deserved": {"nvidia.com/gpu": 2},
+            },
+            0,
+        ),
+        ({"capability": {"nvidia.com/gpu": 4}}, 0),
+    ],
+)
+def test_queue_webhook_rule_fixtures(spec, errors):
+    assert len(_queue_webhook_errors(spec)) == errors
+
+
+def test_every_planned_queue_passes_volcanos_queue_webhook(env_plan):
+    assert VOLCANO_QUEUE_GUARANTEE_NEEDS_DESERVED.name in FACTS
+    queues = env_plan.of_type("kubernetes:scheduling.volcano.sh/v1beta1:Queue")
+    guaranteed = [q.name for q in queues if q.inputs["spec"].get("guarantee")]
+    assert guaranteed  # dev: research; prod: search and support-bot in each region
+    refused = {q.name: _queue_webhook_errors(q.inputs["spec"]) for q in queues}
+    assert {name: errors for name, errors in refused.items() if errors} == {}
+
+
 def test_every_queue_caps_every_gpu_resource_of_its_cluster(env_plan):
     from components.config.scheduling import gpu_capacity
 
@@ -524,7 +1010,8 @@ def test_every_queue_caps_every_gpu_resource_of_its_cluster(env_plan):
 
 
 def test_no_rendered_container_sets_nvidia_visible_devices(env_plan):
-    """EKS keeps the node image's toolkit, CDI off: the pack's rule runs over both plans and finds nothing."""
+    """EKS keeps the node image's toolkit, CDI off: no rendered container names GPUs in NVIDIA_VISIBLE_DEVICES; the
+    only value set is void, on containers that request no GPU (the next test)."""
     from policies.rules.gpu import _visible_devices
 
     assert NVIDIA_VISIBLE_DEVICES_IS_HONOURED.name in FACTS
@@ -532,7 +1019,54 @@ def test_no_rendered_container_sets_nvidia_visible_devices(env_plan):
         if release.inputs["chart"] == "gpu-operator" and env_plan.cluster_of(release).endswith("use1"):
             assert release.inputs["values"]["cdi"] == {"enabled": False}
     for r in env_plan.kubernetes_objects():
-        assert list(_visible_devices(r.inputs.get("spec"))) == [], r.name
+        assert {value for _, value in _visible_devices(r.inputs.get("spec"))} <= {"void"}, r.name
+
+
+# The GPU stack's namespaces (the pack's privilegedNamespaces default, policies/framework.py): the GPU Operator's
+# operands and DCGM need the GPUs, Fluid's FUSE daemons and cache workers run privileged and not from CUDA images.
+GPU_STACK_NAMESPACES = {"gpu-operator", "dcgm-exporter", "kube-system", "fluid-system", "model-cache"}
+
+
+def _gpu_tolerating_pods(value: object):
+    """Every dict of a manifest (or Helm values) with a toleration of the GPU pools' taint nvidia.com/gpu=present:
+    NoSchedule, Kubernetes' matching spelled out by hand: the key or none (then Exists), the effect or none."""
+    if isinstance(value, dict):
+        for t in value.get("tolerations") or []:
+            if t.get("effect") in (None, "", "NoSchedule") and (
+                (t.get("key") == "nvidia.com/gpu" and (t.get("operator") == "Exists" or t.get("value") == "present"))
+                or (not t.get("key") and t.get("operator") == "Exists")
+            ):
+                yield value
+                break
+        for item in value.values():
+            yield from _gpu_tolerating_pods(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _gpu_tolerating_pods(item)
+
+
+def test_every_container_that_may_land_on_a_gpu_node_asks_for_gpus_or_says_void(checked_plan):
+    """An image's NVIDIA_VISIBLE_DEVICES=all (CUDA images, vLLM's) exposes every GPU of the node to a container that
+    requests none: outside the GPU stack, each container of a pod tolerating the GPU taint requests an nvidia.com/
+    resource (the device plugin then sets the variable) or says void, and no Helm release puts a chart's pods there."""
+    assert NVIDIA_IMAGE_DEFAULTS_EXPOSE_EVERY_GPU.name in FACTS
+    seen = 0
+    for r in checked_plan.kubernetes_objects():
+        if r.inputs.get("metadata", {}).get("namespace") in GPU_STACK_NAMESPACES:
+            continue
+        for pod in _gpu_tolerating_pods(r.inputs.get("spec")):
+            containers = [*pod.get("initContainers", []), *pod.get("containers", [])]
+            containers += [pod["model"]] if "model" in pod else []  # a KServe predictor's model container
+            for container in containers:
+                seen += 1
+                limits = container.get("resources", {}).get("limits", {})
+                env = {e["name"]: e.get("value") for e in container.get("env", [])}
+                gpus = [name for name in limits if name.startswith("nvidia.com/")]
+                assert gpus or env.get("NVIDIA_VISIBLE_DEVICES") == "void", (r.name, container.get("name"))
+    assert seen  # the model servers
+    for release in checked_plan.helm_releases():
+        if release.inputs["namespace"] not in GPU_STACK_NAMESPACES:
+            assert not list(_gpu_tolerating_pods(release.inputs["values"])), release.name
 
 
 # --- how pulumi-kubernetes and Helm create what we render (the rehearsal replays both) ----------------
@@ -591,7 +1125,7 @@ def test_the_agent_flags_patch_does_not_wait_for_an_agent_that_starts_later(prod
     patches = [r for r in prod_plan.of_type("kubernetes:apps/v1:DeploymentPatch") if r.name.endswith("agent-flags")]
     assert len(patches) == 3
     for patch in patches:
-        assert patch.inputs["metadata"]["annotations"] == {"pulumi.com/skipAwait": "true"}, patch.name
+        assert patch.inputs["metadata"]["annotations"]["pulumi.com/skipAwait"] == "true", patch.name
         (container,) = patch.inputs["spec"]["template"]["spec"]["containers"]
         assert container == {"name": "karmada-agent", "args": ["--report-secrets=None"]}, patch.name
 
@@ -624,8 +1158,20 @@ def test_each_pull_member_agent_is_certified_and_bound_as_register_does(prod_pla
         }
         for m in ("use1", "usw2", "usc1")
     }
-    keys = [r for r in prod_plan.resources if r.type == "tls:index/privateKey:PrivateKey"]
-    assert {r.inputs["rsaBits"] for r in keys} == {3072}  # register.go L1098, chart certs.auto.rsaSize
+    keys = [r for r in prod_plan.resources if r.type == "tls:index/privateKey:PrivateKey" and "karmada" in r.name]
+    assert len(keys) == 7  # the control plane's four, one per pull member
+    assert {(r.inputs["algorithm"], r.inputs["rsaBits"]) for r in keys} == {("RSA", 3072)}  # register.go L1098
+    certs = [r for r in prod_plan.resources if r.type == "tls:index/locallySignedCert:LocallySignedCert"]
+    # register.go L112-113: DefaultCertExpirationSeconds = 86400 * 365, asked for in the CSR (L852)
+    assert {r.name: r.inputs["validityPeriodHours"] for r in certs if "agent" in r.name} == {
+        f"prod-{m}-karmada-agent-cert": 8760 for m in ("use1", "usw2", "usc1")
+    }
+    # agent.go L154: the kubeconfig is read once; a new certificate must restart the agent's pods
+    releases = [r for r in prod_plan.resources if r.type == "kubernetes:helm.sh/v3:Release" and "agent" in r.name]
+    assert len(releases) == 3
+    for release in releases:
+        [digest] = release.inputs["values"]["agent"]["podAnnotations"].values()
+        assert re.fullmatch("[0-9a-f]{64}", digest)
 
 
 def test_llm_inference_service_templates_complete_kserve_presets(prod_plan):
@@ -642,3 +1188,251 @@ def test_no_plan_turns_on_runtime_lora_updating(dev_plan, prod_plan):
     assert VLLM_RUNTIME_LORA_ENV.name in FACTS
     for plan in (dev_plan, prod_plan):
         assert "VLLM_ALLOW_RUNTIME_LORA_UPDATING" not in json.dumps([r.inputs for r in plan.resources])
+
+
+def test_webhooks_admit_the_api_server_from_its_control_plane_range_only(env_plan):
+    assert MANAGED_CONTROL_PLANE_ADDRESSES.name in FACTS
+    for (cluster, name), netpol in cluster_objects(env_plan, "NetworkPolicy").items():
+        if name != "allow-webhook":
+            continue
+        region = env_plan.spec.region(cluster.removeprefix(f"{env_plan.environment}-"))
+        expected = region.network.control_plane_cidr if region.cloud == "gcp" else region.network.cidr
+        (rule,) = netpol["spec"]["ingress"]
+        assert rule["from"] == [{"ipBlock": {"cidr": str(expected)}}], cluster
+
+
+def test_each_gke_cluster_opens_its_nodes_to_its_control_plane_beyond_443_and_10250(env_plan):
+    """tests/test_gke_webhook_firewall.py checks the ports against every release's webhooks."""
+    assert GKE_CONTROL_PLANE_FIREWALL.name in FACTS
+    for cluster in env_plan.of_type("gcp:container/cluster:Cluster"):
+        region = env_plan.spec.region(cluster.inputs["name"].removeprefix(f"{env_plan.environment}-"))
+        (rule,) = [
+            r.inputs
+            for r in env_plan.of_type("gcp:compute/firewall:Firewall")
+            if r.inputs["name"] == f"{cluster.inputs['name']}-control-plane-webhooks"
+        ]
+        assert rule["sourceRanges"] == [str(region.network.control_plane_cidr)]
+        assert {443, 10250}.isdisjoint(int(p) for a in rule["allows"] for p in a["ports"])  # GKE's own rule has them
+
+
+# --- the P/D pods as KServe's controller labels them; one scheduler per GPU pool -------------------------------
+
+PD_MODEL = "llama-3-1-70b-rag"
+
+
+def _kserve_pd_pods(name: str) -> dict[str, dict[str, str]]:
+    """The pods of a disaggregated LLMInferenceService as KServe v0.20.0's controller labels them, written from its
+    source (KSERVE_LLM_WORKLOAD_LABELS: workload_single_node.go L89-97, L222-229, L503-509; scheduler.go
+    L1623-1629), with the spec.labels / spec.prefill.labels it adds (our model label)."""
+    common = {"app.kubernetes.io/name": name, "app.kubernetes.io/part-of": "llminferenceservice"}
+    workload = {**common, "kserve.io/component": "workload", "inference-platform.io/model": name}
+    return {
+        "decode": {
+            **workload,
+            "app.kubernetes.io/component": "llminferenceservice-workload",
+            "llm-d.ai/role": "decode",
+        },
+        "prefill": {
+            **workload,
+            "app.kubernetes.io/component": "llminferenceservice-workload-prefill",
+            "llm-d.ai/role": "prefill",
+        },
+        "picker": {**common, "app.kubernetes.io/component": "llminferenceservice-router-scheduler"},
+    }
+
+
+def _selects(selector: dict, labels: dict[str, str]) -> bool:
+    """A Kubernetes label selector (matchLabels and In / NotIn / Exists / DoesNotExist expressions)."""
+    if any(labels.get(k) != v for k, v in selector.get("matchLabels", {}).items()):
+        return False
+    holds = {
+        "In": lambda e: labels.get(e["key"]) in e["values"],
+        "NotIn": lambda e: labels.get(e["key"]) not in e["values"],
+        "Exists": lambda e: e["key"] in labels,
+        "DoesNotExist": lambda e: e["key"] not in labels,
+    }
+    return all(holds[e["operator"]](e) for e in selector.get("matchExpressions", []))
+
+
+def _selected(selector: dict, pods: dict[str, dict[str, str]]) -> set[str]:
+    return {role for role, labels in pods.items() if _selects(selector, labels)}
+
+
+def test_every_selector_of_the_pd_pods_selects_what_kserve_labels(prod_plan, upstream):
+    assert KSERVE_LLM_WORKLOAD_LABELS.name in FACTS
+    pods = _kserve_pd_pods(PD_MODEL)
+    # what else runs in the namespace: the same model's other pods' neighbours, served aggregated or P/D
+    others = {f"other-{role}": labels for role, labels in _kserve_pd_pods("llama-3-1-70b").items()}
+    aggregated = {"aggregated": {"app.kubernetes.io/part-of": "inference-platform", names.MODEL_LABEL: "llama-3-1-70b"}}
+    everyone = {**pods, **others, **aggregated}
+    policies = cluster_objects(prod_plan, "NetworkPolicy")
+    server = policies["prod-use1", f"{PD_MODEL}-server"]["spec"]
+    assert _selected(server["podSelector"], everyone) == {"decode", "prefill"}
+    # peers in the namespace (Envoy's and Prometheus's carry a namespaceSelector of their own)
+    peers = [p["podSelector"] for rule in server["ingress"] for p in rule["from"] if set(p) == {"podSelector"}]
+    assert sorted(sorted(_selected(peer, everyone)) for peer in peers) == [["decode", "prefill"], ["picker"]]
+    epp = policies["prod-use1", f"{PD_MODEL}-epp"]["spec"]
+    assert _selected(epp["podSelector"], everyone) == {"picker"}
+    monitor = cluster_objects(prod_plan, "PodMonitor")["prod-use1", "vllm-disaggregated"]["spec"]
+    assert _selected(monitor["selector"], everyone) == {"decode", "prefill"}
+    # KServe's own InferencePool, which the AI Gateway route targets, selects the same pods
+    scheduler = yaml.safe_load((upstream.root / "kserve/v0.20.0/llmisvcconfig-config-llm-scheduler.yaml").read_text())
+    pool = scheduler["spec"]["router"]["scheduler"]["pool"]["spec"]["selector"]["matchLabels"]
+    pool = {k: v.replace("{{ .ObjectMeta.Name }}", PD_MODEL) for k, v in pool.items()}
+    assert (
+        _selected({"matchLabels": pool}, everyone) == {"decode", "prefill"}
+        and pool == server["podSelector"]["matchLabels"]
+    )
+    # a pool of more than one pod gets a disruption budget that selects that pool's pods only
+    raw = raw_environment("prod")
+    (model,) = [m for m in raw["models"] if m["name"] == PD_MODEL]
+    model["placements"][0] |= {"minReplicas": 2, "maxReplicas": 2, "prefill": {**model["placements"][0]["prefill"]}}
+    model["placements"][0]["prefill"]["replicas"] = 2
+    env = load_environment(raw)
+    (placement,) = [p for p in model_placements(env, env.region("use1")) if p.name == PD_MODEL]
+    budgets = {b["metadata"]["name"]: b["spec"]["selector"] for b in llmisvc.pod_disruption_budget_manifests(placement)}
+    assert {name: _selected(selector, everyone) for name, selector in budgets.items()} == {
+        f"{PD_MODEL}-decode": {"decode"},
+        f"{PD_MODEL}-prefill": {"prefill"},
+    }
+
+
+def test_kserve_recreates_the_pd_picker_and_its_pool_fails_closed_at_the_gateway(prod_plan, upstream):
+    assert KSERVE_LLMISVC_PICKER_RECREATED.name in FACTS
+    scheduler = yaml.safe_load((upstream.root / "kserve/v0.20.0/llmisvcconfig-config-llm-scheduler.yaml").read_text())
+    router = scheduler["spec"]["router"]["scheduler"]
+    assert router["pool"]["spec"]["endpointPickerRef"]["failureMode"] == "FailOpen"
+    [picker] = [c for c in router["template"]["containers"] if c.get("command", [""])[0] == "/app/epp"]
+    assert picker["readinessProbe"]["initialDelaySeconds"] == 30
+    assert "nodeSelector" not in router["template"] and "tolerations" not in router["template"]
+    # what we render keeps KServe's single picker (no replicas): the note beside it is the cost; the template only
+    # hardens the pod and bounds the tokenizer, merged by container name over the preset
+    [llm] = [r for r in prod_plan.resources if r.type.endswith(":LLMInferenceService")]
+    scheduler = llm.inputs["spec"]["router"]["scheduler"]
+    assert set(scheduler) == {"template"}
+    assert [c["name"] for c in scheduler["template"]["containers"]] == ["tokenizer"]
+    assert {c["name"] for c in router["template"]["containers"]} >= {"tokenizer"}
+
+
+def _gpu_pods(plan):
+    """(cluster, pool, where, schedulerName) of every pod spec the plan renders that asks for GPUs."""
+    found = []
+
+    def walk(value, cluster, where):
+        if isinstance(value, dict):
+            containers = [*value.get("containers", []), *value.get("initContainers", [])]
+            if isinstance(value.get("model"), dict):
+                containers.append(value["model"])  # an InferenceService predictor's container
+            requests = {
+                k for c in containers if isinstance(c, dict) for k in c.get("resources", {}).get("requests", {})
+            }
+            if "nodeSelector" in value and any(k.startswith("nvidia.com/") for k in requests):
+                pool = value["nodeSelector"].get(f"{plan.spec.label_domain}/pool")
+                found.append((cluster, pool, where, value.get("schedulerName", "default-scheduler")))
+            for key, item in value.items():
+                walk(item, cluster, f"{where}.{key}")
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                walk(item, cluster, f"{where}[{i}]")
+
+    for kind in sorted({r.inputs["kind"] for r in plan.kubernetes_objects()}):
+        for (cluster, name), obj in cluster_objects(plan, kind).items():  # federated ones where Karmada puts them
+            walk(obj, cluster, f"{kind}/{name}")
+    return found
+
+
+def test_every_gpu_pod_of_a_pool_goes_through_volcano(env_plan):
+    assert VOLCANO_SCHEDULES_ONLY_ITS_PODS.name in FACTS
+    pods = _gpu_pods(env_plan)
+    by_pool: dict[tuple[str, str], set[str]] = {}
+    for cluster, pool, _, scheduler in pods:
+        by_pool.setdefault((cluster, pool), set()).add(scheduler)
+    assert by_pool and all(schedulers == {"volcano"} for schedulers in by_pool.values()), by_pool
+    if env_plan.environment == "prod":  # both P/D pools, on prod-use1's h100 pool, beside the aggregated 70B
+        on_h100 = sorted(where for cluster, pool, where, _ in pods if (cluster, pool) == ("prod-use1", "h100"))
+        assert on_h100 == [
+            "InferenceService/llama-3-1-70b.spec.predictor",
+            f"LLMInferenceService/{PD_MODEL}.spec.prefill.template",
+            f"LLMInferenceService/{PD_MODEL}.spec.template",
+        ]
+
+
+def test_pd_pods_have_a_pod_seccomp_profile_and_vllm_writes_only_to_emptydirs(prod_plan, upstream):
+    """The presets give vLLM's container RuntimeDefault seccomp but not the routing sidecar: the pod-level profile
+    covers every container. Every place vLLM writes (HOME, its cache and config roots, the temp dir of its IPC
+    sockets) is under the presets' /tmp emptyDir, never the image's root filesystem."""
+    assert VLLM_WRITES_UNDER_HOME_AND_TMP.name in FACTS
+    spec = cluster_objects(prod_plan, "LLMInferenceService")["prod-use1", PD_MODEL]["spec"]
+    for ours, preset_file in (
+        (spec["template"], "llmisvcconfig-config-llm-decode-template.yaml"),
+        (spec["prefill"]["template"], "llmisvcconfig-config-llm-prefill-template.yaml"),
+    ):
+        config = yaml.safe_load((upstream.root / "kserve/v0.20.0" / preset_file).read_text())["spec"]
+        preset = config.get("prefill", config)["template"]  # the prefill preset sets spec.prefill.template
+        assert "securityContext" not in preset  # the pod's context is ours alone
+        assert ours["securityContext"] == {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}}
+        unconfined = [
+            c["name"] for c in preset.get("initContainers", []) if "seccompProfile" not in c["securityContext"]
+        ]
+        assert unconfined == (["llm-d-routing-sidecar"] if "decode" in preset_file else [])  # what the pod's covers
+        # strategic merge by name: the preset's main container keeps its mounts (ours sets none), our env wins
+        (main,) = ours["containers"]
+        (preset_main,) = preset["containers"]
+        assert "volumeMounts" not in main and "volumes" not in ours
+        empty_dirs = {v["name"] for v in preset["volumes"] if "emptyDir" in v}
+        mounts = {m["mountPath"] for m in preset_main["volumeMounts"] if m["name"] in empty_dirs}
+        assert "/tmp" in mounts
+        env = {e["name"]: e.get("value") for e in main["env"]}
+        for path in [env[k] for k in ("HOME", "HF_HOME", "VLLM_CACHE_ROOT", "VLLM_CONFIG_ROOT")] + ["/tmp"]:
+            assert any(path == m or path.startswith(m + "/") for m in mounts), (preset_file, path)
+
+
+# --- the gateway CA: no name constraints at the pinned tls provider --------------------------------------------------
+
+
+def test_the_pinned_tls_provider_has_no_name_constraints(prod_plan):
+    """Why the gateway CA is not name-constrained: no input for it at the pin (a newer pin may add one: then use it).
+    What the plan makes instead: every CA below the root signs no CA (path length 0)."""
+    assert "terraform-provider-tls#309" in TLS_PROVIDER_HAS_NO_NAME_CONSTRAINTS.source
+    for resource in (tls.SelfSignedCert, tls.LocallySignedCert):
+        names = set(inspect.signature(resource._internal_init).parameters)
+        assert "max_path_length" in names or resource is tls.SelfSignedCert
+        assert not {n for n in names if "constraint" in n or "permitted" in n}, resource
+    intermediates = [
+        r for r in prod_plan.of_type("tls:index/locallySignedCert:LocallySignedCert") if r.inputs.get("isCaCertificate")
+    ]
+    assert sorted(r.name for r in intermediates) == [
+        "gateway-ca-usc1-cert",
+        "gateway-ca-use1-cert",
+        "gateway-ca-usw2-cert",
+    ]
+    assert {r.inputs["maxPathLength"] for r in intermediates} == {0}
+
+
+# --- stack secrets: whoever reads them decrypts them with the writer's key -------------------------------------------
+
+
+def test_every_runner_that_reads_another_stacks_secrets_is_given_its_key(prod_plan):
+    """A StackReference's secret outputs are decrypted by the reading runner with the written stack's secrets key.
+    By hand from Pulumi.prod.yaml's stacks: usw2 and usc1 read the anchor's (use1) tenant keys and their gateway
+    intermediates; global reads every region's kubeconfigs. Only usc1's runner is outside AWS: README gives it an AWS
+    role, assumed from its Google service account, that may decrypt with the key."""
+    assert KMS_SECRETS_PROVIDER_DECRYPTS_ON_EVERY_READ.name in FACTS
+    stacks = prod_plan.stacks
+    decrypts = {
+        name: sorted(t for t in plan.evaluation.reads_stacks if stacks[t].evaluation.referenced.secret)
+        for name, plan in stacks.items()
+    }
+    assert decrypts == {
+        "prod.use1": [],
+        "prod.usw2": ["prod.use1"],
+        "prod.usc1": ["prod.use1"],
+        "prod.global": ["prod.usc1", "prod.use1", "prod.usw2"],
+    }
+    assert {"apiKeys", "gatewayIssuers"} <= stacks["prod.use1"].evaluation.referenced.secret
+    readme = " ".join((Path(__file__).parents[1] / "README.md").read_text().split())
+    assert (
+        "a GCP service account for the usc1 runner with the project roles the stack's resources need, and an AWS role "
+        "it assumes by web identity federation from that account (`accounts.google.com`, condition on the account's "
+        "unique id) whose only permission is `kms:Decrypt` on the secrets key"
+    ) in readme

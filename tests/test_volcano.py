@@ -150,6 +150,7 @@ def test_one_queue_per_tenant_quota_with_its_capability(prod_plan):
         "priority": 1_000_000,
         "capability": {"nvidia.com/gpu": 32},
         "guarantee": {"resource": {"nvidia.com/gpu": 16}},
+        "deserved": {"nvidia.com/gpu": 16},
     }
     evals = queues["prod-use1"]["evals"].inputs["spec"]
     assert evals == {"weight": 1, "reclaimable": True, "priority": 10_000, "capability": {"nvidia.com/gpu": 16}}

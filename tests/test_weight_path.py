@@ -51,6 +51,9 @@ WALKS = {
     ],
 }
 
+# Models that read another's weights (their storagePath in Pulumi.prod.yaml): the P/D 70B reads the 70B's.
+SHARED_WEIGHTS = {"llama-3-1-70b-rag": "llama-3-1-70b"}
+
 
 def _walks(plan) -> list[tuple[str, str, str, set[str]]]:
     found = []
@@ -71,7 +74,8 @@ def _cr(plan, cluster: str, namespace: str, kind: str, name: str) -> dict:
     (found,) = [
         r
         for r in plan.of_type(CR + kind)
-        if plan.cluster_of(r) == cluster and r.inputs["metadata"] == {"name": name, "namespace": namespace}
+        if plan.cluster_of(r) == cluster
+        and (r.inputs["metadata"]["name"], r.inputs["metadata"]["namespace"]) == (name, namespace)
     ]
     return found
 
@@ -111,7 +115,7 @@ def _identity(plan, env: str, region: str, cloud: str, bucket: str, model: str) 
         statements = {s["Sid"]: s for s in json.loads(inline.inputs["policy"])["Statement"]}
         assert statements["ReadPrefix"]["Action"] == "s3:GetObject"
         assert statements["ReadPrefix"]["Resource"] == f"arn:aws:s3:::{bucket}/models/*"  # covers models/<model>/
-        assert statements["ListPrefix"]["Condition"] == {"StringLike": {"s3:prefix": ["models/", "models/*"]}}
+        assert statements["ListPrefix"]["Condition"] == {"StringLike": {"s3:prefix": ["models", "models/*"]}}
         # the objects are SSE-KMS with the bucket's key: the role may decrypt with it, through S3 only
         key = _one(plan, "aws:kms/key:Key", f"{region}-models")
         assert key.urn in inline.property_dependencies["policy"]
@@ -126,7 +130,8 @@ def _identity(plan, env: str, region: str, cloud: str, bucket: str, model: str) 
         assert key.urn in sse.property_dependencies["rules"]
     else:
         email = f"{cluster}-model-cache@{PROJECT}.iam.gserviceaccount.com"
-        assert annotations == {"iam.gke.io/gcp-service-account": email}
+        identity = {k: v for k, v in annotations.items() if not k.startswith("checkov.io/")}
+        assert identity == {"iam.gke.io/gcp-service-account": email}
         account = _one(plan, "gcp:serviceaccount/account:Account", f"{region}-model-cache")
         assert account.inputs["accountId"] == f"{cluster}-model-cache"
         binding = _one(plan, "gcp:serviceaccount/iAMMember:IAMMember", f"{region}-model-cache-workload-identity")
@@ -202,7 +207,7 @@ def _pods(stack: Stack, env: str, region: str, model: str, pools: set[str]) -> N
     else:
         uri = spec["model"]["uri"]
         selectors = [spec["template"]["nodeSelector"], spec["prefill"]["template"]["nodeSelector"]]
-    assert uri == f"pvc://models/models/{model}"
+    assert uri == f"pvc://models/models/{SHARED_WEIGHTS.get(model, model)}"
     assert {s["inference-platform.io/pool"] for s in selectors} == pools
     # the PVC `models` is the serving namespace's Dataset over the cache's
     (reference,) = [

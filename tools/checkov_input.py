@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -31,17 +32,29 @@ def kserve_pods(resources: list) -> list[tuple[str, dict]]:
         if not (is_model_server(r) or (r.is_kubernetes and r.kind == LLM_KIND)):
             continue
         for w in workloads(r, stack):
-            suffix = f"-{w.where.split('.')[-2]}" if w.where.startswith("spec.prefill") else ""
-            name = f"{r.k8s_name}-{r.kind.lower()}{suffix}"
+            name = f"{r.k8s_name}-{r.kind.lower()}{pod_suffix(w.where)}"
             pod = {
                 "apiVersion": "v1",
                 "kind": "Pod",
-                "metadata": {"name": name, "namespace": r.namespace, "labels": w.labels, "annotations": r.annotations},
+                "metadata": {
+                    "name": name,
+                    "namespace": r.namespace,
+                    "labels": w.labels,
+                    "annotations": {**w.annotations, **r.annotations},
+                },
                 "spec": w.pod | {"containers": w.containers, "initContainers": w.init_containers},
             }
             cluster = r.propagated or r.cluster or "_"
             pods.append((f"kserve-pods/{cluster}/{r.namespace}/Pod-{name}.yaml", pod))
     return pods
+
+
+def pod_suffix(where: str) -> str:
+    """A name part per pod of one object: none for its main pod (`spec.template`, an InferenceService's predictor),
+    else where it sits (spec.prefill.template -> -prefill, spec.router.scheduler.template -> -router-scheduler,
+    spec.predictor.workerSpec -> -predictor-workerspec, spec.canary[0].predictor -> -canary-0-predictor)."""
+    parts = [p for p in re.split(r"[.\[\]]+", where.lower()) if p and p not in ("spec", "template")]
+    return "".join(f"-{p}" for p in parts)
 
 
 def _plain(value: object) -> object:

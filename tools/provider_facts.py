@@ -3,7 +3,8 @@
     python -m tools.provider_facts \\
         --kubernetes PULUMI_KUBERNETES_GIT_DIR@REF \\
         --terraform aws=TF_AWS_GIT_DIR@REF --terraform gcp=TF_GOOGLE_BETA_GIT_DIR@REF \\
-        --terraform random=TF_RANDOM_GIT_DIR@REF --terraform tls=TF_TLS_GIT_DIR@REF [--check]
+        --terraform random=TF_RANDOM_GIT_DIR@REF --terraform tls=TF_TLS_GIT_DIR@REF \\
+        --copied aws=FOLDER --native command=PULUMI_COMMAND_GIT_DIR@REF [--check]
 
 Each source is a git directory (a clone or `fetch` snapshot of the public repository) and the tag or commit to read.
 Kubernetes: pulumi-kubernetes decides replacement itself (provider/pkg/provider/diff.go `forceNewProperties`, and
@@ -11,8 +12,19 @@ the Helm release's `.name`/`.namespace` in helm_release.go). Terraform-bridged p
 the bridge replaces when Terraform's plan says RequiresNew, i.e. a changed attribute whose schema has
 `ForceNew: true` (SDKv2) or a `RequiresReplace` plan modifier (plugin framework); this reads those from the resource's
 Go source and names each attribute as the pinned Python SDK names the input (so a rename shows up as unmatched).
-Only the resource types in TYPES are kept: the ones this program creates. Move a pin: point the sources at the
+Native providers built with pulumi-go-provider's `infer` (command): with a custom Update, only inputs the published
+schema marks `replaceOnChanges` replace (pulumi-go-provider@v1.3.0 infer/resource.go L1132-1152); without one, every
+input does. Only the resource types in TYPES and NATIVE are kept: the ones this program creates. Move a pin: point the sources at the
 upstream tags the new provider versions build on, run this, review the diff of the JSON, commit it.
+
+A type in COPIED is read from files copied from its public repository at the commit COPIED names, not from the
+provider's git directory (that source predates the type). `--copied PROVIDER=FOLDER` gives the folder, holding each
+file at its repository path; every resource's facts name the repository and commit they come from. Fill the folder
+from the public source, e.g. for the EKS access types:
+
+    for f in internal/service/eks/access_entry.go internal/service/eks/access_policy_association.go; do
+        curl -fsSL --create-dirs -o "FOLDER/$f" \\
+            "https://raw.githubusercontent.com/hashicorp/terraform-provider-aws/COMMIT/$f"; done
 """
 
 from __future__ import annotations
@@ -87,6 +99,16 @@ TYPES: dict[str, tuple[str, tuple[str, ...], str]] = {
     ),
     "aws:ec2/subnet:Subnet": ("aws_subnet", ("internal/service/ec2/vpc_subnet.go",), "ResourceSubnet"),
     "aws:ec2/vpc:Vpc": ("aws_vpc", ("internal/service/ec2/vpc_.go",), "ResourceVPC"),
+    "aws:eks/accessEntry:AccessEntry": (
+        "aws_eks_access_entry",
+        ("internal/service/eks/access_entry.go",),
+        "resourceAccessEntry",
+    ),
+    "aws:eks/accessPolicyAssociation:AccessPolicyAssociation": (
+        "aws_eks_access_policy_association",
+        ("internal/service/eks/access_policy_association.go",),
+        "resourceAccessPolicyAssociation",
+    ),
     "aws:eks/addon:Addon": ("aws_eks_addon", ("internal/service/eks/addon.go",), "ResourceAddon"),
     "aws:eks/cluster:Cluster": ("aws_eks_cluster", ("internal/service/eks/cluster.go",), "ResourceCluster"),
     "aws:eks/nodeGroup:NodeGroup": ("aws_eks_node_group", ("internal/service/eks/node_group.go",), "ResourceNodeGroup"),
@@ -108,6 +130,7 @@ TYPES: dict[str, tuple[str, tuple[str, ...], str]] = {
     ),
     "aws:kms/alias:Alias": ("aws_kms_alias", ("internal/service/kms/alias.go",), "ResourceAlias"),
     "aws:kms/key:Key": ("aws_kms_key", ("internal/service/kms/key.go",), "ResourceKey"),
+    "aws:route53/zone:Zone": ("aws_route53_zone", ("internal/service/route53/zone.go",), "ResourceZone"),
     "aws:s3/bucket:Bucket": ("aws_s3_bucket", ("internal/service/s3/bucket.go",), "ResourceBucket"),
     "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration": (
         "aws_s3_bucket_lifecycle_configuration",
@@ -208,6 +231,16 @@ TYPES: dict[str, tuple[str, tuple[str, ...], str]] = {
         ),
         "ResourceContainerNodePool",
     ),
+    "gcp:dns/dnsManagedZoneIamMember:DnsManagedZoneIamMember": (
+        "google_dns_managed_zone_iam_member",
+        ("google-beta/tpgiamresource/resource_iam_member.go", "google-beta/services/dns/iam_dns_managed_zone.go"),
+        "ResourceIamMember+DNSManagedZoneIamSchema",
+    ),
+    "gcp:dns/managedZone:ManagedZone": (
+        "google_dns_managed_zone",
+        ("google-beta/services/dns/resource_dns_managed_zone.go",),
+        "ResourceDNSManagedZone",
+    ),
     "gcp:kms/cryptoKey:CryptoKey": (
         "google_kms_crypto_key",
         ("google-beta/services/kms/resource_kms_crypto_key.go",),
@@ -282,12 +315,35 @@ TYPES: dict[str, tuple[str, tuple[str, ...], str]] = {
         "Schema",
     ),
 }
+# Types the provider's git source lacks at its ref, read from files copied from the public repository at a commit:
+# token -> (repository, commit). The EKS access types are newer than pulumi/terraform-provider-aws@patched-v5.14.0;
+# the pin pulumi-aws 7.51.1 builds on a terraform-provider-aws v6 release (its `upstream` submodule) that neither
+# repository snapshot here reaches (hashicorp/terraform-provider-aws and pulumi/pulumi-aws are over the fetch size
+# limit and the Go proxy refuses the module), so these are the newest stored versions the public index held.
+COPIED: dict[str, tuple[str, str]] = {
+    "aws:eks/accessEntry:AccessEntry": (
+        "hashicorp/terraform-provider-aws",
+        "01f431114674c27cf790fafb67ac274bf8f765e1",
+    ),
+    "aws:eks/accessPolicyAssociation:AccessPolicyAssociation": (
+        "hashicorp/terraform-provider-aws",
+        "01f431114674c27cf790fafb67ac274bf8f765e1",
+    ),
+}
+# Native provider types -> (the provider's published schema, the Go file of the resource's controller).
+NATIVE: dict[str, tuple[str, str]] = {
+    "command:local:Command": (
+        "provider/cmd/pulumi-resource-command/schema.json",
+        "provider/pkg/provider/local/commandController.go",
+    ),
+}
 PINS = {
     "kubernetes": "pulumi-kubernetes",
     "aws": "pulumi-aws",
     "gcp": "pulumi-gcp",
     "random": "pulumi-random",
     "tls": "pulumi-tls",
+    "command": "pulumi-command",
 }
 
 
@@ -317,7 +373,49 @@ def git_files(git_dir: Path, ref: str, under: str) -> list[str]:
         text=True,
         check=True,
     ).stdout
-    return [line for line in out.splitlines() if line.endswith(".go") and not line.endswith("_test.go")]
+    return [line for line in out.splitlines() if _is_source(line)]
+
+
+def _is_source(path: str) -> bool:
+    return path.endswith(".go") and not path.endswith("_test.go")
+
+
+@dataclass(frozen=True)
+class GitTree:
+    """A provider's source: a git directory at a tag or commit."""
+
+    git_dir: Path
+    ref: str
+
+    def show(self, path: str) -> str:
+        return git_show(self.git_dir, self.ref, path)
+
+    def files(self, under: str) -> list[str]:
+        return git_files(self.git_dir, self.ref, under)
+
+    def __str__(self) -> str:
+        return f"{self.git_dir}@{self.ref}"
+
+
+@dataclass(frozen=True)
+class FolderTree:
+    """Files copied from a public repository at one commit, each at its repository path under `folder`."""
+
+    folder: Path
+
+    def show(self, path: str) -> str:
+        file = self.folder / path
+        if not file.is_file():
+            raise FactsError(f"{file}: missing; copy it from the public repository at the commit COPIED names")
+        return file.read_text()
+
+    def files(self, under: str) -> list[str]:
+        base = self.folder / under
+        found = sorted(base.glob("*.go")) if base.is_dir() else []
+        return [str(f.relative_to(self.folder)) for f in found if _is_source(f.name)]
+
+    def __str__(self) -> str:
+        return str(self.folder)
 
 
 # --- Go source scanning (enough for schema literals; not a Go parser) ---------------------------------------------
@@ -445,7 +543,7 @@ def force_new_paths(pkg: GoPackage, body: str, prefix: str = "", depth: int = 0)
         if ch in "{,":
             key = _KEY.match(body, i + 1)
             if key:
-                name = key["lit"] or pkg.constants.get(key["const"], "")
+                name = key["lit"] or pkg.constants.get(key["const"]) or attr_name(key["const"])
                 value_start = key.end()
                 value_end = _value_end(body, value_start, end)
                 value = body[value_start:value_end].strip()
@@ -496,25 +594,33 @@ def _own_text(inner: str) -> str:
     return "".join(out)
 
 
-def _constants(git_dir: Path, ref: str) -> dict[str, str]:
+def _constants(tree: GitTree | FolderTree) -> dict[str, str]:
     try:
-        text = git_show(git_dir, ref, "names/attr_consts_gen.go")
+        text = tree.show("names/attr_consts_gen.go")
     except FactsError:
         return {}
     return {f"names.{name}": value for name, value in re.findall(r'(Attr\w+)\s*=\s*"([^"]*)"', text)}
 
 
-def terraform_paths(git_dir: Path, ref: str, files: tuple[str, ...], entry: str) -> list[str]:
+def attr_name(const: str) -> str:
+    """`names.AttrClusterName` -> "cluster_name": names/attr_consts_gen.go is generated from names/attr_consts.csv,
+    each constant the attribute in snake case (acronyms kept whole: AttrKMSKeyID -> "kms_key_id"); used where the
+    constants file is not in the source read."""
+    words = re.findall(r"[A-Z]+(?=[A-Z][a-z]|\d|$)|[A-Z]?[a-z]+|\d+", const.removeprefix("names.Attr"))
+    return "_".join(w.lower() for w in words)
+
+
+def terraform_paths(tree: GitTree | FolderTree, files: tuple[str, ...], entry: str) -> list[str]:
     directories = {f.rsplit("/", 1)[0] for f in files}
-    names = {p for d in sorted(directories) for p in git_files(git_dir, ref, d)}
+    names = {p for d in sorted(directories) for p in tree.files(d)}
     # The listed files first: a method name such as Schema is declared by every resource of a package.
-    sources = {p: strip_comments(git_show(git_dir, ref, p)) for p in [*files, *sorted(names - set(files))]}
-    pkg = GoPackage(sources, _constants(git_dir, ref))
+    sources = {p: strip_comments(tree.show(p)) for p in [*files, *sorted(names - set(files))]}
+    pkg = GoPackage(sources, _constants(tree))
     found: set[str] = set()
     for name in entry.split("+"):
         body = pkg.declaration(name)
         if body is None:
-            raise FactsError(f"{git_dir}@{ref}: {name} not found in {', '.join(files)}")
+            raise FactsError(f"{tree}: {name} not found in {', '.join(files)}")
         found.update(force_new_paths(pkg, body))
     return sorted(found)
 
@@ -681,9 +787,28 @@ def _origin(git_dir: Path) -> str:
     return folder.replace("+", "/")
 
 
-def generate(kubernetes: str, terraform: dict[str, str]) -> tuple[dict[str, Any], list[str]]:
+def native_force_new(git_dir: Path, ref: str, token: str) -> list[str]:
+    """The inputs of a native (pulumi-go-provider `infer`) resource whose change replaces it: those its schema marks
+    `replaceOnChanges` when its controller has a custom Update, else all of them."""
+    schema_path, controller = NATIVE[token]
+    resource = json.loads(git_show(git_dir, ref, schema_path))["resources"].get(token)
+    if resource is None:
+        raise FactsError(f"{schema_path} declares no resource {token}")
+    inputs = resource.get("inputProperties") or {}
+    if "infer.CustomUpdate[" not in git_show(git_dir, ref, controller):
+        return sorted(inputs)
+    return sorted(name for name, spec in inputs.items() if spec.get("replaceOnChanges"))
+
+
+def generate(
+    kubernetes: str,
+    terraform: dict[str, str],
+    copied: dict[str, str] | None = None,
+    native: dict[str, str] | None = None,
+) -> tuple[dict[str, Any], list[str]]:
     """(the fact document, problems: types or attributes the sources or the SDKs do not match)."""
     problems: list[str] = []
+    copied = copied or {}
     k8s_dir, k8s_ref = _source(kubernetes)
     providers = {
         "kubernetes": {
@@ -708,8 +833,12 @@ def generate(kubernetes: str, terraform: dict[str, str]) -> tuple[dict[str, Any]
         for token, (tf_name, files, entry) in sorted(TYPES.items()):
             if not token.startswith(provider + ":"):
                 continue
+            tree, source = _type_source(token, GitTree(git_dir, ref), providers[provider], copied.get(provider))
+            if tree is None:
+                problems.append(f"{token}: {source['missing']}")
+                continue
             try:
-                tf_paths = terraform_paths(git_dir, ref, files, entry)
+                tf_paths = terraform_paths(tree, files, entry)
             except FactsError as exc:
                 problems.append(f"{token}: {exc}")
                 continue
@@ -721,20 +850,52 @@ def generate(kubernetes: str, terraform: dict[str, str]) -> tuple[dict[str, Any]
             resources[token] = {
                 "terraform": tf_name,
                 "files": list(files),
+                "source": source,
                 "forceNew": sorted(set(named)),
                 **({"notInputs": sorted(unmatched)} if unmatched else {}),
             }
+    for provider, spec in sorted((native or {}).items()):
+        git_dir, ref = _source(spec)
+        providers[provider] = {
+            "package": PINS[provider],
+            "pin": _installed(PINS[provider]),
+            "repo": _origin(git_dir),
+            "ref": ref,
+            "commit": git_commit(git_dir, ref),
+        }
+        source = {k: providers[provider][k] for k in ("repo", "ref", "commit")}
+        for token in sorted(t for t in NATIVE if t.startswith(provider + ":")):
+            try:
+                force_new = native_force_new(git_dir, ref, token)
+            except (FactsError, subprocess.CalledProcessError) as exc:
+                problems.append(f"{token}: {exc}")
+                continue
+            resources[token] = {"files": list(NATIVE[token]), "source": source, "forceNew": force_new}
     document = {
         "about": "Input paths whose change makes the provider replace the resource (list indices dropped; a change "
         "at or below a path counts; a path ending in # replaces only when that block is added or removed, or its "
         "element count changes). Generated by `python -m tools.provider_facts` from each provider's source; "
-        "`notInputs`: force-new Terraform attributes with no input of that name in the pinned SDK (computed, or "
-        "renamed).",
+        "`source`: the repository and commit each type's facts were read at (the provider's, or files copied at "
+        "another commit where its source lacks the type); `notInputs`: force-new Terraform attributes with no input "
+        "of that name in the pinned SDK (computed, or renamed).",
         "providers": providers,
         "kubernetes": kubernetes_facts(k8s_dir, k8s_ref),
         "resources": resources,
     }
     return document, problems
+
+
+def _type_source(
+    token: str, git: GitTree, provider: dict[str, Any], folder: str | None
+) -> tuple[GitTree | FolderTree | None, dict[str, Any]]:
+    """Where a type's facts are read: the provider's git source, or the folder of files COPIED at another commit."""
+    if token not in COPIED:
+        return git, {"repo": provider["repo"], "ref": provider["ref"], "commit": provider["commit"]}
+    repo, commit = COPIED[token]
+    if folder is None:
+        provider_name = token.split(":", 1)[0]
+        return None, {"missing": f"read from {repo}@{commit}: pass --copied {provider_name}=FOLDER (see --help)"}
+    return FolderTree(Path(folder)), {"repo": repo, "ref": commit, "commit": commit, "copied": True}
 
 
 def _text(document: dict[str, Any]) -> str:
@@ -743,16 +904,27 @@ def _text(document: dict[str, Any]) -> str:
 
 def manifest_entry(document: dict[str, Any], text: str) -> dict[str, Any]:
     k8s = document["providers"]["kubernetes"]
+    copies = sorted(
+        {
+            f"{r['source']['repo']}@{r['source']['commit']}"
+            for r in document["resources"].values()
+            if r["source"].get("copied")
+        }
+    )
     upstream = hashlib.sha256(
         "".join(f"{p['repo']}@{p['commit']}\n" for _, p in sorted(document["providers"].items())).encode()
+        + "".join(f"{c}\n" for c in copies).encode()
     ).hexdigest()
     return {
         "path": OUTPUT,
         "repo": k8s["repo"],
-        "ref": ", ".join(f"{name} {p['repo']}@{p['ref']}" for name, p in sorted(document["providers"].items())),
+        "ref": ", ".join(
+            [f"{name} {p['repo']}@{p['ref']}" for name, p in sorted(document["providers"].items())]
+            + [f"copied {c}" for c in copies]
+        ),
         "source": "GENERATED by tools/provider_facts.py from the providers' force-new declarations",
         "commit": k8s["commit"],
-        "license": "Apache-2.0 (pulumi-kubernetes); MPL-2.0 (terraform providers); facts only",
+        "license": "Apache-2.0 (pulumi-kubernetes, pulumi-command); MPL-2.0 (terraform providers); facts only",
         "generator": "tools.provider_facts",
         "sha256": hashlib.sha256(text.encode()).hexdigest(),
         "upstream_sha256": upstream,
@@ -763,11 +935,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="provider_facts", description=__doc__.split("\n\n")[0])
     parser.add_argument("--kubernetes", required=True, metavar="GIT_DIR@REF")
     parser.add_argument("--terraform", action="append", default=[], metavar="PROVIDER=GIT_DIR@REF")
+    parser.add_argument(
+        "--copied",
+        action="append",
+        default=[],
+        metavar="PROVIDER=FOLDER",
+        help="files of the COPIED types, each at its repository path (see the module docstring)",
+    )
+    parser.add_argument("--native", action="append", default=[], metavar="PROVIDER=GIT_DIR@REF")
     parser.add_argument("--check", action="store_true", help="fail when the vendored file is not what the sources give")
     args = parser.parse_args(argv)
     terraform = dict(spec.split("=", 1) for spec in args.terraform)
+    copied = dict(spec.split("=", 1) for spec in args.copied)
+    native = dict(spec.split("=", 1) for spec in args.native)
     try:
-        document, problems = generate(args.kubernetes, terraform)
+        document, problems = generate(args.kubernetes, terraform, copied, native)
     except (FactsError, subprocess.CalledProcessError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -785,7 +967,7 @@ def main(argv: list[str] | None = None) -> int:
     entries = [e for e in manifest["files"] if e["path"] != OUTPUT] + [manifest_entry(document, text)]
     manifest["files"] = sorted(entries, key=lambda e: e["path"])
     (VENDORED_DIR / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
-    counts = {p: sum(t.startswith(p + ":") for t in document["resources"]) for p in terraform}
+    counts = {p: sum(t.startswith(p + ":") for t in document["resources"]) for p in [*terraform, *native]}
     print(f"wrote conformance/upstream/{OUTPUT}: {len(document['kubernetes']['kinds'])} Kubernetes kinds, {counts}")
     return 1 if problems else 0
 

@@ -11,6 +11,10 @@ commit (from the checkout's SOURCES.md), the sha256 of the upstream file and of 
 What to vendor is the manifest itself (its paths, and the CRD kinds each CRD file keeps) plus every file a pinned
 catalog entry names (`catalog_paths`), so moving a pin without vendoring its data fails here and in the tests.
 `--check` rewrites nothing: it fails when the vendored files differ from what a refresh would write.
+
+Facts the checkout lacks are read from the upstream repository itself (`tools/upstream_origins.py`: chart files
+through the Go module proxy or a local mirror, and each pinned chart's CRD list derived from its files); when
+that repository is not at hand the vendored file is kept as it is and the run says it was not re-derived.
 """
 
 from __future__ import annotations
@@ -49,8 +53,9 @@ class VendorError(Exception):
 def catalog_paths() -> set[str]:
     """Every upstream file a pinned catalog entry names: the conformance checks read each of them."""
     from components.catalog.charts import CHARTS
+    from tools.upstream_origins import CHART_CRDS
 
-    paths: set[str] = set()
+    paths: set[str] = {c.path for c in CHART_CRDS.values()}
     for chart in CHARTS.values():
         paths.update((chart.upstream_chart, chart.upstream_values, *chart.subcharts.values(), *chart.documented_values))
     return paths
@@ -223,35 +228,62 @@ def load_manifest(vendored: Path = VENDORED_DIR) -> dict[str, dict]:
     return {e["path"]: e for e in json.loads(path.read_text())["files"]}
 
 
-def build(source: Path, wanted: dict[str, list[str]]) -> tuple[dict[str, str], list[dict]]:
-    """(relative path -> vendored text, manifest entries) for every wanted path (path -> CRD/chart selection)."""
+def build(
+    source: Path, wanted: dict[str, list[str]], kept: dict[str, dict] | None = None
+) -> tuple[dict[str, str], list[dict], list[str]]:
+    """(relative path -> vendored text, manifest entries, notes) for every wanted path (path -> CRD/chart
+    selection). A fact read from an upstream repository that is not at hand keeps its `kept` manifest entry and
+    vendored file (a note says so); without one it is a problem."""
+    from tools import upstream_origins
+
     known = provenance(source)
+    origins = upstream_origins.origin_entries()
     texts: dict[str, str] = {}
     entries: list[dict] = []
     problems: list[str] = []
+    notes: list[str] = []
     for relative in sorted(wanted):
         select = sorted(set(wanted[relative]))
-        upstream_file = source / relative
-        if not upstream_file.is_file():
-            problems.append(f"{relative}: not in {source} (a pinned catalog entry or the manifest names it)")
-            continue
-        if relative not in known:
-            problems.append(f"{relative}: no provenance line in {source / 'SOURCES.md'}")
-            continue
-        raw = upstream_file.read_bytes()
+        upstream_hash = None
+        if relative in origins:
+            try:
+                raw, found, upstream_hash = upstream_origins.raw(relative)
+            except (upstream_origins.OriginUnavailable, OSError, ValueError) as exc:
+                previous = (kept or {}).get(relative)
+                if previous is None or not (VENDORED_DIR / relative).is_file():
+                    problems.append(f"{relative}: {exc}")
+                    continue
+                notes.append(f"{relative}: not re-derived ({exc}); kept as vendored")
+                texts[relative] = (VENDORED_DIR / relative).read_text()
+                entries.append(previous)
+                continue
+        else:
+            upstream_file = source / relative
+            if not upstream_file.is_file():
+                problems.append(f"{relative}: not in {source} (a pinned catalog entry or the manifest names it)")
+                continue
+            if relative not in known:
+                problems.append(f"{relative}: no provenance line in {source / 'SOURCES.md'}")
+                continue
+            raw, found = upstream_file.read_bytes(), known[relative]
         try:
             text = vendored_text(relative, raw.decode(), select)
         except VendorError as exc:
             problems.append(f"{relative}: {exc}")
             continue
         texts[relative] = text
-        entry = {"path": relative, **known[relative], "upstream_sha256": _sha256(raw), "sha256": _sha256(text.encode())}
+        entry = {
+            "path": relative,
+            **found,
+            "upstream_sha256": upstream_hash or _sha256(raw),
+            "sha256": _sha256(text.encode()),
+        }
         if select:
             entry["select"] = select
         entries.append(entry)
     if problems:
         raise VendorError("\n".join(problems))
-    return texts, entries
+    return texts, entries, notes
 
 
 def manifest_text(entries: list[dict]) -> str:
@@ -292,8 +324,10 @@ def main(argv: list[str] | None = None) -> int:
     # Files a generator of their own writes (its `generator` entry says which) are kept as they are.
     generated = {path: e for path, e in manifest.items() if e.get("generator")}
     try:
-        texts, entries = build(
-            args.source, wanted_paths({p: e for p, e in manifest.items() if p not in generated}, args.add, args.crd)
+        texts, entries, notes = build(
+            args.source,
+            wanted_paths({p: e for p, e in manifest.items() if p not in generated}, args.add, args.crd),
+            manifest,
         )
         texts.update({path: (VENDORED_DIR / path).read_text() for path in generated})
         entries = sorted([*entries, *generated.values()], key=lambda e: e["path"])
@@ -301,6 +335,8 @@ def main(argv: list[str] | None = None) -> int:
         for line in str(exc).splitlines():
             print(f"error: {line}", file=sys.stderr)
         return 1
+    for note in notes:
+        print(f"note: {note}")
     expected = {**texts, MANIFEST: manifest_text(entries)}
     on_disk = (
         {p.relative_to(VENDORED_DIR).as_posix() for p in VENDORED_DIR.rglob("*") if p.is_file()}

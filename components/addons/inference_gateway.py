@@ -4,7 +4,9 @@ Envoy Gateway programs the Envoy proxies; the AI Gateway plugs into it as extens
 rewrites the xDS Envoy Gateway generates: reads `model` from request bodies, records token usage,
 talks to endpoint pickers) and adds AIGatewayRoute and friends. Object specs come from
 components/serving/gateway_specs.py; this component creates them in dependency order: CRDs
-(releases and the Inference Extension manifests) before the objects that use them.
+before the objects that use them. The InferencePool CRD is KServe's (kserve-llmisvc-resources,
+`components/addons/kserve.py`), and Envoy Gateway waits for it: it watches InferencePools from its start
+(ENVOY_GATEWAY_WATCHES_INFERENCE_POOLS).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.addons.ratelimit_redis import RATELIMIT_CONTAINER, RateLimitRedis, RateLimitRedisArgs
-from components.catalog.charts import CHARTS, INFERENCE_EXTENSION_CRDS
+from components.catalog.charts import CHARTS
 from components.config.environment import EnvironmentSpec
 from components.config.gateway import ExternalProviderSpec, gateway_hostname
 from components.config.region import RegionSpec
@@ -90,15 +92,17 @@ def envoy_gateway_values(redis_url: str, redis_env: list[dict], production: bool
     return values
 
 
-def ai_gateway_values(production: bool) -> dict[str, Any]:
+def ai_gateway_values() -> dict[str, Any]:
     """ai-gateway-helm values: OpenAI paths at the root (`/v1/...`), per-tenant token metrics."""
     return {
         "controller": {
             "fullnameOverride": AI_GATEWAY_CONTROLLER,
             # Observability's per-tenant token panels read the tenant attribute from the gen_ai metrics.
             "metricsRequestHeaderAttributes": f"{names.TENANT_HEADER}:{names.TENANT_METRIC_ATTRIBUTE}",
-            "replicaCount": 2 if production else 1,
-            "podDisruptionBudget": {"enabled": production},
+            # Two everywhere: its pod-mutating webhook is failurePolicy Fail (templates/admission_webhook.yaml at
+            # v1.1.0), so with it down no Envoy pod of the Gateway can be created.
+            "replicaCount": 2,
+            "podDisruptionBudget": {"enabled": True},
             "resources": {
                 "requests": {"cpu": "100m", "memory": "256Mi"},
                 "limits": {"cpu": "1", "memory": "1Gi"},
@@ -143,6 +147,7 @@ class InferenceGatewayArgs:
     env: EnvironmentSpec
     region: RegionSpec
     serving_namespace: k8s.core.v1.Namespace  # model servers, pools and routes live there
+    inference_pool_crds: pulumi.Resource  # the release installing the InferencePool CRD (KServe.inference_pool_crds)
     api_keys: Mapping[str, pulumi.Output[str]] = field(default_factory=dict)  # tenant -> secret key
 
 
@@ -154,7 +159,7 @@ class _Installed:
     eg_ns: k8s.core.v1.Namespace
     envoy_gateway: k8s.helm.v3.Release  # Gateway API and Envoy Gateway CRDs
     ai_crds: k8s.helm.v3.Release  # AI Gateway CRDs
-    pool_crds: pulumi.Resource  # the Inference Extension's InferencePool CRD
+    pool_crds: pulumi.Resource  # the release installing the InferencePool CRD
 
 
 class InferenceGateway(pulumi.ComponentResource):
@@ -246,6 +251,7 @@ class InferenceGateway(pulumi.ComponentResource):
             eg_ns,
             envoy_gateway_values(redis_url, redis_env, env.production),
             parent=self,
+            depends_on=[args.inference_pool_crds],
         )
         ai_crds = helm_release(AI_GATEWAY_CRDS_RELEASE, CHARTS["ai-gateway-crds-helm"], cluster, aigw_ns, {}, self)
         helm_release(
@@ -253,16 +259,11 @@ class InferenceGateway(pulumi.ComponentResource):
             CHARTS["ai-gateway-helm"],
             cluster,
             aigw_ns,
-            ai_gateway_values(env.production),
+            ai_gateway_values(),
             parent=self,
             depends_on=[ai_crds, envoy_gateway],
         )
-        pool_crds = k8s.yaml.v2.ConfigFile(
-            f"{cluster.name}-inference-extension-crds",
-            file=INFERENCE_EXTENSION_CRDS,
-            opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=cluster.ready),
-        )
-        return _Installed(eg_ns=eg_ns, envoy_gateway=envoy_gateway, ai_crds=ai_crds, pool_crds=pool_crds)
+        return _Installed(eg_ns=eg_ns, envoy_gateway=envoy_gateway, ai_crds=ai_crds, pool_crds=args.inference_pool_crds)
 
     def _gateway(self, args: InferenceGatewayArgs, installed: _Installed) -> None:
         """The GatewayClass, and in Envoy Gateway's namespace the Gateway, its proxy and its policies."""
@@ -304,7 +305,9 @@ class InferenceGateway(pulumi.ComponentResource):
         self._custom(
             kind="BackendTrafficPolicy",
             api_version=specs.ENVOY_GATEWAY_API,
-            spec=specs.backend_traffic_policy_spec(env),
+            spec=specs.backend_traffic_policy_spec(
+                env, waking=any(p.cold_start_seconds is not None for p in model_placements(env, region))
+            ),
             depends_on=eg_ns,
             **in_eg,
         )

@@ -14,6 +14,17 @@ Envoy Gateway) before the KServe controller starts, or the controller fails to w
 cert-manager comes first: kserve-resources issues its webhook's serving certificate with a
 cert-manager Certificate and fails to install without cert-manager's CRDs (components/addons/cert_manager.py;
 `regions[].certManager.existing` where it already runs).
+
+LLMInferenceService (disaggregated placements) has a controller of its own, installed on every cluster that runs
+KServe, in the order its objects need (`components/catalog/upstream.py` LLM_INFERENCE_SERVICE_INSTALL):
+kserve-crd -> kserve-llmisvc-crd (both template ClusterStorageContainer and skip it when another release owns
+it, so they go one after the other) -> kserve-resources (owns the shared Issuer, ClusterStorageContainer and
+inferenceservice-config) -> kserve-llmisvc-resources (its controller, webhooks and the Inference Extension CRDs)
+-> kserve-runtime-configs (the well-known LLMInferenceServiceConfigs, validated by that controller's webhook).
+kserve-llmisvc-resources is the one owner of the InferencePool CRD on the cluster: the gateway's pools and
+Envoy Gateway (which watches InferencePools from its start) wait for it; installing it everywhere, not only
+where a model is disaggregated, keeps that owner fixed when a model changes mode (a CRD whose owner goes away
+is deleted with every InferencePool).
 """
 
 from __future__ import annotations
@@ -47,6 +58,22 @@ def controller_values(label_domain: str, deployment_mode: str) -> dict[str, Any]
     }
 
 
+def llm_inference_service_values(label_domain: str) -> dict[str, Any]:
+    """kserve-llmisvc-resources values: its controller on the system pool; the objects kserve-resources already
+    renders (Issuer, ClusterStorageContainer, inferenceservice-config) left to it, which a second release could not
+    create; the Inference Extension CRDs kept (createGIECRDs, the chart's default)."""
+    return {
+        "kserve": {
+            "createSharedResources": False,
+            "llmisvc": {"controller": {"nodeSelector": pool_selector(label_domain, "system")}},
+        }
+    }
+
+
+# kserve-runtime-configs: only the LLMInferenceServiceConfigs, not upstream's ClusterServingRuntimes.
+RUNTIME_CONFIGS_VALUES = {"kserve": {"llmisvcConfigs": {"enabled": True}}}
+
+
 @dataclass(frozen=True, kw_only=True)
 class KServeArgs:
     cluster: ClusterHandle
@@ -55,10 +82,13 @@ class KServeArgs:
 
 
 class KServe(pulumi.ComponentResource):
-    """The kserve-crd and kserve-resources releases and our ClusterServingRuntimes."""
+    """KServe's CRD and controller releases (InferenceService and LLMInferenceService) and our ClusterServingRuntimes."""
 
     release: k8s.helm.v3.Release  # controller and webhooks: InferenceServices depend on it
     runtimes: list[k8s.apiextensions.CustomResource]
+    # What an LLMInferenceService needs: its CRD, its controller and webhooks, the configs it is merged over.
+    llm_inference_service: list[k8s.helm.v3.Release]
+    inference_pool_crds: k8s.helm.v3.Release  # the cluster's one owner of the InferencePool CRD
 
     def __init__(self, name: str, args: KServeArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:addons:KServe", name, None, opts)
@@ -75,6 +105,29 @@ class KServe(pulumi.ComponentResource):
             parent=self,
             depends_on=[crds, *args.cert_manager],
         )
+        llm_crds = helm_release(
+            "kserve-llmisvc-crd", CHARTS["kserve-llmisvc-crd"], cluster, ns, {}, parent=self, depends_on=[crds]
+        )
+        llm_release = helm_release(
+            "kserve-llmisvc",
+            CHARTS["kserve-llmisvc-resources"],
+            cluster,
+            ns,
+            llm_inference_service_values(args.label_domain),
+            parent=self,
+            depends_on=[llm_crds, self.release],
+        )
+        llm_configs = helm_release(
+            "kserve-runtime-configs",
+            CHARTS["kserve-runtime-configs"],
+            cluster,
+            ns,
+            RUNTIME_CONFIGS_VALUES,
+            parent=self,
+            depends_on=[llm_release],
+        )
+        self.llm_inference_service = [llm_crds, llm_release, llm_configs]
+        self.inference_pool_crds = llm_release
         # The controller's webhook validates runtimes, so they wait for it as well as for the CRDs.
         self.runtimes = [
             custom_resource(

@@ -44,8 +44,16 @@ from components.config.environment import EnvironmentSpec
 from components.config.model_store import CachePlan
 from components.config.region import RegionSpec
 from components.config.workloads import ModelSpec
-from components.domain.cache_reads import READ_BUFFER_MESSAGES, WORKER_JVM_GIB, CacheReads, direct_mib, heap_mib
-from components.domain.host import CACHE_COMPONENT_CPU
+from components.domain.cache_memory import (
+    CACHE_COMPONENT_CPU,
+    JOB_COMPONENT_CPU,
+    JOB_JVM_GIB,
+    JOB_WORKER_THREADS,
+    WORKER_JVM_GIB,
+    direct_mib,
+    heap_mib,
+)
+from components.domain.cache_reads import READ_BUFFER_MESSAGES, CacheReads
 from components.domain.model_bucket import MODELS_PREFIX
 from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import created_pods_quota, custom_resource, helm_release, namespace
@@ -70,14 +78,16 @@ CONTAINER_NETWORK = "ContainerNetwork"
 # Where Fluid mounts FUSE file systems on the node, where its default (/runtime-mnt) is read-only: GKE's
 # Container-Optimized OS (upstream.FLUID_MOUNT_ROOT_ON_THE_NODE).
 MOUNT_ROOT = {"gcp": "/var/lib/docker/runtime-mnt"}
+CHART_MOUNT_ROOT = "/runtime-mnt"  # the Fluid chart's default (runtime.mountRoot)
 # The cache's blocks can be read again from the bucket: its workers never keep a node from being removed
 # (upstream.AUTOSCALER_KEEPS_NODES_WITH_LOCAL_STORAGE).
 EVICTABLE = {"cluster-autoscaler.kubernetes.io/safe-to-evict": "true"}
 
 # Fluid fills in JVM options a runtime leaves out: master -Xmx16G, worker -Xmx12G with 32g of direct
 # memory, FUSE -Xmx16G -Xms16G with 32g [fluid-cloudnative/fluid@v1.0.8:pkg/ddc/alluxio/
-# transform_optimization.go optimizeDefaultForMaster/Worker, optimizeDefaultFuse], with no resources.
-# Every component here states its own, within its container's memory limit.
+# transform_optimization.go optimizeDefaultForMaster/Worker, optimizeDefaultFuse], with no resources; the job master
+# and job worker get none at all (upstream.FLUID_JOB_JVMS_TAKE_THE_RUNTIMES_OPTIONS). Every component here states its
+# own, within its container's memory limit (components/domain/cache_memory.py).
 MASTER_MEMORY_GIB = 4  # metadata of a few thousand weight files: a 2 GiB heap is ample
 
 # Checkov's CKV_K8S_41 (default account in use) fails by design on the patch that annotates it (checkov.io/skip).
@@ -93,6 +103,12 @@ def jvm_options(memory_gib: int) -> list[str]:
     """Heap a quarter and direct buffers half of a container's memory; the rest is the JVM's own (metaspace,
     threads, native buffers of the FUSE library)."""
     return [f"-Xmx{heap_mib(memory_gib)}m", f"-XX:MaxDirectMemorySize={direct_mib(memory_gib)}m"]
+
+
+def runtime_jvm_options() -> list[str]:
+    """What every JVM of the runtime gets: the job JVMs' container memory as the memory HotSpot sizes defaults from
+    (a quarter heap, as much direct memory), which the explicit sizes of master, worker and FUSE override."""
+    return [f"-XX:MaxRAM={JOB_JVM_GIB * 1024}m"]
 
 
 def _resources(memory_gib: int, cpu: float) -> dict:
@@ -112,7 +128,10 @@ def alluxio_properties(reads: CacheReads) -> dict[str, str]:
         "alluxio.user.block.size.bytes.default": "256MB",
         "alluxio.user.streaming.reader.chunk.size.bytes": chunk,
         "alluxio.user.streaming.reader.buffer.size.messages": str(READ_BUFFER_MESSAGES),
+        # The worker sends chunks of at most this size, whatever the client asks (default 2MB).
+        "alluxio.worker.network.reader.max.chunk.size.bytes": chunk,
         "alluxio.worker.network.reader.buffer.size": chunk,
+        "alluxio.job.worker.threadpool.size": str(JOB_WORKER_THREADS),
         "alluxio.user.streaming.data.timeout": "300sec",
     }
 
@@ -145,10 +164,15 @@ def model_storage_uri(env: EnvironmentSpec, region: RegionSpec, stack: str, mode
 
 
 def prewarmed_models(env: EnvironmentSpec, region: RegionSpec) -> list[ModelSpec]:
-    """Models the cache of `region` loads ahead of use: those placed in the region, when asked."""
+    """Models the cache of `region` loads ahead of use: those placed in the region, when asked; one per weights
+    prefix, since models sharing their weights (same preset and precision) read the same files."""
     if not (region.model_cache.enabled and region.model_cache.prewarm):
         return []
-    return [m for m in env.models if any(p.region == region.name for p in m.placements)]
+    first: dict[str, ModelSpec] = {}
+    for model in env.models:
+        if any(p.region == region.name for p in model.placements):
+            first.setdefault(model.weights_prefix, model)
+    return list(first.values())
 
 
 def under_store_options(region: RegionSpec) -> dict[str, str]:
@@ -161,6 +185,17 @@ def under_store_options(region: RegionSpec) -> dict[str, str]:
             "alluxio.underfs.s3.inherit.acl": "false",
         }
     return {"alluxio.underfs.gcs.version": "2"}
+
+
+def mount_root(region: RegionSpec) -> str:
+    """Where Fluid mounts the FUSE file systems on the region's nodes."""
+    return MOUNT_ROOT.get(region.cloud, CHART_MOUNT_ROOT)
+
+
+def mount_root_annotation(label_domain: str) -> str:
+    """The annotation recording the mount root a cache object was created under (Fluid bakes it into the FUSE
+    DaemonSet and the volumes it creates then)."""
+    return f"{label_domain}/fluid-mount-root"
 
 
 def fluid_values(region: RegionSpec) -> dict:
@@ -189,6 +224,7 @@ class ModelCacheArgs:
 class ModelCache(pulumi.ComponentResource):
     dataset: k8s.apiextensions.CustomResource
     runtime: k8s.apiextensions.CustomResource
+    serving_dataset: k8s.apiextensions.CustomResource
     data_loads: dict[str, k8s.apiextensions.CustomResource]
 
     def __init__(self, name: str, args: ModelCacheArgs, opts: pulumi.ResourceOptions | None = None):
@@ -217,28 +253,31 @@ class ModelCache(pulumi.ComponentResource):
         )
 
         def custom(
-            kind: str, *, namespace: str, name: str, spec: dict, depends_on: list
+            kind: str,
+            *,
+            name: str,
+            metadata: dict,
+            spec: dict,
+            depends_on: list,
+            replace_on_changes: tuple[str, ...],
         ) -> k8s.apiextensions.CustomResource:
-            manifest = {
-                "apiVersion": FLUID_API,
-                "kind": kind,
-                "metadata": {"name": name, "namespace": namespace},
-                "spec": spec,
-            }
+            """A Fluid object; Fluid reads its spec once (upstream.FLUID_APPLIES_A_CACHES_SPEC_ONCE), so a change of
+            the paths in `replace_on_changes` replaces it, deleting it first (its name stays)."""
             return custom_resource(
-                f"{cluster.name}-{namespace}-{kind.lower()}-{name}",
-                manifest,
+                f"{cluster.name}-{metadata['namespace']}-{kind.lower()}-{name}",
+                {"apiVersion": FLUID_API, "kind": kind, "metadata": metadata, "spec": spec},
                 cluster=cluster,
                 parent=self,
                 crd_from=[fluid],
                 depends_on=depends_on,
+                replace_on_changes=replace_on_changes,
             )
 
         bucket_models = f"{model_bucket_url(region, args.bucket)}/{MODELS_PREFIX}"
         self.dataset = custom(
             "Dataset",
-            namespace=CACHE_NAMESPACE,
             name=DATASET,
+            metadata={"name": DATASET, "namespace": CACHE_NAMESPACE},
             spec={
                 # At /models in Alluxio: a path under the PVC equals the object key in the bucket.
                 "mounts": [
@@ -271,36 +310,63 @@ class ModelCache(pulumi.ComponentResource):
                 "tolerations": gpu_tolerations(),
             },
             depends_on=[cache_sa],
+            replace_on_changes=("spec",),
         )
+        # Fluid binds a runtime to the Dataset of its name: taking the name from the Dataset makes a replacement of
+        # the Dataset replace the runtime too, deleted before it. The mount root the Fluid controller installs the
+        # runtime under is recorded on it: a move re-installs it.
+        mounted_under = {mount_root_annotation(args.label_domain): mount_root(region)}
         self.runtime = custom(
             RUNTIME_KIND,
-            namespace=CACHE_NAMESPACE,
             name=DATASET,
+            metadata={
+                "name": self.dataset.metadata.apply(lambda m: m["name"]),
+                "namespace": CACHE_NAMESPACE,
+                "annotations": mounted_under,
+            },
             spec=self._runtime_spec(args),
             depends_on=[cache_sa, *fuse_admitted],
+            replace_on_changes=("metadata", "spec"),
         )
-        # The serving namespace's view of the same cache: a PVC named `models` for pvc:// URIs.
-        custom(
+        # Both computed from the cache's Dataset and runtime, so that replacing either replaces these first: the
+        # serving Dataset (whose deletion Fluid holds while a model server mounts its PVC, and which holds the cache
+        # Dataset's) and the prewarms (owned by the Dataset, gone with it).
+        cache_ref = pulumi.Output.all(self.dataset.metadata, self.runtime.metadata).apply(
+            lambda metadata: {"name": metadata[0]["name"], "namespace": metadata[0]["namespace"]}
+        )
+        # The serving namespace's view of the same cache: a PVC named `models` for pvc:// URIs. Fluid copies the cache's
+        # volume (mount root included) into it when it is created.
+        self.serving_dataset = custom(
             "Dataset",
-            namespace=SERVING_NAMESPACE,
             name=DATASET,
-            spec={"mounts": [{"name": DATASET, "mountPoint": f"dataset://{CACHE_NAMESPACE}/{DATASET}", "path": "/"}]},
+            metadata={"name": DATASET, "namespace": SERVING_NAMESPACE, "annotations": mounted_under},
+            spec={
+                "mounts": [
+                    {
+                        "name": DATASET,
+                        "mountPoint": cache_ref.apply(lambda ref: f"dataset://{ref['namespace']}/{ref['name']}"),
+                        "path": "/",
+                    }
+                ]
+            },
             depends_on=[self.dataset, self.runtime, args.serving_namespace],
+            replace_on_changes=("metadata", "spec"),
         )
 
         self.data_loads = {
             model.name: custom(
                 "DataLoad",
-                namespace=CACHE_NAMESPACE,
                 name=f"prewarm-{model.name}",
+                metadata={"name": f"prewarm-{model.name}", "namespace": CACHE_NAMESPACE},
                 spec={
-                    "dataset": {"name": DATASET, "namespace": CACHE_NAMESPACE},
+                    "dataset": cache_ref,
                     "loadMetadata": True,
                     "target": [{"path": "/" + model.weights_prefix.rstrip("/"), "replicas": 1}],
                     "policy": "Once",
                     "nodeSelector": pool_selector(args.label_domain, "system"),
                 },
                 depends_on=[self.dataset, self.runtime],
+                replace_on_changes=("spec",),
             )
             for model in args.prewarm
         }
@@ -334,12 +400,15 @@ class ModelCache(pulumi.ComponentResource):
             )
         return {
             "replicas": plan.replicas,
+            "jvmOptions": runtime_jvm_options(),
             "master": {
                 "nodeSelector": pool_selector(args.label_domain, "system"),
                 "jvmOptions": jvm_options(MASTER_MEMORY_GIB),
                 "resources": _resources(MASTER_MEMORY_GIB, CACHE_COMPONENT_CPU),
                 "networkMode": CONTAINER_NETWORK,
             },
+            # In the master pod; its JVM sized by runtime_jvm_options.
+            "jobMaster": {"resources": _resources(JOB_JVM_GIB, JOB_COMPONENT_CPU)},
             "worker": {
                 "jvmOptions": jvm_options(WORKER_JVM_GIB),
                 # The tmpfs tier is charged to the worker's memory: request it so the scheduler counts it.
@@ -347,6 +416,8 @@ class ModelCache(pulumi.ComponentResource):
                 "networkMode": CONTAINER_NETWORK,
                 "podMetadata": {"annotations": EVICTABLE},
             },
+            # In the worker pod (counted with it, components/domain/host.py); its JVM sized by runtime_jvm_options.
+            "jobWorker": {"resources": _resources(JOB_JVM_GIB, JOB_COMPONENT_CPU)},
             # One FUSE daemon on each node whose model servers mount the cache.
             "fuse": {
                 "jvmOptions": jvm_options(plan.fuse_memory_gib),

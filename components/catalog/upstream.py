@@ -34,7 +34,8 @@ KARMADA_AGENT_REGISTERS = _fact(
     "name exists with another or no `spec.id`. It sets no labels (no flag for them); the chart passes no "
     "--cluster-provider/--cluster-region/--cluster-zones. A Cluster pre-created with that `spec.id` and "
     "`syncMode: Pull` is re-registered (the agent rewrites only `spec`; labels are kept). So the program creates "
-    "pull members' Clusters with the id and the labels, and leaves `spec` to the agent.",
+    "pull members' Clusters with the id and the labels, and keeps `spec.id` the member's current kube-system UID "
+    "(no ignoreChanges on `spec`): after a member cluster is replaced its agent exits until the id is its own.",
     "karmada-io/karmada@v1.18.2:cmd/agent/app/agent.go L181-200, L449-498; pkg/util/cluster.go L82-119, "
     "L168-196; charts/karmada/templates/karmada-agent.yaml L108-117 (FACTS-3.md §9)",
 )
@@ -133,6 +134,234 @@ GKE_POOLS_NEED_THEIR_OWN_DCGM_EXPORTER = _fact(
     "FACTS-3.md §7); cloud.google.com/kubernetes-engine/docs/how-to/dcgm-metrics",
 )
 
+# --- The serving path: KServe's LLMInferenceService, the endpoint pickers, the AI Gateway -----------------------
+
+LLM_INFERENCE_SERVICE_INSTALL = _fact(
+    "llm-inference-service-install",
+    "KServe v0.20.0 splits LLMInferenceService from InferenceService: its CRDs ship only in kserve-llmisvc-crd, "
+    "its controller (cmd/llmisvc) only in kserve-llmisvc-resources, and the well-known LLMInferenceServiceConfigs "
+    "every LLMInferenceService is merged over (kserve-config-llm-decode-template, -prefill-template, -scheduler) "
+    "only in kserve-runtime-configs with llmisvcConfigs.enabled (off by default); a missing one leaves the service "
+    "not ready (ConfigNotFound). kserve-resources and kserve-llmisvc-resources both render the shared Issuer, "
+    "ClusterStorageContainer and inferenceservice-config unless createSharedResources is false, and "
+    "kserve-llmisvc-resources carries the Inference Extension CRDs (InferencePool v1 identical to the v1.5.0 "
+    "release's, v1alpha2, llm-d.ai objectives) unless createGIECRDs is false. The llmisvc controller watches "
+    "InferencePools only if their CRD exists when it starts. KServe's own installer installs kserve-crd, "
+    "kserve-llmisvc-crd, kserve-resources, kserve-llmisvc-resources (createSharedResources false, adopting any "
+    "existing Inference Extension CRDs into it), then kserve-runtime-configs once the llmisvc webhook serves.",
+    "kserve/kserve@v0.20.0:charts/kserve-llmisvc-resources/templates/llmisvc/resources.yaml, templates/common/"
+    "*.yaml, values.yaml (createSharedResources, llmisvc.createGIECRDs); charts/kserve-runtime-configs/values.yaml "
+    "(llmisvcConfigs.enabled: false); pkg/controller/v1alpha2/llmisvc/config_merge.go L97-110 (WellKnownDefault"
+    "Configs), L741-757 (configNotFoundError), controller.go L436-444 (IsCrdAvailable at setup); hack/setup/"
+    "quick-install/llmisvc-full-install-helm.sh L1437-1439, L1520-1527",
+)
+
+LLM_INFERENCE_SERVICE_PRESETS = _fact(
+    "llm-inference-service-presets",
+    "The decode and prefill presets (kserve-runtime-configs v0.20.0) run `/bin/bash -c '... eval \"exec vllm serve "
+    "/mnt/models --served-model-name <name> --port 8001|8000 ... ${VLLM_ADDITIONAL_ARGS} $@\"' --`: the "
+    "container's args are appended as `$@` and parsed again by the shell, so an argument with a space or a quote "
+    "(any JSON config) must be shell-quoted, or vLLM receives it split and unquoted. They run the image "
+    "ghcr.io/llm-d/llm-d-cuda:v0.8.0 unless the service sets its own, with runAsNonRoot but no runAsUser. KServe "
+    "merges the service's template over the preset by strategic merge (containers by name, args replaced), and "
+    "copies spec.labels / spec.annotations to the decode pods and spec.prefill.labels / .annotations to the "
+    "prefill pods; of the service's metadata it copies only prometheus.io/*, Kueue and CNI keys.",
+    "kserve/kserve@v0.20.0:charts/kserve-runtime-configs/files/llmisvcconfigs/resources.yaml L9-181 "
+    "(decode: eval L161, image L181), L925-1103 (prefill); pkg/controller/v1alpha2/llmisvc/config_merge.go "
+    "L779-827 (mergeSpecs, strategicpatch); workload_single_node.go L98-110, L179-180, L283-284, L484-500",
+)
+
+PD_ENGINE_IMAGE = _fact(
+    "pd-engine-image",
+    "No published image runs the pinned vLLM (v0.27.1) with NIXL's LIBFABRIC backend usable over EFA: "
+    "vllm/vllm-openai ships NIXL without the EFA userspace (libfabric's efa provider) it needs, and llm-d's AWS "
+    "image (ghcr.io/llm-d/llm-d-aws, built with the EFA installer and NIXL against /opt/amazon/efa) carries vLLM "
+    "v0.23.0 at its v0.8 release, its bump to v0.27.1 still open. So disaggregated pods run the pinned "
+    "vllm/vllm-openai image, whose NIXL hands KV caches over UCX (TCP on these nodes), and are sized for that.",
+    "vllm-project/vllm#55635 (open 2026-09-07: 'using NIXL EFA requires ... EFA userspace libraries'), #55783 "
+    "(open); llm-d/llm-d#1819 (Components v0.8.0: llm-d-cuda v0.8.0 = vLLM v0.23.0, llm-d-aws v0.8.0), #2324 "
+    "(bump to vLLM v0.27.1, open); llm-d/llm-d:docker/Dockerfile.cuda (ENABLE_EFA), "
+    "docker/scripts/cuda/builder/build-nixl.sh (-Dlibfabric_path=${EFA_PREFIX})",
+)
+
+ENVOY_GATEWAY_WATCHES_INFERENCE_POOLS = _fact(
+    "envoy-gateway-watches-inference-pools-from-start",
+    "Envoy Gateway v1.9.0 registers a watch on every extension backend kind (the AI Gateway's InferencePool) when "
+    "its controller starts, without checking the kind exists; a watch on a kind the API server does not serve "
+    "never syncs, and the controller fails to start. So the InferencePool CRD is installed before Envoy Gateway.",
+    "envoyproxy/gateway@v1.9.0:internal/provider/kubernetes/controller.go L158-161 (extBackendGVKs), L2934-2944 "
+    "(c.Watch(source.Kind(...)) for each)",
+)
+
+AI_GATEWAY_PICKER_FAIL_CLOSED = _fact(
+    "ai-gateway-picker-fail-closed-500",
+    "The AI Gateway v1.1.0 builds each InferencePool's ext_proc filter with FailureModeAllow false and no "
+    "status_on_error, ignoring the pool's endpointPickerRef.failureMode: when the picker cannot be reached the "
+    "request fails with Envoy's ext_proc default, 500, generated by Envoy itself. The picker's own refusals are "
+    "immediate responses: 503 with the reason as body when no endpoint can take the request or it timed out in "
+    "the flow-control queue (GIE v1.5.0).",
+    "envoyproxy/ai-gateway@v1.1.0:internal/extensionserver/inferencepool.go L288-316; envoyproxy/envoy "
+    "api/envoy/extensions/filters/http/ext_proc/v3/ext_proc.proto status_on_error (default 500); "
+    "kubernetes-sigs/gateway-api-inference-extension@v1.5.0:pkg/common/error/error.go L62-97, "
+    "pkg/epp/requestcontrol/director.go L172-177, admission.go L225-226",
+)
+
+PICKER_LEADER_ONLY_READY = _fact(
+    "picker-leader-election-readiness",
+    "With --ha-enable-leader-election the v1.5.0 endpoint picker reports ready (gRPC readiness, ext_proc, and the "
+    "empty service) only while it is the leader, and only the leader runs the pool's reconcilers: a rolling update "
+    "cannot make a new replica ready while the old leader lives, so such pickers roll only by Recreate (the "
+    "chart's strategy), an outage of each picker change behind a fail-closed gateway. Without it every replica "
+    "syncs the pool and serves ext_proc on its own.",
+    "kubernetes-sigs/gateway-api-inference-extension@v1.5.0:cmd/epp/runner/health.go L46-91, runner.go L285-304; "
+    "config/charts/inferencepool/README.md (HA active-passive)",
+)
+
+KSERVE_LLMISVC_PICKER_RECREATED = _fact(
+    "kserve-llmisvc-picker-recreated",
+    "KServe v0.20.0 renders an LLMInferenceService's endpoint picker as a Deployment with the Recreate strategy "
+    "whatever its replicas (more than one adds --ha-enable-leader-election: only the leader is ready), on the "
+    "system nodes (the preset gives it no nodeSelector or tolerations), ready 30 s after start at the earliest; its "
+    "InferencePool says failureMode FailOpen, which the AI Gateway ignores (fail-closed). So each change of the "
+    "picker (a KServe upgrade, a spec change it re-renders) or a drain of its node is an outage of the model of at "
+    "least the picker's start: the gateway answers the local 500 as 503 with Retry-After meanwhile. A "
+    "PodDisruptionBudget would only block the drain of its node, not shorten a Recreate.",
+    "kserve/kserve@v0.20.0:pkg/controller/v1alpha2/llmisvc/scheduler.go L366-375 (Recreate), L401-407 (leader "
+    "election), config/llmisvcconfig/config-llm-scheduler.yaml (failureMode FailOpen, readinessProbe "
+    "initialDelaySeconds 30); envoyproxy/ai-gateway@v1.1.0:internal/extensionserver/inferencepool.go L288-316",
+)
+
+AI_GATEWAY_ENVOY_GATEWAY_PAIR = _fact(
+    "ai-gateway-envoy-gateway-pair",
+    "AI Gateway v1.1.0 is released against Envoy Gateway v1.8.1 (its go.mod and release notes' dependency table; "
+    "the 1.1 docs' egVersion/egMinVersion are 1.8.1 at the tag). Envoy Gateway v1.9.0 changes the extension-server "
+    "protocol the AI Gateway implements only by adding field 3 (extension_policies) to PostRouteExtensionContext; "
+    "service.proto is unchanged, so a v1.8.1-built extension server reads v1.9.0's messages (protobuf ignores the "
+    "unknown field).",
+    "envoyproxy/ai-gateway@v1.1.0:go.mod L21, release-notes/v1.1.0.md L72, site/versioned_docs/version-1.1/"
+    "_vars.json; envoyproxy/gateway@v1.8.1..v1.9.0:proto/extension/context.proto (diff), service.proto",
+)
+
+KSERVE_LLM_WORKLOAD_LABELS = _fact(
+    "kserve-llm-workload-labels",
+    "KServe v0.20.0's controller labels an LLMInferenceService's decode pods app.kubernetes.io/component="
+    "llminferenceservice-workload, its prefill pods llminferenceservice-workload-prefill, both app.kubernetes.io/name="
+    "<service>, app.kubernetes.io/part-of=llminferenceservice, kserve.io/component=workload and llm-d.ai/role=decode "
+    "or prefill (both without prefill), then adds spec.labels / spec.prefill.labels; its endpoint picker "
+    "app.kubernetes.io/component=llminferenceservice-router-scheduler with the same name and part-of. Its "
+    "InferencePool selects name, part-of and kserve.io/component=workload: both pools, not the picker. So a selector "
+    "of both pools uses those three labels, of one pool name and llm-d.ai/role; app.kubernetes.io/component "
+    "differs between the pools.",
+    "kserve/kserve@v0.20.0:pkg/controller/v1alpha2/llmisvc/workload_single_node.go L89-97, L179, L222-229, L283, "
+    "L503-509; scheduler.go L1623-1629 (SchedulerLabels); pkg/constants/constants.go L417-448; "
+    "config/llmisvcconfig/config-llm-scheduler.yaml L17-22",
+)
+
+VOLCANO_SCHEDULES_ONLY_ITS_PODS = _fact(
+    "volcano-schedules-only-its-pods",
+    "Volcano v1.15.1's scheduler takes only pods whose schedulerName is one of its own (volcano), and its podgroup "
+    "controller makes PodGroups, in the queue the pod's scheduling.volcano.sh/queue-name annotation names, only for "
+    "those. A pod of the default scheduler on the same nodes is in no queue (its GPUs count against no tenant's "
+    "capability) and is bound by a second scheduler that races Volcano for the same free GPUs: every GPU pod of a "
+    "pool goes through one scheduler, Volcano here. KServe's LLMInferenceService controller sets no schedulerName: "
+    "the template's stays.",
+    "volcano-sh/volcano@v1.15.1:pkg/scheduler/cache/util.go L48-51 (responsibleForPod), "
+    "pkg/controllers/podgroup/pg_controller.go L162-165, pg_controller_handler.go L398-402; "
+    "kserve/kserve@v0.20.0:pkg/controller/v1alpha2/llmisvc/workload_single_node.go L135-136 (template copied)",
+)
+
+VLLM_WRITES_UNDER_HOME_AND_TMP = _fact(
+    "vllm-writes-under-home-and-tmp",
+    "vLLM v0.27.1 writes its compile and asset caches under VLLM_CACHE_ROOT (default ~/.cache/vllm, XDG_CACHE_HOME), "
+    "its usage stats under VLLM_CONFIG_ROOT (~/.config/vllm), and its ZMQ IPC sockets under VLLM_RPC_BASE_PATH "
+    "(tempfile.gettempdir(): /tmp); with HOME and those roots under /tmp, a pod whose /tmp is an emptyDir (KServe's "
+    "presets mount `tmp-dir` there) keeps every vLLM write off the image's root filesystem. KServe's presets still "
+    "keep that root filesystem writable ('nvidia-cdi-hook requires a writable root filesystem').",
+    "vllm-project/vllm@v0.27.1:vllm/envs.py L17, L34-35, L305-316, L671-705; vllm/usage/usage_lib.py L30; "
+    "vllm/utils/network_utils.py L141-143; kserve/kserve@v0.20.0:config/llmisvcconfig/config-llm-decode-template"
+    ".yaml L189-190 and volumes (tmp-dir at /tmp), config-llm-prefill-template.yaml",
+)
+
+MANAGED_CONTROL_PLANE_ADDRESSES = _fact(
+    "managed-control-plane-webhook-sources",
+    "A managed API server calls an in-cluster webhook from addresses of the cloud's: EKS from the elastic network "
+    "interfaces it places in the cluster's subnets (inside the VPC's range); a private GKE cluster from its control "
+    "plane's range (masterIpv4CidrBlock, reached over VPC peering). A NetworkPolicy admitting the API server names "
+    "that range, not the internet.",
+    "docs.aws.amazon.com/eks/latest/userguide/network-reqs.html (cross-account network interfaces in the cluster's "
+    "subnets); cloud.google.com/kubernetes-engine/docs/how-to/private-clusters (control plane range; firewall "
+    "rules for admission webhooks); cloud.google.com/service-mesh/docs/private-cluster-open-port",
+)
+
+GKE_CONTROL_PLANE_FIREWALL = _fact(
+    "gke-private-control-plane-reaches-nodes-on-443-and-10250",
+    "For a private GKE cluster GKE creates one ingress firewall rule from the control plane's range "
+    "(masterIpv4CidrBlock) to the cluster's nodes, on TCP 443 and 10250 only. The API server calls admission "
+    "webhooks, conversion webhooks and aggregated APIs at their pods' addresses (alias IPs of the nodes, which VPC "
+    "firewall rules cover); on any other port the call times out, and a webhook with failurePolicy Fail rejects the "
+    "objects it admits, until a rule from that range opens the port (components/catalog/webhooks.py lists them).",
+    "cloud.google.com/kubernetes-engine/docs/how-to/private-clusters (Adding firewall rules for specific use "
+    "cases); the charts say it too: cert-manager/cert-manager@v1.21.1:deploy/charts/"
+    "cert-manager/values.yaml L1086-1089; prometheus-community/helm-charts@kube-prometheus-stack-88.5.3:charts/"
+    "kube-prometheus-stack/values.yaml L2845",
+)
+
+# --- vLLM v0.27.1: loading weights and sizing memory ------------------------------------------------------------
+
+VLLM_STREAMER_READS_ROOT_SAFETENSORS = _fact(
+    "vllm-streamer-reads-root-safetensors",
+    "vLLM's `--load-format runai_streamer` loader reads `*.safetensors` only, listed by the Run:ai streamer's "
+    "`list_safetensors`, which globs `<model dir>/*.safetensors` and is not recursive; finding none, the loader "
+    "fails ('Cannot find any safetensors model weights'). A checkpoint of PyTorch `*.bin` pickles, or one whose "
+    "safetensors sit in a subdirectory only, does not load. Subdirectories may hold other files (a draft model, "
+    "LoRA adapters), which their own loaders read.",
+    "vllm-project/vllm@v0.27.1:vllm/model_executor/model_loader/runai_streamer_loader.py L86-117; "
+    "run-ai/runai-model-streamer 0.15.7 (the image's minimum, vllm docker/Dockerfile L846): "
+    "runai_model_streamer/safetensors_streamer/safetensors_streamer.py L29-45",
+)
+
+VLLM_STREAMER_DISTRIBUTED = _fact(
+    "vllm-streamer-distributed",
+    "The runai_streamer loader accepts `--model-loader-extra-config` keys `distributed`, `concurrency` and "
+    "`memory_limit` only (any other key is a start-up error). Without `distributed: true` each tensor-parallel rank "
+    "streams every safetensors file to the CPU itself: a TP 4 replica of a 131.5 GiB checkpoint reads 526 GiB. "
+    "With it, the ranks of a node split the files between them, read each once to their GPU and broadcast the "
+    "tensors over a per-node NCCL group; the streamer falls back to per-rank reads when torch.distributed is not "
+    "initialized, the group has one rank, the backend is not NCCL, or the GPU has less free memory than two read "
+    "chunks.",
+    "vllm-project/vllm@v0.27.1:vllm/model_executor/model_loader/runai_streamer_loader.py L30-45, "
+    "weight_utils.py L1005-1023 (runai_safetensors_weights_iterator: device cuda when distributed); "
+    "run-ai/runai-model-streamer 0.15.7: runai_model_streamer/distributed_streamer/distributed_streamer.py "
+    "L89-134 (set_is_distributed), L280-310 (one group per host unless RUNAI_STREAMER_DIST_GLOBAL)",
+)
+
+VLLM_KV_CACHE_BYTES_SKIP_PROFILING = _fact(
+    "vllm-kv-cache-bytes-skip-profiling",
+    "vLLM sizes its KV cache by profiling: the device's free memory at start minus what is free after loading the "
+    "weights and a dummy forward pass counts as its own, and an engine whose neighbour frees memory meanwhile fails "
+    "the profiler's assertion. On a time-sliced GPU (no memory isolation) two engines starting together count each "
+    "other's loads and size their caches short, or below zero. With `--kv-cache-memory-bytes` the worker still runs "
+    "the dummy pass (to compile) but reserves exactly that KV cache and skips the measurement; "
+    "`--gpu-memory-utilization` then only gates the start (free memory must be at least utilization x the device's "
+    "total).",
+    "vllm-project/vllm@v0.27.1:vllm/v1/worker/gpu_worker.py L474-496 (kv_cache_memory_bytes), L498-548 "
+    "(memory_profiling, the free-memory assertion), L396 and vllm/v1/worker/utils.py L409-429 (request_memory); "
+    "vllm/utils/mem_utils.py L234-325 (memory_profiling); `--kv-cache-memory-bytes` in "
+    "vllm/v0.27.1/generated-vllm-serve-args.json",
+)
+
+VLLM_QUANTIZATION_KEEPS_EMBEDDINGS = _fact(
+    "vllm-quantization-keeps-embeddings-16-bit",
+    "vLLM's AWQ, GPTQ and FP8 methods quantize linear layers (LinearBase) only: the input embedding is never "
+    "quantized, and the output head (ParallelLMHead) only when the checkpoint's quantization config says "
+    "`lm_head: true` (default false). So a quantized model keeps vocab x hidden x 2 (untied) parameters in 16 bits: "
+    "1.05 B for Llama 3.1 (1.47 GiB more than 4 bits would make them), 2.49 B for Qwen2.5 72B.",
+    "vllm-project/vllm@v0.27.1:vllm/model_executor/layers/quantization/auto_awq.py L242, L285-290; auto_gptq.py "
+    "L203, L264-266 and utils/gptq_utils.py L140-143 (get_linear_quant_method); fp8.py L175-178; "
+    "vllm/model_executor/layers/vocab_parallel_embedding.py L284-288 (no quant method: unquantized), L520 "
+    "(ParallelLMHead)",
+)
+
 # --- The weight path: bucket -> identity -> cache runtime -> mount on the node -> pod (issue 31) ------------------
 
 FLUID_RUNTIME_ON_HOST_NETWORK = _fact(
@@ -186,14 +415,98 @@ FLUID_EMPTYDIR_TIERS_READ_THROUGH_THE_WORKER = _fact(
 
 ALLUXIO_READ_BUFFERS = _fact(
     "alluxio-read-buffers-per-stream",
-    "Alluxio 2.9.0 buffers up to `alluxio.user.streaming.reader.buffer.size.messages` (default 16) chunks of "
-    "`alluxio.user.streaming.reader.chunk.size.bytes` (default 1MB) per read stream in the client (the FUSE daemon, "
-    "Netty direct memory), and the worker holds `alluxio.worker.network.reader.buffer.size` (default 4MB; 'higher "
-    "value will increase the memory consumed by each read request') per stream. Sizes written `MB` are MiB. So the "
-    "chunk is sized from the streams a node serves at once and the FUSE daemon's and worker's direct memory.",
-    "org.alluxio:alluxio-core-common:2.9.0 (Maven Central) alluxio/conf/PropertyKey: "
-    "USER_STREAMING_READER_BUFFER_SIZE_MESSAGES, USER_STREAMING_READER_CHUNK_SIZE_BYTES, "
-    "WORKER_NETWORK_READER_BUFFER_SIZE",
+    "Alluxio 2.9.0 buffers up to `alluxio.user.streaming.reader.buffer.size.messages` (default 16) chunks per read "
+    "stream in the client (the FUSE daemon, and a job worker loading a block by reading it; Netty direct memory), and "
+    "the worker keeps up to `alluxio.worker.network.reader.buffer.size` (default 4MB) unacknowledged per stream. The "
+    "client asks for chunks of `alluxio.user.streaming.reader.chunk.size.bytes` (default 1MB); the worker sends "
+    "min(that, `alluxio.worker.network.reader.max.chunk.size.bytes`), default 2MB, so a larger chunk takes effect only "
+    "with a max chunk as large, within the client's 100MB inbound message limit. A job worker runs "
+    "`alluxio.job.worker.threadpool.size` loads at once (Alluxio 10, Fluid sets 32 unless the runtime does). Sizes "
+    "written `MB` are MiB. So the chunk and the max chunk are one size, from the streams a node serves at once and the "
+    "direct memory of the FUSE daemon, the worker and the job worker.",
+    "org.alluxio:alluxio-core-common:2.9.0 (Maven Central) alluxio/conf/PropertyKey.java L4175-4200 "
+    "(WORKER_NETWORK_READER_BUFFER_SIZE_BYTES, WORKER_NETWORK_READER_MAX_CHUNK_SIZE_BYTES), L5868-5885 "
+    "(USER_STREAMING_READER_BUFFER_SIZE_MESSAGES, USER_STREAMING_READER_CHUNK_SIZE_BYTES), L6173-6177 "
+    "(USER_NETWORK_STREAMING_MAX_INBOUND_MESSAGE_SIZE), L6834-6839 (JOB_WORKER_THREADPOOL_SIZE); "
+    "org.alluxio:alluxio-core-server-worker:2.9.0 alluxio/worker/grpc/BlockReadHandler.java L89-92, L369; "
+    "org.alluxio:alluxio-job-server:2.9.0 alluxio/job/util/JobUtils.java L116-150; "
+    "fluid-cloudnative/fluid@v1.0.8:pkg/ddc/alluxio/transform_optimization.go L83",
+)
+
+FLUID_JOB_JVMS_TAKE_THE_RUNTIMES_OPTIONS = _fact(
+    "fluid-job-jvms-get-only-the-runtimes-jvm-options",
+    "Fluid 1.0.8 runs an AlluxioRuntime's job master in the master pod and its job worker in each worker pod, with "
+    "`spec.jobMaster.resources` / `spec.jobWorker.resources`; their `jvmOptions` and `properties` are accepted by the "
+    "CRD but not rendered (the chart values carry only ports and resources for them), and Fluid adds no defaults, so "
+    "without more a job JVM sizes its heap as a quarter of the memory HotSpot sees: the node's, where the JVM cannot "
+    "read the container's cgroup. `spec.jvmOptions` reaches every JVM of the runtime (ALLUXIO_JAVA_OPTS). HotSpot "
+    "takes an explicit -XX:MaxRAM as the physical memory it sizes defaults from (default heap MaxRAM/4, default "
+    "direct memory the heap's size), while an explicit -Xmx / -XX:MaxDirectMemorySize wins over it: so the runtime "
+    "gives MaxRAM = the job containers' memory, and master, worker and FUSE keep their own sizes.",
+    "fluid-cloudnative/fluid@v1.0.8:pkg/ddc/alluxio/types.go L129-137, transform_resources.go L57-58, L79-80, "
+    "transform.go L183-185, charts/alluxio/templates/config/alluxio-conf.yaml L64-66, L81-91, L130-143, "
+    "templates/master/statefulset.yaml L302-309, templates/worker/statefulset.yaml L210-217; "
+    "openjdk/jdk8u hotspot/src/share/vm/runtime/arguments.cpp Arguments::set_heap_size (phys_mem = MaxRAM when set)",
+)
+
+VLLM_STREAMS_WEIGHTS_FROM_EVERY_RANK = _fact(
+    "vllm-runai-streamer-streams-from-every-engine-process",
+    "vLLM v0.27.1's `runai_streamer` load format loads weights in every worker process (one per GPU of a replica: "
+    "tensor x pipeline parallel): each streams all of the model's safetensors files itself, through "
+    "runai_safetensors_weights_iterator with is_distributed false unless `model_loader_extra_config` says "
+    "`distributed`, with the streamer's parallel reads (RUNAI_STREAMER_CONCURRENCY, catalog.engines."
+    "STREAMER_CONCURRENCY). Distributed (the platform's setting for replicas of several GPUs, "
+    "vllm-streamer-distributed), each process streams its share of the files, with the same parallel reads. A node "
+    "thus serves STREAMER_CONCURRENCY streams per engine process, not per model server.",
+    "vllm-project/vllm@v0.27.1 (PyPI sdist vllm-0.27.1.tar.gz): vllm/model_executor/model_loader/"
+    "runai_streamer_loader.py L30-45, L120-140, weight_utils.py L1005-1023; runai-model-streamer 0.15.7 (PyPI, the "
+    "version vLLM v0.27.1 requires): runai_model_streamer/distributed_streamer/distributed_streamer.py L136-152",
+)
+
+FLUID_APPLIES_A_CACHES_SPEC_ONCE = _fact(
+    "fluid-reads-a-caches-spec-once",
+    "Fluid 1.0.8 applies an AlluxioRuntime's spec when it installs the runtime's Helm release and never again: "
+    "SyncRuntime does nothing, the periodic sync updates only worker replicas, the release is not upgraded once "
+    "installed, and worker affinity is built only while none is set. A Dataset's spec is read when the runtime is set "
+    "up, except that mount points added or removed are (un)mounted: other changes (mount options, node affinity, "
+    "tolerations) are never applied. The mount root is baked in at install: into the FUSE DaemonSet and the cache "
+    "Dataset's volume (`fluid_path` = <mountRoot>/<namespace>/<name>/alluxio-fuse), which a referring Dataset copies "
+    "when it is created. A runtime is owned by its Dataset and a DataLoad by its Dataset (garbage-collected with it). "
+    "Fluid writes into a runtime's spec only the worker's memory request, when it is below the memory tier. So a "
+    "change of either object's spec, or of the mount root, takes effect only by replacing the objects.",
+    "fluid-cloudnative/fluid@v1.0.8:pkg/ddc/alluxio/sync_runtime.go L22-23, pkg/ddc/base/syncs.go L31-60, "
+    "pkg/ddc/alluxio/master_internal.go L47-57, pkg/ctrl/affinity.go L56-68, pkg/ddc/alluxio/ufs.go L115-131, "
+    "pkg/utils/dataset.go L182-206, pkg/ddc/alluxio/utils.go L147-151, pkg/utils/dataset/volume/create.go L88, "
+    "pkg/ddc/thin/referencedataset/volume.go L70-127, pkg/controllers/runtime_controller.go L139-141, "
+    "pkg/controllers/operation_controller.go L197-200, L259-266, pkg/ddc/alluxio/transform_resources.go L94-133",
+)
+
+FLUID_DATASET_DELETION_WAITS_FOR_ITS_READERS = _fact(
+    "fluid-holds-a-datasets-deletion-while-it-is-read",
+    "Fluid 1.0.8 removes a Dataset's finalizer only when no pod that is not complete mounts its PVC and no other "
+    "Dataset refers to it (status.datasetRef); until then it requeues every 10 s and the Dataset stays Terminating. "
+    "The cache's Dataset is referred to by the serving namespace's, whose PVC the model servers mount: deleting the "
+    "cache waits until the serving Dataset is gone, and that until no model server of the cluster runs. A runtime's "
+    "deletion waits for nothing of the kind: it deletes its volume and uninstalls its release, the FUSE daemons under "
+    "running model servers included.",
+    "fluid-cloudnative/fluid@v1.0.8:pkg/controllers/v1alpha1/dataset/dataset_controller.go L184-236, "
+    "pkg/utils/kubeclient/volume.go L276-299, pkg/controllers/runtime_controller.go L185-205",
+)
+
+PULUMI_REPLACES_ON_CHANGES_AS_TOLD = _fact(
+    "pulumi-replaces-on-changes-and-deletes-dependents-first",
+    "The Pulumi engine turns a change at or below a path listed in a resource's `replaceOnChanges` into a "
+    "replacement. pulumi-kubernetes deletes before replacing a named object only for the replacements it forces "
+    "itself (name, namespace, immutable fields), so an object replaced for replaceOnChanges also needs "
+    "`deleteBeforeReplace`. When a resource is replaced delete-first, the engine first deletes, in reverse dependency "
+    "order, the resources whose inputs are computed from it (property dependencies of the last deployment, not "
+    "dependsOn) and that would be replaced with those inputs unknown (replaceOnChanges applied), and recreates them "
+    "after it.",
+    "pulumi/pulumi pkg/resource/deploy/step_generator.go applyReplaceOnChanges, calculateDependentReplacements "
+    "(stored 2025 copy; the engine of pulumi 3.272.0 is not on the Go proxy); "
+    "pulumi/pulumi-kubernetes@v4.32.0:provider/pkg/provider/provider.go L1558-1566, L1644-1656 (the facts the "
+    "replacement predictions use, conformance/upstream/pulumi-providers/replacement.json); "
+    "pulumi.com/docs/iac/concepts/resources/options/replaceonchanges",
 )
 
 AUTOSCALER_KEEPS_NODES_WITH_LOCAL_STORAGE = _fact(
@@ -238,6 +551,25 @@ ALLUXIO_S3_READS_WITH_WEB_IDENTITY = _fact(
     "org.alluxio:alluxio-core-common:2.9.0 PropertyKey UNDERFS_S3_INHERIT_ACL (default true)",
 )
 
+S3_MISSING_KEY_IS_404_ONLY_IF_LISTABLE = _fact(
+    "s3-answers-a-missing-key-404-only-to-a-caller-that-may-list-it",
+    "S3 answers a HEAD or GET of a key that does not exist with 404 only if the caller may s3:ListBucket the bucket "
+    "with that key as `s3:prefix` (a ListBucket allow conditioned on s3:prefix is evaluated with the requested key), "
+    "else with 403. Alluxio 2.9's S3 under-store takes only 404 for absent (S3AUnderFileSystem.getObjectStatus); a 403 "
+    "becomes an AlluxioS3Exception, a RuntimeException that BaseUnderFileSystem.getParsedFingerprint (catching only "
+    "IOException) lets through, so the metadata sync fails. A directory lookup HEADs `<dir>/` and then lists `<dir>/` "
+    "(ObjectUnderFileSystem.isDirectory); a status lookup HEADs the key itself (getStatus), and a sync of the Dataset's "
+    "mount point (Fluid's `alluxio fs ls -R /` with sync interval 0, `loadMetadata -R`) asks for the status of "
+    "`models`, without the slash. So the readers may list `models` as well as `models/*`.",
+    "docs.aws.amazon.com/AmazonS3/latest/API/API_HeadObject.html (Permissions: 404 with s3:ListBucket, else 403); "
+    "ceph/s3-tests@d733d4a:s3tests/functional/test_s3.py test_head_object_404_with_policy_prefix (not marked "
+    "fails_on_aws; ceph/ceph#68577 'add the requested object name ... as s3:prefix to match aws behavior'); "
+    "org.alluxio:alluxio-core-common:2.9.0 alluxio/underfs/ObjectUnderFileSystem.java L558-588, "
+    "BaseUnderFileSystem.java L122-135; org.alluxio:alluxio-underfs-s3a:2.9.3 S3AUnderFileSystem.java L607-620, "
+    "AlluxioS3Exception.java L26; org.alluxio:alluxio-core-server-master:2.9.0 InodeSyncStream.java L803-818, L972; "
+    "fluid-cloudnative/fluid@v1.0.8:pkg/ddc/alluxio/operations/base.go L139, L453",
+)
+
 FLUID_INJECTION_IS_PER_POD = _fact(
     "fluid-webhook-selects-pods-by-label",
     'Fluid\'s pod webhook (v1.0.8) is called only for pods labelled `serverless.fluid.io/inject: "true"` or '
@@ -267,6 +599,16 @@ VOLCANO_UNLISTED_RESOURCES_ARE_UNCAPPED = _fact(
     "pkg/scheduler/api/resource_info.go L87-123, L949-985",
 )
 
+VOLCANO_QUEUE_GUARANTEE_NEEDS_DESERVED = _fact(
+    "volcano-queue-webhook-needs-deserved-over-guarantee",
+    "Volcano's queue validating webhook (v1.15.1, enabled by the chart's default admissions) refuses a Queue whose "
+    "spec.guarantee.resource names a resource that spec.deserved lacks or holds less of, and one whose deserved "
+    "exceeds its capability (guarantee <= deserved <= capability). The proportion plugin never reads "
+    "spec.deserved: it computes each queue's deserved from weights, raised to the guarantee.",
+    "volcano-sh/volcano@v1.15.1:pkg/webhooks/admission/queues/validate/validate_queue.go L226-L291; "
+    "pkg/scheduler/plugins/proportion/proportion.go L96-L139, L220-L236 (deserved from weight, Max with guarantee)",
+)
+
 NVIDIA_VISIBLE_DEVICES_IS_HONOURED = _fact(
     "nvidia-visible-devices-is-honoured-from-any-container",
     "The NVIDIA Container Toolkit (v1.20.0; `accept-nvidia-visible-devices-envvar-when-unprivileged` defaults to "
@@ -277,6 +619,35 @@ NVIDIA_VISIBLE_DEVICES_IS_HONOURED = _fact(
     "access: every pod is one the platform renders, and the policy pack forbids the variable in them.",
     "NVIDIA/nvidia-container-toolkit@v1.20.0:api/config/v1/config.go L64, L106; gpu-operator@v26.7.0 chart values "
     "`cdi.enabled` (components/addons/gpu_operator.py turns it on only with the operator's toolkit)",
+)
+
+NVIDIA_IMAGE_DEFAULTS_EXPOSE_EVERY_GPU = _fact(
+    "nvidia-images-expose-every-gpu-unless-told-void",
+    "On a node whose default runtime is the NVIDIA Container Runtime (EKS's AL2023 NVIDIA images: nodeadm makes it "
+    "containerd's default_runtime_name wherever it is installed), every container runs through it, a GPU requested or "
+    "not. The runtime (toolkit v1.20.0, mode `auto`, which resolves to jit-cdi on an NVML host; the legacy hook reads "
+    "the same list) gives a container the devices its NVIDIA_VISIBLE_DEVICES names, read from the OCI spec's process "
+    "environment: the image's env with the pod's on top (containerd appends the container's after the image's, and "
+    "the toolkit keeps the last). So a container that requests no GPU (the device plugin sets the variable only for "
+    "those that do) gets what its image says: CUDA base images (nvidia/cuda, which vLLM's image builds on) say `all`, "
+    "every GPU of the node; a legacy CUDA image (CUDA_VERSION without NVIDIA_REQUIRE_CUDA) with the variable unset "
+    "gets all too; other images, unset or empty, none. `void` leaves the container untouched, whatever the image; "
+    "`none` still sets up the driver's libraries, without a GPU. Hence a container that may run on a GPU node and "
+    "requests no GPU says void.",
+    "awslabs/amazon-eks-ami@v20260724:nodeadm/internal/containerd/runtime_config_nvidia.go L25-34, "
+    "config2.template.toml L25, templates/al2023/provisioners/install-nvidia-driver.sh L265 (the toolkit from NVIDIA's "
+    "repository when the image is built: v1.20.0, the GPU Operator v26.7.0's, is the version read here); "
+    "NVIDIA/nvidia-container-toolkit@v1.20.0:api/config/v1/config.go L106, L120 (accept the variable unprivileged; "
+    "mode auto), internal/info/auto.go L87-90, L111-135 (auto -> jit-cdi), internal/modifier/mode.go L17-18, "
+    "internal/modifier/cdi.go L43-55, L108-124 (devices from VisibleDevices; none requested, no modification), "
+    "internal/config/image/cuda_image.go L60-79 (env from the spec's process), L101-105 (IsLegacy), L149-179 "
+    "(unset on a legacy image -> all; unset, empty or void -> void), L258-292 (VisibleDevices), "
+    "internal/config/image/builder.go L107-118 (the last value of a name wins), internal/config/image/devices.go "
+    "L36-50, L76-83, cmd/nvidia-container-runtime-hook/container_config.go L177-185, container_config_test.go L60-90 "
+    "(void -> no GPU container; none -> the driver without devices); containerd/containerd@v2.1.4:"
+    "internal/cri/server/container_create.go L752-758, pkg/oci/spec_opts.go L180-188 (image env first, then the "
+    "container's); the nvidia/cuda image Dockerfiles (ENV NVIDIA_VISIBLE_DEVICES=all) and vllm-project/vllm "
+    "docker/Dockerfile (FINAL_BASE_IMAGE=nvidia/cuda:...), not read at a pin",
 )
 
 PULUMI_PATCH_AWAITS = _fact(
@@ -305,11 +676,14 @@ KARMADA_AGENT_IDENTITY = _fact(
     "`system:karmada:agent:<cluster>` and O `system:karmada:agents`, an RSA 3072 key and the usages digital "
     "signature, key encipherment and client auth, and RBAC bound to that user only: its own Cluster and cluster "
     "status by resourceNames, its own Secrets (<cluster>, <cluster>-impersonator) by resourceNames, Works only in "
-    "`karmada-es-<cluster>`. The chart's own leaf certificates expire after 43800h, its root CA after 3650 days, "
-    "with RSA 3072. The policy pack's karmada-agent-identity and karmada-agent-rbac-scoped rules hold every plan "
-    "to it (policies/upstream.py carries the same facts).",
-    "karmada-io/karmada@v1.18.2:pkg/karmadactl/register/register.go L88-90, L643-671, L707-745, L779-800, "
-    "L846-857, L1097-1112, L1372-1374; charts/karmada/values.yaml L136-155",
+    "`karmada-es-<cluster>`; it asks for the certificate for 365 days (8760h), and the agent does not rotate it "
+    "unless its certRotation controller is turned on (off by default). The agent reads its Karmada kubeconfig once, "
+    "at start: a reissued certificate reaches it when its pod restarts. The chart's own leaf certificates expire "
+    "after 43800h, its root CA after 3650 days, with RSA 3072. The policy pack's karmada-agent-identity and "
+    "karmada-agent-rbac-scoped rules hold every plan to it (policies/upstream.py carries the same facts).",
+    "karmada-io/karmada@v1.18.2:pkg/karmadactl/register/register.go L88-90, L112-113, L643-671, L707-745, "
+    "L779-800, L846-857, L1097-1112, L1372-1374; cmd/agent/app/agent.go L136-138, L154; "
+    "charts/karmada/values.yaml L136-155",
 )
 
 KSERVE_LLM_PRESETS_MERGE = _fact(
@@ -320,10 +694,13 @@ KSERVE_LLM_PRESETS_MERGE = _fact(
     "are `{}`) and `kserve-config-llm-prefill-template` with it; the presets set the image, probes and a "
     "restricted security context, and label the pods app.kubernetes.io/{component,name,part-of}, "
     "kserve.io/component=workload and llm-d.ai/role. So the decode template gives the sidecar resources (a GPU pod "
-    "stays Guaranteed) and the pack judges the merged pods.",
-    "kserve/kserve@v0.20.0:pkg/controller/v1alpha2/llmisvc/config_merge.go L228-262, L779-829; "
-    "workload_single_node.go L95-97, L222-229, L503-509; config/llmisvcconfig/config-llm-{template,"
-    "decode-template,prefill-template}.yaml (vendored)",
+    "stays Guaranteed) and the pack judges the merged pods. With `router.scheduler` set and no pool ref, KServe also "
+    "runs the endpoint picker: `router.scheduler.template` merged onto `kserve-config-llm-scheduler` (an EPP "
+    "container and a tokenizer sidecar that requests 256m / 500Mi and sets no limits). Configs named in "
+    "`spec.baseRefs` (the service's namespace first, then `kserve`) merge between the preset and the spec.",
+    "kserve/kserve@v0.20.0:pkg/controller/v1alpha2/llmisvc/config_merge.go L212-283, L741-757, L779-829; "
+    "workload_single_node.go L95-97, L222-229, L503-509; scheduler.go L355-470, L1623-1629; "
+    "config/llmisvcconfig/config-llm-{template,decode-template,prefill-template,scheduler}.yaml (vendored)",
 )
 
 VLLM_RUNTIME_LORA_ENV = _fact(
@@ -333,4 +710,42 @@ VLLM_RUNTIME_LORA_ENV = _fact(
     "caller names. The platform never sets it; the pack refuses it in production.",
     "vllm-project/vllm:vllm/envs.py (VLLM_ALLOW_RUNTIME_LORA_UPDATING), vllm/entrypoints/serve/lora/api_router.py "
     "(read from the repository's default branch; the pinned v0.27.1 wheel was not unpacked)",
+)
+
+TLS_PROVIDER_HAS_NO_NAME_CONSTRAINTS = _fact(
+    "tls-provider-has-no-name-constraints",
+    "pulumi-tls 5.6.2 (terraform-provider-tls) can make a certificate a CA (`is_ca_certificate`) and bound the CAs "
+    "below it (`max_path_length`), but has no input for X.509 name constraints on SelfSignedCert or "
+    "LocallySignedCert: a CA it makes may sign any name. cert-manager v1.21.1 can put `nameConstraints` on a CA "
+    "Certificate it issues (feature NameConstraints, beta, on by default), but only from an issuer whose key is in "
+    "the cluster, so a constrained CA there sits beside the unconstrained key that signed it. The gateway CA is "
+    "kept small instead: its root key in the anchor stack's state only, an intermediate (path length 0) per region.",
+    "pulumi_tls 5.6.2 (installed): locally_signed_cert.py, self_signed_cert.py (the inputs); "
+    "hashicorp/terraform-provider-tls#309 (name constraints, open); cert-manager/cert-manager@v1.21.1:"
+    "internal/controller/feature/features.go L124-127, L231",
+)
+
+KMS_SECRETS_PROVIDER_DECRYPTS_ON_EVERY_READ = _fact(
+    "kms-secrets-provider-decrypts-its-data-key-on-every-read",
+    "A stack with a cloud KMS secrets provider (`awskms://...`) keeps a data key encrypted by that KMS key; the CLI "
+    "decrypts it (kms:Decrypt) whenever it opens the stack's secrets: to run a preview or update (its config and "
+    "state), and to read its outputs through a StackReference from another stack (the referencing runner decrypts "
+    "them with the referenced stack's provider). So a preview identity without kms:Decrypt previews nothing, and a "
+    "runner reading another stack's secret outputs needs kms:Decrypt on that stack's key, whatever its own cloud.",
+    "pulumi/pulumi pkg@v3.274.0:secrets/cloud/manager.go L93-124 (keeper.Decrypt of the data key); "
+    "backend/diy/state.go L133-148 (snapshot), L175-195 (a referenced stack's outputs); "
+    "resource/stack/deployment.go L520-560 (DecryptStackOutputs)",
+)
+
+KSERVE_PREDICTOR_SERVICE = _fact(
+    "kserve-predictor-service",
+    "KServe (v0.20.0) in Standard mode serves an InferenceService's predictor through a Service named "
+    "`<isvc>-predictor` in its namespace, port 80 targeting the first port of the predictor's first container (our "
+    "runtimes' `http`, 8080); it is headless only when the chart's `kserve.service.serviceClusterIPNone` is true "
+    "(default false, which we keep). So a caller in the cluster uses "
+    "http://<isvc>-predictor.<namespace>.svc.cluster.local/v1.",
+    "kserve/kserve@v0.20.0:pkg/constants/constants.go L397, L799-804; "
+    "pkg/controller/v1beta1/inferenceservice/components/predictor.go L159; "
+    "pkg/controller/v1beta1/inferenceservice/reconcilers/service/service_reconciler.go L104-131, L174-186; "
+    "charts/kserve-resources/values.yaml L18-19 (vendored)",
 )

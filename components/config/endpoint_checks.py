@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from components.catalog.address_space import cluster_local
 from components.config.base import Issue, join_path
 
 if TYPE_CHECKING:
@@ -22,10 +23,9 @@ _HOST = re.compile(
 )
 
 
-def cluster_local(host: str) -> bool:
-    """A Service name, its .svc names, or the loopback: plain HTTP to it never leaves the cluster."""
-    host = host.lower().rstrip(".")
-    return "." not in host or host.endswith((".svc", ".svc.cluster.local", ".cluster.local")) or host == "127.0.0.1"
+def https_url(url: str) -> bool:
+    """Whether `url` is https:// in any case (Go's url.Parse, which Prometheus and KEDA use, lowercases the scheme)."""
+    return url[:8].lower() == "https://"
 
 
 def url_issue(url: str, *, https_only: bool = False) -> str | None:
@@ -73,7 +73,7 @@ def check_endpoints(env: EnvironmentSpec) -> Iterator[Issue]:
         obs = region.observability
         if obs.remote_write is not None:
             remote = ("regions", i, "observability", "remoteWrite")
-            if obs.remote_write.url.startswith("https://"):  # any other scheme: check_observability says so
+            if https_url(obs.remote_write.url):  # any other scheme: check_observability says so
                 checks.append(((*remote, "url"), url_issue(obs.remote_write.url, https_only=True)))
             if obs.remote_write.basic_auth_secret is not None:
                 checks.append(((*remote, "basicAuthSecret"), secret_name_issue(obs.remote_write.basic_auth_secret)))

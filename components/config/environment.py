@@ -25,7 +25,7 @@ from components.config.pricing import PricingSpec, check_pricing
 from components.config.region import RegionSpec, check_region
 from components.config.rollout import RolloutSpec, check_rollout
 from components.config.scheduling import PriorityTierSpec, check_scheduling, default_tiers
-from components.config.serving_checks import check_serving
+from components.config.serving_checks import check_engine_options, check_serving
 from components.config.stacks import StacksSpec
 from components.config.workloads import ModelSpec, TenantSpec, check_workloads
 from components.domain.cache_reads import check_cache_reads
@@ -111,6 +111,7 @@ SEMANTIC_CHECKS: tuple[tuple[Callable[[EnvironmentSpec], Iterable[Issue]], ...],
         check_endpoints,
         check_gpu_pools,
         check_workloads,
+        check_engine_options,
         check_federation,
         check_observability,
         check_pricing,
@@ -119,7 +120,6 @@ SEMANTIC_CHECKS: tuple[tuple[Callable[[EnvironmentSpec], Iterable[Issue]], ...],
     (
         check_gpu_partitioning,
         check_model_storage,
-        check_cache_reads,
         check_gateway,
         check_gateway_names,
         check_federated_models,
@@ -129,5 +129,6 @@ SEMANTIC_CHECKS: tuple[tuple[Callable[[EnvironmentSpec], Iterable[Issue]], ...],
     # Queues are sized in the resources the pools offer, known once their partitioning is valid.
     (check_scheduling,),
     (check_serving,),
-    (check_capacity,),
+    # A node's weight streams count the engine processes of the replicas sized on its pool.
+    (check_capacity, check_cache_reads),
 )

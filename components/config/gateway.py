@@ -76,11 +76,15 @@ class EndpointPickerSpec(Spec):
 
     failure_mode: Literal["FailClose", "FailOpen"] = Field(
         "FailClose",
-        description="When the picker does not answer: FailClose rejects the request (503); FailOpen lets Envoy "
-        "forward it without a pick.",
+        description="When the picker does not answer: FailClose rejects the request (503 with Retry-After). "
+        "FailOpen is refused: the AI Gateway v1.1.0 builds the picker's filter fail-closed and would ignore it.",
     )
     replicas: int | None = Field(
-        None, ge=1, le=5, description="Picker replicas (active-passive); default 2 in production, else 1."
+        None,
+        ge=1,
+        le=5,
+        description="Picker replicas, each serving (active-active: a change rolls without losing the serving one); "
+        "default 2 in production, else 1.",
     )
 
 
@@ -192,6 +196,12 @@ def gateway_hostname(env: EnvironmentSpec, region: RegionSpec) -> str:
 
 def check_gateway(env: EnvironmentSpec) -> Iterator[Issue]:
     """Budgets, listeners and routes that make sense, providers that can authenticate."""
+    if env.gateway.endpoint_picker.failure_mode == "FailOpen":
+        yield Issue(
+            "gateway.endpointPicker.failureMode",
+            "FailOpen would be ignored: the AI Gateway v1.1.0 builds each InferencePool's picker filter "
+            "fail-closed (FailureModeAllow false); use FailClose",
+        )
     for i, tenant in enumerate(env.tenants):
         if tenant.budget is None:
             continue

@@ -124,6 +124,8 @@ def _objects_of(env: EnvironmentSpec, path: str, own: bool = False) -> set[tuple
     region, pool and prefill pool; a tenant its models and quota regions; a model its placements' pools."""
     if path.startswith("federation"):
         return {("federation",)}
+    if own and ".engineArgs" in path:
+        return set()  # an engine flag goes to the engine only: no later check reads it
     match = _INDEXED.match(path)
     if match is None:
         return set()

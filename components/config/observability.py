@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import AfterValidator, Field
 
 from components.config.base import Issue, Name, Spec, join_path
+from components.config.endpoint_checks import https_url
 
 if TYPE_CHECKING:
     from components.config.environment import EnvironmentSpec
@@ -112,7 +113,7 @@ def check_observability(env: EnvironmentSpec) -> Iterator[Issue]:
                 f"{t.gpu_idle_below_percent:g} must be below gpuSaturatedAbovePercent "
                 f"{t.gpu_saturated_above_percent:g}; the two bound the target utilisation band",
             )
-        if obs.remote_write is not None and not obs.remote_write.url.startswith("https://"):
+        if obs.remote_write is not None and not https_url(obs.remote_write.url):
             yield Issue(
                 join_path(*path, "remoteWrite", "url"),
                 f"{obs.remote_write.url!r} is not an https:// URL; metrics leave the cluster, use TLS",

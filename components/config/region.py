@@ -35,7 +35,12 @@ class NetworkSpec(Spec):
     services_cidr: IPv4Network | None = Field(
         None, description="Service ClusterIP range; GCP secondary range, AWS service CIDR."
     )
-    control_plane_cidr: IPv4Network | None = Field(None, description="GCP only: /28 for the private control plane.")
+    control_plane_cidr: IPv4Network | None = Field(
+        None,
+        description="GCP only: /28 for the private control plane. The nodes' firewall admits it on the ports of "
+        "the webhooks and aggregated APIs we install (components/catalog/webhooks.py); an existing cluster's network "
+        "needs that rule from its owner.",
+    )
     nat: Literal["single", "perZone"] = Field(
         "single", description="AWS: one NAT gateway, or one per zone (survives a zone outage)."
     )

@@ -26,17 +26,20 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from components.catalog.engines import (
     ENGINE_FLAGS,
     ENGINE_HOST_NEEDS,
+    VLLM_MINIMUMS,
     VLLM_VALUES,
     VLLM_VERSION,
 )
 from components.catalog.models import MODELS
 from components.config.base import Issue, join_path
+from components.config.endpoint_checks import url_issue
 from components.domain.disaggregation import efa_path
 from components.domain.fit import Fit, placement_fit, prefill_fit, startup_seconds
 from components.domain.gpu_resources import schedulable_resources
@@ -60,7 +63,6 @@ def check_serving(env: EnvironmentSpec) -> Iterator[Issue]:
         path = ("models", i)
         unsizable = list(_check_presets(model, path))
         yield from unsizable
-        yield from _check_engine_options(env, model, path)
         if unsizable:
             continue
         seen: dict[str, str] = {}
@@ -191,7 +193,22 @@ def _check_tenant_loras(env: EnvironmentSpec) -> Iterator[Issue]:
             taken.add(lora.name)
 
 
+def check_engine_options(env: EnvironmentSpec) -> Iterator[Issue]:
+    """Each model's engine options: they read the model alone and the engine's catalog, so they run in the first
+    stage, whatever else the environment gets wrong (components/config/loader.py semantic_issues)."""
+    for i, model in enumerate(env.models):
+        yield from _check_engine_options(env, model, ("models", i))
+
+
 def _check_engine_options(env: EnvironmentSpec, model: ModelSpec, path: tuple) -> Iterator[Issue]:
+    if model.max_output_tokens is not None:
+        at = join_path(*path, "maxOutputTokens")
+        if model.runtime != "triton":
+            yield Issue(at, "applies to Triton only; vLLM answers up to maxModelLen minus the prompt. Remove it")
+        elif model.max_output_tokens >= model.max_model_len:
+            yield Issue(
+                at, f"{model.max_output_tokens} leaves no room for a prompt within maxModelLen {model.max_model_len}"
+            )
     if model.runtime == "triton":
         for key, given in (
             ("speculativeDecoding", model.speculative_decoding is not None),
@@ -232,39 +249,57 @@ def _check_engine_options(env: EnvironmentSpec, model: ModelSpec, path: tuple) -
         elif flags.tunable[flag] == "value" and value is True:
             yield Issue(at, f"{flags.engine} --{flag} takes a value; set it to one, not true")
         elif model.runtime == "vllm" and flag in VLLM_VALUES:
-            problem = engine_value_issue(VLLM_VALUES[flag], value)
+            problem = engine_value_issue(VLLM_VALUES[flag], value, VLLM_MINIMUMS.get(flag))
             if problem:
                 yield Issue(at, f"vLLM {VLLM_VERSION} --{flag} {problem}")
+            elif flag == "otlp-traces-endpoint":
+                problem = url_issue(str(value).strip())
+                if problem:
+                    yield Issue(at, f"the engine exports its traces to it: {problem}")
     if model.runtime == "vllm":
         yield from _engine_relations(model, path)
 
 
-def engine_value_issue(kind: str | tuple[str, ...], value: object) -> str | None:
-    """Why vLLM's parser would refuse `value` for a flag of this kind (components/catalog/engines.py VLLM_VALUES)."""
+def engine_value_issue(kind: str | tuple[str, ...], value: object, minimum: int | None = None) -> str | None:
+    """Why vLLM would refuse `value` for a flag of this kind (components/catalog/engines.py VLLM_VALUES), a number
+    below its least value (VLLM_MINIMUMS) included."""
     text = str(value).strip()
     if isinstance(kind, tuple):
         return None if text in kind else f"takes one of {', '.join(kind)}, not {value!r}"
-    if kind in ("int", "tokens"):
-        whole = (isinstance(value, int) and not isinstance(value, bool)) or (isinstance(value, str) and text.isdigit())
-        hint = " (write the number of tokens, e.g. 8192)" if kind == "tokens" else ""
-        return None if whole else f"takes a whole number, not {value!r}{hint}"
-    if kind == "float":
-        try:
-            number = float(text)
-        except ValueError:
-            return f"takes a number, not {value!r}"
-        return None if number >= 0 else f"takes a number of GiB at least 0, not {value!r}"
     if kind == "json":
         try:
             parsed = json.loads(text) if isinstance(value, str) else value
         except ValueError as exc:
             return f"takes a JSON object, and {value!r} is not JSON ({exc.msg})"
         return None if isinstance(parsed, dict) else f"takes a JSON object, not {value!r}"
-    return None
+    if kind in ("int", "tokens"):
+        whole = (isinstance(value, int) and not isinstance(value, bool)) or (
+            isinstance(value, str) and re.fullmatch(r"-?\d+", text) is not None
+        )
+        if not whole:
+            hint = " (write the number of tokens, e.g. 8192)" if kind == "tokens" else ""
+            return f"takes a whole number, not {value!r}{hint}"
+        number = float(text)
+    elif kind == "float":
+        try:
+            number = float(text)
+        except ValueError:
+            return f"takes a number, not {value!r}"
+    else:
+        return None
+    return f"takes a number at least {minimum}, not {value!r}" if minimum is not None and number < minimum else None
 
 
 def _engine_relations(model: ModelSpec, path: tuple) -> Iterator[Issue]:
     """What vLLM checks across flags at start (vllm/config/scheduler.py)."""
+    threshold = model.engine_args.get("long-prefill-token-threshold")
+    valid = threshold is not None and engine_value_issue("int", threshold) is None
+    if valid and int(str(threshold).strip()) > model.max_model_len:
+        yield Issue(
+            join_path(*path, "engineArgs") + "['long-prefill-token-threshold']",
+            f"{threshold} is more than maxModelLen {model.max_model_len}; vLLM refuses to start "
+            "(long_prefill_token_threshold cannot be greater than the max_model_len): lower it",
+        )
     tokens = model.engine_args.get("max-num-batched-tokens")
     valid = tokens is not None and engine_value_issue("tokens", tokens) is None
     if valid and int(str(tokens).strip()) < model.max_num_seqs:

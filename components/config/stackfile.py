@@ -14,6 +14,8 @@ from typing import Any
 
 import yaml
 
+from components.config.base import Issue
+
 # What a `secure:` value reads as when it cannot be decrypted (the offline plan's redaction marker too).
 SECRET_MARKER = "[secret]"
 
@@ -176,12 +178,10 @@ def _json_or_text(value: str) -> Any:
         return value
 
 
-def shared_secret_issues(env_name: str, secret_keys: list[str], stack: str) -> list:
+def shared_secret_issues(env_name: str, secret_keys: list[str], stack: str) -> list[Issue]:
     """A `secure:` value in `Pulumi.<env>.yaml` when the environment is several stacks: only a stack named `<env>`
     could decrypt it, and none is; each such key, refused the same way by `pulumi up` of any of the environment's
     stacks and by `make plan`."""
-    from components.config.base import Issue
-
     return [
         Issue(
             key,

@@ -81,6 +81,13 @@ class ModelSpec(Spec):
     max_num_seqs: int = Field(
         64, ge=1, le=1024, description="Sequences batched at once; the KV cache is sized for maxNumSeqs x maxModelLen."
     )
+    max_output_tokens: int | None = Field(
+        None,
+        ge=1,
+        description="Triton only: tokens an answer may run to when the request sets no max_tokens (the OpenAI "
+        "frontend's --default-max-tokens, 16 upstream); default half of maxModelLen, so a prompt of up to the other "
+        "half gets a full answer. vLLM answers up to maxModelLen minus the prompt.",
+    )
     gpu_memory_utilization: float = Field(
         0.9, ge=0.5, le=0.95, description="Share of each GPU (MIG slice, time-slice share) the engine may use."
     )
@@ -115,6 +122,11 @@ class ModelSpec(Spec):
     def served_adapters(self) -> list[LoraAdapterSpec]:
         """Every adapter its pods load: its own, then its tenants'; each takes a LoRA slot of maxLoraRank."""
         return [*self.lora_adapters, *self._tenant_adapters]
+
+    @property
+    def output_budget(self) -> int:
+        """What a request without max_tokens may generate on Triton: maxOutputTokens, else half of maxModelLen."""
+        return self.max_output_tokens or self.max_model_len // 2
 
     @property
     def weights_prefix(self) -> str:

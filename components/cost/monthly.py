@@ -140,7 +140,7 @@ def _models(env: EnvironmentSpec, region: RegionSpec) -> list[ModelCost]:
     for d in demands:
         machine = MACHINES[d.pool.machine_type]
         fit = placement_fit(d.model, d.pool, d.resource)
-        share = d.per_replica * fit.slot.memory_gib / (machine.gpu_model.memory_gib * machine.gpus)
+        share = d.per_replica * fit.slot.gpu_share / machine.gpus
         on_pool = [o for o in demands if o.pool is d.pool]
         costs.append(
             ModelCost(

@@ -63,7 +63,7 @@ def decode_tokens_per_second(
 def replica_bandwidth_gbps(fit: Fit, *, gpu: str) -> float:
     """HBM bandwidth of one replica: its GPUs, or the memory share of a MIG slice / time-slice share."""
     model = GPUS[gpu]
-    return fit.sizing.gpus_per_replica * model.memory_bandwidth_gbps * fit.slot.memory_gib / model.memory_gib
+    return fit.sizing.gpus_per_replica * model.memory_bandwidth_gbps * fit.slot.gpu_share
 
 
 def estimate_decode(fit: Fit, *, gpu: str) -> DecodeEstimate:

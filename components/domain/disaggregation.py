@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from components.catalog.engines import LIBFABRIC, PD_NIXL_BACKENDS
 from components.catalog.models import MODELS
 from components.config.region import GpuPoolSpec, RegionSpec
 from components.config.workloads import ModelSpec, PlacementSpec, PrefillSpec
@@ -36,9 +37,13 @@ def shared_zones(region: RegionSpec, a: GpuPoolSpec, b: GpuPoolSpec) -> list[str
     return sorted(set(region.pool_zones(a)) & set(region.pool_zones(b)))
 
 
-def efa_path(region: RegionSpec, prefill: GpuPoolSpec, decode: GpuPoolSpec) -> bool:
-    """EFA carries the hand-off when both pools have it and share a zone (EFA traffic stays in its subnet)."""
-    return prefill.efa and decode.efa and bool(shared_zones(region, prefill, decode))
+def efa_path(
+    region: RegionSpec, prefill: GpuPoolSpec, decode: GpuPoolSpec, nixl_backends: tuple[str, ...] = PD_NIXL_BACKENDS
+) -> bool:
+    """EFA carries the hand-off when both pools have it and share a zone (EFA traffic stays in its subnet), and the
+    disaggregated pods' image has NIXL's LIBFABRIC backend with the EFA userspace it needs."""
+    fabric = prefill.efa and decode.efa and bool(shared_zones(region, prefill, decode))
+    return fabric and LIBFABRIC in nixl_backends
 
 
 def prefill_side(model: ModelSpec, region: RegionSpec, placement: PlacementSpec, decode: Fit) -> Disaggregation:

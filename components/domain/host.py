@@ -1,8 +1,9 @@
 """Host CPU and memory of one model server: its GPUs' share of what the node has left.
 
 A GPU node runs the kubelet, the system daemons (CNI, GPU Operator operands, DCGM, EFA plugin)
-and, where the model cache is on, one Alluxio worker and the FUSE daemon its model servers read
-through, each with the memory the cache gives it (`model_cache.py`); the rest is shared out by GPU slot (whole
+and, where the model cache is on, the FUSE daemon its model servers read through and, on the pools cache workers
+run on, an Alluxio worker pod (worker and job worker), each with the memory the cache gives it
+(`components/domain/cache_memory.py`); the rest is shared out by GPU slot (whole
 GPU, MIG instance or time-slice share). Requests equal limits (Guaranteed QoS: model servers are
 the last pods the kubelet evicts), and /dev/shm, being memory-backed, is part of that memory.
 
@@ -20,14 +21,13 @@ from components.catalog.engines import ENGINE_HOST_NEEDS
 from components.catalog.machines import MACHINES
 from components.config.model_store import cache_plan
 from components.config.region import GpuPoolSpec, RegionSpec
-from components.domain.cache_reads import WORKER_JVM_GIB
+from components.domain.cache_memory import CACHE_COMPONENT_CPU, JOB_COMPONENT_CPU, JOB_JVM_GIB, WORKER_JVM_GIB
 from components.domain.slots import slots_per_node
 
 # Kubelet reservations and eviction threshold, roughly what EKS and GKE keep back on large nodes.
 ALLOCATABLE_SHARE = 0.9
 DAEMONS_CPU = 1.0
 DAEMONS_MEMORY_GIB = 2
-CACHE_COMPONENT_CPU = 0.5  # request of the Alluxio worker and of the FUSE daemon (components/addons/model_cache.py)
 SHM_GIB_PER_GPU = 1
 
 
@@ -58,20 +58,22 @@ class HostResources:
 
 
 def cache_worker_memory_gib(region: RegionSpec, pool: GpuPoolSpec) -> int:
-    """Memory the cache takes on each node of `pool`: its FUSE daemon on every GPU node, and its worker (tiers and
-    JVM) on the pools workers run on."""
+    """Memory the cache takes on each node of `pool`: its FUSE daemon on every GPU node, and its worker pod (memory
+    tier, worker JVM, job worker JVM) on the pools workers run on."""
     if not region.model_cache.enabled:
         return 0
     plan = cache_plan(region)
-    worker = plan.memory_gib + WORKER_JVM_GIB if pool.name in plan.pools else 0
+    worker = plan.memory_gib + WORKER_JVM_GIB + JOB_JVM_GIB if pool.name in plan.pools else 0
     return worker + plan.fuse_memory_gib
 
 
 def cache_cpu(region: RegionSpec, pool: GpuPoolSpec) -> float:
-    """CPU the cache requests on each node of `pool`: the FUSE daemon's, and the worker's where workers run."""
+    """CPU the cache requests on each node of `pool`: the FUSE daemon's, and the worker's and job worker's where
+    workers run."""
     if not region.model_cache.enabled:
         return 0
-    return CACHE_COMPONENT_CPU * (2 if pool.name in cache_plan(region).pools else 1)
+    worker_pod = CACHE_COMPONENT_CPU + JOB_COMPONENT_CPU if pool.name in cache_plan(region).pools else 0
+    return CACHE_COMPONENT_CPU + worker_pod
 
 
 def pod_host_resources(region: RegionSpec, pool: GpuPoolSpec, gpus: int, *, runtime: str) -> HostResources:

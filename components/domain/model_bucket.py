@@ -16,6 +16,13 @@ import pulumi
 MODELS_PREFIX = "models/"
 
 
+def listed_prefixes(prefix: str) -> list[str]:
+    """The `s3:prefix` values a reader may list: the prefix as a directory (`models`, the key a metadata sync of the
+    cache's mount point asks for) and everything under it. S3 answers a missing key 404 only to a caller that may
+    list that key as a prefix, else 403, which Alluxio takes for an error (upstream.S3_MISSING_KEY_IS_404_ONLY_IF_LISTABLE)."""
+    return [prefix.rstrip("/"), f"{prefix}*"]
+
+
 def prefix_read_statements(bucket_arn: str, key_arn: str, prefix: str, region: str) -> list[dict]:
     """List and read objects under one prefix of an SSE-KMS bucket, and decrypt them through S3 only."""
     return [
@@ -24,7 +31,7 @@ def prefix_read_statements(bucket_arn: str, key_arn: str, prefix: str, region: s
             "Effect": "Allow",
             "Action": "s3:ListBucket",
             "Resource": bucket_arn,
-            "Condition": {"StringLike": {"s3:prefix": [prefix, f"{prefix}*"]}},
+            "Condition": {"StringLike": {"s3:prefix": listed_prefixes(prefix)}},
         },
         {"Sid": "ReadPrefix", "Effect": "Allow", "Action": "s3:GetObject", "Resource": f"{bucket_arn}/{prefix}*"},
         {

@@ -42,6 +42,14 @@ class GpuSlot:
     splittable: bool = True  # MIG slices and time-slice shares cannot be tensor-parallel
     # Memory of the device the engine sees: the whole GPU for a time-slice share (default: memory_gib).
     device_memory_gib: float | None = None
+    # Share of one GPU (its cost, its memory bandwidth): a MIG profile's memory slices of the GPU's 8, a time-slice
+    # share's 1/n. Not memory_gib over the GPU's: a MIG slice reports less than its share of the device's memory.
+    gpu_share: float = 1.0
+
+    @property
+    def time_shared(self) -> bool:
+        """A time-slice share: other engines use the same device, with no memory isolation."""
+        return self.device_memory_gib is not None and self.memory_gib < self.device_memory_gib
 
     @property
     def engine_memory_fraction(self) -> float:
@@ -75,8 +83,19 @@ class Sizing:
     gpus_per_replica: int
 
 
+# Bytes per parameter of what quantization leaves alone: vLLM keeps the input embedding and the output head in
+# 16 bits (VLLM_QUANTIZATION_KEEPS_EMBEDDINGS, components/catalog/upstream.py), 1.5 GiB more than 4 bits for
+# Llama 3.1 8B.
+UNQUANTIZED_BYTES = 2
+
+
 def weight_bytes(model: ModelArchitecture, precision: Precision) -> float:
-    return model.params * BYTES_PER_PARAM[precision]
+    """The model's weights in `precision`; quantized, the embedding and output head still count 16 bits."""
+    per_param = BYTES_PER_PARAM[precision]
+    if per_param >= UNQUANTIZED_BYTES:
+        return model.params * per_param
+    kept = model.embedding_params
+    return (model.params - kept) * per_param + kept * UNQUANTIZED_BYTES
 
 
 def lora_bytes(model: ModelArchitecture, rank: int, adapters: int) -> int:
@@ -179,6 +198,17 @@ def engine_memory_utilization(slot: GpuSlot, request: SizingRequest) -> float:
     the configured one and N shares together stay within it.
     """
     return round(request.gpu_memory_utilization * slot.engine_memory_fraction, 4)
+
+
+def kv_cache_memory_bytes(slot: GpuSlot, request: SizingRequest, sizing: Sizing) -> int:
+    """Each GPU worker's KV cache as the sizing fits it, floored to MiB: vLLM's `--kv-cache-memory-bytes`.
+
+    Given on a time-slice share, where vLLM's own profiling would count a neighbour engine's loads as its own
+    (VLLM_KV_CACHE_BYTES_SKIP_PROFILING, components/catalog/upstream.py); weights, overhead and this cache are
+    what the sizing fitted in the share's budget. From the unrounded figures: `Sizing.kv_cache_gib` is rounded.
+    """
+    weights_per_gpu = replica_weight_bytes(request) / GIB / sizing.gpus_per_replica
+    return math.floor((usable_gib_per_gpu(slot, request) - weights_per_gpu) * 1024) * 2**20
 
 
 # Start-up of a model server, besides reading its weights: the process, CUDA context, tokenizer and the

@@ -57,26 +57,28 @@ def gpu_slot(pool: GpuPoolSpec, resource: str) -> GpuSlot:
         profile = _mig_profile(gpu, device)
         return GpuSlot(
             f"{gpu.name} MIG {profile.name}",
-            profile.memory_gib,
+            gpu.mig_memory_gib(profile),
             gpus_per_node=1,
             max_nodes=1,
             fp8=gpu.fp8,
             splittable=False,
+            gpu_share=profile.memory_slices / max(p.memory_slices for p in gpu.mig_profiles),
         )
     if pool.time_slicing is not None:
         shares = pool.time_slicing.replicas
         return GpuSlot(
             f"{gpu.name} 1/{shares} time-slice",
-            gpu.memory_gib / shares,
+            gpu.device_memory_gib / shares,
             gpus_per_node=1,
             max_nodes=1,
             fp8=gpu.fp8,
             splittable=False,
-            device_memory_gib=gpu.memory_gib,
+            device_memory_gib=gpu.device_memory_gib,
+            gpu_share=1 / shares,
         )
     return GpuSlot(
         gpu.name,
-        gpu.memory_gib,
+        gpu.device_memory_gib,
         gpus_per_node=machine.gpus,
         max_nodes=pool.max_size if multi_node_capable(pool) else 1,
         fp8=gpu.fp8,

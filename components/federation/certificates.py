@@ -24,6 +24,9 @@ import yaml
 RSA_BITS = 3072  # the chart's certs.auto.rsaSize
 CA_VALIDITY_HOURS = 10 * 365 * 24
 LEAF_VALIDITY_HOURS = 5 * 365 * 24
+# A pull member's agent certificate: the year `karmadactl register` asks for (KARMADA_AGENT_IDENTITY). Its key
+# lives in another cluster, and Karmada's API server checks no revocation: a stolen one works until it expires.
+AGENT_VALIDITY_HOURS = 365 * 24
 # `pulumi up` reissues a leaf certificate in the last 90 days of its validity.
 EARLY_RENEWAL_HOURS = 90 * 24
 SERVER_USES = ("digital_signature", "key_encipherment", "server_auth", "client_auth")
@@ -64,6 +67,7 @@ def signed_certificate(
     allowed_uses: Sequence[str] = CLIENT_USES,
     dns_names: Sequence[str] = (),
     ip_addresses: pulumi.Input[Sequence[str]] | None = None,
+    validity_hours: int = LEAF_VALIDITY_HOURS,
 ) -> KeyPair:
     """A leaf certificate signed by `ca` (client-only unless `allowed_uses` says otherwise)."""
     opts = pulumi.ResourceOptions(parent=parent)
@@ -81,7 +85,7 @@ def signed_certificate(
         cert_request_pem=request.cert_request_pem,
         ca_private_key_pem=ca.key_pem,
         ca_cert_pem=ca.cert_pem,
-        validity_period_hours=LEAF_VALIDITY_HOURS,
+        validity_period_hours=validity_hours,
         early_renewal_hours=EARLY_RENEWAL_HOURS,
         allowed_uses=list(allowed_uses),
         opts=opts,

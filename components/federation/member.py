@@ -21,6 +21,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -32,7 +33,7 @@ import yaml
 from components.catalog.charts import CHARTS, KARMADA_VERSION
 from components.config.region import RegionSpec
 from components.federation.certificates import AGENT_USER_PREFIX, KeyPair
-from components.federation.control_plane import CLUSTER_NAMESPACE, KARMADA_NAMESPACE
+from components.federation.control_plane import CLUSTER_NAMESPACE, KARMADA_NAMESPACE, chart_patch_skips
 from components.federation.manifests import CLUSTER_API
 from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import helm_release, namespace
@@ -41,6 +42,10 @@ AGENT_RELEASE = "karmada-agent"  # the chart names the Deployment and its contai
 # Pull mode needs no member credentials in Karmada (KARMADA_AGENT_STARTS): the chart has no value for the flag.
 AGENT_FLAGS = ["--report-secrets=None"]
 EXECUTION_NAMESPACE_PREFIX = "karmada-es-"
+# The agent reads its Karmada kubeconfig once, at start (karmada-io/karmada@v1.18.2:cmd/agent/app/agent.go L154):
+# a pod annotation of its certificate's digest restarts it when `pulumi up` reissues the certificate.
+AGENT_CERTIFICATE_ANNOTATION = "inference-platform.io/agent-certificate-sha256"
+KARMADA_SYSTEM_LABEL = "karmada.io/system"  # karmada-io/karmada@v1.18.2:pkg/util/constants.go L56-58
 PUSH_SERVICE_ACCOUNT = "karmada-controller-manager"
 RBAC_API = "rbac.authorization.k8s.io"
 
@@ -139,6 +144,11 @@ class KarmadaAgent(pulumi.ComponentResource):
                     "clusterName": member.name,
                     "clusterEndpoint": member.endpoint.apply(api_endpoint),
                     "kubeconfig": {"caCrt": args.ca_cert, "crt": cert.cert_pem, "server": args.karmada_server},
+                    "podAnnotations": {
+                        AGENT_CERTIFICATE_ANNOTATION: pulumi.Output.from_input(cert.cert_pem).apply(
+                            lambda pem: hashlib.sha256(pem.encode()).hexdigest()
+                        )
+                    },
                     "replicaCount": 2 if args.production else 1,
                     "image": {"tag": KARMADA_VERSION},
                     "strategy": {"type": "Recreate", "rollingUpdate": None},
@@ -158,7 +168,7 @@ class KarmadaAgent(pulumi.ComponentResource):
             metadata={
                 "name": AGENT_RELEASE,
                 "namespace": KARMADA_NAMESPACE,
-                "annotations": {"pulumi.com/skipAwait": "true"},
+                "annotations": {"pulumi.com/skipAwait": "true", **chart_patch_skips(AGENT_RELEASE)},
             },
             spec={"template": {"spec": {"containers": [{"name": AGENT_RELEASE, "args": AGENT_FLAGS}]}}},
             opts=pulumi.ResourceOptions(parent=self, provider=member.provider, depends_on=[release]),
@@ -235,9 +245,19 @@ class KarmadaMembership(pulumi.ComponentResource):
         self.agent_access = []
         if args.mode == "pull":
             assert args.cluster_id is not None
+            # The Cluster's Work namespace, before the Cluster: Karmada's cluster controller creates it when the
+            # Cluster appears, unless it exists (KARMADA_CREATES_THE_EXECUTION_NAMESPACE), and a create after the
+            # Cluster would race it. Labelled as the controller labels it.
+            execution = namespace(
+                f"{EXECUTION_NAMESPACE_PREFIX}{args.cluster_name}",
+                karmada,
+                self,
+                "baseline",
+                labels={KARMADA_SYSTEM_LABEL: "true"},
+            )
             # Created first, with the labels and the id the agent checks (KARMADA_AGENT_REGISTERS): the agent then
-            # re-registers it and owns `spec` (it sets no secretRef with --report-secrets=None); the program owns
-            # the labels.
+            # re-registers it (it sets no secretRef with --report-secrets=None). The id and endpoint follow the
+            # member: a replaced member cluster has a new kube-system UID, and its agent exits until `spec.id` says so.
             self.registration = k8s.apiextensions.CustomResource(
                 f"{karmada.name}-cluster-{args.cluster_name}",
                 api_version=CLUSTER_API,
@@ -248,9 +268,9 @@ class KarmadaMembership(pulumi.ComponentResource):
                     "id": args.cluster_id,
                     "apiEndpoint": pulumi.Output.from_input(args.endpoint).apply(api_endpoint),
                 },
-                opts=pulumi.ResourceOptions.merge(self._karmada_opts, pulumi.ResourceOptions(ignore_changes=["spec"])),
+                opts=pulumi.ResourceOptions.merge(self._karmada_opts, pulumi.ResourceOptions(depends_on=[execution])),
             )
-            self.agent_access = self._pull_access(args.cluster_name, [self.registration, *args.agent])
+            self.agent_access = self._pull_access(args.cluster_name, execution, [self.registration, *args.agent])
         else:
             assert args.push_credentials is not None
             credentials = k8s.core.v1.Secret(
@@ -292,12 +312,13 @@ class KarmadaMembership(pulumi.ComponentResource):
         )
         return [role, binding]
 
-    def _pull_access(self, cluster: str, after: list[pulumi.Resource]) -> list[pulumi.Resource]:
-        """RBAC in Karmada for `system:karmada:agent:<cluster>` and its Work namespace: what the agent needs at start,
-        granted once its Cluster exists (and, in its own stack, once it runs with its flags)."""
+    def _pull_access(
+        self, cluster: str, execution: k8s.core.v1.Namespace, after: list[pulumi.Resource]
+    ) -> list[pulumi.Resource]:
+        """RBAC in Karmada for `system:karmada:agent:<cluster>` in its Work namespace and cluster-wide: what the agent
+        needs at start, granted once its Cluster exists (and, in its own stack, once it runs with its flags)."""
         prefix = f"system:karmada:{cluster}:agent"
         work_namespace = f"{EXECUTION_NAMESPACE_PREFIX}{cluster}"
-        execution = namespace(work_namespace, self._karmada, self, "baseline")
         works = [
             {
                 "apiGroups": ["work.karmada.io"],

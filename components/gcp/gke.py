@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_gcp as gcp
 
+from components.catalog.webhooks import control_plane_webhook_ports
 from components.config.deployer import private_link_cidrs
 from components.config.gpu_pools import initial_nodes_per_zone
 from components.config.region import RegionSpec
@@ -125,6 +126,21 @@ class GkeCluster(pulumi.ComponentResource):
             deletion_protection=args.production,
             resource_labels={"platform": "inference-platform", "cluster": args.cluster_name},
             opts=pulumi.ResourceOptions.merge(stateful, pulumi.ResourceOptions(custom_timeouts=CLUSTER_TIMEOUTS)),
+        )
+
+        # GKE_CONTROL_PLANE_FIREWALL: GKE's own rule lets the control plane reach the nodes on 443 and 10250 only;
+        # the webhooks and aggregated APIs we install listen on other pod ports. Every pool runs as this account.
+        gcp.compute.Firewall(
+            f"{name}-control-plane-webhooks",
+            name=f"{args.cluster_name}-control-plane-webhooks",
+            project=region.project,
+            network=args.network.network.id,
+            direction="INGRESS",
+            source_ranges=[str(region.network.control_plane_cidr)],
+            target_service_accounts=[self.node_service_account.email],
+            allows=[{"protocol": "tcp", "ports": [str(p) for p in control_plane_webhook_ports()]}],
+            description="GKE control plane to admission/conversion webhooks and aggregated APIs on the pods",
+            opts=child,
         )
 
         pool = region.system_pool

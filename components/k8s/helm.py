@@ -91,12 +91,15 @@ def custom_resource(
     parent: pulumi.Resource,
     crd_from: Sequence[pulumi.Resource],
     depends_on: Sequence[pulumi.Resource] = (),
+    replace_on_changes: Sequence[str] = (),
 ) -> k8s.apiextensions.CustomResource:
     """A custom resource (`apiVersion`, `kind`, `metadata`, `spec` of `manifest`) on the cluster's provider.
 
     It waits for `crd_from`, what installs its CRD (a release, CRD files, the control plane that serves the
     API), so the API server knows the kind when it is created; `depends_on` adds what else it needs first
-    (the cluster, its namespace, a webhook).
+    (the cluster, its namespace, a webhook). `replace_on_changes`: input paths whose change its controller would
+    not apply to the live object, so it is replaced instead, deleted first since its name stays
+    (upstream.PULUMI_REPLACES_ON_CHANGES_AS_TOLD).
     """
     return k8s.apiextensions.CustomResource(
         resource_name,
@@ -104,7 +107,13 @@ def custom_resource(
         kind=manifest["kind"],
         metadata=manifest["metadata"],
         spec=manifest["spec"],
-        opts=pulumi.ResourceOptions(parent=parent, provider=cluster.provider, depends_on=[*crd_from, *depends_on]),
+        opts=pulumi.ResourceOptions(
+            parent=parent,
+            provider=cluster.provider,
+            depends_on=[*crd_from, *depends_on],
+            replace_on_changes=list(replace_on_changes) or None,
+            delete_before_replace=True if replace_on_changes else None,
+        ),
     )
 
 

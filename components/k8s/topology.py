@@ -93,3 +93,10 @@ def fabric_selector(domain: str, fabric: Fabric) -> dict[str, str]:
 def gpu_tolerations() -> list[dict[str, str]]:
     """Tolerations for pods that must run on GPU pools (model servers, device plugins, cache workers)."""
     return [{"key": GPU_TAINT.key, "operator": "Equal", "value": GPU_TAINT.value, "effect": GPU_TAINT.effect}]
+
+
+def no_gpu_env() -> dict[str, str]:
+    """The env entry of a container that may run on a GPU node without requesting a GPU: without it, its image's
+    NVIDIA_VISIBLE_DEVICES (CUDA images say all) exposes every GPU of the node
+    (upstream.NVIDIA_IMAGE_DEFAULTS_EXPOSE_EVERY_GPU)."""
+    return {"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}

@@ -12,9 +12,11 @@ model's pods carry `names.MODEL_LABEL`, relabelled to `scrape_targets.MODEL_LABE
   `Value` metrics: replicas grow in proportion to how far p95 is over the objective;
 - scale from zero (minReplicas 0, outside production only): with no pod there is no engine metric,
   and the picker counts a request (`inference_objective_request_total`) only once it picked a pod. So
-  the model's picker runs flow control (`inference_pool.py`), which holds requests while no pod can
-  take them, and the requests in its queue wake the model: KEDA activates above zero, and asks for
-  one replica per maxNumSeqs queued requests.
+  the model's picker runs flow control (`inference_pool.py`), which holds a request WAKE_HOLD_SECONDS while no
+  pod can take it and then answers 503 (the gateway adds Retry-After); every request it could not place counts
+  in its flow-control histogram with an outcome other than Dispatched, a counter no scrape misses however short
+  the hold. Those requests over two minutes wake the model: KEDA activates above zero, and asks for one replica
+  per maxNumSeqs of them.
 Scale-down is slow (10 minutes of stability, then one pod per 5 minutes): a replica that goes
 away costs a reload of its weights when load returns.
 Queries the metric catalog knows only (`components/catalog/metrics.py`); tests parse them.
@@ -55,7 +57,9 @@ def latency_query(p: ModelPlacement) -> str:
 
 
 def gateway_queue_query(p: ModelPlacement) -> str:
-    return f'sum({m.EPP_FLOW_CONTROL_QUEUE}{{inference_pool="{p.name}"}}) or vector(0)'
+    """Requests the model's picker could not place (held, then answered 503) over the window."""
+    unplaced = f'{{inference_pool="{p.name}",outcome!="Dispatched"}}'
+    return f"sum(increase({m.EPP_FLOW_CONTROL_QUEUE_DURATION.count}{unplaced}[{WINDOW}])) or vector(0)"
 
 
 def _trigger(name: str, server: str, query: str, threshold: float, metric_type: str) -> dict[str, Any]:

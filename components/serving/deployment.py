@@ -31,6 +31,7 @@ TensorRT-LLM repository is downloaded by KServe's storage initializer (its engin
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -52,7 +53,7 @@ from components.domain.slots import placement_resource
 from components.k8s import names
 from components.k8s.scheduling import GROUP_NAME_ANNOTATION, PodScheduling, model_scheduling, pod_group
 from components.k8s.topology import ZONE_LABEL, gpu_tolerations, pool_selector
-from components.serving.engine import override_args, vllm_args
+from components.serving.engine import triton_args, vllm_args
 from components.serving.network_policies import model_server_policy, picker_pods
 from components.serving.runtimes import (
     FORMAT_OF,
@@ -77,8 +78,9 @@ MULTINODE_ROLE_LABEL = ("multinode/role", "head")
 PREDICTOR_SUFFIX = "-predictor"
 # How often KEDA queries the autoscaling metrics (autoscaling.py).
 POLLING_SECONDS = 15
-# Cold start of a replica at zero, before its engine starts: Prometheus scrapes the picker's queue (the
-# Prometheus Operator's default interval, which kube-prometheus-stack keeps), KEDA polls it ...
+# Cold start of a replica at zero, before its engine starts: Prometheus scrapes the picker's count of the requests
+# it could not place (the Prometheus Operator's default interval, which kube-prometheus-stack keeps), KEDA polls
+# it ...
 WAKE_SCRAPE_SECONDS = 30
 # ... and, on a pool that may have no node up, a GPU node starts: instance launch, node join, driver and
 # device plugin, the engine image pull. An estimate, not measured (the cluster autoscaler itself gives
@@ -86,6 +88,10 @@ WAKE_SCRAPE_SECONDS = 30
 NODE_START_SECONDS = 300
 # The picker answers a request it could not place this long before the gateway's own timers fire.
 QUEUE_ANSWER_MARGIN_SECONDS = 5
+# How long the picker holds a request for a model at zero: long enough for a replica that is about to be ready,
+# short against a cold start (minutes) no client should hang on. Then it answers 503 and the gateway adds
+# Retry-After (gateway_specs.RETRY_AFTER_SECONDS); the request it held has already woken the model.
+WAKE_HOLD_SECONDS = 10
 
 Autoscaler = Literal["keda", "fixed", "knative"]
 
@@ -105,8 +111,8 @@ class ModelPlacement:
     scheduling: PodScheduling
     label_domain: str
     ttft_objective_seconds: float
-    # Longest a request may wait at the gateway for a replica: the endpoint picker's queue (flow control),
-    # within the AI Gateway's and the route's timeouts.
+    # Longest a request may wait at the gateway for a replica of a model at zero: the endpoint picker's queue
+    # (flow control), WAKE_HOLD_SECONDS within the AI Gateway's and the route's timeouts.
     queue_wait_seconds: int
     gateway: bool  # the cluster runs the gateway, whose Envoy and endpoint picker call the servers
     # Disaggregated: the prefill pool and the KV hand-off (`disaggregation.py`); None when aggregated.
@@ -193,7 +199,7 @@ def model_placement(env: EnvironmentSpec, model: ModelSpec, placement: Placement
         scheduling=model_scheduling(env, model),
         label_domain=env.label_domain,
         ttft_objective_seconds=ttft,
-        queue_wait_seconds=queue_wait_seconds(env.gateway),
+        queue_wait_seconds=min(WAKE_HOLD_SECONDS, queue_wait_seconds(env.gateway)),
         gateway=has_gateway(env, region),
         disaggregation=disaggregation,
         mode_decision=decision,
@@ -222,7 +228,8 @@ def sizing_annotations(p: ModelPlacement) -> dict[str, str]:
     sizing, slot = p.fit.sizing, p.fit.slot
     values = {
         "gpu-product": MACHINES[p.pool.machine_type].gpu,
-        "gpu-memory-gib": f"{slot.memory_gib:g}",
+        # Down to the hundredth: never more than the device reports (the policy pack compares the two).
+        "gpu-memory-gib": f"{math.floor(slot.memory_gib * 100) / 100:g}",
         "tensor-parallel": str(sizing.tensor_parallel),
         "pipeline-parallel": str(sizing.pipeline_parallel),
         "weights-gib": f"{sizing.weights_gib:g}",
@@ -256,7 +263,7 @@ def _engine_args(p: ModelPlacement, model_dir: str) -> list[str]:
     if p.model.runtime == "vllm":
         fit = p.fit
         return vllm_args(p.model, fit.slot, fit.request, fit.sizing, model_dir, p.host.streamer_buffer_bytes)
-    return override_args(p.model.engine_args)
+    return triton_args(p.model)
 
 
 def _engine_env(p: ModelPlacement, streams_from_bucket: bool) -> list[dict[str, str]]:
@@ -309,6 +316,11 @@ def pod_group_name(p: ModelPlacement) -> str:
     return f"{p.name}-gang"
 
 
+# Every model server pod's own security context: non-root, the runtime's default seccomp profile (which covers
+# containers a template does not set it on, e.g. KServe's routing sidecar).
+MODEL_POD_SECURITY: dict[str, Any] = {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}}
+
+
 def inference_service_manifest(p: ModelPlacement, storage_uri: str) -> dict[str, Any]:
     """The model's InferenceService; `storage_uri` from `model_cache.model_storage_uri`."""
     model, placement = p.model, p.placement
@@ -338,7 +350,7 @@ def inference_service_manifest(p: ModelPlacement, storage_uri: str) -> dict[str,
         "labels": {**p.labels, PICKER_ENGINE_LABEL: PICKER_ENGINE[model.runtime]},
         "annotations": annotations,
         **_pod_placement(p),
-        "securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
+        "securityContext": MODEL_POD_SECURITY,
         "model": container,
     }
     if placement.max_replicas > 1:

@@ -10,7 +10,14 @@ from collections.abc import Mapping
 
 from components.catalog.engines import STREAMER_CONCURRENCY
 from components.config.workloads import ModelSpec
-from components.domain.sizing import GpuSlot, Precision, Sizing, SizingRequest, engine_memory_utilization
+from components.domain.sizing import (
+    GpuSlot,
+    Precision,
+    Sizing,
+    SizingRequest,
+    engine_memory_utilization,
+    kv_cache_memory_bytes,
+)
 
 # Streamed loads, never mmap over the cache's FUSE mount nor a bucket (components/addons/model_cache.py).
 VLLM_LOAD_ARGS = ("--load-format", "runai_streamer")
@@ -28,9 +35,26 @@ VLLM_WEIGHTS: dict[Precision, tuple[str, str]] = {
 }
 
 
+def streamer_config(sizing: Sizing, memory_limit: int) -> dict:
+    """The Run:ai streamer's `--model-loader-extra-config`: `distributed` when a replica has several GPUs, so each
+    node reads the checkpoint once instead of once per rank (VLLM_STREAMER_DISTRIBUTED in
+    components/catalog/upstream.py; TP 4 of the 70B would read 4 x 131.5 GiB, which the start-up estimate does not
+    count)."""
+    config: dict = {"concurrency": STREAMER_CONCURRENCY, "memory_limit": memory_limit}
+    if sizing.gpus_per_replica > 1:
+        config["distributed"] = True
+    return config
+
+
 def override_args(engine_args: Mapping[str, str | int | float | bool]) -> list[str]:
     """`engineArgs` as flags: `--name=value`, or `--name` for true (the checks reject false)."""
     return [f"--{flag}" if value is True else f"--{flag}={value}" for flag, value in engine_args.items()]
+
+
+def triton_args(model: ModelSpec) -> list[str]:
+    """Triton's OpenAI frontend flags the InferenceService adds: the answer length of a request without max_tokens
+    (the frontend's default, 16, cuts answers short), then the model's overrides."""
+    return [f"--default-max-tokens={model.output_budget}", *override_args(model.engine_args)]
 
 
 def speculative_config(model: ModelSpec, model_dir: str) -> dict | None:
@@ -75,8 +99,7 @@ def vllm_engine_args(
     templates set; the model's overrides go last (`override_args`)."""
     args = [
         "=".join(VLLM_LOAD_ARGS),
-        "--model-loader-extra-config="
-        + json.dumps({"concurrency": STREAMER_CONCURRENCY, "memory_limit": streamer_memory_bytes}),
+        "--model-loader-extra-config=" + json.dumps(streamer_config(sizing, streamer_memory_bytes)),
         f"--tensor-parallel-size={sizing.tensor_parallel}",
         f"--pipeline-parallel-size={sizing.pipeline_parallel}",
         f"--max-model-len={request.max_model_len}",
@@ -86,6 +109,9 @@ def vllm_engine_args(
         "--enable-chunked-prefill",
         "=".join(VLLM_WEIGHTS[model.precision]),
     ]
+    if slot.time_shared:
+        # Two engines starting together on one GPU would size their KV caches from each other's loads.
+        args.append(f"--kv-cache-memory-bytes={kv_cache_memory_bytes(slot, request, sizing)}")
     if model.kv_cache_dtype == "fp8":
         args.append("--kv-cache-dtype=fp8")
     if sizing.pipeline_parallel > 1:

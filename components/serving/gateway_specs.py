@@ -9,6 +9,7 @@ rate limits over the token counts the AI Gateway records in `io.envoy.ai_gateway
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -202,11 +203,63 @@ def rate_limit_rules(env: EnvironmentSpec) -> list[dict]:
     return rules
 
 
-def backend_traffic_policy_spec(env: EnvironmentSpec) -> dict:
-    """Budgets, retries, circuit breaking and passive health checks for every route of the Gateway.
+# Seconds a client is told to wait before retrying a 503 (Retry-After): a model waking from zero (its cold start is
+# minutes; each retry is held WAKE_HOLD_SECONDS and keeps it waking), or one with no free replica.
+RETRY_AFTER_SECONDS = {"waking": 30, "busy": 2}
+# An endpoint picker that cannot be reached fails the request with Envoy's ext_proc default, 500, whatever its
+# pool's failureMode says (AI_GATEWAY_PICKER_FAIL_CLOSED): the gateway answers 503 for it, to be retried soon.
+PICKER_DOWN_RETRY_AFTER_SECONDS = 1
+
+
+def _error_body(message: str) -> dict:
+    """An OpenAI-style error body, which the clients of /v1 parse."""
+    body = json.dumps({"error": {"message": message, "type": "service_unavailable", "code": 503}})
+    return {"type": "Inline", "inline": body}
+
+
+def response_overrides(waking: bool) -> list[dict]:
+    """What a client gets instead of Envoy's and the picker's bare errors.
+
+    - a 500 Envoy generated itself (the picker unreachable, or another ext_proc or ext_authz service of the
+      path): 503 with Retry-After 1, since a picker restarts in seconds and production runs two;
+    - any 503 (the picker's "no endpoint" / "timed out in queue" for a model at zero or saturated, or no healthy
+      replica): the same 503 with Retry-After, 30 s where a model of the region may be at zero, else 2 s.
+    Responses from the model servers themselves (source Backend) keep their own 500s.
+    """
+    retry = RETRY_AFTER_SECONDS["waking" if waking else "busy"]
+    return [
+        {
+            "match": {"statusCodes": [{"type": "Value", "value": 500}]},
+            "source": "Local",
+            "response": {
+                "statusCode": 503,
+                "contentType": "application/json",
+                "body": _error_body(
+                    "the gateway could not reach a service on the request's path (such as the model's endpoint picker); retry"
+                ),
+                "header": {"set": [{"name": "Retry-After", "value": str(PICKER_DOWN_RETRY_AFTER_SECONDS)}]},
+            },
+        },
+        {
+            "match": {"statusCodes": [{"type": "Value", "value": 503}]},
+            "response": {
+                "contentType": "application/json",
+                "body": _error_body(
+                    "no replica of the model can take the request now (it may be starting from zero); retry after "
+                    "the Retry-After seconds"
+                ),
+                "header": {"set": [{"name": "Retry-After", "value": str(retry)}]},
+            },
+        },
+    ]
+
+
+def backend_traffic_policy_spec(env: EnvironmentSpec, waking: bool = False) -> dict:
+    """Budgets, retries, circuit breaking, passive health checks and error answers for every route of the Gateway.
 
     Retries only where nothing was generated yet: a refused connection or a 503 (a replica draining or
     the endpoint picker shedding load). Outlier detection ejects a backend host that keeps failing.
+    `waking`: a model of the region may be at zero replicas (`response_overrides`).
     """
     gateway = env.gateway
     breaker = gateway.circuit_breaker
@@ -237,6 +290,7 @@ def backend_traffic_policy_spec(env: EnvironmentSpec) -> dict:
     rules = rate_limit_rules(env)
     if rules:
         spec["rateLimit"] = {"type": "Global", "global": {"rules": rules}}
+    spec["responseOverride"] = response_overrides(waking)
     return spec
 
 

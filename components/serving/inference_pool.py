@@ -9,12 +9,22 @@ This renders what that chart renders (EPP Deployment, Service `<pool>-epp`, RBAC
 InferencePool) as typed objects, for two reasons: the chart's v1 InferencePool template sets no
 `endpointPickerRef.failureMode`, and objects we render are validated against the upstream CRD.
 
-Failure mode (gateway.endpointPicker.failureMode, default FailClose): when the picker is down,
-FailOpen would let Envoy forward without a pick, to whichever replica, bypassing the picker's
-saturation checks exactly when the pool is in trouble, and with no endpoint chosen an
-InferencePool backend has nowhere sensible to go. FailClose returns a fast 503, which the
-gateway's retry policy and the client's back-off handle; production runs two picker replicas
-(active-passive, leader election) so a picker restart does not take the model down.
+Failure mode: the AI Gateway v1.1.0 builds the pool's ext_proc filter fail-closed whatever
+`endpointPickerRef.failureMode` says (AI_GATEWAY_PICKER_FAIL_CLOSED), so the pool states FailClose and the
+config refuses FailOpen. A picker that cannot be reached fails the request with Envoy's 500, which the
+Gateway turns into a 503 with Retry-After (gateway_specs.response_overrides).
+
+Replicas are active-active, not the chart's leader-elected active-passive: a leader-elected picker is
+ready only while it leads (PICKER_LEADER_ONLY_READY), so it can only roll by Recreate, an outage of every
+picker change behind a fail-closed gateway. Without leader election each replica watches the pool and
+scrapes its pods itself and serves ext_proc: the Deployment rolls one surge replica at a time and keeps
+the serving one until the new one is ready. What it costs: each replica keeps its own prefix-cache
+index, learned from the requests it picks, so two replicas find fewer prefix hits than one; queue and
+KV-cache scoring read the same metrics on both. What a picker crash costs: the requests whose ext_proc
+stream it held fail (503 Retry-After 1, above) and, with flow control, the requests it was holding;
+the next requests go to the other replica once the crashed one leaves the Service's endpoints (its
+readiness fails within seconds). With one replica (dev's default) a crash fails every request until the
+kubelet restarts it and it has synced the pool, typically well under a minute.
 """
 
 from __future__ import annotations
@@ -67,11 +77,13 @@ def picker_config(model: ModelSpec, queue_wait_seconds: int | None) -> str:
     (`deployment.py`), so a pool never reads one engine's pods with another's names.
 
     Flow control (v1.5.0 feature gate `flowControl`): a pool with no pod counts as saturated
-    (utilization detector: no candidates = 1.0), so a request is held in the picker's queue, which wakes
-    the model (`autoscaling.py`), and dispatched once a pod reports its metrics; after
-    `defaultRequestTTL` it gets a 503 "request timed out in queue" [pkg/epp/requestcontrol/admission.go,
-    pkg/epp/framework/plugins/flowcontrol/saturationdetector/utilization/detector.go]. Without it the
-    picker would fail the request at once ("failed to find endpoint candidates").
+    (utilization detector: no candidates = 1.0), so a request is held in the picker's queue and dispatched
+    if a pod reports its metrics within `defaultRequestTTL` (deployment.WAKE_HOLD_SECONDS, not a cold start:
+    no client should hang for minutes); then it gets a 503 "request timed out in queue", to which the
+    Gateway adds Retry-After [pkg/epp/requestcontrol/admission.go L225-226, pkg/epp/framework/plugins/
+    flowcontrol/saturationdetector/utilization/detector.go]. Each such request is counted with its outcome,
+    which wakes the model (`autoscaling.py`). Without flow control the picker would fail the request at once
+    ("failed to find endpoint candidates", director.go L172-177) and nothing would count it.
     """
     plugins = [
         *({"type": s} for s in SCORER_WEIGHTS),
@@ -108,9 +120,10 @@ def pool_spec(model: ModelSpec, picker: EndpointPickerSpec, server_labels: dict[
     }
 
 
-def picker_args(model: ModelSpec, replicas: int) -> list[str]:
-    """Only flags the pinned picker accepts; engine metrics are configured in `picker_config`."""
-    args = [
+def picker_args(model: ModelSpec) -> list[str]:
+    """Only flags the pinned picker accepts; engine metrics are configured in `picker_config`. No
+    --ha-enable-leader-election: replicas are active-active (module docstring)."""
+    return [
         "--pool-name",
         model.name,
         "--pool-namespace",
@@ -124,9 +137,6 @@ def picker_args(model: ModelSpec, replicas: int) -> list[str]:
         "--v=1",
         "--tracing=false",
     ]
-    if replicas > 1:
-        args.append("--ha-enable-leader-election")  # only the leader reports ready
-    return args
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -175,14 +185,6 @@ class InferencePool(pulumi.ComponentResource):
                 "verbs": ["get", "watch", "list"],
             },
         ]
-        if replicas > 1:
-            rules.append(
-                {
-                    "apiGroups": ["coordination.k8s.io"],
-                    "resources": ["leases"],
-                    "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"],
-                }
-            )
         role = k8s.rbac.v1.Role(prefix, metadata=meta(), rules=rules, opts=opts_k8s)
         k8s.rbac.v1.RoleBinding(
             prefix,
@@ -194,8 +196,8 @@ class InferencePool(pulumi.ComponentResource):
         config = k8s.core.v1.ConfigMap(
             prefix, metadata=meta(), data={PLUGINS_FILE: picker_config(model, args.queue_wait_seconds)}, opts=opts_k8s
         )
-        # In HA mode only the leader reports ready; the chart then probes distinct gRPC health services.
-        liveness, readiness = ("liveness", "readiness") if replicas > 1 else ("inference-extension",) * 2
+        # Without leader election every health service name answers the same: serving once the pool has synced.
+        liveness = readiness = "inference-extension"
         skips = names.checkov_skips(
             {
                 **names.PINNED_IMAGE_SKIPS,
@@ -207,8 +209,8 @@ class InferencePool(pulumi.ComponentResource):
             metadata={**meta(), "annotations": skips},
             spec={
                 "replicas": replicas,
-                # One active picker at a time keeps its prefix-cache index whole (chart's strategy).
-                "strategy": {"type": "Recreate"},
+                # The serving replica stays until its successor is ready (module docstring).
+                "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
                 "selector": {"matchLabels": selector},
                 "template": {
                     "metadata": {"labels": {**labels, **selector}},
@@ -227,7 +229,7 @@ class InferencePool(pulumi.ComponentResource):
                                 "name": "epp",
                                 "image": EPP_IMAGE,
                                 "imagePullPolicy": "IfNotPresent",
-                                "args": picker_args(model, replicas),
+                                "args": picker_args(model),
                                 "ports": [
                                     {"name": "grpc", "containerPort": EXT_PROC_PORT},
                                     {"name": "grpc-health", "containerPort": HEALTH_PORT},

@@ -34,6 +34,8 @@ class ModelDeploymentArgs:
     storage_uri: str
     # KServe's controller and runtimes, Volcano, the serving identity and the cache, when the region has them.
     depends_on: Sequence[pulumi.Resource]
+    # An LLMInferenceService's CRD, controller and the configs it is merged over (KServe.llm_inference_service).
+    llm_inference_service: Sequence[pulumi.Resource] = ()
     keda: pulumi.Resource | None = None  # the release installing ScaledObject's CRD (Standard mode)
     prometheus_url: str | None = None  # what KEDA queries; the config checks require it when a model autoscales
     # Federated: Karmada propagates the InferenceService and its PodDisruptionBudget to the cluster
@@ -78,7 +80,11 @@ class ModelDeployment(pulumi.ComponentResource):
             # KServe's LLMInferenceService: both pools, its InferencePool and picker; fixed replicas.
             for manifest in llmisvc.network_policy_manifests(p):
                 network_policy(manifest, f"{cluster.name}-netpol-{manifest['metadata']['name']}")
-            custom(llmisvc.llm_inference_service_manifest(p, args.storage_uri))
+            assert args.llm_inference_service, "KServe installs the LLMInferenceService releases on serving clusters"
+            custom(
+                llmisvc.llm_inference_service_manifest(p, args.storage_uri),
+                crd_from=[*args.depends_on, *args.llm_inference_service],
+            )
             for budget in llmisvc.pod_disruption_budget_manifests(p):
                 k8s.policy.v1.PodDisruptionBudget(
                     f"{cluster.name}-pdb-{budget['metadata']['name']}",

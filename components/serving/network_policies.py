@@ -20,6 +20,8 @@ from __future__ import annotations
 from typing import Any
 
 from components.catalog.peers import (
+    ENVOY_GATEWAY_CONTROLLER_LABELS,
+    ENVOY_GATEWAY_WEBHOOK_PORT,
     ENVOY_PROXY_LABELS,
     ENVOY_WELL_KNOWN_PORT_SHIFT,
     KNATIVE_ACTIVATOR,
@@ -122,9 +124,18 @@ def picker_policy(model: str, picker_pods: dict[str, str], ext_proc_port: int) -
     )
 
 
+def control_plane_peer(region: RegionSpec) -> dict[str, Any]:
+    """Where a managed API server's webhook calls come from (MANAGED_CONTROL_PLANE_ADDRESSES in
+    components/catalog/upstream.py): EKS's control-plane interfaces in the cluster's VPC, GKE's private control-plane
+    range."""
+    cidr = region.network.control_plane_cidr if region.cloud == "gcp" else region.network.cidr
+    return {"ipBlock": {"cidr": str(cidr)}}
+
+
 def gateway_namespace_policies(region: RegionSpec, listener_port: int) -> list[dict[str, Any]]:
     """Envoy Gateway's namespace: default deny; its own pods among themselves (xDS, the rate limiter, Redis),
-    clients on the Envoy listener (from anywhere: the load balancer keeps their addresses), Prometheus."""
+    clients on the Envoy listener (from anywhere: the load balancer keeps their addresses), the API server on the
+    controller's webhook (from the control plane's addresses, `control_plane_peer`), Prometheus."""
     namespace = names.ENVOY_GATEWAY_NAMESPACE
     container_port = listener_port + ENVOY_WELL_KNOWN_PORT_SHIFT if listener_port < 1024 else listener_port
     # Policies add up: these must not select the Redis, which only the rate limiter may reach.
@@ -137,6 +148,12 @@ def gateway_namespace_policies(region: RegionSpec, listener_port: int) -> list[d
             namespace,
             {**ENVOY_PROXY_LABELS, OWNING_GATEWAY_LABEL: names.GATEWAY_NAME},
             [{"from": [{"ipBlock": {"cidr": "0.0.0.0/0"}}], "ports": _tcp(container_port)}],
+        ),
+        policy(
+            "allow-webhook",
+            namespace,
+            ENVOY_GATEWAY_CONTROLLER_LABELS,
+            [{"from": [control_plane_peer(region)], "ports": _tcp(ENVOY_GATEWAY_WEBHOOK_PORT)}],
         ),
     ]
     prometheus = prometheus_peer(region)

@@ -187,6 +187,10 @@ def vllm_multinode_runtime() -> dict[str, Any]:
         "securityContext": container_security(),
         "resources": _DEFAULT_RESOURCES,
         "volumeMounts": [_SHM_MOUNT, _COMPILE_CACHE_MOUNT],
+        "livenessProbe": {
+            "exec": {"command": ["bash", "-c", f"ray health-check --address {_RAY_HEAD}:{RAY_PORT}"]},
+            "periodSeconds": 30,
+        },
     }
     return _runtime(
         VLLM_MULTINODE_RUNTIME,

@@ -306,8 +306,11 @@ def node_groups_use_hardened_template(r: Resource, ctx: Context) -> Iterator[Vio
         yield Violation(f"node group {r.name} has no launch template: EKS launches its nodes from its default")
         return
     stack = ctx.require_stack()
+    # By id: computed from a template of the stack (a literal id is a template made elsewhere). By name: the name of
+    # one of the stack's templates (its `name` input; the engine fills it in when Pulumi names the template).
     ours = [t for t in stack.sources(r, "launchTemplate") if t.type == LAUNCH_TEMPLATE]
-    named = [t for t in stack.of_type(LAUNCH_TEMPLATE) if template.get("name") in (t.props.get("name"), t.name)]
+    name = template.get("name")
+    named = [t for t in stack.of_type(LAUNCH_TEMPLATE) if isinstance(name, str) and name == t.props.get("name")]
     if not ours and not named:
         yield Violation(f"node group {r.name}: launch template {template} is not one this stack defines and checks")
 

@@ -45,7 +45,8 @@ def kv_fabric(r: Resource, ctx: Context) -> Iterator[Violation | CannotCheck]:
     elif transport != "efa":
         yield Violation(
             f"{r.label}: hands its KV cache to decode over {transport}",
-            fix="place both pools on EFA pools sharing a zone (placements[].pool, prefill.pool)",
+            fix="place both pools on EFA pools sharing a zone (placements[].pool, prefill.pool), with an engine "
+            "image whose NIXL has the LIBFABRIC backend (components/catalog/engines.py PD_NIXL_BACKENDS)",
         )
 
 

@@ -221,9 +221,10 @@ def _budgeted(tenant: str, header: str, policies: list[Resource]) -> bool:
 @rule(
     name="gateway-tenant-routes",
     description="On a public gateway whose API-key auth writes the caller's tenant into a header "
-    "(apiKeyAuth.forwardClientIDHeader), every model or LoRA route match requires that tenant header (no tenant "
-    "reaches another's adapter), no match trusts a tenant-like header the gateway does not set (a client could "
-    "send it), and every tenant a route admits has a token budget charged on that header.",
+    "(apiKeyAuth.forwardClientIDHeader), every model or LoRA route match requires that tenant header with one "
+    "tenant's exact id (type Exact, not a regular expression: no tenant reaches another's adapter), no match trusts "
+    "a tenant-like header the gateway does not set (a client could send it), and every tenant a route admits has a "
+    "token budget charged on that header.",
     severity="critical",
     remediation="render each AIGatewayRoute match as {x-ai-eg-model: <model>, <forwardClientIDHeader>: <tenant>} per "
     "tenant the model is open to, and a Global rate-limit rule per tenant charging token usage",
@@ -243,8 +244,16 @@ def gateway_tenant_routes(r: Resource, ctx: Context) -> Iterator[Violation]:
                     yield Violation(f"{where} trusts {spoofable}, which the client sets (the gateway writes {header})")
                 if header is None:
                     continue
-                if header not in names:
+                tenant = [h for h in _header_matches(match) if str(h.get("name", "")).lower() == header]
+                if not tenant:
                     yield Violation(f"{where} has no {header} match: every tenant's key reaches it")
+                for h in tenant:
+                    kind = h.get("type", "Exact")
+                    if kind != "Exact" or not str(h.get("value") or ""):
+                        yield Violation(
+                            f"{where} matches {header} by {kind} {h.get('value')!r}, not one tenant's exact id: every "
+                            "tenant whose id it matches reaches the route"
+                        )
         if header is None:
             continue
         budgets = [p for _, ps in effective_policies(r, "BackendTrafficPolicy", stack) for p in ps]

@@ -18,6 +18,7 @@ from policies.framework import CannotCheck, Context, Violation, rule
 from policies.model import UNKNOWN, Resource, as_list, get, number, peek
 from policies.rules.aws import LAUNCH_TEMPLATE, NODE_GROUP, SUBNET
 from policies.rules.gcp import NODE_POOL
+from policies.rules.helm import HELM_RELEASE
 
 PLACEMENT_GROUP = "aws:ec2/placementGroup:PlacementGroup"
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
@@ -298,6 +299,10 @@ def _eks_placement(r: Resource, pool: GpuPool, fabric: str, ctx: Context) -> Ite
 VISIBLE_DEVICES = "NVIDIA_VISIBLE_DEVICES"
 # Values that expose no GPU: void (no NVIDIA runtime setup at all), none (driver libraries, no device).
 _NO_GPU = ("void", "none")
+# The one value that makes a container no GPU container at all, whatever its image says
+# (upstream.NVIDIA_IMAGE_DEFAULTS_EXPOSE_EVERY_GPU); the toolkit compares it as written.
+NO_GPU_CONTAINER = "void"
+GPU_RESOURCE_PREFIX = "nvidia.com/"
 
 
 def _visible_devices(value: object, where: str = "") -> Iterator[tuple[str, object]]:
@@ -319,23 +324,112 @@ def _visible_devices(value: object, where: str = "") -> Iterator[tuple[str, obje
             yield from _visible_devices(item, where)
 
 
+def _exposes_no_gpu(value: object) -> bool:
+    return isinstance(value, str) and value.strip().lower() in _NO_GPU
+
+
+def _tolerates_gpu_nodes(tolerations: object) -> bool:
+    """Whether a pod with these tolerations may run on a GPU node: one of them tolerates the GPU pools' taint, as
+    Kubernetes matches them [k8s.io/api@v0.33.13:core/v1/toleration.go L38-57 ToleratesTaint: an empty effect
+    matches every effect, an empty key every key, an empty operator is Equal]."""
+    for toleration in as_list(tolerations):
+        if not isinstance(toleration, dict):
+            continue
+        if toleration.get("effect") and toleration["effect"] != GPU_TAINT.effect:
+            continue
+        if toleration.get("key") and toleration["key"] != GPU_TAINT.key:
+            continue
+        operator = toleration.get("operator") or "Equal"
+        if operator == "Exists" or (operator == "Equal" and toleration.get("value", "") == GPU_TAINT.value):
+            return True
+    return False
+
+
+def _requests_gpu(container: dict) -> bool:
+    """Whether the container asks for an NVIDIA device (a GPU, a MIG profile), so the device plugin sets its list."""
+    resources = container.get("resources") if isinstance(container.get("resources"), dict) else {}
+    return any(
+        str(name).startswith(GPU_RESOURCE_PREFIX) and str(count) != "0"
+        for part in ("limits", "requests")
+        if isinstance(resources.get(part), dict)
+        for name, count in resources[part].items()
+    )
+
+
+def _gpu_tolerating_parts(value: object, where: str = "") -> Iterator[tuple[str, dict]]:
+    """(path, part) of every part of a manifest or of Helm values whose tolerations let its pods run on GPU nodes."""
+    if isinstance(value, dict):
+        if _tolerates_gpu_nodes(value.get("tolerations")):
+            yield where, value
+        for key, item in value.items():
+            if key != "tolerations":
+                yield from _gpu_tolerating_parts(item, f"{where}.{key}" if where else key)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _gpu_tolerating_parts(item, f"{where}[{i}]")
+
+
+def _gpu_node_containers(value: object, where: str = "") -> Iterator[tuple[str, dict]]:
+    """(where, container) of every container of a pod-like part of a manifest that tolerates the GPU taint: its
+    `initContainers` and `containers`, and a KServe predictor's `model` container."""
+    for path, pod in _gpu_tolerating_parts(value, where):
+        for key in ("initContainers", "containers", "model"):
+            for container in as_list(pod.get(key)):
+                if isinstance(container, dict):
+                    yield f"{path}.{key}" if path else key, container
+
+
+def _non_gpu_container_issue(container: dict) -> str | None:
+    """What is wrong with the NVIDIA_VISIBLE_DEVICES of a container on a GPU node that requests no GPU, if anything."""
+    told = [value for _, value in _visible_devices({"env": container.get("env")})]
+    if not told:
+        return f"does not set {VISIBLE_DEVICES}={NO_GPU_CONTAINER}: its image's value decides (CUDA images say all)"
+    if any(isinstance(value, str) and value.strip() == NO_GPU_CONTAINER for value in told):
+        return None
+    if all(_exposes_no_gpu(value) for value in told):  # none: the driver's libraries without a GPU
+        return f"sets {VISIBLE_DEVICES}={told[0]!r}, which still sets up the driver: say {NO_GPU_CONTAINER}"
+    return None  # any other value is reported as a value that exposes GPUs
+
+
 @rule(
     name="gpu-visible-devices-from-the-device-plugin",
-    description="No pod outside the GPU stack's privileged namespaces sets NVIDIA_VISIBLE_DEVICES (other than void "
-    "or none): where the node's container toolkit honours it from any container (EKS's NVIDIA node images, CDI off), "
-    "it overrides the device plugin's allocation and exposes every GPU of a shared node.",
+    description="Outside the GPU stack's privileged namespaces, no pod sets NVIDIA_VISIBLE_DEVICES other than void or "
+    "none, every container that may run on a GPU node (its pod tolerates the GPU taint) without requesting a GPU sets "
+    "it to void, and no Helm release's values put its chart's pods on GPU nodes: where the node's container toolkit "
+    "honours the variable from any container (EKS's NVIDIA node images, nvidia the default runtime), a set value "
+    "overrides the device plugin's allocation, and an image's own value (CUDA images say all) exposes every GPU of the "
+    "node to a container that asked for none; a chart's values do not show its containers' environment.",
     severity="high",
-    remediation="remove the variable; request GPUs (nvidia.com/gpu, a MIG profile) and let the device plugin set it",
-    applies_to=("Kubernetes objects with containers",),
-    subject=lambda r: r.is_kubernetes,
+    remediation="remove the variable from GPU containers (request nvidia.com/gpu or a MIG profile and let the device "
+    "plugin set it); give every other container on a GPU node NVIDIA_VISIBLE_DEVICES=void; install a chart whose pods "
+    "must run on GPU nodes into a GPU-stack namespace listed in privilegedNamespaces, else drop its GPU tolerations",
+    applies_to=("Kubernetes objects with containers", HELM_RELEASE),
+    subject=lambda r: r.is_kubernetes or r.type == HELM_RELEASE,
     config=("privilegedNamespaces",),
 )
 def gpu_visible_devices_from_the_device_plugin(r: Resource, ctx: Context) -> Iterator[Violation]:
+    if r.type == HELM_RELEASE:
+        if get(r.props, "namespace") in ctx.privileged_namespaces:
+            return
+        for where, _ in _gpu_tolerating_parts(r.props.get("values")):
+            yield Violation(
+                f"{r.label}: values {where or '(top level)'} tolerate the GPU taint, so the chart's pods may run on GPU nodes with an "
+                f"environment its values do not show ({VISIBLE_DEVICES} from their images)"
+            )
+        return
     if r.namespace in ctx.privileged_namespaces:
         return
-    for container, value in _visible_devices(r.props.get("spec")):
-        if not (isinstance(value, str) and value.strip().lower() in _NO_GPU):
+    spec = r.props.get("spec")
+    for container, value in _visible_devices(spec):
+        if not _exposes_no_gpu(value):
             yield Violation(f"{r.label}: container {container} sets {VISIBLE_DEVICES}={value!r}")
+    for where, container in _gpu_node_containers(spec, "spec"):
+        issue = None if _requests_gpu(container) else _non_gpu_container_issue(container)
+        if issue is not None:
+            name = container.get("name", "(unnamed)")
+            yield Violation(
+                f"{r.label}: container {name} ({where}) may run on a GPU node and requests no GPU, but {issue}"
+            )
 
 
 RULES = [

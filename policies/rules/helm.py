@@ -11,8 +11,9 @@ import re
 from collections.abc import Iterator
 
 from policies.framework import Context, Violation, rule
-from policies.model import Resource, get
+from policies.model import Resource, as_list, get, number
 from policies.rules.gateway import internal_load_balancer
+from policies.rules.kubernetes import capability, unconfined_annotation
 from policies.rules.network import covers_internet
 from policies.upstream import PSS_BASELINE_CAPABILITIES
 
@@ -98,28 +99,49 @@ def setting(key: str) -> str:
     return plain
 
 
-def _truthy(value: object) -> bool:
-    return value is True or (isinstance(value, str) and value.strip().lower() == "true")
+# How a chart reads a value it tests with `{{ if }}` or renders into a boolean field: Go templates take any non-empty
+# string as true, and YAML 1.1 (go-yaml, which Helm parses rendered manifests with) reads yes/on/y as true. Only an
+# explicit false spelling, 0 or nothing is off.
+_OFF = ("", "false", "no", "off", "n", "0")
+
+
+def _enabled(value: object) -> bool:
+    if (
+        value is None
+        or value is False
+        or (isinstance(value, int | float) and not isinstance(value, bool) and not value)
+    ):
+        return False
+    return not (isinstance(value, str) and value.strip().lower() in _OFF)
 
 
 def _unconfined(path: tuple[str, ...], value: object) -> bool:
     profile = len(path) >= 2 and setting(path[-2]) in ("seccompprofile", "apparmorprofile") and path[-1] == "type"
-    return profile and str(value).lower() == "unconfined"
+    return profile and str(value).strip().lower() == "unconfined"
 
 
 def _host_findings(values: dict) -> Iterator[str]:
     for path, value in _leaves(values):
         key = setting(path[-1]) if path else ""
-        if key in HOST_SETTINGS and _truthy(value):
-            yield f"values.{'.'.join(path)} is {value!r}"
-        elif key == "hostpath" and value:
-            yield f"values.{'.'.join(path)} mounts the node's {value}"
+        where = f"values.{'.'.join(path)}"
+        if key in HOST_SETTINGS and _enabled(value):
+            yield f"{where} is {value!r}"
+        elif key == "hostpath" and _enabled(value):
+            yield f"{where} mounts the node's {value}"
+        elif key == "hostport" and number(value):
+            yield f"{where} binds the node's port {value}"
         elif _unconfined(path, value):
-            yield f"values.{'.'.join(path)} is Unconfined"
+            yield f"{where} is Unconfined"
     for path, d in _dicts(values):
+        where = f"values.{'.'.join(path)}" if path else "values"
+        for key, value in d.items():
+            if setting(str(key)) == "hostpath" and isinstance(value, dict | list) and value:
+                yield f"{where}.{key} mounts the node's {get(value, 'path') if isinstance(value, dict) else value}"
+            elif unconfined_annotation(key, value):
+                yield f"{where}.{key} is {value!r}: the pod runs without that profile"
         if path and setting(path[-1]) == "capabilities":
-            added = [str(a) for a in (d.get("add") or []) if isinstance(d.get("add"), list)]
-            beyond = [a for a in added if a.strip().upper().removeprefix("CAP_") not in PSS_BASELINE_CAPABILITIES]
+            added = [str(a) for a in as_list(d.get("add"))]
+            beyond = [a for a in added if capability(a) not in PSS_BASELINE_CAPABILITIES]
             if beyond:
                 yield f"values.{'.'.join(path)}.add adds {beyond}, beyond Pod Security baseline"
 

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 
 from policies.analyzers import allowed_actions, policy_risks, policy_validity
-from policies.framework import Context, Violation, rule
+from policies.framework import CannotCheck, Context, Violation, rule
 from policies.model import Resource, Stack, as_list, get, json_document, peek
 from policies.rules.aws import is_irsa_statement
 from policies.upstream import KARMADA_CA_VALIDITY_HOURS, KARMADA_LEAF_VALIDITY_HOURS, PUBLIC_DISCOVERY_ROLES
@@ -500,6 +500,45 @@ def rbac_no_cluster_secret_read(r: Resource, ctx: Context) -> Iterator[Violation
         yield Violation(f"{r.label} binds {role.label}, which reads every Secret of the cluster")
 
 
+# Subresources whose `create` runs a command in (or attaches to) a pod: whoever may, reads the Secrets it mounts.
+_INTO_PODS = ("pods/exec", "pods/attach")
+
+
+def _reaches_secrets(rule_: dict) -> bool:
+    groups, resources, verbs = (_lower(rule_.get(k)) for k in ("apiGroups", "resources", "verbs"))
+    core = not groups or "" in groups or "*" in groups
+    into_pods = bool(set(_INTO_PODS) & set(resources)) and bool({"create", "*"} & set(verbs))
+    return bool(_reads_secrets(rule_)) or (core and into_pods)
+
+
+@rule(
+    name="rbac-no-namespace-secret-read",
+    description="No RoleBinding grants get/list/watch on every Secret of its namespace (a Role or ClusterRole rule "
+    "on secrets without resourceNames, or admin/edit/cluster-admin), nor exec or attach into its pods (which read the "
+    "Secrets they mount).",
+    severity="high",
+    remediation="list the Secrets the workload reads in the rule's resourceNames, and drop pods/exec and pods/attach",
+    applies_to=("RoleBinding",),
+    subject=_is_rbac(("RoleBinding",)),
+    scope="stack",
+    config=("clusterAdminServiceAccounts",),
+)
+def rbac_no_namespace_secret_read(r: Resource, ctx: Context) -> Iterator[Violation]:
+    if _only_managers(r, ctx):
+        return
+    ref = str(get(r.props, "roleRef", "name") or "")
+    role = _role_of(r, ctx.require_stack())
+    if role is None and ref.lower() in ADMIN_ROLES:
+        yield Violation(f"{r.label} binds {ref}, which reads every Secret of namespace {r.namespace}")
+    elif role is not None:
+        for i, x in enumerate(_rules(role)):
+            if _reaches_secrets(x):
+                yield Violation(
+                    f"{r.label} binds {role.label}, whose rules[{i}] ({x.get('verbs')} on {x.get('resources')}) reads "
+                    f"every Secret of namespace {r.namespace}"
+                )
+
+
 # Subjects that are everyone: every caller, every anonymous caller, every service account of the cluster.
 PUBLIC_SUBJECTS = {
     ("group", "system:authenticated"),
@@ -532,13 +571,15 @@ TLS_SELF_SIGNED = "tls:index/selfSignedCert:SelfSignedCert"
 TLS_SIGNED = "tls:index/locallySignedCert:LocallySignedCert"
 MIN_RSA_BITS = 3072  # what Karmada's chart and register generate (policies/upstream.py)
 STRONG_CURVES = ("P256", "P384", "P521")
+LEAF_USES = {"server_auth", "client_auth"}
 
 
 @rule(
     name="tls-material-bounded",
     description="Keys and certificates the stack generates are bounded: RSA keys of at least 3072 bits (or ECDSA "
     "P-256+, Ed25519), CAs valid at most 10 years and leaves at most 43800 hours (Karmada's chart), and no leaf "
-    "certificate that is itself a CA or may sign certificates.",
+    "certificate that is itself a CA or may sign certificates (an intermediate CA signs with no server or client "
+    "use and path length 0).",
     severity="high",
     remediation="generate keys with rsa_bits=3072 (components/federation/certificates.py), keep validity within the "
     "bounds and renew early (early_renewal_hours), and sign leaves with client/server uses only",
@@ -555,11 +596,21 @@ def tls_material_bounded(r: Resource, ctx: Context) -> Iterator[Violation]:
         return
     hours = get(r.props, "validityPeriodHours")
     ca = get(r.props, "isCaCertificate") is True
-    bound = KARMADA_CA_VALIDITY_HOURS if (ca and r.type == TLS_SELF_SIGNED) else KARMADA_LEAF_VALIDITY_HOURS
+    uses = {str(u) for u in as_list(get(r.props, "allowedUses"))}
+    # An intermediate CA: signed, a CA that signs, never a server or client itself, and no CA below it.
+    intermediate = (
+        r.type == TLS_SIGNED
+        and ca
+        and "cert_signing" in uses
+        and not uses & LEAF_USES
+        and get(r.props, "maxPathLength") == 0
+    )
+    bound = (
+        KARMADA_CA_VALIDITY_HOURS if (ca and r.type == TLS_SELF_SIGNED) or intermediate else KARMADA_LEAF_VALIDITY_HOURS
+    )
     if not isinstance(hours, int | float) or hours > bound:
         yield Violation(f"certificate {r.name} is valid {hours} hours, over {bound}")
-    uses = {str(u) for u in as_list(get(r.props, "allowedUses"))}
-    if r.type == TLS_SIGNED and (ca or "cert_signing" in uses):
+    if r.type == TLS_SIGNED and not intermediate and (ca or "cert_signing" in uses):
         yield Violation(f"certificate {r.name} is a leaf that may sign certificates (isCaCertificate / cert_signing)")
 
 
@@ -567,12 +618,12 @@ _READ_ACTION = re.compile(r"^[a-z0-9-]+:(describe|list|get|batchget|head)", re.I
 
 
 def _wildcard_name(arn: str) -> bool:
-    """An ARN whose resource name (after the last '/' or ':') is or holds a wildcard; S3 object keys excepted
-    (a bucket's `<bucket>/*` is that bucket's objects)."""
+    """An ARN whose resource name (after the last '/' or ':') is or holds a wildcard; for S3, the bucket's name (the
+    object key after it may be wildcarded: `<bucket>/*` is that bucket's objects, `*/*` every bucket's)."""
     parts = arn.split(":", 5)
-    if len(parts) < 6 or parts[2] == "s3":
+    if len(parts) < 6:
         return False
-    name = re.split(r"[/:]", parts[5])[-1]
+    name = parts[5].split("/", 1)[0] if parts[2] == "s3" else re.split(r"[/:]", parts[5])[-1]
     return "*" in name or "?" in name
 
 
@@ -603,14 +654,14 @@ GCP_ACCOUNT = "gcp:serviceaccount/account:Account"
 WI_MEMBER_TYPES = ("gcp:serviceaccount/iAMMember:IAMMember", "gcp:serviceaccount/iAMBinding:IAMBinding")
 
 
-def _annotated_accounts(r: Resource) -> Iterator[tuple[str, str, str, str]]:
-    """(prop, key, namespace, name) of each Kubernetes ServiceAccount a resource annotates with a cloud identity: a
-    ServiceAccount (or its patch) by its metadata; a Helm release by a values mapping with `annotations` and the
-    account's `name` beside them (the charts' serviceAccount blocks)."""
+def _annotated_accounts(r: Resource) -> Iterator[tuple[str, str, str, str, object]]:
+    """(prop, key, namespace, name, identity) of each Kubernetes ServiceAccount a resource annotates with a cloud
+    identity: a ServiceAccount (or its patch) by its metadata; a Helm release by a values mapping with `annotations`
+    and the account's `name` beside them (the charts' serviceAccount blocks)."""
     if r.is_kubernetes and r.kind == "ServiceAccount":
         for key in (IRSA_ANNOTATION, WI_ANNOTATION):
             if key in r.annotations:
-                yield "metadata", key, r.namespace, r.k8s_name
+                yield "metadata", key, r.namespace, r.k8s_name, r.annotations[key]
         return
     if r.type != "kubernetes:helm.sh/v3:Release":
         return
@@ -623,10 +674,41 @@ def _annotated_accounts(r: Resource) -> Iterator[tuple[str, str, str, str]]:
             if isinstance(annotations, dict) and isinstance(value.get("name"), str):
                 for key in (IRSA_ANNOTATION, WI_ANNOTATION):
                     if key in annotations:
-                        yield "values", key, namespace, value["name"]
+                        yield "values", key, namespace, value["name"], annotations[key]
             stack.extend(value.values())
         elif isinstance(value, list):
             stack.extend(value)
+
+
+_AUTONAME_SUFFIX = re.compile(r"^-[0-9a-f]{7}$")  # what Pulumi appends to a resource's name when it names it
+
+
+def _roles_named(arn: str, stack: Stack) -> list[Resource]:
+    """The stack's IAM roles an `arn:...:role/<path><name>` names: by their `name` input, or the name Pulumi gives
+    one without it (its resource name and a 7-hex suffix); the longest resource name wins."""
+    name = arn.rsplit("/", 1)[-1]
+    exact = [role for role in stack.of_type(IAM_ROLE) if peek(role.props, "name") == name]
+    if exact:
+        return exact
+    auto = [
+        role
+        for role in stack.of_type(IAM_ROLE)
+        if peek(role.props, "name") is None
+        and _AUTONAME_SUFFIX.match(name.removeprefix(role.name))
+        and name != role.name
+    ]
+    longest = max((len(role.name) for role in auto), default=0)
+    return [role for role in auto if len(role.name) == longest]
+
+
+def _assumed_roles(r: Resource, prop: str, identity: object, stack: Stack, accounts: int) -> list[Resource] | None:
+    """The roles an IRSA annotation makes its account assume: the stack's role its ARN names; when the ARN is not
+    known yet, the roles the property was computed from (when the property holds this one account only). None: a
+    role outside the stack, or one the pack cannot tell."""
+    if isinstance(identity, str) and ":role/" in identity:
+        return _roles_named(identity, stack) or None
+    sources = [s for s in stack.sources(r, prop) if s.type == IAM_ROLE]
+    return sources if accounts == 1 else None
 
 
 def _trusted_subjects(role: Resource) -> set[str]:
@@ -664,12 +746,18 @@ def _wi_members(account: Resource, stack: Stack) -> set[str]:
 )
 def workload_identity_pinned(r: Resource, ctx: Context) -> Iterator[Violation]:
     stack = ctx.require_stack()
-    for prop, key, namespace, name in _annotated_accounts(r):
+    annotated = list(_annotated_accounts(r))
+    irsa = sum(1 for _, key, _, _, _ in annotated if key == IRSA_ANNOTATION)
+    for prop, key, namespace, name, identity in annotated:
         sources = stack.sources(r, prop)
         where = f"{r.label} ServiceAccount {namespace}/{name}"
         if key == IRSA_ANNOTATION:
             wanted = f"system:serviceaccount:{namespace}:{name}"
-            for role in (s for s in sources if s.type == IAM_ROLE):
+            roles = _assumed_roles(r, prop, identity, stack, irsa)
+            if roles is None:
+                yield CannotCheck(f"{where} assumes {identity}, a role this stack does not define (or not yet known)")
+                continue
+            for role in roles:
                 subjects = _trusted_subjects(role)
                 if subjects != {wanted}:
                     yield Violation(f"{where} assumes role {role.name}, which trusts {sorted(subjects)}, not {wanted}")
@@ -701,4 +789,5 @@ RULES = [
     rbac_no_admin_for_workloads,
     rbac_no_wildcards,
     rbac_no_cluster_secret_read,
+    rbac_no_namespace_secret_read,
 ]

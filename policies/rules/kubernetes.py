@@ -14,6 +14,8 @@ from policies.pods import (
     Workload,
     is_serving_workload,
     is_workload,
+    serves_model,
+    takes_traffic,
     workloads,
 )
 from policies.upstream import KSERVE_API_CLIENT_CONTAINERS, PSS_BASELINE_CAPABILITIES
@@ -32,7 +34,7 @@ def _pods(r: Resource, ctx: Context, exempt: bool = True) -> list[Workload]:
 
 
 def _incomplete(w: Workload, what: str) -> CannotCheck:
-    return CannotCheck(f"{w.label}: {what} may come from its runtime, but {w.missing}")
+    return CannotCheck(f"{w.label}: {what} may come from what the pack cannot see: {w.missing}")
 
 
 def _containers(w: Workload) -> Iterator[tuple[str, dict]]:
@@ -91,10 +93,26 @@ def no_unconfined_profiles(r: Resource, ctx: Context) -> Iterator[Violation]:
             for profile in ("seccompProfile", "appArmorProfile"):
                 if str(get(context, profile, "type") or "").lower() == "unconfined":
                     yield Violation(f"{where} sets {profile}.type Unconfined")
+        for key, value in w.annotations.items():
+            if unconfined_annotation(key, value):
+                yield Violation(f"{w.label}: pod annotation {key} is {value}")
     for key, value in r.annotations.items():
-        legacy = key.startswith(("seccomp.security.alpha.kubernetes.io/", "container.apparmor.security.beta"))
-        if legacy and str(value).lower() == "unconfined":
-            yield Violation(f"{r.label}: annotation {key} is unconfined")
+        if unconfined_annotation(key, value):
+            yield Violation(f"{r.label}: annotation {key} is {value}")
+
+
+# The deprecated profile annotations (k8s.io/api@v0.33.13 core/v1/annotation_key_constants.go L37-68:
+# SeccompPodAnnotationKey, SeccompContainerAnnotationKeyPrefix, DeprecatedAppArmorBetaContainerAnnotationKeyPrefix),
+# on a pod's metadata: the value `unconfined` asks for no profile.
+LEGACY_PROFILE_ANNOTATIONS = (
+    "seccomp.security.alpha.kubernetes.io/",
+    "container.seccomp.security.alpha.kubernetes.io/",
+    "container.apparmor.security.beta.kubernetes.io/",
+)
+
+
+def unconfined_annotation(key: object, value: object) -> bool:
+    return str(key).startswith(LEGACY_PROFILE_ANNOTATIONS) and str(value).strip().lower() == "unconfined"
 
 
 @rule(
@@ -306,9 +324,9 @@ def helm_charts_pinned(r: Resource, ctx: Context) -> Iterator[Violation]:
         yield Violation(f"Helm release {r.name}: chart version {version!r} is not an exact version")
 
 
-def _probe_problems(where: str, c: dict) -> Iterator[str]:
+def _probe_problems(where: str, c: dict, traffic: bool = True) -> Iterator[str]:
     readiness, liveness = get(c, "readinessProbe"), get(c, "livenessProbe")
-    if not readiness:
+    if not readiness and traffic:
         yield f"{where} has no readinessProbe"
     if not liveness:
         yield f"{where} has no livenessProbe"
@@ -318,7 +336,8 @@ def _probe_problems(where: str, c: dict) -> Iterator[str]:
 
 @rule(
     name="k8s-probes",
-    description="Long-running containers have readiness and liveness probes, and the two are distinct.",
+    description="Long-running containers have readiness and liveness probes, and the two are distinct (a "
+    "multi-node replica's worker, which no Service routes to, needs only liveness).",
     severity="medium",
     remediation="add a readinessProbe (e.g. GET /v1/models) and a cheaper, more tolerant livenessProbe "
     "(e.g. GET /health)",
@@ -333,7 +352,7 @@ def probes(r: Resource, ctx: Context) -> Iterator[Violation]:
         for c in [] if w.partial else [*w.containers, *sidecars]:
             if _image_repository(str(c.get("image", ""))).endswith(PAUSE_REPOSITORY):
                 continue  # the pause image runs no process to probe (it only holds a DaemonSet's pod)
-            for problem in _probe_problems(f"{w.label} container {c.get('name')}", c):
+            for problem in _probe_problems(f"{w.label} container {c.get('name')}", c, takes_traffic(w)):
                 yield _incomplete(w, "probes") if not w.complete else Violation(problem)
 
 
@@ -364,6 +383,8 @@ def _replicas(r: Resource, w: Workload) -> float:
         predictor = get(r.props, "spec", "predictor") or {}
         return max(number(predictor.get("minReplicas")) or 1, number(predictor.get("maxReplicas")) or 1)
     if r.kind == LLM_KIND:
+        if w.where.startswith("spec.router"):  # the picker's Deployment (scheduler.go L395)
+            return number(get(r.props, "spec", "router", "scheduler", "replicas")) or 1
         prefill = w.where.startswith("spec.prefill")
         return number(get(r.props, "spec", "prefill", "replicas") if prefill else get(r.props, "spec", "replicas")) or 1
     if r.kind == "DaemonSet":
@@ -443,7 +464,7 @@ def _token_mounted(w: Workload, stack) -> bool:
 def model_servers_no_token(r: Resource, ctx: Context) -> Iterator[Violation]:
     stack = ctx.require_stack()
     for w in _pods(r, ctx, exempt=False):
-        if not _api_clients(w) and _token_mounted(w, stack):
+        if serves_model(w) and not _api_clients(w) and _token_mounted(w, stack):
             yield Violation(f"{w.label} mounts a ServiceAccount token it has no use for")
 
 

@@ -7,13 +7,14 @@ rendered pod against it; a missing annotation is reported as "cannot check", nev
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from components.catalog.gpus import GPUS, GpuModel
 from components.k8s.names import annotation
 from policies.framework import CannotCheck, Context, Violation, rule
-from policies.model import Resource, as_list, get, number
+from policies.model import UNKNOWN, Resource, Stack, as_list, get, number, peek
 from policies.pods import (
     WORKLOAD_KINDS,
     Workload,
@@ -130,8 +131,10 @@ def model_fits_gpu(r: Resource, ctx: Context) -> Iterator[Violation]:
     memory, tp, weights, kv = (s.value(k) or 0 for k in needed)
     pp = s.value(PIPELINE_PARALLEL) or 1
     gpu = catalog_gpu(s.annotations.get(GPU_PRODUCT))
-    if gpu is not None and memory > gpu.memory_gib:
-        yield Violation(f"{r.label}: sized for {memory:g} GiB per GPU, but a {gpu.name} has {gpu.memory_gib} GiB")
+    if gpu is not None and memory > gpu.device_memory_gib:
+        yield Violation(
+            f"{r.label}: sized for {memory:g} GiB per GPU, but a {gpu.name} reports {gpu.device_memory_gib:.2f} GiB"
+        )
     if tp * pp * memory < weights + kv:
         yield Violation(
             f"{r.label}: {tp:g} x {pp:g} GPU(s) x {memory:g} GiB = {tp * pp * memory:g} GiB < weights {weights:g} GiB "
@@ -273,28 +276,114 @@ def _env_true(value: object) -> bool:
     return isinstance(value, str | bool | int) and str(value).strip().lower() in ("1", "true")
 
 
+# `VAR=value` in a shell line (`bash -c "VLLM_ALLOW_RUNTIME_LORA_UPDATING=1 exec vllm serve"`, `export VAR=1;`,
+# `env VAR=1 python ...`): the process the shell starts inherits it.
+_SHELL_ASSIGNMENT = re.compile(rf"(?<![A-Za-z0-9_]){RUNTIME_LORA_ENV}=(\S*)")
+
+
+def _runs_vllm(c: dict) -> bool:
+    text = " ".join(str(t) for t in [c.get("image"), *as_list(c.get("command")), *as_list(c.get("args"))])
+    return "vllm" in text.lower()
+
+
+def _value(stack: Stack, kind: str, cluster: str | None, namespace: str | None, name: object, key: str) -> object:
+    """The value of `key` in the ConfigMap or Secret a container reads: None when absent, UNKNOWN when the stack does
+    not define the object (or its data is secret, or the namespace is any, as for a cluster runtime)."""
+    if namespace is None:
+        return UNKNOWN
+    for r in stack.kubernetes(kind, "", cluster):
+        if r.namespace == namespace and r.k8s_name == name:
+            values = [peek(r.props, field, key) for field in ("stringData", "data")]
+            return next((v for v in values if v is not None), None)
+    return UNKNOWN
+
+
+def runtime_lora_settings(c: dict, namespace: str | None, cluster: str | None, stack: Stack) -> Iterator[Violation]:
+    """Where a container turns runtime LoRA updating on: its env (a value, or a key of a ConfigMap or Secret), its
+    envFrom (every key of a ConfigMap or Secret, with its prefix), or a shell line in its command. A source the stack
+    does not define (or whose value is secret) cannot be checked for a vLLM container."""
+    name = c.get("name")
+    for e in as_list(c.get("env")):
+        if not isinstance(e, dict) or e.get("name") != RUNTIME_LORA_ENV:
+            continue
+        for kind, ref in (("ConfigMap", "configMapKeyRef"), ("Secret", "secretKeyRef")):
+            source = peek(e, "valueFrom", ref)
+            if isinstance(source, dict):
+                value = _value(stack, kind, cluster, namespace, source.get("name"), str(source.get("key")))
+                if value is UNKNOWN:
+                    yield CannotCheck(f"container {name}: {RUNTIME_LORA_ENV} comes from {kind} {source.get('name')}")
+                elif _env_true(value):
+                    yield Violation(
+                        f"container {name} sets {RUNTIME_LORA_ENV}={value} from {kind} {source.get('name')}"
+                    )
+        if _env_true(e.get("value")):
+            yield Violation(f"container {name} sets {RUNTIME_LORA_ENV}={e.get('value')}")
+    for source in as_list(c.get("envFrom")):
+        if not isinstance(source, dict):
+            continue
+        prefix = str(source.get("prefix") or "")
+        for kind, ref in (("ConfigMap", "configMapRef"), ("Secret", "secretRef")):
+            target = source.get(ref)
+            if not isinstance(target, dict):
+                continue
+            if not RUNTIME_LORA_ENV.startswith(prefix):
+                continue  # every variable it sets starts with the prefix
+            value = _value(stack, kind, cluster, namespace, target.get("name"), RUNTIME_LORA_ENV.removeprefix(prefix))
+            if value is UNKNOWN and _runs_vllm(c):
+                yield CannotCheck(f"container {name} takes its environment from {kind} {target.get('name')}")
+            elif value is not UNKNOWN and _env_true(value):
+                yield Violation(f"container {name} sets {RUNTIME_LORA_ENV}={value} through envFrom {kind} "
+                                f"{target.get('name')}")  # fmt: skip
+    for item in [*as_list(c.get("command")), *as_list(c.get("args"))]:
+        for value in _SHELL_ASSIGNMENT.findall(str(item)):
+            if _env_true(value.strip("'\";")):
+                yield Violation(f"container {name} sets {RUNTIME_LORA_ENV}={value} in its command line")
+
+
+RUNTIME_KINDS = ("ServingRuntime", "ClusterServingRuntime")
+
+
+def _is_runtime(r: Resource) -> bool:
+    return r.is_kubernetes and r.kind in RUNTIME_KINDS and r.api_group == "serving.kserve.io"
+
+
 @rule(
     name="vllm-no-runtime-lora-in-production",
-    description="In production no pod runs vLLM with VLLM_ALLOW_RUNTIME_LORA_UPDATING on: it opens "
-    "/v1/load_lora_adapter and /v1/unload_lora_adapter, so whoever reaches a server loads any adapter from any "
-    "path (or unloads a tenant's).",
+    description="In production no pod runs vLLM with VLLM_ALLOW_RUNTIME_LORA_UPDATING on (as an env value, from a "
+    "ConfigMap or Secret by key or envFrom, or in a shell line), nor does a serving runtime any InferenceService may "
+    "name: it opens /v1/load_lora_adapter and /v1/unload_lora_adapter, so whoever reaches a server loads any adapter "
+    "from any path (or unloads a tenant's).",
     severity="critical",
     remediation="drop VLLM_ALLOW_RUNTIME_LORA_UPDATING; declare adapters in config (tenants[].loras, "
     "--lora-modules) so they load at start",
-    applies_to=WORKLOAD_KINDS,
-    subject=is_workload,
+    applies_to=(*WORKLOAD_KINDS, *RUNTIME_KINDS),
+    subject=lambda r: is_workload(r) or _is_runtime(r),
     scope="stack",
     config=("production",),
 )
 def vllm_no_runtime_lora(r: Resource, ctx: Context) -> Iterator[Violation]:
-    for w in workloads(r, ctx.require_stack()):
-        for c in w.all_containers():
-            for e in as_list(c.get("env")):
-                if isinstance(e, dict) and e.get("name") == RUNTIME_LORA_ENV and _env_true(e.get("value")):
-                    if ctx.production is None:
-                        yield CannotCheck(f"{w.label} enables runtime LoRA updating; production is not configured")
-                    elif ctx.production:
-                        yield Violation(f"{w.label} container {c.get('name')} sets {RUNTIME_LORA_ENV}={e.get('value')}")
+    stack = ctx.require_stack()
+    if _is_runtime(r):
+        spec = get(r.props, "spec") or {}
+        containers = [("", c) for c in as_list(spec.get("containers"))]
+        containers += [("workerSpec ", c) for c in as_list(peek(spec, "workerSpec", "containers"))]
+        namespace = r.namespace if r.kind == "ServingRuntime" else None  # a cluster runtime's pods: any namespace
+        found = [(f"{r.label} {where}".rstrip(), v) for where, c in containers if isinstance(c, dict)
+                 for v in runtime_lora_settings(c, namespace, r.cluster, stack)]  # fmt: skip
+    else:
+        found = [
+            (w.label, v)
+            for w in workloads(r, stack)
+            for c in w.all_containers()
+            for v in runtime_lora_settings(c, w.namespace, r.cluster, stack)
+        ]
+    for where, finding in found:
+        if isinstance(finding, CannotCheck):
+            yield CannotCheck(f"{where}: {finding.message}")
+        elif ctx.production is None:
+            yield CannotCheck(f"{where} enables runtime LoRA updating; production is not configured")
+        elif ctx.production:
+            yield Violation(f"{where}: {finding.message}")
 
 
 RULES = [vllm_no_runtime_lora, model_fits_gpu, startup_probe_budget, shm_for_tensor_parallel, fp8_kv_cache_supported]

@@ -91,7 +91,8 @@ def _is_service(r: Resource) -> bool:
 @rule(
     name="k8s-service-not-exposed",
     description="LoadBalancer and NodePort Services (outside the inference gateway, whose Envoy service is the "
-    "platform's one public entry) are internal or list loadBalancerSourceRanges that do not cover the internet.",
+    "platform's one public entry) are internal or list loadBalancerSourceRanges that do not cover the internet; no "
+    "Service (or patch of one) sets externalIPs.",
     severity="high",
     remediation="use a ClusterIP Service behind the gateway, mark the load balancer internal, or set "
     "loadBalancerSourceRanges to the callers' CIDRs",
@@ -100,6 +101,12 @@ def _is_service(r: Resource) -> bool:
     scope="stack",
 )
 def k8s_service_not_exposed(r: Resource, ctx: Context) -> Iterator[Violation]:
+    external = as_list(get(r.props, "spec", "externalIPs"))
+    if external:
+        yield Violation(
+            f"{r.label} sets externalIPs {external}: every node forwards traffic for those addresses to it, "
+            "whoever sends it (and whoever may set them intercepts them, CVE-2020-8554)"
+        )
     if r.type.endswith("Patch") and r.patch_of is None:  # the Service is in another stack: judge what it sets
         if covers_internet(_source_ranges(r)):
             yield Violation(f"{r.label}: the patch sets loadBalancerSourceRanges {_source_ranges(r)}, the internet")
@@ -176,13 +183,19 @@ NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"  # every namespace has it (
 
 
 def _matches_everything(selector: object) -> bool:
-    """A label selector every object passes: {} or only `Exists` on a label every namespace carries."""
+    """A label selector any namespace (or pod) can satisfy: {}, or only requirements that hold for everything but a
+    few named values: `NotIn`, `DoesNotExist` (whoever creates a namespace picks its labels), `Exists` on a label
+    every namespace carries (apimachinery@v0.33.13 pkg/labels/selector.go Requirement.Matches)."""
     if not isinstance(selector, dict):
         return False
     if any(v not in (None, {}) for k, v in selector.items() if k not in ("matchLabels", "matchExpressions")):
         return False
     expressions = [e for e in as_list(selector.get("matchExpressions")) if isinstance(e, dict)]
-    universal = all(e.get("operator") == "Exists" and e.get("key") == NAMESPACE_NAME_LABEL for e in expressions)
+    universal = all(
+        e.get("operator") in ("NotIn", "DoesNotExist")
+        or (e.get("operator") == "Exists" and e.get("key") == NAMESPACE_NAME_LABEL)
+        for e in expressions
+    )
     return not selector.get("matchLabels") and universal
 
 
@@ -208,9 +221,9 @@ def _selects_gateway_proxies(r: Resource) -> bool:
 @rule(
     name="k8s-netpol-not-allow-all",
     description="No NetworkPolicy admits anyone: every ingress rule names its sources, and no source is an ipBlock "
-    "covering the internet or a namespaceSelector matching every namespace ({}, or Exists on "
-    "kubernetes.io/metadata.name), on any port; only a Gateway's proxy pods (the public entry) may take the "
-    "internet, on listed ports.",
+    "covering the internet (alone, with the other blocks of its rule, or with those of the policy's other rules) or a "
+    "namespaceSelector any namespace can satisfy ({}, NotIn, DoesNotExist, or Exists on kubernetes.io/metadata.name), "
+    "on any port; only a Gateway's proxy pods (the public entry) may take the internet, on listed ports.",
     severity="high",
     remediation="list the podSelector/namespaceSelector of the callers (namespaces by kubernetes.io/metadata.name) "
     "and the ports they use",
@@ -219,6 +232,7 @@ def _selects_gateway_proxies(r: Resource) -> bool:
 )
 def k8s_netpol_not_allow_all(r: Resource, ctx: Context) -> Iterator[Violation]:
     entry_point = _selects_gateway_proxies(r)
+    spread: list[tuple[int, str]] = []  # (rule, ipBlock) of the rules that admit no internet alone
     for i, entry in enumerate(as_list(get(r.props, "spec", "ingress"))):
         if not isinstance(entry, dict):
             continue
@@ -237,9 +251,19 @@ def k8s_netpol_not_allow_all(r: Resource, ctx: Context) -> Iterator[Violation]:
             why = any_peer(peer)
             if why:
                 yield Violation(f"{r.label} ingress[{i}].from[{j}] admits anyone: {why}, on {on}")
-        blocks = [get(s, "ipBlock", "cidr") for s in sources if isinstance(s, dict) and get(s, "ipBlock", "cidr")]
+        blocks = _blocks(sources)
         if len(blocks) > 1 and covers_internet(blocks) and not any(covers_internet([b]) for b in blocks):
             yield Violation(f"{r.label} ingress[{i}] admits the internet ({blocks}) on {on}")
+        else:
+            spread += [(i, b) for b in blocks]
+    # Rules add up: blocks split over several rules admit their union.
+    if covers_internet([b for _, b in spread]) and not any(covers_internet([b]) for _, b in spread):
+        rules = sorted({i for i, _ in spread})
+        yield Violation(f"{r.label} ingress rules {rules} together admit the internet ({[b for _, b in spread]})")
+
+
+def _blocks(sources: list) -> list:
+    return [get(s, "ipBlock", "cidr") for s in sources if isinstance(s, dict) and get(s, "ipBlock", "cidr")]
 
 
 def _selects(policy: Resource, labels: dict) -> bool:

@@ -14,9 +14,10 @@ import shlex
 from collections.abc import Iterator
 from urllib.parse import urlsplit
 
+from components.catalog.address_space import cluster_local
 from policies.analyzers import secret_types
-from policies.framework import Context, Violation, rule
-from policies.model import UNKNOWN, Resource, get, number
+from policies.framework import CannotCheck, Context, Violation, rule
+from policies.model import UNKNOWN, Resource, get, number, peek
 from policies.pods import WORKLOAD_KINDS, command_line, is_workload, workloads
 from policies.upstream import RANDOM_DEFAULT_SPECIAL
 
@@ -155,6 +156,7 @@ def _plain_payload(value: object) -> bool:
     return isinstance(value, dict) and any(isinstance(v, str) and v for v in value.values())
 
 
+HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 REDIS_SERVERS = ("redis-server", "valkey-server")
 
 
@@ -184,10 +186,58 @@ def _secret_env(c: dict, reference: str) -> bool:
     )
 
 
+def _acl_file(w, c: dict, path: str, stack) -> str | None:
+    """The text of the ACL file a Redis container reads: from the ConfigMap (or known Secret) volume mounted over
+    its path; None when the pack cannot see it. /dev/null is empty."""
+    if path == "/dev/null":
+        return ""
+    for mount in c.get("volumeMounts") or []:
+        if not isinstance(mount, dict) or not str(mount.get("mountPath") or ""):
+            continue
+        base = str(mount["mountPath"]).rstrip("/") + "/"
+        if not path.startswith(base) and path != str(mount["mountPath"]):
+            continue
+        file = mount.get("subPath") or path[len(base) :]
+        volume = next((v for v in w.pod.get("volumes") or [] if isinstance(v, dict) and v.get("name") == mount.get("name")), {})  # fmt: skip
+        for kind, source, name_key in (("ConfigMap", "configMap", "name"), ("Secret", "secret", "secretName")):
+            ref = volume.get(source)
+            if not isinstance(ref, dict):
+                continue
+            items = {i.get("path"): i.get("key") for i in ref.get("items") or [] if isinstance(i, dict)}
+            key = items.get(file, file) if items else file
+            for obj in stack.kubernetes(kind, "", w.resource.cluster):
+                if obj.namespace == w.namespace and obj.k8s_name == ref.get(name_key):
+                    text = peek(obj.props, "data", key)
+                    text = peek(obj.props, "stringData", key) if text is None else text
+                    return text if isinstance(text, str) else None
+    return None
+
+
+def _default_user_protected(acl: str) -> bool:
+    """Whether an ACL file leaves Redis's default user needing a password: a file without a `user default` line
+    gets the built-in default user, `on nopass ~* &* +@all` (redis/redis src/acl.c ACLLoadFromFile,
+    ACLCreateDefaultUser); with one, its last on/off and nopass/password rules decide."""
+    for line in acl.splitlines():
+        words = line.split()
+        if words[:2] != ["user", "default"]:
+            continue
+        enabled, passwordless = True, True
+        for word in words[2:]:
+            enabled = {"on": True, "off": False}.get(word, enabled)
+            if word in ("nopass", "resetpass"):
+                passwordless = word == "nopass"
+            elif word.startswith((">", "#")):
+                passwordless = False
+        return not enabled or not passwordless
+    return False
+
+
 @rule(
     name="redis-requires-auth",
-    description="Every Redis (or Valkey) server the stack runs requires a password (--requirepass from a Secret, "
-    "or an --aclfile), and none turns protected mode off without one: its counters are the tenants' budgets.",
+    description="Every Redis (or Valkey) server the stack runs requires a password: --requirepass from a Secret, or "
+    "an --aclfile the pack can read whose default user is off or has a password (a file that does not define it "
+    "leaves Redis's passwordless default user, and --aclfile makes Redis ignore --requirepass); none turns protected "
+    "mode off without one: its counters are the tenants' budgets.",
     severity="high",
     remediation="run redis-server with --requirepass $(REDIS_PASSWORD), REDIS_PASSWORD from a secretKeyRef fed by a "
     "generated Pulumi secret, and give its clients the same Secret",
@@ -196,7 +246,8 @@ def _secret_env(c: dict, reference: str) -> bool:
     scope="stack",
 )
 def redis_requires_auth(r: Resource, ctx: Context) -> Iterator[Violation]:
-    for w in workloads(r, ctx.require_stack()):
+    stack = ctx.require_stack()
+    for w in workloads(r, stack):
         for c in w.containers:
             if w.partial or not _redis_server(c):
                 continue
@@ -204,8 +255,12 @@ def redis_requires_auth(r: Resource, ctx: Context) -> Iterator[Violation]:
             password, acl = _flag_value(tokens, "--requirepass"), _flag_value(tokens, "--aclfile")
             where = f"{w.label} container {c.get('name')}"
             if acl:
-                continue
-            if not password:
+                text = _acl_file(w, c, acl, stack)
+                if text is None:
+                    yield CannotCheck(f"{where} reads its users from {acl}, which the pack cannot see")
+                elif not _default_user_protected(text):
+                    yield Violation(f"{where}: the ACL file {acl} leaves the default user on without a password")
+            elif not password:
                 yield Violation(
                     f"{where} runs Redis without --requirepass: any pod that reaches it reads and resets budgets"
                 )
@@ -214,6 +269,16 @@ def redis_requires_auth(r: Resource, ctx: Context) -> Iterator[Violation]:
 
 
 RANDOM_SECRETS = ("random:index/randomPassword:RandomPassword", "random:index/randomString:RandomString")
+# Random values judged when they end up in a secret (a Secret's payload, a release's secret values file): their bits
+# by how the random provider (pulumi-random v4.21.4) makes them.
+RANDOM_VALUES = {
+    "random:index/randomId:RandomId": lambda p: (number(p.get("byteLength")) or 0) * 8,  # byteLength random bytes
+    "random:index/randomBytes:RandomBytes": lambda p: (number(p.get("length")) or 0) * 8,  # length random bytes
+    "random:index/randomInteger:RandomInteger": lambda p: math.log2(
+        max((number(p.get("max")) or 0) - (number(p.get("min")) or 0) + 1, 1)
+    ),
+    "random:index/randomUuid:RandomUuid": lambda p: 122,  # a version 4 UUID: 122 random bits (RFC 9562 section 5.4)
+}
 MIN_SECRET_BITS = 128  # NIST SP 800-63B / OWASP: a generated key of at least 128 bits of entropy
 
 
@@ -231,46 +296,69 @@ def entropy_bits(props: dict) -> float | None:
     return length * math.log2(classes) if classes > 1 else 0.0
 
 
+_SECRET_SINKS = (("kubernetes:core/v1:Secret", ("data", "stringData")), (HELM_RELEASE, ("valueYamlFiles",)))
+
+
+def _kept_secret(r: Resource, stack) -> bool:
+    return any(
+        r.urn in consumer.deps.get(prop, [])
+        for kind, props in _SECRET_SINKS
+        for consumer in stack.of_type(kind)
+        for prop in props
+    )
+
+
 @rule(
     name="random-secrets-entropy",
-    description="Generated passwords and keys (random.RandomPassword / RandomString: tenant API keys, Redis and "
-    "Grafana passwords) carry at least 128 bits of entropy: length x log2(characters it draws from).",
+    description="Generated secrets carry at least 128 bits of entropy: passwords and strings (random.RandomPassword / "
+    "RandomString: tenant API keys, Redis and Grafana passwords) as length x log2(characters they draw from), and "
+    "any other random value that ends up in a Secret or a release's secret values (RandomId and RandomBytes: 8 bits a "
+    "byte; RandomInteger: log2 of its range; RandomUuid: 122).",
     severity="high",
-    remediation="raise length (48 alphanumerics give 285 bits) or draw from more character classes",
-    applies_to=RANDOM_SECRETS,
+    remediation="raise length (48 alphanumerics give 285 bits; a RandomId of 16 bytes gives 128) or draw from more "
+    "character classes",
+    applies_to=(*RANDOM_SECRETS, *RANDOM_VALUES),
+    scope="stack",
 )
 def random_secrets_entropy(r: Resource, ctx: Context) -> Iterator[Violation]:
-    bits = entropy_bits({k: get(r.props, k) for k in r.props})
+    props = {k: get(r.props, k) for k in r.props}
+    if r.type in RANDOM_VALUES:
+        if not _kept_secret(r, ctx.require_stack()):
+            return
+        bits = RANDOM_VALUES[r.type](props)
+        if bits < MIN_SECRET_BITS:
+            yield Violation(f"{r.name}: a secret of {bits:.0f} random bits, fewer than {MIN_SECRET_BITS}")
+        return
+    bits = entropy_bits(props)
     if bits is not None and bits < MIN_SECRET_BITS:
         yield Violation(
             f"{r.name}: a {get(r.props, 'length')}-character secret holds {bits:.0f} bits, fewer than {MIN_SECRET_BITS}"
         )
 
 
-_ENDPOINT_KEYS = ("url", "uri", "address", "endpoint", "server", "host", "repo", "repository")
-
-
-def cluster_local(host: str) -> bool:
-    """A host that never leaves the cluster: a Service name, its .svc names, or the loopback."""
-    host = host.lower().rstrip(".")
-    return (
-        "." not in host
-        or host.endswith((".svc", ".svc.cluster.local", ".cluster.local"))
-        or host in ("localhost", "127.0.0.1", "::1")
-    )
+# A setting is an endpoint by its key (a values key, or an env var's name: OTEL_EXPORTER_OTLP_ENDPOINT) or by its
+# place (a command-line token, or a flag's `=` value: --otlp-traces-endpoint=http://...), never by its text alone
+# (dashboards and schemas hold http:// links nobody calls).
+_ENDPOINT_KEYS = ("url", "uri", "address", "addr", "endpoint", "server", "host", "repo", "repository", "chart")
 
 
 def _plain_http(value: object) -> str | None:
-    if not isinstance(value, str) or not value.lower().startswith("http://"):
+    if not isinstance(value, str) or not value.strip().lower().startswith("http://"):
         return None
-    host = urlsplit(value).hostname or ""
+    try:
+        host = urlsplit(value.strip()).hostname or ""
+    except ValueError:
+        return None
     return None if cluster_local(host) else host
 
 
 def _endpoint_strings(value: object, key: str, path: str) -> Iterator[tuple[str, str]]:
     if isinstance(value, dict):
+        named = value.get("name") if isinstance(value.get("name"), str) else None  # env-style {name, value}
         for k, v in value.items():
-            yield from _endpoint_strings(v, str(k), f"{path}.{k}" if path else str(k))
+            yield from _endpoint_strings(
+                v, named if (named and k == "value") else str(k), f"{path}.{k}" if path else str(k)
+            )
     elif isinstance(value, list):
         for i, v in enumerate(value):
             yield from _endpoint_strings(v, key, f"{path}[{i}]")
@@ -278,19 +366,56 @@ def _endpoint_strings(value: object, key: str, path: str) -> Iterator[tuple[str,
         yield path, value
 
 
+# Keys whose string value is a command line (a container's `command`/`args` given as one shell string, a chart's
+# extraArgs); other long strings (a dashboard's JSON, a script's comments) are not read token by token.
+_COMMAND_KEYS = ("command", "args", "arguments", "cmd")
+
+
+def _command_line_endpoints(value: object, key: str = "", path: str = "") -> Iterator[tuple[str, str]]:
+    """(path, URL) of each plain URL a command line passes: a token of a list of strings, or of a shell line under a
+    command key, given alone or as a flag's `=` value."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _command_line_endpoints(v, str(k), f"{path}.{k}" if path else str(k))
+        return
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        lines = value
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _command_line_endpoints(v, key, f"{path}[{i}]")
+        return
+    elif isinstance(value, str) and key.lower().endswith(_COMMAND_KEYS):
+        lines = [value]
+    else:
+        return
+    for line in lines:
+        try:
+            tokens = shlex.split(line)
+        except ValueError:
+            tokens = line.split()
+        for token in tokens:
+            for candidate in (token, token.partition("=")[2]):
+                if _plain_http(candidate):
+                    yield path, candidate
+
+
 @rule(
     name="no-plain-http-endpoints",
-    description="Nothing the stack configures talks plain HTTP beyond the cluster: chart repositories, autoscaler "
-    "metric sources (KEDA triggers), Prometheus remote-write and any other URL setting are https (or oci://) "
-    "unless the host is a cluster-local Service.",
+    description="Nothing the stack configures talks plain HTTP beyond the cluster: chart repositories and chart URLs, "
+    "autoscaler metric sources (KEDA triggers), Prometheus remote-write, any URL setting or env var (OTLP "
+    "exporters) and any command-line URL (--otlp-traces-endpoint=...) are https (or oci://) unless the host is in "
+    "the cluster (a Service, <svc>.<namespace>, its .svc names).",
     severity="high",
     remediation="use the https:// (or oci://) address of the repository or endpoint; plain http:// only to a "
     "Service inside the cluster (<name>.<namespace>.svc)",
     applies_to=("*",),
-    subject=lambda r: r.is_kubernetes or r.type == "kubernetes:helm.sh/v3:Release",
+    subject=lambda r: r.is_kubernetes or r.type == HELM_RELEASE,
 )
 def no_plain_http_endpoints(r: Resource, ctx: Context) -> Iterator[Violation]:
-    for path, value in _endpoint_strings({k: v for k, v in r.props.items() if k != "metadata"}, "", ""):
+    props = {k: v for k, v in r.props.items() if k != "metadata"}
+    found = {(path, value) for path, value in _endpoint_strings(props, "", "")}
+    found |= set(_command_line_endpoints(props))
+    for path, value in sorted(found):
         host = _plain_http(value)
         if host:
             yield Violation(f"{r.label}: {path} is plain HTTP to {host}, outside the cluster")

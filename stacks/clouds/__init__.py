@@ -91,6 +91,12 @@ class CloudBackend(Protocol):
         """Network, cluster, GPU pools and their autoscaling; the handle every add-on takes."""
         ...
 
+    def network(
+        self, parent: pulumi.Resource, env: EnvironmentSpec, region: RegionSpec, cluster_name: str, stack: str
+    ) -> pulumi.ComponentResource:
+        """The provider and network alone, with the URNs `cluster` gives them (a network-first bootstrap)."""
+        ...
+
     def model_store(
         self,
         parent: pulumi.Resource,

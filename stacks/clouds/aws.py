@@ -32,6 +32,21 @@ def provider(
     )
 
 
+def network(
+    parent: pulumi.Resource, env: EnvironmentSpec, region: RegionSpec, cluster_name: str, stack: str
+) -> AwsNetwork:
+    """The region's provider and network alone, named as `cluster` names them: a runner's network-first step."""
+    return _network(
+        region,
+        cluster_name,
+        pulumi.ResourceOptions(parent=parent, providers={"aws": provider(env, region, stack, parent)}),
+    )
+
+
+def _network(region: RegionSpec, cluster_name: str, opts: pulumi.ResourceOptions) -> AwsNetwork:
+    return AwsNetwork(region.name, AwsNetworkArgs(region=region, cluster_name=cluster_name), opts=opts)
+
+
 def model_store(
     parent: pulumi.Resource,
     env: EnvironmentSpec,
@@ -71,7 +86,7 @@ def cluster(
         egress_ips = pulumi.Output.from_input([str(ip) for ip in region.cluster.existing.egress_ips])
         network_id = None
     else:
-        network = AwsNetwork(region.name, AwsNetworkArgs(region=region, cluster_name=cluster_name), opts=opts)
+        network = _network(region, cluster_name, opts)
         eks = EksCluster(
             region.name,
             EksClusterArgs(

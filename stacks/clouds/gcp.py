@@ -63,6 +63,21 @@ def model_store(
     )
 
 
+def network(
+    parent: pulumi.Resource, env: EnvironmentSpec, region: RegionSpec, cluster_name: str, stack: str
+) -> GcpNetwork:
+    """The region's provider and network alone, named as `cluster` names them: a runner's network-first step."""
+    return _network(
+        region,
+        cluster_name,
+        pulumi.ResourceOptions(parent=parent, providers={"gcp": provider(env, region, stack, parent)}),
+    )
+
+
+def _network(region: RegionSpec, cluster_name: str, opts: pulumi.ResourceOptions) -> GcpNetwork:
+    return GcpNetwork(region.name, GcpNetworkArgs(region=region, cluster_name=cluster_name), opts=opts)
+
+
 def cluster(
     parent: pulumi.Resource, env: EnvironmentSpec, region: RegionSpec, cluster_name: str, stack: str
 ) -> ClusterHandle:
@@ -78,7 +93,7 @@ def cluster(
         egress_ips = pulumi.Output.from_input([str(ip) for ip in existing_spec.egress_ips])
         network_id = None
     else:
-        network = GcpNetwork(region.name, GcpNetworkArgs(region=region, cluster_name=cluster_name), opts=opts)
+        network = _network(region, cluster_name, opts)
         gke = GkeCluster(
             region.name,
             GkeClusterArgs(

@@ -77,6 +77,7 @@ def _options(resource: dict[str, Any], created: dict[str, pulumi.Resource]) -> p
         retain_on_delete=options["retainOnDelete"],
         ignore_changes=options["ignoreChanges"] or None,
         delete_before_replace=options["deleteBeforeReplace"],
+        replace_on_changes=options["replaceOnChanges"] or None,
         custom_timeouts=pulumi.CustomTimeouts(**options["customTimeouts"]) if options["customTimeouts"] else None,
     )
 
@@ -84,8 +85,17 @@ def _options(resource: dict[str, Any], created: dict[str, pulumi.Resource]) -> p
 _CRD_FIELDS = {"apiVersion", "kind", "metadata", "spec"}
 
 
+# replaceOnChanges an SDK class adds to every instance itself (pulumi_command local/command.py: `triggers[*]`): the
+# plan records them once, so the typed floor passes only the rest.
+_CLASS_REPLACE_ON_CHANGES = {"command:local:Command": ("triggers[*]",)}
+
+
 def _typed_resource(r: dict[str, Any], props: dict[str, Any], opts: pulumi.ResourceOptions) -> pulumi.Resource:
     """The resource through its provider SDK class, with the same (camelCase) inputs."""
+    own = _CLASS_REPLACE_ON_CHANGES.get(r["type"], ())
+    if own and opts.replace_on_changes:
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions())
+        opts.replace_on_changes = [path for path in opts.replace_on_changes if path not in own] or None
     cls = sdk_class(r["type"])
     if cls is None:
         raise LookupError(f"{r['type']} is not a provider resource")

@@ -17,6 +17,7 @@ from policies.offline import load_settings, verdict_table
 from tools.plan.artifacts import OutputDirError, owned_files, plan_document, write_plan
 from tools.plan.changes import changes_markdown, compare
 from tools.plan.cost_diff import cost_diff_markdown
+from tools.plan.crd_check import uninstalled_kinds
 from tools.plan.engine import exit_skipping_final_collection, keep_heap_until_exit
 from tools.plan.phases import phase
 from tools.plan.report import summary_tree
@@ -24,7 +25,7 @@ from tools.plan.runner import PROJECT_DIR, build_plan, check_policy
 from tools.plan.stackfile import input_error_lines, load_stack_config
 from tools.rollout.gates import bring_up
 
-EXIT_POLICY_VIOLATION = 1
+EXIT_POLICY_VIOLATION = 1  # also: a custom resource whose kind its cluster does not serve
 EXIT_INVALID_INPUT = 2
 
 
@@ -99,9 +100,13 @@ def main(argv: list[str] | None = None, *, one_shot: bool = False) -> int:
     console.print(f"wrote {out_dir.relative_to(Path.cwd()) if out_dir.is_relative_to(Path.cwd()) else out_dir}")
     for finding in evaluation.mandatory:
         print(f"error: policy {finding.policy}: {finding.urn}: {finding.message}", file=sys.stderr)
+    # A kind its cluster does not serve fails `pulumi up` at that object: a plan error like a mandatory finding.
+    uninstalled = uninstalled_kinds(plan)
+    for line in uninstalled:
+        print(f"error: {line}", file=sys.stderr)
     for violation in plan.bring_up.violations:
         print(f"error: bring-up: {violation.line()}", file=sys.stderr)
-    return EXIT_POLICY_VIOLATION if evaluation.mandatory or plan.bring_up.violations else 0
+    return EXIT_POLICY_VIOLATION if evaluation.mandatory or uninstalled or plan.bring_up.violations else 0
 
 
 if __name__ == "__main__":

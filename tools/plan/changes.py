@@ -2,7 +2,8 @@
 
 Both plans are plan.json documents (DESIGN.md §3). Resources pair by URN. An update lists the inputs that changed;
 a replacement is predicted when a changed input is one the provider replaces on (tools/plan/replacement.py, from the
-providers' source at their pins) or comes from a resource that is itself replaced (its id changes). Secret inputs
+providers' source at their pins) or one the resource's `replaceOnChanges` option names, or comes from a resource that
+is itself replaced (its id changes; upstream.PULUMI_REPLACES_ON_CHANGES_AS_TOLD). Secret inputs
 are compared by the digest the plan records, and shown only as changed. Options that change what happens are
 shown with the action: `protect` (the engine refuses to delete or replace), `retainOnDelete` (the old object stays
 in the cloud), `deleteBeforeReplace` (and the Kubernetes provider's own delete-first for named objects), and
@@ -16,11 +17,26 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from components.catalog.upstream import FLUID_APPLIES_A_CACHES_SPEC_ONCE, FLUID_DATASET_DELETION_WAITS_FOR_ITS_READERS
 from tools.plan.engine import SECRET
 from tools.plan.replacement import Rule, forcing, normalized, rule, under
 
 ACTIONS = ("create", "update", "replace", "delete")
-_BEHAVIOUR_OPTIONS = ("protect", "retainOnDelete", "deleteBeforeReplace", "ignoreChanges")
+_BEHAVIOUR_OPTIONS = ("protect", "retainOnDelete", "deleteBeforeReplace", "ignoreChanges", "replaceOnChanges")
+_RECORDED_SINCE = {"replaceOnChanges": []}  # options plan.json records since issue 31, with their default
+_REPLACE_ON_CHANGES = "its replaceOnChanges option"
+_RUNBOOK = "README: Replacing the model cache"
+# What deleting an object of these kinds waits for, or takes from running pods (a replacement deletes it too).
+_DELETION_NOTES = {
+    "kubernetes:data.fluid.io/v1alpha1:Dataset": (
+        "Fluid holds its deletion while a pod mounts its PVC or another Dataset refers to it "
+        f"({FLUID_DATASET_DELETION_WAITS_FOR_ITS_READERS.name}): stop the cluster's model servers first ({_RUNBOOK})"
+    ),
+    "kubernetes:data.fluid.io/v1alpha1:AlluxioRuntime": (
+        "its deletion uninstalls the cache, FUSE daemons under running model servers included "
+        f"({FLUID_APPLIES_A_CACHES_SPEC_ONCE.name}): stop the cluster's model servers first ({_RUNBOOK})"
+    ),
+}
 _MISSING = object()
 
 
@@ -131,12 +147,20 @@ def _input_changes(base: dict, head: dict) -> list[InputChange]:
 def _option_changes(base: dict, head: dict) -> dict[str, tuple[Any, Any]]:
     out = {}
     for key in (*_BEHAVIOUR_OPTIONS, "dependsOn", "customTimeouts"):
-        b, a = base["options"].get(key), head["options"].get(key)
+        # An option a plan of an older commit did not record had its default.
+        b, a = base["options"].get(key, _RECORDED_SINCE.get(key)), head["options"].get(key, _RECORDED_SINCE.get(key))
         if b != a:
             out[key] = (b, a)
     if base.get("provider") != head.get("provider"):
         out["provider"] = (base.get("provider"), head.get("provider"))
     return out
+
+
+def _on_changes(path: str, paths: list[str] | None) -> bool:
+    """A change the engine turns into a replacement: at or below a `replaceOnChanges` path, or of a whole value that
+    holds one."""
+    plain = normalized(path)
+    return any(under(plain, p) or p.startswith(plain + ".") for p in paths or [])
 
 
 def _delete_first(resource: dict, replacement: Rule) -> str:
@@ -203,12 +227,16 @@ def compare(base: dict[str, Any], head: dict[str, Any]) -> PlanChanges:
             continue
         replacement = rule(res["type"], res["inputs"], providers.get(res.get("provider") or "", {}))
         from_replaced = {c.path for c in applied if c.computed_from and changes[c.computed_from].action == "replace"}
-        forced = forcing([c.path for c in applied if not c.computed_from or c.path in from_replaced], replacement)
+        candidates = [c.path for c in applied if not c.computed_from or c.path in from_replaced]
+        forced = forcing(candidates, replacement)
+        told = [p for p in candidates if p not in forced and _on_changes(p, res["options"].get("replaceOnChanges"))]
         change = ResourceChange(inputs=inputs, options=options, **common, action="update")
-        if forced:
+        if forced or told:
             change.action = "replace"
-            change.replaced_by = forced
-            change.replacement_source = replacement.source
+            change.replaced_by = forced + told
+            change.replacement_source = "; ".join(
+                ([replacement.source] if forced else []) + ([_REPLACE_ON_CHANGES] if told else [])
+            )
             change.delete_first = _delete_first(res, replacement)
         elif not replacement.known and applied:
             change.notes.append(f"replacement not predicted: {replacement.source}")
@@ -237,6 +265,8 @@ def _behaviour_notes(change: ResourceChange, old: dict, new: dict | None) -> Non
             change.notes.append("retainOnDelete: the old one is left in the cloud, only dropped from the stack's state")
     if change.action == "replace" and change.delete_first:
         change.notes.append(f"deleted before its replacement is created ({change.delete_first}): a gap in service")
+    if change.action in ("delete", "replace") and change.type in _DELETION_NOTES:
+        change.notes.append(_DELETION_NOTES[change.type])
 
 
 # --- Markdown -------------------------------------------------------------------------------------------------------
@@ -302,8 +332,8 @@ def changes_markdown(changes: PlanChanges) -> str:
     lines += [
         "",
         "Replacement is predicted from the providers' force-new fields at their pins "
-        "(conformance/upstream/pulumi-providers/replacement.json); values computed by the cloud show as known "
-        "after apply. Secret inputs are shown only as changed.",
+        "(conformance/upstream/pulumi-providers/replacement.json) and the resources' replaceOnChanges options; "
+        "values computed by the cloud show as known after apply. Secret inputs are shown only as changed.",
     ]
     for stack in changes.stacks:
         in_stack = [r for r in changes.resources if r.stack == stack]

@@ -84,6 +84,23 @@ def redact(value: Any, found: set[str] | None = None) -> Any:
     return value
 
 
+def with_nulls(struct: Any, value: Any) -> None:
+    """Put back the nulls the SDK sends and its deserializer drops: a Helm value of None (`rollingUpdate: null`)
+    reaches the provider as null and removes the chart's default, so the plan must show it."""
+    if struct is None or not isinstance(value, dict):
+        return
+    for key, entry in struct.fields.items():
+        kind = entry.WhichOneof("kind")
+        if kind == "null_value":
+            value.setdefault(key, None)
+        elif kind == "struct_value":
+            with_nulls(entry.struct_value, value.get(key))
+        elif kind == "list_value" and isinstance(value.get(key), list):
+            for item, element in zip(entry.list_value.values, value[key], strict=False):
+                if item.WhichOneof("kind") == "struct_value":
+                    with_nulls(item.struct_value, element)
+
+
 def secret_digests(value: Any, path: str = "") -> dict[str, str]:
     """Input path -> a short digest of each secret value, for telling a changed secret from an unchanged one.
 
@@ -147,12 +164,10 @@ class RecordingMonitor(mocks.MockMonitor):
         stack_outputs: Mapping[str, StackOutputs] | None = None,
         computed: Mapping[str, ComputedOutputs] | None = None,
         plain_secrets: bool = False,
-        keep_nulls: bool = False,
     ):
         self.provider_regions: dict[str, str] = {}
         super().__init__(PlausibleMocks(self._region_of, stack_outputs, computed))
         self._plain_secrets = plain_secrets
-        self._keep_nulls = keep_nulls
         self.planned: list[PlannedResource] = []
         self.secret_values: set[str] = set()
         self.stack_urn = ""
@@ -177,8 +192,7 @@ class RecordingMonitor(mocks.MockMonitor):
 
         asyncio_loop_guard()
         raw = integral_numbers(rpc.deserialize_properties(request.object, keep_unknowns=True) if request.object else {})
-        if self._keep_nulls and request.object:
-            raw = with_nulls(request.object, raw)
+        with_nulls(request.object, raw)
         inputs = reveal(raw) if self._plain_secrets else redact(raw, self.secret_values)
         urn = self.make_urn(request.parent, request.type, request.name)
         if request.type == "pulumi:providers:aws":
@@ -208,6 +222,7 @@ class RecordingMonitor(mocks.MockMonitor):
                 "dependsOn": explicit_deps,
                 "ignoreChanges": list(request.ignoreChanges),
                 "deleteBeforeReplace": bool(request.deleteBeforeReplace),
+                "replaceOnChanges": list(request.replaceOnChanges),
                 "customTimeouts": {
                     k: getattr(timeouts, k) for k in ("create", "update", "delete") if getattr(timeouts, k)
                 },
@@ -226,38 +241,6 @@ class RecordingMonitor(mocks.MockMonitor):
         if request.type == STACK_REFERENCE:
             self.read_stacks.append(request.name.rsplit("/", 1)[-1])
         return super().ReadResource(request)
-
-
-def with_nulls(struct: Any, value: Any) -> Any:
-    """`value` (a deserialized Struct) with the keys the program set to None put back. The SDK's deserializer
-    drops them, the engine does not: it passes them to the provider (pulumi/pulumi@v3.274.0:pkg/resource/deploy/
-    source_eval.go L2503-L2512 keeps nulls), and pulumi-kubernetes hands a Release's null values to Helm, which
-    then deletes the chart's default (pulumi/pulumi-kubernetes@v4.32.0:provider/pkg/provider/helm_release.go L71)."""
-    fields = getattr(struct, "fields", None)
-    if fields is None or not isinstance(value, dict):
-        return value
-    if rpc._special_sig_key in fields:  # a secret, asset or resource reference: its value is inside
-        inner = fields.get("value")
-        if inner is None or not inner.HasField("struct_value"):
-            return value
-        if rpc._special_sig_key in value:  # kept wrapped (a secret, as the SDK deserializes it)
-            return {**value, "value": with_nulls(inner.struct_value, value.get("value"))}
-        return with_nulls(inner.struct_value, value)
-    out = dict(value)
-    for key, item in fields.items():
-        kind = item.WhichOneof("kind")
-        if kind == "null_value":
-            out[key] = None
-        elif kind == "struct_value" and key in out:
-            out[key] = with_nulls(item.struct_value, out[key])
-        elif kind == "list_value" and isinstance(out.get(key), list):
-            items = item.list_value.values
-            if len(items) == len(out[key]):
-                out[key] = [
-                    with_nulls(element.struct_value, v) if element.WhichOneof("kind") == "struct_value" else v
-                    for element, v in zip(items, out[key], strict=True)
-                ]
-    return out
 
 
 def asyncio_loop_guard() -> None:
@@ -279,13 +262,12 @@ def evaluate(
     stack_outputs: Mapping[str, StackOutputs] | None = None,
     computed: Mapping[str, ComputedOutputs] | None = None,
     plain_secrets: bool = False,
-    keep_nulls: bool = False,
 ) -> Evaluation:
     """Run `program` as `pulumi up` would, against a recording mock engine; `stack_outputs` answer its
     StackReferences, `computed` replaces a provider package's mock outputs, `plain_secrets` keeps secret inputs
-    in plain text and `keep_nulls` inputs set to None (both for the rehearsal, which writes no plan)."""
+    in plain text (for the rehearsal, which writes no plan)."""
     settings.reset_options(project=project, stack=stack)
-    monitor = RecordingMonitor(on_register, stack_outputs, computed, plain_secrets, keep_nulls)
+    monitor = RecordingMonitor(on_register, stack_outputs, computed, plain_secrets)
     mocks.set_mocks(monitor.mocks, project=project, stack=stack, preview=False, monitor=monitor)
     pulumi.runtime.set_all_config(config, secret_keys or [])
     with cycle_collector_paused():

@@ -28,6 +28,8 @@ class Plan:
     stacks: dict[str, Plan] = field(default_factory=dict)
     # The bring-up check of the environment's stacks (tools/rollout/bringup.py Report), once run.
     bring_up: Any = None
+    # A stack whose runner lives in the network it creates: what its network-first program registers.
+    bootstrap: Plan | None = None
 
     @property
     def resources(self) -> list[PlannedResource]:

@@ -8,11 +8,13 @@ from collections.abc import Callable
 
 from components.addons.dashboards import DASHBOARD_LABEL
 from components.catalog.charts import CHARTS
+from components.catalog.engines import LIBFABRIC, PD_ENGINE_IMAGE, PD_NIXL_BACKENDS
 from components.catalog.machines import MACHINES
 from components.catalog.regions import CLOUDS
 from components.config.capacity_checks import pool_holds, replica_demands
 from components.config.gpu_pools import unused_pools
 from components.config.region import GpuPoolSpec, RegionSpec
+from components.domain.disaggregation import efa_path
 from components.domain.gpu_resources import schedulable_at_max_size, schedulable_resources
 from components.k8s.names import cluster_name
 from components.k8s.topology import placement_group_name, pool_fabric, uses_placement_group
@@ -553,7 +555,7 @@ def _model_deployments(plan: Plan) -> str:
         "## Model deployments\n",
         "| region | model | runtime | pool | GPU (resource x per pod) | TP x PP | weights GiB | KV GiB per replica "
         "| max sequences at max context | maxNumSeqs x maxModelLen | replicas | autoscaler | start-up est. / probe "
-        "budget | at zero replicas: cold start / request waits |",
+        "budget | at zero replicas: cold start / a request is held, then 503 + Retry-After |",
         "|---|---|---|---|---|---|---:|---:|---:|---|---|---|---:|---:|",
     ]
     for p in placements:
@@ -610,9 +612,16 @@ def _disaggregated_serving(plan: Plan) -> str:
             f"| {p.region.name} | {model.name} | disaggregated | {decode} | {prefill} | {kv} | {hand_off} | {why} |"
         )
         if t.transport == "tcp":
+            fabric = efa_path(p.region, side.pool, p.pool, nixl_backends=(*PD_NIXL_BACKENDS, LIBFABRIC))
+            fix = (
+                f"the engine image {PD_ENGINE_IMAGE} has no NIXL LIBFABRIC backend usable over EFA "
+                "(components/catalog/upstream.py PD_ENGINE_IMAGE)"
+                if fabric
+                else "put both pools on EFA in one zone for RDMA"
+            )
             warnings.append(
                 f"- **warning**: {p.region.name}/{model.name} hands its KV cache over TCP ({t.seconds * 1000:.0f} ms "
-                "per prompt): put both pools on EFA in one zone for RDMA"
+                f"per prompt): {fix}"
             )
         if side.fp8_would_halve:
             warnings.append(

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import runpy
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 import pulumi
@@ -18,6 +20,7 @@ from tools.plan.mocks import ComputedOutputs
 from tools.plan.model import Plan
 from tools.plan.phases import phase
 from tools.plan.stackfile import stack_own_config, with_stack_files
+from tools.rollout.bootstrap import needs_network_bootstrap
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 STACK_PHASE = "evaluate stack "  # + a stack name: each stack's share of "evaluate" (make bench)
@@ -29,15 +32,13 @@ def build_plan(
     on_register: Callable[[PlannedResource], None] | None = None,
     computed: Mapping[str, ComputedOutputs] | None = None,
     plain_secrets: bool = False,
-    keep_nulls: bool = False,
 ) -> Plan:
     """Raises ConfigError before any resource is registered when the config is invalid. `computed`: provider
     packages whose outputs are computed for real instead of mocked, `plain_secrets`: secret inputs kept in plain
-    text, `keep_nulls`: inputs set to None kept, as the engine passes them to the provider (all three for the
-    rehearsal, which applies the plan to local clusters and writes none of it)."""
+    text (both for the rehearsal, which applies the plan to local clusters and writes none of it)."""
     if str(project_dir) not in sys.path:
         sys.path.insert(0, str(project_dir))
-    from stacks.config import read_environment
+    from stacks.config import BOOTSTRAP_VARIABLE, read_environment
 
     with phase("config"):
         # As the engine would run it: this stack's name (not an earlier evaluation's) and its config.
@@ -55,6 +56,7 @@ def build_plan(
     main = str(project_dir / "__main__.py")
     stacks = environment_stacks(spec, stack_config.stack)
     evaluations: dict[str, Evaluation] = {}
+    bootstraps: dict[str, Evaluation] = {}
     for piece in stacks:
         own = stack_own_config(project_dir, stack_config, piece.name)
         with phase("evaluate"), phase(f"{STACK_PHASE}{piece.name}"):
@@ -68,8 +70,17 @@ def build_plan(
                 stack_outputs={name: e.referenced for name, e in evaluations.items()},
                 computed=computed,
                 plain_secrets=plain_secrets,
-                keep_nulls=keep_nulls,
             )
+            if needs_network_bootstrap(spec, piece):
+                # The program as `make rollout BOOTSTRAP=1` runs it: what its targeted `up` registers.
+                with _environment(BOOTSTRAP_VARIABLE, "network"):
+                    bootstraps[piece.name] = evaluate(
+                        lambda: runpy.run_path(main, run_name="__main__"),
+                        project=stack_config.project,
+                        stack=piece.name,
+                        config=own.config,
+                        secret_keys=own.secret_keys,
+                    )
     if len(stacks) == 1:
         return Plan(
             environment=stack_config.stack,
@@ -78,7 +89,17 @@ def build_plan(
             spec=spec,
         )
     per_stack = {
-        name: Plan(environment=name, project=stack_config.project, evaluation=e, spec=spec)
+        name: Plan(
+            environment=name,
+            project=stack_config.project,
+            evaluation=e,
+            spec=spec,
+            bootstrap=(
+                Plan(environment=name, project=stack_config.project, evaluation=bootstraps[name], spec=spec)
+                if name in bootstraps
+                else None
+            ),
+        )
         for name, e in evaluations.items()
     }
     return Plan(
@@ -88,6 +109,19 @@ def build_plan(
         spec=spec,
         stacks=per_stack,
     )
+
+
+@contextmanager
+def _environment(name: str, value: str) -> Iterator[None]:
+    before = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[name]
+        else:
+            os.environ[name] = before
 
 
 def merged_evaluation(evaluations: list[Evaluation]) -> Evaluation:

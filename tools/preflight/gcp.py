@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from components.catalog.machines import machine
 from components.config.environment import EnvironmentSpec
+from components.config.gateway import gateway_hostname, has_gateway
 from components.config.region import RegionSpec
 from tools.preflight.aws_models import models_in
 from tools.preflight.findings import Finding
@@ -44,3 +45,32 @@ def gcp_not_checked(env: EnvironmentSpec, region: RegionSpec) -> Finding:
         "check by hand: " + "; ".join(by_hand),
         {"commands": by_hand},
     )
+
+
+ZONE_CHECK = "gateway dns zone"
+
+
+def gcp_gateway_zone_not_checked(env: EnvironmentSpec) -> list[Finding]:
+    """The Cloud DNS zone ExternalDNS writes the public GCP gateways' names into, said unchecked with the command that
+    checks it: ExternalDNS filters it by name only (stacks/gateway_names.py), so it must be public and its DNS name
+    the domain or a parent of every name (google-cloud-dns is not a dependency of preflight)."""
+    zone = env.gateway.dns.cloud_dns_zone
+    public = [r for r in env.regions if r.cloud == "gcp" and has_gateway(env, r) and r.gateway.exposure == "public"]
+    if env.gateway.dns.publisher != "externalDns" or zone is None or not public:
+        return []
+    names = [gateway_hostname(env, r) for r in public]
+    command = (
+        f'gcloud dns managed-zones describe {zone} --project {public[0].project} --format="value(dnsName,visibility)"'
+    )
+    return [
+        Finding(
+            public[0].name,
+            ZONE_CHECK,
+            f"Cloud DNS zone {zone}",
+            "not checked",
+            "the zone's visibility and DNS name are not checked: google-cloud-dns is not a dependency of preflight",
+            f"check by hand: {command} (want: public, and a DNS name that {', '.join(names)} end in, e.g. "
+            f"{env.gateway.domain}.)",
+            {"commands": [command]},
+        )
+    ]

@@ -8,7 +8,7 @@ from tools.preflight.aws_dns import check_gateway_zone
 from tools.preflight.aws_models import check_aws_models
 from tools.preflight.aws_pools import check_aws_pools
 from tools.preflight.findings import Finding, RegionTarget, Report
-from tools.preflight.gcp import gcp_not_checked
+from tools.preflight.gcp import gcp_gateway_zone_not_checked, gcp_not_checked
 
 
 def run_preflight(
@@ -27,6 +27,7 @@ def run_preflight(
         account = identity["Account"]
 
     findings: list[Finding] = check_gateway_zone(env, client_for) if aws_regions else []
+    findings += gcp_gateway_zone_not_checked(env)
     for index, region in enumerate(env.regions):
         if region.cloud == "aws":
             findings.extend(check_aws_pools(index, region, client_for))

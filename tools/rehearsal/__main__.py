@@ -60,7 +60,6 @@ def rehearsal_plan(project_dir: Path, env_name: str) -> Plan:
         project_dir,
         computed={"tls": TlsResources().outputs, "kubernetes:core/v1:Service": service},
         plain_secrets=True,
-        keep_nulls=True,
     )
 
 

@@ -8,9 +8,10 @@ stack of the rollout, or by the cloud. Each precondition is a fact of components
 upstream source; a violation names the stack, the waiter, what it needs and where that is created (or that
 nothing creates it). Destroying a stack is checked too: it must not open what it protected.
 
-`crd_charts` is the hook for the catalog's "which CRDs each pinned chart installs": given an object's apiVersion and
-kind, the charts whose release installs that CRD, or None when the catalog does not say (then the object must at
-least wait for a release or CRD on its cluster).
+`crd_charts` is the hook for the catalog's "which CRDs each pinned chart installs" (CrdCharts): for a kind the catalog
+says some chart installs, an object of it must come after a release of such a chart, with values that install it, on
+the cluster that serves it (CUSTOM_RESOURCE_AFTER_ITS_CHARTS_CRDS); for a kind it says nothing of, the object must at
+least wait for a release or CRD on its cluster.
 """
 
 from __future__ import annotations
@@ -18,16 +19,18 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from ipaddress import IPv4Network, ip_network
-from typing import Any
+from typing import Any, Protocol
 
 from components.catalog import bringup as facts
 from components.catalog.bringup import BringUpFact
+from components.catalog.chart_crds import CHART_CRDS, GroupKind, installed_kinds
 from components.config.environment import EnvironmentSpec
 from components.config.rollout import rollout_waves
 from components.config.stackfile import overlay_config
 from components.config.stacks import StackSlice, environment_stacks, region_stack_name
 from components.federation.certificates import AGENT_USER_PREFIX
 from components.federation.control_plane import EXTERNAL_SERVICE, INTERNAL_ENDPOINT, karmada_name
+from components.federation.member import EXECUTION_NAMESPACE_PREFIX
 from components.k8s.names import ENVOY_GATEWAY_NAMESPACE, SERVING_NAMESPACE, cluster_name
 from tools.conformance import BUILTIN_GROUPS
 from tools.plan.engine import PlannedResource
@@ -36,7 +39,6 @@ from tools.rollout.bootstrap import NetworkBootstrap, needs_network_bootstrap, n
 from tools.rollout.health import Check, Target
 from tools.rollout.reach import Location, location_of, reaches_api
 
-CrdCharts = Callable[[str, str], frozenset[str] | None]
 # Kinds the Karmada API server serves itself (its aggregated API and the CRDs its control plane installs).
 KARMADA_GROUPS = ("cluster.karmada.io", "policy.karmada.io", "work.karmada.io", "config.karmada.io")
 # CRD files applied by the provider (their objects are expanded at `up`, not planned one by one).
@@ -46,11 +48,52 @@ SECURITY_GROUP_RULE = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule
 EKS_CLUSTER, GKE_CLUSTER = "aws:eks/cluster:Cluster", "gcp:container/cluster:Cluster"
 DNS_RECORDS = ("aws:route53/record:Record", "gcp:dns/recordSet:RecordSet")
 DNS_ZONES = ("aws:route53/zone:Zone", "gcp:dns/managedZone:ManagedZone")
+LOCAL_COMMAND = "command:local:Command"
 
 
-def no_crd_facts(api_version: str, kind: str) -> frozenset[str] | None:
-    """The default `crd_charts`: the catalog does not say which chart installs what."""
-    return None
+class CrdCharts(Protocol):
+    """The catalog's "which CRDs each pinned chart installs", as the check asks it."""
+
+    def charts(self, group: str, kind: str) -> frozenset[str]:
+        """Every chart that installs `kind` of `group` with some values; empty when the catalog does not say."""
+        ...
+
+    def installed(self, chart: str, values: Mapping[str, Any]) -> tuple[frozenset[GroupKind], bool]:
+        """The kinds a release of `chart` with `values` installs, and whether it serves them in the Karmada API server
+        it runs (else in its own cluster); none for a chart the catalog has not read."""
+        ...
+
+
+class _NoCrdFacts:
+    """The catalog says nothing: every custom resource must at least wait for a release or CRD on its cluster."""
+
+    def charts(self, group: str, kind: str) -> frozenset[str]:
+        return frozenset()
+
+    def installed(self, chart: str, values: Mapping[str, Any]) -> tuple[frozenset[GroupKind], bool]:
+        return frozenset(), False
+
+
+NO_CRD_FACTS: CrdCharts = _NoCrdFacts()
+
+
+class _CatalogCrdCharts:
+    """`components/catalog/chart_crds.py`: what each pinned chart installs, read from its files at the tag."""
+
+    def charts(self, group: str, kind: str) -> frozenset[str]:
+        return frozenset(
+            chart
+            for chart, crds in CHART_CRDS.items()
+            if any(entry.group == group and kind in entry.kinds for entry in crds.installed)
+        )
+
+    def installed(self, chart: str, values: Mapping[str, Any]) -> tuple[frozenset[GroupKind], bool]:
+        if chart not in CHART_CRDS:
+            return frozenset(), False
+        return installed_kinds(chart, values), CHART_CRDS[chart].target == "karmada-api"
+
+
+CATALOG_CRD_CHARTS: CrdCharts = _CatalogCrdCharts()
 
 
 @dataclass(frozen=True)
@@ -211,7 +254,7 @@ def check_bring_up(
     *,
     own_configs: Mapping[str, Mapping[str, str] | None] | None = None,
     environment_config: Mapping[str, str] | None = None,
-    crd_charts: CrdCharts = no_crd_facts,
+    crd_charts: CrdCharts = NO_CRD_FACTS,
 ) -> Report:
     """Every stack of `plans` (stack -> its offline plan) in rollout order; `gates` gives a stack's health checks
     from its outputs (tools/rollout/gates.py stack_health); `own_configs`: each stack's own settings file's config
@@ -228,6 +271,7 @@ def check_bring_up(
         checker.agent_patches()
         checker.custom_resources()
         checker.cluster_registrations()
+        checker.controller_namespaces()
         checker.gates(gates(stack, plans[stack].outputs))
         checker.destroy()
     return report
@@ -352,22 +396,36 @@ class _StackCheck:
         slice_ = self.world.slices.get(region_stack_name(self.world.env_name, region)) or self.slice
         if not needs_network_bootstrap(self.world.env, slice_) or slice_.name != self.stack:
             return
-        bootstrap = network_bootstrap(self.stack, self.plan)
-        ok = bootstrap is not None and not bootstrap.outside
+        program = self.plan.bootstrap
+        bootstrap = network_bootstrap(self.stack, program, self.plan) if program is not None else None
         if bootstrap is not None:
             self.report.bootstraps[self.stack] = bootstrap
+        where = (
+            "the stack has no network-first program"
+            if bootstrap is None
+            else "a targeted `up` of its network-first program fails with 'untargeted create': "
+            + "; ".join(f"{_short(urn)} needs its {how} {_short(dep)}" for urn, how, dep in bootstrap.outside)
+        )
         self.need(
             waiter,
-            f"a runner inside {region}'s network, which this stack creates",
-            ok,
-            "no network-first step can create it alone"
-            + (f" (it depends on {', '.join(bootstrap.outside)})" if bootstrap is not None else ""),
-            facts.EKS_PRIVATE_ENDPOINT_ADMITS_ITS_SECURITY_GROUP,
+            f"a runner inside {region}'s network, which this stack creates first on its own",
+            bootstrap is not None and not bootstrap.outside,
+            where,
+            facts.PULUMI_TARGETED_CREATE,
         )
+        if bootstrap is not None and bootstrap.differs:
+            self.need(
+                waiter,
+                f"the network-first step to create {region}'s network as the full program declares it",
+                False,
+                "the full program registers otherwise: " + ", ".join(_short(u) for u in bootstrap.differs),
+                facts.PULUMI_TARGETED_CREATE,
+            )
 
     def _karmada_reach(self, provider: str) -> None:
         if self.where is None:
             return
+        self._load_balancer_answers(provider)
         sources = self.world.sources_of(self.where)
         allowed = self.world.allowlist(lambda p: self.world.before(self.stack, provider, p))
         if sources is None or allowed is None:
@@ -380,6 +438,28 @@ class _StackCheck:
             f"its allowlist then is {', '.join(map(str, allowed)) or 'empty'}",
             facts.LOAD_BALANCER_OPEN_WITHOUT_SOURCE_RANGES,
         )
+
+    def _load_balancer_answers(self, provider: str) -> None:
+        """A provider configured through a load balancer this stack creates needs, before it, a wait that reaches the
+        API through it: a command whose inputs come from that Service (it runs where `pulumi up` runs)."""
+        for service in [s for s in self.mine("Service") if _named(s, EXTERNAL_SERVICE) and not is_patch(s.resource)]:
+            closure = self.world.closure(self.stack, provider)
+            waits = [
+                p
+                for p in self.mine()
+                if p.resource.type == LOCAL_COMMAND
+                and p.urn in closure
+                and any(service.urn in urns for urns in p.resource.property_dependencies.values())
+            ]
+            self.need(
+                "the Kubernetes provider of the Karmada API",
+                f"its load balancer ({service.resource.name}, created by this stack) answering from "
+                f"{self.where.describe()} before the provider is configured",
+                bool(waits),
+                "no wait reaching the API through it comes first: the provider's one discovery fails and every "
+                "create in Karmada fails with 'cluster is unreachable'",
+                facts.PULUMI_KUBERNETES_REACHES_ITS_CLUSTER_AT_CONFIGURE,
+            )
 
     # --- Helm releases that wait ----------------------------------------------------------------------------
 
@@ -504,18 +584,18 @@ class _StackCheck:
                 continue
             cluster = world.cluster_of(placed)
             waiter = f"{kind} {(resource.inputs.get('metadata') or {}).get('name')} on {cluster}"
-            charts = self.crd_charts(api_version, kind)
-            releases = [
-                p for p in world.everything() if p.resource.type == HELM_RELEASE and world.cluster_of(p) == cluster
-            ]
-            if charts is not None:
-                installing = [p for p in releases if p.inputs.get("chart", "").rpartition("/")[2] in charts]
+            charts = self.crd_charts.charts(group, kind)
+            if charts:
+                installing = [p for p in world.everything() if self._installs(p, (group, kind), cluster)]
+                names = " or ".join(sorted(charts))
                 self.need(
                     waiter,
-                    f"the {kind} CRD (installed by {', '.join(sorted(charts)) or 'no pinned chart'})",
+                    f"the {kind} CRD on {cluster}, installed by a release of {names}",
                     any(world.before(self.stack, placed.urn, p) for p in installing),
-                    world.where(installing, "after it"),
-                    facts.HELM_RELEASE_WAITS,
+                    world.where(installing, "after it")
+                    if installing
+                    else f"no release of {names} installs it there with its values",
+                    facts.CUSTOM_RESOURCE_AFTER_ITS_CHARTS_CRDS,
                 )
                 continue
             if cluster == world.karmada and group in KARMADA_GROUPS:
@@ -558,6 +638,15 @@ class _StackCheck:
                 facts.HELM_RELEASE_WAITS,
             )
 
+    def _installs(self, placed: Placed, kind: GroupKind, cluster: str | None) -> bool:
+        """Is `placed` a Helm release that installs `kind` (with its values) where `cluster` serves it?"""
+        if placed.resource.type != HELM_RELEASE:
+            return False
+        chart = placed.inputs.get("chart", "").rstrip("/").rpartition("/")[2]
+        kinds, in_karmada = self.crd_charts.installed(chart, placed.inputs.get("values") or {})
+        serves = self.world.karmada if in_karmada else self.world.cluster_of(placed)
+        return kind in kinds and serves == cluster
+
     # --- objects an agent would otherwise create first --------------------------------------------------------
 
     def cluster_registrations(self) -> None:
@@ -575,6 +664,29 @@ class _StackCheck:
                 not early,
                 f"its agent may create it first: RBAC with `create` on clusters by {', '.join(world.at(b.stack) for b in early)}",
                 facts.PULUMI_CREATE_IS_CLIENT_SIDE,
+            )
+
+    # --- objects a controller creates when another appears ------------------------------------------------------
+
+    def controller_namespaces(self) -> None:
+        """Karmada's cluster controller creates Namespace `karmada-es-<cluster>` when Cluster <cluster> appears: the
+        program's own create of it must come before every create of that Cluster."""
+        world = self.world
+        for placed in self.mine("Namespace"):
+            name = _meta_name(placed) or ""
+            if world.cluster_of(placed) != world.karmada or not name.startswith(EXECUTION_NAMESPACE_PREFIX):
+                continue
+            member = name.removeprefix(EXECUTION_NAMESPACE_PREFIX)
+            clusters = [c for c in world.objects("Cluster", cluster=world.karmada) if _named(c, member)]
+            early = [c for c in clusters if not world.before(c.stack, c.urn, placed)]
+            self.need(
+                f"the create of Namespace {name} in Karmada",
+                f"its Cluster {member} created after it",
+                not early,
+                "the cluster controller creates the namespace once the Cluster exists, and the Cluster is created by "
+                + ", ".join(world.at(c.stack) for c in early)
+                + " without waiting for it",
+                facts.KARMADA_CREATES_THE_EXECUTION_NAMESPACE,
             )
 
     # --- the wave's gates ----------------------------------------------------------------------------------------
@@ -645,14 +757,28 @@ class _StackCheck:
         world = self.world
         assert target.region is not None and target.hostname is not None
         cluster = cluster_name(world.env_name, world.env.region(target.region))
-        publishers = [p for p in world.everything() if _publishes(p, target.hostname, cluster, world)]
-        self.need(
-            waiter,
-            f"a DNS record for {target.hostname}",
-            any(world.by_end_of(wave, p) for p in publishers),
-            world.where(publishers, "after this wave"),
-            facts.DNS_NAME_PUBLISHED,
-        )
+        private = [p for p in world.everything() if _zone_serves(p, target.hostname)]
+        internal = world.env.region(target.region).gateway.exposure == "internal"
+        zones = [_zone_name(p) for p in private] if internal and private else parent_zones(target.hostname)
+        publishers = [p for p in world.everything() if _publishes(p, target.hostname, cluster, world, zones)]
+        controllers = [p for p in world.everything() if _external_dns_args(p, cluster, world) is not None]
+        if publishers or not controllers:
+            self.need(
+                waiter,
+                f"a DNS record for {target.hostname}",
+                any(world.by_end_of(wave, p) for p in publishers),
+                world.where(publishers, "after this wave"),
+                facts.DNS_NAME_PUBLISHED,
+            )
+        else:
+            self.need(
+                waiter,
+                f"a DNS record for {target.hostname}",
+                False,
+                f"ExternalDNS on {cluster} ({', '.join(dict.fromkeys(world.at(p.stack) for p in controllers))}) keeps "
+                f"no zone the name may be in ({', '.join(zones)}): its filters drop them",
+                facts.EXTERNAL_DNS_KEEPS_A_ZONE,
+            )
         if world.env.region(target.region).gateway.exposure == "internal" and any(
             p.resource.type not in DNS_RECORDS for p in publishers
         ):
@@ -761,6 +887,12 @@ class _StackCheck:
             )
 
 
+def _short(urn: str) -> str:
+    """`<type> <name>` of a URN (a provider's reference may end in `::<id>`)."""
+    parts = urn.split("::")
+    return f"{parts[2].rsplit('$', 1)[-1]} {parts[3]}" if len(parts) >= 4 else urn
+
+
 def _named(placed: Placed, name: str) -> bool:
     return (placed.inputs.get("metadata") or {}).get("name") == name
 
@@ -816,31 +948,62 @@ def _listener_secrets(gateway: Placed, hostname: str) -> list[str]:
     ]
 
 
-def _publishes(placed: Placed, hostname: str, cluster: str, world: World) -> bool:
-    """A DNS record of `hostname`, or a DNS controller on the gateway's cluster that publishes it."""
+def _publishes(placed: Placed, hostname: str, cluster: str, world: World, zones: list[str]) -> bool:
+    """A DNS record of `hostname`, or a DNS controller on the gateway's cluster that publishes it into a zone serving
+    it: into each of `zones` (every zone it may be, by name), as ExternalDNS chooses zones (EXTERNAL_DNS_KEEPS_A_ZONE)."""
     if placed.resource.type in DNS_RECORDS:
         return (placed.inputs.get("name") or "").rstrip(".") == hostname
-    if (
+    args = _external_dns_args(placed, cluster, world)
+    return args is not None and all(external_dns_writes(args, hostname, z) for z in zones)
+
+
+def _external_dns_args(placed: Placed, cluster: str, world: World) -> list[str] | None:
+    """The args of an ExternalDNS Deployment on `cluster` that reads the gateways' routes; None for anything else."""
+    if not (
         is_kubernetes_object(placed.resource)
         and placed.inputs.get("kind") == "Deployment"
         and world.cluster_of(placed) == cluster
     ):
-        labels = ((placed.inputs.get("metadata") or {}).get("labels")) or {}
-        if labels.get("app.kubernetes.io/name") != "external-dns":
-            return False
-        args = [a for c in placed.inputs["spec"]["template"]["spec"]["containers"] for a in c.get("args") or []]
-        domains = [a.split("=", 1)[1] for a in args if a.startswith("--domain-filter=")]
-        return "--source=gateway-httproute" in args and any(
-            hostname == d or hostname.endswith("." + d) for d in domains
-        )
-    return False
+        return None
+    labels = ((placed.inputs.get("metadata") or {}).get("labels")) or {}
+    if labels.get("app.kubernetes.io/name") != "external-dns":
+        return None
+    args = [a for c in placed.inputs["spec"]["template"]["spec"]["containers"] for a in c.get("args") or []]
+    return args if "--source=gateway-httproute" in args else None
+
+
+def external_dns_writes(args: list[str], hostname: str, zone: str) -> bool:
+    """Does ExternalDNS v0.15.1 with `args` publish `hostname` into the zone named `zone` (EXTERNAL_DNS_KEEPS_A_ZONE)?"""
+    filters = [a.split("=", 1)[1].lower() for a in args if a.startswith("--domain-filter=")]
+
+    def match(name: str) -> bool:  # endpoint/domain_filter.go L104-125 (no filter: everything)
+        return not filters or any(name == f or name.endswith("." + f) for f in filters)
+
+    def parent(name: str) -> bool:  # domain_filter.go L209-228
+        return not filters or any(f.endswith("." + name) for f in filters if not f.startswith("."))
+
+    if not match(hostname):
+        return False
+    if "--provider=aws" in args:
+        return match(zone) or ("--aws-zone-match-parent" in args and parent(zone))
+    return match(zone)  # google: the domain filter against the zone's own DNS name, no parent matching
+
+
+def parent_zones(hostname: str) -> list[str]:
+    """Every public zone `make preflight` accepts for a name: each parent domain of two labels or more."""
+    labels = hostname.split(".")
+    return [".".join(labels[i:]) for i in range(1, len(labels) - 1)]
+
+
+def _zone_name(placed: Placed) -> str:
+    name = placed.inputs.get("name") if placed.resource.type.startswith("aws") else placed.inputs.get("dnsName")
+    return (name or "").rstrip(".")
 
 
 def _zone_serves(placed: Placed, hostname: str) -> bool:
     if placed.resource.type not in DNS_ZONES:
         return False
-    zone = (placed.inputs.get("name") if placed.resource.type.startswith("aws") else placed.inputs.get("dnsName")) or ""
-    zone = zone.rstrip(".")
+    zone = _zone_name(placed)
     return hostname == zone or hostname.endswith("." + zone)
 
 

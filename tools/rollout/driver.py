@@ -145,8 +145,8 @@ def run_bootstrap(
     clock: Callable[[], float],
 ) -> int:
     """The network-first step of the waves' stacks whose runner lives in the network they create: `pulumi up
-    --target` of that network alone (cloud APIs only), then where to start the runner. No gates: nothing but the
-    network exists yet."""
+    --target` of the program in its network mode (cloud APIs only), then where to start the runner; a stack deployed
+    before is left alone. No gates: nothing but the network exists yet."""
     start = first_wave(rollout.waves, only_wave)
     waves = rollout.waves[start : start + 1] if only_wave else rollout.waves[start:]
     stacks = [s for w in waves for s in w.stacks if s in bootstraps]
@@ -159,8 +159,12 @@ def run_bootstrap(
     for stack in stacks:
         step = bootstraps[stack]
         started = clock()
-        with console.status(f"{stack}: pulumi up --target ({step.resources} network resources)"):
-            result = workspace.select_stack(stack).up_targets(list(step.targets))
+        ops = workspace.select_stack(stack)
+        if ops.outputs():  # the network-first program exports nothing; a full `up` exports the stack's outputs
+            run.record(stack, "bootstrap", "up --target network", True, "deployed before: its network exists", started)
+            continue
+        with console.status(f"{stack}: pulumi up --target ({step.resources} network resources, network mode)"):
+            result = ops.bootstrap(list(step.targets))
         text = result.summary + (f" ({result.detail})" if result.detail else "")
         if not run.record(stack, "bootstrap", "up --target network", result.ok, text, started):
             console.print(summary_table(state.steps))

@@ -13,7 +13,7 @@ from components.federation.placement import federated_models, member_regions
 from components.k8s.names import cluster_name
 from stacks.config import environment_file_config
 from tools.plan.model import Plan
-from tools.rollout.bringup import Report, check_bring_up, stack_own_configs
+from tools.rollout.bringup import CATALOG_CRD_CHARTS, Report, check_bring_up, stack_own_configs
 from tools.rollout.ci import stack_regions
 from tools.rollout.health import (
     Check,
@@ -156,6 +156,7 @@ def bring_up(project_dir: Path, env: EnvironmentSpec, env_name: str, plans: Mapp
         plans,
         offline_gates(env, env_name, plans),
         own_configs=stack_own_configs(project_dir, env, env_name),
+        crd_charts=CATALOG_CRD_CHARTS,
         # What a slice stack's program reads (a single stack's own file is its environment).
         environment_config=(
             environment_file_config(f"{env_name}.{GLOBAL}", project_dir) if layout_of(env) == "perRegion" else None

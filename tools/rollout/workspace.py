@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from stacks.config import BOOTSTRAP_VARIABLE
+
 POLICY_PACK = "policies"
 
 
@@ -24,8 +26,9 @@ class StackOps(Protocol):
 
     def up(self) -> StepResult: ...
 
-    def up_targets(self, targets: list[str]) -> StepResult:
-        """`pulumi up --target` of these URNs only (a network-first bootstrap, tools/rollout/bootstrap.py)."""
+    def bootstrap(self, targets: list[str]) -> StepResult:
+        """`pulumi up --target` of these URNs with the program in its network mode (INFERENCE_PLATFORM_BOOTSTRAP=network:
+        a network-first step, tools/rollout/bootstrap.py)."""
         ...
 
     def outputs(self) -> Mapping[str, Any]: ...
@@ -62,8 +65,13 @@ class PulumiStack:
     def up(self) -> StepResult:
         return self._up()
 
-    def up_targets(self, targets: list[str]) -> StepResult:
-        return self._up(target=targets)
+    def bootstrap(self, targets: list[str]) -> StepResult:
+        variables = self._stack.workspace.env_vars  # what the CLI, and so the program, runs with
+        variables[BOOTSTRAP_VARIABLE] = "network"
+        try:
+            return self._up(target=targets)
+        finally:
+            variables.pop(BOOTSTRAP_VARIABLE, None)
 
     def _up(self, **targets: Any) -> StepResult:
         from pulumi.automation import CommandError
@@ -109,7 +117,7 @@ class Unselectable:
     def up(self) -> StepResult:
         return StepResult(False, "not selected", self.reason)
 
-    def up_targets(self, targets: list[str]) -> StepResult:
+    def bootstrap(self, targets: list[str]) -> StepResult:
         return StepResult(False, "not selected", self.reason)
 
     def outputs(self) -> Mapping[str, Any]:

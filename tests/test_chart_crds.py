@@ -1,0 +1,76 @@
+"""The catalog's chart -> CRDs table is what the vendored chart files at each pin say, gates and defaults included."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from components.catalog.chart_crds import CHART_CRDS, installed_kinds
+from components.catalog.charts import CHARTS
+from tools.upstream_origins import CHART_CRDS as DERIVED
+from tools.vendor_upstream import VENDORED_DIR
+
+
+def _vendored(chart: str) -> dict:
+    return json.loads((VENDORED_DIR / DERIVED[chart].path).read_text())
+
+
+@pytest.mark.parametrize("chart", sorted(CHART_CRDS))
+def test_table_matches_the_chart_files(chart):
+    doc = _vendored(chart)
+    vendored = {
+        (c["group"], c["kind"], tuple((w["path"], w["equals"]) for w in c["when"]))
+        for c in [*doc["crds"], *doc["served"]]
+    }
+    stated = {
+        (entry.group, kind, tuple((g.path, g.equals) for g in entry.when))
+        for entry in CHART_CRDS[chart].installed
+        for kind in entry.kinds
+    }
+    assert stated == vendored
+    assert CHART_CRDS[chart].target == doc["target"]
+    assert CHART_CRDS[chart].source.endswith(":" + doc["directory"])
+
+
+def test_every_chart_read_is_pinned_and_every_pinned_chart_with_kinds_we_render_is_read():
+    assert set(CHART_CRDS) == set(DERIVED)
+    assert set(CHART_CRDS) <= set(CHARTS)
+    for chart in ("kserve-crd", "kserve-llmisvc-crd", "kserve-llmisvc-resources", "gateway-helm", "volcano"):
+        assert chart in CHART_CRDS
+
+
+# The charts whose CRDs a value gates, named by hand so that an empty table cannot pass.
+GATED_CHARTS = ["cert-manager", "gateway-helm", "karmada", "keda", "kserve-llmisvc-resources", "kube-prometheus-stack"]
+
+
+def test_the_gated_charts_are_these():
+    assert sorted(c for c in CHART_CRDS if any(entry.when for entry in CHART_CRDS[c].installed)) == GATED_CHARTS
+
+
+@pytest.mark.parametrize("chart", GATED_CHARTS)
+def test_gate_defaults_are_the_charts_own(chart):
+    values = yaml.safe_load((VENDORED_DIR / CHARTS[chart].upstream_values).read_text())
+    gates = {(gate.path, gate.default) for entry in CHART_CRDS[chart].installed for gate in entry.when}
+    assert gates
+    for path, default in gates:
+        current = values
+        for key in path.split("."):
+            current = current[key]
+        assert current == default, (chart, path)
+
+
+def test_gates_follow_our_values():
+    # Written by hand from the charts: the LLMInferenceService release ships the InferencePool CRD unless told not
+    # to; cert-manager installs its CRDs only when asked; Karmada's agent mode installs none.
+    assert ("inference.networking.k8s.io", "InferencePool") in installed_kinds("kserve-llmisvc-resources", {})
+    assert not installed_kinds("kserve-llmisvc-resources", {"kserve": {"llmisvc": {"createGIECRDs": False}}})
+    assert not installed_kinds("cert-manager", {})
+    assert ("cert-manager.io", "Certificate") in installed_kinds("cert-manager", {"crds": {"enabled": True}})
+    assert ("cert-manager.io", "Issuer") in installed_kinds("cert-manager", {"installCRDs": True})
+    assert ("cluster.karmada.io", "Cluster") in installed_kinds("karmada", {})
+    assert not installed_kinds("karmada", {"installMode": "agent"})
+    assert installed_kinds("kserve-resources", {}) == frozenset()
+    with pytest.raises(KeyError):
+        installed_kinds("dcgm-exporter", {})
