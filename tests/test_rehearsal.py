@@ -19,7 +19,7 @@ from tools.rehearsal.charts import CHART_SOURCES, chart_key
 from tools.rehearsal.federation import _pointer_get
 from tools.rehearsal.kube import ApiError, KindNotServed
 from tools.rehearsal.pki import TlsResources
-from tools.rehearsal.report import Check, Report
+from tools.rehearsal.report import Check, Limit, Report
 
 
 def _nodes(env: str, region: str) -> list[dict]:
@@ -227,12 +227,29 @@ def test_override_paths_are_json_pointers():
     assert _pointer_get(obj, "/spec/missing") == (False, None)
 
 
-def test_the_report_says_what_ran_failed_and_did_not_run(tmp_path: Path):
-    report = Report("dev", Console(file=open(tmp_path / "out.txt", "w")))  # noqa: SIM115 - closed with the test
+def _report(tmp_path: Path) -> Report:
+    return Report("dev", Console(file=open(tmp_path / "out.txt", "w"), width=400))
+
+
+def _limit(obj: str = "release keda (keda 2.20.2)") -> Limit:
+    return Limit(
+        obj,
+        "apply",
+        "not rehearsed: the keda chart lives in kedacore/charts, which is not a Go module",
+        "its 6 CRD(s), installed from github.com/kedacore/keda/v2@v2.20.2:config/crd/bases",
+        "environment",
+        "dev",
+        cluster="dev-use1",
+    )
+
+
+def test_the_report_says_what_passed_failed_and_was_not_attempted(tmp_path: Path):
+    report = _report(tmp_path)
     report.add(Check("ConfigMap a/b", "apply", True, "created", "canary", "dev"))
     report.add(Check("member x", "member-joined", False, "403", "canary", "dev", object="Cluster x"))
-    report.add(Check("picker", "picker-started", None, "not run: epp is not built", "canary", "dev"))
+    report.add(Check("Role r", "apply", None, "not attempted: it depends on x, which failed", "canary", "dev"))
     report.binaries = {"kube-apiserver": "v1.33.13"}
+    assert report.conclude() == 1
     report.write(tmp_path / "rehearsal.json")
     document = json.loads((tmp_path / "rehearsal.json").read_text())
     assert document["ok"] is False
@@ -241,9 +258,62 @@ def test_the_report_says_what_ran_failed_and_did_not_run(tmp_path: Path):
     assert [(c["name"], c["category"], c["ok"]) for c in checks] == [
         ("ConfigMap a/b", "apply", True),
         ("member x", "member-joined", False),
-        ("picker", "picker-started", None),
+        ("Role r", "apply", None),
     ]
     assert document["summary"]["member-joined"] == {"failed": 1}
+    assert document["summary"]["apply"] == {"passed": 1, "not-attempted": 1}
+
+
+def test_a_declared_limit_does_not_fail_the_run_and_is_no_check(tmp_path: Path):
+    report = _report(tmp_path)
+    report.add(Check("ConfigMap a/b", "apply", True, "created", "environment", "dev"))
+    report.limit(_limit())
+    report.limit(
+        Limit(
+            "health: use1 gateway",
+            "gate",
+            "the rehearsal runs no data plane",
+            "the models' Ready conditions",
+            "environment",
+            "dev",
+        )
+    )
+    assert report.conclude() == 0
+    report.write(tmp_path / "rehearsal.json")
+    document = json.loads((tmp_path / "rehearsal.json").read_text())
+    assert document["ok"] is True and document["limits"] == 2
+    stack = document["stacks"][0]
+    assert [c["name"] for c in stack["checks"]] == ["ConfigMap a/b"]  # a limit never passes for a check
+    assert stack["limits"][0] == {
+        "object": "release keda (keda 2.20.2)",
+        "category": "apply",
+        "rehearsed": False,
+        "reason": "not rehearsed: the keda chart lives in kedacore/charts, which is not a Go module",
+        "standsIn": "its 6 CRD(s), installed from github.com/kedacore/keda/v2@v2.20.2:config/crd/bases",
+        "wave": "environment",
+        "stack": "dev",
+        "cluster": "dev-use1",
+    }
+    assert document["summary"]["apply"] == {"passed": 1, "limits": 1}
+    assert document["summary"]["gate"] == {"limits": 1}
+    shown = (tmp_path / "out.txt").read_text()
+    assert "limit [apply] dev-use1: release keda (keda 2.20.2): not rehearsed" in shown
+    assert "in its place: its 6 CRD(s)" in shown
+    assert "all 1 checks passed; 2 declared limit(s)" in shown
+
+
+def test_a_failed_check_fails_the_run_beside_limits(tmp_path: Path):
+    report = _report(tmp_path)
+    report.limit(_limit())
+    report.add(Check("Queue research", "apply", False, "refused by the API server: 400", "environment", "dev"))
+    assert report.conclude() == 1
+    assert report.document()["ok"] is False
+    assert "1 of 1 check(s) failed" in (tmp_path / "out.txt").read_text()
+
+
+def test_every_chart_the_rehearsal_cannot_install_says_what_stands_in():
+    assert [key for key, source in CHART_SOURCES.items() if source.files is None and not source.stands_in] == []
+    assert [key for key, source in CHART_SOURCES.items() if source.files is None and not source.unavailable] == []
 
 
 def test_policy_gate_judges_make_plans_verdict(tmp_path: Path):
@@ -253,7 +323,8 @@ def test_policy_gate_judges_make_plans_verdict(tmp_path: Path):
         out_dir, env_name = tmp_path, "prod"
 
     wave = Wave("canary", ("prod.use1",), False)
-    assert _policy_gate(Rehearsal(), wave).ok is None  # no policy.json: not run, with the command to run
+    missing = _policy_gate(Rehearsal(), wave)  # no policy.json: nothing to judge is no pass
+    assert missing.ok is False and "run `make plan ENV=prod` first" in missing.detail
     (tmp_path / "policy.json").write_text(
         json.dumps(
             [

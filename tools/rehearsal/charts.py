@@ -69,6 +69,7 @@ class ChartSource:
     vendored_crds: tuple[str, ...] = ()  # conformance/upstream paths, for a chart without files
     crd_files: ModuleFiles | None = None  # where the chart's CRDs come from when its templates are elsewhere
     note: str = ""
+    stands_in: str = ""  # for a chart without files: what takes the place of its controllers, or what goes unchecked
 
 
 _K = "github.com/kserve/kserve"
@@ -99,6 +100,7 @@ CHART_SOURCES: dict[tuple[str, str], ChartSource] = {
     ("ai-gateway-crds-helm", "v1.1.0"): ChartSource(
         None,
         unavailable="the module proxy refuses github.com/envoyproxy/ai-gateway@v1.1.0 (403)",
+        stands_in="the AI Gateway objects are checked against these schemas only",
         vendored_crds=(
             "ai-gateway/v1.1.0/aigateway.envoyproxy.io_aigatewayroutes.yaml",
             "ai-gateway/v1.1.0/aigateway.envoyproxy.io_aiservicebackends.yaml",
@@ -106,19 +108,27 @@ CHART_SOURCES: dict[tuple[str, str], ChartSource] = {
         ),
     ),
     ("ai-gateway-helm", "v1.1.0"): ChartSource(
-        None, unavailable="the module proxy refuses github.com/envoyproxy/ai-gateway@v1.1.0 (403)"
+        None,
+        unavailable="the module proxy refuses github.com/envoyproxy/ai-gateway@v1.1.0 (403)",
+        stands_in="no AI Gateway controller runs: AIGatewayRoutes are not translated (egctl translates the Envoy "
+        "Gateway objects)",
     ),
     ("gpu-operator", "v26.7.0"): ChartSource(
         None,
         unavailable="github.com/NVIDIA/gpu-operator has no module version v26.7.0 (the proxy answers 403: a major "
         "version above 1 needs a /v26 module path, which the repository does not declare)",
         vendored_crds=("gpu-operator/v26.7.0/nvidia.com_clusterpolicies.yaml",),
+        stands_in="its operands' work is stood in for by the kwok nodes: GPU pools advertise the device plugin's "
+        "resources (whole GPUs, MIG slices, time-slice shares) and the feature-discovery labels "
+        "(tools/rehearsal/nodes.py)",
     ),
     # kedacore/charts is not a Go module; the chart's CRDs are keda's own at the chart's appVersion.
     ("keda", "2.20.2"): ChartSource(
         None,
         unavailable="the keda chart lives in kedacore/charts, which is not a Go module",
         crd_files=ModuleFiles("github.com/kedacore/keda/v2", "v2.20.2", "config/crd/bases"),
+        stands_in="no KEDA operator or metrics server runs: ScaledObjects are checked against their schema, "
+        "nothing scales",
     ),
     # prometheus-community/helm-charts is not a Go module; its crds subchart carries the operator's CRDs at the
     # chart's appVersion (v0.93.1: conformance/upstream/kube-prometheus-stack/*/Chart.yaml).
@@ -128,13 +138,24 @@ CHART_SOURCES: dict[tuple[str, str], ChartSource] = {
         crd_files=ModuleFiles(
             "github.com/prometheus-operator/prometheus-operator", "v0.93.1", "example/prometheus-operator-crd"
         ),
+        stands_in="no Prometheus, operator or Grafana runs: monitors and rules are checked against their schemas",
     ),
     ("cluster-autoscaler", "9.59.0"): ChartSource(
-        None, unavailable="the chart is in kubernetes/autoscaler's charts/, outside the cluster-autoscaler module"
+        None,
+        unavailable="the chart is in kubernetes/autoscaler's charts/, outside the cluster-autoscaler module",
+        stands_in="every pool's nodes are there at its maxSize from the start, as kwok nodes (tools/rehearsal/"
+        "nodes.py): what the autoscaler could reach, not when",
     ),
-    ("aws-efa-k8s-device-plugin", "v0.5.30"): ChartSource(None, unavailable="aws/eks-charts is not a Go module"),
+    ("aws-efa-k8s-device-plugin", "v0.5.30"): ChartSource(
+        None,
+        unavailable="aws/eks-charts is not a Go module",
+        stands_in="the kwok nodes of EFA pools advertise vpc.amazonaws.com/efa as the plugin counts interfaces "
+        "(tools/rehearsal/nodes.py)",
+    ),
     ("dcgm-exporter", "4.8.2"): ChartSource(
-        None, unavailable="NVIDIA/dcgm-exporter's tags (4.5.3-4.8.2) are not module versions"
+        None,
+        unavailable="NVIDIA/dcgm-exporter's tags (4.5.3-4.8.2) are not module versions",
+        stands_in="nothing: no GPU metrics are exported (there is no GPU to read)",
     ),
 }
 

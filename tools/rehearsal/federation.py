@@ -95,7 +95,13 @@ def check_members(rehearsal: Rehearsal, wave: Wave) -> None:
         if not rehearsal.has_binary("karmada-agent"):
             rehearsal.check(
                 Check(
-                    name, "member-joined", None, "not run: karmada-agent is not built", wave.name, stack, cluster=member
+                    name,
+                    "member-joined",
+                    False,
+                    "karmada-agent is not built: run `make rehearsal-tools`",
+                    wave.name,
+                    stack,
+                    cluster=member,
                 )
             )
             continue

@@ -3,7 +3,7 @@ mandatory findings for the wave's stacks) and the health gate of `tools/rollout`
 probe, its polling), each stack's checks built from the stack's planned outputs as `make rollout` builds them
 from the deployed stack's. A kubeconfig in those outputs names its cluster; the probe talks to the rehearsal's
 cluster of that name. The gateway check sends a request through the data plane, which the rehearsal does not
-run: it is reported as not run, with the URL it would call."""
+run: it is a declared limit, with the URL it would call."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from components.config.rollout import Wave
-from tools.rehearsal.report import Check
+from tools.rehearsal.report import Check, Limit
 from tools.rollout.gates import stack_health
 from tools.rollout.health import ClusterProbe, KubernetesProbe, ProbeError, wait_healthy
 
@@ -64,12 +64,13 @@ def run_gates(rehearsal: Rehearsal, wave: Wave) -> None:
             )
             continue
         for check in (c for c in checks if _waits_for(c, DATA_PLANE)):
-            rehearsal.check(
-                Check(
+            rehearsal.limit(
+                Limit(
                     f"health: {check.name}",
                     "gate",
-                    None,
-                    f"not run: the rehearsal runs no data plane (no Envoy, no engine): {check.waits_for}",
+                    f"the rehearsal runs no data plane (no Envoy, no engine serving tokens), so it cannot {check.waits_for}",
+                    "the gate's checks of the same wave that need no data plane: the models' Ready conditions, "
+                    "and the gateway objects' translation (gateway-translated)",
                     wave.name,
                     stack,
                 )
@@ -80,8 +81,9 @@ def run_gates(rehearsal: Rehearsal, wave: Wave) -> None:
                 Check(
                     f"health: {check.name}",
                     "gate",
-                    None,
-                    f"not run: {', '.join(controllers)} not built, so nothing makes a model Ready: {check.waits_for}",
+                    False,
+                    f"{', '.join(controllers)} not built (`make rehearsal-tools`), so nothing makes a model Ready: "
+                    f"{check.waits_for}",
                     wave.name,
                     stack,
                 )
@@ -115,8 +117,8 @@ def _policy_gate(rehearsal: Rehearsal, wave: Wave) -> Check:
         return Check(
             "policy",
             "gate",
-            None,
-            f"not run: no {path}: run `make plan ENV={rehearsal.env_name}`",
+            False,
+            f"no {path} to judge: run `make plan ENV={rehearsal.env_name}` first",
             wave.name,
             wave.stacks[0],
         )

@@ -25,7 +25,7 @@ import yaml
 from components.k8s.names import cluster_name
 from tools.rehearsal import cache
 from tools.rehearsal.kube import ApiError, KindNotServed
-from tools.rehearsal.report import Check
+from tools.rehearsal.report import Check, Limit
 from tools.rollout.ci import stack_regions
 
 if TYPE_CHECKING:
@@ -96,8 +96,8 @@ def check_gateways(rehearsal: Rehearsal, wave: Wave) -> None:
                     Check(
                         name,
                         "gateway-translated",
-                        None,
-                        "not run: egctl is not built",
+                        False,
+                        "egctl is not built: run `make rehearsal-tools`",
                         wave.name,
                         stack,
                         cluster=cluster,
@@ -108,14 +108,15 @@ def check_gateways(rehearsal: Rehearsal, wave: Wave) -> None:
             ai = _live(target, AI_KINDS)
             if ai:
                 kinds = ", ".join(sorted({o["kind"] for o in ai}))
-                rehearsal.check(
-                    Check(
-                        f"AI Gateway objects of {cluster}",
+                rehearsal.limit(
+                    Limit(
+                        f"AI Gateway objects of {cluster}: {len(ai)} ({kinds})",
                         "gateway-translated",
-                        None,
-                        f"not translated: {len(ai)} object(s) ({kinds}): the AI Gateway's translator runs only in its "
-                        "controller (not run: the module proxy refuses v1.1.0) and in `aigw run`, which starts Envoy; "
-                        "no served aigw has a translate command. Their schemas are the v1.1.0 CRDs'",
+                        "the AI Gateway's translator runs only in its controller (not built: the module proxy refuses "
+                        "github.com/envoyproxy/ai-gateway@v1.1.0) and in `aigw run`, which starts Envoy; no served "
+                        "aigw has a translate command",
+                        "their v1.1.0 CRDs' schemas, which the API server checked at apply; the Envoy Gateway objects "
+                        "they sit on are translated by egctl",
                         wave.name,
                         stack,
                         cluster=cluster,

@@ -7,12 +7,12 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from tools.plan.engine import PlannedResource
-from tools.rehearsal import helm, pulumi_k8s
+from tools.rehearsal import binaries, helm, pulumi_k8s
 from tools.rehearsal.charts import load_files
 from tools.rehearsal.kube import ApiError, Kube
-from tools.rehearsal.kubelet import stand_in, unknown_flags
+from tools.rehearsal.kubelet import binary_for, runnable, stand_in, unknown_flags
 from tools.rehearsal.processes import ProcessFailed
-from tools.rehearsal.report import Check
+from tools.rehearsal.report import Check, Limit
 
 if TYPE_CHECKING:
     from tools.rehearsal.runner import StackRun, Target
@@ -75,6 +75,35 @@ def _namespaced(kube: Kube, obj: dict[str, Any]) -> bool:
         return True
 
 
+def _workload_containers(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        c
+        for o in objects
+        if o["kind"] in ("Deployment", "StatefulSet", "DaemonSet", "Job")
+        for c in (((o.get("spec") or {}).get("template") or {}).get("spec") or {}).get("containers") or []
+    ]
+
+
+def _program_of(service: tuple[str, str], objects: list[dict[str, Any]]) -> str:
+    """The images of the release's workloads a Service selects (what the API server would call through it)."""
+    svc = next(
+        (o for o in objects if o["kind"] == "Service" and o["metadata"].get("name") == service[1]),
+        None,
+    )
+    selector = ((svc or {}).get("spec") or {}).get("selector") or {}
+    images = sorted(
+        {
+            c.get("image", "?")
+            for o in objects
+            if o["kind"] in ("Deployment", "StatefulSet", "DaemonSet") and selector
+            if selector.items()
+            <= ((((o.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels") or {}).items()
+            for c in (((o.get("spec") or {}).get("template") or {}).get("spec") or {}).get("containers") or []
+        }
+    )
+    return ", ".join(images) or "no workload of the release"
+
+
 def _stand_in_crashed(kube: Kube, obj: dict[str, Any]) -> str | None:
     """A workload's pod whose stand-in program (not the pinned one) exited: it will not get better by waiting."""
     template = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
@@ -102,11 +131,14 @@ def install_release(run: StackRun, resource: PlannedResource) -> bool:
     label = f"release {release} ({key[0]} {key[1]})"
     started = time.monotonic()
 
-    def result(ok: bool | None, detail: str) -> bool:
+    def result(ok: bool, detail: str) -> bool:
         check = run._check(resource, "apply", ok, detail, name=label)
         check.seconds = round(time.monotonic() - started, 1)
         run.r.check(check)
-        return ok is not False
+        return ok
+
+    def limit(obj: str, reason: str, stands_in: str) -> None:
+        run.r.limit(run._limit(resource, "apply", obj, reason, stands_in))
 
     if target is None:
         return result(False, f"cluster {run.plan.cluster_of(resource)} is not up")
@@ -131,10 +163,15 @@ def install_release(run: StackRun, resource: PlannedResource) -> bool:
                 wait_crds_established(target.kube, crds)
             except ProcessFailed as exc:
                 return result(False, str(exc))
-        installed = f"; its {len(crds)} CRD(s) installed from {origin}" if crds else ""
         if failures:
             return result(False, f"CRDs refused: {'; '.join(failures)}")
-        return result(None, f"not rehearsed: {source.unavailable}{installed}")
+        installed = f"its {len(crds)} CRD(s), installed from {origin}" if crds else "none of its objects"
+        limit(label, f"not rehearsed: {source.unavailable}", f"{installed}; {source.stands_in}")
+        if not crds:
+            return True
+        return result(
+            True, f"{len(crds)} CRD(s) created and established (from {origin}); the chart's other objects not"
+        )
     missing = source.files.missing()
     if missing:
         return result(False, missing)
@@ -152,17 +189,18 @@ def install_release(run: StackRun, resource: PlannedResource) -> bool:
     served = run.r.served_services(run, target, resource, rendered)
     for obj, services in unserved(rendered.manifests, served):
         rendered.manifests.remove(obj)
-        run.r.check(
-            Check(
+        programs = "; ".join(f"{s} ({_program_of(tuple(s.split('/', 1)), rendered.manifests)})" for s in services)
+        run.r.limit(
+            Limit(
                 pulumi_k8s.describe(obj),
                 "apply",
-                None,
-                f"release {release}: not applied: the API server would call {', '.join(services)}, whose server "
-                "the rehearsal does not run (its binary is not built); the kinds it admits are admitted unchecked",
+                f"release {release}: not applied: the API server would call {programs}, a program the rehearsal "
+                "does not run (no binary of it at the pin: tools/rehearsal/binaries.py), so every request it "
+                "admits would fail",
+                "nothing: the requests it would admit are admitted unchecked",
                 run.wave.name,
                 run.stack,
                 cluster=target.name,
-                object=pulumi_k8s.describe(obj),
             )
         )
     failures: list[str] = []
@@ -184,10 +222,24 @@ def install_release(run: StackRun, resource: PlannedResource) -> bool:
             f"helm install fails at {failures[0]}" + (f" (+{len(failures) - 1} more)" if len(failures) > 1 else ""),
         )
     run.r.start_controllers(run, target, resource, rendered)
+    played = sorted(
+        {
+            f"{c.get('name')} ({c.get('image', '?')})"
+            for c in _workload_containers(rendered.manifests + rendered.pre_hooks + rendered.post_hooks)
+            if runnable(c) is None
+        }
+    )
+    if played:
+        limit(
+            f"{label}: container(s) {', '.join(played)}",
+            "no program of the rehearsal runs their images (tools/rehearsal/binaries.py builds the ones it runs)",
+            "kwok plays their pods: scheduled and bound by the real scheduler, then Running and Ready without a "
+            "process",
+        )
     if inputs.get("skipAwait"):
         return result(True, f"{len(crd_names)} CRD(s), {created} object(s) created (skipAwait)")
     waits = [o for o in rendered.manifests if o["kind"] in WAITED_KINDS and pulumi_k8s.awaited(o)]
-    stand_in_failures = []
+    stand_in_failures: list[tuple[str, str]] = []  # (workload, why not ready)
     for obj in waits:
         outcome = pulumi_k8s.await_ready(
             target.kube,
@@ -201,31 +253,31 @@ def install_release(run: StackRun, resource: PlannedResource) -> bool:
             containers = ((obj.get("spec") or {}).get("template") or {}).get("spec", {}).get("containers") or []
             stand_ins = [d for d in (stand_in(c) for c in containers) if d]
             if stand_ins:  # not the pinned program failing: the build's declared stand-in for it
-                stand_in_failures.append(f"{pulumi_k8s.describe(obj)} {outcome.detail} ({'; '.join(stand_ins)})")
+                stand_in_failures.append((pulumi_k8s.describe(obj), f"{outcome.detail} ({'; '.join(stand_ins)})"))
                 continue
             return result(
                 False,
                 f"{len(crd_names)} CRD(s), {created} object(s) created; helm waits (atomic, {inputs.get('timeout', 300)} s) "
                 f"and rolls back: {pulumi_k8s.describe(obj)} {outcome.detail}",
             )
-    dropped = sorted(
+    for binary, version, image, flags in sorted(
         {
-            f"{stand_in(c)} without {', '.join(unknown_flags(c))}"
-            for o in waits
-            for c in (((o.get("spec") or {}).get("template") or {}).get("spec") or {}).get("containers") or []
-            if unknown_flags(c)
+            (binary_for(c["image"]) or "", stand_in(c) or "", c["image"], tuple(unknown_flags(c)))
+            for c in _workload_containers(rendered.manifests)
+            if stand_in(c)
         }
-    )
-    if dropped and not stand_in_failures:
-        return result(
-            None,
-            f"not rehearsed in full: {len(waits)} of {len(waits)} ready, a stand-in run without the flags of the "
-            f"pinned version it does not know: {'; '.join(dropped)}",
+    ):
+        without = f", without the flags only the pinned version knows: {', '.join(flags)}" if flags else ""
+        limit(
+            f"{label}: {image}",
+            f"the pinned version is not built: {binaries.by_binary()[binary].stand_in}",
+            f"{version}{without}",
         )
-    if stand_in_failures:
-        return result(
-            None,
-            f"not rehearsed in full: {len(waits) - len(stand_in_failures)} of {len(waits)} ready; a stand-in, not "
-            f"the pinned program, is not: {'; '.join(stand_in_failures)}",
+    for workload, why in stand_in_failures:
+        limit(
+            f"{label}: {workload}",
+            f"a stand-in for its pinned program did not become ready: {why}",
+            "nothing: what it does is not rehearsed",
         )
-    return result(True, f"{len(crd_names)} CRD(s), {created} object(s) created, {len(waits)} ready")
+    ready = len(waits) - len(stand_in_failures)
+    return result(True, f"{len(crd_names)} CRD(s), {created} object(s) created, {ready} of {len(waits)} ready")

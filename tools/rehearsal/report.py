@@ -1,7 +1,11 @@
 """What a rehearsal found: named checks per stack, written to build/<env>/rehearsal.json, and shown as they come.
 
-A check passes, fails, or was not run for a stated reason (`ok: null`, never a silent pass); the run fails
-when any check fails."""
+A check passes (`ok: true`) or fails (`ok: false`); one whose object was never attempted because a resource it
+depends on failed, as `pulumi up` skips it, has `ok: null` and says which. What the rehearsal cannot rehearse at
+all (a release no Go module serves at its pin, a stand-in for a pinned program, a webhook whose server it does
+not run, a gate that needs a data plane) is not a check: it is a declared limit (`stacks[].limits[]`), naming
+the object, the reason and what stands in its place, counted in the summary and shown as it comes. The run fails
+(exit 1) when a check fails; a limit never fails it and never passes for a check."""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 Category = Literal["apply", "member-joined", "propagated", "scheduled", "picker-started", "gateway-translated", "gate"]
@@ -41,10 +46,25 @@ class Check:
 
 
 @dataclass
+class Limit:
+    """Something of the plan the rehearsal does not rehearse: `object`, `reason` (why it cannot), `stands_in` (what
+    takes its place, or what then goes unchecked)."""
+
+    object: str
+    category: Category
+    reason: str
+    stands_in: str
+    wave: str
+    stack: str
+    cluster: str | None = None
+
+
+@dataclass
 class StackReport:
     name: str
     wave: str
     checks: list[Check] = field(default_factory=list)
+    limits: list[Limit] = field(default_factory=list)
 
 
 @dataclass
@@ -67,15 +87,31 @@ class Report:
 
     def add(self, check: Check) -> Check:
         self.stack(check.stack, check.wave).checks.append(check)
-        mark = {True: "[green]pass[/]", False: "[red]FAIL[/]", None: "[yellow]not run[/]"}[check.ok]
+        mark = {True: "[green]pass[/]", False: "[red]FAIL[/]", None: "[yellow]not attempted[/]"}[check.ok]
         where = f"{check.cluster}: " if check.cluster else ""
         if check.ok is not True or check.category != "apply":  # every apply pass would drown the view
-            self.console.print(f"  {mark} [{check.category}] {where}{check.name}: {check.detail}", highlight=False)
+            self.console.print(
+                f"  {mark} {escape(f'[{check.category}] {where}{check.name}: {check.detail}')}", highlight=False
+            )
         return check
+
+    def limit(self, limit: Limit) -> Limit:
+        self.stack(limit.stack, limit.wave).limits.append(limit)
+        where = f"{limit.cluster}: " if limit.cluster else ""
+        self.console.print(
+            f"  [cyan]limit[/] {escape(f'[{limit.category}] {where}{limit.object}: {limit.reason}')}; "
+            f"in its place: {escape(limit.stands_in)}",
+            highlight=False,
+        )
+        return limit
 
     @property
     def checks(self) -> list[Check]:
         return [c for s in self.stacks for c in s.checks]
+
+    @property
+    def limits(self) -> list[Limit]:
+        return [limit for s in self.stacks for limit in s.limits]
 
     @property
     def failed(self) -> list[Check]:
@@ -89,18 +125,36 @@ class Report:
             "stoppedAt": self.stopped_at,
             "binaries": self.binaries,
             "clusters": self.clusters,
-            "summary": {
-                category: dict(Counter(_state(c) for c in self.checks if c.category == category))
-                for category in CATEGORIES
-            },
+            "limits": len(self.limits),
+            "summary": {category: _counts(self.checks, self.limits, category) for category in CATEGORIES},
             "stacks": [
-                {"name": s.name, "wave": s.wave, "checks": [_check_json(c) for c in s.checks]} for s in self.stacks
+                {
+                    "name": s.name,
+                    "wave": s.wave,
+                    "checks": [_check_json(c) for c in s.checks],
+                    "limits": [_limit_json(limit) for limit in s.limits],
+                }
+                for s in self.stacks
             ],
         }
 
     def write(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(self.document(), indent=2) + "\n")
+
+    def conclude(self) -> int:
+        """The summary, and the run's exit code: 1 when a check failed; declared limits do not count."""
+        self.console.print(self.summary_table())
+        failed, checks = self.failed, self.checks
+        limits = f"; {len(self.limits)} declared limit(s), not rehearsed (rehearsal.json: stacks[].limits)"
+        if failed:
+            stop = f"; `make rollout` would stop in wave {self.stopped_at}" if self.stopped_at else ""
+            self.console.print(
+                f"[red]rehearsal of {self.environment}: {len(failed)} of {len(checks)} check(s) failed[/]{stop}{limits}"
+            )
+            return 1
+        self.console.print(f"[green]rehearsal of {self.environment}: all {len(checks)} checks passed[/]{limits}")
+        return 0
 
     def summary_table(self) -> Table:
         table = Table(title=f"rehearsal of {self.environment}")
@@ -109,31 +163,50 @@ class Report:
         for category in CATEGORIES:
             table.add_column(category, justify="right")
         for s in self.stacks:
-            cells = []
-            for category in CATEGORIES:
-                states = Counter(_state(c) for c in s.checks if c.category == category)
-                cells.append(_cell(states))
+            cells = [_cell(_counts(s.checks, s.limits, category)) for category in CATEGORIES]
             table.add_row(s.name, s.wave, *cells)
         return table
 
 
 def _state(check: Check) -> str:
-    return {True: "passed", False: "failed", None: "not-run"}[check.ok]
+    return {True: "passed", False: "failed", None: "not-attempted"}[check.ok]
 
 
-def _cell(states: Counter) -> str:
+def _counts(checks: list[Check], limits: list[Limit], category: Category) -> dict[str, int]:
+    counts = Counter(_state(c) for c in checks if c.category == category)
+    counts["limits"] = sum(1 for limit in limits if limit.category == category)
+    return {state: n for state, n in counts.items() if n}
+
+
+def _cell(states: dict[str, int]) -> str:
     if not states:
         return "[dim]-[/]"
     parts = []
-    if states["passed"]:
+    if states.get("passed"):
         parts.append(f"[green]{states['passed']}[/]")
-    if states["failed"]:
+    if states.get("failed"):
         parts.append(f"[red]{states['failed']} failed[/]")
-    if states["not-run"]:
-        parts.append(f"[yellow]{states['not-run']} not run[/]")
+    if states.get("not-attempted"):
+        parts.append(f"[yellow]{states['not-attempted']} not attempted[/]")
+    if states.get("limits"):
+        parts.append(f"[cyan]{states['limits']} limits[/]")
     return " ".join(parts)
 
 
 def _check_json(check: Check) -> dict:
     data = asdict(check)
     return {k: v for k, v in data.items() if v is not None or k == "ok"}
+
+
+def _limit_json(limit: Limit) -> dict:
+    data = {
+        "object": limit.object,
+        "category": limit.category,
+        "rehearsed": False,
+        "reason": limit.reason,
+        "standsIn": limit.stands_in,
+        "wave": limit.wave,
+        "stack": limit.stack,
+        "cluster": limit.cluster,
+    }
+    return {k: v for k, v in data.items() if v is not None}

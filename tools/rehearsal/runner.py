@@ -42,7 +42,7 @@ from tools.rehearsal.kubelet import Kubelet, runnable
 from tools.rehearsal.network import NODES_PER_CLUSTER, NetworkError, PodNetwork
 from tools.rehearsal.processes import ProcessFailed, Supervisor, wait_until
 from tools.rehearsal.proxy import ServiceProxy
-from tools.rehearsal.report import Check, Report
+from tools.rehearsal.report import Check, Limit, Report
 from tools.rehearsal.serving import check_pickers, check_scheduled
 from tools.rollout.ci import stack_regions
 
@@ -127,16 +127,7 @@ class Rehearsal:
             if self.network is not None:
                 self.network.close()
             self.report.write(self.out_dir / "rehearsal.json")
-        self.console.print(self.report.summary_table())
-        failed = self.report.failed
-        if failed:
-            self.console.print(
-                f"[red]rehearsal of {self.env_name}: {len(failed)} check(s) failed[/]"
-                + (f"; `make rollout` would stop in wave {self.report.stopped_at}" if self.report.stopped_at else "")
-            )
-            return 1
-        self.console.print(f"[green]rehearsal of {self.env_name}: every check passed[/]")
-        return 0
+        return self.report.conclude()
 
     def _waves(self, waves: list[Wave]) -> None:
         for wave in waves:
@@ -255,6 +246,9 @@ class Rehearsal:
     def check(self, check: Check) -> Check:
         return self.report.add(check)
 
+    def limit(self, limit: Limit) -> Limit:
+        return self.report.limit(limit)
+
     kube_version = KUBE_VERSION
 
     def install_release(self, run: StackRun, resource: PlannedResource) -> bool:
@@ -273,15 +267,16 @@ class Rehearsal:
             stand_in = CertManagerStandIn(target.kube, target.name, namespace)
             stand_in.start()
             target.controllers.append(stand_in)
-            run.r.check(
-                run._check(
+            run.r.limit(
+                run._limit(
                     resource,
                     "apply",
-                    None,
-                    "cert-manager's controller, webhook and cainjector are stood in for: their modules "
-                    "(cmd/controller, cmd/webhook, cmd/cainjector) have no version the module proxy serves at "
-                    "v1.21.1; the rehearsal issues Certificates and injects CA bundles as they would",
-                    name="cert-manager (stand-in)",
+                    "cert-manager's controller, webhook and cainjector",
+                    "their modules (cmd/controller, cmd/webhook, cmd/cainjector) have no version the module proxy "
+                    "serves at v1.21.1",
+                    "the rehearsal's cert-manager stand-in (tools/rehearsal/certmanager.py) issues each Certificate's "
+                    "Secret from its Issuer and injects CA bundles as cainjector does; cert-manager's webhook does "
+                    "not validate the Certificates and Issuers",
                 )
             )
         if key[0] == "fluid" and not any(isinstance(c, FluidStandIn) for c in target.controllers):
@@ -290,15 +285,16 @@ class Rehearsal:
             fluid_stand_in = FluidStandIn(target.kube, target.name, mount_root)
             fluid_stand_in.start()
             target.controllers.append(fluid_stand_in)
-            run.r.check(
-                run._check(
+            run.r.limit(
+                run._limit(
                     resource,
                     "apply",
-                    None,
-                    "Fluid's controllers are not run (their images install the runtime charts with their own Helm); "
-                    "the rehearsal makes each Dataset's PersistentVolume and claim as the AlluxioRuntime controller "
-                    "does, its node affinity the runtime's fuse.nodeSelector (tools/rehearsal/fluid.py)",
-                    name="fluid (stand-in)",
+                    "Fluid's controllers (dataset, alluxioruntime, thinruntime, fluid-webhook, csi)",
+                    "their images install the runtimes' charts with their own Helm and mount FUSE, which kwok pods "
+                    "do not do",
+                    "the rehearsal's Fluid stand-in (tools/rehearsal/fluid.py) makes each Dataset's PersistentVolume "
+                    "and claim as the AlluxioRuntime controller does, its node affinity the runtime's "
+                    "fuse.nodeSelector; no cache worker runs",
                 )
             )
 
@@ -605,6 +601,17 @@ class StackRun:
             self.stack,
             cluster=cluster,
             object=obj,
+        )
+
+    def _limit(self, resource: PlannedResource, category: str, obj: str, reason: str, stands_in: str) -> Limit:
+        return Limit(
+            obj,
+            category,  # type: ignore[arg-type]
+            reason,
+            stands_in,
+            self.wave.name,
+            self.stack,
+            cluster=self.plan.cluster_of(resource),
         )
 
     def target(self, resource: PlannedResource) -> Target | None:

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 import requests
 
 from components.k8s.names import SERVING_NAMESPACE, cluster_name
+from tools.plan.model import K8S_PROVIDER
 from tools.rehearsal.kube import ApiError
 from tools.rehearsal.kubelet import binary_for
 from tools.rehearsal.report import Check
-from tools.rollout.ci import stack_regions
 
 if TYPE_CHECKING:
     from components.config.rollout import Wave
@@ -51,54 +51,44 @@ def _unscheduled(pod: dict[str, Any]) -> str | None:
 
 
 def check_scheduled(rehearsal: Rehearsal, wave: Wave) -> None:
+    """Each placement of a model whose serving object a stack of this wave creates: on the placement's cluster
+    itself (a region's stack), or on Karmada, which propagates it to the member (the global stack)."""
     env, env_name = rehearsal.env, rehearsal.env_name
     domain = env.label_domain
+    karmada = {r.name for r in rehearsal.plan.resources if r.type == K8S_PROVIDER and r.name.endswith("-karmada")}
     for stack in wave.stacks:
-        for region_name in stack_regions(env, rehearsal.slices[stack]):
-            region = env.region(region_name)
-            cluster = cluster_name(env_name, region)
-            target = rehearsal.targets.get(cluster)
-            if target is None:
-                continue
-            kinds = {
-                r.inputs["metadata"]["name"]: r.inputs["kind"]
-                for r in rehearsal.plan.stacks.get(stack, rehearsal.plan).kubernetes_objects()
-                if r.inputs.get("kind") in SERVING and rehearsal.plan.cluster_of(r) == cluster
-            }
-            for model in env.models:
-                for placement in (p for p in model.placements if p.region == region_name):
-                    name = f"{model.name} on {cluster}"
-                    kind = kinds.get(model.name)
-                    if kind is None:
-                        rehearsal.check(
-                            Check(
-                                name,
-                                "scheduled",
-                                None,
-                                f"not run here: {stack} renders no serving object for {model.name} on {cluster} (it comes from another stack, e.g. federated)",
-                                wave.name,
-                                stack,
-                                cluster=cluster,
-                            )
+        created = {
+            (r.inputs["metadata"]["name"], rehearsal.plan.cluster_of(r)): r.inputs["kind"]
+            for r in rehearsal.plan.stacks.get(stack, rehearsal.plan).kubernetes_objects()
+            if r.inputs.get("kind") in SERVING
+        }
+        for model in env.models:
+            for placement in model.placements:
+                cluster = cluster_name(env_name, env.region(placement.region))
+                kind = created.get((model.name, cluster)) or next(
+                    (created[(model.name, k)] for k in karmada if (model.name, k) in created), None
+                )
+                target = rehearsal.targets.get(cluster)
+                if kind is None or target is None:
+                    continue  # created by another wave's stack, checked there
+                name = f"{model.name} on {cluster}"
+                controller = SERVING[kind][1]
+                if not rehearsal.has_binary(controller):
+                    rehearsal.check(
+                        Check(
+                            name,
+                            "scheduled",
+                            False,
+                            f"{controller} is not built (`make rehearsal-tools`), so nothing turns the {kind} into pods",
+                            wave.name,
+                            stack,
+                            cluster=cluster,
+                            object=f"{kind} {SERVING_NAMESPACE}/{model.name}",
                         )
-                        continue
-                    controller = SERVING[kind][1]
-                    if not rehearsal.has_binary(controller):
-                        rehearsal.check(
-                            Check(
-                                name,
-                                "scheduled",
-                                None,
-                                f"not run: {controller} is not built, so nothing turns the {kind} into pods",
-                                wave.name,
-                                stack,
-                                cluster=cluster,
-                                object=f"{kind} {SERVING_NAMESPACE}/{model.name}",
-                            )
-                        )
-                        continue
-                    pools = {placement.pool, *([placement.prefill.pool] if placement.prefill is not None else [])}
-                    rehearsal.check(_schedule(rehearsal, target, kind, model.name, pools, domain, wave, stack, name))
+                    )
+                    continue
+                pools = {placement.pool, *([placement.prefill.pool] if placement.prefill is not None else [])}
+                rehearsal.check(_schedule(rehearsal, target, kind, model.name, pools, domain, wave, stack, name))
 
 
 def _schedule(
@@ -120,7 +110,7 @@ def _schedule(
                 name,
                 "scheduled",
                 False,
-                f"no pods: no {kind} {model} on this cluster (not created in this wave: see its apply check)",
+                f"no pods: no {kind} {model} on this cluster (see its apply check, or its propagated one when federated)",
                 wave.name,
                 stack,
                 cluster=target.name,
@@ -210,8 +200,8 @@ def check_pickers(rehearsal: Rehearsal, wave: Wave) -> None:
                     Check(
                         name,
                         "picker-started",
-                        None,
-                        "not run: epp is not built",
+                        False,
+                        "epp is not built: run `make rehearsal-tools`",
                         wave.name,
                         stack,
                         cluster=cluster,
