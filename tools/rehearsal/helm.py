@@ -2,14 +2,17 @@
 (catalog fact `helm-install-order-and-wait`, components/catalog/upstream.py HELM_INSTALLS_IN_ORDER).
 
 pulumi-kubernetes's `helm.sh/v3:Release` runs Helm's install action (helm.sh/helm/v3 v3.20.2 in the provider's
-go.mod at v4.32.0): the chart's `crds/` first (unless skipCrds), then pre-install hooks, then every template in
-Helm's kind order (pkg/releaseutil/kind_sorter.go InstallOrder; kinds it does not list, webhook configurations
-among them, last), then post-install hooks, then, unless skipAwait, it waits for Deployments, StatefulSets,
-DaemonSets, Jobs, PVCs and Services to be ready. Values are the release's `valueYamlFiles` merged under its
-`values`."""
+go.mod at v4.32.0): the chart's `crds/` first (unless skipCrds; one that exists is skipped), then pre-install
+hooks, then every template in Helm's kind order (pkg/releaseutil/kind_sorter.go InstallOrder; kinds it does not
+list, webhook configurations among them, last), each labelled and annotated as the release's own (an object that
+exists already fails the install), then post-install hooks, then, unless skipAwait, it waits for Deployments,
+StatefulSets, DaemonSets, Jobs, PVCs and Services to be ready. Values are the release's `valueYamlFiles` merged
+under its `values`. A real install renders with the cluster at hand: a template's `lookup` reads the live
+cluster, so the rehearsal renders against its cluster too (`--dry-run=server`)."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,6 +64,10 @@ INSTALL_ORDER = (
 )
 HELM_FIELD_MANAGER = "helm"
 HOOK_ANNOTATION = "helm.sh/hook"
+# helm.sh/helm/v3@v3.20.2:pkg/action/validate.go L140-L170 (setMetadataVisitor, applied to every template's object
+# by install.go L339) and L30-L33 (the names): what marks an object as a release's own.
+OWNER_LABELS = {"app.kubernetes.io/managed-by": "Helm"}
+OWNER_RELEASE = ("meta.helm.sh/release-name", "meta.helm.sh/release-namespace")
 
 # The karmada chart's only dependency, bitnami `common` 2.31.4 (charts/karmada/Chart.lock), is not in a Go
 # module. Karmada's templates call two of its helpers (templates/_helpers.tpl L374-L437): this stand-in gives
@@ -101,10 +108,36 @@ PACKAGING = {
 
 @dataclass
 class Rendered:
-    crds: list[dict[str, Any]] = field(default_factory=list)
+    crds: list[dict[str, Any]] = field(default_factory=list)  # the charts' crds/ files: skipped when they exist
+    owned_crds: list[dict[str, Any]] = field(default_factory=list)  # CRDs among the templates: the release's own
     pre_hooks: list[dict[str, Any]] = field(default_factory=list)
     manifests: list[dict[str, Any]] = field(default_factory=list)
     post_hooks: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def every_crd(self) -> list[dict[str, Any]]:
+        return [*self.crds, *self.owned_crds]
+
+
+def owned(obj: dict[str, Any], release: str, namespace: str) -> dict[str, Any]:
+    """`obj` as Helm's install creates a template's object: labelled and annotated as the release's."""
+    metadata = obj.setdefault("metadata", {})
+    metadata["labels"] = {**(metadata.get("labels") or {}), **OWNER_LABELS}
+    metadata["annotations"] = {
+        **(metadata.get("annotations") or {}),
+        OWNER_RELEASE[0]: release,
+        OWNER_RELEASE[1]: namespace,
+    }
+    return obj
+
+
+def rendered_documents(text: str) -> list[tuple[str, dict[str, Any]]]:
+    """(template path, object) of each document `helm template` prints, the path from its `# Source:` line."""
+    found: list[tuple[str, dict[str, Any]]] = []
+    for chunk in re.split(r"^---\s*$", text, flags=re.M):
+        source = next((line[len("# Source: ") :] for line in chunk.splitlines() if line.startswith("# Source: ")), "")
+        found += [(source, doc) for doc in load_all(chunk)]
+    return found
 
 
 class RenderError(Exception):
@@ -144,7 +177,6 @@ def _chart_dir(key: tuple[str, str], source: ChartSource, workdir: Path) -> Path
     copy = workdir / "charts" / key[0]
     if copy.exists():
         return copy
-    import re
     import shutil
 
     shutil.copytree(source.files.directory, copy)
@@ -174,8 +206,10 @@ def render(
     workdir: Path,
     kube_version: str,
     api_versions: list[str],
+    kubeconfig: Path,
 ) -> Rendered:
-    """`helm template` of the release, split the way `helm install` applies it."""
+    """`helm template` of the release, split the way `helm install` applies it; its lookups read the cluster of
+    `kubeconfig`, as the install's do."""
     chart = _chart_dir(key, source, workdir)
     values_file = workdir / f"{inputs['name']}.values.yaml"
     values_file.parent.mkdir(parents=True, exist_ok=True)
@@ -192,6 +226,9 @@ def render(
         "--kube-version",
         kube_version,
         *[a for v in api_versions for a in ("--api-versions", v)],
+        "--dry-run=server",
+        "--kubeconfig",
+        str(kubeconfig),
     ]
     if not inputs.get("skipCrds"):
         argv.append("--include-crds")
@@ -202,10 +239,13 @@ def render(
         )
     (workdir / f"{inputs['name']}.rendered.yaml").write_text(done.stdout)
     rendered = Rendered()
-    for doc in load_all(done.stdout):
+    release, namespace = str(inputs["name"]), str(inputs.get("namespace") or "default")
+    for source, doc in rendered_documents(done.stdout):
         hooks = ((doc.get("metadata") or {}).get("annotations") or {}).get(HOOK_ANNOTATION, "")
-        if doc["kind"] == "CustomResourceDefinition" and not hooks:
+        if "/crds/" in f"/{source}":
             rendered.crds.append(doc)
+        elif doc["kind"] == "CustomResourceDefinition" and not hooks:
+            rendered.owned_crds.append(owned(doc, release, namespace))
         elif "pre-install" in hooks:
             rendered.pre_hooks.append(doc)
         elif "post-install" in hooks:
@@ -213,7 +253,7 @@ def render(
         elif hooks:
             continue  # upgrade, delete and test hooks do not run on install
         else:
-            rendered.manifests.append(doc)
+            rendered.manifests.append(owned(doc, release, namespace))
     rendered.manifests.sort(key=_install_rank)
     return rendered
 

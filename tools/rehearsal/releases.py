@@ -42,16 +42,27 @@ def unserved(objects: list[dict[str, Any]], served: set[tuple[str, str]]) -> lis
     return found
 
 
-def _create_all(run: StackRun, target: Target, release: str, objects: list[dict[str, Any]], failures: list[str]) -> int:
-    created = 0
+def _create_all(
+    run: StackRun,
+    target: Target,
+    release: str,
+    objects: list[dict[str, Any]],
+    failures: list[str],
+    skip_existing: bool = False,
+) -> list[dict[str, Any]]:
+    """The objects created; `skip_existing`: one that exists is left alone, as Helm leaves a chart's crds/ file
+    whose CRD exists (helm.sh/helm/v3@v3.20.2:pkg/action/install.go L172-L178)."""
+    created = []
     for obj in objects:
         obj.setdefault("metadata", {})
         try:
             if _namespaced(target.kube, obj) and not obj["metadata"].get("namespace"):
                 obj["metadata"]["namespace"] = run.release_namespace
             target.kube.create(obj, field_manager=helm.HELM_FIELD_MANAGER)
-            created += 1
+            created.append(obj)
         except ApiError as exc:
+            if skip_existing and exc.status == 409:
+                continue
             failures.append(f"{pulumi_k8s.describe(obj)}: {exc}")
             run.r.check(
                 Check(
@@ -183,6 +194,7 @@ def install_release(run: StackRun, resource: PlannedResource) -> bool:
             workdir=run.r.work / "helm" / target.name,
             kube_version=run.r.kube_version,
             api_versions=target.kube.api_versions(),
+            kubeconfig=target.plane.admin_kubeconfig,
         )
     except helm.RenderError as exc:
         return result(False, str(exc))
@@ -204,16 +216,17 @@ def install_release(run: StackRun, resource: PlannedResource) -> bool:
             )
         )
     failures: list[str] = []
-    _create_all(run, target, release, rendered.crds, failures)
-    crd_names = [c["metadata"]["name"] for c in rendered.crds]
+    new_crds = _create_all(run, target, release, rendered.crds, failures, skip_existing=True)
+    new_crds += _create_all(run, target, release, rendered.owned_crds, failures)
+    crd_names = [c["metadata"]["name"] for c in new_crds]
     if crd_names and not failures:
         try:
-            wait_crds_established(target.kube, rendered.crds)
+            wait_crds_established(target.kube, new_crds)
         except ProcessFailed as exc:  # helm install fails the same way: the CRDs never become established
             return result(False, f"{len(crd_names)} CRD(s) created; {exc}")
     created = 0
     for phase in (rendered.pre_hooks, rendered.manifests, rendered.post_hooks):
-        created += _create_all(run, target, release, phase, failures)
+        created += len(_create_all(run, target, release, phase, failures))
         if failures:
             break
     if failures:
