@@ -376,6 +376,82 @@ class ObjectStore:
     def patch_status(self, api_version, kind, namespace, name, patch):
         self.get(api_version, kind, name, namespace)["status"] = patch["status"]
 
+    def list(self, api_version, kind, namespace=None, *, selector=None):
+        wanted = dict(part.split("=", 1) for part in selector.split(",")) if selector else {}
+        return [
+            o
+            for (v, k, ns, _), o in self.objects.items()
+            if (v, k) == (api_version, kind)
+            and namespace in (None, ns)
+            and wanted.items() <= (o["metadata"].get("labels") or {}).items()
+        ]
+
+
+def test_fluids_csi_driver_is_registered_where_its_node_plugin_runs():
+    """Volcano offers a CSI claim's resource only on nodes whose CSINode lists the driver (VOLCANO_COUNTS_CSI_CLAIMS):
+    the stand-in registers fuse.csi.fluid.io, with no volume limit, on the nodes where the plugin's pod runs."""
+    from tools.rehearsal.fluid import FluidStandIn
+
+    def node(name):
+        return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "uid": f"uid-{name}"}}
+
+    def plugin(name, node_name, phase):
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": "fluid-system", "labels": {"app": "csi-nodeplugin-fluid"}},
+            "spec": {"nodeName": node_name},
+            "status": {"phase": phase},
+        }
+
+    store = ObjectStore(
+        [
+            node("l40s-0"),
+            node("l40s-1"),
+            node("system-0"),
+            plugin("a", "l40s-0", "Running"),
+            plugin("b", "l40s-1", "Pending"),
+        ]
+    )
+    FluidStandIn(store, "dev-use1", "/runtime-mnt")._register_csi_driver()  # type: ignore[arg-type]
+    csi_nodes = store.list("storage.k8s.io/v1", "CSINode")
+    assert csi_nodes == [
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "CSINode",
+            "metadata": {
+                "name": "l40s-0",
+                "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": "l40s-0", "uid": "uid-l40s-0"}],
+            },
+            "spec": {"drivers": [{"name": "fuse.csi.fluid.io", "nodeID": "l40s-0"}]},
+        }
+    ]
+
+
+def test_helm_templates_are_the_releases_own_and_crds_files_are_not():
+    """What `helm template` prints, split as `helm install` applies it: a chart's crds/ files apart (skipped when
+    they exist), the templates' objects, CRDs included, labelled and annotated as the release's (Helm's
+    setMetadataVisitor), hooks as they are."""
+    text = (
+        "---\n# Source: kserve-crd/crds/a.yaml\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n"
+        "metadata:\n  name: a.example.io\n"
+        "---\n# Source: kserve-crd/templates/b.yaml\napiVersion: apiextensions.k8s.io/v1\n"
+        "kind: CustomResourceDefinition\nmetadata:\n  name: b.example.io\n"
+        "---\n# Source: kserve-crd/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
+        "  labels:\n    app: x\n"
+    )
+    assert [(source, doc["metadata"]["name"]) for source, doc in helm.rendered_documents(text)] == [
+        ("kserve-crd/crds/a.yaml", "a.example.io"),
+        ("kserve-crd/templates/b.yaml", "b.example.io"),
+        ("kserve-crd/templates/cm.yaml", "c"),
+    ]
+    config_map = helm.owned({"metadata": {"name": "c", "labels": {"app": "x"}}}, "kserve-crd", "kserve")
+    assert config_map["metadata"] == {
+        "name": "c",
+        "labels": {"app": "x", "app.kubernetes.io/managed-by": "Helm"},
+        "annotations": {"meta.helm.sh/release-name": "kserve-crd", "meta.helm.sh/release-namespace": "kserve"},
+    }
+
 
 def test_a_cluster_issuers_ca_is_read_from_the_cluster_resource_namespace():
     """cert-manager reads a ClusterIssuer's secrets in --cluster-resource-namespace (the release's namespace),

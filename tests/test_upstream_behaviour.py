@@ -73,6 +73,7 @@ from components.catalog.upstream import (
     VLLM_STREAMS_WEIGHTS_FROM_EVERY_RANK,
     VLLM_WRITES_UNDER_HOME_AND_TMP,
     VOLCANO_ADMITS_NO_PODS,
+    VOLCANO_COUNTS_CSI_CLAIMS,
     VOLCANO_QUEUE_GUARANTEE_NEEDS_DESERVED,
     VOLCANO_SCHEDULES_ONLY_ITS_PODS,
     VOLCANO_UNLISTED_RESOURCES_ARE_UNCAPPED,
@@ -719,6 +720,18 @@ def test_fluid_mounts_under_a_writable_root_on_gke(env_plan, upstream):
         # COS (GKE): / is read-only, /var/lib/docker writable; AL2023 (EKS): the default root is writable
         expected = "/var/lib/docker/runtime-mnt" if clouds[env_plan.cluster_of(release)] == "gcp" else None
         assert root == expected, env_plan.cluster_of(release)
+
+
+def test_fluids_csi_node_plugin_runs_on_every_gpu_node(env_plan, upstream):
+    """A model pod with a Fluid claim fits only nodes where Fluid's CSI driver registered (VOLCANO_COUNTS_CSI_CLAIMS):
+    the node plugin keeps the chart's toleration of every taint, the GPU pools' included."""
+    assert VOLCANO_COUNTS_CSI_CLAIMS.name in FACTS
+    assert upstream.chart_values(CHARTS["fluid"].upstream_values)["csi"]["tolerations"] == [{"operator": "Exists"}]
+    releases = [r for r in env_plan.helm_releases() if r.inputs["chart"] == "fluid"]
+    assert releases
+    for release in releases:
+        assert (release.inputs["values"].get("csi") or {}).get("tolerations") in (None, [{"operator": "Exists"}])
+        assert (release.inputs["values"].get("csi") or {}).get("enabled") in (None, True)
 
 
 def test_fluid_fuse_pods_are_critical_by_the_charts_default(upstream):

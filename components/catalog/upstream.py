@@ -609,6 +609,22 @@ VOLCANO_QUEUE_GUARANTEE_NEEDS_DESERVED = _fact(
     "pkg/scheduler/plugins/proportion/proportion.go L96-L139, L220-L236 (deserved from weight, Max with guarantee)",
 )
 
+VOLCANO_COUNTS_CSI_CLAIMS = _fact(
+    "volcano-counts-csi-claims-as-node-resources",
+    "Volcano's scheduler (v1.15.1) adds one `attachable-volumes-csi-<driver>` to a pod's request per claim bound to "
+    "a CSI volume, and a node offers that resource only when its CSINode lists the driver (a very large amount when "
+    "the driver reports no volume limit, as Fluid's fuse.csi.fluid.io does). So a model pod that mounts a Fluid "
+    "cache fits only nodes where Fluid's CSI node plugin has registered, and its queue admits it only once some node "
+    "offers the resource. Fluid's chart (v1.0.8) runs that plugin on every node by default (csi.tolerations: "
+    "operator Exists).",
+    "volcano-sh/volcano@v1.15.1:pkg/scheduler/cache/event_handlers.go L87-L170 (addPodCSIVolumesToTask, "
+    "getPodCSIVolumes), L672-L679 and L1364-L1397 (setCSIResourceOnNode); pkg/scheduler/plugins/proportion/"
+    "proportion.go L331-L376 (per-dimension queue check); fluid-cloudnative/fluid@v1.0.8:pkg/csi/plugins/driver.go "
+    "L37 (driver name), charts/fluid/fluid/values.yaml csi.tolerations, templates/csi/daemonset.yaml L22-L41; "
+    "kubernetes-csi/drivers@v1.0.2:pkg/csi-common/nodeserver-default.go L39-L45 (NodeGetInfo: no max volumes); "
+    "kubernetes/kubernetes@v1.33.13:pkg/volume/csi/nodeinfomanager/nodeinfomanager.go L536-L593",
+)
+
 NVIDIA_VISIBLE_DEVICES_IS_HONOURED = _fact(
     "nvidia-visible-devices-is-honoured-from-any-container",
     "The NVIDIA Container Toolkit (v1.20.0; `accept-nvidia-visible-devices-envvar-when-unprivileged` defaults to "

@@ -8,7 +8,9 @@ fuse.csi.fluid.io, and a node affinity that is the runtime's `fuse.nodeSelector`
 places a model's pods only where the cache's FUSE can run, as in a cluster. A Dataset that refers to another
 (`dataset://<namespace>/<name>`: a namespace reading the cache of another) gets the volume the thin runtime's
 reference engine makes: the physical one's, claimed in its own namespace (pkg/ddc/thin/referencedataset/
-volume.go L70-L209). It is reported as a stand-in."""
+volume.go L70-L209). And, as the kubelet does when the Fluid CSI node plugin on a node registers, the node's
+CSINode lists the driver: Volcano counts each CSI claim of a pod as a resource `attachable-volumes-csi-<driver>`
+that only nodes whose CSINode lists the driver have (CSI_DRIVER_REGISTERED). It is reported as a stand-in."""
 
 from __future__ import annotations
 
@@ -32,6 +34,24 @@ DEFAULT_CAPACITY = "100Pi"
 ANNOTATIONS = {"CreatedBy": "fluid"}
 MOUNT_ROOT_DEFAULT = "/runtime-mnt"  # charts/fluid/fluid/values.yaml runtime.mountRoot
 REF_SCHEMA = "dataset://"  # pkg/common: RefSchema
+# charts/fluid/fluid/templates/csi/daemonset.yaml: the node plugin's pods; `--nodeid=$(NODE_ID)`, spec.nodeName.
+CSI_NODE_PLUGIN = "app=csi-nodeplugin-fluid"
+
+
+def csi_node(node: dict[str, Any], drivers: list[str]) -> dict[str, Any]:
+    """A node's CSINode as the kubelet makes it (k8s.io/kubernetes@v1.33.13:pkg/volume/csi/nodeinfomanager/
+    nodeinfomanager.go L452-L484: named for the node, owned by it) with each driver installed as L536-L593 installs
+    one whose NodeGetInfo gives no volume limit (no `allocatable`): Fluid's, CSI_DRIVER_REGISTERED."""
+    name = node["metadata"]["name"]
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "CSINode",
+        "metadata": {
+            "name": name,
+            "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": name, "uid": node["metadata"]["uid"]}],
+        },
+        "spec": {"drivers": [{"name": d, "nodeID": name} for d in sorted(drivers)]},
+    }
 
 
 def volume_objects(runtime: dict[str, Any], dataset: dict[str, Any], mount_root: str) -> list[dict[str, Any]]:
@@ -156,6 +176,7 @@ class FluidStandIn:
                 background_error("fluid stand-in", exc)
 
     def reconcile(self) -> None:
+        self._register_csi_driver()
         try:
             runtimes = self.kube.list(*RUNTIMES)
         except KindNotServed:
@@ -175,6 +196,19 @@ class FluidStandIn:
             physical_claim = self.kube.get("v1", "PersistentVolumeClaim", ref[1], ref[0])
             if physical_volume is not None and physical_claim is not None:
                 self._create(reference_objects(dataset, physical_volume, physical_claim))
+
+    def _register_csi_driver(self) -> None:
+        """The CSINode of each node where the CSI node plugin runs lists fuse.csi.fluid.io (kwok plays the
+        plugin's pods; the kubelet would register the driver once the registrar reports it)."""
+        running = {
+            p["spec"]["nodeName"]
+            for p in self.kube.list("v1", "Pod", selector=CSI_NODE_PLUGIN)
+            if (p.get("status") or {}).get("phase") == "Running" and (p.get("spec") or {}).get("nodeName")
+        }
+        registered = {n["metadata"]["name"] for n in self.kube.list("storage.k8s.io/v1", "CSINode")}
+        for node in self.kube.list("v1", "Node"):
+            if node["metadata"]["name"] in running and node["metadata"]["name"] not in registered:
+                self.kube.create(csi_node(node, [CSI_DRIVER]), field_manager=MANAGER)
 
     def _create(self, objects: list[dict[str, Any]]) -> None:
         for obj in objects:
