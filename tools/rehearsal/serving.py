@@ -1,12 +1,15 @@
 """The serving checks of a region's wave: `scheduled`, each placed model's pods (made by KServe's controllers
 from its InferenceService or LLMInferenceService) bound by the real scheduler (the default one, or Volcano's) to
 a node of the pool the placement names, a model that cannot fit reported with the scheduler's reason; and
-`picker-started`, each endpoint picker running with its rendered flags and config and counting its pool's
-ready pods (its `inference_pool_ready_pods` metric)."""
+`picker-started`, each endpoint picker running with its rendered flags and config and polling the metrics of each
+of its pool's ready pods (it lists them). The picker counts as ready only the pods whose metrics it read
+(`inference_pool_ready_pods`), and no engine serves them here: that count is a declared limit."""
 
 from __future__ import annotations
 
 import contextlib
+import socket
+import threading
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +19,8 @@ from components.k8s.names import SERVING_NAMESPACE, cluster_name
 from tools.plan.model import K8S_PROVIDER
 from tools.rehearsal.kube import ApiError
 from tools.rehearsal.kubelet import binary_for
-from tools.rehearsal.report import Check
+from tools.rehearsal.network import PodNetwork, _ip
+from tools.rehearsal.report import Check, Limit
 
 if TYPE_CHECKING:
     from components.config.rollout import Wave
@@ -224,6 +228,18 @@ def check_pickers(rehearsal: Rehearsal, wave: Wave) -> None:
                 )
                 continue
             rehearsal.check(_picker(rehearsal, target, obj, pool, wave, stack, name, where))
+            rehearsal.limit(
+                Limit(
+                    f"{name}: its count of ready pods (inference_pool_ready_pods)",
+                    "picker-started",
+                    "the picker counts the pods whose /metrics it read (gateway-api-inference-extension@v1.5.0:"
+                    "pkg/epp/datalayer/logger/logger.go L78-L115), and no engine serves them in the rehearsal",
+                    "its polls of each ready pod's metrics endpoint, seen at the pod's address (answered 503)",
+                    wave.name,
+                    stack,
+                    cluster=cluster,
+                )
+            )
 
 
 def _flag(args: list[str], flag: str) -> str | None:
@@ -245,53 +261,68 @@ def _picker(
     name: str,
     where: str,
 ) -> Check:
+    """The picker runs with its rendered flags and config, and lists its pool's ready pods: it polls each one's
+    metrics endpoint, which the rehearsal answers at the pod's address (no engine runs there: PollWitness)."""
     namespace = obj["metadata"]["namespace"]
     selector = ",".join(f"{k}={v}" for k, v in obj["spec"]["selector"]["matchLabels"].items())
     token = rehearsal.metrics_token(target)
     deadline = time.monotonic() + PICKER_SECONDS
     seen = "no picker pod running"
-    while time.monotonic() < deadline:
-        rehearsal.sync(target)
-        try:
-            pods = target.kube.list("v1", "Pod", namespace, selector=selector)
-            pool_pods = _pool_ready_pods(target, namespace, pool)
-        except ApiError as exc:
-            seen = str(exc)
-            time.sleep(2)
-            continue
-        running = [
-            p for p in pods if any(c.get("started") for c in (p.get("status") or {}).get("containerStatuses") or [])
-        ]
-        for pod in running:
-            ip = pod["status"].get("podIP")
+    assert rehearsal.network is not None
+    with PollWitness(rehearsal.network) as witness:
+        while time.monotonic() < deadline:
+            rehearsal.sync(target)
             try:
-                text = requests.get(
-                    f"http://{ip}:9090/metrics", headers={"Authorization": f"Bearer {token}"}, timeout=3
-                ).text
-            except requests.RequestException as exc:
-                seen = f"pod {pod['metadata']['name']}: metrics not served ({type(exc).__name__})"
+                pods = target.kube.list("v1", "Pod", namespace, selector=selector)
+                pool_pods, ports = _pool_ready_pods(target, namespace, pool)
+            except ApiError as exc:
+                seen = str(exc)
+                time.sleep(2)
                 continue
-            counted = _gauge(text, "inference_pool_ready_pods", pool)
-            if counted is None:
+            served = {s.ip for s in target.kubelet.sandboxes.values()} if target.kubelet is not None else set()
+            witness.answer({ip for ip in pool_pods.values() if ip not in served}, ports)
+            running = [
+                p for p in pods if any(c.get("started") for c in (p.get("status") or {}).get("containerStatuses") or [])
+            ]
+            for pod in running:
+                ip = pod["status"].get("podIP")
+                try:
+                    text = requests.get(
+                        f"http://{ip}:9090/metrics", headers={"Authorization": f"Bearer {token}"}, timeout=3
+                    ).text
+                except requests.RequestException as exc:
+                    seen = f"pod {pod['metadata']['name']}: metrics not served ({type(exc).__name__})"
+                    continue
+                counted = _gauge(text, "inference_pool_ready_pods", pool)
+                if counted is None:
+                    seen = f"pod {pod['metadata']['name']} runs, but reports no inference_pool_ready_pods for pool {pool} yet"
+                    continue
+                polled = witness.polled_by(ip)
+                missing = sorted(
+                    n for n, address in pool_pods.items() if address not in polled and address not in served
+                )
+                strangers = sorted(polled - set(pool_pods.values()))
+                if not missing and not strangers:
+                    listed = ", ".join(sorted(pool_pods)) or "none: the pool has no ready pod"
+                    return Check(
+                        name,
+                        "picker-started",
+                        True,
+                        f"pod {pod['metadata']['name']} runs with its rendered flags and config and polls the metrics "
+                        f"of each of the {len(pool_pods)} ready pod(s) of pool {pool}: {listed}",
+                        wave.name,
+                        stack,
+                        cluster=target.name,
+                        object=where,
+                    )
                 seen = (
-                    f"pod {pod['metadata']['name']} runs, but reports no inference_pool_ready_pods for pool {pool} yet"
+                    f"pod {pod['metadata']['name']} runs; of pool {pool}'s ready pods it has not polled "
+                    + (", ".join(missing) or "-")
+                    + (f"; it polled addresses outside the pool: {', '.join(strangers)}" if strangers else "")
                 )
-                continue
-            if int(counted) == pool_pods:
-                return Check(
-                    name,
-                    "picker-started",
-                    True,
-                    f"pod {pod['metadata']['name']} lists {int(counted)} ready pod(s) of pool {pool}",
-                    wave.name,
-                    stack,
-                    cluster=target.name,
-                    object=where,
-                )
-            seen = f"pod {pod['metadata']['name']} lists {int(counted)} ready pod(s) of pool {pool}; the cluster has {pool_pods}"
-        if not running:
-            seen = rehearsal.pending_reason(target, namespace, selector) or seen
-        time.sleep(2)
+            if not running:
+                seen = rehearsal.pending_reason(target, namespace, selector) or seen
+            time.sleep(2)
     return Check(
         name,
         "picker-started",
@@ -304,22 +335,82 @@ def _picker(
     )
 
 
-def _pool_ready_pods(target: Target, namespace: str, pool: str | None) -> int:
+def _pool_ready_pods(target: Target, namespace: str, pool: str | None) -> tuple[dict[str, str], set[int]]:
+    """The ready pods of the InferencePool (name -> address) and its target ports."""
     if pool is None:
-        return 0
+        return {}, set()
     obj = target.kube.get("inference.networking.k8s.io/v1", "InferencePool", pool, namespace)
-    labels = ((obj or {}).get("spec") or {}).get("selector", {}).get("matchLabels") or {}
+    spec = (obj or {}).get("spec") or {}
+    labels = (spec.get("selector") or {}).get("matchLabels") or {}
+    ports = {int(p["number"]) for p in spec.get("targetPorts") or []}
     if not labels:
-        return 0
+        return {}, ports
     pods = target.kube.list("v1", "Pod", namespace, selector=",".join(f"{k}={v}" for k, v in labels.items()))
-    return sum(
-        1
+    return {
+        p["metadata"]["name"]: p["status"]["podIP"]
         for p in pods
-        if any(
+        if (p.get("status") or {}).get("podIP")
+        and any(
             c.get("type") == "Ready" and c.get("status") == "True"
             for c in (p.get("status") or {}).get("conditions") or []
         )
-    )
+    }, ports
+
+
+class PollWitness:
+    """The addresses of pods no process serves (kwok plays them), taken on the pod network's bridge while a check
+    runs: each HTTP request there is recorded (caller, address) and answered 503, since no engine runs. So a
+    picker's polls of its pool's pods' metrics show which pods it lists, without anything pretending to serve."""
+
+    def __init__(self, network: PodNetwork):
+        self.network = network
+        self._listeners: dict[tuple[str, int], socket.socket] = {}
+        self._polls: set[tuple[str, str]] = set()  # (caller address, pod address)
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> PollWitness:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        for listener in self._listeners.values():
+            with contextlib.suppress(OSError):
+                listener.close()
+        for address in {a for a, _ in self._listeners}:
+            _ip("addr", "del", f"{address}/32", "dev", self.network.bridge, check=False)
+
+    def answer(self, addresses: set[str], ports: set[int]) -> None:
+        for address in addresses:
+            for port in ports:
+                if (address, port) in self._listeners:
+                    continue
+                _ip("addr", "add", f"{address}/32", "dev", self.network.bridge, check=False)
+                listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                try:
+                    listener.bind((address, port))
+                except OSError:
+                    listener.close()
+                    continue
+                listener.listen(16)
+                self._listeners[(address, port)] = listener
+                threading.Thread(target=self._accept, args=(listener, address), daemon=True).start()
+
+    def _accept(self, listener: socket.socket, address: str) -> None:
+        while True:
+            try:
+                client, (caller, _) = listener.accept()
+            except OSError:
+                return
+            with client, contextlib.suppress(OSError):
+                client.settimeout(5)
+                client.recv(4096)
+                with self._lock:
+                    self._polls.add((caller, address))
+                client.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+
+    def polled_by(self, caller: str) -> set[str]:
+        with self._lock:
+            return {address for who, address in self._polls if who == caller}
 
 
 def _gauge(text: str, metric: str, pool: str | None) -> float | None:
