@@ -672,3 +672,22 @@ def test_a_reference_dataset_claims_the_physical_volume_in_its_own_namespace():
     assert ref_claim["metadata"]["labels"]["fluid.io/dataset.referring-namespace"] == "model-cache"
     assert ref_claim["spec"]["accessModes"] == ["ReadOnlyMany"]
     assert referred({"metadata": {}, "spec": {"mounts": [{"mountPoint": "s3://bucket/models"}]}}) is None
+
+
+def test_a_models_pods_are_its_workloads_not_its_picker():
+    """KServe v0.20.0's labels (KSERVE_LLM_WORKLOAD_LABELS, written out from its source): the scheduled check reads
+    an LLMInferenceService's decode and prefill pods, never its router-scheduler, which runs on system nodes."""
+    from tools.rehearsal.serving import MODEL_POD_SELECTORS
+
+    common = {"app.kubernetes.io/name": "rag", "app.kubernetes.io/part-of": "llminferenceservice"}
+    decode = {
+        **common,
+        "app.kubernetes.io/component": "llminferenceservice-workload",
+        "kserve.io/component": "workload",
+    }
+    prefill = {**decode, "app.kubernetes.io/component": "llminferenceservice-workload-prefill"}
+    router = {**common, "app.kubernetes.io/component": "llminferenceservice-router-scheduler"}
+    selector = MODEL_POD_SELECTORS["LLMInferenceService"]("rag").items()
+    assert selector <= decode.items() and selector <= prefill.items() and not selector <= router.items()
+    predictor = {"serving.kserve.io/inferenceservice": "llama", "app": "isvc.llama-predictor"}
+    assert MODEL_POD_SELECTORS["InferenceService"]("llama").items() <= predictor.items()

@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from components.config.rollout import Wave
+from components.k8s.names import cluster_name
 from tools.rehearsal.report import Check, Limit
+from tools.rehearsal.serving import serving_state
 from tools.rollout.gates import stack_health
 from tools.rollout.health import ClusterProbe, KubernetesProbe, ProbeError, wait_healthy
 
@@ -97,12 +99,25 @@ def run_gates(rehearsal: Rehearsal, wave: Wave) -> None:
                     f"health: {check.name}",
                     "gate",
                     result.ok,
-                    result.message if result.ok else f"{result.message} (the gate waits for: {check.waits_for})",
+                    result.message
+                    if result.ok
+                    else f"{result.message} (the gate waits for: {check.waits_for}){_why(rehearsal, check)}",
                     wave.name,
                     stack,
                     seconds=round(time.monotonic() - started, 1),
                 )
             )
+
+
+def _why(rehearsal: Rehearsal, check: Any) -> str:
+    """For a models check that failed: what the serving objects' own conditions say, on their cluster."""
+    target = check.target
+    if target is None or target.what != MODELS or target.region is None or target.kind is None:
+        return ""
+    cluster = rehearsal.targets.get(cluster_name(rehearsal.env_name, rehearsal.env.region(target.region)))
+    if cluster is None:
+        return ""
+    return "; " + "; ".join(f"{name}{serving_state(cluster, target.kind, name)}" for name in target.names)
 
 
 def _waits_for(check: Any, what: str) -> bool:

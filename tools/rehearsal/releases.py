@@ -273,18 +273,16 @@ def install_release(run: StackRun, resource: PlannedResource) -> bool:
                 f"{len(crd_names)} CRD(s), {created} object(s) created; helm waits (atomic, {inputs.get('timeout', 300)} s) "
                 f"and rolls back: {pulumi_k8s.describe(obj)} {outcome.detail}",
             )
-    for binary, version, image, flags in sorted(
-        {
-            (binary_for(c["image"]) or "", stand_in(c) or "", c["image"], tuple(unknown_flags(c)))
-            for c in _workload_containers(rendered.manifests)
-            if stand_in(c)
-        }
-    ):
-        without = f", without the flags only the pinned version knows: {', '.join(flags)}" if flags else ""
+    stand_ins: dict[str, list[str]] = {}  # the reason a stand-in is built -> what stands in for which image
+    for container in _workload_containers(rendered.manifests):
+        if stand_in(container):
+            flags = unknown_flags(container)
+            without = f", without {', '.join(flags)} (flags only the pinned version knows)" if flags else ""
+            reason = binaries.by_binary()[binary_for(container["image"]) or ""].stand_in
+            stand_ins.setdefault(reason, []).append(f"{stand_in(container)}{without}")
+    for reason, what in stand_ins.items():
         limit(
-            f"{label}: {image}",
-            f"the pinned version is not built: {binaries.by_binary()[binary].stand_in}",
-            f"{version}{without}",
+            f"{label}: the pinned programs", f"the pinned version is not built: {reason}", "; ".join(sorted(set(what)))
         )
     for workload, why in stand_in_failures:
         limit(

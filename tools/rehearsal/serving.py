@@ -28,23 +28,26 @@ if TYPE_CHECKING:
 
 SCHEDULE_SECONDS = 60.0
 PICKER_SECONDS = 60.0
-# The labels KServe v0.20.0 puts on a model's pods: InferenceService (raw deployment) and LLMInferenceService.
-MODEL_POD_LABELS = ("serving.kserve.io/inferenceservice", "app.kubernetes.io/name")
+# The labels KServe v0.20.0 puts on a model's pods: an InferenceService's predictor (raw deployment); an
+# LLMInferenceService's decode and prefill workloads, not its router-scheduler (the picker, which runs on system
+# nodes: catalog fact KSERVE_LLM_WORKLOAD_LABELS).
+MODEL_POD_SELECTORS = {
+    "InferenceService": lambda name: {"serving.kserve.io/inferenceservice": name},
+    "LLMInferenceService": lambda name: {
+        "app.kubernetes.io/name": name,
+        "app.kubernetes.io/part-of": "llminferenceservice",
+        "kserve.io/component": "workload",
+    },
+}
 SERVING = {
     "InferenceService": ("serving.kserve.io/v1beta1", "kserve-manager"),
     "LLMInferenceService": ("serving.kserve.io/v1alpha2", "kserve-llmisvc"),
 }
 
 
-def _model_pods(target: Target, name: str) -> list[dict[str, Any]]:
-    pods = target.kube.list("v1", "Pod", SERVING_NAMESPACE)
-    return [
-        p
-        for p in pods
-        if any((p["metadata"].get("labels") or {}).get(label) == name for label in MODEL_POD_LABELS)
-        and not p["metadata"]["name"].endswith(("-epp",))
-        and "epp" not in (p["metadata"].get("labels") or {}).get("inferencepool", "")
-    ]
+def _model_pods(target: Target, kind: str, name: str) -> list[dict[str, Any]]:
+    labels = MODEL_POD_SELECTORS[kind](name)
+    return target.kube.list("v1", "Pod", SERVING_NAMESPACE, selector=",".join(f"{k}={v}" for k, v in labels.items()))
 
 
 def _unscheduled(pod: dict[str, Any]) -> str | None:
@@ -123,13 +126,13 @@ def _schedule(
     while time.monotonic() < deadline:
         rehearsal.sync(target)
         try:
-            pods = _model_pods(target, model)
+            pods = _model_pods(target, kind, model)
             nodes = {n["metadata"]["name"]: n for n in target.kube.list("v1", "Node")}
         except ApiError as exc:
             problems = [str(exc)]
             time.sleep(2)
             continue
-        problems = [] if pods else ["no pods: the controller made none" + _serving_state(target, kind, model)]
+        problems = [] if pods else ["no pods: the controller made none" + serving_state(target, kind, model)]
         placed = []
         for pod in pods:
             waiting = _unscheduled(pod)
@@ -169,7 +172,7 @@ def _schedule(
     )
 
 
-def _serving_state(target: Target, kind: str, model: str) -> str:
+def serving_state(target: Target, kind: str, model: str) -> str:
     try:
         obj = target.kube.get(SERVING[kind][0], kind, model, SERVING_NAMESPACE)
     except ApiError as exc:
