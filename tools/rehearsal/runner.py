@@ -365,6 +365,7 @@ class Rehearsal:
             return None
         plane = ControlPlane(name, directory, kube.server, None, None)  # type: ignore[arg-type]
         config["clusters"][0]["cluster"]["server"] = kube.server
+        config["clusters"][0]["cluster"]["tls-server-name"] = url.hostname  # its certificate names the host
         plane.admin_kubeconfig.write_text(yaml.safe_dump(config))
         target = Target(name, plane, kube, None, -1, server_name=url.hostname)
         self.targets[name] = target
