@@ -231,6 +231,21 @@ KSERVE_LLMISVC_PICKER_RECREATED = _fact(
     "initialDelaySeconds 30); envoyproxy/ai-gateway@v1.1.0:internal/extensionserver/inferencepool.go L288-316",
 )
 
+KSERVE_LLMISVC_READY_NEEDS_ITS_OWN_ROUTE = _fact(
+    "kserve-llmisvc-ready-needs-its-own-route",
+    "KServe v0.20.0 rolls an LLMInferenceService's Ready up from WorkloadsReady and RouterReady. With a scheduler "
+    "and no `router.route`, it makes no HTTPRoute, so it knows no Gateway, and it judges the InferencePool only by "
+    "the Gateways of its own routes: InferencePoolReady stays False (WaitingForGateway: 'exists but no Gateway "
+    "controller has accepted it yet'), so RouterReady and Ready never become True, whoever routes to the pool. "
+    "WorkloadsReady (the decode and prefill Deployments available) and SchedulerWorkloadReady (its endpoint "
+    "picker's Deployment available) are set as for any spec.",
+    "kserve/kserve@v0.20.0:pkg/apis/serving/v1alpha2/llm_inference_service_lifecycle.go L24-L44, L85-L89 "
+    "(conditions), L125-L128 (Ready = WorkloadsReady + RouterReady), L218-L238, L318-L337 (roll-ups); "
+    "pkg/controller/v1alpha2/llmisvc/router.go L67-L126 (reconcileRouter), L354-L373 (no route: no gateways), "
+    "L685-L826 (EvaluateInferencePoolConditions), L831-L837; router_discovery.go L796-L799, L840-L853; "
+    "scheduler.go L185; workload_single_node.go L86, L219",
+)
+
 AI_GATEWAY_ENVOY_GATEWAY_PAIR = _fact(
     "ai-gateway-envoy-gateway-pair",
     "AI Gateway v1.1.0 is released against Envoy Gateway v1.8.1 (its go.mod and release notes' dependency table; "
