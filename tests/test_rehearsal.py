@@ -691,3 +691,10 @@ def test_a_models_pods_are_its_workloads_not_its_picker():
     assert selector <= decode.items() and selector <= prefill.items() and not selector <= router.items()
     predictor = {"serving.kserve.io/inferenceservice": "llama", "app": "isvc.llama-predictor"}
     assert MODEL_POD_SELECTORS["InferenceService"]("llama").items() <= predictor.items()
+
+
+def test_an_override_in_effect_is_told_by_value_and_by_quantity():
+    from tools.rehearsal.federation import _same
+
+    assert _same("2", 2) and _same(2, 2) and _same("2000m", 2) and _same({"a": 1}, {"a": 1})
+    assert not _same("2", 4) and not _same("h200", "h100") and not _same("2", "two") and not _same(None, 2)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+from kubernetes.utils import parse_quantity
+
 from components.config.stacks import region_stack_name
 from components.federation.placement import member_regions
 from components.k8s.names import cluster_name
@@ -167,6 +169,19 @@ def _conditions(obj: dict[str, Any]) -> str:
     )
 
 
+def _same(live: Any, wanted: Any) -> bool:
+    """Equal, or the same Kubernetes quantity: an override's 2 is served back as "2" once a webhook or the API
+    server has normalised the field (resources are int-or-string quantities)."""
+    if live == wanted:
+        return True
+    if isinstance(live, (int, float, str)) and isinstance(wanted, (int, float, str)):
+        try:
+            return parse_quantity(live) == parse_quantity(wanted)
+        except ValueError:
+            return False
+    return False
+
+
 def _pointer_get(obj: Any, path: str) -> tuple[bool, Any]:
     for raw in path.lstrip("/").split("/"):
         key = raw.replace("~1", "/").replace("~0", "~")
@@ -231,7 +246,7 @@ def check_propagation(rehearsal: Rehearsal, wave: Wave) -> None:
                             found, value = _pointer_get(live, op["path"])
                             if op["operator"] == "remove" and found:
                                 wrong.append(f"{op['path']} still set")
-                            elif op["operator"] != "remove" and (not found or value != op.get("value")):
+                            elif op["operator"] != "remove" and (not found or not _same(value, op.get("value"))):
                                 wrong.append(f"{op['path']} is {value!r}, the override sets {op.get('value')!r}")
                         if not wrong:
                             break

@@ -141,8 +141,16 @@ def install_release(run: StackRun, resource: PlannedResource) -> bool:
     key, source = helm.release_source(inputs)
     label = f"release {release} ({key[0]} {key[1]})"
     started = time.monotonic()
+    phases: dict[str, float] = {}  # phase -> seconds, for the detail (where a release's time goes)
+
+    def phase(name: str, since: float) -> float:
+        now = time.monotonic()
+        phases[name] = phases.get(name, 0.0) + now - since
+        return now
 
     def result(ok: bool, detail: str) -> bool:
+        if phases:
+            detail += " (" + ", ".join(f"{name} {seconds:.0f} s" for name, seconds in phases.items()) + ")"
         check = run._check(resource, "apply", ok, detail, name=label)
         check.seconds = round(time.monotonic() - started, 1)
         run.r.check(check)
@@ -187,6 +195,7 @@ def install_release(run: StackRun, resource: PlannedResource) -> bool:
     if missing:
         return result(False, missing)
     try:
+        mark = time.monotonic()
         rendered = helm.render(
             inputs,
             key=key,
@@ -198,6 +207,7 @@ def install_release(run: StackRun, resource: PlannedResource) -> bool:
         )
     except helm.RenderError as exc:
         return result(False, str(exc))
+    mark = phase("render", mark)
     served = run.r.served_services(run, target, resource, rendered)
     for obj, services in unserved(rendered.manifests, served):
         rendered.manifests.remove(obj)
@@ -224,11 +234,13 @@ def install_release(run: StackRun, resource: PlannedResource) -> bool:
             wait_crds_established(target.kube, new_crds)
         except ProcessFailed as exc:  # helm install fails the same way: the CRDs never become established
             return result(False, f"{len(crd_names)} CRD(s) created; {exc}")
+    mark = phase("CRDs", mark)
     created = 0
-    for phase in (rendered.pre_hooks, rendered.manifests, rendered.post_hooks):
-        created += len(_create_all(run, target, release, phase, failures))
+    for objects in (rendered.pre_hooks, rendered.manifests, rendered.post_hooks):
+        created += len(_create_all(run, target, release, objects, failures))
         if failures:
             break
+    mark = phase("create", mark)
     if failures:
         return result(
             False,
@@ -252,6 +264,7 @@ def install_release(run: StackRun, resource: PlannedResource) -> bool:
     if inputs.get("skipAwait"):
         return result(True, f"{len(crd_names)} CRD(s), {created} object(s) created (skipAwait)")
     waits = [o for o in rendered.manifests if o["kind"] in WAITED_KINDS and pulumi_k8s.awaited(o)]
+    mark = time.monotonic()
     stand_in_failures: list[tuple[str, str]] = []  # (workload, why not ready)
     for obj in waits:
         outcome = pulumi_k8s.await_ready(
@@ -291,4 +304,5 @@ def install_release(run: StackRun, resource: PlannedResource) -> bool:
             "nothing: what it does is not rehearsed",
         )
     ready = len(waits) - len(stand_in_failures)
+    phase("wait", mark)
     return result(True, f"{len(crd_names)} CRD(s), {created} object(s) created, {ready} of {len(waits)} ready")

@@ -76,6 +76,7 @@ class Report:
     clusters: dict[str, dict] = field(default_factory=dict)
     started: float = field(default_factory=time.monotonic)
     stopped_at: str | None = None  # the wave a failure stopped the run in
+    waves: dict[str, float] = field(default_factory=dict)  # wave -> its seconds (stacks, checks and gates)
 
     def stack(self, name: str, wave: str) -> StackReport:
         for s in self.stacks:
@@ -125,6 +126,7 @@ class Report:
             "stoppedAt": self.stopped_at,
             "binaries": self.binaries,
             "clusters": self.clusters,
+            "waves": {name: round(seconds, 1) for name, seconds in self.waves.items()},
             "limits": len(self.limits),
             "summary": {category: _counts(self.checks, self.limits, category) for category in CATEGORIES},
             "stacks": [

@@ -132,6 +132,7 @@ class Rehearsal:
     def _waves(self, waves: list[Wave]) -> None:
         for wave in waves:
             self.console.rule(f"wave {wave.name}: {', '.join(wave.stacks)}")
+            started = time.monotonic()
             failed_before = len(self.report.failed)
             for stack in wave.stacks:
                 self._stack(wave, self.slices[stack])
@@ -141,6 +142,8 @@ class Rehearsal:
             check_pickers(self, wave)
             check_gateways(self, wave)
             run_gates(self, wave)
+            self.report.waves[wave.name] = time.monotonic() - started
+            self.console.print(f"  wave {wave.name}: {self.report.waves[wave.name]:.0f} s")
             if len(self.report.failed) > failed_before and self.report.stopped_at is None:
                 self.report.stopped_at = wave.name
             if wave.name == self.until_wave:
