@@ -698,3 +698,15 @@ def test_an_override_in_effect_is_told_by_value_and_by_quantity():
 
     assert _same("2", 2) and _same(2, 2) and _same("2000m", 2) and _same({"a": 1}, {"a": 1})
     assert not _same("2", 4) and not _same("h200", "h100") and not _same("2", "two") and not _same(None, 2)
+
+
+def test_a_process_is_counted_under_the_program_it_runs(tmp_path: Path):
+    """CPU is reported per program (rehearsal.json cpuSeconds): a pod's binary, run through ip netns/unshare/chroot,
+    or the executable itself."""
+    from tools.rehearsal.processes import Process
+
+    pod = ["ip", "netns", "exec", "rh1-ab", "unshare", "--mount", "/bin/sh", "-c"]
+    pod.append('set -e\nexec chroot "$R" /usr/bin/env -C / /rehearsal/bin/epp --pool-name llama')
+    assert Process("p", pod, tmp_path / "log", None).program == "epp"  # type: ignore[arg-type]
+    server = ["/root/.cache/inference-platform/rehearsal/bin/kube-apiserver", "--secure-port=1"]
+    assert Process("s", server, tmp_path / "log", None).program == "kube-apiserver"  # type: ignore[arg-type]

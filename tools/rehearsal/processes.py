@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -70,6 +71,20 @@ class Process:
     def describe_exit(self) -> str:
         return f"{self.name} exited with {self.popen.returncode}; last lines of {self.log}:\n{log_tail(self.log)}"
 
+    @property
+    def program(self) -> str:
+        """The program it runs: a pod's binary (under /rehearsal/bin in its root), else its executable's name."""
+        found = re.search(r"/rehearsal/bin/([\w.-]+)", " ".join(self.argv))
+        return found.group(1) if found else Path(self.argv[0]).name
+
+    def cpu_seconds(self) -> float:
+        """User and system CPU of the process and the children it waited for, while it still runs."""
+        try:
+            fields = Path(f"/proc/{self.popen.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")  # utime stime cutime cstime
+
 
 @dataclass
 class Supervisor:
@@ -77,6 +92,7 @@ class Supervisor:
 
     log_dir: Path
     processes: list[Process] = field(default_factory=list)
+    cpu: dict[str, float] = field(default_factory=dict)  # program -> CPU seconds of its processes, once stopped
     _previous_handlers: dict[int, object] = field(default_factory=dict)
     _closing: bool = False
 
@@ -125,8 +141,12 @@ class Supervisor:
         self.processes.append(process)
         return process
 
+    def _account(self, process: Process) -> None:
+        self.cpu[process.program] = self.cpu.get(process.program, 0.0) + process.cpu_seconds()
+
     def stop(self, process: Process) -> None:
         if process.running():
+            self._account(process)
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.popen.pid, signal.SIGTERM)
             try:
@@ -143,6 +163,7 @@ class Supervisor:
         self._closing = True
         running = [p for p in reversed(self.processes) if p.running()]
         for process in running:
+            self._account(process)
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.popen.pid, signal.SIGTERM)
         deadline = time.monotonic() + STOP_GRACE_SECONDS

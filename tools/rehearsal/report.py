@@ -77,6 +77,7 @@ class Report:
     started: float = field(default_factory=time.monotonic)
     stopped_at: str | None = None  # the wave a failure stopped the run in
     waves: dict[str, float] = field(default_factory=dict)  # wave -> its seconds (stacks, checks and gates)
+    cpu: dict[str, float] = field(default_factory=dict)  # program -> CPU seconds (the rehearsal's own: "rehearsal")
 
     def stack(self, name: str, wave: str) -> StackReport:
         for s in self.stacks:
@@ -127,6 +128,7 @@ class Report:
             "binaries": self.binaries,
             "clusters": self.clusters,
             "waves": {name: round(seconds, 1) for name, seconds in self.waves.items()},
+            "cpuSeconds": {name: round(seconds, 1) for name, seconds in sorted(self.cpu.items(), key=lambda i: -i[1])},
             "limits": len(self.limits),
             "summary": {category: _counts(self.checks, self.limits, category) for category in CATEGORIES},
             "stacks": [

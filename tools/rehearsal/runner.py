@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from resource import RUSAGE_CHILDREN, RUSAGE_SELF, getrusage
 from typing import Any
 
 from rich.console import Console
@@ -121,11 +122,16 @@ class Rehearsal:
                 finally:  # the loops that poll the clusters end before the clusters' processes do
                     self._stop_controllers()
                     self.proxy.stop()
+            self.report.cpu = dict(supervisor.cpu)
         except (ProcessFailed, NetworkError) as exc:
             self.report.add(Check("control plane", "apply", False, str(exc), "-", self.env_name))
         finally:
             if self.network is not None:
                 self.network.close()
+            # Its own (this Python process) and every child's it waited for (the programs above, Helm, ip, kubectl).
+            own, children = getrusage(RUSAGE_SELF), getrusage(RUSAGE_CHILDREN)
+            self.report.cpu["rehearsal"] = own.ru_utime + own.ru_stime
+            self.report.cpu["all child processes"] = children.ru_utime + children.ru_stime
             self.report.write(self.out_dir / "rehearsal.json")
         return self.report.conclude()
 
