@@ -710,3 +710,20 @@ def test_a_process_is_counted_under_the_program_it_runs(tmp_path: Path):
     assert Process("p", pod, tmp_path / "log", None).program == "epp"  # type: ignore[arg-type]
     server = ["/root/.cache/inference-platform/rehearsal/bin/kube-apiserver", "--secure-port=1"]
     assert Process("s", server, tmp_path / "log", None).program == "kube-apiserver"  # type: ignore[arg-type]
+
+
+def test_a_large_manifest_is_parsed_once_and_kept_as_json(tmp_path: Path, monkeypatch):
+    from tools.rehearsal import charts
+
+    monkeypatch.setenv("INFERENCE_PLATFORM_CACHE", str(tmp_path))
+    monkeypatch.setattr(charts, "PARSED_CACHE_MIN_BYTES", 10)
+    text = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  x: '1'\n---\n"
+    expected = [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"x": "1"}}]
+    assert charts.load_all(text) == expected
+    (kept,) = (tmp_path / "rehearsal" / "parsed").iterdir()
+    assert json.loads(kept.read_text()) == expected
+    kept.write_text(json.dumps([{"kind": "Kept"}]))  # the second read is the kept one
+    assert charts.load_all(text) == [{"kind": "Kept"}]
+    dated = "kind: Event\nmetadata:\n  name: b\nday: 2026-12-02\n"  # a YAML date: not JSON, parsed, not kept
+    assert charts.load_all(dated)[0]["day"].isoformat() == "2026-12-02"
+    assert len(list((tmp_path / "rehearsal" / "parsed").iterdir())) == 1

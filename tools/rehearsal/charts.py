@@ -7,6 +7,9 @@ the kinds we render), so the objects of later releases still meet a real schema.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 import os
 import subprocess
 from dataclasses import dataclass
@@ -16,8 +19,10 @@ from typing import Any
 import yaml
 
 from tools.plan.runner import PROJECT_DIR
+from tools.rehearsal import cache
 
 VENDORED = PROJECT_DIR / "conformance" / "upstream"
+PARSED_CACHE_MIN_BYTES = 256 * 1024  # texts above this are parsed once and kept (load_all)
 
 
 def module_cache() -> Path:
@@ -194,7 +199,25 @@ _Loader.add_constructor("tag:yaml.org,2002:value", lambda loader, node: loader.c
 
 
 def load_all(text: str) -> list[dict[str, Any]]:
-    """Every object of a multi-document manifest (empty documents and lists' `items` flattened)."""
+    """Every object of a multi-document manifest (empty documents and lists' `items` flattened). A large text (CRDs
+    run to megabytes, whose objects PyYAML builds in Python even with libyaml) is parsed once per machine: its
+    objects are kept as JSON in the cache, named by the text's digest."""
+    if len(text) < PARSED_CACHE_MIN_BYTES:
+        return _load_all(text)
+    path = cache.cache_dir() / "rehearsal" / "parsed" / f"{hashlib.sha256(text.encode()).hexdigest()}.json"
+    with contextlib.suppress(OSError, ValueError):
+        return json.loads(path.read_text())
+    docs = _load_all(text)
+    with contextlib.suppress(OSError, TypeError, ValueError):  # a value JSON cannot hold (a YAML date) is not kept
+        encoded = json.dumps(docs)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.partial")
+        partial.write_text(encoded)
+        partial.replace(path)
+    return docs
+
+
+def _load_all(text: str) -> list[dict[str, Any]]:
     docs: list[dict[str, Any]] = []
     for doc in yaml.load_all(text, Loader=_Loader):
         if isinstance(doc, dict) and doc.get("kind", "").endswith("List") and "items" in doc:

@@ -164,7 +164,7 @@ def _translate(_rehearsal: Rehearsal, target: Target, wave: Wave, stack: str, na
             cluster=target.name,
         )
     problems, counted, resolved_by_extension = [], 0, 0
-    for doc in yaml.safe_load_all(out):
+    for doc in yaml.load_all(out, Loader=yaml.CSafeLoader):
         for obj in _flatten(doc):
             status = obj.get("status") or {}
             refs = _extension_refs(obj, extension)
