@@ -53,6 +53,7 @@ from components.catalog.upstream import (
     GKE_IMAGE_STREAMING_ONLY_ARTIFACT_REGISTRY,
     GKE_NODE_COUNT_PER_ZONE,
     GKE_POOLS_NEED_THEIR_OWN_DCGM_EXPORTER,
+    HELM_INSTALLS_IN_ORDER,
     KARMADA_AGENT_IDENTITY,
     KARMADA_AGENT_REGISTERS,
     KMS_SECRETS_PROVIDER_DECRYPTS_ON_EVERY_READ,
@@ -69,6 +70,7 @@ from components.catalog.upstream import (
     NVIDIA_VISIBLE_DEVICES_IS_HONOURED,
     PATCH_FORCE_TAKES_OVER_FIELDS,
     PICKER_LEADER_ONLY_READY,
+    PULUMI_CREATES_OBJECTS,
     PULUMI_PATCH_AWAITS,
     PULUMI_REPLACES_ON_CHANGES_AS_TOLD,
     REPOSITORIES_SERVE_PINS,
@@ -84,6 +86,7 @@ from components.catalog.upstream import (
     VLLM_STREAMS_WEIGHTS_FROM_EVERY_RANK,
     VLLM_WRITES_UNDER_HOME_AND_TMP,
     VOLCANO_ADMITS_NO_PODS,
+    VOLCANO_COUNTS_CSI_CLAIMS,
     VOLCANO_QUEUE_GUARANTEE_NEEDS_DESERVED,
     VOLCANO_SCHEDULES_ONLY_ITS_PODS,
     VOLCANO_UNLISTED_RESOURCES_ARE_UNCAPPED,
@@ -739,6 +742,18 @@ def test_fluid_mounts_under_a_writable_root_on_gke(env_plan, upstream):
         assert root == expected, env_plan.cluster_of(release)
 
 
+def test_fluids_csi_node_plugin_runs_on_every_gpu_node(env_plan, upstream):
+    """A model pod with a Fluid claim fits only nodes where Fluid's CSI driver registered (VOLCANO_COUNTS_CSI_CLAIMS):
+    the node plugin keeps the chart's toleration of every taint, the GPU pools' included."""
+    assert VOLCANO_COUNTS_CSI_CLAIMS.name in FACTS
+    assert upstream.chart_values(CHARTS["fluid"].upstream_values)["csi"]["tolerations"] == [{"operator": "Exists"}]
+    releases = [r for r in env_plan.helm_releases() if r.inputs["chart"] == "fluid"]
+    assert releases
+    for release in releases:
+        assert (release.inputs["values"].get("csi") or {}).get("tolerations") in (None, [{"operator": "Exists"}])
+        assert (release.inputs["values"].get("csi") or {}).get("enabled") in (None, True)
+
+
 def test_fluid_fuse_pods_are_critical_by_the_charts_default(upstream):
     """The catalog's controller-made pods say what the chart's defaults do: a FUSE DaemonSet per AlluxioRuntime,
     system-node-critical unless runtime.criticalFusePod is false."""
@@ -1085,6 +1100,49 @@ def test_every_container_that_may_land_on_a_gpu_node_asks_for_gpus_or_says_void(
     for release in checked_plan.helm_releases():
         if release.inputs["namespace"] not in GPU_STACK_NAMESPACES:
             assert not list(_gpu_tolerating_pods(release.inputs["values"])), release.name
+
+
+# --- how pulumi-kubernetes and Helm create what we render (the rehearsal replays both) ----------------
+
+
+def test_the_installed_provider_states_the_create_semantics_the_rehearsal_replays(prod_plan):
+    import inspect
+
+    import pulumi_kubernetes as k8s
+
+    from tools.rehearsal import pulumi_k8s
+
+    assert PULUMI_CREATES_OBJECTS.name in FACTS
+    assert "By default, Pulumi will error if a resource already exists in the cluster" in inspect.getsource(
+        k8s.Provider
+    )
+    assert "a random FieldManager name will be used for each Patch resource" in inspect.getsource(
+        k8s.core.v1.ConfigMapPatch
+    )
+    assert pulumi_k8s.CREATE_FIELD_MANAGER == "pulumi-kubernetes"
+    # No provider of ours turns on upsert or forced patches: every create is a create.
+    providers = prod_plan.of_type("pulumi:providers:kubernetes")
+    assert len(providers) == 6
+    assert not [p.name for p in providers if {"upsertExistingObjects", "enablePatchForce"} & p.inputs.keys()]
+
+
+def test_releases_install_as_helm_installs_them(prod_plan):
+    from tools.rehearsal import helm
+
+    assert HELM_INSTALLS_IN_ORDER.name in FACTS
+    releases = prod_plan.helm_releases()
+    assert len(releases) == 43
+    # Every release installs its chart's CRDs (no skipCrds) and waits, but the members' agents (skipAwait: they
+    # start only once the global stack has made their Karmada RBAC, HELM_RELEASE_WAITS): the rehearsal's Helm too.
+    assert not [r.name for r in releases if r.inputs.get("skipCrds")]
+    assert sorted(r.name for r in releases if r.inputs.get("skipAwait")) == [
+        "prod-usc1-karmada-agent",
+        "prod-use1-karmada-agent",
+        "prod-usw2-karmada-agent",
+    ]
+    order = [k for k in ("Namespace", "CustomResourceDefinition", "ClusterRole", "Service", "Deployment")]
+    assert sorted(order, key=lambda k: helm._install_rank({"kind": k})) == order
+    assert helm._install_rank({"kind": "ValidatingWebhookConfiguration"}) == len(helm.INSTALL_ORDER)
 
 
 # --- patches that wait, and who may use an EKS cluster ---------------------------------------------------------------

@@ -52,6 +52,35 @@ PATCH_FORCE_TAKES_OVER_FIELDS = _fact(
     "managing-resources-with-server-side-apply",
 )
 
+PULUMI_CREATES_OBJECTS = _fact(
+    "pulumi-kubernetes-creates-objects",
+    "With its defaults (server-side apply mode on, upsertExistingObjects off), pulumi-kubernetes (v4.34.2) creates "
+    "a resource's object with a plain create (field manager `pulumi-kubernetes`): an object that already exists "
+    "fails the `up`. A `*Patch` resource is a server-side apply with its own field manager "
+    "(`pulumi.com/patchFieldManager`, else `pulumi-kubernetes-<random>`), forced only with "
+    "`pulumi.com/patchForce`. A kind not served yet (its CRD missing) or a namespace not there is retried 5 times "
+    "with doubling back-off. Deployments, StatefulSets, DaemonSets, Jobs, Pods, Services (endpoints; a load "
+    "balancer's address) and PersistentVolumeClaims (Bound, or Pending under WaitForFirstConsumer) are awaited, "
+    "10 minutes by default; custom resources are not (generic await is opt-in, PULUMI_K8S_AWAIT_ALL). The "
+    "rehearsal replays exactly this (tools/rehearsal/pulumi_k8s.py).",
+    "pulumi/pulumi-kubernetes@v4.32.0 (the mirror's newest tag; the module proxy refuses v4.34.2): "
+    "provider/pkg/await/await.go L150-L297 (Creation: SSA only for Patch or upsert, retries, AlreadyExists), "
+    "L1031 patchForce; provider/pkg/provider/provider.go L651-L694 (defaults), L2878-L2910 fieldManagerName; "
+    "provider/pkg/await/awaiters.go L183-L240, L288-L322; installed pulumi_kubernetes 4.34.2: Provider "
+    "upsert_existing_objects and *Patch docstrings",
+)
+
+HELM_INSTALLS_IN_ORDER = _fact(
+    "helm-install-order-and-wait",
+    "A `helm.sh/v3:Release` runs Helm's install action (helm v3.20.2 in pulumi-kubernetes' go.mod): the chart's "
+    "crds/ first (unless skipCrds), then pre-install hooks, then every template in Helm's kind order (kinds it "
+    "does not list, webhook configurations among them, last), then post-install hooks; with wait (the default) "
+    "it waits for Deployments, StatefulSets, DaemonSets, PVCs (Bound) and LoadBalancer Services (an address), "
+    "and for Jobs only with waitForJobs; atomic rolls the release back when the wait times out.",
+    "helm/helm@v3.20.2:pkg/releaseutil/kind_sorter.go L31-L68 (InstallOrder), pkg/kube/ready.go L253 "
+    "(serviceReady), pkg/action/install.go; pulumi/pulumi-kubernetes@v4.32.0:provider/go.mod L30",
+)
+
 KSERVE_NEEDS_CERT_MANAGER = _fact(
     "kserve-resources-needs-cert-manager",
     "kserve-resources (v0.20.0) always renders a cert-manager `Certificate` (serving-cert) and `Issuer` for its "
@@ -200,6 +229,21 @@ KSERVE_LLMISVC_PICKER_RECREATED = _fact(
     "kserve/kserve@v0.20.0:pkg/controller/v1alpha2/llmisvc/scheduler.go L366-375 (Recreate), L401-407 (leader "
     "election), config/llmisvcconfig/config-llm-scheduler.yaml (failureMode FailOpen, readinessProbe "
     "initialDelaySeconds 30); envoyproxy/ai-gateway@v1.1.0:internal/extensionserver/inferencepool.go L288-316",
+)
+
+KSERVE_LLMISVC_READY_NEEDS_ITS_OWN_ROUTE = _fact(
+    "kserve-llmisvc-ready-needs-its-own-route",
+    "KServe v0.20.0 rolls an LLMInferenceService's Ready up from WorkloadsReady and RouterReady. With a scheduler "
+    "and no `router.route`, it makes no HTTPRoute, so it knows no Gateway, and it judges the InferencePool only by "
+    "the Gateways of its own routes: InferencePoolReady stays False (WaitingForGateway: 'exists but no Gateway "
+    "controller has accepted it yet'), so RouterReady and Ready never become True, whoever routes to the pool. "
+    "WorkloadsReady (the decode and prefill Deployments available) and SchedulerWorkloadReady (its endpoint "
+    "picker's Deployment available) are set as for any spec.",
+    "kserve/kserve@v0.20.0:pkg/apis/serving/v1alpha2/llm_inference_service_lifecycle.go L24-L44, L85-L89 "
+    "(conditions), L125-L128 (Ready = WorkloadsReady + RouterReady), L218-L238, L318-L337 (roll-ups); "
+    "pkg/controller/v1alpha2/llmisvc/router.go L67-L126 (reconcileRouter), L354-L373 (no route: no gateways), "
+    "L685-L826 (EvaluateInferencePoolConditions), L831-L837; router_discovery.go L796-L799, L840-L853; "
+    "scheduler.go L185; workload_single_node.go L86, L219",
 )
 
 AI_GATEWAY_ENVOY_GATEWAY_PAIR = _fact(
@@ -578,6 +622,22 @@ VOLCANO_QUEUE_GUARANTEE_NEEDS_DESERVED = _fact(
     "spec.deserved: it computes each queue's deserved from weights, raised to the guarantee.",
     "volcano-sh/volcano@v1.15.1:pkg/webhooks/admission/queues/validate/validate_queue.go L226-L291; "
     "pkg/scheduler/plugins/proportion/proportion.go L96-L139, L220-L236 (deserved from weight, Max with guarantee)",
+)
+
+VOLCANO_COUNTS_CSI_CLAIMS = _fact(
+    "volcano-counts-csi-claims-as-node-resources",
+    "Volcano's scheduler (v1.15.1) adds one `attachable-volumes-csi-<driver>` to a pod's request per claim bound to "
+    "a CSI volume, and a node offers that resource only when its CSINode lists the driver (a very large amount when "
+    "the driver reports no volume limit, as Fluid's fuse.csi.fluid.io does). So a model pod that mounts a Fluid "
+    "cache fits only nodes where Fluid's CSI node plugin has registered, and its queue admits it only once some node "
+    "offers the resource. Fluid's chart (v1.0.8) runs that plugin on every node by default (csi.tolerations: "
+    "operator Exists).",
+    "volcano-sh/volcano@v1.15.1:pkg/scheduler/cache/event_handlers.go L87-L170 (addPodCSIVolumesToTask, "
+    "getPodCSIVolumes), L672-L679 and L1364-L1397 (setCSIResourceOnNode); pkg/scheduler/plugins/proportion/"
+    "proportion.go L331-L376 (per-dimension queue check); fluid-cloudnative/fluid@v1.0.8:pkg/csi/plugins/driver.go "
+    "L37 (driver name), charts/fluid/fluid/values.yaml csi.tolerations, templates/csi/daemonset.yaml L22-L41; "
+    "kubernetes-csi/drivers@v1.0.2:pkg/csi-common/nodeserver-default.go L39-L45 (NodeGetInfo: no max volumes); "
+    "kubernetes/kubernetes@v1.33.13:pkg/volume/csi/nodeinfomanager/nodeinfomanager.go L536-L593",
 )
 
 NVIDIA_VISIBLE_DEVICES_IS_HONOURED = _fact(
