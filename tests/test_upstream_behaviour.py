@@ -11,7 +11,6 @@ import json
 import re
 import shlex
 import warnings
-from pathlib import Path
 
 import pulumi_tls as tls
 import pytest
@@ -1598,7 +1597,9 @@ def test_every_runner_that_reads_another_stacks_secrets_is_given_its_key(prod_pl
         "prod.global": ["prod.usc1", "prod.use1", "prod.usw2"],
     }
     assert {"apiKeys", "gatewayIssuers"} <= stacks["prod.use1"].evaluation.referenced.secret
-    readme = " ".join((Path(__file__).parents[1] / "README.md").read_text().split())
+    from tools.readme import documentation
+
+    readme = " ".join(documentation().split())
     assert (
         "a GCP service account for the usc1 runner with the project roles the stack's resources need, and an AWS role "
         "it assumes by web identity federation from that account (`accounts.google.com`, condition on the account's "

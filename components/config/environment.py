@@ -66,7 +66,7 @@ class EnvironmentSpec(Spec):
     model_catalog: dict[str, ModelCardSpec] = Field(
         default_factory=dict,
         description="Models of your own, by preset name (what models[].preset names), from each model's Hugging "
-        "Face config.json; `models/*.yaml` beside this file declare more, for every environment (README, Models of "
+        "Face config.json; `models/*.yaml` beside this file declare more, for every environment (docs/serving.md, Models of "
         "your own).",
     )
     models: list[ModelSpec] = Field(default_factory=list, description="Models to serve.")

@@ -51,7 +51,7 @@ class PlacementSpec(Spec):
         "aggregated",
         description="aggregated: each replica prefills and decodes. disaggregated: prefill pods (`prefill`) hand "
         "the KV cache to decode pods on `pool` over NIXL (KServe LLMInferenceService). auto: the sizing's rule "
-        "(README, Disaggregated serving) picks one.",
+        "(docs/serving.md, Disaggregated serving) picks one.",
     )
     prefill: PrefillSpec | None = Field(
         None, description="Prefill pool of a disaggregated (or auto) placement; `pool` then runs the decode pods."
@@ -189,7 +189,7 @@ class TenantSpec(Spec):
         "batch",
         description="Request class, set by the gateway from the tenant's API key: where tenants of several classes "
         "share a model, its endpoint picker dispatches interactive requests first and bestEffort ones last, and "
-        "sheds those first (README, Request priority classes).",
+        "sheds those first (docs/serving.md, Request priority classes).",
     )
 
 

@@ -1,4 +1,4 @@
-"""Request priority classes, set by the gateway and obeyed by the endpoint picker (README, Request priority classes).
+"""Request priority classes, set by the gateway and obeyed by the endpoint picker (docs/serving.md, Request priority classes).
 
 A request's class is that of the tenant whose API key authenticated it (`tenants[].priority`), never the client's:
 1. the Gateway's ClientTrafficPolicy drops the picker's control headers a client sends, as the request arrives

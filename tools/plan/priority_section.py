@@ -18,7 +18,7 @@ def priority_section(plan: Plan) -> str:
         "Pools called by tenants of more than one class (`tenants[].priority`). The gateway names each request's "
         "class from the tenant its API key proved; the pool's endpoint picker dispatches interactive before batch "
         "before best effort while the pool is saturated, holds each request up to the time shown, and refuses best "
-        "effort beyond the queue shown (429). Engines stay first-come first-served (README, Request priority "
+        "effort beyond the queue shown (429). Engines stay first-come first-served (docs/serving.md, Request priority "
         "classes).\n",
         "| region | pool | interactive | batch | best effort | held up to | best-effort queue |",
         "|---|---|---|---|---|---|---:|",

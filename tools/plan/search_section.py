@@ -40,7 +40,7 @@ def search_section(plan: Plan) -> str:
         "",
         f"Every model pod of the indexed members, with the cluster in `shadow.clusterpedia.io/cluster-name`: "
         f"`kubectl --context {host} get --raw "
-        f"'/apis/clusterpedia.io/v1beta1/resources/api/v1/pods?labelSelector={MODEL_LABEL}'` (README, Multi-cluster "
+        f"'/apis/clusterpedia.io/v1beta1/resources/api/v1/pods?labelSelector={MODEL_LABEL}'` (docs/operations.md, Multi-cluster "
         "search).",
     ]
     return "\n".join(rows) + "\n"
