@@ -40,12 +40,12 @@ AI_GATEWAY_RELEASE = "ai-gateway"
 EPP_AUTH_REVIEWER = "inference-epp-auth-reviewer"
 
 
-def _ratelimit_patch(env: list[dict]) -> dict[str, Any]:
+def _ratelimit_patch(env: list[dict[str, Any]]) -> dict[str, Any]:
     container = {"name": RATELIMIT_CONTAINER, "env": env}
     return {"patch": {"type": "StrategicMerge", "value": {"spec": {"template": {"spec": {"containers": [container]}}}}}}
 
 
-def envoy_gateway_values(redis_url: str, redis_env: list[dict], production: bool) -> dict[str, Any]:
+def envoy_gateway_values(redis_url: str, redis_env: list[dict[str, Any]], production: bool) -> dict[str, Any]:
     """gateway-helm values: the AI Gateway as extension manager, InferencePool backends, Redis-backed limits.
 
     From ai-gateway@v1.1.0:manifests/envoy-gateway-values.yaml plus its inference-pool and token-ratelimit
@@ -137,7 +137,7 @@ def _credentials(provider: ExternalProviderSpec) -> str:
     return f"{provider.name}-credentials"
 
 
-def _schema(provider: ExternalProviderSpec) -> dict:
+def _schema(provider: ExternalProviderSpec) -> dict[str, Any]:
     return {"name": "AWSBedrock"} if provider.type == "bedrock" else {"name": "OpenAI"}
 
 
@@ -168,7 +168,7 @@ class InferenceGateway(pulumi.ComponentResource):
     hostname: str
     pools: dict[str, InferencePool]
     models: list[str]  # routed model names
-    routes: dict[str, dict]  # AIGatewayRoute name -> spec
+    routes: dict[str, dict[str, Any]]  # AIGatewayRoute name -> spec
 
     def __init__(self, name: str, args: InferenceGatewayArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:addons:InferenceGateway", name, None, opts)
@@ -204,7 +204,7 @@ class InferenceGateway(pulumi.ComponentResource):
         kind: str,
         name: str,
         api_version: str,
-        spec: dict,
+        spec: dict[str, Any],
         crd_from: Sequence[pulumi.Resource],
         namespace: str | None = None,  # None: cluster-scoped
         depends_on: Sequence[pulumi.Resource] = (),

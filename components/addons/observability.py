@@ -169,7 +169,9 @@ class Observability(pulumi.ComponentResource):
                 parent=self, provider=cluster.provider, depends_on=[*cluster.ready, *depends_on]
             )
 
-        def metadata(object_name: str, labels: dict[str, str], annotations: dict[str, str] | None = None) -> dict:
+        def metadata(
+            object_name: str, labels: dict[str, str], annotations: dict[str, str] | None = None
+        ) -> dict[str, Any]:
             meta: dict[str, Any] = {
                 "name": object_name,
                 "namespace": self.namespace,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pulumi
 import pulumi_aws as aws
@@ -96,7 +96,7 @@ class EksGpuNodeGroupArgs:
     scale_down_unneeded_seconds: int
 
 
-def efa_network_interfaces(efa_count: int, security_groups: list) -> list[dict]:
+def efa_network_interfaces(efa_count: int, security_groups: list) -> list[dict[str, Any]]:
     """AWS's recommended layout: an ENA primary, then one `efa-only` device per network card.
 
     Card 0 holds the ENA primary (device 0) and an EFA-only device (device 1); every further card
@@ -127,7 +127,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         full_name = f"{args.cluster_name}-{pool.name}"
 
-        template: dict = {}
+        template: dict[str, Any] = {}
         if uses_placement_group(pool):
             group = aws.ec2.PlacementGroup(
                 name, name=placement_group_name(args.cluster_name, pool), strategy="cluster", opts=child
@@ -205,7 +205,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
         return group
 
 
-def _capacity_options(pool: GpuPoolSpec) -> dict:
+def _capacity_options(pool: GpuPoolSpec) -> dict[str, Any]:
     """Launch template settings that pick the capacity: an ODCR or a Capacity Block (spot is the node group's)."""
     capacity = pool.capacity
     target = {"capacity_reservation_target": {"capacity_reservation_id": capacity.reservation_id}}

@@ -86,10 +86,10 @@ def check_gateway_names(env: EnvironmentSpec) -> Iterator[Issue]:
         )
         if value is None:
             missing.setdefault(key, region.name)
-    for key, region in missing.items():
+    for key, region_name in missing.items():
         kind = "Route 53 hosted" if key == "route53ZoneId" else "Cloud DNS managed"
         yield Issue(
             join_path("gateway", "dns", key),
-            f"{region}'s gateway is public: name the {kind} zone that serves its hostname (it must exist; `make "
+            f"{region_name}'s gateway is public: name the {kind} zone that serves its hostname (it must exist; `make "
             "preflight` checks a Route 53 one), or set gateway.dns.publisher: external and publish it yourself",
         )

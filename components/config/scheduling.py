@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import Field
 
 from components.catalog.machines import MACHINES
-from components.config.base import Issue, Name, Spec, duplicates, join_path, unknown_name
+from components.config.base import Issue, KeyPath, Name, Spec, duplicates, join_path, unknown_name
 from components.config.region import RegionSpec
 from components.domain.gpu_resources import schedulable_resources
 
@@ -97,7 +97,7 @@ def queue_capability(region: RegionSpec, quota: GpuQuotaSpec) -> dict[str, int]:
     return {**dict.fromkeys(sorted(gpu_capacity(region)), 0), **quota.capability}
 
 
-def _unknown_tier(tier: str, tiers: list[str], path: tuple) -> Iterator[Issue]:
+def _unknown_tier(tier: str, tiers: list[str], path: KeyPath) -> Iterator[Issue]:
     if tier not in tiers:
         yield Issue(join_path(*path), f"unknown priority tier {tier!r}; use one of {', '.join(tiers)}")
 

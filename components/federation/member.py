@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -55,12 +55,12 @@ def api_endpoint(endpoint: str) -> str:
     return endpoint if endpoint.startswith("https://") else f"https://{endpoint}"
 
 
-def agent_secret_values(key_pem: pulumi.Input[str]) -> dict:
+def agent_secret_values(key_pem: pulumi.Input[str]) -> dict[str, Any]:
     """The agent's private key, for the chart's secret values file."""
     return {"agent": {"kubeconfig": {"key": key_pem}}}
 
 
-def agent_rules(cluster: str) -> list[dict]:
+def agent_rules(cluster: str) -> list[dict[str, Any]]:
     """Cluster-wide permissions of a member's agent in Karmada: karmadactl register's, less creating Clusters."""
     karmada = "cluster.karmada.io"
     return [
@@ -297,7 +297,9 @@ class KarmadaMembership(pulumi.ComponentResource):
             )
         self.register_outputs({"cluster": args.cluster_name, "syncMode": args.mode.capitalize()})
 
-    def _role_for_agent(self, cluster: str, metadata: dict, rules: list[dict], depends_on: list) -> list:
+    def _role_for_agent(
+        self, cluster: str, metadata: dict[str, Any], rules: list[dict[str, Any]], depends_on: list
+    ) -> list:
         """A (Cluster)Role in Karmada and its binding to the agent's user; cluster-wide without a namespace."""
         scope = "Role" if "namespace" in metadata else "ClusterRole"
         opts = pulumi.ResourceOptions.merge(self._karmada_opts, pulumi.ResourceOptions(depends_on=depends_on))
@@ -346,7 +348,7 @@ def kube_system_uid(member: ClusterHandle, parent: pulumi.Resource | None = None
     return kube_system.metadata.uid
 
 
-def _push_secret_data(token_data: dict | None, kubeconfig: str) -> dict[str, str]:
+def _push_secret_data(token_data: dict[str, Any] | None, kubeconfig: str) -> dict[str, str]:
     """What Karmada's cluster controllers read: the member's CA (base64 PEM) and the account's token."""
     if not token_data or "token" not in token_data:
         raise ValueError("the member's service-account token Secret has no token yet; run `pulumi up` again")

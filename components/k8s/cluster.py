@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -21,7 +22,7 @@ class ExecAuth:
 
 
 def render_kubeconfig(cluster_name: str, endpoint: str, ca_data: str, auth: ExecAuth) -> str:
-    user: dict = {
+    user: dict[str, Any] = {
         "exec": {
             "apiVersion": "client.authentication.k8s.io/v1beta1",
             "command": auth.command,

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -93,7 +94,7 @@ def picker_config(model: ModelSpec, queue_wait_seconds: int | None) -> str:
             "parameters": {"engineLabelKey": PICKER_ENGINE_LABEL, "defaultEngine": PICKER_ENGINE[model.runtime]},
         },
     ]
-    config: dict = {
+    config: dict[str, Any] = {
         "apiVersion": "inference.networking.x-k8s.io/v1alpha1",
         "kind": "EndpointPickerConfig",
         "plugins": plugins,
@@ -107,7 +108,7 @@ def picker_config(model: ModelSpec, queue_wait_seconds: int | None) -> str:
     return yaml.safe_dump(config, sort_keys=False)
 
 
-def pool_spec(model: ModelSpec, picker: EndpointPickerSpec, server_labels: dict[str, str]) -> dict:
+def pool_spec(model: ModelSpec, picker: EndpointPickerSpec, server_labels: dict[str, str]) -> dict[str, Any]:
     return {
         "selector": {"matchLabels": server_labels},
         "targetPorts": [{"number": HTTP_PORT}],  # where every runtime serves the OpenAI API
@@ -171,7 +172,7 @@ class InferencePool(pulumi.ComponentResource):
             parent=self, provider=cluster.provider, depends_on=[*cluster.ready, *args.depends_on]
         )
 
-        def meta(object_name: str = epp, extra: dict | None = None) -> dict:
+        def meta(object_name: str = epp, extra: dict[str, Any] | None = None) -> dict[str, Any]:
             return {"name": object_name, "namespace": names.SERVING_NAMESPACE, "labels": {**labels, **(extra or {})}}
 
         self.service_account = epp
