@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import pulumi
@@ -113,7 +114,7 @@ def ai_gateway_values() -> dict[str, Any]:
     }
 
 
-def _provider_credentials(provider: ExternalProviderSpec) -> tuple[str, pulumi.Output[str], dict]:
+def _provider_credentials(provider: ExternalProviderSpec) -> tuple[str, pulumi.Output[str], dict[str, Any]]:
     """(Secret key, secret value, BackendSecurityPolicy body) of a provider; values stay Pulumi secrets."""
     if provider.type == "openai":
         key = pulumi.Output.secret(provider.api_key.get_secret_value())  # type: ignore[union-attr]
@@ -269,11 +270,12 @@ class InferenceGateway(pulumi.ComponentResource):
         """The GatewayClass, and in Envoy Gateway's namespace the Gateway, its proxy and its policies."""
         cluster, env, region, gateway = args.cluster, args.env, args.region, args.env.gateway
         eg_ns = [installed.eg_ns]
-        in_eg = {
-            "name": names.GATEWAY_NAME,
-            "namespace": names.ENVOY_GATEWAY_NAMESPACE,
-            "crd_from": [installed.envoy_gateway],
-        }
+        in_eg = partial(
+            self._custom,
+            name=names.GATEWAY_NAME,
+            namespace=names.ENVOY_GATEWAY_NAMESPACE,
+            crd_from=[installed.envoy_gateway],
+        )
         self._custom(
             kind="GatewayClass",
             name=specs.GATEWAY_CLASS,
@@ -281,35 +283,31 @@ class InferenceGateway(pulumi.ComponentResource):
             spec={"controllerName": specs.CONTROLLER_NAME},
             crd_from=[installed.envoy_gateway],
         )
-        self._custom(
+        in_eg(
             kind="EnvoyProxy",
             api_version=specs.ENVOY_GATEWAY_API,
             spec=specs.envoy_proxy_spec(cluster.cloud, region.gateway, gateway, env.production),
             depends_on=eg_ns,
-            **in_eg,
         )
-        self._custom(
+        in_eg(
             kind="Gateway",
             api_version=specs.GATEWAY_API,
             spec=specs.gateway_spec(self.hostname, region.gateway),
             depends_on=eg_ns,
-            **in_eg,
         )
-        self._custom(
+        in_eg(
             kind="ClientTrafficPolicy",
             api_version=specs.ENVOY_GATEWAY_API,
             spec=specs.client_traffic_policy_spec(gateway),
             depends_on=eg_ns,
-            **in_eg,
         )
-        self._custom(
+        in_eg(
             kind="BackendTrafficPolicy",
             api_version=specs.ENVOY_GATEWAY_API,
             spec=specs.backend_traffic_policy_spec(
                 env, waking=any(p.cold_start_seconds is not None for p in model_placements(env, region))
             ),
             depends_on=eg_ns,
-            **in_eg,
         )
         if gateway.auth == "apiKey":
             keys = k8s.core.v1.Secret(
@@ -319,12 +317,11 @@ class InferenceGateway(pulumi.ComponentResource):
                 string_data=dict(args.api_keys),
                 opts=self._after(installed.eg_ns),
             )
-            self._custom(
+            in_eg(
                 kind="SecurityPolicy",
                 api_version=specs.ENVOY_GATEWAY_API,
                 spec=specs.security_policy_spec(),
                 depends_on=[*eg_ns, keys],
-                **in_eg,
             )
 
     def _pools(self, args: InferenceGatewayArgs, pool_crds: pulumi.Resource) -> dict[str, InferencePool]:

@@ -259,7 +259,7 @@ class ModelCache(pulumi.ComponentResource):
             name: str,
             metadata: dict[str, Any],
             spec: dict[str, Any],
-            depends_on: list,
+            depends_on: list[pulumi.Resource],
             replace_on_changes: tuple[str, ...],
         ) -> k8s.apiextensions.CustomResource:
             """A Fluid object; Fluid reads its spec once (upstream.FLUID_APPLIES_A_CACHES_SPEC_ONCE), so a change of

@@ -96,7 +96,7 @@ class EksGpuNodeGroupArgs:
     scale_down_unneeded_seconds: int
 
 
-def efa_network_interfaces(efa_count: int, security_groups: list) -> list[dict[str, Any]]:
+def efa_network_interfaces(efa_count: int, security_groups: list[pulumi.Input[str]]) -> list[dict[str, Any]]:
     """AWS's recommended layout: an ENA primary, then one `efa-only` device per network card.
 
     Card 0 holds the ENA primary (device 0) and an EFA-only device (device 1); every further card

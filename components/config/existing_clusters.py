@@ -100,7 +100,7 @@ def check_existing_clusters(env: EnvironmentSpec) -> Iterator[Issue]:
     """Every existing cluster: its ids, its egress addresses, and no cluster claimed by two region entries."""
     pull = env.federation.enabled and env.federation.member_mode == "pull"
     members = {r.name for r in federation_members(env)} if pull else set()
-    seen: dict[tuple, int] = {}
+    seen: dict[tuple[str, str, str, str], int] = {}
     for i, region in enumerate(env.regions):
         existing = region.cluster.existing
         if existing is None:
@@ -119,5 +119,5 @@ def check_existing_clusters(env: EnvironmentSpec) -> Iterator[Issue]:
         seen.setdefault(key, i)
 
 
-def _cluster_key(region: RegionSpec, existing: ExistingClusterSpec) -> tuple:
+def _cluster_key(region: RegionSpec, existing: ExistingClusterSpec) -> tuple[str, str, str, str]:
     return (region.cloud, region.project or "", region.region, existing.name)

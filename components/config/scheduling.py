@@ -123,7 +123,7 @@ def check_scheduling(env: EnvironmentSpec) -> Iterator[Issue]:
 def _check_quotas(env: EnvironmentSpec) -> Iterator[Issue]:
     regions = {r.name: r for r in env.regions}
     # region -> resource -> (tenant, path of its guarantee), to report guarantees that overflow the cluster
-    guaranteed: dict[str, dict[str, list[tuple[str, int, tuple]]]] = {}
+    guaranteed: dict[str, dict[str, list[tuple[str, int, KeyPath]]]] = {}
     for i, tenant in enumerate(env.tenants):
         yield from duplicates([q.region for q in tenant.gpu_quotas], ("tenants", i, "gpuQuotas"), "quota region")
         for j, quota in enumerate(tenant.gpu_quotas):

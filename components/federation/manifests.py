@@ -172,7 +172,9 @@ def member_taint_policies(clusters: list[str]) -> list[dict[str, Any]]:
     ]
 
 
-def json_patch(base: Any, target: Any, path: tuple = (), skip: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
+def json_patch(
+    base: Any, target: Any, path: tuple[str | int, ...] = (), skip: frozenset[str] = frozenset()
+) -> list[dict[str, Any]]:
     """Karmada plaintext overriders (JSON patch operations) turning `base` into `target`.
 
     Objects are compared key by key; lists and scalars that differ are replaced whole. Paths in
@@ -198,7 +200,7 @@ def json_patch(base: Any, target: Any, path: tuple = (), skip: frozenset[str] = 
     return [] if base == target else [{"operator": "replace", "path": pointer, "value": target}]
 
 
-def image_paths(obj: Any, path: tuple = ()) -> Iterator[str]:
+def image_paths(obj: Any, path: tuple[str | int, ...] = ()) -> Iterator[str]:
     """JSON pointers of every container `image` in an object."""
     if isinstance(obj, dict):
         for key, value in obj.items():
@@ -211,7 +213,7 @@ def image_paths(obj: Any, path: tuple = ()) -> Iterator[str]:
             yield from image_paths(value, (*path, i))
 
 
-def _pointer(parts: tuple) -> str:
+def _pointer(parts: tuple[str | int, ...]) -> str:
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
 
 

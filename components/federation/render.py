@@ -17,7 +17,7 @@ from components.config.workloads import ModelSpec
 from components.serving.deployment import inference_service_manifest, model_placement, pod_disruption_budget_manifest
 
 # The InferenceService of `model` as it runs in `region`, on its placement there.
-Renderer = Callable[[ModelSpec, RegionSpec], dict]
+Renderer = Callable[[ModelSpec, RegionSpec], dict[str, Any]]
 # The PodDisruptionBudget of `model` running up to `max_replicas` replicas on a member, or None.
 BudgetRenderer = Callable[[ModelSpec, int], dict[str, Any] | None]
 
