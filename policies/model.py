@@ -174,7 +174,8 @@ class Resource:
 
     @property
     def kind(self) -> str:
-        return self.props.get("kind") if isinstance(self.props.get("kind"), str) else ""
+        kind = self.props.get("kind")
+        return kind if isinstance(kind, str) else ""
 
     @property
     def api_group(self) -> str:

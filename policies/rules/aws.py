@@ -5,9 +5,9 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Iterator
 
+from components.catalog.address_space import covers_internet
 from policies.framework import Context, Violation, rule
 from policies.model import Resource, as_list, get, json_document, number, truthy
-from policies.rules.network import covers_internet
 
 EKS_CLUSTER = "aws:eks/cluster:Cluster"
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"

@@ -10,6 +10,7 @@ import base64
 import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from pulumi.runtime import mocks
 
@@ -268,7 +269,10 @@ class PlausibleMocks(mocks.Mocks):
         referenced = self._stack_outputs[stack]
         return name, {"name": qualified, "outputs": referenced.values, "secretOutputNames": list(referenced.secret)}
 
-    def call(self, args: mocks.MockCallArgs) -> dict:
+    def call(self, args: mocks.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+        return self._answer(args), []  # no check failures
+
+    def _answer(self, args: mocks.MockCallArgs) -> dict[str, Any]:
         if args.token == "aws:index/getCallerIdentity:getCallerIdentity":
             return {"accountId": ACCOUNT_ID, "arn": f"arn:aws:iam::{ACCOUNT_ID}:user/plan", "userId": "PLAN"}
         if args.token == "aws:index/getPartition:getPartition":
