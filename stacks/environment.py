@@ -112,7 +112,7 @@ def _whole_environment(env: EnvironmentSpec, env_name: str) -> None:
     if gateway_ca is not None:
         pulumi.export("gatewayCa", gateway_ca.cert_pem)
     if env.federation.enabled:
-        from stacks.federation import federate_in_one_stack
+        from stacks.federation_parts import federate_in_one_stack
 
         _export_all(federate_in_one_stack(env, env_name, {n: p.cluster for n, p in regions.items()}))
 
@@ -154,7 +154,7 @@ def _region_stack(env: EnvironmentSpec, env_name: str, region: RegionSpec) -> No
                 pulumi.Output.secret({name: {"chain": ca.chain_pem, "key": ca.key_pem} for name, ca in others.items()}),
             )
     if env.federation.enabled:
-        from stacks.federation import federate_region
+        from stacks.federation_parts import federate_region
 
         _export_all(federate_region(env, env_name, platform.cluster, anchor_stack))
 
@@ -170,7 +170,7 @@ def _global_stack(env: EnvironmentSpec, env_name: str) -> None:
         },
     )
     if env.federation.enabled:
-        from stacks.federation import federate_globally
+        from stacks.federation_parts import federate_globally
 
         _export_all(federate_globally(env, env_name, references))
 

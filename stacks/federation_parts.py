@@ -32,7 +32,7 @@ from components.federation.control_plane import (
     KarmadaControlPlaneArgs,
     karmada_name,
 )
-from components.federation.federation import KarmadaFederation, KarmadaFederationArgs, MemberRef, karmada_allowlist
+from components.federation.karmada_objects import KarmadaFederation, KarmadaFederationArgs, MemberRef, karmada_allowlist
 from components.federation.member import (
     KarmadaAgent,
     KarmadaAgentArgs,
