@@ -71,8 +71,9 @@ def _rows(model: type[BaseModel], prefix: str) -> Iterator[str]:
         yield f"| `{key}` | {_type_name(field.annotation)} | {default} | {description} |"
         inner = _inner_model(field.annotation)
         if inner is not None:
-            is_list = typing.get_origin(field.annotation) is list
-            yield from _rows(inner, f"{key}{'[]' if is_list else ''}.")
+            origin = typing.get_origin(field.annotation)
+            entry = "[]" if origin is list else ".<name>" if origin is dict else ""  # a map's entries by name
+            yield from _rows(inner, f"{key}{entry}.")
 
 
 def config_reference() -> str:

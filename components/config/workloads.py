@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, PrivateAttr
 
+from components.catalog.models import ModelArchitecture
 from components.config.base import Issue, Name, Spec, duplicates, join_path, unknown_name
 from components.config.gateway import TenantBudgetSpec
 from components.config.observability import ModelSloSpec
@@ -61,7 +62,10 @@ class ModelSpec(Spec):
     """A model served by the platform."""
 
     name: Name = Field(description="Model name clients send (`model` in the OpenAI request).")
-    preset: str = Field(description="Architecture preset from the model catalog, e.g. llama-3.1-8b.")
+    preset: str = Field(
+        description="Architecture preset: a shipped one (e.g. llama-3.1-8b) or one of the environment's "
+        "modelCatalog / models/*.yaml."
+    )
     runtime: Literal["vllm", "triton"] = Field("vllm", description="Serving engine.")
     storage_path: str | None = Field(
         None, description="Prefix of the weights in the region's model bucket; default models/<name>/."
@@ -117,6 +121,26 @@ class ModelSpec(Spec):
 
     # Tenants' adapters on this base model (tenants[].loras), attached by EnvironmentSpec.
     _tenant_adapters: list[LoraAdapterSpec] = PrivateAttr(default_factory=list)
+    # The preset's and the draft preset's architecture in the environment's catalog, resolved by EnvironmentSpec.
+    _architecture: ModelArchitecture | None = PrivateAttr(default=None)
+    _draft_architecture: ModelArchitecture | None = PrivateAttr(default=None)
+
+    def _resolve(self, architectures: Mapping[str, ModelArchitecture]) -> None:
+        self._architecture = architectures.get(self.preset)
+        draft = self.speculative_decoding.draft_preset if self.speculative_decoding else None
+        self._draft_architecture = architectures.get(draft) if draft else None
+
+    @property
+    def architecture(self) -> ModelArchitecture:
+        """The preset's architecture; sizing runs only on models whose preset the serving checks found."""
+        if self._architecture is None:
+            raise LookupError(f"{self.name}: preset {self.preset!r} is not in the environment's model catalog")
+        return self._architecture
+
+    @property
+    def draft_architecture(self) -> ModelArchitecture | None:
+        """The speculative-decoding draft's architecture, for method draft with a known draft preset."""
+        return self._draft_architecture
 
     @property
     def served_adapters(self) -> list[LoraAdapterSpec]:

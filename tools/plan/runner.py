@@ -31,8 +31,27 @@ def build_plan(
     on_register: Callable[[PlannedResource], None] | None = None,
 ) -> Plan:
     """Raises ConfigError before any resource is registered when the config is invalid."""
+    project_dir = project_dir.resolve()
     if str(project_dir) not in sys.path:
         sys.path.insert(0, str(project_dir))
+    # The CLI runs the program in the directory of its stack files, where it reads the project's models/*.yaml.
+    with _working_directory(stack_config.path.parent):
+        return _build_plan(stack_config, project_dir, on_register)
+
+
+@contextmanager
+def _working_directory(path: Path) -> Iterator[None]:
+    before = Path.cwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(before)
+
+
+def _build_plan(
+    stack_config: StackConfig, project_dir: Path, on_register: Callable[[PlannedResource], None] | None
+) -> Plan:
     from stacks.config import BOOTSTRAP_VARIABLE, read_environment
 
     with phase("config"):
