@@ -27,7 +27,7 @@ _RECORDED_SINCE: dict[str, Any] = {
     "replaceOnChanges": []
 }  # options plan.json records since issue 31, with their default
 _REPLACE_ON_CHANGES = "its replaceOnChanges option"
-_RUNBOOK = "README: Replacing the model cache"
+_RUNBOOK = "docs/capacity.md: Replacing the model cache"
 # What deleting an object of these kinds waits for, or takes from running pods (a replacement deletes it too).
 _DELETION_NOTES = {
     "kubernetes:data.fluid.io/v1alpha1:Dataset": (
