@@ -59,6 +59,7 @@ from components.catalog.upstream import (
     KSERVE_LLM_PRESETS_MERGE,
     KSERVE_LLM_WORKLOAD_LABELS,
     KSERVE_LLMISVC_PICKER_RECREATED,
+    KSERVE_LLMISVC_READY_NEEDS_ITS_OWN_ROUTE,
     KSERVE_NEEDS_CERT_MANAGER,
     KSERVE_PREDICTOR_SERVICE,
     LLM_INFERENCE_SERVICE_INSTALL,
@@ -124,6 +125,19 @@ def test_every_fact_states_its_source_and_is_asserted_here():
     # Each fact's constant is imported by this module, whose tests assert the plans against it.
     asserted = {value.name for value in globals().values() if isinstance(value, UpstreamFact)}
     assert asserted == set(FACTS)
+
+
+def test_the_gate_waits_for_a_disaggregated_models_workloads_not_its_ready(prod_plan):
+    """Without a route of KServe's own an LLMInferenceService's Ready never becomes True (the fact): ours route
+    through the AI Gateway, so the rollout gate waits for its workloads and its picker instead."""
+    from tools.rollout.health import READY_CONDITIONS
+
+    assert KSERVE_LLMISVC_READY_NEEDS_ITS_OWN_ROUTE.name in FACTS
+    services = [r for r in prod_plan.kubernetes_objects() if r.inputs["kind"] == "LLMInferenceService"]
+    assert [s.inputs["metadata"]["name"] for s in services] == ["llama-3-1-70b-rag"]
+    assert [s.inputs["spec"].get("router", {}).get("route") for s in services] == [None]
+    assert READY_CONDITIONS["LLMInferenceService"] == ("WorkloadsReady", "SchedulerWorkloadReady")
+    assert READY_CONDITIONS["InferenceService"] == ("Ready",)
 
 
 # --- karmada-agent registers its own Cluster -----------------------------------------------------------
@@ -1130,7 +1144,7 @@ def test_releases_install_as_helm_installs_them(prod_plan):
 
     assert HELM_INSTALLS_IN_ORDER.name in FACTS
     releases = prod_plan.helm_releases()
-    assert len(releases) == 43
+    assert len(releases) == 53  # build/prod/helm: 52 and, on the federation host, Clusterpedia
     # Every release installs its chart's CRDs (no skipCrds) and waits, but the members' agents (skipAwait: they
     # start only once the global stack has made their Karmada RBAC, HELM_RELEASE_WAITS): the rehearsal's Helm too.
     assert not [r.name for r in releases if r.inputs.get("skipCrds")]
