@@ -60,10 +60,11 @@ checkov: $(STAMP) $(CHECKOV_VENV)/.stamp  ## Checkov's Kubernetes checks on buil
 	$(BIN)/python -m tools.checkov_input build/$(ENV) build/checkov-$(ENV)
 	$(CHECKOV_VENV)/bin/checkov -d build/checkov-$(ENV) --framework kubernetes --compact --quiet --skip-download
 
-lint: $(STAMP)  ## ruff, and the layer contract of DESIGN.md §1 (pyproject.toml [tool.importlinter])
+lint: $(STAMP)  ## ruff, the layer contract of DESIGN.md §1 (pyproject.toml [tool.importlinter]) and mypy ([tool.mypy])
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports --no-logo
+	$(BIN)/mypy
 
 format: $(STAMP)
 	$(BIN)/ruff check --fix .
@@ -84,4 +85,4 @@ wheel: $(STAMP)  ## the installable components (components/, stacks/) -> dist/ (
 	$(BIN)/python -m pip wheel --no-deps --wheel-dir dist .
 
 clean:
-	rm -rf build dist .pytest_cache .ruff_cache
+	rm -rf build dist .pytest_cache .ruff_cache .mypy_cache

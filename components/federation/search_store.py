@@ -10,6 +10,7 @@ server and synchro manager reach the database (NetworkPolicy), with a generated 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -90,7 +91,7 @@ class SearchStore(pulumi.ComponentResource):
         self.register_outputs({"host": self.host})
 
 
-def _server_container() -> dict:
+def _server_container() -> dict[str, Any]:
     """PostgreSQL as its image's own user, on the volume (PGDATA a directory below the mount: initdb refuses a
     mount point's lost+found), with a read-only root file system and its password read from a file."""
     env = [
