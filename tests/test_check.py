@@ -78,7 +78,7 @@ def test_a_broken_environment_fails_with_its_config_error_and_exit_2(tmp_path, c
     assert "Traceback" not in captured.err
     assert captured.out.splitlines()[-7:] == [
         "check of Pulumi.staging.yaml:",
-        "  plan         FAIL     Pulumi.staging.yaml is invalid: 1 error line(s) above",
+        "  plan         FAIL     Pulumi.staging.yaml refused: 1 error line(s) above",
         "  policy pack  not run  no plan",
         "  bring-up     not run  no plan",
         "  checkov      not run  no plan",

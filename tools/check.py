@@ -109,7 +109,7 @@ def check(
     errors = [line for line in stderr if line.startswith("error: ")]
     later = ("policy pack", "bring-up", "checkov", "rehearsal")
     if code == EXIT_INVALID_INPUT:
-        steps = [Step("plan", FAIL, f"Pulumi.{env}.yaml is invalid: {len(errors)} error line(s) above")]
+        steps = [Step("plan", FAIL, f"Pulumi.{env}.yaml refused: {len(errors)} error line(s) above")]
         return EXIT_INVALID_INPUT, steps + [Step(name, NOT_RUN, "no plan") for name in later]
     if code not in (0, EXIT_FAILED) or "Traceback (most recent call last):" in stderr:
         steps = [Step("plan", FAIL, f"crashed (exit {code}): see its output above")]
