@@ -8,7 +8,7 @@ STAMP := $(VENV)/.requirements.stamp
 # A local upstream data checkout, only for refreshing conformance/upstream/ (the tests never need it).
 UPSTREAM ?= ../shared/upstream
 
-.PHONY: plan check policy-check cost-diff preflight rollout test lint format docs bench vendor vendor-check checkov wheel clean
+.PHONY: plan check policy-check cost-diff preflight rollout rehearse test rehearsal-test lint format docs bench vendor vendor-check checkov wheel clean rehearsal-tools
 
 $(STAMP): requirements.txt requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "Python 3.11+ is required (found $$($(PYTHON) --version))"; exit 1; }
@@ -34,11 +34,20 @@ preflight: $(STAMP)  ## read-only AWS checks of Pulumi.$(ENV).yaml: offerings, q
 rollout: $(STAMP)  ## deploy Pulumi.$(ENV).yaml's stacks wave by wave, gated (DRY_RUN=1: no credentials; RESUME=1; FROM_WAVE=name; WAVE=name: that wave only; YES=1; BOOTSTRAP=1: first time, the runners' networks only)
 	$(BIN)/python -m tools.rollout $(ENV) $(if $(DRY_RUN),--dry-run) $(if $(RESUME),--resume) $(if $(FROM_WAVE),--from-wave $(FROM_WAVE)) $(if $(WAVE),--wave $(WAVE)) $(if $(YES),--yes) $(if $(BOOTSTRAP),--bootstrap)
 
+rehearse: plan  ## replay Pulumi.$(ENV).yaml's rollout on local control planes from the pinned upstream binaries (make rehearsal-tools) -> build/$(ENV)/rehearsal.json (UNTIL_WAVE=name)
+	$(BIN)/python -m tools.rehearsal $(ENV) $(if $(UNTIL_WAVE),--until-wave $(UNTIL_WAVE))
+
 test: $(STAMP)  ## the whole test suite (conformance against the vendored conformance/upstream/ included)
 	$(BIN)/python -m pytest
 
+rehearsal-test: $(STAMP)  ## the tests that run the rehearsal's upstream binaries (after make rehearsal-tools)
+	$(BIN)/python -m pytest -m rehearsal tests/test_rehearsal_runs.py
+
 bench: $(STAMP)  ## plan and policy speed, SDK overhead, scaling, test-suite time -> build/bench.json
 	$(BIN)/python -m tools.bench
+
+rehearsal-tools: $(STAMP)  ## build the rehearsal's pinned upstream binaries into the cache (ENV=<env>: only what it runs; REHEARSAL_TOOLS_FLAGS="--fresh|--force|--only NAME...")
+	$(BIN)/python -m tools.rehearsal.build $(if $(filter command line environment,$(origin ENV)),--env $(ENV)) $(REHEARSAL_TOOLS_FLAGS)
 
 # Checkov pins boto3 below requirements-dev.txt's, so it lives in a virtualenv of its own under build/.
 CHECKOV_VENV := build/checkov-venv

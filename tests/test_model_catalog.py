@@ -557,7 +557,7 @@ def test_a_catalog_file_that_is_not_yaml_names_its_line(tmp_path):
 def test_the_readme_example_declares_a_model_that_plans_its_sizes():
     """The README's "Models of your own" example, in the fixture environment: accepted, and sized as the fixture's
     own declaration of the same model (the same config.json numbers)."""
-    text = (PROJECT_DIR / "README.md").read_text()
+    text = (PROJECT_DIR / "docs" / "serving.md").read_text()
     section = text[text.index("### Models of your own") :]
     example = yaml.safe_load(section[section.index("```yaml") + len("```yaml") : section.index("```\n", 10)])
     raw = fixture_raw()

@@ -8,6 +8,7 @@ from types import SimpleNamespace
 import pytest
 from kubernetes.client.exceptions import ApiException
 
+from components.catalog.upstream import FACTS, KSERVE_LLMISVC_READY_NEEDS_ITS_OWN_ROUTE
 from components.config.loader import load_environment
 from tests.harness import raw_environment
 from tools.rollout.health import (
@@ -162,6 +163,38 @@ def test_kubernetes_probe_reads_node_and_kserve_conditions():
     ]
 
 
+def test_a_disaggregated_model_serves_when_its_workloads_and_picker_are_ready():
+    """KServe v0.20.0 never sets an LLMInferenceService without a route of its own Ready (its InferencePool waits for
+    a Gateway it knows, KSERVE_LLMISVC_READY_NEEDS_ITS_OWN_ROUTE: the rehearsal of prod found the canary gate waiting
+    forever): the gate reads its workloads and its picker. Conditions as KServe sets them, written by hand."""
+    assert KSERVE_LLMISVC_READY_NEEDS_ITS_OWN_ROUTE.name in FACTS
+    waiting = {
+        "type": "InferencePoolReady",
+        "status": "False",
+        "reason": "WaitingForGateway",
+        "message": "Inference Pool inference/rag-inference-pool exists but no Gateway controller has accepted it yet",
+    }
+
+    def llmisvc(name, workloads, scheduler):
+        conditions = [
+            {"type": "WorkloadsReady", "status": workloads},
+            {"type": "SchedulerWorkloadReady", "status": scheduler},
+            waiting,
+            {"type": "RouterReady", "status": "False", "reason": "WaitingForGateway"},
+            {"type": "Ready", "status": "False", "reason": "WaitingForGateway"},
+        ]
+        return {"metadata": {"name": name}, "status": {"conditions": conditions}}
+
+    items = [llmisvc("rag", "True", "True"), llmisvc("cold", "False", "True"), llmisvc("no-picker", "True", "False")]
+    probe = KubernetesProbe.__new__(KubernetesProbe)
+    probe._custom = SimpleNamespace(list_namespaced_custom_object=lambda *_: {"items": items})
+    assert probe.serving_ready("inference", "LLMInferenceService") == {"rag": True, "cold": False, "no-picker": False}
+    # An InferenceService still needs its Ready.
+    isvc = {"metadata": {"name": "a"}, "status": {"conditions": [{"type": "WorkloadsReady", "status": "True"}]}}
+    probe._custom = SimpleNamespace(list_namespaced_custom_object=lambda *_: {"items": [isvc]})
+    assert probe.serving_ready("inference", "InferenceService") == {"a": False}
+
+
 def test_a_pool_with_a_node_not_ready_or_below_its_min_size_fails():
     class Nodes(Cluster):
         def __init__(self, answer):
@@ -210,7 +243,9 @@ def test_a_region_wave_waits_only_for_its_own_models_as_the_kind_each_is_served_
 
     assert gates("use1", federated=False) == {
         "use1 models": "InferenceService Ready=True: llama-3-1-8b",
-        "use1 models (LLMInferenceService)": "LLMInferenceService Ready=True: llama-3-1-70b-rag",
+        "use1 models (LLMInferenceService)": (
+            "LLMInferenceService WorkloadsReady=True and SchedulerWorkloadReady=True: llama-3-1-70b-rag"
+        ),
         "use1 gateway": "GET https://use1.gw/v1/models with tenant search's key lists llama-3-1-70b-rag, llama-3-1-8b",
     }
     # The global wave: the gateway lists the federated model too (its readiness is read through Karmada).

@@ -181,8 +181,9 @@ KSERVE_READY_ON_THE_SERVING_OBJECT = _fact(
     "KServe v0.20.0 InferenceService / LLMInferenceService",
     "KServe reports a model's readiness as the Ready condition (a living condition set) of the object that serves "
     "it: an InferenceService (serving.kserve.io/v1beta1) for an aggregated model, an LLMInferenceService "
-    "(serving.kserve.io/v1alpha2) for a disaggregated one. A gate waiting on the other kind, or on an object no stack "
-    "has created yet, never passes.",
+    "(serving.kserve.io/v1alpha2) for a disaggregated one (whose Ready needs a route of KServe's own: without one, "
+    "its WorkloadsReady and SchedulerWorkloadReady, kserve-llmisvc-ready-needs-its-own-route). A gate waiting on the "
+    "other kind, or on an object no stack has created yet, never passes.",
     "kserve/kserve@v0.20.0:pkg/apis/serving/v1beta1/inference_service_status.go L36-43, L295; "
     "pkg/apis/serving/v1alpha2/llm_inference_service_lifecycle.go L125",
 )

@@ -16,7 +16,7 @@ from components.config.consistency import check_consistency
 from components.config.deployer import check_deployers
 from components.config.endpoint_checks import check_endpoints
 from components.config.existing_clusters import check_existing_clusters
-from components.config.federation import FederationSpec, check_federated_models, check_federation
+from components.config.federation import FederationSpec, check_federated_models, check_federation, check_search
 from components.config.gateway import GatewaySpec, check_gateway
 from components.config.gateway_tls import check_gateway_names
 from components.config.gpu_partitioning import check_gpu_partitioning
@@ -66,7 +66,7 @@ class EnvironmentSpec(Spec):
     model_catalog: dict[str, ModelCardSpec] = Field(
         default_factory=dict,
         description="Models of your own, by preset name (what models[].preset names), from each model's Hugging "
-        "Face config.json; `models/*.yaml` beside this file declare more, for every environment (README, Models of "
+        "Face config.json; `models/*.yaml` beside this file declare more, for every environment (docs/serving.md, Models of "
         "your own).",
     )
     models: list[ModelSpec] = Field(default_factory=list, description="Models to serve.")
@@ -165,6 +165,7 @@ SEMANTIC_CHECKS: tuple[tuple[Callable[[EnvironmentSpec], Iterable[Issue]], ...],
         check_gateway,
         check_gateway_names,
         check_federated_models,
+        check_search,
         check_consistency,
         check_rollout,
     ),

@@ -271,7 +271,7 @@ def _issue(err: dict) -> Issue:
     path = join_path(*loc)
     kind, got = err["type"], err.get("input")
     if kind == "missing":
-        return Issue(path, f"required key is missing; add `{loc[-1]}` (see the README config reference)")
+        return Issue(path, f"required key is missing; add `{loc[-1]}` (see docs/configuration.md)")
     if kind == "extra_forbidden":
         allowed = _allowed_keys(loc[:-1])
         close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)

@@ -120,7 +120,7 @@ def _check_failover_toleration(env: EnvironmentSpec) -> Iterator[Issue]:
 def _unknown_preset(env: EnvironmentSpec, preset: str) -> str:
     return (
         f"{preset!r} is not a model preset; use one of {', '.join(env.architectures)}, or declare it in "
-        "modelCatalog or models/*.yaml (README, Models of your own)"
+        "modelCatalog or models/*.yaml (docs/serving.md, Models of your own)"
     )
 
 

@@ -51,7 +51,7 @@ class PlacementSpec(Spec):
         "aggregated",
         description="aggregated: each replica prefills and decodes. disaggregated: prefill pods (`prefill`) hand "
         "the KV cache to decode pods on `pool` over NIXL (KServe LLMInferenceService). auto: the sizing's rule "
-        "(README, Disaggregated serving) picks one.",
+        "(docs/serving.md, Disaggregated serving) picks one.",
     )
     prefill: PrefillSpec | None = Field(
         None, description="Prefill pool of a disaggregated (or auto) placement; `pool` then runs the decode pods."
@@ -157,6 +157,10 @@ class ModelSpec(Spec):
         return (self.storage_path or f"models/{self.name}/").strip("/") + "/"
 
 
+# Request classes, most urgent first (components/domain/priority.py says what each does).
+PriorityClass = Literal["interactive", "batch", "bestEffort"]
+
+
 class TenantSpec(Spec):
     """A team or customer calling the gateway."""
 
@@ -181,6 +185,22 @@ class TenantSpec(Spec):
         description="The tenant's LoRA adapters: loaded by their base model's pods (multi-LoRA), routed by name to "
         "this tenant only.",
     )
+    priority: PriorityClass = Field(
+        "batch",
+        description="Request class, set by the gateway from the tenant's API key: where tenants of several classes "
+        "share a model, its endpoint picker dispatches interactive requests first and bestEffort ones last, and "
+        "sheds those first (docs/serving.md, Request priority classes).",
+    )
+
+
+def granted_tenants(env: EnvironmentSpec, model: str) -> list[str]:
+    """Who may call `model`: tenants listing it; for a model's own LoRA adapter, its base model's tenants; for a
+    tenant's adapter (tenants[].loras), that tenant alone."""
+    owners = [t.name for t in env.tenants if any(lora.name == model for lora in t.loras)]
+    if owners:
+        return owners
+    base = next((m.name for m in env.models if any(a.name == model for a in m.lora_adapters)), model)
+    return sorted(t.name for t in env.tenants if base in t.models)
 
 
 def check_workloads(env: EnvironmentSpec) -> Iterator[Issue]:

@@ -32,6 +32,7 @@ OVERHEAD_TARGET = 1.2
 GROWTH_TARGET = 1.2
 POLICY_SHARE_TARGET = 0.10
 TEST_SUITE_TARGET_S = 120.0
+REHEARSAL_TARGET_S = 300.0  # issue 32: a rehearsal of prod on a warm machine, under 5 minutes (wall)
 POLICY_PHASE = "policy"
 CLOCKS = ("wall", "cpu")
 FLOORS = {"plain": (), "typed": ("--typed",)}  # tools.bench.baseline flavours -> child arguments
@@ -153,6 +154,26 @@ def bench_tests(runs: int) -> dict[str, Any]:
     }
 
 
+def bench_rehearsal(env: str, runs: int) -> dict[str, Any]:
+    """`python -m tools.rehearsal ENV` (a warm machine: the built binaries and module cache in place), wall and
+    CPU time of it and every process it starts; its own verdict is reported, not judged here."""
+    from tools.rehearsal import cache
+    from tools.rehearsal.__main__ import REQUIRED
+
+    missing = [n for n in REQUIRED if not cache.binary_path(n).is_file()]
+    if missing:
+        return {"available": False, "reason": f"{', '.join(missing)} not built: run `make rehearsal-tools`"}
+    results = [run_process([sys.executable, "-m", "tools.rehearsal", env], check=False) for _ in range(runs)]
+    document = json.loads((PROJECT_DIR / "build" / env / "rehearsal.json").read_text())
+    return {
+        "available": True,
+        "env": env,
+        "process_s": _figure([(r.wall_s, r.cpu_s) for r in results]),
+        "exit_codes": [r.exit_code for r in results],
+        "summary": document["summary"],
+    }
+
+
 def targets(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Each target, judged on the CPU median (the test suite: on wall time, which is what CI waits for)."""
     found: dict[str, dict[str, Any]] = {}
@@ -179,6 +200,8 @@ def targets(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
             judge(f"policy {env}", report["policy"][env]["share_of_plan"], POLICY_SHARE_TARGET)
     if report["tests"]:
         judge("tests", report["tests"]["process_s"], TEST_SUITE_TARGET_S, clock="wall")
+    if (report.get("rehearsal") or {}).get("available"):
+        judge("rehearsal", report["rehearsal"]["process_s"], REHEARSAL_TARGET_S, clock="wall")
     return found
 
 
@@ -250,6 +273,17 @@ def render(report: dict[str, Any]) -> Table:
     if report["tests"]:
         tests = report["tests"]
         row(f"test suite ({tests['summary']})", tests["process_s"], "s", "tests", "< 120 s (wall)")
+    rehearsal = report.get("rehearsal")
+    if rehearsal and rehearsal["available"]:
+        row(
+            f"rehearsal of {rehearsal['env']} (exit {rehearsal['exit_codes'][-1]})",
+            rehearsal["process_s"],
+            "s",
+            "rehearsal",
+            "< 300 s (wall)",
+        )
+    elif rehearsal:
+        table.add_row("rehearsal", rehearsal["reason"], "", "", "", "< 300 s (wall)")
     return table
 
 
@@ -276,6 +310,9 @@ def measure(report: dict[str, Any], args: argparse.Namespace, console: Console) 
         if args.test_runs:
             step(f"test suite: {args.test_runs} run(s)")
         report["tests"] = bench_tests(args.test_runs) if args.test_runs else None
+        if args.rehearsal_runs:
+            step(f"rehearsal of prod: {args.rehearsal_runs} run(s)")
+        report["rehearsal"] = bench_rehearsal("prod", args.rehearsal_runs) if args.rehearsal_runs else None
         step("done")
     report["duration_s"] = time.monotonic() - started
 
@@ -288,13 +325,21 @@ def main(argv: list[str] | None = None) -> int:
         "--regions", type=int, nargs="*", default=[1, 2, 4, 8], help="synthetic sizes (default 1 2 4 8)"
     )
     parser.add_argument("--test-runs", type=int, default=1, help="test-suite runs; 0 skips it (default 1)")
+    parser.add_argument(
+        "--rehearsal-runs", type=int, default=1, help="rehearsals of prod (make rehearse); 0 skips it (default 1)"
+    )
     parser.add_argument("--out", type=Path, default=PROJECT_DIR / "build" / "bench.json")
     args = parser.parse_args(argv)
     console = Console(stderr=True)
 
     report: dict[str, Any] = {
         "machine": {**machine(), "load_average_before": os.getloadavg()},
-        "runs": {"plan": args.runs, "scaling": args.scaling_runs, "tests": args.test_runs},
+        "runs": {
+            "plan": args.runs,
+            "scaling": args.scaling_runs,
+            "tests": args.test_runs,
+            "rehearsal": args.rehearsal_runs,
+        },
     }
     try:
         measure(report, args, console)

@@ -19,7 +19,7 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from components.config.stackfile import SECRET_MARKER
-from tools.plan.mocks import STACK_REFERENCE, PlausibleMocks, StackOutputs
+from tools.plan.mocks import STACK_REFERENCE, ComputedOutputs, PlausibleMocks, StackOutputs, reveal
 
 SECRET = SECRET_MARKER
 _SECRET_SIG = rpc._special_sig_key
@@ -162,9 +162,12 @@ class RecordingMonitor(mocks.MockMonitor):
         self,
         on_register: Callable[[PlannedResource], None] | None = None,
         stack_outputs: Mapping[str, StackOutputs] | None = None,
+        computed: Mapping[str, ComputedOutputs] | None = None,
+        plain_secrets: bool = False,
     ):
         self.provider_regions: dict[str, str] = {}
-        super().__init__(PlausibleMocks(self._region_of, stack_outputs))
+        super().__init__(PlausibleMocks(self._region_of, stack_outputs, computed))
+        self._plain_secrets = plain_secrets
         self.planned: list[PlannedResource] = []
         self.secret_values: set[str] = set()
         self.stack_urn = ""
@@ -190,7 +193,7 @@ class RecordingMonitor(mocks.MockMonitor):
         asyncio_loop_guard()
         raw = integral_numbers(rpc.deserialize_properties(request.object, keep_unknowns=True) if request.object else {})
         with_nulls(request.object, raw)
-        inputs = redact(raw, self.secret_values)
+        inputs = reveal(raw) if self._plain_secrets else redact(raw, self.secret_values)
         urn = self.make_urn(request.parent, request.type, request.name)
         if request.type == "pulumi:providers:aws":
             self.provider_regions[urn] = str(raw.get("region", "us-east-1"))
@@ -257,11 +260,14 @@ def evaluate(
     secret_keys: list[str] | None = None,
     on_register: Callable[[PlannedResource], None] | None = None,
     stack_outputs: Mapping[str, StackOutputs] | None = None,
+    computed: Mapping[str, ComputedOutputs] | None = None,
+    plain_secrets: bool = False,
 ) -> Evaluation:
     """Run `program` as `pulumi up` would, against a recording mock engine; `stack_outputs` answer its
-    StackReferences."""
+    StackReferences, `computed` replaces a provider package's mock outputs, `plain_secrets` keeps secret inputs
+    in plain text (for the rehearsal, which writes no plan)."""
     settings.reset_options(project=project, stack=stack)
-    monitor = RecordingMonitor(on_register, stack_outputs)
+    monitor = RecordingMonitor(on_register, stack_outputs, computed, plain_secrets)
     mocks.set_mocks(monitor.mocks, project=project, stack=stack, preview=False, monitor=monitor)
     pulumi.runtime.set_all_config(config, secret_keys or [])
     with cycle_collector_paused():

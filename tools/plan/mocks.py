@@ -10,8 +10,9 @@ import base64
 import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
-from pulumi.runtime import mocks
+from pulumi.runtime import mocks, rpc
 
 ACCOUNT_ID = "123456789012"
 STACK_REFERENCE = "pulumi:pulumi:StackReference"
@@ -36,6 +37,12 @@ def _hex(seed: str, length: int = 17) -> str:
 def _uid(seed: str) -> str:
     h = _hex(seed, 32)
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+def read_namespace_uid(resource_name: str) -> str:
+    """The UID the offline plan gives a Namespace read by name (`new_resource`): the rehearsal puts the live one
+    back (tools/rehearsal/runner.py)."""
+    return _uid(resource_name)
 
 
 def _public_ip(seed: str, first_octet: int) -> str:
@@ -232,6 +239,22 @@ _BY_PACKAGE: dict[str, Callable[..., tuple[str, dict]]] = {
 }
 
 
+def reveal(value: Any) -> Any:
+    """Secret values in plain text (the rehearsal computes and applies them; it writes no plan)."""
+    if isinstance(value, dict):
+        if value.get(rpc._special_sig_key) == rpc._special_secret_sig:
+            return reveal(value.get("value"))
+        return {k: reveal(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [reveal(v) for v in value]
+    return value
+
+
+# Outputs computed for real, in place of the mock, keyed by type token or provider package: (type token, inputs,
+# provider reference) -> outputs. The rehearsal's working certificates and the addresses its cloud stand-in gives.
+ComputedOutputs = Callable[[str, dict, str], dict]
+
+
 class PlausibleMocks(mocks.Mocks):
     """Mock outputs per resource type; AWS ARNs carry the region of the resource's provider."""
 
@@ -239,19 +262,24 @@ class PlausibleMocks(mocks.Mocks):
         self,
         provider_region: Callable[[str | None], str],
         stack_outputs: Mapping[str, StackOutputs] | None = None,
+        computed: Mapping[str, ComputedOutputs] | None = None,
     ):
         self._provider_region = provider_region
         self._stack_outputs = stack_outputs or {}
+        self._computed = computed or {}
 
     def new_resource(self, args: mocks.MockResourceArgs) -> tuple[str, dict]:
         typ, name, inputs = args.typ, args.name, args.inputs
         if typ == STACK_REFERENCE:
             return self._stack_reference(name, str(inputs.get("name", name)))
         if typ == "kubernetes:core/v1:Namespace" and args.resource_id:  # read by name: the API server's object
-            return args.resource_id, {"metadata": {"name": args.resource_id, "uid": _uid(name)}}
+            return args.resource_id, {"metadata": {"name": args.resource_id, "uid": read_namespace_uid(name)}}
         package = typ.split(":", 1)[0]
         if package == "pulumi" or not args.custom:
             return f"{name}-id", dict(inputs)
+        computed = self._computed.get(typ) or self._computed.get(package)
+        if computed is not None:
+            return f"{name}-id", {**inputs, **computed(typ, reveal(dict(inputs)), args.provider or "")}
         if package == "aws":
             rid, extra = _aws(typ, name, inputs, self._provider_region(args.provider))
         elif package in _BY_PACKAGE:

@@ -16,11 +16,14 @@ from components.config.gpu_pools import unused_pools
 from components.config.region import GpuPoolSpec, RegionSpec
 from components.domain.disaggregation import efa_path
 from components.domain.gpu_resources import schedulable_at_max_size, schedulable_resources
+from components.domain.image_pull import effective_image_pull
 from components.k8s.names import cluster_name
 from components.k8s.topology import placement_group_name, pool_fabric, uses_placement_group
 from tools.plan.cost_section import cost_section
 from tools.plan.gateway_section import gateway_section
 from tools.plan.model import REGION_TYPE, Plan
+from tools.plan.priority_section import priority_section
+from tools.plan.search_section import search_section
 
 
 def component_counts(plan: Plan) -> dict[str | None, Counter]:
@@ -211,6 +214,15 @@ def _placement(plan: Plan, region: RegionSpec, pool: GpuPoolSpec) -> str:
     return f"{kind} `{placement_group_name(cluster_name(plan.environment, region), pool)}` in {zones}"
 
 
+def _image_pull(plan: Plan, region: RegionSpec, pool: GpuPoolSpec) -> str:
+    """How a new node pulls the engine images (components/domain/image_pull.py)."""
+    if effective_image_pull(region, pool) == "parallel":
+        return "parallel (SOCI, nodeadm FastImagePull)"
+    if region.cloud == "gcp":
+        return "whole (streaming: Artifact Registry images only)"
+    return "whole (containerd)"
+
+
 def _capacity_type(plan: Plan, region: RegionSpec, pool: GpuPoolSpec) -> str:
     capacity = pool.capacity
     return f"{capacity.type} `{capacity.reservation_id}`" if capacity.reservation_id else capacity.type
@@ -264,6 +276,7 @@ CAPACITY_COLUMNS: tuple[tuple[str, Callable[[Plan, RegionSpec, GpuPoolSpec], str
     ("nodes (min-max)", lambda plan, r, p: f"{p.min_size}-{p.max_size}"),
     ("fabric", _fabric),
     ("placement", _placement),
+    ("image pull", _image_pull),
     ("capacity", _capacity_type),
     ("obtained via", _obtained_via),
     ("max replicas the pool holds", _max_replicas),
@@ -551,13 +564,15 @@ def _model_deployments(plan: Plan) -> str:
         "## Model deployments\n",
         "| region | model | runtime | pool | GPU (resource x per pod) | TP x PP | weights GiB | KV GiB per replica "
         "| max sequences at max context | maxNumSeqs x maxModelLen | replicas | autoscaler | start-up est. / probe "
-        "budget | at zero replicas: cold start / a request is held, then 503 + Retry-After |",
+        "budget | at zero replicas: cold start (image pull) / a request is held, then 503 + Retry-After |",
         "|---|---|---|---|---|---|---:|---:|---:|---|---|---|---:|---:|",
     ]
     for p in placements:
         sizing, model = p.fit.sizing, p.model
         cold = p.cold_start_seconds
-        at_zero = "never at zero" if cold is None else f"{cold}s / {p.queue_wait_seconds}s"
+        at_zero = (
+            "never at zero" if cold is None else f"{cold}s ({p.cold_start_pull_seconds}s) / {p.queue_wait_seconds}s"
+        )
         rows.append(
             f"| {p.region.name} | {model.name} | {model.runtime} | {p.pool.name} | {p.fit.slot.name} "
             f"(`{p.resource}` x {sizing.tensor_parallel}) | {sizing.tensor_parallel} x {sizing.pipeline_parallel} "
@@ -693,7 +708,9 @@ SECTIONS: tuple[Callable[[Plan], str], ...] = (
     cost_section,
     _disaggregated_serving,
     _lora_adapters,
+    priority_section,
     _federation,
+    search_section,
     _bring_up,
     _admission,
     _counts,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import runpy
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -16,6 +16,7 @@ from components.config.loader import ConfigError
 from components.config.stackfile import StackConfig, shared_secret_issues
 from components.config.stacks import environment_stacks, layout_of, stack_name_issues
 from tools.plan.engine import Evaluation, PlannedResource, evaluate
+from tools.plan.mocks import ComputedOutputs
 from tools.plan.model import Plan
 from tools.plan.phases import phase
 from tools.plan.stackfile import stack_own_config, with_stack_files
@@ -29,14 +30,18 @@ def build_plan(
     stack_config: StackConfig,
     project_dir: Path = PROJECT_DIR,
     on_register: Callable[[PlannedResource], None] | None = None,
+    computed: Mapping[str, ComputedOutputs] | None = None,
+    plain_secrets: bool = False,
 ) -> Plan:
-    """Raises ConfigError before any resource is registered when the config is invalid."""
+    """Raises ConfigError before any resource is registered when the config is invalid. `computed`: provider
+    packages whose outputs are computed for real instead of mocked, `plain_secrets`: secret inputs kept in plain
+    text (both for the rehearsal, which applies the plan to local clusters and writes none of it)."""
     project_dir = project_dir.resolve()
     if str(project_dir) not in sys.path:
         sys.path.insert(0, str(project_dir))
     # The CLI runs the program in the directory of its stack files, where it reads the project's models/*.yaml.
     with _working_directory(stack_config.path.parent):
-        return _build_plan(stack_config, project_dir, on_register)
+        return _build_plan(stack_config, project_dir, on_register, computed, plain_secrets)
 
 
 @contextmanager
@@ -50,7 +55,11 @@ def _working_directory(path: Path) -> Iterator[None]:
 
 
 def _build_plan(
-    stack_config: StackConfig, project_dir: Path, on_register: Callable[[PlannedResource], None] | None
+    stack_config: StackConfig,
+    project_dir: Path,
+    on_register: Callable[[PlannedResource], None] | None,
+    computed: Mapping[str, ComputedOutputs] | None,
+    plain_secrets: bool,
 ) -> Plan:
     from stacks.config import BOOTSTRAP_VARIABLE, read_environment
 
@@ -82,6 +91,8 @@ def _build_plan(
                 secret_keys=own.secret_keys,
                 on_register=on_register,
                 stack_outputs={name: e.referenced for name, e in evaluations.items()},
+                computed=computed,
+                plain_secrets=plain_secrets,
             )
             if needs_network_bootstrap(spec, piece):
                 # The program as `make rollout BOOTSTRAP=1` runs it: what its targeted `up` registers.

@@ -1,5 +1,5 @@
-"""Is a deployed wave serving? GPU pools' nodes Ready, every model the wave created Ready as the kind it is served
-as (InferenceService or LLMInferenceService), the gateway listing those models for a tenant key, and Karmada's
+"""Is a deployed wave serving? GPU pools' nodes Ready, every model the wave created ready as the kind it is served
+as (an InferenceService Ready; an LLMInferenceService's workloads and picker ready: READY_CONDITIONS), the gateway listing those models for a tenant key, and Karmada's
 members Ready, polled until they pass or the deadline.
 
 A gate waits only for what its own or an earlier wave creates: a region wave for the models its stack deploys, the
@@ -29,6 +29,14 @@ POLL_SECONDS = 15.0
 INFERENCE_SERVICE = "InferenceService"
 # What KServe serves a model as: aggregated (InferenceService) or disaggregated (LLMInferenceService).
 SERVING_APIS = {INFERENCE_SERVICE: ISVC_API_VERSION, llmisvc.KIND: llmisvc.API_VERSION}
+# The conditions that say the model serves: an InferenceService's Ready; an LLMInferenceService's workloads and its
+# endpoint picker, since its Ready also needs a route of KServe's own, which ours is not
+# (KSERVE_LLMISVC_READY_NEEDS_ITS_OWN_ROUTE: it would never be True).
+READY_CONDITIONS = {INFERENCE_SERVICE: ("Ready",), llmisvc.KIND: ("WorkloadsReady", "SchedulerWorkloadReady")}
+
+
+def ready_condition_text(kind: str) -> str:
+    return " and ".join(f"{c}=True" for c in READY_CONDITIONS[kind])
 
 
 @dataclass(frozen=True)
@@ -64,7 +72,7 @@ class ClusterProbe(Protocol):
         ...
 
     def serving_ready(self, namespace: str, kind: str) -> Mapping[str, bool]:
-        """Name -> the object of that kind (InferenceService, LLMInferenceService) has condition Ready=True."""
+        """Name -> the object of that kind (InferenceService, LLMInferenceService) has its READY_CONDITIONS True."""
         ...
 
     def members_ready(self) -> Mapping[str, bool]:
@@ -134,7 +142,7 @@ def region_checks(
         checks.append(
             Check(
                 f"{region} models" + ("" if kind == INFERENCE_SERVICE else f" ({kind})"),
-                f"{kind} Ready=True: {', '.join(names)}",
+                f"{kind} {ready_condition_text(kind)}: {', '.join(names)}",
                 _models_check(probe, kind, list(names)),
                 Target("serving", region, kind, names),
             )
@@ -317,11 +325,12 @@ class KubernetesProbe:
             lambda: self._custom.list_namespaced_custom_object(group, version, namespace, f"{kind.lower()}s")
         )
         return {
-            item["metadata"]["name"]: any(
-                c.get("type") == "Ready" and c.get("status") == "True"
-                for c in (item.get("status") or {}).get("conditions") or []
+            item["metadata"]["name"]: all(
+                any(c.get("type") == wanted and c.get("status") == "True" for c in conditions)
+                for wanted in READY_CONDITIONS[kind]
             )
             for item in listed.get("items", [])
+            for conditions in [(item.get("status") or {}).get("conditions") or []]
         }
 
     def members_ready(self) -> Mapping[str, bool]:

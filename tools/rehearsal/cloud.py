@@ -1,0 +1,152 @@
+"""What the cloud provides in a cluster, which no binary of ours can run: its default objects (storage classes,
+GKE's critical-pods quota in kube-system, the CRDs of GKE multi-networking), and its controllers' visible effect:
+a load balancer's address on a LoadBalancer Service, a provisioned volume for a claim the scheduler placed.
+These are stand-ins, named as such in the report; nothing here decides whether our objects are right."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from typing import Any
+
+from tools.rehearsal.cluster import GKE_KUBE_SYSTEM_QUOTA
+from tools.rehearsal.kube import Kube
+from tools.rehearsal.processes import background_error
+
+# EKS creates `gp2` (in-tree EBS, WaitForFirstConsumer) in every cluster; GKE creates `standard-rwo` (default),
+# `premium-rwo` and `standard`, all pd.csi.storage.gke.io and WaitForFirstConsumer.
+STORAGE_CLASSES: dict[str, list[dict[str, Any]]] = {
+    "aws": [
+        {"name": "gp2", "provisioner": "kubernetes.io/aws-ebs", "parameters": {"type": "gp2", "fsType": "ext4"}},
+    ],
+    "gcp": [
+        {
+            "name": "standard-rwo",
+            "provisioner": "pd.csi.storage.gke.io",
+            "parameters": {"type": "pd-balanced"},
+            "default": True,
+        },
+        {"name": "premium-rwo", "provisioner": "pd.csi.storage.gke.io", "parameters": {"type": "pd-ssd"}},
+        {"name": "standard", "provisioner": "kubernetes.io/gce-pd", "parameters": {"type": "pd-standard"}},
+    ],
+}
+STAND_IN_MANAGER = "rehearsal-cloud-stand-in"
+
+
+def load_balancer_address(*, cloud: str, region: str, cluster: str, namespace: str, name: str) -> dict[str, str]:
+    """The address the cloud gives a LoadBalancer Service: an NLB's DNS name on AWS (`<name>-<hash>.elb.<region>.
+    amazonaws.com`), an IP on GCP. The plan the rehearsal evaluates gets the same (runner: stack outputs that carry
+    it, like the Karmada API's hostname in the agents' kubeconfig, name what this cluster's Service gets)."""
+    digest = hashlib.sha256(f"{cluster}/{namespace}/{name}".encode()).hexdigest()
+    if cloud == "aws":
+        return {"hostname": f"{name[:20]}-{digest[:16]}.elb.{region}.amazonaws.com"}
+    return {"ip": f"34.{int(digest[:2], 16)}.{int(digest[2:4], 16)}.{int(digest[4:6], 16)}"}
+
+
+def cloud_objects(cloud: str) -> list[dict[str, Any]]:
+    objects = []
+    for sc in STORAGE_CLASSES[cloud]:
+        annotations = {"storageclass.kubernetes.io/is-default-class": "true"} if sc.get("default") else {}
+        objects.append(
+            {
+                "apiVersion": "storage.k8s.io/v1",
+                "kind": "StorageClass",
+                "metadata": {"name": sc["name"], "annotations": annotations},
+                "provisioner": sc["provisioner"],
+                "parameters": sc["parameters"],
+                "volumeBindingMode": "WaitForFirstConsumer",
+                "reclaimPolicy": "Delete",
+                "allowVolumeExpansion": True,
+            }
+        )
+    if cloud == "gcp":
+        objects.append(GKE_KUBE_SYSTEM_QUOTA)
+    return objects
+
+
+class CloudControllers:
+    """Polls the cluster every second: LoadBalancer Services get an address, placed claims get a volume."""
+
+    def __init__(self, kube: Kube, *, cloud: str, region: str, cluster: str):
+        self.kube, self.cloud, self.region, self.cluster = kube, cloud, region, cluster
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name=f"cloud-{cluster}", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(2.0):
+            try:
+                self._load_balancers()
+                self._volumes()
+            except Exception as exc:  # a background loop outlives one bad round
+                background_error("cloud stand-in", exc)
+
+    def _load_balancers(self) -> None:
+        for svc in self.kube.list("v1", "Service"):
+            spec, meta = svc.get("spec") or {}, svc["metadata"]
+            if spec.get("type") != "LoadBalancer" or (svc.get("status") or {}).get("loadBalancer", {}).get("ingress"):
+                continue
+            if spec.get("loadBalancerIP"):
+                ingress = {"ip": spec["loadBalancerIP"]}
+            else:
+                ingress = load_balancer_address(
+                    cloud=self.cloud,
+                    region=self.region,
+                    cluster=self.cluster,
+                    namespace=meta["namespace"],
+                    name=meta["name"],
+                )
+            self.kube.patch_status(
+                "v1", "Service", meta["namespace"], meta["name"], {"status": {"loadBalancer": {"ingress": [ingress]}}}
+            )
+
+    def _volumes(self) -> None:
+        for claim in self.kube.list("v1", "PersistentVolumeClaim"):
+            meta, spec = claim["metadata"], claim.get("spec") or {}
+            annotations = meta.get("annotations") or {}
+            node = annotations.get("volume.kubernetes.io/selected-node")
+            if (claim.get("status") or {}).get("phase") == "Bound" or not node or spec.get("volumeName"):
+                continue
+            name = f"pvc-{meta['uid']}"
+            if self.kube.get("v1", "PersistentVolume", name) is not None:
+                continue
+            self.kube.create(
+                {
+                    "apiVersion": "v1",
+                    "kind": "PersistentVolume",
+                    "metadata": {
+                        "name": name,
+                        "annotations": {
+                            "pv.kubernetes.io/provisioned-by": annotations.get(
+                                "volume.kubernetes.io/storage-provisioner", ""
+                            )
+                        },
+                    },
+                    "spec": {
+                        "capacity": {"storage": spec["resources"]["requests"]["storage"]},
+                        "accessModes": spec.get("accessModes") or ["ReadWriteOnce"],
+                        "persistentVolumeReclaimPolicy": "Delete",
+                        "storageClassName": spec.get("storageClassName"),
+                        "claimRef": {"namespace": meta["namespace"], "name": meta["name"], "uid": meta["uid"]},
+                        "hostPath": {"path": f"/rehearsal/{name}"},
+                        "nodeAffinity": {
+                            "required": {
+                                "nodeSelectorTerms": [
+                                    {
+                                        "matchExpressions": [
+                                            {"key": "kubernetes.io/hostname", "operator": "In", "values": [node]}
+                                        ]
+                                    }
+                                ]
+                            }
+                        },
+                    },
+                },
+                field_manager=STAND_IN_MANAGER,
+            )

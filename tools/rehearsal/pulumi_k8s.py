@@ -1,0 +1,233 @@
+"""What pulumi-kubernetes does with one rendered object on the first `pulumi up`, replayed against a rehearsal
+cluster: create it (or server-side apply a Patch), then wait for it as the provider waits.
+
+Catalog fact `pulumi-kubernetes-creates-objects` (components/catalog/upstream.py PULUMI_CREATES_OBJECTS) states
+the behaviour with its source; in short, with the provider's defaults (server-side apply mode, upsertExistingObjects
+off):
+- an object is created (POST, field manager `pulumi-kubernetes`); one that already exists fails the `up`;
+- a `*Patch` resource is a server-side apply with its own field manager (`pulumi.com/patchFieldManager`, else
+  `pulumi-kubernetes-<random>`), forced only with `pulumi.com/patchForce: "true"`;
+- a kind the server does not serve yet (its CRD not installed) or a namespace not there yet is retried 5 times
+  with doubling back-off, then fails;
+- Deployments, StatefulSets, DaemonSets, Jobs, Pods, Services and PersistentVolumeClaims are then awaited (10
+  minutes by default); custom resources are not (generic await is opt-in, PULUMI_K8S_AWAIT_ALL).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from tools.rehearsal.kube import ApiError, KindNotServed, Kube
+
+CREATE_FIELD_MANAGER = "pulumi-kubernetes"
+PATCH_FIELD_MANAGER_ANNOTATION = "pulumi.com/patchFieldManager"
+PATCH_FORCE_ANNOTATION = "pulumi.com/patchForce"
+SKIP_AWAIT_ANNOTATION = "pulumi.com/skipAwait"
+CREATE_RETRIES = 5
+AWAITED_KINDS = {
+    ("apps/v1", "Deployment"),
+    ("apps/v1", "StatefulSet"),
+    ("apps/v1", "DaemonSet"),
+    ("batch/v1", "Job"),
+    ("v1", "Pod"),
+    ("v1", "Service"),
+    ("v1", "PersistentVolumeClaim"),
+}
+# The provider waits 10 minutes; a rehearsal's kwok pods are Ready within seconds of being bound, so what is not
+# ready after this long is reported with what blocks it rather than waited for.
+AWAIT_SECONDS = 60.0
+
+
+def describe(obj: dict[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    where = f"{meta['namespace']}/" if meta.get("namespace") else ""
+    return f"{obj['kind']} {where}{meta.get('name')}"
+
+
+def patch_field_manager(obj: dict[str, Any], urn: str) -> str:
+    """The Patch's own field manager: its annotation, else `pulumi-kubernetes-` and a suffix unique to the
+    resource (the provider draws it at random once and keeps it in the state; here it is derived from the URN)."""
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    return (
+        annotations.get(PATCH_FIELD_MANAGER_ANNOTATION)
+        or f"pulumi-kubernetes-{hashlib.sha256(urn.encode()).hexdigest()[:8]}"
+    )
+
+
+@dataclass
+class Outcome:
+    ok: bool
+    detail: str
+
+
+def create_or_patch(kube: Kube, obj: dict[str, Any], *, urn: str, patch: bool, sleep=time.sleep) -> Outcome:
+    """One resource as the provider creates it; a kind not served or a namespace not found is retried as the
+    provider retries (here with a second's base, the provider's back-off being shorter than any release)."""
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    for attempt in range(CREATE_RETRIES + 1):
+        try:
+            if patch:
+                kube.apply(
+                    obj,
+                    field_manager=patch_field_manager(obj, urn),
+                    force=annotations.get(PATCH_FORCE_ANNOTATION) == "true",
+                )
+                return Outcome(True, "applied (server-side apply)")
+            kube.create(obj, field_manager=CREATE_FIELD_MANAGER)
+            return Outcome(True, "created")
+        except KindNotServed as exc:
+            error: ApiError = exc
+        except ApiError as exc:
+            if exc.status == 409 and exc.reason == "AlreadyExists":
+                return Outcome(False, f"already exists: the create fails (pulumi-kubernetes: {exc.message})")
+            if not (exc.status == 404 and "namespaces" in exc.message):
+                return Outcome(False, f"refused by the API server: {exc}")
+            error = exc
+        if attempt < CREATE_RETRIES:
+            sleep(min(2**attempt * 0.25, 2.0))
+            kube.forget()  # the provider rebuilds its client's view of the server on every retry
+    return Outcome(False, f"{error.message} (after {CREATE_RETRIES} retries)")
+
+
+def awaited(obj: dict[str, Any]) -> bool:
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    return (obj["apiVersion"], obj["kind"]) in AWAITED_KINDS and annotations.get(SKIP_AWAIT_ANNOTATION) != "true"
+
+
+def probe_ready(kube: Kube, obj: dict[str, Any], *, helm_wait: bool = False) -> tuple[bool, str]:
+    """Is `obj` ready as the provider (or, `helm_wait`, Helm's install) judges it? (ready, what was seen)."""
+    meta = obj["metadata"]
+    live = kube.get(obj["apiVersion"], obj["kind"], meta["name"], meta.get("namespace"))
+    if live is None:
+        return False, "not found"
+    return _ready(kube, obj["kind"], live, helm_wait)
+
+
+def await_ready(
+    kube: Kube,
+    obj: dict[str, Any],
+    *,
+    why_pending: Callable[[str, str], str],
+    timeout: float = AWAIT_SECONDS,
+    helm_wait: bool = False,
+    before_probe: Callable[[], None] = lambda: None,
+    give_up: Callable[[], str | None] = lambda: None,
+) -> Outcome:
+    """Wait as the provider waits for `obj` (`helm_wait`: as Helm's install waits, which asks a Service only
+    for its load balancer's address, helm.sh/helm/v3@v3.20.2:pkg/kube/ready.go L253 serviceReady);
+    `why_pending(namespace, selector)` explains pods that are not ready; `give_up()` says why waiting on is
+    pointless (a stand-in that has crashed), or None."""
+    deadline = time.monotonic() + timeout
+    while True:
+        before_probe()
+        ready, last = probe_ready(kube, obj, helm_wait=helm_wait)
+        if ready:
+            return Outcome(True, last)
+        if time.monotonic() >= deadline:
+            return Outcome(False, not_ready(obj, last, timeout, why_pending))
+        reason = give_up()
+        if reason:  # what the rest of the wait cannot change
+            return Outcome(False, f"not ready: {last}; {reason}")
+        time.sleep(1.0)
+
+
+def not_ready(obj: dict[str, Any], last: str, timeout: float, why_pending: Callable[[str, str], str]) -> str:
+    selector = _selector(obj)
+    reason = why_pending(obj["metadata"].get("namespace"), selector) if selector else ""
+    return f"not ready after {timeout:.0f} s: {last}{'; ' + reason if reason else ''}"
+
+
+def _binding_mode(kube: Kube, storage_class: str | None) -> str:
+    """The claim's StorageClass's volumeBindingMode ("" when the class is not there: the provider then waits for
+    Bound, pulumi-kubernetes@v4.32.0:provider/pkg/await/awaiters.go L288-L322)."""
+    if not storage_class:
+        defaults = [
+            c
+            for c in kube.list("storage.k8s.io/v1", "StorageClass")
+            if (c["metadata"].get("annotations") or {}).get("storageclass.kubernetes.io/is-default-class") == "true"
+        ]
+        found = defaults[0] if defaults else None
+    else:
+        found = kube.get("storage.k8s.io/v1", "StorageClass", storage_class)
+    return (found or {}).get("volumeBindingMode", "")
+
+
+def _selector(obj: dict[str, Any]) -> str:
+    spec = obj.get("spec") or {}
+    labels = (spec.get("selector") or {}).get("matchLabels") if obj["kind"] != "Service" else spec.get("selector")
+    return ",".join(f"{k}={v}" for k, v in (labels or {}).items())
+
+
+def _ready_pods(kube: Kube, live: dict[str, Any]) -> int:
+    """The workload's pods whose Ready condition is True now. kwok marks every bound pod Ready at once and the
+    rehearsal's kubelet turns the ones it runs back to not ready a moment later (tools/rehearsal/kubelet.py); a
+    controller's status can still count kwok's word for that moment, so the pods themselves are asked too."""
+    labels = ((live.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+    if not labels:
+        return 0
+    pods = kube.list(
+        "v1", "Pod", live["metadata"]["namespace"], selector=",".join(f"{k}={v}" for k, v in labels.items())
+    )
+    return sum(
+        1
+        for pod in pods
+        if not pod["metadata"].get("deletionTimestamp")
+        and any(
+            c.get("type") == "Ready" and c.get("status") == "True"
+            for c in (pod.get("status") or {}).get("conditions") or []
+        )
+    )
+
+
+def _ready(kube: Kube, kind: str, live: dict[str, Any], helm_wait: bool) -> tuple[bool, str]:
+    spec, status = live.get("spec") or {}, live.get("status") or {}
+    match kind:
+        case "Deployment" | "StatefulSet":
+            want = spec.get("replicas", 1)
+            have = status.get("availableReplicas" if kind == "Deployment" else "readyReplicas", 0)
+            have = min(have, _ready_pods(kube, live)) if want else have
+            updated = status.get("updatedReplicas", 0)
+            return have >= want and updated >= want, f"{have}/{want} replicas available"
+        case "DaemonSet":
+            want = status.get("desiredNumberScheduled", 0)
+            have = min(status.get("numberReady", 0), _ready_pods(kube, live))
+            return status.get("observedGeneration", 0) >= live["metadata"].get("generation", 1) and have >= want, (
+                f"{have}/{want} pods ready"
+            )
+        case "Job":
+            done = any(c.get("type") == "Complete" and c.get("status") == "True" for c in status.get("conditions", []))
+            return (
+                done,
+                "complete" if done else f"{status.get('succeeded', 0)} succeeded, {status.get('failed', 0)} failed",
+            )
+        case "Pod":
+            ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions", []))
+            return ready, f"phase {status.get('phase', 'Pending')}"
+        case "PersistentVolumeClaim":
+            phase = status.get("phase", "Pending")
+            if not helm_wait and _binding_mode(kube, spec.get("storageClassName")) == "WaitForFirstConsumer":
+                return phase == "Pending", f"phase {phase} (WaitForFirstConsumer: bound when a pod uses it)"
+            return phase == "Bound", f"phase {phase}"
+        case "Service":
+            if spec.get("type") == "LoadBalancer" and not (status.get("loadBalancer") or {}).get("ingress"):
+                return False, "no load balancer ingress"
+            if (
+                helm_wait
+                or spec.get("type") == "ExternalName"
+                or not spec.get("selector")
+                or spec.get("clusterIP") == "None"
+            ):
+                return True, "ready"
+            slices = kube.list(
+                "discovery.k8s.io/v1",
+                "EndpointSlice",
+                live["metadata"]["namespace"],
+                selector=f"kubernetes.io/service-name={live['metadata']['name']}",
+            )
+            ready = sum(1 for s in slices for e in s.get("endpoints") or [] if (e.get("conditions") or {}).get("ready"))
+            return ready > 0, f"{ready} ready endpoint(s)"
+    return True, "ready"

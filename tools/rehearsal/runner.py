@@ -1,0 +1,787 @@
+"""Replay an environment's rollout on local control planes: wave by wave, stack by stack, every resource of the
+plan in the order `pulumi up` can reach it, then the wave's gates.
+
+Order within a stack: Pulumi starts a resource once everything it depends on (`dependsOn`, the resources its
+inputs come from; a component stands for all its children) is done, in parallel. Helm releases that wait take
+minutes, plain objects seconds: so every plain object that is ready goes before any release, and a release
+completes (CRDs installed, controllers started, waited for) before the next resource that is ready after it.
+A resource whose dependency failed is not attempted (Pulumi does not either). Cloud resources (VPCs, IAM, node
+groups) are taken as created: the rehearsal's clusters and kwok nodes stand for them."""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from resource import RUSAGE_CHILDREN, RUSAGE_SELF, getrusage
+from typing import Any
+
+from rich.console import Console
+
+from components.config.environment import EnvironmentSpec
+from components.config.region import RegionSpec
+from components.config.rollout import Wave, rollout_waves
+from components.config.stacks import StackSlice, environment_stacks
+from components.k8s.names import cluster_name
+from tools.plan.engine import PlannedResource
+from tools.plan.mocks import read_namespace_uid
+from tools.plan.model import HELM_RELEASE, K8S_PROVIDER, Plan, is_kubernetes_object, is_patch
+from tools.rehearsal import cache, cloud, fluid, helm, kwok, nodes, pulumi_k8s
+from tools.rehearsal.certmanager import CertManagerStandIn
+from tools.rehearsal.charts import CLOUD_CRDS, CONFIG_FILES, VENDORED, ModuleFiles, load_all, load_files
+from tools.rehearsal.cluster import ControlPlane, start_cluster
+from tools.rehearsal.federation import check_members, check_propagation
+from tools.rehearsal.fluid import FluidStandIn
+from tools.rehearsal.gates import run_gates
+from tools.rehearsal.gateway import check_gateways
+from tools.rehearsal.kube import ApiError, Kube
+from tools.rehearsal.kubelet import Kubelet, runnable
+from tools.rehearsal.network import NODES_PER_CLUSTER, NetworkError, PodNetwork
+from tools.rehearsal.processes import ProcessFailed, Supervisor, wait_until
+from tools.rehearsal.proxy import ServiceProxy
+from tools.rehearsal.report import Check, Limit, Report
+from tools.rehearsal.serving import check_pickers, check_scheduled
+from tools.rollout.ci import stack_regions
+
+CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile"
+KUBE_VERSION = "v1.33.13"  # the clusters' Kubernetes (tools/rehearsal/modules/kubernetes)
+DEFAULT_SERVICE_CIDR = "10.100.0.0/16"
+# Helm waits 60 s for a chart's crds/ to be ready before its templates (helm.sh/helm/v3@v3.20.2:pkg/action/
+# install.go L185); the rehearsal gives its API servers, on a loaded machine, twice that to build the OpenAPI of
+# KServe's megabyte CRDs.
+CRD_ESTABLISHED_SECONDS = 120.0
+
+
+@dataclass
+class Target:
+    """One rehearsal cluster, named as the plan's Kubernetes provider for it is."""
+
+    name: str
+    plane: ControlPlane
+    kube: Kube
+    region: RegionSpec | None
+    index: int
+    controllers: list[Any] = field(default_factory=list)
+    kubelet: Kubelet | None = None
+
+    server_name: str | None = None  # the name its certificate is verified for, when reached by address
+
+    @property
+    def directory(self) -> Path:
+        return self.plane.directory
+
+    def kubeconfig(self) -> dict[str, Any]:
+        """A kubeconfig as the rollout's probe reads it: the rehearsal's admin (or the program's own, for a
+        cluster reached through the plan's provider)."""
+        import yaml
+
+        config = yaml.safe_load(self.plane.admin_kubeconfig.read_text())
+        if self.server_name:
+            config["clusters"][0]["cluster"]["tls-server-name"] = self.server_name
+        return config
+
+
+class Rehearsal:
+    def __init__(self, env_name: str, *, plan: Plan, out_dir: Path, console: Console, until_wave: str | None = None):
+        self.env_name = env_name
+        self.plan = plan
+        self.env: EnvironmentSpec = plan.spec
+        self.out_dir = out_dir
+        self.work = out_dir / "rehearsal"
+        self.console = console
+        self.report = Report(env_name, console)
+        self.until_wave = until_wave  # the last wave rehearsed (the rollout up to there); None: every wave
+        self.targets: dict[str, Target] = {}
+        self.supervisor: Supervisor | None = None
+        self.network: PodNetwork | None = None
+        self.proxy: ServiceProxy | None = None
+        self.unreachable: dict[str, float] = {}  # provider clusters that did not answer, until when not to retry
+        self.slices: dict[str, StackSlice] = {s.name: s for s in environment_stacks(self.env, env_name)}
+        self._metrics_tokens: dict[str, str] = {}
+        self.reads: dict[str, str] = {}  # a read's mock value -> the live cluster's (_resolve_reads)
+
+    # -- the run ----------------------------------------------------------------------------------------------
+    def run(self) -> int:
+        if self.work.exists():
+            shutil.rmtree(self.work)
+        self.work.mkdir(parents=True)
+        self.report.binaries = {name: str(info.get("version", "?")) for name, info in cache.built_versions().items()}
+        waves = rollout_waves(self.env, self.env_name)
+        try:
+            self.network = PodNetwork.create()
+            self.proxy = ServiceProxy(self.network, lambda: list(self.targets.values()), self.cluster_of_address)
+            self.proxy.start()
+            with Supervisor(self.work / "logs") as supervisor:
+                self.supervisor = supervisor
+                try:
+                    self._waves(waves)
+                finally:  # the loops that poll the clusters end before the clusters' processes do
+                    self._stop_controllers()
+                    self.proxy.stop()
+            self.report.cpu = dict(supervisor.cpu)
+        except (ProcessFailed, NetworkError) as exc:
+            self.report.add(Check("control plane", "apply", False, str(exc), "-", self.env_name))
+        finally:
+            if self.network is not None:
+                self.network.close()
+            # Its own (this Python process) and every child's it waited for (the programs above, Helm, ip, kubectl).
+            own, children = getrusage(RUSAGE_SELF), getrusage(RUSAGE_CHILDREN)
+            self.report.cpu["rehearsal"] = own.ru_utime + own.ru_stime
+            self.report.cpu["all child processes"] = children.ru_utime + children.ru_stime
+            self.report.write(self.out_dir / "rehearsal.json")
+        return self.report.conclude()
+
+    def _waves(self, waves: list[Wave]) -> None:
+        for wave in waves:
+            self.console.rule(f"wave {wave.name}: {', '.join(wave.stacks)}")
+            started = time.monotonic()
+            failed_before = len(self.report.failed)
+            for stack in wave.stacks:
+                self._stack(wave, self.slices[stack])
+            check_members(self, wave)
+            check_propagation(self, wave)
+            check_scheduled(self, wave)
+            check_pickers(self, wave)
+            check_gateways(self, wave)
+            run_gates(self, wave)
+            self.report.waves[wave.name] = time.monotonic() - started
+            self.console.print(f"  wave {wave.name}: {self.report.waves[wave.name]:.0f} s")
+            if len(self.report.failed) > failed_before and self.report.stopped_at is None:
+                self.report.stopped_at = wave.name
+            if wave.name == self.until_wave:
+                break
+
+    def _stop_controllers(self) -> None:
+        for target in self.targets.values():
+            for controller in target.controllers:
+                controller.stop()
+            target.controllers.clear()
+
+    # -- clusters ---------------------------------------------------------------------------------------------
+    def _start_region(self, region: RegionSpec) -> Target:
+        name = cluster_name(self.env_name, region)
+        if name in self.targets:
+            return self.targets[name]
+        assert self.supervisor is not None and self.network is not None
+        network = self.network
+        started = time.monotonic()
+        index = sum(1 for t in self.targets.values() if t.region is not None)
+        with self.console.status(f"{name}: starting etcd, kube-apiserver, kube-controller-manager, kube-scheduler"):
+            plane = start_cluster(
+                self.supervisor,
+                name=name,
+                directory=self.work / name,
+                service_cidr=str(region.network.services_cidr or DEFAULT_SERVICE_CIDR),
+                gke=region.cloud == "gcp",
+                host=network.host_ip,
+            )
+        admin_cert = plane.admin.write(plane.pki, "admin")
+        kube = Kube(plane.server, plane.pki / "ca.crt", cert=admin_cert)
+        target = Target(name, plane, kube, region, index)
+        self.targets[name] = target
+        for obj in cloud.cloud_objects(region.cloud):
+            kube.create(obj, field_manager=cloud.STAND_IN_MANAGER)
+        self._resolve_reads(target)
+        if region.cloud == "gcp" and self._multi_networking(name):
+            self._install_files(target, CLOUD_CRDS["gke-multi-networking"])
+        controllers = cloud.CloudControllers(kube, cloud=region.cloud, region=region.region, cluster=name)
+        controllers.start()
+        target.controllers.append(controllers)
+        target.kubelet = Kubelet(self, target)
+        target.kubelet.start()
+        target.controllers.append(target.kubelet)
+        kwok.start_kwok(self.supervisor, cluster=name, kubeconfig=plane.admin_kubeconfig, node_ip=network.host_ip)
+        count = 0
+        for node in nodes.region_nodes(
+            self.plan, self.env, self.env_name, region, lambda n: network.node_cidr(index, n)
+        ):
+            kube.create(node, field_manager="rehearsal-nodes")
+            count += 1
+        wait_until(
+            f"{name}: {count} kwok nodes Ready",
+            lambda: sum(_ready(n) for n in kube.list("v1", "Node")) >= count,
+            timeout=120,
+        )
+        self.report.clusters[name] = {
+            "server": plane.server,
+            "nodes": count,
+            "cloud": region.cloud,
+            "startSeconds": round(time.monotonic() - started, 1),
+        }
+        self.console.print(f"  {name}: control plane up, {count} kwok nodes Ready ({time.monotonic() - started:.0f} s)")
+        return target
+
+    def _resolve_reads(self, target: Target) -> None:
+        """The offline plan answers a read of an existing object with a mock (tools/plan/mocks.py: a Namespace
+        read by name gets a UID derived from the read's resource name); `pulumi up` reads the live object. So the
+        values of the reads the program makes of a cluster (its kube-system Namespace, whose UID is the member's
+        Karmada cluster id: components/federation/member.py kube_system_uid) are put back as this cluster has them
+        wherever the plan holds the mock's."""
+        for namespace in ("kube-system",):
+            live = target.kube.get("v1", "Namespace", namespace)
+            if live is not None:
+                self.reads[read_namespace_uid(f"{target.name}-{namespace}")] = live["metadata"]["uid"]
+
+    def _multi_networking(self, cluster: str) -> bool:
+        return any(
+            r.type == "gcp:container/cluster:Cluster"
+            and r.inputs.get("name") == cluster
+            and r.inputs.get("enableMultiNetworking")
+            for r in self.plan.resources
+        )
+
+    def _install_files(self, target: Target, files: ModuleFiles) -> list[str]:
+        missing = files.missing()
+        if missing:
+            raise FileNotFoundError(missing)
+        created = []
+        for doc in load_files(files.directory):
+            target.kube.create(doc, field_manager=helm.HELM_FIELD_MANAGER)
+            created.append(doc["metadata"]["name"])
+        return created
+
+    # -- stacks -----------------------------------------------------------------------------------------------
+    def _stack(self, wave: Wave, stack: StackSlice) -> None:
+        stack_plan = self.plan.stacks.get(stack.name, self.plan)
+        for region in stack_regions(self.env, stack):
+            self._start_region(self.env.region(region))
+        self.console.print(f"[bold]{stack.name}[/]: {len(stack_plan.resources)} resources")
+        StackRun(self, wave, stack.name, stack_plan).run()
+
+    def check(self, check: Check) -> Check:
+        return self.report.add(check)
+
+    def limit(self, limit: Limit) -> Limit:
+        return self.report.limit(limit)
+
+    kube_version = KUBE_VERSION
+
+    def install_release(self, run: StackRun, resource: PlannedResource) -> bool:
+        from tools.rehearsal.releases import install_release
+
+        return install_release(run, resource)
+
+    def start_controllers(self, run: StackRun, target: Target, resource: PlannedResource, rendered: Any) -> None:
+        """What a release's controllers do where the rehearsal cannot run them but others depend on it: the
+        cert-manager stand-in (tools/rehearsal/certmanager.py) and Fluid's volumes (tools/rehearsal/fluid.py). The
+        other releases' controllers are the pods the cluster's kubelet runs."""
+        key, _ = helm.release_source(resource.inputs)
+        if key[0] == "cert-manager" and not any(isinstance(c, CertManagerStandIn) for c in target.controllers):
+            values = resource.inputs.get("values") or {}
+            namespace = values.get("clusterResourceNamespace") or resource.inputs.get("namespace") or "default"
+            stand_in = CertManagerStandIn(target.kube, target.name, namespace)
+            stand_in.start()
+            target.controllers.append(stand_in)
+            run.r.limit(
+                run._limit(
+                    resource,
+                    "apply",
+                    "cert-manager's controller, webhook and cainjector",
+                    "their modules (cmd/controller, cmd/webhook, cmd/cainjector) have no version the module proxy "
+                    "serves at v1.21.1",
+                    "the rehearsal's cert-manager stand-in (tools/rehearsal/certmanager.py) issues each Certificate's "
+                    "Secret from its Issuer and injects CA bundles as cainjector does; cert-manager's webhook does "
+                    "not validate the Certificates and Issuers",
+                )
+            )
+        if key[0] == "fluid" and not any(isinstance(c, FluidStandIn) for c in target.controllers):
+            values = resource.inputs.get("values") or {}
+            mount_root = (values.get("runtime") or {}).get("mountRoot") or fluid.MOUNT_ROOT_DEFAULT
+            fluid_stand_in = FluidStandIn(target.kube, target.name, mount_root)
+            fluid_stand_in.start()
+            target.controllers.append(fluid_stand_in)
+            run.r.limit(
+                run._limit(
+                    resource,
+                    "apply",
+                    "Fluid's controllers (dataset, alluxioruntime, thinruntime, fluid-webhook, csi)",
+                    "their images install the runtimes' charts with their own Helm and mount FUSE, which kwok pods "
+                    "do not do",
+                    "the rehearsal's Fluid stand-in (tools/rehearsal/fluid.py) makes each Dataset's PersistentVolume "
+                    "and claim as the AlluxioRuntime controller does, its node affinity the runtime's "
+                    "fuse.nodeSelector; no cache worker runs",
+                )
+            )
+
+    def served_services(
+        self, run: StackRun, target: Target, resource: PlannedResource, rendered: Any
+    ) -> set[tuple[str, str]]:
+        """(namespace, Service) of the release whose pods run a program the rehearsal has."""
+        served = set()
+        workloads = [o for o in rendered.manifests if o["kind"] in ("Deployment", "StatefulSet", "DaemonSet")]
+        for svc in (o for o in rendered.manifests if o["kind"] == "Service"):
+            selector = (svc.get("spec") or {}).get("selector") or {}
+            for workload in workloads:
+                template = workload["spec"]["template"]
+                labels = (template.get("metadata") or {}).get("labels") or {}
+                containers = template["spec"].get("containers") or []
+                if selector and selector.items() <= labels.items() and any(runnable(c) == "binary" for c in containers):
+                    namespace = svc["metadata"].get("namespace") or run.release_namespace
+                    served.add((namespace, svc["metadata"]["name"]))
+        return served
+
+    def pending_reason(self, target: Target, namespace: str, selector: str) -> str:
+        return pending_reason(target.kube, namespace, selector)
+
+    def provider_target(self, name: str) -> Target | None:
+        """A cluster the rehearsal does not start itself (Karmada's API, which the host's release runs as pods),
+        reached as the program's Kubernetes provider for it reaches it: its kubeconfig, its server's name
+        resolved as DNS would (the Service's load balancer hostname -> the API server pod)."""
+        provider = next((r for r in self.plan.resources if r.type == K8S_PROVIDER and r.name == name), None)
+        if provider is None or not isinstance(provider.inputs.get("kubeconfig"), str):
+            return None
+        if time.monotonic() < self.unreachable.get(name, 0.0):
+            return None  # tried a moment ago: every object of that provider fails with the same answer
+        import base64
+        import urllib.parse
+
+        import yaml
+
+        config = yaml.safe_load(provider.inputs["kubeconfig"])
+        cluster = config["clusters"][0]["cluster"]
+        user = config["users"][0]["user"]
+        if "client-certificate-data" not in user:
+            return None
+        server = cluster["server"]
+        url = urllib.parse.urlsplit(server)
+        address = self.dns().get(url.hostname or "")
+        if address is None:
+            self.unreachable[name] = time.monotonic() + 10
+            return None
+        directory = self.work / name
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / "ca.crt").write_text(base64.b64decode(cluster["certificate-authority-data"]).decode())
+        (directory / "client.crt").write_text(base64.b64decode(user["client-certificate-data"]).decode())
+        (directory / "client.key").write_text(base64.b64decode(user["client-key-data"]).decode())
+        kube = Kube(
+            f"https://{address}:{url.port or 443}",
+            directory / "ca.crt",
+            cert=(directory / "client.crt", directory / "client.key"),
+            server_name=url.hostname,
+        )
+        try:
+            wait_until(
+                f"{name}: {server} /readyz",
+                lambda: kube.session.get(kube.server + "/readyz", timeout=5).text == "ok",
+                timeout=60,
+            )
+        except ProcessFailed:
+            self.unreachable[name] = time.monotonic() + 120
+            return None
+        plane = ControlPlane(name, directory, kube.server, None, None)  # type: ignore[arg-type]
+        config["clusters"][0]["cluster"]["server"] = kube.server
+        config["clusters"][0]["cluster"]["tls-server-name"] = url.hostname  # its certificate names the host
+        plane.admin_kubeconfig.write_text(yaml.safe_dump(config))
+        target = Target(name, plane, kube, None, -1, server_name=url.hostname)
+        self.targets[name] = target
+        self.console.print(f"  {name}: reached at {server} (-> {address})")
+        return target
+
+    def metrics_token(self, target: Target) -> str:
+        """A token allowed to GET /metrics, as the platform's Prometheus has: a ServiceAccount of the rehearsal's
+        own (kube-system/rehearsal-metrics-reader), bound to `get` on the /metrics URL only."""
+        if target.name in self._metrics_tokens:
+            return self._metrics_tokens[target.name]
+        name = "rehearsal-metrics-reader"
+        objects = [
+            {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": "kube-system"}},
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRole",
+                "metadata": {"name": name},
+                "rules": [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}],
+            },
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRoleBinding",
+                "metadata": {"name": name},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+                "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": "kube-system"}],
+            },
+        ]
+        for obj in objects:
+            target.kube.apply(obj, field_manager="rehearsal")
+        self._metrics_tokens[target.name] = target.kube.token("kube-system", name)
+        return self._metrics_tokens[target.name]
+
+    @staticmethod
+    def has_binary(name: str) -> bool:
+        return cache.binary_path(name).is_file()
+
+    def sync(self, target: Target) -> None:
+        """One pass of the cluster's kubelet: pods it runs show their processes' state before anyone reads them."""
+        if target.kubelet is not None:
+            with contextlib.suppress(ApiError, OSError):
+                target.kubelet.reconcile()
+
+    def _endpoints(self, target: Target) -> dict[tuple[str, str], list[tuple[str, dict[int, int]]]]:
+        """(namespace, Service) -> [(ready endpoint address, {service port: endpoint port})]."""
+        found: dict[tuple[str, str], list[tuple[str, dict[int, int]]]] = {}
+        services = {(s["metadata"]["namespace"], s["metadata"]["name"]): s for s in target.kube.list("v1", "Service")}
+        for eps in target.kube.list("discovery.k8s.io/v1", "EndpointSlice"):
+            meta = eps["metadata"]
+            svc = services.get((meta["namespace"], (meta.get("labels") or {}).get("kubernetes.io/service-name", "")))
+            if svc is None:
+                continue
+            by_name = {p.get("name", ""): p.get("port") for p in eps.get("ports") or []}
+            ports = {
+                p["port"]: by_name.get(p.get("name", ""), p["port"]) for p in (svc.get("spec") or {}).get("ports") or []
+            }
+            for endpoint in eps.get("endpoints") or []:
+                if (endpoint.get("conditions") or {}).get("ready"):
+                    for address in endpoint.get("addresses") or []:
+                        found.setdefault((meta["namespace"], svc["metadata"]["name"]), []).append((address, ports))
+        return found
+
+    def cluster_of_address(self, address: str) -> str | None:
+        """The region cluster a pod address belongs to (each has its own range of node pod CIDRs)."""
+        if self.network is None or ipaddress.ip_address(address) not in self.network.prefix:
+            return None
+        index = int(address.split(".")[2]) // NODES_PER_CLUSTER
+        return next((t.name for t in self.targets.values() if t.region is not None and t.index == index), None)
+
+    def dns(self) -> dict[str, str]:
+        """Name -> address, as cluster DNS and public DNS would answer a pod: every Service of every cluster at
+        its ClusterIP (a headless one at a ready endpoint), each pod with a hostname and subdomain, every load
+        balancer hostname at a ready endpoint of its Service. Clusters' names overlap only where one program
+        renders two clusters with the same Service, which it does not."""
+        names: dict[str, str] = {}
+        for target in list(self.targets.values()):
+            if target.region is None:
+                continue
+            with contextlib.suppress(ApiError, OSError):
+                endpoints = self._endpoints(target)
+                for svc in target.kube.list("v1", "Service"):
+                    meta, spec = svc["metadata"], svc.get("spec") or {}
+                    key = (meta["namespace"], meta["name"])
+                    ip = spec.get("clusterIP")
+                    address = ip if ip and ip != "None" else (endpoints.get(key) or [(None, {})])[0][0]
+                    if address:
+                        for suffix in ("", f".{key[0]}", f".{key[0]}.svc", f".{key[0]}.svc.cluster.local"):
+                            names.setdefault(f"{key[1]}{suffix}", address)
+                    for ingress in ((svc.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []:
+                        if ingress.get("hostname") and key in endpoints:
+                            names[ingress["hostname"]] = endpoints[key][0][0]
+                for pod in target.kube.list("v1", "Pod"):
+                    spec, ip = pod.get("spec") or {}, (pod.get("status") or {}).get("podIP")
+                    if spec.get("subdomain") and ip:
+                        host = spec.get("hostname") or pod["metadata"]["name"]
+                        ns = pod["metadata"]["namespace"]
+                        names[f"{host}.{spec['subdomain']}.{ns}.svc.cluster.local"] = ip
+                        names[f"{host}.{spec['subdomain']}.{ns}.svc"] = ip
+        return names
+
+    def service_links(self, target: Target, namespace: str) -> dict[str, str]:
+        """The `<SERVICE>_SERVICE_HOST/PORT[_<PORT NAME>]` variables a kubelet sets for the Services of the
+        pod's namespace (their ClusterIPs, which the rehearsal's service proxy serves)."""
+        env: dict[str, str] = {}
+        with contextlib.suppress(ApiError, OSError):
+            for svc in target.kube.list("v1", "Service", namespace):
+                spec = svc.get("spec") or {}
+                ports = spec.get("ports") or []
+                if not ports or spec.get("clusterIP") in (None, "", "None"):
+                    continue
+                prefix = svc["metadata"]["name"].upper().replace("-", "_")
+                env[f"{prefix}_SERVICE_HOST"] = spec["clusterIP"]
+                env[f"{prefix}_SERVICE_PORT"] = str(ports[0]["port"])
+                for port in ports:
+                    if port.get("name"):
+                        env[f"{prefix}_SERVICE_PORT_{port['name'].upper().replace('-', '_')}"] = str(port["port"])
+        return env
+
+
+def _ready(node: dict[str, Any]) -> bool:
+    return any(
+        c.get("type") == "Ready" and c.get("status") == "True"
+        for c in (node.get("status") or {}).get("conditions") or []
+    )
+
+
+class StackRun:
+    """One stack's resources in the order `pulumi up` reaches them (module docstring)."""
+
+    def __init__(self, rehearsal: Rehearsal, wave: Wave, stack: str, plan: Plan):
+        self.r, self.wave, self.stack, self.plan = rehearsal, wave, stack, plan
+        self.outcome: dict[str, bool] = {}
+        self.awaiting: dict[str, Awaiting] = {}
+        self.release_namespace = "default"
+
+    def deps(self, resource: PlannedResource) -> set[str]:
+        direct = set(resource.options.get("dependsOn") or ())
+        direct |= {u for urns in resource.property_dependencies.values() for u in urns}
+        expanded: set[str] = set()
+        for urn in direct:
+            dep = self.plan.by_urn.get(urn)
+            if dep is None:
+                continue
+            if _executable(dep):
+                expanded.add(urn)
+            else:  # a component: all of its resources
+                expanded |= {d.urn for d in self.plan.descendants(urn) if _executable(d)}
+        return expanded
+
+    def run(self) -> None:
+        """Resources in Pulumi's order (module docstring); awaits run beside everything else, as in Pulumi."""
+        pending = [r for r in self.plan.resources if _executable(r)]
+        deps = {r.urn: self.deps(r) for r in pending}
+        while pending or self.awaiting:
+            ready = [r for r in pending if deps[r.urn] <= self.outcome.keys()]
+            quick = [r for r in ready if r.type != HELM_RELEASE]
+            if quick:
+                for resource in quick:
+                    pending.remove(resource)
+                    self._start(resource, deps[resource.urn])
+                continue
+            if self.awaiting:
+                if not self._poll_awaiting():
+                    time.sleep(1.0)
+                continue
+            if not ready:
+                for r in pending:
+                    self.outcome[r.urn] = False
+                    self.r.check(self._check(r, "apply", False, "never reached: a dependency cycle"))
+                return
+            pending.remove(ready[0])
+            self._start(ready[0], deps[ready[0].urn])
+            for waiting in self.awaiting.values():  # the release took its time: each await gets a fresh look
+                waiting.deadline = max(waiting.deadline, time.monotonic() + 5)
+
+    def _start(self, resource: PlannedResource, deps: set[str]) -> None:
+        failed = sorted(u for u in deps if not self.outcome[u])
+        if failed:
+            self.outcome[resource.urn] = False
+            if self._reported(resource):
+                names = ", ".join(self.plan.by_urn[u].name for u in failed[:3])
+                self.r.check(
+                    self._check(resource, "apply", None, f"not attempted: it depends on {names}, which failed")
+                )
+            return
+        result = self.execute(resource)
+        if result is not None:
+            self.outcome[resource.urn] = result
+
+    def _poll_awaiting(self) -> bool:
+        """One look at every awaited object; True when one of them finished."""
+        finished = False
+        for target in {id(w.target): w.target for w in self.awaiting.values()}.values():
+            self.r.sync(target)
+        for urn, waiting in list(self.awaiting.items()):
+            ok, seen = pulumi_k8s.probe_ready(waiting.target.kube, waiting.obj)
+            expired = time.monotonic() >= waiting.deadline
+            if not ok and not expired:
+                continue
+            detail = (
+                f"created; {seen}"
+                if ok
+                else "created; "
+                + pulumi_k8s.not_ready(
+                    waiting.obj,
+                    seen,
+                    pulumi_k8s.AWAIT_SECONDS,
+                    lambda ns, sel, t=waiting.target: self.r.pending_reason(t, ns, sel),
+                )
+            )
+            check = self._check(waiting.resource, "apply", ok, detail)
+            check.seconds = round(time.monotonic() - waiting.started, 1)
+            self.r.check(check)
+            self.outcome[urn] = ok
+            del self.awaiting[urn]
+            finished = True
+        return finished
+
+    @staticmethod
+    def _reported(resource: PlannedResource) -> bool:
+        return is_kubernetes_object(resource) or resource.type in (HELM_RELEASE, CONFIG_FILE)
+
+    def _check(
+        self, resource: PlannedResource, category: str, ok: bool | None, detail: str, name: str | None = None
+    ) -> Check:
+        cluster = self.plan.cluster_of(resource)
+        obj = pulumi_k8s.describe(resource.inputs) if is_kubernetes_object(resource) else None
+        return Check(
+            name or obj or f"{resource.type.split(':')[-1]} {resource.name}",
+            category,  # type: ignore[arg-type]
+            ok,
+            detail,
+            self.wave.name,
+            self.stack,
+            cluster=cluster,
+            object=obj,
+        )
+
+    def _limit(self, resource: PlannedResource, category: str, obj: str, reason: str, stands_in: str) -> Limit:
+        return Limit(
+            obj,
+            category,  # type: ignore[arg-type]
+            reason,
+            stands_in,
+            self.wave.name,
+            self.stack,
+            cluster=self.plan.cluster_of(resource),
+        )
+
+    def target(self, resource: PlannedResource) -> Target | None:
+        name = self.plan.cluster_of(resource) or ""
+        return self.r.targets.get(name) or self.r.provider_target(name)
+
+    def execute(self, resource: PlannedResource) -> bool | None:
+        """True / False when done; None when created and awaited (finished by _poll_awaiting)."""
+        if resource.type == K8S_PROVIDER:
+            return True
+        if resource.type == HELM_RELEASE:
+            return self.r.install_release(self, resource)
+        if resource.type == CONFIG_FILE:
+            return self._config_file(resource)
+        if not is_kubernetes_object(resource):
+            return True  # a cloud, tls or random resource: the rehearsal's clusters and key material stand for it
+        target = self.target(resource)
+        if target is None:
+            cluster = self.plan.cluster_of(resource)
+            self.r.check(
+                self._check(
+                    resource,
+                    "apply",
+                    False,
+                    f"cluster {cluster} is not up: nothing creates its API server before this object",
+                )
+            )
+            return False
+        started = time.monotonic()
+        obj = _resolved(_plain(resource.inputs), self.r.reads)
+        outcome = pulumi_k8s.create_or_patch(target.kube, obj, urn=resource.urn, patch=is_patch(resource))
+        if outcome.ok and not is_patch(resource) and pulumi_k8s.awaited(obj):
+            self.awaiting[resource.urn] = Awaiting(resource, target, obj, started, started + pulumi_k8s.AWAIT_SECONDS)
+            return None
+        check = self._check(resource, "apply", outcome.ok, outcome.detail)
+        check.seconds = round(time.monotonic() - started, 1)
+        self.r.check(check)
+        return outcome.ok
+
+    def _config_file(self, resource: PlannedResource) -> bool:
+        url = resource.inputs.get("file", "")
+        files = CONFIG_FILES.get(url)
+        target = self.target(resource)
+        if files is None or target is None:
+            detail = f"no module source for {url}" if files is None else "its cluster is not up"
+            self.r.check(self._check(resource, "apply", False, detail))
+            return False
+        ok = True
+        for doc in load_files(files.directory):
+            outcome = pulumi_k8s.create_or_patch(
+                target.kube, doc, urn=f"{resource.urn}/{doc['metadata']['name']}", patch=False
+            )
+            ok &= outcome.ok
+            self.r.check(
+                Check(
+                    pulumi_k8s.describe(doc),
+                    "apply",
+                    outcome.ok,
+                    f"{outcome.detail} (ConfigFile {resource.name}: {files.source})",
+                    self.wave.name,
+                    self.stack,
+                    cluster=target.name,
+                    object=pulumi_k8s.describe(doc),
+                )
+            )
+        return ok
+
+
+@dataclass
+class Awaiting:
+    """A created object the provider waits for before its dependents start."""
+
+    resource: PlannedResource
+    target: Target
+    obj: dict[str, Any]
+    started: float
+    deadline: float
+
+
+def _executable(resource: PlannedResource) -> bool:
+    """A resource the engine creates: custom ones, and the provider's multi-language components (a ConfigFile's
+    objects come from the provider, not from registered children)."""
+    return resource.custom or resource.type == CONFIG_FILE
+
+
+def _plain(value: Any) -> Any:
+    """Inputs as the provider sends them: Pulumi assets (none in manifests) and None-valued keys dropped."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _resolved(value: Any, reads: dict[str, str]) -> Any:
+    """`value` with every string that is a read's mock value replaced by the live one."""
+    if isinstance(value, dict):
+        return {k: _resolved(v, reads) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_resolved(v, reads) for v in value]
+    return reads.get(value, value) if isinstance(value, str) else value
+
+
+def pending_reason(kube: Kube, namespace: str, selector: str) -> str:
+    """Why the pods a selector picks are not ready: the scheduler's or kwok's last word on each."""
+    with contextlib.suppress(ApiError):
+        pods = kube.list("v1", "Pod", namespace, selector=selector)
+        if not pods:
+            return "no pods (their controller did not create any)"
+        reasons = []
+        for pod in pods[:3]:
+            status = pod.get("status") or {}
+            for c in status.get("conditions") or []:
+                if c.get("type") == "PodScheduled" and c.get("status") != "True":
+                    reasons.append(f"pod {pod['metadata']['name']} unschedulable: {c.get('message', '')}")
+                    break
+            else:
+                reasons.append(f"pod {pod['metadata']['name']} {status.get('phase', 'Pending')}{_containers(status)}")
+        return "; ".join(reasons)
+    return ""
+
+
+def _containers(status: dict[str, Any]) -> str:
+    """Containers that are not ready, with what their kubelet says (restarts, the last line of a crash)."""
+    parts = []
+    for c in status.get("containerStatuses") or []:
+        if c.get("ready"):
+            continue
+        state = c.get("state") or {}
+        waiting = state.get("waiting") or {}
+        what = waiting.get("reason") or next(iter(state), "not ready")
+        message = f": {waiting['message']}" if waiting.get("message") else ""
+        parts.append(f"{c['name']} {what}, {c.get('restartCount', 0)} restarts{message}")
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
+def wait_crds_established(kube: Kube, crds: list[dict[str, Any]], timeout: float = CRD_ESTABLISHED_SECONDS) -> None:
+    """Until discovery serves every version of every CRD (what `Established` promises), asked of discovery:
+    polling the CRD objects themselves would fetch their schemas, up to a megabyte each, on every round."""
+    wanted = [
+        (f"{crd['spec']['group']}/{version['name']}", crd["spec"]["names"]["kind"])
+        for crd in crds
+        for version in crd["spec"].get("versions") or []
+        if version.get("served", True)
+    ]
+
+    def established() -> bool:
+        kube.forget()
+        return all(kube.served(api_version, kind) for api_version, kind in wanted)
+
+    wait_until(
+        f"CRDs established: {', '.join(c['metadata']['name'] for c in crds[:3])}…",
+        established,
+        timeout=timeout,
+        interval=0.5,
+    )
+
+
+def vendored_crds(paths: tuple[str, ...]) -> list[dict[str, Any]]:
+    return [doc for rel in paths for doc in load_all((VENDORED / rel).read_text())]
+
+
+Installer = Callable[[StackRun, PlannedResource], bool]
