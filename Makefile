@@ -8,7 +8,7 @@ STAMP := $(VENV)/.requirements.stamp
 # A local upstream data checkout, only for refreshing conformance/upstream/ (the tests never need it).
 UPSTREAM ?= ../shared/upstream
 
-.PHONY: plan policy-check cost-diff preflight rollout rehearse test rehearsal-test lint format docs bench vendor vendor-check checkov wheel clean rehearsal-tools
+.PHONY: plan check policy-check cost-diff preflight rollout rehearse test rehearsal-test lint format docs bench vendor vendor-check checkov wheel clean rehearsal-tools
 
 $(STAMP): requirements.txt requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "Python 3.11+ is required (found $$($(PYTHON) --version))"; exit 1; }
@@ -55,6 +55,9 @@ $(CHECKOV_VENV)/.stamp: requirements-checkov.txt
 	@test -x $(CHECKOV_VENV)/bin/python || $(PYTHON) -m venv $(CHECKOV_VENV)
 	$(CHECKOV_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-checkov.txt
 	@touch $@
+
+check: $(STAMP) $(CHECKOV_VENV)/.stamp  ## all offline checks of Pulumi.$(ENV).yaml, one summary: plan, policy pack, bring-up, Checkov, the rehearsal once built (exit 2: invalid file)
+	$(BIN)/python -m tools.check $(ENV) --checkov $(CHECKOV_VENV)/bin/checkov
 
 checkov: $(STAMP) $(CHECKOV_VENV)/.stamp  ## Checkov's Kubernetes checks on build/$(ENV)/manifests and the pods KServe would create (make plan first)
 	$(BIN)/python -m tools.checkov_input build/$(ENV) build/checkov-$(ENV)

@@ -65,7 +65,7 @@ def _build_plan(
 
     with phase("config"):
         # As the engine would run it: this stack's name (not an earlier evaluation's) and its config.
-        together = with_stack_files(project_dir, stack_config)
+        together = with_stack_files(stack_config)
         settings.reset_options(project=stack_config.project, stack=stack_config.stack)
         pulumi.runtime.set_all_config(together.config, together.secret_keys)
         spec = read_environment()
@@ -85,7 +85,7 @@ def _build_plan(
     evaluations: dict[str, Evaluation] = {}
     bootstraps: dict[str, Evaluation] = {}
     for piece in stacks:
-        own = stack_own_config(project_dir, stack_config, piece.name)
+        own = stack_own_config(stack_config, piece.name)
         with phase("evaluate"), phase(f"{STACK_PHASE}{piece.name}"):
             evaluations[piece.name] = evaluate(
                 program,

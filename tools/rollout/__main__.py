@@ -35,10 +35,13 @@ from tools.rollout.workspace import PulumiWorkspace, Workspace
 EXIT_INVALID_INPUT = 2
 
 
-def offline_plans(project_dir: Path, env_name: str, *, out_dir: Path | None) -> tuple[EnvironmentSpec, dict[str, Plan]]:
+def offline_plans(
+    project_dir: Path, env_name: str, *, out_dir: Path | None, config_dir: Path | None = None
+) -> tuple[EnvironmentSpec, dict[str, Plan]]:
     """Every stack's offline plan, its policy evaluated (and the environment's artifacts written to `out_dir`
-    when given: `policy-config.json` is what the previews run the pack with)."""
-    plan = build_plan(load_stack_config(project_dir, env_name), project_dir)
+    when given: `policy-config.json` is what the previews run the pack with). `config_dir`: where the stack files
+    are, by default the project's directory."""
+    plan = build_plan(load_stack_config(project_dir, env_name, config_dir), project_dir)
     check_policy(plan)
     if out_dir is not None:
         write_plan(plan, out_dir)
