@@ -52,7 +52,19 @@ def spec_settings(spec: Any) -> dict[str, Any]:
             {p.name for region in spec.regions for p in region.gpu_pools if p.capacity.type == "flexStart"}
         )
         or None,
+        **_rollout_slo(spec),
     }
+
+
+def _rollout_slo(spec: Any) -> dict[str, Any]:
+    """The SLO gate's tenant and every model it may send to (tools/rollout/slo.py region_target)."""
+    slo = spec.rollout.slo
+    if slo is None:
+        return {"rolloutSloTenant": None, "rolloutSloModels": None}
+    listed = [*slo.models, *(m for models in slo.waves.values() for m in models)]
+    if not slo.models:  # a wave not named in `waves` tests every model of the tenant
+        listed += [m for t in spec.tenants if t.name == slo.tenant for m in t.models]
+    return {"rolloutSloTenant": slo.tenant, "rolloutSloModels": sorted(set(listed))}
 
 
 def load_settings(path: Path | None) -> PackSettings:

@@ -40,7 +40,8 @@ GKE = "fx-gke"
 KARMADA = "fx-karmada"
 DOMAIN = "inference-platform.io"
 GATEWAY_NS = "ai-gateway"
-CONFIG = {"production": True, "labelDomain": DOMAIN}
+# The SLO gate's tenant (rollout.slo.tenant) and what it tests: search, admitted to llama-70b alone, request-limited.
+CONFIG = {"production": True, "labelDomain": DOMAIN, "rolloutSloTenant": "search", "rolloutSloModels": ["llama-70b"]}
 TAINT = [{"key": GPU_TAINT.key, "value": GPU_TAINT.value, "effect": "NO_SCHEDULE"}]
 PROTECTED = pulumi.ResourceOptions(protect=True, retain_on_delete=True)
 VLLM_IMAGE = "vllm/vllm-openai:v0.11.0"
@@ -722,7 +723,13 @@ def _gateway(eks: k8s.Provider) -> None:
                                     "metadata": {"namespace": "io.envoy.ai_gateway", "key": "llm_total_token"},
                                 },
                             },
-                        }
+                        },
+                        {  # requests of the SLO gate's tenant: no request cost, 1 each
+                            "clientSelectors": [
+                                {"headers": [{"name": "x-tenant-id", "type": "Exact", "value": "search"}]}
+                            ],
+                            "limit": {"requests": 600, "unit": "Minute"},
+                        },
                     ]
                 },
             },

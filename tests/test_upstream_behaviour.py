@@ -34,6 +34,7 @@ from components.catalog.upstream import (
     EKS_ACCESS_ENTRIES,
     ENVOY_API_KEY_AUTH_OVERWRITES_THE_CLIENT_ID,
     ENVOY_GATEWAY_LUA_RUNS_AFTER_AUTH_AND_MODEL,
+    ENVOY_GATEWAY_RATE_LIMIT_COST,
     ENVOY_GATEWAY_WATCHES_INFERENCE_POOLS,
     FACTS,
     FLUID_APPLIES_A_CACHES_SPEC_ONCE,
@@ -77,6 +78,7 @@ from components.catalog.upstream import (
     S3_MISSING_KEY_IS_404_ONLY_IF_LISTABLE,
     SOCI_PARALLEL_PULL_IS_NOT_LAZY,
     TLS_PROVIDER_HAS_NO_NAME_CONSTRAINTS,
+    VLLM_BENCH_SERVE_METRICS,
     VLLM_KV_CACHE_BYTES_SKIP_PROFILING,
     VLLM_PRIORITY_SCHEDULING,
     VLLM_QUANTIZATION_KEEPS_EMBEDDINGS,
@@ -1681,3 +1683,49 @@ def test_the_priority_lua_is_on_the_gateway_with_lua_enabled(env_plan):
         (security,) = [p for (c, _), p in auth.items() if c == cluster]
         forwarded = security["spec"]["apiKeyAuth"]["forwardClientIDHeader"]
         assert f'headers:get("{forwarded}")' in policy["spec"]["lua"][0]["inline"]
+
+
+def test_the_slo_tenants_requests_are_each_charged_by_an_enforced_rule(prod_plan):
+    """A rule without a request cost charges 1 a request, a cost of 0 nothing, shadow mode never refuses (the fact):
+    the rollout-probe's request budget is the first kind, its token budgets charge nothing per request."""
+    from policies.rules.rollout import _counts_requests
+
+    assert ENVOY_GATEWAY_RATE_LIMIT_COST.name in FACTS
+    policies = cluster_objects(prod_plan, "BackendTrafficPolicy")
+    clusters = set()
+    for (cluster, _), policy in policies.items():
+        mine = [
+            rule_
+            for rule_ in policy["spec"]["rateLimit"]["global"]["rules"]
+            if rule_["clientSelectors"]
+            == [{"headers": [{"name": "x-tenant-id", "type": "Exact", "value": "rollout-probe"}]}]
+        ]
+        if not mine:
+            continue
+        clusters.add(cluster)
+        # Pulumi.prod.yaml: outputTokens 200000 a minute (charged from the response), requests 600 a minute
+        requests = [r for r in mine if "cost" not in r]
+        assert [(r["limit"], r.get("shadowMode")) for r in requests] == [({"requests": 600, "unit": "Minute"}, None)]
+        assert [r["cost"]["request"] for r in mine if "cost" in r] == [{"from": "Number", "number": 0}]
+        assert [_counts_requests(r) for r in mine] == [False, True]
+    assert clusters == {"prod-use1", "prod-usw2", "prod-usc1"}
+    assert not _counts_requests({"limit": {"requests": 1}, "shadowMode": True})
+    assert _counts_requests({"limit": {"requests": 1}, "cost": {"request": {"from": "Number", "number": 2}}})
+
+
+def test_the_slo_gate_measures_as_vllms_serving_benchmark():
+    """Streamed with include_usage, tokens from the usage chunk, TPOT over tokens - 1, p95 as np.percentile."""
+    from tests.sse_simulator import SseSimulator
+    from tools.rollout.loadtest import Bounds, LoadRequest, percentile, run_load_test, weighted_schedule
+
+    assert VLLM_BENCH_SERVE_METRICS.name in FACTS
+    body = json.loads(LoadRequest("m", "hi", 64).body())
+    assert body["stream"] is True and body["stream_options"] == {"include_usage": True} and body["max_tokens"] == 64
+    # np.percentile([0.1, 0.2, 0.4, 0.8], 95): rank 2.85, 0.4 + 0.85 x 0.4 = 0.74
+    assert percentile([0.8, 0.1, 0.4, 0.2], 95) == pytest.approx(0.74)
+    # 3 chunks of 3 tokens, 30 ms apart, usage 9: TPOT 60 ms / 8 tokens, not 60 ms / 2 chunks
+    with SseSimulator(ttft=0.01, itl=0.03, tokens_per_chunk=3, tokens=lambda _: 9) as sim:
+        [sample], _ = run_load_test(
+            sim.base_url, "sim-key", weighted_schedule(["m"], [("hi", 9, 1)]), Bounds(1, 10, 1, 10)
+        )
+    assert sample.tokens == 9 and 0.0075 <= sample.tpot < 0.0075 + 0.015

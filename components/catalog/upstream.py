@@ -964,3 +964,29 @@ VLLM_PRIORITY_SCHEDULING = _fact(
     "L2064-2074; vllm/v1/engine/input_processor.py L255-300; generated-vllm-serve-args.json (vendored, "
     "scheduling-policy)",
 )
+
+ENVOY_GATEWAY_RATE_LIMIT_COST = _fact(
+    "envoy-gateway-global-rate-limit-counts-requests",
+    "An Envoy Gateway v1.9.0 global rate-limit rule without `cost.request` charges its counter 1 per request (no "
+    "hits addend is set on the route's rate limit); `cost.request` {from: Number, number: N} charges N (0 counts "
+    "nothing on the request path). A rule with `shadowMode: true` updates its counters but never refuses a "
+    "request. So a tenant's request budget is a rule without a request cost (or one of at least 1), not in shadow "
+    "mode, selecting the tenant's header.",
+    "envoyproxy/gateway@v1.9.0:api/v1alpha1/ratelimit_types.go L118-124 (Cost: 'if not specified ... reduce the rate "
+    "limit counters by 1 on the request path'), L131-139 (ShadowMode), L148-158; internal/xds/translator/ratelimit.go "
+    "L327-330 (HitsAddend only for a request cost), L611-620, L800-802",
+)
+
+VLLM_BENCH_SERVE_METRICS = _fact(
+    "vllm-bench-serve-ttft-and-tpot",
+    "vLLM 0.27.1's serving benchmark (`vllm bench serve`) streams chat completions with `stream_options."
+    "include_usage`, takes TTFT as the time from sending to the first chunk with choices, the output length from the "
+    "usage chunk's `completion_tokens` (a chunk may carry several tokens), and TPOT as (time of the last chunk - TTFT) "
+    "/ (output tokens - 1), for requests of 2 tokens or more; percentiles by np.percentile (linear interpolation). The "
+    "rollout's SLO gate measures the same way, but starts TTFT at the first chunk that carries a token (a role-only "
+    "first chunk is no token) and ends TPOT at the last such chunk.",
+    "vllm 0.27.1 (sdist from PyPI): vllm/benchmarks/lib/endpoint_request_func.py L342-424 "
+    "(async_request_openai_chat_completions: payload L356-366, first chunk L398-408, usage L414-417, latency L424); "
+    "vllm/benchmarks/serve.py L586-611 (output_len from output_tokens, tpot = latency_minus_ttft / (output_len - 1)), "
+    "L739-747 (np.percentile)",
+)
