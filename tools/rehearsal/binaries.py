@@ -40,7 +40,7 @@ class Upstream:
     # Why `version` is not the pin it stands for, with the evidence; "" when it is the pin.
     stand_in: str = ""
     # When the rehearsal of an environment needs it: the chart names of its Helm releases, or the image
-    # repositories its objects run; neither: every environment (the clusters themselves).
+    # repositories its objects run; neither: every environment (the clusters themselves, the SLO gate's simulator).
     charts: tuple[str, ...] = ()
     images: tuple[str, ...] = ()
 
@@ -214,6 +214,16 @@ UPSTREAMS: tuple[Upstream, ...] = (
         # envoyproxy/gateway@v1.9.0:tools/make/golang.mk GO_LDFLAGS
         ldflags=("-X github.com/envoyproxy/gateway/internal/cmd/version.envoyGatewayVersion={version}",),
         charts=("gateway-helm",),
+    ),
+    Upstream(
+        module_dir="llm-d-inference-sim",
+        module="github.com/llm-d/llm-d-inference-sim",
+        version="v0.10.2",
+        # Not deployed: the OpenAI-compatible endpoint (vLLM's API, set latencies) the rollout SLO gate's load test is
+        # run against in the rehearsal tier (tests/test_rollout_slo_simulator.py); every environment's tier runs it.
+        stands_for=None,
+        # No version flag or variable (llm-d-inference-sim@v0.10.2:Makefile L75: `CGO_ENABLED=0 go build`, no -ldflags).
+        binaries=(Binary("llm-d-inference-sim", "github.com/llm-d/llm-d-inference-sim/cmd/llm-d-inference-sim", ()),),
     ),
 )
 
