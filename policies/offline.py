@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from components.config.rollout import wave_names
+from components.config.stacks import GLOBAL
 from components.federation.control_plane import CLUSTER_NAMESPACE
 from components.federation.member import PUSH_SERVICE_ACCOUNT
 from policies.framework import Evaluation, PackSettings, Rule, evaluate_stack
@@ -62,7 +64,8 @@ def _rollout_slo(spec: Any) -> dict[str, Any]:
     if slo is None:
         return {"rolloutSloTenant": None, "rolloutSloModels": None}
     listed = [*slo.models, *(m for models in slo.waves.values() for m in models)]
-    if not slo.models:  # a wave not named in `waves` tests every model of the tenant
+    unnamed = [w for w in wave_names(spec) if w != GLOBAL and w not in slo.waves]
+    if unnamed and not slo.models:  # a wave not named in `waves` tests every model of the tenant
         listed += [m for t in spec.tenants if t.name == slo.tenant for m in t.models]
     return {"rolloutSloTenant": slo.tenant, "rolloutSloModels": sorted(set(listed))}
 

@@ -35,6 +35,9 @@ class SseSimulator:
     usage: bool = True  # answer include_usage with a usage chunk
     fail: Callable[[int], Failure] = lambda index: None  # the n-th request (0-based): how it fails, if it does
     tls: ssl.SSLContext | None = None
+    # Close each connection after its answer without saying so (no `Connection: close`), as a server whose idle
+    # timeout fires between two requests of a kept-alive connection.
+    drop_idle: bool = False
     received: list[Received] = field(default_factory=list)
 
     def __enter__(self) -> SseSimulator:
@@ -112,7 +115,7 @@ class SseSimulator:
         await self._data(writer, b"data: [DONE]\n\n")
         writer.write(b"0\r\n\r\n")
         await writer.drain()
-        return True
+        return not self.drop_idle
 
     async def _event(self, writer: asyncio.StreamWriter, event: dict) -> None:
         await self._data(writer, b"data: " + json.dumps(event).encode() + b"\n\n")

@@ -325,6 +325,13 @@ def test_failures_are_counted_by_kind(failure, error):
     assert all(s.ok for s in samples[::2])
 
 
+def test_a_kept_alive_connection_the_server_closed_is_reopened_not_counted_as_an_error():
+    with SseSimulator(ttft=0.0, itl=0.0, drop_idle=True) as sim:
+        _, _, measured = load(sim, Bounds(1, 30, 4, 10))
+    assert (measured.requests, measured.errors) == (4, 0)
+    assert len(sim.received) == 4  # each sent once: the closed connection got no byte of it
+
+
 def test_a_wrong_key_is_refused_and_counted():
     with SseSimulator(ttft=0.0, itl=0.0) as sim:
         _, _, measured = load(sim, Bounds(1, 30, 3, 10), key="not-the-key")
@@ -542,6 +549,20 @@ def test_the_pack_is_told_the_gates_tenant_and_models():
     assert (settings["rolloutSloTenant"], settings["rolloutSloModels"]) == ("rollout-probe", ["llama-3-1-8b"])
     explicit = spec_settings(prod_spec(("set", "rollout.slo", with_slo(waves={"aws": []}, models=["llama-3-1-8b"]))))
     assert explicit["rolloutSloModels"] == ["llama-3-1-8b"]
+    # every region wave named: the tenant's other models are tested nowhere, so they are not the gate's
+    wider = (("set", "tenants[4].models", ["llama-3-1-8b", "mistral-7b-trt"]),)
+    named = with_slo(waves={"canary": ["llama-3-1-8b"], "aws": [], "gcp": ["mistral-7b-trt"]})
+    assert spec_settings(prod_spec(*wider, ("set", "rollout.slo", named)))["rolloutSloModels"] == [
+        "llama-3-1-8b",
+        "mistral-7b-trt",
+    ]
+    partly = with_slo(waves={"canary": ["llama-3-1-8b"], "aws": []})  # gcp tests the tenant's models
+    assert spec_settings(prod_spec(*wider, ("set", "rollout.slo", partly)))["rolloutSloModels"] == [
+        "llama-3-1-8b",
+        "mistral-7b-trt",
+    ]
+    only_8b = with_slo(waves={"canary": ["llama-3-1-8b"], "aws": ["llama-3-1-8b"], "gcp": []})
+    assert spec_settings(prod_spec(*wider, ("set", "rollout.slo", only_8b)))["rolloutSloModels"] == ["llama-3-1-8b"]
     assert spec_settings(load_environment(raw_environment("dev")))["rolloutSloTenant"] is None
 
 

@@ -137,7 +137,15 @@ class Endpoint:
 
 
 class _Stop(Exception):
-    pass
+    """The stream said the request failed (an error event, a line that is not JSON)."""
+
+
+class _Stale(Exception):
+    """The connection was closed before the request got an answer: no byte of the response arrived."""
+
+    def __init__(self, cause: BaseException):
+        super().__init__(str(cause))
+        self.cause = cause
 
 
 def run_load_test(
@@ -169,12 +177,22 @@ def run_load_test(
         connection: http.client.HTTPConnection | None = None
         while (index := next_index()) is not None:
             request = sent[index]
-            try:
-                if connection is None:
-                    connection = _connect(endpoint, context, bounds.request_timeout_seconds)
-                sample, reusable = _stream(connection, endpoint, api_key, request, bounds, clock)
-            except (OSError, http.client.HTTPException) as exc:
-                sample, reusable = Sample(request.model, False, error=_describe(exc)), False
+            for attempt in (1, 2):
+                fresh = connection is None
+                try:
+                    if connection is None:
+                        connection = _connect(endpoint, context, bounds.request_timeout_seconds)
+                    sample, reusable = _stream(connection, endpoint, api_key, request, bounds, clock)
+                except _Stale as stale:
+                    assert connection is not None
+                    connection.close()
+                    connection = None
+                    if not fresh and attempt == 1:
+                        continue  # the server closed the idle connection first: send it again on a new one
+                    sample, reusable = Sample(request.model, False, error=_describe(stale.cause)), False
+                except (OSError, http.client.HTTPException) as exc:
+                    sample, reusable = Sample(request.model, False, error=_describe(exc)), False
+                break
             samples[index] = sample
             if not reusable and connection is not None:
                 connection.close()
@@ -225,8 +243,11 @@ def _stream(
     body = request.body()
     start = clock()
     end = start + bounds.request_timeout_seconds
-    connection.request("POST", endpoint.path, body=body, headers=headers)
-    response = connection.getresponse()
+    try:
+        connection.request("POST", endpoint.path, body=body, headers=headers)
+        response = connection.getresponse()
+    except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as exc:
+        raise _Stale(exc) from None
     if response.status != 200:
         detail = _error_type(response.read(ERROR_BODY_LIMIT))
         return Sample(request.model, False, error=f"HTTP {response.status}{detail}"), False
