@@ -274,10 +274,12 @@ def test_tokens_are_counted_from_usage_when_a_chunk_carries_several():
     with SseSimulator(ttft=0.02, itl=0.04, tokens_per_chunk=4, tokens=lambda _: 16) as sim:
         samples, _, _ = load(sim, Bounds(1, 30, 3, 10))
     # 4 chunks, 40 ms apart: 120 ms over 15 token intervals = 8 ms a token (not 40 ms a chunk).
+    assert len(samples) == 3
     assert all(s.tokens == 16 and 0.008 <= s.tpot <= 0.008 + TPOT_SLACK for s in samples)
     with SseSimulator(ttft=0.02, itl=0.04, tokens_per_chunk=4, tokens=lambda _: 16, usage=False) as sim:
         samples, _, _ = load(sim, Bounds(1, 30, 3, 10))
     # Without usage, the chunks are the tokens: 120 ms over 3 intervals.
+    assert len(samples) == 3
     assert all(s.tokens == 4 and 0.04 <= s.tpot <= 0.04 + TPOT_SLACK for s in samples)
 
 
