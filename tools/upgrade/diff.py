@@ -1,0 +1,259 @@
+"""What changes between the pinned facts of a component and those of a new release: flags, metric names, CRD
+fields (by schema path), chart values (by key path), and which of the removed ones the platform renders."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tools.vendor_upstream import strip_schema
+
+PROJECT_DIR = Path(__file__).resolve().parents[2]
+# What the platform renders and checks: a flag or metric named here is used.
+RENDER_ROOTS = ("components", "stacks", "policies")
+
+
+@dataclass
+class Report:
+    """Lines of one file's diff; `breaking`: what the platform uses that the new release removes or refuses."""
+
+    title: str
+    lines: list[str] = field(default_factory=list)
+    breaking: list[str] = field(default_factory=list)
+
+    def section(self, heading: str, items: Iterable[str]) -> None:
+        items = sorted(items)
+        if items:
+            self.lines.append(f"  {heading} ({len(items)}):")
+            self.lines.extend(f"    {item}" for item in items)
+
+
+@cache
+def _sources() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    files = []
+    for root in RENDER_ROOTS:
+        for path in sorted((PROJECT_DIR / root).rglob("*.py")):
+            files.append((path.relative_to(PROJECT_DIR).as_posix(), tuple(path.read_text().splitlines())))
+    return tuple(files)
+
+
+def where(pattern: str, files: tuple[str, ...] = ()) -> list[str]:
+    """file:line of each line of the platform's code matching `pattern` (only in `files` when given)."""
+    regex = re.compile(pattern)
+    return [
+        f"{path}:{number}"
+        for path, lines in _sources()
+        if not files or path in files
+        for number, line in enumerate(lines, 1)
+        if regex.search(line)
+    ]
+
+
+def flag_uses(name: str, key_files: tuple[str, ...]) -> list[str]:
+    """Where the platform renders `--name` or offers `name` as an engine-args key."""
+    found = where(rf"[\"'{{ ]--{re.escape(name)}(?![\w-])")
+    if key_files:
+        found += where(rf"^\s*\"{re.escape(name)}\":\s", key_files)
+    return sorted(set(found))
+
+
+# --- flag lists ---------------------------------------------------------------------------------------------
+
+
+def _argparse_flags(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {a["name"]: a for a in document["args"] if a.get("option_strings")}
+
+
+def _go_flags(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {f["name"]: f for f in document["flags"]}
+
+
+def flags(old: dict[str, Any], new: dict[str, Any], key_files: tuple[str, ...], report: Report) -> None:
+    """argparse dumps (`args`) or Go flag lists (`flags`): added, removed, renamed (same destination), changed
+    kind, newly deprecated or refused; a removed or refused flag the platform renders is breaking."""
+    parse = _argparse_flags if "args" in old else _go_flags
+    before, after = parse(old), parse(new)
+    removed, added = set(before) - set(after), set(after) - set(before)
+    renamed = {}
+    for name in sorted(removed):
+        dest = before[name].get("dest")
+        match = [n for n in added if dest and after[n].get("dest") == dest]
+        if len(match) == 1:
+            renamed[name] = match[0]
+    removed -= set(renamed)
+    added -= set(renamed.values())
+    report.section("flags added", (f"--{n}" for n in added))
+    report.section("flags removed", (f"--{n}" for n in removed))
+    report.section("flags renamed", (f"--{a} -> --{b}" for a, b in renamed.items()))
+    changed, defaults, choices_gone = [], [], {}
+    for name in sorted(set(before) & set(after)):
+        a, b = before[name], after[name]
+        for key in ("action", "type", "nargs", "option_strings"):
+            if key in a and a.get(key) != b.get(key):
+                changed.append(f"--{name}: {key} {a.get(key)!r} -> {b.get(key)!r}")
+        if a.get("choices") != b.get("choices") and (a.get("choices") or b.get("choices")):
+            gone = sorted(set(map(str, a.get("choices") or [])) - set(map(str, b.get("choices") or [])))
+            new_choices = sorted(set(map(str, b.get("choices") or [])) - set(map(str, a.get("choices") or [])))
+            changed.append(f"--{name}: choices -{gone} +{new_choices}")
+            if gone and b.get("choices"):
+                choices_gone[name] = gone
+        if a.get("default") != b.get("default"):
+            defaults.append(f"--{name}: {a.get('default')!r} -> {b.get('default')!r}")
+        for key, what in (("deprecated", "now deprecated"), ("rejected_if_set", "now refused when set")):
+            if b.get(key) and not a.get(key):
+                changed.append(f"--{name}: {what}" + (f" ({b[key]})" if isinstance(b[key], str) else ""))
+                if key == "rejected_if_set" and (uses := flag_uses(name, key_files)):
+                    report.breaking.append(f"--{name} is refused when set by the new release; rendered at {_at(uses)}")
+    report.section("flags changed", changed)
+    report.section("defaults changed", defaults)
+    for name in sorted(removed):
+        if uses := flag_uses(name, key_files):
+            report.breaking.append(f"--{name} is removed by the new release; rendered at {_at(uses)}")
+    for old_name, new_name in sorted(renamed.items()):
+        if uses := flag_uses(old_name, key_files):
+            report.breaking.append(f"--{old_name} is now --{new_name}; rendered at {_at(uses)}")
+    for name, gone in sorted(choices_gone.items()):
+        uses = flag_uses(name, key_files)
+        files = tuple(sorted({u.rsplit(":", 1)[0] for u in uses}))
+        for choice in gone if files else []:
+            if at := where(rf"[\"']{re.escape(choice)}[\"']", files):
+                report.breaking.append(f"--{name} no longer takes {choice!r}; rendered at {_at(at)}")
+
+
+def _at(places: list[str]) -> str:
+    return ", ".join(places)
+
+
+# --- metric names -------------------------------------------------------------------------------------------
+
+
+def metrics(old: dict[str, Any], new: dict[str, Any], report: Report) -> None:
+    before = {m["name"]: m for m in old["metrics"]}
+    after = {m["name"]: m for m in new["metrics"]}
+    report.section("metrics added", set(after) - set(before))
+    report.section("metrics removed", set(before) - set(after))
+    report.section(
+        "metric types changed",
+        (
+            f"{n}: {before[n]['type']} -> {after[n]['type']}"
+            for n in set(before) & set(after)
+            if before[n]["type"] != after[n]["type"]
+        ),
+    )
+    for name in sorted(set(before) - set(after)):
+        if uses := where(rf"[\"'{{]{re.escape(name)}(?:_total|_bucket|_sum|_count)?(?![\w:])"):
+            report.breaking.append(f"metric {name} is removed by the new release; read at {_at(uses)}")
+
+
+# --- CRDs and chart values ------------------------------------------------------------------------------------
+
+
+def schema_paths(node: Any, prefix: str = "") -> dict[str, str]:
+    """schema path (spec.template.containers[].image) -> type of every node of an OpenAPI v3 schema."""
+    out: dict[str, str] = {}
+    if not isinstance(node, dict):
+        return out
+    if prefix:
+        out[prefix] = str(node.get("type", "")) or ("int-or-string" if node.get("x-kubernetes-int-or-string") else "")
+    for name, sub in (node.get("properties") or {}).items():
+        out.update(schema_paths(sub, f"{prefix}.{name}" if prefix else name))
+    if isinstance(node.get("items"), dict):
+        out.update(schema_paths(node["items"], f"{prefix}[]"))
+    if isinstance(node.get("additionalProperties"), dict):
+        out.update(schema_paths(node["additionalProperties"], f"{prefix}.*"))
+    for key in ("allOf", "anyOf", "oneOf"):
+        for sub in node.get(key) or []:
+            out.update({k: v for k, v in schema_paths(sub, prefix).items() if k != prefix})
+    return out
+
+
+def crd_versions(text: str) -> dict[tuple[str, str], dict[str, dict[str, str]]]:
+    """(group, kind) -> served version -> schema paths (without status, which the server writes)."""
+    out: dict[tuple[str, str], dict[str, dict[str, str]]] = {}
+    for doc in yaml.safe_load_all(text):
+        if not isinstance(doc, dict) or doc.get("kind") != "CustomResourceDefinition":
+            continue
+        key = (doc["spec"]["group"], doc["spec"]["names"]["kind"])
+        for version in doc["spec"]["versions"]:
+            schema = strip_schema((version.get("schema") or {}).get("openAPIV3Schema") or {})
+            (schema.get("properties") or {}).pop("status", None)
+            out.setdefault(key, {})[version["name"]] = schema_paths(schema)
+    return out
+
+
+def crds(old_text: str, new_text: str, select: list[str], report: Report) -> None:
+    """The selected kinds (group/version/Kind) of the pinned file against the new one: fields added and removed
+    by schema path; a kind found only under another group is compared and its move said."""
+    before, after = crd_versions(old_text), crd_versions(new_text)
+    for entry in select:
+        group, version, kind = entry.rsplit("/", 2)
+        old_paths = before.get((group, kind), {}).get(version, {})
+        target = (group, kind)
+        if target not in after:
+            moved = [key for key in after if key[1] == kind]
+            if not moved:
+                report.breaking.append(f"{entry}: the new release has no {kind} CRD in this file")
+                continue
+            target = moved[0]
+            report.breaking.append(f"{entry}: the new release serves {kind} in group {target[0]}, not {group}")
+        if version not in after[target]:
+            report.breaking.append(
+                f"{entry}: the new release does not serve {version} (serves {sorted(after[target])})"
+            )
+            continue
+        new_paths = after[target][version]
+        report.section(f"{kind} {version} fields added", set(new_paths) - set(old_paths))
+        report.section(f"{kind} {version} fields removed", set(old_paths) - set(new_paths))
+        report.section(
+            f"{kind} {version} field types changed",
+            (
+                f"{p}: {old_paths[p]} -> {new_paths[p]}"
+                for p in set(old_paths) & set(new_paths)
+                if old_paths[p] != new_paths[p]
+            ),
+        )
+
+
+def value_paths(node: Any, prefix: str = "") -> set[str]:
+    """Key paths of a values document (a list is one value)."""
+    if not isinstance(node, dict) or not node:
+        return {prefix} if prefix else set()
+    out: set[str] = set()
+    for key, sub in node.items():
+        out |= value_paths(sub, f"{prefix}.{key}" if prefix else str(key))
+    return out
+
+
+def values(old_text: str, new_text: str, report: Report) -> None:
+    before, after = value_paths(yaml.safe_load(old_text)), value_paths(yaml.safe_load(new_text))
+    report.section("chart values added", after - before)
+    report.section("chart values removed", before - after)
+
+
+def chart(old_text: str, new_text: str, report: Report) -> None:
+    before, after = yaml.safe_load(old_text) or {}, yaml.safe_load(new_text) or {}
+    for key in ("version", "appVersion", "kubeVersion"):
+        if before.get(key) != after.get(key):
+            report.lines.append(f"  {key}: {before.get(key)} -> {after.get(key)}")
+    deps = lambda c: {d["name"]: d.get("version") for d in c.get("dependencies") or []}  # noqa: E731
+    old_deps, new_deps = deps(before), deps(after)
+    report.section(
+        "dependencies changed",
+        (
+            f"{n}: {old_deps.get(n)} -> {new_deps.get(n)}"
+            for n in old_deps.keys() | new_deps.keys()
+            if old_deps.get(n) != new_deps.get(n)
+        ),
+    )
+
+
+def lines(old_text: str, new_text: str, report: Report) -> None:
+    before, after = set(old_text.splitlines()), set(new_text.splitlines())
+    report.section("lines added", after - before)
+    report.section("lines removed", before - after)
