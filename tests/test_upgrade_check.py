@@ -70,6 +70,7 @@ VLLM_PINNED = {
             _arg("max-num-seqs", "max_num_seqs"),
             _arg("enforce-eager", "enforce_eager", "BooleanOptionalAction", None),
             _arg("dtype", "dtype", kind="str", choices=["auto", "bfloat16", "float16"]),
+            _arg("enable-prefix-caching", "enable_prefix_caching", "BooleanOptionalAction", None),
         ]
     },
     "vllm/v0.98.0/generated-prometheus-metrics.json": {
@@ -86,16 +87,28 @@ def test_vllm_release_diff_names_what_the_platform_renders(vendored, capsys):
     code, out = run(capsys, "vllm", "0.99.0", "--from", str(FIXTURES / "vllm-0.99.0"))
     assert code == 1, out
     assert "vllm: vllm-project/vllm@v0.98.0 -> vllm-project/vllm@v0.99.0" in out
-    assert "  flags added (1):\n    --new-flag\n" in out
-    assert "  flags removed (1):\n    --enforce-eager\n" in out
-    assert "  flags renamed (1):\n    --max-num-seqs -> --max-sequences\n" in out
+    assert "  flags added (2):\n    --new-flag\n    --no-new-flag\n" in out
+    assert "  flags removed (2):\n    --enforce-eager\n    --no-enforce-eager\n" in out
+    assert (
+        "  flags renamed (3):\n    --enable-prefix-caching -> --disable-prefix-caching, --prefix-caching\n"
+        "    --max-num-seqs -> --max-sequences\n"
+        "    --no-enable-prefix-caching -> --disable-prefix-caching, --prefix-caching\n"
+    ) in out
     assert "    --dtype: choices -['float16'] +[]\n" in out
     assert "  metrics added (1):\n    vllm:admission_rejections\n" in out
     assert "  metrics removed (1):\n    vllm:num_requests_waiting\n" in out
-    breaking = out.split("BREAKING (4): what the platform renders or reads that v0.99.0 changes:\n")[1].splitlines()
-    assert breaking[:4] == [
+    breaking = out.split("BREAKING (5): what the platform renders or reads that v0.99.0 changes:\n")[1].splitlines()
+    assert breaking == [
         "  metric vllm:num_requests_waiting is removed by the new release; read at "
         + line_of("components/catalog/metrics.py", 'Metric("vllm:num_requests_waiting"'),
+        # an option string of a kept destination gone: the one the platform renders
+        "  --enable-prefix-caching is now --disable-prefix-caching, --prefix-caching; rendered at "
+        + ", ".join(
+            [
+                line_of("components/catalog/engines.py", '"enable-prefix-caching": "nothing: prefix caching'),
+                line_of("components/serving/engine.py", '"--enable-prefix-caching",'),
+            ]
+        ),
         # removed: offered to models as a switch (components/catalog/engines.py VLLM_FLAGS.tunable)
         "  --enforce-eager is removed by the new release; rendered at "
         + line_of("components/catalog/engines.py", '"enforce-eager": "switch"'),
@@ -109,15 +122,22 @@ def test_vllm_release_diff_names_what_the_platform_renders(vendored, capsys):
         ),
         "  --dtype no longer takes 'float16'; rendered at "
         + line_of("components/serving/engine.py", '"fp16": ("--dtype", "float16")'),
+        "nothing written (APPLY=1 re-vendors, re-pins and runs the tests)",
     ]
-    assert "nothing written" in out
 
 
 def test_a_release_with_nothing_the_platform_uses_removed_is_not_breaking(vendored, capsys):
     pinned = json.loads(json.dumps(VLLM_PINNED))
     args = pinned["vllm/v0.98.0/generated-vllm-serve-args.json"]["args"]
     args[2] = _arg("max-sequences", "max_num_seqs")
-    args[3:] = [_arg("dtype", "dtype", kind="str", choices=["auto", "bfloat16"]), _arg("unused-flag", "unused")]
+    args[3:] = [
+        _arg("dtype", "dtype", kind="str", choices=["auto", "bfloat16"]),
+        _arg("unused-flag", "unused"),
+        {
+            **_arg("prefix-caching", "enable_prefix_caching", "_StoreTrueAction", None),
+            "option_strings": ["--prefix-caching"],
+        },
+    ]
     pinned["vllm/v0.98.0/generated-prometheus-metrics.json"]["metrics"][1]["name"] = "vllm:admission_rejections"
     pin(vendored, pinned, "vllm-project/vllm")
     code, out = run(capsys, "vllm", "v0.99.0", "--from", str(FIXTURES / "vllm-0.99.0"))
@@ -263,7 +283,14 @@ def test_apply_vendors_the_new_release_and_moves_the_pin(vendored, capsys, monke
     args = entries["vllm/v0.99.0/generated-vllm-serve-args.json"]
     assert (args["repo"], args["ref"], args["generator"]) == ("vllm-project/vllm", "v0.99.0", "tools.upgrade")
     dumped = json.loads((vendored / "vllm/v0.99.0/generated-vllm-serve-args.json").read_text())
-    assert [a["name"] for a in dumped["args"]] == ["model_tag", "max-model-len", "max-sequences", "dtype", "new-flag"]
+    assert [a["name"] for a in dumped["args"]] == [
+        "model_tag",
+        "max-model-len",
+        "max-sequences",
+        "dtype",
+        "new-flag",
+        "prefix-caching",
+    ]
     assert dumped["args"][4]["option_strings"] == ["--new-flag", "--no-new-flag"]
 
 

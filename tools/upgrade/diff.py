@@ -71,38 +71,46 @@ def _argparse_flags(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def _go_flags(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {f["name"]: f for f in document["flags"]}
+    return {f["name"]: {**f, "dest": f["name"], "option_strings": [f"--{f['name']}"]} for f in document["flags"]}
+
+
+def _options(flags: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """Every long option string -> the destination it sets."""
+    return {o: f["dest"] for f in flags.values() for o in f["option_strings"] if o.startswith("--")}
 
 
 def flags(old: dict[str, Any], new: dict[str, Any], key_files: tuple[str, ...], report: Report) -> None:
-    """argparse dumps (`args`) or Go flag lists (`flags`): added, removed, renamed (same destination), changed
-    kind, newly deprecated or refused; a removed or refused flag the platform renders is breaking."""
+    """argparse dumps (`args`) or Go flag lists (`flags`), option string by option string: added, removed, renamed
+    (another option string now sets the same destination), changed kind or choices, newly deprecated or refused.
+    An option string the platform renders that the new release no longer accepts (or refuses) is breaking."""
     parse = _argparse_flags if "args" in old else _go_flags
     before, after = parse(old), parse(new)
-    removed, added = set(before) - set(after), set(after) - set(before)
-    renamed = {}
-    for name in sorted(removed):
-        dest = before[name].get("dest")
-        match = [n for n in added if dest and after[n].get("dest") == dest]
-        if len(match) == 1:
-            renamed[name] = match[0]
-    removed -= set(renamed)
-    added -= set(renamed.values())
-    report.section("flags added", (f"--{n}" for n in added))
-    report.section("flags removed", (f"--{n}" for n in removed))
-    report.section("flags renamed", (f"--{a} -> --{b}" for a, b in renamed.items()))
+    old_options, new_options = _options(before), _options(after)
+    old_dests, new_dests = set(old_options.values()), set(new_options.values())
+    gone = sorted(set(old_options) - set(new_options))
+    renamed = {
+        option: sorted(o for o, d in new_options.items() if d == old_options[option] and o not in old_options)
+        for option in gone
+        if old_options[option] in new_dests
+    }
+    report.section("flags added", (o for o, d in new_options.items() if d not in old_dests))
+    report.section("flags removed", (o for o in gone if o not in renamed))
+    report.section(
+        "flags renamed",
+        (f"{o} -> {', '.join(n) or '(another option of ' + old_options[o] + ')'}" for o, n in renamed.items()),
+    )
     changed, defaults, choices_gone = [], [], {}
     for name in sorted(set(before) & set(after)):
         a, b = before[name], after[name]
-        for key in ("action", "type", "nargs", "option_strings"):
+        for key in ("action", "type", "nargs"):
             if key in a and a.get(key) != b.get(key):
                 changed.append(f"--{name}: {key} {a.get(key)!r} -> {b.get(key)!r}")
         if a.get("choices") != b.get("choices") and (a.get("choices") or b.get("choices")):
-            gone = sorted(set(map(str, a.get("choices") or [])) - set(map(str, b.get("choices") or [])))
-            new_choices = sorted(set(map(str, b.get("choices") or [])) - set(map(str, a.get("choices") or [])))
-            changed.append(f"--{name}: choices -{gone} +{new_choices}")
-            if gone and b.get("choices"):
-                choices_gone[name] = gone
+            dropped = sorted(set(map(str, a.get("choices") or [])) - set(map(str, b.get("choices") or [])))
+            added = sorted(set(map(str, b.get("choices") or [])) - set(map(str, a.get("choices") or [])))
+            changed.append(f"--{name}: choices -{dropped} +{added}")
+            if dropped and b.get("choices"):
+                choices_gone[name] = dropped
         if a.get("default") != b.get("default"):
             defaults.append(f"--{name}: {a.get('default')!r} -> {b.get('default')!r}")
         for key, what in (("deprecated", "now deprecated"), ("rejected_if_set", "now refused when set")):
@@ -112,16 +120,14 @@ def flags(old: dict[str, Any], new: dict[str, Any], key_files: tuple[str, ...], 
                     report.breaking.append(f"--{name} is refused when set by the new release; rendered at {_at(uses)}")
     report.section("flags changed", changed)
     report.section("defaults changed", defaults)
-    for name in sorted(removed):
-        if uses := flag_uses(name, key_files):
-            report.breaking.append(f"--{name} is removed by the new release; rendered at {_at(uses)}")
-    for old_name, new_name in sorted(renamed.items()):
-        if uses := flag_uses(old_name, key_files):
-            report.breaking.append(f"--{old_name} is now --{new_name}; rendered at {_at(uses)}")
-    for name, gone in sorted(choices_gone.items()):
+    for option in gone:
+        if uses := flag_uses(option.removeprefix("--"), key_files):
+            now = f"is now {', '.join(renamed[option])}" if renamed.get(option) else "is removed by the new release"
+            report.breaking.append(f"{option} {now}; rendered at {_at(uses)}")
+    for name, dropped in sorted(choices_gone.items()):
         uses = flag_uses(name, key_files)
         files = tuple(sorted({u.rsplit(":", 1)[0] for u in uses}))
-        for choice in gone if files else []:
+        for choice in dropped if files else []:
             if at := where(rf"[\"']{re.escape(choice)}[\"']", files):
                 report.breaking.append(f"--{name} no longer takes {choice!r}; rendered at {_at(at)}")
 
