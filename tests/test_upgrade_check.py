@@ -292,6 +292,8 @@ def test_apply_vendors_the_new_release_and_moves_the_pin(vendored, capsys, monke
         "prefix-caching",
     ]
     assert dumped["args"][4]["option_strings"] == ["--new-flag", "--no-new-flag"]
+    # a host without a GPU: the dump tells the platform the image's device (vllm/config/device.py needs one)
+    assert dumped["meta"]["platform_used"] == "UnspecifiedPlatform(device_type='cuda', forced)"
 
 
 def test_bad_input_is_one_line_and_exit_2(vendored, capsys):

@@ -10,6 +10,7 @@ Standard library only: it runs in that other interpreter, not in the project's v
 from __future__ import annotations
 
 import argparse
+import enum
 import importlib
 import json
 import sys
@@ -25,7 +26,9 @@ def _type_name(kind: Any) -> str | None:
 
 
 def _plain(value: Any) -> Any:
-    """A JSON value for an argparse default: containers kept, anything else its repr."""
+    """A JSON value for an argparse default: containers kept, an enum member its value, anything else its repr."""
+    if isinstance(value, enum.Enum):
+        return _plain(value.value)
     if value is None or isinstance(value, bool | int | float | str):
         return value
     if isinstance(value, list | tuple | set | frozenset):
@@ -66,6 +69,8 @@ def dump(parser: argparse.ArgumentParser) -> list[dict[str, Any]]:
 
 
 def main() -> int:
+    # vLLM logs to stdout (its default logging config): keep stdout for the dump alone.
+    out, sys.stdout = sys.stdout, sys.stderr
     # The package under test, imported by name: it is installed in the interpreter running this, not the project's.
     vllm = importlib.import_module("vllm")
     try:
@@ -75,9 +80,16 @@ def main() -> int:
         version = getattr(vllm, "__version__", "?")
         print(f"error: vllm {version} has no `vllm serve` parser here: {exc}", file=sys.stderr)
         return 2
+    # A host without a GPU resolves no device type; the parser builds DeviceConfig() for its defaults, which then
+    # fails ("Failed to infer device type", vllm/config/device.py). The image runs on CUDA: say so to the platform.
+    platform = importlib.import_module("vllm.platforms").current_platform
+    forced = not getattr(platform, "device_type", "")
+    if forced:
+        platform.device_type = "cuda"
     root = argparse_utils.FlexibleArgumentParser(prog="vllm")
     serve = serve_module.ServeSubcommand().subparser_init(root.add_subparsers(dest="subparser"))
-    json.dump({"vllm_version": getattr(vllm, "__version__", None), "args": dump(serve)}, sys.stdout, indent=1)
+    used = f"{type(platform).__name__}(device_type={platform.device_type!r}{', forced' if forced else ''})"
+    json.dump({"vllm_version": getattr(vllm, "__version__", None), "platform": used, "args": dump(serve)}, out)
     return 0
 
 
