@@ -328,7 +328,9 @@ def test_go_flags_reads_registrations_defaults_deprecations_and_refusals():
         "name": "grpc-port", "type": "int", "options_field": "GRPCPort", "default": 9002, "source": ""
     }  # fmt: skip
     assert flags["pool-name"]["default"] == ""  # not in NewOptions: Go's zero value
-    assert flags["grpc-max-recv-msg-size"]["default"] == "4MiB"
+    # another package's constant: kept as written, and no `default` to compare
+    assert flags["grpc-max-recv-msg-size"]["default_expression"] == "limits.DefaultRecvSize"
+    assert "default" not in flags["grpc-max-recv-msg-size"]
     assert flags["metrics-port"]["rejected_if_set"] is True
     assert "rejected_if_set" not in flags["grpc-port"]
     assert flags["tracing"]["deprecated"] == "configure tracing in the EndpointPickerConfig"

@@ -197,7 +197,7 @@ def apply(component: Component, old_version: str, new: Target, texts: dict[str, 
         return 0
     print(f"running {' '.join(component.tests)}")
     run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "ignore", "-rf", *component.tests],
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-W", "ignore", "-rf", *component.tests],
         cwd=PROJECT_DIR,
         capture_output=True,
         text=True,

@@ -28,7 +28,9 @@ def vllm_serve_args(tree: Tree, version: str) -> dict[str, Any]:
     under an interpreter that imports that release)."""
     if not tree.python:
         raise SourceError("building vLLM's parser needs the package importable: a PyPI release or FROM=<package tree>")
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": tree.pythonpath, "VLLM_TARGET_DEVICE": "cpu", "HOME": "/tmp"}
+    # No VLLM_TARGET_DEVICE: on a host without a GPU the dump gives the platform the image's device (CUDA), whose
+    # choices and defaults are the ones the image's parser has (a CPU platform's differ, e.g. --mm-processor-device).
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": tree.pythonpath, "HOME": "/tmp"}
     out = subprocess.run(
         [tree.python, str(Path(__file__).with_name("vllm_parser_dump.py"))],
         capture_output=True,

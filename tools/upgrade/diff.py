@@ -44,14 +44,15 @@ def _sources() -> tuple[tuple[str, tuple[str, ...]], ...]:
 
 
 def where(pattern: str, files: tuple[str, ...] = ()) -> list[str]:
-    """file:line of each line of the platform's code matching `pattern` (only in `files` when given)."""
+    """file:line of each line of the platform's code (comments aside) matching `pattern` (only in `files` when
+    given)."""
     regex = re.compile(pattern)
     return [
         f"{path}:{number}"
         for path, lines in _sources()
         if not files or path in files
         for number, line in enumerate(lines, 1)
-        if regex.search(line)
+        if regex.search(line) and not line.lstrip().startswith("#")  # a comment renders nothing
     ]
 
 
@@ -103,15 +104,17 @@ def flags(old: dict[str, Any], new: dict[str, Any], key_files: tuple[str, ...], 
     for name in sorted(set(before) & set(after)):
         a, b = before[name], after[name]
         for key in ("action", "type", "nargs"):
-            if key in a and a.get(key) != b.get(key):
+            if key in a and key in b and a[key] != b[key]:
                 changed.append(f"--{name}: {key} {a.get(key)!r} -> {b.get(key)!r}")
-        if a.get("choices") != b.get("choices") and (a.get("choices") or b.get("choices")):
+        # A field one list does not record (a hand-made list's choices, a default the generator cannot resolve) is
+        # not compared.
+        if "choices" in a and "choices" in b and a["choices"] != b["choices"] and (a["choices"] or b["choices"]):
             dropped = sorted(set(map(str, a.get("choices") or [])) - set(map(str, b.get("choices") or [])))
             added = sorted(set(map(str, b.get("choices") or [])) - set(map(str, a.get("choices") or [])))
             changed.append(f"--{name}: choices -{dropped} +{added}")
             if dropped and b.get("choices"):
                 choices_gone[name] = dropped
-        if a.get("default") != b.get("default"):
+        if "default" in a and "default" in b and a["default"] != b["default"]:
             defaults.append(f"--{name}: {a.get('default')!r} -> {b.get('default')!r}")
         for key, what in (("deprecated", "now deprecated"), ("rejected_if_set", "now refused when set")):
             if b.get(key) and not a.get(key):
@@ -214,6 +217,8 @@ def crds(old_text: str, new_text: str, select: list[str], report: Report) -> Non
             )
             continue
         new_paths = after[target][version]
+        if new_paths == old_paths:
+            report.lines.append(f"  {kind} {version}: the same {len(new_paths)} fields")
         report.section(f"{kind} {version} fields added", set(new_paths) - set(old_paths))
         report.section(f"{kind} {version} fields removed", set(old_paths) - set(new_paths))
         report.section(

@@ -46,6 +46,10 @@ _RANGE = re.compile(r"for\s+\w+(?:\s*,\s*\w+)?\s*:=\s*range\s+(?P<ident>\w+)\s*\
 _FIELD = re.compile(r"^\s*(?P<field>[A-Z]\w*)\s*:\s*(?P<value>.+?),?\s*(?://.*)?$", re.M)
 
 
+class _Expression(str):
+    """A default written as an expression the files do not resolve (kept as written)."""
+
+
 def _literal(text: str, constants: dict[str, str]) -> Any:
     text = text.strip().rstrip(",")
     text = constants.get(text, text)
@@ -60,7 +64,7 @@ def _literal(text: str, constants: dict[str, str]) -> Any:
     duration = re.fullmatch(r"(\d+)\s*\*\s*time\.(Millisecond|Second|Minute)", text)
     if duration:
         return duration[1] + {"Millisecond": "ms", "Second": "s", "Minute": "m"}[duration[2]]
-    return text  # an expression: kept as written
+    return _Expression(text)
 
 
 def _constants(texts: list[str]) -> dict[str, str]:
@@ -122,7 +126,11 @@ def generate(files: dict[str, str]) -> list[dict[str, Any]]:
             }
             if match["target"].startswith("opts."):
                 flag["options_field"] = field
-                flag["default"] = defaults.get(field, _ZERO.get(flag["type"]))  # unset: Go's zero value
+                default = defaults.get(field, _ZERO.get(flag["type"]))  # unset: Go's zero value
+                if isinstance(default, _Expression):
+                    flag["default_expression"] = str(default)  # another package's constant: not resolved here
+                else:
+                    flag["default"] = default
             if match["short"] and match["shorthand"]:
                 flag["shorthand"] = match["shorthand"]
             flags.setdefault(match["name"], flag)
