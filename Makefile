@@ -81,7 +81,7 @@ vendor-check: $(STAMP)  ## fail when conformance/upstream/ is not what $(UPSTREA
 
 upgrade-check: $(STAMP)  ## what moving COMPONENT's pin to TO changes (FROM=DIR: a local folder; APPLY=1: re-vendor, re-pin, run its tests; docs/upstream.md)
 	@test -n "$(COMPONENT)" -a -n "$(TO)" || { echo "usage: make upgrade-check COMPONENT=<vllm|endpoint-picker|DIR of conformance/upstream> TO=<version> [FROM=DIR] [APPLY=1]"; exit 2; }
-	$(BIN)/python -m tools.upgrade $(COMPONENT) $(TO) $(if $(FROM),--from $(FROM)) $(if $(APPLY),--apply)
+	$(BIN)/python -m tools.upgrade $(COMPONENT) $(TO) $(if $(FROM),--from $(FROM)) $(if $(PINNED_FROM),--pinned-from $(PINNED_FROM)) $(if $(APPLY),--apply)
 
 docs: $(STAMP)  ## refresh the generated parts of README.md
 	$(BIN)/python -m tools.readme

@@ -201,7 +201,15 @@ def test_picker_moving_home_diffs_its_go_flags_and_its_crd_by_schema_path(vendor
     monkeypatch.setitem(
         COMPONENTS, "endpoint-picker", Component(**{**vars(component), "homes": {"example/router": ("router", moved)}})
     )
-    code, out = run(capsys, "endpoint-picker", "example/router@v9.9.0", "--from", str(FIXTURES / "picker-v9.9.0"))
+    code, out = run(
+        capsys,
+        "endpoint-picker",
+        "example/router@v9.9.0",
+        "--from",
+        str(FIXTURES / "picker-v9.9.0"),
+        "--pinned-from",
+        str(FIXTURES / "picker-v1.0.0"),
+    )
     assert code == 1, out
     assert "endpoint-picker: kubernetes-sigs/gateway-api-inference-extension@v1.5.0 -> example/router@v9.9.0" in out
     assert "  flags added (1):\n    --grpc-max-recv-msg-size\n" in out
@@ -218,6 +226,30 @@ def test_picker_moving_home_diffs_its_go_flags_and_its_crd_by_schema_path(vendor
         "  inference.networking.x-k8s.io/v1alpha2/InferenceObjective: the new release serves InferenceObjective in "
         "group example.dev, not inference.networking.x-k8s.io"
     ) in out
+    # the EndpointPickerConfig, derived from both releases alike: its JSON paths and the plugin types registered
+    config = out.split("EndpointPickerConfig (derived from v1.5.0 and v9.9.0 alike):\n")[1].split("BREAKING")[0]
+    assert config.splitlines() == [
+        "  config fields added (3):",
+        "    flowControl.requestTTL",
+        "    requestHandler",
+        "    requestHandler.parsers[]",
+        "  config fields removed (1):",
+        "    flowControl.defaultRequestTTL",
+        "  plugin types added (1):",
+        "    load-aware-scorer",
+        "  plugin types removed (1):",
+        "    queue-scorer",
+    ]
+    rendered = "components/serving/inference_pool.py"
+    assert (
+        "  config field flowControl.defaultRequestTTL is removed by the new release; rendered at "
+        + line_of(rendered, '"defaultRequestTTL"')
+    ) in out
+    assert (
+        "  plugin type queue-scorer is removed by the new release; rendered at "
+        + line_of(rendered, 'SCORER_WEIGHTS = {"queue-scorer"')
+    ) in out
+    assert "metrics-data-source" not in config  # registered by both
 
 
 def test_chart_values_and_crd_fields(vendored, capsys):

@@ -165,6 +165,25 @@ def compare(component: Component, old_version: str, new: Target, texts: dict[str
     return reports
 
 
+def compare_derived(component: Component, old_version: str, new: Target, pinned: Path | None) -> list[diff.Report]:
+    """The component's lists derived from both releases alike (not vendored): the pinned release read from its
+    public source, or from PINNED_FROM."""
+    if not component.compared:
+        return []
+    if pinned is not None:
+        old_tree = sources.local(pinned)
+    else:
+        old_tree = target(component, f"{component.repo}@{old_version}", None).tree
+    reports = []
+    for name, generate in component.compared.items():
+        report = diff.Report(f"{name} (derived from {old_version} and {new.tag} alike)")
+        diff.listed(generate(old_tree, old_version), generate(new.tree, new.tag), component.renders, report)
+        reports.append(report)
+        if not report.lines and not report.breaking:
+            report.lines.append("  unchanged")
+    return reports
+
+
 def apply(component: Component, old_version: str, new: Target, texts: dict[str, str], entries: dict[str, dict]) -> int:
     """Vendor the new facts in place of the old, move the pin, run the component's tests."""
     if new.directory != component.directory or component.pin is None:
@@ -213,6 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("component", help=f"one of {', '.join(COMPONENTS)} or a directory of conformance/upstream/")
     parser.add_argument("to", help="the new release: TAG, or OWNER/NAME@TAG for a component that moved home")
     parser.add_argument("--from", dest="folder", type=Path, help="read the release from this folder, offline")
+    parser.add_argument("--pinned-from", type=Path, help="read the pinned release from this folder (derived lists)")
     parser.add_argument("--apply", action="store_true", help="re-vendor, re-pin, and run the component's tests")
     args = parser.parse_args(argv)
     try:
@@ -223,7 +243,8 @@ def main(argv: list[str] | None = None) -> int:
             raise sources.SourceError(f"TO={args.to}: {component.name} is already pinned at {old_version}")
         texts, entries, notes = new_files(component, old_version, new)
         reports = compare(component, old_version, new, texts)
-    except (sources.SourceError, vendor_upstream.VendorError) as exc:
+        reports += compare_derived(component, old_version, new, args.pinned_from)
+    except (sources.SourceError, vendor_upstream.VendorError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(f"{component.name}: {component.repo}@{old_version} -> {new.repo}@{new.tag} ({new.tree.description})")

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tools import upstream_origins
-from tools.upgrade import go_flags, vllm_metrics
+from tools.upgrade import go_config, go_flags, vllm_metrics
 from tools.upgrade.sources import SourceError, Tree
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
@@ -109,6 +109,24 @@ def picker_flags(tree: Tree, version: str) -> dict[str, Any]:
     }
 
 
+def _go_sources(tree: Tree, directory: str) -> list[str]:
+    return [
+        tree.read(f) for f in tree.files(directory, ".go") if not f.endswith(("_test.go", "zz_generated.deepcopy.go"))
+    ]
+
+
+def picker_config(tree: Tree, version: str) -> dict[str, Any]:
+    """What the picker's EndpointPickerConfig (--config-file) accepts: its JSON paths and the plugin types the
+    runner registers."""
+    module = tree.read("go.mod").split()[1]
+    return {
+        "config_fields": go_config.config_paths(_go_sources(tree, "apix/config/v1alpha1"), "EndpointPickerConfig"),
+        "plugin_types": go_config.plugin_types(
+            tree.read("cmd/epp/runner/runner.go"), module, lambda d: _go_sources(tree, d)
+        ),
+    }
+
+
 Generator = Callable[[Tree, str], dict[str, Any]]
 
 
@@ -116,7 +134,8 @@ Generator = Callable[[Tree, str], dict[str, Any]]
 class Component:
     """`directory`: conformance/upstream/<directory>/<version>/. `pin`: (file, the text before the version) of the
     constant the platform pins it with. `homes`: another repository the component moved to (owner/name ->
-    its directory, Go module or None, and the path each copied file has there)."""
+    its directory and the path each copied file has there). `compared`: lists derived from the pinned release
+    and the new one alike (not vendored), and `renders` the files whose quoted names use them."""
 
     name: str
     repo: str
@@ -127,6 +146,8 @@ class Component:
     module: str = ""
     tests: tuple[str, ...] = ()
     homes: dict[str, tuple[str, dict[str, str]]] = field(default_factory=dict)
+    compared: dict[str, Generator] = field(default_factory=dict)
+    renders: tuple[str, ...] = ()
 
 
 COMPONENTS: dict[str, Component] = {
@@ -157,6 +178,8 @@ COMPONENTS: dict[str, Component] = {
             directory="gateway-api-inference-extension",
             module="sigs.k8s.io/gateway-api-inference-extension",
             generated={"generated-epp-flags.json": picker_flags},
+            compared={"EndpointPickerConfig": picker_config},
+            renders=("components/serving/inference_pool.py",),
             pin=("components/catalog/charts.py", 'INFERENCE_EXTENSION_VERSION = "'),
             tests=("tests/test_serving_path.py", "tests/test_gateway.py", "tests/test_vendored_upstream.py"),
             # GIE v1.6.0 moved the picker and its InferenceObjective CRD (group llm-d.ai) to llm-d's router

@@ -264,6 +264,22 @@ def chart(old_text: str, new_text: str, report: Report) -> None:
     )
 
 
+def listed(old: dict[str, list[str]], new: dict[str, list[str]], renders: tuple[str, ...], report: Report) -> None:
+    """Lists derived from both releases (config fields, plugin types): what each adds and removes; a removed name
+    (a path's last key) that the files rendering it quote is breaking."""
+    for key in sorted(old.keys() | new.keys()):
+        before, after = set(old.get(key, [])), set(new.get(key, []))
+        what = key.replace("_", " ")
+        report.section(f"{what} added", after - before)
+        report.section(f"{what} removed", before - after)
+        for item in sorted(before - after):
+            leaf = item.rsplit(".", 1)[-1].removesuffix("[]")
+            if renders and (at := where(rf"[\"']{re.escape(leaf)}[\"']", renders)):
+                report.breaking.append(
+                    f"{what.rstrip('s')} {item} is removed by the new release; rendered at {_at(at)}"
+                )
+
+
 def lines(old_text: str, new_text: str, report: Report) -> None:
     before, after = set(old_text.splitlines()), set(new_text.splitlines())
     report.section("lines added", after - before)

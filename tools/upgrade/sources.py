@@ -58,6 +58,25 @@ class Tree:
             raise SourceError(f"{path}: not in {self.description}")
         return out.stdout.decode(errors="replace")
 
+    def files(self, directory: str, suffix: str = "") -> list[str]:
+        """The files directly in `directory` (repository paths) whose names end with `suffix`."""
+        if self.root is not None:
+            folder = self.root / directory
+            found = (
+                [p.relative_to(self.root).as_posix() for p in folder.iterdir() if p.is_file()]
+                if folder.is_dir()
+                else []
+            )
+        else:
+            out = subprocess.run(
+                ["git", "-C", str(self.mirror), "ls-tree", "--name-only", self.revision, f"{directory}/"],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            found = out.stdout.split()
+        return sorted(f for f in found if f.endswith(suffix))
+
     def exists(self, path: str) -> bool:
         try:
             self.read(path)
