@@ -349,8 +349,8 @@ VLLM_STREAMER_READS_ROOT_SAFETENSORS = _fact(
 VLLM_STREAMER_DISTRIBUTED = _fact(
     "vllm-streamer-distributed",
     "The runai_streamer loader accepts `--model-loader-extra-config` keys `distributed`, `concurrency` and "
-    "`memory_limit` only (any other key is a start-up error; since v0.33.0 `distributed` must be a bool, "
-    "`concurrency` a positive integer and `memory_limit` an integer >= -1). Without `distributed: true` each tensor-parallel rank "
+    "`memory_limit` only (any other key is a start-up error, as is a `distributed` that is not a bool, "
+    "a `concurrency` that is not a positive integer, or a `memory_limit` below -1). Without `distributed: true` each tensor-parallel rank "
     "streams every safetensors file to the CPU itself: a TP 4 replica of a 131.5 GiB checkpoint reads 526 GiB. "
     "With it, the ranks of a node split the files between them, read each once to their GPU and broadcast the "
     "tensors over a per-node NCCL group; the streamer falls back to per-rank reads when torch.distributed is not "
