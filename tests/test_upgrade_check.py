@@ -376,3 +376,22 @@ def test_vllm_metrics_walk_resolves_names_through_constants():
         ("vllm:num_requests_running", "gauge", ["vllm:num_requests_running"]),
     ]
     assert vllm_metrics.exposed_as("vllm:x_total", "counter") == ["vllm:x_total"]  # prometheus_client: not doubled
+
+
+def test_apply_refuses_a_release_not_read_whole_and_writes_nothing(vendored, capsys, monkeypatch, tmp_path):
+    """A pinned file the new release did not give (a copied file at a path the fixture lacks) stops --apply before
+    anything is written: the pin, the vendored files and the manifest stay as they were."""
+    pinned = {**VLLM_PINNED, "vllm/v0.98.0/docs-metrics.yaml": "metrics: [vllm:num_requests_running]\n"}
+    pin(vendored, pinned, "vllm-project/vllm")
+    manifest = (vendored / "MANIFEST.json").read_text()
+    project = tmp_path / "project"
+    (project / "components/catalog").mkdir(parents=True)
+    (project / "components/catalog/engines.py").write_text('VLLM_VERSION = "v0.98.0"\n')
+    monkeypatch.setattr(upgrade, "PROJECT_DIR", project)
+    code, out = run(capsys, "vllm", "0.99.0", "--from", str(FIXTURES / "vllm-0.99.0"), "--apply")
+    assert code == 2
+    assert "note: docs-metrics.yaml: docs-metrics.yaml: not in the local folder" in out
+    assert "error: --apply needs every file of v0.98.0 read at v0.99.0; not read: docs-metrics.yaml" in out
+    assert (project / "components/catalog/engines.py").read_text() == 'VLLM_VERSION = "v0.98.0"\n'
+    assert (vendored / "MANIFEST.json").read_text() == manifest
+    assert not (vendored / "vllm/v0.99.0").exists()

@@ -16,7 +16,7 @@ import re
 import subprocess
 import sys
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from tools.upstream_origins import MIRRORS
@@ -42,7 +42,7 @@ class Tree:
     revision: str = ""
     python: str = ""  # an interpreter that imports the package (PyPI releases, local package trees)
     pythonpath: str = ""
-    notes: list[str] = field(default_factory=list)
+    local: bool = False  # a folder given with FROM: it may hold several repositories' files
 
     def read(self, path: str) -> str:
         if self.root is not None:
@@ -89,7 +89,7 @@ def local(folder: Path, *, package: bool = False) -> Tree:
     """A local folder; `package`: it holds an importable Python package, run with this interpreter."""
     if not folder.is_dir():
         raise SourceError(f"FROM={folder}: no such folder")
-    tree = Tree(f"the local folder {folder}", commit=f"local folder {folder.name}", root=folder)
+    tree = Tree(f"the local folder {folder}", commit=f"local folder {folder.name}", root=folder, local=True)
     if package:
         tree.python, tree.pythonpath = sys.executable, str(folder)
     return tree
