@@ -529,7 +529,8 @@ PULUMI_POLICY_PACK_RUNS_FROM_ITS_FOLDER = _fact(
     "the virtualenv PulumiPolicy.yaml's `runtime.options.virtualenv` names, relative to the folder (for a policy "
     "pack no default: without the option, the python on PATH). pulumi.policy runs the folder's `__main__.py` with "
     "runpy.run_path, which puts the folder first on sys.path: the pack imports what the folder and that virtualenv "
-    "hold, nothing around the folder. A local `--policy-pack <folder>` installs nothing; the virtualenv must exist. "
+    "hold, nothing around the folder. A local `--policy-pack <folder>` installs nothing: the virtualenv must exist "
+    "(`pulumi install` run in the folder creates it and installs requirements.txt, as the service's install does). "
     "The pack's version is PulumiPolicy.yaml's `version` (the Python SDK reports 0.0.1), its name the PolicyPack's.",
     "pulumi/pulumi@1b5949891b (v3.259.0+14; the language host of 3.272.0 is not on the Go proxy) "
     "sdk/python/cmd/pulumi-language-python/main.go RunPlugin L1528-1728 (L1609-1617 the analyzer's arguments, "
@@ -537,6 +538,7 @@ PULUMI_POLICY_PACK_RUNS_FROM_ITS_FOLDER = _fact(
     "are not analyzers); pulumi 3.272.0 (installed) pulumi/policy/__main__.py main L25-72 (runpy.run_path L61); "
     "pulumi_policy 1.21.0 (installed) policy.py PolicyPack.__init__ L113-116; "
     "pulumi/pulumi pkg@v3.274.0:engine/update.go LoadLocalPolicyPackAnalyzers L280-331, "
+    "cmd/pulumi/install/install.go L62-83 and cmd/pulumi/policy/io.go InstallPluginDependencies L60-118, "
     "resource/plugin/analyzer_plugin.go NewPolicyAnalyzer L68-219 (L202-210 the version) and GetAnalyzerInfo L496-500",
 )
 
