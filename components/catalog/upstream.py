@@ -979,7 +979,8 @@ ENVOY_GATEWAY_LUA_RUNS_AFTER_AUTH_AND_MODEL = _fact(
     "envoy-gateway-lua-sees-tenant-and-model-before-the-picker",
     "Envoy Gateway v1.9.0 orders its HTTP filters with api_key_auth (7) before Lua (13+); the AI Gateway v1.1.0 "
     "inserts its router-level ext_proc, which sets `x-ai-eg-model` from the body (overwriting the client's) and "
-    "re-selects the route, before the first ext_proc, Wasm or Lua filter, and each endpoint picker's ext_proc just "
+    "re-selects the route, before the first ext_proc, Wasm, Lua or custom_response filter (custom_response moved "
+    "behind api_key_auth: AI_GATEWAY_EXTPROC_PRECEDES_CUSTOM_RESPONSE), and each endpoint picker's ext_proc just "
     "before the router. So a Lua EnvoyExtensionPolicy on the Gateway (enabled on each of its routes, with a "
     "per-route `filterContext` table read by `handle:filterContext():get(key)`) runs after the tenant and the "
     "model are known and before the picker. Lua policies are off unless `extensionApis.enableLua` is set; the "
@@ -990,6 +991,25 @@ ENVOY_GATEWAY_LUA_RUNS_AFTER_AUTH_AND_MODEL = _fact(
     "processor_impl.go L282-290; internal/extensionserver/post_translate_modify.go L672-678, L812-822, L1084-1126; "
     "envoyproxy/envoy@v1.39.0:source/extensions/filters/http/lua/lua_filter.cc L1011-1020, "
     "test/extensions/filters/http/lua/lua_filter_test.cc L3217",
+)
+
+AI_GATEWAY_EXTPROC_PRECEDES_CUSTOM_RESPONSE = _fact(
+    "ai-gateway-extproc-goes-before-custom-response-unless-reordered",
+    "The AI Gateway v1.1.0 inserts its router-level ext_proc (which sets `x-ai-eg-model` from the body and clears "
+    "the route cache) before the first HTTP filter named ext_proc, Wasm, Lua, RBAC, (local) rate limit, "
+    "custom_response, credential injector, compressor or router. Envoy Gateway v1.9.0 orders custom_response "
+    "first (order 0, before api_key_auth at 7), and adds it whenever a BackendTrafficPolicy has `responseOverride`: "
+    "the ext_proc would then run before API-key auth, so the route would be re-chosen without the `x-tenant-id` "
+    "that auth writes (Envoy's api_key_auth resolves the route first and never clears the cache) and every "
+    "tenant-matched AIGatewayRoute rule would miss (the AI Gateway's catch-all answers 404), or match a client's "
+    "own `x-tenant-id`. EnvoyProxy `spec.filterOrder` moves custom_response after api_key_auth (the move is "
+    "skipped where no api_key_auth filter exists), which puts the AI Gateway's ext_proc after authentication.",
+    "envoyproxy/ai-gateway@v1.1.0:internal/extensionserver/post_translate_modify.go L1084-1130 "
+    "(insertAIGatewayExtProcFilter, afterExtProcFilterPrefixes), internal/extproc/processor_impl.go L320-330, "
+    "internal/controller/ai_gateway_route.go L331-342; envoyproxy/gateway@v1.9.0:internal/xds/translator/"
+    "httpfilters.go L100-120 (order), L196-270 (sortHTTPFilters: `after` a missing filter moves nothing), "
+    "api/v1alpha1/envoyproxy_types.go L114-176; envoyproxy/envoy@v1.39.0:source/extensions/filters/http/"
+    "api_key_auth/api_key_auth.cc L115-118, L170-183",
 )
 
 ENVOY_API_KEY_AUTH_OVERWRITES_THE_CLIENT_ID = _fact(

@@ -38,6 +38,9 @@ HTTPS_PORT = 443
 
 # The AI Gateway copies the request body's `model` into this header before routing (FACTS.md).
 MODEL_HEADER = "x-ai-eg-model"
+# Envoy Gateway's filter names (api/v1alpha1/envoyproxy_types.go EnvoyFilter) for EnvoyProxy.spec.filterOrder.
+CUSTOM_RESPONSE_FILTER = "envoy.filters.http.custom_response"
+API_KEY_AUTH_FILTER = "envoy.filters.http.api_key_auth"
 MAX_RULES_PER_ROUTE = 15  # AIGatewayRoute CRD: spec.rules maxItems
 # Token counts the AI Gateway writes to dynamic metadata per request, by budget type: metadata key and
 # llmRequestCosts type (ai-gateway@v1.1.0:examples/token_ratelimit/token_ratelimit.yaml).
@@ -108,6 +111,10 @@ def envoy_proxy_spec(
     return {
         "provider": {"type": "Kubernetes", "kubernetes": kubernetes},
         "shutdown": {"drainTimeout": seconds(gateway.request_timeout_seconds), "minDrainDuration": "10s"},
+        # The AI Gateway's ext_proc goes in front of the first of a list of filters that includes custom_response,
+        # which Envoy Gateway puts first: moved behind API-key auth, the model's route is chosen with the tenant
+        # known (AI_GATEWAY_EXTPROC_PRECEDES_CUSTOM_RESPONSE). Without API keys there is no such filter and no move.
+        "filterOrder": [{"name": CUSTOM_RESPONSE_FILTER, "after": API_KEY_AUTH_FILTER}],
     }
 
 
