@@ -21,6 +21,7 @@ from components.catalog.charts import CHARTS
 from components.catalog.engines import PD_ENGINE_IMAGE, VLLM_VERSION
 from components.catalog.upstream import (
     AI_GATEWAY_ENVOY_GATEWAY_PAIR,
+    AI_GATEWAY_EXTPROC_PRECEDES_CUSTOM_RESPONSE,  # noqa: F401 -- asserted against the plan in tests/test_gateway.py
     AI_GATEWAY_PICKER_FAIL_CLOSED,
     AI_GATEWAY_REPLAYS_THE_CLIENT_BODY_TO_POOLS,
     ALLUXIO_READ_BUFFERS,
