@@ -246,3 +246,23 @@ def test_the_makefile_target_assembles_and_installs_into_the_folders_virtualenv(
     assert "-m venv $(PACK_OUT)/venv" in recipe
     assert "$(PACK_OUT)/venv/bin/python -m pip install" in recipe and "-r $(PACK_OUT)/requirements.txt" in recipe
     assert "\nPACK_OUT ?= build/policy-pack\n" in makefile
+
+
+def test_the_documented_config_example_is_one_the_pack_accepts(tmp_path):
+    """docs/policy.md's example config, as `--policy-pack-config`, `pulumi policy enable --config` and
+    `make plan PLAN_FLAGS=--policy-config` read it; a level the pack does not know is refused."""
+    from policies.offline import load_settings
+    from policies.rules import ALL_RULES
+
+    doc = (ROOT / "docs" / "policy.md").read_text()
+    (example,) = re.findall(r"```json\n(.*?)```", doc, re.S)
+    config = tmp_path / "config.json"
+    config.write_text(example)
+    settings = load_settings(config)
+    levels = {r.name: settings.level(r) for r in ALL_RULES}
+    assert levels["s3-no-public-grants"] == "mandatory"
+    assert levels["gke-critical-priority-quota"] == "disabled"
+    assert levels["network-no-internet-ingress"] == "advisory"  # from "all"
+    config.write_text('{"all": "strict"}')
+    with pytest.raises(ValueError):
+        load_settings(config)
