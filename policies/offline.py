@@ -12,10 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from components.config.rollout import wave_names
-from components.config.stacks import GLOBAL
-from components.federation.control_plane import CLUSTER_NAMESPACE
-from components.federation.member import PUSH_SERVICE_ACCOUNT
+from platform_catalog.names import KARMADA_CLUSTER_NAMESPACE, KARMADA_PUSH_SERVICE_ACCOUNT
 from policies.framework import Evaluation, PackSettings, Rule, evaluate_stack
 from policies.model import Resource, normalize
 from policies.rules import ALL_RULES
@@ -48,7 +45,9 @@ def spec_settings(spec: Any) -> dict[str, Any]:
         "production": bool(spec.production),
         "labelDomain": spec.label_domain,
         # In push mode Karmada's controllers act on each member with cluster-wide rights (karmadactl join's).
-        "clusterAdminServiceAccounts": [f"{CLUSTER_NAMESPACE}/{PUSH_SERVICE_ACCOUNT}"] if push else None,
+        "clusterAdminServiceAccounts": [f"{KARMADA_CLUSTER_NAMESPACE}/{KARMADA_PUSH_SERVICE_ACCOUNT}"]
+        if push
+        else None,
         # Flex-start capacity is granted to pending pods; GKE's auto-repair would recreate the nodes it grants.
         "noAutoRepairPools": sorted(
             {p.name for region in spec.regions for p in region.gpu_pools if p.capacity.type == "flexStart"}
@@ -59,15 +58,11 @@ def spec_settings(spec: Any) -> dict[str, Any]:
 
 
 def _rollout_slo(spec: Any) -> dict[str, Any]:
-    """The SLO gate's tenant and every model it may send to (tools/rollout/slo.py region_target)."""
+    """The SLO gate's tenant and every model it may send to (the spec's RolloutSpec.slo_models)."""
     slo = spec.rollout.slo
     if slo is None:
         return {"rolloutSloTenant": None, "rolloutSloModels": None}
-    listed = [*slo.models, *(m for models in slo.waves.values() for m in models)]
-    unnamed = [w for w in wave_names(spec) if w != GLOBAL and w not in slo.waves]
-    if unnamed and not slo.models:  # a wave not named in `waves` tests every model of the tenant
-        listed += [m for t in spec.tenants if t.name == slo.tenant for m in t.models]
-    return {"rolloutSloTenant": slo.tenant, "rolloutSloModels": sorted(set(listed))}
+    return {"rolloutSloTenant": slo.tenant, "rolloutSloModels": spec.rollout.slo_models(spec)}
 
 
 def load_settings(path: Path | None) -> PackSettings:

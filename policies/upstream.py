@@ -1,7 +1,7 @@
 """Upstream behaviour the pack's rules rely on, each fact with its source at the pinned version.
 
 The pack carries these itself (it is meant to be published apart from the platform); the platform's own
-catalog states the same facts, and tests/test_policy_upstream.py compares both with the vendored upstream
+catalog states the same facts, and tests/test_policy_classes.py compares both with the vendored upstream
 files in conformance/upstream/.
 """
 
@@ -273,7 +273,7 @@ BUILTIN_CLUSTER_ROLES: dict[str, list[dict]] = {
     "view": [{"apiGroups": _EVERY, "resources": _EVERY, "verbs": _READ}],
 }
 
-# --- vLLM (v0.27.1) --------------------------------------------------------------------------------------------
+# --- vLLM (v0.33.0) --------------------------------------------------------------------------------------------
 # vllm/envs.py: VLLM_ALLOW_RUNTIME_LORA_UPDATING is read as `.strip().lower() in ("1", "true")`; when on, the
 # OpenAI server mounts POST /v1/load_lora_adapter and /v1/unload_lora_adapter (vllm/entrypoints/serve/lora),
 # which load an adapter from any path or Hugging Face name the caller gives.

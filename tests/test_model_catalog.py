@@ -5,7 +5,7 @@ model_catalog.py), and passes its near variant.
 The fixture environment is tests/fixtures/model-catalog/ (not a shipped Pulumi.*.yaml): Llama 3.2 3B declared in
 its modelCatalog, Qwen3-30B-A3B in its models/qwen3.yaml. Expected sizes are worked by hand from the numbers of each
 config.json (huggingface.co/meta-llama/Llama-3.2-3B-Instruct/blob/main/config.json,
-huggingface.co/Qwen/Qwen3-30B-A3B/blob/main/config.json) and the GPUs' reported memory (components/catalog/gpus.py
+huggingface.co/Qwen/Qwen3-30B-A3B/blob/main/config.json) and the GPUs' reported memory (platform_catalog/gpus.py
 docstring: L40S 46068 MiB, H100 80GB HBM3 81559 MiB); GiB = 2^30 bytes.
 """
 
@@ -243,7 +243,7 @@ def test_every_shipped_preset_is_a_valid_declaration_with_the_numbers_of_its_con
 
 
 def test_config_json_defaults_are_vllms():
-    """Absent num_key_value_heads: one per head (vllm@v0.27.1 llama.py L287); absent head_dim: hidden_size /
+    """Absent num_key_value_heads: one per head (vllm@v0.33.0 llama.py L290); absent head_dim: hidden_size /
     heads; Qwen2's vLLM model sizes heads from hidden_size whatever head_dim says (qwen2.py L149)."""
     base = {"num_hidden_layers": 2, "hidden_size": 1024, "num_attention_heads": 8, "vocab_size": 100}
     base["max_position_embeddings"] = 4096

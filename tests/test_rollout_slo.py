@@ -606,3 +606,23 @@ def test_admitting_the_slo_tenant_to_another_model_fails_prods_plan():
     assert (
         "admits tenant 'rollout-probe', whose key the rollout's SLO gate holds, to 'llama-3-1-70b'" in finding.message
     )
+
+
+@pytest.mark.parametrize(
+    ("delta", "output"),
+    [
+        ({"role": "assistant"}, False),  # vLLM's opening chunk
+        ({"role": "assistant", "content": ""}, False),
+        ({"content": "Hello"}, True),
+        ({"content": ""}, True),  # a token that decodes to nothing (a special token, skip_special_tokens)
+        ({"reasoning": "First,"}, True),
+        ({"tool_calls": [{"index": 0, "function": {"arguments": "{"}}]}, True),
+        ({}, False),
+    ],
+)
+def test_a_chunk_is_output_as_vllms_benchmark_counts_it(delta, output):
+    """vllm 0.33.0 vllm/benchmarks/lib/endpoint_request_func.py L392-406 (_choice_has_streamed_output), by hand."""
+    from tools.rollout.loadtest import _has_token
+
+    assert _has_token({"choices": [{"index": 0, "delta": delta}]}) is output
+    assert _has_token({"choices": [], "usage": {"completion_tokens": 3}}) is False

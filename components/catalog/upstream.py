@@ -102,9 +102,7 @@ REPOSITORIES_SERVE_PINS = _fact(
     "Makefile L100-103; volcano-sh/helm-charts@be34e957:index.yaml (FACTS-3.md §3)",
 )
 
-# GKE limits these classes by default (ResourceQuota admission `limitedResources`), as kube-system's own
-# `gcp-critical-pods` quota shows: a pod using one outside kube-system needs a quota scoped to it.
-GKE_CRITICAL_PRIORITY_CLASSES = ("system-node-critical", "system-cluster-critical")
+# The classes: platform_catalog.pod_priorities.GKE_CRITICAL_PRIORITY_CLASSES (the policy pack reads them too).
 GKE_CRITICAL_PODS_NEED_QUOTA = _fact(
     "gke-critical-pods-need-a-quota",
     "GKE admits a pod with priorityClassName system-node-critical or system-cluster-critical outside kube-system "
@@ -173,10 +171,10 @@ LLM_INFERENCE_SERVICE_PRESETS = _fact(
 
 PD_ENGINE_IMAGE = _fact(
     "pd-engine-image",
-    "No published image runs the pinned vLLM (v0.27.1) with NIXL's LIBFABRIC backend usable over EFA: "
+    "No published image runs the pinned vLLM (v0.33.0) with NIXL's LIBFABRIC backend usable over EFA: "
     "vllm/vllm-openai ships NIXL without the EFA userspace (libfabric's efa provider) it needs, and llm-d's AWS "
     "image (ghcr.io/llm-d/llm-d-aws, built with the EFA installer and NIXL against /opt/amazon/efa) carries vLLM "
-    "v0.23.0 at its v0.8 release, its bump to v0.27.1 still open. So disaggregated pods run the pinned "
+    "v0.23.0 at its v0.8 release, its bump to v0.27.1 still open when read. So disaggregated pods run the pinned "
     "vllm/vllm-openai image, whose NIXL hands KV caches over UCX (TCP on these nodes), and are sized for that.",
     "vllm-project/vllm#55635 (open 2026-09-07: 'using NIXL EFA requires ... EFA userspace libraries'), #55783 "
     "(open); llm-d/llm-d#1819 (Components v0.8.0: llm-d-cuda v0.8.0 = vLLM v0.23.0, llm-d-aws v0.8.0), #2324 "
@@ -285,15 +283,26 @@ VOLCANO_SCHEDULES_ONLY_ITS_PODS = _fact(
     "kserve/kserve@v0.20.0:pkg/controller/v1alpha2/llmisvc/workload_single_node.go L135-136 (template copied)",
 )
 
+VLLM_IMAGE_TAG = _fact(
+    "vllm-image-tag-per-release",
+    "The engine image is `vllm/vllm-openai:v<release>` on Docker Hub, the tag vLLM's release pipeline pushes for "
+    "each PyPI release (public deployments pin vllm/vllm-openai:v0.30.0 by digest, and v0.31.0). That the v0.33.0 "
+    "tag exists could not be checked from here (no registry but the package registries is reachable, and no public "
+    "text found names it): `docker manifest inspect vllm/vllm-openai:v0.33.0` before a rollout.",
+    "PyPI: vllm 0.33.0 (wheel vllm-0.33.0-cp38-abi3-manylinux_2_28_x86_64.whl); hub.docker.com/r/vllm/vllm-openai/"
+    "tags (not reachable here); public repositories pinning vllm/vllm-openai:v0.30.0@sha256:8a69ffad... and "
+    ":v0.31.0 (code search)",
+)
+
 VLLM_WRITES_UNDER_HOME_AND_TMP = _fact(
     "vllm-writes-under-home-and-tmp",
-    "vLLM v0.27.1 writes its compile and asset caches under VLLM_CACHE_ROOT (default ~/.cache/vllm, XDG_CACHE_HOME), "
+    "vLLM v0.33.0 writes its compile and asset caches under VLLM_CACHE_ROOT (default ~/.cache/vllm, XDG_CACHE_HOME), "
     "its usage stats under VLLM_CONFIG_ROOT (~/.config/vllm), and its ZMQ IPC sockets under VLLM_RPC_BASE_PATH "
     "(tempfile.gettempdir(): /tmp); with HOME and those roots under /tmp, a pod whose /tmp is an emptyDir (KServe's "
     "presets mount `tmp-dir` there) keeps every vLLM write off the image's root filesystem. KServe's presets still "
     "keep that root filesystem writable ('nvidia-cdi-hook requires a writable root filesystem').",
-    "vllm-project/vllm@v0.27.1:vllm/envs.py L17, L34-35, L305-316, L671-705; vllm/usage/usage_lib.py L30; "
-    "vllm/utils/network_utils.py L141-143; kserve/kserve@v0.20.0:config/llmisvcconfig/config-llm-decode-template"
+    "vllm-project/vllm@v0.33.0 (PyPI wheel): vllm/envs.py L17, L35-36, L340-352, L700-735; vllm/usage/usage_lib.py "
+    "L28-29; vllm/utils/network_utils.py L154, L175-177; kserve/kserve@v0.20.0:config/llmisvcconfig/config-llm-decode-template"
     ".yaml L189-190 and volumes (tmp-dir at /tmp), config-llm-prefill-template.yaml",
 )
 
@@ -321,7 +330,7 @@ GKE_CONTROL_PLANE_FIREWALL = _fact(
     "kube-prometheus-stack/values.yaml L2845",
 )
 
-# --- vLLM v0.27.1: loading weights and sizing memory ------------------------------------------------------------
+# --- vLLM v0.33.0: loading weights and sizing memory ------------------------------------------------------------
 
 VLLM_STREAMER_READS_ROOT_SAFETENSORS = _fact(
     "vllm-streamer-reads-root-safetensors",
@@ -330,22 +339,23 @@ VLLM_STREAMER_READS_ROOT_SAFETENSORS = _fact(
     "fails ('Cannot find any safetensors model weights'). A checkpoint of PyTorch `*.bin` pickles, or one whose "
     "safetensors sit in a subdirectory only, does not load. Subdirectories may hold other files (a draft model, "
     "LoRA adapters), which their own loaders read.",
-    "vllm-project/vllm@v0.27.1:vllm/model_executor/model_loader/runai_streamer_loader.py L86-117; "
-    "run-ai/runai-model-streamer 0.15.7 (the image's minimum, vllm docker/Dockerfile L846): "
+    "vllm-project/vllm@v0.33.0 (PyPI wheel): vllm/model_executor/model_loader/runai_streamer_loader.py L181-223; "
+    "run-ai/runai-model-streamer 0.15.7 (the minimum vLLM's `runai` extra requires, METADATA): "
     "runai_model_streamer/safetensors_streamer/safetensors_streamer.py L29-45",
 )
 
 VLLM_STREAMER_DISTRIBUTED = _fact(
     "vllm-streamer-distributed",
     "The runai_streamer loader accepts `--model-loader-extra-config` keys `distributed`, `concurrency` and "
-    "`memory_limit` only (any other key is a start-up error). Without `distributed: true` each tensor-parallel rank "
+    "`memory_limit` only (any other key is a start-up error, as is a `distributed` that is not a bool, "
+    "a `concurrency` that is not a positive integer, or a `memory_limit` below -1). Without `distributed: true` each tensor-parallel rank "
     "streams every safetensors file to the CPU itself: a TP 4 replica of a 131.5 GiB checkpoint reads 526 GiB. "
     "With it, the ranks of a node split the files between them, read each once to their GPU and broadcast the "
     "tensors over a per-node NCCL group; the streamer falls back to per-rank reads when torch.distributed is not "
     "initialized, the group has one rank, the backend is not NCCL, or the GPU has less free memory than two read "
     "chunks.",
-    "vllm-project/vllm@v0.27.1:vllm/model_executor/model_loader/runai_streamer_loader.py L30-45, "
-    "weight_utils.py L1005-1023 (runai_safetensors_weights_iterator: device cuda when distributed); "
+    "vllm-project/vllm@v0.33.0 (PyPI wheel): vllm/model_executor/model_loader/runai_streamer_loader.py L124-178, "
+    "L233-235; weight_utils.py L1282-1300 (runai_safetensors_weights_iterator: device cuda when distributed); "
     "run-ai/runai-model-streamer 0.15.7: runai_model_streamer/distributed_streamer/distributed_streamer.py "
     "L89-134 (set_is_distributed), L280-310 (one group per host unless RUNAI_STREAMER_DIST_GLOBAL)",
 )
@@ -359,10 +369,11 @@ VLLM_KV_CACHE_BYTES_SKIP_PROFILING = _fact(
     "the dummy pass (to compile) but reserves exactly that KV cache and skips the measurement; "
     "`--gpu-memory-utilization` then only gates the start (free memory must be at least utilization x the device's "
     "total).",
-    "vllm-project/vllm@v0.27.1:vllm/v1/worker/gpu_worker.py L474-496 (kv_cache_memory_bytes), L498-548 "
-    "(memory_profiling, the free-memory assertion), L396 and vllm/v1/worker/utils.py L409-429 (request_memory); "
-    "vllm/utils/mem_utils.py L234-325 (memory_profiling); `--kv-cache-memory-bytes` in "
-    "vllm/v0.27.1/generated-vllm-serve-args.json",
+    "vllm-project/vllm@v0.33.0 (PyPI wheel): vllm/v1/worker/gpu_worker.py L654-681 (kv_cache_memory_bytes; the "
+    "startup plan before it is off unless VLLM_ENABLE_STARTUP_PLAN=1, vllm/v1/worker/startup_plan.py L134-142), "
+    "L683-740 (memory_profiling, the free-memory assertion L732) and vllm/v1/worker/utils.py L716-750 "
+    "(request_memory); vllm/utils/mem_utils.py L230 (memory_profiling); `--kv-cache-memory-bytes` in "
+    "vllm/v0.33.0/generated-vllm-serve-args.json",
 )
 
 VLLM_QUANTIZATION_KEEPS_EMBEDDINGS = _fact(
@@ -371,9 +382,9 @@ VLLM_QUANTIZATION_KEEPS_EMBEDDINGS = _fact(
     "quantized, and the output head (ParallelLMHead) only when the checkpoint's quantization config says "
     "`lm_head: true` (default false). So a quantized model keeps vocab x hidden x 2 (untied) parameters in 16 bits: "
     "1.05 B for Llama 3.1 (1.47 GiB more than 4 bits would make them), 2.49 B for Qwen2.5 72B.",
-    "vllm-project/vllm@v0.27.1:vllm/model_executor/layers/quantization/auto_awq.py L242, L285-290; auto_gptq.py "
-    "L203, L264-266 and utils/gptq_utils.py L140-143 (get_linear_quant_method); fp8.py L175-178; "
-    "vllm/model_executor/layers/vocab_parallel_embedding.py L284-288 (no quant method: unquantized), L520 "
+    "vllm-project/vllm@v0.33.0 (PyPI wheel): vllm/model_executor/layers/quantization/auto_awq.py L245, L291-293; "
+    "auto_gptq.py L198, L259 and utils/gptq_utils.py L172-193 (get_linear_quant_method); fp8.py L180; "
+    "vllm/model_executor/layers/vocab_parallel_embedding.py L318-321 (no quant method: unquantized), L578 "
     "(ParallelLMHead)",
 )
 
@@ -466,16 +477,16 @@ FLUID_JOB_JVMS_TAKE_THE_RUNTIMES_OPTIONS = _fact(
 
 VLLM_STREAMS_WEIGHTS_FROM_EVERY_RANK = _fact(
     "vllm-runai-streamer-streams-from-every-engine-process",
-    "vLLM v0.27.1's `runai_streamer` load format loads weights in every worker process (one per GPU of a replica: "
+    "vLLM v0.33.0's `runai_streamer` load format loads weights in every worker process (one per GPU of a replica: "
     "tensor x pipeline parallel): each streams all of the model's safetensors files itself, through "
     "runai_safetensors_weights_iterator with is_distributed false unless `model_loader_extra_config` says "
     "`distributed`, with the streamer's parallel reads (RUNAI_STREAMER_CONCURRENCY, catalog.engines."
     "STREAMER_CONCURRENCY). Distributed (the platform's setting for replicas of several GPUs, "
     "vllm-streamer-distributed), each process streams its share of the files, with the same parallel reads. A node "
     "thus serves STREAMER_CONCURRENCY streams per engine process, not per model server.",
-    "vllm-project/vllm@v0.27.1 (PyPI sdist vllm-0.27.1.tar.gz): vllm/model_executor/model_loader/"
-    "runai_streamer_loader.py L30-45, L120-140, weight_utils.py L1005-1023; runai-model-streamer 0.15.7 (PyPI, the "
-    "version vLLM v0.27.1 requires): runai_model_streamer/distributed_streamer/distributed_streamer.py L136-152",
+    "vllm-project/vllm@v0.33.0 (PyPI wheel): vllm/model_executor/model_loader/runai_streamer_loader.py L124-178, "
+    "L227-240, weight_utils.py L1282-1300; runai-model-streamer 0.15.7 (PyPI, the version vLLM v0.33.0 requires at "
+    "least): runai_model_streamer/distributed_streamer/distributed_streamer.py L136-152",
 )
 
 FLUID_APPLIES_A_CACHES_SPEC_ONCE = _fact(
@@ -522,6 +533,60 @@ PULUMI_REPLACES_ON_CHANGES_AS_TOLD = _fact(
     "pulumi/pulumi-kubernetes@v4.32.0:provider/pkg/provider/provider.go L1558-1566, L1644-1656 (the facts the "
     "replacement predictions use, conformance/upstream/pulumi-providers/replacement.json); "
     "pulumi.com/docs/iac/concepts/resources/options/replaceonchanges",
+)
+
+PULUMI_POLICY_PACK_RUNS_FROM_ITS_FOLDER = _fact(
+    "pulumi-runs-a-python-policy-pack-from-its-folder",
+    "The Pulumi CLI runs a Python policy pack (a folder with PulumiPolicy.yaml, `runtime: python`) as "
+    "`python -u -m pulumi.policy <engine address> <folder>`, with the folder as working directory and the python of "
+    "the virtualenv PulumiPolicy.yaml's `runtime.options.virtualenv` names, relative to the folder (for a policy "
+    "pack no default: without the option, the python on PATH). pulumi.policy runs the folder's `__main__.py` with "
+    "runpy.run_path, which puts the folder first on sys.path: the pack imports what the folder and that virtualenv "
+    "hold, nothing around the folder. A local `--policy-pack <folder>` installs nothing: the virtualenv must exist "
+    "(`pulumi install` run in the folder creates it and installs requirements.txt, as the service's install does). "
+    "The pack's version is PulumiPolicy.yaml's `version` (the Python SDK reports 0.0.1), its name the PolicyPack's.",
+    "pulumi/pulumi@1b5949891b (v3.259.0+14; the language host of 3.272.0 is not on the Go proxy) "
+    "sdk/python/cmd/pulumi-language-python/main.go RunPlugin L1528-1728 (L1609-1617 the analyzer's arguments, "
+    "L1636-1640 its working directory), parseOptions L233-291 (L281-288: `venv` is the default for plugins that "
+    "are not analyzers); pulumi 3.272.0 (installed) pulumi/policy/__main__.py main L25-72 (runpy.run_path L61); "
+    "pulumi_policy 1.21.0 (installed) policy.py PolicyPack.__init__ L113-116; "
+    "pulumi/pulumi pkg@v3.274.0:engine/update.go LoadLocalPolicyPackAnalyzers L280-331, "
+    "cmd/pulumi/install/install.go L62-83 and cmd/pulumi/policy/io.go InstallPluginDependencies L60-118, "
+    "resource/plugin/analyzer_plugin.go NewPolicyAnalyzer L68-219 (L202-210 the version) and GetAnalyzerInfo L496-500",
+)
+
+PULUMI_POLICY_PUBLISH_UPLOADS_THE_FOLDER = _fact(
+    "pulumi-policy-publish-uploads-the-pack-folder",
+    "`pulumi policy publish [org]`, run in the pack folder, starts the pack for its name and version and uploads a "
+    ".tgz of the folder that holds PulumiPolicy.yaml, and only of it: every file a .gitignore in that folder or in "
+    "any directory above it ignores is left out (and .git), so a folder inside the checkout's ignored build/ uploads "
+    "empty, and the folder's own .gitignore keeps its virtualenv out. Where the service enforces the pack, the CLI "
+    "extracts it, sets `virtualenv: venv` in its PulumiPolicy.yaml unless one is named, creates that virtualenv "
+    "with Python's venv module, upgrades pip, setuptools and wheel in it and installs the folder's requirements.txt "
+    "into it with pip, run in the folder.",
+    "pulumi/pulumi pkg@v3.274.0:cmd/pulumi/policy/policy_publish.go L48-84, Run L94-226 (L155-170 the folder of "
+    "PulumiPolicy.yaml); backend/httpstate/policypack.go Publish L419-495 (archive.TGZ L462), installRequiredPolicy "
+    "L534-584 (L556-565 the virtualenv default); sdk@v3.272.0:go/common/util/archive/archive.go TGZ L35-60, "
+    "addDirectoryToTar L186-307 (.gitignore files above the folder L203-221, ignored files skipped L248); "
+    "go/common/util/archive/ignorer_gitignore.go L25-41 (sabhiram/go-gitignore: `build/` ignores every file below "
+    "a build directory); python/toolchain/pip.go InstallDependencies L468-583",
+)
+
+PULUMI_POLICY_LEVELS_AND_GROUPS = _fact(
+    "pulumi-policy-enforcement-levels-and-groups",
+    "A policy's enforcement level is the pack's setting for it unless the policy config overrides it: a config file "
+    "(`--policy-pack-config` locally, `pulumi policy enable --config` for a policy group) maps a policy name to a "
+    "level string or to an object of its properties with an optional `enforcementLevel`, and `all` sets every "
+    "policy's level first. A mandatory violation without an exception fails the preview or update; an advisory one "
+    "is reported as a warning; disabled policies do not run. `pulumi policy enable <org>/<pack> <latest|version> "
+    "[--policy-group <group>] [--config <file>]` enforces a published version on the stacks of a policy group (the "
+    "organization's default group without --policy-group); `pulumi policy group edit <group> --add-stack "
+    "<project/stack>` adds a stack to a group.",
+    "pulumi/pulumi pkg@v3.274.0:resource/analyzer/config.go parsePolicyPackConfig L113-151, parsePolicyConfigs "
+    "L182-218, applyConfig L398-432; resource/deploy/analyze_snapshot.go analyzeResource L40-100 (L76-85) and "
+    "step_generator.go L3745-3758 (a mandatory diagnostic without exception is an error); engine/events.go "
+    "L685-700; cmd/pulumi/policy/policy_enable.go L76-149; policy_group_edit.go L90-154; "
+    "pulumi_policy 1.21.0 (installed) policy.py Analyze L971-1029 (disabled policies skipped)",
 )
 
 AUTOSCALER_KEEPS_NODES_WITH_LOCAL_STORAGE = _fact(
@@ -739,8 +804,8 @@ VLLM_RUNTIME_LORA_ENV = _fact(
     "vLLM reads VLLM_ALLOW_RUNTIME_LORA_UPDATING as `.strip().lower() in ('1', 'true')`; when on, its OpenAI "
     "server serves POST /v1/load_lora_adapter and /v1/unload_lora_adapter, loading an adapter from any path the "
     "caller names. The platform never sets it; the pack refuses it in production.",
-    "vllm-project/vllm:vllm/envs.py (VLLM_ALLOW_RUNTIME_LORA_UPDATING), vllm/entrypoints/serve/lora/api_router.py "
-    "(read from the repository's default branch; the pinned v0.27.1 wheel was not unpacked)",
+    "vllm-project/vllm@v0.33.0 (PyPI wheel): vllm/envs.py L1204-1207 (VLLM_ALLOW_RUNTIME_LORA_UPDATING), "
+    "vllm/entrypoints/serve/lora/api_router.py L30, L63-68, L82",
 )
 
 NODEADM_FAST_IMAGE_PULL = _fact(
@@ -972,17 +1037,16 @@ ENVOY_API_KEY_AUTH_OVERWRITES_THE_CLIENT_ID = _fact(
 
 VLLM_PRIORITY_SCHEDULING = _fact(
     "vllm-priority-comes-from-the-request-body",
-    "vLLM 0.27.1 takes a request's `priority` (an integer, default 0, lower first) from the body of chat, "
+    "vLLM 0.33.0 takes a request's `priority` (an integer, default 0, lower first) from the body of chat, "
     "completion and responses requests, and from nowhere else (no header). With `--scheduling-policy priority` "
     "(choices fcfs, priority; default fcfs) it orders its waiting queue by (priority, arrival) and, short of KV "
     "cache, preempts the running request with the largest (priority, arrival); a waiting request never preempts a "
     "running one. With fcfs a non-zero priority is accepted and ignored (no error, despite the field's "
     "description). So with priority scheduling, whoever writes the body picks the engine's order.",
-    "vllm 0.27.1 (wheel from PyPI): vllm/entrypoints/openai/chat_completion/protocol.py L379-388, "
-    "completion/protocol.py L132-141, responses/protocol.py L234-243; vllm/v1/core/sched/request_queue.py "
-    "L75-201; vllm/v1/request.py L333-344; vllm/v1/core/sched/scheduler.py L179-189, L587-623, L683-699, L983-990, "
-    "L2064-2074; vllm/v1/engine/input_processor.py L255-300; generated-vllm-serve-args.json (vendored, "
-    "scheduling-policy)",
+    "vllm 0.33.0 (wheel from PyPI): vllm/entrypoints/openai/chat_completion/protocol.py L401, "
+    "completion/protocol.py L137, responses/protocol.py L384; vllm/v1/core/sched/request_queue.py L131-212; "
+    "vllm/v1/request.py L357-367; vllm/v1/core/sched/scheduler.py L932-944, L984; vllm/v1/engine/input_processor.py "
+    "L383, L549; generated-vllm-serve-args.json (vendored, scheduling-policy)",
 )
 
 ENVOY_GATEWAY_RATE_LIMIT_COST = _fact(
@@ -999,14 +1063,16 @@ ENVOY_GATEWAY_RATE_LIMIT_COST = _fact(
 
 VLLM_BENCH_SERVE_METRICS = _fact(
     "vllm-bench-serve-ttft-and-tpot",
-    "vLLM 0.27.1's serving benchmark (`vllm bench serve`) streams chat completions with `stream_options."
-    "include_usage`, takes TTFT as the time from sending to the first chunk with choices, the output length from the "
-    "usage chunk's `completion_tokens` (a chunk may carry several tokens), and TPOT as (time of the last chunk - TTFT) "
-    "/ (output tokens - 1), for requests of 2 tokens or more; percentiles by np.percentile (linear interpolation). The "
-    "rollout's SLO gate measures the same way, but starts TTFT at the first chunk that carries a token (a role-only "
-    "first chunk is no token) and ends TPOT at the last such chunk.",
-    "vllm 0.27.1 (sdist from PyPI): vllm/benchmarks/lib/endpoint_request_func.py L342-424 "
-    "(async_request_openai_chat_completions: payload L356-366, first chunk L398-408, usage L414-417, latency L424); "
-    "vllm/benchmarks/serve.py L586-611 (output_len from output_tokens, tpot = latency_minus_ttft / (output_len - 1)), "
-    "L739-747 (np.percentile)",
+    "vLLM 0.33.0's serving benchmark (`vllm bench serve`) streams chat completions with `stream_options."
+    "include_usage`; TTFT is the time from sending to the first chunk whose delta carries output (content, reasoning, "
+    "tool_calls or function_call; an empty content without a role: a token that decodes to nothing; never the "
+    "opening role-only chunk); the request ends at its last such chunk (not the usage chunk); the output length is "
+    "the usage chunk's `completion_tokens` (a chunk may carry several tokens); TPOT = (end - TTFT) / (output tokens "
+    "- 1), for requests of 2 tokens or more; a stream with no output chunk fails; percentiles by np.percentile "
+    "(linear interpolation). The rollout's SLO gate measures the same way.",
+    "vllm 0.33.0 (wheel from PyPI): vllm/benchmarks/lib/endpoint_request_func.py L392-406 "
+    "(_choice_has_streamed_output), L409-501 (async_request_openai_chat_completions: payload L423-433, first chunk "
+    "L470-478, end at token chunks L483-485, usage L486-488, no output L493-500, latency L501); "
+    "vllm/benchmarks/serve.py L636 (output_len from output_tokens), L655-657 (tpot = latency_minus_ttft / "
+    "(output_len - 1)), L787, L793 (np.percentile)",
 )

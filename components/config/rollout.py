@@ -59,7 +59,7 @@ class SloSpec(Spec):
     ttft_p95_ms: float = Field(
         gt=0,
         description="Most the 95th percentile of time to first token may be, in ms (request sent to first "
-        "content token).",
+        "output chunk).",
     )
     tpot_p95_ms: float = Field(
         gt=0,
@@ -124,6 +124,18 @@ class RolloutSpec(Spec):
         description="Gate each wave on a bounded load test through its gateways (p95 TTFT and TPOT, error rate); "
         "off by default.",
     )
+
+    def slo_models(self, env: EnvironmentSpec) -> list[str]:
+        """Every model the SLO gate may send to: those `slo.models` and `slo.waves` name, and the tenant's own when a
+        region wave is named in neither (tools/rollout/slo.py region_target); what the pack holds its tenant to."""
+        if self.slo is None:
+            return []
+        slo = self.slo
+        listed = [*slo.models, *(m for models in slo.waves.values() for m in models)]
+        unnamed = [w for w in wave_names(env) if w != GLOBAL and w not in slo.waves]
+        if unnamed and not slo.models:
+            listed += [m for t in env.tenants if t.name == slo.tenant for m in t.models]
+        return sorted(set(listed))
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 gateways admit it only to the models the gate tests and charge each of its requests against an enforced limit.
 
 Envoy Gateway's global rate limit charges a rule 1 per request unless its `cost.request` says otherwise, and never
-enforces a rule in `shadowMode` (components/catalog/upstream.py ENVOY_GATEWAY_RATE_LIMIT_COST).
+enforces a rule in `shadowMode` (envoyproxy/gateway@v1.9.0:api/v1alpha1/ratelimit_types.go L118-124, L131-139,
+L148-158; the platform's catalog fact envoy-gateway-global-rate-limit-counts-requests).
 """
 
 from __future__ import annotations

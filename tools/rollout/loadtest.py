@@ -4,8 +4,8 @@
 were sent or `duration_seconds` passed since the first; a request in flight then may still finish within its
 `request_timeout_seconds`, so a test never runs longer than duration + timeout. Each request is measured as
 vLLM's own serving benchmark measures it (VLLM_BENCH_SERVE_METRICS): TTFT from sending the request to its first
-content token, TPOT = (last token - first token) / (tokens - 1) with the token count the server reports in the
-usage chunk (`stream_options.include_usage`; else the content chunks), p95 by linear interpolation.
+output chunk, TPOT = (last output chunk - first) / (tokens - 1) with the token count the server reports in the
+usage chunk (`stream_options.include_usage`; else the output chunks), p95 by linear interpolation.
 
 Each worker keeps its connection between requests (as a client of the gateway would), and connects before its
 request's clock starts, so TTFT holds no TCP or TLS handshake. The tenant key goes only into the Authorization
@@ -28,8 +28,8 @@ from urllib.parse import urlsplit
 
 READ_SIZE = 65536
 ERROR_BODY_LIMIT = 4096  # what is read of a refused request's body, for its error type
-# Delta fields that carry generated tokens: the answer, and a reasoning model's reasoning (vLLM's reasoning parsers).
-TOKEN_FIELDS = ("content", "reasoning_content", "reasoning")
+# Delta fields that carry generated output, as vLLM's serving benchmark counts them (VLLM_BENCH_SERVE_METRICS).
+OUTPUT_FIELDS = ("content", "reasoning", "tool_calls", "function_call")
 
 
 class LoadTestInputError(Exception):
@@ -293,7 +293,7 @@ def _stream(
     if not done:
         return Sample(request.model, False, error="the stream ended without [DONE]"), False
     if first is None or last is None:
-        return Sample(request.model, False, error="no content token in the stream"), True
+        return Sample(request.model, False, error="no output chunk in the stream"), True
     tokens = reported or chunks
     tpot = (last - first) / (tokens - 1) if tokens > 1 else None
     return Sample(request.model, True, ttft=first - start, tpot=tpot, tokens=tokens), not response.will_close
@@ -315,11 +315,15 @@ def _event(line: bytes) -> dict | str | None:
 
 
 def _has_token(event: dict) -> bool:
+    """A chunk that carries output: a field of OUTPUT_FIELDS, or an empty content without a role (a token that
+    decodes to nothing); the opening role-only chunk carries none."""
     choices = event.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         return False
     delta = choices[0].get("delta")
-    return isinstance(delta, dict) and any(isinstance(delta.get(f), str) and delta[f] for f in TOKEN_FIELDS)
+    if not isinstance(delta, dict):
+        return False
+    return any(delta.get(f) for f in OUTPUT_FIELDS) or (delta.get("content") == "" and "role" not in delta)
 
 
 def _error_type(body: bytes) -> str:
