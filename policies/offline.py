@@ -14,6 +14,8 @@ from typing import Any
 
 from components.federation.control_plane import CLUSTER_NAMESPACE
 from components.federation.member import PUSH_SERVICE_ACCOUNT
+from components.federation.search import SEARCH_NAMESPACE
+from components.federation.search_index import SYNCHRO_MANAGER
 from policies.framework import Evaluation, PackSettings, Rule, evaluate_stack
 from policies.model import Resource, normalize
 from policies.rules import ALL_RULES
@@ -42,11 +44,15 @@ def spec_settings(spec: Any) -> dict[str, Any]:
     """What the pack cannot see on resources, taken from the environment spec the components read."""
     federation = spec.federation
     push = federation.enabled and federation.member_mode == "push"
+    search = federation.enabled and federation.search.enabled
     return {
         "production": bool(spec.production),
         "labelDomain": spec.label_domain,
         # In push mode Karmada's controllers act on each member with cluster-wide rights (karmadactl join's).
         "clusterAdminServiceAccounts": [f"{CLUSTER_NAMESPACE}/{PUSH_SERVICE_ACCOUNT}"] if push else None,
+        # Clusterpedia's synchro manager reads the members' credentials from its namespace's Secrets with an
+        # informer, which lists them all (CLUSTERPEDIA_HOST_CALLS).
+        "namespaceSecretReaders": [f"{SEARCH_NAMESPACE}/{SYNCHRO_MANAGER}"] if search else None,
         # Flex-start capacity is granted to pending pods; GKE's auto-repair would recreate the nodes it grants.
         "noAutoRepairPools": sorted(
             {p.name for region in spec.regions for p in region.gpu_pools if p.capacity.type == "flexStart"}

@@ -20,12 +20,11 @@ from components.federation.search import (
     IN_CLUSTER_API,
     IndexedMember,
     IndexedMemberArgs,
-    SearchIndex,
-    SearchIndexArgs,
     SearchReader,
     SearchReaderArgs,
     api_server_url,
 )
+from components.federation.search_index import SearchIndex, SearchIndexArgs
 from components.k8s.cluster import ClusterHandle
 from components.k8s.names import cluster_name
 from stacks.references import output_item
@@ -53,7 +52,7 @@ def _index(env: EnvironmentSpec, host: ClusterHandle) -> tuple[SearchIndex, Inde
             api_server=IN_CLUSTER_API,
             credentials=None,
             crds=index.crds,
-            depends_on=[reader.token, index.release],
+            depends_on=[reader.token, index.synchro_manager],
         ),
     )
     return index, own
@@ -77,7 +76,7 @@ def search_in_one_stack(env: EnvironmentSpec, clusters: Mapping[str, ClusterHand
                 api_server=member.endpoint.apply(api_server_url),
                 credentials=reader.credentials,
                 crds=index.crds,
-                depends_on=[index.release],
+                depends_on=[index.synchro_manager],
             ),
         )
 

@@ -3,13 +3,27 @@ them, and the query that lists every model pod."""
 
 from __future__ import annotations
 
-from components.catalog.charts import CHARTS, CLUSTERPEDIA_POSTGRES_IMAGE, CLUSTERPEDIA_VERSION
+from components.catalog.charts import CLUSTERPEDIA_POSTGRES_IMAGE, CLUSTERPEDIA_VERSION
 from components.config.federation import federation_members, search_members
 from components.federation.search import READ_VERBS, READER, SEARCH_NAMESPACE, SYNCED
+from components.federation.search_index import API_GROUP, API_VERSION, APISERVER, SYNCHRO_MANAGER
 from components.k8s.names import MODEL_LABEL, cluster_name
 from tools.plan.model import Plan
 
 PEDIA_CLUSTER = "kubernetes:cluster.clusterpedia.io/v1alpha2:PediaCluster"
+API_SERVICE = "kubernetes:apiregistration.k8s.io/v1:APIService"
+
+
+def _api_check(plan: Plan) -> str:
+    """How the host's API server checks Clusterpedia's API server, as the plan's APIService says."""
+    name = f"{API_VERSION}.{API_GROUP}"
+    found = [r.inputs.get("spec") or {} for r in plan.of_type(API_SERVICE) if r.inputs["metadata"]["name"] == name]
+    if not found:
+        return f"no APIService `{name}`"
+    spec = found[0]
+    if spec.get("insecureSkipTLSVerify") or not spec.get("caBundle"):
+        return f"the APIService `{name}` does NOT verify its certificate"
+    return f"the APIService `{name}` verifies its certificate against the index's CA (caBundle)"
 
 
 def search_section(plan: Plan) -> str:
@@ -23,10 +37,11 @@ def search_section(plan: Plan) -> str:
     resources = ", ".join(f"{g or 'core'}/{'+'.join(rs)}" for g, rs in SYNCED)
     rows = [
         "## Multi-cluster search (Clusterpedia)\n",
-        f"Clusterpedia {CHARTS['clusterpedia'].version} ({CLUSTERPEDIA_VERSION}) on `{host}`, namespace "
-        f"`{SEARCH_NAMESPACE}`, its index in PostgreSQL {CLUSTERPEDIA_POSTGRES_IMAGE['tag']} on a "
-        f"{search.storage_gib} GiB volume{' (protected)' if env.production else ''}. Each member is read by "
-        f"`{READER}` ({'/'.join(READ_VERBS)} on {resources}; no Secrets, no writes).\n",
+        f"Clusterpedia {CLUSTERPEDIA_VERSION} on `{host}`, namespace `{SEARCH_NAMESPACE}`, its index in PostgreSQL "
+        f"{CLUSTERPEDIA_POSTGRES_IMAGE['tag']} on a {search.storage_gib} GiB volume"
+        f"{' (protected)' if env.production else ''}. `{APISERVER}` and `{SYNCHRO_MANAGER}` hold only what they "
+        f"call on the host (no wildcards; Secrets of `{SEARCH_NAMESPACE}` only); {_api_check(plan)}. Each member is "
+        f"read by `{READER}` ({'/'.join(READ_VERBS)} on {resources}; no Secrets, no writes).\n",
         "| member | indexed | API server Clusterpedia dials |",
         "|---|---|---|",
     ]
