@@ -20,6 +20,7 @@ from components.catalog.upstream import (
 from components.catalog.webhooks import RENDERED_BACKENDS, control_plane_webhook_ports
 from components.federation.search_store import storage_config
 from tests.harness import cluster_objects, config_errors, environment_config, ns, plan_config, raw_environment
+from tools.plan import search_section
 from tools.plan.report import render_markdown
 from tools.rollout.bringup import check_bring_up
 from tools.rollout.gates import offline_gates
@@ -541,6 +542,49 @@ def test_plan_md_shows_where_search_runs_and_what_it_reaches(prod_plan, everywhe
         "'/apis/clusterpedia.io/v1beta1/resources/api/v1/pods?labelSelector=inference-platform.io/model'`"
     ) in markdown
     assert "| search-usc1 | yes | `https://" in render_markdown(everywhere)
+    assert "run with roles of their own on the host (no wildcards)" in markdown
+    assert "the APIService `v1beta1.clusterpedia.io` verifies its certificate against the index's CA" in markdown
+
+
+def test_plan_md_says_when_clusterpedia_is_over_privileged_or_unverified():
+    """Near variants of the summary: the chart's ClusterRole of `*` and its insecure APIService are named."""
+
+    class Planned:
+        def __init__(self, inputs):
+            self.inputs = inputs
+
+    class Shown:
+        def __init__(self, objects):
+            self.objects = [Planned(o) for o in objects]
+
+        def kubernetes_objects(self):
+            return self.objects
+
+        def of_type(self, type_):
+            return [o for o in self.objects if type_.endswith(":" + o.inputs["kind"])]
+
+    chart = Shown(
+        [
+            {
+                "kind": "ClusterRole",
+                "metadata": {"name": "clusterpedia"},
+                "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}],
+            },
+            {
+                "kind": "ClusterRoleBinding",
+                "metadata": {"name": "clusterpedia"},
+                "roleRef": {"kind": "ClusterRole", "name": "clusterpedia"},
+                "subjects": [{"kind": "ServiceAccount", "name": "clusterpedia-apiserver", "namespace": NS}],
+            },
+            {
+                "kind": "APIService",
+                "metadata": {"name": "v1beta1.clusterpedia.io"},
+                "spec": {"insecureSkipTLSVerify": True, "service": {"name": "clusterpedia-apiserver", "namespace": NS}},
+            },
+        ]
+    )
+    assert search_section._rbac_check(chart) == "WILDCARDS in clusterpedia"
+    assert "does NOT verify" in search_section._api_check(chart)
 
 
 def test_the_documented_query_finds_model_pods_and_their_pools(prod_plan):

@@ -14,6 +14,26 @@ PEDIA_CLUSTER = "kubernetes:cluster.clusterpedia.io/v1alpha2:PediaCluster"
 API_SERVICE = "kubernetes:apiregistration.k8s.io/v1:APIService"
 
 
+def _wildcards(plan: Plan) -> list[str]:
+    """The roles of the plan bound to Clusterpedia's own accounts (not the members' reader) that grant a `*`."""
+    objects = [r.inputs for r in plan.kubernetes_objects()]
+    rules = {(o["kind"], o["metadata"]["name"]): o.get("rules") or [] for o in objects if o["kind"].endswith("Role")}
+    found = []
+    for binding in (o for o in objects if o["kind"].endswith("RoleBinding")):
+        mine = [
+            s for s in binding.get("subjects") or [] if s.get("namespace") == SEARCH_NAMESPACE and s["name"] != READER
+        ]
+        ref = (binding["roleRef"]["kind"], binding["roleRef"]["name"])
+        if mine and any("*" in str(rule) for rule in rules.get(ref, [])):
+            found.append(ref[1])
+    return sorted(set(found))
+
+
+def _rbac_check(plan: Plan) -> str:
+    wild = _wildcards(plan)
+    return f"WILDCARDS in {', '.join(wild)}" if wild else "no wildcards"
+
+
 def _api_check(plan: Plan) -> str:
     """How the host's API server checks Clusterpedia's API server, as the plan's APIService says."""
     name = f"{API_VERSION}.{API_GROUP}"
@@ -39,8 +59,8 @@ def search_section(plan: Plan) -> str:
         "## Multi-cluster search (Clusterpedia)\n",
         f"Clusterpedia {CLUSTERPEDIA_VERSION} on `{host}`, namespace `{SEARCH_NAMESPACE}`, its index in PostgreSQL "
         f"{CLUSTERPEDIA_POSTGRES_IMAGE['tag']} on a {search.storage_gib} GiB volume"
-        f"{' (protected)' if env.production else ''}. `{APISERVER}` and `{SYNCHRO_MANAGER}` hold only what they "
-        f"call on the host (no wildcards; Secrets of `{SEARCH_NAMESPACE}` only); {_api_check(plan)}. Each member is "
+        f"{' (protected)' if env.production else ''}. `{APISERVER}` and `{SYNCHRO_MANAGER}` run with roles of "
+        f"their own on the host ({_rbac_check(plan)}); {_api_check(plan)}. Each member is "
         f"read by `{READER}` ({'/'.join(READ_VERBS)} on {resources}; no Secrets, no writes).\n",
         "| member | indexed | API server Clusterpedia dials |",
         "|---|---|---|",
