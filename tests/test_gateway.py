@@ -11,7 +11,6 @@ import yaml
 
 from components.addons.inference_gateway import InferenceGateway, InferenceGatewayArgs
 from components.catalog.charts import EPP_IMAGE, REDIS_IMAGE
-from components.catalog.upstream import AI_GATEWAY_EXTPROC_PRECEDES_CUSTOM_RESPONSE, FACTS
 from components.config.gateway import has_gateway
 from components.config.loader import load_environment
 from components.k8s import names
@@ -20,7 +19,7 @@ from components.serving.gateway_specs import MAX_RULES_PER_ROUTE, MODEL_HEADER, 
 from policies.model import Stack
 from policies.offline import evaluate_plan, plan_resources
 from policies.rules.gateway import is_public
-from tests.harness import SERVING_CLUSTERS, cluster_objects, evaluate_program, plan_config, raw_environment
+from tests.harness import SERVING_CLUSTERS, evaluate_program, plan_config, raw_environment
 from tests.test_serving_config import _multi_node_prod
 from tools.conformance import is_custom_resource
 from tools.plan.artifacts import helm_files, manifest_files, plan_document
@@ -112,21 +111,6 @@ def test_tenants_reach_only_the_models_they_are_granted(prod_plan):
         for rule in route["spec"]["rules"]
         for match in rule["matches"]
     )
-
-
-def test_tenant_routes_are_chosen_after_api_key_auth(env_plan):
-    """The AI Gateway v1.1.0 puts its route-choosing ext_proc before the first custom_response filter, which Envoy
-    Gateway v1.9.0 orders first; every Gateway with tenant routes moves custom_response behind api_key_auth.
-    Checked with the pinned egctl v1.9.0 (`x translate --to xds` of prod-use1's gateway objects): without the move
-    the chain is custom_response, api_key_auth, lua, ratelimit, router; with it api_key_auth, custom_response, lua."""
-    assert AI_GATEWAY_EXTPROC_PRECEDES_CUSTOM_RESPONSE.name in FACTS
-    proxies = {cluster: o for (cluster, _), o in cluster_objects(env_plan, "EnvoyProxy").items()}
-    routes = {cluster for (cluster, _) in cluster_objects(env_plan, "AIGatewayRoute")}
-    assert routes and routes <= set(proxies)
-    for cluster in routes:
-        assert proxies[cluster]["spec"]["filterOrder"] == [
-            {"name": "envoy.filters.http.custom_response", "after": "envoy.filters.http.api_key_auth"}
-        ], cluster
 
 
 def test_routes_split_at_fifteen_rules():

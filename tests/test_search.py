@@ -8,15 +8,6 @@ import base64
 import pytest
 import yaml
 
-from components.catalog.upstream import (
-    AGGREGATED_API_VERIFIED_BY_CA_BUNDLE,
-    CLUSTERPEDIA_CHART_GRANTS_CLUSTER_ADMIN,
-    CLUSTERPEDIA_CRDS_NEED_THEIR_STATUS,
-    CLUSTERPEDIA_HOST_CALLS,
-    CLUSTERPEDIA_STORAGE_PASSWORD_FROM_FILE,
-    FACTS,
-    POSTGRES_IMAGE_READS_PASSWORD_FILE,
-)
 from components.catalog.webhooks import RENDERED_BACKENDS, control_plane_webhook_ports
 from components.federation.search_store import storage_config
 from tests.harness import cluster_objects, config_errors, environment_config, ns, plan_config, raw_environment
@@ -118,7 +109,6 @@ def test_no_clusterpedia_chart_is_installed(prod_plan):
     """The clusterpedia-2.6.0 chart grants cluster-admin and skips TLS verification whatever its values
     (CLUSTERPEDIA_CHART_GRANTS_CLUSTER_ADMIN): the platform renders the chart's objects itself, under the chart's
     names at release `clusterpedia`, without its controller manager (or that manager's account)."""
-    assert CLUSTERPEDIA_CHART_GRANTS_CLUSTER_ADMIN.name in FACTS
     assert [r.inputs["name"] for r in prod_plan.of_type(RELEASE) if "clusterpedia" in r.inputs["chart"]] == []
     in_namespace = {
         kind: sorted(
@@ -183,7 +173,6 @@ BINDINGS = {
 
 
 def test_clusterpedias_accounts_hold_only_what_it_calls_on_the_host(prod_plan):
-    assert CLUSTERPEDIA_HOST_CALLS.name in FACTS
     roles = {r.inputs["metadata"]["name"]: r.inputs["rules"] for r in _on_host(prod_plan, "ClusterRole")}
     assert {name: roles[name] for name in CLUSTER_ROLES} == CLUSTER_ROLES
     roles_here = [r for r in _on_host(prod_plan, "Role") if r.inputs["metadata"]["namespace"] == NS]
@@ -222,7 +211,6 @@ def test_the_api_service_verifies_the_certificate_the_api_server_serves(prod_pla
     """The host's API server verifies the aggregated API against the APIService's caBundle for the name
     <service>.<namespace>.svc (AGGREGATED_API_VERIFIED_BY_CA_BUNDLE): the bundle is the index's CA, which signs the
     serving certificate for that name, which the API server serves from the mounted Secret."""
-    assert AGGREGATED_API_VERIFIED_BY_CA_BUNDLE.name in FACTS
     (service,) = [r for r in prod_plan.of_type("kubernetes:apiregistration.k8s.io/v1:APIService")]
     spec = service.inputs["spec"]
     assert service.inputs["metadata"] == {"name": "v1beta1.clusterpedia.io"}
@@ -270,7 +258,6 @@ def test_clusterpedia_runs_as_the_chart_configures_it_without_its_password_in_th
     """The chart's images, flags and namespace variable (templates/*-deployment.yaml at clusterpedia-2.6.0), the
     storage configuration with its password as a Secret file (CLUSTERPEDIA_STORAGE_PASSWORD_FROM_FILE), as a
     non-root user on the system pool."""
-    assert CLUSTERPEDIA_STORAGE_PASSWORD_FROM_FILE.name in FACTS
     config = "/etc/clusterpedia/storage/internalstorage-config.yaml"
     expected = {
         "clusterpedia-apiserver": (
@@ -341,7 +328,6 @@ def test_the_storage_configuration_is_what_clusterpedia_reads():
 
 def test_the_v0_9_0_crds_come_first_and_clusterpedia_waits_for_them_and_the_database(prod_plan):
     """The CRDs by URL at the tag: the vendored copies have no status schema (CLUSTERPEDIA_CRDS_NEED_THEIR_STATUS)."""
-    assert CLUSTERPEDIA_CRDS_NEED_THEIR_STATUS.name in FACTS
     files = {r.inputs["file"]: r for r in prod_plan.of_type(CONFIG_FILE) if "clusterpedia" in r.name}
     base = "https://raw.githubusercontent.com/clusterpedia-io/clusterpedia/v0.9.0/kustomize/crds/"
     assert set(files) == {
@@ -412,7 +398,6 @@ def test_the_database_is_protected_private_and_runs_as_its_own_user(prod_plan):
     assert pod["securityContext"]["runAsUser"] == 999 and pod["securityContext"]["runAsNonRoot"] is True
     (container,) = pod["containers"]
     assert container["image"] == "docker.io/library/postgres:17.6-bookworm"
-    assert POSTGRES_IMAGE_READS_PASSWORD_FILE.name in FACTS
     # The password as a file the entrypoint reads (docker-library/postgres 17/bookworm/docker-entrypoint.sh L235
     # file_env), readable by the pod's group 999, never an environment variable.
     env = {e["name"]: e for e in container["env"]}

@@ -22,6 +22,7 @@ from components.catalog.engines import PD_ENGINE_IMAGE, VLLM_VERSION
 from components.catalog.upstream import (
     AGGREGATED_API_VERIFIED_BY_CA_BUNDLE,
     AI_GATEWAY_ENVOY_GATEWAY_PAIR,
+    AI_GATEWAY_EXTPROC_PRECEDES_CUSTOM_RESPONSE,
     AI_GATEWAY_PICKER_FAIL_CLOSED,
     AI_GATEWAY_REPLAYS_THE_CLIENT_BODY_TO_POOLS,
     ALLUXIO_READ_BUFFERS,
@@ -1388,11 +1389,7 @@ def test_clusterpedia_store_images_are_the_official_postgres(prod_plan):
     (store,) = [
         d for (_, name), d in cluster_objects(prod_plan, "Deployment").items() if name == "clusterpedia-postgres"
     ]
-    (container,) = store["spec"]["template"]["spec"]["containers"]
-    assert container["image"] == "docker.io/library/postgres:17.6-bookworm"
-    assert POSTGRES_IMAGE_READS_PASSWORD_FILE.name in FACTS
-    assert "POSTGRES_PASSWORD_FILE" in {e["name"] for e in container["env"]}
-    assert "POSTGRES_PASSWORD" not in {e["name"] for e in container["env"]}
+    assert store["spec"]["template"]["spec"]["containers"][0]["image"] == "docker.io/library/postgres:17.6-bookworm"
 
 
 def _clusterpedia_grants(plan) -> set[tuple[str, str | None, str, str, str]]:
@@ -1471,6 +1468,36 @@ def test_clusterpedias_crds_are_the_tags_and_its_password_a_file(prod_plan, upst
         if d["metadata"]["namespace"] == "clusterpedia-system" and name != "clusterpedia-postgres":
             (container,) = d["spec"]["template"]["spec"]["containers"]
             assert "DB_PASSWORD" not in {e["name"] for e in container.get("env", [])}
+
+
+def test_the_search_index_reads_its_password_from_a_file(prod_plan):
+    """The entrypoint's file_env fills POSTGRES_PASSWORD from POSTGRES_PASSWORD_FILE: the password is a mounted
+    Secret file the pod's group can read, never an environment variable."""
+    assert POSTGRES_IMAGE_READS_PASSWORD_FILE.name in FACTS
+    pod = cluster_objects(prod_plan, "Deployment")["prod-use1", "clusterpedia-postgres"]["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    env = {e["name"]: e for e in container["env"]}
+    assert "POSTGRES_PASSWORD" not in env and not [e for e in container["env"] if "valueFrom" in e]
+    path = env["POSTGRES_PASSWORD_FILE"]["value"]
+    (mount,) = [m for m in container["volumeMounts"] if path == m["mountPath"] + "/password"]
+    (volume,) = [v for v in pod["volumes"] if v["name"] == mount["name"]]
+    assert volume["secret"]["secretName"] == "clusterpedia-postgres" and mount["readOnly"] is True
+    assert volume["secret"]["defaultMode"] & 0o040 and pod["securityContext"]["fsGroup"] == 999
+
+
+def test_tenant_routes_are_chosen_after_api_key_auth(env_plan):
+    """The AI Gateway v1.1.0 puts its route-choosing ext_proc before the first custom_response filter, which Envoy
+    Gateway v1.9.0 orders first; every Gateway with tenant routes moves custom_response behind api_key_auth.
+    Checked with the pinned egctl v1.9.0 (`x translate --to xds` of prod-use1's gateway objects): without the move
+    the chain is custom_response, api_key_auth, lua, ratelimit, router; with it api_key_auth, custom_response, lua."""
+    assert AI_GATEWAY_EXTPROC_PRECEDES_CUSTOM_RESPONSE.name in FACTS
+    proxies = {cluster: o for (cluster, _), o in cluster_objects(env_plan, "EnvoyProxy").items()}
+    routes = {cluster for (cluster, _) in cluster_objects(env_plan, "AIGatewayRoute")}
+    assert routes and routes <= set(proxies)
+    for cluster in routes:
+        assert proxies[cluster]["spec"]["filterOrder"] == [
+            {"name": "envoy.filters.http.custom_response", "after": "envoy.filters.http.api_key_auth"}
+        ], cluster
 
 
 def test_webhooks_admit_the_api_server_from_its_control_plane_range_only(env_plan):
