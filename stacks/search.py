@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import pulumi
+import pulumi_tls as tls
 
 from components.config.environment import EnvironmentSpec
 from components.config.federation import search_members
@@ -40,6 +41,8 @@ def _index(env: EnvironmentSpec, host: ClusterHandle) -> tuple[SearchIndex, Inde
             storage_gib=env.federation.search.storage_gib,
             production=env.production,
         ),
+        # The index's CA and its API server's serving certificate.
+        opts=pulumi.ResourceOptions(providers={"tls": tls.Provider(f"{host.name}-search-tls")}),
     )
     if not any(r.name == host.region.name for r in search_members(env)):
         return index, None
