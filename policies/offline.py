@@ -12,10 +12,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from components.federation.control_plane import CLUSTER_NAMESPACE
-from components.federation.member import PUSH_SERVICE_ACCOUNT
-from components.federation.search import SEARCH_NAMESPACE
-from components.federation.search_index import SYNCHRO_MANAGER
+from platform_catalog.names import (
+    KARMADA_CLUSTER_NAMESPACE,
+    KARMADA_PUSH_SERVICE_ACCOUNT,
+    SEARCH_NAMESPACE,
+    SEARCH_SYNCHRO_MANAGER,
+)
 from policies.framework import Evaluation, PackSettings, Rule, evaluate_stack
 from policies.model import Resource, normalize
 from policies.rules import ALL_RULES
@@ -49,10 +51,12 @@ def spec_settings(spec: Any) -> dict[str, Any]:
         "production": bool(spec.production),
         "labelDomain": spec.label_domain,
         # In push mode Karmada's controllers act on each member with cluster-wide rights (karmadactl join's).
-        "clusterAdminServiceAccounts": [f"{CLUSTER_NAMESPACE}/{PUSH_SERVICE_ACCOUNT}"] if push else None,
+        "clusterAdminServiceAccounts": [f"{KARMADA_CLUSTER_NAMESPACE}/{KARMADA_PUSH_SERVICE_ACCOUNT}"]
+        if push
+        else None,
         # Clusterpedia's synchro manager reads the members' credentials from its namespace's Secrets with an
-        # informer, which lists them all (CLUSTERPEDIA_HOST_CALLS).
-        "namespaceSecretReaders": [f"{SEARCH_NAMESPACE}/{SYNCHRO_MANAGER}"] if search else None,
+        # informer, which lists them all (components/catalog/upstream.py CLUSTERPEDIA_HOST_CALLS).
+        "namespaceSecretReaders": [f"{SEARCH_NAMESPACE}/{SEARCH_SYNCHRO_MANAGER}"] if search else None,
         # Flex-start capacity is granted to pending pods; GKE's auto-repair would recreate the nodes it grants.
         "noAutoRepairPools": sorted(
             {p.name for region in spec.regions for p in region.gpu_pools if p.capacity.type == "flexStart"}

@@ -23,18 +23,18 @@ import pulumi_kubernetes as k8s
 
 from components.catalog.charts import CLUSTERPEDIA_APISERVER_PORT, CLUSTERPEDIA_CRDS, CLUSTERPEDIA_IMAGES
 from components.federation.certificates import KeyPair, certificate_authority, signed_certificate
-from components.federation.search import SEARCH_NAMESPACE
 from components.federation.search_store import SearchStore, SearchStoreArgs, storage_config
 from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import namespace
 from components.k8s.names import PINNED_IMAGE_SKIPS, checkov_skips
 from components.k8s.topology import pool_selector
 from components.serving.network_policies import control_plane_peer, default_deny, policy
+from platform_catalog.names import SEARCH_APISERVER, SEARCH_NAMESPACE, SEARCH_SYNCHRO_MANAGER
 
 # The chart's names at release `clusterpedia` (templates/_helpers.tpl: <fullname>-apiserver, ...), which its pods
 # carry as their `app` label.
-APISERVER = "clusterpedia-apiserver"
-SYNCHRO_MANAGER = "clusterpedia-clustersynchro-manager"
+APISERVER = SEARCH_APISERVER
+SYNCHRO_MANAGER = SEARCH_SYNCHRO_MANAGER
 API_GROUP = "clusterpedia.io"
 API_VERSION = "v1beta1"
 PEDIA_GROUP = "cluster.clusterpedia.io"

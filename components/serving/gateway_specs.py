@@ -21,7 +21,8 @@ from components.config.workloads import granted_tenants
 from components.k8s import names
 from components.serving.deployment import model_placements
 from components.serving.llm_inference_service import pool_name as llmisvc_pool_name
-from components.serving.priority_classes import PICKER_CONTROL_HEADERS
+from platform_catalog.names import SERVING_NAMESPACE
+from platform_catalog.request_priority import PICKER_CONTROL_HEADERS
 
 GATEWAY_API = "gateway.networking.k8s.io/v1"
 ENVOY_GATEWAY_API = "gateway.envoyproxy.io/v1alpha1"
@@ -137,7 +138,7 @@ def gateway_spec(hostname: str, region_gateway: RegionGatewaySpec) -> dict[str, 
                 "allowedRoutes": {
                     "namespaces": {
                         "from": "Selector",
-                        "selector": {"matchLabels": {"kubernetes.io/metadata.name": names.SERVING_NAMESPACE}},
+                        "selector": {"matchLabels": {"kubernetes.io/metadata.name": SERVING_NAMESPACE}},
                     },
                     "kinds": [{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute"}],
                 },

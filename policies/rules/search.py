@@ -6,8 +6,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterator
 
-from components.federation.search import READER, SEARCH_NAMESPACE
-from components.federation.search_store import STORE
+from platform_catalog.names import SEARCH_NAMESPACE, SEARCH_READER, SEARCH_STORE
 from policies.framework import CannotCheck, Context, Violation, rule
 from policies.model import Resource, as_list, get, peek
 from policies.pods import workloads
@@ -31,7 +30,7 @@ def _reader_subjects(binding: Resource) -> list[str]:
     return [
         f"{s.get('namespace', binding.namespace)}/{s.get('name')}"
         for s in as_list(peek(binding.props, "subjects"))
-        if isinstance(s, dict) and s.get("kind") == "ServiceAccount" and s.get("name") == READER
+        if isinstance(s, dict) and s.get("kind") == "ServiceAccount" and s.get("name") == SEARCH_READER
     ]
 
 
@@ -103,7 +102,7 @@ def _index_subjects(binding: Resource) -> list[str]:
         if isinstance(s, dict)
         and s.get("kind") == "ServiceAccount"
         and s.get("namespace", binding.namespace) == SEARCH_NAMESPACE
-        and s.get("name") != READER
+        and s.get("name") != SEARCH_READER
     ]
 
 
@@ -239,7 +238,7 @@ def _storage_volume(pod: dict, container: dict) -> dict | None:
     subject=lambda r: (
         r.is_kubernetes
         and r.namespace == SEARCH_NAMESPACE
-        and (r.kind == "Deployment" or (r.kind == "PersistentVolumeClaim" and r.k8s_name == STORE))
+        and (r.kind == "Deployment" or (r.kind == "PersistentVolumeClaim" and r.k8s_name == SEARCH_STORE))
     ),
     scope="stack",
     config=("production",),

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from components.catalog.charts import CLUSTERPEDIA_POSTGRES_IMAGE, CLUSTERPEDIA_VERSION
 from components.config.federation import federation_members, search_members
-from components.federation.search import READ_VERBS, READER, SEARCH_NAMESPACE, SYNCED
+from components.federation.search import READ_VERBS, SYNCED
 from components.federation.search_index import API_GROUP, API_VERSION, APISERVER, SYNCHRO_MANAGER
 from components.k8s.names import MODEL_LABEL, cluster_name
+from platform_catalog.names import SEARCH_NAMESPACE, SEARCH_READER
 from tools.plan.model import Plan
 
 PEDIA_CLUSTER = "kubernetes:cluster.clusterpedia.io/v1alpha2:PediaCluster"
@@ -21,7 +22,9 @@ def _wildcards(plan: Plan) -> list[str]:
     found = []
     for binding in (o for o in objects if o["kind"].endswith("RoleBinding")):
         mine = [
-            s for s in binding.get("subjects") or [] if s.get("namespace") == SEARCH_NAMESPACE and s["name"] != READER
+            s
+            for s in binding.get("subjects") or []
+            if s.get("namespace") == SEARCH_NAMESPACE and s["name"] != SEARCH_READER
         ]
         ref = (binding["roleRef"]["kind"], binding["roleRef"]["name"])
         if mine and any("*" in str(rule) for rule in rules.get(ref, [])):
@@ -61,7 +64,7 @@ def search_section(plan: Plan) -> str:
         f"{CLUSTERPEDIA_POSTGRES_IMAGE['tag']} on a {search.storage_gib} GiB volume"
         f"{' (protected)' if env.production else ''}. `{APISERVER}` and `{SYNCHRO_MANAGER}` run with roles of "
         f"their own on the host ({_rbac_check(plan)}); {_api_check(plan)}. Each member is "
-        f"read by `{READER}` ({'/'.join(READ_VERBS)} on {resources}; no Secrets, no writes).\n",
+        f"read by `{SEARCH_READER}` ({'/'.join(READ_VERBS)} on {resources}; no Secrets, no writes).\n",
         "| member | indexed | API server Clusterpedia dials |",
         "|---|---|---|",
     ]
