@@ -308,7 +308,7 @@ CLUSTERPEDIA_NAMESPACE_GRANTS: dict[tuple[str, str], frozenset[str]] = {
 }
 DELEGATED_AUTHENTICATION_CONFIGMAP = ("kube-system", "extension-apiserver-authentication")
 
-# --- vLLM (v0.27.1) --------------------------------------------------------------------------------------------
+# --- vLLM (v0.33.0) --------------------------------------------------------------------------------------------
 # vllm/envs.py: VLLM_ALLOW_RUNTIME_LORA_UPDATING is read as `.strip().lower() in ("1", "true")`; when on, the
 # OpenAI server mounts POST /v1/load_lora_adapter and /v1/unload_lora_adapter (vllm/entrypoints/serve/lora),
 # which load an adapter from any path or Hugging Face name the caller gives.
