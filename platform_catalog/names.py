@@ -43,6 +43,11 @@ PRIVILEGED_NAMESPACES = (
 SEARCH_NAMESPACE = "clusterpedia-system"
 SEARCH_READER = "clusterpedia-reader"
 SEARCH_STORE = "clusterpedia-postgres"
+# Clusterpedia's own components on the host (the clusterpedia-2.6.0 chart's names at release `clusterpedia`, which
+# their pods carry as their `app` label): its aggregated API server, and its synchro manager, which reads every
+# Secret of its namespace (the members' credentials).
+SEARCH_APISERVER = "clusterpedia-apiserver"
+SEARCH_SYNCHRO_MANAGER = "clusterpedia-clustersynchro-manager"
 
 # Karmada: the namespace of its API server where members' credentials live (created by the chart), and the
 # service account its controllers act on a push member with (karmadactl join's, cluster-wide).

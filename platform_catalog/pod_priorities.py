@@ -142,5 +142,4 @@ CHART_PODS: dict[str, ChartPods] = {
             )
         ),
     ),
-    "clusterpedia": ChartPods(),
 }

@@ -52,6 +52,16 @@ CONFIG: dict[str, ConfigKey] = {
         },
         [],
     ),
+    "namespaceSecretReaders": ConfigKey(
+        {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "<namespace>/<name> of service accounts that read every Secret of their own namespace by "
+            "design (Clusterpedia's synchro manager: the members' credentials); offline, filled from the environment "
+            "spec.",
+        },
+        [],
+    ),
     "noAutoRepairPools": ConfigKey(
         {
             "type": "array",
@@ -115,6 +125,10 @@ class Context:
     @property
     def cluster_admin_service_accounts(self) -> tuple[str, ...]:
         return tuple(self.value("clusterAdminServiceAccounts"))
+
+    @property
+    def namespace_secret_readers(self) -> tuple[str, ...]:
+        return tuple(self.value("namespaceSecretReaders"))
 
     @property
     def root_images(self) -> tuple[str, ...]:

@@ -12,7 +12,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from platform_catalog.names import KARMADA_CLUSTER_NAMESPACE, KARMADA_PUSH_SERVICE_ACCOUNT
+from platform_catalog.names import (
+    KARMADA_CLUSTER_NAMESPACE,
+    KARMADA_PUSH_SERVICE_ACCOUNT,
+    SEARCH_NAMESPACE,
+    SEARCH_SYNCHRO_MANAGER,
+)
 from policies.framework import Evaluation, PackSettings, Rule, evaluate_stack
 from policies.model import Resource, normalize
 from policies.rules import ALL_RULES
@@ -41,6 +46,7 @@ def spec_settings(spec: Any) -> dict[str, Any]:
     """What the pack cannot see on resources, taken from the environment spec the components read."""
     federation = spec.federation
     push = federation.enabled and federation.member_mode == "push"
+    search = federation.enabled and federation.search.enabled
     return {
         "production": bool(spec.production),
         "labelDomain": spec.label_domain,
@@ -48,6 +54,9 @@ def spec_settings(spec: Any) -> dict[str, Any]:
         "clusterAdminServiceAccounts": [f"{KARMADA_CLUSTER_NAMESPACE}/{KARMADA_PUSH_SERVICE_ACCOUNT}"]
         if push
         else None,
+        # Clusterpedia's synchro manager reads the members' credentials from its namespace's Secrets with an
+        # informer, which lists them all (components/catalog/upstream.py CLUSTERPEDIA_HOST_CALLS).
+        "namespaceSecretReaders": [f"{SEARCH_NAMESPACE}/{SEARCH_SYNCHRO_MANAGER}"] if search else None,
         # Flex-start capacity is granted to pending pods; GKE's auto-repair would recreate the nodes it grants.
         "noAutoRepairPools": sorted(
             {p.name for region in spec.regions for p in region.gpu_pools if p.capacity.type == "flexStart"}

@@ -271,7 +271,42 @@ BUILTIN_CLUSTER_ROLES: dict[str, list[dict]] = {
     "admin": [{"apiGroups": _EVERY, "resources": _EVERY, "verbs": [*_WRITE, "impersonate"]}],
     "edit": [{"apiGroups": _EVERY, "resources": _EVERY, "verbs": [*_WRITE, "impersonate"]}],
     "view": [{"apiGroups": _EVERY, "resources": _EVERY, "verbs": _READ}],
+    # What a delegating API server binds (policy.go L434-439): non-mutating review creates.
+    "system:auth-delegator": [
+        {"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]},
+        {"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"]},
+    ],
 }
+# The API server's own namespaced Roles: (namespace, name) -> rules (namespace_policy.go L77-81).
+BUILTIN_ROLES: dict[tuple[str, str], list[dict]] = {
+    ("kube-system", "extension-apiserver-authentication-reader"): [
+        {
+            "apiGroups": [""],
+            "resources": ["configmaps"],
+            "resourceNames": ["extension-apiserver-authentication"],
+            "verbs": _READ,
+        }
+    ],
+}
+
+# --- Clusterpedia (v0.9.0) on the federation host ---------------------------------------------------------------
+# What its API server and synchro manager may be granted there, by where the grant applies: (group, resource) ->
+# verbs, from what they call (components/catalog/upstream.py CLUSTERPEDIA_HOST_CALLS). Cluster-wide: Clusterpedia's
+# own kinds and the delegated reviews; in its namespace: the members' credentials, the leader-election Lease and its
+# events; in kube-system: the one ConfigMap a delegating API server reads, by name.
+CLUSTERPEDIA_CLUSTER_GRANTS: dict[tuple[str, str], frozenset[str]] = {
+    ("cluster.clusterpedia.io", "pediaclusters"): frozenset({"get", "list", "watch", "update"}),
+    ("cluster.clusterpedia.io", "pediaclusters/status"): frozenset({"update"}),
+    ("cluster.clusterpedia.io", "clustersyncresources"): frozenset({"get", "list", "watch"}),
+    ("authentication.k8s.io", "tokenreviews"): frozenset({"create"}),
+    ("authorization.k8s.io", "subjectaccessreviews"): frozenset({"create"}),
+}
+CLUSTERPEDIA_NAMESPACE_GRANTS: dict[tuple[str, str], frozenset[str]] = {
+    ("", "secrets"): frozenset({"get", "list", "watch"}),
+    ("coordination.k8s.io", "leases"): frozenset({"get", "create", "update"}),
+    ("", "events"): frozenset({"create", "update", "patch"}),
+}
+DELEGATED_AUTHENTICATION_CONFIGMAP = ("kube-system", "extension-apiserver-authentication")
 
 # --- vLLM (v0.33.0) --------------------------------------------------------------------------------------------
 # vllm/envs.py: VLLM_ALLOW_RUNTIME_LORA_UPDATING is read as `.strip().lower() in ("1", "true")`; when on, the

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import pulumi
+import pulumi_tls as tls
 
 from components.config.environment import EnvironmentSpec
 from components.config.federation import search_members
@@ -20,12 +21,11 @@ from components.federation.search import (
     IN_CLUSTER_API,
     IndexedMember,
     IndexedMemberArgs,
-    SearchIndex,
-    SearchIndexArgs,
     SearchReader,
     SearchReaderArgs,
     api_server_url,
 )
+from components.federation.search_index import SearchIndex, SearchIndexArgs
 from components.k8s.cluster import ClusterHandle
 from components.k8s.names import cluster_name
 from stacks.references import output_item
@@ -41,6 +41,8 @@ def _index(env: EnvironmentSpec, host: ClusterHandle) -> tuple[SearchIndex, Inde
             storage_gib=env.federation.search.storage_gib,
             production=env.production,
         ),
+        # The index's CA and its API server's serving certificate.
+        opts=pulumi.ResourceOptions(providers={"tls": tls.Provider(f"{host.name}-search-tls")}),
     )
     if not any(r.name == host.region.name for r in search_members(env)):
         return index, None
@@ -53,7 +55,7 @@ def _index(env: EnvironmentSpec, host: ClusterHandle) -> tuple[SearchIndex, Inde
             api_server=IN_CLUSTER_API,
             credentials=None,
             crds=index.crds,
-            depends_on=[reader.token, index.release],
+            depends_on=[reader.token, index.synchro_manager],
         ),
     )
     return index, own
@@ -77,7 +79,7 @@ def search_in_one_stack(env: EnvironmentSpec, clusters: Mapping[str, ClusterHand
                 api_server=member.endpoint.apply(api_server_url),
                 credentials=reader.credentials,
                 crds=index.crds,
-                depends_on=[index.release],
+                depends_on=[index.synchro_manager],
             ),
         )
 

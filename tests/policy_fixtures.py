@@ -27,6 +27,7 @@ from components.aws.eks import CONTROL_PLANE_LOG_TYPES
 from components.aws.irsa import IrsaRoleArgs, irsa_role
 from components.aws.policy_docs import service_trust
 from components.config.region import GpuPoolSpec, RegionSpec
+from components.federation.search_index import synchro_manager_pod
 from components.k8s.names import MODEL_SERVER_SERVICE_ACCOUNT
 from components.k8s.topology import gpu_pool_labels, gpu_tolerations, pool_selector
 from platform_catalog.machines import MACHINES
@@ -43,7 +44,13 @@ KARMADA = "fx-karmada"
 DOMAIN = "inference-platform.io"
 GATEWAY_NS = "ai-gateway"
 # The SLO gate's tenant (rollout.slo.tenant) and what it tests: search, admitted to llama-70b alone, request-limited.
-CONFIG = {"production": True, "labelDomain": DOMAIN, "rolloutSloTenant": "search", "rolloutSloModels": ["llama-70b"]}
+CONFIG = {
+    "production": True,
+    "labelDomain": DOMAIN,
+    "rolloutSloTenant": "search",
+    "rolloutSloModels": ["llama-70b"],
+    "namespaceSecretReaders": ["clusterpedia-system/clusterpedia-clustersynchro-manager"],
+}
 TAINT = [{"key": GPU_TAINT.key, "value": GPU_TAINT.value, "effect": "NO_SCHEDULE"}]
 PROTECTED = pulumi.ResourceOptions(protect=True, retain_on_delete=True)
 VLLM_IMAGE = "vllm/vllm-openai:v0.11.0"
@@ -993,9 +1000,14 @@ def _karmada_agent(karmada: k8s.Provider, host: k8s.Provider, member: k8s.Provid
 
 def _search(eks: k8s.Provider) -> None:
     """Clusterpedia as the platform installs it: a list/watch reader, a PediaCluster naming its credentials Secret,
-    the database password in the release's secret values, the database volume protected."""
+    the synchro manager with only what it calls (its storage configuration, password included, from a Secret file),
+    the API server's delegated authentication, its APIService verified, the database volume protected."""
     opts = pulumi.ResourceOptions(provider=eks)
     rbac = "rbac.authorization.k8s.io"
+    ns = "clusterpedia-system"
+    k8s.core.v1.Namespace(
+        ns, metadata={"name": ns, "labels": {"pod-security.kubernetes.io/enforce": "restricted"}}, opts=opts
+    )
     k8s.rbac.v1.ClusterRole(
         "clusterpedia-reader",
         metadata={"name": "clusterpedia-reader"},
@@ -1009,7 +1021,87 @@ def _search(eks: k8s.Provider) -> None:
         "clusterpedia-reader",
         metadata={"name": "clusterpedia-reader"},
         role_ref={"apiGroup": rbac, "kind": "ClusterRole", "name": "clusterpedia-reader"},
-        subjects=[{"kind": "ServiceAccount", "name": "clusterpedia-reader", "namespace": "clusterpedia-system"}],
+        subjects=[{"kind": "ServiceAccount", "name": "clusterpedia-reader", "namespace": ns}],
+        opts=opts,
+    )
+    synchro = "clusterpedia-clustersynchro-manager"
+    apiserver = "clusterpedia-apiserver"
+    for account in (synchro, apiserver):
+        k8s.core.v1.ServiceAccount(account, metadata={"name": account, "namespace": ns}, opts=opts)
+    k8s.rbac.v1.ClusterRole(
+        synchro,
+        metadata={"name": synchro},
+        rules=[
+            {
+                "apiGroups": ["cluster.clusterpedia.io"],
+                "resources": ["pediaclusters"],
+                "verbs": ["list", "watch", "update"],
+            },
+            {"apiGroups": ["cluster.clusterpedia.io"], "resources": ["pediaclusters/status"], "verbs": ["update"]},
+        ],
+        opts=opts,
+    )
+    k8s.rbac.v1.ClusterRoleBinding(
+        synchro,
+        metadata={"name": synchro},
+        role_ref={"apiGroup": rbac, "kind": "ClusterRole", "name": synchro},
+        subjects=[{"kind": "ServiceAccount", "name": synchro, "namespace": ns}],
+        opts=opts,
+    )
+    k8s.rbac.v1.Role(
+        synchro,
+        metadata={"name": synchro, "namespace": ns},
+        rules=[
+            {"apiGroups": [""], "resources": ["secrets"], "verbs": ["list", "watch"]},
+            {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"]},
+        ],
+        opts=opts,
+    )
+    k8s.rbac.v1.RoleBinding(
+        synchro,
+        metadata={"name": synchro, "namespace": ns},
+        role_ref={"apiGroup": rbac, "kind": "Role", "name": synchro},
+        subjects=[{"kind": "ServiceAccount", "name": synchro, "namespace": ns}],
+        opts=opts,
+    )
+    k8s.rbac.v1.ClusterRoleBinding(
+        "clusterpedia-apiserver-auth-delegator",
+        metadata={"name": "clusterpedia-apiserver-auth-delegator"},
+        role_ref={"apiGroup": rbac, "kind": "ClusterRole", "name": "system:auth-delegator"},
+        subjects=[{"kind": "ServiceAccount", "name": apiserver, "namespace": ns}],
+        opts=opts,
+    )
+    k8s.rbac.v1.RoleBinding(
+        "clusterpedia-apiserver-auth-reader",
+        metadata={"name": "clusterpedia-apiserver-auth-reader", "namespace": "kube-system"},
+        role_ref={"apiGroup": rbac, "kind": "Role", "name": "extension-apiserver-authentication-reader"},
+        subjects=[{"kind": "ServiceAccount", "name": apiserver, "namespace": ns}],
+        opts=opts,
+    )
+    k8s.apps.v1.Deployment(
+        synchro,
+        metadata={"name": synchro, "namespace": ns, "labels": {"app": synchro}},
+        spec=synchro_manager_pod(DOMAIN),
+        opts=opts,
+    )
+    k8s.networking.v1.NetworkPolicy(
+        "clusterpedia-default-deny",
+        metadata={"name": "default-deny-ingress", "namespace": ns},
+        spec={"podSelector": {}, "policyTypes": ["Ingress"], "ingress": []},
+        opts=opts,
+    )
+    k8s.apiregistration.v1.APIService(
+        "v1beta1.clusterpedia.io",
+        metadata={"name": "v1beta1.clusterpedia.io"},
+        spec={
+            "group": "clusterpedia.io",
+            "version": "v1beta1",
+            "groupPriorityMinimum": 1000,
+            "versionPriority": 100,
+            "service": {"name": apiserver, "namespace": ns, "port": 443},
+            "caBundle": base64.b64encode(b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n").decode(),
+            "insecureSkipTLSVerify": False,
+        },
         opts=opts,
     )
     _cr(
@@ -1027,25 +1119,9 @@ def _search(eks: k8s.Provider) -> None:
         },
         eks,
     )
-    password = random.RandomPassword("clusterpedia-postgres", length=40, special=False)
-    k8s.helm.v3.Release(
-        "clusterpedia",
-        name="clusterpedia",
-        chart="clusterpedia",
-        version="2.6.0",
-        namespace="clusterpedia-system",
-        repository_opts={"repo": "https://clusterpedia-io.github.io/clusterpedia-helm/"},
-        values={"storageInstallMode": "external", "externalStorage": {"type": "postgres", "user": "clusterpedia"}},
-        value_yaml_files=[
-            pulumi.Output.secret({"externalStorage": {"password": password.result}}).apply(
-                lambda v: pulumi.StringAsset(yaml.safe_dump(v))
-            )
-        ],
-        opts=opts,
-    )
     k8s.core.v1.PersistentVolumeClaim(
         "clusterpedia-postgres",
-        metadata={"name": "clusterpedia-postgres", "namespace": "clusterpedia-system"},
+        metadata={"name": "clusterpedia-postgres", "namespace": ns},
         spec={"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "20Gi"}}},
         opts=pulumi.ResourceOptions.merge(opts, PROTECTED),
     )

@@ -115,6 +115,34 @@ def _named(resources, type_, name):
         ),
         (
             "prod",
+            "search-index-least-privilege",
+            lambda rs: (
+                _named(
+                    rs,
+                    "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding",
+                    "prod-use1-clusterpedia-clustersynchro-manager",
+                )
+                .props["subjects"]
+                .append(
+                    {
+                        "kind": "ServiceAccount",
+                        "name": "clusterpedia-controller-manager",
+                        "namespace": "clusterpedia-system",
+                    }
+                )
+            ),
+        ),
+        (
+            "prod",
+            "search-api-verified",
+            lambda rs: (
+                _named(rs, "kubernetes:apiregistration.k8s.io/v1:APIService", "prod-use1-v1beta1.clusterpedia.io")
+                .props["spec"]
+                .update(insecureSkipTLSVerify=True)
+            ),
+        ),
+        (
+            "prod",
             "eks-node-image-pinned",
             lambda rs: _named(rs, "aws:eks/nodeGroup:NodeGroup", "usw2-l40s").props.pop("releaseVersion"),
         ),

@@ -126,6 +126,20 @@ def sizing(rs, key, value):
         annotations[annotation(key)] = value
 
 
+def _synchro_pod(rs):
+    return p(rs, ":Deployment", "clusterpedia-clustersynchro-manager")["spec"]["template"]["spec"]
+
+
+def _synchro_container(rs):
+    return _synchro_pod(rs)["containers"][0]
+
+
+def _storage_from_configmap(rs):
+    (volume,) = [v for v in _synchro_pod(rs)["volumes"] if v["name"] == "storage"]
+    volume.pop("secret")
+    volume["configMap"] = {"name": "clusterpedia-internalstorage"}
+
+
 def statement(rs, suffix, name, key="policy"):
     return json.loads(p(rs, suffix, name)[key])
 
@@ -1882,13 +1896,84 @@ CASES += [
     ),
     Case(
         "search-store-secret",
-        "password in plain values",
-        lambda rs: p(rs, ":Release", "clusterpedia")["values"]["externalStorage"].update(password="hunter2hunter2"),
+        "password in DB_PASSWORD (the chart's)",
+        lambda rs: _synchro_container(rs)["env"].append(
+            {
+                "name": "DB_PASSWORD",
+                "valueFrom": {"secretKeyRef": {"name": "clusterpedia-internalstorage", "key": "password"}},
+            }
+        ),
     ),
     Case(
         "search-store-secret",
-        "no secret values file",
-        lambda rs: p(rs, ":Release", "clusterpedia").pop("valueYamlFiles"),
+        "storage configuration from a ConfigMap (the chart's)",
+        lambda rs: _storage_from_configmap(rs),
+    ),
+    Case(
+        "search-index-least-privilege",
+        "the chart's ClusterRole: every verb on everything",
+        lambda rs: p(rs, ":ClusterRole", "clusterpedia-clustersynchro-manager")["rules"].__setitem__(
+            0, {"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}
+        ),
+    ),
+    Case(
+        "search-index-least-privilege",
+        "the chart's non-resource URLs",
+        lambda rs: p(rs, ":ClusterRole", "clusterpedia-clustersynchro-manager")["rules"].append(
+            {"nonResourceURLs": ["*"], "verbs": ["get"]}
+        ),
+    ),
+    Case(
+        "search-index-least-privilege",
+        "the disabled controller manager's account bound (nobody creates it)",
+        lambda rs: p(rs, ":ClusterRoleBinding", "clusterpedia-clustersynchro-manager")["subjects"].append(
+            {"kind": "ServiceAccount", "name": "clusterpedia-controller-manager", "namespace": "clusterpedia-system"}
+        ),
+    ),
+    Case(
+        "search-index-least-privilege",
+        "reads Secrets cluster-wide",
+        lambda rs: p(rs, ":ClusterRole", "clusterpedia-clustersynchro-manager")["rules"].append(
+            {"apiGroups": [""], "resources": ["secrets"], "verbs": ["list", "watch"]}
+        ),
+    ),
+    Case(
+        "search-index-least-privilege",
+        "creates pods in its namespace",
+        lambda rs: p(rs, ":Role", "clusterpedia-clustersynchro-manager")["rules"].append(
+            {"apiGroups": [""], "resources": ["pods"], "verbs": ["create"]}
+        ),
+    ),
+    Case(
+        "search-index-least-privilege",
+        "bound to cluster-admin",
+        lambda rs: p(rs, ":ClusterRoleBinding", "clusterpedia-apiserver-auth-delegator")["roleRef"].update(
+            name="cluster-admin"
+        ),
+    ),
+    Case(
+        "search-index-least-privilege",
+        "reads every object of kube-system (view)",
+        lambda rs: p(rs, ":RoleBinding", "clusterpedia-apiserver-auth-reader")["roleRef"].update(
+            kind="ClusterRole", name="view"
+        ),
+    ),
+    Case(
+        "search-api-verified",
+        "the chart's APIService: TLS not verified",
+        lambda rs: p(rs, ":APIService", "v1beta1.clusterpedia.io")["spec"].update(insecureSkipTLSVerify=True),
+    ),
+    Case(
+        "search-api-verified",
+        "no caBundle",
+        lambda rs: p(rs, ":APIService", "v1beta1.clusterpedia.io")["spec"].pop("caBundle"),
+    ),
+    Case(
+        "rbac-no-namespace-secret-read",
+        "a reader of its namespace's Secrets that may exec into its pods",
+        lambda rs: p(rs, ":Role", "clusterpedia-clustersynchro-manager")["rules"].append(
+            {"apiGroups": [""], "resources": ["pods/exec"], "verbs": ["create"]}
+        ),
     ),
     Case(
         "search-store-secret",
@@ -2477,7 +2562,7 @@ def test_scale_to_zero_is_fine_outside_production():
     resources = compliant()
     set_in(isvc(resources), ("spec", "predictor", "minReplicas"), 0)
     find(resources, ":Bucket", "models").protect = False
-    dev = PackSettings().merged({"production": False, "labelDomain": FIXTURE_CONFIG["labelDomain"]}, ALL_RULES)
+    dev = PackSettings().merged({**FIXTURE_CONFIG, "production": False}, ALL_RULES)
     evaluation = run(resources, dev)
     assert evaluation.findings == []
 
@@ -2489,7 +2574,8 @@ def test_labels_are_matched_by_suffix_when_no_domain_is_configured():
             r.props["labels"] = {
                 k.replace("inference-platform.io/", "example.com/"): v for k, v in r.props["labels"].items()
             }
-    assert run(resources, PackSettings().merged({"production": True}, ALL_RULES)).findings == []
+    no_domain = {k: v for k, v in FIXTURE_CONFIG.items() if k != "labelDomain"}
+    assert run(resources, PackSettings().merged(no_domain, ALL_RULES)).findings == []
     violations = run(resources).of("gpu-pool-taint-and-labels")
     assert len(violations) == 6 and "lacks the label inference-platform.io/pool" in violations[0].message
 
@@ -2697,6 +2783,28 @@ def test_cluster_managers_named_by_the_spec_may_hold_wildcard_roles():
     assert run(resources, SETTINGS.merged(managers, ALL_RULES)).findings == []
     other = {"clusterAdminServiceAccounts": ["karmada-cluster/someone-else"]}
     assert {f.policy for f in run(resources, SETTINGS.merged(other, ALL_RULES)).findings} == flagged
+
+
+def test_only_the_readers_the_spec_names_may_read_every_secret_of_their_namespace():
+    """Clusterpedia's synchro manager lists its namespace's Secrets (an informer: no resourceNames); the spec names
+    it (namespaceSecretReaders). Near variants: not named, or named but reading another namespace's Secrets."""
+    assert not run(compliant()).of("rbac-no-namespace-secret-read")
+    unnamed = {k: v for k, v in FIXTURE_CONFIG.items() if k != "namespaceSecretReaders"}
+    (finding,) = run(compliant(), PackSettings().merged(unnamed, ALL_RULES)).of("rbac-no-namespace-secret-read")
+    assert "clusterpedia-clustersynchro-manager" in finding.message
+    elsewhere = compliant()
+    p(elsewhere, ":RoleBinding", "clusterpedia-clustersynchro-manager")["subjects"][0]["namespace"] = "other"
+    assert run(elsewhere).of("rbac-no-namespace-secret-read")
+
+
+def test_search_rules_leave_other_namespaces_and_the_reader_alone():
+    """Near variants that pass: an APIService of another namespace that skips verification is not Clusterpedia's
+    (other rules' business), and the members' reader is judged by search-reader-read-only."""
+    resources = compliant()
+    p(resources, ":APIService", "v1beta1.clusterpedia.io")["spec"]["service"]["namespace"] = "keda"
+    p(resources, ":APIService", "v1beta1.clusterpedia.io")["spec"]["insecureSkipTLSVerify"] = True
+    assert not run(resources).of("search-api-verified")
+    assert not run(compliant()).of("search-index-least-privilege")
 
 
 def test_kserve_merges_the_predictor_onto_its_runtime_strategically():

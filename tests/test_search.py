@@ -3,10 +3,15 @@ per search member naming its credentials, the index's database, in the stacks an
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 import yaml
 
+from components.catalog.webhooks import RENDERED_BACKENDS, control_plane_webhook_ports
+from components.federation.search_store import storage_config
 from tests.harness import cluster_objects, config_errors, environment_config, ns, plan_config, raw_environment
+from tools.plan import search_section
 from tools.plan.report import render_markdown
 from tools.rollout.bringup import check_bring_up
 from tools.rollout.gates import offline_gates
@@ -87,46 +92,294 @@ def test_a_private_member_the_host_cannot_reach_is_refused_naming_the_key_and_th
 # --- the host: Clusterpedia, its CRDs and its database --------------------------------------------------------------
 
 
-def test_clusterpedia_runs_on_the_host_only_with_an_external_store_and_credentials_from_secrets(prod_plan):
-    (release,) = [r for r in prod_plan.of_type(RELEASE) if r.inputs["name"] == "clusterpedia"]
-    assert prod_plan.cluster_of(release) == "prod-use1"
-    assert release.inputs["namespace"] == NS
-    assert (release.inputs["chart"], release.inputs["version"]) == ("clusterpedia", "2.6.0")
-    assert release.inputs["repositoryOpts"] == {"repo": "https://clusterpedia-io.github.io/clusterpedia-helm/"}
-    values = release.inputs["values"]
-    assert values["installCRDs"] is False
-    assert values["storageInstallMode"] == "external"
-    assert values["externalStorage"] == {
+def _on_host(plan, kind: str) -> list:
+    return [r for r in plan.kubernetes_objects() if r.inputs["kind"] == kind and plan.cluster_of(r) == "prod-use1"]
+
+
+def _named(plan, kind: str, name: str, namespace: str | None = NS):
+    (found,) = [
+        r
+        for r in _on_host(plan, kind)
+        if r.inputs["metadata"]["name"] == name and r.inputs["metadata"].get("namespace") == namespace
+    ]
+    return found
+
+
+def test_no_clusterpedia_chart_is_installed(prod_plan):
+    """The clusterpedia-2.6.0 chart grants cluster-admin and skips TLS verification whatever its values
+    (CLUSTERPEDIA_CHART_GRANTS_CLUSTER_ADMIN): the platform renders the chart's objects itself, under the chart's
+    names at release `clusterpedia`, without its controller manager (or that manager's account)."""
+    assert [r.inputs["name"] for r in prod_plan.of_type(RELEASE) if "clusterpedia" in r.inputs["chart"]] == []
+    in_namespace = {
+        kind: sorted(
+            r.inputs["metadata"]["name"]
+            for r in _on_host(prod_plan, kind)
+            if r.inputs["metadata"].get("namespace") == NS
+        )
+        for kind in ("Deployment", "ServiceAccount", "Service")
+    }
+    assert in_namespace == {
+        "Deployment": ["clusterpedia-apiserver", "clusterpedia-clustersynchro-manager", "clusterpedia-postgres"],
+        "ServiceAccount": ["clusterpedia-apiserver", "clusterpedia-clustersynchro-manager", "clusterpedia-reader"],
+        "Service": ["clusterpedia-apiserver", "clusterpedia-postgres"],
+    }
+
+
+# What Clusterpedia v0.9.0 calls on the host with its own accounts (CLUSTERPEDIA_HOST_CALLS), by hand: the API server
+# lists and watches PediaClusters (pkg/kubeapiserver/apiserver.go L152, L201) and delegates authentication and
+# authorization (Kubernetes' system:auth-delegator, and extension-apiserver-authentication-reader in kube-system); the
+# synchro manager's informers (clustersynchro_manager.go L73-75, L94-95: Secrets of its namespace only), finalizer
+# and status updates (L368, L379, L669), its Lease (client-go leaselock.go L41-75) and the events about it
+# (event_expansion.go L159-169).
+CLUSTER_ROLES = {
+    "clusterpedia-apiserver": [
+        {"apiGroups": ["cluster.clusterpedia.io"], "resources": ["pediaclusters"], "verbs": ["list", "watch"]},
+    ],
+    "clusterpedia-clustersynchro-manager": [
+        {
+            "apiGroups": ["cluster.clusterpedia.io"],
+            "resources": ["pediaclusters"],
+            "verbs": ["list", "watch", "update"],
+        },
+        {"apiGroups": ["cluster.clusterpedia.io"], "resources": ["pediaclusters/status"], "verbs": ["update"]},
+        {"apiGroups": ["cluster.clusterpedia.io"], "resources": ["clustersyncresources"], "verbs": ["list", "watch"]},
+    ],
+}
+SYNCHRO_ROLE = [
+    {"apiGroups": [""], "resources": ["secrets"], "verbs": ["list", "watch"]},
+    {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"]},
+    {
+        "apiGroups": ["coordination.k8s.io"],
+        "resources": ["leases"],
+        "resourceNames": ["clusterpedia-clustersynchro-manager"],
+        "verbs": ["get", "update"],
+    },
+    {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "update", "patch"]},
+]
+# (binding kind, its namespace) -> (role kind, role name, account), for every binding of Clusterpedia's own accounts.
+BINDINGS = {
+    ("ClusterRoleBinding", None, "clusterpedia-apiserver"): ("ClusterRole", "clusterpedia-apiserver"),
+    ("ClusterRoleBinding", None, "clusterpedia-apiserver-auth-delegator"): ("ClusterRole", "system:auth-delegator"),
+    ("RoleBinding", "kube-system", "clusterpedia-apiserver-auth-reader"): (
+        "Role",
+        "extension-apiserver-authentication-reader",
+    ),
+    ("ClusterRoleBinding", None, "clusterpedia-clustersynchro-manager"): (
+        "ClusterRole",
+        "clusterpedia-clustersynchro-manager",
+    ),
+    ("RoleBinding", NS, "clusterpedia-clustersynchro-manager"): ("Role", "clusterpedia-clustersynchro-manager"),
+}
+
+
+def test_clusterpedias_accounts_hold_only_what_it_calls_on_the_host(prod_plan):
+    roles = {r.inputs["metadata"]["name"]: r.inputs["rules"] for r in _on_host(prod_plan, "ClusterRole")}
+    assert {name: roles[name] for name in CLUSTER_ROLES} == CLUSTER_ROLES
+    roles_here = [r for r in _on_host(prod_plan, "Role") if r.inputs["metadata"]["namespace"] == NS]
+    assert [(r.inputs["metadata"], r.inputs["rules"]) for r in roles_here] == [
+        ({"name": "clusterpedia-clustersynchro-manager", "namespace": NS}, SYNCHRO_ROLE)
+    ]
+    found = {}
+    for kind in ("ClusterRoleBinding", "RoleBinding"):
+        for b in _on_host(prod_plan, kind):
+            mine = [s for s in b.inputs["subjects"] if s["namespace"] == NS and s["name"] != "clusterpedia-reader"]
+            if mine:
+                (subject,) = mine
+                meta = b.inputs["metadata"]
+                ref = b.inputs["roleRef"]
+                found[kind, meta.get("namespace"), meta["name"]] = (ref["kind"], ref["name"], subject["name"])
+    assert found == {
+        key: (*role, "clusterpedia-apiserver" if "apiserver" in key[2] else "clusterpedia-clustersynchro-manager")
+        for key, role in BINDINGS.items()
+    }
+    # Each component runs as its own account, created with its RBAC before it: the API server exits when it cannot
+    # read the authentication ConfigMap (k8s.io/apiserver@v0.31.2 authentication.go L366-373), the synchro manager
+    # when its Secret informer does not sync within 60 s (clustersynchro_manager.go L164-178).
+    for app in ("clusterpedia-apiserver", "clusterpedia-clustersynchro-manager"):
+        deployment = _named(prod_plan, "Deployment", app)
+        assert deployment.inputs["spec"]["template"]["spec"]["serviceAccountName"] == app
+        bindings = [
+            b.urn
+            for kind in ("ClusterRoleBinding", "RoleBinding")
+            for b in _on_host(prod_plan, kind)
+            if b.inputs["subjects"][0]["name"] == app
+        ]
+        assert bindings and set(bindings) <= set(deployment.options["dependsOn"])
+
+
+def test_the_api_service_verifies_the_certificate_the_api_server_serves(prod_plan):
+    """The host's API server verifies the aggregated API against the APIService's caBundle for the name
+    <service>.<namespace>.svc (AGGREGATED_API_VERIFIED_BY_CA_BUNDLE): the bundle is the index's CA, which signs the
+    serving certificate for that name, which the API server serves from the mounted Secret."""
+    (service,) = [r for r in prod_plan.of_type("kubernetes:apiregistration.k8s.io/v1:APIService")]
+    spec = service.inputs["spec"]
+    assert service.inputs["metadata"] == {"name": "v1beta1.clusterpedia.io"}
+    assert spec["insecureSkipTLSVerify"] is False
+    assert spec["service"] == {"name": "clusterpedia-apiserver", "namespace": NS, "port": 443}
+    (ca,) = [
+        r
+        for r in prod_plan.of_type("tls:index/selfSignedCert:SelfSignedCert")
+        if r.name == "prod-use1-clusterpedia-ca-cert"
+    ]
+    assert ca.inputs["isCaCertificate"] is True
+    assert service.property_dependencies["spec"] == [ca.urn]
+    (server,) = [
+        r for r in prod_plan.of_type("tls:index/locallySignedCert:LocallySignedCert") if "clusterpedia" in r.name
+    ]
+    assert server.property_dependencies["caCertPem"] == [ca.urn]
+    assert spec["caBundle"] == base64.b64encode(server.inputs["caCertPem"].encode()).decode()
+    assert "server_auth" in server.inputs["allowedUses"] and "cert_signing" not in server.inputs["allowedUses"]
+    (request,) = [r for r in prod_plan.of_type("tls:index/certRequest:CertRequest") if "clusterpedia" in r.name]
+    assert request.inputs["dnsNames"] == ["clusterpedia-apiserver.clusterpedia-system.svc"]  # handler_proxy.go L225
+    secret = _named(prod_plan, "Secret", "clusterpedia-apiserver-tls")
+    assert secret.inputs["type"] == "kubernetes.io/tls" and server.urn in secret.property_dependencies["stringData"]
+    # The Service's 443 reaches the container's port, where --tls-cert-file/--tls-private-key-file are served from it.
+    svc = _named(prod_plan, "Service", "clusterpedia-apiserver").inputs["spec"]
+    template = _named(prod_plan, "Deployment", "clusterpedia-apiserver").inputs["spec"]["template"]
+    pod = template["spec"]
+    (container,) = pod["containers"]
+    assert svc["ports"] == [{"name": "https", "port": 443, "targetPort": 8443}]
+    assert svc["selector"] == template["metadata"]["labels"] == {"app": "clusterpedia-apiserver"}
+    assert container["ports"] == [{"name": "https", "containerPort": 8443}]
+    assert "--secure-port=8443" in container["command"]
+    (mount,) = [m for m in container["volumeMounts"] if m["name"] == "tls"]
+    assert f"--tls-cert-file={mount['mountPath']}/tls.crt" in container["command"]
+    assert f"--tls-private-key-file={mount['mountPath']}/tls.key" in container["command"]
+    assert {"name": "tls", "secret": {"secretName": "clusterpedia-apiserver-tls", "defaultMode": 0o440}} in pod[
+        "volumes"
+    ]
+    # The APIService is registered once its server answers, and a private GKE host's firewall opens its port.
+    deployment = _named(prod_plan, "Deployment", "clusterpedia-apiserver")
+    assert deployment.urn in service.options["dependsOn"]
+    assert 8443 in {b.port for b in RENDERED_BACKENDS} and 8443 in control_plane_webhook_ports()
+
+
+def test_clusterpedia_runs_as_the_chart_configures_it_without_its_password_in_the_environment(prod_plan):
+    """The chart's images, flags and namespace variable (templates/*-deployment.yaml at clusterpedia-2.6.0), the
+    storage configuration with its password as a Secret file (CLUSTERPEDIA_STORAGE_PASSWORD_FROM_FILE), as a
+    non-root user on the system pool."""
+    config = "/etc/clusterpedia/storage/internalstorage-config.yaml"
+    expected = {
+        "clusterpedia-apiserver": (
+            "ghcr.io/clusterpedia-io/clusterpedia/apiserver:v0.9.0",
+            "/usr/local/bin/apiserver",
+            [f"--storage-config={config}", "-v=3"],
+        ),
+        "clusterpedia-clustersynchro-manager": (
+            "ghcr.io/clusterpedia-io/clusterpedia/clustersynchro-manager:v0.9.0",
+            "/usr/local/bin/clustersynchro-manager",
+            [
+                f"--storage-config={config}",
+                "--leader-elect-resource-namespace=clusterpedia-system",
+                "--leader-elect-lease-duration=15s",
+                "--leader-elect-renew-deadline=10s",
+                "--leader-elect-retry-period=2s",
+                "--leader-elect-resource-lock=leases",
+                "--worker-number=5",
+                "--feature-gates=ClusterAuthenticationFromSecret=true",
+            ],
+        ),
+    }
+    for app, (image, binary, flags) in expected.items():
+        pod = _named(prod_plan, "Deployment", app).inputs["spec"]["template"]["spec"]
+        (container,) = pod["containers"]
+        assert container["image"] == image
+        assert container["command"][0] == binary and set(flags) <= set(container["command"])
+        assert container["env"] == [
+            {"name": "CLUSTERPEDIA_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}
+        ]
+        assert {"name": "storage", "mountPath": "/etc/clusterpedia/storage", "readOnly": True} in container[
+            "volumeMounts"
+        ]
+        assert {
+            "name": "storage",
+            "secret": {"secretName": "clusterpedia-internalstorage", "defaultMode": 0o440},
+        } in pod["volumes"]
+        assert pod["securityContext"]["runAsNonRoot"] is True and pod["securityContext"]["runAsUser"] >= 10000
+        assert container["securityContext"]["readOnlyRootFilesystem"] is True
+        assert pod["nodeSelector"] == {"inference-platform.io/pool": "system"}
+    # The Secret is made from the database's generated password (a secret in the plan).
+    storage = _named(prod_plan, "Secret", "clusterpedia-internalstorage")
+    assert storage.inputs["stringData"] == "[secret]"
+    assert [
+        u
+        for u in storage.property_dependencies["stringData"]
+        if u.endswith("RandomPassword::prod-use1-clusterpedia-postgres")
+    ]
+    assert (
+        _named(prod_plan, "Namespace", NS, None).inputs["metadata"]["labels"]["pod-security.kubernetes.io/enforce"]
+        == "restricted"
+    )
+
+
+def test_the_storage_configuration_is_what_clusterpedia_reads():
+    """Its keys, as Clusterpedia's storage config reads them (internalstorage/config.go L27-44: yaml.v3 lowercases
+    untagged fields; connPool by tag), at the chart's pool sizes (values.yaml L75-79)."""
+    assert yaml.safe_load(storage_config("db.example", "pw")) == {
         "type": "postgres",
-        "host": f"clusterpedia-postgres.{NS}.svc.cluster.local",
+        "host": "db.example",
         "port": 5432,
         "user": "clusterpedia",
+        "password": "pw",
         "database": "clusterpedia",
-        "createDatabase": False,
+        "connPool": {"maxIdleConns": 5, "maxOpenConns": 40, "connMaxLifetime": "60m"},
     }
-    assert "password" not in values["externalStorage"]  # only in the secret values file
-    assert release.inputs["valueYamlFiles"]
-    assert values["postgresql"] == {
-        "enabled": False,
-        "image": {"registry": "docker.io", "repository": "library/postgres", "tag": "17.6-bookworm"},
-    }
-    assert values["clustersynchroManager"]["featureGates"] == {"ClusterAuthenticationFromSecret": True}
-    assert values["controllerManager"] == {"disabled": True}
-    assert values["apiserver"]["nodeSelector"] == {"inference-platform.io/pool": "system"}
 
 
-def test_the_v0_9_0_crds_come_first_and_the_release_waits_for_them_and_the_database(prod_plan):
+def test_the_v0_9_0_crds_come_first_and_clusterpedia_waits_for_them_and_the_database(prod_plan):
+    """The CRDs by URL at the tag: the vendored copies have no status schema (CLUSTERPEDIA_CRDS_NEED_THEIR_STATUS)."""
     files = {r.inputs["file"]: r for r in prod_plan.of_type(CONFIG_FILE) if "clusterpedia" in r.name}
     base = "https://raw.githubusercontent.com/clusterpedia-io/clusterpedia/v0.9.0/kustomize/crds/"
     assert set(files) == {
         base + "cluster.clusterpedia.io_pediaclusters.yaml",
         base + "cluster.clusterpedia.io_clustersyncresources.yaml",
     }
-    (release,) = [r for r in prod_plan.of_type(RELEASE) if r.inputs["name"] == "clusterpedia"]
-    (store,) = [
-        r for r in prod_plan.of_type("kubernetes:apps/v1:Deployment") if r.name == "prod-use1-clusterpedia-postgres"
-    ]
-    assert {f.urn for f in files.values()} | {store.urn} <= set(release.options["dependsOn"])
+    store = _named(prod_plan, "Deployment", "clusterpedia-postgres")
+    for app in ("clusterpedia-apiserver", "clusterpedia-clustersynchro-manager"):
+        assert {f.urn for f in files.values()} | {store.urn} <= set(
+            _named(prod_plan, "Deployment", app).options["dependsOn"]
+        )
+
+
+def test_the_vendored_pedia_cluster_crd_cannot_stand_in_for_the_tags(upstream):
+    """Near variant of the fact: the vendored copy validates our specs but has no status schema, which Clusterpedia
+    writes (it would be pruned): it is never applied."""
+    crd = yaml.safe_load((upstream.root / "clusterpedia/v0.9.0/cluster.clusterpedia.io_pediaclusters.yaml").read_text())
+    (version,) = crd["spec"]["versions"]
+    assert "status" not in version["schema"]["openAPIV3Schema"]["properties"]
+
+
+def test_pedia_clusters_are_deleted_before_the_synchro_manager_that_holds_their_finalizer(prod_plan):
+    """The synchro manager adds clusterpedia.io/cluster-synchro-controller to each PediaCluster and removes it on
+    deletion (clustersynchro_manager.go L362-381): Pulumi deletes a dependent first, so `destroy` is not stuck."""
+    synchro = _named(prod_plan, "Deployment", "clusterpedia-clustersynchro-manager")
+    (pedia,) = prod_plan.of_type(PEDIA_CLUSTER)
+    assert synchro.urn in pedia.options["dependsOn"]
+
+
+def test_only_the_control_plane_reaches_clusterpedias_api_server(prod_plan):
+    """Default deny in its namespace; the API server takes the aggregation layer's calls from the control plane's
+    addresses (MANAGED_CONTROL_PLANE_ADDRESSES: EKS's in the VPC) on its port; the synchro manager nothing."""
+    policies = {
+        r.inputs["metadata"]["name"]: r.inputs["spec"]
+        for r in _on_host(prod_plan, "NetworkPolicy")
+        if r.inputs["metadata"]["namespace"] == NS
+    }
+    assert policies["default-deny-ingress"] == {
+        "podSelector": {"matchLabels": {}},
+        "policyTypes": ["Ingress"],
+        "ingress": [],
+    }
+    assert policies["allow-clusterpedia-apiserver"] == {
+        "podSelector": {"matchLabels": {"app": "clusterpedia-apiserver"}},
+        "policyTypes": ["Ingress"],
+        "ingress": [
+            {
+                "from": [{"ipBlock": {"cidr": str(prod_plan.spec.region("use1").network.cidr)}}],
+                "ports": [{"protocol": "TCP", "port": 8443}],
+            }
+        ],
+    }
 
 
 def test_the_database_is_protected_private_and_runs_as_its_own_user(prod_plan):
@@ -274,6 +527,49 @@ def test_plan_md_shows_where_search_runs_and_what_it_reaches(prod_plan, everywhe
         "'/apis/clusterpedia.io/v1beta1/resources/api/v1/pods?labelSelector=inference-platform.io/model'`"
     ) in markdown
     assert "| search-usc1 | yes | `https://" in render_markdown(everywhere)
+    assert "run with roles of their own on the host (no wildcards)" in markdown
+    assert "the APIService `v1beta1.clusterpedia.io` verifies its certificate against the index's CA" in markdown
+
+
+def test_plan_md_says_when_clusterpedia_is_over_privileged_or_unverified():
+    """Near variants of the summary: the chart's ClusterRole of `*` and its insecure APIService are named."""
+
+    class Planned:
+        def __init__(self, inputs):
+            self.inputs = inputs
+
+    class Shown:
+        def __init__(self, objects):
+            self.objects = [Planned(o) for o in objects]
+
+        def kubernetes_objects(self):
+            return self.objects
+
+        def of_type(self, type_):
+            return [o for o in self.objects if type_.endswith(":" + o.inputs["kind"])]
+
+    chart = Shown(
+        [
+            {
+                "kind": "ClusterRole",
+                "metadata": {"name": "clusterpedia"},
+                "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}],
+            },
+            {
+                "kind": "ClusterRoleBinding",
+                "metadata": {"name": "clusterpedia"},
+                "roleRef": {"kind": "ClusterRole", "name": "clusterpedia"},
+                "subjects": [{"kind": "ServiceAccount", "name": "clusterpedia-apiserver", "namespace": NS}],
+            },
+            {
+                "kind": "APIService",
+                "metadata": {"name": "v1beta1.clusterpedia.io"},
+                "spec": {"insecureSkipTLSVerify": True, "service": {"name": "clusterpedia-apiserver", "namespace": NS}},
+            },
+        ]
+    )
+    assert search_section._rbac_check(chart) == "WILDCARDS in clusterpedia"
+    assert "does NOT verify" in search_section._api_check(chart)
 
 
 def test_the_documented_query_finds_model_pods_and_their_pools(prod_plan):

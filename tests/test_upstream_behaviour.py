@@ -20,6 +20,7 @@ from components.catalog.chart_crds import installed_kinds
 from components.catalog.charts import CHARTS
 from components.catalog.engines import PD_ENGINE_IMAGE, VLLM_VERSION
 from components.catalog.upstream import (
+    AGGREGATED_API_VERIFIED_BY_CA_BUNDLE,
     AI_GATEWAY_ENVOY_GATEWAY_PAIR,
     AI_GATEWAY_EXTPROC_PRECEDES_CUSTOM_RESPONSE,
     AI_GATEWAY_PICKER_FAIL_CLOSED,
@@ -28,9 +29,13 @@ from components.catalog.upstream import (
     ALLUXIO_S3_READS_WITH_WEB_IDENTITY,
     AUTOSCALER_ADDS_NODES_ONLY_FOR_PENDING_PODS,
     AUTOSCALER_KEEPS_NODES_WITH_LOCAL_STORAGE,
+    CLUSTERPEDIA_CHART_GRANTS_CLUSTER_ADMIN,
     CLUSTERPEDIA_CHART_STORE_IMAGES_GONE,
+    CLUSTERPEDIA_CRDS_NEED_THEIR_STATUS,
     CLUSTERPEDIA_CREDENTIALS_FROM_SECRETS,
+    CLUSTERPEDIA_HOST_CALLS,
     CLUSTERPEDIA_IMPORT_POLICY_NEEDS_KARMADA_SECRETS,
+    CLUSTERPEDIA_STORAGE_PASSWORD_FROM_FILE,
     CLUSTERPEDIA_SYNCHRO_DIALS_AND_READS,
     EKS_ACCESS_ENTRIES,
     ENVOY_API_KEY_AUTH_OVERWRITES_THE_CLIENT_ID,
@@ -274,7 +279,6 @@ def test_most_pins_are_checked_against_an_index(upstream):
     assert sorted(checked) == [
         "aws-efa-k8s-device-plugin",
         "cluster-autoscaler",
-        "clusterpedia",
         "fluid",
         "keda",
         "volcano",
@@ -1168,7 +1172,7 @@ def test_releases_install_as_helm_installs_them(prod_plan):
 
     assert HELM_INSTALLS_IN_ORDER.name in FACTS
     releases = prod_plan.helm_releases()
-    assert len(releases) == 53  # build/prod/helm: 52 and, on the federation host, Clusterpedia
+    assert len(releases) == 52  # build/prod/helm (Clusterpedia is rendered, not a release)
     # Every release installs its chart's CRDs (no skipCrds) and waits, but the members' agents (skipAwait: they
     # start only once the global stack has made their Karmada RBAC, HELM_RELEASE_WAITS): the rehearsal's Helm too.
     assert not [r.name for r in releases if r.inputs.get("skipCrds")]
@@ -1337,17 +1341,24 @@ def test_pedia_clusters_name_secrets_beside_clusterpedia_with_the_gate_on(prod_p
     assert CLUSTERPEDIA_CREDENTIALS_FROM_SECRETS.name in FACTS
     from tests.harness import cluster_objects
 
-    (release,) = [r for r in prod_plan.helm_releases() if r.inputs["name"] == "clusterpedia"]
-    assert release.inputs["values"]["clustersynchroManager"]["featureGates"] == {
-        "ClusterAuthenticationFromSecret": True
-    }
-    assert release.inputs["values"]["installCRDs"] is False  # the chart's CRDs lack authenticationFrom
+    (synchro,) = [
+        d
+        for (cluster, name), d in cluster_objects(prod_plan, "Deployment").items()
+        if name == "clusterpedia-clustersynchro-manager"
+    ]
+    (container,) = synchro["spec"]["template"]["spec"]["containers"]
+    assert "--feature-gates=ClusterAuthenticationFromSecret=true" in container["command"]
+    # CLUSTERPEDIA_NAMESPACE: the pod's own namespace, whose Secrets its lister reads.
+    assert {"name": "CLUSTERPEDIA_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}} in (
+        container["env"]
+    )
+    assert not [r for r in prod_plan.helm_releases() if "clusterpedia" in r.inputs["chart"]]  # nor the chart's CRDs
     secrets = cluster_objects(prod_plan, "Secret")
     for pedia in prod_plan.of_type("kubernetes:cluster.clusterpedia.io/v1alpha2:PediaCluster"):
         for source in pedia.inputs["spec"]["authenticationFrom"].values():
-            # rest.go: the synchro manager's lister is of its own namespace, the release's
+            # rest.go: the synchro manager's lister is of its own namespace
             secret = secrets[prod_plan.cluster_of(pedia), source["name"]]
-            assert secret["metadata"]["namespace"] == release.inputs["namespace"]
+            assert secret["metadata"]["namespace"] == synchro["metadata"]["namespace"]
     assert (
         "authenticationFrom"
         in (
@@ -1383,16 +1394,102 @@ def test_no_cluster_import_policy_and_no_controller_manager(prod_plan):
 
     assert "--report-secrets=None" in AGENT_FLAGS  # pull members' Clusters carry no secretRef
     assert not [r for r in prod_plan.resources if r.type.endswith((":ClusterImportPolicy", ":PediaClusterLifecycle"))]
-    (release,) = [r for r in prod_plan.helm_releases() if r.inputs["name"] == "clusterpedia"]
-    assert release.inputs["values"]["controllerManager"] == {"disabled": True}
+    assert not [
+        name
+        for (_, name) in cluster_objects(prod_plan, "Deployment")
+        if "controller-manager" in name and "clusterpedia" in name
+    ]
+    assert not [
+        name for (_, name) in cluster_objects(prod_plan, "ServiceAccount") if name == "clusterpedia-controller-manager"
+    ]
 
 
 def test_clusterpedia_store_images_are_the_official_postgres(prod_plan):
     assert CLUSTERPEDIA_CHART_STORE_IMAGES_GONE.name in FACTS
     rendered = json.dumps([r.inputs for r in prod_plan.resources])
     assert "bitnami" not in rendered
-    (release,) = [r for r in prod_plan.helm_releases() if r.inputs["name"] == "clusterpedia"]
-    assert release.inputs["values"]["postgresql"]["image"]["repository"] == "library/postgres"
+    (store,) = [
+        d for (_, name), d in cluster_objects(prod_plan, "Deployment").items() if name == "clusterpedia-postgres"
+    ]
+    assert store["spec"]["template"]["spec"]["containers"][0]["image"] == "docker.io/library/postgres:17.6-bookworm"
+
+
+def _clusterpedia_grants(plan) -> set[tuple[str, str | None, str, str, str]]:
+    """(account, namespace of the grant or None, group, resource, verb) the host's bindings give Clusterpedia's own
+    accounts, built-in roles included (their rules as Kubernetes v1.33.13 bootstraps them)."""
+    builtin = {
+        ("ClusterRole", "system:auth-delegator"): [
+            {"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]},
+            {"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"]},
+        ],
+        ("Role", "extension-apiserver-authentication-reader"): [
+            {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list", "watch"]},
+        ],
+    }
+    objects = [r.inputs for r in plan.kubernetes_objects() if plan.cluster_of(r) == "prod-use1"]
+    roles = {(o["kind"], o["metadata"]["name"]): o.get("rules", []) for o in objects if o["kind"].endswith("Role")}
+    grants = set()
+    for b in (o for o in objects if o["kind"].endswith("RoleBinding")):
+        ref = (b["roleRef"]["kind"], b["roleRef"]["name"])
+        for s in b["subjects"]:
+            if s.get("namespace") == "clusterpedia-system" and s["name"] != "clusterpedia-reader":
+                for rule in roles.get(ref) or builtin[ref]:
+                    grants |= {
+                        (s["name"], b["metadata"].get("namespace"), g, res, v)
+                        for g in rule["apiGroups"]
+                        for res in rule["resources"]
+                        for v in rule["verbs"]
+                    }
+    return grants
+
+
+def test_clusterpedia_holds_on_the_host_only_what_it_calls_there(prod_plan):
+    """Against the chart's ClusterRole of `*` for three accounts (CLUSTERPEDIA_CHART_GRANTS_CLUSTER_ADMIN), the grants
+    are what CLUSTERPEDIA_HOST_CALLS lists, each component its own, and no account is bound that is not created."""
+    assert CLUSTERPEDIA_CHART_GRANTS_CLUSTER_ADMIN.name in FACTS and CLUSTERPEDIA_HOST_CALLS.name in FACTS
+    api, synchro, ns = "clusterpedia-apiserver", "clusterpedia-clustersynchro-manager", "clusterpedia-system"
+    pedia = "cluster.clusterpedia.io"
+    assert _clusterpedia_grants(prod_plan) == {
+        (api, None, pedia, "pediaclusters", "list"),
+        (api, None, pedia, "pediaclusters", "watch"),
+        (api, None, "authentication.k8s.io", "tokenreviews", "create"),
+        (api, None, "authorization.k8s.io", "subjectaccessreviews", "create"),
+        *{(api, "kube-system", "", "configmaps", v) for v in ("get", "list", "watch")},
+        *{(synchro, None, pedia, "pediaclusters", v) for v in ("list", "watch", "update")},
+        (synchro, None, pedia, "pediaclusters/status", "update"),
+        *{(synchro, None, pedia, "clustersyncresources", v) for v in ("list", "watch")},
+        *{(synchro, ns, "", "secrets", v) for v in ("list", "watch")},
+        *{(synchro, ns, "coordination.k8s.io", "leases", v) for v in ("get", "create", "update")},
+        *{(synchro, ns, "", "events", v) for v in ("create", "update", "patch")},
+    }
+    accounts = {
+        n for (c, n), a in cluster_objects(prod_plan, "ServiceAccount").items() if a["metadata"]["namespace"] == ns
+    }
+    assert {g[0] for g in _clusterpedia_grants(prod_plan)} <= accounts
+    (apiservice,) = prod_plan.of_type("kubernetes:apiregistration.k8s.io/v1:APIService")
+    assert apiservice.inputs["spec"]["insecureSkipTLSVerify"] is False  # the chart's is true
+
+
+def test_the_aggregated_api_is_verified_for_the_name_the_api_server_dials(prod_plan):
+    assert AGGREGATED_API_VERIFIED_BY_CA_BUNDLE.name in FACTS
+    (apiservice,) = prod_plan.of_type("kubernetes:apiregistration.k8s.io/v1:APIService")
+    service = apiservice.inputs["spec"]["service"]
+    (request,) = [r for r in prod_plan.of_type("tls:index/certRequest:CertRequest") if "clusterpedia" in r.name]
+    # handler_proxy.go L225: ServerName = <service>.<namespace>.svc
+    assert request.inputs["dnsNames"] == [f"{service['name']}.{service['namespace']}.svc"]
+    assert apiservice.inputs["spec"]["caBundle"]
+
+
+def test_clusterpedias_crds_are_the_tags_and_its_password_a_file(prod_plan, upstream):
+    assert CLUSTERPEDIA_CRDS_NEED_THEIR_STATUS.name in FACTS
+    assert CLUSTERPEDIA_STORAGE_PASSWORD_FROM_FILE.name in FACTS
+    urls = {r.inputs["file"] for r in prod_plan.of_type("kubernetes:yaml/v2:ConfigFile") if "clusterpedia" in r.name}
+    assert all(u.startswith("https://raw.githubusercontent.com/clusterpedia-io/clusterpedia/v0.9.0/") for u in urls)
+    assert not [r for r in prod_plan.of_type("kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition")]
+    for (_, name), d in cluster_objects(prod_plan, "Deployment").items():
+        if d["metadata"]["namespace"] == "clusterpedia-system" and name != "clusterpedia-postgres":
+            (container,) = d["spec"]["template"]["spec"]["containers"]
+            assert "DB_PASSWORD" not in {e["name"] for e in container.get("env", [])}
 
 
 def test_the_search_index_reads_its_password_from_a_file(prod_plan):

@@ -313,40 +313,34 @@ EXTERNAL_DNS_IMAGE = (
     "@sha256:4f3ba4c2bd28030caad05bb7b47fbf47549a46d5e8443b74f0be463550b4fc2b"
 )
 
-# Clusterpedia: multi-cluster search on the federation host [clusterpedia-io/clusterpedia-helm@clusterpedia-2.6.0:
-# charts/clusterpedia; its repository's index (gh-pages 9fd940c0) serves 2.6.0]. appVersion and image tags v0.9.0
-# (values.yaml L129, L222, L335): the source read is clusterpedia-io/clusterpedia@v0.9.0. CRDs are not the chart's:
-# its `_crds/` (unchanged since 2022, ec2604f) lack PediaCluster `spec.authenticationFrom`, which v0.9.0 reads
-# (staging/src/github.com/clusterpedia-io/api/cluster/v1alpha2/types.go L89, pkg/utils/rest.go L14-30) and the
-# API server would prune; the v0.9.0 CRDs are the ones in its kustomize/crds (CLUSTERPEDIA_CRDS). The controller
-# manager runs only the ClusterImportPolicy and PediaClusterLifecycle controllers
-# (cmd/controller-manager/app/controllermanager.go L165-190), which the platform does not use: it is disabled.
+# Clusterpedia v0.9.0: multi-cluster search on the federation host. Its objects are rendered by the platform
+# (components/federation/search_index.py) from the clusterpedia-2.6.0 chart's templates, not installed with the chart:
+# the chart grants its components cluster-admin and registers its API without TLS verification, and no value turns
+# either off (CLUSTERPEDIA_CHART_GRANTS_CLUSTER_ADMIN). The chart's images are v0.9.0 [clusterpedia-io/clusterpedia-helm
+# @clusterpedia-2.6.0:charts/clusterpedia/values.yaml L127-129, L220-222 (vendored)]: the source read is
+# clusterpedia-io/clusterpedia@v0.9.0. CRDs are not the chart's: its `_crds/` (unchanged since 2022, ec2604f) lack
+# PediaCluster `spec.authenticationFrom`, which v0.9.0 reads (staging/src/github.com/clusterpedia-io/api/cluster/
+# v1alpha2/types.go L89, pkg/utils/rest.go L14-30) and the API server would prune; the v0.9.0 CRDs are the ones in
+# its kustomize/crds (CLUSTERPEDIA_CRDS). The controller manager runs only the ClusterImportPolicy and
+# PediaClusterLifecycle controllers (cmd/controller-manager/app/controllermanager.go L165-190), which the platform
+# does not use: it is not rendered.
 CLUSTERPEDIA_VERSION = "v0.9.0"
-CHARTS["clusterpedia"] = ChartRef(
-    name="clusterpedia",
-    repository="https://clusterpedia-io.github.io/clusterpedia-helm/",
-    version="2.6.0",
-    upstream_chart="clusterpedia-helm/clusterpedia-2.6.0/chart-clusterpedia.Chart.yaml",
-    upstream_values="clusterpedia-helm/clusterpedia-2.6.0/chart-clusterpedia.values.yaml",
-    # `{}` maps rendered verbatim (featureGates as --feature-gates=k=v, resources and nodeSelector by toYaml);
-    # `controllerManager.disabled` is read by templates/controller-manager-*.yaml L1 and commented out in values.
-    free_form=(
-        "clustersynchroManager.featureGates",
-        "apiserver.resources",
-        "clustersynchroManager.resources",
-        "apiserver.nodeSelector",
-        "clustersynchroManager.nodeSelector",
-        "controllerManager.disabled",
-    ),
-)
+CLUSTERPEDIA_IMAGES = {
+    component: f"ghcr.io/clusterpedia-io/clusterpedia/{component}:{CLUSTERPEDIA_VERSION}"
+    for component in ("apiserver", "clustersynchro-manager")
+}
+# The port Clusterpedia's API server listens on (its `--secure-port`; the chart's 443 needs root, which the platform
+# does not run it as); its Service maps 443, where the APIService calls, to it.
+CLUSTERPEDIA_APISERVER_PORT = 8443
 # The v0.9.0 CRD files, applied as they are at the tag: URL -> the kind each defines (vendored; chart_crds.FILE_CRDS).
+# By URL, so the deploy runner reaches raw.githubusercontent.com: the vendored copies cannot stand in for them, they
+# lack the `status` schema Clusterpedia writes (CLUSTERPEDIA_CRDS_NEED_THEIR_STATUS).
 CLUSTERPEDIA_CRDS: dict[str, tuple[str, str]] = {
     f"https://raw.githubusercontent.com/clusterpedia-io/clusterpedia/{CLUSTERPEDIA_VERSION}/kustomize/crds/"
     f"cluster.clusterpedia.io_{name}.yaml": ("cluster.clusterpedia.io", kind)
     for name, kind in (("pediaclusters", "PediaCluster"), ("clustersyncresources", "ClusterSyncResources"))
 }
 # Clusterpedia's index store. The chart's default `postgresql.image` (docker.io/bitnami/postgresql:11.15.0-debian-10-r14,
-# values.yaml L385-387), which its check-storage init container also runs, is gone from Docker Hub: Bitnami moved its
-# versioned tags to bitnamilegacy in 2025 and did not copy debian-10 ones (bitnami/containers#83267,
-# bitnami/charts#36229). The official image serves both the store and that init container (bash, pg_isready).
+# values.yaml L385-387) is gone from Docker Hub: Bitnami moved its versioned tags to bitnamilegacy in 2025 and did not
+# copy debian-10 ones (bitnami/containers#83267, bitnami/charts#36229). The platform runs the official image.
 CLUSTERPEDIA_POSTGRES_IMAGE = {"registry": "docker.io", "repository": "library/postgres", "tag": "17.6-bookworm"}

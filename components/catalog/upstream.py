@@ -890,11 +890,99 @@ CLUSTERPEDIA_CHART_STORE_IMAGES_GONE = _fact(
     "The clusterpedia-2.6.0 chart's bundled PostgreSQL and its synchro manager's check-storage init container "
     "default to docker.io/bitnami/postgresql:11.15.0-debian-10-r14; Bitnami removed versioned tags from "
     "docker.io/bitnami in 2025 and did not copy debian-10 ones to bitnamilegacy. The platform runs the database "
-    "itself on the official postgres image and gives the chart that image (`postgresql.image`) for the init "
-    "container (it needs bash and pg_isready).",
+    "itself on the official postgres image.",
     "clusterpedia-io/clusterpedia-helm@clusterpedia-2.6.0: charts/clusterpedia/values.yaml L373-387, templates/"
     "_helpers.tpl L317-327, templates/clustersynchro-manager-deployment.yaml (check-storage); "
     "bitnami/containers#83267, bitnami/charts#36229",
+)
+
+CLUSTERPEDIA_CHART_GRANTS_CLUSTER_ADMIN = _fact(
+    "clusterpedia-chart-grants-cluster-admin-and-skips-tls",
+    "Whatever its values, the clusterpedia-2.6.0 chart renders a ClusterRole of every verb on every resource of "
+    "every group and `get` on every non-resource URL, bound to the API server's, the synchro manager's and the "
+    "controller manager's service accounts (the last even with the controller manager disabled, when the chart "
+    "creates no such account), and the APIService v1beta1.clusterpedia.io with insecureSkipTLSVerify: true. Its "
+    "API server Deployment mounts only the chart's ConfigMaps, so no serving certificate can be given, and "
+    "Clusterpedia's API server then serves a self-signed one for localhost. Installed, Clusterpedia's pods are "
+    "cluster-admin on the federation host, so is whoever creates the controller manager's account in its "
+    "namespace, and the host's API server sends every caller's identity to whatever answers that Service. So the "
+    "platform renders the chart's objects itself (components/federation/search_index.py): the same Deployments, "
+    "Services and APIService, with the RBAC of CLUSTERPEDIA_HOST_CALLS and a serving certificate the APIService's "
+    "caBundle verifies.",
+    "clusterpedia-io/clusterpedia-helm@clusterpedia-2.6.0: charts/clusterpedia/templates/clusterrole.yaml L6-11, "
+    "clusterrolebinding.yaml L10-19, controller-manager-serviceaccount.yaml L1, apiserver-apiservice.yaml L7, "
+    "apiserver-deployment.yaml L118-131, L153-156, L172-183; clusterpedia-io/clusterpedia@v0.9.0: "
+    "cmd/apiserver/app/options/options.go L118-120; k8s.io/apiserver@v0.31.2: pkg/server/options/serving.go "
+    "L175-182, L340-347",
+)
+
+CLUSTERPEDIA_HOST_CALLS = _fact(
+    "clusterpedia-host-calls",
+    "On the host's API server, with their own service accounts, Clusterpedia v0.9.0's components call only this. "
+    "The API server: discovery (/api, /apis, open to every authenticated caller); list and watch of PediaClusters "
+    "(one informer; ClusterSyncResources are not read); as a delegating API server, TokenReview and "
+    "SubjectAccessReview creates and get/list/watch of the kube-system ConfigMap extension-apiserver-authentication "
+    "(a failure to read it stops it: no tolerate flag is set) - the built-in system:auth-delegator ClusterRole and "
+    "extension-apiserver-authentication-reader Role; no Secrets (its lister needs the ClusterAuthenticationFromSecret "
+    "gate of the API server, off by default, and serves only proxying, which needs AllowProxyRequestToClusters, off), "
+    "no flow-control or admission informers (priority and fairness off, no admission options), no leases. "
+    "/healthz, /readyz and /livez skip authorization. The synchro manager: list and watch of PediaClusters and "
+    "ClusterSyncResources; update of PediaClusters (its finalizer) and of their status; list and watch of the "
+    "Secrets of its own namespace (one namespaced informer, with ClusterAuthenticationFromSecret on, that must sync "
+    "within 60 s or it exits); get, create and update of its Lease `clusterpedia-clustersynchro-manager` in the "
+    "leader-election namespace; create, update and patch of Events (about that Lease). Members are dialled with each "
+    "PediaCluster's own credentials (CLUSTERPEDIA_SYNCHRO_DIALS_AND_READS).",
+    "clusterpedia-io/clusterpedia@v0.9.0: cmd/apiserver/app/options/options.go L64-74, L153-178; pkg/apiserver/"
+    "apiserver.go L108-121, L152-165; pkg/kubeapiserver/apiserver.go L147-153, L201, L207; pkg/kubeapiserver/"
+    "features/features.go L37-38; pkg/kubeapiserver/options.go L70-74; cmd/clustersynchro-manager/app/options/"
+    "options.go L60-74, L162-165; cmd/clustersynchro-manager/app/synchro.go L107-157; pkg/synchromanager/"
+    "clustersynchro_manager.go L73-75, L94-114, L164-178, L368, L379, L669. k8s.io/apiserver@v0.31.2: pkg/server/"
+    "options/authentication.go L316-324, L338-373, L401-406; pkg/server/dynamiccertificates/"
+    "configmap_cafile_content.go L83-84; pkg/authentication/request/headerrequest/requestheader_controller.go "
+    "L114-115, L190; pkg/server/options/authorization.go L78-93, L196; pkg/server/options/feature.go L73-86; "
+    "pkg/server/options/coreapi.go L83; pkg/server/config.go L886-893. k8s.io/client-go@v0.31.2: tools/"
+    "leaderelection/resourcelock/leaselock.go L41-94; kubernetes/typed/core/v1/event_expansion.go L159-169. "
+    "k8s.io/component-base@v0.31.2: config/v1alpha1/defaults.go L51-53. k8s.io/kubernetes@v1.33.13: plugin/pkg/auth/"
+    "authorizer/rbac/bootstrappolicy/policy.go L434-439, namespace_policy.go L77-81",
+)
+
+AGGREGATED_API_VERIFIED_BY_CA_BUNDLE = _fact(
+    "aggregated-api-verified-by-its-ca-bundle",
+    "The host's API server proxies a request for an aggregated API to the APIService's Service with the caller's "
+    "user, groups and extra in headers, over TLS with its front-proxy client certificate, verifying the server "
+    "against the APIService's caBundle for the name `<service>.<namespace>.svc`, unless insecureSkipTLSVerify. "
+    "Clusterpedia's API server serves the --tls-cert-file/--tls-private-key-file pair and reloads it when the "
+    "files change (a Secret update reaches the pod without a restart).",
+    "k8s.io/kube-aggregator@v0.33.13: pkg/apiserver/handler_proxy.go L167, L222-229; k8s.io/apiserver@v0.31.2: "
+    "pkg/server/options/serving.go L175-182, L304; clusterpedia-io/clusterpedia@v0.9.0: cmd/apiserver/app/options/"
+    "options.go L161, L193",
+)
+
+CLUSTERPEDIA_CRDS_NEED_THEIR_STATUS = _fact(
+    "clusterpedia-crds-need-their-status-schema",
+    "Clusterpedia v0.9.0's synchro manager writes each PediaCluster's status (conditions, synced resources, API "
+    "server, version) through the status subresource, and its API server serves only the resources that status "
+    "lists; the v0.9.0 PediaCluster CRD declares that schema and subresource. The project's vendored copy "
+    "(conformance/upstream/clusterpedia/v0.9.0) has no `status` schema (tools/vendor_upstream.py _reduce_version "
+    "drops it, with every description): applied, the API server would prune every status write and searches "
+    "would find nothing. So the CRDs are applied from the tag's files, by URL, and the deploy runner needs "
+    "raw.githubusercontent.com.",
+    "clusterpedia-io/clusterpedia@v0.9.0: kustomize/crds/cluster.clusterpedia.io_pediaclusters.yaml L173-300, "
+    "L304-305; pkg/synchromanager/clustersynchro_manager.go L669; pkg/kubeapiserver/clusterresource_controller.go "
+    "L63-80; tools/vendor_upstream.py _reduce_version",
+)
+
+CLUSTERPEDIA_STORAGE_PASSWORD_FROM_FILE = _fact(
+    "clusterpedia-storage-password-from-its-config-file",
+    "Clusterpedia v0.9.0 loads its --storage-config file with configor, which decodes the YAML into the storage "
+    "config (yaml.v3: a field without a yaml tag is read under its name lowercased, `password`; a number into a "
+    "string field as its text) and then overrides a field from its environment variable only when that variable is "
+    "set and non-empty (DB_PASSWORD for the password); for PostgreSQL it connects with host, port, user, password "
+    "and dbname from that config. So the password can sit in the config file, mounted from a Secret, with no "
+    "DB_PASSWORD in the environment.",
+    "clusterpedia-io/clusterpedia@v0.9.0: pkg/storage/internalstorage/config.go L27-44, L245-272; pkg/storage/"
+    "internalstorage/register.go L37-38; vendor/github.com/jinzhu/configor/utils.go L116-135, L264-300, L399-416; "
+    "vendor/gopkg.in/yaml.v3/yaml.go L626, decode.go (scalar into reflect.String: n.Value)",
 )
 
 POSTGRES_IMAGE_READS_PASSWORD_FILE = _fact(

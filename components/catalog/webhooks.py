@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from components.catalog.charts import CLUSTERPEDIA_APISERVER_PORT
+
 # The ports GKE's own firewall rule admits from a private cluster's control plane to its nodes.
 GKE_CONTROL_PLANE_DEFAULT_PORTS = frozenset({443, 10250})
 
@@ -143,7 +145,19 @@ API_SERVER_BACKENDS: dict[tuple[str, str], tuple[ApiServerBackend, ...]] = {
 }
 
 
+# Backends of the webhooks and aggregated APIs the platform renders itself, not from a chart.
+RENDERED_BACKENDS: tuple[ApiServerBackend, ...] = (
+    ApiServerBackend(
+        "Clusterpedia API server: APIService v1beta1.clusterpedia.io (components/federation/search_index.py)",
+        CLUSTERPEDIA_APISERVER_PORT,
+        "components/federation/search_index.py (--secure-port; Service 443 -> it)",
+    ),
+)
+
+
 def control_plane_webhook_ports() -> tuple[int, ...]:
-    """The backend ports at the charts' defaults that GKE's own rule does not open, for the nodes' firewall."""
+    """The backend ports at the charts' defaults and of the rendered backends that GKE's own rule does not open, for
+    the nodes' firewall."""
     ports = {b.port for backends in API_SERVER_BACKENDS.values() for b in backends}
+    ports |= {b.port for b in RENDERED_BACKENDS}
     return tuple(sorted(ports - GKE_CONTROL_PLANE_DEFAULT_PORTS))

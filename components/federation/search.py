@@ -1,9 +1,9 @@
 """Multi-cluster search: Clusterpedia on the federation host, indexing every search member read-only.
 
-- `SearchIndex` (the host's stack): Clusterpedia's namespace, its database (`search_store.py`), its CRDs (the
-  v0.9.0 ones, CLUSTERPEDIA_CRDS) and the chart with the API server and the synchro manager. The API server is an
-  aggregated API of the host's Kubernetes API (`/apis/clusterpedia.io/v1beta1/resources/...`); the synchro
-  manager lists and watches each member's API server and writes what it sees to the database.
+- `SearchIndex` (the host's stack, `search_index.py`): Clusterpedia's namespace, its database (`search_store.py`),
+  its CRDs (the v0.9.0 ones, CLUSTERPEDIA_CRDS), its API server and synchro manager. The API server is an aggregated
+  API of the host's Kubernetes API (`/apis/clusterpedia.io/v1beta1/resources/...`); the synchro manager lists and
+  watches each member's API server and writes what it sees to the database.
 - `SearchReader` (each member's own stack): the identity Clusterpedia uses there, a service account whose
   ClusterRole lists and watches only what is indexed and what Clusterpedia's discovery watches; no Secrets, no
   ConfigMaps, no writes. Its token Secret is made by the member's token controller.
@@ -23,14 +23,10 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.catalog.charts import CHARTS, CLUSTERPEDIA_CRDS, CLUSTERPEDIA_POSTGRES_IMAGE
-from components.federation.search_store import DATABASE, PORT, USER, SearchStore, SearchStoreArgs
 from components.k8s.cluster import ClusterHandle
-from components.k8s.helm import custom_resource, helm_release, namespace
-from components.k8s.topology import pool_selector
+from components.k8s.helm import custom_resource, namespace
 from platform_catalog.names import SEARCH_NAMESPACE, SEARCH_READER
 
-RELEASE = "clusterpedia"
 READER_TOKEN = f"{SEARCH_READER}-token"
 PEDIA_CLUSTER_API = "cluster.clusterpedia.io/v1alpha2"
 # What Clusterpedia indexes on each member: model pods and their nodes (pool labels), the namespaces, the
@@ -59,86 +55,6 @@ def reader_rules() -> list[dict[str, Any]]:
         {"apiGroups": [group], "resources": list(resources), "verbs": list(READ_VERBS)}
         for group, resources in (*SYNCED, *DISCOVERY)
     ]
-
-
-def chart_values(store_host: pulumi.Input[str], label_domain: str) -> dict[str, Any]:
-    """The chart's values: an external PostgreSQL, no CRDs (CLUSTERPEDIA_CRDS are applied beside it), PediaCluster
-    credentials from Secrets, no controller manager, on the system pool."""
-    system = pool_selector(label_domain, "system")
-    return {
-        "installCRDs": False,
-        "storageInstallMode": "external",
-        "externalStorage": {
-            "type": "postgres",
-            "host": store_host,
-            "port": PORT,
-            "user": USER,
-            "database": DATABASE,
-            "createDatabase": False,
-        },
-        # Disabled; its image is the one the synchro manager's check-storage init container runs.
-        "postgresql": {"enabled": False, "image": dict(CLUSTERPEDIA_POSTGRES_IMAGE)},
-        "mysql": {"enabled": False},
-        "apiserver": {
-            "nodeSelector": system,
-            "resources": {"requests": {"cpu": "100m", "memory": "256Mi"}, "limits": {"memory": "1Gi"}},
-        },
-        "clustersynchroManager": {
-            "nodeSelector": system,
-            "featureGates": {"ClusterAuthenticationFromSecret": True},
-            "resources": {"requests": {"cpu": "200m", "memory": "512Mi"}, "limits": {"memory": "2Gi"}},
-        },
-        "controllerManager": {"disabled": True},
-    }
-
-
-@dataclass(frozen=True, kw_only=True)
-class SearchIndexArgs:
-    host: ClusterHandle
-    label_domain: str
-    storage_gib: int
-    production: bool
-
-
-class SearchIndex(pulumi.ComponentResource):
-    """Clusterpedia and its database on the federation host."""
-
-    namespace: k8s.core.v1.Namespace
-    crds: list[pulumi.Resource]  # what a PediaCluster waits for (its CRD)
-    release: k8s.helm.v3.Release
-
-    def __init__(self, name: str, args: SearchIndexArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("inference-platform:federation:SearchIndex", name, None, opts)
-        host = args.host
-        # The chart's pods run as their images' users with no securityContext (clusterpedia-2.6.0 templates):
-        # baseline admits them.
-        self.namespace = namespace(SEARCH_NAMESPACE, host, self, "baseline")
-        store = SearchStore(
-            f"{host.name}-search-store",
-            SearchStoreArgs(
-                cluster=host, namespace=self.namespace, storage_gib=args.storage_gib, production=args.production
-            ),
-            opts=pulumi.ResourceOptions(parent=self),
-        )
-        self.crds = [
-            k8s.yaml.v2.ConfigFile(
-                f"{host.name}-clusterpedia-crds-{url.rsplit('_', 1)[1].removesuffix('.yaml')}",
-                file=url,
-                opts=pulumi.ResourceOptions(parent=self, provider=host.provider, depends_on=host.ready),
-            )
-            for url in CLUSTERPEDIA_CRDS
-        ]
-        self.release = helm_release(
-            RELEASE,
-            CHARTS["clusterpedia"],
-            host,
-            self.namespace,
-            chart_values(store.host, args.label_domain),
-            parent=self,
-            depends_on=[*self.crds, *store.ready],
-            secret_values={"externalStorage": {"password": store.password}},
-        )
-        self.register_outputs({"release": self.release.name})
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,10 +1,11 @@
 """The multi-cluster index's PostgreSQL, on the federation host beside Clusterpedia.
 
-Clusterpedia keeps every synced object of every member in one database (`storageInstallMode: external`): the
-chart's bundled Bitnami PostgreSQL is not used (its image tags are gone from Docker Hub, CLUSTERPEDIA_POSTGRES_IMAGE).
+Clusterpedia keeps every synced object of every member in one database: the chart's bundled Bitnami PostgreSQL is
+not used (its image tags are gone from Docker Hub, CLUSTERPEDIA_POSTGRES_IMAGE).
 The index can be rebuilt from the members (Clusterpedia re-lists them), but a lost volume makes searches empty
 until it has; in production the volume is protected and kept when the stack is destroyed. Only Clusterpedia's API
-server and synchro manager reach the database (NetworkPolicy), with a generated password held in a Secret.
+server and synchro manager reach the database (NetworkPolicy), with a generated password held in Secrets: the
+server's, and Clusterpedia's storage configuration (`storage_config`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
+import yaml
 
 from components.catalog.charts import CLUSTERPEDIA_POSTGRES_IMAGE
 from components.k8s.cluster import ClusterHandle
@@ -29,15 +31,32 @@ PASSWORD_KEY = "password"
 # The password as a file, not in the environment: the image's entrypoint reads POSTGRES_PASSWORD_FILE
 # (fact POSTGRES_IMAGE_READS_PASSWORD_FILE).
 PASSWORD_DIR = "/run/secrets/clusterpedia-postgres"
-# Clusterpedia's pods that open the database, as clusterpedia-2.6.0 labels them (templates/*-deployment.yaml:
-# `app: <fullname>-apiserver`, `app: <fullname>-clustersynchro-manager`; the release is `clusterpedia`).
-CLIENT_APPS = ("clusterpedia-apiserver", "clusterpedia-clustersynchro-manager")
+# The chart's connection pool (values.yaml L75-79, templates/internalstorage-configmap.yaml).
+CONNECTION_POOL = {"maxIdleConns": 5, "maxOpenConns": 40, "connMaxLifetime": "60m"}
 STORE_CHECKOV_SKIPS = checkov_skips(
     {
         **PINNED_IMAGE_SKIPS,
         "CKV_K8S_40": "the postgres image's own user (999) owns its data directory; non-root, no privilege escalation",
     }
 )
+
+
+def storage_config(host: str, password: str) -> str:
+    """Clusterpedia's --storage-config file for this database: what the chart's ConfigMap holds
+    (templates/internalstorage-configmap.yaml) and the password, which Clusterpedia reads from the file
+    (CLUSTERPEDIA_STORAGE_PASSWORD_FROM_FILE) instead of the chart's DB_PASSWORD variable: a Secret's content."""
+    return yaml.safe_dump(
+        {
+            "type": "postgres",
+            "host": host,
+            "port": PORT,
+            "user": USER,
+            "password": password,
+            "database": DATABASE,
+            "connPool": CONNECTION_POOL,
+        },
+        sort_keys=False,
+    )
 
 
 def store_image() -> str:
@@ -51,6 +70,7 @@ class SearchStoreArgs:
     namespace: k8s.core.v1.Namespace  # Clusterpedia's
     storage_gib: int
     production: bool
+    client_apps: tuple[str, ...]  # the `app` labels of the pods that open the database (Clusterpedia's two)
 
 
 class SearchStore(pulumi.ComponentResource):
@@ -81,7 +101,7 @@ class SearchStore(pulumi.ComponentResource):
                 {"name": "tmp", "emptyDir": {}},
                 {"name": "password", "secret": {"secretName": SEARCH_STORE, "defaultMode": 0o440}},
             ),
-            clients=tuple({"podSelector": {"matchLabels": {"app": app}}} for app in CLIENT_APPS),
+            clients=tuple({"podSelector": {"matchLabels": {"app": app}}} for app in args.client_apps),
             volume_options=pulumi.ResourceOptions(protect=args.production, retain_on_delete=args.production),
         )
         password, server = single_pod_store(store, args.cluster, self, [args.namespace])

@@ -8,6 +8,7 @@ from policies.framework import Context, Violation, rule
 from policies.model import Resource, Stack, as_list, get, number, peek
 from policies.upstream import (
     BUILTIN_CLUSTER_ROLES,
+    BUILTIN_ROLES,
     KARMADA_AGENT_GRANTS,
     KARMADA_AGENT_GROUP,
     KARMADA_AGENT_USER_PREFIX,
@@ -222,6 +223,8 @@ def bound_rules(binding: Resource, ctx: Context) -> tuple[str, list[dict] | None
         return f"the built-in ClusterRole {name}", []  # every authenticated user holds it already
     if ref.get("kind") == "ClusterRole" and name in BUILTIN_CLUSTER_ROLES:
         return f"the built-in ClusterRole {name}", BUILTIN_CLUSTER_ROLES[name]
+    if ref.get("kind") == "Role" and (str(binding.namespace), name) in BUILTIN_ROLES:
+        return f"the built-in Role {binding.namespace}/{name}", BUILTIN_ROLES[str(binding.namespace), name]
     return f"{ref.get('kind')} {name}", None
 
 

@@ -504,35 +504,53 @@ def rbac_no_cluster_secret_read(r: Resource, ctx: Context) -> Iterator[Violation
 _INTO_PODS = ("pods/exec", "pods/attach")
 
 
-def _reaches_secrets(rule_: dict) -> bool:
+def _into_pods(rule_: dict) -> bool:
     groups, resources, verbs = (_lower(rule_.get(k)) for k in ("apiGroups", "resources", "verbs"))
     core = not groups or "" in groups or "*" in groups
-    into_pods = bool(set(_INTO_PODS) & set(resources)) and bool({"create", "*"} & set(verbs))
-    return bool(_reads_secrets(rule_)) or (core and into_pods)
+    return core and bool(set(_INTO_PODS) & set(resources)) and bool({"create", "*"} & set(verbs))
+
+
+def _reaches_secrets(rule_: dict) -> bool:
+    return bool(_reads_secrets(rule_)) or _into_pods(rule_)
+
+
+def _own_secret_readers(binding: Resource, ctx: Context) -> bool:
+    """A RoleBinding whose subjects are only service accounts of its own namespace the spec names as reading its
+    Secrets by design (namespaceSecretReaders)."""
+    subjects = [s for s in as_list(peek(binding.props, "subjects")) if isinstance(s, dict)]
+    readers = set(ctx.namespace_secret_readers)
+    return bool(subjects) and all(
+        s.get("kind") == "ServiceAccount"
+        and s.get("namespace", binding.namespace) == binding.namespace
+        and f"{binding.namespace}/{s.get('name')}" in readers
+        for s in subjects
+    )
 
 
 @rule(
     name="rbac-no-namespace-secret-read",
     description="No RoleBinding grants get/list/watch on every Secret of its namespace (a Role or ClusterRole rule "
     "on secrets without resourceNames, or admin/edit/cluster-admin), nor exec or attach into its pods (which read the "
-    "Secrets they mount).",
+    "Secrets they mount); the readers of their own namespace's Secrets the spec names (namespaceSecretReaders) may "
+    "read them, never exec or attach.",
     severity="high",
     remediation="list the Secrets the workload reads in the rule's resourceNames, and drop pods/exec and pods/attach",
     applies_to=("RoleBinding",),
     subject=_is_rbac(("RoleBinding",)),
     scope="stack",
-    config=("clusterAdminServiceAccounts",),
+    config=("clusterAdminServiceAccounts", "namespaceSecretReaders"),
 )
 def rbac_no_namespace_secret_read(r: Resource, ctx: Context) -> Iterator[Violation]:
     if _only_managers(r, ctx):
         return
+    readers = _own_secret_readers(r, ctx)
     ref = str(get(r.props, "roleRef", "name") or "")
     role = _role_of(r, ctx.require_stack())
     if role is None and ref.lower() in ADMIN_ROLES:
         yield Violation(f"{r.label} binds {ref}, which reads every Secret of namespace {r.namespace}")
     elif role is not None:
         for i, x in enumerate(_rules(role)):
-            if _reaches_secrets(x):
+            if _into_pods(x) if readers else _reaches_secrets(x):
                 yield Violation(
                     f"{r.label} binds {role.label}, whose rules[{i}] ({x.get('verbs')} on {x.get('resources')}) reads "
                     f"every Secret of namespace {r.namespace}"

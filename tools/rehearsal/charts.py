@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from components.catalog.charts import CLUSTERPEDIA_CRDS, CLUSTERPEDIA_VERSION
 from tools.plan.runner import PROJECT_DIR
 from tools.rehearsal import cache
 
@@ -127,14 +128,6 @@ CHART_SOURCES: dict[tuple[str, str], ChartSource] = {
         "resources (whole GPUs, MIG slices, time-slice shares) and the feature-discovery labels "
         "(tools/rehearsal/nodes.py)",
     ),
-    # clusterpedia-io/clusterpedia-helm is not a Go module; the CRDs the platform installs are v0.9.0's (CHARTS).
-    ("clusterpedia", "2.6.0"): ChartSource(
-        None,
-        unavailable="the clusterpedia chart lives in clusterpedia-io/clusterpedia-helm, which is not a Go module",
-        vendored_crds=("clusterpedia/v0.9.0/cluster.clusterpedia.io_pediaclusters.yaml",),
-        stands_in="no Clusterpedia API server or cluster synchro manager runs: PediaClusters are checked against "
-        "their schema, nothing is indexed",
-    ),
     # kedacore/charts is not a Go module; the chart's CRDs are keda's own at the chart's appVersion.
     ("keda", "2.20.2"): ChartSource(
         None,
@@ -180,6 +173,16 @@ CONFIG_FILES: dict[str, ModuleFiles] = {
         ModuleFiles("sigs.k8s.io/gateway-api-inference-extension", "v1.5.0", "config/crd/bases")
     ),
 }
+
+# kubernetes:yaml/v2:ConfigFile URLs of a repository no module version serves at the pin -> the vendored, reduced
+# copies that stand in for them (schemas without status: nothing in the rehearsal writes one).
+VENDORED_CONFIG_FILES: dict[str, str] = {
+    url: f"clusterpedia/{CLUSTERPEDIA_VERSION}/{url.rsplit('/', 1)[1]}" for url in CLUSTERPEDIA_CRDS
+}
+VENDORED_CONFIG_FILES_STAND_IN = (
+    "the proxy refuses github.com/clusterpedia-io/clusterpedia@v0.9.0; no Clusterpedia API server or synchro manager "
+    "runs (their pods are kwok's): PediaClusters are checked against the schema, nothing is indexed"
+)
 
 # CRDs a cloud installs in its clusters: GKE serves networking.gke.io's multi-networking kinds on clusters with
 # enableMultiNetworking (its API is GoogleCloudPlatform/gke-networking-api; the version our vendored schemas
