@@ -727,3 +727,53 @@ def test_a_large_manifest_is_parsed_once_and_kept_as_json(tmp_path: Path, monkey
     dated = "kind: Event\nmetadata:\n  name: b\nday: 2026-12-02\n"  # a YAML date: not JSON, parsed, not kept
     assert charts.load_all(dated)[0]["day"].isoformat() == "2026-12-02"
     assert len(list((tmp_path / "rehearsal" / "parsed").iterdir())) == 1
+
+
+def test_the_ca_is_injected_once_per_version_of_an_object():
+    """cainjector's work, done as it would be; a CRD (megabytes) is read again only when it changed."""
+    from tools.rehearsal.certmanager import CertManagerStandIn
+
+    class Store(ObjectStore):
+        def __init__(self, objects):
+            super().__init__(objects)
+            self.reads: list[str] = []
+
+        def get(self, api_version, kind, name, namespace=None):
+            self.reads.append(f"{kind} {name}")
+            return super().get(api_version, kind, name, namespace)
+
+        def list_metadata(self, api_version, kind):
+            return [{"metadata": o["metadata"]} for o in self.list(api_version, kind)]
+
+        def apply(self, patch, *, field_manager, force=False):
+            live = super().get(patch["apiVersion"], patch["kind"], patch["metadata"]["name"])
+            live["spec"]["conversion"] = patch["spec"]["conversion"]
+            live["metadata"]["resourceVersion"] = str(int(live["metadata"]["resourceVersion"]) + 1)
+            return live
+
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {
+            "name": "llminferenceservices.serving.kserve.io",
+            "resourceVersion": "7",
+            "annotations": {"cert-manager.io/inject-ca-from": "kserve/serving-cert"},
+        },
+        "spec": {"conversion": {"strategy": "Webhook", "webhook": {"clientConfig": {"service": {"name": "w"}}}}},
+    }
+    certificate = {
+        "apiVersion": "cert-manager.io/v1",
+        "kind": "Certificate",
+        "metadata": {"name": "serving-cert", "namespace": "kserve"},
+        "spec": {"secretName": "serving-cert"},
+    }
+    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "serving-cert", "namespace": "kserve"}}
+    secret["data"] = {"ca.crt": "Q0E="}
+    store = Store([crd, certificate, secret])
+    stand_in = CertManagerStandIn(store, "c", "cert-manager")  # type: ignore[arg-type]
+    stand_in.reconcile()
+    assert crd["spec"]["conversion"]["webhook"]["clientConfig"]["caBundle"] == "Q0E="
+    assert crd["metadata"]["resourceVersion"] == "8"
+    store.reads.clear()
+    stand_in.reconcile()
+    assert f"CustomResourceDefinition {crd['metadata']['name']}" not in store.reads
