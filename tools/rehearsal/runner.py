@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import shutil
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -54,6 +55,7 @@ DEFAULT_SERVICE_CIDR = "10.100.0.0/16"
 # install.go L185); the rehearsal gives its API servers, on a loaded machine, twice that to build the OpenAPI of
 # KServe's megabyte CRDs.
 CRD_ESTABLISHED_SECONDS = 120.0
+DNS_TTL_SECONDS = 2.0  # how stale a pod's view of Service and pod names may be (a kubelet refreshes it as often)
 
 
 @dataclass
@@ -103,6 +105,9 @@ class Rehearsal:
         self.slices: dict[str, StackSlice] = {s.name: s for s in environment_stacks(self.env, env_name)}
         self._metrics_tokens: dict[str, str] = {}
         self.reads: dict[str, str] = {}  # a read's mock value -> the live cluster's (_resolve_reads)
+        self._dns_lock = threading.Lock()
+        self._dns_names: dict[str, str] = {}
+        self._dns_until = 0.0
 
     # -- the run ----------------------------------------------------------------------------------------------
     def run(self) -> int:
@@ -348,7 +353,7 @@ class Rehearsal:
             return None
         server = cluster["server"]
         url = urllib.parse.urlsplit(server)
-        address = self.dns().get(url.hostname or "")
+        address = self.dns(fresh=True).get(url.hostname or "")
         if address is None:
             self.unreachable[name] = time.monotonic() + 10
             return None
@@ -444,7 +449,16 @@ class Rehearsal:
         index = int(address.split(".")[2]) // NODES_PER_CLUSTER
         return next((t.name for t in self.targets.values() if t.region is not None and t.index == index), None)
 
-    def dns(self) -> dict[str, str]:
+    def dns(self, fresh: bool = False) -> dict[str, str]:
+        """`_names()`, asked of the clusters at most every DNS_TTL_SECONDS (each cluster's kubelet refreshes its pods'
+        /etc/hosts from it), unless `fresh`."""
+        with self._dns_lock:
+            if fresh or time.monotonic() >= self._dns_until:
+                self._dns_names = self._names()
+                self._dns_until = time.monotonic() + DNS_TTL_SECONDS
+            return self._dns_names
+
+    def _names(self) -> dict[str, str]:
         """Name -> address, as cluster DNS and public DNS would answer a pod: every Service of every cluster at
         its ClusterIP (a headless one at a ready endpoint), each pod with a hostname and subdomain, every load
         balancer hostname at a ready endpoint of its Service. Clusters' names overlap only where one program
