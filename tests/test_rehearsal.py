@@ -777,3 +777,27 @@ def test_the_ca_is_injected_once_per_version_of_an_object():
     store.reads.clear()
     stand_in.reconcile()
     assert f"CustomResourceDefinition {crd['metadata']['name']}" not in store.reads
+
+
+def test_a_container_runs_once_its_process_is_its_program(tmp_path: Path, monkeypatch):
+    """Before it has changed root into the pod and exec'd the program, the process is the rehearsal's setup
+    (ip netns, unshare, mounts, chroot, env): not a running container, so not ready (a probe-less webhook server
+    was reported ready before it listened)."""
+    import os
+    import subprocess
+    from types import SimpleNamespace
+
+    from tools.rehearsal.processes import Process
+
+    setup = subprocess.Popen(["sleep", "5"])
+    try:
+        assert Process("p", ["sleep"], tmp_path / "log", setup).entered() is False  # still in the host's root
+    finally:
+        setup.kill()
+        setup.wait()
+    links = {"root": "/work/build/dev/rehearsal/dev-use1/pods/p/root", "exe": "/rehearsal/bin/volcano-webhook-manager"}
+    monkeypatch.setattr(os, "readlink", lambda path: links[path.rsplit("/", 1)[-1]])
+    process = Process("p", ["ip"], tmp_path / "log", SimpleNamespace(pid=1))  # type: ignore[arg-type]
+    assert process.entered() is True
+    links["exe"] = "/usr/bin/env"  # chroot'd, not yet exec'd
+    assert process.entered() is False

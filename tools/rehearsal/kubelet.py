@@ -379,7 +379,7 @@ class Kubelet:
         mains = [c for c in sandbox.containers if not c.init and c.mode]
         for c in mains:
             self._run(sandbox, pod, c, restart_on_success=restart == "Always", restart_on_failure=restart != "Never")
-            c.ready = c.process is not None and c.process.running() and self._probe(sandbox, c)
+            c.ready = c.process is not None and c.process.running() and c.process.entered() and self._probe(sandbox, c)
         if restart != "Always" and all(c.exit_code is not None for c in mains):
             sandbox.done = True
             phase = "Succeeded" if all(c.exit_code == 0 for c in mains) else "Failed"
