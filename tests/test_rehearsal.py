@@ -801,3 +801,31 @@ def test_a_container_runs_once_its_process_is_its_program(tmp_path: Path, monkey
     assert process.entered() is True
     links["exe"] = "/usr/bin/env"  # chroot'd, not yet exec'd
     assert process.entered() is False
+
+
+def test_a_stand_in_that_exits_once_is_waited_for_one_that_crash_loops_is_not(monkeypatch):
+    from tools.rehearsal import releases
+
+    monkeypatch.setattr(releases, "stand_in", lambda c: "volcano-webhook-manager v1.14.1 stands in")
+    deployment = {
+        "metadata": {"name": "volcano-admission", "namespace": "volcano-system"},
+        "spec": {"selector": {"matchLabels": {"app": "volcano-admission"}}, "template": {"spec": {}}},
+    }
+    deployment["spec"]["template"]["spec"]["containers"] = [{"name": "admission", "image": "vc-webhook-manager"}]
+
+    def pod(restarts):
+        status = {"name": "admission", "restartCount": restarts, "state": {"waiting": {"message": "conflict"}}}
+        return {
+            "metadata": {"name": "a", "labels": {"app": "volcano-admission"}},
+            "status": {"containerStatuses": [status]},
+        }
+
+    class Pods:
+        def __init__(self, restarts):
+            self.restarts = restarts
+
+        def list(self, api_version, kind, namespace=None, *, selector=None):
+            return [pod(self.restarts)]
+
+    assert releases._stand_in_crashed(Pods(1), deployment) is None  # type: ignore[arg-type]
+    assert "conflict" in releases._stand_in_crashed(Pods(3), deployment)  # type: ignore[arg-type,operator]

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 WAITED_KINDS = {"Deployment", "StatefulSet", "DaemonSet", "PersistentVolumeClaim", "Service"}
 WEBHOOK_KINDS = {"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"}
+STAND_IN_CRASH_LOOP_RESTARTS = 3  # restarts after which a stand-in is taken as crash-looping (back-off 10, 20, 40 s)
 
 
 def called_services(obj: dict[str, Any]) -> list[tuple[str, str]]:
@@ -116,7 +117,10 @@ def _program_of(service: tuple[str, str], objects: list[dict[str, Any]]) -> str:
 
 
 def _stand_in_crashed(kube: Kube, obj: dict[str, Any]) -> str | None:
-    """A workload's pod whose stand-in program (not the pinned one) exited: it will not get better by waiting."""
+    """A workload's pod whose stand-in program (not the pinned one) is crash-looping: it will not get better by
+    waiting. One exit is not that: a program may lose a race on its first start and get past it on the next (two
+    Volcano admission replicas updating the same webhook configuration, volcano@v1.15.1 and v1.14.1 alike:
+    cmd/webhook-manager/app/util.go L43-L75, the loser exits on the conflict)."""
     template = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
     stand_ins = {c["name"] for c in template.get("containers") or [] if stand_in(c)}
     labels = ((obj.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
@@ -126,7 +130,7 @@ def _stand_in_crashed(kube: Kube, obj: dict[str, Any]) -> str | None:
     for pod in kube.list("v1", "Pod", obj["metadata"].get("namespace"), selector=selector):
         for status in (pod.get("status") or {}).get("containerStatuses") or []:
             waiting = (status.get("state") or {}).get("waiting") or {}
-            if status["name"] in stand_ins and status.get("restartCount", 0) >= 1:
+            if status["name"] in stand_ins and status.get("restartCount", 0) >= STAND_IN_CRASH_LOOP_RESTARTS:
                 return f"pod {pod['metadata']['name']}: {status['name']} exited: {waiting.get('message', '')}"
     return None
 
