@@ -13,6 +13,7 @@ UPSTREAM ?= ../shared/upstream
 $(STAMP): requirements.txt requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "Python 3.11+ is required (found $$($(PYTHON) --version))"; exit 1; }
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@echo "setting up $(VENV): installing the pinned requirements-dev.txt (a few minutes the first time, then only when a pin changes)"
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	@touch $@
 

@@ -68,7 +68,7 @@ def load_settings(path: Path | None) -> PackSettings:
     known = {r.name for r in ALL_RULES} | {"all"}
     unknown = sorted(set(raw) - known)
     if unknown:
-        raise ValueError(f"{path}: unknown policies {', '.join(unknown)}; see the README's Policy rules")
+        raise ValueError(f"{path}: unknown policies {', '.join(unknown)}; see docs/policy.md")
     settings = PackSettings(raw)
     for r in ALL_RULES:
         settings.level(r)  # validates the levels

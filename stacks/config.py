@@ -14,6 +14,7 @@ from pulumi.runtime import config as runtime_config
 from components.config.base import Issue
 from components.config.environment import EnvironmentSpec
 from components.config.loader import PROJECT, ConfigError, config_key_issues, load_environment
+from components.config.model_catalog import read_model_catalog
 from components.config.stackfile import (
     PlanInputError,
     overlay_config,
@@ -88,7 +89,8 @@ def read_environment() -> EnvironmentSpec:
 
     A per-region or global stack (`prod.use1`, `prod.global`) has no environment of its own: it reads
     `Pulumi.prod.yaml`, with the stack's own `inference-platform:` keys (its secrets, say) set into it by path,
-    as `pulumi config set --path` set them."""
+    as `pulumi config set --path` set them. The project's `models/*.yaml` are read from the directory the CLI runs
+    the program in, the project's, beside the stack files."""
     config = engine_config()
     if f"{PROJECT}:regions" not in config:
         config = overlay_config(environment_file_config(pulumi.get_stack()), config)
@@ -96,4 +98,8 @@ def read_environment() -> EnvironmentSpec:
     if issues:
         raise ConfigError(issues)
     secret = {key.split(":", 1)[1] for key in config if runtime_config.is_config_secret(key)}
-    return load_environment(namespace_values(config=config), secret_keys=secret)
+    try:
+        catalog_files = read_model_catalog(Path.cwd())
+    except PlanInputError as exc:
+        raise ConfigError([Issue("", line) for line in exc.lines]) from None
+    return load_environment(namespace_values(config=config), secret_keys=secret, catalog_files=catalog_files)

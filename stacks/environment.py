@@ -111,6 +111,10 @@ def _whole_environment(env: EnvironmentSpec, env_name: str) -> None:
         from stacks.federation import federate_in_one_stack
 
         _export_all(federate_in_one_stack(env, env_name, {n: p.cluster for n, p in regions.items()}))
+    if env.federation.enabled and env.federation.search.enabled:
+        from stacks.search import search_in_one_stack
+
+        search_in_one_stack(env, {n: p.cluster for n, p in regions.items()})
 
 
 def _region_stack(env: EnvironmentSpec, env_name: str, piece: StackSlice) -> None:
@@ -154,6 +158,10 @@ def _region_stack(env: EnvironmentSpec, env_name: str, piece: StackSlice) -> Non
         from stacks.federation import federate_region
 
         _export_all(federate_region(env, env_name, platform.cluster, anchor_stack))
+    if env.federation.enabled and env.federation.search.enabled:
+        from stacks.search import search_region
+
+        _export_all(search_region(env, platform.cluster))
 
 
 def _global_stack(env: EnvironmentSpec, env_name: str) -> None:

@@ -327,6 +327,10 @@ def federate_globally(
         [reference.require_output("egressIps") for reference in regions.values()],
         depends_on=[m.registration for m in federation.memberships.values()],
     )
+    if env.federation.search.enabled:
+        from stacks.search import search_globally
+
+        search_globally(env, env_name, host, regions)
     registered = {**joined, **_registered(federation)}
     return {"karmada": federation_output(env, endpoint, host_name, registered, list(federation.models))}
 

@@ -26,10 +26,11 @@ def env_plan(request):
 
 def _variant_configs() -> dict[str, tuple[str, Callable[[], dict]]]:
     """Variants other tests build that reach objects dev and prod do not: a multi-node model (KServe
-    workerSpec, PodGroups), the extra GPU pools (reservations, spot, MIG, time-slicing, GPUDirect) and
-    Knative serving."""
+    workerSpec, PodGroups), the extra GPU pools (reservations, spot, MIG, time-slicing, GPUDirect), Knative
+    serving, and search over every member (PediaClusters from the global stack)."""
     from tests.harness import environment_config, ns
     from tests.test_gpu_pools import AWS_EXTRA, GCP_EXTRA
+    from tests.test_search import search_everywhere
     from tests.test_serving_config import _multi_node_prod
 
     def gpu_pools() -> dict:
@@ -47,10 +48,11 @@ def _variant_configs() -> dict[str, tuple[str, Callable[[], dict]]]:
         "multi-node": ("multinode", _multi_node_prod),
         "gpu-pools": ("gpupools", gpu_pools),
         "knative": ("knative", knative),
+        "search": ("search", search_everywhere),
     }
 
 
-@pytest.fixture(scope="session", params=["dev", "prod", "multi-node", "gpu-pools", "knative"])
+@pytest.fixture(scope="session", params=["dev", "prod", "multi-node", "gpu-pools", "knative", "search"])
 def checked_plan(request):
     """dev, prod and the variants: what the server-side checks (built-in kinds, CEL rules, provider
     schemas) run over."""

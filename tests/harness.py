@@ -32,8 +32,8 @@ INFERENCE_SERVICES = {"dev": 2, "prod": 6}
 # kserve-llmisvc-crd, kserve-llmisvc-resources, kserve-runtime-configs, kube-prometheus-stack, volcano, gateway-helm,
 # ai-gateway-crds-helm, ai-gateway-helm = 15. prod: each AWS region the 15, the EFA device plugin and a karmada agent
 # = 17, use1 the karmada host's release too = 18; usc1 (GKE) the 15 without cluster-autoscaler, with dcgm-exporter
-# and an agent = 16; kserve-crd on the karmada API server = 1. 52.
-HELM_RELEASES = {"dev": 15, "prod": 52}
+# and an agent = 16; kserve-crd on the karmada API server = 1; clusterpedia on the host (federation.search) = 1. 53.
+HELM_RELEASES = {"dev": 15, "prod": 53}
 
 
 @cache

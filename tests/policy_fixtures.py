@@ -8,6 +8,7 @@ against conformance/upstream). Every rule passes on this stack; each test mutate
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 import warnings
@@ -29,6 +30,7 @@ from components.catalog.machines import MACHINES
 from components.config.region import GpuPoolSpec, RegionSpec
 from components.k8s.names import MODEL_SERVER_SERVICE_ACCOUNT, SERVING_NAMESPACE, annotation
 from components.k8s.topology import GPU_TAINT, gpu_pool_labels, gpu_tolerations, pool_selector
+from components.serving.priority_classes import PRIORITY_LUA
 from policies.model import Resource, normalize
 from policies.offline import plan_resources
 from tests.harness import evaluate_program
@@ -177,6 +179,7 @@ def _aws(group: pulumi.Resource) -> aws.iam.Role:
     group_h100 = aws.ec2.PlacementGroup("h100", name=f"{EKS}-h100", strategy="cluster")
     template = aws.ec2.LaunchTemplate(
         "h100",
+        user_data=base64.b64encode(NODE_USER_DATA.encode()).decode(),
         metadata_options={"http_endpoint": "enabled", "http_tokens": "required", "http_put_response_hop_limit": 1},
         block_device_mappings=[
             {"device_name": "/dev/xvda", "ebs": {"volume_size": 200, "volume_type": "gp3", "encrypted": "true"}}
@@ -194,6 +197,7 @@ def _aws(group: pulumi.Resource) -> aws.iam.Role:
         subnet_ids=[zone_a.id],
         instance_types=["p5.48xlarge"],
         ami_type="AL2023_x86_64_NVIDIA",
+        release_version="1.33.13-20260714",
         scaling_config={"min_size": 1, "max_size": 4, "desired_size": 1},
         taints=TAINT,
         labels={**_labels(EKS, "h100", "p5.48xlarge"), "nvidia.com/mig.config": "all-3g.40gb"},
@@ -202,6 +206,28 @@ def _aws(group: pulumi.Resource) -> aws.iam.Role:
     )
 
     return model_server
+
+
+# nodeadm's NodeConfig as EKS's launch template user data carries it (amazon-eks-ami nodeadm/doc/examples.md): the
+# instance-store RAID0 array and parallel image pulls.
+NODE_USER_DATA = """MIME-Version: 1.0
+Content-Type: multipart/mixed; boundary="BOUNDARY"
+
+--BOUNDARY
+Content-Type: application/node.eks.aws
+
+---
+apiVersion: node.eks.aws/v1alpha1
+kind: NodeConfig
+spec:
+  instance:
+    localStorage:
+      strategy: RAID0
+  featureGates:
+    FastImagePull: true
+
+--BOUNDARY--
+"""
 
 
 def _node_config(account: pulumi.Output[str]) -> dict:
@@ -674,6 +700,7 @@ def _gateway(eks: k8s.Provider) -> None:
         },
         eks,
     )
+    _request_classes(eks, gateway_ref, meta)
     _cr(
         "token-budgets",
         "gateway.envoyproxy.io/v1alpha1",
@@ -699,6 +726,57 @@ def _gateway(eks: k8s.Provider) -> None:
                     ]
                 },
             },
+        },
+        eks,
+    )
+
+
+def _request_classes(eks: k8s.Provider, gateway_ref: dict, meta: dict) -> None:
+    """The Gateway drops the picker's control headers a client sends; the platform's Lua names the route's tenant's
+    objective of the pool (components/serving/priority_classes.py)."""
+    _cr(
+        "client-traffic",
+        "gateway.envoyproxy.io/v1alpha1",
+        "ClientTrafficPolicy",
+        {**meta, "name": "client-traffic"},
+        {
+            "targetRefs": [gateway_ref],
+            # the picker's input control headers (gateway-api-inference-extension@v1.5.0:pkg/epp/metadata/consts.go
+            # L31-36), by hand
+            "headers": {
+                "earlyRequestHeaders": {
+                    "remove": [
+                        "x-gateway-inference-objective",
+                        "x-gateway-inference-fairness-id",
+                        "x-gateway-model-name-rewrite",
+                    ]
+                }
+            },
+        },
+        eks,
+    )
+    _cr(
+        "interactive-objective",
+        "inference.networking.x-k8s.io/v1alpha2",
+        "InferenceObjective",
+        {**meta, "name": "llama-70b-interactive"},
+        {"priority": 1, "poolRef": {"group": "inference.networking.k8s.io", "name": "llama-70b"}},
+        eks,
+    )
+    _cr(
+        "request-priority",
+        "gateway.envoyproxy.io/v1alpha1",
+        "EnvoyExtensionPolicy",
+        {**meta, "name": "request-priority"},
+        {
+            "targetRefs": [gateway_ref],
+            "lua": [
+                {
+                    "type": "Inline",
+                    "inline": PRIORITY_LUA,
+                    "filterContext": {"objectives": {"llama-70b": {"search": "llama-70b-interactive"}}},
+                }
+            ],
         },
         eks,
     )
@@ -904,6 +982,66 @@ def _karmada_agent(karmada: k8s.Provider, host: k8s.Provider, member: k8s.Provid
     )
 
 
+def _search(eks: k8s.Provider) -> None:
+    """Clusterpedia as the platform installs it: a list/watch reader, a PediaCluster naming its credentials Secret,
+    the database password in the release's secret values, the database volume protected."""
+    opts = pulumi.ResourceOptions(provider=eks)
+    rbac = "rbac.authorization.k8s.io"
+    k8s.rbac.v1.ClusterRole(
+        "clusterpedia-reader",
+        metadata={"name": "clusterpedia-reader"},
+        rules=[
+            {"apiGroups": [""], "resources": ["pods", "nodes"], "verbs": ["list", "watch"]},
+            {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": ["list"]},
+        ],
+        opts=opts,
+    )
+    k8s.rbac.v1.ClusterRoleBinding(
+        "clusterpedia-reader",
+        metadata={"name": "clusterpedia-reader"},
+        role_ref={"apiGroup": rbac, "kind": "ClusterRole", "name": "clusterpedia-reader"},
+        subjects=[{"kind": "ServiceAccount", "name": "clusterpedia-reader", "namespace": "clusterpedia-system"}],
+        opts=opts,
+    )
+    _cr(
+        "fx-eks",
+        "cluster.clusterpedia.io/v1alpha2",
+        "PediaCluster",
+        {"name": "fx-eks"},
+        {
+            "apiserver": "https://kubernetes.default.svc",
+            "authenticationFrom": {
+                "token": {"name": "clusterpedia-reader-token", "key": "token"},
+                "ca": {"name": "clusterpedia-reader-token", "key": "ca.crt"},
+            },
+            "syncResources": [{"group": "", "resources": ["pods", "nodes"]}],
+        },
+        eks,
+    )
+    password = random.RandomPassword("clusterpedia-postgres", length=40, special=False)
+    k8s.helm.v3.Release(
+        "clusterpedia",
+        name="clusterpedia",
+        chart="clusterpedia",
+        version="2.6.0",
+        namespace="clusterpedia-system",
+        repository_opts={"repo": "https://clusterpedia-io.github.io/clusterpedia-helm/"},
+        values={"storageInstallMode": "external", "externalStorage": {"type": "postgres", "user": "clusterpedia"}},
+        value_yaml_files=[
+            pulumi.Output.secret({"externalStorage": {"password": password.result}}).apply(
+                lambda v: pulumi.StringAsset(yaml.safe_dump(v))
+            )
+        ],
+        opts=opts,
+    )
+    k8s.core.v1.PersistentVolumeClaim(
+        "clusterpedia-postgres",
+        metadata={"name": "clusterpedia-postgres", "namespace": "clusterpedia-system"},
+        spec={"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "20Gi"}}},
+        opts=pulumi.ResourceOptions.merge(opts, PROTECTED),
+    )
+
+
 def _program() -> None:
     group = pulumi.ComponentResource("fixture:index:Group", "fixtures")
     model_server_role = _aws(group)
@@ -914,6 +1052,7 @@ def _program() -> None:
     _isolation(eks, model_server_role)
     _gke_critical_pods(gke)
     _gke_cache(gke)
+    _search(eks)
     _federation(k8s.Provider(KARMADA, kubeconfig="{}"))
     karmada = k8s.Provider(KARMADA, kubeconfig="{}")
     _federation(karmada)

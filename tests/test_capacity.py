@@ -215,7 +215,8 @@ def test_plan_md_flags_a_max_the_pool_cannot_hold():
     rows = _capacity_rows(render_markdown(plan_config(config)))
     assert rows[0].endswith("| capacity | obtained via | max replicas the pool holds |")
     assert (
-        "| use1 | l40s | g6e.4xlarge | L40S | 1 | 1-8 | none | us-east-1a, us-east-1b, us-east-1c | onDemand | "
+        "| use1 | l40s | g6e.4xlarge | L40S | 1 | 1-8 | none | us-east-1a, us-east-1b, us-east-1c | "
+        "parallel (SOCI, nodeadm FastImagePull) | onDemand | "
         "Cluster Autoscaler: on-demand instances | llama-3-1-8b: 8 **capped by pool** (maxReplicas 12) |"
     ) in rows
     # usw2 keeps its 8: nothing capped there.

@@ -7,7 +7,7 @@ import json
 import pytest
 import yaml
 
-from components.catalog.chart_crds import CHART_CRDS, installed_kinds
+from components.catalog.chart_crds import CHART_CRDS, FILE_CRDS, installed_kinds
 from components.catalog.charts import CHARTS
 from tools.upstream_origins import CHART_CRDS as DERIVED
 from tools.vendor_upstream import VENDORED_DIR
@@ -74,3 +74,14 @@ def test_gates_follow_our_values():
     assert installed_kinds("kserve-resources", {}) == frozenset()
     with pytest.raises(KeyError):
         installed_kinds("dcgm-exporter", {})
+
+
+def test_each_crd_file_defines_the_kind_the_catalog_says():
+    """FILE_CRDS against the vendored copy of each file (the URL names the repository, the tag and the path)."""
+    entries = json.loads((VENDORED_DIR / "MANIFEST.json").read_text())["files"]
+    assert len(FILE_CRDS) == 3  # Clusterpedia's two, the picker's InferenceObjective
+    for url, (group, kind) in FILE_CRDS.items():
+        owner, name, tag, path = url.removeprefix("https://raw.githubusercontent.com/").split("/", 3)
+        (entry,) = [e for e in entries if (e["repo"], e["ref"], e["source"]) == (f"{owner}/{name}", tag, path)]
+        (crd,) = yaml.safe_load_all((VENDORED_DIR / entry["path"]).read_text())
+        assert (crd["spec"]["group"], crd["spec"]["names"]["kind"]) == (group, kind), url

@@ -50,7 +50,7 @@ def test_every_tunable_value_flag_has_its_parsers_kind():
         ("float", "2.5"),
         ("json", '{"level": 3}'),
         ("json", {"max_num_batched_tokens": 4096}),
-        (("fcfs", "priority"), "priority"),
+        (("sha256", "xxhash"), "xxhash"),
     ],
 )
 def test_values_the_parser_takes(kind, value):

@@ -146,7 +146,7 @@ def test_missing_required_key():
     raw = raw_environment()
     del raw["regions"][0]["systemPool"]["machineType"]
     assert config_errors(raw) == [
-        "regions[0].systemPool.machineType: required key is missing; add `machineType` (see the README config reference)"
+        "regions[0].systemPool.machineType: required key is missing; add `machineType` (see docs/configuration.md)"
     ]
 
 

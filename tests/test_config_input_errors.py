@@ -153,6 +153,22 @@ def test_a_refused_stack_file_writes_nothing(tmp_path, capsys):
     assert "Traceback" not in capsys.readouterr().err
 
 
+def test_a_refused_stack_file_withdraws_the_previous_plan_and_keeps_other_files(tmp_path, capsys):
+    """A failed plan must not leave yesterday's plan.md looking like the plan of today's config."""
+    project = _project(tmp_path, _dev_with())
+    shutil.copy(PROJECT_DIR / "__main__.py", project / "__main__.py")
+    out = tmp_path / "out"
+    assert plan_main(["t", "--project-dir", str(project), "--out", str(out), "--quiet"]) == 0
+    assert (out / "plan.md").is_file() and (out / "manifests").is_dir()
+    (out / "my-notes.txt").write_text("not the plan's")
+    (project / "Pulumi.t.yaml").write_text(_dev_with(**{"inference-platfrom:production": True}))
+    assert plan_main(["t", "--project-dir", str(project), "--out", str(out), "--quiet"]) == 2
+    assert sorted(p.name for p in out.rglob("*")) == ["my-notes.txt"]
+    captured = capsys.readouterr()
+    assert f"removed the previous plan from {out}" in captured.out
+    assert "Traceback" not in captured.err
+
+
 # --- the system pool's machine type --------------------------------------------------------------------------
 
 _AWS_FAMILIES = "use an AWS type of c6i, c7i, m5, m6a, m6i, m7a, m7i, r6i, r7i (.large to .16xlarge)"

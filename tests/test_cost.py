@@ -261,7 +261,7 @@ def test_decode_roofline_of_prod_s_70b_on_four_h100s(prod_plan):
     # Half a p5.48xlarge ($55.04/h): $27.52/h over 4657.2 x 3600 tokens/h = $1.6414 per 1M output tokens.
     assert seventy["usdPerMillionOutputTokens"] == pytest.approx(1.6414, abs=1e-4)
     # Far beyond the seed's path at full batch on the roofline: flagged.
-    assert seventy["sanity"].startswith("17x the seed's tuned 320 tokens/s")
+    assert seventy["sanity"].startswith("17x the reference's tuned 320 tokens/s")
 
 
 def test_the_seed_s_reference_lies_on_its_own_path():
@@ -272,8 +272,8 @@ def test_the_seed_s_reference_lies_on_its_own_path():
     )
     assert tokens == pytest.approx(111.07, abs=0.01)
     assert DecodeEstimate(tokens, 1555, 1, 0, tokens).sanity == ""
-    assert DecodeEstimate(30, 1555, 1, 0, 30).sanity.startswith("below the seed's static 40")
-    assert DecodeEstimate(2600, 1555, 64, 0, 2600).sanity.startswith("8x the seed's tuned 320")
+    assert DecodeEstimate(30, 1555, 1, 0, 30).sanity.startswith("below the reference's static 40")
+    assert DecodeEstimate(2600, 1555, 64, 0, 2600).sanity.startswith("8x the reference's tuned 320")
 
 
 @pytest.fixture(scope="module")

@@ -103,3 +103,34 @@ def test_cert_manager_installs_its_crds_only_when_asked():
     certificate = [("cert-manager.io/v1", "Certificate")]
     assert len(uninstalled_kinds(_program({"cert-manager": {}}, certificate))) == 1
     assert uninstalled_kinds(_program({"cert-manager": {"crds": {"enabled": True}}}, certificate)) == []
+
+
+PEDIA_CLUSTER = ("cluster.clusterpedia.io/v1alpha2", "PediaCluster")
+PEDIA_CRDS = "https://raw.githubusercontent.com/clusterpedia-io/clusterpedia/v0.9.0/kustomize/crds/"
+
+
+@pytest.mark.parametrize(
+    ("file", "installed"),
+    [
+        (f"{PEDIA_CRDS}cluster.clusterpedia.io_pediaclusters.yaml", True),
+        (f"{PEDIA_CRDS}cluster.clusterpedia.io_clustersyncresources.yaml", False),  # another kind
+        (
+            "https://raw.githubusercontent.com/clusterpedia-io/clusterpedia/v0.8.0/kustomize/crds/"
+            "cluster.clusterpedia.io_pediaclusters.yaml",
+            False,
+        ),  # a file the catalog has not read
+    ],
+)
+def test_a_crd_file_applied_on_the_cluster_installs_its_kind(file, installed):
+    def program() -> None:
+        provider = k8s.Provider("test-use1")
+        k8s.yaml.v2.ConfigFile("crds", file=file, opts=pulumi.ResourceOptions(provider=provider))
+        k8s.apiextensions.CustomResource(
+            "pc",
+            api_version=PEDIA_CLUSTER[0],
+            kind=PEDIA_CLUSTER[1],
+            metadata={"name": "x"},
+            opts=pulumi.ResourceOptions(provider=provider),
+        )
+
+    assert (uninstalled_kinds(evaluate_program(program)) == []) is installed

@@ -206,10 +206,9 @@ REGION = key("regions") + "[0]"
         (
             [("rename", f"{REGION}.gpuPools[0].maxSize", "maxSzie")],
             [
-                "regions[0].gpuPools[0].maxSize: required key is missing; add `maxSize` (see the README config "
-                "reference)",
+                "regions[0].gpuPools[0].maxSize: required key is missing; add `maxSize` (see docs/configuration.md)",
                 "regions[0].gpuPools[0].maxSzie: unknown key; did you mean 'maxSize'? valid keys here: capacity, "
-                "desiredSize, diskGib, driverInstall, efa, gkePartitionSize, gpuDirect, machineType, maxSize, mig, "
+                "desiredSize, diskGib, driverInstall, efa, gkePartitionSize, gpuDirect, imagePull, machineType, maxSize, mig, "
                 "minSize, name, placementGroup, timeSlicing, zones",
             ],
         ),
@@ -226,7 +225,7 @@ REGION = key("regions") + "[0]"
             [
                 "existing-eks-gpu-pol:modelStore: the program reads no 'existing-eks-gpu-pol' namespace; did you "
                 "mean 'existing-eks-gpu-pool:modelStore'? its keys are existing-eks-gpu-pool:<key> and pulumi:<key>",
-                "modelStore: required key is missing; add `modelStore` (see the README config reference)",
+                "modelStore: required key is missing; add `modelStore` (see docs/configuration.md)",
             ],
         ),
         (

@@ -480,10 +480,11 @@ def test_a_patch_of_a_charts_workload_is_judged_on_what_it_sets(prod_plan):
 def test_plan_md_shows_the_federation(prod_plan):
     md = render_markdown(prod_plan)
     assert '  fed[["Karmada v1.18.2 on use1<br/>pull members"]]' in md
-    assert "  fed === c_use1" in md
+    assert '  fed ===|"host · member · H100-80GB, L40S"| c_use1' in md
     assert '  fed -.-|"member · H200-141GB, L4, A100-80GB"| c_usc1' in md
-    assert "  fed ==> m_llama_3_1_70b" in md
-    assert '  m_llama_3_1_70b -->|"weight 16 · 20%"| p_usc1_h200' in md
+    # the federated model's node in each member carries its Karmada weight there
+    assert '    m_usc1_llama_3_1_70b_h200(["model llama-3-1-70b<br/>vllm · weight 16 · 20%"])' in md
+    assert "    m_usc1_llama_3_1_70b_h200 --> p_usc1_h200" in md
     assert "| llama-3-1-70b | prod-use1 | h100 | H100-80GB | 32 | 40% |" in md
     assert "| prod-usc1 | gcp | us-central1 | H200-141GB, L4, A100-80GB |" in render_markdown(prod_plan)
 

@@ -388,13 +388,15 @@ def test_capacity_table_in_plan_md(prod_plan):
     assert table[0].startswith("| region | pool | machine type | GPU | GPUs / node | nodes (min-max) | fabric |")
     assert (
         "| use1 | h100 | p5.48xlarge | H100-80GB | 8 | 1-4 | efa (32 EFA + 1 ENA) | "
-        "placement group `prod-use1-h100` in us-east-1a | onDemand | Cluster Autoscaler: on-demand instances "
+        "placement group `prod-use1-h100` in us-east-1a | parallel (SOCI, nodeadm FastImagePull) | onDemand | "
+        "Cluster Autoscaler: on-demand instances "
         # 32 H100 at maxSize; each TP-4 demand gets what the other two's minimum (4 GPUs each) leave: 24 / 4.
         "| llama-3-1-70b: 6; llama-3-1-70b-rag: 6; llama-3-1-70b-rag prefill: 6 |"
     ) in table
     assert (
         "| usc1 | h200 | a3-ultragpu-8g | H200-141GB | 8 | 1-2 | roce (8 GPU NICs) | "
-        "compact `prod-usc1-h200` in us-central1-b | reservation `acme-prod-a3u-usc1b` | GKE cluster autoscaler: "
+        "compact `prod-usc1-h200` in us-central1-b | whole (streaming: Artifact Registry images only) | "
+        "reservation `acme-prod-a3u-usc1b` | GKE cluster autoscaler: "
         "VMs of reservation `acme-prod-a3u-usc1b` only | llama-3-1-70b: 8 |"
     ) in table
     assert len(table) == 2 + sum(len(r.gpu_pools) for r in prod_plan.spec.regions)

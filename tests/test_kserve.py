@@ -295,7 +295,8 @@ def test_every_range_of_replicas_gets_a_scaled_object_on_the_predictor(env_plan)
 def test_triggers_are_queue_depth_and_latency_against_the_objectives(prod_plan, dev_plan):
     scalers = _objects(prod_plan, SCALED_OBJECT)
     triggers = {t["name"]: t for t in scalers["prod-use1", "llama-3-1-8b"]["spec"]["triggers"]}
-    assert list(triggers) == ["queue", "latency"]
+    # and, its tenants being of two classes, the requests its picker holds (tests/test_priority_classes.py)
+    assert list(triggers) == ["queue", "latency", "gateway-held"]
     assert triggers["queue"]["metadata"] == {
         "serverAddress": PROMETHEUS,
         "query": 'sum(vllm:num_requests_waiting{namespace="inference",platform_model="llama-3-1-8b"})',

@@ -77,7 +77,7 @@ def test_existing_prometheus_needs_its_namespace():
     raw = _with_observability(existingPrometheus={"monitorLabels": {"release": "prom"}})
     assert config_errors(raw) == [
         "regions[0].observability.existingPrometheus.namespace: required key is missing; add `namespace` "
-        "(see the README config reference)"
+        "(see docs/configuration.md)"
     ]
 
 

@@ -143,8 +143,21 @@ def test_diagram_shows_regions_pools_models_gateways_and_federation(prod_plan):
         assert f'g_{region.name}[/"gateway {region.name}.' in diagram
     for model in prod_plan.spec.models:
         assert f"model {model.name}<br/>{model.runtime}" in diagram
-    assert "g_usc1 -.->|route| m_mistral_7b_trt" in diagram
-    assert 'fed[["Karmada' in diagram
+    # One node per placement, inside its region, one edge to its pool; a federated one shows its Karmada weight.
+    assert 'm_usc1_mistral_7b_trt_l4(["model mistral-7b-trt<br/>triton · 1-4 replicas"])' in diagram
+    assert "m_usc1_mistral_7b_trt_l4 --> p_usc1_l4" in diagram
+    assert 'm_usw2_llama_3_1_70b_h100(["model llama-3-1-70b<br/>vllm · weight 32 · 40%"])' in diagram
+    assert 'g_usc1[/"gateway usc1.llm.acme.example<br/>internal · 2 models"/]' in diagram
+    # The host is one edge (host and member), the other members one each; no route or tenant edges tangle it.
+    assert 'fed ===|"host · member · H100-80GB, L40S"| c_use1' in diagram
+    assert 'fed -.-|"member · H200-141GB, L4, A100-80GB"| c_usc1' in diagram
+    assert diagram.count("  fed ") == 3  # use1 (host), usw2, usc1
+    assert "route" not in diagram and "tenant" not in diagram
+    edges = [
+        line.strip() for line in diagram.splitlines() if any(e in line for e in (" --- ", " --> ", " -.-", " ==="))
+    ]
+    # 7 pools, 7 placements (llama-3-1-70b in 3 regions, -8b in 2, -70b-rag, mistral-7b-trt), 3 gateways, 3 members
+    assert len(edges) == len(set(edges)) == 20
 
 
 # --- reproducible artifacts -------------------------------------------------------------------------------------

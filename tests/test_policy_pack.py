@@ -3,6 +3,7 @@ analyzer protocol (the real PolicyPack process over gRPC), and in the README."""
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 import os
@@ -85,6 +86,51 @@ def _named(resources, type_, name):
             "stateful-resources-protected",
             lambda rs: setattr(_named(rs, "aws:kms/key:Key", "use1-secrets"), "protect", False),
         ),
+        (
+            "prod",
+            "search-reader-read-only",
+            lambda rs: (
+                _named(rs, "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole", "prod-use1-clusterpedia-reader")
+                .props["rules"][0]["verbs"]
+                .append("delete")
+            ),
+        ),
+        (
+            "prod",
+            "search-credentials-in-secrets",
+            lambda rs: (
+                _named(
+                    rs, "kubernetes:cluster.clusterpedia.io/v1alpha2:PediaCluster", "prod-use1-pediacluster-prod-use1"
+                )
+                .props["spec"]["syncResources"][0]["resources"]
+                .append("secrets")
+            ),
+        ),
+        (
+            "prod",
+            "search-store-secret",
+            lambda rs: setattr(
+                _named(rs, "kubernetes:core/v1:PersistentVolumeClaim", "prod-use1-clusterpedia-postgres"),
+                "retain_on_delete",
+                False,
+            ),
+        ),
+        (
+            "prod",
+            "eks-node-image-pinned",
+            lambda rs: _named(rs, "aws:eks/nodeGroup:NodeGroup", "usw2-l40s").props.pop("releaseVersion"),
+        ),
+        (
+            "prod",
+            "eks-nodeadm-config",
+            lambda rs: _named(rs, "aws:ec2/launchTemplate:LaunchTemplate", "use1-h100").props.update(
+                userData=base64.b64encode(
+                    base64.b64decode(
+                        _named(rs, "aws:ec2/launchTemplate:LaunchTemplate", "use1-h100").props["userData"]
+                    ).replace(b"strategy: RAID0", b"strategy: RAID0\n      disabledMounts: [SOCI]")
+                ).decode()
+            ),
+        ),
     ],
 )
 def test_rules_read_the_shapes_the_components_emit(request, env, rule, change):
@@ -152,7 +198,9 @@ def test_fixture_custom_resources_match_upstream_crds(upstream):
         if r.is_kubernetes and is_custom_resource(r.props):
             assert upstream.validate_custom_resource(r.props) == [], r.urn
             checked += 1
-    assert checked == 11  # Karmada PropagationPolicy and OverridePolicy, the LLMInferenceService, an AlluxioRuntime
+    # Karmada PropagationPolicy and OverridePolicy, the LLMInferenceService, an AlluxioRuntime, ..., a PediaCluster,
+    # the request classes' ClientTrafficPolicy, InferenceObjective and EnvoyExtensionPolicy
+    assert checked == 15
 
 
 # --- plan: policy.json, plan.md, exit code -----------------------------------------------------------------
@@ -233,7 +281,9 @@ def test_plan_rejects_an_invalid_policy_config(tmp_path, capsys):
 
 def test_readme_documents_every_rule():
     """Freshness of the generated block is tests/test_readme.py's job."""
-    readme = (ROOT / "README.md").read_text()
+    from tools.readme import documentation
+
+    readme = documentation()
     assert docs.render() in readme
     for r in ALL_RULES:
         assert f"| `{r.name}` | {r.severity} | {r.enforcement} |" in readme

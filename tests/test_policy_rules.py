@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 from collections.abc import Callable
@@ -75,6 +76,13 @@ def template(rs):
 
 def node_group(rs):
     return p(rs, ":NodeGroup", "h100")
+
+
+def _node_config_edit(rs, old: str, new: str) -> None:
+    """Rewrite the h100 launch template's NodeConfig text (its base64 MIME user data)."""
+    text = base64.b64decode(template(rs)["userData"]).decode()
+    assert old in text
+    template(rs)["userData"] = base64.b64encode(text.replace(old, new).encode()).decode()
 
 
 def pool(rs, name="h200"):
@@ -210,6 +218,24 @@ CASES = [
         "ec2-imdsv2-hop-limit",
         "hop limit unset",
         lambda rs: drop(template(rs), ("metadataOptions", "httpPutResponseHopLimit")),
+    ),
+    Case("eks-node-image-pinned", "newest AMI", lambda rs: drop(node_group(rs), ("releaseVersion",))),
+    Case("eks-node-image-pinned", "empty release", lambda rs: set_in(node_group(rs), ("releaseVersion",), "")),
+    Case("eks-nodeadm-config", "unknown gate", lambda rs: _node_config_edit(rs, "FastImagePull: true", "Lazy: true")),
+    Case(
+        "eks-nodeadm-config",
+        "gate in lower case",
+        lambda rs: _node_config_edit(rs, "FastImagePull: true", "fastImagePull: true"),
+    ),
+    Case(
+        "eks-nodeadm-config",
+        "parallel pull onto EBS",
+        lambda rs: _node_config_edit(rs, "  instance:\n    localStorage:\n      strategy: RAID0\n", ""),
+    ),
+    Case(
+        "eks-nodeadm-config",
+        "SOCI kept off the array",
+        lambda rs: _node_config_edit(rs, "strategy: RAID0", "strategy: RAID0\n      disabledMounts: [SOCI]"),
     ),
     Case(
         "ec2-volumes-encrypted",
@@ -1550,6 +1576,14 @@ def _route_match(rs):
     return p(rs, ":AIGatewayRoute", "llm-route")["spec"]["rules"][0]["matches"][0]["headers"]
 
 
+def _early_removed(rs):
+    return p(rs, ":ClientTrafficPolicy", "client-traffic")["spec"]["headers"]["earlyRequestHeaders"]["remove"]
+
+
+def _priority_lua(rs):
+    return p(rs, ":EnvoyExtensionPolicy", "request-priority")["spec"]["lua"][0]
+
+
 def _budget_selector(rs):
     rules = p(rs, ":BackendTrafficPolicy", "token-budgets")["spec"]["rateLimit"]["global"]["rules"]
     return rules[0]["clientSelectors"][0]["headers"][0]
@@ -1787,6 +1821,68 @@ CASES += [
         ),
     ),
     Case(
+        "search-reader-read-only",
+        "writes",
+        lambda rs: p(rs, ":ClusterRole", "clusterpedia-reader")["rules"][0]["verbs"].append("patch"),
+    ),
+    Case(
+        "search-reader-read-only",
+        "reads Secrets",
+        lambda rs: p(rs, ":ClusterRole", "clusterpedia-reader")["rules"][0]["resources"].append("secrets"),
+    ),
+    Case(
+        "search-reader-read-only",
+        "wildcard group",
+        lambda rs: p(rs, ":ClusterRole", "clusterpedia-reader")["rules"][1].update(apiGroups=["*"]),
+    ),
+    Case(
+        "search-reader-read-only",
+        "non-resource URLs",
+        lambda rs: p(rs, ":ClusterRole", "clusterpedia-reader")["rules"].append(
+            {"nonResourceURLs": ["/metrics"], "verbs": ["get"]}
+        ),
+    ),
+    Case(
+        "search-reader-read-only",
+        "bound to a role the stack does not define",
+        lambda rs: p(rs, ":ClusterRoleBinding", "clusterpedia-reader")["roleRef"].update(name="cluster-admin"),
+    ),
+    Case(
+        "search-credentials-in-secrets",
+        "token in the spec",
+        lambda rs: p(rs, "PediaCluster", "fx-eks")["spec"].update(tokenData="ZXlKaGJHY2lPaUpTVXpJMU5pSjk="),
+    ),
+    Case(
+        "search-credentials-in-secrets",
+        "no credentials Secret",
+        lambda rs: p(rs, "PediaCluster", "fx-eks")["spec"].pop("authenticationFrom"),
+    ),
+    Case(
+        "search-credentials-in-secrets",
+        "indexes ConfigMaps",
+        lambda rs: p(rs, "PediaCluster", "fx-eks")["spec"]["syncResources"][0]["resources"].append("configmaps"),
+    ),
+    Case(
+        "search-credentials-in-secrets",
+        "every custom resource",
+        lambda rs: p(rs, "PediaCluster", "fx-eks")["spec"].update(syncAllCustomResources=True),
+    ),
+    Case(
+        "search-store-secret",
+        "password in plain values",
+        lambda rs: p(rs, ":Release", "clusterpedia")["values"]["externalStorage"].update(password="hunter2hunter2"),
+    ),
+    Case(
+        "search-store-secret",
+        "no secret values file",
+        lambda rs: p(rs, ":Release", "clusterpedia").pop("valueYamlFiles"),
+    ),
+    Case(
+        "search-store-secret",
+        "volume unprotected in production",
+        lambda rs: setattr(find(rs, ":PersistentVolumeClaim", "clusterpedia-postgres"), "protect", False),
+    ),
+    Case(
         "rbac-no-public-subjects",
         "system:authenticated",
         lambda rs: p(rs, ":RoleBinding", "epp")["subjects"].append({"kind": "Group", "name": "system:authenticated"}),
@@ -1859,6 +1955,46 @@ CASES += [
             .setdefault("env", [])
             .append({"name": "VLLM_ALLOW_RUNTIME_LORA_UPDATING", "value": " 1 "})
         ),
+    ),
+    Case(
+        "gateway-drops-picker-control-headers",
+        "no header dropped on arrival",
+        lambda rs: p(rs, ":ClientTrafficPolicy", "client-traffic")["spec"].pop("headers"),
+    ),
+    Case(
+        "gateway-drops-picker-control-headers",
+        "the model-name rewrite kept",
+        lambda rs: _early_removed(rs).remove("x-gateway-model-name-rewrite"),
+    ),
+    Case(
+        "request-class-set-by-gateway",
+        "another Lua on the Gateway",
+        lambda rs: _priority_lua(rs).update(inline=_priority_lua(rs)["inline"].replace("x-tenant-id", "x-tenant")),
+    ),
+    Case(
+        "request-class-set-by-gateway",
+        "no Lua names the objective",
+        lambda rs: p(rs, ":EnvoyExtensionPolicy", "request-priority")["spec"].update(lua=[]),
+    ),
+    Case(
+        "request-class-set-by-gateway",
+        "a routed tenant named no class",
+        lambda rs: _priority_lua(rs)["filterContext"]["objectives"]["llama-70b"].pop("search"),
+    ),
+    Case(
+        "request-class-set-by-gateway",
+        "a tenant named another pool's objective",
+        lambda rs: _priority_lua(rs)["filterContext"]["objectives"]["llama-70b"].update(search="llama-8b-interactive"),
+    ),
+    Case(
+        "vllm-first-come-first-served",
+        "--scheduling-policy priority",
+        lambda rs: runtime_container(rs).setdefault("args", []).extend(["--scheduling-policy", "priority"]),
+    ),
+    Case(
+        "vllm-first-come-first-served",
+        "--scheduling-policy=priority",
+        lambda rs: runtime_container(rs).setdefault("args", []).append("--scheduling-policy=priority"),
     ),
     Case("gateway-tenant-routes", "route without its tenant match", lambda rs: _route_match(rs).pop(1)),
     Case(

@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-from tools.readme import README, render
+from tools.readme import README, documentation, documents, render
 
 ROOT = README.parent
 # `python -m policies` is the CrossGuard pack the Pulumi engine runs: it serves the engine over gRPC and has no
@@ -26,8 +26,8 @@ NO_COMMAND_LINE = {"policies", "tools.readme"}
 
 
 def _code() -> list[str]:
-    """Fenced code block lines and inline code spans of the README, outside its generated reference tables."""
-    text = README.read_text()
+    """Fenced code block lines and inline code spans of the README and docs/, outside their generated tables."""
+    text = documentation()
     fenced = re.findall(r"^```[^\n]*\n(.*?)^```", text, re.M | re.S)
     lines = [line.split("#", 1)[0] for block in fenced for line in block.splitlines()]
     prose = re.sub(r"^```[^\n]*\n.*?^```", "", text, flags=re.M | re.S)
@@ -96,8 +96,44 @@ def test_every_documented_python_module_answers_help(module, monkeypatch, capsys
 
 
 def test_generated_blocks_are_up_to_date():
+    stale = [path.name for path in documents() if render(path.read_text()) != path.read_text()]
+    assert len(documents()) >= 9 and stale == [], f"{stale} stale: run `make docs`"
+
+
+def test_every_generated_block_is_in_exactly_one_document():
+    from tools.readme import BLOCKS
+
+    held = sorted(name for name in BLOCKS for path in documents() if f"<!-- {name}:start -->" in path.read_text())
+    assert held == sorted(BLOCKS)
+
+
+def test_the_readme_is_short_and_links_every_document():
+    """A newcomer finishes the README (issue 34): at most 250 lines, and every docs/ page is one link away."""
     text = README.read_text()
-    assert render(text) == text, "README.md is stale: run `make docs`"
+    assert len(text.splitlines()) <= 250
+    assert [p.name for p in documents()[1:] if f"(docs/{p.name})" not in text] == []
+
+
+def _anchor(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower().replace("`", "")).replace(" ", "-")
+
+
+def test_every_link_between_documents_resolves():
+    anchors = {
+        path.resolve(): {_anchor(h) for h in re.findall(r"^#{1,6} (.+)$", path.read_text(), re.M)}
+        for path in documents()
+    }
+    broken = []
+    for path in documents():
+        for target in re.findall(r"\]\(([^)\s]+)\)", path.read_text()):
+            if re.match(r"^[a-z]+:", target):
+                continue
+            file, _, anchor = target.partition("#")
+            resolved = (path.parent / file).resolve() if file else path.resolve()
+            if not resolved.exists() or (anchor and resolved in anchors and anchor not in anchors[resolved]):
+                broken.append(f"{path.name}: {target}")
+    assert len(anchors) >= 10 and broken == []
 
 
 def test_ci_runs_the_readme_test_command():

@@ -20,7 +20,8 @@ def _dev_model(index: int, **fields) -> dict:
 def test_unknown_preset_lists_the_presets():
     assert config_errors(_dev_model(0, preset="llama-3-8b")) == [
         f"{L40S}.preset: 'llama-3-8b' is not a model preset; use one of llama-3.1-8b, llama-3.1-70b, qwen2.5-7b, "
-        "qwen2.5-32b, qwen2.5-72b, mistral-7b, mixtral-8x7b"
+        "qwen2.5-32b, qwen2.5-72b, mistral-7b, mixtral-8x7b, or declare it in modelCatalog or models/*.yaml "
+        "(docs/serving.md, Models of your own)"
     ]
 
 

@@ -303,7 +303,8 @@ def _seconds(duration: str) -> int:
 
 def test_a_request_at_zero_replicas_waits_in_the_pickers_queue_which_wakes_the_model(env_plan):
     """Scale-from-zero wakes on a signal that exists with no pod: the picker's flow-control queue, which holds the
-    request until a replica is ready, within the gateway's timeouts; pools never at zero keep the default path."""
+    request until a replica is ready, within the gateway's timeouts; pools never at zero keep the default path,
+    unless they order request classes (tests/test_priority_classes.py)."""
     scalers = cluster_objects(env_plan, "ScaledObject")
     pools = cluster_objects(env_plan, "InferencePool")
     deployments = cluster_objects(env_plan, "Deployment")
@@ -319,7 +320,8 @@ def test_a_request_at_zero_replicas_waits_in_the_pickers_queue_which_wakes_the_m
         volumes = {v["name"]: v for v in deployments[cluster, picker_name]["spec"]["template"]["spec"]["volumes"]}
         config = yaml.safe_load(config_maps[cluster, volumes[volume_name]["configMap"]["name"]]["data"][file])
         if (cluster, pool_name) not in at_zero:
-            assert "flowControl" not in config.get("featureGates", []), (cluster, pool_name)
+            classed = "priorityBands" in config.get("flowControl", {})
+            assert ("flowControl" in config.get("featureGates", [])) is classed, (cluster, pool_name)
             continue
         assert config["featureGates"] == ["flowControl"]
         ttl = _seconds(config["flowControl"]["defaultRequestTTL"])

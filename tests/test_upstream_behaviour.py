@@ -11,7 +11,6 @@ import json
 import re
 import shlex
 import warnings
-from pathlib import Path
 
 import pulumi_tls as tls
 import pytest
@@ -23,11 +22,18 @@ from components.catalog.engines import PD_ENGINE_IMAGE, VLLM_VERSION
 from components.catalog.upstream import (
     AI_GATEWAY_ENVOY_GATEWAY_PAIR,
     AI_GATEWAY_PICKER_FAIL_CLOSED,
+    AI_GATEWAY_REPLAYS_THE_CLIENT_BODY_TO_POOLS,
     ALLUXIO_READ_BUFFERS,
     ALLUXIO_S3_READS_WITH_WEB_IDENTITY,
     AUTOSCALER_ADDS_NODES_ONLY_FOR_PENDING_PODS,
     AUTOSCALER_KEEPS_NODES_WITH_LOCAL_STORAGE,
+    CLUSTERPEDIA_CHART_STORE_IMAGES_GONE,
+    CLUSTERPEDIA_CREDENTIALS_FROM_SECRETS,
+    CLUSTERPEDIA_IMPORT_POLICY_NEEDS_KARMADA_SECRETS,
+    CLUSTERPEDIA_SYNCHRO_DIALS_AND_READS,
     EKS_ACCESS_ENTRIES,
+    ENVOY_API_KEY_AUTH_OVERWRITES_THE_CLIENT_ID,
+    ENVOY_GATEWAY_LUA_RUNS_AFTER_AUTH_AND_MODEL,
     ENVOY_GATEWAY_WATCHES_INFERENCE_POOLS,
     FACTS,
     FLUID_APPLIES_A_CACHES_SPEC_ONCE,
@@ -38,9 +44,12 @@ from components.catalog.upstream import (
     FLUID_JOB_JVMS_TAKE_THE_RUNTIMES_OPTIONS,
     FLUID_MOUNT_ROOT_ON_THE_NODE,
     FLUID_RUNTIME_ON_HOST_NETWORK,
+    GIE_FLOW_CONTROL_BY_PRIORITY,
+    GIE_OBJECTIVE_FROM_HEADER,
     GKE_CONTROL_PLANE_FIREWALL,
     GKE_CRITICAL_PODS_NEED_QUOTA,
     GKE_CRITICAL_PRIORITY_CLASSES,
+    GKE_IMAGE_STREAMING_ONLY_ARTIFACT_REGISTRY,
     GKE_NODE_COUNT_PER_ZONE,
     GKE_POOLS_NEED_THEIR_OWN_DCGM_EXPORTER,
     HELM_INSTALLS_IN_ORDER,
@@ -50,11 +59,13 @@ from components.catalog.upstream import (
     KSERVE_LLM_PRESETS_MERGE,
     KSERVE_LLM_WORKLOAD_LABELS,
     KSERVE_LLMISVC_PICKER_RECREATED,
+    KSERVE_LLMISVC_READY_NEEDS_ITS_OWN_ROUTE,
     KSERVE_NEEDS_CERT_MANAGER,
     KSERVE_PREDICTOR_SERVICE,
     LLM_INFERENCE_SERVICE_INSTALL,
     LLM_INFERENCE_SERVICE_PRESETS,
     MANAGED_CONTROL_PLANE_ADDRESSES,
+    NODEADM_FAST_IMAGE_PULL,
     NVIDIA_IMAGE_DEFAULTS_EXPOSE_EVERY_GPU,
     NVIDIA_VISIBLE_DEVICES_IS_HONOURED,
     PATCH_FORCE_TAKES_OVER_FIELDS,
@@ -64,8 +75,10 @@ from components.catalog.upstream import (
     PULUMI_REPLACES_ON_CHANGES_AS_TOLD,
     REPOSITORIES_SERVE_PINS,
     S3_MISSING_KEY_IS_404_ONLY_IF_LISTABLE,
+    SOCI_PARALLEL_PULL_IS_NOT_LAZY,
     TLS_PROVIDER_HAS_NO_NAME_CONSTRAINTS,
     VLLM_KV_CACHE_BYTES_SKIP_PROFILING,
+    VLLM_PRIORITY_SCHEDULING,
     VLLM_QUANTIZATION_KEEPS_EMBEDDINGS,
     VLLM_RUNTIME_LORA_ENV,
     VLLM_STREAMER_DISTRIBUTED,
@@ -112,6 +125,19 @@ def test_every_fact_states_its_source_and_is_asserted_here():
     # Each fact's constant is imported by this module, whose tests assert the plans against it.
     asserted = {value.name for value in globals().values() if isinstance(value, UpstreamFact)}
     assert asserted == set(FACTS)
+
+
+def test_the_gate_waits_for_a_disaggregated_models_workloads_not_its_ready(prod_plan):
+    """Without a route of KServe's own an LLMInferenceService's Ready never becomes True (the fact): ours route
+    through the AI Gateway, so the rollout gate waits for its workloads and its picker instead."""
+    from tools.rollout.health import READY_CONDITIONS
+
+    assert KSERVE_LLMISVC_READY_NEEDS_ITS_OWN_ROUTE.name in FACTS
+    services = [r for r in prod_plan.kubernetes_objects() if r.inputs["kind"] == "LLMInferenceService"]
+    assert [s.inputs["metadata"]["name"] for s in services] == ["llama-3-1-70b-rag"]
+    assert [s.inputs["spec"].get("router", {}).get("route") for s in services] == [None]
+    assert READY_CONDITIONS["LLMInferenceService"] == ("WorkloadsReady", "SchedulerWorkloadReady")
+    assert READY_CONDITIONS["InferenceService"] == ("Ready",)
 
 
 # --- karmada-agent registers its own Cluster -----------------------------------------------------------
@@ -234,7 +260,14 @@ def test_repository_serves_the_pinned_chart_version(chart, upstream):
 
 def test_most_pins_are_checked_against_an_index(upstream):
     checked = [c.name for c in CHARTS.values() if upstream.helm_index(c.repository) is not None]
-    assert sorted(checked) == ["aws-efa-k8s-device-plugin", "cluster-autoscaler", "fluid", "keda", "volcano"]
+    assert sorted(checked) == [
+        "aws-efa-k8s-device-plugin",
+        "cluster-autoscaler",
+        "clusterpedia",
+        "fluid",
+        "keda",
+        "volcano",
+    ]
 
 
 def test_index_check_rejects_versions_a_repository_does_not_serve(upstream):
@@ -1111,7 +1144,7 @@ def test_releases_install_as_helm_installs_them(prod_plan):
 
     assert HELM_INSTALLS_IN_ORDER.name in FACTS
     releases = prod_plan.helm_releases()
-    assert len(releases) == 43
+    assert len(releases) == 53  # build/prod/helm: 52 and, on the federation host, Clusterpedia
     # Every release installs its chart's CRDs (no skipCrds) and waits, but the members' agents (skipAwait: they
     # start only once the global stack has made their Karmada RBAC, HELM_RELEASE_WAITS): the rehearsal's Helm too.
     assert not [r.name for r in releases if r.inputs.get("skipCrds")]
@@ -1201,6 +1234,141 @@ def test_no_plan_turns_on_runtime_lora_updating(dev_plan, prod_plan):
     assert VLLM_RUNTIME_LORA_ENV.name in FACTS
     for plan in (dev_plan, prod_plan):
         assert "VLLM_ALLOW_RUNTIME_LORA_UPDATING" not in json.dumps([r.inputs for r in plan.resources])
+
+
+# --- image pulls on new GPU nodes ---------------------------------------------------------------------------------
+
+
+def _launch_template_node_configs(plan) -> dict[str, dict]:
+    """Launch template name -> the spec of the NodeConfig its user data gives nodeadm."""
+    import base64
+    import email
+
+    import yaml
+
+    out = {}
+    for template in plan.of_type("aws:ec2/launchTemplate:LaunchTemplate"):
+        if "userData" not in template.inputs:
+            continue
+        message = email.message_from_bytes(base64.b64decode(template.inputs["userData"]))
+        for part in message.walk():
+            if part.get_content_type() == "application/node.eks.aws":
+                (config,) = [d for d in yaml.safe_load_all(part.get_payload(decode=True)) if d]
+                out[template.name] = config["spec"]
+    return out
+
+
+def test_fast_image_pull_is_set_only_with_the_snapshotter_on_the_nvme_array(dev_plan, prod_plan):
+    """The gate is the only switch (no containerd drop-in), and it pulls onto the instance-store array only when
+    localStorage is set and SOCI stays mounted there."""
+    assert NODEADM_FAST_IMAGE_PULL.name in FACTS
+    with_gate = []
+    for plan in (dev_plan, prod_plan):
+        for name, spec in _launch_template_node_configs(plan).items():
+            assert "containerd" not in spec, name
+            if spec.get("featureGates", {}).get("FastImagePull"):
+                with_gate.append(f"{plan.environment}/{name}")
+                assert spec["instance"]["localStorage"] == {"strategy": "RAID0"}, name
+    assert sorted(with_gate) == [
+        "dev/use1-a100-mig",
+        "prod/use1-h100",
+        "prod/use1-l40s",
+        "prod/usw2-h100",
+        "prod/usw2-l40s",
+    ]
+
+
+def test_no_plan_relies_on_soci_indexes_or_lazy_loading(dev_plan, prod_plan):
+    """Parallel pull pulls whole images and needs no SOCI index: nothing rendered configures soci_v1/v2 or names
+    an index, and the engines' images are the upstream ones (no SOCI index is bound to them)."""
+    assert SOCI_PARALLEL_PULL_IS_NOT_LAZY.name in FACTS
+    for plan in (dev_plan, prod_plan):
+        rendered = json.dumps([r.inputs for r in plan.resources])
+        assert "soci_v2" not in rendered and "soci-index" not in rendered
+        assert "soci.amazonaws.com" not in rendered
+
+
+def test_gke_pools_stream_but_the_engines_images_are_not_in_artifact_registry(prod_plan):
+    assert GKE_IMAGE_STREAMING_ONLY_ARTIFACT_REGISTRY.name in FACTS
+    from components.domain.image_pull import effective_image_pull
+    from tests.harness import cluster_objects
+
+    pools = [r for r in prod_plan.of_type("gcp:container/nodePool:NodePool") if not r.name.endswith("-system")]
+    assert pools and all(r.inputs["nodeConfig"]["gcfsConfig"] == {"enabled": True} for r in pools)
+    images = [
+        c["image"]
+        for (cluster, _), runtime in cluster_objects(prod_plan, "ClusterServingRuntime").items()
+        if cluster == "prod-usc1"
+        for c in runtime["spec"]["containers"]
+    ]
+    assert images and not [i for i in images if ".pkg.dev/" in i.split(":")[0]]
+    usc1 = prod_plan.spec.region("usc1")
+    assert {effective_image_pull(usc1, pool) for pool in usc1.gpu_pools} == {"default"}
+
+
+# --- multi-cluster search (Clusterpedia) ------------------------------------------------------------------------------
+
+
+def test_pedia_clusters_name_secrets_beside_clusterpedia_with_the_gate_on(prod_plan, upstream):
+    assert CLUSTERPEDIA_CREDENTIALS_FROM_SECRETS.name in FACTS
+    from tests.harness import cluster_objects
+
+    (release,) = [r for r in prod_plan.helm_releases() if r.inputs["name"] == "clusterpedia"]
+    assert release.inputs["values"]["clustersynchroManager"]["featureGates"] == {
+        "ClusterAuthenticationFromSecret": True
+    }
+    assert release.inputs["values"]["installCRDs"] is False  # the chart's CRDs lack authenticationFrom
+    secrets = cluster_objects(prod_plan, "Secret")
+    for pedia in prod_plan.of_type("kubernetes:cluster.clusterpedia.io/v1alpha2:PediaCluster"):
+        for source in pedia.inputs["spec"]["authenticationFrom"].values():
+            # rest.go: the synchro manager's lister is of its own namespace, the release's
+            secret = secrets[prod_plan.cluster_of(pedia), source["name"]]
+            assert secret["metadata"]["namespace"] == release.inputs["namespace"]
+    assert (
+        "authenticationFrom"
+        in (
+            upstream.crd_served_schema("cluster.clusterpedia.io/v1alpha2", "PediaCluster")["properties"]["spec"][
+                "properties"
+            ]
+        )
+    )
+
+
+def test_clusterpedia_reaches_only_members_the_host_can_dial_and_only_reads_there(prod_plan):
+    assert CLUSTERPEDIA_SYNCHRO_DIALS_AND_READS.name in FACTS
+    from tests.harness import cluster_objects
+
+    env = prod_plan.spec
+    indexed = {
+        p.inputs["metadata"]["name"]
+        for p in prod_plan.of_type("kubernetes:cluster.clusterpedia.io/v1alpha2:PediaCluster")
+    }
+    for region in env.regions:
+        name = f"prod-{region.name}"
+        if name in indexed and region.name != env.federation.host:
+            assert region.api_access.public_cidrs  # a path from the host's NAT
+    assert indexed == {"prod-use1"}  # usw2 and usc1 keep private endpoints in prod
+    for (cluster, name), role in cluster_objects(prod_plan, "ClusterRole").items():
+        if name == "clusterpedia-reader":
+            assert {v for rule in role["rules"] for v in rule["verbs"]} == {"list", "watch"}, cluster
+
+
+def test_no_cluster_import_policy_and_no_controller_manager(prod_plan):
+    assert CLUSTERPEDIA_IMPORT_POLICY_NEEDS_KARMADA_SECRETS.name in FACTS
+    from components.federation.member import AGENT_FLAGS
+
+    assert "--report-secrets=None" in AGENT_FLAGS  # pull members' Clusters carry no secretRef
+    assert not [r for r in prod_plan.resources if r.type.endswith((":ClusterImportPolicy", ":PediaClusterLifecycle"))]
+    (release,) = [r for r in prod_plan.helm_releases() if r.inputs["name"] == "clusterpedia"]
+    assert release.inputs["values"]["controllerManager"] == {"disabled": True}
+
+
+def test_clusterpedia_store_images_are_the_official_postgres(prod_plan):
+    assert CLUSTERPEDIA_CHART_STORE_IMAGES_GONE.name in FACTS
+    rendered = json.dumps([r.inputs for r in prod_plan.resources])
+    assert "bitnami" not in rendered
+    (release,) = [r for r in prod_plan.helm_releases() if r.inputs["name"] == "clusterpedia"]
+    assert release.inputs["values"]["postgresql"]["image"]["repository"] == "library/postgres"
 
 
 def test_webhooks_admit_the_api_server_from_its_control_plane_range_only(env_plan):
@@ -1443,9 +1611,73 @@ def test_every_runner_that_reads_another_stacks_secrets_is_given_its_key(prod_pl
         "prod.global": ["prod.usc1", "prod.use1", "prod.usw2"],
     }
     assert {"apiKeys", "gatewayIssuers"} <= stacks["prod.use1"].evaluation.referenced.secret
-    readme = " ".join((Path(__file__).parents[1] / "README.md").read_text().split())
+    from tools.readme import documentation
+
+    readme = " ".join(documentation().split())
     assert (
         "a GCP service account for the usc1 runner with the project roles the stack's resources need, and an AWS role "
         "it assumes by web identity federation from that account (`accounts.google.com`, condition on the account's "
         "unique id) whose only permission is `kms:Decrypt` on the secrets key"
     ) in readme
+
+
+# --- request priority classes (components/serving/priority_classes.py) ------------------------------------------
+
+
+def test_each_pool_names_its_own_objectives_and_clients_cannot(env_plan):
+    """GIE_OBJECTIVE_FROM_HEADER: objectives looked up by name in the pool's namespace, one object per name, so each
+    names its pool; the picker's control headers are dropped before anything else reads them."""
+    assert GIE_OBJECTIVE_FROM_HEADER.name in FACTS
+    for (cluster, name), objective in cluster_objects(env_plan, "InferenceObjective").items():
+        assert name.startswith(objective["spec"]["poolRef"]["name"] + "-"), (cluster, name)
+    for policy in cluster_objects(env_plan, "ClientTrafficPolicy").values():
+        removed = set(policy["spec"]["headers"]["earlyRequestHeaders"]["remove"])
+        assert {"x-gateway-inference-objective", "x-gateway-model-name-rewrite"} <= removed
+
+
+def test_bands_are_the_objectives_priorities(env_plan):
+    """GIE_FLOW_CONTROL_BY_PRIORITY: a band per objective priority of the pool; only a negative band is bounded."""
+    assert GIE_FLOW_CONTROL_BY_PRIORITY.name in FACTS
+    objectives: dict[tuple[str, str], set[int]] = {}
+    for (cluster, _), objective in cluster_objects(env_plan, "InferenceObjective").items():
+        objectives.setdefault((cluster, objective["spec"]["poolRef"]["name"]), set()).add(objective["spec"]["priority"])
+    for (cluster, name), config_map in cluster_objects(env_plan, "ConfigMap").items():
+        if not name.endswith("-epp"):
+            continue
+        bands = yaml.safe_load(config_map["data"]["default-plugins.yaml"]).get("flowControl", {}).get("priorityBands")
+        pool = name.removesuffix("-epp")
+        assert {b["priority"] for b in bands or []} == objectives.get((cluster, pool), set()), (cluster, pool)
+        assert all(("maxRequests" in b) == (b["priority"] < 0) for b in bands or [])
+
+
+def test_nothing_relies_on_what_the_ai_gateway_ignores_or_replays(env_plan):
+    """AI_GATEWAY_REPLAYS_THE_CLIENT_BODY_TO_POOLS and VLLM_PRIORITY_SCHEDULING: no mutation on a pool backend, and no
+    vLLM server orders by the body's priority."""
+    assert {AI_GATEWAY_REPLAYS_THE_CLIENT_BODY_TO_POOLS.name, VLLM_PRIORITY_SCHEDULING.name} <= set(FACTS)
+    for route in cluster_objects(env_plan, "AIGatewayRoute").values():
+        for rule in route["spec"]["rules"]:
+            for ref in rule["backendRefs"]:
+                if ref.get("kind") == "InferencePool":
+                    assert "headerMutation" not in ref and "bodyMutation" not in ref
+    assert "--scheduling-policy" not in json.dumps([r.inputs for r in env_plan.kubernetes_objects()])
+
+
+def test_the_priority_lua_is_on_the_gateway_with_lua_enabled(env_plan):
+    """ENVOY_GATEWAY_LUA_RUNS_AFTER_AUTH_AND_MODEL and ENVOY_API_KEY_AUTH_OVERWRITES_THE_CLIENT_ID: the Lua targets
+    the Gateway whose API-key auth forwards the header it reads, in a region whose Envoy Gateway enables Lua."""
+    assert {ENVOY_GATEWAY_LUA_RUNS_AFTER_AUTH_AND_MODEL.name, ENVOY_API_KEY_AUTH_OVERWRITES_THE_CLIENT_ID.name} <= set(
+        FACTS
+    )
+    auth = cluster_objects(env_plan, "SecurityPolicy")
+    lua_on = {
+        env_plan.cluster_of(r)
+        for r in env_plan.helm_releases()
+        if r.inputs["values"].get("config", {}).get("envoyGateway", {}).get("extensionApis", {}).get("enableLua")
+    }
+    for (cluster, _), policy in cluster_objects(env_plan, "EnvoyExtensionPolicy").items():
+        assert cluster in lua_on
+        (gateway,) = policy["spec"]["targetRefs"]
+        assert gateway["kind"] == "Gateway"
+        (security,) = [p for (c, _), p in auth.items() if c == cluster]
+        forwarded = security["spec"]["apiKeyAuth"]["forwardClientIDHeader"]
+        assert f'headers:get("{forwarded}")' in policy["spec"]["lua"][0]["inline"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -186,3 +187,63 @@ def test_check_mode_reports_a_stale_file(tmp_path, monkeypatch):
     assert (vendored / entry["path"]).read_text() == "replicaCount: 1\n"
     assert vendor_upstream.main(["--from", str(source)]) == 0
     assert yaml.safe_load((vendored / entry["path"]).read_text()) == {"replicaCount": 3}
+
+
+def test_a_branch_of_a_mirror_is_read_at_its_stated_commit(tmp_path, monkeypatch):
+    """A Helm repository's gh-pages moves on: its index is read at the commit stated with it, which must be on the
+    branch; the provenance records that commit."""
+    from tools import upstream_origins
+
+    repo_dir = tmp_path / "owner+charts" / "repo"
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(repo_dir), *args], capture_output=True, text=True, check=True).stdout
+
+    repo_dir.mkdir(parents=True)
+    git("init", "-q", "-b", "gh-pages")
+    git("config", "user.email", "t@example.com")
+    git("config", "user.name", "t")
+    commits = []
+    for version in ("1.0.0", "2.0.0"):
+        (repo_dir / "index.yaml").write_text(f"entries: {{c: [{{version: {version}}}]}}\n")
+        git("add", "index.yaml")
+        git("commit", "-q", "-m", version)
+        commits.append(git("rev-parse", "HEAD").strip())
+    git("checkout", "-q", "-b", "other", commits[0])
+    (repo_dir / "index.yaml").write_text("entries: {c: [{version: 9.9.9}]}\n")
+    git("commit", "-q", "-am", "off the branch")
+    off_branch = git("rev-parse", "HEAD").strip()
+    monkeypatch.setattr(upstream_origins, "MIRRORS", tmp_path)
+
+    pinned = upstream_origins.Repo("owner/charts", "gh-pages", tag_commit=commits[0])
+    assert pinned.read("index.yaml") == b"entries: {c: [{version: 1.0.0}]}\n"
+    assert upstream_origins.provenance(pinned, "index.yaml")["commit"] == commits[0]
+    assert upstream_origins.Repo("owner/charts", "gh-pages").read("index.yaml").endswith(b"2.0.0}]}\n")
+    with pytest.raises(ValueError, match="is not on gh-pages"):
+        upstream_origins.Repo("owner/charts", "gh-pages", tag_commit=off_branch).read("index.yaml")
+
+
+def test_clusterpedia_files_come_from_their_repositories_not_the_checkout():
+    """The shared checkout holds no Clusterpedia file: each is a copy of its repository at the pin, and the index
+    at the gh-pages commit it was read at."""
+    from tools.upstream_origins import COPIES
+
+    by_path = {e["path"]: e for e in ENTRIES}
+    expected = {
+        "clusterpedia-helm/clusterpedia-2.6.0/chart-clusterpedia.Chart.yaml": ("clusterpedia-2.6.0", None),
+        "clusterpedia-helm/clusterpedia-2.6.0/chart-clusterpedia.values.yaml": ("clusterpedia-2.6.0", None),
+        "clusterpedia-helm/clusterpedia-2.6.0/chart-clusterpedia._crds.cluster.clusterpedia.io_pediaclusters.yaml": (
+            "clusterpedia-2.6.0",
+            None,
+        ),
+        "clusterpedia/v0.9.0/cluster.clusterpedia.io_pediaclusters.yaml": ("v0.9.0", None),
+        "helm-index/clusterpedia-io.github.io/clusterpedia-helm/index.yaml": (
+            "gh-pages",
+            "9fd940c01c21b42b2a0c46483f824be2109c9630",  # SOURCES-36a.md of the overlay the index was first read from
+        ),
+    }
+    assert set(expected) <= set(COPIES)
+    for path, (ref, commit) in expected.items():
+        assert COPIES[path].repo.ref == by_path[path]["ref"] == ref
+        if commit:
+            assert COPIES[path].repo.tag_commit == by_path[path]["commit"] == commit

@@ -1,7 +1,7 @@
-"""Generated sections of README.md, so reference material is never written twice.
+"""Generated sections of the documentation (README.md and docs/*.md), so reference material is never written twice.
 
-`python -m tools.readme` rewrites every generated block in place; a test fails when
-README.md is stale. A block lives between `<!-- <name>:start -->` and `<!-- <name>:end -->`.
+`python -m tools.readme` rewrites every generated block in place, in whichever document holds it; a test fails
+when one is stale. A block lives between `<!-- <name>:start -->` and `<!-- <name>:end -->`.
 """
 
 from __future__ import annotations
@@ -21,10 +21,20 @@ from pydantic_core import PydanticUndefined
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
+def documents() -> list[Path]:
+    """The README and the docs/ tree it links to."""
+    return [README, *sorted((README.parent / "docs").glob("*.md"))]
+
+
+def documentation() -> str:
+    """Every document's text, for checks of what the documentation says wherever it says it."""
+    return "\n".join(path.read_text() for path in documents())
+
+
 def replace_block(text: str, name: str, body: str) -> str:
     pattern = re.compile(rf"(<!-- {name}:start -->\n).*?(<!-- {name}:end -->)", re.S)
     if not pattern.search(text):
-        raise ValueError(f"README has no <!-- {name}:start --> ... <!-- {name}:end --> block")
+        raise ValueError(f"no document has a <!-- {name}:start --> ... <!-- {name}:end --> block")
     return pattern.sub(lambda m: m.group(1) + body.rstrip("\n") + "\n" + m.group(2), text)
 
 
@@ -71,8 +81,9 @@ def _rows(model: type[BaseModel], prefix: str) -> Iterator[str]:
         yield f"| `{key}` | {_type_name(field.annotation)} | {default} | {description} |"
         inner = _inner_model(field.annotation)
         if inner is not None:
-            is_list = typing.get_origin(field.annotation) is list
-            yield from _rows(inner, f"{key}{'[]' if is_list else ''}.")
+            origin = typing.get_origin(field.annotation)
+            entry = "[]" if origin is list else ".<name>" if origin is dict else ""  # a map's entries by name
+            yield from _rows(inner, f"{key}{entry}.")
 
 
 def config_reference() -> str:
@@ -121,7 +132,7 @@ def bringup_facts() -> str:
     return "\n".join(lines) + "\n"
 
 
-# Generated blocks of README.md; capabilities with reference material add theirs here.
+# Generated blocks of the documentation; capabilities with reference material add theirs here.
 BLOCKS: dict[str, Callable[[], str]] = {
     "config-reference": config_reference,
     "policy-rules": policy_rules,
@@ -131,13 +142,21 @@ BLOCKS: dict[str, Callable[[], str]] = {
 
 
 def render(text: str) -> str:
+    """The text with every block it holds regenerated."""
     for name, make in BLOCKS.items():
-        text = replace_block(text, name, make())
+        if f"<!-- {name}:start -->" in text:
+            text = replace_block(text, name, make())
     return text
 
 
 def main() -> int:
-    README.write_text(render(README.read_text()))
+    held = [name for name in BLOCKS for path in documents() if f"<!-- {name}:start -->" in path.read_text()]
+    missing = sorted(set(BLOCKS) - set(held))
+    if missing or len(held) != len(set(held)):
+        print(f"error: every block must be in exactly one document: {sorted(held)}; missing {missing}", file=sys.stderr)
+        return 1
+    for path in documents():
+        path.write_text(render(path.read_text()))
     return 0
 
 

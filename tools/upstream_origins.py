@@ -39,9 +39,10 @@ class Repo:
     """A repository at a tag: `module` is its Go module path when the proxy serves it."""
 
     repo: str  # owner/name on GitHub
-    ref: str  # tag
+    ref: str  # tag, or the branch a Helm repository's index is served from
     module: str | None = None
-    # The tag's commit where the module proxy records none (the shared checkout's SOURCES.md gives it).
+    # The tag's commit where the module proxy records none (the shared checkout's SOURCES.md gives it); from a
+    # mirror, the commit read of a branch that moves on (it must be on the branch).
     tag_commit: str = ""
 
     @cache  # noqa: B019 - a few repositories, each read many times in one run
@@ -70,6 +71,20 @@ class Repo:
     def _git(self, *args: str) -> bytes:
         return subprocess.run(["git", "-C", str(self._mirror()), *args], capture_output=True, check=True).stdout
 
+    @cache  # noqa: B019 - one check per repository and run
+    def _mirror_rev(self) -> str:
+        """What a mirror is read at: the stated commit, when it is on `ref`, else the tag itself."""
+        if not self.tag_commit:
+            return self.ref
+        on_ref = subprocess.run(
+            ["git", "-C", str(self._mirror()), "merge-base", "--is-ancestor", self.tag_commit, self.ref],
+            capture_output=True,
+            check=False,
+        )
+        if on_ref.returncode != 0:
+            raise ValueError(f"{self.repo}: {self.tag_commit} is not on {self.ref} in {self._mirror()}")
+        return self.tag_commit
+
     def commit(self) -> str:
         if self.module:
             recorded = self._module_dir()[1]
@@ -78,19 +93,19 @@ class Repo:
             if not (recorded or self.tag_commit):
                 raise ValueError(f"{self.repo}@{self.ref}: the module proxy records no commit; state tag_commit")
             return recorded or self.tag_commit
-        return self._git("rev-parse", f"{self.ref}^{{commit}}").decode().strip()
+        return self._git("rev-parse", f"{self._mirror_rev()}^{{commit}}").decode().strip()
 
     def read(self, path: str) -> bytes:
         if self.module:
             return (self._module_dir()[0] / path).read_bytes()
-        return self._git("show", f"{self.ref}:{path}")
+        return self._git("show", f"{self._mirror_rev()}:{path}")
 
     def files(self, directory: str) -> list[str]:
         """Every file under `directory` (repository paths, sorted)."""
         if self.module:
             root = self._module_dir()[0]
             return sorted(p.relative_to(root).as_posix() for p in (root / directory).rglob("*") if p.is_file())
-        out = self._git("ls-tree", "-r", "--name-only", self.ref, "--", directory).decode()
+        out = self._git("ls-tree", "-r", "--name-only", self._mirror_rev(), "--", directory).decode()
         return sorted(line for line in out.splitlines() if line)
 
 
@@ -110,6 +125,12 @@ CERT_MANAGER = Repo(
 KARMADA = Repo("karmada-io/karmada", "v1.18.2", "github.com/karmada-io/karmada")
 KEDA_CHARTS = Repo("kedacore/charts", "v2.20.2")
 PROMETHEUS_CHARTS = Repo("prometheus-community/helm-charts", "kube-prometheus-stack-88.5.3")
+CLUSTERPEDIA = Repo("clusterpedia-io/clusterpedia", "v0.9.0")  # the proxy refuses v0.9.0
+CLUSTERPEDIA_CHARTS = Repo("clusterpedia-io/clusterpedia-helm", "clusterpedia-2.6.0")
+# The Helm repository's index, as gh-pages served it when the chart pin was chosen.
+CLUSTERPEDIA_CHART_INDEX = Repo(
+    "clusterpedia-io/clusterpedia-helm", "gh-pages", tag_commit="9fd940c01c21b42b2a0c46483f824be2109c9630"
+)
 
 
 @dataclass(frozen=True)
@@ -121,9 +142,24 @@ class Copy:
 
 
 COPIES: dict[str, Copy] = {
-    f"kserve/v0.20.0/chart-{chart}.{name}": Copy(KSERVE, f"charts/{chart}/{name}")
-    for chart in ("kserve-llmisvc-crd", "kserve-llmisvc-resources")
-    for name in ("Chart.yaml", "values.yaml")
+    **{
+        f"kserve/v0.20.0/chart-{chart}.{name}": Copy(KSERVE, f"charts/{chart}/{name}")
+        for chart in ("kserve-llmisvc-crd", "kserve-llmisvc-resources")
+        for name in ("Chart.yaml", "values.yaml")
+    },
+    **{
+        f"clusterpedia-helm/clusterpedia-2.6.0/chart-clusterpedia.{name.replace('/', '.')}": Copy(
+            CLUSTERPEDIA_CHARTS, f"charts/clusterpedia/{name}"
+        )
+        for name in ("Chart.yaml", "values.yaml", "_crds/cluster.clusterpedia.io_pediaclusters.yaml")
+    },
+    **{
+        f"clusterpedia/v0.9.0/cluster.clusterpedia.io_{name}.yaml": Copy(
+            CLUSTERPEDIA, f"kustomize/crds/cluster.clusterpedia.io_{name}.yaml"
+        )
+        for name in ("pediaclusters", "clustersyncresources")
+    },
+    "helm-index/clusterpedia-io.github.io/clusterpedia-helm/index.yaml": Copy(CLUSTERPEDIA_CHART_INDEX, "index.yaml"),
 }
 
 

@@ -19,7 +19,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.addons.ratelimit_redis import RATELIMIT_CONTAINER, RateLimitRedis, RateLimitRedisArgs
-from components.catalog.charts import CHARTS
+from components.catalog.charts import CHARTS, INFERENCE_OBJECTIVE_CRD
 from components.config.environment import EnvironmentSpec
 from components.config.gateway import ExternalProviderSpec, gateway_hostname
 from components.config.region import RegionSpec
@@ -27,6 +27,7 @@ from components.k8s import names
 from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import custom_resource, helm_release, namespace
 from components.serving import gateway_specs as specs
+from components.serving import priority_classes as priority
 from components.serving.deployment import model_placements
 from components.serving.inference_pool import InferencePool, InferencePoolArgs
 from components.serving.network_policies import gateway_namespace_policies
@@ -45,8 +46,9 @@ def _ratelimit_patch(env: list[dict]) -> dict[str, Any]:
     return {"patch": {"type": "StrategicMerge", "value": {"spec": {"template": {"spec": {"containers": [container]}}}}}}
 
 
-def envoy_gateway_values(redis_url: str, redis_env: list[dict], production: bool) -> dict[str, Any]:
-    """gateway-helm values: the AI Gateway as extension manager, InferencePool backends, Redis-backed limits.
+def envoy_gateway_values(redis_url: str, redis_env: list[dict], production: bool, lua: bool = False) -> dict[str, Any]:
+    """gateway-helm values: the AI Gateway as extension manager, InferencePool backends, Redis-backed limits, and
+    Lua EnvoyExtensionPolicies only where request classes need the platform's (`lua`; off by default upstream).
 
     From ai-gateway@v1.1.0:manifests/envoy-gateway-values.yaml plus its inference-pool and token-ratelimit
     add-ons. That add-on also pins the rate-limit image (60d8e81b) for Envoy Gateway releases whose default
@@ -62,7 +64,8 @@ def envoy_gateway_values(redis_url: str, redis_env: list[dict], production: bool
                 "provider": {"type": "Kubernetes"}
                 | ({"kubernetes": {"rateLimitDeployment": _ratelimit_patch(redis_env)}} if redis_env else {}),
                 "logging": {"level": {"default": "info"}},
-                "extensionApis": {"enableEnvoyPatchPolicy": True, "enableBackend": True},
+                "extensionApis": {"enableEnvoyPatchPolicy": True, "enableBackend": True}
+                | ({"enableLua": True} if lua else {}),
                 "extensionManager": {
                     "hooks": {
                         "xdsTranslator": {
@@ -160,6 +163,7 @@ class _Installed:
     envoy_gateway: k8s.helm.v3.Release  # Gateway API and Envoy Gateway CRDs
     ai_crds: k8s.helm.v3.Release  # AI Gateway CRDs
     pool_crds: pulumi.Resource  # the release installing the InferencePool CRD
+    objective_crd: tuple[pulumi.Resource, ...]  # the InferenceObjective CRD, where request classes are ordered
 
 
 class InferenceGateway(pulumi.ComponentResource):
@@ -176,7 +180,7 @@ class InferenceGateway(pulumi.ComponentResource):
         self.hostname = gateway_hostname(args.env, args.region)
         installed = self._install(args)
         self._gateway(args, installed)
-        self.pools = self._pools(args, installed.pool_crds)
+        self.pools = self._pools(args, installed)
         self._picker_auth()
         self._external_providers(args, installed)
         # The routes: one rule per model, at most 15 per AIGatewayRoute.
@@ -244,14 +248,23 @@ class InferenceGateway(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self),
             )
             redis_url, redis_env = redis.url, redis.client_env
+        classed = bool(priority.classed_placements(env, region))
         envoy_gateway = helm_release(
             ENVOY_GATEWAY_RELEASE,
             CHARTS["gateway-helm"],
             cluster,
             eg_ns,
-            envoy_gateway_values(redis_url, redis_env, env.production),
+            envoy_gateway_values(redis_url, redis_env, env.production, lua=classed),
             parent=self,
             depends_on=[args.inference_pool_crds],
+        )
+        objective_crd = tuple(
+            k8s.yaml.v2.ConfigFile(
+                f"{cluster.name}-inference-objective-crd",
+                file=url,
+                opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=cluster.ready),
+            )
+            for url in (INFERENCE_OBJECTIVE_CRD if classed else ())
         )
         ai_crds = helm_release(AI_GATEWAY_CRDS_RELEASE, CHARTS["ai-gateway-crds-helm"], cluster, aigw_ns, {}, self)
         helm_release(
@@ -263,7 +276,13 @@ class InferenceGateway(pulumi.ComponentResource):
             parent=self,
             depends_on=[ai_crds, envoy_gateway],
         )
-        return _Installed(eg_ns=eg_ns, envoy_gateway=envoy_gateway, ai_crds=ai_crds, pool_crds=args.inference_pool_crds)
+        return _Installed(
+            eg_ns=eg_ns,
+            envoy_gateway=envoy_gateway,
+            ai_crds=ai_crds,
+            pool_crds=args.inference_pool_crds,
+            objective_crd=objective_crd,
+        )
 
     def _gateway(self, args: InferenceGatewayArgs, installed: _Installed) -> None:
         """The GatewayClass, and in Envoy Gateway's namespace the Gateway, its proxy and its policies."""
@@ -311,6 +330,14 @@ class InferenceGateway(pulumi.ComponentResource):
             depends_on=eg_ns,
             **in_eg,
         )
+        if priority.classed_placements(env, region):
+            self._custom(
+                kind="EnvoyExtensionPolicy",
+                api_version=specs.ENVOY_GATEWAY_API,
+                spec=priority.priority_policy_spec(env, region, specs.GATEWAY_REF),
+                depends_on=eg_ns,
+                **{**in_eg, "name": priority.POLICY_NAME},
+            )
         if gateway.auth == "apiKey":
             keys = k8s.core.v1.Secret(
                 f"{cluster.name}-{specs.API_KEYS_SECRET}",
@@ -327,7 +354,7 @@ class InferenceGateway(pulumi.ComponentResource):
                 **in_eg,
             )
 
-    def _pools(self, args: InferenceGatewayArgs, pool_crds: pulumi.Resource) -> dict[str, InferencePool]:
+    def _pools(self, args: InferenceGatewayArgs, installed: _Installed) -> dict[str, InferencePool]:
         """One InferencePool (and endpoint picker) per model served here; KServe runs a disaggregated model's."""
         env, region = args.env, args.region
         return {
@@ -339,8 +366,11 @@ class InferenceGateway(pulumi.ComponentResource):
                     picker=env.gateway.endpoint_picker,
                     production=env.production,
                     server_labels=p.serving_pods,
-                    depends_on=[args.serving_namespace, pool_crds],
-                    queue_wait_seconds=p.queue_wait_seconds if p.cold_start_seconds is not None else None,
+                    depends_on=[args.serving_namespace, installed.pool_crds],
+                    queue_wait_seconds=p.picker_queue_seconds,
+                    bands=priority.priority_bands(p),
+                    objectives=priority.objective_manifests(p),
+                    objective_crd=installed.objective_crd if p.request_classes else (),
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )

@@ -14,10 +14,8 @@ from dataclasses import dataclass
 
 import pulumi
 import pulumi_kubernetes as k8s
-import pulumi_random as random
 
 from components.catalog.charts import REDIS_IMAGE
-from components.catalog.regions import BUILTIN_STORAGE_CLASS
 from components.k8s.cluster import ClusterHandle
 from components.k8s.names import (
     ENVOY_GATEWAY_NAMESPACE,
@@ -26,6 +24,7 @@ from components.k8s.names import (
     RATELIMIT_REDIS_LABELS,
     checkov_skips,
 )
+from components.k8s.store import SinglePodStore, single_pod_store
 
 PORT = 6379
 UID = 999  # the `redis` user of the official image
@@ -43,7 +42,6 @@ RATELIMIT_CONTAINER = "envoy-ratelimit"  # its container (ratelimit/resource.go 
 MAX_MEMORY_MB = 200  # below the container's memory limit; counters expire by TTL first
 AUTH_SECRET = f"{RATELIMIT_REDIS}-auth"
 AUTH_KEY = "password"
-PASSWORD_LENGTH = 40
 DATA_SIZE = "1Gi"  # the append-only file of at most MAX_MEMORY_MB of counters, rewritten as it grows
 
 
@@ -65,116 +63,50 @@ class RateLimitRedis(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: RateLimitRedisArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:addons:RateLimitRedis", name, None, opts)
-        cluster = args.cluster
-        on_cluster = pulumi.ResourceOptions(
-            parent=self, provider=cluster.provider, depends_on=[*cluster.ready, args.namespace]
+        store = SinglePodStore(
+            name=RATELIMIT_REDIS,
+            namespace=ENVOY_GATEWAY_NAMESPACE,
+            labels=RATELIMIT_REDIS_LABELS,
+            annotations=REDIS_CHECKOV_SKIPS,
+            uid=UID,
+            port=PORT,
+            port_name="redis",
+            storage=DATA_SIZE,
+            password_secret=AUTH_SECRET,
+            password_key=AUTH_KEY,
+            container=_redis_container(),
+            clients=({"podSelector": {"matchLabels": RATELIMIT_POD_LABELS}},),
         )
-        meta = {"name": RATELIMIT_REDIS, "namespace": ENVOY_GATEWAY_NAMESPACE, "labels": RATELIMIT_REDIS_LABELS}
-        password = random.RandomPassword(
-            f"{cluster.name}-{RATELIMIT_REDIS}",
-            length=PASSWORD_LENGTH,
-            special=False,
-            opts=pulumi.ResourceOptions(
-                parent=self,
-                provider=random.Provider(f"{cluster.name}-{RATELIMIT_REDIS}", opts=pulumi.ResourceOptions(parent=self)),
-            ),
-        )
-        secret = k8s.core.v1.Secret(
-            f"{cluster.name}-{AUTH_SECRET}",
-            metadata={**meta, "name": AUTH_SECRET},
-            string_data={AUTH_KEY: password.result},
-            opts=on_cluster,
-        )
-        data = k8s.core.v1.PersistentVolumeClaim(
-            f"{cluster.name}-{RATELIMIT_REDIS}",
-            metadata={**meta, "annotations": REDIS_CHECKOV_SKIPS},
-            spec={
-                "accessModes": ["ReadWriteOnce"],
-                "storageClassName": BUILTIN_STORAGE_CLASS[cluster.cloud],
-                "resources": {"requests": {"storage": DATA_SIZE}},
-            },
-            opts=on_cluster,
-        )
-        k8s.apps.v1.Deployment(
-            f"{cluster.name}-{RATELIMIT_REDIS}",
-            metadata={**meta, "annotations": REDIS_CHECKOV_SKIPS},
-            spec={
-                "replicas": 1,
-                "strategy": {"type": "Recreate"},  # one pod at a time holds the volume
-                "selector": {"matchLabels": RATELIMIT_REDIS_LABELS},
-                "template": {
-                    "metadata": {"labels": RATELIMIT_REDIS_LABELS},
-                    "spec": {
-                        "automountServiceAccountToken": False,
-                        "securityContext": {
-                            "runAsNonRoot": True,
-                            "runAsUser": UID,
-                            "runAsGroup": UID,
-                            "fsGroup": UID,
-                            "seccompProfile": {"type": "RuntimeDefault"},
-                        },
-                        "containers": [
-                            {
-                                "name": "redis",
-                                "image": REDIS_IMAGE,
-                                "command": ["redis-server"],
-                                "args": [
-                                    *("--save", ""),  # no RDB snapshots: the append-only file is the record
-                                    *("--appendonly", "yes"),
-                                    *("--appendfsync", "everysec"),  # at most a second of counts lost
-                                    *("--dir", "/data"),
-                                    *("--maxmemory", f"{MAX_MEMORY_MB}mb"),
-                                    *("--maxmemory-policy", "volatile-ttl"),
-                                    *("--requirepass", "$(REDIS_PASSWORD)"),  # Kubernetes expands it
-                                ],
-                                # REDISCLI_AUTH: redis-cli's password, for the readiness probe.
-                                "env": [auth_env("REDIS_PASSWORD"), auth_env("REDISCLI_AUTH")],
-                                "ports": [{"name": "redis", "containerPort": PORT}],
-                                "readinessProbe": {"exec": {"command": ["redis-cli", "ping"]}, "periodSeconds": 5},
-                                "livenessProbe": {
-                                    "tcpSocket": {"port": PORT},
-                                    "initialDelaySeconds": 10,
-                                    "periodSeconds": 10,
-                                },
-                                "resources": {
-                                    "requests": {"cpu": "100m", "memory": "128Mi"},
-                                    "limits": {"cpu": "500m", "memory": "256Mi"},
-                                },
-                                "securityContext": {
-                                    "allowPrivilegeEscalation": False,
-                                    "readOnlyRootFilesystem": True,
-                                    "capabilities": {"drop": ["ALL"]},
-                                },
-                                "volumeMounts": [{"name": "data", "mountPath": "/data"}],
-                            }
-                        ],
-                        "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": RATELIMIT_REDIS}}],
-                    },
-                },
-            },
-            opts=pulumi.ResourceOptions.merge(on_cluster, pulumi.ResourceOptions(depends_on=[secret, data])),
-        )
-        k8s.core.v1.Service(
-            f"{cluster.name}-{RATELIMIT_REDIS}",
-            metadata={**meta, "annotations": REDIS_CHECKOV_SKIPS},
-            spec={"selector": RATELIMIT_REDIS_LABELS, "ports": [{"name": "redis", "port": PORT, "targetPort": PORT}]},
-            opts=on_cluster,
-        )
-        k8s.networking.v1.NetworkPolicy(
-            f"{cluster.name}-{RATELIMIT_REDIS}",
-            metadata={**meta, "annotations": REDIS_CHECKOV_SKIPS},
-            spec={
-                "podSelector": {"matchLabels": RATELIMIT_REDIS_LABELS},
-                "policyTypes": ["Ingress"],
-                "ingress": [
-                    {
-                        "from": [{"podSelector": {"matchLabels": RATELIMIT_POD_LABELS}}],
-                        "ports": [{"protocol": "TCP", "port": PORT}],
-                    }
-                ],
-            },
-            opts=on_cluster,
-        )
+        single_pod_store(store, args.cluster, self, [args.namespace])
         self.url = f"{RATELIMIT_REDIS}.{ENVOY_GATEWAY_NAMESPACE}.svc.cluster.local:{PORT}"
         self.client_env = [auth_env("REDIS_AUTH")]
         self.register_outputs({"url": self.url})
+
+
+def _redis_container() -> dict:
+    return {
+        "name": "redis",
+        "image": REDIS_IMAGE,
+        "command": ["redis-server"],
+        "args": [
+            *("--save", ""),  # no RDB snapshots: the append-only file is the record
+            *("--appendonly", "yes"),
+            *("--appendfsync", "everysec"),  # at most a second of counts lost
+            *("--dir", "/data"),
+            *("--maxmemory", f"{MAX_MEMORY_MB}mb"),
+            *("--maxmemory-policy", "volatile-ttl"),
+            *("--requirepass", "$(REDIS_PASSWORD)"),  # Kubernetes expands it
+        ],
+        # REDISCLI_AUTH: redis-cli's password, for the readiness probe.
+        "env": [auth_env("REDIS_PASSWORD"), auth_env("REDISCLI_AUTH")],
+        "ports": [{"name": "redis", "containerPort": PORT}],
+        "readinessProbe": {"exec": {"command": ["redis-cli", "ping"]}, "periodSeconds": 5},
+        "livenessProbe": {"tcpSocket": {"port": PORT}, "initialDelaySeconds": 10, "periodSeconds": 10},
+        "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"cpu": "500m", "memory": "256Mi"}},
+        "securityContext": {
+            "allowPrivilegeEscalation": False,
+            "readOnlyRootFilesystem": True,
+            "capabilities": {"drop": ["ALL"]},
+        },
+        "volumeMounts": [{"name": "data", "mountPath": "/data"}],
+    }

@@ -12,6 +12,7 @@ from components.aws.irsa import IrsaRoleArgs, irsa_role
 from components.aws.launch_template import hardened_node_settings
 from components.aws.network import AwsNetwork
 from components.aws.policy_docs import service_trust
+from components.catalog.node_images import EKS_AMI_RELEASE_VERSIONS
 from components.catalog.regions import EKS_ADDON_VERSIONS
 from components.config.deployer import ClusterAccessSpec, admitted_cidrs
 from components.config.region import RegionSpec
@@ -270,6 +271,7 @@ class EksCluster(pulumi.ComponentResource):
             node_role_arn=self.node_role.arn,
             subnet_ids=subnets,
             ami_type="AL2023_x86_64_STANDARD",
+            release_version=EKS_AMI_RELEASE_VERSIONS[args.region.kubernetes_version],
             capacity_type="ON_DEMAND",
             instance_types=[pool.machine_type],
             scaling_config={"min_size": pool.min_size, "max_size": pool.max_size, "desired_size": pool.desired},

@@ -1,8 +1,8 @@
-"""One GPU pool on EKS: a managed node group on the NVIDIA AL2023 AMI, wired to EFA when asked.
+"""One GPU pool on EKS: a managed node group on the pinned NVIDIA AL2023 AMI, wired to EFA when asked.
 
 The launch template carries everything EKS's node group API cannot say: the instance type (Capacity
-Blocks require it there), the EFA interface layout, the placement group, the capacity reservation
-and the NVMe instance-store setup.
+Blocks require it there), the EFA interface layout, the placement group, the capacity reservation,
+and nodeadm's NodeConfig (the NVMe instance-store setup, parallel image pulls).
 """
 
 from __future__ import annotations
@@ -14,10 +14,12 @@ from typing import TYPE_CHECKING
 
 import pulumi
 import pulumi_aws as aws
+import yaml
 
 from components.aws.cluster_autoscaler import asg_tags, node_labels, tag_auto_scaling_group
 from components.aws.launch_template import hardened_node_settings
 from components.catalog.machines import MACHINES
+from components.catalog.node_images import EKS_AMI_RELEASE_VERSIONS, FAST_IMAGE_PULL
 from components.config.region import GpuPoolSpec, RegionSpec
 from components.k8s.topology import GPU_TAINT, placement_group_name, uses_placement_group
 
@@ -40,24 +42,41 @@ NODE_GROUP_CAPACITY_TYPE = {
 #   grace period), launch, join, ~30 min per node for a pool of up to ~6 nodes: 180 min.
 # delete: draining and terminating every node in parallel: 60 min.
 GPU_NODE_GROUP_TIMEOUTS = pulumi.CustomTimeouts(create="90m", update="180m", delete="60m")
-# nodeadm (AL2023) assembles the instance-store NVMe drives into one RAID0 array and moves the
-# kubelet and containerd state (images, emptyDir) onto it.
-_LOCAL_NVME_USER_DATA = """MIME-Version: 1.0
+# The launch template's user data: one NodeConfig for nodeadm (AL2023) in a MIME multi-part document, which nodeadm
+# merges with the one EKS adds for the cluster (nodeadm/doc/examples.md).
+_NODE_CONFIG_USER_DATA = """MIME-Version: 1.0
 Content-Type: multipart/mixed; boundary="BOUNDARY"
 
 --BOUNDARY
 Content-Type: application/node.eks.aws
 
 ---
-apiVersion: node.eks.aws/v1alpha1
-kind: NodeConfig
-spec:
-  instance:
-    localStorage:
-      strategy: RAID0
-
+{node_config}
 --BOUNDARY--
 """
+
+
+def node_config(pool: GpuPoolSpec) -> dict | None:
+    """What a GPU pool asks of nodeadm, None when nothing: the instance-store NVMe drives assembled into one RAID0
+    array holding the kubelet's and containerd's state (images, emptyDir) and the SOCI snapshotter's, and parallel
+    image pulls (upstream.NODEADM_FAST_IMAGE_PULL)."""
+    spec: dict = {}
+    if MACHINES[pool.machine_type].local_nvme_gib:
+        spec["instance"] = {"localStorage": {"strategy": "RAID0"}}
+    if pool.image_pull == "parallel":
+        spec["featureGates"] = {FAST_IMAGE_PULL: True}
+    if not spec:
+        return None
+    return {"apiVersion": "node.eks.aws/v1alpha1", "kind": "NodeConfig", "spec": spec}
+
+
+def node_user_data(pool: GpuPoolSpec) -> str | None:
+    """The launch template's base64 user data carrying `node_config`, None without one."""
+    config = node_config(pool)
+    if config is None:
+        return None
+    text = _NODE_CONFIG_USER_DATA.format(node_config=yaml.safe_dump(config, sort_keys=False))
+    return base64.b64encode(text.encode()).decode()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -139,8 +158,9 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
             template["network_interfaces"] = efa_network_interfaces(
                 machine.efa_interfaces, [cluster_sg, self._efa_security_group(name, args, full_name).id]
             )
-        if machine.local_nvme_gib:
-            template["user_data"] = base64.b64encode(_LOCAL_NVME_USER_DATA.encode()).decode()
+        user_data = node_user_data(pool)
+        if user_data is not None:
+            template["user_data"] = user_data
         template |= _capacity_options(pool)
 
         self.launch_template = aws.ec2.LaunchTemplate(
@@ -158,6 +178,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
             node_role_arn=args.target.node_role_arn,
             subnet_ids=[args.target.private_subnet_ids[zone] for zone in region.pool_zones(pool)],
             ami_type=GPU_AMI_TYPE,
+            release_version=EKS_AMI_RELEASE_VERSIONS[region.kubernetes_version],
             capacity_type=NODE_GROUP_CAPACITY_TYPE[pool.capacity.type],
             scaling_config={"min_size": pool.min_size, "max_size": pool.max_size, "desired_size": pool.desired},
             # GPU capacity is scarce: replace one node at a time rather than surge several.

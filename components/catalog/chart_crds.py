@@ -11,7 +11,8 @@ The interface:
 - `installed_kinds(chart, values)`: the (group, kind) pairs a release of `chart` with our `values` (over the
   chart's defaults) makes servable;
 - `CHART_CRDS[chart].target`: where they are served, the release's own cluster, or for Karmada's chart in host mode
-  the Karmada API server it runs (`components/federation/control_plane.py` names that cluster).
+  the Karmada API server it runs (`components/federation/control_plane.py` names that cluster);
+- `FILE_CRDS[url]`: the kind a CRD file the platform applies by URL makes servable on its cluster.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from components.catalog.charts import CLUSTERPEDIA_CRDS, INFERENCE_OBJECTIVE_CRD
 
 GroupKind = tuple[str, str]
 Target = Literal["cluster", "karmada-api"]
@@ -254,6 +257,12 @@ CHART_CRDS: dict[str, ChartCrds] = {
         target="karmada-api",
     ),
 }
+
+
+# CRD files the platform applies itself (a `kubernetes:yaml/v2:ConfigFile` of the file at its tag, on the cluster of its
+# provider) where a chart's own CRDs are too old: URL -> the kind the file defines. tests/test_chart_crds.py reads each
+# in its vendored copy.
+FILE_CRDS: dict[str, GroupKind] = {**CLUSTERPEDIA_CRDS, **INFERENCE_OBJECTIVE_CRD}
 
 
 def installed_kinds(chart: str, values: Mapping[str, Any]) -> frozenset[GroupKind]:

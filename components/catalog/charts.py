@@ -209,6 +209,9 @@ CHARTS["gateway-helm"] = ChartRef(
         "ai-gateway/v1.1.0/examples-inference-pool-envoy-gateway-values-addon.yaml",
         "ai-gateway/v1.1.0/examples-token_ratelimit-envoy-gateway-values-addon.yaml",
     ),
+    # The EnvoyGateway config's ExtensionAPISettings (envoyproxy/gateway@v1.9.0:api/v1alpha1/envoygateway_types.go
+    # L347-375), `{}` in the chart; enableLua (off by default since v1.9.0) is documented by no values file.
+    free_form=("config.envoyGateway.extensionApis",),
 )
 CHARTS["ai-gateway-crds-helm"] = ChartRef(
     name="ai-gateway-crds-helm",
@@ -231,6 +234,16 @@ CHARTS["ai-gateway-helm"] = ChartRef(
 # llm-d-router, FACTS.md). Its InferencePool CRD (inference.networking.k8s.io/v1) is installed on each cluster by
 # KServe's kserve-llmisvc-resources, whose copy is the v1.5.0 release's (components/addons/kserve.py).
 INFERENCE_EXTENSION_VERSION = "v1.5.0"
+# The InferenceObjective CRD the v1.5.0 picker reads (inference.networking.x-k8s.io/v1alpha2,
+# upstream.GIE_OBJECTIVE_FROM_HEADER). No chart installed here ships it: kserve-llmisvc-resources carries llm-d.ai's
+# (the group v1.6.0 moved it to), which this picker does not watch. So the release tag's file is applied.
+INFERENCE_OBJECTIVE_CRD: dict[str, tuple[str, str]] = {
+    "https://raw.githubusercontent.com/kubernetes-sigs/gateway-api-inference-extension/"
+    f"{INFERENCE_EXTENSION_VERSION}/config/crd/bases/inference.networking.x-k8s.io_inferenceobjectives.yaml": (
+        "inference.networking.x-k8s.io",
+        "InferenceObjective",
+    )
+}
 # The endpoint picker image the v1.5.0 `inferencepool` chart deploys (config/charts/inferencepool/values.yaml).
 EPP_IMAGE = f"registry.k8s.io/gateway-api-inference-extension/epp:{INFERENCE_EXTENSION_VERSION}"
 # Redis for Envoy Gateway's global rate limiter: the image AI Gateway's token rate-limit example runs
@@ -386,3 +399,41 @@ EXTERNAL_DNS_IMAGE = (
     "registry.k8s.io/external-dns/external-dns:v0.15.1"
     "@sha256:4f3ba4c2bd28030caad05bb7b47fbf47549a46d5e8443b74f0be463550b4fc2b"
 )
+
+# Clusterpedia: multi-cluster search on the federation host [clusterpedia-io/clusterpedia-helm@clusterpedia-2.6.0:
+# charts/clusterpedia; its repository's index (gh-pages 9fd940c0) serves 2.6.0]. appVersion and image tags v0.9.0
+# (values.yaml L129, L222, L335): the source read is clusterpedia-io/clusterpedia@v0.9.0. CRDs are not the chart's:
+# its `_crds/` (unchanged since 2022, ec2604f) lack PediaCluster `spec.authenticationFrom`, which v0.9.0 reads
+# (staging/src/github.com/clusterpedia-io/api/cluster/v1alpha2/types.go L89, pkg/utils/rest.go L14-30) and the
+# API server would prune; the v0.9.0 CRDs are the ones in its kustomize/crds (CLUSTERPEDIA_CRDS). The controller
+# manager runs only the ClusterImportPolicy and PediaClusterLifecycle controllers
+# (cmd/controller-manager/app/controllermanager.go L165-190), which the platform does not use: it is disabled.
+CLUSTERPEDIA_VERSION = "v0.9.0"
+CHARTS["clusterpedia"] = ChartRef(
+    name="clusterpedia",
+    repository="https://clusterpedia-io.github.io/clusterpedia-helm/",
+    version="2.6.0",
+    upstream_chart="clusterpedia-helm/clusterpedia-2.6.0/chart-clusterpedia.Chart.yaml",
+    upstream_values="clusterpedia-helm/clusterpedia-2.6.0/chart-clusterpedia.values.yaml",
+    # `{}` maps rendered verbatim (featureGates as --feature-gates=k=v, resources and nodeSelector by toYaml);
+    # `controllerManager.disabled` is read by templates/controller-manager-*.yaml L1 and commented out in values.
+    free_form=(
+        "clustersynchroManager.featureGates",
+        "apiserver.resources",
+        "clustersynchroManager.resources",
+        "apiserver.nodeSelector",
+        "clustersynchroManager.nodeSelector",
+        "controllerManager.disabled",
+    ),
+)
+# The v0.9.0 CRD files, applied as they are at the tag: URL -> the kind each defines (vendored; chart_crds.FILE_CRDS).
+CLUSTERPEDIA_CRDS: dict[str, tuple[str, str]] = {
+    f"https://raw.githubusercontent.com/clusterpedia-io/clusterpedia/{CLUSTERPEDIA_VERSION}/kustomize/crds/"
+    f"cluster.clusterpedia.io_{name}.yaml": ("cluster.clusterpedia.io", kind)
+    for name, kind in (("pediaclusters", "PediaCluster"), ("clustersyncresources", "ClusterSyncResources"))
+}
+# Clusterpedia's index store. The chart's default `postgresql.image` (docker.io/bitnami/postgresql:11.15.0-debian-10-r14,
+# values.yaml L385-387), which its check-storage init container also runs, is gone from Docker Hub: Bitnami moved its
+# versioned tags to bitnamilegacy in 2025 and did not copy debian-10 ones (bitnami/containers#83267,
+# bitnami/charts#36229). The official image serves both the store and that init container (bash, pg_isready).
+CLUSTERPEDIA_POSTGRES_IMAGE = {"registry": "docker.io", "repository": "library/postgres", "tag": "17.6-bookworm"}

@@ -62,6 +62,10 @@ TRITON_SERVER_VERSION = "v2.71.0"
 TRITON_IMAGE = f"nvcr.io/nvidia/tritonserver:{TRITON_NGC_RELEASE}-trtllm-python-py3"
 TRITON_OPENAI_FRONTEND = "/opt/tritonserver/python/openai/openai_frontend/main.py"
 NON_ROOT_UID = 1000
+# Compressed size of each engine's image, GiB, what a new node downloads before a model server starts: estimates
+# from the sizes reported for earlier tags (vllm/vllm-openai "around 12 GB", vllm-project/vllm#27154, 2025-10;
+# nvcr.io/nvidia/tritonserver:25.09-trtllm-python-py3 "16.24 GB" in the NGC catalog, NVIDIA/TensorRT-LLM#8270).
+ENGINE_IMAGE_GIB = {"vllm": 12.0, "triton": 16.0}
 
 # vLLM resolves its caches and config under HOME and calls getpass.getuser() (torch's compile
 # cache), which reads USER before the passwd file the image lacks for a non-root uid.
@@ -132,7 +136,6 @@ VLLM_FLAGS = EngineFlags(
         "reasoning-parser": "value",
         "response-role": "value",
         "return-tokens-as-token-ids": "switch",
-        "scheduling-policy": "value",
         "seed": "value",
         "tokenizer-mode": "value",
         "tool-call-parser": "value",
@@ -164,6 +167,9 @@ VLLM_FLAGS = EngineFlags(
         "enable-prefix-caching": "nothing: prefix caching is always on",
         "enable-chunked-prefill": "nothing: chunked prefill is always on",
         "kv-transfer-config": "placements[].servingMode (disaggregated placements hand KV caches over NIXL)",
+        # upstream.VLLM_PRIORITY_SCHEDULING, upstream.AI_GATEWAY_REPLAYS_THE_CLIENT_BODY_TO_POOLS
+        "scheduling-policy": "tenants[].priority (classes are ordered at the endpoint picker: with priority "
+        "scheduling a client's own body `priority` would reach vLLM)",
     },
 )
 
@@ -192,7 +198,6 @@ VLLM_VALUES: dict[str, str | tuple[str, ...]] = {
     "prefix-caching-hash-algo": ("sha256", "sha256_cbor", "xxhash", "xxhash_cbor"),
     "reasoning-parser": "str",
     "response-role": "str",
-    "scheduling-policy": ("fcfs", "priority"),
     "seed": "int",
     "tokenizer-mode": "str",
     "tool-call-parser": "str",

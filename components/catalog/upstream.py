@@ -743,6 +743,95 @@ VLLM_RUNTIME_LORA_ENV = _fact(
     "(read from the repository's default branch; the pinned v0.27.1 wheel was not unpacked)",
 )
 
+NODEADM_FAST_IMAGE_PULL = _fact(
+    "nodeadm-fast-image-pull-is-soci-parallel-pull",
+    "nodeadm (EKS AL2023 AMIs, release v20260714) switches a node to the SOCI snapshotter only when its NodeConfig "
+    "sets `featureGates.FastImagePull: true` (default false) and the node has at least 4 vCPU and 7 GiB of memory; "
+    "it then sets containerd's CRI snapshotter to `soci` and writes /etc/soci-snapshotter-grpc/config.toml with "
+    "`[pull_modes.parallel_pull_unpack] enable = true` (20 downloads and 12 unpacks per image, 16mb chunks, "
+    "unpacked layers discarded). It is a NodeConfig setting, not a containerd drop-in. With "
+    "`instance.localStorage` set and no `disabledMounts: [SOCI]`, setup-local-disks bind-mounts "
+    "/var/lib/soci-snapshotter-grpc and /var/lib/containerd onto the instance-store array, so pulls write to NVMe, "
+    "not to the root EBS volume (whose throughput the docs ask to raise to 600 MiB/s otherwise).",
+    "awslabs/amazon-eks-ami@v20260724 (nodeadm identical at v20260714): nodeadm/internal/api/featuregates.go "
+    "L18-22; nodeadm/internal/containerd/config.go L159-188; nodeadm/internal/containerd/config2.template.toml; "
+    "nodeadm/internal/containerd/snapshotter/soci-snapshotter.config.toml (vendored); nodeadm/internal/system/"
+    "local_disk.go L22-49; templates/al2023/runtime/bin/setup-local-disks L104-106, L223; nodeadm/doc/examples.md "
+    "L153-173",
+)
+
+SOCI_PARALLEL_PULL_IS_NOT_LAZY = _fact(
+    "soci-parallel-pull-skips-lazy-loading",
+    "In parallel pull and unpack mode the SOCI snapshotter skips remote (lazy) snapshot preparation for every layer, "
+    "in every release that has the mode (v0.11.0 on): images are pulled whole before the container starts, a SOCI "
+    "index in the registry is neither used nor needed. Lazy loading is another mode (soci_v2, with SOCI indexes "
+    "bound to the images); without an index it defers to containerd's sequential pull. nodeadm offers no switch "
+    "for it, and the engines' images (Docker Hub, NGC) carry no SOCI index.",
+    "awslabs/soci-snapshotter@v0.15.0:snapshot/snapshot.go L409-410, L431-432, L453-460, L507-510 (the same "
+    "skipRemoteSnapshotPrepare from v0.11.1 to v0.14.1; the mode came with 47cc2aaf, first tag v0.11.0); "
+    "docs/parallel-mode.md, docs/pull-modes.md",
+)
+
+GKE_IMAGE_STREAMING_ONLY_ARTIFACT_REGISTRY = _fact(
+    "gke-image-streaming-only-from-artifact-registry",
+    "GKE image streaming (`gcfsConfig.enabled`, on for every GPU pool here) streams only images stored in Artifact "
+    "Registry; images from Docker Hub (vllm/vllm-openai) or nvcr.io (Triton) are pulled whole, as without it.",
+    "cloud.google.com/kubernetes-engine/docs/how-to/image-streaming (Requirements, Limitations); FACTS-3.md §11",
+)
+
+CLUSTERPEDIA_CREDENTIALS_FROM_SECRETS = _fact(
+    "clusterpedia-credentials-from-secrets-need-the-v0.9.0-crds",
+    "Clusterpedia v0.9.0's synchro manager builds a PediaCluster's client from Secrets of its own namespace "
+    "(CLUSTERPEDIA_NAMESPACE) when the spec carries no kubeconfig, token or key and names them in "
+    "`spec.authenticationFrom`, with the ClusterAuthenticationFromSecret gate on (alpha, default off). The "
+    "clusterpedia-2.6.0 chart's `_crds/` (unchanged since 2022) have no `authenticationFrom`, which the API server "
+    "would prune; the v0.9.0 CRDs in kustomize/crds have it. So the CRDs are applied from v0.9.0, not by the chart.",
+    "clusterpedia-io/clusterpedia@v0.9.0: pkg/utils/rest.go L14-30; pkg/synchromanager/clustersynchro_manager.go "
+    "L94-113, L417; pkg/synchromanager/features/features.go L72-95; cmd/clustersynchro-manager/app/options/"
+    "options.go L37; staging/src/github.com/clusterpedia-io/api/cluster/v1alpha2/types.go L89; kustomize/crds/"
+    "cluster.clusterpedia.io_pediaclusters.yaml L68 (vendored); clusterpedia-io/clusterpedia-helm@clusterpedia-2.6.0:"
+    "charts/clusterpedia/_crds/cluster.clusterpedia.io_pediaclusters.yaml (vendored), templates/"
+    "clustersynchro-manager-deployment.yaml (CLUSTERPEDIA_NAMESPACE, --feature-gates from values)",
+)
+
+CLUSTERPEDIA_SYNCHRO_DIALS_AND_READS = _fact(
+    "clusterpedia-synchro-dials-each-member-and-only-reads",
+    "Clusterpedia v0.9.0 has no agent: its synchro manager, on the host, dials each PediaCluster's `apiserver` "
+    "itself. There it only lists and watches: the synced resources (reflectors), and for its discovery "
+    "CustomResourceDefinitions and APIServices (informers), besides /version, /readyz and /healthz, which every "
+    "authenticated caller may read. A member whose API server is private and has no network path from the host "
+    "(a pull member here) cannot be indexed until it admits the host's NAT egress.",
+    "clusterpedia-io/clusterpedia@v0.9.0: pkg/synchromanager/clustersynchro/cluster_synchro.go L85, L128-131; "
+    "pkg/runtime/discovery/dynamic_discovery.go L116-135; pkg/runtime/discovery/controller/crd.go L151-171, "
+    "apiservice.go L113-114; pkg/synchromanager/clustersynchro/cluster_monitor.go L73, L98-112; ROADMAP.md L9 "
+    "(an agent is future work)",
+)
+
+CLUSTERPEDIA_IMPORT_POLICY_NEEDS_KARMADA_SECRETS = _fact(
+    "clusterpedia-karmada-import-policy-needs-reported-secrets",
+    "Clusterpedia's ClusterImportPolicy for Karmada turns each Karmada Cluster into a PediaCluster with the token "
+    "of the Secret the Cluster's `spec.secretRef` names, and syncs Secrets and ConfigMaps; its controller reads "
+    "the source Clusters and writes PediaClusters through one kubeconfig, so Clusterpedia would have to run against "
+    "the Karmada API server. Pull members here register with `--report-secrets=None` and have no secretRef, and a "
+    "reported secret would carry the agent's own access: the program declares one PediaCluster per search member "
+    "instead, with a read-only identity of its own, and the controller manager is off.",
+    "clusterpedia-io/clusterpedia@v0.9.0: kustomize/clusterimportpolicy/karmada.yaml L9-14, L27-28; "
+    "cmd/controller-manager/app/options/options.go L93-106; cmd/controller-manager/app/controllermanager.go "
+    "L165-190; components/federation/member.py AGENT_FLAGS",
+)
+
+CLUSTERPEDIA_CHART_STORE_IMAGES_GONE = _fact(
+    "clusterpedia-chart-default-store-images-are-gone",
+    "The clusterpedia-2.6.0 chart's bundled PostgreSQL and its synchro manager's check-storage init container "
+    "default to docker.io/bitnami/postgresql:11.15.0-debian-10-r14; Bitnami removed versioned tags from "
+    "docker.io/bitnami in 2025 and did not copy debian-10 ones to bitnamilegacy. The platform runs the database "
+    "itself on the official postgres image and gives the chart that image (`postgresql.image`) for the init "
+    "container (it needs bash and pg_isready).",
+    "clusterpedia-io/clusterpedia-helm@clusterpedia-2.6.0: charts/clusterpedia/values.yaml L373-387, templates/"
+    "_helpers.tpl L317-327, templates/clustersynchro-manager-deployment.yaml (check-storage); "
+    "bitnami/containers#83267, bitnami/charts#36229",
+)
+
 TLS_PROVIDER_HAS_NO_NAME_CONSTRAINTS = _fact(
     "tls-provider-has-no-name-constraints",
     "pulumi-tls 5.6.2 (terraform-provider-tls) can make a certificate a CA (`is_ca_certificate`) and bound the CAs "
@@ -779,4 +868,91 @@ KSERVE_PREDICTOR_SERVICE = _fact(
     "pkg/controller/v1beta1/inferenceservice/components/predictor.go L159; "
     "pkg/controller/v1beta1/inferenceservice/reconcilers/service/service_reconciler.go L104-131, L174-186; "
     "charts/kserve-resources/values.yaml L18-19 (vendored)",
+)
+
+GIE_OBJECTIVE_FROM_HEADER = _fact(
+    "picker-objective-named-by-a-request-header",
+    "The v1.5.0 endpoint picker takes a request's priority from the InferenceObjective named by its "
+    "`x-gateway-inference-objective` header, looked up by name among the objectives of its pool's namespace whose "
+    "poolRef is its own pool (one object per name, so each pool's objectives need names of their own); a request "
+    "naming none, or one of another pool, gets priority 0. Higher is more important, negative is sheddable. It reads "
+    "the objectives only if their CRD (inference.networking.x-k8s.io/v1alpha2) is served when it starts "
+    "(discovery once, at start). It also takes `x-gateway-inference-fairness-id` and `x-gateway-model-name-rewrite` "
+    "(the model it writes into the body) from the request's headers, whoever set them: a client that could send "
+    "them would pick its own priority, or another model of the pool, such as another tenant's LoRA adapter.",
+    "kubernetes-sigs/gateway-api-inference-extension@v1.5.0:pkg/epp/metadata/consts.go L31-36; "
+    "pkg/epp/handlers/request.go L56-70; pkg/epp/requestcontrol/director.go L114-128, L145-168, L242-254; "
+    "pkg/epp/datastore/datastore.go L205-215; pkg/epp/controller/inferenceobjective_reconciler.go L57-66, L85-87; "
+    "pkg/epp/server/controller_config.go L39-65, cmd/epp/runner/runner.go L246-251; apix/v1alpha2/"
+    "inferenceobjective_types.go L60-73; site-src/api-types/inferenceobjective.md",
+)
+
+GIE_FLOW_CONTROL_BY_PRIORITY = _fact(
+    "picker-flow-control-orders-and-sheds-by-priority",
+    "With the `flowControl` feature gate the v1.5.0 picker queues each request in the band of its priority and, "
+    "while the pool is saturated (its default utilization detector: more than 5 waiting requests or 80% KV cache "
+    "per pod), dispatches from the highest band first and holds the lower ones (head-of-line blocking at the first "
+    "saturated band). A band's `maxRequests` bounds its queued requests: one more is refused at once "
+    "(RejectedCapacity, 429); a request queued longer than `defaultRequestTTL` is evicted (503). It never evicts a "
+    "request it has dispatched: the in-flight eviction plugin's aborter is a no-op and nothing calls it.",
+    "kubernetes-sigs/gateway-api-inference-extension@v1.5.0:pkg/epp/flowcontrol/controller/internal/processor.go "
+    "L262-309, L311-371; apix/config/v1alpha1/endpointpickerconfig_types.go L287-398; "
+    "pkg/epp/requestcontrol/admission.go L212-233; pkg/common/error/error.go L62-80; "
+    "pkg/epp/flowcontrol/eviction/aborter.go L28-45, plugin.go L136-163; site-src/guides/epp-configuration/"
+    "config-text.md (utilization-detector defaults); site-src/concepts/priority-and-capacity.md",
+)
+
+AI_GATEWAY_REPLAYS_THE_CLIENT_BODY_TO_POOLS = _fact(
+    "ai-gateway-sets-nothing-per-pool-and-replays-the-client-body",
+    "The AI Gateway v1.1.0 applies no headerMutation or bodyMutation to an InferencePool backend (only to "
+    "AIServiceBackends), and its upstream filter, which it adds to InferencePool clusters too, replaces the body "
+    "sent to the model server with the client's body as the gateway first read it whenever it forces a body "
+    "mutation: on every retry, and on every streaming request without stream_options.include_usage when token costs "
+    "are configured (budgets here). So nothing after its router-level filter can set a field of the body a model "
+    "server reads for such requests, and a field the client sent reaches the model server.",
+    "envoyproxy/ai-gateway@v1.1.0:api/v1beta1/ai_gateway_route.go L355-375; internal/controller/gateway.go "
+    "L438-484; internal/extproc/processor_impl.go L275-278, L344-399; internal/endpointspec/endpointspec.go "
+    "L137-155; internal/extensionserver/post_translate_modify.go L405-533",
+)
+
+ENVOY_GATEWAY_LUA_RUNS_AFTER_AUTH_AND_MODEL = _fact(
+    "envoy-gateway-lua-sees-tenant-and-model-before-the-picker",
+    "Envoy Gateway v1.9.0 orders its HTTP filters with api_key_auth (7) before Lua (13+); the AI Gateway v1.1.0 "
+    "inserts its router-level ext_proc, which sets `x-ai-eg-model` from the body (overwriting the client's) and "
+    "re-selects the route, before the first ext_proc, Wasm or Lua filter, and each endpoint picker's ext_proc just "
+    "before the router. So a Lua EnvoyExtensionPolicy on the Gateway (enabled on each of its routes, with a "
+    "per-route `filterContext` table read by `handle:filterContext():get(key)`) runs after the tenant and the "
+    "model are known and before the picker. Lua policies are off unless `extensionApis.enableLua` is set; the "
+    "controller runs each script against its mocks before accepting it (luaValidation Strict by default).",
+    "envoyproxy/gateway@v1.9.0:internal/xds/translator/httpfilters.go L114-136, internal/xds/translator/lua.go "
+    "L34-91, L113-152, api/v1alpha1/envoygateway_types.go L359-373, api/v1alpha1/lua_types.go L51-57, "
+    "internal/gatewayapi/luavalidator/lua_validator.go L55-90; envoyproxy/ai-gateway@v1.1.0:internal/extproc/"
+    "processor_impl.go L282-290; internal/extensionserver/post_translate_modify.go L672-678, L812-822, L1084-1126; "
+    "envoyproxy/envoy@v1.39.0:source/extensions/filters/http/lua/lua_filter.cc L1011-1020, "
+    "test/extensions/filters/http/lua/lua_filter_test.cc L3217",
+)
+
+ENVOY_API_KEY_AUTH_OVERWRITES_THE_CLIENT_ID = _fact(
+    "envoy-api-key-auth-overwrites-the-client-id-header",
+    "Envoy's api_key_auth filter (v1.39.0, Envoy Gateway v1.9.0's proxy) sets the forwarding header to the "
+    "authenticated client's id with setReferenceKey, which leaves only that value: a client's own `x-tenant-id` "
+    "never survives authentication. Envoy Gateway passes `forwardClientIDHeader` as that forwarding header.",
+    "envoyproxy/envoy@v1.39.0:source/extensions/filters/http/api_key_auth/api_key_auth.cc L170-183, "
+    "envoy/http/header_map.h L428-439; envoyproxy/gateway@v1.9.0:internal/xds/translator/api_key_auth.go L159-166, "
+    "api/v1alpha1/shared_types.go L28-29 (envoy distroless-v1.39.0)",
+)
+
+VLLM_PRIORITY_SCHEDULING = _fact(
+    "vllm-priority-comes-from-the-request-body",
+    "vLLM 0.27.1 takes a request's `priority` (an integer, default 0, lower first) from the body of chat, "
+    "completion and responses requests, and from nowhere else (no header). With `--scheduling-policy priority` "
+    "(choices fcfs, priority; default fcfs) it orders its waiting queue by (priority, arrival) and, short of KV "
+    "cache, preempts the running request with the largest (priority, arrival); a waiting request never preempts a "
+    "running one. With fcfs a non-zero priority is accepted and ignored (no error, despite the field's "
+    "description). So with priority scheduling, whoever writes the body picks the engine's order.",
+    "vllm 0.27.1 (wheel from PyPI): vllm/entrypoints/openai/chat_completion/protocol.py L379-388, "
+    "completion/protocol.py L132-141, responses/protocol.py L234-243; vllm/v1/core/sched/request_queue.py "
+    "L75-201; vllm/v1/request.py L333-344; vllm/v1/core/sched/scheduler.py L179-189, L587-623, L683-699, L983-990, "
+    "L2064-2074; vllm/v1/engine/input_processor.py L255-300; generated-vllm-serve-args.json (vendored, "
+    "scheduling-policy)",
 )

@@ -3,22 +3,32 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from types import MappingProxyType
 from typing import Annotated
 
-from pydantic import AfterValidator, Field, model_validator
+from pydantic import AfterValidator, Field, PrivateAttr, ValidationInfo, model_validator
 
+from components.catalog.models import MODELS, ModelArchitecture
 from components.config.base import Issue, Spec, duplicates
 from components.config.capacity_checks import check_capacity
 from components.config.consistency import check_consistency
 from components.config.deployer import check_deployers
 from components.config.endpoint_checks import check_endpoints
 from components.config.existing_clusters import check_existing_clusters
-from components.config.federation import FederationSpec, check_federated_models, check_federation
+from components.config.federation import FederationSpec, check_federated_models, check_federation, check_search
 from components.config.gateway import GatewaySpec, check_gateway
 from components.config.gateway_tls import check_gateway_names
 from components.config.gpu_partitioning import check_gpu_partitioning
 from components.config.gpu_pools import check_gpu_pools
+from components.config.model_catalog import (
+    CATALOG_FILES_CONTEXT,
+    DeclaredModel,
+    ModelCardSpec,
+    architectures,
+    check_model_catalog,
+    declared_models,
+)
 from components.config.model_store import ModelStoreSpec, check_model_storage
 from components.config.observability import check_observability
 from components.config.pricing import PricingSpec, check_pricing
@@ -53,6 +63,12 @@ class EnvironmentSpec(Spec):
         description="Tags (AWS) and labels (GCP) added to every cloud resource; GCP label syntax.",
     )
     regions: list[RegionSpec] = Field(min_length=1, description="Clusters of this environment, one per entry.")
+    model_catalog: dict[str, ModelCardSpec] = Field(
+        default_factory=dict,
+        description="Models of your own, by preset name (what models[].preset names), from each model's Hugging "
+        "Face config.json; `models/*.yaml` beside this file declare more, for every environment (docs/serving.md, Models of "
+        "your own).",
+    )
     models: list[ModelSpec] = Field(default_factory=list, description="Models to serve.")
     tenants: list[TenantSpec] = Field(default_factory=list, description="Tenants of the gateway.")
     federation: FederationSpec = Field(
@@ -75,6 +91,31 @@ class EnvironmentSpec(Spec):
         description="One Pulumi stack for the environment, or one per region and a global one.",
     )
     rollout: RolloutSpec = Field(default_factory=RolloutSpec, description="Waves and gates of `make rollout`.")
+
+    # The catalog files' entries and this environment's own, and every preset by name (set by _resolve_presets).
+    _declared_models: tuple[DeclaredModel, ...] = PrivateAttr(default=())
+    _architectures: dict[str, ModelArchitecture] = PrivateAttr(default_factory=lambda: dict(MODELS))
+
+    @model_validator(mode="after")
+    def _resolve_presets(self, info: ValidationInfo) -> EnvironmentSpec:
+        """This environment's catalog: the shipped presets, the `models/*.yaml` entries the loader passes in the
+        validation context, `modelCatalog`; each model gets its preset's (and draft's) architecture. Unknown
+        presets are reported by the serving checks."""
+        files = (info.context or {}).get(CATALOG_FILES_CONTEXT, {})
+        self._declared_models = declared_models(self.model_catalog, files)
+        self._architectures = architectures(self._declared_models)
+        for model in self.models:
+            model._resolve(self._architectures)
+        return self
+
+    @property
+    def declared_models(self) -> tuple[DeclaredModel, ...]:
+        return self._declared_models
+
+    @property
+    def architectures(self) -> Mapping[str, ModelArchitecture]:
+        """Every preset this environment may serve, by name."""
+        return MappingProxyType(self._architectures)
 
     @model_validator(mode="after")
     def _attach_tenant_loras(self) -> EnvironmentSpec:
@@ -107,6 +148,7 @@ def _check_regions(env: EnvironmentSpec) -> Iterable[Issue]:
 SEMANTIC_CHECKS: tuple[tuple[Callable[[EnvironmentSpec], Iterable[Issue]], ...], ...] = (
     (
         _check_regions,
+        check_model_catalog,
         check_existing_clusters,
         check_endpoints,
         check_gpu_pools,
@@ -123,6 +165,7 @@ SEMANTIC_CHECKS: tuple[tuple[Callable[[EnvironmentSpec], Iterable[Issue]], ...],
         check_gateway,
         check_gateway_names,
         check_federated_models,
+        check_search,
         check_consistency,
         check_rollout,
     ),

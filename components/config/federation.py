@@ -50,6 +50,24 @@ class FailoverSpec(Spec):
     )
 
 
+class SearchSpec(Spec):
+    """Clusterpedia on the federation host: one searchable index of the members' pods, nodes and models."""
+
+    enabled: bool = Field(
+        False,
+        description="Run Clusterpedia on the federation host and sync every search member into it (read-only).",
+    )
+    members: list[str] | None = Field(
+        None,
+        min_length=1,
+        description="Federation members whose pods, nodes and models are indexed; default every member. A member "
+        "other than the host must let the host's NAT egress reach its API server (regions[].apiAccess.publicCidrs).",
+    )
+    storage_gib: int = Field(
+        20, ge=1, le=1024, description="Volume of the index's PostgreSQL database on the host, in GiB."
+    )
+
+
 class FederationSpec(Spec):
     enabled: bool = Field(False, description="Federate the environment's clusters with Karmada.")
     host: str | None = Field(None, description="Region entry whose cluster hosts the Karmada control plane.")
@@ -72,12 +90,54 @@ class FederationSpec(Spec):
         "that member, e.g. {usc1: us-central1-docker.pkg.dev/acme/dockerhub}.",
     )
     failover: FailoverSpec = Field(default_factory=FailoverSpec, description="Cluster and application failover.")
+    search: SearchSpec = Field(default_factory=SearchSpec, description="Multi-cluster search (Clusterpedia).")
 
 
 def federation_members(env: EnvironmentSpec) -> list[RegionSpec]:
     """Regions whose clusters join Karmada, in config order: the listed ones, or every one with GPU pools."""
     names = env.federation.members
     return [r for r in env.regions if (r.name in names if names is not None else bool(r.gpu_pools))]
+
+
+def search_members(env: EnvironmentSpec) -> list[RegionSpec]:
+    """Regions whose clusters Clusterpedia indexes, in config order: the listed ones, or every federation member."""
+    if not (env.federation.enabled and env.federation.search.enabled):
+        return []
+    names = env.federation.search.members
+    return [r for r in federation_members(env) if names is None or r.name in names]
+
+
+def check_search(env: EnvironmentSpec) -> Iterator[Issue]:
+    """Clusterpedia runs on the federation host and reaches each member's API server from there."""
+    fed, search = env.federation, env.federation.search
+    if not search.enabled:
+        return
+    if not fed.enabled:
+        yield Issue(
+            "federation.search.enabled",
+            "Clusterpedia runs on the federation host; set federation.enabled: true or remove federation.search",
+        )
+        return
+    if fed.host not in [r.name for r in env.regions]:
+        return  # check_federation reports the host
+    members = [r.name for r in federation_members(env)]
+    for i, name in enumerate(search.members or []):
+        if name not in members:
+            yield Issue(
+                join_path("federation", "search", "members", i),
+                f"{name!r} is not a federation member ({', '.join(members)}); Clusterpedia indexes members only",
+            )
+    for region in search_members(env):
+        if region.name == fed.host or region.api_access.public_cidrs:
+            continue
+        i = next(i for i, r in enumerate(env.regions) if r.name == region.name)
+        yield Issue(
+            join_path("regions", i, "apiAccess", "publicCidrs"),
+            f"Clusterpedia on {fed.host} syncs {region.name} through its API server, which is private and has no "
+            f"path from {fed.host}; list {fed.host}'s NAT egress addresses here (`pulumi stack output egressIps` of "
+            f"its stack) with regions[{i}].deployer.kind: vpcRunner, or leave {region.name} out of "
+            "federation.search.members",
+        )
 
 
 def gpu_products(region: RegionSpec) -> list[str]:

@@ -202,7 +202,14 @@ def check_gateway(env: EnvironmentSpec) -> Iterator[Issue]:
             "FailOpen would be ignored: the AI Gateway v1.1.0 builds each InferencePool's picker filter "
             "fail-closed (FailureModeAllow false); use FailClose",
         )
+    identified = env.gateway.enabled and env.gateway.auth == "apiKey"
     for i, tenant in enumerate(env.tenants):
+        if tenant.priority != "batch" and not identified:
+            yield Issue(
+                join_path("tenants", i, "priority"),
+                f"{tenant.priority} needs the gateway to know the tenant, from its API key; set gateway.enabled and "
+                "gateway.auth apiKey, or remove priority",
+            )
         if tenant.budget is None:
             continue
         for key, rate in (

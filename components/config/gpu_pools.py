@@ -121,6 +121,7 @@ def _check_pool(region: RegionSpec, pool: GpuPoolSpec, path: tuple) -> Iterator[
         )
         return
     yield from _check_fabric(region, pool, machine, path)
+    yield from _check_image_pull(region, pool, path)
     yield from _check_placement(region, pool, machine, path)
     yield from _check_capacity(region, pool, machine, path)
 
@@ -142,6 +143,16 @@ def _check_fabric(region: RegionSpec, pool: GpuPoolSpec, machine: MachineType, p
             join_path(*path, "gpuDirect"),
             f"{machine.name} has no GPUDirect NICs (TCPX, TCPXO or RDMA); remove gpuDirect or use one of "
             + ", ".join(with_gpudirect),
+        )
+
+
+def _check_image_pull(region: RegionSpec, pool: GpuPoolSpec, path: tuple) -> Iterator[Issue]:
+    """Parallel pull is nodeadm's FastImagePull (upstream.NODEADM_FAST_IMAGE_PULL): an EKS node setting."""
+    if pool.image_pull == "parallel" and region.cloud != "aws":
+        yield Issue(
+            join_path(*path, "imagePull"),
+            "parallel pull is an EKS node setting (nodeadm's FastImagePull); GKE pools already stream images from "
+            "Artifact Registry (image streaming) and pull others whole: remove imagePull",
         )
 
 

@@ -6,7 +6,7 @@ import difflib
 import re
 import types
 import typing
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 import pulumi
@@ -14,6 +14,7 @@ from pydantic import BaseModel, SecretStr, ValidationError
 
 from components.config.base import Issue, join_path
 from components.config.environment import SEMANTIC_CHECKS, EnvironmentSpec
+from components.config.model_catalog import CATALOG_FILE, CATALOG_FILES_CONTEXT, CATALOG_KEY, ModelCardSpec
 
 
 class ConfigError(pulumi.RunError):
@@ -57,10 +58,17 @@ def config_key_issues(keys: Iterable[str], project: str = PROJECT) -> list[Issue
     return issues
 
 
-def load_environment(raw: dict[str, Any], *, secret_keys: Collection[str] | None = None) -> EnvironmentSpec:
+def load_environment(
+    raw: dict[str, Any],
+    *,
+    secret_keys: Collection[str] | None = None,
+    catalog_files: Mapping[str, Any] | None = None,
+) -> EnvironmentSpec:
     """Validate structure (pydantic), then cross-references and catalog facts.
 
     `secret_keys`: the top-level keys the engine marks secret; given, a credential in plain text is an error.
+    `catalog_files`: the project's `models/*.yaml` documents by file (model_catalog.read_model_catalog), whose
+    entries this environment's models may name.
     """
     if not raw:
         raise ConfigError(
@@ -71,13 +79,16 @@ def load_environment(raw: dict[str, Any], *, secret_keys: Collection[str] | None
                 )
             ]
         )
+    cards, file_issues = _catalog_files(catalog_files or {})
     snake = _python_names(raw, EnvironmentSpec, ())
     if snake:
-        raise ConfigError(snake)
+        raise ConfigError(file_issues + snake)
     try:
-        env = EnvironmentSpec.model_validate(raw)
+        env = EnvironmentSpec.model_validate(raw, context={CATALOG_FILES_CONTEXT: cards})
     except ValidationError as exc:
-        raise ConfigError([_issue(err) for err in exc.errors()]) from None
+        raise ConfigError(file_issues + [_issue(err) for err in exc.errors()]) from None
+    if file_issues:
+        raise ConfigError(file_issues)
     issues = semantic_issues(env)
     if secret_keys is not None:
         issues += [
@@ -92,6 +103,29 @@ def load_environment(raw: dict[str, Any], *, secret_keys: Collection[str] | None
     if issues:
         raise ConfigError(issues)
     return env
+
+
+def _catalog_files(files: Mapping[str, Any]) -> tuple[dict[str, dict[str, ModelCardSpec]], list[Issue]]:
+    """Each `models/*.yaml` validated as a `modelCatalog` mapping; its issues name the file, then the key."""
+    cards: dict[str, dict[str, ModelCardSpec]] = {}
+    issues: list[Issue] = []
+
+    def in_file(file: str, issue: Issue) -> Issue:
+        return Issue(f"{file}: {issue.path.removeprefix(CATALOG_KEY + '.')}", issue.message)
+
+    for file, document in files.items():
+        if document is None:
+            continue  # an empty file declares nothing
+        if not isinstance(document, dict):
+            issues.append(Issue(file, "expected a mapping of model names to their entries, as under modelCatalog"))
+            continue
+        snake = _python_names({CATALOG_KEY: document}, EnvironmentSpec, ())
+        try:
+            cards[file] = CATALOG_FILE.validate_python(document)
+        except ValidationError as exc:
+            snake += [_issue({**err, "loc": (CATALOG_KEY, *err["loc"])}) for err in exc.errors()]
+        issues += [in_file(file, issue) for issue in snake]
+    return cards, issues
 
 
 def semantic_issues(env: EnvironmentSpec) -> list[Issue]:
@@ -126,6 +160,9 @@ def _objects_of(env: EnvironmentSpec, path: str, own: bool = False) -> set[tuple
         return {("federation",)}
     if own and ".engineArgs" in path:
         return set()  # an engine flag goes to the engine only: no later check reads it
+    declared = {("preset", m.name) for m in env.declared_models if path == m.path() or path.startswith(m.path() + ".")}
+    if declared:
+        return declared
     match = _INDEXED.match(path)
     if match is None:
         return set()
@@ -152,6 +189,9 @@ def _objects_of(env: EnvironmentSpec, path: str, own: bool = False) -> set[tuple
     found = {("model", item.name)}
     if not own and item.federated:
         found.add(("federation",))
+    if not own:  # a model uses its presets
+        drafts = [item.speculative_decoding.draft_preset] if item.speculative_decoding else []
+        found |= {("preset", preset) for preset in (item.preset, *drafts) if preset}
     if not own:
         placements = item.placements if part != "placements" else item.placements[int(sub) : int(sub) + 1]
         for placement in placements:
@@ -180,9 +220,20 @@ def _python_names(raw: Any, model: Any, path: tuple) -> list[Issue]:
             )
             continue
         name = _field_name(model, key)
-        if name is not None:
-            issues += _python_names(value, _inner_model(model.model_fields[name].annotation), (*path, key))
+        if name is None:
+            continue
+        annotation = model.model_fields[name].annotation
+        if _keyed_by_name(annotation) and isinstance(value, dict):  # modelCatalog: entries under their names
+            for entry, item in value.items():
+                issues += _python_names(item, _inner_model(annotation), (*path, key, entry))
+        else:
+            issues += _python_names(value, _inner_model(annotation), (*path, key))
     return issues
+
+
+def _keyed_by_name(annotation: Any) -> bool:
+    """A mapping of names to models (dict[str, X]): its keys are names, not keys of X."""
+    return typing.get_origin(annotation) is dict and _inner_model(annotation) is not None
 
 
 def _credential_paths(model: BaseModel, prefix: tuple = ()) -> list[str]:
@@ -220,7 +271,7 @@ def _issue(err: dict) -> Issue:
     path = join_path(*loc)
     kind, got = err["type"], err.get("input")
     if kind == "missing":
-        return Issue(path, f"required key is missing; add `{loc[-1]}` (see the README config reference)")
+        return Issue(path, f"required key is missing; add `{loc[-1]}` (see docs/configuration.md)")
     if kind == "extra_forbidden":
         allowed = _allowed_keys(loc[:-1])
         close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
@@ -244,12 +295,15 @@ def _issue(err: dict) -> Issue:
 def _allowed_keys(loc: tuple) -> list[str]:
     """camelCase keys accepted by the model found at `loc`."""
     model: Any = EnvironmentSpec
+    named = False  # the next part is a name of a mapping's entry (modelCatalog.<name>)
     for part in loc:
-        if isinstance(part, int):
+        if isinstance(part, int) or named:
+            named = False
             continue
         field = model.model_fields.get(_field_name(model, part)) if _is_model(model) else None
         if field is None:
             return []
+        named = _keyed_by_name(field.annotation)
         model = _inner_model(field.annotation)
     if not _is_model(model):
         return []

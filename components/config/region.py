@@ -12,6 +12,7 @@ from pydantic import Field
 
 from components.catalog import regions as region_catalog
 from components.catalog.machines import MACHINES, SYSTEM_MACHINES, system_machine_families, system_machines_of
+from components.catalog.node_images import ImagePull
 from components.config.base import Issue, Name, Spec, duplicates, join_path
 from components.config.deployer import DeployerSpec
 from components.config.gateway import RegionGatewaySpec
@@ -175,6 +176,12 @@ class GpuPoolSpec(NodeScaling):
         "type) and the GPU NIC VPCs and subnets they need, packed by compact placement. NICs are attached only when a "
         "pool is created. Replicas stay within one node on these pools, so no pod uses the NICs yet and the cluster "
         "gets no pod networks or NCCL plugin for them.",
+    )
+    image_pull: ImagePull = Field(
+        "default",
+        description="AWS only. parallel: nodeadm's FastImagePull, the SOCI snapshotter's parallel pull and unpack of "
+        "whole images onto the instance-store NVMe (no SOCI index needed; no lazy loading); default: containerd's "
+        "pull. GKE pools stream Artifact Registry images (image streaming) and pull others whole.",
     )
     placement_group: bool | None = Field(
         None,

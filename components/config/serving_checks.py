@@ -2,7 +2,8 @@
 references resolve and every pool's machine type and GPU partitioning are valid (sizing reads them).
 
 Rules, and why:
-- A preset (and a draft preset) must be in the model catalog: sizing needs its architecture.
+- A preset (and a draft preset) must be in the environment's model catalog: sizing needs its architecture. A
+  preset declared with its checkpoint's format is served in that precision.
 - maxModelLen stays within the model's context (and its draft's).
 - Each placement requests one GPU resource of its pool; pools offering several (mixed MIG
   profiles) need the choice spelled out. One placement per model and region: the model's
@@ -37,7 +38,6 @@ from components.catalog.engines import (
     VLLM_VALUES,
     VLLM_VERSION,
 )
-from components.catalog.models import MODELS
 from components.config.base import Issue, join_path
 from components.config.endpoint_checks import url_issue
 from components.domain.disaggregation import efa_path
@@ -53,15 +53,13 @@ if TYPE_CHECKING:
     from components.config.region import GpuPoolSpec, RegionSpec
     from components.config.workloads import ModelSpec, PlacementSpec
 
-_PRESETS = ", ".join(MODELS)
-
 
 def check_serving(env: EnvironmentSpec) -> Iterator[Issue]:
     regions = {r.name: r for r in env.regions}
     autoscaled: dict[str, list[str]] = {}  # region -> models autoscaled on metrics there
     for i, model in enumerate(env.models):
         path = ("models", i)
-        unsizable = list(_check_presets(model, path))
+        unsizable = list(_check_presets(env, model, path))
         yield from unsizable
         if unsizable:
             continue
@@ -94,7 +92,7 @@ def _check_failover_toleration(env: EnvironmentSpec) -> Iterator[Issue]:
         return
     longest: tuple[int, str] | None = None
     for model in env.models:
-        if not model.federated or model.preset not in MODELS:
+        if not model.federated or model.preset not in env.architectures:
             continue
         for placement in model.placements:
             region = env.region(placement.region)
@@ -119,16 +117,25 @@ def _check_failover_toleration(env: EnvironmentSpec) -> Iterator[Issue]:
         )
 
 
-def _unknown_preset(preset: str) -> str:
-    return f"{preset!r} is not a model preset; use one of {_PRESETS}"
+def _unknown_preset(env: EnvironmentSpec, preset: str) -> str:
+    return (
+        f"{preset!r} is not a model preset; use one of {', '.join(env.architectures)}, or declare it in "
+        "modelCatalog or models/*.yaml (docs/serving.md, Models of your own)"
+    )
 
 
-def _check_presets(model: ModelSpec, path: tuple) -> Iterator[Issue]:
-    """What sizing needs: presets in the catalog, a context they support."""
-    if model.preset not in MODELS:
-        yield Issue(join_path(*path, "preset"), _unknown_preset(model.preset))
+def _check_presets(env: EnvironmentSpec, model: ModelSpec, path: tuple) -> Iterator[Issue]:
+    """What sizing needs: presets in the catalog, a context they support, the precision of a declared checkpoint."""
+    arch = env.architectures.get(model.preset)
+    if arch is None:
+        yield Issue(join_path(*path, "preset"), _unknown_preset(env, model.preset))
         return
-    arch = MODELS[model.preset]
+    if arch.weights_format is not None and model.precision != arch.weights_format:
+        yield Issue(
+            join_path(*path, "precision"),
+            f"{model.precision} is not the format of {arch.preset}'s declared checkpoint ({arch.weights_format}); "
+            f"set precision: {arch.weights_format}",
+        )
     if model.max_model_len > arch.max_context:
         yield Issue(
             join_path(*path, "maxModelLen"),
@@ -144,9 +151,9 @@ def _check_presets(model: ModelSpec, path: tuple) -> Iterator[Issue]:
     elif spec.method == "ngram" and spec.draft_preset is not None:
         yield Issue(join_path(*at), "only used by method draft; remove it for ngram")
     elif spec.draft_preset is not None:
-        draft = MODELS.get(spec.draft_preset)
+        draft = env.architectures.get(spec.draft_preset)
         if draft is None:
-            yield Issue(join_path(*at), _unknown_preset(spec.draft_preset))
+            yield Issue(join_path(*at), _unknown_preset(env, spec.draft_preset))
         elif draft.params >= arch.params:
             yield Issue(
                 join_path(*at),

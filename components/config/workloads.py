@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, PrivateAttr
 
+from components.catalog.models import ModelArchitecture
 from components.config.base import Issue, Name, Spec, duplicates, join_path, unknown_name
 from components.config.gateway import TenantBudgetSpec
 from components.config.observability import ModelSloSpec
@@ -50,7 +51,7 @@ class PlacementSpec(Spec):
         "aggregated",
         description="aggregated: each replica prefills and decodes. disaggregated: prefill pods (`prefill`) hand "
         "the KV cache to decode pods on `pool` over NIXL (KServe LLMInferenceService). auto: the sizing's rule "
-        "(README, Disaggregated serving) picks one.",
+        "(docs/serving.md, Disaggregated serving) picks one.",
     )
     prefill: PrefillSpec | None = Field(
         None, description="Prefill pool of a disaggregated (or auto) placement; `pool` then runs the decode pods."
@@ -61,7 +62,10 @@ class ModelSpec(Spec):
     """A model served by the platform."""
 
     name: Name = Field(description="Model name clients send (`model` in the OpenAI request).")
-    preset: str = Field(description="Architecture preset from the model catalog, e.g. llama-3.1-8b.")
+    preset: str = Field(
+        description="Architecture preset: a shipped one (e.g. llama-3.1-8b) or one of the environment's "
+        "modelCatalog / models/*.yaml."
+    )
     runtime: Literal["vllm", "triton"] = Field("vllm", description="Serving engine.")
     storage_path: str | None = Field(
         None, description="Prefix of the weights in the region's model bucket; default models/<name>/."
@@ -117,6 +121,26 @@ class ModelSpec(Spec):
 
     # Tenants' adapters on this base model (tenants[].loras), attached by EnvironmentSpec.
     _tenant_adapters: list[LoraAdapterSpec] = PrivateAttr(default_factory=list)
+    # The preset's and the draft preset's architecture in the environment's catalog, resolved by EnvironmentSpec.
+    _architecture: ModelArchitecture | None = PrivateAttr(default=None)
+    _draft_architecture: ModelArchitecture | None = PrivateAttr(default=None)
+
+    def _resolve(self, architectures: Mapping[str, ModelArchitecture]) -> None:
+        self._architecture = architectures.get(self.preset)
+        draft = self.speculative_decoding.draft_preset if self.speculative_decoding else None
+        self._draft_architecture = architectures.get(draft) if draft else None
+
+    @property
+    def architecture(self) -> ModelArchitecture:
+        """The preset's architecture; sizing runs only on models whose preset the serving checks found."""
+        if self._architecture is None:
+            raise LookupError(f"{self.name}: preset {self.preset!r} is not in the environment's model catalog")
+        return self._architecture
+
+    @property
+    def draft_architecture(self) -> ModelArchitecture | None:
+        """The speculative-decoding draft's architecture, for method draft with a known draft preset."""
+        return self._draft_architecture
 
     @property
     def served_adapters(self) -> list[LoraAdapterSpec]:
@@ -131,6 +155,10 @@ class ModelSpec(Spec):
     @property
     def weights_prefix(self) -> str:
         return (self.storage_path or f"models/{self.name}/").strip("/") + "/"
+
+
+# Request classes, most urgent first (components/domain/priority.py says what each does).
+PriorityClass = Literal["interactive", "batch", "bestEffort"]
 
 
 class TenantSpec(Spec):
@@ -157,6 +185,22 @@ class TenantSpec(Spec):
         description="The tenant's LoRA adapters: loaded by their base model's pods (multi-LoRA), routed by name to "
         "this tenant only.",
     )
+    priority: PriorityClass = Field(
+        "batch",
+        description="Request class, set by the gateway from the tenant's API key: where tenants of several classes "
+        "share a model, its endpoint picker dispatches interactive requests first and bestEffort ones last, and "
+        "sheds those first (docs/serving.md, Request priority classes).",
+    )
+
+
+def granted_tenants(env: EnvironmentSpec, model: str) -> list[str]:
+    """Who may call `model`: tenants listing it; for a model's own LoRA adapter, its base model's tenants; for a
+    tenant's adapter (tenants[].loras), that tenant alone."""
+    owners = [t.name for t in env.tenants if any(lora.name == model for lora in t.loras)]
+    if owners:
+        return owners
+    base = next((m.name for m in env.models if any(a.name == model for a in m.lora_adapters)), model)
+    return sorted(t.name for t in env.tenants if base in t.models)
 
 
 def check_workloads(env: EnvironmentSpec) -> Iterator[Issue]:

@@ -45,10 +45,10 @@ class DecodeEstimate:
     def sanity(self) -> str:
         """'' when the estimate lies on the seed's path (scaled), else what is off."""
         if self.reference_equivalent < REFERENCE_STATIC_TOKENS_PER_SECOND:
-            return f"below the seed's static {REFERENCE_STATIC_TOKENS_PER_SECOND} tokens/s"
+            return f"below the reference's static {REFERENCE_STATIC_TOKENS_PER_SECOND} tokens/s"
         if self.reference_equivalent > OPTIMISTIC_FACTOR * REFERENCE_TUNED_TOKENS_PER_SECOND:
             factor = self.reference_equivalent / REFERENCE_TUNED_TOKENS_PER_SECOND
-            return f"{factor:.0f}x the seed's tuned {REFERENCE_TUNED_TOKENS_PER_SECOND} tokens/s: optimistic"
+            return f"{factor:.0f}x the reference's tuned {REFERENCE_TUNED_TOKENS_PER_SECOND} tokens/s: optimistic"
         return ""
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from components.catalog.engines import LIBFABRIC, PD_NIXL_BACKENDS
-from components.catalog.models import MODELS
 from components.config.region import GpuPoolSpec, RegionSpec
 from components.config.workloads import ModelSpec, PlacementSpec, PrefillSpec
 from components.domain.fit import Fit, prefill_fit
@@ -59,7 +58,7 @@ def prefill_side(model: ModelSpec, region: RegionSpec, placement: PlacementSpec,
     fit = prefill_fit(model, pool, resource, spec.max_num_seqs)
     efa = efa_path(region, pool, decode_pool)
     transfer = kv_transfer(
-        bytes_per_prompt=prompt_kv_bytes(MODELS[model.preset], model.kv_cache_dtype, spec.prompt_tokens),
+        bytes_per_prompt=prompt_kv_bytes(model.architecture, model.kv_cache_dtype, spec.prompt_tokens),
         prefill_tp=fit.sizing.tensor_parallel,
         decode_tp=decode.sizing.tensor_parallel,
         efa_machines=(pool.machine_type, decode_pool.machine_type) if efa else None,
@@ -80,7 +79,7 @@ def auto_decision(
     model: ModelSpec, placement: PlacementSpec, side: Disaggregation, ttft_objective_seconds: float
 ) -> ModeDecision:
     return decide_mode(
-        params_billion=MODELS[model.preset].params_billion,
+        params_billion=model.architecture.params_billion,
         prompt_tokens=side.spec.prompt_tokens,
         concurrency=model.max_num_seqs * placement.max_replicas,
         transfer_seconds=side.transfer.seconds,

@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from components.catalog.models import MODELS
 from components.domain.sizing import GpuSlot, Sizing, SizingRequest, estimated_startup_seconds, size
 from components.domain.slots import gpu_slot
 
@@ -17,16 +16,14 @@ if TYPE_CHECKING:
 
 def sizing_request(model: ModelSpec) -> SizingRequest:
     """The model's engine limits as a sizing request (its preset and draft preset must be in the catalog)."""
-    speculative = model.speculative_decoding
-    draft = MODELS[speculative.draft_preset] if speculative and speculative.draft_preset else None
     return SizingRequest(
-        MODELS[model.preset],
+        model.architecture,
         precision=model.precision,
         kv_cache_dtype=model.kv_cache_dtype,
         max_model_len=model.max_model_len,
         max_num_seqs=model.max_num_seqs,
         gpu_memory_utilization=model.gpu_memory_utilization,
-        draft=draft,
+        draft=model.draft_architecture,
         lora_adapters=len(model.served_adapters),
         max_lora_rank=model.max_lora_rank,
     )

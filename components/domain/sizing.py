@@ -90,7 +90,10 @@ UNQUANTIZED_BYTES = 2
 
 
 def weight_bytes(model: ModelArchitecture, precision: Precision) -> float:
-    """The model's weights in `precision`; quantized, the embedding and output head still count 16 bits."""
+    """The model's weights in `precision`: a declared checkpoint's size when it is in that format, else from the
+    parameter count; quantized, the embedding and output head still count 16 bits."""
+    if model.weights_bytes is not None and model.weights_format == precision:
+        return model.weights_bytes
     per_param = BYTES_PER_PARAM[precision]
     if per_param >= UNQUANTIZED_BYTES:
         return model.params * per_param
@@ -115,21 +118,31 @@ def replica_weight_bytes(request: SizingRequest) -> float:
     return total + lora_bytes(request.model, request.max_lora_rank, request.lora_adapters)
 
 
-def replica_kv_bytes_per_token(request: SizingRequest) -> int:
+def replica_kv_bytes_per_token(request: SizingRequest, tensor_parallel: int = 1) -> int:
     """The model's KV per token, plus the draft's: the draft keeps a KV cache for the same tokens."""
-    per_token = kv_bytes_per_token(request.model, request.kv_cache_dtype)
+    per_token = kv_bytes_per_token(request.model, request.kv_cache_dtype, tensor_parallel)
     if request.draft is not None:
-        per_token += kv_bytes_per_token(request.draft, request.kv_cache_dtype)
+        per_token += kv_bytes_per_token(request.draft, request.kv_cache_dtype, tensor_parallel)
     return per_token
 
 
-def kv_bytes_per_token(model: ModelArchitecture, kv_dtype: KvDtype) -> int:
-    """2 (K and V) x layers x KV heads x head dim x bytes per element.
+def kv_bytes_per_token(model: ModelArchitecture, kv_dtype: KvDtype, tensor_parallel: int = 1) -> int:
+    """2 (K and V) x layers x KV heads x head dim x bytes per element, over the replica's GPUs.
 
-    `auto` keeps the activation dtype (16-bit, also for quantized weights); fp8 halves it.
+    `auto` keeps the activation dtype (16-bit, also for quantized weights); fp8 halves it. With more GPUs
+    than KV heads, vLLM gives each GPU one head's copy (max(1, KV heads // TP) per GPU,
+    vllm-project/vllm@v0.27.1:vllm/config/model.py L1419-1430), so the replica holds TP heads.
     """
     element = 1 if kv_dtype == "fp8" else 2
-    return 2 * model.layers * model.kv_heads * model.head_dim * element
+    return 2 * model.layers * max(model.kv_heads, tensor_parallel) * model.head_dim * element
+
+
+def tensor_parallel_splits(model: ModelArchitecture, tensor_parallel: int) -> bool:
+    """vLLM splits attention heads evenly (vllm/config/model.py L1313-1320) and KV heads evenly or replicated
+    evenly (`total_num_kv_heads % tp_size == 0`, else `tp_size % total_num_kv_heads == 0`: qwen2.py L139-147,
+    the same in llama.py and mixtral.py at vllm-project/vllm@v0.27.1)."""
+    heads, kv_heads = model.attention_heads, model.kv_heads
+    return heads % tensor_parallel == 0 and (kv_heads % tensor_parallel == 0 or tensor_parallel % kv_heads == 0)
 
 
 def usable_gib_per_gpu(slot: GpuSlot, request: SizingRequest) -> float:
@@ -139,7 +152,7 @@ def usable_gib_per_gpu(slot: GpuSlot, request: SizingRequest) -> float:
 def _evaluate(request: SizingRequest, slot: GpuSlot, tp: int, pp: int) -> Sizing:
     gpus = tp * pp
     weights = replica_weight_bytes(request) / GIB
-    per_token = replica_kv_bytes_per_token(request)
+    per_token = replica_kv_bytes_per_token(request, tp)
     kv_capacity = gpus * usable_gib_per_gpu(slot, request) - weights
     required = per_token * request.max_model_len * request.max_num_seqs / GIB
     per_sequence = per_token * request.max_model_len / GIB
@@ -156,7 +169,7 @@ def _evaluate(request: SizingRequest, slot: GpuSlot, tp: int, pp: int) -> Sizing
 
 
 def size(request: SizingRequest, slot: GpuSlot) -> Sizing:
-    """Smallest TP (dividing the attention heads, within one node) that fits; else PP across nodes."""
+    """Smallest TP (splitting the heads as vLLM does, within one node) that fits; else PP across nodes."""
     model = request.model
     if request.max_model_len > model.max_context:
         raise DoesNotFit(
@@ -167,7 +180,7 @@ def size(request: SizingRequest, slot: GpuSlot) -> Sizing:
     tp_options = [
         tp
         for tp in TENSOR_PARALLEL_SIZES
-        if tp <= slot.gpus_per_node and model.attention_heads % tp == 0 and (slot.splittable or tp == 1)
+        if tp <= slot.gpus_per_node and tensor_parallel_splits(model, tp) and (slot.splittable or tp == 1)
     ]
     for tp in tp_options:
         sizing = _evaluate(request, slot, tp, 1)

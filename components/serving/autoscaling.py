@@ -16,7 +16,10 @@ model's pods carry `names.MODEL_LABEL`, relabelled to `scrape_targets.MODEL_LABE
   pod can take it and then answers 503 (the gateway adds Retry-After); every request it could not place counts
   in its flow-control histogram with an outcome other than Dispatched, a counter no scrape misses however short
   the hold. Those requests over two minutes wake the model: KEDA activates above zero, and asks for one replica
-  per maxNumSeqs of them.
+  per maxNumSeqs of them;
+- held at the picker (a pool shared by request classes, `priority_classes.py`): its flow control holds requests
+  while the pool is saturated, so they wait there instead of in the engines' queues the queue trigger reads; the
+  requests it holds of the classes that scale (not best effort) count against `serving.waitingRequestsPerReplica`.
 Scale-down is slow (10 minutes of stability, then one pod per 5 minutes): a replica that goes
 away costs a reload of its weights when load returns.
 Queries the metric catalog knows only (`components/catalog/metrics.py`); tests parse them.
@@ -27,9 +30,11 @@ from __future__ import annotations
 from typing import Any
 
 from components.catalog import metrics as m
+from components.domain.priority import OBJECTIVE_PRIORITY
 from components.k8s import names
 from components.k8s.names import MODEL_TARGET_LABEL
 from components.serving.deployment import POLLING_SECONDS, ModelPlacement
+from components.serving.priority_classes import SCALING_CLASSES
 
 SCALED_OBJECT_API_VERSION = "keda.sh/v1alpha1"
 IDLE_SECONDS_BEFORE_ZERO = 900
@@ -62,6 +67,13 @@ def gateway_queue_query(p: ModelPlacement) -> str:
     return f"sum(increase({m.EPP_FLOW_CONTROL_QUEUE_DURATION.count}{unplaced}[{WINDOW}])) or vector(0)"
 
 
+def held_query(p: ModelPlacement) -> str:
+    """Requests of the classes that scale the model's picker holds now (its flow-control queue, by priority)."""
+    levels = "|".join(str(OBJECTIVE_PRIORITY[c]) for c in p.request_classes if c in SCALING_CLASSES)
+    held = f'{{inference_pool="{p.name}",priority=~"{levels}"}}'
+    return f"sum({m.EPP_FLOW_CONTROL_QUEUE}{held}) or vector(0)"
+
+
 def _trigger(name: str, server: str, query: str, threshold: float, metric_type: str) -> dict[str, Any]:
     return {
         "type": "prometheus",
@@ -80,6 +92,16 @@ def scaled_object_manifest(p: ModelPlacement, prometheus_url: str) -> dict[str, 
         ),
         _trigger("latency", prometheus_url, latency_query(p), p.ttft_objective_seconds, "Value"),
     ]
+    if p.request_classes:
+        triggers.append(
+            _trigger(
+                "gateway-held",
+                prometheus_url,
+                held_query(p),
+                p.region.serving.waiting_requests_per_replica,
+                "AverageValue",
+            )
+        )
     if placement.min_replicas == 0:
         triggers.append(
             _trigger("gateway-queue", prometheus_url, gateway_queue_query(p), p.model.max_num_seqs, "AverageValue")

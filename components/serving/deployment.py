@@ -41,13 +41,15 @@ from components.catalog.machines import MACHINES
 from components.config.environment import EnvironmentSpec
 from components.config.gateway import GatewaySpec, has_gateway
 from components.config.region import GpuPoolSpec, RegionSpec
-from components.config.workloads import ModelSpec, PlacementSpec
+from components.config.workloads import ModelSpec, PlacementSpec, PriorityClass
 from components.domain.disaggregation import Disaggregation, resolve_mode
 from components.domain.fit import Fit, placement_fit, startup_seconds
 from components.domain.gpu_resources import EFA_RESOURCE, WHOLE_GPU
 from components.domain.host import HostResources, pod_host_resources
+from components.domain.image_pull import image_pull_seconds
 from components.domain.kv_transfer import ModeDecision
 from components.domain.objectives import ttft_objectives
+from components.domain.priority import request_classes
 from components.domain.sizing import startup_budget_seconds
 from components.domain.slots import placement_resource
 from components.k8s import names
@@ -83,9 +85,9 @@ POLLING_SECONDS = 15
 # it ...
 WAKE_SCRAPE_SECONDS = 30
 # ... and, on a pool that may have no node up, a GPU node starts: instance launch, node join, driver and
-# device plugin, the engine image pull. An estimate, not measured (the cluster autoscaler itself gives
-# up after its max-node-provision-time of 15 minutes).
-NODE_START_SECONDS = 300
+# device plugin (an estimate, not measured; the cluster autoscaler itself gives up after its
+# max-node-provision-time of 15 minutes), then pulls the engine image (`image_pull_seconds`).
+NODE_JOIN_SECONDS = 180
 # The picker answers a request it could not place this long before the gateway's own timers fire.
 QUEUE_ANSWER_MARGIN_SECONDS = 5
 # How long the picker holds a request for a model at zero: long enough for a replica that is about to be ready,
@@ -118,6 +120,11 @@ class ModelPlacement:
     # Disaggregated: the prefill pool and the KV hand-off (`disaggregation.py`); None when aggregated.
     disaggregation: Disaggregation | None
     mode_decision: ModeDecision | None  # servingMode auto: the rule's verdict and its reasons
+    # The classes of the tenants the gateway routes to its pool, most urgent first, when there is more than one
+    # (`components/serving/priority_classes.py`); empty otherwise, and for a disaggregated model (KServe's picker).
+    request_classes: tuple[PriorityClass, ...]
+    # Longest a request may wait at the gateway at all: queue_wait_seconds(gateway).
+    gateway_wait_seconds: int
 
     @property
     def name(self) -> str:
@@ -138,8 +145,22 @@ class ModelPlacement:
         """What a request arriving at zero replicas waits for a replica to answer; None when it never is at zero."""
         if self.placement.min_replicas > 0:
             return None
-        node = NODE_START_SECONDS if self.pool.min_size == 0 else 0
-        return WAKE_SCRAPE_SECONDS + POLLING_SECONDS + node + self.startup_seconds
+        node = NODE_JOIN_SECONDS if self.pool.min_size == 0 else 0
+        return WAKE_SCRAPE_SECONDS + POLLING_SECONDS + node + self.cold_start_pull_seconds + self.startup_seconds
+
+    @property
+    def cold_start_pull_seconds(self) -> int:
+        """The engine image pull a cold start waits for: on a new node (`components/domain/image_pull.py`) when the
+        pool may have none up, else none (a node kept up is counted as having pulled it)."""
+        return image_pull_seconds(self.region, self.pool, self.model.runtime) if self.pool.min_size == 0 else 0
+
+    @property
+    def picker_queue_seconds(self) -> int | None:
+        """How long the picker's flow control holds a request no pod can take, when it runs: WAKE_HOLD_SECONDS for a
+        model at zero, as long as the gateway waits for a pool ordering classes; None: no flow control."""
+        if self.cold_start_seconds is not None:
+            return self.queue_wait_seconds
+        return self.gateway_wait_seconds if self.request_classes else None
 
     @property
     def nodes_per_replica(self) -> int:
@@ -203,6 +224,8 @@ def model_placement(env: EnvironmentSpec, model: ModelSpec, placement: Placement
         gateway=has_gateway(env, region),
         disaggregation=disaggregation,
         mode_decision=decision,
+        request_classes=request_classes(env, model) if disaggregation is None else (),
+        gateway_wait_seconds=queue_wait_seconds(env.gateway),
     )
 
 

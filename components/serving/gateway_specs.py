@@ -17,9 +17,11 @@ from typing import Any, Literal
 from components.config.environment import EnvironmentSpec
 from components.config.gateway import GatewaySpec, RegionGatewaySpec
 from components.config.region import RegionSpec
+from components.config.workloads import granted_tenants
 from components.k8s import names
 from components.serving.deployment import model_placements
 from components.serving.llm_inference_service import pool_name as llmisvc_pool_name
+from components.serving.priority_classes import PICKER_CONTROL_HEADERS
 
 GATEWAY_API = "gateway.networking.k8s.io/v1"
 ENVOY_GATEWAY_API = "gateway.envoyproxy.io/v1alpha1"
@@ -136,9 +138,12 @@ def gateway_spec(hostname: str, region_gateway: RegionGatewaySpec) -> dict:
 
 
 def client_traffic_policy_spec(gateway: GatewaySpec) -> dict:
-    """Client side: streams may idle as long as a model server may, and large prompts fit the buffer."""
+    """Client side: streams may idle as long as a model server may, large prompts fit the buffer, and the endpoint
+    picker's control headers a client sends are dropped on arrival (priority_classes.PICKER_CONTROL_HEADERS: the
+    picker obeys them whoever sets them)."""
     return {
         "targetRefs": [GATEWAY_REF],
+        "headers": {"earlyRequestHeaders": {"remove": list(PICKER_CONTROL_HEADERS)}},
         "timeout": {
             "http": {
                 "streamIdleTimeout": seconds(gateway.idle_timeout_seconds),
@@ -301,16 +306,6 @@ class RouteTarget:
     model: str
     kind: Literal["InferencePool", "AIServiceBackend"]
     backend: str
-
-
-def granted_tenants(env: EnvironmentSpec, model: str) -> list[str]:
-    """Who may call `model`: tenants listing it; for a model's own LoRA adapter, its base model's tenants; for a
-    tenant's adapter (tenants[].loras), that tenant alone."""
-    owners = [t.name for t in env.tenants if any(lora.name == model for lora in t.loras)]
-    if owners:
-        return owners
-    base = next((m.name for m in env.models if any(a.name == model for a in m.lora_adapters)), model)
-    return sorted(t.name for t in env.tenants if base in t.models)
 
 
 def route_targets(env: EnvironmentSpec, region: RegionSpec) -> list[RouteTarget]:

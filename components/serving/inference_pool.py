@@ -29,6 +29,7 @@ kubelet restarts it and it has synced the pool, typically well under a minute.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -50,6 +51,7 @@ from components.serving.runtimes import HTTP_PORT
 EXT_PROC_PORT = 9002
 HEALTH_PORT = 9003
 METRICS_PORT = 9090
+CONFIG_HASH_ANNOTATION = "inference-platform.io/picker-config-sha256"
 # The chart's default scheduling profile (config/charts/epplib/templates/_config.yaml at v1.5.0).
 PLUGINS_FILE = "default-plugins.yaml"
 SCORER_WEIGHTS = {"queue-scorer": 2, "kv-cache-utilization-scorer": 2, "prefix-cache-scorer": 3}
@@ -69,9 +71,9 @@ def picker_name(pool: str) -> str:
     return f"{pool}-epp"
 
 
-def picker_config(model: ModelSpec, queue_wait_seconds: int | None) -> str:
+def picker_config(model: ModelSpec, queue_wait_seconds: int | None, bands: Sequence[dict] = ()) -> str:
     """The chart's scheduling profile, the engine whose metric names the picker reads and, for a model that may
-    be at zero replicas, flow control.
+    be at zero replicas or a pool shared by request classes, flow control.
 
     Unlabelled pods fall back to `defaultEngine`; the model's pods also carry the engine label
     (`deployment.py`), so a pool never reads one engine's pods with another's names.
@@ -84,6 +86,9 @@ def picker_config(model: ModelSpec, queue_wait_seconds: int | None) -> str:
     flowcontrol/saturationdetector/utilization/detector.go]. Each such request is counted with its outcome,
     which wakes the model (`autoscaling.py`). Without flow control the picker would fail the request at once
     ("failed to find endpoint candidates", director.go L172-177) and nothing would count it.
+
+    Request classes (`priority_classes.py`): a band per class (`bands`), the higher dispatched first while the pool
+    is saturated, held up to `queue_wait_seconds`, as long as the gateway waits (upstream.GIE_FLOW_CONTROL_BY_PRIORITY).
     """
     plugins = [
         *({"type": s} for s in SCORER_WEIGHTS),
@@ -104,6 +109,8 @@ def picker_config(model: ModelSpec, queue_wait_seconds: int | None) -> str:
     if queue_wait_seconds is not None:
         config["featureGates"] = ["flowControl"]
         config["flowControl"] = {"defaultRequestTTL": f"{queue_wait_seconds}s"}
+        if bands:
+            config["flowControl"]["priorityBands"] = list(bands)
     return yaml.safe_dump(config, sort_keys=False)
 
 
@@ -150,8 +157,14 @@ class InferencePoolArgs:
     server_labels: dict[str, str]
     # What must exist first: the serving namespace and the release / manifests installing the InferencePool CRD.
     depends_on: Sequence[pulumi.Resource] = ()
-    # How long the picker queues a request no pod can take (a model at zero replicas); None: no queue.
+    # How long the picker queues a request no pod can take (a model at zero replicas, or a saturated pool ordering
+    # request classes); None: no queue (ModelPlacement.picker_queue_seconds).
     queue_wait_seconds: int | None = None
+    # Request classes (`priority_classes.py`): the flow-control band of each, and the pool's InferenceObjectives,
+    # created after `objective_crd` (the picker reads the objectives only if their CRD is served when it starts).
+    bands: Sequence[dict] = ()
+    objectives: Sequence[dict] = ()
+    objective_crd: Sequence[pulumi.Resource] = ()
 
 
 class InferencePool(pulumi.ComponentResource):
@@ -193,9 +206,8 @@ class InferencePool(pulumi.ComponentResource):
             role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": epp},
             opts=pulumi.ResourceOptions.merge(opts_k8s, pulumi.ResourceOptions(depends_on=[role])),
         )
-        config = k8s.core.v1.ConfigMap(
-            prefix, metadata=meta(), data={PLUGINS_FILE: picker_config(model, args.queue_wait_seconds)}, opts=opts_k8s
-        )
+        plugins = picker_config(model, args.queue_wait_seconds, args.bands)
+        config = k8s.core.v1.ConfigMap(prefix, metadata=meta(), data={PLUGINS_FILE: plugins}, opts=opts_k8s)
         # Without leader election every health service name answers the same: serving once the pool has synced.
         liveness = readiness = "inference-extension"
         skips = names.checkov_skips(
@@ -213,7 +225,12 @@ class InferencePool(pulumi.ComponentResource):
                 "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
                 "selector": {"matchLabels": selector},
                 "template": {
-                    "metadata": {"labels": {**labels, **selector}},
+                    # The picker reads its config file once, at start (GIE v1.5.0 cmd/epp/runner/runner.go L504-510):
+                    # a new config rolls the pods.
+                    "metadata": {
+                        "labels": {**labels, **selector},
+                        "annotations": {CONFIG_HASH_ANNOTATION: hashlib.sha256(plugins.encode()).hexdigest()},
+                    },
                     "spec": {
                         "serviceAccountName": epp,
                         # As long as the longest grace period of the pool's pods (chart default).
@@ -264,8 +281,19 @@ class InferencePool(pulumi.ComponentResource):
                     },
                 },
             },
-            opts=pulumi.ResourceOptions.merge(opts_k8s, pulumi.ResourceOptions(depends_on=[config])),
+            opts=pulumi.ResourceOptions.merge(
+                opts_k8s, pulumi.ResourceOptions(depends_on=[config, *args.objective_crd])
+            ),
         )
+        for objective in args.objectives:
+            custom_resource(
+                f"{cluster.name}-{objective['metadata']['name']}-objective",
+                objective,
+                cluster=cluster,
+                parent=self,
+                crd_from=args.objective_crd,
+                depends_on=[*cluster.ready, *args.depends_on],
+            )
         if replicas > 1:
             k8s.policy.v1.PodDisruptionBudget(
                 prefix,

@@ -15,7 +15,9 @@ from policies.rules import (
     kubernetes,
     llm,
     network,
+    priority,
     production,
+    search,
     secrets,
     storage,
 )
@@ -33,7 +35,9 @@ CATEGORIES: dict[str, str] = {
     "llm": "Model servers (LLM sizing)",
     "disaggregation": "Disaggregated serving (KV hand-off)",
     "gateway": "AI gateway routes",
+    "priority": "Request priority classes",
     "federation": "Karmada federation",
+    "search": "Multi-cluster search (Clusterpedia)",
     "production": "Production",
 }
 
@@ -50,7 +54,9 @@ ALL_RULES: tuple[Rule, ...] = (
     *llm.RULES,
     *disaggregation.RULES,
     *gateway.RULES,
+    *priority.RULES,
     *federation.RULES,
+    *search.RULES,
     *production.RULES,
 )
 

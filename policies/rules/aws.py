@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import base64
+import email
 import fnmatch
 from collections.abc import Iterator
 
+import yaml
+
+from components.catalog.node_images import FAST_IMAGE_PULL, NODEADM_FEATURES
 from policies.framework import Context, Violation, rule
 from policies.model import Resource, as_list, get, json_document, number, truthy
 from policies.rules.network import covers_internet
@@ -315,8 +320,68 @@ def node_groups_use_hardened_template(r: Resource, ctx: Context) -> Iterator[Vio
         yield Violation(f"node group {r.name}: launch template {template} is not one this stack defines and checks")
 
 
+@rule(
+    name="eks-node-image-pinned",
+    description="Every EKS managed node group runs a pinned AMI release (releaseVersion), so the nodes' nodeadm, "
+    "kernel, NVIDIA driver, containerd and SOCI snapshotter change only by a reviewed pin, not by whichever AMI is "
+    "newest when a node group is created or repaired.",
+    severity="medium",
+    remediation="set releaseVersion to the catalog's AMI release for the cluster's Kubernetes minor "
+    "(EKS_AMI_RELEASE_VERSIONS in components/catalog/node_images.py)",
+    applies_to=(NODE_GROUP,),
+)
+def node_image_pinned(r: Resource, ctx: Context) -> Iterator[Violation]:
+    if not get(r.props, "releaseVersion"):
+        yield Violation(f"node group {r.name} takes the newest {get(r.props, 'amiType') or 'AMI'}: no releaseVersion")
+
+
+def node_configs(user_data: str) -> list[dict]:
+    """The nodeadm NodeConfigs of a launch template's (base64) MIME user data; [] when it carries none."""
+    try:
+        message = email.message_from_bytes(base64.b64decode(user_data))
+    except (ValueError, TypeError):
+        return []
+    parts = message.walk() if message.is_multipart() else [message]
+    configs = []
+    for part in parts:
+        if part.get_content_type() == "application/node.eks.aws":
+            docs = yaml.safe_load_all(part.get_payload(decode=True) or b"")
+            configs += [d for d in docs if isinstance(d, dict) and d.get("kind") == "NodeConfig"]
+    return configs
+
+
+@rule(
+    name="eks-nodeadm-config",
+    description="A launch template's NodeConfig asks nodeadm only for features the pinned nodeadm has, and "
+    "FastImagePull (SOCI parallel pull) only where the snapshotter writes to the instance-store array: on the root "
+    "EBS volume at gp3's baseline throughput pulls get slower, and a full root volume stops the node.",
+    severity="medium",
+    remediation="keep featureGates to " + ", ".join(NODEADM_FEATURES) + "; with FastImagePull set "
+    "instance.localStorage (RAID0) and leave SOCI out of disabledMounts (regions[].gpuPools[].imagePull)",
+    applies_to=(LAUNCH_TEMPLATE,),
+)
+def nodeadm_config(r: Resource, ctx: Context) -> Iterator[Violation]:
+    user_data = get(r.props, "userData")
+    if not isinstance(user_data, str):
+        return
+    for config in node_configs(user_data):
+        spec = config.get("spec") or {}
+        gates = spec.get("featureGates") or {}
+        for gate in sorted(set(gates) - set(NODEADM_FEATURES)):
+            yield Violation(f"launch template {r.name}: nodeadm has no feature gate {gate!r}")
+        if gates.get(FAST_IMAGE_PULL) is True:
+            storage = get(spec, "instance", "localStorage") or {}
+            if not storage.get("strategy") or "SOCI" in as_list(storage.get("disabledMounts")):
+                yield Violation(
+                    f"launch template {r.name}: FastImagePull without the SOCI snapshotter's directory on the "
+                    "instance-store array pulls onto the root EBS volume"
+                )
+
+
 RULES = [
     node_groups_use_hardened_template,
+    node_image_pinned,
+    nodeadm_config,
     eks_endpoint_not_public,
     eks_secrets_encrypted,
     eks_control_plane_logging,

@@ -206,7 +206,7 @@ def _agent_subjects(binding: Resource) -> list[tuple[str, str]]:
     return found
 
 
-def _bound_rules(binding: Resource, ctx: Context) -> tuple[str, list[dict] | None]:
+def bound_rules(binding: Resource, ctx: Context) -> tuple[str, list[dict] | None]:
     """(what the binding grants, its rules): a role of the stack, or one the API server defines itself; None when
     the role is neither (what it grants cannot be known)."""
     ref = peek(binding.props, "roleRef")
@@ -264,7 +264,7 @@ def karmada_agent_rbac_scoped(r: Resource, ctx: Context) -> Iterator[Violation]:
     subjects = _agent_subjects(r)
     if not subjects:
         return
-    role, rules = _bound_rules(r, ctx)
+    role, rules = bound_rules(r, ctx)
     for kind, name in subjects:
         if kind != "User":
             yield Violation(f"{r.label} binds the {kind} {name}: every member's agent gets what one needs")

@@ -86,7 +86,9 @@ def synthetic_config(regions: int, template: dict[str, Any] | None = None) -> di
     federation = config.get(_key("federation"))
     if federation is not None:
         config[_key("federation")] = (
-            {**federation, "host": region_name(0)} if regions > 1 and federation.get("enabled") else {"enabled": False}
+            {**federation, "host": region_name(0), **_search_on_copies(federation, source["name"], region_name(0))}
+            if regions > 1 and federation.get("enabled")
+            else {"enabled": False}
         )
     if not config.get(_key("federation"), {}).get("enabled"):
         for model in models:
@@ -106,3 +108,13 @@ def validated(config: dict[str, Any]) -> EnvironmentSpec:
 
     prefix = f"{PROJECT}:"
     return load_environment({k.removeprefix(prefix): v for k, v in config.items() if k.startswith(prefix)})
+
+
+def _search_on_copies(federation: dict[str, Any], template: str, host: str) -> dict[str, Any]:
+    """Search members listed in the template: the template region's entry indexes the host copy (the others are
+    not copied, and the copies' API servers are as private as the template's)."""
+    search = federation.get("search")
+    if not search or search.get("members") is None:
+        return {}
+    members = [host] if template in search["members"] else []
+    return {"search": {**search, "members": members} if members else {"enabled": False}}

@@ -14,7 +14,7 @@ from components.config.gpu_pools import unused_pools
 from components.config.loader import ConfigError
 from components.config.stackfile import PlanInputError
 from policies.offline import load_settings, verdict_table
-from tools.plan.artifacts import OutputDirError, owned_files, plan_document, write_plan
+from tools.plan.artifacts import OutputDirError, owned_files, plan_document, withdraw_plan, write_plan
 from tools.plan.changes import changes_markdown, compare
 from tools.plan.cost_diff import cost_diff_markdown
 from tools.plan.crd_check import uninstalled_kinds
@@ -79,6 +79,8 @@ def main(argv: list[str] | None = None, *, one_shot: bool = False) -> int:
     except (PlanInputError, ConfigError) as exc:
         for line in input_error_lines(exc, args.env):
             print(line, file=sys.stderr)
+        if withdraw_plan(out_dir):
+            print(f"removed the previous plan from {out_dir}: it does not describe Pulumi.{args.env}.yaml as it is now")
         return EXIT_INVALID_INPUT
 
     for issue in unused_pools(plan.spec):

@@ -129,14 +129,29 @@ def owned_files(out_dir: Path) -> list[Path]:
     return [out_dir / rel for rel in listing.read_text().splitlines() if rel and ".." not in Path(rel).parts]
 
 
-def _write(texts: dict[str, str], out_dir: Path) -> None:
-    stale = owned_files(out_dir)  # no stale manifests from an earlier plan, and nothing else touched
+def withdraw_plan(out_dir: Path) -> bool:
+    """Remove an earlier plan's files after a failed one, so nothing reads it as the plan of today's config;
+    files no plan wrote are left alone. True when there was a plan to remove."""
+    try:
+        stale = owned_files(out_dir)
+    except OutputDirError:
+        return False
+    _remove(stale, out_dir)
+    (out_dir / OWNED_FILES).unlink(missing_ok=True)
+    return bool(stale)
+
+
+def _remove(stale: list[Path], out_dir: Path) -> None:
     for path in stale:
         path.unlink(missing_ok=True)
     for directory in sorted({p.parent for p in stale}, key=lambda p: len(p.parts), reverse=True):
         while directory != out_dir and directory.is_dir() and not any(directory.iterdir()):
             directory.rmdir()
             directory = directory.parent
+
+
+def _write(texts: dict[str, str], out_dir: Path) -> None:
+    _remove(owned_files(out_dir), out_dir)  # no stale manifests from an earlier plan, and nothing else touched
     out_dir.mkdir(parents=True, exist_ok=True)
     for rel, text in sorted(texts.items()):
         path = out_dir / rel

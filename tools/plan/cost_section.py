@@ -62,7 +62,7 @@ def cost_section(plan: Plan) -> str:
         f"Always on: **{share}** of the priced cost at max size" + (" (priced pools only)." if at_max.unknown else "."),
         f"{NOT_PRICED}.\n",
         "| region | model | pool | share of a node per replica | replicas | at min | at max | est. output tokens/s "
-        "per replica | $/1M output tokens | sanity vs the seed's 7B-on-A100 path |",
+        "per replica | $/1M output tokens | sanity vs the 7B-on-A100 reference |",
         "|---|---|---|---:|---|---:|---:|---:|---:|---|",
     ]
     for m in cost.models:

@@ -2,7 +2,7 @@
 aggregated API) serves, so `pulumi up` would fail at that object however valid its schema.
 
 A kind is installed on a cluster by a Helm release there (what each chart installs with the values we give it:
-`components/catalog/chart_crds.py`), by Karmada's chart in host mode for the Karmada API server it runs, or by the
+`components/catalog/chart_crds.py`), by a CRD file applied there (`FILE_CRDS`), by Karmada's chart in host mode for the Karmada API server it runs, or by the
 platform itself: GKE serves `networking.gke.io` Network and GKENetworkParamSet on clusters with multi-networking,
 and an existing Prometheus Operator (`observability.existingPrometheus`) is declared with its CRDs installed.
 """
@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from components.catalog.chart_crds import CHART_CRDS, GroupKind, installed_kinds
+from components.catalog.chart_crds import CHART_CRDS, FILE_CRDS, GroupKind, installed_kinds
 from components.federation.control_plane import karmada_name
 from components.k8s.names import cluster_name
 from tools.conformance import api_group, is_custom_resource
 from tools.plan.model import Plan
 
 GKE_CLUSTER = "gcp:container/cluster:Cluster"
+CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile"
 # GKE's own CRDs once multi-networking is on (cloud.google.com/kubernetes-engine/docs/how-to/
 # setup-multinetwork-support-for-pods; GoogleCloudPlatform/gke-networking-api@v0.2.0:config/crds, FACTS-3.md §7).
 GKE_MULTI_NETWORK_KINDS = frozenset({("networking.gke.io", "Network"), ("networking.gke.io", "GKENetworkParamSet")})
@@ -39,6 +40,9 @@ def installed_by_cluster(plan: Plan) -> dict[str, set[GroupKind]]:
             continue
         target = plan.cluster_of(release) if CHART_CRDS[chart].target == "cluster" else karmada_name(plan.environment)
         installed[target or ""] |= installed_kinds(chart, release.inputs.get("values") or {})
+    for resource in plan.of_type(CONFIG_FILE):
+        if resource.inputs.get("file") in FILE_CRDS:
+            installed[plan.cluster_of(resource) or ""].add(FILE_CRDS[resource.inputs["file"]])
     for resource in plan.of_type(GKE_CLUSTER):
         if resource.inputs.get("enableMultiNetworking"):
             installed[resource.inputs["name"]] |= GKE_MULTI_NETWORK_KINDS

@@ -16,11 +16,14 @@ from components.config.gpu_pools import unused_pools
 from components.config.region import GpuPoolSpec, RegionSpec
 from components.domain.disaggregation import efa_path
 from components.domain.gpu_resources import schedulable_at_max_size, schedulable_resources
+from components.domain.image_pull import effective_image_pull
 from components.k8s.names import cluster_name
 from components.k8s.topology import placement_group_name, pool_fabric, uses_placement_group
 from tools.plan.cost_section import cost_section
 from tools.plan.gateway_section import gateway_section
 from tools.plan.model import REGION_TYPE, Plan
+from tools.plan.priority_section import priority_section
+from tools.plan.search_section import search_section
 
 
 def component_counts(plan: Plan) -> dict[str | None, Counter]:
@@ -211,6 +214,15 @@ def _placement(plan: Plan, region: RegionSpec, pool: GpuPoolSpec) -> str:
     return f"{kind} `{placement_group_name(cluster_name(plan.environment, region), pool)}` in {zones}"
 
 
+def _image_pull(plan: Plan, region: RegionSpec, pool: GpuPoolSpec) -> str:
+    """How a new node pulls the engine images (components/domain/image_pull.py)."""
+    if effective_image_pull(region, pool) == "parallel":
+        return "parallel (SOCI, nodeadm FastImagePull)"
+    if region.cloud == "gcp":
+        return "whole (streaming: Artifact Registry images only)"
+    return "whole (containerd)"
+
+
 def _capacity_type(plan: Plan, region: RegionSpec, pool: GpuPoolSpec) -> str:
     capacity = pool.capacity
     return f"{capacity.type} `{capacity.reservation_id}`" if capacity.reservation_id else capacity.type
@@ -264,6 +276,7 @@ CAPACITY_COLUMNS: tuple[tuple[str, Callable[[Plan, RegionSpec, GpuPoolSpec], str
     ("nodes (min-max)", lambda plan, r, p: f"{p.min_size}-{p.max_size}"),
     ("fabric", _fabric),
     ("placement", _placement),
+    ("image pull", _image_pull),
     ("capacity", _capacity_type),
     ("obtained via", _obtained_via),
     ("max replicas the pool holds", _max_replicas),
@@ -289,7 +302,8 @@ def _node_id(*parts: str) -> str:
 
 
 def _diagram(plan: Plan) -> str:
-    """Regions with their cluster, GPU pools and gateway; models on pools; tenants; federation."""
+    """Per region its cluster, GPU pools, gateway and the models placed there, one edge per relation; Karmada's
+    links to its members. Tenants and routes are tables (the Gateway section): as edges they tangle the picture."""
     from components.config.gateway import gateway_hostname, has_gateway
 
     env = plan.spec
@@ -308,25 +322,20 @@ def _diagram(plan: Plan) -> str:
                 f'{pool.min_size}-{pool.max_size}"]'
             )
             lines.append(f"    {_node_id('c', region.name)} --- {_node_id('p', region.name, pool.name)}")
+        placed = [(model, pl) for model in env.models for pl in model.placements if pl.region == region.name]
+        for model, pl in placed:
+            replicas = _federated_weights(plan, model).get(pl.region) or f"{pl.min_replicas}-{pl.max_replicas} replicas"
+            node = _node_id("m", region.name, model.name, pl.pool)
+            lines.append(f'    {node}(["model {model.name}<br/>{model.runtime} · {replicas}"])')
+            lines.append(f"    {node} --> {_node_id('p', region.name, pl.pool)}")
         if has_gateway(env, region):
+            routed = len({model.name for model, _ in placed})
             lines.append(
                 f'    {_node_id("g", region.name)}[/"gateway {gateway_hostname(env, region)}<br/>'
-                f'{region.gateway.exposure}"/]'
+                f'{region.gateway.exposure} · {routed} models"/]'
             )
             lines.append(f"    {_node_id('g', region.name)} --- {_node_id('c', region.name)}")
         lines.append("  end")
-    for model in env.models:
-        lines.append(f'  {_node_id("m", model.name)}(["model {model.name}<br/>{model.runtime}"])')
-        weights = _federated_weights(plan, model)
-        for pl in model.placements:
-            label = weights.get(pl.region) or f"{pl.min_replicas}-{pl.max_replicas}"
-            lines.append(f'  {_node_id("m", model.name)} -->|"{label}"| {_node_id("p", pl.region, pl.pool)}')
-            if has_gateway(env, env.region(pl.region)):
-                lines.append(f"  {_node_id('g', pl.region)} -.->|route| {_node_id('m', model.name)}")
-    for tenant in env.tenants:
-        lines.append(f'  {_node_id("t", tenant.name)}{{{{"tenant {tenant.name}"}}}}')
-        for model in tenant.models:
-            lines.append(f"  {_node_id('t', tenant.name)} -.-> {_node_id('m', model)}")
     if env.federation.enabled:
         lines += _federation_diagram(plan)
     lines.append("```")
@@ -345,20 +354,20 @@ def _federated_weights(plan: Plan, model) -> dict[str, str]:
 
 
 def _federation_diagram(plan: Plan) -> list[str]:
-    """Karmada on its host, a link to each member (the GPU products it offers), and to each federated model."""
+    """Karmada on its host and a link to each member (the GPU products it offers); federated models carry their
+    weights on their nodes."""
     from components.config.federation import gpu_products
-    from components.federation.placement import federated_models, member_regions
+    from components.federation.placement import member_regions
 
     fed = plan.spec.federation
-    lines = [
-        f'  fed[["Karmada {CHARTS["karmada"].version} on {fed.host}<br/>{fed.member_mode} members"]]',
-        f"  fed === {_node_id('c', str(fed.host))}",
-    ]
-    for region in member_regions(plan.spec):
+    lines = [f'  fed[["Karmada {CHARTS["karmada"].version} on {fed.host}<br/>{fed.member_mode} members"]]']
+    members = {region.name: region for region in member_regions(plan.spec)}
+    if fed.host not in members:
+        lines.append(f'  fed ===|"host"| {_node_id("c", str(fed.host))}')
+    for name, region in members.items():
         products = ", ".join(gpu_products(region)) or "no GPUs"
-        lines.append(f'  fed -.-|"member · {products}"| {_node_id("c", region.name)}')
-    for model in federated_models(plan.spec):
-        lines.append(f"  fed ==> {_node_id('m', model.name)}")
+        link = f'===|"host · member · {products}"|' if name == fed.host else f'-.-|"member · {products}"|'
+        lines.append(f"  fed {link} {_node_id('c', name)}")
     return lines
 
 
@@ -555,13 +564,15 @@ def _model_deployments(plan: Plan) -> str:
         "## Model deployments\n",
         "| region | model | runtime | pool | GPU (resource x per pod) | TP x PP | weights GiB | KV GiB per replica "
         "| max sequences at max context | maxNumSeqs x maxModelLen | replicas | autoscaler | start-up est. / probe "
-        "budget | at zero replicas: cold start / a request is held, then 503 + Retry-After |",
+        "budget | at zero replicas: cold start (image pull) / a request is held, then 503 + Retry-After |",
         "|---|---|---|---|---|---|---:|---:|---:|---|---|---|---:|---:|",
     ]
     for p in placements:
         sizing, model = p.fit.sizing, p.model
         cold = p.cold_start_seconds
-        at_zero = "never at zero" if cold is None else f"{cold}s / {p.queue_wait_seconds}s"
+        at_zero = (
+            "never at zero" if cold is None else f"{cold}s ({p.cold_start_pull_seconds}s) / {p.queue_wait_seconds}s"
+        )
         rows.append(
             f"| {p.region.name} | {model.name} | {model.runtime} | {p.pool.name} | {p.fit.slot.name} "
             f"(`{p.resource}` x {sizing.tensor_parallel}) | {sizing.tensor_parallel} x {sizing.pipeline_parallel} "
@@ -569,7 +580,38 @@ def _model_deployments(plan: Plan) -> str:
             f"| {model.max_num_seqs} x {model.max_model_len} | {p.placement.min_replicas}-{p.placement.max_replicas} "
             f"| {p.autoscaler} | {p.startup_seconds}s / {p.startup_budget_seconds}s | {at_zero} |"
         )
-    return "\n".join(rows) + "\n"
+    return "\n".join([*rows, *_declared_models(plan)]) + "\n"
+
+
+def _declared_models(plan: Plan) -> list[str]:
+    """The environment's own presets (modelCatalog, models/*.yaml) as sizing reads them, and who serves them."""
+    from components.config.model_catalog import CATALOG_KEY
+    from components.domain.sizing import GIB, kv_bytes_per_token, weight_bytes
+
+    declared = plan.spec.declared_models
+    if not declared:
+        return []
+    rows = [
+        "",
+        "### Models of your own\n",
+        "| preset | declared in | Hub repository | params | layers x hidden | heads / KV heads x head dim | context "
+        "| vocab | experts (active) | checkpoint | KV bytes per token (16-bit) | served as |",
+        "|---|---|---|---:|---|---|---:|---:|---|---|---:|---|",
+    ]
+    for entry in declared:
+        arch = entry.architecture
+        checkpoint = "any precision"
+        if arch.weights_format is not None:
+            checkpoint = f"{arch.weights_format}, {weight_bytes(arch, arch.weights_format) / GIB:.2f} GiB"
+        experts = f"{arch.experts} ({arch.active_experts})" if arch.experts else "-"
+        served = ", ".join(m.name for m in plan.spec.models if m.preset == entry.name) or "-"
+        where = f"Pulumi.{plan.environment}.yaml" if entry.source == CATALOG_KEY else entry.source
+        rows.append(
+            f"| {entry.name} | {where} | {arch.hf_repo or '-'} | {arch.params_billion:g}B | {arch.layers} x "
+            f"{arch.hidden_size} | {arch.attention_heads} / {arch.kv_heads} x {arch.head_dim} | {arch.max_context} "
+            f"| {arch.vocab_size} | {experts} | {checkpoint} | {kv_bytes_per_token(arch, 'auto')} | {served} |"
+        )
+    return rows
 
 
 def _disaggregated_serving(plan: Plan) -> str:
@@ -632,7 +674,6 @@ def _disaggregated_serving(plan: Plan) -> str:
 
 def _lora_adapters(plan: Plan) -> str:
     """Per placement serving LoRA adapters: which, whose, and the GPU memory their slots take from the KV cache."""
-    from components.catalog.models import MODELS
     from components.domain.sizing import lora_bytes
     from components.serving.deployment import model_placements
 
@@ -648,7 +689,7 @@ def _lora_adapters(plan: Plan) -> str:
             if not adapters:
                 continue
             who = ", ".join(f"{a.name} ({owners.get(a.name, 'base model tenants')})" for a in adapters)
-            reserved = lora_bytes(MODELS[p.model.preset], p.model.max_lora_rank, len(adapters)) / 2**30
+            reserved = lora_bytes(p.model.architecture, p.model.max_lora_rank, len(adapters)) / 2**30
             rows.append(
                 f"| {region.name} | {p.name} | {who} | {len(adapters)} x {p.model.max_lora_rank} | {reserved:.2f} "
                 f"| {p.fit.sizing.kv_cache_gib:g} |"
@@ -667,7 +708,9 @@ SECTIONS: tuple[Callable[[Plan], str], ...] = (
     cost_section,
     _disaggregated_serving,
     _lora_adapters,
+    priority_section,
     _federation,
+    search_section,
     _bring_up,
     _admission,
     _counts,

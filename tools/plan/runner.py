@@ -36,8 +36,31 @@ def build_plan(
     """Raises ConfigError before any resource is registered when the config is invalid. `computed`: provider
     packages whose outputs are computed for real instead of mocked, `plain_secrets`: secret inputs kept in plain
     text (both for the rehearsal, which applies the plan to local clusters and writes none of it)."""
+    project_dir = project_dir.resolve()
     if str(project_dir) not in sys.path:
         sys.path.insert(0, str(project_dir))
+    # The CLI runs the program in the directory of its stack files, where it reads the project's models/*.yaml.
+    with _working_directory(stack_config.path.parent):
+        return _build_plan(stack_config, project_dir, on_register, computed, plain_secrets)
+
+
+@contextmanager
+def _working_directory(path: Path) -> Iterator[None]:
+    before = Path.cwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(before)
+
+
+def _build_plan(
+    stack_config: StackConfig,
+    project_dir: Path,
+    on_register: Callable[[PlannedResource], None] | None,
+    computed: Mapping[str, ComputedOutputs] | None,
+    plain_secrets: bool,
+) -> Plan:
     from stacks.config import BOOTSTRAP_VARIABLE, read_environment
 
     with phase("config"):

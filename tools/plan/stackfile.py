@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from components.config.loader import ConfigError
+from components.config.model_catalog import CATALOG_DIR
 from components.config.stackfile import (
     PlanInputError,
     StackConfig,
@@ -51,7 +52,9 @@ def _overlaid(environment: StackConfig, stack: str, paths: list[Path]) -> StackC
 
 
 def input_error_lines(exc: PlanInputError | ConfigError, stack: str) -> list[str]:
-    """`error: Pulumi.<stack>.yaml: <problem>` lines, as every tool reading a stack file prints them."""
+    """`error: Pulumi.<stack>.yaml: <problem>` lines, as every tool reading a stack file prints them; a problem in
+    a catalog file (`models/<file>.yaml: ...`) names that file instead."""
     lines = exc.lines if isinstance(exc, PlanInputError) else [str(i) for i in exc.issues]
     where = f"Pulumi.{stack}.yaml"
-    return [f"error: {line}" if line.startswith("Pulumi.") else f"error: {where}: {line}" for line in lines]
+    own_file = ("Pulumi.", f"{CATALOG_DIR}/")
+    return [f"error: {line}" if line.startswith(own_file) else f"error: {where}: {line}" for line in lines]

@@ -15,6 +15,7 @@ from botocore.exceptions import ClientError
 from rich.console import Console
 
 from components.config.loader import ConfigError, load_environment
+from components.config.model_catalog import read_model_catalog
 from components.config.stackfile import PlanInputError
 from stacks.config import namespace_values
 from tools.plan.runner import PROJECT_DIR
@@ -43,7 +44,10 @@ def main(argv: list[str] | None = None, client_for: ClientFactory | None = None)
 
     try:
         stack_config = load_stack_config(args.project_dir, args.env)
-        env = load_environment(namespace_values(stack_config.project, stack_config.config))
+        env = load_environment(
+            namespace_values(stack_config.project, stack_config.config),
+            catalog_files=read_model_catalog(args.project_dir),
+        )
     except (PlanInputError, ConfigError) as exc:
         for line in input_error_lines(exc, args.env):
             print(line, file=sys.stderr)

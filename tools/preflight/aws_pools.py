@@ -109,7 +109,7 @@ def _denied(region_name: str, check: str, subject: str, action: str) -> Finding:
         subject,
         "warn",
         f"not checked: access denied to {action}",
-        f"grant {action} to the identity running preflight (README, Preflight)",
+        f"grant {action} to the identity running preflight (docs/operations.md, Preflight)",
     )
 
 

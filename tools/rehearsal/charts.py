@@ -127,6 +127,14 @@ CHART_SOURCES: dict[tuple[str, str], ChartSource] = {
         "resources (whole GPUs, MIG slices, time-slice shares) and the feature-discovery labels "
         "(tools/rehearsal/nodes.py)",
     ),
+    # clusterpedia-io/clusterpedia-helm is not a Go module; the CRDs the platform installs are v0.9.0's (CHARTS).
+    ("clusterpedia", "2.6.0"): ChartSource(
+        None,
+        unavailable="the clusterpedia chart lives in clusterpedia-io/clusterpedia-helm, which is not a Go module",
+        vendored_crds=("clusterpedia/v0.9.0/cluster.clusterpedia.io_pediaclusters.yaml",),
+        stands_in="no Clusterpedia API server or cluster synchro manager runs: PediaClusters are checked against "
+        "their schema, nothing is indexed",
+    ),
     # kedacore/charts is not a Go module; the chart's CRDs are keda's own at the chart's appVersion.
     ("keda", "2.20.2"): ChartSource(
         None,

@@ -15,6 +15,7 @@ from rich.console import Console
 
 from components.config.environment import EnvironmentSpec
 from components.config.loader import ConfigError, load_environment
+from components.config.model_catalog import read_model_catalog
 from components.config.rollout import rollout_waves
 from stacks.config import namespace_values
 from tools.plan.artifacts import OutputDirError, write_plan
@@ -46,7 +47,9 @@ def offline_plans(project_dir: Path, env_name: str, *, out_dir: Path | None) -> 
 def load_spec(project_dir: Path, env_name: str) -> EnvironmentSpec:
     """The validated environment without planning it: enough to list its stacks and waves."""
     stack_config = load_stack_config(project_dir, env_name)
-    return load_environment(namespace_values(stack_config.project, stack_config.config))
+    return load_environment(
+        namespace_values(stack_config.project, stack_config.config), catalog_files=read_model_catalog(project_dir)
+    )
 
 
 def read_confirmation(prompt: str) -> bool:

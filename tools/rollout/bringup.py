@@ -254,18 +254,20 @@ def check_bring_up(
     *,
     own_configs: Mapping[str, Mapping[str, str] | None] | None = None,
     environment_config: Mapping[str, str] | None = None,
+    catalog_files: Mapping[str, Any] | None = None,
     crd_charts: CrdCharts = NO_CRD_FACTS,
 ) -> Report:
     """Every stack of `plans` (stack -> its offline plan) in rollout order; `gates` gives a stack's health checks
     from its outputs (tools/rollout/gates.py stack_health); `own_configs`: each stack's own settings file's config
-    (None: no file) and `environment_config` the environment file's, when known."""
+    (None: no file), `environment_config` the environment file's and `catalog_files` the project's models/*.yaml,
+    when known."""
     world = World(env, env_name, plans)
     report = Report()
     for stack in sorted(plans, key=lambda s: world.order[s]):
         slice_ = world.slices[stack]
         checker = _StackCheck(world, stack, slice_, report, crd_charts)
         checker.engine_config(own_configs)
-        checker.program_config(own_configs, environment_config)
+        checker.program_config(own_configs, environment_config, catalog_files)
         checker.api_reach()
         checker.releases()
         checker.agent_patches()
@@ -315,7 +317,10 @@ class _StackCheck:
         )
 
     def program_config(
-        self, own_configs: Mapping[str, Mapping[str, str] | None] | None, environment: Mapping[str, str] | None
+        self,
+        own_configs: Mapping[str, Mapping[str, str] | None] | None,
+        environment: Mapping[str, str] | None,
+        catalog_files: Mapping[str, Any] | None = None,
     ) -> None:
         """The stack's program reads the environment file with the stack's own keys set into it by path: it must
         accept the result (a secret set with `--path` must not drop the rest of its object)."""
@@ -327,7 +332,7 @@ class _StackCheck:
 
         merged = overlay_config(dict(environment), dict(own))
         try:
-            load_environment(namespace_values(config=merged))
+            load_environment(namespace_values(config=merged), catalog_files=catalog_files)
             problems = []
         except ConfigError as exc:
             problems = [str(issue) for issue in exc.issues]

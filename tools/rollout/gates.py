@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from components.config.environment import EnvironmentSpec
+from components.config.model_catalog import read_model_catalog
 from components.config.stacks import GLOBAL, environment_stacks, layout_of, region_stack_name
 from components.federation.placement import federated_models, member_regions
 from components.k8s.names import cluster_name
@@ -156,6 +157,7 @@ def bring_up(project_dir: Path, env: EnvironmentSpec, env_name: str, plans: Mapp
         plans,
         offline_gates(env, env_name, plans),
         own_configs=stack_own_configs(project_dir, env, env_name),
+        catalog_files=read_model_catalog(project_dir),
         crd_charts=CATALOG_CRD_CHARTS,
         # What a slice stack's program reads (a single stack's own file is its environment).
         environment_config=(

@@ -1,0 +1,261 @@
+"""Multi-cluster search: Clusterpedia on the federation host, indexing every search member read-only.
+
+- `SearchIndex` (the host's stack): Clusterpedia's namespace, its database (`search_store.py`), its CRDs (the
+  v0.9.0 ones, CLUSTERPEDIA_CRDS) and the chart with the API server and the synchro manager. The API server is an
+  aggregated API of the host's Kubernetes API (`/apis/clusterpedia.io/v1beta1/resources/...`); the synchro
+  manager lists and watches each member's API server and writes what it sees to the database.
+- `SearchReader` (each member's own stack): the identity Clusterpedia uses there, a service account whose
+  ClusterRole lists and watches only what is indexed and what Clusterpedia's discovery watches; no Secrets, no
+  ConfigMaps, no writes. Its token Secret is made by the member's token controller.
+- `PediaCluster`s on the host: the host's own in its stack, read in-cluster with the reader token Secret beside
+  Clusterpedia; another member's in the global stack, which copies that member's reader token and CA into a
+  Secret on the host. Credentials never sit in a PediaCluster: it names them (`spec.authenticationFrom`,
+  Clusterpedia's ClusterAuthenticationFromSecret), so the synchro manager reads them from Secrets of its own
+  namespace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.catalog.charts import CHARTS, CLUSTERPEDIA_CRDS, CLUSTERPEDIA_POSTGRES_IMAGE
+from components.federation.search_store import DATABASE, PORT, USER, SearchStore, SearchStoreArgs
+from components.k8s.cluster import ClusterHandle
+from components.k8s.helm import custom_resource, helm_release, namespace
+from components.k8s.topology import pool_selector
+
+SEARCH_NAMESPACE = "clusterpedia-system"
+RELEASE = "clusterpedia"
+READER = "clusterpedia-reader"  # service account, ClusterRole and binding on every search member
+READER_TOKEN = f"{READER}-token"
+PEDIA_CLUSTER_API = "cluster.clusterpedia.io/v1alpha2"
+# What Clusterpedia indexes on each member: model pods and their nodes (pool labels), the namespaces, the
+# Deployments KServe makes and the InferenceServices.
+SYNCED: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("", ("pods", "nodes", "namespaces")),
+    ("apps", ("deployments",)),
+    ("serving.kserve.io", ("inferenceservices",)),
+)
+# What the synchro manager's discovery lists and watches on every member besides
+# [clusterpedia-io/clusterpedia@v0.9.0:pkg/runtime/discovery/dynamic_discovery.go L116-135].
+DISCOVERY: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("apiextensions.k8s.io", ("customresourcedefinitions",)),
+    ("apiregistration.k8s.io", ("apiservices",)),
+)
+# The synchro manager only lists and watches (reflectors and informers: pkg/synchromanager/clustersynchro/
+# cluster_synchro.go L128-131, pkg/runtime/discovery/controller/crd.go L151-171); /readyz, /healthz and /version
+# are open to every authenticated caller (system:public-info-viewer).
+READ_VERBS = ("list", "watch")
+# Each member's API server as Clusterpedia dials it: the host's in-cluster, the others at their endpoints.
+IN_CLUSTER_API = "https://kubernetes.default.svc"
+
+
+def reader_rules() -> list[dict]:
+    return [
+        {"apiGroups": [group], "resources": list(resources), "verbs": list(READ_VERBS)}
+        for group, resources in (*SYNCED, *DISCOVERY)
+    ]
+
+
+def chart_values(store_host: pulumi.Input[str], label_domain: str) -> dict:
+    """The chart's values: an external PostgreSQL, no CRDs (CLUSTERPEDIA_CRDS are applied beside it), PediaCluster
+    credentials from Secrets, no controller manager, on the system pool."""
+    system = pool_selector(label_domain, "system")
+    return {
+        "installCRDs": False,
+        "storageInstallMode": "external",
+        "externalStorage": {
+            "type": "postgres",
+            "host": store_host,
+            "port": PORT,
+            "user": USER,
+            "database": DATABASE,
+            "createDatabase": False,
+        },
+        # Disabled; its image is the one the synchro manager's check-storage init container runs.
+        "postgresql": {"enabled": False, "image": dict(CLUSTERPEDIA_POSTGRES_IMAGE)},
+        "mysql": {"enabled": False},
+        "apiserver": {
+            "nodeSelector": system,
+            "resources": {"requests": {"cpu": "100m", "memory": "256Mi"}, "limits": {"memory": "1Gi"}},
+        },
+        "clustersynchroManager": {
+            "nodeSelector": system,
+            "featureGates": {"ClusterAuthenticationFromSecret": True},
+            "resources": {"requests": {"cpu": "200m", "memory": "512Mi"}, "limits": {"memory": "2Gi"}},
+        },
+        "controllerManager": {"disabled": True},
+    }
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchIndexArgs:
+    host: ClusterHandle
+    label_domain: str
+    storage_gib: int
+    production: bool
+
+
+class SearchIndex(pulumi.ComponentResource):
+    """Clusterpedia and its database on the federation host."""
+
+    namespace: k8s.core.v1.Namespace
+    crds: list[pulumi.Resource]  # what a PediaCluster waits for (its CRD)
+    release: k8s.helm.v3.Release
+
+    def __init__(self, name: str, args: SearchIndexArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("inference-platform:federation:SearchIndex", name, None, opts)
+        host = args.host
+        # The chart's pods run as their images' users with no securityContext (clusterpedia-2.6.0 templates):
+        # baseline admits them.
+        self.namespace = namespace(SEARCH_NAMESPACE, host, self, "baseline")
+        store = SearchStore(
+            f"{host.name}-search-store",
+            SearchStoreArgs(
+                cluster=host, namespace=self.namespace, storage_gib=args.storage_gib, production=args.production
+            ),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.crds = [
+            k8s.yaml.v2.ConfigFile(
+                f"{host.name}-clusterpedia-crds-{url.rsplit('_', 1)[1].removesuffix('.yaml')}",
+                file=url,
+                opts=pulumi.ResourceOptions(parent=self, provider=host.provider, depends_on=host.ready),
+            )
+            for url in CLUSTERPEDIA_CRDS
+        ]
+        self.release = helm_release(
+            RELEASE,
+            CHARTS["clusterpedia"],
+            host,
+            self.namespace,
+            chart_values(store.host, args.label_domain),
+            parent=self,
+            depends_on=[*self.crds, *store.ready],
+            secret_values={"externalStorage": {"password": store.password}},
+        )
+        self.register_outputs({"release": self.release.name})
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchReaderArgs:
+    member: ClusterHandle
+    # Clusterpedia's namespace when the member is the host (the index reads the token Secret there); None makes
+    # the namespace on the member.
+    namespace: k8s.core.v1.Namespace | None = None
+
+
+class SearchReader(pulumi.ComponentResource):
+    """Clusterpedia's read-only identity on one member, and its token."""
+
+    token: k8s.core.v1.Secret
+    # What another stack copies to the host: the token and the member's CA (base64, as the token Secret holds them).
+    credentials: pulumi.Output[dict[str, str]]
+
+    def __init__(self, name: str, args: SearchReaderArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("inference-platform:federation:SearchReader", name, None, opts)
+        member = args.member
+        ns = args.namespace or namespace(SEARCH_NAMESPACE, member, self, "restricted")
+        on_member = pulumi.ResourceOptions(parent=self, provider=member.provider, depends_on=[*member.ready, ns])
+        account = k8s.core.v1.ServiceAccount(
+            f"{member.name}-{READER}",
+            metadata={"name": READER, "namespace": SEARCH_NAMESPACE},
+            automount_service_account_token=False,
+            opts=on_member,
+        )
+        role = k8s.rbac.v1.ClusterRole(
+            f"{member.name}-{READER}", metadata={"name": READER}, rules=reader_rules(), opts=on_member
+        )
+        k8s.rbac.v1.ClusterRoleBinding(
+            f"{member.name}-{READER}",
+            metadata={"name": READER},
+            role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": READER},
+            subjects=[{"kind": "ServiceAccount", "name": READER, "namespace": SEARCH_NAMESPACE}],
+            opts=pulumi.ResourceOptions.merge(on_member, pulumi.ResourceOptions(depends_on=[role, account])),
+        )
+        self.token = k8s.core.v1.Secret(
+            f"{member.name}-{READER_TOKEN}",
+            metadata={
+                "name": READER_TOKEN,
+                "namespace": SEARCH_NAMESPACE,
+                "annotations": {"kubernetes.io/service-account.name": READER},
+            },
+            type="kubernetes.io/service-account-token",
+            opts=pulumi.ResourceOptions.merge(on_member, pulumi.ResourceOptions(depends_on=[account])),
+        )
+        self.credentials = pulumi.Output.secret(self.token.data.apply(_token_credentials))
+        self.register_outputs({})
+
+
+def _token_credentials(data: dict | None) -> dict[str, str]:
+    """The token Secret's `token` and `ca.crt`, filled by the member's token controller after it is created."""
+    if not data or not data.get("token"):
+        raise ValueError(f"the member's {READER_TOKEN} Secret has no token yet; run `pulumi up` of its stack again")
+    return {"token": data["token"], "ca.crt": data["ca.crt"]}
+
+
+def api_server_url(endpoint: str) -> str:
+    """A member's API server as a URL: EKS reports one, GKE an address."""
+    return endpoint if endpoint.startswith("https://") else f"https://{endpoint}"
+
+
+def pedia_cluster_manifest(name: str, api_server: pulumi.Input[str], credentials_secret: str) -> dict:
+    """A PediaCluster that names its credentials (token and CA keys of a Secret in Clusterpedia's namespace)."""
+    return {
+        "apiVersion": PEDIA_CLUSTER_API,
+        "kind": "PediaCluster",
+        "metadata": {"name": name},
+        "spec": {
+            "apiserver": api_server,
+            "authenticationFrom": {
+                "token": {"name": credentials_secret, "key": "token"},
+                "ca": {"name": credentials_secret, "key": "ca.crt"},
+            },
+            "syncResources": [{"group": group, "resources": list(resources)} for group, resources in SYNCED],
+        },
+    }
+
+
+@dataclass(frozen=True, kw_only=True)
+class IndexedMemberArgs:
+    host: ClusterHandle
+    member_cluster: str  # the member's cluster name, which names its PediaCluster (`search.clusterpedia.io/clusters`)
+    api_server: pulumi.Input[str]
+    # The member's reader token and CA to copy beside Clusterpedia; None for the host, whose reader token Secret
+    # is already there.
+    credentials: pulumi.Input[dict[str, str]] | None
+    crds: Sequence[pulumi.Resource]  # SearchIndex.crds, or what stands for them in another stack
+    depends_on: Sequence[pulumi.Resource] = ()
+
+
+class IndexedMember(pulumi.ComponentResource):
+    """One member's PediaCluster on the host (and the Secret with its credentials when it is another cluster)."""
+
+    def __init__(self, name: str, args: IndexedMemberArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("inference-platform:federation:IndexedMember", name, None, opts)
+        host = args.host
+        secret_name = READER_TOKEN
+        depends = [*args.depends_on]
+        if args.credentials is not None:
+            secret_name = f"{args.member_cluster}-{READER}"
+            depends.append(
+                k8s.core.v1.Secret(
+                    f"{host.name}-{secret_name}",
+                    metadata={"name": secret_name, "namespace": SEARCH_NAMESPACE},
+                    data=pulumi.Output.secret(args.credentials),
+                    opts=pulumi.ResourceOptions(parent=self, provider=host.provider, depends_on=host.ready),
+                )
+            )
+        custom_resource(
+            f"{host.name}-pediacluster-{args.member_cluster}",
+            pedia_cluster_manifest(args.member_cluster, args.api_server, secret_name),
+            cluster=host,
+            parent=self,
+            crd_from=args.crds,
+            depends_on=[*host.ready, *depends],
+        )
+        self.register_outputs({})

@@ -1,0 +1,114 @@
+"""The multi-cluster index's PostgreSQL, on the federation host beside Clusterpedia.
+
+Clusterpedia keeps every synced object of every member in one database (`storageInstallMode: external`): the
+chart's bundled Bitnami PostgreSQL is not used (its image tags are gone from Docker Hub, CLUSTERPEDIA_POSTGRES_IMAGE).
+The index can be rebuilt from the members (Clusterpedia re-lists them), but a lost volume makes searches empty
+until it has; in production the volume is protected and kept when the stack is destroyed. Only Clusterpedia's API
+server and synchro manager reach the database (NetworkPolicy), with a generated password held in a Secret.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.catalog.charts import CLUSTERPEDIA_POSTGRES_IMAGE
+from components.k8s.cluster import ClusterHandle
+from components.k8s.names import PINNED_IMAGE_SKIPS, checkov_skips
+from components.k8s.store import SinglePodStore, single_pod_store
+
+STORE = "clusterpedia-postgres"
+STORE_LABELS = {"app.kubernetes.io/name": STORE}
+PORT = 5432
+UID = 999  # the `postgres` user of the official Debian-based image
+DATABASE = USER = "clusterpedia"
+PASSWORD_KEY = "password"
+# Clusterpedia's pods that open the database, as clusterpedia-2.6.0 labels them (templates/*-deployment.yaml:
+# `app: <fullname>-apiserver`, `app: <fullname>-clustersynchro-manager`; the release is `clusterpedia`).
+CLIENT_APPS = ("clusterpedia-apiserver", "clusterpedia-clustersynchro-manager")
+STORE_CHECKOV_SKIPS = checkov_skips(
+    {
+        **PINNED_IMAGE_SKIPS,
+        "CKV_K8S_40": "the postgres image's own user (999) owns its data directory; non-root, no privilege escalation",
+    }
+)
+
+
+def store_image() -> str:
+    image = CLUSTERPEDIA_POSTGRES_IMAGE
+    return f"{image['registry']}/{image['repository']}:{image['tag']}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchStoreArgs:
+    cluster: ClusterHandle  # the federation host
+    namespace: k8s.core.v1.Namespace  # Clusterpedia's
+    storage_gib: int
+    production: bool
+
+
+class SearchStore(pulumi.ComponentResource):
+    """Password, volume, server, Service and NetworkPolicy of the index's database."""
+
+    host: pulumi.Output[str]  # what Clusterpedia dials
+    password: pulumi.Output[str]
+    ready: list[pulumi.Resource]  # the server Deployment (Pulumi waits for it to be available)
+
+    def __init__(self, name: str, args: SearchStoreArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("inference-platform:federation:SearchStore", name, None, opts)
+        namespace = args.namespace.metadata["name"]
+        store = SinglePodStore(
+            name=STORE,
+            namespace=namespace,
+            labels=STORE_LABELS,
+            annotations=STORE_CHECKOV_SKIPS,
+            uid=UID,
+            port=PORT,
+            port_name="postgres",
+            storage=f"{args.storage_gib}Gi",
+            password_secret=STORE,
+            password_key=PASSWORD_KEY,
+            container=_server_container(),
+            # PGDATA's socket and lock files, and initdb's temporary files, under a read-only root.
+            extra_volumes=({"name": "run", "emptyDir": {}}, {"name": "tmp", "emptyDir": {}}),
+            clients=tuple({"podSelector": {"matchLabels": {"app": app}}} for app in CLIENT_APPS),
+            volume_options=pulumi.ResourceOptions(protect=args.production, retain_on_delete=args.production),
+        )
+        password, server = single_pod_store(store, args.cluster, self, [args.namespace])
+        self.host = pulumi.Output.concat(STORE, ".", namespace, ".svc.cluster.local")
+        self.password = password.result
+        self.ready = [server]
+        self.register_outputs({"host": self.host})
+
+
+def _server_container() -> dict:
+    """PostgreSQL as its image's own user, on the volume (PGDATA a directory below the mount: initdb refuses a
+    mount point's lost+found), with a read-only root file system."""
+    env = [
+        {"name": "POSTGRES_USER", "value": USER},
+        {"name": "POSTGRES_DB", "value": DATABASE},
+        {"name": "POSTGRES_PASSWORD", "valueFrom": {"secretKeyRef": {"name": STORE, "key": PASSWORD_KEY}}},
+        {"name": "PGDATA", "value": "/var/lib/postgresql/data/pgdata"},
+    ]
+    ready = {"exec": {"command": ["pg_isready", "-U", USER, "-d", DATABASE]}, "periodSeconds": 10}
+    return {
+        "name": "postgres",
+        "image": store_image(),
+        "env": env,
+        "ports": [{"name": "postgres", "containerPort": PORT}],
+        "readinessProbe": ready,
+        "livenessProbe": {**ready, "initialDelaySeconds": 30, "failureThreshold": 6},
+        "resources": {"requests": {"cpu": "250m", "memory": "512Mi"}, "limits": {"cpu": "1", "memory": "1Gi"}},
+        "securityContext": {
+            "allowPrivilegeEscalation": False,
+            "readOnlyRootFilesystem": True,
+            "capabilities": {"drop": ["ALL"]},
+        },
+        "volumeMounts": [
+            {"name": "data", "mountPath": "/var/lib/postgresql/data"},
+            {"name": "run", "mountPath": "/var/run/postgresql"},
+            {"name": "tmp", "mountPath": "/tmp"},
+        ],
+    }
