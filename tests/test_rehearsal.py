@@ -829,3 +829,18 @@ def test_a_stand_in_that_exits_once_is_waited_for_one_that_crash_loops_is_not(mo
 
     assert releases._stand_in_crashed(Pods(1), deployment) is None  # type: ignore[arg-type]
     assert "conflict" in releases._stand_in_crashed(Pods(3), deployment)  # type: ignore[arg-type,operator]
+
+
+def test_a_federated_models_picker_is_checked_in_the_wave_that_gives_its_pool_pods():
+    """prod: use1's picker of llama-3-1-70b starts in the canary wave, but the model's InferenceService reaches use1
+    only through Karmada in the global wave; llama-3-1-8b's is created with its picker."""
+    from types import SimpleNamespace
+
+    from tools.rehearsal.serving import _wave_serving
+
+    plan = plan_for("prod")
+    rehearsal = SimpleNamespace(plan=plan, env=plan.spec, env_name="prod")
+    canary = Wave("canary", ("prod.use1",), False)
+    assert _wave_serving(rehearsal, canary, "llama-3-1-70b", "prod-use1") == "global"  # type: ignore[arg-type]
+    assert _wave_serving(rehearsal, canary, "llama-3-1-8b", "prod-use1") is None  # type: ignore[arg-type]
+    assert _wave_serving(rehearsal, Wave("global", ("prod.global",), False), "llama-3-1-70b", "prod-use1") is None  # type: ignore[arg-type]

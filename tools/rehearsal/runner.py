@@ -106,6 +106,8 @@ class Rehearsal:
         self._metrics_tokens: dict[str, str] = {}
         self.reads: dict[str, str] = {}  # a read's mock value -> the live cluster's (_resolve_reads)
         self._dns_lock = threading.Lock()
+        # wave -> (stack, picker Deployment) checked there, once its pool has pods (tools/rehearsal/serving.py)
+        self.deferred_pickers: dict[str, list[tuple[str, PlannedResource]]] = {}
         self._dns_names: dict[str, str] = {}
         self._dns_until = 0.0
 
