@@ -19,7 +19,7 @@ from components.config.rollout import rollout_waves
 from components.k8s.names import SERVING_NAMESPACE, cluster_name
 from tools.plan.model import K8S_PROVIDER
 from tools.rehearsal.kube import ApiError
-from tools.rehearsal.kubelet import binary_for
+from tools.rehearsal.kubelet import binary_for, runnable
 from tools.rehearsal.network import PodNetwork, _ip
 from tools.rehearsal.report import Check, Limit
 
@@ -97,6 +97,39 @@ def check_scheduled(rehearsal: Rehearsal, wave: Wave) -> None:
                     continue
                 pools = {placement.pool, *([placement.prefill.pool] if placement.prefill is not None else [])}
                 rehearsal.check(_schedule(rehearsal, target, kind, model.name, pools, domain, wave, stack, name))
+                played = _played_images(target, model.name)
+                if played:
+                    rehearsal.limit(
+                        Limit(
+                            f"{kind} {SERVING_NAMESPACE}/{model.name} on {cluster}: its pods' containers",
+                            "scheduled",
+                            f"no program of the rehearsal runs their images ({', '.join(played)}): no engine serves "
+                            "a token here, and the LLMInferenceService's own picker (llm-d) is not built",
+                            "kwok plays the pods KServe made: bound by the real scheduler (this wave's scheduled "
+                            "check), then Running and Ready without a process",
+                            wave.name,
+                            stack,
+                            cluster=cluster,
+                        )
+                    )
+
+
+def _played_images(target: Target, model: str) -> list[str]:
+    """The images of the model's pods (its workloads and, for an LLMInferenceService, its router-scheduler) that
+    no program of the rehearsal runs."""
+    pods = target.kube.list("v1", "Pod", SERVING_NAMESPACE)
+    images = {
+        c.get("image", "?")
+        for p in pods
+        if model
+        in (
+            (p["metadata"].get("labels") or {}).get("serving.kserve.io/inferenceservice"),
+            (p["metadata"].get("labels") or {}).get("app.kubernetes.io/name"),
+        )
+        for c in (p.get("spec") or {}).get("containers") or []
+        if runnable(c) is None
+    }
+    return sorted(images)
 
 
 def _schedule(
