@@ -180,6 +180,21 @@ def test_every_release_of_dev_and_prod_has_a_chart_source():
     assert missing == set()
 
 
+def test_every_config_file_of_dev_and_prod_has_a_source():
+    from tools.rehearsal.charts import CONFIG_FILES, VENDORED, VENDORED_CONFIG_FILES
+
+    urls = {
+        r.inputs["file"]
+        for env in ("dev", "prod")
+        for r in plan_for(env).resources
+        if r.type == "kubernetes:yaml/v2:ConfigFile"
+    }
+    # GIE's InferenceObjective CRD on every cluster (components/catalog/charts.py); prod's two Clusterpedia CRDs.
+    assert len(urls) == 3
+    assert urls - CONFIG_FILES.keys() - VENDORED_CONFIG_FILES.keys() == set()
+    assert [p for p, _ in VENDORED_CONFIG_FILES.values() if not (VENDORED / p).is_file()] == []
+
+
 def test_tls_resources_are_real_certificates():
     tls = TlsResources()
     ca_key = tls.outputs("tls:index/privateKey:PrivateKey", {"algorithm": "RSA", "rsaBits": 2048})["privateKeyPem"]

@@ -18,6 +18,12 @@ from typing import Any
 
 import yaml
 
+from components.catalog.charts import (
+    CLUSTERPEDIA_CRDS,
+    CLUSTERPEDIA_VERSION,
+    INFERENCE_EXTENSION_VERSION,
+    INFERENCE_OBJECTIVE_CRD,
+)
 from tools.plan.runner import PROJECT_DIR
 from tools.rehearsal import cache
 
@@ -42,7 +48,7 @@ def _escape(module: str) -> str:
 
 @dataclass(frozen=True)
 class ModuleFiles:
-    """A directory of a Go module at a tag, in the module cache."""
+    """A directory (or one file) of a Go module at a tag, in the module cache."""
 
     module: str
     version: str
@@ -57,7 +63,7 @@ class ModuleFiles:
         return f"{self.module}@{self.version}:{self.path}"
 
     def missing(self) -> str | None:
-        if self.directory.is_dir():
+        if self.directory.exists():
             return None
         return (
             f"{self.source} is not in the module cache ({module_cache()}): `make rehearsal-tools` downloads it "
@@ -172,13 +178,20 @@ CHART_SOURCES: dict[tuple[str, str], ChartSource] = {
     ),
 }
 
-# kubernetes:yaml/v2:ConfigFile URLs -> the module files the release artifact is built from.
-# GIE v1.5.0 Makefile `artifacts`: `kustomize build config/crd -o artifacts/manifests.yaml`, and
-# config/crd/kustomization.yaml lists the four bases without patches: manifests.yaml is those files.
+# kubernetes:yaml/v2:ConfigFile URLs -> the module files (a directory, or one file) the file at the URL is: a raw
+# file at the tag is that file of the module.
+_GIE = ("sigs.k8s.io/gateway-api-inference-extension", INFERENCE_EXTENSION_VERSION)
 CONFIG_FILES: dict[str, ModuleFiles] = {
-    "https://github.com/kubernetes-sigs/gateway-api-inference-extension/releases/download/v1.5.0/manifests.yaml": (
-        ModuleFiles("sigs.k8s.io/gateway-api-inference-extension", "v1.5.0", "config/crd/bases")
-    ),
+    url: ModuleFiles(*_GIE, url.split(f"/{_GIE[1]}/", 1)[1]) for url in INFERENCE_OBJECTIVE_CRD
+}
+# ConfigFile URLs no Go module serves at their tag -> (the vendored, reduced copy in conformance/upstream that
+# stands in, why): the run declares each as a limit.
+VENDORED_CONFIG_FILES: dict[str, tuple[str, str]] = {
+    url: (
+        f"clusterpedia/{CLUSTERPEDIA_VERSION}/{url.rsplit('/', 1)[1]}",
+        f"the module proxy refuses github.com/clusterpedia-io/clusterpedia@{CLUSTERPEDIA_VERSION} (403)",
+    )
+    for url in CLUSTERPEDIA_CRDS
 }
 
 # CRDs a cloud installs in its clusters: GKE serves networking.gke.io's multi-networking kinds on clusters with
@@ -235,8 +248,10 @@ def _load_all(text: str) -> list[dict[str, Any]]:
     return docs
 
 
-def load_files(directory: Path) -> list[dict[str, Any]]:
-    return [doc for path in yaml_files(directory) for doc in load_all(path.read_text())]
+def load_files(path: Path) -> list[dict[str, Any]]:
+    """The objects of a file, or of every YAML file of a directory."""
+    paths = [path] if path.is_file() else yaml_files(path)
+    return [doc for file in paths for doc in load_all(file.read_text())]
 
 
 def module_sources() -> list[ModuleFiles]:

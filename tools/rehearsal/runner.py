@@ -33,7 +33,15 @@ from tools.plan.mocks import read_namespace_uid
 from tools.plan.model import HELM_RELEASE, K8S_PROVIDER, Plan, is_kubernetes_object, is_patch
 from tools.rehearsal import cache, cloud, fluid, helm, kwok, nodes, pulumi_k8s
 from tools.rehearsal.certmanager import CertManagerStandIn
-from tools.rehearsal.charts import CLOUD_CRDS, CONFIG_FILES, VENDORED, ModuleFiles, load_all, load_files
+from tools.rehearsal.charts import (
+    CLOUD_CRDS,
+    CONFIG_FILES,
+    VENDORED,
+    VENDORED_CONFIG_FILES,
+    ModuleFiles,
+    load_all,
+    load_files,
+)
 from tools.rehearsal.cluster import ControlPlane, start_cluster
 from tools.rehearsal.federation import check_members, check_propagation
 from tools.rehearsal.fluid import FluidStandIn
@@ -679,14 +687,32 @@ class StackRun:
 
     def _config_file(self, resource: PlannedResource) -> bool:
         url = resource.inputs.get("file", "")
-        files = CONFIG_FILES.get(url)
+        files, vendored = CONFIG_FILES.get(url), VENDORED_CONFIG_FILES.get(url)
         target = self.target(resource)
-        if files is None or target is None:
-            detail = f"no module source for {url}" if files is None else "its cluster is not up"
+        if (files is None and vendored is None) or target is None:
+            detail = "its cluster is not up" if target is None else f"no module source for {url}"
             self.r.check(self._check(resource, "apply", False, detail))
             return False
+        if files is not None:
+            missing = files.missing()
+            if missing:
+                self.r.check(self._check(resource, "apply", False, missing))
+                return False
+            docs, source = load_files(files.directory), files.source
+        else:
+            assert vendored is not None
+            docs, source = load_files(VENDORED / vendored[0]), f"conformance/upstream/{vendored[0]}"
+            self.r.limit(
+                self._limit(
+                    resource,
+                    "apply",
+                    f"ConfigFile {resource.name} ({url})",
+                    vendored[1],
+                    f"{source}: the file reduced to the kinds we render (conformance/upstream/MANIFEST.json)",
+                )
+            )
         ok = True
-        for doc in load_files(files.directory):
+        for doc in docs:
             outcome = pulumi_k8s.create_or_patch(
                 target.kube, doc, urn=f"{resource.urn}/{doc['metadata']['name']}", patch=False
             )
@@ -696,7 +722,7 @@ class StackRun:
                     pulumi_k8s.describe(doc),
                     "apply",
                     outcome.ok,
-                    f"{outcome.detail} (ConfigFile {resource.name}: {files.source})",
+                    f"{outcome.detail} (ConfigFile {resource.name}: {source})",
                     self.wave.name,
                     self.stack,
                     cluster=target.name,
