@@ -133,11 +133,12 @@ CHART_SOURCES: dict[tuple[str, str], ChartSource] = {
         "resources (whole GPUs, MIG slices, time-slice shares) and the feature-discovery labels "
         "(tools/rehearsal/nodes.py)",
     ),
-    # clusterpedia-io/clusterpedia-helm is not a Go module; the CRDs the platform installs are v0.9.0's (CHARTS).
+    # clusterpedia-io/clusterpedia-helm is not a Go module. The program installs no CRD through it (installCRDs:
+    # false): its ConfigFiles apply v0.9.0's (CLUSTERPEDIA_CRDS, VENDORED_CONFIG_FILES), which a copy here would
+    # collide with.
     ("clusterpedia", "2.6.0"): ChartSource(
         None,
         unavailable="the clusterpedia chart lives in clusterpedia-io/clusterpedia-helm, which is not a Go module",
-        vendored_crds=("clusterpedia/v0.9.0/cluster.clusterpedia.io_pediaclusters.yaml",),
         stands_in="no Clusterpedia API server or cluster synchro manager runs: PediaClusters are checked against "
         "their schema, nothing is indexed",
     ),
