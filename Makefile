@@ -8,7 +8,7 @@ STAMP := $(VENV)/.requirements.stamp
 # A local upstream data checkout, only for refreshing conformance/upstream/ (the tests never need it).
 UPSTREAM ?= ../shared/upstream
 
-.PHONY: plan policy-check cost-diff preflight rollout rehearse test rehearsal-test lint format docs bench vendor vendor-check checkov wheel clean rehearsal-tools
+.PHONY: plan check policy-check cost-diff preflight rollout rehearse test rehearsal-test lint format docs bench vendor vendor-check checkov wheel clean rehearsal-tools
 
 $(STAMP): requirements.txt requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "Python 3.11+ is required (found $$($(PYTHON) --version))"; exit 1; }
@@ -56,14 +56,18 @@ $(CHECKOV_VENV)/.stamp: requirements-checkov.txt
 	$(CHECKOV_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-checkov.txt
 	@touch $@
 
+check: $(STAMP) $(CHECKOV_VENV)/.stamp  ## all offline checks of Pulumi.$(ENV).yaml, one summary: plan, policy pack, bring-up, Checkov, the rehearsal once built (exit 2: invalid file)
+	$(BIN)/python -m tools.check $(ENV) --checkov $(CHECKOV_VENV)/bin/checkov
+
 checkov: $(STAMP) $(CHECKOV_VENV)/.stamp  ## Checkov's Kubernetes checks on build/$(ENV)/manifests and the pods KServe would create (make plan first)
 	$(BIN)/python -m tools.checkov_input build/$(ENV) build/checkov-$(ENV)
 	$(CHECKOV_VENV)/bin/checkov -d build/checkov-$(ENV) --framework kubernetes --compact --quiet --skip-download
 
-lint: $(STAMP)  ## ruff, and the layer contract of DESIGN.md §1 (pyproject.toml [tool.importlinter])
+lint: $(STAMP)  ## ruff, the layer contract of DESIGN.md §1 (pyproject.toml [tool.importlinter]) and mypy ([tool.mypy])
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports --no-logo
+	$(BIN)/mypy
 
 format: $(STAMP)
 	$(BIN)/ruff check --fix .
@@ -84,4 +88,4 @@ wheel: $(STAMP)  ## the installable components (components/, stacks/) -> dist/ (
 	$(BIN)/python -m pip wheel --no-deps --wheel-dir dist .
 
 clean:
-	rm -rf build dist .pytest_cache .ruff_cache
+	rm -rf build dist .pytest_cache .ruff_cache .mypy_cache

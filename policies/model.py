@@ -174,7 +174,8 @@ class Resource:
 
     @property
     def kind(self) -> str:
-        return self.props.get("kind") if isinstance(self.props.get("kind"), str) else ""
+        kind = self.props.get("kind")
+        return kind if isinstance(kind, str) else ""
 
     @property
     def api_group(self) -> str:
@@ -225,11 +226,11 @@ class Stack:
     """All resources of one stack, with the lookups multi-resource rules need.
 
     `declared` is what the program registers; `resources` is what runs: a Karmada template is
-    replaced by its members' overridden copies (policies/federation.py), which stack rules judge.
+    replaced by its members' overridden copies (policies/propagation.py), which stack rules judge.
     """
 
     def __init__(self, resources: Iterable[Resource]):
-        from policies.federation import member_copies
+        from policies.propagation import member_copies
 
         self.declared = list(resources)
         self.resources = patched(member_copies(self.declared))

@@ -454,7 +454,7 @@ def _merge_container(runtime: dict, model: dict) -> dict:
     """KServe's merge (MergeRuntimeContainers): a strategic merge of the predictor's container fields onto the
     runtime container, args concatenated (runtime's first), the runtime's name kept when the predictor has none."""
     overrides = {k: v for k, v in model.items() if k not in _MODEL_ONLY}
-    merged = strategic_merge(runtime, overrides, CONTAINER_MERGE_KEYS)
+    merged = _mapping(strategic_merge(runtime, overrides, CONTAINER_MERGE_KEYS))
     merged["name"] = model.get("name") or runtime.get("name") or MAIN_CONTAINER
     merged["args"] = list(runtime.get("args") or []) + list(model.get("args") or [])
     return merged
@@ -536,11 +536,11 @@ def _predictor_pods(r: Resource, stack: Stack | None, predictor: dict) -> list[W
     for c in sidecars:
         if c.get("name") == TRANSFORMER_CONTAINER and TRANSFORMER_CONTAINER in by_name:
             index = containers.index(by_name[TRANSFORMER_CONTAINER])
-            containers[index] = strategic_merge(by_name[TRANSFORMER_CONTAINER], c, CONTAINER_MERGE_KEYS)
+            containers[index] = _mapping(strategic_merge(by_name[TRANSFORMER_CONTAINER], c, CONTAINER_MERGE_KEYS))
         else:
             containers.append(c)
     # Pod-level fields: KServe's MergePodSpec, a strategic merge of the predictor's pod spec onto the runtime's.
-    pod = strategic_merge(runtime_spec, {k: v for k, v in predictor.items() if k != "model"}, POD_MERGE_KEYS)
+    pod = _mapping(strategic_merge(runtime_spec, {k: v for k, v in predictor.items() if k != "model"}, POD_MERGE_KEYS))
     pods = [Workload(r, pod, containers, _dicts(pod.get("initContainers")), labels, annotations=annotations)]
     if isinstance(predictor.get("workerSpec"), dict):
         worker = _worker_pod(r, _mapping(runtime_spec.get("workerSpec")), predictor["workerSpec"], labels, annotations)
@@ -556,7 +556,7 @@ def _worker_pod(r: Resource, runtime_worker: dict, ours: dict, labels: dict, ann
     (MergeServingRuntimeAndInferenceServiceSpecs); only that container runs."""
     theirs = next((c for c in _dicts(runtime_worker.get("containers")) if c.get("name") == WORKER_CONTAINER), {})
     mine = (_dicts(ours.get("containers")) or [{}])[0]
-    container = strategic_merge(theirs, mine, CONTAINER_MERGE_KEYS) if theirs else mine
+    container = _mapping(strategic_merge(theirs, mine, CONTAINER_MERGE_KEYS)) if theirs else mine
     pod = _mapping(strategic_merge(runtime_worker, ours, POD_MERGE_KEYS))
     w = Workload(
         r, pod, [container] if container else [], _dicts(pod.get("initContainers")), labels, annotations=annotations

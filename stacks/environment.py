@@ -7,6 +7,7 @@ outputs exported here are what those references read.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import pulumi
 
@@ -15,6 +16,7 @@ from components.config.base import Issue
 from components.config.environment import EnvironmentSpec
 from components.config.gateway import has_gateway
 from components.config.loader import ConfigError
+from components.config.region import RegionSpec
 from components.config.stacks import StackSlice, anchor_region, region_stack_name, resolve_stack
 from components.serving.tenant_api_keys import TenantApiKeys, TenantApiKeysArgs
 from stacks.clouds import ModelStoreRef, model_store_output
@@ -30,13 +32,15 @@ def build_stack(env: EnvironmentSpec, stack_name: str, mode: ProgramMode = "full
     if mode == "network":
         _network_step(env, env_name, piece)
         return
-    match piece.kind:
-        case "environment":
+    match piece:
+        case StackSlice(kind="environment"):
             _whole_environment(env, env_name)
-        case "region":
-            _region_stack(env, env_name, piece)
-        case "global":
+        case StackSlice(kind="region", region=str(region)):
+            _region_stack(env, env_name, env.region(region))
+        case StackSlice(kind="global"):
             _global_stack(env, env_name)
+        case _:
+            raise ValueError(f"stack {piece.name!r} is a region stack without its region")
 
 
 def _network_step(env: EnvironmentSpec, env_name: str, piece: StackSlice) -> None:
@@ -100,7 +104,7 @@ def _whole_environment(env: EnvironmentSpec, env_name: str) -> None:
         env,
         env_name,
         {name: p.model_storage.ref for name, p in regions.items()},
-        providers={name: p.cluster.cloud_provider for name, p in regions.items()},
+        providers={name: p.cluster.cloud_providers[p.cluster.cloud] for name, p in regions.items()},
     )
     _export_regions(env, regions)
     if api_keys:
@@ -108,7 +112,7 @@ def _whole_environment(env: EnvironmentSpec, env_name: str) -> None:
     if gateway_ca is not None:
         pulumi.export("gatewayCa", gateway_ca.cert_pem)
     if env.federation.enabled:
-        from stacks.federation import federate_in_one_stack
+        from stacks.federation_parts import federate_in_one_stack
 
         _export_all(federate_in_one_stack(env, env_name, {n: p.cluster for n, p in regions.items()}))
     if env.federation.enabled and env.federation.search.enabled:
@@ -117,8 +121,7 @@ def _whole_environment(env: EnvironmentSpec, env_name: str) -> None:
         search_in_one_stack(env, {n: p.cluster for n, p in regions.items()})
 
 
-def _region_stack(env: EnvironmentSpec, env_name: str, piece: StackSlice) -> None:
-    region = env.region(piece.region)
+def _region_stack(env: EnvironmentSpec, env_name: str, region: RegionSpec) -> None:
     anchor = anchor_region(env)
     is_anchor = region.name == anchor
     anchor_stack = None if is_anchor else stack_reference(region_stack_name(env_name, anchor))
@@ -155,7 +158,7 @@ def _region_stack(env: EnvironmentSpec, env_name: str, piece: StackSlice) -> Non
                 pulumi.Output.secret({name: {"chain": ca.chain_pem, "key": ca.key_pem} for name, ca in others.items()}),
             )
     if env.federation.enabled:
-        from stacks.federation import federate_region
+        from stacks.federation_parts import federate_region
 
         _export_all(federate_region(env, env_name, platform.cluster, anchor_stack))
     if env.federation.enabled and env.federation.search.enabled:
@@ -175,7 +178,7 @@ def _global_stack(env: EnvironmentSpec, env_name: str) -> None:
         },
     )
     if env.federation.enabled:
-        from stacks.federation import federate_globally
+        from stacks.federation_parts import federate_globally
 
         _export_all(federate_globally(env, env_name, references))
 
@@ -210,6 +213,6 @@ def _export_regions(env: EnvironmentSpec, regions: Mapping[str, RegionalPlatform
         )
 
 
-def _export_all(outputs: Mapping[str, pulumi.Input]) -> None:
+def _export_all(outputs: Mapping[str, pulumi.Input[Any]]) -> None:
     for key, value in outputs.items():
         pulumi.export(key, value)

@@ -68,22 +68,28 @@ def gateway_dns(
     # this network, for the other regions' public names too (and have none of them).
     internal = region.gateway.exposure == "internal"
     name = f"{cluster.name}-external-dns"
-    opts = pulumi.ResourceOptions(parent=parent, providers={region.cloud: cluster.cloud_provider})
-    assert cluster.identity is not None
+    opts = pulumi.ResourceOptions(parent=parent, providers=cluster.cloud_providers)
+    flags: tuple[pulumi.Input[str], ...]
+    zone: pulumi.Input[str] | None
     match region.cloud:
         case "aws":
-            from components.aws.gateway_dns import external_dns_role, private_zone
+            from components.aws.gateway_dns import external_dns_role
+            from components.aws.gateway_dns import private_zone as route53_private_zone
 
             component = pulumi.ComponentResource("inference-platform:aws:GatewayDns", region.name, None, opts)
             component.register_outputs({})
+            assert cluster.network_id is not None, "an EKS cluster's handle names its VPC"
             zone = (
-                private_zone(f"{name}-zone", domain=hostname, vpc_id=cluster.network_id, parent=component).zone_id
+                route53_private_zone(
+                    f"{name}-zone", domain=hostname, vpc_id=cluster.network_id, parent=component
+                ).zone_id
                 if internal
                 else env.gateway.dns.route53_zone_id
             )
+            assert zone is not None, "check_gateway_names: a public gateway on AWS names its hosted zone"
             role = external_dns_role(
                 name,
-                identity=cluster.identity,
+                identity=cluster.irsa(),
                 zone_id=zone,
                 namespace=EXTERNAL_DNS_NAMESPACE,
                 service_account=EXTERNAL_DNS,
@@ -96,26 +102,30 @@ def gateway_dns(
             domain_filter: str | None = hostname
             env_vars = {"AWS_DEFAULT_REGION": region.region}
         case "gcp":
-            from components.gcp.gateway_dns import external_dns_account, private_zone
+            from components.gcp.gateway_dns import external_dns_account
+            from components.gcp.gateway_dns import private_zone as cloud_dns_private_zone
 
-            assert region.project is not None and cluster.identity.workload_pool is not None
+            assert region.project is not None
             component = pulumi.ComponentResource("inference-platform:gcp:GatewayDns", region.name, None, opts)
             component.register_outputs({})
-            zone = (
-                private_zone(
+            if internal:
+                assert cluster.network_id is not None, (
+                    "check_existing_clusters: an internal gateway's zone needs its VPC"
+                )
+                zone = cloud_dns_private_zone(
                     f"{cluster.name}-gateway",
                     domain=hostname,
                     network_id=cluster.network_id,
                     project=region.project,
                     parent=component,
                 ).name
-                if internal
-                else env.gateway.dns.cloud_dns_zone
-            )
+            else:
+                zone = env.gateway.dns.cloud_dns_zone
+            assert zone is not None, "check_gateway_names: a public gateway on GCP names its managed zone"
             account = external_dns_account(
                 name,
                 project=region.project,
-                workload_pool=cluster.identity.workload_pool,
+                workload_pool=cluster.gke_identity().workload_pool,
                 zone=zone,
                 namespace=EXTERNAL_DNS_NAMESPACE,
                 service_account=EXTERNAL_DNS,

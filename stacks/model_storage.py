@@ -110,6 +110,7 @@ def sync_model_stores(
     for region in (r for r in others if r.cloud == "gcp"):
         from components.gcp.model_store_transfer import S3ToGcsTransfer, S3ToGcsTransferArgs
 
+        assert region.project is not None, "check_region: required on GCP"
         S3ToGcsTransfer(
             f"{region.name}-models-transfer",
             S3ToGcsTransferArgs(

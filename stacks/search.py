@@ -10,6 +10,7 @@ In one stack, all of it.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import pulumi
 
@@ -81,7 +82,7 @@ def search_in_one_stack(env: EnvironmentSpec, clusters: Mapping[str, ClusterHand
         )
 
 
-def search_region(env: EnvironmentSpec, cluster: ClusterHandle) -> dict[str, pulumi.Input]:
+def search_region(env: EnvironmentSpec, cluster: ClusterHandle) -> dict[str, pulumi.Input[Any]]:
     """The search's parts in a region's own stack; returns what the global stack reads."""
     if cluster.region.name == env.federation.host:
         _index(env, cluster)

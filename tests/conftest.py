@@ -2,10 +2,17 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
-from tests.harness import plan_config, plan_for
+# The guard that no test reads the environments shipped beside the program (its hooks, registered by being here).
+from tests.environment_guard import (  # noqa: F401
+    pytest_make_collect_report,
+    pytest_runtest_makereport,
+    pytest_runtest_protocol,
+)
+from tests.harness import plan_config, plan_for, project_with_environments
 from tools.conformance import Upstream
 
 
@@ -22,6 +29,13 @@ def prod_plan():
 @pytest.fixture(scope="session", params=["dev", "prod"])
 def env_plan(request):
     return plan_for(request.param)
+
+
+@pytest.fixture(scope="session")
+def fixture_project(tmp_path_factory) -> Path:
+    """The program with the fixture environments, for a command line's `--project-dir` (with its own `--out`:
+    nothing may write into it)."""
+    return project_with_environments(tmp_path_factory.mktemp("fixture-project"))
 
 
 def _variant_configs() -> dict[str, tuple[str, Callable[[], dict]]]:

@@ -1,4 +1,9 @@
-"""Evaluate environments or single components under the plan's recording mocks, and query them."""
+"""Evaluate environments or single components under the plan's recording mocks, and query them.
+
+The environments the tests plan and count are their own fixtures, `tests/fixtures/environments/` (a frozen copy of
+the shipped dev and prod, with prod's stack files): a team's own `Pulumi.*.yaml` never change a test's outcome
+(tests/environment_guard.py fails a test that reads them). The tests about the shipped examples themselves are
+tests/test_example_environments.py."""
 
 from __future__ import annotations
 
@@ -6,6 +11,7 @@ import copy
 import json
 import re
 import runpy
+import shutil
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -20,8 +26,9 @@ from tools.plan.runner import PROJECT_DIR, build_plan
 from tools.plan.stackfile import load_stack_config
 
 PROJECT = "inference-platform"
+ENVIRONMENTS_DIR = Path(__file__).parent / "fixtures" / "environments"
 
-# What the checked-in configurations declare, counted by hand from Pulumi.<env>.yaml (never read from a plan): the
+# What the fixture environments declare, counted by hand from their Pulumi.<env>.yaml (never read from a plan): the
 # guards that keep a test looping over a plan's objects from passing on an empty plan.
 # Every region serves a model, so every region's cluster runs a gateway: dev use1; prod use1, usw2 (AWS), usc1 (GCP).
 SERVING_CLUSTERS = {"dev": ["dev-use1"], "prod": ["prod-usc1", "prod-use1", "prod-usw2"]}
@@ -38,8 +45,18 @@ HELM_RELEASES = {"dev": 15, "prod": 53}
 
 @cache
 def plan_for(env: str) -> Plan:
-    """The plan of a checked-in environment, built once per test session."""
-    return build_plan(load_stack_config(PROJECT_DIR, env))
+    """The plan of a fixture environment (dev, prod), built once per test session."""
+    return build_plan(load_stack_config(PROJECT_DIR, env, ENVIRONMENTS_DIR))
+
+
+def project_with_environments(directory: Path) -> Path:
+    """`directory` made a project of the program (`Pulumi.yaml`, `__main__.py`) with the fixture environments: what
+    the tests pass the command lines as `--project-dir`."""
+    for name in ("Pulumi.yaml", "__main__.py"):
+        shutil.copy(PROJECT_DIR / name, directory / name)
+    for path in ENVIRONMENTS_DIR.glob("Pulumi.*.yaml"):
+        shutil.copy(path, directory / path.name)
+    return directory
 
 
 def kubernetes_object_keys(plan: Plan) -> list[tuple]:
@@ -82,13 +99,14 @@ def apply_ops(raw: dict, ops: tuple[tuple[Any, ...], ...]) -> dict:
 
 
 def environment_config(env: str) -> dict[str, Any]:
-    """A deep copy of `Pulumi.<env>.yaml`'s config mapping, to mutate in a test."""
-    document = yaml.safe_load((PROJECT_DIR / f"Pulumi.{env}.yaml").read_text())
+    """A deep copy of the fixture `Pulumi.<env>.yaml`'s config mapping, to mutate in a test."""
+    document = yaml.safe_load((ENVIRONMENTS_DIR / f"Pulumi.{env}.yaml").read_text())
     return copy.deepcopy(document["config"])
 
 
 def plan_config(config: dict[str, Any], stack: str = "test") -> Plan:
-    """Plan an environment given as a config mapping (keys with or without the project namespace).
+    """Plan an environment given as a config mapping (keys with or without the project namespace), as a fixture
+    environment: a `stack` of `dev` or `prod` is planned with the fixture's stack files.
 
     Built once per distinct config in a session: the policy-variant test re-plans what other tests build."""
     return _planned(json.dumps(config, sort_keys=True), stack)
@@ -97,7 +115,7 @@ def plan_config(config: dict[str, Any], stack: str = "test") -> Plan:
 @cache
 def _planned(config_json: str, stack: str) -> Plan:
     config = json.loads(config_json)
-    return build_plan(stack_config_from_mapping(PROJECT, stack, config, Path(f"Pulumi.{stack}.yaml")))
+    return build_plan(stack_config_from_mapping(PROJECT, stack, config, ENVIRONMENTS_DIR / f"Pulumi.{stack}.yaml"))
 
 
 def evaluate_program(program: Callable[[], None], stack: str = "test") -> Plan:
@@ -139,7 +157,7 @@ def program_values(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def raw_environment(env: str = "dev") -> dict[str, Any]:
-    """`Pulumi.<env>.yaml`'s program values (a deep copy), to mutate in a test."""
+    """The fixture `Pulumi.<env>.yaml`'s program values (a deep copy), to mutate in a test."""
     return program_values(environment_config(env))
 
 

@@ -10,27 +10,28 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
-from tests.harness import evaluate_program
+from tests.harness import environment_config, evaluate_program
 from tools.bench.__main__ import growth, policy_figures
 from tools.bench.baseline import baseline_program, sdk_class
 from tools.bench.child import main as child_main
 from tools.bench.measure import run_process, stats
-from tools.bench.synthetic import synthetic_config, template_config, validated
+from tools.bench.synthetic import synthetic_config, validated
 from tools.plan.artifacts import plan_document
 from tools.plan.engine import evaluate
 
 NS = "inference-platform:"
+TEMPLATE = environment_config("prod")  # the fixture prod, not the shipped one `make bench` copies
 
 
 @pytest.mark.parametrize("regions", [1, 2, 8])
 def test_synthetic_config_is_a_valid_environment_of_n_identical_regions(regions):
-    env = validated(synthetic_config(regions))
-    template = next(r for r in template_config()[NS + "regions"] if r["cloud"] == "aws")
+    env = validated(synthetic_config(regions, TEMPLATE))
+    template = next(r for r in TEMPLATE[NS + "regions"] if r["cloud"] == "aws")
 
     assert [r.name for r in env.regions] == [f"r{n}" for n in range(1, regions + 1)]  # r1, r2, ...
     for region in env.regions:
         shape = region.model_dump(by_alias=True, mode="json", exclude={"name", "network"})
-        alone = {NS + "regions": [template], NS + "modelStore": template_config()[NS + "modelStore"]}
+        alone = {NS + "regions": [template], NS + "modelStore": TEMPLATE[NS + "modelStore"]}
         assert shape == validated(alone).regions[0].model_dump(by_alias=True, mode="json", exclude={"name", "network"})
     cidrs = [r.network.cidr for r in env.regions]
     assert len(set(cidrs)) == regions
@@ -42,7 +43,7 @@ def test_synthetic_config_is_a_valid_environment_of_n_identical_regions(regions)
 
 
 def test_synthetic_config_keeps_only_models_and_tenants_of_the_template_region():
-    config = synthetic_config(2)
+    config = synthetic_config(2, TEMPLATE)
     assert [m["name"] for m in config[NS + "models"]] == ["llama-3-1-70b", "llama-3-1-8b", "llama-3-1-70b-rag"]
     assert {t["name"]: t["models"] for t in config[NS + "tenants"]} == {
         "search": ["llama-3-1-70b", "llama-3-1-70b-rag", "llama-3-1-8b"],
@@ -57,7 +58,7 @@ def test_synthetic_config_keeps_only_models_and_tenants_of_the_template_region()
 
 def test_synthetic_config_needs_a_region():
     with pytest.raises(ValueError, match="at least one region"):
-        synthetic_config(0)
+        synthetic_config(0, TEMPLATE)
 
 
 def _registered(document: dict) -> tuple[list, dict]:

@@ -2,7 +2,7 @@
 
 prod's offline plans pass it; each test reintroduces one defect in them (the plans are data: a copy is edited as the
 old code rendered it) and expects the violation that names the stack, the waiter, what it needs and where that is
-created. Expected texts are written by hand from the stacks of Pulumi.prod.yaml (canary prod.use1, aws prod.usw2,
+created. Expected texts are written by hand from the stacks of the fixture Pulumi.prod.yaml (canary prod.use1, aws prod.usw2,
 gcp prod.usc1, global prod.global).
 """
 
@@ -18,7 +18,7 @@ import pytest
 
 from components.catalog.bringup import FACTS, BringUpFact
 from components.config.stackfile import stack_config_from_mapping
-from tests.harness import PROJECT
+from tests.harness import ENVIRONMENTS_DIR, PROJECT
 from tools.plan.engine import PlannedResource
 from tools.plan.model import Plan
 from tools.plan.runner import PROJECT_DIR
@@ -34,7 +34,7 @@ ENV = "prod"
 
 @pytest.fixture(scope="module")
 def prod():
-    env, plans = offline_plans(PROJECT_DIR, ENV, out_dir=None)
+    env, plans = offline_plans(PROJECT_DIR, ENV, out_dir=None, config_dir=ENVIRONMENTS_DIR)
     return env, plans
 
 
@@ -61,8 +61,8 @@ def check(
         )
         for name, plan in plans.items()
     }
-    kwargs.setdefault("own_configs", stack_own_configs(PROJECT_DIR, env, ENV))
-    kwargs.setdefault("environment_config", load_stack_config(PROJECT_DIR, ENV).config)
+    kwargs.setdefault("own_configs", stack_own_configs(ENVIRONMENTS_DIR, env, ENV))
+    kwargs.setdefault("environment_config", load_stack_config(PROJECT_DIR, ENV, ENVIRONMENTS_DIR).config)
     gates = kwargs.pop("gates", None) or offline_gates(env, ENV, edited)
     return check_bring_up(env, ENV, edited, gates, **kwargs)
 
@@ -333,7 +333,7 @@ def test_defect_4_a_runner_whose_network_cannot_be_created_first_is_reported(pro
 
 def test_defect_5_a_stack_key_that_replaces_its_environments_object_is_reported(prod, monkeypatch):
     env, _ = prod
-    own = stack_own_configs(PROJECT_DIR, env, ENV)
+    own = stack_own_configs(ENVIRONMENTS_DIR, env, ENV)
     secret = {f"{PROJECT}:gateway": {"endpointPicker": {"replicas": 3}}}  # one leaf, as `config set --path` writes
     own["prod.usw2"] = {
         **own["prod.usw2"],
@@ -702,7 +702,7 @@ def test_crd_charts_karmadas_kinds_are_served_by_the_host_mode_release(prod):
 
 def test_defect_8_a_region_stack_without_its_own_engine_settings_is_reported(prod):
     env, _ = prod
-    own = stack_own_configs(PROJECT_DIR, env, ENV)
+    own = stack_own_configs(ENVIRONMENTS_DIR, env, ENV)
     own["prod.usw2"] = None
     assert lines(check(prod, own_configs=own), bringup.facts.PULUMI_ENGINE_READS_ITS_STACKS_CONFIG) == [
         "prod.usw2: `pulumi up` of prod.usw2 needs `pulumi:disable-default-providers` in its own stack settings; "
@@ -710,9 +710,9 @@ def test_defect_8_a_region_stack_without_its_own_engine_settings_is_reported(pro
     ]
 
 
-def test_the_checked_in_stack_files_disable_default_providers():
+def test_the_fixture_stack_files_disable_default_providers():
     for stack in ("use1", "usw2", "usc1", "global"):
-        path = PROJECT_DIR / f"Pulumi.prod.{stack}.yaml"
+        path = ENVIRONMENTS_DIR / f"Pulumi.prod.{stack}.yaml"
         import yaml
 
         config = yaml.safe_load(path.read_text())["config"]
@@ -742,15 +742,11 @@ def test_make_plan_fails_on_a_wait_that_cannot_complete(tmp_path, capsys):
 
     from tools.plan.__main__ import main as plan_main
 
-    for name in (
-        "Pulumi.yaml",
-        "__main__.py",
-        "Pulumi.prod.use1.yaml",
-        "Pulumi.prod.usw2.yaml",
-        "Pulumi.prod.usc1.yaml",
-    ):
+    for name in ("Pulumi.yaml", "__main__.py"):
         shutil.copy(PROJECT_DIR / name, tmp_path / name)
-    document = yaml.safe_load((PROJECT_DIR / "Pulumi.prod.yaml").read_text())
+    for name in ("Pulumi.prod.use1.yaml", "Pulumi.prod.usw2.yaml", "Pulumi.prod.usc1.yaml"):
+        shutil.copy(ENVIRONMENTS_DIR / name, tmp_path / name)
+    document = yaml.safe_load((ENVIRONMENTS_DIR / "Pulumi.prod.yaml").read_text())
     document["config"][f"{PROJECT}:gateway"]["dns"] = {"publisher": "external"}  # nobody publishes the names
     (tmp_path / "Pulumi.prod.yaml").write_text(yaml.safe_dump(document))
     assert plan_main(["prod", "--project-dir", str(tmp_path), "--quiet"]) == 1

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import yaml
 
+from tests.harness import project_with_environments
 from tools.checkov_input import write
 from tools.plan.__main__ import main as plan_main
 
@@ -16,8 +17,10 @@ SKIP = re.compile(r"^CKV2?_K8S_\d+=[^=]{20,}$")
 
 
 def _plan(tmp_path: Path, env: str) -> Path:
+    """The fixture environment's plan (tests/fixtures/environments/)."""
     out = tmp_path / env
-    assert plan_main([env, "--out", str(out), "--quiet"]) == 0
+    project = project_with_environments(tmp_path)
+    assert plan_main([env, "--project-dir", str(project), "--out", str(out), "--quiet"]) == 0
     return out
 
 

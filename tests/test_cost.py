@@ -302,12 +302,13 @@ def test_the_cost_diff_of_one_more_l40s_node(dev_plan, l40s_one_more_node_plan):
     )
 
 
-def test_plan_compare_writes_and_prints_the_diff(tmp_path, capsys, l40s_one_more_node_plan):
+def test_plan_compare_writes_and_prints_the_diff(tmp_path, capsys, l40s_one_more_node_plan, fixture_project):
     from tools.plan.__main__ import main as plan_main
 
     base = tmp_path / "base.json"
     base.write_text(json.dumps(plan_document(l40s_one_more_node_plan)))
-    assert plan_main(["dev", "--out", str(tmp_path / "out"), "--quiet", "--compare", str(base)]) == 0
+    project = ["--project-dir", str(fixture_project)]
+    assert plan_main(["dev", *project, "--out", str(tmp_path / "out"), "--quiet", "--compare", str(base)]) == 0
     written = (tmp_path / "out" / "cost-diff.md").read_text()
     assert "$6,579 -> $4,386 (**-$2,193**)" in written
     changes = (tmp_path / "out" / "changes.md").read_text()

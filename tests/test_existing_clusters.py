@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from components.config.loader import load_environment
 from policies.offline import evaluate_plan
 from tests.harness import config_errors, plan_config, raw_environment
 
@@ -25,6 +26,10 @@ def _existing_prod() -> dict:
     usc1["cluster"] = {
         "existing": {"name": "team-gke", "egressIps": ["203.0.113.9"], "nodeServiceAccount": GKE_ACCOUNT}
     }
+    # ExternalDNS cannot publish an internal gateway of a GKE cluster the stack reads (no known network to bind a
+    # private zone to): this one is public.
+    usc1["gateway"] = {"exposure": "public"}
+    raw["gateway"]["dns"]["cloudDnsZone"] = "acme-llm"
     return raw
 
 
@@ -118,3 +123,30 @@ def test_an_existing_cluster_missing_what_its_pools_need_is_refused(region, exis
     raw["regions"][region]["cluster"] = {"existing": existing}
     errors = config_errors(raw)
     assert any(e.startswith(path) and fragment in e for e in errors), errors
+
+
+def test_an_internal_gateway_on_an_existing_eks_cluster_gets_its_private_zone_in_the_clusters_vpc():
+    """ExternalDNS publishes an internal gateway's name into a private hosted zone that Route 53 answers only inside
+    the VPCs associated with it: for a cluster the stack reads, the VPC its API reports (the one its GPU nodes'
+    security groups are created in), never none."""
+    raw = _existing_prod()
+    raw["regions"][0]["gateway"] = {"exposure": "internal"}
+    plan = plan_config(raw, stack="prod")
+    (zone,) = [z for z in plan.of_type("aws:route53/zone:Zone") if z.name.startswith("team-eks-")]
+    node_vpcs = {
+        g.inputs["vpcId"] for g in plan.of_type("aws:ec2/securityGroup:SecurityGroup") if g.name.startswith("use1-")
+    }
+    assert len(node_vpcs) == 1 and next(iter(node_vpcs)).startswith("vpc-")
+    assert [v["vpcId"] for v in zone.inputs["vpcs"]] == list(node_vpcs)
+
+
+def test_an_internal_gateway_on_an_existing_gke_cluster_is_published_by_you():
+    """A private Cloud DNS zone binds a VPC network, and the stack does not know an existing GKE cluster's: ExternalDNS
+    cannot publish an internal gateway's name there (the zone rendered before bound no network)."""
+    raw = _existing_prod()
+    raw["regions"][2]["gateway"] = {"exposure": "internal"}
+    errors = config_errors(raw)
+    refused = [e for e in errors if e.startswith("regions[2].gateway.exposure:")]
+    assert len(refused) == 1 and "gateway.dns.publisher: external" in refused[0], errors
+    raw["gateway"]["dns"]["publisher"] = "external"  # you publish the name: accepted
+    load_environment(raw)

@@ -2,7 +2,7 @@
 
 Each region's cert-manager signs with an intermediate of its own (path length 0), read from the anchor stack by that
 region's stack only; no stack exports the root's key and no cluster holds it. Expected values by hand from
-Pulumi.prod.yaml: gateways in use1, usw2 and usc1, anchor use1.
+the fixture Pulumi.prod.yaml: gateways in use1, usw2 and usc1, anchor use1.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import dataclasses
 
 import pytest
 
+from tests.harness import ENVIRONMENTS_DIR
 from tools.plan.runner import PROJECT_DIR
 from tools.rollout.__main__ import offline_plans
 
@@ -20,7 +21,7 @@ SIGNED = "tls:index/locallySignedCert:LocallySignedCert"
 
 @pytest.fixture(scope="module")
 def prod():
-    return offline_plans(PROJECT_DIR, "prod", out_dir=None)
+    return offline_plans(PROJECT_DIR, "prod", out_dir=None, config_dir=ENVIRONMENTS_DIR)
 
 
 def test_the_root_key_signs_only_intermediates_in_the_anchor_stack(prod):

@@ -22,9 +22,9 @@ OPTION_KEYS = {
 
 
 @pytest.fixture(scope="module", params=["dev", "prod"])
-def written(request, tmp_path_factory):
+def written(request, tmp_path_factory, fixture_project):
     out = tmp_path_factory.mktemp(request.param)
-    assert plan_main([request.param, "--out", str(out), "--quiet"]) == 0
+    assert plan_main([request.param, "--project-dir", str(fixture_project), "--out", str(out), "--quiet"]) == 0
     return request.param, out
 
 
@@ -163,11 +163,12 @@ def test_diagram_shows_regions_pools_models_gateways_and_federation(prod_plan):
 # --- reproducible artifacts -------------------------------------------------------------------------------------
 
 
-def test_two_plans_of_the_same_commit_are_byte_identical(tmp_path):
+def test_two_plans_of_the_same_commit_are_byte_identical(tmp_path, fixture_project):
     """Resources register in an order asyncio picks; every artifact must not depend on it."""
     first, second = tmp_path / "first", tmp_path / "second"
-    assert plan_main(["prod", "--out", str(first), "--quiet"]) == 0
-    assert plan_main(["prod", "--out", str(second), "--quiet"]) == 0
+    project = ["--project-dir", str(fixture_project)]
+    assert plan_main(["prod", *project, "--out", str(first), "--quiet"]) == 0
+    assert plan_main(["prod", *project, "--out", str(second), "--quiet"]) == 0
     files = sorted(p.relative_to(first) for p in first.rglob("*") if p.is_file())
     assert len(files) > 200
     assert files == sorted(p.relative_to(second) for p in second.rglob("*") if p.is_file())
@@ -188,16 +189,17 @@ def test_safe_file_names_replace_only_what_stores_refuse():
     assert safe_file_name("Deployment-vllm-8b.v1") == "Deployment-vllm-8b.v1"
 
 
-def test_a_plan_replaces_its_own_files_and_nothing_else(tmp_path):
+def test_a_plan_replaces_its_own_files_and_nothing_else(tmp_path, fixture_project):
     out = tmp_path / "out"
-    assert plan_main(["dev", "--out", str(out), "--quiet"]) == 0
+    project = ["--project-dir", str(fixture_project)]
+    assert plan_main(["dev", *project, "--out", str(out), "--quiet"]) == 0
     stale = out / "manifests" / "gone" / "_cluster" / "Namespace-removed.yaml"
     stale.parent.mkdir(parents=True)
     stale.write_text("kind: Namespace\n")
     (out / OWNED_FILES).write_text((out / OWNED_FILES).read_text() + "manifests/gone/_cluster/Namespace-removed.yaml\n")
     notes = out / "my-notes.txt"
     notes.write_text("not the plan's")
-    assert plan_main(["dev", "--out", str(out), "--quiet"]) == 0
+    assert plan_main(["dev", *project, "--out", str(out), "--quiet"]) == 0
     assert not stale.exists() and not stale.parent.parent.exists()
     assert notes.read_text() == "not the plan's"
     assert (out / "plan.json").is_file()

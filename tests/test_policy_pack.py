@@ -216,8 +216,8 @@ def _session_plans(monkeypatch):
     )
 
 
-def test_plan_writes_policy_artifacts(tmp_path):
-    assert plan_main(["prod", "--out", str(tmp_path), "--quiet"]) == 0
+def test_plan_writes_policy_artifacts(tmp_path, fixture_project):
+    assert plan_main(["prod", "--project-dir", str(fixture_project), "--out", str(tmp_path), "--quiet"]) == 0
     findings = json.loads((tmp_path / "policy.json").read_text())
     assert {(f["policy"], f["enforcementLevel"]) for f in findings} == PLAN_ADVISORIES["prod"]
     config = json.loads((tmp_path / "policy-config.json").read_text())
@@ -228,7 +228,7 @@ def test_plan_writes_policy_artifacts(tmp_path):
     assert "| eks-endpoint-not-public | high | mandatory | 2 | 0 | 0 | pass |" in md
 
 
-def test_plan_exits_1_on_a_mandatory_violation(tmp_path, monkeypatch, capsys):
+def test_plan_exits_1_on_a_mandatory_violation(tmp_path, monkeypatch, capsys, fixture_project):
     """A violation the real components cannot produce (yet): force one into the plan's resources."""
     import policies.offline as offline
 
@@ -240,7 +240,7 @@ def test_plan_exits_1_on_a_mandatory_violation(tmp_path, monkeypatch, capsys):
         return resources
 
     monkeypatch.setattr(offline, "plan_resources", with_public_bucket)
-    assert plan_main(["dev", "--out", str(tmp_path), "--quiet"]) == 1
+    assert plan_main(["dev", "--project-dir", str(fixture_project), "--out", str(tmp_path), "--quiet"]) == 1
     violations = json.loads((tmp_path / "policy.json").read_text())
     assert {v["policy"] for v in violations} == {
         "s3-public-access-blocked",
@@ -255,7 +255,7 @@ def test_plan_exits_1_on_a_mandatory_violation(tmp_path, monkeypatch, capsys):
     assert "Policy **rejected**" in (tmp_path / "plan.md").read_text()
 
 
-def test_plan_policy_config_overrides_enforcement(tmp_path, monkeypatch):
+def test_plan_policy_config_overrides_enforcement(tmp_path, monkeypatch, fixture_project):
     import policies.offline as offline
 
     real = offline.plan_resources
@@ -264,7 +264,8 @@ def test_plan_policy_config_overrides_enforcement(tmp_path, monkeypatch):
     )
     config = tmp_path / "policy.json"
     config.write_text(json.dumps({"all": "advisory"}))
-    assert plan_main(["dev", "--out", str(tmp_path / "out"), "--quiet", "--policy-config", str(config)]) == 0
+    project = ["--project-dir", str(fixture_project)]
+    assert plan_main(["dev", *project, "--out", str(tmp_path / "out"), "--quiet", "--policy-config", str(config)]) == 0
     written = json.loads((tmp_path / "out" / "policy-config.json").read_text())
     assert written["all"] == "advisory" and written["stateful-resources-protected"] == {"production": False}
 

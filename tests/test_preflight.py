@@ -94,12 +94,12 @@ def _dev_fake(**kwargs) -> FakeAws:
 # --- passing environments -----------------------------------------------------------------------
 
 
-def test_dev_passes_and_reports_json_for_ci(aws, capsys):
+def test_dev_passes_and_reports_json_for_ci(aws, capsys, fixture_project):
     put_model("us-east-1", DEV_BUCKET, DEV_MODEL, CHECKPOINT)
     put_model("us-east-1", DEV_BUCKET, "models/qwen2-5-7b/", CHECKPOINT)
     # the whole dev: l40s on the G quota, a100-mig (p4de.24xlarge, 96 vCPUs x 1) on the P quota
     fake = FakeAws(quotas={("us-east-1", G_ON_DEMAND): 64, ("us-east-1", P_ON_DEMAND): 96})
-    assert preflight_main(["dev", "--json"], client_for=fake) == 0
+    assert preflight_main(["dev", "--project-dir", str(fixture_project), "--json"], client_for=fake) == 0
     fake.verify()
     report = json.loads(capsys.readouterr().out)
     assert report["ok"] is True and report["awsAccount"] == "123456789012"
@@ -387,11 +387,12 @@ def test_missing_bucket_is_a_warning_because_pulumi_up_creates_it(aws):
     assert (finding.status, finding.detail) == ("warn", f"bucket {DEV_BUCKET} does not exist yet")
 
 
-def test_bucket_prefix_flag_names_the_bucket(aws, capsys):
+def test_bucket_prefix_flag_names_the_bucket(aws, capsys, fixture_project):
     for prefix in (DEV_MODEL, "models/qwen2-5-7b/"):
         put_model("us-east-1", "acme-dev-use1-models", prefix, CHECKPOINT)
     full_dev = FakeAws(quotas={("us-east-1", G_ON_DEMAND): 64, ("us-east-1", P_ON_DEMAND): 96})
-    assert preflight_main(["dev", "--json", "--bucket-prefix", "acme"], client_for=full_dev) == 0
+    argv = ["dev", "--project-dir", str(fixture_project), "--json", "--bucket-prefix", "acme"]
+    assert preflight_main(argv, client_for=full_dev) == 0
     assert "s3://acme-dev-use1-models/models/llama-3-1-8b/" in capsys.readouterr().out
 
 
@@ -505,8 +506,8 @@ def test_a_type_the_region_lacks_is_left_out_not_raised(aws):
 # --- credentials and config -----------------------------------------------------------------------
 
 
-def test_missing_credentials_are_one_line(no_ambient_aws, capsys):
-    assert preflight_main(["dev"]) == 3
+def test_missing_credentials_are_one_line(no_ambient_aws, capsys, fixture_project):
+    assert preflight_main(["dev", "--project-dir", str(fixture_project)]) == 3
     err = capsys.readouterr().err
     assert err.splitlines() == [
         "error: AWS credentials not found; set AWS_PROFILE (and run `aws sso login` for SSO profiles) or "
@@ -514,14 +515,15 @@ def test_missing_credentials_are_one_line(no_ambient_aws, capsys):
     ]
 
 
-def test_expired_credentials_are_one_line(no_ambient_aws, capsys):
+def test_expired_credentials_are_one_line(no_ambient_aws, capsys, fixture_project):
     sts = boto3.client("sts", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x")
     stubber = Stubber(sts)
     stubber.add_client_error(
         "get_caller_identity", "ExpiredToken", "The security token included in the request is expired", 403
     )
     stubber.activate()
-    assert preflight_main(["dev"], client_for=lambda service, region: sts) == 3
+    argv = ["dev", "--project-dir", str(fixture_project)]
+    assert preflight_main(argv, client_for=lambda service, region: sts) == 3
     assert capsys.readouterr().err.splitlines() == [
         "error: AWS credentials have expired (ExpiredToken); refresh them (`aws sso login --profile <profile>`, "
         "or re-assume the role) and run preflight again"

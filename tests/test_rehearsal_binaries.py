@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from components.catalog import charts
-from tests.harness import plan_for
+from tests.harness import ENVIRONMENTS_DIR, plan_for
 from tools.rehearsal import binaries, build, cache
 from tools.rehearsal.binaries import UPSTREAMS, Binary, Upstream, ldflags, module_problems, needed, pin_problems
 
@@ -27,7 +27,7 @@ STAND_INS = {"volcano": "v1.14.1"}
 def kubernetes_minors() -> set[str]:
     minors = set()
     for env in ("dev", "prod"):
-        config = yaml.safe_load((PROJECT_DIR / f"Pulumi.{env}.yaml").read_text())["config"]
+        config = yaml.safe_load((ENVIRONMENTS_DIR / f"Pulumi.{env}.yaml").read_text())["config"]
         minors |= {region["kubernetesVersion"] for region in config["inference-platform:regions"]}
     return minors
 
@@ -340,9 +340,9 @@ def test_an_unknown_binary_is_one_line_and_exit_2(capsys):
 
 
 def test_an_unknown_environment_is_named_and_exit_2(capsys):
-    assert build.main(["--env", "staging"]) == 2
+    assert build.main(["--env", "no-such-environment"]) == 2  # a name no team keeps (a staging, say, it may)
     err = capsys.readouterr().err
-    assert "Pulumi.staging.yaml" in err
+    assert "Pulumi.no-such-environment.yaml" in err
     assert "Traceback" not in err
 
 

@@ -81,9 +81,9 @@ def _agent_rbac(resource: PlannedResource) -> bool:
 
 
 @pytest.fixture(scope="module")
-def prod_canary(monkeypatch_module) -> dict:
+def prod_canary(monkeypatch_module, fixture_project) -> dict:
     _binaries_built("karmada-apiserver", "karmada-etcd", "karmada-agent", "karmada-controller-manager")
-    plan = rehearsal_plan(PROJECT_DIR, "prod")
+    plan = rehearsal_plan(fixture_project, "prod")
     # 3 members x (ClusterRole and ClusterRoleBinding; Role and RoleBinding in karmada-es-<member>): the host's
     # from its own stack (components/federation/member.py _pull_access), the others' already in the global one
     assert _move(plan, "prod.global", _agent_rbac) == 12
@@ -160,9 +160,9 @@ def _without(plan: Plan, predicate) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def dev_run() -> dict:
+def dev_run(fixture_project) -> dict:
     _binaries_built()
-    plan = rehearsal_plan(PROJECT_DIR, "dev")
+    plan = rehearsal_plan(fixture_project, "dev")
     # The defect of issue 30: the LLMInferenceService CRD chart not installed (dev installs it since).
     assert _without(plan, lambda r: str(r.inputs.get("chart", "")).endswith("/kserve-llmisvc-crd")) == [
         "dev-use1-kserve-llmisvc-crd"

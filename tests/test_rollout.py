@@ -18,7 +18,7 @@ from rich.console import Console
 from components.catalog.bringup import DNS_NAME_PUBLISHED
 from components.config.loader import load_environment
 from components.config.rollout import Wave, rollout_waves
-from tests.harness import apply_ops, raw_environment
+from tests.harness import ENVIRONMENTS_DIR, apply_ops, raw_environment
 from tools.plan.runner import PROJECT_DIR
 from tools.rollout.__main__ import main
 from tools.rollout.bootstrap import NetworkBootstrap
@@ -160,7 +160,7 @@ class FakeClock:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    shutil.copy(PROJECT_DIR / "Pulumi.prod.yaml", tmp_path / "Pulumi.prod.yaml")
+    shutil.copy(ENVIRONMENTS_DIR / "Pulumi.prod.yaml", tmp_path / "Pulumi.prod.yaml")
     return tmp_path
 
 
@@ -365,9 +365,10 @@ def test_yes_confirms_without_asking(project):
 # --- dry run ----------------------------------------------------------------------------------------------------
 
 
-def test_dry_run_of_dev_prints_its_wave_plan_and_gates_from_the_offline_plan(capsys):
+def test_dry_run_of_dev_prints_its_wave_plan_and_gates_from_the_offline_plan(capsys, fixture_project):
     out = io.StringIO()
-    code = main(["dev", "--dry-run"], console=Console(file=out, width=200), workspace=None)
+    argv = ["dev", "--project-dir", str(fixture_project), "--dry-run"]
+    code = main(argv, console=Console(file=out, width=200), workspace=None)
     text = out.getvalue()
     assert code == 0
     assert "rollout of dev (dry run: no credentials, no Pulumi CLI): layout single, 1 stack(s) in 1 wave(s)" in text
@@ -420,7 +421,7 @@ def test_dry_run_of_prod_lists_every_wave_and_stops_on_a_mandatory_violation(pro
 
 def test_dry_run_of_an_invalid_environment_exits_2_with_the_key(tmp_path, capsys):
     raw = (
-        (PROJECT_DIR / "Pulumi.dev.yaml")
+        (ENVIRONMENTS_DIR / "Pulumi.dev.yaml")
         .read_text()
         .replace(
             "inference-platform:gateway:",
@@ -543,7 +544,7 @@ def test_make_rollout_passes_its_variables_as_flags():
 def test_a_real_run_of_dev_writes_its_plan_for_the_previews_then_deploys_the_one_stack(tmp_path):
     from tools.rollout.__main__ import offline_plans
 
-    shutil.copy(PROJECT_DIR / "Pulumi.dev.yaml", tmp_path / "Pulumi.dev.yaml")
+    shutil.copy(ENVIRONMENTS_DIR / "Pulumi.dev.yaml", tmp_path / "Pulumi.dev.yaml")
     env = load_environment(raw_environment("dev"))
     outputs = region_outputs(env, "use1")
     outputs["apiKeys"] = {"research": "sk"}
@@ -553,7 +554,9 @@ def test_a_real_run_of_dev_writes_its_plan_for_the_previews_then_deploys_the_one
         ["dev", "--project-dir", str(tmp_path)],
         console=Console(file=out, width=200),
         workspace=ws,
-        plans=lambda project_dir, env_name, *, out_dir: offline_plans(PROJECT_DIR, env_name, out_dir=out_dir),
+        plans=lambda project_dir, env_name, *, out_dir: offline_plans(
+            PROJECT_DIR, env_name, out_dir=out_dir, config_dir=project_dir
+        ),
         cluster_probe=FakeCluster(env),
         http_get=lambda url, headers: (200, {"data": [{"id": "llama-3-1-8b"}, {"id": "qwen2-5-7b"}]}),
         confirm=lambda prompt: pytest.fail(prompt),

@@ -12,7 +12,7 @@ from pathlib import Path
 import yaml
 
 from components.config.loader import load_environment
-from tests.harness import raw_environment
+from tests.harness import ENVIRONMENTS_DIR, raw_environment
 from tools.plan.runner import PROJECT_DIR
 from tools.rollout.__main__ import main
 from tools.rollout.ci import environments, stack_matrix
@@ -55,8 +55,8 @@ def test_a_pull_request_previews_as_its_own_read_only_identity_on_a_hosted_runne
 
 
 def test_environments_are_the_stack_files_that_describe_one(tmp_path):
-    assert environments(PROJECT_DIR) == ["dev", "prod"]
-    shutil.copy(PROJECT_DIR / "Pulumi.prod.yaml", tmp_path / "Pulumi.prod.yaml")
+    assert environments(ENVIRONMENTS_DIR) == ["dev", "prod"]  # not prod's stack files
+    shutil.copy(ENVIRONMENTS_DIR / "Pulumi.prod.yaml", tmp_path / "Pulumi.prod.yaml")
     (tmp_path / "Pulumi.prod.use1.yaml").write_text("secretsprovider: awskms://alias/pulumi\n")
     (tmp_path / "Pulumi.scratch.yaml").write_text("config: {}\n")
     assert environments(tmp_path) == ["prod"]
@@ -86,8 +86,8 @@ def test_declared_runner_labels_and_an_unfederated_global_stack():
     assert rows["prod.global"] == "ubuntu-24.04"  # only cloud APIs to call: bucket replication
 
 
-def test_list_stacks_prints_one_json_line_for_from_json(capsys):
-    assert main(["dev", "--list-stacks", "--json"]) == 0
+def test_list_stacks_prints_one_json_line_for_from_json(capsys, fixture_project):
+    assert main(["dev", "--project-dir", str(fixture_project), "--list-stacks", "--json"]) == 0
     out = capsys.readouterr().out
     assert out.count("\n") == 1
     assert json.loads(out) == [

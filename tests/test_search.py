@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
+from components.catalog.upstream import FACTS, POSTGRES_IMAGE_READS_PASSWORD_FILE
 from tests.harness import cluster_objects, config_errors, environment_config, ns, plan_config, raw_environment
 from tools.plan.report import render_markdown
 from tools.rollout.bringup import check_bring_up
@@ -145,10 +146,19 @@ def test_the_database_is_protected_private_and_runs_as_its_own_user(prod_plan):
     assert pod["securityContext"]["runAsUser"] == 999 and pod["securityContext"]["runAsNonRoot"] is True
     (container,) = pod["containers"]
     assert container["image"] == "docker.io/library/postgres:17.6-bookworm"
+    assert POSTGRES_IMAGE_READS_PASSWORD_FILE.name in FACTS
+    # The password as a file the entrypoint reads (docker-library/postgres 17/bookworm/docker-entrypoint.sh L235
+    # file_env), readable by the pod's group 999, never an environment variable.
     env = {e["name"]: e for e in container["env"]}
-    assert env["POSTGRES_PASSWORD"]["valueFrom"] == {
-        "secretKeyRef": {"name": "clusterpedia-postgres", "key": "password"}
-    }
+    assert "POSTGRES_PASSWORD" not in env
+    assert not [e for e in container["env"] if "valueFrom" in e]
+    (mount,) = [
+        m for m in container["volumeMounts"] if env["POSTGRES_PASSWORD_FILE"]["value"].startswith(m["mountPath"])
+    ]
+    assert env["POSTGRES_PASSWORD_FILE"]["value"] == mount["mountPath"] + "/password" and mount["readOnly"] is True
+    (volume,) = [v for v in pod["volumes"] if v["name"] == mount["name"]]
+    assert volume["secret"] == {"secretName": "clusterpedia-postgres", "defaultMode": 0o440}
+    assert pod["securityContext"]["fsGroup"] == 999
     policy = cluster_objects(prod_plan, "NetworkPolicy")["prod-use1", "clusterpedia-postgres"]
     # clusterpedia-2.6.0 labels its pods app: clusterpedia-apiserver / clusterpedia-clustersynchro-manager.
     assert policy["spec"]["ingress"] == [

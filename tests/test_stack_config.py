@@ -9,7 +9,7 @@ import yaml
 
 from components.config.loader import ConfigError
 from components.config.stackfile import SECRET_MARKER, merge_by_path, overlay_config
-from tests.harness import PROJECT, plan_config
+from tests.harness import ENVIRONMENTS_DIR, PROJECT, plan_config
 from tools.plan.engine import evaluate
 from tools.plan.runner import PROJECT_DIR, build_plan
 from tools.plan.stackfile import load_stack_config
@@ -40,7 +40,7 @@ def _project_with_provider(tmp_path):
     """prod's environment file with an external provider whose key the region stack holds."""
     for name in ("Pulumi.yaml", "__main__.py"):
         shutil.copy(PROJECT_DIR / name, tmp_path / name)
-    document = yaml.safe_load((PROJECT_DIR / "Pulumi.prod.yaml").read_text())
+    document = yaml.safe_load((ENVIRONMENTS_DIR / "Pulumi.prod.yaml").read_text())
     document["config"][f"{PROJECT}:gateway"]["externalProviders"] = [PROVIDER]
     (tmp_path / "Pulumi.acme.yaml").write_text(yaml.safe_dump(document))
     own = {"config": {f"{PROJECT}:gateway": STACK_GATEWAY}}
@@ -93,6 +93,6 @@ def test_a_stack_without_the_key_is_refused_naming_it(tmp_path):
 
 
 def test_without_stack_files_every_stack_is_planned_from_the_environment():
-    config = yaml.safe_load((PROJECT_DIR / "Pulumi.prod.yaml").read_text())["config"]
+    config = yaml.safe_load((ENVIRONMENTS_DIR / "Pulumi.prod.yaml").read_text())["config"]
     plan = plan_config(config, stack="nostackfiles")
     assert set(plan.stacks) == {f"nostackfiles.{s}" for s in ("use1", "usw2", "usc1", "global")}

@@ -10,7 +10,7 @@ import pytest
 from components.config.loader import ConfigError, load_environment
 from components.config.stacks import environment_stacks, resolve_stack
 from stacks.config import environment_file_config
-from tests.harness import plan_config, raw_environment
+from tests.harness import ENVIRONMENTS_DIR, plan_config, raw_environment
 from tools.plan.engine import evaluate
 from tools.plan.runner import PROJECT_DIR
 
@@ -138,9 +138,11 @@ def test_a_region_stack_of_a_single_stack_environment_is_refused():
     assert "deploy it as stack 'dev'" in str(refused.value.issues[0])
 
 
-def test_a_region_stack_reads_its_environment_file(prod_plan):
-    """`pulumi up -s prod.usw2`: the engine passes no environment; the program reads Pulumi.prod.yaml."""
+def test_a_region_stack_reads_its_environment_file(prod_plan, monkeypatch):
+    """`pulumi up -s prod.usw2`: the engine passes no environment; the program reads Pulumi.prod.yaml in the
+    directory it runs in (the CLI's: the stack files')."""
     part = prod_plan.stacks["prod.usw2"]
+    monkeypatch.chdir(ENVIRONMENTS_DIR)
     evaluation = evaluate(
         lambda: runpy.run_path(str(PROJECT_DIR / "__main__.py"), run_name="__main__"),
         project="inference-platform",
@@ -210,11 +212,11 @@ def test_a_private_link_deployer_is_admitted_on_the_private_endpoint():
     assert evaluate_plan(plan).mandatory == []
 
 
-def test_the_prod_dry_run_shows_every_wave_from_the_offline_plans(capsys):
+def test_the_prod_dry_run_shows_every_wave_from_the_offline_plans(capsys, fixture_project):
     """`make rollout ENV=prod DRY_RUN=1`: no credentials, no Pulumi CLI."""
     from tools.rollout.__main__ import main
 
-    assert main(["prod", "--dry-run"]) == 0
+    assert main(["prod", "--project-dir", str(fixture_project), "--dry-run"]) == 0
     out = capsys.readouterr().out
     waves = [line.split("wave ", 1)[1].strip(" ─") for line in out.splitlines() if "── wave " in line]
     assert waves == ["1: canary", "2: aws", "3: gcp", "4: global"]

@@ -1,4 +1,4 @@
-"""The tests themselves: none may pass on empty input.
+"""The tests themselves: none may pass on empty input, and none reads the environments beside the program.
 
 A test whose every assertion sits inside a loop over data (a plan's objects, a catalog), or is an `all(...)` /
 "no offenders" check over it, passes when the data is empty: a wrong selector or an empty plan looks green. Such a
@@ -9,7 +9,14 @@ over a literal (`for env in ("dev", "prod")`, or a module constant spelled out a
 from __future__ import annotations
 
 import ast
+import contextlib
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
+
+from tests import environment_guard
+from tests.harness import ENVIRONMENTS_DIR
 
 TESTS = Path(__file__).parent
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -158,3 +165,51 @@ def test_each_environment(dev, prod):
     assert vacuous_tests(nested) == ["test_each_environment (line 2)"]
     assert vacuous_tests(guarded) == []
     assert vacuous_tests(literal) == []
+
+
+# --- the environments beside the program are a team's: tests/environment_guard.py -------------------------------
+
+PROBE = "Pulumi.guard-probe.yaml"  # a name no project keeps: opening it is seen even when it does not exist
+
+
+def _open(path: Path | str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        Path(path).read_bytes()
+
+
+def test_the_guard_sees_every_open_of_an_environment_file_beside_the_program(tmp_path, monkeypatch):
+    project = Path(environment_guard.PROJECT_DIR)
+    with environment_guard.reads() as found:
+        _open(project / PROBE)
+        _open(project / "Pulumi.guard-probe.use1.yaml")  # a stack's own file
+        monkeypatch.chdir(project)
+        _open(PROBE)  # relative to the directory the test runs in
+        _open(project / "Pulumi.yaml")  # the project file: the program's
+        _open(ENVIRONMENTS_DIR / "Pulumi.dev.yaml")  # the tests' own
+        _open(tmp_path / PROBE)  # another directory
+    assert found == [str(project / PROBE), str(project / "Pulumi.guard-probe.use1.yaml"), str(project / PROBE)]
+
+
+def test_a_test_reading_an_environment_beside_the_program_fails_naming_it(tmp_path):
+    """The guard's hooks in a pytest run of their own: a test, and a module at collection, that open one."""
+    probe = Path(environment_guard.PROJECT_DIR) / PROBE
+    opens = f"from pathlib import Path\n\ntry:\n    Path({str(probe)!r}).read_bytes()\nexcept OSError:\n    pass\n"
+    (tmp_path / "test_reads.py").write_text(
+        "def test_reads():\n" + textwrap.indent(opens, "    ") + "\n\ndef test_reads_nothing():\n    pass\n"
+    )
+    (tmp_path / "test_collected.py").write_text(opens)
+    pytest = [sys.executable, "-m", "pytest", "-p", "tests.environment_guard", "-p", "no:cacheprovider"]
+    pytest += ["-o", "addopts=", "--rootdir", str(tmp_path), "-q"]
+
+    def run(name: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [*pytest, str(tmp_path / name)], cwd=environment_guard.PROJECT_DIR, capture_output=True, text=True
+        )
+
+    reads = run("test_reads.py")
+    assert reads.returncode == 1, reads.stdout
+    assert reads.stdout.splitlines()[-1].startswith("2 passed, 1 error")  # test_reads fails at teardown
+    assert f"test_reads.py::test_reads read {PROBE} of the project's directory" in reads.stdout
+    collected = run("test_collected.py")
+    assert collected.returncode == 2, collected.stdout  # a collection error
+    assert f"collecting test_collected.py read {PROBE} of the project's directory" in collected.stdout

@@ -18,6 +18,8 @@ from typing import Any
 
 import celpy
 from celpy import celtypes
+from celpy.adapter import json_to_cel
+from celpy.evaluation import CELEvalError
 from pulumi.runtime.rpc import UNKNOWN
 
 from tools.plan.engine import SECRET
@@ -122,14 +124,14 @@ def _evaluate(value: Any, schema: dict, path: str, rule: dict) -> Outcome:
         return Outcome(path, text, message, "not evaluated", "transition rule: no oldSelf on create")
     try:
         result = _program(text).evaluate({"self": _to_cel(value, schema)})
-    except celpy.CELEvalError as error:
+    except CELEvalError as error:
         return _error(path, text, message, error)
-    if isinstance(result, celpy.CELEvalError):
+    if isinstance(result, CELEvalError):
         return _error(path, text, message, result)
     return Outcome(path, text, message, "pass" if bool(result) else "fail")
 
 
-def _error(path: str, rule: str, message: str, error: celpy.CELEvalError) -> Outcome:
+def _error(path: str, rule: str, message: str, error: CELEvalError) -> Outcome:
     missing = _UNDECLARED.search(str(error.args[0] if error.args else error))
     if missing:
         return Outcome(path, rule, message, "not evaluated", f"function {missing.group(1)}() not implemented")
@@ -149,8 +151,8 @@ def _to_cel(value: Any, schema: dict) -> Any:
             }
         )
     if isinstance(value, list):
-        item = schema.get("items") if isinstance(schema.get("items"), dict) else {}
+        item = items if isinstance(items := schema.get("items"), dict) else {}
         return celtypes.ListType([_to_cel(v, item) for v in value])
     if schema.get("type") == "number" and isinstance(value, int) and not isinstance(value, bool):
         return celtypes.DoubleType(value)
-    return celpy.json_to_cel(value)
+    return json_to_cel(value)

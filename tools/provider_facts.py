@@ -351,6 +351,13 @@ class FactsError(Exception):
     pass
 
 
+def _found(match: re.Match[str] | None, what: str) -> re.Match[str]:
+    """A pattern the pinned source must hold; without it the source moved on and the parser must follow."""
+    if match is None:
+        raise FactsError(f"{what} not found in the pinned source")
+    return match
+
+
 def git_show(git_dir: Path, ref: str, path: str) -> str:
     result = subprocess.run(
         ["git", "-C", str(git_dir), "show", f"{ref}:{path}"], capture_output=True, text=True, check=False
@@ -690,7 +697,7 @@ class _GoExpr:
         return out
 
     def helper(self, name: str, args: list[str]) -> list[str]:
-        m = re.search(rf"func {name}\([^)]*\)\s*properties\s*\{{", self.src)
+        m = _found(re.search(rf"func {name}\([^)]*\)\s*properties\s*\{{", self.src), f"func {name}")
         body = self.src[m.end() : _matching(self.src, m.end() - 1)]
         suffixes = re.findall(r'prefix\s*\+\s*"([^"]*)"', body)
         return [a + s for a in args for s in suffixes]
@@ -700,13 +707,14 @@ class _GoExpr:
         if tok.startswith('"'):
             return json.loads(tok), i + 1
         if tok == "append":
-            items, i = [], i + 2
+            appended: list[Any] = []
+            i += 2
             while tokens[i] != ")":
                 part, i = self.value(tokens, i)
-                items += part
+                appended += part
                 i += 1 if tokens[i] == "..." else 0
                 i += 1 if tokens[i] == "," else 0
-            return items, i + 1
+            return appended, i + 1
         if tokens[i + 1 : i + 2] == ["{"]:  # a composite literal: a list or a map
             i += 2
             items: list[Any] = []
@@ -744,10 +752,14 @@ def kubernetes_facts(git_dir: Path, ref: str) -> dict[str, Any]:
                 key = f"{group or 'core'}/{version}/{kind}"
                 kinds[key] = strip([*kinds.get(key, []), *paths])
     body = strip_comments(diff_go)
-    secret = re.search(r"IsSecret\(obj\).*?properties\{([^}]*)\}", body, re.S)
-    config_map = re.search(r"IsConfigMap\(obj\).*?properties\{([^}]*)\}", body, re.S)
-    helm = re.search(r"forceNewFields := \[\]string\{([^}]*)\}", strip_comments(release_go))
-    identity = re.search(r"metadataForceNewProperties\(\"([^\"]+)\"\)", body)
+    secret = _found(re.search(r"IsSecret\(obj\).*?properties\{([^}]*)\}", body, re.S), "diff.go's Secret fields")
+    config_map = _found(
+        re.search(r"IsConfigMap\(obj\).*?properties\{([^}]*)\}", body, re.S), "diff.go's ConfigMap fields"
+    )
+    helm = _found(
+        re.search(r"forceNewFields := \[\]string\{([^}]*)\}", strip_comments(release_go)), "helm_release.go's fields"
+    )
+    identity = _found(re.search(r"metadataForceNewProperties\(\"([^\"]+)\"\)", body), "diff.go's metadata fields")
     return {
         "identity": strip(expr.helper("metadataForceNewProperties", [identity.group(1)])),
         "kinds": dict(sorted(kinds.items())),
@@ -842,7 +854,8 @@ def generate(
             except FactsError as exc:
                 problems.append(f"{token}: {exc}")
                 continue
-            named, unmatched = [], []
+            named: list[str] = []
+            unmatched: list[str] = []
             for tf_path in tf_paths:
                 block = "#" if tf_path.endswith("#") else ""
                 name = sdk_path(token, tf_path.removesuffix("#"))

@@ -58,17 +58,17 @@ def args_class(resource_type: str) -> type | None:
     else:
         package, module, _ = resource_type.split(":")
         _import(package)
-        found = get_resource_module(package, module, "")
-        mod_info = getattr(found, "mod_info", None) if found else None
+        registered = get_resource_module(package, module, "")
+        mod_info = getattr(registered, "mod_info", None) if registered else None
         name = (mod_info or {}).get("classes", {}).get(resource_type)
-        info = {"fqn": mod_info["fqn"], "class": name} if name else None
+        info = {"fqn": mod_info["fqn"], "class": name} if mod_info and name else None
     if not info:
         return None
     # The one input type the resource's own module exports: `<Class>Args`, or `<Class>InitArgs` where
     # the package namespace has a nested input type of that name (pulumi_aws.s3's BucketVersioningArgs).
     resource = getattr(importlib.import_module(info["fqn"]), info["class"])
-    module = importlib.import_module(resource.__module__)
-    (found,) = (cls for export in module.__all__ if is_input_type(cls := getattr(module, export)))
+    own_module = importlib.import_module(resource.__module__)
+    (found,) = (cls for export in own_module.__all__ if is_input_type(cls := getattr(own_module, export)))
     return found
 
 
@@ -165,7 +165,8 @@ def _check_value(value: Any, hint: Any, path: str, report: Report) -> None:
         failures.append(trial.problems)
     structural = [f for f in failures if f]
     if structural:  # the value has the shape of a member (an object, a list) but wrong contents
-        report.problems.extend(min(structural, key=len))
+        shortest = min(structural, key=len)
+        report.problems.extend(shortest)
     else:
         expected = " | ".join(_type_name(m) for m in members)
         report.problems.append(f"{path}: {value!r:.60} is not {expected}")

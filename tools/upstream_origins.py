@@ -23,6 +23,7 @@ import subprocess
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 import yaml
 
@@ -419,7 +420,11 @@ class _Loader(yaml.SafeLoader):
     """YAML 1.1's `=` (the "value" type) as a plain string: a CRD may have `=` as an enum value."""
 
 
-_Loader.add_constructor("tag:yaml.org,2002:value", yaml.SafeLoader.construct_yaml_str)
+def _value_as_str(loader: _Loader, node: yaml.Node) -> str:
+    return loader.construct_yaml_str(node)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:value", _value_as_str)
 
 
 def _crd_documents(text: str) -> list[dict]:
@@ -481,7 +486,7 @@ def generate(spec: ChartCrds) -> tuple[str, str]:
     ]
     if stray:
         raise ValueError(f"{spec.chart}: CRDs neither installed nor ignored by the spec: {stray}")
-    served = []
+    served: list[dict[str, Any]] = []
     for api in spec.served:
         template, types = text[api.rendered_by].decode(), repo.read(api.types_file).decode()
         if f"{api.version}.{api.group}" not in template or "kind: APIService" not in template:

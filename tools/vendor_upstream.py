@@ -272,7 +272,7 @@ def build(
             problems.append(f"{relative}: {exc}")
             continue
         texts[relative] = text
-        entry = {
+        entry: dict[str, Any] = {
             "path": relative,
             **found,
             "upstream_sha256": upstream_hash or _sha256(raw),

@@ -121,7 +121,7 @@ def _cache_rules(t: ThresholdsSpec) -> list[dict[str, Any]]:
     ]
 
 
-def alert_groups(scope: ObservedScope, thresholds: ThresholdsSpec, ttft: Mapping[str, float]) -> list[dict]:
+def alert_groups(scope: ObservedScope, thresholds: ThresholdsSpec, ttft: Mapping[str, float]) -> list[dict[str, Any]]:
     """PrometheusRule `spec.groups` for the components the region runs (empty groups left out)."""
     groups = [
         ("inference-platform.serving", _serving_rules(ttft, thresholds)),

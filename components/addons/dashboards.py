@@ -56,7 +56,9 @@ def _variable(name: str, metric: m.Metric | str, label: str) -> dict[str, Any]:
     }
 
 
-def _dashboard(uid: str, title: str, rows: list[tuple[str, list[Panel]]], variables: list[dict]) -> dict[str, Any]:
+def _dashboard(
+    uid: str, title: str, rows: list[tuple[str, list[Panel]]], variables: list[dict[str, Any]]
+) -> dict[str, Any]:
     panels: list[dict[str, Any]] = []
     y = 0
     for row_title, row in rows:

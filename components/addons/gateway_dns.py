@@ -45,7 +45,9 @@ TOKEN_SKIP = checkov_skips(
 )
 
 
-def external_dns_args(domain_filter: str | None, owner: str, cloud_flags: Sequence[str]) -> list[str]:
+def external_dns_args(
+    domain_filter: str | None, owner: str, cloud_flags: Sequence[pulumi.Input[str]]
+) -> list[pulumi.Input[str]]:
     """Flags of external-dns v0.15.1 (pkg/apis/externaldns/types.go L425-596): the routes of the gateways in
     envoy-gateway-system only, names under `domain_filter` (none: every name of those routes), records it owns
     marked by TXT, never deleting what it did not create. Which zone it writes to is the cloud flags' choice
@@ -68,7 +70,7 @@ class ExternalDnsArgs:
     hostname: str
     label_domain: str
     domain_filter: str | None  # --domain-filter, when the cloud's zone selection allows one
-    cloud_flags: tuple[str, ...]  # --provider and its zone filters
+    cloud_flags: tuple[pulumi.Input[str], ...]  # --provider and its zone filters
     identity: Mapping[str, pulumi.Input[str]]  # the service account's cloud identity annotation
     env: Mapping[str, str]  # e.g. the AWS region the provider calls
     gateway: pulumi.Resource  # Envoy Gateway's release: the Gateway API kinds it reads

@@ -111,15 +111,16 @@ class GatewayCertificate(pulumi.ComponentResource):
     def __init__(self, name: str, args: GatewayCertificateArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:addons:GatewayCertificate", name, None, opts)
         cluster = args.cluster
+        ca_pair: pulumi.Output[dict[str, str]] = pulumi.Output.secret(
+            pulumi.Output.all(args.ca_cert_pem, args.ca_key_pem).apply(
+                lambda pair: {"tls.crt": pair[0], "tls.key": pair[1]}
+            )
+        )
         key_pair = k8s.core.v1.Secret(
             f"{cluster.name}-{ISSUER}",
             metadata={"name": ISSUER, "namespace": CERT_MANAGER_NAMESPACE},
             type="kubernetes.io/tls",
-            string_data=pulumi.Output.secret(
-                pulumi.Output.all(args.ca_cert_pem, args.ca_key_pem).apply(
-                    lambda pair: {"tls.crt": pair[0], "tls.key": pair[1]}
-                )
-            ),
+            string_data=ca_pair,
             opts=pulumi.ResourceOptions(
                 parent=self, provider=cluster.provider, depends_on=[*cluster.ready, *args.cert_manager]
             ),

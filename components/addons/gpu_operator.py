@@ -68,12 +68,14 @@ def mig_parted_config(region: RegionSpec) -> dict[str, Any] | None:
     A named ConfigMap replaces the MIG manager's generated config, so it carries every config a
     node of the cluster may select: all-disabled (the default) and each MIG pool's own.
     """
-    mig_pools = [p for p in operator_pools(region) if p.mig is not None]
-    if not any(p.mig.layout for p in mig_pools):
+    pools = operator_pools(region)
+    if not any(p.mig is not None and p.mig.layout for p in pools):
         return None
     configs: dict[str, list[dict[str, Any]]] = {MIG_DISABLED: [{"devices": "all", "mig-enabled": False}]}
-    for pool in mig_pools:
-        configs[mig_config_name(pool)] = [{"devices": "all", "mig-enabled": True, "mig-devices": mig_layout(pool)}]
+    for pool in pools:
+        name = mig_config_name(pool)  # None: a pool without MIG
+        if name is not None:
+            configs[name] = [{"devices": "all", "mig-enabled": True, "mig-devices": mig_layout(pool)}]
     return {"version": "v1", "mig-configs": configs}
 
 
@@ -82,7 +84,7 @@ def device_plugin_config(region: RegionSpec) -> dict[str, dict[str, Any]] | None
     entries: dict[str, dict[str, Any]] = {}
     for pool in operator_pools(region):
         key = time_slicing_config_key(region.cloud, pool)
-        if key is not None:
+        if key is not None and pool.time_slicing is not None:
             entries[key] = {
                 "version": "v1",
                 "sharing": {

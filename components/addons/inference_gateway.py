@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import pulumi
@@ -41,12 +42,14 @@ AI_GATEWAY_RELEASE = "ai-gateway"
 EPP_AUTH_REVIEWER = "inference-epp-auth-reviewer"
 
 
-def _ratelimit_patch(env: list[dict]) -> dict[str, Any]:
+def _ratelimit_patch(env: list[dict[str, Any]]) -> dict[str, Any]:
     container = {"name": RATELIMIT_CONTAINER, "env": env}
     return {"patch": {"type": "StrategicMerge", "value": {"spec": {"template": {"spec": {"containers": [container]}}}}}}
 
 
-def envoy_gateway_values(redis_url: str, redis_env: list[dict], production: bool, lua: bool = False) -> dict[str, Any]:
+def envoy_gateway_values(
+    redis_url: str, redis_env: list[dict[str, Any]], production: bool, lua: bool = False
+) -> dict[str, Any]:
     """gateway-helm values: the AI Gateway as extension manager, InferencePool backends, Redis-backed limits, and
     Lua EnvoyExtensionPolicies only where request classes need the platform's (`lua`; off by default upstream).
 
@@ -116,7 +119,7 @@ def ai_gateway_values() -> dict[str, Any]:
     }
 
 
-def _provider_credentials(provider: ExternalProviderSpec) -> tuple[str, pulumi.Output[str], dict]:
+def _provider_credentials(provider: ExternalProviderSpec) -> tuple[str, pulumi.Output[str], dict[str, Any]]:
     """(Secret key, secret value, BackendSecurityPolicy body) of a provider; values stay Pulumi secrets."""
     if provider.type == "openai":
         key = pulumi.Output.secret(provider.api_key.get_secret_value())  # type: ignore[union-attr]
@@ -140,7 +143,7 @@ def _credentials(provider: ExternalProviderSpec) -> str:
     return f"{provider.name}-credentials"
 
 
-def _schema(provider: ExternalProviderSpec) -> dict:
+def _schema(provider: ExternalProviderSpec) -> dict[str, Any]:
     return {"name": "AWSBedrock"} if provider.type == "bedrock" else {"name": "OpenAI"}
 
 
@@ -172,7 +175,7 @@ class InferenceGateway(pulumi.ComponentResource):
     hostname: str
     pools: dict[str, InferencePool]
     models: list[str]  # routed model names
-    routes: dict[str, dict]  # AIGatewayRoute name -> spec
+    routes: dict[str, dict[str, Any]]  # AIGatewayRoute name -> spec
 
     def __init__(self, name: str, args: InferenceGatewayArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:addons:InferenceGateway", name, None, opts)
@@ -208,7 +211,7 @@ class InferenceGateway(pulumi.ComponentResource):
         kind: str,
         name: str,
         api_version: str,
-        spec: dict,
+        spec: dict[str, Any],
         crd_from: Sequence[pulumi.Resource],
         namespace: str | None = None,  # None: cluster-scoped
         depends_on: Sequence[pulumi.Resource] = (),
@@ -288,11 +291,12 @@ class InferenceGateway(pulumi.ComponentResource):
         """The GatewayClass, and in Envoy Gateway's namespace the Gateway, its proxy and its policies."""
         cluster, env, region, gateway = args.cluster, args.env, args.region, args.env.gateway
         eg_ns = [installed.eg_ns]
-        in_eg = {
-            "name": names.GATEWAY_NAME,
-            "namespace": names.ENVOY_GATEWAY_NAMESPACE,
-            "crd_from": [installed.envoy_gateway],
-        }
+        in_eg = partial(
+            self._custom,
+            name=names.GATEWAY_NAME,
+            namespace=names.ENVOY_GATEWAY_NAMESPACE,
+            crd_from=[installed.envoy_gateway],
+        )
         self._custom(
             kind="GatewayClass",
             name=specs.GATEWAY_CLASS,
@@ -300,43 +304,39 @@ class InferenceGateway(pulumi.ComponentResource):
             spec={"controllerName": specs.CONTROLLER_NAME},
             crd_from=[installed.envoy_gateway],
         )
-        self._custom(
+        in_eg(
             kind="EnvoyProxy",
             api_version=specs.ENVOY_GATEWAY_API,
             spec=specs.envoy_proxy_spec(cluster.cloud, region.gateway, gateway, env.production),
             depends_on=eg_ns,
-            **in_eg,
         )
-        self._custom(
+        in_eg(
             kind="Gateway",
             api_version=specs.GATEWAY_API,
             spec=specs.gateway_spec(self.hostname, region.gateway),
             depends_on=eg_ns,
-            **in_eg,
         )
-        self._custom(
+        in_eg(
             kind="ClientTrafficPolicy",
             api_version=specs.ENVOY_GATEWAY_API,
             spec=specs.client_traffic_policy_spec(gateway),
             depends_on=eg_ns,
-            **in_eg,
         )
-        self._custom(
+        in_eg(
             kind="BackendTrafficPolicy",
             api_version=specs.ENVOY_GATEWAY_API,
             spec=specs.backend_traffic_policy_spec(
                 env, waking=any(p.cold_start_seconds is not None for p in model_placements(env, region))
             ),
             depends_on=eg_ns,
-            **in_eg,
         )
         if priority.classed_placements(env, region):
-            self._custom(
+            in_eg(
                 kind="EnvoyExtensionPolicy",
+                name=priority.POLICY_NAME,
                 api_version=specs.ENVOY_GATEWAY_API,
                 spec=priority.priority_policy_spec(env, region, specs.GATEWAY_REF),
                 depends_on=eg_ns,
-                **{**in_eg, "name": priority.POLICY_NAME},
             )
         if gateway.auth == "apiKey":
             keys = k8s.core.v1.Secret(
@@ -346,12 +346,11 @@ class InferenceGateway(pulumi.ComponentResource):
                 string_data=dict(args.api_keys),
                 opts=self._after(installed.eg_ns),
             )
-            self._custom(
+            in_eg(
                 kind="SecurityPolicy",
                 api_version=specs.ENVOY_GATEWAY_API,
                 spec=specs.security_policy_spec(),
                 depends_on=[*eg_ns, keys],
-                **in_eg,
             )
 
     def _pools(self, args: InferenceGatewayArgs, installed: _Installed) -> dict[str, InferencePool]:

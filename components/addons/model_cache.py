@@ -35,6 +35,7 @@ same loader streams straight from `s3://` / `gs://` when the cache is off (the a
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -111,7 +112,7 @@ def runtime_jvm_options() -> list[str]:
     return [f"-XX:MaxRAM={JOB_JVM_GIB * 1024}m"]
 
 
-def _resources(memory_gib: int, cpu: float) -> dict:
+def _resources(memory_gib: int, cpu: float) -> dict[str, Any]:
     return {
         "requests": {"cpu": f"{round(cpu * 1000)}m", "memory": f"{memory_gib}Gi"},
         "limits": {"memory": f"{memory_gib}Gi"},
@@ -198,10 +199,10 @@ def mount_root_annotation(label_domain: str) -> str:
     return f"{label_domain}/fluid-mount-root"
 
 
-def fluid_values(region: RegionSpec) -> dict:
+def fluid_values(region: RegionSpec) -> dict[str, Any]:
     """The Fluid chart's values on the region's cluster: the runtimes we use, the CSI plugin's kubelet access and,
     where the node's root file system is read-only, a writable mount root."""
-    runtime: dict = {"alluxio": {"enabled": True}, "thin": {"enabled": True}}
+    runtime: dict[str, Any] = {"alluxio": {"enabled": True}, "thin": {"enabled": True}}
     if region.cloud in MOUNT_ROOT:
         runtime["mountRoot"] = MOUNT_ROOT[region.cloud]
     return {"runtime": runtime, "csi": CSI_VALUES[region.cloud]}
@@ -256,9 +257,9 @@ class ModelCache(pulumi.ComponentResource):
             kind: str,
             *,
             name: str,
-            metadata: dict,
-            spec: dict,
-            depends_on: list,
+            metadata: dict[str, Any],
+            spec: dict[str, Any],
+            depends_on: list[pulumi.Resource],
             replace_on_changes: tuple[str, ...],
         ) -> k8s.apiextensions.CustomResource:
             """A Fluid object; Fluid reads its spec once (upstream.FLUID_APPLIES_A_CACHES_SPEC_ONCE), so a change of
@@ -373,7 +374,7 @@ class ModelCache(pulumi.ComponentResource):
         self.register_outputs({"dataset": f"{CACHE_NAMESPACE}/{DATASET}", "capacityGib": args.plan.capacity_gib})
 
     @staticmethod
-    def _runtime_spec(args: ModelCacheArgs) -> dict:
+    def _runtime_spec(args: ModelCacheArgs) -> dict[str, Any]:
         plan = args.plan
         levels = [
             {

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import pulumi
@@ -169,7 +170,9 @@ class Observability(pulumi.ComponentResource):
                 parent=self, provider=cluster.provider, depends_on=[*cluster.ready, *depends_on]
             )
 
-        def metadata(object_name: str, labels: dict[str, str], annotations: dict[str, str] | None = None) -> dict:
+        def metadata(
+            object_name: str, labels: dict[str, str], annotations: dict[str, str] | None = None
+        ) -> dict[str, Any]:
             meta: dict[str, Any] = {
                 "name": object_name,
                 "namespace": self.namespace,
@@ -186,14 +189,15 @@ class Observability(pulumi.ComponentResource):
         if showback:
             boards["showback"] = showback_dashboard()
         groups = alert_groups(scope, obs.thresholds, ttft_objectives(args.env, region)) + showback
-        after_crds = {
-            "cluster": cluster,
-            "parent": self,
-            "crd_from": crds_from,
-            "depends_on": [*cluster.ready, *in_namespace],
-        }
+        after_crds = partial(
+            custom_resource,
+            cluster=cluster,
+            parent=self,
+            crd_from=crds_from,
+            depends_on=[*cluster.ready, *in_namespace],
+        )
         self.monitors = [
-            custom_resource(
+            after_crds(
                 f"{cluster.name}-{target.name}-monitor",
                 {
                     "apiVersion": MONITORING_API,
@@ -203,7 +207,6 @@ class Observability(pulumi.ComponentResource):
                     ),
                     "spec": target.spec(),
                 },
-                **after_crds,
             )
             for target in targets
         ]
@@ -217,7 +220,7 @@ class Observability(pulumi.ComponentResource):
             for board, model in boards.items()
         ]
         self.rules = (
-            custom_resource(
+            after_crds(
                 f"{cluster.name}-inference-alerts",
                 {
                     "apiVersion": MONITORING_API,
@@ -225,7 +228,6 @@ class Observability(pulumi.ComponentResource):
                     "metadata": metadata("inference-platform", self.monitor_labels),
                     "spec": {"groups": groups},
                 },
-                **after_crds,
             )
             if groups
             else None

@@ -11,6 +11,7 @@ survive a zone loss, point `gateway.redis.url` at a managed Redis instead.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -45,7 +46,7 @@ AUTH_KEY = "password"
 DATA_SIZE = "1Gi"  # the append-only file of at most MAX_MEMORY_MB of counters, rewritten as it grows
 
 
-def auth_env(name: str) -> dict:
+def auth_env(name: str) -> dict[str, Any]:
     """An environment variable holding the Redis password, from its Secret."""
     return {"name": name, "valueFrom": {"secretKeyRef": {"name": AUTH_SECRET, "key": AUTH_KEY}}}
 
@@ -59,7 +60,7 @@ class RateLimitRedisArgs:
 class RateLimitRedis(pulumi.ComponentResource):
     url: str
     # The rate limiter's container env (Envoy Gateway's rateLimitDeployment) that authenticates it.
-    client_env: list[dict]
+    client_env: list[dict[str, Any]]
 
     def __init__(self, name: str, args: RateLimitRedisArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:addons:RateLimitRedis", name, None, opts)
@@ -83,7 +84,7 @@ class RateLimitRedis(pulumi.ComponentResource):
         self.register_outputs({"url": self.url})
 
 
-def _redis_container() -> dict:
+def _redis_container() -> dict[str, Any]:
     return {
         "name": "redis",
         "image": REDIS_IMAGE,

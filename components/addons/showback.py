@@ -29,16 +29,20 @@ def _to_model(expr: str, label: str) -> str:
 
 def showback_groups(env: EnvironmentSpec, region: RegionSpec) -> list[dict[str, Any]]:
     """The PrometheusRule group of recording rules for the models placed in `region`."""
-    priced = [c for c in environment_cost(env).models if c.region == region.name and c.price is not None]
+    priced = [
+        (c.model, c.node_share * c.price.usd_per_hour)
+        for c in environment_cost(env).models
+        if c.region == region.name and c.price is not None
+    ]
     if not any(p.region == region.name for model in env.models for p in model.placements):
         return []
     rules: list[dict[str, Any]] = [
         {
             "record": str(m.SHOWBACK_REPLICA_COST),
-            "expr": f"vector({c.node_share * c.price.usd_per_hour:.6g})",
-            "labels": {"model": c.model},
+            "expr": f"vector({usd_per_hour:.6g})",
+            "labels": {"model": model},
         }
-        for c in priced
+        for model, usd_per_hour in priced
     ]
     rules += [
         {

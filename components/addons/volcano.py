@@ -9,6 +9,7 @@ keeps a tensor-parallel gang inside one fabric domain (a tier-1 HyperNode).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import pulumi
@@ -207,7 +208,9 @@ class Volcano(pulumi.ComponentResource):
             )
 
         # Queues and HyperNodes are Volcano CRs: their CRDs come with the release.
-        after_crds = {"cluster": cluster, "parent": self, "crd_from": [self.release], "depends_on": cluster.ready}
+        after_crds = partial(
+            custom_resource, cluster=cluster, parent=self, crd_from=[self.release], depends_on=cluster.ready
+        )
         tenant_queues = queues(env, region)
         for queue, spec in tenant_queues.items():
             queue_manifest = {
@@ -216,10 +219,10 @@ class Volcano(pulumi.ComponentResource):
                 "metadata": {"name": queue},
                 "spec": spec,
             }
-            custom_resource(f"{cluster.name}-queue-{queue}", queue_manifest, **after_crds)
+            after_crds(f"{cluster.name}-queue-{queue}", queue_manifest)
         tree = hyper_nodes(env.label_domain, cluster.name, region)
         for node in tree:
-            custom_resource(f"{cluster.name}-hypernode-{node['metadata']['name']}", node, **after_crds)
+            after_crds(f"{cluster.name}-hypernode-{node['metadata']['name']}", node)
         self.register_outputs(
             {"queues": list(tenant_queues), "hyperNodes": [node["metadata"]["name"] for node in tree]}
         )

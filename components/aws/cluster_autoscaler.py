@@ -110,7 +110,8 @@ def tag_auto_scaling_group(
 
 def _asg_name(node_group: aws.eks.NodeGroup) -> pulumi.Output[str]:
     """The Auto Scaling group EKS made for a managed node group."""
-    return node_group.resources.apply(lambda resources: resources[0].autoscaling_groups[0].name)
+    name: pulumi.Output[str] = node_group.resources.apply(lambda resources: resources[0].autoscaling_groups[0].name)
+    return name
 
 
 def autoscaler_policy(region: str, asg_names: Sequence[str], node_group_arns: Sequence[str]) -> str:
@@ -197,8 +198,7 @@ class ClusterAutoscaler(pulumi.ComponentResource):
     def __init__(self, name: str, args: ClusterAutoscalerArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:aws:ClusterAutoscaler", name, None, opts)
         cluster, region = args.cluster, args.cluster.region
-        identity = cluster.identity
-        assert identity is not None and identity.oidc_provider_arn is not None, "EKS clusters have IRSA"
+        identity = cluster.irsa()
         asg_names = [_asg_name(g) for g in args.node_groups]
         policy = pulumi.Output.all(pulumi.Output.all(*asg_names), pulumi.Output.all(*(g.arn for g in args.node_groups)))
         role = irsa_role(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -115,7 +116,7 @@ class EksCluster(pulumi.ComponentResource):
     def _child(self) -> pulumi.ResourceOptions:
         return pulumi.ResourceOptions(parent=self)
 
-    def _control_plane(self, private_subnets: list) -> aws.eks.Cluster:
+    def _control_plane(self, private_subnets: list[pulumi.Output[str]]) -> aws.eks.Cluster:
         """Private-by-default API, secrets encrypted with our own key, every control-plane log kept."""
         name, args, region = self._name, self._args, self._args.region
         # Stateful in production: a `pulumi destroy` or a replace must not take these down.
@@ -225,7 +226,7 @@ class EksCluster(pulumi.ComponentResource):
             parent=self,
         )
 
-    def _addon(self, addon_name: str, depends_on: list[pulumi.Resource], **kwargs) -> aws.eks.Addon:
+    def _addon(self, addon_name: str, depends_on: list[pulumi.Resource], **kwargs: Any) -> aws.eks.Addon:
         """A managed add-on at the version pinned for the cluster's Kubernetes minor."""
         return aws.eks.Addon(
             f"{self._name}-{addon_name}",
@@ -255,7 +256,7 @@ class EksCluster(pulumi.ComponentResource):
         )
 
     def _system_node_group(
-        self, name: str, args: EksClusterArgs, subnets: list, depends_on: list[pulumi.Resource]
+        self, name: str, args: EksClusterArgs, subnets: list[pulumi.Output[str]], depends_on: list[pulumi.Resource]
     ) -> aws.eks.NodeGroup:
         pool = args.region.system_pool
         template = aws.ec2.LaunchTemplate(

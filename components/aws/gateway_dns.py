@@ -8,15 +8,20 @@ import pulumi
 import pulumi_aws as aws
 
 from components.aws.irsa import IrsaRoleArgs, irsa_role
-from components.k8s.cluster import WorkloadIdentity
+from components.k8s.cluster import IrsaIdentity
 
 
 def external_dns_role(
-    name: str, *, identity: WorkloadIdentity, zone_id: pulumi.Input[str], namespace: str, service_account: str, parent
+    name: str,
+    *,
+    identity: IrsaIdentity,
+    zone_id: pulumi.Input[str],
+    namespace: str,
+    service_account: str,
+    parent: pulumi.Resource,
 ) -> aws.iam.Role:
     """What ExternalDNS's AWS provider calls (kubernetes-sigs/external-dns@v0.15.1:docs/tutorials/aws.md L15-40),
     narrowed to the one hosted zone it writes; only listing zones is account-wide in Route 53."""
-    assert identity.oidc_provider_arn is not None and identity.oidc_issuer is not None
     policy = pulumi.Output.from_input(zone_id).apply(
         lambda zone: json.dumps(
             {
@@ -50,7 +55,7 @@ def external_dns_role(
     )
 
 
-def private_zone(name: str, *, domain: str, vpc_id: pulumi.Input[str], parent) -> aws.route53.Zone:
+def private_zone(name: str, *, domain: str, vpc_id: pulumi.Input[str], parent: pulumi.Resource) -> aws.route53.Zone:
     """A private hosted zone for `domain`, answered only inside the region's VPC: where an internal gateway's name
     resolves. ExternalDNS's records are deleted with it (force_destroy)."""
     return aws.route53.Zone(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pulumi
 import pulumi_aws as aws
@@ -56,11 +56,11 @@ Content-Type: application/node.eks.aws
 """
 
 
-def node_config(pool: GpuPoolSpec) -> dict | None:
+def node_config(pool: GpuPoolSpec) -> dict[str, Any] | None:
     """What a GPU pool asks of nodeadm, None when nothing: the instance-store NVMe drives assembled into one RAID0
     array holding the kubelet's and containerd's state (images, emptyDir) and the SOCI snapshotter's, and parallel
     image pulls (upstream.NODEADM_FAST_IMAGE_PULL)."""
-    spec: dict = {}
+    spec: dict[str, Any] = {}
     if MACHINES[pool.machine_type].local_nvme_gib:
         spec["instance"] = {"localStorage": {"strategy": "RAID0"}}
     if pool.image_pull == "parallel":
@@ -115,7 +115,7 @@ class EksGpuNodeGroupArgs:
     scale_down_unneeded_seconds: int
 
 
-def efa_network_interfaces(efa_count: int, security_groups: list) -> list[dict]:
+def efa_network_interfaces(efa_count: int, security_groups: list[pulumi.Input[str]]) -> list[dict[str, Any]]:
     """AWS's recommended layout: an ENA primary, then one `efa-only` device per network card.
 
     Card 0 holds the ENA primary (device 0) and an EFA-only device (device 1); every further card
@@ -146,7 +146,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         full_name = f"{args.cluster_name}-{pool.name}"
 
-        template: dict = {}
+        template: dict[str, Any] = {}
         if uses_placement_group(pool):
             group = aws.ec2.PlacementGroup(
                 name, name=placement_group_name(args.cluster_name, pool), strategy="cluster", opts=child
@@ -226,7 +226,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
         return group
 
 
-def _capacity_options(pool: GpuPoolSpec) -> dict:
+def _capacity_options(pool: GpuPoolSpec) -> dict[str, Any]:
     """Launch template settings that pick the capacity: an ODCR or a Capacity Block (spot is the node group's)."""
     capacity = pool.capacity
     target = {"capacity_reservation_target": {"capacity_reservation_id": capacity.reservation_id}}

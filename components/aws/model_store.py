@@ -18,7 +18,7 @@ from components.aws.irsa import IrsaRoleArgs, irsa_role
 from components.aws.policy_docs import tls_only_bucket_policy
 from components.config.model_store import ModelStoreSpec
 from components.domain.model_bucket import MODELS_PREFIX, policy, prefix_read_statements
-from components.k8s.cluster import WorkloadIdentity
+from components.k8s.cluster import IrsaIdentity
 from components.k8s.workload_identity import ServiceAccountRef
 
 PUBLIC_ACCESS_BLOCKS = ("block_public_acls", "block_public_policy", "ignore_public_acls", "restrict_public_buckets")
@@ -30,7 +30,7 @@ class S3ModelStoreArgs:
     aws_region: str
     spec: ModelStoreSpec
     production: bool
-    identity: WorkloadIdentity
+    identity: IrsaIdentity
     # Service accounts granted read-only access to the models prefix, each through its own role,
     # by a short label (e.g. model-server, model-cache).
     readers: dict[str, ServiceAccountRef]

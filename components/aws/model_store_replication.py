@@ -9,6 +9,7 @@ Objects that existed before replication was turned on need one S3 Batch Replicat
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -25,9 +26,11 @@ class S3ModelReplicationArgs:
     destinations: dict[str, tuple[S3BucketRef, str]]
 
 
-def replication_policy(source_bucket: str, source_key: str, source_region: str, destinations: list[tuple]) -> str:
+def replication_policy(
+    source_bucket: str, source_key: str, source_region: str, destinations: list[tuple[str, str, str]]
+) -> str:
     """Read versions from the source, write replicas to each destination, with the keys on both sides."""
-    statements = [
+    statements: list[dict[str, Any]] = [
         {
             "Sid": "ReadSourceConfiguration",
             "Effect": "Allow",

@@ -10,12 +10,13 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterable
 from functools import cache
+from typing import TypeVar
 
 from publicsuffixlist import PublicSuffixList
 
 # IANA special-purpose space (RFC 6890 and successors): not reachable from the internet.
 _NOT_INTERNET_V4 = [
-    ipaddress.ip_network(n)
+    ipaddress.IPv4Network(n)
     for n in (
         "0.0.0.0/8",
         "10.0.0.0/8",
@@ -34,12 +35,12 @@ _NOT_INTERNET_V4 = [
     )
 ]
 # Global unicast is 2000::/3; everything else (and documentation space) is not the internet.
-_NOT_INTERNET_V6 = [ipaddress.ip_network(n) for n in ("::/3", "4000::/2", "8000::/1", "2001:db8::/32")]
-_WHOLE = {4: ipaddress.ip_network("0.0.0.0/0"), 6: ipaddress.ip_network("::/0")}
+_NOT_INTERNET_V6 = [ipaddress.IPv6Network(n) for n in ("::/3", "4000::/2", "8000::/1", "2001:db8::/32")]
+_Network = TypeVar("_Network", ipaddress.IPv4Network, ipaddress.IPv6Network)
 
 
-def _networks(cidrs: Iterable[object]) -> list:
-    found = []
+def _networks(cidrs: Iterable[object]) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    found: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
     for cidr in cidrs:
         if not isinstance(cidr, str):
             continue
@@ -54,11 +55,15 @@ def _networks(cidrs: Iterable[object]) -> list:
 def covers_internet(cidrs: Iterable[object]) -> bool:
     """True when the blocks, together, reach every internet address of IPv4 or of IPv6."""
     networks = _networks(cidrs)
-    for version, reserved in ((4, _NOT_INTERNET_V4), (6, _NOT_INTERNET_V6)):
-        mine = [n for n in networks if n.version == version]
-        if mine and list(ipaddress.collapse_addresses([*mine, *reserved])) == [_WHOLE[version]]:
-            return True
-    return False
+    v4 = [n for n in networks if isinstance(n, ipaddress.IPv4Network)]
+    v6 = [n for n in networks if isinstance(n, ipaddress.IPv6Network)]
+    return _cover(v4, _NOT_INTERNET_V4, ipaddress.IPv4Network("0.0.0.0/0")) or _cover(
+        v6, _NOT_INTERNET_V6, ipaddress.IPv6Network("::/0")
+    )
+
+
+def _cover(mine: list[_Network], reserved: list[_Network], whole: _Network) -> bool:
+    return bool(mine) and list(ipaddress.collapse_addresses([*mine, *reserved])) == [whole]
 
 
 @cache

@@ -97,12 +97,12 @@ GPUDIRECT_NETWORKING: dict[str, GpuDirectNetworking] = {
 GCP_LOCAL_SSD_GIB = 375
 
 
-def _aws(name, gpu, gpus, vcpus, mem, nvme, efa=0, pg=True) -> MachineType:
+def _aws(name: str, gpu: str, gpus: int, vcpus: int, mem: int, nvme: int, efa: int = 0, pg: bool = True) -> MachineType:
     return MachineType(name, "aws", gpu, gpus, vcpus, mem, nvme, efa_interfaces=efa, placement_group=pg)
 
 
-def _g(family: str, gpu: str, sizes: list[tuple]) -> list[MachineType]:
-    return [_aws(f"{family}.{size}", gpu, *rest) for size, *rest in sizes]
+def _g(family: str, gpu: str, sizes: list[tuple[str, int, int, int, int, int]]) -> list[MachineType]:
+    return [_aws(f"{family}.{size}", gpu, gpus, vcpus, mem, nvme, efa) for size, gpus, vcpus, mem, nvme, efa in sizes]
 
 
 _AWS = [
@@ -111,9 +111,9 @@ _AWS = [
         "g5",
         "A10G",
         [
-            ("xlarge", 1, 4, 16, 250),
-            ("2xlarge", 1, 8, 32, 450),
-            ("4xlarge", 1, 16, 64, 600),
+            ("xlarge", 1, 4, 16, 250, 0),
+            ("2xlarge", 1, 8, 32, 450, 0),
+            ("4xlarge", 1, 16, 64, 600, 0),
             ("8xlarge", 1, 32, 128, 900, 1),
             ("12xlarge", 4, 48, 192, 3800, 1),
             ("16xlarge", 1, 64, 256, 1900, 1),
@@ -125,9 +125,9 @@ _AWS = [
         "g6",
         "L4",
         [
-            ("xlarge", 1, 4, 16, 250),
-            ("2xlarge", 1, 8, 32, 450),
-            ("4xlarge", 1, 16, 64, 600),
+            ("xlarge", 1, 4, 16, 250, 0),
+            ("2xlarge", 1, 8, 32, 450, 0),
+            ("4xlarge", 1, 16, 64, 600, 0),
             ("8xlarge", 1, 32, 128, 900, 1),
             ("12xlarge", 4, 48, 192, 3760, 1),
             ("16xlarge", 1, 64, 256, 1880, 1),
@@ -139,9 +139,9 @@ _AWS = [
         "g6e",
         "L40S",
         [
-            ("xlarge", 1, 4, 32, 250),
-            ("2xlarge", 1, 8, 64, 450),
-            ("4xlarge", 1, 16, 128, 600),
+            ("xlarge", 1, 4, 32, 250, 0),
+            ("2xlarge", 1, 8, 64, 450, 0),
+            ("4xlarge", 1, 16, 128, 600, 0),
             ("8xlarge", 1, 32, 256, 900, 1),
             ("12xlarge", 4, 48, 384, 3800, 1),
             ("16xlarge", 1, 64, 512, 1900, 1),
@@ -159,7 +159,17 @@ _AWS = [
 
 
 def _gcp(
-    name, gpu, accel, gpus, vcpus, mem, ssd_disks, gpudirect="none", nics=0, compact=False, disk="pd-balanced"
+    name: str,
+    gpu: str,
+    accel: str,
+    gpus: int,
+    vcpus: int,
+    mem: int,
+    ssd_disks: int,
+    gpudirect: Literal["none", "tcpx", "tcpxo", "rdma"] = "none",
+    nics: int = 0,
+    compact: bool = False,
+    disk: str = "pd-balanced",
 ) -> MachineType:
     return MachineType(
         name,

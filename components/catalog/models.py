@@ -70,14 +70,16 @@ def architecture_name(config: Mapping[str, Any]) -> str | None:
 
 def head_dim(config: Mapping[str, Any]) -> int:
     """The attention head size the pinned vLLM uses for this config (HEAD_DIM_FROM_HIDDEN_SIZE)."""
-    derived = config["hidden_size"] // config["num_attention_heads"]
+    derived: int = config["hidden_size"] // config["num_attention_heads"]
     if architecture_name(config) in HEAD_DIM_FROM_HIDDEN_SIZE:
         return derived
-    return config.get("head_dim") or derived
+    stated: int = config.get("head_dim") or derived
+    return stated
 
 
 def expert_count(config: Mapping[str, Any]) -> int:
-    return next((config[key] for key in EXPERT_COUNT_KEYS if config.get(key)), 0)
+    count: int = next((config[key] for key in EXPERT_COUNT_KEYS if config.get(key)), 0)
+    return count
 
 
 def from_hf_config(
@@ -121,7 +123,9 @@ class PresetSource:
     hf_config: Mapping[str, Any]
 
 
-def _config(layers: int, hidden: int, heads: int, kv_heads: int, context: int, vocab: int, **more: Any) -> dict:
+def _config(
+    layers: int, hidden: int, heads: int, kv_heads: int, context: int, vocab: int, **more: Any
+) -> dict[str, Any]:
     """The config.json keys the platform reads, as each preset's config.json publishes them: all seven are bf16
     with untied embeddings, and their `head_dim` (absent, or stated) is hidden_size / num_attention_heads = 128."""
     return {

@@ -832,6 +832,14 @@ CLUSTERPEDIA_CHART_STORE_IMAGES_GONE = _fact(
     "bitnami/containers#83267, bitnami/charts#36229",
 )
 
+POSTGRES_IMAGE_READS_PASSWORD_FILE = _fact(
+    "postgres-image-reads-password-file",
+    "The official postgres image's entrypoint fills POSTGRES_PASSWORD (and USER, DB, INITDB_ARGS) from the file "
+    "POSTGRES_PASSWORD_FILE names when the variable itself is unset, before initdb sets the user's password: the "
+    "search index's password is mounted from its Secret as a file and never placed in the environment.",
+    "docker-library/postgres@6edb0a8: 17/bookworm/docker-entrypoint.sh L5-28 (file_env), L235 (docker_setup_env)",
+)
+
 TLS_PROVIDER_HAS_NO_NAME_CONSTRAINTS = _fact(
     "tls-provider-has-no-name-constraints",
     "pulumi-tls 5.6.2 (terraform-provider-tls) can make a certificate a CA (`is_ca_certificate`) and bound the CAs "

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -24,6 +24,9 @@ def _check_name(value: str) -> str:
 
 Name = Annotated[str, AfterValidator(_check_name)]
 """A DNS-1123 label short enough to prefix cloud and Kubernetes resource names."""
+
+KeyPath = tuple[str | int, ...]
+"""Where a value sits in the config, in `join_path`'s parts: `("regions", 1, "gpuPools")`."""
 
 
 class Spec(BaseModel):
@@ -48,6 +51,11 @@ class Issue:
         return f"{self.path}: {self.message}" if self.path else self.message
 
 
+def config_key(model: type[BaseModel], field: str) -> str:
+    """The key a model's field has in the config (its camelCase alias)."""
+    return model.model_fields[field].alias or field
+
+
 def join_path(*parts: str | int) -> str:
     """`("regions", 1, "gpuPools", 0, "name")` -> `regions[1].gpuPools[0].name`."""
     out = ""
@@ -59,7 +67,7 @@ def join_path(*parts: str | int) -> str:
     return out
 
 
-def duplicates(values: list[str], path: tuple, what: str):
+def duplicates(values: list[str], path: KeyPath, what: str) -> Iterator[Issue]:
     """Yield an Issue for every value already seen earlier in `values`."""
     seen: dict[str, int] = {}
     for i, value in enumerate(values):

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from components.config.base import Issue, join_path
+from components.config.base import Issue, KeyPath, join_path
 from components.config.scheduling import queue_capability
 from components.domain.fit import placement_fit, prefill_fit
 from components.domain.gpu_resources import schedulable_resources
@@ -112,7 +112,7 @@ def check_capacity(env: EnvironmentSpec) -> Iterator[Issue]:
         yield from _check_queues(env, region, demands)
 
 
-def _check_pool(region: RegionSpec, pool: GpuPoolSpec, demands: list[ReplicaDemand], path: tuple) -> Iterator[Issue]:
+def _check_pool(region: RegionSpec, pool: GpuPoolSpec, demands: list[ReplicaDemand], path: KeyPath) -> Iterator[Issue]:
     per_node = schedulable_resources(pool)
     for resource in per_node:
         mine = [d for d in demands if d.resource == resource and d.min_units]

@@ -13,7 +13,7 @@ from ipaddress import IPv4Network
 from typing import TYPE_CHECKING
 
 from components.catalog.address_space import covers_internet
-from components.config.base import Issue, join_path
+from components.config.base import Issue, KeyPath, config_key, join_path
 
 if TYPE_CHECKING:
     from components.config.environment import EnvironmentSpec
@@ -76,7 +76,7 @@ def _regions(env: EnvironmentSpec) -> Iterator[Issue]:
         if region.cloud == "aws":
             for name in _GCP_ONLY_NETWORK:
                 if getattr(region.network, name) is not None:
-                    key = type(region.network).model_fields[name].alias
+                    key = config_key(type(region.network), name)
                     yield Issue(
                         join_path("regions", i, "network", key),
                         "GCP only: an EKS cluster takes pod addresses from the VPC (VPC CNI); remove it",
@@ -94,7 +94,7 @@ def _regions(env: EnvironmentSpec) -> Iterator[Issue]:
             )
 
 
-def _open_to_the_internet(cidrs: list[IPv4Network], path: tuple, what: str) -> Iterator[Issue]:
+def _open_to_the_internet(cidrs: list[IPv4Network], path: KeyPath, what: str) -> Iterator[Issue]:
     """Coverage, not prefix length, judged as the policy pack judges it: 0.0.0.0/1 plus 128.0.0.0/1 opens as
     much as 0.0.0.0/0, and so does every public block listed one by one."""
     if covers_internet(str(c) for c in cidrs):

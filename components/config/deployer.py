@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field, field_validator
 
 from components.catalog.address_space import covers_internet
-from components.config.base import Issue, Spec, join_path
+from components.config.base import Issue, KeyPath, Spec, join_path
 
 if TYPE_CHECKING:
     from components.config.environment import EnvironmentSpec
@@ -142,7 +142,7 @@ def check_deployers(env: EnvironmentSpec) -> Iterator[Issue]:
             )
 
 
-def _check_shape(deployer: DeployerSpec, path: tuple) -> Iterator[Issue]:
+def _check_shape(deployer: DeployerSpec, path: KeyPath) -> Iterator[Issue]:
     if deployer.kind == "vpcRunner" and deployer.cidrs:
         yield Issue(
             join_path(*path, "cidrs"),
@@ -161,7 +161,7 @@ def _check_shape(deployer: DeployerSpec, path: tuple) -> Iterator[Issue]:
         )
 
 
-def _check_reach(region: RegionSpec, deployer: DeployerSpec, path: tuple, region_path: tuple) -> Iterator[Issue]:
+def _check_reach(region: RegionSpec, deployer: DeployerSpec, path: KeyPath, region_path: KeyPath) -> Iterator[Issue]:
     if deployer.kind != "cidrs":
         return  # inside the network, or over a private link the cluster is made to admit
     public = list(region.api_access.public_cidrs)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from components.catalog.address_space import cluster_local
-from components.config.base import Issue, join_path
+from components.config.base import Issue, KeyPath, join_path
 
 if TYPE_CHECKING:
     from components.config.environment import EnvironmentSpec
@@ -64,7 +64,7 @@ def secret_name_issue(name: str) -> str | None:
 
 
 def check_endpoints(env: EnvironmentSpec) -> Iterator[Issue]:
-    checks: list[tuple[tuple, str | None]] = []
+    checks: list[tuple[KeyPath, str | None]] = []
     for i, region in enumerate(env.regions):
         at = ("regions", i)
         if region.serving.prometheus_url is not None:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from ipaddress import IPv4Address, IPv4Network
 from typing import TYPE_CHECKING
 
-from components.config.base import Issue, join_path
+from components.config.base import Issue, KeyPath, join_path
 from components.config.federation import federation_members
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ SUBNET_ID = re.compile(r"^subnet-(?:[0-9a-f]{8}|[0-9a-f]{17})$")
 SERVICE_ACCOUNT = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]@[a-z][a-z0-9-]{4,28}[a-z0-9]\.iam\.gserviceaccount\.com$")
 
 
-def _name_issues(existing: ExistingClusterSpec, cloud: str, at: tuple) -> Iterator[Issue]:
+def _name_issues(existing: ExistingClusterSpec, cloud: str, at: KeyPath) -> Iterator[Issue]:
     if cloud == "aws" and existing.name.startswith("arn:"):
         yield Issue(join_path(*at, "name"), f"{existing.name!r} is an ARN; give the cluster's name, e.g. team-eks")
     elif cloud == "aws" and not EKS_CLUSTER_NAME.match(existing.name):
@@ -47,7 +47,7 @@ def _name_issues(existing: ExistingClusterSpec, cloud: str, at: tuple) -> Iterat
         )
 
 
-def _id_issues(existing: ExistingClusterSpec, at: tuple) -> Iterator[Issue]:
+def _id_issues(existing: ExistingClusterSpec, at: KeyPath) -> Iterator[Issue]:
     if existing.node_role_arn is not None and not ROLE_ARN.match(existing.node_role_arn):
         yield Issue(
             join_path(*at, "nodeRoleArn"),
@@ -81,7 +81,7 @@ NOT_EGRESS = tuple(
 )  # fmt: skip
 
 
-def _egress_issues(existing: ExistingClusterSpec, at: tuple, federated_pull: bool) -> Iterator[Issue]:
+def _egress_issues(existing: ExistingClusterSpec, at: KeyPath, federated_pull: bool) -> Iterator[Issue]:
     for i, address in enumerate(existing.egress_ips):
         if any(IPv4Address(address) in network for network in NOT_EGRESS):
             yield Issue(
@@ -100,7 +100,7 @@ def check_existing_clusters(env: EnvironmentSpec) -> Iterator[Issue]:
     """Every existing cluster: its ids, its egress addresses, and no cluster claimed by two region entries."""
     pull = env.federation.enabled and env.federation.member_mode == "pull"
     members = {r.name for r in federation_members(env)} if pull else set()
-    seen: dict[tuple, int] = {}
+    seen: dict[tuple[str, str, str, str], int] = {}
     for i, region in enumerate(env.regions):
         existing = region.cluster.existing
         if existing is None:
@@ -119,5 +119,5 @@ def check_existing_clusters(env: EnvironmentSpec) -> Iterator[Issue]:
         seen.setdefault(key, i)
 
 
-def _cluster_key(region: RegionSpec, existing: ExistingClusterSpec) -> tuple:
+def _cluster_key(region: RegionSpec, existing: ExistingClusterSpec) -> tuple[str, str, str, str]:
     return (region.cloud, region.project or "", region.region, existing.name)

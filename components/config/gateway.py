@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import AfterValidator, Field, SecretStr
 
-from components.config.base import Issue, Name, Spec, duplicates, join_path, unknown_name
+from components.config.base import Issue, Name, Spec, config_key, duplicates, join_path, unknown_name
 from components.config.gateway_tls import GatewayDnsSpec, GatewayTlsSpec
 
 if TYPE_CHECKING:
@@ -302,7 +302,7 @@ def _check_providers(env: EnvironmentSpec) -> Iterator[Issue]:
                 yield unknown_name(join_path(*path, "regions", j), "region", region, sorted(regions))
         needed = ("api_key",) if provider.type == "openai" else ("access_key_id", "secret_access_key")
         for key in ("api_key", "access_key_id", "secret_access_key"):
-            alias = ExternalProviderSpec.model_fields[key].alias
+            alias = config_key(ExternalProviderSpec, key)
             value = getattr(provider, key)
             if key in needed and (value is None or not value.get_secret_value()):
                 yield Issue(

@@ -31,8 +31,8 @@ from components.catalog.gpus import (
     GpuModel,
 )
 from components.catalog.machines import MACHINES
-from components.config.base import Issue, join_path
-from components.config.region import GpuPoolSpec, RegionSpec
+from components.config.base import Issue, KeyPath, join_path
+from components.config.region import GpuPoolSpec, MigSpec, RegionSpec
 from components.domain.gpu_partitioning import gpu_software
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ def _alternatives(gpu: GpuModel) -> str:
     )
 
 
-def _check_pool(cloud: str, pool: GpuPoolSpec, gpu: GpuModel, path: tuple) -> Iterator[Issue]:
+def _check_pool(cloud: str, pool: GpuPoolSpec, gpu: GpuModel, path: KeyPath) -> Iterator[Issue]:
     if cloud == "aws" and pool.driver_install == "operator":
         yield Issue(
             join_path(*path, "driverInstall"),
@@ -68,9 +68,9 @@ def _check_pool(cloud: str, pool: GpuPoolSpec, gpu: GpuModel, path: tuple) -> It
             "toolkit, so the GPU Operator does not install them on AWS; remove driverInstall (default: cloud)",
         )
     if pool.gke_partition_size is not None:
-        yield from _check_gke_partition(cloud, pool, gpu, path)
+        yield from _check_gke_partition(cloud, pool, pool.gke_partition_size, gpu, path)
     if pool.mig is not None:
-        yield from _check_mig(cloud, pool, gpu, path)
+        yield from _check_mig(cloud, pool, pool.mig, gpu, path)
     if pool.time_slicing is not None and (pool.mig is not None or pool.gke_partition_size is not None):
         yield Issue(
             join_path(*path, "timeSlicing"),
@@ -79,9 +79,8 @@ def _check_pool(cloud: str, pool: GpuPoolSpec, gpu: GpuModel, path: tuple) -> It
         )
 
 
-def _check_gke_partition(cloud: str, pool: GpuPoolSpec, gpu: GpuModel, path: tuple) -> Iterator[Issue]:
+def _check_gke_partition(cloud: str, pool: GpuPoolSpec, size: str, gpu: GpuModel, path: KeyPath) -> Iterator[Issue]:
     at = join_path(*path, "gkePartitionSize")
-    size = pool.gke_partition_size
     if cloud != "gcp":
         yield Issue(
             at, f"only meaningful on GKE; on AWS let the GPU Operator partition the pool: mig: {{profile: all-{size}}}"
@@ -102,9 +101,8 @@ def _check_gke_partition(cloud: str, pool: GpuPoolSpec, gpu: GpuModel, path: tup
         )
 
 
-def _check_mig(cloud: str, pool: GpuPoolSpec, gpu: GpuModel, path: tuple) -> Iterator[Issue]:
+def _check_mig(cloud: str, pool: GpuPoolSpec, mig: MigSpec, gpu: GpuModel, path: KeyPath) -> Iterator[Issue]:
     at = (*path, "mig")
-    mig = pool.mig
     if not gpu.mig_capable:
         yield Issue(join_path(*at), _alternatives(gpu))
         return
@@ -115,19 +113,19 @@ def _check_mig(cloud: str, pool: GpuPoolSpec, gpu: GpuModel, path: tuple) -> Ite
             "so the GPU Operator's MIG manager cannot partition it; use gkePartitionSize (one of "
             f"{', '.join(p.name for p in gpu.mig_profiles)}) or set driverInstall: operator",
         )
-    if (mig.profile is None) == (mig.layout is None):
+    if mig.profile is not None and mig.layout is None:
+        problems = list(_check_profile(mig.profile, gpu, (*at, "profile")))
+        layout = gpu.mig_config_layout(mig.profile) or {}
+    elif mig.layout is not None and mig.profile is None:
+        problems = list(_check_layout(mig.layout, gpu, (*at, "layout")))
+        layout = mig.layout
+    else:
         yield Issue(
             join_path(*at),
             "set exactly one of profile (a mig-parted config name, e.g. all-3g.40gb) or layout "
             f"(a custom per-GPU layout, e.g. {_EXAMPLE_LAYOUT})",
         )
         return
-    if mig.profile is not None:
-        problems = list(_check_profile(mig.profile, gpu, (*at, "profile")))
-        layout = gpu.mig_config_layout(mig.profile) or {}
-    else:
-        problems = list(_check_layout(mig.layout, gpu, (*at, "layout")))
-        layout = mig.layout
     yield from problems
     if not problems and mig.strategy == "single" and len(layout) > 1:
         yield Issue(
@@ -137,7 +135,7 @@ def _check_mig(cloud: str, pool: GpuPoolSpec, gpu: GpuModel, path: tuple) -> Ite
         )
 
 
-def _check_profile(profile: str, gpu: GpuModel, at: tuple) -> Iterator[Issue]:
+def _check_profile(profile: str, gpu: GpuModel, at: KeyPath) -> Iterator[Issue]:
     if profile == MIG_DISABLED:
         yield Issue(join_path(*at), f"{profile!r} turns MIG off; remove mig to use whole GPUs")
     elif profile == MIG_ENABLED_EMPTY:
@@ -151,7 +149,7 @@ def _check_profile(profile: str, gpu: GpuModel, at: tuple) -> Iterator[Issue]:
         yield Issue(join_path(*at), f"{profile!r} is not a MIG config of {gpu.name}; use one of {', '.join(usable)}")
 
 
-def _check_layout(layout: dict[str, int], gpu: GpuModel, at: tuple) -> Iterator[Issue]:
+def _check_layout(layout: dict[str, int], gpu: GpuModel, at: KeyPath) -> Iterator[Issue]:
     if not layout:
         yield Issue(join_path(*at), f"the layout is empty; list MIG profiles and counts, e.g. {_EXAMPLE_LAYOUT}")
         return
@@ -182,10 +180,10 @@ def _check_layout(layout: dict[str, int], gpu: GpuModel, at: tuple) -> Iterator[
             )
 
 
-def _check_one_operator_per_cluster(region: RegionSpec, path: tuple) -> Iterator[Issue]:
+def _check_one_operator_per_cluster(region: RegionSpec, path: KeyPath) -> Iterator[Issue]:
     """The GPU Operator's MIG strategy and mig-parted config are per cluster."""
     mig_pools = [
-        (j, pool)
+        (j, pool, pool.mig)
         for j, pool in enumerate(region.gpu_pools)
         if pool.mig is not None
         and pool.machine_type in MACHINES
@@ -194,27 +192,26 @@ def _check_one_operator_per_cluster(region: RegionSpec, path: tuple) -> Iterator
     ]
     if not mig_pools:
         return
-    first = mig_pools[0][1]
-    for j, pool in mig_pools[1:]:
-        if pool.mig.strategy != first.mig.strategy:
+    _, first, first_mig = mig_pools[0]
+    for j, _, mig in mig_pools[1:]:
+        if mig.strategy != first_mig.strategy:
             yield Issue(
                 join_path(*path, "gpuPools", j, "mig", "strategy"),
                 f"the GPU Operator applies one MIG strategy per cluster and pool {first.name!r} uses "
-                f"{first.mig.strategy!r}; use the same strategy on every MIG pool of region {region.name!r}",
+                f"{first_mig.strategy!r}; use the same strategy on every MIG pool of region {region.name!r}",
             )
-    if not any(pool.mig.layout for _, pool in mig_pools):
+    if not any(mig.layout for _, _, mig in mig_pools):
         return
     seen: dict[str, tuple[GpuPoolSpec, GpuModel, dict[str, int]]] = {}
-    for j, pool in mig_pools:
+    for j, pool, mig in mig_pools:
         gpu = MACHINES[pool.machine_type].gpu_model
-        layout = gpu.mig_config_layout(pool.mig.profile or "")
-        if layout is None:
+        if mig.profile is None or (layout := gpu.mig_config_layout(mig.profile)) is None:
             continue
-        other = seen.setdefault(pool.mig.profile, (pool, gpu, layout))
+        other = seen.setdefault(mig.profile, (pool, gpu, layout))
         if other[2] != layout:
             yield Issue(
                 join_path(*path, "gpuPools", j, "mig", "profile"),
-                f"{pool.mig.profile!r} means {layout} on {gpu.name} but {other[2]} on {other[1].name} "
+                f"{mig.profile!r} means {layout} on {gpu.name} but {other[2]} on {other[1].name} "
                 f"(pool {other[0].name!r}); with custom layouts in the region the GPU Operator reads one "
                 "mig-parted config, where a name has one layout; give one of the pools a custom layout",
             )

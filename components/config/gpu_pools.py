@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from components.catalog.machines import MACHINES, MachineType, machines_of
-from components.config.base import Issue, join_path
+from components.config.base import Issue, KeyPath, config_key, join_path
 from components.config.region import GpuPoolSpec, NetworkSpec, NodeScaling, RegionSpec
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ def check_gpu_pools(env: EnvironmentSpec) -> Iterator[Issue]:
             yield from _check_gke_start(region.system_pool, len(region.zones), ("regions", i, "systemPool"))
 
 
-def _check_gke_start(pool: NodeScaling, zones: int, path: tuple) -> Iterator[Issue]:
+def _check_gke_start(pool: NodeScaling, zones: int, path: KeyPath) -> Iterator[Issue]:
     """A GKE pool starts with whole nodes per zone, and no autoscaler brings it up to its minimum later
     (upstream.AUTOSCALER_ADDS_NODES_ONLY_FOR_PENDING_PODS): it must start at its minimum."""
     per_zone = initial_nodes_per_zone(pool.desired, pool.max_size, zones)
@@ -111,7 +111,7 @@ def unused_pools(env: EnvironmentSpec) -> Iterator[Issue]:
             )
 
 
-def _check_pool(region: RegionSpec, pool: GpuPoolSpec, path: tuple) -> Iterator[Issue]:
+def _check_pool(region: RegionSpec, pool: GpuPoolSpec, path: KeyPath) -> Iterator[Issue]:
     machine = MACHINES.get(pool.machine_type)
     if machine is None or machine.cloud != region.cloud:
         yield Issue(
@@ -126,7 +126,7 @@ def _check_pool(region: RegionSpec, pool: GpuPoolSpec, path: tuple) -> Iterator[
     yield from _check_capacity(region, pool, machine, path)
 
 
-def _check_fabric(region: RegionSpec, pool: GpuPoolSpec, machine: MachineType, path: tuple) -> Iterator[Issue]:
+def _check_fabric(region: RegionSpec, pool: GpuPoolSpec, machine: MachineType, path: KeyPath) -> Iterator[Issue]:
     if pool.efa and region.cloud != "aws":
         yield Issue(join_path(*path, "efa"), "EFA is an AWS fabric; on GCP set gpuDirect on an A3/A4 type instead")
     elif pool.efa and not machine.efa_interfaces:
@@ -146,7 +146,7 @@ def _check_fabric(region: RegionSpec, pool: GpuPoolSpec, machine: MachineType, p
         )
 
 
-def _check_image_pull(region: RegionSpec, pool: GpuPoolSpec, path: tuple) -> Iterator[Issue]:
+def _check_image_pull(region: RegionSpec, pool: GpuPoolSpec, path: KeyPath) -> Iterator[Issue]:
     """Parallel pull is nodeadm's FastImagePull (upstream.NODEADM_FAST_IMAGE_PULL): an EKS node setting."""
     if pool.image_pull == "parallel" and region.cloud != "aws":
         yield Issue(
@@ -156,7 +156,7 @@ def _check_image_pull(region: RegionSpec, pool: GpuPoolSpec, path: tuple) -> Ite
         )
 
 
-def _check_placement(region: RegionSpec, pool: GpuPoolSpec, machine: MachineType, path: tuple) -> Iterator[Issue]:
+def _check_placement(region: RegionSpec, pool: GpuPoolSpec, machine: MachineType, path: KeyPath) -> Iterator[Issue]:
     zones = region.pool_zones(pool)
     example = f"e.g. zones: [{zones[0]}]"
     if pool.placement_group and not machine.placement_group:
@@ -181,7 +181,7 @@ def _check_placement(region: RegionSpec, pool: GpuPoolSpec, machine: MachineType
         )
 
 
-def _check_capacity(region: RegionSpec, pool: GpuPoolSpec, machine: MachineType, path: tuple) -> Iterator[Issue]:
+def _check_capacity(region: RegionSpec, pool: GpuPoolSpec, machine: MachineType, path: KeyPath) -> Iterator[Issue]:
     capacity = pool.capacity
     allowed = CAPACITY_TYPES[region.cloud]
     if capacity.type not in allowed:
@@ -216,7 +216,7 @@ def _check_capacity(region: RegionSpec, pool: GpuPoolSpec, machine: MachineType,
         )
 
 
-def _check_accelerator_cidr(network: NetworkSpec, path: tuple) -> Iterator[Issue]:
+def _check_accelerator_cidr(network: NetworkSpec, path: KeyPath) -> Iterator[Issue]:
     cidr = network.gpu_nic_cidr
     key = join_path(*path, "acceleratorCidr")
     if cidr.prefixlen > _GPU_NIC_SUBNET_PREFIX - 4:
@@ -227,5 +227,5 @@ def _check_accelerator_cidr(network: NetworkSpec, path: tuple) -> Iterator[Issue
     for other_key in ("cidr", "pods_cidr", "services_cidr", "control_plane_cidr"):
         other = getattr(network, other_key)
         if other is not None and cidr.overlaps(other):
-            alias = NetworkSpec.model_fields[other_key].alias
+            alias = config_key(NetworkSpec, other_key)
             yield Issue(key, f"{cidr} overlaps {alias} {other}; choose a range for the GPU NIC subnets outside it")

@@ -6,15 +6,18 @@ import difflib
 import re
 import types
 import typing
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 import pulumi
 from pydantic import BaseModel, SecretStr, ValidationError
+from pydantic_core import ErrorDetails
 
-from components.config.base import Issue, join_path
+from components.config.base import Issue, KeyPath, join_path
 from components.config.environment import SEMANTIC_CHECKS, EnvironmentSpec
 from components.config.model_catalog import CATALOG_FILE, CATALOG_FILES_CONTEXT, CATALOG_KEY, ModelCardSpec
+from components.config.region import RegionSpec
+from components.config.workloads import ModelSpec, TenantSpec
 
 
 class ConfigError(pulumi.RunError):
@@ -134,7 +137,7 @@ def semantic_issues(env: EnvironmentSpec) -> list[Issue]:
     skipped, and a later issue about an object the mistake is in, or about one that uses it (a placement on a pool
     with a wrong MIG config), is dropped as its consequence. Each mistake is reported once, all of them at once."""
     issues: list[Issue] = []
-    tainted: set[tuple] = set()
+    tainted: set[ConfigObject] = set()
     for stage in SEMANTIC_CHECKS:
         found: list[Issue] = []
         for check in stage:
@@ -150,32 +153,43 @@ def semantic_issues(env: EnvironmentSpec) -> list[Issue]:
     return issues
 
 
+ConfigObject = tuple[str, ...]
+"""An object of the config an issue can be about: `("pool", region, pool)`, `("model", name)`, `("federation",)`."""
+
 _INDEXED = re.compile(r"^(regions|models|tenants)\[(\d+)\](?:\.(gpuPools|placements|gpuQuotas)\[(\d+)\])?")
 
 
-def _objects_of(env: EnvironmentSpec, path: str, own: bool = False) -> set[tuple]:
+def _objects_of(env: EnvironmentSpec, path: str, own: bool = False) -> set[ConfigObject]:
     """The config objects an issue at `path` is about (`own`), or also the ones it uses: a placement uses its
     region, pool and prefill pool; a tenant its models and quota regions; a model its placements' pools."""
     if path.startswith("federation"):
         return {("federation",)}
     if own and ".engineArgs" in path:
         return set()  # an engine flag goes to the engine only: no later check reads it
-    declared = {("preset", m.name) for m in env.declared_models if path == m.path() or path.startswith(m.path() + ".")}
+    declared: set[ConfigObject] = {
+        ("preset", m.name) for m in env.declared_models if path == m.path() or path.startswith(m.path() + ".")
+    }
     if declared:
         return declared
     match = _INDEXED.match(path)
     if match is None:
         return set()
     kind, index, part, sub = match.group(1), int(match.group(2)), match.group(3), match.group(4)
-    collection = {"regions": env.regions, "models": env.models, "tenants": env.tenants}[kind]
+    collections: dict[str, Sequence[RegionSpec | ModelSpec | TenantSpec]] = {
+        "regions": env.regions,
+        "models": env.models,
+        "tenants": env.tenants,
+    }
+    collection = collections[kind]
     if index >= len(collection):
         return set()
     item = collection[index]
-    if kind == "regions":
+    found: set[ConfigObject]
+    if isinstance(item, RegionSpec):
         pools = item.gpu_pools if part != "gpuPools" else item.gpu_pools[int(sub) : int(sub) + 1]
         found = {("pool", item.name, pool.name) for pool in pools}
         return found | ({("region", item.name)} if part is None else set())
-    if kind == "tenants":
+    if isinstance(item, TenantSpec):
         found = {("tenant", item.name)}
         if not own:  # a quota is measured against every pool of its region
             regions = {r.name: r for r in env.regions}
@@ -201,7 +215,7 @@ def _objects_of(env: EnvironmentSpec, path: str, own: bool = False) -> set[tuple
     return found
 
 
-def _python_names(raw: Any, model: Any, path: tuple) -> list[Issue]:
+def _python_names(raw: Any, model: Any, path: KeyPath) -> list[Issue]:
     """Keys spelled as the Python field (max_size) rather than the documented camelCase alias (maxSize).
 
     The models accept both so components can build them by name; a stack file must use the alias, or the
@@ -236,7 +250,7 @@ def _keyed_by_name(annotation: Any) -> bool:
     return typing.get_origin(annotation) is dict and _inner_model(annotation) is not None
 
 
-def _credential_paths(model: BaseModel, prefix: tuple = ()) -> list[str]:
+def _credential_paths(model: BaseModel, prefix: KeyPath = ()) -> list[str]:
     """Key paths of every credential (SecretStr) the config sets."""
     found = []
     for name, field in type(model).model_fields.items():
@@ -266,7 +280,7 @@ _KIND = {
 }
 
 
-def _issue(err: dict) -> Issue:
+def _issue(err: ErrorDetails) -> Issue:
     loc = tuple(err["loc"])
     path = join_path(*loc)
     kind, got = err["type"], err.get("input")
@@ -292,7 +306,7 @@ def _issue(err: dict) -> Issue:
     return Issue(path, msg if kind == "value_error" else f"{msg} (got {got!r})")
 
 
-def _allowed_keys(loc: tuple) -> list[str]:
+def _allowed_keys(loc: KeyPath) -> list[str]:
     """camelCase keys accepted by the model found at `loc`."""
     model: Any = EnvironmentSpec
     named = False  # the next part is a name of a mapping's entry (modelCatalog.<name>)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import AfterValidator, Field
 
 from components.catalog.machines import MACHINES
-from components.config.base import Issue, Spec, join_path, unknown_name
+from components.config.base import Issue, KeyPath, Spec, join_path, unknown_name
 from components.domain.model_bucket import MODELS_PREFIX
 
 if TYPE_CHECKING:
@@ -193,7 +193,7 @@ def check_model_storage(env: EnvironmentSpec) -> Iterator[Issue]:
             yield from _check_cache(region, ("regions", i, "modelCache"))
 
 
-def _check_cache(region: RegionSpec, path: tuple) -> Iterator[Issue]:
+def _check_cache(region: RegionSpec, path: KeyPath) -> Iterator[Issue]:
     if not region.gpu_pools:
         yield Issue(
             join_path(*path, "enabled"),

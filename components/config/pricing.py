@@ -75,7 +75,7 @@ def check_pricing(env: EnvironmentSpec) -> Iterable[Issue]:
             "a discount needs its source; name the agreement (e.g. 'EDP 2026') or remove discountPercent",
         )
     regions = sorted({r.region for r in env.regions})
-    seen: dict[tuple, int] = {}
+    seen: dict[tuple[str, str | None, str], int] = {}
     for i, p in enumerate(pricing.prices):
         path = ("pricing", "prices", i)
         if p.machine_type not in MACHINES and p.machine_type not in SYSTEM_MACHINES:

@@ -13,7 +13,7 @@ from pydantic import Field
 from components.catalog import regions as region_catalog
 from components.catalog.machines import MACHINES, SYSTEM_MACHINES, system_machine_families, system_machines_of
 from components.catalog.node_images import ImagePull
-from components.config.base import Issue, Name, Spec, duplicates, join_path
+from components.config.base import Issue, KeyPath, Name, Spec, config_key, duplicates, join_path
 from components.config.deployer import DeployerSpec
 from components.config.gateway import RegionGatewaySpec
 from components.config.model_store import ModelCacheSpec
@@ -259,7 +259,7 @@ class RegionSpec(Spec):
         return blocks[:zones], public
 
 
-def _check_existing_cluster(region: RegionSpec, path: tuple) -> Iterator[Issue]:
+def _check_existing_cluster(region: RegionSpec, path: KeyPath) -> Iterator[Issue]:
     existing = region.cluster.existing
     if existing is None:
         return
@@ -293,7 +293,7 @@ def _check_existing_cluster(region: RegionSpec, path: tuple) -> Iterator[Issue]:
         )
 
 
-def check_region(region: RegionSpec, path: tuple) -> Iterator[Issue]:
+def check_region(region: RegionSpec, path: KeyPath) -> Iterator[Issue]:
     """Location, version and address-plan checks that need the catalog."""
     yield from _check_existing_cluster(region, path)
     cloud = region.cloud
@@ -325,7 +325,7 @@ def check_region(region: RegionSpec, path: tuple) -> Iterator[Issue]:
             yield Issue(join_path(*path, "project"), "required on GCP; set the project id to deploy into")
         for key in ("pods_cidr", "services_cidr", "control_plane_cidr"):
             if getattr(region.network, key) is None:
-                alias = NetworkSpec.model_fields[key].alias
+                alias = config_key(NetworkSpec, key)
                 yield Issue(join_path(*path, "network", alias), "required on GCP; add a CIDR range")
     elif region.project:
         yield Issue(join_path(*path, "project"), "only meaningful on GCP; remove it from this AWS region")
@@ -354,7 +354,7 @@ def check_region(region: RegionSpec, path: tuple) -> Iterator[Issue]:
                 )
 
 
-def _check_system_machine(region: RegionSpec, path: tuple) -> Iterator[Issue]:
+def _check_system_machine(region: RegionSpec, path: KeyPath) -> Iterator[Issue]:
     """The system pool's type is a CPU type of the region's cloud: a typo, the other cloud's name or a GPU
     machine (no GPU taint there, so add-ons would fill it) each plan green otherwise."""
     name = region.system_pool.machine_type
@@ -374,7 +374,7 @@ def _check_system_machine(region: RegionSpec, path: tuple) -> Iterator[Issue]:
     yield Issue(join_path(*path), problem + families)
 
 
-def _check_network(region: RegionSpec, path: tuple) -> Iterator[Issue]:
+def _check_network(region: RegionSpec, path: KeyPath) -> Iterator[Issue]:
     net = region.network
     ranges = {
         "cidr": net.cidr,
@@ -405,7 +405,7 @@ def _check_network(region: RegionSpec, path: tuple) -> Iterator[Issue]:
             yield Issue(join_path(*path, "cidr"), f"{net.cidr} is not a private range; use RFC 1918 space")
 
 
-def _check_scaling(pool: NodeScaling, path: tuple) -> Iterator[Issue]:
+def _check_scaling(pool: NodeScaling, path: KeyPath) -> Iterator[Issue]:
     if pool.min_size > pool.max_size:
         yield Issue(
             join_path(*path, "minSize"),

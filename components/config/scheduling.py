@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import Field
 
 from components.catalog.machines import MACHINES
-from components.config.base import Issue, Name, Spec, duplicates, join_path, unknown_name
+from components.config.base import Issue, KeyPath, Name, Spec, duplicates, join_path, unknown_name
 from components.config.region import RegionSpec
 from components.domain.gpu_resources import schedulable_resources
 
@@ -97,7 +97,7 @@ def queue_capability(region: RegionSpec, quota: GpuQuotaSpec) -> dict[str, int]:
     return {**dict.fromkeys(sorted(gpu_capacity(region)), 0), **quota.capability}
 
 
-def _unknown_tier(tier: str, tiers: list[str], path: tuple) -> Iterator[Issue]:
+def _unknown_tier(tier: str, tiers: list[str], path: KeyPath) -> Iterator[Issue]:
     if tier not in tiers:
         yield Issue(join_path(*path), f"unknown priority tier {tier!r}; use one of {', '.join(tiers)}")
 
@@ -123,7 +123,7 @@ def check_scheduling(env: EnvironmentSpec) -> Iterator[Issue]:
 def _check_quotas(env: EnvironmentSpec) -> Iterator[Issue]:
     regions = {r.name: r for r in env.regions}
     # region -> resource -> (tenant, path of its guarantee), to report guarantees that overflow the cluster
-    guaranteed: dict[str, dict[str, list[tuple[str, int, tuple]]]] = {}
+    guaranteed: dict[str, dict[str, list[tuple[str, int, KeyPath]]]] = {}
     for i, tenant in enumerate(env.tenants):
         yield from duplicates([q.region for q in tenant.gpu_quotas], ("tenants", i, "gpuQuotas"), "quota region")
         for j, quota in enumerate(tenant.gpu_quotas):

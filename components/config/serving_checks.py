@@ -38,7 +38,8 @@ from components.catalog.engines import (
     VLLM_VALUES,
     VLLM_VERSION,
 )
-from components.config.base import Issue, join_path
+from components.catalog.models import ModelArchitecture
+from components.config.base import Issue, KeyPath, join_path
 from components.config.endpoint_checks import url_issue
 from components.domain.disaggregation import efa_path
 from components.domain.fit import Fit, placement_fit, prefill_fit, startup_seconds
@@ -98,7 +99,7 @@ def _check_failover_toleration(env: EnvironmentSpec) -> Iterator[Issue]:
             region = env.region(placement.region)
             pool = region.pool(placement.pool)
             resource = placement_resource(pool, placement.resource) if pool is not None else None
-            if resource is None:
+            if pool is None or resource is None:
                 continue
             try:
                 fit = placement_fit(model, pool, resource)
@@ -124,7 +125,7 @@ def _unknown_preset(env: EnvironmentSpec, preset: str) -> str:
     )
 
 
-def _check_presets(env: EnvironmentSpec, model: ModelSpec, path: tuple) -> Iterator[Issue]:
+def _check_presets(env: EnvironmentSpec, model: ModelSpec, path: KeyPath) -> Iterator[Issue]:
     """What sizing needs: presets in the catalog, a context they support, the precision of a declared checkpoint."""
     arch = env.architectures.get(model.preset)
     if arch is None:
@@ -164,7 +165,9 @@ def _check_presets(env: EnvironmentSpec, model: ModelSpec, path: tuple) -> Itera
             yield from _check_draft_fits(model, arch, draft, path)
 
 
-def _check_draft_fits(model: ModelSpec, arch, draft, path: tuple) -> Iterator[Issue]:
+def _check_draft_fits(
+    model: ModelSpec, arch: ModelArchitecture, draft: ModelArchitecture, path: KeyPath
+) -> Iterator[Issue]:
     """A draft proposes token ids of its target's vocabulary, within its own context."""
     if draft.vocab_size != arch.vocab_size:
         yield Issue(
@@ -207,7 +210,7 @@ def check_engine_options(env: EnvironmentSpec) -> Iterator[Issue]:
         yield from _check_engine_options(env, model, ("models", i))
 
 
-def _check_engine_options(env: EnvironmentSpec, model: ModelSpec, path: tuple) -> Iterator[Issue]:
+def _check_engine_options(env: EnvironmentSpec, model: ModelSpec, path: KeyPath) -> Iterator[Issue]:
     if model.max_output_tokens is not None:
         at = join_path(*path, "maxOutputTokens")
         if model.runtime != "triton":
@@ -276,7 +279,7 @@ def engine_value_issue(kind: str | tuple[str, ...], value: object, minimum: int 
     if kind == "json":
         try:
             parsed = json.loads(text) if isinstance(value, str) else value
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             return f"takes a JSON object, and {value!r} is not JSON ({exc.msg})"
         return None if isinstance(parsed, dict) else f"takes a JSON object, not {value!r}"
     if kind in ("int", "tokens"):
@@ -297,7 +300,7 @@ def engine_value_issue(kind: str | tuple[str, ...], value: object, minimum: int 
     return f"takes a number at least {minimum}, not {value!r}" if minimum is not None and number < minimum else None
 
 
-def _engine_relations(model: ModelSpec, path: tuple) -> Iterator[Issue]:
+def _engine_relations(model: ModelSpec, path: KeyPath) -> Iterator[Issue]:
     """What vLLM checks across flags at start (vllm/config/scheduler.py)."""
     threshold = model.engine_args.get("long-prefill-token-threshold")
     valid = threshold is not None and engine_value_issue("int", threshold) is None
@@ -323,8 +326,8 @@ def _check_placement(
     region: RegionSpec,
     pool: GpuPoolSpec,
     placement: PlacementSpec,
-    path: tuple,
-    at: tuple,
+    path: KeyPath,
+    at: KeyPath,
     autoscaled: dict[str, list[str]],
 ) -> Iterator[Issue]:
     offered = schedulable_resources(pool)
@@ -382,7 +385,7 @@ def _check_placement(
         autoscaled.setdefault(region.name, []).append(model.name)
 
 
-def _disaggregation_blockers(env: EnvironmentSpec, model: ModelSpec, region: RegionSpec, at: tuple) -> list[Issue]:
+def _disaggregation_blockers(env: EnvironmentSpec, model: ModelSpec, region: RegionSpec, at: KeyPath) -> list[Issue]:
     """What rules out a disaggregated placement of `model` in `region`, before any sizing."""
     model_at, mode_at = at[:2], join_path(*at, "servingMode")
     blockers = []
@@ -411,7 +414,7 @@ def _disaggregation_blockers(env: EnvironmentSpec, model: ModelSpec, region: Reg
 
 
 def _check_disaggregation(
-    env: EnvironmentSpec, model: ModelSpec, region: RegionSpec, placement: PlacementSpec, decode: Fit, at: tuple
+    env: EnvironmentSpec, model: ModelSpec, region: RegionSpec, placement: PlacementSpec, decode: Fit, at: KeyPath
 ) -> Iterator[Issue]:
     """A prefill pool that exists, fits the model, and a hand-off the catalog can size; see the module docstring."""
     spec = placement.prefill
@@ -488,7 +491,7 @@ def _multi_node_hint(slot: GpuSlot, pool: GpuPoolSpec) -> str:
     return ""
 
 
-def _check_host_memory(region: RegionSpec, pool: GpuPoolSpec, fit: Fit, runtime: str, at: tuple) -> Iterator[Issue]:
+def _check_host_memory(region: RegionSpec, pool: GpuPoolSpec, fit: Fit, runtime: str, at: KeyPath) -> Iterator[Issue]:
     """A node must hold one server with what its engine needs (catalog ENGINE_HOST_NEEDS)."""
     host = pod_host_resources(region, pool, fit.sizing.tensor_parallel, runtime=runtime)
     if host.servers_per_node < 1:
@@ -503,7 +506,7 @@ def _check_host_memory(region: RegionSpec, pool: GpuPoolSpec, fit: Fit, runtime:
 
 
 def _check_multi_node(
-    model: ModelSpec, region: RegionSpec, placement: PlacementSpec, fit: Fit, at: tuple
+    model: ModelSpec, region: RegionSpec, placement: PlacementSpec, fit: Fit, at: KeyPath
 ) -> Iterator[Issue]:
     nodes = fit.sizing.pipeline_parallel
     needs = (

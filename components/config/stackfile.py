@@ -46,7 +46,7 @@ class _DuplicateKeyLoader(yaml.SafeLoader):
 
     duplicates: list[str]
 
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, int] = {}
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=True)
@@ -103,7 +103,8 @@ def read_stack_file(project_dir: Path, stack: str) -> dict[str, Any]:
         raise PlanInputError(
             [f"{stack_file.name}: no `config:` entries; describe the environment there (start from Pulumi.dev.yaml)"]
         )
-    return document["config"]
+    config: dict[str, Any] = document["config"]
+    return config
 
 
 def did_you_mean(word: str, options: tuple[str, ...] | list[str]) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 
@@ -23,7 +24,7 @@ def listed_prefixes(prefix: str) -> list[str]:
     return [prefix.rstrip("/"), f"{prefix}*"]
 
 
-def prefix_read_statements(bucket_arn: str, key_arn: str, prefix: str, region: str) -> list[dict]:
+def prefix_read_statements(bucket_arn: str, key_arn: str, prefix: str, region: str) -> list[dict[str, Any]]:
     """List and read objects under one prefix of an SSE-KMS bucket, and decrypt them through S3 only."""
     return [
         {
@@ -44,7 +45,7 @@ def prefix_read_statements(bucket_arn: str, key_arn: str, prefix: str, region: s
     ]
 
 
-def policy(statements: list[dict]) -> str:
+def policy(statements: list[dict[str, Any]]) -> str:
     """An IAM policy document granting `statements`."""
     return json.dumps({"Version": "2012-10-17", "Statement": statements})
 

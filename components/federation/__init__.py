@@ -3,5 +3,6 @@
 Karmada is the engine; this package configures it: the control plane on the host cluster
 (control_plane, certificates), the members (member), what the Karmada API must know to hold
 InferenceServices (serving_api, interpreter), and per federated model its template, propagation and
-override policies (model, manifests, placement). render.py is the InferenceService renderer seam.
+override policies (model, manifests, placement), all created through the Karmada API by karmada_objects.
+render.py is the InferenceService renderer seam.
 """

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import assert_never
+from typing import Any, assert_never
 
 import pulumi
 import pulumi_command as command
@@ -108,7 +108,7 @@ def server_dns_names(region: RegionSpec) -> tuple[str, ...]:
             assert_never(other)
 
 
-def host_secret_values(certs: KarmadaCertificates) -> dict:
+def host_secret_values(certs: KarmadaCertificates) -> dict[str, Any]:
     """The private keys the chart takes with its certificates (a secret values file)."""
     return {
         "certs": {
@@ -121,7 +121,7 @@ def host_secret_values(certs: KarmadaCertificates) -> dict:
     }
 
 
-def host_values(region: RegionSpec, production: bool, certs: KarmadaCertificates) -> dict:
+def host_values(region: RegionSpec, production: bool, certs: KarmadaCertificates) -> dict[str, Any]:
     """Chart values of the control plane (installMode host), private keys aside."""
     replicas = 2 if production else 1
     tag = {"image": {"tag": KARMADA_VERSION}}

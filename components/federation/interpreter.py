@@ -18,6 +18,8 @@ Lua 5.1 (Karmada runs gopher-lua); the tests execute them.
 
 from __future__ import annotations
 
+from typing import Any
+
 from components.federation.manifests import ISVC_API, ISVC_KIND
 
 CONFIG_API = "config.karmada.io/v1alpha1"
@@ -149,7 +151,7 @@ end
 """
 
 
-def inference_service_interpreter() -> dict:
+def inference_service_interpreter() -> dict[str, Any]:
     """The ResourceInterpreterCustomization for KServe v1beta1 InferenceServices."""
     return {
         "apiVersion": CONFIG_API,

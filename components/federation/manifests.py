@@ -35,7 +35,7 @@ REPLICA_PATHS = ("/spec/predictor/minReplicas", "/spec/predictor/maxReplicas")
 BOUND_PATHS = (STORAGE_URI_PATH, NODE_SELECTOR_PATH, *REPLICA_PATHS)
 
 
-def federated_template(rendered: dict, min_replicas: int, max_replicas: int) -> dict:
+def federated_template(rendered: dict[str, Any], min_replicas: int, max_replicas: int) -> dict[str, Any]:
     """The InferenceService created in Karmada: a member's rendering with the federation's replica range."""
     template = copy.deepcopy(rendered)
     template["spec"]["predictor"].update(minReplicas=min_replicas, maxReplicas=max_replicas)
@@ -44,7 +44,7 @@ def federated_template(rendered: dict, min_replicas: int, max_replicas: int) -> 
 
 def propagation_policy(
     name: str, namespace: str, shares: list[MemberShare], failover: FailoverSpec, overrides: list[str]
-) -> dict:
+) -> dict[str, Any]:
     """Divide the model's replicas between its members by static weight; move them when a member fails.
 
     The PodDisruptionBudget of the model follows as a dependency (propagateDeps and the interpreter's
@@ -100,8 +100,8 @@ def override_policy_name(model: str, share: MemberShare) -> str:
 
 
 def override_policy(
-    template: dict, member_render: dict, share: MemberShare, registry_mirror: str | None = None
-) -> dict | None:
+    template: dict[str, Any], member_render: dict[str, Any], share: MemberShare, registry_mirror: str | None = None
+) -> dict[str, Any] | None:
     """The member's differences from the template, or None when it has none.
 
     What binds the model to the region (storage URI, pool selector, replica range) is stated for every
@@ -149,10 +149,10 @@ def override_policy(
     }
 
 
-def member_taint_policies(clusters: list[str]) -> list[dict]:
+def member_taint_policies(clusters: list[str]) -> list[dict[str, Any]]:
     """NoExecute taints while a member's Ready condition is False (not ready) or Unknown (unreachable)."""
 
-    def policy(name: str, key: str, status: str) -> dict:
+    def policy(name: str, key: str, status: str) -> dict[str, Any]:
         ready = {"conditionType": "Ready", "statusValues": [status]}
         return {
             "apiVersion": POLICY_API,
@@ -172,7 +172,9 @@ def member_taint_policies(clusters: list[str]) -> list[dict]:
     ]
 
 
-def json_patch(base: Any, target: Any, path: tuple = (), skip: frozenset[str] = frozenset()) -> list[dict]:
+def json_patch(
+    base: Any, target: Any, path: tuple[str | int, ...] = (), skip: frozenset[str] = frozenset()
+) -> list[dict[str, Any]]:
     """Karmada plaintext overriders (JSON patch operations) turning `base` into `target`.
 
     Objects are compared key by key; lists and scalars that differ are replaced whole. Paths in
@@ -198,7 +200,7 @@ def json_patch(base: Any, target: Any, path: tuple = (), skip: frozenset[str] = 
     return [] if base == target else [{"operator": "replace", "path": pointer, "value": target}]
 
 
-def image_paths(obj: Any, path: tuple = ()) -> Iterator[str]:
+def image_paths(obj: Any, path: tuple[str | int, ...] = ()) -> Iterator[str]:
     """JSON pointers of every container `image` in an object."""
     if isinstance(obj, dict):
         for key, value in obj.items():
@@ -211,7 +213,7 @@ def image_paths(obj: Any, path: tuple = ()) -> Iterator[str]:
             yield from image_paths(value, (*path, i))
 
 
-def _pointer(parts: tuple) -> str:
+def _pointer(parts: tuple[str | int, ...]) -> str:
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -55,12 +55,12 @@ def api_endpoint(endpoint: str) -> str:
     return endpoint if endpoint.startswith("https://") else f"https://{endpoint}"
 
 
-def agent_secret_values(key_pem: pulumi.Input[str]) -> dict:
+def agent_secret_values(key_pem: pulumi.Input[str]) -> dict[str, Any]:
     """The agent's private key, for the chart's secret values file."""
     return {"agent": {"kubeconfig": {"key": key_pem}}}
 
 
-def agent_rules(cluster: str) -> list[dict]:
+def agent_rules(cluster: str) -> list[dict[str, Any]]:
     """Cluster-wide permissions of a member's agent in Karmada: karmadactl register's, less creating Clusters."""
     karmada = "cluster.karmada.io"
     return [
@@ -118,19 +118,19 @@ class KarmadaAgent(pulumi.ComponentResource):
         self.deployed = []
         if args.mode == "pull":
             assert args.agent_cert is not None and args.ca_cert is not None and args.karmada_server is not None
-            release = self._agent(args)
+            release = self._agent(args, args.agent_cert)
             self.deployed = [release, self._flags(member, release)]
         else:
             self.push_credentials = self._push_account(member)
         self.register_outputs({"cluster": member.name, "syncMode": args.mode.capitalize()})
 
-    def _agent(self, args: KarmadaAgentArgs) -> k8s.helm.v3.Release:
+    def _agent(self, args: KarmadaAgentArgs, cert: KeyPair) -> k8s.helm.v3.Release:
         """karmada-agent on the member, with its own client certificate; it registers the member's Cluster.
 
         The release does not wait: the agent becomes ready only once Karmada grants its RBAC, which for every
         member but the host a later stack creates. Pods are replaced, never surged, on a change (Recreate), so
         no pod of the chart's default flags outlives the flag patch."""
-        member, cert = args.member, args.agent_cert
+        member = args.member
         ns = args.host_namespace or namespace(KARMADA_NAMESPACE, member, self, "baseline")
         return helm_release(
             AGENT_RELEASE,
@@ -232,7 +232,7 @@ class KarmadaMembershipArgs:
 class KarmadaMembership(pulumi.ComponentResource):
     """The Karmada side of a member: the agent's RBAC and the Cluster's labels (pull), or the Cluster (push)."""
 
-    registration: pulumi.CustomResource  # the member's Cluster, with its labels
+    registration: k8s.apiextensions.CustomResource  # the member's Cluster, with its labels
     # pull: what the agent needs in Karmada before it can register: its RBAC and Work namespace, created after
     # its Cluster.
     agent_access: list[pulumi.Resource]
@@ -297,7 +297,9 @@ class KarmadaMembership(pulumi.ComponentResource):
             )
         self.register_outputs({"cluster": args.cluster_name, "syncMode": args.mode.capitalize()})
 
-    def _role_for_agent(self, cluster: str, metadata: dict, rules: list[dict], depends_on: list) -> list:
+    def _role_for_agent(
+        self, cluster: str, metadata: dict[str, Any], rules: list[dict[str, Any]], depends_on: list[pulumi.Resource]
+    ) -> list[pulumi.Resource]:
         """A (Cluster)Role in Karmada and its binding to the agent's user; cluster-wide without a namespace."""
         scope = "Role" if "namespace" in metadata else "ClusterRole"
         opts = pulumi.ResourceOptions.merge(self._karmada_opts, pulumi.ResourceOptions(depends_on=depends_on))
@@ -343,10 +345,11 @@ def kube_system_uid(member: ClusterHandle, parent: pulumi.Resource | None = None
         "kube-system",
         opts=pulumi.ResourceOptions(parent=parent, provider=member.provider, depends_on=member.ready),
     )
-    return kube_system.metadata.uid
+    uid: pulumi.Output[str] = kube_system.metadata.uid
+    return uid
 
 
-def _push_secret_data(token_data: dict | None, kubeconfig: str) -> dict[str, str]:
+def _push_secret_data(token_data: dict[str, Any] | None, kubeconfig: str) -> dict[str, str]:
     """What Karmada's cluster controllers read: the member's CA (base64 PEM) and the account's token."""
     if not token_data or "token" not in token_data:
         raise ValueError("the member's service-account token Secret has no token yet; run `pulumi up` again")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -21,9 +22,9 @@ class FederatedModelArgs:
     model: ModelSpec
     shares: tuple[MemberShare, ...]
     # Region name -> the model's InferenceService as rendered for that region.
-    renders: dict[str, dict]
+    renders: dict[str, dict[str, Any]]
     # Its PodDisruptionBudget over the federation's replica range (None for a single replica).
-    budget: dict | None
+    budget: dict[str, Any] | None
     karmada: ClusterHandle
     serving: FederatedServingApi
     failover: FailoverSpec
@@ -55,7 +56,7 @@ class FederatedModel(pulumi.ComponentResource):
         serving_namespace = [args.serving.serving_namespace]  # Karmada's own API serves the policies' kinds
 
         def create(
-            manifest: dict, *, crd_from: list[pulumi.Resource], depends_on: list[pulumi.Resource]
+            manifest: dict[str, Any], *, crd_from: list[pulumi.Resource], depends_on: list[pulumi.Resource]
         ) -> k8s.apiextensions.CustomResource:
             return custom_resource(
                 f"{karmada.name}-{namespace}-{manifest['kind'].lower()}-{manifest['metadata']['name']}",

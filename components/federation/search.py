@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -54,14 +55,14 @@ READ_VERBS = ("list", "watch")
 IN_CLUSTER_API = "https://kubernetes.default.svc"
 
 
-def reader_rules() -> list[dict]:
+def reader_rules() -> list[dict[str, Any]]:
     return [
         {"apiGroups": [group], "resources": list(resources), "verbs": list(READ_VERBS)}
         for group, resources in (*SYNCED, *DISCOVERY)
     ]
 
 
-def chart_values(store_host: pulumi.Input[str], label_domain: str) -> dict:
+def chart_values(store_host: pulumi.Input[str], label_domain: str) -> dict[str, Any]:
     """The chart's values: an external PostgreSQL, no CRDs (CLUSTERPEDIA_CRDS are applied beside it), PediaCluster
     credentials from Secrets, no controller manager, on the system pool."""
     system = pool_selector(label_domain, "system")
@@ -191,7 +192,7 @@ class SearchReader(pulumi.ComponentResource):
         self.register_outputs({})
 
 
-def _token_credentials(data: dict | None) -> dict[str, str]:
+def _token_credentials(data: dict[str, Any] | None) -> dict[str, str]:
     """The token Secret's `token` and `ca.crt`, filled by the member's token controller after it is created."""
     if not data or not data.get("token"):
         raise ValueError(f"the member's {READER_TOKEN} Secret has no token yet; run `pulumi up` of its stack again")
@@ -203,7 +204,7 @@ def api_server_url(endpoint: str) -> str:
     return endpoint if endpoint.startswith("https://") else f"https://{endpoint}"
 
 
-def pedia_cluster_manifest(name: str, api_server: pulumi.Input[str], credentials_secret: str) -> dict:
+def pedia_cluster_manifest(name: str, api_server: pulumi.Input[str], credentials_secret: str) -> dict[str, Any]:
     """A PediaCluster that names its credentials (token and CA keys of a Secret in Clusterpedia's namespace)."""
     return {
         "apiVersion": PEDIA_CLUSTER_API,

@@ -10,6 +10,7 @@ server and synchro manager reach the database (NetworkPolicy), with a generated 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -25,6 +26,9 @@ PORT = 5432
 UID = 999  # the `postgres` user of the official Debian-based image
 DATABASE = USER = "clusterpedia"
 PASSWORD_KEY = "password"
+# The password as a file, not in the environment: the image's entrypoint reads POSTGRES_PASSWORD_FILE
+# (fact POSTGRES_IMAGE_READS_PASSWORD_FILE).
+PASSWORD_DIR = "/run/secrets/clusterpedia-postgres"
 # Clusterpedia's pods that open the database, as clusterpedia-2.6.0 labels them (templates/*-deployment.yaml:
 # `app: <fullname>-apiserver`, `app: <fullname>-clustersynchro-manager`; the release is `clusterpedia`).
 CLIENT_APPS = ("clusterpedia-apiserver", "clusterpedia-clustersynchro-manager")
@@ -72,7 +76,11 @@ class SearchStore(pulumi.ComponentResource):
             password_key=PASSWORD_KEY,
             container=_server_container(),
             # PGDATA's socket and lock files, and initdb's temporary files, under a read-only root.
-            extra_volumes=({"name": "run", "emptyDir": {}}, {"name": "tmp", "emptyDir": {}}),
+            extra_volumes=(
+                {"name": "run", "emptyDir": {}},
+                {"name": "tmp", "emptyDir": {}},
+                {"name": "password", "secret": {"secretName": STORE, "defaultMode": 0o440}},
+            ),
             clients=tuple({"podSelector": {"matchLabels": {"app": app}}} for app in CLIENT_APPS),
             volume_options=pulumi.ResourceOptions(protect=args.production, retain_on_delete=args.production),
         )
@@ -83,13 +91,13 @@ class SearchStore(pulumi.ComponentResource):
         self.register_outputs({"host": self.host})
 
 
-def _server_container() -> dict:
+def _server_container() -> dict[str, Any]:
     """PostgreSQL as its image's own user, on the volume (PGDATA a directory below the mount: initdb refuses a
-    mount point's lost+found), with a read-only root file system."""
+    mount point's lost+found), with a read-only root file system and its password read from a file."""
     env = [
         {"name": "POSTGRES_USER", "value": USER},
         {"name": "POSTGRES_DB", "value": DATABASE},
-        {"name": "POSTGRES_PASSWORD", "valueFrom": {"secretKeyRef": {"name": STORE, "key": PASSWORD_KEY}}},
+        {"name": "POSTGRES_PASSWORD_FILE", "value": f"{PASSWORD_DIR}/{PASSWORD_KEY}"},
         {"name": "PGDATA", "value": "/var/lib/postgresql/data/pgdata"},
     ]
     ready = {"exec": {"command": ["pg_isready", "-U", USER, "-d", DATABASE]}, "periodSeconds": 10}
@@ -110,5 +118,6 @@ def _server_container() -> dict:
             {"name": "data", "mountPath": "/var/lib/postgresql/data"},
             {"name": "run", "mountPath": "/var/run/postgresql"},
             {"name": "tmp", "mountPath": "/tmp"},
+            {"name": "password", "mountPath": PASSWORD_DIR, "readOnly": True},
         ],
     }

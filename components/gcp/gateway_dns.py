@@ -15,7 +15,7 @@ def external_dns_account(
     zone: pulumi.Input[str],
     namespace: str,
     service_account: str,
-    parent,
+    parent: pulumi.Resource,
 ) -> gcp.serviceaccount.Account:
     """ExternalDNS's Google provider lists the project's managed zones (kubernetes-sigs/external-dns@v0.15.1:
     provider/google/google.go L175-196: roles/dns.reader on the project) and writes records of the one zone it serves
@@ -39,7 +39,9 @@ def external_dns_account(
     return account
 
 
-def private_zone(name: str, *, domain: str, network_id: pulumi.Input[str], project: str, parent) -> gcp.dns.ManagedZone:
+def private_zone(
+    name: str, *, domain: str, network_id: pulumi.Input[str], project: str, parent: pulumi.Resource
+) -> gcp.dns.ManagedZone:
     """A private managed zone for `domain`, visible to the region's network only: where an internal gateway's name
     resolves."""
     return gcp.dns.ManagedZone(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_gcp as gcp
@@ -48,7 +49,7 @@ class GkeGpuNodePool(pulumi.ComponentResource):
         machine = MACHINES[pool.machine_type]
         zones = region.pool_zones(pool)
 
-        extra: dict = {}
+        extra: dict[str, Any] = {}
         if uses_placement_group(pool):
             policy = gcp.compute.ResourcePolicy(
                 name,
@@ -67,7 +68,7 @@ class GkeGpuNodePool(pulumi.ComponentResource):
             )
             extra["network_config"] = {"additional_node_network_configs": networks.node_networks}
 
-        node_config: dict = {
+        node_config: dict[str, Any] = {
             "machine_type": machine.name,
             "disk_type": machine.boot_disk_type,
             "disk_size_gb": pool.disk_gib,
@@ -126,10 +127,10 @@ class GkeGpuNodePool(pulumi.ComponentResource):
         self.register_outputs({"nodePool": self.node_pool.name})
 
 
-def _accelerator(pool: GpuPoolSpec) -> dict:
+def _accelerator(pool: GpuPoolSpec) -> dict[str, Any]:
     """The GPUs, who installs their driver, and how GKE shares them (when GKE does)."""
     machine = MACHINES[pool.machine_type]
-    accelerator: dict = {
+    accelerator: dict[str, Any] = {
         "type": machine.accelerator,
         "count": machine.gpus,
         "gpu_driver_installation_config": {"gpu_driver_version": DRIVER_VERSION[pool.driver_install]},
@@ -145,7 +146,7 @@ def _accelerator(pool: GpuPoolSpec) -> dict:
     return accelerator
 
 
-def _reservation_affinity(pool: GpuPoolSpec) -> dict:
+def _reservation_affinity(pool: GpuPoolSpec) -> dict[str, Any]:
     capacity = pool.capacity
     if capacity.type == "reservation":
         return {

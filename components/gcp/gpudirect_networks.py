@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_gcp as gcp
 
-from components.catalog.machines import GPUDIRECT_NETWORKING, MACHINES
+from components.catalog.machines import GPUDIRECT_NETWORKING, MACHINES, GpuDirectNetworking
 from components.config.region import GpuPoolSpec, RegionSpec
 
 _GPU_NIC_SUBNET_PREFIX = 24
@@ -85,11 +85,11 @@ class GpuDirectNetworks(pulumi.ComponentResource):
             self._subnet(networks[nic.network], nic.subnet)
         self.register_outputs({"nodeNetworks": self.node_networks})
 
-    def _roce_profile(self, layout, pool: GpuPoolSpec) -> str:
+    def _roce_profile(self, layout: GpuDirectNetworking, pool: GpuPoolSpec) -> str:
         zone = self._region.pool_zones(pool)[0]
         return f"projects/{self._region.project}/global/networkProfiles/{layout.profile_for(zone)}"
 
-    def _network(self, suffix: str, **kwargs) -> gcp.compute.Network:
+    def _network(self, suffix: str, **kwargs: str) -> gcp.compute.Network:
         return gcp.compute.Network(
             f"{self._name}-{suffix}",
             name=gpu_nic_vpc(self._cluster_name, self._pool, suffix),

@@ -15,7 +15,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.config.model_store import ModelStoreSpec
-from components.k8s.cluster import WorkloadIdentity
+from components.k8s.cluster import GkeIdentity
 from components.k8s.workload_identity import ServiceAccountRef
 
 READER_ROLE = "roles/storage.objectViewer"
@@ -30,7 +30,7 @@ class GcsModelStoreArgs:
     cluster_name: str
     spec: ModelStoreSpec
     production: bool
-    identity: WorkloadIdentity
+    identity: GkeIdentity
     readers: dict[str, ServiceAccountRef]
 
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
+from components.catalog.regions import Cloud
 from components.config.region import RegionSpec
 
 
@@ -21,7 +23,7 @@ class ExecAuth:
 
 
 def render_kubeconfig(cluster_name: str, endpoint: str, ca_data: str, auth: ExecAuth) -> str:
-    user: dict = {
+    user: dict[str, Any] = {
         "exec": {
             "apiVersion": "client.authentication.k8s.io/v1beta1",
             "command": auth.command,
@@ -47,7 +49,10 @@ def render_kubeconfig(cluster_name: str, endpoint: str, ca_data: str, auth: Exec
 
 
 def kubernetes_provider(
-    cluster_name: str, kubeconfig: pulumi.Output[str], parent: pulumi.Resource, depends_on: list[pulumi.Resource]
+    cluster_name: str,
+    kubeconfig: pulumi.Output[str],
+    parent: pulumi.Resource | None,
+    depends_on: list[pulumi.Resource],
 ) -> k8s.Provider:
     """The cluster's own provider, named after the cluster (the offline plan keys manifests on it)."""
     return k8s.Provider(
@@ -58,14 +63,24 @@ def kubernetes_provider(
 
 
 @dataclass(frozen=True)
-class WorkloadIdentity:
-    """What a cloud role must trust so that pods get credentials without static keys."""
+class IrsaIdentity:
+    """What an IAM role trusts so that an EKS cluster's pods get credentials without static keys (IRSA): the
+    cluster's IAM OIDC provider and its issuer URL."""
 
-    # EKS (IRSA): the cluster's IAM OIDC provider and its issuer URL.
-    oidc_provider_arn: pulumi.Input[str] | None = None
-    oidc_issuer: pulumi.Input[str] | None = None
-    # GKE: the Workload Identity pool, `<project>.svc.id.goog`.
-    workload_pool: str | None = None
+    oidc_provider_arn: pulumi.Input[str]
+    oidc_issuer: pulumi.Input[str]
+
+
+@dataclass(frozen=True)
+class GkeIdentity:
+    """What a Google service account trusts so that a GKE cluster's pods act as it: the cluster's Workload Identity
+    pool, `<project>.svc.id.goog`."""
+
+    workload_pool: str
+
+
+WorkloadIdentity = IrsaIdentity | GkeIdentity
+"""What a cloud role must trust so that pods get credentials without static keys: one kind per cloud."""
 
 
 @dataclass
@@ -90,5 +105,23 @@ class ClusterHandle:
     critical_pod_quotas: dict[str, pulumi.Resource] = field(default_factory=dict)
 
     @property
-    def cloud(self) -> str:
+    def cloud(self) -> Cloud:
         return self.region.cloud
+
+    @property
+    def cloud_providers(self) -> dict[str, pulumi.ProviderResource]:
+        """`ResourceOptions.providers` for the cluster's cloud resources: its region's provider, once the backend set
+        it."""
+        return {self.cloud: self.cloud_provider} if self.cloud_provider is not None else {}
+
+    def irsa(self) -> IrsaIdentity:
+        """The IRSA trust of an EKS cluster, which the AWS backend gives its handle."""
+        if not isinstance(self.identity, IrsaIdentity):
+            raise TypeError(f"cluster {self.name!r} has no IRSA identity: only an EKS cluster's handle carries one")
+        return self.identity
+
+    def gke_identity(self) -> GkeIdentity:
+        """The Workload Identity pool of a GKE cluster, which the GCP backend gives its handle."""
+        if not isinstance(self.identity, GkeIdentity):
+            raise TypeError(f"cluster {self.name!r} has no GKE Workload Identity: only a GKE cluster's handle has one")
+        return self.identity

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -31,9 +32,9 @@ class SinglePodStore:
     storage: str  # the volume's size, e.g. 1Gi
     password_secret: str  # the Secret's name; its key `password_key` holds the generated password
     password_key: str
-    container: dict  # the one container; its volume mounts name `data` for the volume
-    extra_volumes: tuple[dict, ...] = ()
-    clients: tuple[dict, ...] = ()  # NetworkPolicy peers (podSelector entries) admitted on the port
+    container: dict[str, Any]  # the one container; its volume mounts name `data` for the volume
+    extra_volumes: tuple[dict[str, Any], ...] = ()
+    clients: tuple[dict[str, Any], ...] = ()  # NetworkPolicy peers (podSelector entries) admitted on the port
     volume_options: pulumi.ResourceOptions | None = None  # protect / retain the volume
 
 

@@ -300,7 +300,7 @@ def _engine_env(p: ModelPlacement, streams_from_bucket: bool) -> list[dict[str, 
 
 def _isvc_annotations(p: ModelPlacement) -> dict[str, str]:
     mode = p.region.serving.deployment_mode
-    annotations = {DEPLOYMENT_MODE: mode}
+    annotations: dict[str, str] = {DEPLOYMENT_MODE: mode}
     if p.autoscaler == "keda":
         annotations[AUTOSCALER_CLASS] = "external"  # our ScaledObject owns the replica count
     elif p.autoscaler == "fixed":

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from typing import Any
 
 from components.catalog.engines import STREAMER_CONCURRENCY
 from components.config.workloads import ModelSpec
@@ -35,12 +36,12 @@ VLLM_WEIGHTS: dict[Precision, tuple[str, str]] = {
 }
 
 
-def streamer_config(sizing: Sizing, memory_limit: int) -> dict:
+def streamer_config(sizing: Sizing, memory_limit: int) -> dict[str, Any]:
     """The Run:ai streamer's `--model-loader-extra-config`: `distributed` when a replica has several GPUs, so each
     node reads the checkpoint once instead of once per rank (VLLM_STREAMER_DISTRIBUTED in
     components/catalog/upstream.py; TP 4 of the 70B would read 4 x 131.5 GiB, which the start-up estimate does not
     count)."""
-    config: dict = {"concurrency": STREAMER_CONCURRENCY, "memory_limit": memory_limit}
+    config: dict[str, Any] = {"concurrency": STREAMER_CONCURRENCY, "memory_limit": memory_limit}
     if sizing.gpus_per_replica > 1:
         config["distributed"] = True
     return config
@@ -57,7 +58,7 @@ def triton_args(model: ModelSpec) -> list[str]:
     return [f"--default-max-tokens={model.output_budget}", *override_args(model.engine_args)]
 
 
-def speculative_config(model: ModelSpec, model_dir: str) -> dict | None:
+def speculative_config(model: ModelSpec, model_dir: str) -> dict[str, Any] | None:
     spec = model.speculative_decoding
     if spec is None:
         return None

@@ -82,7 +82,9 @@ def proxy_replicas(region_gateway: RegionGatewaySpec, production: bool) -> int:
     return region_gateway.replicas or (2 if production else 1)
 
 
-def envoy_proxy_spec(cloud: str, region_gateway: RegionGatewaySpec, gateway: GatewaySpec, production: bool) -> dict:
+def envoy_proxy_spec(
+    cloud: str, region_gateway: RegionGatewaySpec, gateway: GatewaySpec, production: bool
+) -> dict[str, Any]:
     """The proxies' Deployment and Service: sized, spread over a PDB, behind the right load balancer.
 
     Draining waits as long as the longest request, so a rollout does not cut streams; Envoy Gateway
@@ -108,7 +110,7 @@ def envoy_proxy_spec(cloud: str, region_gateway: RegionGatewaySpec, gateway: Gat
     }
 
 
-def gateway_spec(hostname: str, region_gateway: RegionGatewaySpec) -> dict:
+def gateway_spec(hostname: str, region_gateway: RegionGatewaySpec) -> dict[str, Any]:
     """One HTTPS listener for the region's hostname; routes may attach from the serving namespace only."""
     return {
         "gatewayClassName": GATEWAY_CLASS,
@@ -137,7 +139,7 @@ def gateway_spec(hostname: str, region_gateway: RegionGatewaySpec) -> dict:
     }
 
 
-def client_traffic_policy_spec(gateway: GatewaySpec) -> dict:
+def client_traffic_policy_spec(gateway: GatewaySpec) -> dict[str, Any]:
     """Client side: streams may idle as long as a model server may, large prompts fit the buffer, and the endpoint
     picker's control headers a client sends are dropped on arrival (priority_classes.PICKER_CONTROL_HEADERS: the
     picker obeys them whoever sets them)."""
@@ -154,7 +156,7 @@ def client_traffic_policy_spec(gateway: GatewaySpec) -> dict:
     }
 
 
-def security_policy_spec() -> dict:
+def security_policy_spec() -> dict[str, Any]:
     """Every route on the Gateway requires a tenant API key; the key never reaches a backend."""
     return {
         "targetRefs": [GATEWAY_REF],
@@ -167,17 +169,17 @@ def security_policy_spec() -> dict:
     }
 
 
-def _tenant_selector(tenant: str) -> list[dict]:
+def _tenant_selector(tenant: str) -> list[dict[str, Any]]:
     return [{"headers": [{"name": names.TENANT_HEADER, "type": "Exact", "value": tenant}]}]
 
 
-def rate_limit_rules(env: EnvironmentSpec) -> list[dict]:
+def rate_limit_rules(env: EnvironmentSpec) -> list[dict[str, Any]]:
     """One global rule per tenant and token type, plus one per tenant request rate.
 
     Token rules check the budget before the request (cost 0) and charge the tokens the response used;
     `shared` makes one bucket per tenant across every route of the Gateway, whatever model it calls.
     """
-    rules: list[dict] = []
+    rules: list[dict[str, Any]] = []
     for tenant in env.tenants:
         if tenant.budget is None:
             continue
@@ -216,13 +218,13 @@ RETRY_AFTER_SECONDS = {"waking": 30, "busy": 2}
 PICKER_DOWN_RETRY_AFTER_SECONDS = 1
 
 
-def _error_body(message: str) -> dict:
+def _error_body(message: str) -> dict[str, Any]:
     """An OpenAI-style error body, which the clients of /v1 parse."""
     body = json.dumps({"error": {"message": message, "type": "service_unavailable", "code": 503}})
     return {"type": "Inline", "inline": body}
 
 
-def response_overrides(waking: bool) -> list[dict]:
+def response_overrides(waking: bool) -> list[dict[str, Any]]:
     """What a client gets instead of Envoy's and the picker's bare errors.
 
     - a 500 Envoy generated itself (the picker unreachable, or another ext_proc or ext_authz service of the
@@ -259,7 +261,7 @@ def response_overrides(waking: bool) -> list[dict]:
     ]
 
 
-def backend_traffic_policy_spec(env: EnvironmentSpec, waking: bool = False) -> dict:
+def backend_traffic_policy_spec(env: EnvironmentSpec, waking: bool = False) -> dict[str, Any]:
     """Budgets, retries, circuit breaking, passive health checks and error answers for every route of the Gateway.
 
     Retries only where nothing was generated yet: a refused connection or a 503 (a replica draining or
@@ -350,7 +352,7 @@ def rule_names(models: list[str]) -> list[str]:
     return names_
 
 
-def route_rule(env: EnvironmentSpec, target: RouteTarget, name: str) -> dict:
+def route_rule(env: EnvironmentSpec, target: RouteTarget, name: str) -> dict[str, Any]:
     """Match the model, and (with API keys) only the tenants granted it: others get no route (404)."""
     model = {"type": "Exact", "name": MODEL_HEADER, "value": target.model}
     if env.gateway.auth == "apiKey":
@@ -374,11 +376,11 @@ def route_rule(env: EnvironmentSpec, target: RouteTarget, name: str) -> dict:
     }
 
 
-def llm_request_costs() -> list[dict]:
+def llm_request_costs() -> list[dict[str, Any]]:
     return [{"metadataKey": key, "type": cost} for key, cost in TOKEN_COSTS.values()]
 
 
-def route_specs(env: EnvironmentSpec, region: RegionSpec, hostname: str) -> dict[str, dict]:
+def route_specs(env: EnvironmentSpec, region: RegionSpec, hostname: str) -> dict[str, dict[str, Any]]:
     """AIGatewayRoute name -> spec: one rule per routed model, at most 15 rules per route."""
     targets = route_targets(env, region)
     rules = [

@@ -32,6 +32,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -71,7 +72,7 @@ def picker_name(pool: str) -> str:
     return f"{pool}-epp"
 
 
-def picker_config(model: ModelSpec, queue_wait_seconds: int | None, bands: Sequence[dict] = ()) -> str:
+def picker_config(model: ModelSpec, queue_wait_seconds: int | None, bands: Sequence[dict[str, Any]] = ()) -> str:
     """The chart's scheduling profile, the engine whose metric names the picker reads and, for a model that may
     be at zero replicas or a pool shared by request classes, flow control.
 
@@ -98,7 +99,7 @@ def picker_config(model: ModelSpec, queue_wait_seconds: int | None, bands: Seque
             "parameters": {"engineLabelKey": PICKER_ENGINE_LABEL, "defaultEngine": PICKER_ENGINE[model.runtime]},
         },
     ]
-    config: dict = {
+    config: dict[str, Any] = {
         "apiVersion": "inference.networking.x-k8s.io/v1alpha1",
         "kind": "EndpointPickerConfig",
         "plugins": plugins,
@@ -114,7 +115,7 @@ def picker_config(model: ModelSpec, queue_wait_seconds: int | None, bands: Seque
     return yaml.safe_dump(config, sort_keys=False)
 
 
-def pool_spec(model: ModelSpec, picker: EndpointPickerSpec, server_labels: dict[str, str]) -> dict:
+def pool_spec(model: ModelSpec, picker: EndpointPickerSpec, server_labels: dict[str, str]) -> dict[str, Any]:
     return {
         "selector": {"matchLabels": server_labels},
         "targetPorts": [{"number": HTTP_PORT}],  # where every runtime serves the OpenAI API
@@ -162,8 +163,8 @@ class InferencePoolArgs:
     queue_wait_seconds: int | None = None
     # Request classes (`priority_classes.py`): the flow-control band of each, and the pool's InferenceObjectives,
     # created after `objective_crd` (the picker reads the objectives only if their CRD is served when it starts).
-    bands: Sequence[dict] = ()
-    objectives: Sequence[dict] = ()
+    bands: Sequence[dict[str, Any]] = ()
+    objectives: Sequence[dict[str, Any]] = ()
     objective_crd: Sequence[pulumi.Resource] = ()
 
 
@@ -184,7 +185,7 @@ class InferencePool(pulumi.ComponentResource):
             parent=self, provider=cluster.provider, depends_on=[*cluster.ready, *args.depends_on]
         )
 
-        def meta(object_name: str = epp, extra: dict | None = None) -> dict:
+        def meta(object_name: str = epp, extra: dict[str, Any] | None = None) -> dict[str, Any]:
             return {"name": object_name, "namespace": names.SERVING_NAMESPACE, "labels": {**labels, **(extra or {})}}
 
         self.service_account = epp

@@ -123,7 +123,7 @@ def engine_args(p: ModelPlacement, fit: Fit, host: HostResources, role: str) -> 
     return [shlex.quote(arg) for arg in vllm_argv(p, fit, host, role)]
 
 
-def _resources(p: ModelPlacement, pool: GpuPoolSpec, resource: str, fit: Fit, host: HostResources) -> dict:
+def _resources(p: ModelPlacement, pool: GpuPoolSpec, resource: str, fit: Fit, host: HostResources) -> dict[str, Any]:
     assert p.disaggregation is not None
     gpus = fit.sizing.tensor_parallel
     amounts: dict[str, Any] = {"cpu": host.cpu_quantity, "memory": host.memory_quantity, resource: gpus}

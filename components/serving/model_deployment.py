@@ -99,12 +99,12 @@ class ModelDeployment(pulumi.ComponentResource):
         group = [custom(gang)] if gang is not None else []
         if not args.federated:
             self.inference_service = custom(inference_service_manifest(p, args.storage_uri), after=group)
-        budget = pod_disruption_budget_manifest(p)
-        if budget is not None and not args.federated:
+        disruption_budget = pod_disruption_budget_manifest(p)
+        if disruption_budget is not None and not args.federated:
             k8s.policy.v1.PodDisruptionBudget(
                 f"{cluster.name}-pdb-{p.name}",
-                metadata=budget["metadata"],
-                spec=budget["spec"],
+                metadata=disruption_budget["metadata"],
+                spec=disruption_budget["spec"],
                 opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=on_cluster),
             )
         if p.autoscaler == "keda":

@@ -122,7 +122,7 @@ def _env(values: dict[str, str]) -> list[dict[str, str]]:
     return [{"name": k, "value": v} for k, v in values.items()]
 
 
-def _vllm_container(command: list[str], args: list[str], extra_env: list[dict]) -> dict[str, Any]:
+def _vllm_container(command: list[str], args: list[str], extra_env: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "name": MAIN_CONTAINER,
         "image": VLLM_IMAGE,

@@ -35,7 +35,7 @@ from components.catalog.peers import NAMESPACE_NAME_LABEL
 from components.config.base import Issue, join_path
 from components.config.environment import EnvironmentSpec
 from components.config.loader import ConfigError, config_key_issues, load_environment
-from components.k8s.cluster import WorkloadIdentity
+from components.k8s.cluster import IrsaIdentity
 from components.k8s.names import MODEL_SERVER_SERVICE_ACCOUNT, SERVING_NAMESPACE, model_bucket_name
 from components.k8s.workload_identity import ServiceAccountRef
 from components.serving.deployment import model_placements
@@ -149,7 +149,7 @@ def main() -> None:
     aws_provider = aws.Provider(f"{region.name}-aws", region=region.region, default_tags={"tags": env.tags})
     on_aws = pulumi.ResourceOptions(providers={"aws": aws_provider})
     found = ExistingEksCluster(region.name, ExistingEksClusterArgs(region=region, existing=existing), opts=on_aws)
-    identity = WorkloadIdentity(oidc_provider_arn=found.oidc_provider_arn, oidc_issuer=found.oidc_issuer)
+    identity = IrsaIdentity(oidc_provider_arn=found.oidc_provider_arn, oidc_issuer=found.oidc_issuer)
     cluster = replace(found.handle, cloud_provider=aws_provider, identity=identity)
 
     gpu_pool = EksGpuNodeGroup(

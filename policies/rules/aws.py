@@ -9,10 +9,10 @@ from collections.abc import Iterator
 
 import yaml
 
+from components.catalog.address_space import covers_internet
 from components.catalog.node_images import FAST_IMAGE_PULL, NODEADM_FEATURES
 from policies.framework import Context, Violation, rule
 from policies.model import Resource, as_list, get, json_document, number, truthy
-from policies.rules.network import covers_internet
 
 EKS_CLUSTER = "aws:eks/cluster:Cluster"
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
@@ -345,7 +345,8 @@ def node_configs(user_data: str) -> list[dict]:
     configs = []
     for part in parts:
         if part.get_content_type() == "application/node.eks.aws":
-            docs = yaml.safe_load_all(part.get_payload(decode=True) or b"")
+            payload = part.get_payload(decode=True)  # bytes, or None for a part without a body
+            docs = yaml.safe_load_all(payload if isinstance(payload, bytes) else b"")
             configs += [d for d in docs if isinstance(d, dict) and d.get("kind") == "NodeConfig"]
     return configs
 

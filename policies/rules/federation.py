@@ -60,7 +60,8 @@ def _named_as_agent(r: Resource) -> bool:
 
 def _karmada_releases(stack: Stack) -> tuple[list[Resource], list[Resource]]:
     """(control planes, agents): releases of the karmada chart by its installMode (chart default: host)."""
-    hosts, agents = [], []
+    hosts: list[Resource] = []
+    agents: list[Resource] = []
     for release in stack.of_type(HELM_RELEASE):
         chart = str(peek(release.props, "chart") or "")
         if chart != "karmada" and not chart.endswith("/karmada"):

@@ -101,7 +101,7 @@ def effective_policies(route: Resource, kind: str, stack: Stack) -> list[tuple[s
     own = [p for p in candidates if _targets(p, route, ROUTE_TARGET_KINDS)]
     if own:
         return [(f"route {route.namespace}/{route.k8s_name}", own)]
-    found = []
+    found: list[tuple[str, list[Resource]]] = []
     for where, gateway in parent_gateways(route, stack):
         if gateway is None:
             found.append((f"gateway {where} (not in this stack, assumed public)", []))
@@ -244,10 +244,10 @@ def gateway_tenant_routes(r: Resource, ctx: Context) -> Iterator[Violation]:
                     yield Violation(f"{where} trusts {spoofable}, which the client sets (the gateway writes {header})")
                 if header is None:
                     continue
-                tenant = [h for h in _header_matches(match) if str(h.get("name", "")).lower() == header]
-                if not tenant:
+                tenant_matches = [h for h in _header_matches(match) if str(h.get("name", "")).lower() == header]
+                if not tenant_matches:
                     yield Violation(f"{where} has no {header} match: every tenant's key reaches it")
-                for h in tenant:
+                for h in tenant_matches:
                     kind = h.get("type", "Exact")
                     if kind != "Exact" or not str(h.get("value") or ""):
                         yield Violation(

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from components.catalog.address_space import covers_internet
 from components.catalog.charts import CHARTS
 from components.catalog.upstream import GKE_CRITICAL_PRIORITY_CLASSES
 from policies.framework import CannotCheck, Context, Violation, rule
 from policies.model import Resource, Stack, as_list, get, peek
 from policies.pods import WORKLOAD_KINDS, is_workload, workloads
 from policies.rules.aws import NODE_GROUP
-from policies.rules.network import covers_internet
 
 GKE_CLUSTER = "gcp:container/cluster:Cluster"
 NODE_POOL = "gcp:container/nodePool:NodePool"

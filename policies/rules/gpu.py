@@ -98,8 +98,8 @@ def _label(labels: dict, domain: str | None, suffix: str) -> tuple[str | None, s
     if domain:
         key = f"{domain}/{suffix}"
         return (key, labels[key]) if key in labels else (None, None)
-    key = next((k for k in labels if k.endswith("/" + suffix) and not k.startswith("nvidia.com/")), None)
-    return (key, labels[key]) if key else (None, None)
+    found = next((k for k in labels if k.endswith("/" + suffix) and not k.startswith("nvidia.com/")), None)
+    return (found, labels[found]) if found else (None, None)
 
 
 @rule(
@@ -310,7 +310,7 @@ def _visible_devices(value: object, where: str = "") -> Iterator[tuple[str, obje
     lists, and the `env` maps of custom resources (Fluid's runtimes)."""
     if isinstance(value, dict):
         env = value.get("env")
-        name = value.get("name") if isinstance(value.get("name"), str) else where
+        name = own if isinstance(own := value.get("name"), str) else where
         if isinstance(env, list):
             for entry in env:
                 if isinstance(entry, dict) and entry.get("name") == VISIBLE_DEVICES:
@@ -347,7 +347,7 @@ def _tolerates_gpu_nodes(tolerations: object) -> bool:
 
 def _requests_gpu(container: dict) -> bool:
     """Whether the container asks for an NVIDIA device (a GPU, a MIG profile), so the device plugin sets its list."""
-    resources = container.get("resources") if isinstance(container.get("resources"), dict) else {}
+    resources = declared if isinstance(declared := container.get("resources"), dict) else {}
     return any(
         str(name).startswith(GPU_RESOURCE_PREFIX) and str(count) != "0"
         for part in ("limits", "requests")
@@ -420,9 +420,9 @@ def gpu_visible_devices_from_the_device_plugin(r: Resource, ctx: Context) -> Ite
     if r.namespace in ctx.privileged_namespaces:
         return
     spec = r.props.get("spec")
-    for container, value in _visible_devices(spec):
+    for name, value in _visible_devices(spec):
         if not _exposes_no_gpu(value):
-            yield Violation(f"{r.label}: container {container} sets {VISIBLE_DEVICES}={value!r}")
+            yield Violation(f"{r.label}: container {name} sets {VISIBLE_DEVICES}={value!r}")
     for where, container in _gpu_node_containers(spec, "spec"):
         issue = None if _requests_gpu(container) else _non_gpu_container_issue(container)
         if issue is not None:

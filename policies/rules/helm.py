@@ -10,11 +10,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from components.catalog.address_space import covers_internet
 from policies.framework import Context, Violation, rule
 from policies.model import Resource, as_list, get, number
 from policies.rules.gateway import internal_load_balancer
 from policies.rules.kubernetes import capability, unconfined_annotation
-from policies.rules.network import covers_internet
 from policies.upstream import PSS_BASELINE_CAPABILITIES
 
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"

@@ -237,7 +237,7 @@ def iam_passrole_scoped(r: Resource, ctx: Context) -> Iterator[Violation]:
 
 def _admin_managed(arn: object) -> bool:
     match = _AWS_MANAGED.match(arn) if isinstance(arn, str) else None
-    return bool(match) and match.group("name").lower() in ADMIN_EQUIVALENT
+    return match is not None and match.group("name").lower() in ADMIN_EQUIVALENT
 
 
 @rule(
@@ -389,7 +389,7 @@ def _reads_secrets(rule_: dict) -> bool:
     )
     core = not groups or "" in groups or "*" in groups
     named = bool(as_list(rule_.get("resourceNames")))
-    return core and not named and ({"secrets", "*"} & set(resources)) and bool(set(READ_VERBS) & set(verbs))
+    return core and not named and bool({"secrets", "*"} & set(resources)) and bool(set(READ_VERBS) & set(verbs))
 
 
 def _role_of(binding: Resource, stack: Stack) -> Resource | None:

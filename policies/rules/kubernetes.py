@@ -304,9 +304,9 @@ def images_pinned(r: Resource, ctx: Context) -> Iterator[Violation]:
             else:
                 containers += [c for c in w.all_containers() if not (w.partial and "image" not in c)]
     for c in containers:
-        problem = image_problem(get(c, "image"))
-        if problem:
-            yield Violation(f"{r.label} container {c.get('name')}: {problem}")
+        image_issue = image_problem(get(c, "image"))
+        if image_issue:
+            yield Violation(f"{r.label} container {c.get('name')}: {image_issue}")
 
 
 @rule(

@@ -234,7 +234,7 @@ def shm_for_tensor_parallel(r: Resource, ctx: Context) -> Iterator[Violation]:
             if not s.pod.complete
             else Violation(f"{r.label}: tensor-parallel {tp:g} without /dev/shm (the container default is 64 MiB)")
         )
-    elif get(volume, "emptyDir", "medium") != "Memory":
+    elif volume is not None and get(volume, "emptyDir", "medium") != "Memory":
         yield Violation(f"{r.label}: /dev/shm volume {volume.get('name')} is not an emptyDir with medium Memory")
 
 

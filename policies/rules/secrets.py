@@ -205,6 +205,8 @@ def _acl_file(w, c: dict, path: str, stack) -> str | None:
                 continue
             items = {i.get("path"): i.get("key") for i in ref.get("items") or [] if isinstance(i, dict)}
             key = items.get(file, file) if items else file
+            if not isinstance(key, str):
+                continue
             for obj in stack.kubernetes(kind, "", w.resource.cluster):
                 if obj.namespace == w.namespace and obj.k8s_name == ref.get(name_key):
                     text = peek(obj.props, "data", key)
@@ -329,10 +331,10 @@ def random_secrets_entropy(r: Resource, ctx: Context) -> Iterator[Violation]:
         if bits < MIN_SECRET_BITS:
             yield Violation(f"{r.name}: a secret of {bits:.0f} random bits, fewer than {MIN_SECRET_BITS}")
         return
-    bits = entropy_bits(props)
-    if bits is not None and bits < MIN_SECRET_BITS:
+    entropy = entropy_bits(props)
+    if entropy is not None and entropy < MIN_SECRET_BITS:
         yield Violation(
-            f"{r.name}: a {get(r.props, 'length')}-character secret holds {bits:.0f} bits, fewer than {MIN_SECRET_BITS}"
+            f"{r.name}: a {get(r.props, 'length')}-character secret holds {entropy:.0f} bits, fewer than {MIN_SECRET_BITS}"
         )
 
 

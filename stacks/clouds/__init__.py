@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, assert_never
+from typing import TYPE_CHECKING, Any, Protocol, assert_never
 
 import pulumi
 
@@ -46,7 +46,7 @@ class ModelStoreRef:
         return S3BucketRef(bucket_id=self.bucket, bucket_arn=self.arn, key_arn=self.key_arn, ready=self.ready)
 
     @staticmethod
-    def from_output(cloud: Cloud, output: pulumi.Output[dict]) -> ModelStoreRef:
+    def from_output(cloud: Cloud, output: pulumi.Output[dict[str, Any]]) -> ModelStoreRef:
         """From another stack's `modelStore` output (model_store_output)."""
         bucket = output.apply(lambda o: o["bucket"])
         match cloud:
@@ -62,7 +62,7 @@ class ModelStoreRef:
 def model_store_output(ref: ModelStoreRef) -> dict[str, pulumi.Input[str]]:
     """What the global stack reads of a region's bucket."""
     out = {"cloud": ref.cloud, "bucket": ref.bucket}
-    if ref.arn is not None:
+    if ref.arn is not None and ref.key_arn is not None:
         out |= {"arn": ref.arn, "keyArn": ref.key_arn}
     return out
 

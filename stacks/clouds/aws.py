@@ -15,7 +15,7 @@ from components.aws.gpu_node_group import EksGpuNodeGroup, EksGpuNodeGroupArgs, 
 from components.aws.network import AwsNetwork, AwsNetworkArgs
 from components.config.environment import EnvironmentSpec
 from components.config.region import RegionSpec
-from components.k8s.cluster import ClusterHandle, WorkloadIdentity
+from components.k8s.cluster import ClusterHandle, IrsaIdentity
 from components.k8s.workload_identity import ServiceAccountRef
 from components.serving.deployment import model_placements
 from stacks.clouds import ModelStore, ModelStoreRef, platform_tags
@@ -24,12 +24,13 @@ from stacks.clouds import ModelStore, ModelStoreRef, platform_tags
 def provider(
     env: EnvironmentSpec, region: RegionSpec, env_name: str, parent: pulumi.Resource | None = None
 ) -> pulumi.ProviderResource:
-    return aws.Provider(
+    provider_: pulumi.ProviderResource = aws.Provider(
         f"{region.name}-aws",
         region=region.region,
         default_tags={"tags": platform_tags(env, region, env_name)},
         opts=pulumi.ResourceOptions(parent=parent),
     )
+    return provider_
 
 
 def network(
@@ -60,8 +61,8 @@ def model_store(
 
     store = S3ModelStore(
         region.name,
-        S3ModelStoreArgs(bucket, region.region, env.model_store, env.production, cluster.identity, dict(readers)),
-        opts=pulumi.ResourceOptions(parent=parent, providers={"aws": cluster.cloud_provider}),
+        S3ModelStoreArgs(bucket, region.region, env.model_store, env.production, cluster.irsa(), dict(readers)),
+        opts=pulumi.ResourceOptions(parent=parent, providers=cluster.cloud_providers),
     )
     return ModelStore(
         component=store,
@@ -82,9 +83,9 @@ def cluster(
             region.name, ExistingEksClusterArgs(region=region, existing=region.cluster.existing), opts=opts
         )
         base, target = existing.handle, existing.target
-        identity = WorkloadIdentity(oidc_provider_arn=existing.oidc_provider_arn, oidc_issuer=existing.oidc_issuer)
+        identity = IrsaIdentity(oidc_provider_arn=existing.oidc_provider_arn, oidc_issuer=existing.oidc_issuer)
         egress_ips = pulumi.Output.from_input([str(ip) for ip in region.cluster.existing.egress_ips])
-        network_id = None
+        network_id = target.vpc_id  # its API's answer: where an internal gateway's private zone is answered
     else:
         network = _network(region, cluster_name, opts)
         eks = EksCluster(
@@ -100,7 +101,7 @@ def cluster(
             opts=opts,
         )
         base, target = eks.handle, EksNodeTarget.of(eks, network)
-        identity = WorkloadIdentity(oidc_provider_arn=eks.oidc_provider.arn, oidc_issuer=eks.oidc_issuer)
+        identity = IrsaIdentity(oidc_provider_arn=eks.oidc_provider.arn, oidc_issuer=eks.oidc_issuer)
         egress_ips = network.egress_ips
         network_id = network.vpc_id
     placements = model_placements(env, region)

@@ -14,7 +14,7 @@ from components.gcp.existing_cluster import ExistingGkeCluster, ExistingGkeClust
 from components.gcp.gke import GkeCluster, GkeClusterArgs
 from components.gcp.gpu_node_pool import GkeGpuNodePool, GkeGpuNodePoolArgs
 from components.gcp.network import GcpNetwork, GcpNetworkArgs
-from components.k8s.cluster import ClusterHandle, WorkloadIdentity
+from components.k8s.cluster import ClusterHandle, GkeIdentity
 from components.k8s.workload_identity import ServiceAccountRef
 from stacks.clouds import ModelStore, ModelStoreRef, platform_tags
 
@@ -22,13 +22,14 @@ from stacks.clouds import ModelStore, ModelStoreRef, platform_tags
 def provider(
     env: EnvironmentSpec, region: RegionSpec, env_name: str, parent: pulumi.Resource | None = None
 ) -> pulumi.ProviderResource:
-    return gcp.Provider(
+    provider_: pulumi.ProviderResource = gcp.Provider(
         f"{region.name}-gcp",
         project=region.project,
         region=region.region,
         default_labels=platform_tags(env, region, env_name),
         opts=pulumi.ResourceOptions(parent=parent),
     )
+    return provider_
 
 
 def model_store(
@@ -42,6 +43,7 @@ def model_store(
 ) -> ModelStore:
     from components.gcp.model_store import GcsModelStore, GcsModelStoreArgs
 
+    assert region.project is not None, "check_region: required on GCP"
     store = GcsModelStore(
         region.name,
         GcsModelStoreArgs(
@@ -51,10 +53,10 @@ def model_store(
             cluster.name,
             env.model_store,
             env.production,
-            cluster.identity,
+            cluster.gke_identity(),
             dict(readers),
         ),
-        opts=pulumi.ResourceOptions(parent=parent, providers={"gcp": cluster.cloud_provider}),
+        opts=pulumi.ResourceOptions(parent=parent, providers=cluster.cloud_providers),
     )
     return ModelStore(
         component=store,
@@ -125,7 +127,7 @@ def cluster(
     return replace(
         base,
         cloud_provider=provider_,
-        identity=WorkloadIdentity(workload_pool=workload_pool),
+        identity=GkeIdentity(workload_pool=workload_pool),
         egress_ips=egress_ips,
         network_id=network_id,
     )

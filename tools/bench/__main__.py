@@ -43,7 +43,7 @@ def _program_s(times: dict[str, dict[str, float]], clock: str) -> float:
     return times[clock]["config"] + times[clock]["evaluate"]
 
 
-def _figure(pairs: list[tuple[float, float]]) -> dict[str, Any]:
+def _figure(pairs: list[tuple[float, ...]]) -> dict[str, Any]:
     """(wall, cpu) per run -> {"wall": stats, "cpu": stats}."""
     return {clock: stats([p[i] for p in pairs]) for i, clock in enumerate(CLOCKS)}
 
@@ -54,7 +54,8 @@ def _ratios(plan: list[tuple[float, ...]], floor: list[tuple[float, ...]]) -> di
 
 def bench_env(env: str, runs: int, work: Path, step: Callable[[str], None]) -> dict[str, Any]:
     """A checked-in environment: plan and both SDK floors alternated in fresh processes, then warm rounds."""
-    plans, floors = [], {kind: [] for kind in FLOORS}
+    plans: list[tuple[dict[str, Any], Any]] = []
+    floors: dict[str, list[tuple[dict[str, Any], Any]]] = {kind: [] for kind in FLOORS}
     for i in range(runs):
         step(f"plan {env}: fresh run {i + 1}/{runs} (plan, then its plain and typed SDK floors)")
         out = work / env

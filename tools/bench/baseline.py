@@ -19,7 +19,7 @@ import importlib
 import importlib.util
 from collections.abc import Callable
 from functools import cache
-from typing import Any
+from typing import Any, cast
 
 import pulumi
 from pulumi import _types
@@ -45,10 +45,11 @@ def sdk_class(token: str) -> type | None:
         return None
     importlib.import_module(f"pulumi_{pkg}")  # registers its modules with the SDK
     if token.startswith(_PROVIDER_PREFIX):
-        info = rpc.get_resource_package(pkg, "").pkg_info
+        package: Any = rpc.get_resource_package(pkg, "")  # a generated class: its pkg_info is not in the protocol
+        info = package.pkg_info
         return getattr(importlib.import_module(info["fqn"]), info["class"])
     if (module := rpc.get_resource_module(pkg, mod, "")) is not None:
-        info = module.mod_info
+        info = cast(Any, module).mod_info  # a generated class: its mod_info is not in the protocol
         return getattr(importlib.import_module(info["fqn"]), info["classes"][token])
     if pkg == "kubernetes":  # kinds of CRDs have no class of their own (nor do their server-side-apply patches)
         apiextensions = importlib.import_module("pulumi_kubernetes.apiextensions")
@@ -71,7 +72,7 @@ def _options(resource: dict[str, Any], created: dict[str, pulumi.Resource]) -> p
     options = resource["options"]
     return pulumi.ResourceOptions(
         parent=created.get(resource["parent"] or ""),  # None: the stack
-        provider=created[resource["provider"]] if resource["provider"] else None,
+        provider=cast(pulumi.ProviderResource, created[resource["provider"]]) if resource["provider"] else None,
         depends_on=[created[urn] for urn in options["dependsOn"]],
         protect=options["protect"],
         retain_on_delete=options["retainOnDelete"],
@@ -93,9 +94,9 @@ _CLASS_REPLACE_ON_CHANGES = {"command:local:Command": ("triggers[*]",)}
 def _typed_resource(r: dict[str, Any], props: dict[str, Any], opts: pulumi.ResourceOptions) -> pulumi.Resource:
     """The resource through its provider SDK class, with the same (camelCase) inputs."""
     own = _CLASS_REPLACE_ON_CHANGES.get(r["type"], ())
-    if own and opts.replace_on_changes:
+    if own and (paths := opts.replace_on_changes):
         opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions())
-        opts.replace_on_changes = [path for path in opts.replace_on_changes if path not in own] or None
+        opts.replace_on_changes = [path for path in paths if path not in own] or None
     cls = sdk_class(r["type"])
     if cls is None:
         raise LookupError(f"{r['type']} is not a provider resource")

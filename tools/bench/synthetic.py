@@ -15,9 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from components.config.stackfile import StackConfig
+from components.config.stackfile import StackConfig, stack_config_from_mapping
 from tools.plan.runner import PROJECT_DIR
-from tools.plan.stackfile import stack_config_from_mapping
 
 if TYPE_CHECKING:
     from components.config.environment import EnvironmentSpec

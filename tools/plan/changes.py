@@ -23,7 +23,9 @@ from tools.plan.replacement import Rule, forcing, normalized, rule, under
 
 ACTIONS = ("create", "update", "replace", "delete")
 _BEHAVIOUR_OPTIONS = ("protect", "retainOnDelete", "deleteBeforeReplace", "ignoreChanges", "replaceOnChanges")
-_RECORDED_SINCE = {"replaceOnChanges": []}  # options plan.json records since issue 31, with their default
+_RECORDED_SINCE: dict[str, Any] = {
+    "replaceOnChanges": []
+}  # options plan.json records since issue 31, with their default
 _REPLACE_ON_CHANGES = "its replaceOnChanges option"
 _RUNBOOK = "docs/capacity.md: Replacing the model cache"
 # What deleting an object of these kinds waits for, or takes from running pods (a replacement deletes it too).

@@ -32,7 +32,7 @@ def _change(base: float | None, head: float | None) -> str:
 def _what(before: dict[str, Any] | None, after: dict[str, Any] | None) -> str:
     """What changed in a pool row, for the reader: added, removed, machine type, capacity, nodes, price."""
     if before is None:
-        return f"added ({after['machineType']})" if "machineType" in after else "added"
+        return f"added ({after['machineType']})" if after and "machineType" in after else "added"
     if after is None:
         return "removed"
     parts = []

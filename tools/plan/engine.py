@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 
 import pulumi
 from pulumi.runtime import mocks, rpc, settings
-from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.stack import Stack, run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from components.config.stackfile import SECRET_MARKER
@@ -272,7 +272,10 @@ def evaluate(
     pulumi.runtime.set_all_config(config, secret_keys or [])
     with cycle_collector_paused():
         _sync_await(run_pulumi_func(program))
-        outputs, referenced = _resolve_outputs(settings.get_root_resource().outputs, monitor.secret_values)
+        root = settings.get_root_resource()
+        if not isinstance(root, Stack):
+            raise RuntimeError("the program ran without its root stack resource")
+        outputs, referenced = _resolve_outputs(root.outputs, monitor.secret_values)
     return Evaluation(
         in_dependency_order(monitor.planned),
         outputs,

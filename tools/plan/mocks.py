@@ -296,7 +296,10 @@ class PlausibleMocks(mocks.Mocks):
         referenced = self._stack_outputs[stack]
         return name, {"name": qualified, "outputs": referenced.values, "secretOutputNames": list(referenced.secret)}
 
-    def call(self, args: mocks.MockCallArgs) -> dict:
+    def call(self, args: mocks.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+        return self._answer(args), []  # no check failures
+
+    def _answer(self, args: mocks.MockCallArgs) -> dict[str, Any]:
         if args.token == "aws:index/getCallerIdentity:getCallerIdentity":
             return {"accountId": ACCOUNT_ID, "arn": f"arn:aws:iam::{ACCOUNT_ID}:user/plan", "userId": "PLAN"}
         if args.token == "aws:index/getPartition:getPartition":

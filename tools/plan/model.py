@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -23,7 +23,7 @@ class Plan:
     spec: Any = None  # the validated EnvironmentSpec
     policy: list[dict] = field(default_factory=list)  # policy.json: every violation
     policy_verdicts: list[dict] = field(default_factory=list)  # one row per policy rule (plan.md)
-    policy_config: dict = field(default_factory=dict)  # the pack settings used, for `pulumi preview`
+    policy_config: Mapping[str, Any] = field(default_factory=dict)  # the pack settings used, for `pulumi preview`
     # An environment of several stacks: each stack's own plan (this plan is their union).
     stacks: dict[str, Plan] = field(default_factory=dict)
     # The bring-up check of the environment's stacks (tools/rollout/bringup.py Report), once run.

@@ -67,7 +67,7 @@ def _kubernetes_rule(token: str, inputs: dict[str, Any], provider_inputs: dict[s
         return Rule(tuple(k8s["helmRelease"]), _source("kubernetes"), True)
     if kind.endswith("Patch"):  # a patch resource: only its identity forces a new one
         return Rule(identity, _source("kubernetes"), True)
-    immutable = (inputs.get("immutable") is True) if isinstance(inputs, dict) else False
+    immutable = inputs.get("immutable") is True
     key = f"{group_version}/{kind}"
     for flag, kinds in (
         ("enableSecretMutable", ("core/v1/Secret",)),

@@ -65,7 +65,7 @@ def _build_plan(
 
     with phase("config"):
         # As the engine would run it: this stack's name (not an earlier evaluation's) and its config.
-        together = with_stack_files(project_dir, stack_config)
+        together = with_stack_files(stack_config)
         settings.reset_options(project=stack_config.project, stack=stack_config.stack)
         pulumi.runtime.set_all_config(together.config, together.secret_keys)
         spec = read_environment()
@@ -77,14 +77,18 @@ def _build_plan(
             raise ConfigError(names)
 
     main = str(project_dir / "__main__.py")
+
+    def program() -> None:
+        runpy.run_path(main, run_name="__main__")
+
     stacks = environment_stacks(spec, stack_config.stack)
     evaluations: dict[str, Evaluation] = {}
     bootstraps: dict[str, Evaluation] = {}
     for piece in stacks:
-        own = stack_own_config(project_dir, stack_config, piece.name)
+        own = stack_own_config(stack_config, piece.name)
         with phase("evaluate"), phase(f"{STACK_PHASE}{piece.name}"):
             evaluations[piece.name] = evaluate(
-                lambda: runpy.run_path(main, run_name="__main__"),
+                program,
                 project=stack_config.project,
                 stack=piece.name,
                 config=own.config,
@@ -98,7 +102,7 @@ def _build_plan(
                 # The program as `make rollout BOOTSTRAP=1` runs it: what its targeted `up` registers.
                 with _environment(BOOTSTRAP_VARIABLE, "network"):
                     bootstraps[piece.name] = evaluate(
-                        lambda: runpy.run_path(main, run_name="__main__"),
+                        program,
                         project=stack_config.project,
                         stack=piece.name,
                         config=own.config,

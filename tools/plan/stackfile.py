@@ -16,27 +16,31 @@ from components.config.stackfile import (
 )
 
 
-def load_stack_config(project_dir: Path, stack: str) -> StackConfig:
+def load_stack_config(project_dir: Path, stack: str, config_dir: Path | None = None) -> StackConfig:
+    """`config_dir`: where the stack files are (Pulumi's `stackConfigDir`), by default the project's directory; the
+    tests plan their own fixture environments from another directory with the project's program."""
     project_file = project_dir / "Pulumi.yaml"
     project = (read_yaml(project_file) or {}).get("name")
     if not project:
         raise PlanInputError([f"{project_file}: no project `name`; add `name: inference-platform`"])
-    config = read_stack_file(project_dir, stack)
-    return stack_config_from_mapping(project, stack, config, project_dir / f"Pulumi.{stack}.yaml")
+    config_dir = config_dir or project_dir
+    config = read_stack_file(config_dir, stack)
+    return stack_config_from_mapping(project, stack, config, config_dir / f"Pulumi.{stack}.yaml")
 
 
-def stack_own_config(project_dir: Path, environment: StackConfig, stack: str) -> StackConfig:
+def stack_own_config(environment: StackConfig, stack: str) -> StackConfig:
     """What the engine hands the program of `stack`, one of `environment`'s stacks: for a stack of its own, the
-    environment's config; for `<env>.<slice>`, its own `Pulumi.<env>.<slice>.yaml` (where `pulumi config set -s`
-    writes, its secrets included) set by path into the environment's, as the program merges them
-    (stacks/config.py)."""
-    return _overlaid(environment, stack, [project_dir / f"Pulumi.{stack}.yaml"])
+    environment's config; for `<env>.<slice>`, its own `Pulumi.<env>.<slice>.yaml` beside the environment's file
+    (where `pulumi config set -s` writes, its secrets included) set by path into the environment's, as the program
+    merges them (stacks/config.py)."""
+    return _overlaid(environment, stack, [environment.path.parent / f"Pulumi.{stack}.yaml"])
 
 
-def with_stack_files(project_dir: Path, environment: StackConfig) -> StackConfig:
-    """The environment as its stacks see it together: every `Pulumi.<env>.<slice>.yaml` set into it (the waves
-    and stacks are read from this; each stack is then evaluated with its own file only)."""
-    return _overlaid(environment, environment.stack, sorted(project_dir.glob(f"Pulumi.{environment.stack}.*.yaml")))
+def with_stack_files(environment: StackConfig) -> StackConfig:
+    """The environment as its stacks see it together: every `Pulumi.<env>.<slice>.yaml` beside its file set into
+    it (the waves and stacks are read from this; each stack is then evaluated with its own file only)."""
+    stack_files = environment.path.parent.glob(f"Pulumi.{environment.stack}.*.yaml")
+    return _overlaid(environment, environment.stack, sorted(stack_files))
 
 
 def _overlaid(environment: StackConfig, stack: str, paths: list[Path]) -> StackConfig:

@@ -17,11 +17,12 @@ from components.config.environment import EnvironmentSpec
 from components.config.loader import ConfigError, load_environment
 from components.config.model_catalog import read_model_catalog
 from components.config.rollout import rollout_waves
+from components.config.stackfile import PlanInputError
 from stacks.config import namespace_values
 from tools.plan.artifacts import OutputDirError, write_plan
 from tools.plan.model import Plan
 from tools.plan.runner import PROJECT_DIR, build_plan, check_policy
-from tools.plan.stackfile import PlanInputError, input_error_lines, load_stack_config
+from tools.plan.stackfile import input_error_lines, load_stack_config
 from tools.rollout.bringup import Report
 from tools.rollout.ci import environments, stack_matrix
 from tools.rollout.driver import Rollout, RolloutInputError, first_wave, run_bootstrap, run_rollout
@@ -34,10 +35,13 @@ from tools.rollout.workspace import PulumiWorkspace, Workspace
 EXIT_INVALID_INPUT = 2
 
 
-def offline_plans(project_dir: Path, env_name: str, *, out_dir: Path | None) -> tuple[EnvironmentSpec, dict[str, Plan]]:
+def offline_plans(
+    project_dir: Path, env_name: str, *, out_dir: Path | None, config_dir: Path | None = None
+) -> tuple[EnvironmentSpec, dict[str, Plan]]:
     """Every stack's offline plan, its policy evaluated (and the environment's artifacts written to `out_dir`
-    when given: `policy-config.json` is what the previews run the pack with)."""
-    plan = build_plan(load_stack_config(project_dir, env_name), project_dir)
+    when given: `policy-config.json` is what the previews run the pack with). `config_dir`: where the stack files
+    are, by default the project's directory."""
+    plan = build_plan(load_stack_config(project_dir, env_name, config_dir), project_dir)
     check_policy(plan)
     if out_dir is not None:
         write_plan(plan, out_dir)
@@ -144,12 +148,12 @@ def main(
         outputs_of=lambda stack: workspace.select_stack(stack).outputs(),
     )
     if args.bootstrap:
-        rows = {row["stack"]: row["runsOn"] for row in stack_matrix(env, args.env)}
+        runs_on = {row["stack"]: row["runsOn"] for row in stack_matrix(env, args.env)}
         return run_bootstrap(
             Rollout(env_name=args.env, waves=waves, violations={}, health_timeout_seconds=0),
             workspace=workspace,
             bootstraps=report.bootstraps,
-            runner_of=lambda stack: str(rows[stack]),
+            runner_of=lambda stack: str(runs_on[stack]),
             only_wave=args.wave,
             console=console,
             clock=clock,

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from ipaddress import IPv4Network, ip_network
+from ipaddress import IPv4Network
 from typing import Any, Protocol
 
 from components.catalog import bringup as facts
@@ -231,19 +231,19 @@ class World:
         chosen = patches[-1] if patches else services[-1] if services else None
         if chosen is None:
             return None
-        return [ip_network(c) for c in chosen.inputs.get("spec", {}).get("loadBalancerSourceRanges") or []]
+        return [IPv4Network(c) for c in chosen.inputs.get("spec", {}).get("loadBalancerSourceRanges") or []]
 
     def egress_of(self, region: str) -> list[IPv4Network] | None:
         """A region's NAT egress, as its stack exports it (unknown in a single-stack environment)."""
         stack = region_stack_name(self.env_name, region)
         plan = self.plans.get(stack)
         ips = plan.evaluation.referenced.values.get("egressIps") if plan is not None else None
-        return [ip_network(f"{ip}/32") for ip in ips] if ips else None
+        return [IPv4Network(f"{ip}/32") for ip in ips] if ips else None
 
     def sources_of(self, where: Location) -> list[IPv4Network] | None:
         if where.deployer.kind == "vpcRunner" and where.region is not None:
             return self.egress_of(where.region)
-        return [ip_network(c) for c in where.deployer.cidrs]
+        return [IPv4Network(c) for c in where.deployer.cidrs]
 
 
 def check_bring_up(
@@ -386,7 +386,9 @@ class _StackCheck:
             rules = [p for p in self.world.everything() if p.resource.type == SECURITY_GROUP_RULE and _port(p, 443)]
             for source in sources:
                 admitting = [
-                    p for p in rules if ip_network(source).subnet_of(ip_network(p.inputs.get("cidrIpv4", "0.0.0.0/32")))
+                    p
+                    for p in rules
+                    if IPv4Network(source).subnet_of(IPv4Network(p.inputs.get("cidrIpv4", "0.0.0.0/32")))
                 ]
                 ok = any(self.world.before(self.stack, provider, p) for p in admitting)
                 self.need(
@@ -430,7 +432,7 @@ class _StackCheck:
     def _karmada_reach(self, provider: str) -> None:
         if self.where is None:
             return
-        self._load_balancer_answers(provider)
+        self._load_balancer_answers(provider, self.where)
         sources = self.world.sources_of(self.where)
         allowed = self.world.allowlist(lambda p: self.world.before(self.stack, provider, p))
         if sources is None or allowed is None:
@@ -444,7 +446,7 @@ class _StackCheck:
             facts.LOAD_BALANCER_OPEN_WITHOUT_SOURCE_RANGES,
         )
 
-    def _load_balancer_answers(self, provider: str) -> None:
+    def _load_balancer_answers(self, provider: str, where: Location) -> None:
         """A provider configured through a load balancer this stack creates needs, before it, a wait that reaches the
         API through it: a command whose inputs come from that Service (it runs where `pulumi up` runs)."""
         for service in [s for s in self.mine("Service") if _named(s, EXTERNAL_SERVICE) and not is_patch(s.resource)]:
@@ -459,7 +461,7 @@ class _StackCheck:
             self.need(
                 "the Kubernetes provider of the Karmada API",
                 f"its load balancer ({service.resource.name}, created by this stack) answering from "
-                f"{self.where.describe()} before the provider is configured",
+                f"{where.describe()} before the provider is configured",
                 bool(waits),
                 "no wait reaching the API through it comes first: the provider's one discovery fails and every "
                 "create in Karmada fails with 'cluster is unreachable'",
@@ -788,12 +790,12 @@ class _StackCheck:
             p.resource.type not in DNS_RECORDS for p in publishers
         ):
             # ExternalDNS writes an internal gateway's name into a private zone of the region's network.
-            zones = [p for p in world.everything() if _zone_serves(p, target.hostname)]
+            private_zones = [p for p in world.everything() if _zone_serves(p, target.hostname)]
             self.need(
                 waiter,
                 f"a private zone serving {target.hostname} in {target.region}'s network",
-                any(world.by_end_of(wave, p) for p in zones),
-                world.where(zones, "after this wave"),
+                any(world.by_end_of(wave, p) for p in private_zones),
+                world.where(private_zones, "after this wave"),
                 facts.DNS_NAME_PUBLISHED,
             )
         gateways = [p for p in world.objects("Gateway", cluster=cluster) if _namespace(p) == ENVOY_GATEWAY_NAMESPACE]

@@ -203,8 +203,8 @@ def _deploy_wave(
     if wave.confirm:
         started = clock()
         ok = yes or confirm(f"deploy wave {wave.name} ({', '.join(wave.stacks)})? [y/N] ")
-        result = "--yes" if yes else ("confirmed" if ok else "declined by the operator")
-        if not run.gate(wave, "confirmation", ok, result, started):
+        answer = "--yes" if yes else ("confirmed" if ok else "declined by the operator")
+        if not run.gate(wave, "confirmation", ok, answer, started):
             return False
     outputs: dict[str, Mapping[str, Any]] = {}
     for stack in wave.stacks:

@@ -120,7 +120,12 @@ def stack_health(
                 http_get=trusting_get,
             )
         ]
-        if host_joins_in_its_wave and slices[stack].kind == "region" and slices[stack].region == host:
+        if (
+            host_joins_in_its_wave
+            and host is not None
+            and slices[stack].kind == "region"
+            and slices[stack].region == host
+        ):
             host_cluster = cluster_name(env_name, env.region(host))
             found += federation_checks(members=[host_cluster], karmada=karmada, name="karmada host member")
         return found

@@ -12,7 +12,7 @@ A region stack runs where its deployer is (components/config/deployer.py); the g
 from __future__ import annotations
 
 from dataclasses import dataclass
-from ipaddress import IPv4Network, ip_network
+from ipaddress import IPv4Network
 from typing import TYPE_CHECKING
 
 from components.config.deployer import DeployerSpec, deployer_of, global_deployer
@@ -63,7 +63,7 @@ def reaches_api(env: EnvironmentSpec, where: Location, region: str) -> bool:
     inside = where.region == region and where.deployer.kind in ("vpcRunner", "privateLink")
     if inside:
         return True
-    public = [ip_network(c) for c in spec.api_access.public_cidrs]
+    public = [IPv4Network(c) for c in spec.api_access.public_cidrs]
     return bool(public) and _within(where.deployer.cidrs, public)
 
 
@@ -75,9 +75,9 @@ def reaches_gateway(env: EnvironmentSpec, where: Location, region: str, egress: 
         return where.region == region and where.deployer.kind in ("vpcRunner", "privateLink")
     if not gateway.allowed_cidrs:
         return True
-    sources = [ip_network(f"{ip}/32") for ip in egress] if where.deployer.kind == "vpcRunner" else []
-    sources += [ip_network(c) for c in where.deployer.cidrs]
-    return bool(sources) and _within(sources, [ip_network(c) for c in gateway.allowed_cidrs])
+    sources = [IPv4Network(f"{ip}/32") for ip in egress] if where.deployer.kind == "vpcRunner" else []
+    sources += [IPv4Network(c) for c in where.deployer.cidrs]
+    return bool(sources) and _within(sources, [IPv4Network(c) for c in gateway.allowed_cidrs])
 
 
 def _within(cidrs: list[IPv4Network], allowed: list[IPv4Network]) -> bool:

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -31,7 +32,7 @@ from components.federation.control_plane import (
     KarmadaControlPlaneArgs,
     karmada_name,
 )
-from components.federation.federation import KarmadaFederation, KarmadaFederationArgs, MemberRef, karmada_allowlist
+from components.federation.karmada_objects import KarmadaFederation, KarmadaFederationArgs, MemberRef, karmada_allowlist
 from components.federation.member import (
     KarmadaAgent,
     KarmadaAgentArgs,
@@ -130,7 +131,7 @@ def karmada_objects(
 
 def federate_in_one_stack(
     env: EnvironmentSpec, env_name: str, clusters: Mapping[str, ClusterHandle]
-) -> dict[str, pulumi.Input]:
+) -> dict[str, pulumi.Input[Any]]:
     """Every part in this stack: each agent, then its Cluster and (after the agent's flags) its RBAC. Returns the
     `karmada` output."""
     host_name = env.federation.host
@@ -193,7 +194,7 @@ def federation_output(
     host: str,
     registered: Mapping[str, pulumi.Input[str]],
     models: Sequence[str] = (),
-) -> dict:
+) -> dict[str, Any]:
     """The `karmada` output: endpoint, host, members' Cluster names (once registered), federated models."""
     return {
         "endpoint": endpoint,
@@ -209,12 +210,12 @@ def _registered(federation: KarmadaFederation) -> dict[str, pulumi.Input[str]]:
 
 def federate_region(
     env: EnvironmentSpec, env_name: str, cluster: ClusterHandle, anchor: pulumi.StackReference | None
-) -> dict[str, pulumi.Input]:
+) -> dict[str, pulumi.Input[Any]]:
     """The federation's parts in a region's own stack; returns the outputs the other stacks read."""
     region = cluster.region
     host_name = env.federation.host
     pull = env.federation.member_mode == "pull"
-    exports: dict[str, pulumi.Input] = {}
+    exports: dict[str, pulumi.Input[Any]] = {}
     if region.name == host_name:
         plane = control_plane(
             env,
@@ -275,13 +276,13 @@ def federate_region(
 
 def federate_globally(
     env: EnvironmentSpec, env_name: str, regions: Mapping[str, pulumi.StackReference]
-) -> dict[str, pulumi.Input]:
+) -> dict[str, pulumi.Input[Any]]:
     """Karmada's objects and the API's final allowlist, from the region stacks' outputs."""
     host_name = env.federation.host
     assert host_name is not None  # check_federation
     anchor = regions[host_name]
     name = karmada_name(env_name)
-    karmada_kubeconfig = pulumi.Output.secret(anchor.require_output("karmadaKubeconfig"))
+    karmada_kubeconfig: pulumi.Output[str] = pulumi.Output.secret(anchor.require_output("karmadaKubeconfig"))
     endpoint = output_item(anchor, "karmada", "endpoint")
     karmada = ClusterHandle(
         name=name,
@@ -311,7 +312,7 @@ def federate_globally(
             push_credentials=None if pull else member,
         )
     federation = karmada_objects(env, env_name, karmada, members, joined)
-    host_kubeconfig = pulumi.Output.secret(output_item(anchor, "kubeconfigs", host_name))
+    host_kubeconfig: pulumi.Output[str] = pulumi.Output.secret(output_item(anchor, "kubeconfigs", host_name))
     host_cluster = cluster_name(env_name, env.region(host_name))
     host = ClusterHandle(
         name=host_cluster,

@@ -1,0 +1,96 @@
+"""The suite's guard that no test depends on the environments shipped beside the program (a team's own, once it
+keeps its environments there): a test, a fixture it uses, or a test module being collected that opens a
+`Pulumi.<env>.yaml` of the project's directory fails, naming the file. Only tests/test_example_environments.py,
+which is about those files, may read them; the others read tests/fixtures/environments/ (tests/harness.py).
+
+An audit hook (PEP 578) sees every `open` of the process, whatever opens it: `Path.read_text`, the plan's own
+reading, `shutil.copy`. Registered by tests/conftest.py, which imports these hooks.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+PROJECT_DIR = str(Path(__file__).resolve().parents[1])
+EXAMPLE_TESTS = "test_example_environments.py"
+
+_reads: list[str] = []
+
+
+def shipped_environment(path: object) -> str | None:
+    """`path` when it names a `Pulumi.<env>.yaml` (or a stack's `Pulumi.<env>.<stack>.yaml`) of the project's own
+    directory; `Pulumi.yaml`, the project file, is the program's."""
+    if not isinstance(path, (str, os.PathLike)):
+        return None  # a file descriptor, or bytes the project never uses
+    full = os.path.join(os.getcwd(), os.fspath(path))  # an absolute path stays as it is
+    directory, name = os.path.split(os.path.normpath(full))
+    if directory == PROJECT_DIR and name.startswith("Pulumi.") and name.endswith(".yaml") and name != "Pulumi.yaml":
+        return full
+    return None
+
+
+def _audit(event: str, args: tuple) -> None:
+    if event == "open" and (found := shipped_environment(args[0])) is not None:
+        _reads.append(found)
+
+
+sys.addaudithook(_audit)
+
+
+@contextmanager
+def reads() -> Iterator[list[str]]:
+    """The shipped environment files opened inside the block (not charged to the running test)."""
+    start = len(_reads)
+    found: list[str] = []
+    try:
+        yield found
+    finally:
+        found += _reads[start:]
+        del _reads[start:]
+
+
+def _message(paths: list[str], who: str) -> str:
+    names = ", ".join(sorted({Path(p).name for p in paths}))
+    return (
+        f"{who} read {names} of the project's directory: a team's own environments live there. Read the fixture "
+        "environments (tests/harness.py: plan_for, environment_config, ENVIRONMENTS_DIR; fixture_project for a "
+        f"command line's --project-dir), or move a test about the shipped examples to tests/{EXAMPLE_TESTS}"
+    )
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    item.stash[_START] = len(_reads)
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    outcome = yield
+    report = outcome.get_result()
+    if call.when != "teardown" or item.path.name == EXAMPLE_TESTS:
+        return
+    read = _reads[item.stash.get(_START, len(_reads)) :]
+    if read and report.passed:
+        report.outcome = "failed"
+        report.longrepr = _message(read, item.nodeid)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector):
+    start = len(_reads)
+    outcome = yield
+    report = outcome.get_result()
+    read = _reads[start:]
+    if read and isinstance(collector, pytest.Module) and collector.path.name != EXAMPLE_TESTS and report.passed:
+        report.outcome = "failed"
+        report.longrepr = _message(read, f"collecting {collector.nodeid}")
+
+
+_START = pytest.StashKey[int]()
