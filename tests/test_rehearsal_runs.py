@@ -88,23 +88,39 @@ def prod_canary(monkeypatch_module, fixture_project) -> dict:
     # from its own stack (components/federation/member.py _pull_access), the others' already in the global one
     assert _move(plan, "prod.global", _agent_rbac) == 12
     import tools.rollout.gates as rollout
-    from tools.rollout.health import Check, _models_check, _Once
+    from tools.rollout.health import (
+        INFERENCE_SERVICE,
+        Check,
+        Target,
+        _models_check,
+        _Once,
+        ready_condition_text,
+        served_models,
+    )
 
     original = rollout.region_checks
 
     def every_placed_model(*, env, region, cluster, **rest):
-        """The gate of the defect: it waits for every model placed in the region, federated ones included."""
-        checks = [c for c in original(env=env, region=region, cluster=cluster, **rest) if not c.name.endswith("models")]
-        models = [m.name for m in env.models if any(p.region == region for p in m.placements)]
-        probe = _Once(cluster)
-        return [
-            *checks,
-            Check(
-                f"{region} models",
-                f"InferenceService Ready=True: {', '.join(models)}",
-                _models_check(probe, "InferenceService", models),
-            ),
+        """The gate of the defect: its models checks wait for every model placed in the region, federated ones
+        included (tools/rollout/health.py region_checks without its `not m.federated`)."""
+        checks = [
+            c
+            for c in original(env=env, region=region, cluster=cluster, **rest)
+            if not c.name.startswith(f"{region} models")
         ]
+        placed = served_models(env, region)
+        probe = _Once(cluster)
+        for kind in dict.fromkeys(m.kind for m in placed):
+            names = tuple(m.name for m in placed if m.kind == kind)
+            checks.append(
+                Check(
+                    f"{region} models" + ("" if kind == INFERENCE_SERVICE else f" ({kind})"),
+                    f"{kind} {ready_condition_text(kind)}: {', '.join(names)}",
+                    _models_check(probe, kind, list(names)),
+                    Target("serving", region, kind, names),
+                )
+            )
+        return checks
 
     monkeypatch_module.setattr(rollout, "region_checks", every_placed_model)
     return _rehearse("prod", plan, OUT / "prod-canary", until_wave="canary")
@@ -124,9 +140,23 @@ def test_the_agent_without_its_rbac_does_not_join_in_the_first_wave(prod_canary)
 
 
 def test_a_gate_waiting_for_a_later_wave_fails_in_its_wave(prod_canary):
-    gate = next(c for c in _checks(prod_canary) if c["name"] == "health: use1 models")
-    assert gate["wave"] == "canary" and gate["ok"] is False
-    assert "llama-3-1-70b" in gate["detail"]  # federated: only the global wave creates it on use1
+    """The models gate of use1 (tests/fixtures/environments/Pulumi.prod.yaml: llama-3-1-70b federated on h100,
+    llama-3-1-8b on l40s, both InferenceServices; llama-3-1-70b-rag disaggregated, an LLMInferenceService) fails in
+    canary for the federated model alone, which only the global wave propagates to use1: the model the gate names
+    is llama-3-1-70b, and the cluster has no InferenceService of that name."""
+    gates = {c["name"]: c for c in _checks(prod_canary) if c["category"] == "gate"}
+    gate = gates["health: use1 models"]
+    assert (gate["stack"], gate["wave"], gate["ok"]) == ("prod.use1", "canary", False)
+    assert gate["detail"].startswith(
+        "not Ready: llama-3-1-70b (1/2 Ready) "
+        "(the gate waits for: InferenceService Ready=True: llama-3-1-70b, llama-3-1-8b); "
+        "llama-3-1-70b (no InferenceService llama-3-1-70b on this cluster); llama-3-1-8b ("
+    )
+    # The models of use1's own stack pass: the gate fails for the defect, not for a model that did not come up.
+    assert (
+        gates["health: use1 models (LLMInferenceService)"]["ok"],
+        gates["health: use1 models (LLMInferenceService)"]["stack"],
+    ) == (True, "prod.use1")
     assert prod_canary["stoppedAt"] == "canary"
 
 

@@ -1155,7 +1155,10 @@ def test_releases_install_as_helm_installs_them(prod_plan):
     ]
     order = [k for k in ("Namespace", "CustomResourceDefinition", "ClusterRole", "Service", "Deployment")]
     assert sorted(order, key=lambda k: helm._install_rank({"kind": k})) == order
-    assert helm._install_rank({"kind": "ValidatingWebhookConfiguration"}) == len(helm.INSTALL_ORDER)
+    assert helm.kind_rank("ValidatingWebhookConfiguration") == (
+        len(helm.INSTALL_ORDER),
+        "ValidatingWebhookConfiguration",
+    )
 
 
 # --- patches that wait, and who may use an EKS cluster ---------------------------------------------------------------

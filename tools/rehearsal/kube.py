@@ -216,8 +216,14 @@ class Kube:
         self._raise(response)
         return response.json()
 
-    def delete(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> None:
-        response = self.session.delete(self.server + self.path(api_version, kind, namespace, name), timeout=30)
+    def delete(
+        self, api_version: str, kind: str, name: str, namespace: str | None = None, *, propagation: str | None = None
+    ) -> None:
+        """DELETE (a missing object is no error); `propagation`: Background, Foreground or Orphan for dependents."""
+        body = {"propagationPolicy": propagation} if propagation else None
+        response = self.session.delete(
+            self.server + self.path(api_version, kind, namespace, name), json=body, timeout=30
+        )
         if response.status_code != 404:
             self._raise(response)
 
