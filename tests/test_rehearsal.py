@@ -173,6 +173,24 @@ def test_images_map_to_the_built_programs(image, binary):
     assert kubelet.binary_for(image) == binary
 
 
+@pytest.mark.parametrize(
+    ("container", "binary"),
+    [
+        # envoyproxy/gateway@v1.9.0:charts/gateway-helm/templates/certgen.yaml (the hook Job, with and without args)
+        ({"image": "envoyproxy/gateway:v1.9.0", "command": ["envoy-gateway", "certgen"]}, "envoy-gateway"),
+        (
+            {"image": "docker.io/envoyproxy/gateway:v1.9.0", "command": ["envoy-gateway", "certgen"], "args": ["-o"]},
+            "envoy-gateway",
+        ),
+        # templates/envoy-gateway-deployment.yaml: the controller, which kwok plays
+        ({"image": "docker.io/envoyproxy/gateway:v1.9.0", "args": ["server", "--config-path=/config/x"]}, None),
+        ({"image": "kserve/kserve-controller:v0.20.0", "command": ["/manager"]}, "kserve-manager"),
+    ],
+)
+def test_a_container_runs_the_binary_of_its_image_or_of_its_subcommand(container, binary):
+    assert kubelet.container_binary(container) == binary
+
+
 def test_every_release_of_dev_and_prod_has_a_chart_source():
     releases = [r for env in ("dev", "prod") for r in plan_for(env).helm_releases()]
     assert len(releases) == 68  # dev 15, prod 53 (the files of build/<env>/helm; prod's host runs Clusterpedia)

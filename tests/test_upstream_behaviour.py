@@ -52,6 +52,7 @@ from components.catalog.upstream import (
     GKE_IMAGE_STREAMING_ONLY_ARTIFACT_REGISTRY,
     GKE_NODE_COUNT_PER_ZONE,
     GKE_POOLS_NEED_THEIR_OWN_DCGM_EXPORTER,
+    HELM_INSTALL_RUNS_HOOKS,
     HELM_INSTALLS_IN_ORDER,
     KARMADA_AGENT_IDENTITY,
     KARMADA_AGENT_REGISTERS,
@@ -62,6 +63,7 @@ from components.catalog.upstream import (
     KSERVE_LLMISVC_READY_NEEDS_ITS_OWN_ROUTE,
     KSERVE_NEEDS_CERT_MANAGER,
     KSERVE_PREDICTOR_SERVICE,
+    KUBELET_WAITS_FOR_REFERENCED_OBJECTS,
     LLM_INFERENCE_SERVICE_INSTALL,
     LLM_INFERENCE_SERVICE_PRESETS,
     MANAGED_CONTROL_PLANE_ADDRESSES,
@@ -70,6 +72,7 @@ from components.catalog.upstream import (
     NVIDIA_VISIBLE_DEVICES_IS_HONOURED,
     PATCH_FORCE_TAKES_OVER_FIELDS,
     PICKER_LEADER_ONLY_READY,
+    POSTGRES_IMAGE_READS_PASSWORD_FILE,
     PULUMI_CREATES_OBJECTS,
     PULUMI_PATCH_AWAITS,
     PULUMI_REPLACES_ON_CHANGES_AS_TOLD,
@@ -1137,6 +1140,78 @@ def test_the_installed_provider_states_the_create_semantics_the_rehearsal_replay
     providers = prod_plan.of_type("pulumi:providers:kubernetes")
     assert len(providers) == 6
     assert not [p.name for p in providers if {"upsertExistingObjects", "enablePatchForce"} & p.inputs.keys()]
+
+
+def test_no_release_disables_the_hooks_its_chart_installs_with(env_plan):
+    """Helm runs a chart's pre-install hooks before its objects (the fact): Envoy Gateway's certgen Job makes the
+    Secrets its controller mounts, Volcano's admission-init Job its webhook's. No release turns hooks off
+    (pulumi-kubernetes' disableWebhooks), so each chart comes up as its authors ordered it."""
+    assert HELM_INSTALL_RUNS_HOOKS.name in FACTS
+    releases = env_plan.helm_releases()
+    assert [r.name for r in releases if r.inputs.get("disableWebhooks")] == []
+    charts = {str(r.inputs["chart"]).rsplit("/", 1)[-1] for r in releases}
+    assert {"gateway-helm", "volcano"} <= charts
+
+
+def test_every_secret_and_config_map_our_workloads_need_is_ours_to_create(env_plan):
+    """A pod whose Secret or ConfigMap does not exist never starts (the fact): every reference a workload we render
+    makes without `optional` names an object the plan creates in its namespace on its cluster, or the Secret of a
+    Certificate it creates (cert-manager issues it). Keys are checked where the plan shows them (not a redacted
+    stringData)."""
+    from tools.rehearsal.references import blocking_reference
+
+    assert KUBELET_WAITS_FOR_REFERENCED_OBJECTS.name in FACTS
+    objects = env_plan.kubernetes_objects()
+    made: dict[tuple[str | None, str, str, str], set[str] | None] = {}
+    for r in objects:
+        kind, meta = r.inputs["kind"], r.inputs["metadata"]
+        if kind in ("Secret", "ConfigMap"):
+            shown = [r.inputs.get(k) for k in ("data", "stringData", "binaryData")]
+            keys = None if "[secret]" in shown else {key for part in shown if isinstance(part, dict) for key in part}
+            made[(env_plan.cluster_of(r), kind, meta.get("namespace", ""), meta["name"])] = keys
+        elif kind == "Certificate":
+            made[(env_plan.cluster_of(r), "Secret", meta.get("namespace", ""), r.inputs["spec"]["secretName"])] = None
+    workloads = [r for r in objects if r.inputs["kind"] in ("Deployment", "StatefulSet", "DaemonSet", "Job")]
+    assert workloads
+    unmet = []
+    for r in workloads:
+        cluster, meta = env_plan.cluster_of(r), r.inputs["metadata"]
+        pod = {
+            "metadata": {"namespace": meta.get("namespace", ""), "name": meta["name"]},
+            "spec": r.inputs["spec"]["template"]["spec"],
+        }
+
+        def lookup(kind: str, namespace: str, name: str, cluster=cluster) -> set[str] | None:
+            key = (cluster, kind, namespace, name)
+            if key not in made:
+                return None
+            keys = made[key]
+            return keys if keys is not None else _EVERY_KEY
+
+        blocked = blocking_reference(pod, lookup)
+        if blocked is not None:
+            unmet.append(f"{cluster}: {r.inputs['kind']} {meta.get('namespace')}/{meta['name']}: {blocked.message}")
+    assert unmet == []
+
+
+class _EveryKey(set):
+    """The keys of an object whose data the plan redacts: whatever is asked for."""
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+
+_EVERY_KEY = _EveryKey()
+
+
+def test_the_search_index_password_reaches_postgres_as_a_file(prod_plan):
+    """The postgres image's entrypoint reads POSTGRES_PASSWORD_FILE when POSTGRES_PASSWORD is unset (the fact):
+    the search index's server is given the file's path and no password in its environment."""
+    assert POSTGRES_IMAGE_READS_PASSWORD_FILE.name in FACTS
+    server = cluster_objects(prod_plan, "Deployment")["prod-use1", "clusterpedia-postgres"]
+    (container,) = server["spec"]["template"]["spec"]["containers"]
+    names = {e["name"] for e in container["env"]}
+    assert "POSTGRES_PASSWORD_FILE" in names and "POSTGRES_PASSWORD" not in names
 
 
 def test_releases_install_as_helm_installs_them(prod_plan):

@@ -106,6 +106,27 @@ HELM_INSTALL_RUNS_HOOKS = _fact(
     "provider/pkg/provider/helm_release.go L64 (defaultTimeoutSeconds 300), L607-L612 (DisableHooks, Wait, Timeout)",
 )
 
+KUBELET_WAITS_FOR_REFERENCED_OBJECTS = _fact(
+    "kubelet-waits-for-referenced-objects",
+    "The kubelet (v1.33) mounts a pod's volumes before it creates the pod's sandbox and waits while a `secret`, "
+    "`configMap` or `projected` volume names a Secret or ConfigMap that does not exist, or an item key it does not "
+    'have (FailedMount `MountVolume.SetUp failed for volume ...: secret "x" not found`, containers waiting in '
+    "ContainerCreating, retried; the sync gives up after 2 min 3 s and tries again). It then builds each "
+    "container's environment when it starts it: an `envFrom` secretRef/configMapRef or an `env[].valueFrom` "
+    "secretKeyRef/configMapKeyRef naming a missing object or key fails the container with "
+    "CreateContainerConfigError. `optional: true` exempts the reference in both. Such a pod is never Ready, so a "
+    "Secret a Helm hook or a controller makes must exist before the pods that mount it can serve.",
+    "kubernetes/kubernetes@v1.33.13:pkg/kubelet/kubelet.go L2047 (SyncPod: WaitForAttachAndMount before the "
+    "runtime's SyncPod); pkg/kubelet/volumemanager/volume_manager.go L66-L75 (podAttachAndMountTimeout 2m3s), "
+    "L393-L435; pkg/volume/secret/secret.go L176-L207, L259-L285; pkg/volume/configmap/configmap.go L180-L211, "
+    "L263-L292; pkg/volume/projected/projected.go L245-L300; pkg/volume/util/operationexecutor/"
+    "operation_generator.go L482, operation_executor.go L307-L324 (the event text); pkg/kubelet/kubelet_pods.go "
+    "L711 (makeEnvironmentVariables), L750-L800 (envFrom), L840-L897 (valueFrom keys), L82 (ContainerCreating); "
+    "pkg/kubelet/kuberuntime/kuberuntime_container.go L67-L68, L251-L258 (CreateContainerConfigError); "
+    "pkg/kubelet/secret/secret_manager.go L155, pkg/kubelet/configmap/configmap_manager.go L154, "
+    "pkg/kubelet/util/manager/watch_based_manager.go L330 (the NotFound text)",
+)
+
 KSERVE_NEEDS_CERT_MANAGER = _fact(
     "kserve-resources-needs-cert-manager",
     "kserve-resources (v0.20.0) always renders a cert-manager `Certificate` (serving-cert) and `Issuer` for its "

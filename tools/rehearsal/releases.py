@@ -10,7 +10,7 @@ from tools.plan.engine import PlannedResource
 from tools.rehearsal import binaries, helm, pulumi_k8s
 from tools.rehearsal.charts import load_files
 from tools.rehearsal.kube import ApiError, Kube
-from tools.rehearsal.kubelet import binary_for, runnable, stand_in, unknown_flags
+from tools.rehearsal.kubelet import container_binary, runnable, stand_in, unknown_flags
 from tools.rehearsal.processes import ProcessFailed, wait_until
 from tools.rehearsal.report import Check, Limit
 
@@ -432,7 +432,7 @@ def install_release(run: StackRun, resource: PlannedResource) -> bool:
         if stand_in(container):
             flags = unknown_flags(container)
             without = f", without {', '.join(flags)} (flags only the pinned version knows)" if flags else ""
-            reason = binaries.by_binary()[binary_for(container["image"]) or ""].stand_in
+            reason = binaries.by_binary()[container_binary(container) or ""].stand_in
             stand_ins.setdefault(reason, []).append(f"{stand_in(container)}{without}")
     for reason, what in stand_ins.items():
         limit(

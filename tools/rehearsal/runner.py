@@ -209,7 +209,13 @@ class Rehearsal:
         target.kubelet = Kubelet(self, target)
         target.kubelet.start()
         target.controllers.append(target.kubelet)
-        kwok.start_kwok(self.supervisor, cluster=name, kubeconfig=plane.admin_kubeconfig, node_ip=network.host_ip)
+        kwok.start_kwok(
+            self.supervisor,
+            cluster=name,
+            kubeconfig=plane.admin_kubeconfig,
+            node_ip=network.host_ip,
+            workdir=plane.directory / "kwok",
+        )
         count = 0
         for node in nodes.region_nodes(
             self.plan, self.env, self.env_name, region, lambda n: network.node_cidr(index, n)
@@ -776,10 +782,18 @@ def pending_reason(kube: Kube, namespace: str, selector: str) -> str:
         reasons = []
         for pod in pods[:3]:
             status = pod.get("status") or {}
-            for c in status.get("conditions") or []:
-                if c.get("type") == "PodScheduled" and c.get("status") != "True":
-                    reasons.append(f"pod {pod['metadata']['name']} unschedulable: {c.get('message', '')}")
-                    break
+            conditions = {c.get("type"): c for c in status.get("conditions") or []}
+            scheduled, references = (
+                conditions.get("PodScheduled") or {},
+                conditions.get(kwok.REFERENCES_CONDITION) or {},
+            )
+            if scheduled and scheduled.get("status") != "True":
+                reasons.append(f"pod {pod['metadata']['name']} unschedulable: {scheduled.get('message', '')}")
+            elif references.get("status") == "False":  # what the kubelet waits for (tools/rehearsal/references.py)
+                reasons.append(
+                    f"pod {pod['metadata']['name']} {status.get('phase', 'Pending')}: {references.get('reason')}: "
+                    f"{references.get('message')}"
+                )
             else:
                 reasons.append(f"pod {pod['metadata']['name']} {status.get('phase', 'Pending')}{_containers(status)}")
         return "; ".join(reasons)
