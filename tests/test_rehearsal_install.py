@@ -244,3 +244,52 @@ def test_a_hook_weighs_what_go_reads_as_an_integer(weight, expected):
     }
     hook = helm.parse_hook(obj, "t.yaml")
     assert hook is not None and hook.weight == expected
+
+
+def _planned(urn_type: str, name: str) -> PlannedResource:
+    return PlannedResource(
+        urn=f"urn:pulumi:prod.use1::p::{urn_type}::{name}",
+        type=urn_type,
+        name=name,
+        parent=None,
+        provider=None,
+        custom=True,
+        inputs={},
+        options={},
+    )
+
+
+def test_what_the_rehearsal_does_not_execute_is_a_limit_not_a_pass():
+    """A cloud resource, a random value and a command `pulumi up` runs on the deployer's machine are taken as done;
+    each type is declared once per stack as a limit with its reason. The tls provider's resources (computed by the
+    rehearsal's plan) and the Kubernetes providers (its clusters) are executed: no limit."""
+    from tools.rehearsal.runner import StackRun
+
+    resources = [
+        _planned("aws:ec2/vpc:Vpc", "prod-use1-vpc"),
+        _planned("aws:eks/nodeGroup:NodeGroup", "prod-use1-h100"),
+        _planned("aws:eks/nodeGroup:NodeGroup", "prod-use1-l40s"),
+        _planned("command:local:Command", "prod-use1-karmada-apiserver-reachable"),
+        _planned("random:index/randomPassword:RandomPassword", "prod-use1-redis"),
+        _planned("tls:index/privateKey:PrivateKey", "prod-use1-karmada-ca-key"),
+        _planned("pulumi:providers:kubernetes", "prod-use1"),
+    ]
+    plan = SimpleNamespace(resources=resources, by_urn={r.urn: r for r in resources}, descendants=lambda urn: [])
+    limits: list[Limit] = []
+    checks: list[Check] = []
+    rehearsal = SimpleNamespace(limit=limits.append, check=checks.append)
+    StackRun(rehearsal, SimpleNamespace(name="canary"), "prod.use1", plan).run()  # type: ignore[arg-type]
+    assert checks == []
+    assert [(lim.object, lim.wave, lim.stack) for lim in limits] == [
+        ("aws:ec2/vpc:Vpc x1 (prod-use1-vpc)", "canary", "prod.use1"),
+        ("aws:eks/nodeGroup:NodeGroup x2 (prod-use1-h100, prod-use1-l40s)", "canary", "prod.use1"),
+        ("command:local:Command x1 (prod-use1-karmada-apiserver-reachable)", "canary", "prod.use1"),
+        ("random:index/randomPassword:RandomPassword x1 (prod-use1-redis)", "canary", "prod.use1"),
+    ]
+    reasons = {lim.object.split(" ", 1)[0]: (lim.reason, lim.stands_in) for lim in limits}
+    assert (
+        reasons["aws:ec2/vpc:Vpc"][0] == "a cloud resource, and the rehearsal has no cloud account: it is not created"
+    )
+    assert "kwok nodes" in reasons["aws:eks/nodeGroup:NodeGroup"][1]
+    assert "deployer's machine" in reasons["command:local:Command"][0]
+    assert "fixed value" in reasons["random:index/randomPassword:RandomPassword"][0]

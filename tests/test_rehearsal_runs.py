@@ -7,7 +7,12 @@ object and its wave.
   waits for every model placed in the region, federated ones included, which only the global wave creates.
 - dev: (issue 30, defect 1) a custom resource whose kind no release of the cluster installs (an
   LLMInferenceService, whose CRD ships only in kserve-llmisvc-crd, with that release left out as it was then); a
-  workload no node of any pool can hold.
+  workload no node of any pool can hold; a workload whose Secret no one makes (the review of issue 32: kwok marked
+  such pods Ready).
+- what the review of issue 32 found taken as done: a Helm release's pre-install hook Job (Envoy Gateway's certgen,
+  whose Secrets its controller mounts) run and waited for before the release's objects; the pods nodes run besides
+  the models (DaemonSets, the model cache's workers and FUSE) placed on the kwok nodes; the resources the rehearsal
+  does not execute (cloud, random, command) declared as limits.
 """
 
 from __future__ import annotations
@@ -160,6 +165,13 @@ def test_a_gate_waiting_for_a_later_wave_fails_in_its_wave(prod_canary):
     assert prod_canary["stoppedAt"] == "canary"
 
 
+def test_the_karmada_reachability_command_is_a_limit_not_a_pass(prod_canary):
+    stack = next(s for s in prod_canary["stacks"] if s["name"] == "prod.use1")
+    (command,) = [lim for lim in stack["limits"] if lim["object"].startswith("command:local:Command")]
+    assert command["object"] == "command:local:Command x1 (prod-use1-karmada-apiserver-reachable)"
+    assert "deployer's machine" in command["reason"]
+
+
 def _with_objects(plan: Plan, stack: str, extra: list[dict], like: PlannedResource) -> None:
     """Objects added to a stack as the program would register them: on the cluster of `like` (their Namespace),
     after it."""
@@ -225,12 +237,39 @@ def dev_run(fixture_project) -> dict:
             },
         },
     }
+    needs_a_secret = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "needs-a-secret", "namespace": "inference"},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": "needs-a-secret"}},
+            "template": {
+                "metadata": {"labels": {"app": "needs-a-secret"}},
+                "spec": {
+                    "nodeSelector": {"inference-platform.io/pool": "system"},
+                    "containers": [
+                        {
+                            "name": "server",
+                            "image": "docker.io/library/redis:8.2.4-alpine3.22",
+                            "env": [
+                                {
+                                    "name": "TOKEN",
+                                    "valueFrom": {"secretKeyRef": {"name": "no-such-secret", "key": "token"}},
+                                }
+                            ],
+                        }
+                    ],
+                },
+            },
+        },
+    }
     namespace = next(
         r
         for r in plan.kubernetes_objects()
         if r.inputs["kind"] == "Namespace" and r.inputs["metadata"]["name"] == "inference"
     )
-    _with_objects(plan, "dev", [rag, too_big], namespace)
+    _with_objects(plan, "dev", [rag, too_big, needs_a_secret], namespace)
     return _rehearse("dev", plan, OUT / "dev")
 
 
@@ -245,3 +284,38 @@ def test_a_pod_no_pool_can_hold_is_named_with_the_schedulers_reason(dev_run):
     assert (found["category"], found["wave"], found["ok"]) == ("apply", "environment", False)
     # Pulumi waits for the Deployment; its pod stays Pending: an L40S node has one GPU (time-sliced into 2).
     assert "Insufficient nvidia.com/gpu" in found["detail"]
+
+
+def test_a_pod_whose_secret_no_one_makes_never_becomes_ready_and_the_secret_is_named(dev_run):
+    """A real kubelet fails the container with CreateContainerConfigError (catalog fact
+    kubelet-waits-for-referenced-objects); kwok alone marked it Ready and the Deployment passed."""
+    found = next(c for c in _checks(dev_run) if c.get("object") == "Deployment inference/needs-a-secret")
+    assert (found["category"], found["wave"], found["ok"]) == ("apply", "environment", False)
+    assert (
+        'CreateContainerConfigError: container server: secret "no-such-secret" not found '
+        "(waits for Secret inference/no-such-secret)"
+    ) in found["detail"]
+
+
+def test_envoy_gateways_certgen_hook_runs_before_its_controller(dev_run):
+    """gateway-helm v1.9.0's pre-install Job runs `envoy-gateway certgen`, built at the pin, which makes the Secrets
+    the controller's Deployment mounts: the release passes only because it ran first."""
+    release = next(c for c in _checks(dev_run) if c["name"] == "release envoy-gateway (gateway-helm v1.9.0)")
+    assert release["ok"] is True
+    assert "pre-install hook(s) run (Job envoy-gateway-gateway-helm-certgen complete in" in release["detail"]
+
+
+def test_the_pods_nodes_run_besides_the_models_hold_their_room(dev_run):
+    """Every DaemonSet's pods bound by the rehearsal's kube-controller-manager and scheduler on the nodes it selects
+    (Fluid's CSI node plugin on every node), and the model cache's worker and FUSE (Fluid stand-in)."""
+    found = next(c for c in _checks(dev_run) if c["name"] == "node daemons of dev-use1")
+    assert (found["category"], found["ok"]) == ("scheduled", True), found["detail"]
+    for placed in ("fluid-system/csi-nodeplugin-fluid 7/7", "model-cache/models-worker 1/1", "model-cache/models-fuse"):
+        assert placed in found["detail"]
+
+
+def test_what_is_not_executed_is_declared(dev_run):
+    limits = [lim["object"] for s in dev_run["stacks"] for lim in s["limits"]]
+    assert "aws:eks/cluster:Cluster x1 (use1-cluster)" in limits
+    assert any(lim.startswith("aws:eks/nodeGroup:NodeGroup x3 ") for lim in limits)
+    assert any(lim.startswith("random:index/randomPassword:RandomPassword x3 ") for lim in limits)

@@ -131,7 +131,9 @@ CHART_SOURCES: dict[tuple[str, str], ChartSource] = {
         vendored_crds=("gpu-operator/v26.7.0/nvidia.com_clusterpolicies.yaml",),
         stands_in="its operands' work is stood in for by the kwok nodes: GPU pools advertise the device plugin's "
         "resources (whole GPUs, MIG slices, time-slice shares) and the feature-discovery labels "
-        "(tools/rehearsal/nodes.py)",
+        "(tools/rehearsal/nodes.py); its operands' DaemonSet pods are not on the nodes, and at the pin they request "
+        "nothing (every operand's `resources: {}`, conformance/upstream/gpu-operator/v26.7.0/"
+        "chart-gpu-operator.values.yaml), so they take no room the scheduler counts",
     ),
     # clusterpedia-io/clusterpedia-helm is not a Go module. The program installs no CRD through it (installCRDs:
     # false): its ConfigFiles apply v0.9.0's (CLUSTERPEDIA_CRDS, VENDORED_CONFIG_FILES), which a copy here would
@@ -158,7 +160,8 @@ CHART_SOURCES: dict[tuple[str, str], ChartSource] = {
         crd_files=ModuleFiles(
             "github.com/prometheus-operator/prometheus-operator", "v0.93.1", "example/prometheus-operator-crd"
         ),
-        stands_in="no Prometheus, operator or Grafana runs: monitors and rules are checked against their schemas",
+        stands_in="no Prometheus, operator or Grafana runs: monitors and rules are checked against their schemas; "
+        "its node exporter's DaemonSet pods are not on the nodes (their requests at the pin are not vendored)",
     ),
     ("cluster-autoscaler", "9.59.0"): ChartSource(
         None,
@@ -170,12 +173,16 @@ CHART_SOURCES: dict[tuple[str, str], ChartSource] = {
         None,
         unavailable="aws/eks-charts is not a Go module",
         stands_in="the kwok nodes of EFA pools advertise vpc.amazonaws.com/efa as the plugin counts interfaces "
-        "(tools/rehearsal/nodes.py)",
+        "(tools/rehearsal/nodes.py); the plugin's DaemonSet pods are not on the nodes: each requests 10m CPU and "
+        "20Mi at the pin (conformance/upstream/aws-efa-k8s-device-plugin/v0.0.242/"
+        "chart-aws-efa-k8s-device-plugin.values.yaml `resources`), room the scheduled check does not take",
     ),
     ("dcgm-exporter", "4.8.2"): ChartSource(
         None,
         unavailable="NVIDIA/dcgm-exporter's tags (4.5.3-4.8.2) are not module versions",
-        stands_in="nothing: no GPU metrics are exported (there is no GPU to read)",
+        stands_in="nothing: no GPU metrics are exported (there is no GPU to read); its DaemonSet pods are not on the "
+        "nodes: each requests 100m CPU and 128Mi at the pin (conformance/upstream/dcgm-exporter/4.5.3-4.8.2/"
+        "chart-dcgm-exporter.values.yaml `resources`), room the scheduled check does not take",
     ),
 }
 

@@ -39,7 +39,7 @@ import requests
 import urllib3
 
 from components.catalog.bringup import SCRIPT_IMAGES as CATALOG_SCRIPT_IMAGES
-from tools.rehearsal import cache
+from tools.rehearsal import cache, fluid
 from tools.rehearsal.charts import ModuleFiles
 from tools.rehearsal.kube import ApiError
 from tools.rehearsal.kwok import REFERENCES_CONDITION
@@ -343,10 +343,13 @@ class Kubelet:
                     *(obj.get("data") or {}),
                     *(obj.get("binaryData") or {}),
                 }
+        runtime_of_claim, fuse_ready = self._fluid_mounts(waiting, pods)
         now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         for pod in waiting:
             uid = pod["metadata"]["uid"]
-            blocked = blocking_reference(pod, lambda kind, namespace, name: keys.get((kind, namespace, name)))
+            blocked = blocking_reference(
+                pod, lambda kind, namespace, name: keys.get((kind, namespace, name))
+            ) or fluid.fuse_blocker(pod, runtime_of_claim, fuse_ready)
             if blocked is not None and self.blocked.get(uid) == blocked:
                 continue
             condition = {"type": REFERENCES_CONDITION, "status": "True", "lastTransitionTime": now}
@@ -372,6 +375,37 @@ class Kubelet:
                 self.blocked.pop(uid, None)
             else:
                 self.blocked[uid] = blocked
+
+    def _fluid_mounts(
+        self, waiting: list[dict[str, Any]], pods: list[dict[str, Any]]
+    ) -> tuple[dict[tuple[str, str], tuple[str, str]], set[tuple[str, str, str]]]:
+        """(namespace, claim) -> the Fluid runtime it reads through, and (runtime namespace, name, node) of each Ready
+        FUSE pod: what fluid.fuse_blocker needs, asked of the cluster only when a waiting pod mounts a claim."""
+        if not any("persistentVolumeClaim" in v for p in waiting for v in (p.get("spec") or {}).get("volumes") or []):
+            return {}, set()
+        runtimes = {
+            v["metadata"]["name"]: found
+            for v in self.kube.list("v1", "PersistentVolume")
+            if (found := fluid.fluid_volume_runtime(v)) is not None
+        }
+        if not runtimes:
+            return {}, set()
+        claims = {
+            (c["metadata"]["namespace"], c["metadata"]["name"]): runtimes[c["spec"]["volumeName"]]
+            for c in self.kube.list("v1", "PersistentVolumeClaim")
+            if (c.get("spec") or {}).get("volumeName") in runtimes
+        }
+        ready = {
+            (p["metadata"]["namespace"], (p["metadata"].get("labels") or {}).get("release", ""), p["spec"]["nodeName"])
+            for p in pods
+            if (p["metadata"].get("labels") or {}).get("role") == "alluxio-fuse"
+            and (p.get("spec") or {}).get("nodeName")
+            and any(
+                c.get("type") == "Ready" and c.get("status") == "True"
+                for c in (p.get("status") or {}).get("conditions") or []
+            )
+        }
+        return claims, ready
 
     def _job_still_running(self, sandbox: Sandbox) -> bool:
         """kwok plays a Job's pod to completion at once (its pod-complete stage), and the Job's TTL may then delete

@@ -43,6 +43,7 @@ from tools.rehearsal.charts import (
     load_files,
 )
 from tools.rehearsal.cluster import ControlPlane, start_cluster
+from tools.rehearsal.daemons import check_node_daemons
 from tools.rehearsal.federation import check_members, check_propagation
 from tools.rehearsal.fluid import FluidStandIn
 from tools.rehearsal.gates import run_gates
@@ -160,6 +161,7 @@ class Rehearsal:
             check_members(self, wave)
             check_propagation(self, wave)
             check_scheduled(self, wave)
+            check_node_daemons(self, wave)
             check_pickers(self, wave)
             check_gateways(self, wave)
             run_gates(self, wave)
@@ -539,6 +541,7 @@ class StackRun:
         self.outcome: dict[str, bool] = {}
         self.awaiting: dict[str, Awaiting] = {}
         self.release_namespace = "default"
+        self.unexecuted: dict[str, list[str]] = {}  # resource type -> names the rehearsal does not execute
 
     def deps(self, resource: PlannedResource) -> set[str]:
         direct = set(resource.options.get("dependsOn") or ())
@@ -555,7 +558,25 @@ class StackRun:
         return expanded
 
     def run(self) -> None:
-        """Resources in Pulumi's order (module docstring); awaits run beside everything else, as in Pulumi."""
+        """Resources in Pulumi's order (module docstring); awaits run beside everything else, as in Pulumi; then
+        what it did not execute, as limits."""
+        try:
+            self._run()
+        finally:
+            self._report_unexecuted()
+
+    def _report_unexecuted(self) -> None:
+        """One limit per resource type the rehearsal took as done without executing it (cloud.not_executed)."""
+        for resource_type, names in sorted(self.unexecuted.items()):
+            reason, stands_in = cloud.not_executed(resource_type) or ("", "")
+            shown = ", ".join(names[:3]) + (f", +{len(names) - 3} more" if len(names) > 3 else "")
+            self.r.limit(
+                Limit(
+                    f"{resource_type} x{len(names)} ({shown})", "apply", reason, stands_in, self.wave.name, self.stack
+                )
+            )
+
+    def _run(self) -> None:
         pending = [r for r in self.plan.resources if _executable(r)]
         deps = {r.urn: self.deps(r) for r in pending}
         while pending or self.awaiting:
@@ -660,14 +681,16 @@ class StackRun:
 
     def execute(self, resource: PlannedResource) -> bool | None:
         """True / False when done; None when created and awaited (finished by _poll_awaiting)."""
-        if resource.type == K8S_PROVIDER:
-            return True
         if resource.type == HELM_RELEASE:
             return self.r.install_release(self, resource)
         if resource.type == CONFIG_FILE:
             return self._config_file(resource)
         if not is_kubernetes_object(resource):
-            return True  # a cloud, tls or random resource: the rehearsal's clusters and key material stand for it
+            # The Kubernetes providers (the rehearsal's clusters) and tls resources (computed by the rehearsal's plan)
+            # are done; a cloud, random or command resource is taken as done too, and reported as a limit.
+            if cloud.not_executed(resource.type) is not None:
+                self.unexecuted.setdefault(resource.type, []).append(resource.name)
+            return True
         target = self.target(resource)
         if target is None:
             cluster = self.plan.cluster_of(resource)
