@@ -230,7 +230,10 @@ def by_binary() -> dict[str, Upstream]:
 
 def ldflags(upstream: Upstream, date: str) -> str:
     """The -ldflags value for `upstream`, its version and commit time filled in."""
-    major, minor, patch = re.fullmatch(r"v(\d+)\.(\d+)\.(\d+)", upstream.version).groups()
+    match = re.fullmatch(r"v(\d+)\.(\d+)\.(\d+)", upstream.version)
+    if match is None:
+        raise ValueError(f"{upstream.module_dir}: not a release version: {upstream.version!r}")
+    major, minor, patch = match.groups()
     fields = {"version": upstream.version, "major": major, "minor": minor, "patch": patch, "date": date}
     return " ".join(flag.format(**fields) for flag in upstream.ldflags)
 

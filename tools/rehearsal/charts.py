@@ -219,7 +219,8 @@ def yaml_files(directory: Path) -> list[Path]:
     return sorted(p for p in directory.iterdir() if p.suffix in (".yaml", ".yml"))
 
 
-class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml: CRDs run to megabytes
+# libyaml's loader where PyYAML was built with it: CRDs run to megabytes.
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]  # a base chosen at run time
     """YAML 1.1's `=` (the `value` type, which PyYAML's safe loader refuses) is a plain string to Kubernetes:
     prometheus-operator's CRDs list it among enum values."""
 

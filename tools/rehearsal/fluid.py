@@ -425,8 +425,12 @@ class FluidStandIn:
             labels = node["metadata"].get("labels") or {}
             missing = {label: "true" for label in wanted.get(node["metadata"]["name"], set()) if label not in labels}
             if missing:
-                patch = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node["metadata"]["name"]}}
-                patch["metadata"]["labels"] = {**missing, **self._staged.get(node["metadata"]["name"], {})}
+                labels = {**missing, **self._staged.get(node["metadata"]["name"], {})}
+                patch = {
+                    "apiVersion": "v1",
+                    "kind": "Node",
+                    "metadata": {"name": node["metadata"]["name"], "labels": labels},
+                }
                 self.kube.apply(patch, field_manager=MANAGER)
                 self._staged.setdefault(node["metadata"]["name"], {}).update(missing)
 

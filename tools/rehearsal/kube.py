@@ -3,6 +3,7 @@ with a discovery-backed mapping from kind to resource that refreshes when a kind
 
 from __future__ import annotations
 
+import builtins
 import json
 import threading
 from dataclasses import dataclass
@@ -199,7 +200,7 @@ class Kube:
         self._raise(response)
         return response.json().get("items") or []
 
-    def list_metadata(self, api_version: str, kind: str) -> list[dict[str, Any]]:
+    def list_metadata(self, api_version: str, kind: str) -> builtins.list[dict[str, Any]]:  # `list` is a method here
         """Only the objects' metadata (PartialObjectMetadataList): a list of CRDs without their schemas."""
         resource = self.resource(api_version, kind)
         base = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"

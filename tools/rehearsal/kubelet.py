@@ -632,7 +632,7 @@ class Kubelet:
                     (meta.get(label.group(1)) or {}).get(label.group(2), "") if label else fields.get(path, "")
                 )
             elif "secretKeyRef" in source or "configMapKeyRef" in source:
-                ref = source.get("secretKeyRef") or source.get("configMapKeyRef")
+                ref = source.get("secretKeyRef") or source.get("configMapKeyRef") or {}
                 data = self._data("Secret" if "secretKeyRef" in source else "ConfigMap", meta["namespace"], ref["name"])
                 if data is not None and ref["key"] in data:  # else optional: the kubelet sets nothing (_gate)
                     env[item["name"]] = data[ref["key"]]

@@ -3,6 +3,7 @@ then the release's controllers started where the rehearsal runs them."""
 
 from __future__ import annotations
 
+import functools
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -226,10 +227,12 @@ def _workload_containers(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def _program_of(service: tuple[str, str], objects: list[dict[str, Any]]) -> str:
-    """The images of the release's workloads a Service selects (what the API server would call through it)."""
+def _program_of(service: str, objects: list[dict[str, Any]]) -> str:
+    """The images of the release's workloads a Service (`namespace/name`) selects (what the API server would call
+    through it)."""
+    name = service.split("/", 1)[-1]
     svc = next(
-        (o for o in objects if o["kind"] == "Service" and o["metadata"].get("name") == service[1]),
+        (o for o in objects if o["kind"] == "Service" and o["metadata"].get("name") == name),
         None,
     )
     selector = ((svc or {}).get("spec") or {}).get("selector") or {}
@@ -345,7 +348,7 @@ def install_release(run: StackRun, resource: PlannedResource) -> bool:
     served = run.r.served_services(run, target, resource, rendered)
     for obj, services in unserved(rendered.manifests, served):
         rendered.manifests.remove(obj)
-        programs = "; ".join(f"{s} ({_program_of(tuple(s.split('/', 1)), rendered.manifests)})" for s in services)
+        programs = "; ".join(f"{s} ({_program_of(s, rendered.manifests)})" for s in services)
         run.r.limit(
             Limit(
                 pulumi_k8s.describe(obj),
@@ -359,7 +362,7 @@ def install_release(run: StackRun, resource: PlannedResource) -> bool:
                 cluster=target.name,
             )
         )
-    failures: list[str] = []
+    failures = []
     new_crds = _create_all(run, target, release, rendered.crds, failures, skip_existing=True)
     new_crds += _create_all(run, target, release, rendered.owned_crds, failures)
     crd_names = [c["metadata"]["name"] for c in new_crds]
@@ -409,23 +412,28 @@ def install_release(run: StackRun, resource: PlannedResource) -> bool:
         else [o for o in rendered.manifests if o["kind"] in WAITED_KINDS and pulumi_k8s.awaited(o)]
     )
     mark = time.monotonic()
+    cluster = target
+
+    def why_pending(namespace: str, selector: str) -> str:
+        return run.r.pending_reason(cluster, namespace, selector)
+
     for obj in waits:
         outcome = pulumi_k8s.await_ready(
             target.kube,
             obj,
-            why_pending=lambda ns, sel: run.r.pending_reason(target, ns, sel),
+            why_pending=why_pending,
             helm_wait=True,
-            before_probe=lambda: run.r.sync(target),
-            give_up=lambda obj=obj: _stand_in_crashed(target.kube, obj),
+            before_probe=lambda: run.r.sync(cluster),
+            give_up=functools.partial(_stand_in_crashed, cluster.kube, obj),
         )
         if not outcome.ok:
             containers = ((obj.get("spec") or {}).get("template") or {}).get("spec", {}).get("containers") or []
             # A stand-in's failure fails too: the pinned program may fail the same way (its log says which).
-            stand_ins = "".join(f" ({d})" for d in (stand_in(c) for c in containers) if d)
+            stood_in = "".join(f" ({d})" for d in (stand_in(c) for c in containers) if d)
             return result(
                 False,
                 f"{len(crd_names)} CRD(s), {created} object(s) created; helm waits (atomic, {timeout:.0f} s) "
-                f"and rolls back: {pulumi_k8s.describe(obj)} {outcome.detail}{stand_ins}",
+                f"and rolls back: {pulumi_k8s.describe(obj)} {outcome.detail}{stood_in}",
             )
     stand_ins: dict[str, list[str]] = {}  # the reason a stand-in is built -> what stands in for which image
     for container in _workload_containers(rendered.manifests):

@@ -410,7 +410,7 @@ class Rehearsal:
         if target.name in self._metrics_tokens:
             return self._metrics_tokens[target.name]
         name = "rehearsal-metrics-reader"
-        objects = [
+        objects: list[dict[str, Any]] = [
             {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": "kube-system"}},
             {
                 "apiVersion": "rbac.authorization.k8s.io/v1",
@@ -491,7 +491,8 @@ class Rehearsal:
                     meta, spec = svc["metadata"], svc.get("spec") or {}
                     key = (meta["namespace"], meta["name"])
                     ip = spec.get("clusterIP")
-                    address = ip if ip and ip != "None" else (endpoints.get(key) or [(None, {})])[0][0]
+                    ready = endpoints.get(key)
+                    address = ip if ip and ip != "None" else (ready[0][0] if ready else None)
                     if address:
                         for suffix in ("", f".{key[0]}", f".{key[0]}.svc", f".{key[0]}.svc.cluster.local"):
                             names.setdefault(f"{key[1]}{suffix}", address)
@@ -625,16 +626,14 @@ class StackRun:
             expired = time.monotonic() >= waiting.deadline
             if not ok and not expired:
                 continue
+
+            def why(namespace: str, selector: str, target: Target = waiting.target) -> str:
+                return self.r.pending_reason(target, namespace, selector)
+
             detail = (
                 f"created; {seen}"
                 if ok
-                else "created; "
-                + pulumi_k8s.not_ready(
-                    waiting.obj,
-                    seen,
-                    pulumi_k8s.AWAIT_SECONDS,
-                    lambda ns, sel, t=waiting.target: self.r.pending_reason(t, ns, sel),
-                )
+                else "created; " + pulumi_k8s.not_ready(waiting.obj, seen, pulumi_k8s.AWAIT_SECONDS, why)
             )
             check = self._check(waiting.resource, "apply", ok, detail)
             check.seconds = round(time.monotonic() - waiting.started, 1)
