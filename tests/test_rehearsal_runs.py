@@ -297,10 +297,15 @@ def test_a_pod_whose_secret_no_one_makes_never_becomes_ready_and_the_secret_is_n
     ) in found["detail"]
 
 
-def test_envoy_gateways_certgen_hook_runs_before_its_controller(dev_run):
+def test_envoy_gateways_certgen_hook_runs_before_its_controller(prod_canary):
     """gateway-helm v1.9.0's pre-install Job runs `envoy-gateway certgen`, built at the pin, which makes the Secrets
-    the controller's Deployment mounts: the release passes only because it ran first."""
-    release = next(c for c in _checks(dev_run) if c["name"] == "release envoy-gateway (gateway-helm v1.9.0)")
+    the controller's Deployment mounts: the release passes only because it ran first. (In prod's canary: dev's run
+    above leaves out a release the gateway's depends on.)"""
+    release = next(
+        c
+        for c in _checks(prod_canary)
+        if c["name"] == "release envoy-gateway (gateway-helm v1.9.0)" and c["stack"] == "prod.use1"
+    )
     assert release["ok"] is True
     assert "pre-install hook(s) run (Job envoy-gateway-gateway-helm-certgen complete in" in release["detail"]
 
