@@ -8,7 +8,7 @@ STAMP := $(VENV)/.requirements.stamp
 # A local upstream data checkout, only for refreshing conformance/upstream/ (the tests never need it).
 UPSTREAM ?= ../shared/upstream
 
-.PHONY: plan check policy-check cost-diff preflight rollout rehearse test rehearsal-test lint format docs bench vendor vendor-check checkov wheel clean rehearsal-tools
+.PHONY: plan check policy-check policy-pack cost-diff preflight rollout rehearse test rehearsal-test lint format docs bench vendor vendor-check checkov wheel clean rehearsal-tools
 
 $(STAMP): requirements.txt requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "Python 3.11+ is required (found $$($(PYTHON) --version))"; exit 1; }
@@ -28,10 +28,21 @@ policy-check: $(STAMP)  ## re-judge a saved plan: PLAN=build/<env>/plan.json (sa
 	@test -n "$(PLAN)" || { echo "usage: make policy-check PLAN=build/<env>/plan.json"; exit 2; }
 	$(BIN)/python -m policies.check $(PLAN)
 
+# The pack as a folder of its own (docs/policy.md): what `pulumi preview --policy-pack $(PACK_OUT)` runs and
+# `pulumi policy publish` uploads, with its own virtualenv made from its requirements.txt (left out of the upload).
+PACK_OUT ?= build/policy-pack
+policy-pack: $(STAMP)  ## the policy pack folder -> $(PACK_OUT): policies/, platform_catalog/, requirements.txt, its venv (PACK_OUT=dir outside the checkout to publish)
+	$(BIN)/python -m tools.policy_pack --out $(PACK_OUT)
+	@test -x $(PACK_OUT)/venv/bin/python || $(PYTHON) -m venv $(PACK_OUT)/venv
+	@cmp -s $(PACK_OUT)/requirements.txt $(PACK_OUT)/venv/.requirements.txt || { \
+		echo "installing the pack's requirements.txt into $(PACK_OUT)/venv (a minute the first time)"; \
+		$(PACK_OUT)/venv/bin/python -m pip install --quiet --disable-pip-version-check -r $(PACK_OUT)/requirements.txt && \
+		cp $(PACK_OUT)/requirements.txt $(PACK_OUT)/venv/.requirements.txt; }
+
 preflight: $(STAMP)  ## read-only AWS checks of Pulumi.$(ENV).yaml: offerings, quotas, reservations, model files
 	$(BIN)/python -m tools.preflight $(ENV) $(PREFLIGHT_FLAGS)
 
-rollout: $(STAMP)  ## deploy Pulumi.$(ENV).yaml's stacks wave by wave, gated (DRY_RUN=1: no credentials; RESUME=1; FROM_WAVE=name; WAVE=name: that wave only; YES=1; BOOTSTRAP=1: first time, the runners' networks only)
+rollout: $(STAMP) $(if $(DRY_RUN),,policy-pack)  ## deploy Pulumi.$(ENV).yaml's stacks wave by wave, gated (DRY_RUN=1: no credentials; RESUME=1; FROM_WAVE=name; WAVE=name: that wave only; YES=1; BOOTSTRAP=1: first time, the runners' networks only)
 	$(BIN)/python -m tools.rollout $(ENV) $(if $(DRY_RUN),--dry-run) $(if $(RESUME),--resume) $(if $(FROM_WAVE),--from-wave $(FROM_WAVE)) $(if $(WAVE),--wave $(WAVE)) $(if $(YES),--yes) $(if $(BOOTSTRAP),--bootstrap)
 
 rehearse: plan  ## replay Pulumi.$(ENV).yaml's rollout on local control planes from the pinned upstream binaries (make rehearsal-tools) -> build/$(ENV)/rehearsal.json (UNTIL_WAVE=name)

@@ -3,7 +3,7 @@
 Reads plan.json (resources with their property dependencies) and the policy-config.json beside it
 (the settings `make plan` used, spec-derived ones included), runs the same rules and gives the
 same verdict and exit codes as `make plan`: 0 pass, 1 a mandatory violation, 2 invalid input.
-`python -m policies` stays the CrossGuard entry the Pulumi engine runs.
+`policies/__main__.py` stays the entry the Pulumi engine runs, from the folder `make policy-pack` assembles.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The rules as Pulumi CrossGuard policies (`pulumi preview --policy-pack policies`).
+"""The rules as Pulumi CrossGuard policies (`pulumi preview --policy-pack build/policy-pack`).
 
 Inputs arrive wrapped in proxies that raise on unknown values; they are unwrapped into
 plain data with `UNKNOWN` markers so that one unknown field turns into a "cannot check"

@@ -26,8 +26,9 @@ def render(rules: tuple[Rule, ...] = ALL_RULES) -> str:
         f"The CrossGuard pack in `policies/` has **{len(rules)}** rules ({mandatory} mandatory, "
         f"{len(rules) - mandatory} advisory). `make plan` runs them in-process on the offline plan (verdicts in "
         "`plan.md`, every violation in `build/<env>/policy.json`, exit code 1 on a mandatory violation); "
-        "`pulumi preview --policy-pack policies --policy-pack-config build/<env>/policy-config.json` runs the same "
-        "rules under the engine.",
+        "`make policy-pack` assembles the pack's folder and `pulumi preview --policy-pack build/policy-pack "
+        "--policy-pack-config build/<env>/policy-config.json` runs the same rules under the engine "
+        "([The pack on its own](#the-pack-on-its-own-run-publish-enforce)).",
         "",
         "Values unknown at preview, missing sizing annotations and an unset `production` are reported as "
         "advisory *cannot check* findings, never as a pass. Each rule's enforcement level can be overridden in the "

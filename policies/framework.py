@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from components.k8s.names import PRIVILEGED_NAMESPACES
+from platform_catalog.names import PRIVILEGED_NAMESPACES
 from policies.model import NotKnown, Resource, Stack
 
 Severity = Literal["low", "medium", "high", "critical"]

@@ -12,8 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from components.federation.control_plane import CLUSTER_NAMESPACE
-from components.federation.member import PUSH_SERVICE_ACCOUNT
+from platform_catalog.names import KARMADA_CLUSTER_NAMESPACE, KARMADA_PUSH_SERVICE_ACCOUNT
 from policies.framework import Evaluation, PackSettings, Rule, evaluate_stack
 from policies.model import Resource, normalize
 from policies.rules import ALL_RULES
@@ -46,7 +45,9 @@ def spec_settings(spec: Any) -> dict[str, Any]:
         "production": bool(spec.production),
         "labelDomain": spec.label_domain,
         # In push mode Karmada's controllers act on each member with cluster-wide rights (karmadactl join's).
-        "clusterAdminServiceAccounts": [f"{CLUSTER_NAMESPACE}/{PUSH_SERVICE_ACCOUNT}"] if push else None,
+        "clusterAdminServiceAccounts": [f"{KARMADA_CLUSTER_NAMESPACE}/{KARMADA_PUSH_SERVICE_ACCOUNT}"]
+        if push
+        else None,
         # Flex-start capacity is granted to pending pods; GKE's auto-repair would recreate the nodes it grants.
         "noAutoRepairPools": sorted(
             {p.name for region in spec.regions for p in region.gpu_pools if p.capacity.type == "flexStart"}

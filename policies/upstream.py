@@ -1,7 +1,7 @@
 """Upstream behaviour the pack's rules rely on, each fact with its source at the pinned version.
 
 The pack carries these itself (it is meant to be published apart from the platform); the platform's own
-catalog states the same facts, and tests/test_policy_upstream.py compares both with the vendored upstream
+catalog states the same facts, and tests/test_policy_classes.py compares both with the vendored upstream
 files in conformance/upstream/.
 """
 

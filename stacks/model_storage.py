@@ -18,9 +18,10 @@ from components.config.model_store import cache_plan
 from components.config.region import RegionSpec
 from components.domain.cache_reads import cache_reads
 from components.k8s.cluster import ClusterHandle
-from components.k8s.names import MODEL_SERVER_SERVICE_ACCOUNT, SERVING_NAMESPACE, model_bucket_name
+from components.k8s.names import MODEL_SERVER_SERVICE_ACCOUNT, model_bucket_name
 from components.k8s.workload_identity import ServiceAccountRef
 from components.serving.identity import ServingIdentity, ServingIdentityArgs
+from platform_catalog.names import SERVING_NAMESPACE
 from stacks.clouds import ModelStoreRef, backend_for
 
 MODEL_SERVER = "model-server"

@@ -26,11 +26,13 @@ import yaml
 from components.aws.eks import CONTROL_PLANE_LOG_TYPES
 from components.aws.irsa import IrsaRoleArgs, irsa_role
 from components.aws.policy_docs import service_trust
-from components.catalog.machines import MACHINES
 from components.config.region import GpuPoolSpec, RegionSpec
-from components.k8s.names import MODEL_SERVER_SERVICE_ACCOUNT, SERVING_NAMESPACE, annotation
-from components.k8s.topology import GPU_TAINT, gpu_pool_labels, gpu_tolerations, pool_selector
-from components.serving.priority_classes import PRIORITY_LUA
+from components.k8s.names import MODEL_SERVER_SERVICE_ACCOUNT
+from components.k8s.topology import gpu_pool_labels, gpu_tolerations, pool_selector
+from platform_catalog.machines import MACHINES
+from platform_catalog.names import SERVING_NAMESPACE, annotation
+from platform_catalog.request_priority import PRIORITY_LUA
+from platform_catalog.topology import GPU_TAINT
 from policies.model import Resource, normalize
 from policies.offline import plan_resources
 from tests.harness import evaluate_program

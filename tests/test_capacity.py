@@ -8,8 +8,9 @@ import typing
 
 import pytest
 
-from components.catalog.machines import MACHINES
+from components.catalog.machines import capacity_types
 from components.config.region import CapacitySpec
+from platform_catalog.machines import MACHINES
 from tests.harness import config_errors, raw_environment
 
 PRICING = "aws-ec2-pricing/2026-07-20/generated-on-demand-us-east-1.json"
@@ -19,11 +20,11 @@ def test_every_machine_type_has_its_consumption_models_in_the_spec_s_terms():
     spec_types = set(typing.get_args(CapacitySpec.model_fields["type"].annotation))
     assert {m.cloud for m in MACHINES.values()} == {"aws", "gcp"}, "the catalog has machine types of both clouds"
     for machine in MACHINES.values():
-        assert machine.capacity_types, machine.name
-        assert set(machine.capacity_types) <= spec_types, machine.name
+        assert capacity_types(machine), machine.name
+        assert set(capacity_types(machine)) <= spec_types, machine.name
         # Capacity Blocks are AWS's, flex-start GCP's.
-        assert ("capacityBlock" in machine.capacity_types) <= (machine.cloud == "aws"), machine.name
-        assert ("flexStart" in machine.capacity_types) <= (machine.cloud == "gcp"), machine.name
+        assert ("capacityBlock" in capacity_types(machine)) <= (machine.cloud == "aws"), machine.name
+        assert ("flexStart" in capacity_types(machine)) <= (machine.cloud == "gcp"), machine.name
 
 
 def test_types_with_an_on_demand_price_upstream_are_sold_on_demand(upstream):
@@ -31,7 +32,7 @@ def test_types_with_an_on_demand_price_upstream_are_sold_on_demand(upstream):
     priced = [name for name in prices if name in MACHINES]
     assert len(priced) >= 10  # the GPU types of the pricing table, not an empty loop
     for name in priced:
-        assert "onDemand" in MACHINES[name].capacity_types, name
+        assert "onDemand" in capacity_types(MACHINES[name]), name
 
 
 @pytest.mark.parametrize(
@@ -47,7 +48,7 @@ def test_types_with_an_on_demand_price_upstream_are_sold_on_demand(upstream):
     ],
 )
 def test_consumption_models_per_type(name, expected):
-    assert MACHINES[name].capacity_types == expected
+    assert capacity_types(MACHINES[name]) == expected
 
 
 def test_a3_ultra_on_demand_is_rejected_naming_the_options():

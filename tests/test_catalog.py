@@ -7,8 +7,8 @@ import re
 import pytest
 import yaml
 
-from components.catalog.gpus import GPUS
-from components.catalog.machines import MACHINES
+from platform_catalog.gpus import GPUS
+from platform_catalog.machines import MACHINES
 
 MIG_CONFIGMAP = "gpu-operator/v26.7.0/assets-state-mig-manager-0400_configmap.default-mig-parted-config.yaml"
 

@@ -13,7 +13,7 @@ import re
 
 import yaml
 
-from components.catalog.machines import MACHINES
+from platform_catalog.machines import MACHINES
 from tests.harness import cluster_objects, environment_config, ns, plan_config
 
 TAG = "aws:autoscaling/tag:Tag"

@@ -8,10 +8,11 @@ import json
 
 import pytest
 
-from components.catalog.machines import MACHINES, SYSTEM_MACHINES
+from components.catalog.machines import SYSTEM_MACHINES
 from components.catalog.prices import LIST_PRICES, list_price
 from components.config.pricing import PricingSpec
 from components.cost.throughput import DecodeEstimate, decode_tokens_per_second
+from platform_catalog.machines import MACHINES
 from tests.harness import config_errors, environment_config, ns, plan_config, raw_environment
 from tools.plan.artifacts import plan_document
 

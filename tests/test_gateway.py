@@ -16,6 +16,7 @@ from components.config.loader import load_environment
 from components.k8s import names
 from components.k8s.cluster import ClusterHandle
 from components.serving.gateway_specs import MAX_RULES_PER_ROUTE, MODEL_HEADER, TOKEN_COSTS, route_specs, rule_names
+from platform_catalog.names import SERVING_NAMESPACE
 from policies.model import Stack
 from policies.offline import evaluate_plan, plan_resources
 from policies.rules.gateway import is_public
@@ -142,7 +143,7 @@ def test_inference_pool_per_self_hosted_model(env_plan):
         assert set(pools) == _served(env_plan, region) - disaggregated
         services = {s["metadata"]["name"]: s for s in _objects(env_plan, "Service", cluster)}
         for model, pool in pools.items():
-            assert pool["metadata"]["namespace"] == names.SERVING_NAMESPACE
+            assert pool["metadata"]["namespace"] == SERVING_NAMESPACE
             assert pool["spec"]["selector"] == {
                 "matchLabels": {names.PART_OF_LABEL: names.PLATFORM_PART_OF, names.MODEL_LABEL: model}
             }
@@ -155,7 +156,7 @@ def test_inference_pool_per_self_hosted_model(env_plan):
                 "failureMode": "FailClose",
             }
             service = services[f"{model}-epp"]
-            assert service["metadata"]["namespace"] == names.SERVING_NAMESPACE
+            assert service["metadata"]["namespace"] == SERVING_NAMESPACE
             assert service["metadata"]["labels"]["app.kubernetes.io/name"] == f"{model}-epp"  # observability selects it
             assert {p["name"]: p["port"] for p in service["spec"]["ports"]} == {
                 "grpc-ext-proc": 9002,
@@ -473,7 +474,7 @@ def _gateway_plan(raw: dict):
             endpoint=pulumi.Output.from_input("https://cluster.example"),
         )
         serving = k8s.core.v1.Namespace(
-            "serving", metadata={"name": names.SERVING_NAMESPACE}, opts=pulumi.ResourceOptions(provider=provider)
+            "serving", metadata={"name": SERVING_NAMESPACE}, opts=pulumi.ResourceOptions(provider=provider)
         )
         keys = {t.name: pulumi.Output.secret(f"key-of-{t.name}-0123456789") for t in env.tenants}
         pool_crds = k8s.helm.v3.Release(

@@ -224,7 +224,7 @@ def test_gpu_operator_namespace_is_the_only_privileged_one(env_plan):
     """Besides the cache's FUSE daemons (Fluid's CSI plugin and the Alluxio workers), which the issue allows,
     and the standalone DCGM exporter of GKE-managed pools."""
     from components.addons.model_cache import CACHE_NAMESPACE, FLUID_NAMESPACE
-    from components.k8s.names import DCGM_EXPORTER_NAMESPACE
+    from platform_catalog.names import DCGM_EXPORTER_NAMESPACE
 
     privileged = [
         r.inputs["metadata"]["name"]

@@ -7,7 +7,7 @@ import yaml
 
 from components.addons.gpu_operator import MIG_PARTED_CONFIGMAP, MIG_PARTED_KEY, gpu_operator_values, mig_parted_config
 from components.catalog.charts import CHARTS
-from components.catalog.gpus import GPUS
+from platform_catalog.gpus import GPUS
 from tests.gpu_specs import pool, region
 from tools.conformance import unknown_values
 

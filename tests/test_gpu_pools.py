@@ -6,11 +6,12 @@ import base64
 
 import pytest
 
-from components.catalog.machines import MACHINES
 from components.config.loader import load_environment
 from components.gcp.gke import GkeCluster, GkeClusterArgs
 from components.gcp.network import GcpNetwork, GcpNetworkArgs
-from components.k8s.topology import GPU_TAINT, gpu_pool_labels
+from components.k8s.topology import gpu_pool_labels
+from platform_catalog.machines import MACHINES
+from platform_catalog.topology import GPU_TAINT
 from tests.harness import environment_config, evaluate_program, ns, plan_config
 from tools.plan.report import render_markdown
 

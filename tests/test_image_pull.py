@@ -9,11 +9,11 @@ import email
 import pytest
 import yaml
 
-from components.catalog.machines import MACHINES, MachineType
 from components.catalog.node_images import EKS_AMI_RELEASE_VERSIONS
 from components.catalog.regions import EKS_ADDON_VERSIONS
 from components.domain.image_pull import effective_image_pull, image_pull_seconds, parallel_pull_applies
 from components.serving.deployment import model_placements
+from platform_catalog.machines import MACHINES, MachineType
 from tests.harness import config_errors, raw_environment
 from tools.plan.report import render_markdown
 from tools.vendor_upstream import VENDORED_DIR

@@ -8,7 +8,6 @@ import math
 import pytest
 
 from components.catalog.engines import NON_ROOT_UID, TRITON_IMAGE, VLLM_IMAGE
-from components.catalog.gpus import GPUS
 from components.catalog.metrics import KNOWN_SERIES
 from components.config.loader import load_environment
 from components.k8s import names
@@ -19,6 +18,8 @@ from components.serving.deployment import (
     model_placements,
     pod_group_manifest,
 )
+from platform_catalog.gpus import GPUS
+from platform_catalog.names import SERVING_NAMESPACE, annotation
 from policies.offline import evaluate_plan
 from tests.harness import (
     INFERENCE_SERVICES,
@@ -53,7 +54,7 @@ def _model(isvc: dict) -> dict:
 
 
 def _annotation(isvc: dict, key: str) -> str:
-    return isvc["metadata"]["annotations"][names.annotation(key)]
+    return isvc["metadata"]["annotations"][annotation(key)]
 
 
 def _release(plan, name: str):
@@ -253,7 +254,7 @@ def test_pods_carry_the_scheduling_contract_and_the_pool(dev_plan, prod_plan):
                     model.runtime
                 ],
             }
-            assert isvc["metadata"]["namespace"] == names.SERVING_NAMESPACE
+            assert isvc["metadata"]["namespace"] == SERVING_NAMESPACE
 
 
 def test_replicated_models_get_a_budget_and_zone_spread(prod_plan, dev_plan):
@@ -327,7 +328,7 @@ def test_triggers_are_queue_depth_and_latency_against_the_objectives(prod_plan, 
 def test_keda_and_kserve_releases(prod_plan):
     keda = _release(prod_plan, "prod-use1-keda").inputs
     assert (keda["chart"], keda["version"], keda["namespace"]) == ("keda", "2.20.2", "keda")
-    assert keda["values"]["watchNamespace"] == names.SERVING_NAMESPACE
+    assert keda["values"]["watchNamespace"] == SERVING_NAMESPACE
     assert keda["values"]["operator"] == {"replicaCount": 2}
     kserve = _release(prod_plan, "prod-use1-kserve").inputs
     assert kserve["chart"] == "oci://ghcr.io/kserve/charts/kserve-resources" and kserve["version"] == "v0.20.0"

@@ -150,8 +150,8 @@ def test_every_cache_jvm_is_bounded_and_counted_on_its_node(env_plan):
     """Fluid's defaults without jvmOptions are 16 GiB heaps and 32 GiB of direct memory, without resources: every
     component states both, within its container's limit, and the GPU nodes' model servers leave room for the
     worker and the FUSE daemon that run beside them."""
-    from components.catalog.machines import MACHINES
     from components.serving.deployment import model_placements
+    from platform_catalog.machines import MACHINES
 
     runtimes = {env_plan.cluster_of(r): r.inputs for r in env_plan.of_type(CR + "AlluxioRuntime")}
     assert runtimes

@@ -5,7 +5,7 @@ model_catalog.py), and passes its near variant.
 The fixture environment is tests/fixtures/model-catalog/ (not a shipped Pulumi.*.yaml): Llama 3.2 3B declared in
 its modelCatalog, Qwen3-30B-A3B in its models/qwen3.yaml. Expected sizes are worked by hand from the numbers of each
 config.json (huggingface.co/meta-llama/Llama-3.2-3B-Instruct/blob/main/config.json,
-huggingface.co/Qwen/Qwen3-30B-A3B/blob/main/config.json) and the GPUs' reported memory (components/catalog/gpus.py
+huggingface.co/Qwen/Qwen3-30B-A3B/blob/main/config.json) and the GPUs' reported memory (platform_catalog/gpus.py
 docstring: L40S 46068 MiB, H100 80GB HBM3 81559 MiB); GiB = 2^30 bytes.
 """
 

@@ -30,6 +30,7 @@ from components.k8s import names
 from components.k8s.cluster import ClusterHandle
 from components.k8s.names import MODEL_TARGET_LABEL as MODEL_LABEL
 from components.k8s.names import POOL_TARGET_LABEL as POOL_LABEL
+from platform_catalog.names import SERVING_NAMESPACE
 from tests.harness import evaluate_program, plan_config, raw_environment
 
 SERVICE_MONITOR = "kubernetes:monitoring.coreos.com/v1:ServiceMonitor"
@@ -315,7 +316,7 @@ def test_model_server_pod_monitors_select_the_region_models_by_label(prod_plan):
             "values": ["llama-3-1-70b", "llama-3-1-8b", "llama-3-1-70b-rag"],
         }
     ]
-    assert vllm["namespaceSelector"] == {"matchNames": [names.SERVING_NAMESPACE]}
+    assert vllm["namespaceSelector"] == {"matchNames": [SERVING_NAMESPACE]}
     (endpoint,) = vllm["podMetricsEndpoints"]
     assert endpoint["portNumber"] == names.VLLM_METRICS_PORT
     triton = _monitors(prod_plan, "usc1")["triton"]["spec"]

@@ -24,7 +24,7 @@ import pytest
 from tools.plan.runner import PROJECT_DIR
 
 EXAMPLE = PROJECT_DIR / "examples" / "existing-eks-gpu-pool"
-PACKAGES = ("components", "stacks")  # pyproject.toml [tool.setuptools.packages.find]
+PACKAGES = ("components", "stacks", "platform_catalog")  # pyproject.toml [tool.setuptools.packages.find]
 # A module a previous build staged in build/lib and the sources no longer have.
 STALE = "components/removed_since_the_last_build.py"
 
@@ -43,7 +43,7 @@ evaluation = evaluate(
     lambda: runpy.run_path(str(program / "__main__.py"), run_name="__main__"),
     project=config.project, stack=config.stack, config=config.config, secret_keys=config.secret_keys,
 )
-platform = {n: m.__file__ for n, m in sys.modules.items() if n.split(".")[0] in ("components", "stacks")}
+platform = {n: m.__file__ for n, m in sys.modules.items() if n.split(".")[0] in ("components", "stacks", "platform_catalog")}
 types = sorted(r.type for r in evaluation.resources)
 print(json.dumps({"modules": platform, "types": types, "outputs": evaluation.outputs}))
 """
@@ -125,9 +125,12 @@ def test_a_program_outside_the_checkout_runs_on_the_installed_components(install
     result = _run([installed / "bin" / "python", driver, PROJECT_DIR, program], cwd=tmp_path)
     run = json.loads(result.stdout.splitlines()[-1])
     site = str(installed / "lib")
-    assert {"components.aws.gpu_node_group", "components.serving.model_deployment", "stacks.config"} <= set(
-        run["modules"]
-    )
+    assert {
+        "components.aws.gpu_node_group",
+        "components.serving.model_deployment",
+        "stacks.config",
+        "platform_catalog.machines",
+    } <= set(run["modules"])
     outside = {name: path for name, path in run["modules"].items() if not path.startswith(site)}
     assert outside == {}
     assert "aws:eks/nodeGroup:NodeGroup" in run["types"]

@@ -6,10 +6,8 @@ from __future__ import annotations
 import base64
 import copy
 import json
-import os
 import subprocess
 import sys
-from pathlib import Path
 
 import grpc
 import pytest
@@ -27,8 +25,8 @@ from tests.policy_fixtures import compliant, find
 from tests.test_policy_rules import CASES, SETTINGS, run
 from tools.conformance import is_custom_resource
 from tools.plan.__main__ import main as plan_main
+from tools.policy_pack import assemble
 
-ROOT = Path(__file__).resolve().parents[1]
 UNKNOWN_STRING = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 
 
@@ -331,12 +329,14 @@ def _analyzer_resource(r: Resource) -> proto.AnalyzerResource:
 
 @pytest.fixture(scope="module")
 def analyzer(tmp_path_factory):
-    """The pack as `pulumi preview --policy-pack policies` starts it: from another directory, no PYTHONPATH."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    """The pack folder `make policy-pack` assembles, started as the Pulumi CLI starts it (`python -u -m pulumi.policy
+    <engine> <folder>` in the folder, PULUMI_POLICY_PACK_RUNS_FROM_ITS_FOLDER), isolated (-I: no PYTHONPATH, no user
+    site, not the working directory): it sees the folder and the virtualenv's packages, nothing of the checkout."""
+    folder = tmp_path_factory.mktemp("analyzer") / "inference-platform-pack"
+    assemble(folder)
     process = subprocess.Popen(
-        [sys.executable, "-u", "-m", "pulumi.policy", "127.0.0.1:0", str(ROOT / "policies")],
-        cwd=tmp_path_factory.mktemp("analyzer"),
-        env=env,
+        [sys.executable, "-I", "-u", "-m", "pulumi.policy", "127.0.0.1:0", str(folder)],
+        cwd=folder,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

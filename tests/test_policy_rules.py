@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from components.catalog.charts import CHARTS
-from components.k8s.names import SERVING_NAMESPACE as SERVING
-from components.k8s.names import annotation
 from components.k8s.topology import gpu_tolerations
+from platform_catalog.names import SERVING_NAMESPACE as SERVING
+from platform_catalog.names import annotation
 from policies.framework import CONFIG, LEVELS, Evaluation, PackSettings, evaluate_stack
 from policies.model import UNKNOWN, Resource, Stack
 from policies.pods import workload
@@ -2613,7 +2613,7 @@ def test_critical_pods_need_no_quota_in_kube_system_on_eks_or_when_overridden():
     _critical_deployment(rs, "volcano-system")  # admitted by volcano-system's quota
     assert not run(rs).of("gke-critical-priority-quota")
     # The GPU Operator's release on EKS keeps its critical defaults and needs no quota there.
-    assert CHARTS["gpu-operator"].priority_classes(p(rs, ":Release", "gpu-operator")["values"])
+    assert CHARTS["gpu-operator"].pods.priority_classes(p(rs, ":Release", "gpu-operator")["values"])
     assert run(rs).subjects["gke-critical-priority-quota"] >= 4
 
 

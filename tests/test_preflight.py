@@ -10,8 +10,8 @@ import yaml
 from botocore.stub import Stubber
 from moto import mock_aws
 
-from components.catalog.machines import MACHINES
 from components.config.loader import load_environment
+from platform_catalog.machines import MACHINES
 from tests.aws_fakes import CHECKPOINT, FakeAws, client, put_model, reservation
 from tests.harness import environment_config
 from tools.plan.runner import PROJECT_DIR

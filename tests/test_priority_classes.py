@@ -18,7 +18,7 @@ import pytest
 import yaml
 from lupa import lua51, luajit21
 
-from components.serving.priority_classes import PRIORITY_LUA
+from platform_catalog.request_priority import PRIORITY_LUA
 from tests.harness import cluster_objects
 from tools.plan.report import render_markdown
 

@@ -486,11 +486,16 @@ def test_pulumi_stack_runs_the_policy_pack_and_reports_the_engine_summary():
     from tools.rollout.workspace import PulumiStack
 
     stack = AutomationStack()
-    ops = PulumiStack(stack=stack, policy_config=Path("build/prod/policy-config.json"), on_output=print)
+    ops = PulumiStack(
+        stack=stack,
+        policy_pack=Path("build/policy-pack"),
+        policy_config=Path("build/prod/policy-config.json"),
+        on_output=print,
+    )
     assert ops.preview() == StepResult(True, "create 3")
     assert ops.up() == StepResult(True, "update 1")
     assert stack.kwargs == 2 * [
-        {"policy_packs": ["policies"], "policy_pack_configs": ["build/prod/policy-config.json"]}
+        {"policy_packs": ["build/policy-pack"], "policy_pack_configs": ["build/prod/policy-config.json"]}
     ]
     assert ops.outputs() == {"gateways": {"use1": {}}}
 
@@ -510,11 +515,47 @@ def test_pulumi_stack_failures_keep_the_engine_reason():
     from tools.rollout.workspace import PulumiStack
 
     failing = PulumiStack(
-        stack=AutomationStack(error="error: quota exceeded"), policy_config=Path("p"), on_output=print
+        stack=AutomationStack(error="error: quota exceeded"),
+        policy_pack=Path("k"),
+        policy_config=Path("p"),
+        on_output=print,
     )
     assert failing.preview() == StepResult(False, "preview failed", "error: quota exceeded")
-    partial = PulumiStack(stack=AutomationStack(up_result="failed"), policy_config=Path("p"), on_output=print)
+    partial = PulumiStack(
+        stack=AutomationStack(up_result="failed"), policy_pack=Path("k"), policy_config=Path("p"), on_output=print
+    )
     assert partial.up() == StepResult(False, "update 1", "2 errors")
+
+
+def test_a_real_run_without_the_pack_folder_stops_before_any_stack(project, capsys):
+    """Its previews and updates run `build/policy-pack` with the folder's virtualenv, which `make policy-pack` makes."""
+    run = roll(project, [])
+    assert run.code == 2
+    assert capsys.readouterr().err == (
+        f"error: {project / 'build' / 'policy-pack'}: no policy pack folder; run `make policy-pack` first (the previews "
+        "and updates run it)\n"
+    )
+    (project / "build" / "policy-pack").mkdir(parents=True)
+    (project / "build" / "policy-pack" / "__main__.py").write_text("")
+    assert roll(project, []).code == 2
+    assert "the pack's virtualenv venv/ is missing" in capsys.readouterr().err
+
+
+def test_make_rollout_builds_the_pack_folder_unless_a_dry_run():
+    import subprocess
+
+    def prerequisites(*variables: str) -> str:
+        done = subprocess.run(
+            ["make", "-n", "-W", "policies/requirements.txt", "rollout", "ENV=prod", *variables],
+            cwd=PROJECT_DIR,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return done.stdout
+
+    assert "tools.policy_pack" in prerequisites()
+    assert "tools.policy_pack" not in prerequisites("DRY_RUN=1")
 
 
 def test_make_rollout_passes_its_variables_as_flags():

@@ -54,6 +54,16 @@ def test_a_pull_request_previews_as_its_own_read_only_identity_on_a_hosted_runne
     assert names.index("google-github-actions/setup-gcloud@v2") < names.index("pulumi/actions@v6")
 
 
+def test_the_preview_runs_the_pack_folder_it_assembles_first():
+    """`--policy-pack policies` no longer runs (the pack imports itself and platform_catalog from its own folder)."""
+    steps = yaml.safe_load(WORKFLOW.read_text())["jobs"]["preview"]["steps"]
+    runs = [s.get("run") for s in steps]
+    (pulumi,) = [s for s in steps if s.get("uses") == "pulumi/actions@v6"]
+    assert pulumi["with"]["policyPacks"] == "build/policy-pack"
+    assert runs.index("make policy-pack") < steps.index(pulumi)
+    assert runs.index("make plan ENV=${{ matrix.env }}") < runs.index("make policy-pack")
+
+
 def test_environments_are_the_stack_files_that_describe_one(tmp_path):
     assert environments(ENVIRONMENTS_DIR) == ["dev", "prod"]  # not prod's stack files
     shutil.copy(ENVIRONMENTS_DIR / "Pulumi.prod.yaml", tmp_path / "Pulumi.prod.yaml")

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from components.catalog.upstream import FACTS, POSTGRES_IMAGE_READS_PASSWORD_FILE
 from tests.harness import cluster_objects, config_errors, environment_config, ns, plan_config, raw_environment
 from tools.plan.report import render_markdown
 from tools.rollout.bringup import check_bring_up
@@ -146,7 +145,6 @@ def test_the_database_is_protected_private_and_runs_as_its_own_user(prod_plan):
     assert pod["securityContext"]["runAsUser"] == 999 and pod["securityContext"]["runAsNonRoot"] is True
     (container,) = pod["containers"]
     assert container["image"] == "docker.io/library/postgres:17.6-bookworm"
-    assert POSTGRES_IMAGE_READS_PASSWORD_FILE.name in FACTS
     # The password as a file the entrypoint reads (docker-library/postgres 17/bookworm/docker-entrypoint.sh L235
     # file_env), readable by the pod's group 999, never an environment variable.
     env = {e["name"]: e for e in container["env"]}

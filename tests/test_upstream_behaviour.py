@@ -21,6 +21,7 @@ from components.catalog.charts import CHARTS
 from components.catalog.engines import PD_ENGINE_IMAGE, VLLM_VERSION
 from components.catalog.upstream import (
     AI_GATEWAY_ENVOY_GATEWAY_PAIR,
+    AI_GATEWAY_EXTPROC_PRECEDES_CUSTOM_RESPONSE,
     AI_GATEWAY_PICKER_FAIL_CLOSED,
     AI_GATEWAY_REPLAYS_THE_CLIENT_BODY_TO_POOLS,
     ALLUXIO_READ_BUFFERS,
@@ -48,7 +49,6 @@ from components.catalog.upstream import (
     GIE_OBJECTIVE_FROM_HEADER,
     GKE_CONTROL_PLANE_FIREWALL,
     GKE_CRITICAL_PODS_NEED_QUOTA,
-    GKE_CRITICAL_PRIORITY_CLASSES,
     GKE_IMAGE_STREAMING_ONLY_ARTIFACT_REGISTRY,
     GKE_NODE_COUNT_PER_ZONE,
     GKE_POOLS_NEED_THEIR_OWN_DCGM_EXPORTER,
@@ -75,6 +75,9 @@ from components.catalog.upstream import (
     POSTGRES_IMAGE_READS_PASSWORD_FILE,
     PULUMI_CREATES_OBJECTS,
     PULUMI_PATCH_AWAITS,
+    PULUMI_POLICY_LEVELS_AND_GROUPS,
+    PULUMI_POLICY_PACK_RUNS_FROM_ITS_FOLDER,
+    PULUMI_POLICY_PUBLISH_UPLOADS_THE_FOLDER,
     PULUMI_REPLACES_ON_CHANGES_AS_TOLD,
     REPOSITORIES_SERVE_PINS,
     S3_MISSING_KEY_IS_404_ONLY_IF_LISTABLE,
@@ -100,6 +103,8 @@ from components.config.loader import load_environment
 from components.k8s import names
 from components.serving import llm_inference_service as llmisvc
 from components.serving.deployment import model_placements
+from platform_catalog.names import annotation
+from platform_catalog.pod_priorities import GKE_CRITICAL_PRIORITY_CLASSES
 from policies.framework import PackSettings, evaluate_stack
 from policies.offline import plan_resources
 from policies.rules import ALL_RULES
@@ -114,6 +119,7 @@ from tests.harness import (
     raw_environment,
 )
 from tools.plan.report import render_markdown
+from tools.policy_pack import ROOT, assemble
 
 CLUSTER_TYPE = "kubernetes:cluster.karmada.io/v1alpha1:Cluster"
 
@@ -310,7 +316,7 @@ def _priority_paths(values, path: str = ""):
 @pytest.mark.parametrize("chart", sorted(CHARTS.values(), key=lambda c: c.name), ids=lambda c: c.name)
 def test_catalog_knows_every_critical_default_of_the_chart(chart, upstream):
     """Each critical priorityClassName in the chart's default values is declared, with the upstream default."""
-    declared = {p.value: p.default for p in chart.pod_priorities if p.value}
+    declared = {p.value: p.default for p in chart.pods.pod_priorities if p.value}
     defaults = upstream.chart_values(chart.upstream_values)
     for key, values_file in chart.subcharts.items():
         defaults = {**defaults, key: {**upstream.chart_values(values_file), **(defaults.get(key) or {})}}
@@ -324,8 +330,8 @@ def test_catalog_knows_every_critical_default_of_the_chart(chart, upstream):
 
 def test_volcano_templates_hard_code_critical_pods():
     volcano = CHARTS["volcano"]
-    assert {p.default for p in volcano.pod_priorities} == {"system-cluster-critical"}
-    assert all(p.value is None and p.template for p in volcano.pod_priorities)
+    assert {p.default for p in volcano.pods.pod_priorities} == {"system-cluster-critical"}
+    assert all(p.value is None and p.template for p in volcano.pods.pod_priorities)
 
 
 def _gke_clusters(plan) -> set[str]:
@@ -347,7 +353,7 @@ def test_every_gke_namespace_with_critical_pods_has_an_admitting_quota(env_plan)
     for release in env_plan.helm_releases():
         cluster = env_plan.cluster_of(release)
         chart = CHARTS[release.inputs["chart"].rsplit("/", 1)[-1]]
-        classes = chart.priority_classes(release.inputs["values"]) & set(GKE_CRITICAL_PRIORITY_CLASSES)
+        classes = chart.pods.priority_classes(release.inputs["values"]) & set(GKE_CRITICAL_PRIORITY_CLASSES)
         if cluster in _gke_clusters(env_plan) and classes and release.inputs["namespace"] != "kube-system":
             needed.add((cluster, release.inputs["namespace"]))
             quota = quotas[cluster, release.inputs["namespace"]]
@@ -361,7 +367,7 @@ def test_every_gke_namespace_with_critical_pods_has_an_admitting_quota(env_plan)
         cluster = env_plan.cluster_of(resource)
         for release in env_plan.helm_releases():
             chart = CHARTS[release.inputs["chart"].rsplit("/", 1)[-1]]
-            classes = chart.created_pod_classes(release.inputs["values"], f"{group}/{kind}")
+            classes = chart.pods.created_pod_classes(release.inputs["values"], f"{group}/{kind}")
             if env_plan.cluster_of(release) != cluster or cluster not in _gke_clusters(env_plan) or not classes:
                 continue
             namespace = resource.inputs["metadata"]["namespace"]
@@ -681,7 +687,7 @@ def test_engines_on_a_time_sliced_gpu_are_given_their_kv_cache(env_plan):
             # the KV cache the sizing reports (rounded to 0.01 GiB there), in whole MiB
             isvc = cluster_objects(env_plan, "InferenceService")[cluster, name]
             annotations = isvc["metadata"]["annotations"]
-            kv_gib = float(annotations[names.annotation("kv-cache-gib")])
+            kv_gib = float(annotations[annotation("kv-cache-gib")])
             assert int(kv) % 2**20 == 0 and abs(int(kv) / 2**30 - kv_gib) <= 0.005 + 1 / 1024
     # dev's 8B shares an L40S with another model: half of 44.99 GiB x 0.9 - 2 GiB overhead - 5.21 GiB of weights
     assert given == ({"llama-3-1-8b"} if env_plan.environment == "dev" else set())
@@ -691,7 +697,7 @@ def test_quantized_weights_count_their_16_bit_embeddings(env_plan):
     """Weights as vLLM holds them, worked by hand from each model's config.json (vocab x hidden, untied)."""
     assert VLLM_QUANTIZATION_KEEPS_EMBEDDINGS.name in FACTS
     weights = {
-        (cluster, name): isvc["metadata"]["annotations"][names.annotation("weights-gib")]
+        (cluster, name): isvc["metadata"]["annotations"][annotation("weights-gib")]
         for (cluster, name), isvc in cluster_objects(env_plan, "InferenceService").items()
     }
     if env_plan.environment == "dev":
@@ -775,12 +781,14 @@ def test_fluid_fuse_pods_are_critical_by_the_charts_default(upstream):
     system-node-critical unless runtime.criticalFusePod is false."""
     assert FLUID_CONTROLLER_CREATES_CRITICAL_FUSE_PODS.name in FACTS
     fluid = CHARTS["fluid"]
-    (pods,) = fluid.created_pods
+    (pods,) = fluid.pods.created_pods
     defaults = upstream.chart_values(fluid.upstream_values)
     assert defaults["runtime"]["criticalFusePod"] is pods.enabled_default is True
-    assert fluid.created_pod_classes({}, "data.fluid.io/AlluxioRuntime") == {"system-node-critical"}
-    assert fluid.created_pod_classes({"runtime": {"criticalFusePod": False}}, "data.fluid.io/AlluxioRuntime") == set()
-    assert fluid.created_pod_classes({}, "data.fluid.io/DataLoad") == set()  # DataLoad jobs carry no class
+    assert fluid.pods.created_pod_classes({}, "data.fluid.io/AlluxioRuntime") == {"system-node-critical"}
+    assert (
+        fluid.pods.created_pod_classes({"runtime": {"criticalFusePod": False}}, "data.fluid.io/AlluxioRuntime") == set()
+    )
+    assert fluid.pods.created_pod_classes({}, "data.fluid.io/DataLoad") == set()  # DataLoad jobs carry no class
 
 
 def _option_mib(options: list[str], flag: str) -> int:
@@ -1204,16 +1212,6 @@ class _EveryKey(set):
 _EVERY_KEY = _EveryKey()
 
 
-def test_the_search_index_password_reaches_postgres_as_a_file(prod_plan):
-    """The postgres image's entrypoint reads POSTGRES_PASSWORD_FILE when POSTGRES_PASSWORD is unset (the fact):
-    the search index's server is given the file's path and no password in its environment."""
-    assert POSTGRES_IMAGE_READS_PASSWORD_FILE.name in FACTS
-    server = cluster_objects(prod_plan, "Deployment")["prod-use1", "clusterpedia-postgres"]
-    (container,) = server["spec"]["template"]["spec"]["containers"]
-    names = {e["name"] for e in container["env"]}
-    assert "POSTGRES_PASSWORD_FILE" in names and "POSTGRES_PASSWORD" not in names
-
-
 def test_releases_install_as_helm_installs_them(prod_plan):
     from tools.rehearsal import helm
 
@@ -1447,6 +1445,36 @@ def test_clusterpedia_store_images_are_the_official_postgres(prod_plan):
     assert "bitnami" not in rendered
     (release,) = [r for r in prod_plan.helm_releases() if r.inputs["name"] == "clusterpedia"]
     assert release.inputs["values"]["postgresql"]["image"]["repository"] == "library/postgres"
+
+
+def test_the_search_index_reads_its_password_from_a_file(prod_plan):
+    """The entrypoint's file_env fills POSTGRES_PASSWORD from POSTGRES_PASSWORD_FILE: the password is a mounted
+    Secret file the pod's group can read, never an environment variable."""
+    assert POSTGRES_IMAGE_READS_PASSWORD_FILE.name in FACTS
+    pod = cluster_objects(prod_plan, "Deployment")["prod-use1", "clusterpedia-postgres"]["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    env = {e["name"]: e for e in container["env"]}
+    assert "POSTGRES_PASSWORD" not in env and not [e for e in container["env"] if "valueFrom" in e]
+    path = env["POSTGRES_PASSWORD_FILE"]["value"]
+    (mount,) = [m for m in container["volumeMounts"] if path == m["mountPath"] + "/password"]
+    (volume,) = [v for v in pod["volumes"] if v["name"] == mount["name"]]
+    assert volume["secret"]["secretName"] == "clusterpedia-postgres" and mount["readOnly"] is True
+    assert volume["secret"]["defaultMode"] & 0o040 and pod["securityContext"]["fsGroup"] == 999
+
+
+def test_tenant_routes_are_chosen_after_api_key_auth(env_plan):
+    """The AI Gateway v1.1.0 puts its route-choosing ext_proc before the first custom_response filter, which Envoy
+    Gateway v1.9.0 orders first; every Gateway with tenant routes moves custom_response behind api_key_auth.
+    Checked with the pinned egctl v1.9.0 (`x translate --to xds` of prod-use1's gateway objects): without the move
+    the chain is custom_response, api_key_auth, lua, ratelimit, router; with it api_key_auth, custom_response, lua."""
+    assert AI_GATEWAY_EXTPROC_PRECEDES_CUSTOM_RESPONSE.name in FACTS
+    proxies = {cluster: o for (cluster, _), o in cluster_objects(env_plan, "EnvoyProxy").items()}
+    routes = {cluster for (cluster, _) in cluster_objects(env_plan, "AIGatewayRoute")}
+    assert routes and routes <= set(proxies)
+    for cluster in routes:
+        assert proxies[cluster]["spec"]["filterOrder"] == [
+            {"name": "envoy.filters.http.custom_response", "after": "envoy.filters.http.api_key_auth"}
+        ], cluster
 
 
 def test_webhooks_admit_the_api_server_from_its_control_plane_range_only(env_plan):
@@ -1759,3 +1787,33 @@ def test_the_priority_lua_is_on_the_gateway_with_lua_enabled(env_plan):
         (security,) = [p for (c, _), p in auth.items() if c == cluster]
         forwarded = security["spec"]["apiKeyAuth"]["forwardClientIDHeader"]
         assert f'headers:get("{forwarded}")' in policy["spec"]["lua"][0]["inline"]
+
+
+def test_the_pack_folder_is_what_the_pulumi_cli_runs_publishes_and_installs(tmp_path):
+    """The CLI runs the root's __main__.py with the root on sys.path, installs requirements.txt into the virtualenv
+    PulumiPolicy.yaml names (inside the folder, where the service's install creates it), and uploads the folder but
+    what its .gitignore ignores; the documented commands are the CLI's, at the pins."""
+    assert {
+        PULUMI_POLICY_PACK_RUNS_FROM_ITS_FOLDER.name,
+        PULUMI_POLICY_PUBLISH_UPLOADS_THE_FOLDER.name,
+        PULUMI_POLICY_LEVELS_AND_GROUPS.name,
+    } <= set(FACTS)
+    folder = tmp_path / "pack"
+    assemble(folder)
+    assert {"__main__.py", "PulumiPolicy.yaml", "requirements.txt", "policies", "platform_catalog"} <= {
+        p.name for p in folder.iterdir()
+    }
+    assert yaml.safe_load((folder / "PulumiPolicy.yaml").read_text())["runtime"]["options"]["virtualenv"] == "venv"
+    assert "venv/" in (folder / ".gitignore").read_text().splitlines()
+    doc = " ".join((ROOT / "docs" / "policy.md").read_text().replace("\\\n", " ").split())
+    for command in (
+        "pulumi preview --stack prod.use1 --policy-pack build/policy-pack --policy-pack-config "
+        "build/prod/policy-config.json",
+        "make policy-pack PACK_OUT=../inference-platform-pack",
+        "pulumi policy publish <org>",
+        "pulumi policy enable <org>/inference-platform <version> --policy-group inference-prod --config "
+        "build/prod/policy-config.json",
+        "pulumi policy validate-config <org>/inference-platform <version> --config build/prod/policy-config.json",
+        "pulumi policy group edit inference-prod --add-stack inference-platform/prod.use1",
+    ):
+        assert command in doc, command

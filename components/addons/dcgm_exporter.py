@@ -22,8 +22,8 @@ from components.config.region import GpuPoolSpec, RegionSpec
 from components.domain.gpu_partitioning import gpu_software
 from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import helm_release, namespace
-from components.k8s.names import DCGM_EXPORTER_NAMESPACE
 from components.k8s.topology import gpu_tolerations
+from platform_catalog.names import DCGM_EXPORTER_NAMESPACE
 
 RELEASE = "dcgm-exporter"
 GKE_DRIVER_DIR = "/home/kubernetes/bin/nvidia"

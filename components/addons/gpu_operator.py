@@ -18,7 +18,6 @@ import pulumi_kubernetes as k8s
 import yaml
 
 from components.catalog.charts import CHARTS
-from components.catalog.gpus import MIG_DISABLED
 from components.config.region import GpuPoolSpec, RegionSpec
 from components.domain.gpu_partitioning import (
     gpu_software,
@@ -27,12 +26,13 @@ from components.domain.gpu_partitioning import (
     time_slicing_config_key,
 )
 from components.domain.gpu_resources import WHOLE_GPU
-from components.k8s import names
 from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import helm_release, namespace
 from components.k8s.topology import gpu_tolerations
+from platform_catalog.gpus import MIG_DISABLED
+from platform_catalog.names import GPU_OPERATOR_NAMESPACE
 
-NAMESPACE = names.GPU_OPERATOR_NAMESPACE
+NAMESPACE = GPU_OPERATOR_NAMESPACE
 RELEASE = "gpu-operator"
 MIG_PARTED_CONFIGMAP = "mig-parted-config"
 MIG_PARTED_KEY = "config.yaml"  # the key the MIG manager reads from a custom ConfigMap

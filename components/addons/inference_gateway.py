@@ -32,6 +32,7 @@ from components.serving import priority_classes as priority
 from components.serving.deployment import model_placements
 from components.serving.inference_pool import InferencePool, InferencePoolArgs
 from components.serving.network_policies import gateway_namespace_policies
+from platform_catalog.names import SERVING_NAMESPACE
 
 AI_GATEWAY_NAMESPACE = "envoy-ai-gateway-system"
 AI_GATEWAY_CONTROLLER = "ai-gateway-controller"  # ai-gateway-helm controller.fullnameOverride
@@ -194,7 +195,7 @@ class InferenceGateway(pulumi.ComponentResource):
                 kind="AIGatewayRoute",
                 name=route,
                 api_version=specs.AI_GATEWAY_API,
-                namespace=names.SERVING_NAMESPACE,
+                namespace=SERVING_NAMESPACE,
                 spec=spec,
                 crd_from=[installed.ai_crds],
                 depends_on=[args.serving_namespace],
@@ -393,7 +394,7 @@ class InferenceGateway(pulumi.ComponentResource):
             f"{cluster.name}-{EPP_AUTH_REVIEWER}",
             metadata={"name": EPP_AUTH_REVIEWER},
             subjects=[
-                {"kind": "ServiceAccount", "name": pool.service_account, "namespace": names.SERVING_NAMESPACE}
+                {"kind": "ServiceAccount", "name": pool.service_account, "namespace": SERVING_NAMESPACE}
                 for pool in self.pools.values()
             ],
             role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": EPP_AUTH_REVIEWER},
@@ -402,7 +403,7 @@ class InferenceGateway(pulumi.ComponentResource):
 
     def _external_providers(self, args: InferenceGatewayArgs, installed: _Installed) -> None:
         """External providers offered here: Backend (Envoy Gateway), AIServiceBackend + BackendSecurityPolicy."""
-        serving = names.SERVING_NAMESPACE
+        serving = SERVING_NAMESPACE
         for provider in args.env.gateway.external_providers:
             if not provider.offered_in(args.region.name):
                 continue

@@ -14,8 +14,8 @@ import pulumi_kubernetes as k8s
 from components.catalog.charts import CHARTS
 from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import helm_release, namespace
-from components.k8s.names import SERVING_NAMESPACE
 from components.k8s.topology import pool_selector
+from platform_catalog.names import SERVING_NAMESPACE
 
 NAMESPACE = "keda"
 

@@ -58,15 +58,10 @@ from components.domain.cache_reads import READ_BUFFER_MESSAGES, CacheReads
 from components.domain.model_bucket import MODELS_PREFIX
 from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import created_pods_quota, custom_resource, helm_release, namespace
-from components.k8s.names import (
-    FLUID_NAMESPACE,
-    MODEL_CACHE_NAMESPACE,
-    SERVING_NAMESPACE,
-    checkov_skips,
-    model_bucket_name,
-)
+from components.k8s.names import checkov_skips, model_bucket_name
 from components.k8s.topology import gpu_tolerations, pool_selector
 from components.k8s.workload_identity import ServiceAccountRef, identity_annotations
+from platform_catalog.names import FLUID_NAMESPACE, MODEL_CACHE_NAMESPACE, SERVING_NAMESPACE
 
 FLUID_API = "data.fluid.io/v1alpha1"
 CACHE_NAMESPACE = MODEL_CACHE_NAMESPACE

@@ -31,6 +31,7 @@ from components.domain.objectives import ttft_objectives
 from components.k8s import names
 from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import custom_resource, helm_release, namespace
+from platform_catalog.names import annotation
 
 GRAFANA_ADMIN_SECRET = "grafana-admin"  # read by the chart through grafana.admin.existingSecret
 # The node exporter (opt-in) needs hostNetwork/hostPID/hostPath: its own privileged namespace
@@ -203,7 +204,7 @@ class Observability(pulumi.ComponentResource):
                     "apiVersion": MONITORING_API,
                     "kind": target.kind,
                     "metadata": metadata(
-                        target.name, self.monitor_labels, {names.annotation("selector-source"): target.source}
+                        target.name, self.monitor_labels, {annotation("selector-source"): target.source}
                     ),
                     "spec": target.spec(),
                 },

@@ -37,6 +37,7 @@ from components.config.region import RegionSpec
 from components.k8s import names
 from components.serving import llm_inference_service as llmisvc
 from components.serving.deployment import model_placements
+from platform_catalog.names import DCGM_EXPORTER_NAMESPACE, MODEL_CACHE_NAMESPACE, SERVING_NAMESPACE
 
 
 @dataclass(frozen=True)
@@ -114,7 +115,7 @@ def scrape_targets(scope: ObservedScope, label_domain: str) -> list[ScrapeTarget
             ScrapeTarget(
                 "dcgm-exporter-gke",
                 "ServiceMonitor",
-                names.DCGM_EXPORTER_NAMESPACE,
+                DCGM_EXPORTER_NAMESPACE,
                 selector={"matchLabels": {"app.kubernetes.io/name": "dcgm-exporter"}},
                 endpoints=({"port": "metrics", "path": "/metrics", "interval": "15s", "relabelings": [pool]},),
                 attach_node_metadata=True,
@@ -156,7 +157,7 @@ def scrape_targets(scope: ObservedScope, label_domain: str) -> list[ScrapeTarget
                 ScrapeTarget(
                     runtime,
                     "PodMonitor",
-                    names.SERVING_NAMESPACE,
+                    SERVING_NAMESPACE,
                     selector={
                         "matchLabels": {names.PART_OF_LABEL: names.PLATFORM_PART_OF},
                         "matchExpressions": [{"key": names.MODEL_LABEL, "operator": "In", "values": list(models)}],
@@ -177,7 +178,7 @@ def scrape_targets(scope: ObservedScope, label_domain: str) -> list[ScrapeTarget
             ScrapeTarget(
                 "vllm-disaggregated",
                 "PodMonitor",
-                names.SERVING_NAMESPACE,
+                SERVING_NAMESPACE,
                 selector={
                     "matchLabels": llmisvc.workload_labels_of_any_model(),
                     "matchExpressions": [
@@ -208,7 +209,7 @@ def scrape_targets(scope: ObservedScope, label_domain: str) -> list[ScrapeTarget
             ScrapeTarget(
                 "endpoint-picker",
                 "ServiceMonitor",
-                names.SERVING_NAMESPACE,
+                SERVING_NAMESPACE,
                 # The EPP Service is `<release>-epp`, labelled app.kubernetes.io/name=<release>-epp.
                 selector={"matchExpressions": [{"key": "app.kubernetes.io/name", "operator": "Exists"}]},
                 endpoints=(
@@ -279,7 +280,7 @@ def scrape_targets(scope: ObservedScope, label_domain: str) -> list[ScrapeTarget
             ScrapeTarget(
                 "alluxio",
                 "ServiceMonitor",
-                names.MODEL_CACHE_NAMESPACE,
+                MODEL_CACHE_NAMESPACE,
                 # Fluid labels the runtime's master Service monitor=alluxio_runtime_metrics (Prometheus on
                 # unless AlluxioRuntime.spec.disablePrometheus); Cluster_* metrics come from the master.
                 selector={"matchLabels": {"monitor": "alluxio_runtime_metrics", "role": "alluxio-master"}},

@@ -26,12 +26,13 @@ import pulumi_aws as aws
 from components.aws.irsa import IrsaRoleArgs, irsa_role
 from components.catalog import cluster_autoscaler as ca
 from components.catalog.charts import CHARTS, CLUSTER_AUTOSCALER_IMAGE_TAG
-from components.catalog.machines import MACHINES
 from components.config.region import GpuPoolSpec, RegionSpec
 from components.domain.gpu_resources import EFA_RESOURCE, WHOLE_GPU, schedulable_resources
 from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import helm_release, namespace
-from components.k8s.topology import GPU_TAINT, gpu_pool_labels, pool_selector
+from components.k8s.topology import gpu_pool_labels, pool_selector
+from platform_catalog.machines import MACHINES
+from platform_catalog.topology import GPU_TAINT
 
 NAMESPACE = "cluster-autoscaler"
 SERVICE_ACCOUNT = "cluster-autoscaler"

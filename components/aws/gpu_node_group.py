@@ -18,10 +18,12 @@ import yaml
 
 from components.aws.cluster_autoscaler import asg_tags, node_labels, tag_auto_scaling_group
 from components.aws.launch_template import hardened_node_settings
-from components.catalog.machines import MACHINES
-from components.catalog.node_images import EKS_AMI_RELEASE_VERSIONS, FAST_IMAGE_PULL
+from components.catalog.node_images import EKS_AMI_RELEASE_VERSIONS
 from components.config.region import GpuPoolSpec, RegionSpec
-from components.k8s.topology import GPU_TAINT, placement_group_name, uses_placement_group
+from components.k8s.topology import placement_group_name, uses_placement_group
+from platform_catalog.machines import MACHINES
+from platform_catalog.nodeadm import FAST_IMAGE_PULL
+from platform_catalog.topology import GPU_TAINT
 
 if TYPE_CHECKING:
     from components.aws.eks import EksCluster

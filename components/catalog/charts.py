@@ -7,28 +7,9 @@ every value we set exists in the chart's defaults, except below the `free_form` 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
-
-@dataclass(frozen=True)
-class PodPriority:
-    """A priority class some of a chart's pods run with: set by a values key, or hard-coded in a template."""
-
-    default: str  # the class when `value` is not set ("" : none)
-    value: str | None = None  # dotted values path that overrides it; None when a template hard-codes it
-    template: str = ""  # where a hard-coded class is, at the pinned tag
-
-
-@dataclass(frozen=True)
-class CreatedPods:
-    """Pods a chart's controller creates for each custom resource of a kind, in that resource's namespace."""
-
-    kind: str  # `<group>/<Kind>` of the custom resource
-    priority: str  # their priority class when `enabled_by` is true
-    enabled_by: str  # dotted values path of the boolean that gives them the class
-    enabled_default: bool  # its value in the chart's defaults
+from platform_catalog.pod_priorities import CHART_PODS, ChartPods
 
 
 @dataclass(frozen=True)
@@ -46,42 +27,17 @@ class ChartRef:
     # When the repository does not serve the tag the upstream files were copied at: that tag, whose chart
     # differs from the pinned one only as the comment at the pin shows (the files still check our values).
     files_tag: str | None = None
-    # The priority classes of the chart's pods (GKE admits the system-*-critical ones outside kube-system only
-    # with a matching ResourceQuota); value-keyed defaults are checked against `upstream_values`.
-    pod_priorities: tuple[PodPriority, ...] = ()
-    # Pods its controller creates outside the release's namespace, for the custom resources it reconciles.
-    created_pods: tuple[CreatedPods, ...] = ()
-
-    def created_pod_classes(self, values: Mapping[str, Any], kind: str) -> set[str]:
-        """The priority classes of the pods the chart's controller creates for a `kind` resource, with `values`."""
-        classes = set()
-        for pods in self.created_pods:
-            enabled = _lookup(values, pods.enabled_by)
-            if pods.kind == kind and (pods.enabled_default if enabled is None else bool(enabled)):
-                classes.add(pods.priority)
-        return classes
-
-    def priority_classes(self, values: Mapping[str, Any]) -> set[str]:
-        """The priority classes this chart's pods get with our `values` over the chart's defaults."""
-        classes = set()
-        for priority in self.pod_priorities:
-            chosen = _lookup(values, priority.value) if priority.value else None
-            classes.add(priority.default if chosen is None else chosen)
-        return classes - {""}
 
     @property
     def is_oci(self) -> bool:
         return self.repository.startswith("oci://")
 
-
-def _lookup(values: Mapping[str, Any], dotted: str) -> Any:
-    """values["a"]["b"] for "a.b"; None when any level is missing."""
-    current: Any = values
-    for key in dotted.split("."):
-        if not isinstance(current, Mapping) or key not in current:
-            return None
-        current = current[key]
-    return current
+    @property
+    def pods(self) -> ChartPods:
+        """The priority classes of its pods and of those its controller creates (GKE admits the system-*-critical
+        ones outside kube-system only with a matching ResourceQuota): platform_catalog/pod_priorities.py, which
+        the policy pack reads too; value-keyed defaults are checked against `upstream_values`."""
+        return CHART_PODS[self.name]
 
 
 # Filled by the add-on components' capabilities; keyed by chart name.
@@ -99,11 +55,6 @@ CHARTS["volcano"] = ChartRef(
     upstream_chart="volcano/v1.15.1/chart-volcano.Chart.yaml",
     upstream_values="volcano/v1.15.1/chart-volcano.values.yaml",
     files_tag="v1.15.1",
-    # No values key: the templates hard-code it (installer/helm/chart/volcano/templates at v1.15.1).
-    pod_priorities=tuple(
-        PodPriority("system-cluster-critical", template=t)
-        for t in ("scheduler.yaml L191", "controllers.yaml L163", "admission.yaml L131", "admission-init.yaml L98")
-    ),
 )
 VOLCANO_IMAGE_TAG = "v1.15.1"  # basic.image_tag_version: the v1.15.1 binaries (55 fixes over v1.15.0)
 
@@ -119,14 +70,6 @@ CHARTS["gpu-operator"] = ChartRef(
     subcharts={
         "node-feature-discovery": "gpu-operator/v26.7.0/chart-gpu-operator.subchart-node-feature-discovery.values.yaml"
     },
-    pod_priorities=tuple(
-        PodPriority("system-node-critical", value=v)
-        for v in (
-            "operator.priorityClassName",
-            "daemonsets.priorityClassName",
-            "node-feature-discovery.priorityClassName",
-        )
-    ),
 )
 
 # Advertises vpc.amazonaws.com/efa on EFA nodes [aws/eks-charts@v0.0.242:stable/aws-efa-k8s-device-plugin].
@@ -147,15 +90,6 @@ CHARTS["fluid"] = ChartRef(
     version="1.0.8",
     upstream_chart="fluid/v1.0.8/chart-fluid.Chart.yaml",
     upstream_values="fluid/v1.0.8/chart-fluid.values.yaml",
-    # Each AlluxioRuntime's FUSE DaemonSet (upstream.FLUID_CONTROLLER_CREATES_CRITICAL_FUSE_PODS).
-    created_pods=(
-        CreatedPods(
-            "data.fluid.io/AlluxioRuntime",
-            "system-node-critical",
-            enabled_by="runtime.criticalFusePod",
-            enabled_default=True,
-        ),
-    ),
 )
 
 # DCGM exporter for GKE-managed GPU pools, where no GPU Operator (hence no operator-run exporter) runs
@@ -169,7 +103,6 @@ CHARTS["dcgm-exporter"] = ChartRef(
     upstream_values="dcgm-exporter/4.5.3-4.8.2/chart-dcgm-exporter.values.yaml",
     # Passed through: affinity (toYaml), the container securityContext (toYaml).
     free_form=("affinity", "securityContext"),
-    pod_priorities=(PodPriority("system-node-critical", value="priorityClassName"),),
 )
 
 # Prometheus Operator (its CRDs), Prometheus, Alertmanager, Grafana, kube-state-metrics, node exporter.
@@ -308,7 +241,6 @@ CHARTS["cert-manager"] = ChartRef(
     upstream_chart="cert-manager/v1.21.1/chart-cert-manager.Chart.yaml",
     upstream_values="cert-manager/v1.21.1/chart-cert-manager.values.yaml",
     free_form=("nodeSelector", "webhook.nodeSelector", "cainjector.nodeSelector", "startupapicheck.nodeSelector"),
-    pod_priorities=(PodPriority("", value="global.priorityClassName"),),
 )
 
 # KEDA: autoscales model servers on Prometheus metrics (queue depth, TTFT); installs its CRDs
@@ -340,7 +272,6 @@ CHARTS["cluster-autoscaler"] = ChartRef(
         "containerSecurityContext",
         "rbac.serviceAccount.annotations",
     ),
-    pod_priorities=(PodPriority("system-cluster-critical", value="priorityClassName"),),
 )
 CLUSTER_AUTOSCALER_IMAGE_TAG = "v1.35.0"  # the chart's appVersion and image.tag at this pin
 
@@ -360,24 +291,6 @@ CHARTS["karmada"] = ChartRef(
     # Rendered as `--feature-gates=<k>=<v>,...` and `--<k>=<v>` flags of karmada-controller-manager; the agent's pod
     # annotations as they are (templates/karmada-agent.yaml L78-81: `toYaml` of agent.podAnnotations).
     free_form=("controllerManager.featureGates", "controllerManager.extraCommandArgs", "agent.podAnnotations"),
-    # Every component's own key (host mode renders the control plane's, agent mode the agent's).
-    pod_priorities=tuple(
-        PodPriority("system-node-critical", value=f"{component}.priorityClassName")
-        for component in (
-            "scheduler",
-            "webhook",
-            "controllerManager",
-            "apiServer",
-            "aggregatedApiServer",
-            "metricsAdapter",
-            "kubeControllerManager",
-            "etcd.internal",
-            "agent",
-            "schedulerEstimator",
-            "descheduler",
-            "search",
-        )
-    ),
 )
 KARMADA_VERSION = "v1.18.2"  # karmadaImageVersion and the Karmada component image tags at this pin
 # The chart's hook and init containers default to `latest` tags; pinned here. They run `/bin/sh -c 'bash <<EOF'`

@@ -20,9 +20,6 @@ EKS_AMI_RELEASE = "v20260714"
 # Kubernetes minor -> the managed node group's `releaseVersion` of that AMI release (every AL2023 AMI type).
 EKS_AMI_RELEASE_VERSIONS: dict[str, str] = {"1.33": "1.33.13-20260714", "1.34": "1.34.9-20260714"}
 
-# The NodeConfig features nodeadm knows (api/v1alpha1/nodeconfig_types.go L158-160, kubebuilder enum).
-NODEADM_FEATURES = ("InstanceIdNodeName", "FastImagePull")
-FAST_IMAGE_PULL = "FastImagePull"
 # nodeadm ignores FastImagePull below 4 vCPU (4000 millicores) or 7 GiB of memory as the kernel reports it
 # (internal/containerd/config.go L167-188, UseSOCISnapshotter).
 FAST_IMAGE_PULL_MIN_VCPUS = 4

@@ -148,9 +148,7 @@ REPOSITORIES_SERVE_PINS = _fact(
     "Makefile L100-103; volcano-sh/helm-charts@be34e957:index.yaml (FACTS-3.md §3)",
 )
 
-# GKE limits these classes by default (ResourceQuota admission `limitedResources`), as kube-system's own
-# `gcp-critical-pods` quota shows: a pod using one outside kube-system needs a quota scoped to it.
-GKE_CRITICAL_PRIORITY_CLASSES = ("system-node-critical", "system-cluster-critical")
+# The classes: platform_catalog.pod_priorities.GKE_CRITICAL_PRIORITY_CLASSES (the policy pack reads them too).
 GKE_CRITICAL_PODS_NEED_QUOTA = _fact(
     "gke-critical-pods-need-a-quota",
     "GKE admits a pod with priorityClassName system-node-critical or system-cluster-critical outside kube-system "
@@ -570,6 +568,60 @@ PULUMI_REPLACES_ON_CHANGES_AS_TOLD = _fact(
     "pulumi.com/docs/iac/concepts/resources/options/replaceonchanges",
 )
 
+PULUMI_POLICY_PACK_RUNS_FROM_ITS_FOLDER = _fact(
+    "pulumi-runs-a-python-policy-pack-from-its-folder",
+    "The Pulumi CLI runs a Python policy pack (a folder with PulumiPolicy.yaml, `runtime: python`) as "
+    "`python -u -m pulumi.policy <engine address> <folder>`, with the folder as working directory and the python of "
+    "the virtualenv PulumiPolicy.yaml's `runtime.options.virtualenv` names, relative to the folder (for a policy "
+    "pack no default: without the option, the python on PATH). pulumi.policy runs the folder's `__main__.py` with "
+    "runpy.run_path, which puts the folder first on sys.path: the pack imports what the folder and that virtualenv "
+    "hold, nothing around the folder. A local `--policy-pack <folder>` installs nothing: the virtualenv must exist "
+    "(`pulumi install` run in the folder creates it and installs requirements.txt, as the service's install does). "
+    "The pack's version is PulumiPolicy.yaml's `version` (the Python SDK reports 0.0.1), its name the PolicyPack's.",
+    "pulumi/pulumi@1b5949891b (v3.259.0+14; the language host of 3.272.0 is not on the Go proxy) "
+    "sdk/python/cmd/pulumi-language-python/main.go RunPlugin L1528-1728 (L1609-1617 the analyzer's arguments, "
+    "L1636-1640 its working directory), parseOptions L233-291 (L281-288: `venv` is the default for plugins that "
+    "are not analyzers); pulumi 3.272.0 (installed) pulumi/policy/__main__.py main L25-72 (runpy.run_path L61); "
+    "pulumi_policy 1.21.0 (installed) policy.py PolicyPack.__init__ L113-116; "
+    "pulumi/pulumi pkg@v3.274.0:engine/update.go LoadLocalPolicyPackAnalyzers L280-331, "
+    "cmd/pulumi/install/install.go L62-83 and cmd/pulumi/policy/io.go InstallPluginDependencies L60-118, "
+    "resource/plugin/analyzer_plugin.go NewPolicyAnalyzer L68-219 (L202-210 the version) and GetAnalyzerInfo L496-500",
+)
+
+PULUMI_POLICY_PUBLISH_UPLOADS_THE_FOLDER = _fact(
+    "pulumi-policy-publish-uploads-the-pack-folder",
+    "`pulumi policy publish [org]`, run in the pack folder, starts the pack for its name and version and uploads a "
+    ".tgz of the folder that holds PulumiPolicy.yaml, and only of it: every file a .gitignore in that folder or in "
+    "any directory above it ignores is left out (and .git), so a folder inside the checkout's ignored build/ uploads "
+    "empty, and the folder's own .gitignore keeps its virtualenv out. Where the service enforces the pack, the CLI "
+    "extracts it, sets `virtualenv: venv` in its PulumiPolicy.yaml unless one is named, creates that virtualenv "
+    "with Python's venv module, upgrades pip, setuptools and wheel in it and installs the folder's requirements.txt "
+    "into it with pip, run in the folder.",
+    "pulumi/pulumi pkg@v3.274.0:cmd/pulumi/policy/policy_publish.go L48-84, Run L94-226 (L155-170 the folder of "
+    "PulumiPolicy.yaml); backend/httpstate/policypack.go Publish L419-495 (archive.TGZ L462), installRequiredPolicy "
+    "L534-584 (L556-565 the virtualenv default); sdk@v3.272.0:go/common/util/archive/archive.go TGZ L35-60, "
+    "addDirectoryToTar L186-307 (.gitignore files above the folder L203-221, ignored files skipped L248); "
+    "go/common/util/archive/ignorer_gitignore.go L25-41 (sabhiram/go-gitignore: `build/` ignores every file below "
+    "a build directory); python/toolchain/pip.go InstallDependencies L468-583",
+)
+
+PULUMI_POLICY_LEVELS_AND_GROUPS = _fact(
+    "pulumi-policy-enforcement-levels-and-groups",
+    "A policy's enforcement level is the pack's setting for it unless the policy config overrides it: a config file "
+    "(`--policy-pack-config` locally, `pulumi policy enable --config` for a policy group) maps a policy name to a "
+    "level string or to an object of its properties with an optional `enforcementLevel`, and `all` sets every "
+    "policy's level first. A mandatory violation without an exception fails the preview or update; an advisory one "
+    "is reported as a warning; disabled policies do not run. `pulumi policy enable <org>/<pack> <latest|version> "
+    "[--policy-group <group>] [--config <file>]` enforces a published version on the stacks of a policy group (the "
+    "organization's default group without --policy-group); `pulumi policy group edit <group> --add-stack "
+    "<project/stack>` adds a stack to a group.",
+    "pulumi/pulumi pkg@v3.274.0:resource/analyzer/config.go parsePolicyPackConfig L113-151, parsePolicyConfigs "
+    "L182-218, applyConfig L398-432; resource/deploy/analyze_snapshot.go analyzeResource L40-100 (L76-85) and "
+    "step_generator.go L3745-3758 (a mandatory diagnostic without exception is an error); engine/events.go "
+    "L685-700; cmd/pulumi/policy/policy_enable.go L76-149; policy_group_edit.go L90-154; "
+    "pulumi_policy 1.21.0 (installed) policy.py Analyze L971-1029 (disabled policies skipped)",
+)
+
 AUTOSCALER_KEEPS_NODES_WITH_LOCAL_STORAGE = _fact(
     "cluster-autoscaler-keeps-nodes-with-local-storage",
     "Cluster Autoscaler (1.35.0) never removes a node running a pod with a hostPath or a non-memory emptyDir "
@@ -973,7 +1025,8 @@ ENVOY_GATEWAY_LUA_RUNS_AFTER_AUTH_AND_MODEL = _fact(
     "envoy-gateway-lua-sees-tenant-and-model-before-the-picker",
     "Envoy Gateway v1.9.0 orders its HTTP filters with api_key_auth (7) before Lua (13+); the AI Gateway v1.1.0 "
     "inserts its router-level ext_proc, which sets `x-ai-eg-model` from the body (overwriting the client's) and "
-    "re-selects the route, before the first ext_proc, Wasm or Lua filter, and each endpoint picker's ext_proc just "
+    "re-selects the route, before the first ext_proc, Wasm, Lua or custom_response filter (custom_response moved "
+    "behind api_key_auth: AI_GATEWAY_EXTPROC_PRECEDES_CUSTOM_RESPONSE), and each endpoint picker's ext_proc just "
     "before the router. So a Lua EnvoyExtensionPolicy on the Gateway (enabled on each of its routes, with a "
     "per-route `filterContext` table read by `handle:filterContext():get(key)`) runs after the tenant and the "
     "model are known and before the picker. Lua policies are off unless `extensionApis.enableLua` is set; the "
@@ -984,6 +1037,25 @@ ENVOY_GATEWAY_LUA_RUNS_AFTER_AUTH_AND_MODEL = _fact(
     "processor_impl.go L282-290; internal/extensionserver/post_translate_modify.go L672-678, L812-822, L1084-1126; "
     "envoyproxy/envoy@v1.39.0:source/extensions/filters/http/lua/lua_filter.cc L1011-1020, "
     "test/extensions/filters/http/lua/lua_filter_test.cc L3217",
+)
+
+AI_GATEWAY_EXTPROC_PRECEDES_CUSTOM_RESPONSE = _fact(
+    "ai-gateway-extproc-goes-before-custom-response-unless-reordered",
+    "The AI Gateway v1.1.0 inserts its router-level ext_proc (which sets `x-ai-eg-model` from the body and clears "
+    "the route cache) before the first HTTP filter named ext_proc, Wasm, Lua, RBAC, (local) rate limit, "
+    "custom_response, credential injector, compressor or router. Envoy Gateway v1.9.0 orders custom_response "
+    "first (order 0, before api_key_auth at 7), and adds it whenever a BackendTrafficPolicy has `responseOverride`: "
+    "the ext_proc would then run before API-key auth, so the route would be re-chosen without the `x-tenant-id` "
+    "that auth writes (Envoy's api_key_auth resolves the route first and never clears the cache) and every "
+    "tenant-matched AIGatewayRoute rule would miss (the AI Gateway's catch-all answers 404), or match a client's "
+    "own `x-tenant-id`. EnvoyProxy `spec.filterOrder` moves custom_response after api_key_auth (the move is "
+    "skipped where no api_key_auth filter exists), which puts the AI Gateway's ext_proc after authentication.",
+    "envoyproxy/ai-gateway@v1.1.0:internal/extensionserver/post_translate_modify.go L1084-1130 "
+    "(insertAIGatewayExtProcFilter, afterExtProcFilterPrefixes), internal/extproc/processor_impl.go L320-330, "
+    "internal/controller/ai_gateway_route.go L331-342; envoyproxy/gateway@v1.9.0:internal/xds/translator/"
+    "httpfilters.go L100-120 (order), L196-270 (sortHTTPFilters: `after` a missing filter moves nothing), "
+    "api/v1alpha1/envoyproxy_types.go L114-176; envoyproxy/envoy@v1.39.0:source/extensions/filters/http/"
+    "api_key_auth/api_key_auth.cc L115-118, L170-183",
 )
 
 ENVOY_API_KEY_AUTH_OVERWRITES_THE_CLIENT_ID = _fact(

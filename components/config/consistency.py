@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from ipaddress import IPv4Network
 from typing import TYPE_CHECKING
 
-from components.catalog.address_space import covers_internet
 from components.config.base import Issue, KeyPath, config_key, join_path
+from platform_catalog.address_space import covers_internet
 
 if TYPE_CHECKING:
     from components.config.environment import EnvironmentSpec

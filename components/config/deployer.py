@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, field_validator
 
-from components.catalog.address_space import covers_internet
 from components.config.base import Issue, KeyPath, Spec, join_path
+from platform_catalog.address_space import covers_internet
 
 if TYPE_CHECKING:
     from components.config.environment import EnvironmentSpec

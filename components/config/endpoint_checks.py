@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from components.catalog.address_space import cluster_local
 from components.config.base import Issue, KeyPath, join_path
+from platform_catalog.address_space import cluster_local
 
 if TYPE_CHECKING:
     from components.config.environment import EnvironmentSpec

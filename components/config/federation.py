@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from components.catalog.machines import MACHINES
 from components.config.base import Issue, Spec, join_path, unknown_name
+from platform_catalog.machines import MACHINES
 
 if TYPE_CHECKING:
     from components.config.environment import EnvironmentSpec

@@ -11,9 +11,10 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from components.catalog.machines import MACHINES, MachineType, machines_of
+from components.catalog.machines import capacity_types, machines_of
 from components.config.base import Issue, KeyPath, config_key, join_path
 from components.config.region import GpuPoolSpec, NetworkSpec, NodeScaling, RegionSpec
+from platform_catalog.machines import MACHINES, MachineType
 
 if TYPE_CHECKING:
     from components.config.environment import EnvironmentSpec
@@ -190,7 +191,7 @@ def _check_capacity(region: RegionSpec, pool: GpuPoolSpec, machine: MachineType,
             f"{capacity.type!r} is not sold on {region.cloud}; use one of {', '.join(allowed)}",
         )
         return
-    offered = machine.capacity_types
+    offered = capacity_types(machine)
     if capacity.type not in offered:
         options = ", ".join(offered[:-1]) + f" or {offered[-1]}" if len(offered) > 1 else offered[0]
         yield Issue(

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import AfterValidator, Field
 
-from components.catalog.machines import MACHINES
 from components.config.base import Issue, KeyPath, Spec, join_path, unknown_name
 from components.domain.model_bucket import MODELS_PREFIX
+from platform_catalog.machines import MACHINES
 
 if TYPE_CHECKING:
     from components.config.environment import EnvironmentSpec

@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from components.catalog.machines import MACHINES, SYSTEM_MACHINES
+from components.catalog.machines import SYSTEM_MACHINES, capacity_types
 from components.catalog.prices import Price, list_price
 from components.config.base import Issue, Spec, join_path
+from platform_catalog.machines import MACHINES
 
 if TYPE_CHECKING:
     from components.config.environment import EnvironmentSpec
@@ -84,10 +85,10 @@ def check_pricing(env: EnvironmentSpec) -> Iterable[Issue]:
                 f"{p.machine_type!r} is not a machine type of the catalog; use a GPU or system machine type",
             )
         machine = MACHINES.get(p.machine_type)
-        if machine is not None and p.capacity_type not in machine.capacity_types:
+        if machine is not None and p.capacity_type not in capacity_types(machine):
             yield Issue(
                 join_path(*path, "capacityType"),
-                f"{p.machine_type} is not sold as {p.capacity_type}; use one of {', '.join(machine.capacity_types)}",
+                f"{p.machine_type} is not sold as {p.capacity_type}; use one of {', '.join(capacity_types(machine))}",
             )
         if p.region is not None and p.region not in regions:
             yield Issue(

@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import Field
 
 from components.catalog import regions as region_catalog
-from components.catalog.machines import MACHINES, SYSTEM_MACHINES, system_machine_families, system_machines_of
+from components.catalog.machines import SYSTEM_MACHINES, system_machine_families, system_machines_of
 from components.catalog.node_images import ImagePull
 from components.config.base import Issue, KeyPath, Name, Spec, config_key, duplicates, join_path
 from components.config.deployer import DeployerSpec
@@ -19,6 +19,7 @@ from components.config.gateway import RegionGatewaySpec
 from components.config.model_store import ModelCacheSpec
 from components.config.observability import ObservabilitySpec
 from components.config.serving import ServingSpec
+from platform_catalog.machines import MACHINES
 
 # The VPC-CNI gives every pod a VPC address, so private subnets must stay large.
 _SMALLEST_PRIVATE_SUBNET_PREFIX = 24

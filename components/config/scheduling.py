@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field
 
-from components.catalog.machines import MACHINES
 from components.config.base import Issue, KeyPath, Name, Spec, duplicates, join_path, unknown_name
 from components.config.region import RegionSpec
 from components.domain.gpu_resources import schedulable_resources
+from platform_catalog.machines import MACHINES
 
 if TYPE_CHECKING:
     from components.config.environment import EnvironmentSpec

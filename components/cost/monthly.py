@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from components.catalog.machines import MACHINES
 from components.catalog.prices import HOURS_PER_MONTH, Price
 from components.config.capacity_checks import pool_holds, replica_demands
 from components.config.environment import EnvironmentSpec
@@ -23,6 +22,7 @@ from components.config.region import RegionSpec
 from components.cost.throughput import DecodeEstimate, estimate_decode
 from components.domain.fit import placement_fit
 from components.domain.gpu_resources import schedulable_resources
+from platform_catalog.machines import MACHINES
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from components.catalog.gpus import GPUS
 from components.domain.fit import Fit
 from components.domain.sizing import GIB
+from platform_catalog.gpus import GPUS
 
 # The seed's tuning path (the reference of the sanity check): a 7B model in FP16 on one A100-40GB served
 # at 40 output tokens/s with static batching, 320 tokens/s tuned (continuous batching and the rest).

@@ -19,9 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from components.catalog.gpus import MIG_DISABLED
-from components.catalog.machines import MACHINES
 from components.config.region import GpuPoolSpec
+from platform_catalog.gpus import MIG_DISABLED
+from platform_catalog.machines import MACHINES
 
 Owner = Literal["node-image", "gke", "operator"]
 

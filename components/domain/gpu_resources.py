@@ -6,9 +6,9 @@ them; computing them in one place keeps the three consistent.
 
 from __future__ import annotations
 
-from components.catalog.machines import MACHINES
 from components.config.region import GpuPoolSpec
 from components.domain.gpu_partitioning import mig_layout, mig_resource_name
+from platform_catalog.machines import MACHINES
 
 WHOLE_GPU = "nvidia.com/gpu"
 # EFA interfaces, which the EFA device plugin advertises on EFA pools and their pods request.

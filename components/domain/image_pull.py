@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 
 from components.catalog.engines import ENGINE_IMAGE_GIB
-from components.catalog.machines import MACHINES, MachineType
 from components.catalog.node_images import (
     FAST_IMAGE_PULL_MIN_MEMORY_GIB,
     FAST_IMAGE_PULL_MIN_VCPUS,
@@ -14,6 +13,7 @@ from components.catalog.node_images import (
     ImagePull,
 )
 from components.config.region import GpuPoolSpec, RegionSpec
+from platform_catalog.machines import MACHINES, MachineType
 
 
 def parallel_pull_applies(machine: MachineType) -> bool:

@@ -21,9 +21,10 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-from components.catalog.machines import AWS_TCP_FLOW_GBPS, AWS_TCP_FLOW_GBPS_PLACEMENT_GROUP, EFA_GBPS, MACHINES
+from components.catalog.machines import AWS_TCP_FLOW_GBPS, AWS_TCP_FLOW_GBPS_PLACEMENT_GROUP, EFA_GBPS
 from components.catalog.models import ModelArchitecture
 from components.domain.sizing import KvDtype, kv_bytes_per_token
+from platform_catalog.machines import MACHINES
 
 Transport = Literal["efa", "tcp"]
 

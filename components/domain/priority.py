@@ -1,12 +1,10 @@
 """Request priority classes: which tenant's request a model server shared by several tenants serves first.
 
-A tenant's class (`tenants[].priority`) reaches the two schedulers on a request's path, each at its pin:
-- the model's endpoint picker, through an InferenceObjective per class on the pool, whose priority orders the
-  picker's flow control: higher first, 0 for a request naming none (upstream.GIE_OBJECTIVE_FROM_HEADER);
-- vLLM, through the request body's `priority`, lower first, with `--scheduling-policy priority`
-  (upstream.VLLM_PRIORITY_SCHEDULING).
-A pool gets either only when its tenants are of more than one class: with one there is nothing to order, and the
-model server keeps first-come first-served.
+A tenant's class (`tenants[].priority`) reaches the model's endpoint picker through an InferenceObjective per class
+on the pool, whose priority orders the picker's flow control: higher first, 0 for a request naming none
+(upstream.GIE_OBJECTIVE_FROM_HEADER). A pool gets them only when its tenants are of more than one class: with one
+there is nothing to order. The model servers stay first-come first-served: vLLM reads a priority only from the
+request body, which a client writes (upstream.VLLM_PRIORITY_SCHEDULING).
 """
 
 from __future__ import annotations
@@ -17,11 +15,6 @@ from components.config.workloads import ModelSpec, PriorityClass, granted_tenant
 # The picker's priority per class. `batch` is the picker's own default (0), so a tenant that sets nothing is
 # ordered as before; `bestEffort` is negative, which the picker treats as sheddable.
 OBJECTIVE_PRIORITY: dict[PriorityClass, int] = {"interactive": 1, "batch": 0, "bestEffort": -1}
-
-
-def engine_priority(priority_class: PriorityClass) -> int:
-    """vLLM's `priority` for the class: the picker's, negated (vLLM serves lower values first)."""
-    return -OBJECTIVE_PRIORITY[priority_class]
 
 
 def model_routes(model: ModelSpec) -> tuple[str, ...]:

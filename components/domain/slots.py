@@ -7,12 +7,12 @@ pool's extended resources (`gpu_resources.schedulable_resources`) the placement 
 
 from __future__ import annotations
 
-from components.catalog.gpus import MEDIA_EXTENSION, GpuModel, MigProfile
-from components.catalog.machines import MACHINES
 from components.config.region import GpuPoolSpec
 from components.domain.gpu_partitioning import mig_layout
 from components.domain.gpu_resources import WHOLE_GPU, schedulable_resources
 from components.domain.sizing import GpuSlot
+from platform_catalog.gpus import MEDIA_EXTENSION, GpuModel, MigProfile
+from platform_catalog.machines import MACHINES
 
 MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
 

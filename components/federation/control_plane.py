@@ -66,8 +66,6 @@ API_PORT = 5443
 API_SERVER_LABELS = {"app": f"{RELEASE}-apiserver"}
 INTERNAL_HOST = f"{RELEASE}-apiserver.{KARMADA_NAMESPACE}.svc.cluster.local"
 INTERNAL_ENDPOINT = f"https://{INTERNAL_HOST}:{API_PORT}"
-# Created by the chart in the Karmada API server; members' credentials live there.
-CLUSTER_NAMESPACE = "karmada-cluster"
 EXTERNAL_SERVICE = f"{RELEASE}-apiserver-external"
 WEBHOOK_FLAGS = ["--allow-no-execute-taint-policy=true"]
 REACHABLE_TIMEOUT_SECONDS = 900

@@ -33,10 +33,11 @@ import yaml
 from components.catalog.charts import CHARTS, KARMADA_VERSION
 from components.config.region import RegionSpec
 from components.federation.certificates import AGENT_USER_PREFIX, KeyPair
-from components.federation.control_plane import CLUSTER_NAMESPACE, KARMADA_NAMESPACE, chart_patch_skips
+from components.federation.control_plane import KARMADA_NAMESPACE, chart_patch_skips
 from components.federation.manifests import CLUSTER_API
 from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import helm_release, namespace
+from platform_catalog.names import KARMADA_CLUSTER_NAMESPACE, KARMADA_PUSH_SERVICE_ACCOUNT
 
 AGENT_RELEASE = "karmada-agent"  # the chart names the Deployment and its container after the release
 # Pull mode needs no member credentials in Karmada (KARMADA_AGENT_STARTS): the chart has no value for the flag.
@@ -46,7 +47,6 @@ EXECUTION_NAMESPACE_PREFIX = "karmada-es-"
 # a pod annotation of its certificate's digest restarts it when `pulumi up` reissues the certificate.
 AGENT_CERTIFICATE_ANNOTATION = "inference-platform.io/agent-certificate-sha256"
 KARMADA_SYSTEM_LABEL = "karmada.io/system"  # karmada-io/karmada@v1.18.2:pkg/util/constants.go L56-58
-PUSH_SERVICE_ACCOUNT = "karmada-controller-manager"
 RBAC_API = "rbac.authorization.k8s.io"
 
 
@@ -177,16 +177,16 @@ class KarmadaAgent(pulumi.ComponentResource):
     def _push_account(self, member: ClusterHandle) -> pulumi.Output[dict[str, str]]:
         """A service account on the member and its token, for Karmada's karmada-cluster/<cluster> Secret."""
         member_opts = pulumi.ResourceOptions(parent=self, provider=member.provider, depends_on=member.ready)
-        ns = namespace(CLUSTER_NAMESPACE, member, self, "baseline")
+        ns = namespace(KARMADA_CLUSTER_NAMESPACE, member, self, "baseline")
         account = k8s.core.v1.ServiceAccount(
             f"{member.name}-karmada-push",
-            metadata={"name": PUSH_SERVICE_ACCOUNT, "namespace": CLUSTER_NAMESPACE},
+            metadata={"name": KARMADA_PUSH_SERVICE_ACCOUNT, "namespace": KARMADA_CLUSTER_NAMESPACE},
             opts=pulumi.ResourceOptions.merge(member_opts, pulumi.ResourceOptions(depends_on=[ns])),
         )
         # The control plane manages any kind the federation propagates, as karmadactl join grants.
         role = k8s.rbac.v1.ClusterRole(
             f"{member.name}-karmada-push",
-            metadata={"name": PUSH_SERVICE_ACCOUNT},
+            metadata={"name": KARMADA_PUSH_SERVICE_ACCOUNT},
             rules=[
                 {"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]},
                 {"nonResourceURLs": ["*"], "verbs": ["get"]},
@@ -195,17 +195,19 @@ class KarmadaAgent(pulumi.ComponentResource):
         )
         k8s.rbac.v1.ClusterRoleBinding(
             f"{member.name}-karmada-push",
-            metadata={"name": PUSH_SERVICE_ACCOUNT},
-            role_ref={"apiGroup": RBAC_API, "kind": "ClusterRole", "name": PUSH_SERVICE_ACCOUNT},
-            subjects=[{"kind": "ServiceAccount", "name": PUSH_SERVICE_ACCOUNT, "namespace": CLUSTER_NAMESPACE}],
+            metadata={"name": KARMADA_PUSH_SERVICE_ACCOUNT},
+            role_ref={"apiGroup": RBAC_API, "kind": "ClusterRole", "name": KARMADA_PUSH_SERVICE_ACCOUNT},
+            subjects=[
+                {"kind": "ServiceAccount", "name": KARMADA_PUSH_SERVICE_ACCOUNT, "namespace": KARMADA_CLUSTER_NAMESPACE}
+            ],
             opts=pulumi.ResourceOptions.merge(member_opts, pulumi.ResourceOptions(depends_on=[role, account])),
         )
         token = k8s.core.v1.Secret(
             f"{member.name}-karmada-push-token",
             metadata={
-                "name": f"{PUSH_SERVICE_ACCOUNT}-token",
-                "namespace": CLUSTER_NAMESPACE,
-                "annotations": {"kubernetes.io/service-account.name": PUSH_SERVICE_ACCOUNT},
+                "name": f"{KARMADA_PUSH_SERVICE_ACCOUNT}-token",
+                "namespace": KARMADA_CLUSTER_NAMESPACE,
+                "annotations": {"kubernetes.io/service-account.name": KARMADA_PUSH_SERVICE_ACCOUNT},
             },
             type="kubernetes.io/service-account-token",
             opts=pulumi.ResourceOptions.merge(member_opts, pulumi.ResourceOptions(depends_on=[account])),
@@ -274,8 +276,8 @@ class KarmadaMembership(pulumi.ComponentResource):
         else:
             assert args.push_credentials is not None
             credentials = k8s.core.v1.Secret(
-                f"{karmada.name}-{CLUSTER_NAMESPACE}-{args.cluster_name}",
-                metadata={"name": args.cluster_name, "namespace": CLUSTER_NAMESPACE},
+                f"{karmada.name}-{KARMADA_CLUSTER_NAMESPACE}-{args.cluster_name}",
+                metadata={"name": args.cluster_name, "namespace": KARMADA_CLUSTER_NAMESPACE},
                 data=pulumi.Output.secret(args.push_credentials),
                 opts=self._karmada_opts,
             )
@@ -291,7 +293,7 @@ class KarmadaMembership(pulumi.ComponentResource):
                     "provider": region.cloud,
                     "region": region.region,
                     "zones": list(region.zones),
-                    "secretRef": {"namespace": CLUSTER_NAMESPACE, "name": args.cluster_name},
+                    "secretRef": {"namespace": KARMADA_CLUSTER_NAMESPACE, "name": args.cluster_name},
                 },
                 opts=pulumi.ResourceOptions.merge(self._karmada_opts, pulumi.ResourceOptions(depends_on=[credentials])),
             )

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from components.catalog.machines import MACHINES
 from components.config.environment import EnvironmentSpec
 from components.config.federation import federation_members, gpu_products
 from components.config.region import GpuPoolSpec, RegionSpec
 from components.config.workloads import ModelSpec, PlacementSpec
 from components.domain.gpu_resources import schedulable_at_max_size
 from components.k8s.names import cluster_name
+from platform_catalog.machines import MACHINES
 
 
 def member_labels(domain: str, region: RegionSpec) -> dict[str, str]:

@@ -28,11 +28,10 @@ from components.federation.search_store import DATABASE, PORT, USER, SearchStore
 from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import custom_resource, helm_release, namespace
 from components.k8s.topology import pool_selector
+from platform_catalog.names import SEARCH_NAMESPACE, SEARCH_READER
 
-SEARCH_NAMESPACE = "clusterpedia-system"
 RELEASE = "clusterpedia"
-READER = "clusterpedia-reader"  # service account, ClusterRole and binding on every search member
-READER_TOKEN = f"{READER}-token"
+READER_TOKEN = f"{SEARCH_READER}-token"
 PEDIA_CLUSTER_API = "cluster.clusterpedia.io/v1alpha2"
 # What Clusterpedia indexes on each member: model pods and their nodes (pool labels), the namespaces, the
 # Deployments KServe makes and the InferenceServices.
@@ -163,19 +162,19 @@ class SearchReader(pulumi.ComponentResource):
         ns = args.namespace or namespace(SEARCH_NAMESPACE, member, self, "restricted")
         on_member = pulumi.ResourceOptions(parent=self, provider=member.provider, depends_on=[*member.ready, ns])
         account = k8s.core.v1.ServiceAccount(
-            f"{member.name}-{READER}",
-            metadata={"name": READER, "namespace": SEARCH_NAMESPACE},
+            f"{member.name}-{SEARCH_READER}",
+            metadata={"name": SEARCH_READER, "namespace": SEARCH_NAMESPACE},
             automount_service_account_token=False,
             opts=on_member,
         )
         role = k8s.rbac.v1.ClusterRole(
-            f"{member.name}-{READER}", metadata={"name": READER}, rules=reader_rules(), opts=on_member
+            f"{member.name}-{SEARCH_READER}", metadata={"name": SEARCH_READER}, rules=reader_rules(), opts=on_member
         )
         k8s.rbac.v1.ClusterRoleBinding(
-            f"{member.name}-{READER}",
-            metadata={"name": READER},
-            role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": READER},
-            subjects=[{"kind": "ServiceAccount", "name": READER, "namespace": SEARCH_NAMESPACE}],
+            f"{member.name}-{SEARCH_READER}",
+            metadata={"name": SEARCH_READER},
+            role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": SEARCH_READER},
+            subjects=[{"kind": "ServiceAccount", "name": SEARCH_READER, "namespace": SEARCH_NAMESPACE}],
             opts=pulumi.ResourceOptions.merge(on_member, pulumi.ResourceOptions(depends_on=[role, account])),
         )
         self.token = k8s.core.v1.Secret(
@@ -183,7 +182,7 @@ class SearchReader(pulumi.ComponentResource):
             metadata={
                 "name": READER_TOKEN,
                 "namespace": SEARCH_NAMESPACE,
-                "annotations": {"kubernetes.io/service-account.name": READER},
+                "annotations": {"kubernetes.io/service-account.name": SEARCH_READER},
             },
             type="kubernetes.io/service-account-token",
             opts=pulumi.ResourceOptions.merge(on_member, pulumi.ResourceOptions(depends_on=[account])),
@@ -242,7 +241,7 @@ class IndexedMember(pulumi.ComponentResource):
         secret_name = READER_TOKEN
         depends = [*args.depends_on]
         if args.credentials is not None:
-            secret_name = f"{args.member_cluster}-{READER}"
+            secret_name = f"{args.member_cluster}-{SEARCH_READER}"
             depends.append(
                 k8s.core.v1.Secret(
                     f"{host.name}-{secret_name}",

@@ -19,9 +19,9 @@ from components.catalog.charts import CLUSTERPEDIA_POSTGRES_IMAGE
 from components.k8s.cluster import ClusterHandle
 from components.k8s.names import PINNED_IMAGE_SKIPS, checkov_skips
 from components.k8s.store import SinglePodStore, single_pod_store
+from platform_catalog.names import SEARCH_STORE
 
-STORE = "clusterpedia-postgres"
-STORE_LABELS = {"app.kubernetes.io/name": STORE}
+STORE_LABELS = {"app.kubernetes.io/name": SEARCH_STORE}
 PORT = 5432
 UID = 999  # the `postgres` user of the official Debian-based image
 DATABASE = USER = "clusterpedia"
@@ -64,7 +64,7 @@ class SearchStore(pulumi.ComponentResource):
         super().__init__("inference-platform:federation:SearchStore", name, None, opts)
         namespace = args.namespace.metadata["name"]
         store = SinglePodStore(
-            name=STORE,
+            name=SEARCH_STORE,
             namespace=namespace,
             labels=STORE_LABELS,
             annotations=STORE_CHECKOV_SKIPS,
@@ -72,20 +72,20 @@ class SearchStore(pulumi.ComponentResource):
             port=PORT,
             port_name="postgres",
             storage=f"{args.storage_gib}Gi",
-            password_secret=STORE,
+            password_secret=SEARCH_STORE,
             password_key=PASSWORD_KEY,
             container=_server_container(),
             # PGDATA's socket and lock files, and initdb's temporary files, under a read-only root.
             extra_volumes=(
                 {"name": "run", "emptyDir": {}},
                 {"name": "tmp", "emptyDir": {}},
-                {"name": "password", "secret": {"secretName": STORE, "defaultMode": 0o440}},
+                {"name": "password", "secret": {"secretName": SEARCH_STORE, "defaultMode": 0o440}},
             ),
             clients=tuple({"podSelector": {"matchLabels": {"app": app}}} for app in CLIENT_APPS),
             volume_options=pulumi.ResourceOptions(protect=args.production, retain_on_delete=args.production),
         )
         password, server = single_pod_store(store, args.cluster, self, [args.namespace])
-        self.host = pulumi.Output.concat(STORE, ".", namespace, ".svc.cluster.local")
+        self.host = pulumi.Output.concat(SEARCH_STORE, ".", namespace, ".svc.cluster.local")
         self.password = password.result
         self.ready = [server]
         self.register_outputs({"host": self.host})

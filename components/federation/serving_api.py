@@ -18,7 +18,7 @@ from components.catalog.charts import CHARTS
 from components.federation.interpreter import inference_service_interpreter
 from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import custom_resource, helm_release, namespace
-from components.k8s.names import SERVING_NAMESPACE
+from platform_catalog.names import SERVING_NAMESPACE
 
 SKIP_PROPAGATION = {"namespace.karmada.io/skip-auto-propagation": "true"}
 CRD_NAMESPACE = "kserve"  # where the kserve-crd release is recorded

@@ -8,11 +8,12 @@ from typing import Any
 import pulumi
 import pulumi_gcp as gcp
 
-from components.catalog.machines import MACHINES
 from components.config.gpu_pools import initial_nodes_per_zone
 from components.config.region import GpuPoolSpec, RegionSpec
 from components.gcp.gpudirect_networks import GpuDirectNetworks, GpuDirectNetworksArgs
-from components.k8s.topology import GPU_TAINT, gpu_pool_labels, placement_group_name, uses_placement_group
+from components.k8s.topology import gpu_pool_labels, placement_group_name, uses_placement_group
+from platform_catalog.machines import MACHINES
+from platform_catalog.topology import GPU_TAINT
 
 # GKE installs the driver (COS) unless the GPU Operator owns it; its driver containers need Ubuntu.
 DRIVER_VERSION = {"cloud": "LATEST", "operator": "INSTALLATION_DISABLED"}

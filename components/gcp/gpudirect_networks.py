@@ -17,8 +17,9 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_gcp as gcp
 
-from components.catalog.machines import GPUDIRECT_NETWORKING, MACHINES, GpuDirectNetworking
+from components.catalog.machines import GPUDIRECT_NETWORKING, GpuDirectNetworking
 from components.config.region import GpuPoolSpec, RegionSpec
+from platform_catalog.machines import MACHINES
 
 _GPU_NIC_SUBNET_PREFIX = 24
 

@@ -10,8 +10,8 @@ import pulumi_kubernetes as k8s
 import yaml
 
 from components.catalog.charts import ChartRef
-from components.catalog.upstream import GKE_CRITICAL_PRIORITY_CLASSES
 from components.k8s.cluster import ClusterHandle
+from platform_catalog.pod_priorities import GKE_CRITICAL_PRIORITY_CLASSES
 
 PodSecurity = Literal["restricted", "baseline", "privileged"]
 
@@ -56,7 +56,7 @@ def helm_release(
     under `values`: the rest of the values stay readable in previews and plans. `wait=False`: the release does
     not wait for its workloads (HELM_RELEASE_WAITS), for one whose pods need what a later step or stack creates.
     """
-    if cluster.cloud == "gcp" and chart.priority_classes(values) & set(GKE_CRITICAL_PRIORITY_CLASSES):
+    if cluster.cloud == "gcp" and chart.pods.priority_classes(values) & set(GKE_CRITICAL_PRIORITY_CLASSES):
         depends_on = [*depends_on, critical_pods_quota(cluster, ns, parent)]
     chart_args: dict[str, Any] = (
         {"chart": f"{chart.repository}/{chart.name}"}
@@ -128,7 +128,7 @@ def created_pods_quota(
     """What a `kind` custom resource in `ns` waits for so that the pods `chart`'s controller creates for it there are
     admitted: the critical-pods quota on GKE when they are system-*-critical with `values` (the release's), else
     nothing."""
-    if cluster.cloud == "gcp" and chart.created_pod_classes(values, kind) & set(GKE_CRITICAL_PRIORITY_CLASSES):
+    if cluster.cloud == "gcp" and chart.pods.created_pod_classes(values, kind) & set(GKE_CRITICAL_PRIORITY_CLASSES):
         return [critical_pods_quota(cluster, ns, parent)]
     return []
 

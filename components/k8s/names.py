@@ -1,24 +1,21 @@
-"""Names several capabilities agree on: namespaces, service accounts, buckets, annotations."""
+"""Names several capabilities agree on: namespaces, service accounts, buckets, labels.
+
+The names the policy pack recognises too (the serving and privileged namespaces, the annotation prefix, ...) are
+platform_catalog/names.py.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from platform_catalog.names import annotation
+
 if TYPE_CHECKING:
     from components.config.region import RegionSpec
 
-# Model servers (KServe InferenceServices) run here under this service account; the model
+# Model servers run under this service account (in platform_catalog.names.SERVING_NAMESPACE); the model
 # store grants it read access (IRSA / Workload Identity) and the cache mounts into it.
-SERVING_NAMESPACE = "inference"
 MODEL_SERVER_SERVICE_ACCOUNT = "model-server"
-
-# Platform annotations on rendered objects (independent of the node-label domain), read by
-# the policy pack: e.g. the sizing an InferenceService was computed with.
-ANNOTATION_PREFIX = "inference-platform.io"
-
-
-def annotation(key: str) -> str:
-    return f"{ANNOTATION_PREFIX}/{key}"
 
 
 def checkov_skips(reasons: dict[str, str]) -> dict[str, str]:
@@ -86,22 +83,3 @@ GATEWAY_NAME = "inference-gateway"
 # The rate limiter's Redis there, which the gateway namespace's NetworkPolicies single out.
 RATELIMIT_REDIS = "ratelimit-redis"
 RATELIMIT_REDIS_LABELS = {"app.kubernetes.io/name": RATELIMIT_REDIS, "app.kubernetes.io/component": "ratelimit-backend"}
-
-# The only namespaces whose Pod Security level is `privileged`: the GPU Operator (drivers,
-# toolkit, MIG manager, device plugins incl. EFA), the cache's FUSE daemons (Fluid's CSI
-# plugin, the Alluxio runtime's FUSE DaemonSet) and the DCGM exporter of GKE-managed GPU
-# pools (all of a node's GPUs and GKE's driver directory), and kube-system, where the cloud's own node
-# agents run.
-# The policy pack exempts exactly these.
-GPU_OPERATOR_NAMESPACE = "gpu-operator"
-FLUID_NAMESPACE = "fluid-system"
-MODEL_CACHE_NAMESPACE = "model-cache"
-DCGM_EXPORTER_NAMESPACE = "dcgm-exporter"
-SYSTEM_NAMESPACE = "kube-system"
-PRIVILEGED_NAMESPACES = (
-    GPU_OPERATOR_NAMESPACE,
-    FLUID_NAMESPACE,
-    MODEL_CACHE_NAMESPACE,
-    DCGM_EXPORTER_NAMESPACE,
-    SYSTEM_NAMESPACE,
-)

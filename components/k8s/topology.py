@@ -1,31 +1,16 @@
-"""The shared node label schema of DESIGN.md §4: one set of labels and one taint on every GPU pool.
+"""The shared node label schema of DESIGN.md §4 on every GPU pool: the labels a pool's nodes carry, the selectors.
 
 Schedulers (Volcano HyperNodes, Karmada placement, nodeSelectors) select on these labels and
-never need to know which cloud a node runs on.
+never need to know which cloud a node runs on. The taint, the schema's label suffixes and the labels that follow
+from the machine type alone are platform_catalog/topology.py, which the policy pack checks pools against.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from components.catalog.machines import MACHINES, Fabric, MachineType
 from components.config.region import GpuPoolSpec, RegionSpec
 from components.domain.gpu_partitioning import partitioning_labels
-
-
-@dataclass(frozen=True)
-class Taint:
-    key: str
-    value: str
-    effect: str
-
-    @property
-    def cloud_effect(self) -> str:
-        """The effect as the EKS and GKE node pool APIs spell it (NoSchedule -> NO_SCHEDULE)."""
-        return "".join(f"_{c}" if c.isupper() else c.upper() for c in self.effect).lstrip("_")
-
-
-GPU_TAINT = Taint("nvidia.com/gpu", "present", "NoSchedule")
+from platform_catalog.machines import MACHINES, Fabric
+from platform_catalog.topology import GPU_TAINT, machine_labels
 
 # Well-known label every cloud sets on every node.
 ZONE_LABEL = "topology.kubernetes.io/zone"
@@ -43,21 +28,6 @@ def pool_fabric(pool: GpuPoolSpec) -> Fabric:
 def uses_placement_group(pool: GpuPoolSpec) -> bool:
     """Pools packed into one placement group / compact placement: by default those wired to a fabric."""
     return pool.packed
-
-
-# The shared schema's label suffixes (DESIGN.md §4), under the configured label domain.
-SCHEMA_LABELS = ("pool", "gpu-product", "gpu-memory-gib", "fabric", "placement-group", "nvlink-domain")
-
-
-def machine_labels(domain: str, machine: MachineType) -> dict[str, str]:
-    """The schema labels that follow from the machine type alone (the catalog's facts)."""
-    gpu = machine.gpu_model
-    return {
-        f"{domain}/gpu-product": gpu.name,
-        f"{domain}/gpu-memory-gib": str(gpu.memory_gib),
-        # Intra-node NVLink: the node is the NVLink domain; without NVLink there is none.
-        f"{domain}/nvlink-domain": "node" if gpu.nvlink and machine.gpus > 1 else "none",
-    }
 
 
 def gpu_pool_labels(domain: str, cluster_name: str, region: RegionSpec, pool: GpuPoolSpec) -> dict[str, str]:

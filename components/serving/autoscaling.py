@@ -31,10 +31,10 @@ from typing import Any
 
 from components.catalog import metrics as m
 from components.domain.priority import OBJECTIVE_PRIORITY
-from components.k8s import names
 from components.k8s.names import MODEL_TARGET_LABEL
 from components.serving.deployment import POLLING_SECONDS, ModelPlacement
 from components.serving.priority_classes import SCALING_CLASSES
+from platform_catalog.names import SERVING_NAMESPACE
 
 SCALED_OBJECT_API_VERSION = "keda.sh/v1alpha1"
 IDLE_SECONDS_BEFORE_ZERO = 900
@@ -42,7 +42,7 @@ WINDOW = "2m"
 
 
 def _selector(model: str) -> str:
-    return f'{{namespace="{names.SERVING_NAMESPACE}",{MODEL_TARGET_LABEL}="{model}"}}'
+    return f'{{namespace="{SERVING_NAMESPACE}",{MODEL_TARGET_LABEL}="{model}"}}'
 
 
 def queue_query(p: ModelPlacement) -> str:
@@ -109,7 +109,7 @@ def scaled_object_manifest(p: ModelPlacement, prometheus_url: str) -> dict[str, 
     return {
         "apiVersion": SCALED_OBJECT_API_VERSION,
         "kind": "ScaledObject",
-        "metadata": {"name": p.name, "namespace": names.SERVING_NAMESPACE, "labels": p.labels},
+        "metadata": {"name": p.name, "namespace": SERVING_NAMESPACE, "labels": p.labels},
         "spec": {
             "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": p.predictor},
             "minReplicaCount": placement.min_replicas,

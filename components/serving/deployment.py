@@ -37,7 +37,6 @@ from typing import Any, Literal
 
 from components.catalog.charts import AI_GATEWAY_EXT_PROC_TIMEOUT_SECONDS
 from components.catalog.engines import PICKER_ENGINE, PICKER_ENGINE_LABEL
-from components.catalog.machines import MACHINES
 from components.config.environment import EnvironmentSpec
 from components.config.gateway import GatewaySpec, has_gateway
 from components.config.region import GpuPoolSpec, RegionSpec
@@ -68,6 +67,8 @@ from components.serving.runtimes import (
     engine_volumes,
     startup_probe,
 )
+from platform_catalog.machines import MACHINES
+from platform_catalog.names import SERVING_NAMESPACE, annotation
 
 ISVC_API_VERSION = "serving.kserve.io/v1beta1"
 # Labels and annotations KServe defines [kserve/kserve@v0.20.0:pkg/constants/constants.go].
@@ -260,7 +261,7 @@ def sizing_annotations(p: ModelPlacement) -> dict[str, str]:
         "estimated-load-seconds": str(p.startup_seconds),
         "fp8-capable": str(slot.fp8).lower(),
     }
-    return {names.annotation(key): value for key, value in values.items()}
+    return {annotation(key): value for key, value in values.items()}
 
 
 def model_location(p: ModelPlacement, storage_uri: str) -> tuple[str | None, str]:
@@ -401,7 +402,7 @@ def inference_service_manifest(p: ModelPlacement, storage_uri: str) -> dict[str,
         "kind": "InferenceService",
         "metadata": {
             "name": p.name,
-            "namespace": names.SERVING_NAMESPACE,
+            "namespace": SERVING_NAMESPACE,
             "labels": p.labels,
             "annotations": _isvc_annotations(p),
         },
@@ -416,7 +417,7 @@ def pod_disruption_budget_manifest(p: ModelPlacement) -> dict[str, Any] | None:
     return {
         "apiVersion": "policy/v1",
         "kind": "PodDisruptionBudget",
-        "metadata": {"name": p.name, "namespace": names.SERVING_NAMESPACE, "labels": p.labels},
+        "metadata": {"name": p.name, "namespace": SERVING_NAMESPACE, "labels": p.labels},
         "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {ISVC_LABEL: p.name}}},
     }
 
@@ -434,7 +435,7 @@ def pod_group_manifest(p: ModelPlacement) -> dict[str, Any] | None:
     gpus = {k: v for k, v in pod_resources(p)["requests"].items() if k not in ("cpu", "memory")}
     return pod_group(
         pod_group_name(p),
-        names.SERVING_NAMESPACE,
+        SERVING_NAMESPACE,
         p.scheduling,
         members=p.nodes_per_replica * p.placement.max_replicas,
         resources_per_member=gpus,

@@ -21,7 +21,8 @@ from components.config.workloads import granted_tenants
 from components.k8s import names
 from components.serving.deployment import model_placements
 from components.serving.llm_inference_service import pool_name as llmisvc_pool_name
-from components.serving.priority_classes import PICKER_CONTROL_HEADERS
+from platform_catalog.names import SERVING_NAMESPACE
+from platform_catalog.request_priority import PICKER_CONTROL_HEADERS
 
 GATEWAY_API = "gateway.networking.k8s.io/v1"
 ENVOY_GATEWAY_API = "gateway.envoyproxy.io/v1alpha1"
@@ -37,6 +38,9 @@ HTTPS_PORT = 443
 
 # The AI Gateway copies the request body's `model` into this header before routing (FACTS.md).
 MODEL_HEADER = "x-ai-eg-model"
+# Envoy Gateway's filter names (api/v1alpha1/envoyproxy_types.go EnvoyFilter) for EnvoyProxy.spec.filterOrder.
+CUSTOM_RESPONSE_FILTER = "envoy.filters.http.custom_response"
+API_KEY_AUTH_FILTER = "envoy.filters.http.api_key_auth"
 MAX_RULES_PER_ROUTE = 15  # AIGatewayRoute CRD: spec.rules maxItems
 # Token counts the AI Gateway writes to dynamic metadata per request, by budget type: metadata key and
 # llmRequestCosts type (ai-gateway@v1.1.0:examples/token_ratelimit/token_ratelimit.yaml).
@@ -107,6 +111,10 @@ def envoy_proxy_spec(
     return {
         "provider": {"type": "Kubernetes", "kubernetes": kubernetes},
         "shutdown": {"drainTimeout": seconds(gateway.request_timeout_seconds), "minDrainDuration": "10s"},
+        # The AI Gateway's ext_proc goes in front of the first of a list of filters that includes custom_response,
+        # which Envoy Gateway puts first: moved behind API-key auth, the model's route is chosen with the tenant
+        # known (AI_GATEWAY_EXTPROC_PRECEDES_CUSTOM_RESPONSE). Without API keys there is no such filter and no move.
+        "filterOrder": [{"name": CUSTOM_RESPONSE_FILTER, "after": API_KEY_AUTH_FILTER}],
     }
 
 
@@ -130,7 +138,7 @@ def gateway_spec(hostname: str, region_gateway: RegionGatewaySpec) -> dict[str, 
                 "allowedRoutes": {
                     "namespaces": {
                         "from": "Selector",
-                        "selector": {"matchLabels": {"kubernetes.io/metadata.name": names.SERVING_NAMESPACE}},
+                        "selector": {"matchLabels": {"kubernetes.io/metadata.name": SERVING_NAMESPACE}},
                     },
                     "kinds": [{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute"}],
                 },

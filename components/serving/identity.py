@@ -14,11 +14,12 @@ import pulumi_kubernetes as k8s
 
 from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import namespace
-from components.k8s.names import MODEL_SERVER_SERVICE_ACCOUNT, SERVING_NAMESPACE
+from components.k8s.names import MODEL_SERVER_SERVICE_ACCOUNT
 from components.k8s.workload_identity import identity_annotations
 from components.serving.inference_pool import METRICS_PORT as PICKER_METRICS_PORT
 from components.serving.network_policies import serving_namespace_policies
 from components.serving.runtimes import HTTP_PORT
+from platform_catalog.names import SERVING_NAMESPACE
 
 # What Prometheus scrapes in the serving namespace: the model servers' and the endpoint pickers' metrics.
 SERVING_METRICS_PORTS = (HTTP_PORT, PICKER_METRICS_PORT)

@@ -48,6 +48,7 @@ from components.k8s.helm import custom_resource
 from components.serving.gateway_specs import INFERENCE_POOL_API, INFERENCE_POOL_GROUP
 from components.serving.network_policies import picker_pods, picker_policy
 from components.serving.runtimes import HTTP_PORT
+from platform_catalog.names import SERVING_NAMESPACE
 
 EXT_PROC_PORT = 9002
 HEALTH_PORT = 9003
@@ -135,7 +136,7 @@ def picker_args(model: ModelSpec) -> list[str]:
         "--pool-name",
         model.name,
         "--pool-namespace",
-        names.SERVING_NAMESPACE,
+        SERVING_NAMESPACE,
         "--pool-group",
         INFERENCE_POOL_GROUP,
         "--zap-encoder",
@@ -186,7 +187,7 @@ class InferencePool(pulumi.ComponentResource):
         )
 
         def meta(object_name: str = epp, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-            return {"name": object_name, "namespace": names.SERVING_NAMESPACE, "labels": {**labels, **(extra or {})}}
+            return {"name": object_name, "namespace": SERVING_NAMESPACE, "labels": {**labels, **(extra or {})}}
 
         self.service_account = epp
         k8s.core.v1.ServiceAccount(prefix, metadata=meta(), opts=opts_k8s)
@@ -203,7 +204,7 @@ class InferencePool(pulumi.ComponentResource):
         k8s.rbac.v1.RoleBinding(
             prefix,
             metadata=meta(),
-            subjects=[{"kind": "ServiceAccount", "name": epp, "namespace": names.SERVING_NAMESPACE}],
+            subjects=[{"kind": "ServiceAccount", "name": epp, "namespace": SERVING_NAMESPACE}],
             role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": epp},
             opts=pulumi.ResourceOptions.merge(opts_k8s, pulumi.ResourceOptions(depends_on=[role])),
         )

@@ -54,6 +54,7 @@ from components.serving.deployment import MODEL_POD_SECURITY, ModelPlacement, si
 from components.serving.engine import override_args, vllm_engine_args
 from components.serving.network_policies import envoy_peer, policy, prometheus_peer
 from components.serving.runtimes import MODEL_MOUNT, VLLM_STARTUP_PATH, startup_probe
+from platform_catalog.names import SERVING_NAMESPACE, annotation
 
 API_VERSION = "serving.kserve.io/v1alpha2"
 KIND = "LLMInferenceService"
@@ -178,7 +179,7 @@ def _annotations(p: ModelPlacement, side: Disaggregation) -> dict[str, str]:
         "kv-transfer-bytes-per-prompt": str(side.transfer.bytes_per_prompt),
         "kv-transfer-gbps": f"{side.transfer.gbps:g}",
     }
-    return {**sizing_annotations(p), **{names.annotation(k): v for k, v in extra.items()}, **LLM_CHECKOV_SKIPS}
+    return {**sizing_annotations(p), **{annotation(k): v for k, v in extra.items()}, **LLM_CHECKOV_SKIPS}
 
 
 # Checkov's checks KServe's pods for an LLMInferenceService fail by design (checkov.io/skip annotations).
@@ -208,7 +209,7 @@ def llm_inference_service_manifest(p: ModelPlacement, storage_uri: str) -> dict[
         "kind": KIND,
         "metadata": {
             "name": p.name,
-            "namespace": names.SERVING_NAMESPACE,
+            "namespace": SERVING_NAMESPACE,
             "labels": p.labels,
             "annotations": _annotations(p, side),
         },
@@ -255,7 +256,7 @@ def pod_disruption_budget_manifests(p: ModelPlacement) -> list[dict[str, Any]]:
         {
             "apiVersion": "policy/v1",
             "kind": "PodDisruptionBudget",
-            "metadata": {"name": f"{p.name}-{role}", "namespace": names.SERVING_NAMESPACE, "labels": p.labels},
+            "metadata": {"name": f"{p.name}-{role}", "namespace": SERVING_NAMESPACE, "labels": p.labels},
             "spec": {
                 "maxUnavailable": 1,
                 "selector": {"matchLabels": pool_labels(p.name, role)},
@@ -281,10 +282,10 @@ def network_policy_manifests(p: ModelPlacement) -> list[dict[str, Any]]:
         ports = sorted(set(ENGINE_PORTS.values()))
         ingress.append({"from": [prometheus], "ports": [{"protocol": "TCP", "port": port} for port in ports]})
     return [
-        policy(f"{p.name}-server", names.SERVING_NAMESPACE, pods, ingress),
+        policy(f"{p.name}-server", SERVING_NAMESPACE, pods, ingress),
         policy(
             f"{p.name}-epp",
-            names.SERVING_NAMESPACE,
+            SERVING_NAMESPACE,
             picker,
             [{"from": [envoy_peer()], "ports": [{"protocol": "TCP", "port": PICKER_GRPC_PORT}]}],
         ),

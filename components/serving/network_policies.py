@@ -31,6 +31,7 @@ from components.catalog.peers import (
 )
 from components.config.region import RegionSpec
 from components.k8s import names
+from platform_catalog.names import SERVING_NAMESPACE
 
 API_VERSION = "networking.k8s.io/v1"
 REDIS_NAME_LABEL = "app.kubernetes.io/name"
@@ -90,13 +91,11 @@ def default_deny(namespace: str) -> dict[str, Any]:
 
 def serving_namespace_policies(region: RegionSpec, metrics_ports: tuple[int, ...]) -> list[dict[str, Any]]:
     """Default deny in the serving namespace, and Prometheus on the metrics ports of its pods."""
-    policies = [default_deny(names.SERVING_NAMESPACE)]
+    policies = [default_deny(SERVING_NAMESPACE)]
     prometheus = prometheus_peer(region)
     if prometheus is not None:
         policies.append(
-            policy(
-                "allow-prometheus", names.SERVING_NAMESPACE, {}, [{"from": [prometheus], "ports": _tcp(*metrics_ports)}]
-            )
+            policy("allow-prometheus", SERVING_NAMESPACE, {}, [{"from": [prometheus], "ports": _tcp(*metrics_ports)}])
         )
     return policies
 
@@ -114,13 +113,13 @@ def model_server_policy(
     ingress: list[dict[str, Any]] = [{"from": [{"podSelector": {"matchLabels": pods}}]}]
     if callers:
         ingress.insert(0, {"from": callers, "ports": _tcp(server_port)})
-    return policy(f"{model}-server", names.SERVING_NAMESPACE, pods, ingress)
+    return policy(f"{model}-server", SERVING_NAMESPACE, pods, ingress)
 
 
 def picker_policy(model: str, picker_pods: dict[str, str], ext_proc_port: int) -> dict[str, Any]:
     """Ingress to a model's endpoint picker: the Gateway's Envoy, on ext_proc."""
     return policy(
-        f"{model}-epp", names.SERVING_NAMESPACE, picker_pods, [{"from": [envoy_peer()], "ports": _tcp(ext_proc_port)}]
+        f"{model}-epp", SERVING_NAMESPACE, picker_pods, [{"from": [envoy_peer()], "ports": _tcp(ext_proc_port)}]
     )
 
 

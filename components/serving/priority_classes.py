@@ -26,39 +26,14 @@ from components.config.workloads import PriorityClass, granted_tenants
 from components.domain.priority import OBJECTIVE_PRIORITY, model_routes
 from components.k8s import names
 from components.serving.deployment import ModelPlacement, model_placements
+from platform_catalog.names import SERVING_NAMESPACE
+from platform_catalog.request_priority import PRIORITY_LUA
 
 OBJECTIVE_API = "inference.networking.x-k8s.io/v1alpha2"
-OBJECTIVE_HEADER = "x-gateway-inference-objective"
-# Headers the v1.5.0 picker obeys whoever sets them (upstream.GIE_OBJECTIVE_FROM_HEADER): the objective, the fairness
-# flow and the model it writes into the body.
-PICKER_CONTROL_HEADERS = (OBJECTIVE_HEADER, "x-gateway-inference-fairness-id", "x-gateway-model-name-rewrite")
 POLICY_NAME = "request-priority"
 # Classes whose requests held at the picker ask for more replicas; best effort only uses what is there.
 SCALING_CLASSES: tuple[PriorityClass, ...] = ("interactive", "batch")
 _NAME_OF: dict[PriorityClass, str] = {"interactive": "interactive", "batch": "batch", "bestEffort": "best-effort"}
-
-# Runs on every route of the Gateway; acts only on the routes and tenants its filter context names. The client's
-# objective header is already gone (ClientTrafficPolicy); removing it again costs nothing.
-PRIORITY_LUA = """\
-function envoy_on_request(handle)
-  local headers = handle:headers()
-  headers:remove("x-gateway-inference-objective")
-  local routes = handle:filterContext():get("objectives")
-  local model = headers:get("x-ai-eg-model")
-  local tenant = headers:get("x-tenant-id")
-  if type(routes) ~= "table" or model == nil or tenant == nil then
-    return
-  end
-  local tenants = routes[model]
-  local objective = nil
-  if type(tenants) == "table" then
-    objective = tenants[tenant]
-  end
-  if type(objective) == "string" then
-    headers:replace("x-gateway-inference-objective", objective)
-  end
-end
-"""
 
 
 def objective_name(pool: str, priority_class: PriorityClass) -> str:
@@ -74,7 +49,7 @@ def objective_manifests(p: ModelPlacement) -> list[dict[str, Any]]:
             "kind": "InferenceObjective",
             "metadata": {
                 "name": objective_name(p.name, priority_class),
-                "namespace": names.SERVING_NAMESPACE,
+                "namespace": SERVING_NAMESPACE,
                 "labels": {names.MODEL_LABEL: p.name},
             },
             "spec": {

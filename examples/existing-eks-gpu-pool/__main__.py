@@ -36,13 +36,14 @@ from components.config.base import Issue, join_path
 from components.config.environment import EnvironmentSpec
 from components.config.loader import ConfigError, config_key_issues, load_environment
 from components.k8s.cluster import IrsaIdentity
-from components.k8s.names import MODEL_SERVER_SERVICE_ACCOUNT, SERVING_NAMESPACE, model_bucket_name
+from components.k8s.names import MODEL_SERVER_SERVICE_ACCOUNT, model_bucket_name
 from components.k8s.workload_identity import ServiceAccountRef
 from components.serving.deployment import model_placements
 from components.serving.identity import ServingIdentity, ServingIdentityArgs
 from components.serving.model_deployment import ModelDeployment, ModelDeploymentArgs
 from components.serving.network_policies import policy
 from components.serving.runtimes import HTTP_PORT
+from platform_catalog.names import SERVING_NAMESPACE
 from stacks.config import engine_config, namespace_values
 
 MODEL_SERVER = "model-server"  # the bucket's reader: the model servers' service account

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import yaml
 
-from components.catalog.address_space import covers_internet
-from components.catalog.node_images import FAST_IMAGE_PULL, NODEADM_FEATURES
+from platform_catalog.address_space import covers_internet
+from platform_catalog.nodeadm import FAST_IMAGE_PULL, NODEADM_FEATURES
 from policies.framework import Context, Violation, rule
 from policies.model import Resource, as_list, get, json_document, number, truthy
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from components.k8s.names import annotation
+from platform_catalog.names import annotation
 from policies.framework import CannotCheck, Context, Violation, rule
 from policies.model import Resource, as_list, get, number
 

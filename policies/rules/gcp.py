@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from components.catalog.address_space import covers_internet
-from components.catalog.charts import CHARTS
-from components.catalog.upstream import GKE_CRITICAL_PRIORITY_CLASSES
+from platform_catalog.address_space import covers_internet
+from platform_catalog.pod_priorities import CHART_PODS, GKE_CRITICAL_PRIORITY_CLASSES
 from policies.framework import CannotCheck, Context, Violation, rule
 from policies.model import Resource, Stack, as_list, get, peek
 from policies.pods import WORKLOAD_KINDS, is_workload, workloads
@@ -166,7 +165,7 @@ def _on_gke(r: Resource, stack: Stack) -> bool | None:
 def _critical_classes(r: Resource, stack: Stack) -> tuple[str, set[str]] | None:
     """(namespace, system-*-critical classes its pods use) of a Helm release or a workload; None: not known."""
     if r.type == HELM_RELEASE:
-        chart = CHARTS.get(str(get(r.props, "chart") or "").rsplit("/", 1)[-1])
+        chart = CHART_PODS.get(str(get(r.props, "chart") or "").rsplit("/", 1)[-1])
         if chart is None:
             return None
         values = peek(r.props, "values")
@@ -229,7 +228,7 @@ def gke_critical_priority_quota(r: Resource, ctx: Context) -> Iterator[Violation
 
 
 # `<group>/<Kind>` of the custom resources some chart's controller creates pods for.
-_CREATED_POD_KINDS = {pods.kind for chart in CHARTS.values() for pods in chart.created_pods}
+_CREATED_POD_KINDS = {pods.kind for chart in CHART_PODS.values() for pods in chart.created_pods}
 
 
 @rule(
@@ -254,7 +253,7 @@ def gke_critical_controller_pods_quota(r: Resource, ctx: Context) -> Iterator[Vi
         (release, chart)
         for release in stack.of_type(HELM_RELEASE)
         if release.cluster == r.cluster
-        and (chart := CHARTS.get(str(get(release.props, "chart") or "").rsplit("/", 1)[-1])) is not None
+        and (chart := CHART_PODS.get(str(get(release.props, "chart") or "").rsplit("/", 1)[-1])) is not None
         and any(pods.kind == kind for pods in chart.created_pods)
     ]
     if not releases:

@@ -1,7 +1,7 @@
 """GPU node pools: MIG configs valid for the pool's GPU, fabric pools packed, the shared taint and labels.
 
-Facts come from the project's catalog (components/catalog) and the label schema from
-components/k8s/topology.py, so the pack and the components cannot disagree.
+Facts and the label schema come from platform_catalog (gpus, machines, topology), the package the components
+build the pools with, so the pack and the components cannot disagree.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import yaml
 
-from components.catalog.gpus import MIG_COMPUTE_SLICES, MIG_MEMORY_SLICES, GpuModel
-from components.catalog.machines import MACHINES, MachineType
-from components.k8s.topology import GPU_TAINT, SCHEMA_LABELS, machine_labels
+from platform_catalog.gpus import MIG_COMPUTE_SLICES, MIG_MEMORY_SLICES, GpuModel
+from platform_catalog.machines import MACHINES, MachineType
+from platform_catalog.topology import GPU_TAINT, SCHEMA_LABELS, machine_labels
 from policies.framework import CannotCheck, Context, Violation, rule
 from policies.model import UNKNOWN, Resource, as_list, get, number, peek
 from policies.rules.aws import LAUNCH_TEMPLATE, NODE_GROUP, SUBNET
@@ -107,7 +107,8 @@ def _label(labels: dict, domain: str | None, suffix: str) -> tuple[str | None, s
     description="GPU pools carry the nvidia.com/gpu=present:NoSchedule taint and the shared topology labels "
     "(DESIGN.md §4), with values matching the catalog.",
     severity="high",
-    remediation="build the pool's labels and taint with components/k8s/topology.py (gpu_pool_labels, GPU_TAINT)",
+    remediation="build the pool's labels with components/k8s/topology.py (gpu_pool_labels) and its taint with "
+    "platform_catalog/topology.py (GPU_TAINT)",
     applies_to=(NODE_GROUP, NODE_POOL),
     subject=may_be_gpu_pool,
     scope="stack",
@@ -188,7 +189,7 @@ def _custom_layout_problems(name: str, entries: list, gpu: GpuModel) -> Iterator
     description="A pool's nvidia.com/mig.config label (or GKE gpuPartitionSize) names a MIG config of the pool's "
     "GPU: an upstream one from the catalog, or a custom layout in a mig-parted ConfigMap that fits the GPU.",
     severity="high",
-    remediation="pick one of the GPU's configs from components/catalog/gpus.py (GPUS[...].mig_configs), or use "
+    remediation="pick one of the GPU's configs from platform_catalog/gpus.py (GPUS[...].mig_configs), or use "
     "time-slicing on GPUs without MIG (L40S, L4, A10G)",
     applies_to=(NODE_GROUP, NODE_POOL),
     subject=may_be_gpu_pool,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from components.catalog.address_space import covers_internet
+from platform_catalog.address_space import covers_internet
 from policies.framework import Context, Violation, rule
 from policies.model import Resource, as_list, get, number
 from policies.rules.gateway import internal_load_balancer

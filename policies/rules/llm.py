@@ -1,7 +1,7 @@
 """Model servers: the rendered pod must match the sizing the InferenceService was computed with.
 
 The KServe capability annotates each InferenceService with its sizing
-(`inference-platform.io/*`, components/k8s/names.annotation). These rules check the
+(`inference-platform.io/*`, platform_catalog/names.annotation). These rules check the
 rendered pod against it; a missing annotation is reported as "cannot check", never a pass.
 """
 
@@ -11,8 +11,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from components.catalog.gpus import GPUS, GpuModel
-from components.k8s.names import annotation
+from platform_catalog.gpus import GPUS, GpuModel
+from platform_catalog.names import annotation
 from policies.framework import CannotCheck, Context, Violation, rule
 from policies.model import UNKNOWN, Resource, Stack, as_list, get, number, peek
 from policies.pods import (

@@ -1,11 +1,11 @@
-"""Network exposure judged by address-space coverage (components/catalog/address_space.py, which config
+"""Network exposure judged by address-space coverage (platform_catalog/address_space.py, which config
 validation shares), not by prefix length."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from components.catalog.address_space import covers_internet
+from platform_catalog.address_space import covers_internet
 from policies.framework import Context, Violation, rule
 from policies.model import Resource, Stack, as_list, get, peek, truthy
 from policies.pods import WORKLOAD_KINDS, is_workload, workloads

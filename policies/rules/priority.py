@@ -12,7 +12,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterator
 
-from components.serving.priority_classes import OBJECTIVE_HEADER, PICKER_CONTROL_HEADERS, PRIORITY_LUA
+from platform_catalog.request_priority import OBJECTIVE_HEADER, PICKER_CONTROL_HEADERS, PRIORITY_LUA
 from policies.framework import CannotCheck, Context, Violation, rule
 from policies.model import Resource, Stack, as_list, get, peek
 from policies.pods import RUNTIME_KINDS, WORKLOAD_KINDS, is_workload, workloads

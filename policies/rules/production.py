@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from components.k8s.names import SERVING_NAMESPACE
+from platform_catalog.names import SERVING_NAMESPACE
 from policies.framework import CannotCheck, Context, Violation, rule
 from policies.model import Resource, get, number
 from policies.pods import is_model_server

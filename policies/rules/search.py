@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from components.federation.search import READER, SEARCH_NAMESPACE
-from components.federation.search_store import STORE
+from platform_catalog.names import SEARCH_NAMESPACE, SEARCH_READER, SEARCH_STORE
 from policies.framework import CannotCheck, Context, Violation, rule
 from policies.model import Resource, as_list, get, peek
 from policies.rules.federation import RBAC_GROUP, bound_rules
@@ -22,7 +21,7 @@ def _reader_subjects(binding: Resource) -> list[str]:
     return [
         f"{s.get('namespace', binding.namespace)}/{s.get('name')}"
         for s in as_list(peek(binding.props, "subjects"))
-        if isinstance(s, dict) and s.get("kind") == "ServiceAccount" and s.get("name") == READER
+        if isinstance(s, dict) and s.get("kind") == "ServiceAccount" and s.get("name") == SEARCH_READER
     ]
 
 
@@ -96,7 +95,7 @@ def search_credentials_in_secrets(r: Resource, ctx: Context) -> Iterator[Violati
     applies_to=(HELM_RELEASE, "PersistentVolumeClaim"),
     subject=lambda r: (
         (r.type == HELM_RELEASE and r.props.get("chart") == "clusterpedia")
-        or (r.kind == "PersistentVolumeClaim" and r.k8s_name == STORE)
+        or (r.kind == "PersistentVolumeClaim" and r.k8s_name == SEARCH_STORE)
     ),
     config=("production",),
 )

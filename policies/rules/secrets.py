@@ -14,7 +14,7 @@ import shlex
 from collections.abc import Iterator
 from urllib.parse import urlsplit
 
-from components.catalog.address_space import cluster_local
+from platform_catalog.address_space import cluster_local
 from policies.analyzers import secret_types
 from policies.framework import CannotCheck, Context, Violation, rule
 from policies.model import UNKNOWN, Resource, get, number, peek

@@ -91,7 +91,7 @@ def plan_artifacts(plan: Plan) -> dict[str, str]:
     texts = {
         "plan.json": _json(plan_document(plan)),
         "policy.json": _json(sorted(plan.policy, key=lambda v: json.dumps(v, sort_keys=True))),
-        # `pulumi preview --policy-pack policies --policy-pack-config <this>` runs with the same settings.
+        # `pulumi preview --policy-pack build/policy-pack --policy-pack-config <this>` runs with the same settings.
         "policy-config.json": _json(plan.policy_config),
         "plan.md": render_markdown(plan),
     }

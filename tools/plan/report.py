@@ -9,7 +9,6 @@ from collections.abc import Callable
 from components.addons.dashboards import DASHBOARD_LABEL
 from components.catalog.charts import CHARTS
 from components.catalog.engines import LIBFABRIC, PD_ENGINE_IMAGE, PD_NIXL_BACKENDS
-from components.catalog.machines import MACHINES
 from components.catalog.regions import CLOUDS
 from components.config.capacity_checks import pool_holds, replica_demands
 from components.config.gpu_pools import unused_pools
@@ -19,6 +18,7 @@ from components.domain.gpu_resources import schedulable_at_max_size, schedulable
 from components.domain.image_pull import effective_image_pull
 from components.k8s.names import cluster_name
 from components.k8s.topology import placement_group_name, pool_fabric, uses_placement_group
+from platform_catalog.machines import MACHINES
 from tools.plan.cost_section import cost_section
 from tools.plan.gateway_section import gateway_section
 from tools.plan.model import REGION_TYPE, Plan

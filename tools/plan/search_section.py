@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from components.catalog.charts import CHARTS, CLUSTERPEDIA_POSTGRES_IMAGE, CLUSTERPEDIA_VERSION
 from components.config.federation import federation_members, search_members
-from components.federation.search import READ_VERBS, READER, SEARCH_NAMESPACE, SYNCED
+from components.federation.search import READ_VERBS, SYNCED
 from components.k8s.names import MODEL_LABEL, cluster_name
+from platform_catalog.names import SEARCH_NAMESPACE, SEARCH_READER
 from tools.plan.model import Plan
 
 PEDIA_CLUSTER = "kubernetes:cluster.clusterpedia.io/v1alpha2:PediaCluster"
@@ -26,7 +27,7 @@ def search_section(plan: Plan) -> str:
         f"Clusterpedia {CHARTS['clusterpedia'].version} ({CLUSTERPEDIA_VERSION}) on `{host}`, namespace "
         f"`{SEARCH_NAMESPACE}`, its index in PostgreSQL {CLUSTERPEDIA_POSTGRES_IMAGE['tag']} on a "
         f"{search.storage_gib} GiB volume{' (protected)' if env.production else ''}. Each member is read by "
-        f"`{READER}` ({'/'.join(READ_VERBS)} on {resources}; no Secrets, no writes).\n",
+        f"`{SEARCH_READER}` ({'/'.join(READ_VERBS)} on {resources}; no Secrets, no writes).\n",
         "| member | indexed | API server Clusterpedia dials |",
         "|---|---|---|",
     ]

@@ -15,9 +15,10 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from components.catalog import quotas
-from components.catalog.machines import MachineType, machine
+from components.catalog.machines import machine
 from components.config.base import join_path
 from components.config.region import GpuPoolSpec, RegionSpec
+from platform_catalog.machines import MachineType
 from tools.preflight.aws_api import AccessDenied, ClientFactory, call, collect, error_code
 from tools.preflight.findings import Finding
 
@@ -66,7 +67,7 @@ def check_aws_pools(region_index: int, region: RegionSpec, client_for: ClientFac
                     "fail",
                     f"{pool.machine_type} is not an AWS GPU type of the catalog",
                     f"set {join_path('regions', region_index, 'gpuPools', j, 'machineType')} to a type in "
-                    "components/catalog/machines.py",
+                    "platform_catalog/machines.py",
                 )
             )
         else:
@@ -194,7 +195,7 @@ def instance_type_finding(region_name: str, ref: PoolRef, info: dict[str, Any] |
     expected = ref.machine.efa_interfaces
     vcpus = info["VCpuInfo"]["DefaultVCpus"]
     data = {"vcpus": vcpus, "efaInterfaces": expected, "efaMaximum": maximum}
-    catalog_fix = "correct components/catalog/machines.py"
+    catalog_fix = "correct platform_catalog/machines.py"
 
     if expected and not supported:
         return Finding(

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from components.catalog.machines import MACHINES, SYSTEM_MACHINES
+from components.catalog.machines import SYSTEM_MACHINES
 from components.config.environment import EnvironmentSpec
 from components.config.region import GpuPoolSpec, RegionSpec
 from components.domain.gpu_partitioning import gpu_software
@@ -30,6 +30,7 @@ from components.domain.gpu_resources import EFA_RESOURCE, schedulable_resources
 from components.domain.host import ALLOCATABLE_SHARE
 from components.k8s.names import cluster_name
 from components.k8s.topology import ZONE_LABEL, pool_fabric, uses_placement_group
+from platform_catalog.machines import MACHINES
 from tools.plan.model import Plan
 
 KWOK_ANNOTATION = ("kwok.x-k8s.io/node", "fake")

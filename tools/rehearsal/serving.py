@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 import requests
 
 from components.config.rollout import rollout_waves
-from components.k8s.names import SERVING_NAMESPACE, cluster_name
+from components.k8s.names import cluster_name
+from platform_catalog.names import SERVING_NAMESPACE
 from tools.plan.model import K8S_PROVIDER
 from tools.rehearsal.kube import ApiError
 from tools.rehearsal.kubelet import binary_for, runnable

@@ -23,6 +23,7 @@ from tools.plan.artifacts import OutputDirError, write_plan
 from tools.plan.model import Plan
 from tools.plan.runner import PROJECT_DIR, build_plan, check_policy
 from tools.plan.stackfile import input_error_lines, load_stack_config
+from tools.policy_pack import PACK_DIR, missing_pack
 from tools.rollout.bringup import Report
 from tools.rollout.ci import environments, stack_matrix
 from tools.rollout.driver import Rollout, RolloutInputError, first_wave, run_bootstrap, run_rollout
@@ -135,11 +136,17 @@ def main(
             console=console,
             bring_up=report,
         )
-    workspace = workspace or PulumiWorkspace(
-        project_dir=args.project_dir,
-        policy_config=out_dir / "policy-config.json",
-        on_output=lambda line: console.print(line, markup=False, highlight=False),
-    )
+    if workspace is None:
+        # Every preview and update runs the policy pack from its folder, with its own virtualenv.
+        problem = missing_pack(args.project_dir / PACK_DIR)
+        if problem:
+            print(f"error: {problem} (the previews and updates run it)", file=sys.stderr)
+            return EXIT_INVALID_INPUT
+        workspace = PulumiWorkspace(
+            project_dir=args.project_dir,
+            policy_config=out_dir / "policy-config.json",
+            on_output=lambda line: console.print(line, markup=False, highlight=False),
+        )
     health = stack_health(
         env=env,
         env_name=args.env,

@@ -31,7 +31,8 @@ from components.config.stacks import StackSlice, environment_stacks, region_stac
 from components.federation.certificates import AGENT_USER_PREFIX
 from components.federation.control_plane import EXTERNAL_SERVICE, INTERNAL_ENDPOINT, karmada_name
 from components.federation.member import EXECUTION_NAMESPACE_PREFIX
-from components.k8s.names import ENVOY_GATEWAY_NAMESPACE, SERVING_NAMESPACE, cluster_name
+from components.k8s.names import ENVOY_GATEWAY_NAMESPACE, cluster_name
+from platform_catalog.names import SERVING_NAMESPACE
 from tools.conformance import BUILTIN_GROUPS
 from tools.plan.engine import PlannedResource
 from tools.plan.model import HELM_RELEASE, Plan, is_kubernetes_object, is_patch

@@ -72,7 +72,7 @@ def print_dry_run(
             "policy",
             f"offline plan of {', '.join(wave.stacks)}: "
             + (f"[red]would stop: mandatory violations in {', '.join(violations)}[/]" if violations else "passes")
-            + "; `pulumi preview --policy-pack policies` of each stack before its `up`",
+            + "; `pulumi preview --policy-pack build/policy-pack` of each stack before its `up`",
         )
         blocked = [v for stack in wave.stacks for v in bring_up.of(stack)]
         checked = sum(bring_up.checked.get(stack, 0) for stack in wave.stacks)

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 from urllib.parse import urlparse
 
-from components.k8s.names import SERVING_NAMESPACE
 from components.k8s.topology import pool_selector
 from components.serving import llm_inference_service as llmisvc
 from components.serving.deployment import ISVC_API_VERSION, model_placements
+from platform_catalog.names import SERVING_NAMESPACE
 
 if TYPE_CHECKING:
     from components.config.environment import EnvironmentSpec

@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from stacks.config import BOOTSTRAP_VARIABLE
-
-POLICY_PACK = "policies"
+from tools.policy_pack import PACK_DIR
 
 
 @dataclass(frozen=True)
@@ -46,11 +45,12 @@ def change_summary(changes: Mapping[Any, int] | None) -> str:
 
 
 class PulumiStack:
-    """One stack through the Automation API: previews and updates run the policy pack, like the CI preview."""
+    """One stack through the Automation API: previews and updates run the policy pack folder (`make policy-pack`),
+    like the CI preview."""
 
-    def __init__(self, *, stack: Any, policy_config: Path, on_output: Callable[[str], None]):
+    def __init__(self, *, stack: Any, policy_pack: Path, policy_config: Path, on_output: Callable[[str], None]):
         self._stack = stack
-        self._policy = {"policy_packs": [POLICY_PACK], "policy_pack_configs": [str(policy_config)]}
+        self._policy = {"policy_packs": [str(policy_pack)], "policy_pack_configs": [str(policy_config)]}
         self._on_output = on_output
 
     def preview(self) -> StepResult:
@@ -102,7 +102,12 @@ class PulumiWorkspace:
             stack = automation.create_or_select_stack(stack_name=name, work_dir=str(self._project_dir))
         except (automation.CommandError, OSError) as exc:  # no CLI, no login, no backend
             return Unselectable(f"select stack {name}: {_last_line(str(exc))}")
-        return PulumiStack(stack=stack, policy_config=self._policy_config, on_output=self._on_output)
+        return PulumiStack(
+            stack=stack,
+            policy_pack=self._project_dir / PACK_DIR,
+            policy_config=self._policy_config,
+            on_output=self._on_output,
+        )
 
 
 @dataclass(frozen=True)
