@@ -8,7 +8,7 @@ STAMP := $(VENV)/.requirements.stamp
 # A local upstream data checkout, only for refreshing conformance/upstream/ (the tests never need it).
 UPSTREAM ?= ../shared/upstream
 
-.PHONY: plan check policy-check policy-pack cost-diff preflight rollout rehearse test rehearsal-test lint format docs bench vendor vendor-check checkov wheel clean rehearsal-tools
+.PHONY: plan check policy-check policy-pack cost-diff preflight rollout rehearse test rehearsal-test lint format docs bench vendor vendor-check upgrade-check checkov wheel clean rehearsal-tools
 
 $(STAMP): requirements.txt requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "Python 3.11+ is required (found $$($(PYTHON) --version))"; exit 1; }
@@ -89,6 +89,10 @@ vendor: $(STAMP)  ## refresh conformance/upstream/ from $(UPSTREAM) (VENDOR_FLAG
 
 vendor-check: $(STAMP)  ## fail when conformance/upstream/ is not what $(UPSTREAM) gives
 	$(BIN)/python -m tools.vendor_upstream --from $(UPSTREAM) --check
+
+upgrade-check: $(STAMP)  ## what moving COMPONENT's pin to TO changes (FROM=DIR: a local folder; APPLY=1: re-vendor, re-pin, run its tests; docs/upstream.md)
+	@test -n "$(COMPONENT)" -a -n "$(TO)" || { echo "usage: make upgrade-check COMPONENT=<vllm|endpoint-picker|DIR of conformance/upstream> TO=<version> [FROM=DIR] [APPLY=1]"; exit 2; }
+	$(BIN)/python -m tools.upgrade $(COMPONENT) $(TO) $(if $(FROM),--from $(FROM)) $(if $(PINNED_FROM),--pinned-from $(PINNED_FROM)) $(if $(APPLY),--apply)
 
 docs: $(STAMP)  ## refresh the generated parts of README.md
 	$(BIN)/python -m tools.readme

@@ -273,7 +273,7 @@ BUILTIN_CLUSTER_ROLES: dict[str, list[dict]] = {
     "view": [{"apiGroups": _EVERY, "resources": _EVERY, "verbs": _READ}],
 }
 
-# --- vLLM (v0.27.1) --------------------------------------------------------------------------------------------
+# --- vLLM (v0.33.0) --------------------------------------------------------------------------------------------
 # vllm/envs.py: VLLM_ALLOW_RUNTIME_LORA_UPDATING is read as `.strip().lower() in ("1", "true")`; when on, the
 # OpenAI server mounts POST /v1/load_lora_adapter and /v1/unload_lora_adapter (vllm/entrypoints/serve/lora),
 # which load an adapter from any path or Hugging Face name the caller gives.

@@ -171,7 +171,7 @@ CORPUS: list[Bad] = [
     _b('engine-args', 'dev', 'gib-negative', [('set', 'models[0].engineArgs', {'cpu-offload-gb': -4})], "models[0].engineArgs['cpu-offload-gb']", 'at least 0'),
     _b('engine-args', 'dev', 'json-not-json', [('set', 'models[0].engineArgs', {'compilation-config': '{level: 3'})], "models[0].engineArgs['compilation-config']", 'not JSON'),
     _b('engine-args', 'dev', 'json-not-object', [('set', 'models[0].engineArgs', {'hf-overrides': '[1, 2]'})], "models[0].engineArgs['hf-overrides']", 'JSON object'),
-    # vLLM v0.27.1's config bounds (components/catalog/engines.py VLLM_MINIMUMS) and its start-time relations
+    # vLLM v0.33.0's config bounds (components/catalog/engines.py VLLM_MINIMUMS) and its start-time relations
     _b('engine-args', 'dev', 'block-size-zero', [('set', 'models[0].engineArgs', {'block-size': 0})], "models[0].engineArgs['block-size']", 'at least 1'),
     _b('engine-args', 'dev', 'loading-workers-zero', [('set', 'models[0].engineArgs', {'max-parallel-loading-workers': 0})], "models[0].engineArgs['max-parallel-loading-workers']", 'at least 1'),
     _b('engine-args', 'dev', 'logprobs-below-minus-one', [('set', 'models[0].engineArgs', {'max-logprobs': '-5'})], "models[0].engineArgs['max-logprobs']", 'at least -1'),

@@ -38,7 +38,7 @@ def test_kserve_pods_and_manifests_are_scanned_with_their_skips(tmp_path):
     assert picker["metadata"]["annotations"]["app.kubernetes.io/version"] == "0.9.0"  # the preset's pod annotation
     prefill = pods["Pod-llama-3-1-70b-rag-llminferenceservice-prefill.yaml"]
     # our pinned engine over KServe's preset image (ghcr.io/llm-d/llm-d-cuda:v0.8.0)
-    assert prefill["spec"]["containers"][0]["image"] == "vllm/vllm-openai:v0.27.1"
+    assert prefill["spec"]["containers"][0]["image"] == "vllm/vllm-openai:v0.33.0"
     assert prefill["spec"]["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
     assert prefill["spec"]["automountServiceAccountToken"] is False
     for name, pod in pods.items():

@@ -142,7 +142,7 @@ def test_pd_pods_run_the_pinned_engine_as_non_root(prod_plan):
     spec = _rag(prod_plan)["spec"]
     for pod in (spec["template"], spec["prefill"]["template"]):
         main = _main(pod)
-        assert main["image"] == "vllm/vllm-openai:v0.27.1"
+        assert main["image"] == "vllm/vllm-openai:v0.33.0"
         assert main["securityContext"] == {"runAsUser": 1000}
         env = {e["name"]: e.get("value") for e in main["env"]}
         assert env["HOME"] == "/tmp" and env["VLLM_CACHE_ROOT"] == "/tmp/vllm-cache"
@@ -284,7 +284,7 @@ def test_plan_md_shows_the_mode_the_reasons_and_the_hand_off(prod_plan):
     assert "auto: yes: 70.6B params" in row and "no: " not in row
     assert (
         "- **warning**: use1/llama-3-1-70b-rag hands its KV cache over TCP (134 ms per prompt): the engine image "
-        "vllm/vllm-openai:v0.27.1 has no NIXL LIBFABRIC backend usable over EFA" in section
+        "vllm/vllm-openai:v0.33.0 has no NIXL LIBFABRIC backend usable over EFA" in section
     )
 
 

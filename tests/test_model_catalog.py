@@ -243,7 +243,7 @@ def test_every_shipped_preset_is_a_valid_declaration_with_the_numbers_of_its_con
 
 
 def test_config_json_defaults_are_vllms():
-    """Absent num_key_value_heads: one per head (vllm@v0.27.1 llama.py L287); absent head_dim: hidden_size /
+    """Absent num_key_value_heads: one per head (vllm@v0.33.0 llama.py L290); absent head_dim: hidden_size /
     heads; Qwen2's vLLM model sizes heads from hidden_size whatever head_dim says (qwen2.py L149)."""
     base = {"num_hidden_layers": 2, "hidden_size": 1024, "num_attention_heads": 8, "vocab_size": 100}
     base["max_position_embeddings"] = 4096

@@ -168,7 +168,7 @@ def test_dev_orders_nothing(dev_plan):
 def test_engines_stay_first_come_first_served(env_plan):
     """vLLM's default is fcfs (the vendored option table); nothing asks for priority scheduling, whose order the
     client's own body would set (upstream.VLLM_PRIORITY_SCHEDULING)."""
-    table = Path(__file__).resolve().parents[1] / "conformance/upstream/vllm/v0.27.1/generated-vllm-serve-args.json"
+    table = Path(__file__).resolve().parents[1] / "conformance/upstream/vllm/v0.33.0/generated-vllm-serve-args.json"
     (option,) = [a for a in json.loads(table.read_text())["args"] if a["name"] == "scheduling-policy"]
     assert option["default"] == "fcfs" and option["choices"] == ["fcfs", "priority"]
     rendered = json.dumps([r.inputs for r in env_plan.kubernetes_objects()])

@@ -229,7 +229,7 @@ def dev_run(fixture_project) -> dict:
                     "containers": [
                         {
                             "name": "server",
-                            "image": "vllm/vllm-openai:v0.27.1",
+                            "image": "vllm/vllm-openai:v0.33.0",
                             "resources": {"limits": {"nvidia.com/gpu": "4"}},
                         }
                     ],

@@ -88,7 +88,7 @@ def test_engine_args_are_validated():
     )
     at = f"{L40S}.engineArgs"
     assert config_errors(raw) == [
-        f"{at}['max-num-batched-token']: not a flag of vLLM v0.27.1 a model may set; did you mean "
+        f"{at}['max-num-batched-token']: not a flag of vLLM v0.33.0 a model may set; did you mean "
         "'max-num-batched-tokens'? the flags are listed in components/catalog/engines.py",
         f"{at}['tensor-parallel-size']: set by the platform; change precision, maxModelLen or maxNumSeqs (the "
         "sizing picks it) instead",
@@ -99,14 +99,17 @@ def test_engine_args_are_validated():
 
 
 def test_flags_the_pinned_vllm_removed_are_rejected_with_their_successors():
-    """--swap-space and --cuda-graph-sizes are gone at v0.27.1: vLLM would exit on 'unrecognized arguments'."""
-    raw = _dev_model(0, engineArgs={"swap-space": 4, "cuda-graph-sizes": 8})
+    """--swap-space and --cuda-graph-sizes are gone since v0.27.1, --calculate-kv-scales at v0.33.0 (the dumped
+    parser of the v0.33.0 wheel has none of them): vLLM would exit on 'unrecognized arguments'."""
+    raw = _dev_model(0, engineArgs={"swap-space": 4, "cuda-graph-sizes": 8, "calculate-kv-scales": True})
     at = f"{L40S}.engineArgs"
     assert config_errors(raw) == [
-        f"{at}['swap-space']: not a flag of vLLM v0.27.1 a model may set; the flags are listed in "
+        f"{at}['swap-space']: not a flag of vLLM v0.33.0 a model may set; the flags are listed in "
         "components/catalog/engines.py",
-        f"{at}['cuda-graph-sizes']: not a flag of vLLM v0.27.1 a model may set; did you mean "
+        f"{at}['cuda-graph-sizes']: not a flag of vLLM v0.33.0 a model may set; did you mean "
         "'max-cudagraph-capture-size'? the flags are listed in components/catalog/engines.py",
+        f"{at}['calculate-kv-scales']: not a flag of vLLM v0.33.0 a model may set; the flags are listed in "
+        "components/catalog/engines.py",
     ]
 
 

@@ -117,11 +117,13 @@ def test_catalog_flags_exist_in_the_pinned_engine(engine, upstream):
 
 def test_command_line_check_rejects_what_the_engine_rejects(upstream):
     parser = engine_parser(upstream, "vllm")
-    assert parse_command_line(["--swap-space=4", "--enforce-eager=yes", "--seed", "--kv-cache-dtype=fp4"], parser) == [
+    args = ["--swap-space=4", "--enforce-eager=yes", "--seed", "--prefix-caching-hash-algo=md5"]
+    assert parse_command_line(args, parser) == [
         "--swap-space: unrecognized argument",
         "--enforce-eager takes no value (got 'yes')",
         "--seed expects a value",
-        "--kv-cache-dtype: ['fp4'] not among " + str(list(parser["--kv-cache-dtype"].choices)),
+        # vLLM v0.33.0's choices (generated-vllm-serve-args.json)
+        "--prefix-caching-hash-algo: ['md5'] not among ['sha256', 'sha256_cbor', 'xxhash', 'xxhash_cbor']",
     ]
     assert parse_command_line(["--lora-modules", "a=/m/a", "b=/m/b", "--no-enforce-eager"], parser) == []
 

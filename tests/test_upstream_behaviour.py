@@ -83,6 +83,7 @@ from components.catalog.upstream import (
     S3_MISSING_KEY_IS_404_ONLY_IF_LISTABLE,
     SOCI_PARALLEL_PULL_IS_NOT_LAZY,
     TLS_PROVIDER_HAS_NO_NAME_CONSTRAINTS,
+    VLLM_IMAGE_TAG,
     VLLM_KV_CACHE_BYTES_SKIP_PROFILING,
     VLLM_PRIORITY_SCHEDULING,
     VLLM_QUANTIZATION_KEEPS_EMBEDDINGS,
@@ -120,6 +121,7 @@ from tests.harness import (
 )
 from tools.plan.report import render_markdown
 from tools.policy_pack import ROOT, assemble
+from tools.vendor_upstream import VENDORED_DIR
 
 CLUSTER_TYPE = "kubernetes:cluster.karmada.io/v1alpha1:Cluster"
 
@@ -575,6 +577,17 @@ def test_disaggregated_pods_run_the_pinned_vllm_and_hand_over_without_libfabric(
         argv = shlex.split(" ".join(main["args"]))
         assert "LIBFABRIC" not in " ".join(argv)  # NIXL's default backend (UCX) only
         assert "vpc.amazonaws.com/efa" not in main["resources"]["requests"]
+
+
+def test_every_vllm_container_runs_the_release_whose_parser_was_dumped(env_plan):
+    """vllm/vllm-openai:v<release>: the release of the vendored flag list (its dump records the wheel's version), so
+    the flags checked are the flags of the image that runs; never an unversioned tag."""
+    assert VLLM_IMAGE_TAG.name in FACTS
+    table = json.loads((VENDORED_DIR / f"vllm/{VLLM_VERSION}/generated-vllm-serve-args.json").read_text())
+    assert table["meta"]["vllm_version"] == "0.33.0" == VLLM_VERSION.removeprefix("v")
+    rendered = json.dumps([o.inputs for o in env_plan.kubernetes_objects()])
+    images = set(re.findall(r'"image": "(vllm/vllm-openai[^"]*)"', rendered))
+    assert images == {"vllm/vllm-openai:v0.33.0"}
 
 
 def test_envoy_gateway_starts_after_the_inference_pool_crd(env_plan):

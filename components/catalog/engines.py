@@ -1,11 +1,12 @@
 """Serving engines: pinned images and the command-line flags a model may override.
 
 Sources:
-- vLLM v0.27.1 (2026-08, a patch release of v0.27.0): image `vllm/vllm-openai` on Docker Hub
-  (hub.docker.com/r/vllm/vllm-openai/tags); flags from the `vllm serve` parser of the v0.27.1 wheel
-  (upstream data `vllm/v0.27.1/generated-vllm-serve-args.json`, FACTS-3.md section 5). v0.27 removed
-  `--max-num-partial-prefills` / `--max-long-partial-prefills` (vllm-project/vllm#49244), so
-  they are not offered. The image has no non-root user; it runs as any uid once HOME and the
+- vLLM v0.33.0 (2026-11, the newest release on PyPI): image `vllm/vllm-openai` on Docker Hub
+  (hub.docker.com/r/vllm/vllm-openai/tags; the v0.33.0 tag could not be checked from here, see
+  upstream.VLLM_IMAGE_TAG); flags from the `vllm serve` parser of the v0.33.0 wheel, dumped by
+  `make upgrade-check COMPONENT=vllm` (`vllm/v0.33.0/generated-vllm-serve-args.json`, docs/upstream.md). v0.27
+  removed `--max-num-partial-prefills` / `--max-long-partial-prefills` (vllm-project/vllm#49244) and v0.33.0
+  `--calculate-kv-scales`, so they are not offered. The image has no non-root user; it runs as any uid once HOME and the
   caches point at a writable directory (`VLLM_NON_ROOT_ENV`).
 - Triton 26.07 with the TensorRT-LLM backend (Triton 2.71.0, TensorRT-LLM 1.2.1): image
   `nvcr.io/nvidia/tritonserver:26.07-trtllm-python-py3` from the NGC catalog; it runs as its
@@ -42,7 +43,7 @@ PICKER_ENGINE_LABEL = "inference.networking.k8s.io/engine-type"
 PICKER_ENGINE = {"vllm": "vllm", "triton": "triton-tensorrt-llm"}
 
 # Digests are not pinned: the tags above are the upstream release tags, resolved at pull time.
-VLLM_VERSION = "v0.27.1"
+VLLM_VERSION = "v0.33.0"
 VLLM_IMAGE = f"vllm/vllm-openai:{VLLM_VERSION}"
 # Disaggregated (prefill / decode) pods run the pinned engine too, not KServe's preset image (llm-d-cuda v0.8.0,
 # vLLM 0.23.0), so their flags are the ones validated against VLLM_FLAGS; its NIXL can hand KV caches over UCX only
@@ -104,11 +105,11 @@ VLLM_FLAGS = EngineFlags(
     version=VLLM_VERSION,
     flag_list=f"vllm/{VLLM_VERSION}/generated-vllm-serve-args.json",
     # Not offered although documented for older versions: --swap-space and --cuda-graph-sizes (gone at
-    # 0.27.1; --max-cudagraph-capture-size replaces the latter), --max-num-partial-prefills (gone in 0.27).
+    # 0.27.1; --max-cudagraph-capture-size replaces the latter), --max-num-partial-prefills (gone in 0.27),
+    # --calculate-kv-scales (gone in 0.33.0).
     tunable={
         "async-scheduling": "switch",
         "block-size": "value",
-        "calculate-kv-scales": "switch",
         "chat-template": "value",
         "collect-detailed-traces": "value",
         "compilation-config": "value",
@@ -173,7 +174,7 @@ VLLM_FLAGS = EngineFlags(
     },
 )
 
-# What vLLM v0.27.1's parser does with the value of each tunable flag (generated-vllm-serve-args.json: `type` and
+# What vLLM v0.33.0's parser does with the value of each tunable flag (generated-vllm-serve-args.json: `type` and
 # `choices` of each option; vllm/utils/argparse_utils.py human_readable_int for token counts), so a wrong value is a
 # config error instead of `vllm serve` exiting at start: "int" (a whole number), "float", "tokens" (a whole number;
 # vLLM also reads k/K/m/M/... suffixes, but their case rules differ between releases, so the platform takes the
@@ -181,8 +182,8 @@ VLLM_FLAGS = EngineFlags(
 VLLM_VALUES: dict[str, str | tuple[str, ...]] = {
     "block-size": "int",
     "chat-template": "str",
-    "collect-detailed-traces": ("all", "model", "worker", "model,worker", "model,all", "worker,model", "worker,all",
-                                "all,model", "all,worker"),
+    # v0.33.0 takes several of them as separate values (nargs +), no longer "model,worker": one is rendered.
+    "collect-detailed-traces": ("all", "model", "worker"),
     "compilation-config": "json",
     "cpu-offload-gb": "float",
     "generation-config": "str",
@@ -203,11 +204,11 @@ VLLM_VALUES: dict[str, str | tuple[str, ...]] = {
     "tool-call-parser": "str",
     "uvicorn-log-level": ("critical", "debug", "error", "info", "trace", "warning"),
 }  # fmt: skip
-# The least value vLLM v0.27.1 takes for a numeric tunable: the pydantic Field bound its config checks at start
-# (vllm/config/cache.py L49 block_size gt=0; parallel.py L200 max_parallel_loading_workers ge=1; model.py L242
-# max_logprobs ge=-1; scheduler.py L49 max_num_batched_tokens ge=1, L70 long_prefill_token_threshold ge=0;
+# The least value vLLM v0.33.0 takes for a numeric tunable: the pydantic Field bound its config checks at start
+# (vllm/config/cache.py L187 block_size gt=0; parallel.py L236 max_parallel_loading_workers ge=1; model.py L286
+# max_logprobs ge=-1; scheduler.py L48 max_num_batched_tokens ge=1, L79 long_prefill_token_threshold ge=0;
 # offload.py L23 cpu_offload_gb ge=0). And long_prefill_token_threshold may not exceed max_model_len
-# (scheduler.py L278-283).
+# (scheduler.py L355-360).
 VLLM_MINIMUMS: dict[str, int] = {
     "block-size": 1,
     "cpu-offload-gb": 0,
@@ -216,7 +217,7 @@ VLLM_MINIMUMS: dict[str, int] = {
     "max-num-batched-tokens": 1,
     "max-parallel-loading-workers": 1,
 }
-# vLLM refuses to start when max_num_batched_tokens < max_num_seqs (vllm/config/scheduler.py, SchedulerConfig
+# vLLM refuses to start when max_num_batched_tokens < max_num_seqs (vllm/config/scheduler.py L331-335, SchedulerConfig
 # verify_max_model_len: "max_num_batched_tokens (...) must be greater than or equal to max_num_seqs (...)"); with
 # chunked prefill on (always, here) it does not require max_num_batched_tokens >= max_model_len. Checked by
 # components/config/serving_checks.py (_engine_relations).

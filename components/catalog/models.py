@@ -50,10 +50,10 @@ class ModelArchitecture:
 
 
 # Architectures (config.json `architectures[0]`) whose vLLM model computes the attention head size as
-# hidden_size // num_attention_heads whatever config.json's `head_dim` says: vllm-project/vllm@v0.27.1
-# vllm/model_executor/models/qwen2.py L149 and qwen2_moe.py L221 (`self.head_dim = hidden_size //
-# self.total_num_heads`). Others read `head_dim` first and fall back to that quotient: llama.py L155-156 (Llama,
-# and Mistral's MistralAttention(LlamaAttention), mistral.py L77), mixtral.py L179-181, qwen3_moe.py L286/L378.
+# hidden_size // num_attention_heads whatever config.json's `head_dim` says: vllm-project/vllm@v0.33.0
+# vllm/model_executor/models/qwen2.py L150 and qwen2_moe.py L225 (`self.head_dim = hidden_size //
+# self.total_num_heads`). Others read `head_dim` first and fall back to that quotient: llama.py L158-159 (Llama,
+# and Mistral's MistralAttention(LlamaAttention), mistral.py L77), mixtral.py L173-175, qwen3_moe.py L277.
 HEAD_DIM_FROM_HIDDEN_SIZE = frozenset({"Qwen2ForCausalLM", "Qwen2MoeForCausalLM"})
 
 # config.json's names for the number of experts, by family: Mixtral's `num_local_experts` (mixtral.py L253),

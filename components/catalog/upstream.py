@@ -217,10 +217,10 @@ LLM_INFERENCE_SERVICE_PRESETS = _fact(
 
 PD_ENGINE_IMAGE = _fact(
     "pd-engine-image",
-    "No published image runs the pinned vLLM (v0.27.1) with NIXL's LIBFABRIC backend usable over EFA: "
+    "No published image runs the pinned vLLM (v0.33.0) with NIXL's LIBFABRIC backend usable over EFA: "
     "vllm/vllm-openai ships NIXL without the EFA userspace (libfabric's efa provider) it needs, and llm-d's AWS "
     "image (ghcr.io/llm-d/llm-d-aws, built with the EFA installer and NIXL against /opt/amazon/efa) carries vLLM "
-    "v0.23.0 at its v0.8 release, its bump to v0.27.1 still open. So disaggregated pods run the pinned "
+    "v0.23.0 at its v0.8 release, its bump to v0.27.1 still open when read. So disaggregated pods run the pinned "
     "vllm/vllm-openai image, whose NIXL hands KV caches over UCX (TCP on these nodes), and are sized for that.",
     "vllm-project/vllm#55635 (open 2026-09-07: 'using NIXL EFA requires ... EFA userspace libraries'), #55783 "
     "(open); llm-d/llm-d#1819 (Components v0.8.0: llm-d-cuda v0.8.0 = vLLM v0.23.0, llm-d-aws v0.8.0), #2324 "
@@ -329,15 +329,26 @@ VOLCANO_SCHEDULES_ONLY_ITS_PODS = _fact(
     "kserve/kserve@v0.20.0:pkg/controller/v1alpha2/llmisvc/workload_single_node.go L135-136 (template copied)",
 )
 
+VLLM_IMAGE_TAG = _fact(
+    "vllm-image-tag-per-release",
+    "The engine image is `vllm/vllm-openai:v<release>` on Docker Hub, the tag vLLM's release pipeline pushes for "
+    "each PyPI release (public deployments pin vllm/vllm-openai:v0.30.0 by digest, and v0.31.0). That the v0.33.0 "
+    "tag exists could not be checked from here (no registry but the package registries is reachable, and no public "
+    "text found names it): `docker manifest inspect vllm/vllm-openai:v0.33.0` before a rollout.",
+    "PyPI: vllm 0.33.0 (wheel vllm-0.33.0-cp38-abi3-manylinux_2_28_x86_64.whl); hub.docker.com/r/vllm/vllm-openai/"
+    "tags (not reachable here); public repositories pinning vllm/vllm-openai:v0.30.0@sha256:8a69ffad... and "
+    ":v0.31.0 (code search)",
+)
+
 VLLM_WRITES_UNDER_HOME_AND_TMP = _fact(
     "vllm-writes-under-home-and-tmp",
-    "vLLM v0.27.1 writes its compile and asset caches under VLLM_CACHE_ROOT (default ~/.cache/vllm, XDG_CACHE_HOME), "
+    "vLLM v0.33.0 writes its compile and asset caches under VLLM_CACHE_ROOT (default ~/.cache/vllm, XDG_CACHE_HOME), "
     "its usage stats under VLLM_CONFIG_ROOT (~/.config/vllm), and its ZMQ IPC sockets under VLLM_RPC_BASE_PATH "
     "(tempfile.gettempdir(): /tmp); with HOME and those roots under /tmp, a pod whose /tmp is an emptyDir (KServe's "
     "presets mount `tmp-dir` there) keeps every vLLM write off the image's root filesystem. KServe's presets still "
     "keep that root filesystem writable ('nvidia-cdi-hook requires a writable root filesystem').",
-    "vllm-project/vllm@v0.27.1:vllm/envs.py L17, L34-35, L305-316, L671-705; vllm/usage/usage_lib.py L30; "
-    "vllm/utils/network_utils.py L141-143; kserve/kserve@v0.20.0:config/llmisvcconfig/config-llm-decode-template"
+    "vllm-project/vllm@v0.33.0 (PyPI wheel): vllm/envs.py L17, L35-36, L340-352, L700-735; vllm/usage/usage_lib.py "
+    "L28-29; vllm/utils/network_utils.py L154, L175-177; kserve/kserve@v0.20.0:config/llmisvcconfig/config-llm-decode-template"
     ".yaml L189-190 and volumes (tmp-dir at /tmp), config-llm-prefill-template.yaml",
 )
 
@@ -365,7 +376,7 @@ GKE_CONTROL_PLANE_FIREWALL = _fact(
     "kube-prometheus-stack/values.yaml L2845",
 )
 
-# --- vLLM v0.27.1: loading weights and sizing memory ------------------------------------------------------------
+# --- vLLM v0.33.0: loading weights and sizing memory ------------------------------------------------------------
 
 VLLM_STREAMER_READS_ROOT_SAFETENSORS = _fact(
     "vllm-streamer-reads-root-safetensors",
@@ -374,22 +385,23 @@ VLLM_STREAMER_READS_ROOT_SAFETENSORS = _fact(
     "fails ('Cannot find any safetensors model weights'). A checkpoint of PyTorch `*.bin` pickles, or one whose "
     "safetensors sit in a subdirectory only, does not load. Subdirectories may hold other files (a draft model, "
     "LoRA adapters), which their own loaders read.",
-    "vllm-project/vllm@v0.27.1:vllm/model_executor/model_loader/runai_streamer_loader.py L86-117; "
-    "run-ai/runai-model-streamer 0.15.7 (the image's minimum, vllm docker/Dockerfile L846): "
+    "vllm-project/vllm@v0.33.0 (PyPI wheel): vllm/model_executor/model_loader/runai_streamer_loader.py L181-223; "
+    "run-ai/runai-model-streamer 0.15.7 (the minimum vLLM's `runai` extra requires, METADATA): "
     "runai_model_streamer/safetensors_streamer/safetensors_streamer.py L29-45",
 )
 
 VLLM_STREAMER_DISTRIBUTED = _fact(
     "vllm-streamer-distributed",
     "The runai_streamer loader accepts `--model-loader-extra-config` keys `distributed`, `concurrency` and "
-    "`memory_limit` only (any other key is a start-up error). Without `distributed: true` each tensor-parallel rank "
+    "`memory_limit` only (any other key is a start-up error, as is a `distributed` that is not a bool, "
+    "a `concurrency` that is not a positive integer, or a `memory_limit` below -1). Without `distributed: true` each tensor-parallel rank "
     "streams every safetensors file to the CPU itself: a TP 4 replica of a 131.5 GiB checkpoint reads 526 GiB. "
     "With it, the ranks of a node split the files between them, read each once to their GPU and broadcast the "
     "tensors over a per-node NCCL group; the streamer falls back to per-rank reads when torch.distributed is not "
     "initialized, the group has one rank, the backend is not NCCL, or the GPU has less free memory than two read "
     "chunks.",
-    "vllm-project/vllm@v0.27.1:vllm/model_executor/model_loader/runai_streamer_loader.py L30-45, "
-    "weight_utils.py L1005-1023 (runai_safetensors_weights_iterator: device cuda when distributed); "
+    "vllm-project/vllm@v0.33.0 (PyPI wheel): vllm/model_executor/model_loader/runai_streamer_loader.py L124-178, "
+    "L233-235; weight_utils.py L1282-1300 (runai_safetensors_weights_iterator: device cuda when distributed); "
     "run-ai/runai-model-streamer 0.15.7: runai_model_streamer/distributed_streamer/distributed_streamer.py "
     "L89-134 (set_is_distributed), L280-310 (one group per host unless RUNAI_STREAMER_DIST_GLOBAL)",
 )
@@ -403,10 +415,11 @@ VLLM_KV_CACHE_BYTES_SKIP_PROFILING = _fact(
     "the dummy pass (to compile) but reserves exactly that KV cache and skips the measurement; "
     "`--gpu-memory-utilization` then only gates the start (free memory must be at least utilization x the device's "
     "total).",
-    "vllm-project/vllm@v0.27.1:vllm/v1/worker/gpu_worker.py L474-496 (kv_cache_memory_bytes), L498-548 "
-    "(memory_profiling, the free-memory assertion), L396 and vllm/v1/worker/utils.py L409-429 (request_memory); "
-    "vllm/utils/mem_utils.py L234-325 (memory_profiling); `--kv-cache-memory-bytes` in "
-    "vllm/v0.27.1/generated-vllm-serve-args.json",
+    "vllm-project/vllm@v0.33.0 (PyPI wheel): vllm/v1/worker/gpu_worker.py L654-681 (kv_cache_memory_bytes; the "
+    "startup plan before it is off unless VLLM_ENABLE_STARTUP_PLAN=1, vllm/v1/worker/startup_plan.py L134-142), "
+    "L683-740 (memory_profiling, the free-memory assertion L732) and vllm/v1/worker/utils.py L716-750 "
+    "(request_memory); vllm/utils/mem_utils.py L230 (memory_profiling); `--kv-cache-memory-bytes` in "
+    "vllm/v0.33.0/generated-vllm-serve-args.json",
 )
 
 VLLM_QUANTIZATION_KEEPS_EMBEDDINGS = _fact(
@@ -415,9 +428,9 @@ VLLM_QUANTIZATION_KEEPS_EMBEDDINGS = _fact(
     "quantized, and the output head (ParallelLMHead) only when the checkpoint's quantization config says "
     "`lm_head: true` (default false). So a quantized model keeps vocab x hidden x 2 (untied) parameters in 16 bits: "
     "1.05 B for Llama 3.1 (1.47 GiB more than 4 bits would make them), 2.49 B for Qwen2.5 72B.",
-    "vllm-project/vllm@v0.27.1:vllm/model_executor/layers/quantization/auto_awq.py L242, L285-290; auto_gptq.py "
-    "L203, L264-266 and utils/gptq_utils.py L140-143 (get_linear_quant_method); fp8.py L175-178; "
-    "vllm/model_executor/layers/vocab_parallel_embedding.py L284-288 (no quant method: unquantized), L520 "
+    "vllm-project/vllm@v0.33.0 (PyPI wheel): vllm/model_executor/layers/quantization/auto_awq.py L245, L291-293; "
+    "auto_gptq.py L198, L259 and utils/gptq_utils.py L172-193 (get_linear_quant_method); fp8.py L180; "
+    "vllm/model_executor/layers/vocab_parallel_embedding.py L318-321 (no quant method: unquantized), L578 "
     "(ParallelLMHead)",
 )
 
@@ -510,16 +523,16 @@ FLUID_JOB_JVMS_TAKE_THE_RUNTIMES_OPTIONS = _fact(
 
 VLLM_STREAMS_WEIGHTS_FROM_EVERY_RANK = _fact(
     "vllm-runai-streamer-streams-from-every-engine-process",
-    "vLLM v0.27.1's `runai_streamer` load format loads weights in every worker process (one per GPU of a replica: "
+    "vLLM v0.33.0's `runai_streamer` load format loads weights in every worker process (one per GPU of a replica: "
     "tensor x pipeline parallel): each streams all of the model's safetensors files itself, through "
     "runai_safetensors_weights_iterator with is_distributed false unless `model_loader_extra_config` says "
     "`distributed`, with the streamer's parallel reads (RUNAI_STREAMER_CONCURRENCY, catalog.engines."
     "STREAMER_CONCURRENCY). Distributed (the platform's setting for replicas of several GPUs, "
     "vllm-streamer-distributed), each process streams its share of the files, with the same parallel reads. A node "
     "thus serves STREAMER_CONCURRENCY streams per engine process, not per model server.",
-    "vllm-project/vllm@v0.27.1 (PyPI sdist vllm-0.27.1.tar.gz): vllm/model_executor/model_loader/"
-    "runai_streamer_loader.py L30-45, L120-140, weight_utils.py L1005-1023; runai-model-streamer 0.15.7 (PyPI, the "
-    "version vLLM v0.27.1 requires): runai_model_streamer/distributed_streamer/distributed_streamer.py L136-152",
+    "vllm-project/vllm@v0.33.0 (PyPI wheel): vllm/model_executor/model_loader/runai_streamer_loader.py L124-178, "
+    "L227-240, weight_utils.py L1282-1300; runai-model-streamer 0.15.7 (PyPI, the version vLLM v0.33.0 requires at "
+    "least): runai_model_streamer/distributed_streamer/distributed_streamer.py L136-152",
 )
 
 FLUID_APPLIES_A_CACHES_SPEC_ONCE = _fact(
@@ -837,8 +850,8 @@ VLLM_RUNTIME_LORA_ENV = _fact(
     "vLLM reads VLLM_ALLOW_RUNTIME_LORA_UPDATING as `.strip().lower() in ('1', 'true')`; when on, its OpenAI "
     "server serves POST /v1/load_lora_adapter and /v1/unload_lora_adapter, loading an adapter from any path the "
     "caller names. The platform never sets it; the pack refuses it in production.",
-    "vllm-project/vllm:vllm/envs.py (VLLM_ALLOW_RUNTIME_LORA_UPDATING), vllm/entrypoints/serve/lora/api_router.py "
-    "(read from the repository's default branch; the pinned v0.27.1 wheel was not unpacked)",
+    "vllm-project/vllm@v0.33.0 (PyPI wheel): vllm/envs.py L1204-1207 (VLLM_ALLOW_RUNTIME_LORA_UPDATING), "
+    "vllm/entrypoints/serve/lora/api_router.py L30, L63-68, L82",
 )
 
 NODEADM_FAST_IMAGE_PULL = _fact(
@@ -1070,15 +1083,14 @@ ENVOY_API_KEY_AUTH_OVERWRITES_THE_CLIENT_ID = _fact(
 
 VLLM_PRIORITY_SCHEDULING = _fact(
     "vllm-priority-comes-from-the-request-body",
-    "vLLM 0.27.1 takes a request's `priority` (an integer, default 0, lower first) from the body of chat, "
+    "vLLM 0.33.0 takes a request's `priority` (an integer, default 0, lower first) from the body of chat, "
     "completion and responses requests, and from nowhere else (no header). With `--scheduling-policy priority` "
     "(choices fcfs, priority; default fcfs) it orders its waiting queue by (priority, arrival) and, short of KV "
     "cache, preempts the running request with the largest (priority, arrival); a waiting request never preempts a "
     "running one. With fcfs a non-zero priority is accepted and ignored (no error, despite the field's "
     "description). So with priority scheduling, whoever writes the body picks the engine's order.",
-    "vllm 0.27.1 (wheel from PyPI): vllm/entrypoints/openai/chat_completion/protocol.py L379-388, "
-    "completion/protocol.py L132-141, responses/protocol.py L234-243; vllm/v1/core/sched/request_queue.py "
-    "L75-201; vllm/v1/request.py L333-344; vllm/v1/core/sched/scheduler.py L179-189, L587-623, L683-699, L983-990, "
-    "L2064-2074; vllm/v1/engine/input_processor.py L255-300; generated-vllm-serve-args.json (vendored, "
-    "scheduling-policy)",
+    "vllm 0.33.0 (wheel from PyPI): vllm/entrypoints/openai/chat_completion/protocol.py L401, "
+    "completion/protocol.py L137, responses/protocol.py L384; vllm/v1/core/sched/request_queue.py L131-212; "
+    "vllm/v1/request.py L357-367; vllm/v1/core/sched/scheduler.py L932-944, L984; vllm/v1/engine/input_processor.py "
+    "L383, L549; generated-vllm-serve-args.json (vendored, scheduling-policy)",
 )

@@ -131,16 +131,16 @@ def kv_bytes_per_token(model: ModelArchitecture, kv_dtype: KvDtype, tensor_paral
 
     `auto` keeps the activation dtype (16-bit, also for quantized weights); fp8 halves it. With more GPUs
     than KV heads, vLLM gives each GPU one head's copy (max(1, KV heads // TP) per GPU,
-    vllm-project/vllm@v0.27.1:vllm/config/model.py L1419-1430), so the replica holds TP heads.
+    vllm-project/vllm@v0.33.0:vllm/config/model.py L1663-1683), so the replica holds TP heads.
     """
     element = 1 if kv_dtype == "fp8" else 2
     return 2 * model.layers * max(model.kv_heads, tensor_parallel) * model.head_dim * element
 
 
 def tensor_parallel_splits(model: ModelArchitecture, tensor_parallel: int) -> bool:
-    """vLLM splits attention heads evenly (vllm/config/model.py L1313-1320) and KV heads evenly or replicated
-    evenly (`total_num_kv_heads % tp_size == 0`, else `tp_size % total_num_kv_heads == 0`: qwen2.py L139-147,
-    the same in llama.py and mixtral.py at vllm-project/vllm@v0.27.1)."""
+    """vLLM splits attention heads evenly (vllm/config/model.py L1559-1563) and KV heads evenly or replicated
+    evenly (`total_num_kv_heads % tp_size == 0`, else `tp_size % total_num_kv_heads == 0`: qwen2.py L140-148,
+    llama.py L147-155, the same in mixtral.py at vllm-project/vllm@v0.33.0)."""
     heads, kv_heads = model.attention_heads, model.kv_heads
     return heads % tensor_parallel == 0 and (kv_heads % tensor_parallel == 0 or tensor_parallel % kv_heads == 0)
 

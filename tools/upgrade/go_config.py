@@ -1,0 +1,64 @@
+"""What a Go binary's configuration file accepts, read from its source: the JSON paths of a config struct (its
+`json:"..."` tags, following the struct types of the same files), and the plugin type names a runner registers
+(`Register(pkg.TypeConst, factory)`, each constant resolved in the imported package's directory). Nothing is built
+or run."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+_STRUCT = re.compile(r"^type\s+(\w+)\s+struct\s*\{(.*?)^\}", re.M | re.S)
+_FIELD = re.compile(r"^\s*(?:\w+\s+)?(?P<type>[\w.*\[\]]+)\s+`[^`]*json:\"(?P<name>[^\",]*)[^`]*`", re.M)
+_IMPORT = re.compile(r"^\s*(?:(?P<alias>\w+)\s+)?\"(?P<path>[^\"]+)\"", re.M)
+_REGISTER = re.compile(r"\bRegister\(\s*(?P<pkg>\w+)\.(?P<const>\w+)\s*,")
+
+
+def config_paths(files: list[str], root: str) -> list[str]:
+    """Every JSON path of `root` (`flowControl.priorityBands[].priority`); a field of a type the files do not
+    define (metav1.Duration, json.RawMessage) ends its path."""
+    structs = {m[1]: m[2] for text in files for m in _STRUCT.finditer(text)}
+    if root not in structs:
+        raise ValueError(f"no `type {root} struct` in the files")
+    paths: set[str] = set()
+
+    def walk(name: str, prefix: str, seen: tuple[str, ...]) -> None:
+        for field in _FIELD.finditer(structs[name]):
+            kind, json_name = field["type"], field["name"]
+            if json_name in ("", "-"):
+                continue
+            path = f"{prefix}.{json_name}" if prefix else json_name
+            many = "[]" in kind
+            path += "[]" if many else ""
+            paths.add(path)
+            base = kind.replace("[]", "").lstrip("*")
+            if base in structs and base not in seen:
+                walk(base, path, (*seen, base))
+
+    walk(root, "", (root,))
+    return sorted(paths)
+
+
+def plugin_types(runner: str, module: str, package_files: Callable[[str], list[str]]) -> list[str]:
+    """The plugin type names `runner` registers: each `Register(alias.Const, ...)`, the constant's string read in
+    the directory of the package `alias` imports (`package_files(directory)` -> its Go sources)."""
+    imports = {}
+    for match in _IMPORT.finditer(runner):
+        path = match["path"]
+        imports[match["alias"] or path.rsplit("/", 1)[-1]] = path
+    names = set()
+    for match in _REGISTER.finditer(runner):
+        path = imports.get(match["pkg"], "")
+        if not path.startswith(module + "/"):
+            continue  # a package of another module: not in this tree
+        texts = package_files(path.removeprefix(module + "/"))
+        found = [
+            m[1]
+            for text in texts
+            for m in re.finditer(
+                rf"^\s*(?:const\s+)?{re.escape(match['const'])}\s*(?:string\s*)?=\s*\"([^\"]+)\"", text, re.M
+            )
+        ]
+        if found:
+            names.add(found[0])
+    return sorted(names)
