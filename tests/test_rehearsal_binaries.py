@@ -161,7 +161,7 @@ def test_the_binary_names_are_the_runners_interface():
             *("karmada-aggregated-apiserver", "karmada-controller-manager", "karmada-scheduler", "karmada-webhook"),
             *("karmada-agent", "karmada-apiserver", "karmada-kube-controller-manager", "karmada-etcd", "kubectl"),
             *("volcano-scheduler", "volcano-controller-manager", "volcano-webhook-manager"),
-            *("kserve-manager", "kserve-llmisvc", "epp", "egctl"),
+            *("kserve-manager", "kserve-llmisvc", "epp", "egctl", "envoy-gateway"),
             "llm-d-inference-sim",  # the rollout SLO gate's endpoint in the rehearsal tier (issue 36)
         ]
     )
@@ -245,9 +245,10 @@ def test_ldflags_stamp_versions_as_the_upstream_release_builds():
 
 # What each environment's rehearsal needs, by hand from Pulumi.<env>.yaml: dev has no federation, so no Karmada;
 # prod federates (its hooks run kubectl). Both serve models on GPU pools (Volcano, KServe: serving.deploymentMode
-# Standard) behind a gateway (Envoy Gateway, an endpoint picker per model).
+# Standard) behind a gateway (Envoy Gateway, an endpoint picker per model); Volcano's admission-init hook runs a
+# kubectl script, so both need kubectl.
 ALL_MODULES = {u.module_dir for u in UPSTREAMS}
-KARMADA_MODULES = {"karmada", "karmada-kubernetes", "karmada-etcd", "kubectl"}
+KARMADA_MODULES = {"karmada", "karmada-kubernetes", "karmada-etcd"}
 NEEDED = {"dev": ALL_MODULES - KARMADA_MODULES, "prod": ALL_MODULES}
 
 
@@ -339,7 +340,7 @@ def test_a_toolchain_older_than_a_modules_go_line_is_refused():
 def test_an_unknown_binary_is_one_line_and_exit_2(capsys):
     assert build.main(["--only", "kube-apiserverr"]) == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
-    assert line.startswith("error: --only: no binary named kube-apiserverr; the binaries are egctl, epp")
+    assert line.startswith("error: --only: no binary named kube-apiserverr; the binaries are egctl, envoy-gateway, epp")
 
 
 def test_an_unknown_environment_is_named_and_exit_2(capsys):

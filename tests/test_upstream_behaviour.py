@@ -58,6 +58,7 @@ from components.catalog.upstream import (
     GKE_IMAGE_STREAMING_ONLY_ARTIFACT_REGISTRY,
     GKE_NODE_COUNT_PER_ZONE,
     GKE_POOLS_NEED_THEIR_OWN_DCGM_EXPORTER,
+    HELM_INSTALL_RUNS_HOOKS,
     HELM_INSTALLS_IN_ORDER,
     KARMADA_AGENT_IDENTITY,
     KARMADA_AGENT_REGISTERS,
@@ -68,6 +69,7 @@ from components.catalog.upstream import (
     KSERVE_LLMISVC_READY_NEEDS_ITS_OWN_ROUTE,
     KSERVE_NEEDS_CERT_MANAGER,
     KSERVE_PREDICTOR_SERVICE,
+    KUBELET_WAITS_FOR_REFERENCED_OBJECTS,
     LLM_INFERENCE_SERVICE_INSTALL,
     LLM_INFERENCE_SERVICE_PRESETS,
     MANAGED_CONTROL_PLANE_ADDRESSES,
@@ -1167,6 +1169,68 @@ def test_the_installed_provider_states_the_create_semantics_the_rehearsal_replay
     assert not [p.name for p in providers if {"upsertExistingObjects", "enablePatchForce"} & p.inputs.keys()]
 
 
+def test_no_release_disables_the_hooks_its_chart_installs_with(env_plan):
+    """Helm runs a chart's pre-install hooks before its objects (the fact): Envoy Gateway's certgen Job makes the
+    Secrets its controller mounts, Volcano's admission-init Job its webhook's. No release turns hooks off
+    (pulumi-kubernetes' disableWebhooks), so each chart comes up as its authors ordered it."""
+    assert HELM_INSTALL_RUNS_HOOKS.name in FACTS
+    releases = env_plan.helm_releases()
+    assert [r.name for r in releases if r.inputs.get("disableWebhooks")] == []
+    charts = {str(r.inputs["chart"]).rsplit("/", 1)[-1] for r in releases}
+    assert {"gateway-helm", "volcano"} <= charts
+
+
+def test_every_secret_and_config_map_our_workloads_need_is_ours_to_create(env_plan):
+    """A pod whose Secret or ConfigMap does not exist never starts (the fact): every reference a workload we render
+    makes without `optional` names an object the plan creates in its namespace on its cluster, or the Secret of a
+    Certificate it creates (cert-manager issues it). Keys are checked where the plan shows them (not a redacted
+    stringData)."""
+    from tools.rehearsal.references import blocking_reference
+
+    assert KUBELET_WAITS_FOR_REFERENCED_OBJECTS.name in FACTS
+    objects = env_plan.kubernetes_objects()
+    made: dict[tuple[str | None, str, str, str], set[str] | None] = {}
+    for r in objects:
+        kind, meta = r.inputs["kind"], r.inputs["metadata"]
+        if kind in ("Secret", "ConfigMap"):
+            shown = [r.inputs.get(k) for k in ("data", "stringData", "binaryData")]
+            keys = None if "[secret]" in shown else {key for part in shown if isinstance(part, dict) for key in part}
+            made[(env_plan.cluster_of(r), kind, meta.get("namespace", ""), meta["name"])] = keys
+        elif kind == "Certificate":
+            made[(env_plan.cluster_of(r), "Secret", meta.get("namespace", ""), r.inputs["spec"]["secretName"])] = None
+    workloads = [r for r in objects if r.inputs["kind"] in ("Deployment", "StatefulSet", "DaemonSet", "Job")]
+    assert workloads
+    unmet = []
+    for r in workloads:
+        cluster, meta = env_plan.cluster_of(r), r.inputs["metadata"]
+        pod = {
+            "metadata": {"namespace": meta.get("namespace", ""), "name": meta["name"]},
+            "spec": r.inputs["spec"]["template"]["spec"],
+        }
+
+        def lookup(kind: str, namespace: str, name: str, cluster=cluster) -> set[str] | None:
+            key = (cluster, kind, namespace, name)
+            if key not in made:
+                return None
+            keys = made[key]
+            return keys if keys is not None else _EVERY_KEY
+
+        blocked = blocking_reference(pod, lookup)
+        if blocked is not None:
+            unmet.append(f"{cluster}: {r.inputs['kind']} {meta.get('namespace')}/{meta['name']}: {blocked.message}")
+    assert unmet == []
+
+
+class _EveryKey(set):
+    """The keys of an object whose data the plan redacts: whatever is asked for."""
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+
+_EVERY_KEY = _EveryKey()
+
+
 def test_releases_install_as_helm_installs_them(prod_plan):
     from tools.rehearsal import helm
 
@@ -1183,7 +1247,10 @@ def test_releases_install_as_helm_installs_them(prod_plan):
     ]
     order = [k for k in ("Namespace", "CustomResourceDefinition", "ClusterRole", "Service", "Deployment")]
     assert sorted(order, key=lambda k: helm._install_rank({"kind": k})) == order
-    assert helm._install_rank({"kind": "ValidatingWebhookConfiguration"}) == len(helm.INSTALL_ORDER)
+    assert helm.kind_rank("ValidatingWebhookConfiguration") == (
+        len(helm.INSTALL_ORDER),
+        "ValidatingWebhookConfiguration",
+    )
 
 
 # --- patches that wait, and who may use an EKS cluster ---------------------------------------------------------------

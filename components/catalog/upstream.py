@@ -73,12 +73,58 @@ PULUMI_CREATES_OBJECTS = _fact(
 HELM_INSTALLS_IN_ORDER = _fact(
     "helm-install-order-and-wait",
     "A `helm.sh/v3:Release` runs Helm's install action (helm v3.20.2 in pulumi-kubernetes' go.mod): the chart's "
-    "crds/ first (unless skipCrds), then pre-install hooks, then every template in Helm's kind order (kinds it "
-    "does not list, webhook configurations among them, last), then post-install hooks; with wait (the default) "
-    "it waits for Deployments, StatefulSets, DaemonSets, PVCs (Bound) and LoadBalancer Services (an address), "
-    "and for Jobs only with waitForJobs; atomic rolls the release back when the wait times out.",
-    "helm/helm@v3.20.2:pkg/releaseutil/kind_sorter.go L31-L68 (InstallOrder), pkg/kube/ready.go L253 "
-    "(serviceReady), pkg/action/install.go; pulumi/pulumi-kubernetes@v4.32.0:provider/go.mod L30",
+    "crds/ first (unless skipCrds), then pre-install hooks (`helm-install-runs-hooks`), then every template in "
+    "Helm's kind order (kinds it does not list, webhook configurations among them, last, alphabetically); with "
+    "wait (the default) it then waits for Deployments, StatefulSets, DaemonSets, PVCs (Bound) and LoadBalancer "
+    "Services (an address), and for Jobs only with waitForJobs; then it runs the post-install hooks; atomic rolls "
+    "the release back when the wait times out.",
+    "helm/helm@v3.20.2:pkg/releaseutil/kind_sorter.go L31-L68 (InstallOrder), L135-L160 (lessByKind), "
+    "pkg/kube/ready.go L253 (serviceReady), pkg/action/install.go L444-L485 (performInstall); "
+    "pulumi/pulumi-kubernetes@v4.32.0:provider/go.mod L30",
+)
+
+HELM_INSTALL_RUNS_HOOKS = _fact(
+    "helm-install-runs-hooks",
+    "Helm's install (v3.20.2) runs a release's pre-install hooks before it creates any template's object and its "
+    "post-install hooks after the wait, unless hooks are disabled (pulumi-kubernetes passes `disableWebhooks` as "
+    "DisableHooks). A hook is an object whose `helm.sh/hook` names only known events (one naming an unknown event "
+    "is skipped, never created); its weight is `helm.sh/hook-weight` as an integer (else 0). The hooks of an event "
+    "run one at a time, ordered by template path, then kind (InstallOrder), then stably by weight and name; each is "
+    "deleted first when its `helm.sh/hook-delete-policy` has before-hook-creation (the default when it names "
+    "none), created, and watched until done before the next starts: a Job until its Complete condition is True "
+    "(its Failed condition fails the install), a Pod until Succeeded (Failed fails it), any other kind once "
+    "created, each for up to the release's timeout (pulumi-kubernetes: 300 s unless set), after which the install "
+    "fails (`failed pre-install: ...`). After all succeed, those with hook-succeeded are deleted, the last first; "
+    "hook objects are not the release's own (no managed-by label), and a CRD hook is never deleted. So a Secret a "
+    "pre-install Job makes exists before the release's pods that mount it are created.",
+    "helm/helm@v3.20.2:pkg/action/install.go L444-L485 (performInstall: execHook pre-install L447-L452, Create "
+    "L456-L466, Wait L469-L478, execHook post-install L480-L484); pkg/action/hooks.go L36-L133 (execHook), "
+    "L135-L146 (hookByWeight), L147-L172 (deleteHookByPolicy, never a CRD); pkg/kube/client.go L489-L491 (Delete: "
+    "background propagation), L555-L559 (WatchUntilReady), L745-L846 (watchUntilReady, waitForJob, "
+    "waitForPodSuccess); pkg/releaseutil/manifest_sorter.go L54-L66 (events), L77-L110 (SortManifests), "
+    "L139-L234 (hook parsing, weight); pkg/release/hook.go L28-L71; pulumi/pulumi-kubernetes@v4.32.0:"
+    "provider/pkg/provider/helm_release.go L64 (defaultTimeoutSeconds 300), L607-L612 (DisableHooks, Wait, Timeout)",
+)
+
+KUBELET_WAITS_FOR_REFERENCED_OBJECTS = _fact(
+    "kubelet-waits-for-referenced-objects",
+    "The kubelet (v1.33) mounts a pod's volumes before it creates the pod's sandbox and waits while a `secret`, "
+    "`configMap` or `projected` volume names a Secret or ConfigMap that does not exist, or an item key it does not "
+    'have (FailedMount `MountVolume.SetUp failed for volume ...: secret "x" not found`, containers waiting in '
+    "ContainerCreating, retried; the sync gives up after 2 min 3 s and tries again). It then builds each "
+    "container's environment when it starts it: an `envFrom` secretRef/configMapRef or an `env[].valueFrom` "
+    "secretKeyRef/configMapKeyRef naming a missing object or key fails the container with "
+    "CreateContainerConfigError. `optional: true` exempts the reference in both. Such a pod is never Ready, so a "
+    "Secret a Helm hook or a controller makes must exist before the pods that mount it can serve.",
+    "kubernetes/kubernetes@v1.33.13:pkg/kubelet/kubelet.go L2047 (SyncPod: WaitForAttachAndMount before the "
+    "runtime's SyncPod); pkg/kubelet/volumemanager/volume_manager.go L66-L75 (podAttachAndMountTimeout 2m3s), "
+    "L393-L435; pkg/volume/secret/secret.go L176-L207, L259-L285; pkg/volume/configmap/configmap.go L180-L211, "
+    "L263-L292; pkg/volume/projected/projected.go L245-L300; pkg/volume/util/operationexecutor/"
+    "operation_generator.go L482, operation_executor.go L307-L324 (the event text); pkg/kubelet/kubelet_pods.go "
+    "L711 (makeEnvironmentVariables), L750-L800 (envFrom), L840-L897 (valueFrom keys), L82 (ContainerCreating); "
+    "pkg/kubelet/kuberuntime/kuberuntime_container.go L67-L68, L251-L258 (CreateContainerConfigError); "
+    "pkg/kubelet/secret/secret_manager.go L155, pkg/kubelet/configmap/configmap_manager.go L154, "
+    "pkg/kubelet/util/manager/watch_based_manager.go L330 (the NotFound text)",
 )
 
 KSERVE_NEEDS_CERT_MANAGER = _fact(
