@@ -877,11 +877,3 @@ def test_a_federated_models_picker_is_checked_in_the_wave_that_gives_its_pool_po
     assert _wave_serving(rehearsal, canary, "llama-3-1-70b", "prod-use1") == "global"  # type: ignore[arg-type]
     assert _wave_serving(rehearsal, canary, "llama-3-1-8b", "prod-use1") is None  # type: ignore[arg-type]
     assert _wave_serving(rehearsal, Wave("global", ("prod.global",), False), "llama-3-1-70b", "prod-use1") is None  # type: ignore[arg-type]
-
-
-def test_a_chart_the_program_installs_no_crd_with_gets_none_from_the_rehearsal():
-    """Clusterpedia's release says installCRDs: false and its CRDs are ConfigFiles: a vendored copy installed for
-    the release too would make one of the two creates fail (AlreadyExists)."""
-    (release,) = [r for r in plan_for("prod").helm_releases() if r.inputs["chart"] == "clusterpedia"]
-    assert release.inputs["values"]["installCRDs"] is False
-    assert CHART_SOURCES[("clusterpedia", "2.6.0")].vendored_crds == ()
