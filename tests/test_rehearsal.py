@@ -877,3 +877,25 @@ def test_a_federated_models_picker_is_checked_in_the_wave_that_gives_its_pool_po
     assert _wave_serving(rehearsal, canary, "llama-3-1-70b", "prod-use1") == "global"  # type: ignore[arg-type]
     assert _wave_serving(rehearsal, canary, "llama-3-1-8b", "prod-use1") is None  # type: ignore[arg-type]
     assert _wave_serving(rehearsal, Wave("global", ("prod.global",), False), "llama-3-1-70b", "prod-use1") is None  # type: ignore[arg-type]
+
+
+def test_clusterpedias_crds_come_only_from_the_config_files_the_program_applies():
+    """The program renders Clusterpedia itself (no chart) and applies its two CRDs as ConfigFiles, which the rehearsal
+    takes from their vendored copies (the module proxy refuses clusterpedia v0.9.0): no release or chart source
+    installs them a second time, which would fail the second create (AlreadyExists)."""
+    from tools.rehearsal.charts import VENDORED_CONFIG_FILES
+
+    plan = plan_for("prod")
+    assert [r.name for r in plan.helm_releases() if "clusterpedia" in str(r.inputs["chart"])] == []
+    assert [key for key in CHART_SOURCES if key[0] == "clusterpedia"] == []
+    urls = sorted(
+        r.inputs["file"]
+        for r in plan.resources
+        if r.type == "kubernetes:yaml/v2:ConfigFile" and "clusterpedia" in r.inputs["file"]
+    )
+    # clusterpedia-io/clusterpedia@v0.9.0:kustomize/crds: its two CRDs.
+    assert [u.rsplit("/", 1)[1] for u in urls] == [
+        "cluster.clusterpedia.io_clustersyncresources.yaml",
+        "cluster.clusterpedia.io_pediaclusters.yaml",
+    ]
+    assert all(url in VENDORED_CONFIG_FILES for url in urls)
