@@ -1944,7 +1944,9 @@ def test_the_slo_gate_measures_as_vllms_serving_benchmark():
         [sample], _ = run_load_test(
             sim.base_url, "sim-key", weighted_schedule(["m"], [("hi", 9, 1)]), Bounds(1, 10, 1, 10)
         )
-    assert sample.tokens == 9 and 0.0075 <= sample.tpot < 0.0075 + 0.015
+    # 60 ms / 8 = 7.5 ms give or take the reader's scheduling (the first chunk read late shortens the span); per
+    # chunk it would be 30 ms.
+    assert sample.tokens == 9 and 0.004 < sample.tpot < 0.015
 
 
 def test_the_pack_folder_is_what_the_pulumi_cli_runs_publishes_and_installs(tmp_path):
