@@ -35,6 +35,26 @@ class OriginUnavailable(Exception):
     """The repository at that tag is not at hand (no module proxy, no mirror)."""
 
 
+def go_mod_download(module: str, version: str, *, timeout: int) -> dict[str, Any]:
+    """`go mod download -json module@version`: the module's `Dir` and `Origin` (the tag's commit), or
+    OriginUnavailable with the proxy's reason (a refused version is a 403 here)."""
+    try:
+        out = subprocess.run(
+            ["go", "mod", "download", "-json", f"{module}@{version}"],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise OriginUnavailable(f"go mod download {module}@{version}: {exc}") from exc
+    info: dict[str, Any] = json.loads(out.stdout or "{}")
+    if "Dir" not in info:
+        reason = (info.get("Error") or out.stderr).strip() or "no answer"
+        raise OriginUnavailable(f"go mod download {module}@{version}: {reason}")
+    return info
+
+
 @dataclass(frozen=True)
 class Repo:
     """A repository at a tag: `module` is its Go module path when the proxy serves it."""
@@ -47,20 +67,8 @@ class Repo:
     tag_commit: str = ""
 
     @cache  # noqa: B019 - a few repositories, each read many times in one run
-    def _module_dir(self) -> tuple[Path, str]:
-        try:
-            out = subprocess.run(
-                ["go", "mod", "download", "-json", f"{self.module}@{self.ref}"],
-                capture_output=True,
-                text=True,
-                timeout=600,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise OriginUnavailable(f"go mod download {self.module}@{self.ref}: {exc}") from exc
-        info = json.loads(out.stdout or "{}")
-        if "Dir" not in info:
-            raise OriginUnavailable(f"go mod download {self.module}@{self.ref}: {info.get('Error', out.stderr)}")
+    def _module_dir(self, module: str) -> tuple[Path, str]:
+        info = go_mod_download(module, self.ref, timeout=600)
         return Path(info["Dir"]), info.get("Origin", {}).get("Hash", "")
 
     def _mirror(self) -> Path:
@@ -88,7 +96,7 @@ class Repo:
 
     def commit(self) -> str:
         if self.module:
-            recorded = self._module_dir()[1]
+            recorded = self._module_dir(self.module)[1]
             if recorded and self.tag_commit and recorded != self.tag_commit:
                 raise ValueError(f"{self.repo}@{self.ref}: the proxy says {recorded}, not {self.tag_commit}")
             if not (recorded or self.tag_commit):
@@ -98,13 +106,13 @@ class Repo:
 
     def read(self, path: str) -> bytes:
         if self.module:
-            return (self._module_dir()[0] / path).read_bytes()
+            return (self._module_dir(self.module)[0] / path).read_bytes()
         return self._git("show", f"{self._mirror_rev()}:{path}")
 
     def files(self, directory: str) -> list[str]:
         """Every file under `directory` (repository paths, sorted)."""
         if self.module:
-            root = self._module_dir()[0]
+            root = self._module_dir(self.module)[0]
             return sorted(p.relative_to(root).as_posix() for p in (root / directory).rglob("*") if p.is_file())
         out = self._git("ls-tree", "-r", "--name-only", self._mirror_rev(), "--", directory).decode()
         return sorted(line for line in out.splitlines() if line)

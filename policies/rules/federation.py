@@ -208,6 +208,11 @@ def _agent_subjects(binding: Resource) -> list[tuple[str, str]]:
     return found
 
 
+def is_rbac_binding(r: Resource) -> bool:
+    """A Kubernetes RoleBinding or ClusterRoleBinding: the subject of the rules that check who a role reaches."""
+    return r.is_kubernetes and r.api_group == RBAC_GROUP and r.kind.endswith("RoleBinding")
+
+
 def bound_rules(binding: Resource, ctx: Context) -> tuple[str, list[dict] | None]:
     """(what the binding grants, its rules): a role of the stack, or one the API server defines itself; None when
     the role is neither (what it grants cannot be known)."""
@@ -261,7 +266,7 @@ def _beyond(rule_: dict, member: str, namespace: str) -> list[str]:
     "components/federation/member.py agent_rules, with resourceNames [<member>] (and <member>-impersonator for "
     "Secrets), and Works through a RoleBinding in karmada-es-<member>",
     applies_to=("RoleBinding", "ClusterRoleBinding"),
-    subject=lambda r: r.is_kubernetes and r.api_group == RBAC_GROUP and r.kind.endswith("RoleBinding"),
+    subject=is_rbac_binding,
     scope="stack",
 )
 def karmada_agent_rbac_scoped(r: Resource, ctx: Context) -> Iterator[Violation]:

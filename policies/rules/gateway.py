@@ -206,16 +206,24 @@ def _tenant_values(route: Resource, header: str) -> set[str]:
     }
 
 
-def _budgeted(tenant: str, header: str, policies: list[Resource]) -> bool:
-    for policy in policies:
-        for rule_ in _token_rules(policy):
-            for selector in as_list(get(rule_, "clientSelectors")):
-                for h in _header_matches(selector):
-                    if str(h.get("name", "")).lower() != header:
-                        continue
-                    if h.get("type") == "Distinct" or (h.get("type", "Exact") == "Exact" and h.get("value") == tenant):
-                        return True
+def selects_tenant(selectors: list[object], tenant: str, header: str) -> bool:
+    """A rate-limit rule's client selectors pick the tenant out by its header: its exact value, or every value
+    (Distinct)."""
+    for selector in selectors:
+        for h in _header_matches(selector):
+            if str(h.get("name", "")).lower() != header:
+                continue
+            if h.get("type") == "Distinct" or (h.get("type", "Exact") == "Exact" and h.get("value") == tenant):
+                return True
     return False
+
+
+def _budgeted(tenant: str, header: str, policies: list[Resource]) -> bool:
+    return any(
+        selects_tenant(as_list(get(rule_, "clientSelectors")), tenant, header)
+        for policy in policies
+        for rule_ in _token_rules(policy)
+    )
 
 
 @rule(

@@ -20,6 +20,7 @@ from policies.rules.gateway import (
     _targets,
     is_ai_route,
     parent_gateways,
+    selects_tenant,
 )
 
 
@@ -49,14 +50,8 @@ def _request_limited(tenant: str, header: str, policies: list[Resource]) -> bool
         if rate_limit.get("type", "Global") != "Global":
             continue
         for rule_ in as_list(get(rate_limit, "global", "rules")):
-            if not _counts_requests(rule_):
-                continue
-            for selector in as_list(peek(rule_, "clientSelectors")):
-                for h in _header_matches(selector):
-                    if str(h.get("name", "")).lower() != header:
-                        continue
-                    if h.get("type") == "Distinct" or (h.get("type", "Exact") == "Exact" and h.get("value") == tenant):
-                        return True
+            if _counts_requests(rule_) and selects_tenant(as_list(peek(rule_, "clientSelectors")), tenant, header):
+                return True
     return False
 
 

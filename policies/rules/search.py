@@ -10,7 +10,7 @@ from platform_catalog.names import SEARCH_NAMESPACE, SEARCH_READER, SEARCH_STORE
 from policies.framework import CannotCheck, Context, Violation, rule
 from policies.model import Resource, as_list, get, peek
 from policies.pods import workloads
-from policies.rules.federation import RBAC_GROUP, bound_rules
+from policies.rules.federation import bound_rules, is_rbac_binding
 from policies.upstream import (
     CLUSTERPEDIA_CLUSTER_GRANTS,
     CLUSTERPEDIA_NAMESPACE_GRANTS,
@@ -43,7 +43,7 @@ def _reader_subjects(binding: Resource) -> list[str]:
     remediation="bind clusterpedia-reader to a ClusterRole of list/watch rules on the indexed resources "
     "(components/federation/search.py reader_rules)",
     applies_to=("RoleBinding", "ClusterRoleBinding"),
-    subject=lambda r: r.is_kubernetes and r.api_group == RBAC_GROUP and r.kind.endswith("RoleBinding"),
+    subject=is_rbac_binding,
     scope="stack",
 )
 def search_reader_read_only(r: Resource, ctx: Context) -> Iterator[Violation]:
@@ -148,7 +148,7 @@ def _beyond_host_calls(x: dict, scope: str) -> list[str]:
     "SYNCHRO_NAMESPACE_RULES, system:auth-delegator, extension-apiserver-authentication-reader) to the accounts it "
     "creates, and nothing else",
     applies_to=("RoleBinding", "ClusterRoleBinding"),
-    subject=lambda r: r.is_kubernetes and r.api_group == RBAC_GROUP and r.kind.endswith("RoleBinding"),
+    subject=is_rbac_binding,
     scope="stack",
 )
 def search_index_least_privilege(r: Resource, ctx: Context) -> Iterator[Violation]:

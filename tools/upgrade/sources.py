@@ -11,7 +11,6 @@ folder laid out like it (tests, offline work).
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import sys
@@ -19,7 +18,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.upstream_origins import MIRRORS
+from tools.upstream_origins import MIRRORS, OriginUnavailable, go_mod_download
 
 WORK_DIR = Path(__file__).resolve().parents[2] / "build" / "upgrade"
 
@@ -97,19 +96,9 @@ def local(folder: Path, *, package: bool = False) -> Tree:
 
 def go_module(module: str, version: str) -> Tree:
     try:
-        out = subprocess.run(
-            ["go", "mod", "download", "-json", f"{module}@{version}"],
-            capture_output=True,
-            text=True,
-            timeout=900,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise SourceError(f"go mod download {module}@{version}: {exc}") from exc
-    info = json.loads(out.stdout or "{}")
-    if "Dir" not in info:
-        error = (info.get("Error") or out.stderr).strip().splitlines()
-        raise SourceError(f"go mod download {module}@{version}: {error[0] if error else 'no answer'}")
+        info = go_mod_download(module, version, timeout=900)
+    except OriginUnavailable as exc:
+        raise SourceError(str(exc).splitlines()[0]) from exc
     return Tree(
         f"the Go module {module}@{version}", commit=info.get("Origin", {}).get("Hash", ""), root=Path(info["Dir"])
     )
