@@ -14,7 +14,7 @@ from rich.console import Console
 
 from components.config.rollout import Wave
 from tests.harness import plan_for
-from tools.rehearsal import helm, kubelet, nodes, pulumi_k8s
+from tools.rehearsal import helm, kubelet, nodes, pulumi_k8s, releases
 from tools.rehearsal.charts import CHART_SOURCES, VENDORED, VENDORED_CONFIG_FILES, chart_key
 from tools.rehearsal.federation import _pointer_get
 from tools.rehearsal.kube import ApiError, KindNotServed
@@ -190,6 +190,19 @@ def test_clusterpedias_crd_files_have_a_vendored_stand_in():
     for url in clusterpedia:
         (crd,) = [d for d in _yaml_docs(VENDORED / VENDORED_CONFIG_FILES[url]) if d]
         assert url.endswith(f"cluster.clusterpedia.io_{crd['spec']['names']['plural']}.yaml")
+
+
+def test_an_api_service_no_program_of_the_rehearsal_serves_is_not_applied(monkeypatch):
+    """Clusterpedia's APIService calls pods the rehearsal only plays (kwok): applied, its discovery would fail every
+    client that lists the API (the rehearsal's own Helm capabilities included), so it is reported instead, as a
+    release's is. Near variant: were its image a program the rehearsal runs, it would be applied."""
+    plan = plan_for("prod")
+    (api,) = plan.of_type("kubernetes:apiregistration.k8s.io/v1:APIService")
+    objects = [r.inputs for r in plan.kubernetes_objects() if plan.cluster_of(r) == plan.cluster_of(api)]
+    served = releases.served_by_programs(objects, "default")
+    assert releases.unserved([api.inputs], served) == [(api.inputs, ["clusterpedia-system/clusterpedia-apiserver"])]
+    monkeypatch.setattr(releases, "runnable", lambda c: "binary" if "/clusterpedia/apiserver:" in c["image"] else None)
+    assert releases.unserved([api.inputs], releases.served_by_programs(objects, "default")) == []
 
 
 def _yaml_docs(path: Path) -> list:
