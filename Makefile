@@ -52,7 +52,7 @@ test: $(STAMP)  ## the whole test suite (conformance against the vendored confor
 	$(BIN)/python -m pytest
 
 rehearsal-test: $(STAMP)  ## the tests that run the rehearsal's upstream binaries (after make rehearsal-tools)
-	$(BIN)/python -m pytest -m rehearsal tests/test_rehearsal_runs.py
+	$(BIN)/python -m pytest -m rehearsal tests/test_rehearsal_runs.py tests/test_rollout_slo_simulator.py
 
 bench: $(STAMP)  ## plan and policy speed, SDK overhead, scaling, test-suite time -> build/bench.json
 	$(BIN)/python -m tools.bench

@@ -71,6 +71,22 @@ CONFIG: dict[str, ConfigKey] = {
         },
         [],
     ),
+    "rolloutSloTenant": ConfigKey(
+        {
+            "type": "string",
+            "description": "The tenant whose API key `make rollout`'s SLO gate calls with (rollout.slo.tenant); offline, "
+            "filled from the environment spec.",
+        }
+    ),
+    "rolloutSloModels": ConfigKey(
+        {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "The models that gate sends to (rollout.slo models and waves, else the tenant's); offline, "
+            "filled from the environment spec.",
+        },
+        [],
+    ),
     "rootImages": ConfigKey(
         {
             "type": "array",

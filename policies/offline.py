@@ -62,7 +62,16 @@ def spec_settings(spec: Any) -> dict[str, Any]:
             {p.name for region in spec.regions for p in region.gpu_pools if p.capacity.type == "flexStart"}
         )
         or None,
+        **_rollout_slo(spec),
     }
+
+
+def _rollout_slo(spec: Any) -> dict[str, Any]:
+    """The SLO gate's tenant and every model it may send to (the spec's RolloutSpec.slo_models)."""
+    slo = spec.rollout.slo
+    if slo is None:
+        return {"rolloutSloTenant": None, "rolloutSloModels": None}
+    return {"rolloutSloTenant": slo.tenant, "rolloutSloModels": spec.rollout.slo_models(spec)}
 
 
 def load_settings(path: Path | None) -> PackSettings:

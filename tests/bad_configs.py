@@ -312,5 +312,11 @@ CORPUS: list[Bad] = [
     _b('stacks', 'prod', 'deployer-kind-typo', [('set', 'regions[0].deployer', {'kind': 'vpc-runner'})], 'regions[0].deployer.kind', 'vpcRunner'),
     _b('stacks', 'dev', 'layout-typo', [('set', 'stacks', {'layout': 'per-region'})], 'stacks.layout', 'perRegion'),
     _b('rollout', 'dev', 'health-timeout-zero', [('set', 'rollout', {'healthTimeoutMinutes': 0})], 'rollout.healthTimeoutMinutes', 'greater than'),
+    _b('rollout', 'prod', 'slo-tenant-typo', [('set', 'rollout.slo.tenant', 'rollout-prob')], 'rollout.slo.tenant', "did you mean 'rollout-probe'"),
+    _b('rollout', 'prod', 'slo-model-not-granted', [('set', 'rollout.slo.models', ['llama-3-1-70b'])], 'rollout.slo.models[0]', 'may not call'),
+    _b('rollout', 'prod', 'slo-one-token', [('set', 'rollout.slo.requests', [{'prompt': 'hi', 'maxTokens': 1}])], 'rollout.slo.requests[0].maxTokens', 'greater than or equal to 2'),
+    _b('rollout', 'prod', 'slo-min-over-max', [('set', 'rollout.slo.minRequests', 1000)], 'rollout.slo.minRequests', 'no test could pass'),
+    _b('rollout', 'prod', 'slo-global-wave', [('set', 'rollout.slo.waves', {'global': ['llama-3-1-8b']})], 'rollout.slo.waves.global', 'not load-tested'),
+    _b('rollout', 'prod', 'slo-unknown-key', [('set', 'rollout.slo.ttftP99Ms', 500)], 'rollout.slo.ttftP99Ms', 'unknown key'),
 ]
 # fmt: on

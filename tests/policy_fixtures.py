@@ -43,9 +43,12 @@ GKE = "fx-gke"
 KARMADA = "fx-karmada"
 DOMAIN = "inference-platform.io"
 GATEWAY_NS = "ai-gateway"
+# The SLO gate's tenant (rollout.slo.tenant) and what it tests: search, admitted to llama-70b alone, request-limited.
 CONFIG = {
     "production": True,
     "labelDomain": DOMAIN,
+    "rolloutSloTenant": "search",
+    "rolloutSloModels": ["llama-70b"],
     "namespaceSecretReaders": ["clusterpedia-system/clusterpedia-clustersynchro-manager"],
 }
 TAINT = [{"key": GPU_TAINT.key, "value": GPU_TAINT.value, "effect": "NO_SCHEDULE"}]
@@ -729,7 +732,13 @@ def _gateway(eks: k8s.Provider) -> None:
                                     "metadata": {"namespace": "io.envoy.ai_gateway", "key": "llm_total_token"},
                                 },
                             },
-                        }
+                        },
+                        {  # requests of the SLO gate's tenant: no request cost, 1 each
+                            "clientSelectors": [
+                                {"headers": [{"name": "x-tenant-id", "type": "Exact", "value": "search"}]}
+                            ],
+                            "limit": {"requests": 600, "unit": "Minute"},
+                        },
                     ]
                 },
             },

@@ -50,6 +50,7 @@ def test_synthetic_config_keeps_only_models_and_tenants_of_the_template_region()
         "support-bot": ["llama-3-1-8b"],
         "evals": ["llama-3-1-70b"],
         "legal": ["llama-3-1-8b"],
+        "rollout-probe": ["llama-3-1-8b"],  # the SLO gate's tenant (rollout.slo)
     }
     # quotas of the template region are repeated on every copy, and nothing else
     assert [q["region"] for q in config[NS + "tenants"][0]["gpuQuotas"]] == ["r1", "r2"]

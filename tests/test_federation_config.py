@@ -28,6 +28,8 @@ def test_federation_needs_two_clusters():
         # and, in the same run, the other mistake of this environment: no tenant left to call its model
         "tenants: the gateway serves llama-3-1-70b-rag but no tenant has a key, so it refuses every request; add a "
         "tenant with the models it may call",
+        # and the rollout's SLO gate (rollout.slo) calls as a tenant that went with the others
+        "rollout.slo.tenant: no tenant named 'rollout-probe'; use one of (no tenants defined)",
     ]
 
 

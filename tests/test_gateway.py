@@ -104,7 +104,8 @@ def test_tenants_reach_only_the_models_they_are_granted(prod_plan):
     assert grants == {
         "llama-3-1-70b": ["evals", "search"],
         "llama-3-1-70b-rag": ["search"],
-        "llama-3-1-8b": ["legal", "search", "support-bot"],
+        # rollout-probe: the SLO gate's tenant (rollout.slo), granted llama-3-1-8b alone
+        "llama-3-1-8b": ["legal", "rollout-probe", "search", "support-bot"],
         "legal-contracts": ["legal"],  # a tenant's LoRA adapter: its owner only
     }
     assert all(

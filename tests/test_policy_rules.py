@@ -1603,6 +1603,19 @@ def _budget_selector(rs):
     return rules[0]["clientSelectors"][0]["headers"][0]
 
 
+def _probe_limit(rs):
+    """The SLO gate tenant's request limit (the fixture's rolloutSloTenant, search)."""
+    return p(rs, ":BackendTrafficPolicy", "token-budgets")["spec"]["rateLimit"]["global"]["rules"][1]
+
+
+def _admit_probe(rs, *headers):
+    p(rs, ":AIGatewayRoute", "llm-route")["spec"]["rules"][0]["matches"].append({"headers": list(headers)})
+
+
+PROBE = {"type": "Exact", "name": "x-tenant-id", "value": "search"}
+_PROBE_RULE = {"clientSelectors": [{"headers": [PROBE]}], "limit": {"requests": 600, "unit": "Minute"}}
+
+
 CASES += [
     # pods in any custom resource, and patches judged as what they produce
     Case("k8s-no-privileged", "lower-case sys_admin", lambda rs: redis_caps(rs, ["sys_admin"])),
@@ -2091,6 +2104,33 @@ CASES += [
         "gateway-tenant-routes",
         "tenant's budget removed",
         lambda rs: _budget_selector(rs).update(type="Exact", value="other"),
+    ),
+    # the SLO gate's tenant: only the tested models, every request charged
+    Case(
+        "rollout-slo-tenant-least-privilege",
+        "admitted to a model the gate does not test",
+        lambda rs: _admit_probe(rs, {"type": "Exact", "name": "x-ai-eg-model", "value": "llama-8b"}, PROBE),
+    ),
+    Case("rollout-slo-tenant-least-privilege", "admitted to any model", lambda rs: _admit_probe(rs, PROBE)),
+    Case(
+        "rollout-slo-tenant-least-privilege",
+        "request limit removed",
+        lambda rs: p(rs, ":BackendTrafficPolicy", "token-budgets")["spec"]["rateLimit"]["global"]["rules"].pop(1),
+    ),
+    Case(
+        "rollout-slo-tenant-least-privilege",
+        "request limit in shadow mode",
+        lambda rs: _probe_limit(rs).update(shadowMode=True),
+    ),
+    Case(
+        "rollout-slo-tenant-least-privilege",
+        "requests cost nothing",
+        lambda rs: _probe_limit(rs).update(cost={"request": {"from": "Number", "number": 0}}),
+    ),
+    Case(
+        "rollout-slo-tenant-least-privilege",
+        "request limit of another tenant",
+        lambda rs: _probe_limit(rs)["clientSelectors"][0]["headers"][0].update(value="searchers"),
     ),
     # Helm values by each chart's own keys
     Case(
@@ -2921,3 +2961,27 @@ def test_controller_made_pods_need_no_quota_off_gke_or_when_not_critical():
     remove(rs, ":Release", "fluid")
     (finding,) = run(rs).of("gke-critical-controller-pods-quota")
     assert finding.kind == "cannot-check"
+
+
+@pytest.mark.parametrize(
+    "limit",
+    [
+        {"clientSelectors": [{"headers": [{"name": "x-tenant-id", "type": "Distinct"}]}], "limit": {"requests": 9}},
+        {**_PROBE_RULE, "cost": {"request": {"from": "Number", "number": 1}}},
+        {**_PROBE_RULE, "shadowMode": False},
+    ],
+    ids=["a bucket per tenant", "an explicit cost of 1", "shadow mode off"],
+)
+def test_the_slo_tenants_request_limit_may_take_other_forms(limit):
+    resources = compliant()
+    p(resources, ":BackendTrafficPolicy", "token-budgets")["spec"]["rateLimit"]["global"]["rules"][1] = limit
+    assert not run(resources).of("rollout-slo-tenant-least-privilege")
+
+
+def test_no_slo_tenant_no_finding():
+    """Without rollout.slo (no rolloutSloTenant) the rule has nothing to judge, whatever the routes admit."""
+    resources = compliant()
+    _admit_probe(resources, PROBE)
+    without = PackSettings().merged({"production": True, "labelDomain": FIXTURE_CONFIG["labelDomain"]}, ALL_RULES)
+    assert not run(resources, without).of("rollout-slo-tenant-least-privilege")
+    assert run(resources).of("rollout-slo-tenant-least-privilege")

@@ -173,6 +173,24 @@ def test_images_map_to_the_built_programs(image, binary):
     assert kubelet.binary_for(image) == binary
 
 
+@pytest.mark.parametrize(
+    ("container", "binary"),
+    [
+        # envoyproxy/gateway@v1.9.0:charts/gateway-helm/templates/certgen.yaml (the hook Job, with and without args)
+        ({"image": "envoyproxy/gateway:v1.9.0", "command": ["envoy-gateway", "certgen"]}, "envoy-gateway"),
+        (
+            {"image": "docker.io/envoyproxy/gateway:v1.9.0", "command": ["envoy-gateway", "certgen"], "args": ["-o"]},
+            "envoy-gateway",
+        ),
+        # templates/envoy-gateway-deployment.yaml: the controller, which kwok plays
+        ({"image": "docker.io/envoyproxy/gateway:v1.9.0", "args": ["server", "--config-path=/config/x"]}, None),
+        ({"image": "kserve/kserve-controller:v0.20.0", "command": ["/manager"]}, "kserve-manager"),
+    ],
+)
+def test_a_container_runs_the_binary_of_its_image_or_of_its_subcommand(container, binary):
+    assert kubelet.container_binary(container) == binary
+
+
 def test_every_release_of_dev_and_prod_has_a_chart_source():
     releases = [r for env in ("dev", "prod") for r in plan_for(env).helm_releases()]
     assert len(releases) == 67  # dev 15, prod 52 (the files of build/<env>/helm)
@@ -180,16 +198,19 @@ def test_every_release_of_dev_and_prod_has_a_chart_source():
     assert missing == set()
 
 
-def test_clusterpedias_crd_files_have_a_vendored_stand_in():
-    """No module serves clusterpedia-io/clusterpedia@v0.9.0 (the proxy refuses it): each of prod's Clusterpedia CRD
-    ConfigFiles is applied from its vendored copy, which defines the kind the file does (PediaClusters after it are
-    then checked against a real schema)."""
-    files = [r.inputs["file"] for r in plan_for("prod").of_type("kubernetes:yaml/v2:ConfigFile")]
-    clusterpedia = [f for f in files if "/clusterpedia-io/" in f]
-    assert len(clusterpedia) == 2 and set(clusterpedia) <= set(VENDORED_CONFIG_FILES)
-    for url in clusterpedia:
-        (crd,) = [d for d in _yaml_docs(VENDORED / VENDORED_CONFIG_FILES[url]) if d]
-        assert url.endswith(f"cluster.clusterpedia.io_{crd['spec']['names']['plural']}.yaml")
+def test_every_config_file_of_dev_and_prod_has_a_source():
+    from tools.rehearsal.charts import CONFIG_FILES
+
+    urls = {
+        r.inputs["file"]
+        for env in ("dev", "prod")
+        for r in plan_for(env).resources
+        if r.type == "kubernetes:yaml/v2:ConfigFile"
+    }
+    # GIE's InferenceObjective CRD on every cluster (components/catalog/charts.py); prod's two Clusterpedia CRDs.
+    assert len(urls) == 3
+    assert urls - CONFIG_FILES.keys() - VENDORED_CONFIG_FILES.keys() == set()
+    assert [p for p, _ in VENDORED_CONFIG_FILES.values() if not (VENDORED / p).is_file()] == []
 
 
 def test_an_api_service_no_program_of_the_rehearsal_serves_is_not_applied(monkeypatch):
@@ -203,12 +224,6 @@ def test_an_api_service_no_program_of_the_rehearsal_serves_is_not_applied(monkey
     assert releases.unserved([api.inputs], served) == [(api.inputs, ["clusterpedia-system/clusterpedia-apiserver"])]
     monkeypatch.setattr(releases, "runnable", lambda c: "binary" if "/clusterpedia/apiserver:" in c["image"] else None)
     assert releases.unserved([api.inputs], releases.served_by_programs(objects, "default")) == []
-
-
-def _yaml_docs(path: Path) -> list:
-    import yaml
-
-    return list(yaml.safe_load_all(path.read_text()))
 
 
 def test_tls_resources_are_real_certificates():
@@ -758,3 +773,142 @@ def test_a_large_manifest_is_parsed_once_and_kept_as_json(tmp_path: Path, monkey
     dated = "kind: Event\nmetadata:\n  name: b\nday: 2026-12-02\n"  # a YAML date: not JSON, parsed, not kept
     assert charts.load_all(dated)[0]["day"].isoformat() == "2026-12-02"
     assert len(list((tmp_path / "rehearsal" / "parsed").iterdir())) == 1
+
+
+def test_the_ca_is_injected_once_per_version_of_an_object():
+    """cainjector's work, done as it would be; a CRD (megabytes) is read again only when it changed."""
+    from tools.rehearsal.certmanager import CertManagerStandIn
+
+    class Store(ObjectStore):
+        def __init__(self, objects):
+            super().__init__(objects)
+            self.reads: list[str] = []
+
+        def get(self, api_version, kind, name, namespace=None):
+            self.reads.append(f"{kind} {name}")
+            return super().get(api_version, kind, name, namespace)
+
+        def list_metadata(self, api_version, kind):
+            return [{"metadata": o["metadata"]} for o in self.list(api_version, kind)]
+
+        def apply(self, patch, *, field_manager, force=False):
+            live = super().get(patch["apiVersion"], patch["kind"], patch["metadata"]["name"])
+            live["spec"]["conversion"] = patch["spec"]["conversion"]
+            live["metadata"]["resourceVersion"] = str(int(live["metadata"]["resourceVersion"]) + 1)
+            return live
+
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {
+            "name": "llminferenceservices.serving.kserve.io",
+            "resourceVersion": "7",
+            "annotations": {"cert-manager.io/inject-ca-from": "kserve/serving-cert"},
+        },
+        "spec": {"conversion": {"strategy": "Webhook", "webhook": {"clientConfig": {"service": {"name": "w"}}}}},
+    }
+    certificate = {
+        "apiVersion": "cert-manager.io/v1",
+        "kind": "Certificate",
+        "metadata": {"name": "serving-cert", "namespace": "kserve"},
+        "spec": {"secretName": "serving-cert"},
+    }
+    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "serving-cert", "namespace": "kserve"}}
+    secret["data"] = {"ca.crt": "Q0E="}
+    store = Store([crd, certificate, secret])
+    stand_in = CertManagerStandIn(store, "c", "cert-manager")  # type: ignore[arg-type]
+    stand_in.reconcile()
+    assert crd["spec"]["conversion"]["webhook"]["clientConfig"]["caBundle"] == "Q0E="
+    assert crd["metadata"]["resourceVersion"] == "8"
+    store.reads.clear()
+    stand_in.reconcile()
+    assert f"CustomResourceDefinition {crd['metadata']['name']}" not in store.reads
+
+
+def test_a_container_runs_once_its_process_is_its_program(tmp_path: Path, monkeypatch):
+    """Before it has changed root into the pod and exec'd the program, the process is the rehearsal's setup
+    (ip netns, unshare, mounts, chroot, env): not a running container, so not ready (a probe-less webhook server
+    was reported ready before it listened)."""
+    import os
+    import subprocess
+    from types import SimpleNamespace
+
+    from tools.rehearsal.processes import Process
+
+    setup = subprocess.Popen(["sleep", "5"])
+    try:
+        assert Process("p", ["sleep"], tmp_path / "log", setup).entered() is False  # still in the host's root
+    finally:
+        setup.kill()
+        setup.wait()
+    links = {"root": "/work/build/dev/rehearsal/dev-use1/pods/p/root", "exe": "/rehearsal/bin/volcano-webhook-manager"}
+    monkeypatch.setattr(os, "readlink", lambda path: links[path.rsplit("/", 1)[-1]])
+    process = Process("p", ["ip"], tmp_path / "log", SimpleNamespace(pid=1))  # type: ignore[arg-type]
+    assert process.entered() is True
+    links["exe"] = "/usr/bin/env"  # chroot'd, not yet exec'd
+    assert process.entered() is False
+
+
+def test_a_stand_in_that_exits_once_is_waited_for_one_that_crash_loops_is_not(monkeypatch):
+    from tools.rehearsal import releases
+
+    monkeypatch.setattr(releases, "stand_in", lambda c: "volcano-webhook-manager v1.14.1 stands in")
+    deployment = {
+        "metadata": {"name": "volcano-admission", "namespace": "volcano-system"},
+        "spec": {"selector": {"matchLabels": {"app": "volcano-admission"}}, "template": {"spec": {}}},
+    }
+    deployment["spec"]["template"]["spec"]["containers"] = [{"name": "admission", "image": "vc-webhook-manager"}]
+
+    def pod(restarts):
+        status = {"name": "admission", "restartCount": restarts, "state": {"waiting": {"message": "conflict"}}}
+        return {
+            "metadata": {"name": "a", "labels": {"app": "volcano-admission"}},
+            "status": {"containerStatuses": [status]},
+        }
+
+    class Pods:
+        def __init__(self, restarts):
+            self.restarts = restarts
+
+        def list(self, api_version, kind, namespace=None, *, selector=None):
+            return [pod(self.restarts)]
+
+    assert releases._stand_in_crashed(Pods(1), deployment) is None  # type: ignore[arg-type]
+    assert "conflict" in releases._stand_in_crashed(Pods(3), deployment)  # type: ignore[arg-type,operator]
+
+
+def test_a_federated_models_picker_is_checked_in_the_wave_that_gives_its_pool_pods():
+    """prod: use1's picker of llama-3-1-70b starts in the canary wave, but the model's InferenceService reaches use1
+    only through Karmada in the global wave; llama-3-1-8b's is created with its picker."""
+    from types import SimpleNamespace
+
+    from tools.rehearsal.serving import _wave_serving
+
+    plan = plan_for("prod")
+    rehearsal = SimpleNamespace(plan=plan, env=plan.spec, env_name="prod")
+    canary = Wave("canary", ("prod.use1",), False)
+    assert _wave_serving(rehearsal, canary, "llama-3-1-70b", "prod-use1") == "global"  # type: ignore[arg-type]
+    assert _wave_serving(rehearsal, canary, "llama-3-1-8b", "prod-use1") is None  # type: ignore[arg-type]
+    assert _wave_serving(rehearsal, Wave("global", ("prod.global",), False), "llama-3-1-70b", "prod-use1") is None  # type: ignore[arg-type]
+
+
+def test_clusterpedias_crds_come_only_from_the_config_files_the_program_applies():
+    """The program renders Clusterpedia itself (no chart) and applies its two CRDs as ConfigFiles, which the rehearsal
+    takes from their vendored copies (the module proxy refuses clusterpedia v0.9.0): no release or chart source
+    installs them a second time, which would fail the second create (AlreadyExists)."""
+    from tools.rehearsal.charts import VENDORED_CONFIG_FILES
+
+    plan = plan_for("prod")
+    assert [r.name for r in plan.helm_releases() if "clusterpedia" in str(r.inputs["chart"])] == []
+    assert [key for key in CHART_SOURCES if key[0] == "clusterpedia"] == []
+    urls = sorted(
+        r.inputs["file"]
+        for r in plan.resources
+        if r.type == "kubernetes:yaml/v2:ConfigFile" and "clusterpedia" in r.inputs["file"]
+    )
+    # clusterpedia-io/clusterpedia@v0.9.0:kustomize/crds: its two CRDs.
+    assert [u.rsplit("/", 1)[1] for u in urls] == [
+        "cluster.clusterpedia.io_clustersyncresources.yaml",
+        "cluster.clusterpedia.io_pediaclusters.yaml",
+    ]
+    assert all(url in VENDORED_CONFIG_FILES for url in urls)

@@ -56,7 +56,8 @@ def test_every_pin_is_the_catalogs_or_a_declared_stand_in(upstream):
     assert pin_problems(UPSTREAMS, pins) == []
     # Every catalog pin is stood for by some build, and only the rehearsal's own tools stand for none.
     assert {u.stands_for for u in UPSTREAMS} - {None} == set(pins)
-    assert {u.module_dir for u in UPSTREAMS if u.stands_for is None} == {"kwok", "helm"}
+    # kwok, helm: the rehearsal's own tools; llm-d-inference-sim: the endpoint the rollout SLO gate's test loads
+    assert {u.module_dir for u in UPSTREAMS if u.stands_for is None} == {"kwok", "helm", "llm-d-inference-sim"}
 
 
 def test_the_stand_ins_are_the_ones_the_module_proxy_forces(upstream):
@@ -142,8 +143,9 @@ def test_a_build_off_its_pin_without_a_stand_in_fails(upstream, problem):
 def test_every_module_agrees_with_its_table_entry_and_commits_nothing_upstream():
     module_dirs = {path.name for path in binaries.MODULES_DIR.iterdir() if path.is_dir()}
     assert module_dirs == {u.module_dir for u in UPSTREAMS}
-    # keda's went (no chart source to run it with), ai-gateway's (no served aigw translates), kubectl's came
-    assert len(UPSTREAMS) == 12
+    # keda's went (no chart source to run it with), ai-gateway's (no served aigw translates), kubectl's came, and
+    # llm-d-inference-sim's (issue 36)
+    assert len(UPSTREAMS) == 13
     for upstream in UPSTREAMS:
         files = {path.name for path in upstream.path.iterdir()}
         assert files == {"go.mod", "go.sum"}, f"{upstream.module_dir}: only the pins are committed"
@@ -159,7 +161,8 @@ def test_the_binary_names_are_the_runners_interface():
             *("karmada-aggregated-apiserver", "karmada-controller-manager", "karmada-scheduler", "karmada-webhook"),
             *("karmada-agent", "karmada-apiserver", "karmada-kube-controller-manager", "karmada-etcd", "kubectl"),
             *("volcano-scheduler", "volcano-controller-manager", "volcano-webhook-manager"),
-            *("kserve-manager", "kserve-llmisvc", "epp", "egctl"),
+            *("kserve-manager", "kserve-llmisvc", "epp", "egctl", "envoy-gateway"),
+            "llm-d-inference-sim",  # the rollout SLO gate's endpoint in the rehearsal tier (issue 36)
         ]
     )
 
@@ -242,9 +245,10 @@ def test_ldflags_stamp_versions_as_the_upstream_release_builds():
 
 # What each environment's rehearsal needs, by hand from Pulumi.<env>.yaml: dev has no federation, so no Karmada;
 # prod federates (its hooks run kubectl). Both serve models on GPU pools (Volcano, KServe: serving.deploymentMode
-# Standard) behind a gateway (Envoy Gateway, an endpoint picker per model).
+# Standard) behind a gateway (Envoy Gateway, an endpoint picker per model); Volcano's admission-init hook runs a
+# kubectl script, so both need kubectl.
 ALL_MODULES = {u.module_dir for u in UPSTREAMS}
-KARMADA_MODULES = {"karmada", "karmada-kubernetes", "karmada-etcd", "kubectl"}
+KARMADA_MODULES = {"karmada", "karmada-kubernetes", "karmada-etcd"}
 NEEDED = {"dev": ALL_MODULES - KARMADA_MODULES, "prod": ALL_MODULES}
 
 
@@ -336,7 +340,7 @@ def test_a_toolchain_older_than_a_modules_go_line_is_refused():
 def test_an_unknown_binary_is_one_line_and_exit_2(capsys):
     assert build.main(["--only", "kube-apiserverr"]) == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
-    assert line.startswith("error: --only: no binary named kube-apiserverr; the binaries are egctl, epp")
+    assert line.startswith("error: --only: no binary named kube-apiserverr; the binaries are egctl, envoy-gateway, epp")
 
 
 def test_an_unknown_environment_is_named_and_exit_2(capsys):

@@ -7,7 +7,12 @@ object and its wave.
   waits for every model placed in the region, federated ones included, which only the global wave creates.
 - dev: (issue 30, defect 1) a custom resource whose kind no release of the cluster installs (an
   LLMInferenceService, whose CRD ships only in kserve-llmisvc-crd, with that release left out as it was then); a
-  workload no node of any pool can hold.
+  workload no node of any pool can hold; a workload whose Secret no one makes (the review of issue 32: kwok marked
+  such pods Ready).
+- what the review of issue 32 found taken as done: a Helm release's pre-install hook Job (Envoy Gateway's certgen,
+  whose Secrets its controller mounts) run and waited for before the release's objects; the pods nodes run besides
+  the models (DaemonSets, the model cache's workers and FUSE) placed on the kwok nodes; the resources the rehearsal
+  does not execute (cloud, random, command) declared as limits.
 """
 
 from __future__ import annotations
@@ -88,23 +93,39 @@ def prod_canary(monkeypatch_module, fixture_project) -> dict:
     # from its own stack (components/federation/member.py _pull_access), the others' already in the global one
     assert _move(plan, "prod.global", _agent_rbac) == 12
     import tools.rollout.gates as rollout
-    from tools.rollout.health import Check, _models_check, _Once
+    from tools.rollout.health import (
+        INFERENCE_SERVICE,
+        Check,
+        Target,
+        _models_check,
+        _Once,
+        ready_condition_text,
+        served_models,
+    )
 
     original = rollout.region_checks
 
     def every_placed_model(*, env, region, cluster, **rest):
-        """The gate of the defect: it waits for every model placed in the region, federated ones included."""
-        checks = [c for c in original(env=env, region=region, cluster=cluster, **rest) if not c.name.endswith("models")]
-        models = [m.name for m in env.models if any(p.region == region for p in m.placements)]
-        probe = _Once(cluster)
-        return [
-            *checks,
-            Check(
-                f"{region} models",
-                f"InferenceService Ready=True: {', '.join(models)}",
-                _models_check(probe, "InferenceService", models),
-            ),
+        """The gate of the defect: its models checks wait for every model placed in the region, federated ones
+        included (tools/rollout/health.py region_checks without its `not m.federated`)."""
+        checks = [
+            c
+            for c in original(env=env, region=region, cluster=cluster, **rest)
+            if not c.name.startswith(f"{region} models")
         ]
+        placed = served_models(env, region)
+        probe = _Once(cluster)
+        for kind in dict.fromkeys(m.kind for m in placed):
+            names = tuple(m.name for m in placed if m.kind == kind)
+            checks.append(
+                Check(
+                    f"{region} models" + ("" if kind == INFERENCE_SERVICE else f" ({kind})"),
+                    f"{kind} {ready_condition_text(kind)}: {', '.join(names)}",
+                    _models_check(probe, kind, list(names)),
+                    Target("serving", region, kind, names),
+                )
+            )
+        return checks
 
     monkeypatch_module.setattr(rollout, "region_checks", every_placed_model)
     return _rehearse("prod", plan, OUT / "prod-canary", until_wave="canary")
@@ -124,10 +145,31 @@ def test_the_agent_without_its_rbac_does_not_join_in_the_first_wave(prod_canary)
 
 
 def test_a_gate_waiting_for_a_later_wave_fails_in_its_wave(prod_canary):
-    gate = next(c for c in _checks(prod_canary) if c["name"] == "health: use1 models")
-    assert gate["wave"] == "canary" and gate["ok"] is False
-    assert "llama-3-1-70b" in gate["detail"]  # federated: only the global wave creates it on use1
+    """The models gate of use1 (tests/fixtures/environments/Pulumi.prod.yaml: llama-3-1-70b federated on h100,
+    llama-3-1-8b on l40s, both InferenceServices; llama-3-1-70b-rag disaggregated, an LLMInferenceService) fails in
+    canary for the federated model alone, which only the global wave propagates to use1: the model the gate names
+    is llama-3-1-70b, and the cluster has no InferenceService of that name."""
+    gates = {c["name"]: c for c in _checks(prod_canary) if c["category"] == "gate"}
+    gate = gates["health: use1 models"]
+    assert (gate["stack"], gate["wave"], gate["ok"]) == ("prod.use1", "canary", False)
+    assert gate["detail"].startswith(
+        "not Ready: llama-3-1-70b (1/2 Ready) "
+        "(the gate waits for: InferenceService Ready=True: llama-3-1-70b, llama-3-1-8b); "
+        "llama-3-1-70b (no InferenceService llama-3-1-70b on this cluster); llama-3-1-8b ("
+    )
+    # The models of use1's own stack pass: the gate fails for the defect, not for a model that did not come up.
+    assert (
+        gates["health: use1 models (LLMInferenceService)"]["ok"],
+        gates["health: use1 models (LLMInferenceService)"]["stack"],
+    ) == (True, "prod.use1")
     assert prod_canary["stoppedAt"] == "canary"
+
+
+def test_the_karmada_reachability_command_is_a_limit_not_a_pass(prod_canary):
+    stack = next(s for s in prod_canary["stacks"] if s["name"] == "prod.use1")
+    (command,) = [lim for lim in stack["limits"] if lim["object"].startswith("command:local:Command")]
+    assert command["object"] == "command:local:Command x1 (prod-use1-karmada-apiserver-reachable)"
+    assert "deployer's machine" in command["reason"]
 
 
 def _with_objects(plan: Plan, stack: str, extra: list[dict], like: PlannedResource) -> None:
@@ -195,12 +237,39 @@ def dev_run(fixture_project) -> dict:
             },
         },
     }
+    needs_a_secret = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "needs-a-secret", "namespace": "inference"},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": "needs-a-secret"}},
+            "template": {
+                "metadata": {"labels": {"app": "needs-a-secret"}},
+                "spec": {
+                    "nodeSelector": {"inference-platform.io/pool": "system"},
+                    "containers": [
+                        {
+                            "name": "server",
+                            "image": "docker.io/library/redis:8.2.4-alpine3.22",
+                            "env": [
+                                {
+                                    "name": "TOKEN",
+                                    "valueFrom": {"secretKeyRef": {"name": "no-such-secret", "key": "token"}},
+                                }
+                            ],
+                        }
+                    ],
+                },
+            },
+        },
+    }
     namespace = next(
         r
         for r in plan.kubernetes_objects()
         if r.inputs["kind"] == "Namespace" and r.inputs["metadata"]["name"] == "inference"
     )
-    _with_objects(plan, "dev", [rag, too_big], namespace)
+    _with_objects(plan, "dev", [rag, too_big, needs_a_secret], namespace)
     return _rehearse("dev", plan, OUT / "dev")
 
 
@@ -215,3 +284,43 @@ def test_a_pod_no_pool_can_hold_is_named_with_the_schedulers_reason(dev_run):
     assert (found["category"], found["wave"], found["ok"]) == ("apply", "environment", False)
     # Pulumi waits for the Deployment; its pod stays Pending: an L40S node has one GPU (time-sliced into 2).
     assert "Insufficient nvidia.com/gpu" in found["detail"]
+
+
+def test_a_pod_whose_secret_no_one_makes_never_becomes_ready_and_the_secret_is_named(dev_run):
+    """A real kubelet fails the container with CreateContainerConfigError (catalog fact
+    kubelet-waits-for-referenced-objects); kwok alone marked it Ready and the Deployment passed."""
+    found = next(c for c in _checks(dev_run) if c.get("object") == "Deployment inference/needs-a-secret")
+    assert (found["category"], found["wave"], found["ok"]) == ("apply", "environment", False)
+    assert (
+        'CreateContainerConfigError: container server: secret "no-such-secret" not found '
+        "(waits for Secret inference/no-such-secret)"
+    ) in found["detail"]
+
+
+def test_envoy_gateways_certgen_hook_runs_before_its_controller(prod_canary):
+    """gateway-helm v1.9.0's pre-install Job runs `envoy-gateway certgen`, built at the pin, which makes the Secrets
+    the controller's Deployment mounts: the release passes only because it ran first. (In prod's canary: dev's run
+    above leaves out a release the gateway's depends on.)"""
+    release = next(
+        c
+        for c in _checks(prod_canary)
+        if c["name"] == "release envoy-gateway (gateway-helm v1.9.0)" and c["stack"] == "prod.use1"
+    )
+    assert release["ok"] is True
+    assert "pre-install hook(s) run (Job envoy-gateway-gateway-helm-certgen complete in" in release["detail"]
+
+
+def test_the_pods_nodes_run_besides_the_models_hold_their_room(dev_run):
+    """Every DaemonSet's pods bound by the rehearsal's kube-controller-manager and scheduler on the nodes it selects
+    (Fluid's CSI node plugin on every node), and the model cache's worker and FUSE (Fluid stand-in)."""
+    found = next(c for c in _checks(dev_run) if c["name"] == "node daemons of dev-use1")
+    assert (found["category"], found["ok"]) == ("scheduled", True), found["detail"]
+    for placed in ("fluid-system/csi-nodeplugin-fluid 7/7", "model-cache/models-worker 1/1", "model-cache/models-fuse"):
+        assert placed in found["detail"]
+
+
+def test_what_is_not_executed_is_declared(dev_run):
+    limits = [lim["object"] for s in dev_run["stacks"] for lim in s["limits"]]
+    assert "aws:eks/cluster:Cluster x1 (use1-cluster)" in limits
+    assert any(lim.startswith("aws:eks/nodeGroup:NodeGroup x3 ") for lim in limits)
+    assert any(lim.startswith("random:index/randomPassword:RandomPassword x3 ") for lim in limits)

@@ -23,6 +23,7 @@ from tools.plan.runner import PROJECT_DIR
 from tools.rollout.__main__ import main
 from tools.rollout.bootstrap import NetworkBootstrap
 from tools.rollout.bringup import Report, Violation
+from tools.rollout.loadtest import Sample
 from tools.rollout.state import load_state
 from tools.rollout.workspace import StepResult
 
@@ -145,6 +146,13 @@ def gateway_ok(url: str, headers: Mapping[str, str]):
     return 200, {"data": [{"id": m} for m in ("llama-3-1-70b", "llama-3-1-70b-rag", "llama-3-1-8b", "mistral-7b-trt")]}
 
 
+def within_slo(base_url, api_key, schedule, bounds, **_):
+    """The SLO gate's load test (tools/rollout/loadtest.py) answered by a gateway well within prod's rollout.slo:
+    every request sent, 200 ms to the first of 64 tokens, 20 ms a token after it."""
+    samples = [Sample(schedule(i).model, True, ttft=0.2, tpot=0.02, tokens=64) for i in range(bounds.max_requests)]
+    return samples, 30.0
+
+
 class FakeClock:
     def __init__(self):
         self.now = 0.0
@@ -193,6 +201,7 @@ def roll(
     confirm=None,
     mandatory=None,
     bring_up: Report | None = None,
+    load_test=None,
 ):
     env = env or prod_spec()
     out = io.StringIO()
@@ -214,6 +223,7 @@ def roll(
         clock=clock,
         sleep=clock.sleep,
         bring_up_check=lambda *_: bring_up or Report(),  # the fake plans have no resources to check
+        load_test=load_test or within_slo,
     )
     return SimpleNamespace(code=code, out=out.getvalue(), prompts=prompts, clock=clock)
 

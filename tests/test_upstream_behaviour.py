@@ -40,6 +40,7 @@ from components.catalog.upstream import (
     EKS_ACCESS_ENTRIES,
     ENVOY_API_KEY_AUTH_OVERWRITES_THE_CLIENT_ID,
     ENVOY_GATEWAY_LUA_RUNS_AFTER_AUTH_AND_MODEL,
+    ENVOY_GATEWAY_RATE_LIMIT_COST,
     ENVOY_GATEWAY_WATCHES_INFERENCE_POOLS,
     FACTS,
     FLUID_APPLIES_A_CACHES_SPEC_ONCE,
@@ -57,6 +58,7 @@ from components.catalog.upstream import (
     GKE_IMAGE_STREAMING_ONLY_ARTIFACT_REGISTRY,
     GKE_NODE_COUNT_PER_ZONE,
     GKE_POOLS_NEED_THEIR_OWN_DCGM_EXPORTER,
+    HELM_INSTALL_RUNS_HOOKS,
     HELM_INSTALLS_IN_ORDER,
     KARMADA_AGENT_IDENTITY,
     KARMADA_AGENT_REGISTERS,
@@ -67,6 +69,7 @@ from components.catalog.upstream import (
     KSERVE_LLMISVC_READY_NEEDS_ITS_OWN_ROUTE,
     KSERVE_NEEDS_CERT_MANAGER,
     KSERVE_PREDICTOR_SERVICE,
+    KUBELET_WAITS_FOR_REFERENCED_OBJECTS,
     LLM_INFERENCE_SERVICE_INSTALL,
     LLM_INFERENCE_SERVICE_PRESETS,
     MANAGED_CONTROL_PLANE_ADDRESSES,
@@ -86,6 +89,7 @@ from components.catalog.upstream import (
     S3_MISSING_KEY_IS_404_ONLY_IF_LISTABLE,
     SOCI_PARALLEL_PULL_IS_NOT_LAZY,
     TLS_PROVIDER_HAS_NO_NAME_CONSTRAINTS,
+    VLLM_BENCH_SERVE_METRICS,
     VLLM_IMAGE_TAG,
     VLLM_KV_CACHE_BYTES_SKIP_PROFILING,
     VLLM_PRIORITY_SCHEDULING,
@@ -1165,6 +1169,68 @@ def test_the_installed_provider_states_the_create_semantics_the_rehearsal_replay
     assert not [p.name for p in providers if {"upsertExistingObjects", "enablePatchForce"} & p.inputs.keys()]
 
 
+def test_no_release_disables_the_hooks_its_chart_installs_with(env_plan):
+    """Helm runs a chart's pre-install hooks before its objects (the fact): Envoy Gateway's certgen Job makes the
+    Secrets its controller mounts, Volcano's admission-init Job its webhook's. No release turns hooks off
+    (pulumi-kubernetes' disableWebhooks), so each chart comes up as its authors ordered it."""
+    assert HELM_INSTALL_RUNS_HOOKS.name in FACTS
+    releases = env_plan.helm_releases()
+    assert [r.name for r in releases if r.inputs.get("disableWebhooks")] == []
+    charts = {str(r.inputs["chart"]).rsplit("/", 1)[-1] for r in releases}
+    assert {"gateway-helm", "volcano"} <= charts
+
+
+def test_every_secret_and_config_map_our_workloads_need_is_ours_to_create(env_plan):
+    """A pod whose Secret or ConfigMap does not exist never starts (the fact): every reference a workload we render
+    makes without `optional` names an object the plan creates in its namespace on its cluster, or the Secret of a
+    Certificate it creates (cert-manager issues it). Keys are checked where the plan shows them (not a redacted
+    stringData)."""
+    from tools.rehearsal.references import blocking_reference
+
+    assert KUBELET_WAITS_FOR_REFERENCED_OBJECTS.name in FACTS
+    objects = env_plan.kubernetes_objects()
+    made: dict[tuple[str | None, str, str, str], set[str] | None] = {}
+    for r in objects:
+        kind, meta = r.inputs["kind"], r.inputs["metadata"]
+        if kind in ("Secret", "ConfigMap"):
+            shown = [r.inputs.get(k) for k in ("data", "stringData", "binaryData")]
+            keys = None if "[secret]" in shown else {key for part in shown if isinstance(part, dict) for key in part}
+            made[(env_plan.cluster_of(r), kind, meta.get("namespace", ""), meta["name"])] = keys
+        elif kind == "Certificate":
+            made[(env_plan.cluster_of(r), "Secret", meta.get("namespace", ""), r.inputs["spec"]["secretName"])] = None
+    workloads = [r for r in objects if r.inputs["kind"] in ("Deployment", "StatefulSet", "DaemonSet", "Job")]
+    assert workloads
+    unmet = []
+    for r in workloads:
+        cluster, meta = env_plan.cluster_of(r), r.inputs["metadata"]
+        pod = {
+            "metadata": {"namespace": meta.get("namespace", ""), "name": meta["name"]},
+            "spec": r.inputs["spec"]["template"]["spec"],
+        }
+
+        def lookup(kind: str, namespace: str, name: str, cluster=cluster) -> set[str] | None:
+            key = (cluster, kind, namespace, name)
+            if key not in made:
+                return None
+            keys = made[key]
+            return keys if keys is not None else _EVERY_KEY
+
+        blocked = blocking_reference(pod, lookup)
+        if blocked is not None:
+            unmet.append(f"{cluster}: {r.inputs['kind']} {meta.get('namespace')}/{meta['name']}: {blocked.message}")
+    assert unmet == []
+
+
+class _EveryKey(set):
+    """The keys of an object whose data the plan redacts: whatever is asked for."""
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+
+_EVERY_KEY = _EveryKey()
+
+
 def test_releases_install_as_helm_installs_them(prod_plan):
     from tools.rehearsal import helm
 
@@ -1181,7 +1247,10 @@ def test_releases_install_as_helm_installs_them(prod_plan):
     ]
     order = [k for k in ("Namespace", "CustomResourceDefinition", "ClusterRole", "Service", "Deployment")]
     assert sorted(order, key=lambda k: helm._install_rank({"kind": k})) == order
-    assert helm._install_rank({"kind": "ValidatingWebhookConfiguration"}) == len(helm.INSTALL_ORDER)
+    assert helm.kind_rank("ValidatingWebhookConfiguration") == (
+        len(helm.INSTALL_ORDER),
+        "ValidatingWebhookConfiguration",
+    )
 
 
 # --- patches that wait, and who may use an EKS cluster ---------------------------------------------------------------
@@ -1830,6 +1899,54 @@ def test_the_priority_lua_is_on_the_gateway_with_lua_enabled(env_plan):
         (security,) = [p for (c, _), p in auth.items() if c == cluster]
         forwarded = security["spec"]["apiKeyAuth"]["forwardClientIDHeader"]
         assert f'headers:get("{forwarded}")' in policy["spec"]["lua"][0]["inline"]
+
+
+def test_the_slo_tenants_requests_are_each_charged_by_an_enforced_rule(prod_plan):
+    """A rule without a request cost charges 1 a request, a cost of 0 nothing, shadow mode never refuses (the fact):
+    the rollout-probe's request budget is the first kind, its token budgets charge nothing per request."""
+    from policies.rules.rollout import _counts_requests
+
+    assert ENVOY_GATEWAY_RATE_LIMIT_COST.name in FACTS
+    policies = cluster_objects(prod_plan, "BackendTrafficPolicy")
+    clusters = set()
+    for (cluster, _), policy in policies.items():
+        mine = [
+            rule_
+            for rule_ in policy["spec"]["rateLimit"]["global"]["rules"]
+            if rule_["clientSelectors"]
+            == [{"headers": [{"name": "x-tenant-id", "type": "Exact", "value": "rollout-probe"}]}]
+        ]
+        if not mine:
+            continue
+        clusters.add(cluster)
+        # Pulumi.prod.yaml: outputTokens 200000 a minute (charged from the response), requests 600 a minute
+        requests = [r for r in mine if "cost" not in r]
+        assert [(r["limit"], r.get("shadowMode")) for r in requests] == [({"requests": 600, "unit": "Minute"}, None)]
+        assert [r["cost"]["request"] for r in mine if "cost" in r] == [{"from": "Number", "number": 0}]
+        assert [_counts_requests(r) for r in mine] == [False, True]
+    assert clusters == {"prod-use1", "prod-usw2", "prod-usc1"}
+    assert not _counts_requests({"limit": {"requests": 1}, "shadowMode": True})
+    assert _counts_requests({"limit": {"requests": 1}, "cost": {"request": {"from": "Number", "number": 2}}})
+
+
+def test_the_slo_gate_measures_as_vllms_serving_benchmark():
+    """Streamed with include_usage, tokens from the usage chunk, TPOT over tokens - 1, p95 as np.percentile."""
+    from tests.sse_simulator import SseSimulator
+    from tools.rollout.loadtest import Bounds, LoadRequest, percentile, run_load_test, weighted_schedule
+
+    assert VLLM_BENCH_SERVE_METRICS.name in FACTS
+    body = json.loads(LoadRequest("m", "hi", 64).body())
+    assert body["stream"] is True and body["stream_options"] == {"include_usage": True} and body["max_tokens"] == 64
+    # np.percentile([0.1, 0.2, 0.4, 0.8], 95): rank 2.85, 0.4 + 0.85 x 0.4 = 0.74
+    assert percentile([0.8, 0.1, 0.4, 0.2], 95) == pytest.approx(0.74)
+    # 3 chunks of 3 tokens, 30 ms apart, usage 9: TPOT 60 ms / 8 tokens, not 60 ms / 2 chunks
+    with SseSimulator(ttft=0.01, itl=0.03, tokens_per_chunk=3, tokens=lambda _: 9) as sim:
+        [sample], _ = run_load_test(
+            sim.base_url, "sim-key", weighted_schedule(["m"], [("hi", 9, 1)]), Bounds(1, 10, 1, 10)
+        )
+    # 60 ms / 8 = 7.5 ms give or take the reader's scheduling (the first chunk read late shortens the span); per
+    # chunk it would be 30 ms.
+    assert sample.tokens == 9 and 0.004 < sample.tpot < 0.015
 
 
 def test_the_pack_folder_is_what_the_pulumi_cli_runs_publishes_and_installs(tmp_path):

@@ -73,12 +73,58 @@ PULUMI_CREATES_OBJECTS = _fact(
 HELM_INSTALLS_IN_ORDER = _fact(
     "helm-install-order-and-wait",
     "A `helm.sh/v3:Release` runs Helm's install action (helm v3.20.2 in pulumi-kubernetes' go.mod): the chart's "
-    "crds/ first (unless skipCrds), then pre-install hooks, then every template in Helm's kind order (kinds it "
-    "does not list, webhook configurations among them, last), then post-install hooks; with wait (the default) "
-    "it waits for Deployments, StatefulSets, DaemonSets, PVCs (Bound) and LoadBalancer Services (an address), "
-    "and for Jobs only with waitForJobs; atomic rolls the release back when the wait times out.",
-    "helm/helm@v3.20.2:pkg/releaseutil/kind_sorter.go L31-L68 (InstallOrder), pkg/kube/ready.go L253 "
-    "(serviceReady), pkg/action/install.go; pulumi/pulumi-kubernetes@v4.32.0:provider/go.mod L30",
+    "crds/ first (unless skipCrds), then pre-install hooks (`helm-install-runs-hooks`), then every template in "
+    "Helm's kind order (kinds it does not list, webhook configurations among them, last, alphabetically); with "
+    "wait (the default) it then waits for Deployments, StatefulSets, DaemonSets, PVCs (Bound) and LoadBalancer "
+    "Services (an address), and for Jobs only with waitForJobs; then it runs the post-install hooks; atomic rolls "
+    "the release back when the wait times out.",
+    "helm/helm@v3.20.2:pkg/releaseutil/kind_sorter.go L31-L68 (InstallOrder), L135-L160 (lessByKind), "
+    "pkg/kube/ready.go L253 (serviceReady), pkg/action/install.go L444-L485 (performInstall); "
+    "pulumi/pulumi-kubernetes@v4.32.0:provider/go.mod L30",
+)
+
+HELM_INSTALL_RUNS_HOOKS = _fact(
+    "helm-install-runs-hooks",
+    "Helm's install (v3.20.2) runs a release's pre-install hooks before it creates any template's object and its "
+    "post-install hooks after the wait, unless hooks are disabled (pulumi-kubernetes passes `disableWebhooks` as "
+    "DisableHooks). A hook is an object whose `helm.sh/hook` names only known events (one naming an unknown event "
+    "is skipped, never created); its weight is `helm.sh/hook-weight` as an integer (else 0). The hooks of an event "
+    "run one at a time, ordered by template path, then kind (InstallOrder), then stably by weight and name; each is "
+    "deleted first when its `helm.sh/hook-delete-policy` has before-hook-creation (the default when it names "
+    "none), created, and watched until done before the next starts: a Job until its Complete condition is True "
+    "(its Failed condition fails the install), a Pod until Succeeded (Failed fails it), any other kind once "
+    "created, each for up to the release's timeout (pulumi-kubernetes: 300 s unless set), after which the install "
+    "fails (`failed pre-install: ...`). After all succeed, those with hook-succeeded are deleted, the last first; "
+    "hook objects are not the release's own (no managed-by label), and a CRD hook is never deleted. So a Secret a "
+    "pre-install Job makes exists before the release's pods that mount it are created.",
+    "helm/helm@v3.20.2:pkg/action/install.go L444-L485 (performInstall: execHook pre-install L447-L452, Create "
+    "L456-L466, Wait L469-L478, execHook post-install L480-L484); pkg/action/hooks.go L36-L133 (execHook), "
+    "L135-L146 (hookByWeight), L147-L172 (deleteHookByPolicy, never a CRD); pkg/kube/client.go L489-L491 (Delete: "
+    "background propagation), L555-L559 (WatchUntilReady), L745-L846 (watchUntilReady, waitForJob, "
+    "waitForPodSuccess); pkg/releaseutil/manifest_sorter.go L54-L66 (events), L77-L110 (SortManifests), "
+    "L139-L234 (hook parsing, weight); pkg/release/hook.go L28-L71; pulumi/pulumi-kubernetes@v4.32.0:"
+    "provider/pkg/provider/helm_release.go L64 (defaultTimeoutSeconds 300), L607-L612 (DisableHooks, Wait, Timeout)",
+)
+
+KUBELET_WAITS_FOR_REFERENCED_OBJECTS = _fact(
+    "kubelet-waits-for-referenced-objects",
+    "The kubelet (v1.33) mounts a pod's volumes before it creates the pod's sandbox and waits while a `secret`, "
+    "`configMap` or `projected` volume names a Secret or ConfigMap that does not exist, or an item key it does not "
+    'have (FailedMount `MountVolume.SetUp failed for volume ...: secret "x" not found`, containers waiting in '
+    "ContainerCreating, retried; the sync gives up after 2 min 3 s and tries again). It then builds each "
+    "container's environment when it starts it: an `envFrom` secretRef/configMapRef or an `env[].valueFrom` "
+    "secretKeyRef/configMapKeyRef naming a missing object or key fails the container with "
+    "CreateContainerConfigError. `optional: true` exempts the reference in both. Such a pod is never Ready, so a "
+    "Secret a Helm hook or a controller makes must exist before the pods that mount it can serve.",
+    "kubernetes/kubernetes@v1.33.13:pkg/kubelet/kubelet.go L2047 (SyncPod: WaitForAttachAndMount before the "
+    "runtime's SyncPod); pkg/kubelet/volumemanager/volume_manager.go L66-L75 (podAttachAndMountTimeout 2m3s), "
+    "L393-L435; pkg/volume/secret/secret.go L176-L207, L259-L285; pkg/volume/configmap/configmap.go L180-L211, "
+    "L263-L292; pkg/volume/projected/projected.go L245-L300; pkg/volume/util/operationexecutor/"
+    "operation_generator.go L482, operation_executor.go L307-L324 (the event text); pkg/kubelet/kubelet_pods.go "
+    "L711 (makeEnvironmentVariables), L750-L800 (envFrom), L840-L897 (valueFrom keys), L82 (ContainerCreating); "
+    "pkg/kubelet/kuberuntime/kuberuntime_container.go L67-L68, L251-L258 (CreateContainerConfigError); "
+    "pkg/kubelet/secret/secret_manager.go L155, pkg/kubelet/configmap/configmap_manager.go L154, "
+    "pkg/kubelet/util/manager/watch_based_manager.go L330 (the NotFound text)",
 )
 
 KSERVE_NEEDS_CERT_MANAGER = _fact(
@@ -1135,4 +1181,32 @@ VLLM_PRIORITY_SCHEDULING = _fact(
     "completion/protocol.py L137, responses/protocol.py L384; vllm/v1/core/sched/request_queue.py L131-212; "
     "vllm/v1/request.py L357-367; vllm/v1/core/sched/scheduler.py L932-944, L984; vllm/v1/engine/input_processor.py "
     "L383, L549; generated-vllm-serve-args.json (vendored, scheduling-policy)",
+)
+
+ENVOY_GATEWAY_RATE_LIMIT_COST = _fact(
+    "envoy-gateway-global-rate-limit-counts-requests",
+    "An Envoy Gateway v1.9.0 global rate-limit rule without `cost.request` charges its counter 1 per request (no "
+    "hits addend is set on the route's rate limit); `cost.request` {from: Number, number: N} charges N (0 counts "
+    "nothing on the request path). A rule with `shadowMode: true` updates its counters but never refuses a "
+    "request. So a tenant's request budget is a rule without a request cost (or one of at least 1), not in shadow "
+    "mode, selecting the tenant's header.",
+    "envoyproxy/gateway@v1.9.0:api/v1alpha1/ratelimit_types.go L118-124 (Cost: 'if not specified ... reduce the rate "
+    "limit counters by 1 on the request path'), L131-139 (ShadowMode), L148-158; internal/xds/translator/ratelimit.go "
+    "L327-330 (HitsAddend only for a request cost), L611-620, L800-802",
+)
+
+VLLM_BENCH_SERVE_METRICS = _fact(
+    "vllm-bench-serve-ttft-and-tpot",
+    "vLLM 0.33.0's serving benchmark (`vllm bench serve`) streams chat completions with `stream_options."
+    "include_usage`; TTFT is the time from sending to the first chunk whose delta carries output (content, reasoning, "
+    "tool_calls or function_call; an empty content without a role: a token that decodes to nothing; never the "
+    "opening role-only chunk); the request ends at its last such chunk (not the usage chunk); the output length is "
+    "the usage chunk's `completion_tokens` (a chunk may carry several tokens); TPOT = (end - TTFT) / (output tokens "
+    "- 1), for requests of 2 tokens or more; a stream with no output chunk fails; percentiles by np.percentile "
+    "(linear interpolation). The rollout's SLO gate measures the same way.",
+    "vllm 0.33.0 (wheel from PyPI): vllm/benchmarks/lib/endpoint_request_func.py L392-406 "
+    "(_choice_has_streamed_output), L409-501 (async_request_openai_chat_completions: payload L423-433, first chunk "
+    "L470-478, end at token chunks L483-485, usage L486-488, no output L493-500, latency L501); "
+    "vllm/benchmarks/serve.py L636 (output_len from output_tokens), L655-657 (tpot = latency_minus_ttft / "
+    "(output_len - 1)), L787, L793 (np.percentile)",
 )

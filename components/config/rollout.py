@@ -16,10 +16,13 @@ from typing import TYPE_CHECKING
 from pydantic import Field
 
 from components.config.base import Issue, Name, Spec, join_path, unknown_name
+from components.config.gateway import has_gateway
 from components.config.stacks import GLOBAL, anchor_region, environment_stacks, layout_of, region_stack_name
+from components.config.workloads import granted_tenants
 
 if TYPE_CHECKING:
     from components.config.environment import EnvironmentSpec
+    from components.config.workloads import ModelSpec
 
 CANARY = "canary"
 SINGLE = "environment"  # the one wave of a single-stack environment
@@ -30,6 +33,72 @@ class WaveSpec(Spec):
 
     name: Name = Field(description="Wave name, as `confirmBefore` and `--from-wave` name it.")
     regions: list[str] = Field(min_length=1, description="Region entries whose stacks deploy in this wave.")
+
+
+class SloRequestSpec(Spec):
+    """One kind of request of the SLO load test's mix: a chat prompt and how many tokens it may generate."""
+
+    prompt: str = Field(min_length=1, max_length=32768, description="The user message the request sends.")
+    max_tokens: int = Field(
+        ge=2,
+        le=32768,
+        description="The request's max_tokens: at least 2, since TPOT is measured between the first and the last "
+        "token of a response.",
+    )
+    weight: int = Field(1, ge=1, le=100, description="Share of the mix relative to the other entries.")
+
+
+class SloSpec(Spec):
+    """`rollout.slo`: after each wave's health gate, a bounded streaming load test through the wave's gateways with
+    a tenant's key; the next wave starts only when its p95 TTFT, p95 TPOT and error rate are within these bounds."""
+
+    tenant: str = Field(
+        description="Tenant whose API key the load test calls with: give it a tenant of its own (tenants[]), "
+        "granted only the models it tests and with a request budget (the pack checks both)."
+    )
+    ttft_p95_ms: float = Field(
+        gt=0,
+        description="Most the 95th percentile of time to first token may be, in ms (request sent to first "
+        "output chunk).",
+    )
+    tpot_p95_ms: float = Field(
+        gt=0,
+        description="Most the 95th percentile of time per output token may be, in ms: (last token - first token) "
+        "/ (tokens - 1) per request.",
+    )
+    max_error_rate: float = Field(
+        0.01,
+        ge=0,
+        le=1,
+        description="Largest share (0-1) of requests that may fail: a status other than 200, an error or a break in "
+        "the stream, no content, or the request timeout.",
+    )
+    requests: list[SloRequestSpec] = Field(
+        min_length=1, description="The request mix, sent in turn in proportion to each entry's weight."
+    )
+    concurrency: int = Field(4, ge=1, le=256, description="Requests in flight at once.")
+    duration_seconds: int = Field(
+        60, ge=1, le=3600, description="No request starts after this many seconds from the first one."
+    )
+    max_requests: int = Field(200, ge=1, le=100000, description="Hard cap on the requests one gateway's test sends.")
+    min_requests: int = Field(
+        20,
+        ge=1,
+        description="Fewest completed requests a verdict needs: a test that measured fewer fails (a p95 over a "
+        "handful of requests says little).",
+    )
+    request_timeout_seconds: int = Field(
+        60, ge=1, le=3600, description="Longest one request may stream; a longer one counts as an error."
+    )
+    models: list[str] = Field(
+        default_factory=list,
+        description="Models the test sends to, in each wave that creates them; empty: every model of the tenant "
+        "that the wave's gateways serve once the wave is up.",
+    )
+    waves: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Per wave name, the models to test in that wave instead of `models`; [] skips that wave.",
+    )
 
 
 class RolloutSpec(Spec):
@@ -50,6 +119,23 @@ class RolloutSpec(Spec):
     health_timeout_minutes: int = Field(
         30, ge=1, description="How long a deployed wave may take to become healthy before the rollout stops."
     )
+    slo: SloSpec | None = Field(
+        None,
+        description="Gate each wave on a bounded load test through its gateways (p95 TTFT and TPOT, error rate); "
+        "off by default.",
+    )
+
+    def slo_models(self, env: EnvironmentSpec) -> list[str]:
+        """Every model the SLO gate may send to: those `slo.models` and `slo.waves` name, and the tenant's own when a
+        region wave is named in neither (tools/rollout/slo.py region_target); what the pack holds its tenant to."""
+        if self.slo is None:
+            return []
+        slo = self.slo
+        listed = [*slo.models, *(m for models in slo.waves.values() for m in models)]
+        unnamed = [w for w in wave_names(env) if w != GLOBAL and w not in slo.waves]
+        if unnamed and not slo.models:
+            listed += [m for t in env.tenants if t.name == slo.tenant for m in t.models]
+        return sorted(set(listed))
 
 
 @dataclass(frozen=True)
@@ -109,6 +195,91 @@ def check_rollout(env: EnvironmentSpec) -> Iterator[Issue]:
     for i, name in enumerate(rollout.confirm_before):
         if name not in known:
             yield _unknown(join_path("rollout", "confirmBefore", i), "wave", name, known)
+    if rollout.slo is not None:
+        yield from _check_slo(env, rollout.slo)
+
+
+def served_base(env: EnvironmentSpec, name: str) -> ModelSpec | None:
+    """The self-hosted model that serves `name`: itself, or the base model of a LoRA adapter of that name."""
+    return next((m for m in env.models if m.name == name or any(a.name == name for a in m.served_adapters)), None)
+
+
+def _check_slo(env: EnvironmentSpec, slo: SloSpec) -> Iterator[Issue]:
+    """The tenant exists and calls with a key; the models it tests are its own and self-hosted; the waves named
+    exist and create a gateway; the bounds agree with each other."""
+    path = ("rollout", "slo")
+    if not env.gateway.enabled or not any(has_gateway(env, r) for r in env.regions):
+        yield Issue(
+            join_path(*path),
+            "no region runs a gateway (gateway.enabled, regions[].gateway.enabled, a model placed there), so there "
+            "is nothing to load-test; remove rollout.slo or enable a gateway",
+        )
+        return
+    if env.gateway.auth != "apiKey":
+        yield Issue(
+            join_path(*path, "tenant"),
+            "the load test calls the gateway with the tenant's API key, and gateway.auth none issues none; set "
+            "gateway.auth apiKey or remove rollout.slo",
+        )
+    tenants = [t.name for t in env.tenants]
+    if slo.tenant not in tenants:
+        yield _unknown(join_path(*path, "tenant"), "tenant", slo.tenant, tenants)
+        return
+    if slo.min_requests > slo.max_requests:
+        yield Issue(
+            join_path(*path, "minRequests"),
+            f"{slo.min_requests} is more than maxRequests {slo.max_requests}, so no test could pass; lower "
+            "minRequests or raise maxRequests",
+        )
+    if slo.concurrency > slo.max_requests:
+        yield Issue(
+            join_path(*path, "concurrency"),
+            f"{slo.concurrency} requests in flight is more than the maxRequests {slo.max_requests} a test sends; "
+            "lower concurrency or raise maxRequests",
+        )
+    yield from _check_slo_models(env, slo, slo.models, (*path, "models"), regions=None)
+    names = wave_names(env)
+    waves = dict(region_waves(env)) if layout_of(env) != "single" else {SINGLE: [r.name for r in env.regions]}
+    for wave, models in slo.waves.items():
+        where = (*path, "waves", wave)
+        if wave == GLOBAL and layout_of(env) != "single":
+            yield Issue(
+                join_path(*where),
+                "the global wave creates no gateway of its own, so it is not load-tested; remove it (federated "
+                "models are routable only after it)",
+            )
+        elif wave not in names:
+            yield _unknown(join_path(*where), "wave", wave, [n for n in names if n != GLOBAL])
+        else:
+            yield from _check_slo_models(env, slo, models, where, regions=waves[wave])
+
+
+def _check_slo_models(
+    env: EnvironmentSpec, slo: SloSpec, models: list[str], path: tuple[str | int, ...], regions: list[str] | None
+) -> Iterator[Issue]:
+    """Each model the tenant may call and this environment serves (in one of `regions`, when given)."""
+    granted = [m for t in env.tenants if t.name == slo.tenant for m in t.models]
+    for j, name in enumerate(models):
+        where = join_path(*path, j)
+        base = served_base(env, name)
+        if slo.tenant not in granted_tenants(env, name):
+            yield Issue(
+                where,
+                f"tenant {slo.tenant!r} may not call {name!r}, so its key would be refused; add {name} to the "
+                f"tenant's models or test one of {', '.join(granted) or 'its models'}",
+            )
+        elif base is None:
+            yield Issue(
+                where,
+                f"{name!r} is an external provider's model; the gate measures the models this environment serves, "
+                "remove it",
+            )
+        elif regions is not None and not any(p.region in regions for p in base.placements):
+            yield Issue(
+                where,
+                f"{name!r} is served in {', '.join(sorted({p.region for p in base.placements}))}, not by this "
+                f"wave's regions ({', '.join(regions)}); test it in the wave that deploys it",
+            )
 
 
 def _check_waves(env: EnvironmentSpec, waves: list[WaveSpec]) -> Iterator[Issue]:

@@ -17,6 +17,7 @@ from policies.rules import (
     network,
     priority,
     production,
+    rollout,
     search,
     secrets,
     storage,
@@ -38,6 +39,7 @@ CATEGORIES: dict[str, str] = {
     "priority": "Request priority classes",
     "federation": "Karmada federation",
     "search": "Multi-cluster search (Clusterpedia)",
+    "rollout": "Rollout gates (the SLO load test's tenant)",
     "production": "Production",
 }
 
@@ -57,6 +59,7 @@ ALL_RULES: tuple[Rule, ...] = (
     *priority.RULES,
     *federation.RULES,
     *search.RULES,
+    *rollout.RULES,
     *production.RULES,
 )
 

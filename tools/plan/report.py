@@ -24,6 +24,7 @@ from tools.plan.gateway_section import gateway_section
 from tools.plan.model import REGION_TYPE, Plan
 from tools.plan.priority_section import priority_section
 from tools.plan.search_section import search_section
+from tools.plan.slo_section import slo_section
 
 
 def component_counts(plan: Plan) -> dict[str | None, Counter]:
@@ -712,6 +713,7 @@ SECTIONS: tuple[Callable[[Plan], str], ...] = (
     _federation,
     search_section,
     _bring_up,
+    slo_section,
     _admission,
     _counts,
     _scheduling,

@@ -14,10 +14,11 @@ from rich.console import Console
 
 from components.config.loader import ConfigError
 from components.config.rollout import rollout_waves
+from components.config.stackfile import PlanInputError
 from components.k8s.names import cluster_name
 from tools.plan.model import Plan
 from tools.plan.runner import PROJECT_DIR, build_plan
-from tools.plan.stackfile import PlanInputError, input_error_lines, load_stack_config
+from tools.plan.stackfile import input_error_lines, load_stack_config
 from tools.rehearsal import cache
 from tools.rehearsal.cloud import load_balancer_address
 from tools.rehearsal.pki import TlsResources

@@ -40,7 +40,7 @@ class Upstream:
     # Why `version` is not the pin it stands for, with the evidence; "" when it is the pin.
     stand_in: str = ""
     # When the rehearsal of an environment needs it: the chart names of its Helm releases, or the image
-    # repositories its objects run; neither: every environment (the clusters themselves).
+    # repositories its objects run; neither: every environment (the clusters themselves, the SLO gate's simulator).
     charts: tuple[str, ...] = ()
     images: tuple[str, ...] = ()
 
@@ -145,11 +145,12 @@ UPSTREAMS: tuple[Upstream, ...] = (
         module="k8s.io/kubernetes",
         version="v1.34.1",
         # The karmada chart's hook and init containers run kubectl scripts in KARMADA_KUBECTL_IMAGE
-        # (docker.io/alpine/k8s:1.34.1, whose kubectl is v1.34.1).
+        # (docker.io/alpine/k8s:1.34.1, whose kubectl is v1.34.1); the volcano chart's admission-init hook Job runs
+        # its image's gen-admission-secret.sh, which calls kubectl (tools/rehearsal/kubelet.py IMAGE_SCRIPTS).
         stands_for="KARMADA_KUBECTL_IMAGE",
         binaries=(Binary("kubectl", "k8s.io/kubernetes/cmd/kubectl", ("version", "--client")),),
         ldflags=_kubernetes_ldflags(),
-        charts=("karmada",),
+        charts=("karmada", "volcano"),
     ),
     Upstream(
         module_dir="karmada-etcd",
@@ -210,10 +211,25 @@ UPSTREAMS: tuple[Upstream, ...] = (
         module="github.com/envoyproxy/gateway",
         version="v1.9.0",
         stands_for="ENVOY_GATEWAY_VERSION",
-        binaries=(Binary("egctl", "github.com/envoyproxy/gateway/cmd/egctl", ("version", "--remote=false")),),
+        binaries=(
+            Binary("egctl", "github.com/envoyproxy/gateway/cmd/egctl", ("version", "--remote=false")),
+            # The chart's certgen hook Job runs `envoy-gateway certgen` (charts/gateway-helm/templates/certgen.yaml):
+            # the Secrets it makes are mounted by the controller's pods.
+            Binary("envoy-gateway", "github.com/envoyproxy/gateway/cmd/envoy-gateway", ("version",)),
+        ),
         # envoyproxy/gateway@v1.9.0:tools/make/golang.mk GO_LDFLAGS
         ldflags=("-X github.com/envoyproxy/gateway/internal/cmd/version.envoyGatewayVersion={version}",),
         charts=("gateway-helm",),
+    ),
+    Upstream(
+        module_dir="llm-d-inference-sim",
+        module="github.com/llm-d/llm-d-inference-sim",
+        version="v0.10.2",
+        # Not deployed: the OpenAI-compatible endpoint (vLLM's API, set latencies) the rollout SLO gate's load test is
+        # run against in the rehearsal tier (tests/test_rollout_slo_simulator.py); every environment's tier runs it.
+        stands_for=None,
+        # No version flag or variable (llm-d-inference-sim@v0.10.2:Makefile L75: `CGO_ENABLED=0 go build`, no -ldflags).
+        binaries=(Binary("llm-d-inference-sim", "github.com/llm-d/llm-d-inference-sim/cmd/llm-d-inference-sim", ()),),
     ),
 )
 
@@ -224,7 +240,10 @@ def by_binary() -> dict[str, Upstream]:
 
 def ldflags(upstream: Upstream, date: str) -> str:
     """The -ldflags value for `upstream`, its version and commit time filled in."""
-    major, minor, patch = re.fullmatch(r"v(\d+)\.(\d+)\.(\d+)", upstream.version).groups()
+    match = re.fullmatch(r"v(\d+)\.(\d+)\.(\d+)", upstream.version)
+    if match is None:
+        raise ValueError(f"{upstream.module_dir}: not a release version: {upstream.version!r}")
+    major, minor, patch = match.groups()
     fields = {"version": upstream.version, "major": major, "minor": minor, "patch": patch, "date": date}
     return " ".join(flag.format(**fields) for flag in upstream.ldflags)
 

@@ -31,8 +31,9 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from components.config.loader import ConfigError
+from components.config.stackfile import PlanInputError
 from tools.plan.model import Plan
-from tools.plan.stackfile import PlanInputError, input_error_lines
+from tools.plan.stackfile import input_error_lines
 from tools.rehearsal.binaries import UPSTREAMS, Binary, Upstream, by_binary, ldflags, module_problems, needed
 from tools.rehearsal.cache import bin_dir, cache_dir
 
@@ -153,7 +154,9 @@ def write_versions(versions: dict[str, dict[str, Any]]) -> None:
 
 def is_current(record: dict[str, Any] | None, key: str, path: Path) -> bool:
     """Whether `path` is the binary `record` says was built with `key`."""
-    return bool(record) and record.get("key") == key and path.is_file() and sha256_of(path) == record.get("sha256")
+    return (
+        record is not None and record.get("key") == key and path.is_file() and sha256_of(path) == record.get("sha256")
+    )
 
 
 def module_time(upstream: Upstream, environment: dict[str, str]) -> str:
@@ -537,12 +540,12 @@ def run(
         failures += download_sources(environment)
     console.print(f"chart and manifest modules ready in {time.monotonic() - sources_started:.0f}s")
     total = time.monotonic() - started
-    built = [result.record for _, result in results if result.built]
-    built_seconds = sum(record["build_seconds"] for record in built)
-    cpu_seconds = sum(record.get("cpu_seconds", 0.0) for record in built)
+    records = [result.record for _, result in results if result.built]
+    built_seconds = sum(record["build_seconds"] for record in records)
+    cpu_seconds = sum(record.get("cpu_seconds", 0.0) for record in records)
     kind = "fresh (empty module and build caches)" if scratch is not None else "cache"
     title = (
-        f"rehearsal binaries, {kind}: {total:.0f}s, {len(built)} built in {built_seconds:.0f}s "
+        f"rehearsal binaries, {kind}: {total:.0f}s, {len(records)} built in {built_seconds:.0f}s "
         f"({cpu_seconds:.0f} CPU s; load average {os.getloadavg()[0]:.1f})"
     )
     out.print(summary_table(results, title))

@@ -39,6 +39,8 @@ class CertManagerStandIn:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name=f"cert-manager-{cluster}", daemon=True)
         self.issued: set[str] = set()
+        # (kind, name) -> (resourceVersion, bundle) of each object injected or found injected
+        self._injected: dict[tuple[str, str], tuple[str, str]] = {}
 
     def start(self) -> None:
         self._thread.start()
@@ -64,10 +66,13 @@ class CertManagerStandIn:
         for api_version, kind in INJECTABLE:
             for meta in self.kube.list_metadata(api_version, kind):
                 source = (meta["metadata"].get("annotations") or {}).get(INJECT)
-                if source:
-                    obj = self.kube.get(api_version, kind, meta["metadata"]["name"])
-                    if obj is not None:
-                        self._inject(api_version, kind, obj, source)
+                bundle = self._bundle(source) if source else None
+                key = (kind, meta["metadata"]["name"])
+                if bundle is None or self._injected.get(key) == (meta["metadata"].get("resourceVersion"), bundle):
+                    continue  # nothing to inject yet, or injected into this very version (CRDs run to megabytes)
+                obj = self.kube.get(api_version, kind, meta["metadata"]["name"])
+                if obj is not None:
+                    self._injected[key] = (self._inject(api_version, kind, obj, bundle), bundle)
 
     def _issue(self, cert: dict[str, Any]) -> None:
         meta, spec = cert["metadata"], cert.get("spec") or {}
@@ -136,30 +141,32 @@ class CertManagerStandIn:
             return self.kube.get("cert-manager.io/v1", "ClusterIssuer", ref.get("name", ""))
         return self.kube.get("cert-manager.io/v1", "Issuer", ref.get("name", ""), namespace)
 
-    def _inject(self, api_version: str, kind: str, obj: dict[str, Any], source: str) -> None:
+    def _bundle(self, source: str) -> str | None:
+        """The CA bundle of the Certificate `<namespace>/<name>` names, once its Secret is issued."""
         namespace, _, name = source.partition("/")
         cert = self.kube.get(*CERTIFICATES, name, namespace)
         secret_name = ((cert or {}).get("spec") or {}).get("secretName")
         secret = self.kube.get("v1", "Secret", secret_name, namespace) if secret_name else None
-        if secret is None:
-            return
-        bundle = (secret.get("data") or {}).get("ca.crt")
-        if not bundle:
-            return
+        return (secret.get("data") or {}).get("ca.crt") if secret is not None else None
+
+    def _inject(self, api_version: str, kind: str, obj: dict[str, Any], bundle: str) -> str:
+        """`bundle` in `obj` where cainjector puts it; the object's resourceVersion afterwards."""
         patch: dict[str, Any] = {"apiVersion": api_version, "kind": kind, "metadata": {"name": obj["metadata"]["name"]}}
+        version = obj["metadata"].get("resourceVersion", "")
         if kind.endswith("WebhookConfiguration"):
             webhooks = obj.get("webhooks") or []
             if all((w.get("clientConfig") or {}).get("caBundle") == bundle for w in webhooks):
-                return
+                return version
             patch["webhooks"] = [{"name": w["name"], "clientConfig": {"caBundle": bundle}} for w in webhooks]
         elif kind == "CustomResourceDefinition":
             conversion = (obj.get("spec") or {}).get("conversion") or {}
             client = ((conversion.get("webhook") or {}).get("clientConfig")) or {}
             if conversion.get("strategy") != "Webhook" or client.get("caBundle") == bundle:
-                return
+                return version
             patch["spec"] = {"conversion": {"strategy": "Webhook", "webhook": {"clientConfig": {"caBundle": bundle}}}}
         else:
             if (obj.get("spec") or {}).get("caBundle") == bundle:
-                return
+                return version
             patch["spec"] = {"caBundle": bundle}
-        self.kube.apply(patch, field_manager=MANAGER, force=True)
+        applied = self.kube.apply(patch, field_manager=MANAGER, force=True)
+        return applied["metadata"].get("resourceVersion", "")

@@ -18,7 +18,12 @@ from typing import Any
 
 import yaml
 
-from components.catalog.charts import CLUSTERPEDIA_CRDS, CLUSTERPEDIA_VERSION
+from components.catalog.charts import (
+    CLUSTERPEDIA_CRDS,
+    CLUSTERPEDIA_VERSION,
+    INFERENCE_EXTENSION_VERSION,
+    INFERENCE_OBJECTIVE_CRD,
+)
 from tools.plan.runner import PROJECT_DIR
 from tools.rehearsal import cache
 
@@ -43,7 +48,7 @@ def _escape(module: str) -> str:
 
 @dataclass(frozen=True)
 class ModuleFiles:
-    """A directory of a Go module at a tag, in the module cache."""
+    """A directory (or one file) of a Go module at a tag, in the module cache."""
 
     module: str
     version: str
@@ -58,7 +63,7 @@ class ModuleFiles:
         return f"{self.module}@{self.version}:{self.path}"
 
     def missing(self) -> str | None:
-        if self.directory.is_dir():
+        if self.directory.exists():
             return None
         return (
             f"{self.source} is not in the module cache ({module_cache()}): `make rehearsal-tools` downloads it "
@@ -126,7 +131,9 @@ CHART_SOURCES: dict[tuple[str, str], ChartSource] = {
         vendored_crds=("gpu-operator/v26.7.0/nvidia.com_clusterpolicies.yaml",),
         stands_in="its operands' work is stood in for by the kwok nodes: GPU pools advertise the device plugin's "
         "resources (whole GPUs, MIG slices, time-slice shares) and the feature-discovery labels "
-        "(tools/rehearsal/nodes.py)",
+        "(tools/rehearsal/nodes.py); its operands' DaemonSet pods are not on the nodes, and at the pin they request "
+        "nothing (every operand's `resources: {}`, conformance/upstream/gpu-operator/v26.7.0/"
+        "chart-gpu-operator.values.yaml), so they take no room the scheduler counts",
     ),
     # kedacore/charts is not a Go module; the chart's CRDs are keda's own at the chart's appVersion.
     ("keda", "2.20.2"): ChartSource(
@@ -144,7 +151,8 @@ CHART_SOURCES: dict[tuple[str, str], ChartSource] = {
         crd_files=ModuleFiles(
             "github.com/prometheus-operator/prometheus-operator", "v0.93.1", "example/prometheus-operator-crd"
         ),
-        stands_in="no Prometheus, operator or Grafana runs: monitors and rules are checked against their schemas",
+        stands_in="no Prometheus, operator or Grafana runs: monitors and rules are checked against their schemas; "
+        "its node exporter's DaemonSet pods are not on the nodes (their requests at the pin are not vendored)",
     ),
     ("cluster-autoscaler", "9.59.0"): ChartSource(
         None,
@@ -156,33 +164,35 @@ CHART_SOURCES: dict[tuple[str, str], ChartSource] = {
         None,
         unavailable="aws/eks-charts is not a Go module",
         stands_in="the kwok nodes of EFA pools advertise vpc.amazonaws.com/efa as the plugin counts interfaces "
-        "(tools/rehearsal/nodes.py)",
+        "(tools/rehearsal/nodes.py); the plugin's DaemonSet pods are not on the nodes: each requests 10m CPU and "
+        "20Mi at the pin (conformance/upstream/aws-efa-k8s-device-plugin/v0.0.242/"
+        "chart-aws-efa-k8s-device-plugin.values.yaml `resources`), room the scheduled check does not take",
     ),
     ("dcgm-exporter", "4.8.2"): ChartSource(
         None,
         unavailable="NVIDIA/dcgm-exporter's tags (4.5.3-4.8.2) are not module versions",
-        stands_in="nothing: no GPU metrics are exported (there is no GPU to read)",
+        stands_in="nothing: no GPU metrics are exported (there is no GPU to read); its DaemonSet pods are not on the "
+        "nodes: each requests 100m CPU and 128Mi at the pin (conformance/upstream/dcgm-exporter/4.5.3-4.8.2/"
+        "chart-dcgm-exporter.values.yaml `resources`), room the scheduled check does not take",
     ),
 }
 
-# kubernetes:yaml/v2:ConfigFile URLs -> the module files the release artifact is built from.
-# GIE v1.5.0 Makefile `artifacts`: `kustomize build config/crd -o artifacts/manifests.yaml`, and
-# config/crd/kustomization.yaml lists the four bases without patches: manifests.yaml is those files.
+# kubernetes:yaml/v2:ConfigFile URLs -> the module files (a directory, or one file) the file at the URL is: a raw
+# file at the tag is that file of the module.
+_GIE = ("sigs.k8s.io/gateway-api-inference-extension", INFERENCE_EXTENSION_VERSION)
 CONFIG_FILES: dict[str, ModuleFiles] = {
-    "https://github.com/kubernetes-sigs/gateway-api-inference-extension/releases/download/v1.5.0/manifests.yaml": (
-        ModuleFiles("sigs.k8s.io/gateway-api-inference-extension", "v1.5.0", "config/crd/bases")
-    ),
+    url: ModuleFiles(*_GIE, url.split(f"/{_GIE[1]}/", 1)[1]) for url in INFERENCE_OBJECTIVE_CRD
+}
+# ConfigFile URLs no Go module serves at their tag -> (the vendored, reduced copy in conformance/upstream that
+# stands in, why): the run declares each as a limit.
+VENDORED_CONFIG_FILES: dict[str, tuple[str, str]] = {
+    url: (
+        f"clusterpedia/{CLUSTERPEDIA_VERSION}/{url.rsplit('/', 1)[1]}",
+        f"the module proxy refuses github.com/clusterpedia-io/clusterpedia@{CLUSTERPEDIA_VERSION} (403)",
+    )
+    for url in CLUSTERPEDIA_CRDS
 }
 
-# kubernetes:yaml/v2:ConfigFile URLs of a repository no module version serves at the pin -> the vendored, reduced
-# copies that stand in for them (schemas without status: nothing in the rehearsal writes one).
-VENDORED_CONFIG_FILES: dict[str, str] = {
-    url: f"clusterpedia/{CLUSTERPEDIA_VERSION}/{url.rsplit('/', 1)[1]}" for url in CLUSTERPEDIA_CRDS
-}
-VENDORED_CONFIG_FILES_STAND_IN = (
-    "the proxy refuses github.com/clusterpedia-io/clusterpedia@v0.9.0; no Clusterpedia API server or synchro manager "
-    "runs (their pods are kwok's): PediaClusters are checked against the schema, nothing is indexed"
-)
 
 # CRDs a cloud installs in its clusters: GKE serves networking.gke.io's multi-networking kinds on clusters with
 # enableMultiNetworking (its API is GoogleCloudPlatform/gke-networking-api; the version our vendored schemas
@@ -201,7 +211,8 @@ def yaml_files(directory: Path) -> list[Path]:
     return sorted(p for p in directory.iterdir() if p.suffix in (".yaml", ".yml"))
 
 
-class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml: CRDs run to megabytes
+# libyaml's loader where PyYAML was built with it: CRDs run to megabytes.
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]  # a base chosen at run time
     """YAML 1.1's `=` (the `value` type, which PyYAML's safe loader refuses) is a plain string to Kubernetes:
     prometheus-operator's CRDs list it among enum values."""
 
@@ -238,8 +249,10 @@ def _load_all(text: str) -> list[dict[str, Any]]:
     return docs
 
 
-def load_files(directory: Path) -> list[dict[str, Any]]:
-    return [doc for path in yaml_files(directory) for doc in load_all(path.read_text())]
+def load_files(path: Path) -> list[dict[str, Any]]:
+    """The objects of a file, or of every YAML file of a directory."""
+    paths = [path] if path.is_file() else yaml_files(path)
+    return [doc for file in paths for doc in load_all(file.read_text())]
 
 
 def module_sources() -> list[ModuleFiles]:

@@ -150,3 +150,58 @@ class CloudControllers:
                 },
                 field_manager=STAND_IN_MANAGER,
             )
+
+
+# The resource types the rehearsal executes besides Kubernetes objects, Helm releases and ConfigFiles: the tls
+# provider's, whose outputs the rehearsal's plan computes (tools/rehearsal/pki.py). A provider (pulumi:providers:*)
+# is configuration: the Kubernetes ones are the rehearsal's clusters, the others' resources are declared below.
+EXECUTED_PREFIXES = ("tls:", "pulumi:providers:")
+CLUSTERS = ("aws:eks/cluster:Cluster", "gcp:container/cluster:Cluster")
+NODES = (
+    "aws:eks/nodeGroup:NodeGroup",
+    "aws:ec2/launchTemplate:LaunchTemplate",
+    "aws:ec2/placementGroup:PlacementGroup",
+    "aws:autoscaling/tag:Tag",
+    "gcp:container/nodePool:NodePool",
+    "gcp:compute/resourcePolicy:ResourcePolicy",
+)
+NO_CLOUD = "a cloud resource, and the rehearsal has no cloud account: it is not created"
+
+
+def not_executed(resource_type: str) -> tuple[str, str] | None:
+    """(why the rehearsal does not execute a resource of this type, what takes its place), or None for the types
+    it executes."""
+    if resource_type.startswith(EXECUTED_PREFIXES):
+        return None
+    if resource_type in CLUSTERS:
+        return NO_CLOUD, "the rehearsal's local control plane of that cluster (tools/rehearsal/cluster.py)"
+    if resource_type in NODES:
+        return (
+            NO_CLOUD,
+            "kwok nodes, every pool at its maxSize, with the labels, taints and machine sizes these resources give "
+            "the nodes (tools/rehearsal/nodes.py)",
+        )
+    if resource_type == "aws:eks/addon:Addon":
+        return (
+            f"{NO_CLOUD}; EKS installs the add-on's workloads (vpc-cni, kube-proxy, coredns, aws-ebs-csi-driver), "
+            "not the program",
+            "the rehearsal's pod network, service proxy and cluster DNS, and its volume stand-in; the add-ons' "
+            "DaemonSet pods are not on the nodes",
+        )
+    if resource_type.startswith("random:"):
+        return (
+            "the random provider is not run: the plan's mocks give each resource a fixed value",
+            "that value, wherever the program uses it (Secrets, Helm values)",
+        )
+    if resource_type.startswith("command:"):
+        return (
+            "a command `pulumi up` runs on the deployer's machine, from the deployer's network; the rehearsal runs "
+            "no deployer: the script is not run and what depends on it goes on as if it passed",
+            "where the command waits for an API server (the Karmada API's /readyz), the rehearsal's own wait for "
+            "that /readyz through the load balancer's name before it applies an object there "
+            "(tools/rehearsal/runner.py provider_target)",
+        )
+    return (
+        NO_CLOUD,
+        "nothing: the policy pack judges it offline (make plan); the clusters' needs of it are stood in for",
+    )

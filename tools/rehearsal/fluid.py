@@ -10,7 +10,17 @@ places a model's pods only where the cache's FUSE can run, as in a cluster. A Da
 reference engine makes: the physical one's, claimed in its own namespace (pkg/ddc/thin/referencedataset/
 volume.go L70-L209). And, as the kubelet does when the Fluid CSI node plugin on a node registers, the node's
 CSINode lists the driver: Volcano counts each CSI claim of a pod as a resource `attachable-volumes-csi-<driver>`
-that only nodes whose CSINode lists the driver have (CSI_DRIVER_REGISTERED). It is reported as a stand-in."""
+that only nodes whose CSINode lists the driver have (CSI_DRIVER_REGISTERED). It is reported as a stand-in.
+
+The runtime's pods take their room on the nodes as the controller's pods do (fluid@v1.0.8 installs them with its
+charts/alluxio chart, valued by pkg/ddc/alluxio/transform*.go): a master StatefulSet (master and job master), a
+worker StatefulSet (worker and job worker; `replicas` of them, on the Dataset's node affinity, one per node) and a
+FUSE DaemonSet (system-node-critical) whose node selector is the runtime's `fuse.nodeSelector` plus
+`fluid.io/f-<namespace>-<name>: "true"`, a label the CSI plugin puts on a node when a pod there mounts the cache
+(NodeStageVolume): so a FUSE pod comes to a node after the model server that reads through it, and must fit
+beside it (or preempt it). kwok plays these pods: only their placement and requests are rehearsed, and a pod that
+mounts the cache starts once the FUSE pod of its node is Ready (NodePublishVolume waits for the mount,
+`fuse_blocker`)."""
 
 from __future__ import annotations
 
@@ -20,6 +30,7 @@ from typing import Any
 
 from tools.rehearsal.kube import KindNotServed, Kube
 from tools.rehearsal.processes import background_error
+from tools.rehearsal.references import CONTAINER_CREATING, Blocked
 
 RUNTIMES = ("data.fluid.io/v1alpha1", "AlluxioRuntime")
 DATASETS = ("data.fluid.io/v1alpha1", "Dataset")
@@ -36,6 +47,192 @@ MOUNT_ROOT_DEFAULT = "/runtime-mnt"  # charts/fluid/fluid/values.yaml runtime.mo
 REF_SCHEMA = "dataset://"  # pkg/common: RefSchema
 # charts/fluid/fluid/templates/csi/daemonset.yaml: the node plugin's pods; `--nodeid=$(NODE_ID)`, spec.nodeName.
 CSI_NODE_PLUGIN = "app=csi-nodeplugin-fluid"
+
+
+# pkg/common/label.go L23, L31: the label on a node whose FUSE the runtime should run (pkg/utils/label.go L178-L204:
+# `fluid.io/f-<namespace>-<name>`, shorter than 63 characters for the names we render).
+FUSE_LABEL_PREFIX = "fluid.io/f-"
+CRITICAL_PRIORITY = "system-node-critical"  # upstream.FLUID_CONTROLLER_CREATES_CRITICAL_FUSE_PODS
+MEMORY_TIER = "MEM"
+
+
+def fuse_label(namespace: str, name: str) -> str:
+    return f"{FUSE_LABEL_PREFIX}{namespace}-{name}"
+
+
+def _quantity_bytes(text: str) -> float:
+    units = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+    for unit, factor in units.items():
+        if str(text).endswith(unit):
+            return float(str(text)[: -len(unit)]) * factor
+    return float(text)
+
+
+def _container(name: str, image: str, resources: dict[str, Any] | None) -> dict[str, Any]:
+    container: dict[str, Any] = {"name": name, "image": image}
+    if resources:
+        container["resources"] = resources
+    return container
+
+
+def runtime_workloads(runtime: dict[str, Any], dataset: dict[str, Any]) -> list[dict[str, Any]]:
+    """The master and worker StatefulSets and the FUSE DaemonSet the AlluxioRuntime controller installs for a
+    runtime and its Dataset, as far as placement and requests go (fluid@v1.0.8: charts/alluxio/templates/master/
+    statefulset.yaml, worker/statefulset.yaml, fuse/daemonset.yaml L76-L92; pkg/ddc/alluxio/transform.go
+    L378-L427 transformWorkers, transform_resources.go L73-L123 (a memory tier larger than the worker's memory
+    request becomes its request), L224-L228 (the Dataset's tolerations), transform_fuse.go L97-L103;
+    pkg/ctrl/affinity.go L56-L172 BuildWorkersAffinity: one worker per node (exclusive placement), the Dataset's
+    required node affinity)."""
+    meta, spec = runtime["metadata"], runtime.get("spec") or {}
+    namespace, name = meta["namespace"], meta["name"]
+    dataset_spec = dataset.get("spec") or {}
+    image = f"{spec.get('image') or 'alluxio/alluxio'}:{spec.get('imageTag') or 'fluid-stand-in'}"
+    tolerations = dataset_spec.get("tolerations") or []
+    owner = (
+        [
+            {
+                "apiVersion": runtime.get("apiVersion", RUNTIMES[0]),
+                "kind": "AlluxioRuntime",
+                "name": name,
+                "uid": meta.get("uid", ""),
+                "controller": True,
+                "blockOwnerDeletion": True,
+            }
+        ]
+        if meta.get("uid")
+        else []
+    )
+
+    def part(role: str) -> dict[str, str]:
+        return {"app": "alluxio", "release": name, "role": role}
+
+    def workload(kind: str, role: str, replicas: int | None, pod: dict[str, Any]) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "selector": {"matchLabels": part(role)},
+            "template": {"metadata": {"labels": {**part(role), **pod.pop("labels", {})}}, "spec": pod},
+        }
+        if replicas is not None:
+            body |= {"replicas": replicas, "serviceName": f"{name}-{role.removeprefix('alluxio-')}"}
+        return {
+            "apiVersion": "apps/v1",
+            "kind": kind,
+            "metadata": {
+                "name": f"{name}-{role.removeprefix('alluxio-')}",
+                "namespace": namespace,
+                "labels": part(role),
+                "ownerReferences": owner,
+            },
+            "spec": body,
+        }
+
+    master = spec.get("master") or {}
+    worker = spec.get("worker") or {}
+    fuse = spec.get("fuse") or {}
+    worker_resources = json.loads(json.dumps(worker.get("resources") or {}))
+    memory_tier = sum(
+        _quantity_bytes(level.get("quota", "0"))
+        for level in (spec.get("tieredstore") or {}).get("levels") or []
+        if level.get("mediumtype") == MEMORY_TIER
+    )
+    requested = (worker_resources.get("requests") or {}).get("memory")
+    if memory_tier and (requested is None or memory_tier > _quantity_bytes(requested)):
+        worker_resources.setdefault("requests", {})["memory"] = str(int(memory_tier))
+    dataset_label = {"fluid.io/dataset": f"{namespace}-{name}", "fluid.io/dataset-placement": "Exclusive"}
+    worker_affinity: dict[str, Any] = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "labelSelector": {"matchExpressions": [{"key": "fluid.io/dataset", "operator": "Exists"}]},
+                    "topologyKey": "kubernetes.io/hostname",
+                }
+            ]
+        },
+        "nodeAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "weight": 100,
+                    "preference": {
+                        "matchExpressions": [{"key": fuse_label(namespace, name), "operator": "In", "values": ["true"]}]
+                    },
+                }
+            ]
+        },
+    }
+    required = (dataset_spec.get("nodeAffinity") or {}).get("required")
+    if required:
+        worker_affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = required
+    return [
+        workload(
+            "StatefulSet",
+            "alluxio-master",
+            int(master.get("replicas") or 1),
+            {
+                "nodeSelector": master.get("nodeSelector") or {},
+                "tolerations": tolerations,
+                "containers": [
+                    _container("alluxio-master", image, master.get("resources")),
+                    _container("alluxio-job-master", image, (spec.get("jobMaster") or {}).get("resources")),
+                ],
+            },
+        ),
+        workload(
+            "StatefulSet",
+            "alluxio-worker",
+            int(spec.get("replicas") or 1),
+            {
+                "labels": dataset_label,
+                "nodeSelector": worker.get("nodeSelector") or {},
+                "tolerations": tolerations,
+                "affinity": worker_affinity,
+                "containers": [
+                    _container("alluxio-worker", image, worker_resources),
+                    _container("alluxio-job-worker", image, (spec.get("jobWorker") or {}).get("resources")),
+                ],
+            },
+        ),
+        workload(
+            "DaemonSet",
+            "alluxio-fuse",
+            None,
+            {
+                "priorityClassName": CRITICAL_PRIORITY,
+                "nodeSelector": {**(fuse.get("nodeSelector") or {}), fuse_label(namespace, name): "true"},
+                "tolerations": [{"operator": "Exists"}],
+                "containers": [_container("alluxio-fuse", f"{image}-fuse", fuse.get("resources"))],
+            },
+        ),
+    ]
+
+
+def fluid_volume_runtime(volume: dict[str, Any]) -> tuple[str, str] | None:
+    """(namespace, name) of the runtime a PersistentVolume of Fluid's reads through (its volume attributes), else
+    None."""
+    csi = (volume.get("spec") or {}).get("csi") or {}
+    attributes = csi.get("volumeAttributes") or {}
+    if csi.get("driver") != CSI_DRIVER or not attributes.get("runtime_name"):
+        return None
+    return attributes.get("runtime_namespace", ""), attributes["runtime_name"]
+
+
+def fuse_blocker(
+    pod: dict[str, Any], runtime_of_claim: dict[tuple[str, str], tuple[str, str]], ready: set[tuple[str, str, str]]
+) -> Blocked | None:
+    """A pod that mounts a Fluid volume on a node where that runtime's FUSE pod is not Ready yet: Fluid's CSI
+    plugin fails NodePublishVolume until the FUSE mount is there (fluid@v1.0.8: pkg/csi/plugins/nodeserver.go
+    L142-L160, pkg/utils/mount.go L45-L70), so the kubelet keeps the pod in ContainerCreating. `runtime_of_claim`:
+    (namespace, claim) -> (runtime namespace, name); `ready`: (runtime namespace, name, node) of Ready FUSE pods."""
+    node, namespace = (pod.get("spec") or {}).get("nodeName", ""), pod["metadata"]["namespace"]
+    for volume in (pod.get("spec") or {}).get("volumes") or []:
+        claim = (volume.get("persistentVolumeClaim") or {}).get("claimName")
+        runtime = runtime_of_claim.get((namespace, claim or ""))
+        if runtime is None or (*runtime, node) in ready:
+            continue
+        message = (
+            f'MountVolume.SetUp failed for volume "{volume.get("name")}" : rpc error: code = Internal desc = '
+            "timeout waiting for FUSE mount point to be ready"
+        )
+        return Blocked(None, False, CONTAINER_CREATING, message, f"the FUSE pod of {runtime[0]}/{runtime[1]} on {node}")
+    return None
 
 
 def csi_node(node: dict[str, Any], drivers: list[str]) -> dict[str, Any]:
@@ -158,6 +355,7 @@ def reference_objects(
 class FluidStandIn:
     def __init__(self, kube: Kube, cluster: str, mount_root: str):
         self.kube, self.cluster, self.mount_root = kube, cluster, mount_root
+        self._staged: dict[str, dict[str, str]] = {}  # node -> the FUSE labels this stand-in applied to it
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name=f"fluid-{cluster}", daemon=True)
 
@@ -184,9 +382,12 @@ class FluidStandIn:
         for runtime in runtimes:
             namespace, name = runtime["metadata"]["namespace"], runtime["metadata"]["name"]
             dataset = self.kube.get(*DATASETS, name, namespace)
-            if dataset is None or self.kube.get("v1", "PersistentVolumeClaim", name, namespace) is not None:
+            if dataset is None:
                 continue
-            self._create(volume_objects(runtime, dataset, self.mount_root))
+            self._create(runtime_workloads(runtime, dataset))
+            if self.kube.get("v1", "PersistentVolumeClaim", name, namespace) is None:
+                self._create(volume_objects(runtime, dataset, self.mount_root))
+        self._stage()
         for dataset in self.kube.list(*DATASETS):
             ref = referred(dataset)
             namespace, name = dataset["metadata"]["namespace"], dataset["metadata"]["name"]
@@ -196,6 +397,42 @@ class FluidStandIn:
             physical_claim = self.kube.get("v1", "PersistentVolumeClaim", ref[1], ref[0])
             if physical_volume is not None and physical_claim is not None:
                 self._create(reference_objects(dataset, physical_volume, physical_claim))
+
+    def _stage(self) -> None:
+        """What Fluid's CSI plugin does when a pod that mounts the cache comes to a node (fluid@v1.0.8:
+        pkg/csi/plugins/nodeserver.go L336-L366 NodeStageVolume): the node is labelled for the runtime's FUSE."""
+        runtimes = {
+            volume["metadata"]["name"]: found
+            for volume in self.kube.list("v1", "PersistentVolume")
+            if (found := fluid_volume_runtime(volume)) is not None
+        }
+        if not runtimes:
+            return
+        claims = {
+            (c["metadata"]["namespace"], c["metadata"]["name"]): runtimes[c["spec"]["volumeName"]]
+            for c in self.kube.list("v1", "PersistentVolumeClaim")
+            if (c.get("spec") or {}).get("volumeName") in runtimes
+        }
+        wanted: dict[str, set[str]] = {}
+        for pod in self.kube.list("v1", "Pod"):
+            node = (pod.get("spec") or {}).get("nodeName")
+            for volume in (pod.get("spec") or {}).get("volumes") or []:
+                claim = (volume.get("persistentVolumeClaim") or {}).get("claimName")
+                runtime = claims.get((pod["metadata"]["namespace"], claim or ""))
+                if node and runtime is not None:
+                    wanted.setdefault(node, set()).add(fuse_label(*runtime))
+        for node in self.kube.list("v1", "Node"):
+            labels = node["metadata"].get("labels") or {}
+            missing = {label: "true" for label in wanted.get(node["metadata"]["name"], set()) if label not in labels}
+            if missing:
+                labels = {**missing, **self._staged.get(node["metadata"]["name"], {})}
+                patch = {
+                    "apiVersion": "v1",
+                    "kind": "Node",
+                    "metadata": {"name": node["metadata"]["name"], "labels": labels},
+                }
+                self.kube.apply(patch, field_manager=MANAGER)
+                self._staged.setdefault(node["metadata"]["name"], {}).update(missing)
 
     def _register_csi_driver(self) -> None:
         """The CSINode of each node where the CSI node plugin runs lists fuse.csi.fluid.io (kwok plays the
@@ -213,5 +450,5 @@ class FluidStandIn:
     def _create(self, objects: list[dict[str, Any]]) -> None:
         for obj in objects:
             meta = obj["metadata"]
-            if self.kube.get("v1", obj["kind"], meta["name"], meta.get("namespace")) is None:
+            if self.kube.get(obj["apiVersion"], obj["kind"], meta["name"], meta.get("namespace")) is None:
                 self.kube.create(obj, field_manager=MANAGER)

@@ -181,7 +181,7 @@ def _translate(_rehearsal: Rehearsal, target: Target, wave: Wave, stack: str, na
                 for c in conditions:
                     if refs and c.get("type") == "ResolvedRefs" and c.get("reason") == INVALID_KIND:
                         continue  # the extension's backends (module docstring)
-                    if BAD.get(c.get("type")) == c.get("status"):
+                    if BAD.get(str(c.get("type"))) == c.get("status"):
                         meta = obj.get("metadata") or {}
                         problems.append(
                             f"{obj.get('kind')} {meta.get('namespace', '')}/{meta.get('name')}{holder}: {c['type']}={c['status']} "

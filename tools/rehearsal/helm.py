@@ -1,14 +1,16 @@
 """A Helm release of the plan, rendered from its chart's sources at the pin and installed as Helm installs it
-(catalog fact `helm-install-order-and-wait`, components/catalog/upstream.py HELM_INSTALLS_IN_ORDER).
+(catalog facts `helm-install-order-and-wait` and `helm-install-runs-hooks`, components/catalog/upstream.py).
 
 pulumi-kubernetes's `helm.sh/v3:Release` runs Helm's install action (helm.sh/helm/v3 v3.20.2 in the provider's
-go.mod at v4.32.0): the chart's `crds/` first (unless skipCrds; one that exists is skipped), then pre-install
-hooks, then every template in Helm's kind order (pkg/releaseutil/kind_sorter.go InstallOrder; kinds it does not
-list, webhook configurations among them, last), each labelled and annotated as the release's own (an object that
-exists already fails the install), then post-install hooks, then, unless skipAwait, it waits for Deployments,
-StatefulSets, DaemonSets, Jobs, PVCs and Services to be ready. Values are the release's `valueYamlFiles` merged
-under its `values`. A real install renders with the cluster at hand: a template's `lookup` reads the live
-cluster, so the rehearsal renders against its cluster too (`--dry-run=server`)."""
+go.mod at v4.32.0): the chart's `crds/` first (unless skipCrds; one that exists is skipped); then the pre-install
+hooks one at a time, in Helm's order (weight, name, kind), each waited for before the next (a Job until Complete, a
+Pod until Succeeded, other kinds once created); then every template in Helm's kind order
+(pkg/releaseutil/kind_sorter.go InstallOrder; kinds it does not list, webhook configurations among them, last,
+alphabetically), each labelled and annotated as the release's own (an object that exists already fails the
+install); then, unless skipAwait, it waits for Deployments, StatefulSets, DaemonSets, PVCs and Services (Jobs only
+with waitForJobs); then the post-install hooks, as the pre-install ones. Values are the release's
+`valueYamlFiles` merged under its `values`. A real install renders with the cluster at hand: a template's `lookup`
+reads the live cluster, so the rehearsal renders against its cluster too (`--dry-run=server`)."""
 
 from __future__ import annotations
 
@@ -63,7 +65,28 @@ INSTALL_ORDER = (
     "APIService",
 )
 HELM_FIELD_MANAGER = "helm"
+# helm.sh/helm/v3@v3.20.2:pkg/release/hook.go L28-L71: the annotations, the install events, the delete policies.
 HOOK_ANNOTATION = "helm.sh/hook"
+HOOK_WEIGHT_ANNOTATION = "helm.sh/hook-weight"
+HOOK_DELETE_ANNOTATION = "helm.sh/hook-delete-policy"
+PRE_INSTALL, POST_INSTALL = "pre-install", "post-install"
+# Every event Helm knows (pkg/releaseutil/manifest_sorter.go L54-L66); a hook naming another is skipped entirely
+# (L187-L201).
+HOOK_EVENTS = frozenset(
+    {
+        "pre-install",
+        "post-install",
+        "pre-delete",
+        "post-delete",
+        "pre-upgrade",
+        "post-upgrade",
+        "pre-rollback",
+        "post-rollback",
+        "test",
+        "test-success",
+    }
+)
+BEFORE_HOOK_CREATION, HOOK_SUCCEEDED, HOOK_FAILED = "before-hook-creation", "hook-succeeded", "hook-failed"
 # helm.sh/helm/v3@v3.20.2:pkg/action/validate.go L140-L170 (setMetadataVisitor, applied to every template's object
 # by install.go L339) and L30-L33 (the names): what marks an object as a release's own.
 OWNER_LABELS = {"app.kubernetes.io/managed-by": "Helm"}
@@ -106,13 +129,57 @@ PACKAGING = {
 }
 
 
+@dataclass(frozen=True)
+class Hook:
+    """One hook of a release as Helm reads it (pkg/releaseutil/manifest_sorter.go L139-L234): its object, its
+    template, the events it runs on, its weight (0 unless the annotation is an integer) and its delete policies
+    (before-hook-creation when it names none: pkg/action/hooks.go L52-L59)."""
+
+    obj: dict[str, Any]
+    path: str
+    events: frozenset[str]
+    weight: int
+    delete_policies: tuple[str, ...]
+
+    @property
+    def kind(self) -> str:
+        return str(self.obj["kind"])
+
+    @property
+    def name(self) -> str:
+        return str((self.obj.get("metadata") or {}).get("name", ""))
+
+
+def parse_hook(obj: dict[str, Any], path: str) -> Hook | None:
+    """The hook `obj` is, or None when it names an event Helm does not know (which Helm skips, creating nothing)."""
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    events = [e.strip().lower() for e in str(annotations[HOOK_ANNOTATION]).split(",")]
+    if any(e not in HOOK_EVENTS for e in events):
+        return None
+    weight_text = str(annotations.get(HOOK_WEIGHT_ANNOTATION, ""))
+    # Go's strconv.Atoi: an optional sign and digits, nothing around them; anything else weighs 0.
+    weight = int(weight_text) if re.fullmatch(r"[+-]?[0-9]+", weight_text) else 0
+    policies = tuple(
+        p.strip().lower() for p in str(annotations.get(HOOK_DELETE_ANNOTATION, "")).split(",") if p.strip()
+    )
+    return Hook(obj, path, frozenset(events), weight, policies or (BEFORE_HOOK_CREATION,))
+
+
+def hook_order(hooks: list[Hook]) -> list[Hook]:
+    """Hooks in the order Helm runs them: templates by path (SortManifests sorts the file names, L84), then by kind
+    in InstallOrder (sortHooksByKind, pkg/releaseutil/kind_sorter.go L126-L160), then stably by weight and name
+    (pkg/action/hooks.go L49, L135-L146 hookByWeight)."""
+    by_kind = sorted(sorted(hooks, key=lambda h: h.path), key=lambda h: kind_rank(h.kind))
+    return sorted(by_kind, key=lambda h: (h.weight, h.name))
+
+
 @dataclass
 class Rendered:
     crds: list[dict[str, Any]] = field(default_factory=list)  # the charts' crds/ files: skipped when they exist
     owned_crds: list[dict[str, Any]] = field(default_factory=list)  # CRDs among the templates: the release's own
-    pre_hooks: list[dict[str, Any]] = field(default_factory=list)
+    pre_hooks: list[Hook] = field(default_factory=list)  # in the order Helm runs them (hook_order)
     manifests: list[dict[str, Any]] = field(default_factory=list)
-    post_hooks: list[dict[str, Any]] = field(default_factory=list)
+    post_hooks: list[Hook] = field(default_factory=list)
 
     @property
     def every_crd(self) -> list[dict[str, Any]]:
@@ -238,26 +305,41 @@ def render(
             f"helm template {inputs['name']} ({source.files.source if source.files else key}): {done.stderr.strip()}"
         )
     (workdir / f"{inputs['name']}.rendered.yaml").write_text(done.stdout)
-    rendered = Rendered()
     release, namespace = str(inputs["name"]), str(inputs.get("namespace") or "default")
-    for source, doc in rendered_documents(done.stdout):
-        hooks = ((doc.get("metadata") or {}).get("annotations") or {}).get(HOOK_ANNOTATION, "")
+    return split_rendered(done.stdout, release, namespace)
+
+
+def split_rendered(text: str, release: str, namespace: str) -> Rendered:
+    """`helm template`'s output split as `helm install` applies it: crds/ files, the templates' CRDs and other
+    objects (the release's own), pre- and post-install hooks in the order Helm runs them; hooks of other events
+    (upgrade, delete, test) do not run on install."""
+    rendered = Rendered()
+    pre: list[Hook] = []
+    post: list[Hook] = []
+    for source, doc in rendered_documents(text):
+        annotations = (doc.get("metadata") or {}).get("annotations") or {}
         if "/crds/" in f"/{source}":
             rendered.crds.append(doc)
-        elif doc["kind"] == "CustomResourceDefinition" and not hooks:
+        elif HOOK_ANNOTATION in annotations:
+            hook = parse_hook(doc, source)
+            if hook is not None and PRE_INSTALL in hook.events:
+                pre.append(hook)
+            if hook is not None and POST_INSTALL in hook.events:
+                post.append(hook)
+        elif doc["kind"] == "CustomResourceDefinition":
             rendered.owned_crds.append(owned(doc, release, namespace))
-        elif "pre-install" in hooks:
-            rendered.pre_hooks.append(doc)
-        elif "post-install" in hooks:
-            rendered.post_hooks.append(doc)
-        elif hooks:
-            continue  # upgrade, delete and test hooks do not run on install
         else:
             rendered.manifests.append(owned(doc, release, namespace))
     rendered.manifests.sort(key=_install_rank)
+    rendered.pre_hooks, rendered.post_hooks = hook_order(pre), hook_order(post)
     return rendered
 
 
-def _install_rank(obj: dict[str, Any]) -> int:
-    kind = obj["kind"]
-    return INSTALL_ORDER.index(kind) if kind in INSTALL_ORDER else len(INSTALL_ORDER)
+def kind_rank(kind: str) -> tuple[int, str]:
+    """InstallOrder's place of `kind`; kinds it does not list after them, alphabetically (kind_sorter.go
+    L135-L160 lessByKind)."""
+    return (INSTALL_ORDER.index(kind), "") if kind in INSTALL_ORDER else (len(INSTALL_ORDER), kind)
+
+
+def _install_rank(obj: dict[str, Any]) -> tuple[int, str]:
+    return kind_rank(obj["kind"])

@@ -3,6 +3,7 @@ with a discovery-backed mapping from kind to resource that refreshes when a kind
 
 from __future__ import annotations
 
+import builtins
 import json
 import threading
 from dataclasses import dataclass
@@ -199,7 +200,7 @@ class Kube:
         self._raise(response)
         return response.json().get("items") or []
 
-    def list_metadata(self, api_version: str, kind: str) -> list[dict[str, Any]]:
+    def list_metadata(self, api_version: str, kind: str) -> builtins.list[dict[str, Any]]:  # `list` is a method here
         """Only the objects' metadata (PartialObjectMetadataList): a list of CRDs without their schemas."""
         resource = self.resource(api_version, kind)
         base = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
@@ -216,8 +217,14 @@ class Kube:
         self._raise(response)
         return response.json()
 
-    def delete(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> None:
-        response = self.session.delete(self.server + self.path(api_version, kind, namespace, name), timeout=30)
+    def delete(
+        self, api_version: str, kind: str, name: str, namespace: str | None = None, *, propagation: str | None = None
+    ) -> None:
+        """DELETE (a missing object is no error); `propagation`: Background, Foreground or Orphan for dependents."""
+        body = {"propagationPolicy": propagation} if propagation else None
+        response = self.session.delete(
+            self.server + self.path(api_version, kind, namespace, name), json=body, timeout=30
+        )
         if response.status_code != 404:
             self._raise(response)
 

@@ -2,7 +2,7 @@
 its own network namespace with the address kwok gave it and a private root with its volumes at their mount paths.
 
 kwok plays every pod (bound, running, ready). For a pod running an image whose program is built
-(`IMAGE_BINARIES`), or a tool image running a shell script (`SCRIPT_IMAGES`: the host's shell, curl and the
+(`IMAGE_BINARIES`, or `IMAGE_COMMANDS` for some of an image's subcommands), or a tool image running a shell script (`SCRIPT_IMAGES`: the host's shell, curl and the
 rehearsal's kubectl run it), this kubelet takes over the pod's status: not ready until its containers run and
 their readiness probes answer, restarted with back-off when they exit (CrashLoopBackOff), succeeded or failed
 when a Job's pod ends. Each process gets what a kubelet gives a container:
@@ -39,10 +39,12 @@ import requests
 import urllib3
 
 from components.catalog.bringup import SCRIPT_IMAGES as CATALOG_SCRIPT_IMAGES
-from tools.rehearsal import cache
+from tools.rehearsal import cache, fluid
 from tools.rehearsal.charts import ModuleFiles
 from tools.rehearsal.kube import ApiError
+from tools.rehearsal.kwok import REFERENCES_CONDITION
 from tools.rehearsal.processes import Process, background_error
+from tools.rehearsal.references import Blocked, blocking_reference
 
 if TYPE_CHECKING:
     from tools.rehearsal.runner import Rehearsal, Target
@@ -64,6 +66,15 @@ IMAGE_BINARIES: dict[str, str] = {
     "docker.io/volcanosh/vc-controller-manager": "volcano-controller-manager",
     "docker.io/volcanosh/vc-webhook-manager": "volcano-webhook-manager",
     "registry.k8s.io/gateway-api-inference-extension/epp": "epp",
+}
+# Image repository -> (the built binary, the subcommands of it the rehearsal runs): a container of that image runs
+# the binary when its first argument is one of them; its other commands are played by kwok.
+IMAGE_COMMANDS: dict[str, tuple[str, frozenset[str]]] = {
+    # envoyproxy/gateway@v1.9.0:charts/gateway-helm/templates/certgen.yaml: the pre-install hook Job runs
+    # `envoy-gateway certgen`, which creates the control plane's Secrets and patches the topology injector webhook
+    # (internal/cmd/certgen.go L68-L171); the controller (`envoy-gateway server`) is not run: it would provision
+    # Envoy and call the AI Gateway's extension server, neither of which the rehearsal runs.
+    "docker.io/envoyproxy/gateway": ("envoy-gateway", frozenset({"certgen"})),
 }
 # Tool images whose containers are shell scripts; the tools they call besides the host's (bash, curl, openssl).
 # Whether the image has a shell at all is the catalog's (components/catalog/bringup.py SCRIPT_IMAGES): a script in
@@ -113,6 +124,20 @@ def binary_for(image: str) -> str | None:
     return IMAGE_BINARIES.get(f"{repo}:{tag}") or IMAGE_BINARIES.get(repo)
 
 
+def container_binary(container: dict[str, Any]) -> str | None:
+    """The built binary a container runs: its image's program (IMAGE_BINARIES), or the binary of IMAGE_COMMANDS
+    when the container runs one of the subcommands the rehearsal runs."""
+    image = container.get("image", "")
+    found = binary_for(image)
+    if found is not None:
+        return found
+    repo, _ = image_repository(image)
+    binary, subcommands = IMAGE_COMMANDS.get(repo, (None, frozenset()))
+    argv = [*(container.get("command") or []), *(container.get("args") or [])]
+    first = argv[1] if container.get("command") else (argv[0] if argv else "")
+    return binary if len(argv) > 0 and first in subcommands else None
+
+
 def _release(version: str) -> str:
     """v1.15.1 / 1.15.1 / 3.6.6-0 (an image tag's build suffix) -> 1.15.1."""
     return version.removeprefix("v").split("-", 1)[0]
@@ -120,7 +145,7 @@ def _release(version: str) -> str:
 
 def stand_in(container: dict[str, Any]) -> str | None:
     """When the built program is not the image's version (a stand-in the build declares), which it is."""
-    binary = binary_for(container.get("image", ""))
+    binary = container_binary(container)
     if binary is None:
         return None
     built = str((cache.built_versions().get(binary) or {}).get("version", ""))
@@ -144,7 +169,7 @@ def unknown_flags(container: dict[str, Any]) -> list[str]:
     version passes them, the stand-in would refuse to start. It runs without them, and the report says so."""
     if stand_in(container) is None:
         return []
-    binary = binary_for(container.get("image", ""))
+    binary = container_binary(container)
     assert binary is not None
     known = known_flags(binary)
     flags = [a.split("=", 1)[0] for a in (container.get("args") or []) if a.startswith("--")]
@@ -172,7 +197,7 @@ def runnable(container: dict[str, Any]) -> str | None:
         if script is None or tools is None or not all(cache.binary_path(t).is_file() for t in tools):
             return None
         return "script"
-    binary = binary_for(image)
+    binary = container_binary(container)
     if binary is not None:
         return "binary" if cache.binary_path(binary).is_file() else None
     repo, _ = image_repository(image)
@@ -240,6 +265,8 @@ class Kubelet:
         self.r, self.target, self.kube = rehearsal, target, target.kube
         self.sandboxes: dict[str, Sandbox] = {}
         self.skipped: set[str] = set()
+        self.resolved: set[str] = set()  # pods whose Secrets and ConfigMaps exist: REFERENCES_CONDITION True
+        self.blocked: dict[str, Blocked] = {}  # pod uid -> what it waits for, as last reported
         # Probes, like the kubelet's, do not verify certificates; here at start (test runners reset warning filters).
         warnings.filterwarnings("ignore", category=urllib3.exceptions.InsecureRequestWarning)
         self._next_dns = 0.0
@@ -268,6 +295,7 @@ class Kubelet:
     def reconcile(self) -> None:
         with self._lock:
             pods = self.kube.list("v1", "Pod")
+            self._gate(pods)
             seen = set()
             for pod in pods:
                 uid = pod["metadata"]["uid"]
@@ -293,6 +321,91 @@ class Kubelet:
                 for sandbox in self.sandboxes.values():
                     if (sandbox.directory / "root" / "etc").is_dir():
                         self._write_hosts(sandbox.directory / "root", names)
+
+    def _gate(self, pods: list[dict[str, Any]]) -> None:
+        """Each bound pod is let start (REFERENCES_CONDITION True, which kwok's pod-ready stage waits for) once every
+        Secret and ConfigMap it needs exists, as a kubelet starts its containers (tools/rehearsal/references.py);
+        until then the condition is False with the kubelet's reason and message, naming the missing object."""
+        waiting = [
+            pod
+            for pod in pods
+            if (pod.get("spec") or {}).get("nodeName")
+            and not pod["metadata"].get("deletionTimestamp")
+            and pod["metadata"]["uid"] not in self.resolved
+        ]
+        if not waiting:
+            return
+        keys: dict[tuple[str, str, str], set[str]] = {}
+        for kind in ("Secret", "ConfigMap"):
+            for obj in self.kube.list("v1", kind):
+                meta = obj["metadata"]
+                keys[(kind, meta["namespace"], meta["name"])] = {
+                    *(obj.get("data") or {}),
+                    *(obj.get("binaryData") or {}),
+                }
+        runtime_of_claim, fuse_ready = self._fluid_mounts(waiting, pods)
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        for pod in waiting:
+            uid = pod["metadata"]["uid"]
+            blocked = blocking_reference(
+                pod, lambda kind, namespace, name: keys.get((kind, namespace, name))
+            ) or fluid.fuse_blocker(pod, runtime_of_claim, fuse_ready)
+            if blocked is not None and self.blocked.get(uid) == blocked:
+                continue
+            condition = {"type": REFERENCES_CONDITION, "status": "True", "lastTransitionTime": now}
+            if blocked is not None:
+                where = f"container {blocked.container}: " if blocked.container else ""
+                condition |= {
+                    "status": "False",
+                    "reason": blocked.reason,
+                    "message": f"{where}{blocked.message} (waits for {blocked.missing})",
+                }
+            try:
+                self.kube.patch_status(
+                    "v1",
+                    "Pod",
+                    pod["metadata"]["namespace"],
+                    pod["metadata"]["name"],
+                    {"status": {"conditions": [condition]}},
+                )
+            except ApiError:
+                continue
+            if blocked is None:
+                self.resolved.add(uid)
+                self.blocked.pop(uid, None)
+            else:
+                self.blocked[uid] = blocked
+
+    def _fluid_mounts(
+        self, waiting: list[dict[str, Any]], pods: list[dict[str, Any]]
+    ) -> tuple[dict[tuple[str, str], tuple[str, str]], set[tuple[str, str, str]]]:
+        """(namespace, claim) -> the Fluid runtime it reads through, and (runtime namespace, name, node) of each Ready
+        FUSE pod: what fluid.fuse_blocker needs, asked of the cluster only when a waiting pod mounts a claim."""
+        if not any("persistentVolumeClaim" in v for p in waiting for v in (p.get("spec") or {}).get("volumes") or []):
+            return {}, set()
+        runtimes = {
+            v["metadata"]["name"]: found
+            for v in self.kube.list("v1", "PersistentVolume")
+            if (found := fluid.fluid_volume_runtime(v)) is not None
+        }
+        if not runtimes:
+            return {}, set()
+        claims = {
+            (c["metadata"]["namespace"], c["metadata"]["name"]): runtimes[c["spec"]["volumeName"]]
+            for c in self.kube.list("v1", "PersistentVolumeClaim")
+            if (c.get("spec") or {}).get("volumeName") in runtimes
+        }
+        ready = {
+            (p["metadata"]["namespace"], (p["metadata"].get("labels") or {}).get("release", ""), p["spec"]["nodeName"])
+            for p in pods
+            if (p["metadata"].get("labels") or {}).get("role") == "alluxio-fuse"
+            and (p.get("spec") or {}).get("nodeName")
+            and any(
+                c.get("type") == "Ready" and c.get("status") == "True"
+                for c in (p.get("status") or {}).get("conditions") or []
+            )
+        }
+        return claims, ready
 
     def _job_still_running(self, sandbox: Sandbox) -> bool:
         """kwok plays a Job's pod to completion at once (its pod-complete stage), and the Job's TTL may then delete
@@ -379,7 +492,7 @@ class Kubelet:
         mains = [c for c in sandbox.containers if not c.init and c.mode]
         for c in mains:
             self._run(sandbox, pod, c, restart_on_success=restart == "Always", restart_on_failure=restart != "Never")
-            c.ready = c.process is not None and c.process.running() and self._probe(sandbox, c)
+            c.ready = c.process is not None and c.process.running() and c.process.entered() and self._probe(sandbox, c)
         if restart != "Always" and all(c.exit_code is not None for c in mains):
             sandbox.done = True
             phase = "Succeeded" if all(c.exit_code == 0 for c in mains) else "Failed"
@@ -419,7 +532,7 @@ class Kubelet:
         command = [_expand(a, env) for a in c.spec.get("command") or []]
         args = [_expand(a, env) for a in c.spec.get("args") or []]
         if c.mode == "binary":
-            binary = f"/rehearsal/bin/{binary_for(c.spec['image'])}"
+            binary = f"/rehearsal/bin/{container_binary(c.spec)}"
             dropped = unknown_flags(c.spec)
             args = [a for a in args if a.split("=", 1)[0] not in dropped]
             argv = [binary, *command[1:], *args] if command else [binary, *args]
@@ -519,9 +632,10 @@ class Kubelet:
                     (meta.get(label.group(1)) or {}).get(label.group(2), "") if label else fields.get(path, "")
                 )
             elif "secretKeyRef" in source or "configMapKeyRef" in source:
-                ref = source.get("secretKeyRef") or source.get("configMapKeyRef")
+                ref = source.get("secretKeyRef") or source.get("configMapKeyRef") or {}
                 data = self._data("Secret" if "secretKeyRef" in source else "ConfigMap", meta["namespace"], ref["name"])
-                env[item["name"]] = (data or {}).get(ref["key"], "")
+                if data is not None and ref["key"] in data:  # else optional: the kubelet sets nothing (_gate)
+                    env[item["name"]] = data[ref["key"]]
             elif "resourceFieldRef" in source:
                 resource = source["resourceFieldRef"]["resource"].split(".", 1)
                 value = ((container.get("resources") or {}).get(resource[0]) or {}).get(resource[1], "0")

@@ -35,7 +35,7 @@ def _used_prefixes() -> set[ipaddress.IPv4Network]:
         head = line.split(" ", 1)[0]
         with contextlib.suppress(ValueError):
             if "/" in head:
-                found.add(ipaddress.ip_network(head, strict=False))
+                found.add(ipaddress.IPv4Network(head, strict=False))
     return found
 
 
@@ -73,7 +73,7 @@ class PodNetwork:
         used = _used_prefixes()
         tag = f"{os.getpid() % 100000}"
         for second in random.sample(range(64, 192), 128):
-            prefix = ipaddress.ip_network(f"10.{second}.0.0/16")
+            prefix = ipaddress.IPv4Network(f"10.{second}.0.0/16")
             if any(prefix.overlaps(u) for u in used):
                 continue
             network = cls(prefix, f"rh{tag}")

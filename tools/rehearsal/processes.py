@@ -77,6 +77,15 @@ class Process:
         found = re.search(r"/rehearsal/bin/([\w.-]+)", " ".join(self.argv))
         return found.group(1) if found else Path(self.argv[0]).name
 
+    def entered(self) -> bool:
+        """The process runs its container's program: it has changed root into the pod's (a container the runtime
+        reports running is its program already, not the rehearsal's setup of namespaces and mounts before it)."""
+        with contextlib.suppress(OSError):
+            root = os.readlink(f"/proc/{self.popen.pid}/root")
+            exe = Path(os.readlink(f"/proc/{self.popen.pid}/exe")).name
+            return root != "/" and exe not in ("chroot", "env")
+        return False
+
     def cpu_seconds(self) -> float:
         """User and system CPU of the process and the children it waited for, while it still runs."""
         try:

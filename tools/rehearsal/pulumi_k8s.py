@@ -228,6 +228,8 @@ def _ready(kube: Kube, kind: str, live: dict[str, Any], helm_wait: bool) -> tupl
                 live["metadata"]["namespace"],
                 selector=f"kubernetes.io/service-name={live['metadata']['name']}",
             )
-            ready = sum(1 for s in slices for e in s.get("endpoints") or [] if (e.get("conditions") or {}).get("ready"))
-            return ready > 0, f"{ready} ready endpoint(s)"
+            endpoints = sum(
+                1 for s in slices for e in s.get("endpoints") or [] if (e.get("conditions") or {}).get("ready")
+            )
+            return endpoints > 0, f"{endpoints} ready endpoint(s)"
     return True, "ready"

@@ -3,6 +3,7 @@ then the release's controllers started where the rehearsal runs them."""
 
 from __future__ import annotations
 
+import functools
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -10,15 +11,21 @@ from tools.plan.engine import PlannedResource
 from tools.rehearsal import binaries, helm, pulumi_k8s
 from tools.rehearsal.charts import load_files
 from tools.rehearsal.kube import ApiError, Kube
-from tools.rehearsal.kubelet import binary_for, runnable, stand_in, unknown_flags
-from tools.rehearsal.processes import ProcessFailed
+from tools.rehearsal.kubelet import container_binary, runnable, stand_in, unknown_flags
+from tools.rehearsal.processes import ProcessFailed, wait_until
 from tools.rehearsal.report import Check, Limit
 
 if TYPE_CHECKING:
     from tools.rehearsal.runner import StackRun, Target
 
 WAITED_KINDS = {"Deployment", "StatefulSet", "DaemonSet", "PersistentVolumeClaim", "Service"}
+# pulumi-kubernetes@v4.32.0:provider/pkg/provider/helm_release.go L64 (defaultTimeoutSeconds), L607-L612: a
+# release's `timeout` (300 s unless set) bounds each hook's wait and the install's; `disableWebhooks` disables hooks.
+RELEASE_TIMEOUT_SECONDS = 300
+# Helm deletes hooks with background propagation (helm.sh/helm/v3@v3.20.2:pkg/kube/client.go L489-L491).
+HOOK_DELETE_PROPAGATION = "Background"
 WEBHOOK_KINDS = {"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"}
+STAND_IN_CRASH_LOOP_RESTARTS = 3  # restarts after which a stand-in is taken as crash-looping (back-off 10, 20, 40 s)
 
 
 def called_services(obj: dict[str, Any]) -> list[tuple[str, str]]:
@@ -70,10 +77,8 @@ def _create_all(
     whose CRD exists (helm.sh/helm/v3@v3.20.2:pkg/action/install.go L172-L178)."""
     created = []
     for obj in objects:
-        obj.setdefault("metadata", {})
         try:
-            if _namespaced(target.kube, obj) and not obj["metadata"].get("namespace"):
-                obj["metadata"]["namespace"] = run.release_namespace
+            _in_release_namespace(run, target, obj)
             target.kube.create(obj, field_manager=helm.HELM_FIELD_MANAGER)
             created.append(obj)
         except ApiError as exc:
@@ -95,6 +100,133 @@ def _create_all(
     return created
 
 
+def _in_release_namespace(run: StackRun, target: Target, obj: dict[str, Any]) -> dict[str, Any]:
+    """`obj` with the release's namespace when it is namespaced and names none (Helm builds every object with it)."""
+    obj.setdefault("metadata", {})
+    if _namespaced(target.kube, obj) and not obj["metadata"].get("namespace"):
+        obj["metadata"]["namespace"] = run.release_namespace
+    return obj
+
+
+def _api_version_of(obj: dict[str, Any]) -> str:
+    return str(obj.get("apiVersion", "v1"))
+
+
+def _hook_state(kube: Kube, hook: helm.Hook) -> tuple[bool | None, str]:
+    """(True: done, False: failed, None: not yet; what was seen) as Helm's watch of a hook judges it
+    (helm.sh/helm/v3@v3.20.2:pkg/kube/client.go L745-L846): a Job is done when its Complete condition is True and
+    has failed when its Failed condition is; a Pod when Succeeded, failed when Failed; other kinds once they exist."""
+    meta = hook.obj["metadata"]
+    live = kube.get(_api_version_of(hook.obj), hook.kind, meta["name"], meta.get("namespace"))
+    if live is None:
+        return (None, "not found") if hook.kind in ("Job", "Pod") else (True, "deleted")
+    status = live.get("status") or {}
+    if hook.kind == "Job":
+        for condition in status.get("conditions") or []:
+            if condition.get("status") != "True":
+                continue
+            if condition.get("type") == "Complete":
+                return True, "complete"
+            if condition.get("type") == "Failed":
+                return False, f"job {meta['name']} failed: {condition.get('reason', '')}"
+        return (
+            None,
+            f"{status.get('active', 0)} active, {status.get('succeeded', 0)} succeeded, {status.get('failed', 0)} failed",
+        )
+    if hook.kind == "Pod":
+        phase = status.get("phase", "Pending")
+        if phase == "Succeeded":
+            return True, "succeeded"
+        if phase == "Failed":
+            return False, f"pod {meta['name']} failed"
+        return None, f"phase {phase}"
+    return True, "created"
+
+
+def _delete_hook(target: Target, hook: helm.Hook, timeout: float) -> str | None:
+    """Delete a hook's object and wait until it is gone, as Helm's deleteHookByPolicy does (never a CRD:
+    pkg/action/hooks.go L147-L172); what failed, or None."""
+    if hook.kind == "CustomResourceDefinition":
+        return None
+    meta = hook.obj["metadata"]
+    try:
+        target.kube.delete(
+            _api_version_of(hook.obj),
+            hook.kind,
+            meta["name"],
+            meta.get("namespace"),
+            propagation=HOOK_DELETE_PROPAGATION,
+        )
+        wait_until(
+            f"{pulumi_k8s.describe(hook.obj)} deleted",
+            lambda: target.kube.get(_api_version_of(hook.obj), hook.kind, meta["name"], meta.get("namespace")) is None,
+            timeout=timeout,
+        )
+    except (ApiError, ProcessFailed) as exc:
+        return f"{pulumi_k8s.describe(hook.obj)}: {exc}"
+    return None
+
+
+def run_hooks(
+    run: StackRun, target: Target, event: str, hooks: list[helm.Hook], *, timeout: float, wait: float
+) -> tuple[bool, str]:
+    """The release's hooks of `event` as Helm's execHook runs them (helm.sh/helm/v3@v3.20.2:pkg/action/hooks.go
+    L36-L133): in order, each one's object deleted first under before-hook-creation, created, and watched until done
+    (`wait` seconds here, the release's `timeout` in Helm) before the next; the first that fails or does not finish
+    fails the install (its hook-failed policy and the earlier hooks' hook-succeeded policy applied). Once all are
+    done, those with hook-succeeded are deleted, the last first. (ok, what happened)."""
+    done: list[str] = []
+    for number, hook in enumerate(hooks):
+        _in_release_namespace(run, target, hook.obj)
+        what = f"{event} hook {pulumi_k8s.describe(hook.obj)}"
+        if helm.BEFORE_HOOK_CREATION in hook.delete_policies:
+            problem = _delete_hook(target, hook, timeout)
+            if problem:
+                return False, f"{what}: its earlier object could not be deleted: {problem}"
+        try:
+            target.kube.create(hook.obj, field_manager=helm.HELM_FIELD_MANAGER)
+        except ApiError as exc:
+            return False, f"{what} refused by the API server: {exc}"
+        started, deadline = time.monotonic(), time.monotonic() + wait
+        while True:
+            run.r.sync(target)
+            state, seen = _hook_state(target.kube, hook)
+            if state is not None or time.monotonic() >= deadline:
+                break
+            time.sleep(1.0)
+        if state:
+            if hook.kind in ("Job", "Pod"):
+                done.append(f"{hook.kind} {hook.name} {seen} in {time.monotonic() - started:.0f} s")
+            continue
+        if state is None:
+            selector = _hook_pods(hook)
+            pods = run.r.pending_reason(target, hook.obj["metadata"]["namespace"], selector) if selector else ""
+            seen = (
+                f"not complete after {wait:.0f} s ({seen}{'; ' + pods if pods else ''}); Helm waits up to the "
+                f"release's timeout ({timeout:.0f} s), then fails the install (failed {event}: timed out waiting "
+                "for the condition)"
+            )
+        if helm.HOOK_FAILED in hook.delete_policies:
+            _delete_hook(target, hook, timeout)
+        for earlier in hooks[:number]:
+            if helm.HOOK_SUCCEEDED in earlier.delete_policies:
+                _delete_hook(target, earlier, timeout)
+        return False, f"{what}: {seen}"
+    for hook in reversed(hooks):
+        if helm.HOOK_SUCCEEDED in hook.delete_policies:
+            problem = _delete_hook(target, hook, timeout)
+            if problem:
+                return False, f"{event} hooks done, but deleting one failed: {problem}"
+    return True, f"{len(hooks)} {event} hook(s) run" + (f" ({', '.join(done)})" if done else "")
+
+
+def _hook_pods(hook: helm.Hook) -> str:
+    """The label selector of a hook's pods: a Job's (the Job controller labels them with its name)."""
+    if hook.kind == "Job":
+        return f"batch.kubernetes.io/job-name={hook.name}"
+    return ""
+
+
 def _namespaced(kube: Kube, obj: dict[str, Any]) -> bool:
     try:
         return kube.resource(obj["apiVersion"], obj["kind"]).namespaced
@@ -111,10 +243,12 @@ def _workload_containers(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def _program_of(service: tuple[str, str], objects: list[dict[str, Any]]) -> str:
-    """The images of the release's workloads a Service selects (what the API server would call through it)."""
+def _program_of(service: str, objects: list[dict[str, Any]]) -> str:
+    """The images of the release's workloads a Service (`namespace/name`) selects (what the API server would call
+    through it)."""
+    name = service.split("/", 1)[-1]
     svc = next(
-        (o for o in objects if o["kind"] == "Service" and o["metadata"].get("name") == service[1]),
+        (o for o in objects if o["kind"] == "Service" and o["metadata"].get("name") == name),
         None,
     )
     selector = ((svc or {}).get("spec") or {}).get("selector") or {}
@@ -132,7 +266,10 @@ def _program_of(service: tuple[str, str], objects: list[dict[str, Any]]) -> str:
 
 
 def _stand_in_crashed(kube: Kube, obj: dict[str, Any]) -> str | None:
-    """A workload's pod whose stand-in program (not the pinned one) exited: it will not get better by waiting."""
+    """A workload's pod whose stand-in program (not the pinned one) is crash-looping: it will not get better by
+    waiting. One exit is not that: a program may lose a race on its first start and get past it on the next (two
+    Volcano admission replicas updating the same webhook configuration, volcano@v1.15.1 and v1.14.1 alike:
+    cmd/webhook-manager/app/util.go L43-L75, the loser exits on the conflict)."""
     template = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
     stand_ins = {c["name"] for c in template.get("containers") or [] if stand_in(c)}
     labels = ((obj.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
@@ -142,7 +279,7 @@ def _stand_in_crashed(kube: Kube, obj: dict[str, Any]) -> str | None:
     for pod in kube.list("v1", "Pod", obj["metadata"].get("namespace"), selector=selector):
         for status in (pod.get("status") or {}).get("containerStatuses") or []:
             waiting = (status.get("state") or {}).get("waiting") or {}
-            if status["name"] in stand_ins and status.get("restartCount", 0) >= 1:
+            if status["name"] in stand_ins and status.get("restartCount", 0) >= STAND_IN_CRASH_LOOP_RESTARTS:
                 return f"pod {pod['metadata']['name']}: {status['name']} exited: {waiting.get('message', '')}"
     return None
 
@@ -227,7 +364,7 @@ def install_release(run: StackRun, resource: PlannedResource) -> bool:
     served = run.r.served_services(run, target, resource, rendered)
     for obj, services in unserved(rendered.manifests, served):
         rendered.manifests.remove(obj)
-        programs = "; ".join(f"{s} ({_program_of(tuple(s.split('/', 1)), rendered.manifests)})" for s in services)
+        programs = "; ".join(f"{s} ({_program_of(s, rendered.manifests)})" for s in services)
         run.r.limit(
             Limit(
                 pulumi_k8s.describe(obj),
@@ -241,7 +378,7 @@ def install_release(run: StackRun, resource: PlannedResource) -> bool:
                 cluster=target.name,
             )
         )
-    failures: list[str] = []
+    failures = []
     new_crds = _create_all(run, target, release, rendered.crds, failures, skip_existing=True)
     new_crds += _create_all(run, target, release, rendered.owned_crds, failures)
     crd_names = [c["metadata"]["name"] for c in new_crds]
@@ -251,11 +388,18 @@ def install_release(run: StackRun, resource: PlannedResource) -> bool:
         except ProcessFailed as exc:  # helm install fails the same way: the CRDs never become established
             return result(False, f"{len(crd_names)} CRD(s) created; {exc}")
     mark = phase("CRDs", mark)
-    created = 0
-    for objects in (rendered.pre_hooks, rendered.manifests, rendered.post_hooks):
-        created += len(_create_all(run, target, release, objects, failures))
-        if failures:
-            break
+    timeout = float(inputs.get("timeout") or RELEASE_TIMEOUT_SECONDS)
+    hooks_run = not inputs.get("disableWebhooks")
+    hooks_done: list[str] = []
+    if hooks_run and rendered.pre_hooks:
+        ok, detail = run_hooks(
+            run, target, helm.PRE_INSTALL, rendered.pre_hooks, timeout=timeout, wait=pulumi_k8s.AWAIT_SECONDS
+        )
+        mark = phase("pre-install hooks", mark)
+        if not ok:
+            return result(False, f"{len(crd_names)} CRD(s) created; helm install fails: {detail}")
+        hooks_done.append(detail)
+    created = len(_create_all(run, target, release, rendered.manifests, failures))
     mark = phase("create", mark)
     if failures:
         return result(
@@ -263,10 +407,11 @@ def install_release(run: StackRun, resource: PlannedResource) -> bool:
             f"helm install fails at {failures[0]}" + (f" (+{len(failures) - 1} more)" if len(failures) > 1 else ""),
         )
     run.r.start_controllers(run, target, resource, rendered)
+    hook_objects = [h.obj for h in rendered.pre_hooks + rendered.post_hooks] if hooks_run else []
     played = sorted(
         {
             f"{c.get('name')} ({c.get('image', '?')})"
-            for c in _workload_containers(rendered.manifests + rendered.pre_hooks + rendered.post_hooks)
+            for c in _workload_containers(rendered.manifests + hook_objects)
             if runnable(c) is None
         }
     )
@@ -277,48 +422,58 @@ def install_release(run: StackRun, resource: PlannedResource) -> bool:
             "kwok plays their pods: scheduled and bound by the real scheduler, then Running and Ready without a "
             "process",
         )
-    if inputs.get("skipAwait"):
-        return result(True, f"{len(crd_names)} CRD(s), {created} object(s) created (skipAwait)")
-    waits = [o for o in rendered.manifests if o["kind"] in WAITED_KINDS and pulumi_k8s.awaited(o)]
+    waits = (
+        []
+        if inputs.get("skipAwait")
+        else [o for o in rendered.manifests if o["kind"] in WAITED_KINDS and pulumi_k8s.awaited(o)]
+    )
     mark = time.monotonic()
-    stand_in_failures: list[tuple[str, str]] = []  # (workload, why not ready)
+    cluster = target
+
+    def why_pending(namespace: str, selector: str) -> str:
+        return run.r.pending_reason(cluster, namespace, selector)
+
     for obj in waits:
         outcome = pulumi_k8s.await_ready(
             target.kube,
             obj,
-            why_pending=lambda ns, sel: run.r.pending_reason(target, ns, sel),
+            why_pending=why_pending,
             helm_wait=True,
-            before_probe=lambda: run.r.sync(target),
-            give_up=lambda obj=obj: _stand_in_crashed(target.kube, obj),
+            before_probe=lambda: run.r.sync(cluster),
+            give_up=functools.partial(_stand_in_crashed, cluster.kube, obj),
         )
         if not outcome.ok:
             containers = ((obj.get("spec") or {}).get("template") or {}).get("spec", {}).get("containers") or []
-            stand_ins = [d for d in (stand_in(c) for c in containers) if d]
-            if stand_ins:  # not the pinned program failing: the build's declared stand-in for it
-                stand_in_failures.append((pulumi_k8s.describe(obj), f"{outcome.detail} ({'; '.join(stand_ins)})"))
-                continue
+            # A stand-in's failure fails too: the pinned program may fail the same way (its log says which).
+            stood_in = "".join(f" ({d})" for d in (stand_in(c) for c in containers) if d)
             return result(
                 False,
-                f"{len(crd_names)} CRD(s), {created} object(s) created; helm waits (atomic, {inputs.get('timeout', 300)} s) "
-                f"and rolls back: {pulumi_k8s.describe(obj)} {outcome.detail}",
+                f"{len(crd_names)} CRD(s), {created} object(s) created; helm waits (atomic, {timeout:.0f} s) "
+                f"and rolls back: {pulumi_k8s.describe(obj)} {outcome.detail}{stood_in}",
             )
     stand_ins: dict[str, list[str]] = {}  # the reason a stand-in is built -> what stands in for which image
     for container in _workload_containers(rendered.manifests):
         if stand_in(container):
             flags = unknown_flags(container)
             without = f", without {', '.join(flags)} (flags only the pinned version knows)" if flags else ""
-            reason = binaries.by_binary()[binary_for(container["image"]) or ""].stand_in
+            reason = binaries.by_binary()[container_binary(container) or ""].stand_in
             stand_ins.setdefault(reason, []).append(f"{stand_in(container)}{without}")
     for reason, what in stand_ins.items():
         limit(
             f"{label}: the pinned programs", f"the pinned version is not built: {reason}", "; ".join(sorted(set(what)))
         )
-    for workload, why in stand_in_failures:
-        limit(
-            f"{label}: {workload}",
-            f"a stand-in for its pinned program did not become ready: {why}",
-            "nothing: what it does is not rehearsed",
+    mark = phase("wait", mark)
+    if hooks_run and rendered.post_hooks:
+        ok, detail = run_hooks(
+            run, target, helm.POST_INSTALL, rendered.post_hooks, timeout=timeout, wait=pulumi_k8s.AWAIT_SECONDS
         )
-    ready = len(waits) - len(stand_in_failures)
-    phase("wait", mark)
-    return result(True, f"{len(crd_names)} CRD(s), {created} object(s) created, {ready} of {len(waits)} ready")
+        phase("post-install hooks", mark)
+        if not ok:
+            return result(
+                False,
+                f"{len(crd_names)} CRD(s), {created} object(s) created, {len(waits)} ready; helm install fails: {detail}",
+            )
+        hooks_done.append(detail)
+    waited = " (skipAwait)" if inputs.get("skipAwait") else f", {len(waits)} ready"
+    hooks_text = "".join(f"; {d}" for d in hooks_done)
+    return result(True, f"{len(crd_names)} CRD(s), {created} object(s) created{waited}{hooks_text}")

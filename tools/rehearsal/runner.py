@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import shutil
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -37,12 +38,12 @@ from tools.rehearsal.charts import (
     CONFIG_FILES,
     VENDORED,
     VENDORED_CONFIG_FILES,
-    VENDORED_CONFIG_FILES_STAND_IN,
     ModuleFiles,
     load_all,
     load_files,
 )
 from tools.rehearsal.cluster import ControlPlane, start_cluster
+from tools.rehearsal.daemons import check_node_daemons
 from tools.rehearsal.federation import check_members, check_propagation
 from tools.rehearsal.fluid import FluidStandIn
 from tools.rehearsal.gates import run_gates
@@ -64,6 +65,7 @@ DEFAULT_SERVICE_CIDR = "10.100.0.0/16"
 # install.go L185); the rehearsal gives its API servers, on a loaded machine, twice that to build the OpenAPI of
 # KServe's megabyte CRDs.
 CRD_ESTABLISHED_SECONDS = 120.0
+DNS_TTL_SECONDS = 2.0  # how stale a pod's view of Service and pod names may be (a kubelet refreshes it as often)
 
 
 @dataclass
@@ -113,6 +115,11 @@ class Rehearsal:
         self.slices: dict[str, StackSlice] = {s.name: s for s in environment_stacks(self.env, env_name)}
         self._metrics_tokens: dict[str, str] = {}
         self.reads: dict[str, str] = {}  # a read's mock value -> the live cluster's (_resolve_reads)
+        self._dns_lock = threading.Lock()
+        # wave -> (stack, picker Deployment) checked there, once its pool has pods (tools/rehearsal/serving.py)
+        self.deferred_pickers: dict[str, list[tuple[str, PlannedResource]]] = {}
+        self._dns_names: dict[str, str] = {}
+        self._dns_until = 0.0
 
     # -- the run ----------------------------------------------------------------------------------------------
     def run(self) -> int:
@@ -155,6 +162,7 @@ class Rehearsal:
             check_members(self, wave)
             check_propagation(self, wave)
             check_scheduled(self, wave)
+            check_node_daemons(self, wave)
             check_pickers(self, wave)
             check_gateways(self, wave)
             run_gates(self, wave)
@@ -204,7 +212,13 @@ class Rehearsal:
         target.kubelet = Kubelet(self, target)
         target.kubelet.start()
         target.controllers.append(target.kubelet)
-        kwok.start_kwok(self.supervisor, cluster=name, kubeconfig=plane.admin_kubeconfig, node_ip=network.host_ip)
+        kwok.start_kwok(
+            self.supervisor,
+            cluster=name,
+            kubeconfig=plane.admin_kubeconfig,
+            node_ip=network.host_ip,
+            workdir=plane.directory / "kwok",
+        )
         count = 0
         for node in nodes.region_nodes(
             self.plan, self.env, self.env_name, region, lambda n: network.node_cidr(index, n)
@@ -347,7 +361,7 @@ class Rehearsal:
             return None
         server = cluster["server"]
         url = urllib.parse.urlsplit(server)
-        address = self.dns().get(url.hostname or "")
+        address = self.dns(fresh=True).get(url.hostname or "")
         if address is None:
             self.unreachable[name] = time.monotonic() + 10
             return None
@@ -386,7 +400,7 @@ class Rehearsal:
         if target.name in self._metrics_tokens:
             return self._metrics_tokens[target.name]
         name = "rehearsal-metrics-reader"
-        objects = [
+        objects: list[dict[str, Any]] = [
             {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": "kube-system"}},
             {
                 "apiVersion": "rbac.authorization.k8s.io/v1",
@@ -443,7 +457,16 @@ class Rehearsal:
         index = int(address.split(".")[2]) // NODES_PER_CLUSTER
         return next((t.name for t in self.targets.values() if t.region is not None and t.index == index), None)
 
-    def dns(self) -> dict[str, str]:
+    def dns(self, fresh: bool = False) -> dict[str, str]:
+        """`_names()`, asked of the clusters at most every DNS_TTL_SECONDS (each cluster's kubelet refreshes its pods'
+        /etc/hosts from it), unless `fresh`."""
+        with self._dns_lock:
+            if fresh or time.monotonic() >= self._dns_until:
+                self._dns_names = self._names()
+                self._dns_until = time.monotonic() + DNS_TTL_SECONDS
+            return self._dns_names
+
+    def _names(self) -> dict[str, str]:
         """Name -> address, as cluster DNS and public DNS would answer a pod: every Service of every cluster at
         its ClusterIP (a headless one at a ready endpoint), each pod with a hostname and subdomain, every load
         balancer hostname at a ready endpoint of its Service. Clusters' names overlap only where one program
@@ -458,7 +481,8 @@ class Rehearsal:
                     meta, spec = svc["metadata"], svc.get("spec") or {}
                     key = (meta["namespace"], meta["name"])
                     ip = spec.get("clusterIP")
-                    address = ip if ip and ip != "None" else (endpoints.get(key) or [(None, {})])[0][0]
+                    ready = endpoints.get(key)
+                    address = ip if ip and ip != "None" else (ready[0][0] if ready else None)
                     if address:
                         for suffix in ("", f".{key[0]}", f".{key[0]}.svc", f".{key[0]}.svc.cluster.local"):
                             names.setdefault(f"{key[1]}{suffix}", address)
@@ -508,6 +532,7 @@ class StackRun:
         self.outcome: dict[str, bool] = {}
         self.awaiting: dict[str, Awaiting] = {}
         self.release_namespace = "default"
+        self.unexecuted: dict[str, list[str]] = {}  # resource type -> names the rehearsal does not execute
 
     def deps(self, resource: PlannedResource) -> set[str]:
         direct = set(resource.options.get("dependsOn") or ())
@@ -524,7 +549,25 @@ class StackRun:
         return expanded
 
     def run(self) -> None:
-        """Resources in Pulumi's order (module docstring); awaits run beside everything else, as in Pulumi."""
+        """Resources in Pulumi's order (module docstring); awaits run beside everything else, as in Pulumi; then
+        what it did not execute, as limits."""
+        try:
+            self._run()
+        finally:
+            self._report_unexecuted()
+
+    def _report_unexecuted(self) -> None:
+        """One limit per resource type the rehearsal took as done without executing it (cloud.not_executed)."""
+        for resource_type, names in sorted(self.unexecuted.items()):
+            reason, stands_in = cloud.not_executed(resource_type) or ("", "")
+            shown = ", ".join(names[:3]) + (f", +{len(names) - 3} more" if len(names) > 3 else "")
+            self.r.limit(
+                Limit(
+                    f"{resource_type} x{len(names)} ({shown})", "apply", reason, stands_in, self.wave.name, self.stack
+                )
+            )
+
+    def _run(self) -> None:
         pending = [r for r in self.plan.resources if _executable(r)]
         deps = {r.urn: self.deps(r) for r in pending}
         while pending or self.awaiting:
@@ -573,16 +616,14 @@ class StackRun:
             expired = time.monotonic() >= waiting.deadline
             if not ok and not expired:
                 continue
+
+            def why(namespace: str, selector: str, target: Target = waiting.target) -> str:
+                return self.r.pending_reason(target, namespace, selector)
+
             detail = (
                 f"created; {seen}"
                 if ok
-                else "created; "
-                + pulumi_k8s.not_ready(
-                    waiting.obj,
-                    seen,
-                    pulumi_k8s.AWAIT_SECONDS,
-                    lambda ns, sel, t=waiting.target: self.r.pending_reason(t, ns, sel),
-                )
+                else "created; " + pulumi_k8s.not_ready(waiting.obj, seen, pulumi_k8s.AWAIT_SECONDS, why)
             )
             check = self._check(waiting.resource, "apply", ok, detail)
             check.seconds = round(time.monotonic() - waiting.started, 1)
@@ -629,14 +670,16 @@ class StackRun:
 
     def execute(self, resource: PlannedResource) -> bool | None:
         """True / False when done; None when created and awaited (finished by _poll_awaiting)."""
-        if resource.type == K8S_PROVIDER:
-            return True
         if resource.type == HELM_RELEASE:
             return self.r.install_release(self, resource)
         if resource.type == CONFIG_FILE:
             return self._config_file(resource)
         if not is_kubernetes_object(resource):
-            return True  # a cloud, tls or random resource: the rehearsal's clusters and key material stand for it
+            # The Kubernetes providers (the rehearsal's clusters) and tls resources (computed by the rehearsal's plan)
+            # are done; a cloud, random or command resource is taken as done too, and reported as a limit.
+            if cloud.not_executed(resource.type) is not None:
+                self.unexecuted.setdefault(resource.type, []).append(resource.name)
+            return True
         target = self.target(resource)
         if target is None:
             cluster = self.plan.cluster_of(resource)
@@ -662,36 +705,6 @@ class StackRun:
         self.r.check(check)
         return outcome.ok
 
-    def _config_file(self, resource: PlannedResource) -> bool:
-        url = resource.inputs.get("file", "")
-        files = CONFIG_FILES.get(url)
-        target = self.target(resource)
-        if files is None and target is not None and url in VENDORED_CONFIG_FILES:
-            return self._vendored_config_file(resource, target, VENDORED_CONFIG_FILES[url])
-        if files is None or target is None:
-            detail = f"no module source for {url}" if files is None else "its cluster is not up"
-            self.r.check(self._check(resource, "apply", False, detail))
-            return False
-        ok = True
-        for doc in load_files(files.directory):
-            outcome = pulumi_k8s.create_or_patch(
-                target.kube, doc, urn=f"{resource.urn}/{doc['metadata']['name']}", patch=False
-            )
-            ok &= outcome.ok
-            self.r.check(
-                Check(
-                    pulumi_k8s.describe(doc),
-                    "apply",
-                    outcome.ok,
-                    f"{outcome.detail} (ConfigFile {resource.name}: {files.source})",
-                    self.wave.name,
-                    self.stack,
-                    cluster=target.name,
-                    object=pulumi_k8s.describe(doc),
-                )
-            )
-        return ok
-
     def _unserved_backend(self, resource: PlannedResource, obj: dict[str, Any]) -> bool:
         """A webhook configuration or APIService of the plan whose Service no program of the rehearsal serves is not
         applied, as a release's is not (reported): every request it admits, or its API's discovery, would fail."""
@@ -712,24 +725,50 @@ class StackRun:
         )
         return True
 
-    def _vendored_config_file(self, resource: PlannedResource, target: Target, path: str) -> bool:
-        """A ConfigFile no module serves, applied from its vendored copy (reduced: a stand-in, reported)."""
+    def _config_file(self, resource: PlannedResource) -> bool:
+        url = resource.inputs.get("file", "")
+        files, vendored = CONFIG_FILES.get(url), VENDORED_CONFIG_FILES.get(url)
+        target = self.target(resource)
+        if (files is None and vendored is None) or target is None:
+            detail = "its cluster is not up" if target is None else f"no module source for {url}"
+            self.r.check(self._check(resource, "apply", False, detail))
+            return False
+        if files is not None:
+            missing = files.missing()
+            if missing:
+                self.r.check(self._check(resource, "apply", False, missing))
+                return False
+            docs, source = load_files(files.directory), files.source
+        else:
+            assert vendored is not None
+            docs, source = load_files(VENDORED / vendored[0]), f"conformance/upstream/{vendored[0]}"
+            self.r.limit(
+                self._limit(
+                    resource,
+                    "apply",
+                    f"ConfigFile {resource.name} ({url})",
+                    vendored[1],
+                    f"{source}: the file reduced to the kinds we render (conformance/upstream/MANIFEST.json)",
+                )
+            )
         ok = True
-        for doc in vendored_crds((path,)):
+        for doc in docs:
             outcome = pulumi_k8s.create_or_patch(
                 target.kube, doc, urn=f"{resource.urn}/{doc['metadata']['name']}", patch=False
             )
             ok &= outcome.ok
-            self.r.check(self._check(resource, "apply", outcome.ok, f"{outcome.detail} (conformance/upstream/{path})"))
-        self.r.limit(
-            self._limit(
-                resource,
-                "apply",
-                f"ConfigFile {resource.name}",
-                f"applied from conformance/upstream/{path} (vendored, reduced), not {resource.inputs.get('file')}",
-                VENDORED_CONFIG_FILES_STAND_IN,
+            self.r.check(
+                Check(
+                    pulumi_k8s.describe(doc),
+                    "apply",
+                    outcome.ok,
+                    f"{outcome.detail} (ConfigFile {resource.name}: {source})",
+                    self.wave.name,
+                    self.stack,
+                    cluster=target.name,
+                    object=pulumi_k8s.describe(doc),
+                )
             )
-        )
         return ok
 
 
@@ -777,10 +816,18 @@ def pending_reason(kube: Kube, namespace: str, selector: str) -> str:
         reasons = []
         for pod in pods[:3]:
             status = pod.get("status") or {}
-            for c in status.get("conditions") or []:
-                if c.get("type") == "PodScheduled" and c.get("status") != "True":
-                    reasons.append(f"pod {pod['metadata']['name']} unschedulable: {c.get('message', '')}")
-                    break
+            conditions = {c.get("type"): c for c in status.get("conditions") or []}
+            scheduled, references = (
+                conditions.get("PodScheduled") or {},
+                conditions.get(kwok.REFERENCES_CONDITION) or {},
+            )
+            if scheduled and scheduled.get("status") != "True":
+                reasons.append(f"pod {pod['metadata']['name']} unschedulable: {scheduled.get('message', '')}")
+            elif references.get("status") == "False":  # what the kubelet waits for (tools/rehearsal/references.py)
+                reasons.append(
+                    f"pod {pod['metadata']['name']} {status.get('phase', 'Pending')}: {references.get('reason')}: "
+                    f"{references.get('message')}"
+                )
             else:
                 reasons.append(f"pod {pod['metadata']['name']} {status.get('phase', 'Pending')}{_containers(status)}")
         return "; ".join(reasons)

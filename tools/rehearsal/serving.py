@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 import requests
 
+from components.config.rollout import rollout_waves
 from components.k8s.names import cluster_name
 from platform_catalog.names import SERVING_NAMESPACE
 from tools.plan.model import K8S_PROVIDER
 from tools.rehearsal.kube import ApiError
-from tools.rehearsal.kubelet import binary_for
+from tools.rehearsal.kubelet import binary_for, runnable
 from tools.rehearsal.network import PodNetwork, _ip
 from tools.rehearsal.report import Check, Limit
 
@@ -63,7 +64,7 @@ def check_scheduled(rehearsal: Rehearsal, wave: Wave) -> None:
     itself (a region's stack), or on Karmada, which propagates it to the member (the global stack)."""
     env, env_name = rehearsal.env, rehearsal.env_name
     domain = env.label_domain
-    karmada = {r.name for r in rehearsal.plan.resources if r.type == K8S_PROVIDER and r.name.endswith("-karmada")}
+    karmada = _karmada_providers(rehearsal)
     for stack in wave.stacks:
         created = {
             (r.inputs["metadata"]["name"], rehearsal.plan.cluster_of(r)): r.inputs["kind"]
@@ -97,6 +98,39 @@ def check_scheduled(rehearsal: Rehearsal, wave: Wave) -> None:
                     continue
                 pools = {placement.pool, *([placement.prefill.pool] if placement.prefill is not None else [])}
                 rehearsal.check(_schedule(rehearsal, target, kind, model.name, pools, domain, wave, stack, name))
+                played = _played_images(target, model.name)
+                if played:
+                    rehearsal.limit(
+                        Limit(
+                            f"{kind} {SERVING_NAMESPACE}/{model.name} on {cluster}: its pods' containers",
+                            "scheduled",
+                            f"no program of the rehearsal runs their images ({', '.join(played)}): no engine serves "
+                            "a token here, and the LLMInferenceService's own picker (llm-d) is not built",
+                            "kwok plays the pods KServe made: bound by the real scheduler (this wave's scheduled "
+                            "check), then Running and Ready without a process",
+                            wave.name,
+                            stack,
+                            cluster=cluster,
+                        )
+                    )
+
+
+def _played_images(target: Target, model: str) -> list[str]:
+    """The images of the model's pods (its workloads and, for an LLMInferenceService, its router-scheduler) that
+    no program of the rehearsal runs."""
+    pods = target.kube.list("v1", "Pod", SERVING_NAMESPACE)
+    images = {
+        c.get("image", "?")
+        for p in pods
+        if model
+        in (
+            (p["metadata"].get("labels") or {}).get("serving.kserve.io/inferenceservice"),
+            (p["metadata"].get("labels") or {}).get("app.kubernetes.io/name"),
+        )
+        for c in (p.get("spec") or {}).get("containers") or []
+        if runnable(c) is None
+    }
+    return sorted(images)
 
 
 def _schedule(
@@ -188,62 +222,108 @@ def serving_state(target: Target, kind: str, model: str) -> str:
 
 
 def check_pickers(rehearsal: Rehearsal, wave: Wave) -> None:
-    """Every Deployment of the wave's stacks that runs the endpoint picker."""
-    for stack in wave.stacks:
-        for resource in rehearsal.plan.stacks.get(stack, rehearsal.plan).kubernetes_objects():
-            obj = resource.inputs
-            if obj.get("kind") != "Deployment":
-                continue
-            containers = obj["spec"]["template"]["spec"].get("containers") or []
-            picker = next((c for c in containers if binary_for(c.get("image", "")) == "epp"), None)
-            if picker is None:
-                continue
-            cluster = rehearsal.plan.cluster_of(resource)
-            target = rehearsal.targets.get(cluster or "")
-            pool = _flag(picker.get("args") or [], "--pool-name")
-            name = f"picker {obj['metadata']['namespace']}/{obj['metadata']['name']}"
-            where = f"Deployment {obj['metadata']['namespace']}/{obj['metadata']['name']}"
-            if not rehearsal.has_binary("epp"):
-                rehearsal.check(
-                    Check(
-                        name,
-                        "picker-started",
-                        False,
-                        "epp is not built: run `make rehearsal-tools`",
-                        wave.name,
-                        stack,
-                        cluster=cluster,
-                        object=where,
-                    )
-                )
-                continue
-            if target is None:
-                rehearsal.check(
-                    Check(
-                        name,
-                        "picker-started",
-                        False,
-                        f"{cluster} is not up",
-                        wave.name,
-                        stack,
-                        cluster=cluster,
-                        object=where,
-                    )
-                )
-                continue
-            rehearsal.check(_picker(rehearsal, target, obj, pool, wave, stack, name, where))
-            rehearsal.limit(
-                Limit(
-                    f"{name}: its count of ready pods (inference_pool_ready_pods)",
-                    "picker-started",
-                    "the picker counts the pods whose /metrics it read (gateway-api-inference-extension@v1.5.0:"
-                    "pkg/epp/datalayer/logger/logger.go L78-L115), and no engine serves them in the rehearsal",
-                    "its polls of each ready pod's metrics endpoint, seen at the pod's address (answered 503)",
-                    wave.name,
-                    stack,
-                    cluster=cluster,
-                )
+    """Every Deployment of the wave's stacks that runs the endpoint picker, once its pool can have pods: a picker
+    whose model a later wave creates (a federated one, which Karmada propagates in the global wave) is checked in
+    that wave, so that it is seen listing its pods rather than an empty pool."""
+    found = [
+        (stack, r)
+        for stack in wave.stacks
+        for r in rehearsal.plan.stacks.get(stack, rehearsal.plan).kubernetes_objects()
+    ]
+    found += rehearsal.deferred_pickers.pop(wave.name, [])
+    for stack, resource in found:
+        obj = resource.inputs
+        if obj.get("kind") != "Deployment":
+            continue
+        containers = obj["spec"]["template"]["spec"].get("containers") or []
+        picker = next((c for c in containers if binary_for(c.get("image", "")) == "epp"), None)
+        if picker is None:
+            continue
+        cluster = rehearsal.plan.cluster_of(resource)
+        pool = _flag(picker.get("args") or [], "--pool-name")
+        later = _wave_serving(rehearsal, wave, pool, cluster)
+        if later is not None:
+            rehearsal.deferred_pickers.setdefault(later, []).append((stack, resource))
+            continue
+        _check_picker(rehearsal, wave, stack, obj, picker, cluster, pool)
+
+
+def _wave_serving(rehearsal: Rehearsal, wave: Wave, pool: str | None, cluster: str | None) -> str | None:
+    """The wave after `wave` that creates the serving object named `pool` for `cluster` (on it, or on Karmada,
+    which propagates it), when no earlier one does; else None."""
+    waves = rollout_waves(rehearsal.env, rehearsal.env_name)
+    names = [w.name for w in waves]
+
+    def creates(stack: str) -> bool:
+        return any(
+            r.inputs.get("kind") in SERVING
+            and r.inputs["metadata"]["name"] == pool
+            and (rehearsal.plan.cluster_of(r) or "") in (cluster, *_karmada_providers(rehearsal))
+            for r in rehearsal.plan.stacks.get(stack, rehearsal.plan).kubernetes_objects()
+        )
+
+    if any(creates(s) for w in waves[: names.index(wave.name) + 1] for s in w.stacks):
+        return None
+    return next((w.name for w in waves[names.index(wave.name) + 1 :] if any(creates(s) for s in w.stacks)), None)
+
+
+def _karmada_providers(rehearsal: Rehearsal) -> set[str]:
+    return {r.name for r in rehearsal.plan.resources if r.type == K8S_PROVIDER and r.name.endswith("-karmada")}
+
+
+def _check_picker(
+    rehearsal: Rehearsal,
+    wave: Wave,
+    stack: str,
+    obj: dict[str, Any],
+    picker: dict[str, Any],
+    cluster: str | None,
+    pool: str | None,
+) -> None:
+    target = rehearsal.targets.get(cluster or "")
+    name = f"picker {obj['metadata']['namespace']}/{obj['metadata']['name']}"
+    where = f"Deployment {obj['metadata']['namespace']}/{obj['metadata']['name']}"
+    if not rehearsal.has_binary("epp"):
+        rehearsal.check(
+            Check(
+                name,
+                "picker-started",
+                False,
+                "epp is not built: run `make rehearsal-tools`",
+                wave.name,
+                stack,
+                cluster=cluster,
+                object=where,
             )
+        )
+        return
+    if target is None:
+        rehearsal.check(
+            Check(
+                name,
+                "picker-started",
+                False,
+                f"{cluster} is not up",
+                wave.name,
+                stack,
+                cluster=cluster,
+                object=where,
+            )
+        )
+        return
+    rehearsal.check(_picker(rehearsal, target, obj, pool, wave, stack, name, where))
+    rehearsal.limit(
+        Limit(
+            f"{name}: its count of ready pods (inference_pool_ready_pods)",
+            "picker-started",
+            "the picker counts the pods whose /metrics it read (gateway-api-inference-extension@v1.5.0:"
+            "pkg/epp/datalayer/logger/logger.go L78-L115), and no engine serves them in the rehearsal",
+            "its polls of each ready pod's metrics endpoint, seen at the pod's address (answered 503)",
+            wave.name,
+            stack,
+            cluster=cluster,
+        )
+    )
 
 
 def _flag(args: list[str], flag: str) -> str | None:

@@ -28,8 +28,9 @@ from tools.rollout.bringup import Report
 from tools.rollout.ci import environments, stack_matrix
 from tools.rollout.driver import Rollout, RolloutInputError, first_wave, run_bootstrap, run_rollout
 from tools.rollout.dry_run import mandatory_findings, print_dry_run
-from tools.rollout.gates import bring_up, offline_gates, stack_health
+from tools.rollout.gates import bring_up, offline_gates, offline_slo_gate, slo_gate, stack_health
 from tools.rollout.health import ClusterProbe, HttpGet, KubernetesProbe, requests_get
+from tools.rollout.loadtest import Sample, run_load_test
 from tools.rollout.state import STATE_FILE, identity_of
 from tools.rollout.workspace import PulumiWorkspace, Workspace
 
@@ -77,9 +78,10 @@ def main(
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
     bring_up_check: Callable[[Path, EnvironmentSpec, str, Mapping[str, Plan]], Report] = bring_up,
+    load_test: Callable[..., tuple[list[Sample], float]] = run_load_test,
 ) -> int:
     """Keyword arguments: what tests replace (the Automation API workspace, planning, the bring-up check of the
-    plans, clients, stdin, time)."""
+    plans, clients, the SLO gate's load test, stdin, time)."""
     parser = argparse.ArgumentParser(prog="rollout", description=__doc__)
     parser.add_argument("env", nargs="?", help="environment: reads Pulumi.<env>.yaml")
     parser.add_argument("--project-dir", type=Path, default=PROJECT_DIR)
@@ -135,6 +137,7 @@ def main(
             health_timeout_minutes=env.rollout.health_timeout_minutes,
             console=console,
             bring_up=report,
+            slo_gate=offline_slo_gate(env, args.env, stack_plans),
         )
     if workspace is None:
         # Every preview and update runs the policy pack from its folder, with its own virtualenv.
@@ -186,6 +189,12 @@ def main(
         console=console,
         clock=clock,
         sleep=sleep,
+        slo_gate=slo_gate(
+            env=env,
+            env_name=args.env,
+            outputs_of=lambda stack: workspace.select_stack(stack).outputs(),
+            load_test=load_test,
+        ),
     )
 
 

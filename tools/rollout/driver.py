@@ -16,6 +16,7 @@ from rich.table import Table
 from components.config.rollout import Wave
 from tools.rollout.bootstrap import NetworkBootstrap
 from tools.rollout.health import Check, CheckResult, wait_healthy
+from tools.rollout.slo import NotTested, SloGate, SloResult, not_tested_json
 from tools.rollout.state import Identity, RolloutState, Step, load_state
 from tools.rollout.workspace import StepResult, Workspace
 
@@ -100,8 +101,10 @@ def run_rollout(
     clock: Callable[[], float],
     sleep: Callable[[float], None],
     only_wave: str | None = None,
+    slo_gate: SloGate | None = None,
 ) -> int:
-    """Waves in order, stacks of a wave one after another; 0 when every wave is deployed and healthy.
+    """Waves in order, stacks of a wave one after another; 0 when every wave is deployed and healthy (and within
+    its SLO, with `slo_gate`).
 
     `only_wave`: that wave alone (its gates included), for a job on the runner that reaches its stacks."""
     start = first_wave(rollout.waves, only_wave or from_wave)
@@ -121,7 +124,14 @@ def run_rollout(
             continue
         console.rule(f"wave {wave.name}: {', '.join(wave.stacks)}")
         if not _deploy_wave(
-            run, wave, workspace=workspace, health_checks=health_checks, confirm=confirm, yes=yes, sleep=sleep
+            run,
+            wave,
+            workspace=workspace,
+            health_checks=health_checks,
+            confirm=confirm,
+            yes=yes,
+            sleep=sleep,
+            slo_gate=slo_gate,
         ):
             return run.stop(wave)
         state.waves_done.append(wave.name)
@@ -187,6 +197,7 @@ def _deploy_wave(
     confirm: Callable[[str], bool],
     yes: bool,
     sleep: Callable[[float], None],
+    slo_gate: SloGate | None = None,
 ) -> bool:
     """Gates and steps of one wave; False at the first failure (recorded)."""
     clock = run.clock
@@ -217,6 +228,20 @@ def _deploy_wave(
             if not run.record(stack, wave.name, action, result.ok, text, started):
                 return False
         outputs[stack] = ops.outputs()
+    if not _health_gate(run, wave, health_checks=health_checks, outputs=outputs, sleep=sleep):
+        return False
+    return slo_gate is None or _slo_gate(run, wave, slo_gate, outputs)
+
+
+def _health_gate(
+    run: _Run,
+    wave: Wave,
+    *,
+    health_checks: Callable[[str, Mapping[str, Any]], list[Check]],
+    outputs: Mapping[str, Mapping[str, Any]],
+    sleep: Callable[[float], None],
+) -> bool:
+    clock = run.clock
     started = clock()
     checks = [check for stack in wave.stacks for check in health_checks(stack, outputs[stack])]
     if not checks:
@@ -235,6 +260,38 @@ def _deploy_wave(
         else f"{len(results)} checks passed"
     )
     return run.gate(wave, "health", not failed, verdict, started)
+
+
+def _slo_gate(run: _Run, wave: Wave, gate: SloGate, outputs: Mapping[str, Mapping[str, Any]]) -> bool:
+    """A bounded load test through each gateway of the wave (tools/rollout/slo.py); fails when one broke a bound."""
+    started = run.clock()
+    found = [t for stack in wave.stacks for t in gate.targets(wave.name, stack, outputs[stack])]
+    results: list[SloResult | NotTested] = []
+    for target in found:
+        if isinstance(target, NotTested):
+            results.append(target)
+            run.state.slo.append(not_tested_json(wave.name, target))
+            continue
+        slo = gate.slo
+        run.console.print(
+            f"    load test of {target.region}: {target.base_url}/chat/completions as tenant {slo.tenant}, "
+            f"{', '.join(target.models)}; up to {slo.max_requests} requests in {slo.duration_seconds}s, "
+            f"{slo.concurrency} at a time",
+            highlight=False,
+        )
+        with run.console.status(f"load test of {target.region}"):
+            result = gate.run(wave.name, target)
+        results.append(result)
+        run.state.slo.append(result.to_json(slo))
+        mark = "[green]ok[/]" if result.passed else "[red]failed[/]"
+        run.console.print(f"    {mark} {result.line(slo)}", highlight=False)
+    tested = [r for r in results if isinstance(r, SloResult)]
+    failed = [r for r in tested if not r.passed]
+    lines = [r.line(gate.slo) if isinstance(r, SloResult) else r.line() for r in (failed or results)]
+    verdict = "; ".join(lines) if lines else "not load-tested: no gateway in this wave"
+    if tested and not failed:
+        verdict = f"{len(tested)} gateway(s) within the SLO: {verdict}"
+    return run.gate(wave, "slo", not failed, verdict, started)
 
 
 def _print_check(console: Console, result: CheckResult) -> None:

@@ -13,6 +13,7 @@ from components.config.stacks import environment_stacks, layout_of
 from tools.plan.model import Plan
 from tools.rollout.bringup import Report
 from tools.rollout.health import Check
+from tools.rollout.slo import NotTested, SloGate, SloTarget
 
 
 def mandatory_findings(plan: Plan) -> list[str]:
@@ -44,6 +45,7 @@ def print_dry_run(
     health_timeout_minutes: int,
     console: Console,
     bring_up: Report,
+    slo_gate: SloGate | None = None,
 ) -> int:
     """Exit code: 1 when a stack's offline plan has a mandatory violation (the policy gate would stop) or a wait
     that cannot complete (the bring-up check), else 0."""
@@ -99,6 +101,11 @@ def print_dry_run(
             table.add_row("", f"(polled until all pass, at most {health_timeout_minutes} min)")
         else:
             table.add_row("health", "no cluster in this wave: nothing to check")
+        if slo_gate is not None:
+            for target in [
+                t for stack in wave.stacks for t in slo_gate.targets(wave.name, stack, plans[stack].outputs)
+            ]:
+                table.add_row(*slo_row(slo_gate, target))
         console.print(table)
         for violation in blocked:
             console.print(f"  [red]bring-up: {violation.line()}[/]", highlight=False)
@@ -106,3 +113,17 @@ def print_dry_run(
             for note in bring_up.notes.get(stack, []):
                 console.print(f"  [dim]not waited for: {note}[/]", highlight=False)
     return 1 if rejected or bring_up.violations else 0
+
+
+def slo_row(gate: SloGate, target: SloTarget | NotTested) -> tuple[str, str]:
+    """The SLO gate of one region of a wave, as the dry run lists it: what it sends and the bounds, or why not."""
+    if isinstance(target, NotTested):
+        return (f"slo: {target.region}" if target.region else "slo", f"not load-tested: {target.reason}")
+    slo = gate.slo
+    return (
+        f"slo: {target.region}",
+        f"streamed chat completions to {target.base_url}/chat/completions as tenant {slo.tenant} "
+        f"({', '.join(target.models)}): up to {slo.max_requests} requests in {slo.duration_seconds}s, "
+        f"{slo.concurrency} at a time; passes with TTFT p95 <= {slo.ttft_p95_ms:g} ms, TPOT p95 <= "
+        f"{slo.tpot_p95_ms:g} ms, errors <= {slo.max_error_rate:.1%}, at least {slo.min_requests} requests",
+    )

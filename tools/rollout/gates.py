@@ -9,7 +9,7 @@ from typing import Any
 
 from components.config.environment import EnvironmentSpec
 from components.config.model_catalog import read_model_catalog
-from components.config.stacks import GLOBAL, environment_stacks, layout_of, region_stack_name
+from components.config.stacks import GLOBAL, StackSlice, environment_stacks, layout_of, region_stack_name
 from components.federation.placement import federated_models, member_regions
 from components.k8s.names import cluster_name
 from stacks.config import environment_file_config
@@ -26,7 +26,9 @@ from tools.rollout.health import (
     gateway_checks,
     region_checks,
 )
+from tools.rollout.loadtest import Sample, run_load_test
 from tools.rollout.reach import location_of, reaches_gateway
+from tools.rollout.slo import NotTested, SloGate, SloResult, SloTarget, region_target, run_target
 
 
 def stack_health(
@@ -66,16 +68,11 @@ def stack_health(
             ca = gateway_ca()
             return http_get(url, headers, ca_pem=ca) if ca else http_get(url, headers)
 
-        where = location_of(env, slices[stack])
-        # A runner inside a network calls out through that region's NAT (its stack's `egressIps`).
-        runner_outputs = outputs
-        if slices[stack].kind == "global" and where is not None and where.region is not None:
-            runner_outputs = outputs_of(region_stack_name(env_name, where.region))
-        egress = list(runner_outputs.get("egressIps") or [])
+        reaches = _gateway_reach(env, slices[stack], outputs, env_name, outputs_of)
 
         def reachable(region: str, gateways: Mapping[str, Any]) -> Mapping[str, Any] | None:
             found = gateways.get(region)
-            return found if found is not None and where and reaches_gateway(env, where, region, egress) else None
+            return found if found is not None and reaches(region) else None
 
         if slices[stack].kind == "global":
             if not env.federation.enabled:
@@ -131,6 +128,74 @@ def stack_health(
         return found
 
     return checks
+
+
+def _gateway_reach(
+    env: EnvironmentSpec,
+    piece: StackSlice,
+    outputs: Mapping[str, Any],
+    env_name: str,
+    outputs_of: Callable[[str], Mapping[str, Any]],
+) -> Callable[[str], bool]:
+    """region -> can the runner of `piece`'s wave call that region's gateway (tools/rollout/reach.py)?"""
+    where = location_of(env, piece)
+    # A runner inside a network calls out through that region's NAT (its stack's `egressIps`).
+    runner_outputs = outputs
+    if piece.kind == "global" and where is not None and where.region is not None:
+        runner_outputs = outputs_of(region_stack_name(env_name, where.region))
+    egress = list(runner_outputs.get("egressIps") or [])
+    return lambda region: where is not None and reaches_gateway(env, where, region, egress)
+
+
+def slo_gate(
+    *,
+    env: EnvironmentSpec,
+    env_name: str,
+    outputs_of: Callable[[str], Mapping[str, Any]],
+    load_test: Callable[..., tuple[list[Sample], float]] = run_load_test,
+) -> SloGate | None:
+    """The SLO gate of each wave (tools/rollout/slo.py), None without `rollout.slo`: the gateways it tests, as seen
+    from where the wave runs, and the test of one, with the SLO tenant's key and the gateways' CA from the anchor's
+    outputs."""
+    slo = env.rollout.slo
+    if slo is None:
+        return None
+    slices = {s.name: s for s in environment_stacks(env, env_name)}
+    anchor = environment_stacks(env, env_name)[0].name
+
+    def targets(wave: str, stack: str, outputs: Mapping[str, Any]) -> list[SloTarget | NotTested]:
+        piece = slices[stack]
+        if piece.kind == "global":
+            return [NotTested(None, "the global wave creates no gateway of its own")]
+        reaches = _gateway_reach(env, piece, outputs, env_name, outputs_of)
+        gateways = outputs.get("gateways") or {}
+        return [
+            region_target(env, slo, wave, region, gateways.get(region), reaches(region))
+            for region in stack_regions(env, piece)
+        ]
+
+    def run(wave: str, target: SloTarget) -> SloResult:
+        anchor_outputs = outputs_of(anchor)
+        return run_target(
+            slo=slo,
+            wave=wave,
+            target=target,
+            api_keys=lambda: anchor_outputs.get("apiKeys") or {},
+            ca_pem=anchor_outputs.get("gatewayCa"),
+            load_test=load_test,
+        )
+
+    return SloGate(slo, targets, run)
+
+
+def offline_slo_gate(env: EnvironmentSpec, env_name: str, plans: Mapping[str, Plan]) -> SloGate | None:
+    """The SLO gate as listed from the offline plans (the dry run, plan.md): every stack's outputs are its planned
+    ones; no request is sent."""
+    return slo_gate(env=env, env_name=env_name, outputs_of=lambda s: plans[s].outputs, load_test=_no_load_test)
+
+
+def _no_load_test(base_url: str, *_: Any, **__: Any) -> tuple[list[Sample], float]:
+    raise ProbeError(f"the dry run sends no request to {base_url}")
 
 
 def _no_credentials(_: Any) -> ClusterProbe:

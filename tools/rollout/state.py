@@ -7,6 +7,7 @@ import json
 import subprocess
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 STATE_FILE = "rollout-state.json"
 
@@ -50,6 +51,9 @@ class RolloutState:
     waves_done: list[str] = field(default_factory=list)
     stopped_at: str | None = None  # the wave the last run stopped in
     steps: list[Step] = field(default_factory=list)
+    # The SLO gate's verdict per wave and gateway (tools/rollout/slo.py SloResult.to_json): measured and allowed
+    # values, or why a region was not load-tested; never a key.
+    slo: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> str:
         data = asdict(self)
@@ -61,6 +65,7 @@ class RolloutState:
                 "wavesDone": self.waves_done,
                 "stoppedAt": self.stopped_at,
                 "steps": data["steps"],
+                "slo": self.slo,
             },
             indent=2,
         )
@@ -84,6 +89,7 @@ def load_state(path: Path) -> RolloutState | None:
             waves_done=list(data["wavesDone"]),
             stopped_at=data.get("stoppedAt"),
             steps=[Step(**s) for s in data.get("steps", [])],
+            slo=list(data.get("slo", [])),
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None
