@@ -14,7 +14,7 @@ from rich.console import Console
 
 from components.config.rollout import Wave
 from tests.harness import plan_for
-from tools.rehearsal import helm, kubelet, nodes, pulumi_k8s
+from tools.rehearsal import helm, kubelet, nodes, pulumi_k8s, releases
 from tools.rehearsal.charts import CHART_SOURCES, VENDORED, VENDORED_CONFIG_FILES, chart_key
 from tools.rehearsal.federation import _pointer_get
 from tools.rehearsal.kube import ApiError, KindNotServed
@@ -211,6 +211,19 @@ def test_every_config_file_of_dev_and_prod_has_a_source():
     assert len(urls) == 3
     assert urls - CONFIG_FILES.keys() - VENDORED_CONFIG_FILES.keys() == set()
     assert [p for p, _ in VENDORED_CONFIG_FILES.values() if not (VENDORED / p).is_file()] == []
+
+
+def test_an_api_service_no_program_of_the_rehearsal_serves_is_not_applied(monkeypatch):
+    """Clusterpedia's APIService calls pods the rehearsal only plays (kwok): applied, its discovery would fail every
+    client that lists the API (the rehearsal's own Helm capabilities included), so it is reported instead, as a
+    release's is. Near variant: were its image a program the rehearsal runs, it would be applied."""
+    plan = plan_for("prod")
+    (api,) = plan.of_type("kubernetes:apiregistration.k8s.io/v1:APIService")
+    objects = [r.inputs for r in plan.kubernetes_objects() if plan.cluster_of(r) == plan.cluster_of(api)]
+    served = releases.served_by_programs(objects, "default")
+    assert releases.unserved([api.inputs], served) == [(api.inputs, ["clusterpedia-system/clusterpedia-apiserver"])]
+    monkeypatch.setattr(releases, "runnable", lambda c: "binary" if "/clusterpedia/apiserver:" in c["image"] else None)
+    assert releases.unserved([api.inputs], releases.served_by_programs(objects, "default")) == []
 
 
 def test_tls_resources_are_real_certificates():

@@ -39,6 +39,22 @@ def called_services(obj: dict[str, Any]) -> list[tuple[str, str]]:
     return [(r.get("namespace", ""), r.get("name", "")) for r in refs if r]
 
 
+def served_by_programs(objects: list[dict[str, Any]], default_namespace: str) -> set[tuple[str, str]]:
+    """(namespace, Service) of `objects` whose pods (a Deployment, StatefulSet or DaemonSet of `objects` it selects)
+    run a program the rehearsal has."""
+    served = set()
+    workloads = [o for o in objects if o["kind"] in ("Deployment", "StatefulSet", "DaemonSet")]
+    for svc in (o for o in objects if o["kind"] == "Service"):
+        selector = (svc.get("spec") or {}).get("selector") or {}
+        for workload in workloads:
+            template = workload["spec"]["template"]
+            labels = (template.get("metadata") or {}).get("labels") or {}
+            containers = template["spec"].get("containers") or []
+            if selector and selector.items() <= labels.items() and any(runnable(c) == "binary" for c in containers):
+                served.add((svc["metadata"].get("namespace") or default_namespace, svc["metadata"]["name"]))
+    return served
+
+
 def unserved(objects: list[dict[str, Any]], served: set[tuple[str, str]]) -> list[tuple[dict[str, Any], list[str]]]:
     """Webhook configurations and APIServices whose Services no process of the rehearsal serves, with them."""
     found = []

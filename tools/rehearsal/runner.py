@@ -49,10 +49,11 @@ from tools.rehearsal.fluid import FluidStandIn
 from tools.rehearsal.gates import run_gates
 from tools.rehearsal.gateway import check_gateways
 from tools.rehearsal.kube import ApiError, Kube
-from tools.rehearsal.kubelet import Kubelet, runnable
+from tools.rehearsal.kubelet import Kubelet
 from tools.rehearsal.network import NODES_PER_CLUSTER, NetworkError, PodNetwork
 from tools.rehearsal.processes import ProcessFailed, Supervisor, wait_until
 from tools.rehearsal.proxy import ServiceProxy
+from tools.rehearsal.releases import served_by_programs, unserved
 from tools.rehearsal.report import Check, Limit, Report
 from tools.rehearsal.serving import check_pickers, check_scheduled
 from tools.rollout.ci import stack_regions
@@ -334,18 +335,7 @@ class Rehearsal:
         self, run: StackRun, target: Target, resource: PlannedResource, rendered: Any
     ) -> set[tuple[str, str]]:
         """(namespace, Service) of the release whose pods run a program the rehearsal has."""
-        served = set()
-        workloads = [o for o in rendered.manifests if o["kind"] in ("Deployment", "StatefulSet", "DaemonSet")]
-        for svc in (o for o in rendered.manifests if o["kind"] == "Service"):
-            selector = (svc.get("spec") or {}).get("selector") or {}
-            for workload in workloads:
-                template = workload["spec"]["template"]
-                labels = (template.get("metadata") or {}).get("labels") or {}
-                containers = template["spec"].get("containers") or []
-                if selector and selector.items() <= labels.items() and any(runnable(c) == "binary" for c in containers):
-                    namespace = svc["metadata"].get("namespace") or run.release_namespace
-                    served.add((namespace, svc["metadata"]["name"]))
-        return served
+        return served_by_programs(rendered.manifests, run.release_namespace)
 
     def pending_reason(self, target: Target, namespace: str, selector: str) -> str:
         return pending_reason(target.kube, namespace, selector)
@@ -704,6 +694,8 @@ class StackRun:
             return False
         started = time.monotonic()
         obj = _resolved(_plain(resource.inputs), self.r.reads)
+        if self._unserved_backend(resource, obj):
+            return True
         outcome = pulumi_k8s.create_or_patch(target.kube, obj, urn=resource.urn, patch=is_patch(resource))
         if outcome.ok and not is_patch(resource) and pulumi_k8s.awaited(obj):
             self.awaiting[resource.urn] = Awaiting(resource, target, obj, started, started + pulumi_k8s.AWAIT_SECONDS)
@@ -712,6 +704,26 @@ class StackRun:
         check.seconds = round(time.monotonic() - started, 1)
         self.r.check(check)
         return outcome.ok
+
+    def _unserved_backend(self, resource: PlannedResource, obj: dict[str, Any]) -> bool:
+        """A webhook configuration or APIService of the plan whose Service no program of the rehearsal serves is not
+        applied, as a release's is not (reported): every request it admits, or its API's discovery, would fail."""
+        cluster = self.plan.cluster_of(resource)
+        objects = [r.inputs for r in self.plan.kubernetes_objects() if self.plan.cluster_of(r) == cluster]
+        missing = [services for _, services in unserved([obj], served_by_programs(objects, "default"))]
+        if not missing:
+            return False
+        self.r.limit(
+            self._limit(
+                resource,
+                "apply",
+                pulumi_k8s.describe(obj),
+                f"not applied: the API server would call {', '.join(missing[0])}, a program the rehearsal does not "
+                "run (no binary of it at the pin: tools/rehearsal/binaries.py)",
+                "nothing: the requests it would admit are admitted unchecked, or its API is not served",
+            )
+        )
+        return True
 
     def _config_file(self, resource: PlannedResource) -> bool:
         url = resource.inputs.get("file", "")
