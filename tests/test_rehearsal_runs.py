@@ -93,15 +93,7 @@ def prod_canary(monkeypatch_module, fixture_project) -> dict:
     # from its own stack (components/federation/member.py _pull_access), the others' already in the global one
     assert _move(plan, "prod.global", _agent_rbac) == 12
     import tools.rollout.gates as rollout
-    from tools.rollout.health import (
-        INFERENCE_SERVICE,
-        Check,
-        Target,
-        _models_check,
-        _Once,
-        ready_condition_text,
-        served_models,
-    )
+    from tools.rollout.health import _Once, models_checks, served_models
 
     original = rollout.region_checks
 
@@ -113,19 +105,7 @@ def prod_canary(monkeypatch_module, fixture_project) -> dict:
             for c in original(env=env, region=region, cluster=cluster, **rest)
             if not c.name.startswith(f"{region} models")
         ]
-        placed = served_models(env, region)
-        probe = _Once(cluster)
-        for kind in dict.fromkeys(m.kind for m in placed):
-            names = tuple(m.name for m in placed if m.kind == kind)
-            checks.append(
-                Check(
-                    f"{region} models" + ("" if kind == INFERENCE_SERVICE else f" ({kind})"),
-                    f"{kind} {ready_condition_text(kind)}: {', '.join(names)}",
-                    _models_check(probe, kind, list(names)),
-                    Target("serving", region, kind, names),
-                )
-            )
-        return checks
+        return checks + models_checks(_Once(cluster), region, served_models(env, region))
 
     monkeypatch_module.setattr(rollout, "region_checks", every_placed_model)
     return _rehearse("prod", plan, OUT / "prod-canary", until_wave="canary")

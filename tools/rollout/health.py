@@ -112,6 +112,22 @@ class CheckResult:
     message: str
 
 
+def models_checks(probe: _Once, region: str, models: list[ServedModel]) -> list[Check]:
+    """One check per kind that the region's `models` are ready."""
+    checks = []
+    for kind in dict.fromkeys(m.kind for m in models):
+        names = tuple(m.name for m in models if m.kind == kind)
+        checks.append(
+            Check(
+                f"{region} models" + ("" if kind == INFERENCE_SERVICE else f" ({kind})"),
+                f"{kind} {ready_condition_text(kind)}: {', '.join(names)}",
+                _models_check(probe, kind, list(names)),
+                Target("serving", region, kind, names),
+            )
+        )
+    return checks
+
+
 def region_checks(
     *,
     env: EnvironmentSpec,
@@ -136,17 +152,7 @@ def region_checks(
         )
         for pool in env.region(region).gpu_pools
     ]
-    own = [m for m in served_models(env, region) if not m.federated]
-    for kind in dict.fromkeys(m.kind for m in own):
-        names = tuple(m.name for m in own if m.kind == kind)
-        checks.append(
-            Check(
-                f"{region} models" + ("" if kind == INFERENCE_SERVICE else f" ({kind})"),
-                f"{kind} {ready_condition_text(kind)}: {', '.join(names)}",
-                _models_check(probe, kind, list(names)),
-                Target("serving", region, kind, names),
-            )
-        )
+    checks += models_checks(probe, region, [m for m in served_models(env, region) if not m.federated])
     checks += gateway_checks(env=env, region=region, gateway=gateway, api_keys=api_keys, http_get=http_get)
     return checks
 
