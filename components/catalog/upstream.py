@@ -1215,13 +1215,15 @@ NO_PINNED_CACHE_FOR_CHAT_COMPLETIONS = _fact(
     "no-pinned-gateway-component-caches-chat-completions",
     "Nothing at our gateway pins can answer a repeated chat completion from a cache: the AI Gateway v1.1.0 API "
     "(AIGatewayRoute, AIServiceBackend, BackendSecurityPolicy, GatewayConfig, MCPRoute, QuotaPolicy) has no "
-    "response cache (its only cache fields are prompt-caching token counts), and Envoy's HTTP cache filters serve "
-    "from cache only GET and HEAD requests that carry no `Authorization` header, while a chat completion is a POST "
+    "response cache (its only cache fields are prompt-caching token counts), nor has Envoy Gateway v1.9.0's, and "
+    "Envoy v1.39.0's HTTP cache filters (cache and cache_v2, reachable only through an EnvoyPatchPolicy) serve from "
+    "cache only GET and HEAD requests that carry no `Authorization` header, while a chat completion is a POST "
     "carrying the tenant's API key in `Authorization`.",
     "envoyproxy/ai-gateway@v1.1.0:api/v1beta1/*.go, api/v1alpha1/*.go (`git grep -i cache`: llm_cached_input_token "
-    "and informer caches only); envoyproxy/envoy (indexed commit 017c1cfa5ff8; v1.39.0 not mirrored, too large): "
-    "source/extensions/filters/http/cache/cacheability_utils.cc L34-71 (canServeRequestFromCache: `authorization` "
-    "L60-62, method other than GET/HEAD L66-68), docs/root/configuration/http/http_filters/cache_v2_filter.rst",
+    "and informer caches only); envoyproxy/gateway@v1.9.0:api/v1alpha1/*.go (no response cache); "
+    "envoyproxy/envoy@v1.39.0 (Go module zip, origin 8eea3285d6bd): source/extensions/filters/http/cache/"
+    "cacheability_utils.cc L34-57 (canServeRequestFromCache: no `authorization` L55, GET or HEAD L56), "
+    "source/extensions/filters/http/cache_v2/cacheability_utils.cc L34-72 (L60-61, L66-67)",
 )
 
 SEMANTIC_ROUTER_CACHE_KEYS_THE_LAST_USER_MESSAGE = _fact(
