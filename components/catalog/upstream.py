@@ -1250,10 +1250,14 @@ ENVOY_GATEWAY_EXT_PROC_ANSWERS_BEFORE_RATE_LIMIT = _fact(
     "Envoy Gateway v1.9.0 orders an EnvoyExtensionPolicy's ext_proc filters at 100 + index: after api_key_auth "
     "(7) and Lua (13+), before the global rate limit (303) and the router (310); the AI Gateway v1.1.0 inserts its "
     "route-choosing ext_proc before the first of them. An ext_proc there sees the tenant (`x-tenant-id`) and the "
-    "model (`x-ai-eg-model`), but a response it answers itself (a cache hit) stops the request before the rate "
-    "limit filter: neither a tenant's request budget nor its token budget counts it, unless EnvoyProxy "
-    "`spec.filterOrder` moves that ext_proc after `envoy.filters.http.ratelimit`.",
+    "model (`x-ai-eg-model`), but with its request body BUFFERED (a cache must read the body) it holds the headers "
+    "until the body is in, and a response it answers itself (a cache hit) is a local reply that ends the decode "
+    "chain before the rate limit filter: neither a tenant's request budget nor its token budget counts it, unless "
+    "EnvoyProxy `spec.filterOrder` moves that ext_proc after `envoy.filters.http.ratelimit`.",
     "envoyproxy/gateway@v1.9.0:internal/xds/translator/httpfilters.go L100-160 (api_key_auth L120, Lua L132, "
     "ext_proc L134, ratelimit L146, router L160), L196-270 (sortHTTPFilters with filterOrder); "
-    "envoyproxy/ai-gateway@v1.1.0:internal/extensionserver/post_translate_modify.go L1084-1130",
+    "envoyproxy/ai-gateway@v1.1.0:internal/extensionserver/post_translate_modify.go L1084-1130; "
+    "envoyproxy/envoy@v1.39.0:source/extensions/filters/http/ext_proc/ext_proc.cc L2080-2110 (an immediate "
+    "response is a local reply), processor_state.cc L253-258 (BUFFERED: headers wait for the body), "
+    "source/common/http/filter_manager.cc L620-625, L780-784 (the decode chain stops at a local reply)",
 )
