@@ -39,6 +39,7 @@ from components.catalog.upstream import (
     CLUSTERPEDIA_SYNCHRO_DIALS_AND_READS,
     EKS_ACCESS_ENTRIES,
     ENVOY_API_KEY_AUTH_OVERWRITES_THE_CLIENT_ID,
+    ENVOY_GATEWAY_EXT_PROC_ANSWERS_BEFORE_RATE_LIMIT,
     ENVOY_GATEWAY_LUA_RUNS_AFTER_AUTH_AND_MODEL,
     ENVOY_GATEWAY_RATE_LIMIT_COST,
     ENVOY_GATEWAY_WATCHES_INFERENCE_POOLS,
@@ -73,6 +74,7 @@ from components.catalog.upstream import (
     LLM_INFERENCE_SERVICE_INSTALL,
     LLM_INFERENCE_SERVICE_PRESETS,
     MANAGED_CONTROL_PLANE_ADDRESSES,
+    NO_PINNED_CACHE_FOR_CHAT_COMPLETIONS,
     NODEADM_FAST_IMAGE_PULL,
     NVIDIA_IMAGE_DEFAULTS_EXPOSE_EVERY_GPU,
     NVIDIA_VISIBLE_DEVICES_IS_HONOURED,
@@ -87,6 +89,7 @@ from components.catalog.upstream import (
     PULUMI_REPLACES_ON_CHANGES_AS_TOLD,
     REPOSITORIES_SERVE_PINS,
     S3_MISSING_KEY_IS_404_ONLY_IF_LISTABLE,
+    SEMANTIC_ROUTER_CACHE_KEYS_THE_LAST_USER_MESSAGE,
     SOCI_PARALLEL_PULL_IS_NOT_LAZY,
     TLS_PROVIDER_HAS_NO_NAME_CONSTRAINTS,
     VLLM_BENCH_SERVE_METRICS,
@@ -1878,6 +1881,25 @@ def test_nothing_relies_on_what_the_ai_gateway_ignores_or_replays(env_plan):
                 if ref.get("kind") == "InferencePool":
                     assert "headerMutation" not in ref and "bodyMutation" not in ref
     assert "--scheduling-policy" not in json.dumps([r.inputs for r in env_plan.kubernetes_objects()])
+
+
+def test_no_response_cache_answers_at_the_gateway(env_plan):
+    """No pinned component caches a chat completion correctly (NO_PINNED_CACHE_FOR_CHAT_COMPLETIONS,
+    SEMANTIC_ROUTER_CACHE_KEYS_THE_LAST_USER_MESSAGE: docs/serving.md, Response cache), and an extension policy's
+    ext_proc that answered requests itself would skip the tenants' budgets (ENVOY_GATEWAY_EXT_PROC_ANSWERS_BEFORE_
+    RATE_LIMIT): the plan renders neither Semantic Router, nor an Envoy cache filter, nor an ext_proc policy."""
+    assert {
+        NO_PINNED_CACHE_FOR_CHAT_COMPLETIONS.name,
+        SEMANTIC_ROUTER_CACHE_KEYS_THE_LAST_USER_MESSAGE.name,
+        ENVOY_GATEWAY_EXT_PROC_ANSWERS_BEFORE_RATE_LIMIT.name,
+    } <= set(FACTS)
+    rendered = json.dumps([r.inputs for r in env_plan.resources])
+    for component in ("semantic-router", "envoy.filters.http.cache", "filters.http.cache.v3", "cache_v2"):
+        assert component not in rendered, component
+    policies = cluster_objects(env_plan, "EnvoyExtensionPolicy")
+    assert policies or env_plan.environment == "dev"  # dev's one tenant has no priority Lua
+    for key, policy in policies.items():
+        assert "extProc" not in policy["spec"], key
 
 
 def test_the_priority_lua_is_on_the_gateway_with_lua_enabled(env_plan):
