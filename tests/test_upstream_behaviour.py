@@ -60,6 +60,7 @@ from components.catalog.upstream import (
     GKE_NODE_COUNT_PER_ZONE,
     GKE_POOLS_NEED_THEIR_OWN_DCGM_EXPORTER,
     HELM_INSTALL_RUNS_HOOKS,
+    CLIENT_GO_RETRIES_RETRY_AFTER,
     HELM_INSTALLS_IN_ORDER,
     KARMADA_AGENT_IDENTITY,
     KARMADA_AGENT_REGISTERS,
@@ -1999,3 +2000,76 @@ def test_the_pack_folder_is_what_the_pulumi_cli_runs_publishes_and_installs(tmp_
         "pulumi policy group edit inference-prod --add-stack inference-platform/prod.use1",
     ):
         assert command in doc, command
+
+
+# --- the rehearsal's REST client retries as client-go does ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("answers", "posts", "status"),
+    [
+        ([(429, "0"), (429, "0")], 3, 201),  # the watch cache initializing: waited out
+        ([(503, "0")] * 3, 4, 201),  # any 5xx that says when to come back
+        ([(429, None)], 1, 429),  # no Retry-After: no retry
+        ([(500, None)], 1, 500),
+        ([(503, "0")] * 11, 11, 503),  # 1 + client-go's 10 retries, then the last answer
+    ],
+    ids=["429-retry-after", "503-retry-after", "429-bare", "500-bare", "retries-exhausted"],
+)
+def test_the_rehearsals_client_waits_out_what_the_server_says_to_retry(answers, posts, status):
+    """CLIENT_GO_RETRIES_RETRY_AFTER: the rehearsal's client (tools/rehearsal/kube.py) stands for client-go's, so a
+    Karmada or cluster API server's "storage is (re)initializing" 429 is retried, not reported as a refusal."""
+    import http.server
+    import threading
+    from pathlib import Path
+
+    from tools.rehearsal.kube import ApiError, Kube
+
+    assert CLIENT_GO_RETRIES_RETRY_AFTER.name in FACTS
+    script = list(answers)
+    seen: list[str] = []
+
+    class Server(http.server.BaseHTTPRequestHandler):
+        def _answer(self, code: int, body: dict, retry_after: str | None = None) -> None:
+            data = json.dumps(body).encode()
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            if retry_after is not None:
+                self.send_header("Retry-After", retry_after)
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:
+            self._answer(200, {"resources": [{"name": "configmaps", "namespaced": True, "kind": "ConfigMap"}]})
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            seen.append(self.path)
+            if script:
+                code, retry_after = script.pop(0)
+                self._answer(
+                    code,
+                    {"kind": "Status", "reason": "TooManyRequests", "message": "storage is (re)initializing"},
+                    retry_after,
+                )
+            else:
+                self._answer(201, {"kind": "ConfigMap", "metadata": {"name": "x"}})
+
+        def log_message(self, *_: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Server)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        kube = Kube(f"http://127.0.0.1:{server.server_address[1]}", Path("/nonexistent-ca"))
+        obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "default"}}
+        if status == 201:
+            assert kube.create(obj, field_manager="t")["metadata"]["name"] == "x"
+        else:
+            with pytest.raises(ApiError) as error:
+                kube.create(obj, field_manager="t")
+            assert error.value.status == status
+    finally:
+        server.shutdown()
+    assert len(seen) == posts

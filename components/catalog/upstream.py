@@ -70,6 +70,20 @@ PULUMI_CREATES_OBJECTS = _fact(
     "upsert_existing_objects and *Patch docstrings",
 )
 
+CLIENT_GO_RETRIES_RETRY_AFTER = _fact(
+    "client-go-retries-what-the-server-says-to-retry",
+    "client-go's rest client (v0.33, what kube-controller-manager, the controllers and the Pulumi provider's "
+    "client use) retries a request whose answer is 429 or any 5xx carrying a Retry-After header in whole seconds, "
+    "after waiting that long, up to 10 times by default, then returns the last answer; without the header it does "
+    "not retry. An API server answers 429 with Retry-After while the watch cache of a kind is (re)initializing "
+    "(\"storage is (re)initializing\", e.g. just after its CRD is established, or while a storage backend "
+    "restarts), so a client waits it out instead of failing; the rehearsal's REST client does the same.",
+    "kubernetes/kubernetes@v1.33.13 staging: client-go/rest/with_retry.go L148-L191 (IsNextRetry), L309-L318 "
+    "(checkWait: 429 or >= 500 with Retry-After), client-go/rest/request.go L170 (maxRetries 10), L1542-L1549 "
+    "(retryAfterSeconds); apiserver/pkg/storage/cacher/cacher.go L502, L744 (NewTooManyRequests while not ready), "
+    "cacher/ready.go L125-L127",
+)
+
 HELM_INSTALLS_IN_ORDER = _fact(
     "helm-install-order-and-wait",
     "A `helm.sh/v3:Release` runs Helm's install action (helm v3.20.2 in pulumi-kubernetes' go.mod): the chart's "
