@@ -21,7 +21,7 @@ from components.catalog.engines import (
 )
 from tests.harness import SERVING_CLUSTERS, cluster_objects
 
-EPP_IMAGE_PREFIX = "registry.k8s.io/gateway-api-inference-extension/epp:"
+EPP_IMAGE_PREFIX = "ghcr.io/llm-d/llm-d-router-endpoint-picker:"
 
 
 # --- engine command lines ---------------------------------------------------------------------------
@@ -168,7 +168,7 @@ def pickers(plan) -> dict[tuple[str, str], dict]:
 
 def picker_flags(upstream, image: str) -> dict[str, dict]:
     version = image.removeprefix(EPP_IMAGE_PREFIX)
-    document = upstream.document(f"gateway-api-inference-extension/{version}/generated-epp-flags.json")
+    document = upstream.document(f"llm-d-router/{version}/generated-epp-flags.json")
     return {f["name"]: f for f in document["flags"]}
 
 
@@ -199,7 +199,7 @@ def picker_problems(args: list[str], flags: dict[str, dict]) -> list[str]:
 
 
 def test_picker_check_rejects_what_the_picker_rejects(upstream):
-    flags = picker_flags(upstream, EPP_IMAGE_PREFIX + "v1.5.0")
+    flags = picker_flags(upstream, EPP_IMAGE_PREFIX + "v0.9.0")
     problems = picker_problems(["--total-queued-requests-metric", "x", "--kubeconfig=/k", "--v=1"], flags)
     assert problems == [
         "--total-queued-requests-metric: rejected at startup (use engineConfigs in EndpointPickerConfig instead)",
@@ -258,14 +258,14 @@ def test_picker_reads_the_metric_names_its_pods_export(env_plan, upstream):
         volumes = {v["name"]: v for v in deployments[cluster, picker_name]["spec"]["template"]["spec"]["volumes"]}
         config = yaml.safe_load(config_maps[cluster, volumes[volume_name]["configMap"]["name"]]["data"][file])
         (extractor,) = [p for p in config["plugins"] if p["type"] == "core-metrics-extractor"]
-        builtin = upstream.document(
-            f"gateway-api-inference-extension/{picker['image'].removeprefix(EPP_IMAGE_PREFIX)}/generated-epp-flags.json"
-        )["engine_metrics"]["builtin_engine_configs"]
+        engines = upstream.document(
+            f"llm-d-router/{picker['image'].removeprefix(EPP_IMAGE_PREFIX)}/generated-epp-flags.json"
+        )["engine_metrics"]
+        builtin = engines["builtin_engine_configs"]
         default_engine = extractor["parameters"]["defaultEngine"]
         assert default_engine in builtin
-        # v1.5.0's generated-epp-flags.json: the engine label key defaults to inference.networking.k8s.io/engine-type
-        engine_label = "inference.networking.k8s.io/engine-type"
-        assert extractor["parameters"].get("engineLabelKey", engine_label) == engine_label
+        # the label the picker reads the engine from: the one configured, else its default (factories.go)
+        engine_label = extractor["parameters"].get("engineLabelKey", engines["label_keys"]["DefaultEngineTypeLabelKey"])
         # the pods the pool selects: the predictor pods of the model's InferenceService
         predictor = isvcs[cluster, pool_name]["spec"]["predictor"]
         selector = pool["spec"]["selector"]["matchLabels"]

@@ -2,8 +2,10 @@
 
 A round-robin load balancer cannot see KV-cache load or prefix-cache hits. The EPP scrapes every
 replica's queue depth and KV-cache use and remembers which replica saw which prompt prefixes, then
-tells Envoy (ext_proc) the replica to send each request to. Scoring and weights are those of the
-v1.5.0 `inferencepool` chart: queue 2, KV-cache utilisation 2, prefix-cache hits 3.
+tells Envoy (ext_proc) the replica to send each request to. The picker is llm-d-router's (v0.9.0, the image
+KServe's LLMInferenceService runs: charts.EPP_IMAGE); scoring and weights are those of its charts' default
+profile, as of the Inference Extension's v1.5.0 `inferencepool` chart: queue 2, KV-cache utilisation 2, prefix-cache
+hits 3.
 
 This renders what that chart renders (EPP Deployment, Service `<pool>-epp`, RBAC, plugin config,
 InferencePool) as typed objects, for two reasons: the chart's v1 InferencePool template sets no
@@ -38,7 +40,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
-from components.catalog.charts import EPP_IMAGE, INFERENCE_EXTENSION_VERSION
+from components.catalog.charts import ENDPOINT_PICKER_VERSION, EPP_IMAGE
 from components.catalog.engines import PICKER_ENGINE, PICKER_ENGINE_LABEL
 from components.config.gateway import EndpointPickerSpec
 from components.config.workloads import ModelSpec
@@ -49,6 +51,7 @@ from components.serving.gateway_specs import INFERENCE_POOL_API, INFERENCE_POOL_
 from components.serving.network_policies import picker_pods, picker_policy
 from components.serving.runtimes import HTTP_PORT
 from platform_catalog.names import SERVING_NAMESPACE
+from platform_catalog.request_priority import OBJECTIVE_GROUP
 
 EXT_PROC_PORT = 9002
 HEALTH_PORT = 9003
@@ -80,7 +83,7 @@ def picker_config(model: ModelSpec, queue_wait_seconds: int | None, bands: Seque
     Unlabelled pods fall back to `defaultEngine`; the model's pods also carry the engine label
     (`deployment.py`), so a pool never reads one engine's pods with another's names.
 
-    Flow control (v1.5.0 feature gate `flowControl`): a pool with no pod counts as saturated
+    Flow control (feature gate `flowControl`): a pool with no pod counts as saturated
     (utilization detector: no candidates = 1.0), so a request is held in the picker's queue and dispatched
     if a pod reports its metrics within `defaultRequestTTL` (deployment.WAKE_HOLD_SECONDS, not a cold start:
     no client should hang for minutes); then it gets a 503 "request timed out in queue", to which the
@@ -157,16 +160,16 @@ class InferencePoolArgs:
     # Labels of the pods answering on the target port (of a multi-node replica, only its head):
     # ModelPlacement.serving_pods of the model's placement on this cluster.
     server_labels: dict[str, str]
-    # What must exist first: the serving namespace and the release / manifests installing the InferencePool CRD.
+    # What must exist first: the serving namespace and the release installing the InferencePool and InferenceObjective
+    # CRDs (KServe's kserve-llmisvc-resources): the picker reads the objectives only if their CRD is served when it
+    # starts (upstream.GIE_OBJECTIVE_FROM_HEADER), so its Deployment waits for that release too.
     depends_on: Sequence[pulumi.Resource] = ()
     # How long the picker queues a request no pod can take (a model at zero replicas, or a saturated pool ordering
     # request classes); None: no queue (ModelPlacement.picker_queue_seconds).
     queue_wait_seconds: int | None = None
-    # Request classes (`priority_classes.py`): the flow-control band of each, and the pool's InferenceObjectives,
-    # created after `objective_crd` (the picker reads the objectives only if their CRD is served when it starts).
+    # Request classes (`priority_classes.py`): the flow-control band of each, and the pool's InferenceObjectives.
     bands: Sequence[dict[str, Any]] = ()
     objectives: Sequence[dict[str, Any]] = ()
-    objective_crd: Sequence[pulumi.Resource] = ()
 
 
 class InferencePool(pulumi.ComponentResource):
@@ -180,7 +183,7 @@ class InferencePool(pulumi.ComponentResource):
         pool, epp = model.name, picker_name(model.name)
         replicas = args.picker.replicas or (2 if args.production else 1)
         prefix = f"{cluster.name}-{epp}"
-        labels = {"app.kubernetes.io/name": epp, "app.kubernetes.io/version": INFERENCE_EXTENSION_VERSION}
+        labels = {"app.kubernetes.io/name": epp, "app.kubernetes.io/version": ENDPOINT_PICKER_VERSION}
         selector = picker_pods(pool)
         opts_k8s = pulumi.ResourceOptions(
             parent=self, provider=cluster.provider, depends_on=[*cluster.ready, *args.depends_on]
@@ -195,7 +198,7 @@ class InferencePool(pulumi.ComponentResource):
             {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "watch", "list"]},
             {"apiGroups": [INFERENCE_POOL_GROUP], "resources": ["inferencepools"], "verbs": ["get", "watch", "list"]},
             {
-                "apiGroups": ["inference.networking.x-k8s.io"],
+                "apiGroups": [OBJECTIVE_GROUP],
                 "resources": ["inferenceobjectives", "inferencemodelrewrites"],
                 "verbs": ["get", "watch", "list"],
             },
@@ -227,8 +230,8 @@ class InferencePool(pulumi.ComponentResource):
                 "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
                 "selector": {"matchLabels": selector},
                 "template": {
-                    # The picker reads its config file once, at start (GIE v1.5.0 cmd/epp/runner/runner.go L504-510):
-                    # a new config rolls the pods.
+                    # The picker reads its config file once, at start (llm-d/llm-d-router@v0.9.0:cmd/epp/runner/
+                    # runner.go L584-603): a new config rolls the pods.
                     "metadata": {
                         "labels": {**labels, **selector},
                         "annotations": {CONFIG_HASH_ANNOTATION: hashlib.sha256(plugins.encode()).hexdigest()},
@@ -283,9 +286,7 @@ class InferencePool(pulumi.ComponentResource):
                     },
                 },
             },
-            opts=pulumi.ResourceOptions.merge(
-                opts_k8s, pulumi.ResourceOptions(depends_on=[config, *args.objective_crd])
-            ),
+            opts=pulumi.ResourceOptions.merge(opts_k8s, pulumi.ResourceOptions(depends_on=[config])),
         )
         for objective in args.objectives:
             custom_resource(
@@ -293,8 +294,8 @@ class InferencePool(pulumi.ComponentResource):
                 objective,
                 cluster=cluster,
                 parent=self,
-                crd_from=args.objective_crd,
-                depends_on=[*cluster.ready, *args.depends_on],
+                crd_from=args.depends_on,
+                depends_on=cluster.ready,
             )
         if replicas > 1:
             k8s.policy.v1.PodDisruptionBudget(
