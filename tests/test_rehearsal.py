@@ -165,7 +165,7 @@ def test_release_values_merge_files_under_values():
         ("docker.io/karmada/karmada-agent:v1.18.2", "karmada-agent"),
         ("registry.k8s.io/kube-apiserver:v1.35.2", "karmada-apiserver"),
         ("registry.k8s.io/kube-apiserver:v1.34.0", None),  # not the karmada chart's tag: nothing built for it
-        ("registry.k8s.io/gateway-api-inference-extension/epp:v1.5.0", "epp"),
+        ("ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.9.0", "epp"),
         ("quay.io/brancz/kube-rbac-proxy:v0.18.0", None),
     ],
 )
@@ -185,6 +185,9 @@ def test_images_map_to_the_built_programs(image, binary):
         # templates/envoy-gateway-deployment.yaml: the controller, which kwok plays
         ({"image": "docker.io/envoyproxy/gateway:v1.9.0", "args": ["server", "--config-path=/config/x"]}, None),
         ({"image": "kserve/kserve-controller:v0.20.0", "command": ["/manager"]}, "kserve-manager"),
+        # the picker we render runs the stand-in; KServe's LLMInferenceService picker of the same image is played
+        ({"name": "epp", "image": "ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.9.0", "args": ["--v=1"]}, "epp"),
+        ({"name": "main", "image": "ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.9.0", "command": ["/app/epp"]}, None),
     ],
 )
 def test_a_container_runs_the_binary_of_its_image_or_of_its_subcommand(container, binary):

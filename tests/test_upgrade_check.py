@@ -183,6 +183,21 @@ spec:
 }
 
 
+def _picker_before_its_move() -> Component:
+    """The picker as the Inference Extension's, with a home it moves to (the real one has moved: llm-d-router)."""
+    moved = {
+        "inference.networking.x-k8s.io_inferenceobjectives.yaml": "config/crd/bases/example.dev_inferenceobjectives.yaml"
+    }
+    return Component(
+        **{
+            **vars(COMPONENTS["endpoint-picker"]),
+            "repo": "kubernetes-sigs/gateway-api-inference-extension",
+            "directory": "gateway-api-inference-extension",
+            "homes": {"example/router": ("router", moved)},
+        }
+    )
+
+
 def test_picker_moving_home_diffs_its_go_flags_and_its_crd_by_schema_path(vendored, capsys, monkeypatch):
     pin(
         vendored,
@@ -194,13 +209,7 @@ def test_picker_moving_home_diffs_its_go_flags_and_its_crd_by_schema_path(vendor
             ]
         },
     )
-    component = COMPONENTS["endpoint-picker"]
-    moved = {
-        "inference.networking.x-k8s.io_inferenceobjectives.yaml": "config/crd/bases/example.dev_inferenceobjectives.yaml"
-    }
-    monkeypatch.setitem(
-        COMPONENTS, "endpoint-picker", Component(**{**vars(component), "homes": {"example/router": ("router", moved)}})
-    )
+    monkeypatch.setitem(COMPONENTS, "endpoint-picker", _picker_before_its_move())
     code, out = run(
         capsys,
         "endpoint-picker",
@@ -250,6 +259,46 @@ def test_picker_moving_home_diffs_its_go_flags_and_its_crd_by_schema_path(vendor
         + line_of(rendered, 'SCORER_WEIGHTS = {"queue-scorer"')
     ) in out
     assert "metrics-data-source" not in config  # registered by both
+
+
+def test_apply_of_a_home_move_vendors_what_the_new_home_carries_and_keeps_the_rest(vendored, capsys, monkeypatch):
+    """The files read at the new home go to its directory (a moved CRD named after its new file), their old copies
+    go; a file the new home does not carry stays with the old repository; the pin (a new constant) is left to the
+    hand that re-pins, and nothing of the project is written."""
+    pool_crd = "gateway-api-inference-extension/v1.5.0/inference.networking.k8s.io_inferencepools.yaml"
+    pin(
+        vendored,
+        {**PICKER_PINNED, pool_crd: "kind: CustomResourceDefinition\n"},
+        "kubernetes-sigs/gateway-api-inference-extension",
+        {
+            "gateway-api-inference-extension/v1.5.0/inference.networking.x-k8s.io_inferenceobjectives.yaml": [
+                "inference.networking.x-k8s.io/v1alpha2/InferenceObjective"
+            ]
+        },
+    )
+    monkeypatch.setitem(COMPONENTS, "endpoint-picker", Component(**{**vars(_picker_before_its_move()), "tests": ()}))
+    monkeypatch.setattr(upgrade, "PROJECT_DIR", vendored / "no-project")
+    argv = ["endpoint-picker", "example/router@v9.9.0", "--from", str(FIXTURES / "picker-v9.9.0")]
+    code, out = run(capsys, *argv, "--pinned-from", str(FIXTURES / "picker-v1.0.0"), "--apply")
+    assert code == 0, out
+    entries = {e["path"]: e for e in json.loads((vendored / "MANIFEST.json").read_text())["files"]}
+    assert sorted(entries) == [
+        pool_crd,
+        "router/v9.9.0/example.dev_inferenceobjectives.yaml",
+        "router/v9.9.0/generated-epp-flags.json",
+    ]
+    assert sorted(str(p.relative_to(vendored)) for p in vendored.rglob("*") if p.is_file()) == [
+        "MANIFEST.json",
+        pool_crd,
+        "router/v9.9.0/example.dev_inferenceobjectives.yaml",
+        "router/v9.9.0/generated-epp-flags.json",
+    ]
+    crd = entries["router/v9.9.0/example.dev_inferenceobjectives.yaml"]
+    assert (crd["repo"], crd["ref"], crd["generator"]) == ("example/router", "v9.9.0", "tools.upgrade")
+    assert crd["select"] == ["example.dev/v1alpha2/InferenceObjective"]
+    assert f"kept (not carried by example/router): {pool_crd}" in out
+    assert "next, by hand: pin endpoint-picker to example/router@v9.9.0" in out
+    assert not (vendored / "no-project").exists()
 
 
 def test_chart_values_and_crd_fields(vendored, capsys):

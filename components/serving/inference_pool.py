@@ -4,8 +4,8 @@ A round-robin load balancer cannot see KV-cache load or prefix-cache hits. The E
 replica's queue depth and KV-cache use and remembers which replica saw which prompt prefixes, then
 tells Envoy (ext_proc) the replica to send each request to. The picker is llm-d-router's (v0.9.0, the image
 KServe's LLMInferenceService runs: charts.EPP_IMAGE); scoring and weights are those of its charts' default
-profile, as of the Inference Extension's v1.5.0 `inferencepool` chart: queue 2, KV-cache utilisation 2, prefix-cache
-hits 3.
+profile (the Inference Extension's v1.5.0 `inferencepool` chart had the same): queue 2, KV-cache utilisation 2,
+prefix-cache hits 3.
 
 This renders what that chart renders (EPP Deployment, Service `<pool>-epp`, RBAC, plugin config,
 InferencePool) as typed objects, for two reasons: the chart's v1 InferencePool template sets no
@@ -53,11 +53,13 @@ from components.serving.runtimes import HTTP_PORT
 from platform_catalog.names import SERVING_NAMESPACE
 from platform_catalog.request_priority import OBJECTIVE_GROUP
 
+PICKER_CONTAINER = "epp"
 EXT_PROC_PORT = 9002
 HEALTH_PORT = 9003
 METRICS_PORT = 9090
 CONFIG_HASH_ANNOTATION = "inference-platform.io/picker-config-sha256"
-# The chart's default scheduling profile (config/charts/epplib/templates/_config.yaml at v1.5.0).
+# The charts' default scheduling profile (llm-d/llm-d-router@v0.9.0:config/charts/routerlib/templates/_config.yaml
+# L20-29, L73-80).
 PLUGINS_FILE = "default-plugins.yaml"
 SCORER_WEIGHTS = {"queue-scorer": 2, "kv-cache-utilization-scorer": 2, "prefix-cache-scorer": 3}
 # Where the picker scrapes each pod: /metrics on the pool's target port, which both runtimes serve
@@ -87,10 +89,11 @@ def picker_config(model: ModelSpec, queue_wait_seconds: int | None, bands: Seque
     (utilization detector: no candidates = 1.0), so a request is held in the picker's queue and dispatched
     if a pod reports its metrics within `defaultRequestTTL` (deployment.WAKE_HOLD_SECONDS, not a cold start:
     no client should hang for minutes); then it gets a 503 "request timed out in queue", to which the
-    Gateway adds Retry-After [pkg/epp/requestcontrol/admission.go L225-226, pkg/epp/framework/plugins/
-    flowcontrol/saturationdetector/utilization/detector.go]. Each such request is counted with its outcome,
-    which wakes the model (`autoscaling.py`). Without flow control the picker would fail the request at once
-    ("failed to find endpoint candidates", director.go L172-177) and nothing would count it.
+    Gateway adds Retry-After [llm-d/llm-d-router@v0.9.0:pkg/epp/requestcontrol/admission.go L230-231,
+    pkg/epp/framework/plugins/flowcontrol/saturationdetector/utilization/detector.go L115-118]. Each such request
+    is counted with its outcome, which wakes the model (`autoscaling.py`). Without flow control the picker would
+    fail the request at once ("failed to find endpoint candidates", director.go L291-296) and nothing would count
+    it.
 
     Request classes (`priority_classes.py`): a band per class (`bands`), the higher dispatched first while the pool
     is saturated, held up to `queue_wait_seconds`, as long as the gateway waits (upstream.GIE_FLOW_CONTROL_BY_PRIORITY).
@@ -104,6 +107,9 @@ def picker_config(model: ModelSpec, queue_wait_seconds: int | None, bands: Seque
         },
     ]
     config: dict[str, Any] = {
+        # The Inference Extension's group, which v0.9.0 still decodes (deprecated, llm-d/llm-d-router@v0.9.0:pkg/epp/
+        # config/loader/configloader.go L50-68), not its own llm-d.ai/v1alpha1: the rehearsal's stand-in, the v1.5.0
+        # picker, decodes only this one (tools/rehearsal/binaries.py).
         "apiVersion": "inference.networking.x-k8s.io/v1alpha1",
         "kind": "EndpointPickerConfig",
         "plugins": plugins,
@@ -248,7 +254,7 @@ class InferencePool(pulumi.ComponentResource):
                         },
                         "containers": [
                             {
-                                "name": "epp",
+                                "name": PICKER_CONTAINER,
                                 "image": EPP_IMAGE,
                                 "imagePullPolicy": "IfNotPresent",
                                 "args": picker_args(model),

@@ -105,7 +105,8 @@ def check_scheduled(rehearsal: Rehearsal, wave: Wave) -> None:
                             f"{kind} {SERVING_NAMESPACE}/{model.name} on {cluster}: its pods' containers",
                             "scheduled",
                             f"no program of the rehearsal runs their images ({', '.join(played)}): no engine serves "
-                            "a token here, and the LLMInferenceService's own picker (llm-d) is not built",
+                            "a token here, and the LLMInferenceService's own picker (llm-d-router v0.9.0) is not "
+                            "built: the module proxy refuses it, and its config names plugins the stand-in lacks",
                             "kwok plays the pods KServe made: bound by the real scheduler (this wave's scheduled "
                             "check), then Running and Ready without a process",
                             wave.name,
@@ -316,8 +317,8 @@ def _check_picker(
         Limit(
             f"{name}: its count of ready pods (inference_pool_ready_pods)",
             "picker-started",
-            "the picker counts the pods whose /metrics it read (gateway-api-inference-extension@v1.5.0:"
-            "pkg/epp/datalayer/logger/logger.go L78-L115), and no engine serves them in the rehearsal",
+            "the picker counts the pods whose /metrics it read (the stand-in's code, gateway-api-inference-extension"
+            "@v1.5.0:pkg/epp/datalayer/logger/logger.go L78-L115), and no engine serves them in the rehearsal",
             "its polls of each ready pod's metrics endpoint, seen at the pod's address (answered 503)",
             wave.name,
             stack,
