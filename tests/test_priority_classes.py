@@ -79,9 +79,9 @@ def test_the_objective_crd_is_installed_before_the_pickers_and_objectives(prod_p
     chart at the pin carries llm-d.ai's InferenceObjective at the version we render; no file is applied for it."""
     (crd,) = [
         c
-        for c in json.loads((VENDORED / "kserve/v0.20.0/generated-chart-crds.kserve-llmisvc-resources.json").read_text())[
-            "crds"
-        ]
+        for c in json.loads(
+            (VENDORED / "kserve/v0.20.0/generated-chart-crds.kserve-llmisvc-resources.json").read_text()
+        )["crds"]
         if c["kind"] == "InferenceObjective"
     ]
     assert (crd["group"], crd["versions"]) == ("llm-d.ai", ["v1alpha2"])
@@ -89,7 +89,9 @@ def test_the_objective_crd_is_installed_before_the_pickers_and_objectives(prod_p
     releases = {r.urn: r for r in prod_plan.helm_releases() if r.inputs["chart"].endswith(f"/{OBJECTIVE_CRD_CHART}")}
     for release in releases.values():
         assert release.inputs["values"].get("kserve", {}).get("llmisvc", {}).get("createGIECRDs", True) is True
-    assert not [f for f in prod_plan.of_type("kubernetes:yaml/v2:ConfigFile") if "inferenceobjectives" in f.inputs["file"]]
+    assert not [
+        f for f in prod_plan.of_type("kubernetes:yaml/v2:ConfigFile") if "inferenceobjectives" in f.inputs["file"]
+    ]
     crd_of = {prod_plan.cluster_of(r): urn for urn, r in releases.items()}
     assert set(OBJECTIVES) <= crd_of.keys()
     for r in prod_plan.kubernetes_objects():
@@ -174,7 +176,9 @@ def test_dev_orders_nothing(dev_plan):
     """dev's tenants are all batch: no objective, no Lua, no CRD file, no band; Lua stays off."""
     assert not cluster_objects(dev_plan, "InferenceObjective")
     assert not cluster_objects(dev_plan, "EnvoyExtensionPolicy")
-    assert not [r for r in dev_plan.of_type("kubernetes:yaml/v2:ConfigFile") if "inferenceobjectives" in r.inputs["file"]]
+    assert not [
+        r for r in dev_plan.of_type("kubernetes:yaml/v2:ConfigFile") if "inferenceobjectives" in r.inputs["file"]
+    ]
     for release in dev_plan.helm_releases():
         if release.name.endswith("envoy-gateway"):
             assert "enableLua" not in release.inputs["values"]["config"]["envoyGateway"]["extensionApis"]

@@ -81,9 +81,12 @@ def test_the_pickers_stand_in_accepts_what_we_render_as_the_pin_does(upstream):
     (stand_in,) = [u for u in UPSTREAMS if u.stands_for == "ENDPOINT_PICKER_VERSION"]
     both = {
         "pin": picker_flags(upstream, charts.EPP_IMAGE),
-        "stand-in": {f["name"]: f for f in upstream.document(
-            f"gateway-api-inference-extension/{stand_in.version}/generated-epp-flags.json"
-        )["flags"]},
+        "stand-in": {
+            f["name"]: f
+            for f in upstream.document(f"gateway-api-inference-extension/{stand_in.version}/generated-epp-flags.json")[
+                "flags"
+            ]
+        },
     }
     for env in ("dev", "prod"):
         plan = plan_for(env)
