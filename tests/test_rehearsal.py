@@ -194,6 +194,30 @@ def test_a_container_runs_the_binary_of_its_image_or_of_its_subcommand(container
     assert kubelet.container_binary(container) == binary
 
 
+def test_the_report_names_the_pickers_stand_in_and_the_flags_it_runs_without(monkeypatch):
+    """The picker we render runs the v1.5.0 build in place of llm-d-router v0.9.0: the report says so (why, what runs),
+    and names a rendered flag the stand-in does not know; a build at the pinned tag would be no stand-in."""
+    from tools.rehearsal import cache, serving
+
+    (deployment,) = [
+        r.inputs
+        for r in plan_for("dev").kubernetes_objects()
+        if r.inputs["kind"] == "Deployment" and r.inputs["metadata"]["name"] == "llama-3-1-8b-epp"
+    ]
+    (picker,) = deployment["spec"]["template"]["spec"]["containers"]
+    flags = {f.removeprefix("--").split("=", 1)[0] for f in picker["args"] if f.startswith("--")}
+    monkeypatch.setattr(kubelet, "known_flags", lambda binary: frozenset(flags))
+    monkeypatch.setattr(cache, "built_versions", lambda: {"epp": {"version": "v1.5.0"}})
+    why, what = serving.picker_stand_in(picker)
+    assert why.startswith("the pinned version is not built: llm-d-router v0.9.0 cannot be built from the module proxy")
+    assert what == f"epp v1.5.0 stands in for {picker['image']}"
+    assert picker["image"] == "ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.9.0"
+    monkeypatch.setattr(kubelet, "known_flags", lambda binary: frozenset(flags - {"tracing"}))
+    assert serving.picker_stand_in(picker)[1].endswith(", without --tracing (flags only the pinned version knows)")
+    monkeypatch.setattr(cache, "built_versions", lambda: {"epp": {"version": "v0.9.0"}})
+    assert serving.picker_stand_in(picker) is None
+
+
 def test_every_release_of_dev_and_prod_has_a_chart_source():
     releases = [r for env in ("dev", "prod") for r in plan_for(env).helm_releases()]
     assert len(releases) == 67  # dev 15, prod 52 (the files of build/<env>/helm)

@@ -20,7 +20,8 @@ from components.k8s.names import cluster_name
 from platform_catalog.names import SERVING_NAMESPACE
 from tools.plan.model import K8S_PROVIDER
 from tools.rehearsal.kube import ApiError
-from tools.rehearsal.kubelet import binary_for, runnable
+from tools.rehearsal.binaries import by_binary
+from tools.rehearsal.kubelet import binary_for, runnable, stand_in, unknown_flags
 from tools.rehearsal.network import PodNetwork, _ip
 from tools.rehearsal.report import Check, Limit
 
@@ -313,6 +314,9 @@ def _check_picker(
         )
         return
     rehearsal.check(_picker(rehearsal, target, obj, pool, wave, stack, name, where))
+    stood_in = picker_stand_in(picker)
+    if stood_in is not None:
+        rehearsal.limit(Limit(f"{name}: the pinned picker", "picker-started", *stood_in, wave.name, stack, cluster=cluster))
     rehearsal.limit(
         Limit(
             f"{name}: its count of ready pods (inference_pool_ready_pods)",
@@ -325,6 +329,17 @@ def _check_picker(
             cluster=cluster,
         )
     )
+
+
+def picker_stand_in(picker: dict[str, Any]) -> tuple[str, str] | None:
+    """(why the pinned picker is not built, what runs instead) when the picker runs a declared stand-in
+    (tools/rehearsal/binaries.py): the report names it, and any rendered flag the stand-in would not know."""
+    stood_in = stand_in(picker)
+    if stood_in is None:
+        return None
+    flags = unknown_flags(picker)
+    without = f", without {', '.join(flags)} (flags only the pinned version knows)" if flags else ""
+    return f"the pinned version is not built: {by_binary()['epp'].stand_in}", f"{stood_in}{without}"
 
 
 def _flag(args: list[str], flag: str) -> str | None:
