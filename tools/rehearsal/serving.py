@@ -19,8 +19,8 @@ from components.config.rollout import rollout_waves
 from components.k8s.names import cluster_name
 from platform_catalog.names import SERVING_NAMESPACE
 from tools.plan.model import K8S_PROVIDER
-from tools.rehearsal.kube import ApiError
 from tools.rehearsal.binaries import by_binary
+from tools.rehearsal.kube import ApiError
 from tools.rehearsal.kubelet import binary_for, runnable, stand_in, unknown_flags
 from tools.rehearsal.network import PodNetwork, _ip
 from tools.rehearsal.report import Check, Limit
@@ -316,7 +316,9 @@ def _check_picker(
     rehearsal.check(_picker(rehearsal, target, obj, pool, wave, stack, name, where))
     stood_in = picker_stand_in(picker)
     if stood_in is not None:
-        rehearsal.limit(Limit(f"{name}: the pinned picker", "picker-started", *stood_in, wave.name, stack, cluster=cluster))
+        rehearsal.limit(
+            Limit(f"{name}: the pinned picker", "picker-started", *stood_in, wave.name, stack, cluster=cluster)
+        )
     rehearsal.limit(
         Limit(
             f"{name}: its count of ready pods (inference_pool_ready_pods)",
