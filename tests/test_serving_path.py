@@ -218,6 +218,35 @@ def test_every_endpoint_picker_arg_is_a_flag_of_the_pinned_picker(env_plan, upst
     assert problems == {}
 
 
+def test_the_picker_metrics_we_read_are_ones_the_pinned_picker_registers(env_plan, upstream):
+    """Dashboards, alerts and autoscaling read the picker's metrics by the catalog's names: each is registered by the
+    picker the plan runs, with its type (its generated metric list). v0.9.0 marks the ones we read deprecated, with
+    successors of the same labels: named here, so a release that drops them is a known step
+    (make upgrade-check lists them; docs/upstream.md)."""
+    from components.catalog.metrics import METRIC_GROUPS
+
+    ((image,),) = {(c["image"],) for c in pickers(env_plan).values()}
+    version = image.removeprefix(EPP_IMAGE_PREFIX)
+    registered = {
+        m["name"]: m for m in upstream.document(f"llm-d-router/{version}/generated-epp-metrics.json")["metrics"]
+    }
+    (group,) = [g for g in METRIC_GROUPS if g.exporter == "endpoint-picker"]
+    assert {m.name: m.kind for m in group.metrics} == {m.name: registered[m.name]["type"] for m in group.metrics}
+    assert {m.name: registered[m.name].get("deprecated_for") for m in group.metrics} == {
+        "inference_pool_average_kv_cache_utilization": "llm_d_epp_average_kv_cache_utilization",
+        "inference_pool_average_queue_size": "llm_d_epp_average_queue_size",
+        "inference_pool_ready_pods": "llm_d_epp_ready_endpoints",
+        "inference_objective_request_total": "llm_d_epp_request_total",
+        "inference_objective_request_error_total": "llm_d_epp_request_error_total",
+        "inference_extension_flow_control_queue_size": "llm_d_epp_flow_control_queue_size",
+        "inference_extension_flow_control_request_queue_duration_seconds": (
+            "llm_d_epp_flow_control_request_queue_duration_seconds"
+        ),
+    }
+    # each successor is registered beside it: moving to it is a rename
+    assert all(registered[m.name]["deprecated_for"] in registered for m in group.metrics)
+
+
 def _picker_config_mount(picker: dict) -> tuple[str, str]:
     """(volume, file name) of the EndpointPickerConfig the picker reads with --config-file."""
     path = picker["args"][picker["args"].index("--config-file") + 1]

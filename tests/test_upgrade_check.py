@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tools.upgrade import __main__ as upgrade
-from tools.upgrade import go_flags, vllm_metrics
+from tools.upgrade import diff, go_flags, go_metrics, vllm_metrics
 from tools.upgrade.components import COMPONENTS, Component
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -416,6 +416,79 @@ def test_go_flags_reads_registrations_defaults_deprecations_and_refusals():
     assert "rejected_if_set" not in flags["grpc-port"]
     assert flags["tracing"]["deprecated"] == "configure tracing in the EndpointPickerConfig"
     assert (flags["zap-encoder"]["type"], flags["zap-devel"]["type"]) == ("value", "bool")
+
+
+GO_METRICS = """\
+package metrics
+
+const (
+	poolComponent = "inference_pool"
+	// PoolSubsystem is the legacy subsystem.
+	PoolSubsystem = poolComponent
+	newSubsystem  = "llm_d_epp"
+)
+
+var (
+	// Deprecated: Use llm_d_epp_ready_endpoints instead.
+	readyPods = prometheus.NewGaugeVec(
+		prometheus.GaugeOpts{
+			Subsystem: PoolSubsystem,
+			Name:      "ready_pods",
+			Help:      metricsutil.HelpMsgWithStability("[Deprecated: Use llm_d_epp_ready_endpoints] Ready pods.", ALPHA),
+		},
+		poolLabels,
+	)
+	readyEndpoints = prometheus.NewGaugeVec(
+		prometheus.GaugeOpts{
+			Subsystem: newSubsystem,
+			Name:      "ready_endpoints",
+			Help:      "Ready endpoints.",
+		},
+		poolLabels,
+	)
+	streams = prometheus.NewHistogram(
+		prometheus.HistogramOpts{
+			Namespace: "router",
+			Name:      "stream_duration_seconds",
+			Buckets: []float64{
+				0.1, 1,
+			},
+		},
+	)
+	perEndpoint = prometheus.NewDesc("llm_d_epp_per_endpoint_queue_size", "help", []string{"name"}, nil)
+)
+"""
+
+
+def test_go_metrics_joins_names_through_constants_and_reads_deprecations():
+    assert go_metrics.generate([GO_METRICS]) == [
+        {"name": "inference_pool_ready_pods", "type": "gauge", "deprecated_for": "llm_d_epp_ready_endpoints"},
+        {"name": "llm_d_epp_per_endpoint_queue_size", "type": "collector"},
+        {"name": "llm_d_epp_ready_endpoints", "type": "gauge"},
+        {"name": "router_stream_duration_seconds", "type": "histogram"},
+    ]
+    with pytest.raises(ValueError, match="unknownConst"):
+        go_metrics.generate([GO_METRICS.replace("Subsystem: newSubsystem", "Subsystem: unknownConst")])
+
+
+def test_metrics_diff_names_the_deprecated_ones_the_platform_reads():
+    """A metric the catalog reads (components/catalog/metrics.py) newly deprecated is listed with its successor and
+    where it is read, not breaking; removed, it is breaking."""
+    old = {"metrics": [{"name": "inference_pool_ready_pods", "type": "gauge"}]}
+    new = {"metrics": [{"name": "inference_pool_ready_pods", "type": "gauge", "deprecated_for": "llm_d_epp_ready"}]}
+    report = diff.Report("m")
+    diff.metrics(old, new, report)
+    read_at = line_of("components/catalog/metrics.py", '"inference_pool_ready_pods"')
+    assert report.lines == [
+        "  metrics now deprecated (1):",
+        "    inference_pool_ready_pods (use llm_d_epp_ready)",
+        "  deprecated metrics the platform reads (not breaking yet) (1):",
+        f"    inference_pool_ready_pods -> llm_d_epp_ready: read at {read_at}",
+    ]
+    assert report.breaking == []
+    report = diff.Report("m")
+    diff.metrics(old, {"metrics": []}, report)
+    assert report.breaking == [f"metric inference_pool_ready_pods is removed by the new release; read at {read_at}"]
 
 
 def test_vllm_metrics_walk_resolves_names_through_constants():
