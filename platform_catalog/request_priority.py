@@ -7,16 +7,29 @@ and runs no Lua but this script where pools are shared by several classes.
 
 from __future__ import annotations
 
-OBJECTIVE_HEADER = "x-gateway-inference-objective"
-# Headers the v1.5.0 picker obeys whoever sets them (components/catalog/upstream.py GIE_OBJECTIVE_FROM_HEADER): the
-# objective, the fairness flow and the model it writes into the body.
-PICKER_CONTROL_HEADERS = (OBJECTIVE_HEADER, "x-gateway-inference-fairness-id", "x-gateway-model-name-rewrite")
+# The picker's InferenceObjective (llm-d-router v0.9.0 serves it in llm-d.ai; it ignores the old group's objectives
+# when both are served), and the header naming one: v0.9.0 reads `x-llm-d-inference-objective` first, then its
+# deprecated alias `x-gateway-inference-objective` (components/catalog/upstream.py GIE_OBJECTIVE_FROM_HEADER).
+OBJECTIVE_GROUP = "llm-d.ai"
+OBJECTIVE_API = f"{OBJECTIVE_GROUP}/v1alpha2"
+OBJECTIVE_HEADER = "x-llm-d-inference-objective"
+# Headers the picker obeys whoever sets them, each under its name and its deprecated alias: the objective, the
+# fairness flow and the model it writes into the body.
+PICKER_CONTROL_HEADERS = (
+    OBJECTIVE_HEADER,
+    "x-gateway-inference-objective",
+    "x-llm-d-inference-fairness-id",
+    "x-gateway-inference-fairness-id",
+    "x-llm-d-model-name-rewrite",
+    "x-gateway-model-name-rewrite",
+)
 
 # Runs on every route of the Gateway; acts only on the routes and tenants its filter context names. The client's
-# objective header is already gone (ClientTrafficPolicy); removing it again costs nothing.
+# objective headers are already gone (ClientTrafficPolicy); removing them again costs nothing.
 PRIORITY_LUA = """\
 function envoy_on_request(handle)
   local headers = handle:headers()
+  headers:remove("x-llm-d-inference-objective")
   headers:remove("x-gateway-inference-objective")
   local routes = handle:filterContext():get("objectives")
   local model = headers:get("x-ai-eg-model")
@@ -30,7 +43,7 @@ function envoy_on_request(handle)
     objective = tenants[tenant]
   end
   if type(objective) == "string" then
-    headers:replace("x-gateway-inference-objective", objective)
+    headers:replace("x-llm-d-inference-objective", objective)
   end
 end
 """

@@ -757,13 +757,16 @@ def _request_classes(eks: k8s.Provider, gateway_ref: dict, meta: dict) -> None:
         {**meta, "name": "client-traffic"},
         {
             "targetRefs": [gateway_ref],
-            # the picker's input control headers (gateway-api-inference-extension@v1.5.0:pkg/epp/metadata/consts.go
-            # L31-36), by hand
+            # the picker's input control headers, each and its deprecated alias (llm-d/llm-d-router@v0.9.0:
+            # pkg/epp/metadata/consts.go L33-44), by hand
             "headers": {
                 "earlyRequestHeaders": {
                     "remove": [
+                        "x-llm-d-inference-objective",
                         "x-gateway-inference-objective",
+                        "x-llm-d-inference-fairness-id",
                         "x-gateway-inference-fairness-id",
+                        "x-llm-d-model-name-rewrite",
                         "x-gateway-model-name-rewrite",
                     ]
                 }
@@ -773,7 +776,7 @@ def _request_classes(eks: k8s.Provider, gateway_ref: dict, meta: dict) -> None:
     )
     _cr(
         "interactive-objective",
-        "inference.networking.x-k8s.io/v1alpha2",
+        "llm-d.ai/v1alpha2",
         "InferenceObjective",
         {**meta, "name": "llama-70b-interactive"},
         {"priority": 1, "poolRef": {"group": "inference.networking.k8s.io", "name": "llama-70b"}},

@@ -2065,6 +2065,11 @@ CASES += [
         lambda rs: _early_removed(rs).remove("x-gateway-model-name-rewrite"),
     ),
     Case(
+        "gateway-drops-picker-control-headers",
+        "the objective kept under its new name (read before the alias)",
+        lambda rs: _early_removed(rs).remove("x-llm-d-inference-objective"),
+    ),
+    Case(
         "request-class-set-by-gateway",
         "another Lua on the Gateway",
         lambda rs: _priority_lua(rs).update(inline=_priority_lua(rs)["inline"].replace("x-tenant-id", "x-tenant")),

@@ -22,18 +22,24 @@ from platform_catalog.request_priority import PRIORITY_LUA
 from tests.harness import cluster_objects
 from tools.plan.report import render_markdown
 
-# gateway-api-inference-extension@v1.5.0:pkg/epp/metadata/consts.go L31-36
-OBJECTIVE_HEADER = "x-gateway-inference-objective"
-PICKER_INPUT_HEADERS = {OBJECTIVE_HEADER, "x-gateway-inference-fairness-id", "x-gateway-model-name-rewrite"}
+# llm-d/llm-d-router@v0.9.0:pkg/epp/metadata/consts.go L33-44: each header and its deprecated alias, the name read first
+OBJECTIVE_HEADER, OLD_OBJECTIVE_HEADER = "x-llm-d-inference-objective", "x-gateway-inference-objective"
+PICKER_INPUT_HEADERS = {
+    OBJECTIVE_HEADER,
+    OLD_OBJECTIVE_HEADER,
+    "x-llm-d-inference-fairness-id",
+    "x-gateway-inference-fairness-id",
+    "x-llm-d-model-name-rewrite",
+    "x-gateway-model-name-rewrite",
+}
 # ai-gateway@v1.1.0:internal/internalapi ModelNameHeaderKeyDefault, set in internal/extproc/processor_impl.go L282-290
 MODEL_HEADER = "x-ai-eg-model"
-# gateway-api-inference-extension@v1.5.0:config/crd/bases (the release tag's file, applied as it is)
-OBJECTIVE_CRD = (
-    "https://raw.githubusercontent.com/kubernetes-sigs/gateway-api-inference-extension/v1.5.0/config/crd/bases/"
-    "inference.networking.x-k8s.io_inferenceobjectives.yaml"
-)
+# The chart that installs llm-d.ai's InferenceObjective CRD on each cluster (kserve/kserve@v0.20.0:charts/
+# kserve-llmisvc-resources/files/llmisvc/resources.yaml, with kserve.llmisvc.createGIECRDs, true by default)
+OBJECTIVE_CRD_CHART = "kserve-llmisvc-resources"
+VENDORED = Path(__file__).resolve().parents[1] / "conformance" / "upstream"
 POOL_REF = {"group": "inference.networking.k8s.io", "kind": "InferencePool"}
-# The classes' picker priorities: above the picker's default 0 (director.go L87, what batch keeps), and negative for
+# The classes' picker priorities: above the picker's default 0 (director.go L139, what batch keeps), and negative for
 # best effort, which the picker calls sheddable (apix/v1alpha2/inferenceobjective_types.go L60-73).
 INTERACTIVE, BATCH, BEST_EFFORT = 1, 0, -1
 SEVENTY_B = {"llama-3-1-70b-interactive": INTERACTIVE, "llama-3-1-70b-best-effort": BEST_EFFORT}
@@ -60,7 +66,7 @@ CONTEXTS = {"prod-use1": CONTEXT, "prod-usw2": CONTEXT, "prod-usc1": {"llama-3-1
 def test_pools_shared_by_classes_get_an_objective_per_class(prod_plan):
     found: dict[str, dict[str, int]] = {}
     for (cluster, name), objective in cluster_objects(prod_plan, "InferenceObjective").items():
-        assert objective["apiVersion"] == "inference.networking.x-k8s.io/v1alpha2"
+        assert objective["apiVersion"] == "llm-d.ai/v1alpha2"
         assert objective["metadata"]["namespace"] == "inference"
         pool = name.rsplit("-", 2)[0] if name.endswith("best-effort") else name.rsplit("-", 1)[0]
         assert objective["spec"]["poolRef"] == {**POOL_REF, "name": pool}
@@ -68,11 +74,26 @@ def test_pools_shared_by_classes_get_an_objective_per_class(prod_plan):
     assert found == OBJECTIVES
 
 
-def test_the_objective_crd_is_applied_before_the_pickers_and_objectives(prod_plan):
-    """The picker discovers the objective CRD once, at start: its Deployment waits for it."""
-    files = {r.urn: r for r in prod_plan.of_type("kubernetes:yaml/v2:ConfigFile") if r.inputs["file"] == OBJECTIVE_CRD}
-    assert sorted(prod_plan.cluster_of(f) for f in files.values()) == sorted(OBJECTIVES)
-    crd_of = {prod_plan.cluster_of(f): urn for urn, f in files.items()}
+def test_the_objective_crd_is_installed_before_the_pickers_and_objectives(prod_plan):
+    """The picker discovers the objective CRD once, at start: its Deployment waits for the release serving it, whose
+    chart at the pin carries llm-d.ai's InferenceObjective at the version we render; no file is applied for it."""
+    (crd,) = [
+        c
+        for c in json.loads(
+            (VENDORED / "kserve/v0.20.0/generated-chart-crds.kserve-llmisvc-resources.json").read_text()
+        )["crds"]
+        if c["kind"] == "InferenceObjective"
+    ]
+    assert (crd["group"], crd["versions"]) == ("llm-d.ai", ["v1alpha2"])
+    assert crd["when"] == [{"equals": True, "path": "kserve.llmisvc.createGIECRDs"}]
+    releases = {r.urn: r for r in prod_plan.helm_releases() if r.inputs["chart"].endswith(f"/{OBJECTIVE_CRD_CHART}")}
+    for release in releases.values():
+        assert release.inputs["values"].get("kserve", {}).get("llmisvc", {}).get("createGIECRDs", True) is True
+    assert not [
+        f for f in prod_plan.of_type("kubernetes:yaml/v2:ConfigFile") if "inferenceobjectives" in f.inputs["file"]
+    ]
+    crd_of = {prod_plan.cluster_of(r): urn for urn, r in releases.items()}
+    assert set(OBJECTIVES) <= crd_of.keys()
     for r in prod_plan.kubernetes_objects():
         cluster, kind, name = prod_plan.cluster_of(r), r.inputs["kind"], r.inputs["metadata"]["name"]
         waits = crd_of.get(cluster) in r.options.get("dependsOn", [])
@@ -155,7 +176,9 @@ def test_dev_orders_nothing(dev_plan):
     """dev's tenants are all batch: no objective, no Lua, no CRD file, no band; Lua stays off."""
     assert not cluster_objects(dev_plan, "InferenceObjective")
     assert not cluster_objects(dev_plan, "EnvoyExtensionPolicy")
-    assert not [r for r in dev_plan.of_type("kubernetes:yaml/v2:ConfigFile") if r.inputs["file"] == OBJECTIVE_CRD]
+    assert not [
+        r for r in dev_plan.of_type("kubernetes:yaml/v2:ConfigFile") if "inferenceobjectives" in r.inputs["file"]
+    ]
     for release in dev_plan.helm_releases():
         if release.name.endswith("envoy-gateway"):
             assert "enableLua" not in release.inputs["values"]["config"]["envoyGateway"]["extensionApis"]
@@ -246,6 +269,11 @@ def run_lua(request):
             {"x-tenant-id": "evals", MODEL_HEADER: "llama-3-1-70b", OBJECTIVE_HEADER: "llama-3-1-70b-interactive"},
             "llama-3-1-70b-best-effort",
         ),
+        # nor under the picker's deprecated alias, which it would read were the new name unset
+        (
+            {"x-tenant-id": "evals", MODEL_HEADER: "llama-3-1-70b", OLD_OBJECTIVE_HEADER: "llama-3-1-70b-interactive"},
+            "llama-3-1-70b-best-effort",
+        ),
         # a tenant's adapter reaches its base model's pool, in the tenant's class
         ({"x-tenant-id": "legal", MODEL_HEADER: "legal-contracts"}, "llama-3-1-8b-batch"),
         # a pool of one class, or a tenant the context does not name: no objective (the picker's default), and a
@@ -259,13 +287,15 @@ def run_lua(request):
 def test_the_lua_sets_the_tenants_objective(run_lua, headers, objective):
     result = run_lua(headers, {"objectives": CONTEXT})
     assert result.get(OBJECTIVE_HEADER) == objective
-    assert {k: v for k, v in result.items() if k != OBJECTIVE_HEADER} == {
-        k: v for k, v in headers.items() if k != OBJECTIVE_HEADER
+    assert OLD_OBJECTIVE_HEADER not in result
+    objective_headers = (OBJECTIVE_HEADER, OLD_OBJECTIVE_HEADER)
+    assert {k: v for k, v in result.items() if k not in objective_headers} == {
+        k: v for k, v in headers.items() if k not in objective_headers
     }
 
 
 @pytest.mark.parametrize("context", [{}, {"objectives": "not a table"}, "example_value"])
 def test_the_lua_survives_a_context_it_does_not_expect(run_lua, context):
     """As Envoy Gateway's strict validation runs it against its mocks (filterContext():get returns a string)."""
-    headers = {"x-tenant-id": "search", MODEL_HEADER: "llama-3-1-70b", OBJECTIVE_HEADER: "x"}
-    assert OBJECTIVE_HEADER not in run_lua(headers, context)
+    headers = {"x-tenant-id": "search", MODEL_HEADER: "llama-3-1-70b", OBJECTIVE_HEADER: "x", OLD_OBJECTIVE_HEADER: "y"}
+    assert {OBJECTIVE_HEADER, OLD_OBJECTIVE_HEADER}.isdisjoint(run_lua(headers, context))

@@ -165,7 +165,7 @@ def test_release_values_merge_files_under_values():
         ("docker.io/karmada/karmada-agent:v1.18.2", "karmada-agent"),
         ("registry.k8s.io/kube-apiserver:v1.35.2", "karmada-apiserver"),
         ("registry.k8s.io/kube-apiserver:v1.34.0", None),  # not the karmada chart's tag: nothing built for it
-        ("registry.k8s.io/gateway-api-inference-extension/epp:v1.5.0", "epp"),
+        ("ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.9.0", "epp"),
         ("quay.io/brancz/kube-rbac-proxy:v0.18.0", None),
     ],
 )
@@ -185,10 +185,37 @@ def test_images_map_to_the_built_programs(image, binary):
         # templates/envoy-gateway-deployment.yaml: the controller, which kwok plays
         ({"image": "docker.io/envoyproxy/gateway:v1.9.0", "args": ["server", "--config-path=/config/x"]}, None),
         ({"image": "kserve/kserve-controller:v0.20.0", "command": ["/manager"]}, "kserve-manager"),
+        # the picker we render runs the stand-in; KServe's LLMInferenceService picker of the same image is played
+        ({"name": "epp", "image": "ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.9.0", "args": ["--v=1"]}, "epp"),
+        ({"name": "main", "image": "ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.9.0", "command": ["/app/epp"]}, None),
     ],
 )
 def test_a_container_runs_the_binary_of_its_image_or_of_its_subcommand(container, binary):
     assert kubelet.container_binary(container) == binary
+
+
+def test_the_report_names_the_pickers_stand_in_and_the_flags_it_runs_without(monkeypatch):
+    """The picker we render runs the v1.5.0 build in place of llm-d-router v0.9.0: the report says so (why, what runs),
+    and names a rendered flag the stand-in does not know; a build at the pinned tag would be no stand-in."""
+    from tools.rehearsal import cache, serving
+
+    (deployment,) = [
+        r.inputs
+        for r in plan_for("dev").kubernetes_objects()
+        if r.inputs["kind"] == "Deployment" and r.inputs["metadata"]["name"] == "llama-3-1-8b-epp"
+    ]
+    (picker,) = deployment["spec"]["template"]["spec"]["containers"]
+    flags = {f.removeprefix("--").split("=", 1)[0] for f in picker["args"] if f.startswith("--")}
+    monkeypatch.setattr(kubelet, "known_flags", lambda binary: frozenset(flags))
+    monkeypatch.setattr(cache, "built_versions", lambda: {"epp": {"version": "v1.5.0"}})
+    why, what = serving.picker_stand_in(picker)
+    assert why.startswith("the pinned version is not built: llm-d-router v0.9.0 cannot be built from the module proxy")
+    assert what == f"epp v1.5.0 stands in for {picker['image']}"
+    assert picker["image"] == "ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.9.0"
+    monkeypatch.setattr(kubelet, "known_flags", lambda binary: frozenset(flags - {"tracing"}))
+    assert serving.picker_stand_in(picker)[1].endswith(", without --tracing (flags only the pinned version knows)")
+    monkeypatch.setattr(cache, "built_versions", lambda: {"epp": {"version": "v0.9.0"}})
+    assert serving.picker_stand_in(picker) is None
 
 
 def test_every_release_of_dev_and_prod_has_a_chart_source():
@@ -199,17 +226,15 @@ def test_every_release_of_dev_and_prod_has_a_chart_source():
 
 
 def test_every_config_file_of_dev_and_prod_has_a_source():
-    from tools.rehearsal.charts import CONFIG_FILES
-
     urls = {
         r.inputs["file"]
         for env in ("dev", "prod")
         for r in plan_for(env).resources
         if r.type == "kubernetes:yaml/v2:ConfigFile"
     }
-    # GIE's InferenceObjective CRD on every cluster (components/catalog/charts.py); prod's two Clusterpedia CRDs.
-    assert len(urls) == 3
-    assert urls - CONFIG_FILES.keys() - VENDORED_CONFIG_FILES.keys() == set()
+    # prod's two Clusterpedia CRDs (the picker's InferenceObjective CRD comes with KServe's chart)
+    assert len(urls) == 2
+    assert urls - VENDORED_CONFIG_FILES.keys() == set()
     assert [p for p, _ in VENDORED_CONFIG_FILES.values() if not (VENDORED / p).is_file()] == []
 
 

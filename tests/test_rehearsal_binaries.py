@@ -10,7 +10,8 @@ import pytest
 import yaml
 
 from components.catalog import charts
-from tests.harness import ENVIRONMENTS_DIR, plan_for
+from tests.harness import ENVIRONMENTS_DIR, cluster_objects, plan_for
+from tests.test_serving_path import picker_flags, picker_problems, pickers
 from tools.rehearsal import binaries, build, cache
 from tools.rehearsal.binaries import UPSTREAMS, Binary, Upstream, ldflags, module_problems, needed, pin_problems
 
@@ -19,9 +20,10 @@ PROJECT_DIR = Path(__file__).resolve().parents[1]
 # k8s.io/kubernetes@v1.33.13:cmd/kubeadm/app/constants/constants.go:506 (SupportedEtcdVersion, 33: "3.5.24-0").
 KUBEADM_ETCD = {"1.33": "3.5.24-0"}
 # The upstreams whose pin is not served by the Go module proxy, so that another version stands in (README,
-# "Rehearsal tools"): Volcano (volcano.sh/apis v1.15.0 refused). The AI Gateway's v1.1.0 is refused too, and no
-# served aigw can translate (tools/rehearsal/gateway.py): it is not built.
-STAND_INS = {"volcano": "v1.14.1"}
+# "Rehearsal tools"): Volcano (volcano.sh/apis v1.15.0 refused), the endpoint picker (github.com/llm-d/llm-d-router
+# refused; the Inference Extension's v1.5.0 picker, whose code moved there). The AI Gateway's v1.1.0 is refused too,
+# and no served aigw can translate (tools/rehearsal/gateway.py): it is not built.
+STAND_INS = {"volcano": "v1.14.1", "gateway-api-inference-extension": "v1.5.0"}
 
 
 def kubernetes_minors() -> set[str]:
@@ -44,7 +46,7 @@ def catalog_pins(upstream_files) -> dict[str, str]:
         "karmada etcd.internal.image.tag": karmada_values["etcd"]["internal"]["image"]["tag"],
         "VOLCANO_IMAGE_TAG": charts.VOLCANO_IMAGE_TAG,
         "kserve-resources chart": charts.CHARTS["kserve-resources"].version,
-        "INFERENCE_EXTENSION_VERSION": charts.INFERENCE_EXTENSION_VERSION,
+        "ENDPOINT_PICKER_VERSION": charts.ENDPOINT_PICKER_VERSION,
         "ENVOY_GATEWAY_VERSION": charts.ENVOY_GATEWAY_VERSION,
         "KARMADA_KUBECTL_IMAGE": charts.KARMADA_KUBECTL_IMAGE["tag"],
     }
@@ -66,7 +68,43 @@ def test_the_stand_ins_are_the_ones_the_module_proxy_forces(upstream):
     assert declared == STAND_INS
     assert {u.module_dir: pins[u.stands_for] for u in UPSTREAMS if u.stand_in} == {
         "volcano": "v1.15.1",
+        "gateway-api-inference-extension": "v0.9.0",
     }
+
+
+def test_the_pickers_stand_in_accepts_what_we_render_as_the_pin_does(upstream):
+    """The v1.5.0 picker stands in for llm-d-router v0.9.0 (binaries.py stand_in) only because what we render is
+    accepted by both: each picker's flags are flags of both releases (their generated flag lists), and its
+    EndpointPickerConfig is in the apiVersion both decode: the only one v1.5.0 registers (gateway-api-inference-
+    extension@v1.5.0:apix/config/v1alpha1), which v0.9.0 decodes as deprecated (llm-d/llm-d-router@v0.9.0:
+    pkg/epp/config/loader/configloader.go L50-68)."""
+    (stand_in,) = [u for u in UPSTREAMS if u.stands_for == "ENDPOINT_PICKER_VERSION"]
+    both = {
+        "pin": picker_flags(upstream, charts.EPP_IMAGE),
+        "stand-in": {
+            f["name"]: f
+            for f in upstream.document(f"gateway-api-inference-extension/{stand_in.version}/generated-epp-flags.json")[
+                "flags"
+            ]
+        },
+    }
+    for env in ("dev", "prod"):
+        plan = plan_for(env)
+        found = pickers(plan)
+        assert found
+        config_maps = cluster_objects(plan, "ConfigMap")
+        for (cluster, name), container in found.items():
+            assert {k: picker_problems(container["args"], f) for k, f in both.items()} == {
+                "pin": [],
+                "stand-in": [],
+            }, (cluster, name)
+            config = yaml.safe_load(config_maps[cluster, name]["data"]["default-plugins.yaml"])
+            assert config["apiVersion"] == "inference.networking.x-k8s.io/v1alpha1", (cluster, name)
+    # near variant: a flag only v0.9.0 has is refused by the stand-in
+    assert picker_problems(["--pool-name", "p", "--grpc-max-recv-msg-size=1"], both["stand-in"]) == [
+        "--grpc-max-recv-msg-size=1: unknown flag"
+    ]
+    assert picker_problems(["--pool-name", "p", "--grpc-max-recv-msg-size=1"], both["pin"]) == []
 
 
 def test_karmadas_api_server_and_controller_manager_are_one_kubernetes():
@@ -265,8 +303,8 @@ def test_need_is_by_chart_name_and_image_repository():
     kubernetes = next(u for u in UPSTREAMS if u.module_dir == "kubernetes")
     assert needed(karmada, {"karmada"}, set())
     assert not needed(karmada, {"karmada-operator"}, set())
-    assert needed(epp, set(), {"registry.k8s.io/gateway-api-inference-extension/epp:v1.5.0"})
-    assert not needed(epp, set(), {"registry.k8s.io/gateway-api-inference-extension/bbr:v1.5.0"})
+    assert needed(epp, set(), {"ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.9.0"})
+    assert not needed(epp, set(), {"ghcr.io/llm-d/llm-d-router-disagg-sidecar:v0.9.0"})
     assert needed(kubernetes, set(), set())  # the clusters themselves: every environment
 
 

@@ -21,7 +21,7 @@ from components.catalog.engines import (
 )
 from tests.harness import SERVING_CLUSTERS, cluster_objects
 
-EPP_IMAGE_PREFIX = "registry.k8s.io/gateway-api-inference-extension/epp:"
+EPP_IMAGE_PREFIX = "ghcr.io/llm-d/llm-d-router-endpoint-picker:"
 
 
 # --- engine command lines ---------------------------------------------------------------------------
@@ -168,7 +168,7 @@ def pickers(plan) -> dict[tuple[str, str], dict]:
 
 def picker_flags(upstream, image: str) -> dict[str, dict]:
     version = image.removeprefix(EPP_IMAGE_PREFIX)
-    document = upstream.document(f"gateway-api-inference-extension/{version}/generated-epp-flags.json")
+    document = upstream.document(f"llm-d-router/{version}/generated-epp-flags.json")
     return {f["name"]: f for f in document["flags"]}
 
 
@@ -199,7 +199,7 @@ def picker_problems(args: list[str], flags: dict[str, dict]) -> list[str]:
 
 
 def test_picker_check_rejects_what_the_picker_rejects(upstream):
-    flags = picker_flags(upstream, EPP_IMAGE_PREFIX + "v1.5.0")
+    flags = picker_flags(upstream, EPP_IMAGE_PREFIX + "v0.9.0")
     problems = picker_problems(["--total-queued-requests-metric", "x", "--kubeconfig=/k", "--v=1"], flags)
     assert problems == [
         "--total-queued-requests-metric: rejected at startup (use engineConfigs in EndpointPickerConfig instead)",
@@ -216,6 +216,35 @@ def test_every_endpoint_picker_arg_is_a_flag_of_the_pinned_picker(env_plan, upst
         where: p for where, c in found.items() if (p := picker_problems(c["args"], picker_flags(upstream, c["image"])))
     }
     assert problems == {}
+
+
+def test_the_picker_metrics_we_read_are_ones_the_pinned_picker_registers(env_plan, upstream):
+    """Dashboards, alerts and autoscaling read the picker's metrics by the catalog's names: each is registered by the
+    picker the plan runs, with its type (its generated metric list). v0.9.0 marks the ones we read deprecated, with
+    successors of the same labels: named here, so a release that drops them is a known step
+    (make upgrade-check lists them; docs/upstream.md)."""
+    from components.catalog.metrics import METRIC_GROUPS
+
+    ((image,),) = {(c["image"],) for c in pickers(env_plan).values()}
+    version = image.removeprefix(EPP_IMAGE_PREFIX)
+    registered = {
+        m["name"]: m for m in upstream.document(f"llm-d-router/{version}/generated-epp-metrics.json")["metrics"]
+    }
+    (group,) = [g for g in METRIC_GROUPS if g.exporter == "endpoint-picker"]
+    assert {m.name: m.kind for m in group.metrics} == {m.name: registered[m.name]["type"] for m in group.metrics}
+    assert {m.name: registered[m.name].get("deprecated_for") for m in group.metrics} == {
+        "inference_pool_average_kv_cache_utilization": "llm_d_epp_average_kv_cache_utilization",
+        "inference_pool_average_queue_size": "llm_d_epp_average_queue_size",
+        "inference_pool_ready_pods": "llm_d_epp_ready_endpoints",
+        "inference_objective_request_total": "llm_d_epp_request_total",
+        "inference_objective_request_error_total": "llm_d_epp_request_error_total",
+        "inference_extension_flow_control_queue_size": "llm_d_epp_flow_control_queue_size",
+        "inference_extension_flow_control_request_queue_duration_seconds": (
+            "llm_d_epp_flow_control_request_queue_duration_seconds"
+        ),
+    }
+    # each successor is registered beside it: moving to it is a rename
+    assert all(registered[m.name]["deprecated_for"] in registered for m in group.metrics)
 
 
 def _picker_config_mount(picker: dict) -> tuple[str, str]:
@@ -258,14 +287,14 @@ def test_picker_reads_the_metric_names_its_pods_export(env_plan, upstream):
         volumes = {v["name"]: v for v in deployments[cluster, picker_name]["spec"]["template"]["spec"]["volumes"]}
         config = yaml.safe_load(config_maps[cluster, volumes[volume_name]["configMap"]["name"]]["data"][file])
         (extractor,) = [p for p in config["plugins"] if p["type"] == "core-metrics-extractor"]
-        builtin = upstream.document(
-            f"gateway-api-inference-extension/{picker['image'].removeprefix(EPP_IMAGE_PREFIX)}/generated-epp-flags.json"
-        )["engine_metrics"]["builtin_engine_configs"]
+        engines = upstream.document(
+            f"llm-d-router/{picker['image'].removeprefix(EPP_IMAGE_PREFIX)}/generated-epp-flags.json"
+        )["engine_metrics"]
+        builtin = engines["builtin_engine_configs"]
         default_engine = extractor["parameters"]["defaultEngine"]
         assert default_engine in builtin
-        # v1.5.0's generated-epp-flags.json: the engine label key defaults to inference.networking.k8s.io/engine-type
-        engine_label = "inference.networking.k8s.io/engine-type"
-        assert extractor["parameters"].get("engineLabelKey", engine_label) == engine_label
+        # the label the picker reads the engine from: the one configured, else its default (factories.go)
+        engine_label = extractor["parameters"].get("engineLabelKey", engines["label_keys"]["DefaultEngineTypeLabelKey"])
         # the pods the pool selects: the predictor pods of the model's InferenceService
         predictor = isvcs[cluster, pool_name]["spec"]["predictor"]
         selector = pool["spec"]["selector"]["matchLabels"]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tools.upgrade import __main__ as upgrade
-from tools.upgrade import go_flags, vllm_metrics
+from tools.upgrade import diff, go_flags, go_metrics, vllm_metrics
 from tools.upgrade.components import COMPONENTS, Component
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -183,6 +183,21 @@ spec:
 }
 
 
+def _picker_before_its_move() -> Component:
+    """The picker as the Inference Extension's, with a home it moves to (the real one has moved: llm-d-router)."""
+    moved = {
+        "inference.networking.x-k8s.io_inferenceobjectives.yaml": "config/crd/bases/example.dev_inferenceobjectives.yaml"
+    }
+    return Component(
+        **{
+            **vars(COMPONENTS["endpoint-picker"]),
+            "repo": "kubernetes-sigs/gateway-api-inference-extension",
+            "directory": "gateway-api-inference-extension",
+            "homes": {"example/router": ("router", moved)},
+        }
+    )
+
+
 def test_picker_moving_home_diffs_its_go_flags_and_its_crd_by_schema_path(vendored, capsys, monkeypatch):
     pin(
         vendored,
@@ -194,13 +209,7 @@ def test_picker_moving_home_diffs_its_go_flags_and_its_crd_by_schema_path(vendor
             ]
         },
     )
-    component = COMPONENTS["endpoint-picker"]
-    moved = {
-        "inference.networking.x-k8s.io_inferenceobjectives.yaml": "config/crd/bases/example.dev_inferenceobjectives.yaml"
-    }
-    monkeypatch.setitem(
-        COMPONENTS, "endpoint-picker", Component(**{**vars(component), "homes": {"example/router": ("router", moved)}})
-    )
+    monkeypatch.setitem(COMPONENTS, "endpoint-picker", _picker_before_its_move())
     code, out = run(
         capsys,
         "endpoint-picker",
@@ -250,6 +259,46 @@ def test_picker_moving_home_diffs_its_go_flags_and_its_crd_by_schema_path(vendor
         + line_of(rendered, 'SCORER_WEIGHTS = {"queue-scorer"')
     ) in out
     assert "metrics-data-source" not in config  # registered by both
+
+
+def test_apply_of_a_home_move_vendors_what_the_new_home_carries_and_keeps_the_rest(vendored, capsys, monkeypatch):
+    """The files read at the new home go to its directory (a moved CRD named after its new file), their old copies
+    go; a file the new home does not carry stays with the old repository; the pin (a new constant) is left to the
+    hand that re-pins, and nothing of the project is written."""
+    pool_crd = "gateway-api-inference-extension/v1.5.0/inference.networking.k8s.io_inferencepools.yaml"
+    pin(
+        vendored,
+        {**PICKER_PINNED, pool_crd: "kind: CustomResourceDefinition\n"},
+        "kubernetes-sigs/gateway-api-inference-extension",
+        {
+            "gateway-api-inference-extension/v1.5.0/inference.networking.x-k8s.io_inferenceobjectives.yaml": [
+                "inference.networking.x-k8s.io/v1alpha2/InferenceObjective"
+            ]
+        },
+    )
+    monkeypatch.setitem(COMPONENTS, "endpoint-picker", Component(**{**vars(_picker_before_its_move()), "tests": ()}))
+    monkeypatch.setattr(upgrade, "PROJECT_DIR", vendored / "no-project")
+    argv = ["endpoint-picker", "example/router@v9.9.0", "--from", str(FIXTURES / "picker-v9.9.0")]
+    code, out = run(capsys, *argv, "--pinned-from", str(FIXTURES / "picker-v1.0.0"), "--apply")
+    assert code == 0, out
+    entries = {e["path"]: e for e in json.loads((vendored / "MANIFEST.json").read_text())["files"]}
+    assert sorted(entries) == [
+        pool_crd,
+        "router/v9.9.0/example.dev_inferenceobjectives.yaml",
+        "router/v9.9.0/generated-epp-flags.json",
+    ]
+    assert sorted(str(p.relative_to(vendored)) for p in vendored.rglob("*") if p.is_file()) == [
+        "MANIFEST.json",
+        pool_crd,
+        "router/v9.9.0/example.dev_inferenceobjectives.yaml",
+        "router/v9.9.0/generated-epp-flags.json",
+    ]
+    crd = entries["router/v9.9.0/example.dev_inferenceobjectives.yaml"]
+    assert (crd["repo"], crd["ref"], crd["generator"]) == ("example/router", "v9.9.0", "tools.upgrade")
+    assert crd["select"] == ["example.dev/v1alpha2/InferenceObjective"]
+    assert f"kept (not carried by example/router): {pool_crd}" in out
+    assert "next, by hand: pin endpoint-picker to example/router@v9.9.0" in out
+    assert not (vendored / "no-project").exists()
 
 
 def test_chart_values_and_crd_fields(vendored, capsys):
@@ -367,6 +416,79 @@ def test_go_flags_reads_registrations_defaults_deprecations_and_refusals():
     assert "rejected_if_set" not in flags["grpc-port"]
     assert flags["tracing"]["deprecated"] == "configure tracing in the EndpointPickerConfig"
     assert (flags["zap-encoder"]["type"], flags["zap-devel"]["type"]) == ("value", "bool")
+
+
+GO_METRICS = """\
+package metrics
+
+const (
+	poolComponent = "inference_pool"
+	// PoolSubsystem is the legacy subsystem.
+	PoolSubsystem = poolComponent
+	newSubsystem  = "llm_d_epp"
+)
+
+var (
+	// Deprecated: Use llm_d_epp_ready_endpoints instead.
+	readyPods = prometheus.NewGaugeVec(
+		prometheus.GaugeOpts{
+			Subsystem: PoolSubsystem,
+			Name:      "ready_pods",
+			Help:      metricsutil.HelpMsgWithStability("[Deprecated: Use llm_d_epp_ready_endpoints] Ready pods.", ALPHA),
+		},
+		poolLabels,
+	)
+	readyEndpoints = prometheus.NewGaugeVec(
+		prometheus.GaugeOpts{
+			Subsystem: newSubsystem,
+			Name:      "ready_endpoints",
+			Help:      "Ready endpoints.",
+		},
+		poolLabels,
+	)
+	streams = prometheus.NewHistogram(
+		prometheus.HistogramOpts{
+			Namespace: "router",
+			Name:      "stream_duration_seconds",
+			Buckets: []float64{
+				0.1, 1,
+			},
+		},
+	)
+	perEndpoint = prometheus.NewDesc("llm_d_epp_per_endpoint_queue_size", "help", []string{"name"}, nil)
+)
+"""
+
+
+def test_go_metrics_joins_names_through_constants_and_reads_deprecations():
+    assert go_metrics.generate([GO_METRICS]) == [
+        {"name": "inference_pool_ready_pods", "type": "gauge", "deprecated_for": "llm_d_epp_ready_endpoints"},
+        {"name": "llm_d_epp_per_endpoint_queue_size", "type": "collector"},
+        {"name": "llm_d_epp_ready_endpoints", "type": "gauge"},
+        {"name": "router_stream_duration_seconds", "type": "histogram"},
+    ]
+    with pytest.raises(ValueError, match="unknownConst"):
+        go_metrics.generate([GO_METRICS.replace("Subsystem: newSubsystem", "Subsystem: unknownConst")])
+
+
+def test_metrics_diff_names_the_deprecated_ones_the_platform_reads():
+    """A metric the catalog reads (components/catalog/metrics.py) newly deprecated is listed with its successor and
+    where it is read, not breaking; removed, it is breaking."""
+    old = {"metrics": [{"name": "inference_pool_ready_pods", "type": "gauge"}]}
+    new = {"metrics": [{"name": "inference_pool_ready_pods", "type": "gauge", "deprecated_for": "llm_d_epp_ready"}]}
+    report = diff.Report("m")
+    diff.metrics(old, new, report)
+    read_at = line_of("components/catalog/metrics.py", '"inference_pool_ready_pods"')
+    assert report.lines == [
+        "  metrics now deprecated (1):",
+        "    inference_pool_ready_pods (use llm_d_epp_ready)",
+        "  deprecated metrics the platform reads (not breaking yet) (1):",
+        f"    inference_pool_ready_pods -> llm_d_epp_ready: read at {read_at}",
+    ]
+    assert report.breaking == []
+    report = diff.Report("m")
+    diff.metrics(old, {"metrics": []}, report)
+    assert report.breaking == [f"metric inference_pool_ready_pods is removed by the new release; read at {read_at}"]
 
 
 def test_vllm_metrics_walk_resolves_names_through_constants():

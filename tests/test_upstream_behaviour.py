@@ -1848,13 +1848,17 @@ def test_every_runner_that_reads_another_stacks_secrets_is_given_its_key(prod_pl
 
 def test_each_pool_names_its_own_objectives_and_clients_cannot(env_plan):
     """GIE_OBJECTIVE_FROM_HEADER: objectives looked up by name in the pool's namespace, one object per name, so each
-    names its pool; the picker's control headers are dropped before anything else reads them."""
+    names its pool, in llm-d.ai (the group the picker prefers, ignoring the old one's objectives when both are served);
+    the picker's control headers, under both names, are dropped before anything else reads them."""
     assert GIE_OBJECTIVE_FROM_HEADER.name in FACTS
     for (cluster, name), objective in cluster_objects(env_plan, "InferenceObjective").items():
         assert name.startswith(objective["spec"]["poolRef"]["name"] + "-"), (cluster, name)
+        assert objective["apiVersion"] == "llm-d.ai/v1alpha2", (cluster, name)
     for policy in cluster_objects(env_plan, "ClientTrafficPolicy").values():
         removed = set(policy["spec"]["headers"]["earlyRequestHeaders"]["remove"])
-        assert {"x-gateway-inference-objective", "x-gateway-model-name-rewrite"} <= removed
+        for header in ("inference-objective", "inference-fairness-id", "model-name-rewrite"):
+            old = "x-gateway-" + header
+            assert {"x-llm-d-" + header, old} <= removed, header
 
 
 def test_bands_are_the_objectives_priorities(env_plan):

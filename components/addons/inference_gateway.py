@@ -20,7 +20,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.addons.ratelimit_redis import RATELIMIT_CONTAINER, RateLimitRedis, RateLimitRedisArgs
-from components.catalog.charts import CHARTS, INFERENCE_OBJECTIVE_CRD
+from components.catalog.charts import CHARTS
 from components.config.environment import EnvironmentSpec
 from components.config.gateway import ExternalProviderSpec, gateway_hostname
 from components.config.region import RegionSpec
@@ -166,8 +166,7 @@ class _Installed:
     eg_ns: k8s.core.v1.Namespace
     envoy_gateway: k8s.helm.v3.Release  # Gateway API and Envoy Gateway CRDs
     ai_crds: k8s.helm.v3.Release  # AI Gateway CRDs
-    pool_crds: pulumi.Resource  # the release installing the InferencePool CRD
-    objective_crd: tuple[pulumi.Resource, ...]  # the InferenceObjective CRD, where request classes are ordered
+    pool_crds: pulumi.Resource  # the release installing the InferencePool and InferenceObjective CRDs
 
 
 class InferenceGateway(pulumi.ComponentResource):
@@ -262,14 +261,6 @@ class InferenceGateway(pulumi.ComponentResource):
             parent=self,
             depends_on=[args.inference_pool_crds],
         )
-        objective_crd = tuple(
-            k8s.yaml.v2.ConfigFile(
-                f"{cluster.name}-inference-objective-crd",
-                file=url,
-                opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=cluster.ready),
-            )
-            for url in (INFERENCE_OBJECTIVE_CRD if classed else ())
-        )
         ai_crds = helm_release(AI_GATEWAY_CRDS_RELEASE, CHARTS["ai-gateway-crds-helm"], cluster, aigw_ns, {}, self)
         helm_release(
             AI_GATEWAY_RELEASE,
@@ -285,7 +276,6 @@ class InferenceGateway(pulumi.ComponentResource):
             envoy_gateway=envoy_gateway,
             ai_crds=ai_crds,
             pool_crds=args.inference_pool_crds,
-            objective_crd=objective_crd,
         )
 
     def _gateway(self, args: InferenceGatewayArgs, installed: _Installed) -> None:
@@ -370,7 +360,6 @@ class InferenceGateway(pulumi.ComponentResource):
                     queue_wait_seconds=p.picker_queue_seconds,
                     bands=priority.priority_bands(p),
                     objectives=priority.objective_manifests(p),
-                    objective_crd=installed.objective_crd if p.request_classes else (),
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )

@@ -230,8 +230,8 @@ def scrape_targets(scope: ObservedScope, label_domain: str) -> list[ScrapeTarget
                         ],
                     },
                 ),
-                source="kubernetes-sigs/gateway-api-inference-extension@v1.5.0:config/charts/inferencepool/templates/"
-                "epp-service.yaml, config/charts/epplib/templates/_helpers.tpl",
+                source="llm-d/llm-d-router@v0.9.0:config/charts/routerlib/templates/_service.yaml, _helpers.tpl "
+                "(llm-d-router.name: <release>-epp), pkg/epp/server/options.go L218 (--metrics-endpoint-auth)",
             )
         )
         targets.append(

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from components.catalog.charts import CLUSTERPEDIA_CRDS, INFERENCE_OBJECTIVE_CRD
+from components.catalog.charts import CLUSTERPEDIA_CRDS
 
 GroupKind = tuple[str, str]
 Target = Literal["cluster", "karmada-api"]
@@ -262,7 +262,7 @@ CHART_CRDS: dict[str, ChartCrds] = {
 # CRD files the platform applies itself (a `kubernetes:yaml/v2:ConfigFile` of the file at its tag, on the cluster of its
 # provider) where a chart's own CRDs are too old: URL -> the kind the file defines. tests/test_chart_crds.py reads each
 # in its vendored copy.
-FILE_CRDS: dict[str, GroupKind] = {**CLUSTERPEDIA_CRDS, **INFERENCE_OBJECTIVE_CRD}
+FILE_CRDS: dict[str, GroupKind] = dict(CLUSTERPEDIA_CRDS)
 
 
 def installed_kinds(chart: str, values: Mapping[str, Any]) -> frozenset[GroupKind]:

@@ -163,22 +163,16 @@ CHARTS["ai-gateway-helm"] = ChartRef(
     free_form=("controller.resources",),
 )
 
-# Gateway API Inference Extension v1.5.0: the last tag with the endpoint picker (v1.6.0 moved it to
-# llm-d-router, FACTS.md). Its InferencePool CRD (inference.networking.k8s.io/v1) is installed on each cluster by
-# KServe's kserve-llmisvc-resources, whose copy is the v1.5.0 release's (components/addons/kserve.py).
-INFERENCE_EXTENSION_VERSION = "v1.5.0"
-# The InferenceObjective CRD the v1.5.0 picker reads (inference.networking.x-k8s.io/v1alpha2,
-# upstream.GIE_OBJECTIVE_FROM_HEADER). No chart installed here ships it: kserve-llmisvc-resources carries llm-d.ai's
-# (the group v1.6.0 moved it to), which this picker does not watch. So the release tag's file is applied.
-INFERENCE_OBJECTIVE_CRD: dict[str, tuple[str, str]] = {
-    "https://raw.githubusercontent.com/kubernetes-sigs/gateway-api-inference-extension/"
-    f"{INFERENCE_EXTENSION_VERSION}/config/crd/bases/inference.networking.x-k8s.io_inferenceobjectives.yaml": (
-        "inference.networking.x-k8s.io",
-        "InferenceObjective",
-    )
-}
-# The endpoint picker image the v1.5.0 `inferencepool` chart deploys (config/charts/inferencepool/values.yaml).
-EPP_IMAGE = f"registry.k8s.io/gateway-api-inference-extension/epp:{INFERENCE_EXTENSION_VERSION}"
+# The endpoint picker we render for each self-hosted model (components/serving/inference_pool.py): llm-d-router's, the
+# picker's home since Gateway API Inference Extension v1.6.0 moved it there (gateway-api-inference-extension@v1.6.0:
+# README.md), at the release and image KServe v0.20.0's LLMInferenceService runs (kserve/kserve@v0.20.0:
+# config/llmisvcconfig/config-llm-scheduler.yaml; moved with `make upgrade-check`, docs/upstream.md). Its
+# InferenceObjective CRD (llm-d.ai/v1alpha2) and the InferencePool CRD (inference.networking.k8s.io/v1, still the
+# Inference Extension's: KServe's copy is the v1.5.0 release's) are both installed on each cluster by KServe's
+# kserve-llmisvc-resources (upstream.LLM_INFERENCE_SERVICE_INSTALL), the objective CRD identical to llm-d-router
+# v0.9.0's; so nothing is applied from a URL.
+ENDPOINT_PICKER_VERSION = "v0.9.0"
+EPP_IMAGE = f"ghcr.io/llm-d/llm-d-router-endpoint-picker:{ENDPOINT_PICKER_VERSION}"
 # Redis for Envoy Gateway's global rate limiter: the image AI Gateway's token rate-limit example runs
 # (envoyproxy/ai-gateway:examples/token_ratelimit/redis.yaml).
 REDIS_IMAGE = "docker.io/library/redis:8.2.4-alpine3.22"

@@ -32,13 +32,14 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-# The endpoint picker (gateway-api-inference-extension v1.5.0) reads each pod's queue, running and
-# KV-cache gauges through its `core-metrics-extractor` plugin, which picks one of its built-in
-# metric mappings per pod by this label (parameter engineLabelKey), else by its `defaultEngine`
-# parameter; the v1.5.0 picker rejects the older per-metric flags at startup
-# [pkg/epp/framework/plugins/datalayer/extractor/metrics/factories.go; pkg/epp/server/options.go
-# Validate(); FACTS-3.md section 4]. The built-in names: `vllm` (vllm:num_requests_waiting, ...) and
-# `triton-tensorrt-llm` (nv_trt_llm_request_metrics{request_type=waiting}, ...).
+# The endpoint picker (llm-d-router v0.9.0, as the Inference Extension's v1.5.0 before it) reads each pod's queue,
+# running and KV-cache gauges through its `core-metrics-extractor` plugin, which picks one of its built-in
+# metric mappings per pod by this label (parameter engineLabelKey; set, since v0.9.0's default is
+# llm-d.ai/engine-type), else by its `defaultEngine` parameter; the picker rejects the older per-metric flags at
+# startup [llm-d/llm-d-router@v0.9.0:pkg/epp/framework/plugins/datalayer/extractor/metrics/factories.go L76-149;
+# pkg/epp/server/options.go Validate() L301-305; FACTS-3.md section 4]. The built-in names: `vllm`
+# (vllm:num_requests_waiting, ...) and `triton-tensorrt-llm` (nv_trt_llm_request_metrics{request_type=waiting}, ...),
+# the same mappings as v1.5.0's.
 PICKER_ENGINE_LABEL = "inference.networking.k8s.io/engine-type"
 PICKER_ENGINE = {"vllm": "vllm", "triton": "triton-tensorrt-llm"}
 

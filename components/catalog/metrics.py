@@ -90,15 +90,19 @@ DCGM_TENSOR_ACTIVE = Metric("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "gauge")  # ratio
 # Ratio of time the graphics/compute engine is busy; unlike GPU_UTIL it is reported per MIG instance.
 DCGM_GR_ENGINE_ACTIVE = Metric("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gauge")
 
-# --- Endpoint picker (gateway-api-inference-extension EPP) ---------------------------------------------
+# --- Endpoint picker (llm-d-router v0.9.0's EPP) ------------------------------------------------------------
+# The names the Inference Extension's picker exported (v1.5.0), which v0.9.0 still registers, each beside its
+# `llm_d_epp_*` successor with the same labels (`[Deprecated: Use llm_d_epp_...]`, llm-d-inference-scheduler#1070).
+# We read the old names while the rehearsal's picker is the v1.5.0 build (tools/rehearsal/binaries.py: v0.9.0 is not
+# in the module proxy), which exports only them; the move to llm_d_epp_* is due when a release drops them.
 EPP_SOURCE = (
-    "kubernetes-sigs/gateway-api-inference-extension:site-src/guides/metrics-and-observability.md; "
-    "@v1.5.0:pkg/epp/metrics/metrics.go"
+    "llm-d/llm-d-router@v0.9.0:pkg/epp/metrics/metrics.go (the deprecated names, registered in Register L418-482), "
+    "llm_d_router_metrics.go (llm_d_epp_*)"
 )
 EPP_POOL_KV_CACHE = Metric("inference_pool_average_kv_cache_utilization", "gauge")  # label name (pool)
 EPP_POOL_QUEUE = Metric("inference_pool_average_queue_size", "gauge")
 EPP_POOL_READY_PODS = Metric("inference_pool_ready_pods", "gauge")
-EPP_REQUESTS = Metric("inference_objective_request_total", "counter")  # labels model_name, target_model_name
+EPP_REQUESTS = Metric("inference_objective_request_total", "counter")  # labels model_name, target_model_name, priority
 EPP_REQUEST_ERRORS = Metric("inference_objective_request_error_total", "counter")
 # Requests the picker's flow control holds (labels inference_pool, model_name, priority, fairness_id):
 # recorded while no pod can take them, zero pods included; with the `flowControl` feature gate only.

@@ -2,8 +2,10 @@
 
 A round-robin load balancer cannot see KV-cache load or prefix-cache hits. The EPP scrapes every
 replica's queue depth and KV-cache use and remembers which replica saw which prompt prefixes, then
-tells Envoy (ext_proc) the replica to send each request to. Scoring and weights are those of the
-v1.5.0 `inferencepool` chart: queue 2, KV-cache utilisation 2, prefix-cache hits 3.
+tells Envoy (ext_proc) the replica to send each request to. The picker is llm-d-router's (v0.9.0, the image
+KServe's LLMInferenceService runs: charts.EPP_IMAGE); scoring and weights are those of its charts' default
+profile (the Inference Extension's v1.5.0 `inferencepool` chart had the same): queue 2, KV-cache utilisation 2,
+prefix-cache hits 3.
 
 This renders what that chart renders (EPP Deployment, Service `<pool>-epp`, RBAC, plugin config,
 InferencePool) as typed objects, for two reasons: the chart's v1 InferencePool template sets no
@@ -38,7 +40,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
-from components.catalog.charts import EPP_IMAGE, INFERENCE_EXTENSION_VERSION
+from components.catalog.charts import ENDPOINT_PICKER_VERSION, EPP_IMAGE
 from components.catalog.engines import PICKER_ENGINE, PICKER_ENGINE_LABEL
 from components.config.gateway import EndpointPickerSpec
 from components.config.workloads import ModelSpec
@@ -49,12 +51,15 @@ from components.serving.gateway_specs import INFERENCE_POOL_API, INFERENCE_POOL_
 from components.serving.network_policies import picker_pods, picker_policy
 from components.serving.runtimes import HTTP_PORT
 from platform_catalog.names import SERVING_NAMESPACE
+from platform_catalog.request_priority import OBJECTIVE_GROUP
 
+PICKER_CONTAINER = "epp"
 EXT_PROC_PORT = 9002
 HEALTH_PORT = 9003
 METRICS_PORT = 9090
 CONFIG_HASH_ANNOTATION = "inference-platform.io/picker-config-sha256"
-# The chart's default scheduling profile (config/charts/epplib/templates/_config.yaml at v1.5.0).
+# The charts' default scheduling profile (llm-d/llm-d-router@v0.9.0:config/charts/routerlib/templates/_config.yaml
+# L20-29, L73-80).
 PLUGINS_FILE = "default-plugins.yaml"
 SCORER_WEIGHTS = {"queue-scorer": 2, "kv-cache-utilization-scorer": 2, "prefix-cache-scorer": 3}
 # Where the picker scrapes each pod: /metrics on the pool's target port, which both runtimes serve
@@ -80,14 +85,15 @@ def picker_config(model: ModelSpec, queue_wait_seconds: int | None, bands: Seque
     Unlabelled pods fall back to `defaultEngine`; the model's pods also carry the engine label
     (`deployment.py`), so a pool never reads one engine's pods with another's names.
 
-    Flow control (v1.5.0 feature gate `flowControl`): a pool with no pod counts as saturated
+    Flow control (feature gate `flowControl`): a pool with no pod counts as saturated
     (utilization detector: no candidates = 1.0), so a request is held in the picker's queue and dispatched
     if a pod reports its metrics within `defaultRequestTTL` (deployment.WAKE_HOLD_SECONDS, not a cold start:
     no client should hang for minutes); then it gets a 503 "request timed out in queue", to which the
-    Gateway adds Retry-After [pkg/epp/requestcontrol/admission.go L225-226, pkg/epp/framework/plugins/
-    flowcontrol/saturationdetector/utilization/detector.go]. Each such request is counted with its outcome,
-    which wakes the model (`autoscaling.py`). Without flow control the picker would fail the request at once
-    ("failed to find endpoint candidates", director.go L172-177) and nothing would count it.
+    Gateway adds Retry-After [llm-d/llm-d-router@v0.9.0:pkg/epp/requestcontrol/admission.go L230-231,
+    pkg/epp/framework/plugins/flowcontrol/saturationdetector/utilization/detector.go L115-118]. Each such request
+    is counted with its outcome, which wakes the model (`autoscaling.py`). Without flow control the picker would
+    fail the request at once ("failed to find endpoint candidates", director.go L291-296) and nothing would count
+    it.
 
     Request classes (`priority_classes.py`): a band per class (`bands`), the higher dispatched first while the pool
     is saturated, held up to `queue_wait_seconds`, as long as the gateway waits (upstream.GIE_FLOW_CONTROL_BY_PRIORITY).
@@ -101,6 +107,9 @@ def picker_config(model: ModelSpec, queue_wait_seconds: int | None, bands: Seque
         },
     ]
     config: dict[str, Any] = {
+        # The Inference Extension's group, which v0.9.0 still decodes (deprecated, llm-d/llm-d-router@v0.9.0:pkg/epp/
+        # config/loader/configloader.go L50-68), not its own llm-d.ai/v1alpha1: the rehearsal's stand-in, the v1.5.0
+        # picker, decodes only this one (tools/rehearsal/binaries.py).
         "apiVersion": "inference.networking.x-k8s.io/v1alpha1",
         "kind": "EndpointPickerConfig",
         "plugins": plugins,
@@ -157,16 +166,16 @@ class InferencePoolArgs:
     # Labels of the pods answering on the target port (of a multi-node replica, only its head):
     # ModelPlacement.serving_pods of the model's placement on this cluster.
     server_labels: dict[str, str]
-    # What must exist first: the serving namespace and the release / manifests installing the InferencePool CRD.
+    # What must exist first: the serving namespace and the release installing the InferencePool and InferenceObjective
+    # CRDs (KServe's kserve-llmisvc-resources): the picker reads the objectives only if their CRD is served when it
+    # starts (upstream.GIE_OBJECTIVE_FROM_HEADER), so its Deployment waits for that release too.
     depends_on: Sequence[pulumi.Resource] = ()
     # How long the picker queues a request no pod can take (a model at zero replicas, or a saturated pool ordering
     # request classes); None: no queue (ModelPlacement.picker_queue_seconds).
     queue_wait_seconds: int | None = None
-    # Request classes (`priority_classes.py`): the flow-control band of each, and the pool's InferenceObjectives,
-    # created after `objective_crd` (the picker reads the objectives only if their CRD is served when it starts).
+    # Request classes (`priority_classes.py`): the flow-control band of each, and the pool's InferenceObjectives.
     bands: Sequence[dict[str, Any]] = ()
     objectives: Sequence[dict[str, Any]] = ()
-    objective_crd: Sequence[pulumi.Resource] = ()
 
 
 class InferencePool(pulumi.ComponentResource):
@@ -180,7 +189,7 @@ class InferencePool(pulumi.ComponentResource):
         pool, epp = model.name, picker_name(model.name)
         replicas = args.picker.replicas or (2 if args.production else 1)
         prefix = f"{cluster.name}-{epp}"
-        labels = {"app.kubernetes.io/name": epp, "app.kubernetes.io/version": INFERENCE_EXTENSION_VERSION}
+        labels = {"app.kubernetes.io/name": epp, "app.kubernetes.io/version": ENDPOINT_PICKER_VERSION}
         selector = picker_pods(pool)
         opts_k8s = pulumi.ResourceOptions(
             parent=self, provider=cluster.provider, depends_on=[*cluster.ready, *args.depends_on]
@@ -195,7 +204,7 @@ class InferencePool(pulumi.ComponentResource):
             {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "watch", "list"]},
             {"apiGroups": [INFERENCE_POOL_GROUP], "resources": ["inferencepools"], "verbs": ["get", "watch", "list"]},
             {
-                "apiGroups": ["inference.networking.x-k8s.io"],
+                "apiGroups": [OBJECTIVE_GROUP],
                 "resources": ["inferenceobjectives", "inferencemodelrewrites"],
                 "verbs": ["get", "watch", "list"],
             },
@@ -227,8 +236,8 @@ class InferencePool(pulumi.ComponentResource):
                 "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
                 "selector": {"matchLabels": selector},
                 "template": {
-                    # The picker reads its config file once, at start (GIE v1.5.0 cmd/epp/runner/runner.go L504-510):
-                    # a new config rolls the pods.
+                    # The picker reads its config file once, at start (llm-d/llm-d-router@v0.9.0:cmd/epp/runner/
+                    # runner.go L584-603): a new config rolls the pods.
                     "metadata": {
                         "labels": {**labels, **selector},
                         "annotations": {CONFIG_HASH_ANNOTATION: hashlib.sha256(plugins.encode()).hexdigest()},
@@ -245,7 +254,7 @@ class InferencePool(pulumi.ComponentResource):
                         },
                         "containers": [
                             {
-                                "name": "epp",
+                                "name": PICKER_CONTAINER,
                                 "image": EPP_IMAGE,
                                 "imagePullPolicy": "IfNotPresent",
                                 "args": picker_args(model),
@@ -283,9 +292,7 @@ class InferencePool(pulumi.ComponentResource):
                     },
                 },
             },
-            opts=pulumi.ResourceOptions.merge(
-                opts_k8s, pulumi.ResourceOptions(depends_on=[config, *args.objective_crd])
-            ),
+            opts=pulumi.ResourceOptions.merge(opts_k8s, pulumi.ResourceOptions(depends_on=[config])),
         )
         for objective in args.objectives:
             custom_resource(
@@ -293,8 +300,8 @@ class InferencePool(pulumi.ComponentResource):
                 objective,
                 cluster=cluster,
                 parent=self,
-                crd_from=args.objective_crd,
-                depends_on=[*cluster.ready, *args.depends_on],
+                crd_from=args.depends_on,
+                depends_on=cluster.ready,
             )
         if replicas > 1:
             k8s.policy.v1.PodDisruptionBudget(

@@ -5,9 +5,9 @@ A request's class is that of the tenant whose API key authenticated it (`tenants
    (PICKER_CONTROL_HEADERS; the picker would take its priority, fairness flow or target model from them,
    upstream.GIE_OBJECTIVE_FROM_HEADER), on every Gateway;
 2. where a pool is shared by several classes, a Lua EnvoyExtensionPolicy on the Gateway (PRIORITY_LUA) names the
-   request's InferenceObjective in `x-gateway-inference-objective`, from `x-tenant-id` (the API key's client id,
-   upstream.ENVOY_API_KEY_AUTH_OVERWRITES_THE_CLIENT_ID) and `x-ai-eg-model`, both set by then, before the picker
-   runs (upstream.ENVOY_GATEWAY_LUA_RUNS_AFTER_AUTH_AND_MODEL);
+   request's InferenceObjective in `x-llm-d-inference-objective` (OBJECTIVE_HEADER), from `x-tenant-id` (the API
+   key's client id, upstream.ENVOY_API_KEY_AUTH_OVERWRITES_THE_CLIENT_ID) and `x-ai-eg-model`, both set by then,
+   before the picker runs (upstream.ENVOY_GATEWAY_LUA_RUNS_AFTER_AUTH_AND_MODEL);
 3. each such pool has an InferenceObjective per class and runs flow control with a band per class: while the pool
    is saturated the higher classes are dispatched first, and best effort waits in a bounded band, shed first
    (upstream.GIE_FLOW_CONTROL_BY_PRIORITY).
@@ -27,9 +27,8 @@ from components.domain.priority import OBJECTIVE_PRIORITY, model_routes
 from components.k8s import names
 from components.serving.deployment import ModelPlacement, model_placements
 from platform_catalog.names import SERVING_NAMESPACE
-from platform_catalog.request_priority import PRIORITY_LUA
+from platform_catalog.request_priority import OBJECTIVE_API, PRIORITY_LUA
 
-OBJECTIVE_API = "inference.networking.x-k8s.io/v1alpha2"
 POLICY_NAME = "request-priority"
 # Classes whose requests held at the picker ask for more replicas; best effort only uses what is there.
 SCALING_CLASSES: tuple[PriorityClass, ...] = ("interactive", "batch")

@@ -1,10 +1,10 @@
 """Request priority classes: a client never picks its own class, at the endpoint picker or in the engine.
 
-The v1.5.0 picker obeys its control headers whoever sends them (upstream.GIE_OBJECTIVE_FROM_HEADER), so the Gateway
-drops a client's on arrival and only the platform's Lua names the objective, from the tenant the API key proved
-(components/serving/priority_classes.py). vLLM's priority scheduling obeys the body's `priority`, which at these pins
-can always be the client's (upstream.AI_GATEWAY_REPLAYS_THE_CLIENT_BODY_TO_POOLS), so engines stay first-come
-first-served.
+The endpoint picker (llm-d-router v0.9.0) obeys its control headers whoever sends them
+(upstream.GIE_OBJECTIVE_FROM_HEADER), so the Gateway drops a client's on arrival and only the platform's Lua names the
+objective, from the tenant the API key proved (components/serving/priority_classes.py). vLLM's priority scheduling
+obeys the body's `priority`, which at these pins can always be the client's
+(upstream.AI_GATEWAY_REPLAYS_THE_CLIENT_BODY_TO_POOLS), so engines stay first-come first-served.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterator
 
-from platform_catalog.request_priority import OBJECTIVE_HEADER, PICKER_CONTROL_HEADERS, PRIORITY_LUA
+from platform_catalog.request_priority import OBJECTIVE_GROUP, OBJECTIVE_HEADER, PICKER_CONTROL_HEADERS, PRIORITY_LUA
 from policies.framework import CannotCheck, Context, Violation, rule
 from policies.model import Resource, Stack, as_list, get, peek
 from policies.pods import RUNTIME_KINDS, WORKLOAD_KINDS, is_workload, workloads
@@ -26,7 +26,6 @@ from policies.rules.gateway import (
 )
 from policies.rules.llm import _runs_vllm
 
-OBJECTIVE_GROUP = "inference.networking.x-k8s.io"
 POOL_GROUP = "inference.networking.k8s.io"
 TENANT_HEADERS = ("x-tenant-id",)  # what the gateway's API-key auth forwards (gateway_specs.security_policy_spec)
 
@@ -62,7 +61,8 @@ def _policies(kind: str, gateway: Resource, stack: Stack) -> list[Resource]:
 @rule(
     name="gateway-drops-picker-control-headers",
     description="A Gateway that routes to InferencePools drops, as a request arrives (its ClientTrafficPolicy's "
-    "earlyRequestHeaders.remove), every header the v1.5.0 endpoint picker obeys whoever sends it: "
+    "earlyRequestHeaders.remove), every header the endpoint picker (llm-d-router v0.9.0) obeys whoever sends it, "
+    "under its name and its deprecated alias: "
     f"{', '.join(PICKER_CONTROL_HEADERS)}. Otherwise a client picks its own priority class and fairness flow, or "
     "makes the picker rewrite its model to another one of the pool, such as another tenant's LoRA adapter.",
     severity="critical",

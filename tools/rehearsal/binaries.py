@@ -200,11 +200,23 @@ UPSTREAMS: tuple[Upstream, ...] = (
         module_dir="gateway-api-inference-extension",
         module="sigs.k8s.io/gateway-api-inference-extension",
         version="v1.5.0",
-        stands_for="INFERENCE_EXTENSION_VERSION",
+        stands_for="ENDPOINT_PICKER_VERSION",
         # No version flag; the build ref is logged at start (gateway-api-inference-extension@v1.5.0:Dockerfile).
         binaries=(Binary("epp", "sigs.k8s.io/gateway-api-inference-extension/cmd/epp", ()),),
         ldflags=("-X sigs.k8s.io/gateway-api-inference-extension/version.BuildRef={version}",),
-        images=("registry.k8s.io/gateway-api-inference-extension/epp",),
+        stand_in=(
+            "llm-d-router v0.9.0 cannot be built from the module proxy: github.com/llm-d/llm-d-router (the module "
+            "its go.mod declares at v0.9.0, the only path) and its dependency github.com/llm-d/llm-d-kv-cache are "
+            "refused (403). The Inference Extension's v1.5.0 picker, the code v0.9.0 was moved from, stands in for "
+            "what both accept: every flag we render is a flag of both (tests/test_rehearsal_binaries.py), and the "
+            "EndpointPickerConfig we render is in the apiVersion both decode (inference.networking.x-k8s.io/"
+            "v1alpha1, deprecated but decoded by v0.9.0: llm-d/llm-d-router@v0.9.0:pkg/epp/config/loader/"
+            "configloader.go L50-68), with plugin types and fields of both (make upgrade-check, docs/upstream.md). "
+            "It does not read the objectives (llm-d.ai's; v1.5.0 reads only inference.networking.x-k8s.io's) and "
+            "runs none of v0.9.0's own code; KServe's LLMInferenceService picker, whose config names v0.9.0-only "
+            "plugins, is not run by it (tools/rehearsal/kubelet.py STAND_IN_CONTAINERS)."
+        ),
+        images=("ghcr.io/llm-d/llm-d-router-endpoint-picker",),
     ),
     Upstream(
         module_dir="envoy-gateway",

@@ -18,12 +18,7 @@ from typing import Any
 
 import yaml
 
-from components.catalog.charts import (
-    CLUSTERPEDIA_CRDS,
-    CLUSTERPEDIA_VERSION,
-    INFERENCE_EXTENSION_VERSION,
-    INFERENCE_OBJECTIVE_CRD,
-)
+from components.catalog.charts import CLUSTERPEDIA_CRDS, CLUSTERPEDIA_VERSION
 from tools.plan.runner import PROJECT_DIR
 from tools.rehearsal import cache
 
@@ -177,14 +172,8 @@ CHART_SOURCES: dict[tuple[str, str], ChartSource] = {
     ),
 }
 
-# kubernetes:yaml/v2:ConfigFile URLs -> the module files (a directory, or one file) the file at the URL is: a raw
-# file at the tag is that file of the module.
-_GIE = ("sigs.k8s.io/gateway-api-inference-extension", INFERENCE_EXTENSION_VERSION)
-CONFIG_FILES: dict[str, ModuleFiles] = {
-    url: ModuleFiles(*_GIE, url.split(f"/{_GIE[1]}/", 1)[1]) for url in INFERENCE_OBJECTIVE_CRD
-}
-# ConfigFile URLs no Go module serves at their tag -> (the vendored, reduced copy in conformance/upstream that
-# stands in, why): the run declares each as a limit.
+# kubernetes:yaml/v2:ConfigFile URLs (no Go module serves them at their tag) -> (the vendored, reduced copy in
+# conformance/upstream that stands in, why): the run declares each as a limit.
 VENDORED_CONFIG_FILES: dict[str, tuple[str, str]] = {
     url: (
         f"clusterpedia/{CLUSTERPEDIA_VERSION}/{url.rsplit('/', 1)[1]}",
@@ -262,7 +251,7 @@ def module_sources() -> list[ModuleFiles]:
     from tools.rehearsal.kwok import STAGES
 
     found = [f for source in CHART_SOURCES.values() for f in (source.files, source.crd_files) if f is not None]
-    found += [*CONFIG_FILES.values(), *CLOUD_CRDS.values()]
+    found += list(CLOUD_CRDS.values())
     found += [files for scripts in IMAGE_SCRIPTS.values() for files, _tools in scripts.values()]
     found += STAGES
     return found

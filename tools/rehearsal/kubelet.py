@@ -39,6 +39,7 @@ import requests
 import urllib3
 
 from components.catalog.bringup import SCRIPT_IMAGES as CATALOG_SCRIPT_IMAGES
+from components.serving.inference_pool import PICKER_CONTAINER
 from tools.rehearsal import cache, fluid
 from tools.rehearsal.charts import ModuleFiles
 from tools.rehearsal.kube import ApiError
@@ -65,7 +66,14 @@ IMAGE_BINARIES: dict[str, str] = {
     "docker.io/volcanosh/vc-scheduler": "volcano-scheduler",
     "docker.io/volcanosh/vc-controller-manager": "volcano-controller-manager",
     "docker.io/volcanosh/vc-webhook-manager": "volcano-webhook-manager",
-    "registry.k8s.io/gateway-api-inference-extension/epp": "epp",
+    "ghcr.io/llm-d/llm-d-router-endpoint-picker": "epp",
+}
+# Image repository -> the only containers (by name) its binary runs, where that binary is a stand-in shown to accept
+# only what we render (tools/rehearsal/binaries.py stand_in): the endpoint picker we render (container `epp`,
+# components/serving/inference_pool.py), not KServe's LLMInferenceService picker of the same image (container `main`),
+# whose config names plugins only v0.9.0 has (disagg-profile-handler, prefill-filter): kwok plays that one.
+STAND_IN_CONTAINERS: dict[str, frozenset[str]] = {
+    "ghcr.io/llm-d/llm-d-router-endpoint-picker": frozenset({PICKER_CONTAINER})
 }
 # Image repository -> (the built binary, the subcommands of it the rehearsal runs): a container of that image runs
 # the binary when its first argument is one of them; its other commands are played by kwok.
@@ -125,13 +133,15 @@ def binary_for(image: str) -> str | None:
 
 
 def container_binary(container: dict[str, Any]) -> str | None:
-    """The built binary a container runs: its image's program (IMAGE_BINARIES), or the binary of IMAGE_COMMANDS
-    when the container runs one of the subcommands the rehearsal runs."""
+    """The built binary a container runs: its image's program (IMAGE_BINARIES; a stand-in only in the containers
+    STAND_IN_CONTAINERS names), or the binary of IMAGE_COMMANDS when the container runs one of the subcommands the
+    rehearsal runs."""
     image = container.get("image", "")
     found = binary_for(image)
-    if found is not None:
-        return found
     repo, _ = image_repository(image)
+    if found is not None:
+        scope = STAND_IN_CONTAINERS.get(repo)
+        return found if scope is None or container.get("name") in scope else None
     binary, subcommands = IMAGE_COMMANDS.get(repo, (None, frozenset()))
     argv = [*(container.get("command") or []), *(container.get("args") or [])]
     first = argv[1] if container.get("command") else (argv[0] if argv else "")

@@ -35,7 +35,6 @@ from tools.rehearsal import cache, cloud, fluid, helm, kwok, nodes, pulumi_k8s
 from tools.rehearsal.certmanager import CertManagerStandIn
 from tools.rehearsal.charts import (
     CLOUD_CRDS,
-    CONFIG_FILES,
     VENDORED,
     VENDORED_CONFIG_FILES,
     ModuleFiles,
@@ -727,30 +726,22 @@ class StackRun:
 
     def _config_file(self, resource: PlannedResource) -> bool:
         url = resource.inputs.get("file", "")
-        files, vendored = CONFIG_FILES.get(url), VENDORED_CONFIG_FILES.get(url)
+        vendored = VENDORED_CONFIG_FILES.get(url)
         target = self.target(resource)
-        if (files is None and vendored is None) or target is None:
-            detail = "its cluster is not up" if target is None else f"no module source for {url}"
+        if vendored is None or target is None:
+            detail = "its cluster is not up" if target is None else f"no source for {url}"
             self.r.check(self._check(resource, "apply", False, detail))
             return False
-        if files is not None:
-            missing = files.missing()
-            if missing:
-                self.r.check(self._check(resource, "apply", False, missing))
-                return False
-            docs, source = load_files(files.directory), files.source
-        else:
-            assert vendored is not None
-            docs, source = load_files(VENDORED / vendored[0]), f"conformance/upstream/{vendored[0]}"
-            self.r.limit(
-                self._limit(
-                    resource,
-                    "apply",
-                    f"ConfigFile {resource.name} ({url})",
-                    vendored[1],
-                    f"{source}: the file reduced to the kinds we render (conformance/upstream/MANIFEST.json)",
-                )
+        docs, source = load_files(VENDORED / vendored[0]), f"conformance/upstream/{vendored[0]}"
+        self.r.limit(
+            self._limit(
+                resource,
+                "apply",
+                f"ConfigFile {resource.name} ({url})",
+                vendored[1],
+                f"{source}: the file reduced to the kinds we render (conformance/upstream/MANIFEST.json)",
             )
+        )
         ok = True
         for doc in docs:
             outcome = pulumi_k8s.create_or_patch(

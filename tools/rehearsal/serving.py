@@ -19,8 +19,9 @@ from components.config.rollout import rollout_waves
 from components.k8s.names import cluster_name
 from platform_catalog.names import SERVING_NAMESPACE
 from tools.plan.model import K8S_PROVIDER
+from tools.rehearsal.binaries import by_binary
 from tools.rehearsal.kube import ApiError
-from tools.rehearsal.kubelet import binary_for, runnable
+from tools.rehearsal.kubelet import binary_for, runnable, stand_in, unknown_flags
 from tools.rehearsal.network import PodNetwork, _ip
 from tools.rehearsal.report import Check, Limit
 
@@ -105,7 +106,8 @@ def check_scheduled(rehearsal: Rehearsal, wave: Wave) -> None:
                             f"{kind} {SERVING_NAMESPACE}/{model.name} on {cluster}: its pods' containers",
                             "scheduled",
                             f"no program of the rehearsal runs their images ({', '.join(played)}): no engine serves "
-                            "a token here, and the LLMInferenceService's own picker (llm-d) is not built",
+                            "a token here, and the LLMInferenceService's own picker (llm-d-router v0.9.0) is not "
+                            "built: the module proxy refuses it, and its config names plugins the stand-in lacks",
                             "kwok plays the pods KServe made: bound by the real scheduler (this wave's scheduled "
                             "check), then Running and Ready without a process",
                             wave.name,
@@ -312,18 +314,34 @@ def _check_picker(
         )
         return
     rehearsal.check(_picker(rehearsal, target, obj, pool, wave, stack, name, where))
+    stood_in = picker_stand_in(picker)
+    if stood_in is not None:
+        rehearsal.limit(
+            Limit(f"{name}: the pinned picker", "picker-started", *stood_in, wave.name, stack, cluster=cluster)
+        )
     rehearsal.limit(
         Limit(
             f"{name}: its count of ready pods (inference_pool_ready_pods)",
             "picker-started",
-            "the picker counts the pods whose /metrics it read (gateway-api-inference-extension@v1.5.0:"
-            "pkg/epp/datalayer/logger/logger.go L78-L115), and no engine serves them in the rehearsal",
+            "the picker counts the pods whose /metrics it read (the stand-in's code, gateway-api-inference-extension"
+            "@v1.5.0:pkg/epp/datalayer/logger/logger.go L78-L115), and no engine serves them in the rehearsal",
             "its polls of each ready pod's metrics endpoint, seen at the pod's address (answered 503)",
             wave.name,
             stack,
             cluster=cluster,
         )
     )
+
+
+def picker_stand_in(picker: dict[str, Any]) -> tuple[str, str] | None:
+    """(why the pinned picker is not built, what runs instead) when the picker runs a declared stand-in
+    (tools/rehearsal/binaries.py): the report names it, and any rendered flag the stand-in would not know."""
+    stood_in = stand_in(picker)
+    if stood_in is None:
+        return None
+    flags = unknown_flags(picker)
+    without = f", without {', '.join(flags)} (flags only the pinned version knows)" if flags else ""
+    return f"the pinned version is not built: {by_binary()['epp'].stand_in}", f"{stood_in}{without}"
 
 
 def _flag(args: list[str], flag: str) -> str | None:

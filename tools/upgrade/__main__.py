@@ -84,6 +84,12 @@ def target(component: Component, to: str, folder: Path | None) -> Target:
     return Target(repo, tag, directory, tree, moved)
 
 
+def new_name(new: Target, name: str) -> str:
+    """The vendored name of a pinned file at the new release: a file the new home carries at another path is named
+    after it there (its group's CRD file)."""
+    return Path(new.moved_sources[name]).name if name in new.moved_sources else name
+
+
 def new_files(component: Component, old_version: str, new: Target) -> tuple[dict[str, str], dict[str, dict], list[str]]:
     """(vendored path -> text, vendored path -> manifest entry, notes) of the new release."""
     manifest = load_manifest(VENDORED_DIR)
@@ -93,7 +99,7 @@ def new_files(component: Component, old_version: str, new: Target) -> tuple[dict
         if not path.startswith(old_prefix):
             continue
         name = path.removeprefix(old_prefix)
-        target_path = new_prefix + name
+        target_path = new_prefix + new_name(new, name)
         if name in component.generated:
             document = component.generated[name](new.tree, new.tag)
             raw = json.dumps(document, indent=1, sort_keys=True) + "\n"
@@ -142,7 +148,7 @@ def compare(component: Component, old_version: str, new: Target, texts: dict[str
     reports = []
     for path in sorted(p for p in manifest if p.startswith(f"{component.directory}/{old_version}/")):
         name = path.removeprefix(f"{component.directory}/{old_version}/")
-        new_path = f"{new.directory}/{new.tag}/{name}"
+        new_path = f"{new.directory}/{new.tag}/{new_name(new, name)}"
         report = diff.Report(name)
         reports.append(report)
         if new_path not in texts:
@@ -190,8 +196,10 @@ def compare_derived(component: Component, old_version: str, new: Target, pinned:
 
 def apply(component: Component, old_version: str, new: Target, texts: dict[str, str], entries: dict[str, dict]) -> int:
     """Vendor the new facts in place of the old, move the pin, run the component's tests."""
-    if new.directory != component.directory or component.pin is None:
-        print(f"error: --apply moves a pin in place; re-pin {component.name} to {new.repo} by hand", file=sys.stderr)
+    if new.directory != component.directory:
+        return apply_home(component, old_version, new, texts, entries)
+    if component.pin is None:
+        print(f"error: --apply moves a pin; {component.name} has none", file=sys.stderr)
         return 2
     old_prefix = f"{component.directory}/{old_version}/"
     read = {p.removeprefix(f"{new.directory}/{new.tag}/") for p in texts}
@@ -242,6 +250,37 @@ def apply(component: Component, old_version: str, new: Target, texts: dict[str, 
     failed = [line for line in run.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))]
     print("\n".join(failed + run.stdout.strip().splitlines()[-1:]))
     return 0 if run.returncode == 0 else 1
+
+
+def apply_home(
+    component: Component, old_version: str, new: Target, texts: dict[str, str], entries: dict[str, dict]
+) -> int:
+    """A component that moved home: the files read at the new home are vendored in its directory and their old
+    copies dropped; a file the new home does not carry stays where it is, still the old repository's at its tag (the
+    picker's InferencePool CRD stays with the Inference Extension). The pin is a new constant: moved by hand."""
+    old_prefix, new_prefix = f"{component.directory}/{old_version}/", f"{new.directory}/{new.tag}/"
+    pinned = [p for p in load_manifest(VENDORED_DIR) if p.startswith(old_prefix)]
+    moved = {p for p in pinned if new_prefix + new_name(new, p.removeprefix(old_prefix)) in texts}
+    manifest = {p: e for p, e in load_manifest(VENDORED_DIR).items() if p not in moved}
+    for path in moved:
+        (VENDORED_DIR / path).unlink()
+    old_directory = VENDORED_DIR / component.directory / old_version
+    if old_directory.is_dir() and not any(old_directory.iterdir()):
+        old_directory.rmdir()
+    for relative, content in texts.items():
+        (VENDORED_DIR / relative).parent.mkdir(parents=True, exist_ok=True)
+        (VENDORED_DIR / relative).write_text(content)
+    manifest.update(entries)
+    (VENDORED_DIR / MANIFEST).write_text(manifest_text(sorted(manifest.values(), key=lambda e: e["path"])))
+    kept = sorted(p for p in manifest if p.startswith(old_prefix))
+    print(f"applied: conformance/upstream/{new_prefix} vendored from {new.repo}@{new.tag}")
+    if kept:
+        print(f"kept (not carried by {new.repo}): {', '.join(kept)}")
+    print(
+        f"next, by hand: pin {component.name} to {new.repo}@{new.tag} (its constant, its Component in "
+        "tools/upgrade/components.py), then run its tests"
+    )
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

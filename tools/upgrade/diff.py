@@ -155,9 +155,23 @@ def metrics(old: dict[str, Any], new: dict[str, Any], report: Report) -> None:
             if before[n]["type"] != after[n]["type"]
         ),
     )
+    deprecated = {n: after[n]["deprecated_for"] for n in after if after[n].get("deprecated_for")}
+    report.section(
+        "metrics now deprecated",
+        (f"{n} (use {s})" for n, s in deprecated.items() if not before.get(n, {}).get("deprecated_for")),
+    )
     for name in sorted(set(before) - set(after)):
-        if uses := where(rf"[\"'{{]{re.escape(name)}(?:_total|_bucket|_sum|_count)?(?![\w:])"):
+        if uses := _reads(name):
             report.breaking.append(f"metric {name} is removed by the new release; read at {_at(uses)}")
+    report.section(
+        "deprecated metrics the platform reads (not breaking yet)",
+        (f"{n} -> {deprecated[n]}: read at {_at(uses)}" for n in sorted(deprecated) if (uses := _reads(n))),
+    )
+
+
+def _reads(name: str) -> list[str]:
+    """Where the platform's code names metric `name` (or a series of it: _total, _bucket, _sum, _count)."""
+    return where(rf"[\"'{{]{re.escape(name)}(?:_total|_bucket|_sum|_count)?(?![\w:])")
 
 
 # --- CRDs and chart values ------------------------------------------------------------------------------------

@@ -62,3 +62,26 @@ def plugin_types(runner: str, module: str, package_files: Callable[[str], list[s
         if found:
             names.add(found[0])
     return sorted(names)
+
+
+_TAGGED = re.compile(r"^\s*(?P<field>\w+)\s+[\w.*\[\]]+\s+`[^`]*json:\"(?P<name>[^\",]+)", re.M)
+_STRING_CONST = re.compile(r"^\s*(?P<name>\w+)\s*=\s*\"(?P<value>[^\"]*)\"", re.M)
+
+
+def engine_metrics(factories: str, constants: str) -> dict[str, object]:
+    """The picker's `core-metrics-extractor` built-ins: each engine's metric mapping (`defaultEngineConfigs`, keyed by
+    name, fields by their JSON tags) and the Pod label keys it reads the engine from (its string constants)."""
+    struct = re.search(r"engineConfigParams\s+struct\s*\{(.*?)\n\t\}", factories, re.S)
+    block = re.search(r"var defaultEngineConfigs = \[\]engineConfigParams\{\n(.*?)\n\}", factories, re.S)
+    if struct is None or block is None:
+        raise ValueError("no engineConfigParams struct or defaultEngineConfigs literal")
+    tags = {m["field"]: m["name"] for m in _TAGGED.finditer(struct[1])}
+    configs: dict[str, dict[str, str]] = {}
+    for entry in re.findall(r"^\t\{\n(.*?)^\t\},?$", block[1], re.M | re.S):
+        fields = dict(re.findall(r"^\s*(\w+):\s*\"([^\"]*)\",", entry, re.M))
+        name = fields.pop("Name")
+        configs[name] = {tags[f]: v for f, v in fields.items()}
+    return {
+        "builtin_engine_configs": dict(sorted(configs.items())),
+        "label_keys": {m["name"]: m["value"] for m in _STRING_CONST.finditer(constants) if "LabelKey" in m["name"]},
+    }

@@ -113,7 +113,7 @@ def mirror(repo: str, tag: str) -> Tree:
     )
     if out.returncode != 0:
         raise SourceError(f"{repo}: no tag {tag} in {git_dir}")
-    return Tree(f"{repo}@{tag} ({git_dir})", commit=out.stdout.strip(), mirror=git_dir, revision=tag)
+    return Tree(f"{repo}@{tag} (git mirror)", commit=out.stdout.strip(), mirror=git_dir, revision=tag)
 
 
 def pypi(package: str, version: str, *, importable: bool) -> Tree:

@@ -1,6 +1,7 @@
-// Gateway API Inference Extension v1.5.0 (components/catalog/charts.py INFERENCE_EXTENSION_VERSION): the endpoint
-// picker (cmd/epp), the image registry.k8s.io/gateway-api-inference-extension/epp:v1.5.0 runs. Its go.mod has no
-// replace lines.
+// Gateway API Inference Extension v1.5.0's endpoint picker (cmd/epp), the stand-in for the picker we pin,
+// llm-d-router v0.9.0 (components/catalog/charts.py ENDPOINT_PICKER_VERSION, the image
+// ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.9.0), which the module proxy refuses (tools/rehearsal/binaries.py
+// stand_in). Its go.mod has no replace lines.
 module inference-platform/rehearsal/gateway-api-inference-extension
 
 go 1.25.0
