@@ -326,7 +326,9 @@ def route_targets(env: EnvironmentSpec, region: RegionSpec) -> list[RouteTarget]
     pool is the one KServe creates for its LLMInferenceService (`llm_inference_service.py`).
     """
     pools = {
-        p.name: p.name if p.disaggregation is None else llmisvc_pool_name(p.name) for p in model_placements(env, region)
+        p.name: p.name if p.disaggregation is None else llmisvc_pool_name(p.name)
+        for p in model_placements(env, region)
+        if p.placement.stand_in is None  # routed by its stand-in rule instead (`stand_in.py`)
     }
     # A LoRA adapter is a `model` of its own, sent to its base model's pool: every pod there loads it.
     targets = [
