@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from components.config.base import Issue, join_path, unknown_name
+from components.config.base import Issue, join_path
 from components.config.gateway import has_gateway
 from components.config.workloads import granted_tenants
 
@@ -45,14 +45,20 @@ def _check_one(env: EnvironmentSpec, at_placement: tuple[int, int], index: dict[
     name, region = placement.stand_in, env.region(placement.region)
     assert name is not None
     if not has_gateway(env, region):
-        yield Issue(at, f"a stand-in is chosen by the gateway, which {region.name} does not run; enable it or remove standIn")
+        yield Issue(
+            at, f"a stand-in is chosen by the gateway, which {region.name} does not run; enable it or remove standIn"
+        )
         return
     if name == model.name:
         yield Issue(at, f"{model.name} cannot stand in for itself; name a smaller model of {region.name}")
         return
     if name not in index:
-        served_here = sorted(m.name for m in env.models if m.name != model.name and _placement_in(m, region.name))
-        yield unknown_name(at, "model of this environment (an external provider's model is not served here)", name, served_here)
+        here = sorted(m.name for m in env.models if m.name != model.name and _placement_in(m, region.name))
+        yield Issue(
+            at,
+            f"no model named {name!r}; a stand-in is a model of this environment placed in {region.name} (an external "
+            f"provider's is not served there): use one of {', '.join(here) or '(none placed there)'}",
+        )
         return
     k = index[name]
     stand_in = env.models[k]
