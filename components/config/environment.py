@@ -36,8 +36,8 @@ from components.config.region import RegionSpec, check_region
 from components.config.rollout import RolloutSpec, check_rollout
 from components.config.scheduling import PriorityTierSpec, check_scheduling, default_tiers
 from components.config.serving_checks import check_engine_options, check_serving
-from components.config.stand_in_checks import check_stand_ins
 from components.config.stacks import StacksSpec
+from components.config.stand_in_checks import check_stand_ins
 from components.config.workloads import ModelSpec, TenantSpec, check_workloads
 from components.domain.cache_reads import check_cache_reads
 
