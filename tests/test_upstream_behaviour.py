@@ -46,6 +46,7 @@ from components.catalog.upstream import (
     ENVOY_GATEWAY_LUA_RUNS_AFTER_AUTH_AND_MODEL,
     ENVOY_GATEWAY_RATE_LIMIT_COST,
     ENVOY_GATEWAY_WATCHES_INFERENCE_POOLS,
+    ENVOY_OUTLIER_EJECTS_A_REFUSING_SERVICE,
     ENVOY_UPSTREAM_METADATA_HEADER,
     FACTS,
     FLUID_APPLIES_A_CACHES_SPEC_ONCE,
@@ -2104,3 +2105,17 @@ def test_a_model_at_zero_wakes_on_the_requests_its_stand_in_answered(stand_in_pl
     assert 'gen_ai_original_model="qwen2-5-7b"' in names_["stand-in"]
     assert 'gen_ai_token_type="input"' in names_["stand-in"]
     assert qwen["spec"]["minReplicaCount"] == 0
+
+
+def test_the_models_service_is_ejected_after_refusals_and_back_within_300_s(stand_in_plan):
+    assert ENVOY_OUTLIER_EJECTS_A_REFUSING_SERVICE.name in FACTS
+    ((_, policy),) = cluster_objects(stand_in_plan, "BackendTrafficPolicy").items()
+    passive = policy["spec"]["healthCheck"]["passive"]
+    assert "splitExternalLocalOriginErrors" not in passive  # a refused connection counts as a 503
+    assert passive["consecutive5XxErrors"] == 5
+    # A stand-in cluster has 2 hosts (each Service's one ClusterIP): ejecting the model's is 50% of it.
+    ((_, _, rule_),) = _stand_in_rules(stand_in_plan)
+    assert 100 * 1 / len(rule_["backendRefs"]) <= passive["maxEjectionPercent"]
+    # Envoy's max_ejection_time default: 10 x its 30 s default base, or the base if larger (docs/serving.md: 300 s).
+    base = int(passive["baseEjectionTime"].removesuffix("s"))
+    assert max(10 * 30, base) == 300

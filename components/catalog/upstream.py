@@ -1246,9 +1246,8 @@ ENVOY_CUSTOM_RESPONSE_REDIRECT_DROPS_THE_BODY = _fact(
     "its body: a chat completion redirected on the picker's 503 would reach the other model without its prompt. So "
     "the stand-in is not reached by a response override.",
     "envoyproxy/gateway@v1.9.0:api/v1alpha1/shared_types.go L802-819, internal/xds/translator/custom_response.go "
-    "L533-558; envoyproxy/envoy:source/extensions/http/custom_response/redirect_policy/redirect_policy.cc "
-    "(RedirectPolicy::encodeHeaders: setMethod(Get), remove(ContentLength), recreateStream(nullptr); read at "
-    "commit 001804f5, the filter Envoy Gateway v1.9.0's proxy v1.39.0 ships)",
+    "L533-558; envoyproxy/envoy@v1.39.0 (Envoy Gateway v1.9.0's proxy):source/extensions/http/custom_response/"
+    "redirect_policy/redirect_policy.cc L120-247 (L228-229 GET without Content-Length, L245 recreateStream(nullptr))",
 )
 
 ENVOY_UPSTREAM_METADATA_HEADER = _fact(
@@ -1262,9 +1261,9 @@ ENVOY_UPSTREAM_METADATA_HEADER = _fact(
     "responses carry the header.",
     "envoyproxy/gateway@v1.9.0:internal/gatewayapi/clienttrafficpolicy.go L1056-1064, internal/xds/translator/"
     "header_mutation.go L64-135, internal/xds/translator/translator.go L165-182; envoyproxy/ai-gateway@v1.1.0:"
-    "internal/extensionserver/post_translate_modify.go L1029-1051; envoyproxy/envoy:source/common/router/"
-    "header_parser.cc (parseHttpHeaderFormatter: FormatterImpl::create(value, true), evaluateHeaders: "
-    "`!value.empty() || add_if_empty_`), source/common/http/header_mutation.cc (AppendMutation)",
+    "internal/extensionserver/post_translate_modify.go L1029-1051; envoyproxy/envoy@v1.39.0:source/common/router/"
+    "header_parser.cc L50-54 (FormatterImpl::create(value, true): empty values omitted), L63, L193; "
+    "source/common/http/header_mutation.cc L29 (AppendMutation: `!value.empty() || add_if_empty_`)",
 )
 
 AI_GATEWAY_ORIGINAL_MODEL_METRIC = _fact(
@@ -1274,4 +1273,17 @@ AI_GATEWAY_ORIGINAL_MODEL_METRIC = _fact(
     "per completed request. So the requests the stand-in answered for a model count under the model's name.",
     "envoyproxy/ai-gateway@v1.1.0:internal/metrics/genai.go L21-24, L52; internal/metrics/metrics_impl.go "
     "L110-121, L148-156",
+)
+
+ENVOY_OUTLIER_EJECTS_A_REFUSING_SERVICE = _fact(
+    "envoy-outlier-detection-ejects-a-service-that-refuses",
+    "Envoy v1.39.0's outlier detection, without split_external_local_origin_errors (Envoy Gateway v1.9.0 sets it only "
+    "when asked), counts a failed connection as a 503 toward consecutive_5xx; it ejects a host while the ejected "
+    "share of the cluster's hosts, this one included, stays within max_ejection_percent (1 of a stand-in cluster's 2 "
+    "hosts is 50%), for base_ejection_time times the host's ejection count, at most max_ejection_time (default 10 x "
+    "the 30 s default base, or the base if larger: 300 s here). So the model's Service, refusing while it has no "
+    "Ready replica, is ejected after 5 refusals and gets traffic again at most 300 s after its last ejection.",
+    "envoyproxy/envoy@v1.39.0:source/common/upstream/outlier_detection_impl.cc L108-135 (LocalOriginConnectFailed -> "
+    "503), L145-166, L244, L286-292, L389-405, L540-556 (ejectHost), L575-585; outlier_detection_impl.h L370, L385; "
+    "envoyproxy/gateway@v1.9.0:internal/xds/translator/cluster.go L715-735 (buildXdsOutlierDetection)",
 )
