@@ -93,3 +93,15 @@ def test_prods_70b_with_the_8b_standing_in_where_both_run():
     # The 70B keeps its picker where it has no stand-in.
     pools = {(cluster, name) for cluster, name in cluster_objects(plan, "InferencePool")}
     assert ("prod-usc1", "llama-3-1-70b") in pools and ("prod-use1", "llama-3-1-70b") not in pools
+
+
+def test_a_model_no_tenant_may_call_gets_no_stand_in_rule():
+    """A rule without matches would take every request of the gateway."""
+    config = stand_in_dev()
+    config[ns("tenants")][0]["models"].remove("qwen-coder")
+    plan = plan_config(config, stack="dev")
+    routes = cluster_objects(plan, "AIGatewayRoute")
+    assert all(r["matches"] for route in routes.values() for r in route["spec"]["rules"])
+    ((_, route),) = [(k, r) for k, r in routes.items() if k[1].startswith(stand_in.ROUTE_PREFIX)]
+    assert [r["name"] for r in route["spec"]["rules"]] == ["qwen2-5-7b"]
+    assert "qwen-coder-direct" not in {name for _, name in cluster_objects(plan, "Backend")}

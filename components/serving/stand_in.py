@@ -26,6 +26,7 @@ from typing import Any
 
 from components.config.environment import EnvironmentSpec
 from components.config.region import RegionSpec
+from components.config.workloads import granted_tenants
 from components.k8s import names
 from components.serving import gateway_specs as specs
 from components.serving.deployment import PREDICTOR_SUFFIX
@@ -49,13 +50,17 @@ class StandIn:
 
 
 def stand_ins(env: EnvironmentSpec, region: RegionSpec) -> list[StandIn]:
-    """The region's models with a stand-in, sorted by name; the config checks make each stand-in a model placed here."""
+    """The region's models with a stand-in, sorted by name; the config checks make each stand-in a model placed here.
+    As for any model (`gateway_specs.route_targets`), with API keys one no tenant may call gets no rule: a rule
+    without matches would take every request."""
     found = [
         StandIn(model.name, p.stand_in)
         for model in env.models
         for p in model.placements
         if p.region == region.name and p.stand_in is not None
     ]
+    if env.gateway.auth == "apiKey":
+        found = [s for s in found if granted_tenants(env, s.model)]
     return sorted(found, key=lambda s: s.model)
 
 
