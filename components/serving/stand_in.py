@@ -27,7 +27,6 @@ from typing import Any
 from components.config.environment import EnvironmentSpec
 from components.config.region import RegionSpec
 from components.config.workloads import granted_tenants
-from components.k8s import names
 from components.serving import gateway_specs as specs
 from components.serving.deployment import PREDICTOR_SUFFIX
 from platform_catalog.names import SERVING_NAMESPACE
@@ -115,18 +114,7 @@ def route_specs(env: EnvironmentSpec, region: RegionSpec, hostname: str) -> dict
                 "modelNameOverride": s.stand_in,
             },
         ]
-        spec = routes.setdefault(
-            route,
-            {
-                "parentRefs": [
-                    {**specs.GATEWAY_REF, "namespace": names.ENVOY_GATEWAY_NAMESPACE, "sectionName": specs.LISTENER}
-                ],
-                "hostnames": [hostname],
-                "rules": [],
-                "llmRequestCosts": specs.llm_request_costs(),
-            },
-        )
-        spec["rules"].append(rule)
+        routes.setdefault(route, specs.route_spec(hostname, []))["rules"].append(rule)
     return routes
 
 
