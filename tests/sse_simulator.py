@@ -34,6 +34,8 @@ class SseSimulator:
     tokens_per_chunk: int = 1
     usage: bool = True  # answer include_usage with a usage chunk
     fail: Callable[[int], Failure] = lambda index: None  # the n-th request (0-based): how it fails, if it does
+    # Seconds the n-th request waits before its response headers, as behind a gateway's queue.
+    queued: Callable[[int], float] = lambda index: 0.0
     tls: ssl.SSLContext | None = None
     # Close each connection after its answer without saying so (no `Connection: close`), as a server whose idle
     # timeout fires between two requests of a kept-alive connection.
@@ -92,6 +94,7 @@ class SseSimulator:
         self.received.append(Received(headers.get("authorization", ""), body))
         if headers.get("authorization") != f"Bearer {self.api_key}":
             return await self._status(writer, 401, "invalid_api_key")
+        await asyncio.sleep(self.queued(index))
         failure = self.fail(index)
         if failure == "status":
             return await self._status(writer, 503, "server_error")

@@ -50,7 +50,7 @@ CONTEXT = {
         "search": "llama-3-1-8b-interactive",
         "support-bot": "llama-3-1-8b-interactive",
         "legal": "llama-3-1-8b-batch",
-        "rollout-probe": "llama-3-1-8b-batch",  # the SLO gate's tenant (rollout.slo), at the default class
+        "rollout-probe": "llama-3-1-8b-interactive",  # the SLO gate's tenant (rollout.slo), measured as interactive
     },
     "legal-contracts": {"legal": "llama-3-1-8b-batch"},
 }
@@ -200,7 +200,7 @@ def test_plan_md_shows_each_shared_pool_and_its_classes(prod_plan, dev_plan):
     markdown = render_markdown(prod_plan)
     assert "## Request priority classes" in markdown
     assert "| use1 | llama-3-1-70b | search | - | evals | 175s | 64 |" in markdown
-    assert "| use1 | llama-3-1-8b | search, support-bot | legal, rollout-probe | - | 175s | - |" in markdown
+    assert "| use1 | llama-3-1-8b | rollout-probe, search, support-bot | legal | - | 175s | - |" in markdown
     assert "| usc1 | mistral-7b-trt |" not in markdown.split("## Request priority classes")[1].split("\n## ")[0]
     assert "## Request priority classes" not in render_markdown(dev_plan)
 

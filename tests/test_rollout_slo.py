@@ -30,7 +30,7 @@ from tools.rollout.loadtest import (
     run_load_test,
     weighted_schedule,
 )
-from tools.rollout.slo import measure, region_target
+from tools.rollout.slo import NotTested, measure, region_target, untested_wave
 
 # prod's rollout.slo (tests/fixtures/environments/Pulumi.prod.yaml), by hand.
 PROD_SLO = {
@@ -89,13 +89,27 @@ def test_prod_gates_its_rollout_on_the_probe_tenants_latency():
             with_slo(models=["llama-3-1-70b"]),
             (),
             "rollout.slo.models[0]: tenant 'rollout-probe' may not call 'llama-3-1-70b', so its key would be refused; "
-            "add llama-3-1-70b to the tenant's models or test one of llama-3-1-8b",
+            "add llama-3-1-70b to the tenant's models or test one of llama-3-1-8b, mistral-7b-trt",
         ),
         (
-            with_slo(waves={"aws": ["mistral-7b-trt"]}),
+            with_slo(waves={"aws": ["llama-3-1-70b"]}),
             (),
-            "rollout.slo.waves.aws[0]: tenant 'rollout-probe' may not call 'mistral-7b-trt', so its key would be "
-            "refused; add mistral-7b-trt to the tenant's models or test one of llama-3-1-8b",
+            "rollout.slo.waves.aws[0]: tenant 'rollout-probe' may not call 'llama-3-1-70b', so its key would be "
+            "refused; add llama-3-1-70b to the tenant's models or test one of llama-3-1-8b, mistral-7b-trt",
+        ),
+        (
+            PROD_SLO,
+            (("set", "tenants[4].models", ["llama-3-1-8b"]),),
+            "rollout.slo.tenant: wave gcp deploys mistral-7b-trt and the gate would test none of them (llama-3-1-8b), "
+            "so it would stop the rollout there; add one of them to the models of tenant 'rollout-probe', or set "
+            "rollout.slo.waves.gcp: [] to deploy gcp untested",
+        ),
+        (
+            with_slo(models=["llama-3-1-8b"]),
+            (),
+            "rollout.slo.models: wave gcp deploys mistral-7b-trt and the gate would test none of them "
+            "(llama-3-1-8b), so it would stop the rollout there; list one of them here (and in the models of tenant "
+            "'rollout-probe'), or set rollout.slo.waves.gcp: [] to deploy gcp untested",
         ),
         (
             with_slo(waves={"gcp": ["llama-3-1-8b"]}),
@@ -147,6 +161,8 @@ def test_prod_gates_its_rollout_on_the_probe_tenants_latency():
         "unknown-tenant",
         "model-not-granted",
         "wave-model-not-granted",
+        "wave-untested-tenant",
+        "wave-untested-models",
         "model-not-in-the-wave",
         "global-wave",
         "unknown-wave",
@@ -158,6 +174,20 @@ def test_prod_gates_its_rollout_on_the_probe_tenants_latency():
 )
 def test_a_wrong_slo_is_one_line_naming_the_key_and_the_fix(slo, ops, error):
     assert error in slo_errors("prod", slo, *ops)
+
+
+@pytest.mark.parametrize(
+    "ops",
+    [
+        # gcp says it deploys untested
+        (("set", "tenants[4].models", ["llama-3-1-8b"]), ("set", "rollout.slo.waves", {"gcp": []})),
+        # gcp names the model it tests; the other waves test llama-3-1-8b
+        (("set", "rollout.slo.models", ["llama-3-1-8b"]), ("set", "rollout.slo.waves", {"gcp": ["mistral-7b-trt"]})),
+    ],
+    ids=["gcp-skipped-by-name", "gcp-names-its-model"],
+)
+def test_a_wave_that_names_its_test_or_its_skip_passes(ops):
+    assert prod_spec(*ops).rollout.slo is not None
 
 
 def test_an_external_providers_model_is_not_the_gates_to_test():
@@ -327,6 +357,13 @@ def test_failures_are_counted_by_kind(failure, error):
     assert all(s.ok for s in samples[::2])
 
 
+def test_a_kept_alive_connection_gives_each_request_its_whole_timeout():
+    """The first request ends 0.4 s before its 2 s timeout; the second waits 1 s in the queue for its headers."""
+    with SseSimulator(ttft=0.0, itl=0.0, queued=lambda i: 1.6 if i == 0 else 1.0) as sim:
+        samples, _, measured = load(sim, Bounds(1, 30, 2, request_timeout_seconds=2))
+    assert [(s.ok, s.error) for s in samples] == [(True, ""), (True, "")] and measured.errors == 0
+
+
 def test_a_kept_alive_connection_the_server_closed_is_reopened_not_counted_as_an_error():
     with SseSimulator(ttft=0.0, itl=0.0, drop_idle=True) as sim:
         _, _, measured = load(sim, Bounds(1, 30, 4, 10))
@@ -411,18 +448,21 @@ def test_the_gate_passes_a_fast_gateway_and_records_its_measurements(project):
         load_test = simulated_gateways(sim)
         run = roll(project, [], env=env, workspace=FakeWorkspace(outputs), load_test=load_test)
     assert run.code == 0, run.out
-    # canary (use1) and aws (usw2) test llama-3-1-8b; gcp's usc1 serves none of the probe's models; global no gateway
-    assert load_test.urls == ["https://use1.gw/v1", "https://usw2.gw/v1"]
-    assert {r.body["model"] for r in sim.received} == {"llama-3-1-8b"} and len(sim.received) == 24
+    # canary (use1) and aws (usw2) test llama-3-1-8b, gcp (usc1) mistral-7b-trt; the global wave has no gateway
+    assert load_test.urls == ["https://use1.gw/v1", "https://usw2.gw/v1", "https://usc1.gw/v1"]
+    assert {r.body["model"] for r in sim.received} == {"llama-3-1-8b", "mistral-7b-trt"} and len(sim.received) == 36
     state = state_of(project)
     tested = [s for s in state.slo if s["tested"]]
-    assert [(s["wave"], s["region"], s["passed"]) for s in tested] == [("canary", "use1", True), ("aws", "usw2", True)]
+    assert [(s["wave"], s["region"], s["passed"]) for s in tested] == [
+        ("canary", "use1", True),
+        ("aws", "usw2", True),
+        ("gcp", "usc1", True),
+    ]
     measured = tested[0]["measured"]
     assert measured["requests"] == 12 and measured["errors"] == 0
     assert 50 <= measured["ttftP95Ms"] <= 50 + TTFT_SLACK * 1000
     assert tested[0]["allowed"] == {"ttftP95Ms": 1000, "tpotP95Ms": 60, "maxErrorRate": 0.01, "minRequests": 6}
     assert [(s["wave"], s["region"], s["reason"]) for s in state.slo if not s["tested"]] == [
-        ("gcp", "usc1", "none of llama-3-1-8b (tenant rollout-probe) is served by its gateway by the end of gcp"),
         ("global", None, "the global wave creates no gateway of its own"),
     ]
     gates = [s for s in state.steps if s.action == "gate slo"]
@@ -483,13 +523,50 @@ def test_a_wave_skipped_by_name_is_not_load_tested(project):
         return [Sample("llama-3-1-8b", True, ttft=0.1, tpot=0.01, tokens=9)] * 12, 2.0
 
     run = roll(project, [], env=env, workspace=FakeWorkspace(prod_outputs(env)), load_test=load_test)
-    assert run.code == 0 and calls == ["https://usw2.gw/v1"]
+    assert run.code == 0 and calls == ["https://usw2.gw/v1", "https://usc1.gw/v1"]
     assert state_of(project).slo[0] == {
         "wave": "canary",
         "region": "use1",
         "tested": False,
         "reason": "rollout.slo.waves.canary is empty",
     }
+
+
+def test_a_wave_whose_models_no_test_reached_stops_the_rollout(project):
+    """usc1 deploys mistral-7b-trt, but its gateway routes none of the probe's models: gcp deployed untested."""
+    env = prod_spec(("set", "rollout.slo", fast_slo()))
+    outputs = prod_outputs(env)
+    outputs["prod.usc1"]["gateways"]["usc1"]["models"] = []
+    calls = []
+
+    def load_test(base_url, *args, **kwargs):
+        calls.append(base_url)
+        return [Sample("llama-3-1-8b", True, ttft=0.1, tpot=0.01, tokens=9)] * 12, 2.0
+
+    workspace = FakeWorkspace(outputs)
+    run = roll(project, [], env=env, workspace=workspace, load_test=load_test)
+    assert run.code == 1 and calls == ["https://use1.gw/v1", "https://usw2.gw/v1"]
+    state = state_of(project)
+    assert state.stopped_at == "gcp" and ("prod.global", "up") not in workspace.calls
+    [gate] = [g for g in state.steps if g.action == "gate slo" and g.wave == "gcp"]
+    assert not gate.ok and gate.result.startswith(
+        "wave gcp deploys models no load test could measure; give the gate a gateway it reaches and a model its "
+        "tenant may call there (rollout.slo.models, rollout.slo.waves.gcp), or set rollout.slo.waves.gcp: [] to "
+        "deploy it untested: usc1: not load-tested: none of llama-3-1-8b, mistral-7b-trt"
+    )
+
+
+def test_only_a_wave_with_models_and_no_test_is_untested():
+    spec = prod_spec()
+    slo = spec.rollout.slo
+    gateway = plan_for("prod").stacks["prod.usc1"].outputs["gateways"]["usc1"]
+    unreachable = region_target(spec, slo, "gcp", "usc1", gateway, reachable=False)
+    tested = region_target(spec, slo, "gcp", "usc1", gateway, reachable=True)
+    no_gateway = region_target(spec, slo, "gcp", "usc1", None, reachable=True)
+    assert untested_wave("gcp", [unreachable]) is not None
+    assert untested_wave("gcp", [tested, unreachable]) is None  # one gateway of the wave measured
+    assert untested_wave("gcp", [no_gateway]) is None  # nothing of its own to measure
+    assert untested_wave("global", [NotTested(None, "the global wave creates no gateway of its own")]) is None
 
 
 def test_a_gateway_the_runner_cannot_reach_is_not_load_tested():
@@ -515,8 +592,7 @@ def test_plan_md_lists_the_gate_per_wave():
     assert section.splitlines()[-4:] == [
         "| canary | use1 | https://use1.llm.acme.example/v1/chat/completions: `llama-3-1-8b` |",
         "| aws | usw2 | https://usw2.llm.acme.example/v1/chat/completions: `llama-3-1-8b` |",
-        "| gcp | usc1 | not load-tested: none of llama-3-1-8b (tenant rollout-probe) is served by its gateway by "
-        "the end of gcp |",
+        "| gcp | usc1 | https://usc1.llm.acme.example/v1/chat/completions: `mistral-7b-trt` |",
         "| global | - | not load-tested: the global wave creates no gateway of its own |",
     ]
     assert "TTFT p95 <= 1000 ms, TPOT p95 <= 60 ms, errors <= 1.0% and at least 50 requests" in section
@@ -548,9 +624,12 @@ def test_the_pack_is_told_the_gates_tenant_and_models():
     from policies.offline import spec_settings
 
     settings = spec_settings(prod_spec())
-    assert (settings["rolloutSloTenant"], settings["rolloutSloModels"]) == ("rollout-probe", ["llama-3-1-8b"])
-    explicit = spec_settings(prod_spec(("set", "rollout.slo", with_slo(waves={"aws": []}, models=["llama-3-1-8b"]))))
-    assert explicit["rolloutSloModels"] == ["llama-3-1-8b"]
+    assert (settings["rolloutSloTenant"], settings["rolloutSloModels"]) == (
+        "rollout-probe",
+        ["llama-3-1-8b", "mistral-7b-trt"],
+    )
+    explicit = with_slo(waves={"aws": [], "gcp": []}, models=["llama-3-1-8b"])
+    assert spec_settings(prod_spec(("set", "rollout.slo", explicit)))["rolloutSloModels"] == ["llama-3-1-8b"]
     # every region wave named: the tenant's other models are tested nowhere, so they are not the gate's
     wider = (("set", "tenants[4].models", ["llama-3-1-8b", "mistral-7b-trt"]),)
     named = with_slo(waves={"canary": ["llama-3-1-8b"], "aws": [], "gcp": ["mistral-7b-trt"]})
@@ -578,7 +657,7 @@ def test_prods_plan_passes_the_slo_tenant_rule():
     # the settings `pulumi preview` gets (policy-config.json) carry the tenant and its models
     assert json.loads(json.dumps(plan_settings(plan.spec).raw))["rollout-slo-tenant-least-privilege"] == {
         "rolloutSloTenant": "rollout-probe",
-        "rolloutSloModels": ["llama-3-1-8b"],
+        "rolloutSloModels": ["llama-3-1-8b", "mistral-7b-trt"],
     }
 
 

@@ -32,6 +32,7 @@ from components.catalog.upstream import (
     ALLUXIO_S3_READS_WITH_WEB_IDENTITY,
     AUTOSCALER_ADDS_NODES_ONLY_FOR_PENDING_PODS,
     AUTOSCALER_KEEPS_NODES_WITH_LOCAL_STORAGE,
+    CLIENT_GO_RETRIES_RETRY_AFTER,
     CLUSTERPEDIA_CHART_GRANTS_CLUSTER_ADMIN,
     CLUSTERPEDIA_CHART_STORE_IMAGES_GONE,
     CLUSTERPEDIA_CRDS_NEED_THEIR_STATUS,
@@ -43,6 +44,7 @@ from components.catalog.upstream import (
     EKS_ACCESS_ENTRIES,
     ENVOY_API_KEY_AUTH_OVERWRITES_THE_CLIENT_ID,
     ENVOY_CUSTOM_RESPONSE_REDIRECT_DROPS_THE_BODY,
+    ENVOY_GATEWAY_EXT_PROC_ANSWERS_BEFORE_RATE_LIMIT,
     ENVOY_GATEWAY_LUA_RUNS_AFTER_AUTH_AND_MODEL,
     ENVOY_GATEWAY_RATE_LIMIT_COST,
     ENVOY_GATEWAY_WATCHES_INFERENCE_POOLS,
@@ -79,6 +81,7 @@ from components.catalog.upstream import (
     LLM_INFERENCE_SERVICE_INSTALL,
     LLM_INFERENCE_SERVICE_PRESETS,
     MANAGED_CONTROL_PLANE_ADDRESSES,
+    NO_PINNED_CACHE_FOR_CHAT_COMPLETIONS,
     NODEADM_FAST_IMAGE_PULL,
     NVIDIA_IMAGE_DEFAULTS_EXPOSE_EVERY_GPU,
     NVIDIA_VISIBLE_DEVICES_IS_HONOURED,
@@ -93,6 +96,7 @@ from components.catalog.upstream import (
     PULUMI_REPLACES_ON_CHANGES_AS_TOLD,
     REPOSITORIES_SERVE_PINS,
     S3_MISSING_KEY_IS_404_ONLY_IF_LISTABLE,
+    SEMANTIC_ROUTER_CACHE_KEYS_THE_LAST_USER_MESSAGE,
     SOCI_PARALLEL_PULL_IS_NOT_LAZY,
     TLS_PROVIDER_HAS_NO_NAME_CONSTRAINTS,
     VLLM_BENCH_SERVE_METRICS,
@@ -1887,6 +1891,25 @@ def test_nothing_relies_on_what_the_ai_gateway_ignores_or_replays(env_plan):
     assert "--scheduling-policy" not in json.dumps([r.inputs for r in env_plan.kubernetes_objects()])
 
 
+def test_no_response_cache_answers_at_the_gateway(env_plan):
+    """No pinned component caches a chat completion correctly (NO_PINNED_CACHE_FOR_CHAT_COMPLETIONS,
+    SEMANTIC_ROUTER_CACHE_KEYS_THE_LAST_USER_MESSAGE: docs/serving.md, Response cache), and an extension policy's
+    ext_proc that answered requests itself would skip the tenants' budgets (ENVOY_GATEWAY_EXT_PROC_ANSWERS_BEFORE_
+    RATE_LIMIT): the plan renders neither Semantic Router, nor an Envoy cache filter, nor an ext_proc policy."""
+    assert {
+        NO_PINNED_CACHE_FOR_CHAT_COMPLETIONS.name,
+        SEMANTIC_ROUTER_CACHE_KEYS_THE_LAST_USER_MESSAGE.name,
+        ENVOY_GATEWAY_EXT_PROC_ANSWERS_BEFORE_RATE_LIMIT.name,
+    } <= set(FACTS)
+    rendered = json.dumps([r.inputs for r in env_plan.resources])
+    for component in ("semantic-router", "envoy.filters.http.cache", "filters.http.cache.v3", "cache_v2"):
+        assert component not in rendered, component
+    policies = cluster_objects(env_plan, "EnvoyExtensionPolicy")
+    assert policies or env_plan.environment == "dev"  # dev's one tenant has no priority Lua
+    for key, policy in policies.items():
+        assert "extProc" not in policy["spec"], key
+
+
 def test_the_priority_lua_is_on_the_gateway_with_lua_enabled(env_plan):
     """ENVOY_GATEWAY_LUA_RUNS_AFTER_AUTH_AND_MODEL and ENVOY_API_KEY_AUTH_OVERWRITES_THE_CLIENT_ID: the Lua targets
     the Gateway whose API-key auth forwards the header it reads, in a region whose Envoy Gateway enables Lua."""
@@ -2119,3 +2142,76 @@ def test_the_models_service_is_ejected_after_refusals_and_back_within_300_s(stan
     # Envoy's max_ejection_time default: 10 x its 30 s default base, or the base if larger (docs/serving.md: 300 s).
     base = int(passive["baseEjectionTime"].removesuffix("s"))
     assert max(10 * 30, base) == 300
+
+
+# --- the rehearsal's REST client retries as client-go does ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("answers", "posts", "status"),
+    [
+        ([(429, "0"), (429, "0")], 3, 201),  # the watch cache initializing: waited out
+        ([(503, "0")] * 3, 4, 201),  # any 5xx that says when to come back
+        ([(429, None)], 1, 429),  # no Retry-After: no retry
+        ([(500, None)], 1, 500),
+        ([(503, "0")] * 11, 11, 503),  # 1 + client-go's 10 retries, then the last answer
+    ],
+    ids=["429-retry-after", "503-retry-after", "429-bare", "500-bare", "retries-exhausted"],
+)
+def test_the_rehearsals_client_waits_out_what_the_server_says_to_retry(answers, posts, status):
+    """CLIENT_GO_RETRIES_RETRY_AFTER: the rehearsal's client (tools/rehearsal/kube.py) stands for client-go's, so a
+    Karmada or cluster API server's "storage is (re)initializing" 429 is retried, not reported as a refusal."""
+    import http.server
+    import threading
+    from pathlib import Path
+
+    from tools.rehearsal.kube import ApiError, Kube
+
+    assert CLIENT_GO_RETRIES_RETRY_AFTER.name in FACTS
+    script = list(answers)
+    seen: list[str] = []
+
+    class Server(http.server.BaseHTTPRequestHandler):
+        def _answer(self, code: int, body: dict, retry_after: str | None = None) -> None:
+            data = json.dumps(body).encode()
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            if retry_after is not None:
+                self.send_header("Retry-After", retry_after)
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:
+            self._answer(200, {"resources": [{"name": "configmaps", "namespaced": True, "kind": "ConfigMap"}]})
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            seen.append(self.path)
+            if script:
+                code, retry_after = script.pop(0)
+                self._answer(
+                    code,
+                    {"kind": "Status", "reason": "TooManyRequests", "message": "storage is (re)initializing"},
+                    retry_after,
+                )
+            else:
+                self._answer(201, {"kind": "ConfigMap", "metadata": {"name": "x"}})
+
+        def log_message(self, *_: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Server)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        kube = Kube(f"http://127.0.0.1:{server.server_address[1]}", Path("/nonexistent-ca"))
+        obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "default"}}
+        if status == 201:
+            assert kube.create(obj, field_manager="t")["metadata"]["name"] == "x"
+        else:
+            with pytest.raises(ApiError) as error:
+                kube.create(obj, field_manager="t")
+            assert error.value.status == status
+    finally:
+        server.shutdown()
+    assert len(seen) == posts

@@ -70,6 +70,20 @@ PULUMI_CREATES_OBJECTS = _fact(
     "upsert_existing_objects and *Patch docstrings",
 )
 
+CLIENT_GO_RETRIES_RETRY_AFTER = _fact(
+    "client-go-retries-what-the-server-says-to-retry",
+    "client-go's rest client (v0.33, what kube-controller-manager, the controllers and the Pulumi provider's "
+    "client use) retries a request whose answer is 429 or any 5xx carrying a Retry-After header in whole seconds, "
+    "after waiting that long, up to 10 times by default, then returns the last answer; without the header it does "
+    "not retry. An API server answers 429 with Retry-After while the watch cache of a kind is (re)initializing "
+    '("storage is (re)initializing", e.g. just after its CRD is established, or while a storage backend '
+    "restarts), so a client waits it out instead of failing; the rehearsal's REST client does the same.",
+    "kubernetes/kubernetes@v1.33.13 staging: client-go/rest/with_retry.go L148-L191 (IsNextRetry), L309-L318 "
+    "(checkWait: 429 or >= 500 with Retry-After), client-go/rest/request.go L170 (maxRetries 10), L1542-L1549 "
+    "(retryAfterSeconds); apiserver/pkg/storage/cacher/cacher.go L502, L744 (NewTooManyRequests while not ready), "
+    "cacher/ready.go L125-L127",
+)
+
 HELM_INSTALLS_IN_ORDER = _fact(
     "helm-install-order-and-wait",
     "A `helm.sh/v3:Release` runs Helm's install action (helm v3.20.2 in pulumi-kubernetes' go.mod): the chart's "
@@ -1286,4 +1300,55 @@ ENVOY_OUTLIER_EJECTS_A_REFUSING_SERVICE = _fact(
     "envoyproxy/envoy@v1.39.0:source/common/upstream/outlier_detection_impl.cc L108-135 (LocalOriginConnectFailed -> "
     "503), L145-166, L244, L286-292, L389-405, L540-556 (ejectHost), L575-585; outlier_detection_impl.h L370, L385; "
     "envoyproxy/gateway@v1.9.0:internal/xds/translator/cluster.go L715-735 (buildXdsOutlierDetection)",
+)
+
+NO_PINNED_CACHE_FOR_CHAT_COMPLETIONS = _fact(
+    "no-pinned-gateway-component-caches-chat-completions",
+    "Nothing at our gateway pins can answer a repeated chat completion from a cache: the AI Gateway v1.1.0 API "
+    "(AIGatewayRoute, AIServiceBackend, BackendSecurityPolicy, GatewayConfig, MCPRoute, QuotaPolicy) has no "
+    "response cache (its only cache fields are prompt-caching token counts), nor has Envoy Gateway v1.9.0's, and "
+    "Envoy v1.39.0's HTTP cache filters (cache and cache_v2, reachable only through an EnvoyPatchPolicy) serve from "
+    "cache only GET and HEAD requests that carry no `Authorization` header, while a chat completion is a POST "
+    "carrying the tenant's API key in `Authorization`.",
+    "envoyproxy/ai-gateway@v1.1.0:api/v1beta1/*.go, api/v1alpha1/*.go (`git grep -i cache`: llm_cached_input_token "
+    "and informer caches only); envoyproxy/gateway@v1.9.0:api/v1alpha1/*.go (no response cache); "
+    "envoyproxy/envoy@v1.39.0 (Go module zip, origin 8eea3285d6bd): source/extensions/filters/http/cache/"
+    "cacheability_utils.cc L34-57 (canServeRequestFromCache: no `authorization` L55, GET or HEAD L56), "
+    "source/extensions/filters/http/cache_v2/cacheability_utils.cc L34-72 (L60-61, L66-67)",
+)
+
+SEMANTIC_ROUTER_CACHE_KEYS_THE_LAST_USER_MESSAGE = _fact(
+    "semantic-router-v0.3.0-cache-keys-the-last-user-message-only",
+    "vLLM Semantic Router v0.3.0 (its newest release) keys its response cache on the text of the request's last "
+    "user message alone: the system prompt, earlier turns, temperature, seed and tools are not in the key, so a "
+    "request in another conversation that ends with the same words gets this one's answer. Lookups never compare "
+    "the model (the in-memory scan and the Redis `*=>[KNN ...]` query search every entry), and nothing decides "
+    "cacheability from temperature, seed or tools (not at main either). Tenant scoping is only an HMAC of the "
+    "`x-authz-user-id` header (or `SEMANTIC_CACHE_FALLBACK_USER_HEADER`, which its source says not to set in "
+    "production) written three times in front of the embedded text: upstream reproduced one user receiving "
+    "another's cached answer at similarity 0.9085 (threshold 0.8). The hard scope check (#2135, in-memory backend "
+    "only) and whole-request exact fingerprints (#2813) are on main after v0.3.0, in no release tag.",
+    "vllm-project/semantic-router@v0.3.0:src/semantic-router/pkg/cache/cache.go L34-55 "
+    "(ExtractQueryFromOpenAIRequest: last user message), L58-78 (ScopeQueryToUser); pkg/extproc/req_filter_cache.go "
+    "L56-64, L129; pkg/cache/inmemory_cache_search.go L97-176 (similarity only, model logged); "
+    "pkg/cache/redis_cache.go L644-662; pkg/extproc/user_id_header.go L49-73; pkg/headers/headers.go L320; commits "
+    "735dc038f4411ac40f93c7e5bc714e351737586a (#2135, message: 'one user receives the other's cached response'), "
+    "ff987c87edec2099d2917cc333dc2beb7c3643ac (#2813), `git tag --contains` empty for both",
+)
+
+ENVOY_GATEWAY_EXT_PROC_ANSWERS_BEFORE_RATE_LIMIT = _fact(
+    "an-extension-policy-ext-proc-answers-before-the-rate-limit-filter",
+    "Envoy Gateway v1.9.0 orders an EnvoyExtensionPolicy's ext_proc filters at 100 + index: after api_key_auth "
+    "(7) and Lua (13+), before the global rate limit (303) and the router (310); the AI Gateway v1.1.0 inserts its "
+    "route-choosing ext_proc before the first of them. An ext_proc there sees the tenant (`x-tenant-id`) and the "
+    "model (`x-ai-eg-model`), but with its request body BUFFERED (a cache must read the body) it holds the headers "
+    "until the body is in, and a response it answers itself (a cache hit) is a local reply that ends the decode "
+    "chain before the rate limit filter: neither a tenant's request budget nor its token budget counts it, unless "
+    "EnvoyProxy `spec.filterOrder` moves that ext_proc after `envoy.filters.http.ratelimit`.",
+    "envoyproxy/gateway@v1.9.0:internal/xds/translator/httpfilters.go L100-160 (api_key_auth L120, Lua L132, "
+    "ext_proc L134, ratelimit L146, router L160), L196-270 (sortHTTPFilters with filterOrder); "
+    "envoyproxy/ai-gateway@v1.1.0:internal/extensionserver/post_translate_modify.go L1084-1130; "
+    "envoyproxy/envoy@v1.39.0:source/extensions/filters/http/ext_proc/ext_proc.cc L2080-2110 (an immediate "
+    "response is a local reply), processor_state.cc L253-258 (BUFFERED: headers wait for the body), "
+    "source/common/http/filter_manager.cc L620-625, L780-784 (the decode chain stops at a local reply)",
 )

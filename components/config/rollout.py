@@ -237,21 +237,53 @@ def _check_slo(env: EnvironmentSpec, slo: SloSpec) -> Iterator[Issue]:
             f"{slo.concurrency} requests in flight is more than the maxRequests {slo.max_requests} a test sends; "
             "lower concurrency or raise maxRequests",
         )
-    yield from _check_slo_models(env, slo, slo.models, (*path, "models"), regions=None)
+    wrong = list(_check_slo_models(env, slo, slo.models, (*path, "models"), regions=None))
     names = wave_names(env)
     waves = dict(region_waves(env)) if layout_of(env) != "single" else {SINGLE: [r.name for r in env.regions]}
     for wave, models in slo.waves.items():
         where = (*path, "waves", wave)
         if wave == GLOBAL and layout_of(env) != "single":
-            yield Issue(
-                join_path(*where),
-                "the global wave creates no gateway of its own, so it is not load-tested; remove it (federated "
-                "models are routable only after it)",
+            wrong.append(
+                Issue(
+                    join_path(*where),
+                    "the global wave creates no gateway of its own, so it is not load-tested; remove it (federated "
+                    "models are routable only after it)",
+                )
             )
         elif wave not in names:
-            yield _unknown(join_path(*where), "wave", wave, [n for n in names if n != GLOBAL])
+            wrong.append(_unknown(join_path(*where), "wave", wave, [n for n in names if n != GLOBAL]))
         else:
-            yield from _check_slo_models(env, slo, models, where, regions=waves[wave])
+            wrong += _check_slo_models(env, slo, models, where, regions=waves[wave])
+    yield from wrong
+    if not wrong:  # a wave that tests nothing because a name is wrong: that name's error says so
+        for wave, regions in waves.items():
+            yield from _check_wave_tested(env, slo, wave, regions)
+
+
+def _check_wave_tested(env: EnvironmentSpec, slo: SloSpec, wave: str, regions: list[str]) -> Iterator[Issue]:
+    """A wave that deploys models of its own load-tests one of them, or says it deploys untested (`waves.<wave>:
+    []`): else its gate stops the rollout (tools/rollout/slo.py untested_wave). Federated models are the global
+    wave's."""
+    if wave in slo.waves and not slo.waves[wave]:
+        return
+    federating = env.federation.enabled
+    gateways = {r for r in regions if has_gateway(env, env.region(r))}
+    own = sorted(
+        m.name
+        for m in env.models
+        if not (m.federated and federating) and any(p.region in gateways for p in m.placements)
+    )
+    wanted = slo.waves.get(wave) or slo.models or [m for t in env.tenants if t.name == slo.tenant for m in t.models]
+    if not own or any((base := served_base(env, name)) is not None and base.name in own for name in wanted):
+        return
+    key = ("waves", wave) if wave in slo.waves else ("models",) if slo.models else ("tenant",)
+    grant = f"the models of tenant {slo.tenant!r}"
+    fix = f"add one of them to {grant}" if key == ("tenant",) else f"list one of them here (and in {grant})"
+    yield Issue(
+        join_path("rollout", "slo", *key),
+        f"wave {wave} deploys {', '.join(own)} and the gate would test none of them ({', '.join(wanted)}), so it "
+        f"would stop the rollout there; {fix}, or set rollout.slo.waves.{wave}: [] to deploy {wave} untested",
+    )
 
 
 def _check_slo_models(

@@ -12,6 +12,29 @@ from typing import Any
 
 import requests
 from requests.adapters import HTTPAdapter
+from urllib3.util.retry import Retry
+
+# client-go's rest client retries an answer of 429 or 5xx that carries Retry-After (seconds), after that long, up to
+# 10 times (catalog fact `client-go-retries-what-the-server-says-to-retry`): an API server whose watch cache for a
+# kind is (re)initializing answers 429 with Retry-After, which every controller and the Pulumi provider wait out.
+CLIENT_GO_MAX_RETRIES = 10
+
+
+class _ClientGoRetry(Retry):
+    def is_retry(self, method: str, status_code: int, has_retry_after: bool = False) -> bool:
+        return has_retry_after and (status_code == 429 or status_code >= 500)
+
+
+def client_go_retry() -> Retry:
+    return _ClientGoRetry(
+        total=CLIENT_GO_MAX_RETRIES,
+        connect=0,
+        read=False,
+        redirect=0,
+        allowed_methods=None,  # every verb: client-go resends its buffered body
+        respect_retry_after_header=True,
+        raise_on_status=False,  # the last answer, as client-go returns it
+    )
 
 
 class ApiError(Exception):
@@ -38,7 +61,7 @@ class _NamedHost(HTTPAdapter):
 
     def __init__(self, server_name: str):
         self.server_name = server_name
-        super().__init__()
+        super().__init__(max_retries=client_go_retry())
 
     def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
         kwargs["server_hostname"] = self.server_name
@@ -59,8 +82,10 @@ class Kube:
         self.server = server
         self.session = requests.Session()
         self.session.trust_env = False  # REQUESTS_CA_BUNDLE and proxies from the environment would replace ours
-        if server_name:
-            self.session.mount("https://", _NamedHost(server_name))
+        self.session.mount(
+            "https://", _NamedHost(server_name) if server_name else HTTPAdapter(max_retries=client_go_retry())
+        )
+        self.session.mount("http://", HTTPAdapter(max_retries=client_go_retry()))
         self.session.verify = str(ca)
         if cert is not None:
             self.session.cert = (str(cert[0]), str(cert[1]))

@@ -16,7 +16,7 @@ from rich.table import Table
 from components.config.rollout import Wave
 from tools.rollout.bootstrap import NetworkBootstrap
 from tools.rollout.health import Check, CheckResult, wait_healthy
-from tools.rollout.slo import NotTested, SloGate, SloResult, not_tested_json
+from tools.rollout.slo import NotTested, SloGate, SloResult, not_tested_json, untested_wave
 from tools.rollout.state import Identity, RolloutState, Step, load_state
 from tools.rollout.workspace import StepResult, Workspace
 
@@ -287,11 +287,14 @@ def _slo_gate(run: _Run, wave: Wave, gate: SloGate, outputs: Mapping[str, Mappin
         run.console.print(f"    {mark} {result.line(slo)}", highlight=False)
     tested = [r for r in results if isinstance(r, SloResult)]
     failed = [r for r in tested if not r.passed]
+    untested = untested_wave(wave.name, found)
     lines = [r.line(gate.slo) if isinstance(r, SloResult) else r.line() for r in (failed or results)]
     verdict = "; ".join(lines) if lines else "not load-tested: no gateway in this wave"
     if tested and not failed:
         verdict = f"{len(tested)} gateway(s) within the SLO: {verdict}"
-    return run.gate(wave, "slo", not failed, verdict, started)
+    if untested:
+        verdict = f"{untested}: {verdict}"
+    return run.gate(wave, "slo", not failed and untested is None, verdict, started)
 
 
 def _print_check(console: Console, result: CheckResult) -> None:

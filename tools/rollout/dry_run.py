@@ -13,7 +13,7 @@ from components.config.stacks import environment_stacks, layout_of
 from tools.plan.model import Plan
 from tools.rollout.bringup import Report
 from tools.rollout.health import Check
-from tools.rollout.slo import NotTested, SloGate, SloTarget
+from tools.rollout.slo import NotTested, SloGate, SloTarget, untested_wave
 
 
 def mandatory_findings(plan: Plan) -> list[str]:
@@ -102,10 +102,13 @@ def print_dry_run(
         else:
             table.add_row("health", "no cluster in this wave: nothing to check")
         if slo_gate is not None:
-            for target in [
-                t for stack in wave.stacks for t in slo_gate.targets(wave.name, stack, plans[stack].outputs)
-            ]:
+            targets = [t for stack in wave.stacks for t in slo_gate.targets(wave.name, stack, plans[stack].outputs)]
+            for target in targets:
                 table.add_row(*slo_row(slo_gate, target))
+            untested = untested_wave(wave.name, targets)
+            if untested:
+                rejected.append(wave.name)
+                table.add_row("slo", f"[red]would stop: {untested}[/]")
         console.print(table)
         for violation in blocked:
             console.print(f"  [red]bring-up: {violation.line()}[/]", highlight=False)

@@ -243,6 +243,8 @@ def _stream(
     body = request.body()
     start = clock()
     end = start + bounds.request_timeout_seconds
+    if connection.sock is not None:  # a kept-alive socket still has the last read's remaining time as its timeout
+        connection.sock.settimeout(bounds.request_timeout_seconds)
     try:
         connection.request("POST", endpoint.path, body=body, headers=headers)
         response = connection.getresponse()

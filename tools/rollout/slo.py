@@ -39,6 +39,9 @@ class NotTested:
 
     region: str | None
     reason: str
+    # The region serves models of its own the gate would test: a wave whose every region is untested for such a
+    # reason deploys models no test measured, so its gate fails (tools/rollout/driver.py).
+    expected: bool = False
 
     def line(self) -> str:
         return f"{self.region}: not load-tested: {self.reason}" if self.region else f"not load-tested: {self.reason}"
@@ -199,6 +202,17 @@ def not_tested_json(wave: str, found: NotTested) -> dict[str, Any]:
     return {"wave": wave, "region": found.region, "tested": False, "reason": found.reason}
 
 
+def untested_wave(wave: str, found: Sequence[SloTarget | NotTested]) -> str | None:
+    """Why a wave's gate fails without a test: it deploys models of its own and not one gateway of it was tested."""
+    if any(isinstance(t, SloTarget) for t in found) or not any(isinstance(t, NotTested) and t.expected for t in found):
+        return None
+    return (
+        f"wave {wave} deploys models no load test could measure; give the gate a gateway it reaches and a model "
+        f"its tenant may call there (rollout.slo.models, rollout.slo.waves.{wave}), or set rollout.slo.waves.{wave}: "
+        "[] to deploy it untested"
+    )
+
+
 def region_target(
     env: EnvironmentSpec, slo: SloSpec, wave: str, region: str, gateway: Mapping[str, Any] | None, reachable: bool
 ) -> SloTarget | NotTested:
@@ -207,7 +221,9 @@ def region_target(
         return NotTested(region, "no gateway (the region serves no model, or its gateway is off)")
     if not reachable:
         return NotTested(
-            region, f"its gateway ({gateway.get('exposure', 'internal')}) is not reachable from where the wave runs"
+            region,
+            f"its gateway ({gateway.get('exposure', 'internal')}) is not reachable from where the wave runs",
+            expected=True,
         )
     if wave in slo.waves and not slo.waves[wave]:
         return NotTested(region, f"rollout.slo.waves.{wave} is empty")
@@ -222,7 +238,9 @@ def region_target(
             tested.append(name)
     if not tested:
         return NotTested(
-            region, f"none of {', '.join(wanted)} (tenant {slo.tenant}) is served by its gateway by the end of {wave}"
+            region,
+            f"none of {', '.join(wanted)} (tenant {slo.tenant}) is served by its gateway by the end of {wave}",
+            expected=bool(own),
         )
     return SloTarget(region, str(gateway["baseUrl"]), tuple(tested))
 
