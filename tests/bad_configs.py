@@ -318,5 +318,16 @@ CORPUS: list[Bad] = [
     _b('rollout', 'prod', 'slo-min-over-max', [('set', 'rollout.slo.minRequests', 1000)], 'rollout.slo.minRequests', 'no test could pass'),
     _b('rollout', 'prod', 'slo-global-wave', [('set', 'rollout.slo.waves', {'global': ['llama-3-1-8b']})], 'rollout.slo.waves.global', 'not load-tested'),
     _b('rollout', 'prod', 'slo-unknown-key', [('set', 'rollout.slo.ttftP99Ms', 500)], 'rollout.slo.ttftP99Ms', 'unknown key'),
+    # --- stand-ins (placements[].standIn): dev's qwen2-5-7b (8192 tokens, at zero) with llama-3-1-8b (4096) ---
+    _b('standin', 'dev', 'unknown', [('set', 'models[1].placements[0].standIn', 'gpt-5')], 'models[1].placements[0].standIn', "no model named 'gpt-5'"),
+    _b('standin', 'dev', 'itself', [('set', 'models[1].placements[0].standIn', 'qwen2-5-7b')], 'models[1].placements[0].standIn', 'cannot stand in for itself'),
+    _b('standin', 'dev', 'asleep', [('set', 'models[1].maxModelLen', 4096), ('set', 'models[1].placements[0].standIn', 'llama-3-1-8b')], 'models[0].placements[0].minReplicas', 'must be up'),
+    _b('standin', 'dev', 'shorter-context', [('set', 'models[0].placements[0].minReplicas', 1), ('set', 'models[1].placements[0].standIn', 'llama-3-1-8b')], 'models[0].maxModelLen', 'refused (400)'),
+    _b('standin', 'dev', 'chained', [('set', 'models[0].placements[0].minReplicas', 1), ('set', 'models[1].maxModelLen', 4096), ('set', 'models[1].placements[0].minReplicas', 1), ('set', 'models[1].placements[0].standIn', 'llama-3-1-8b'), ('set', 'models[0].placements[0].standIn', 'qwen2-5-7b')], 'models[0].placements[0].standIn', 'do not chain'),
+    _b('standin', 'dev', 'tenant-not-granted', [('set', 'models[0].placements[0].minReplicas', 1), ('set', 'models[1].maxModelLen', 4096), ('set', 'models[1].placements[0].standIn', 'llama-3-1-8b'), ('set', 'tenants[0].models', ['qwen2-5-7b'])], 'tenants[0].models', 'may not call'),
+    _b('standin', 'dev', 'knative', [('set', 'models[0].placements[0].minReplicas', 1), ('set', 'models[1].maxModelLen', 4096), ('set', 'models[1].placements[0].standIn', 'llama-3-1-8b'), ('set', 'regions[0].serving', {'deploymentMode': 'Knative'})], 'models[1].placements[0].standIn', 'Knative mode'),
+    _b('standin', 'prod', 'other-region', [('set', 'models[0].placements[2].standIn', 'llama-3-1-8b')], 'models[0].placements[2].standIn', 'not placed in usc1'),
+    _b('standin', 'prod', 'disaggregated', [('set', 'models[3].placements[0].standIn', 'llama-3-1-8b')], 'models[3].placements[0].servingMode', 'set servingMode aggregated'),
+    _b('standin', 'prod', 'lora', [('set', 'models[1].placements[0].standIn', 'llama-3-1-70b')], 'models[1].placements[0].standIn', 'serves LoRA adapters'),
 ]
 # fmt: on

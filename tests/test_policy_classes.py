@@ -35,9 +35,11 @@ from tests.test_policy_rules import (
     _lora_env_from,
     _peer,
     _policy,
+    _priority_lua,
     _random,
     _random_into_secret,
     _route_match,
+    _route_rules,
     _secret_reader,
     _volcano_values,
     inference_graph,
@@ -53,6 +55,7 @@ from tests.test_policy_rules import (
     runtime_container,
     service_patch,
     set_in,
+    stand_in_rule,
     volcano_job,
 )
 
@@ -67,6 +70,16 @@ def _multi_node_worker(rs):
     # KServe builds the worker's pod from the two workerSpecs alone (predictor.go multiNodeProcess L556-604): the
     # predictor's service account and token settings do not reach it
     isvc(rs)["spec"]["predictor"]["workerSpec"] = {"pipelineParallelSize": 2, "automountServiceAccountToken": False}
+
+
+def _stand_in_admitted(rs) -> None:
+    """evals may call llama-70b (its own rule, with a request class), and mistral, which llama-70b stands in for."""
+    pool = {"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": "llama-70b"}
+    model = {"type": "Exact", "name": "x-ai-eg-model", "value": "llama-70b"}
+    tenant = {"type": "Exact", "name": "x-tenant-id", "value": "evals"}
+    _route_rules(rs).append({"matches": [{"headers": [model, tenant]}], "backendRefs": [pool]})
+    _route_rules(rs).append(stand_in_rule("mistral", "evals", "llama-70b"))
+    _priority_lua(rs)["filterContext"]["objectives"]["llama-70b"]["evals"] = "llama-70b-interactive"
 
 
 PASSES: dict[str, tuple[str, Callable]] = {
@@ -236,6 +249,7 @@ PASSES: dict[str, tuple[str, Callable]] = {
         ),
     ),
     "a multi-node worker, which takes no traffic, probed for liveness only": ("k8s-probes", _multi_node_worker),
+    "a stand-in its tenant may call by name": ("gateway-stand-in-access", _stand_in_admitted),
 }
 
 

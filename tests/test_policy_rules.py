@@ -1594,6 +1594,24 @@ def _early_removed(rs):
     return p(rs, ":ClientTrafficPolicy", "client-traffic")["spec"]["headers"]["earlyRequestHeaders"]["remove"]
 
 
+def _route_rules(rs):
+    return p(rs, ":AIGatewayRoute", "llm-route")["spec"]["rules"]
+
+
+def stand_in_rule(model: str, tenant: str, stand_in: str, model_match: bool = True) -> dict:
+    """An AIGatewayRoute rule answering `model` for `tenant` from its direct backend, else `stand_in`'s."""
+    headers = [{"type": "Exact", "name": "x-tenant-id", "value": tenant}]
+    if model_match:
+        headers.insert(0, {"type": "Exact", "name": "x-ai-eg-model", "value": model})
+    return {
+        "matches": [{"headers": headers}],
+        "backendRefs": [
+            {"name": f"{model}-direct", "priority": 0},
+            {"name": f"{stand_in}-direct", "priority": 1, "modelNameOverride": stand_in},
+        ],
+    }
+
+
 def _priority_lua(rs):
     return p(rs, ":EnvoyExtensionPolicy", "request-priority")["spec"]["lua"][0]
 
@@ -2098,6 +2116,23 @@ CASES += [
         "vllm-first-come-first-served",
         "--scheduling-policy=priority",
         lambda rs: runtime_container(rs).setdefault("args", []).append("--scheduling-policy=priority"),
+    ),
+    Case(
+        "gateway-stand-in-access",
+        "a stand-in the tenant may not call",
+        lambda rs: _route_rules(rs).append(stand_in_rule("llama-70b", "search", "llama-8b")),
+    ),
+    Case(
+        "gateway-stand-in-access",
+        "a stand-in whatever the model",
+        lambda rs: _route_rules(rs).append(stand_in_rule("llama-70b", "search", "llama-70b", model_match=False)),
+    ),
+    Case(
+        "gateway-stand-in-access",
+        "admitted to the stand-in only through another stand-in",
+        lambda rs: _route_rules(rs).extend(
+            [stand_in_rule("mistral", "evals", "llama-8b"), stand_in_rule("llama-8b", "evals", "llama-70b")]
+        ),
     ),
     Case("gateway-tenant-routes", "route without its tenant match", lambda rs: _route_match(rs).pop(1)),
     Case(

@@ -15,6 +15,7 @@ from tests.harness import environment_config, ns, plan_config
 from tests.test_federation import _push_config
 from tests.test_gpu_pools import AWS_EXTRA, GCP_EXTRA
 from tests.test_serving_config import _multi_node_prod
+from tests.test_stand_in import stand_in_dev, stand_in_prod
 
 
 def _gpu_pools() -> dict:
@@ -59,6 +60,8 @@ VARIANTS: dict[str, tuple[Callable[[], dict], str]] = {
     "Knative serving": (_knative, "test"),
     "model cache off": (_cache_off, "dev"),
     "cluster without GPU pools": (_no_gpu_pools, "test"),
+    "stand-ins while models wake": (stand_in_dev, "dev"),
+    "prod's 70B with the 8B standing in": (stand_in_prod, "prod"),
 }
 
 

@@ -23,12 +23,16 @@ from components.catalog.upstream import (
     AGGREGATED_API_VERIFIED_BY_CA_BUNDLE,
     AI_GATEWAY_ENVOY_GATEWAY_PAIR,
     AI_GATEWAY_EXTPROC_PRECEDES_CUSTOM_RESPONSE,
+    AI_GATEWAY_NO_FALLBACK_FROM_POOLS,
+    AI_GATEWAY_ORIGINAL_MODEL_METRIC,
     AI_GATEWAY_PICKER_FAIL_CLOSED,
+    AI_GATEWAY_PRIORITY_FALLBACK,
     AI_GATEWAY_REPLAYS_THE_CLIENT_BODY_TO_POOLS,
     ALLUXIO_READ_BUFFERS,
     ALLUXIO_S3_READS_WITH_WEB_IDENTITY,
     AUTOSCALER_ADDS_NODES_ONLY_FOR_PENDING_PODS,
     AUTOSCALER_KEEPS_NODES_WITH_LOCAL_STORAGE,
+    CLIENT_GO_RETRIES_RETRY_AFTER,
     CLUSTERPEDIA_CHART_GRANTS_CLUSTER_ADMIN,
     CLUSTERPEDIA_CHART_STORE_IMAGES_GONE,
     CLUSTERPEDIA_CRDS_NEED_THEIR_STATUS,
@@ -39,10 +43,13 @@ from components.catalog.upstream import (
     CLUSTERPEDIA_SYNCHRO_DIALS_AND_READS,
     EKS_ACCESS_ENTRIES,
     ENVOY_API_KEY_AUTH_OVERWRITES_THE_CLIENT_ID,
+    ENVOY_CUSTOM_RESPONSE_REDIRECT_DROPS_THE_BODY,
     ENVOY_GATEWAY_EXT_PROC_ANSWERS_BEFORE_RATE_LIMIT,
     ENVOY_GATEWAY_LUA_RUNS_AFTER_AUTH_AND_MODEL,
     ENVOY_GATEWAY_RATE_LIMIT_COST,
     ENVOY_GATEWAY_WATCHES_INFERENCE_POOLS,
+    ENVOY_OUTLIER_EJECTS_A_REFUSING_SERVICE,
+    ENVOY_UPSTREAM_METADATA_HEADER,
     FACTS,
     FLUID_APPLIES_A_CACHES_SPEC_ONCE,
     FLUID_CONTROLLER_CREATES_CRITICAL_FUSE_PODS,
@@ -60,7 +67,6 @@ from components.catalog.upstream import (
     GKE_NODE_COUNT_PER_ZONE,
     GKE_POOLS_NEED_THEIR_OWN_DCGM_EXPORTER,
     HELM_INSTALL_RUNS_HOOKS,
-    CLIENT_GO_RETRIES_RETRY_AFTER,
     HELM_INSTALLS_IN_ORDER,
     KARMADA_AGENT_IDENTITY,
     KARMADA_AGENT_REGISTERS,
@@ -123,6 +129,7 @@ from policies.rules import ALL_RULES
 from tests.harness import (
     HELM_RELEASES,
     SERVING_CLUSTERS,
+    apply_ops,
     cluster_objects,
     config_errors,
     environment_config,
@@ -2004,6 +2011,141 @@ def test_the_pack_folder_is_what_the_pulumi_cli_runs_publishes_and_installs(tmp_
         "pulumi policy group edit inference-prod --add-stack inference-platform/prod.use1",
     ):
         assert command in doc, command
+
+
+# --- a stand-in while a model wakes (components/serving/stand_in.py) ------------------------------------------------
+
+# The dev fixture's qwen2-5-7b (at zero, on an A100 node that starts from zero) with llama-3-1-8b kept up as its
+# stand-in; qwen's context shortened to llama's, as the checks require.
+STAND_IN_OPS = (
+    ("set", "models[0].placements[0].minReplicas", 1),
+    ("set", "models[1].maxModelLen", 4096),
+    ("set", "models[1].placements[0].standIn", "llama-3-1-8b"),
+)
+VENDORED_AI_GATEWAY = VENDORED_DIR / "ai-gateway" / "v1.1.0"
+VENDORED_ENVOY_GATEWAY = VENDORED_DIR / "envoy-gateway" / "v1.9.0"
+
+
+@pytest.fixture(scope="module")
+def stand_in_plan():
+    config = environment_config("dev")
+    apply_ops({"models": config[ns("models")]}, STAND_IN_OPS)
+    return plan_config(config, stack="dev")
+
+
+def _stand_in_rules(plan) -> list[tuple[str, int, dict]]:
+    """(route, index in the route, rule) of every rule whose backends fall over to another model."""
+    return [
+        (name, i, rule_)
+        for (_, name), route in cluster_objects(plan, "AIGatewayRoute").items()
+        for i, rule_ in enumerate(route["spec"]["rules"])
+        if any("modelNameOverride" in b for b in rule_["backendRefs"])
+    ]
+
+
+def test_a_model_with_a_stand_in_is_routed_without_its_picker(stand_in_plan):
+    assert AI_GATEWAY_NO_FALLBACK_FROM_POOLS.name in FACTS
+    crd = (VENDORED_AI_GATEWAY / "aigateway.envoyproxy.io_aigatewayroutes.yaml").read_text()
+    assert "only one InferencePool backend is allowed per rule" in crd
+    assert "cannot mix InferencePool and AIServiceBackend references in the same rule" in crd
+    pools = {name for _, name in cluster_objects(stand_in_plan, "InferencePool")}
+    assert pools == {"llama-3-1-8b"}  # qwen's picker would route nothing: not rendered
+    for (_, name), route in cluster_objects(stand_in_plan, "AIGatewayRoute").items():
+        for rule_ in route["spec"]["rules"]:
+            refs = rule_["backendRefs"]
+            if any(b.get("kind") == "InferencePool" for b in refs):
+                assert len(refs) == 1, name
+                assert not {"priority", "modelNameOverride"} & set(refs[0]), name
+    ((route, _, rule_),) = _stand_in_rules(stand_in_plan)
+    assert route == "stand-ins-1"
+    assert [h["value"] for m in rule_["matches"] for h in m["headers"] if h["name"] == "x-ai-eg-model"] == [
+        "qwen2-5-7b"
+    ]
+
+
+def test_the_stand_in_is_the_second_priority_of_the_models_rule(stand_in_plan):
+    assert AI_GATEWAY_PRIORITY_FALLBACK.name in FACTS
+    assert (
+        "BackendRef must be a Backend resource of Envoy Gateway"
+        in (VENDORED_AI_GATEWAY / "aigateway.envoyproxy.io_aiservicebackends.yaml").read_text()
+    )
+    assert (
+        "numAttemptsPerPriority"
+        in (VENDORED_ENVOY_GATEWAY / "gateway.envoyproxy.io_backendtrafficpolicies.yaml").read_text()
+    )
+    ((_, _, rule_),) = _stand_in_rules(stand_in_plan)
+    model, stand_in = rule_["backendRefs"]
+    assert (model["priority"], stand_in["priority"]) == (0, 1)
+    assert "modelNameOverride" not in model and stand_in["modelNameOverride"] == "llama-3-1-8b"
+    ai_backends = {name: o["spec"] for (_, name), o in cluster_objects(stand_in_plan, "AIServiceBackend").items()}
+    backends = {name: o["spec"] for (_, name), o in cluster_objects(stand_in_plan, "Backend").items()}
+    for ref, served in ((model, "qwen2-5-7b"), (stand_in, "llama-3-1-8b")):
+        target = ai_backends[ref["name"]]["backendRef"]
+        assert (target["group"], target["kind"]) == ("gateway.envoyproxy.io", "Backend")
+        (endpoint,) = backends[target["name"]]["endpoints"]
+        # KServe's predictor Service (KSERVE_PREDICTOR_SERVICE), which forwards only to Ready pods.
+        assert endpoint["fqdn"] == {"hostname": f"{served}-predictor.inference.svc.cluster.local", "port": 80}
+        # Envoy Gateway's own fallback flag agrees with the AI Gateway's priority.
+        assert backends[target["name"]].get("fallback", False) is (ref is stand_in)
+    ((_, policy),) = cluster_objects(stand_in_plan, "BackendTrafficPolicy").items()
+    retry = policy["spec"]["retry"]
+    assert retry["numAttemptsPerPriority"] == 1 and retry["numRetries"] >= 1
+    assert "connect-failure" in retry["retryOn"]["triggers"]
+
+
+def test_no_response_override_redirects_a_request(stand_in_plan, env_plan):
+    assert ENVOY_CUSTOM_RESPONSE_REDIRECT_DROPS_THE_BODY.name in FACTS
+    for plan in (stand_in_plan, env_plan):
+        for key, policy in cluster_objects(plan, "BackendTrafficPolicy").items():
+            assert all("redirect" not in o for o in policy["spec"].get("responseOverride", [])), key
+
+
+def test_only_the_stand_ins_endpoint_names_it_in_the_response_header(stand_in_plan):
+    assert ENVOY_UPSTREAM_METADATA_HEADER.name in FACTS
+    ((_, patch),) = cluster_objects(stand_in_plan, "EnvoyPatchPolicy").items()
+    assert patch["spec"]["type"] == "JSONPatch"
+    ((route, index, rule_),) = _stand_in_rules(stand_in_plan)
+    (op,) = patch["spec"]["jsonPatches"]
+    assert op["type"] == "type.googleapis.com/envoy.config.cluster.v3.Cluster"
+    # Envoy Gateway's cluster of that rule of the HTTPRoute the AI Gateway renders with the route's name.
+    assert op["name"] == f"httproute/inference/{route}/rule/{index}"
+    # One locality per backendRef, in order: the stand-in's is the second.
+    position = next(i for i, b in enumerate(rule_["backendRefs"]) if "modelNameOverride" in b)
+    assert op["operation"]["path"] == f"/load_assignment/endpoints/{position}/lb_endpoints/0/metadata"
+    ((namespace, fields),) = op["operation"]["value"]["filter_metadata"].items()
+    assert namespace != "aigateway.envoy.io"  # the AI Gateway's own, which it rewrites
+    ((key, value),) = fields.items()
+    assert value == rule_["backendRefs"][position]["modelNameOverride"]
+    ((_, client),) = cluster_objects(stand_in_plan, "ClientTrafficPolicy").items()
+    (header,) = client["spec"]["headers"]["lateResponseHeaders"]["set"]
+    assert header["value"] == f'%UPSTREAM_METADATA(["{namespace}","{key}"])%'
+    # Envoy Gateway refuses a value outside RFC 7230 (internal/gatewayapi/filters.go HeaderValueRegexp).
+    assert re.fullmatch(r"[!-~]+([\t ]?[!-~]+)*", header["value"])
+
+
+def test_a_model_at_zero_wakes_on_the_requests_its_stand_in_answered(stand_in_plan):
+    assert AI_GATEWAY_ORIGINAL_MODEL_METRIC.name in FACTS
+    scaled = cluster_objects(stand_in_plan, "ScaledObject")
+    ((_, qwen),) = [(k, o) for k, o in scaled.items() if k[1] == "qwen2-5-7b"]
+    names_ = {t["name"]: t["metadata"]["query"] for t in qwen["spec"]["triggers"]}
+    assert "gateway-queue" not in names_  # no picker counts its requests
+    assert 'gen_ai_original_model="qwen2-5-7b"' in names_["stand-in"]
+    assert 'gen_ai_token_type="input"' in names_["stand-in"]
+    assert qwen["spec"]["minReplicaCount"] == 0
+
+
+def test_the_models_service_is_ejected_after_refusals_and_back_within_300_s(stand_in_plan):
+    assert ENVOY_OUTLIER_EJECTS_A_REFUSING_SERVICE.name in FACTS
+    ((_, policy),) = cluster_objects(stand_in_plan, "BackendTrafficPolicy").items()
+    passive = policy["spec"]["healthCheck"]["passive"]
+    assert "splitExternalLocalOriginErrors" not in passive  # a refused connection counts as a 503
+    assert passive["consecutive5XxErrors"] == 5
+    # A stand-in cluster has 2 hosts (each Service's one ClusterIP): ejecting the model's is 50% of it.
+    ((_, _, rule_),) = _stand_in_rules(stand_in_plan)
+    assert 100 * 1 / len(rule_["backendRefs"]) <= passive["maxEjectionPercent"]
+    # Envoy's max_ejection_time default: 10 x its 30 s default base, or the base if larger (docs/serving.md: 300 s).
+    base = int(passive["baseEjectionTime"].removesuffix("s"))
+    assert max(10 * 30, base) == 300
 
 
 # --- the rehearsal's REST client retries as client-go does ------------------------------------------------------

@@ -29,6 +29,7 @@ from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import custom_resource, helm_release, namespace
 from components.serving import gateway_specs as specs
 from components.serving import priority_classes as priority
+from components.serving import stand_in
 from components.serving.deployment import model_placements
 from components.serving.inference_pool import InferencePool, InferencePoolArgs
 from components.serving.network_policies import gateway_namespace_policies
@@ -186,9 +187,14 @@ class InferenceGateway(pulumi.ComponentResource):
         self.pools = self._pools(args, installed)
         self._picker_auth()
         self._external_providers(args, installed)
-        # The routes: one rule per model, at most 15 per AIGatewayRoute.
-        self.models = [target.model for target in specs.route_targets(args.env, args.region)]
+        # The routes: one rule per model, at most 15 per AIGatewayRoute; a model with a stand-in has its own.
+        region_stand_ins = stand_in.stand_ins(args.env, args.region)
+        routed = [target.model for target in specs.route_targets(args.env, args.region)]
+        self.models = sorted(routed + [s.model for s in region_stand_ins])
         self.routes = specs.route_specs(args.env, args.region, self.hostname)
+        if region_stand_ins:
+            self.routes |= stand_in.route_specs(args.env, args.region, self.hostname)
+            self._stand_in_backends(args, installed)
         for route, spec in self.routes.items():
             self._custom(
                 kind="AIGatewayRoute",
@@ -200,6 +206,37 @@ class InferenceGateway(pulumi.ComponentResource):
                 depends_on=[args.serving_namespace],
             )
         self.register_outputs({"hostname": self.hostname, "routes": list(self.routes), "pools": list(self.pools)})
+
+    def _stand_in_backends(self, args: InferenceGatewayArgs, installed: _Installed) -> None:
+        """The predictor Services the stand-in rules reach (Backend + AIServiceBackend per model), and the patch that
+        marks each stand-in endpoint for the response header."""
+        for model, fallback in stand_in.direct_models(stand_in.stand_ins(args.env, args.region)).items():
+            named = {"name": stand_in.direct_backend(model), "namespace": SERVING_NAMESPACE}
+            self._custom(
+                kind="Backend",
+                api_version=specs.ENVOY_GATEWAY_API,
+                spec=stand_in.backend_spec(model, fallback),
+                crd_from=[installed.envoy_gateway],
+                depends_on=[args.serving_namespace],
+                **named,
+            )
+            self._custom(
+                kind="AIServiceBackend",
+                api_version=specs.AI_GATEWAY_API,
+                spec=stand_in.ai_service_backend_spec(model),
+                crd_from=[installed.ai_crds],
+                depends_on=[args.serving_namespace],
+                **named,
+            )
+        self._custom(
+            kind="EnvoyPatchPolicy",
+            name=stand_in.ROUTE_PREFIX,
+            namespace=names.ENVOY_GATEWAY_NAMESPACE,
+            api_version=specs.ENVOY_GATEWAY_API,
+            spec=stand_in.patch_policy_spec(args.env, args.region),
+            crd_from=[installed.envoy_gateway],
+            depends_on=[installed.eg_ns],
+        )
 
     def _after(self, *resources: pulumi.Resource) -> pulumi.ResourceOptions:
         cluster = self._cluster
@@ -307,18 +344,22 @@ class InferenceGateway(pulumi.ComponentResource):
             spec=specs.gateway_spec(self.hostname, region.gateway),
             depends_on=eg_ns,
         )
+        client_traffic = specs.client_traffic_policy_spec(gateway)
+        backend_traffic = specs.backend_traffic_policy_spec(
+            env, waking=any(p.cold_start_seconds is not None for p in model_placements(env, region))
+        )
+        if stand_in.stand_ins(env, region):
+            stand_in.with_fallback(client_traffic, backend_traffic)
         in_eg(
             kind="ClientTrafficPolicy",
             api_version=specs.ENVOY_GATEWAY_API,
-            spec=specs.client_traffic_policy_spec(gateway),
+            spec=client_traffic,
             depends_on=eg_ns,
         )
         in_eg(
             kind="BackendTrafficPolicy",
             api_version=specs.ENVOY_GATEWAY_API,
-            spec=specs.backend_traffic_policy_spec(
-                env, waking=any(p.cold_start_seconds is not None for p in model_placements(env, region))
-            ),
+            spec=backend_traffic,
             depends_on=eg_ns,
         )
         if priority.classed_placements(env, region):
@@ -364,7 +405,7 @@ class InferenceGateway(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self),
             )
             for p in model_placements(env, region)
-            if p.disaggregation is None
+            if p.disaggregation is None and p.placement.stand_in is None  # a stand-in rule skips the picker
         }
 
     def _picker_auth(self) -> None:

@@ -76,7 +76,7 @@ CLIENT_GO_RETRIES_RETRY_AFTER = _fact(
     "client use) retries a request whose answer is 429 or any 5xx carrying a Retry-After header in whole seconds, "
     "after waiting that long, up to 10 times by default, then returns the last answer; without the header it does "
     "not retry. An API server answers 429 with Retry-After while the watch cache of a kind is (re)initializing "
-    "(\"storage is (re)initializing\", e.g. just after its CRD is established, or while a storage backend "
+    '("storage is (re)initializing", e.g. just after its CRD is established, or while a storage backend '
     "restarts), so a client waits it out instead of failing; the rehearsal's REST client does the same.",
     "kubernetes/kubernetes@v1.33.13 staging: client-go/rest/with_retry.go L148-L191 (IsNextRetry), L309-L318 "
     "(checkWait: 429 or >= 500 with Retry-After), client-go/rest/request.go L170 (maxRetries 10), L1542-L1549 "
@@ -1231,6 +1231,83 @@ VLLM_BENCH_SERVE_METRICS = _fact(
     "L470-478, end at token chunks L483-485, usage L486-488, no output L493-500, latency L501); "
     "vllm/benchmarks/serve.py L636 (output_len from output_tokens), L655-657 (tpot = latency_minus_ttft / "
     "(output_len - 1)), L787, L793 (np.percentile)",
+)
+
+# --- A stand-in while a model wakes (components/serving/stand_in.py) ---------------------------------------------
+
+AI_GATEWAY_NO_FALLBACK_FROM_POOLS = _fact(
+    "ai-gateway-no-fallback-from-an-inference-pool",
+    "The AI Gateway v1.1.0 admits one InferencePool per AIGatewayRoute rule and no mix of an InferencePool with "
+    "AIServiceBackends (CEL on the rule), ignores `priority`, `modelNameOverride` and header/body mutations of an "
+    "InferencePool backendRef, and makes the pool's cluster ORIGINAL_DST without EDS (the picker names the pod): "
+    "there is no second priority to fall over to behind an endpoint picker. So a model with a stand-in is routed "
+    "without its picker.",
+    "envoyproxy/ai-gateway@v1.1.0:api/v1beta1/ai_gateway_route.go L214-215 (CEL), L232-241, L354-397; "
+    "internal/extensionserver/post_cluster_modify.go L46-51, L65-93",
+)
+
+AI_GATEWAY_PRIORITY_FALLBACK = _fact(
+    "ai-gateway-falls-over-between-ai-service-backends-by-priority",
+    "For a rule of AIServiceBackends the AI Gateway v1.1.0 sets each backendRef's `priority` on its locality of the "
+    "rule's one Envoy cluster, and its upstream filter sends the backendRef's `modelNameOverride` as the body's "
+    "`model` to that backend only; an AIServiceBackend must reference an Envoy Gateway Backend (CEL). Its documented "
+    "fallback pairs priorities 0/1 with a BackendTrafficPolicy retry of `numAttemptsPerPriority: 1` on "
+    "`connect-failure`; Envoy Gateway v1.9.0 renders that as the previous_priorities retry plugin (update frequency "
+    "1: the next attempt excludes the priority just tried) beside its previous_hosts predicate, and puts a Backend "
+    "with `fallback: true` at priority 1 itself.",
+    "envoyproxy/ai-gateway@v1.1.0:internal/extensionserver/post_translate_modify.go L361-392; internal/extproc/"
+    "processor_impl.go L700; api/v1beta1/ai_service_backend.go L66; examples/provider_fallback/base.yaml L40-50, "
+    "fallback.yaml L17-30; envoyproxy/gateway@v1.9.0:internal/xds/translator/route.go L825-862, "
+    "internal/gatewayapi/route.go L3566-3570, api/v1alpha1/retry_types.go L21-26",
+)
+
+ENVOY_CUSTOM_RESPONSE_REDIRECT_DROPS_THE_BODY = _fact(
+    "envoy-response-override-redirect-drops-the-request-body",
+    "An Envoy Gateway v1.9.0 `responseOverride` with `redirect` becomes Envoy's custom_response RedirectPolicy, an "
+    "internal redirect that turns the request into a GET without Content-Length and recreates the stream without "
+    "its body: a chat completion redirected on the picker's 503 would reach the other model without its prompt. So "
+    "the stand-in is not reached by a response override.",
+    "envoyproxy/gateway@v1.9.0:api/v1alpha1/shared_types.go L802-819, internal/xds/translator/custom_response.go "
+    "L533-558; envoyproxy/envoy@v1.39.0 (Envoy Gateway v1.9.0's proxy):source/extensions/http/custom_response/"
+    "redirect_policy/redirect_policy.cc L120-247 (L228-229 GET without Content-Length, L245 recreateStream(nullptr))",
+)
+
+ENVOY_UPSTREAM_METADATA_HEADER = _fact(
+    "envoy-late-response-header-from-endpoint-metadata",
+    "Envoy Gateway v1.9.0 renders a ClientTrafficPolicy's `headers.lateResponseHeaders` as the listener's "
+    "header_mutation filter, with keep_empty_value only for a literally empty value; Envoy formats such a value with "
+    "empty values omitted, so `%UPSTREAM_METADATA([ns, key])%` of an endpoint without that metadata is empty and the "
+    "header is not added. Envoy Gateway applies EnvoyPatchPolicy JSON patches before the extension server's "
+    "post-translation hook, whose endpoint metadata (namespace aigateway.envoy.io) the AI Gateway adds beside any "
+    "other namespace. So a patch that gives only the stand-in's endpoint a metadata value makes only the stand-in's "
+    "responses carry the header.",
+    "envoyproxy/gateway@v1.9.0:internal/gatewayapi/clienttrafficpolicy.go L1056-1064, internal/xds/translator/"
+    "header_mutation.go L64-135, internal/xds/translator/translator.go L165-182; envoyproxy/ai-gateway@v1.1.0:"
+    "internal/extensionserver/post_translate_modify.go L1029-1051; envoyproxy/envoy@v1.39.0:source/common/router/"
+    "header_parser.cc L50-54 (FormatterImpl::create(value, true): empty values omitted), L63, L193; "
+    "source/common/http/header_mutation.cc L29 (AppendMutation: `!value.empty() || add_if_empty_`)",
+)
+
+AI_GATEWAY_ORIGINAL_MODEL_METRIC = _fact(
+    "ai-gateway-token-metrics-carry-the-requested-model",
+    "The AI Gateway v1.1.0 labels its gen_ai.client.token.usage samples with gen_ai.original.model, the `model` the "
+    "client sent before any override, beside gen_ai.request.model (after it), and records one input-token sample "
+    "per completed request. So the requests the stand-in answered for a model count under the model's name.",
+    "envoyproxy/ai-gateway@v1.1.0:internal/metrics/genai.go L21-24, L52; internal/metrics/metrics_impl.go "
+    "L110-121, L148-156",
+)
+
+ENVOY_OUTLIER_EJECTS_A_REFUSING_SERVICE = _fact(
+    "envoy-outlier-detection-ejects-a-service-that-refuses",
+    "Envoy v1.39.0's outlier detection, without split_external_local_origin_errors (Envoy Gateway v1.9.0 sets it only "
+    "when asked), counts a failed connection as a 503 toward consecutive_5xx; it ejects a host while the ejected "
+    "share of the cluster's hosts, this one included, stays within max_ejection_percent (1 of a stand-in cluster's 2 "
+    "hosts is 50%), for base_ejection_time times the host's ejection count, at most max_ejection_time (default 10 x "
+    "the 30 s default base, or the base if larger: 300 s here). So the model's Service, refusing while it has no "
+    "Ready replica, is ejected after 5 refusals and gets traffic again at most 300 s after its last ejection.",
+    "envoyproxy/envoy@v1.39.0:source/common/upstream/outlier_detection_impl.cc L108-135 (LocalOriginConnectFailed -> "
+    "503), L145-166, L244, L286-292, L389-405, L540-556 (ejectHost), L575-585; outlier_detection_impl.h L370, L385; "
+    "envoyproxy/gateway@v1.9.0:internal/xds/translator/cluster.go L715-735 (buildXdsOutlierDetection)",
 )
 
 NO_PINNED_CACHE_FOR_CHAT_COMPLETIONS = _fact(

@@ -37,6 +37,7 @@ from components.config.rollout import RolloutSpec, check_rollout
 from components.config.scheduling import PriorityTierSpec, check_scheduling, default_tiers
 from components.config.serving_checks import check_engine_options, check_serving
 from components.config.stacks import StacksSpec
+from components.config.stand_in_checks import check_stand_ins
 from components.config.workloads import ModelSpec, TenantSpec, check_workloads
 from components.domain.cache_reads import check_cache_reads
 
@@ -168,6 +169,7 @@ SEMANTIC_CHECKS: tuple[tuple[Callable[[EnvironmentSpec], Iterable[Issue]], ...],
         check_search,
         check_consistency,
         check_rollout,
+        check_stand_ins,
     ),
     # Queues are sized in the resources the pools offer, known once their partitioning is valid.
     (check_scheduling,),

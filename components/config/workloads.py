@@ -56,6 +56,13 @@ class PlacementSpec(Spec):
     prefill: PrefillSpec | None = Field(
         None, description="Prefill pool of a disaggregated (or auto) placement; `pool` then runs the decode pods."
     )
+    stand_in: str | None = Field(
+        None,
+        description="A model of this region that answers this model's requests while it has no Ready replica here "
+        "(cold start, first rollout, after a failover), with the response header x-inference-platform-stand-in; "
+        "the gateway then routes this model straight to its Service, without an endpoint picker "
+        "(docs/serving.md, Stand-in while a model wakes).",
+    )
 
 
 class ModelSpec(Spec):

@@ -17,6 +17,8 @@ model's pods carry `names.MODEL_LABEL`, relabelled to `scrape_targets.MODEL_LABE
   in its flow-control histogram with an outcome other than Dispatched, a counter no scrape misses however short
   the hold. Those requests over two minutes wake the model: KEDA activates above zero, and asks for one replica
   per maxNumSeqs of them;
+- scale from zero of a model with a stand-in (`stand_in.py`): its requests bypass the picker and are answered by the
+  stand-in, so the AI Gateway's count of requests asking for it (gen_ai.original.model) wakes it instead;
 - held at the picker (a pool shared by request classes, `priority_classes.py`): its flow control holds requests
   while the pool is saturated, so they wait there instead of in the engines' queues the queue trigger reads; the
   requests it holds of the classes that scale (not best effort) count against `serving.waitingRequestsPerReplica`.
@@ -67,6 +69,13 @@ def gateway_queue_query(p: ModelPlacement) -> str:
     return f"sum(increase({m.EPP_FLOW_CONTROL_QUEUE_DURATION.count}{unplaced}[{WINDOW}])) or vector(0)"
 
 
+def stand_in_query(p: ModelPlacement) -> str:
+    """Requests for the model the gateway answered over the window (`stand_in.py`): at zero, its stand-in's. The AI
+    Gateway labels each with the model the client asked for (gen_ai.original.model); one input-token sample each."""
+    asked = f'{{gen_ai_original_model="{p.name}",gen_ai_token_type="input"}}'
+    return f"sum(increase({m.GEN_AI_TOKEN_USAGE.count}{asked}[{WINDOW}])) or vector(0)"
+
+
 def held_query(p: ModelPlacement) -> str:
     """Requests of the classes that scale the model's picker holds now (its flow-control queue, by priority)."""
     levels = "|".join(str(OBJECTIVE_PRIORITY[c]) for c in p.request_classes if c in SCALING_CLASSES)
@@ -102,7 +111,10 @@ def scaled_object_manifest(p: ModelPlacement, prometheus_url: str) -> dict[str, 
                 "AverageValue",
             )
         )
-    if placement.min_replicas == 0:
+    if placement.min_replicas == 0 and placement.stand_in is not None:
+        # Its requests skip the picker: the ones its stand-in answered wake it.
+        triggers.append(_trigger("stand-in", prometheus_url, stand_in_query(p), p.model.max_num_seqs, "AverageValue"))
+    elif placement.min_replicas == 0:
         triggers.append(
             _trigger("gateway-queue", prometheus_url, gateway_queue_query(p), p.model.max_num_seqs, "AverageValue")
         )

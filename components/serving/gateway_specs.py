@@ -326,7 +326,9 @@ def route_targets(env: EnvironmentSpec, region: RegionSpec) -> list[RouteTarget]
     pool is the one KServe creates for its LLMInferenceService (`llm_inference_service.py`).
     """
     pools = {
-        p.name: p.name if p.disaggregation is None else llmisvc_pool_name(p.name) for p in model_placements(env, region)
+        p.name: p.name if p.disaggregation is None else llmisvc_pool_name(p.name)
+        for p in model_placements(env, region)
+        if p.placement.stand_in is None  # routed by its stand-in rule instead (`stand_in.py`)
     }
     # A LoRA adapter is a `model` of its own, sent to its base model's pool: every pod there loads it.
     targets = [
@@ -396,12 +398,14 @@ def route_specs(env: EnvironmentSpec, region: RegionSpec, hostname: str) -> dict
         for target, name in zip(targets, rule_names([t.model for t in targets]), strict=True)
     ]
     chunks = [rules[i : i + MAX_RULES_PER_ROUTE] for i in range(0, len(rules), MAX_RULES_PER_ROUTE)]
+    return {f"models-{n}": route_spec(hostname, chunk) for n, chunk in enumerate(chunks, start=1)}
+
+
+def route_spec(hostname: str, rules: list[dict[str, Any]]) -> dict[str, Any]:
+    """An AIGatewayRoute on the Gateway's listener for the region's hostname, charging token costs."""
     return {
-        f"models-{n}": {
-            "parentRefs": [{**GATEWAY_REF, "namespace": names.ENVOY_GATEWAY_NAMESPACE, "sectionName": LISTENER}],
-            "hostnames": [hostname],
-            "rules": chunk,
-            "llmRequestCosts": llm_request_costs(),
-        }
-        for n, chunk in enumerate(chunks, start=1)
+        "parentRefs": [{**GATEWAY_REF, "namespace": names.ENVOY_GATEWAY_NAMESPACE, "sectionName": LISTENER}],
+        "hostnames": [hostname],
+        "rules": rules,
+        "llmRequestCosts": llm_request_costs(),
     }

@@ -270,4 +270,66 @@ def gateway_tenant_routes(r: Resource, ctx: Context) -> Iterator[Violation]:
                 yield Violation(f"{r.label} on {scope} admits tenant {tenant!r} with no token budget on {header}")
 
 
-RULES = [route_authenticated, route_token_budget, gateway_tenant_routes]
+def _overrides(rule_: object) -> list[str]:
+    """The models a rule's backends serve under another name (AIServiceBackend `modelNameOverride`)."""
+    return [str(b["modelNameOverride"]) for b in as_list(peek(rule_, "backendRefs")) if peek(b, "modelNameOverride")]
+
+
+def _admitted(stack: Stack, cluster: str | None, header: str) -> dict[str, set[str]]:
+    """Model -> tenants the gateway's routes admit to it by its own name (rules serving what they match)."""
+    found: dict[str, set[str]] = {}
+    for route in stack.kubernetes(AI_ROUTE_KIND, AI_GATEWAY_GROUP, cluster=cluster):
+        for rule_ in as_list(get(route.props, "spec", "rules")):
+            if _overrides(rule_):
+                continue
+            for match in as_list(peek(rule_, "matches")):
+                headers = _header_matches(match)
+                models = {str(h.get("value")) for h in headers if str(h.get("name", "")).lower() == MODEL_HEADER}
+                tenants = {str(h.get("value")) for h in headers if str(h.get("name", "")).lower() == header}
+                for model in models:
+                    found.setdefault(model, set()).update(tenants)
+    return found
+
+
+@rule(
+    name="gateway-stand-in-access",
+    description="A route rule whose backends answer with another model (a stand-in: AIServiceBackend "
+    "modelNameOverride) names one model in every match and admits only tenants some rule of the same gateway admits "
+    "to the stand-in by its own name: a stand-in never widens which models' GPUs a tenant may use.",
+    severity="high",
+    remediation="grant each tenant of the model its stand-in too (tenants[].models), or remove "
+    "models[].placements[].standIn",
+    applies_to=("AIGatewayRoute",),
+    subject=is_ai_route,
+    scope="stack",
+)
+def gateway_stand_in_access(r: Resource, ctx: Context) -> Iterator[Violation]:
+    stack = ctx.require_stack()
+    headers = {header for _, header in _client_id_headers(r, stack) if header is not None}
+    admitted = {header: _admitted(stack, r.cluster, header) for header in headers}
+    for i, rule_ in enumerate(as_list(get(r.props, "spec", "rules"))):
+        stand_ins = _overrides(rule_)
+        if not stand_ins:
+            continue
+        for j, match in enumerate(as_list(peek(rule_, "matches")) or [{}]):
+            where = f"{r.label} rules[{i}].matches[{j}]"
+            named = [
+                h
+                for h in _header_matches(match)
+                if str(h.get("name", "")).lower() == MODEL_HEADER and h.get("type", "Exact") == "Exact"
+            ]
+            if not named:
+                yield Violation(f"{where} answers with {stand_ins} whatever model a request names")
+            for header in sorted(headers):
+                tenants = {
+                    str(h.get("value")) for h in _header_matches(match) if str(h.get("name", "")).lower() == header
+                }
+                for stand_in in stand_ins:
+                    for tenant in sorted(tenants - admitted[header].get(stand_in, set())):
+                        yield Violation(
+                            f"{where} lets tenant {tenant!r} be answered by {stand_in}, which no rule of the gateway "
+                            "admits it to"
+                        )
+
+
+RULES = [route_authenticated, route_token_budget, gateway_tenant_routes, gateway_stand_in_access]

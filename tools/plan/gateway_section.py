@@ -15,6 +15,9 @@ def _rate(rate: RateSpec | None) -> str:
 
 def _backend(rule: dict) -> str:
     ref = rule["backendRefs"][0]
+    stand_ins = [b["modelNameOverride"] for b in rule["backendRefs"] if b.get("modelNameOverride")]
+    if stand_ins:  # components/serving/stand_in.py
+        return f"its Service; with no Ready replica, stand-in `{stand_ins[0]}`"
     return f"InferencePool `{ref['name']}`" if ref.get("kind") == "InferencePool" else f"provider `{ref['name']}`"
 
 

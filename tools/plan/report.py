@@ -565,15 +565,15 @@ def _model_deployments(plan: Plan) -> str:
         "## Model deployments\n",
         "| region | model | runtime | pool | GPU (resource x per pod) | TP x PP | weights GiB | KV GiB per replica "
         "| max sequences at max context | maxNumSeqs x maxModelLen | replicas | autoscaler | start-up est. / probe "
-        "budget | at zero replicas: cold start (image pull) / a request is held, then 503 + Retry-After |",
+        "budget | at zero replicas: cold start (image pull) / a request is held, then 503 + Retry-After (or its "
+        "stand-in answers) |",
         "|---|---|---|---|---|---|---:|---:|---:|---|---|---|---:|---:|",
     ]
     for p in placements:
         sizing, model = p.fit.sizing, p.model
         cold = p.cold_start_seconds
-        at_zero = (
-            "never at zero" if cold is None else f"{cold}s ({p.cold_start_pull_seconds}s) / {p.queue_wait_seconds}s"
-        )
+        held = f"{p.queue_wait_seconds}s" if p.placement.stand_in is None else f"stand-in {p.placement.stand_in}"
+        at_zero = "never at zero" if cold is None else f"{cold}s ({p.cold_start_pull_seconds}s) / {held}"
         rows.append(
             f"| {p.region.name} | {model.name} | {model.runtime} | {p.pool.name} | {p.fit.slot.name} "
             f"(`{p.resource}` x {sizing.tensor_parallel}) | {sizing.tensor_parallel} x {sizing.pipeline_parallel} "
