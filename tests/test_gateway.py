@@ -276,7 +276,10 @@ def test_one_rate_limit_rule_per_tenant_and_token_type(env_plan):
 def test_resilience_sized_for_streaming(prod_plan):
     gateway = prod_plan.spec.gateway
     (policy,) = _objects(prod_plan, "BackendTrafficPolicy", "prod-use1")
-    assert policy["spec"]["retry"]["retryOn"] == {"triggers": ["connect-failure"], "httpStatusCodes": [503]}
+    assert policy["spec"]["retry"]["retryOn"] == {
+        "triggers": ["connect-failure", "retriable-status-codes"],
+        "httpStatusCodes": [503],
+    }
     assert policy["spec"]["retry"]["numRetries"] == gateway.retries
     assert policy["spec"]["circuitBreaker"] == {
         "maxConnections": 1024,

@@ -47,6 +47,7 @@ from components.catalog.upstream import (
     ENVOY_GATEWAY_EXT_PROC_ANSWERS_BEFORE_RATE_LIMIT,
     ENVOY_GATEWAY_LUA_RUNS_AFTER_AUTH_AND_MODEL,
     ENVOY_GATEWAY_RATE_LIMIT_COST,
+    ENVOY_GATEWAY_STATUS_RETRIES_NEED_THEIR_TRIGGER,
     ENVOY_GATEWAY_WATCHES_INFERENCE_POOLS,
     ENVOY_OUTLIER_EJECTS_A_REFUSING_SERVICE,
     ENVOY_UPSTREAM_METADATA_HEADER,
@@ -2219,3 +2220,14 @@ def test_the_rehearsals_client_waits_out_what_the_server_says_to_retry(answers, 
     finally:
         server.shutdown()
     assert len(seen) == posts
+
+
+def test_status_codes_the_gateway_retries_come_with_their_trigger(env_plan):
+    """ENVOY_GATEWAY_STATUS_RETRIES_NEED_THEIR_TRIGGER: a policy listing httpStatusCodes also lists the trigger that
+    makes Envoy retry them (plan.md says 503s are retried)."""
+    assert ENVOY_GATEWAY_STATUS_RETRIES_NEED_THEIR_TRIGGER.name in FACTS
+    policies = cluster_objects(env_plan, "BackendTrafficPolicy")
+    assert policies
+    for key, policy in policies.items():
+        retry_on = policy["spec"]["retry"]["retryOn"]
+        assert not retry_on.get("httpStatusCodes") or "retriable-status-codes" in retry_on["triggers"], key

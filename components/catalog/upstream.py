@@ -1205,6 +1205,16 @@ VLLM_PRIORITY_SCHEDULING = _fact(
     "L383, L549; generated-vllm-serve-args.json (vendored, scheduling-policy)",
 )
 
+ENVOY_GATEWAY_STATUS_RETRIES_NEED_THEIR_TRIGGER = _fact(
+    "envoy-gateway-status-retries-need-their-trigger",
+    "A BackendTrafficPolicy's `retry.retryOn.httpStatusCodes` only fills Envoy's retriable_status_codes; Envoy "
+    "Gateway v1.9.0 builds the route's retry_on from `triggers` alone, so the codes are retried only when the "
+    "triggers include `retriable-status-codes` (with triggers of `connect-failure` alone a 503 is never retried).",
+    "envoyproxy/gateway@v1.9.0:internal/xds/translator/route.go L865-L875 (retry_on from Triggers, "
+    "RetriableStatusCodes from HTTPStatusCodes), L938-L960 (buildRetryOn); envoyproxy/envoy@v1.39.0 "
+    "source/common/router/retry_state_impl.cc (retriable-status-codes policy)",
+)
+
 ENVOY_GATEWAY_RATE_LIMIT_COST = _fact(
     "envoy-gateway-global-rate-limit-counts-requests",
     "An Envoy Gateway v1.9.0 global rate-limit rule without `cost.request` charges its counter 1 per request (no "

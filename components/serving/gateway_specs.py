@@ -282,7 +282,8 @@ def backend_traffic_policy_spec(env: EnvironmentSpec, waking: bool = False) -> d
         "targetRefs": [GATEWAY_REF],
         "retry": {
             "numRetries": gateway.retries,
-            "retryOn": {"triggers": ["connect-failure"], "httpStatusCodes": [503]},
+            # the codes only count with their trigger (ENVOY_GATEWAY_STATUS_RETRIES_NEED_THEIR_TRIGGER)
+            "retryOn": {"triggers": ["connect-failure", "retriable-status-codes"], "httpStatusCodes": [503]},
             "perRetry": {"backOff": {"baseInterval": "250ms", "maxInterval": "2s"}},
         },
         "circuitBreaker": {
