@@ -12,7 +12,7 @@ import yaml
 from components.catalog.models import MODELS
 from components.config.loader import load_environment
 from components.domain.disaggregation import efa_path
-from components.domain.kv_transfer import decide_mode, kv_transfer, prompt_kv_bytes
+from components.domain.kv_transfer import attention_backend, decide_mode, kv_transfer, prompt_kv_bytes
 from components.serving.deployment import model_placements
 from policies.offline import evaluate_plan
 from tests.harness import cluster_objects, config_errors, environment_config, plan_config, raw_environment
@@ -296,31 +296,160 @@ def _disaggregate(raw: dict, model: int, **placement) -> dict:
     return raw
 
 
-def test_tcp_hand_off_is_a_plan_md_warning():
-    """The 8B decoding on the L40S pool (no EFA) with prefill on the H100 pool: one TCP flow between pools, 5 Gbps.
-    FP8 KV: 2 x 32 layers x 8 KV heads x 128 x 1 byte x 4096 tokens = 268,435,456 bytes x 8 / 5e9: 429.5 ms."""
+# --- prefill and decode on two GPU types ---------------------------------------------------------------------
+# The 70B prefilling on the H100 pool (compute) and decoding on a new H200 pool (p5en.48xlarge: 141 GB at 4.8 TB/s),
+# both in us-east-1a. Decode: 131.5 GiB of weights + 64 x 8192 tokens of FP8 KV fit 2 H200s; prefill: 8 prompts need
+# 4 H100s. Two pools are two placement groups: one TCP flow per rank of the smaller TP (2) at AWS's 5 Gbps cap.
+# FP8 KV of Llama 3.1 70B: 2 x 80 layers x 8 KV heads x 128 x 1 byte = 163,840 bytes per token. The budget is 10% of
+# the 2.5 s TTFT objective, 250 ms = 312,500,000 bytes at 10 Gbps: 1907 tokens (312,442,880 B, 249.95 ms) fit,
+# 1908 (312,606,720 B, 250.09 ms) do not.
+FP8_KV_PER_TOKEN = 2 * 80 * 8 * 128
+FITS, OVER = 1907, 1908
+H200_POOL = {"name": "h200", "machineType": "p5en.48xlarge", "maxSize": 1, "zones": ["us-east-1a"], "efa": True}
+
+
+def _two_gpu_types(raw: dict, *, pool: dict | None = None, prompt: int = FITS, **model) -> dict:
+    raw["regions"][0]["gpuPools"].append({**H200_POOL, **(pool or {})})
+    raw["models"][3].update(model)
+    raw["models"][3]["placements"][0].update(
+        pool="h200", servingMode="disaggregated", prefill={"pool": "h100", "promptTokens": prompt}
+    )
+    return raw
+
+
+def _rag_errors(raw: dict) -> list[str]:
+    from components.config.loader import ConfigError
+
+    try:
+        load_environment(raw)
+    except ConfigError as error:
+        return [str(i) for i in error.issues if str(i).startswith("models[3]")]
+    return []
+
+
+def test_two_gpu_types_within_the_budget_are_accepted():
+    assert FP8_KV_PER_TOKEN * FITS * 8 / 10e9 <= 0.25 < FP8_KV_PER_TOKEN * OVER * 8 / 10e9
+    assert _rag_errors(_two_gpu_types(raw_environment("prod"))) == []
+
+
+@pytest.fixture(scope="module")
+def two_types_plan():
     config = environment_config("prod")
-    models = config["inference-platform:models"]
-    placement = models[1]["placements"][0]
-    placement.update(minReplicas=2, maxReplicas=2, servingMode="disaggregated", prefill={"pool": "h100"})
-    models[1].pop("speculativeDecoding")
-    plan = plan_config(config)
-    md = render_markdown(plan)
-    assert "| use1 | llama-3-1-8b | disaggregated |" in md
-    assert "| 256 MiB (4096 tokens, fp8 KV) | TCP 1 x 5 Gbps: 429.5 ms |" in md
-    assert "- **warning**: use1/llama-3-1-8b hands its KV cache over TCP (429 ms per prompt)" in md
-    # The policy pack says so too, as advisory (and of the prod 70B, over TCP for want of LIBFABRIC).
-    findings = [(f.policy, f.enforcement_level, f.message) for f in evaluate_plan(plan).findings]
-    findings = [f for f in findings if "llama-3-1-70b-rag" not in f[2]]
-    assert findings == [
-        (
-            "llm-pd-kv-fabric",
-            "advisory",
-            "LLMInferenceService inference/llama-3-1-8b: hands its KV cache to decode over tcp. Fix: place both pools "
-            "on EFA pools sharing a zone (placements[].pool, prefill.pool), with an engine image whose NIXL has the "
-            "LIBFABRIC backend (components/catalog/engines.py PD_NIXL_BACKENDS)",
-        )
+    raw = {"regions": config["inference-platform:regions"], "models": config["inference-platform:models"]}
+    _two_gpu_types(raw)
+    return plan_config(config)
+
+
+def test_each_side_runs_on_its_own_pool_and_gpus(two_types_plan):
+    (isvc,) = [o for (_, name), o in cluster_objects(two_types_plan, LLMISVC).items() if name == RAG]
+    spec = isvc["spec"]
+    decode, prefill = spec["template"], spec["prefill"]["template"]
+    assert decode["nodeSelector"] == {"inference-platform.io/pool": "h200"}
+    assert prefill["nodeSelector"] == {"inference-platform.io/pool": "h100"}
+    assert _main(decode)["resources"]["requests"]["nvidia.com/gpu"] == 2  # 2 H200s hold weights + 64 x 8k FP8
+    assert _main(prefill)["resources"]["requests"]["nvidia.com/gpu"] == 4  # 4 H100s: weights + 8 prompts
+    assert "--tensor-parallel-size=2" in _vllm_argv(_main(decode))
+    assert "--tensor-parallel-size=4" in _vllm_argv(_main(prefill))
+    for pod in (decode, prefill):
+        assert "vpc.amazonaws.com/efa" not in _main(pod)["resources"]["requests"]  # TCP: the image has no LIBFABRIC
+        assert not any(a.startswith("--attention-backend") for a in _vllm_argv(_main(pod)))  # both FLASH_ATTN
+    notes = isvc["metadata"]["annotations"]
+    assert notes["inference-platform.io/gpu-product"] == "H200-141GB"
+    assert notes["inference-platform.io/prefill-pool"] == "h100"
+    assert notes["inference-platform.io/kv-transfer-bytes-per-prompt"] == str(FP8_KV_PER_TOKEN * FITS)
+    assert (notes["inference-platform.io/kv-transfer"], notes["inference-platform.io/kv-transfer-gbps"]) == (
+        "tcp",
+        "10",
+    )
+    md = render_markdown(two_types_plan)
+    assert "| 298 MiB (1907 tokens, fp8 KV) | TCP 2 x 5 Gbps: 250.0 ms |" in md
+    # The H200 node is in the plan's cost; the pack still reports the TCP hand-off (advisory) and nothing mandatory.
+    assert "p5en.48xlarge" in md
+    findings = [f for f in evaluate_plan(two_types_plan).findings if RAG in f.message]
+    assert [(f.policy, f.enforcement_level) for f in findings] == [("llm-pd-kv-fabric", "advisory")]
+
+
+def test_over_the_budget_by_a_little_is_refused_with_the_arithmetic():
+    assert _rag_errors(_two_gpu_types(raw_environment("prod"), prompt=OVER)) == [
+        "models[3].placements[0].prefill.pool: each prompt hands 1908 tokens x 163,840 bytes of fp8 KV = 298 MiB to "
+        "decode over TCP, 2 x 5 Gbps (one path per rank of the smaller tensor-parallel size): 250.1 ms, over the "
+        "250 ms a hand-off may take (10% of the 2.5s TTFT objective); put prefill and decode in one pool (one "
+        "placement group: 10 Gbps per flow), lower promptTokens, or use servingMode: auto"
     ]
+
+
+def test_the_16_bit_cache_is_refused_with_the_fp8_fix():
+    """kvCacheDtype auto: twice the bytes per prompt, but decode then needs 4 H200s (160 GiB of KV), so 4 paths: the
+    same 250 ms line. Over it, the error offers FP8, which both GPUs have."""
+    raw = _two_gpu_types(raw_environment("prod"), prompt=OVER, kvCacheDtype="auto")
+    (error,) = _rag_errors(raw)
+    assert "1908 tokens x 327,680 bytes of auto KV = 596 MiB to decode over TCP, 4 x 5 Gbps" in error
+    assert "250.1 ms, over the 250 ms" in error and "set kvCacheDtype: fp8 (half the bytes)" in error
+    assert _rag_errors(_two_gpu_types(raw_environment("prod"), kvCacheDtype="auto")) == []
+
+
+def test_auto_falls_back_to_aggregated_on_the_decode_pool_instead():
+    raw = _two_gpu_types(raw_environment("prod"), prompt=4096)
+    raw["models"][3]["placements"][0]["servingMode"] = "auto"
+    env = load_environment(raw)
+    (p,) = [p for p in model_placements(env, env.region("use1")) if p.name == RAG]
+    assert (p.serving_mode, p.pool.name, p.disaggregation) == ("aggregated", "h200", None)
+    assert p.mode_decision is not None
+    assert "no: KV hand-off 536.9 ms (cheap: <= 250 ms, 10% of TTFT 2.5s)" in p.mode_decision.reasons
+
+
+def test_a_pool_in_another_zone_is_refused():
+    errors = _rag_errors(_two_gpu_types(raw_environment("prod"), pool={"zones": ["us-east-1b"]}))
+    assert errors == [
+        "models[3].placements[0].prefill.pool: KServe's picker pairs any prefill pod with any decode pod, and h100 "
+        "and h200 span us-east-1a, us-east-1b: hand-offs would cross zones, off any placement group or EFA and at "
+        "AWS's inter-zone transfer price; put both pools in one zone (gpuPools[].zones)"
+    ]
+
+
+def test_an_efa_image_would_carry_it_and_a_tcp_only_pool_would_not():
+    """With NIXL's LIBFABRIC in the image, both EFA pools in us-east-1a hand off over EFA: 2 ranks x 400 Gbps (3200 /
+    8 GPUs on both types), 3.1 ms for the 1907 tokens; an H200 pool without EFA stays on TCP whatever the image."""
+    env = load_environment(_two_gpu_types(raw_environment("prod")))
+    region = env.region("use1")
+    h100, h200 = region.pool("h100"), region.pool("h200")
+    assert not efa_path(region, h100, h200)  # the pinned image: UCX only
+    assert efa_path(region, h100, h200, nixl_backends=("UCX", "LIBFABRIC"))
+    efa = kv_transfer(
+        bytes_per_prompt=FP8_KV_PER_TOKEN * FITS,
+        prefill_tp=4,
+        decode_tp=2,
+        efa_machines=("p5.48xlarge", "p5en.48xlarge"),
+        same_placement_group=False,
+    )
+    assert (efa.paths, efa.gbps, round(efa.seconds * 1000, 1)) == (2, 800, 3.1)
+    tcp_only = load_environment(_two_gpu_types(raw_environment("prod"), pool={"efa": False}))
+    region = tcp_only.region("use1")
+    assert not efa_path(region, region.pool("h100"), region.pool("h200"), nixl_backends=("UCX", "LIBFABRIC"))
+
+
+def test_two_attention_backends_are_refused_unless_one_is_set():
+    """vLLM v0.33.0 attends with FlashInfer on B200 and FlashAttention on H200; NIXL's handshake hashes the backend."""
+    raw = raw_environment("prod")
+    raw["regions"][0]["gpuPools"].append({**H200_POOL, "name": "b200", "machineType": "p6-b200.48xlarge"})
+    raw["models"][3]["placements"][0].update(prefill={"pool": "b200", "promptTokens": FITS})
+    errors = _rag_errors(raw)
+    assert errors[0] == (
+        "models[3].placements[0].prefill.pool: vLLM attends with FLASHINFER on the prefill pool's B200 and "
+        "FLASH_ATTN on the decode pool's H100-80GB (fp8 KV), and NIXL refuses to hand a cache between two backends "
+        "(its compatibility hash differs); set the model's engineArgs to one backend both run, e.g. "
+        "attention-backend: FLASHINFER, or use pools of one GPU generation"
+    )
+    raw["models"][3]["engineArgs"] = {"attention-backend": "FLASHINFER"}
+    assert not any("attends with" in e for e in _rag_errors(raw))
+
+
+def test_the_kv_dtype_picks_the_backend_off_hopper():
+    """An FP8 cache moves Ada (L40S) to FlashInfer while Hopper stays on FlashAttention; a 16-bit one keeps both on
+    FlashAttention (vllm v0.33.0 platforms/cuda.py _get_backend_priorities, fa_utils.py)."""
+    assert (attention_backend("L40S", "fp8"), attention_backend("H100-80GB", "fp8")) == ("FLASHINFER", "FLASH_ATTN")
+    assert attention_backend("L40S", "auto") == attention_backend("H100-80GB", "auto") == "FLASH_ATTN"
+    assert attention_backend("B200", "auto") == "FLASHINFER"
 
 
 @pytest.mark.parametrize(
