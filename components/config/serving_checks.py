@@ -486,18 +486,17 @@ def _check_disaggregation(
             f"no EFA bandwidth figure for {p.machine_type} in the catalog (machines.EFA_GBPS) to size the KV "
             "hand-off with; add it with its source",
         )
-    yield from _check_kv_layouts(model, pool, decode_pool, fit, decode, at_pool)
+    yield from _check_kv_layouts(model, pool, decode_pool, at_pool)
     yield from _check_one_zone(region, pool, decode_pool, at_pool)
     if placement.serving_mode == "disaggregated" and not unsized:
         yield from _check_hand_off(env, model, region, placement, decode, at_pool)
 
 
 def _check_kv_layouts(
-    model: ModelSpec, prefill_pool: GpuPoolSpec, decode_pool: GpuPoolSpec, prefill: Fit, decode: Fit, at: str
+    model: ModelSpec, prefill_pool: GpuPoolSpec, decode_pool: GpuPoolSpec, at: str
 ) -> Iterator[Issue]:
-    """What vLLM's NixlConnector needs of the two sides beyond one model, dtype and KV dtype (one model's keys):
-    caches of one attention backend (NIXL_HANDSHAKE_COMPAT) and, when prefill runs the larger TP, no replicated KV
-    heads on its side (NIXL_HETEROGENEOUS_TP). TP sizes are powers of two, so one always divides the other."""
+    """Beyond one model, dtype and KV dtype (one model's keys), vLLM's NixlConnector hands caches only between sides
+    of one attention backend (NIXL_HANDSHAKE_COMPAT); their TP sizes may differ (NIXL_HETEROGENEOUS_TP)."""
     if "attention-backend" not in model.engine_args:
         gpus = [MACHINES[p.machine_type].gpu for p in (prefill_pool, decode_pool)]
         backends = [attention_backend(gpu, model.kv_cache_dtype) for gpu in gpus]
@@ -509,14 +508,6 @@ def _check_kv_layouts(
                 "backends (its compatibility hash differs); set the model's engineArgs to one backend both run, "
                 "e.g. attention-backend: FLASHINFER, or use pools of one GPU generation",
             )
-    p_tp, d_tp, kv_heads = prefill.sizing.tensor_parallel, decode.sizing.tensor_parallel, model.architecture.kv_heads
-    if p_tp > d_tp and p_tp > kv_heads:
-        yield Issue(
-            at,
-            f"the prefill pods split {model.architecture.preset}'s {kv_heads} KV heads over {p_tp} GPUs (each head "
-            f"on several), and vLLM's NixlConnector hands such a cache only to decode pods of as many (decode runs "
-            f"tensor parallel {d_tp}); use a prefill pool whose GPUs hold the model on {kv_heads} or fewer",
-        )
 
 
 def _check_one_zone(region: RegionSpec, prefill: GpuPoolSpec, decode: GpuPoolSpec, at: str) -> Iterator[Issue]:
