@@ -363,10 +363,31 @@ def test_each_side_runs_on_its_own_pool_and_gpus(two_types_plan):
     )
     md = render_markdown(two_types_plan)
     assert "| 298 MiB (1907 tokens, fp8 KV) | TCP 2 x 5 Gbps: 250.0 ms |" in md
-    # The H200 node is in the plan's cost; the pack still reports the TCP hand-off (advisory) and nothing mandatory.
-    assert "p5en.48xlarge" in md
+    # The cost: a quarter of a p5en.48xlarge ($63.296/h) decodes, half a p5.48xlarge ($55.04/h) prefills; the
+    # decode row's price per output token carries both, the prefill row produces none.
+    assert "| use1 | h200 | p5en.48xlarge | onDemand | $63.296/h | 0 / 1 / 1 | $0 | $46,206 | $46,206 |" in md
+    _assert_cost_rows(md, ("h200", 0.25 * 63.296), ("h100", 0.5 * 55.04))
+    # The pack still reports the TCP hand-off (advisory) and nothing mandatory.
     findings = [f for f in evaluate_plan(two_types_plan).findings if RAG in f.message]
     assert [(f.policy, f.enforcement_level) for f in findings] == [("llm-pd-kv-fabric", "advisory")]
+
+
+def _assert_cost_rows(md: str, decode: tuple[str, float], prefill: tuple[str, float]) -> None:
+    """plan.md's per-model cost: the decode row's $/1M output tokens = (decode + prefill USD per hour) / its tokens
+    per hour; the prefill row has its share and no output of its own."""
+    section = md.split("## Cost (monthly, USD)\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split(" | ") for line in section.splitlines() if line.startswith(f"| use1 | {RAG}")]
+    (row,) = [r for r in rows if r[1] == RAG]
+    (pre,) = [r for r in rows if r[1] == f"{RAG} (prefill)"]
+    assert (row[2], pre[2]) == (decode[0], prefill[0])
+    assert pre[7:9] == ["none: prefill hands to decode", "in the decode row"]
+    tokens = float(row[7].split(" ")[0].replace(",", ""))
+    expected = (decode[1] + prefill[1]) / (tokens * 3600) * 1e6
+    assert row[8] == f"${expected:.3f} with prefill"
+
+
+def test_prod_charges_the_decode_row_with_its_prefill_pods(prod_plan):
+    _assert_cost_rows(render_markdown(prod_plan), ("h100", 0.5 * 55.04), ("h100", 0.5 * 55.04))
 
 
 def test_over_the_budget_by_a_little_is_refused_with_the_arithmetic():
