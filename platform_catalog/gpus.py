@@ -224,7 +224,7 @@ GPUS: dict[str, GpuModel] = {
 }
 
 # CUDA compute capability of each GPU (developer.nvidia.com/cuda-gpus): the engine picks kernels by it, e.g. vLLM's
-# default attention backend (components/domain/kv_transfer.py attention_backend).
+# default attention backend (platform_catalog/disaggregation.py).
 COMPUTE_CAPABILITY: dict[str, tuple[int, int]] = {
     "A10G": (8, 6),
     "L4": (8, 9),

@@ -12,8 +12,9 @@ import yaml
 from components.catalog.models import MODELS
 from components.config.loader import load_environment
 from components.domain.disaggregation import efa_path
-from components.domain.kv_transfer import attention_backend, decide_mode, kv_transfer, prompt_kv_bytes
+from components.domain.kv_transfer import decide_mode, kv_transfer, prompt_kv_bytes
 from components.serving.deployment import model_placements
+from platform_catalog.disaggregation import vllm_attention_backend as attention_backend
 from policies.offline import evaluate_plan
 from tests.harness import cluster_objects, config_errors, environment_config, plan_config, raw_environment
 from tests.test_serving_path import engine_parser, parse_command_line

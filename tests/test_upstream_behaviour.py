@@ -111,10 +111,10 @@ from components.catalog.upstream import (
 )
 from components.catalog.upstream import PD_ENGINE_IMAGE as PD_ENGINE_IMAGE_FACT
 from components.config.loader import load_environment
-from components.domain.kv_transfer import attention_backend
 from components.k8s import names
 from components.serving import llm_inference_service as llmisvc
 from components.serving.deployment import model_placements
+from platform_catalog.disaggregation import vllm_attention_backend as attention_backend
 from platform_catalog.gpus import GPUS
 from platform_catalog.names import annotation
 from platform_catalog.pod_priorities import GKE_CRITICAL_PRIORITY_CLASSES

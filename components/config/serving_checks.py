@@ -45,10 +45,11 @@ from components.domain.disaggregation import efa_path, prefill_side
 from components.domain.fit import Fit, placement_fit, prefill_fit, startup_seconds
 from components.domain.gpu_resources import schedulable_resources
 from components.domain.host import pod_host_resources
-from components.domain.kv_transfer import MAX_TRANSFER_SHARE_OF_TTFT, attention_backend, efa_gbps_per_gpu
+from components.domain.kv_transfer import efa_gbps_per_gpu
 from components.domain.objectives import ttft_objectives
 from components.domain.sizing import DoesNotFit, GpuSlot, kv_bytes_per_token, startup_budget_seconds
 from components.domain.slots import gpu_slot, multi_node_capable, placement_resource
+from platform_catalog.disaggregation import MAX_TRANSFER_SHARE_OF_TTFT, vllm_attention_backend
 from platform_catalog.machines import MACHINES
 
 if TYPE_CHECKING:
@@ -499,7 +500,7 @@ def _check_kv_layouts(
     of one attention backend (NIXL_HANDSHAKE_COMPAT); their TP sizes may differ (NIXL_HETEROGENEOUS_TP)."""
     if "attention-backend" not in model.engine_args:
         gpus = [MACHINES[p.machine_type].gpu for p in (prefill_pool, decode_pool)]
-        backends = [attention_backend(gpu, model.kv_cache_dtype) for gpu in gpus]
+        backends = [vllm_attention_backend(gpu, model.kv_cache_dtype) for gpu in gpus]
         if backends[0] != backends[1]:
             yield Issue(
                 at,
@@ -527,7 +528,7 @@ def _check_hand_off(
     env: EnvironmentSpec, model: ModelSpec, region: RegionSpec, placement: PlacementSpec, decode: Fit, at: str
 ) -> Iterator[Issue]:
     """Disaggregated only where the fabric carries a prompt's KV cache within the auto rule's share of the TTFT
-    objective (kv_transfer.MAX_TRANSFER_SHARE_OF_TTFT); auto placements fall back to aggregated instead."""
+    objective (platform_catalog.disaggregation); auto placements fall back to aggregated instead."""
     side = prefill_side(model, region, placement, decode)
     ttft = ttft_objectives(env, region).get(model.name, region.observability.thresholds.ttft_p95_seconds)
     budget, t = MAX_TRANSFER_SHARE_OF_TTFT * ttft, side.transfer

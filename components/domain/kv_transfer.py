@@ -24,7 +24,7 @@ from typing import Literal
 from components.catalog.machines import AWS_TCP_FLOW_GBPS, AWS_TCP_FLOW_GBPS_PLACEMENT_GROUP, EFA_GBPS
 from components.catalog.models import ModelArchitecture
 from components.domain.sizing import KvDtype, kv_bytes_per_token
-from platform_catalog.gpus import COMPUTE_CAPABILITY
+from platform_catalog.disaggregation import MAX_TRANSFER_SHARE_OF_TTFT
 from platform_catalog.machines import MACHINES
 
 Transport = Literal["efa", "tcp"]
@@ -33,7 +33,6 @@ Transport = Literal["efa", "tcp"]
 LARGE_MODEL_BILLION_PARAMS = 30  # below it one GPU group prefills and decodes without starving either
 LONG_PROMPT_TOKENS = 2048  # shorter prompts prefill in one engine step: little interference to remove
 HIGH_CONCURRENCY = 64  # sequences in flight (maxNumSeqs x maxReplicas) where prefills stall many decodes
-MAX_TRANSFER_SHARE_OF_TTFT = 0.1  # the hand-off may take at most this share of the first-token objective
 
 
 def prompt_kv_bytes(model: ModelArchitecture, kv_dtype: KvDtype, prompt_tokens: int) -> int:
@@ -111,14 +110,6 @@ def decide_mode(
         ),
     ]
     return ModeDecision(all(ok for ok, _ in checks), tuple(("yes: " if ok else "no: ") + why for ok, why in checks))
-
-
-def attention_backend(gpu: str, kv_dtype: KvDtype) -> str:
-    """The attention backend vLLM picks on `gpu` for the catalog's (non-MLA) models, unless told
-    (VLLM_DEFAULT_ATTENTION_BACKEND): FlashInfer on Blackwell; FlashAttention elsewhere, but FlashInfer for an FP8
-    cache off Hopper (FlashAttention reads FP8 KV only as FA3 on SM 9.0). NIXL refuses a hand-off between two."""
-    major, _ = COMPUTE_CAPABILITY[gpu]
-    return "FLASHINFER" if major == 10 or (kv_dtype == "fp8" and major != 9) else "FLASH_ATTN"
 
 
 def efa_interfaces_for(machine_type: str, gpus: int) -> int:
