@@ -66,7 +66,8 @@ def test_hand_off_of_a_4k_prompt_over_efa_and_tcp():
         efa_machines=("p5.48xlarge",) * 2,
         same_placement_group=True,
     )
-    assert (bf16.paths, bf16.seconds) == (4, pytest.approx(0.0067108864))  # the smaller TP bounds the paths
+    # 8 prefill ranks, each read by one of 4 decode ranks (two each): 8 paths, bounded by decode's 4 x 400 Gbps
+    assert (bf16.paths, bf16.gbps, bf16.seconds) == (8, 1600, pytest.approx(0.0067108864))
 
 
 def test_auto_rule_disaggregates_only_large_long_busy_and_cheap():
@@ -300,12 +301,13 @@ def _disaggregate(raw: dict, model: int, **placement) -> dict:
 # --- prefill and decode on two GPU types ---------------------------------------------------------------------
 # The 70B prefilling on the H100 pool (compute) and decoding on a new H200 pool (p5en.48xlarge: 141 GB at 4.8 TB/s),
 # both in us-east-1a. Decode: 131.5 GiB of weights + 64 x 8192 tokens of FP8 KV fit 2 H200s; prefill: 8 prompts need
-# 4 H100s. Two pools are two placement groups: one TCP flow per rank of the smaller TP (2) at AWS's 5 Gbps cap.
-# FP8 KV of Llama 3.1 70B: 2 x 80 layers x 8 KV heads x 128 x 1 byte = 163,840 bytes per token. The budget is 10% of
-# the 2.5 s TTFT objective, 250 ms = 312,500,000 bytes at 10 Gbps: 1907 tokens (312,442,880 B, 249.95 ms) fit,
-# 1908 (312,606,720 B, 250.09 ms) do not.
+# 4 H100s. Each of the 2 decode ranks reads from 2 of the 4 prefill ranks, all at once (vLLM v0.33.0
+# nixl/tp_mapping.py, pull_worker.py): 4 rank-to-rank TCP flows, and two pools are two placement groups, so each
+# flow runs at AWS's 5 Gbps cap: 20 Gbps. FP8 KV of Llama 3.1 70B: 2 x 80 layers x 8 KV heads x 128 x 1 byte =
+# 163,840 bytes per token. The budget is 10% of the 2.5 s TTFT objective, 250 ms = 625,000,000 bytes at 20 Gbps:
+# 3814 tokens (624,885,760 B, 249.95 ms) fit, 3815 (625,049,600 B, 250.02 ms) do not, nor prod's 4096 (268.4 ms).
 FP8_KV_PER_TOKEN = 2 * 80 * 8 * 128
-FITS, OVER = 1907, 1908
+FITS, OVER = 3814, 3815
 H200_POOL = {"name": "h200", "machineType": "p5en.48xlarge", "maxSize": 1, "zones": ["us-east-1a"], "efa": True}
 
 
@@ -329,7 +331,7 @@ def _rag_errors(raw: dict) -> list[str]:
 
 
 def test_two_gpu_types_within_the_budget_are_accepted():
-    assert FP8_KV_PER_TOKEN * FITS * 8 / 10e9 <= 0.25 < FP8_KV_PER_TOKEN * OVER * 8 / 10e9
+    assert FP8_KV_PER_TOKEN * FITS * 8 / 20e9 <= 0.25 < FP8_KV_PER_TOKEN * OVER * 8 / 20e9
     assert _rag_errors(_two_gpu_types(raw_environment("prod"))) == []
 
 
@@ -360,10 +362,10 @@ def test_each_side_runs_on_its_own_pool_and_gpus(two_types_plan):
     assert notes["inference-platform.io/kv-transfer-bytes-per-prompt"] == str(FP8_KV_PER_TOKEN * FITS)
     assert (notes["inference-platform.io/kv-transfer"], notes["inference-platform.io/kv-transfer-gbps"]) == (
         "tcp",
-        "10",
+        "20",
     )
     md = render_markdown(two_types_plan)
-    assert "| 298 MiB (1907 tokens, fp8 KV) | TCP 2 x 5 Gbps: 250.0 ms |" in md
+    assert "| 596 MiB (3814 tokens, fp8 KV) | TCP 4 x 5 Gbps: 250.0 ms |" in md
     # The cost: a quarter of a p5en.48xlarge ($63.296/h) decodes, half a p5.48xlarge ($55.04/h) prefills; the
     # decode row's price per output token carries both, the prefill row produces none.
     assert "| use1 | h200 | p5en.48xlarge | onDemand | $63.296/h | 0 / 1 / 1 | $0 | $46,206 | $46,206 |" in md
@@ -393,21 +395,19 @@ def test_prod_charges_the_decode_row_with_its_prefill_pods(prod_plan):
 
 def test_over_the_budget_by_a_little_is_refused_with_the_arithmetic():
     assert _rag_errors(_two_gpu_types(raw_environment("prod"), prompt=OVER)) == [
-        "models[3].placements[0].prefill.pool: each prompt hands 1908 tokens x 163,840 bytes of fp8 KV = 298 MiB to "
-        "decode over TCP, 2 x 5 Gbps (one path per rank of the smaller tensor-parallel size): 250.1 ms, over the "
+        "models[3].placements[0].prefill.pool: each prompt hands 3815 tokens x 163,840 bytes of fp8 KV = 596 MiB to "
+        "decode over TCP, 4 x 5 Gbps (one path per rank of the larger tensor-parallel size): 250.02 ms, over the "
         "250 ms a hand-off may take (10% of the 2.5s TTFT objective); put prefill and decode in one pool (one "
         "placement group: 10 Gbps per flow), lower promptTokens, or use servingMode: auto"
     ]
 
 
 def test_the_16_bit_cache_is_refused_with_the_fp8_fix():
-    """kvCacheDtype auto: twice the bytes per prompt, but decode then needs 4 H200s (160 GiB of KV), so 4 paths: the
-    same 250 ms line. Over it, the error offers FP8, which both GPUs have."""
-    raw = _two_gpu_types(raw_environment("prod"), prompt=OVER, kvCacheDtype="auto")
-    (error,) = _rag_errors(raw)
-    assert "1908 tokens x 327,680 bytes of auto KV = 596 MiB to decode over TCP, 4 x 5 Gbps" in error
-    assert "250.1 ms, over the 250 ms" in error and "set kvCacheDtype: fp8 (half the bytes)" in error
-    assert _rag_errors(_two_gpu_types(raw_environment("prod"), kvCacheDtype="auto")) == []
+    """kvCacheDtype auto: twice the bytes per prompt (decode then needs 4 H200s for 160 GiB of KV, still 4 paths):
+    499.91 ms; the error offers FP8, which both GPUs have."""
+    (error,) = _rag_errors(_two_gpu_types(raw_environment("prod"), kvCacheDtype="auto"))
+    assert "3814 tokens x 327,680 bytes of auto KV = 1,192 MiB to decode over TCP, 4 x 5 Gbps" in error
+    assert "499.91 ms, over the 250 ms" in error and "set kvCacheDtype: fp8 (half the bytes)" in error
 
 
 def test_auto_falls_back_to_aggregated_on_the_decode_pool_instead():
@@ -417,7 +417,7 @@ def test_auto_falls_back_to_aggregated_on_the_decode_pool_instead():
     (p,) = [p for p in model_placements(env, env.region("use1")) if p.name == RAG]
     assert (p.serving_mode, p.pool.name, p.disaggregation) == ("aggregated", "h200", None)
     assert p.mode_decision is not None
-    assert "no: KV hand-off 536.9 ms (cheap: <= 250 ms, 10% of TTFT 2.5s)" in p.mode_decision.reasons
+    assert "no: KV hand-off 268.4 ms (cheap: <= 250 ms, 10% of TTFT 2.5s)" in p.mode_decision.reasons
 
 
 def test_a_pool_in_another_zone_is_refused():
@@ -430,8 +430,9 @@ def test_a_pool_in_another_zone_is_refused():
 
 
 def test_an_efa_image_would_carry_it_and_a_tcp_only_pool_would_not():
-    """With NIXL's LIBFABRIC in the image, both EFA pools in us-east-1a hand off over EFA: 2 ranks x 400 Gbps (3200 /
-    8 GPUs on both types), 3.1 ms for the 1907 tokens; an H200 pool without EFA stays on TCP whatever the image."""
+    """With NIXL's LIBFABRIC in the image, both EFA pools in us-east-1a hand off over EFA: 400 Gbps per GPU (3200 / 8
+    on both types), bounded by decode's 2 GPUs: 800 Gbps, 6.2 ms for the 3814 tokens; an H200 pool without EFA stays
+    on TCP whatever the image."""
     env = load_environment(_two_gpu_types(raw_environment("prod")))
     region = env.region("use1")
     h100, h200 = region.pool("h100"), region.pool("h200")
@@ -444,7 +445,7 @@ def test_an_efa_image_would_carry_it_and_a_tcp_only_pool_would_not():
         efa_machines=("p5.48xlarge", "p5en.48xlarge"),
         same_placement_group=False,
     )
-    assert (efa.paths, efa.gbps, round(efa.seconds * 1000, 1)) == (2, 800, 3.1)
+    assert (efa.paths, efa.gbps, round(efa.seconds * 1000, 1)) == (4, 800, 6.2)
     tcp_only = load_environment(_two_gpu_types(raw_environment("prod"), pool={"efa": False}))
     region = tcp_only.region("use1")
     assert not efa_path(region, region.pool("h100"), region.pool("h200"), nixl_backends=("UCX", "LIBFABRIC"))

@@ -625,6 +625,8 @@ def test_prefill_and_decode_may_run_two_tp_sizes():
     prefill_tp, decode_tp = p.disaggregation.fit.sizing.tensor_parallel, p.fit.sizing.tensor_parallel
     assert (prefill_tp, decode_tp) == (4, 2) and prefill_tp % decode_tp == 0
     assert prefill_tp <= p.model.architecture.kv_heads
+    # each decode rank reads 2 prefill ranks at once: 4 TCP flows between the two pools' placement groups, 5 Gbps each
+    assert (p.disaggregation.transfer.paths, p.disaggregation.transfer.gbps) == (4, 20)
 
 
 def test_default_attention_backend_per_gpu_and_kv_dtype():

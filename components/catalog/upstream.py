@@ -246,13 +246,16 @@ NIXL_HETEROGENEOUS_TP = _fact(
     "vLLM v0.33.0's NixlConnector is the pull connector: each decode rank reads its KV heads from the prefill "
     "rank(s) holding them, so prefill and decode may run different tensor-parallel sizes when the larger is a "
     "multiple of the smaller (either way round), except prefill TP above decode's with the prefill side's KV heads "
-    "replicated (TP over the model's KV heads). Heterogeneous TP splits heads, which needs the block-contiguous "
-    "LBHNC layout the connector asks for on non-MLA models; block sizes may differ when decode's is a multiple of "
-    "prefill's.",
+    "replicated (TP over the model's KV heads). With decode's TP the larger, several decode ranks read one prefill "
+    "rank; with prefill's, each decode rank reads several, every read issued asynchronously at once: max(prefill "
+    "TP, decode TP) rank-to-rank transfers per prompt. Heterogeneous TP splits heads, which needs the "
+    "block-contiguous LBHNC layout the connector asks for on non-MLA models; block sizes may differ when decode's is "
+    "a multiple of prefill's.",
     "vllm-project/vllm@v0.33.0:vllm/distributed/kv_transfer/kv_connector/v1/nixl/connector.py L149-166 (LBHNC), "
     "L432 (NixlConnector = NixlPullConnector); nixl/base_worker.py L2389-2430 (add_remote_agent), L2720-2730 (no P "
-    "TP > D TP with replicated KV), L2832-2844 (head split needs a block-contiguous layout); kv_connector/utils.py "
-    "L522-547 (tp_ratio, block_size_ratio divisibility)",
+    "TP > D TP with replicated KV), L2832-2844 (head split needs a block-contiguous layout); nixl/tp_mapping.py "
+    "L84-141 (compute_tp_mapping: source ranks per decode rank); nixl/pull_worker.py L278 (a read per source rank), L554-564 "
+    "(make_prepped_xfer, async transfer); kv_connector/utils.py L522-547 (tp_ratio, block_size_ratio divisibility)",
 )
 
 VLLM_DEFAULT_ATTENTION_BACKEND = _fact(

@@ -542,8 +542,8 @@ def _check_hand_off(
         at,
         f"each prompt hands {side.spec.prompt_tokens} tokens x {per_token:,} bytes of {model.kv_cache_dtype} KV = "
         f"{t.bytes_per_prompt / 2**20:,.0f} MiB to decode over {t.transport.upper()}, {t.paths} x "
-        f"{t.gbps_per_path:g} Gbps (one path per rank of the smaller tensor-parallel size): "
-        f"{t.seconds * 1000:.1f} ms, over the {budget * 1000:.0f} ms a hand-off may take "
+        f"{t.gbps_per_path:g} Gbps (one path per rank of the larger tensor-parallel size): "
+        f"{t.seconds * 1000:.2f} ms, over the {budget * 1000:.0f} ms a hand-off may take "
         f"({MAX_TRANSFER_SHARE_OF_TTFT:.0%} of the {ttft:g}s TTFT objective); {fixes}, or use servingMode: auto",
     )
 
