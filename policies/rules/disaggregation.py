@@ -53,6 +53,11 @@ def kv_fabric(r: Resource, ctx: Context) -> Iterator[Violation | CannotCheck]:
         )
 
 
+def _pools(r: Resource) -> tuple[tuple[str, object], tuple[str, object]]:
+    """(role, pod template) of the decode and the prefill pool."""
+    return ("decode", get(r.props, "spec", "template")), ("prefill", get(r.props, "spec", "prefill", "template"))
+
+
 def _main(pod: object) -> dict | None:
     return next((c for c in as_list(get(pod, "containers")) if get(c, "name") == "main"), None)
 
@@ -87,10 +92,7 @@ def efa_wired(r: Resource, ctx: Context) -> Iterator[Violation | CannotCheck]:
         return
     if transport != "efa":
         return
-    for pool, pod in (
-        ("decode", get(r.props, "spec", "template")),
-        ("prefill", get(r.props, "spec", "prefill", "template")),
-    ):
+    for pool, pod in _pools(r):
         main = _main(pod)
         if main is None:
             yield CannotCheck(f"{r.label}: no main container in the {pool} pool", fix="render both pools' templates")
@@ -131,10 +133,8 @@ def kv_handoff_within_budget(r: Resource, ctx: Context) -> Iterator[Violation | 
     figures = _numbers(r, "kv-transfer-bytes-per-prompt", "kv-transfer-gbps", "ttft-objective-seconds")
     if isinstance(figures, CannotCheck):
         yield figures
-        return
-    size, gbps, ttft = figures
-    seconds, budget = size * 8 / (gbps * 1e9), MAX_TRANSFER_SHARE_OF_TTFT * ttft
-    if seconds > budget:
+    elif (seconds := figures[0] * 8 / (figures[1] * 1e9)) > (budget := MAX_TRANSFER_SHARE_OF_TTFT * figures[2]):
+        size, gbps, ttft = figures
         yield Violation(
             f"{r.label}: each prompt's {size:,.0f}-byte KV cache takes {seconds * 1000:.1f} ms at {gbps:g} Gbps, over "
             f"the {budget * 1000:.0f} ms budget ({MAX_TRANSFER_SHARE_OF_TTFT:.0%} of its {ttft:g}s TTFT objective)",
@@ -168,11 +168,8 @@ def _side(pod: object, gpu: object) -> tuple[str, str] | None:
     applies_to=LLMISVC,
 )
 def one_attention_backend(r: Resource, ctx: Context) -> Iterator[Violation | CannotCheck]:
-    gpus = (r.annotations.get(annotation("gpu-product")), r.annotations.get(annotation("prefill-gpu-product")))
-    sides = [
-        _side(get(r.props, "spec", "template"), gpus[0]),
-        _side(get(r.props, "spec", "prefill", "template"), gpus[1]),
-    ]
+    gpus = {"decode": "gpu-product", "prefill": "prefill-gpu-product"}
+    sides = [_side(pod, r.annotations.get(annotation(gpus[role]))) for role, pod in _pools(r)]
     if sides[0] is None or sides[1] is None:
         yield CannotCheck(
             f"{r.label}: cannot tell both pools' attention backends (main containers, gpu-product and "
