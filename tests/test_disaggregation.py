@@ -393,6 +393,21 @@ def test_prod_charges_the_decode_row_with_its_prefill_pods(prod_plan):
     _assert_cost_rows(render_markdown(prod_plan), ("h100", 0.5 * 55.04), ("h100", 0.5 * 55.04))
 
 
+def test_showback_charges_one_pod_cost_per_model(two_types_plan, prod_plan):
+    """One series per model (two rules of one series with two values would clash): KServe's pool counts decode and
+    prefill pods alike, so each is charged their average, (0.25 x $63.296 + 0.5 x $55.04) / 2 pods = $21.672/h."""
+    for plan, expected in ((two_types_plan, "vector(21.672)"), (prod_plan, "vector(27.52)")):
+        rules = [
+            r
+            for (_, name), o in cluster_objects(plan, "PrometheusRule").items()
+            for g in o["spec"]["groups"]
+            if g["name"] == "inference-platform.showback"
+            for r in g["rules"]
+            if r.get("labels", {}).get("model") == RAG
+        ]
+        assert [r["expr"] for r in rules] == [expected]
+
+
 def test_over_the_budget_by_a_little_is_refused_with_the_arithmetic():
     assert _rag_errors(_two_gpu_types(raw_environment("prod"), prompt=OVER)) == [
         "models[3].placements[0].prefill.pool: each prompt hands 3815 tokens x 163,840 bytes of fp8 KV = 596 MiB to "
