@@ -72,6 +72,7 @@ from components.catalog.upstream import (
     KUBELET_WAITS_FOR_REFERENCED_OBJECTS,
     LLM_INFERENCE_SERVICE_INSTALL,
     LLM_INFERENCE_SERVICE_PRESETS,
+    LLMISVC_PREFILL_POD_SPEC,
     MANAGED_CONTROL_PLANE_ADDRESSES,
     NIXL_HANDSHAKE_COMPAT,
     NIXL_HETEROGENEOUS_TP,
@@ -588,6 +589,24 @@ def test_disaggregated_pods_run_the_pinned_vllm_and_hand_over_without_libfabric(
         argv = shlex.split(" ".join(main["args"]))
         assert "LIBFABRIC" not in " ".join(argv)  # NIXL's default backend (UCX) only
         assert "vpc.amazonaws.com/efa" not in main["resources"]["requests"]
+
+
+def test_each_pool_keeps_its_own_node_selector_and_gpus(prod_plan, upstream):
+    """Neither preset brings a nodeSelector or GPU resources to merge into ours, so what we render per side is what
+    each Deployment runs (tests/test_disaggregation.py renders two GPU types and asserts each side's)."""
+    assert LLMISVC_PREFILL_POD_SPEC.name in FACTS
+    for side, path in (("prefill", ("spec", "prefill", "template")), ("decode", ("spec", "template"))):
+        preset = yaml.safe_load(
+            (upstream.root / f"kserve/v0.20.0/llmisvcconfig-config-llm-{side}-template.yaml").read_text()
+        )
+        template = preset
+        for key in path:
+            template = template[key]
+        assert "nodeSelector" not in template
+        assert all("nvidia.com/gpu" not in str(c.get("resources", {})) for c in template["containers"])
+    (service,) = cluster_objects(prod_plan, "LLMInferenceService").values()
+    for pod in (service["spec"]["template"], service["spec"]["prefill"]["template"]):
+        assert pod["nodeSelector"] and pod["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] == 4
 
 
 def test_both_sides_of_a_hand_off_hash_alike(prod_plan):

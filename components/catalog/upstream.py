@@ -228,6 +228,18 @@ PD_ENGINE_IMAGE = _fact(
     "docker/scripts/cuda/builder/build-nixl.sh (-Dlibfabric_path=${EFA_PREFIX})",
 )
 
+LLMISVC_PREFILL_POD_SPEC = _fact(
+    "llmisvc-prefill-pod-spec",
+    "KServe v0.20.0 runs an LLMInferenceService's prefill Deployment with `spec.prefill.template` as its whole pod "
+    "spec and the decode Deployment with `spec.template`, each merged only over its own preset "
+    "(kserve-config-llm-prefill-template sets `spec.prefill.template`, -decode-template `spec.template`, neither a "
+    "nodeSelector nor GPU resources). So the two pools' pods keep their own nodeSelector and GPU requests: prefill "
+    "and decode may run on different GPU pools.",
+    "kserve/kserve@v0.20.0:pkg/controller/v1alpha2/llmisvc/workload_single_node.go L137 (decode pod spec = "
+    "spec.template), L222-257 (prefill pod spec = spec.prefill.template); config_merge.go L228-250 (a preset per "
+    "side), L779-800 (mergeSpecs); charts/kserve-runtime-configs/files/llmisvcconfigs/resources.yaml (the presets)",
+)
+
 NIXL_HANDSHAKE_COMPAT = _fact(
     "nixl-handshake-compat",
     "vLLM v0.33.0's NixlConnector hands a KV cache only between two engines whose compatibility hash matches: it "
