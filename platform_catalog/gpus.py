@@ -222,3 +222,16 @@ GPUS: dict[str, GpuModel] = {
         ),
     )
 }
+
+# CUDA compute capability of each GPU (developer.nvidia.com/cuda-gpus): the engine picks kernels by it, e.g. vLLM's
+# default attention backend (platform_catalog/disaggregation.py).
+COMPUTE_CAPABILITY: dict[str, tuple[int, int]] = {
+    "A10G": (8, 6),
+    "L4": (8, 9),
+    "L40S": (8, 9),
+    "A100-40GB": (8, 0),
+    "A100-80GB": (8, 0),
+    "H100-80GB": (9, 0),
+    "H200-141GB": (9, 0),
+    "B200": (10, 0),
+}

@@ -14,6 +14,7 @@ from components.config.loader import load_environment
 from components.domain.disaggregation import efa_path
 from components.domain.kv_transfer import decide_mode, kv_transfer, prompt_kv_bytes
 from components.serving.deployment import model_placements
+from platform_catalog.disaggregation import vllm_attention_backend as attention_backend
 from policies.offline import evaluate_plan
 from tests.harness import cluster_objects, config_errors, environment_config, plan_config, raw_environment
 from tests.test_serving_path import engine_parser, parse_command_line
@@ -65,7 +66,8 @@ def test_hand_off_of_a_4k_prompt_over_efa_and_tcp():
         efa_machines=("p5.48xlarge",) * 2,
         same_placement_group=True,
     )
-    assert (bf16.paths, bf16.seconds) == (4, pytest.approx(0.0067108864))  # the smaller TP bounds the paths
+    # 8 prefill ranks, each read by one of 4 decode ranks (two each): 8 paths, bounded by decode's 4 x 400 Gbps
+    assert (bf16.paths, bf16.gbps, bf16.seconds) == (8, 1600, pytest.approx(0.0067108864))
 
 
 def test_auto_rule_disaggregates_only_large_long_busy_and_cheap():
@@ -296,31 +298,196 @@ def _disaggregate(raw: dict, model: int, **placement) -> dict:
     return raw
 
 
-def test_tcp_hand_off_is_a_plan_md_warning():
-    """The 8B decoding on the L40S pool (no EFA) with prefill on the H100 pool: one TCP flow between pools, 5 Gbps.
-    FP8 KV: 2 x 32 layers x 8 KV heads x 128 x 1 byte x 4096 tokens = 268,435,456 bytes x 8 / 5e9: 429.5 ms."""
+# --- prefill and decode on two GPU types ---------------------------------------------------------------------
+# The 70B prefilling on the H100 pool (compute) and decoding on a new H200 pool (p5en.48xlarge: 141 GB at 4.8 TB/s),
+# both in us-east-1a. Decode: 131.5 GiB of weights + 64 x 8192 tokens of FP8 KV fit 2 H200s; prefill: 8 prompts need
+# 4 H100s. Each of the 2 decode ranks reads from 2 of the 4 prefill ranks, all at once (vLLM v0.33.0
+# nixl/tp_mapping.py, pull_worker.py): 4 rank-to-rank TCP flows, and two pools are two placement groups, so each
+# flow runs at AWS's 5 Gbps cap: 20 Gbps. FP8 KV of Llama 3.1 70B: 2 x 80 layers x 8 KV heads x 128 x 1 byte =
+# 163,840 bytes per token. The budget is 10% of the 2.5 s TTFT objective, 250 ms = 625,000,000 bytes at 20 Gbps:
+# 3814 tokens (624,885,760 B, 249.95 ms) fit, 3815 (625,049,600 B, 250.02 ms) do not, nor prod's 4096 (268.4 ms).
+FP8_KV_PER_TOKEN = 2 * 80 * 8 * 128
+FITS, OVER = 3814, 3815
+H200_POOL = {"name": "h200", "machineType": "p5en.48xlarge", "maxSize": 1, "zones": ["us-east-1a"], "efa": True}
+
+
+def _two_gpu_types(raw: dict, *, pool: dict | None = None, prompt: int = FITS, **model) -> dict:
+    raw["regions"][0]["gpuPools"].append({**H200_POOL, **(pool or {})})
+    raw["models"][3].update(model)
+    raw["models"][3]["placements"][0].update(
+        pool="h200", servingMode="disaggregated", prefill={"pool": "h100", "promptTokens": prompt}
+    )
+    return raw
+
+
+def _rag_errors(raw: dict) -> list[str]:
+    from components.config.loader import ConfigError
+
+    try:
+        load_environment(raw)
+    except ConfigError as error:
+        return [str(i) for i in error.issues if str(i).startswith("models[3]")]
+    return []
+
+
+def test_two_gpu_types_within_the_budget_are_accepted():
+    assert FP8_KV_PER_TOKEN * FITS * 8 / 20e9 <= 0.25 < FP8_KV_PER_TOKEN * OVER * 8 / 20e9
+    assert _rag_errors(_two_gpu_types(raw_environment("prod"))) == []
+
+
+@pytest.fixture(scope="module")
+def two_types_plan():
     config = environment_config("prod")
-    models = config["inference-platform:models"]
-    placement = models[1]["placements"][0]
-    placement.update(minReplicas=2, maxReplicas=2, servingMode="disaggregated", prefill={"pool": "h100"})
-    models[1].pop("speculativeDecoding")
-    plan = plan_config(config)
-    md = render_markdown(plan)
-    assert "| use1 | llama-3-1-8b | disaggregated |" in md
-    assert "| 256 MiB (4096 tokens, fp8 KV) | TCP 1 x 5 Gbps: 429.5 ms |" in md
-    assert "- **warning**: use1/llama-3-1-8b hands its KV cache over TCP (429 ms per prompt)" in md
-    # The policy pack says so too, as advisory (and of the prod 70B, over TCP for want of LIBFABRIC).
-    findings = [(f.policy, f.enforcement_level, f.message) for f in evaluate_plan(plan).findings]
-    findings = [f for f in findings if "llama-3-1-70b-rag" not in f[2]]
-    assert findings == [
-        (
-            "llm-pd-kv-fabric",
-            "advisory",
-            "LLMInferenceService inference/llama-3-1-8b: hands its KV cache to decode over tcp. Fix: place both pools "
-            "on EFA pools sharing a zone (placements[].pool, prefill.pool), with an engine image whose NIXL has the "
-            "LIBFABRIC backend (components/catalog/engines.py PD_NIXL_BACKENDS)",
-        )
+    raw = {"regions": config["inference-platform:regions"], "models": config["inference-platform:models"]}
+    _two_gpu_types(raw)
+    return plan_config(config)
+
+
+def test_each_side_runs_on_its_own_pool_and_gpus(two_types_plan):
+    (isvc,) = [o for (_, name), o in cluster_objects(two_types_plan, LLMISVC).items() if name == RAG]
+    spec = isvc["spec"]
+    decode, prefill = spec["template"], spec["prefill"]["template"]
+    assert decode["nodeSelector"] == {"inference-platform.io/pool": "h200"}
+    assert prefill["nodeSelector"] == {"inference-platform.io/pool": "h100"}
+    assert _main(decode)["resources"]["requests"]["nvidia.com/gpu"] == 2  # 2 H200s hold weights + 64 x 8k FP8
+    assert _main(prefill)["resources"]["requests"]["nvidia.com/gpu"] == 4  # 4 H100s: weights + 8 prompts
+    assert "--tensor-parallel-size=2" in _vllm_argv(_main(decode))
+    assert "--tensor-parallel-size=4" in _vllm_argv(_main(prefill))
+    for pod in (decode, prefill):
+        assert "vpc.amazonaws.com/efa" not in _main(pod)["resources"]["requests"]  # TCP: the image has no LIBFABRIC
+        assert not any(a.startswith("--attention-backend") for a in _vllm_argv(_main(pod)))  # both FLASH_ATTN
+    notes = isvc["metadata"]["annotations"]
+    assert notes["inference-platform.io/gpu-product"] == "H200-141GB"
+    assert notes["inference-platform.io/prefill-pool"] == "h100"
+    assert notes["inference-platform.io/kv-transfer-bytes-per-prompt"] == str(FP8_KV_PER_TOKEN * FITS)
+    assert (notes["inference-platform.io/kv-transfer"], notes["inference-platform.io/kv-transfer-gbps"]) == (
+        "tcp",
+        "20",
+    )
+    md = render_markdown(two_types_plan)
+    assert "| 596 MiB (3814 tokens, fp8 KV) | TCP 4 x 5 Gbps: 250.0 ms |" in md
+    # The cost: a quarter of a p5en.48xlarge ($63.296/h) decodes, half a p5.48xlarge ($55.04/h) prefills; the
+    # decode row's price per output token carries both, the prefill row produces none.
+    assert "| use1 | h200 | p5en.48xlarge | onDemand | $63.296/h | 0 / 1 / 1 | $0 | $46,206 | $46,206 |" in md
+    _assert_cost_rows(md, ("h200", 0.25 * 63.296), ("h100", 0.5 * 55.04))
+    # The pack still reports the TCP hand-off (advisory) and nothing mandatory.
+    findings = [f for f in evaluate_plan(two_types_plan).findings if RAG in f.message]
+    assert [(f.policy, f.enforcement_level) for f in findings] == [("llm-pd-kv-fabric", "advisory")]
+
+
+def _assert_cost_rows(md: str, decode: tuple[str, float], prefill: tuple[str, float]) -> None:
+    """plan.md's per-model cost: the decode row's $/1M output tokens = (decode + prefill USD per hour) / its tokens
+    per hour; the prefill row has its share and no output of its own."""
+    section = md.split("## Cost (monthly, USD)\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split(" | ") for line in section.splitlines() if line.startswith(f"| use1 | {RAG}")]
+    (row,) = [r for r in rows if r[1] == RAG]
+    (pre,) = [r for r in rows if r[1] == f"{RAG} (prefill)"]
+    assert (row[2], pre[2]) == (decode[0], prefill[0])
+    assert pre[7:9] == ["none: prefill hands to decode", "in the decode row"]
+    tokens = float(row[7].split(" ")[0].replace(",", ""))
+    expected = (decode[1] + prefill[1]) / (tokens * 3600) * 1e6
+    assert row[8] == f"${expected:.3f} with prefill"
+
+
+def test_prod_charges_the_decode_row_with_its_prefill_pods(prod_plan):
+    _assert_cost_rows(render_markdown(prod_plan), ("h100", 0.5 * 55.04), ("h100", 0.5 * 55.04))
+
+
+def test_showback_charges_one_pod_cost_per_model(two_types_plan, prod_plan):
+    """One series per model (two rules of one series with two values would clash): KServe's pool counts decode and
+    prefill pods alike, so each is charged their average, (0.25 x $63.296 + 0.5 x $55.04) / 2 pods = $21.672/h."""
+    for plan, expected in ((two_types_plan, "vector(21.672)"), (prod_plan, "vector(27.52)")):
+        rules = [
+            r
+            for (_, name), o in cluster_objects(plan, "PrometheusRule").items()
+            for g in o["spec"]["groups"]
+            if g["name"] == "inference-platform.showback"
+            for r in g["rules"]
+            if r.get("labels", {}).get("model") == RAG
+        ]
+        assert [r["expr"] for r in rules] == [expected]
+
+
+def test_over_the_budget_by_a_little_is_refused_with_the_arithmetic():
+    assert _rag_errors(_two_gpu_types(raw_environment("prod"), prompt=OVER)) == [
+        "models[3].placements[0].prefill.pool: each prompt hands 3815 tokens x 163,840 bytes of fp8 KV = 596 MiB to "
+        "decode over TCP, 4 x 5 Gbps (one path per rank of the larger tensor-parallel size): 250.02 ms, over the "
+        "250 ms a hand-off may take (10% of the 2.5s TTFT objective); put prefill and decode in one pool (one "
+        "placement group: 10 Gbps per flow), lower promptTokens, or use servingMode: auto"
     ]
+
+
+def test_the_16_bit_cache_is_refused_with_the_fp8_fix():
+    """kvCacheDtype auto: twice the bytes per prompt (decode then needs 4 H200s for 160 GiB of KV, still 4 paths):
+    499.91 ms; the error offers FP8, which both GPUs have."""
+    (error,) = _rag_errors(_two_gpu_types(raw_environment("prod"), kvCacheDtype="auto"))
+    assert "3814 tokens x 327,680 bytes of auto KV = 1,192 MiB to decode over TCP, 4 x 5 Gbps" in error
+    assert "499.91 ms, over the 250 ms" in error and "set kvCacheDtype: fp8 (half the bytes)" in error
+
+
+def test_auto_falls_back_to_aggregated_on_the_decode_pool_instead():
+    raw = _two_gpu_types(raw_environment("prod"), prompt=4096)
+    raw["models"][3]["placements"][0]["servingMode"] = "auto"
+    env = load_environment(raw)
+    (p,) = [p for p in model_placements(env, env.region("use1")) if p.name == RAG]
+    assert (p.serving_mode, p.pool.name, p.disaggregation) == ("aggregated", "h200", None)
+    assert p.mode_decision is not None
+    assert "no: KV hand-off 268.4 ms (cheap: <= 250 ms, 10% of TTFT 2.5s)" in p.mode_decision.reasons
+
+
+def test_a_pool_in_another_zone_is_refused():
+    errors = _rag_errors(_two_gpu_types(raw_environment("prod"), pool={"zones": ["us-east-1b"]}))
+    assert errors == [
+        "models[3].placements[0].prefill.pool: KServe's picker pairs any prefill pod with any decode pod, and h100 "
+        "and h200 span us-east-1a, us-east-1b: hand-offs would cross zones, off any placement group or EFA and at "
+        "AWS's inter-zone transfer price; put both pools in one zone (gpuPools[].zones)"
+    ]
+
+
+def test_an_efa_image_would_carry_it_and_a_tcp_only_pool_would_not():
+    """With NIXL's LIBFABRIC in the image, both EFA pools in us-east-1a hand off over EFA: 400 Gbps per GPU (3200 / 8
+    on both types), bounded by decode's 2 GPUs: 800 Gbps, 6.2 ms for the 3814 tokens; an H200 pool without EFA stays
+    on TCP whatever the image."""
+    env = load_environment(_two_gpu_types(raw_environment("prod")))
+    region = env.region("use1")
+    h100, h200 = region.pool("h100"), region.pool("h200")
+    assert not efa_path(region, h100, h200)  # the pinned image: UCX only
+    assert efa_path(region, h100, h200, nixl_backends=("UCX", "LIBFABRIC"))
+    efa = kv_transfer(
+        bytes_per_prompt=FP8_KV_PER_TOKEN * FITS,
+        prefill_tp=4,
+        decode_tp=2,
+        efa_machines=("p5.48xlarge", "p5en.48xlarge"),
+        same_placement_group=False,
+    )
+    assert (efa.paths, efa.gbps, round(efa.seconds * 1000, 1)) == (4, 800, 6.2)
+    tcp_only = load_environment(_two_gpu_types(raw_environment("prod"), pool={"efa": False}))
+    region = tcp_only.region("use1")
+    assert not efa_path(region, region.pool("h100"), region.pool("h200"), nixl_backends=("UCX", "LIBFABRIC"))
+
+
+def test_two_attention_backends_are_refused_unless_one_is_set():
+    """vLLM v0.33.0 attends with FlashInfer on B200 and FlashAttention on H200; NIXL's handshake hashes the backend."""
+    raw = raw_environment("prod")
+    raw["regions"][0]["gpuPools"].append({**H200_POOL, "name": "b200", "machineType": "p6-b200.48xlarge"})
+    raw["models"][3]["placements"][0].update(prefill={"pool": "b200", "promptTokens": FITS})
+    errors = _rag_errors(raw)
+    assert errors[0] == (
+        "models[3].placements[0].prefill.pool: vLLM attends with FLASHINFER on the prefill pool's B200 and "
+        "FLASH_ATTN on the decode pool's H100-80GB (fp8 KV), and NIXL refuses to hand a cache between two backends "
+        "(its compatibility hash differs); set the model's engineArgs to one backend both run, e.g. "
+        "attention-backend: FLASHINFER, or use pools of one GPU generation"
+    )
+    raw["models"][3]["engineArgs"] = {"attention-backend": "FLASHINFER"}
+    assert not any("attends with" in e for e in _rag_errors(raw))
+
+
+def test_the_kv_dtype_picks_the_backend_off_hopper():
+    """An FP8 cache moves Ada (L40S) to FlashInfer while Hopper stays on FlashAttention; a 16-bit one keeps both on
+    FlashAttention (vllm v0.33.0 platforms/cuda.py _get_backend_priorities, fa_utils.py)."""
+    assert (attention_backend("L40S", "fp8"), attention_backend("H100-80GB", "fp8")) == ("FLASHINFER", "FLASH_ATTN")
+    assert attention_backend("L40S", "auto") == attention_backend("H100-80GB", "auto") == "FLASH_ATTN"
+    assert attention_backend("B200", "auto") == "FLASHINFER"
 
 
 @pytest.mark.parametrize(

@@ -66,6 +66,26 @@ def pd_main(pod: dict) -> dict:
     return pod["containers"][0]
 
 
+def _handoff(rs, *, bytes_per_prompt=None, gbps=None, ttft=None, prefill_gpu=None):
+    notes = pd(rs)["metadata"]["annotations"]
+    for key, value in (
+        ("kv-transfer-bytes-per-prompt", bytes_per_prompt),
+        ("kv-transfer-gbps", gbps),
+        ("ttft-objective-seconds", ttft),
+        ("prefill-gpu-product", prefill_gpu),
+    ):
+        if value is not None:
+            notes[f"inference-platform.io/{key}"] = value
+    return rs
+
+
+def _kv_fp8(rs):
+    spec = pd(rs)["spec"]
+    for pod in (spec["template"], spec["prefill"]["template"]):
+        pd_main(pod)["args"].append("--kv-cache-dtype=fp8")
+    return rs
+
+
 def gke(rs):
     return p(rs, "container/cluster:Cluster", "gke")
 
@@ -905,6 +925,36 @@ CASES = [
             ("args",),
             ['--kv-transfer-config={"kv_connector": "NixlConnector", "kv_role": "kv_consumer"}'],
         ),
+    ),
+    Case(
+        "llm-pd-kv-handoff-within-budget",
+        "tcp between two pools",  # 2 x 5 Gbps: 536.9 ms of a 250 ms budget
+        lambda rs: set_in(pd(rs), ("metadata", "annotations", "inference-platform.io/kv-transfer-gbps"), "10"),
+    ),
+    Case(
+        "llm-pd-kv-handoff-within-budget",
+        "over by a little",  # 1908 FP8 tokens of the 70B at 10 Gbps: 250.09 ms
+        lambda rs: _handoff(rs, bytes_per_prompt="312606720", gbps="10"),
+    ),
+    Case(
+        "llm-pd-kv-handoff-within-budget",
+        "tighter objective",  # 3.4 ms against a 30 ms objective's 3 ms
+        lambda rs: _handoff(rs, ttft="0.03"),
+    ),
+    Case(
+        "llm-pd-one-attention-backend",
+        "b200 prefill",
+        lambda rs: _handoff(rs, prefill_gpu="B200"),
+    ),
+    Case(
+        "llm-pd-one-attention-backend",
+        "fp8 cache on an l40s prefill",
+        lambda rs: _kv_fp8(_handoff(rs, prefill_gpu="L40S")),
+    ),
+    Case(
+        "llm-pd-one-attention-backend",
+        "backend pinned on one side",
+        lambda rs: pd_main(pd(rs)["spec"]["prefill"]["template"])["args"].append("--attention-backend=FLASHINFER"),
     ),
     # --- GKE admission of system-*-critical pods ---------------------------------------------------------
     Case("gke-critical-priority-quota", "no quota", lambda rs: remove(rs, ":ResourceQuota", "critical-pods")),
@@ -2563,6 +2613,37 @@ def test_messages_name_the_resource_and_the_fix():
 
 
 # --- things that must not be violations -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "mutate",
+    [
+        lambda rs: _handoff(rs, bytes_per_prompt="312442880", gbps="10"),  # 1907 tokens: 249.95 ms
+        lambda rs: _handoff(rs, prefill_gpu="H200-141GB"),  # Hopper both: FLASH_ATTN
+        lambda rs: _kv_fp8(_handoff(rs, prefill_gpu="H200-141GB")),
+        lambda rs: _handoff(rs, prefill_gpu="L40S"),  # 16-bit cache: FLASH_ATTN on Ada too
+        lambda rs: [  # B200 prefill with the backend both run named on both
+            pd_main(pod)["args"].append("--attention-backend=FLASHINFER")
+            for pod in (pd(_handoff(rs, prefill_gpu="B200"))["spec"]["template"], pd(rs)["spec"]["prefill"]["template"])
+        ],
+    ],
+    ids=["at-the-budget", "h200-prefill", "h200-prefill-fp8", "l40s-prefill-16-bit", "b200-pinned-backend"],
+)
+def test_hand_off_near_variants_pass(mutate):
+    resources = compliant()
+    mutate(resources)
+    evaluation = run(resources)
+    for rule in ("llm-pd-kv-handoff-within-budget", "llm-pd-one-attention-backend"):
+        assert not evaluation.of(rule), [f.message for f in evaluation.of(rule)]
+
+
+def test_hand_off_without_its_figures_cannot_be_checked():
+    resources = compliant()
+    del pd(resources)["metadata"]["annotations"]["inference-platform.io/ttft-objective-seconds"]
+    del pd(resources)["metadata"]["annotations"]["inference-platform.io/prefill-gpu-product"]
+    evaluation = run(resources)
+    for rule in ("llm-pd-kv-handoff-within-budget", "llm-pd-one-attention-backend"):
+        assert [f.kind for f in evaluation.of(rule)] == ["cannot-check"], rule
 
 
 def test_privileged_pods_are_allowed_in_the_gpu_operator_namespace():

@@ -81,7 +81,10 @@ from components.catalog.upstream import (
     KUBELET_WAITS_FOR_REFERENCED_OBJECTS,
     LLM_INFERENCE_SERVICE_INSTALL,
     LLM_INFERENCE_SERVICE_PRESETS,
+    LLMISVC_PREFILL_POD_SPEC,
     MANAGED_CONTROL_PLANE_ADDRESSES,
+    NIXL_HANDSHAKE_COMPAT,
+    NIXL_HETEROGENEOUS_TP,
     NO_PINNED_CACHE_FOR_CHAT_COMPLETIONS,
     NODEADM_FAST_IMAGE_PULL,
     NVIDIA_IMAGE_DEFAULTS_EXPOSE_EVERY_GPU,
@@ -101,6 +104,7 @@ from components.catalog.upstream import (
     SOCI_PARALLEL_PULL_IS_NOT_LAZY,
     TLS_PROVIDER_HAS_NO_NAME_CONSTRAINTS,
     VLLM_BENCH_SERVE_METRICS,
+    VLLM_DEFAULT_ATTENTION_BACKEND,
     VLLM_IMAGE_TAG,
     VLLM_KV_CACHE_BYTES_SKIP_PROFILING,
     VLLM_PRIORITY_SCHEDULING,
@@ -122,6 +126,8 @@ from components.config.loader import load_environment
 from components.k8s import names
 from components.serving import llm_inference_service as llmisvc
 from components.serving.deployment import model_placements
+from platform_catalog.disaggregation import vllm_attention_backend as attention_backend
+from platform_catalog.gpus import GPUS
 from platform_catalog.names import annotation
 from platform_catalog.pod_priorities import GKE_CRITICAL_PRIORITY_CLASSES
 from policies.framework import PackSettings, evaluate_stack
@@ -595,6 +601,82 @@ def test_disaggregated_pods_run_the_pinned_vllm_and_hand_over_without_libfabric(
         argv = shlex.split(" ".join(main["args"]))
         assert "LIBFABRIC" not in " ".join(argv)  # NIXL's default backend (UCX) only
         assert "vpc.amazonaws.com/efa" not in main["resources"]["requests"]
+
+
+def test_each_pool_keeps_its_own_node_selector_and_gpus(prod_plan, upstream):
+    """Neither preset brings a nodeSelector or GPU resources to merge into ours, so what we render per side is what
+    each Deployment runs (tests/test_disaggregation.py renders two GPU types and asserts each side's)."""
+    assert LLMISVC_PREFILL_POD_SPEC.name in FACTS
+    for side, path in (("prefill", ("spec", "prefill", "template")), ("decode", ("spec", "template"))):
+        preset = yaml.safe_load(
+            (upstream.root / f"kserve/v0.20.0/llmisvcconfig-config-llm-{side}-template.yaml").read_text()
+        )
+        template = preset
+        for key in path:
+            template = template[key]
+        assert "nodeSelector" not in template
+        assert all("nvidia.com/gpu" not in str(c.get("resources", {})) for c in template["containers"])
+    (service,) = cluster_objects(prod_plan, "LLMInferenceService").values()
+    for pod in (service["spec"]["template"], service["spec"]["prefill"]["template"]):
+        assert pod["nodeSelector"] and pod["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] == 4
+
+
+def test_both_sides_of_a_hand_off_hash_alike(prod_plan):
+    """One dtype and KV dtype on both pools (one model's keys), the handshake's check left on, and a pair of GPUs
+    whose default backends differ refused (tests/test_disaggregation.py has the message)."""
+    assert NIXL_HANDSHAKE_COMPAT.name in FACTS
+    (service,) = cluster_objects(prod_plan, "LLMInferenceService").values()
+    hashed = []
+    for pod in (service["spec"]["template"], service["spec"]["prefill"]["template"]):
+        argv = shlex.split(" ".join(pod["containers"][0]["args"]))
+        hashed.append([a for a in argv if a.split("=")[0] in ("--dtype", "--kv-cache-dtype", "--attention-backend")])
+        assert "enforce_handshake_compat" not in " ".join(argv)
+    assert hashed[0] == hashed[1] and "--kv-cache-dtype=fp8" in hashed[0]
+    raw = raw_environment("prod")
+    raw["regions"][0]["gpuPools"].append({"name": "b200", "machineType": "p6-b200.48xlarge", "maxSize": 1})
+    raw["regions"][0]["gpuPools"][-1]["zones"] = ["us-east-1a"]
+    raw["models"][3]["placements"][0]["prefill"] = {"pool": "b200", "promptTokens": 1024}
+    assert any("NIXL refuses" in e for e in config_errors(raw))
+
+
+def test_prefill_and_decode_may_run_two_tp_sizes():
+    """H100 prefill at TP 4 hands to H200 decode at TP 2: 4 is a multiple of 2 and 4 GPUs replicate none of the 70B's
+    8 KV heads, so the pull connector accepts it, and so do the checks."""
+    assert NIXL_HETEROGENEOUS_TP.name in FACTS
+    raw = raw_environment("prod")
+    raw["regions"][0]["gpuPools"].append(
+        {"name": "h200", "machineType": "p5en.48xlarge", "maxSize": 1, "zones": ["us-east-1a"], "efa": True}
+    )
+    raw["models"][3]["placements"][0].update(
+        pool="h200", servingMode="disaggregated", prefill={"pool": "h100", "promptTokens": 1024}
+    )
+    env = load_environment(raw)
+    (p,) = [p for p in model_placements(env, env.region("use1")) if p.name == "llama-3-1-70b-rag"]
+    assert p.disaggregation is not None
+    prefill_tp, decode_tp = p.disaggregation.fit.sizing.tensor_parallel, p.fit.sizing.tensor_parallel
+    assert (prefill_tp, decode_tp) == (4, 2) and prefill_tp % decode_tp == 0
+    assert prefill_tp <= p.model.architecture.kv_heads
+    # each decode rank reads 2 prefill ranks at once: 4 TCP flows between the two pools' placement groups, 5 Gbps each
+    assert (p.disaggregation.transfer.paths, p.disaggregation.transfer.gbps) == (4, 20)
+
+
+def test_default_attention_backend_per_gpu_and_kv_dtype():
+    assert VLLM_DEFAULT_ATTENTION_BACKEND.name in FACTS
+    expected = {  # (16-bit KV, FP8 KV); A100 and A10G have no FP8 (the checks refuse it there)
+        "L4": ("FLASH_ATTN", "FLASHINFER"),
+        "L40S": ("FLASH_ATTN", "FLASHINFER"),
+        "H100-80GB": ("FLASH_ATTN", "FLASH_ATTN"),
+        "H200-141GB": ("FLASH_ATTN", "FLASH_ATTN"),
+        "B200": ("FLASHINFER", "FLASHINFER"),
+        "A100-80GB": ("FLASH_ATTN", None),
+        "A100-40GB": ("FLASH_ATTN", None),
+        "A10G": ("FLASH_ATTN", None),
+    }
+    assert set(expected) == set(GPUS)
+    for gpu, (bf16, fp8) in expected.items():
+        assert attention_backend(gpu, "auto") == bf16
+        if fp8 is not None:
+            assert attention_backend(gpu, "fp8") == fp8
 
 
 def test_every_vllm_container_runs_the_release_whose_parser_was_dumped(env_plan):

@@ -15,7 +15,7 @@ from components.addons.dashboards import TENANT_LABEL, Panel, _dashboard, _varia
 from components.catalog import metrics as m
 from components.config.environment import EnvironmentSpec
 from components.config.region import RegionSpec
-from components.cost.monthly import environment_cost
+from components.cost.monthly import ModelCost, environment_cost
 
 GROUP = "inference-platform.showback"
 WINDOW = "5m"
@@ -27,13 +27,23 @@ def _to_model(expr: str, label: str) -> str:
     return f'label_replace({expr}, "model", "$1", "{label}", "(.*)")'
 
 
+def _pod_costs(rows: list[ModelCost]) -> list[tuple[str, float]]:
+    """(model, USD per hour of one of its pods) for each fully priced model: one series per model. A disaggregated
+    model's pool counts its decode and prefill pods alike, so it is charged their average at its fixed replicas."""
+    costs = []
+    for model in dict.fromkeys(c.model for c in rows):
+        mine = [c for c in rows if c.model == model]
+        if any(c.price is None for c in mine):
+            continue
+        hourly = [(c.node_share * c.price.usd_per_hour, c.max_replicas) for c in mine if c.price is not None]
+        pods = sum(n for _, n in hourly)
+        costs.append((model, sum(u * n for u, n in hourly) / pods if pods else hourly[0][0]))
+    return costs
+
+
 def showback_groups(env: EnvironmentSpec, region: RegionSpec) -> list[dict[str, Any]]:
     """The PrometheusRule group of recording rules for the models placed in `region`."""
-    priced = [
-        (c.model, c.node_share * c.price.usd_per_hour)
-        for c in environment_cost(env).models
-        if c.region == region.name and c.price is not None
-    ]
+    priced = _pod_costs([c for c in environment_cost(env).models if c.region == region.name])
     if not any(p.region == region.name for model in env.models for p in model.placements):
         return []
     rules: list[dict[str, Any]] = [

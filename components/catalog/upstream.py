@@ -245,6 +245,59 @@ PD_ENGINE_IMAGE = _fact(
     "docker/scripts/cuda/builder/build-nixl.sh (-Dlibfabric_path=${EFA_PREFIX})",
 )
 
+LLMISVC_PREFILL_POD_SPEC = _fact(
+    "llmisvc-prefill-pod-spec",
+    "KServe v0.20.0 runs an LLMInferenceService's prefill Deployment with `spec.prefill.template` as its whole pod "
+    "spec and the decode Deployment with `spec.template`, each merged only over its own preset "
+    "(kserve-config-llm-prefill-template sets `spec.prefill.template`, -decode-template `spec.template`, neither a "
+    "nodeSelector nor GPU resources). So the two pools' pods keep their own nodeSelector and GPU requests: prefill "
+    "and decode may run on different GPU pools.",
+    "kserve/kserve@v0.20.0:pkg/controller/v1alpha2/llmisvc/workload_single_node.go L137 (decode pod spec = "
+    "spec.template), L222-257 (prefill pod spec = spec.prefill.template); config_merge.go L228-250 (a preset per "
+    "side), L779-800 (mergeSpecs); charts/kserve-runtime-configs/files/llmisvcconfigs/resources.yaml (the presets)",
+)
+
+NIXL_HANDSHAKE_COMPAT = _fact(
+    "nixl-handshake-compat",
+    "vLLM v0.33.0's NixlConnector hands a KV cache only between two engines whose compatibility hash matches: it "
+    "hashes the vLLM version, the model, its dtype, KV heads, head size and layers, the attention backend's name and "
+    "the cache dtype, and a mismatch fails the handshake with a RuntimeError (enforce_handshake_compat, on by "
+    "default). So prefill and decode must run one attention backend, whatever their GPUs; the platform keeps one "
+    "model's dtype and kvCacheDtype on both sides by construction.",
+    "vllm-project/vllm@v0.33.0:vllm/distributed/kv_transfer/kv_connector/v1/nixl/metadata.py L146-216 "
+    "(compute_nixl_compatibility_hash); nixl/base_worker.py L967 (backend_name), L1038-1039 "
+    "(enforce_handshake_compat default True), L1191-1208 (mismatch raises), L1502-1512 (read from the PyPI wheel "
+    "vllm==0.33.0)",
+)
+
+NIXL_HETEROGENEOUS_TP = _fact(
+    "nixl-heterogeneous-tp",
+    "vLLM v0.33.0's NixlConnector is the pull connector: each decode rank reads its KV heads from the prefill "
+    "rank(s) holding them, so prefill and decode may run different tensor-parallel sizes when the larger is a "
+    "multiple of the smaller (either way round), except prefill TP above decode's with the prefill side's KV heads "
+    "replicated (TP over the model's KV heads). With decode's TP the larger, several decode ranks read one prefill "
+    "rank; with prefill's, each decode rank reads several, every read issued asynchronously at once: max(prefill "
+    "TP, decode TP) rank-to-rank transfers per prompt. Heterogeneous TP splits heads, which needs the "
+    "block-contiguous LBHNC layout the connector asks for on non-MLA models; block sizes may differ when decode's is "
+    "a multiple of prefill's.",
+    "vllm-project/vllm@v0.33.0:vllm/distributed/kv_transfer/kv_connector/v1/nixl/connector.py L149-166 (LBHNC), "
+    "L432 (NixlConnector = NixlPullConnector); nixl/base_worker.py L2389-2430 (add_remote_agent), L2720-2730 (no P "
+    "TP > D TP with replicated KV), L2832-2844 (head split needs a block-contiguous layout); nixl/tp_mapping.py "
+    "L84-141 (compute_tp_mapping: source ranks per decode rank); nixl/pull_worker.py L278 (a read per source rank), L554-564 "
+    "(make_prepped_xfer, async transfer); kv_connector/utils.py L522-547 (tp_ratio, block_size_ratio divisibility)",
+)
+
+VLLM_DEFAULT_ATTENTION_BACKEND = _fact(
+    "vllm-default-attention-backend",
+    "Unless --attention-backend names one, vLLM v0.33.0 picks the first valid backend of its priority list for the "
+    "GPU's compute capability: FLASHINFER first on SM 10.x (B200), FLASH_ATTN first elsewhere; FLASH_ATTN reads an "
+    "FP8 KV cache only as FA3 on SM 9.0 (H100, H200) or FA4 on SM 10.x, so an FP8 cache on SM 8.x (L4, L40S) gets "
+    "FLASHINFER, the next one.",
+    "vllm-project/vllm@v0.33.0:vllm/platforms/cuda.py L156-181 (_get_backend_priorities, non-MLA), L420-449 "
+    "(get_attn_backend_cls: a selected backend first); vllm/v1/attention/backends/flash_attn.py L438-446 "
+    "(supports_kv_cache_dtype); fa_utils.py L282-311 (flash_attn_supports_kv_cache_dtype)",
+)
+
 ENVOY_GATEWAY_WATCHES_INFERENCE_POOLS = _fact(
     "envoy-gateway-watches-inference-pools-from-start",
     "Envoy Gateway v1.9.0 registers a watch on every extension backend kind (the AI Gateway's InferencePool) when "

@@ -41,13 +41,16 @@ from components.catalog.engines import (
 from components.catalog.models import ModelArchitecture
 from components.config.base import Issue, KeyPath, join_path
 from components.config.endpoint_checks import url_issue
-from components.domain.disaggregation import efa_path
+from components.domain.disaggregation import efa_path, prefill_side
 from components.domain.fit import Fit, placement_fit, prefill_fit, startup_seconds
 from components.domain.gpu_resources import schedulable_resources
 from components.domain.host import pod_host_resources
 from components.domain.kv_transfer import efa_gbps_per_gpu
-from components.domain.sizing import DoesNotFit, GpuSlot, startup_budget_seconds
+from components.domain.objectives import ttft_objectives
+from components.domain.sizing import DoesNotFit, GpuSlot, kv_bytes_per_token, startup_budget_seconds
 from components.domain.slots import gpu_slot, multi_node_capable, placement_resource
+from platform_catalog.disaggregation import MAX_TRANSFER_SHARE_OF_TTFT, vllm_attention_backend
+from platform_catalog.machines import MACHINES
 
 if TYPE_CHECKING:
     from components.config.environment import EnvironmentSpec
@@ -475,14 +478,74 @@ def _check_disaggregation(
     yield from _check_host_memory(region, pool, fit, model.runtime, (*at, "prefill"))
     decode_pool = region.pool(placement.pool)
     assert decode_pool is not None
-    if efa_path(region, pool, decode_pool):
-        for p in (pool, decode_pool):
-            if efa_gbps_per_gpu(p.machine_type) is None:
-                yield Issue(
-                    at_pool,
-                    f"no EFA bandwidth figure for {p.machine_type} in the catalog (machines.EFA_GBPS) to size the KV "
-                    "hand-off with; add it with its source",
-                )
+    unsized = efa_path(region, pool, decode_pool) and [
+        p for p in (pool, decode_pool) if efa_gbps_per_gpu(p.machine_type) is None
+    ]
+    for p in unsized or ():
+        yield Issue(
+            at_pool,
+            f"no EFA bandwidth figure for {p.machine_type} in the catalog (machines.EFA_GBPS) to size the KV "
+            "hand-off with; add it with its source",
+        )
+    yield from _check_kv_layouts(model, pool, decode_pool, at_pool)
+    yield from _check_one_zone(region, pool, decode_pool, at_pool)
+    if placement.serving_mode == "disaggregated" and not unsized:
+        yield from _check_hand_off(env, model, region, placement, decode, at_pool)
+
+
+def _check_kv_layouts(
+    model: ModelSpec, prefill_pool: GpuPoolSpec, decode_pool: GpuPoolSpec, at: str
+) -> Iterator[Issue]:
+    """Beyond one model, dtype and KV dtype (one model's keys), vLLM's NixlConnector hands caches only between sides
+    of one attention backend (NIXL_HANDSHAKE_COMPAT); their TP sizes may differ (NIXL_HETEROGENEOUS_TP)."""
+    if "attention-backend" not in model.engine_args:
+        gpus = [MACHINES[p.machine_type].gpu for p in (prefill_pool, decode_pool)]
+        backends = [vllm_attention_backend(gpu, model.kv_cache_dtype) for gpu in gpus]
+        if backends[0] != backends[1]:
+            yield Issue(
+                at,
+                f"vLLM attends with {backends[0]} on the prefill pool's {gpus[0]} and {backends[1]} on the decode "
+                f"pool's {gpus[1]} ({model.kv_cache_dtype} KV), and NIXL refuses to hand a cache between two "
+                "backends (its compatibility hash differs); set the model's engineArgs to one backend both run, "
+                "e.g. attention-backend: FLASHINFER, or use pools of one GPU generation",
+            )
+
+
+def _check_one_zone(region: RegionSpec, prefill: GpuPoolSpec, decode: GpuPoolSpec, at: str) -> Iterator[Issue]:
+    """KServe's picker pairs any prefill pod with any decode pod: both pools in one zone, or hand-offs cross zones."""
+    zones = sorted(set(region.pool_zones(prefill)) | set(region.pool_zones(decode)))
+    if len(zones) > 1:
+        pools = prefill.name if prefill.name == decode.name else f"{prefill.name} and {decode.name}"
+        yield Issue(
+            at,
+            f"KServe's picker pairs any prefill pod with any decode pod, and {pools} span {', '.join(zones)}: "
+            "hand-offs would cross zones, off any placement group or EFA and at AWS's inter-zone transfer price; "
+            "put both pools in one zone (gpuPools[].zones)",
+        )
+
+
+def _check_hand_off(
+    env: EnvironmentSpec, model: ModelSpec, region: RegionSpec, placement: PlacementSpec, decode: Fit, at: str
+) -> Iterator[Issue]:
+    """Disaggregated only where the fabric carries a prompt's KV cache within the auto rule's share of the TTFT
+    objective (platform_catalog.disaggregation); auto placements fall back to aggregated instead."""
+    side = prefill_side(model, region, placement, decode)
+    ttft = ttft_objectives(env, region).get(model.name, region.observability.thresholds.ttft_p95_seconds)
+    budget, t = MAX_TRANSFER_SHARE_OF_TTFT * ttft, side.transfer
+    if t.seconds <= budget:
+        return
+    per_token = kv_bytes_per_token(model.architecture, model.kv_cache_dtype)
+    fixes = "put prefill and decode in one pool (one placement group: 10 Gbps per flow), lower promptTokens"
+    if model.kv_cache_dtype != "fp8" and side.fit.slot.fp8 and decode.slot.fp8:
+        fixes += ", set kvCacheDtype: fp8 (half the bytes)"
+    yield Issue(
+        at,
+        f"each prompt hands {side.spec.prompt_tokens} tokens x {per_token:,} bytes of {model.kv_cache_dtype} KV = "
+        f"{t.bytes_per_prompt / 2**20:,.0f} MiB to decode over {t.transport.upper()}, {t.paths} x "
+        f"{t.gbps_per_path:g} Gbps (one path per rank of the larger tensor-parallel size): "
+        f"{t.seconds * 1000:.2f} ms, over the {budget * 1000:.0f} ms a hand-off may take "
+        f"({MAX_TRANSFER_SHARE_OF_TTFT:.0%} of the {ttft:g}s TTFT objective); {fixes}, or use servingMode: auto",
+    )
 
 
 def _multi_node_hint(slot: GpuSlot, pool: GpuPoolSpec) -> str:

@@ -23,7 +23,10 @@ if TYPE_CHECKING:
 class PrefillSpec(Spec):
     """The prefill pool of a disaggregated placement: its pods compute prompts' KV caches and hand them to decode."""
 
-    pool: str = Field(description="GPU pool of the placement's region for the prefill pods (compute-strong GPUs).")
+    pool: str = Field(
+        description="GPU pool of the placement's region for the prefill pods: the decode pool, or one of another GPU "
+        "type in the same single zone (compute-strong GPUs; docs/serving.md, Prefill and decode on two GPU types)."
+    )
     replicas: int = Field(1, ge=1, description="Prefill pods; fixed (KServe runs them as one Deployment).")
     max_num_seqs: int = Field(
         8, ge=1, le=1024, description="Prompts one prefill pod batches at once; its KV cache is sized for them."

@@ -4,7 +4,9 @@ A pool costs its nodes x hourly price x 730 hours. What runs at zero traffic (al
 system pool at minSize and every GPU pool at the most of its minSize and the nodes its models'
 minReplicas need; cache workers run one per GPU node, so workers beyond those nodes keep more up,
 counted on the region's cheapest priced GPU pool (a floor). A model is charged its replicas' share of
-their pool's nodes: GPU memory taken (TP x PP slots of the slot's memory) over the node's GPU memory.
+their pool's nodes: GPU memory taken (TP x PP slots of the slot's memory) over the node's GPU memory. A
+disaggregated placement has a row per side: its prefill pods produce no output tokens, so their cost is
+carried into the decode row's price per output token.
 An unknown price stays unknown: a figure sums what is priced and names what is not. NAT gateways
 and load balancers have no verified price in the catalog and are listed as not priced.
 """
@@ -53,6 +55,9 @@ class ModelCost:
     min_replicas: int
     max_replicas: int  # what the pool holds of the configured maximum
     decode: DecodeEstimate
+    prefill: bool = False  # the prefill pods of a disaggregated placement: no output tokens of their own
+    # On a decode row: its placement's prefill pods' USD per hour, per decode replica (None: a price is unknown).
+    prefill_usd_per_hour: float | None = 0.0
 
     def monthly(self, replicas: int) -> float | None:
         if not replicas:
@@ -61,9 +66,10 @@ class ModelCost:
 
     @property
     def usd_per_million_output_tokens(self) -> float | None:
-        if self.price is None:
+        if self.price is None or self.prefill or self.prefill_usd_per_hour is None:
             return None
-        return self.node_share * self.price.usd_per_hour / (self.decode.tokens_per_second * 3600) * 1e6
+        hourly = self.node_share * self.price.usd_per_hour + self.prefill_usd_per_hour
+        return hourly / (self.decode.tokens_per_second * 3600) * 1e6
 
 
 @dataclass(frozen=True)
@@ -152,9 +158,20 @@ def _models(env: EnvironmentSpec, region: RegionSpec) -> list[ModelCost]:
                 d.placement.min_replicas,
                 min(d.placement.max_replicas, pool_holds(d, on_pool)),
                 estimate_decode(fit, gpu=machine.gpu),
+                prefill=d.prefill,
             )
         )
-    return costs
+    return [_with_prefill(c, costs) for c in costs]
+
+
+def _with_prefill(row: ModelCost, rows: list[ModelCost]) -> ModelCost:
+    """A decode row with its prefill pods' cost, spread over its (fixed) replicas."""
+    prefill = [r for r in rows if r.prefill and r.model == row.model and not row.prefill]
+    if not prefill:
+        return row
+    hourly = [r.monthly(r.max_replicas) for r in prefill]
+    known = None if None in hourly else sum(h or 0.0 for h in hourly) / HOURS_PER_MONTH / max(1, row.max_replicas)
+    return replace(row, prefill_usd_per_hour=known)
 
 
 def environment_cost(env: EnvironmentSpec) -> EnvironmentCost:
@@ -205,5 +222,5 @@ def budget_conversions(env: EnvironmentSpec, cost: EnvironmentCost) -> list[Budg
         for tenant in env.tenants
         if tenant.money_budget is not None
         for placement in cost.models
-        if placement.model in tenant.models
+        if placement.model in tenant.models and not placement.prefill
     ]

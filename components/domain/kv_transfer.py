@@ -1,11 +1,12 @@
 """Disaggregated serving, sized: the KV cache a prompt hands from prefill to decode, how long that takes over
 the pools' fabric, and whether to disaggregate at all. Pure functions, unit-tested by hand.
 
-Transfer model (vLLM's NixlConnector): each tensor-parallel rank of the decode pod pulls its share of the
-prompt's KV cache (its KV heads of every layer) from the prefill pod, all ranks at once. So the transfer
-runs over min(prefill TP, decode TP) parallel paths:
-- EFA (both pools on EFA in one zone, NIXL's LIBFABRIC backend): each path gets its GPU's share of the
-  instance's EFA bandwidth (`machines.EFA_GBPS` / GPUs), the slower side bounding it;
+Transfer model (vLLM's NixlConnector, NIXL_HETEROGENEOUS_TP): each tensor-parallel rank of the decode pod
+pulls its KV heads of every layer from the prefill rank(s) holding them, every read issued at once: with
+decode's TP the larger each decode rank reads from one prefill rank, with prefill's the larger each reads
+from several. So the transfer runs over max(prefill TP, decode TP) rank-to-rank paths:
+- EFA (both pools on EFA in one zone, NIXL's LIBFABRIC backend): each side's ranks share their GPUs' part of
+  the instance's EFA bandwidth (`machines.EFA_GBPS` / GPUs), and the side with less of it bounds the total;
 - TCP otherwise: each path is one TCP flow, which AWS caps per flow (`machines.AWS_TCP_FLOW_GBPS*`).
 The KV travels in the cache's dtype: an FP8 cache halves every transfer.
 
@@ -24,6 +25,7 @@ from typing import Literal
 from components.catalog.machines import AWS_TCP_FLOW_GBPS, AWS_TCP_FLOW_GBPS_PLACEMENT_GROUP, EFA_GBPS
 from components.catalog.models import ModelArchitecture
 from components.domain.sizing import KvDtype, kv_bytes_per_token
+from platform_catalog.disaggregation import MAX_TRANSFER_SHARE_OF_TTFT
 from platform_catalog.machines import MACHINES
 
 Transport = Literal["efa", "tcp"]
@@ -32,7 +34,6 @@ Transport = Literal["efa", "tcp"]
 LARGE_MODEL_BILLION_PARAMS = 30  # below it one GPU group prefills and decodes without starving either
 LONG_PROMPT_TOKENS = 2048  # shorter prompts prefill in one engine step: little interference to remove
 HIGH_CONCURRENCY = 64  # sequences in flight (maxNumSeqs x maxReplicas) where prefills stall many decodes
-MAX_TRANSFER_SHARE_OF_TTFT = 0.1  # the hand-off may take at most this share of the first-token objective
 
 
 def prompt_kv_bytes(model: ModelArchitecture, kv_dtype: KvDtype, prompt_tokens: int) -> int:
@@ -71,11 +72,12 @@ def kv_transfer(
     same_placement_group: bool,
 ) -> KvTransfer:
     """The hand-off of one prompt: over EFA between `efa_machines` (prefill, decode types), else TCP flows."""
-    paths = min(prefill_tp, decode_tp)
+    paths = max(prefill_tp, decode_tp)
     if efa_machines is not None:
         shares = [efa_gbps_per_gpu(m) for m in efa_machines]
-        assert all(s is not None for s in shares), "the config checks require a catalog figure for EFA pools"
-        return KvTransfer("efa", paths, min(s for s in shares if s is not None), bytes_per_prompt)
+        assert shares[0] is not None and shares[1] is not None, "the config checks require EFA figures"
+        total = min(prefill_tp * shares[0], decode_tp * shares[1])
+        return KvTransfer("efa", paths, total / paths, bytes_per_prompt)
     flow = AWS_TCP_FLOW_GBPS_PLACEMENT_GROUP if same_placement_group else AWS_TCP_FLOW_GBPS
     return KvTransfer("tcp", paths, flow, bytes_per_prompt)
 

@@ -54,6 +54,7 @@ from components.serving.deployment import MODEL_POD_SECURITY, ModelPlacement, si
 from components.serving.engine import override_args, vllm_engine_args
 from components.serving.network_policies import envoy_peer, policy, prometheus_peer
 from components.serving.runtimes import MODEL_MOUNT, VLLM_STARTUP_PATH, startup_probe
+from platform_catalog.machines import MACHINES
 from platform_catalog.names import SERVING_NAMESPACE, annotation
 
 API_VERSION = "serving.kserve.io/v1alpha2"
@@ -168,16 +169,19 @@ def pod_labels(p: ModelPlacement) -> dict[str, str]:
 
 
 def _annotations(p: ModelPlacement, side: Disaggregation) -> dict[str, str]:
-    """The decode pool's sizing (as on an InferenceService), the prefill pool's and the hand-off's."""
+    """The decode pool's sizing (as on an InferenceService), the prefill pool's and the hand-off's, with the TTFT
+    objective it is budgeted against (policies/rules/disaggregation.py)."""
     prefill = side.fit.sizing
     extra = {
         "serving-mode": "disaggregated",
         "prefill-pool": side.pool.name,
+        "prefill-gpu-product": MACHINES[side.pool.machine_type].gpu,
         "prefill-tensor-parallel": str(prefill.tensor_parallel),
         "prefill-kv-cache-gib": f"{prefill.kv_cache_gib:g}",
         "kv-transfer": side.transfer.transport,
         "kv-transfer-bytes-per-prompt": str(side.transfer.bytes_per_prompt),
         "kv-transfer-gbps": f"{side.transfer.gbps:g}",
+        "ttft-objective-seconds": f"{p.ttft_objective_seconds:g}",
     }
     return {**sizing_annotations(p), **{annotation(k): v for k, v in extra.items()}, **LLM_CHECKOV_SKIPS}
 

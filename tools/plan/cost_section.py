@@ -66,17 +66,29 @@ def cost_section(plan: Plan) -> str:
         "|---|---|---|---:|---|---:|---:|---:|---:|---|",
     ]
     for m in cost.models:
-        per_million = m.usd_per_million_output_tokens
         rows.append(
-            f"| {m.region} | {m.model} | {m.pool} | {m.node_share:.4g} | {m.min_replicas}-{m.max_replicas} "
-            f"| {_usd(m.monthly(m.min_replicas))} | {_usd(m.monthly(m.max_replicas))} "
-            f"| {m.decode.tokens_per_second:,.0f} (batch {m.decode.batch}, context {m.decode.context_tokens}, "
-            f"{m.decode.bandwidth_gbps:,.0f} GB/s) | {'unknown' if per_million is None else f'${per_million:.3f}'} "
-            f"| {m.decode.sanity or 'ok'} (≡ {m.decode.reference_equivalent:,.0f} tokens/s) |"
+            f"| {m.region} | {m.model}{' (prefill)' if m.prefill else ''} | {m.pool} | {m.node_share:.4g} "
+            f"| {m.min_replicas}-{m.max_replicas} | {_usd(m.monthly(m.min_replicas))} "
+            f"| {_usd(m.monthly(m.max_replicas))} | {_throughput_cells(m)} |"
         )
     rows += _budgets(budget_conversions(plan.spec, cost))
     rows += ["", "Price sources:", *(_sources(cost) or ["- none: every price is unknown"])]
     return "\n".join(rows) + "\n"
+
+
+def _throughput_cells(m: ModelCost) -> str:
+    """Output tokens/s, $/1M and the sanity check; a prefill row's output is its decode row's, which carries its
+    cost."""
+    if m.prefill:
+        return "none: prefill hands to decode | in the decode row | -"
+    per_million = m.usd_per_million_output_tokens
+    d = m.decode
+    with_prefill = "" if per_million is None or not m.prefill_usd_per_hour else " with prefill"
+    return (
+        f"{d.tokens_per_second:,.0f} (batch {d.batch}, context {d.context_tokens}, {d.bandwidth_gbps:,.0f} GB/s) "
+        f"| {'unknown' if per_million is None else f'${per_million:.3f}{with_prefill}'} "
+        f"| {d.sanity or 'ok'} (≡ {d.reference_equivalent:,.0f} tokens/s)"
+    )
 
 
 def _tokens(value: float | None) -> str:
@@ -131,9 +143,10 @@ def _model_json(m: ModelCost) -> dict[str, Any]:
         "model": m.model,
         "pool": m.pool,
         "nodeShare": round(m.node_share, 6),
+        "prefill": m.prefill,
         "replicas": {"min": m.min_replicas, "max": m.max_replicas},
         "monthlyUsd": {"min": _money(m.monthly(m.min_replicas)), "max": _money(m.monthly(m.max_replicas))},
-        "outputTokensPerSecond": round(m.decode.tokens_per_second, 1),
+        "outputTokensPerSecond": 0.0 if m.prefill else round(m.decode.tokens_per_second, 1),
         "usdPerMillionOutputTokens": None if per_million is None else round(per_million, 4),
         "sanity": m.decode.sanity,
     }
