@@ -32,16 +32,19 @@ def stand_in_dev() -> dict:
 
 def stand_in_prod() -> dict:
     """prod's llama-3-1-70b with llama-3-1-8b standing in where both run (use1, usw2); evals, which may call the
-    70B, is granted the 8B, as the checks require."""
+    70B, is granted the 8B, and every caller of the two is of one request class, as the checks require (the
+    stand-in's answers pass no endpoint picker to order classes)."""
     config = environment_config("prod")
     tenants = config[ns("tenants")]
     evals = next(i for i, t in enumerate(tenants) if t["name"] == "evals")
+    callers = [i for i, t in enumerate(tenants) if {"llama-3-1-70b", "llama-3-1-8b"} & set(t["models"])]
     apply_ops(
         {"models": config[ns("models")], "tenants": tenants},
         (
             ("set", "models[0].placements[0].standIn", "llama-3-1-8b"),
             ("set", "models[0].placements[1].standIn", "llama-3-1-8b"),
             ("append", f"tenants[{evals}].models", "llama-3-1-8b"),
+            *(("set", f"tenants[{i}].priority", "interactive") for i in callers),
         ),
     )
     return config

@@ -2214,6 +2214,12 @@ def test_a_model_at_zero_wakes_on_the_requests_its_stand_in_answered(stand_in_pl
     assert "gateway-queue" not in names_  # no picker counts its requests
     assert 'gen_ai_original_model="qwen2-5-7b"' in names_["stand-in"]
     assert 'gen_ai_token_type="input"' in names_["stand-in"]
+    # every request asking for the model carries the label, also those it serves once up: a wake signal of at
+    # most one replica (ceil(value / threshold) with value <= 1), never a size
+    (trigger,) = [t for t in qwen["spec"]["triggers"] if t["name"] == "stand-in"]
+    assert trigger["metadata"]["query"].startswith("clamp_max(sum(increase(")
+    assert "), 1) or vector(0)" in trigger["metadata"]["query"]
+    assert (trigger["metricType"], trigger["metadata"]["threshold"]) == ("AverageValue", "1")
     assert qwen["spec"]["minReplicaCount"] == 0
 
 

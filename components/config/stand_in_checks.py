@@ -123,3 +123,13 @@ def _check_one(env: EnvironmentSpec, at_placement: tuple[int, int], index: dict[
                     f"{tenant.name} may call {model.name}, whose stand-in in {region.name} is {name}, which it may not "
                     f"call: a stand-in serves only tenants that may call it; add {name}, or remove the stand-in",
                 )
+        callers = set(granted_tenants(env, model.name)) | set(granted_tenants(env, name))
+        classes = sorted({t.priority for t in env.tenants if t.name in callers})
+        if len(classes) > 1:
+            yield Issue(
+                at,
+                f"{name} answers for {model.name} at its Service, past its endpoint picker, so the request classes "
+                f"of their callers ({', '.join(classes)}) would be neither ordered nor shed while {model.name} wakes; "
+                "stand in only where every caller of both models is of one class (tenants[].priority), or remove "
+                "the stand-in",
+            )

@@ -70,10 +70,12 @@ def gateway_queue_query(p: ModelPlacement) -> str:
 
 
 def stand_in_query(p: ModelPlacement) -> str:
-    """Requests for the model the gateway answered over the window (`stand_in.py`): at zero, its stand-in's. The AI
-    Gateway labels each with the model the client asked for (gen_ai.original.model); one input-token sample each."""
+    """1 while the gateway answered requests for the model over the window (`stand_in.py`: at zero, its stand-in
+    did), else 0: a wake signal, never a size. The AI Gateway labels every request with the model the client asked
+    for (gen_ai.original.model), also those the model serves itself once up, so the count is request rate, not
+    load; scaling out is the queue's and latency's triggers' job."""
     asked = f'{{gen_ai_original_model="{p.name}",gen_ai_token_type="input"}}'
-    return f"sum(increase({m.GEN_AI_TOKEN_USAGE.count}{asked}[{WINDOW}])) or vector(0)"
+    return f"clamp_max(sum(increase({m.GEN_AI_TOKEN_USAGE.count}{asked}[{WINDOW}])), 1) or vector(0)"
 
 
 def held_query(p: ModelPlacement) -> str:
@@ -113,7 +115,7 @@ def scaled_object_manifest(p: ModelPlacement, prometheus_url: str) -> dict[str, 
         )
     if placement.min_replicas == 0 and placement.stand_in is not None:
         # Its requests skip the picker: the ones its stand-in answered wake it.
-        triggers.append(_trigger("stand-in", prometheus_url, stand_in_query(p), p.model.max_num_seqs, "AverageValue"))
+        triggers.append(_trigger("stand-in", prometheus_url, stand_in_query(p), 1, "AverageValue"))
     elif placement.min_replicas == 0:
         triggers.append(
             _trigger("gateway-queue", prometheus_url, gateway_queue_query(p), p.model.max_num_seqs, "AverageValue")

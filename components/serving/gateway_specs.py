@@ -272,8 +272,10 @@ def response_overrides(waking: bool) -> list[dict[str, Any]]:
 def backend_traffic_policy_spec(env: EnvironmentSpec, waking: bool = False) -> dict[str, Any]:
     """Budgets, retries, circuit breaking, passive health checks and error answers for every route of the Gateway.
 
-    Retries only where nothing was generated yet: a refused connection or a 503 (a replica draining or
-    the endpoint picker shedding load). Outlier detection ejects a backend host that keeps failing.
+    Retries only where nothing was generated yet: a refused connection or an upstream's 503 (a replica draining;
+    on a stand-in route, the next priority). A picker's own 503 is an ext_proc local reply, never retried, and on
+    an InferencePool route a retry goes back to the pod the picker chose. Outlier detection ejects a backend host
+    that keeps failing.
     `waking`: a model of the region may be at zero replicas (`response_overrides`).
     """
     gateway = env.gateway
