@@ -4,7 +4,7 @@
 Files copied from a release (CRDs, chart values, Chart.yaml) are the MANIFEST's own entries: each names its
 repository and path, read again at the new tag. Files generated from a release (flag and metric lists) name their
 generator here. A component of the MANIFEST that is not listed here (a chart's repository, e.g. `keda`) is read
-from the Go module proxy when its repository is a Go module of `upstream_origins`, else from its mirror or FROM.
+from the Go module proxy when its repository is a Go module of `upstream_origins`, else from git or FROM.
 """
 
 from __future__ import annotations
@@ -199,9 +199,10 @@ COMPONENTS: dict[str, Component] = {
             "endpoint-picker",
             # GIE v1.6.0 moved the picker and its InferenceObjective CRD (group llm-d.ai) to llm-d's router
             # (gateway-api-inference-extension@v1.6.0:README.md); moved here from GIE v1.5.0 by this tool (a home
-            # move, docs/upstream.md). The Go module proxy refuses github.com/llm-d/llm-d-router (403), so it is read
-            # from its mirror.
+            # move, docs/upstream.md). Its go.mod declares the module github.com/llm-d/llm-d-router: read from the Go
+            # module proxy, else from git (a proxy that refuses it answers 403).
             repo="llm-d/llm-d-router",
+            module="github.com/llm-d/llm-d-router",
             directory="llm-d-router",
             generated={"generated-epp-flags.json": picker_flags, "generated-epp-metrics.json": picker_metrics},
             compared={"EndpointPickerConfig": picker_config},
