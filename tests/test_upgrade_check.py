@@ -11,7 +11,7 @@ import pytest
 
 from tools import upstream_origins
 from tools.upgrade import __main__ as upgrade
-from tools.upgrade import diff, go_flags, go_metrics, sources, vllm_metrics
+from tools.upgrade import diff, go_config, go_flags, go_metrics, sources, vllm_metrics
 from tools.upgrade.components import COMPONENTS, Component
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -468,6 +468,28 @@ var (
 	perEndpoint = prometheus.NewDesc("llm_d_epp_per_endpoint_queue_size", "help", []string{"name"}, nil)
 )
 """
+
+
+def test_plugin_types_include_default_producers_and_constants_set_to_another_packages():
+    """llm-d-router v0.9.0's runner (verbatim, with its request data producers' packages): the producers registered
+    with `RegisterAsDefaultProducer`, whose type constants are set to a constant of a `constants/` package, are plugin
+    types. Our prefix-cache-scorer needs approx-prefix-cache-producer (the picker creates it when no config names
+    it), which needs token-producer. Registrations of packages the fixture lacks resolve to nothing."""
+    root = FIXTURES / "llm-d-router-v0.9.0"
+
+    def package(directory: str) -> list[str]:
+        return [p.read_text() for p in sorted((root / directory).glob("*.go"))]
+
+    types = go_config.plugin_types(
+        (root / "cmd/epp/runner/runner.go").read_text(), "github.com/llm-d/llm-d-router", package
+    )
+    assert types == [
+        "approx-prefix-cache-producer",
+        "inflight-load-producer",
+        "predicted-latency-producer",
+        "token-producer",
+        "tokenizer",
+    ]
 
 
 def test_go_metrics_joins_names_through_constants_and_reads_deprecations():
