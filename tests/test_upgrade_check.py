@@ -248,6 +248,10 @@ def test_picker_moving_home_diffs_its_go_flags_and_its_crd_by_schema_path(vendor
     # the EndpointPickerConfig, derived from both releases alike: its JSON paths and the plugin types registered
     config = out.split("EndpointPickerConfig (derived from v1.5.0 and v9.9.0 alike):\n")[1].split("BREAKING")[0]
     assert config.splitlines() == [
+        "  api versions added (1):",
+        "    example.dev/v1alpha1",
+        "  api versions removed (1):",
+        "    inference.networking.x-k8s.io/v1alpha1",
         "  config fields added (3):",
         "    flowControl.requestTTL",
         "    requestHandler",
@@ -269,6 +273,10 @@ def test_picker_moving_home_diffs_its_go_flags_and_its_crd_by_schema_path(vendor
         + line_of(rendered, 'SCORER_WEIGHTS = {"queue-scorer"')
     ) in out
     assert "metrics-data-source" not in config  # registered by both
+    assert (
+        "  EndpointPickerConfig apiVersion inference.networking.x-k8s.io/v1alpha1 is not one the new release decodes "
+        "(example.dev/v1alpha1); rendered at " + line_of(rendered, '"apiVersion": "inference.networking.x-k8s.io/v1alpha1"')
+    ) in out
 
 
 def test_apply_of_a_home_move_vendors_what_the_new_home_carries_and_keeps_the_rest(vendored, capsys, monkeypatch):
@@ -490,6 +498,46 @@ def test_plugin_types_include_default_producers_and_constants_set_to_another_pac
         "token-producer",
         "tokenizer",
     ]
+
+
+def test_plugin_types_are_every_register_call_of_the_registry_and_nothing_else():
+    """v0.10.0's forms (`RegisterDeprecated`, `RegisterWithPluginDependencies`, ...) are calls on the registry the
+    runner calls `Register` on; another package's `Register*` (feature gates, gRPC servers) registers no type."""
+    runner = """import (
+\tfwkplugin "example.dev/r/pkg/plugin"
+\t"example.dev/r/pkg/loader"
+\t"example.dev/r/pkg/disagg"
+)
+\tfwkplugin.Register(disagg.A, fwkplugin.StabilityBeta, disagg.F)
+\tfwkplugin.RegisterDeprecatedWithPluginDependencies(disagg.B, fwkplugin.StabilityBeta, disagg.F,
+\t\tdisagg.P, "v0.7.0", "v0.9.0", disagg.A)
+\tloader.RegisterFeatureGate(disagg.Gate, true)
+"""
+    constants = 'const (\n\tA = "a-handler"\n\tB = "b-handler"\n\tGate = "gate"\n)\n'
+    types = go_config.plugin_types(runner, "example.dev/r", lambda d: [constants] if d == "pkg/disagg" else [])
+    assert types == ["a-handler", "b-handler"]
+
+
+def test_the_rendered_picker_config_api_version_is_one_v0_9_0_decodes():
+    """llm-d-router v0.9.0 decodes the EndpointPickerConfig in its own group and, deprecated, in the Inference
+    Extension's (pkg/epp/config/loader/configloader.go L50-64), which we render: not breaking; a release decoding
+    only its own group would be."""
+    root = FIXTURES / "llm-d-router-v0.9.0"
+    files = [p.read_text() for d in ("apix/config/v1alpha1", "pkg/epp/config/loader") for p in (root / d).glob("*.go")]
+    accepted = go_config.api_versions(files, "EndpointPickerConfig")
+    assert accepted == ["inference.networking.x-k8s.io/v1alpha1", "llm-d.ai/v1alpha1"]
+    rendered = ("components/serving/inference_pool.py",)
+    report = diff.Report("EndpointPickerConfig")
+    diff.api_versions("EndpointPickerConfig", accepted, rendered, report)
+    assert report.breaking == []
+    diff.api_versions("EndpointPickerConfig", ["llm-d.ai/v1alpha1"], rendered, report)
+    assert report.breaking == [
+        "EndpointPickerConfig apiVersion inference.networking.x-k8s.io/v1alpha1 is not one the new release decodes "
+        "(llm-d.ai/v1alpha1); rendered at "
+        + line_of(rendered[0], '"apiVersion": "inference.networking.x-k8s.io/v1alpha1"')
+    ]
+    with pytest.raises(ValueError, match="no AddKnownTypes of EndpointPickerConfig"):
+        go_config.api_versions(files[:0], "EndpointPickerConfig")
 
 
 def test_go_metrics_joins_names_through_constants_and_reads_deprecations():

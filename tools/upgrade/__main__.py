@@ -185,7 +185,10 @@ def compare_derived(component: Component, old_version: str, new: Target, pinned:
     reports = []
     for name, generate in component.compared.items():
         report = diff.Report(f"{name} (derived from {old_version} and {new.tag} alike)")
-        diff.listed(generate(old_tree, old_version), generate(new.tree, new.tag), component.renders, report)
+        old_lists, new_lists = generate(old_tree, old_version), generate(new.tree, new.tag)
+        diff.listed(old_lists, new_lists, component.renders, report)
+        if "api_versions" in new_lists:
+            diff.api_versions(name, new_lists["api_versions"], component.renders, report)
         reports.append(report)
         if not report.lines and not report.breaking:
             report.lines.append("  unchanged")

@@ -139,10 +139,14 @@ def _go_sources(tree: Tree, directory: str) -> list[str]:
 
 
 def picker_config(tree: Tree, version: str) -> dict[str, Any]:
-    """What the picker's EndpointPickerConfig (--config-file) accepts: its JSON paths and the plugin types the
-    runner registers."""
+    """What the picker's EndpointPickerConfig (--config-file) accepts: the apiVersions it decodes it as (its API
+    package's scheme and the loader's deprecated ones), its JSON paths and the plugin types the runner registers."""
     module = tree.read("go.mod").split()[1]
     return {
+        "api_versions": go_config.api_versions(
+            _go_sources(tree, "apix/config/v1alpha1") + _go_sources(tree, "pkg/epp/config/loader"),
+            "EndpointPickerConfig",
+        ),
         "config_fields": go_config.config_paths(_go_sources(tree, "apix/config/v1alpha1"), "EndpointPickerConfig"),
         "plugin_types": go_config.plugin_types(
             tree.read("cmd/epp/runner/runner.go"), module, lambda d: _go_sources(tree, d)
