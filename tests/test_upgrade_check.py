@@ -275,7 +275,8 @@ def test_picker_moving_home_diffs_its_go_flags_and_its_crd_by_schema_path(vendor
     assert "metrics-data-source" not in config  # registered by both
     assert (
         "  EndpointPickerConfig apiVersion inference.networking.x-k8s.io/v1alpha1 is not one the new release decodes "
-        "(example.dev/v1alpha1); rendered at " + line_of(rendered, '"apiVersion": "inference.networking.x-k8s.io/v1alpha1"')
+        "(example.dev/v1alpha1); rendered at "
+        + line_of(rendered, '"apiVersion": "inference.networking.x-k8s.io/v1alpha1"')
     ) in out
 
 
@@ -653,7 +654,9 @@ def test_a_go_module_is_read_from_the_module_proxy_first(tmp_path, monkeypatch):
 def test_a_repository_is_fetched_by_its_tag_into_the_cache_and_read_with_git(tmp_path, monkeypatch):
     """Not a Go module: the tag is fetched from the repository's URL (here a file:// one) into build/upgrade/mirrors/
     once; the next run reads the cache without the remote."""
-    commit = _bare_repo(tmp_path / "remote" / "owner" / "name.git", {"go.mod": "module x\n", "d/a.go": "package d\n"}, "v1.0.0")
+    commit = _bare_repo(
+        tmp_path / "remote" / "owner" / "name.git", {"go.mod": "module x\n", "d/a.go": "package d\n"}, "v1.0.0"
+    )
     monkeypatch.setenv("UPSTREAM_GIT_URL", f"file://{tmp_path}/remote/{{repo}}.git")
     tree = sources.repository("owner/name", "v1.0.0")
     assert tree.mirror == tmp_path / "cache" / "owner+name.git"
@@ -662,7 +665,9 @@ def test_a_repository_is_fetched_by_its_tag_into_the_cache_and_read_with_git(tmp
     assert "promisor = true" in git_config and "partialclonefilter = blob:none" in git_config  # blobs when read
     monkeypatch.setenv("UPSTREAM_GIT_URL", f"file://{tmp_path}/gone/{{repo}}.git")
     assert sources.repository("owner/name", "v1.0.0").read("d/a.go") == "package d\n"  # from the cache
-    with pytest.raises(sources.SourceError, match="v2.0.0 not read: git fetch file://.*/gone/owner/name.git v2.0.0"):
+    with pytest.raises(
+        sources.SourceError, match=r"v2\.0\.0 not read: git fetch file://.*/gone/owner/name\.git v2\.0\.0"
+    ):
         sources.repository("owner/name", "v2.0.0")
 
 

@@ -90,12 +90,16 @@ def git_dir(repo: str, ref: str) -> Path:
     if _git_has(cache, ref):
         return cache
     url = git_url(repo)
-    steps = [] if cache.is_dir() else [
-        ["git", "init", "--quiet", "--bare", str(cache)],
-        ["git", "-C", str(cache), "remote", "add", "origin", url],
-        ["git", "-C", str(cache), "config", "remote.origin.promisor", "true"],
-        ["git", "-C", str(cache), "config", "remote.origin.partialclonefilter", "blob:none"],
-    ]
+    steps = (
+        []
+        if cache.is_dir()
+        else [
+            ["git", "init", "--quiet", "--bare", str(cache)],
+            ["git", "-C", str(cache), "remote", "add", "origin", url],
+            ["git", "-C", str(cache), "config", "remote.origin.promisor", "true"],
+            ["git", "-C", str(cache), "config", "remote.origin.partialclonefilter", "blob:none"],
+        ]
+    )
     # The one ref (a tag or a branch, with its history), kept under its own name: `git show REF:PATH` reads it.
     fetch = ["git", "-C", str(cache), "fetch", "--quiet", "--no-tags", "--filter=blob:none", "origin"]
     steps.append([*fetch, f"+{ref}:refs/tags/{ref}"])
