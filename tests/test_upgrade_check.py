@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 
+from tools import upstream_origins
 from tools.upgrade import __main__ as upgrade
-from tools.upgrade import diff, go_flags, go_metrics, vllm_metrics
+from tools.upgrade import diff, go_config, go_flags, go_metrics, sources, vllm_metrics
 from tools.upgrade.components import COMPONENTS, Component
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,6 +48,14 @@ def pin(vendored: Path, files: dict[str, object], repo: str, select: dict[str, l
         entry = {"path": path, "repo": repo, "ref": path.split("/")[1], "source": source, "license": "Apache-2.0"}
         entries.append({**entry, **({"select": select[path]} if select and path in select else {})})
     (vendored / "MANIFEST.json").write_text(json.dumps({"files": entries}))
+
+
+@pytest.fixture(autouse=True)
+def _no_network(tmp_path, monkeypatch):
+    """No test reaches a public source: git fetches go to a folder that does not exist, into a scratch cache."""
+    monkeypatch.setenv("UPSTREAM_GIT_URL", f"file://{tmp_path}/no-remote/{{repo}}.git")
+    monkeypatch.delenv("UPSTREAM_MIRRORS", raising=False)
+    monkeypatch.setattr(upstream_origins, "GIT_CACHE", tmp_path / "cache")
 
 
 @pytest.fixture
@@ -238,6 +248,10 @@ def test_picker_moving_home_diffs_its_go_flags_and_its_crd_by_schema_path(vendor
     # the EndpointPickerConfig, derived from both releases alike: its JSON paths and the plugin types registered
     config = out.split("EndpointPickerConfig (derived from v1.5.0 and v9.9.0 alike):\n")[1].split("BREAKING")[0]
     assert config.splitlines() == [
+        "  api versions added (1):",
+        "    example.dev/v1alpha1",
+        "  api versions removed (1):",
+        "    inference.networking.x-k8s.io/v1alpha1",
         "  config fields added (3):",
         "    flowControl.requestTTL",
         "    requestHandler",
@@ -259,6 +273,11 @@ def test_picker_moving_home_diffs_its_go_flags_and_its_crd_by_schema_path(vendor
         + line_of(rendered, 'SCORER_WEIGHTS = {"queue-scorer"')
     ) in out
     assert "metrics-data-source" not in config  # registered by both
+    assert (
+        "  EndpointPickerConfig apiVersion inference.networking.x-k8s.io/v1alpha1 is not one the new release decodes "
+        "(example.dev/v1alpha1); rendered at "
+        + line_of(rendered, '"apiVersion": "inference.networking.x-k8s.io/v1alpha1"')
+    ) in out
 
 
 def test_apply_of_a_home_move_vendors_what_the_new_home_carries_and_keeps_the_rest(vendored, capsys, monkeypatch):
@@ -460,6 +479,68 @@ var (
 """
 
 
+def test_plugin_types_include_default_producers_and_constants_set_to_another_packages():
+    """llm-d-router v0.9.0's runner (verbatim, with its request data producers' packages): the producers registered
+    with `RegisterAsDefaultProducer`, whose type constants are set to a constant of a `constants/` package, are plugin
+    types. Our prefix-cache-scorer needs approx-prefix-cache-producer (the picker creates it when no config names
+    it), which needs token-producer. Registrations of packages the fixture lacks resolve to nothing."""
+    root = FIXTURES / "llm-d-router-v0.9.0"
+
+    def package(directory: str) -> list[str]:
+        return [p.read_text() for p in sorted((root / directory).glob("*.go"))]
+
+    types = go_config.plugin_types(
+        (root / "cmd/epp/runner/runner.go").read_text(), "github.com/llm-d/llm-d-router", package
+    )
+    assert types == [
+        "approx-prefix-cache-producer",
+        "inflight-load-producer",
+        "predicted-latency-producer",
+        "token-producer",
+        "tokenizer",
+    ]
+
+
+def test_plugin_types_are_every_register_call_of_the_registry_and_nothing_else():
+    """v0.10.0's forms (`RegisterDeprecated`, `RegisterWithPluginDependencies`, ...) are calls on the registry the
+    runner calls `Register` on; another package's `Register*` (feature gates, gRPC servers) registers no type."""
+    runner = """import (
+\tfwkplugin "example.dev/r/pkg/plugin"
+\t"example.dev/r/pkg/loader"
+\t"example.dev/r/pkg/disagg"
+)
+\tfwkplugin.Register(disagg.A, fwkplugin.StabilityBeta, disagg.F)
+\tfwkplugin.RegisterDeprecatedWithPluginDependencies(disagg.B, fwkplugin.StabilityBeta, disagg.F,
+\t\tdisagg.P, "v0.7.0", "v0.9.0", disagg.A)
+\tloader.RegisterFeatureGate(disagg.Gate, true)
+"""
+    constants = 'const (\n\tA = "a-handler"\n\tB = "b-handler"\n\tGate = "gate"\n)\n'
+    types = go_config.plugin_types(runner, "example.dev/r", lambda d: [constants] if d == "pkg/disagg" else [])
+    assert types == ["a-handler", "b-handler"]
+
+
+def test_the_rendered_picker_config_api_version_is_one_v0_9_0_decodes():
+    """llm-d-router v0.9.0 decodes the EndpointPickerConfig in its own group and, deprecated, in the Inference
+    Extension's (pkg/epp/config/loader/configloader.go L50-64), which we render: not breaking; a release decoding
+    only its own group would be."""
+    root = FIXTURES / "llm-d-router-v0.9.0"
+    files = [p.read_text() for d in ("apix/config/v1alpha1", "pkg/epp/config/loader") for p in (root / d).glob("*.go")]
+    accepted = go_config.api_versions(files, "EndpointPickerConfig")
+    assert accepted == ["inference.networking.x-k8s.io/v1alpha1", "llm-d.ai/v1alpha1"]
+    rendered = ("components/serving/inference_pool.py",)
+    report = diff.Report("EndpointPickerConfig")
+    diff.api_versions("EndpointPickerConfig", accepted, rendered, report)
+    assert report.breaking == []
+    diff.api_versions("EndpointPickerConfig", ["llm-d.ai/v1alpha1"], rendered, report)
+    assert report.breaking == [
+        "EndpointPickerConfig apiVersion inference.networking.x-k8s.io/v1alpha1 is not one the new release decodes "
+        "(llm-d.ai/v1alpha1); rendered at "
+        + line_of(rendered[0], '"apiVersion": "inference.networking.x-k8s.io/v1alpha1"')
+    ]
+    with pytest.raises(ValueError, match="no AddKnownTypes of EndpointPickerConfig"):
+        go_config.api_versions(files[:0], "EndpointPickerConfig")
+
+
 def test_go_metrics_joins_names_through_constants_and_reads_deprecations():
     assert go_metrics.generate([GO_METRICS]) == [
         {"name": "inference_pool_ready_pods", "type": "gauge", "deprecated_for": "llm_d_epp_ready_endpoints"},
@@ -517,3 +598,103 @@ def test_apply_refuses_a_release_not_read_whole_and_writes_nothing(vendored, cap
     assert (project / "components/catalog/engines.py").read_text() == 'VLLM_VERSION = "v0.98.0"\n'
     assert (vendored / "MANIFEST.json").read_text() == manifest
     assert not (vendored / "vllm/v0.99.0").exists()
+
+
+# --- where a release is read from ----------------------------------------------------------------------------
+
+
+def _bare_repo(where: Path, files: dict[str, str], tag: str) -> str:
+    """A bare repository at `where` whose tag `tag` holds `files`; its commit."""
+    work = where.with_suffix(".work")
+
+    def git(*args: str, cwd: Path = work) -> str:
+        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
+
+    work.mkdir(parents=True)
+    git("init", "-q")
+    for path, text in files.items():
+        (work / path).parent.mkdir(parents=True, exist_ok=True)
+        (work / path).write_text(text)
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", tag)
+    git("tag", tag)
+    git("init", "-q", "--bare", str(where), cwd=where.parent)
+    git("push", "-q", str(where), f"refs/tags/{tag}")
+    return git("rev-parse", f"{tag}^{{commit}}")
+
+
+def test_a_go_module_is_read_from_the_module_proxy_first(tmp_path, monkeypatch):
+    """A repository that is a Go module: `go mod download` (the user's GOPROXY) first; git only when it fails."""
+    tried = []
+
+    def proxy(module, version, timeout):
+        tried.append(f"proxy {module}@{version}")
+        if module.endswith("refused"):
+            raise upstream_origins.OriginUnavailable(f"go mod download {module}@{version}: 403 Forbidden")
+        return {"Dir": str(tmp_path), "Origin": {"Hash": "c0ffee"}}
+
+    def git(repo, ref):
+        tried.append(f"git {repo}@{ref}")
+        raise upstream_origins.OriginUnavailable(f"git fetch https://example/{repo} {ref}: unreachable")
+
+    monkeypatch.setattr(sources, "go_mod_download", proxy)
+    monkeypatch.setattr(sources, "git_dir", git)
+    tree = sources.repository("owner/name", "v1.0.0", "example.dev/name")
+    assert (tree.root, tree.commit, tried) == (tmp_path, "c0ffee", ["proxy example.dev/name@v1.0.0"])
+    tried.clear()
+    with pytest.raises(sources.SourceError):
+        sources.repository("owner/name", "v1.0.0", "example.dev/refused")
+    assert tried == ["proxy example.dev/refused@v1.0.0", "git owner/name@v1.0.0"]
+    tried.clear()
+    with pytest.raises(sources.SourceError):
+        sources.repository("owner/name", "v1.0.0")  # not a Go module: git only
+    assert tried == ["git owner/name@v1.0.0"]
+
+
+def test_a_repository_is_fetched_by_its_tag_into_the_cache_and_read_with_git(tmp_path, monkeypatch):
+    """Not a Go module: the tag is fetched from the repository's URL (here a file:// one) into build/upgrade/mirrors/
+    once; the next run reads the cache without the remote."""
+    commit = _bare_repo(
+        tmp_path / "remote" / "owner" / "name.git", {"go.mod": "module x\n", "d/a.go": "package d\n"}, "v1.0.0"
+    )
+    monkeypatch.setenv("UPSTREAM_GIT_URL", f"file://{tmp_path}/remote/{{repo}}.git")
+    tree = sources.repository("owner/name", "v1.0.0")
+    assert tree.mirror == tmp_path / "cache" / "owner+name.git"
+    assert (tree.commit, tree.read("go.mod"), tree.files("d", ".go")) == (commit, "module x\n", ["d/a.go"])
+    git_config = (tmp_path / "cache" / "owner+name.git" / "config").read_text()
+    assert "promisor = true" in git_config and "partialclonefilter = blob:none" in git_config  # blobs when read
+    monkeypatch.setenv("UPSTREAM_GIT_URL", f"file://{tmp_path}/gone/{{repo}}.git")
+    assert sources.repository("owner/name", "v1.0.0").read("d/a.go") == "package d\n"  # from the cache
+    with pytest.raises(
+        sources.SourceError, match=r"v2\.0\.0 not read: git fetch file://.*/gone/owner/name\.git v2\.0\.0"
+    ):
+        sources.repository("owner/name", "v2.0.0")
+
+
+def test_a_directory_of_pre_fetched_mirrors_is_read_when_named(tmp_path, monkeypatch):
+    """UPSTREAM_MIRRORS (opt-in): `<owner>+<name>/repo` there is read, nothing fetched; a mirror without the tag
+    falls through to the fetch."""
+    commit = _bare_repo(tmp_path / "mirrors" / "owner+name" / "repo", {"go.mod": "module x\n"}, "v1.0.0")
+    monkeypatch.setenv("UPSTREAM_MIRRORS", str(tmp_path / "mirrors"))
+    tree = sources.repository("owner/name", "v1.0.0")
+    assert (tree.mirror, tree.commit) == (tmp_path / "mirrors" / "owner+name" / "repo", commit)
+    assert not (tmp_path / "cache").exists()
+    with pytest.raises(sources.SourceError, match=r"UPSTREAM_MIRRORS: no v2.0.0 in .*owner\+name/repo; git fetch"):
+        sources.repository("owner/name", "v2.0.0")
+
+
+def test_a_release_no_source_has_is_one_line_naming_what_was_tried_and_the_offline_fix(vendored, capsys, monkeypatch):
+    (vendored / "llm-d-router" / "v0.9.0").mkdir(parents=True)
+
+    def refused(module, version, timeout):
+        raise upstream_origins.OriginUnavailable(f"go mod download {module}@{version}: 403 Forbidden\nmore")
+
+    monkeypatch.setattr(sources, "go_mod_download", refused)
+    code, out = run(capsys, "endpoint-picker", "v9.9.0")
+    tmp = upstream_origins.GIT_CACHE.parent
+    assert code == 2
+    assert out.strip().splitlines() == [
+        "error: llm-d/llm-d-router@v9.9.0 not read: go mod download github.com/llm-d/llm-d-router@v9.9.0: 403 "
+        f"Forbidden; git fetch file://{tmp}/no-remote/llm-d/llm-d-router.git v9.9.0: fatal: '{tmp}/no-remote/llm-d/"
+        "llm-d-router.git' does not appear to be a git repository; offline: FROM=<a checkout of v9.9.0>"
+    ]

@@ -213,7 +213,8 @@ def test_a_branch_of_a_mirror_is_read_at_its_stated_commit(tmp_path, monkeypatch
     (repo_dir / "index.yaml").write_text("entries: {c: [{version: 9.9.9}]}\n")
     git("commit", "-q", "-am", "off the branch")
     off_branch = git("rev-parse", "HEAD").strip()
-    monkeypatch.setattr(upstream_origins, "MIRRORS", tmp_path)
+    monkeypatch.setenv("UPSTREAM_MIRRORS", str(tmp_path))  # a directory of pre-fetched mirrors: nothing fetched
+    monkeypatch.setattr(upstream_origins, "GIT_CACHE", tmp_path / "cache")
 
     pinned = upstream_origins.Repo("owner/charts", "gh-pages", tag_commit=commits[0])
     assert pinned.read("index.yaml") == b"entries: {c: [{version: 1.0.0}]}\n"

@@ -9,8 +9,9 @@ Two kinds, both vendored by `tools/vendor_upstream.py` into `conformance/upstrea
   ignored with the reason. `components/catalog/chart_crds.py` states the result and a test compares it.
 
 A repository is read from the Go module proxy (`go mod download`, which gives the tag's commit) when upstream
-publishes it as a Go module, else from a local mirror of the repository (the `fetch` tool's
-`/work/.mirror/<owner>+<name>/repo`). Without either at hand a file cannot be re-derived; `--check` says so.
+publishes it as a Go module, else from git (`git_dir`): a directory of pre-fetched mirrors when UPSTREAM_MIRRORS
+names one, else the one ref fetched from its public repository into build/upgrade/mirrors/. Without either at hand
+a file cannot be re-derived; `--check` says so.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
+import os
 import re
 import subprocess
 from dataclasses import dataclass, field
@@ -27,7 +29,11 @@ from typing import Any
 
 import yaml
 
-MIRRORS = Path("/work/.mirror")
+# Opt-in: a directory of pre-fetched bare mirrors, `<owner>+<name>/repo` each (offline machines, CI caches).
+MIRRORS_ENV = "UPSTREAM_MIRRORS"
+# Where a repository is fetched from; UPSTREAM_GIT_URL overrides it (an internal mirror), `{repo}` = owner/name.
+GIT_URL_ENV, GIT_URL = "UPSTREAM_GIT_URL", "https://github.com/{repo}"
+GIT_CACHE = Path(__file__).resolve().parents[1] / "build" / "upgrade" / "mirrors"
 LICENSE = "Apache-2.0"  # every repository below: its root LICENSE is the Apache License 2.0
 
 
@@ -55,6 +61,61 @@ def go_mod_download(module: str, version: str, *, timeout: int) -> dict[str, Any
     return info
 
 
+def _git_has(git_dir: Path, ref: str) -> bool:
+    if not git_dir.is_dir():
+        return False
+    out = subprocess.run(
+        ["git", "-C", str(git_dir), "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
+        capture_output=True,
+        check=False,
+    )
+    return out.returncode == 0
+
+
+def git_url(repo: str) -> str:
+    return os.environ.get(GIT_URL_ENV, GIT_URL).format(repo=repo)
+
+
+def git_dir(repo: str, ref: str) -> Path:
+    """A git directory holding `ref` (a tag or branch) of `repo`: the pre-fetched mirror UPSTREAM_MIRRORS names
+    when it has the ref, else a partial clone (blobs fetched when read) under build/upgrade/mirrors/, the ref fetched
+    once from the repository's public URL. OriginUnavailable names what was tried."""
+    tried = []
+    if mirrors := os.environ.get(MIRRORS_ENV):
+        mirror = Path(mirrors) / repo.replace("/", "+") / "repo"
+        if _git_has(mirror, ref):
+            return mirror
+        tried.append(f"{MIRRORS_ENV}: no {ref} in {mirror}")
+    cache = GIT_CACHE / f"{repo.replace('/', '+')}.git"
+    if _git_has(cache, ref):
+        return cache
+    url = git_url(repo)
+    steps = (
+        []
+        if cache.is_dir()
+        else [
+            ["git", "init", "--quiet", "--bare", str(cache)],
+            ["git", "-C", str(cache), "remote", "add", "origin", url],
+            ["git", "-C", str(cache), "config", "remote.origin.promisor", "true"],
+            ["git", "-C", str(cache), "config", "remote.origin.partialclonefilter", "blob:none"],
+        ]
+    )
+    # The one ref (a tag or a branch, with its history), kept under its own name: `git show REF:PATH` reads it.
+    fetch = ["git", "-C", str(cache), "fetch", "--quiet", "--no-tags", "--filter=blob:none", "origin"]
+    steps.append([*fetch, f"+{ref}:refs/tags/{ref}"])
+    for step in steps:
+        try:
+            out = subprocess.run(step, capture_output=True, text=True, timeout=900, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise OriginUnavailable("; ".join([*tried, f"git fetch {url} {ref}: {exc}"])) from exc
+        if out.returncode != 0:
+            lines = (out.stderr or out.stdout).strip().splitlines()
+            fatal = [line for line in lines if line.startswith(("fatal:", "error:"))]
+            reason = (fatal or lines or ["failed"])[0].rstrip(".")
+            raise OriginUnavailable("; ".join([*tried, f"git fetch {url} {ref}: {reason}"]))
+    return cache
+
+
 @dataclass(frozen=True)
 class Repo:
     """A repository at a tag: `module` is its Go module path when the proxy serves it."""
@@ -72,10 +133,7 @@ class Repo:
         return Path(info["Dir"]), info.get("Origin", {}).get("Hash", "")
 
     def _mirror(self) -> Path:
-        git_dir = MIRRORS / self.repo.replace("/", "+") / "repo"
-        if not git_dir.is_dir():
-            raise OriginUnavailable(f"no mirror of {self.repo} at {git_dir} (fetch github:{self.repo})")
-        return git_dir
+        return git_dir(self.repo, self.ref)
 
     def _git(self, *args: str) -> bytes:
         return subprocess.run(["git", "-C", str(self._mirror()), *args], capture_output=True, check=True).stdout

@@ -1,7 +1,7 @@
 """`python -m tools.upgrade COMPONENT TO [--from DIR] [--apply]` (`make upgrade-check COMPONENT=... TO=...`).
 
-Reads what the project vendors for COMPONENT at release TO from its public source (PyPI, the Go module proxy, a
-mirror of its repository) or from a local folder, regenerates the derived lists (engine flags, picker flags,
+Reads what the project vendors for COMPONENT at release TO from its public source (PyPI, the Go module proxy, its git
+repository) or from a local folder, regenerates the derived lists (engine flags, picker flags,
 metric names) with the generators of tools/upgrade/, and prints what changes against the pinned facts in
 conformance/upstream/: flags added, removed, renamed and changed; metric names; CRD fields by schema path; chart
 values by key path. What the platform renders and the new release removes is listed as breaking, with where.
@@ -77,10 +77,8 @@ def target(component: Component, to: str, folder: Path | None) -> Target:
         tree = sources.local(folder, package=bool(component.pypi))
     elif component.pypi:
         tree = sources.pypi(component.pypi, tag.removeprefix("v"), importable=True)
-    elif repo == component.repo and component.module:
-        tree = sources.go_module(component.module, tag)
     else:
-        tree = sources.mirror(repo, tag)
+        tree = sources.repository(repo, tag, component.module if repo == component.repo else "")
     return Target(repo, tag, directory, tree, moved)
 
 
@@ -187,7 +185,10 @@ def compare_derived(component: Component, old_version: str, new: Target, pinned:
     reports = []
     for name, generate in component.compared.items():
         report = diff.Report(f"{name} (derived from {old_version} and {new.tag} alike)")
-        diff.listed(generate(old_tree, old_version), generate(new.tree, new.tag), component.renders, report)
+        old_lists, new_lists = generate(old_tree, old_version), generate(new.tree, new.tag)
+        diff.listed(old_lists, new_lists, component.renders, report)
+        if "api_versions" in new_lists:
+            diff.api_versions(name, new_lists["api_versions"], component.renders, report)
         reports.append(report)
         if not report.lines and not report.breaking:
             report.lines.append("  unchanged")

@@ -4,7 +4,7 @@
 Files copied from a release (CRDs, chart values, Chart.yaml) are the MANIFEST's own entries: each names its
 repository and path, read again at the new tag. Files generated from a release (flag and metric lists) name their
 generator here. A component of the MANIFEST that is not listed here (a chart's repository, e.g. `keda`) is read
-from the Go module proxy when its repository is a Go module of `upstream_origins`, else from its mirror or FROM.
+from the Go module proxy when its repository is a Go module of `upstream_origins`, else from git or FROM.
 """
 
 from __future__ import annotations
@@ -139,10 +139,14 @@ def _go_sources(tree: Tree, directory: str) -> list[str]:
 
 
 def picker_config(tree: Tree, version: str) -> dict[str, Any]:
-    """What the picker's EndpointPickerConfig (--config-file) accepts: its JSON paths and the plugin types the
-    runner registers."""
+    """What the picker's EndpointPickerConfig (--config-file) accepts: the apiVersions it decodes it as (its API
+    package's scheme and the loader's deprecated ones), its JSON paths and the plugin types the runner registers."""
     module = tree.read("go.mod").split()[1]
     return {
+        "api_versions": go_config.api_versions(
+            _go_sources(tree, "apix/config/v1alpha1") + _go_sources(tree, "pkg/epp/config/loader"),
+            "EndpointPickerConfig",
+        ),
         "config_fields": go_config.config_paths(_go_sources(tree, "apix/config/v1alpha1"), "EndpointPickerConfig"),
         "plugin_types": go_config.plugin_types(
             tree.read("cmd/epp/runner/runner.go"), module, lambda d: _go_sources(tree, d)
@@ -199,9 +203,10 @@ COMPONENTS: dict[str, Component] = {
             "endpoint-picker",
             # GIE v1.6.0 moved the picker and its InferenceObjective CRD (group llm-d.ai) to llm-d's router
             # (gateway-api-inference-extension@v1.6.0:README.md); moved here from GIE v1.5.0 by this tool (a home
-            # move, docs/upstream.md). The Go module proxy refuses github.com/llm-d/llm-d-router (403), so it is read
-            # from its mirror.
+            # move, docs/upstream.md). Its go.mod declares the module github.com/llm-d/llm-d-router: read from the Go
+            # module proxy, else from git (a proxy that refuses it answers 403).
             repo="llm-d/llm-d-router",
+            module="github.com/llm-d/llm-d-router",
             directory="llm-d-router",
             generated={"generated-epp-flags.json": picker_flags, "generated-epp-metrics.json": picker_metrics},
             compared={"EndpointPickerConfig": picker_config},

@@ -294,6 +294,25 @@ def listed(old: dict[str, list[str]], new: dict[str, list[str]], renders: tuple[
                 )
 
 
+def api_versions(kind: str, accepted: list[str], renders: tuple[str, ...], report: Report) -> None:
+    """Each apiVersion the rendering files give `kind` (`"apiVersion": "g/v", "kind": "Kind"`) must be one the new
+    release decodes it as: else breaking, with where."""
+    rendered = re.compile(
+        rf"[\"']apiVersion[\"']\s*:\s*[\"'](?P<version>[^\"']+)[\"']\s*,\s*[\"']kind[\"']\s*:\s*[\"']{re.escape(kind)}[\"']"
+    )
+    for path, source in _sources():
+        if path not in renders:
+            continue
+        text = "\n".join(source)
+        for match in rendered.finditer(text):
+            if match["version"] not in accepted:
+                line = text.count("\n", 0, match.start()) + 1
+                report.breaking.append(
+                    f"{kind} apiVersion {match['version']} is not one the new release decodes ({', '.join(accepted)}); "
+                    f"rendered at {path}:{line}"
+                )
+
+
 def lines(old_text: str, new_text: str, report: Report) -> None:
     before, after = set(old_text.splitlines()), set(new_text.splitlines())
     report.section("lines added", after - before)

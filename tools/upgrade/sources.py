@@ -3,9 +3,10 @@ folder laid out like it (tests, offline work).
 
 - PyPI: `pip download --no-deps --only-binary :all: NAME==VERSION` (the wheel: its Python source, its version
   record); a scratch virtualenv with the wheel and its dependencies when a generator must import the package.
-- The Go module proxy: `go mod download -json MODULE@VERSION` (the module's files at the tag and the tag's commit).
-- A local git mirror (the `fetch` tool's /work/.mirror/<owner>+<name>/repo) for a repository the proxy does not
-  serve: `git show TAG:PATH`.
+- A repository (`repository`): first the Go module proxy when it is a Go module, `go mod download -json
+  MODULE@VERSION` under the user's GOPROXY (the module's files at the tag and the tag's commit); else git: the tag
+  fetched from its public repository into build/upgrade/mirrors/ (or found in the pre-fetched mirrors
+  UPSTREAM_MIRRORS names), read with `git show TAG:PATH`.
 - FROM=DIR: the release's files at their paths in the repository (or, for a PyPI package, the unpacked package).
 """
 
@@ -18,7 +19,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.upstream_origins import MIRRORS, OriginUnavailable, go_mod_download
+from tools.upstream_origins import OriginUnavailable, git_dir, go_mod_download
 
 WORK_DIR = Path(__file__).resolve().parents[2] / "build" / "upgrade"
 
@@ -104,16 +105,27 @@ def go_module(module: str, version: str) -> Tree:
     )
 
 
-def mirror(repo: str, tag: str) -> Tree:
-    git_dir = MIRRORS / repo.replace("/", "+") / "repo"
-    if not git_dir.is_dir():
-        raise SourceError(f"no mirror of {repo} at {git_dir}: fetch github:{repo}, or pass FROM=<folder at {tag}>")
+def git(repo: str, tag: str) -> Tree:
+    try:
+        directory = git_dir(repo, tag)
+    except OriginUnavailable as exc:
+        raise SourceError(str(exc)) from exc
     out = subprocess.run(
-        ["git", "-C", str(git_dir), "rev-parse", f"{tag}^{{commit}}"], capture_output=True, text=True, check=False
+        ["git", "-C", str(directory), "rev-parse", f"{tag}^{{commit}}"], capture_output=True, text=True, check=True
     )
-    if out.returncode != 0:
-        raise SourceError(f"{repo}: no tag {tag} in {git_dir}")
-    return Tree(f"{repo}@{tag} (git mirror)", commit=out.stdout.strip(), mirror=git_dir, revision=tag)
+    return Tree(f"{repo}@{tag} (git)", commit=out.stdout.strip(), mirror=directory, revision=tag)
+
+
+def repository(repo: str, tag: str, module: str = "") -> Tree:
+    """`repo` at `tag`: the Go module proxy first when `module` is its module path, else git; the error names
+    every source tried and the offline fix."""
+    tried = []
+    for source in (lambda: go_module(module, tag), lambda: git(repo, tag)) if module else (lambda: git(repo, tag),):
+        try:
+            return source()
+        except SourceError as exc:
+            tried.append(str(exc))
+    raise SourceError(f"{repo}@{tag} not read: {'; '.join(tried)}; offline: FROM=<a checkout of {tag}>")
 
 
 def pypi(package: str, version: str, *, importable: bool) -> Tree:
