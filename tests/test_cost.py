@@ -4,6 +4,8 @@ Every expected figure is computed by hand in the test from list prices and datas
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 
 import pytest
@@ -20,6 +22,8 @@ PRICING = "aws-ec2-pricing/2026-07-20/generated-on-demand-us-east-1.json"
 SKYPILOT = "aws-ec2-pricing/skypilot-catalog/vms-on-demand.csv"
 KARPENTER = "karpenter-provider-aws@6fc13b52"
 SKYPILOT_SOURCE = "skypilot-catalog@00148f2a"
+GCP = "gcp-compute-pricing/skypilot-catalog/vms-us-central1.csv"
+GCP_SOURCE = "skypilot-catalog@006059e0"
 
 
 def _skypilot_rows(upstream) -> dict[tuple[str, str], float]:
@@ -57,6 +61,49 @@ def test_the_undated_snapshot_agrees_with_the_dated_table_it_takes_its_date_from
     assert both == {t: karpenter[t] for t in both}
 
 
+def _gcp_rows(upstream) -> tuple[dict[str, dict[str, str]], dict[tuple[str, int], dict[str, str]]]:
+    """The vendored GCP rows: machine rows by type, GPU rows by (SkyPilot's GPU name, count)."""
+    rows = list(csv.DictReader(io.StringIO((upstream.root / GCP).read_text())))
+    machines = {r["InstanceType"]: r for r in rows if r["InstanceType"]}
+    gpus = {(r["AcceleratorName"], int(r["AcceleratorCount"])): r for r in rows if not r["InstanceType"]}
+    assert {r["Region"] for r in rows} == {"us-central1"}
+    return machines, gpus
+
+
+def test_the_catalog_s_gcp_prices_are_the_vendored_machine_row_plus_its_gpus_row(upstream):
+    """GCP bills G2/A2/A3 GPUs per GPU: SkyPilot's machine row is vCPUs and memory, the GPUs a row of their own."""
+    machines, gpus = _gcp_rows(upstream)
+    ours = LIST_PRICES[("gcp", "us-central1", "onDemand")]
+    assert MACHINES["g2-standard-24"].gpus == 2  # so the L4 row to add is the count-2 one
+    assert ours["n2-standard-8"].usd_per_hour == float(machines["n2-standard-8"]["Price"]) == 0.38847
+    assert ours["g2-standard-24"].usd_per_hour == pytest.approx(
+        float(machines["g2-standard-24"]["Price"]) + float(gpus[("L4", 2)]["Price"])
+    )
+    assert ours["g2-standard-24"].usd_per_hour == pytest.approx(0.88075 + 1.12008)
+    # The A100-80GB row is vendored to show why a2-ultragpu-1g has no price: on demand below its own spot price.
+    a100 = gpus[("A100-80GB", 1)]
+    assert float(a100["Price"]) < float(a100["SpotPrice"])
+    assert "a2-ultragpu-1g" not in ours and set(ours) == {"n2-standard-8", "g2-standard-24"}
+    assert all(GCP_SOURCE in p.source and p.as_of == "2026-12-02" for p in ours.values())
+
+
+def test_the_gcp_price_list_generator_reproduces_the_vendored_file(upstream):
+    from tools.price_lists import PriceListError, reduce_gcp_rows
+
+    vendored = (upstream.root / GCP).read_text()
+    assert reduce_gcp_rows(vendored) == vendored
+    header, *rows = vendored.splitlines()
+    # Another region, a later zone and a GPU count not wanted are dropped; the first row of a wanted key is kept.
+    extra = [
+        rows[2].replace("us-central1,us-central1-a", "us-east1,us-east1-b"),
+        rows[2].replace("us-central1-a", "us-central1-b").replace(",0.38847,", ",9.0,"),
+        rows[4].replace(",L4,2,", ",L4,4,"),
+    ]
+    assert reduce_gcp_rows("\n".join([header, *rows, *extra])) == vendored
+    with pytest.raises(PriceListError, match=r"no us-central1 row for .*L4"):
+        reduce_gcp_rows("\n".join([header, *rows[:-1]]))
+
+
 def test_the_price_list_generator_reproduces_the_vendored_file(upstream, tmp_path):
     from tools.price_lists import PriceListError, reduce_rows
 
@@ -73,7 +120,9 @@ def test_the_price_list_generator_reproduces_the_vendored_file(upstream, tmp_pat
 def test_every_catalog_price_names_its_source_and_date():
     prices = [p for table in LIST_PRICES.values() for p in table.values()]
     assert len(prices) >= 24
-    assert all((KARPENTER in p.source or SKYPILOT_SOURCE in p.source) and p.as_of == "2026-07-20" for p in prices)
+    aws = [p for p in prices if GCP_SOURCE not in p.source]
+    assert all((KARPENTER in p.source or SKYPILOT_SOURCE in p.source) and p.as_of == "2026-07-20" for p in aws)
+    assert all(p.as_of == "2026-12-02" for p in prices if p not in aws)
 
 
 @pytest.mark.parametrize(
@@ -82,7 +131,9 @@ def test_every_catalog_price_names_its_source_and_date():
         ("aws", "eu-west-1", "onDemand", "p5.48xlarge"),  # neither list is read for other regions
         ("aws", "us-east-1", "spot", "p5.48xlarge"),  # no spot price was verified
         ("aws", "us-west-2", "onDemand", "p5en.48xlarge"),  # not among the SkyPilot rows vendored
-        ("gcp", "us-central1", "onDemand", "g2-standard-24"),  # no GCP price list could be vendored
+        ("gcp", "us-east1", "onDemand", "g2-standard-24"),  # only us-central1's rows are vendored
+        ("gcp", "us-central1", "onDemand", "a2-ultragpu-1g"),  # its A100-80GB row is below its spot price
+        ("gcp", "us-central1", "spot", "g2-standard-24"),  # no spot price is listed
         ("gcp", "us-central1", "reservation", "a3-ultragpu-8g"),  # negotiated
     ],
 )
@@ -217,18 +268,30 @@ def test_gcp_monthly_cost_with_the_environment_s_own_prices(gcp_priced_plan):
     assert mistral["usdPerMillionOutputTokens"] == pytest.approx(1e6 / (mistral["outputTokensPerSecond"] * 3600), 1e-3)
 
 
-def test_prod_us_west_2_is_priced_and_gcp_stays_unknown_without_prices(prod_plan):
+def test_prod_prices_us_west_2_and_us_central1_from_the_catalog(prod_plan):
     total = plan_document(prod_plan)["cost"]["total"]
-    assert total["max"]["unknown"] == ["usc1/system", "usc1/h200", "usc1/l4", "usc1/a100-mig"]
+    # usc1: h200 is a reservation (the contract's price) and a100-mig's A100-80GB row is unusable (above); a100-mig
+    # has 0 nodes at min and always on, so only its max is unknown.
+    assert [total[k]["unknown"] for k in ("min", "alwaysOn", "max")] == [
+        ["usc1/h200"],
+        ["usc1/h200"],
+        ["usc1/h200", "usc1/a100-mig"],
+    ]
     # us-west-2 rows of skypilot-catalog@00148f2a: m7i.2xlarge 0.4032, p5.48xlarge 55.04, g6e.4xlarge 3.00424 (the
     # us-east-1 prices too). use1 and usw2 each at max: 6 x 0.4032 + 4 x 55.04 + 8 x 3.00424 = 246.61312 $/h x 730
-    # = 180,027.5776; both = 360,055.16.
-    assert total["max"]["usd"] == 360055.16
-    # min, each region: 3 x 0.4032 + 1 x 55.04 + 1 x 3.00424 = 59.25384 $/h x 730 = 43,255.3032; both = 86,510.61.
-    assert total["min"]["usd"] == 86510.61
+    # = 180,027.5776; both = 360,055.1552. us-central1 rows of skypilot-catalog@006059e0: n2-standard-8 0.38847,
+    # g2-standard-24 0.88075 + 2 L4 1.12008 = 2.00083; usc1 at max: 6 x 0.38847 + 6 x 2.00083 = 14.3358 $/h x 730
+    # = 10,465.134; total 370,520.2892.
+    assert total["max"]["usd"] == 370520.29
+    # min, each AWS region: 3 x 0.4032 + 1 x 55.04 + 1 x 3.00424 = 59.25384 $/h x 730 = 43,255.3032; usc1:
+    # 3 x 0.38847 + 1 x 2.00083 = 3.16624 $/h x 730 = 2,311.3552; 88,821.9616.
+    assert total["min"]["usd"] == 88821.96
     # always on: use1 3 x 0.4032 + 2 x 55.04 + 2 x 3.00424 = 117.29808 $/h (85,627.5984); usw2 keeps 1 h100 node
-    # (1 x 55.04): 62.25808 $/h (45,448.3984); 131,075.9968.
-    assert total["alwaysOn"]["usd"] == 131076.0
+    # (1 x 55.04): 62.25808 $/h (45,448.3984); usc1 as at min (2,311.3552); 133,387.352.
+    assert total["alwaysOn"]["usd"] == 133387.35
+    l4 = _pool(plan_document(prod_plan), "usc1", "l4")
+    assert l4["price"]["usdPerHour"] == 2.00083 and GCP_SOURCE in l4["price"]["source"]
+    assert l4["monthlyUsd"] == {"min": 1460.61, "alwaysOn": 1460.61, "max": 8763.64}  # 2.00083 x 730 x 1, x 6
     usw2 = _pool(plan_document(prod_plan), "usw2", "h100")
     assert (
         usw2["price"]
