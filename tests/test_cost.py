@@ -94,12 +94,12 @@ def test_the_gcp_price_list_generator_reproduces_the_vendored_file(upstream):
     assert reduce_gcp_rows(vendored) == vendored
     header, *rows = vendored.splitlines()
     # Another region, a later zone and a GPU count not wanted are dropped; the first row of a wanted key is kept.
+    other_region = [r.replace("us-central1,us-central1-a", "us-east4,us-east4-a") for r in rows]
     extra = [
-        rows[2].replace("us-central1,us-central1-a", "us-east1,us-east1-b"),
         rows[2].replace("us-central1-a", "us-central1-b").replace(",0.38847,", ",9.0,"),
         rows[4].replace(",L4,2,", ",L4,4,"),
     ]
-    assert reduce_gcp_rows("\n".join([header, *rows, *extra])) == vendored
+    assert reduce_gcp_rows("\n".join([header, *other_region, *rows, *extra])) == vendored
     with pytest.raises(PriceListError, match=r"no us-central1 row for .*L4"):
         reduce_gcp_rows("\n".join([header, *rows[:-1]]))
 
@@ -365,6 +365,29 @@ def test_the_cost_diff_of_one_more_l40s_node(dev_plan, l40s_one_more_node_plan):
         in (text)
     )
 
+
+
+@pytest.fixture(scope="module")
+def usc1_two_more_l4_nodes_plan():
+    config = environment_config("prod")
+    usc1 = next(r for r in config[ns("regions")] if r["name"] == "usc1")
+    next(p for p in usc1["gpuPools"] if p["name"] == "l4")["maxSize"] = 8
+    return plan_config(config, stack="prod")
+
+
+def test_the_cost_diff_prices_a_gcp_pool_change(prod_plan, usc1_two_more_l4_nodes_plan):
+    from tools.plan.cost_diff import cost_diff_markdown
+
+    text = cost_diff_markdown(
+        base=plan_document(prod_plan), head=plan_document(usc1_two_more_l4_nodes_plan), environment="prod"
+    )
+    # g2-standard-24 at 0.88075 + 2 L4 x 0.56004 = 2.00083 $/h (skypilot-catalog@006059e0): 6 nodes at max
+    # = 8,763.6354, 8 nodes = 11,684.8472, +2,921.2118; min and always on keep 1 node (1,460.6059).
+    assert (
+        "| pool | usc1 | l4 | size | $1,461 -> $1,461 (**+$0**) | $1,461 -> $1,461 (**+$0**) "
+        "| $8,764 -> $11,685 (**+$2,921**) |" in text
+    )
+    assert "usc1/l4" not in text  # priced: not among the unknown cost changes
 
 def test_plan_compare_writes_and_prints_the_diff(tmp_path, capsys, l40s_one_more_node_plan, fixture_project):
     from tools.plan.__main__ import main as plan_main
