@@ -340,19 +340,27 @@ def test_the_seed_s_reference_lies_on_its_own_path():
     assert DecodeEstimate(2600, 1555, 64, 0, 2600).sanity.startswith("8x the reference's tuned 320")
 
 
+def _max_size_plan(env: str, region: str, pool: str, max_size: int):
+    """The fixture environment planned with one GPU pool's maxSize changed."""
+    config = environment_config(env)
+    pools = next(r for r in config[ns("regions")] if r["name"] == region)["gpuPools"]
+    next(p for p in pools if p["name"] == pool)["maxSize"] = max_size
+    return plan_config(config, stack=env)
+
+
+def _cost_diff(base, head, env: str) -> str:
+    from tools.plan.cost_diff import cost_diff_markdown
+
+    return cost_diff_markdown(base=plan_document(base), head=plan_document(head), environment=env)
+
+
 @pytest.fixture(scope="module")
 def l40s_one_more_node_plan():
-    config = environment_config("dev")
-    config[ns("regions")][0]["gpuPools"][0]["maxSize"] = 3
-    return plan_config(config, stack="dev")
+    return _max_size_plan("dev", "use1", "l40s", 3)
 
 
 def test_the_cost_diff_of_one_more_l40s_node(dev_plan, l40s_one_more_node_plan):
-    from tools.plan.cost_diff import cost_diff_markdown
-
-    text = cost_diff_markdown(
-        base=plan_document(dev_plan), head=plan_document(l40s_one_more_node_plan), environment="dev"
-    )
+    text = _cost_diff(dev_plan, l40s_one_more_node_plan, "dev")
     # One g6e.4xlarge more at max: 3.00424 x 730 = $2,193.10; min and always-on are unchanged, and so are the models
     # (llama-3-1-8b stays at maxReplicas 2).
     assert (
@@ -366,21 +374,8 @@ def test_the_cost_diff_of_one_more_l40s_node(dev_plan, l40s_one_more_node_plan):
     )
 
 
-
-@pytest.fixture(scope="module")
-def usc1_two_more_l4_nodes_plan():
-    config = environment_config("prod")
-    usc1 = next(r for r in config[ns("regions")] if r["name"] == "usc1")
-    next(p for p in usc1["gpuPools"] if p["name"] == "l4")["maxSize"] = 8
-    return plan_config(config, stack="prod")
-
-
-def test_the_cost_diff_prices_a_gcp_pool_change(prod_plan, usc1_two_more_l4_nodes_plan):
-    from tools.plan.cost_diff import cost_diff_markdown
-
-    text = cost_diff_markdown(
-        base=plan_document(prod_plan), head=plan_document(usc1_two_more_l4_nodes_plan), environment="prod"
-    )
+def test_the_cost_diff_prices_a_gcp_pool_change(prod_plan):
+    text = _cost_diff(prod_plan, _max_size_plan("prod", "usc1", "l4", 8), "prod")
     # g2-standard-24 at 0.88075 + 2 L4 x 0.56004 = 2.00083 $/h (skypilot-catalog@006059e0): 6 nodes at max
     # = 8,763.6354, 8 nodes = 11,684.8472, +2,921.2118; min and always on keep 1 node (1,460.6059).
     assert (
@@ -388,6 +383,7 @@ def test_the_cost_diff_prices_a_gcp_pool_change(prod_plan, usc1_two_more_l4_node
         "| $8,764 -> $11,685 (**+$2,921**) |" in text
     )
     assert "usc1/l4" not in text  # priced: not among the unknown cost changes
+
 
 def test_plan_compare_writes_and_prints_the_diff(tmp_path, capsys, l40s_one_more_node_plan, fixture_project):
     from tools.plan.__main__ import main as plan_main

@@ -28,6 +28,7 @@ import io
 import json
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from tools.vendor_upstream import MANIFEST, VENDORED_DIR
@@ -67,23 +68,37 @@ class PriceListError(Exception):
     pass
 
 
-def reduce_rows(text: str) -> str:
-    """Header and the first row of each wanted (type, region), in upstream order, lines kept as they are."""
+def _first_rows(
+    text: str, *, cloud: str, start: str, columns: tuple[str, ...], key: Callable[[dict[str, str]], object | None]
+) -> tuple[list[str], set[object]]:
+    """The header and the first line of each key in upstream order, lines kept as they are; and the keys seen. A row
+    whose key is None is not wanted."""
     lines = text.splitlines()
-    if not lines or not lines[0].startswith("InstanceType,"):
-        raise PriceListError("not a SkyPilot AWS vms.csv: no InstanceType header")
+    if not lines or not lines[0].startswith(start):
+        raise PriceListError(f"not a SkyPilot {cloud} vms.csv: no {start}... header")
     header = next(csv.reader([lines[0]]))
-    for column in ("InstanceType", "Price", "Region"):
+    for column in columns:
         if column not in header:
             raise PriceListError(f"no {column} column in the header")
-    wanted = {(t, r) for t in WANTED_TYPES for r in WANTED_REGIONS}
     kept, seen = [lines[0]], set()
     for line in lines[1:]:
-        row = dict(zip(header, next(csv.reader([line])), strict=False))
-        key = (row["InstanceType"], row["Region"])
-        if key in wanted and key not in seen:
-            seen.add(key)
+        wanted = key(dict(zip(header, next(csv.reader([line])), strict=False)))
+        if wanted is not None and wanted not in seen:
+            seen.add(wanted)
             kept.append(line)
+    return kept, seen
+
+
+def reduce_rows(text: str) -> str:
+    """Header and the first row of each wanted (type, region), in upstream order, lines kept as they are."""
+    wanted = {(t, r) for t in WANTED_TYPES for r in WANTED_REGIONS}
+    kept, seen = _first_rows(
+        text,
+        cloud="AWS",
+        start="InstanceType,",
+        columns=("InstanceType", "Price", "Region"),
+        key=lambda row: k if (k := (row["InstanceType"], row["Region"])) in wanted else None,
+    )
     missing = sorted(wanted - seen)
     if missing:
         raise PriceListError("no row for " + ", ".join(f"{t} in {r}" for t, r in missing))
@@ -97,23 +112,21 @@ def prices(text: str) -> dict[tuple[str, str], float]:
 
 def reduce_gcp_rows(text: str) -> str:
     """Header and the first us-central1 row of each wanted machine type and accelerator, lines kept as they are."""
-    lines = text.splitlines()
-    if not lines or not lines[0].startswith("InstanceType,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,"):
-        raise PriceListError("not a SkyPilot GCP vms.csv: no InstanceType,...,AcceleratorCount header")
-    header = next(csv.reader([lines[0]]))
-    for column in ("Region", "Price", "SpotPrice"):
-        if column not in header:
-            raise PriceListError(f"no {column} column in the header")
-    wanted = set(GCP_WANTED) | {gpu for gpu in GCP_WANTED.values() if gpu}
-    kept, seen = [lines[0]], set()
-    for line in lines[1:]:
-        row = dict(zip(header, next(csv.reader([line])), strict=False))
+    wanted: set[object] = set(GCP_WANTED) | {gpu for gpu in GCP_WANTED.values() if gpu}
+
+    def key(row: dict[str, str]) -> object | None:
         if row["Region"] != GCP_REGION:
-            continue
-        key = row["InstanceType"] or (row["AcceleratorName"], int(row["AcceleratorCount"] or 0))
-        if key in wanted and key not in seen:
-            seen.add(key)
-            kept.append(line)
+            return None
+        k = row["InstanceType"] or (row["AcceleratorName"], int(row["AcceleratorCount"] or 0))
+        return k if k in wanted else None
+
+    kept, seen = _first_rows(
+        text,
+        cloud="GCP",
+        start="InstanceType,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,",
+        columns=("Region", "Price", "SpotPrice"),
+        key=key,
+    )
     missing = sorted(str(k) for k in wanted - seen)
     if missing:
         raise PriceListError(f"no {GCP_REGION} row for " + ", ".join(missing))
