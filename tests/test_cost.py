@@ -238,7 +238,7 @@ def dev_plan_md(plan) -> str:
 
 @pytest.fixture(scope="module")
 def gcp_priced_plan():
-    """prod with the prices a GCP contract would give for usc1 (GCP has no catalog price)."""
+    """prod with the prices a GCP contract would give for usc1: they replace the catalog's and fill in its unknowns."""
     config = environment_config("prod")
     quote = {"source": "test quote GCP-1", "asOf": "2026-11-30"}
     config[ns("pricing")] = {
