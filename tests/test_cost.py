@@ -4,6 +4,8 @@ Every expected figure is computed by hand in the test from list prices and datas
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 
 import pytest
@@ -20,6 +22,8 @@ PRICING = "aws-ec2-pricing/2026-07-20/generated-on-demand-us-east-1.json"
 SKYPILOT = "aws-ec2-pricing/skypilot-catalog/vms-on-demand.csv"
 KARPENTER = "karpenter-provider-aws@6fc13b52"
 SKYPILOT_SOURCE = "skypilot-catalog@00148f2a"
+GCP = "gcp-compute-pricing/skypilot-catalog/vms-us-central1.csv"
+GCP_SOURCE = "skypilot-catalog@006059e0"
 
 
 def _skypilot_rows(upstream) -> dict[tuple[str, str], float]:
@@ -57,6 +61,49 @@ def test_the_undated_snapshot_agrees_with_the_dated_table_it_takes_its_date_from
     assert both == {t: karpenter[t] for t in both}
 
 
+def _gcp_rows(upstream) -> tuple[dict[str, dict[str, str]], dict[tuple[str, int], dict[str, str]]]:
+    """The vendored GCP rows: machine rows by type, GPU rows by (SkyPilot's GPU name, count)."""
+    rows = list(csv.DictReader(io.StringIO((upstream.root / GCP).read_text())))
+    machines = {r["InstanceType"]: r for r in rows if r["InstanceType"]}
+    gpus = {(r["AcceleratorName"], int(r["AcceleratorCount"])): r for r in rows if not r["InstanceType"]}
+    assert {r["Region"] for r in rows} == {"us-central1"}
+    return machines, gpus
+
+
+def test_the_catalog_s_gcp_prices_are_the_vendored_machine_row_plus_its_gpus_row(upstream):
+    """GCP bills G2/A2/A3 GPUs per GPU: SkyPilot's machine row is vCPUs and memory, the GPUs a row of their own."""
+    machines, gpus = _gcp_rows(upstream)
+    ours = LIST_PRICES[("gcp", "us-central1", "onDemand")]
+    assert MACHINES["g2-standard-24"].gpus == 2  # so the L4 row to add is the count-2 one
+    assert ours["n2-standard-8"].usd_per_hour == float(machines["n2-standard-8"]["Price"]) == 0.38847
+    assert ours["g2-standard-24"].usd_per_hour == pytest.approx(
+        float(machines["g2-standard-24"]["Price"]) + float(gpus[("L4", 2)]["Price"])
+    )
+    assert ours["g2-standard-24"].usd_per_hour == pytest.approx(0.88075 + 1.12008)
+    # The A100-80GB row is vendored to show why a2-ultragpu-1g has no price: on demand below its own spot price.
+    a100 = gpus[("A100-80GB", 1)]
+    assert float(a100["Price"]) < float(a100["SpotPrice"])
+    assert "a2-ultragpu-1g" not in ours and set(ours) == {"n2-standard-8", "g2-standard-24"}
+    assert all(GCP_SOURCE in p.source and p.as_of == "2026-12-02" for p in ours.values())
+
+
+def test_the_gcp_price_list_generator_reproduces_the_vendored_file(upstream):
+    from tools.price_lists import PriceListError, reduce_gcp_rows
+
+    vendored = (upstream.root / GCP).read_text()
+    assert reduce_gcp_rows(vendored) == vendored
+    header, *rows = vendored.splitlines()
+    # Another region, a later zone and a GPU count not wanted are dropped; the first row of a wanted key is kept.
+    other_region = [r.replace("us-central1,us-central1-a", "us-east4,us-east4-a") for r in rows]
+    extra = [
+        rows[2].replace("us-central1-a", "us-central1-b").replace(",0.38847,", ",9.0,"),
+        rows[4].replace(",L4,2,", ",L4,4,"),
+    ]
+    assert reduce_gcp_rows("\n".join([header, *other_region, *rows, *extra])) == vendored
+    with pytest.raises(PriceListError, match=r"no us-central1 row for .*L4"):
+        reduce_gcp_rows("\n".join([header, *rows[:-1]]))
+
+
 def test_the_price_list_generator_reproduces_the_vendored_file(upstream, tmp_path):
     from tools.price_lists import PriceListError, reduce_rows
 
@@ -73,7 +120,9 @@ def test_the_price_list_generator_reproduces_the_vendored_file(upstream, tmp_pat
 def test_every_catalog_price_names_its_source_and_date():
     prices = [p for table in LIST_PRICES.values() for p in table.values()]
     assert len(prices) >= 24
-    assert all((KARPENTER in p.source or SKYPILOT_SOURCE in p.source) and p.as_of == "2026-07-20" for p in prices)
+    aws = [p for p in prices if GCP_SOURCE not in p.source]
+    assert all((KARPENTER in p.source or SKYPILOT_SOURCE in p.source) and p.as_of == "2026-07-20" for p in aws)
+    assert all(p.as_of == "2026-12-02" for p in prices if p not in aws)
 
 
 @pytest.mark.parametrize(
@@ -82,7 +131,9 @@ def test_every_catalog_price_names_its_source_and_date():
         ("aws", "eu-west-1", "onDemand", "p5.48xlarge"),  # neither list is read for other regions
         ("aws", "us-east-1", "spot", "p5.48xlarge"),  # no spot price was verified
         ("aws", "us-west-2", "onDemand", "p5en.48xlarge"),  # not among the SkyPilot rows vendored
-        ("gcp", "us-central1", "onDemand", "g2-standard-24"),  # no GCP price list could be vendored
+        ("gcp", "us-east1", "onDemand", "g2-standard-24"),  # only us-central1's rows are vendored
+        ("gcp", "us-central1", "onDemand", "a2-ultragpu-1g"),  # its A100-80GB row is below its spot price
+        ("gcp", "us-central1", "spot", "g2-standard-24"),  # no spot price is listed
         ("gcp", "us-central1", "reservation", "a3-ultragpu-8g"),  # negotiated
     ],
 )
@@ -187,7 +238,7 @@ def dev_plan_md(plan) -> str:
 
 @pytest.fixture(scope="module")
 def gcp_priced_plan():
-    """prod with the prices a GCP contract would give for usc1 (GCP has no catalog price)."""
+    """prod with the prices a GCP contract would give for usc1: they replace the catalog's and fill in its unknowns."""
     config = environment_config("prod")
     quote = {"source": "test quote GCP-1", "asOf": "2026-11-30"}
     config[ns("pricing")] = {
@@ -217,18 +268,30 @@ def test_gcp_monthly_cost_with_the_environment_s_own_prices(gcp_priced_plan):
     assert mistral["usdPerMillionOutputTokens"] == pytest.approx(1e6 / (mistral["outputTokensPerSecond"] * 3600), 1e-3)
 
 
-def test_prod_us_west_2_is_priced_and_gcp_stays_unknown_without_prices(prod_plan):
+def test_prod_prices_us_west_2_and_us_central1_from_the_catalog(prod_plan):
     total = plan_document(prod_plan)["cost"]["total"]
-    assert total["max"]["unknown"] == ["usc1/system", "usc1/h200", "usc1/l4", "usc1/a100-mig"]
+    # usc1: h200 is a reservation (the contract's price) and a100-mig's A100-80GB row is unusable (above); a100-mig
+    # has 0 nodes at min and always on, so only its max is unknown.
+    assert [total[k]["unknown"] for k in ("min", "alwaysOn", "max")] == [
+        ["usc1/h200"],
+        ["usc1/h200"],
+        ["usc1/h200", "usc1/a100-mig"],
+    ]
     # us-west-2 rows of skypilot-catalog@00148f2a: m7i.2xlarge 0.4032, p5.48xlarge 55.04, g6e.4xlarge 3.00424 (the
     # us-east-1 prices too). use1 and usw2 each at max: 6 x 0.4032 + 4 x 55.04 + 8 x 3.00424 = 246.61312 $/h x 730
-    # = 180,027.5776; both = 360,055.16.
-    assert total["max"]["usd"] == 360055.16
-    # min, each region: 3 x 0.4032 + 1 x 55.04 + 1 x 3.00424 = 59.25384 $/h x 730 = 43,255.3032; both = 86,510.61.
-    assert total["min"]["usd"] == 86510.61
+    # = 180,027.5776; both = 360,055.1552. us-central1 rows of skypilot-catalog@006059e0: n2-standard-8 0.38847,
+    # g2-standard-24 0.88075 + 2 L4 1.12008 = 2.00083; usc1 at max: 6 x 0.38847 + 6 x 2.00083 = 14.3358 $/h x 730
+    # = 10,465.134; total 370,520.2892.
+    assert total["max"]["usd"] == 370520.29
+    # min, each AWS region: 3 x 0.4032 + 1 x 55.04 + 1 x 3.00424 = 59.25384 $/h x 730 = 43,255.3032; usc1:
+    # 3 x 0.38847 + 1 x 2.00083 = 3.16624 $/h x 730 = 2,311.3552; 88,821.9616.
+    assert total["min"]["usd"] == 88821.96
     # always on: use1 3 x 0.4032 + 2 x 55.04 + 2 x 3.00424 = 117.29808 $/h (85,627.5984); usw2 keeps 1 h100 node
-    # (1 x 55.04): 62.25808 $/h (45,448.3984); 131,075.9968.
-    assert total["alwaysOn"]["usd"] == 131076.0
+    # (1 x 55.04): 62.25808 $/h (45,448.3984); usc1 as at min (2,311.3552); 133,387.352.
+    assert total["alwaysOn"]["usd"] == 133387.35
+    l4 = _pool(plan_document(prod_plan), "usc1", "l4")
+    assert l4["price"]["usdPerHour"] == 2.00083 and GCP_SOURCE in l4["price"]["source"]
+    assert l4["monthlyUsd"] == {"min": 1460.61, "alwaysOn": 1460.61, "max": 8763.64}  # 2.00083 x 730 x 1, x 6
     usw2 = _pool(plan_document(prod_plan), "usw2", "h100")
     assert (
         usw2["price"]
@@ -277,19 +340,27 @@ def test_the_seed_s_reference_lies_on_its_own_path():
     assert DecodeEstimate(2600, 1555, 64, 0, 2600).sanity.startswith("8x the reference's tuned 320")
 
 
+def _max_size_plan(env: str, region: str, pool: str, max_size: int):
+    """The fixture environment planned with one GPU pool's maxSize changed."""
+    config = environment_config(env)
+    pools = next(r for r in config[ns("regions")] if r["name"] == region)["gpuPools"]
+    next(p for p in pools if p["name"] == pool)["maxSize"] = max_size
+    return plan_config(config, stack=env)
+
+
+def _cost_diff(base, head, env: str) -> str:
+    from tools.plan.cost_diff import cost_diff_markdown
+
+    return cost_diff_markdown(base=plan_document(base), head=plan_document(head), environment=env)
+
+
 @pytest.fixture(scope="module")
 def l40s_one_more_node_plan():
-    config = environment_config("dev")
-    config[ns("regions")][0]["gpuPools"][0]["maxSize"] = 3
-    return plan_config(config, stack="dev")
+    return _max_size_plan("dev", "use1", "l40s", 3)
 
 
 def test_the_cost_diff_of_one_more_l40s_node(dev_plan, l40s_one_more_node_plan):
-    from tools.plan.cost_diff import cost_diff_markdown
-
-    text = cost_diff_markdown(
-        base=plan_document(dev_plan), head=plan_document(l40s_one_more_node_plan), environment="dev"
-    )
+    text = _cost_diff(dev_plan, l40s_one_more_node_plan, "dev")
     # One g6e.4xlarge more at max: 3.00424 x 730 = $2,193.10; min and always-on are unchanged, and so are the models
     # (llama-3-1-8b stays at maxReplicas 2).
     assert (
@@ -301,6 +372,17 @@ def test_the_cost_diff_of_one_more_l40s_node(dev_plan, l40s_one_more_node_plan):
         "| **total (priced)** | | | | $294 -> $294 (**+$0**) | $2,487 -> $2,487 (**+$0**) | $25,011 -> $27,204 (**+$2,193**) |"
         in (text)
     )
+
+
+def test_the_cost_diff_prices_a_gcp_pool_change(prod_plan):
+    text = _cost_diff(prod_plan, _max_size_plan("prod", "usc1", "l4", 8), "prod")
+    # g2-standard-24 at 0.88075 + 2 L4 x 0.56004 = 2.00083 $/h (skypilot-catalog@006059e0): 6 nodes at max
+    # = 8,763.6354, 8 nodes = 11,684.8472, +2,921.2118; min and always on keep 1 node (1,460.6059).
+    assert (
+        "| pool | usc1 | l4 | size | $1,461 -> $1,461 (**+$0**) | $1,461 -> $1,461 (**+$0**) "
+        "| $8,764 -> $11,685 (**+$2,921**) |" in text
+    )
+    assert "usc1/l4" not in text  # priced: not among the unknown cost changes
 
 
 def test_plan_compare_writes_and_prints_the_diff(tmp_path, capsys, l40s_one_more_node_plan, fixture_project):

