@@ -296,7 +296,6 @@ def test_kserve_crds_and_interpreter_in_karmada(prod_plan):
     assert interpreter["spec"]["target"] == {"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService"}
     assert set(interpreter["spec"]["customizations"]) == {
         "replicaResource",
-        "replicaRevision",
         "healthInterpretation",
         "statusReflection",
         "statusAggregation",
@@ -322,25 +321,16 @@ def test_federated_model_is_created_once_in_karmada(prod_plan):
         assert MODEL in _objects(prod_plan, member, "ScaledObject")
 
 
-def test_propagation_policy_divides_replicas_by_gpu_capacity(prod_plan):
+def test_propagation_policy_gives_every_member_its_copy_once_all_serve_the_kind(prod_plan):
     policy = _objects(prod_plan, "prod-karmada", "PropagationPolicy")[MODEL]["spec"]
     assert policy["resourceSelectors"] == [
         {"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService", "name": MODEL}
     ]
     placement = policy["placement"]
     assert placement["clusterAffinity"] == {"clusterNames": ["prod-use1", "prod-usw2", "prod-usc1"]}
-    # p5.48xlarge: 8 H100 x maxSize 4 = 32; a3-ultragpu-8g: 8 H200 x maxSize 2 = 16.
-    assert placement["replicaScheduling"] == {
-        "replicaSchedulingType": "Divided",
-        "replicaDivisionPreference": "Weighted",
-        "weightPreference": {
-            "staticWeightList": [
-                {"targetCluster": {"clusterNames": ["prod-use1"]}, "weight": 32},
-                {"targetCluster": {"clusterNames": ["prod-usw2"]}, "weight": 32},
-                {"targetCluster": {"clusterNames": ["prod-usc1"]}, "weight": 16},
-            ]
-        },
-    }
+    # each member its own copy (its OverridePolicy sets its range), and all three members or none
+    assert placement["replicaScheduling"] == {"replicaSchedulingType": "Duplicated"}
+    assert placement["spreadConstraints"] == [{"spreadByField": "cluster", "minGroups": 3, "maxGroups": 3}]
     assert placement["clusterTolerations"] == [
         {"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
         for key in ("cluster.karmada.io/not-ready", "cluster.karmada.io/unreachable")
@@ -407,13 +397,13 @@ def test_override_points_a_member_without_cache_at_its_own_bucket(push_plan):
     assert "imageOverrider" not in rule["overriders"]
 
 
-def test_weights_come_from_the_pools_schedulable_gpus():
+def test_members_are_the_placements_in_order():
     env = load_environment(raw_environment("prod"))
     shares = model_shares(env, "prod", env.models[0])
-    assert [(s.cluster, s.pool.name, s.gpu, s.weight) for s in shares] == [
-        ("prod-use1", "h100", "H100-80GB", 32),
-        ("prod-usw2", "h100", "H100-80GB", 32),
-        ("prod-usc1", "h200", "H200-141GB", 16),
+    assert [(s.cluster, s.pool.name, s.gpu, s.placement.max_replicas) for s in shares] == [
+        ("prod-use1", "h100", "H100-80GB", 4),
+        ("prod-usw2", "h100", "H100-80GB", 4),
+        ("prod-usc1", "h200", "H200-141GB", 2),
     ]
 
 
@@ -482,10 +472,10 @@ def test_plan_md_shows_the_federation(prod_plan):
     assert '  fed[["Karmada v1.18.2 on use1<br/>pull members"]]' in md
     assert '  fed ===|"host · member · H100-80GB, L40S"| c_use1' in md
     assert '  fed -.-|"member · H200-141GB, L4, A100-80GB"| c_usc1' in md
-    # the federated model's node in each member carries its Karmada weight there
-    assert '    m_usc1_llama_3_1_70b_h200(["model llama-3-1-70b<br/>vllm · weight 16 · 20%"])' in md
+    # the federated model's node in each member carries that member's replica range (its own copy)
+    assert '    m_usc1_llama_3_1_70b_h200(["model llama-3-1-70b<br/>vllm · 1-2 replicas"])' in md
     assert "    m_usc1_llama_3_1_70b_h200 --> p_usc1_h200" in md
-    assert "| llama-3-1-70b | prod-use1 | h100 | H100-80GB | 32 | 40% |" in md
+    assert "| llama-3-1-70b | prod-use1 | h100 | H100-80GB | 1-4 |" in md
     assert "| prod-usc1 | gcp | us-central1 | H200-141GB, L4, A100-80GB |" in render_markdown(prod_plan)
 
 

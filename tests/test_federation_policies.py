@@ -29,7 +29,6 @@ def lua():
     runtime = LuaRuntime(unpack_returned_tuples=True)
     for script in (
         interpreter.GET_REPLICAS,
-        interpreter.REVISE_REPLICA,
         interpreter.INTERPRET_HEALTH,
         interpreter.REFLECT_STATUS,
         interpreter.AGGREGATE_STATUS,
@@ -75,14 +74,6 @@ def test_replicas_are_the_ceiling_with_the_pods_requirements(lua):
 def test_replicas_default_to_one_and_no_empty_requirement_tables(lua):
     replicas, requirement = lua.globals().GetReplicas(lua.table_from(_isvc(model={}), recursive=True))
     assert replicas == 1 and _py(requirement) == {}
-
-
-def test_revise_makes_the_members_share_its_ceiling(lua):
-    revise = lua.globals().ReviseReplica
-    revised = _py(revise(lua.table_from(_isvc(minReplicas=3, maxReplicas=10), recursive=True), 4))
-    assert revised["spec"]["predictor"] == {"minReplicas": 3, "maxReplicas": 4}
-    revised = _py(revise(lua.table_from(_isvc(minReplicas=3, maxReplicas=10), recursive=True), 2))
-    assert revised["spec"]["predictor"] == {"minReplicas": 2, "maxReplicas": 2}
 
 
 @pytest.mark.parametrize(
@@ -140,7 +131,7 @@ def _env():
 def _share(region: str) -> MemberShare:
     env = _env()
     spec = env.region(region)
-    return MemberShare(spec, spec.gpu_pools[0], env.models[0].placements[0], f"prod-{region}", 32)
+    return MemberShare(spec, spec.gpu_pools[0], env.models[0].placements[0], f"prod-{region}")
 
 
 def _render(pool: str, uri: str, image: str | None = None, tp: str = "4") -> dict:

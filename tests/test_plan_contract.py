@@ -143,10 +143,10 @@ def test_diagram_shows_regions_pools_models_gateways_and_federation(prod_plan):
         assert f'g_{region.name}[/"gateway {region.name}.' in diagram
     for model in prod_plan.spec.models:
         assert f"model {model.name}<br/>{model.runtime}" in diagram
-    # One node per placement, inside its region, one edge to its pool; a federated one shows its Karmada weight.
+    # One node per placement, inside its region, one edge to its pool; a federated one its member's range.
     assert 'm_usc1_mistral_7b_trt_l4(["model mistral-7b-trt<br/>triton · 1-4 replicas"])' in diagram
     assert "m_usc1_mistral_7b_trt_l4 --> p_usc1_l4" in diagram
-    assert 'm_usw2_llama_3_1_70b_h100(["model llama-3-1-70b<br/>vllm · weight 32 · 40%"])' in diagram
+    assert 'm_usw2_llama_3_1_70b_h100(["model llama-3-1-70b<br/>vllm · 1-4 replicas"])' in diagram
     assert 'g_usc1[/"gateway usc1.llm.acme.example<br/>internal · 2 models"/]' in diagram
     # The host is one edge (host and member), the other members one each; no route or tenant edges tangle it.
     assert 'fed ===|"host · member · H100-80GB, L40S"| c_use1' in diagram

@@ -71,6 +71,7 @@ from components.catalog.upstream import (
     HELM_INSTALLS_IN_ORDER,
     KARMADA_AGENT_IDENTITY,
     KARMADA_AGENT_REGISTERS,
+    KARMADA_SCHEDULES_ONLY_MEMBERS_SERVING_THE_KIND,
     KMS_SECRETS_PROVIDER_DECRYPTS_ON_EVERY_READ,
     KSERVE_LLM_PRESETS_MERGE,
     KSERVE_LLM_WORKLOAD_LABELS,
@@ -2319,3 +2320,21 @@ def test_status_codes_the_gateway_retries_come_with_their_trigger(env_plan):
     for key, policy in policies.items():
         retry_on = policy["spec"]["retry"]["retryOn"]
         assert not retry_on.get("httpStatusCodes") or "retriable-status-codes" in retry_on["triggers"], key
+
+
+def test_a_federated_model_waits_for_every_member_to_serve_its_kind(prod_plan):
+    """KARMADA_SCHEDULES_ONLY_MEMBERS_SERVING_THE_KIND: prod's members join in the global wave, which propagates the
+    model at once; a Divided binding scheduled before a member reports InferenceService would never reach it (the
+    rehearsal of prod saw usc1 left out). So each policy is Duplicated with a cluster spread of exactly its members,
+    and no static weights (under which Karmada ignores spread constraints)."""
+    assert KARMADA_SCHEDULES_ONLY_MEMBERS_SERVING_THE_KIND.name in FACTS
+    policies = [r.inputs for r in prod_plan.kubernetes_objects() if r.inputs["kind"] == "PropagationPolicy"]
+    assert policies
+    for policy in policies:
+        key = policy["metadata"]["name"]
+        placement = policy["spec"]["placement"]
+        members = len(placement["clusterAffinity"]["clusterNames"])
+        assert placement["replicaScheduling"] == {"replicaSchedulingType": "Duplicated"}, key
+        assert placement["spreadConstraints"] == [
+            {"spreadByField": "cluster", "minGroups": members, "maxGroups": members}
+        ], key

@@ -27,6 +27,25 @@ def _fact(name: str, statement: str, source: str) -> UpstreamFact:
     return fact
 
 
+KARMADA_SCHEDULES_ONLY_MEMBERS_SERVING_THE_KIND = _fact(
+    "karmada-schedules-only-members-serving-the-kind",
+    "Karmada's scheduler (v1.18.2) leaves a cluster out of a new scheduling decision while its Cluster status does "
+    "not list the binding's kind among its API enablements (APIEnablement filter), which a member that just joined "
+    "has not reported yet. A Divided binding scheduled without that member is not scheduled again when the member "
+    "later reports the kind (only a placement or replica change, an explicit reschedule or a deleted target "
+    "cluster reschedules it; Cluster status updates do not even requeue it), and under static weights its spread "
+    "constraints are ignored. A Duplicated binding is scheduled afresh each time it is processed, and a cluster "
+    "spread constraint whose minGroups exceeds the feasible clusters fails the scheduling, which is retried with "
+    "back-off: `minGroups` = `maxGroups` = the members makes a model wait until every member serves the kind, "
+    "as the filter's own comment advises.",
+    "karmada-io/karmada@v1.18.2:pkg/scheduler/framework/plugins/apienablement/api_enablement.go L51-L80; "
+    "pkg/scheduler/scheduler.go L395-L469 (doScheduleBinding: Duplicated always, Divided only on placement or "
+    "replica change, RescheduleTriggeredAt, terminating clusters), L948-L955 (legacyHandleErr: AddRateLimited); "
+    "pkg/scheduler/event_handler.go L326-L354 (updateCluster: labels, generation or deletion only); "
+    "pkg/scheduler/core/spreadconstraint/select_clusters.go L27-L69 (static weights ignore spread constraints; "
+    "Duplicated ignores available resources), select_clusters_by_cluster.go L25-L30 (fewer than minGroups fails)",
+)
+
 KARMADA_AGENT_REGISTERS = _fact(
     "karmada-agent-registers-its-cluster",
     "karmada-agent (v1.18.2) creates its member's `cluster.karmada.io/v1alpha1` Cluster itself, with "

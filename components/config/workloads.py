@@ -124,9 +124,9 @@ class ModelSpec(Spec):
     )
     federated: bool = Field(
         False,
-        description="Create the model once in Karmada, which divides it between the placements' member clusters "
-        "by each pool's GPU capacity and takes it off a member that fails; each member scales it within its "
-        "placement's range.",
+        description="Create the model once in Karmada, which runs a copy on each placement's member cluster once "
+        "all of them serve InferenceServices and takes it off a member that fails; each member scales it within "
+        "its placement's range.",
     )
 
     # Tenants' adapters on this base model (tenants[].loras), attached by EnvironmentSpec.

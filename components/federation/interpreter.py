@@ -1,15 +1,14 @@
 """How Karmada reads a KServe InferenceService: its replicas, their health and its dependencies.
 
 Karmada ships no interpreter for `serving.kserve.io/v1beta1` InferenceService, so without this
-customization it could not divide replicas (an ISVC has no `spec.replicas`), tell a healthy member from
+customization it could not count replicas (an ISVC has no `spec.replicas`), tell a healthy member from
 a failing one (application failover), nor carry the model's PodDisruptionBudget along. The scripts are
 Lua 5.1 (Karmada runs gopher-lua); the tests execute them.
 
 - replicas: `spec.predictor.maxReplicas`, the model's ceiling (KServe's default 1), with the pool
-  selector, tolerations and GPU resources as the per-replica requirement; Karmada divides it between
-  the members by weight, so the members it keeps are the ones with a share;
-- revise: a member's share becomes its `maxReplicas` (its `minReplicas` never above it); each member's
-  OverridePolicy then restores its placement's own range, which its KEDA ScaledObject scales within;
+  selector, tolerations and GPU resources as the per-replica requirement (the binding's replicas and
+  requirement); the binding is Duplicated, so Karmada revises no replicas: each member's OverridePolicy
+  sets its placement's own range, which its KEDA ScaledObject scales within;
 - health: the member's `Ready` condition;
 - status: each member's conditions, URL and model status are reflected, and the template's `Ready`
   condition says how many members are ready;
@@ -54,17 +53,6 @@ function GetReplicas(obj)
     end
   end
   return replica, requirement
-end
-"""
-
-REVISE_REPLICA = """\
-function ReviseReplica(obj, desiredReplica)
-  obj.spec.predictor.maxReplicas = desiredReplica
-  local minimum = obj.spec.predictor.minReplicas
-  if minimum ~= nil and minimum > desiredReplica then
-    obj.spec.predictor.minReplicas = desiredReplica
-  end
-  return obj
 end
 """
 
@@ -161,7 +149,6 @@ def inference_service_interpreter() -> dict[str, Any]:
             "target": {"apiVersion": ISVC_API, "kind": ISVC_KIND},
             "customizations": {
                 "replicaResource": {"luaScript": GET_REPLICAS},
-                "replicaRevision": {"luaScript": REVISE_REPLICA},
                 "healthInterpretation": {"luaScript": INTERPRET_HEALTH},
                 "statusReflection": {"luaScript": REFLECT_STATUS},
                 "statusAggregation": {"luaScript": AGGREGATE_STATUS},

@@ -1,7 +1,7 @@
 """Karmada objects of a federation as plain manifests: pure functions, one place for their shape.
 
-- `propagation_policy`: which members run a federated model and how its replicas are divided
-  (static weights = each member pool's GPU capacity), with cluster and application failover;
+- `propagation_policy`: which members run a federated model (each its own copy, in its placement's replica
+  range), scheduled only once every one of them serves the kind, with cluster and application failover;
 - `override_policy`: what one member changes in the model's template (storage URI, pool selector,
   whatever else its own rendering differs in, image registry mirror);
 - `member_taint_policies`: NoExecute taints on members that are not ready or unreachable, which the
@@ -45,8 +45,13 @@ def federated_template(rendered: dict[str, Any], min_replicas: int, max_replicas
 def propagation_policy(
     name: str, namespace: str, shares: list[MemberShare], failover: FailoverSpec, overrides: list[str]
 ) -> dict[str, Any]:
-    """Divide the model's replicas between its members by static weight; move them when a member fails.
+    """Every member runs its own copy of the model (Duplicated: its OverridePolicy sets its placement's replica
+    range), and the binding is scheduled only with all of them (a cluster spread of exactly the members).
 
+    Karmada v1.18.2's scheduler leaves out a member whose Cluster status does not list the kind yet (APIEnablement,
+    right after the member joins) and never reschedules a Divided binding for it later, and it ignores spread
+    constraints under static weights (KARMADA_SCHEDULES_ONLY_MEMBERS_SERVING_THE_KIND); a Duplicated binding with
+    minGroups = its members fails to schedule until each member serves the kind, and is retried.
     The PodDisruptionBudget of the model follows as a dependency (propagateDeps and the interpreter's
     GetDependencies), and the policy waits for the members' OverridePolicies named in `overrides`
     (dependentOverrides) so that no member ever receives the un-overridden template.
@@ -73,15 +78,10 @@ def propagation_policy(
             "placement": {
                 "clusterAffinity": {"clusterNames": clusters},
                 "clusterTolerations": tolerations,
-                "replicaScheduling": {
-                    "replicaSchedulingType": "Divided",
-                    "replicaDivisionPreference": "Weighted",
-                    "weightPreference": {
-                        "staticWeightList": [
-                            {"targetCluster": {"clusterNames": [s.cluster]}, "weight": s.weight} for s in shares
-                        ]
-                    },
-                },
+                "replicaScheduling": {"replicaSchedulingType": "Duplicated"},
+                "spreadConstraints": [
+                    {"spreadByField": "cluster", "minGroups": len(clusters), "maxGroups": len(clusters)}
+                ],
             },
             "failover": {
                 "cluster": {"purgeMode": "Gracefully"},
@@ -106,9 +106,8 @@ def override_policy(
 
     What binds the model to the region (storage URI, pool selector, replica range) is stated for every
     member; anything else the member's own rendering differs in (GPU resources, engine flags, sizing) is
-    patched field by field. Karmada applies overrides after ReviseReplica, so the member keeps its
-    placement's range whatever its share. With a registry mirror, the member's images are
-    rewritten by an imageOverrider, which Karmada applies before the plaintext patches: a plaintext patch
+    patched field by field: each member runs within its placement's range. With a registry mirror, the member's
+    images are rewritten by an imageOverrider, which Karmada applies before the plaintext patches: a plaintext patch
     of the same image would undo it, so the images must then be the template's.
     """
     plaintext = []

@@ -94,6 +94,6 @@ class FederatedModel(pulumi.ComponentResource):
         self.register_outputs(
             {
                 "inferenceService": f"{namespace}/{model.name}",
-                "weights": {s.cluster: s.weight for s in args.shares},
+                "members": {s.cluster: f"{s.placement.min_replicas}-{s.placement.max_replicas}" for s in args.shares},
             }
         )

@@ -12,7 +12,6 @@ from components.config.environment import EnvironmentSpec
 from components.config.federation import federation_members, gpu_products
 from components.config.region import GpuPoolSpec, RegionSpec
 from components.config.workloads import ModelSpec, PlacementSpec
-from components.domain.gpu_resources import schedulable_at_max_size
 from components.k8s.names import cluster_name
 from platform_catalog.machines import MACHINES
 
@@ -32,13 +31,12 @@ def gpu_product_label(domain: str, gpu: str) -> str:
 
 @dataclass(frozen=True)
 class MemberShare:
-    """One member's part of a federated model: the pool it runs on and its static weight."""
+    """One member's part of a federated model: the pool it runs on, in its placement's replica range."""
 
     region: RegionSpec
     pool: GpuPoolSpec
     placement: PlacementSpec
     cluster: str  # the member's Cluster name in Karmada
-    weight: int  # the pool's schedulable GPU resources at maxSize
 
     @property
     def gpu(self) -> str:
@@ -46,22 +44,21 @@ class MemberShare:
 
 
 def model_shares(env: EnvironmentSpec, stack: str, model: ModelSpec) -> list[MemberShare]:
-    """The federated model's members in placement order, weighted by their capacity for its GPU."""
+    """The federated model's members in placement order."""
     shares = []
     for placement in model.placements:
         region = env.region(placement.region)
         pool = region.pool(placement.pool)
         assert pool is not None  # validated by check_workloads
-        weight = sum(schedulable_at_max_size(pool).values())
-        shares.append(MemberShare(region, pool, placement, cluster_name(stack, region), weight))
+        shares.append(MemberShare(region, pool, placement, cluster_name(stack, region)))
     return shares
 
 
 def replica_range(model: ModelSpec) -> tuple[int, int]:
     """(minReplicas, maxReplicas) of the federated template: the placements' totals.
 
-    Karmada divides the total ceiling between the members by weight (which members run the model, and
-    where a failed member's share goes); each member then runs within its own placement's range.
+    Every member gets the template and its OverridePolicy sets its own placement's range; the totals bound
+    the model's PodDisruptionBudget.
     """
     return sum(p.min_replicas for p in model.placements), sum(p.max_replicas for p in model.placements)
 

@@ -325,7 +325,7 @@ def _diagram(plan: Plan) -> str:
             lines.append(f"    {_node_id('c', region.name)} --- {_node_id('p', region.name, pool.name)}")
         placed = [(model, pl) for model in env.models for pl in model.placements if pl.region == region.name]
         for model, pl in placed:
-            replicas = _federated_weights(plan, model).get(pl.region) or f"{pl.min_replicas}-{pl.max_replicas} replicas"
+            replicas = f"{pl.min_replicas}-{pl.max_replicas} replicas"  # a federated member's too: its own copy
             node = _node_id("m", region.name, model.name, pl.pool)
             lines.append(f'    {node}(["model {model.name}<br/>{model.runtime} · {replicas}"])')
             lines.append(f"    {node} --> {_node_id('p', region.name, pl.pool)}")
@@ -343,20 +343,9 @@ def _diagram(plan: Plan) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _federated_weights(plan: Plan, model) -> dict[str, str]:
-    """Region -> edge label of a federated model: its Karmada weight there and the share of replicas."""
-    from components.federation.placement import model_shares
-
-    if not (model.federated and plan.spec.federation.enabled):
-        return {}
-    shares = model_shares(plan.spec, plan.environment, model)
-    total = sum(s.weight for s in shares)
-    return {s.region.name: f"weight {s.weight} · {100 * s.weight / total:.0f}%" for s in shares}
-
-
 def _federation_diagram(plan: Plan) -> list[str]:
-    """Karmada on its host and a link to each member (the GPU products it offers); federated models carry their
-    weights on their nodes."""
+    """Karmada on its host and a link to each member (the GPU products it offers); federated models are on each member's
+    cluster with their replica range there."""
     from components.config.federation import gpu_products
     from components.federation.placement import member_regions
 
@@ -410,14 +399,12 @@ def _federation(plan: Plan) -> str:
         )
     models = federated_models(env)
     if models:
-        rows += ["", "| federated model | member | pool | GPU | weight | share |", "|---|---|---|---|---:|---:|"]
+        rows += ["", "| federated model | member | pool | GPU | replicas |", "|---|---|---|---|---:|"]
         for model in models:
-            shares = model_shares(env, plan.environment, model)
-            total = sum(s.weight for s in shares)
-            for s in shares:
+            for s in model_shares(env, plan.environment, model):
                 rows.append(
-                    f"| {model.name} | {s.cluster} | {s.pool.name} | {s.gpu} | {s.weight} | "
-                    f"{100 * s.weight / total:.0f}% |"
+                    f"| {model.name} | {s.cluster} | {s.pool.name} | {s.gpu} | "
+                    f"{s.placement.min_replicas}-{s.placement.max_replicas} |"
                 )
     return "\n".join(rows) + "\n"
 
