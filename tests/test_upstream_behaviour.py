@@ -2338,3 +2338,35 @@ def test_a_federated_model_waits_for_every_member_to_serve_its_kind(prod_plan):
         assert placement["spreadConstraints"] == [
             {"spreadByField": "cluster", "minGroups": members, "maxGroups": members}
         ], key
+
+
+def test_an_aggregated_api_not_available_yet_is_a_kind_not_served_yet():
+    """PULUMI_CREATES_OBJECTS retries a kind not served; an APIService not Available answers discovery 503 without
+    Retry-After (kube-aggregator), which client-go's discovery leaves out: the rehearsal's client says the same."""
+    import http.server
+    import threading
+    from pathlib import Path
+
+    from tools.rehearsal.kube import KindNotServed, Kube
+
+    assert PULUMI_CREATES_OBJECTS.name in FACTS
+
+    class Aggregator(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(503)
+            self.send_header("Content-Length", "20")
+            self.end_headers()
+            self.wfile.write(b"service unavailable\n")
+
+        def log_message(self, *_: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Aggregator)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        kube = Kube(f"http://127.0.0.1:{server.server_address[1]}", Path("/nonexistent-ca"))
+        cluster = {"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster", "metadata": {"name": "m"}}
+        with pytest.raises(KindNotServed):
+            kube.create(cluster, field_manager="t")
+    finally:
+        server.shutdown()

@@ -100,7 +100,10 @@ class Kube:
     def _discover(self, api_version: str) -> None:
         path = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
         response = self.session.get(self.server + path, timeout=30)
-        if response.status_code == 404:
+        # 503: an aggregated API whose APIService is not Available yet (kube-aggregator answers "service
+        # unavailable", k8s.io/kube-aggregator@v0.35.2 pkg/apiserver/handler_proxy.go L122-L125): client-go's
+        # discovery leaves the group out, so the kind is not served yet and the provider retries the create.
+        if response.status_code in (404, 503):
             return
         self._raise(response)
         for item in response.json().get("resources", []):
