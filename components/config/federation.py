@@ -33,20 +33,21 @@ class KarmadaApiServerSpec(Spec):
 
 
 class FailoverSpec(Spec):
-    """When Karmada moves a federated model's replicas away from a member."""
+    """When Karmada takes a federated model's copy off a member (each member runs its own copy)."""
 
     cluster_toleration_seconds: int = Field(
-        300, ge=0, description="How long replicas stay on a member that is not ready or unreachable before eviction."
+        300, ge=0, description="How long a copy stays on a member that is not ready or unreachable before eviction."
     )
     application_toleration_seconds: int = Field(
         900,
         ge=0,
-        description="How long a model may stay unhealthy on a member before it is moved; above the weights' load time.",
+        description="How long a model may stay unhealthy on a member before its copy is evicted (and, after the "
+        "grace period, created there again: a restart); above the weights' load time.",
     )
     grace_period_seconds: int = Field(
         1800,
         ge=1,
-        description="How long evicted replicas keep serving while their replacements load elsewhere.",
+        description="How long an evicted copy keeps serving before it is removed; the other members serve meanwhile.",
     )
 
 

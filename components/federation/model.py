@@ -1,4 +1,4 @@
-"""A federated model: created once in Karmada, divided between its member clusters by GPU capacity."""
+"""A federated model: created once in Karmada, a copy on each of its member clusters in its placement's range."""
 
 from __future__ import annotations
 

@@ -376,7 +376,7 @@ def _joins(plan: Plan, member: str) -> str:
 
 
 def _federation(plan: Plan) -> str:
-    """Karmada: the members and how each federated model is divided between them."""
+    """Karmada: the members and each federated model's copy on them (pool, GPU, replica range)."""
     from components.config.federation import gpu_products
     from components.federation.placement import federated_models, member_regions, model_shares
 

@@ -31,6 +31,7 @@ def client_go_retry() -> Retry:
         connect=0,
         read=False,
         redirect=0,
+        other=0,  # a transport error mid-answer is not the server saying when to come back
         allowed_methods=None,  # every verb: client-go resends its buffered body
         respect_retry_after_header=True,
         raise_on_status=False,  # the last answer, as client-go returns it
