@@ -480,7 +480,7 @@ var (
 
 
 def test_plugin_types_include_default_producers_and_constants_set_to_another_packages():
-    """llm-d-router v0.9.0's runner (verbatim, with its request data producers' packages): the producers registered
+    """Shapes of llm-d-router v0.9.0's runner (a hand-made fixture, its README): the producers registered
     with `RegisterAsDefaultProducer`, whose type constants are set to a constant of a `constants/` package, are plugin
     types. Our prefix-cache-scorer needs approx-prefix-cache-producer (the picker creates it when no config names
     it), which needs token-producer. Registrations of packages the fixture lacks resolve to nothing."""
