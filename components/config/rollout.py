@@ -100,6 +100,11 @@ class SloSpec(Spec):
         description="Per wave name, the models to test in that wave instead of `models`; [] skips that wave.",
     )
 
+    def wave_models(self, env: EnvironmentSpec, wave: str) -> list[str]:
+        """The models the gate sends to in `wave`: `waves.<wave>`, else `models`, else every model of the tenant."""
+        tenant_models = [m for t in env.tenants if t.name == self.tenant for m in t.models]
+        return self.waves.get(wave) or self.models or tenant_models
+
 
 class RolloutSpec(Spec):
     """`rollout:`: waves, operator confirmations and the health deadline of `make rollout`."""
@@ -273,7 +278,7 @@ def _check_wave_tested(env: EnvironmentSpec, slo: SloSpec, wave: str, regions: l
         for m in env.models
         if not (m.federated and federating) and any(p.region in gateways for p in m.placements)
     )
-    wanted = slo.waves.get(wave) or slo.models or [m for t in env.tenants if t.name == slo.tenant for m in t.models]
+    wanted = slo.wave_models(env, wave)
     if not own or any((base := served_base(env, name)) is not None and base.name in own for name in wanted):
         return
     key = ("waves", wave) if wave in slo.waves else ("models",) if slo.models else ("tenant",)

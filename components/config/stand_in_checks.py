@@ -116,14 +116,15 @@ def _check_one(env: EnvironmentSpec, at_placement: tuple[int, int], index: dict[
             "pick a stand-in with a longer context",
         )
     if env.gateway.auth == "apiKey":
+        model_callers = set(granted_tenants(env, model.name))
         for t, tenant in enumerate(env.tenants):
-            if tenant.name in granted_tenants(env, model.name) and name not in tenant.models:
+            if tenant.name in model_callers and name not in tenant.models:
                 yield Issue(
                     join_path("tenants", t, "models"),
                     f"{tenant.name} may call {model.name}, whose stand-in in {region.name} is {name}, which it may not "
                     f"call: a stand-in serves only tenants that may call it; add {name}, or remove the stand-in",
                 )
-        callers = set(granted_tenants(env, model.name)) | set(granted_tenants(env, name))
+        callers = model_callers | set(granted_tenants(env, name))
         classes = sorted({t.priority for t in env.tenants if t.name in callers})
         if len(classes) > 1:
             yield Issue(

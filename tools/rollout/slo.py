@@ -227,8 +227,7 @@ def region_target(
         )
     if wave in slo.waves and not slo.waves[wave]:
         return NotTested(region, f"rollout.slo.waves.{wave} is empty")
-    tenant = next(t for t in env.tenants if t.name == slo.tenant)
-    wanted = slo.waves.get(wave) or slo.models or tenant.models
+    wanted = slo.wave_models(env, wave)
     own = {m.name for m in served_models(env, region) if not m.federated}
     routed = set(gateway.get("models") or [])
     tested = []
