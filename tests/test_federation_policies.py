@@ -8,7 +8,7 @@ import copy
 import pytest
 from lupa.lua51 import LuaRuntime
 
-from components.config.federation import FailoverSpec
+from components.config.karmada import FailoverSpec
 from components.config.loader import load_environment
 from components.federation import interpreter
 from components.federation.manifests import (

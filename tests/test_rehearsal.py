@@ -16,7 +16,7 @@ from components.config.rollout import Wave
 from tests.harness import plan_for
 from tools.rehearsal import helm, kubelet, nodes, pulumi_k8s, releases
 from tools.rehearsal.charts import CHART_SOURCES, VENDORED, VENDORED_CONFIG_FILES, chart_key
-from tools.rehearsal.federation import _pointer_get
+from tools.rehearsal.karmada_checks import _pointer_get
 from tools.rehearsal.kube import ApiError, KindNotServed
 from tools.rehearsal.pki import TlsResources
 from tools.rehearsal.report import Check, Limit, Report
@@ -765,7 +765,7 @@ def test_a_models_pods_are_its_workloads_not_its_picker():
 
 
 def test_an_override_in_effect_is_told_by_value_and_by_quantity():
-    from tools.rehearsal.federation import _same
+    from tools.rehearsal.karmada_checks import _same
 
     assert _same("2", 2) and _same(2, 2) and _same("2000m", 2) and _same({"a": 1}, {"a": 1})
     assert not _same("2", 4) and not _same("h200", "h100") and not _same("2", "two") and not _same(None, 2)

@@ -16,11 +16,11 @@ from components.config.consistency import check_consistency
 from components.config.deployer import check_deployers
 from components.config.endpoint_checks import check_endpoints
 from components.config.existing_clusters import check_existing_clusters
-from components.config.federation import FederationSpec, check_federated_models, check_federation, check_search
 from components.config.gateway import GatewaySpec, check_gateway
 from components.config.gateway_tls import check_gateway_names
 from components.config.gpu_partitioning import check_gpu_partitioning
 from components.config.gpu_pools import check_gpu_pools
+from components.config.karmada import FederationSpec, check_federated_models, check_federation, check_search
 from components.config.model_catalog import (
     CATALOG_FILES_CONTEXT,
     DeclaredModel,

@@ -9,7 +9,7 @@ from ipaddress import IPv4Address, IPv4Network
 from typing import TYPE_CHECKING
 
 from components.config.base import Issue, KeyPath, join_path
-from components.config.federation import federation_members
+from components.config.karmada import federation_members
 
 if TYPE_CHECKING:
     from components.config.environment import EnvironmentSpec

@@ -14,7 +14,7 @@ import copy
 from collections.abc import Iterator
 from typing import Any
 
-from components.config.federation import FailoverSpec
+from components.config.karmada import FailoverSpec
 from components.federation.placement import MemberShare
 
 POLICY_API = "policy.karmada.io/v1alpha1"

@@ -8,7 +8,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.config.federation import FailoverSpec
+from components.config.karmada import FailoverSpec
 from components.config.workloads import ModelSpec
 from components.federation.manifests import federated_template, override_policy, propagation_policy
 from components.federation.placement import MemberShare, replica_range

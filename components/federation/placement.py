@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from components.config.environment import EnvironmentSpec
-from components.config.federation import federation_members, gpu_products
+from components.config.karmada import federation_members, gpu_products
 from components.config.region import GpuPoolSpec, RegionSpec
 from components.config.workloads import ModelSpec, PlacementSpec
 from components.k8s.names import cluster_name

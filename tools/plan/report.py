@@ -346,7 +346,7 @@ def _diagram(plan: Plan) -> str:
 def _federation_diagram(plan: Plan) -> list[str]:
     """Karmada on its host and a link to each member (the GPU products it offers); federated models are on each member's
     cluster with their replica range there."""
-    from components.config.federation import gpu_products
+    from components.config.karmada import gpu_products
     from components.federation.placement import member_regions
 
     fed = plan.spec.federation
@@ -377,7 +377,7 @@ def _joins(plan: Plan, member: str) -> str:
 
 def _federation(plan: Plan) -> str:
     """Karmada: the members and each federated model's copy on them (pool, GPU, replica range)."""
-    from components.config.federation import gpu_products
+    from components.config.karmada import gpu_products
     from components.federation.placement import federated_models, member_regions, model_shares
 
     env = plan.spec

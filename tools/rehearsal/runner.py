@@ -43,10 +43,10 @@ from tools.rehearsal.charts import (
 )
 from tools.rehearsal.cluster import ControlPlane, start_cluster
 from tools.rehearsal.daemons import check_node_daemons
-from tools.rehearsal.federation import check_members, check_propagation
 from tools.rehearsal.fluid import FluidStandIn
 from tools.rehearsal.gates import run_gates
 from tools.rehearsal.gateway import check_gateways
+from tools.rehearsal.karmada_checks import check_members, check_propagation
 from tools.rehearsal.kube import ApiError, Kube
 from tools.rehearsal.kubelet import Kubelet
 from tools.rehearsal.network import NODES_PER_CLUSTER, NetworkError, PodNetwork
