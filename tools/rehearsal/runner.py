@@ -621,10 +621,11 @@ class StackRun:
             def why(namespace: str, selector: str, target: Target = waiting.target) -> str:
                 return self.r.pending_reason(target, namespace, selector)
 
+            done = "applied (server-side apply)" if is_patch(waiting.resource) else "created"
             detail = (
-                f"created; {seen}"
+                f"{done}; {seen}"
                 if ok
-                else "created; " + pulumi_k8s.not_ready(waiting.obj, seen, pulumi_k8s.AWAIT_SECONDS, why)
+                else f"{done}; " + pulumi_k8s.not_ready(waiting.obj, seen, pulumi_k8s.AWAIT_SECONDS, why)
             )
             check = self._check(waiting.resource, "apply", ok, detail)
             check.seconds = round(time.monotonic() - waiting.started, 1)
