@@ -836,12 +836,17 @@ def _without_webhook_waits(*, stacks: tuple[str, ...], services: tuple[str, ...]
     return edit
 
 
+def _unwaited(prod, service: str) -> list[str]:
+    """The check's lines for usw2 with no wait for `service` (usw2 installs KServe and Volcano in its own stack)."""
+    edit = _without_webhook_waits(stacks=("prod.usw2",), services=(service,))
+    return lines(check(prod, edit), bringup.facts.WEBHOOK_SERVES_BEFORE_WHAT_IT_ADMITS)
+
+
 def test_webhooks_prod_awaits_each_webhook_service_before_what_it_admits(prod):
     """usw2's stack installs KServe and Volcano and creates runtimes, queues and hypernodes at once (wave 2)."""
     report = check(prod)
     assert lines(report, bringup.facts.WEBHOOK_SERVES_BEFORE_WHAT_IT_ADMITS) == []
-    edit = _without_webhook_waits(stacks=("prod.usw2",), services=("kserve-webhook-server-service",))
-    found = lines(check(prod, edit), bringup.facts.WEBHOOK_SERVES_BEFORE_WHAT_IT_ADMITS)
+    found = _unwaited(prod, "kserve-webhook-server-service")
     assert sorted(found) == [
         f"prod.usw2: ClusterServingRuntime {name} on prod-usw2 needs the kserve-resources webhook's Service "
         "kserve/kserve-webhook-server-service serving (it admits ClusterServingRuntime); nothing waits for it to serve "
@@ -855,8 +860,7 @@ def test_webhooks_prod_awaits_each_webhook_service_before_what_it_admits(prod):
 
 
 def test_webhooks_a_release_whose_templates_the_llmisvc_webhook_admits_waits_for_it(prod):
-    edit = _without_webhook_waits(stacks=("prod.usw2",), services=("llmisvc-webhook-server-service",))
-    found = lines(check(prod, edit), bringup.facts.WEBHOOK_SERVES_BEFORE_WHAT_IT_ADMITS)
+    found = _unwaited(prod, "llmisvc-webhook-server-service")
     assert found[0] == (
         "prod.usw2: Helm release prod-usw2-kserve-runtime-configs needs the kserve-llmisvc-resources webhook's Service "
         "kserve/llmisvc-webhook-server-service serving (it admits LLMInferenceServiceConfig); nothing waits for it to "
@@ -865,8 +869,7 @@ def test_webhooks_a_release_whose_templates_the_llmisvc_webhook_admits_waits_for
 
 
 def test_webhooks_volcanos_queues_wait_for_its_admission_service(prod):
-    edit = _without_webhook_waits(stacks=("prod.usw2",), services=("volcano-admission-service",))
-    found = lines(check(prod, edit), bringup.facts.WEBHOOK_SERVES_BEFORE_WHAT_IT_ADMITS)
+    found = _unwaited(prod, "volcano-admission-service")
     kinds = sorted({line.split(" on prod-usw2 ")[0].split(": ")[1].split()[0] for line in found})
     assert kinds == ["HyperNode", "Queue"]
     assert all("volcano-system/volcano-admission-service serving" in line for line in found)
