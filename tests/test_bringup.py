@@ -850,12 +850,12 @@ def test_webhooks_prod_awaits_each_webhook_service_before_what_it_admits(prod):
     assert sorted(found) == [
         f"prod.usw2: ClusterServingRuntime {name} on prod-usw2 needs the kserve-resources webhook's Service "
         "kserve/kserve-webhook-server-service serving (it admits ClusterServingRuntime); nothing waits for it to serve "
-        "[webhook-serves-before-what-it-admits]"
+        "after its release [webhook-serves-before-what-it-admits]"
         for name in ("inference-platform-triton-trtllm", "inference-platform-vllm", "inference-platform-vllm-multinode")
     ] + [
         "prod.usw2: InferenceService llama-3-1-8b on prod-usw2 needs the kserve-resources webhook's Service "
         "kserve/kserve-webhook-server-service serving (it admits InferenceService); nothing waits for it to serve "
-        "[webhook-serves-before-what-it-admits]"
+        "after its release [webhook-serves-before-what-it-admits]"
     ]
 
 
@@ -864,7 +864,7 @@ def test_webhooks_a_release_whose_templates_the_llmisvc_webhook_admits_waits_for
     assert found[0] == (
         "prod.usw2: Helm release prod-usw2-kserve-runtime-configs needs the kserve-llmisvc-resources webhook's Service "
         "kserve/llmisvc-webhook-server-service serving (it admits LLMInferenceServiceConfig); nothing waits for it to "
-        "serve [webhook-serves-before-what-it-admits]"
+        "serve after its release [webhook-serves-before-what-it-admits]"
     )
 
 
@@ -886,3 +886,54 @@ def test_webhooks_a_patch_that_skips_its_await_does_not_count(prod):
 
     found = lines(check(prod, skip), bringup.facts.WEBHOOK_SERVES_BEFORE_WHAT_IT_ADMITS)
     assert found and all("nothing waits for it to serve" in line for line in found)
+
+
+def _volcano_patch(resources):
+    (patch,) = [
+        r
+        for r in resources["prod.usw2"]
+        if r.type == "kubernetes:core/v1:ServicePatch" and r.inputs["metadata"]["name"] == "volcano-admission-service"
+    ]
+    return patch
+
+
+def test_webhooks_near_variants_of_the_wait_do_not_count(prod):
+    """A patch that may run before its release (the Service is not there: the apply would create a port-less one),
+    one whose waitFor replaces the Service await, and a release that does not wait for its pods."""
+
+    def before_release(resources):
+        _volcano_patch(resources).options["dependsOn"] = []
+
+    def wait_for(resources):
+        annotations = _volcano_patch(resources).inputs["metadata"]["annotations"]
+        annotations["pulumi.com/waitFor"] = "jsonpath={.spec.clusterIP}"
+
+    def release_skips_await(resources):
+        release = one(resources["prod.usw2"], "prod-usw2-volcano", "kubernetes:helm.sh/v3:Release")
+        release.inputs["skipAwait"] = True
+
+    for edit, where in (
+        (before_release, "nothing waits for it to serve after its release"),
+        (wait_for, "nothing waits for it to serve after its release"),
+        (release_skips_await, "its release prod-usw2-volcano does not wait for its pods (skipAwait)"),
+    ):
+        found = lines(check(prod, edit), bringup.facts.WEBHOOK_SERVES_BEFORE_WHAT_IT_ADMITS)
+        assert found, edit.__name__
+        assert all("volcano-system/volcano-admission-service serving (it admits " in line for line in found)
+        assert all(f"; {where} [" in line for line in found), (edit.__name__, found[0])
+
+
+def test_webhooks_karmadas_policies_created_by_the_host_stack_wait_for_its_webhook(prod):
+    """Karmada's webhooks (by URL to the host's `karmada-webhook` Service, failurePolicy Fail) admit the policies in
+    the Karmada API; the global stack creates them a wave after the host installs Karmada. Created by the host's
+    own stack, nothing would wait for the webhook to serve."""
+
+    def in_host_stack(resources):
+        move(resources, "prod.global", "prod.use1", lambda r: r.inputs.get("kind") == "PropagationPolicy")
+
+    found = lines(check(prod, in_host_stack), bringup.facts.WEBHOOK_SERVES_BEFORE_WHAT_IT_ADMITS)
+    assert found == [
+        "prod.use1: PropagationPolicy llama-3-1-70b on prod-karmada needs the karmada webhook's Service "
+        "karmada-system/karmada-webhook serving (it admits PropagationPolicy); nothing waits for it to serve after its "
+        "release [webhook-serves-before-what-it-admits]"
+    ]

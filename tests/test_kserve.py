@@ -359,7 +359,11 @@ def test_model_servers_wait_for_what_they_refer_to(dev_plan):
         "dev-use1-inferenceservice-llama-3-1-8b",
     }
     runtime = dev_plan.named("dev-use1-runtime-inference-platform-vllm", RUNTIME)
-    assert {dev_plan.by_urn[u].name for u in runtime.options["dependsOn"]} >= {"dev-use1-kserve-crd", "dev-use1-kserve"}
+    # its CRD's release, and the webhook's Service awaited after the controller's release (which it depends on)
+    assert {dev_plan.by_urn[u].name for u in runtime.options["dependsOn"]} >= {
+        "dev-use1-kserve-crd",
+        "dev-use1-kserve-webhook-server-service-serving",
+    }
 
 
 # --- runtimes ------------------------------------------------------------------------------------------

@@ -149,12 +149,14 @@ def test_ci_rehearses_dev_and_prod_after_a_preflight_with_binaries_built_from_th
     steps = [
         line.strip()
         for line in ci.splitlines()
-        if re.match(r"^\s*(setsid )?make (rehearsal-preflight|rehearsal-tools|rehearse|lint|test|plan)\b", line)
+        if re.match(
+            r"^\s*(setsid nice -n 19 )?make (rehearsal-preflight|rehearsal-tools|rehearse|lint|test|plan)\b", line
+        )
         or "make test" in line
     ]
     assert steps[:3] == [
         "make rehearsal-preflight",
-        'setsid make rehearsal-tools ENV=prod >"$tools_log" 2>&1 &',
+        'setsid nice -n 19 make rehearsal-tools ENV=prod >"$tools_log" 2>&1 &',
         "make lint",
     ]
     assert steps[-2:] == ["make rehearse ENV=dev", "make rehearse ENV=prod"]

@@ -648,41 +648,75 @@ class ServiceKube:
 @pytest.mark.parametrize(
     ("subsets", "ready"),
     [
-        (None, False),  # the endpoints controller has not written them yet: the webhook's window
-        ([], False),
+        (None, True),  # not yet written: ready as far as this test goes; no event, so they never settle (below)
+        ([], True),  # upstream's own case: 'Should succeed with no endpoints'
         ([{"addresses": [{"ip": "10.0.0.5"}]}], True),
         ([{"addresses": [{"ip": "10.0.0.5"}], "notReadyAddresses": [{"ip": "10.0.0.6"}]}], False),
     ],
 )
 def test_a_service_is_awaited_on_its_v1_endpoints_as_the_provider_does(subsets, ready):
-    """service.go reads v1 Endpoints (not EndpointSlices): ready addresses, none pending."""
+    """service.go reads v1 Endpoints (not EndpointSlices) and refuses only a not-ready address."""
     kube = ServiceKube(subsets)
     assert pulumi_k8s.probe_ready(kube, kube.service)[0] is ready
     # Helm's wait asks a ClusterIP Service for nothing (pkg/kube/ready.go serviceReady).
     assert pulumi_k8s.probe_ready(kube, kube.service, helm_wait=True)[0] is True
 
 
+def _awaiting(kube, at: float):
+    from tools.rehearsal import runner
+
+    return runner.Awaiting(None, type("T", (), {"kube": kube})(), kube.service, at, at + 60)
+
+
 def test_a_ready_service_waits_until_its_endpoints_settle(monkeypatch):
-    """10 s with no change of its Endpoints, counted from the start of the wait; a change starts them again."""
+    """Each Endpoints event starts a 10 s timer that settles them and unsettles them itself; none is cancelled."""
     from tools.rehearsal import runner
 
     clock = [100.0]
     monkeypatch.setattr(runner.time, "monotonic", lambda: clock[0])
     kube = ServiceKube([{"addresses": [{"ip": "10.0.0.5"}]}])
-    waiting = runner.Awaiting(None, type("T", (), {"kube": kube})(), kube.service, 100.0, 160.0)
-    assert waiting.settled(True, "ready")[0] is False
+    waiting = _awaiting(kube, 100.0)
+    assert waiting.settled(True, "ready")[0] is False  # the first listing is an event
     clock[0] = 109.0
-    assert waiting.settled(True, "ready") == (False, "ready, settling (9 of 10 s unchanged)")
-    kube.endpoints["metadata"]["resourceVersion"] = "2"  # a second pod turned ready
-    clock[0] = 115.0
+    assert waiting.settled(True, "ready") == (
+        False,
+        "ready, settling (9 s since its first Endpoints event, 10 s needed)",
+    )
+    kube.endpoints["metadata"]["resourceVersion"] = "2"  # a second pod turned ready, seen at 109
     assert waiting.settled(True, "ready")[0] is False
-    clock[0] = 125.0
+    clock[0] = 110.0  # the first timer fired at 110, after the event of 109: settled
     assert waiting.settled(True, "ready") == (True, "ready")
-    assert waiting.settled(False, "0 ready")[0] is False
-    # A selector-less Service is not waited on for pods at all.
+    assert waiting.settled(False, "1 not ready")[0] is False  # a not-ready address holds it whatever the timers
+
+
+def test_a_later_event_unsettles_until_a_timer_after_it_fires(monkeypatch):
+    from tools.rehearsal import runner
+
+    clock = [100.0]
+    monkeypatch.setattr(runner.time, "monotonic", lambda: clock[0])
+    kube = ServiceKube([])
+    waiting = _awaiting(kube, 100.0)
+    waiting.settled(True, "ready")
+    clock[0] = 111.0
+    kube.endpoints["metadata"]["resourceVersion"] = "2"  # seen at 111, after the first timer (110)
+    assert waiting.settled(True, "ready")[0] is False
+    clock[0] = 120.9
+    assert waiting.settled(True, "ready")[0] is False
+    clock[0] = 121.0
+    assert waiting.settled(True, "ready")[0] is True
+
+
+def test_without_an_endpoints_object_a_service_never_settles_and_selector_less_ones_are_not_waited(monkeypatch):
+    from tools.rehearsal import runner
+
+    clock = [100.0]
+    monkeypatch.setattr(runner.time, "monotonic", lambda: clock[0])
+    kube = ServiceKube(None)
+    waiting = _awaiting(kube, 100.0)
+    clock[0] = 150.0
+    assert waiting.settled(True, "ready")[0] is False
     kube.service["spec"].pop("selector")
-    fresh = runner.Awaiting(None, type("T", (), {"kube": kube})(), kube.service, 125.0, 185.0)
-    assert fresh.settled(True, "ready") == (True, "ready")
+    assert _awaiting(kube, 150.0).settled(True, "ready") == (True, "ready")
 
 
 def test_a_stand_in_runs_without_the_flags_only_the_pinned_version_knows(monkeypatch):

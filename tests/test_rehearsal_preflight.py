@@ -48,7 +48,7 @@ def test_every_lack_is_reported_at_once_with_its_fix():
         ("commands not found: ip, openssl", "apt-get install iproute2 openssl"),
         ("2.0 GiB of memory available", "free at least 4 GiB"),
         (
-            f"10.0 GiB free for the caches ({preflight.cache.cache_dir()})",
+            f"10.0 GiB free for the caches ({preflight.cache.cache_dir()}, Go's build and module caches)",
             "free at least 25 GiB there (the binaries are not built yet), or move the caches with "
             "INFERENCE_PLATFORM_CACHE",
         ),
@@ -76,19 +76,43 @@ def test_the_namespace_probe_runs_only_where_the_rest_holds_and_its_failure_is_r
     ]
 
 
-def test_the_probe_makes_a_namespace_mounts_inside_it_and_always_removes_it():
+def test_the_probe_does_what_a_pods_start_does_and_always_removes_it():
     ran = []
 
-    def run(argv, fail_at="unshare"):
+    def run(argv):
         ran.append(argv)
-        failed = fail_at in argv
+        failed = "unshare" in argv
         return subprocess.CompletedProcess(argv, 1 if failed else 0, "", "unshare: Operation not permitted")
 
     assert preflight.probe_namespaces(run) == (
-        "`unshare --mount` with a bind mount in a network namespace failed: unshare: Operation not permitted"
+        "a private mount namespace with a bind mount and /proc, inside the network namespace failed: "
+        "unshare: Operation not permitted"
     )
-    assert [a[:3] for a in ran] == [["ip", "netns", "add"], ["ip", "netns", "exec"], ["ip", "netns", "delete"]]
-    assert ran[0][3] == ran[1][3] == ran[2][3]  # the same namespace, removed
+    made = [a[:4] for a in ran[:5]]
+    assert [m[:3] for m in made] == [["ip", "link", "add"], ["ip", "netns", "add"], ["ip", "link", "add"]] + [
+        ["ip", "link", "set"]
+    ] * 2
+    assert "mount -t proc proc" in ran[5][-1] and "mount --bind /usr" in ran[5][-1]
+    bridge, netns, veth = ran[0][3], ran[1][3], ran[2][3]
+    assert ran[-3:] == [
+        ["ip", "link", "delete", veth],
+        ["ip", "netns", "delete", netns],
+        ["ip", "link", "delete", bridge],
+    ]
+
+
+def test_a_sandbox_without_bridges_fails_the_probe_at_its_first_step_and_is_cleaned_up():
+    ran = []
+
+    def run(argv):
+        ran.append(argv)
+        bridge = argv[-2:] == ["type", "bridge"]
+        return subprocess.CompletedProcess(argv, 2 if bridge else 0, "", "Error: Unknown device type.")
+
+    assert preflight.probe_namespaces(run) == (
+        "a bridge (`ip link add ... type bridge`) failed: Error: Unknown device type."
+    )
+    assert [a[:3] for a in ran[1:]] == [["ip", "link", "delete"], ["ip", "netns", "delete"], ["ip", "link", "delete"]]
 
 
 def test_capability_bits_are_read_from_the_effective_set():

@@ -29,7 +29,8 @@ from tools.plan.engine import PlannedResource
 from tools.plan.model import Plan
 from tools.plan.runner import PROJECT_DIR
 from tools.rehearsal import cache
-from tools.rehearsal.__main__ import REQUIRED, rehearsal_plan
+from tools.rehearsal.__main__ import rehearsal_plan
+from tools.rehearsal.cache import REQUIRED
 from tools.rehearsal.runner import Rehearsal
 
 pytestmark = pytest.mark.rehearsal

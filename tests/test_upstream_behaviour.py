@@ -1383,6 +1383,7 @@ def test_each_webhook_service_is_awaited_after_its_release_and_before_what_it_ad
         "kserve-resources": ["kserve-webhook-server-service"],
         "kserve-llmisvc-resources": ["llmisvc-webhook-server-service"],
         "volcano": ["{release}-admission-service"],
+        "karmada": ["{release}-webhook"],
         "cert-manager": ["{release}-webhook"],
     }
     expected = {
@@ -1400,6 +1401,7 @@ def test_each_webhook_service_is_awaited_after_its_release_and_before_what_it_ad
     for patch in patches:
         meta = patch.inputs["metadata"]
         assert "pulumi.com/skipAwait" not in meta["annotations"], patch.name
+        assert re.fullmatch(r"[0-9a-f]{12}", meta["annotations"]["inference-platform.io/awaited-before-webhook-calls"])
         region = prod_plan.cluster_of(patch).removeprefix("prod-")
         releases = [by_urn[u].name for u in patch.options["dependsOn"]]
         assert releases == [expected[meta["namespace"], meta["name"]].format(region=region)], patch.name
@@ -2414,3 +2416,16 @@ def test_an_aggregated_api_not_available_yet_is_a_kind_not_served_yet():
             kube.create(cluster, field_manager="t")
     finally:
         server.shutdown()
+
+
+def test_a_webhook_services_patch_changes_when_its_release_upgrades():
+    """A Patch is awaited again only when its inputs change: its annotation follows the release's chart and values."""
+    from components.k8s.helm import release_digest
+
+    volcano = CHARTS["volcano"]
+    digest = release_digest(volcano, {"basic": {"image_tag_version": "v1.15.1"}, "custom": {"a": 1, "b": 2}})
+    assert digest == release_digest(volcano, {"custom": {"b": 2, "a": 1}, "basic": {"image_tag_version": "v1.15.1"}})
+    assert digest != release_digest(volcano, {"basic": {"image_tag_version": "v1.15.2"}, "custom": {"a": 1, "b": 2}})
+    assert digest != release_digest(
+        CHARTS["kserve-resources"], {"basic": {"image_tag_version": "v1.15.1"}, "custom": {"a": 1, "b": 2}}
+    )

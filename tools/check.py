@@ -84,8 +84,7 @@ def rehearsal_unavailable() -> str | None:
     the pinned upstream binaries `make rehearsal-tools` builds into the machine's cache."""
     if importlib.util.find_spec("tools.rehearsal.__main__") is None:
         return "this checkout has no rehearsal (tools/rehearsal/__main__.py)"
-    from tools.rehearsal.__main__ import REQUIRED
-    from tools.rehearsal.cache import binary_path
+    from tools.rehearsal.cache import REQUIRED, binary_path
 
     missing = [name for name in REQUIRED if not binary_path(name).is_file()]
     return f"binaries not built ({', '.join(missing)}): run `make rehearsal-tools`" if missing else None

@@ -39,7 +39,7 @@ import pulumi_kubernetes as k8s
 
 from components.catalog.charts import CHARTS
 from components.k8s.cluster import ClusterHandle
-from components.k8s.helm import awaited_webhook_service, custom_resource, helm_release, namespace
+from components.k8s.helm import awaited_webhook_service, custom_resource, helm_release, namespace, release_digest
 from components.k8s.topology import pool_selector
 from components.serving.runtimes import runtimes
 
@@ -102,32 +102,40 @@ class KServe(pulumi.ComponentResource):
         mode = cluster.region.serving.deployment_mode
         ns = namespace(NAMESPACE, cluster, self)
         crds = helm_release("kserve-crd", CHARTS["kserve-crd"], cluster, ns, {}, parent=self)
+        values = controller_values(args.label_domain, mode)
         self.release = helm_release(
             "kserve",
             CHARTS["kserve-resources"],
             cluster,
             ns,
-            controller_values(args.label_domain, mode),
+            values,
             parent=self,
             depends_on=[crds, *args.cert_manager],
         )
         llm_crds = helm_release(
             "kserve-llmisvc-crd", CHARTS["kserve-llmisvc-crd"], cluster, ns, {}, parent=self, depends_on=[crds]
         )
+        llm_values = llm_inference_service_values(args.label_domain)
         llm_release = helm_release(
             "kserve-llmisvc",
             CHARTS["kserve-llmisvc-resources"],
             cluster,
             ns,
-            llm_inference_service_values(args.label_domain),
+            llm_values,
             parent=self,
             depends_on=[llm_crds, self.release],
         )
         serving = partial(
             awaited_webhook_service, namespace=NAMESPACE, cluster=cluster, label_domain=args.label_domain, parent=self
         )
-        webhook = serving(WEBHOOK_SERVICE, release=self.release)
-        llm_webhook = serving(LLMISVC_WEBHOOK_SERVICE, release=llm_release)
+        webhook = serving(
+            WEBHOOK_SERVICE, release=self.release, installed=release_digest(CHARTS["kserve-resources"], values)
+        )
+        llm_webhook = serving(
+            LLMISVC_WEBHOOK_SERVICE,
+            release=llm_release,
+            installed=release_digest(CHARTS["kserve-llmisvc-resources"], llm_values),
+        )
         # Its LLMInferenceServiceConfigs are validated by the llmisvc webhook: Helm creates them at once, unretried.
         llm_configs = helm_release(
             "kserve-runtime-configs",

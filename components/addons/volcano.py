@@ -21,7 +21,7 @@ from components.config.environment import EnvironmentSpec
 from components.config.region import RegionSpec
 from components.config.scheduling import PriorityTierSpec, gpu_capacity, queue_capability
 from components.k8s.cluster import ClusterHandle
-from components.k8s.helm import awaited_webhook_service, custom_resource, helm_release, namespace
+from components.k8s.helm import awaited_webhook_service, custom_resource, helm_release, namespace, release_digest
 from components.k8s.scheduling import (
     PLACEMENT_GROUP_TIER,
     SCHEDULER_NAME,
@@ -202,7 +202,8 @@ class Volcano(pulumi.ComponentResource):
         cluster, env = args.cluster, args.env
         region = cluster.region
         ns = namespace(NAMESPACE, cluster, parent=self, pod_security="baseline")
-        self.release = helm_release(RELEASE, CHARTS["volcano"], cluster, ns, chart_values(env, region), parent=self)
+        values = chart_values(env, region)
+        self.release = helm_release(RELEASE, CHARTS["volcano"], cluster, ns, values, parent=self)
 
         on_cluster = pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=cluster.ready)
         for tier in env.priority_tiers:
@@ -215,6 +216,7 @@ class Volcano(pulumi.ComponentResource):
         admission = awaited_webhook_service(
             ADMISSION_SERVICE,
             release=self.release,
+            installed=release_digest(CHARTS["volcano"], values),
             namespace=NAMESPACE,
             cluster=cluster,
             label_domain=env.label_domain,

@@ -12,6 +12,7 @@ retries a refused create.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from components.catalog.chart_crds import GroupKind
 
@@ -22,6 +23,9 @@ class ChartWebhook:
     admits: frozenset[GroupKind]
     # The release itself waits until the webhook answers (a post-install hook that calls it): nothing more to await.
     awaited_by_release: bool = False
+    # Whose objects it admits: the release's own cluster's, or (Karmada's chart in host mode) the Karmada API's that
+    # the release runs, which calls the webhook by a URL naming the Service on the release's cluster.
+    admits_in: Literal["cluster", "karmada-api"] = "cluster"
 
     def service_of(self, release: str) -> str:
         return self.service.format(release=release)
@@ -62,6 +66,28 @@ CHART_WEBHOOKS: dict[str, tuple[ChartWebhook, ...]] = {
                     ("batch.volcano.sh", "CronJob"),
                 }
             ),
+        ),
+    ),
+    # karmada-io/karmada@v1.18.2:charts/karmada/templates/_karmada_webhook_configuration.tpl L13-L273 (by URL
+    # https://<release>-webhook.<namespace>.svc, every one failurePolicy Fail).
+    "karmada": (
+        ChartWebhook(
+            "{release}-webhook",
+            frozenset(
+                {
+                    ("policy.karmada.io", "PropagationPolicy"),
+                    ("policy.karmada.io", "ClusterPropagationPolicy"),
+                    ("policy.karmada.io", "OverridePolicy"),
+                    ("policy.karmada.io", "ClusterOverridePolicy"),
+                    ("policy.karmada.io", "FederatedResourceQuota"),
+                    ("config.karmada.io", "ResourceInterpreterCustomization"),
+                    ("config.karmada.io", "ResourceInterpreterWebhookConfiguration"),
+                    ("autoscaling.karmada.io", "FederatedHPA"),
+                    ("networking.karmada.io", "MultiClusterService"),
+                    ("networking.karmada.io", "MultiClusterIngress"),
+                }
+            ),
+            admits_in="karmada-api",
         ),
     ),
     # startupapicheck (on by default) is a post-install hook that runs `check api --wait`: the release's install

@@ -895,11 +895,16 @@ PULUMI_PATCH_AWAITS = _fact(
 PULUMI_SERVICE_AWAITS_SETTLED_ENDPOINTS = _fact(
     "pulumi-service-awaits-settled-endpoints",
     "pulumi-kubernetes waits for a Service that selects pods (not headless, ExternalName or selector-less) until "
-    "the v1 Endpoints of its name list a ready address, list none that is not ready, and no Endpoints event has come "
-    "for 10 s (each event, the first listing included, restarts the 10 s): at least 10 s after it starts waiting. A "
-    "ServicePatch waits likewise (pulumi-patch-awaits-like-its-kind).",
-    "pulumi/pulumi-kubernetes@v4.32.0:provider/pkg/await/service.go L140-L159 (Endpoints informer), L318-L366 "
-    "(processEndpointEvent, time.Sleep(10 * time.Second)), L402-L425 (shouldWaitForPods, checkAndLogStatus)",
+    "its v1 Endpoints of its name have settled and list no address that is not ready. It does not ask for a ready "
+    "address (its own test: 'Should succeed with no endpoints'). Each Endpoints event, the first listing included, "
+    "marks them unsettled and starts a 10 s timer that marks them settled (none is cancelled): the wait ends at the "
+    "earliest 10 s after it starts, and never (but at its timeout) while no Endpoints object exists. A ServicePatch "
+    "waits likewise (pulumi-patch-awaits-like-its-kind); a Patch is awaited again only when its own inputs change.",
+    "pulumi/pulumi-kubernetes@v4.32.0:provider/pkg/await/service.go L140-L159 (Endpoints informer), L228-L271 "
+    "(await), L318-L366 (processEndpointEvent, time.Sleep(10 * time.Second)), L402-L425 (shouldWaitForPods, "
+    "checkAndLogStatus: serviceReady && endpointsSettled && !endpointsPending), service_test.go L117-L128; "
+    "provider/pkg/await/await.go L504-L515 (an update re-awaits on changed inputs); unchanged at the mirror's "
+    "HEAD 94977969",
 )
 
 WEBHOOK_CALLED_THROUGH_SERVICE_ENDPOINTS = _fact(
@@ -909,9 +914,13 @@ WEBHOOK_CALLED_THROUGH_SERVICE_ENDPOINTS = _fact(
     "503), otherwise by its cluster IP, which kube-proxy routes only once the endpoints reach it; a webhook with "
     "failurePolicy Fail then refuses the request. The endpoints controller fills the Endpoints after the pods turn "
     "Ready, asynchronously; Helm's wait ends on the pods (it asks a Service only for a load balancer's address), so "
-    "an object created right after a release's wait can meet a webhook with no endpoint.",
+    "an object created right after a release's wait can meet a webhook with no endpoint. A pod without a readiness "
+    "probe is Ready when its container starts, before its server listens (Volcano's webhook manager first writes "
+    "its CA into its webhook configurations and syncs its informers).",
     "k8s.io/apiserver@v0.33.13:pkg/util/proxy/proxy.go L55-L79 (ResolveEndpoint); "
-    "helm.sh/helm/v3@v3.20.2:pkg/kube/ready.go L253 (serviceReady); seen in a prod rehearsal on 2026-12-02: "
+    "helm.sh/helm/v3@v3.20.2:pkg/kube/ready.go L253 (serviceReady); volcano-sh/volcano@v1.15.1:"
+    "cmd/webhook-manager/app/server.go L91-L140, installer/helm/chart/volcano/templates/admission.yaml L136-L176 (no "
+    "readinessProbe); seen in a prod rehearsal on 2026-12-02: "
     "prod-usw2's ClusterServingRuntimes refused by KServe's webhook right after the kserve release's wait",
 )
 

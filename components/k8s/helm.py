@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -83,10 +85,17 @@ def helm_release(
     )
 
 
+def release_digest(chart: ChartRef, values: Mapping[str, Any]) -> str:
+    """What a release installs, in 12 hex digits: it changes exactly when the release upgrades (chart or values)."""
+    document = json.dumps([chart.name, chart.version, values], sort_keys=True)
+    return hashlib.sha256(document.encode()).hexdigest()[:12]
+
+
 def awaited_webhook_service(
     service: str,
     *,
     release: k8s.helm.v3.Release,
+    installed: str,
     namespace: str,
     cluster: ClusterHandle,
     label_domain: str,
@@ -99,13 +108,16 @@ def awaited_webhook_service(
     which the endpoints controller fills a moment later, and refuses the request until then
     (upstream.WEBHOOK_CALLED_THROUGH_SERVICE_ENDPOINTS). A Patch waits as its kind does
     (upstream.PULUMI_PATCH_AWAITS): for a Service, until its endpoints are ready and settled
-    (upstream.PULUMI_SERVICE_AWAITS_SETTLED_ENDPOINTS). The patch owns one annotation, which the chart never sets."""
+    (upstream.PULUMI_SERVICE_AWAITS_SETTLED_ENDPOINTS): the webhook's pods have then been Ready for 10 s, in which the
+    endpoints controller lists them. The patch owns one annotation, which the chart never sets; its value is
+    `installed` (release_digest), so an upgrade of the release, which rolls the webhook's pods, changes the patch
+    and Pulumi waits again (a Patch is awaited only when its inputs change)."""
     return k8s.core.v1.ServicePatch(
         f"{cluster.name}-{service}-serving",
         metadata={
             "name": service,
             "namespace": namespace,
-            "annotations": {f"{label_domain}/awaited-before-webhook-calls": "true"},
+            "annotations": {f"{label_domain}/awaited-before-webhook-calls": installed},
         },
         opts=pulumi.ResourceOptions(parent=parent, provider=cluster.provider, depends_on=[release]),
     )

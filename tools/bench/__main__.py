@@ -159,7 +159,7 @@ def bench_rehearsal(env: str, runs: int) -> dict[str, Any]:
     """`python -m tools.rehearsal ENV` (a warm machine: the built binaries and module cache in place), wall and
     CPU time of it and every process it starts; its own verdict is reported, not judged here."""
     from tools.rehearsal import cache
-    from tools.rehearsal.__main__ import REQUIRED
+    from tools.rehearsal.cache import REQUIRED
 
     missing = [n for n in REQUIRED if not cache.binary_path(n).is_file()]
     if missing:

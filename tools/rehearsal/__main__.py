@@ -26,8 +26,6 @@ from tools.rehearsal.runner import Rehearsal
 from tools.rollout.__main__ import load_spec
 
 EXIT_INVALID_INPUT = 2
-# The binaries every rehearsal runs; the others are started where a release needs them (and reported when absent).
-REQUIRED = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "helm")
 
 
 def rehearsal_plan(project_dir: Path, env_name: str) -> Plan:
@@ -74,7 +72,7 @@ def main(argv: list[str] | None = None, *, console: Console | None = None) -> in
     console = console or Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
     if preflight.main() != 0:
         return EXIT_INVALID_INPUT
-    missing = [name for name in REQUIRED if not cache.binary_path(name).is_file()]
+    missing = [name for name in cache.REQUIRED if not cache.binary_path(name).is_file()]
     if missing:
         print(
             f"error: {', '.join(missing)} not built in {cache.bin_dir()}: run `make rehearsal-tools` first",

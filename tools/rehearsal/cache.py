@@ -7,6 +7,10 @@ import json
 import os
 from pathlib import Path
 
+# The binaries every rehearsal runs (a cluster's control plane, its kwok nodes, Helm); the others are started where a
+# release needs them, and reported when absent.
+REQUIRED = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "helm")
+
 
 def cache_dir() -> Path:
     """The project's cache root: $INFERENCE_PLATFORM_CACHE, else $XDG_CACHE_HOME/inference-platform."""

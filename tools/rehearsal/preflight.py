@@ -70,21 +70,34 @@ def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
 
 
 def probe_namespaces(run: Callable[[list[str]], subprocess.CompletedProcess[str]] = _run) -> str | None:
-    """Make a network namespace and, inside it, a private mount namespace with a bind mount, as a pod's start does;
-    what failed, or None."""
-    netns = f"rehearsal-preflight-{uuid.uuid4().hex[:8]}"
-    made = run(["ip", "netns", "add", netns])
-    if made.returncode != 0:
-        return f"`ip netns add` failed: {made.stderr.strip() or made.returncode}"
+    """What a pod's start does, once: a bridge, a veth pair with one end in a new network namespace, and in that
+    namespace a private mount namespace with a bind mount and /proc mounted; all removed. What failed, or None."""
+    tag = uuid.uuid4().hex[:6]
+    netns, bridge, veth = f"rh-pf-{tag}", f"rhpf{tag}", f"rhpfv{tag}"
+    steps = [
+        (["ip", "link", "add", bridge, "type", "bridge"], "a bridge (`ip link add ... type bridge`)"),
+        (["ip", "netns", "add", netns], "a network namespace (`ip netns add`)"),
+        (["ip", "link", "add", veth, "type", "veth", "peer", "name", f"{veth}p"], "a veth pair"),
+        (["ip", "link", "set", f"{veth}p", "netns", netns], "moving a veth end into the namespace"),
+        (["ip", "link", "set", veth, "master", bridge], "attaching a veth end to the bridge"),
+        (
+            [
+                *("ip", "netns", "exec", netns, "unshare", "--mount", "--propagation", "private", "sh", "-c"),
+                'd=$(mktemp -d); mount --bind /usr "$d"; test -x "$d/bin/env"; mkdir "$d.proc"; '
+                'mount -t proc proc "$d.proc"; umount "$d.proc" "$d"; rmdir "$d.proc" "$d"',
+            ],
+            "a private mount namespace with a bind mount and /proc, inside the network namespace",
+        ),
+    ]
     try:
-        script = 'd=$(mktemp -d); mount --bind /usr "$d"; test -x "$d/bin/env"; umount "$d"; rmdir "$d"'
-        inside = run(
-            ["ip", "netns", "exec", netns, "unshare", "--mount", "--propagation", "private", "sh", "-c", script]
-        )
-        if inside.returncode != 0:
-            return f"`unshare --mount` with a bind mount in a network namespace failed: {inside.stderr.strip()}"
+        for argv, what in steps:
+            done = run(argv)
+            if done.returncode != 0:
+                return f"{what} failed: {done.stderr.strip() or f'exit {done.returncode}'}"
     finally:
+        run(["ip", "link", "delete", veth])
         run(["ip", "netns", "delete", netns])
+        run(["ip", "link", "delete", bridge])
     return None
 
 
@@ -128,7 +141,7 @@ def problems(
     if disk_free_gib < need:
         found.append(
             Problem(
-                f"{disk_free_gib:.1f} GiB free for the caches ({cache.cache_dir()})",
+                f"{disk_free_gib:.1f} GiB free for the caches ({cache.cache_dir()}, Go's build and module caches)",
                 f"free at least {need} GiB there{'' if built else ' (the binaries are not built yet)'}, or move "
                 "the caches with INFERENCE_PLATFORM_CACHE",
             )
@@ -142,6 +155,14 @@ def problems(
     return found
 
 
+def _go_caches() -> list[Path]:
+    """Go's build and module caches, where the build writes most (none when Go is not installed)."""
+    if shutil.which("go") is None:
+        return []
+    found = _run(["go", "env", "GOCACHE", "GOMODCACHE"])
+    return [Path(line) for line in found.stdout.split() if line]
+
+
 def _disk_free_gib(path: Path) -> float:
     while not path.exists():
         path = path.parent
@@ -153,8 +174,8 @@ def main() -> int:
         uid=os.geteuid(),
         status=Path("/proc/self/status").read_text(),
         meminfo=Path("/proc/meminfo").read_text(),
-        disk_free_gib=_disk_free_gib(cache.cache_dir()),
-        built=bool(cache.built_versions()),
+        disk_free_gib=min(_disk_free_gib(path) for path in (cache.cache_dir(), *_go_caches())),
+        built=all(cache.binary_path(name).is_file() for name in cache.REQUIRED),
     )
     for problem in found:
         print(f"error: rehearsal pre-flight: {problem.what}: {problem.fix}", file=sys.stderr)

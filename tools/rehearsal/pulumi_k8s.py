@@ -37,8 +37,8 @@ AWAITED_KINDS = {
     ("v1", "Service"),
     ("v1", "PersistentVolumeClaim"),
 }
-# After the last change of a Service's Endpoints (and after it starts waiting) the provider waits this long for them to
-# settle before it takes the Service as ready (upstream.PULUMI_SERVICE_AWAITS_SETTLED_ENDPOINTS).
+# Each event of a Service's Endpoints starts a timer this long that marks them settled; the provider takes the Service as
+# ready only while they are (upstream.PULUMI_SERVICE_AWAITS_SETTLED_ENDPOINTS).
 SERVICE_SETTLE_SECONDS = 10.0
 # The provider waits 10 minutes; a rehearsal's kwok pods are Ready within seconds of being bound, so what is not
 # ready after this long is reported with what blocks it rather than waited for.
@@ -179,14 +179,15 @@ def endpoints_version(kube: Kube, service: dict[str, Any]) -> str | None:
 
 
 def _endpoints_ready(kube: Kube, live: dict[str, Any]) -> tuple[bool, str]:
-    """The provider's test of a Service's v1 Endpoints: some subset lists a ready address and none lists one that is
-    not ready (service.go processEndpointEvent)."""
+    """The provider's test of a Service's v1 Endpoints: no subset lists an address that is not ready. It does not
+    ask for a ready one (service.go L416; its own test 'Should succeed with no endpoints'): what the wait adds is the
+    settle, after which the endpoints controller has had 10 s to list the pods Helm's wait saw Ready."""
     meta = live["metadata"]
     found = kube.get("v1", "Endpoints", meta["name"], meta.get("namespace")) or {}
     subsets = found.get("subsets") or []
     ready = sum(len(s.get("addresses") or []) for s in subsets)
     pending = sum(len(s.get("notReadyAddresses") or []) for s in subsets)
-    return ready > 0 and not pending, f"{ready} ready and {pending} not ready endpoint address(es)"
+    return not pending, f"{ready} ready and {pending} not ready endpoint address(es)"
 
 
 def _selector(obj: dict[str, Any]) -> str:

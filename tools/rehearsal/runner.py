@@ -775,23 +775,28 @@ class Awaiting:
     obj: dict[str, Any]
     started: float
     deadline: float
-    # A Service's Endpoints as last seen, and since when (the provider's settle restarts on each change).
+    # A Service's Endpoints as last seen, and when each change was seen (the provider's Endpoints events).
     endpoints: str | None = None
-    settling_since: float | None = None
+    endpoint_events: list[float] = field(default_factory=list)
 
     def settled(self, ready: bool, seen: str) -> tuple[bool, str]:
-        """A ready Service is taken as ready once its Endpoints have not changed for the settle time, counted from
-        the start of the wait at the earliest (upstream.PULUMI_SERVICE_AWAITS_SETTLED_ENDPOINTS)."""
+        """A Service that is otherwise ready (no not-ready address) is taken as ready once its Endpoints have
+        settled as the provider's watch settles them: each Endpoints event (the first listing included) marks them
+        unsettled and starts a 10 s timer that marks them settled, none cancelled; with no Endpoints object, no
+        event comes and they never settle (upstream.PULUMI_SERVICE_AWAITS_SETTLED_ENDPOINTS)."""
         meta = self.obj["metadata"]
         live = self.target.kube.get("v1", "Service", meta["name"], meta.get("namespace"))
         if live is None or not pulumi_k8s.waits_for_endpoints(live):
             return ready, seen
         version, now = pulumi_k8s.endpoints_version(self.target.kube, self.obj), time.monotonic()
-        if self.settling_since is None or version != self.endpoints:
-            self.endpoints, self.settling_since = version, now
-        quiet = now - self.settling_since
-        if ready and quiet < pulumi_k8s.SERVICE_SETTLE_SECONDS:
-            return False, f"{seen}, settling ({quiet:.0f} of {pulumi_k8s.SERVICE_SETTLE_SECONDS:.0f} s unchanged)"
+        if version is not None and version != self.endpoints:
+            self.endpoints = version
+            self.endpoint_events.append(now)
+        settle = pulumi_k8s.SERVICE_SETTLE_SECONDS
+        fired = [event + settle for event in self.endpoint_events if event + settle <= now]
+        if ready and not (fired and max(fired) > self.endpoint_events[-1]):
+            waited = now - self.endpoint_events[0] if self.endpoint_events else 0.0
+            return False, f"{seen}, settling ({waited:.0f} s since its first Endpoints event, {settle:.0f} s needed)"
         return ready, seen
 
 

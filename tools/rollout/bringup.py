@@ -45,6 +45,9 @@ from tools.rollout.reach import Location, location_of, reaches_api
 KARMADA_GROUPS = ("cluster.karmada.io", "policy.karmada.io", "work.karmada.io", "config.karmada.io")
 # CRD files applied by the provider (their objects are expanded at `up`, not planned one by one).
 CRD_FILES = ("kubernetes:yaml/v2:ConfigFile", "kubernetes:yaml/v2:ConfigGroup")
+# Annotations that replace pulumi-kubernetes' own await of an object (upstream.PULUMI_SERVICE_AWAITS_SETTLED_ENDPOINTS;
+# pulumi/pulumi-kubernetes@v4.32.0:provider/pkg/metadata/overrides.go ReadyCondition, await.go L321-L332).
+AWAIT_OVERRIDES = {"pulumi.com/skipAwait", "pulumi.com/waitFor"}
 CLOUD_GROUPS = ("networking.gke.io",)  # GKE_MULTI_NETWORK_CRDS
 SECURITY_GROUP_RULE = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
 EKS_CLUSTER, GKE_CLUSTER = "aws:eks/cluster:Cluster", "gcp:container/cluster:Cluster"
@@ -676,36 +679,53 @@ class _StackCheck:
                 for chart, hook in admitting(group, kind).items():
                     if hook.awaited_by_release:
                         continue
-                    for release in self._releases_of(chart, cluster):
+                    for release in self._releases_of(chart, cluster, hook.admits_in):
                         self._webhook_serves(
                             waiter, placed, kind, chart, hook.service_of(release.inputs["name"]), release
                         )
 
-    def _releases_of(self, chart: str, cluster: str | None) -> list[Placed]:
-        """This stack's releases of `chart` on `cluster` (an earlier wave's webhook has long been serving)."""
+    def _releases_of(self, chart: str, cluster: str | None, admits_in: str) -> list[Placed]:
+        """This stack's releases of `chart` whose webhook admits objects of `cluster` (an earlier wave's webhook has
+        long been serving): on that cluster, or, for Karmada's, running the Karmada API (host mode)."""
         return [
             p
             for p in self.mine()
-            if p.resource.type == HELM_RELEASE and _chart(p) == chart and self.world.cluster_of(p) == cluster
+            if p.resource.type == HELM_RELEASE
+            and _chart(p) == chart
+            and (
+                self.world.cluster_of(p) == cluster
+                if admits_in == "cluster"
+                else cluster == self.world.karmada and (p.inputs.get("values") or {}).get("installMode") == "host"
+            )
         ]
 
     def _webhook_serves(
         self, waiter: str, placed: Placed, kind: str, chart: str, service: str, release: Placed
     ) -> None:
+        """A wait that holds: a Service or ServicePatch of the webhook's name, after the release (whose wait saw the
+        pods Ready), awaited by the provider's own Service await (no skipAwait, no waitFor that replaces it)."""
         namespace = release.inputs.get("namespace")
         awaits = [
             p
             for patches in (False, True)
-            for p in self.world.objects("Service", cluster=self.world.cluster_of(placed), patches=patches)
+            for p in self.world.objects("Service", cluster=self.world.cluster_of(release), patches=patches)
             if _named(p, service)
             and _namespace(p) == namespace
-            and ((p.inputs.get("metadata") or {}).get("annotations") or {}).get("pulumi.com/skipAwait") != "true"
+            and not AWAIT_OVERRIDES & set((p.inputs.get("metadata") or {}).get("annotations") or {})
+            and self.world.before(p.stack, p.urn, release)
         ]
+        where = (
+            f"its release {release.resource.name} does not wait for its pods (skipAwait)"
+            if release.inputs.get("skipAwait")
+            else self.world.where(awaits, "after it")
+            if awaits
+            else "nothing waits for it to serve after its release"
+        )
         self.need(
             waiter,
             f"the {chart} webhook's Service {namespace}/{service} serving (it admits {kind})",
-            any(self.world.before(self.stack, placed.urn, p) for p in awaits),
-            self.world.where(awaits, "after it") if awaits else "nothing waits for it to serve",
+            not release.inputs.get("skipAwait") and any(self.world.before(self.stack, placed.urn, p) for p in awaits),
+            where,
             facts.WEBHOOK_SERVES_BEFORE_WHAT_IT_ADMITS,
         )
 
