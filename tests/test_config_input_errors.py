@@ -8,7 +8,7 @@ import shutil
 import pytest
 import yaml
 
-from components.config.loader import load_environment
+from components.checks.loader import load_environment
 from components.config.stackfile import PlanInputError
 from tests.harness import apply_ops, config_errors, environment_config, raw_environment
 from tools.plan.__main__ import main as plan_main
@@ -24,7 +24,7 @@ def _project(tmp_path, text: str):
 
 def stack_file_errors(tmp_path, text: str) -> list[str]:
     """The lines `plan` prints for a stack file (read from tmp_path, planned with this project's program)."""
-    from components.config.loader import ConfigError
+    from components.config.base import ConfigError
 
     try:
         build_plan(load_stack_config(_project(tmp_path, text), "t"))

@@ -13,7 +13,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from components.config.loader import ConfigError, load_environment
+from components.checks.loader import load_environment
+from components.config.base import ConfigError
 from tests.harness import raw_environment
 from tools.plan.__main__ import main as plan_main
 from tools.plan.runner import PROJECT_DIR

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from components.config.loader import ConfigError, load_environment
+from components.checks.loader import load_environment
+from components.config.base import ConfigError
 from components.config.stackfile import read_stack_file
 from policies.offline import evaluate_plan
 from stacks.config import namespace_values

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.config.loader import load_environment
+from components.checks.loader import load_environment
 from policies.offline import evaluate_plan
 from tests.harness import config_errors, plan_config, raw_environment
 

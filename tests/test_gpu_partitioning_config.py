@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.config.loader import load_environment
+from components.checks.loader import load_environment
 from tests.harness import config_errors, raw_environment
 
 # dev: regions[0] is AWS use1 with gpuPools l40s (g6e.xlarge, L40S, time-sliced) and a100-mig

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from components.catalog.machines import machines_of
-from components.config.loader import load_environment
+from components.checks.loader import load_environment
 from tests.harness import config_errors, raw_environment
 
 

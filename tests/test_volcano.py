@@ -9,7 +9,7 @@ import yaml
 
 from components.addons.volcano import hyper_nodes, scheduler_config
 from components.catalog.charts import CHARTS, VOLCANO_IMAGE_TAG
-from components.config.loader import load_environment
+from components.checks.loader import load_environment
 from components.config.region import RegionSpec
 from components.k8s.scheduling import (
     GROUP_NAME_ANNOTATION,

@@ -10,9 +10,9 @@ from components.addons.dashboards import DASHBOARD_LABEL
 from components.catalog.charts import CHARTS
 from components.catalog.engines import LIBFABRIC, PD_ENGINE_IMAGE, PD_NIXL_BACKENDS
 from components.catalog.regions import CLOUDS
-from components.config.capacity_checks import pool_holds, replica_demands
-from components.config.gpu_pools import unused_pools
+from components.checks.gpu_pool_checks import unused_pools
 from components.config.region import GpuPoolSpec, RegionSpec
+from components.domain.capacity import pool_holds, replica_demands
 from components.domain.disaggregation import efa_path
 from components.domain.gpu_resources import schedulable_at_max_size, schedulable_resources
 from components.domain.image_pull import effective_image_pull

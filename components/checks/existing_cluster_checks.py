@@ -6,14 +6,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from ipaddress import IPv4Address, IPv4Network
-from typing import TYPE_CHECKING
 
 from components.config.base import Issue, KeyPath, join_path
+from components.config.environment import EnvironmentSpec
 from components.config.karmada import federation_members
-
-if TYPE_CHECKING:
-    from components.config.environment import EnvironmentSpec
-    from components.config.region import ExistingClusterSpec, RegionSpec
+from components.config.region import ExistingClusterSpec, RegionSpec
 
 # EKS CreateCluster `name` (botocore 1.44.8 data/eks/2017-11-01 service-2.json, shape ClusterName): 1-100 characters,
 # `^[0-9A-Za-z][A-Za-z0-9\-_]*`.

@@ -20,16 +20,13 @@ Rules, and why:
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from components.config.base import Issue, KeyPath, join_path
+from components.config.environment import EnvironmentSpec
 from components.config.region import GpuPoolSpec, MigSpec, RegionSpec
 from components.domain.gpu_partitioning import gpu_software
 from platform_catalog.gpus import GPUS, MIG_COMPUTE_SLICES, MIG_DISABLED, MIG_ENABLED_EMPTY, MIG_MEMORY_SLICES, GpuModel
 from platform_catalog.machines import MACHINES
-
-if TYPE_CHECKING:
-    from components.config.environment import EnvironmentSpec
 
 _EXAMPLE_LAYOUT = '{"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2}'
 

@@ -10,13 +10,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from ipaddress import IPv4Network
-from typing import TYPE_CHECKING
 
 from components.config.base import Issue, KeyPath, config_key, join_path
+from components.config.environment import EnvironmentSpec
 from platform_catalog.address_space import covers_internet
-
-if TYPE_CHECKING:
-    from components.config.environment import EnvironmentSpec
 
 # Kubernetes label key prefixes are DNS subdomains (RFC 1123): at most 253 characters of lowercase labels.
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")

@@ -9,24 +9,15 @@ import typing
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-import pulumi
 from pydantic import BaseModel, SecretStr, ValidationError
 from pydantic_core import ErrorDetails
 
-from components.config.base import Issue, KeyPath, join_path
-from components.config.environment import SEMANTIC_CHECKS, EnvironmentSpec
+from components.checks.environment_checks import SEMANTIC_CHECKS
+from components.config.base import ConfigError, Issue, KeyPath, join_path
+from components.config.environment import EnvironmentSpec
 from components.config.model_catalog import CATALOG_FILE, CATALOG_FILES_CONTEXT, CATALOG_KEY, ModelCardSpec
 from components.config.region import RegionSpec
 from components.config.workloads import ModelSpec, TenantSpec
-
-
-class ConfigError(pulumi.RunError):
-    """Invalid configuration. A RunError, so the Pulumi CLI prints the lines without a traceback."""
-
-    def __init__(self, issues: list[Issue]):
-        self.issues = issues
-        super().__init__("invalid configuration:\n" + "\n".join(f"  {i}" for i in issues))
-
 
 PROJECT = "inference-platform"
 # Providers the program creates explicitly, per region; their namespaces configure only default providers.
