@@ -114,7 +114,7 @@ def test_an_environment_on_existing_clusters_passes_the_pack(existing_plan):
             2,
             {"name": "team-gke", "nodeServiceAccount": GKE_ACCOUNT, "nodeRoleArn": EKS_ROLE},
             "regions[2].cluster.existing.nodeRoleArn",
-            "only for AWS",
+            "unknown key",
         ),
     ],
 )

@@ -1493,7 +1493,7 @@ def test_gke_pools_stream_but_the_engines_images_are_not_in_artifact_registry(pr
     ]
     assert images and not [i for i in images if ".pkg.dev/" in i.split(":")[0]]
     usc1 = prod_plan.spec.region("usc1")
-    assert {effective_image_pull(usc1, pool) for pool in usc1.gpu_pools} == {"default"}
+    assert {effective_image_pull(pool) for pool in usc1.gpu_pools} == {"default"}
 
 
 # --- multi-cluster search (Clusterpedia) ------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ pool, fixed at `prefill.replicas`. Runs after the serving checks: every placemen
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from components.config.base import Issue, KeyPath, join_path
 from components.config.environment import EnvironmentSpec
@@ -24,7 +24,8 @@ from components.domain.queues import queue_capability
 def check_capacity(env: EnvironmentSpec) -> Iterator[Issue]:
     for i, region in enumerate(env.regions):
         demands = replica_demands(env, region)
-        for j, pool in enumerate(region.gpu_pools):
+        pools: Sequence[GpuPoolSpec] = region.gpu_pools
+        for j, pool in enumerate(pools):
             on_pool = [d for d in demands if d.pool.name == pool.name]
             yield from _check_pool(region, pool, on_pool, ("regions", i, "gpuPools", j, "maxSize"))
         yield from _check_queues(env, region, demands)

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from components.config.base import Issue, config_key, duplicates, join_path, unknown_name
 from components.config.environment import EnvironmentSpec
 from components.config.gateway import ExternalProviderSpec, has_gateway
+from components.config.region import AwsRegionSpec, GcpRegionSpec
 
 
 def check_gateway(env: EnvironmentSpec) -> Iterator[Issue]:
@@ -145,7 +146,7 @@ def check_gateway_names(env: EnvironmentSpec) -> Iterator[Issue]:
         if not has_gateway(env, region):
             continue
         if region.gateway.exposure == "internal":
-            if region.cloud == "gcp" and region.cluster.existing is not None:
+            if isinstance(region, GcpRegionSpec) and region.cluster.existing is not None:
                 yield Issue(
                     join_path("regions", i, "gateway", "exposure"),
                     "ExternalDNS publishes an internal gateway's name into a private Cloud DNS zone bound to the "
@@ -154,7 +155,9 @@ def check_gateway_names(env: EnvironmentSpec) -> Iterator[Issue]:
                 )
             continue
         key, value = (
-            ("route53ZoneId", dns.route53_zone_id) if region.cloud == "aws" else ("cloudDnsZone", dns.cloud_dns_zone)
+            ("route53ZoneId", dns.route53_zone_id)
+            if isinstance(region, AwsRegionSpec)
+            else ("cloudDnsZone", dns.cloud_dns_zone)
         )
         if value is None:
             missing.setdefault(key, region.name)

@@ -8,13 +8,21 @@ reservation.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from components.catalog.machines import capacity_types, machines_of
 from components.config.base import Issue, KeyPath, config_key, join_path
 from components.config.environment import EnvironmentSpec
 from components.config.gpu_pools import initial_nodes_per_zone
-from components.config.region import GpuPoolSpec, NetworkSpec, NodeScaling, RegionSpec
+from components.config.region import (
+    AwsGpuPoolSpec,
+    GcpNetworkSpec,
+    GcpRegionSpec,
+    GpuPoolSpec,
+    NodeScaling,
+    RegionSpec,
+    gpu_nic_cidr,
+)
 from components.domain.gpu_resources import schedulable_resources
 from components.domain.queues import queue_capability
 from platform_catalog.machines import MACHINES, MachineType
@@ -51,15 +59,16 @@ _MAX_GPU_NIC_SUBNETS = 9
 
 def check_gpu_pools(env: EnvironmentSpec) -> Iterator[Issue]:
     for i, region in enumerate(env.regions):
-        for j, pool in enumerate(region.gpu_pools):
+        pools: Sequence[GpuPoolSpec] = region.gpu_pools
+        for j, pool in enumerate(pools):
             path = ("regions", i, "gpuPools", j)
             issues = list(_check_pool(region, pool, path))
             yield from issues
-            if region.cloud == "gcp" and not issues:
+            if isinstance(region, GcpRegionSpec) and not issues:
                 yield from _check_gke_start(pool, len(region.pool_zones(pool)), path)
-        if any(p.gpu_direct for p in region.gpu_pools if region.cloud == "gcp"):
-            yield from _check_accelerator_cidr(region.network, ("regions", i, "network"))
-        if region.cloud == "gcp":
+        if isinstance(region, GcpRegionSpec):
+            if any(p.gpu_direct for p in region.gpu_pools):
+                yield from _check_accelerator_cidr(region.network, ("regions", i, "network"))
             yield from _check_gke_start(region.system_pool, len(region.zones), ("regions", i, "systemPool"))
 
 
@@ -99,7 +108,8 @@ def unused_pools(env: EnvironmentSpec) -> Iterator[Issue]:
             for resource, cap in queue_capability(region, quota).items()
             if cap > 0
         }
-        for j, pool in enumerate(region.gpu_pools):
+        pools: Sequence[GpuPoolSpec] = region.gpu_pools
+        for j, pool in enumerate(pools):
             if pool.name in placed or pool.machine_type not in MACHINES:
                 continue
             offered = sorted(schedulable_resources(pool))
@@ -123,39 +133,25 @@ def _check_pool(region: RegionSpec, pool: GpuPoolSpec, path: KeyPath) -> Iterato
             + ", ".join(machines_of(region.cloud)),
         )
         return
-    yield from _check_fabric(region, pool, machine, path)
-    yield from _check_image_pull(region, pool, path)
+    yield from _check_fabric(pool, machine, path)
     yield from _check_placement(region, pool, machine, path)
     yield from _check_capacity(region, pool, machine, path)
 
 
-def _check_fabric(region: RegionSpec, pool: GpuPoolSpec, machine: MachineType, path: KeyPath) -> Iterator[Issue]:
-    if pool.efa and region.cloud != "aws":
-        yield Issue(join_path(*path, "efa"), "EFA is an AWS fabric; on GCP set gpuDirect on an A3/A4 type instead")
-    elif pool.efa and not machine.efa_interfaces:
-        with_efa = sorted(m.name for m in MACHINES.values() if m.cloud == "aws" and m.efa_interfaces)
+def _check_fabric(pool: GpuPoolSpec, machine: MachineType, path: KeyPath) -> Iterator[Issue]:
+    """The fabric a pool asks for is wired on its type (each cloud's pool model takes only its own fabric's key)."""
+    if pool.efa and not machine.efa_interfaces:
+        with_efa = sorted(m.name for m in MACHINES.values() if m.efa_interfaces)
         yield Issue(
             join_path(*path, "efa"),
             f"{machine.name} has no EFA interfaces; remove efa or use one of {', '.join(with_efa)}",
         )
-    if pool.gpu_direct and region.cloud != "gcp":
-        yield Issue(join_path(*path, "gpuDirect"), "GPUDirect networking is GCP's; on AWS set efa instead")
-    elif pool.gpu_direct and machine.gpudirect == "none":
+    if pool.gpu_direct and machine.gpudirect == "none":
         with_gpudirect = sorted(m.name for m in MACHINES.values() if m.gpudirect != "none")
         yield Issue(
             join_path(*path, "gpuDirect"),
             f"{machine.name} has no GPUDirect NICs (TCPX, TCPXO or RDMA); remove gpuDirect or use one of "
             + ", ".join(with_gpudirect),
-        )
-
-
-def _check_image_pull(region: RegionSpec, pool: GpuPoolSpec, path: KeyPath) -> Iterator[Issue]:
-    """Parallel pull is nodeadm's FastImagePull (upstream.NODEADM_FAST_IMAGE_PULL): an EKS node setting."""
-    if pool.image_pull == "parallel" and region.cloud != "aws":
-        yield Issue(
-            join_path(*path, "imagePull"),
-            "parallel pull is an EKS node setting (nodeadm's FastImagePull); GKE pools already stream images from "
-            "Artifact Registry (image streaming) and pull others whole: remove imagePull",
         )
 
 
@@ -168,7 +164,7 @@ def _check_placement(region: RegionSpec, pool: GpuPoolSpec, machine: MachineType
             f"{machine.name} does not support compact placement; remove placementGroup",
         )
     elif pool.packed and len(zones) > 1:
-        kind = "a cluster placement group" if region.cloud == "aws" else "compact placement"
+        kind = "a cluster placement group" if isinstance(pool, AwsGpuPoolSpec) else "compact placement"
         yield Issue(
             join_path(*path, "zones"),
             f"{kind} lives in one zone but the pool spans {len(zones)} ({', '.join(zones)}); "
@@ -207,7 +203,11 @@ def _check_capacity(region: RegionSpec, pool: GpuPoolSpec, machine: MachineType,
         yield Issue(rid_path, f"capacity type {capacity.type} needs reservationId: set it to {what}")
     elif capacity.type not in RESERVED and capacity.reservation_id:
         yield Issue(rid_path, f"only used with reservation or capacityBlock, not {capacity.type}; remove it")
-    elif capacity.reservation_id and region.cloud == "aws" and not _AWS_RESERVATION_ID.match(capacity.reservation_id):
+    elif (
+        isinstance(pool, AwsGpuPoolSpec)
+        and capacity.reservation_id
+        and not _AWS_RESERVATION_ID.match(capacity.reservation_id)
+    ):
         yield Issue(
             rid_path,
             f"{capacity.reservation_id!r} is not a capacity reservation id; use the cr-... id AWS shows for it",
@@ -219,8 +219,8 @@ def _check_capacity(region: RegionSpec, pool: GpuPoolSpec, machine: MachineType,
         )
 
 
-def _check_accelerator_cidr(network: NetworkSpec, path: KeyPath) -> Iterator[Issue]:
-    cidr = network.gpu_nic_cidr
+def _check_accelerator_cidr(network: GcpNetworkSpec, path: KeyPath) -> Iterator[Issue]:
+    cidr = gpu_nic_cidr(network)
     key = join_path(*path, "acceleratorCidr")
     if cidr.prefixlen > _GPU_NIC_SUBNET_PREFIX - 4:
         yield Issue(
@@ -230,5 +230,5 @@ def _check_accelerator_cidr(network: NetworkSpec, path: KeyPath) -> Iterator[Iss
     for other_key in ("cidr", "pods_cidr", "services_cidr", "control_plane_cidr"):
         other = getattr(network, other_key)
         if other is not None and cidr.overlaps(other):
-            alias = config_key(NetworkSpec, other_key)
+            alias = config_key(GcpNetworkSpec, other_key)
             yield Issue(key, f"{cidr} overlaps {alias} {other}; choose a range for the GPU NIC subnets outside it")

@@ -8,7 +8,14 @@ from collections.abc import Iterator
 from components.catalog import regions as region_catalog
 from components.catalog.machines import SYSTEM_MACHINES, system_machine_families, system_machines_of
 from components.config.base import Issue, KeyPath, config_key, duplicates, join_path
-from components.config.region import NetworkSpec, NodeScaling, RegionSpec
+from components.config.region import (
+    AwsExistingClusterSpec,
+    AwsRegionSpec,
+    GcpNetworkSpec,
+    GcpRegionSpec,
+    NodeScaling,
+    RegionSpec,
+)
 from platform_catalog.machines import MACHINES
 
 # The VPC-CNI gives every pod a VPC address, so private subnets must stay large.
@@ -17,18 +24,10 @@ _SMALLEST_PRIVATE_SUBNET_PREFIX = 24
 
 def _check_existing_cluster(region: RegionSpec, path: KeyPath) -> Iterator[Issue]:
     existing = region.cluster.existing
-    if existing is None:
+    if existing is None or not region.gpu_pools:
         return
     at = (*path, "cluster", "existing")
-    aws_only = {"nodeRoleArn": existing.node_role_arn, "subnets": existing.subnets}
-    gcp_only = {"nodeServiceAccount": existing.node_service_account}
-    foreign = gcp_only if region.cloud == "aws" else aws_only
-    for key, value in foreign.items():
-        if value:
-            yield Issue(join_path(*at, key), f"only for {'GCP' if region.cloud == 'aws' else 'AWS'}; remove it")
-    if not region.gpu_pools:
-        return
-    if region.cloud == "aws":
+    if isinstance(existing, AwsExistingClusterSpec):
         if not existing.node_role_arn:
             yield Issue(
                 join_path(*at, "nodeRoleArn"),
@@ -76,15 +75,13 @@ def check_region(region: RegionSpec, path: KeyPath) -> Iterator[Issue]:
             f"{region.kubernetes_version!r} is not supported on {cloud}; use one of {', '.join(versions)}",
         )
 
-    if cloud == "gcp":
+    if isinstance(region, GcpRegionSpec):
         if not region.project:
             yield Issue(join_path(*path, "project"), "required on GCP; set the project id to deploy into")
         for key in ("pods_cidr", "services_cidr", "control_plane_cidr"):
             if getattr(region.network, key) is None:
-                alias = config_key(NetworkSpec, key)
+                alias = config_key(GcpNetworkSpec, key)
                 yield Issue(join_path(*path, "network", alias), "required on GCP; add a CIDR range")
-    elif region.project:
-        yield Issue(join_path(*path, "project"), "only meaningful on GCP; remove it from this AWS region")
     yield from _check_network(region, (*path, "network"))
 
     for i, cidr in enumerate(region.api_access.public_cidrs):
@@ -146,9 +143,9 @@ def _check_network(region: RegionSpec, path: KeyPath) -> Iterator[Issue]:
                     join_path(*path, key_b),
                     f"{b} overlaps {key_a} {a}; choose non-overlapping ranges",
                 )
-    if region.cloud == "gcp" and net.control_plane_cidr and net.control_plane_cidr.prefixlen != 28:
+    if isinstance(region, GcpRegionSpec) and net.control_plane_cidr and net.control_plane_cidr.prefixlen != 28:
         yield Issue(join_path(*path, "controlPlaneCidr"), "GKE needs a /28 for the control plane, e.g. 172.16.0.0/28")
-    if region.cloud == "aws":
+    if isinstance(region, AwsRegionSpec):
         private, _ = region.subnet_plan()
         if private[0].prefixlen > _SMALLEST_PRIVATE_SUBNET_PREFIX:
             needed = _SMALLEST_PRIVATE_SUBNET_PREFIX - (private[0].prefixlen - net.cidr.prefixlen)

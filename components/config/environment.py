@@ -22,7 +22,7 @@ from components.config.model_catalog import (
 )
 from components.config.model_store import ModelStoreSpec
 from components.config.pricing import PricingSpec
-from components.config.region import RegionSpec
+from components.config.region import AwsRegionSpec, RegionSpec
 from components.config.rollout import RolloutSpec
 from components.config.scheduling import PriorityTierSpec, default_tiers
 from components.config.stacks import StacksSpec
@@ -118,3 +118,9 @@ class EnvironmentSpec(Spec):
 
     def region(self, name: str) -> RegionSpec:
         return next(r for r in self.regions if r.name == name)
+
+    def model_store_source(self) -> RegionSpec:
+        """The region entry whose bucket is the source of truth (`modelStore.sourceRegion`): default the first AWS one."""
+        if self.model_store.source_region is not None:
+            return self.region(self.model_store.source_region)
+        return next((r for r in self.regions if isinstance(r, AwsRegionSpec)), self.regions[0])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated
 
@@ -12,7 +13,6 @@ from components.config.base import Spec
 from platform_catalog.machines import MACHINES
 
 if TYPE_CHECKING:
-    from components.config.environment import EnvironmentSpec
     from components.config.region import GpuPoolSpec, RegionSpec
 
 _QUANTITY = re.compile(r"^(\d+)(Gi|Ti)$")
@@ -82,12 +82,6 @@ class ModelStoreSpec(Spec):
         1, ge=1, le=24, description="How often the transfer job copies new weights from the source S3 bucket to GCS."
     )
 
-    def source(self, env: EnvironmentSpec) -> RegionSpec:
-        """The region entry whose bucket is the source of truth."""
-        if self.source_region is not None:
-            return env.region(self.source_region)
-        return next((r for r in env.regions if r.cloud == "aws"), env.regions[0])
-
 
 class ModelCacheSpec(Spec):
     """Alluxio cache (via Fluid) over the region's model bucket, on the region's GPU nodes."""
@@ -130,7 +124,8 @@ class CachePlan:
 
 def smallest_node(region: RegionSpec, attribute: str) -> tuple[GpuPoolSpec, int]:
     """The region's GPU pool whose machine has the least of `attribute` (memory_gib, local_nvme_gib), and that amount."""
-    pool = min(region.gpu_pools, key=lambda p: getattr(MACHINES[p.machine_type], attribute))
+    pools: Sequence[GpuPoolSpec] = region.gpu_pools
+    pool = min(pools, key=lambda p: getattr(MACHINES[p.machine_type], attribute))
     return pool, getattr(MACHINES[pool.machine_type], attribute)
 
 

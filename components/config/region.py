@@ -1,10 +1,19 @@
-"""A region entry: one Kubernetes cluster on one cloud, its network and its node pools."""
+"""A region entry: one Kubernetes cluster on one cloud, its network and its node pools.
+
+Each cloud has its own models (AwsRegionSpec, GcpRegionSpec, and their networks, GPU pools and existing clusters);
+an entry's `cloud` chooses which one reads it, so a key of the other cloud is an unknown key. Where code shared by
+both clouds reads a setting only one of them has (`pool.efa`, `region.project`), the other cloud's model states
+its value there as a class constant, not a key.
+"""
 
 from __future__ import annotations
 
 import math
+from abc import abstractmethod
+from collections.abc import Mapping, Sequence
 from ipaddress import IPv4Address, IPv4Network
-from typing import Literal
+from types import MappingProxyType
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field
 
@@ -21,34 +30,53 @@ from components.config.serving import ServingSpec
 DEFAULT_ACCELERATOR_CIDR = IPv4Network("192.168.0.0/16")
 
 
-class NetworkSpec(Spec):
-    """Address plan of the cluster's network."""
+class NetworkBase(Spec):
+    """Address plan of the cluster's network: the keys both clouds take."""
 
     cidr: IPv4Network = Field(description="VPC (AWS) or node subnet (GCP) range, e.g. 10.10.0.0/16.")
-    pods_cidr: IPv4Network | None = Field(
-        None, description="GCP only: secondary range for pods (VPC-native), e.g. 10.64.0.0/14."
-    )
     services_cidr: IPv4Network | None = Field(
         None, description="Service ClusterIP range; GCP secondary range, AWS service CIDR."
     )
+
+
+class AwsNetworkSpec(NetworkBase):
+    """An AWS region's VPC. An EKS cluster takes pod addresses from the VPC (VPC CNI) and has no GPU NIC subnets."""
+
+    nat: Literal["single", "perZone"] = Field(
+        "single", description="One NAT gateway, or one per zone (survives a zone outage)."
+    )
+    pods_cidr: ClassVar[None] = None
+    control_plane_cidr: ClassVar[None] = None
+    accelerator_cidr: ClassVar[None] = None
+
+
+class GcpNetworkSpec(NetworkBase):
+    """A GCP region's VPC-native subnet, its secondary ranges and the control plane's range (Cloud NAT is per region)."""
+
+    pods_cidr: IPv4Network | None = Field(
+        None, description="Secondary range for pods (VPC-native), e.g. 10.64.0.0/14; required."
+    )
     control_plane_cidr: IPv4Network | None = Field(
         None,
-        description="GCP only: /28 for the private control plane. The nodes' firewall admits it on the ports of "
+        description="/28 for the private control plane; required. The nodes' firewall admits it on the ports of "
         "the webhooks and aggregated APIs we install (components/catalog/webhooks.py); an existing cluster's network "
         "needs that rule from its owner.",
     )
-    nat: Literal["single", "perZone"] = Field(
-        "single", description="AWS: one NAT gateway, or one per zone (survives a zone outage)."
-    )
     accelerator_cidr: IPv4Network | None = Field(
         None,
-        description="GCP GPUDirect pools: range cut into one /24 per GPU NIC subnet (each pool's NIC VPCs "
+        description="GPUDirect pools: range cut into one /24 per GPU NIC subnet (each pool's NIC VPCs "
         "reuse it); must not overlap the other ranges. Default 192.168.0.0/16.",
     )
+    nat: ClassVar[Literal["single"]] = "single"
 
-    @property
-    def gpu_nic_cidr(self) -> IPv4Network:
-        return self.accelerator_cidr or DEFAULT_ACCELERATOR_CIDR
+
+NetworkSpec = AwsNetworkSpec | GcpNetworkSpec
+"""A region's network, of its region entry's cloud."""
+
+
+def gpu_nic_cidr(network: NetworkSpec) -> IPv4Network:
+    """The range GPUDirect pools' NIC subnets are cut from."""
+    return network.accelerator_cidr or DEFAULT_ACCELERATOR_CIDR
 
 
 class ApiAccessSpec(Spec):
@@ -60,7 +88,7 @@ class ApiAccessSpec(Spec):
     )
 
 
-class ExistingClusterSpec(Spec):
+class ExistingClusterBase(Spec):
     """A cluster the platform builds on instead of creating one: its network, control plane and system nodes
     are yours; the platform adds GPU pools, add-ons and models."""
 
@@ -69,19 +97,47 @@ class ExistingClusterSpec(Spec):
         default_factory=list,
         description="Public addresses its nodes reach the internet from (NAT), for peers' allowlists (Karmada's).",
     )
-    node_role_arn: str | None = Field(None, description="AWS: IAM role of the GPU nodes (an EKS node role).")
+
+
+class AwsExistingClusterSpec(ExistingClusterBase):
+    """An existing EKS cluster: GPU nodes join it with the node role and subnets given here."""
+
+    node_role_arn: str | None = Field(None, description="IAM role of the GPU nodes (an EKS node role).")
     subnets: dict[str, str] = Field(
-        default_factory=dict, description="AWS: private subnet id per zone, for the GPU pools' nodes."
+        default_factory=dict, description="Private subnet id per zone, for the GPU pools' nodes."
     )
+    node_service_account: ClassVar[None] = None
+
+
+class GcpExistingClusterSpec(ExistingClusterBase):
+    """An existing GKE cluster: GPU nodes run as the service account given here."""
+
     node_service_account: str | None = Field(
-        None, description="GCP: service account e-mail of the GPU nodes (least privilege, not the default one)."
+        None, description="Service account e-mail of the GPU nodes (least privilege, not the default one)."
     )
+    node_role_arn: ClassVar[None] = None
+    subnets: ClassVar[Mapping[str, str]] = MappingProxyType({})  # GKE nodes join the cluster's own subnet
 
 
-class ClusterSpec(Spec):
-    """Create the region's cluster (the default) or build on one that exists."""
+ExistingClusterSpec = AwsExistingClusterSpec | GcpExistingClusterSpec
+"""An existing cluster, of its region entry's cloud."""
 
-    existing: ExistingClusterSpec | None = Field(None, description="An existing cluster to build on.")
+_EXISTING = "An existing cluster to build on."
+
+
+class AwsClusterSpec(Spec):
+    """Create the region's EKS cluster (the default) or build on one that exists."""
+
+    existing: AwsExistingClusterSpec | None = Field(None, description=_EXISTING)
+
+
+class GcpClusterSpec(Spec):
+    """Create the region's GKE cluster (the default) or build on one that exists."""
+
+    existing: GcpExistingClusterSpec | None = Field(None, description=_EXISTING)
+
+
+ClusterSpec = AwsClusterSpec | GcpClusterSpec
 
 
 class CertManagerSpec(Spec):
@@ -144,8 +200,8 @@ class CapacitySpec(Spec):
     )
 
 
-class GpuPoolSpec(NodeScaling):
-    """A pool of GPU nodes."""
+class GpuPoolBase(NodeScaling):
+    """A pool of GPU nodes: the keys both clouds take."""
 
     name: Name = Field(description="Pool name, unique within the region; becomes a node label.")
     machine_type: str = Field(description="GPU instance / machine type, e.g. g6e.xlarge or a3-highgpu-8g.")
@@ -159,25 +215,6 @@ class GpuPoolSpec(NodeScaling):
     )
     mig: MigSpec | None = Field(None, description="MIG partitioning of the pool's GPUs.")
     time_slicing: TimeSlicingSpec | None = Field(None, description="GPU time-slicing for the pool.")
-    gke_partition_size: str | None = Field(
-        None, description="GKE only: let GKE partition GPUs with MIG (gpu_partition_size), e.g. 1g.10gb."
-    )
-    efa: bool = Field(
-        False, description="AWS only: attach every EFA interface the type has (multi-node NCCL over EFA)."
-    )
-    gpu_direct: bool = Field(
-        False,
-        description="GCP only: build the nodes of A3/A4 types with their GPUDirect NICs (TCPX, TCPXO or RDMA by "
-        "type) and the GPU NIC VPCs and subnets they need, packed by compact placement. NICs are attached only when a "
-        "pool is created. Replicas stay within one node on these pools, so no pod uses the NICs yet and the cluster "
-        "gets no pod networks or NCCL plugin for them.",
-    )
-    image_pull: ImagePull = Field(
-        "default",
-        description="AWS only. parallel: nodeadm's FastImagePull, the SOCI snapshotter's parallel pull and unpack of "
-        "whole images onto the instance-store NVMe (no SOCI index needed; no lazy loading); default: containerd's "
-        "pull. GKE pools stream Artifact Registry images (image streaming) and pull others whole.",
-    )
     placement_group: bool | None = Field(
         None,
         description="Pack nodes close together: AWS cluster placement group / GKE compact placement (one "
@@ -193,24 +230,77 @@ class GpuPoolSpec(NodeScaling):
     @property
     def packed(self) -> bool:
         """placementGroup, on by default for pools wired to a multi-node fabric."""
-        return self.placement_group if self.placement_group is not None else self.efa or self.gpu_direct
+        return self.placement_group if self.placement_group is not None else self.multi_node_fabric
+
+    @property
+    @abstractmethod
+    def multi_node_fabric(self) -> bool:
+        """Wired to the cloud's multi-node fabric (EFA, GPUDirect)."""
 
 
-class RegionSpec(Spec):
-    """One region entry: cloud, location, cluster and its pools."""
+class AwsGpuPoolSpec(GpuPoolBase):
+    """A pool of EC2 GPU instances (an EKS managed node group). GKE's own MIG partitioning and GPUDirect NICs are
+    not theirs."""
+
+    efa: bool = Field(False, description="Attach every EFA interface the type has (multi-node NCCL over EFA).")
+    image_pull: ImagePull = Field(
+        "default",
+        description="parallel: nodeadm's FastImagePull, the SOCI snapshotter's parallel pull and unpack of "
+        "whole images onto the instance-store NVMe (no SOCI index needed; no lazy loading); default: containerd's "
+        "pull. GKE pools stream Artifact Registry images (image streaming) and pull others whole.",
+    )
+    gke_partition_size: ClassVar[None] = None
+    gpu_direct: ClassVar[bool] = False
+
+    @property
+    def multi_node_fabric(self) -> bool:
+        return self.efa
+
+
+class GcpGpuPoolSpec(GpuPoolBase):
+    """A GKE node pool of GPU machines. EFA and nodeadm's parallel image pull are EC2's."""
+
+    gke_partition_size: str | None = Field(
+        None, description="Let GKE partition GPUs with MIG (gpu_partition_size), e.g. 1g.10gb."
+    )
+    gpu_direct: bool = Field(
+        False,
+        description="Build the nodes of A3/A4 types with their GPUDirect NICs (TCPX, TCPXO or RDMA by "
+        "type) and the GPU NIC VPCs and subnets they need, packed by compact placement. NICs are attached only when a "
+        "pool is created. Replicas stay within one node on these pools, so no pod uses the NICs yet and the cluster "
+        "gets no pod networks or NCCL plugin for them.",
+    )
+    efa: ClassVar[bool] = False
+    image_pull: ClassVar[ImagePull] = "default"
+
+    @property
+    def multi_node_fabric(self) -> bool:
+        return self.gpu_direct
+
+
+GpuPoolSpec = AwsGpuPoolSpec | GcpGpuPoolSpec
+"""A GPU pool, of its region entry's cloud: the region's `cloud` decides which keys a pool takes."""
+
+
+_NETWORK = "Address plan of the cluster's network."
+_GPU_POOLS = "GPU node pools of the cluster."
+_CLUSTER = "The region's cluster: created here, or an existing one."
+
+
+class RegionBase(Spec):
+    """One region entry: cloud, location, cluster and its pools; the keys both clouds take."""
 
     name: Name = Field(description="Short name of this region entry; prefixes its cluster and resources.")
     cloud: region_catalog.Cloud = Field(description="aws or gcp.")
     region: str = Field(description="Cloud region, e.g. us-east-1 or us-central1.")
     zones: list[str] = Field(min_length=1, description="Zones the cluster's nodes use.")
-    project: str | None = Field(None, description="GCP only: the project id to create resources in.")
     kubernetes_version: str = Field(description="Kubernetes minor version, e.g. '1.33'.")
-    network: NetworkSpec = Field(description="Address plan of the cluster's network.")
+    network: NetworkSpec = Field(description=_NETWORK)
     api_access: ApiAccessSpec = Field(
         default_factory=ApiAccessSpec, description="Who may reach the Kubernetes API (private by default)."
     )
     system_pool: SystemPoolSpec = Field(description="Non-GPU nodes for controllers and add-ons.")
-    gpu_pools: list[GpuPoolSpec] = Field(default_factory=list, description="GPU node pools of the cluster.")
+    gpu_pools: Sequence[GpuPoolSpec] = Field(default_factory=list, description=_GPU_POOLS)
     model_cache: ModelCacheSpec = Field(default_factory=ModelCacheSpec)
     observability: ObservabilitySpec = Field(
         default_factory=ObservabilitySpec, description="Metrics, dashboards and alerts of the cluster."
@@ -225,9 +315,7 @@ class RegionSpec(Spec):
         default_factory=CertManagerSpec,
         description="cert-manager for webhook certificates (KServe's); installed on every cluster that runs KServe.",
     )
-    cluster: ClusterSpec = Field(
-        default_factory=ClusterSpec, description="The region's cluster: created here, or an existing one."
-    )
+    cluster: ClusterSpec = Field(default_factory=AwsClusterSpec, description=_CLUSTER)
     deployer: DeployerSpec | None = Field(
         None,
         description="Where this region's stack is deployed from; default: a runner inside the network when the "
@@ -252,3 +340,27 @@ class RegionSpec(Spec):
         public_bits = max(1, math.ceil(math.log2(zones)))
         public = list(blocks[-1].subnets(prefixlen_diff=public_bits))[:zones]
         return blocks[:zones], public
+
+
+class AwsRegionSpec(RegionBase):
+    """A region entry on AWS: an EKS cluster in its own VPC."""
+
+    cloud: Literal["aws"] = Field(description="aws or gcp.")
+    network: AwsNetworkSpec = Field(description=_NETWORK)
+    gpu_pools: list[AwsGpuPoolSpec] = Field(default_factory=list, description=_GPU_POOLS)
+    cluster: AwsClusterSpec = Field(default_factory=AwsClusterSpec, description=_CLUSTER)
+    project: ClassVar[None] = None
+
+
+class GcpRegionSpec(RegionBase):
+    """A region entry on GCP: a GKE cluster in a project's VPC-native subnet."""
+
+    cloud: Literal["gcp"] = Field(description="aws or gcp.")
+    network: GcpNetworkSpec = Field(description=_NETWORK)
+    gpu_pools: list[GcpGpuPoolSpec] = Field(default_factory=list, description=_GPU_POOLS)
+    cluster: GcpClusterSpec = Field(default_factory=GcpClusterSpec, description=_CLUSTER)
+    project: str | None = Field(None, description="The project id to create resources in; required.")
+
+
+RegionSpec = Annotated[AwsRegionSpec | GcpRegionSpec, Field(discriminator="cloud")]
+"""A region entry: its `cloud` decides which model reads it, so a key of the other cloud is an unknown key."""

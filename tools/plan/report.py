@@ -217,7 +217,7 @@ def _placement(plan: Plan, region: RegionSpec, pool: GpuPoolSpec) -> str:
 
 def _image_pull(plan: Plan, region: RegionSpec, pool: GpuPoolSpec) -> str:
     """How a new node pulls the engine images (components/domain/image_pull.py)."""
-    if effective_image_pull(region, pool) == "parallel":
+    if effective_image_pull(pool) == "parallel":
         return "parallel (SOCI, nodeadm FastImagePull)"
     if region.cloud == "gcp":
         return "whole (streaming: Artifact Registry images only)"
@@ -472,7 +472,7 @@ def _model_storage(plan: Plan) -> str:
     from components.k8s.names import model_bucket_name
 
     env = plan.spec
-    source = env.model_store.source(env)
+    source = env.model_store_source()
     rows = [
         "## Model storage\n",
         "| region | bucket | kept in sync by | cache tiers per worker | workers | cache capacity | pre-warmed |",
