@@ -32,11 +32,7 @@ CAPACITY_TYPES = {
     "aws": ("onDemand", "spot", "reservation", "capacityBlock"),
     "gcp": ("onDemand", "spot", "reservation", "flexStart"),
 }
-
-
 RESERVED = ("reservation", "capacityBlock")
-
-
 # "<type> is not offered <how>" per capacity type.
 _OFFERED_AS = {
     "onDemand": "on demand",
@@ -45,15 +41,9 @@ _OFFERED_AS = {
     "capacityBlock": "as Capacity Blocks",
     "flexStart": "through flex-start",
 }
-
-
 _AWS_RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{8,17}$")
-
-
 # The largest GPUDirect layout (RDMA: one gVNIC + 8 GPU NIC subnets) needs nine /24s.
 _GPU_NIC_SUBNET_PREFIX = 24
-
-
 _MAX_GPU_NIC_SUBNETS = 9
 
 
