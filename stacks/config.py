@@ -11,9 +11,9 @@ from typing import Any, Literal, get_args
 import pulumi
 from pulumi.runtime import config as runtime_config
 
-from components.config.base import Issue
+from components.checks.loader import PROJECT, config_key_issues, load_environment
+from components.config.base import ConfigError, Issue
 from components.config.environment import EnvironmentSpec
-from components.config.loader import PROJECT, ConfigError, config_key_issues, load_environment
 from components.config.model_catalog import read_model_catalog
 from components.config.stackfile import (
     PlanInputError,

@@ -12,10 +12,9 @@ from typing import Any
 import pulumi
 
 from components.addons.gateway_tls import GatewayCa
-from components.config.base import Issue
+from components.config.base import ConfigError, Issue
 from components.config.environment import EnvironmentSpec
 from components.config.gateway import has_gateway
-from components.config.loader import ConfigError
 from components.config.region import RegionSpec
 from components.config.stacks import StackSlice, anchor_region, region_stack_name, resolve_stack
 from components.serving.tenant_api_keys import TenantApiKeys, TenantApiKeysArgs

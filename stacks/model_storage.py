@@ -86,7 +86,7 @@ def sync_model_stores(
     bucket), GCS buckets a Storage Transfer job from it every `syncIntervalHours`. `providers`: each
     region's cloud provider in this stack (the regions' own); without it (the global stack), they are made here.
     """
-    source = env.model_store.source(env)
+    source = env.model_store_source()
     others = [r for r in env.regions if r.name != source.name]
     if not others:
         return

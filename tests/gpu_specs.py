@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.config.region import GpuPoolSpec, RegionSpec
+from pydantic import TypeAdapter
+
+from components.config.region import AwsGpuPoolSpec, GcpGpuPoolSpec, GpuPoolSpec, RegionSpec
+from platform_catalog.machines import MACHINES
 
 _CLOUD = {
     "aws": {
@@ -29,10 +32,12 @@ _CLOUD = {
 
 
 def pool(name: str, machine_type: str, max_size: int = 2, **fields: Any) -> GpuPoolSpec:
-    return GpuPoolSpec.model_validate({"name": name, "machineType": machine_type, "maxSize": max_size, **fields})
+    """A pool of the machine type's cloud (its region entry's cloud decides which keys a pool takes)."""
+    model = {"aws": AwsGpuPoolSpec, "gcp": GcpGpuPoolSpec}[MACHINES[machine_type].cloud]
+    return model.model_validate({"name": name, "machineType": machine_type, "maxSize": max_size, **fields})
 
 
 def region(cloud: str, *pools: GpuPoolSpec) -> RegionSpec:
-    return RegionSpec.model_validate(
+    return TypeAdapter(RegionSpec).validate_python(
         {"name": "r1", "cloud": cloud, "kubernetesVersion": "1.33", **_CLOUD[cloud], "gpuPools": list(pools)}
     )

@@ -165,7 +165,8 @@ def config_errors(raw: dict[str, Any]) -> list[str]:
     """The lines a config is rejected with; fails the test when it is accepted."""
     import pytest
 
-    from components.config.loader import ConfigError, load_environment
+    from components.checks.loader import load_environment
+    from components.config.base import ConfigError
 
     with pytest.raises(ConfigError) as info:
         load_environment(raw)

@@ -26,7 +26,14 @@ import yaml
 from components.aws.eks import CONTROL_PLANE_LOG_TYPES
 from components.aws.irsa import IrsaRoleArgs, irsa_role
 from components.aws.policy_docs import service_trust
-from components.config.region import GpuPoolSpec, RegionSpec
+from components.config.region import (
+    AwsGpuPoolSpec,
+    AwsRegionSpec,
+    GcpGpuPoolSpec,
+    GcpRegionSpec,
+    GpuPoolSpec,
+    RegionSpec,
+)
 from components.federation.search_index import synchro_manager_pod
 from components.k8s.names import MODEL_SERVER_SERVICE_ACCOUNT
 from components.k8s.topology import gpu_pool_labels, gpu_tolerations, pool_selector
@@ -87,11 +94,15 @@ PD_SIZING = {
 def _labels(cluster: str, name: str, machine_type: str) -> dict[str, str]:
     """The labels of a pool that uses its machine's fabric (EFA / GPUDirect) where it has one."""
     machine = MACHINES[machine_type]
-    fabric = (
-        {"efa": bool(machine.efa_interfaces)} if machine.cloud == "aws" else {"gpu_direct": machine.gpudirect != "none"}
-    )
-    pool = GpuPoolSpec(name=name, machine_type=machine_type, max_size=4, **fabric)
-    return gpu_pool_labels(DOMAIN, cluster, RegionSpec.model_construct(cloud=machine.cloud), pool)
+    pool: GpuPoolSpec
+    region: RegionSpec
+    if machine.cloud == "aws":
+        pool = AwsGpuPoolSpec(name=name, machine_type=machine_type, max_size=4, efa=bool(machine.efa_interfaces))
+        region = AwsRegionSpec.model_construct(cloud="aws")
+    else:
+        pool = GcpGpuPoolSpec(name=name, machine_type=machine_type, max_size=4, gpu_direct=machine.gpudirect != "none")
+        region = GcpRegionSpec.model_construct(cloud="gcp")
+    return gpu_pool_labels(DOMAIN, cluster, region, pool)
 
 
 def _tls_only(arn: str) -> str:

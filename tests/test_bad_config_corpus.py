@@ -7,7 +7,8 @@ from collections import Counter
 
 import pytest
 
-from components.config.loader import ConfigError, load_environment
+from components.checks.loader import load_environment
+from components.config.base import ConfigError
 from tests.bad_configs import CORPUS, Bad
 from tests.harness import apply_ops, raw_environment
 

@@ -302,7 +302,7 @@ def test_c1_the_network_first_program_registers_only_closed_targets(prod):
 
 
 def test_c1_the_network_mode_refuses_a_stack_without_a_network(monkeypatch):
-    from components.config.loader import ConfigError
+    from components.config.base import ConfigError
     from stacks import config
 
     monkeypatch.setenv(config.BOOTSTRAP_VARIABLE, "everything")

@@ -88,7 +88,7 @@ def test_capacity_types_per_machine(region, pool, changes, message):
     raw = raw_environment("prod")
     raw["regions"][region]["gpuPools"][pool].update(changes)
     if message is None:
-        from components.config.loader import load_environment
+        from components.checks.loader import load_environment
 
         raw["production"] = False  # production refuses spot under its realtime models (test_config_input_errors)
         assert load_environment(raw).regions[region].gpu_pools[pool].capacity.type == changes["capacity"]["type"]
@@ -165,7 +165,7 @@ def test_a_queue_smaller_than_the_minimum_replicas_is_rejected():
 def test_a_resource_the_queue_leaves_out_is_capped_at_zero():
     """Volcano leaves a resource a capability does not list unlimited (VOLCANO_UNLISTED_RESOURCES_ARE_UNCAPPED), so
     the queue lists every resource the region offers, 0 where the quota names none: dev's MIG model needs its own."""
-    from components.config.loader import load_environment
+    from components.checks.loader import load_environment
 
     raw = raw_environment("dev")
     assert raw["tenants"][0]["gpuQuotas"][0]["capability"] == {"nvidia.com/gpu": 2, "nvidia.com/mig-3g.40gb": 1}
@@ -225,7 +225,7 @@ def test_plan_md_flags_a_max_the_pool_cannot_hold():
 
 
 def test_plan_md_max_replicas_leave_room_for_the_others_minimum(dev_plan):
-    from components.config.capacity_checks import pool_holds, replica_demands
+    from components.domain.capacity import pool_holds, replica_demands
 
     region = dev_plan.spec.regions[0]
     demands = replica_demands(dev_plan.spec, region)

@@ -49,7 +49,7 @@ def test_a_gpu_node_group_fits_a_cluster_that_already_exists():
     import pulumi_aws as aws
 
     from components.aws.gpu_node_group import EksGpuNodeGroup, EksGpuNodeGroupArgs, EksNodeTarget
-    from components.config.loader import load_environment
+    from components.checks.loader import load_environment
     from tests.harness import evaluate_program, raw_environment
 
     region = load_environment(raw_environment("prod")).region("use1")

@@ -322,7 +322,7 @@ def test_every_model_pod_on_gke_matches_an_autoscaled_node_pool(prod_plan):
 def test_a_multi_node_gang_fits_the_efa_template_and_the_pool():
     """A pipeline-parallel replica over two p5 nodes: its head and worker pods each ask for a whole node's
     GPUs and every EFA interface, which the template advertises; the pool holds both nodes."""
-    from components.config.capacity_checks import pool_holds, replica_demands
+    from components.domain.capacity import pool_holds, replica_demands
     from tests.test_serving_config import _multi_node_prod
 
     config = environment_config("prod")

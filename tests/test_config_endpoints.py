@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from components.config.endpoint_checks import host_port_issue, secret_name_issue, url_issue
-from components.config.existing_clusters import EKS_CLUSTER_NAME, GKE_CLUSTER_NAME, ROLE_ARN, SUBNET_ID
-from components.config.loader import load_environment
+from components.checks.endpoint_checks import host_port_issue, secret_name_issue, url_issue
+from components.checks.existing_cluster_checks import EKS_CLUSTER_NAME, GKE_CLUSTER_NAME, ROLE_ARN, SUBNET_ID
+from components.checks.loader import load_environment
 from platform_catalog.address_space import cluster_local
 from tests.harness import raw_environment
 

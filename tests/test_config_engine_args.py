@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from components.catalog.engines import VLLM_FLAGS, VLLM_MINIMUMS, VLLM_VALUES
-from components.config.serving_checks import engine_value_issue
+from components.checks.serving_checks import engine_value_issue
 
 ARGS = Path(__file__).resolve().parents[1] / "conformance/upstream/vllm/v0.33.0/generated-vllm-serve-args.json"
 # The parser's type of each kind (the vendored table's `type`, as `vllm serve` builds its parser).

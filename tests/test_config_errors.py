@@ -7,7 +7,7 @@ import copy
 import pytest
 import yaml
 
-from components.config.loader import load_environment
+from components.checks.loader import load_environment
 from tests.harness import config_errors, environment_config, raw_environment
 from tools.plan.__main__ import main as plan_main
 

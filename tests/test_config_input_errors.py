@@ -8,7 +8,7 @@ import shutil
 import pytest
 import yaml
 
-from components.config.loader import load_environment
+from components.checks.loader import load_environment
 from components.config.stackfile import PlanInputError
 from tests.harness import apply_ops, config_errors, environment_config, raw_environment
 from tools.plan.__main__ import main as plan_main
@@ -24,7 +24,7 @@ def _project(tmp_path, text: str):
 
 def stack_file_errors(tmp_path, text: str) -> list[str]:
     """The lines `plan` prints for a stack file (read from tmp_path, planned with this project's program)."""
-    from components.config.loader import ConfigError
+    from components.config.base import ConfigError
 
     try:
         build_plan(load_stack_config(_project(tmp_path, text), "t"))
@@ -258,8 +258,9 @@ def test_a_gateway_no_tenant_may_call():
 
 @pytest.mark.parametrize("key", ["podsCidr", "controlPlaneCidr", "acceleratorCidr"])
 def test_gcp_only_network_keys_on_aws(key):
+    """An AWS region's network is the AWS model: a GKE range is no key of it."""
     assert _errors("dev", ("set", f"regions[0].network.{key}", "10.99.0.0/16")) == [
-        f"regions[0].network.{key}: GCP only: an EKS cluster takes pod addresses from the VPC (VPC CNI); remove it"
+        f"regions[0].network.{key}: unknown key; valid keys here: cidr, nat, servicesCidr"
     ]
 
 

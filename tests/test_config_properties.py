@@ -6,19 +6,60 @@ from __future__ import annotations
 
 import copy
 import shutil
+import typing
 from typing import Any
 
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pydantic import BaseModel
 
-from components.config.loader import ConfigError, load_environment
+from components.checks.loader import load_environment
+from components.config.base import ConfigError
+from components.config.region import RegionSpec
 from tests.harness import raw_environment
 from tools.plan.__main__ import main as plan_main
 from tools.plan.runner import PROJECT_DIR
 
 ENVIRONMENTS = {env: raw_environment(env) for env in ("dev", "prod")}
+
+
+def _cloud_models() -> dict[str, type[BaseModel]]:
+    """The union a region entry is read by: each cloud's model, by the value of `cloud` that chooses it."""
+    union, _discriminator = typing.get_args(RegionSpec)
+    return {typing.get_args(m.model_fields["cloud"].annotation)[0]: m for m in typing.get_args(union)}
+
+
+CLOUD_MODELS = _cloud_models()
+
+
+def _keys(model: Any, *path: str) -> set[str]:
+    """The camelCase keys of the model found under `path` (through lists and optional models)."""
+    for name in path:
+        field = next(f for n, f in model.model_fields.items() if (f.alias or n) == name)
+        model = next(a for a in [field.annotation, *_args(field.annotation)] if isinstance(a, type))
+    return {f.alias or n for n, f in model.model_fields.items()}
+
+
+def _args(annotation: Any) -> list[Any]:
+    return [x for a in typing.get_args(annotation) for x in (a, *_args(a))]
+
+
+# Where a region entry's per-cloud keys sit: the entry, its network, its GPU pools, its existing cluster.
+_PER_CLOUD = [(), ("network",), ("gpuPools",), ("cluster", "existing")]
+
+
+def _foreign_keys(cloud: str) -> list[tuple[tuple[str, ...], str]]:
+    """Keys the other clouds' region entries take at each of _PER_CLOUD and this cloud's do not."""
+    own = CLOUD_MODELS[cloud]
+    return sorted(
+        (where, key)
+        for other, model in CLOUD_MODELS.items()
+        if other != cloud
+        for where in _PER_CLOUD
+        for key in _keys(model, *where) - _keys(own, *where)
+    )
 
 
 def _paths(value: Any, prefix: tuple = ()) -> list[tuple]:
@@ -59,8 +100,12 @@ def mutated_configs(draw) -> tuple[str, dict, str]:
     raw = copy.deepcopy(ENVIRONMENTS[env])
     path = draw(st.sampled_from(_paths(raw)))
     parent, last = _parent(raw, path), path[-1]
-    kind = draw(st.sampled_from(["value", "delete", "rename", "repeat"]))
-    if kind == "value":
+    kind = draw(st.sampled_from(["value", "delete", "rename", "repeat", "cloud"]))
+    if kind == "cloud" and path[0] == "regions" and isinstance(raw["regions"][path[1]], dict):
+        # The entry read as another cloud's model: its own cloud's keys become unknown keys.
+        entry = raw["regions"][path[1]]
+        entry["cloud"] = draw(st.sampled_from(sorted(set(CLOUD_MODELS) - {entry.get("cloud")})))
+    elif kind == "value":
         parent[last] = draw(_VALUES)
     elif kind == "delete":
         del parent[last]
@@ -129,3 +174,33 @@ def test_the_strategy_reaches_deep_keys():
 @pytest.mark.parametrize("env", sorted(ENVIRONMENTS))
 def test_unmutated_environments_validate(env):
     load_environment(copy.deepcopy(ENVIRONMENTS[env]))
+
+
+def test_both_clouds_have_keys_of_their_own():
+    """Guard for the test below: it walks every per-cloud place and finds keys there."""
+    assert set(CLOUD_MODELS) == {"aws", "gcp"}
+    assert {where for where, _ in _foreign_keys("aws")} == set(_PER_CLOUD)
+    assert {where for where, _ in _foreign_keys("gcp")} == {("network",), ("gpuPools",), ("cluster", "existing")}
+
+
+@pytest.mark.parametrize("index", range(len(ENVIRONMENTS["prod"]["regions"])))
+def test_a_key_of_the_other_cloud_is_an_unknown_key(index):
+    """Every key only the other cloud's region entries take, set on a region entry, its network, its first GPU pool
+    or its existing cluster, is refused as an unknown key at that key's path, and nothing else is reported."""
+    cloud = ENVIRONMENTS["prod"]["regions"][index]["cloud"]
+    for where, key in _foreign_keys(cloud):
+        raw = copy.deepcopy(ENVIRONMENTS["prod"])
+        parent = raw["regions"][index]
+        at = f"regions[{index}]"
+        for part in where:
+            parent = parent.setdefault(part, {} if part != "gpuPools" else [])
+            if part == "gpuPools":
+                parent, at = parent[0], f"{at}.gpuPools[0]"
+            else:
+                at = f"{at}.{part}"
+        if where == ("cluster", "existing"):
+            parent.setdefault("name", "team-cluster")
+        parent[key] = parent.get(key, "x")
+        with pytest.raises(ConfigError) as caught:
+            load_environment(raw)
+        assert [(i.path, i.message.split(";")[0]) for i in caught.value.issues] == [(f"{at}.{key}", "unknown key")]

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from components.catalog.models import MODELS
-from components.config.loader import load_environment
+from components.checks.loader import load_environment
 from components.domain.disaggregation import efa_path
 from components.domain.kv_transfer import decide_mode, kv_transfer, prompt_kv_bytes
 from components.serving.deployment import model_placements
@@ -321,7 +321,7 @@ def _two_gpu_types(raw: dict, *, pool: dict | None = None, prompt: int = FITS, *
 
 
 def _rag_errors(raw: dict) -> list[str]:
-    from components.config.loader import ConfigError
+    from components.config.base import ConfigError
 
     try:
         load_environment(raw)

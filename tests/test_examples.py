@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from components.config.loader import ConfigError, load_environment
+from components.checks.loader import load_environment
+from components.config.base import ConfigError
 from components.config.stackfile import read_stack_file
 from policies.offline import evaluate_plan
 from stacks.config import namespace_values
@@ -207,9 +208,10 @@ REGION = key("regions") + "[0]"
             [("rename", f"{REGION}.gpuPools[0].maxSize", "maxSzie")],
             [
                 "regions[0].gpuPools[0].maxSize: required key is missing; add `maxSize` (see docs/configuration.md)",
+                # An AWS region's pool: the keys of the AWS pool model only.
                 "regions[0].gpuPools[0].maxSzie: unknown key; did you mean 'maxSize'? valid keys here: capacity, "
-                "desiredSize, diskGib, driverInstall, efa, gkePartitionSize, gpuDirect, imagePull, machineType, maxSize, mig, "
-                "minSize, name, placementGroup, timeSlicing, zones",
+                "desiredSize, diskGib, driverInstall, efa, imagePull, machineType, maxSize, mig, minSize, name, "
+                "placementGroup, timeSlicing, zones",
             ],
         ),
         (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.config.loader import load_environment
+from components.checks.loader import load_environment
 from policies.offline import evaluate_plan
 from tests.harness import config_errors, plan_config, raw_environment
 
@@ -114,7 +114,7 @@ def test_an_environment_on_existing_clusters_passes_the_pack(existing_plan):
             2,
             {"name": "team-gke", "nodeServiceAccount": GKE_ACCOUNT, "nodeRoleArn": EKS_ROLE},
             "regions[2].cluster.existing.nodeRoleArn",
-            "only for AWS",
+            "unknown key",
         ),
     ],
 )

@@ -15,7 +15,7 @@ import yaml
 
 from components.addons.model_cache import model_storage_uri
 from components.catalog.charts import CHARTS
-from components.config.loader import load_environment
+from components.checks.loader import load_environment
 from components.federation.certificates import KeyPair
 from components.federation.control_plane import host_secret_values
 from components.federation.member import agent_secret_values

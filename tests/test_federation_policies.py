@@ -8,8 +8,8 @@ import copy
 import pytest
 from lupa.lua51 import LuaRuntime
 
+from components.checks.loader import load_environment
 from components.config.karmada import FailoverSpec
-from components.config.loader import load_environment
 from components.federation import interpreter
 from components.federation.manifests import (
     federated_template,

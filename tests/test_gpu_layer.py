@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from components.config.gpu_pools import unused_pools
-from components.config.loader import load_environment
+from components.checks.gpu_pool_checks import unused_pools
+from components.checks.loader import load_environment
 from components.domain.cache_reads import cache_reads
 from tests.harness import config_errors, raw_environment
 from tools.plan.report import render_markdown

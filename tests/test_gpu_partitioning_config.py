@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.config.loader import load_environment
+from components.checks.loader import load_environment
 from tests.harness import config_errors, raw_environment
 
 # dev: regions[0] is AWS use1 with gpuPools l40s (g6e.xlarge, L40S, time-sliced) and a100-mig
@@ -204,9 +204,10 @@ def test_gke_partitions_and_time_slicing_on_one_pool():
 
 def test_gke_partition_size_on_aws():
     raw = _dev_with(1, mig=None, gkePartitionSize="3g.40gb")
+    # An AWS pool is the AWS model: GKE's partitioning is no key of it (the GPU Operator's `mig` is).
     assert config_errors(raw) == [
-        f"{A100}.gkePartitionSize: only meaningful on GKE; on AWS let the GPU Operator partition the pool: "
-        "mig: {profile: all-3g.40gb}"
+        f"{A100}.gkePartitionSize: unknown key; valid keys here: capacity, desiredSize, diskGib, driverInstall, efa, "
+        "imagePull, machineType, maxSize, mig, minSize, name, placementGroup, timeSlicing, zones"
     ]
 
 

@@ -6,7 +6,7 @@ import base64
 
 import pytest
 
-from components.config.loader import load_environment
+from components.checks.loader import load_environment
 from components.gcp.gke import GkeCluster, GkeClusterArgs
 from components.gcp.network import GcpNetwork, GcpNetworkArgs
 from components.k8s.topology import gpu_pool_labels

@@ -126,13 +126,13 @@ def test_image_pull_estimates_count_the_gain_only_where_it_applies(prod_plan):
     """vLLM's image, 12 GiB: 240 s at containerd's 0.05 GiB/s, 80 s at the parallel 0.15 GiB/s; Triton's 16 GiB:
     320 s. GKE counts no streaming gain (the engines' images are not in Artifact Registry)."""
     use1, usc1 = prod_plan.spec.region("use1"), prod_plan.spec.region("usc1")
-    assert image_pull_seconds(use1, use1.pool("l40s"), "vllm") == 80
-    assert image_pull_seconds(use1, use1.pool("l40s"), "triton") == 107  # 16 / 0.15 = 106.7
-    assert image_pull_seconds(usc1, usc1.pool("l4"), "vllm") == 240
-    assert image_pull_seconds(usc1, usc1.pool("l4"), "triton") == 320
-    assert [effective_image_pull(usc1, p) for p in usc1.gpu_pools] == ["default"] * len(usc1.gpu_pools)
+    assert image_pull_seconds(use1.pool("l40s"), "vllm") == 80
+    assert image_pull_seconds(use1.pool("l40s"), "triton") == 107  # 16 / 0.15 = 106.7
+    assert image_pull_seconds(usc1.pool("l4"), "vllm") == 240
+    assert image_pull_seconds(usc1.pool("l4"), "triton") == 320
+    assert [effective_image_pull(p) for p in usc1.gpu_pools] == ["default"] * len(usc1.gpu_pools)
     default = use1.pool("l40s").model_copy(update={"image_pull": "default"})
-    assert image_pull_seconds(use1, default, "vllm") == 240
+    assert image_pull_seconds(default, "vllm") == 240
 
 
 def test_dev_cold_starts_count_the_new_nodes_pull(dev_plan):
@@ -164,5 +164,6 @@ def test_parallel_pull_on_a_gke_pool_is_refused_naming_the_key():
     raw = raw_environment("prod")
     raw["regions"][2]["gpuPools"][1]["imagePull"] = "parallel"
     (line,) = config_errors(raw)
-    assert line.startswith("regions[2].gpuPools[1].imagePull: parallel pull is an EKS node setting")
-    assert line.endswith("remove imagePull")
+    # A GKE pool is the GCP pool model, which has no imagePull (nodeadm's FastImagePull is an EKS node setting).
+    assert line.startswith("regions[2].gpuPools[1].imagePull: unknown key; valid keys here: ")
+    assert "imagePull" not in line.split("valid keys here: ")[1]

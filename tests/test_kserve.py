@@ -9,7 +9,7 @@ import pytest
 
 from components.catalog.engines import NON_ROOT_UID, TRITON_IMAGE, VLLM_IMAGE
 from components.catalog.metrics import KNOWN_SERIES
-from components.config.loader import load_environment
+from components.checks.loader import load_environment
 from components.k8s import names
 from components.serving.autoscaling import scaled_object_manifest
 from components.serving.deployment import (

@@ -8,7 +8,7 @@ from components.addons.model_cache import (
     model_storage_uri,
     prewarmed_models,
 )
-from components.config.loader import load_environment
+from components.checks.loader import load_environment
 from components.config.model_store import cache_plan
 from components.serving.engine import VLLM_LOAD_ARGS
 from tests.harness import environment_config, ns, plan_config, raw_environment

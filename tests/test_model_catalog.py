@@ -22,8 +22,10 @@ import pytest
 import yaml
 
 from components.catalog.models import MODELS, PRESETS, from_hf_config
-from components.config.loader import PROJECT, ConfigError, load_environment
-from components.config.model_catalog import ModelCardSpec, check_model_catalog, read_model_catalog
+from components.checks.loader import PROJECT, load_environment
+from components.checks.model_catalog_checks import check_model_catalog
+from components.config.base import ConfigError
+from components.config.model_catalog import ModelCardSpec, read_model_catalog
 from components.config.stackfile import PlanInputError, read_stack_file, stack_config_from_mapping
 from components.cost.monthly import environment_cost
 from components.domain.sizing import GpuSlot, SizingRequest, size

@@ -25,7 +25,7 @@ from components.addons.observability import (
 )
 from components.catalog import metrics
 from components.catalog.charts import CHARTS
-from components.config.loader import load_environment
+from components.checks.loader import load_environment
 from components.k8s import names
 from components.k8s.cluster import ClusterHandle
 from components.k8s.names import MODEL_TARGET_LABEL as MODEL_LABEL

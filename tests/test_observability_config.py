@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from components.config.loader import load_environment
+from components.checks.loader import load_environment
 from tests.harness import config_errors, raw_environment
 
 

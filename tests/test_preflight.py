@@ -10,7 +10,7 @@ import yaml
 from botocore.stub import Stubber
 from moto import mock_aws
 
-from components.config.loader import load_environment
+from components.checks.loader import load_environment
 from platform_catalog.machines import MACHINES
 from tests.aws_fakes import CHECKPOINT, FakeAws, client, put_model, reservation
 from tests.harness import environment_config

@@ -16,7 +16,7 @@ import pytest
 from rich.console import Console
 
 from components.catalog.bringup import DNS_NAME_PUBLISHED
-from components.config.loader import load_environment
+from components.checks.loader import load_environment
 from components.config.rollout import Wave, rollout_waves
 from tests.harness import ENVIRONMENTS_DIR, apply_ops, raw_environment
 from tools.plan.runner import PROJECT_DIR

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from components.config.loader import load_environment
+from components.checks.loader import load_environment
 from tests.harness import ENVIRONMENTS_DIR, raw_environment
 from tools.plan.runner import PROJECT_DIR
 from tools.rollout.__main__ import main

@@ -9,7 +9,7 @@ import pytest
 from kubernetes.client.exceptions import ApiException
 
 from components.catalog.upstream import FACTS, KSERVE_LLMISVC_READY_NEEDS_ITS_OWN_ROUTE
-from components.config.loader import load_environment
+from components.checks.loader import load_environment
 from tests.harness import raw_environment
 from tools.rollout.health import (
     CheckResult,

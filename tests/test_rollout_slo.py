@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from components.config.loader import load_environment
+from components.checks.loader import load_environment
 from tests.harness import ENVIRONMENTS_DIR, apply_ops, config_errors, plan_for, raw_environment
 from tests.sse_simulator import SseSimulator
 from tests.test_rollout import FakeWorkspace, prod_outputs, prod_spec, roll, state_of

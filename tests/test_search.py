@@ -84,7 +84,7 @@ def test_a_private_member_the_host_cannot_reach_is_refused_naming_the_key_and_th
     assert "regions[1].deployer.kind: vpcRunner, or leave usw2 out of federation.search.members" in lines[0]
     # The host itself needs no path: it is read in-cluster.
     raw["federation"]["search"]["members"] = ["use1"]
-    from components.config.loader import load_environment
+    from components.checks.loader import load_environment
 
     assert load_environment(raw).federation.search.storage_gib == 20
 

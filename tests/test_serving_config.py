@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.config.loader import load_environment
+from components.checks.loader import load_environment
 from tests.harness import config_errors, needing_no_cache, raw_environment
 
 L40S = "models[0]"  # dev: llama-3-1-8b on a quarter of an L40S

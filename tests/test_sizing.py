@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from components.catalog.models import MODELS
-from components.config.region import GpuPoolSpec, MigSpec, TimeSlicingSpec
+from components.config.region import AwsGpuPoolSpec, GcpGpuPoolSpec, GpuPoolSpec, MigSpec, TimeSlicingSpec
 from components.domain.sizing import (
     DoesNotFit,
     GpuSlot,
@@ -22,6 +22,7 @@ from components.domain.sizing import (
     weight_bytes,
 )
 from components.domain.slots import gpu_slot, placement_resource, slots_per_node
+from platform_catalog.machines import MACHINES
 
 H100 = GpuSlot("H100-80GB", 80, gpus_per_node=8, max_nodes=4, fp8=True)
 A100 = GpuSlot("A100-80GB", 80, gpus_per_node=8, max_nodes=2, fp8=False)
@@ -195,7 +196,8 @@ def test_a_time_slice_share_sizes_its_memory_and_scales_the_engine_utilization()
 
 
 def _pool(machine_type: str, **fields) -> GpuPoolSpec:
-    return GpuPoolSpec(name="p", machine_type=machine_type, max_size=3, **fields)
+    model = {"aws": AwsGpuPoolSpec, "gcp": GcpGpuPoolSpec}[MACHINES[machine_type].cloud]
+    return model(name="p", machine_type=machine_type, max_size=3, **fields)
 
 
 def test_whole_gpus_split_within_a_node_and_across_nodes_only_on_efa_pools():

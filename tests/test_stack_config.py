@@ -7,7 +7,7 @@ import shutil
 
 import yaml
 
-from components.config.loader import ConfigError
+from components.config.base import ConfigError
 from components.config.stackfile import SECRET_MARKER, merge_by_path, overlay_config
 from tests.harness import ENVIRONMENTS_DIR, PROJECT, plan_config
 from tools.plan.engine import evaluate

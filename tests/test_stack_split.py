@@ -7,7 +7,8 @@ from collections import Counter
 
 import pytest
 
-from components.config.loader import ConfigError, load_environment
+from components.checks.loader import load_environment
+from components.config.base import ConfigError
 from components.config.stacks import environment_stacks, resolve_stack
 from stacks.config import environment_file_config
 from tests.harness import ENVIRONMENTS_DIR, plan_config, raw_environment

@@ -126,7 +126,7 @@ from components.catalog.upstream import (
     UpstreamFact,
 )
 from components.catalog.upstream import PD_ENGINE_IMAGE as PD_ENGINE_IMAGE_FACT
-from components.config.loader import load_environment
+from components.checks.loader import load_environment
 from components.k8s import names
 from components.serving import llm_inference_service as llmisvc
 from components.serving.deployment import model_placements
@@ -988,7 +988,7 @@ def test_job_jvms_are_sized_within_their_containers_and_counted_on_the_node(env_
 def test_a_nodes_weight_streams_count_every_engine_process():
     """A tensor-parallel replica streams the checkpoint once per GPU: 2 replicas x TP 2 on an 8-GPU node are 4 engine
     processes, 64 streams, not 2 servers' 32."""
-    from components.config.loader import load_environment
+    from components.checks.loader import load_environment
     from components.domain.cache_reads import node_streams
 
     assert VLLM_STREAMS_WEIGHTS_FROM_EVERY_RANK.name in FACTS
@@ -1173,7 +1173,7 @@ def test_every_planned_queue_passes_volcanos_queue_webhook(env_plan):
 
 
 def test_every_queue_caps_every_gpu_resource_of_its_cluster(env_plan):
-    from components.config.scheduling import gpu_capacity
+    from components.domain.queues import gpu_capacity
 
     assert VOLCANO_UNLISTED_RESOURCES_ARE_UNCAPPED.name in FACTS
     queues = env_plan.of_type("kubernetes:scheduling.volcano.sh/v1beta1:Queue")
@@ -1539,7 +1539,7 @@ def test_gke_pools_stream_but_the_engines_images_are_not_in_artifact_registry(pr
     ]
     assert images and not [i for i in images if ".pkg.dev/" in i.split(":")[0]]
     usc1 = prod_plan.spec.region("usc1")
-    assert {effective_image_pull(usc1, pool) for pool in usc1.gpu_pools} == {"default"}
+    assert {effective_image_pull(pool) for pool in usc1.gpu_pools} == {"default"}
 
 
 # --- multi-cluster search (Clusterpedia) ------------------------------------------------------------------------------

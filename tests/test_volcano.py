@@ -6,10 +6,11 @@ import copy
 
 import pytest
 import yaml
+from pydantic import TypeAdapter
 
 from components.addons.volcano import hyper_nodes, scheduler_config
 from components.catalog.charts import CHARTS, VOLCANO_IMAGE_TAG
-from components.config.loader import load_environment
+from components.checks.loader import load_environment
 from components.config.region import RegionSpec
 from components.k8s.scheduling import (
     GROUP_NAME_ANNOTATION,
@@ -65,7 +66,7 @@ def test_scheduler_config_has_our_actions_and_plugins(dev_plan):
 def test_scheduler_config_packs_on_every_resource_the_pools_offer():
     raw = raw_environment("prod")["regions"][0]
     raw["gpuPools"][0]["mig"] = {"strategy": "mixed", "profile": "all-3g.40gb"}
-    region = RegionSpec.model_validate(raw)
+    region = TypeAdapter(RegionSpec).validate_python(raw)
     plugins = {p["name"]: p for p in scheduler_config(region)["tiers"][1]["plugins"]}
     assert plugins["binpack"]["arguments"]["binpack.resources"] == "nvidia.com/gpu, nvidia.com/mig-3g.40gb"
     assert plugins["network-topology-aware"]["arguments"]["hypernode.binpack.resources.nvidia.com/mig-3g.40gb"] == 10

@@ -42,9 +42,8 @@ def _type_name(annotation: Any) -> str:
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
     if origin in (typing.Union, types.UnionType):
-        return " \\| ".join(_type_name(a) for a in args if a is not type(None)) + (
-            " (optional)" if type(None) in args else ""
-        )
+        names = dict.fromkeys(_type_name(a) for a in args if a is not type(None))  # a union of models: "object"
+        return " \\| ".join(names) + (" (optional)" if type(None) in args else "")
     if origin is typing.Literal:
         return " \\| ".join(f"`{a}`" for a in args)
     if origin is list:
@@ -58,17 +57,20 @@ def _type_name(annotation: Any) -> str:
     return getattr(annotation, "__name__", str(annotation)).replace("IPv4Network", "CIDR")
 
 
-def _inner_model(annotation: Any) -> type[BaseModel] | None:
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    """The models inside list[X] / X | None / dict[str, X]: one, or each of a union's (a region entry per cloud)."""
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
+        return [annotation]
+    found: list[type[BaseModel]] = []
     for arg in typing.get_args(annotation):
-        found = _inner_model(arg)
-        if found is not None:
-            return found
-    return None
+        found += [model for model in _models_in(arg) if model not in found]
+    return found
 
 
-def _rows(model: type[BaseModel], prefix: str) -> Iterator[str]:
+Row = tuple[str, str, str, str, str]  # key, the cloud it is a key of ("": every one), type, default, description
+
+
+def _rows(model: type[BaseModel], prefix: str) -> Iterator[Row]:
     for name, field in model.model_fields.items():
         key = f"{prefix}{field.alias or name}"
         if field.is_required():
@@ -78,12 +80,42 @@ def _rows(model: type[BaseModel], prefix: str) -> Iterator[str]:
         else:
             default = "" if field.default in (None, PydanticUndefined) else f"`{json.dumps(field.default)}`"
         description = (field.description or "").replace("|", "\\|")
-        yield f"| `{key}` | {_type_name(field.annotation)} | {default} | {description} |"
-        inner = _inner_model(field.annotation)
-        if inner is not None:
+        yield key, "", _type_name(field.annotation), default, description
+        models = _models_in(field.annotation)
+        if models:
             origin = typing.get_origin(field.annotation)
             entry = "[]" if origin is list else ".<name>" if origin is dict else ""  # a map's entries by name
-            yield from _rows(inner, f"{key}{entry}.")
+            yield from _merged(models, f"{key}{entry}.") if len(models) > 1 else _rows(models[0], f"{key}{entry}.")
+
+
+def _merged(models: list[type[BaseModel]], prefix: str) -> Iterator[Row]:
+    """The keys of a union's models (a region entry's, by `cloud`): a key every model takes once, with their types;
+    a key some take, marked with theirs (`(gcp)`), where it falls among their keys."""
+    rows: dict[str, dict[str, Row]] = {}  # key -> tag -> row, in the order keys first appear
+    order: list[str] = []
+    for model in models:
+        tag = _tag(model)
+        after = -1
+        for row in _rows(model, prefix):
+            if row[0] not in rows:
+                rows[row[0]] = {}
+                order.insert(after + 1, row[0])
+            rows[row[0]][tag] = (row[0], tag, *row[2:])
+            after = order.index(row[0])
+    tags = [_tag(model) for model in models]
+    for key in order:
+        variants = rows[key]
+        first = next(iter(variants.values()))
+        if len(variants) == len(tags) and all(row[3:] == first[3:] for row in variants.values()):
+            kinds = list(dict.fromkeys(row[2] for row in variants.values()))
+            yield key, "", " \\| ".join(kinds), first[3], first[4]
+        else:
+            yield from variants.values()
+
+
+def _tag(model: type[BaseModel]) -> str:
+    """The value of `cloud` a per-cloud model is chosen by."""
+    return str(typing.get_args(model.model_fields["cloud"].annotation)[0])
 
 
 def config_reference() -> str:
@@ -91,11 +123,15 @@ def config_reference() -> str:
 
     lines = [
         "Keys of the `inference-platform:` namespace in `Pulumi.<env>.yaml` (generated from the",
-        "pydantic models in `components/config/`; `make docs` refreshes it).",
+        "pydantic models in `components/config/`; `make docs` refreshes it). A region entry's `cloud` decides its",
+        "keys: one marked (aws) or (gcp) is a key of that cloud's entries only, anywhere else an unknown key.",
         "",
         "| key | type | default | description |",
         "|---|---|---|---|",
-        *_rows(EnvironmentSpec, ""),
+        *(
+            f"| `{key}`{f' ({cloud})' if cloud else ''} | {kind} | {default} | {description} |"
+            for key, cloud, kind, default, description in _rows(EnvironmentSpec, "")
+        ),
     ]
     return "\n".join(lines) + "\n"
 

@@ -32,7 +32,7 @@ DRIVER_MOUNT = "/usr/local/nvidia"
 
 def gke_managed_pools(region: RegionSpec) -> list[GpuPoolSpec]:
     """GPU pools whose driver and device plugin GKE runs: the GPU Operator's exporter does not reach them."""
-    return [p for p in region.gpu_pools if not gpu_software(region.cloud, p).operator_managed]
+    return [p for p in region.gpu_pools if not gpu_software(p).operator_managed]
 
 
 def chart_values(label_domain: str, pools: list[GpuPoolSpec]) -> dict[str, Any]:

@@ -50,7 +50,7 @@ class GpuOperatorArgs:
 
 def operator_pools(region: RegionSpec) -> list[GpuPoolSpec]:
     """Pools whose GPUs the operator runs (all but GKE-managed ones)."""
-    return [p for p in region.gpu_pools if gpu_software(region.cloud, p).operator_managed]
+    return [p for p in region.gpu_pools if gpu_software(p).operator_managed]
 
 
 def needs_gpu_operator(region: RegionSpec) -> bool:
@@ -83,7 +83,7 @@ def device_plugin_config(region: RegionSpec) -> dict[str, dict[str, Any]] | None
     """Device-plugin config entries (key -> v1 config) when a pool is time-sliced by the operator, else None."""
     entries: dict[str, dict[str, Any]] = {}
     for pool in operator_pools(region):
-        key = time_slicing_config_key(region.cloud, pool)
+        key = time_slicing_config_key(pool)
         if key is not None and pool.time_slicing is not None:
             entries[key] = {
                 "version": "v1",
@@ -102,7 +102,7 @@ def device_plugin_config(region: RegionSpec) -> dict[str, dict[str, Any]] | None
 
 def gpu_operator_values(region: RegionSpec, monitoring: bool = False) -> dict[str, Any]:
     """Chart values for one cluster, derived from its pools' node images and partitioning."""
-    software = [gpu_software(region.cloud, p) for p in operator_pools(region)]
+    software = [gpu_software(p) for p in operator_pools(region)]
     installs_toolkit = any(s.toolkit == "operator" for s in software)
     mig_pools = [p for p in operator_pools(region) if p.mig is not None]
     mig_manager: dict[str, Any] = {"enabled": bool(mig_pools)}

@@ -19,7 +19,8 @@ import yaml
 from components.catalog.charts import CHARTS, VOLCANO_IMAGE_TAG
 from components.config.environment import EnvironmentSpec
 from components.config.region import RegionSpec
-from components.config.scheduling import PriorityTierSpec, gpu_capacity, queue_capability
+from components.config.scheduling import PriorityTierSpec
+from components.domain.queues import gpu_capacity, queue_capability
 from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import awaited_webhook_service, custom_resource, helm_release, namespace, release_digest
 from components.k8s.scheduling import (

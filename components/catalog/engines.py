@@ -221,7 +221,7 @@ VLLM_MINIMUMS: dict[str, int] = {
 # vLLM refuses to start when max_num_batched_tokens < max_num_seqs (vllm/config/scheduler.py L331-335, SchedulerConfig
 # verify_max_model_len: "max_num_batched_tokens (...) must be greater than or equal to max_num_seqs (...)"); with
 # chunked prefill on (always, here) it does not require max_num_batched_tokens >= max_model_len. Checked by
-# components/config/serving_checks.py (_engine_relations).
+# components/checks/serving_checks.py (_engine_relations).
 
 
 TRITON_FLAGS = EngineFlags(

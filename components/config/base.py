@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Literal
 
+import pulumi
 from pydantic import AfterValidator, BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
@@ -84,3 +85,17 @@ def unknown_name(path: str, what: str, value: str, known: Iterable[str]) -> Issu
     """A reference to something the environment does not define, listing what it does define."""
     choices = ", ".join(known) or f"(no {what}s defined)"
     return Issue(path, f"no {what} named {value!r}; use one of {choices}")
+
+
+# Weight formats a model is served in, and the KV cache dtypes: what `precision` / `kvCacheDtype` accept, and the
+# sizing maths (components/domain/sizing.py) reads.
+Precision = Literal["bf16", "fp16", "fp8", "int8", "awq", "gptq"]
+KvDtype = Literal["auto", "fp8"]
+
+
+class ConfigError(pulumi.RunError):
+    """Invalid configuration. A RunError, so the Pulumi CLI prints the lines without a traceback."""
+
+    def __init__(self, issues: list[Issue]):
+        self.issues = issues
+        super().__init__("invalid configuration:\n" + "\n".join(f"  {i}" for i in issues))

@@ -3,43 +3,30 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Annotated
 
 from pydantic import AfterValidator, Field, PrivateAttr, ValidationInfo, model_validator
 
 from components.catalog.models import MODELS, ModelArchitecture
-from components.config.base import Issue, Spec, duplicates
-from components.config.capacity_checks import check_capacity
-from components.config.consistency import check_consistency
-from components.config.deployer import check_deployers
-from components.config.endpoint_checks import check_endpoints
-from components.config.existing_clusters import check_existing_clusters
-from components.config.gateway import GatewaySpec, check_gateway
-from components.config.gateway_tls import check_gateway_names
-from components.config.gpu_partitioning import check_gpu_partitioning
-from components.config.gpu_pools import check_gpu_pools
-from components.config.karmada import FederationSpec, check_federated_models, check_federation, check_search
+from components.config.base import Spec
+from components.config.gateway import GatewaySpec
+from components.config.karmada import FederationSpec
 from components.config.model_catalog import (
     CATALOG_FILES_CONTEXT,
     DeclaredModel,
     ModelCardSpec,
     architectures,
-    check_model_catalog,
     declared_models,
 )
-from components.config.model_store import ModelStoreSpec, check_model_storage
-from components.config.observability import check_observability
-from components.config.pricing import PricingSpec, check_pricing
-from components.config.region import RegionSpec, check_region
-from components.config.rollout import RolloutSpec, check_rollout
-from components.config.scheduling import PriorityTierSpec, check_scheduling, default_tiers
-from components.config.serving_checks import check_engine_options, check_serving
+from components.config.model_store import ModelStoreSpec
+from components.config.pricing import PricingSpec
+from components.config.region import AwsRegionSpec, RegionSpec
+from components.config.rollout import RolloutSpec
+from components.config.scheduling import PriorityTierSpec, default_tiers
 from components.config.stacks import StacksSpec
-from components.config.stand_in_checks import check_stand_ins
-from components.config.workloads import ModelSpec, TenantSpec, check_workloads
-from components.domain.cache_reads import check_cache_reads
+from components.config.workloads import ModelSpec, TenantSpec
 
 _LABEL = re.compile(r"^[a-z0-9_-]{1,63}$")
 
@@ -132,48 +119,8 @@ class EnvironmentSpec(Spec):
     def region(self, name: str) -> RegionSpec:
         return next(r for r in self.regions if r.name == name)
 
-
-def _check_regions(env: EnvironmentSpec) -> Iterable[Issue]:
-    yield from duplicates([r.name for r in env.regions], ("regions",), "region name")
-    for i, region in enumerate(env.regions):
-        yield from check_region(region, ("regions", i))
-
-
-# Cross-field checks run after the structure is valid, before any resource exists.
-# Stages run in order, all of them in one run (components/config/loader.py semantic_issues): a later
-# stage's checks rely on what earlier ones establish (known machine types, resolvable references), so
-# after a mistake a check that cannot run is skipped and an issue under an already reported key is
-# dropped, rather than reported as a consequence of the mistake. Model sizing comes late: it reads each
-# pool's GPU partitioning (MIG profiles, time-slice shares), checked in stage 2; replicas are checked
-# against pools and queues once every placement is sized.
-SEMANTIC_CHECKS: tuple[tuple[Callable[[EnvironmentSpec], Iterable[Issue]], ...], ...] = (
-    (
-        _check_regions,
-        check_model_catalog,
-        check_existing_clusters,
-        check_endpoints,
-        check_gpu_pools,
-        check_workloads,
-        check_engine_options,
-        check_federation,
-        check_observability,
-        check_pricing,
-        check_deployers,
-    ),
-    (
-        check_gpu_partitioning,
-        check_model_storage,
-        check_gateway,
-        check_gateway_names,
-        check_federated_models,
-        check_search,
-        check_consistency,
-        check_rollout,
-        check_stand_ins,
-    ),
-    # Queues are sized in the resources the pools offer, known once their partitioning is valid.
-    (check_scheduling,),
-    (check_serving,),
-    # A node's weight streams count the engine processes of the replicas sized on its pool.
-    (check_capacity, check_cache_reads),
-)
+    def model_store_source(self) -> RegionSpec:
+        """The region entry whose bucket is the source of truth (`modelStore.sourceRegion`): default the first AWS one."""
+        if self.model_store.source_region is not None:
+            return self.region(self.model_store.source_region)
+        return next((r for r in self.regions if isinstance(r, AwsRegionSpec)), self.regions[0])

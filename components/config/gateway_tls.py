@@ -14,15 +14,11 @@ that name. By default both come with the region's stack, so a wave completes on 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from pydantic import Field, field_validator
 
-from components.config.base import Issue, Spec, join_path
-
-if TYPE_CHECKING:
-    from components.config.environment import EnvironmentSpec
+from components.config.base import Spec
 
 _ROUTE53_ZONE = re.compile(r"[A-Z0-9]{1,32}")  # Route 53 HostedZone.Id, without its "/hostedzone/" prefix
 _CLOUD_DNS_ZONE = re.compile(r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?")
@@ -68,38 +64,3 @@ class GatewayDnsSpec(Spec):
         if value is not None and not _CLOUD_DNS_ZONE.fullmatch(value):
             raise ValueError(f"{value!r} is not a Cloud DNS managed zone name (lower-case letters, digits, dashes)")
         return value
-
-
-def check_gateway_names(env: EnvironmentSpec) -> Iterator[Issue]:
-    """A public gateway whose name ExternalDNS publishes needs the public zone that serves the domain; an internal
-    one a network to bind its private zone to, which the stack knows unless the cluster is an existing GKE one."""
-    from components.config.gateway import has_gateway
-
-    dns = env.gateway.dns
-    if dns.publisher != "externalDns":
-        return
-    missing: dict[str, str] = {}  # config key -> the first public region that needs it
-    for i, region in enumerate(env.regions):
-        if not has_gateway(env, region):
-            continue
-        if region.gateway.exposure == "internal":
-            if region.cloud == "gcp" and region.cluster.existing is not None:
-                yield Issue(
-                    join_path("regions", i, "gateway", "exposure"),
-                    "ExternalDNS publishes an internal gateway's name into a private Cloud DNS zone bound to the "
-                    "cluster's VPC network, which the stack does not know for an existing GKE cluster; set "
-                    "gateway.dns.publisher: external and publish the name yourself, or exposure: public",
-                )
-            continue
-        key, value = (
-            ("route53ZoneId", dns.route53_zone_id) if region.cloud == "aws" else ("cloudDnsZone", dns.cloud_dns_zone)
-        )
-        if value is None:
-            missing.setdefault(key, region.name)
-    for key, region_name in missing.items():
-        kind = "Route 53 hosted" if key == "route53ZoneId" else "Cloud DNS managed"
-        yield Issue(
-            join_path("gateway", "dns", key),
-            f"{region_name}'s gateway is public: name the {kind} zone that serves its hostname (it must exist; `make "
-            "preflight` checks a Route 53 one), or set gateway.dns.publisher: external and publish it yourself",
-        )

@@ -1,60 +1,82 @@
-"""A region entry: one Kubernetes cluster on one cloud, its network and its node pools."""
+"""A region entry: one Kubernetes cluster on one cloud, its network and its node pools.
+
+Each cloud has its own models (AwsRegionSpec, GcpRegionSpec, and their networks, GPU pools and existing clusters);
+an entry's `cloud` chooses which one reads it, so a key of the other cloud is an unknown key. Where code shared by
+both clouds reads a setting only one of them has (`pool.efa`, `region.project`), the other cloud's model states
+its value there as a class constant, not a key.
+"""
 
 from __future__ import annotations
 
-import difflib
 import math
-from collections.abc import Iterator
+from abc import abstractmethod
+from collections.abc import Mapping, Sequence
 from ipaddress import IPv4Address, IPv4Network
-from typing import Literal
+from types import MappingProxyType
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field
 
 from components.catalog import regions as region_catalog
-from components.catalog.machines import SYSTEM_MACHINES, system_machine_families, system_machines_of
 from components.catalog.node_images import ImagePull
-from components.config.base import Issue, KeyPath, Name, Spec, config_key, duplicates, join_path
+from components.config.base import Name, Spec
 from components.config.deployer import DeployerSpec
 from components.config.gateway import RegionGatewaySpec
 from components.config.model_store import ModelCacheSpec
 from components.config.observability import ObservabilitySpec
 from components.config.serving import ServingSpec
-from platform_catalog.machines import MACHINES
 
-# The VPC-CNI gives every pod a VPC address, so private subnets must stay large.
-_SMALLEST_PRIVATE_SUBNET_PREFIX = 24
 # GKE's GPUDirect how-tos put the GPU NIC subnets in 192.168.<n>.0/24.
 DEFAULT_ACCELERATOR_CIDR = IPv4Network("192.168.0.0/16")
 
 
-class NetworkSpec(Spec):
-    """Address plan of the cluster's network."""
+class NetworkBase(Spec):
+    """Address plan of the cluster's network: the keys both clouds take."""
 
     cidr: IPv4Network = Field(description="VPC (AWS) or node subnet (GCP) range, e.g. 10.10.0.0/16.")
-    pods_cidr: IPv4Network | None = Field(
-        None, description="GCP only: secondary range for pods (VPC-native), e.g. 10.64.0.0/14."
-    )
     services_cidr: IPv4Network | None = Field(
         None, description="Service ClusterIP range; GCP secondary range, AWS service CIDR."
     )
+
+
+class AwsNetworkSpec(NetworkBase):
+    """An AWS region's VPC. An EKS cluster takes pod addresses from the VPC (VPC CNI) and has no GPU NIC subnets."""
+
+    nat: Literal["single", "perZone"] = Field(
+        "single", description="One NAT gateway, or one per zone (survives a zone outage)."
+    )
+    pods_cidr: ClassVar[None] = None
+    control_plane_cidr: ClassVar[None] = None
+    accelerator_cidr: ClassVar[None] = None
+
+
+class GcpNetworkSpec(NetworkBase):
+    """A GCP region's VPC-native subnet, its secondary ranges and the control plane's range (Cloud NAT is per region)."""
+
+    pods_cidr: IPv4Network | None = Field(
+        None, description="Secondary range for pods (VPC-native), e.g. 10.64.0.0/14; required."
+    )
     control_plane_cidr: IPv4Network | None = Field(
         None,
-        description="GCP only: /28 for the private control plane. The nodes' firewall admits it on the ports of "
+        description="/28 for the private control plane; required. The nodes' firewall admits it on the ports of "
         "the webhooks and aggregated APIs we install (components/catalog/webhooks.py); an existing cluster's network "
         "needs that rule from its owner.",
     )
-    nat: Literal["single", "perZone"] = Field(
-        "single", description="AWS: one NAT gateway, or one per zone (survives a zone outage)."
-    )
     accelerator_cidr: IPv4Network | None = Field(
         None,
-        description="GCP GPUDirect pools: range cut into one /24 per GPU NIC subnet (each pool's NIC VPCs "
+        description="GPUDirect pools: range cut into one /24 per GPU NIC subnet (each pool's NIC VPCs "
         "reuse it); must not overlap the other ranges. Default 192.168.0.0/16.",
     )
+    nat: ClassVar[Literal["single"]] = "single"
 
-    @property
-    def gpu_nic_cidr(self) -> IPv4Network:
-        return self.accelerator_cidr or DEFAULT_ACCELERATOR_CIDR
+
+NetworkSpec = AwsNetworkSpec | GcpNetworkSpec
+"""A region's network, of its region entry's cloud."""
+
+
+def gpu_nic_cidr(network: NetworkSpec) -> IPv4Network:
+    """The range GPUDirect pools' NIC subnets are cut from."""
+    return network.accelerator_cidr or DEFAULT_ACCELERATOR_CIDR
 
 
 class ApiAccessSpec(Spec):
@@ -66,7 +88,7 @@ class ApiAccessSpec(Spec):
     )
 
 
-class ExistingClusterSpec(Spec):
+class ExistingClusterBase(Spec):
     """A cluster the platform builds on instead of creating one: its network, control plane and system nodes
     are yours; the platform adds GPU pools, add-ons and models."""
 
@@ -75,19 +97,47 @@ class ExistingClusterSpec(Spec):
         default_factory=list,
         description="Public addresses its nodes reach the internet from (NAT), for peers' allowlists (Karmada's).",
     )
-    node_role_arn: str | None = Field(None, description="AWS: IAM role of the GPU nodes (an EKS node role).")
+
+
+class AwsExistingClusterSpec(ExistingClusterBase):
+    """An existing EKS cluster: GPU nodes join it with the node role and subnets given here."""
+
+    node_role_arn: str | None = Field(None, description="IAM role of the GPU nodes (an EKS node role).")
     subnets: dict[str, str] = Field(
-        default_factory=dict, description="AWS: private subnet id per zone, for the GPU pools' nodes."
+        default_factory=dict, description="Private subnet id per zone, for the GPU pools' nodes."
     )
+    node_service_account: ClassVar[None] = None
+
+
+class GcpExistingClusterSpec(ExistingClusterBase):
+    """An existing GKE cluster: GPU nodes run as the service account given here."""
+
     node_service_account: str | None = Field(
-        None, description="GCP: service account e-mail of the GPU nodes (least privilege, not the default one)."
+        None, description="Service account e-mail of the GPU nodes (least privilege, not the default one)."
     )
+    node_role_arn: ClassVar[None] = None
+    subnets: ClassVar[Mapping[str, str]] = MappingProxyType({})  # GKE nodes join the cluster's own subnet
 
 
-class ClusterSpec(Spec):
-    """Create the region's cluster (the default) or build on one that exists."""
+ExistingClusterSpec = AwsExistingClusterSpec | GcpExistingClusterSpec
+"""An existing cluster, of its region entry's cloud."""
 
-    existing: ExistingClusterSpec | None = Field(None, description="An existing cluster to build on.")
+_EXISTING = "An existing cluster to build on."
+
+
+class AwsClusterSpec(Spec):
+    """Create the region's EKS cluster (the default) or build on one that exists."""
+
+    existing: AwsExistingClusterSpec | None = Field(None, description=_EXISTING)
+
+
+class GcpClusterSpec(Spec):
+    """Create the region's GKE cluster (the default) or build on one that exists."""
+
+    existing: GcpExistingClusterSpec | None = Field(None, description=_EXISTING)
+
+
+ClusterSpec = AwsClusterSpec | GcpClusterSpec
 
 
 class CertManagerSpec(Spec):
@@ -150,8 +200,8 @@ class CapacitySpec(Spec):
     )
 
 
-class GpuPoolSpec(NodeScaling):
-    """A pool of GPU nodes."""
+class GpuPoolBase(NodeScaling):
+    """A pool of GPU nodes: the keys both clouds take."""
 
     name: Name = Field(description="Pool name, unique within the region; becomes a node label.")
     machine_type: str = Field(description="GPU instance / machine type, e.g. g6e.xlarge or a3-highgpu-8g.")
@@ -165,25 +215,6 @@ class GpuPoolSpec(NodeScaling):
     )
     mig: MigSpec | None = Field(None, description="MIG partitioning of the pool's GPUs.")
     time_slicing: TimeSlicingSpec | None = Field(None, description="GPU time-slicing for the pool.")
-    gke_partition_size: str | None = Field(
-        None, description="GKE only: let GKE partition GPUs with MIG (gpu_partition_size), e.g. 1g.10gb."
-    )
-    efa: bool = Field(
-        False, description="AWS only: attach every EFA interface the type has (multi-node NCCL over EFA)."
-    )
-    gpu_direct: bool = Field(
-        False,
-        description="GCP only: build the nodes of A3/A4 types with their GPUDirect NICs (TCPX, TCPXO or RDMA by "
-        "type) and the GPU NIC VPCs and subnets they need, packed by compact placement. NICs are attached only when a "
-        "pool is created. Replicas stay within one node on these pools, so no pod uses the NICs yet and the cluster "
-        "gets no pod networks or NCCL plugin for them.",
-    )
-    image_pull: ImagePull = Field(
-        "default",
-        description="AWS only. parallel: nodeadm's FastImagePull, the SOCI snapshotter's parallel pull and unpack of "
-        "whole images onto the instance-store NVMe (no SOCI index needed; no lazy loading); default: containerd's "
-        "pull. GKE pools stream Artifact Registry images (image streaming) and pull others whole.",
-    )
     placement_group: bool | None = Field(
         None,
         description="Pack nodes close together: AWS cluster placement group / GKE compact placement (one "
@@ -199,24 +230,77 @@ class GpuPoolSpec(NodeScaling):
     @property
     def packed(self) -> bool:
         """placementGroup, on by default for pools wired to a multi-node fabric."""
-        return self.placement_group if self.placement_group is not None else self.efa or self.gpu_direct
+        return self.placement_group if self.placement_group is not None else self.multi_node_fabric
+
+    @property
+    @abstractmethod
+    def multi_node_fabric(self) -> bool:
+        """Wired to the cloud's multi-node fabric (EFA, GPUDirect)."""
 
 
-class RegionSpec(Spec):
-    """One region entry: cloud, location, cluster and its pools."""
+class AwsGpuPoolSpec(GpuPoolBase):
+    """A pool of EC2 GPU instances (an EKS managed node group). GKE's own MIG partitioning and GPUDirect NICs are
+    not theirs."""
+
+    efa: bool = Field(False, description="Attach every EFA interface the type has (multi-node NCCL over EFA).")
+    image_pull: ImagePull = Field(
+        "default",
+        description="parallel: nodeadm's FastImagePull, the SOCI snapshotter's parallel pull and unpack of "
+        "whole images onto the instance-store NVMe (no SOCI index needed; no lazy loading); default: containerd's "
+        "pull. GKE pools stream Artifact Registry images (image streaming) and pull others whole.",
+    )
+    gke_partition_size: ClassVar[None] = None
+    gpu_direct: ClassVar[bool] = False
+
+    @property
+    def multi_node_fabric(self) -> bool:
+        return self.efa
+
+
+class GcpGpuPoolSpec(GpuPoolBase):
+    """A GKE node pool of GPU machines. EFA and nodeadm's parallel image pull are EC2's."""
+
+    gke_partition_size: str | None = Field(
+        None, description="Let GKE partition GPUs with MIG (gpu_partition_size), e.g. 1g.10gb."
+    )
+    gpu_direct: bool = Field(
+        False,
+        description="Build the nodes of A3/A4 types with their GPUDirect NICs (TCPX, TCPXO or RDMA by "
+        "type) and the GPU NIC VPCs and subnets they need, packed by compact placement. NICs are attached only when a "
+        "pool is created. Replicas stay within one node on these pools, so no pod uses the NICs yet and the cluster "
+        "gets no pod networks or NCCL plugin for them.",
+    )
+    efa: ClassVar[bool] = False
+    image_pull: ClassVar[ImagePull] = "default"
+
+    @property
+    def multi_node_fabric(self) -> bool:
+        return self.gpu_direct
+
+
+GpuPoolSpec = AwsGpuPoolSpec | GcpGpuPoolSpec
+"""A GPU pool, of its region entry's cloud: the region's `cloud` decides which keys a pool takes."""
+
+
+_NETWORK = "Address plan of the cluster's network."
+_GPU_POOLS = "GPU node pools of the cluster."
+_CLUSTER = "The region's cluster: created here, or an existing one."
+
+
+class RegionBase(Spec):
+    """One region entry: cloud, location, cluster and its pools; the keys both clouds take."""
 
     name: Name = Field(description="Short name of this region entry; prefixes its cluster and resources.")
     cloud: region_catalog.Cloud = Field(description="aws or gcp.")
     region: str = Field(description="Cloud region, e.g. us-east-1 or us-central1.")
     zones: list[str] = Field(min_length=1, description="Zones the cluster's nodes use.")
-    project: str | None = Field(None, description="GCP only: the project id to create resources in.")
     kubernetes_version: str = Field(description="Kubernetes minor version, e.g. '1.33'.")
-    network: NetworkSpec = Field(description="Address plan of the cluster's network.")
+    network: NetworkSpec = Field(description=_NETWORK)
     api_access: ApiAccessSpec = Field(
         default_factory=ApiAccessSpec, description="Who may reach the Kubernetes API (private by default)."
     )
     system_pool: SystemPoolSpec = Field(description="Non-GPU nodes for controllers and add-ons.")
-    gpu_pools: list[GpuPoolSpec] = Field(default_factory=list, description="GPU node pools of the cluster.")
+    gpu_pools: Sequence[GpuPoolSpec] = Field(default_factory=list, description=_GPU_POOLS)
     model_cache: ModelCacheSpec = Field(default_factory=ModelCacheSpec)
     observability: ObservabilitySpec = Field(
         default_factory=ObservabilitySpec, description="Metrics, dashboards and alerts of the cluster."
@@ -231,9 +315,7 @@ class RegionSpec(Spec):
         default_factory=CertManagerSpec,
         description="cert-manager for webhook certificates (KServe's); installed on every cluster that runs KServe.",
     )
-    cluster: ClusterSpec = Field(
-        default_factory=ClusterSpec, description="The region's cluster: created here, or an existing one."
-    )
+    cluster: ClusterSpec = Field(default_factory=AwsClusterSpec, description=_CLUSTER)
     deployer: DeployerSpec | None = Field(
         None,
         description="Where this region's stack is deployed from; default: a runner inside the network when the "
@@ -260,161 +342,25 @@ class RegionSpec(Spec):
         return blocks[:zones], public
 
 
-def _check_existing_cluster(region: RegionSpec, path: KeyPath) -> Iterator[Issue]:
-    existing = region.cluster.existing
-    if existing is None:
-        return
-    at = (*path, "cluster", "existing")
-    aws_only = {"nodeRoleArn": existing.node_role_arn, "subnets": existing.subnets}
-    gcp_only = {"nodeServiceAccount": existing.node_service_account}
-    foreign = gcp_only if region.cloud == "aws" else aws_only
-    for key, value in foreign.items():
-        if value:
-            yield Issue(join_path(*at, key), f"only for {'GCP' if region.cloud == 'aws' else 'AWS'}; remove it")
-    if not region.gpu_pools:
-        return
-    if region.cloud == "aws":
-        if not existing.node_role_arn:
-            yield Issue(
-                join_path(*at, "nodeRoleArn"),
-                "GPU pools on an existing EKS cluster need the nodes' IAM role: nodeRoleArn: "
-                "arn:aws:iam::<account>:role/<node-role>",
-            )
-        zones = sorted({z for pool in region.gpu_pools for z in region.pool_zones(pool)} - set(existing.subnets))
-        if zones:
-            yield Issue(
-                join_path(*at, "subnets"),
-                f"no private subnet for zone(s) {', '.join(zones)} the GPU pools use; add `{zones[0]}: subnet-...`",
-            )
-    elif not existing.node_service_account:
-        yield Issue(
-            join_path(*at, "nodeServiceAccount"),
-            "GPU pools on an existing GKE cluster need the nodes' service account: nodeServiceAccount: "
-            "<name>@<project>.iam.gserviceaccount.com",
-        )
+class AwsRegionSpec(RegionBase):
+    """A region entry on AWS: an EKS cluster in its own VPC."""
+
+    cloud: Literal["aws"] = Field(description="aws or gcp.")
+    network: AwsNetworkSpec = Field(description=_NETWORK)
+    gpu_pools: list[AwsGpuPoolSpec] = Field(default_factory=list, description=_GPU_POOLS)
+    cluster: AwsClusterSpec = Field(default_factory=AwsClusterSpec, description=_CLUSTER)
+    project: ClassVar[None] = None
 
 
-def check_region(region: RegionSpec, path: KeyPath) -> Iterator[Issue]:
-    """Location, version and address-plan checks that need the catalog."""
-    yield from _check_existing_cluster(region, path)
-    cloud = region.cloud
-    known_zones = region_catalog.zones_of(cloud, region.region)
-    if known_zones is None:
-        yield Issue(
-            join_path(*path, "region"),
-            f"{region.region!r} is not a known {cloud} region; use one of "
-            + ", ".join(region_catalog.regions_of(cloud)),
-        )
-    else:
-        for i, zone in enumerate(region.zones):
-            if zone not in known_zones:
-                yield Issue(
-                    join_path(*path, "zones", i),
-                    f"{zone!r} is not a zone of {region.region}; use one of {', '.join(known_zones)}",
-                )
-    yield from duplicates(region.zones, (*path, "zones"), "zone")
+class GcpRegionSpec(RegionBase):
+    """A region entry on GCP: a GKE cluster in a project's VPC-native subnet."""
 
-    versions = region_catalog.kubernetes_versions(cloud)
-    if region.kubernetes_version not in versions:
-        yield Issue(
-            join_path(*path, "kubernetesVersion"),
-            f"{region.kubernetes_version!r} is not supported on {cloud}; use one of {', '.join(versions)}",
-        )
-
-    if cloud == "gcp":
-        if not region.project:
-            yield Issue(join_path(*path, "project"), "required on GCP; set the project id to deploy into")
-        for key in ("pods_cidr", "services_cidr", "control_plane_cidr"):
-            if getattr(region.network, key) is None:
-                alias = config_key(NetworkSpec, key)
-                yield Issue(join_path(*path, "network", alias), "required on GCP; add a CIDR range")
-    elif region.project:
-        yield Issue(join_path(*path, "project"), "only meaningful on GCP; remove it from this AWS region")
-    yield from _check_network(region, (*path, "network"))
-
-    for i, cidr in enumerate(region.api_access.public_cidrs):
-        if cidr.prefixlen == 0:
-            yield Issue(
-                join_path(*path, "apiAccess", "publicCidrs", i),
-                "opens the Kubernetes API to the whole internet; list your office/VPN CIDRs instead "
-                "or leave publicCidrs empty for a private endpoint",
-            )
-
-    yield from _check_scaling(region.system_pool, (*path, "systemPool"))
-    yield from _check_system_machine(region, (*path, "systemPool", "machineType"))
-    yield from duplicates([p.name for p in region.gpu_pools], (*path, "gpuPools"), "pool name")
-    for i, pool in enumerate(region.gpu_pools):
-        pool_path = (*path, "gpuPools", i)
-        yield from _check_scaling(pool, pool_path)
-        for j, zone in enumerate(pool.zones or []):
-            if zone not in region.zones:
-                yield Issue(
-                    join_path(*pool_path, "zones", j),
-                    f"{zone!r} is not one of this region's zones ({', '.join(region.zones)}); "
-                    "add it to the region's zones or pick one of them",
-                )
+    cloud: Literal["gcp"] = Field(description="aws or gcp.")
+    network: GcpNetworkSpec = Field(description=_NETWORK)
+    gpu_pools: list[GcpGpuPoolSpec] = Field(default_factory=list, description=_GPU_POOLS)
+    cluster: GcpClusterSpec = Field(default_factory=GcpClusterSpec, description=_CLUSTER)
+    project: str | None = Field(None, description="The project id to create resources in; required.")
 
 
-def _check_system_machine(region: RegionSpec, path: KeyPath) -> Iterator[Issue]:
-    """The system pool's type is a CPU type of the region's cloud: a typo, the other cloud's name or a GPU
-    machine (no GPU taint there, so add-ons would fill it) each plan green otherwise."""
-    name = region.system_pool.machine_type
-    found = SYSTEM_MACHINES.get(name)
-    if found is not None and found.cloud == region.cloud:
-        return
-    article = {"aws": "an AWS", "gcp": "a GCP"}
-    families = f"use {article[region.cloud]} type of {system_machine_families(region.cloud)}"
-    if found is not None:
-        problem = f"{name!r} is {article[found.cloud]} machine type and this region is on {region.cloud}; "
-    elif name in MACHINES:
-        problem = f"{name!r} is a GPU machine type; the system pool runs controllers and add-ons on CPU nodes; "
-    else:
-        close = difflib.get_close_matches(name, system_machines_of(region.cloud), n=1, cutoff=0.8)
-        hint = f"did you mean {close[0]!r}? " if close else ""
-        problem = f"{name!r} is not a known {region.cloud} system-pool machine type; {hint}"
-    yield Issue(join_path(*path), problem + families)
-
-
-def _check_network(region: RegionSpec, path: KeyPath) -> Iterator[Issue]:
-    net = region.network
-    ranges = {
-        "cidr": net.cidr,
-        "podsCidr": net.pods_cidr,
-        "servicesCidr": net.services_cidr,
-        "controlPlaneCidr": net.control_plane_cidr,
-    }
-    present = [(k, v) for k, v in ranges.items() if v is not None]
-    for i, (key_a, a) in enumerate(present):
-        for key_b, b in present[i + 1 :]:
-            if a.overlaps(b):
-                yield Issue(
-                    join_path(*path, key_b),
-                    f"{b} overlaps {key_a} {a}; choose non-overlapping ranges",
-                )
-    if region.cloud == "gcp" and net.control_plane_cidr and net.control_plane_cidr.prefixlen != 28:
-        yield Issue(join_path(*path, "controlPlaneCidr"), "GKE needs a /28 for the control plane, e.g. 172.16.0.0/28")
-    if region.cloud == "aws":
-        private, _ = region.subnet_plan()
-        if private[0].prefixlen > _SMALLEST_PRIVATE_SUBNET_PREFIX:
-            needed = _SMALLEST_PRIVATE_SUBNET_PREFIX - (private[0].prefixlen - net.cidr.prefixlen)
-            yield Issue(
-                join_path(*path, "cidr"),
-                f"{net.cidr} is too small for {len(region.zones)} zones (private subnets would be "
-                f"/{private[0].prefixlen}); use a /{needed} or larger",
-            )
-        if not net.cidr.is_private:
-            yield Issue(join_path(*path, "cidr"), f"{net.cidr} is not a private range; use RFC 1918 space")
-
-
-def _check_scaling(pool: NodeScaling, path: KeyPath) -> Iterator[Issue]:
-    if pool.min_size > pool.max_size:
-        yield Issue(
-            join_path(*path, "minSize"),
-            f"minSize {pool.min_size} is greater than maxSize {pool.max_size}; lower minSize or raise maxSize",
-        )
-    elif pool.desired_size is not None and not pool.min_size <= pool.desired_size <= pool.max_size:
-        yield Issue(
-            join_path(*path, "desiredSize"),
-            f"desiredSize {pool.desired_size} is outside [{pool.min_size}, {pool.max_size}]; "
-            "pick a value between minSize and maxSize",
-        )
+RegionSpec = Annotated[AwsRegionSpec | GcpRegionSpec, Field(discriminator="cloud")]
+"""A region entry: its `cloud` decides which model reads it, so a key of the other cloud is an unknown key."""

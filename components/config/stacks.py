@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from components.config.base import Issue, Spec
+from components.config.base import ConfigError, Issue, Spec
 from components.config.deployer import ClusterAccessSpec, DeployerSpec
 
 if TYPE_CHECKING:
@@ -128,7 +128,6 @@ def stack_name_issues(env: EnvironmentSpec, env_name: str) -> list[Issue]:
 
 def resolve_stack(env: EnvironmentSpec, stack_name: str) -> tuple[str, StackSlice]:
     """The environment name and slice a Pulumi stack builds; ConfigError when the name is not one of them."""
-    from components.config.loader import ConfigError
 
     if layout_of(env) == "single":
         head, _, tail = stack_name.rpartition(".")

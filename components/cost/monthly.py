@@ -17,11 +17,11 @@ import math
 from dataclasses import dataclass, replace
 
 from components.catalog.prices import HOURS_PER_MONTH, Price
-from components.config.capacity_checks import pool_holds, replica_demands
 from components.config.environment import EnvironmentSpec
 from components.config.model_store import cache_plan
 from components.config.region import RegionSpec
 from components.cost.throughput import DecodeEstimate, estimate_decode
+from components.domain.capacity import pool_holds, replica_demands
 from components.domain.fit import placement_fit
 from components.domain.gpu_resources import schedulable_resources
 from platform_catalog.machines import MACHINES

@@ -16,20 +16,15 @@ its largest chunk is at least that, so the runtime sets it to the chunk.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from components.catalog.engines import STREAMER_CONCURRENCY
-from components.config.base import Issue, join_path
+from components.config.environment import EnvironmentSpec
 from components.config.model_store import cache_plan
+from components.config.region import RegionSpec
 from components.domain.cache_memory import JOB_WORKER_THREADS, WORKER_JVM_GIB, direct_mib, job_direct_mib
 from components.domain.fit import placement_fit, prefill_fit
 from components.domain.slots import placement_resource, slots_per_node
-
-if TYPE_CHECKING:
-    from components.config.environment import EnvironmentSpec
-    from components.config.region import RegionSpec
 
 READ_BUFFER_MESSAGES = 4  # chunks in flight per stream in the FUSE daemon (Alluxio's default is 16)
 MAX_CHUNK_MIB = 64  # below the client's 100 MB inbound gRPC message limit (upstream.ALLUXIO_READ_BUFFERS)
@@ -108,30 +103,3 @@ def cache_reads(env: EnvironmentSpec, region: RegionSpec) -> CacheReads:
     return CacheReads(
         streams_per_node=count, busiest_pool=busiest, chunk_mib=chunk, worker_bound=worker_budget < fuse_budget
     )
-
-
-def check_cache_reads(env: EnvironmentSpec) -> Iterator[Issue]:
-    """A cache whose FUSE daemon cannot buffer even Alluxio's default chunk for every stream of a node."""
-    for i, region in enumerate(env.regions):
-        if not region.model_cache.enabled or not region.gpu_pools:
-            continue
-        reads = cache_reads(env, region)
-        if reads.chunk_mib >= MIN_CHUNK_MIB:
-            continue
-        streams = (
-            f"a node of pool {reads.busiest_pool!r} serves {reads.streams_per_node} weight streams at once "
-            f"({STREAMER_CONCURRENCY} per engine process, one per GPU slot of its model servers)"
-        )
-        if reads.worker_bound:
-            yield Issue(
-                join_path("regions", i, "modelCache"),
-                f"{streams}, more than the cache worker's {direct_mib(WORKER_JVM_GIB) // 2} MiB of read buffers hold "
-                f"at {MIN_CHUNK_MIB} MiB each; place fewer replicas on {reads.busiest_pool!r}",
-            )
-            continue
-        need_gib = -(-2 * reads.streams_per_node * READ_BUFFER_MESSAGES * MIN_CHUNK_MIB // 1024)
-        yield Issue(
-            join_path("regions", i, "modelCache", "fuseMemory"),
-            f"{streams}, more than the FUSE daemon's direct memory (half of fuseMemory) buffers at "
-            f"{READ_BUFFER_MESSAGES} x {MIN_CHUNK_MIB} MiB each; set fuseMemory to at least {need_gib}Gi",
-        )

@@ -4,14 +4,11 @@ config checks, the rendered InferenceServices and plan.md share."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
+from components.config.region import GpuPoolSpec, RegionSpec
+from components.config.workloads import ModelSpec
 from components.domain.sizing import GpuSlot, Sizing, SizingRequest, estimated_startup_seconds, size
 from components.domain.slots import gpu_slot
-
-if TYPE_CHECKING:
-    from components.config.region import GpuPoolSpec, RegionSpec
-    from components.config.workloads import ModelSpec
 
 
 def sizing_request(model: ModelSpec) -> SizingRequest:

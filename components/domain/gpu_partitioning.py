@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from components.config.region import GpuPoolSpec
+from components.config.region import AwsGpuPoolSpec, GcpGpuPoolSpec, GpuPoolSpec
 from platform_catalog.gpus import MIG_DISABLED
 from platform_catalog.machines import MACHINES
 
@@ -51,8 +51,8 @@ class GpuSoftware:
         return self.device_plugin == "operator"
 
 
-def gpu_software(cloud: str, pool: GpuPoolSpec) -> GpuSoftware:
-    if cloud == "aws":
+def gpu_software(pool: GpuPoolSpec) -> GpuSoftware:
+    if isinstance(pool, AwsGpuPoolSpec):
         # driverInstall=operator is rejected on AWS by the config checks.
         return GpuSoftware(driver="node-image", toolkit="node-image", device_plugin="operator")
     if pool.driver_install == "cloud":
@@ -83,16 +83,16 @@ def mig_resource_name(device: str) -> str:
     return "nvidia.com/mig-" + device.replace("+", ".")
 
 
-def time_slicing_config_key(cloud: str, pool: GpuPoolSpec) -> str | None:
+def time_slicing_config_key(pool: GpuPoolSpec) -> str | None:
     """The device-plugin config entry of a pool the operator time-slices (GKE time-shares its own pools)."""
-    if pool.time_slicing is None or not gpu_software(cloud, pool).operator_managed:
+    if pool.time_slicing is None or not gpu_software(pool).operator_managed:
         return None
     return f"time-sliced-{pool.time_slicing.replicas}"
 
 
-def partitioning_labels(cloud: str, pool: GpuPoolSpec) -> dict[str, str]:
+def partitioning_labels(pool: GpuPoolSpec) -> dict[str, str]:
     """Driver ownership and partitioning labels of a pool's nodes."""
-    software = gpu_software(cloud, pool)
+    software = gpu_software(pool)
     if not software.operator_managed:
         return {OPERANDS_LABEL: "false"}
     labels: dict[str, str] = {}
@@ -100,7 +100,7 @@ def partitioning_labels(cloud: str, pool: GpuPoolSpec) -> dict[str, str]:
         labels[DRIVER_LABEL] = "false"
     if software.toolkit != "operator":
         labels[TOOLKIT_LABEL] = "false"
-    if cloud == "gcp":
+    if isinstance(pool, GcpGpuPoolSpec):
         labels[GKE_NO_DEVICE_PLUGIN_LABEL] = "true"
     config = mig_config_name(pool)
     if config is not None:
@@ -108,7 +108,7 @@ def partitioning_labels(cloud: str, pool: GpuPoolSpec) -> dict[str, str]:
     elif MACHINES[pool.machine_type].gpu_model.mig_capable:
         # Explicit: a reused or repaired node with MIG left on is reset to whole GPUs.
         labels[MIG_CONFIG_LABEL] = MIG_DISABLED
-    key = time_slicing_config_key(cloud, pool)
+    key = time_slicing_config_key(pool)
     if key is not None:
         labels[DEVICE_PLUGIN_CONFIG_LABEL] = key
     return labels

@@ -9,7 +9,7 @@ the last pods the kubelet evicts), and /dev/shm, being memory-backed, is part of
 
 A server never gets less than its engine needs (`ENGINE_HOST_NEEDS`: vLLM's 2 + N busy processes,
 one physical core each); where a slot's share is smaller, the node runs fewer servers than it has slots
-(`servers_per_node`), and a node that cannot hold one is a config error (config/serving_checks.py).
+(`servers_per_node`), and a node that cannot hold one is a config error (checks/serving_checks.py).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from components.catalog.node_images import (
     PULL_GIB_PER_SECOND,
     ImagePull,
 )
-from components.config.region import GpuPoolSpec, RegionSpec
+from components.config.region import GpuPoolSpec
 from platform_catalog.machines import MACHINES, MachineType
 
 
@@ -26,16 +26,16 @@ def parallel_pull_applies(machine: MachineType) -> bool:
     )
 
 
-def effective_image_pull(region: RegionSpec, pool: GpuPoolSpec) -> ImagePull:
+def effective_image_pull(pool: GpuPoolSpec) -> ImagePull:
     """How the pool's nodes really pull the engine images. GKE's image streaming is not counted: it streams only
     Artifact Registry images (upstream.GKE_IMAGE_STREAMING_ONLY_ARTIFACT_REGISTRY), and the engines come from
     Docker Hub and NGC."""
     machine = MACHINES[pool.machine_type]
-    if region.cloud == "aws" and pool.image_pull == "parallel" and parallel_pull_applies(machine):
+    if pool.image_pull == "parallel" and parallel_pull_applies(machine):  # an EKS node setting: GKE pools have none
         return "parallel"
     return "default"
 
 
-def image_pull_seconds(region: RegionSpec, pool: GpuPoolSpec, runtime: str) -> int:
+def image_pull_seconds(pool: GpuPoolSpec, runtime: str) -> int:
     """Seconds a node of the pool takes to pull `runtime`'s engine image the first time."""
-    return math.ceil(ENGINE_IMAGE_GIB[runtime] / PULL_GIB_PER_SECOND[effective_image_pull(region, pool)])
+    return math.ceil(ENGINE_IMAGE_GIB[runtime] / PULL_GIB_PER_SECOND[effective_image_pull(pool)])

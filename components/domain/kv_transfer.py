@@ -24,7 +24,8 @@ from typing import Literal
 
 from components.catalog.machines import AWS_TCP_FLOW_GBPS, AWS_TCP_FLOW_GBPS_PLACEMENT_GROUP, EFA_GBPS
 from components.catalog.models import ModelArchitecture
-from components.domain.sizing import KvDtype, kv_bytes_per_token
+from components.config.base import KvDtype
+from components.domain.sizing import kv_bytes_per_token
 from platform_catalog.disaggregation import MAX_TRANSFER_SHARE_OF_TTFT
 from platform_catalog.machines import MACHINES
 

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from components.config.environment import EnvironmentSpec
-    from components.config.region import RegionSpec
+from components.config.environment import EnvironmentSpec
+from components.config.region import RegionSpec
 
 
 def ttft_objectives(env: EnvironmentSpec, region: RegionSpec) -> dict[str, float]:

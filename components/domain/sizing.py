@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
 
 from components.catalog.models import ModelArchitecture
+from components.config.base import KvDtype, Precision
 
 GIB = 1024**3
-Precision = Literal["bf16", "fp16", "fp8", "int8", "awq", "gptq"]
-KvDtype = Literal["auto", "fp8"]
 
 BYTES_PER_PARAM: dict[str, float] = {"bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "awq": 0.5, "gptq": 0.5}
 TENSOR_PARALLEL_SIZES = (1, 2, 4, 8)

@@ -18,7 +18,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.catalog.machines import GPUDIRECT_NETWORKING, GpuDirectNetworking
-from components.config.region import GpuPoolSpec, RegionSpec
+from components.config.region import GpuPoolSpec, RegionSpec, gpu_nic_cidr
 from platform_catalog.machines import MACHINES
 
 _GPU_NIC_SUBNET_PREFIX = 24
@@ -71,7 +71,7 @@ class GpuDirectNetworks(pulumi.ComponentResource):
         layout = GPUDIRECT_NETWORKING[machine.gpudirect]
         self._name, self._region = name, region
         self._cluster_name, self._pool = args.cluster_name, pool
-        self._ranges = iter(region.network.gpu_nic_cidr.subnets(new_prefix=_GPU_NIC_SUBNET_PREFIX))
+        self._ranges = iter(gpu_nic_cidr(region.network).subnets(new_prefix=_GPU_NIC_SUBNET_PREFIX))
         self._mtu = layout.mtu
         self.node_networks = []
 
@@ -121,7 +121,7 @@ class GpuDirectNetworks(pulumi.ComponentResource):
             project=self._region.project,
             network=network.id,
             direction="INGRESS",
-            source_ranges=[str(self._region.network.gpu_nic_cidr)],
+            source_ranges=[str(gpu_nic_cidr(self._region.network))],
             allows=[{"protocol": "tcp"}, {"protocol": "udp"}, {"protocol": "icmp"}],
             opts=pulumi.ResourceOptions(parent=self),
         )

@@ -41,7 +41,7 @@ def gpu_pool_labels(domain: str, cluster_name: str, region: RegionSpec, pool: Gp
         **machine_labels(domain, MACHINES[pool.machine_type]),
         f"{domain}/fabric": pool_fabric(pool),
         f"{domain}/placement-group": placement_group_name(cluster_name, pool) if uses_placement_group(pool) else "none",
-        **partitioning_labels(region.cloud, pool),
+        **partitioning_labels(pool),
     }
 
 

@@ -153,7 +153,7 @@ class ModelPlacement:
     def cold_start_pull_seconds(self) -> int:
         """The engine image pull a cold start waits for: on a new node (`components/domain/image_pull.py`) when the
         pool may have none up, else none (a node kept up is counted as having pulled it)."""
-        return image_pull_seconds(self.region, self.pool, self.model.runtime) if self.pool.min_size == 0 else 0
+        return image_pull_seconds(self.pool, self.model.runtime) if self.pool.min_size == 0 else 0
 
     @property
     def picker_queue_seconds(self) -> int | None:

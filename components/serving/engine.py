@@ -10,15 +10,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from components.catalog.engines import STREAMER_CONCURRENCY
+from components.config.base import Precision
 from components.config.workloads import ModelSpec
-from components.domain.sizing import (
-    GpuSlot,
-    Precision,
-    Sizing,
-    SizingRequest,
-    engine_memory_utilization,
-    kv_cache_memory_bytes,
-)
+from components.domain.sizing import GpuSlot, Sizing, SizingRequest, engine_memory_utilization, kv_cache_memory_bytes
 
 # Streamed loads, never mmap over the cache's FUSE mount nor a bucket (components/addons/model_cache.py).
 VLLM_LOAD_ARGS = ("--load-format", "runai_streamer")

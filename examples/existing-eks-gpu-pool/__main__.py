@@ -32,9 +32,9 @@ from components.aws.existing_cluster import ExistingEksCluster, ExistingEksClust
 from components.aws.gpu_node_group import EksGpuNodeGroup, EksGpuNodeGroupArgs
 from components.aws.model_store import S3ModelStore, S3ModelStoreArgs
 from components.catalog.peers import NAMESPACE_NAME_LABEL
-from components.config.base import Issue, join_path
+from components.checks.loader import config_key_issues, load_environment
+from components.config.base import ConfigError, Issue, join_path
 from components.config.environment import EnvironmentSpec
-from components.config.loader import ConfigError, config_key_issues, load_environment
 from components.k8s.cluster import IrsaIdentity
 from components.k8s.names import MODEL_SERVER_SERVICE_ACCOUNT, model_bucket_name
 from components.k8s.workload_identity import ServiceAccountRef

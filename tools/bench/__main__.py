@@ -22,7 +22,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from components.config.loader import ConfigError
+from components.config.base import ConfigError
 from tools.bench.measure import BenchError, run_child, run_process, stats
 from tools.bench.synthetic import synthetic_config, validated
 from tools.plan.runner import PROJECT_DIR, STACK_PHASE

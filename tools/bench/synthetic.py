@@ -103,7 +103,7 @@ def synthetic_stack(regions: int) -> StackConfig:
 
 def validated(config: dict[str, Any]) -> EnvironmentSpec:
     """The config as the program reads it; raises ConfigError naming the key if the generator fell behind."""
-    from components.config.loader import load_environment  # not before the bench's clock starts
+    from components.checks.loader import load_environment  # not before the bench's clock starts
 
     prefix = f"{PROJECT}:"
     return load_environment({k.removeprefix(prefix): v for k, v in config.items() if k.startswith(prefix)})

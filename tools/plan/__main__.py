@@ -10,8 +10,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from components.config.gpu_pools import unused_pools
-from components.config.loader import ConfigError
+from components.checks.gpu_pool_checks import unused_pools
+from components.config.base import ConfigError
 from components.config.stackfile import PlanInputError
 from policies.offline import load_settings, verdict_table
 from tools.plan.artifacts import OutputDirError, owned_files, plan_document, withdraw_plan, write_plan

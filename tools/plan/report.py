@@ -10,9 +10,9 @@ from components.addons.dashboards import DASHBOARD_LABEL
 from components.catalog.charts import CHARTS
 from components.catalog.engines import LIBFABRIC, PD_ENGINE_IMAGE, PD_NIXL_BACKENDS
 from components.catalog.regions import CLOUDS
-from components.config.capacity_checks import pool_holds, replica_demands
-from components.config.gpu_pools import unused_pools
+from components.checks.gpu_pool_checks import unused_pools
 from components.config.region import GpuPoolSpec, RegionSpec
+from components.domain.capacity import pool_holds, replica_demands
 from components.domain.disaggregation import efa_path
 from components.domain.gpu_resources import schedulable_at_max_size, schedulable_resources
 from components.domain.image_pull import effective_image_pull
@@ -217,7 +217,7 @@ def _placement(plan: Plan, region: RegionSpec, pool: GpuPoolSpec) -> str:
 
 def _image_pull(plan: Plan, region: RegionSpec, pool: GpuPoolSpec) -> str:
     """How a new node pulls the engine images (components/domain/image_pull.py)."""
-    if effective_image_pull(region, pool) == "parallel":
+    if effective_image_pull(pool) == "parallel":
         return "parallel (SOCI, nodeadm FastImagePull)"
     if region.cloud == "gcp":
         return "whole (streaming: Artifact Registry images only)"
@@ -472,7 +472,7 @@ def _model_storage(plan: Plan) -> str:
     from components.k8s.names import model_bucket_name
 
     env = plan.spec
-    source = env.model_store.source(env)
+    source = env.model_store_source()
     rows = [
         "## Model storage\n",
         "| region | bucket | kept in sync by | cache tiers per worker | workers | cache capacity | pre-warmed |",

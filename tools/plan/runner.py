@@ -12,7 +12,7 @@ from pathlib import Path
 import pulumi
 from pulumi.runtime import settings
 
-from components.config.loader import ConfigError
+from components.config.base import ConfigError
 from components.config.stackfile import StackConfig, shared_secret_issues
 from components.config.stacks import environment_stacks, layout_of, stack_name_issues
 from tools.plan.engine import Evaluation, PlannedResource, evaluate

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from components.config.loader import ConfigError
+from components.config.base import ConfigError
 from components.config.model_catalog import CATALOG_DIR
 from components.config.stackfile import (
     PlanInputError,

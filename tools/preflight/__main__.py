@@ -14,7 +14,8 @@ from pathlib import Path
 from botocore.exceptions import ClientError
 from rich.console import Console
 
-from components.config.loader import ConfigError, load_environment
+from components.checks.loader import load_environment
+from components.config.base import ConfigError
 from components.config.model_catalog import read_model_catalog
 from components.config.stackfile import PlanInputError
 from stacks.config import namespace_values

@@ -8,7 +8,7 @@ Each check is a pure function of what the API returned, so tests can feed it dir
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,7 +56,8 @@ class QuotaDemand:
 def check_aws_pools(region_index: int, region: RegionSpec, client_for: ClientFactory) -> list[Finding]:
     findings: list[Finding] = []
     refs: list[PoolRef] = []
-    for j, pool in enumerate(region.gpu_pools):
+    pools: Sequence[GpuPoolSpec] = region.gpu_pools
+    for j, pool in enumerate(pools):
         known = machine(pool.machine_type)
         if known is None or known.cloud != "aws":
             findings.append(

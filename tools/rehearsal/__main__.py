@@ -12,7 +12,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from components.config.loader import ConfigError
+from components.config.base import ConfigError
 from components.config.rollout import rollout_waves
 from components.config.stackfile import PlanInputError
 from components.k8s.names import cluster_name

@@ -30,7 +30,7 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from components.config.loader import ConfigError
+from components.config.base import ConfigError
 from components.config.stackfile import PlanInputError
 from tools.plan.model import Plan
 from tools.plan.stackfile import input_error_lines

@@ -162,7 +162,7 @@ def _cloud_labels(region: RegionSpec, cluster: str, pool: NodePoolView, zone: st
                     "cloud.google.com/gce-topology-subblock": f"sb-{block}",
                     "cloud.google.com/gce-topology-host": f"h-{_short_hash(cluster, pool.name, zone, str(index))}",
                 }
-    if gpu is not None and gpu_software(region.cloud, gpu).operator_managed:
+    if gpu is not None and gpu_software(gpu).operator_managed:
         labels |= {"feature.node.kubernetes.io/pci-10de.present": "true", "nvidia.com/gpu.present": "true"}
     return labels
 

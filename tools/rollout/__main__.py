@@ -13,8 +13,9 @@ from typing import Any
 
 from rich.console import Console
 
+from components.checks.loader import load_environment
+from components.config.base import ConfigError
 from components.config.environment import EnvironmentSpec
-from components.config.loader import ConfigError, load_environment
 from components.config.model_catalog import read_model_catalog
 from components.config.rollout import rollout_waves
 from components.config.stackfile import PlanInputError

@@ -333,7 +333,8 @@ class _StackCheck:
         own = (own_configs or {}).get(self.stack)
         if not own or environment is None or self.slice.kind == "environment":
             return
-        from components.config.loader import ConfigError, load_environment
+        from components.checks.loader import load_environment
+        from components.config.base import ConfigError
         from stacks.config import namespace_values
 
         merged = overlay_config(dict(environment), dict(own))
@@ -1096,7 +1097,7 @@ def _zone_serves(placed: Placed, hostname: str) -> bool:
 
 def stack_own_configs(project_dir: Any, env: EnvironmentSpec, env_name: str) -> dict[str, Mapping[str, str] | None]:
     """Each stack's own settings file's config, as the engine reads it (None when it has no file)."""
-    from components.config.loader import PROJECT
+    from components.checks.loader import PROJECT
     from components.config.stackfile import read_yaml, stack_config_from_mapping
 
     found: dict[str, Mapping[str, str] | None] = {}

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import yaml
 
+from components.checks.loader import PROJECT
 from components.config.deployer import deployer_of, global_deployer
 from components.config.environment import EnvironmentSpec
-from components.config.loader import PROJECT
 from components.config.stacks import StackSlice, environment_stacks
 
 HOSTED_RUNNER = "ubuntu-24.04"

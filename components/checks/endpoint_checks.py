@@ -6,14 +6,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from components.config.base import Issue, KeyPath, join_path
+from components.config.environment import EnvironmentSpec
 from platform_catalog.address_space import cluster_local
-
-if TYPE_CHECKING:
-    from components.config.environment import EnvironmentSpec
 
 # A Secret's name is a DNS-1123 subdomain (k8s.io/apimachinery@v0.33.13 pkg/util/validation/validation.go
 # IsDNS1123Subdomain; pkg/apis/core/validation ValidateSecretName = NameIsDNSSubdomain): at most 253 characters.

@@ -29,7 +29,6 @@ import difflib
 import json
 import re
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from components.catalog.engines import (
     ENGINE_FLAGS,
@@ -39,8 +38,11 @@ from components.catalog.engines import (
     VLLM_VERSION,
 )
 from components.catalog.models import ModelArchitecture
+from components.checks.endpoint_checks import url_issue
 from components.config.base import Issue, KeyPath, join_path
-from components.config.endpoint_checks import url_issue
+from components.config.environment import EnvironmentSpec
+from components.config.region import GcpRegionSpec, GpuPoolSpec, RegionSpec
+from components.config.workloads import ModelSpec, PlacementSpec
 from components.domain.disaggregation import efa_path, prefill_side
 from components.domain.fit import Fit, placement_fit, prefill_fit, startup_seconds
 from components.domain.gpu_resources import schedulable_resources
@@ -51,11 +53,6 @@ from components.domain.sizing import DoesNotFit, GpuSlot, kv_bytes_per_token, st
 from components.domain.slots import gpu_slot, multi_node_capable, placement_resource
 from platform_catalog.disaggregation import MAX_TRANSFER_SHARE_OF_TTFT, vllm_attention_backend
 from platform_catalog.machines import MACHINES
-
-if TYPE_CHECKING:
-    from components.config.environment import EnvironmentSpec
-    from components.config.region import GpuPoolSpec, RegionSpec
-    from components.config.workloads import ModelSpec, PlacementSpec
 
 
 def check_serving(env: EnvironmentSpec) -> Iterator[Issue]:
@@ -208,7 +205,7 @@ def _check_tenant_loras(env: EnvironmentSpec) -> Iterator[Issue]:
 
 def check_engine_options(env: EnvironmentSpec) -> Iterator[Issue]:
     """Each model's engine options: they read the model alone and the engine's catalog, so they run in the first
-    stage, whatever else the environment gets wrong (components/config/loader.py semantic_issues)."""
+    stage, whatever else the environment gets wrong (components/checks/loader.py semantic_issues)."""
     for i, model in enumerate(env.models):
         yield from _check_engine_options(env, model, ("models", i))
 
@@ -398,7 +395,7 @@ def _disaggregation_blockers(env: EnvironmentSpec, model: ModelSpec, region: Reg
     if model.federated and env.federation.enabled:
         why = "Karmada propagates InferenceServices, not LLMInferenceServices; set federated: false"
         blockers.append(Issue(join_path(*model_at, "federated"), why))
-    if region.cloud != "aws":
+    if isinstance(region, GcpRegionSpec):
         why = (
             f"region {region.name!r} is on GCP, where the RDMA pod networking NIXL needs is not wired yet; "
             "place it in an AWS region or use servingMode: aggregated"

@@ -6,14 +6,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from ipaddress import IPv4Address, IPv4Network
-from typing import TYPE_CHECKING
 
 from components.config.base import Issue, KeyPath, join_path
+from components.config.environment import EnvironmentSpec
 from components.config.karmada import federation_members
-
-if TYPE_CHECKING:
-    from components.config.environment import EnvironmentSpec
-    from components.config.region import ExistingClusterSpec, RegionSpec
+from components.config.region import (
+    AwsExistingClusterSpec,
+    ExistingClusterSpec,
+    GcpExistingClusterSpec,
+    RegionSpec,
+)
 
 # EKS CreateCluster `name` (botocore 1.44.8 data/eks/2017-11-01 service-2.json, shape ClusterName): 1-100 characters,
 # `^[0-9A-Za-z][A-Za-z0-9\-_]*`.
@@ -30,16 +32,17 @@ SUBNET_ID = re.compile(r"^subnet-(?:[0-9a-f]{8}|[0-9a-f]{17})$")
 SERVICE_ACCOUNT = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]@[a-z][a-z0-9-]{4,28}[a-z0-9]\.iam\.gserviceaccount\.com$")
 
 
-def _name_issues(existing: ExistingClusterSpec, cloud: str, at: KeyPath) -> Iterator[Issue]:
-    if cloud == "aws" and existing.name.startswith("arn:"):
+def _name_issues(existing: ExistingClusterSpec, at: KeyPath) -> Iterator[Issue]:
+    aws = isinstance(existing, AwsExistingClusterSpec)
+    if aws and existing.name.startswith("arn:"):
         yield Issue(join_path(*at, "name"), f"{existing.name!r} is an ARN; give the cluster's name, e.g. team-eks")
-    elif cloud == "aws" and not EKS_CLUSTER_NAME.match(existing.name):
+    elif aws and not EKS_CLUSTER_NAME.match(existing.name):
         yield Issue(
             join_path(*at, "name"),
             f"{existing.name!r} is not an EKS cluster name (letters, digits, '-', '_', starting with a letter or "
             "digit, at most 100); give the name `aws eks list-clusters` shows",
         )
-    elif cloud == "gcp" and not GKE_CLUSTER_NAME.match(existing.name):
+    elif not aws and not GKE_CLUSTER_NAME.match(existing.name):
         yield Issue(
             join_path(*at, "name"),
             f"{existing.name!r} is not a GKE cluster name (lowercase letters, digits, '-', at most 40); give the "
@@ -48,6 +51,9 @@ def _name_issues(existing: ExistingClusterSpec, cloud: str, at: KeyPath) -> Iter
 
 
 def _id_issues(existing: ExistingClusterSpec, at: KeyPath) -> Iterator[Issue]:
+    if isinstance(existing, GcpExistingClusterSpec):
+        yield from _service_account_issues(existing, at)
+        return
     if existing.node_role_arn is not None and not ROLE_ARN.match(existing.node_role_arn):
         yield Issue(
             join_path(*at, "nodeRoleArn"),
@@ -59,6 +65,9 @@ def _id_issues(existing: ExistingClusterSpec, at: KeyPath) -> Iterator[Issue]:
                 join_path(*at, "subnets", zone),
                 f"{subnet!r} is not a subnet id; write subnet- and its 8 or 17 hex digits (aws ec2 describe-subnets)",
             )
+
+
+def _service_account_issues(existing: GcpExistingClusterSpec, at: KeyPath) -> Iterator[Issue]:
     account = existing.node_service_account
     if account is not None and (
         account.endswith("-compute@developer.gserviceaccount.com") or not SERVICE_ACCOUNT.match(account)
@@ -106,7 +115,7 @@ def check_existing_clusters(env: EnvironmentSpec) -> Iterator[Issue]:
         if existing is None:
             continue
         at = ("regions", i, "cluster", "existing")
-        yield from _name_issues(existing, region.cloud, at)
+        yield from _name_issues(existing, at)
         yield from _id_issues(existing, at)
         yield from _egress_issues(existing, at, region.name in members)
         key = _cluster_key(region, existing)

@@ -19,17 +19,14 @@ Rules, and why:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, Sequence
 
 from components.config.base import Issue, KeyPath, join_path
-from components.config.region import GpuPoolSpec, MigSpec, RegionSpec
+from components.config.environment import EnvironmentSpec
+from components.config.region import AwsGpuPoolSpec, GpuPoolSpec, MigSpec, RegionSpec
 from components.domain.gpu_partitioning import gpu_software
 from platform_catalog.gpus import GPUS, MIG_COMPUTE_SLICES, MIG_DISABLED, MIG_ENABLED_EMPTY, MIG_MEMORY_SLICES, GpuModel
 from platform_catalog.machines import MACHINES
-
-if TYPE_CHECKING:
-    from components.config.environment import EnvironmentSpec
 
 _EXAMPLE_LAYOUT = '{"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2}'
 
@@ -37,10 +34,11 @@ _EXAMPLE_LAYOUT = '{"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2}'
 def check_gpu_partitioning(env: EnvironmentSpec) -> Iterator[Issue]:
     for i, region in enumerate(env.regions):
         path = ("regions", i)
-        for j, pool in enumerate(region.gpu_pools):
+        pools: Sequence[GpuPoolSpec] = region.gpu_pools
+        for j, pool in enumerate(pools):
             machine = MACHINES.get(pool.machine_type)
             if machine is not None:  # an unknown machine type is reported by the pool checks
-                yield from _check_pool(region.cloud, pool, machine.gpu_model, (*path, "gpuPools", j))
+                yield from _check_pool(pool, machine.gpu_model, (*path, "gpuPools", j))
         yield from _check_one_operator_per_cluster(region, path)
 
 
@@ -53,17 +51,17 @@ def _alternatives(gpu: GpuModel) -> str:
     )
 
 
-def _check_pool(cloud: str, pool: GpuPoolSpec, gpu: GpuModel, path: KeyPath) -> Iterator[Issue]:
-    if cloud == "aws" and pool.driver_install == "operator":
+def _check_pool(pool: GpuPoolSpec, gpu: GpuModel, path: KeyPath) -> Iterator[Issue]:
+    if isinstance(pool, AwsGpuPoolSpec) and pool.driver_install == "operator":
         yield Issue(
             join_path(*path, "driverInstall"),
             "EKS GPU nodes run the AL2023 NVIDIA AMI, which ships the NVIDIA driver and container "
             "toolkit, so the GPU Operator does not install them on AWS; remove driverInstall (default: cloud)",
         )
     if pool.gke_partition_size is not None:
-        yield from _check_gke_partition(cloud, pool, pool.gke_partition_size, gpu, path)
+        yield from _check_gke_partition(pool, pool.gke_partition_size, gpu, path)
     if pool.mig is not None:
-        yield from _check_mig(cloud, pool, pool.mig, gpu, path)
+        yield from _check_mig(pool, pool.mig, gpu, path)
     if pool.time_slicing is not None and (pool.mig is not None or pool.gke_partition_size is not None):
         yield Issue(
             join_path(*path, "timeSlicing"),
@@ -72,13 +70,9 @@ def _check_pool(cloud: str, pool: GpuPoolSpec, gpu: GpuModel, path: KeyPath) -> 
         )
 
 
-def _check_gke_partition(cloud: str, pool: GpuPoolSpec, size: str, gpu: GpuModel, path: KeyPath) -> Iterator[Issue]:
+def _check_gke_partition(pool: GpuPoolSpec, size: str, gpu: GpuModel, path: KeyPath) -> Iterator[Issue]:
     at = join_path(*path, "gkePartitionSize")
-    if cloud != "gcp":
-        yield Issue(
-            at, f"only meaningful on GKE; on AWS let the GPU Operator partition the pool: mig: {{profile: all-{size}}}"
-        )
-    elif pool.mig is not None:
+    if pool.mig is not None:
         yield Issue(at, "GKE partitioning and GPU Operator MIG (mig) cannot both partition one pool; keep one of them")
     elif pool.driver_install == "operator":
         yield Issue(
@@ -94,12 +88,12 @@ def _check_gke_partition(cloud: str, pool: GpuPoolSpec, size: str, gpu: GpuModel
         )
 
 
-def _check_mig(cloud: str, pool: GpuPoolSpec, mig: MigSpec, gpu: GpuModel, path: KeyPath) -> Iterator[Issue]:
+def _check_mig(pool: GpuPoolSpec, mig: MigSpec, gpu: GpuModel, path: KeyPath) -> Iterator[Issue]:
     at = (*path, "mig")
     if not gpu.mig_capable:
         yield Issue(join_path(*at), _alternatives(gpu))
         return
-    if not gpu_software(cloud, pool).operator_managed:
+    if not gpu_software(pool).operator_managed:
         yield Issue(
             join_path(*at),
             "GKE installs the driver and runs its own device plugin on this pool (driverInstall: cloud), "
@@ -175,13 +169,14 @@ def _check_layout(layout: dict[str, int], gpu: GpuModel, at: KeyPath) -> Iterato
 
 def _check_one_operator_per_cluster(region: RegionSpec, path: KeyPath) -> Iterator[Issue]:
     """The GPU Operator's MIG strategy and mig-parted config are per cluster."""
+    pools: Sequence[GpuPoolSpec] = region.gpu_pools
     mig_pools = [
         (j, pool, pool.mig)
-        for j, pool in enumerate(region.gpu_pools)
+        for j, pool in enumerate(pools)
         if pool.mig is not None
         and pool.machine_type in MACHINES
         and MACHINES[pool.machine_type].gpu_model.mig_capable
-        and gpu_software(region.cloud, pool).operator_managed
+        and gpu_software(pool).operator_managed
     ]
     if not mig_pools:
         return

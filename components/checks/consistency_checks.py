@@ -10,18 +10,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from ipaddress import IPv4Network
-from typing import TYPE_CHECKING
 
-from components.config.base import Issue, KeyPath, config_key, join_path
+from components.config.base import Issue, KeyPath, join_path
+from components.config.environment import EnvironmentSpec
 from platform_catalog.address_space import covers_internet
-
-if TYPE_CHECKING:
-    from components.config.environment import EnvironmentSpec
 
 # Kubernetes label key prefixes are DNS subdomains (RFC 1123): at most 253 characters of lowercase labels.
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 # AWS regions leave these to the VPC CNI / EKS; only a GKE cluster reads them.
-_GCP_ONLY_NETWORK = ("pods_cidr", "control_plane_cidr", "accelerator_cidr")
 
 
 def check_consistency(env: EnvironmentSpec) -> Iterator[Issue]:
@@ -73,14 +69,6 @@ def _tenants(env: EnvironmentSpec) -> Iterator[Issue]:
 
 def _regions(env: EnvironmentSpec) -> Iterator[Issue]:
     for i, region in enumerate(env.regions):
-        if region.cloud == "aws":
-            for name in _GCP_ONLY_NETWORK:
-                if getattr(region.network, name) is not None:
-                    key = config_key(type(region.network), name)
-                    yield Issue(
-                        join_path("regions", i, "network", key),
-                        "GCP only: an EKS cluster takes pod addresses from the VPC (VPC CNI); remove it",
-                    )
         cidrs = list(region.api_access.public_cidrs)
         if len(cidrs) > 1:  # a single 0.0.0.0/0 is reported by check_region
             yield from _open_to_the_internet(cidrs, ("regions", i, "apiAccess", "publicCidrs"), "the Kubernetes API")

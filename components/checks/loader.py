@@ -7,26 +7,19 @@ import re
 import types
 import typing
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-import pulumi
 from pydantic import BaseModel, SecretStr, ValidationError
+from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails
 
-from components.config.base import Issue, KeyPath, join_path
-from components.config.environment import SEMANTIC_CHECKS, EnvironmentSpec
+from components.checks.environment_checks import SEMANTIC_CHECKS
+from components.config.base import ConfigError, Issue, KeyPath, join_path
+from components.config.environment import EnvironmentSpec
 from components.config.model_catalog import CATALOG_FILE, CATALOG_FILES_CONTEXT, CATALOG_KEY, ModelCardSpec
-from components.config.region import RegionSpec
+from components.config.region import RegionBase, RegionSpec
 from components.config.workloads import ModelSpec, TenantSpec
-
-
-class ConfigError(pulumi.RunError):
-    """Invalid configuration. A RunError, so the Pulumi CLI prints the lines without a traceback."""
-
-    def __init__(self, issues: list[Issue]):
-        self.issues = issues
-        super().__init__("invalid configuration:\n" + "\n".join(f"  {i}" for i in issues))
-
 
 PROJECT = "inference-platform"
 # Providers the program creates explicitly, per region; their namespaces configure only default providers.
@@ -185,7 +178,7 @@ def _objects_of(env: EnvironmentSpec, path: str, own: bool = False) -> set[Confi
         return set()
     item = collection[index]
     found: set[ConfigObject]
-    if isinstance(item, RegionSpec):
+    if isinstance(item, RegionBase):
         pools = item.gpu_pools if part != "gpuPools" else item.gpu_pools[int(sub) : int(sub) + 1]
         found = {("pool", item.name, pool.name) for pool in pools}
         return found | ({("region", item.name)} if part is None else set())
@@ -223,6 +216,8 @@ def _python_names(raw: Any, model: Any, path: KeyPath) -> list[Issue]:
     """
     if isinstance(raw, list):
         return [issue for i, item in enumerate(raw) for issue in _python_names(item, model, (*path, i))]
+    if isinstance(model, _Tagged) and isinstance(raw, dict):
+        model = model.models.get(raw.get(model.key))
     if not isinstance(raw, dict) or not _is_model(model):
         return []
     issues = []
@@ -281,13 +276,21 @@ _KIND = {
 
 
 def _issue(err: ErrorDetails) -> Issue:
-    loc = tuple(err["loc"])
-    path = join_path(*loc)
+    raw_loc = tuple(err["loc"])
+    loc, _ = _walk(raw_loc)
     kind, got = err["type"], err.get("input")
+    if kind.startswith("union_tag_"):  # the discriminator of a per-cloud model: as if it were a plain key
+        key = err["ctx"]["discriminator"].strip("'")
+        loc, kind = (*loc, key), "missing"
+        if err["type"] == "union_tag_invalid":
+            tags = [repr(tag.strip("'")) for tag in err["ctx"]["expected_tags"].split(", ")]
+            got = got.get(key) if isinstance(got, dict) else err["ctx"]["tag"]
+            return Issue(join_path(*loc), f"{got!r} is not allowed; use one of {' or '.join(tags)}")
+    path = join_path(*loc)
     if kind == "missing":
         return Issue(path, f"required key is missing; add `{loc[-1]}` (see docs/configuration.md)")
     if kind == "extra_forbidden":
-        allowed = _allowed_keys(loc[:-1])
+        allowed = _allowed_keys(raw_loc[:-1])
         close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
         return Issue(path, f"unknown key; {hint}valid keys here: {', '.join(allowed)}")
@@ -307,21 +310,40 @@ def _issue(err: ErrorDetails) -> Issue:
 
 
 def _allowed_keys(loc: KeyPath) -> list[str]:
-    """camelCase keys accepted by the model found at `loc`."""
-    model: Any = EnvironmentSpec
-    named = False  # the next part is a name of a mapping's entry (modelCatalog.<name>)
-    for part in loc:
-        if isinstance(part, int) or named:
-            named = False
-            continue
-        field = model.model_fields.get(_field_name(model, part)) if _is_model(model) else None
-        if field is None:
-            return []
-        named = _keyed_by_name(field.annotation)
-        model = _inner_model(field.annotation)
+    """camelCase keys accepted by the model found at pydantic's error location `loc`."""
+    _, model = _walk(loc)
     if not _is_model(model):
         return []
     return sorted(f.alias or name for name, f in model.model_fields.items())
+
+
+def _walk(loc: KeyPath) -> tuple[KeyPath, Any]:
+    """Follow pydantic's error location `loc` from the EnvironmentSpec: the key path it names, without the tags of
+    the per-cloud models it passes (`regions.0.gcp.network` is `regions[0].network`), and the model found there
+    (None past a key no model has)."""
+    model: Any = EnvironmentSpec
+    path: list[str | int] = []
+    named = False  # the next part is a name of a mapping's entry (modelCatalog.<name>)
+    for part in loc:
+        if isinstance(model, _Tagged) and part in model.models:
+            model = model.models[part]
+            continue
+        path.append(part)
+        if isinstance(part, int) or named:
+            named = False
+            continue
+        field = model.model_fields.get(_field_name(model, str(part))) if _is_model(model) else None
+        named = field is not None and _keyed_by_name(field.annotation)
+        model = None if field is None else _inner_model(field.annotation)
+    return tuple(path), model
+
+
+@dataclass(frozen=True)
+class _Tagged:
+    """A union of models told apart by one key's value (a region entry's `cloud`): the key, the models by value."""
+
+    key: str
+    models: dict[Any, type[BaseModel]]
 
 
 def _field_name(model: type[BaseModel], alias: str) -> str | None:
@@ -329,10 +351,17 @@ def _field_name(model: type[BaseModel], alias: str) -> str | None:
 
 
 def _inner_model(annotation: Any) -> Any:
-    """The model inside list[X] / X | None / dict[str, X]."""
+    """The model inside list[X] / X | None / dict[str, X], or the _Tagged union of models there."""
     if _is_model(annotation):
         return annotation
     origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        union, *metadata = typing.get_args(annotation)
+        key = next((m.discriminator for m in metadata if isinstance(m, FieldInfo) and m.discriminator), None)
+        if isinstance(key, str):
+            models = typing.get_args(union)
+            return _Tagged(key, {typing.get_args(m.model_fields[key].annotation)[0]: m for m in models})
+        return _inner_model(union)
     if origin in (list, dict, typing.Union, types.UnionType):
         for arg in typing.get_args(annotation):
             found = _inner_model(arg)

@@ -8,15 +8,11 @@ stand-in must be up whenever the model is not, and every request the model accep
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from components.config.base import Issue, join_path
+from components.config.environment import EnvironmentSpec
 from components.config.gateway import has_gateway
-from components.config.workloads import granted_tenants
-
-if TYPE_CHECKING:
-    from components.config.environment import EnvironmentSpec
-    from components.config.workloads import ModelSpec, PlacementSpec
+from components.config.workloads import ModelSpec, PlacementSpec, granted_tenants
 
 
 def _placement_in(model: ModelSpec, region: str) -> tuple[int, PlacementSpec] | None:
