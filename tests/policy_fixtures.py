@@ -26,7 +26,7 @@ import yaml
 from components.aws.eks import CONTROL_PLANE_LOG_TYPES
 from components.aws.irsa import IrsaRoleArgs, irsa_role
 from components.aws.policy_docs import service_trust
-from components.config.region import GpuPoolSpec, RegionSpec
+from components.config.region import GpuPoolSpec
 from components.federation.search_index import synchro_manager_pod
 from components.k8s.names import MODEL_SERVER_SERVICE_ACCOUNT
 from components.k8s.topology import gpu_pool_labels, gpu_tolerations, pool_selector
@@ -91,7 +91,7 @@ def _labels(cluster: str, name: str, machine_type: str) -> dict[str, str]:
         {"efa": bool(machine.efa_interfaces)} if machine.cloud == "aws" else {"gpu_direct": machine.gpudirect != "none"}
     )
     pool = GpuPoolSpec(name=name, machine_type=machine_type, max_size=4, **fabric)
-    return gpu_pool_labels(DOMAIN, cluster, RegionSpec.model_construct(cloud=machine.cloud), pool)
+    return gpu_pool_labels(DOMAIN, cluster, machine.cloud, pool)
 
 
 def _tls_only(arn: str) -> str:

@@ -7,7 +7,8 @@ from the machine type alone are platform_catalog/topology.py, which the policy p
 
 from __future__ import annotations
 
-from components.config.region import GpuPoolSpec, RegionSpec
+from components.catalog.regions import Cloud
+from components.config.region import GpuPoolSpec
 from components.domain.gpu_partitioning import partitioning_labels
 from platform_catalog.machines import MACHINES, Fabric
 from platform_catalog.topology import GPU_TAINT, machine_labels
@@ -30,7 +31,7 @@ def uses_placement_group(pool: GpuPoolSpec) -> bool:
     return pool.packed
 
 
-def gpu_pool_labels(domain: str, cluster_name: str, region: RegionSpec, pool: GpuPoolSpec) -> dict[str, str]:
+def gpu_pool_labels(domain: str, cluster_name: str, cloud: Cloud, pool: GpuPoolSpec) -> dict[str, str]:
     """Labels every node of a GPU pool carries, whatever the cloud.
 
     Besides the shared schema: who owns the NVIDIA driver on the node and how its GPUs are
@@ -41,7 +42,7 @@ def gpu_pool_labels(domain: str, cluster_name: str, region: RegionSpec, pool: Gp
         **machine_labels(domain, MACHINES[pool.machine_type]),
         f"{domain}/fabric": pool_fabric(pool),
         f"{domain}/placement-group": placement_group_name(cluster_name, pool) if uses_placement_group(pool) else "none",
-        **partitioning_labels(region.cloud, pool),
+        **partitioning_labels(cloud, pool),
     }
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Iterator
-from dataclasses import replace
 from typing import Any
 
 import pulumi
@@ -35,7 +34,7 @@ from components.catalog.peers import NAMESPACE_NAME_LABEL
 from components.config.base import Issue, join_path
 from components.config.environment import EnvironmentSpec
 from components.config.loader import ConfigError, config_key_issues, load_environment
-from components.k8s.cluster import IrsaIdentity
+from components.k8s.cluster import ClusterHandle, IrsaIdentity
 from components.k8s.names import MODEL_SERVER_SERVICE_ACCOUNT, model_bucket_name
 from components.k8s.workload_identity import ServiceAccountRef
 from components.serving.deployment import model_placements
@@ -149,14 +148,32 @@ def main() -> None:
 
     aws_provider = aws.Provider(f"{region.name}-aws", region=region.region, default_tags={"tags": env.tags})
     on_aws = pulumi.ResourceOptions(providers={"aws": aws_provider})
-    found = ExistingEksCluster(region.name, ExistingEksClusterArgs(region=region, existing=existing), opts=on_aws)
+    found = ExistingEksCluster(
+        region.name,
+        ExistingEksClusterArgs(
+            aws_region=region.region,
+            cluster_name=existing.name,
+            node_role_arn=existing.node_role_arn or "",  # the config requires it with a GPU pool
+            subnets=existing.subnets,
+        ),
+        opts=on_aws,
+    )
     identity = IrsaIdentity(oidc_provider_arn=found.oidc_provider_arn, oidc_issuer=found.oidc_issuer)
-    cluster = replace(found.handle, cloud_provider=aws_provider, identity=identity)
+    cluster = ClusterHandle(
+        name=existing.name,
+        region=region,
+        provider=found.provider,
+        kubeconfig=found.kubeconfig,
+        endpoint=found.endpoint,
+        cloud_provider=aws_provider,
+        identity=identity,
+    )
 
     gpu_pool = EksGpuNodeGroup(
         f"{region.name}-{pool.name}",
         EksGpuNodeGroupArgs(
-            region=region,
+            zones=region.pool_zones(pool),
+            kubernetes_version=region.kubernetes_version,
             pool=pool,
             cluster_name=existing.name,
             label_domain=label_domain,
@@ -169,6 +186,7 @@ def main() -> None:
         region.name,
         ClusterAutoscalerArgs(
             cluster=cluster,
+            aws_region=region.region,
             cluster_name=existing.name,
             label_domain=label_domain,
             production=env.production,
