@@ -12,8 +12,10 @@ from components.addons.gpu_operator import GpuOperator, GpuOperatorArgs, needs_g
 from components.addons.inference_gateway import InferenceGateway, InferenceGatewayArgs
 from components.addons.observability import Observability, ObservabilityArgs
 from components.addons.volcano import Volcano, VolcanoArgs
+from components.config.base import Issue, join_path
 from components.config.environment import EnvironmentSpec
 from components.config.gateway import has_gateway
+from components.config.loader import ConfigError
 from components.config.region import RegionSpec
 from components.k8s.cluster import ClusterHandle
 from components.k8s.names import cluster_name as cluster_name_of
@@ -103,7 +105,10 @@ class RegionalPlatform(pulumi.ComponentResource):
             )
         self.gateway = None
         if has_gateway(args.env, region):
-            assert self.serving is not None, "a region serving models has GPU pools, hence KServe"
+            serving = self.serving
+            if serving is None:  # check_workloads: a placement names a GPU pool of its region
+                at = join_path("regions", args.env.regions.index(region), "gpuPools")
+                raise ConfigError([Issue(at, "a region serving models needs a GPU pool its placements name")])
             self.gateway = InferenceGateway(
                 region.name,
                 InferenceGatewayArgs(
@@ -111,19 +116,18 @@ class RegionalPlatform(pulumi.ComponentResource):
                     env=args.env,
                     region=region,
                     serving_namespace=self.model_storage.serving.namespace,
-                    inference_pool_crds=self.serving.kserve.inference_pool_crds,
+                    inference_pool_crds=serving.kserve.inference_pool_crds,
                     api_keys=args.api_keys,
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )
-            assert self.serving is not None  # a gateway serves models: the region has GPU pools and KServe
             gateway_certificate(
                 self,
                 args.env,
                 region,
                 self.cluster,
                 ca=args.gateway_ca,
-                cert_manager=self.serving.cert_manager,
+                cert_manager=serving.cert_manager,
                 gateway=self.gateway,
             )
             gateway_dns(self, args.env, region, self.cluster, gateway=self.gateway)

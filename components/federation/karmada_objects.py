@@ -17,7 +17,7 @@ from components.config.deployer import global_deployer
 from components.config.environment import EnvironmentSpec
 from components.config.region import RegionSpec
 from components.federation.manifests import member_taint_policies
-from components.federation.member import KarmadaMembership, KarmadaMembershipArgs
+from components.federation.member import KarmadaMembership, KarmadaMembershipArgs, PullMember, PushMember
 from components.federation.model import FederatedModel, FederatedModelArgs
 from components.federation.placement import (
     federated_models,
@@ -35,11 +35,9 @@ class MemberRef:
     """What Karmada's side of a member needs: its name, place and API endpoint (its credentials, in push)."""
 
     cluster_name: str
-    region: RegionSpec
+    region: RegionSpec  # its labels: where it runs and what it offers
     endpoint: pulumi.Input[str]
-    cluster_id: pulumi.Input[str] | None = None  # pull: its kube-system Namespace UID, which the agent checks
-    push_credentials: pulumi.Input[dict[str, str]] | None = None
-    agent: Sequence[pulumi.Resource] = ()  # pull, in the same stack: the agent its RBAC must follow
+    sync: PullMember | PushMember
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,13 +69,9 @@ class KarmadaFederation(pulumi.ComponentResource):
                 KarmadaMembershipArgs(
                     karmada=karmada,
                     cluster_name=member.cluster_name,
-                    region=member.region,
                     endpoint=member.endpoint,
-                    mode=fed.member_mode,
                     labels=member_labels(env.label_domain, member.region),
-                    cluster_id=member.cluster_id,
-                    push_credentials=member.push_credentials,
-                    agent=tuple(member.agent),
+                    sync=member.sync,
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )
