@@ -19,7 +19,7 @@ from components.config.loader import ConfigError
 from components.config.region import RegionSpec
 from components.config.stacks import StackSlice, anchor_region, region_stack_name, resolve_stack
 from components.serving.tenant_api_keys import TenantApiKeys, TenantApiKeysArgs
-from stacks.clouds import ModelStoreRef, model_store_output
+from stacks.clouds import model_store_output, model_store_ref
 from stacks.config import BOOTSTRAP_VARIABLE, ProgramMode
 from stacks.model_storage import sync_model_stores
 from stacks.references import output_item, stack_reference
@@ -172,7 +172,7 @@ def _global_stack(env: EnvironmentSpec, env_name: str) -> None:
         env,
         env_name,
         {
-            name: ModelStoreRef.from_output(env.region(name).cloud, ref.require_output("modelStore"))
+            name: model_store_ref(env.region(name).cloud, ref.require_output("modelStore"))
             for name, ref in references.items()
         },
     )

@@ -37,6 +37,7 @@ from components.federation.control_plane import KARMADA_NAMESPACE, chart_patch_s
 from components.federation.manifests import CLUSTER_API
 from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import helm_release, namespace
+from components.k8s.inputs import InputError
 from platform_catalog.names import KARMADA_CLUSTER_NAMESPACE, KARMADA_PUSH_SERVICE_ACCOUNT
 
 AGENT_RELEASE = "karmada-agent"  # the chart names the Deployment and its container after the release
@@ -97,6 +98,12 @@ class PullAgent:
     agent_cert: KeyPair
     # The host's karmada-system, created by the control plane: one cluster cannot hold two creators of it.
     host_namespace: k8s.core.v1.Namespace | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.karmada_server, str) and not self.karmada_server.startswith("https://"):
+            raise InputError(
+                "sync.karmada_server", f"the agent dials Karmada's API over TLS: https://…, not {self.karmada_server!r}"
+            )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -245,6 +252,10 @@ class PushMember:
     cloud: Cloud
     region: str  # the cloud's region, e.g. us-east-1
     zones: Sequence[str]
+
+    def __post_init__(self) -> None:
+        if not self.zones:
+            raise InputError("sync.zones", "name the zones the member's nodes run in (its Cluster's spec.zones)")
 
 
 def sync_mode(sync: PullAgent | PushAgent | PullMember | PushMember) -> Literal["Pull", "Push"]:

@@ -16,10 +16,11 @@ from components.aws.network import AwsNetwork, AwsNetworkArgs, ZoneSubnets
 from components.config.deployer import admitted_cidrs, deployer_of
 from components.config.environment import EnvironmentSpec
 from components.config.region import RegionSpec
+from components.domain.model_bucket import S3BucketRef
 from components.k8s.cluster import ClusterHandle, IrsaIdentity
 from components.k8s.workload_identity import ServiceAccountRef
 from components.serving.deployment import model_placements
-from stacks.clouds import ModelStore, ModelStoreRef, platform_tags
+from stacks.clouds import ModelStore, platform_tags
 
 
 def provider(
@@ -84,8 +85,8 @@ def model_store(
     return ModelStore(
         component=store,
         identities={label: role.arn for label, role in store.reader_roles.items()},
-        ref=ModelStoreRef(
-            cloud="aws", bucket=store.bucket.id, arn=store.bucket.arn, key_arn=store.key.arn, ready=(store.versioning,)
+        ref=S3BucketRef(
+            bucket_id=store.bucket.id, bucket_arn=store.bucket.arn, key_arn=store.key.arn, ready=(store.versioning,)
         ),
     )
 

@@ -19,7 +19,7 @@ from components.gcp.network import GcpLocation, GcpNetwork, GcpNetworkArgs
 from components.k8s.cluster import ClusterHandle, GkeIdentity
 from components.k8s.inputs import InputError
 from components.k8s.workload_identity import ServiceAccountRef
-from stacks.clouds import ModelStore, ModelStoreRef, platform_tags
+from stacks.clouds import GcsBucketRef, ModelStore, platform_tags
 
 
 def provider(
@@ -62,7 +62,7 @@ def model_store(
     return ModelStore(
         component=store,
         identities={label: account.email for label, account in store.reader_accounts.items()},
-        ref=ModelStoreRef(cloud="gcp", bucket=store.bucket.name),
+        ref=GcsBucketRef(bucket=store.bucket.name),
     )
 
 
