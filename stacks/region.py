@@ -11,7 +11,7 @@ from components.addons.dcgm_exporter import DcgmExporter, DcgmExporterArgs, gke_
 from components.addons.gpu_operator import GpuOperator, GpuOperatorArgs, needs_gpu_operator
 from components.addons.inference_gateway import InferenceGateway, InferenceGatewayArgs
 from components.addons.observability import Observability, ObservabilityArgs
-from components.addons.volcano import Volcano, VolcanoArgs
+from components.addons.volcano import Volcano
 from components.config.base import Issue, join_path
 from components.config.environment import EnvironmentSpec
 from components.config.gateway import has_gateway
@@ -22,6 +22,7 @@ from components.k8s.names import cluster_name as cluster_name_of
 from stacks.clouds import backend_for
 from stacks.gateway_names import gateway_certificate, gateway_dns
 from stacks.model_storage import RegionalModelStorage, build_model_storage
+from stacks.scheduling import volcano_args
 from stacks.serving import RegionalServing, build_serving
 
 
@@ -61,7 +62,7 @@ class RegionalPlatform(pulumi.ComponentResource):
         self.volcano = None
         if region.gpu_pools:
             self.volcano = Volcano(
-                region.name, VolcanoArgs(cluster=self.cluster, env=args.env), opts=pulumi.ResourceOptions(parent=self)
+                region.name, volcano_args(args.env, region, self.cluster), opts=pulumi.ResourceOptions(parent=self)
             )
         # GKE-managed GPU pools need no operator; every other GPU pool does.
         gpu_operator = None

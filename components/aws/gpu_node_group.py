@@ -167,7 +167,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
         template: dict[str, Any] = {}
         if uses_placement_group(pool):
             group = aws.ec2.PlacementGroup(
-                name, name=placement_group_name(args.cluster_name, pool), strategy="cluster", opts=child
+                name, name=placement_group_name(args.cluster_name, pool.name), strategy="cluster", opts=child
             )
             template["placement"] = {"group_name": group.name}
         if pool.efa:

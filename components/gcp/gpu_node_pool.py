@@ -69,7 +69,7 @@ class GkeGpuNodePool(pulumi.ComponentResource):
         if uses_placement_group(pool):
             policy = gcp.compute.ResourcePolicy(
                 name,
-                name=placement_group_name(args.cluster_name, pool),
+                name=placement_group_name(args.cluster_name, pool.name),
                 project=location.project,
                 region=location.region,
                 group_placement_policy={"collocation": "COLLOCATED"},

@@ -17,8 +17,8 @@ from platform_catalog.topology import GPU_TAINT, machine_labels
 ZONE_LABEL = "topology.kubernetes.io/zone"
 
 
-def placement_group_name(cluster_name: str, pool: GpuPoolSpec) -> str:
-    return f"{cluster_name}-{pool.name}"
+def placement_group_name(cluster_name: str, pool: str) -> str:
+    return f"{cluster_name}-{pool}"
 
 
 def pool_fabric(pool: GpuPoolSpec) -> Fabric:
@@ -41,7 +41,9 @@ def gpu_pool_labels(domain: str, cluster_name: str, cloud: Cloud, pool: GpuPoolS
         f"{domain}/pool": pool.name,
         **machine_labels(domain, MACHINES[pool.machine_type]),
         f"{domain}/fabric": pool_fabric(pool),
-        f"{domain}/placement-group": placement_group_name(cluster_name, pool) if uses_placement_group(pool) else "none",
+        f"{domain}/placement-group": placement_group_name(cluster_name, pool.name)
+        if uses_placement_group(pool)
+        else "none",
         **partitioning_labels(cloud, pool),
     }
 
@@ -51,7 +53,7 @@ def pool_selector(domain: str, pool_name: str) -> dict[str, str]:
     return {f"{domain}/pool": pool_name}
 
 
-def placement_group_selector(domain: str, cluster_name: str, pool: GpuPoolSpec) -> dict[str, str]:
+def placement_group_selector(domain: str, cluster_name: str, pool: str) -> dict[str, str]:
     """Labels selecting the nodes of one pool's placement group (its multi-node fabric domain)."""
     return {f"{domain}/placement-group": placement_group_name(cluster_name, pool)}
 

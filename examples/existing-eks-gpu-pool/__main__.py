@@ -25,7 +25,7 @@ from components.addons.cert_manager import CertManager, CertManagerArgs
 from components.addons.gpu_operator import GpuOperator, GpuOperatorArgs
 from components.addons.kserve import KServe, KServeArgs
 from components.addons.model_cache import model_storage_uri
-from components.addons.volcano import Volcano, VolcanoArgs
+from components.addons.volcano import Volcano
 from components.aws.cluster_autoscaler import ClusterAutoscaler, ClusterAutoscalerArgs, scale_down_unneeded_seconds
 from components.aws.existing_cluster import ExistingEksCluster, ExistingEksClusterArgs
 from components.aws.gpu_node_group import EksGpuNodeGroup, EksGpuNodeGroupArgs
@@ -44,6 +44,7 @@ from components.serving.network_policies import policy
 from components.serving.runtimes import HTTP_PORT
 from platform_catalog.names import SERVING_NAMESPACE
 from stacks.config import engine_config, namespace_values
+from stacks.scheduling import volcano_args
 
 MODEL_SERVER = "model-server"  # the bucket's reader: the model servers' service account
 CLIENT_NAMESPACES = "clientNamespaces"  # this program's own key, beside the platform's
@@ -198,7 +199,7 @@ def main() -> None:
 
     # What the model's pods need on the cluster: GPUs advertised, their scheduler, KServe and its certificates.
     GpuOperator(f"{region.name}-gpu-operator", GpuOperatorArgs(cluster=cluster))
-    volcano = Volcano(region.name, VolcanoArgs(cluster=cluster, env=env))
+    volcano = Volcano(region.name, volcano_args(env, region, cluster))
     cert_manager = []
     if not region.cert_manager.existing:
         cert_manager = [

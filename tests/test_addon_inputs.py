@@ -1,0 +1,72 @@
+"""Add-ons alone under the mocks, from hand-written narrow inputs: one that builds, one that is refused with Pulumi's
+input error naming the argument (issue 35 §4)."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_kubernetes as k8s
+import pytest
+
+from components.addons.volcano import FabricDomain, TenantQueue, Volcano, VolcanoArgs
+from components.config.scheduling import PriorityTierSpec
+from components.k8s.cluster import ClusterHandle
+from tests.gpu_specs import region
+from tests.harness import evaluate_program
+
+TIERS = [
+    PriorityTierSpec.model_validate({"name": "realtime", "value": 1000, "preempts": True, "preemptible": False}),
+    PriorityTierSpec.model_validate({"name": "batch", "value": 100, "preempts": False, "preemptible": True}),
+]
+
+
+def _refused(program) -> pulumi.InputPropertyError:
+    with pytest.raises(pulumi.InputPropertyError) as info:
+        evaluate_program(program)
+    return info.value
+
+
+def _volcano(tier: str = "batch", zones: tuple[str, ...] = ("us-east-1a",)) -> None:
+    cluster = ClusterHandle(
+        name="team",
+        region=region("aws"),
+        provider=k8s.Provider("team"),
+        kubeconfig=pulumi.Output.from_input("{}"),
+        endpoint=pulumi.Output.from_input("https://team"),
+    )
+    Volcano(
+        "volcano",
+        VolcanoArgs(
+            cluster=cluster,
+            label_domain="example.com",
+            production=False,
+            gpu_resources=["nvidia.com/gpu", "nvidia.com/mig-3g.40gb"],
+            priority_tiers=TIERS,
+            queues=[
+                TenantQueue(tenant="search", tier=tier, weight=3, reclaimable=True, capability={"nvidia.com/gpu": 8})
+            ],
+            fabrics=[FabricDomain(pool="h100", zones=list(zones))],
+        ),
+    )
+
+
+def test_volcano_queues_take_their_tiers_priority():
+    plan = evaluate_program(_volcano)
+    queues = [r.inputs for r in plan.kubernetes_objects() if r.inputs.get("kind") == "Queue"]
+    assert [q["spec"] for q in queues] == [
+        {
+            "weight": 3,
+            "reclaimable": True,
+            "priority": 100,
+            "capability": {"nvidia.com/gpu": 8, "nvidia.com/mig-3g.40gb": 0},
+        }
+    ]
+    nodes = {r.inputs["metadata"]["name"] for r in plan.kubernetes_objects() if r.inputs.get("kind") == "HyperNode"}
+    assert nodes == {"h100-us-east-1a", "zone-us-east-1a"}
+
+    error = _refused(lambda: _volcano(tier="gold"))
+    assert error.property_path == "queues[0].tier"
+    assert "'gold'" in error.reason and "batch, realtime" in error.reason
+
+
+def test_volcano_fabric_domains_name_their_zones():
+    assert _refused(lambda: _volcano(zones=())).property_path == "fabrics[0].zones"
