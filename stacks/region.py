@@ -10,7 +10,7 @@ import pulumi
 from components.addons.dcgm_exporter import DcgmExporter, DcgmExporterArgs, gke_managed_pools
 from components.addons.gpu_operator import GpuOperator, GpuOperatorArgs, needs_gpu_operator
 from components.addons.inference_gateway import InferenceGateway, InferenceGatewayArgs
-from components.addons.observability import Observability, ObservabilityArgs
+from components.addons.observability import Observability
 from components.addons.volcano import Volcano
 from components.config.base import Issue, join_path
 from components.config.environment import EnvironmentSpec
@@ -22,6 +22,7 @@ from components.k8s.names import cluster_name as cluster_name_of
 from stacks.clouds import backend_for
 from stacks.gateway_names import gateway_certificate, gateway_dns
 from stacks.model_storage import RegionalModelStorage, build_model_storage
+from stacks.observability import observability_args
 from stacks.scheduling import volcano_args
 from stacks.serving import RegionalServing, build_serving
 
@@ -95,7 +96,7 @@ class RegionalPlatform(pulumi.ComponentResource):
         if region.observability.enabled:
             self.observability = Observability(
                 region.name,
-                ObservabilityArgs(cluster=self.cluster, env=args.env, region=region),
+                observability_args(args.env, region, self.cluster),
                 opts=pulumi.ResourceOptions(parent=self),
             )
 

@@ -3,11 +3,16 @@ input error naming the argument (issue 35 §4)."""
 
 from __future__ import annotations
 
+import json
+
 import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
+from components.addons.observability import Observability, ObservabilityArgs
+from components.addons.scrape_targets import ObservedScope
 from components.addons.volcano import FabricDomain, TenantQueue, Volcano, VolcanoArgs
+from components.config.observability import ObservabilitySpec
 from components.config.scheduling import PriorityTierSpec
 from components.k8s.cluster import ClusterHandle
 from tests.gpu_specs import region
@@ -25,18 +30,21 @@ def _refused(program) -> pulumi.InputPropertyError:
     return info.value
 
 
-def _volcano(tier: str = "batch", zones: tuple[str, ...] = ("us-east-1a",)) -> None:
-    cluster = ClusterHandle(
+def _cluster() -> ClusterHandle:
+    return ClusterHandle(
         name="team",
         region=region("aws"),
         provider=k8s.Provider("team"),
         kubeconfig=pulumi.Output.from_input("{}"),
         endpoint=pulumi.Output.from_input("https://team"),
     )
+
+
+def _volcano(tier: str = "batch", zones: tuple[str, ...] = ("us-east-1a",)) -> None:
     Volcano(
         "volcano",
         VolcanoArgs(
-            cluster=cluster,
+            cluster=_cluster(),
             label_domain="example.com",
             production=False,
             gpu_resources=["nvidia.com/gpu", "nvidia.com/mig-3g.40gb"],
@@ -70,3 +78,39 @@ def test_volcano_queues_take_their_tiers_priority():
 
 def test_volcano_fabric_domains_name_their_zones():
     assert _refused(lambda: _volcano(zones=())).property_path == "fabrics[0].zones"
+
+
+def _observability(ttft: dict[str, float]) -> None:
+    Observability(
+        "obs",
+        ObservabilityArgs(
+            cluster=_cluster(),
+            region_name="use1",
+            spec=ObservabilitySpec.model_validate({}),
+            scope=ObservedScope(
+                gpu_pools=("l40s",),
+                dcgm_pools=("l40s",),
+                standalone_dcgm_pools=(),
+                vllm_models=("llama",),
+                triton_models=(),
+                disaggregated_models=(),
+                has_tenants=False,
+                model_cache=False,
+            ),
+            label_domain="example.com",
+            production=False,
+            ttft_objectives=ttft,
+        ),
+    )
+
+
+def test_observability_alerts_on_the_objectives_of_the_models_it_serves():
+    plan = evaluate_program(lambda: _observability({"llama": 1.5}))
+    (rules,) = [r.inputs for r in plan.kubernetes_objects() if r.inputs.get("kind") == "PrometheusRule"]
+    serving = [g for g in rules["spec"]["groups"] if g["name"] == "inference-platform.serving"]
+    assert serving and "llama" in json.dumps(serving) and "1.5" in json.dumps(serving)
+    (release,) = plan.helm_releases()
+    assert release.inputs["values"]["prometheus"]["prometheusSpec"]["externalLabels"]["region"] == "use1"
+
+    error = _refused(lambda: _observability({"mistral": 1.5}))
+    assert error.property_path == "ttft_objectives" and "mistral" in error.reason
