@@ -271,8 +271,8 @@ def _pull_from(anchor: pulumi.StackReference, cluster: str) -> PullAgent:
         karmada_server=output_item(anchor, "karmada", "endpoint"),
         ca_cert=anchor.require_output("karmadaCa"),
         agent_cert=KeyPair(
-            output_item(anchor, "karmadaAgentCerts", cluster),
-            pulumi.Output.secret(output_item(anchor, "karmadaAgentKeys", cluster)),
+            cert_pem=output_item(anchor, "karmadaAgentCerts", cluster),
+            key_pem=pulumi.Output.secret(output_item(anchor, "karmadaAgentKeys", cluster)),
         ),
     )
 

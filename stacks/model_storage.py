@@ -44,7 +44,7 @@ def build_model_storage(
     parent: pulumi.Resource, env: EnvironmentSpec, region: RegionSpec, stack: str, cluster: ClusterHandle
 ) -> RegionalModelStorage:
     bucket = model_bucket_name(env.model_store.bucket_prefix, stack, region.name)
-    readers = {MODEL_SERVER: ServiceAccountRef(SERVING_NAMESPACE, MODEL_SERVER_SERVICE_ACCOUNT)}
+    readers = {MODEL_SERVER: ServiceAccountRef(namespace=SERVING_NAMESPACE, name=MODEL_SERVER_SERVICE_ACCOUNT)}
     if region.model_cache.enabled:
         readers[MODEL_CACHE] = CACHE_SERVICE_ACCOUNT
     store = backend_for(region.cloud).model_store(parent, env, region, bucket=bucket, cluster=cluster, readers=readers)

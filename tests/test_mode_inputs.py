@@ -43,7 +43,9 @@ def _handle(name: str) -> ClusterHandle:
         name=name,
         region=region("aws"),
         provider=k8s.Provider(name),
-        kubeconfig=pulumi.Output.from_input(render_kubeconfig(name, "https://10.0.0.1", "Y2E=", ExecAuth("aws", ()))),
+        kubeconfig=pulumi.Output.from_input(
+            render_kubeconfig(name, "https://10.0.0.1", "Y2E=", ExecAuth(command="aws", args=()))
+        ),
         endpoint=pulumi.Output.from_input("https://10.0.0.1"),
     )
 
@@ -94,7 +96,9 @@ def _agent(sync) -> KarmadaAgent:
 
 
 def _pull(server: str) -> PullAgent:
-    return PullAgent(karmada_server=server, ca_cert="ca", agent_cert=KeyPair("cert", pulumi.Output.secret("key")))
+    return PullAgent(
+        karmada_server=server, ca_cert="ca", agent_cert=KeyPair(cert_pem="cert", key_pem=pulumi.Output.secret("key"))
+    )
 
 
 def test_a_pull_agent_dials_karmada_over_tls():

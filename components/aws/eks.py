@@ -70,7 +70,8 @@ def eks_kubeconfig(
 ) -> pulumi.Output[str]:
     """A secret kubeconfig whose credentials come from `aws eks get-token` each time (no static token)."""
     auth = ExecAuth(
-        "aws", ("eks", "get-token", "--cluster-name", cluster_name, "--region", aws_region, "--output", "json")
+        command="aws",
+        args=("eks", "get-token", "--cluster-name", cluster_name, "--region", aws_region, "--output", "json"),
     )
     return pulumi.Output.secret(
         pulumi.Output.all(endpoint, ca_data).apply(lambda a: render_kubeconfig(cluster_name, a[0], a[1], auth))

@@ -51,7 +51,7 @@ class GkeClusterArgs:
 
 def gke_kubeconfig(cluster_name: str, endpoint: pulumi.Input[str], ca: pulumi.Input[str]) -> pulumi.Output[str]:
     """A secret kubeconfig authenticating through gke-gcloud-auth-plugin (no static token)."""
-    auth = ExecAuth("gke-gcloud-auth-plugin", (), provide_cluster_info=True)
+    auth = ExecAuth(command="gke-gcloud-auth-plugin", args=(), provide_cluster_info=True)
     return pulumi.Output.secret(
         pulumi.Output.all(endpoint, ca).apply(lambda a: render_kubeconfig(cluster_name, f"https://{a[0]}", a[1], auth))
     )

@@ -13,7 +13,7 @@ from components.catalog.regions import Cloud
 from components.config.region import RegionSpec
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ExecAuth:
     """Short-lived credentials from a CLI plugin; a kubeconfig never holds a static token."""
 
@@ -62,7 +62,7 @@ def kubernetes_provider(
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class IrsaIdentity:
     """What an IAM role trusts so that an EKS cluster's pods get credentials without static keys (IRSA): the
     cluster's IAM OIDC provider and its issuer URL."""
@@ -71,7 +71,7 @@ class IrsaIdentity:
     oidc_issuer: pulumi.Input[str]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GkeIdentity:
     """What a Google service account trusts so that a GKE cluster's pods act as it: the cluster's Workload Identity
     pool, `<project>.svc.id.goog`."""
@@ -83,7 +83,7 @@ WorkloadIdentity = IrsaIdentity | GkeIdentity
 """What a cloud role must trust so that pods get credentials without static keys: one kind per cloud."""
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ClusterHandle:
     """A running cluster as add-ons see it."""
 

@@ -219,7 +219,7 @@ def main() -> None:
             spec=env.model_store,
             production=env.production,
             identity=identity,
-            readers={MODEL_SERVER: ServiceAccountRef(SERVING_NAMESPACE, MODEL_SERVER_SERVICE_ACCOUNT)},
+            readers={MODEL_SERVER: ServiceAccountRef(namespace=SERVING_NAMESPACE, name=MODEL_SERVER_SERVICE_ACCOUNT)},
         ),
         opts=on_aws,
     )
