@@ -34,7 +34,13 @@ from components.federation.control_plane import (
     KarmadaControlPlaneArgs,
     karmada_name,
 )
-from components.federation.karmada_objects import KarmadaFederation, KarmadaFederationArgs, MemberRef, karmada_allowlist
+from components.federation.karmada_objects import (
+    FederatedModelPlan,
+    KarmadaFederation,
+    KarmadaFederationArgs,
+    MemberRef,
+    karmada_allowlist,
+)
 from components.federation.member import (
     KarmadaAgent,
     KarmadaAgentArgs,
@@ -46,7 +52,7 @@ from components.federation.member import (
     PushMember,
     kube_system_uid,
 )
-from components.federation.placement import member_labels, member_regions
+from components.federation.placement import federated_models, member_labels, member_regions, model_shares, replica_range
 from components.federation.render import inference_service_renderer, pod_disruption_budget_renderer
 from components.k8s.cluster import ClusterHandle, kubernetes_provider
 from components.k8s.names import cluster_name
@@ -117,16 +123,27 @@ def karmada_objects(
     members: Mapping[str, MemberRef],
     joined: Mapping[str, str] | None = None,
 ) -> KarmadaFederation:
+    render, budget = inference_service_renderer(env, env_name), pod_disruption_budget_renderer(env)
+    models = []
+    for model in federated_models(env):
+        shares = model_shares(env, env_name, model)
+        models.append(
+            FederatedModelPlan(
+                model=model,
+                shares=tuple(shares),
+                renders={s.region.name: render(model, s.region) for s in shares},
+                budget=budget(model, replica_range(model)[1]),
+            )
+        )
     return KarmadaFederation(
         karmada_name(env_name),
         KarmadaFederationArgs(
-            env=env,
-            stack=env_name,
             karmada=karmada,
             members=dict(members),
             joined=dict(joined or {}),
-            render=inference_service_renderer(env, env_name),
-            budget=pod_disruption_budget_renderer(env),
+            models=models,
+            failover=env.federation.failover,
+            registry_mirrors=env.federation.registry_mirrors,
         ),
     )
 
@@ -148,7 +165,7 @@ def federate_in_one_stack(
     agents = {
         r.name: _member_agent(env, plane, clusters[r.name], host=r.name == host_name) for r in member_regions(env)
     }
-    members = {r.name: member_ref(r, clusters[r.name], agents[r.name]) for r in member_regions(env)}
+    members = {r.name: member_ref(env.label_domain, r, clusters[r.name], agents[r.name]) for r in member_regions(env)}
     federation = karmada_objects(env, env_name, plane.api, members)
     return {
         "karmada": federation_output(env, plane.endpoint, host_name, _registered(federation), list(federation.models)),
@@ -156,7 +173,7 @@ def federate_in_one_stack(
     }
 
 
-def member_ref(region: RegionSpec, cluster: ClusterHandle, agent: KarmadaAgent) -> MemberRef:
+def member_ref(label_domain: str, region: RegionSpec, cluster: ClusterHandle, agent: KarmadaAgent) -> MemberRef:
     """What Karmada's side needs of a member cluster of this stack: a push agent made credentials, a pull agent
     checks the cluster's id."""
     sync: PullMember | PushMember
@@ -164,7 +181,9 @@ def member_ref(region: RegionSpec, cluster: ClusterHandle, agent: KarmadaAgent) 
         sync = push_member(region, agent.push_credentials)
     else:
         sync = PullMember(cluster_id=kube_system_uid(cluster), agent=tuple(agent.deployed))
-    return MemberRef(cluster_name=cluster.name, region=region, endpoint=cluster.endpoint, sync=sync)
+    return MemberRef(
+        cluster_name=cluster.name, labels=member_labels(label_domain, region), endpoint=cluster.endpoint, sync=sync
+    )
 
 
 def push_member(region: RegionSpec, credentials: pulumi.Input[dict[str, str]]) -> PushMember:
@@ -308,7 +327,7 @@ def federate_globally(
         member = reference.require_output("karmadaMember")
         members[region.name] = MemberRef(
             cluster_name=cluster_name(env_name, region),
-            region=region,
+            labels=member_labels(env.label_domain, region),
             endpoint=output_item(reference, "clusters", region.name, "endpoint"),
             sync=PullMember(cluster_id=member.apply(lambda m: m["clusterId"])) if pull else push_member(region, member),
         )

@@ -10,8 +10,15 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
+from components.config.karmada import FailoverSpec
 from components.config.loader import load_environment
 from components.federation.certificates import KeyPair
+from components.federation.karmada_objects import (
+    FederatedModelPlan,
+    KarmadaFederation,
+    KarmadaFederationArgs,
+    MemberRef,
+)
 from components.federation.member import (
     KarmadaAgent,
     KarmadaAgentArgs,
@@ -149,3 +156,25 @@ def test_a_push_member_says_where_it_runs():
 def test_a_pull_member_is_registered_with_the_id_its_agent_checks():
     (cluster,) = evaluate_program(lambda: _membership(PullMember(cluster_id="uid-1"))).of_type(CLUSTER)
     assert (cluster.inputs["spec"]["syncMode"], cluster.inputs["spec"]["id"]) == ("Pull", "uid-1")
+
+
+def _federation(models=()) -> None:
+    push = PushMember(credentials={"token": "t"}, cloud="aws", region="us-west-2", zones=["us-west-2a"])
+    KarmadaFederation(
+        "karmada",
+        KarmadaFederationArgs(
+            karmada=_handle("karmada"),
+            members={"usw2": MemberRef(cluster_name="prod-usw2", labels={}, endpoint="https://10.0.0.1", sync=push)},
+            models=models,
+            failover=FailoverSpec.model_validate({}),
+        ),
+    )
+
+
+def test_a_federation_registers_its_members_and_refuses_a_model_on_none():
+    (cluster,) = evaluate_program(_federation).of_type(CLUSTER)
+    assert cluster.inputs["metadata"]["name"] == "prod-usw2"
+
+    model = load_environment(raw_environment("prod")).models[0]
+    error = _refused(lambda: _federation([FederatedModelPlan(model=model, shares=(), renders={}, budget=None)]))
+    assert error.property_path == "models[0].shares"
