@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import pulumi
-import pulumi_kubernetes as k8s
 import pytest
 
 from components.addons.observability import Observability, ObservabilityArgs
@@ -14,9 +13,7 @@ from components.addons.scrape_targets import ObservedScope
 from components.addons.volcano import FabricDomain, TenantQueue, Volcano, VolcanoArgs
 from components.config.observability import ObservabilitySpec
 from components.config.scheduling import PriorityTierSpec
-from components.k8s.cluster import ClusterHandle
-from tests.gpu_specs import region
-from tests.harness import evaluate_program
+from tests.harness import cluster_handle, evaluate_program
 
 TIERS = [
     PriorityTierSpec.model_validate({"name": "realtime", "value": 1000, "preempts": True, "preemptible": False}),
@@ -30,21 +27,11 @@ def _refused(program) -> pulumi.InputPropertyError:
     return info.value
 
 
-def _cluster() -> ClusterHandle:
-    return ClusterHandle(
-        name="team",
-        region=region("aws"),
-        provider=k8s.Provider("team"),
-        kubeconfig=pulumi.Output.from_input("{}"),
-        endpoint=pulumi.Output.from_input("https://team"),
-    )
-
-
 def _volcano(tier: str = "batch", zones: tuple[str, ...] = ("us-east-1a",)) -> None:
     Volcano(
         "volcano",
         VolcanoArgs(
-            cluster=_cluster(),
+            cluster=cluster_handle("team"),
             label_domain="example.com",
             production=False,
             gpu_resources=["nvidia.com/gpu", "nvidia.com/mig-3g.40gb"],
@@ -84,7 +71,7 @@ def _observability(ttft: dict[str, float]) -> None:
     Observability(
         "obs",
         ObservabilityArgs(
-            cluster=_cluster(),
+            cluster=cluster_handle("team"),
             region_name="use1",
             spec=ObservabilitySpec.model_validate({}),
             scope=ObservedScope(

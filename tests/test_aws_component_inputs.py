@@ -6,7 +6,6 @@ from __future__ import annotations
 from ipaddress import IPv4Network
 
 import pulumi
-import pulumi_kubernetes as k8s
 import pytest
 
 from components.aws.cluster_autoscaler import ClusterAutoscaler, ClusterAutoscalerArgs
@@ -19,9 +18,9 @@ from components.aws.model_store import S3ModelStore, S3ModelStoreArgs
 from components.aws.network import AwsNetwork, AwsNetworkArgs, ZoneSubnets
 from components.config.model_store import ModelStoreSpec
 from components.config.region import SystemPoolSpec
-from components.k8s.cluster import ClusterHandle, IrsaIdentity
-from tests.gpu_specs import pool, region
-from tests.harness import evaluate_program
+from components.k8s.cluster import IrsaIdentity
+from tests.gpu_specs import pool
+from tests.harness import cluster_handle, evaluate_program
 
 TARGET = EksNodeTarget(
     cluster_name="team",
@@ -151,24 +150,13 @@ def test_an_existing_cluster_is_read_by_name():
     assert _refused(lambda: program("")).property_path == "cluster_name"
 
 
-def _handle() -> ClusterHandle:
-    return ClusterHandle(
-        name="team",
-        region=region("aws"),
-        provider=k8s.Provider("team"),
-        kubeconfig=pulumi.Output.from_input("{}"),
-        endpoint=pulumi.Output.from_input("https://team"),
-        identity=IDENTITY,
-    )
-
-
 def test_cluster_autoscaler_scales_the_node_groups_it_is_given():
     def program(with_groups: bool) -> None:
         groups = [_node_group("g6e.xlarge")] if with_groups else []
         ClusterAutoscaler(
             "ca",
             ClusterAutoscalerArgs(
-                cluster=_handle(),
+                cluster=cluster_handle("team", identity=IDENTITY),
                 aws_region="us-west-2",
                 cluster_name="team",
                 label_domain="example.com",

@@ -29,11 +29,9 @@ from components.federation.member import (
     PushAgent,
     PushMember,
 )
-from components.k8s.cluster import ClusterHandle, ExecAuth, render_kubeconfig
 from components.serving.deployment import ModelPlacement, model_placements
 from components.serving.model_deployment import KedaScaling, ModelDeployment, ModelDeploymentArgs
-from tests.gpu_specs import region
-from tests.harness import evaluate_program, raw_environment
+from tests.harness import cluster_handle, evaluate_program, raw_environment
 
 SCALED_OBJECT = "kubernetes:keda.sh/v1alpha1:ScaledObject"
 CLUSTER = "kubernetes:cluster.karmada.io/v1alpha1:Cluster"
@@ -43,18 +41,6 @@ def _refused(program) -> pulumi.InputPropertyError:
     with pytest.raises(pulumi.InputPropertyError) as info:
         evaluate_program(program)
     return info.value
-
-
-def _handle(name: str) -> ClusterHandle:
-    return ClusterHandle(
-        name=name,
-        region=region("aws"),
-        provider=k8s.Provider(name),
-        kubeconfig=pulumi.Output.from_input(
-            render_kubeconfig(name, "https://10.0.0.1", "Y2E=", ExecAuth(command="aws", args=()))
-        ),
-        endpoint=pulumi.Output.from_input("https://10.0.0.1"),
-    )
 
 
 @cache
@@ -69,7 +55,7 @@ def _deploy(placement: ModelPlacement, *, keda: bool = False, storage_uri: str =
     ModelDeployment(
         "model",
         ModelDeploymentArgs(
-            cluster=_handle("dev-use1"),
+            cluster=cluster_handle("dev-use1"),
             placement=placement,
             storage_uri=storage_uri,
             depends_on=[],
@@ -99,7 +85,7 @@ def test_a_disaggregated_model_reads_the_cache():
 
 
 def _agent(sync) -> KarmadaAgent:
-    return KarmadaAgent("member", KarmadaAgentArgs(member=_handle("prod-usw2"), sync=sync, production=False))
+    return KarmadaAgent("member", KarmadaAgentArgs(member=cluster_handle("prod-usw2"), sync=sync, production=False))
 
 
 def _pull(server: str) -> PullAgent:
@@ -129,7 +115,7 @@ def _membership(sync) -> None:
     KarmadaMembership(
         "member",
         KarmadaMembershipArgs(
-            karmada=_handle("karmada"),
+            karmada=cluster_handle("karmada"),
             cluster_name="prod-usw2",
             endpoint="https://10.0.0.1",
             labels={"example.com/region": "usw2"},
@@ -163,7 +149,7 @@ def _federation(models=()) -> None:
     KarmadaFederation(
         "karmada",
         KarmadaFederationArgs(
-            karmada=_handle("karmada"),
+            karmada=cluster_handle("karmada"),
             members={"usw2": MemberRef(cluster_name="prod-usw2", labels={}, endpoint="https://10.0.0.1", sync=push)},
             models=models,
             failover=FailoverSpec.model_validate({}),

@@ -86,6 +86,7 @@ class EksCluster(pulumi.ComponentResource):
     oidc_provider: aws.iam.OpenIdConnectProvider
     kubeconfig: pulumi.Output[str]
     provider: k8s.Provider  # the cluster's own, once the system nodes run and the deployer is admitted
+    endpoint: pulumi.Output[str]
     ready: list[pulumi.Resource]  # what workloads wait for: the system nodes and the managed add-ons
     # What any node group must wait for: the CNI (nodes turn Ready with it) and the node role's policies.
     node_prerequisites: list[pulumi.Resource]
@@ -132,6 +133,7 @@ class EksCluster(pulumi.ComponentResource):
         self.provider = kubernetes_provider(
             args.cluster_name, self.kubeconfig, self, [self.system_nodes, *self._deployer_rules]
         )
+        self.endpoint = self.cluster.endpoint
         self.ready = [self.system_nodes, vpc_cni, kube_proxy, coredns, ebs_csi]
         self.register_outputs(
             {"endpoint": self.cluster.endpoint, "oidcIssuer": self.oidc_issuer, "kubeconfig": self.kubeconfig}

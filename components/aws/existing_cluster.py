@@ -38,6 +38,7 @@ class ExistingEksCluster(pulumi.ComponentResource):
     kubeconfig: pulumi.Output[str]
     provider: k8s.Provider
     endpoint: pulumi.Output[str]
+    ready: list[pulumi.Resource]  # nothing: the owner's cluster is up
     target: EksNodeTarget  # where GPU node groups join it
     oidc_provider_arn: pulumi.Output[str]
     oidc_issuer: pulumi.Output[str]
@@ -56,6 +57,7 @@ class ExistingEksCluster(pulumi.ComponentResource):
         )
         self.provider = kubernetes_provider(args.cluster_name, self.kubeconfig, self, [])
         self.endpoint = cluster.endpoint
+        self.ready = []
         self.target = EksNodeTarget(
             cluster_name=args.cluster_name,
             cluster_security_group_id=cluster.vpc_config.cluster_security_group_id,

@@ -308,18 +308,8 @@ class KarmadaMembership(pulumi.ComponentResource):
         # Created first, with the labels and the id the agent checks (KARMADA_AGENT_REGISTERS): the agent then
         # re-registers it (it sets no secretRef with --report-secrets=None). The id and endpoint follow the
         # member: a replaced member cluster has a new kube-system UID, and its agent exits until `spec.id` says so.
-        self.registration = k8s.apiextensions.CustomResource(
-            f"{karmada.name}-cluster-{args.cluster_name}",
-            api_version=CLUSTER_API,
-            kind="Cluster",
-            metadata={"name": args.cluster_name, "labels": args.labels},
-            spec={
-                "syncMode": "Pull",
-                "id": pull.cluster_id,
-                "apiEndpoint": pulumi.Output.from_input(args.endpoint).apply(api_endpoint),
-            },
-            opts=pulumi.ResourceOptions.merge(self._karmada_opts, pulumi.ResourceOptions(depends_on=[execution])),
-        )
+        spec = {"syncMode": "Pull", "id": pull.cluster_id, "apiEndpoint": self._endpoint(args)}
+        self.registration = self._register(args, spec, after=execution)
         self.agent_access = self._pull_access(args.cluster_name, execution, [self.registration, *pull.agent])
 
     def _push(self, args: KarmadaMembershipArgs, push: PushMember) -> None:
@@ -330,20 +320,31 @@ class KarmadaMembership(pulumi.ComponentResource):
             data=pulumi.Output.secret(push.credentials),
             opts=self._karmada_opts,
         )
-        self.registration = k8s.apiextensions.CustomResource(
-            f"{karmada.name}-cluster-{args.cluster_name}",
+        spec = {
+            "syncMode": "Push",
+            "apiEndpoint": self._endpoint(args),
+            "provider": push.cloud,
+            "region": push.region,
+            "zones": list(push.zones),
+            "secretRef": {"namespace": KARMADA_CLUSTER_NAMESPACE, "name": args.cluster_name},
+        }
+        self.registration = self._register(args, spec, after=credentials)
+
+    @staticmethod
+    def _endpoint(args: KarmadaMembershipArgs) -> pulumi.Output[str]:
+        return pulumi.Output.from_input(args.endpoint).apply(api_endpoint)
+
+    def _register(
+        self, args: KarmadaMembershipArgs, spec: dict[str, Any], *, after: pulumi.Resource
+    ) -> k8s.apiextensions.CustomResource:
+        """The member's Cluster in Karmada, after what it needs there first."""
+        return k8s.apiextensions.CustomResource(
+            f"{self._karmada.name}-cluster-{args.cluster_name}",
             api_version=CLUSTER_API,
             kind="Cluster",
             metadata={"name": args.cluster_name, "labels": args.labels},
-            spec={
-                "syncMode": "Push",
-                "apiEndpoint": pulumi.Output.from_input(args.endpoint).apply(api_endpoint),
-                "provider": push.cloud,
-                "region": push.region,
-                "zones": list(push.zones),
-                "secretRef": {"namespace": KARMADA_CLUSTER_NAMESPACE, "name": args.cluster_name},
-            },
-            opts=pulumi.ResourceOptions.merge(self._karmada_opts, pulumi.ResourceOptions(depends_on=[credentials])),
+            spec=spec,
+            opts=pulumi.ResourceOptions.merge(self._karmada_opts, pulumi.ResourceOptions(depends_on=[after])),
         )
 
     def _role_for_agent(

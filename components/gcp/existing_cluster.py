@@ -32,6 +32,7 @@ class ExistingGkeCluster(pulumi.ComponentResource):
     kubeconfig: pulumi.Output[str]
     provider: k8s.Provider
     endpoint: pulumi.Output[str]
+    ready: list[pulumi.Resource]  # nothing: the owner's cluster is up
     workload_pool: str
 
     def __init__(self, name: str, args: ExistingGkeClusterArgs, opts: pulumi.ResourceOptions | None = None):
@@ -49,4 +50,5 @@ class ExistingGkeCluster(pulumi.ComponentResource):
         self.workload_pool = f"{location.project}.svc.id.goog"
         self.provider = kubernetes_provider(cluster_name, self.kubeconfig, self, [])
         self.endpoint = cluster.endpoint
+        self.ready = []
         self.register_outputs({"endpoint": cluster.endpoint})

@@ -62,6 +62,7 @@ class GkeCluster(pulumi.ComponentResource):
     node_service_account: gcp.serviceaccount.Account
     kubeconfig: pulumi.Output[str]
     provider: k8s.Provider  # the cluster's own, once the system pool is up
+    endpoint: pulumi.Output[str]
     ready: list[pulumi.Resource]  # what workloads wait for
 
     def __init__(self, name: str, args: GkeClusterArgs, opts: pulumi.ResourceOptions | None = None):
@@ -196,5 +197,6 @@ class GkeCluster(pulumi.ComponentResource):
             args.cluster_name, self.cluster.endpoint, self.cluster.master_auth["cluster_ca_certificate"]
         )
         self.provider = kubernetes_provider(args.cluster_name, self.kubeconfig, self, [self.system_pool])
+        self.endpoint = self.cluster.endpoint
         self.ready = [self.system_pool]
         self.register_outputs({"endpoint": self.cluster.endpoint, "kubeconfig": self.kubeconfig})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -83,6 +83,16 @@ WorkloadIdentity = IrsaIdentity | GkeIdentity
 """What a cloud role must trust so that pods get credentials without static keys: one kind per cloud."""
 
 
+class ClusterAccess(Protocol):
+    """What a cluster component (built here, or read) gives its add-ons: its own provider, kubeconfig and endpoint,
+    and what workloads wait for."""
+
+    provider: k8s.Provider
+    kubeconfig: pulumi.Output[str]
+    endpoint: pulumi.Output[str]
+    ready: list[pulumi.Resource]
+
+
 @dataclass(kw_only=True)
 class ClusterHandle:
     """A running cluster as add-ons see it."""
@@ -103,6 +113,26 @@ class ClusterHandle:
     network_id: pulumi.Input[str] | None = None
     # GKE: namespace resource name -> its ResourceQuota admitting system-*-critical pods (components/k8s/helm.py).
     critical_pod_quotas: dict[str, pulumi.Resource] = field(default_factory=dict)
+
+    @staticmethod
+    def of(
+        cluster: ClusterAccess,
+        *,
+        name: str,
+        region: RegionSpec,
+        egress_ips: pulumi.Output[list[str]] | None = None,
+        network_id: pulumi.Input[str] | None = None,
+    ) -> ClusterHandle:
+        return ClusterHandle(
+            name=name,
+            region=region,
+            provider=cluster.provider,
+            kubeconfig=cluster.kubeconfig,
+            endpoint=cluster.endpoint,
+            ready=list(cluster.ready),
+            egress_ips=egress_ips,
+            network_id=network_id,
+        )
 
     @property
     def cloud(self) -> Cloud:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pulumi
@@ -160,14 +161,8 @@ def main() -> None:
         opts=on_aws,
     )
     identity = IrsaIdentity(oidc_provider_arn=found.oidc_provider_arn, oidc_issuer=found.oidc_issuer)
-    cluster = ClusterHandle(
-        name=existing.name,
-        region=region,
-        provider=found.provider,
-        kubeconfig=found.kubeconfig,
-        endpoint=found.endpoint,
-        cloud_provider=aws_provider,
-        identity=identity,
+    cluster = replace(
+        ClusterHandle.of(found, name=existing.name, region=region), cloud_provider=aws_provider, identity=identity
     )
 
     gpu_pool = EksGpuNodeGroup(

@@ -111,12 +111,10 @@ def cluster(
         )
         target = existing.target
         identity = IrsaIdentity(oidc_provider_arn=existing.oidc_provider_arn, oidc_issuer=existing.oidc_issuer)
-        handle = ClusterHandle(
+        handle = ClusterHandle.of(
+            existing,
             name=existing_spec.name,
             region=region,
-            provider=existing.provider,
-            kubeconfig=existing.kubeconfig,
-            endpoint=existing.endpoint,
             egress_ips=pulumi.Output.from_input([str(ip) for ip in existing_spec.egress_ips]),
             network_id=target.vpc_id,  # its API's answer: where an internal gateway's private zone is answered
         )
@@ -142,15 +140,8 @@ def cluster(
         )
         target = EksNodeTarget.of(eks, network)
         identity = IrsaIdentity(oidc_provider_arn=eks.oidc_provider.arn, oidc_issuer=eks.oidc_issuer)
-        handle = ClusterHandle(
-            name=cluster_name,
-            region=region,
-            provider=eks.provider,
-            kubeconfig=eks.kubeconfig,
-            endpoint=eks.cluster.endpoint,
-            ready=eks.ready,
-            egress_ips=network.egress_ips,
-            network_id=network.vpc_id,
+        handle = ClusterHandle.of(
+            eks, name=cluster_name, region=region, egress_ips=network.egress_ips, network_id=network.vpc_id
         )
     placements = model_placements(env, region)
     node_groups = [

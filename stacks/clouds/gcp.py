@@ -114,12 +114,10 @@ def cluster(
             ExistingGkeClusterArgs(location=location(region), cluster_name=existing_spec.name),
             opts=opts,
         )
-        handle = ClusterHandle(
+        handle = ClusterHandle.of(
+            existing,
             name=existing_spec.name,
             region=region,
-            provider=existing.provider,
-            kubeconfig=existing.kubeconfig,
-            endpoint=existing.endpoint,
             egress_ips=pulumi.Output.from_input([str(ip) for ip in existing_spec.egress_ips]),
         )
         workload_pool = existing.workload_pool
@@ -145,15 +143,8 @@ def cluster(
             ),
             opts=opts,
         )
-        handle = ClusterHandle(
-            name=cluster_name,
-            region=region,
-            provider=gke.provider,
-            kubeconfig=gke.kubeconfig,
-            endpoint=gke.cluster.endpoint,
-            ready=gke.ready,
-            egress_ips=network.egress_ips,
-            network_id=network.network.id,
+        handle = ClusterHandle.of(
+            gke, name=cluster_name, region=region, egress_ips=network.egress_ips, network_id=network.network.id
         )
         workload_pool = gke.workload_pool
         node_cluster, node_account = gke.cluster.name, gke.node_service_account.email
