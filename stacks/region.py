@@ -84,10 +84,10 @@ class RegionalPlatform(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self),
             )
         # GKE-managed pools run no operator: their GPU metrics come from a DCGM exporter of their own.
-        if gke_managed_pools(region):
+        if gke_managed := [p.name for p in gke_managed_pools(region)]:
             DcgmExporter(
                 region.name,
-                DcgmExporterArgs(cluster=self.cluster, label_domain=args.env.label_domain),
+                DcgmExporterArgs(cluster=self.cluster, label_domain=args.env.label_domain, pools=gke_managed),
                 opts=pulumi.ResourceOptions(parent=self),
             )
         self.model_storage = build_model_storage(self, args.env, region, args.stack, self.cluster)

@@ -50,7 +50,12 @@ def build_serving(
         ]
     kserve = KServe(
         region.name,
-        KServeArgs(cluster=cluster, label_domain=env.label_domain, cert_manager=[c.release for c in cert_manager]),
+        KServeArgs(
+            cluster=cluster,
+            label_domain=env.label_domain,
+            deployment_mode=region.serving.deployment_mode,
+            cert_manager=[c.release for c in cert_manager],
+        ),
         opts=opts,
     )
     keda = None

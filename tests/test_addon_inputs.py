@@ -8,6 +8,8 @@ import json
 import pulumi
 import pytest
 
+from components.addons.dcgm_exporter import DcgmExporter, DcgmExporterArgs
+from components.addons.kserve import KServe, KServeArgs
 from components.addons.observability import Observability, ObservabilityArgs
 from components.addons.scrape_targets import ObservedScope
 from components.addons.volcano import FabricDomain, TenantQueue, Volcano, VolcanoArgs
@@ -101,3 +103,28 @@ def test_observability_alerts_on_the_objectives_of_the_models_it_serves():
 
     error = _refused(lambda: _observability({"mistral": 1.5}))
     assert error.property_path == "ttft_objectives" and "mistral" in error.reason
+
+
+def _kserve(mode: str) -> None:
+    KServe("kserve", KServeArgs(cluster=cluster_handle("team"), label_domain="example.com", deployment_mode=mode))
+
+
+def test_kserve_runs_in_the_mode_it_is_given():
+    plan = evaluate_program(lambda: _kserve("Knative"))
+    (controller,) = [r for r in plan.helm_releases() if r.inputs["name"] == "kserve"]
+    assert controller.inputs["values"]["kserve"]["controller"]["deploymentMode"] == "Knative"
+
+    error = _refused(lambda: _kserve("RawDeployment"))
+    assert error.property_path == "deployment_mode" and "Knative, Standard" in error.reason
+
+
+def _dcgm(pools: list[str]) -> None:
+    DcgmExporter("dcgm", DcgmExporterArgs(cluster=cluster_handle("team"), label_domain="example.com", pools=pools))
+
+
+def test_dcgm_exporter_runs_on_the_pools_it_is_given():
+    (release,) = evaluate_program(lambda: _dcgm(["l4", "a100"])).helm_releases()
+    terms = release.inputs["values"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert terms["nodeSelectorTerms"][0]["matchExpressions"][0]["values"] == ["l4", "a100"]
+
+    assert _refused(lambda: _dcgm([])).property_path == "pools"

@@ -202,7 +202,15 @@ def main() -> None:
                 region.name, CertManagerArgs(cluster=cluster, label_domain=label_domain, production=env.production)
             ).release
         ]
-    kserve = KServe(region.name, KServeArgs(cluster=cluster, label_domain=label_domain, cert_manager=cert_manager))
+    kserve = KServe(
+        region.name,
+        KServeArgs(
+            cluster=cluster,
+            label_domain=label_domain,
+            deployment_mode=region.serving.deployment_mode,
+            cert_manager=cert_manager,
+        ),
+    )
 
     # The weights: a bucket of this stack's, read by the model servers' service account through IRSA.
     bucket = model_bucket_name(env.model_store.bucket_prefix, stack, region.name)
