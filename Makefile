@@ -8,7 +8,7 @@ STAMP := $(VENV)/.requirements.stamp
 # A local upstream data checkout, only for refreshing conformance/upstream/ (the tests never need it).
 UPSTREAM ?= ../shared/upstream
 
-.PHONY: plan check policy-check policy-pack cost-diff preflight rollout rehearse test rehearsal-test lint format docs bench vendor vendor-check upgrade-check checkov wheel clean rehearsal-tools
+.PHONY: plan check policy-check policy-pack cost-diff preflight rollout rehearsal-preflight rehearse test rehearsal-test lint format docs bench vendor vendor-check upgrade-check checkov wheel clean rehearsal-tools
 
 $(STAMP): requirements.txt requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "Python 3.11+ is required (found $$($(PYTHON) --version))"; exit 1; }
@@ -44,6 +44,9 @@ preflight: $(STAMP)  ## read-only AWS checks of Pulumi.$(ENV).yaml: offerings, q
 
 rollout: $(STAMP) $(if $(DRY_RUN),,policy-pack)  ## deploy Pulumi.$(ENV).yaml's stacks wave by wave, gated (DRY_RUN=1: no credentials; RESUME=1; FROM_WAVE=name; WAVE=name: that wave only; YES=1; BOOTSTRAP=1: first time, the runners' networks only)
 	$(BIN)/python -m tools.rollout $(ENV) $(if $(DRY_RUN),--dry-run) $(if $(RESUME),--resume) $(if $(FROM_WAVE),--from-wave $(FROM_WAVE)) $(if $(WAVE),--wave $(WAVE)) $(if $(YES),--yes) $(if $(BOOTSTRAP),--bootstrap)
+
+rehearsal-preflight: $(STAMP)  ## can this machine rehearse? root, capabilities, commands, memory, disk, namespaces (exit 2 with every fix)
+	$(BIN)/python -m tools.rehearsal.preflight
 
 rehearse: plan  ## replay Pulumi.$(ENV).yaml's rollout on local control planes from the pinned upstream binaries (make rehearsal-tools) -> build/$(ENV)/rehearsal.json (UNTIL_WAVE=name)
 	$(BIN)/python -m tools.rehearsal $(ENV) $(if $(UNTIL_WAVE),--until-wave $(UNTIL_WAVE))

@@ -107,7 +107,7 @@ def test_prod_comes_up_wave_by_wave_on_empty_accounts(prod):
 
 
 def test_every_fact_has_a_statement_and_a_source():
-    assert len(FACTS) == 24  # counted by hand in components/catalog/bringup.py
+    assert len(FACTS) == 25  # counted by hand in components/catalog/bringup.py
     for fact in FACTS.values():
         assert fact.statement.strip() and fact.source.strip() and fact.component.strip(), fact.name
 
@@ -811,3 +811,78 @@ def test_crd_charts_the_catalog_finds_the_llm_inference_service_without_its_crd_
         bringup.facts.CUSTOM_RESOURCE_AFTER_ITS_CHARTS_CRDS,
     )
     assert any(" LLMInferenceService llama-3-1-70b-rag " in line for line in found), found
+
+
+# --- what a release's webhook admits waits for its Service to serve --------------------------------------------------
+
+
+def _without_webhook_waits(*, stacks: tuple[str, ...], services: tuple[str, ...]):
+    """The old code: what a webhook admits waited for the release only, and no patch awaited the webhook's Service."""
+
+    def edit(resources):
+        for stack in stacks:
+            patches = [
+                r
+                for r in resources[stack]
+                if r.type == "kubernetes:core/v1:ServicePatch" and r.inputs["metadata"]["name"] in services
+            ]
+            assert patches, stack
+            gone = {p.urn for p in patches}
+            for patch in patches:
+                resources[stack].remove(patch)
+            for r in resources[stack]:
+                r.options["dependsOn"] = [u for u in r.options.get("dependsOn", ()) if u not in gone]
+
+    return edit
+
+
+def _unwaited(prod, service: str) -> list[str]:
+    """The check's lines for usw2 with no wait for `service` (usw2 installs KServe and Volcano in its own stack)."""
+    edit = _without_webhook_waits(stacks=("prod.usw2",), services=(service,))
+    return lines(check(prod, edit), bringup.facts.WEBHOOK_SERVES_BEFORE_WHAT_IT_ADMITS)
+
+
+def test_webhooks_prod_awaits_each_webhook_service_before_what_it_admits(prod):
+    """usw2's stack installs KServe and Volcano and creates runtimes, queues and hypernodes at once (wave 2)."""
+    report = check(prod)
+    assert lines(report, bringup.facts.WEBHOOK_SERVES_BEFORE_WHAT_IT_ADMITS) == []
+    found = _unwaited(prod, "kserve-webhook-server-service")
+    assert sorted(found) == [
+        f"prod.usw2: ClusterServingRuntime {name} on prod-usw2 needs the kserve-resources webhook's Service "
+        "kserve/kserve-webhook-server-service serving (it admits ClusterServingRuntime); nothing waits for it to serve "
+        "[webhook-serves-before-what-it-admits]"
+        for name in ("inference-platform-triton-trtllm", "inference-platform-vllm", "inference-platform-vllm-multinode")
+    ] + [
+        "prod.usw2: InferenceService llama-3-1-8b on prod-usw2 needs the kserve-resources webhook's Service "
+        "kserve/kserve-webhook-server-service serving (it admits InferenceService); nothing waits for it to serve "
+        "[webhook-serves-before-what-it-admits]"
+    ]
+
+
+def test_webhooks_a_release_whose_templates_the_llmisvc_webhook_admits_waits_for_it(prod):
+    found = _unwaited(prod, "llmisvc-webhook-server-service")
+    assert found[0] == (
+        "prod.usw2: Helm release prod-usw2-kserve-runtime-configs needs the kserve-llmisvc-resources webhook's Service "
+        "kserve/llmisvc-webhook-server-service serving (it admits LLMInferenceServiceConfig); nothing waits for it to "
+        "serve [webhook-serves-before-what-it-admits]"
+    )
+
+
+def test_webhooks_volcanos_queues_wait_for_its_admission_service(prod):
+    found = _unwaited(prod, "volcano-admission-service")
+    kinds = sorted({line.split(" on prod-usw2 ")[0].split(": ")[1].split()[0] for line in found})
+    assert kinds == ["HyperNode", "Queue"]
+    assert all("volcano-system/volcano-admission-service serving" in line for line in found)
+
+
+def test_webhooks_a_patch_that_skips_its_await_does_not_count(prod):
+    def skip(resources):
+        for r in resources["prod.usw2"]:
+            if (
+                r.type == "kubernetes:core/v1:ServicePatch"
+                and r.inputs["metadata"]["name"] == "volcano-admission-service"
+            ):
+                r.inputs["metadata"]["annotations"]["pulumi.com/skipAwait"] = "true"
+
+    found = lines(check(prod, skip), bringup.facts.WEBHOOK_SERVES_BEFORE_WHAT_IT_ADMITS)
+    assert found and all("nothing waits for it to serve" in line for line in found)

@@ -81,7 +81,7 @@ def test_add_ons_use_the_existing_clusters_providers_and_identity(existing_plan)
 
 
 def test_the_declared_egress_joins_the_karmada_allowlist(existing_plan):
-    (patch,) = existing_plan.of_type("kubernetes:core/v1:ServicePatch")
+    (patch,) = [p for p in existing_plan.of_type("kubernetes:core/v1:ServicePatch") if p.name.endswith("-allowlist")]
     sources = patch.inputs["spec"]["loadBalancerSourceRanges"]
     assert {"198.51.100.7/32", "198.51.100.8/32", "203.0.113.9/32"} <= set(sources)
     members = {

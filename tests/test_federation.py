@@ -145,7 +145,7 @@ def test_api_server_load_balancer_is_open_to_the_clusters_nat_egress_only(prod_p
         r for r in prod_plan.of_type("kubernetes:core/v1:Service") if r.name.endswith("apiserver-external")
     ]
     assert host_service.options["ignoreChanges"] == ["spec.loadBalancerSourceRanges"]
-    (patch,) = prod_plan.of_type("kubernetes:core/v1:ServicePatch")
+    (patch,) = [p for p in prod_plan.of_type("kubernetes:core/v1:ServicePatch") if p.name.endswith("-allowlist")]
     assert patch.urn.startswith("urn:pulumi:prod.global::")
     assert patch.inputs["metadata"]["name"] == "karmada-apiserver-external"
     sources = patch.inputs["spec"]["loadBalancerSourceRanges"]
@@ -156,7 +156,7 @@ def test_api_server_load_balancer_is_open_to_the_clusters_nat_egress_only(prod_p
     clusters = {r.urn for r in prod_plan.of_type("kubernetes:cluster.karmada.io/v1alpha1:Cluster")}
     in_global = {u for u in clusters if u.startswith("urn:pulumi:prod.global::")}
     assert len(clusters) == 3 and len(in_global) == 2 and in_global <= set(patch.options["dependsOn"])
-    (extra,) = push_plan.of_type("kubernetes:core/v1:ServicePatch")
+    (extra,) = [p for p in push_plan.of_type("kubernetes:core/v1:ServicePatch") if p.name.endswith("-allowlist")]
     assert extra.inputs["spec"]["loadBalancerSourceRanges"][-1] == EXTRA_CIDR
 
 

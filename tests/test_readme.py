@@ -141,3 +141,22 @@ def test_ci_runs_the_readme_test_command():
     ci = (README.parent / ".ci" / "run").read_text()
     assert re.findall(r"(?:^|&& )make test\b.*$", ci, re.M) == ["&& make test 2>&1 | no_skips)"]
     assert 'test ! -e "$bare/shared"' in ci
+
+
+def test_ci_rehearses_dev_and_prod_after_a_preflight_with_binaries_built_from_the_start():
+    """The binaries build in the background while lint, the suite and the plans run; the rehearsals come last."""
+    ci = (README.parent / ".ci" / "run").read_text()
+    steps = [
+        line.strip()
+        for line in ci.splitlines()
+        if re.match(r"^\s*(setsid )?make (rehearsal-preflight|rehearsal-tools|rehearse|lint|test|plan)\b", line)
+        or "make test" in line
+    ]
+    assert steps[:3] == [
+        "make rehearsal-preflight",
+        'setsid make rehearsal-tools ENV=prod >"$tools_log" 2>&1 &',
+        "make lint",
+    ]
+    assert steps[-2:] == ["make rehearse ENV=dev", "make rehearse ENV=prod"]
+    assert ci.index('wait "$tools_pid"') < ci.index("make rehearse ENV=dev")
+    assert 'kill -- -"$tools_pid"' in ci  # a failing step stops the build too

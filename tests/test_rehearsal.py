@@ -628,6 +628,63 @@ def test_a_workload_is_ready_only_when_its_pods_are(pod_ready, ready):
     )
 
 
+class ServiceKube:
+    """The chart's webhook Service, selecting its controller, and the v1 Endpoints the endpoints controller keeps."""
+
+    def __init__(self, subsets, version="1"):
+        self.service = {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "kserve-webhook-server-service", "namespace": "kserve"},
+            "spec": {"selector": {"control-plane": "kserve-controller-manager"}, "ports": [{"port": 443}]},
+        }
+        self.endpoints = None if subsets is None else {"metadata": {"resourceVersion": version}, "subsets": subsets}
+
+    def get(self, api_version, kind, name, namespace=None):
+        assert (name, namespace) == ("kserve-webhook-server-service", "kserve")
+        return {"Service": self.service, "Endpoints": self.endpoints}[kind]
+
+
+@pytest.mark.parametrize(
+    ("subsets", "ready"),
+    [
+        (None, False),  # the endpoints controller has not written them yet: the webhook's window
+        ([], False),
+        ([{"addresses": [{"ip": "10.0.0.5"}]}], True),
+        ([{"addresses": [{"ip": "10.0.0.5"}], "notReadyAddresses": [{"ip": "10.0.0.6"}]}], False),
+    ],
+)
+def test_a_service_is_awaited_on_its_v1_endpoints_as_the_provider_does(subsets, ready):
+    """service.go reads v1 Endpoints (not EndpointSlices): ready addresses, none pending."""
+    kube = ServiceKube(subsets)
+    assert pulumi_k8s.probe_ready(kube, kube.service)[0] is ready
+    # Helm's wait asks a ClusterIP Service for nothing (pkg/kube/ready.go serviceReady).
+    assert pulumi_k8s.probe_ready(kube, kube.service, helm_wait=True)[0] is True
+
+
+def test_a_ready_service_waits_until_its_endpoints_settle(monkeypatch):
+    """10 s with no change of its Endpoints, counted from the start of the wait; a change starts them again."""
+    from tools.rehearsal import runner
+
+    clock = [100.0]
+    monkeypatch.setattr(runner.time, "monotonic", lambda: clock[0])
+    kube = ServiceKube([{"addresses": [{"ip": "10.0.0.5"}]}])
+    waiting = runner.Awaiting(None, type("T", (), {"kube": kube})(), kube.service, 100.0, 160.0)
+    assert waiting.settled(True, "ready")[0] is False
+    clock[0] = 109.0
+    assert waiting.settled(True, "ready") == (False, "ready, settling (9 of 10 s unchanged)")
+    kube.endpoints["metadata"]["resourceVersion"] = "2"  # a second pod turned ready
+    clock[0] = 115.0
+    assert waiting.settled(True, "ready")[0] is False
+    clock[0] = 125.0
+    assert waiting.settled(True, "ready") == (True, "ready")
+    assert waiting.settled(False, "0 ready")[0] is False
+    # A selector-less Service is not waited on for pods at all.
+    kube.service["spec"].pop("selector")
+    fresh = runner.Awaiting(None, type("T", (), {"kube": kube})(), kube.service, 125.0, 185.0)
+    assert fresh.settled(True, "ready") == (True, "ready")
+
+
 def test_a_stand_in_runs_without_the_flags_only_the_pinned_version_knows(monkeypatch):
     """Volcano v1.14.1 stands in for v1.15.1 (README, "Rehearsal tools"): v1.15.1's chart passes
     --sharding-configmap, which v1.14.1's controller manager refuses (`unknown flag`)."""

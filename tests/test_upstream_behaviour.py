@@ -73,6 +73,7 @@ from components.catalog.upstream import (
     KARMADA_AGENT_REGISTERS,
     KARMADA_SCHEDULES_ONLY_MEMBERS_SERVING_THE_KIND,
     KMS_SECRETS_PROVIDER_DECRYPTS_ON_EVERY_READ,
+    KSERVE_AND_VOLCANO_WEBHOOK_SERVICES,
     KSERVE_LLM_PRESETS_MERGE,
     KSERVE_LLM_WORKLOAD_LABELS,
     KSERVE_LLMISVC_PICKER_RECREATED,
@@ -99,6 +100,7 @@ from components.catalog.upstream import (
     PULUMI_POLICY_PACK_RUNS_FROM_ITS_FOLDER,
     PULUMI_POLICY_PUBLISH_UPLOADS_THE_FOLDER,
     PULUMI_REPLACES_ON_CHANGES_AS_TOLD,
+    PULUMI_SERVICE_AWAITS_SETTLED_ENDPOINTS,
     REPOSITORIES_SERVE_PINS,
     S3_MISSING_KEY_IS_404_ONLY_IF_LISTABLE,
     SEMANTIC_ROUTER_CACHE_KEYS_THE_LAST_USER_MESSAGE,
@@ -120,6 +122,7 @@ from components.catalog.upstream import (
     VOLCANO_QUEUE_GUARANTEE_NEEDS_DESERVED,
     VOLCANO_SCHEDULES_ONLY_ITS_PODS,
     VOLCANO_UNLISTED_RESOURCES_ARE_UNCAPPED,
+    WEBHOOK_CALLED_THROUGH_SERVICE_ENDPOINTS,
     UpstreamFact,
 )
 from components.catalog.upstream import PD_ENGINE_IMAGE as PD_ENGINE_IMAGE_FACT
@@ -228,7 +231,7 @@ def test_the_allowlist_patch_forces_and_the_host_leaves_the_field_alone(prod_pla
     assert PATCH_FORCE_TAKES_OVER_FIELDS.name in FACTS
     # The installed SDK states the behaviour we rely on.
     assert 'can be forced using the "pulumi.com/patchForce" annotation' in inspect.getsource(k8s.core.v1.ServicePatch)
-    (patch,) = prod_plan.of_type("kubernetes:core/v1:ServicePatch")
+    (patch,) = [p for p in prod_plan.of_type("kubernetes:core/v1:ServicePatch") if p.name.endswith("-allowlist")]
     assert patch.inputs["metadata"]["annotations"] == {"pulumi.com/patchForce": "true"}
     assert set(patch.inputs["spec"]) == {"loadBalancerSourceRanges"}  # nothing else is taken over
     # Deleting it would remove the field it took over and open the load balancer (PULUMI_PATCH_DELETE_RELINQUISHES,
@@ -1364,6 +1367,47 @@ def test_the_agent_flags_patch_does_not_wait_for_an_agent_that_starts_later(prod
         assert patch.inputs["metadata"]["annotations"]["pulumi.com/skipAwait"] == "true", patch.name
         (container,) = patch.inputs["spec"]["template"]["spec"]["containers"]
         assert container == {"name": "karmada-agent", "args": ["--report-secrets=None"]}, patch.name
+
+
+def test_each_webhook_service_is_awaited_after_its_release_and_before_what_it_admits(prod_plan):
+    """The Services the pinned charts' webhooks are called through (read at the tags, written here by hand) are each
+    awaited by a ServicePatch that waits (no skipAwait) after its release; what the webhook admits waits for it."""
+    from components.catalog.chart_webhooks import CHART_WEBHOOKS
+    from tools.rehearsal import pulumi_k8s
+
+    assert {f.name for f in (WEBHOOK_CALLED_THROUGH_SERVICE_ENDPOINTS, KSERVE_AND_VOLCANO_WEBHOOK_SERVICES)} <= set(
+        FACTS
+    )
+    assert PULUMI_SERVICE_AWAITS_SETTLED_ENDPOINTS.name in FACTS and pulumi_k8s.SERVICE_SETTLE_SECONDS == 10
+    assert {chart: [h.service for h in hooks] for chart, hooks in CHART_WEBHOOKS.items()} == {
+        "kserve-resources": ["kserve-webhook-server-service"],
+        "kserve-llmisvc-resources": ["llmisvc-webhook-server-service"],
+        "volcano": ["{release}-admission-service"],
+        "cert-manager": ["{release}-webhook"],
+    }
+    expected = {
+        ("kserve", "kserve-webhook-server-service"): "prod-{region}-kserve",
+        ("kserve", "llmisvc-webhook-server-service"): "prod-{region}-kserve-llmisvc",
+        ("volcano-system", "volcano-admission-service"): "prod-{region}-volcano",
+    }
+    by_urn = {r.urn: r for r in prod_plan.resources}
+    patches = [
+        p
+        for p in prod_plan.of_type("kubernetes:core/v1:ServicePatch")
+        if (p.inputs["metadata"]["namespace"], p.inputs["metadata"]["name"]) in expected
+    ]
+    assert len(patches) == 9  # three webhook Services on each of use1, usw2, usc1
+    for patch in patches:
+        meta = patch.inputs["metadata"]
+        assert "pulumi.com/skipAwait" not in meta["annotations"], patch.name
+        region = prod_plan.cluster_of(patch).removeprefix("prod-")
+        releases = [by_urn[u].name for u in patch.options["dependsOn"]]
+        assert releases == [expected[meta["namespace"], meta["name"]].format(region=region)], patch.name
+    runtimes = prod_plan.of_type("kubernetes:serving.kserve.io/v1alpha1:ClusterServingRuntime")
+    assert runtimes
+    for runtime in runtimes:
+        waits = {by_urn[u].name for u in runtime.options["dependsOn"] if u in by_urn}
+        assert f"{prod_plan.cluster_of(runtime)}-kserve-webhook-server-service-serving" in waits, runtime.name
 
 
 def test_the_preview_role_gets_an_access_entry_on_every_eks_cluster(prod_plan):

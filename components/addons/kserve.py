@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Literal, get_args
 
 import pulumi
@@ -38,12 +39,17 @@ import pulumi_kubernetes as k8s
 
 from components.catalog.charts import CHARTS
 from components.k8s.cluster import ClusterHandle
-from components.k8s.helm import custom_resource, helm_release, namespace
+from components.k8s.helm import awaited_webhook_service, custom_resource, helm_release, namespace
 from components.k8s.inputs import known
 from components.k8s.topology import pool_selector
 from components.serving.runtimes import runtimes
 
 NAMESPACE = "kserve"
+# The Services the API server calls for each release's webhooks (failurePolicy Fail), at the pin
+# (upstream.KSERVE_AND_VOLCANO_WEBHOOK_SERVICES): InferenceServices, ServingRuntimes and ClusterServingRuntimes;
+# LLMInferenceServices and LLMInferenceServiceConfigs.
+WEBHOOK_SERVICE = "kserve-webhook-server-service"
+LLMISVC_WEBHOOK_SERVICE = "llmisvc-webhook-server-service"
 
 
 def controller_values(label_domain: str, deployment_mode: str) -> dict[str, Any]:
@@ -127,6 +133,12 @@ class KServe(pulumi.ComponentResource):
             parent=self,
             depends_on=[llm_crds, self.release],
         )
+        serving = partial(
+            awaited_webhook_service, namespace=NAMESPACE, cluster=cluster, label_domain=args.label_domain, parent=self
+        )
+        webhook = serving(WEBHOOK_SERVICE, release=self.release)
+        llm_webhook = serving(LLMISVC_WEBHOOK_SERVICE, release=llm_release)
+        # Its LLMInferenceServiceConfigs are validated by the llmisvc webhook: Helm creates them at once, unretried.
         llm_configs = helm_release(
             "kserve-runtime-configs",
             CHARTS["kserve-runtime-configs"],
@@ -134,9 +146,9 @@ class KServe(pulumi.ComponentResource):
             ns,
             RUNTIME_CONFIGS_VALUES,
             parent=self,
-            depends_on=[llm_release],
+            depends_on=[llm_release, llm_webhook],
         )
-        self.llm_inference_service = [llm_crds, llm_release, llm_configs]
+        self.llm_inference_service = [llm_crds, llm_release, llm_webhook, llm_configs]
         self.inference_pool_crds = llm_release
         # The controller's webhook validates runtimes, so they wait for it as well as for the CRDs.
         self.runtimes = [
@@ -146,7 +158,7 @@ class KServe(pulumi.ComponentResource):
                 cluster=cluster,
                 parent=self,
                 crd_from=[crds],
-                depends_on=[*cluster.ready, self.release],
+                depends_on=[*cluster.ready, webhook],
             )
             for runtime in runtimes()
         ]

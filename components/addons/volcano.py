@@ -20,7 +20,7 @@ import yaml
 from components.catalog.charts import CHARTS, VOLCANO_IMAGE_TAG
 from components.config.scheduling import PriorityTierSpec
 from components.k8s.cluster import ClusterHandle
-from components.k8s.helm import custom_resource, helm_release, namespace
+from components.k8s.helm import awaited_webhook_service, custom_resource, helm_release, namespace
 from components.k8s.inputs import InputError, known
 from components.k8s.scheduling import (
     PLACEMENT_GROUP_TIER,
@@ -34,6 +34,9 @@ from components.k8s.topology import ZONE_LABEL, placement_group_selector, pool_s
 
 NAMESPACE = "volcano-system"
 RELEASE = "volcano"
+# `{{ .Release.Name }}-admission-service`: what the API server calls for its webhooks
+# (upstream.KSERVE_AND_VOLCANO_WEBHOOK_SERVICES).
+ADMISSION_SERVICE = f"{RELEASE}-admission-service"
 HYPERNODE_API_VERSION = "topology.volcano.sh/v1alpha1"
 
 # enqueue admits whole gangs within queue capability; preempt evicts lower tiers inside a queue,
@@ -233,9 +236,22 @@ class Volcano(pulumi.ComponentResource):
                 f"{cluster.name}-priority-{tier.name}", **priority_class(tier), opts=on_cluster
             )
 
-        # Queues and HyperNodes are Volcano CRs: their CRDs come with the release.
+        # Queues and HyperNodes are Volcano CRs: their CRDs come with the release, and its admission webhook
+        # (failurePolicy Fail) validates them, so they wait until its Service serves.
+        admission = awaited_webhook_service(
+            ADMISSION_SERVICE,
+            release=self.release,
+            namespace=NAMESPACE,
+            cluster=cluster,
+            label_domain=args.label_domain,
+            parent=self,
+        )
         after_crds = partial(
-            custom_resource, cluster=cluster, parent=self, crd_from=[self.release], depends_on=cluster.ready
+            custom_resource,
+            cluster=cluster,
+            parent=self,
+            crd_from=[self.release],
+            depends_on=[*cluster.ready, admission],
         )
         priorities = {t.name: t.value for t in args.priority_tiers}
         tenant_queues = {

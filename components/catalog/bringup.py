@@ -302,3 +302,18 @@ CUSTOM_RESOURCE_AFTER_ITS_CHARTS_CRDS = _fact(
     "pkg/releaseutil/kind_sorter.go L31-46 (InstallOrder: CustomResourceDefinition before the rest); "
     "pulumi/pulumi-kubernetes@v4.32.0:provider/pkg/provider/helm_release.go L619 (skipCrds is SkipCRDs)",
 )
+
+WEBHOOK_SERVES_BEFORE_WHAT_IT_ADMITS = _fact(
+    "webhook-serves-before-what-it-admits",
+    "kube-apiserver admission webhooks (failurePolicy Fail) of a Helm release",
+    "An object a release's webhook admits with failurePolicy Fail is refused ('no endpoints available for service', "
+    "or a refused connection) until the webhook's Service has a ready endpoint, which the endpoints controller adds "
+    "after the pods turn Ready; the release's wait ends on the pods, and neither Pulumi's create nor Helm's install "
+    "of a later release retries the refusal. So what such a webhook admits, created in the release's stack, waits "
+    "for a Service or ServicePatch of the webhook's name that Pulumi awaits (ready, settled endpoints); a release "
+    "whose own hook calls its webhook before the install ends (cert-manager's startupapicheck) needs none.",
+    "k8s.io/apiserver@v0.33.13:pkg/util/proxy/proxy.go L55-L79; pulumi/pulumi-kubernetes@v4.32.0:"
+    "provider/pkg/await/service.go L318-L366, L402-L425, provider/pkg/await/await.go L168-L273 (a create is retried "
+    "only on NotFound and NoMatch, not on an admission refusal); helm.sh/helm/v3@v3.20.2:pkg/kube/ready.go L253; cert-manager/cert-manager@v1.21.1:"
+    "deploy/charts/cert-manager/templates/startupapicheck-job.yaml L62-L65, values.yaml L1575-L1578",
+)

@@ -892,6 +892,45 @@ PULUMI_PATCH_AWAITS = _fact(
     "status is ready'); pulumi/pulumi-kubernetes@v4.32.0:provider/pkg/await/await.go L190-240",
 )
 
+PULUMI_SERVICE_AWAITS_SETTLED_ENDPOINTS = _fact(
+    "pulumi-service-awaits-settled-endpoints",
+    "pulumi-kubernetes waits for a Service that selects pods (not headless, ExternalName or selector-less) until "
+    "the v1 Endpoints of its name list a ready address, list none that is not ready, and no Endpoints event has come "
+    "for 10 s (each event, the first listing included, restarts the 10 s): at least 10 s after it starts waiting. A "
+    "ServicePatch waits likewise (pulumi-patch-awaits-like-its-kind).",
+    "pulumi/pulumi-kubernetes@v4.32.0:provider/pkg/await/service.go L140-L159 (Endpoints informer), L318-L366 "
+    "(processEndpointEvent, time.Sleep(10 * time.Second)), L402-L425 (shouldWaitForPods, checkAndLogStatus)",
+)
+
+WEBHOOK_CALLED_THROUGH_SERVICE_ENDPOINTS = _fact(
+    "webhook-called-through-service-endpoints",
+    "kube-apiserver (v1.33.13) calls an admission webhook through its Service: with aggregator routing by the "
+    "Service's v1 Endpoints, which refuse the call while they have no subset ('no endpoints available for service', "
+    "503), otherwise by its cluster IP, which kube-proxy routes only once the endpoints reach it; a webhook with "
+    "failurePolicy Fail then refuses the request. The endpoints controller fills the Endpoints after the pods turn "
+    "Ready, asynchronously; Helm's wait ends on the pods (it asks a Service only for a load balancer's address), so "
+    "an object created right after a release's wait can meet a webhook with no endpoint.",
+    "k8s.io/apiserver@v0.33.13:pkg/util/proxy/proxy.go L55-L79 (ResolveEndpoint); "
+    "helm.sh/helm/v3@v3.20.2:pkg/kube/ready.go L253 (serviceReady); seen in a prod rehearsal on 2026-12-02: "
+    "prod-usw2's ClusterServingRuntimes refused by KServe's webhook right after the kserve release's wait",
+)
+
+KSERVE_AND_VOLCANO_WEBHOOK_SERVICES = _fact(
+    "kserve-and-volcano-webhook-services",
+    "The Services the API server calls for the webhooks (failurePolicy Fail) the pinned charts register: "
+    "kserve-resources v0.20.0 `kserve-webhook-server-service` in the release namespace (InferenceServices, "
+    "ServingRuntimes, ClusterServingRuntimes, InferenceGraphs, TrainedModels; pods of an InferenceService), "
+    "kserve-llmisvc-resources v0.20.0 `llmisvc-webhook-server-service` (LLMInferenceServices, "
+    "LLMInferenceServiceConfigs; also the CRD's conversion webhook), volcano v1.15.1 "
+    "`<release>-admission-service` (Queues, PodGroups, HyperNodes, Jobs). cert-manager needs no wait of ours: its "
+    "chart's startupapicheck post-install hook (on by default) ends the release only once its webhook answers.",
+    "kserve/kserve@v0.20.0:charts/kserve-resources/files/kserve/resources.yaml L411-L424 (the Service), L553-L772 (its six webhook configurations); "
+    "charts/kserve-llmisvc-resources/files/llmisvc/resources.yaml L1453-L1465; "
+    "charts/kserve-llmisvc-crd/templates/serving.kserve.io_llminferenceservices.yaml L8-L16; "
+    "volcano-sh/volcano@v1.15.1:installer/helm/chart/volcano/templates/admission.yaml L144, L191-L214; "
+    "cert-manager chart values startupapicheck.enabled (conformance/upstream/cert-manager/v1.21.1/chart-cert-manager.values.yaml L272-L273)",
+)
+
 EKS_ACCESS_ENTRIES = _fact(
     "eks-api-authentication-admits-only-access-entries",
     "With `authenticationMode: API` only IAM principals with an access entry can use an EKS cluster; "

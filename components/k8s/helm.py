@@ -83,6 +83,34 @@ def helm_release(
     )
 
 
+def awaited_webhook_service(
+    service: str,
+    *,
+    release: k8s.helm.v3.Release,
+    namespace: str,
+    cluster: ClusterHandle,
+    label_domain: str,
+    parent: pulumi.Resource,
+) -> k8s.core.v1.ServicePatch:
+    """The Service a release's webhooks are called through, awaited until it serves: what the webhooks admit
+    (failurePolicy Fail) depends on this, not on the release alone.
+
+    Helm's wait ends when the webhook's pods are Ready; the API server calls it through the Service's endpoints,
+    which the endpoints controller fills a moment later, and refuses the request until then
+    (upstream.WEBHOOK_CALLED_THROUGH_SERVICE_ENDPOINTS). A Patch waits as its kind does
+    (upstream.PULUMI_PATCH_AWAITS): for a Service, until its endpoints are ready and settled
+    (upstream.PULUMI_SERVICE_AWAITS_SETTLED_ENDPOINTS). The patch owns one annotation, which the chart never sets."""
+    return k8s.core.v1.ServicePatch(
+        f"{cluster.name}-{service}-serving",
+        metadata={
+            "name": service,
+            "namespace": namespace,
+            "annotations": {f"{label_domain}/awaited-before-webhook-calls": "true"},
+        },
+        opts=pulumi.ResourceOptions(parent=parent, provider=cluster.provider, depends_on=[release]),
+    )
+
+
 def custom_resource(
     resource_name: str,
     manifest: Mapping[str, Any],

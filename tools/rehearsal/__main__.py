@@ -19,7 +19,7 @@ from components.k8s.names import cluster_name
 from tools.plan.model import Plan
 from tools.plan.runner import PROJECT_DIR, build_plan
 from tools.plan.stackfile import input_error_lines, load_stack_config
-from tools.rehearsal import cache
+from tools.rehearsal import cache, preflight
 from tools.rehearsal.cloud import load_balancer_address
 from tools.rehearsal.pki import TlsResources
 from tools.rehearsal.runner import Rehearsal
@@ -72,6 +72,8 @@ def main(argv: list[str] | None = None, *, console: Console | None = None) -> in
     parser.add_argument("--until-wave", metavar="NAME", help="rehearse the rollout up to this wave (included)")
     args = parser.parse_args(argv)
     console = console or Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
+    if preflight.main() != 0:
+        return EXIT_INVALID_INPUT
     missing = [name for name in REQUIRED if not cache.binary_path(name).is_file()]
     if missing:
         print(

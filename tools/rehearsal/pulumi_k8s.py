@@ -37,6 +37,9 @@ AWAITED_KINDS = {
     ("v1", "Service"),
     ("v1", "PersistentVolumeClaim"),
 }
+# After the last change of a Service's Endpoints (and after it starts waiting) the provider waits this long for them to
+# settle before it takes the Service as ready (upstream.PULUMI_SERVICE_AWAITS_SETTLED_ENDPOINTS).
+SERVICE_SETTLE_SECONDS = 10.0
 # The provider waits 10 minutes; a rehearsal's kwok pods are Ready within seconds of being bound, so what is not
 # ready after this long is reported with what blocks it rather than waited for.
 AWAIT_SECONDS = 60.0
@@ -156,6 +159,36 @@ def _binding_mode(kube: Kube, storage_class: str | None) -> str:
     return (found or {}).get("volumeBindingMode", "")
 
 
+def waits_for_endpoints(obj: dict[str, Any]) -> bool:
+    """A Service the provider waits on for pods: one with a selector, neither headless nor ExternalName
+    (service.go shouldWaitForPods)."""
+    spec = obj.get("spec") or {}
+    return (
+        obj["kind"] == "Service"
+        and bool(spec.get("selector"))
+        and spec.get("type") != "ExternalName"
+        and spec.get("clusterIP") != "None"
+    )
+
+
+def endpoints_version(kube: Kube, service: dict[str, Any]) -> str | None:
+    """The resourceVersion of the Service's v1 Endpoints (None: none yet): a change restarts the settle."""
+    meta = service["metadata"]
+    found = kube.get("v1", "Endpoints", meta["name"], meta.get("namespace"))
+    return None if found is None else str(found["metadata"].get("resourceVersion"))
+
+
+def _endpoints_ready(kube: Kube, live: dict[str, Any]) -> tuple[bool, str]:
+    """The provider's test of a Service's v1 Endpoints: some subset lists a ready address and none lists one that is
+    not ready (service.go processEndpointEvent)."""
+    meta = live["metadata"]
+    found = kube.get("v1", "Endpoints", meta["name"], meta.get("namespace")) or {}
+    subsets = found.get("subsets") or []
+    ready = sum(len(s.get("addresses") or []) for s in subsets)
+    pending = sum(len(s.get("notReadyAddresses") or []) for s in subsets)
+    return ready > 0 and not pending, f"{ready} ready and {pending} not ready endpoint address(es)"
+
+
 def _selector(obj: dict[str, Any]) -> str:
     spec = obj.get("spec") or {}
     labels = (spec.get("selector") or {}).get("matchLabels") if obj["kind"] != "Service" else spec.get("selector")
@@ -222,14 +255,5 @@ def _ready(kube: Kube, kind: str, live: dict[str, Any], helm_wait: bool) -> tupl
                 or spec.get("clusterIP") == "None"
             ):
                 return True, "ready"
-            slices = kube.list(
-                "discovery.k8s.io/v1",
-                "EndpointSlice",
-                live["metadata"]["namespace"],
-                selector=f"kubernetes.io/service-name={live['metadata']['name']}",
-            )
-            endpoints = sum(
-                1 for s in slices for e in s.get("endpoints") or [] if (e.get("conditions") or {}).get("ready")
-            )
-            return endpoints > 0, f"{endpoints} ready endpoint(s)"
+            return _endpoints_ready(kube, live)
     return True, "ready"

@@ -612,6 +612,8 @@ class StackRun:
             self.r.sync(target)
         for urn, waiting in list(self.awaiting.items()):
             ok, seen = pulumi_k8s.probe_ready(waiting.target.kube, waiting.obj)
+            if waiting.obj["kind"] == "Service":
+                ok, seen = waiting.settled(ok, seen)
             expired = time.monotonic() >= waiting.deadline
             if not ok and not expired:
                 continue
@@ -619,10 +621,11 @@ class StackRun:
             def why(namespace: str, selector: str, target: Target = waiting.target) -> str:
                 return self.r.pending_reason(target, namespace, selector)
 
+            done = "applied (server-side apply)" if is_patch(waiting.resource) else "created"
             detail = (
-                f"created; {seen}"
+                f"{done}; {seen}"
                 if ok
-                else "created; " + pulumi_k8s.not_ready(waiting.obj, seen, pulumi_k8s.AWAIT_SECONDS, why)
+                else f"{done}; " + pulumi_k8s.not_ready(waiting.obj, seen, pulumi_k8s.AWAIT_SECONDS, why)
             )
             check = self._check(waiting.resource, "apply", ok, detail)
             check.seconds = round(time.monotonic() - waiting.started, 1)
@@ -696,7 +699,7 @@ class StackRun:
         if self._unserved_backend(resource, obj):
             return True
         outcome = pulumi_k8s.create_or_patch(target.kube, obj, urn=resource.urn, patch=is_patch(resource))
-        if outcome.ok and not is_patch(resource) and pulumi_k8s.awaited(obj):
+        if outcome.ok and pulumi_k8s.awaited(obj):  # a Patch waits as its kind does (upstream.PULUMI_PATCH_AWAITS)
             self.awaiting[resource.urn] = Awaiting(resource, target, obj, started, started + pulumi_k8s.AWAIT_SECONDS)
             return None
         check = self._check(resource, "apply", outcome.ok, outcome.detail)
@@ -772,6 +775,24 @@ class Awaiting:
     obj: dict[str, Any]
     started: float
     deadline: float
+    # A Service's Endpoints as last seen, and since when (the provider's settle restarts on each change).
+    endpoints: str | None = None
+    settling_since: float | None = None
+
+    def settled(self, ready: bool, seen: str) -> tuple[bool, str]:
+        """A ready Service is taken as ready once its Endpoints have not changed for the settle time, counted from
+        the start of the wait at the earliest (upstream.PULUMI_SERVICE_AWAITS_SETTLED_ENDPOINTS)."""
+        meta = self.obj["metadata"]
+        live = self.target.kube.get("v1", "Service", meta["name"], meta.get("namespace"))
+        if live is None or not pulumi_k8s.waits_for_endpoints(live):
+            return ready, seen
+        version, now = pulumi_k8s.endpoints_version(self.target.kube, self.obj), time.monotonic()
+        if self.settling_since is None or version != self.endpoints:
+            self.endpoints, self.settling_since = version, now
+        quiet = now - self.settling_since
+        if ready and quiet < pulumi_k8s.SERVICE_SETTLE_SECONDS:
+            return False, f"{seen}, settling ({quiet:.0f} of {pulumi_k8s.SERVICE_SETTLE_SECONDS:.0f} s unchanged)"
+        return ready, seen
 
 
 def _executable(resource: PlannedResource) -> bool:

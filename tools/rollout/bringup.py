@@ -24,6 +24,7 @@ from typing import Any, Protocol
 from components.catalog import bringup as facts
 from components.catalog.bringup import BringUpFact
 from components.catalog.chart_crds import CHART_CRDS, GroupKind, installed_kinds
+from components.catalog.chart_webhooks import CHART_CREATES, admitting
 from components.config.environment import EnvironmentSpec
 from components.config.rollout import rollout_waves
 from components.config.stackfile import overlay_config
@@ -273,6 +274,7 @@ def check_bring_up(
         checker.releases()
         checker.agent_patches()
         checker.custom_resources()
+        checker.webhooks()
         checker.cluster_registrations()
         checker.controller_namespaces()
         checker.gates(gates(stack, plans[stack].outputs))
@@ -650,10 +652,62 @@ class _StackCheck:
         """Is `placed` a Helm release that installs `kind` (with its values) where `cluster` serves it?"""
         if placed.resource.type != HELM_RELEASE:
             return False
-        chart = placed.inputs.get("chart", "").rstrip("/").rpartition("/")[2]
-        kinds, in_karmada = self.crd_charts.installed(chart, placed.inputs.get("values") or {})
+        kinds, in_karmada = self.crd_charts.installed(_chart(placed), placed.inputs.get("values") or {})
         serves = self.world.karmada if in_karmada else self.world.cluster_of(placed)
         return kind in kinds and serves == cluster
+
+    # --- objects a release's webhook admits ------------------------------------------------------------------
+
+    def webhooks(self) -> None:
+        """What a release's webhook admits, created by this stack (an object, or a later release's templates),
+        waits for the webhook's Service to serve when the release is installed by the same stack."""
+        for placed in self.mine():
+            resource = placed.resource
+            cluster = self.world.cluster_of(placed)
+            if resource.type == HELM_RELEASE:
+                kinds, waiter = CHART_CREATES.get(_chart(placed), frozenset()), f"Helm release {resource.name}"
+            elif is_kubernetes_object(resource) and not is_patch(resource):
+                kind = resource.inputs["kind"]
+                kinds = frozenset({(resource.inputs["apiVersion"].rpartition("/")[0], kind)})
+                waiter = f"{kind} {_meta_name(placed)} on {cluster}"
+            else:
+                continue
+            for group, kind in sorted(kinds):
+                for chart, hook in admitting(group, kind).items():
+                    if hook.awaited_by_release:
+                        continue
+                    for release in self._releases_of(chart, cluster):
+                        self._webhook_serves(
+                            waiter, placed, kind, chart, hook.service_of(release.inputs["name"]), release
+                        )
+
+    def _releases_of(self, chart: str, cluster: str | None) -> list[Placed]:
+        """This stack's releases of `chart` on `cluster` (an earlier wave's webhook has long been serving)."""
+        return [
+            p
+            for p in self.mine()
+            if p.resource.type == HELM_RELEASE and _chart(p) == chart and self.world.cluster_of(p) == cluster
+        ]
+
+    def _webhook_serves(
+        self, waiter: str, placed: Placed, kind: str, chart: str, service: str, release: Placed
+    ) -> None:
+        namespace = release.inputs.get("namespace")
+        awaits = [
+            p
+            for patches in (False, True)
+            for p in self.world.objects("Service", cluster=self.world.cluster_of(placed), patches=patches)
+            if _named(p, service)
+            and _namespace(p) == namespace
+            and ((p.inputs.get("metadata") or {}).get("annotations") or {}).get("pulumi.com/skipAwait") != "true"
+        ]
+        self.need(
+            waiter,
+            f"the {chart} webhook's Service {namespace}/{service} serving (it admits {kind})",
+            any(self.world.before(self.stack, placed.urn, p) for p in awaits),
+            self.world.where(awaits, "after it") if awaits else "nothing waits for it to serve",
+            facts.WEBHOOK_SERVES_BEFORE_WHAT_IT_ADMITS,
+        )
 
     # --- objects an agent would otherwise create first --------------------------------------------------------
 
@@ -899,6 +953,11 @@ def _short(urn: str) -> str:
     """`<type> <name>` of a URN (a provider's reference may end in `::<id>`)."""
     parts = urn.split("::")
     return f"{parts[2].rsplit('$', 1)[-1]} {parts[3]}" if len(parts) >= 4 else urn
+
+
+def _chart(placed: Placed) -> str:
+    """A release's chart name (the last part of its reference)."""
+    return str(placed.inputs.get("chart", "")).rstrip("/").rpartition("/")[2]
 
 
 def _named(placed: Placed, name: str) -> bool:
