@@ -18,7 +18,7 @@ from components.config.gateway import has_gateway
 from components.config.region import RegionSpec
 from components.config.stacks import StackSlice, anchor_region, region_stack_name, resolve_stack
 from components.serving.tenant_api_keys import TenantApiKeys, TenantApiKeysArgs
-from stacks.clouds import ModelStoreRef, model_store_output
+from stacks.clouds import model_store_output, model_store_ref
 from stacks.config import BOOTSTRAP_VARIABLE, ProgramMode
 from stacks.model_storage import sync_model_stores
 from stacks.references import output_item, stack_reference
@@ -124,17 +124,16 @@ def _region_stack(env: EnvironmentSpec, env_name: str, region: RegionSpec) -> No
     anchor = anchor_region(env)
     is_anchor = region.name == anchor
     anchor_stack = None if is_anchor else stack_reference(region_stack_name(env_name, anchor))
-    if is_anchor:
+    if anchor_stack is None:
         api_keys = _tenant_api_keys(env)
     elif _needs_api_keys(env):
-        assert anchor_stack is not None
         api_keys = {t.name: output_item(anchor_stack, "apiKeys", t.name) for t in env.tenants}
     else:
         api_keys = {}
     gateway_ca = _gateway_ca(env, env_name) if is_anchor else None
     issuing = _issuing_ca(gateway_ca, region.name)
-    if not is_anchor and _needs_gateway_ca(env) and has_gateway(env, region):
-        assert anchor_stack is not None  # its intermediate only: the root's key stays in the anchor's state
+    if anchor_stack is not None and _needs_gateway_ca(env) and has_gateway(env, region):
+        # its intermediate only: the root's key stays in the anchor's state
         issuing = (
             output_item(anchor_stack, "gatewayIssuers", region.name, "chain"),
             pulumi.Output.secret(output_item(anchor_stack, "gatewayIssuers", region.name, "key")),
@@ -172,7 +171,7 @@ def _global_stack(env: EnvironmentSpec, env_name: str) -> None:
         env,
         env_name,
         {
-            name: ModelStoreRef.from_output(env.region(name).cloud, ref.require_output("modelStore"))
+            name: model_store_ref(env.region(name).cloud, ref.require_output("modelStore"))
             for name, ref in references.items()
         },
     )

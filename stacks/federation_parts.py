@@ -14,13 +14,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 import pulumi_tls as tls
 
+from components.config.base import ConfigError, Issue
 from components.config.environment import EnvironmentSpec
 from components.config.region import RegionSpec
 from components.federation.certificates import KeyPair
@@ -32,15 +33,25 @@ from components.federation.control_plane import (
     KarmadaControlPlaneArgs,
     karmada_name,
 )
-from components.federation.karmada_objects import KarmadaFederation, KarmadaFederationArgs, MemberRef, karmada_allowlist
+from components.federation.karmada_objects import (
+    FederatedModelPlan,
+    KarmadaFederation,
+    KarmadaFederationArgs,
+    MemberRef,
+    karmada_allowlist,
+)
 from components.federation.member import (
     KarmadaAgent,
     KarmadaAgentArgs,
     KarmadaMembership,
     KarmadaMembershipArgs,
+    PullAgent,
+    PullMember,
+    PushAgent,
+    PushMember,
     kube_system_uid,
 )
-from components.federation.placement import member_labels, member_regions
+from components.federation.placement import federated_models, member_labels, member_regions, model_shares, replica_range
 from components.federation.render import inference_service_renderer, pod_disruption_budget_renderer
 from components.k8s.cluster import ClusterHandle, kubernetes_provider
 from components.k8s.names import cluster_name
@@ -83,28 +94,24 @@ def control_plane(
     )
 
 
+def federation_host(env: EnvironmentSpec) -> str:
+    """The region hosting Karmada, which a federated environment names (check_federation)."""
+    if env.federation.host is None:
+        raise ConfigError([Issue("federation.host", "name the region entry that hosts Karmada, e.g. host: use1")])
+    return env.federation.host
+
+
 def agent(
     env: EnvironmentSpec,
     member: ClusterHandle,
     *,
-    karmada_server: pulumi.Input[str] | None,
-    ca_cert: pulumi.Input[str] | None,
-    agent_cert: KeyPair | None,
-    host_namespace: k8s.core.v1.Namespace | None = None,
+    pull: Callable[[], PullAgent],
     depends_on: Sequence[pulumi.Resource] = (),
 ) -> KarmadaAgent:
+    """The member's agent in the environment's mode: `pull` gives what a pull agent dials with."""
+    sync = pull() if env.federation.member_mode == "pull" else PushAgent()
     return KarmadaAgent(
-        member.name,
-        KarmadaAgentArgs(
-            member=member,
-            mode=env.federation.member_mode,
-            production=env.production,
-            ca_cert=ca_cert,
-            agent_cert=agent_cert,
-            karmada_server=karmada_server,
-            host_namespace=host_namespace,
-            depends_on=depends_on,
-        ),
+        member.name, KarmadaAgentArgs(member=member, sync=sync, production=env.production, depends_on=depends_on)
     )
 
 
@@ -115,16 +122,27 @@ def karmada_objects(
     members: Mapping[str, MemberRef],
     joined: Mapping[str, str] | None = None,
 ) -> KarmadaFederation:
+    render, budget = inference_service_renderer(env, env_name), pod_disruption_budget_renderer(env)
+    models = []
+    for model in federated_models(env):
+        shares = model_shares(env, env_name, model)
+        models.append(
+            FederatedModelPlan(
+                model=model,
+                shares=tuple(shares),
+                renders={s.region.name: render(model, s.region) for s in shares},
+                budget=budget(model, replica_range(model)[1]),
+            )
+        )
     return KarmadaFederation(
         karmada_name(env_name),
         KarmadaFederationArgs(
-            env=env,
-            stack=env_name,
             karmada=karmada,
             members=dict(members),
             joined=dict(joined or {}),
-            render=inference_service_renderer(env, env_name),
-            budget=pod_disruption_budget_renderer(env),
+            models=models,
+            failover=env.federation.failover,
+            registry_mirrors=env.federation.registry_mirrors,
         ),
     )
 
@@ -134,8 +152,7 @@ def federate_in_one_stack(
 ) -> dict[str, pulumi.Input[Any]]:
     """Every part in this stack: each agent, then its Cluster and (after the agent's flags) its RBAC. Returns the
     `karmada` output."""
-    host_name = env.federation.host
-    assert host_name is not None  # check_federation
+    host_name = federation_host(env)
     plane = control_plane(
         env,
         env_name,
@@ -147,7 +164,7 @@ def federate_in_one_stack(
     agents = {
         r.name: _member_agent(env, plane, clusters[r.name], host=r.name == host_name) for r in member_regions(env)
     }
-    members = {r.name: member_ref(env, r, clusters[r.name], agents[r.name]) for r in member_regions(env)}
+    members = {r.name: member_ref(env.label_domain, r, clusters[r.name], agents[r.name]) for r in member_regions(env)}
     federation = karmada_objects(env, env_name, plane.api, members)
     return {
         "karmada": federation_output(env, plane.endpoint, host_name, _registered(federation), list(federation.models)),
@@ -155,17 +172,21 @@ def federate_in_one_stack(
     }
 
 
-def member_ref(env: EnvironmentSpec, region: RegionSpec, cluster: ClusterHandle, agent: KarmadaAgent) -> MemberRef:
-    """What Karmada's side needs of a member cluster of this stack."""
-    pull = env.federation.member_mode == "pull"
+def member_ref(label_domain: str, region: RegionSpec, cluster: ClusterHandle, agent: KarmadaAgent) -> MemberRef:
+    """What Karmada's side needs of a member cluster of this stack: a push agent made credentials, a pull agent
+    checks the cluster's id."""
+    sync: PullMember | PushMember
+    if agent.push_credentials is not None:
+        sync = push_member(region, agent.push_credentials)
+    else:
+        sync = PullMember(cluster_id=kube_system_uid(cluster), agent=tuple(agent.deployed))
     return MemberRef(
-        cluster_name=cluster.name,
-        region=region,
-        endpoint=cluster.endpoint,
-        cluster_id=kube_system_uid(cluster) if pull else None,
-        push_credentials=None if pull else agent.push_credentials,
-        agent=tuple(agent.deployed),
+        cluster_name=cluster.name, labels=member_labels(label_domain, region), endpoint=cluster.endpoint, sync=sync
     )
+
+
+def push_member(region: RegionSpec, credentials: pulumi.Input[dict[str, str]]) -> PushMember:
+    return PushMember(credentials=credentials, cloud=region.cloud, region=region.region, zones=region.zones)
 
 
 def _member_agent(
@@ -176,14 +197,15 @@ def _member_agent(
     host: bool,
 ) -> KarmadaAgent:
     """A member's agent in the stack of the control plane; the host's dials it in-cluster, after its release."""
-    pull = env.federation.member_mode == "pull"
     return agent(
         env,
         member,
-        karmada_server=(INTERNAL_ENDPOINT if host else plane.endpoint) if pull else None,
-        ca_cert=plane.certificates.ca.cert_pem if pull else None,
-        agent_cert=plane.agent_certificates.get(member.name),
-        host_namespace=plane.namespace if host else None,
+        pull=lambda: PullAgent(
+            karmada_server=INTERNAL_ENDPOINT if host else plane.endpoint,
+            ca_cert=plane.certificates.ca.cert_pem,
+            agent_cert=plane.agent_certificates[member.name],  # the control plane signs one per pull member
+            host_namespace=plane.namespace if host else None,
+        ),
         depends_on=[plane.release] if host else [],
     )
 
@@ -211,12 +233,13 @@ def _registered(federation: KarmadaFederation) -> dict[str, pulumi.Input[str]]:
 def federate_region(
     env: EnvironmentSpec, env_name: str, cluster: ClusterHandle, anchor: pulumi.StackReference | None
 ) -> dict[str, pulumi.Input[Any]]:
-    """The federation's parts in a region's own stack; returns the outputs the other stacks read."""
+    """The federation's parts in a region's own stack; returns the outputs the other stacks read. `anchor` is the
+    anchor region's stack, the host's in a federated environment (anchor_region): None in the host's own."""
     region = cluster.region
-    host_name = env.federation.host
+    host_name = federation_host(env)
     pull = env.federation.member_mode == "pull"
     exports: dict[str, pulumi.Input[Any]] = {}
-    if region.name == host_name:
+    if anchor is None:
         plane = control_plane(
             env,
             env_name,
@@ -234,37 +257,22 @@ def federate_region(
         registered: dict[str, pulumi.Input[str]] = {}
         if member_agent is not None and pull:
             # The host joins here, in its own wave: everything its agent needs at start is in this stack.
-            ref = member_ref(env, region, cluster, member_agent)
+            joining = PullMember(cluster_id=kube_system_uid(cluster), agent=tuple(member_agent.deployed))
             membership = KarmadaMembership(
                 cluster.name,
                 KarmadaMembershipArgs(
                     karmada=plane.api,
                     cluster_name=cluster.name,
-                    region=region,
-                    endpoint=ref.endpoint,
-                    mode="pull",
+                    endpoint=cluster.endpoint,
                     labels=member_labels(env.label_domain, region),
-                    cluster_id=ref.cluster_id,
-                    agent=ref.agent,
+                    sync=joining,
                 ),
             )
             registered[region.name] = membership.registration.metadata["name"]
-            exports["karmadaMember"] = {"clusterId": ref.cluster_id}
+            exports["karmadaMember"] = {"clusterId": joining.cluster_id}
         exports["karmada"] = federation_output(env, plane.endpoint, host_name, registered)
     elif is_member(env, region):
-        assert anchor is not None
-        member_agent = agent(
-            env,
-            cluster,
-            karmada_server=output_item(anchor, "karmada", "endpoint") if pull else None,
-            ca_cert=anchor.require_output("karmadaCa") if pull else None,
-            agent_cert=KeyPair(
-                output_item(anchor, "karmadaAgentCerts", cluster.name),
-                pulumi.Output.secret(output_item(anchor, "karmadaAgentKeys", cluster.name)),
-            )
-            if pull
-            else None,
-        )
+        member_agent = agent(env, cluster, pull=lambda: _pull_from(anchor, cluster.name))
     else:
         return exports
     if member_agent is not None and "karmadaMember" not in exports:
@@ -274,12 +282,24 @@ def federate_region(
     return exports
 
 
+def _pull_from(anchor: pulumi.StackReference, cluster: str) -> PullAgent:
+    """A pull agent in a member's own stack: the control plane's endpoint, CA and the agent's certificate, from the
+    anchor stack's outputs."""
+    return PullAgent(
+        karmada_server=output_item(anchor, "karmada", "endpoint"),
+        ca_cert=anchor.require_output("karmadaCa"),
+        agent_cert=KeyPair(
+            cert_pem=output_item(anchor, "karmadaAgentCerts", cluster),
+            key_pem=pulumi.Output.secret(output_item(anchor, "karmadaAgentKeys", cluster)),
+        ),
+    )
+
+
 def federate_globally(
     env: EnvironmentSpec, env_name: str, regions: Mapping[str, pulumi.StackReference]
 ) -> dict[str, pulumi.Input[Any]]:
     """Karmada's objects and the API's final allowlist, from the region stacks' outputs."""
-    host_name = env.federation.host
-    assert host_name is not None  # check_federation
+    host_name = federation_host(env)
     anchor = regions[host_name]
     name = karmada_name(env_name)
     karmada_kubeconfig: pulumi.Output[str] = pulumi.Output.secret(anchor.require_output("karmadaKubeconfig"))
@@ -306,10 +326,9 @@ def federate_globally(
         member = reference.require_output("karmadaMember")
         members[region.name] = MemberRef(
             cluster_name=cluster_name(env_name, region),
-            region=region,
+            labels=member_labels(env.label_domain, region),
             endpoint=output_item(reference, "clusters", region.name, "endpoint"),
-            cluster_id=member.apply(lambda m: m["clusterId"]) if pull else None,
-            push_credentials=None if pull else member,
+            sync=PullMember(cluster_id=member.apply(lambda m: m["clusterId"])) if pull else push_member(region, member),
         )
     federation = karmada_objects(env, env_name, karmada, members, joined)
     host_kubeconfig: pulumi.Output[str] = pulumi.Output.secret(output_item(anchor, "kubeconfigs", host_name))

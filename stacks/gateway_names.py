@@ -15,6 +15,7 @@ from components.addons.gateway_dns import NAME as EXTERNAL_DNS
 from components.addons.gateway_dns import NAMESPACE as EXTERNAL_DNS_NAMESPACE
 from components.addons.gateway_dns import ExternalDns, ExternalDnsArgs
 from components.addons.gateway_tls import GatewayCertificate, GatewayCertificateArgs
+from components.config.base import ConfigError, Issue, join_path
 from components.config.environment import EnvironmentSpec
 from components.config.gateway import gateway_hostname
 from components.config.region import RegionSpec
@@ -35,7 +36,8 @@ def gateway_certificate(
     """The gateway's certificate from the environment's CA (privateCa); none when you provide the Secret."""
     if env.gateway.tls.issuer != "privateCa":
         return None
-    assert ca is not None, "the environment's CA comes with the anchor stack"
+    if ca is None:
+        raise RuntimeError(f"{region.name}: a privateCa gateway certificate needs the anchor stack's intermediate CA")
     return GatewayCertificate(
         region.name,
         GatewayCertificateArgs(
@@ -49,6 +51,22 @@ def gateway_certificate(
         ),
         opts=pulumi.ResourceOptions(parent=parent),
     )
+
+
+def _given(value: str | None, key: str, message: str) -> str:
+    """A key the config checks require for this gateway (check_gateway_names)."""
+    if value is None:
+        raise ConfigError([Issue(key, message)])
+    return value
+
+
+def _vpc(env: EnvironmentSpec, region: RegionSpec, cluster: ClusterHandle) -> pulumi.Input[str]:
+    """The network an internal gateway's private zone answers in: the cluster's, which an existing GKE cluster's
+    handle does not carry (config/gateway_tls.py refuses an internal gateway there)."""
+    if cluster.network_id is None:
+        at = join_path("regions", env.regions.index(region), "gateway", "exposure")
+        raise ConfigError([Issue(at, "no network to bind a private zone to: exposure: public, or publish it yourself")])
+    return cluster.network_id
 
 
 def gateway_dns(
@@ -78,15 +96,13 @@ def gateway_dns(
 
             component = pulumi.ComponentResource("inference-platform:aws:GatewayDns", region.name, None, opts)
             component.register_outputs({})
-            assert cluster.network_id is not None, "an EKS cluster's handle names its VPC"
             zone = (
                 route53_private_zone(
-                    f"{name}-zone", domain=hostname, vpc_id=cluster.network_id, parent=component
+                    f"{name}-zone", domain=hostname, vpc_id=_vpc(env, region, cluster), parent=component
                 ).zone_id
                 if internal
-                else env.gateway.dns.route53_zone_id
+                else _given(env.gateway.dns.route53_zone_id, "gateway.dns.route53ZoneId", "name the public hosted zone")
             )
-            assert zone is not None, "check_gateway_names: a public gateway on AWS names its hosted zone"
             role = external_dns_role(
                 name,
                 identity=cluster.irsa(),
@@ -104,27 +120,26 @@ def gateway_dns(
         case "gcp":
             from components.gcp.gateway_dns import external_dns_account
             from components.gcp.gateway_dns import private_zone as cloud_dns_private_zone
+            from stacks.clouds.gcp import location
 
-            assert region.project is not None
+            project = location(region).project
             component = pulumi.ComponentResource("inference-platform:gcp:GatewayDns", region.name, None, opts)
             component.register_outputs({})
             if internal:
-                assert cluster.network_id is not None, (
-                    "check_existing_clusters: an internal gateway's zone needs its VPC"
-                )
                 zone = cloud_dns_private_zone(
                     f"{cluster.name}-gateway",
                     domain=hostname,
-                    network_id=cluster.network_id,
-                    project=region.project,
+                    network_id=_vpc(env, region, cluster),
+                    project=project,
                     parent=component,
                 ).name
             else:
-                zone = env.gateway.dns.cloud_dns_zone
-            assert zone is not None, "check_gateway_names: a public gateway on GCP names its managed zone"
+                zone = _given(
+                    env.gateway.dns.cloud_dns_zone, "gateway.dns.cloudDnsZone", "name the public managed zone"
+                )
             account = external_dns_account(
                 name,
-                project=region.project,
+                project=project,
                 workload_pool=cluster.gke_identity().workload_pool,
                 zone=zone,
                 namespace=EXTERNAL_DNS_NAMESPACE,
@@ -136,7 +151,7 @@ def gateway_dns(
             # matching): the zone is chosen by name alone, and every name of the gateway's routes is published.
             flags = (
                 "--provider=google",
-                f"--google-project={region.project}",
+                f"--google-project={project}",
                 f"--google-zone-visibility={'private' if internal else 'public'}",
                 pulumi.Output.concat("--zone-id-filter=", zone),
             )

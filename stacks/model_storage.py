@@ -13,16 +13,18 @@ from components.addons.model_cache import (
     ModelCacheArgs,
     prewarmed_models,
 )
+from components.config.base import ConfigError, Issue
 from components.config.environment import EnvironmentSpec
 from components.config.model_store import cache_plan
 from components.config.region import RegionSpec
 from components.domain.cache_reads import cache_reads
+from components.domain.model_bucket import S3BucketRef
 from components.k8s.cluster import ClusterHandle
 from components.k8s.names import MODEL_SERVER_SERVICE_ACCOUNT, model_bucket_name
 from components.k8s.workload_identity import ServiceAccountRef
 from components.serving.identity import ServingIdentity, ServingIdentityArgs
 from platform_catalog.names import SERVING_NAMESPACE
-from stacks.clouds import ModelStoreRef, backend_for
+from stacks.clouds import GcsBucketRef, ModelStoreRef, backend_for
 
 MODEL_SERVER = "model-server"
 MODEL_CACHE = "model-cache"
@@ -41,7 +43,7 @@ def build_model_storage(
     parent: pulumi.Resource, env: EnvironmentSpec, region: RegionSpec, stack: str, cluster: ClusterHandle
 ) -> RegionalModelStorage:
     bucket = model_bucket_name(env.model_store.bucket_prefix, stack, region.name)
-    readers = {MODEL_SERVER: ServiceAccountRef(SERVING_NAMESPACE, MODEL_SERVER_SERVICE_ACCOUNT)}
+    readers = {MODEL_SERVER: ServiceAccountRef(namespace=SERVING_NAMESPACE, name=MODEL_SERVER_SERVICE_ACCOUNT)}
     if region.model_cache.enabled:
         readers[MODEL_CACHE] = CACHE_SERVICE_ACCOUNT
     store = backend_for(region.cloud).model_store(parent, env, region, bucket=bucket, cluster=cluster, readers=readers)
@@ -98,8 +100,12 @@ def sync_model_stores(
 
         return cloud_provider(env, region, env_name)
 
-    origin = stores[source.name].s3()
-    aws_targets = {r.name: (stores[r.name].s3(), r.region) for r in others if r.cloud == "aws"}
+    origin = stores[source.name]
+    if not isinstance(origin, S3BucketRef):
+        raise ConfigError(
+            [Issue("modelStore.sourceRegion", f"{source.name} is on GCP: name an AWS region (S3 bucket)")]
+        )
+    aws_targets = {r.name: (ref, r.region) for r in others if isinstance(ref := stores[r.name], S3BucketRef)}
     if aws_targets:
         from components.aws.model_store_replication import S3ModelReplication, S3ModelReplicationArgs
 
@@ -108,17 +114,20 @@ def sync_model_stores(
             S3ModelReplicationArgs(source=origin, source_region=source.region, destinations=aws_targets),
             opts=pulumi.ResourceOptions(providers={"aws": provider(source)}),
         )
-    for region in (r for r in others if r.cloud == "gcp"):
+    for region in others:
+        sink = stores[region.name]
+        if not isinstance(sink, GcsBucketRef):
+            continue
         from components.gcp.model_store_transfer import S3ToGcsTransfer, S3ToGcsTransferArgs
+        from stacks.clouds.gcp import location
 
-        assert region.project is not None, "check_region: required on GCP"
         S3ToGcsTransfer(
             f"{region.name}-models-transfer",
             S3ToGcsTransferArgs(
                 source=origin,
                 source_region=source.region,
-                sink_bucket=stores[region.name].bucket,
-                project=region.project,
+                sink_bucket=sink.bucket,
+                project=location(region).project,
                 interval_hours=env.model_store.sync_interval_hours,
             ),
             opts=pulumi.ResourceOptions(providers={"aws": provider(source), "gcp": provider(region)}),

@@ -10,8 +10,9 @@ import pulumi
 from components.addons.dcgm_exporter import DcgmExporter, DcgmExporterArgs, gke_managed_pools
 from components.addons.gpu_operator import GpuOperator, GpuOperatorArgs, needs_gpu_operator
 from components.addons.inference_gateway import InferenceGateway, InferenceGatewayArgs
-from components.addons.observability import Observability, ObservabilityArgs
-from components.addons.volcano import Volcano, VolcanoArgs
+from components.addons.observability import Observability
+from components.addons.volcano import Volcano
+from components.config.base import ConfigError, Issue, join_path
 from components.config.environment import EnvironmentSpec
 from components.config.gateway import has_gateway
 from components.config.region import RegionSpec
@@ -20,6 +21,8 @@ from components.k8s.names import cluster_name as cluster_name_of
 from stacks.clouds import backend_for
 from stacks.gateway_names import gateway_certificate, gateway_dns
 from stacks.model_storage import RegionalModelStorage, build_model_storage
+from stacks.observability import observability_args
+from stacks.scheduling import volcano_args
 from stacks.serving import RegionalServing, build_serving
 
 
@@ -59,7 +62,7 @@ class RegionalPlatform(pulumi.ComponentResource):
         self.volcano = None
         if region.gpu_pools:
             self.volcano = Volcano(
-                region.name, VolcanoArgs(cluster=self.cluster, env=args.env), opts=pulumi.ResourceOptions(parent=self)
+                region.name, volcano_args(args.env, region, self.cluster), opts=pulumi.ResourceOptions(parent=self)
             )
         # GKE-managed GPU pools need no operator; every other GPU pool does.
         gpu_operator = None
@@ -80,10 +83,10 @@ class RegionalPlatform(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self),
             )
         # GKE-managed pools run no operator: their GPU metrics come from a DCGM exporter of their own.
-        if gke_managed_pools(region):
+        if gke_managed := [p.name for p in gke_managed_pools(region)]:
             DcgmExporter(
                 region.name,
-                DcgmExporterArgs(cluster=self.cluster, label_domain=args.env.label_domain),
+                DcgmExporterArgs(cluster=self.cluster, label_domain=args.env.label_domain, pools=gke_managed),
                 opts=pulumi.ResourceOptions(parent=self),
             )
         self.model_storage = build_model_storage(self, args.env, region, args.stack, self.cluster)
@@ -92,7 +95,7 @@ class RegionalPlatform(pulumi.ComponentResource):
         if region.observability.enabled:
             self.observability = Observability(
                 region.name,
-                ObservabilityArgs(cluster=self.cluster, env=args.env, region=region),
+                observability_args(args.env, region, self.cluster),
                 opts=pulumi.ResourceOptions(parent=self),
             )
 
@@ -103,7 +106,10 @@ class RegionalPlatform(pulumi.ComponentResource):
             )
         self.gateway = None
         if has_gateway(args.env, region):
-            assert self.serving is not None, "a region serving models has GPU pools, hence KServe"
+            serving = self.serving
+            if serving is None:  # check_workloads: a placement names a GPU pool of its region
+                at = join_path("regions", args.env.regions.index(region), "gpuPools")
+                raise ConfigError([Issue(at, "a region serving models needs a GPU pool its placements name")])
             self.gateway = InferenceGateway(
                 region.name,
                 InferenceGatewayArgs(
@@ -111,19 +117,18 @@ class RegionalPlatform(pulumi.ComponentResource):
                     env=args.env,
                     region=region,
                     serving_namespace=self.model_storage.serving.namespace,
-                    inference_pool_crds=self.serving.kserve.inference_pool_crds,
+                    inference_pool_crds=serving.kserve.inference_pool_crds,
                     api_keys=args.api_keys,
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )
-            assert self.serving is not None  # a gateway serves models: the region has GPU pools and KServe
             gateway_certificate(
                 self,
                 args.env,
                 region,
                 self.cluster,
                 ca=args.gateway_ca,
-                cert_manager=self.serving.cert_manager,
+                cert_manager=serving.cert_manager,
                 gateway=self.gateway,
             )
             gateway_dns(self, args.env, region, self.cluster, gateway=self.gateway)

@@ -28,6 +28,7 @@ from components.federation.search import (
 from components.federation.search_index import SearchIndex, SearchIndexArgs
 from components.k8s.cluster import ClusterHandle
 from components.k8s.names import cluster_name
+from stacks.federation_parts import federation_host
 from stacks.references import output_item
 
 
@@ -62,8 +63,7 @@ def _index(env: EnvironmentSpec, host: ClusterHandle) -> tuple[SearchIndex, Inde
 
 
 def search_in_one_stack(env: EnvironmentSpec, clusters: Mapping[str, ClusterHandle]) -> None:
-    host_name = env.federation.host
-    assert host_name is not None  # check_federation
+    host_name = federation_host(env)
     host = clusters[host_name]
     index, _ = _index(env, host)
     for region in search_members(env):

@@ -16,7 +16,7 @@ from components.config.environment import EnvironmentSpec
 from components.config.region import RegionSpec
 from components.k8s.cluster import ClusterHandle
 from components.serving.deployment import model_placements
-from components.serving.model_deployment import ModelDeployment, ModelDeploymentArgs
+from components.serving.model_deployment import KedaScaling, ModelDeployment, ModelDeploymentArgs
 from stacks.model_storage import RegionalModelStorage
 
 
@@ -50,7 +50,12 @@ def build_serving(
         ]
     kserve = KServe(
         region.name,
-        KServeArgs(cluster=cluster, label_domain=env.label_domain, cert_manager=[c.release for c in cert_manager]),
+        KServeArgs(
+            cluster=cluster,
+            label_domain=env.label_domain,
+            deployment_mode=region.serving.deployment_mode,
+            cert_manager=[c.release for c in cert_manager],
+        ),
         opts=opts,
     )
     keda = None
@@ -73,8 +78,9 @@ def build_serving(
                 storage_uri=model_storage_uri(env, region, stack, p.model),
                 depends_on=depends_on,
                 llm_inference_service=kserve.llm_inference_service,
-                keda=keda.release if keda is not None else None,
-                prometheus_url=prometheus_url,
+                keda=KedaScaling(release=keda.release, prometheus_url=prometheus_url)
+                if keda is not None and prometheus_url
+                else None,
                 federated=p.model.federated and env.federation.enabled,
             ),
             opts=opts,

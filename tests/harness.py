@@ -17,9 +17,13 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import pulumi
+import pulumi_kubernetes as k8s
 import yaml
 
 from components.config.stackfile import read_stack_file, read_yaml, stack_config_from_mapping
+from components.k8s.cluster import ClusterHandle, ExecAuth, render_kubeconfig
+from tests.gpu_specs import region
 from tools.plan.engine import PlannedResource, evaluate
 from tools.plan.model import Plan, is_patch
 from tools.plan.runner import PROJECT_DIR, build_plan
@@ -233,3 +237,16 @@ def needing_no_cache(raw: dict) -> dict:
     for tenant in raw["tenants"]:
         tenant.pop("loras", None)
     return raw
+
+
+def cluster_handle(name: str, **fields: Any) -> ClusterHandle:
+    """A handle of an AWS test cluster for a component evaluated alone: its own provider and an exec kubeconfig."""
+    kubeconfig = render_kubeconfig(name, "https://10.0.0.1", "Y2E=", ExecAuth(command="aws", args=()))
+    return ClusterHandle(
+        name=name,
+        region=region("aws"),
+        provider=k8s.Provider(name),
+        kubeconfig=pulumi.Output.from_input(kubeconfig),
+        endpoint=pulumi.Output.from_input("https://10.0.0.1"),
+        **fields,
+    )

@@ -28,11 +28,8 @@ from components.aws.irsa import IrsaRoleArgs, irsa_role
 from components.aws.policy_docs import service_trust
 from components.config.region import (
     AwsGpuPoolSpec,
-    AwsRegionSpec,
     GcpGpuPoolSpec,
-    GcpRegionSpec,
     GpuPoolSpec,
-    RegionSpec,
 )
 from components.federation.search_index import synchro_manager_pod
 from components.k8s.names import MODEL_SERVER_SERVICE_ACCOUNT
@@ -95,14 +92,11 @@ def _labels(cluster: str, name: str, machine_type: str) -> dict[str, str]:
     """The labels of a pool that uses its machine's fabric (EFA / GPUDirect) where it has one."""
     machine = MACHINES[machine_type]
     pool: GpuPoolSpec
-    region: RegionSpec
     if machine.cloud == "aws":
         pool = AwsGpuPoolSpec(name=name, machine_type=machine_type, max_size=4, efa=bool(machine.efa_interfaces))
-        region = AwsRegionSpec.model_construct(cloud="aws")
     else:
         pool = GcpGpuPoolSpec(name=name, machine_type=machine_type, max_size=4, gpu_direct=machine.gpudirect != "none")
-        region = GcpRegionSpec.model_construct(cloud="gcp")
-    return gpu_pool_labels(DOMAIN, cluster, region, pool)
+    return gpu_pool_labels(DOMAIN, cluster, pool)
 
 
 def _tls_only(arn: str) -> str:

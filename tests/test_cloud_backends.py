@@ -61,7 +61,8 @@ def test_a_gpu_node_group_fits_a_cluster_that_already_exists():
         EksGpuNodeGroup(
             "existing-h100",
             EksGpuNodeGroupArgs(
-                region=region,
+                zones=region.pool_zones(pool),
+                kubernetes_version=region.kubernetes_version,
                 pool=pool,
                 cluster_name="team-cluster",
                 label_domain="inference-platform.io",

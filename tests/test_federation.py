@@ -118,7 +118,7 @@ def test_control_plane_release_on_the_host(prod_plan):
 
 def test_secret_chart_values_exist_in_the_pinned_chart(upstream):
     defaults = upstream.chart_values(CHARTS["karmada"].upstream_values)
-    pair = KeyPair("cert", "key")
+    pair = KeyPair(cert_pem="cert", key_pem="key")
     certs = SimpleNamespace(ca=pair, server=pair, front_proxy_ca=pair, front_proxy_client=pair)
     assert unknown_values(host_secret_values(certs), defaults) == []
     assert unknown_values(agent_secret_values("key"), defaults) == []

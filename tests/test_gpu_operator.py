@@ -70,7 +70,7 @@ def test_gke_managed_pools_need_no_operator():
     assert not needs_gpu_operator(reg)
     # ...and the GKE-managed nodes of a mixed cluster are closed to the operator's operands.
     for spec in reg.gpu_pools:
-        assert gpu_pool_labels("d", "c", reg, spec)["nvidia.com/gpu.deploy.operands"] == "false"
+        assert gpu_pool_labels("d", "c", spec)["nvidia.com/gpu.deploy.operands"] == "false"
 
 
 def test_no_gpu_pools_need_no_operator():
@@ -141,7 +141,7 @@ def test_custom_layouts_get_a_mig_parted_config_with_every_config_the_cluster_us
     # every MIG config label of the cluster names an entry of the ConfigMap
     configs = mig_parted_config(reg)["mig-configs"]
     for spec in reg.gpu_pools:
-        assert gpu_pool_labels("d", "c", reg, spec)["nvidia.com/mig.config"] in configs
+        assert gpu_pool_labels("d", "c", spec)["nvidia.com/mig.config"] in configs
 
 
 # --- time-slicing --------------------------------------------------------------------------------------------
@@ -183,7 +183,7 @@ def test_time_slicing_entries_are_selected_by_the_pool_label():
         },
     }
     for spec in reg.gpu_pools:
-        key = gpu_pool_labels("d", "c", reg, spec).get("nvidia.com/device-plugin.config")
+        key = gpu_pool_labels("d", "c", spec).get("nvidia.com/device-plugin.config")
         assert key == (None if spec.time_slicing is None else f"time-sliced-{spec.time_slicing.replicas}")
 
 
@@ -217,7 +217,7 @@ def test_prod_covers_each_node_image(prod_plan):
     # ...while usc1's h200 and l4 pools stay GKE's
     usc1 = prod_plan.spec.region("usc1")
     for name in ("h200", "l4"):
-        assert gpu_pool_labels("d", "c", usc1, usc1.pool(name))["nvidia.com/gpu.deploy.operands"] == "false"
+        assert gpu_pool_labels("d", "c", usc1.pool(name))["nvidia.com/gpu.deploy.operands"] == "false"
 
 
 def test_gpu_operator_namespace_is_the_only_privileged_one(env_plan):
@@ -249,7 +249,7 @@ def test_dev_configmaps_exist_before_the_release_and_match_the_labels(dev_plan):
     mig_configs = yaml.safe_load(config_maps[MIG_PARTED_CONFIGMAP].inputs["data"]["config.yaml"])["mig-configs"]
     sharing = config_maps[DEVICE_PLUGIN_CONFIGMAP].inputs["data"]
     reg = dev_plan.spec.region("use1")
-    labels = {p.name: gpu_pool_labels(dev_plan.spec.label_domain, "dev-use1", reg, p) for p in reg.gpu_pools}
+    labels = {p.name: gpu_pool_labels(dev_plan.spec.label_domain, "dev-use1", p) for p in reg.gpu_pools}
     assert labels["a100-mig"]["nvidia.com/mig.config"] == "custom-a100-mig"
     assert labels["a100-mig"]["nvidia.com/mig.config"] in mig_configs
     assert labels["l40s"]["nvidia.com/device-plugin.config"] == "time-sliced-2"

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import base64
 
+import pulumi
 import pytest
 
 from components.checks.loader import load_environment
-from components.gcp.gke import GkeCluster, GkeClusterArgs
-from components.gcp.network import GcpNetwork, GcpNetworkArgs
 from components.k8s.topology import gpu_pool_labels
 from platform_catalog.machines import MACHINES
 from platform_catalog.topology import GPU_TAINT
+from stacks.clouds import gcp as gcp_backend
 from tests.harness import environment_config, evaluate_program, ns, plan_config
 from tools.plan.report import render_markdown
 
@@ -245,14 +245,11 @@ def test_multi_networking_only_with_gpudirect_pools(variant_plan):
     raw = {key.split(":", 1)[1]: value for key, value in config.items() if key.startswith(ns(""))}
     for pool in raw["regions"][2]["gpuPools"]:
         pool.pop("gpuDirect", None)
-    region = load_environment(raw).region("usc1")
+    env = load_environment(raw)
 
     def cluster_only():
-        network = GcpNetwork("usc1", GcpNetworkArgs(region=region, cluster_name="t-usc1"))
-        GkeCluster(
-            "usc1",
-            GkeClusterArgs(region=region, cluster_name="t-usc1", network=network, label_domain="x", production=False),
-        )
+        parent = pulumi.ComponentResource("test:Region", "usc1")
+        gcp_backend.cluster(parent, env, env.region("usc1"), "t-usc1", "test")
 
     cluster = evaluate_program(cluster_only).named("usc1-cluster", "gcp:container/cluster:Cluster")
     assert "enableMultiNetworking" not in cluster.inputs
@@ -367,7 +364,7 @@ def test_every_gpu_pool_has_the_shared_labels_and_the_gpu_taint(plan_name, reque
     checked = 0
     for region in plan.spec.regions:
         for pool in region.gpu_pools:
-            expected = gpu_pool_labels("inference-platform.io", _cluster_name(plan, region), region, pool)
+            expected = gpu_pool_labels("inference-platform.io", _cluster_name(plan, region), pool)
             name = f"{region.name}-{pool.name}"
             if region.cloud == "aws":
                 declared = plan.named(name, NODE_GROUP).inputs

@@ -8,7 +8,7 @@ import pytest
 
 from components.domain.gpu_resources import schedulable_at_max_size, schedulable_resources
 from components.k8s.topology import gpu_pool_labels
-from tests.gpu_specs import pool, region
+from tests.gpu_specs import pool
 from tools.plan.report import render_markdown
 
 CUSTOM = {"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2}
@@ -59,7 +59,7 @@ DOMAIN = "inference-platform.io"
 
 
 def _partitioning_labels(cloud: str, spec) -> dict[str, str]:
-    labels = gpu_pool_labels(DOMAIN, "c", region(cloud, spec), spec)
+    labels = gpu_pool_labels(DOMAIN, "c", spec)
     assert labels[f"{DOMAIN}/pool"] == spec.name  # the shared schema is still there
     return {k: v for k, v in labels.items() if not k.startswith(DOMAIN + "/")}
 
@@ -136,7 +136,7 @@ def test_every_checked_in_pool_says_who_owns_its_gpus_in_valid_labels(dev_plan, 
         assert pools == {"dev": 2, "prod": 7}[plan.environment], plan.environment
         for reg in plan.spec.regions:
             for spec in reg.gpu_pools:
-                labels = gpu_pool_labels(plan.spec.label_domain, "c", reg, spec)
+                labels = gpu_pool_labels(plan.spec.label_domain, "c", spec)
                 assert {"nvidia.com/gpu.deploy.operands", "nvidia.com/gpu.deploy.driver"} & labels.keys() or (
                     labels.get("gke-no-default-nvidia-gpu-device-plugin") == "true"
                 ), (reg.name, spec.name)

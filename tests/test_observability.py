@@ -21,7 +21,6 @@ from components.addons.observability import (
     NODE_EXPORTER_NAMESPACE,
     RELEASE,
     Observability,
-    ObservabilityArgs,
 )
 from components.catalog import metrics
 from components.catalog.charts import CHARTS
@@ -31,6 +30,7 @@ from components.k8s.cluster import ClusterHandle
 from components.k8s.names import MODEL_TARGET_LABEL as MODEL_LABEL
 from components.k8s.names import POOL_TARGET_LABEL as POOL_LABEL
 from platform_catalog.names import SERVING_NAMESPACE
+from stacks.observability import observability_args
 from tests.harness import evaluate_program, plan_config, raw_environment
 
 SERVICE_MONITOR = "kubernetes:monitoring.coreos.com/v1:ServiceMonitor"
@@ -56,7 +56,7 @@ def _component_plan(raw: dict, region_index: int = 0):
             kubeconfig=pulumi.Output.from_input("apiVersion: v1"),
             endpoint=pulumi.Output.from_input("https://cluster.example"),
         )
-        Observability(region.name, ObservabilityArgs(cluster=handle, env=env, region=region))
+        Observability(region.name, observability_args(env, region, handle))
 
     return evaluate_program(program)
 

@@ -1830,7 +1830,9 @@ def test_every_selector_of_the_pd_pods_selects_what_kserve_labels(prod_plan, ups
     model["placements"][0]["prefill"]["replicas"] = 2
     env = load_environment(raw)
     (placement,) = [p for p in model_placements(env, env.region("use1")) if p.name == PD_MODEL]
-    budgets = {b["metadata"]["name"]: b["spec"]["selector"] for b in llmisvc.pod_disruption_budget_manifests(placement)}
+    assert placement.disaggregation is not None
+    manifests = llmisvc.pod_disruption_budget_manifests(placement, placement.disaggregation)
+    budgets = {b["metadata"]["name"]: b["spec"]["selector"] for b in manifests}
     assert {name: _selected(selector, everyone) for name, selector in budgets.items()} == {
         f"{PD_MODEL}-decode": {"decode"},
         f"{PD_MODEL}-prefill": {"prefill"},

@@ -12,6 +12,7 @@ from components.addons.volcano import hyper_nodes, scheduler_config
 from components.catalog.charts import CHARTS, VOLCANO_IMAGE_TAG
 from components.checks.loader import load_environment
 from components.config.region import RegionSpec
+from components.domain.queues import gpu_capacity
 from components.k8s.scheduling import (
     GROUP_NAME_ANNOTATION,
     PREEMPTABLE_ANNOTATION,
@@ -19,6 +20,7 @@ from components.k8s.scheduling import (
     model_scheduling,
     pod_group,
 )
+from stacks.scheduling import fabric_domains
 from tests.harness import SERVING_CLUSTERS, config_errors, environment_config, plan_config, raw_environment
 from tools.plan.report import render_markdown
 
@@ -67,12 +69,12 @@ def test_scheduler_config_packs_on_every_resource_the_pools_offer():
     raw = raw_environment("prod")["regions"][0]
     raw["gpuPools"][0]["mig"] = {"strategy": "mixed", "profile": "all-3g.40gb"}
     region = TypeAdapter(RegionSpec).validate_python(raw)
-    plugins = {p["name"]: p for p in scheduler_config(region)["tiers"][1]["plugins"]}
+    plugins = {p["name"]: p for p in scheduler_config(list(gpu_capacity(region)))["tiers"][1]["plugins"]}
     assert plugins["binpack"]["arguments"]["binpack.resources"] == "nvidia.com/gpu, nvidia.com/mig-3g.40gb"
     assert plugins["network-topology-aware"]["arguments"]["hypernode.binpack.resources.nvidia.com/mig-3g.40gb"] == 10
     # enqueue admits whole PodGroups, allocate places them, preempt (realtime over batch within a queue), reclaim
     # (a queue's guarantee back from queues over theirs), backfill (best effort into what is left)
-    assert scheduler_config(region)["actions"] == "enqueue, allocate, preempt, reclaim, backfill"
+    assert scheduler_config(list(gpu_capacity(region)))["actions"] == "enqueue, allocate, preempt, reclaim, backfill"
 
 
 @pytest.mark.parametrize(("env", "replicas"), [("dev", 1), ("prod", 2)])
@@ -196,7 +198,7 @@ def test_hypernodes_of_a_multi_pool_cluster():
         {"name": "h200", "machineType": "p5en.48xlarge", "maxSize": 2, "zones": ["us-east-1b"], "efa": True}
     )
     region = load_environment(raw).region("use1")
-    nodes = {n["metadata"]["name"]: n["spec"] for n in hyper_nodes(DOMAIN, "prod-use1", region)}
+    nodes = {n["metadata"]["name"]: n["spec"] for n in hyper_nodes(DOMAIN, "prod-use1", fabric_domains(region))}
     # l40s (g6e.2xlarge) has no multi-node fabric: no HyperNode may claim its nodes.
     assert set(nodes) == {"h100-us-east-1a", "h200-us-east-1b", "zone-us-east-1a", "zone-us-east-1b"}
     assert nodes["h200-us-east-1b"] == {

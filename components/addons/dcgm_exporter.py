@@ -11,6 +11,7 @@ plugin reports them. The scrape target (components/addons/scrape_targets.py) add
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +23,7 @@ from components.config.region import GpuPoolSpec, RegionSpec
 from components.domain.gpu_partitioning import gpu_software
 from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import helm_release, namespace
+from components.k8s.inputs import InputError
 from components.k8s.topology import gpu_tolerations
 from platform_catalog.names import DCGM_EXPORTER_NAMESPACE
 
@@ -35,18 +37,14 @@ def gke_managed_pools(region: RegionSpec) -> list[GpuPoolSpec]:
     return [p for p in region.gpu_pools if not gpu_software(p).operator_managed]
 
 
-def chart_values(label_domain: str, pools: list[GpuPoolSpec]) -> dict[str, Any]:
+def chart_values(label_domain: str, pools: Sequence[str]) -> dict[str, Any]:
     defaults = {"name": "exporter-metrics-volume", "mountPath": "/etc/dcgm-exporter/default-counters.csv"}
     return {
         "affinity": {
             "nodeAffinity": {
                 "requiredDuringSchedulingIgnoredDuringExecution": {
                     "nodeSelectorTerms": [
-                        {
-                            "matchExpressions": [
-                                {"key": f"{label_domain}/pool", "operator": "In", "values": [p.name for p in pools]}
-                            ]
-                        }
+                        {"matchExpressions": [{"key": f"{label_domain}/pool", "operator": "In", "values": list(pools)}]}
                     ]
                 }
             }
@@ -72,6 +70,11 @@ def chart_values(label_domain: str, pools: list[GpuPoolSpec]) -> dict[str, Any]:
 class DcgmExporterArgs:
     cluster: ClusterHandle
     label_domain: str
+    pools: Sequence[str]  # the GKE-managed GPU pools (gke_managed_pools): the exporter runs on their nodes
+
+    def __post_init__(self) -> None:
+        if not self.pools:
+            raise InputError("pools", "name the GKE-managed GPU pools whose nodes the exporter runs on")
 
 
 class DcgmExporter(pulumi.ComponentResource):
@@ -79,9 +82,9 @@ class DcgmExporter(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: DcgmExporterArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:addons:DcgmExporter", name, None, opts)
-        pools = gke_managed_pools(args.cluster.region)
+        pools = args.pools
         ns = namespace(DCGM_EXPORTER_NAMESPACE, args.cluster, self, "privileged")
         self.release = helm_release(
             RELEASE, CHARTS["dcgm-exporter"], args.cluster, ns, chart_values(args.label_domain, pools), parent=self
         )
-        self.register_outputs({"namespace": DCGM_EXPORTER_NAMESPACE, "pools": [p.name for p in pools]})
+        self.register_outputs({"namespace": DCGM_EXPORTER_NAMESPACE, "pools": list(pools)})

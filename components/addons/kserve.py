@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, Literal, get_args
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -40,6 +40,7 @@ import pulumi_kubernetes as k8s
 from components.catalog.charts import CHARTS
 from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import awaited_webhook_service, custom_resource, helm_release, namespace, release_digest
+from components.k8s.inputs import known
 from components.k8s.topology import pool_selector
 from components.serving.runtimes import runtimes
 
@@ -80,10 +81,19 @@ def llm_inference_service_values(label_domain: str) -> dict[str, Any]:
 RUNTIME_CONFIGS_VALUES = {"kserve": {"llmisvcConfigs": {"enabled": True}}}
 
 
+DeploymentMode = Literal["Standard", "Knative"]
+
+
 @dataclass(frozen=True, kw_only=True)
 class KServeArgs:
     cluster: ClusterHandle
     label_domain: str
+    deployment_mode: DeploymentMode  # the region's (serving.deploymentMode): KServe's default
+
+    def __post_init__(self) -> None:
+        modes = dict.fromkeys(get_args(DeploymentMode))
+        known("deployment_mode", self.deployment_mode, modes, "KServe deployment mode")
+
     cert_manager: Sequence[pulumi.Resource] = ()  # cert-manager's release, when the platform installs it
 
 
@@ -99,7 +109,7 @@ class KServe(pulumi.ComponentResource):
     def __init__(self, name: str, args: KServeArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:addons:KServe", name, None, opts)
         cluster = args.cluster
-        mode = cluster.region.serving.deployment_mode
+        mode = args.deployment_mode
         ns = namespace(NAMESPACE, cluster, self)
         crds = helm_release("kserve-crd", CHARTS["kserve-crd"], cluster, ns, {}, parent=self)
         values = controller_values(args.label_domain, mode)

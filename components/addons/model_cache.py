@@ -67,7 +67,7 @@ FLUID_API = "data.fluid.io/v1alpha1"
 CACHE_NAMESPACE = MODEL_CACHE_NAMESPACE
 DATASET = "models"
 # Fluid 1.0.8's Alluxio pods run as their namespace's default service account (see above).
-CACHE_SERVICE_ACCOUNT = ServiceAccountRef(CACHE_NAMESPACE, "default")
+CACHE_SERVICE_ACCOUNT = ServiceAccountRef(namespace=CACHE_NAMESPACE, name="default")
 RUNTIME_KIND = "AlluxioRuntime"
 # Master, worker and FUSE on the pod network, where the pod's cloud identity applies.
 CONTAINER_NETWORK = "ContainerNetwork"

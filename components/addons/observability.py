@@ -11,7 +11,8 @@ GET on the /metrics non-resource URL (the endpoint picker authenticates scrapers
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -21,16 +22,14 @@ import pulumi_random as random
 
 from components.addons.alerts import alert_groups
 from components.addons.dashboards import DASHBOARD_LABEL, dashboards
-from components.addons.scrape_targets import observed_scope, scrape_targets
-from components.addons.showback import showback_dashboard, showback_groups
+from components.addons.scrape_targets import ObservedScope, scrape_targets
+from components.addons.showback import showback_dashboard
 from components.catalog.charts import CHARTS
-from components.config.environment import EnvironmentSpec
 from components.config.observability import ObservabilitySpec
-from components.config.region import RegionSpec
-from components.domain.objectives import ttft_objectives
 from components.k8s import names
 from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import custom_resource, helm_release, namespace
+from components.k8s.inputs import InputError
 from platform_catalog.names import annotation
 
 GRAFANA_ADMIN_SECRET = "grafana-admin"  # read by the chart through grafana.admin.existingSecret
@@ -104,8 +103,19 @@ def stack_values(cluster_name: str, region_name: str, obs: ObservabilitySpec, pr
 @dataclass(frozen=True, kw_only=True)
 class ObservabilityArgs:
     cluster: ClusterHandle
-    env: EnvironmentSpec
-    region: RegionSpec
+    region_name: str  # the region entry's: Prometheus' `region` external label
+    spec: ObservabilitySpec  # the region's observability settings
+    scope: ObservedScope  # what the region runs that exposes metrics
+    label_domain: str
+    production: bool
+    ttft_objectives: Mapping[str, float] = field(default_factory=dict)  # vLLM model -> TTFT p95 objective, seconds
+    showback: Sequence[dict[str, Any]] = ()  # the recording-rule groups of the models' costs (showback_groups)
+
+    def __post_init__(self) -> None:
+        unserved = sorted(set(self.ttft_objectives) - set(self.scope.vllm_models))
+        if unserved:
+            served = ", ".join(self.scope.vllm_models) or "none"
+            raise InputError("ttft_objectives", f"{', '.join(unserved)} not among the vLLM models served: {served}")
 
 
 class Observability(pulumi.ComponentResource):
@@ -135,8 +145,7 @@ class Observability(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: ObservabilityArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:addons:Observability", name, None, opts)
-        cluster, region = args.cluster, args.region
-        obs = region.observability
+        cluster, obs = args.cluster, args.spec
         existing = obs.existing_prometheus
         crds_from: list[pulumi.Resource] = []  # the release installing the Prometheus Operator CRDs
         in_namespace: list[pulumi.Resource] = []  # our monitoring namespace, when we create it
@@ -158,7 +167,7 @@ class Observability(pulumi.ComponentResource):
                 CHARTS["kube-prometheus-stack"],
                 cluster,
                 ns,
-                stack_values(cluster.name, region.name, obs, args.env.production),
+                stack_values(cluster.name, args.region_name, obs, args.production),
                 parent=self,
                 depends_on=[*node_exporter_ns, admin],
             )
@@ -183,13 +192,12 @@ class Observability(pulumi.ComponentResource):
                 meta["annotations"] = annotations
             return meta
 
-        scope = observed_scope(args.env, region)
-        targets = scrape_targets(scope, args.env.label_domain)
+        scope = args.scope
+        targets = scrape_targets(scope, args.label_domain)
         boards = dashboards(scope)
-        showback = showback_groups(args.env, region)
-        if showback:
+        if args.showback:
             boards["showback"] = showback_dashboard()
-        groups = alert_groups(scope, obs.thresholds, ttft_objectives(args.env, region)) + showback
+        groups = alert_groups(scope, obs.thresholds, args.ttft_objectives) + list(args.showback)
         after_crds = partial(
             custom_resource,
             cluster=cluster,

@@ -40,7 +40,7 @@ from components.serving.deployment import model_placements
 from platform_catalog.names import DCGM_EXPORTER_NAMESPACE, MODEL_CACHE_NAMESPACE, SERVING_NAMESPACE
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ObservedScope:
     """Which metric-exposing components a region runs, read from the environment spec."""
 

@@ -8,7 +8,8 @@ keeps a tensor-parallel gang inside one fabric domain (a tier-1 HyperNode).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -17,12 +18,10 @@ import pulumi_kubernetes as k8s
 import yaml
 
 from components.catalog.charts import CHARTS, VOLCANO_IMAGE_TAG
-from components.config.environment import EnvironmentSpec
-from components.config.region import RegionSpec
 from components.config.scheduling import PriorityTierSpec
-from components.domain.queues import gpu_capacity, queue_capability
 from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import awaited_webhook_service, custom_resource, helm_release, namespace, release_digest
+from components.k8s.inputs import InputError, known
 from components.k8s.scheduling import (
     PLACEMENT_GROUP_TIER,
     SCHEDULER_NAME,
@@ -31,7 +30,7 @@ from components.k8s.scheduling import (
     priority_class_name,
     queue_name,
 )
-from components.k8s.topology import ZONE_LABEL, placement_group_selector, pool_selector, uses_placement_group
+from components.k8s.topology import ZONE_LABEL, placement_group_selector, pool_selector
 
 NAMESPACE = "volcano-system"
 RELEASE = "volcano"
@@ -48,7 +47,7 @@ GPU_BINPACK_WEIGHT = 10
 NETWORK_TOPOLOGY_WEIGHT = 10
 
 
-def scheduler_config(region: RegionSpec) -> dict[str, Any]:
+def scheduler_config(gpu_resources: Sequence[str]) -> dict[str, Any]:
     """The scheduler's actions and plugin tiers, packing on the GPU resources this cluster's pools offer.
 
     The chart's default `overcommit` plugin is left out: it admits jobs against the cluster's
@@ -56,7 +55,7 @@ def scheduler_config(region: RegionSpec) -> dict[str, Any]:
     admission instead (proportion). gang and drf keep upstream's `enablePreemptable: false`,
     so they do not veto evictions: a real-time pod may evict members of a running batch gang.
     """
-    resources = sorted(gpu_capacity(region))
+    resources = sorted(gpu_resources)
     binpack: dict[str, Any] = {"binpack.weight": GPU_BINPACK_WEIGHT}
     topology: dict[str, Any] = {"weight": NETWORK_TOPOLOGY_WEIGHT, "hypernode.binpack.normal-pod.enable": True}
     if resources:
@@ -88,16 +87,16 @@ def scheduler_config(region: RegionSpec) -> dict[str, Any]:
     }
 
 
-def chart_values(env: EnvironmentSpec, region: RegionSpec) -> dict[str, Any]:
+def chart_values(*, label_domain: str, production: bool, gpu_resources: Sequence[str]) -> dict[str, Any]:
     """Our scheduler config, on the system pool; highly available in production."""
-    replicas = 2 if env.production else 1
+    replicas = 2 if production else 1
     return {
         "basic": {"image_tag_version": VOLCANO_IMAGE_TAG},
         "custom": {
             "scheduler_name": SCHEDULER_NAME,
-            "scheduler_config_override": yaml.safe_dump(scheduler_config(region), sort_keys=False),
-            "default_ns": pool_selector(env.label_domain, "system"),
-            "leader_elect_enable": env.production,
+            "scheduler_config_override": yaml.safe_dump(scheduler_config(gpu_resources), sort_keys=False),
+            "default_ns": pool_selector(label_domain, "system"),
+            "leader_elect_enable": production,
             "scheduler_replicas": replicas,
             "controller_replicas": replicas,
             "admission_replicas": replicas,
@@ -116,28 +115,33 @@ def priority_class(tier: PriorityTierSpec) -> dict[str, Any]:
     }
 
 
-def queues(env: EnvironmentSpec, region: RegionSpec) -> dict[str, dict[str, Any]]:
-    """Queue name -> spec, one per tenant with a GPU quota in this region."""
-    tiers = {t.name: t for t in env.priority_tiers}
-    out: dict[str, dict[str, Any]] = {}
-    for tenant in env.tenants:
-        quota = next((q for q in tenant.gpu_quotas if q.region == region.name), None)
-        if quota is None:
-            continue
-        spec: dict[str, Any] = {
-            "weight": tenant.weight,
-            "reclaimable": tenant.reclaimable,
-            # Queues of higher tiers are served first and reclaimed from last.
-            "priority": tiers[tenant.tier].value,
-            "capability": queue_capability(region, quota),
-        }
-        if quota.guarantee:
-            # The queue webhook admits a guarantee only under an equal or larger `deserved`; the proportion plugin
-            # computes its own deserved and never reads this one (VOLCANO_QUEUE_GUARANTEE_NEEDS_DESERVED).
-            spec["guarantee"] = {"resource": dict(quota.guarantee)}
-            spec["deserved"] = dict(quota.guarantee)
-        out[queue_name(tenant.name)] = spec
-    return out
+@dataclass(frozen=True, kw_only=True)
+class TenantQueue:
+    """One tenant's share of the cluster's GPUs: its GPU quota in this region."""
+
+    tenant: str
+    tier: str  # a priority tier's name: higher tiers are served first and reclaimed from last
+    weight: int  # share of contended GPUs relative to the other queues
+    reclaimable: bool
+    capability: Mapping[str, int]  # resource -> most GPUs (0 for the cluster's other GPU resources)
+    guarantee: Mapping[str, int] = field(default_factory=dict)  # resource -> GPUs kept from reclaim
+
+
+def queue_spec(queue: TenantQueue, priority: int, gpu_resources: Sequence[str]) -> dict[str, Any]:
+    """A Queue's spec; capped at 0 in every GPU resource the quota leaves out (Volcano bounds a queue only in the
+    resources its capability lists: upstream.VOLCANO_UNLISTED_RESOURCES_ARE_UNCAPPED)."""
+    spec: dict[str, Any] = {
+        "weight": queue.weight,
+        "reclaimable": queue.reclaimable,
+        "priority": priority,
+        "capability": {**dict.fromkeys(sorted(gpu_resources), 0), **queue.capability},
+    }
+    if queue.guarantee:
+        # The queue webhook admits a guarantee only under an equal or larger `deserved`; the proportion plugin
+        # computes its own deserved and never reads this one (VOLCANO_QUEUE_GUARANTEE_NEEDS_DESERVED).
+        spec["guarantee"] = {"resource": dict(queue.guarantee)}
+        spec["deserved"] = dict(queue.guarantee)
+    return spec
 
 
 def _hyper_node(name: str, tier: int, tier_name: str, members: list[dict[str, Any]]) -> dict[str, Any]:
@@ -149,7 +153,15 @@ def _hyper_node(name: str, tier: int, tier_name: str, members: list[dict[str, An
     }
 
 
-def hyper_nodes(domain: str, cluster_name: str, region: RegionSpec) -> list[dict[str, Any]]:
+@dataclass(frozen=True, kw_only=True)
+class FabricDomain:
+    """A GPU pool packed into one placement group (its nodes labelled by topology.gpu_pool_labels)."""
+
+    pool: str
+    zones: Sequence[str]
+
+
+def hyper_nodes(domain: str, cluster_name: str, fabrics: Sequence[FabricDomain]) -> list[dict[str, Any]]:
     """The fabric tree of the cluster's multi-node pools, from the shared node labels.
 
     Tier 1: one placement group in one zone (EFA / GPUDirect RDMA between its nodes; the
@@ -160,12 +172,10 @@ def hyper_nodes(domain: str, cluster_name: str, region: RegionSpec) -> list[dict
     """
     tier1: list[dict[str, Any]] = []
     by_zone: dict[str, list[str]] = {}
-    for pool in region.gpu_pools:
-        if not uses_placement_group(pool):
-            continue
-        for zone in region.pool_zones(pool):
-            name = f"{pool.name}-{zone}"
-            selector = {**placement_group_selector(domain, cluster_name, pool), ZONE_LABEL: zone}
+    for fabric in fabrics:
+        for zone in fabric.zones:
+            name = f"{fabric.pool}-{zone}"
+            selector = {**placement_group_selector(domain, cluster_name, fabric.pool), ZONE_LABEL: zone}
             tier1.append(
                 _hyper_node(
                     name,
@@ -190,7 +200,20 @@ def hyper_nodes(domain: str, cluster_name: str, region: RegionSpec) -> list[dict
 @dataclass(frozen=True, kw_only=True)
 class VolcanoArgs:
     cluster: ClusterHandle
-    env: EnvironmentSpec
+    label_domain: str
+    production: bool
+    gpu_resources: Sequence[str]  # the extended resources the cluster's GPU pools offer: packed on first
+    priority_tiers: Sequence[PriorityTierSpec]  # a PriorityClass each
+    queues: Sequence[TenantQueue] = ()
+    fabrics: Sequence[FabricDomain] = ()  # the pools packed into placement groups
+
+    def __post_init__(self) -> None:
+        tiers = {t.name: t for t in self.priority_tiers}
+        for i, queue in enumerate(self.queues):
+            known(f"queues[{i}].tier", queue.tier, tiers, "priority tier")
+        for i, fabric in enumerate(self.fabrics):
+            if not fabric.zones:
+                raise InputError(f"fabrics[{i}].zones", f"name the zones of pool {fabric.pool}'s placement group")
 
 
 class Volcano(pulumi.ComponentResource):
@@ -200,14 +223,15 @@ class Volcano(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: VolcanoArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:addons:Volcano", name, None, opts)
-        cluster, env = args.cluster, args.env
-        region = cluster.region
+        cluster = args.cluster
         ns = namespace(NAMESPACE, cluster, parent=self, pod_security="baseline")
-        values = chart_values(env, region)
+        values = chart_values(
+            label_domain=args.label_domain, production=args.production, gpu_resources=args.gpu_resources
+        )
         self.release = helm_release(RELEASE, CHARTS["volcano"], cluster, ns, values, parent=self)
 
         on_cluster = pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=cluster.ready)
-        for tier in env.priority_tiers:
+        for tier in args.priority_tiers:
             k8s.scheduling.v1.PriorityClass(
                 f"{cluster.name}-priority-{tier.name}", **priority_class(tier), opts=on_cluster
             )
@@ -220,7 +244,7 @@ class Volcano(pulumi.ComponentResource):
             installed=release_digest(CHARTS["volcano"], values),
             namespace=NAMESPACE,
             cluster=cluster,
-            label_domain=env.label_domain,
+            label_domain=args.label_domain,
             parent=self,
         )
         after_crds = partial(
@@ -230,7 +254,10 @@ class Volcano(pulumi.ComponentResource):
             crd_from=[self.release],
             depends_on=[*cluster.ready, admission],
         )
-        tenant_queues = queues(env, region)
+        priorities = {t.name: t.value for t in args.priority_tiers}
+        tenant_queues = {
+            queue_name(q.tenant): queue_spec(q, priorities[q.tier], args.gpu_resources) for q in args.queues
+        }
         for queue, spec in tenant_queues.items():
             queue_manifest = {
                 "apiVersion": SCHEDULING_API_VERSION,
@@ -239,7 +266,7 @@ class Volcano(pulumi.ComponentResource):
                 "spec": spec,
             }
             after_crds(f"{cluster.name}-queue-{queue}", queue_manifest)
-        tree = hyper_nodes(env.label_domain, cluster.name, region)
+        tree = hyper_nodes(args.label_domain, cluster.name, args.fabrics)
         for node in tree:
             after_crds(f"{cluster.name}-hypernode-{node['metadata']['name']}", node)
         self.register_outputs(

@@ -26,10 +26,11 @@ import pulumi_aws as aws
 from components.aws.irsa import IrsaRoleArgs, irsa_role
 from components.catalog import cluster_autoscaler as ca
 from components.catalog.charts import CHARTS, CLUSTER_AUTOSCALER_IMAGE_TAG
-from components.config.region import GpuPoolSpec, RegionSpec
+from components.config.region import GpuPoolSpec
 from components.domain.gpu_resources import EFA_RESOURCE, WHOLE_GPU, schedulable_resources
 from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import helm_release, namespace
+from components.k8s.inputs import InputError, required
 from components.k8s.topology import gpu_pool_labels, pool_selector
 from platform_catalog.machines import MACHINES
 from platform_catalog.topology import GPU_TAINT
@@ -57,9 +58,9 @@ def accelerator_labels(pool: GpuPoolSpec) -> dict[str, str]:
     return {ca.GPU_LABEL: "nvidia-" + MACHINES[pool.machine_type].gpu.lower()}
 
 
-def node_labels(label_domain: str, cluster_name: str, region: RegionSpec, pool: GpuPoolSpec) -> dict[str, str]:
+def node_labels(label_domain: str, cluster_name: str, pool: GpuPoolSpec) -> dict[str, str]:
     """Labels the pool's nodes get from EKS, and the template CA builds for a scale-up from zero."""
-    return {**gpu_pool_labels(label_domain, cluster_name, region, pool), **accelerator_labels(pool)}
+    return {**gpu_pool_labels(label_domain, cluster_name, pool), **accelerator_labels(pool)}
 
 
 def node_resources(pool: GpuPoolSpec) -> dict[str, int]:
@@ -78,12 +79,10 @@ def scale_down_unneeded_seconds(load_seconds: Sequence[int]) -> int:
     return max([ca.DEFAULT_SCALE_DOWN_UNNEEDED_SECONDS, *load_seconds])
 
 
-def asg_tags(
-    *, label_domain: str, cluster_name: str, region: RegionSpec, pool: GpuPoolSpec, unneeded_seconds: int
-) -> dict[str, str]:
+def asg_tags(*, label_domain: str, cluster_name: str, pool: GpuPoolSpec, unneeded_seconds: int) -> dict[str, str]:
     """Every tag the pool's ASG carries for CA: discovery, template labels, taint, resources, scale-down."""
     tags = discovery_tags(label_domain, cluster_name)
-    for key, value in node_labels(label_domain, cluster_name, region, pool).items():
+    for key, value in node_labels(label_domain, cluster_name, pool).items():
         tags[ca.LABEL_TAG + key] = value
     tags[ca.TAINT_TAG + GPU_TAINT.key] = f"{GPU_TAINT.value}:{GPU_TAINT.effect}"
     for resource, count in node_resources(pool).items():
@@ -159,14 +158,14 @@ def autoscaler_policy(region: str, asg_names: Sequence[str], node_group_arns: Se
 
 
 def chart_values(
-    *, cluster_name: str, region: RegionSpec, label_domain: str, role_arn: pulumi.Input[str], production: bool
+    *, cluster_name: str, aws_region: str, label_domain: str, role_arn: pulumi.Input[str], production: bool
 ) -> dict[str, object]:
     """CA on the system pool, finding the GPU pools by tag, with the IRSA role; a standby replica in
     production (CA elects a leader by default, --leader-elect)."""
     return {
         "replicaCount": 2 if production else 1,
         "cloudProvider": "aws",
-        "awsRegion": region.region,
+        "awsRegion": aws_region,
         "autoDiscovery": {"clusterName": cluster_name, "tags": list(discovery_tags(label_domain, cluster_name))},
         "image": {"tag": CLUSTER_AUTOSCALER_IMAGE_TAG},
         "rbac": {"serviceAccount": {"name": SERVICE_ACCOUNT, "annotations": {"eks.amazonaws.com/role-arn": role_arn}}},
@@ -183,14 +182,20 @@ def chart_values(
     }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ClusterAutoscalerArgs:
-    cluster: ClusterHandle
+    cluster: ClusterHandle  # an EKS cluster's, with its IRSA identity
+    aws_region: str  # where the node groups' Auto Scaling groups are
     cluster_name: str
     label_domain: str
     production: bool
     node_groups: Sequence[aws.eks.NodeGroup]  # the GPU pools' (tagged for discovery)
     tags: Sequence[aws.autoscaling.Tag]  # CA must see the template tags before it scales a pool
+
+    def __post_init__(self) -> None:
+        required("aws_region", self.aws_region, "name the AWS region, e.g. us-east-1")
+        if not self.node_groups:
+            raise InputError("node_groups", "Cluster Autoscaler scales GPU node groups: pass at least one")
 
 
 class ClusterAutoscaler(pulumi.ComponentResource):
@@ -198,7 +203,7 @@ class ClusterAutoscaler(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: ClusterAutoscalerArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:aws:ClusterAutoscaler", name, None, opts)
-        cluster, region = args.cluster, args.cluster.region
+        cluster = args.cluster
         identity = cluster.irsa()
         asg_names = [_asg_name(g) for g in args.node_groups]
         policy = pulumi.Output.all(pulumi.Output.all(*asg_names), pulumi.Output.all(*(g.arn for g in args.node_groups)))
@@ -209,7 +214,7 @@ class ClusterAutoscaler(pulumi.ComponentResource):
                 oidc_issuer_url=identity.oidc_issuer,
                 namespace=NAMESPACE,
                 service_account=SERVICE_ACCOUNT,
-                inline_policy=policy.apply(lambda a: autoscaler_policy(region.region, a[0], a[1])),
+                inline_policy=policy.apply(lambda a: autoscaler_policy(args.aws_region, a[0], a[1])),
             ),
             parent=self,
         )
@@ -221,7 +226,7 @@ class ClusterAutoscaler(pulumi.ComponentResource):
             namespace(NAMESPACE, cluster, self, pod_security="restricted"),
             chart_values(
                 cluster_name=args.cluster_name,
-                region=region,
+                aws_region=args.aws_region,
                 label_domain=args.label_domain,
                 role_arn=role.arn,
                 production=args.production,

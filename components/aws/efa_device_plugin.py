@@ -13,7 +13,7 @@ from components.k8s.helm import helm_release
 from components.k8s.topology import fabric_selector, gpu_tolerations
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class EfaDevicePluginArgs:
     cluster: ClusterHandle
     label_domain: str

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from ipaddress import IPv4Network
 from typing import Any
 
 import pulumi
 import pulumi_aws as aws
+import pulumi_kubernetes as k8s
 
 from components.aws.irsa import IrsaRoleArgs, irsa_role
 from components.aws.launch_template import hardened_node_settings
@@ -15,9 +18,10 @@ from components.aws.network import AwsNetwork
 from components.aws.policy_docs import service_trust
 from components.catalog.node_images import EKS_AMI_RELEASE_VERSIONS
 from components.catalog.regions import EKS_ADDON_VERSIONS
-from components.config.deployer import ClusterAccessSpec, admitted_cidrs
-from components.config.region import RegionSpec
-from components.k8s.cluster import ClusterHandle, ExecAuth, kubernetes_provider, render_kubeconfig
+from components.config.deployer import ClusterAccessSpec
+from components.config.region import SystemPoolSpec
+from components.k8s.cluster import ExecAuth, kubernetes_provider, render_kubeconfig
+from components.k8s.inputs import known, required
 
 CONTROL_PLANE_LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
 # The VPC CNI addon's configuration: prefix delegation (more pod IPs per node), and its network policy
@@ -38,15 +42,27 @@ NODE_POLICIES = (
 CLUSTER_TIMEOUTS = pulumi.CustomTimeouts(create="40m", update="90m", delete="30m")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class EksClusterArgs:
-    region: RegionSpec
+    aws_region: str  # e.g. us-east-1: the kubeconfig's `aws eks get-token --region`
+    kubernetes_version: str  # a minor with pinned add-on and AMI versions, e.g. "1.33"
     cluster_name: str
     network: AwsNetwork
+    services_cidr: IPv4Network | None = None  # None: EKS picks 10.100.0.0/16 or 172.20.0.0/16
+    public_cidrs: Sequence[IPv4Network] = ()  # none: a private endpoint only
+    # Where the deployer reaches the private endpoint from (a runner in the VPC, a private link), admitted on 443.
+    deployer_cidrs: Sequence[IPv4Network] = ()
+    deployer_private_link: bool = False  # the deployer_cidrs are a private link's (else a runner's VPC)
+    system_pool: SystemPoolSpec
     label_domain: str
     production: bool
     access: ClusterAccessSpec = field(default_factory=ClusterAccessSpec)  # principals besides the creator
     log_retention_days: int = 90
+
+    def __post_init__(self) -> None:
+        required("aws_region", self.aws_region, "name the AWS region, e.g. us-east-1")
+        known("kubernetes_version", self.kubernetes_version, EKS_ADDON_VERSIONS, "EKS version with pinned add-ons")
+        known("kubernetes_version", self.kubernetes_version, EKS_AMI_RELEASE_VERSIONS, "EKS version with a pinned AMI")
 
 
 def eks_kubeconfig(
@@ -54,7 +70,8 @@ def eks_kubeconfig(
 ) -> pulumi.Output[str]:
     """A secret kubeconfig whose credentials come from `aws eks get-token` each time (no static token)."""
     auth = ExecAuth(
-        "aws", ("eks", "get-token", "--cluster-name", cluster_name, "--region", aws_region, "--output", "json")
+        command="aws",
+        args=("eks", "get-token", "--cluster-name", cluster_name, "--region", aws_region, "--output", "json"),
     )
     return pulumi.Output.secret(
         pulumi.Output.all(endpoint, ca_data).apply(lambda a: render_kubeconfig(cluster_name, a[0], a[1], auth))
@@ -67,7 +84,10 @@ class EksCluster(pulumi.ComponentResource):
     cluster: aws.eks.Cluster
     node_role: aws.iam.Role
     oidc_provider: aws.iam.OpenIdConnectProvider
-    handle: ClusterHandle
+    kubeconfig: pulumi.Output[str]
+    provider: k8s.Provider  # the cluster's own, once the system nodes run and the deployer is admitted
+    endpoint: pulumi.Output[str]
+    ready: list[pulumi.Resource]  # what workloads wait for: the system nodes and the managed add-ons
     # What any node group must wait for: the CNI (nodes turn Ready with it) and the node role's policies.
     node_prerequisites: list[pulumi.Resource]
 
@@ -107,9 +127,16 @@ class EksCluster(pulumi.ComponentResource):
                 "ebs-csi", "kube-system", "ebs-csi-controller-sa", "service-role/AmazonEBSCSIDriverPolicy"
             ).arn,
         )
-        self.handle = self._handle(ready=[self.system_nodes, vpc_cni, kube_proxy, coredns, ebs_csi])
+        self.kubeconfig = eks_kubeconfig(
+            args.cluster_name, args.aws_region, self.cluster.endpoint, self.cluster.certificate_authority["data"]
+        )
+        self.provider = kubernetes_provider(
+            args.cluster_name, self.kubeconfig, self, [self.system_nodes, *self._deployer_rules]
+        )
+        self.endpoint = self.cluster.endpoint
+        self.ready = [self.system_nodes, vpc_cni, kube_proxy, coredns, ebs_csi]
         self.register_outputs(
-            {"endpoint": self.cluster.endpoint, "oidcIssuer": self.oidc_issuer, "kubeconfig": self.handle.kubeconfig}
+            {"endpoint": self.cluster.endpoint, "oidcIssuer": self.oidc_issuer, "kubeconfig": self.kubeconfig}
         )
 
     @property
@@ -118,7 +145,7 @@ class EksCluster(pulumi.ComponentResource):
 
     def _control_plane(self, private_subnets: list[pulumi.Output[str]]) -> aws.eks.Cluster:
         """Private-by-default API, secrets encrypted with our own key, every control-plane log kept."""
-        name, args, region = self._name, self._args, self._args.region
+        name, args = self._name, self._args
         # Stateful in production: a `pulumi destroy` or a replace must not take these down.
         stateful = pulumi.ResourceOptions(parent=self, protect=args.production, retain_on_delete=args.production)
         key = aws.kms.Key(
@@ -144,11 +171,11 @@ class EksCluster(pulumi.ComponentResource):
             retention_in_days=args.log_retention_days,
             opts=self._child,
         )
-        public_cidrs = [str(c) for c in region.api_access.public_cidrs]
+        public_cidrs = [str(c) for c in args.public_cidrs]
         return aws.eks.Cluster(
             f"{name}-cluster",
             name=args.cluster_name,
-            version=region.kubernetes_version,
+            version=args.kubernetes_version,
             role_arn=cluster_role.arn,
             vpc_config={
                 "subnet_ids": private_subnets,
@@ -159,9 +186,7 @@ class EksCluster(pulumi.ComponentResource):
             encryption_config={"provider": {"key_arn": key.arn}, "resources": ["secrets"]},
             enabled_cluster_log_types=list(CONTROL_PLANE_LOG_TYPES),
             access_config={"authentication_mode": "API", "bootstrap_cluster_creator_admin_permissions": True},
-            kubernetes_network_config=(
-                {"service_ipv4_cidr": str(region.network.services_cidr)} if region.network.services_cidr else None
-            ),
+            kubernetes_network_config=({"service_ipv4_cidr": str(args.services_cidr)} if args.services_cidr else None),
             bootstrap_self_managed_addons=False,
             deletion_protection=args.production,
             upgrade_policy={"support_type": "STANDARD"},
@@ -175,8 +200,7 @@ class EksCluster(pulumi.ComponentResource):
         """The cluster security group admits only itself (EKS_PRIVATE_ENDPOINT_ADMITS_ITS_SECURITY_GROUP): the
         deployer's sources (a runner in the VPC, a private link) get 443 on the private endpoint, before the
         cluster's Kubernetes provider is first used."""
-        deployer = self._args.region.deployer
-        via = "private link" if deployer is not None and deployer.kind == "privateLink" else "runner inside the VPC"
+        via = "private link" if self._args.deployer_private_link else "runner inside the VPC"
         return [
             aws.vpc.SecurityGroupIngressRule(
                 f"{self._name}-api-deployer-{i}",
@@ -188,7 +212,7 @@ class EksCluster(pulumi.ComponentResource):
                 description=f"Kubernetes API from the deployer ({via})",
                 opts=self._child,
             )
-            for i, cidr in enumerate(admitted_cidrs(self._args.region))
+            for i, cidr in enumerate(self._args.deployer_cidrs)
         ]
 
     def _grant_access(self) -> None:
@@ -232,33 +256,17 @@ class EksCluster(pulumi.ComponentResource):
             f"{self._name}-{addon_name}",
             cluster_name=self.cluster.name,
             addon_name=addon_name,
-            addon_version=EKS_ADDON_VERSIONS[self._args.region.kubernetes_version][addon_name],
+            addon_version=EKS_ADDON_VERSIONS[self._args.kubernetes_version][addon_name],
             resolve_conflicts_on_create="OVERWRITE",
             resolve_conflicts_on_update="OVERWRITE",
             opts=pulumi.ResourceOptions(parent=self, depends_on=depends_on),
             **kwargs,
         )
 
-    def _handle(self, *, ready: list[pulumi.Resource]) -> ClusterHandle:
-        """The cluster as add-ons see it, with its own provider from an exec-based kubeconfig."""
-        args = self._args
-        kubeconfig = eks_kubeconfig(
-            args.cluster_name, args.region.region, self.cluster.endpoint, self.cluster.certificate_authority["data"]
-        )
-        provider = kubernetes_provider(args.cluster_name, kubeconfig, self, [self.system_nodes, *self._deployer_rules])
-        return ClusterHandle(
-            name=args.cluster_name,
-            region=args.region,
-            provider=provider,
-            kubeconfig=kubeconfig,
-            endpoint=self.cluster.endpoint,
-            ready=ready,
-        )
-
     def _system_node_group(
         self, name: str, args: EksClusterArgs, subnets: list[pulumi.Output[str]], depends_on: list[pulumi.Resource]
     ) -> aws.eks.NodeGroup:
-        pool = args.region.system_pool
+        pool = args.system_pool
         template = aws.ec2.LaunchTemplate(
             f"{name}-system",
             description="System nodes: IMDSv2 only, encrypted gp3 root volume",
@@ -272,7 +280,7 @@ class EksCluster(pulumi.ComponentResource):
             node_role_arn=self.node_role.arn,
             subnet_ids=subnets,
             ami_type="AL2023_x86_64_STANDARD",
-            release_version=EKS_AMI_RELEASE_VERSIONS[args.region.kubernetes_version],
+            release_version=EKS_AMI_RELEASE_VERSIONS[args.kubernetes_version],
             capacity_type="ON_DEMAND",
             instance_types=[pool.machine_type],
             scaling_config={"min_size": pool.min_size, "max_size": pool.max_size, "desired_size": pool.desired},

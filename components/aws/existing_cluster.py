@@ -8,54 +8,61 @@ the subnets and node role the owner names in `regions[].cluster.existing`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pulumi
 import pulumi_aws as aws
+import pulumi_kubernetes as k8s
 
 from components.aws.eks import eks_kubeconfig
 from components.aws.gpu_node_group import EksNodeTarget
-from components.config.region import ExistingClusterSpec, RegionSpec
-from components.k8s.cluster import ClusterHandle, kubernetes_provider
+from components.k8s.cluster import kubernetes_provider
+from components.k8s.inputs import required
 
 
 @dataclass(frozen=True, kw_only=True)
 class ExistingEksClusterArgs:
-    region: RegionSpec
-    existing: ExistingClusterSpec
+    aws_region: str
+    cluster_name: str  # the cluster's name in the account and region
+    # Where the platform's GPU node groups join it: the owner's node role and a private subnet per zone.
+    node_role_arn: str
+    subnets: Mapping[str, str]  # availability zone -> subnet id
+
+    def __post_init__(self) -> None:
+        required("aws_region", self.aws_region, "name the AWS region, e.g. us-east-1")
+        required("cluster_name", self.cluster_name, "name the existing EKS cluster")
 
 
 class ExistingEksCluster(pulumi.ComponentResource):
-    handle: ClusterHandle
+    kubeconfig: pulumi.Output[str]
+    provider: k8s.Provider
+    endpoint: pulumi.Output[str]
+    ready: list[pulumi.Resource]  # nothing: the owner's cluster is up
     target: EksNodeTarget  # where GPU node groups join it
     oidc_provider_arn: pulumi.Output[str]
     oidc_issuer: pulumi.Output[str]
 
     def __init__(self, name: str, args: ExistingEksClusterArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:aws:ExistingEksCluster", name, None, opts)
-        existing, region = args.existing, args.region
         read = pulumi.InvokeOptions(parent=self)
-        cluster = aws.eks.get_cluster_output(name=existing.name, opts=read)
+        cluster = aws.eks.get_cluster_output(name=args.cluster_name, opts=read)
         self.oidc_issuer = cluster.identities.apply(lambda ids: ids[0].oidcs[0].issuer)
         self.oidc_provider_arn = aws.iam.get_open_id_connect_provider_output(url=self.oidc_issuer, opts=read).arn
-        kubeconfig = eks_kubeconfig(
-            existing.name,
-            region.region,
+        self.kubeconfig = eks_kubeconfig(
+            args.cluster_name,
+            args.aws_region,
             cluster.endpoint,
             cluster.certificate_authorities.apply(lambda cas: cas[0].data),
         )
-        self.handle = ClusterHandle(
-            name=existing.name,
-            region=region,
-            provider=kubernetes_provider(existing.name, kubeconfig, self, []),
-            kubeconfig=kubeconfig,
-            endpoint=cluster.endpoint,
-        )
+        self.provider = kubernetes_provider(args.cluster_name, self.kubeconfig, self, [])
+        self.endpoint = cluster.endpoint
+        self.ready = []
         self.target = EksNodeTarget(
-            cluster_name=existing.name,
+            cluster_name=args.cluster_name,
             cluster_security_group_id=cluster.vpc_config.cluster_security_group_id,
-            node_role_arn=existing.node_role_arn or "",
+            node_role_arn=args.node_role_arn,
             vpc_id=cluster.vpc_config.vpc_id,
-            private_subnet_ids=dict(existing.subnets),
+            private_subnet_ids=dict(args.subnets),
         )
         self.register_outputs({"endpoint": cluster.endpoint})

@@ -19,7 +19,8 @@ import yaml
 from components.aws.cluster_autoscaler import asg_tags, node_labels, tag_auto_scaling_group
 from components.aws.launch_template import hardened_node_settings
 from components.catalog.node_images import EKS_AMI_RELEASE_VERSIONS
-from components.config.region import GpuPoolSpec, RegionSpec
+from components.config.region import GpuPoolSpec
+from components.k8s.inputs import InputError, gpu_machine, known, within
 from components.k8s.topology import placement_group_name, uses_placement_group
 from platform_catalog.machines import MACHINES
 from platform_catalog.nodeadm import FAST_IMAGE_PULL
@@ -108,13 +109,28 @@ class EksNodeTarget:
 
 @dataclass(frozen=True, kw_only=True)
 class EksGpuNodeGroupArgs:
-    region: RegionSpec
+    zones: Sequence[str]  # the pool's availability zones: target.private_subnet_ids has a subnet in each
+    kubernetes_version: str  # the cluster's minor, e.g. "1.33": picks the pinned NVIDIA AMI release
     pool: GpuPoolSpec
     cluster_name: str
     label_domain: str
     target: EksNodeTarget
     # How long Cluster Autoscaler keeps an idle node (cluster_autoscaler.scale_down_unneeded_seconds).
     scale_down_unneeded_seconds: int
+
+    def __post_init__(self) -> None:
+        machine = gpu_machine("pool.machine_type", self.pool.machine_type, "aws")
+        known("kubernetes_version", self.kubernetes_version, EKS_AMI_RELEASE_VERSIONS, "EKS version with a pinned AMI")
+        if not self.zones:
+            raise InputError("zones", "name at least one availability zone for the pool's nodes")
+        within("zones", self.zones, self.target.private_subnet_ids, "zones target.private_subnet_ids has subnets in")
+        if isinstance(self.target.node_role_arn, str) and not self.target.node_role_arn:
+            raise InputError("target.node_role_arn", "name the IAM role the pool's nodes run as")
+        if self.pool.efa and not machine.efa_interfaces:
+            raise InputError("pool.efa", f"{machine.name} has no EFA interfaces")
+        capacity = self.pool.capacity
+        if capacity.type in ("reservation", "capacityBlock") and not capacity.reservation_id:
+            raise InputError("pool.capacity.reservation_id", f"a {capacity.type} pool names the reservation it uses")
 
 
 def efa_network_interfaces(efa_count: int, security_groups: list[pulumi.Input[str]]) -> list[dict[str, Any]]:
@@ -143,7 +159,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: EksGpuNodeGroupArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:aws:EksGpuNodeGroup", name, None, opts)
-        pool, region = args.pool, args.region
+        pool = args.pool
         machine = MACHINES[pool.machine_type]
         child = pulumi.ResourceOptions(parent=self)
         full_name = f"{args.cluster_name}-{pool.name}"
@@ -151,7 +167,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
         template: dict[str, Any] = {}
         if uses_placement_group(pool):
             group = aws.ec2.PlacementGroup(
-                name, name=placement_group_name(args.cluster_name, pool), strategy="cluster", opts=child
+                name, name=placement_group_name(args.cluster_name, pool.name), strategy="cluster", opts=child
             )
             template["placement"] = {"group_name": group.name}
         if pool.efa:
@@ -178,16 +194,16 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
             cluster_name=args.target.cluster_name,
             node_group_name=full_name,
             node_role_arn=args.target.node_role_arn,
-            subnet_ids=[args.target.private_subnet_ids[zone] for zone in region.pool_zones(pool)],
+            subnet_ids=[args.target.private_subnet_ids[zone] for zone in args.zones],
             ami_type=GPU_AMI_TYPE,
-            release_version=EKS_AMI_RELEASE_VERSIONS[region.kubernetes_version],
+            release_version=EKS_AMI_RELEASE_VERSIONS[args.kubernetes_version],
             capacity_type=NODE_GROUP_CAPACITY_TYPE[pool.capacity.type],
             scaling_config={"min_size": pool.min_size, "max_size": pool.max_size, "desired_size": pool.desired},
             # GPU capacity is scarce: replace one node at a time rather than surge several.
             update_config={"max_unavailable": 1},
             node_repair_config={"enabled": True},
             launch_template={"id": self.launch_template.id, "version": self.launch_template.latest_version.apply(str)},
-            labels=node_labels(args.label_domain, args.cluster_name, region, pool),
+            labels=node_labels(args.label_domain, args.cluster_name, pool),
             taints=[{"key": GPU_TAINT.key, "value": GPU_TAINT.value, "effect": GPU_TAINT.cloud_effect}],
             opts=pulumi.ResourceOptions(
                 parent=self,
@@ -199,7 +215,6 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
         tags = asg_tags(
             label_domain=args.label_domain,
             cluster_name=args.cluster_name,
-            region=region,
             pool=pool,
             unneeded_seconds=args.scale_down_unneeded_seconds,
         )

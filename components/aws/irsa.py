@@ -10,7 +10,7 @@ import pulumi_aws as aws
 from components.aws.policy_docs import irsa_trust
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class IrsaRoleArgs:
     oidc_provider_arn: pulumi.Input[str]
     oidc_issuer_url: pulumi.Input[str]

@@ -24,7 +24,7 @@ from components.k8s.workload_identity import ServiceAccountRef
 PUBLIC_ACCESS_BLOCKS = ("block_public_acls", "block_public_policy", "ignore_public_acls", "restrict_public_buckets")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class S3ModelStoreArgs:
     bucket_name: str
     aws_region: str

@@ -15,7 +15,7 @@ from components.config.workloads import ModelSpec, PlacementSpec, PrefillSpec
 from components.domain.fit import Fit, prefill_fit
 from components.domain.host import HostResources, pod_host_resources
 from components.domain.kv_transfer import KvTransfer, ModeDecision, decide_mode, kv_transfer, prompt_kv_bytes
-from components.domain.slots import placement_resource
+from components.domain.slots import placed_pool, placed_resource
 
 
 @dataclass(frozen=True)
@@ -48,13 +48,11 @@ def efa_path(
 def prefill_side(model: ModelSpec, region: RegionSpec, placement: PlacementSpec, decode: Fit) -> Disaggregation:
     """Size the prefill pool of `placement` and the hand-off to the decode pods sized by `decode`."""
     spec = placement.prefill
-    assert spec is not None, "disaggregated placements name their prefill pool (config checks)"
-    pool = region.pool(spec.pool)
-    assert pool is not None, "placements are validated before rendering"
-    decode_pool = region.pool(placement.pool)
-    assert decode_pool is not None, "placements are validated before rendering"
-    resource = placement_resource(pool, None)
-    assert resource is not None, "placements are validated before rendering"
+    if spec is None:
+        raise LookupError(f"{model.name} in {region.name} names no prefill pool: the config checks did not run")
+    pool = placed_pool(region, spec.pool)
+    decode_pool = placed_pool(region, placement.pool)
+    resource = placed_resource(pool, None)
     fit = prefill_fit(model, pool, resource, spec.max_num_seqs)
     efa = efa_path(region, pool, decode_pool)
     transfer = kv_transfer(

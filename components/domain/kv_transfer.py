@@ -64,6 +64,13 @@ def efa_gbps_per_gpu(machine_type: str) -> float | None:
     return None if total is None else total / MACHINES[machine_type].gpus
 
 
+def _efa_share(machine_type: str) -> float:
+    share = efa_gbps_per_gpu(machine_type)
+    if share is None:
+        raise LookupError(f"no EFA bandwidth figure for {machine_type}: the config checks did not run")
+    return share
+
+
 def kv_transfer(
     *,
     bytes_per_prompt: int,
@@ -75,9 +82,8 @@ def kv_transfer(
     """The hand-off of one prompt: over EFA between `efa_machines` (prefill, decode types), else TCP flows."""
     paths = max(prefill_tp, decode_tp)
     if efa_machines is not None:
-        shares = [efa_gbps_per_gpu(m) for m in efa_machines]
-        assert shares[0] is not None and shares[1] is not None, "the config checks require EFA figures"
-        total = min(prefill_tp * shares[0], decode_tp * shares[1])
+        prefill_share, decode_share = (_efa_share(m) for m in efa_machines)
+        total = min(prefill_tp * prefill_share, decode_tp * decode_share)
         return KvTransfer("efa", paths, total / paths, bytes_per_prompt)
     flow = AWS_TCP_FLOW_GBPS_PLACEMENT_GROUP if same_placement_group else AWS_TCP_FLOW_GBPS
     return KvTransfer("tcp", paths, flow, bytes_per_prompt)

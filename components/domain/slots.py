@@ -7,7 +7,7 @@ pool's extended resources (`gpu_resources.schedulable_resources`) the placement 
 
 from __future__ import annotations
 
-from components.config.region import GpuPoolSpec
+from components.config.region import GpuPoolSpec, RegionSpec
 from components.domain.gpu_partitioning import mig_layout
 from components.domain.gpu_resources import WHOLE_GPU, schedulable_resources
 from components.domain.sizing import GpuSlot
@@ -26,6 +26,22 @@ def placement_resource(pool: GpuPoolSpec, requested: str | None) -> str | None:
     if requested is not None:
         return requested if requested in offered else None
     return next(iter(offered)) if len(offered) == 1 else None
+
+
+def placed_pool(region: RegionSpec, name: str) -> GpuPoolSpec:
+    """The pool a validated placement names (check_workloads); a LookupError names the pool it does not find."""
+    pool = region.pool(name)
+    if pool is None:
+        raise LookupError(f"region {region.name} has no GPU pool {name!r}: the config checks did not run")
+    return pool
+
+
+def placed_resource(pool: GpuPoolSpec, requested: str | None) -> str:
+    """`placement_resource` of a validated placement; a LookupError names the pool when there is none."""
+    resource = placement_resource(pool, requested)
+    if resource is None:
+        raise LookupError(f"pool {pool.name} offers no resource {requested or ''}: the config checks did not run")
+    return resource
 
 
 def multi_node_capable(pool: GpuPoolSpec) -> bool:

@@ -36,7 +36,7 @@ AGENT_USER_PREFIX = "system:karmada:agent:"
 AGENT_GROUP = "system:karmada:agents"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class KeyPair:
     """A certificate and its private key, PEM-encoded; the key is a secret."""
 
@@ -55,7 +55,7 @@ def certificate_authority(name: str, common_name: str, parent: pulumi.Resource) 
         allowed_uses=["cert_signing", "crl_signing", "digital_signature", "key_encipherment"],
         opts=pulumi.ResourceOptions(parent=parent),
     )
-    return KeyPair(cert.cert_pem, pulumi.Output.secret(key.private_key_pem))
+    return KeyPair(cert_pem=cert.cert_pem, key_pem=pulumi.Output.secret(key.private_key_pem))
 
 
 def signed_certificate(
@@ -90,7 +90,7 @@ def signed_certificate(
         allowed_uses=list(allowed_uses),
         opts=opts,
     )
-    return KeyPair(cert.cert_pem, pulumi.Output.secret(key.private_key_pem))
+    return KeyPair(cert_pem=cert.cert_pem, key_pem=pulumi.Output.secret(key.private_key_pem))
 
 
 def client_kubeconfig(name: str, server: str, ca_pem: str, cert_pem: str, key_pem: str) -> str:

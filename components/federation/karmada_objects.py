@@ -7,53 +7,65 @@ stack of an environment split per region.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from components.config.deployer import global_deployer
 from components.config.environment import EnvironmentSpec
-from components.config.region import RegionSpec
+from components.config.karmada import FailoverSpec
+from components.config.workloads import ModelSpec
 from components.federation.manifests import member_taint_policies
-from components.federation.member import KarmadaMembership, KarmadaMembershipArgs
+from components.federation.member import KarmadaMembership, KarmadaMembershipArgs, PullMember, PushMember
 from components.federation.model import FederatedModel, FederatedModelArgs
-from components.federation.placement import (
-    federated_models,
-    member_labels,
-    model_shares,
-    replica_range,
-)
-from components.federation.render import BudgetRenderer, Renderer
+from components.federation.placement import MemberShare
 from components.federation.serving_api import FederatedServingApi, FederatedServingApiArgs
 from components.k8s.cluster import ClusterHandle
+from components.k8s.inputs import InputError
 
 
 @dataclass(frozen=True, kw_only=True)
 class MemberRef:
-    """What Karmada's side of a member needs: its name, place and API endpoint (its credentials, in push)."""
+    """What Karmada's side of a member needs: its name, labels and API endpoint, and how it syncs."""
 
     cluster_name: str
-    region: RegionSpec
+    labels: dict[str, str]  # where it runs and what it offers (placement.member_labels)
     endpoint: pulumi.Input[str]
-    cluster_id: pulumi.Input[str] | None = None  # pull: its kube-system Namespace UID, which the agent checks
-    push_credentials: pulumi.Input[dict[str, str]] | None = None
-    agent: Sequence[pulumi.Resource] = ()  # pull, in the same stack: the agent its RBAC must follow
+    sync: PullMember | PushMember
+
+
+@dataclass(frozen=True, kw_only=True)
+class FederatedModelPlan:
+    """A federated model: its members' shares, the InferenceService rendered for each, its disruption budget."""
+
+    model: ModelSpec
+    shares: tuple[MemberShare, ...]  # in placement order: the first rendering is the template
+    renders: dict[str, dict[str, Any]]  # region name -> the model's InferenceService as rendered for it
+    budget: dict[str, Any] | None  # its PodDisruptionBudget over the federation's replica range
 
 
 @dataclass(frozen=True, kw_only=True)
 class KarmadaFederationArgs:
-    env: EnvironmentSpec
-    stack: str
     karmada: ClusterHandle  # the Karmada API server
     members: dict[str, MemberRef]  # region name -> member registered here
     # Members registered by their own stack in an earlier wave (the host): region name -> cluster name.
     joined: dict[str, str] = field(default_factory=dict)
-    # Renders a model's InferenceService for one region: the federated template and the members' overrides.
-    render: Renderer
-    # Renders a model's PodDisruptionBudget for a replica range.
-    budget: BudgetRenderer
+    models: Sequence[FederatedModelPlan] = ()
+    failover: FailoverSpec
+    registry_mirrors: Mapping[str, str] = field(default_factory=dict)  # registry -> the mirror members pull from
+
+    def __post_init__(self) -> None:
+        for i, plan in enumerate(self.models):
+            if not plan.shares:
+                raise InputError(f"models[{i}].shares", f"{plan.model.name} runs on no member: give it a share")
+            unrendered = [s.region.name for s in plan.shares if s.region.name not in plan.renders]
+            if unrendered:
+                raise InputError(
+                    f"models[{i}].renders", f"{plan.model.name} is not rendered for {', '.join(unrendered)}"
+                )
 
 
 class KarmadaFederation(pulumi.ComponentResource):
@@ -64,20 +76,16 @@ class KarmadaFederation(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: KarmadaFederationArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:federation:KarmadaFederation", name, None, opts)
-        env, fed, karmada = args.env, args.env.federation, args.karmada
+        karmada = args.karmada
         self.memberships = {
             region: KarmadaMembership(
                 member.cluster_name,
                 KarmadaMembershipArgs(
                     karmada=karmada,
                     cluster_name=member.cluster_name,
-                    region=member.region,
                     endpoint=member.endpoint,
-                    mode=fed.member_mode,
-                    labels=member_labels(env.label_domain, member.region),
-                    cluster_id=member.cluster_id,
-                    push_credentials=member.push_credentials,
-                    agent=tuple(member.agent),
+                    labels=member.labels,
+                    sync=member.sync,
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )
@@ -97,29 +105,30 @@ class KarmadaFederation(pulumi.ComponentResource):
                 ),
             )
 
+        # A pull host joins in its own stack (`joined`); push members all register here.
+        mode = "push" if any(isinstance(m.sync, PushMember) for m in args.members.values()) else "pull"
         serving = FederatedServingApi(
             f"{name}-serving", FederatedServingApiArgs(karmada=karmada), opts=pulumi.ResourceOptions(parent=self)
         )
         self.models = {}
-        for model in federated_models(env):
-            shares = model_shares(env, args.stack, model)
-            self.models[model.name] = FederatedModel(
-                f"{name}-{model.name}",
+        for plan in args.models:
+            self.models[plan.model.name] = FederatedModel(
+                f"{name}-{plan.model.name}",
                 FederatedModelArgs(
-                    model=model,
-                    shares=tuple(shares),
-                    renders={s.region.name: args.render(model, s.region) for s in shares},
-                    budget=args.budget(model, replica_range(model)[1]),
+                    model=plan.model,
+                    shares=plan.shares,
+                    renders=plan.renders,
+                    budget=plan.budget,
                     karmada=karmada,
                     serving=serving,
-                    failover=fed.failover,
-                    registry_mirrors=dict(fed.registry_mirrors),
+                    failover=args.failover,
+                    registry_mirrors=dict(args.registry_mirrors),
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )
         self.register_outputs(
             {
-                "members": {name: fed.member_mode for name in names},
+                "members": {name: mode for name in names},
                 "models": list(self.models),
             }
         )

@@ -31,12 +31,13 @@ import pulumi_kubernetes as k8s
 import yaml
 
 from components.catalog.charts import CHARTS, KARMADA_VERSION
-from components.config.region import RegionSpec
+from components.catalog.regions import Cloud
 from components.federation.certificates import AGENT_USER_PREFIX, KeyPair
 from components.federation.control_plane import KARMADA_NAMESPACE, chart_patch_skips
 from components.federation.manifests import CLUSTER_API
 from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import helm_release, namespace
+from components.k8s.inputs import InputError
 from platform_catalog.names import KARMADA_CLUSTER_NAMESPACE, KARMADA_PUSH_SERVICE_ACCOUNT
 
 AGENT_RELEASE = "karmada-agent"  # the chart names the Deployment and its container after the release
@@ -87,17 +88,34 @@ def agent_rules(cluster: str) -> list[dict[str, Any]]:
 
 
 @dataclass(frozen=True, kw_only=True)
-class KarmadaAgentArgs:
-    member: ClusterHandle
-    mode: Literal["pull", "push"]
-    production: bool
-    # pull: the federation CA's certificate and the agent's client certificate, signed by the control plane.
-    ca_cert: pulumi.Input[str] | None = None
-    agent_cert: KeyPair | None = None
+class PullAgent:
+    """pull: karmada-agent runs on the member and dials the control plane with its own client certificate."""
+
     # URL the member's agent dials: the load balancer, or the in-cluster service on the host itself.
-    karmada_server: pulumi.Input[str] | None = None
+    karmada_server: pulumi.Input[str]
+    # The federation CA's certificate and the agent's client certificate, signed by the control plane.
+    ca_cert: pulumi.Input[str]
+    agent_cert: KeyPair
     # The host's karmada-system, created by the control plane: one cluster cannot hold two creators of it.
     host_namespace: k8s.core.v1.Namespace | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.karmada_server, str) and not self.karmada_server.startswith("https://"):
+            raise InputError(
+                "sync.karmada_server", f"the agent dials Karmada's API over TLS: https://…, not {self.karmada_server!r}"
+            )
+
+
+@dataclass(frozen=True, kw_only=True)
+class PushAgent:
+    """push: the control plane dials the member, with a service-account token made on the member."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class KarmadaAgentArgs:
+    member: ClusterHandle
+    sync: PullAgent | PushAgent
+    production: bool
     # What the release needs first on the member's own cluster (the host: its control plane's release).
     depends_on: Sequence[pulumi.Resource] = ()
 
@@ -116,22 +134,22 @@ class KarmadaAgent(pulumi.ComponentResource):
         member = args.member
         self.push_credentials = None
         self.deployed = []
-        if args.mode == "pull":
-            assert args.agent_cert is not None and args.ca_cert is not None and args.karmada_server is not None
-            release = self._agent(args, args.agent_cert)
-            self.deployed = [release, self._flags(member, release)]
-        else:
-            self.push_credentials = self._push_account(member)
-        self.register_outputs({"cluster": member.name, "syncMode": args.mode.capitalize()})
+        match args.sync:
+            case PullAgent() as pull:
+                release = self._agent(args, pull)
+                self.deployed = [release, self._flags(member, release)]
+            case PushAgent():
+                self.push_credentials = self._push_account(member)
+        self.register_outputs({"cluster": member.name, "syncMode": sync_mode(args.sync)})
 
-    def _agent(self, args: KarmadaAgentArgs, cert: KeyPair) -> k8s.helm.v3.Release:
+    def _agent(self, args: KarmadaAgentArgs, pull: PullAgent) -> k8s.helm.v3.Release:
         """karmada-agent on the member, with its own client certificate; it registers the member's Cluster.
 
         The release does not wait: the agent becomes ready only once Karmada grants its RBAC, which for every
         member but the host a later stack creates. Pods are replaced, never surged, on a change (Recreate), so
         no pod of the chart's default flags outlives the flag patch."""
-        member = args.member
-        ns = args.host_namespace or namespace(KARMADA_NAMESPACE, member, self, "baseline")
+        member, cert = args.member, pull.agent_cert
+        ns = pull.host_namespace or namespace(KARMADA_NAMESPACE, member, self, "baseline")
         return helm_release(
             AGENT_RELEASE,
             CHARTS["karmada"],
@@ -143,7 +161,7 @@ class KarmadaAgent(pulumi.ComponentResource):
                 "agent": {
                     "clusterName": member.name,
                     "clusterEndpoint": member.endpoint.apply(api_endpoint),
-                    "kubeconfig": {"caCrt": args.ca_cert, "crt": cert.cert_pem, "server": args.karmada_server},
+                    "kubeconfig": {"caCrt": pull.ca_cert, "crt": cert.cert_pem, "server": pull.karmada_server},
                     "podAnnotations": {
                         AGENT_CERTIFICATE_ANNOTATION: pulumi.Output.from_input(cert.cert_pem).apply(
                             lambda pem: hashlib.sha256(pem.encode()).hexdigest()
@@ -218,17 +236,40 @@ class KarmadaAgent(pulumi.ComponentResource):
 
 
 @dataclass(frozen=True, kw_only=True)
+class PullMember:
+    """pull: the member's agent registers its Cluster, created here first with the id the agent checks."""
+
+    cluster_id: pulumi.Input[str]  # the member's kube-system Namespace UID
+    # In the agent's own stack: its release and flags, which the RBAC must follow (KarmadaAgent.deployed).
+    agent: Sequence[pulumi.Resource] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class PushMember:
+    """push: Karmada dials the member with its credentials; the Cluster says where the member runs."""
+
+    credentials: pulumi.Input[dict[str, str]]  # KarmadaAgent.push_credentials
+    cloud: Cloud
+    region: str  # the cloud's region, e.g. us-east-1
+    zones: Sequence[str]
+
+    def __post_init__(self) -> None:
+        if not self.zones:
+            raise InputError("sync.zones", "name the zones the member's nodes run in (its Cluster's spec.zones)")
+
+
+def sync_mode(sync: PullAgent | PushAgent | PullMember | PushMember) -> Literal["Pull", "Push"]:
+    """Karmada's name of the mode (a Cluster's spec.syncMode)."""
+    return "Pull" if isinstance(sync, PullAgent | PullMember) else "Push"
+
+
+@dataclass(frozen=True, kw_only=True)
 class KarmadaMembershipArgs:
     karmada: ClusterHandle  # the Karmada API server
     cluster_name: str
-    region: RegionSpec
     endpoint: pulumi.Input[str]  # the member's Kubernetes API, as its cloud reports it
-    mode: Literal["pull", "push"]
     labels: dict[str, str]
-    cluster_id: pulumi.Input[str] | None = None  # pull: the member's kube-system Namespace UID
-    push_credentials: pulumi.Input[dict[str, str]] | None = None  # push: KarmadaAgent.push_credentials
-    # pull, in the agent's own stack: its release and flags, which the RBAC must follow (KarmadaAgent.deployed).
-    agent: Sequence[pulumi.Resource] = ()
+    sync: PullMember | PushMember
 
 
 class KarmadaMembership(pulumi.ComponentResource):
@@ -245,59 +286,66 @@ class KarmadaMembership(pulumi.ComponentResource):
         self._karmada = karmada
         self._karmada_opts = pulumi.ResourceOptions(parent=self, provider=karmada.provider, depends_on=karmada.ready)
         self.agent_access = []
-        if args.mode == "pull":
-            assert args.cluster_id is not None
-            # The Cluster's Work namespace, before the Cluster: Karmada's cluster controller creates it when the
-            # Cluster appears, unless it exists (KARMADA_CREATES_THE_EXECUTION_NAMESPACE), and a create after the
-            # Cluster would race it. Labelled as the controller labels it.
-            execution = namespace(
-                f"{EXECUTION_NAMESPACE_PREFIX}{args.cluster_name}",
-                karmada,
-                self,
-                "baseline",
-                labels={KARMADA_SYSTEM_LABEL: "true"},
-            )
-            # Created first, with the labels and the id the agent checks (KARMADA_AGENT_REGISTERS): the agent then
-            # re-registers it (it sets no secretRef with --report-secrets=None). The id and endpoint follow the
-            # member: a replaced member cluster has a new kube-system UID, and its agent exits until `spec.id` says so.
-            self.registration = k8s.apiextensions.CustomResource(
-                f"{karmada.name}-cluster-{args.cluster_name}",
-                api_version=CLUSTER_API,
-                kind="Cluster",
-                metadata={"name": args.cluster_name, "labels": args.labels},
-                spec={
-                    "syncMode": "Pull",
-                    "id": args.cluster_id,
-                    "apiEndpoint": pulumi.Output.from_input(args.endpoint).apply(api_endpoint),
-                },
-                opts=pulumi.ResourceOptions.merge(self._karmada_opts, pulumi.ResourceOptions(depends_on=[execution])),
-            )
-            self.agent_access = self._pull_access(args.cluster_name, execution, [self.registration, *args.agent])
-        else:
-            assert args.push_credentials is not None
-            credentials = k8s.core.v1.Secret(
-                f"{karmada.name}-{KARMADA_CLUSTER_NAMESPACE}-{args.cluster_name}",
-                metadata={"name": args.cluster_name, "namespace": KARMADA_CLUSTER_NAMESPACE},
-                data=pulumi.Output.secret(args.push_credentials),
-                opts=self._karmada_opts,
-            )
-            region = args.region
-            self.registration = k8s.apiextensions.CustomResource(
-                f"{karmada.name}-cluster-{args.cluster_name}",
-                api_version=CLUSTER_API,
-                kind="Cluster",
-                metadata={"name": args.cluster_name, "labels": args.labels},
-                spec={
-                    "syncMode": "Push",
-                    "apiEndpoint": pulumi.Output.from_input(args.endpoint).apply(api_endpoint),
-                    "provider": region.cloud,
-                    "region": region.region,
-                    "zones": list(region.zones),
-                    "secretRef": {"namespace": KARMADA_CLUSTER_NAMESPACE, "name": args.cluster_name},
-                },
-                opts=pulumi.ResourceOptions.merge(self._karmada_opts, pulumi.ResourceOptions(depends_on=[credentials])),
-            )
-        self.register_outputs({"cluster": args.cluster_name, "syncMode": args.mode.capitalize()})
+        match args.sync:
+            case PullMember() as pull:
+                self._pull(args, pull)
+            case PushMember() as push:
+                self._push(args, push)
+        self.register_outputs({"cluster": args.cluster_name, "syncMode": sync_mode(args.sync)})
+
+    def _pull(self, args: KarmadaMembershipArgs, pull: PullMember) -> None:
+        karmada = self._karmada
+        # The Cluster's Work namespace, before the Cluster: Karmada's cluster controller creates it when the
+        # Cluster appears, unless it exists (KARMADA_CREATES_THE_EXECUTION_NAMESPACE), and a create after the
+        # Cluster would race it. Labelled as the controller labels it.
+        execution = namespace(
+            f"{EXECUTION_NAMESPACE_PREFIX}{args.cluster_name}",
+            karmada,
+            self,
+            "baseline",
+            labels={KARMADA_SYSTEM_LABEL: "true"},
+        )
+        # Created first, with the labels and the id the agent checks (KARMADA_AGENT_REGISTERS): the agent then
+        # re-registers it (it sets no secretRef with --report-secrets=None). The id and endpoint follow the
+        # member: a replaced member cluster has a new kube-system UID, and its agent exits until `spec.id` says so.
+        spec = {"syncMode": "Pull", "id": pull.cluster_id, "apiEndpoint": self._endpoint(args)}
+        self.registration = self._register(args, spec, after=execution)
+        self.agent_access = self._pull_access(args.cluster_name, execution, [self.registration, *pull.agent])
+
+    def _push(self, args: KarmadaMembershipArgs, push: PushMember) -> None:
+        karmada = self._karmada
+        credentials = k8s.core.v1.Secret(
+            f"{karmada.name}-{KARMADA_CLUSTER_NAMESPACE}-{args.cluster_name}",
+            metadata={"name": args.cluster_name, "namespace": KARMADA_CLUSTER_NAMESPACE},
+            data=pulumi.Output.secret(push.credentials),
+            opts=self._karmada_opts,
+        )
+        spec = {
+            "syncMode": "Push",
+            "apiEndpoint": self._endpoint(args),
+            "provider": push.cloud,
+            "region": push.region,
+            "zones": list(push.zones),
+            "secretRef": {"namespace": KARMADA_CLUSTER_NAMESPACE, "name": args.cluster_name},
+        }
+        self.registration = self._register(args, spec, after=credentials)
+
+    @staticmethod
+    def _endpoint(args: KarmadaMembershipArgs) -> pulumi.Output[str]:
+        return pulumi.Output.from_input(args.endpoint).apply(api_endpoint)
+
+    def _register(
+        self, args: KarmadaMembershipArgs, spec: dict[str, Any], *, after: pulumi.Resource
+    ) -> k8s.apiextensions.CustomResource:
+        """The member's Cluster in Karmada, after what it needs there first."""
+        return k8s.apiextensions.CustomResource(
+            f"{self._karmada.name}-cluster-{args.cluster_name}",
+            api_version=CLUSTER_API,
+            kind="Cluster",
+            metadata={"name": args.cluster_name, "labels": args.labels},
+            spec=spec,
+            opts=pulumi.ResourceOptions.merge(self._karmada_opts, pulumi.ResourceOptions(depends_on=[after])),
+        )
 
     def _role_for_agent(
         self, cluster: str, metadata: dict[str, Any], rules: list[dict[str, Any]], depends_on: list[pulumi.Resource]

@@ -12,6 +12,7 @@ from components.config.environment import EnvironmentSpec
 from components.config.karmada import federation_members, gpu_products
 from components.config.region import GpuPoolSpec, RegionSpec
 from components.config.workloads import ModelSpec, PlacementSpec
+from components.domain.slots import placed_pool
 from components.k8s.names import cluster_name
 from platform_catalog.machines import MACHINES
 
@@ -48,9 +49,7 @@ def model_shares(env: EnvironmentSpec, stack: str, model: ModelSpec) -> list[Mem
     shares = []
     for placement in model.placements:
         region = env.region(placement.region)
-        pool = region.pool(placement.pool)
-        assert pool is not None  # validated by check_workloads
-        shares.append(MemberShare(region, pool, placement, cluster_name(stack, region)))
+        shares.append(MemberShare(region, placed_pool(region, placement.pool), placement, cluster_name(stack, region)))
     return shares
 
 

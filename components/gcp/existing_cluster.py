@@ -11,37 +11,44 @@ from dataclasses import dataclass
 
 import pulumi
 import pulumi_gcp as gcp
+import pulumi_kubernetes as k8s
 
-from components.config.region import ExistingClusterSpec, RegionSpec
 from components.gcp.gke import gke_kubeconfig
-from components.k8s.cluster import ClusterHandle, kubernetes_provider
+from components.gcp.network import GcpLocation
+from components.k8s.cluster import kubernetes_provider
+from components.k8s.inputs import required
 
 
 @dataclass(frozen=True, kw_only=True)
 class ExistingGkeClusterArgs:
-    region: RegionSpec
-    existing: ExistingClusterSpec
+    location: GcpLocation
+    cluster_name: str  # the cluster's name in the project and region
+
+    def __post_init__(self) -> None:
+        required("cluster_name", self.cluster_name, "name the existing GKE cluster")
 
 
 class ExistingGkeCluster(pulumi.ComponentResource):
-    handle: ClusterHandle
+    kubeconfig: pulumi.Output[str]
+    provider: k8s.Provider
+    endpoint: pulumi.Output[str]
+    ready: list[pulumi.Resource]  # nothing: the owner's cluster is up
     workload_pool: str
 
     def __init__(self, name: str, args: ExistingGkeClusterArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:gcp:ExistingGkeCluster", name, None, opts)
-        existing, region = args.existing, args.region
+        cluster_name, location = args.cluster_name, args.location
         cluster = gcp.container.get_cluster_output(
-            name=existing.name, location=region.region, project=region.project, opts=pulumi.InvokeOptions(parent=self)
+            name=cluster_name,
+            location=location.region,
+            project=location.project,
+            opts=pulumi.InvokeOptions(parent=self),
         )
-        kubeconfig = gke_kubeconfig(
-            existing.name, cluster.endpoint, cluster.master_auths.apply(lambda auths: auths[0].cluster_ca_certificate)
+        self.kubeconfig = gke_kubeconfig(
+            cluster_name, cluster.endpoint, cluster.master_auths.apply(lambda auths: auths[0].cluster_ca_certificate)
         )
-        self.workload_pool = f"{region.project}.svc.id.goog"
-        self.handle = ClusterHandle(
-            name=existing.name,
-            region=region,
-            provider=kubernetes_provider(existing.name, kubeconfig, self, []),
-            kubeconfig=kubeconfig,
-            endpoint=cluster.endpoint,
-        )
+        self.workload_pool = f"{location.project}.svc.id.goog"
+        self.provider = kubernetes_provider(cluster_name, self.kubeconfig, self, [])
+        self.endpoint = cluster.endpoint
+        self.ready = []
         self.register_outputs({"endpoint": cluster.endpoint})

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from ipaddress import IPv4Network
 
 import pulumi
 import pulumi_gcp as gcp
+import pulumi_kubernetes as k8s
 
 from components.catalog.webhooks import control_plane_webhook_ports
-from components.config.deployer import private_link_cidrs
 from components.config.gpu_pools import initial_nodes_per_zone
-from components.config.region import RegionSpec
-from components.gcp.network import PODS_RANGE, SERVICES_RANGE, GcpNetwork
-from components.k8s.cluster import ClusterHandle, ExecAuth, kubernetes_provider, render_kubeconfig
+from components.config.region import SystemPoolSpec
+from components.gcp.network import PODS_RANGE, SERVICES_RANGE, GcpLocation, GcpNetwork
+from components.k8s.cluster import ExecAuth, kubernetes_provider, render_kubeconfig
+from components.k8s.inputs import InputError
 
 # Least privilege for node service accounts (GKE hardening guide).
 NODE_ROLES = (
@@ -25,18 +28,30 @@ NODE_ROLES = (
 CLUSTER_TIMEOUTS = pulumi.CustomTimeouts(create="45m", update="90m", delete="45m")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GkeClusterArgs:
-    region: RegionSpec
+    location: GcpLocation
+    zones: Sequence[str]  # where the control plane's and the system pool's nodes run
+    kubernetes_version: str  # the minimum master version, e.g. "1.33"
     cluster_name: str
     network: GcpNetwork
+    node_cidr: IPv4Network  # the nodes' subnet: always admitted to the API
+    control_plane_cidr: IPv4Network  # the private endpoint's /28
+    public_cidrs: Sequence[IPv4Network] = ()  # none: a private endpoint only
+    private_link_cidrs: Sequence[IPv4Network] = ()  # a deployer's private link, admitted to the API
+    multi_networking: bool = False  # GPUDirect pools attach extra node networks
+    system_pool: SystemPoolSpec
     label_domain: str
     production: bool
+
+    def __post_init__(self) -> None:
+        if not self.zones:
+            raise InputError("zones", "name at least one zone of the region for the nodes")
 
 
 def gke_kubeconfig(cluster_name: str, endpoint: pulumi.Input[str], ca: pulumi.Input[str]) -> pulumi.Output[str]:
     """A secret kubeconfig authenticating through gke-gcloud-auth-plugin (no static token)."""
-    auth = ExecAuth("gke-gcloud-auth-plugin", (), provide_cluster_info=True)
+    auth = ExecAuth(command="gke-gcloud-auth-plugin", args=(), provide_cluster_info=True)
     return pulumi.Output.secret(
         pulumi.Output.all(endpoint, ca).apply(lambda a: render_kubeconfig(cluster_name, f"https://{a[0]}", a[1], auth))
     )
@@ -45,11 +60,14 @@ def gke_kubeconfig(cluster_name: str, endpoint: pulumi.Input[str], ca: pulumi.In
 class GkeCluster(pulumi.ComponentResource):
     cluster: gcp.container.Cluster
     node_service_account: gcp.serviceaccount.Account
-    handle: ClusterHandle
+    kubeconfig: pulumi.Output[str]
+    provider: k8s.Provider  # the cluster's own, once the system pool is up
+    endpoint: pulumi.Output[str]
+    ready: list[pulumi.Resource]  # what workloads wait for
 
     def __init__(self, name: str, args: GkeClusterArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:gcp:GkeCluster", name, None, opts)
-        region = args.region
+        location = args.location
         child = pulumi.ResourceOptions(parent=self)
         stateful = pulumi.ResourceOptions(parent=self, protect=args.production, retain_on_delete=args.production)
 
@@ -58,35 +76,35 @@ class GkeCluster(pulumi.ComponentResource):
             f"{name}-nodes",
             account_id=f"{args.cluster_name}-nodes"[:30],
             display_name=f"GKE nodes of {args.cluster_name}",
-            project=region.project,
+            project=location.project,
             opts=child,
         )
         node_sa_member = self.node_service_account.email.apply(lambda e: f"serviceAccount:{e}")
         for role in NODE_ROLES:
             gcp.projects.IAMMember(
                 f"{name}-nodes-{role.split('/')[-1]}",
-                project=region.project,
+                project=location.project,
                 role=role,
                 member=node_sa_member,
                 opts=child,
             )
 
-        public_cidrs = [str(c) for c in region.api_access.public_cidrs]
+        public_cidrs = [str(c) for c in args.public_cidrs]
         authorized = (
-            [{"cidr_block": str(region.network.cidr), "display_name": "nodes"}]
+            [{"cidr_block": str(args.node_cidr), "display_name": "nodes"}]
             + [{"cidr_block": c, "display_name": f"public-{i}"} for i, c in enumerate(public_cidrs)]
             + [
                 {"cidr_block": str(c), "display_name": f"private-link-{i}"}
-                for i, c in enumerate(private_link_cidrs(region))
+                for i, c in enumerate(args.private_link_cidrs)
             ]
         )
-        self.workload_pool = f"{region.project}.svc.id.goog"
+        self.workload_pool = f"{location.project}.svc.id.goog"
         self.cluster = gcp.container.Cluster(
             f"{name}-cluster",
             name=args.cluster_name,
-            project=region.project,
-            location=region.region,
-            node_locations=list(region.zones),
+            project=location.project,
+            location=location.region,
+            node_locations=list(args.zones),
             network=args.network.network.id,
             subnetwork=args.network.subnet.id,
             networking_mode="VPC_NATIVE",
@@ -97,14 +115,14 @@ class GkeCluster(pulumi.ComponentResource):
             private_cluster_config={
                 "enable_private_nodes": True,
                 "enable_private_endpoint": not public_cidrs,
-                "master_ipv4_cidr_block": str(region.network.control_plane_cidr),
+                "master_ipv4_cidr_block": str(args.control_plane_cidr),
                 "master_global_access_config": {"enabled": False},
             },
             master_authorized_networks_config={"cidr_blocks": authorized},
             workload_identity_config={"workload_pool": self.workload_pool},
             enable_shielded_nodes=True,
             release_channel={"channel": "REGULAR"},
-            min_master_version=region.kubernetes_version,
+            min_master_version=args.kubernetes_version,
             remove_default_node_pool=True,
             initial_node_count=1,
             # The short-lived default pool still must not use the default service account.
@@ -116,7 +134,7 @@ class GkeCluster(pulumi.ComponentResource):
             },
             datapath_provider="ADVANCED_DATAPATH",
             # GPUDirect pools attach extra node networks (one per GPU NIC); GKE needs multi-networking for that.
-            enable_multi_networking=any(p.gpu_direct for p in region.gpu_pools) or None,
+            enable_multi_networking=args.multi_networking or None,
             logging_config={"enable_components": ["SYSTEM_COMPONENTS", "APISERVER", "WORKLOADS"]},
             monitoring_config={
                 "enable_components": ["SYSTEM_COMPONENTS", "APISERVER"],
@@ -133,24 +151,24 @@ class GkeCluster(pulumi.ComponentResource):
         gcp.compute.Firewall(
             f"{name}-control-plane-webhooks",
             name=f"{args.cluster_name}-control-plane-webhooks",
-            project=region.project,
+            project=location.project,
             network=args.network.network.id,
             direction="INGRESS",
-            source_ranges=[str(region.network.control_plane_cidr)],
+            source_ranges=[str(args.control_plane_cidr)],
             target_service_accounts=[self.node_service_account.email],
             allows=[{"protocol": "tcp", "ports": [str(p) for p in control_plane_webhook_ports()]}],
             description="GKE control plane to admission/conversion webhooks and aggregated APIs on the pods",
             opts=child,
         )
 
-        pool = region.system_pool
+        pool = args.system_pool
         self.system_pool = gcp.container.NodePool(
             f"{name}-system",
             name="system",
-            project=region.project,
-            location=region.region,
+            project=location.project,
+            location=location.region,
             cluster=self.cluster.name,
-            initial_node_count=initial_nodes_per_zone(pool.desired, pool.max_size, len(region.zones)),
+            initial_node_count=initial_nodes_per_zone(pool.desired, pool.max_size, len(args.zones)),
             autoscaling={
                 "total_min_node_count": pool.min_size,
                 "total_max_node_count": pool.max_size,
@@ -175,16 +193,10 @@ class GkeCluster(pulumi.ComponentResource):
             ),
         )
 
-        kubeconfig = gke_kubeconfig(
+        self.kubeconfig = gke_kubeconfig(
             args.cluster_name, self.cluster.endpoint, self.cluster.master_auth["cluster_ca_certificate"]
         )
-        provider = kubernetes_provider(args.cluster_name, kubeconfig, self, [self.system_pool])
-        self.handle = ClusterHandle(
-            name=args.cluster_name,
-            region=region,
-            provider=provider,
-            kubeconfig=kubeconfig,
-            endpoint=self.cluster.endpoint,
-            ready=[self.system_pool],
-        )
-        self.register_outputs({"endpoint": self.cluster.endpoint, "kubeconfig": kubeconfig})
+        self.provider = kubernetes_provider(args.cluster_name, self.kubeconfig, self, [self.system_pool])
+        self.endpoint = self.cluster.endpoint
+        self.ready = [self.system_pool]
+        self.register_outputs({"endpoint": self.cluster.endpoint, "kubeconfig": self.kubeconfig})

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from ipaddress import IPv4Network
 from typing import Any
 
 import pulumi
 import pulumi_gcp as gcp
 
 from components.config.gpu_pools import initial_nodes_per_zone
-from components.config.region import GpuPoolSpec, RegionSpec
+from components.config.region import GpuPoolSpec
 from components.gcp.gpudirect_networks import GpuDirectNetworks, GpuDirectNetworksArgs
+from components.gcp.network import GcpLocation
+from components.k8s.inputs import InputError, gpu_machine
 from components.k8s.topology import gpu_pool_labels, placement_group_name, uses_placement_group
 from platform_catalog.machines import MACHINES
 from platform_catalog.topology import GPU_TAINT
@@ -30,13 +34,25 @@ GPU_NODE_POOL_TIMEOUTS = pulumi.CustomTimeouts(create="90m", update="180m", dele
 
 @dataclass(frozen=True, kw_only=True)
 class GkeGpuNodePoolArgs:
-    region: RegionSpec
+    location: GcpLocation
+    zones: Sequence[str]  # the pool's node locations, in the cluster's region
+    gpu_nic_cidr: IPv4Network | None = None  # GPUDirect pools: their NICs' subnets are carved from it
     pool: GpuPoolSpec
     cluster_name: str
     label_domain: str
     # The cluster, by id (a GkeCluster's `cluster.name`, or an existing cluster's), and the nodes' account.
     cluster: pulumi.Input[str]
     node_service_account: pulumi.Input[str]
+
+    def __post_init__(self) -> None:
+        gpu_machine("pool.machine_type", self.pool.machine_type, "gcp")
+        if not self.zones:
+            raise InputError("zones", "name at least one zone for the pool's nodes")
+        if self.pool.gpu_direct and self.gpu_nic_cidr is None:
+            raise InputError("gpu_nic_cidr", "a GPUDirect pool's extra NICs need a range for their subnets")
+        capacity = self.pool.capacity
+        if capacity.type == "reservation" and not capacity.reservation_id:
+            raise InputError("pool.capacity.reservation_id", "a reservation pool names the reservation it consumes")
 
 
 class GkeGpuNodePool(pulumi.ComponentResource):
@@ -46,25 +62,30 @@ class GkeGpuNodePool(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: GkeGpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:gcp:GkeGpuNodePool", name, None, opts)
-        pool, region = args.pool, args.region
+        pool, location, zones = args.pool, args.location, args.zones
         machine = MACHINES[pool.machine_type]
-        zones = region.pool_zones(pool)
 
         extra: dict[str, Any] = {}
         if uses_placement_group(pool):
             policy = gcp.compute.ResourcePolicy(
                 name,
-                name=placement_group_name(args.cluster_name, pool),
-                project=region.project,
-                region=region.region,
+                name=placement_group_name(args.cluster_name, pool.name),
+                project=location.project,
+                region=location.region,
                 group_placement_policy={"collocation": "COLLOCATED"},
                 opts=pulumi.ResourceOptions(parent=self),
             )
             extra["placement_policy"] = {"type": "COMPACT", "policy_name": policy.name}
-        if pool.gpu_direct:
+        if args.gpu_nic_cidr is not None and pool.gpu_direct:
             networks = GpuDirectNetworks(
                 name,
-                GpuDirectNetworksArgs(region=region, pool=pool, cluster_name=args.cluster_name),
+                GpuDirectNetworksArgs(
+                    location=location,
+                    zone=zones[0],
+                    gpu_nic_cidr=args.gpu_nic_cidr,
+                    pool=pool,
+                    cluster_name=args.cluster_name,
+                ),
                 opts=pulumi.ResourceOptions(parent=self),
             )
             extra["network_config"] = {"additional_node_network_configs": networks.node_networks}
@@ -87,7 +108,7 @@ class GkeGpuNodePool(pulumi.ComponentResource):
             },
             "workload_metadata_config": {"mode": "GKE_METADATA"},
             "metadata": {"disable-legacy-endpoints": "true"},
-            "labels": gpu_pool_labels(args.label_domain, args.cluster_name, region, pool),
+            "labels": gpu_pool_labels(args.label_domain, args.cluster_name, pool),
             "taints": [{"key": GPU_TAINT.key, "value": GPU_TAINT.value, "effect": GPU_TAINT.cloud_effect}],
             "reservation_affinity": _reservation_affinity(pool),
         }
@@ -103,8 +124,8 @@ class GkeGpuNodePool(pulumi.ComponentResource):
         self.node_pool = gcp.container.NodePool(
             name,
             name=pool.name,
-            project=region.project,
-            location=region.region,
+            project=location.project,
+            location=location.region,
             cluster=args.cluster,
             node_locations=list(zones),
             # Per zone: together at least minSize, which no autoscaler reaches for us (config/gpu_pools.py).

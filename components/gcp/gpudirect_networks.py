@@ -13,12 +13,15 @@ multi_node_capable), so nothing in the cluster refers to NICs no pod uses.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from ipaddress import IPv4Network
 
 import pulumi
 import pulumi_gcp as gcp
 
 from components.catalog.machines import GPUDIRECT_NETWORKING, GpuDirectNetworking
-from components.config.region import GpuPoolSpec, RegionSpec, gpu_nic_cidr
+from components.config.region import GpuPoolSpec
+from components.gcp.network import GcpLocation
+from components.k8s.inputs import InputError, gpu_machine
 from platform_catalog.machines import MACHINES
 
 _GPU_NIC_SUBNET_PREFIX = 24
@@ -51,11 +54,21 @@ def gpu_nic_vpc(cluster_name: str, pool: GpuPoolSpec, suffix: str) -> str:
     return f"{cluster_name}-{pool.name}-{suffix}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GpuDirectNetworksArgs:
-    region: RegionSpec
+    location: GcpLocation
+    zone: str  # the pool's first zone: a RoCE VPC's network profile is zonal
+    gpu_nic_cidr: IPv4Network  # carved into one /24 per GPU NIC subnet
     pool: GpuPoolSpec
     cluster_name: str
+
+    def __post_init__(self) -> None:
+        machine = gpu_machine("pool.machine_type", self.pool.machine_type, "gcp")
+        if machine.gpudirect not in GPUDIRECT_NETWORKING:
+            with_nics = sorted(m.name for m in MACHINES.values() if m.gpudirect in GPUDIRECT_NETWORKING)
+            raise InputError(
+                "pool.machine_type", f"{machine.name} has no GPUDirect NICs; those with: {', '.join(with_nics)}"
+            )
 
 
 class GpuDirectNetworks(pulumi.ComponentResource):
@@ -66,12 +79,12 @@ class GpuDirectNetworks(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: GpuDirectNetworksArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:gcp:GpuDirectNetworks", name, None, opts)
-        region, pool = args.region, args.pool
+        pool = args.pool
         machine = MACHINES[pool.machine_type]
         layout = GPUDIRECT_NETWORKING[machine.gpudirect]
-        self._name, self._region = name, region
+        self._name, self._args = name, args
         self._cluster_name, self._pool = args.cluster_name, pool
-        self._ranges = iter(gpu_nic_cidr(region.network).subnets(new_prefix=_GPU_NIC_SUBNET_PREFIX))
+        self._ranges = iter(args.gpu_nic_cidr.subnets(new_prefix=_GPU_NIC_SUBNET_PREFIX))
         self._mtu = layout.mtu
         self.node_networks = []
 
@@ -79,22 +92,22 @@ class GpuDirectNetworks(pulumi.ComponentResource):
         for nic in gpu_nics(pool):
             if nic.network not in networks:
                 # RoCE VPCs are zonal: their network profile names the pool's zone.
-                profile = {} if nic.firewall else {"network_profile": self._roce_profile(layout, pool)}
+                profile = {} if nic.firewall else {"network_profile": self._roce_profile(layout)}
                 networks[nic.network] = self._network(nic.network, **profile)
                 if nic.firewall:
                     self._allow_internal(networks[nic.network], nic.network)
             self._subnet(networks[nic.network], nic.subnet)
         self.register_outputs({"nodeNetworks": self.node_networks})
 
-    def _roce_profile(self, layout: GpuDirectNetworking, pool: GpuPoolSpec) -> str:
-        zone = self._region.pool_zones(pool)[0]
-        return f"projects/{self._region.project}/global/networkProfiles/{layout.profile_for(zone)}"
+    def _roce_profile(self, layout: GpuDirectNetworking) -> str:
+        location = self._args.location
+        return f"projects/{location.project}/global/networkProfiles/{layout.profile_for(self._args.zone)}"
 
     def _network(self, suffix: str, **kwargs: str) -> gcp.compute.Network:
         return gcp.compute.Network(
             f"{self._name}-{suffix}",
             name=gpu_nic_vpc(self._cluster_name, self._pool, suffix),
-            project=self._region.project,
+            project=self._args.location.project,
             auto_create_subnetworks=False,
             routing_mode="REGIONAL",
             mtu=self._mtu,
@@ -106,8 +119,8 @@ class GpuDirectNetworks(pulumi.ComponentResource):
         subnet = gcp.compute.Subnetwork(
             f"{self._name}-{suffix}",
             name=gpu_nic_vpc(self._cluster_name, self._pool, suffix),
-            project=self._region.project,
-            region=self._region.region,
+            project=self._args.location.project,
+            region=self._args.location.region,
             network=network.id,
             ip_cidr_range=str(next(self._ranges)),
             opts=pulumi.ResourceOptions(parent=self),
@@ -118,10 +131,10 @@ class GpuDirectNetworks(pulumi.ComponentResource):
         gcp.compute.Firewall(
             f"{self._name}-{suffix}-internal",
             name=f"{gpu_nic_vpc(self._cluster_name, self._pool, suffix)}-internal",
-            project=self._region.project,
+            project=self._args.location.project,
             network=network.id,
             direction="INGRESS",
-            source_ranges=[str(gpu_nic_cidr(self._region.network))],
+            source_ranges=[str(self._args.gpu_nic_cidr)],
             allows=[{"protocol": "tcp"}, {"protocol": "udp"}, {"protocol": "icmp"}],
             opts=pulumi.ResourceOptions(parent=self),
         )

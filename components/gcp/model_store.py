@@ -15,6 +15,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.config.model_store import ModelStoreSpec
+from components.gcp.network import GcpLocation
 from components.k8s.cluster import GkeIdentity
 from components.k8s.workload_identity import ServiceAccountRef
 
@@ -22,11 +23,10 @@ READER_ROLE = "roles/storage.objectViewer"
 KEY_ROTATION = "7776000s"  # 90 days
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GcsModelStoreArgs:
     bucket_name: str
-    project: str
-    location: str  # the GCP region: bucket and key live next to the cluster
+    location: GcpLocation  # bucket and key live next to the cluster
     cluster_name: str
     spec: ModelStoreSpec
     production: bool
@@ -48,7 +48,11 @@ class GcsModelStore(pulumi.ComponentResource):
         bucket_depends: list[pulumi.Resource] = []
         if spec.gcs_cmek:
             ring = gcp.kms.KeyRing(
-                f"{name}-models", name=args.bucket_name, location=args.location, project=args.project, opts=stateful
+                f"{name}-models",
+                name=args.bucket_name,
+                location=args.location.region,
+                project=args.location.project,
+                opts=stateful,
             )
             key = gcp.kms.CryptoKey(
                 f"{name}-models",
@@ -59,7 +63,7 @@ class GcsModelStore(pulumi.ComponentResource):
                 opts=stateful,
             )
             # Cloud Storage encrypts with the key as its service agent, which must be allowed to use it.
-            agent = gcp.storage.get_project_service_account_output(project=args.project)
+            agent = gcp.storage.get_project_service_account_output(project=args.location.project)
             bucket_depends.append(
                 gcp.kms.CryptoKeyIAMMember(
                     f"{name}-models-gcs-agent",
@@ -74,8 +78,8 @@ class GcsModelStore(pulumi.ComponentResource):
         self.bucket = gcp.storage.Bucket(
             f"{name}-models",
             name=args.bucket_name,
-            project=args.project,
-            location=args.location.upper(),
+            project=args.location.project,
+            location=args.location.region.upper(),
             storage_class="STANDARD",
             uniform_bucket_level_access=True,
             public_access_prevention="enforced",
@@ -101,7 +105,7 @@ class GcsModelStore(pulumi.ComponentResource):
                 f"{name}-{label}",
                 account_id=f"{args.cluster_name}-{label}"[:30].rstrip("-"),
                 display_name=f"{sa.namespace}/{sa.name} in {args.cluster_name}: reads model weights",
-                project=args.project,
+                project=args.location.project,
                 opts=child,
             )
             # Only this Kubernetes service account may act as the Google service account.

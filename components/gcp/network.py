@@ -3,20 +3,36 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from ipaddress import IPv4Network
 
 import pulumi
 import pulumi_gcp as gcp
 
-from components.config.region import RegionSpec
+from components.k8s.inputs import required
 
 PODS_RANGE = "pods"
 SERVICES_RANGE = "services"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
+class GcpLocation:
+    """Where a GCP component creates its resources: a project and a region (its zones are the caller's)."""
+
+    project: str
+    region: str
+
+    def __post_init__(self) -> None:
+        required("location.project", self.project, "GCP resources need a project id")
+        required("location.region", self.region, "GCP resources need a region, e.g. us-central1")
+
+
+@dataclass(frozen=True, kw_only=True)
 class GcpNetworkArgs:
-    region: RegionSpec
+    location: GcpLocation
     cluster_name: str
+    node_cidr: IPv4Network  # the nodes' subnet
+    pods_cidr: IPv4Network  # its secondary ranges, for VPC-native pods and services
+    services_cidr: IPv4Network
 
 
 class GcpNetwork(pulumi.ComponentResource):
@@ -26,12 +42,12 @@ class GcpNetwork(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: GcpNetworkArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:gcp:Network", name, None, opts)
-        region = args.region
+        location = args.location
         child = pulumi.ResourceOptions(parent=self)
         self.network = gcp.compute.Network(
             f"{name}-vpc",
             name=f"{args.cluster_name}-vpc",
-            project=region.project,
+            project=location.project,
             auto_create_subnetworks=False,
             routing_mode="REGIONAL",
             opts=child,
@@ -39,14 +55,14 @@ class GcpNetwork(pulumi.ComponentResource):
         self.subnet = gcp.compute.Subnetwork(
             f"{name}-nodes",
             name=f"{args.cluster_name}-nodes",
-            project=region.project,
-            region=region.region,
+            project=location.project,
+            region=location.region,
             network=self.network.id,
-            ip_cidr_range=str(region.network.cidr),
+            ip_cidr_range=str(args.node_cidr),
             private_ip_google_access=True,
             secondary_ip_ranges=[
-                {"range_name": PODS_RANGE, "ip_cidr_range": str(region.network.pods_cidr)},
-                {"range_name": SERVICES_RANGE, "ip_cidr_range": str(region.network.services_cidr)},
+                {"range_name": PODS_RANGE, "ip_cidr_range": str(args.pods_cidr)},
+                {"range_name": SERVICES_RANGE, "ip_cidr_range": str(args.services_cidr)},
             ],
             log_config={
                 "aggregation_interval": "INTERVAL_5_SEC",
@@ -58,8 +74,8 @@ class GcpNetwork(pulumi.ComponentResource):
         router = gcp.compute.Router(
             f"{name}-router",
             name=f"{args.cluster_name}-router",
-            project=region.project,
-            region=region.region,
+            project=location.project,
+            region=location.region,
             network=self.network.id,
             opts=child,
         )
@@ -68,16 +84,16 @@ class GcpNetwork(pulumi.ComponentResource):
         nat_ip = gcp.compute.Address(
             f"{name}-nat",
             name=f"{args.cluster_name}-nat",
-            project=region.project,
-            region=region.region,
+            project=location.project,
+            region=location.region,
             address_type="EXTERNAL",
             opts=child,
         )
         gcp.compute.RouterNat(
             f"{name}-nat",
             name=f"{args.cluster_name}-nat",
-            project=region.project,
-            region=region.region,
+            project=location.project,
+            region=location.region,
             router=router.name,
             nat_ip_allocate_option="MANUAL_ONLY",
             nat_ips=[nat_ip.self_link],

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -13,7 +13,7 @@ from components.catalog.regions import Cloud
 from components.config.region import RegionSpec
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ExecAuth:
     """Short-lived credentials from a CLI plugin; a kubeconfig never holds a static token."""
 
@@ -62,7 +62,7 @@ def kubernetes_provider(
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class IrsaIdentity:
     """What an IAM role trusts so that an EKS cluster's pods get credentials without static keys (IRSA): the
     cluster's IAM OIDC provider and its issuer URL."""
@@ -71,7 +71,7 @@ class IrsaIdentity:
     oidc_issuer: pulumi.Input[str]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GkeIdentity:
     """What a Google service account trusts so that a GKE cluster's pods act as it: the cluster's Workload Identity
     pool, `<project>.svc.id.goog`."""
@@ -83,7 +83,17 @@ WorkloadIdentity = IrsaIdentity | GkeIdentity
 """What a cloud role must trust so that pods get credentials without static keys: one kind per cloud."""
 
 
-@dataclass
+class ClusterAccess(Protocol):
+    """What a cluster component (built here, or read) gives its add-ons: its own provider, kubeconfig and endpoint,
+    and what workloads wait for."""
+
+    provider: k8s.Provider
+    kubeconfig: pulumi.Output[str]
+    endpoint: pulumi.Output[str]
+    ready: list[pulumi.Resource]
+
+
+@dataclass(kw_only=True)
 class ClusterHandle:
     """A running cluster as add-ons see it."""
 
@@ -103,6 +113,26 @@ class ClusterHandle:
     network_id: pulumi.Input[str] | None = None
     # GKE: namespace resource name -> its ResourceQuota admitting system-*-critical pods (components/k8s/helm.py).
     critical_pod_quotas: dict[str, pulumi.Resource] = field(default_factory=dict)
+
+    @staticmethod
+    def of(
+        cluster: ClusterAccess,
+        *,
+        name: str,
+        region: RegionSpec,
+        egress_ips: pulumi.Output[list[str]] | None = None,
+        network_id: pulumi.Input[str] | None = None,
+    ) -> ClusterHandle:
+        return ClusterHandle(
+            name=name,
+            region=region,
+            provider=cluster.provider,
+            kubeconfig=cluster.kubeconfig,
+            endpoint=cluster.endpoint,
+            ready=list(cluster.ready),
+            egress_ips=egress_ips,
+            network_id=network_id,
+        )
 
     @property
     def cloud(self) -> Cloud:

@@ -7,7 +7,7 @@ from the machine type alone are platform_catalog/topology.py, which the policy p
 
 from __future__ import annotations
 
-from components.config.region import GpuPoolSpec, RegionSpec
+from components.config.region import GpuPoolSpec
 from components.domain.gpu_partitioning import partitioning_labels
 from platform_catalog.machines import MACHINES, Fabric
 from platform_catalog.topology import GPU_TAINT, machine_labels
@@ -16,8 +16,8 @@ from platform_catalog.topology import GPU_TAINT, machine_labels
 ZONE_LABEL = "topology.kubernetes.io/zone"
 
 
-def placement_group_name(cluster_name: str, pool: GpuPoolSpec) -> str:
-    return f"{cluster_name}-{pool.name}"
+def placement_group_name(cluster_name: str, pool: str) -> str:
+    return f"{cluster_name}-{pool}"
 
 
 def pool_fabric(pool: GpuPoolSpec) -> Fabric:
@@ -30,7 +30,7 @@ def uses_placement_group(pool: GpuPoolSpec) -> bool:
     return pool.packed
 
 
-def gpu_pool_labels(domain: str, cluster_name: str, region: RegionSpec, pool: GpuPoolSpec) -> dict[str, str]:
+def gpu_pool_labels(domain: str, cluster_name: str, pool: GpuPoolSpec) -> dict[str, str]:
     """Labels every node of a GPU pool carries, whatever the cloud.
 
     Besides the shared schema: who owns the NVIDIA driver on the node and how its GPUs are
@@ -40,7 +40,9 @@ def gpu_pool_labels(domain: str, cluster_name: str, region: RegionSpec, pool: Gp
         f"{domain}/pool": pool.name,
         **machine_labels(domain, MACHINES[pool.machine_type]),
         f"{domain}/fabric": pool_fabric(pool),
-        f"{domain}/placement-group": placement_group_name(cluster_name, pool) if uses_placement_group(pool) else "none",
+        f"{domain}/placement-group": placement_group_name(cluster_name, pool.name)
+        if uses_placement_group(pool)
+        else "none",
         **partitioning_labels(pool),
     }
 
@@ -50,7 +52,7 @@ def pool_selector(domain: str, pool_name: str) -> dict[str, str]:
     return {f"{domain}/pool": pool_name}
 
 
-def placement_group_selector(domain: str, cluster_name: str, pool: GpuPoolSpec) -> dict[str, str]:
+def placement_group_selector(domain: str, cluster_name: str, pool: str) -> dict[str, str]:
     """Labels selecting the nodes of one pool's placement group (its multi-node fabric domain)."""
     return {f"{domain}/placement-group": placement_group_name(cluster_name, pool)}
 

@@ -12,7 +12,7 @@ from components.config.region import RegionSpec
 IDENTITY_ANNOTATION = {"aws": "eks.amazonaws.com/role-arn", "gcp": "iam.gke.io/gcp-service-account"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ServiceAccountRef:
     """One Kubernetes service account a cloud identity trusts."""
 

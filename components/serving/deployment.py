@@ -50,7 +50,7 @@ from components.domain.kv_transfer import ModeDecision
 from components.domain.objectives import ttft_objectives
 from components.domain.priority import request_classes
 from components.domain.sizing import startup_budget_seconds
-from components.domain.slots import placement_resource
+from components.domain.slots import placed_pool, placed_resource
 from components.k8s import names
 from components.k8s.scheduling import GROUP_NAME_ANNOTATION, PodScheduling, model_scheduling, pod_group
 from components.k8s.topology import ZONE_LABEL, gpu_tolerations, pool_selector
@@ -202,10 +202,8 @@ class ModelPlacement:
 def model_placement(env: EnvironmentSpec, model: ModelSpec, placement: PlacementSpec) -> ModelPlacement:
     """The validated placement, sized (the config checks guarantee it fits)."""
     region = env.region(placement.region)
-    pool = region.pool(placement.pool)
-    assert pool is not None, "placements are validated before rendering"
-    resource = placement_resource(pool, placement.resource)
-    assert resource is not None, "placements are validated before rendering"
+    pool = placed_pool(region, placement.pool)
+    resource = placed_resource(pool, placement.resource)
     fit = placement_fit(model, pool, resource)
     ttft = ttft_objectives(env, region).get(model.name, region.observability.thresholds.ttft_p95_seconds)
     disaggregation, decision = resolve_mode(model, region, placement, fit, ttft)

@@ -111,45 +111,50 @@ def kv_transfer_config(role: str, transport: str) -> dict[str, Any]:
     return config
 
 
-def vllm_argv(p: ModelPlacement, fit: Fit, host: HostResources, role: str) -> list[str]:
+def vllm_argv(p: ModelPlacement, side: Disaggregation, fit: Fit, host: HostResources, role: str) -> list[str]:
     """One pool's vLLM flags after KServe's `vllm serve /mnt/models --served-model-name`: its own sizing."""
-    assert p.disaggregation is not None
     model = p.model
     args = vllm_engine_args(model, fit.slot, fit.request, fit.sizing, MODEL_MOUNT, host.streamer_buffer_bytes)
-    kv = kv_transfer_config(role, p.disaggregation.transfer.transport)
+    kv = kv_transfer_config(role, side.transfer.transport)
     return [*args, "--kv-transfer-config=" + json.dumps(kv), *override_args(model.engine_args)]
 
 
-def engine_args(p: ModelPlacement, fit: Fit, host: HostResources, role: str) -> list[str]:
+def engine_args(p: ModelPlacement, side: Disaggregation, fit: Fit, host: HostResources, role: str) -> list[str]:
     """The container args: `vllm_argv` shell-quoted, since KServe's presets pass them through `eval`."""
-    return [shlex.quote(arg) for arg in vllm_argv(p, fit, host, role)]
+    return [shlex.quote(arg) for arg in vllm_argv(p, side, fit, host, role)]
 
 
-def _resources(p: ModelPlacement, pool: GpuPoolSpec, resource: str, fit: Fit, host: HostResources) -> dict[str, Any]:
-    assert p.disaggregation is not None
+def _resources(side: Disaggregation, pool: GpuPoolSpec, resource: str, fit: Fit, host: HostResources) -> dict[str, Any]:
     gpus = fit.sizing.tensor_parallel
     amounts: dict[str, Any] = {"cpu": host.cpu_quantity, "memory": host.memory_quantity, resource: gpus}
-    if p.disaggregation.transfer.transport == "efa":
+    if side.transfer.transport == "efa":
         amounts[EFA_RESOURCE] = efa_interfaces_for(pool.machine_type, gpus)
     return {"requests": amounts, "limits": dict(amounts)}
 
 
 def _pod(
-    p: ModelPlacement, pool: GpuPoolSpec, resource: str, fit: Fit, host: HostResources, role: str, port: int
+    p: ModelPlacement,
+    side: Disaggregation,
+    pool: GpuPoolSpec,
+    resource: str,
+    fit: Fit,
+    host: HostResources,
+    role: str,
+    port: int,
 ) -> dict[str, Any]:
     probe = startup_probe(VLLM_STARTUP_PATH, p.startup_budget_seconds)
     probe["httpGet"] = {"path": VLLM_STARTUP_PATH, "port": port}
     container = {
         "name": CONTAINER,
         "image": PD_ENGINE_IMAGE,
-        "args": engine_args(p, fit, host, role),
+        "args": engine_args(p, side, fit, host, role),
         "env": [
             {"name": NIXL_SIDE_CHANNEL_HOST, "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
             *({"name": k, "value": v} for k, v in VLLM_NON_ROOT_ENV.items()),
         ],
         # The preset asks runAsNonRoot without a uid; the engine image has no non-root user of its own.
         "securityContext": {"runAsUser": NON_ROOT_UID},
-        "resources": _resources(p, pool, resource, fit, host),
+        "resources": _resources(side, pool, resource, fit, host),
         "startupProbe": probe,
     }
     return {
@@ -199,14 +204,13 @@ LLM_CHECKOV_SKIPS = names.checkov_skips(
 )
 
 
-def llm_inference_service_manifest(p: ModelPlacement, storage_uri: str) -> dict[str, Any]:
-    """The model's LLMInferenceService; `storage_uri` is the cache's pvc:// (the config checks require it)."""
-    side = p.disaggregation
-    assert side is not None and storage_uri.startswith("pvc://"), "disaggregated placements read the cache"
-    decode = _pod(p, p.pool, p.resource, p.fit, p.host, "kv_consumer", DECODE_ENGINE_PORT)
+def llm_inference_service_manifest(p: ModelPlacement, side: Disaggregation, storage_uri: str) -> dict[str, Any]:
+    """The model's LLMInferenceService, `side` its prefill pool; `storage_uri` is the cache's pvc://
+    (ModelDeploymentArgs checks it)."""
+    decode = _pod(p, side, p.pool, p.resource, p.fit, p.host, "kv_consumer", DECODE_ENGINE_PORT)
     sidecar = {"requests": ROUTING_SIDECAR_RESOURCES, "limits": dict(ROUTING_SIDECAR_RESOURCES)}
     decode["initContainers"] = [{"name": ROUTING_SIDECAR, "resources": sidecar, "env": [no_gpu_env()]}]
-    prefill = _pod(p, side.pool, side.resource, side.fit, side.host, "kv_producer", POOL_TARGET_PORT)
+    prefill = _pod(p, side, side.pool, side.resource, side.fit, side.host, "kv_producer", POOL_TARGET_PORT)
     prefill["automountServiceAccountToken"] = False  # vLLM calls no Kubernetes API (decode's sidecar does)
     return {
         "apiVersion": API_VERSION,
@@ -251,10 +255,8 @@ def llm_inference_service_manifest(p: ModelPlacement, storage_uri: str) -> dict[
     }
 
 
-def pod_disruption_budget_manifests(p: ModelPlacement) -> list[dict[str, Any]]:
+def pod_disruption_budget_manifests(p: ModelPlacement, side: Disaggregation) -> list[dict[str, Any]]:
     """Drains take one pod of a pool at a time, for each pool of more than one pod (KSERVE_LLM_WORKLOAD_LABELS)."""
-    side = p.disaggregation
-    assert side is not None
     pools = (("decode", p.placement.max_replicas), ("prefill", side.spec.replicas))
     return [
         {

@@ -16,6 +16,7 @@ import pulumi_kubernetes as k8s
 
 from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import custom_resource
+from components.k8s.inputs import InputError
 from components.serving import llm_inference_service as llmisvc
 from components.serving.autoscaling import scaled_object_manifest
 from components.serving.deployment import (
@@ -28,19 +29,39 @@ from components.serving.deployment import (
 
 
 @dataclass(frozen=True, kw_only=True)
+class KedaScaling:
+    """What a KEDA-autoscaled placement needs: the release installing ScaledObject's CRD, and the Prometheus its
+    triggers query."""
+
+    release: pulumi.Resource
+    prometheus_url: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class ModelDeploymentArgs:
     cluster: ClusterHandle
     placement: ModelPlacement
     storage_uri: str
     # KServe's controller and runtimes, Volcano, the serving identity and the cache, when the region has them.
     depends_on: Sequence[pulumi.Resource]
-    # An LLMInferenceService's CRD, controller and the configs it is merged over (KServe.llm_inference_service).
+    # A disaggregated placement: the LLMInferenceService's CRD, controller and the configs it is merged over
+    # (KServe.llm_inference_service).
     llm_inference_service: Sequence[pulumi.Resource] = ()
-    keda: pulumi.Resource | None = None  # the release installing ScaledObject's CRD (Standard mode)
-    prometheus_url: str | None = None  # what KEDA queries; the config checks require it when a model autoscales
+    keda: KedaScaling | None = None  # a placement autoscaled by KEDA (Standard mode)
     # Federated: Karmada propagates the InferenceService and its PodDisruptionBudget to the cluster
     # (components/federation); the gang and the autoscaler stay the cluster's own.
     federated: bool = False
+
+    def __post_init__(self) -> None:
+        p = self.placement
+        if p.disaggregation is not None and not self.llm_inference_service:
+            raise InputError(
+                "llm_inference_service", f"{p.name} is disaggregated: pass the releases installing LLMInferenceService"
+            )
+        if p.disaggregation is not None and not self.storage_uri.startswith("pvc://"):
+            raise InputError("storage_uri", f"{p.name} is disaggregated: both pools read the cache's pvc://")
+        if p.autoscaler == "keda" and self.keda is None:
+            raise InputError("keda", f"{p.name} autoscales with KEDA: pass its release and the Prometheus it queries")
 
 
 class ModelDeployment(pulumi.ComponentResource):
@@ -76,16 +97,15 @@ class ModelDeployment(pulumi.ComponentResource):
             )
 
         self.inference_service = None
-        if p.disaggregation is not None:
+        if (side := p.disaggregation) is not None:
             # KServe's LLMInferenceService: both pools, its InferencePool and picker; fixed replicas.
             for manifest in llmisvc.network_policy_manifests(p):
                 network_policy(manifest, f"{cluster.name}-netpol-{manifest['metadata']['name']}")
-            assert args.llm_inference_service, "KServe installs the LLMInferenceService releases on serving clusters"
             custom(
-                llmisvc.llm_inference_service_manifest(p, args.storage_uri),
+                llmisvc.llm_inference_service_manifest(p, side, args.storage_uri),
                 crd_from=[*args.depends_on, *args.llm_inference_service],
             )
-            for budget in llmisvc.pod_disruption_budget_manifests(p):
+            for budget in llmisvc.pod_disruption_budget_manifests(p, side):
                 k8s.policy.v1.PodDisruptionBudget(
                     f"{cluster.name}-pdb-{budget['metadata']['name']}",
                     metadata=budget["metadata"],
@@ -107,13 +127,12 @@ class ModelDeployment(pulumi.ComponentResource):
                 spec=disruption_budget["spec"],
                 opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=on_cluster),
             )
-        if p.autoscaler == "keda":
-            assert args.keda is not None and args.prometheus_url, (
-                "the config checks require both where models autoscale"
-            )
+        if p.autoscaler == "keda" and args.keda is not None:  # checked with the args
             served = [self.inference_service] if self.inference_service is not None else []
             custom(
-                scaled_object_manifest(p, args.prometheus_url), crd_from=[args.keda], after=[*args.depends_on, *served]
+                scaled_object_manifest(p, args.keda.prometheus_url),
+                crd_from=[args.keda.release],
+                after=[*args.depends_on, *served],
             )
         self._register(p)
 

@@ -26,7 +26,7 @@ from components.addons.cert_manager import CertManager, CertManagerArgs
 from components.addons.gpu_operator import GpuOperator, GpuOperatorArgs
 from components.addons.kserve import KServe, KServeArgs
 from components.addons.model_cache import model_storage_uri
-from components.addons.volcano import Volcano, VolcanoArgs
+from components.addons.volcano import Volcano
 from components.aws.cluster_autoscaler import ClusterAutoscaler, ClusterAutoscalerArgs, scale_down_unneeded_seconds
 from components.aws.existing_cluster import ExistingEksCluster, ExistingEksClusterArgs
 from components.aws.gpu_node_group import EksGpuNodeGroup, EksGpuNodeGroupArgs
@@ -35,7 +35,7 @@ from components.catalog.peers import NAMESPACE_NAME_LABEL
 from components.checks.loader import config_key_issues, load_environment
 from components.config.base import ConfigError, Issue, join_path
 from components.config.environment import EnvironmentSpec
-from components.k8s.cluster import IrsaIdentity
+from components.k8s.cluster import ClusterHandle, IrsaIdentity
 from components.k8s.names import MODEL_SERVER_SERVICE_ACCOUNT, model_bucket_name
 from components.k8s.workload_identity import ServiceAccountRef
 from components.serving.deployment import model_placements
@@ -45,6 +45,7 @@ from components.serving.network_policies import policy
 from components.serving.runtimes import HTTP_PORT
 from platform_catalog.names import SERVING_NAMESPACE
 from stacks.config import engine_config, namespace_values
+from stacks.scheduling import volcano_args
 
 MODEL_SERVER = "model-server"  # the bucket's reader: the model servers' service account
 CLIENT_NAMESPACES = "clientNamespaces"  # this program's own key, beside the platform's
@@ -149,14 +150,26 @@ def main() -> None:
 
     aws_provider = aws.Provider(f"{region.name}-aws", region=region.region, default_tags={"tags": env.tags})
     on_aws = pulumi.ResourceOptions(providers={"aws": aws_provider})
-    found = ExistingEksCluster(region.name, ExistingEksClusterArgs(region=region, existing=existing), opts=on_aws)
+    found = ExistingEksCluster(
+        region.name,
+        ExistingEksClusterArgs(
+            aws_region=region.region,
+            cluster_name=existing.name,
+            node_role_arn=existing.node_role_arn or "",  # the config requires it with a GPU pool
+            subnets=existing.subnets,
+        ),
+        opts=on_aws,
+    )
     identity = IrsaIdentity(oidc_provider_arn=found.oidc_provider_arn, oidc_issuer=found.oidc_issuer)
-    cluster = replace(found.handle, cloud_provider=aws_provider, identity=identity)
+    cluster = replace(
+        ClusterHandle.of(found, name=existing.name, region=region), cloud_provider=aws_provider, identity=identity
+    )
 
     gpu_pool = EksGpuNodeGroup(
         f"{region.name}-{pool.name}",
         EksGpuNodeGroupArgs(
-            region=region,
+            zones=region.pool_zones(pool),
+            kubernetes_version=region.kubernetes_version,
             pool=pool,
             cluster_name=existing.name,
             label_domain=label_domain,
@@ -169,6 +182,7 @@ def main() -> None:
         region.name,
         ClusterAutoscalerArgs(
             cluster=cluster,
+            aws_region=region.region,
             cluster_name=existing.name,
             label_domain=label_domain,
             production=env.production,
@@ -180,7 +194,7 @@ def main() -> None:
 
     # What the model's pods need on the cluster: GPUs advertised, their scheduler, KServe and its certificates.
     GpuOperator(f"{region.name}-gpu-operator", GpuOperatorArgs(cluster=cluster))
-    volcano = Volcano(region.name, VolcanoArgs(cluster=cluster, env=env))
+    volcano = Volcano(region.name, volcano_args(env, region, cluster))
     cert_manager = []
     if not region.cert_manager.existing:
         cert_manager = [
@@ -188,7 +202,15 @@ def main() -> None:
                 region.name, CertManagerArgs(cluster=cluster, label_domain=label_domain, production=env.production)
             ).release
         ]
-    kserve = KServe(region.name, KServeArgs(cluster=cluster, label_domain=label_domain, cert_manager=cert_manager))
+    kserve = KServe(
+        region.name,
+        KServeArgs(
+            cluster=cluster,
+            label_domain=label_domain,
+            deployment_mode=region.serving.deployment_mode,
+            cert_manager=cert_manager,
+        ),
+    )
 
     # The weights: a bucket of this stack's, read by the model servers' service account through IRSA.
     bucket = model_bucket_name(env.model_store.bucket_prefix, stack, region.name)
@@ -200,7 +222,7 @@ def main() -> None:
             spec=env.model_store,
             production=env.production,
             identity=identity,
-            readers={MODEL_SERVER: ServiceAccountRef(SERVING_NAMESPACE, MODEL_SERVER_SERVICE_ACCOUNT)},
+            readers={MODEL_SERVER: ServiceAccountRef(namespace=SERVING_NAMESPACE, name=MODEL_SERVER_SERVICE_ACCOUNT)},
         ),
         opts=on_aws,
     )

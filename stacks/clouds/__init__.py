@@ -10,18 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, assert_never
+from typing import Any, Protocol, assert_never
 
 import pulumi
 
 from components.catalog.regions import Cloud
 from components.config.environment import EnvironmentSpec
 from components.config.region import RegionSpec
+from components.domain.model_bucket import S3BucketRef
 from components.k8s.cluster import ClusterHandle
 from components.k8s.workload_identity import ServiceAccountRef
-
-if TYPE_CHECKING:
-    from components.domain.model_bucket import S3BucketRef
 
 
 def platform_tags(env: EnvironmentSpec, region: RegionSpec, stack: str) -> dict[str, str]:
@@ -30,41 +28,39 @@ def platform_tags(env: EnvironmentSpec, region: RegionSpec, stack: str) -> dict[
 
 
 @dataclass(frozen=True, kw_only=True)
-class ModelStoreRef:
-    """A region's model bucket as cross-region wiring needs it, from this stack or another stack's outputs."""
+class GcsBucketRef:
+    """A GCS model bucket as cross-region wiring sees it: a Storage Transfer job's sink."""
 
-    cloud: Cloud
-    bucket: pulumi.Input[str]  # S3 bucket id / GCS bucket name
-    arn: pulumi.Input[str] | None = None  # S3 only: the bucket's and its KMS key's ARNs
-    key_arn: pulumi.Input[str] | None = None
-    ready: tuple[pulumi.Resource, ...] = ()  # in this stack: what replication waits for (versioning)
+    bucket: pulumi.Input[str]  # the bucket's name
 
-    def s3(self) -> S3BucketRef:
-        from components.domain.model_bucket import S3BucketRef
 
-        assert self.cloud == "aws" and self.arn is not None and self.key_arn is not None
-        return S3BucketRef(bucket_id=self.bucket, bucket_arn=self.arn, key_arn=self.key_arn, ready=self.ready)
+ModelStoreRef = S3BucketRef | GcsBucketRef
+"""A region's model bucket as cross-region wiring needs it, from this stack or another stack's outputs: one kind per
+cloud (an S3 bucket is a replication source or destination, and carries its ARNs)."""
 
-    @staticmethod
-    def from_output(cloud: Cloud, output: pulumi.Output[dict[str, Any]]) -> ModelStoreRef:
-        """From another stack's `modelStore` output (model_store_output)."""
-        bucket = output.apply(lambda o: o["bucket"])
-        match cloud:
-            case "aws":
-                arn, key_arn = output.apply(lambda o: o["arn"]), output.apply(lambda o: o["keyArn"])
-                return ModelStoreRef(cloud=cloud, bucket=bucket, arn=arn, key_arn=key_arn)
-            case "gcp":
-                return ModelStoreRef(cloud=cloud, bucket=bucket)
-            case other:
-                assert_never(other)
+
+def model_store_ref(cloud: Cloud, output: pulumi.Output[dict[str, Any]]) -> ModelStoreRef:
+    """From another stack's `modelStore` output (model_store_output)."""
+    bucket = output.apply(lambda o: o["bucket"])
+    match cloud:
+        case "aws":
+            arn, key_arn = output.apply(lambda o: o["arn"]), output.apply(lambda o: o["keyArn"])
+            return S3BucketRef(bucket_id=bucket, bucket_arn=arn, key_arn=key_arn)
+        case "gcp":
+            return GcsBucketRef(bucket=bucket)
+        case other:
+            assert_never(other)
 
 
 def model_store_output(ref: ModelStoreRef) -> dict[str, pulumi.Input[str]]:
     """What the global stack reads of a region's bucket."""
-    out = {"cloud": ref.cloud, "bucket": ref.bucket}
-    if ref.arn is not None and ref.key_arn is not None:
-        out |= {"arn": ref.arn, "keyArn": ref.key_arn}
-    return out
+    match ref:
+        case S3BucketRef():
+            return {"cloud": "aws", "bucket": ref.bucket_id, "arn": ref.bucket_arn, "keyArn": ref.key_arn}
+        case GcsBucketRef():
+            return {"cloud": "gcp", "bucket": ref.bucket}
+        case other:
+            assert_never(other)
 
 
 @dataclass(frozen=True, kw_only=True)

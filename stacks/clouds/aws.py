@@ -12,13 +12,15 @@ from components.aws.cluster_autoscaler import ClusterAutoscaler, ClusterAutoscal
 from components.aws.eks import EksCluster, EksClusterArgs
 from components.aws.existing_cluster import ExistingEksCluster, ExistingEksClusterArgs
 from components.aws.gpu_node_group import EksGpuNodeGroup, EksGpuNodeGroupArgs, EksNodeTarget
-from components.aws.network import AwsNetwork, AwsNetworkArgs
+from components.aws.network import AwsNetwork, AwsNetworkArgs, ZoneSubnets
+from components.config.deployer import admitted_cidrs, deployer_of
 from components.config.environment import EnvironmentSpec
 from components.config.region import RegionSpec
+from components.domain.model_bucket import S3BucketRef
 from components.k8s.cluster import ClusterHandle, IrsaIdentity
 from components.k8s.workload_identity import ServiceAccountRef
 from components.serving.deployment import model_placements
-from stacks.clouds import ModelStore, ModelStoreRef, platform_tags
+from stacks.clouds import ModelStore, platform_tags
 
 
 def provider(
@@ -45,7 +47,16 @@ def network(
 
 
 def _network(region: RegionSpec, cluster_name: str, opts: pulumi.ResourceOptions) -> AwsNetwork:
-    return AwsNetwork(region.name, AwsNetworkArgs(region=region, cluster_name=cluster_name), opts=opts)
+    private, public = region.subnet_plan()
+    args = AwsNetworkArgs(
+        cluster_name=cluster_name,
+        cidr=region.network.cidr,
+        subnets={
+            zone: ZoneSubnets(private=p, public=q) for zone, p, q in zip(region.zones, private, public, strict=True)
+        },
+        nat=region.network.nat,
+    )
+    return AwsNetwork(region.name, args, opts=opts)
 
 
 def model_store(
@@ -61,14 +72,21 @@ def model_store(
 
     store = S3ModelStore(
         region.name,
-        S3ModelStoreArgs(bucket, region.region, env.model_store, env.production, cluster.irsa(), dict(readers)),
+        S3ModelStoreArgs(
+            bucket_name=bucket,
+            aws_region=region.region,
+            spec=env.model_store,
+            production=env.production,
+            identity=cluster.irsa(),
+            readers=dict(readers),
+        ),
         opts=pulumi.ResourceOptions(parent=parent, providers=cluster.cloud_providers),
     )
     return ModelStore(
         component=store,
         identities={label: role.arn for label, role in store.reader_roles.items()},
-        ref=ModelStoreRef(
-            cloud="aws", bucket=store.bucket.id, arn=store.bucket.arn, key_arn=store.key.arn, ready=(store.versioning,)
+        ref=S3BucketRef(
+            bucket_id=store.bucket.id, bucket_arn=store.bucket.arn, key_arn=store.key.arn, ready=(store.versioning,)
         ),
     )
 
@@ -78,38 +96,60 @@ def cluster(
 ) -> ClusterHandle:
     provider_ = provider(env, region, stack, parent)
     opts = pulumi.ResourceOptions(parent=parent, providers={"aws": provider_})
-    if region.cluster.existing is not None:
+    existing_spec = region.cluster.existing
+    handle: ClusterHandle
+    if existing_spec is not None:
         existing = ExistingEksCluster(
-            region.name, ExistingEksClusterArgs(region=region, existing=region.cluster.existing), opts=opts
+            region.name,
+            ExistingEksClusterArgs(
+                aws_region=region.region,
+                cluster_name=existing_spec.name,
+                node_role_arn=existing_spec.node_role_arn or "",  # only GPU node groups need it (check_region)
+                subnets=existing_spec.subnets,
+            ),
+            opts=opts,
         )
-        base, target = existing.handle, existing.target
+        target = existing.target
         identity = IrsaIdentity(oidc_provider_arn=existing.oidc_provider_arn, oidc_issuer=existing.oidc_issuer)
-        egress_ips = pulumi.Output.from_input([str(ip) for ip in region.cluster.existing.egress_ips])
-        network_id = target.vpc_id  # its API's answer: where an internal gateway's private zone is answered
+        handle = ClusterHandle.of(
+            existing,
+            name=existing_spec.name,
+            region=region,
+            egress_ips=pulumi.Output.from_input([str(ip) for ip in existing_spec.egress_ips]),
+            network_id=target.vpc_id,  # its API's answer: where an internal gateway's private zone is answered
+        )
     else:
         network = _network(region, cluster_name, opts)
         eks = EksCluster(
             region.name,
             EksClusterArgs(
-                region=region,
+                aws_region=region.region,
+                kubernetes_version=region.kubernetes_version,
                 cluster_name=cluster_name,
                 network=network,
+                services_cidr=region.network.services_cidr,
+                public_cidrs=region.api_access.public_cidrs,
+                deployer_cidrs=admitted_cidrs(region),
+                deployer_private_link=deployer_of(region).kind == "privateLink",
+                system_pool=region.system_pool,
                 label_domain=env.label_domain,
                 production=env.production,
                 access=env.stacks.access,
             ),
             opts=opts,
         )
-        base, target = eks.handle, EksNodeTarget.of(eks, network)
+        target = EksNodeTarget.of(eks, network)
         identity = IrsaIdentity(oidc_provider_arn=eks.oidc_provider.arn, oidc_issuer=eks.oidc_issuer)
-        egress_ips = network.egress_ips
-        network_id = network.vpc_id
+        handle = ClusterHandle.of(
+            eks, name=cluster_name, region=region, egress_ips=network.egress_ips, network_id=network.vpc_id
+        )
     placements = model_placements(env, region)
     node_groups = [
         EksGpuNodeGroup(
             f"{region.name}-{pool.name}",
             EksGpuNodeGroupArgs(
-                region=region,
+                zones=region.pool_zones(pool),
+                kubernetes_version=region.kubernetes_version,
                 pool=pool,
                 cluster_name=cluster_name,
                 label_domain=env.label_domain,
@@ -122,12 +162,13 @@ def cluster(
         )
         for pool in region.gpu_pools
     ]
-    handle = replace(base, cloud_provider=provider_, identity=identity, egress_ips=egress_ips, network_id=network_id)
+    handle = replace(handle, cloud_provider=provider_, identity=identity)
     if node_groups:
         ClusterAutoscaler(
             region.name,
             ClusterAutoscalerArgs(
                 cluster=handle,
+                aws_region=region.region,
                 cluster_name=cluster_name,
                 label_domain=env.label_domain,
                 production=env.production,

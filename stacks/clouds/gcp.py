@@ -4,19 +4,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
+from ipaddress import IPv4Network
 
 import pulumi
 import pulumi_gcp as gcp
 
+from components.config.deployer import private_link_cidrs
 from components.config.environment import EnvironmentSpec
-from components.config.region import RegionSpec
+from components.config.region import RegionSpec, gpu_nic_cidr
 from components.gcp.existing_cluster import ExistingGkeCluster, ExistingGkeClusterArgs
 from components.gcp.gke import GkeCluster, GkeClusterArgs
 from components.gcp.gpu_node_pool import GkeGpuNodePool, GkeGpuNodePoolArgs
-from components.gcp.network import GcpNetwork, GcpNetworkArgs
+from components.gcp.network import GcpLocation, GcpNetwork, GcpNetworkArgs
 from components.k8s.cluster import ClusterHandle, GkeIdentity
+from components.k8s.inputs import InputError
 from components.k8s.workload_identity import ServiceAccountRef
-from stacks.clouds import ModelStore, ModelStoreRef, platform_tags
+from stacks.clouds import GcsBucketRef, ModelStore, platform_tags
 
 
 def provider(
@@ -43,25 +46,23 @@ def model_store(
 ) -> ModelStore:
     from components.gcp.model_store import GcsModelStore, GcsModelStoreArgs
 
-    assert region.project is not None, "check_region: required on GCP"
     store = GcsModelStore(
         region.name,
         GcsModelStoreArgs(
-            bucket,
-            region.project,
-            region.region,
-            cluster.name,
-            env.model_store,
-            env.production,
-            cluster.gke_identity(),
-            dict(readers),
+            bucket_name=bucket,
+            location=location(region),
+            cluster_name=cluster.name,
+            spec=env.model_store,
+            production=env.production,
+            identity=cluster.gke_identity(),
+            readers=dict(readers),
         ),
         opts=pulumi.ResourceOptions(parent=parent, providers=cluster.cloud_providers),
     )
     return ModelStore(
         component=store,
         identities={label: account.email for label, account in store.reader_accounts.items()},
-        ref=ModelStoreRef(cloud="gcp", bucket=store.bucket.name),
+        ref=GcsBucketRef(bucket=store.bucket.name),
     )
 
 
@@ -76,8 +77,28 @@ def network(
     )
 
 
+def location(region: RegionSpec) -> GcpLocation:
+    """The region entry's project and region (check_region requires the project on GCP)."""
+    return GcpLocation(project=region.project or "", region=region.region)
+
+
+def _cidr(argument: str, cidr: IPv4Network | None) -> IPv4Network:
+    """A range GKE needs that the config leaves optional for AWS (check_region requires it on GCP)."""
+    if cidr is None:
+        raise InputError(argument, "GKE needs this range (regions[].network)")
+    return cidr
+
+
 def _network(region: RegionSpec, cluster_name: str, opts: pulumi.ResourceOptions) -> GcpNetwork:
-    return GcpNetwork(region.name, GcpNetworkArgs(region=region, cluster_name=cluster_name), opts=opts)
+    network = region.network
+    args = GcpNetworkArgs(
+        location=location(region),
+        cluster_name=cluster_name,
+        node_cidr=network.cidr,
+        pods_cidr=_cidr("pods_cidr", network.pods_cidr),
+        services_cidr=_cidr("services_cidr", network.services_cidr),
+    )
+    return GcpNetwork(region.name, args, opts=opts)
 
 
 def cluster(
@@ -86,36 +107,54 @@ def cluster(
     provider_ = provider(env, region, stack, parent)
     opts = pulumi.ResourceOptions(parent=parent, providers={"gcp": provider_})
     existing_spec = region.cluster.existing
+    handle: ClusterHandle
     if existing_spec is not None:
         existing = ExistingGkeCluster(
-            region.name, ExistingGkeClusterArgs(region=region, existing=existing_spec), opts=opts
+            region.name,
+            ExistingGkeClusterArgs(location=location(region), cluster_name=existing_spec.name),
+            opts=opts,
         )
-        base, workload_pool = existing.handle, existing.workload_pool
+        handle = ClusterHandle.of(
+            existing,
+            name=existing_spec.name,
+            region=region,
+            egress_ips=pulumi.Output.from_input([str(ip) for ip in existing_spec.egress_ips]),
+        )
+        workload_pool = existing.workload_pool
         node_cluster, node_account = existing_spec.name, existing_spec.node_service_account or ""
-        egress_ips = pulumi.Output.from_input([str(ip) for ip in existing_spec.egress_ips])
-        network_id = None
     else:
         network = _network(region, cluster_name, opts)
         gke = GkeCluster(
             region.name,
             GkeClusterArgs(
-                region=region,
+                location=location(region),
+                zones=region.zones,
+                kubernetes_version=region.kubernetes_version,
                 cluster_name=cluster_name,
                 network=network,
+                node_cidr=region.network.cidr,
+                control_plane_cidr=_cidr("control_plane_cidr", region.network.control_plane_cidr),
+                public_cidrs=region.api_access.public_cidrs,
+                private_link_cidrs=private_link_cidrs(region),
+                multi_networking=any(p.gpu_direct for p in region.gpu_pools),
+                system_pool=region.system_pool,
                 label_domain=env.label_domain,
                 production=env.production,
             ),
             opts=opts,
         )
-        base, workload_pool = gke.handle, gke.workload_pool
+        handle = ClusterHandle.of(
+            gke, name=cluster_name, region=region, egress_ips=network.egress_ips, network_id=network.network.id
+        )
+        workload_pool = gke.workload_pool
         node_cluster, node_account = gke.cluster.name, gke.node_service_account.email
-        egress_ips = network.egress_ips
-        network_id = network.network.id
     for pool in region.gpu_pools:
         GkeGpuNodePool(
             f"{region.name}-{pool.name}",
             GkeGpuNodePoolArgs(
-                region=region,
+                location=location(region),
+                zones=region.pool_zones(pool),
+                gpu_nic_cidr=gpu_nic_cidr(region.network) if pool.gpu_direct else None,
                 pool=pool,
                 cluster_name=cluster_name,
                 label_domain=env.label_domain,
@@ -124,10 +163,4 @@ def cluster(
             ),
             opts=opts,
         )
-    return replace(
-        base,
-        cloud_provider=provider_,
-        identity=GkeIdentity(workload_pool=workload_pool),
-        egress_ips=egress_ips,
-        network_id=network_id,
-    )
+    return replace(handle, cloud_provider=provider_, identity=GkeIdentity(workload_pool=workload_pool))

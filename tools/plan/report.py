@@ -212,7 +212,7 @@ def _placement(plan: Plan, region: RegionSpec, pool: GpuPoolSpec) -> str:
     if not uses_placement_group(pool):
         return zones
     kind = CLOUDS[region.cloud].compact_placement
-    return f"{kind} `{placement_group_name(cluster_name(plan.environment, region), pool)}` in {zones}"
+    return f"{kind} `{placement_group_name(cluster_name(plan.environment, region), pool.name)}` in {zones}"
 
 
 def _image_pull(plan: Plan, region: RegionSpec, pool: GpuPoolSpec) -> str:
