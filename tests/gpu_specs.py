@@ -31,9 +31,10 @@ _CLOUD = {
 }
 
 
-def pool(name: str, machine_type: str, max_size: int = 2, **fields: Any) -> GpuPoolSpec:
-    """A pool of the machine type's cloud (its region entry's cloud decides which keys a pool takes)."""
-    model = {"aws": AwsGpuPoolSpec, "gcp": GcpGpuPoolSpec}[MACHINES[machine_type].cloud]
+def pool(name: str, machine_type: str, max_size: int = 2, *, cloud: str | None = None, **fields: Any) -> GpuPoolSpec:
+    """A pool of the machine type's cloud, or of `cloud` for a type the catalog does not know (its region entry's
+    cloud decides which keys a pool takes)."""
+    model = {"aws": AwsGpuPoolSpec, "gcp": GcpGpuPoolSpec}[cloud or MACHINES[machine_type].cloud]
     return model.model_validate({"name": name, "machineType": machine_type, "maxSize": max_size, **fields})
 
 

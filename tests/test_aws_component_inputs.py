@@ -70,7 +70,7 @@ def _node_group(machine_type: str, zones=("us-east-1a",), version: str = "1.33",
         EksGpuNodeGroupArgs(
             zones=list(zones),
             kubernetes_version=version,
-            pool=pool("l40s", machine_type, **fields),
+            pool=pool("l40s", machine_type, cloud="aws", **fields),
             cluster_name="team",
             label_domain="example.com",
             target=TARGET,

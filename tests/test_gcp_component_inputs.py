@@ -48,7 +48,7 @@ def _node_pool(machine_type: str, **fields) -> None:
         GkeGpuNodePoolArgs(
             location=HERE,
             zones=["us-central1-a"],
-            pool=pool("l4", machine_type, **fields),
+            pool=pool("l4", machine_type, cloud="gcp", **fields),
             cluster_name="team",
             label_domain="example.com",
             cluster="team",
