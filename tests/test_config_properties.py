@@ -188,7 +188,11 @@ def test_a_key_of_the_other_cloud_is_an_unknown_key(index):
     """Every key only the other cloud's region entries take, set on a region entry, its network, its first GPU pool
     or its existing cluster, is refused as an unknown key at that key's path, and nothing else is reported."""
     cloud = ENVIRONMENTS["prod"]["regions"][index]["cloud"]
-    for where, key in _foreign_keys(cloud):
+    foreign = _foreign_keys(cloud)
+    # counted by hand: project, nodeServiceAccount, gkePartitionSize, gpuDirect, acceleratorCidr, controlPlaneCidr,
+    # podsCidr on an AWS entry; nodeRoleArn, subnets, efa, imagePull, nat on a GCP one
+    assert len(foreign) == {"aws": 7, "gcp": 5}[cloud]
+    for where, key in foreign:
         raw = copy.deepcopy(ENVIRONMENTS["prod"])
         parent = raw["regions"][index]
         at = f"regions[{index}]"
