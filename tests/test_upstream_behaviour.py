@@ -100,6 +100,7 @@ from components.catalog.upstream import (
     PULUMI_POLICY_PACK_RUNS_FROM_ITS_FOLDER,
     PULUMI_POLICY_PUBLISH_UPLOADS_THE_FOLDER,
     PULUMI_REPLACES_ON_CHANGES_AS_TOLD,
+    PULUMI_SDK_WALKS_THE_STACK_PER_REGISTRATION,
     PULUMI_SERVICE_AWAITS_SETTLED_ENDPOINTS,
     REPOSITORIES_SERVE_PINS,
     S3_MISSING_KEY_IS_404_ONLY_IF_LISTABLE,
@@ -2431,3 +2432,39 @@ def test_a_webhook_services_patch_changes_when_its_release_upgrades():
     assert digest != release_digest(
         CHARTS["kserve-resources"], {"basic": {"image_tag_version": "v1.15.1"}, "custom": {"a": 1, "b": 2}}
     )
+
+
+def test_the_sdk_walks_the_call_stack_per_registration_and_the_offline_plan_does_not():
+    """The SDK extracts the whole call stack for each registration, only for the request's source fields (the
+    fact); the offline engine, whose monitor never reads them, skips the walk while a program runs, and only then."""
+    import inspect
+
+    from pulumi.runtime import resource as sdk_resource
+
+    from tools.plan.engine import evaluate
+
+    assert PULUMI_SDK_WALKS_THE_STACK_PER_REGISTRATION.name in FACTS
+    walk = sdk_resource._get_stack_trace
+    assert "traceback.extract_stack()" in inspect.getsource(walk)
+    for sdk_function in (sdk_resource.register_resource, sdk_resource.read_resource):
+        source = inspect.getsource(sdk_function)
+        assert "stack_trace = _get_stack_trace()" in source, sdk_function.__name__
+        assert "stackTrace=stack_trace" in source and "sourcePosition=source_position" in source
+
+    class Resource:  # the SDK's shape: Resource < Custom/ComponentResource < a concrete class, three __init__s
+        def __init__(self) -> None:
+            self.frames = len(sdk_resource._get_stack_trace().frames)
+
+    class Custom(Resource):
+        def __init__(self) -> None:
+            super().__init__()
+
+    class Concrete(Custom):
+        def __init__(self) -> None:
+            super().__init__()
+
+    assert Concrete().frames > 0  # outside an evaluation: the SDK's walk, every frame below the constructors
+    during = []
+    evaluate(lambda: during.append(Concrete().frames), project="p", stack="s", config={})
+    assert during == [0]
+    assert sdk_resource._get_stack_trace is walk  # put back

@@ -940,6 +940,17 @@ KSERVE_AND_VOLCANO_WEBHOOK_SERVICES = _fact(
     "cert-manager chart values startupapicheck.enabled (conformance/upstream/cert-manager/v1.21.1/chart-cert-manager.values.yaml L272-L273)",
 )
 
+PULUMI_SDK_WALKS_THE_STACK_PER_REGISTRATION = _fact(
+    "pulumi-python-sdk-walks-the-call-stack-per-registration",
+    "The Python SDK (3.272.0) builds a source stack trace for every resource it registers or reads: "
+    "`traceback.extract_stack()` of the whole call stack (every frame's source line looked up), then a file URI and "
+    "line per frame below the resource's constructors, sent as the request's `sourcePosition` and `stackTrace` for "
+    "the engine's diagnostics. It costs per frame, so a resource declared deep in components costs more; nothing "
+    "else in the SDK reads it.",
+    "pulumi 3.272.0 (installed): pulumi/runtime/resource.py _get_stack_trace L741-778, _get_source_position "
+    "L781-791, read_resource L833-837 and L884-885, register_resource L1160-1161 and L1316-1317",
+)
+
 EKS_ACCESS_ENTRIES = _fact(
     "eks-api-authentication-admits-only-access-entries",
     "With `authenticationMode: API` only IAM principals with an access entry can use an EKS cluster; "
