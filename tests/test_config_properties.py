@@ -89,6 +89,7 @@ def test_validation_either_accepts_or_names_a_key_for_every_problem(case):
             assert top in raw or top in ENVIRONMENTS["prod"] or top in ENVIRONMENTS["dev"] or not top, issue
 
 
+@pytest.mark.plan
 @settings(
     max_examples=12,
     deadline=None,

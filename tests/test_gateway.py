@@ -544,6 +544,7 @@ def test_secure_config_placeholders_plan_as_secrets():
     assert "[secret]" not in plan.evaluation.secret_values
 
 
+@pytest.mark.plan
 def test_pool_of_a_multi_node_model_selects_only_replica_heads():
     """Workers of a multi-node replica carry the model's labels but do not serve on the target port."""
     plan = plan_config(_multi_node_prod())

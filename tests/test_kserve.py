@@ -550,6 +550,7 @@ def test_a_replica_over_two_efa_nodes_is_a_gang_with_ray_workers(upstream):
     assert pod_group_manifest(model_placement(env, env.models[1], env.models[1].placements[0])) is None
 
 
+@pytest.mark.plan
 def test_knative_mode_scales_with_knative_and_installs_no_keda():
     config = environment_config("dev")
     config["inference-platform:regions"][0]["serving"] = {"deploymentMode": "Knative"}
@@ -593,6 +594,7 @@ def test_the_llm_rules_check_every_model_server(env_plan):
         assert not evaluation.of(rule), [f.message for f in evaluation.of(rule)]
 
 
+@pytest.mark.plan
 @pytest.mark.parametrize("env", ["dev", "prod"])
 def test_components_per_model_placement(env, request):
     plan = request.getfixturevalue(f"{env}_plan")

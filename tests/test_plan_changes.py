@@ -419,6 +419,7 @@ def test_the_facts_name_the_installed_provider_versions():
         assert info["pin"] == version(info["package"].replace("-", "_")), f"{info['package']}: regenerate the facts"
 
 
+@pytest.mark.plan
 @pytest.mark.parametrize("env", ["dev", "prod"])
 def test_the_example_environments_use_only_types_the_facts_cover(env, request):
     document = plan_document(request.getfixturevalue(f"{env}_plan"))
@@ -575,6 +576,7 @@ def prod_l40s_bigger():
     return plan_config(config, stack="prod")
 
 
+@pytest.mark.plan
 def test_the_example_prod_diff_of_a_pool_machine_type_change(prod_l40s_bigger):
     base = plan_document(plan_config(environment_config("prod"), stack="prod"))  # planned the same way as the head
     head = plan_document(prod_l40s_bigger)

@@ -49,6 +49,7 @@ def _named(resources, type_, name):
     return next(r for r in resources if r.type == type_ and r.name == name)
 
 
+@pytest.mark.plan
 @pytest.mark.parametrize(
     ("env", "rule", "change"),
     [
@@ -242,6 +243,7 @@ def _session_plans(monkeypatch):
     )
 
 
+@pytest.mark.plan
 def test_plan_writes_policy_artifacts(tmp_path, fixture_project):
     assert plan_main(["prod", "--project-dir", str(fixture_project), "--out", str(tmp_path), "--quiet"]) == 0
     findings = json.loads((tmp_path / "policy.json").read_text())
@@ -254,6 +256,7 @@ def test_plan_writes_policy_artifacts(tmp_path, fixture_project):
     assert "| eks-endpoint-not-public | high | mandatory | 2 | 0 | 0 | pass |" in md
 
 
+@pytest.mark.plan
 def test_plan_exits_1_on_a_mandatory_violation(tmp_path, monkeypatch, capsys, fixture_project):
     """A violation the real components cannot produce (yet): force one into the plan's resources."""
     import policies.offline as offline
@@ -281,6 +284,7 @@ def test_plan_exits_1_on_a_mandatory_violation(tmp_path, monkeypatch, capsys, fi
     assert "Policy **rejected**" in (tmp_path / "plan.md").read_text()
 
 
+@pytest.mark.plan
 def test_plan_policy_config_overrides_enforcement(tmp_path, monkeypatch, fixture_project):
     import policies.offline as offline
 

@@ -557,6 +557,7 @@ def test_a_wave_whose_models_no_test_reached_stops_the_rollout(project):
     )
 
 
+@pytest.mark.plan
 def test_only_a_wave_with_models_and_no_test_is_untested():
     spec = prod_spec()
     slo = spec.rollout.slo
@@ -570,6 +571,7 @@ def test_only_a_wave_with_models_and_no_test_is_untested():
     assert untested_wave("global", [NotTested(None, "the global wave creates no gateway of its own")]) is None
 
 
+@pytest.mark.plan
 def test_a_gateway_the_runner_cannot_reach_is_not_load_tested():
     """As the health gate: an internal gateway is called only from inside its network (tools/rollout/reach.py)."""
     spec = prod_spec(("set", "tenants[4].models", ["llama-3-1-8b", "mistral-7b-trt"]))
@@ -586,6 +588,7 @@ def test_a_gateway_the_runner_cannot_reach_is_not_load_tested():
 # --- what the plan and the dry run show ---------------------------------------------------------------------------
 
 
+@pytest.mark.plan
 def test_plan_md_lists_the_gate_per_wave():
     from tools.plan.slo_section import slo_section
 
@@ -600,6 +603,7 @@ def test_plan_md_lists_the_gate_per_wave():
     assert slo_section(plan_for("dev")) == ""  # dev sets no rollout.slo
 
 
+@pytest.mark.plan
 def test_the_dry_run_lists_the_slo_gate_and_sends_nothing(project):
     from tools.rollout.__main__ import main
 
@@ -648,6 +652,7 @@ def test_the_pack_is_told_the_gates_tenant_and_models():
     assert spec_settings(load_environment(raw_environment("dev")))["rolloutSloTenant"] is None
 
 
+@pytest.mark.plan
 def test_prods_plan_passes_the_slo_tenant_rule():
     from policies.offline import evaluate_plan, plan_settings
 
@@ -662,6 +667,7 @@ def test_prods_plan_passes_the_slo_tenant_rule():
     }
 
 
+@pytest.mark.plan
 def test_admitting_the_slo_tenant_to_another_model_fails_prods_plan():
     from policies.framework import evaluate_stack
     from policies.offline import plan_resources, plan_settings
