@@ -18,13 +18,12 @@ import pytest
 
 from components.catalog.bringup import FACTS, BringUpFact
 from components.config.stackfile import stack_config_from_mapping
-from tests.harness import ENVIRONMENTS_DIR, PROJECT
+from tests.harness import ENVIRONMENTS_DIR, PROJECT, plan_for
 from tools.plan.engine import PlannedResource
 from tools.plan.model import Plan
 from tools.plan.runner import PROJECT_DIR
 from tools.plan.stackfile import load_stack_config
 from tools.rollout import bootstrap, bringup
-from tools.rollout.__main__ import offline_plans
 from tools.rollout.bringup import Report, check_bring_up, stack_own_configs
 from tools.rollout.gates import offline_gates
 from tools.rollout.health import Check, Target
@@ -34,8 +33,10 @@ ENV = "prod"
 
 @pytest.fixture(scope="module")
 def prod():
-    env, plans = offline_plans(PROJECT_DIR, ENV, out_dir=None, config_dir=ENVIRONMENTS_DIR)
-    return env, plans
+    """The fixture prod's environment and its stacks' plans (what the rollout's offline_plans returns), from the
+    session's one plan of prod."""
+    plan = plan_for(ENV)
+    return plan.spec, plan.stacks
 
 
 def check(

@@ -12,16 +12,17 @@ import dataclasses
 
 import pytest
 
-from tests.harness import ENVIRONMENTS_DIR
-from tools.plan.runner import PROJECT_DIR
-from tools.rollout.__main__ import offline_plans
+from tests.harness import plan_for
 
 SIGNED = "tls:index/locallySignedCert:LocallySignedCert"
 
 
 @pytest.fixture(scope="module")
 def prod():
-    return offline_plans(PROJECT_DIR, "prod", out_dir=None, config_dir=ENVIRONMENTS_DIR)
+    """The fixture prod's environment and its stacks' plans (what the rollout's offline_plans returns), from the
+    session's one plan of prod."""
+    plan = plan_for("prod")
+    return plan.spec, plan.stacks
 
 
 @pytest.mark.plan
