@@ -73,6 +73,7 @@ def mutated_configs(draw) -> tuple[str, dict, str]:
     return env, raw, f"{kind} {'.'.join(map(str, path))}"
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, derandomize=True, database=None)
 @given(mutated_configs())
 def test_validation_either_accepts_or_names_a_key_for_every_problem(case):

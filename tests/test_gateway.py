@@ -506,6 +506,7 @@ def provider_plan():
     )
 
 
+@pytest.mark.slow
 def test_external_providers_get_backends_with_their_credentials(provider_plan, upstream):
     objects = {(r.inputs["kind"], r.inputs["metadata"]["name"]): r.inputs for r in provider_plan.kubernetes_objects()}
     assert objects[("AIServiceBackend", "openai")]["spec"]["schema"] == {"name": "OpenAI"}

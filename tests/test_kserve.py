@@ -520,6 +520,7 @@ def test_without_the_cache_vllm_streams_from_the_bucket_and_triton_downloads():
     assert _model(inference_service_manifest(triton, gcs))["storageUri"] == gcs
 
 
+@pytest.mark.slow
 def test_a_replica_over_two_efa_nodes_is_a_gang_with_ray_workers(upstream):
     env = load_environment(_multi_node_prod())
     p = model_placement(env, env.models[0], env.models[0].placements[0])

@@ -400,6 +400,7 @@ def _sdk_has(token: str, path: str) -> bool:
     return True
 
 
+@pytest.mark.slow
 def test_every_force_new_path_is_an_input_of_the_pinned_sdk():
     """A rename in a provider upgrade leaves a fact naming no input: regenerate (python -m tools.provider_facts)."""
     missing = [

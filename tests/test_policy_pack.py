@@ -219,6 +219,7 @@ def test_broken_environment_is_rejected_with_the_rules_named():
     assert "Principal '*' without a condition" in by_rule["s3-no-public-grants"].message
 
 
+@pytest.mark.slow
 def test_fixture_custom_resources_match_upstream_crds(upstream):
     checked = 0
     for r in compliant():
@@ -399,6 +400,7 @@ def _diagnostics(response) -> list[tuple[str, int, str, str]]:
     return [(d.policyName, d.enforcementLevel, d.urn, d.message) for d in response.diagnostics]
 
 
+@pytest.mark.slow
 def test_pack_describes_every_rule(analyzer):
     from google.protobuf import empty_pb2
 
@@ -438,6 +440,7 @@ def test_pack_turns_unknowns_into_advisory_cannot_check(analyzer):
     assert "cannot check" in message and "vpcConfig.endpointPublicAccess" in message
 
 
+@pytest.mark.slow
 def test_pack_runs_stack_rules_at_preview(analyzer):
     """The compliant stack with every bucket id unknown (preview) passes; the broken environment does not."""
     preview = compliant()

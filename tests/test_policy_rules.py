@@ -2807,6 +2807,7 @@ def test_gpu_products_are_recognized_by_their_feature_discovery_name():
     assert "on A100-80GB, which has no FP8" in finding.message
 
 
+@pytest.mark.slow
 def test_any_unknown_input_never_crashes_a_rule():
     """Every top-level input of every resource, in turn, unknown: no rule fails."""
     base = compliant()

@@ -283,6 +283,7 @@ def load(sim: SseSimulator, bounds: Bounds, key: str = "sim-key", models=("m",),
     return samples, seconds, measure(samples, seconds)
 
 
+@pytest.mark.slow
 def test_streams_are_measured_within_the_simulators_latencies():
     with SseSimulator(ttft=0.08, itl=0.01) as sim:
         samples, _, measured = load(
@@ -299,6 +300,7 @@ def test_streams_are_measured_within_the_simulators_latencies():
     assert sim.received[0].authorization == "Bearer sim-key"
 
 
+@pytest.mark.slow
 def test_tokens_are_counted_from_usage_when_a_chunk_carries_several():
     """With speculative decoding a chunk carries several tokens: the usage chunk's count makes TPOT per token."""
     # Chunks 200 ms apart, so a loaded machine's delays (tens of ms) cannot blur per token into per chunk.
@@ -322,6 +324,7 @@ def test_the_request_cap_bounds_a_test():
     assert len(samples) == 7 and len(sim.received) == 7
 
 
+@pytest.mark.slow
 def test_the_duration_bounds_a_test():
     """No request starts after the duration; those in flight finish: at most duration + one request."""
     with SseSimulator(ttft=0.3, itl=0.0, tokens=lambda _: 2) as sim:
@@ -358,6 +361,7 @@ def test_failures_are_counted_by_kind(failure, error):
     assert all(s.ok for s in samples[::2])
 
 
+@pytest.mark.slow
 def test_a_kept_alive_connection_gives_each_request_its_whole_timeout():
     """The first request ends 0.4 s before its 2 s timeout; the second waits 1 s in the queue for its headers."""
     with SseSimulator(ttft=0.0, itl=0.0, queued=lambda i: 1.6 if i == 0 else 1.0) as sim:
@@ -441,6 +445,7 @@ def fast_slo(**changes):
     return with_slo(concurrency=3, durationSeconds=20, maxRequests=12, minRequests=6, **changes)
 
 
+@pytest.mark.slow
 def test_the_gate_passes_a_fast_gateway_and_records_its_measurements(project):
     env = prod_spec(("set", "rollout.slo", fast_slo()))
     outputs = prod_outputs(env)
@@ -472,6 +477,7 @@ def test_the_gate_passes_a_fast_gateway_and_records_its_measurements(project):
     assert "pass gate slo: 1 gateway(s) within the SLO: use1 (llama-3-1-8b): 12 requests" in run.out
 
 
+@pytest.mark.slow
 def test_a_slow_gateway_stops_the_rollout_naming_the_metric_measured_and_allowed(project):
     env = prod_spec(("set", "rollout.slo", fast_slo(ttftP95Ms=100)))
     outputs = prod_outputs(env)
@@ -494,6 +500,7 @@ def test_a_slow_gateway_stops_the_rollout_naming_the_metric_measured_and_allowed
     assert KEY not in text and KEY not in run.out
 
 
+@pytest.mark.slow
 def test_errors_over_the_allowed_rate_stop_the_rollout(project):
     env = prod_spec(("set", "rollout.slo", fast_slo()))
     outputs = prod_outputs(env)

@@ -195,6 +195,7 @@ def test_the_guard_sees_every_open_of_an_environment_file_beside_the_program(tmp
     assert found == [str(project / PROBE), str(project / "Pulumi.guard-probe.use1.yaml"), str(project / PROBE)]
 
 
+@pytest.mark.slow
 def test_a_test_reading_an_environment_beside_the_program_fails_naming_it(tmp_path):
     """The guard's hooks in a pytest run of their own: a test, and a module at collection, that open one."""
     probe = Path(environment_guard.PROJECT_DIR) / PROBE
@@ -223,6 +224,7 @@ def test_a_test_reading_an_environment_beside_the_program_fails_naming_it(tmp_pa
 # --- whole plans only in tests marked `plan`, each built once per session: tests/plan_store.py --------------------
 
 
+@pytest.mark.slow
 def test_a_test_asking_for_a_plan_or_running_the_program_unmarked_fails_naming_the_mark(tmp_path):
     """The guard's hooks in a pytest run of their own; the program is a stand-in (a `__main__.py` beside a
     `Pulumi.yaml`), so nothing is planned."""
