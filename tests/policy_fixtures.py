@@ -36,6 +36,7 @@ from platform_catalog.request_priority import PRIORITY_LUA
 from platform_catalog.topology import GPU_TAINT
 from policies.model import Resource, normalize
 from policies.offline import plan_resources
+from tests import plan_store
 from tests.harness import evaluate_program
 
 EKS = "fx-eks"
@@ -1169,8 +1170,12 @@ def _program() -> None:
 
 @cache
 def _recorded() -> bytes:
-    """The stack's resources, pickled: unpickling makes the fresh copy 20 times faster than copy.deepcopy (0.8 ms
-    against 16 ms), and the policy tests take one ~500 times."""
+    """The stack's resources, pickled: unpickling makes a fresh copy 20 times faster than copy.deepcopy (0.8 ms
+    against 16 ms), and the policy tests take one ~500 times. Evaluated once per session (tests/plan_store.py)."""
+    return plan_store.shared(("policy fixtures",), _evaluated)
+
+
+def _evaluated() -> bytes:
     with warnings.catch_warnings():
         # The SDKs warn about deprecated aliases (s3.BucketV2, ...) when their modules load; we use none.
         warnings.simplefilter("ignore", DeprecationWarning)
