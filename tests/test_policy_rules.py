@@ -2574,6 +2574,7 @@ def test_every_rule_has_a_failing_mutation():
     assert len({(c.rule, c.path) for c in CASES}) == len(CASES)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.rule}[{c.path}]")
 def test_violation_path_is_caught(case: Case):
     resources = compliant()
