@@ -28,6 +28,8 @@ from typing import Any, TypeVar
 
 import pytest
 
+from tests.environment_guard import charged_to_tests
+
 MARK = "plan"
 # The conftest fixtures that hand out a plan: a test using one is marked `plan` at collection.
 PLAN_FIXTURES = frozenset({"dev_plan", "prod_plan", "env_plan", "checked_plan"})
@@ -94,29 +96,17 @@ def mark_plan_fixtures(items: list[pytest.Item]) -> None:
             item.add_marker(MARK)
 
 
-_START = pytest.StashKey[int]()
+def _message(found: list[str], nodeid: str) -> str:
+    more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+    return (
+        f"{nodeid} is not marked `{MARK}` but {found[0]}{more}: mark it @pytest.mark.{MARK} (or its module: "
+        "pytestmark), so `make test-fast` leaves it out"
+    )
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
-    item.stash[_START] = len(_asked)
-    yield
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
-    outcome = yield
-    report = outcome.get_result()
-    if call.when != "teardown" or item.get_closest_marker(MARK) is not None:
-        return
-    found = _asked[item.stash.get(_START, len(_asked)) :]
-    if found and report.passed:
-        report.outcome = "failed"
-        report.longrepr = (
-            f"{item.nodeid} is not marked `{MARK}` but {found[0]}"
-            + (f" (and {len(found) - 1} more)" if len(found) > 1 else "")
-            + f": mark it @pytest.mark.{MARK} (or its module: pytestmark), so `make test-fast` leaves it out"
-        )
+pytest_runtest_protocol, pytest_runtest_makereport = charged_to_tests(
+    _asked, lambda item: item.get_closest_marker(MARK) is not None, _message
+)
 
 
 # --- the count of program runs, on the line above the result line ----------------------------------------------------
