@@ -8,7 +8,7 @@ STAMP := $(VENV)/.requirements.stamp
 # A local upstream data checkout, only for refreshing conformance/upstream/ (the tests never need it).
 UPSTREAM ?= ../shared/upstream
 
-.PHONY: plan check policy-check policy-pack cost-diff preflight rollout rehearsal-preflight rehearse test rehearsal-test lint format docs bench vendor vendor-check upgrade-check checkov wheel clean rehearsal-tools
+.PHONY: plan check policy-check policy-pack cost-diff preflight rollout rehearsal-preflight rehearse test test-fast rehearsal-test lint format docs bench vendor vendor-check upgrade-check checkov wheel clean rehearsal-tools
 
 $(STAMP): requirements.txt requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "Python 3.11+ is required (found $$($(PYTHON) --version))"; exit 1; }
@@ -51,8 +51,14 @@ rehearsal-preflight: $(STAMP)  ## can this machine rehearse? root, capabilities,
 rehearse: plan  ## replay Pulumi.$(ENV).yaml's rollout on local control planes from the pinned upstream binaries (make rehearsal-tools) -> build/$(ENV)/rehearsal.json (UNTIL_WAVE=name)
 	$(BIN)/python -m tools.rehearsal $(ENV) $(if $(UNTIL_WAVE),--until-wave $(UNTIL_WAVE))
 
-test: $(STAMP)  ## the whole test suite (conformance against the vendored conformance/upstream/ included)
-	$(BIN)/python -m pytest
+# One pytest-xdist worker per core; the plans are built once per session and shared by the workers
+# (tests/plan_store.py). `test-fast` leaves out the tests marked `plan` (a whole environment evaluated) and `slow`.
+PYTEST_PARALLEL := -p xdist -n auto --dist worksteal
+test: $(STAMP)  ## the whole test suite on every core (conformance against the vendored conformance/upstream/ included)
+	$(BIN)/python -m pytest $(PYTEST_PARALLEL)
+
+test-fast: $(STAMP)  ## the tests that evaluate no whole plan and take under a second: seconds, while you work
+	$(BIN)/python -m pytest $(PYTEST_PARALLEL) -m "not plan and not slow and not rehearsal"
 
 rehearsal-test: $(STAMP)  ## the tests that run the rehearsal's upstream binaries (after make rehearsal-tools)
 	$(BIN)/python -m pytest -m rehearsal tests/test_rehearsal_runs.py tests/test_rollout_slo_simulator.py

@@ -1,10 +1,13 @@
 from __future__ import annotations
 
 import gc
+import os
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+from tests import plan_store
 
 # The guard that no test reads the environments shipped beside the program (its hooks, registered by being here).
 from tests.environment_guard import (  # noqa: F401
@@ -80,6 +83,22 @@ def checked_plan(request):
 def upstream() -> Upstream:
     """The vendored upstream facts (conformance/upstream/): part of the project, never skipped."""
     return Upstream()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Plans shared by the session's xdist workers, and the guard that only tests marked `plan` ask for one."""
+    config.pluginmanager.register(plan_store, "plan_store")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    plan_store.mark_plan_fixtures(items)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _plans_shared_by_workers(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Under xdist, each worker's basetemp is a directory of the session's own: plans are shared there."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        plan_store.share_in(tmp_path_factory.getbasetemp().parent / "plans")
 
 
 def pytest_unconfigure(config):

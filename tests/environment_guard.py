@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -64,22 +65,36 @@ def _message(paths: list[str], who: str) -> str:
     )
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
-    item.stash[_START] = len(_reads)
-    yield
+def charged_to_tests(
+    events: list[str], exempt: Callable[[pytest.Item], bool], message: Callable[[list[str], str], str]
+) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """The two hooks of a guard (`pytest_runtest_protocol`, `pytest_runtest_makereport`): a test that is not
+    `exempt` and during which `events` grew (its fixtures' setup included) fails at teardown with
+    `message(those events, its node id)`. tests/plan_store.py's guard is the other one."""
+    start = pytest.StashKey[int]()
+
+    @pytest.hookimpl(hookwrapper=True)
+    def protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+        item.stash[start] = len(events)
+        yield
+
+    @pytest.hookimpl(hookwrapper=True)
+    def makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+        outcome = yield
+        report = outcome.get_result()
+        if call.when != "teardown" or exempt(item):
+            return
+        found = events[item.stash.get(start, len(events)) :]
+        if found and report.passed:
+            report.outcome = "failed"
+            report.longrepr = message(found, item.nodeid)
+
+    return protocol, makereport
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
-    outcome = yield
-    report = outcome.get_result()
-    if call.when != "teardown" or item.path.name == EXAMPLE_TESTS:
-        return
-    read = _reads[item.stash.get(_START, len(_reads)) :]
-    if read and report.passed:
-        report.outcome = "failed"
-        report.longrepr = _message(read, item.nodeid)
+pytest_runtest_protocol, pytest_runtest_makereport = charged_to_tests(
+    _reads, lambda item: item.path.name == EXAMPLE_TESTS, _message
+)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -91,6 +106,3 @@ def pytest_make_collect_report(collector: pytest.Collector):
     if read and isinstance(collector, pytest.Module) and collector.path.name != EXAMPLE_TESTS and report.passed:
         report.outcome = "failed"
         report.longrepr = _message(read, f"collecting {collector.nodeid}")
-
-
-_START = pytest.StashKey[int]()

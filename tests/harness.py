@@ -23,6 +23,7 @@ import yaml
 
 from components.config.stackfile import read_stack_file, read_yaml, stack_config_from_mapping
 from components.k8s.cluster import ClusterHandle, ExecAuth, render_kubeconfig
+from tests import plan_store
 from tests.gpu_specs import region
 from tools.plan.engine import PlannedResource, evaluate
 from tools.plan.model import Plan, is_patch
@@ -47,10 +48,16 @@ INFERENCE_SERVICES = {"dev": 2, "prod": 6}
 HELM_RELEASES = {"dev": 15, "prod": 52}
 
 
-@cache
 def plan_for(env: str) -> Plan:
-    """The plan of a fixture environment (dev, prod), built once per test session."""
-    return build_plan(load_stack_config(PROJECT_DIR, env, ENVIRONMENTS_DIR))
+    """The plan of a fixture environment (dev, prod), built once per test session (tests/plan_store.py): a test
+    that asks for one is marked `plan`."""
+    plan_store.asked(f"asked for plan_for({env!r})")
+    return _plan_for(env)
+
+
+@cache
+def _plan_for(env: str) -> Plan:
+    return plan_store.shared(("env", env), lambda: build_plan(load_stack_config(PROJECT_DIR, env, ENVIRONMENTS_DIR)))
 
 
 def project_with_environments(directory: Path) -> Path:
@@ -104,22 +111,33 @@ def apply_ops(raw: dict, ops: tuple[tuple[Any, ...], ...]) -> dict:
 
 def environment_config(env: str) -> dict[str, Any]:
     """A deep copy of the fixture `Pulumi.<env>.yaml`'s config mapping, to mutate in a test."""
-    document = yaml.safe_load((ENVIRONMENTS_DIR / f"Pulumi.{env}.yaml").read_text())
-    return copy.deepcopy(document["config"])
+    return copy.deepcopy(_parsed_config((ENVIRONMENTS_DIR / f"Pulumi.{env}.yaml").read_text()))
+
+
+@cache
+def _parsed_config(text: str) -> dict[str, Any]:
+    """A stack file's config, parsed once per content: the suite asks for the fixtures ~1,500 times, and parsing
+    prod's took 30 ms (never handed out: callers get a deep copy)."""
+    return yaml.safe_load(text)["config"]
 
 
 def plan_config(config: dict[str, Any], stack: str = "test") -> Plan:
     """Plan an environment given as a config mapping (keys with or without the project namespace), as a fixture
     environment: a `stack` of `dev` or `prod` is planned with the fixture's stack files.
 
-    Built once per distinct config in a session: the policy-variant test re-plans what other tests build."""
+    Built once per distinct config in a session (tests/plan_store.py): the policy-variant test re-plans what other
+    tests build. A test that asks for one is marked `plan`."""
+    plan_store.asked(f"asked for plan_config(stack={stack!r})")
     return _planned(json.dumps(config, sort_keys=True), stack)
 
 
 @cache
 def _planned(config_json: str, stack: str) -> Plan:
-    config = json.loads(config_json)
-    return build_plan(stack_config_from_mapping(PROJECT, stack, config, ENVIRONMENTS_DIR / f"Pulumi.{stack}.yaml"))
+    def build() -> Plan:
+        config = json.loads(config_json)
+        return build_plan(stack_config_from_mapping(PROJECT, stack, config, ENVIRONMENTS_DIR / f"Pulumi.{stack}.yaml"))
+
+    return plan_store.shared(("config", config_json, stack), build)
 
 
 def evaluate_program(program: Callable[[], None], stack: str = "test") -> Plan:

@@ -9,8 +9,8 @@ against conformance/upstream). Every rule passes on this stack; each test mutate
 from __future__ import annotations
 
 import base64
-import copy
 import json
+import pickle
 import warnings
 from collections.abc import Callable
 from functools import cache
@@ -40,6 +40,7 @@ from platform_catalog.request_priority import PRIORITY_LUA
 from platform_catalog.topology import GPU_TAINT
 from policies.model import Resource, normalize
 from policies.offline import plan_resources
+from tests import plan_store
 from tests.harness import evaluate_program
 
 EKS = "fx-eks"
@@ -1173,16 +1174,23 @@ def _program() -> None:
 
 
 @cache
-def _recorded() -> tuple[Resource, ...]:
+def _recorded() -> bytes:
+    """The stack's resources, pickled: unpickling makes a fresh copy 20 times faster than copy.deepcopy (0.8 ms
+    against 16 ms), and the policy tests take one ~500 times. Evaluated once per session (tests/plan_store.py)."""
+    return plan_store.shared(("policy fixtures",), _evaluated)
+
+
+def _evaluated() -> bytes:
     with warnings.catch_warnings():
         # The SDKs warn about deprecated aliases (s3.BucketV2, ...) when their modules load; we use none.
         warnings.simplefilter("ignore", DeprecationWarning)
-        return tuple(plan_resources(evaluate_program(_program, stack="fixtures")))
+        resources = plan_resources(evaluate_program(_program, stack="fixtures"))
+    return pickle.dumps(resources, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def compliant() -> list[Resource]:
     """A fresh (deep-copied) compliant stack."""
-    return copy.deepcopy(list(_recorded()))
+    return pickle.loads(_recorded())
 
 
 def find(resources: list[Resource], type_suffix: str, name: str) -> Resource:

@@ -120,6 +120,7 @@ def test_typed_floor_reproduces_kubernetes_objects_custom_resources_and_helm_rel
     assert sdk_class("kubernetes:scheduling.volcano.sh/v1beta1:Queue") is k8s.apiextensions.CustomResource
 
 
+@pytest.mark.slow
 def test_sdk_class_resolves_provider_classes_and_skips_our_components():
     import pulumi_aws as aws
 
@@ -139,6 +140,7 @@ def test_floor_child_reports_phase_times(dev_plan, tmp_path, capsys):
     assert set(times["wall"]) == {"evaluate", "sdk_imports"}
 
 
+@pytest.mark.slow
 def test_run_process_reports_the_childs_own_peak_memory():
     small = run_process([sys.executable, "-c", "pass"])
     big = run_process([sys.executable, "-c", "b = bytearray(100 * 2**20); b[::4096] = b'x' * len(b[::4096])"])

@@ -18,13 +18,12 @@ import pytest
 
 from components.catalog.bringup import FACTS, BringUpFact
 from components.config.stackfile import stack_config_from_mapping
-from tests.harness import ENVIRONMENTS_DIR, PROJECT
+from tests.harness import ENVIRONMENTS_DIR, PROJECT, plan_for
 from tools.plan.engine import PlannedResource
 from tools.plan.model import Plan
 from tools.plan.runner import PROJECT_DIR
 from tools.plan.stackfile import load_stack_config
 from tools.rollout import bootstrap, bringup
-from tools.rollout.__main__ import offline_plans
 from tools.rollout.bringup import Report, check_bring_up, stack_own_configs
 from tools.rollout.gates import offline_gates
 from tools.rollout.health import Check, Target
@@ -34,8 +33,10 @@ ENV = "prod"
 
 @pytest.fixture(scope="module")
 def prod():
-    env, plans = offline_plans(PROJECT_DIR, ENV, out_dir=None, config_dir=ENVIRONMENTS_DIR)
-    return env, plans
+    """The fixture prod's environment and its stacks' plans (what the rollout's offline_plans returns), from the
+    session's one plan of prod."""
+    plan = plan_for(ENV)
+    return plan.spec, plan.stacks
 
 
 def check(
@@ -91,6 +92,7 @@ def lines(report: Report, fact: BringUpFact) -> list[str]:
     return [v.line() for v in report.violations if v.fact is fact]
 
 
+@pytest.mark.plan
 def test_prod_comes_up_wave_by_wave_on_empty_accounts(prod):
     report = check(prod)
     assert report.violations == []
@@ -130,6 +132,7 @@ def _old_agents(resources):
     )
 
 
+@pytest.mark.plan
 def test_defect_1_an_agent_release_that_waits_on_a_later_wave_is_reported(prod):
     found = lines(check(prod, _old_agents), bringup.facts.KARMADA_AGENT_STARTS)
     assert (
@@ -150,6 +153,7 @@ def test_defect_1_an_agent_release_that_waits_on_a_later_wave_is_reported(prod):
     )
 
 
+@pytest.mark.plan
 def test_defect_1_an_agent_patch_that_waits_for_its_rollout_is_a_wait_too(prod):
     def awaiting(resources):
         patch = one(resources["prod.usw2"], "prod-usw2-karmada-agent-flags")
@@ -164,6 +168,7 @@ def test_defect_1_an_agent_patch_that_waits_for_its_rollout_is_a_wait_too(prod):
 # --- 2. the chart's scripts need a shell ---------------------------------------------------------------------------
 
 
+@pytest.mark.plan
 def test_defect_2_hook_scripts_in_an_image_without_a_shell_are_reported(prod):
     def distroless(resources):
         release = one(resources["prod.use1"], "prod-use1-karmada", "kubernetes:helm.sh/v3:Release")
@@ -183,6 +188,7 @@ def test_defect_2_hook_scripts_in_an_image_without_a_shell_are_reported(prod):
 # --- 3. gates wait only for what exists by then, of its kind ---------------------------------------------------------
 
 
+@pytest.mark.plan
 def test_defect_3_a_gate_on_a_model_a_later_wave_creates_or_of_another_kind_is_reported(prod):
     env, plans = prod
     current = offline_gates(env, ENV, plans)
@@ -221,6 +227,7 @@ def test_defect_3_a_gate_on_a_model_a_later_wave_creates_or_of_another_kind_is_r
 # --- 4. the deployer reaches a private EKS API -----------------------------------------------------------------------
 
 
+@pytest.mark.plan
 def test_defect_4_a_runner_the_cluster_security_group_refuses_is_reported(prod):
     def no_rule(resources):
         for stack in ("prod.use1", "prod.usw2"):
@@ -248,6 +255,7 @@ def _old_bootstrap(stack: str, program: Plan, full: Plan, targets=None):
     return bootstrap.network_bootstrap(stack, full, full, tuple(dict.fromkeys(old)))
 
 
+@pytest.mark.plan
 def test_c1_a_network_first_step_whose_providers_need_untargeted_creates_is_reported(prod, monkeypatch):
     """The engine targets every provider; one whose parent or inputs are not created fails 'untargeted create'.
     Expected by hand from prod.use1's providers (build/prod/stacks/prod.use1/plan.json)."""
@@ -276,6 +284,7 @@ def test_c1_a_network_first_step_whose_providers_need_untargeted_creates_is_repo
     )
 
 
+@pytest.mark.plan
 def test_c1_the_network_first_program_registers_only_closed_targets(prod):
     """INFERENCE_PLATFORM_BOOTSTRAP=network: the region's cloud provider and network, URNs and inputs as the full
     program has them; every provider's parent, dependencies and inputs inside the targets."""
@@ -314,6 +323,7 @@ def test_c1_the_network_mode_refuses_a_stack_without_a_network(monkeypatch):
     assert config.program_mode() == "full"
 
 
+@pytest.mark.plan
 def test_defect_4_a_runner_whose_network_cannot_be_created_first_is_reported(prod):
     _, plans = prod
     program = copy.deepcopy(plans["prod.use1"].bootstrap)
@@ -331,6 +341,7 @@ def test_defect_4_a_runner_whose_network_cannot_be_created_first_is_reported(pro
 # --- 5. a stack's secret keeps its environment's object --------------------------------------------------------------
 
 
+@pytest.mark.plan
 def test_defect_5_a_stack_key_that_replaces_its_environments_object_is_reported(prod, monkeypatch):
     env, _ = prod
     own = stack_own_configs(ENVIRONMENTS_DIR, env, ENV)
@@ -353,6 +364,7 @@ def test_defect_5_a_stack_key_that_replaces_its_environments_object_is_reported(
 # --- 6. destroying the global stack leaves the API closed ----------------------------------------------------------
 
 
+@pytest.mark.plan
 def test_defect_6_an_allowlist_patch_deleted_with_its_stack_is_reported(prod):
     def not_retained(resources):
         one(resources["prod.global"], "prod-use1-karmada-apiserver-allowlist").options["retainOnDelete"] = False
@@ -367,6 +379,7 @@ def test_defect_6_an_allowlist_patch_deleted_with_its_stack_is_reported(prod):
 # --- 7. the gateway's certificate and name ------------------------------------------------------------------------
 
 
+@pytest.mark.plan
 def test_defect_7_a_gateway_without_certificate_or_name_is_reported(prod):
     def out_of_band(resources):
         for stack in ("prod.use1", "prod.usw2", "prod.usc1"):
@@ -390,6 +403,7 @@ def test_defect_7_a_gateway_without_certificate_or_name_is_reported(prod):
     assert len(names) == len(lines(report, bringup.facts.ENVOY_GATEWAY_LISTENER_NEEDS_ITS_SECRET)) == 5
 
 
+@pytest.mark.plan
 def test_defect_7_an_internal_gateway_without_its_private_zone_is_reported(prod):
     def no_zone(resources):
         resources["prod.usc1"] = [r for r in resources["prod.usc1"] if r.type != "gcp:dns/managedZone:ManagedZone"]
@@ -403,6 +417,7 @@ def test_defect_7_an_internal_gateway_without_its_private_zone_is_reported(prod)
 # --- 8. the rest --------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.plan
 def test_defect_8_an_agent_that_may_create_its_cluster_first_is_reported(prod):
     def old_rbac(resources):
         """The old RBAC: the agent may create Clusters, granted before its Cluster is created."""
@@ -421,6 +436,7 @@ def test_defect_8_an_agent_that_may_create_its_cluster_first_is_reported(prod):
     ]
 
 
+@pytest.mark.plan
 def test_h1_a_work_namespace_created_beside_its_cluster_is_reported(prod):
     """The old code created karmada-es-<member> as a sibling of the Cluster: the cluster controller creates it once
     the Cluster appears, and the program's client-side create then fails with AlreadyExists."""
@@ -448,6 +464,7 @@ def test_h1_a_work_namespace_created_beside_its_cluster_is_reported(prod):
     ]
 
 
+@pytest.mark.plan
 def test_h1_each_work_namespace_is_created_before_its_cluster_and_labelled_as_karmada_does(prod):
     _, plans = prod
     for stack, member in (("prod.use1", "prod-use1"), ("prod.global", "prod-usw2"), ("prod.global", "prod-usc1")):
@@ -458,6 +475,7 @@ def test_h1_each_work_namespace_is_created_before_its_cluster_and_labelled_as_ka
         assert namespace.inputs["metadata"]["labels"]["karmada.io/system"] == "true"  # pkg/util/constants.go L58
 
 
+@pytest.mark.plan
 def test_h2_a_karmada_provider_configured_before_its_load_balancer_answers_is_reported(prod):
     """The old code: prod.use1's Karmada provider waited only for the Service, whose load balancer answers minutes
     later; the provider's one discovery at configure fails and every create in Karmada with it."""
@@ -477,6 +495,7 @@ def test_h2_a_karmada_provider_configured_before_its_load_balancer_answers_is_re
     ]
 
 
+@pytest.mark.plan
 def test_h2_the_wait_gets_readyz_through_the_load_balancer_with_the_federation_ca(prod):
     _, plans = prod
     plan = plans["prod.use1"]
@@ -508,6 +527,7 @@ def test_m1_external_dns_keeps_only_zones_its_filters_match():
     assert bringup.parent_zones("use1.llm.acme.example") == ["llm.acme.example", "acme.example"]
 
 
+@pytest.mark.plan
 def test_m1_an_external_dns_whose_filters_drop_the_domains_parent_zone_is_reported(prod):
     """The old args (--domain-filter=<gateway.domain>, no --aws-zone-match-parent) publish nothing when the public
     zone make preflight accepts is a parent of the domain (acme.example)."""
@@ -532,6 +552,7 @@ def test_m1_an_external_dns_whose_filters_drop_the_domains_parent_zone_is_report
     assert len(found) == 4
 
 
+@pytest.mark.plan
 def test_m1_the_external_dns_args_match_the_zones_they_write(prod):
     _, plans = prod
     for stack, region in (("prod.use1", "use1"), ("prod.usw2", "usw2")):
@@ -543,6 +564,7 @@ def test_m1_the_external_dns_args_match_the_zones_they_write(prod):
     assert "--zone-id-filter=prod-usc1-gateway" in args
 
 
+@pytest.mark.plan
 def test_low_usc1s_private_zone_serves_its_own_name_only(prod):
     """A private zone for llm.acme.example would answer, inside usc1's network, for use1's and usw2's public names."""
     _, plans = prod
@@ -599,12 +621,14 @@ class HandReadCharts:
         return (frozenset(kinds) if installs(values) else frozenset()), in_karmada
 
 
+@pytest.mark.plan
 def test_crd_charts_prod_creates_each_custom_resource_after_the_release_that_installs_its_kind(prod):
     charts = HandReadCharts()
     assert check(prod, crd_charts=charts).violations == []
     assert charts.answered == {kind for kinds, _, _ in HandReadCharts.TABLE.values() for kind in kinds}
 
 
+@pytest.mark.plan
 def test_crd_charts_a_release_whose_values_install_no_crds_is_reported(prod):
     """cert-manager's chart templates its CRDs only with crds.enabled (off by default): usw2's ClusterIssuer and
     Certificate then have no CRD, however early the release."""
@@ -623,6 +647,7 @@ def test_crd_charts_a_release_whose_values_install_no_crds_is_reported(prod):
     ]
 
 
+@pytest.mark.plan
 def test_crd_charts_a_release_of_another_chart_is_not_an_installer(prod):
     """Any release on the cluster satisfied the check without the catalog; a release of kserve-llmisvc-crd (which has
     no InferenceService or ClusterServingRuntime template at v0.20.0) in place of kserve-crd installs neither."""
@@ -643,6 +668,7 @@ def test_crd_charts_a_release_of_another_chart_is_not_an_installer(prod):
     ]
 
 
+@pytest.mark.plan
 def test_crd_charts_a_kind_served_only_by_another_clusters_release_is_reported(prod):
     """The Karmada API serves InferenceService only through the kserve-crd release installed into it: the members'
     own kserve-crd releases serve their clusters, not Karmada."""
@@ -664,6 +690,7 @@ def test_crd_charts_a_kind_served_only_by_another_clusters_release_is_reported(p
     ]
 
 
+@pytest.mark.plan
 def test_crd_charts_an_object_created_beside_the_release_that_installs_its_kind_is_reported(prod):
     """Created in the same stack but not after the release (not in its dependency closure): the create may come
     first and be refused."""
@@ -681,6 +708,7 @@ def test_crd_charts_an_object_created_beside_the_release_that_installs_its_kind_
     ]
 
 
+@pytest.mark.plan
 def test_crd_charts_karmadas_kinds_are_served_by_the_host_mode_release(prod):
     """installMode host applies Karmada's CRDs to the API server it runs (in prod.use1, wave 1); a release in
     `component` mode (selected components only, values.yaml L38) installs none."""
@@ -700,6 +728,7 @@ def test_crd_charts_karmadas_kinds_are_served_by_the_host_mode_release(prod):
     ]
 
 
+@pytest.mark.plan
 def test_defect_8_a_region_stack_without_its_own_engine_settings_is_reported(prod):
     env, _ = prod
     own = stack_own_configs(ENVIRONMENTS_DIR, env, ENV)
@@ -734,6 +763,7 @@ def test_every_fact_is_one_the_check_cites():
     assert set(FACTS) - cited == set()
 
 
+@pytest.mark.plan
 def test_make_plan_fails_on_a_wait_that_cannot_complete(tmp_path, capsys):
     """`make plan`: a missing precondition is an error line naming stack, waiter, need and where; exit 1."""
     import shutil
@@ -764,6 +794,7 @@ def test_make_plan_fails_on_a_wait_that_cannot_complete(tmp_path, capsys):
     assert "wave by wave: **6 missing**:" in plan_md
 
 
+@pytest.mark.plan
 def test_low_the_agent_values_keep_the_null_that_drops_the_charts_rolling_update(prod):
     """The SDK sends `rollingUpdate: None` as null (Helm then removes the chart's default); the plan and the build's
     values file keep it, so `helm template` with them renders a valid Recreate Deployment."""
@@ -795,6 +826,7 @@ def test_crd_charts_the_catalog_agrees_with_the_hand_read_charts(values):
         assert (catalog_kinds & kinds, catalog_in_karmada) == (hand_kinds, hand_in_karmada), (chart, values)
 
 
+@pytest.mark.plan
 def test_crd_charts_the_catalog_finds_the_llm_inference_service_without_its_crd_chart(prod):
     """kserve/kserve@v0.20.0: LLMInferenceService's CRD is only in charts/kserve-llmisvc-crd; without that release
     use1's disaggregated model has no CRD (the plan's own check runs with the catalog: tools/rollout/gates.py)."""

@@ -207,6 +207,7 @@ def _capacity_rows(markdown: str) -> list[str]:
     return markdown.split("## GPU capacity\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
 
 
+@pytest.mark.plan
 def test_plan_md_flags_a_max_the_pool_cannot_hold():
     from tests.harness import environment_config, ns, plan_config
     from tools.plan.report import render_markdown

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from components.addons.cert_manager import chart_values
 from components.catalog.charts import CHARTS
 from tests.harness import environment_config, ns, plan_config
@@ -41,6 +43,7 @@ def test_production_runs_two_of_each_with_a_budget(prod_plan):
         assert component["replicaCount"] == 2 and component["podDisruptionBudget"] == {"enabled": True}
 
 
+@pytest.mark.plan
 def test_existing_cert_manager_is_not_installed_again():
     config = environment_config("prod")
     config[ns("regions")][2]["certManager"] = {"existing": True}

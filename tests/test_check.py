@@ -12,6 +12,8 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.harness import project_with_environments
 from tests.team_environments import staging
 from tools.check import FAIL, NOT_RUN, PASS, Step, check, checkov_step, main, plan_steps, rehearsal_step, summary
@@ -50,6 +52,7 @@ def test_make_check_runs_the_check_with_the_checkov_it_installs():
     assert "requirements-checkov.txt" in done.stdout  # the checkov virtualenv is (re)built first
 
 
+@pytest.mark.slow
 def test_a_staging_the_project_has_never_seen_passes_every_check(tmp_path):
     project = _project(tmp_path, staging())
     checkov = _checkov(tmp_path, 0)
@@ -73,6 +76,7 @@ def test_a_staging_the_project_has_never_seen_passes_every_check(tmp_path):
     assert len(list((scanned / "kserve-pods").rglob("Pod-*.yaml"))) == 2
 
 
+@pytest.mark.slow
 def test_a_broken_environment_fails_with_its_config_error_and_exit_2(tmp_path, capsys):
     project = _project(tmp_path, staging().replace("cloud: aws", "cloud: azure"))
     checkov = _checkov(tmp_path, 0)
@@ -95,6 +99,7 @@ def test_a_broken_environment_fails_with_its_config_error_and_exit_2(tmp_path, c
     assert not (project / "build" / "staging").exists()
 
 
+@pytest.mark.slow
 def test_a_failed_checkov_fails_the_check_and_the_others_still_report(tmp_path):
     project = _project(tmp_path, staging())
     code, steps = check("staging", project, _checkov(tmp_path, 1), rehearsal=lambda: "not built here")

@@ -7,11 +7,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.harness import project_with_environments
 from tools.checkov_input import write
 from tools.plan.__main__ import main as plan_main
+
+pytestmark = pytest.mark.plan
 
 SKIP = re.compile(r"^CKV2?_K8S_\d+=[^=]{20,}$")
 

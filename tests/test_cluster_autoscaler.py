@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
 import yaml
 
 from platform_catalog.machines import MACHINES
@@ -239,6 +240,7 @@ def test_scale_down_waits_at_least_for_a_model_to_load(env_plan):
     )
 
 
+@pytest.mark.plan
 def test_a_slow_loading_model_lengthens_its_pool_s_scale_down_delay():
     config = environment_config("dev")
     config[ns("regions")][0]["serving"] = {"weightLoadGibPerSecond": 0.01}  # 3.7 GiB at 10 MiB/s
@@ -319,6 +321,7 @@ def test_every_model_pod_on_gke_matches_an_autoscaled_node_pool(prod_plan):
     assert checked == sum(1 for m in prod_plan.spec.models for p in m.placements if p.region == "usc1") == 2
 
 
+@pytest.mark.plan
 def test_a_multi_node_gang_fits_the_efa_template_and_the_pool():
     """A pipeline-parallel replica over two p5 nodes: its head and worker pods each ask for a whole node's
     GPUs and every EFA interface, which the template advertises; the pool holds both nodes."""

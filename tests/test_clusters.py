@@ -29,6 +29,7 @@ def test_vpc_has_private_and_public_subnet_per_zone(prod_plan):
     assert not any(s.inputs.get("mapPublicIpOnLaunch") for s in subnets)
 
 
+@pytest.mark.plan
 @pytest.mark.parametrize(("env", "expected"), [("dev", 1), ("prod", 3)])
 def test_nat_gateways_single_or_per_zone(env, expected, request):
     plan = request.getfixturevalue(f"{env}_plan")
@@ -162,6 +163,7 @@ def test_gke_subnet_has_secondary_ranges(prod_plan):
     assert subnet["privateIpGoogleAccess"] is True
 
 
+@pytest.mark.plan
 def test_gke_public_endpoint_lists_authorized_cidrs():
     config = environment_config("prod")
     config[ns("regions")][2]["apiAccess"]["publicCidrs"] = ["198.51.100.0/24"]

@@ -262,6 +262,7 @@ def test_cli_missing_stack_file_lists_known_environments(project, capsys):
     )
 
 
+@pytest.mark.plan
 def test_cli_plans_an_environment_it_has_never_seen(project, capsys):
     config = environment_config("dev")
     config["inference-platform:regions"][0]["name"] = "euw1"

@@ -138,6 +138,7 @@ def test_a_plaintext_credential_is_refused_with_the_command_that_encrypts_it(tmp
     ]
 
 
+@pytest.mark.plan
 def test_an_encrypted_credential_plans(tmp_path):
     project = _project(tmp_path, _with_openai({"secure": "v1:ciphertext"}))
     plan = build_plan(load_stack_config(project, "t"))
@@ -153,6 +154,7 @@ def test_a_refused_stack_file_writes_nothing(tmp_path, capsys):
     assert "Traceback" not in capsys.readouterr().err
 
 
+@pytest.mark.plan
 def test_a_refused_stack_file_withdraws_the_previous_plan_and_keeps_other_files(tmp_path, capsys):
     """A failed plan must not leave yesterday's plan.md looking like the plan of today's config."""
     project = _project(tmp_path, _dev_with())

@@ -118,6 +118,7 @@ def mutated_configs(draw) -> tuple[str, dict, str]:
     return env, raw, f"{kind} {'.'.join(map(str, path))}"
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, derandomize=True, database=None)
 @given(mutated_configs())
 def test_validation_either_accepts_or_names_a_key_for_every_problem(case):
@@ -134,6 +135,7 @@ def test_validation_either_accepts_or_names_a_key_for_every_problem(case):
             assert top in raw or top in ENVIRONMENTS["prod"] or top in ENVIRONMENTS["dev"] or not top, issue
 
 
+@pytest.mark.plan
 @settings(
     max_examples=12,
     deadline=None,

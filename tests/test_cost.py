@@ -252,6 +252,7 @@ def gcp_priced_plan():
     return plan_config(config, stack="gcpprices")
 
 
+@pytest.mark.plan
 def test_gcp_monthly_cost_with_the_environment_s_own_prices(gcp_priced_plan):
     # min: 3 x 0.4 + 1 x 80 + 1 x 2 + 0 x 5 (a100-mig: no model, minSize 0) = 83.2 $/h x 730 = 60,736. Always on:
     # mistral's 1 replica takes 1 of the l4 node's 2 GPUs, 2 cache workers fit the 2 GPU nodes up: the same.
@@ -385,6 +386,7 @@ def test_the_cost_diff_prices_a_gcp_pool_change(prod_plan):
     assert "usc1/l4" not in text  # priced: not among the unknown cost changes
 
 
+@pytest.mark.plan
 def test_plan_compare_writes_and_prints_the_diff(tmp_path, capsys, l40s_one_more_node_plan, fixture_project):
     from tools.plan.__main__ import main as plan_main
 

@@ -343,6 +343,7 @@ def two_types_plan():
     return plan_config(config)
 
 
+@pytest.mark.plan
 def test_each_side_runs_on_its_own_pool_and_gpus(two_types_plan):
     (isvc,) = [o for (_, name), o in cluster_objects(two_types_plan, LLMISVC).items() if name == RAG]
     spec = isvc["spec"]

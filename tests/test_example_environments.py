@@ -10,11 +10,14 @@ example that the tests should count goes into the fixture with the tests (CONTRI
 
 from __future__ import annotations
 
+import pytest
+
 from tools.plan.__main__ import main as plan_main
 from tools.plan.runner import PROJECT_DIR
 from tools.rollout.ci import environments
 
 
+@pytest.mark.plan
 def test_example_environments_plan_cleanly(tmp_path, capsys):
     """What `make plan ENV=<env>` says of each: exit 0 and no `error:` line; every environment's errors at once."""
     found = environments(PROJECT_DIR)  # Pulumi.<env>.yaml with regions: not a stack's own file

@@ -22,6 +22,8 @@ from tools.plan.stackfile import load_stack_config
 from tools.rollout.bringup import check_bring_up
 from tools.rollout.gates import offline_gates
 
+pytestmark = pytest.mark.plan
+
 EXAMPLE = PROJECT_DIR / "examples" / "existing-eks-gpu-pool"
 PROJECT = "existing-eks-gpu-pool"  # its Pulumi.yaml
 STACK = "dev"

@@ -38,6 +38,7 @@ def existing_plan():
     return plan_config(_existing_prod(), stack="prod")
 
 
+@pytest.mark.plan
 def test_no_network_or_control_plane_is_created_for_an_existing_cluster(existing_plan):
     clusters = {r.name for r in existing_plan.of_type("aws:eks/cluster:Cluster")}
     assert clusters == {"usw2-cluster"}  # use1's is the team's
@@ -49,6 +50,7 @@ def test_no_network_or_control_plane_is_created_for_an_existing_cluster(existing
     assert networks == {"usc1-h200-gvnic0", "usc1-h200-rdma"}
 
 
+@pytest.mark.plan
 def test_gpu_pools_join_the_existing_clusters_with_the_declared_role_subnets_and_account(existing_plan):
     groups = {r.name: r.inputs for r in existing_plan.of_type("aws:eks/nodeGroup:NodeGroup")}
     h100 = groups["use1-h100"]
@@ -63,6 +65,7 @@ def test_gpu_pools_join_the_existing_clusters_with_the_declared_role_subnets_and
         assert pool["nodeConfig"]["serviceAccount"] == GKE_ACCOUNT, name
 
 
+@pytest.mark.plan
 def test_add_ons_use_the_existing_clusters_providers_and_identity(existing_plan):
     providers = {r.name for r in existing_plan.of_type("pulumi:providers:kubernetes")}
     assert {"team-eks", "team-gke", "prod-usw2", "prod-karmada"} <= providers
@@ -80,6 +83,7 @@ def test_add_ons_use_the_existing_clusters_providers_and_identity(existing_plan)
     assert trusts and all("oidc.eks.us-east-1.amazonaws.com/id/" in t for t in trusts)
 
 
+@pytest.mark.plan
 def test_the_declared_egress_joins_the_karmada_allowlist(existing_plan):
     (patch,) = [p for p in existing_plan.of_type("kubernetes:core/v1:ServicePatch") if p.name.endswith("-allowlist")]
     sources = patch.inputs["spec"]["loadBalancerSourceRanges"]
@@ -90,6 +94,7 @@ def test_the_declared_egress_joins_the_karmada_allowlist(existing_plan):
     assert members == {"team-eks", "prod-usw2", "team-gke"}
 
 
+@pytest.mark.plan
 def test_an_environment_on_existing_clusters_passes_the_pack(existing_plan):
     assert evaluate_plan(existing_plan).mandatory == []
 
@@ -125,6 +130,7 @@ def test_an_existing_cluster_missing_what_its_pools_need_is_refused(region, exis
     assert any(e.startswith(path) and fragment in e for e in errors), errors
 
 
+@pytest.mark.plan
 def test_an_internal_gateway_on_an_existing_eks_cluster_gets_its_private_zone_in_the_clusters_vpc():
     """ExternalDNS publishes an internal gateway's name into a private hosted zone that Route 53 answers only inside
     the VPCs associated with it: for a cluster the stack reads, the VPC its API reports (the one its GPU nodes'

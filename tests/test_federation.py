@@ -272,6 +272,7 @@ def test_pull_agents_get_least_privilege_rbac_in_karmada(prod_plan):
     assert "karmada-es-prod-usc1" in _objects(prod_plan, "prod-karmada", "Namespace")
 
 
+@pytest.mark.plan
 def test_push_members_hand_a_token_to_karmada(push_plan):
     clusters = _objects(push_plan, "push-karmada", "Cluster")
     assert {c["spec"]["syncMode"] for c in clusters.values()} == {"Push"}
@@ -383,6 +384,7 @@ def test_members_run_the_model_as_their_regions_deployment_would(prod_plan):
     assert set(cluster_objects(prod_plan, "PodDisruptionBudget")) >= {(f"prod-{r}", MODEL) for r in ("use1", "usc1")}
 
 
+@pytest.mark.plan
 def test_override_points_a_member_without_cache_at_its_own_bucket(push_plan):
     (rule,) = _objects(push_plan, "push-karmada", "OverridePolicy")[f"{MODEL}-usw2"]["spec"]["overrideRules"]
     patches = {op["path"]: op for op in rule["overriders"]["plaintext"]}
@@ -437,6 +439,7 @@ def test_kinds_served_without_crd_match_karmadas_openapi(upstream, prod_plan, pu
     ]
 
 
+@pytest.mark.plan
 def test_push_variant_passes_the_policy_pack(push_plan):
     evaluation = evaluate_plan(push_plan)
     assert not evaluation.mandatory, [f"{f.policy}: {f.message}" for f in evaluation.mandatory]
@@ -490,6 +493,7 @@ def test_kubeconfig_is_a_client_certificate_kubeconfig():
     assert config["users"][0]["user"]["client-key-data"] == base64.b64encode(b"KEY").decode()
 
 
+@pytest.mark.plan
 def test_push_mode_declares_no_kubernetes_object_twice(push_plan):
     keys = kubernetes_object_keys(push_plan)
     assert len(keys) > 50

@@ -506,6 +506,7 @@ def provider_plan():
     )
 
 
+@pytest.mark.slow
 def test_external_providers_get_backends_with_their_credentials(provider_plan, upstream):
     objects = {(r.inputs["kind"], r.inputs["metadata"]["name"]): r.inputs for r in provider_plan.kubernetes_objects()}
     assert objects[("AIServiceBackend", "openai")]["spec"]["schema"] == {"name": "OpenAI"}
@@ -544,6 +545,7 @@ def test_secure_config_placeholders_plan_as_secrets():
     assert "[secret]" not in plan.evaluation.secret_values
 
 
+@pytest.mark.plan
 def test_pool_of_a_multi_node_model_selects_only_replica_heads():
     """Workers of a multi-node replica carry the model's labels but do not serve on the target port."""
     plan = plan_config(_multi_node_prod())

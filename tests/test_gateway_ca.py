@@ -12,18 +12,20 @@ import dataclasses
 
 import pytest
 
-from tests.harness import ENVIRONMENTS_DIR
-from tools.plan.runner import PROJECT_DIR
-from tools.rollout.__main__ import offline_plans
+from tests.harness import plan_for
 
 SIGNED = "tls:index/locallySignedCert:LocallySignedCert"
 
 
 @pytest.fixture(scope="module")
 def prod():
-    return offline_plans(PROJECT_DIR, "prod", out_dir=None, config_dir=ENVIRONMENTS_DIR)
+    """The fixture prod's environment and its stacks' plans (what the rollout's offline_plans returns), from the
+    session's one plan of prod."""
+    plan = plan_for("prod")
+    return plan.spec, plan.stacks
 
 
+@pytest.mark.plan
 def test_the_root_key_signs_only_intermediates_in_the_anchor_stack(prod):
     _, plans = prod
     use1 = plans["prod.use1"]
@@ -47,6 +49,7 @@ def test_the_root_key_signs_only_intermediates_in_the_anchor_stack(prod):
     assert sorted(use1.evaluation.referenced.values["gatewayIssuers"]) == ["usc1", "usw2"]  # use1's own stays put
 
 
+@pytest.mark.plan
 def test_each_cluster_signs_with_its_own_intermediate(prod):
     _, plans = prod
     use1 = plans["prod.use1"]
@@ -59,6 +62,7 @@ def test_each_cluster_signs_with_its_own_intermediate(prod):
         assert not [r for r in plan.resources if r.type.startswith("tls:")], stack  # no CA material made there
 
 
+@pytest.mark.plan
 def test_the_pack_admits_an_intermediate_and_refuses_a_signing_leaf(prod):
     from policies.offline import evaluate_plan
     from tools.plan.model import Plan

@@ -64,6 +64,7 @@ def _cluster_name(plan, region) -> str:
 # --- AWS: EFA, placement, capacity ----------------------------------------------------------------
 
 
+@pytest.mark.plan
 @pytest.mark.parametrize(("pool", "efa"), [("a100", 4), ("h100", 32), ("h200", 16)])
 def test_efa_interface_layout(variant_plan, pool, efa):
     template = variant_plan.named(f"use1-{pool}", LAUNCH_TEMPLATE).inputs
@@ -76,6 +77,7 @@ def test_efa_interface_layout(variant_plan, pool, efa):
     assert all("subnetId" not in i for i in interfaces)  # the node group places them
 
 
+@pytest.mark.plan
 def test_efa_interfaces_carry_cluster_and_self_referencing_security_groups(variant_plan):
     rules = {direction: variant_plan.named(f"use1-h100-efa-{direction}").inputs for direction in ("in", "out")}
     efa_sg = rules["in"]["securityGroupId"]
@@ -92,6 +94,7 @@ def test_efa_interfaces_carry_cluster_and_self_referencing_security_groups(varia
     assert len(cluster_sgs) == 1 and cluster_sgs != {efa_sg}
 
 
+@pytest.mark.plan
 def test_efa_pools_are_placement_grouped_and_single_zone(variant_plan):
     grouped = set()
     for region, pool in _pools(variant_plan, "aws"):
@@ -117,6 +120,7 @@ def test_efa_pools_are_placement_grouped_and_single_zone(variant_plan):
     assert grouped == {"use1-h100", "usw2-h100", "use1-a100", "use1-h200"}
 
 
+@pytest.mark.plan
 def test_pools_without_fabric_have_no_efa_or_placement_group(variant_plan):
     template = variant_plan.named("use1-l40s", LAUNCH_TEMPLATE).inputs
     assert "networkInterfaces" not in template and "placement" not in template
@@ -124,6 +128,7 @@ def test_pools_without_fabric_have_no_efa_or_placement_group(variant_plan):
     assert len(variant_plan.named("use1-l40s", NODE_GROUP).inputs["subnetIds"]) == 3
 
 
+@pytest.mark.plan
 @pytest.mark.parametrize(
     ("pool", "capacity_type", "market", "reservation"),
     [
@@ -141,6 +146,7 @@ def test_aws_capacity_types(variant_plan, pool, capacity_type, market, reservati
     assert target.get("capacityReservationId") == reservation
 
 
+@pytest.mark.plan
 def test_aws_gpu_nodes_hardening_and_lifecycle(variant_plan):
     # prod's h100 and l40s in each AWS region, and AWS_EXTRA's pools in use1
     assert len(_pools(variant_plan, "aws")) == 2 + 2 + len(AWS_EXTRA), "the variant's AWS pools"
@@ -170,6 +176,7 @@ def test_aws_gpu_nodes_hardening_and_lifecycle(variant_plan):
         assert node_group.options["dependsOn"], "node groups wait for the CNI add-on and node policies"
 
 
+@pytest.mark.plan
 def test_instance_store_nvme_becomes_raid0_ephemeral_storage(variant_plan):
     # prod's h100 and l40s in each AWS region, and AWS_EXTRA's pools in use1
     assert len(_pools(variant_plan, "aws")) == 2 + 2 + len(AWS_EXTRA), "the variant's AWS pools"
@@ -200,6 +207,7 @@ def test_efa_device_plugin_on_clusters_with_efa_pools(prod_plan, dev_plan):
 # --- GCP: GPUDirect, placement, capacity, drivers ------------------------------------------------------
 
 
+@pytest.mark.plan
 @pytest.mark.parametrize(
     ("pool", "vpcs", "mtu", "node_networks"),
     [("tcpx", 4, 8244, 4), ("tcpxo", 8, 8244, 8), ("h200", 2, 8896, 9)],
@@ -230,6 +238,7 @@ def test_gpudirect_node_networks_per_a3_flavour(variant_plan, pool, vpcs, mtu, n
         assert [c["network"] for c in configs] == [f"{base}-gpu{i}" for i in range(vpcs)]
 
 
+@pytest.mark.plan
 def test_gpudirect_firewalls_allow_internal_traffic_except_on_roce(variant_plan):
     firewalls = [r.inputs for r in variant_plan.of_type(FIREWALL) if r.name.startswith("usc1-")]
     by_pool = {pool: [f for f in firewalls if f"-{pool}-" in f["name"]] for pool in ("tcpx", "tcpxo", "h200")}
@@ -239,6 +248,7 @@ def test_gpudirect_firewalls_allow_internal_traffic_except_on_roce(variant_plan)
         assert {a["protocol"] for a in firewall["allows"]} == {"tcp", "udp", "icmp"}
 
 
+@pytest.mark.plan
 def test_multi_networking_only_with_gpudirect_pools(variant_plan):
     assert variant_plan.named("usc1-cluster", "gcp:container/cluster:Cluster").inputs["enableMultiNetworking"] is True
     config = environment_config("prod")
@@ -255,6 +265,7 @@ def test_multi_networking_only_with_gpudirect_pools(variant_plan):
     assert "enableMultiNetworking" not in cluster.inputs
 
 
+@pytest.mark.plan
 def test_compact_placement_links_the_resource_policy(variant_plan):
     packed = set()
     for region, pool in _pools(variant_plan, "gcp"):
@@ -272,6 +283,7 @@ def test_compact_placement_links_the_resource_policy(variant_plan):
     assert packed == {"h200", "tcpx", "tcpxo"}
 
 
+@pytest.mark.plan
 @pytest.mark.parametrize(
     ("pool", "affinity", "spot", "flex_start", "auto_repair"),
     [
@@ -312,6 +324,7 @@ def test_gke_capacity_types(variant_plan, pool, affinity, spot, flex_start, auto
     assert node_pool["autoscaling"]["locationPolicy"] == "ANY"
 
 
+@pytest.mark.plan
 @pytest.mark.parametrize(
     ("pool", "driver", "image", "secure_boot", "sharing", "partition"),
     [
@@ -333,6 +346,7 @@ def test_gke_driver_ownership_and_gpu_sharing(variant_plan, pool, driver, image,
     assert config["shieldedInstanceConfig"] == {"enableSecureBoot": secure_boot, "enableIntegrityMonitoring": True}
 
 
+@pytest.mark.plan
 def test_gke_gpu_nodes_networking_storage_and_identity(variant_plan):
     for region, pool in _pools(variant_plan, "gcp"):
         node_pool = variant_plan.named(f"{region.name}-{pool.name}", NODE_POOL)
@@ -357,6 +371,7 @@ def test_gke_gpu_nodes_networking_storage_and_identity(variant_plan):
 # --- both clouds -----------------------------------------------------------------------------------------
 
 
+@pytest.mark.plan
 @pytest.mark.parametrize("plan_name", ["dev", "prod", "variant"])
 def test_every_gpu_pool_has_the_shared_labels_and_the_gpu_taint(plan_name, request):
     plan = request.getfixturevalue(f"{plan_name}_plan")

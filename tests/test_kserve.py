@@ -524,6 +524,7 @@ def test_without_the_cache_vllm_streams_from_the_bucket_and_triton_downloads():
     assert _model(inference_service_manifest(triton, gcs))["storageUri"] == gcs
 
 
+@pytest.mark.slow
 def test_a_replica_over_two_efa_nodes_is_a_gang_with_ray_workers(upstream):
     env = load_environment(_multi_node_prod())
     p = model_placement(env, env.models[0], env.models[0].placements[0])
@@ -554,6 +555,7 @@ def test_a_replica_over_two_efa_nodes_is_a_gang_with_ray_workers(upstream):
     assert pod_group_manifest(model_placement(env, env.models[1], env.models[1].placements[0])) is None
 
 
+@pytest.mark.plan
 def test_knative_mode_scales_with_knative_and_installs_no_keda():
     config = environment_config("dev")
     config["inference-platform:regions"][0]["serving"] = {"deploymentMode": "Knative"}
@@ -597,6 +599,7 @@ def test_the_llm_rules_check_every_model_server(env_plan):
         assert not evaluation.of(rule), [f.message for f in evaluation.of(rule)]
 
 
+@pytest.mark.plan
 @pytest.mark.parametrize("env", ["dev", "prod"])
 def test_components_per_model_placement(env, request):
     plan = request.getfixturevalue(f"{env}_plan")

@@ -284,6 +284,7 @@ def test_model_storage_uri_is_the_cache_pvc_when_on_else_the_bucket(dev_plan, pr
     assert VLLM_LOAD_ARGS == ("--load-format", "runai_streamer")
 
 
+@pytest.mark.plan
 def test_cache_off_keeps_buckets_and_serving_identity_but_no_fluid():
     config = environment_config("dev")
     config[ns("regions")][0]["modelCache"] = {"enabled": False}

@@ -73,6 +73,7 @@ def test_the_fixture_declares_its_models_only_in_yaml():
     assert set(fixture_raw()["modelCatalog"]) == {LLAMA}
 
 
+@pytest.mark.plan
 def test_llama_3_2_3b_from_modelcatalog_is_sized_by_hand():
     """Llama 3.2 3B on one whole L40S, 32 sequences of 8192 tokens, bf16."""
     isvc = cluster_objects(fixture_plan(), "InferenceService")["catalog-use1", "llama-3-2-3b"]
@@ -95,6 +96,7 @@ def test_llama_3_2_3b_from_modelcatalog_is_sized_by_hand():
     )
 
 
+@pytest.mark.plan
 def test_qwen3_moe_from_a_catalog_file_is_sized_by_hand():
     """Qwen3-30B-A3B (128 experts, 8 active; head_dim 128 x 32 heads is not hidden_size 2048, which Qwen3-MoE
     allows) on H100s, 64 sequences of 32768 tokens, bf16 from paramsBillion."""
@@ -113,6 +115,7 @@ def test_qwen3_moe_from_a_catalog_file_is_sized_by_hand():
     assert "--tensor-parallel-size=4" in isvc["spec"]["predictor"]["model"]["args"]
 
 
+@pytest.mark.plan
 def test_their_cost_is_priced_like_any_model():
     """p5.48xlarge $55.04/h and g6e.4xlarge $3.00424/h on demand in us-east-1 (the vendored AWS price list,
     components/catalog/prices.py, as of 2026-07-20), 730 h a month."""
@@ -127,6 +130,7 @@ def test_their_cost_is_priced_like_any_model():
     assert llama.usd_per_million_output_tokens == pytest.approx(3.00424 / (1288.8 * 3600) * 1e6, rel=1e-3)
 
 
+@pytest.mark.plan
 def test_plan_md_lists_them_with_where_they_were_declared():
     markdown = render_markdown(fixture_plan())
     assert "### Models of your own" in markdown
@@ -171,6 +175,7 @@ def test_a_declared_model_is_served_exactly_as_the_shipped_preset_with_its_numbe
     assert served[0] == served[1]
 
 
+@pytest.mark.plan
 def test_make_plan_of_the_fixture_passes_policy_and_bring_up(tmp_path):
     """`make plan` of a project holding the fixture: exit 0 (no mandatory finding, no bring-up violation)."""
     for name in ("Pulumi.yaml", "__main__.py"):
@@ -201,6 +206,7 @@ def test_the_catalog_is_the_environments_own():
     assert errors(fixture_raw(), files={})[0].startswith("models[1].preset: 'qwen3-30b-a3b' is not a model preset")
 
 
+@pytest.mark.plan
 def test_the_program_reads_the_catalog_files_beside_the_stack_files(tmp_path):
     """The plan runs the program in the stack files' directory, as the Pulumi CLI does: there it finds models/."""
     shutil.copy(FIXTURE / f"Pulumi.{ENV}.yaml", tmp_path)

@@ -84,6 +84,7 @@ def test_s3_versioning_and_lifecycle_expire_old_versions_and_aborted_uploads(pro
     assert all(r["status"] == "Enabled" for r in rules.values())
 
 
+@pytest.mark.plan
 @pytest.mark.parametrize(("env", "protected"), [("dev", False), ("prod", True)])
 def test_bucket_and_key_are_protected_and_retained_only_in_production(env, protected, request):
     plan = request.getfixturevalue(f"{env}_plan")

@@ -378,6 +378,7 @@ def test_existing_prometheus_gets_only_monitors_rules_and_dashboards():
             assert "release" not in r.inputs["metadata"]["labels"]
 
 
+@pytest.mark.plan
 def test_disabled_region_gets_nothing():
     raw = raw_environment("dev")
     raw["regions"][0]["observability"] = {"enabled": False}

@@ -90,6 +90,7 @@ def _names(wheel: Path) -> set[str]:
         return set(archive.namelist())
 
 
+@pytest.mark.slow
 def test_the_wheel_ships_exactly_the_packages_modules_and_their_type_marker(wheel):
     shipped = {n for n in _names(wheel) if not n.split("/")[0].endswith(".dist-info")}
     sources = {
@@ -117,6 +118,7 @@ def test_the_wheel_requires_the_pinned_runtime(wheel):
     assert "License-Expression: Apache-2.0" in headers
 
 
+@pytest.mark.slow
 def test_a_program_outside_the_checkout_runs_on_the_installed_components(installed, tmp_path):
     program = tmp_path / "team-program"
     shutil.copytree(EXAMPLE, program)

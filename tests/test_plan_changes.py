@@ -400,6 +400,7 @@ def _sdk_has(token: str, path: str) -> bool:
     return True
 
 
+@pytest.mark.slow
 def test_every_force_new_path_is_an_input_of_the_pinned_sdk():
     """A rename in a provider upgrade leaves a fact naming no input: regenerate (python -m tools.provider_facts)."""
     missing = [
@@ -419,6 +420,7 @@ def test_the_facts_name_the_installed_provider_versions():
         assert info["pin"] == version(info["package"].replace("-", "_")), f"{info['package']}: regenerate the facts"
 
 
+@pytest.mark.plan
 @pytest.mark.parametrize("env", ["dev", "prod"])
 def test_the_example_environments_use_only_types_the_facts_cover(env, request):
     document = plan_document(request.getfixturevalue(f"{env}_plan"))
@@ -575,6 +577,7 @@ def prod_l40s_bigger():
     return plan_config(config, stack="prod")
 
 
+@pytest.mark.plan
 def test_the_example_prod_diff_of_a_pool_machine_type_change(prod_l40s_bigger):
     base = plan_document(plan_config(environment_config("prod"), stack="prod"))  # planned the same way as the head
     head = plan_document(prod_l40s_bigger)

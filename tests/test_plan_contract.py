@@ -28,6 +28,7 @@ def written(request, tmp_path_factory, fixture_project):
     return request.param, out
 
 
+@pytest.mark.plan
 def test_plan_json_follows_the_contract(written):
     env, out = written
     doc = json.loads((out / "plan.json").read_text())
@@ -62,6 +63,7 @@ def test_plan_json_follows_the_contract(written):
     assert set(doc["outputs"]) >= {"clusters", "kubeconfigs"}
 
 
+@pytest.mark.plan
 def test_every_other_artifact_is_written(written):
     env, out = written
     assert (out / "manifests").is_dir()
@@ -163,6 +165,7 @@ def test_diagram_shows_regions_pools_models_gateways_and_federation(prod_plan):
 # --- reproducible artifacts -------------------------------------------------------------------------------------
 
 
+@pytest.mark.plan
 def test_two_plans_of_the_same_commit_are_byte_identical(tmp_path, fixture_project):
     """Resources register in an order asyncio picks; every artifact must not depend on it."""
     first, second = tmp_path / "first", tmp_path / "second"
@@ -176,6 +179,7 @@ def test_two_plans_of_the_same_commit_are_byte_identical(tmp_path, fixture_proje
     assert differing == []
 
 
+@pytest.mark.plan
 def test_artifact_names_are_ones_ci_artifact_stores_accept(written):
     """actions/upload-artifact refuses `"  :  <  >  |  *  ?` and CR/LF in paths; RBAC object names have `:`."""
     _env, out = written
@@ -189,6 +193,7 @@ def test_safe_file_names_replace_only_what_stores_refuse():
     assert safe_file_name("Deployment-vllm-8b.v1") == "Deployment-vllm-8b.v1"
 
 
+@pytest.mark.plan
 def test_a_plan_replaces_its_own_files_and_nothing_else(tmp_path, fixture_project):
     out = tmp_path / "out"
     project = ["--project-dir", str(fixture_project)]

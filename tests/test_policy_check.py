@@ -30,6 +30,7 @@ def _open_default_sg(plan) -> None:
     sg.inputs["ingress"] = [{"protocol": "-1", "fromPort": 0, "toPort": 0, "cidrBlocks": ["0.0.0.0/1", "128.0.0.0/1"]}]
 
 
+@pytest.mark.plan
 @pytest.mark.parametrize(("env", "insecure"), [("dev", False), ("prod", False), ("dev", True), ("prod", True)])
 def test_saved_plan_gets_the_verdict_make_plan_gave(tmp_path, env, insecure):
     plan = copy.deepcopy(plan_for(env))
@@ -47,6 +48,7 @@ def test_saved_plan_gets_the_verdict_make_plan_gave(tmp_path, env, insecure):
     assert main([str(plan_json)]) == plan_exit
 
 
+@pytest.mark.plan
 def test_the_command_exits_like_the_plan_and_make_fails_like_make_plan(tmp_path):
     plan = copy.deepcopy(plan_for("dev"))
     _open_default_sg(plan)

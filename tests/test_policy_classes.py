@@ -383,6 +383,7 @@ def _keys(value: object):
             yield from _keys(item)
 
 
+@pytest.mark.slow
 def test_every_pinned_charts_own_spelling_of_a_host_setting_is_read():
     """Each vendored chart's values (conformance/upstream) spell host settings their own way (KEDA useHostNetwork,
     the GPU Operator's hostPaths): helm-values-hardened reads every key that names one."""

@@ -560,6 +560,7 @@ def test_the_corpus_is_large_and_covers_every_area():
     assert {m.env for m in MUTATIONS} == {"dev", "prod"}
 
 
+@pytest.mark.plan
 @pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: m.id)
 def test_insecure_change_is_reported_as_mandatory(baselines, mutation: Mutation):
     plan, settings = baselines[mutation.env]

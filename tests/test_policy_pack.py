@@ -49,6 +49,7 @@ def _named(resources, type_, name):
     return next(r for r in resources if r.type == type_ and r.name == name)
 
 
+@pytest.mark.plan
 @pytest.mark.parametrize(
     ("env", "rule", "change"),
     [
@@ -218,6 +219,7 @@ def test_broken_environment_is_rejected_with_the_rules_named():
     assert "Principal '*' without a condition" in by_rule["s3-no-public-grants"].message
 
 
+@pytest.mark.slow
 def test_fixture_custom_resources_match_upstream_crds(upstream):
     checked = 0
     for r in compliant():
@@ -242,6 +244,7 @@ def _session_plans(monkeypatch):
     )
 
 
+@pytest.mark.plan
 def test_plan_writes_policy_artifacts(tmp_path, fixture_project):
     assert plan_main(["prod", "--project-dir", str(fixture_project), "--out", str(tmp_path), "--quiet"]) == 0
     findings = json.loads((tmp_path / "policy.json").read_text())
@@ -254,6 +257,7 @@ def test_plan_writes_policy_artifacts(tmp_path, fixture_project):
     assert "| eks-endpoint-not-public | high | mandatory | 2 | 0 | 0 | pass |" in md
 
 
+@pytest.mark.plan
 def test_plan_exits_1_on_a_mandatory_violation(tmp_path, monkeypatch, capsys, fixture_project):
     """A violation the real components cannot produce (yet): force one into the plan's resources."""
     import policies.offline as offline
@@ -281,6 +285,7 @@ def test_plan_exits_1_on_a_mandatory_violation(tmp_path, monkeypatch, capsys, fi
     assert "Policy **rejected**" in (tmp_path / "plan.md").read_text()
 
 
+@pytest.mark.plan
 def test_plan_policy_config_overrides_enforcement(tmp_path, monkeypatch, fixture_project):
     import policies.offline as offline
 
@@ -395,6 +400,7 @@ def _diagnostics(response) -> list[tuple[str, int, str, str]]:
     return [(d.policyName, d.enforcementLevel, d.urn, d.message) for d in response.diagnostics]
 
 
+@pytest.mark.slow
 def test_pack_describes_every_rule(analyzer):
     from google.protobuf import empty_pb2
 
@@ -434,6 +440,7 @@ def test_pack_turns_unknowns_into_advisory_cannot_check(analyzer):
     assert "cannot check" in message and "vpcConfig.endpointPublicAccess" in message
 
 
+@pytest.mark.slow
 def test_pack_runs_stack_rules_at_preview(analyzer):
     """The compliant stack with every bucket id unknown (preview) passes; the broken environment does not."""
     preview = compliant()

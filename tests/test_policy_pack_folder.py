@@ -98,6 +98,7 @@ def test_a_sys_path_edit_is_found(tmp_path):
     assert _sys_path_uses([module]) == ["entry.py:3"]
 
 
+@pytest.mark.slow
 def test_the_folder_runs_its_rules_without_the_checkout(folder, tmp_path):
     result = _isolated(folder, DRIVER, cwd=tmp_path)
     assert result.returncode == 0, result.stderr

@@ -2574,6 +2574,7 @@ def test_every_rule_has_a_failing_mutation():
     assert len({(c.rule, c.path) for c in CASES}) == len(CASES)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.rule}[{c.path}]")
 def test_violation_path_is_caught(case: Case):
     resources = compliant()
@@ -2807,6 +2808,7 @@ def test_gpu_products_are_recognized_by_their_feature_discovery_name():
     assert "on A100-80GB, which has no FP8" in finding.message
 
 
+@pytest.mark.slow
 def test_any_unknown_input_never_crashes_a_rule():
     """Every top-level input of every resource, in turn, unknown: no rule fails."""
     base = compliant()

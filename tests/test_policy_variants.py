@@ -65,6 +65,7 @@ VARIANTS: dict[str, tuple[Callable[[], dict], str]] = {
 }
 
 
+@pytest.mark.plan
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 def test_documented_option_passes_the_pack(variant: str):
     build, stack = VARIANTS[variant]

@@ -94,6 +94,7 @@ def _dev_fake(**kwargs) -> FakeAws:
 # --- passing environments -----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_dev_passes_and_reports_json_for_ci(aws, capsys, fixture_project):
     put_model("us-east-1", DEV_BUCKET, DEV_MODEL, CHECKPOINT)
     put_model("us-east-1", DEV_BUCKET, "models/qwen2-5-7b/", CHECKPOINT)

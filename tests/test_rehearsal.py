@@ -28,6 +28,7 @@ def _nodes(env: str, region: str) -> list[dict]:
     return list(nodes.region_nodes(plan, spec, env, spec.region(region), lambda n: f"10.0.{n}.0/24"))
 
 
+@pytest.mark.plan
 def test_prod_use1_nodes_are_its_pools_at_max_size():
     found = _nodes("prod", "use1")
     by_pool: dict[str, int] = {}
@@ -38,6 +39,7 @@ def test_prod_use1_nodes_are_its_pools_at_max_size():
     assert by_pool == {"system": 6, "h100": 4, "l40s": 8}
 
 
+@pytest.mark.plan
 def test_an_h100_node_advertises_what_a_p5_does():
     h100 = next(n for n in _nodes("prod", "use1") if n["metadata"]["labels"]["inference-platform.io/pool"] == "h100")
     labels, status = h100["metadata"]["labels"], h100["status"]
@@ -56,6 +58,7 @@ def test_an_h100_node_advertises_what_a_p5_does():
     assert status["allocatable"]["cpu"] == "172800m"  # 90 % (components/domain/host.py ALLOCATABLE_SHARE)
 
 
+@pytest.mark.plan
 def test_a_pool_without_efa_advertises_none():
     l40s = next(n for n in _nodes("prod", "use1") if n["metadata"]["labels"]["inference-platform.io/pool"] == "l40s")
     assert "vpc.amazonaws.com/efa" not in l40s["status"]["capacity"]
@@ -63,6 +66,7 @@ def test_a_pool_without_efa_advertises_none():
     assert "topology.k8s.aws/network-node-layer-1" not in l40s["metadata"]["labels"]
 
 
+@pytest.mark.plan
 def test_dev_mig_pool_advertises_its_slices():
     mig = next(n for n in _nodes("dev", "use1") if n["metadata"]["labels"]["inference-platform.io/pool"] == "a100-mig")
     capacity = mig["status"]["capacity"]
@@ -76,6 +80,7 @@ def test_dev_mig_pool_advertises_its_slices():
     assert "vpc.amazonaws.com/efa" not in capacity
 
 
+@pytest.mark.plan
 def test_gke_nodes_carry_gke_labels():
     h200 = next(n for n in _nodes("prod", "usc1") if n["metadata"]["labels"]["inference-platform.io/pool"] == "h200")
     labels = h200["metadata"]["labels"]
@@ -194,6 +199,7 @@ def test_a_container_runs_the_binary_of_its_image_or_of_its_subcommand(container
     assert kubelet.container_binary(container) == binary
 
 
+@pytest.mark.plan
 def test_the_report_names_the_pickers_stand_in_and_the_flags_it_runs_without(monkeypatch):
     """The picker we render runs the v1.5.0 build in place of llm-d-router v0.9.0: the report says so (why, what runs),
     and names a rendered flag the stand-in does not know; a build at the pinned tag would be no stand-in."""
@@ -218,6 +224,7 @@ def test_the_report_names_the_pickers_stand_in_and_the_flags_it_runs_without(mon
     assert serving.picker_stand_in(picker) is None
 
 
+@pytest.mark.plan
 def test_every_release_of_dev_and_prod_has_a_chart_source():
     releases = [r for env in ("dev", "prod") for r in plan_for(env).helm_releases()]
     assert len(releases) == 67  # dev 15, prod 52 (the files of build/<env>/helm)
@@ -225,6 +232,7 @@ def test_every_release_of_dev_and_prod_has_a_chart_source():
     assert missing == set()
 
 
+@pytest.mark.plan
 def test_every_config_file_of_dev_and_prod_has_a_source():
     urls = {
         r.inputs["file"]
@@ -238,6 +246,7 @@ def test_every_config_file_of_dev_and_prod_has_a_source():
     assert [p for p, _ in VENDORED_CONFIG_FILES.values() if not (VENDORED / p).is_file()] == []
 
 
+@pytest.mark.plan
 def test_an_api_service_no_program_of_the_rehearsal_serves_is_not_applied(monkeypatch):
     """Clusterpedia's APIService calls pods the rehearsal only plays (kwok): applied, its discovery would fail every
     client that lists the API (the rehearsal's own Helm capabilities included), so it is reported instead, as a
@@ -993,6 +1002,7 @@ def test_a_stand_in_that_exits_once_is_waited_for_one_that_crash_loops_is_not(mo
     assert "conflict" in releases._stand_in_crashed(Pods(3), deployment)  # type: ignore[arg-type,operator]
 
 
+@pytest.mark.plan
 def test_a_federated_models_picker_is_checked_in_the_wave_that_gives_its_pool_pods():
     """prod: use1's picker of llama-3-1-70b starts in the canary wave, but the model's InferenceService reaches use1
     only through Karmada in the global wave; llama-3-1-8b's is created with its picker."""
@@ -1008,6 +1018,7 @@ def test_a_federated_models_picker_is_checked_in_the_wave_that_gives_its_pool_po
     assert _wave_serving(rehearsal, Wave("global", ("prod.global",), False), "llama-3-1-70b", "prod-use1") is None  # type: ignore[arg-type]
 
 
+@pytest.mark.plan
 def test_clusterpedias_crds_come_only_from_the_config_files_the_program_applies():
     """The program renders Clusterpedia itself (no chart) and applies its two CRDs as ConfigFiles, which the rehearsal
     takes from their vendored copies (the module proxy refuses clusterpedia v0.9.0): no release or chart source

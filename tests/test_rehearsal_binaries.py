@@ -72,6 +72,7 @@ def test_the_stand_ins_are_the_ones_the_module_proxy_forces(upstream):
     }
 
 
+@pytest.mark.plan
 def test_the_pickers_stand_in_accepts_what_we_render_as_the_pin_does(upstream):
     """The v1.5.0 picker stands in for llm-d-router v0.9.0 (binaries.py stand_in) only because what we render is
     accepted by both: each picker's flags are flags of both releases (their generated flag lists), and its
@@ -290,6 +291,7 @@ KARMADA_MODULES = {"karmada", "karmada-kubernetes", "karmada-etcd"}
 NEEDED = {"dev": ALL_MODULES - KARMADA_MODULES, "prod": ALL_MODULES}
 
 
+@pytest.mark.plan
 @pytest.mark.parametrize("env", ["dev", "prod"])
 def test_an_environment_builds_what_its_plan_deploys(env):
     charts_deployed, images = build.charts_and_images(plan_for(env))

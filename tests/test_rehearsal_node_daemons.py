@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 import yaml
 
 from tests.harness import plan_for
@@ -26,6 +27,7 @@ def _cache_objects() -> tuple[dict[str, Any], dict[str, Any]]:
     return objects["AlluxioRuntime"], objects["Dataset"]
 
 
+@pytest.mark.plan
 def test_the_cache_takes_its_room_as_fluids_controller_places_it():
     runtime, dataset = _cache_objects()
     master, worker, fuse = fluid.runtime_workloads(runtime, dataset)
@@ -66,6 +68,7 @@ def test_the_cache_takes_its_room_as_fluids_controller_places_it():
     assert master["spec"]["template"]["spec"]["nodeSelector"] == {"inference-platform.io/pool": "system"}
 
 
+@pytest.mark.plan
 def test_a_memory_tier_larger_than_the_workers_memory_request_becomes_its_request():
     """fluid@v1.0.8 pkg/ddc/alluxio/transform_resources.go L92-L123."""
     runtime, dataset = _cache_objects()

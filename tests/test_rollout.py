@@ -375,6 +375,7 @@ def test_yes_confirms_without_asking(project):
 # --- dry run ----------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.plan
 def test_dry_run_of_dev_prints_its_wave_plan_and_gates_from_the_offline_plan(capsys, fixture_project):
     out = io.StringIO()
     argv = ["dev", "--project-dir", str(fixture_project), "--dry-run"]
@@ -592,6 +593,7 @@ def test_make_rollout_passes_its_variables_as_flags():
     ]
 
 
+@pytest.mark.plan
 def test_a_real_run_of_dev_writes_its_plan_for_the_previews_then_deploys_the_one_stack(tmp_path):
     from tools.rollout.__main__ import offline_plans
 

@@ -283,6 +283,7 @@ def load(sim: SseSimulator, bounds: Bounds, key: str = "sim-key", models=("m",),
     return samples, seconds, measure(samples, seconds)
 
 
+@pytest.mark.slow
 def test_streams_are_measured_within_the_simulators_latencies():
     with SseSimulator(ttft=0.08, itl=0.01) as sim:
         samples, _, measured = load(
@@ -299,6 +300,7 @@ def test_streams_are_measured_within_the_simulators_latencies():
     assert sim.received[0].authorization == "Bearer sim-key"
 
 
+@pytest.mark.slow
 def test_tokens_are_counted_from_usage_when_a_chunk_carries_several():
     """With speculative decoding a chunk carries several tokens: the usage chunk's count makes TPOT per token."""
     # Chunks 200 ms apart, so a loaded machine's delays (tens of ms) cannot blur per token into per chunk.
@@ -322,6 +324,7 @@ def test_the_request_cap_bounds_a_test():
     assert len(samples) == 7 and len(sim.received) == 7
 
 
+@pytest.mark.slow
 def test_the_duration_bounds_a_test():
     """No request starts after the duration; those in flight finish: at most duration + one request."""
     with SseSimulator(ttft=0.3, itl=0.0, tokens=lambda _: 2) as sim:
@@ -358,6 +361,7 @@ def test_failures_are_counted_by_kind(failure, error):
     assert all(s.ok for s in samples[::2])
 
 
+@pytest.mark.slow
 def test_a_kept_alive_connection_gives_each_request_its_whole_timeout():
     """The first request ends 0.4 s before its 2 s timeout; the second waits 1 s in the queue for its headers."""
     with SseSimulator(ttft=0.0, itl=0.0, queued=lambda i: 1.6 if i == 0 else 1.0) as sim:
@@ -441,6 +445,7 @@ def fast_slo(**changes):
     return with_slo(concurrency=3, durationSeconds=20, maxRequests=12, minRequests=6, **changes)
 
 
+@pytest.mark.slow
 def test_the_gate_passes_a_fast_gateway_and_records_its_measurements(project):
     env = prod_spec(("set", "rollout.slo", fast_slo()))
     outputs = prod_outputs(env)
@@ -472,6 +477,7 @@ def test_the_gate_passes_a_fast_gateway_and_records_its_measurements(project):
     assert "pass gate slo: 1 gateway(s) within the SLO: use1 (llama-3-1-8b): 12 requests" in run.out
 
 
+@pytest.mark.slow
 def test_a_slow_gateway_stops_the_rollout_naming_the_metric_measured_and_allowed(project):
     env = prod_spec(("set", "rollout.slo", fast_slo(ttftP95Ms=100)))
     outputs = prod_outputs(env)
@@ -494,6 +500,7 @@ def test_a_slow_gateway_stops_the_rollout_naming_the_metric_measured_and_allowed
     assert KEY not in text and KEY not in run.out
 
 
+@pytest.mark.slow
 def test_errors_over_the_allowed_rate_stop_the_rollout(project):
     env = prod_spec(("set", "rollout.slo", fast_slo()))
     outputs = prod_outputs(env)
@@ -557,6 +564,7 @@ def test_a_wave_whose_models_no_test_reached_stops_the_rollout(project):
     )
 
 
+@pytest.mark.plan
 def test_only_a_wave_with_models_and_no_test_is_untested():
     spec = prod_spec()
     slo = spec.rollout.slo
@@ -570,6 +578,7 @@ def test_only_a_wave_with_models_and_no_test_is_untested():
     assert untested_wave("global", [NotTested(None, "the global wave creates no gateway of its own")]) is None
 
 
+@pytest.mark.plan
 def test_a_gateway_the_runner_cannot_reach_is_not_load_tested():
     """As the health gate: an internal gateway is called only from inside its network (tools/rollout/reach.py)."""
     spec = prod_spec(("set", "tenants[4].models", ["llama-3-1-8b", "mistral-7b-trt"]))
@@ -586,6 +595,7 @@ def test_a_gateway_the_runner_cannot_reach_is_not_load_tested():
 # --- what the plan and the dry run show ---------------------------------------------------------------------------
 
 
+@pytest.mark.plan
 def test_plan_md_lists_the_gate_per_wave():
     from tools.plan.slo_section import slo_section
 
@@ -600,6 +610,7 @@ def test_plan_md_lists_the_gate_per_wave():
     assert slo_section(plan_for("dev")) == ""  # dev sets no rollout.slo
 
 
+@pytest.mark.plan
 def test_the_dry_run_lists_the_slo_gate_and_sends_nothing(project):
     from tools.rollout.__main__ import main
 
@@ -648,6 +659,7 @@ def test_the_pack_is_told_the_gates_tenant_and_models():
     assert spec_settings(load_environment(raw_environment("dev")))["rolloutSloTenant"] is None
 
 
+@pytest.mark.plan
 def test_prods_plan_passes_the_slo_tenant_rule():
     from policies.offline import evaluate_plan, plan_settings
 
@@ -662,6 +674,7 @@ def test_prods_plan_passes_the_slo_tenant_rule():
     }
 
 
+@pytest.mark.plan
 def test_admitting_the_slo_tenant_to_another_model_fails_prods_plan():
     from policies.framework import evaluate_stack
     from policies.offline import plan_resources, plan_settings

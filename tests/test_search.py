@@ -468,6 +468,7 @@ def test_pedia_clusters_validate_against_the_v0_9_0_crd_and_the_charts_would_dro
     assert "authenticationFrom" not in version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
 
 
+@pytest.mark.plan
 def test_each_member_reads_through_a_list_watch_identity(everywhere):
     roles = cluster_objects(everywhere, "ClusterRole")
     bindings = cluster_objects(everywhere, "ClusterRoleBinding")
@@ -478,6 +479,7 @@ def test_each_member_reads_through_a_list_watch_identity(everywhere):
         ]
 
 
+@pytest.mark.plan
 def test_other_members_are_indexed_from_the_global_stack_with_their_own_tokens(everywhere):
     """Each member's stack makes its reader and exports the token; the global stack (last wave, from the host's
     runner) copies it beside Clusterpedia and declares the PediaCluster on the member's endpoint."""
@@ -507,6 +509,7 @@ def test_other_members_are_indexed_from_the_global_stack_with_their_own_tokens(e
         assert everywhere.stacks[f"search.{region}"].outputs["searchReader"] == "[secret]"
 
 
+@pytest.mark.plan
 def test_every_wave_can_create_its_search_objects(everywhere):
     """The bring-up check: each PediaCluster's CRD is installed earlier (the host's stack, or earlier in it), each
     release's preconditions exist, on empty accounts."""

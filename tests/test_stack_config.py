@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 
+import pytest
 import yaml
 
 from components.config.base import ConfigError
@@ -70,6 +71,7 @@ def test_the_program_of_a_region_stack_keeps_its_environments_gateway(tmp_path, 
     assert (provider.name, provider.type, provider.models) == ("openai", "openai", ["gpt-4o-mini"])
 
 
+@pytest.mark.plan
 def test_the_offline_plan_reads_each_stacks_own_settings_file(tmp_path):
     project = _project_with_provider(tmp_path)
     plan = build_plan(load_stack_config(project, "acme"), project)
@@ -81,6 +83,7 @@ def test_the_offline_plan_reads_each_stacks_own_settings_file(tmp_path):
         assert keys and SECRET_MARKER in json.dumps(keys[0].inputs), region
 
 
+@pytest.mark.plan
 def test_a_stack_without_the_key_is_refused_naming_it(tmp_path):
     project = _project_with_provider(tmp_path)
     (project / "Pulumi.acme.usw2.yaml").unlink()
@@ -92,6 +95,7 @@ def test_a_stack_without_the_key_is_refused_naming_it(tmp_path):
         raise AssertionError("acme.usw2 has no key: its program must refuse the environment")
 
 
+@pytest.mark.plan
 def test_without_stack_files_every_stack_is_planned_from_the_environment():
     config = yaml.safe_load((ENVIRONMENTS_DIR / "Pulumi.prod.yaml").read_text())["config"]
     plan = plan_config(config, stack="nostackfiles")

@@ -100,6 +100,7 @@ def test_the_split_adds_only_what_crosses_stacks(prod_plan):
     )
 
 
+@pytest.mark.plan
 def test_in_one_stack_each_agents_access_follows_its_cluster_and_flags_and_replication_versioning():
     plan = plan_config(_single_stack_prod(), stack="prod")
     assert plan.stacks == {} and {_stack_of(r.urn) for r in plan.resources} == {"prod"}
@@ -187,6 +188,7 @@ def test_plan_md_lists_every_stack_in_its_wave(prod_plan):
     assert "## Stacks and rollout" not in render_markdown(plan_config(raw_environment("dev"), stack="dev"))
 
 
+@pytest.mark.plan
 def test_a_private_link_deployer_is_admitted_on_the_private_endpoint():
     """The link is the user's (VPN, peering, Interconnect); the cluster must accept its sources on port 443."""
     from policies.offline import evaluate_plan
@@ -213,6 +215,7 @@ def test_a_private_link_deployer_is_admitted_on_the_private_endpoint():
     assert evaluate_plan(plan).mandatory == []
 
 
+@pytest.mark.plan
 def test_the_prod_dry_run_shows_every_wave_from_the_offline_plans(capsys, fixture_project):
     """`make rollout ENV=prod DRY_RUN=1`: no credentials, no Pulumi CLI."""
     from tools.rollout.__main__ import main

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import copy
 
+import pytest
+
 from components.serving import stand_in
 from tests.harness import apply_ops, cluster_objects, environment_config, ns, plan_config
 from tools.plan.report import render_markdown
+
+pytestmark = pytest.mark.plan
 
 
 def stand_in_dev() -> dict:

@@ -10,13 +10,18 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import json
+import pickle
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
-from tests import environment_guard
+import pytest
+
+from tests import environment_guard, plan_store
 from tests.harness import ENVIRONMENTS_DIR
+from tools.plan.artifacts import plan_document
 
 TESTS = Path(__file__).parent
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -190,6 +195,7 @@ def test_the_guard_sees_every_open_of_an_environment_file_beside_the_program(tmp
     assert found == [str(project / PROBE), str(project / "Pulumi.guard-probe.use1.yaml"), str(project / PROBE)]
 
 
+@pytest.mark.slow
 def test_a_test_reading_an_environment_beside_the_program_fails_naming_it(tmp_path):
     """The guard's hooks in a pytest run of their own: a test, and a module at collection, that open one."""
     probe = Path(environment_guard.PROJECT_DIR) / PROBE
@@ -213,3 +219,79 @@ def test_a_test_reading_an_environment_beside_the_program_fails_naming_it(tmp_pa
     collected = run("test_collected.py")
     assert collected.returncode == 2, collected.stdout  # a collection error
     assert f"collecting test_collected.py read {PROBE} of the project's directory" in collected.stdout
+
+
+# --- whole plans only in tests marked `plan`, each built once per session: tests/plan_store.py --------------------
+
+
+@pytest.mark.slow
+def test_a_test_asking_for_a_plan_or_running_the_program_unmarked_fails_naming_the_mark(tmp_path):
+    """The guard's hooks in a pytest run of their own; the program is a stand-in (a `__main__.py` beside a
+    `Pulumi.yaml`), so nothing is planned."""
+    program = tmp_path / "program"
+    program.mkdir()
+    (program / "Pulumi.yaml").write_text("name: stand-in\n")
+    (program / "__main__.py").write_text("ran = True\n")
+    (tmp_path / "test_asks.py").write_text(
+        textwrap.dedent(f"""\
+            import runpy
+
+            import pytest
+
+            from tests import plan_store
+
+
+            def test_asks():
+                plan_store.asked("asked for plan_for('dev')")
+
+
+            def test_runs_the_program():
+                assert runpy.run_path({str(program / "__main__.py")!r})["ran"]
+
+
+            @pytest.mark.plan
+            def test_marked():
+                plan_store.asked("asked for plan_for('dev')")
+                runpy.run_path({str(program / "__main__.py")!r})
+
+
+            def test_runs_other_code():
+                runpy.run_path({str(tmp_path / "test_asks.py")!r}, run_name="not_main")
+            """)
+    )
+    command = [sys.executable, "-m", "pytest", "-p", "tests.plan_store", "-p", "no:cacheprovider", "-o", "addopts="]
+    command += ["--rootdir", str(tmp_path), "-q", "-W", "ignore::pytest.PytestUnknownMarkWarning"]
+    run = subprocess.run(
+        [*command, str(tmp_path / "test_asks.py")], cwd=environment_guard.PROJECT_DIR, capture_output=True, text=True
+    )
+    assert run.returncode == 1, run.stdout
+    lines = run.stdout.splitlines()
+    assert lines[-1].startswith("4 passed, 2 errors in ")
+    assert "program runs (one per stack evaluated): 2" in lines
+    assert "test_asks.py::test_asks is not marked `plan` but asked for plan_for('dev'): mark it" in run.stdout
+    assert f"test_asks.py::test_runs_the_program is not marked `plan` but ran the program {program}" in run.stdout
+
+
+def test_a_shared_plan_is_built_once_and_read_back_by_the_other_workers(tmp_path, monkeypatch):
+    builds: list[str] = []
+
+    def build() -> dict:
+        builds.append("built")
+        return {"resources": ["a", "b"]}
+
+    monkeypatch.setattr(plan_store, "_directory", None)
+    assert plan_store.shared(("env", "dev"), build) == {"resources": ["a", "b"]}  # no xdist: this process only
+    plan_store.share_in(tmp_path / "plans")
+    first = plan_store.shared(("env", "dev"), build)
+    again = plan_store.shared(("env", "dev"), build)  # as another worker: the pickle, not a second build
+    other = plan_store.shared(("env", "prod"), build)
+    assert builds == ["built"] * 3 and first == again == other == {"resources": ["a", "b"]}
+    assert len(list((tmp_path / "plans").glob("*.pickle"))) == 2
+
+
+@pytest.mark.plan
+def test_a_plan_read_back_from_its_pickle_is_the_plan_it_was(dev_plan):
+    again = pickle.loads(pickle.dumps(dev_plan, protocol=pickle.HIGHEST_PROTOCOL))
+    assert json.dumps(plan_document(again), sort_keys=True) == json.dumps(plan_document(dev_plan), sort_keys=True)
+    assert [r.urn for r in again.resources] == [r.urn for r in dev_plan.resources]
+    assert len(again.resources) > 200

@@ -246,6 +246,7 @@ def test_the_allowlist_patch_forces_and_the_host_leaves_the_field_alone(prod_pla
     assert service.options["ignoreChanges"] == ["spec.loadBalancerSourceRanges"]
 
 
+@pytest.mark.plan
 def test_push_mode_declares_its_clusters(push_plan):
     clusters = {r.inputs["metadata"]["name"]: r.inputs for r in push_plan.of_type(CLUSTER_TYPE)}
     assert sorted(clusters) == ["pushfacts-usc1", "pushfacts-use1", "pushfacts-usw2"]
@@ -456,12 +457,14 @@ def test_gke_pools_start_within_their_bounds(prod_plan):
     assert starts["usc1-system"] == (3, 3, 6)  # one per zone, not 3 x 3
 
 
+@pytest.mark.plan
 def test_gke_system_pool_reaches_its_desired_size_without_passing_max():
     config = environment_config("prod")
     config[ns("regions")][2]["systemPool"] |= {"minSize": 4, "maxSize": 7}
     assert _pool_starts(plan_config(config, stack="pernode"))["usc1-system"] == (6, 4, 7)
 
 
+@pytest.mark.plan
 def test_a_gke_pool_that_cannot_start_at_its_minimum_is_refused():
     """No autoscaler brings a pool up to minSize (AUTOSCALER_ADDS_NODES_ONLY_FOR_PENDING_PODS): 5 over 3 zones
     starts 2 per zone (6), over maxSize 5, and 1 per zone (3) stays under the minimum."""
@@ -2176,6 +2179,7 @@ def _stand_in_rules(plan) -> list[tuple[str, int, dict]]:
     ]
 
 
+@pytest.mark.plan
 def test_a_model_with_a_stand_in_is_routed_without_its_picker(stand_in_plan):
     assert AI_GATEWAY_NO_FALLBACK_FROM_POOLS.name in FACTS
     crd = (VENDORED_AI_GATEWAY / "aigateway.envoyproxy.io_aigatewayroutes.yaml").read_text()
@@ -2196,6 +2200,7 @@ def test_a_model_with_a_stand_in_is_routed_without_its_picker(stand_in_plan):
     ]
 
 
+@pytest.mark.plan
 def test_the_stand_in_is_the_second_priority_of_the_models_rule(stand_in_plan):
     assert AI_GATEWAY_PRIORITY_FALLBACK.name in FACTS
     assert (
@@ -2233,6 +2238,7 @@ def test_no_response_override_redirects_a_request(stand_in_plan, env_plan):
             assert all("redirect" not in o for o in policy["spec"].get("responseOverride", [])), key
 
 
+@pytest.mark.plan
 def test_only_the_stand_ins_endpoint_names_it_in_the_response_header(stand_in_plan):
     assert ENVOY_UPSTREAM_METADATA_HEADER.name in FACTS
     ((_, patch),) = cluster_objects(stand_in_plan, "EnvoyPatchPolicy").items()
@@ -2256,6 +2262,7 @@ def test_only_the_stand_ins_endpoint_names_it_in_the_response_header(stand_in_pl
     assert re.fullmatch(r"[!-~]+([\t ]?[!-~]+)*", header["value"])
 
 
+@pytest.mark.plan
 def test_a_model_at_zero_wakes_on_the_requests_its_stand_in_answered(stand_in_plan):
     assert AI_GATEWAY_ORIGINAL_MODEL_METRIC.name in FACTS
     scaled = cluster_objects(stand_in_plan, "ScaledObject")
@@ -2273,6 +2280,7 @@ def test_a_model_at_zero_wakes_on_the_requests_its_stand_in_answered(stand_in_pl
     assert qwen["spec"]["minReplicaCount"] == 0
 
 
+@pytest.mark.plan
 def test_the_models_service_is_ejected_after_refusals_and_back_within_300_s(stand_in_plan):
     assert ENVOY_OUTLIER_EJECTS_A_REFUSING_SERVICE.name in FACTS
     ((_, policy),) = cluster_objects(stand_in_plan, "BackendTrafficPolicy").items()

@@ -70,7 +70,8 @@ def test_crds_keep_only_the_selected_kinds_and_versions_without_prose():
     files = _crd_files()
     assert len(files) >= 25
     for entry in files:
-        docs = [d for d in yaml.safe_load_all((VENDORED_DIR / entry["path"]).read_text()) if d]
+        # libyaml's parser (PyYAML's C loader: the safe constructor, ten times the pure-Python parser's speed)
+        docs = [d for d in yaml.load_all((VENDORED_DIR / entry["path"]).read_text(), Loader=yaml.CSafeLoader) if d]
         kept = sorted(
             f"{d['spec']['group']}/{v['name']}/{d['spec']['names']['kind']}"
             for d in docs

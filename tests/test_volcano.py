@@ -77,6 +77,7 @@ def test_scheduler_config_packs_on_every_resource_the_pools_offer():
     assert scheduler_config(list(gpu_capacity(region)))["actions"] == "enqueue, allocate, preempt, reclaim, backfill"
 
 
+@pytest.mark.plan
 @pytest.mark.parametrize(("env", "replicas"), [("dev", 1), ("prod", 2)])
 def test_release_is_pinned_on_the_system_pool_and_redundant_in_production(env, replicas, request):
     plan = request.getfixturevalue(f"{env}_plan")
