@@ -16,7 +16,7 @@ webhook's flags, so a server-side-apply patch sets its container `args` (the cha
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, assert_never
 
@@ -161,9 +161,16 @@ def host_values(region: RegionSpec, production: bool, certs: KarmadaCertificates
     }
 
 
+ReserveAddress = Callable[[pulumi.Resource, str], pulumi.Output[str] | None]
+"""The host cloud's backend: reserves, as a child of the given parent and under the given name, the external address
+a LoadBalancer Service takes (`loadBalancerIP`), or returns None where the load balancer names itself."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class KarmadaControlPlaneArgs:
     host: ClusterHandle
+    # The API server's load-balancer address, reserved in the host's cloud where it needs one (GCP).
+    reserve_address: ReserveAddress
     stack: str
     production: bool
     # CIDRs allowed on the API server's load balancer.
@@ -190,23 +197,12 @@ class KarmadaControlPlane(pulumi.ComponentResource):
         host, region = args.host, args.host.region
         ns = self.namespace = namespace(KARMADA_NAMESPACE, host, self, "baseline")
 
-        static_ip = None
-        if region.cloud == "gcp":
-            import pulumi_gcp as gcp
-
-            static_ip = gcp.compute.Address(
-                f"{host.name}-karmada-apiserver",
-                name=f"{host.name}-karmada-apiserver",
-                project=region.project,
-                region=region.region,
-                address_type="EXTERNAL",
-                opts=pulumi.ResourceOptions(parent=self, provider=host.cloud_provider),
-            )
+        static_ip = args.reserve_address(self, f"{host.name}-karmada-apiserver")
         self.certificates = KarmadaCertificates(
             f"{host.name}-karmada",
             KarmadaCertificatesArgs(
                 server_dns_names=server_dns_names(region),
-                server_ip_addresses=pulumi.Output.all("127.0.0.1", *([static_ip.address] if static_ip else [])),
+                server_ip_addresses=pulumi.Output.all("127.0.0.1", *([static_ip] if static_ip is not None else [])),
             ),
             opts=pulumi.ResourceOptions(parent=self),
         )
@@ -241,7 +237,7 @@ class KarmadaControlPlane(pulumi.ComponentResource):
                 "selector": API_SERVER_LABELS,
                 "ports": [{"name": "https", "port": API_PORT, "targetPort": API_PORT, "protocol": "TCP"}],
                 "loadBalancerSourceRanges": args.allowed_sources,
-                **({"loadBalancerIP": static_ip.address} if static_ip else {}),
+                **({"loadBalancerIP": static_ip} if static_ip is not None else {}),
             },
             opts=pulumi.ResourceOptions(
                 parent=self,
@@ -251,8 +247,8 @@ class KarmadaControlPlane(pulumi.ComponentResource):
             ),
         )
         address = (
-            static_ip.address
-            if static_ip
+            static_ip
+            if static_ip is not None
             else service.status.apply(lambda status: status.load_balancer.ingress[0].hostname)
         )
         self.endpoint = pulumi.Output.concat("https://", address, f":{API_PORT}")

@@ -106,6 +106,13 @@ class CloudBackend(Protocol):
         """The model bucket and a cloud identity per reader (service account) of it."""
         ...
 
+    def load_balancer_address(
+        self, parent: pulumi.Resource, name: str, cluster: ClusterHandle
+    ) -> pulumi.Output[str] | None:
+        """An external address reserved for a LoadBalancer Service on `cluster` (`loadBalancerIP`), or None where the
+        load balancer names itself."""
+        ...
+
 
 def backend_for(cloud: Cloud) -> CloudBackend:
     """Each cloud's SDK is imported only by the regions that use it."""

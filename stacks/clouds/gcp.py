@@ -164,3 +164,18 @@ def cluster(
             opts=opts,
         )
     return replace(handle, cloud_provider=provider_, identity=GkeIdentity(workload_pool=workload_pool))
+
+
+def load_balancer_address(parent: pulumi.Resource, name: str, cluster: ClusterHandle) -> pulumi.Output[str]:
+    """A reserved external address in the cluster's region: a passthrough load balancer has no name of its own, so
+    its clients and its server's certificate (an IP SAN) need one that outlives the Service."""
+    region = cluster.region
+    address = gcp.compute.Address(
+        name,
+        name=name,
+        project=region.project,
+        region=region.region,
+        address_type="EXTERNAL",
+        opts=pulumi.ResourceOptions(parent=parent, provider=cluster.cloud_provider),
+    )
+    return address.address
