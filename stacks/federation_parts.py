@@ -85,7 +85,7 @@ def control_plane(
         f"{name}-control-plane",
         KarmadaControlPlaneArgs(
             host=host,
-            reserve_address=lambda parent, name: backend_for(host.cloud).load_balancer_address(parent, name, host),
+            load_balancer=lambda parent, name: backend_for(host.cloud).public_load_balancer(parent, name, host),
             stack=env_name,
             production=env.production,
             allowed_sources=allowed_sources,

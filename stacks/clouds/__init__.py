@@ -18,7 +18,7 @@ from components.catalog.regions import Cloud
 from components.config.environment import EnvironmentSpec
 from components.config.region import RegionSpec
 from components.domain.model_bucket import S3BucketRef
-from components.k8s.cluster import ClusterHandle
+from components.k8s.cluster import ClusterHandle, PublicLoadBalancer
 from components.k8s.workload_identity import ServiceAccountRef
 
 
@@ -106,11 +106,9 @@ class CloudBackend(Protocol):
         """The model bucket and a cloud identity per reader (service account) of it."""
         ...
 
-    def load_balancer_address(
-        self, parent: pulumi.Resource, name: str, cluster: ClusterHandle
-    ) -> pulumi.Output[str] | None:
-        """An external address reserved for a LoadBalancer Service on `cluster` (`loadBalancerIP`), or None where the
-        load balancer names itself."""
+    def public_load_balancer(self, parent: pulumi.Resource, name: str, cluster: ClusterHandle) -> PublicLoadBalancer:
+        """A public load balancer for a Service on `cluster`, spread over its zones; what it reserves (an address) is
+        created under `parent` as `name`."""
         ...
 
 

@@ -17,7 +17,7 @@ from components.config.deployer import admitted_cidrs, deployer_of
 from components.config.environment import EnvironmentSpec
 from components.config.region import RegionSpec
 from components.domain.model_bucket import S3BucketRef
-from components.k8s.cluster import ClusterHandle, IrsaIdentity
+from components.k8s.cluster import ClusterHandle, IrsaIdentity, PublicLoadBalancer
 from components.k8s.workload_identity import ServiceAccountRef
 from components.serving.deployment import model_placements
 from stacks.clouds import ModelStore, platform_tags
@@ -180,6 +180,13 @@ def cluster(
     return handle
 
 
-def load_balancer_address(parent: pulumi.Resource, name: str, cluster: ClusterHandle) -> None:
-    """Nothing to reserve: an NLB names itself (a DNS name under *.elb.<region>.amazonaws.com)."""
-    return None
+def public_load_balancer(parent: pulumi.Resource, name: str, cluster: ClusterHandle) -> PublicLoadBalancer:
+    """An NLB (the in-tree provider's, EKS running no AWS Load Balancer Controller here), cross-zone so every zone's
+    address reaches every target; it names itself under *.elb.<region>.amazonaws.com, so nothing is reserved."""
+    return PublicLoadBalancer(
+        annotations={
+            "service.beta.kubernetes.io/aws-load-balancer-type": "nlb",
+            "service.beta.kubernetes.io/aws-load-balancer-cross-zone-load-balancing-enabled": "true",
+        },
+        dns_names=(f"*.elb.{cluster.region.region}.amazonaws.com",),
+    )

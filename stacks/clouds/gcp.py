@@ -16,7 +16,7 @@ from components.gcp.existing_cluster import ExistingGkeCluster, ExistingGkeClust
 from components.gcp.gke import GkeCluster, GkeClusterArgs
 from components.gcp.gpu_node_pool import GkeGpuNodePool, GkeGpuNodePoolArgs
 from components.gcp.network import GcpLocation, GcpNetwork, GcpNetworkArgs
-from components.k8s.cluster import ClusterHandle, GkeIdentity
+from components.k8s.cluster import ClusterHandle, GkeIdentity, PublicLoadBalancer
 from components.k8s.inputs import InputError
 from components.k8s.workload_identity import ServiceAccountRef
 from stacks.clouds import GcsBucketRef, ModelStore, platform_tags
@@ -166,9 +166,10 @@ def cluster(
     return replace(handle, cloud_provider=provider_, identity=GkeIdentity(workload_pool=workload_pool))
 
 
-def load_balancer_address(parent: pulumi.Resource, name: str, cluster: ClusterHandle) -> pulumi.Output[str]:
-    """A reserved external address in the cluster's region: a passthrough load balancer has no name of its own, so
-    its clients and its server's certificate (an IP SAN) need one that outlives the Service."""
+def public_load_balancer(parent: pulumi.Resource, name: str, cluster: ClusterHandle) -> PublicLoadBalancer:
+    """A passthrough load balancer (GKE's default for a LoadBalancer Service) on an external address reserved in the
+    cluster's region: it has no name of its own, so its clients and its server's certificate (an IP SAN) need an
+    address that outlives the Service."""
     region = cluster.region
     address = gcp.compute.Address(
         name,
@@ -178,4 +179,4 @@ def load_balancer_address(parent: pulumi.Resource, name: str, cluster: ClusterHa
         address_type="EXTERNAL",
         opts=pulumi.ResourceOptions(parent=parent, provider=cluster.cloud_provider),
     )
-    return address.address
+    return PublicLoadBalancer(annotations={}, address=address.address)
