@@ -103,27 +103,30 @@ def _names_a_cloud(node: ast.expr) -> bool:
     return False
 
 
+def _compares_a_cloud(node: ast.AST) -> bool:
+    if isinstance(node, ast.Compare):
+        return any(_names_a_cloud(e) for e in (node.left, *node.comparators))
+    return isinstance(node, ast.MatchValue) and _names_a_cloud(node.value)
+
+
 def cloud_comparisons(source: str) -> list[int]:
-    """Lines comparing something with a cloud's name: `== "aws"`, `!= "gcp"`, `cloud in ("aws", ...)`."""
-    return sorted(
-        node.lineno
-        for node in ast.walk(ast.parse(source))
-        if isinstance(node, ast.Compare) and any(_names_a_cloud(e) for e in (node.left, *node.comparators))
-    )
+    """Lines comparing something with a cloud's name: `== "aws"`, `!= "gcp"`, `cloud in ("aws", ...)`, `case "aws":`."""
+    return sorted(node.lineno for node in ast.walk(ast.parse(source)) if _compares_a_cloud(node))
 
 
 @pytest.mark.parametrize(
-    "source",
+    ("source", "line"),
     [
-        'x = cluster.cloud == "gcp"',
-        "x = 'aws' != region.cloud",
-        'x = region.cloud in ("aws", "gcp")',
-        'x = region.cloud not in {"gcp"}',
-        'x = 1 if a and region.cloud == "aws" else 2',
+        ('x = cluster.cloud == "gcp"', 1),
+        ("x = 'aws' != region.cloud", 1),
+        ('x = region.cloud in ("aws", "gcp")', 1),
+        ('x = region.cloud not in {"gcp"}', 1),
+        ('x = 1 if a and region.cloud == "aws" else 2', 1),
+        ('match region.cloud:\n    case "gcp":\n        pass', 2),
     ],
 )
-def test_the_scan_finds_a_comparison_with_a_cloud_name(source):
-    assert cloud_comparisons(source) == [1]
+def test_the_scan_finds_a_comparison_with_a_cloud_name(source, line):
+    assert cloud_comparisons(source) == [line]
 
 
 def test_the_scan_leaves_other_comparisons_and_lookups():
