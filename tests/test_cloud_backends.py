@@ -12,7 +12,7 @@ import pytest
 from components.catalog.regions import CLOUDS, Cloud, kubernetes_versions, zones_of
 from stacks.clouds import CloudBackend, backend_for
 
-INTERFACE = ("provider", "cluster", "model_store", "public_load_balancer")
+INTERFACE = ("provider", "cluster", "model_store", "gateway_dns", "public_load_balancer")
 ROOT = Path(__file__).resolve().parents[1]
 # Where a cloud's name may decide something (issue 35 §2): its backend, and the per-cloud config models whose
 # properties and constants the shared code reads instead.
