@@ -55,6 +55,7 @@ from components.federation.placement import federated_models, member_labels, mem
 from components.federation.render import inference_service_renderer, pod_disruption_budget_renderer
 from components.k8s.cluster import ClusterHandle, kubernetes_provider
 from components.k8s.names import cluster_name
+from stacks.clouds import backend_for
 from stacks.references import output_item
 
 
@@ -84,6 +85,7 @@ def control_plane(
         f"{name}-control-plane",
         KarmadaControlPlaneArgs(
             host=host,
+            load_balancer=lambda parent, name: backend_for(host.cloud).public_load_balancer(parent, name, host),
             stack=env_name,
             production=env.production,
             allowed_sources=allowed_sources,

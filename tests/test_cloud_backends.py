@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import inspect
+from pathlib import Path
 from typing import get_args
 
 import pytest
@@ -10,7 +12,11 @@ import pytest
 from components.catalog.regions import CLOUDS, Cloud, kubernetes_versions, zones_of
 from stacks.clouds import CloudBackend, backend_for
 
-INTERFACE = ("provider", "cluster", "model_store")
+INTERFACE = ("provider", "cluster", "model_store", "gateway_dns", "public_load_balancer")
+ROOT = Path(__file__).resolve().parents[1]
+# Where a cloud's name may decide something (issue 35 §2): its backend, and the per-cloud config models whose
+# properties and constants the shared code reads instead.
+CLOUD_OWN = ("components/aws/", "components/gcp/", "stacks/clouds/", "components/config/region.py")
 
 
 def test_the_clouds_are_aws_and_gcp_each_with_catalog_facts():
@@ -87,3 +93,53 @@ def test_a_gpu_node_group_fits_a_cluster_that_already_exists():
     assert efa_group.inputs["vpcId"] == "vpc-0123456789abcdef0"
     (template,) = plan.of_type("aws:ec2/launchTemplate:LaunchTemplate")
     assert "sg-0123456789abcdef0" in template.inputs["networkInterfaces"][0]["securityGroups"]
+
+
+def _names_a_cloud(node: ast.expr) -> bool:
+    if isinstance(node, ast.Constant):
+        return node.value in get_args(Cloud)
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return any(_names_a_cloud(e) for e in node.elts)
+    return False
+
+
+def _compares_a_cloud(node: ast.AST) -> bool:
+    if isinstance(node, ast.Compare):
+        return any(_names_a_cloud(e) for e in (node.left, *node.comparators))
+    return isinstance(node, ast.MatchValue) and _names_a_cloud(node.value)
+
+
+def cloud_comparisons(source: str) -> list[int]:
+    """Lines comparing something with a cloud's name: `== "aws"`, `!= "gcp"`, `cloud in ("aws", ...)`, `case "aws":`."""
+    return sorted(node.lineno for node in ast.walk(ast.parse(source)) if _compares_a_cloud(node))
+
+
+@pytest.mark.parametrize(
+    ("source", "line"),
+    [
+        ('x = cluster.cloud == "gcp"', 1),
+        ("x = 'aws' != region.cloud", 1),
+        ('x = region.cloud in ("aws", "gcp")', 1),
+        ('x = region.cloud not in {"gcp"}', 1),
+        ('x = 1 if a and region.cloud == "aws" else 2', 1),
+        ('match region.cloud:\n    case "gcp":\n        pass', 2),
+    ],
+)
+def test_the_scan_finds_a_comparison_with_a_cloud_name(source, line):
+    assert cloud_comparisons(source) == [line]
+
+
+def test_the_scan_leaves_other_comparisons_and_lookups():
+    assert cloud_comparisons('x = region.cloud == other.cloud\ny = STORAGE["gcp"]\nz = name == "gcp-a"') == []
+
+
+def test_only_the_backends_and_the_per_cloud_models_compare_the_cloud_name():
+    """Shared code asks the region's model (a property or constant saying why) or its backend, never `cloud == ...`."""
+    found = {
+        f"{path.relative_to(ROOT)}:{line}"
+        for top in ("components", "stacks")
+        for path in sorted((ROOT / top).rglob("*.py"))
+        if not str(path.relative_to(ROOT)).startswith(CLOUD_OWN)
+        for line in cloud_comparisons(path.read_text())
+    }
+    assert not found, "compare the cloud in its backend or its config model: " + ", ".join(sorted(found))

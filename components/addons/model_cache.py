@@ -35,7 +35,7 @@ same loader streams straight from `s3://` / `gs://` when the cache is off (the a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, assert_never
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -71,9 +71,7 @@ CACHE_SERVICE_ACCOUNT = ServiceAccountRef(namespace=CACHE_NAMESPACE, name="defau
 RUNTIME_KIND = "AlluxioRuntime"
 # Master, worker and FUSE on the pod network, where the pod's cloud identity applies.
 CONTAINER_NETWORK = "ContainerNetwork"
-# Where Fluid mounts FUSE file systems on the node, where its default (/runtime-mnt) is read-only: GKE's
-# Container-Optimized OS (upstream.FLUID_MOUNT_ROOT_ON_THE_NODE).
-MOUNT_ROOT = {"gcp": "/var/lib/docker/runtime-mnt"}
+# Where Fluid mounts FUSE file systems on the node unless its root is read-only (the region's `fluid_mount_root`).
 CHART_MOUNT_ROOT = "/runtime-mnt"  # the Fluid chart's default (runtime.mountRoot)
 # The cache's blocks can be read again from the bucket: its workers never keep a node from being removed
 # (upstream.AUTOSCALER_KEEPS_NODES_WITH_LOCAL_STORAGE).
@@ -132,20 +130,20 @@ def alluxio_properties(reads: CacheReads) -> dict[str, str]:
     }
 
 
-# Fluid's CSI plugin borrows the kubelet's credentials (node authorization) where the kubelet
-# uses a client certificate (GKE: /var/lib/kubelet/kubeconfig + pki). EKS kubelets authenticate
-# with an IAM exec plugin the CSI container cannot run, so it uses its own service account there.
-CSI_VALUES = {
-    "aws": {"useNodeAuthorization": False},
-    "gcp": {
+def csi_values(region: RegionSpec) -> dict[str, Any]:
+    """Fluid's CSI plugin borrows the kubelet's credentials (node authorization) where the kubelet uses a client
+    certificate (the region's `kubelet_credentials`); elsewhere it uses its own service account."""
+    kubelet = region.kubelet_credentials
+    if kubelet is None:
+        return {"useNodeAuthorization": False}
+    return {
         "useNodeAuthorization": True,
-        "kubelet": {"kubeConfigFile": "/var/lib/kubelet/kubeconfig", "certDir": "/var/lib/kubelet/pki"},
-    },
-}
+        "kubelet": {"kubeConfigFile": kubelet.kubeconfig, "certDir": kubelet.cert_dir},
+    }
 
 
 def model_bucket_url(region: RegionSpec, bucket: str) -> str:
-    return f"{'s3' if region.cloud == 'aws' else 'gs'}://{bucket}"
+    return f"{region.bucket_scheme}://{bucket}"
 
 
 def model_storage_uri(env: EnvironmentSpec, region: RegionSpec, stack: str, model: ModelSpec) -> str:
@@ -173,19 +171,24 @@ def prewarmed_models(env: EnvironmentSpec, region: RegionSpec) -> list[ModelSpec
 
 def under_store_options(region: RegionSpec) -> dict[str, str]:
     """Alluxio mount options: TLS to the bucket (its policy refuses plain HTTP), credentials from the pod; no ACL
-    inheritance on S3, which would ask the read-only role for ListAllMyBuckets and GetBucketAcl."""
-    if region.cloud == "aws":
-        return {
-            "alluxio.underfs.s3.region": region.region,
-            "alluxio.underfs.s3.secure.http.enabled": "true",
-            "alluxio.underfs.s3.inherit.acl": "false",
-        }
-    return {"alluxio.underfs.gcs.version": "2"}
+    inheritance on S3, which would ask the read-only role for ListAllMyBuckets and GetBucketAcl. Alluxio picks the
+    under-store by the mount point's scheme."""
+    match region.bucket_scheme:
+        case "s3":
+            return {
+                "alluxio.underfs.s3.region": region.region,
+                "alluxio.underfs.s3.secure.http.enabled": "true",
+                "alluxio.underfs.s3.inherit.acl": "false",
+            }
+        case "gs":
+            return {"alluxio.underfs.gcs.version": "2"}
+        case other:
+            assert_never(other)
 
 
 def mount_root(region: RegionSpec) -> str:
     """Where Fluid mounts the FUSE file systems on the region's nodes."""
-    return MOUNT_ROOT.get(region.cloud, CHART_MOUNT_ROOT)
+    return region.fluid_mount_root or CHART_MOUNT_ROOT
 
 
 def mount_root_annotation(label_domain: str) -> str:
@@ -198,9 +201,9 @@ def fluid_values(region: RegionSpec) -> dict[str, Any]:
     """The Fluid chart's values on the region's cluster: the runtimes we use, the CSI plugin's kubelet access and,
     where the node's root file system is read-only, a writable mount root."""
     runtime: dict[str, Any] = {"alluxio": {"enabled": True}, "thin": {"enabled": True}}
-    if region.cloud in MOUNT_ROOT:
-        runtime["mountRoot"] = MOUNT_ROOT[region.cloud]
-    return {"runtime": runtime, "csi": CSI_VALUES[region.cloud]}
+    if region.fluid_mount_root is not None:
+        runtime["mountRoot"] = region.fluid_mount_root
+    return {"runtime": runtime, "csi": csi_values(region)}
 
 
 @dataclass(frozen=True, kw_only=True)

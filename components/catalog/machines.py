@@ -136,14 +136,15 @@ def system_machines_of(cloud: str) -> list[str]:
     return sorted(m.name for m in SYSTEM_MACHINES.values() if m.cloud == cloud)
 
 
+_SYSTEM_FAMILIES = {
+    "aws": f"{', '.join(sorted(_AWS_CPU_FAMILIES))} (.large to .16xlarge)",
+    "gcp": f"{', '.join(sorted(_GCP_CPU_SERIES))} (-<vCPUs>)",
+}
+
+
 def system_machine_families(cloud: str) -> str:
     """The catalog's system-pool families of a cloud, in a line an error message can carry."""
-    match cloud:
-        case "aws":
-            return f"{', '.join(sorted(_AWS_CPU_FAMILIES))} (.large to .16xlarge)"
-        case "gcp":
-            return f"{', '.join(sorted(_GCP_CPU_SERIES))} (-<vCPUs>)"
-    raise ValueError(f"unknown cloud {cloud!r}")
+    return _SYSTEM_FAMILIES[cloud]
 
 
 # KV-cache transfer between a prefill and a decode pod (disaggregated serving, components/domain/kv_transfer.py).

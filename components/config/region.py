@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from abc import abstractmethod
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv4Network
 from types import MappingProxyType
 from typing import Annotated, ClassVar, Literal
@@ -28,6 +29,14 @@ from components.config.serving import ServingSpec
 
 # GKE's GPUDirect how-tos put the GPU NIC subnets in 192.168.<n>.0/24.
 DEFAULT_ACCELERATOR_CIDR = IPv4Network("192.168.0.0/16")
+
+
+@dataclass(frozen=True, kw_only=True)
+class KubeletCredentials:
+    """Where a node's kubelet keeps its kubeconfig and client certificates, for a node plugin that borrows them."""
+
+    kubeconfig: str
+    cert_dir: str
 
 
 class NetworkBase(Spec):
@@ -49,6 +58,12 @@ class AwsNetworkSpec(NetworkBase):
     control_plane_cidr: ClassVar[None] = None
     accelerator_cidr: ClassVar[None] = None
 
+    @property
+    def webhook_source_cidr(self) -> IPv4Network:
+        """Where the API server's webhook calls come from: EKS's control-plane network interfaces sit in the
+        cluster's subnets, inside the VPC's range (upstream.MANAGED_CONTROL_PLANE_ADDRESSES)."""
+        return self.cidr
+
 
 class GcpNetworkSpec(NetworkBase):
     """A GCP region's VPC-native subnet, its secondary ranges and the control plane's range (Cloud NAT is per region)."""
@@ -68,6 +83,12 @@ class GcpNetworkSpec(NetworkBase):
         "reuse it); must not overlap the other ranges. Default 192.168.0.0/16.",
     )
     nat: ClassVar[Literal["single"]] = "single"
+
+    @property
+    def webhook_source_cidr(self) -> IPv4Network | None:
+        """Where the API server's webhook calls come from: a private GKE cluster's control-plane range, reached over
+        VPC peering (upstream.MANAGED_CONTROL_PLANE_ADDRESSES)."""
+        return self.control_plane_cidr
 
 
 NetworkSpec = AwsNetworkSpec | GcpNetworkSpec
@@ -350,6 +371,21 @@ class AwsRegionSpec(RegionBase):
     gpu_pools: list[AwsGpuPoolSpec] = Field(default_factory=list, description=_GPU_POOLS)
     cluster: AwsClusterSpec = Field(default_factory=AwsClusterSpec, description=_CLUSTER)
     project: ClassVar[None] = None
+    bucket_scheme: ClassVar[Literal["s3"]] = "s3"
+    """The model bucket is an S3 bucket: its URL scheme for Alluxio's under-store and the weight streamer."""
+    critical_pods_need_quota: ClassVar[bool] = False
+    """EKS admits system-*-critical pods in any namespace (upstream.GKE_CRITICAL_PODS_NEED_QUOTA is GKE's rule)."""
+    fluid_mount_root: ClassVar[None] = None
+    """EKS's AL2023 nodes have a writable root: Fluid's default mount root stays (upstream.FLUID_MOUNT_ROOT_ON_THE_NODE)."""
+    kubelet_credentials: ClassVar[None] = None
+    """EKS kubelets authenticate with an IAM exec plugin, which Fluid's CSI plugin cannot run: it uses its own
+    service account."""
+
+    @property
+    def bucket_client_env(self) -> Mapping[str, str]:
+        """What a client streaming from the model bucket must be told: its region, since the weight streamer's S3
+        client does not follow S3's region redirects."""
+        return {"AWS_REGION": self.region}
 
 
 class GcpRegionSpec(RegionBase):
@@ -360,6 +396,20 @@ class GcpRegionSpec(RegionBase):
     gpu_pools: list[GcpGpuPoolSpec] = Field(default_factory=list, description=_GPU_POOLS)
     cluster: GcpClusterSpec = Field(default_factory=GcpClusterSpec, description=_CLUSTER)
     project: str | None = Field(None, description="The project id to create resources in; required.")
+    bucket_scheme: ClassVar[Literal["gs"]] = "gs"
+    """The model bucket is a GCS bucket: its URL scheme for Alluxio's under-store and the weight streamer."""
+    critical_pods_need_quota: ClassVar[bool] = True
+    """GKE admits system-*-critical pods outside kube-system only with a ResourceQuota scoped to their class
+    (upstream.GKE_CRITICAL_PODS_NEED_QUOTA)."""
+    fluid_mount_root: ClassVar[str] = "/var/lib/docker/runtime-mnt"
+    """Container-Optimized OS mounts / read-only, so Fluid mounts its FUSE file systems under /var/lib/docker, which is
+    writable (upstream.FLUID_MOUNT_ROOT_ON_THE_NODE)."""
+    kubelet_credentials: ClassVar[KubeletCredentials] = KubeletCredentials(
+        kubeconfig="/var/lib/kubelet/kubeconfig", cert_dir="/var/lib/kubelet/pki"
+    )
+    """GKE kubelets authenticate with a client certificate, which Fluid's CSI plugin borrows (node authorization)."""
+    bucket_client_env: ClassVar[Mapping[str, str]] = MappingProxyType({})
+    """A GCS client needs no region to stream from the model bucket."""
 
 
 RegionSpec = Annotated[AwsRegionSpec | GcpRegionSpec, Field(discriminator="cloud")]

@@ -4,9 +4,9 @@ Exposure (decided here): members in other clouds have no private path to the hos
 Karmada API server gets a cloud load balancer with a public address, open only to the NAT egress
 IPs of the environment's clusters and the configured `federation.apiServer.allowedCidrs`
 (`loadBalancerSourceRanges`), and every client proves itself with a certificate of the federation's
-CA. On AWS it is an NLB (its DNS name is covered by a `*.elb.<region>.amazonaws.com` SAN); on GCP a
-passthrough load balancer on a reserved address (an IP SAN). The chart's own Service stays ClusterIP
-for the in-cluster components and the host's agent.
+CA. The host cloud's backend makes the load balancer (`public_load_balancer` in stacks/clouds): on AWS an NLB (its
+DNS name is covered by a `*.elb.<region>.amazonaws.com` SAN); on GCP a passthrough load balancer on a reserved
+address (an IP SAN). The chart's own Service stays ClusterIP for the in-cluster components and the host's agent.
 
 Cluster failover needs NoExecute taints on failing members (`member_taint_policies`), which
 karmada-webhook admits only with `--allow-no-execute-taint-policy`; the chart has no value for the
@@ -16,9 +16,9 @@ webhook's flags, so a server-side-apply patch sets its container `args` (the cha
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, assert_never
+from typing import Any
 
 import pulumi
 import pulumi_command as command
@@ -38,7 +38,7 @@ from components.federation.certificates import (
     signed_certificate,
 )
 from components.k8s import names
-from components.k8s.cluster import ClusterHandle, kubernetes_provider
+from components.k8s.cluster import ClusterHandle, PublicLoadBalancer, kubernetes_provider
 from components.k8s.helm import helm_release, namespace
 
 KARMADA_NAMESPACE = "karmada-system"
@@ -87,23 +87,17 @@ def karmada_name(stack: str) -> str:
     return f"{stack}-karmada"
 
 
-def server_dns_names(region: RegionSpec) -> tuple[str, ...]:
-    """What the API server's certificate is valid for: the chart's in-cluster names and the AWS NLB's."""
-    names = (
+def server_dns_names(load_balancer: PublicLoadBalancer) -> tuple[str, ...]:
+    """What the API server's certificate is valid for: the chart's in-cluster names and the load balancer's."""
+    return (
         "kubernetes.default.svc",
         INTERNAL_HOST,
         f"*.{KARMADA_NAMESPACE}.svc.cluster.local",
         f"*.{KARMADA_NAMESPACE}.svc",
         f"*.etcd.{KARMADA_NAMESPACE}.svc.cluster.local",
         "localhost",
+        *load_balancer.dns_names,
     )
-    match region.cloud:
-        case "aws":
-            return (*names, f"*.elb.{region.region}.amazonaws.com")  # the NLB's DNS name
-        case "gcp":
-            return names  # a reserved address: an IP SAN
-        case other:
-            assert_never(other)
 
 
 def host_secret_values(certs: KarmadaCertificates) -> dict[str, Any]:
@@ -161,9 +155,16 @@ def host_values(region: RegionSpec, production: bool, certs: KarmadaCertificates
     }
 
 
+PublicLoadBalancerOf = Callable[[pulumi.Resource, str], PublicLoadBalancer]
+"""The host cloud's backend: a public load balancer for a Service, what it reserves for it (an address) created as a
+child of the given parent under the given name."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class KarmadaControlPlaneArgs:
     host: ClusterHandle
+    # The API server's load balancer, as the host's cloud makes it.
+    load_balancer: PublicLoadBalancerOf
     stack: str
     production: bool
     # CIDRs allowed on the API server's load balancer.
@@ -190,23 +191,13 @@ class KarmadaControlPlane(pulumi.ComponentResource):
         host, region = args.host, args.host.region
         ns = self.namespace = namespace(KARMADA_NAMESPACE, host, self, "baseline")
 
-        static_ip = None
-        if region.cloud == "gcp":
-            import pulumi_gcp as gcp
-
-            static_ip = gcp.compute.Address(
-                f"{host.name}-karmada-apiserver",
-                name=f"{host.name}-karmada-apiserver",
-                project=region.project,
-                region=region.region,
-                address_type="EXTERNAL",
-                opts=pulumi.ResourceOptions(parent=self, provider=host.cloud_provider),
-            )
+        load_balancer = args.load_balancer(self, f"{host.name}-karmada-apiserver")
+        static_ip = load_balancer.address
         self.certificates = KarmadaCertificates(
             f"{host.name}-karmada",
             KarmadaCertificatesArgs(
-                server_dns_names=server_dns_names(region),
-                server_ip_addresses=pulumi.Output.all("127.0.0.1", *([static_ip.address] if static_ip else [])),
+                server_dns_names=server_dns_names(load_balancer),
+                server_ip_addresses=pulumi.Output.all("127.0.0.1", *([static_ip] if static_ip is not None else [])),
             ),
             opts=pulumi.ResourceOptions(parent=self),
         )
@@ -234,14 +225,14 @@ class KarmadaControlPlane(pulumi.ComponentResource):
             metadata={
                 "name": EXTERNAL_SERVICE,
                 "namespace": KARMADA_NAMESPACE,
-                "annotations": _load_balancer_annotations(region),
+                "annotations": dict(load_balancer.annotations),
             },
             spec={
                 "type": "LoadBalancer",
                 "selector": API_SERVER_LABELS,
                 "ports": [{"name": "https", "port": API_PORT, "targetPort": API_PORT, "protocol": "TCP"}],
                 "loadBalancerSourceRanges": args.allowed_sources,
-                **({"loadBalancerIP": static_ip.address} if static_ip else {}),
+                **({"loadBalancerIP": static_ip} if static_ip is not None else {}),
             },
             opts=pulumi.ResourceOptions(
                 parent=self,
@@ -251,8 +242,8 @@ class KarmadaControlPlane(pulumi.ComponentResource):
             ),
         )
         address = (
-            static_ip.address
-            if static_ip
+            static_ip
+            if static_ip is not None
             else service.status.apply(lambda status: status.load_balancer.ingress[0].hostname)
         )
         self.endpoint = pulumi.Output.concat("https://", address, f":{API_PORT}")
@@ -298,16 +289,3 @@ class KarmadaControlPlane(pulumi.ComponentResource):
             for cluster in args.agents
         }
         self.register_outputs({"endpoint": self.endpoint})
-
-
-def _load_balancer_annotations(region: RegionSpec) -> dict[str, str]:
-    match region.cloud:
-        case "aws":
-            return {
-                "service.beta.kubernetes.io/aws-load-balancer-type": "nlb",
-                "service.beta.kubernetes.io/aws-load-balancer-cross-zone-load-balancing-enabled": "true",
-            }
-        case "gcp":
-            return {}  # a passthrough load balancer on the reserved address
-        case other:
-            assert_never(other)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -155,3 +156,15 @@ class ClusterHandle:
         if not isinstance(self.identity, GkeIdentity):
             raise TypeError(f"cluster {self.name!r} has no GKE Workload Identity: only a GKE cluster's handle has one")
         return self.identity
+
+
+@dataclass(frozen=True, kw_only=True)
+class PublicLoadBalancer:
+    """How a cloud gives a LoadBalancer Service a public address, from its backend: what the Service is annotated
+    with, and what a server behind it is reached at (its certificate's names)."""
+
+    annotations: Mapping[str, str]
+    # Names the load balancer answers on, where it names itself (an NLB's DNS name): DNS SANs.
+    dns_names: tuple[str, ...] = ()
+    # An address reserved for it (`loadBalancerIP`), where it has no name of its own: an IP SAN.
+    address: pulumi.Output[str] | None = None

@@ -58,7 +58,9 @@ def helm_release(
     under `values`: the rest of the values stay readable in previews and plans. `wait=False`: the release does
     not wait for its workloads (HELM_RELEASE_WAITS), for one whose pods need what a later step or stack creates.
     """
-    if cluster.cloud == "gcp" and chart.pods.priority_classes(values) & set(GKE_CRITICAL_PRIORITY_CLASSES):
+    if cluster.region.critical_pods_need_quota and chart.pods.priority_classes(values) & set(
+        GKE_CRITICAL_PRIORITY_CLASSES
+    ):
         depends_on = [*depends_on, critical_pods_quota(cluster, ns, parent)]
     chart_args: dict[str, Any] = (
         {"chart": f"{chart.repository}/{chart.name}"}
@@ -168,7 +170,9 @@ def created_pods_quota(
     """What a `kind` custom resource in `ns` waits for so that the pods `chart`'s controller creates for it there are
     admitted: the critical-pods quota on GKE when they are system-*-critical with `values` (the release's), else
     nothing."""
-    if cluster.cloud == "gcp" and chart.pods.created_pod_classes(values, kind) & set(GKE_CRITICAL_PRIORITY_CLASSES):
+    if cluster.region.critical_pods_need_quota and chart.pods.created_pod_classes(values, kind) & set(
+        GKE_CRITICAL_PRIORITY_CLASSES
+    ):
         return [critical_pods_quota(cluster, ns, parent)]
     return []
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pulumi
+
 from components.config.region import RegionSpec
 
 # The service-account annotation each cloud's credential plumbing reads: the EKS Pod Identity
@@ -25,6 +27,6 @@ class ServiceAccountRef:
         return f"system:serviceaccount:{self.namespace}:{self.name}"
 
 
-def identity_annotations(region: RegionSpec, identity: str) -> dict[str, str]:
+def identity_annotations(region: RegionSpec, identity: pulumi.Input[str]) -> dict[str, pulumi.Input[str]]:
     """Annotations binding a service account to an IAM role ARN (EKS) or Google SA email (GKE)."""
     return {IDENTITY_ANNOTATION[region.cloud]: identity}

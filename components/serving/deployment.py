@@ -289,9 +289,7 @@ def _engine_args(p: ModelPlacement, model_dir: str) -> list[str]:
 
 
 def _engine_env(p: ModelPlacement, streams_from_bucket: bool) -> list[dict[str, str]]:
-    env: dict[str, str] = {}
-    if streams_from_bucket and p.region.cloud == "aws":
-        env["AWS_REGION"] = p.region.region  # the streamer's S3 client does not follow region redirects
+    env = dict(p.region.bucket_client_env) if streams_from_bucket else {}
     if p.model.runtime == "triton" and p.fit.sizing.tensor_parallel > 1:
         env["TRTLLM_ORCHESTRATOR"] = "1"  # the TensorRT-LLM backend spawns its tensor-parallel ranks itself
     return [{"name": k, "value": v} for k, v in env.items()]

@@ -127,8 +127,7 @@ def control_plane_peer(region: RegionSpec) -> dict[str, Any]:
     """Where a managed API server's webhook calls come from (MANAGED_CONTROL_PLANE_ADDRESSES in
     components/catalog/upstream.py): EKS's control-plane interfaces in the cluster's VPC, GKE's private control-plane
     range."""
-    cidr = region.network.control_plane_cidr if region.cloud == "gcp" else region.network.cidr
-    return {"ipBlock": {"cidr": str(cidr)}}
+    return {"ipBlock": {"cidr": str(region.network.webhook_source_cidr)}}
 
 
 def gateway_namespace_policies(region: RegionSpec, listener_port: int) -> list[dict[str, Any]]:

@@ -15,10 +15,11 @@ from typing import Any, Protocol, assert_never
 import pulumi
 
 from components.catalog.regions import Cloud
+from components.config.base import ConfigError, Issue, join_path
 from components.config.environment import EnvironmentSpec
 from components.config.region import RegionSpec
 from components.domain.model_bucket import S3BucketRef
-from components.k8s.cluster import ClusterHandle
+from components.k8s.cluster import ClusterHandle, PublicLoadBalancer
 from components.k8s.workload_identity import ServiceAccountRef
 
 
@@ -64,6 +65,32 @@ def model_store_output(ref: ModelStoreRef) -> dict[str, pulumi.Input[str]]:
 
 
 @dataclass(frozen=True, kw_only=True)
+class GatewayDnsPublisher:
+    """How ExternalDNS publishes a region's gateway name in its cloud's DNS, the zone made or named."""
+
+    identity: pulumi.Input[str]  # IAM role ARN / Google service account e-mail
+    flags: tuple[pulumi.Input[str], ...]  # --provider and its zone filters
+    domain_filter: str | None  # --domain-filter, when the provider's zone selection allows one
+    env: dict[str, str]
+
+
+def required(value: str | None, key: str, message: str) -> str:
+    """A key the config checks require for this gateway (check_gateway_names)."""
+    if value is None:
+        raise ConfigError([Issue(key, message)])
+    return value
+
+
+def private_zone_network(env: EnvironmentSpec, region: RegionSpec, cluster: ClusterHandle) -> pulumi.Input[str]:
+    """The network an internal gateway's private zone answers in: the cluster's, which an existing GKE cluster's
+    handle does not carry (config/gateway_tls.py refuses an internal gateway there)."""
+    if cluster.network_id is None:
+        at = join_path("regions", env.regions.index(region), "gateway", "exposure")
+        raise ConfigError([Issue(at, "no network to bind a private zone to: exposure: public, or publish it yourself")])
+    return cluster.network_id
+
+
+@dataclass(frozen=True, kw_only=True)
 class ModelStore:
     """A region's model bucket: the component, each reader's cloud identity, and its reference."""
 
@@ -104,6 +131,26 @@ class CloudBackend(Protocol):
         readers: Mapping[str, ServiceAccountRef],
     ) -> ModelStore:
         """The model bucket and a cloud identity per reader (service account) of it."""
+        ...
+
+    def gateway_dns(
+        self,
+        parent: pulumi.Resource,
+        env: EnvironmentSpec,
+        region: RegionSpec,
+        cluster: ClusterHandle,
+        *,
+        name: str,
+        hostname: str,
+        internal: bool,
+    ) -> GatewayDnsPublisher:
+        """ExternalDNS's zone for the gateway's `hostname` (the domain's public one, or a private zone of the region's
+        network when `internal`) and its cloud identity, under `parent`."""
+        ...
+
+    def public_load_balancer(self, parent: pulumi.Resource, name: str, cluster: ClusterHandle) -> PublicLoadBalancer:
+        """A public load balancer for a Service on `cluster`, spread over its zones; what it reserves (an address) is
+        created under `parent` as `name`."""
         ...
 
 

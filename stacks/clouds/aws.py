@@ -8,6 +8,8 @@ from dataclasses import replace
 import pulumi
 import pulumi_aws as aws
 
+from components.addons.gateway_dns import NAME as EXTERNAL_DNS
+from components.addons.gateway_dns import NAMESPACE as EXTERNAL_DNS_NAMESPACE
 from components.aws.cluster_autoscaler import ClusterAutoscaler, ClusterAutoscalerArgs, scale_down_unneeded_seconds
 from components.aws.eks import EksCluster, EksClusterArgs
 from components.aws.existing_cluster import ExistingEksCluster, ExistingEksClusterArgs
@@ -17,10 +19,10 @@ from components.config.deployer import admitted_cidrs, deployer_of
 from components.config.environment import EnvironmentSpec
 from components.config.region import RegionSpec
 from components.domain.model_bucket import S3BucketRef
-from components.k8s.cluster import ClusterHandle, IrsaIdentity
+from components.k8s.cluster import ClusterHandle, IrsaIdentity, PublicLoadBalancer
 from components.k8s.workload_identity import ServiceAccountRef
 from components.serving.deployment import model_placements
-from stacks.clouds import ModelStore, platform_tags
+from stacks.clouds import GatewayDnsPublisher, ModelStore, platform_tags, private_zone_network, required
 
 
 def provider(
@@ -178,3 +180,63 @@ def cluster(
             opts=opts,
         )
     return handle
+
+
+def public_load_balancer(parent: pulumi.Resource, name: str, cluster: ClusterHandle) -> PublicLoadBalancer:
+    """An NLB (the in-tree provider's, EKS running no AWS Load Balancer Controller here), cross-zone so every zone's
+    address reaches every target; it names itself under *.elb.<region>.amazonaws.com, so nothing is reserved."""
+    return PublicLoadBalancer(
+        annotations={
+            "service.beta.kubernetes.io/aws-load-balancer-type": "nlb",
+            "service.beta.kubernetes.io/aws-load-balancer-cross-zone-load-balancing-enabled": "true",
+        },
+        dns_names=(f"*.elb.{cluster.region.region}.amazonaws.com",),
+    )
+
+
+def gateway_dns(
+    parent: pulumi.Resource,
+    env: EnvironmentSpec,
+    region: RegionSpec,
+    cluster: ClusterHandle,
+    *,
+    name: str,
+    hostname: str,
+    internal: bool,
+) -> GatewayDnsPublisher:
+    """ExternalDNS on Route 53: a private hosted zone of the VPC, or the public zone the config names; an IRSA role
+    that may change records in that zone only."""
+    from components.aws.gateway_dns import external_dns_role
+    from components.aws.gateway_dns import private_zone as route53_private_zone
+
+    opts = pulumi.ResourceOptions(parent=parent, providers=cluster.cloud_providers)
+    component = pulumi.ComponentResource("inference-platform:aws:GatewayDns", region.name, None, opts)
+    component.register_outputs({})
+    zone = (
+        route53_private_zone(
+            f"{name}-zone", domain=hostname, vpc_id=private_zone_network(env, region, cluster), parent=component
+        ).zone_id
+        if internal
+        else required(env.gateway.dns.route53_zone_id, "gateway.dns.route53ZoneId", "name the public hosted zone")
+    )
+    role = external_dns_role(
+        name,
+        identity=cluster.irsa(),
+        zone_id=zone,
+        namespace=EXTERNAL_DNS_NAMESPACE,
+        service_account=EXTERNAL_DNS,
+        parent=component,
+    )
+    # The zone may be the domain's or a parent's (make preflight accepts either): with the name as the filter
+    # a zone is kept when it is the name or (--aws-zone-match-parent) a parent of it.
+    return GatewayDnsPublisher(
+        identity=role.arn,
+        flags=(
+            "--provider=aws",
+            f"--aws-zone-type={'private' if internal else 'public'}",
+            "--aws-zone-match-parent",
+            pulumi.Output.concat("--zone-id-filter=", zone),
+        ),
+        domain_filter=hostname,
+        env={"AWS_DEFAULT_REGION": region.region},
+    )

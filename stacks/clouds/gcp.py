@@ -9,6 +9,8 @@ from ipaddress import IPv4Network
 import pulumi
 import pulumi_gcp as gcp
 
+from components.addons.gateway_dns import NAME as EXTERNAL_DNS
+from components.addons.gateway_dns import NAMESPACE as EXTERNAL_DNS_NAMESPACE
 from components.config.deployer import private_link_cidrs
 from components.config.environment import EnvironmentSpec
 from components.config.region import RegionSpec, gpu_nic_cidr
@@ -16,10 +18,10 @@ from components.gcp.existing_cluster import ExistingGkeCluster, ExistingGkeClust
 from components.gcp.gke import GkeCluster, GkeClusterArgs
 from components.gcp.gpu_node_pool import GkeGpuNodePool, GkeGpuNodePoolArgs
 from components.gcp.network import GcpLocation, GcpNetwork, GcpNetworkArgs
-from components.k8s.cluster import ClusterHandle, GkeIdentity
+from components.k8s.cluster import ClusterHandle, GkeIdentity, PublicLoadBalancer
 from components.k8s.inputs import InputError
 from components.k8s.workload_identity import ServiceAccountRef
-from stacks.clouds import GcsBucketRef, ModelStore, platform_tags
+from stacks.clouds import GatewayDnsPublisher, GcsBucketRef, ModelStore, platform_tags, private_zone_network, required
 
 
 def provider(
@@ -164,3 +166,73 @@ def cluster(
             opts=opts,
         )
     return replace(handle, cloud_provider=provider_, identity=GkeIdentity(workload_pool=workload_pool))
+
+
+def public_load_balancer(parent: pulumi.Resource, name: str, cluster: ClusterHandle) -> PublicLoadBalancer:
+    """A passthrough load balancer (GKE's default for a LoadBalancer Service) on an external address reserved in the
+    cluster's region: it has no name of its own, so its clients and its server's certificate (an IP SAN) need an
+    address that outlives the Service."""
+    region = cluster.region
+    address = gcp.compute.Address(
+        name,
+        name=name,
+        project=region.project,
+        region=region.region,
+        address_type="EXTERNAL",
+        opts=pulumi.ResourceOptions(parent=parent, provider=cluster.cloud_provider),
+    )
+    return PublicLoadBalancer(annotations={}, address=address.address)
+
+
+def gateway_dns(
+    parent: pulumi.Resource,
+    env: EnvironmentSpec,
+    region: RegionSpec,
+    cluster: ClusterHandle,
+    *,
+    name: str,
+    hostname: str,
+    internal: bool,
+) -> GatewayDnsPublisher:
+    """ExternalDNS on Cloud DNS: a private managed zone of the network, or the public zone the config names; a
+    Google service account (Workload Identity) that may change records in that zone only."""
+    from components.gcp.gateway_dns import external_dns_account
+    from components.gcp.gateway_dns import private_zone as cloud_dns_private_zone
+
+    project = location(region).project
+    opts = pulumi.ResourceOptions(parent=parent, providers=cluster.cloud_providers)
+    component = pulumi.ComponentResource("inference-platform:gcp:GatewayDns", region.name, None, opts)
+    component.register_outputs({})
+    zone: pulumi.Input[str]
+    if internal:
+        zone = cloud_dns_private_zone(
+            f"{cluster.name}-gateway",
+            domain=hostname,
+            network_id=private_zone_network(env, region, cluster),
+            project=project,
+            parent=component,
+        ).name
+    else:
+        zone = required(env.gateway.dns.cloud_dns_zone, "gateway.dns.cloudDnsZone", "name the public managed zone")
+    account = external_dns_account(
+        name,
+        project=project,
+        workload_pool=cluster.gke_identity().workload_pool,
+        zone=zone,
+        namespace=EXTERNAL_DNS_NAMESPACE,
+        service_account=EXTERNAL_DNS,
+        parent=component,
+    )
+    # The Google provider keeps a zone only when the domain filter matches the zone's own name (no parent
+    # matching): the zone is chosen by name alone, and every name of the gateway's routes is published.
+    return GatewayDnsPublisher(
+        identity=account.email,
+        flags=(
+            "--provider=google",
+            f"--google-project={project}",
+            f"--google-zone-visibility={'private' if internal else 'public'}",
+            pulumi.Output.concat("--zone-id-filter=", zone),
+        ),
+        domain_filter=None,
+        env={},
+    )

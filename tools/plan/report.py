@@ -433,7 +433,9 @@ def _admission(plan: Plan) -> str:
             cert_manager = "existing (not installed)"
         else:
             cert_manager = "- (no KServe)"
-        needed = ", ".join(sorted(quotas.get(cluster, []))) or ("none needed" if region.cloud == "gcp" else "n/a (EKS)")
+        needed = ", ".join(sorted(quotas.get(cluster, []))) or (
+            "none needed" if region.critical_pods_need_quota else "n/a (EKS)"
+        )
         rows.append(f"| {cluster} | {region.cloud} | {cert_manager} | {needed} |")
     return "\n".join(rows) + "\n"
 

@@ -193,7 +193,7 @@ class Rehearsal:
                 name=name,
                 directory=self.work / name,
                 service_cidr=str(region.network.services_cidr or DEFAULT_SERVICE_CIDR),
-                gke=region.cloud == "gcp",
+                gke=region.critical_pods_need_quota,
                 host=network.host_ip,
             )
         admin_cert = plane.admin.write(plane.pki, "admin")
