@@ -7,11 +7,11 @@ from dataclasses import dataclass
 
 from components.config.environment import EnvironmentSpec
 from components.config.region import GpuPoolSpec, RegionSpec
-from components.config.workloads import ModelSpec, PlacementSpec
+from components.config.workloads import ModelSpec, PlacementSpec, PrefillSpec
 from components.domain.fit import placement_fit, prefill_fit
 from components.domain.gpu_resources import schedulable_resources
 from components.domain.host import pod_host_resources
-from components.domain.slots import placement_resource
+from components.domain.slots import placed_pool, placed_resource
 
 
 @dataclass(frozen=True)
@@ -45,27 +45,21 @@ def replica_demands(env: EnvironmentSpec, region: RegionSpec) -> list[ReplicaDem
         for placement in model.placements:
             if placement.region != region.name:
                 continue
-            pool = region.pool(placement.pool)
-            assert pool is not None, "placements are validated before"
-            resource = placement_resource(pool, placement.resource)
-            assert resource is not None, "placements are validated before"
+            pool = placed_pool(region, placement.pool)
+            resource = placed_resource(pool, placement.resource)
             sizing = placement_fit(model, pool, resource).sizing
             tp, pp = sizing.tensor_parallel, sizing.pipeline_parallel
             servers = pod_host_resources(region, pool, tp, runtime=model.runtime).servers_per_node
             demands.append(ReplicaDemand(model, placement, pool, resource, tp * pp, tp, pp, servers_per_node=servers))
             if placement.serving_mode != "aggregated" and placement.prefill is not None:
-                demands.append(_prefill_demand(model, region, placement))
+                demands.append(_prefill_demand(model, region, placement, placement.prefill))
     return demands
 
 
-def _prefill_demand(model: ModelSpec, region: RegionSpec, placement: PlacementSpec) -> ReplicaDemand:
-    """The prefill pods of a disaggregated (or auto) placement: fixed replicas on their own pool."""
-    spec = placement.prefill
-    assert spec is not None
-    pool = region.pool(spec.pool)
-    assert pool is not None, "placements are validated before"
-    resource = placement_resource(pool, None)
-    assert resource is not None, "placements are validated before"
+def _prefill_demand(model: ModelSpec, region: RegionSpec, placement: PlacementSpec, spec: PrefillSpec) -> ReplicaDemand:
+    """The prefill pods (`spec`) of a disaggregated (or auto) placement: fixed replicas on their own pool."""
+    pool = placed_pool(region, spec.pool)
+    resource = placed_resource(pool, None)
     tp = prefill_fit(model, pool, resource, spec.max_num_seqs).sizing.tensor_parallel
     fixed = placement.model_copy(
         update={"pool": pool.name, "min_replicas": spec.replicas, "max_replicas": spec.replicas, "prefill": None}
