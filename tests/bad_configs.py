@@ -60,6 +60,8 @@ CORPUS: list[Bad] = [
     # --- enums ---
     _b('enums', 'dev', 'cloud-azure', [('set', 'regions[0].cloud', 'azure')], 'regions[0].cloud', "'aws' or 'gcp'"),
     _b('enums', 'dev', 'cloud-upper', [('set', 'regions[0].cloud', 'AWS')], 'regions[0].cloud', "'aws' or 'gcp'"),
+    _b('enums', 'dev', 'cloud-list', [('set', 'regions[0].cloud', ['aws'])], 'regions[0].cloud', "'aws' or 'gcp'"),
+    _b('enums', 'dev', 'cloud-mapping', [('set', 'regions[0].cloud', {'aws': 1})], 'regions[0].cloud', "'aws' or 'gcp'"),
     _b('enums', 'dev', 'nat-typo', [('set', 'regions[0].network.nat', 'per-zone')], 'regions[0].network.nat', 'is not allowed'),
     _b('enums', 'dev', 'runtime-sglang', [('set', 'models[0].runtime', 'sglang')], 'models[0].runtime', 'is not allowed'),
     _b('enums', 'dev', 'precision-int4', [('set', 'models[0].precision', 'int4')], 'models[0].precision', 'is not allowed'),

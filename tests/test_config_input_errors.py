@@ -262,7 +262,8 @@ def test_a_gateway_no_tenant_may_call():
 def test_gcp_only_network_keys_on_aws(key):
     """An AWS region's network is the AWS model: a GKE range is no key of it."""
     assert _errors("dev", ("set", f"regions[0].network.{key}", "10.99.0.0/16")) == [
-        f"regions[0].network.{key}: unknown key; valid keys here: cidr, nat, servicesCidr"
+        f"regions[0].network.{key}: unknown key: GCP only: an EKS cluster takes pod addresses from the VPC (VPC CNI); "
+        "remove it"
     ]
 
 

@@ -209,4 +209,27 @@ def test_a_key_of_the_other_cloud_is_an_unknown_key(index):
         parent[key] = parent.get(key, "x")
         with pytest.raises(ConfigError) as caught:
             load_environment(raw)
-        assert [(i.path, i.message.split(";")[0]) for i in caught.value.issues] == [(f"{at}.{key}", "unknown key")]
+        assert [(i.path, i.message.split(":")[0].split(";")[0]) for i in caught.value.issues] == [
+            (f"{at}.{key}", "unknown key")
+        ]
+
+
+def test_each_fix_for_an_other_cloud_key_names_a_key_of_the_other_cloud():
+    """The fixes the loader gives for the other cloud's keys (OTHER_CLOUD_KEYS) are keyed by that cloud's own keys."""
+    from components.config import region as r
+
+    pairs = [
+        (r.AwsRegionSpec, r.GcpRegionSpec),
+        (r.AwsNetworkSpec, r.GcpNetworkSpec),
+        (r.AwsGpuPoolSpec, r.GcpGpuPoolSpec),
+        (r.AwsExistingClusterSpec, r.GcpExistingClusterSpec),
+    ]
+    fixes = 0
+    for aws, gcp in pairs:
+        for model, other in ((aws, gcp), (gcp, aws)):
+            keys = {f.alias or n for n, f in other.model_fields.items()}
+            own = {f.alias or n for n, f in model.model_fields.items()}
+            for key in getattr(model, "OTHER_CLOUD_KEYS", {}):
+                assert key in keys - own, (model.__name__, key)
+                fixes += 1
+    assert fixes == 12  # counted by hand: the 12 other-cloud keys of test_a_key_of_the_other_cloud_is_an_unknown_key

@@ -33,7 +33,7 @@ from tools.rehearsal.__main__ import rehearsal_plan
 from tools.rehearsal.cache import REQUIRED
 from tools.rehearsal.runner import Rehearsal
 
-pytestmark = pytest.mark.rehearsal
+pytestmark = [pytest.mark.rehearsal, pytest.mark.plan]  # its runs plan the environment first
 # In the clone's build/ (git-ignored), beside what `make rehearse` writes: a run's logs stay to be read, and no
 # other pytest's temporary-directory retention removes them.
 OUT = PROJECT_DIR / "build" / "rehearsal-tests"

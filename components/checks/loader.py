@@ -217,7 +217,8 @@ def _python_names(raw: Any, model: Any, path: KeyPath) -> list[Issue]:
     if isinstance(raw, list):
         return [issue for i, item in enumerate(raw) for issue in _python_names(item, model, (*path, i))]
     if isinstance(model, _Tagged) and isinstance(raw, dict):
-        model = model.models.get(raw.get(model.key))
+        tag = raw.get(model.key)  # any YAML value: a list or mapping is refused as the tag, and is no dict key
+        model = model.models.get(tag) if isinstance(tag, str) else None
     if not isinstance(raw, dict) or not _is_model(model):
         return []
     issues = []
@@ -290,6 +291,10 @@ def _issue(err: ErrorDetails) -> Issue:
     if kind == "missing":
         return Issue(path, f"required key is missing; add `{loc[-1]}` (see docs/configuration.md)")
     if kind == "extra_forbidden":
+        _, model = _walk(raw_loc[:-1])
+        other_cloud = getattr(model, "OTHER_CLOUD_KEYS", {}).get(str(loc[-1]))
+        if other_cloud is not None:  # a key of the other cloud's model: say whose, and what to do instead
+            return Issue(path, f"unknown key: {other_cloud}")
         allowed = _allowed_keys(raw_loc[:-1])
         close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""

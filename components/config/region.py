@@ -57,6 +57,12 @@ class AwsNetworkSpec(NetworkBase):
     pods_cidr: ClassVar[None] = None
     control_plane_cidr: ClassVar[None] = None
     accelerator_cidr: ClassVar[None] = None
+    OTHER_CLOUD_KEYS: ClassVar[Mapping[str, str]] = MappingProxyType(
+        dict.fromkeys(
+            ("podsCidr", "controlPlaneCidr", "acceleratorCidr"),
+            "GCP only: an EKS cluster takes pod addresses from the VPC (VPC CNI); remove it",
+        )
+    )
 
     @property
     def webhook_source_cidr(self) -> IPv4Network:
@@ -83,6 +89,9 @@ class GcpNetworkSpec(NetworkBase):
         "reuse it); must not overlap the other ranges. Default 192.168.0.0/16.",
     )
     nat: ClassVar[Literal["single"]] = "single"
+    OTHER_CLOUD_KEYS: ClassVar[Mapping[str, str]] = MappingProxyType(
+        {"nat": "AWS only: Cloud NAT serves a GCP region's nodes, one per region; remove it"}
+    )
 
     @property
     def webhook_source_cidr(self) -> IPv4Network | None:
@@ -128,6 +137,7 @@ class AwsExistingClusterSpec(ExistingClusterBase):
         default_factory=dict, description="Private subnet id per zone, for the GPU pools' nodes."
     )
     node_service_account: ClassVar[None] = None
+    OTHER_CLOUD_KEYS: ClassVar[Mapping[str, str]] = MappingProxyType({"nodeServiceAccount": "only for GCP; remove it"})
 
 
 class GcpExistingClusterSpec(ExistingClusterBase):
@@ -138,6 +148,9 @@ class GcpExistingClusterSpec(ExistingClusterBase):
     )
     node_role_arn: ClassVar[None] = None
     subnets: ClassVar[Mapping[str, str]] = MappingProxyType({})  # GKE nodes join the cluster's own subnet
+    OTHER_CLOUD_KEYS: ClassVar[Mapping[str, str]] = MappingProxyType(
+        dict.fromkeys(("nodeRoleArn", "subnets"), "only for AWS; remove it")
+    )
 
 
 ExistingClusterSpec = AwsExistingClusterSpec | GcpExistingClusterSpec
@@ -272,6 +285,13 @@ class AwsGpuPoolSpec(GpuPoolBase):
     )
     gke_partition_size: ClassVar[None] = None
     gpu_direct: ClassVar[bool] = False
+    OTHER_CLOUD_KEYS: ClassVar[Mapping[str, str]] = MappingProxyType(
+        {
+            "gkePartitionSize": "only meaningful on GKE; on AWS let the GPU Operator partition the pool: "
+            "mig: {profile: all-<size>}",
+            "gpuDirect": "GPUDirect networking is GCP's; on AWS set efa instead",
+        }
+    )
 
     @property
     def multi_node_fabric(self) -> bool:
@@ -293,6 +313,13 @@ class GcpGpuPoolSpec(GpuPoolBase):
     )
     efa: ClassVar[bool] = False
     image_pull: ClassVar[ImagePull] = "default"
+    OTHER_CLOUD_KEYS: ClassVar[Mapping[str, str]] = MappingProxyType(
+        {
+            "efa": "EFA is an AWS fabric; on GCP set gpuDirect on an A3/A4 type instead",
+            "imagePull": "parallel pull is an EKS node setting (nodeadm's FastImagePull); GKE pools already stream "
+            "images from Artifact Registry (image streaming) and pull others whole: remove imagePull",
+        }
+    )
 
     @property
     def multi_node_fabric(self) -> bool:
@@ -371,6 +398,9 @@ class AwsRegionSpec(RegionBase):
     gpu_pools: list[AwsGpuPoolSpec] = Field(default_factory=list, description=_GPU_POOLS)
     cluster: AwsClusterSpec = Field(default_factory=AwsClusterSpec, description=_CLUSTER)
     project: ClassVar[None] = None
+    OTHER_CLOUD_KEYS: ClassVar[Mapping[str, str]] = MappingProxyType(
+        {"project": "only meaningful on GCP; remove it from this AWS region"}
+    )
     bucket_scheme: ClassVar[Literal["s3"]] = "s3"
     """The model bucket is an S3 bucket: its URL scheme for Alluxio's under-store and the weight streamer."""
     critical_pods_need_quota: ClassVar[bool] = False
