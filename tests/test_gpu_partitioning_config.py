@@ -206,8 +206,8 @@ def test_gke_partition_size_on_aws():
     raw = _dev_with(1, mig=None, gkePartitionSize="3g.40gb")
     # An AWS pool is the AWS model: GKE's partitioning is no key of it (the GPU Operator's `mig` is).
     assert config_errors(raw) == [
-        f"{A100}.gkePartitionSize: unknown key; valid keys here: capacity, desiredSize, diskGib, driverInstall, efa, "
-        "imagePull, machineType, maxSize, mig, minSize, name, placementGroup, timeSlicing, zones"
+        f"{A100}.gkePartitionSize: unknown key: only meaningful on GKE; on AWS let the GPU Operator partition the "
+        "pool: mig: {profile: all-<size>}"
     ]
 
 
