@@ -24,7 +24,7 @@ from components.config.model_store import cache_plan
 from components.config.region import RegionSpec
 from components.domain.cache_memory import JOB_WORKER_THREADS, WORKER_JVM_GIB, direct_mib, job_direct_mib
 from components.domain.fit import placement_fit, prefill_fit
-from components.domain.slots import placed_pool, placed_resource, slots_per_node
+from components.domain.slots import placed_in, placed_pool, placed_resource, slots_per_node
 
 READ_BUFFER_MESSAGES = 4  # chunks in flight per stream in the FUSE daemon (Alluxio's default is 16)
 MAX_CHUNK_MIB = 64  # below the client's 100 MB inbound gRPC message limit (upstream.ALLUXIO_READ_BUFFERS)
@@ -59,19 +59,14 @@ def engine_processes(env: EnvironmentSpec, region: RegionSpec) -> dict[str, int]
     def add(pool_name: str, count: int) -> None:
         processes[pool_name] = processes.get(pool_name, 0) + count
 
-    for model in env.models:
-        for placement in model.placements:
-            if placement.region != region.name:
-                continue
-            pool = placed_pool(region, placement.pool)
-            resource = placed_resource(pool, placement.resource)
-            add(pool.name, placement.max_replicas * placement_fit(model, pool, resource).sizing.gpus_per_replica)
-            prefill = placement.prefill
-            if placement.serving_mode != "aggregated" and prefill is not None:
-                prefill_pool = placed_pool(region, prefill.pool)
-                prefill_resource = placed_resource(prefill_pool, None)
-                fit = prefill_fit(model, prefill_pool, prefill_resource, prefill.max_num_seqs)
-                add(prefill_pool.name, prefill.replicas * fit.sizing.gpus_per_replica)
+    for model, placement, pool, resource in placed_in(env, region):
+        add(pool.name, placement.max_replicas * placement_fit(model, pool, resource).sizing.gpus_per_replica)
+        prefill = placement.prefill
+        if placement.serving_mode != "aggregated" and prefill is not None:
+            prefill_pool = placed_pool(region, prefill.pool)
+            prefill_resource = placed_resource(prefill_pool, None)
+            fit = prefill_fit(model, prefill_pool, prefill_resource, prefill.max_num_seqs)
+            add(prefill_pool.name, prefill.replicas * fit.sizing.gpus_per_replica)
     return processes
 
 

@@ -11,7 +11,7 @@ from components.config.workloads import ModelSpec, PlacementSpec, PrefillSpec
 from components.domain.fit import placement_fit, prefill_fit
 from components.domain.gpu_resources import schedulable_resources
 from components.domain.host import pod_host_resources
-from components.domain.slots import placed_pool, placed_resource
+from components.domain.slots import placed_in, placed_pool, placed_resource
 
 
 @dataclass(frozen=True)
@@ -41,18 +41,13 @@ class ReplicaDemand:
 def replica_demands(env: EnvironmentSpec, region: RegionSpec) -> list[ReplicaDemand]:
     """Every placement in `region`, in config order, sized."""
     demands = []
-    for model in env.models:
-        for placement in model.placements:
-            if placement.region != region.name:
-                continue
-            pool = placed_pool(region, placement.pool)
-            resource = placed_resource(pool, placement.resource)
-            sizing = placement_fit(model, pool, resource).sizing
-            tp, pp = sizing.tensor_parallel, sizing.pipeline_parallel
-            servers = pod_host_resources(region, pool, tp, runtime=model.runtime).servers_per_node
-            demands.append(ReplicaDemand(model, placement, pool, resource, tp * pp, tp, pp, servers_per_node=servers))
-            if placement.serving_mode != "aggregated" and placement.prefill is not None:
-                demands.append(_prefill_demand(model, region, placement, placement.prefill))
+    for model, placement, pool, resource in placed_in(env, region):
+        sizing = placement_fit(model, pool, resource).sizing
+        tp, pp = sizing.tensor_parallel, sizing.pipeline_parallel
+        servers = pod_host_resources(region, pool, tp, runtime=model.runtime).servers_per_node
+        demands.append(ReplicaDemand(model, placement, pool, resource, tp * pp, tp, pp, servers_per_node=servers))
+        if placement.serving_mode != "aggregated" and placement.prefill is not None:
+            demands.append(_prefill_demand(model, region, placement, placement.prefill))
     return demands
 
 

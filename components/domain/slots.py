@@ -7,7 +7,11 @@ pool's extended resources (`gpu_resources.schedulable_resources`) the placement 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+from components.config.environment import EnvironmentSpec
 from components.config.region import GpuPoolSpec, RegionSpec
+from components.config.workloads import ModelSpec, PlacementSpec
 from components.domain.gpu_partitioning import mig_layout
 from components.domain.gpu_resources import WHOLE_GPU, schedulable_resources
 from components.domain.sizing import GpuSlot
@@ -26,6 +30,15 @@ def placement_resource(pool: GpuPoolSpec, requested: str | None) -> str | None:
     if requested is not None:
         return requested if requested in offered else None
     return next(iter(offered)) if len(offered) == 1 else None
+
+
+def placed_in(env: EnvironmentSpec, region: RegionSpec) -> Iterator[tuple[ModelSpec, PlacementSpec, GpuPoolSpec, str]]:
+    """Each placement in `region`, in config order, with its validated pool and the resource it takes there."""
+    for model in env.models:
+        for placement in model.placements:
+            if placement.region == region.name:
+                pool = placed_pool(region, placement.pool)
+                yield model, placement, pool, placed_resource(pool, placement.resource)
 
 
 def placed_pool(region: RegionSpec, name: str) -> GpuPoolSpec:
