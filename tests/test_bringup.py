@@ -874,6 +874,7 @@ def _unwaited(prod, service: str) -> list[str]:
     return lines(check(prod, edit), bringup.facts.WEBHOOK_SERVES_BEFORE_WHAT_IT_ADMITS)
 
 
+@pytest.mark.plan
 def test_webhooks_prod_awaits_each_webhook_service_before_what_it_admits(prod):
     """usw2's stack installs KServe and Volcano and creates runtimes, queues and hypernodes at once (wave 2)."""
     report = check(prod)
@@ -891,6 +892,7 @@ def test_webhooks_prod_awaits_each_webhook_service_before_what_it_admits(prod):
     ]
 
 
+@pytest.mark.plan
 def test_webhooks_a_release_whose_templates_the_llmisvc_webhook_admits_waits_for_it(prod):
     found = _unwaited(prod, "llmisvc-webhook-server-service")
     assert found[0] == (
@@ -900,6 +902,7 @@ def test_webhooks_a_release_whose_templates_the_llmisvc_webhook_admits_waits_for
     )
 
 
+@pytest.mark.plan
 def test_webhooks_volcanos_queues_wait_for_its_admission_service(prod):
     found = _unwaited(prod, "volcano-admission-service")
     kinds = sorted({line.split(" on prod-usw2 ")[0].split(": ")[1].split()[0] for line in found})
@@ -907,6 +910,7 @@ def test_webhooks_volcanos_queues_wait_for_its_admission_service(prod):
     assert all("volcano-system/volcano-admission-service serving" in line for line in found)
 
 
+@pytest.mark.plan
 def test_webhooks_a_patch_that_skips_its_await_does_not_count(prod):
     def skip(resources):
         for r in resources["prod.usw2"]:
@@ -929,6 +933,7 @@ def _volcano_patch(resources):
     return patch
 
 
+@pytest.mark.plan
 def test_webhooks_near_variants_of_the_wait_do_not_count(prod):
     """A patch that may run before its release (the Service is not there: the apply would create a port-less one),
     one whose waitFor replaces the Service await, and a release that does not wait for its pods."""
@@ -955,6 +960,7 @@ def test_webhooks_near_variants_of_the_wait_do_not_count(prod):
         assert all(f"; {where} [" in line for line in found), (edit.__name__, found[0])
 
 
+@pytest.mark.plan
 def test_webhooks_karmadas_policies_created_by_the_host_stack_wait_for_its_webhook(prod):
     """Karmada's webhooks (by URL to the host's `karmada-webhook` Service, failurePolicy Fail) admit the policies in
     the Karmada API; the global stack creates them a wave after the host installs Karmada. Created by the host's
