@@ -162,3 +162,11 @@ def test_ci_rehearses_dev_and_prod_after_a_preflight_with_binaries_built_from_th
     assert steps[-2:] == ["make rehearse ENV=dev", "make rehearse ENV=prod"]
     assert ci.index('wait "$tools_pid"') < ci.index("make rehearse ENV=dev")
     assert 'kill -- -"$tools_pid"' in ci  # a failing step stops the build too
+
+
+def test_ci_fails_when_two_plans_differ():
+    """The diff is a command of its own: under `set -e` a failing left side of `&&` does not stop the script."""
+    ci = (README.parent / ".ci" / "run").read_text()
+    (line,) = [line for line in ci.splitlines() if line.startswith("diff ")]
+    assert line == 'diff -r -x rehearsal -x rehearsal.json "$bare/prod-first" build/prod'
+    assert "set -euo pipefail" in ci
