@@ -249,12 +249,7 @@ def _ready(kube: Kube, kind: str, live: dict[str, Any], helm_wait: bool) -> tupl
         case "Service":
             if spec.get("type") == "LoadBalancer" and not (status.get("loadBalancer") or {}).get("ingress"):
                 return False, "no load balancer ingress"
-            if (
-                helm_wait
-                or spec.get("type") == "ExternalName"
-                or not spec.get("selector")
-                or spec.get("clusterIP") == "None"
-            ):
+            if helm_wait or not waits_for_endpoints(live):
                 return True, "ready"
             return _endpoints_ready(kube, live)
     return True, "ready"
