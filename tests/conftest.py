@@ -11,6 +11,7 @@ from tests import plan_store
 
 # The guard that no test reads the environments shipped beside the program (its hooks, registered by being here).
 from tests.environment_guard import (  # noqa: F401
+    pytest_fixture_setup,
     pytest_make_collect_report,
     pytest_runtest_makereport,
     pytest_runtest_protocol,

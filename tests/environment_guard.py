@@ -67,11 +67,14 @@ def _message(paths: list[str], who: str) -> str:
 
 def charged_to_tests(
     events: list[str], exempt: Callable[[pytest.Item], bool], message: Callable[[list[str], str], str]
-) -> tuple[Callable[..., Any], Callable[..., Any]]:
-    """The two hooks of a guard (`pytest_runtest_protocol`, `pytest_runtest_makereport`): a test that is not
-    `exempt` and during which `events` grew (its fixtures' setup included) fails at teardown with
-    `message(those events, its node id)`. tests/plan_store.py's guard is the other one."""
+) -> tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any]]:
+    """The three hooks of a guard (`pytest_runtest_protocol`, `pytest_runtest_makereport`, `pytest_fixture_setup`):
+    a test that is not `exempt` fails at teardown with `message(those events, its node id)` when `events` grew
+    during it (its fixtures' setup included), or when it uses a fixture whose setup made them, under whichever test
+    that fixture was first set up (a module fixture built for a marked test is the same plan for the next test
+    using it). tests/plan_store.py's guard is the other one."""
     start = pytest.StashKey[int]()
+    by_fixture: dict[object, list[str]] = {}  # a FixtureDef -> the events of its setup, for every test using it
 
     @pytest.hookimpl(hookwrapper=True)
     def protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
@@ -79,20 +82,33 @@ def charged_to_tests(
         yield
 
     @pytest.hookimpl(hookwrapper=True)
+    def fixture_setup(fixturedef: Any, request: pytest.FixtureRequest) -> Iterator[None]:
+        begin = len(events)
+        yield
+        if len(events) > begin:
+            by_fixture[fixturedef] = events[begin:]
+
+    def of_fixtures(item: pytest.Item) -> list[str]:
+        """The events of the fixtures `item` uses, whoever set them up (the closest definition of each name)."""
+        definitions = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+        used = [definitions[name][-1] for name in getattr(item, "fixturenames", ()) if definitions.get(name)]
+        return [event for fixturedef in used for event in by_fixture.get(fixturedef, ())]
+
+    @pytest.hookimpl(hookwrapper=True)
     def makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
         outcome = yield
         report = outcome.get_result()
         if call.when != "teardown" or exempt(item):
             return
-        found = events[item.stash.get(start, len(events)) :]
+        found = events[item.stash.get(start, len(events)) :] or of_fixtures(item)
         if found and report.passed:
             report.outcome = "failed"
             report.longrepr = message(found, item.nodeid)
 
-    return protocol, makereport
+    return protocol, makereport, fixture_setup
 
 
-pytest_runtest_protocol, pytest_runtest_makereport = charged_to_tests(
+pytest_runtest_protocol, pytest_runtest_makereport, pytest_fixture_setup = charged_to_tests(
     _reads, lambda item: item.path.name == EXAMPLE_TESTS, _message
 )
 

@@ -9,8 +9,8 @@ from (a fixture environment's name, or a config mapping and its stack); the prog
 change during a session.
 
 The guard, registered by tests/conftest.py: a test not marked `plan` that asks `plan_for` / `plan_config` for a plan,
-or runs a Pulumi program (a `__main__.py` beside a `Pulumi.yaml`: the CLI's plan, an example) in this process, fails
-at teardown naming the mark. An audit hook (PEP 578) sees every program run (`exec` of its code), whoever starts it.
+or runs a Pulumi program (a `__main__.py` beside a `Pulumi.yaml`: the CLI's plan, an example) in this process, or
+uses a fixture that did (a module's plan first built for a marked test), fails at teardown naming the mark. An audit hook (PEP 578) sees every program run (`exec` of its code), whoever starts it.
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ def _message(found: list[str], nodeid: str) -> str:
     )
 
 
-pytest_runtest_protocol, pytest_runtest_makereport = charged_to_tests(
+pytest_runtest_protocol, pytest_runtest_makereport, pytest_fixture_setup = charged_to_tests(
     _asked, lambda item: item.get_closest_marker(MARK) is not None, _message
 )
 

@@ -257,6 +257,29 @@ def test_a_test_asking_for_a_plan_or_running_the_program_unmarked_fails_naming_t
 
             def test_runs_other_code():
                 runpy.run_path({str(tmp_path / "test_asks.py")!r}, run_name="not_main")
+
+
+            @pytest.fixture(scope="module")
+            def module_plan():
+                plan_store.asked("asked for plan_for('prod')")
+
+
+            @pytest.fixture(scope="module")
+            def module_value():
+                return "no plan"
+
+
+            @pytest.mark.plan
+            def test_marked_builds_the_module_plan(module_plan):
+                pass
+
+
+            def test_reuses_the_module_plan(module_plan):
+                pass
+
+
+            def test_reuses_a_module_fixture_that_asked_for_none(module_value):
+                pass
             """)
     )
     command = [sys.executable, "-m", "pytest", "-p", "tests.plan_store", "-p", "no:cacheprovider", "-o", "addopts="]
@@ -266,8 +289,10 @@ def test_a_test_asking_for_a_plan_or_running_the_program_unmarked_fails_naming_t
     )
     assert run.returncode == 1, run.stdout
     lines = run.stdout.splitlines()
-    assert lines[-1].startswith("4 passed, 2 errors in ")
+    assert lines[-1].startswith("7 passed, 3 errors in ")
     assert "program runs (one per stack evaluated): 2" in lines
+    # built for a marked test, a module's plan is still a plan for the next test using it (make test-fast runs it alone)
+    assert "test_asks.py::test_reuses_the_module_plan is not marked `plan` but asked for plan_for('prod')" in run.stdout
     assert "test_asks.py::test_asks is not marked `plan` but asked for plan_for('dev'): mark it" in run.stdout
     assert f"test_asks.py::test_runs_the_program is not marked `plan` but ran the program {program}" in run.stdout
 
