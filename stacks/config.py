@@ -102,4 +102,23 @@ def read_environment() -> EnvironmentSpec:
         catalog_files = read_model_catalog(Path.cwd())
     except PlanInputError as exc:
         raise ConfigError([Issue("", line) for line in exc.lines]) from None
-    return load_environment(namespace_values(config=config), secret_keys=secret, catalog_files=catalog_files)
+    return _validated(namespace_values(config=config), secret, catalog_files)
+
+
+# Validated environments by everything validation reads (a few: an offline plan evaluates each of its stacks'
+# programs, and their network-first bootstraps, in one process on the same config; a `pulumi up` runs one).
+_VALIDATED: dict[str, EnvironmentSpec] = {}
+_VALIDATED_KEPT = 4
+
+
+def _validated(raw: dict[str, Any], secret: set[str], catalog_files: Mapping[str, Any]) -> EnvironmentSpec:
+    """`load_environment`, once per distinct input: its result is a frozen spec and a function of these inputs
+    alone (an invalid one raises ConfigError every time and is not kept)."""
+    key = json.dumps([raw, sorted(secret), catalog_files], sort_keys=True, default=repr)
+    spec = _VALIDATED.get(key)
+    if spec is None:
+        spec = load_environment(raw, secret_keys=secret, catalog_files=catalog_files)
+        while len(_VALIDATED) >= _VALIDATED_KEPT:
+            del _VALIDATED[next(iter(_VALIDATED))]
+        _VALIDATED[key] = spec
+    return spec

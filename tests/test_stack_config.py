@@ -100,3 +100,34 @@ def test_without_stack_files_every_stack_is_planned_from_the_environment():
     config = yaml.safe_load((ENVIRONMENTS_DIR / "Pulumi.prod.yaml").read_text())["config"]
     plan = plan_config(config, stack="nostackfiles")
     assert set(plan.stacks) == {f"nostackfiles.{s}" for s in ("use1", "usw2", "usc1", "global")}
+
+
+def test_the_environment_is_validated_once_per_distinct_input(monkeypatch):
+    """An offline plan runs every stack's program in one process on the same config: validated once, and again
+    whenever anything validation reads differs (the config, which keys are secret, the model catalog's files)."""
+    from stacks import config as program_config
+
+    raw = json.loads(json.dumps(yaml.safe_load((ENVIRONMENTS_DIR / "Pulumi.dev.yaml").read_text())["config"]))
+    values = program_config.namespace_values(config={k: json.dumps(v) for k, v in raw.items()})
+    validations = []
+
+    def counted(*args, **kwargs):
+        validations.append(args)
+        return real(*args, **kwargs)
+
+    real = program_config.load_environment
+    monkeypatch.setattr(program_config, "load_environment", counted)
+    monkeypatch.setattr(program_config, "_VALIDATED", {})
+    first = program_config._validated(values, set(), {})
+    assert program_config._validated(json.loads(json.dumps(values)), set(), {}) is first
+    assert len(validations) == 1
+    program_config._validated(values, {"tags"}, {})
+    program_config._validated(values, set(), {"models/extra.yaml": None})
+    changed = {**values, "labelDomain": "platform.acme.example"}
+    assert program_config._validated(changed, set(), {}).label_domain == "platform.acme.example"
+    assert len(validations) == 4
+    broken = {**values, "regions": []}
+    for _ in range(2):  # refused every time, never kept
+        with pytest.raises(ConfigError):
+            program_config._validated(broken, set(), {})
+    assert len(validations) == 6

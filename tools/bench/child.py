@@ -52,7 +52,14 @@ def _plan(args: argparse.Namespace) -> dict[str, Any]:
         check_policy(plan)
         write_plan(plan, Path(args.out))
         runs.append(_times())
-    return {"registrations": len(plan.resources), "custom": sum(r.custom for r in plan.resources), "runs": runs}
+    bootstraps = [piece.bootstrap for piece in (plan.stacks or {}).values() if piece.bootstrap is not None]
+    return {
+        "registrations": len(plan.resources),
+        # What the runs evaluated: a region stack's network-first bootstrap is a second, smaller run of its program.
+        "evaluated": len(plan.resources) + sum(len(b.resources) for b in bootstraps),
+        "custom": sum(r.custom for r in plan.resources),
+        "runs": runs,
+    }
 
 
 def _floor_once(document: dict[str, Any], typed: bool) -> dict[str, dict[str, float]]:
