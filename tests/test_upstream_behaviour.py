@@ -94,6 +94,7 @@ from components.catalog.upstream import (
     PATCH_FORCE_TAKES_OVER_FIELDS,
     PICKER_LEADER_ONLY_READY,
     POSTGRES_IMAGE_READS_PASSWORD_FILE,
+    PROMETHEUS_RULE_WEBHOOK_IGNORES_FAILURES,
     PULUMI_CREATES_OBJECTS,
     PULUMI_PATCH_AWAITS,
     PULUMI_POLICY_LEVELS_AND_GROUPS,
@@ -2476,3 +2477,27 @@ def test_the_sdk_walks_the_call_stack_per_registration_and_the_offline_plan_does
     evaluate(lambda: during.append(Concrete().frames), project="p", stack="s", config={})
     assert during == [0]
     assert sdk_resource._get_stack_trace is walk  # put back
+
+
+@pytest.mark.plan
+def test_prometheus_rules_need_no_awaited_webhook_while_the_chart_keeps_its_default_policy(prod_plan, upstream):
+    """Our PrometheusRules are created right after kube-prometheus-stack's release: its webhooks may not answer yet,
+    which is harmless only while the chart registers them with failurePolicy Ignore (its default values, which the
+    post-install patch job does not change). Set any of these values and the rules must await the operator's
+    Service like KServe's objects do (components/catalog/chart_webhooks.py)."""
+    from components.catalog.chart_webhooks import CHART_WEBHOOKS
+    from components.catalog.charts import CHARTS
+
+    assert PROMETHEUS_RULE_WEBHOOK_IGNORES_FAILURES.name in FACTS
+    chart = CHARTS["kube-prometheus-stack"]
+    webhooks = upstream.chart_values(chart.upstream_values)["prometheusOperator"]["admissionWebhooks"]
+    assert (webhooks["enabled"], webhooks["failurePolicy"], webhooks["patch"]["enabled"]) == (True, "", True)
+    assert (webhooks["certManager"]["enabled"], webhooks["deployment"]["enabled"]) == (False, False)
+    releases = [
+        r for r in prod_plan.of_type("kubernetes:helm.sh/v3:Release") if r.inputs["chart"].endswith(f"/{chart.name}")
+    ]
+    assert len(releases) == 3  # use1, usw2, usc1
+    for release in releases:
+        assert "admissionWebhooks" not in release.inputs["values"].get("prometheusOperator", {}), release.name
+    rules = [o for o in prod_plan.kubernetes_objects() if o.inputs.get("kind") == "PrometheusRule"]
+    assert rules and "kube-prometheus-stack" not in CHART_WEBHOOKS

@@ -1501,3 +1501,19 @@ ENVOY_GATEWAY_EXT_PROC_ANSWERS_BEFORE_RATE_LIMIT = _fact(
     "response is a local reply), processor_state.cc L253-258 (BUFFERED: headers wait for the body), "
     "source/common/http/filter_manager.cc L620-625, L780-784 (the decode chain stops at a local reply)",
 )
+
+PROMETHEUS_RULE_WEBHOOK_IGNORES_FAILURES = _fact(
+    "prometheus-rule-webhook-ignores-failures-at-the-pin",
+    'kube-prometheus-stack 88.5.3 with its default admission-webhook values (failurePolicy "", patch.enabled true, '
+    "certManager and a webhook deployment off) registers its webhooks (PrometheusRules validated and mutated, "
+    "AlertmanagerConfigs validated) with failurePolicy Ignore, served by the operator's own Service; its post-install/post-upgrade patch job runs "
+    "kube-webhook-certgen `patch --patch-failure-policy=` with that empty value, which sets only the CA bundle and "
+    "leaves the policy as it is. A PrometheusRule created while the operator is not yet reachable is admitted, not "
+    "refused: unlike KServe's and Volcano's webhooks, nothing has to await its Service.",
+    "prometheus-community/helm-charts@kube-prometheus-stack-88.5.3:charts/kube-prometheus-stack/templates/"
+    "prometheus-operator/admission-webhooks/validatingWebhookConfiguration.yaml L15-L24, L85-L94, "
+    "mutatingWebhookConfiguration.yaml L15-L24 (failurePolicy), job-patch/job-patchWebhook.yaml L2-L9, L16, L58; "
+    "values.yaml prometheusOperator.admissionWebhooks (conformance/upstream/kube-prometheus-stack); "
+    "jkroepke/kube-webhook-certgen@8df5d96 (main, 2025-12-26; v1.7.3 the same):cmd/patch.go (an empty or Ignore "
+    "--patch-failure-policy sets none), pkg/k8s/k8s.go (the policy applied only when set)",
+)
