@@ -10,7 +10,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
-from tests.harness import environment_config, evaluate_program
+from components.config.stackfile import stack_config_from_mapping
+from tests import plan_store
+from tests.harness import ENVIRONMENTS_DIR, environment_config, evaluate_program
 from tools.bench.__main__ import growth, policy_figures
 from tools.bench.baseline import baseline_program, sdk_class
 from tools.bench.child import main as child_main
@@ -138,6 +140,41 @@ def test_floor_child_reports_phase_times(dev_plan, tmp_path, capsys):
     (times,) = result["runs"]
     assert set(times) == {"wall", "cpu"}
     assert set(times["wall"]) == {"evaluate", "sdk_imports"}
+
+
+def test_profiled_time_is_charged_to_whose_code_it_is():
+    from tools.bench.child import _origin
+    from tools.plan.runner import PROJECT_DIR
+
+    site = "/usr/lib/python3.11/site-packages"
+    assert _origin(str(PROJECT_DIR / "components/k8s/helm.py")) == "program"
+    assert _origin(str(PROJECT_DIR / "stacks/region.py")) == "program"
+    assert _origin(str(PROJECT_DIR / "tools/plan/engine.py")) == "engine"
+    assert _origin(f"{site}/pulumi/runtime/rpc.py") == "pulumi"
+    assert _origin(f"{site}/pulumi_kubernetes/core/v1/ConfigMap.py") == "providers"
+    assert _origin(str(PROJECT_DIR / ".venv/lib/python3.11/site-packages/pulumi/output.py")) == "pulumi"
+    assert _origin("/usr/lib/python3.11/asyncio/base_events.py") == "other"
+    assert _origin("~") == "other"  # a built-in
+
+
+@pytest.mark.plan
+def test_profile_child_shares_a_warm_plans_time_by_origin(monkeypatch, capsys):
+    from tools.bench import child
+
+    config = environment_config("dev")
+    monkeypatch.setattr(
+        child,
+        "_stack_config",
+        lambda args: stack_config_from_mapping(
+            "inference-platform", "dev", config, ENVIRONMENTS_DIR / "Pulumi.dev.yaml"
+        ),
+    )
+    plan_store.asked("planned dev twice under the profiler")
+    assert child_main(["profile", "--env", "dev"]) == 0
+    shares = json.loads(capsys.readouterr().out)["shares"]
+    assert set(shares) == {"program", "engine", "pulumi", "providers", "other"}
+    assert sum(shares.values()) == pytest.approx(1.0)
+    assert 0 < shares["program"] < shares["pulumi"]
 
 
 @pytest.mark.slow

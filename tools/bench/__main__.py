@@ -65,6 +65,8 @@ def bench_env(env: str, runs: int, work: Path, step: Callable[[str], None]) -> d
             floors[kind].append(run_child("floor", "--plan-json", str(out / "plan.json"), *FLOORS[kind]))
     step(f"plan {env}: {runs} warm rounds in one process")
     warm, _ = run_child("pair", "--env", env, "--runs", str(runs))
+    step(f"plan {env}: a warm plan profiled (whose code its time is spent in)")
+    profiled, _ = run_child("profile", "--env", env)
 
     times = [result["runs"][0] for result, _ in plans]
     plan_s = [tuple(_program_s(t, c) for c in CLOCKS) for t in times]
@@ -90,6 +92,7 @@ def bench_env(env: str, runs: int, work: Path, step: Callable[[str], None]) -> d
         "policy_available": all(POLICY_PHASE in t["wall"] for t in times),
         "overhead_fresh": fresh,
         "overhead_warm": warm_figures,
+        "profile_shares": profiled["shares"],
         "_times": times,
     }
 
@@ -252,6 +255,8 @@ def render(report: dict[str, Any]) -> Table:
             for kind in FLOORS:
                 name = f"overhead {env} {when} {kind}"
                 row(f"overhead ratio {env} vs {kind} floor, {when}", figures[kind]["ratio"], "x", name, "≤ 1.20x")
+        shares = ", ".join(f"{origin} {_fmt(share, '%')}" for origin, share in p["profile_shares"].items())
+        table.add_row(f"plan {env}, warm, profiled: own time in {shares}", "", "", "", "", "")
     if report["scaling"]:
         table.add_section()
         for r in report["scaling"]:

@@ -8,6 +8,9 @@
     pair  (--env ENV | --regions N) --runs K
         warm and side by side in one process: after one warm-up of each, K rounds of the
         plan (config + evaluate), its plain SDK floor and its typed SDK floor (evaluate).
+    profile  (--env ENV | --regions N)
+        a warm plan under cProfile: the share of its time in the program, the plan's engine,
+        the Pulumi SDK, the provider SDKs and the rest (the standard library's asyncio, protobuf...).
 
 Phase times are {"wall": {phase: s}, "cpu": {phase: s}} (tools.plan.phases).
 """
@@ -99,12 +102,48 @@ def _pair(args: argparse.Namespace) -> dict[str, Any]:
     return {"registrations": len(document["resources"]), "rounds": rounds}
 
 
+def _origin(filename: str) -> str:
+    """Whose code a profiled function is: the program's, the plan engine's (its mocks included), the Pulumi SDK's, a
+    provider SDK's, or the rest."""
+    from tools.plan.runner import PROJECT_DIR
+
+    if filename.startswith(str(PROJECT_DIR)) and "site-packages" not in filename:
+        return "engine" if filename.startswith(str(PROJECT_DIR / "tools")) else "program"
+    package = filename.partition("site-packages/")[2].split("/", 1)[0]
+    if package == "pulumi":
+        return "pulumi"
+    return "providers" if package.startswith("pulumi_") else "other"
+
+
+def _profile(args: argparse.Namespace) -> dict[str, Any]:
+    """A warm plan (config + evaluate) under cProfile: the share of its own time (tottime) spent in each origin's
+    code. The profiler slows every Python call alike, so shares, not seconds, are what it measures."""
+    import cProfile
+    import pstats
+
+    from tools.plan.runner import build_plan
+
+    stack_config = _stack_config(args)
+    build_plan(stack_config)
+    profiler = cProfile.Profile()
+    profiler.enable()
+    build_plan(stack_config)
+    profiler.disable()
+    spent: dict[str, float] = {}
+    for (filename, _, _), (_, _, own, _, _) in pstats.Stats(profiler).stats.items():  # type: ignore[attr-defined]  # typeshed omits Stats.stats
+        origin = _origin(filename)
+        spent[origin] = spent.get(origin, 0.0) + own
+    total = sum(spent.values())
+    return {"shares": {origin: seconds / total for origin, seconds in sorted(spent.items())}}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tools.bench.child")
     sub = parser.add_subparsers(dest="kind", required=True)
     plan = sub.add_parser("plan")
     pair = sub.add_parser("pair")
-    for p in (plan, pair):
+    profile = sub.add_parser("profile")
+    for p in (plan, pair, profile):
         target = p.add_mutually_exclusive_group(required=True)
         target.add_argument("--env")
         target.add_argument("--regions", type=int)
@@ -116,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     floor.add_argument("--typed", action="store_true")
     args = parser.parse_args(argv)
 
-    result = {"plan": _plan, "floor": _floor, "pair": _pair}[args.kind](args)
+    result = {"plan": _plan, "floor": _floor, "pair": _pair, "profile": _profile}[args.kind](args)
     print(json.dumps(result))
     return 0
 
