@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import pulumi
 
 from components.addons.dcgm_exporter import DcgmExporter, DcgmExporterArgs, gke_managed_pools
-from components.addons.gpu_operator import GpuOperator, GpuOperatorArgs, needs_gpu_operator
+from components.addons.gpu_operator import GpuOperator, GpuOperatorArgs, needs_gpu_operator, operator_pools
 from components.addons.inference_gateway import InferenceGateway, InferenceGatewayArgs
 from components.addons.observability import Observability
 from components.addons.volcano import Volcano
@@ -69,7 +69,7 @@ class RegionalPlatform(pulumi.ComponentResource):
         if needs_gpu_operator(region):
             gpu_operator = GpuOperator(
                 f"{region.name}-gpu-operator",
-                GpuOperatorArgs(cluster=self.cluster),
+                GpuOperatorArgs(cluster=self.cluster, pools=operator_pools(region)),
                 opts=pulumi.ResourceOptions(parent=self),
             )
         if gpu_operator is not None and any(pool.efa for pool in region.gpu_pools):

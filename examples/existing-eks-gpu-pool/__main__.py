@@ -23,7 +23,7 @@ from pulumi.runtime import config as runtime_config
 from pydantic import ValidationError
 
 from components.addons.cert_manager import CertManager, CertManagerArgs
-from components.addons.gpu_operator import GpuOperator, GpuOperatorArgs
+from components.addons.gpu_operator import GpuOperator, GpuOperatorArgs, operator_pools
 from components.addons.kserve import KServe, KServeArgs
 from components.addons.model_cache import model_storage_uri
 from components.addons.volcano import Volcano
@@ -193,7 +193,7 @@ def main() -> None:
     )
 
     # What the model's pods need on the cluster: GPUs advertised, their scheduler, KServe and its certificates.
-    GpuOperator(f"{region.name}-gpu-operator", GpuOperatorArgs(cluster=cluster))
+    GpuOperator(f"{region.name}-gpu-operator", GpuOperatorArgs(cluster=cluster, pools=operator_pools(region)))
     volcano = Volcano(region.name, volcano_args(env, region, cluster))
     cert_manager = []
     if not region.cert_manager.existing:
