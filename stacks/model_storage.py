@@ -9,9 +9,11 @@ import pulumi
 
 from components.addons.model_cache import (
     CACHE_SERVICE_ACCOUNT,
+    CacheNodes,
     ModelCache,
     ModelCacheArgs,
     prewarmed_models,
+    under_store,
 )
 from components.config.base import ConfigError, Issue
 from components.config.environment import EnvironmentSpec
@@ -63,7 +65,8 @@ def build_model_storage(
             ModelCacheArgs(
                 cluster=cluster,
                 plan=cache_plan(region),
-                bucket=bucket,
+                store=under_store(region, bucket),
+                nodes=CacheNodes.of(region),
                 cloud_identity=identities[MODEL_CACHE],
                 serving_namespace=serving.namespace,
                 label_domain=env.label_domain,

@@ -53,7 +53,7 @@ class ServingIdentity(pulumi.ComponentResource):
                 "name": MODEL_SERVER_SERVICE_ACCOUNT,
                 "namespace": SERVING_NAMESPACE,
                 "annotations": pulumi.Output.from_input(args.cloud_identity).apply(
-                    lambda identity: identity_annotations(cluster.region, identity)
+                    lambda identity: identity_annotations(cluster.cloud, identity)
                 ),
             },
             # Model servers never call the Kubernetes API; cloud credentials come from their own token.
