@@ -41,7 +41,7 @@ from components.k8s.workload_identity import ServiceAccountRef
 from components.serving.deployment import model_placements
 from components.serving.identity import ServingIdentity, ServingIdentityArgs
 from components.serving.model_deployment import ModelDeployment, ModelDeploymentArgs
-from components.serving.network_policies import policy
+from components.serving.network_policies import policy, prometheus_namespace
 from components.serving.runtimes import HTTP_PORT
 from platform_catalog.names import SERVING_NAMESPACE
 from stacks.config import engine_config, namespace_values
@@ -227,7 +227,13 @@ def main() -> None:
         opts=on_aws,
     )
     serving = ServingIdentity(
-        region.name, ServingIdentityArgs(cluster=cluster, cloud_identity=store.reader_roles[MODEL_SERVER].arn)
+        region.name,
+        ServingIdentityArgs(
+            cluster=cluster,
+            cloud=region.cloud,
+            cloud_identity=store.reader_roles[MODEL_SERVER].arn,
+            prometheus_namespace=prometheus_namespace(region.observability),
+        ),
     )
     weights = model_storage_uri(env, region, stack, placement.model)
     ModelDeployment(
