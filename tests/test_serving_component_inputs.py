@@ -1,4 +1,4 @@
-"""The serving identity, GPU Operator, model cache and model deployment alone under the mocks, from
+"""The serving identity, GPU Operator, model cache, model deployment and inference gateway alone under the mocks, from
 narrow inputs written by hand (no environment, or one placement of the dev fixture): one input that builds, one
 that is refused with Pulumi's input error naming the argument (issue 35 §4).
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from functools import cache
+from ipaddress import IPv4Network
 from typing import Any
 
 import pulumi
@@ -17,8 +18,10 @@ import pulumi_kubernetes as k8s
 import pytest
 
 from components.addons.gpu_operator import GpuOperator, GpuOperatorArgs
+from components.addons.inference_gateway import InferenceGateway, InferenceGatewayArgs
 from components.addons.model_cache import CacheNodes, GcsUnderStore, ModelCache, ModelCacheArgs, S3UnderStore
 from components.checks.loader import load_environment
+from components.config.gateway import ExternalProviderSpec, GatewaySpec, RegionGatewaySpec
 from components.config.model_store import CachePlan
 from components.config.region import KubeletCredentials
 from components.config.serving import ServingSpec
@@ -26,6 +29,7 @@ from components.domain.cache_reads import CacheReads
 from components.serving.deployment import ModelPlacement, model_placements
 from components.serving.identity import ServingIdentity, ServingIdentityArgs
 from components.serving.model_deployment import KedaScaling, ModelDeployment, ModelDeploymentArgs
+from components.serving.stand_in import StandIn
 from tests.gpu_specs import pool
 from tests.harness import cluster_handle, evaluate_program, raw_environment
 
@@ -210,3 +214,50 @@ def test_a_placement_renders_from_its_own_serving_mode_bucket_client_and_prometh
 
     error = _refused(lambda: _deploy(knative, keda=True))
     assert error.property_path == "keda" and "knative" in error.reason
+
+
+GATEWAY = GatewaySpec.model_validate({})
+OPENAI = {"name": "openai", "type": "openai", "models": ["gpt-4o"], "hostname": "api.openai.com"}
+
+
+def _gateway(**fields: Any) -> None:
+    args: dict[str, Any] = {
+        "cluster": cluster_handle("team"),
+        "cloud": "gcp",
+        "hostname": "llm.team.example.com",
+        "gateway": GATEWAY,
+        "region_gateway": RegionGatewaySpec.model_validate({"exposure": "internal"}),
+        "production": False,
+        "placements": [],
+        "routes": {},
+        "routed_models": [],
+        "webhook_source_cidr": IPv4Network("172.16.0.0/28"),
+        "prometheus_namespace": None,
+        "serving_namespace": k8s.core.v1.Namespace("inference"),
+        "inference_pool_crds": k8s.core.v1.Namespace("pool-crds"),
+        "external_providers": [ExternalProviderSpec.model_validate({**OPENAI, "apiKey": "sk-test"})],
+    }
+    InferenceGateway("team", InferenceGatewayArgs(**(args | fields)))
+
+
+def test_inference_gateway_fits_a_cluster_from_its_own_inputs():
+    plan = evaluate_program(_gateway)
+    (proxy,) = _objects(plan, "EnvoyProxy").values()
+    service = proxy["spec"]["provider"]["kubernetes"]["envoyService"]
+    assert service["annotations"] == {"networking.gke.io/load-balancer-type": "Internal"}
+    (gateway,) = _objects(plan, "Gateway").values()
+    assert [listener["hostname"] for listener in gateway["spec"]["listeners"]] == ["llm.team.example.com"]
+    webhook = _objects(plan, "NetworkPolicy")["allow-webhook"]
+    assert webhook["spec"]["ingress"][0]["from"] == [{"ipBlock": {"cidr": "172.16.0.0/28"}}]
+    assert "openai" in _objects(plan, "AIServiceBackend")
+
+
+def test_inference_gateway_refuses_inputs_naming_the_argument():
+    error = _refused(lambda: _gateway(webhook_source_cidr=None))
+    assert error.property_path == "webhook_source_cidr"
+    error = _refused(lambda: _gateway(stand_ins=[StandIn("llama", "mistral")]))
+    assert error.property_path == "stand_ins[0].model" and "'llama'" in error.reason
+    keyless = [ExternalProviderSpec.model_validate(OPENAI)]
+    error = _refused(lambda: _gateway(external_providers=keyless))
+    assert error.property_path == "external_providers[0].api_key" and "openai" in error.reason
+    assert _refused(lambda: _gateway(hostname="")).property_path == "hostname"

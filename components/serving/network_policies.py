@@ -17,6 +17,7 @@ Enforcement: EKS's VPC CNI enforces NetworkPolicies once its addon sets `enableN
 
 from __future__ import annotations
 
+from ipaddress import IPv4Network
 from typing import Any, Literal
 
 from components.catalog.peers import (
@@ -132,13 +133,21 @@ def control_plane_peer(region: RegionSpec) -> dict[str, Any]:
     """Where a managed API server's webhook calls come from (MANAGED_CONTROL_PLANE_ADDRESSES in
     components/catalog/upstream.py): EKS's control-plane interfaces in the cluster's VPC, GKE's private control-plane
     range."""
-    return {"ipBlock": {"cidr": str(region.network.webhook_source_cidr)}}
+    return ip_block(str(region.network.webhook_source_cidr))
 
 
-def gateway_namespace_policies(region: RegionSpec, listener_port: int) -> list[dict[str, Any]]:
+def ip_block(cidr: str) -> dict[str, Any]:
+    """A peer by address range: only for callers outside the pod network (a managed control plane)."""
+    return {"ipBlock": {"cidr": cidr}}
+
+
+def gateway_namespace_policies(
+    webhook_source_cidr: IPv4Network, prometheus_ns: str | None, listener_port: int
+) -> list[dict[str, Any]]:
     """Envoy Gateway's namespace: default deny; its own pods among themselves (xDS, the rate limiter, Redis),
     clients on the Envoy listener (from anywhere: the load balancer keeps their addresses), the API server on the
-    controller's webhook (from the control plane's addresses, `control_plane_peer`), Prometheus."""
+    controller's webhook (from `webhook_source_cidr`, the control plane's addresses: see `control_plane_peer`), the
+    Prometheus of `prometheus_ns`."""
     namespace = names.ENVOY_GATEWAY_NAMESPACE
     container_port = listener_port + ENVOY_WELL_KNOWN_PORT_SHIFT if listener_port < 1024 else listener_port
     # Policies add up: these must not select the Redis, which only the rate limiter may reach.
@@ -156,10 +165,10 @@ def gateway_namespace_policies(region: RegionSpec, listener_port: int) -> list[d
             "allow-webhook",
             namespace,
             ENVOY_GATEWAY_CONTROLLER_LABELS,
-            [{"from": [control_plane_peer(region)], "ports": _tcp(ENVOY_GATEWAY_WEBHOOK_PORT)}],
+            [{"from": [ip_block(str(webhook_source_cidr))], "ports": _tcp(ENVOY_GATEWAY_WEBHOOK_PORT)}],
         ),
     ]
-    prometheus = prometheus_peer(prometheus_namespace(region.observability))
+    prometheus = prometheus_peer(prometheus_ns)
     if prometheus is not None:
         policies.append(policy("allow-prometheus", namespace, but_redis, [{"from": [prometheus]}]))
     return policies
