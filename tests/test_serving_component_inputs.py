@@ -250,6 +250,8 @@ def test_inference_gateway_fits_a_cluster_from_its_own_inputs():
     webhook = _objects(plan, "NetworkPolicy")["allow-webhook"]
     assert webhook["spec"]["ingress"][0]["from"] == [{"ipBlock": {"cidr": "172.16.0.0/28"}}]
     assert "openai" in _objects(plan, "AIServiceBackend")
+    (redis_volume,) = _objects(plan, "PersistentVolumeClaim").values()
+    assert redis_volume["spec"]["storageClassName"] == "standard-rwo"  # GKE's, though the handle is an EKS one
 
 
 def test_inference_gateway_refuses_inputs_naming_the_argument():

@@ -22,7 +22,7 @@ import pulumi_kubernetes as k8s
 
 from components.addons.ratelimit_redis import RATELIMIT_CONTAINER, RateLimitRedis, RateLimitRedisArgs
 from components.catalog.charts import CHARTS
-from components.catalog.regions import Cloud
+from components.catalog.regions import BUILTIN_STORAGE_CLASS, Cloud
 from components.config.gateway import ExternalProviderSpec, GatewaySpec, RegionGatewaySpec
 from components.config.workloads import TenantSpec
 from components.k8s import names
@@ -339,7 +339,7 @@ class InferenceGateway(pulumi.ComponentResource):
         if redis_url is None:
             redis = RateLimitRedis(
                 self._name,
-                RateLimitRedisArgs(cluster=cluster, namespace=eg_ns),
+                RateLimitRedisArgs(cluster=cluster, namespace=eg_ns, storage_class=BUILTIN_STORAGE_CLASS[args.cloud]),
                 opts=pulumi.ResourceOptions(parent=self),
             )
             redis_url, redis_env = redis.url, redis.client_env
