@@ -78,7 +78,7 @@ def gateway_dns(
             label_domain=env.label_domain,
             domain_filter=publisher.domain_filter,
             cloud_flags=publisher.flags,
-            identity=identity_annotations(region, publisher.identity),
+            identity=identity_annotations(region.cloud, publisher.identity),
             env=publisher.env,
             gateway=gateway,
         ),

@@ -9,9 +9,11 @@ import pulumi
 
 from components.addons.model_cache import (
     CACHE_SERVICE_ACCOUNT,
+    CacheNodes,
     ModelCache,
     ModelCacheArgs,
     prewarmed_models,
+    under_store,
 )
 from components.config.base import ConfigError, Issue
 from components.config.environment import EnvironmentSpec
@@ -23,6 +25,7 @@ from components.k8s.cluster import ClusterHandle
 from components.k8s.names import MODEL_SERVER_SERVICE_ACCOUNT, model_bucket_name
 from components.k8s.workload_identity import ServiceAccountRef
 from components.serving.identity import ServingIdentity, ServingIdentityArgs
+from components.serving.network_policies import prometheus_namespace
 from platform_catalog.names import SERVING_NAMESPACE
 from stacks.clouds import GcsBucketRef, ModelStoreRef, backend_for
 
@@ -52,7 +55,9 @@ def build_model_storage(
         region.name,
         ServingIdentityArgs(
             cluster=cluster,
+            cloud=region.cloud,
             cloud_identity=identities[MODEL_SERVER],
+            prometheus_namespace=prometheus_namespace(region.observability),
         ),
         opts=pulumi.ResourceOptions(parent=parent),
     )
@@ -63,7 +68,8 @@ def build_model_storage(
             ModelCacheArgs(
                 cluster=cluster,
                 plan=cache_plan(region),
-                bucket=bucket,
+                store=under_store(region, bucket),
+                nodes=CacheNodes.of(region),
                 cloud_identity=identities[MODEL_CACHE],
                 serving_namespace=serving.namespace,
                 label_domain=env.label_domain,

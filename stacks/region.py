@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 import pulumi
 
 from components.addons.dcgm_exporter import DcgmExporter, DcgmExporterArgs, gke_managed_pools
-from components.addons.gpu_operator import GpuOperator, GpuOperatorArgs, needs_gpu_operator
-from components.addons.inference_gateway import InferenceGateway, InferenceGatewayArgs
+from components.addons.gpu_operator import GpuOperator, GpuOperatorArgs, needs_gpu_operator, operator_pools
+from components.addons.inference_gateway import InferenceGateway
 from components.addons.observability import Observability
 from components.addons.volcano import Volcano
 from components.config.base import ConfigError, Issue, join_path
@@ -19,6 +19,7 @@ from components.config.region import RegionSpec
 from components.k8s.cluster import ClusterHandle
 from components.k8s.names import cluster_name as cluster_name_of
 from stacks.clouds import backend_for
+from stacks.gateway import inference_gateway_args
 from stacks.gateway_names import gateway_certificate, gateway_dns
 from stacks.model_storage import RegionalModelStorage, build_model_storage
 from stacks.observability import observability_args
@@ -69,7 +70,7 @@ class RegionalPlatform(pulumi.ComponentResource):
         if needs_gpu_operator(region):
             gpu_operator = GpuOperator(
                 f"{region.name}-gpu-operator",
-                GpuOperatorArgs(cluster=self.cluster),
+                GpuOperatorArgs(cluster=self.cluster, pools=operator_pools(region)),
                 opts=pulumi.ResourceOptions(parent=self),
             )
         if gpu_operator is not None and any(pool.efa for pool in region.gpu_pools):
@@ -112,10 +113,10 @@ class RegionalPlatform(pulumi.ComponentResource):
                 raise ConfigError([Issue(at, "a region serving models needs a GPU pool its placements name")])
             self.gateway = InferenceGateway(
                 region.name,
-                InferenceGatewayArgs(
-                    cluster=self.cluster,
-                    env=args.env,
-                    region=region,
+                inference_gateway_args(
+                    args.env,
+                    region,
+                    self.cluster,
                     serving_namespace=self.model_storage.serving.namespace,
                     inference_pool_crds=serving.kserve.inference_pool_crds,
                     api_keys=args.api_keys,

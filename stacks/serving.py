@@ -79,7 +79,7 @@ def build_serving(
                 depends_on=depends_on,
                 llm_inference_service=kserve.llm_inference_service,
                 keda=KedaScaling(release=keda.release, prometheus_url=prometheus_url)
-                if keda is not None and prometheus_url
+                if keda is not None and prometheus_url and p.autoscaler == "keda"
                 else None,
                 federated=p.model.federated and env.federation.enabled,
             ),

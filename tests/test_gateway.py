@@ -9,7 +9,7 @@ import pulumi_kubernetes as k8s
 import pytest
 import yaml
 
-from components.addons.inference_gateway import InferenceGateway, InferenceGatewayArgs
+from components.addons.inference_gateway import InferenceGateway
 from components.catalog.charts import EPP_IMAGE, REDIS_IMAGE
 from components.checks.loader import load_environment
 from components.config.gateway import has_gateway
@@ -20,6 +20,7 @@ from platform_catalog.names import SERVING_NAMESPACE
 from policies.model import Stack
 from policies.offline import evaluate_plan, plan_resources
 from policies.rules.gateway import is_public
+from stacks.gateway import inference_gateway_args
 from tests.harness import SERVING_CLUSTERS, evaluate_program, plan_config, raw_environment
 from tests.test_serving_config import _multi_node_prod
 from tools.conformance import is_custom_resource
@@ -486,10 +487,10 @@ def _gateway_plan(raw: dict):
         )
         InferenceGateway(
             region.name,
-            InferenceGatewayArgs(
-                cluster=handle,
-                env=env,
-                region=region,
+            inference_gateway_args(
+                env,
+                region,
+                handle,
                 serving_namespace=serving,
                 inference_pool_crds=pool_crds,
                 api_keys=keys,

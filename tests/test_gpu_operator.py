@@ -13,6 +13,7 @@ from components.addons.gpu_operator import (
     gpu_operator_values,
     mig_parted_config,
     needs_gpu_operator,
+    operator_pools,
 )
 from components.k8s.topology import gpu_pool_labels
 from tests.gpu_specs import pool, region
@@ -54,7 +55,7 @@ def _installs(values: dict) -> tuple[bool, bool, bool]:
 )
 def test_driver_and_toolkit_follow_the_node_image(reg, installs):
     assert needs_gpu_operator(reg)
-    values = gpu_operator_values(reg)
+    values = gpu_operator_values(operator_pools(reg))
     assert _installs(values) == installs
     assert values["devicePlugin"]["enabled"] is True
     assert values["dcgmExporter"]["enabled"] is True
@@ -83,12 +84,12 @@ def test_gke_time_sharing_is_left_to_gke():
         pool("l4", "g2-standard-8", timeSlicing={"replicas": 4}),
         pool("a", "a2-ultragpu-1g", driverInstall="operator"),
     )
-    assert device_plugin_config(reg) is None
-    assert "config" not in gpu_operator_values(reg)["devicePlugin"]
+    assert device_plugin_config(operator_pools(reg)) is None
+    assert "config" not in gpu_operator_values(operator_pools(reg))["devicePlugin"]
 
 
 def test_operator_tolerates_the_gpu_taint_everywhere_it_runs():
-    values = gpu_operator_values(region("aws", pool("l40s", "g6e.xlarge")))
+    values = gpu_operator_values(operator_pools(region("aws", pool("l40s", "g6e.xlarge"))))
     # the taint every GPU pool carries (nvidia.com/gpu=present:NoSchedule, the node groups' and node pools' taint)
     tolerations = [{"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}]
     assert values["daemonsets"]["tolerations"] == tolerations
@@ -97,25 +98,27 @@ def test_operator_tolerates_the_gpu_taint_everywhere_it_runs():
 
 def test_dcgm_service_monitor_follows_the_monitoring_switch():
     reg = region("aws", pool("l40s", "g6e.xlarge"))
-    assert gpu_operator_values(reg)["dcgmExporter"]["serviceMonitor"] == {"enabled": False}
-    assert gpu_operator_values(reg, monitoring=True)["dcgmExporter"]["serviceMonitor"] == {"enabled": True}
+    assert gpu_operator_values(operator_pools(reg))["dcgmExporter"]["serviceMonitor"] == {"enabled": False}
+    assert gpu_operator_values(operator_pools(reg), monitoring=True)["dcgmExporter"]["serviceMonitor"] == {
+        "enabled": True
+    }
 
 
 # --- MIG ---------------------------------------------------------------------------------------------------
 
 
 def test_whole_gpu_cluster_runs_no_mig_manager():
-    values = gpu_operator_values(region("aws", pool("h100", "p5.48xlarge")))
+    values = gpu_operator_values(operator_pools(region("aws", pool("h100", "p5.48xlarge"))))
     assert values["mig"] == {"strategy": "none"}
     assert values["migManager"] == {"enabled": False}
 
 
 def test_named_mig_configs_use_the_generated_config():
     reg = region("aws", pool("mig", "p5.48xlarge", mig={"strategy": "single", "profile": "all-1g.10gb"}))
-    values = gpu_operator_values(reg)
+    values = gpu_operator_values(operator_pools(reg))
     assert values["mig"] == {"strategy": "single"}
     assert values["migManager"] == {"enabled": True}  # no config.name: the MIG manager generates the names
-    assert mig_parted_config(reg) is None
+    assert mig_parted_config(operator_pools(reg)) is None
 
 
 def test_custom_layouts_get_a_mig_parted_config_with_every_config_the_cluster_uses():
@@ -125,10 +128,10 @@ def test_custom_layouts_get_a_mig_parted_config_with_every_config_the_cluster_us
         pool("named", "p5.48xlarge", mig={"profile": "all-1g.10gb.me"}),
         pool("whole", "p5.48xlarge"),
     )
-    values = gpu_operator_values(reg)
+    values = gpu_operator_values(operator_pools(reg))
     assert values["mig"] == {"strategy": "mixed"}
     assert values["migManager"] == {"enabled": True, "config": {"name": MIG_PARTED_CONFIGMAP}}
-    assert mig_parted_config(reg) == {
+    assert mig_parted_config(operator_pools(reg)) == {
         "version": "v1",
         "mig-configs": {
             "all-disabled": [{"devices": "all", "mig-enabled": False}],
@@ -139,7 +142,7 @@ def test_custom_layouts_get_a_mig_parted_config_with_every_config_the_cluster_us
         },
     }
     # every MIG config label of the cluster names an entry of the ConfigMap
-    configs = mig_parted_config(reg)["mig-configs"]
+    configs = mig_parted_config(operator_pools(reg))["mig-configs"]
     for spec in reg.gpu_pools:
         assert gpu_pool_labels("d", "c", spec)["nvidia.com/mig.config"] in configs
 
@@ -155,12 +158,12 @@ def test_time_slicing_entries_are_selected_by_the_pool_label():
         pool("twin", "g6e.2xlarge", timeSlicing={"replicas": 4}),
         pool("whole", "g6e.xlarge"),
     )
-    values = gpu_operator_values(reg)
+    values = gpu_operator_values(operator_pools(reg))
     assert values["devicePlugin"] == {
         "enabled": True,
         "config": {"create": False, "name": DEVICE_PLUGIN_CONFIGMAP, "default": "default"},
     }
-    entries = device_plugin_config(reg)
+    entries = device_plugin_config(operator_pools(reg))
     assert entries == {
         "default": {"version": "v1", "flags": {"migStrategy": "none"}},
         "time-sliced-4": {
@@ -203,7 +206,7 @@ def test_one_operator_per_cluster_with_operator_run_pools(env_plan):
         assert release.inputs["namespace"] == NAMESPACE
         assert release.inputs["version"] == "v26.7.0"
         reg = env_plan.spec.region(env_plan.region_of(release))
-        assert release.inputs["values"] == gpu_operator_values(reg)
+        assert release.inputs["values"] == gpu_operator_values(operator_pools(reg))
 
 
 def test_prod_covers_each_node_image(prod_plan):

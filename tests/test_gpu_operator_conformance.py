@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from components.addons.gpu_operator import MIG_PARTED_CONFIGMAP, MIG_PARTED_KEY, gpu_operator_values, mig_parted_config
+from components.addons.gpu_operator import (
+    MIG_PARTED_CONFIGMAP,
+    MIG_PARTED_KEY,
+    gpu_operator_values,
+    mig_parted_config,
+    operator_pools,
+)
 from components.catalog.charts import CHARTS
 from platform_catalog.gpus import GPUS
 from tests.gpu_specs import pool, region
@@ -41,7 +47,7 @@ PAIRINGS = {
 @pytest.mark.parametrize("pairing", sorted(PAIRINGS))
 def test_operator_values_exist_in_the_pinned_chart(pairing, monitoring, upstream):
     chart = CHARTS["gpu-operator"]
-    values = dict(gpu_operator_values(PAIRINGS[pairing], monitoring))
+    values = dict(gpu_operator_values(operator_pools(PAIRINGS[pairing]), monitoring))
     for key, values_file in chart.subcharts.items():
         assert unknown_values(values.pop(key, None), upstream.chart_values(values_file), chart.free_form) == []
     assert unknown_values(values, upstream.chart_values(chart.upstream_values), chart.free_form) == []
@@ -52,7 +58,7 @@ def test_mig_strategy_is_one_the_clusterpolicy_accepts(upstream):
     spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
     allowed = spec["mig"]["properties"]["strategy"]["enum"]
     for reg in PAIRINGS.values():
-        assert gpu_operator_values(reg)["mig"]["strategy"] in allowed
+        assert gpu_operator_values(operator_pools(reg))["mig"]["strategy"] in allowed
 
 
 # --- the mig-parted config ------------------------------------------------------------------------------------
@@ -128,7 +134,7 @@ def test_mig_parted_config_with_named_and_custom_configs_matches_upstream(upstre
         pool("me", "p5e.48xlarge", mig={"profile": "all-1g.18gb.me"}),
         pool("b200", "p6-b200.48xlarge", mig={"profile": "all-2g.45gb"}),
     )
-    config = mig_parted_config(reg)
+    config = mig_parted_config(operator_pools(reg))
     assert _check_format(config, upstream_mig_configs) == []
     assert _named_entries_match_upstream(config, upstream_mig_configs) == []
 

@@ -10,6 +10,7 @@ entry of the device plugin's ConfigMap.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +29,7 @@ from components.domain.gpu_partitioning import (
 from components.domain.gpu_resources import WHOLE_GPU
 from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import helm_release, namespace
+from components.k8s.inputs import InputError
 from components.k8s.topology import gpu_tolerations
 from platform_catalog.gpus import MIG_DISABLED
 from platform_catalog.names import GPU_OPERATOR_NAMESPACE
@@ -43,9 +45,22 @@ DEVICE_PLUGIN_DEFAULT = "default"  # entry for nodes without a device-plugin.con
 @dataclass(frozen=True, kw_only=True)
 class GpuOperatorArgs:
     cluster: ClusterHandle
+    # The cluster's GPU pools whose GPUs the operator runs (`operator_pools`): not GKE-managed ones, and of one MIG
+    # strategy (the chart takes one per cluster).
+    pools: Sequence[GpuPoolSpec]
     # True once Prometheus Operator CRDs exist in the cluster (the observability add-on): the
     # DCGM exporter then gets a ServiceMonitor. Off by default: without the CRD it cannot apply.
     monitoring: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.pools:
+            raise InputError("pools", "no GPU pool: the operator runs on a cluster's GPU pools")
+        for i, pool in enumerate(self.pools):
+            if not gpu_software(pool).operator_managed:
+                raise InputError(f"pools[{i}]", f"{pool.name}: GKE manages its GPU stack, so the operator runs none")
+        strategies = sorted({p.mig.strategy for p in self.pools if p.mig is not None})
+        if len(strategies) > 1:
+            raise InputError("pools", f"MIG strategies {', '.join(strategies)}: the operator takes one per cluster")
 
 
 def operator_pools(region: RegionSpec) -> list[GpuPoolSpec]:
@@ -57,18 +72,17 @@ def needs_gpu_operator(region: RegionSpec) -> bool:
     return bool(operator_pools(region))
 
 
-def mig_strategy(region: RegionSpec) -> str:
+def mig_strategy(pools: Sequence[GpuPoolSpec]) -> str:
     """The cluster's MIG strategy: that of its operator-MIG pools (checked to agree), else none."""
-    return next((p.mig.strategy for p in operator_pools(region) if p.mig is not None), "none")
+    return next((p.mig.strategy for p in pools if p.mig is not None), "none")
 
 
-def mig_parted_config(region: RegionSpec) -> dict[str, Any] | None:
+def mig_parted_config(pools: Sequence[GpuPoolSpec]) -> dict[str, Any] | None:
     """The mig-parted config (version v1) for a cluster with custom layouts, else None.
 
     A named ConfigMap replaces the MIG manager's generated config, so it carries every config a
     node of the cluster may select: all-disabled (the default) and each MIG pool's own.
     """
-    pools = operator_pools(region)
     if not any(p.mig is not None and p.mig.layout for p in pools):
         return None
     configs: dict[str, list[dict[str, Any]]] = {MIG_DISABLED: [{"devices": "all", "mig-enabled": False}]}
@@ -79,10 +93,10 @@ def mig_parted_config(region: RegionSpec) -> dict[str, Any] | None:
     return {"version": "v1", "mig-configs": configs}
 
 
-def device_plugin_config(region: RegionSpec) -> dict[str, dict[str, Any]] | None:
+def device_plugin_config(pools: Sequence[GpuPoolSpec]) -> dict[str, dict[str, Any]] | None:
     """Device-plugin config entries (key -> v1 config) when a pool is time-sliced by the operator, else None."""
     entries: dict[str, dict[str, Any]] = {}
-    for pool in operator_pools(region):
+    for pool in pools:
         key = time_slicing_config_key(pool)
         if key is not None and pool.time_slicing is not None:
             entries[key] = {
@@ -97,19 +111,19 @@ def device_plugin_config(region: RegionSpec) -> dict[str, dict[str, Any]] | None
             }
     if not entries:
         return None
-    return {DEVICE_PLUGIN_DEFAULT: {"version": "v1", "flags": {"migStrategy": mig_strategy(region)}}, **entries}
+    return {DEVICE_PLUGIN_DEFAULT: {"version": "v1", "flags": {"migStrategy": mig_strategy(pools)}}, **entries}
 
 
-def gpu_operator_values(region: RegionSpec, monitoring: bool = False) -> dict[str, Any]:
-    """Chart values for one cluster, derived from its pools' node images and partitioning."""
-    software = [gpu_software(p) for p in operator_pools(region)]
+def gpu_operator_values(pools: Sequence[GpuPoolSpec], monitoring: bool = False) -> dict[str, Any]:
+    """Chart values for one cluster, derived from its operator pools' node images and partitioning."""
+    software = [gpu_software(p) for p in pools]
     installs_toolkit = any(s.toolkit == "operator" for s in software)
-    mig_pools = [p for p in operator_pools(region) if p.mig is not None]
+    mig_pools = [p for p in pools if p.mig is not None]
     mig_manager: dict[str, Any] = {"enabled": bool(mig_pools)}
-    if mig_parted_config(region) is not None:
+    if mig_parted_config(pools) is not None:
         mig_manager["config"] = {"name": MIG_PARTED_CONFIGMAP}
     device_plugin: dict[str, Any] = {"enabled": True}
-    if device_plugin_config(region) is not None:
+    if device_plugin_config(pools) is not None:
         device_plugin["config"] = {"create": False, "name": DEVICE_PLUGIN_CONFIGMAP, "default": DEVICE_PLUGIN_DEFAULT}
     return {
         # Node images (EKS AL2023 NVIDIA) and GKE bring their own driver and toolkit; the
@@ -118,7 +132,7 @@ def gpu_operator_values(region: RegionSpec, monitoring: bool = False) -> dict[st
         "toolkit": {"enabled": installs_toolkit},
         # CDI is set up by the operator's toolkit; a node image's toolkit injects devices itself.
         "cdi": {"enabled": installs_toolkit},
-        "mig": {"strategy": mig_strategy(region)},
+        "mig": {"strategy": mig_strategy(pools)},
         "migManager": mig_manager,
         "devicePlugin": device_plugin,
         "gfd": {"enabled": True},
@@ -137,8 +151,7 @@ class GpuOperator(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: GpuOperatorArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:addons:GpuOperator", name, None, opts)
-        cluster = args.cluster
-        region = cluster.region
+        cluster, pools = args.cluster, args.pools
         # Driver, toolkit and MIG manager pods need host access: privileged here and nowhere else.
         ns = self.namespace = namespace(NAMESPACE, cluster, self, pod_security="privileged")
 
@@ -151,10 +164,10 @@ class GpuOperator(pulumi.ComponentResource):
             )
 
         configs = []
-        mig = mig_parted_config(region)
+        mig = mig_parted_config(pools)
         if mig is not None:
             configs.append(config_map(MIG_PARTED_CONFIGMAP, {MIG_PARTED_KEY: yaml.safe_dump(mig, sort_keys=False)}))
-        sharing = device_plugin_config(region)
+        sharing = device_plugin_config(pools)
         if sharing is not None:
             configs.append(
                 config_map(
@@ -167,7 +180,7 @@ class GpuOperator(pulumi.ComponentResource):
             CHARTS["gpu-operator"],
             cluster,
             ns,
-            gpu_operator_values(region, args.monitoring),
+            gpu_operator_values(pools, args.monitoring),
             parent=self,
             depends_on=configs,
         )

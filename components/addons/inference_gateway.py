@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from ipaddress import IPv4Network
 from typing import Any
 
 import pulumi
@@ -21,16 +22,17 @@ import pulumi_kubernetes as k8s
 
 from components.addons.ratelimit_redis import RATELIMIT_CONTAINER, RateLimitRedis, RateLimitRedisArgs
 from components.catalog.charts import CHARTS
-from components.config.environment import EnvironmentSpec
-from components.config.gateway import ExternalProviderSpec, gateway_hostname
-from components.config.region import RegionSpec
+from components.catalog.regions import BUILTIN_STORAGE_CLASS, Cloud
+from components.config.gateway import ExternalProviderSpec, GatewaySpec, RegionGatewaySpec
+from components.config.workloads import TenantSpec
 from components.k8s import names
 from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import custom_resource, helm_release, namespace
+from components.k8s.inputs import InputError, known, required
 from components.serving import gateway_specs as specs
 from components.serving import priority_classes as priority
 from components.serving import stand_in
-from components.serving.deployment import model_placements
+from components.serving.deployment import ModelPlacement
 from components.serving.inference_pool import InferencePool, InferencePoolArgs
 from components.serving.network_policies import gateway_namespace_policies
 from platform_catalog.names import SERVING_NAMESPACE
@@ -121,13 +123,22 @@ def ai_gateway_values() -> dict[str, Any]:
     }
 
 
-def _provider_credentials(provider: ExternalProviderSpec) -> tuple[str, pulumi.Output[str], dict[str, Any]]:
-    """(Secret key, secret value, BackendSecurityPolicy body) of a provider; values stay Pulumi secrets."""
+def _provider_credentials(
+    provider: ExternalProviderSpec, argument: str
+) -> tuple[str, pulumi.Output[str], dict[str, Any]]:
+    """(Secret key, secret value, BackendSecurityPolicy body) of a provider; values stay Pulumi secrets. A provider
+    without its type's credentials is refused naming them (`argument`: where the provider is among the inputs)."""
     if provider.type == "openai":
-        key = pulumi.Output.secret(provider.api_key.get_secret_value())  # type: ignore[union-attr]
+        if provider.api_key is None:
+            raise InputError(f"{argument}.api_key", f"{provider.name}: an openai provider needs its API key")
+        key = pulumi.Output.secret(provider.api_key.get_secret_value())
         return "apiKey", key, {"type": "APIKey", "apiKey": {"secretRef": {"name": _credentials(provider)}}}
-    key_id = provider.access_key_id.get_secret_value()  # type: ignore[union-attr]
-    secret = provider.secret_access_key.get_secret_value()  # type: ignore[union-attr]
+    if provider.access_key_id is None or provider.secret_access_key is None or not provider.aws_region:
+        raise InputError(
+            argument, f"{provider.name}: a bedrock provider needs access_key_id, secret_access_key and aws_region"
+        )
+    key_id = provider.access_key_id.get_secret_value()
+    secret = provider.secret_access_key.get_secret_value()
     credentials_file = pulumi.Output.secret(
         f"[default]\naws_access_key_id = {key_id}\naws_secret_access_key = {secret}\n"
     )
@@ -151,12 +162,59 @@ def _schema(provider: ExternalProviderSpec) -> dict[str, Any]:
 
 @dataclass(frozen=True, kw_only=True)
 class InferenceGatewayArgs:
+    """What one cluster's gateway serves, resolved for its region (stacks/gateway.py builds it from an environment)."""
+
     cluster: ClusterHandle
-    env: EnvironmentSpec
-    region: RegionSpec
+    cloud: Cloud  # which load balancer the proxies' Service asks for
+    hostname: str  # the name clients call (config/gateway.py gateway_hostname)
+    gateway: GatewaySpec  # the environment's gateway: auth, timeouts, retries, circuit breaker, picker, Redis
+    region_gateway: RegionGatewaySpec  # this cluster's: exposure, proxy replicas, allowed client ranges
+    production: bool
+    # The models placed on the cluster (deployment.model_placements): an InferencePool each, unless disaggregated
+    # (KServe's) or routed by a stand-in rule.
+    placements: Sequence[ModelPlacement]
+    routes: Mapping[str, dict[str, Any]]  # AIGatewayRoute name -> spec (gateway_specs and stand_in route_specs)
+    routed_models: Sequence[str]  # model names the routes match, stand-in rules' aside (gateway_specs.route_targets)
+    # Where the API server's webhook calls come from (the region network's webhook_source_cidr).
+    webhook_source_cidr: IPv4Network | None
+    prometheus_namespace: str | None  # the Prometheus that scrapes the gateway; None: none does
     serving_namespace: k8s.core.v1.Namespace  # model servers, pools and routes live there
     inference_pool_crds: pulumi.Resource  # the release installing the InferencePool CRD (KServe.inference_pool_crds)
+    stand_ins: Sequence[stand_in.StandIn] = ()  # models with a stand-in here (stand_in.stand_ins)
+    tenants: Sequence[TenantSpec] = ()  # whose budgets the gateway enforces
+    # Model (or adapter) on a pool ordering request classes -> tenant -> its objective (priority_classes.
+    # objectives_context).
+    objectives: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    external_providers: Sequence[ExternalProviderSpec] = ()  # those offered here
     api_keys: Mapping[str, pulumi.Output[str]] = field(default_factory=dict)  # tenant -> secret key
+
+    def __post_init__(self) -> None:
+        """A hostname, a known cloud, a webhook source, stand-ins among the placed models, each provider with its
+        credentials."""
+        required("hostname", self.hostname, "the name clients call, e.g. llm.example.com")
+        known("cloud", self.cloud, {cloud: cloud for cloud, _ in specs.LOAD_BALANCER_ANNOTATIONS}, "cloud")
+        self.webhook_source()
+        placed = {p.name for p in self.placements}
+        for i, s in enumerate(self.stand_ins):
+            for key, model in (("model", s.model), ("stand_in", s.stand_in)):
+                if model not in placed:
+                    where = ", ".join(sorted(placed)) or "none"
+                    raise InputError(f"stand_ins[{i}].{key}", f"{model!r} is not placed here (placed: {where})")
+        for i, provider in enumerate(self.external_providers):
+            _provider_credentials(provider, f"external_providers[{i}]")
+
+    def webhook_source(self) -> IPv4Network:
+        """`webhook_source_cidr`, which a gateway cannot do without: its controller's webhook admits only it."""
+        if self.webhook_source_cidr is None:
+            raise InputError(
+                "webhook_source_cidr", "the range the API server calls webhooks from (GKE: controlPlaneCidr)"
+            )
+        return self.webhook_source_cidr
+
+
+def _classed(placements: Sequence[ModelPlacement]) -> bool:
+    """A pool of the cluster orders request classes: the Gateway runs the priority Lua (priority_classes.py)."""
+    return any(p.request_classes for p in placements)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -180,20 +238,17 @@ class InferenceGateway(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: InferenceGatewayArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:addons:InferenceGateway", name, None, opts)
-        self._cluster = args.cluster
-        self.hostname = gateway_hostname(args.env, args.region)
+        self._cluster, self._name = args.cluster, name
+        self.hostname = args.hostname
         installed = self._install(args)
         self._gateway(args, installed)
         self.pools = self._pools(args, installed)
         self._picker_auth()
         self._external_providers(args, installed)
         # The routes: one rule per model, at most 15 per AIGatewayRoute; a model with a stand-in has its own.
-        region_stand_ins = stand_in.stand_ins(args.env, args.region)
-        routed = [target.model for target in specs.route_targets(args.env, args.region)]
-        self.models = sorted(routed + [s.model for s in region_stand_ins])
-        self.routes = specs.route_specs(args.env, args.region, self.hostname)
-        if region_stand_ins:
-            self.routes |= stand_in.route_specs(args.env, args.region, self.hostname)
+        self.models = sorted([*args.routed_models, *(s.model for s in args.stand_ins)])
+        self.routes = dict(args.routes)
+        if args.stand_ins:
             self._stand_in_backends(args, installed)
         for route, spec in self.routes.items():
             self._custom(
@@ -210,7 +265,7 @@ class InferenceGateway(pulumi.ComponentResource):
     def _stand_in_backends(self, args: InferenceGatewayArgs, installed: _Installed) -> None:
         """The predictor Services the stand-in rules reach (Backend + AIServiceBackend per model), and the patch that
         marks each stand-in endpoint for the response header."""
-        for model, fallback in stand_in.direct_models(stand_in.stand_ins(args.env, args.region)).items():
+        for model, fallback in stand_in.direct_models(args.stand_ins).items():
             named = {"name": stand_in.direct_backend(model), "namespace": SERVING_NAMESPACE}
             self._custom(
                 kind="Backend",
@@ -233,7 +288,7 @@ class InferenceGateway(pulumi.ComponentResource):
             name=stand_in.ROUTE_PREFIX,
             namespace=names.ENVOY_GATEWAY_NAMESPACE,
             api_version=specs.ENVOY_GATEWAY_API,
-            spec=stand_in.patch_policy_spec(args.env, args.region),
+            spec=stand_in.patch_policy_spec(args.stand_ins),
             crd_from=[installed.envoy_gateway],
             depends_on=[installed.eg_ns],
         )
@@ -270,9 +325,9 @@ class InferenceGateway(pulumi.ComponentResource):
 
     def _install(self, args: InferenceGatewayArgs) -> _Installed:
         """Envoy Gateway (with the rate limiter's Redis unless one is configured), the AI Gateway, the CRDs."""
-        cluster, env, region = args.cluster, args.env, args.region
+        cluster = args.cluster
         eg_ns = namespace(names.ENVOY_GATEWAY_NAMESPACE, cluster, self)
-        for manifest in gateway_namespace_policies(region, specs.HTTPS_PORT):
+        for manifest in gateway_namespace_policies(args.webhook_source(), args.prometheus_namespace, specs.HTTPS_PORT):
             k8s.networking.v1.NetworkPolicy(
                 f"{cluster.name}-netpol-eg-{manifest['metadata']['name']}",
                 metadata=manifest["metadata"],
@@ -280,21 +335,20 @@ class InferenceGateway(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[eg_ns]),
             )
         aigw_ns = namespace(AI_GATEWAY_NAMESPACE, cluster, self)
-        redis_url, redis_env = env.gateway.redis.url, []
+        redis_url, redis_env = args.gateway.redis.url, []
         if redis_url is None:
             redis = RateLimitRedis(
-                region.name,
-                RateLimitRedisArgs(cluster=cluster, namespace=eg_ns),
+                self._name,
+                RateLimitRedisArgs(cluster=cluster, namespace=eg_ns, storage_class=BUILTIN_STORAGE_CLASS[args.cloud]),
                 opts=pulumi.ResourceOptions(parent=self),
             )
             redis_url, redis_env = redis.url, redis.client_env
-        classed = bool(priority.classed_placements(env, region))
         envoy_gateway = helm_release(
             ENVOY_GATEWAY_RELEASE,
             CHARTS["gateway-helm"],
             cluster,
             eg_ns,
-            envoy_gateway_values(redis_url, redis_env, env.production, lua=classed),
+            envoy_gateway_values(redis_url, redis_env, args.production, lua=_classed(args.placements)),
             parent=self,
             depends_on=[args.inference_pool_crds],
         )
@@ -317,7 +371,7 @@ class InferenceGateway(pulumi.ComponentResource):
 
     def _gateway(self, args: InferenceGatewayArgs, installed: _Installed) -> None:
         """The GatewayClass, and in Envoy Gateway's namespace the Gateway, its proxy and its policies."""
-        cluster, env, region, gateway = args.cluster, args.env, args.region, args.env.gateway
+        cluster, gateway = args.cluster, args.gateway
         eg_ns = [installed.eg_ns]
         in_eg = partial(
             self._custom,
@@ -335,20 +389,20 @@ class InferenceGateway(pulumi.ComponentResource):
         in_eg(
             kind="EnvoyProxy",
             api_version=specs.ENVOY_GATEWAY_API,
-            spec=specs.envoy_proxy_spec(cluster.cloud, region.gateway, gateway, env.production),
+            spec=specs.envoy_proxy_spec(args.cloud, args.region_gateway, gateway, args.production),
             depends_on=eg_ns,
         )
         in_eg(
             kind="Gateway",
             api_version=specs.GATEWAY_API,
-            spec=specs.gateway_spec(self.hostname, region.gateway),
+            spec=specs.gateway_spec(self.hostname, args.region_gateway),
             depends_on=eg_ns,
         )
         client_traffic = specs.client_traffic_policy_spec(gateway)
         backend_traffic = specs.backend_traffic_policy_spec(
-            env, waking=any(p.cold_start_seconds is not None for p in model_placements(env, region))
+            gateway, args.tenants, waking=any(p.cold_start_seconds is not None for p in args.placements)
         )
-        if stand_in.stand_ins(env, region):
+        if args.stand_ins:
             stand_in.with_fallback(client_traffic, backend_traffic)
         in_eg(
             kind="ClientTrafficPolicy",
@@ -362,12 +416,12 @@ class InferenceGateway(pulumi.ComponentResource):
             spec=backend_traffic,
             depends_on=eg_ns,
         )
-        if priority.classed_placements(env, region):
+        if _classed(args.placements):
             in_eg(
                 kind="EnvoyExtensionPolicy",
                 name=priority.POLICY_NAME,
                 api_version=specs.ENVOY_GATEWAY_API,
-                spec=priority.priority_policy_spec(env, region, specs.GATEWAY_REF),
+                spec=priority.priority_policy_spec(args.objectives, specs.GATEWAY_REF),
                 depends_on=eg_ns,
             )
         if gateway.auth == "apiKey":
@@ -387,15 +441,14 @@ class InferenceGateway(pulumi.ComponentResource):
 
     def _pools(self, args: InferenceGatewayArgs, installed: _Installed) -> dict[str, InferencePool]:
         """One InferencePool (and endpoint picker) per model served here; KServe runs a disaggregated model's."""
-        env, region = args.env, args.region
         return {
             p.model.name: InferencePool(
-                f"{region.name}-{p.model.name}",
+                f"{self._name}-{p.model.name}",
                 InferencePoolArgs(
                     cluster=args.cluster,
                     model=p.model,
-                    picker=env.gateway.endpoint_picker,
-                    production=env.production,
+                    picker=args.gateway.endpoint_picker,
+                    production=args.production,
                     server_labels=p.serving_pods,
                     depends_on=[args.serving_namespace, installed.pool_crds],
                     queue_wait_seconds=p.picker_queue_seconds,
@@ -404,7 +457,7 @@ class InferenceGateway(pulumi.ComponentResource):
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )
-            for p in model_placements(env, region)
+            for p in args.placements
             if p.disaggregation is None and p.placement.stand_in is None  # a stand-in rule skips the picker
         }
 
@@ -434,10 +487,8 @@ class InferenceGateway(pulumi.ComponentResource):
     def _external_providers(self, args: InferenceGatewayArgs, installed: _Installed) -> None:
         """External providers offered here: Backend (Envoy Gateway), AIServiceBackend + BackendSecurityPolicy."""
         serving = SERVING_NAMESPACE
-        for provider in args.env.gateway.external_providers:
-            if not provider.offered_in(args.region.name):
-                continue
-            secret_key, secret_value, security = _provider_credentials(provider)
+        for i, provider in enumerate(args.external_providers):
+            secret_key, secret_value, security = _provider_credentials(provider, f"external_providers[{i}]")
             credentials = k8s.core.v1.Secret(
                 f"{self._cluster.name}-{_credentials(provider)}",
                 metadata={"name": _credentials(provider), "namespace": serving},

@@ -35,15 +35,16 @@ same loader streams straight from `s3://` / `gs://` when the cache is off (the a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, assert_never
+from typing import Any, ClassVar, Literal, assert_never
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from components.catalog.charts import CHARTS
+from components.catalog.regions import Cloud
 from components.config.environment import EnvironmentSpec
 from components.config.model_store import CachePlan
-from components.config.region import RegionSpec
+from components.config.region import KubeletCredentials, RegionSpec
 from components.config.workloads import ModelSpec
 from components.domain.cache_memory import (
     CACHE_COMPONENT_CPU,
@@ -58,6 +59,7 @@ from components.domain.cache_reads import READ_BUFFER_MESSAGES, CacheReads
 from components.domain.model_bucket import MODELS_PREFIX
 from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import created_pods_quota, custom_resource, helm_release, namespace
+from components.k8s.inputs import InputError, required
 from components.k8s.names import checkov_skips, model_bucket_name
 from components.k8s.topology import gpu_tolerations, pool_selector
 from components.k8s.workload_identity import ServiceAccountRef, identity_annotations
@@ -130,10 +132,59 @@ def alluxio_properties(reads: CacheReads) -> dict[str, str]:
     }
 
 
-def csi_values(region: RegionSpec) -> dict[str, Any]:
+@dataclass(frozen=True, kw_only=True)
+class CacheNodes:
+    """What Fluid's node plugins must know of the cluster's nodes (the region's `fluid_mount_root` and
+    `kubelet_credentials`)."""
+
+    # Where FUSE file systems are mounted when the node's root file system is read-only; None: the chart's default.
+    mount_root: str | None = None
+    # The kubelet's client certificate, for the CSI plugin to borrow; None: it uses its own service account.
+    kubelet_credentials: KubeletCredentials | None = None
+
+    @staticmethod
+    def of(region: RegionSpec) -> CacheNodes:
+        return CacheNodes(mount_root=region.fluid_mount_root, kubelet_credentials=region.kubelet_credentials)
+
+
+@dataclass(frozen=True, kw_only=True)
+class S3UnderStore:
+    """An S3 model bucket as Alluxio mounts it: TLS (the bucket's policy refuses plain HTTP), its region,
+    credentials from the pod (IRSA)."""
+
+    bucket: str
+    aws_region: str
+    scheme: ClassVar[Literal["s3"]] = "s3"
+    cloud: ClassVar[Cloud] = "aws"
+
+
+@dataclass(frozen=True, kw_only=True)
+class GcsUnderStore:
+    """A GCS model bucket as Alluxio mounts it: credentials from the GKE metadata server (Workload Identity)."""
+
+    bucket: str
+    scheme: ClassVar[Literal["gs"]] = "gs"
+    cloud: ClassVar[Cloud] = "gcp"
+
+
+UnderStore = S3UnderStore | GcsUnderStore
+"""The bucket the cache reads, one kind per cloud: its scheme, the options Alluxio mounts it with, the identity."""
+
+
+def under_store(region: RegionSpec, bucket: str) -> UnderStore:
+    """The region's model bucket `bucket` as the cache mounts it."""
+    match region.bucket_scheme:
+        case "s3":
+            return S3UnderStore(bucket=bucket, aws_region=region.region)
+        case "gs":
+            return GcsUnderStore(bucket=bucket)
+        case other:
+            assert_never(other)
+
+
+def csi_values(kubelet: KubeletCredentials | None) -> dict[str, Any]:
     """Fluid's CSI plugin borrows the kubelet's credentials (node authorization) where the kubelet uses a client
-    certificate (the region's `kubelet_credentials`); elsewhere it uses its own service account."""
-    kubelet = region.kubelet_credentials
+    certificate (`kubelet`); elsewhere it uses its own service account."""
     if kubelet is None:
         return {"useNodeAuthorization": False}
     return {
@@ -169,26 +220,26 @@ def prewarmed_models(env: EnvironmentSpec, region: RegionSpec) -> list[ModelSpec
     return list(first.values())
 
 
-def under_store_options(region: RegionSpec) -> dict[str, str]:
+def under_store_options(store: UnderStore) -> dict[str, str]:
     """Alluxio mount options: TLS to the bucket (its policy refuses plain HTTP), credentials from the pod; no ACL
     inheritance on S3, which would ask the read-only role for ListAllMyBuckets and GetBucketAcl. Alluxio picks the
     under-store by the mount point's scheme."""
-    match region.bucket_scheme:
-        case "s3":
+    match store:
+        case S3UnderStore():
             return {
-                "alluxio.underfs.s3.region": region.region,
+                "alluxio.underfs.s3.region": store.aws_region,
                 "alluxio.underfs.s3.secure.http.enabled": "true",
                 "alluxio.underfs.s3.inherit.acl": "false",
             }
-        case "gs":
+        case GcsUnderStore():
             return {"alluxio.underfs.gcs.version": "2"}
         case other:
             assert_never(other)
 
 
-def mount_root(region: RegionSpec) -> str:
-    """Where Fluid mounts the FUSE file systems on the region's nodes."""
-    return region.fluid_mount_root or CHART_MOUNT_ROOT
+def mount_root(nodes: CacheNodes) -> str:
+    """Where Fluid mounts the FUSE file systems on the cluster's nodes."""
+    return nodes.mount_root or CHART_MOUNT_ROOT
 
 
 def mount_root_annotation(label_domain: str) -> str:
@@ -197,20 +248,21 @@ def mount_root_annotation(label_domain: str) -> str:
     return f"{label_domain}/fluid-mount-root"
 
 
-def fluid_values(region: RegionSpec) -> dict[str, Any]:
-    """The Fluid chart's values on the region's cluster: the runtimes we use, the CSI plugin's kubelet access and,
+def fluid_values(nodes: CacheNodes) -> dict[str, Any]:
+    """The Fluid chart's values on the cluster: the runtimes we use, the CSI plugin's kubelet access and,
     where the node's root file system is read-only, a writable mount root."""
     runtime: dict[str, Any] = {"alluxio": {"enabled": True}, "thin": {"enabled": True}}
-    if region.fluid_mount_root is not None:
-        runtime["mountRoot"] = region.fluid_mount_root
-    return {"runtime": runtime, "csi": csi_values(region)}
+    if nodes.mount_root is not None:
+        runtime["mountRoot"] = nodes.mount_root
+    return {"runtime": runtime, "csi": csi_values(nodes.kubelet_credentials)}
 
 
 @dataclass(frozen=True, kw_only=True)
 class ModelCacheArgs:
     cluster: ClusterHandle
     plan: CachePlan
-    bucket: str
+    store: UnderStore  # the region's model bucket; its kind says which cloud identity the cache reads it as
+    nodes: CacheNodes = CacheNodes()
     # IAM role ARN (EKS) or Google service account email (GKE) the cache reads the bucket as.
     cloud_identity: pulumi.Input[str]
     # The serving namespace, where the model servers' PVC is created.
@@ -218,6 +270,16 @@ class ModelCacheArgs:
     label_domain: str
     reads: CacheReads
     prewarm: tuple[ModelSpec, ...] = ()
+
+    def __post_init__(self) -> None:
+        required("store.bucket", self.store.bucket, "the model bucket the cache mounts")
+        if isinstance(self.store, S3UnderStore):
+            required("store.aws_region", self.store.aws_region, "the S3 bucket's region, e.g. us-east-1")
+        if not self.plan.pools:
+            raise InputError("plan.pools", "no GPU pool for the cache's workers")
+        root = self.nodes.mount_root
+        if root is not None and not root.startswith("/"):
+            raise InputError("nodes.mount_root", f"{root!r}: an absolute path on the node, e.g. /var/lib/runtime-mnt")
 
 
 class ModelCache(pulumi.ComponentResource):
@@ -228,11 +290,10 @@ class ModelCache(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: ModelCacheArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:addons:ModelCache", name, None, opts)
-        cluster = args.cluster
-        region = cluster.region
+        cluster, store, nodes = args.cluster, args.store, args.nodes
 
         fluid_ns = namespace(FLUID_NAMESPACE, cluster, self, "privileged")
-        values = fluid_values(region)
+        values = fluid_values(nodes)
         fluid = helm_release("fluid", CHARTS["fluid"], cluster, fluid_ns, values, parent=self)
         cache_ns = namespace(CACHE_NAMESPACE, cluster, self, "privileged")
         # Fluid creates the FUSE DaemonSet of the runtime in its namespace, with a critical priority class.
@@ -245,7 +306,7 @@ class ModelCache(pulumi.ComponentResource):
                 "name": CACHE_SERVICE_ACCOUNT.name,
                 "namespace": CACHE_NAMESPACE,
                 "annotations": pulumi.Output.from_input(args.cloud_identity).apply(
-                    lambda identity: {**identity_annotations(region, identity), **DEFAULT_ACCOUNT_SKIPS}
+                    lambda identity: {**identity_annotations(store.cloud, identity), **DEFAULT_ACCOUNT_SKIPS}
                 ),
             },
             opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[cache_ns]),
@@ -272,7 +333,7 @@ class ModelCache(pulumi.ComponentResource):
                 replace_on_changes=replace_on_changes,
             )
 
-        bucket_models = f"{model_bucket_url(region, args.bucket)}/{MODELS_PREFIX}"
+        bucket_models = f"{store.scheme}://{store.bucket}/{MODELS_PREFIX}"
         self.dataset = custom(
             "Dataset",
             name=DATASET,
@@ -285,7 +346,7 @@ class ModelCache(pulumi.ComponentResource):
                         "mountPoint": bucket_models,
                         "path": "/" + MODELS_PREFIX.strip("/"),
                         "readOnly": True,
-                        "options": under_store_options(region),
+                        "options": under_store_options(store),
                     }
                 ],
                 "accessModes": ["ReadOnlyMany"],
@@ -314,7 +375,7 @@ class ModelCache(pulumi.ComponentResource):
         # Fluid binds a runtime to the Dataset of its name: taking the name from the Dataset makes a replacement of
         # the Dataset replace the runtime too, deleted before it. The mount root the Fluid controller installs the
         # runtime under is recorded on it: a move re-installs it.
-        mounted_under = {mount_root_annotation(args.label_domain): mount_root(region)}
+        mounted_under = {mount_root_annotation(args.label_domain): mount_root(nodes)}
         self.runtime = custom(
             RUNTIME_KIND,
             name=DATASET,

@@ -17,7 +17,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.catalog.charts import REDIS_IMAGE
-from components.k8s.cluster import ClusterHandle
+from components.k8s.cluster import ClusterTarget
+from components.k8s.inputs import required
 from components.k8s.names import (
     ENVOY_GATEWAY_NAMESPACE,
     PINNED_IMAGE_SKIPS,
@@ -53,8 +54,12 @@ def auth_env(name: str) -> dict[str, Any]:
 
 @dataclass(frozen=True, kw_only=True)
 class RateLimitRedisArgs:
-    cluster: ClusterHandle
+    cluster: ClusterTarget
     namespace: k8s.core.v1.Namespace  # Envoy Gateway's, next to the rate limiter
+    storage_class: str  # of the Redis volume: the cluster's built-in one (catalog BUILTIN_STORAGE_CLASS)
+
+    def __post_init__(self) -> None:
+        required("storage_class", self.storage_class, "the cluster's storage class for the Redis volume, e.g. gp2")
 
 
 class RateLimitRedis(pulumi.ComponentResource):
@@ -73,6 +78,7 @@ class RateLimitRedis(pulumi.ComponentResource):
             port=PORT,
             port_name="redis",
             storage=DATA_SIZE,
+            storage_class=args.storage_class,
             password_secret=AUTH_SECRET,
             password_key=AUTH_KEY,
             container=_redis_container(),

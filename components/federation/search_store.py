@@ -18,6 +18,7 @@ import pulumi_kubernetes as k8s
 import yaml
 
 from components.catalog.charts import CLUSTERPEDIA_POSTGRES_IMAGE
+from components.catalog.regions import BUILTIN_STORAGE_CLASS
 from components.k8s.cluster import ClusterHandle
 from components.k8s.names import PINNED_IMAGE_SKIPS, checkov_skips
 from components.k8s.store import SinglePodStore, single_pod_store
@@ -92,6 +93,7 @@ class SearchStore(pulumi.ComponentResource):
             port=PORT,
             port_name="postgres",
             storage=f"{args.storage_gib}Gi",
+            storage_class=BUILTIN_STORAGE_CLASS[args.cluster.cloud],
             password_secret=SEARCH_STORE,
             password_key=PASSWORD_KEY,
             container=_server_container(),

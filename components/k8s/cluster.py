@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -92,6 +92,21 @@ class ClusterAccess(Protocol):
     kubeconfig: pulumi.Output[str]
     endpoint: pulumi.Output[str]
     ready: list[pulumi.Resource]
+
+
+class ClusterTarget(Protocol):
+    """What a component that only places objects on a cluster reads of it: the name its resources are named after,
+    its provider, what workloads wait for. A ClusterHandle is one; so is anything a caller holds for a cluster it
+    did not build here. (A Helm release needs the whole handle: components/k8s/helm.py.)"""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def provider(self) -> k8s.Provider: ...
+
+    @property
+    def ready(self) -> Sequence[pulumi.Resource]: ...
 
 
 @dataclass(kw_only=True)

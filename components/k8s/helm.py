@@ -12,7 +12,7 @@ import pulumi_kubernetes as k8s
 import yaml
 
 from components.catalog.charts import ChartRef
-from components.k8s.cluster import ClusterHandle
+from components.k8s.cluster import ClusterHandle, ClusterTarget
 from platform_catalog.pod_priorities import GKE_CRITICAL_PRIORITY_CLASSES
 
 PodSecurity = Literal["restricted", "baseline", "privileged"]
@@ -20,7 +20,7 @@ PodSecurity = Literal["restricted", "baseline", "privileged"]
 
 def namespace(
     name: str,
-    cluster: ClusterHandle,
+    cluster: ClusterTarget,
     parent: pulumi.Resource,
     pod_security: PodSecurity = "baseline",
     labels: Mapping[str, str] | None = None,
@@ -129,7 +129,7 @@ def custom_resource(
     resource_name: str,
     manifest: Mapping[str, Any],
     *,
-    cluster: ClusterHandle,
+    cluster: ClusterTarget,
     parent: pulumi.Resource,
     crd_from: Sequence[pulumi.Resource],
     depends_on: Sequence[pulumi.Resource] = (),

@@ -14,8 +14,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pulumi_random as random
 
-from components.catalog.regions import BUILTIN_STORAGE_CLASS
-from components.k8s.cluster import ClusterHandle
+from components.k8s.cluster import ClusterTarget
 
 PASSWORD_LENGTH = 40
 
@@ -30,6 +29,7 @@ class SinglePodStore:
     port: int
     port_name: str
     storage: str  # the volume's size, e.g. 1Gi
+    storage_class: str  # the cluster's built-in class (catalog BUILTIN_STORAGE_CLASS of its cloud)
     password_secret: str  # the Secret's name; its key `password_key` holds the generated password
     password_key: str
     container: dict[str, Any]  # the one container; its volume mounts name `data` for the volume
@@ -39,7 +39,7 @@ class SinglePodStore:
 
 
 def single_pod_store(
-    store: SinglePodStore, cluster: ClusterHandle, parent: pulumi.Resource, depends_on: Sequence[pulumi.Resource]
+    store: SinglePodStore, cluster: ClusterTarget, parent: pulumi.Resource, depends_on: Sequence[pulumi.Resource]
 ) -> tuple[random.RandomPassword, k8s.apps.v1.Deployment]:
     """The store's objects on `cluster`, children of `parent`: the generated password (a secret) and the pod's
     Deployment, which Pulumi waits for."""
@@ -68,7 +68,7 @@ def single_pod_store(
         metadata=annotated,
         spec={
             "accessModes": ["ReadWriteOnce"],
-            "storageClassName": BUILTIN_STORAGE_CLASS[cluster.cloud],
+            "storageClassName": store.storage_class,
             "resources": {"requests": {"storage": store.storage}},
         },
         opts=pulumi.ResourceOptions.merge(on_cluster, store.volume_options),

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pulumi
 
-from components.config.region import RegionSpec
+from components.catalog.regions import Cloud
 
 # The service-account annotation each cloud's credential plumbing reads: the EKS Pod Identity
 # webhook injects a web-identity token for the annotated IAM role; the GKE metadata server
@@ -27,6 +27,6 @@ class ServiceAccountRef:
         return f"system:serviceaccount:{self.namespace}:{self.name}"
 
 
-def identity_annotations(region: RegionSpec, identity: pulumi.Input[str]) -> dict[str, pulumi.Input[str]]:
+def identity_annotations(cloud: Cloud, identity: pulumi.Input[str]) -> dict[str, pulumi.Input[str]]:
     """Annotations binding a service account to an IAM role ARN (EKS) or Google SA email (GKE)."""
-    return {IDENTITY_ANNOTATION[region.cloud]: identity}
+    return {IDENTITY_ANNOTATION[cloud]: identity}

@@ -98,9 +98,7 @@ def scaled_object_manifest(p: ModelPlacement, prometheus_url: str) -> dict[str, 
     """The ScaledObject of a placement whose autoscaler is KEDA."""
     placement = p.placement
     triggers = [
-        _trigger(
-            "queue", prometheus_url, queue_query(p), p.region.serving.waiting_requests_per_replica, "AverageValue"
-        ),
+        _trigger("queue", prometheus_url, queue_query(p), p.serving.waiting_requests_per_replica, "AverageValue"),
         _trigger("latency", prometheus_url, latency_query(p), p.ttft_objective_seconds, "Value"),
     ]
     if p.request_classes:
@@ -109,7 +107,7 @@ def scaled_object_manifest(p: ModelPlacement, prometheus_url: str) -> dict[str, 
                 "gateway-held",
                 prometheus_url,
                 held_query(p),
-                p.region.serving.waiting_requests_per_replica,
+                p.serving.waiting_requests_per_replica,
                 "AverageValue",
             )
         )

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -40,6 +41,7 @@ from components.catalog.engines import PICKER_ENGINE, PICKER_ENGINE_LABEL
 from components.config.environment import EnvironmentSpec
 from components.config.gateway import GatewaySpec, has_gateway
 from components.config.region import GpuPoolSpec, RegionSpec
+from components.config.serving import ServingSpec
 from components.config.workloads import ModelSpec, PlacementSpec, PriorityClass
 from components.domain.disaggregation import Disaggregation, resolve_mode
 from components.domain.fit import Fit, placement_fit, startup_seconds
@@ -55,7 +57,7 @@ from components.k8s import names
 from components.k8s.scheduling import GROUP_NAME_ANNOTATION, PodScheduling, model_scheduling, pod_group
 from components.k8s.topology import ZONE_LABEL, gpu_tolerations, pool_selector
 from components.serving.engine import triton_args, vllm_args
-from components.serving.network_policies import model_server_policy, picker_pods
+from components.serving.network_policies import model_server_policy, picker_pods, prometheus_namespace
 from components.serving.runtimes import (
     FORMAT_OF,
     HTTP_PORT,
@@ -104,7 +106,12 @@ class ModelPlacement:
     """Everything rendering needs about one model in one region, resolved and sized."""
 
     model: ModelSpec
-    region: RegionSpec
+    serving: ServingSpec  # the region's KServe: deployment mode, what a replica's queue may hold
+    # What the engine's bucket client needs to stream weights from the region's bucket (the region's
+    # `bucket_client_env`).
+    bucket_client_env: Mapping[str, str]
+    # Namespace of the Prometheus that scrapes the region (network_policies.prometheus_namespace); None: none does.
+    prometheus_namespace: str | None
     placement: PlacementSpec
     pool: GpuPoolSpec
     resource: str
@@ -181,7 +188,7 @@ class ModelPlacement:
     def autoscaler(self) -> Autoscaler:
         if self.disaggregation is not None:
             return "fixed"  # KServe's LLMInferenceService pools: fixed replicas (llm_inference_service.py)
-        if self.region.serving.deployment_mode == "Knative":
+        if self.serving.deployment_mode == "Knative":
             return "knative"
         if self.nodes_per_replica > 1 or self.placement.min_replicas == self.placement.max_replicas:
             return "fixed"
@@ -209,7 +216,9 @@ def model_placement(env: EnvironmentSpec, model: ModelSpec, placement: Placement
     disaggregation, decision = resolve_mode(model, region, placement, fit, ttft)
     return ModelPlacement(
         model=model,
-        region=region,
+        serving=region.serving,
+        bucket_client_env=region.bucket_client_env,
+        prometheus_namespace=prometheus_namespace(region.observability),
         placement=placement,
         pool=pool,
         resource=resource,
@@ -289,14 +298,14 @@ def _engine_args(p: ModelPlacement, model_dir: str) -> list[str]:
 
 
 def _engine_env(p: ModelPlacement, streams_from_bucket: bool) -> list[dict[str, str]]:
-    env = dict(p.region.bucket_client_env) if streams_from_bucket else {}
+    env = dict(p.bucket_client_env) if streams_from_bucket else {}
     if p.model.runtime == "triton" and p.fit.sizing.tensor_parallel > 1:
         env["TRTLLM_ORCHESTRATOR"] = "1"  # the TensorRT-LLM backend spawns its tensor-parallel ranks itself
     return [{"name": k, "value": v} for k, v in env.items()]
 
 
 def _isvc_annotations(p: ModelPlacement) -> dict[str, str]:
-    mode = p.region.serving.deployment_mode
+    mode = p.serving.deployment_mode
     annotations: dict[str, str] = {DEPLOYMENT_MODE: mode}
     if p.autoscaler == "keda":
         annotations[AUTOSCALER_CLASS] = "external"  # our ScaledObject owns the replica count
@@ -421,7 +430,7 @@ def pod_disruption_budget_manifest(p: ModelPlacement) -> dict[str, Any] | None:
 def network_policy_manifest(p: ModelPlacement) -> dict[str, Any]:
     """Who may call the model's server pods (`network_policies.py`)."""
     picker = picker_pods(p.name) if p.gateway else None
-    return model_server_policy(p.region, p.name, HTTP_PORT, picker)
+    return model_server_policy(p.serving.deployment_mode, p.name, HTTP_PORT, picker)
 
 
 def pod_group_manifest(p: ModelPlacement) -> dict[str, Any] | None:

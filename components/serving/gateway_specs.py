@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from components.config.environment import EnvironmentSpec
 from components.config.gateway import GatewaySpec, RegionGatewaySpec
 from components.config.region import RegionSpec
-from components.config.workloads import granted_tenants
+from components.config.workloads import TenantSpec, granted_tenants
 from components.k8s import names
 from components.serving.deployment import model_placements
 from components.serving.llm_inference_service import pool_name as llmisvc_pool_name
@@ -181,14 +182,14 @@ def _tenant_selector(tenant: str) -> list[dict[str, Any]]:
     return [{"headers": [{"name": names.TENANT_HEADER, "type": "Exact", "value": tenant}]}]
 
 
-def rate_limit_rules(env: EnvironmentSpec) -> list[dict[str, Any]]:
+def rate_limit_rules(tenants: Sequence[TenantSpec]) -> list[dict[str, Any]]:
     """One global rule per tenant and token type, plus one per tenant request rate.
 
     Token rules check the budget before the request (cost 0) and charge the tokens the response used;
     `shared` makes one bucket per tenant across every route of the Gateway, whatever model it calls.
     """
     rules: list[dict[str, Any]] = []
-    for tenant in env.tenants:
+    for tenant in tenants:
         if tenant.budget is None:
             continue
         for kind, rate in tenant.budget.tokens().items():
@@ -269,16 +270,18 @@ def response_overrides(waking: bool) -> list[dict[str, Any]]:
     ]
 
 
-def backend_traffic_policy_spec(env: EnvironmentSpec, waking: bool = False) -> dict[str, Any]:
+def backend_traffic_policy_spec(
+    gateway: GatewaySpec, tenants: Sequence[TenantSpec], waking: bool = False
+) -> dict[str, Any]:
     """Budgets, retries, circuit breaking, passive health checks and error answers for every route of the Gateway.
 
     Retries only where nothing was generated yet: a refused connection or an upstream's 503 (a replica draining;
     on a stand-in route, the next priority). A picker's own 503 is an ext_proc local reply, never retried, and on
     an InferencePool route a retry goes back to the pod the picker chose. Outlier detection ejects a backend host
     that keeps failing.
-    `waking`: a model of the region may be at zero replicas (`response_overrides`).
+    `tenants`: their budgets (`rate_limit_rules`); `waking`: a model of the region may be at zero replicas
+    (`response_overrides`).
     """
-    gateway = env.gateway
     breaker = gateway.circuit_breaker
     spec: dict[str, Any] = {
         "targetRefs": [GATEWAY_REF],
@@ -305,7 +308,7 @@ def backend_traffic_policy_spec(env: EnvironmentSpec, waking: bool = False) -> d
         },
         "timeout": {"tcp": {"connectTimeout": "5s"}},
     }
-    rules = rate_limit_rules(env)
+    rules = rate_limit_rules(tenants)
     if rules:
         spec["rateLimit"] = {"type": "Global", "global": {"rules": rules}}
     spec["responseOverride"] = response_overrides(waking)

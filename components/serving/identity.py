@@ -12,10 +12,12 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.k8s.cluster import ClusterHandle
+from components.catalog.regions import Cloud
+from components.k8s.cluster import ClusterTarget
 from components.k8s.helm import namespace
+from components.k8s.inputs import known
 from components.k8s.names import MODEL_SERVER_SERVICE_ACCOUNT
-from components.k8s.workload_identity import identity_annotations
+from components.k8s.workload_identity import IDENTITY_ANNOTATION, identity_annotations
 from components.serving.inference_pool import METRICS_PORT as PICKER_METRICS_PORT
 from components.serving.network_policies import serving_namespace_policies
 from components.serving.runtimes import HTTP_PORT
@@ -27,9 +29,17 @@ SERVING_METRICS_PORTS = (HTTP_PORT, PICKER_METRICS_PORT)
 
 @dataclass(frozen=True, kw_only=True)
 class ServingIdentityArgs:
-    cluster: ClusterHandle
+    cluster: ClusterTarget
+    # The cluster's cloud: which annotation binds the account to `cloud_identity`.
+    cloud: Cloud
     # IAM role ARN (EKS) or Google service account email (GKE) that may read the model store.
     cloud_identity: pulumi.Input[str]
+    # Namespace of the Prometheus that scrapes the model servers and pickers (network_policies.prometheus_namespace);
+    # None: nothing scrapes them, and the namespace admits no one on their metrics ports.
+    prometheus_namespace: str | None
+
+    def __post_init__(self) -> None:
+        known("cloud", self.cloud, IDENTITY_ANNOTATION, "cloud")
 
 
 class ServingIdentity(pulumi.ComponentResource):
@@ -38,9 +48,9 @@ class ServingIdentity(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: ServingIdentityArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:serving:ServingIdentity", name, None, opts)
-        cluster = args.cluster
+        cluster, cloud = args.cluster, args.cloud
         self.namespace = namespace(SERVING_NAMESPACE, cluster, self, "baseline")
-        for manifest in serving_namespace_policies(cluster.region, SERVING_METRICS_PORTS):
+        for manifest in serving_namespace_policies(args.prometheus_namespace, SERVING_METRICS_PORTS):
             k8s.networking.v1.NetworkPolicy(
                 f"{cluster.name}-netpol-{manifest['metadata']['name']}",
                 metadata=manifest["metadata"],
@@ -53,7 +63,7 @@ class ServingIdentity(pulumi.ComponentResource):
                 "name": MODEL_SERVER_SERVICE_ACCOUNT,
                 "namespace": SERVING_NAMESPACE,
                 "annotations": pulumi.Output.from_input(args.cloud_identity).apply(
-                    lambda identity: identity_annotations(cluster.region, identity)
+                    lambda identity: identity_annotations(cloud, identity)
                 ),
             },
             # Model servers never call the Kubernetes API; cloud credentials come from their own token.

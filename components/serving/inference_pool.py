@@ -45,7 +45,7 @@ from components.catalog.engines import PICKER_ENGINE, PICKER_ENGINE_LABEL
 from components.config.gateway import EndpointPickerSpec
 from components.config.workloads import ModelSpec
 from components.k8s import names
-from components.k8s.cluster import ClusterHandle
+from components.k8s.cluster import ClusterTarget
 from components.k8s.helm import custom_resource
 from components.serving.gateway_specs import INFERENCE_POOL_API, INFERENCE_POOL_GROUP
 from components.serving.network_policies import picker_pods, picker_policy
@@ -159,7 +159,7 @@ def picker_args(model: ModelSpec) -> list[str]:
 
 @dataclass(frozen=True, kw_only=True)
 class InferencePoolArgs:
-    cluster: ClusterHandle
+    cluster: ClusterTarget
     model: ModelSpec
     picker: EndpointPickerSpec
     production: bool

@@ -283,7 +283,7 @@ def network_policy_manifests(p: ModelPlacement) -> list[dict[str, Any]]:
         {"from": callers, "ports": [{"protocol": "TCP", "port": POOL_TARGET_PORT}]},
         {"from": [{"podSelector": {"matchLabels": pods}}]},
     ]
-    prometheus = prometheus_peer(p.region)
+    prometheus = prometheus_peer(p.prometheus_namespace)
     if prometheus is not None:
         ports = sorted(set(ENGINE_PORTS.values()))
         ingress.append({"from": [prometheus], "ports": [{"protocol": "TCP", "port": port} for port in ports]})

@@ -14,7 +14,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.k8s.cluster import ClusterHandle
+from components.k8s.cluster import ClusterTarget
 from components.k8s.helm import custom_resource
 from components.k8s.inputs import InputError
 from components.serving import llm_inference_service as llmisvc
@@ -39,7 +39,7 @@ class KedaScaling:
 
 @dataclass(frozen=True, kw_only=True)
 class ModelDeploymentArgs:
-    cluster: ClusterHandle
+    cluster: ClusterTarget
     placement: ModelPlacement
     storage_uri: str
     # KServe's controller and runtimes, Volcano, the serving identity and the cache, when the region has them.
@@ -62,6 +62,8 @@ class ModelDeploymentArgs:
             raise InputError("storage_uri", f"{p.name} is disaggregated: both pools read the cache's pvc://")
         if p.autoscaler == "keda" and self.keda is None:
             raise InputError("keda", f"{p.name} autoscales with KEDA: pass its release and the Prometheus it queries")
+        if p.autoscaler != "keda" and self.keda is not None:
+            raise InputError("keda", f"{p.name} is not autoscaled by KEDA ({p.autoscaler}): pass no KEDA scaling")
 
 
 class ModelDeployment(pulumi.ComponentResource):

@@ -17,7 +17,8 @@ Enforcement: EKS's VPC CNI enforces NetworkPolicies once its addon sets `enableN
 
 from __future__ import annotations
 
-from typing import Any
+from ipaddress import IPv4Network
+from typing import Any, Literal
 
 from components.catalog.peers import (
     ENVOY_GATEWAY_CONTROLLER_LABELS,
@@ -29,6 +30,7 @@ from components.catalog.peers import (
     OWNING_GATEWAY_LABEL,
     PROMETHEUS_POD_LABELS,
 )
+from components.config.observability import ObservabilitySpec
 from components.config.region import RegionSpec
 from components.k8s import names
 from platform_catalog.names import SERVING_NAMESPACE
@@ -62,13 +64,17 @@ def envoy_peer() -> dict[str, Any]:
     )
 
 
-def prometheus_peer(region: RegionSpec) -> dict[str, Any] | None:
-    """The Prometheus that scrapes the region's monitors: the one observability installs, or the existing one."""
-    obs = region.observability
+def prometheus_namespace(obs: ObservabilitySpec) -> str | None:
+    """The namespace of the Prometheus that scrapes the region's monitors: the one observability installs, or the
+    existing one; None when nothing scrapes."""
     if not obs.enabled:
         return None
-    namespace = obs.existing_prometheus.namespace if obs.existing_prometheus is not None else names.MONITORING_NAMESPACE
-    return _in_namespace(namespace, PROMETHEUS_POD_LABELS)
+    return obs.existing_prometheus.namespace if obs.existing_prometheus is not None else names.MONITORING_NAMESPACE
+
+
+def prometheus_peer(namespace: str | None) -> dict[str, Any] | None:
+    """The Prometheus pods in `namespace` (`prometheus_namespace`); None when nothing scrapes."""
+    return None if namespace is None else _in_namespace(namespace, PROMETHEUS_POD_LABELS)
 
 
 def policy(
@@ -89,10 +95,10 @@ def default_deny(namespace: str) -> dict[str, Any]:
     return policy(DEFAULT_DENY, namespace, {}, [])
 
 
-def serving_namespace_policies(region: RegionSpec, metrics_ports: tuple[int, ...]) -> list[dict[str, Any]]:
-    """Default deny in the serving namespace, and Prometheus on the metrics ports of its pods."""
+def serving_namespace_policies(prometheus_ns: str | None, metrics_ports: tuple[int, ...]) -> list[dict[str, Any]]:
+    """Default deny in the serving namespace, and the Prometheus of `prometheus_ns` on the metrics ports of its pods."""
     policies = [default_deny(SERVING_NAMESPACE)]
-    prometheus = prometheus_peer(region)
+    prometheus = prometheus_peer(prometheus_ns)
     if prometheus is not None:
         policies.append(
             policy("allow-prometheus", SERVING_NAMESPACE, {}, [{"from": [prometheus], "ports": _tcp(*metrics_ports)}])
@@ -101,14 +107,14 @@ def serving_namespace_policies(region: RegionSpec, metrics_ports: tuple[int, ...
 
 
 def model_server_policy(
-    region: RegionSpec, model: str, server_port: int, picker_pods: dict[str, str] | None
+    deployment_mode: Literal["Standard", "Knative"], model: str, server_port: int, picker_pods: dict[str, str] | None
 ) -> dict[str, Any]:
     """Ingress to one model's server pods: the Gateway's Envoy and its picker (when it has a gateway), its own pods."""
     pods = names.model_pod_labels(model)
     callers = []
     if picker_pods is not None:
         callers += [envoy_peer(), {"podSelector": {"matchLabels": picker_pods}}]
-    if region.serving.deployment_mode == "Knative":
+    if deployment_mode == "Knative":
         callers.append(_in_namespace(*KNATIVE_ACTIVATOR))
     ingress: list[dict[str, Any]] = [{"from": [{"podSelector": {"matchLabels": pods}}]}]
     if callers:
@@ -127,13 +133,21 @@ def control_plane_peer(region: RegionSpec) -> dict[str, Any]:
     """Where a managed API server's webhook calls come from (MANAGED_CONTROL_PLANE_ADDRESSES in
     components/catalog/upstream.py): EKS's control-plane interfaces in the cluster's VPC, GKE's private control-plane
     range."""
-    return {"ipBlock": {"cidr": str(region.network.webhook_source_cidr)}}
+    return ip_block(str(region.network.webhook_source_cidr))
 
 
-def gateway_namespace_policies(region: RegionSpec, listener_port: int) -> list[dict[str, Any]]:
+def ip_block(cidr: str) -> dict[str, Any]:
+    """A peer by address range: only for callers outside the pod network (a managed control plane)."""
+    return {"ipBlock": {"cidr": cidr}}
+
+
+def gateway_namespace_policies(
+    webhook_source_cidr: IPv4Network, prometheus_ns: str | None, listener_port: int
+) -> list[dict[str, Any]]:
     """Envoy Gateway's namespace: default deny; its own pods among themselves (xDS, the rate limiter, Redis),
     clients on the Envoy listener (from anywhere: the load balancer keeps their addresses), the API server on the
-    controller's webhook (from the control plane's addresses, `control_plane_peer`), Prometheus."""
+    controller's webhook (from `webhook_source_cidr`, the control plane's addresses: see `control_plane_peer`), the
+    Prometheus of `prometheus_ns`."""
     namespace = names.ENVOY_GATEWAY_NAMESPACE
     container_port = listener_port + ENVOY_WELL_KNOWN_PORT_SHIFT if listener_port < 1024 else listener_port
     # Policies add up: these must not select the Redis, which only the rate limiter may reach.
@@ -151,10 +165,10 @@ def gateway_namespace_policies(region: RegionSpec, listener_port: int) -> list[d
             "allow-webhook",
             namespace,
             ENVOY_GATEWAY_CONTROLLER_LABELS,
-            [{"from": [control_plane_peer(region)], "ports": _tcp(ENVOY_GATEWAY_WEBHOOK_PORT)}],
+            [{"from": [ip_block(str(webhook_source_cidr))], "ports": _tcp(ENVOY_GATEWAY_WEBHOOK_PORT)}],
         ),
     ]
-    prometheus = prometheus_peer(region)
+    prometheus = prometheus_peer(prometheus_ns)
     if prometheus is not None:
         policies.append(policy("allow-prometheus", namespace, but_redis, [{"from": [prometheus]}]))
     return policies

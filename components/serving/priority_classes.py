@@ -18,6 +18,7 @@ The engines keep first-come first-served: at these pins the body a model server 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from components.config.environment import EnvironmentSpec
@@ -90,15 +91,16 @@ def objectives_context(env: EnvironmentSpec, region: RegionSpec) -> dict[str, di
     }
 
 
-def priority_policy_spec(env: EnvironmentSpec, region: RegionSpec, gateway_ref: dict[str, str]) -> dict[str, Any]:
-    """The Gateway's EnvoyExtensionPolicy: PRIORITY_LUA with the region's objectives as its filter context."""
+def priority_policy_spec(objectives: Mapping[str, Mapping[str, str]], gateway_ref: dict[str, str]) -> dict[str, Any]:
+    """The Gateway's EnvoyExtensionPolicy: PRIORITY_LUA with the region's objectives (`objectives_context`) as its
+    filter context."""
     return {
         "targetRefs": [gateway_ref],
         "lua": [
             {
                 "type": "Inline",
                 "inline": PRIORITY_LUA,
-                "filterContext": {"objectives": objectives_context(env, region)},
+                "filterContext": {"objectives": {model: dict(tenants) for model, tenants in objectives.items()}},
             }
         ],
     }

@@ -21,6 +21,7 @@ EnvoyPatchPolicy puts that value in the stand-in endpoint's metadata, and the li
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,7 +69,7 @@ def direct_backend(model: str) -> str:
     return f"{model}-direct"
 
 
-def direct_models(region_stand_ins: list[StandIn]) -> dict[str, bool]:
+def direct_models(region_stand_ins: Sequence[StandIn]) -> dict[str, bool]:
     """Every model a stand-in rule reaches directly, sorted -> whether it is a stand-in (a fallback). The checks keep
     the two apart: a stand-in has no stand-in of its own."""
     found = {s.model: False for s in region_stand_ins} | {s.stand_in: True for s in region_stand_ins}
@@ -92,7 +93,7 @@ def ai_service_backend_spec(model: str) -> dict[str, Any]:
     }
 
 
-def route_names(region_stand_ins: list[StandIn]) -> list[str]:
+def route_names(region_stand_ins: Sequence[StandIn]) -> list[str]:
     """AIGatewayRoute name of each stand-in rule, in order: at most 15 rules per route."""
     return [f"{ROUTE_PREFIX}-{n // specs.MAX_RULES_PER_ROUTE + 1}" for n in range(len(region_stand_ins))]
 
@@ -124,10 +125,10 @@ def cluster_name(route: str, rule_index: int) -> str:
     return f"httproute/{SERVING_NAMESPACE}/{route}/rule/{rule_index}"
 
 
-def patch_policy_spec(env: EnvironmentSpec, region: RegionSpec) -> dict[str, Any]:
-    """EnvoyPatchPolicy: the stand-in endpoint of each stand-in cluster (its second locality: backendRefs[1])
-    carries the stand-in's name in its metadata, which the late response header reads."""
-    found = stand_ins(env, region)
+def patch_policy_spec(found: Sequence[StandIn]) -> dict[str, Any]:
+    """EnvoyPatchPolicy: the stand-in endpoint of each stand-in cluster (its second locality: backendRefs[1]) of the
+    region's stand-ins (`stand_ins`) carries the stand-in's name in its metadata, which the late response header
+    reads."""
     index_in_route: dict[str, int] = {}
     patches = []
     for s, route in zip(found, route_names(found), strict=True):

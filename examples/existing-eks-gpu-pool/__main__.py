@@ -23,7 +23,7 @@ from pulumi.runtime import config as runtime_config
 from pydantic import ValidationError
 
 from components.addons.cert_manager import CertManager, CertManagerArgs
-from components.addons.gpu_operator import GpuOperator, GpuOperatorArgs
+from components.addons.gpu_operator import GpuOperator, GpuOperatorArgs, operator_pools
 from components.addons.kserve import KServe, KServeArgs
 from components.addons.model_cache import model_storage_uri
 from components.addons.volcano import Volcano
@@ -41,7 +41,7 @@ from components.k8s.workload_identity import ServiceAccountRef
 from components.serving.deployment import model_placements
 from components.serving.identity import ServingIdentity, ServingIdentityArgs
 from components.serving.model_deployment import ModelDeployment, ModelDeploymentArgs
-from components.serving.network_policies import policy
+from components.serving.network_policies import policy, prometheus_namespace
 from components.serving.runtimes import HTTP_PORT
 from platform_catalog.names import SERVING_NAMESPACE
 from stacks.config import engine_config, namespace_values
@@ -193,7 +193,7 @@ def main() -> None:
     )
 
     # What the model's pods need on the cluster: GPUs advertised, their scheduler, KServe and its certificates.
-    GpuOperator(f"{region.name}-gpu-operator", GpuOperatorArgs(cluster=cluster))
+    GpuOperator(f"{region.name}-gpu-operator", GpuOperatorArgs(cluster=cluster, pools=operator_pools(region)))
     volcano = Volcano(region.name, volcano_args(env, region, cluster))
     cert_manager = []
     if not region.cert_manager.existing:
@@ -227,7 +227,13 @@ def main() -> None:
         opts=on_aws,
     )
     serving = ServingIdentity(
-        region.name, ServingIdentityArgs(cluster=cluster, cloud_identity=store.reader_roles[MODEL_SERVER].arn)
+        region.name,
+        ServingIdentityArgs(
+            cluster=cluster,
+            cloud=region.cloud,
+            cloud_identity=store.reader_roles[MODEL_SERVER].arn,
+            prometheus_namespace=prometheus_namespace(region.observability),
+        ),
     )
     weights = model_storage_uri(env, region, stack, placement.model)
     ModelDeployment(

@@ -564,7 +564,7 @@ def _model_deployments(plan: Plan) -> str:
         held = f"{p.queue_wait_seconds}s" if p.placement.stand_in is None else f"stand-in {p.placement.stand_in}"
         at_zero = "never at zero" if cold is None else f"{cold}s ({p.cold_start_pull_seconds}s) / {held}"
         rows.append(
-            f"| {p.region.name} | {model.name} | {model.runtime} | {p.pool.name} | {p.fit.slot.name} "
+            f"| {p.placement.region} | {model.name} | {model.runtime} | {p.pool.name} | {p.fit.slot.name} "
             f"(`{p.resource}` x {sizing.tensor_parallel}) | {sizing.tensor_parallel} x {sizing.pipeline_parallel} "
             f"| {sizing.weights_gib:g} | {sizing.kv_cache_gib:g} | {sizing.max_sequences_at_max_len} "
             f"| {model.max_num_seqs} x {model.max_model_len} | {p.placement.min_replicas}-{p.placement.max_replicas} "
@@ -631,7 +631,7 @@ def _disaggregated_serving(plan: Plan) -> str:
             f"{model.max_num_seqs}"
         )
         if side is None:
-            rows.append(f"| {p.region.name} | {model.name} | aggregated | {decode} | - | - | - | {why} |")
+            rows.append(f"| {p.placement.region} | {model.name} | aggregated | {decode} | - | - | - | {why} |")
             continue
         t = side.transfer
         prefill = (
@@ -641,10 +641,12 @@ def _disaggregated_serving(plan: Plan) -> str:
         kv = f"{t.bytes_per_prompt / 2**20:,.0f} MiB ({side.spec.prompt_tokens} tokens, {model.kv_cache_dtype} KV)"
         hand_off = f"{t.transport.upper()} {t.paths} x {t.gbps_per_path:g} Gbps: {t.seconds * 1000:.1f} ms"
         rows.append(
-            f"| {p.region.name} | {model.name} | disaggregated | {decode} | {prefill} | {kv} | {hand_off} | {why} |"
+            f"| {p.placement.region} | {model.name} | disaggregated | {decode} | {prefill} | {kv} | {hand_off} | {why} |"
         )
         if t.transport == "tcp":
-            fabric = efa_path(p.region, side.pool, p.pool, nixl_backends=(*PD_NIXL_BACKENDS, LIBFABRIC))
+            fabric = efa_path(
+                plan.spec.region(p.placement.region), side.pool, p.pool, nixl_backends=(*PD_NIXL_BACKENDS, LIBFABRIC)
+            )
             fix = (
                 f"the engine image {PD_ENGINE_IMAGE} has no NIXL LIBFABRIC backend usable over EFA "
                 "(components/catalog/upstream.py PD_ENGINE_IMAGE)"
@@ -652,12 +654,12 @@ def _disaggregated_serving(plan: Plan) -> str:
                 else "put both pools on EFA in one zone for RDMA"
             )
             warnings.append(
-                f"- **warning**: {p.region.name}/{model.name} hands its KV cache over TCP ({t.seconds * 1000:.0f} ms "
+                f"- **warning**: {p.placement.region}/{model.name} hands its KV cache over TCP ({t.seconds * 1000:.0f} ms "
                 f"per prompt): {fix}"
             )
         if side.fp8_would_halve:
             warnings.append(
-                f"- {p.region.name}/{model.name}: both GPUs have FP8; kvCacheDtype: fp8 halves each hand-off"
+                f"- {p.placement.region}/{model.name}: both GPUs have FP8; kvCacheDtype: fp8 halves each hand-off"
             )
     return "\n".join([*rows, "", *warnings]) + "\n"
 
