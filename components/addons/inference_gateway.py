@@ -22,8 +22,9 @@ import pulumi_kubernetes as k8s
 from components.addons.ratelimit_redis import RATELIMIT_CONTAINER, RateLimitRedis, RateLimitRedisArgs
 from components.catalog.charts import CHARTS
 from components.config.environment import EnvironmentSpec
-from components.config.gateway import ExternalProviderSpec, gateway_hostname
+from components.config.gateway import ExternalProviderSpec
 from components.config.region import RegionSpec
+from components.domain.gateways import gateway_hostname
 from components.k8s import names
 from components.k8s.cluster import ClusterHandle
 from components.k8s.helm import custom_resource, helm_release, namespace

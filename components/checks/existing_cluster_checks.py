@@ -9,13 +9,13 @@ from ipaddress import IPv4Address, IPv4Network
 
 from components.config.base import Issue, KeyPath, join_path
 from components.config.environment import EnvironmentSpec
-from components.config.karmada import federation_members
 from components.config.region import (
     AwsExistingClusterSpec,
     ExistingClusterSpec,
     GcpExistingClusterSpec,
     RegionSpec,
 )
+from components.domain.federation_members import federation_members
 
 # EKS CreateCluster `name` (botocore 1.44.8 data/eks/2017-11-01 service-2.json, shape ClusterName): 1-100 characters,
 # `^[0-9A-Za-z][A-Za-z0-9\-_]*`.

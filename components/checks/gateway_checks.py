@@ -6,8 +6,9 @@ from collections.abc import Iterator
 
 from components.config.base import Issue, config_key, duplicates, join_path, unknown_name
 from components.config.environment import EnvironmentSpec
-from components.config.gateway import ExternalProviderSpec, has_gateway
+from components.config.gateway import ExternalProviderSpec
 from components.config.region import AwsRegionSpec, GcpRegionSpec
+from components.domain.gateways import has_gateway
 
 
 def check_gateway(env: EnvironmentSpec) -> Iterator[Issue]:

@@ -29,7 +29,6 @@ from pydantic import Field, field_validator
 from components.config.base import Spec
 
 if TYPE_CHECKING:
-    from components.config.environment import EnvironmentSpec
     from components.config.region import RegionSpec
 
 DeployerKind = Literal["vpcRunner", "cidrs", "privateLink"]
@@ -84,15 +83,6 @@ def deployer_of(region: RegionSpec) -> DeployerSpec:
     if region.api_access.public_cidrs:
         return DeployerSpec(kind="cidrs", cidrs=list(region.api_access.public_cidrs))
     return DeployerSpec(kind="vpcRunner")
-
-
-def global_deployer(env: EnvironmentSpec) -> DeployerSpec | None:
-    """The global stack's deployer: declared, or the federation host's (it patches the host's Karmada service)."""
-    if env.stacks.global_deployer is not None:
-        return env.stacks.global_deployer
-    if env.federation.enabled and env.federation.host:
-        return deployer_of(env.region(env.federation.host))
-    return None
 
 
 def private_link_cidrs(region: RegionSpec) -> list[IPv4Network]:

@@ -11,7 +11,6 @@ from components.config.base import Spec
 from platform_catalog.machines import MACHINES
 
 if TYPE_CHECKING:
-    from components.config.environment import EnvironmentSpec
     from components.config.region import RegionSpec
 
 
@@ -91,20 +90,6 @@ class FederationSpec(Spec):
     )
     failover: FailoverSpec = Field(default_factory=FailoverSpec, description="Cluster and application failover.")
     search: SearchSpec = Field(default_factory=SearchSpec, description="Multi-cluster search (Clusterpedia).")
-
-
-def federation_members(env: EnvironmentSpec) -> list[RegionSpec]:
-    """Regions whose clusters join Karmada, in config order: the listed ones, or every one with GPU pools."""
-    names = env.federation.members
-    return [r for r in env.regions if (r.name in names if names is not None else bool(r.gpu_pools))]
-
-
-def search_members(env: EnvironmentSpec) -> list[RegionSpec]:
-    """Regions whose clusters Clusterpedia indexes, in config order: the listed ones, or every federation member."""
-    if not (env.federation.enabled and env.federation.search.enabled):
-        return []
-    names = env.federation.search.members
-    return [r for r in federation_members(env) if names is None or r.name in names]
 
 
 def gpu_products(region: RegionSpec) -> list[str]:

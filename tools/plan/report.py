@@ -55,9 +55,10 @@ def _stacks(plan: Plan) -> str:
     """Several stacks: each one's share, where it is deployed from, what it reads, and the rollout's waves."""
     if not plan.stacks:
         return ""
-    from components.config.deployer import deployer_of, global_deployer
-    from components.config.rollout import rollout_waves
-    from components.config.stacks import environment_stacks, region_stack_name
+    from components.config.deployer import deployer_of
+    from components.config.stacks import region_stack_name
+    from components.domain.stack_split import environment_stacks, global_deployer
+    from components.domain.waves import rollout_waves
 
     env = plan.spec
     rows = [
@@ -102,7 +103,7 @@ def _bring_up(plan: Plan) -> str:
         "",
     ]
     rows += [f"- {v.line()}" for v in report.violations]
-    from components.config.rollout import rollout_waves
+    from components.domain.waves import rollout_waves
 
     for wave in rollout_waves(plan.spec, plan.environment):
         for stack in [s for s in wave.stacks if s in report.bootstraps]:
@@ -305,7 +306,7 @@ def _node_id(*parts: str) -> str:
 def _diagram(plan: Plan) -> str:
     """Per region its cluster, GPU pools, gateway and the models placed there, one edge per relation; Karmada's
     links to its members. Tenants and routes are tables (the Gateway section): as edges they tangle the picture."""
-    from components.config.gateway import gateway_hostname, has_gateway
+    from components.domain.gateways import gateway_hostname, has_gateway
 
     env = plan.spec
     lines = ["## Topology\n", "```mermaid", "flowchart LR"]

@@ -1,0 +1,20 @@
+"""Which region entries' clusters join the Karmada federation, and which of them its search indexes."""
+
+from __future__ import annotations
+
+from components.config.environment import EnvironmentSpec
+from components.config.region import RegionSpec
+
+
+def federation_members(env: EnvironmentSpec) -> list[RegionSpec]:
+    """Regions whose clusters join Karmada, in config order: the listed ones, or every one with GPU pools."""
+    names = env.federation.members
+    return [r for r in env.regions if (r.name in names if names is not None else bool(r.gpu_pools))]
+
+
+def search_members(env: EnvironmentSpec) -> list[RegionSpec]:
+    """Regions whose clusters Clusterpedia indexes, in config order: the listed ones, or every federation member."""
+    if not (env.federation.enabled and env.federation.search.enabled):
+        return []
+    names = env.federation.search.members
+    return [r for r in federation_members(env) if names is None or r.name in names]
