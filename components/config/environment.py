@@ -22,7 +22,7 @@ from components.config.model_catalog import (
 )
 from components.config.model_store import ModelStoreSpec
 from components.config.pricing import PricingSpec
-from components.config.region import AwsRegionSpec, RegionSpec
+from components.config.region import RegionSpec
 from components.config.rollout import CANARY, SINGLE, RolloutSpec
 from components.config.scheduling import PriorityTierSpec, default_tiers
 from components.config.stacks import GLOBAL, Layout, StacksSpec
@@ -120,10 +120,11 @@ class EnvironmentSpec(Spec):
         return next(r for r in self.regions if r.name == name)
 
     def model_store_source(self) -> RegionSpec:
-        """The region entry whose bucket is the source of truth (`modelStore.sourceRegion`): default the first AWS one."""
+        """The region entry whose bucket is the source of truth (`modelStore.sourceRegion`): default the first one that
+        can be (an AWS one)."""
         if self.model_store.source_region is not None:
             return self.region(self.model_store.source_region)
-        return next((r for r in self.regions if isinstance(r, AwsRegionSpec)), self.regions[0])
+        return next((r for r in self.regions if r.can_source_models), self.regions[0])
 
     # The defaults of `stacks.layout`, the anchor region and `rollout.waves`, resolved: keys of this environment read
     # together, and what the policy pack is told of the SLO gate (policies/offline.py reads slo_models off the spec).
