@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from components.config.base import Issue, KeyPath, join_path
-from components.config.deployer import DeployerSpec, deployer_of
+from components.config.deployer import DeployerSpec
 from components.config.environment import EnvironmentSpec
 from components.config.region import RegionSpec
+from components.domain.deployers import deployer_of
 from platform_catalog.address_space import covers_internet
 
 

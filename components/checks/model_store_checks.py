@@ -6,15 +6,9 @@ from collections.abc import Iterator
 
 from components.config.base import Issue, KeyPath, join_path, unknown_name
 from components.config.environment import EnvironmentSpec
-from components.config.model_store import (
-    BUCKET_NAME_BUDGET,
-    MEMORY_SHARE_MAX,
-    MIN_FUSE_MEMORY_GIB,
-    SSD_SHARE_MAX,
-    cache_plan,
-    smallest_node,
-)
+from components.config.model_store import BUCKET_NAME_BUDGET, MEMORY_SHARE_MAX, MIN_FUSE_MEMORY_GIB, SSD_SHARE_MAX
 from components.config.region import RegionSpec
+from components.domain.cache_plan import cache_plan, smallest_node
 from components.domain.model_bucket import MODELS_PREFIX
 
 

@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 from ipaddress import IPv4Network
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from pydantic import Field
 
 from components.config.base import Spec
-from platform_catalog.machines import MACHINES
-
-if TYPE_CHECKING:
-    from components.config.region import RegionSpec
 
 
 class KarmadaApiServerSpec(Spec):
@@ -90,8 +86,3 @@ class FederationSpec(Spec):
     )
     failover: FailoverSpec = Field(default_factory=FailoverSpec, description="Cluster and application failover.")
     search: SearchSpec = Field(default_factory=SearchSpec, description="Multi-cluster search (Clusterpedia).")
-
-
-def gpu_products(region: RegionSpec) -> list[str]:
-    """GPU products a region's pools offer (catalog names), in pool order without repeats."""
-    return list(dict.fromkeys(MACHINES[p.machine_type].gpu for p in region.gpu_pools))

@@ -363,15 +363,6 @@ class GpuPoolBase(NodeScaling):
     def multi_node_fabric(self) -> bool:
         """Wired to the cloud's multi-node fabric (EFA, GPUDirect)."""
 
-    placement_kind: ClassVar[str]
-    """What packs a pool's nodes close together on this cloud, as messages name it."""
-    reservation_id_format: ClassVar[re.Pattern[str] | None]
-    """The form of a capacity reservation id this cloud checks, if any."""
-    driver_in_node_image: ClassVar[bool]
-    """The node image ships the NVIDIA driver and container toolkit, whatever `driverInstall` says."""
-    cloud_device_plugin: ClassVar[bool]
-    """The cloud runs a GPU device plugin of its own on the pool's nodes unless a node label turns it off."""
-
 
 class AwsGpuPoolSpec(GpuPoolBase):
     """A pool of EC2 GPU instances (an EKS managed node group). GKE's own MIG partitioning and GPUDirect NICs are
@@ -387,11 +378,14 @@ class AwsGpuPoolSpec(GpuPoolBase):
     gke_partition_size: ClassVar[None] = None
     gpu_direct: ClassVar[bool] = False
     placement_kind: ClassVar[str] = "a cluster placement group"
+    """What packs a pool's nodes close together, as messages name it."""
     reservation_id_format: ClassVar[re.Pattern[str] | None] = _AWS_RESERVATION_ID
+    """A capacity reservation (ODCR or Capacity Block) is named by the id EC2 gives it."""
     driver_in_node_image: ClassVar[bool] = True
     """EKS GPU nodes run the AL2023 NVIDIA AMI, which ships the driver and the container toolkit: the GPU Operator
     runs the device plugin, GFD, DCGM exporter and MIG manager (driverInstall: operator is refused)."""
     cloud_device_plugin: ClassVar[bool] = False
+    """EKS runs no GPU device plugin of its own: the GPU Operator's is the only one."""
     OTHER_CLOUD_KEYS: ClassVar[Mapping[str, str]] = MappingProxyType(
         {
             "gkePartitionSize": "only meaningful on GKE; on AWS let the GPU Operator partition the pool: "
@@ -421,8 +415,11 @@ class GcpGpuPoolSpec(GpuPoolBase):
     efa: ClassVar[bool] = False
     image_pull: ClassVar[ImagePull] = "default"
     placement_kind: ClassVar[str] = "compact placement"
-    reservation_id_format: ClassVar[re.Pattern[str] | None] = None  # a GCP reservation is named by its owner
-    driver_in_node_image: ClassVar[bool] = False  # GKE installs the driver (driverInstall: cloud), or the operator
+    """What packs a pool's nodes close together, as messages name it."""
+    reservation_id_format: ClassVar[re.Pattern[str] | None] = None
+    """A GCP reservation is named by its owner: no form to check."""
+    driver_in_node_image: ClassVar[bool] = False
+    """GKE installs the driver (driverInstall: cloud), or the GPU Operator does (operator)."""
     cloud_device_plugin: ClassVar[bool] = True
     """GKE runs its own NVIDIA device plugin on GPU nodes (off with gpu_partitioning.GKE_NO_DEVICE_PLUGIN_LABEL)."""
     OTHER_CLOUD_KEYS: ClassVar[Mapping[str, str]] = MappingProxyType(
@@ -488,14 +485,6 @@ class RegionBase(Spec):
     def pool_zones(self, pool: GpuPoolSpec) -> list[str]:
         return pool.zones or self.zones
 
-    can_source_models: ClassVar[bool]
-    """Its model bucket can be the source of truth the other buckets are fed from."""
-    pools_start_per_zone: ClassVar[bool]
-    """A node pool starts with the same number of nodes in each of its zones, and no autoscaler brings it up to its
-    minimum later (upstream.AUTOSCALER_ADDS_NODES_ONLY_FOR_PENDING_PODS)."""
-    kv_transfer_wired: ClassVar[bool]
-    """The pod networking NIXL's KV-cache hand-off needs (disaggregated serving) is wired on this cloud."""
-
     @abstractmethod
     def required_key_issues(self, path: KeyPath) -> Iterator[Issue]:
         """Keys this cloud needs that the model leaves optional (so that their absence is explained)."""
@@ -543,9 +532,12 @@ class AwsRegionSpec(RegionBase):
     """EKS kubelets authenticate with an IAM exec plugin, which Fluid's CSI plugin cannot run: it uses its own
     service account."""
     can_source_models: ClassVar[bool] = True
-    """S3 replication and the S3-to-GCS transfer both start from S3."""
+    """Its model bucket can be the source of truth the others are fed from: S3 replication and the S3-to-GCS transfer
+    both start from S3."""
     pools_start_per_zone: ClassVar[bool] = False
+    """An EKS node group starts at its desired size, spread by the Auto Scaling group (no per-zone count)."""
     kv_transfer_wired: ClassVar[bool] = True
+    """The pod networking NIXL's KV-cache hand-off needs (disaggregated serving) is wired here."""
 
     def required_key_issues(self, path: KeyPath) -> Iterator[Issue]:
         yield from ()
@@ -598,7 +590,8 @@ class GcpRegionSpec(RegionBase):
     can_source_models: ClassVar[bool] = False
     """The other buckets are fed by S3 replication and the S3-to-GCS transfer, which start from S3."""
     pools_start_per_zone: ClassVar[bool] = True
-    """GKE creates a node pool with its initial node count in each of its zones."""
+    """GKE creates a node pool with its initial node count in each of its zones, and no autoscaler brings it up to
+    its minimum later (upstream.AUTOSCALER_ADDS_NODES_ONLY_FOR_PENDING_PODS)."""
     kv_transfer_wired: ClassVar[bool] = False
     """The RDMA pod networking NIXL needs is not wired on GKE yet."""
 

@@ -7,9 +7,10 @@ The layout, the anchor region and the stack names are the environment's (Environ
 from __future__ import annotations
 
 from components.config.base import ConfigError, Issue
-from components.config.deployer import DeployerSpec, deployer_of
+from components.config.deployer import DeployerSpec
 from components.config.environment import EnvironmentSpec
 from components.config.stacks import GLOBAL, StackSlice, global_stack_name, region_stack_name
+from components.domain.deployers import deployer_of
 
 
 def environment_stacks(env: EnvironmentSpec, env_name: str) -> list[StackSlice]:

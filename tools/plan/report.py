@@ -55,8 +55,8 @@ def _stacks(plan: Plan) -> str:
     """Several stacks: each one's share, where it is deployed from, what it reads, and the rollout's waves."""
     if not plan.stacks:
         return ""
-    from components.config.deployer import deployer_of
     from components.config.stacks import region_stack_name
+    from components.domain.deployers import deployer_of
     from components.domain.stack_split import environment_stacks, global_deployer
     from components.domain.waves import rollout_waves
 
@@ -347,7 +347,7 @@ def _diagram(plan: Plan) -> str:
 def _federation_diagram(plan: Plan) -> list[str]:
     """Karmada on its host and a link to each member (the GPU products it offers); federated models are on each member's
     cluster with their replica range there."""
-    from components.config.karmada import gpu_products
+    from components.domain.federation_members import gpu_products
     from components.federation.placement import member_regions
 
     fed = plan.spec.federation
@@ -378,7 +378,7 @@ def _joins(plan: Plan, member: str) -> str:
 
 def _federation(plan: Plan) -> str:
     """Karmada: the members and each federated model's copy on them (pool, GPU, replica range)."""
-    from components.config.karmada import gpu_products
+    from components.domain.federation_members import gpu_products
     from components.federation.placement import federated_models, member_regions, model_shares
 
     env = plan.spec
@@ -471,7 +471,7 @@ def _scheduling(plan: Plan) -> str:
 def _model_storage(plan: Plan) -> str:
     """Per region: bucket and how it is kept in sync, cache tiers and capacity, pre-warmed models."""
     from components.addons.model_cache import model_bucket_url, prewarmed_models
-    from components.config.model_store import cache_plan
+    from components.domain.cache_plan import cache_plan
     from components.k8s.names import model_bucket_name
 
     env = plan.spec

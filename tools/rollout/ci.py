@@ -7,9 +7,9 @@ from pathlib import Path
 import yaml
 
 from components.checks.loader import PROJECT
-from components.config.deployer import deployer_of
 from components.config.environment import EnvironmentSpec
 from components.config.stacks import StackSlice
+from components.domain.deployers import deployer_of
 from components.domain.stack_split import environment_stacks, global_deployer
 
 HOSTED_RUNNER = "ubuntu-24.04"
