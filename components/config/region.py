@@ -3,7 +3,8 @@
 Each cloud has its own models (AwsRegionSpec, GcpRegionSpec, and their networks, GPU pools and existing clusters);
 an entry's `cloud` chooses which one reads it, so a key of the other cloud is an unknown key. Where code shared by
 both clouds reads a setting only one of them has (`pool.efa`, `region.project`), the other cloud's model states
-its value there as a class constant, not a key.
+its value there as a class constant, not a key. What shared code decides per cloud it asks the model (a class
+constant saying why, or a method checking the cloud's own keys), never the cloud's name or the model's class.
 """
 
 from __future__ import annotations
