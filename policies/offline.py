@@ -67,11 +67,11 @@ def spec_settings(spec: Any) -> dict[str, Any]:
 
 
 def _rollout_slo(spec: Any) -> dict[str, Any]:
-    """The SLO gate's tenant and every model it may send to (the spec's RolloutSpec.slo_models)."""
+    """The SLO gate's tenant and every model it may send to (the spec's EnvironmentSpec.slo_models)."""
     slo = spec.rollout.slo
     if slo is None:
         return {"rolloutSloTenant": None, "rolloutSloModels": None}
-    return {"rolloutSloTenant": slo.tenant, "rolloutSloModels": spec.rollout.slo_models(spec)}
+    return {"rolloutSloTenant": slo.tenant, "rolloutSloModels": spec.slo_models()}
 
 
 def load_settings(path: Path | None) -> PackSettings:

@@ -1,6 +1,6 @@
 """One Pulumi stack of an environment: the whole environment, one region entry, or the global part.
 
-components/config/stacks.py says which stacks an environment has and what each reads from the others; the
+components/domain/stack_split.py says which stacks an environment has and what each reads from the others; the
 outputs exported here are what those references read.
 """
 
@@ -14,9 +14,10 @@ import pulumi
 from components.addons.gateway_tls import GatewayCa
 from components.config.base import ConfigError, Issue
 from components.config.environment import EnvironmentSpec
-from components.config.gateway import has_gateway
 from components.config.region import RegionSpec
-from components.config.stacks import StackSlice, anchor_region, region_stack_name, resolve_stack
+from components.config.stacks import StackSlice, region_stack_name
+from components.domain.gateways import has_gateway
+from components.domain.stack_split import resolve_stack
 from components.serving.tenant_api_keys import TenantApiKeys, TenantApiKeysArgs
 from stacks.clouds import model_store_output, model_store_ref
 from stacks.config import BOOTSTRAP_VARIABLE, ProgramMode
@@ -121,7 +122,7 @@ def _whole_environment(env: EnvironmentSpec, env_name: str) -> None:
 
 
 def _region_stack(env: EnvironmentSpec, env_name: str, region: RegionSpec) -> None:
-    anchor = anchor_region(env)
+    anchor = env.anchor_region()
     is_anchor = region.name == anchor
     anchor_stack = None if is_anchor else stack_reference(region_stack_name(env_name, anchor))
     if anchor_stack is None:

@@ -10,8 +10,8 @@ import pulumi_kubernetes as k8s
 
 from components.addons.inference_gateway import InferenceGatewayArgs
 from components.config.environment import EnvironmentSpec
-from components.config.gateway import gateway_hostname
 from components.config.region import RegionSpec
+from components.domain.gateways import gateway_hostname
 from components.k8s.cluster import ClusterHandle
 from components.serving import gateway_specs as specs
 from components.serving import stand_in

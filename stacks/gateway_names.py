@@ -13,8 +13,8 @@ import pulumi
 from components.addons.gateway_dns import ExternalDns, ExternalDnsArgs
 from components.addons.gateway_tls import GatewayCertificate, GatewayCertificateArgs
 from components.config.environment import EnvironmentSpec
-from components.config.gateway import gateway_hostname
 from components.config.region import RegionSpec
+from components.domain.gateways import gateway_hostname
 from components.k8s.cluster import ClusterHandle
 from components.k8s.workload_identity import identity_annotations
 from stacks.clouds import backend_for

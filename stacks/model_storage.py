@@ -17,8 +17,8 @@ from components.addons.model_cache import (
 )
 from components.config.base import ConfigError, Issue
 from components.config.environment import EnvironmentSpec
-from components.config.model_store import cache_plan
 from components.config.region import RegionSpec
+from components.domain.cache_plan import cache_plan
 from components.domain.cache_reads import cache_reads
 from components.domain.model_bucket import S3BucketRef
 from components.k8s.cluster import ClusterHandle

@@ -14,8 +14,8 @@ from components.addons.observability import Observability
 from components.addons.volcano import Volcano
 from components.config.base import ConfigError, Issue, join_path
 from components.config.environment import EnvironmentSpec
-from components.config.gateway import has_gateway
 from components.config.region import RegionSpec
+from components.domain.gateways import has_gateway
 from components.k8s.cluster import ClusterHandle
 from components.k8s.names import cluster_name as cluster_name_of
 from stacks.clouds import backend_for

@@ -16,7 +16,7 @@ import pulumi
 import pulumi_tls as tls
 
 from components.config.environment import EnvironmentSpec
-from components.config.karmada import search_members
+from components.domain.federation_members import search_members
 from components.federation.search import (
     IN_CLUSTER_API,
     IndexedMember,

@@ -10,6 +10,7 @@ from typing import get_args
 import pytest
 
 from components.catalog.regions import CLOUDS, Cloud, kubernetes_versions, zones_of
+from components.config import region as region_models
 from stacks.clouds import CloudBackend, backend_for
 
 INTERFACE = ("provider", "cluster", "model_store", "gateway_dns", "public_load_balancer")
@@ -133,13 +134,99 @@ def test_the_scan_leaves_other_comparisons_and_lookups():
     assert cloud_comparisons('x = region.cloud == other.cloud\ny = STORAGE["gcp"]\nz = name == "gcp-a"') == []
 
 
+# The per-cloud config models: every member of each union a region entry's `cloud` chooses between.
+PER_CLOUD_MODELS = frozenset(
+    model.__name__
+    for union in (
+        get_args(region_models.RegionSpec)[0],
+        region_models.NetworkSpec,
+        region_models.ExistingClusterSpec,
+        region_models.ClusterSpec,
+        region_models.GpuPoolSpec,
+    )
+    for model in get_args(union)
+)
+
+
+def _names_a_per_cloud_model(node: ast.expr) -> bool:
+    if isinstance(node, ast.Name | ast.Attribute):
+        return (node.id if isinstance(node, ast.Name) else node.attr) in PER_CLOUD_MODELS
+    if isinstance(node, ast.Tuple):
+        return any(_names_a_per_cloud_model(e) for e in node.elts)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _names_a_per_cloud_model(node.left) or _names_a_per_cloud_model(node.right)
+    return False
+
+
+def _tests_a_per_cloud_model(node: ast.AST) -> bool:
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("isinstance", "issubclass"):
+        return len(node.args) == 2 and _names_a_per_cloud_model(node.args[1])
+    if isinstance(node, ast.MatchClass):
+        return _names_a_per_cloud_model(node.cls)
+    if isinstance(node, ast.Compare) and all(
+        isinstance(op, ast.Is | ast.IsNot | ast.Eq | ast.NotEq) for op in node.ops
+    ):
+        return any(_names_a_per_cloud_model(e) for e in (node.left, *node.comparators))
+    return False
+
+
+def per_cloud_type_tests(source: str) -> list[int]:
+    """Lines deciding by a per-cloud model's class: `isinstance(r, AwsRegionSpec)`, `case GcpGpuPoolSpec():`, ..."""
+    return sorted(node.lineno for node in ast.walk(ast.parse(source)) if _tests_a_per_cloud_model(node))
+
+
+def test_the_per_cloud_models_are_each_clouds_region_network_cluster_and_pool():
+    assert {"AwsRegionSpec", "GcpRegionSpec", "AwsGpuPoolSpec", "GcpNetworkSpec", "AwsExistingClusterSpec"} <= (
+        PER_CLOUD_MODELS
+    )
+    assert len(PER_CLOUD_MODELS) == 10
+
+
+@pytest.mark.parametrize(
+    ("source", "line"),
+    [
+        ("x = isinstance(region, AwsRegionSpec)", 1),
+        ("x = isinstance(pool, region_models.GcpGpuPoolSpec)", 1),
+        ("x = isinstance(existing, AwsExistingClusterSpec | GcpExistingClusterSpec)", 1),
+        ("x = isinstance(net, (int, GcpNetworkSpec))", 1),
+        ("x = issubclass(kind, AwsClusterSpec)", 1),
+        ("x = type(region) is GcpRegionSpec", 1),
+        ("match pool:\n    case AwsGpuPoolSpec():\n        pass", 2),
+    ],
+)
+def test_the_scan_finds_a_test_of_a_per_cloud_model(source, line):
+    assert per_cloud_type_tests(source) == [line]
+
+
+def test_the_scan_leaves_shared_models_and_annotations():
+    source = "x = isinstance(region, RegionBase)\ny: AwsRegionSpec = r\nz = AwsRegionSpec.model_fields"
+    assert per_cloud_type_tests(source) == []
+
+
+def _outside_the_cloud_own_code() -> list[Path]:
+    return [
+        path
+        for top in ("components", "stacks")
+        for path in sorted((ROOT / top).rglob("*.py"))
+        if not str(path.relative_to(ROOT)).startswith(CLOUD_OWN)
+    ]
+
+
+def test_only_the_backends_and_the_per_cloud_models_test_a_per_cloud_model():
+    """`isinstance(region, GcpRegionSpec)` is `region.cloud == "gcp"` by another name: shared code asks the model."""
+    found = {
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in _outside_the_cloud_own_code()
+        for line in per_cloud_type_tests(path.read_text())
+    }
+    assert not found, "ask the per-cloud model (a property, constant or method saying why): " + ", ".join(sorted(found))
+
+
 def test_only_the_backends_and_the_per_cloud_models_compare_the_cloud_name():
     """Shared code asks the region's model (a property or constant saying why) or its backend, never `cloud == ...`."""
     found = {
         f"{path.relative_to(ROOT)}:{line}"
-        for top in ("components", "stacks")
-        for path in sorted((ROOT / top).rglob("*.py"))
-        if not str(path.relative_to(ROOT)).startswith(CLOUD_OWN)
+        for path in _outside_the_cloud_own_code()
         for line in cloud_comparisons(path.read_text())
     }
     assert not found, "compare the cloud in its backend or its config model: " + ", ".join(sorted(found))

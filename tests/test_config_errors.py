@@ -53,6 +53,31 @@ def test_unknown_cloud_lists_the_supported_ones():
     assert config_errors(raw) == ["regions[0].cloud: 'azure' is not allowed; use one of 'aws' or 'gcp'"]
 
 
+def test_a_region_without_cloud_is_told_so_alone_when_nothing_else_is_wrong():
+    raw = raw_environment()
+    del raw["regions"][0]["cloud"]
+    assert config_errors(raw) == ["regions[0].cloud: required key is missing; add `cloud` (see docs/configuration.md)"]
+    # a key of one cloud only (GCP's project) is a mistake only once the cloud is known
+    raw["regions"][0]["project"] = "acme-inference"
+    assert config_errors(raw) == ["regions[0].cloud: required key is missing; add `cloud` (see docs/configuration.md)"]
+
+
+def test_a_region_without_cloud_also_reports_what_no_cloud_accepts():
+    raw = raw_environment()
+    region = raw["regions"][0]
+    del region["cloud"]
+    region["zones"] = "us-east-1a"
+    region["network"]["cidrs"] = region["network"].pop("cidr")
+    assert config_errors(raw) == [
+        "regions[0].cloud: required key is missing; add `cloud` (see docs/configuration.md)",
+        "regions[0].zones: expected a list, got 'us-east-1a' (str); fix the value",
+        "regions[0].network.cidr: required key is missing; add `cidr` (see docs/configuration.md)",
+        # the keys of either cloud's network: the entry's cloud is not known
+        "regions[0].network.cidrs: unknown key; did you mean 'cidr'? valid keys here: acceleratorCidr, cidr, "
+        "controlPlaneCidr, nat, podsCidr, servicesCidr",
+    ]
+
+
 def test_unknown_region_and_zone():
     raw = raw_environment()
     raw["regions"][0]["region"] = "us-east-9"

@@ -12,7 +12,7 @@ import yaml
 from components.addons.inference_gateway import InferenceGateway
 from components.catalog.charts import EPP_IMAGE, REDIS_IMAGE
 from components.checks.loader import load_environment
-from components.config.gateway import has_gateway
+from components.domain.gateways import has_gateway
 from components.k8s import names
 from components.k8s.cluster import ClusterHandle
 from components.serving.gateway_specs import MAX_RULES_PER_ROUTE, MODEL_HEADER, TOKEN_COSTS, route_specs, rule_names

@@ -9,7 +9,7 @@ from components.addons.model_cache import (
     prewarmed_models,
 )
 from components.checks.loader import load_environment
-from components.config.model_store import cache_plan
+from components.domain.cache_plan import cache_plan
 from components.serving.engine import VLLM_LOAD_ARGS
 from tests.harness import environment_config, ns, plan_config, raw_environment
 

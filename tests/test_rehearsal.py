@@ -12,7 +12,7 @@ from cryptography import x509
 from cryptography.x509.oid import NameOID
 from rich.console import Console
 
-from components.config.rollout import Wave
+from components.domain.waves import Wave
 from tests.harness import plan_for
 from tools.rehearsal import helm, kubelet, nodes, pulumi_k8s, releases
 from tools.rehearsal.charts import CHART_SOURCES, VENDORED, VENDORED_CONFIG_FILES, chart_key

@@ -17,7 +17,7 @@ from rich.console import Console
 
 from components.catalog.bringup import DNS_NAME_PUBLISHED
 from components.checks.loader import load_environment
-from components.config.rollout import Wave, rollout_waves
+from components.domain.waves import Wave, rollout_waves
 from tests.harness import ENVIRONMENTS_DIR, apply_ops, raw_environment
 from tools.plan.runner import PROJECT_DIR
 from tools.rollout.__main__ import main

@@ -9,7 +9,7 @@ import pytest
 
 from components.checks.loader import load_environment
 from components.config.base import ConfigError
-from components.config.stacks import environment_stacks, resolve_stack
+from components.domain.stack_split import environment_stacks, resolve_stack
 from stacks.config import environment_file_config
 from tests.harness import ENVIRONMENTS_DIR, plan_config, raw_environment
 from tools.plan.engine import evaluate

@@ -955,7 +955,7 @@ def test_job_jvms_are_sized_within_their_containers_and_counted_on_the_node(env_
     """Fluid renders no JVM options of the job master and job worker but the runtime's: MaxRAM = their containers'
     memory bounds their heap and direct memory, while master, worker and FUSE keep their explicit sizes; the job
     worker's container is part of what a cache worker's node gives the cache (components/domain/host.py)."""
-    from components.config.model_store import cache_plan
+    from components.domain.cache_plan import cache_plan
     from components.domain.host import cache_cpu, cache_worker_memory_gib
 
     assert FLUID_JOB_JVMS_TAKE_THE_RUNTIMES_OPTIONS.name in FACTS

@@ -166,7 +166,7 @@ class InferenceGatewayArgs:
 
     cluster: ClusterHandle
     cloud: Cloud  # which load balancer the proxies' Service asks for
-    hostname: str  # the name clients call (config/gateway.py gateway_hostname)
+    hostname: str  # the name clients call (domain/gateways.py gateway_hostname)
     gateway: GatewaySpec  # the environment's gateway: auth, timeouts, retries, circuit breaker, picker, Redis
     region_gateway: RegionGatewaySpec  # this cluster's: exposure, proxy replicas, allowed client ranges
     production: bool

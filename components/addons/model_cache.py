@@ -350,7 +350,7 @@ class ModelCache(pulumi.ComponentResource):
                     }
                 ],
                 "accessModes": ["ReadOnlyMany"],
-                # Cache workers on the GPU pools that never take them away (config/model_store.py worker_pools), so
+                # Cache workers on the GPU pools that never take them away (domain/cache_plan.py worker_pools), so
                 # blocks sit next to GPUs reading them; FUSE daemons elsewhere read from them over the pod network.
                 "nodeAffinity": {
                     "required": {

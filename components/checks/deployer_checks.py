@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from components.config.base import Issue, KeyPath, join_path
-from components.config.deployer import DeployerSpec, deployer_of
+from components.config.deployer import DeployerSpec
 from components.config.environment import EnvironmentSpec
 from components.config.region import RegionSpec
-from components.config.stacks import layout_of
+from components.domain.deployers import deployer_of
 from platform_catalog.address_space import covers_internet
 
 
@@ -26,7 +26,7 @@ def check_deployers(env: EnvironmentSpec) -> Iterator[Issue]:
             # It applies the Karmada service's allowlist on the host cluster.
             host = next(i for i, r in enumerate(env.regions) if r.name == env.federation.host)
             yield from _check_reach(env.regions[host], env.stacks.global_deployer, path, ("regions", host))
-    if layout_of(env) == "single" and len(env.regions) > 1:
+    if env.stack_layout() == "single" and len(env.regions) > 1:
         inside = [r.name for r in env.regions if deployer_of(r).kind == "vpcRunner"]
         if inside:
             yield Issue(

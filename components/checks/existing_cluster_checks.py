@@ -3,81 +3,13 @@ allow, and one region entry per cluster. Plain functions over the typed models, 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from ipaddress import IPv4Address, IPv4Network
 
 from components.config.base import Issue, KeyPath, join_path
 from components.config.environment import EnvironmentSpec
-from components.config.karmada import federation_members
-from components.config.region import (
-    AwsExistingClusterSpec,
-    ExistingClusterSpec,
-    GcpExistingClusterSpec,
-    RegionSpec,
-)
-
-# EKS CreateCluster `name` (botocore 1.44.8 data/eks/2017-11-01 service-2.json, shape ClusterName): 1-100 characters,
-# `^[0-9A-Za-z][A-Za-z0-9\-_]*`.
-EKS_CLUSTER_NAME = re.compile(r"^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$")
-# GKE Cluster.name (cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters): up to 40
-# characters, lowercase letters, digits and hyphens, starting with a letter and ending with a letter or digit.
-GKE_CLUSTER_NAME = re.compile(r"^[a-z](?:[-a-z0-9]{0,38}[a-z0-9])?$")
-# An IAM role ARN in any partition (docs.aws.amazon.com/IAM/latest/UserGuide/reference_identifiers.html): account
-# id of 12 digits, path and name of [\w+=,.@-].
-ROLE_ARN = re.compile(r"^arn:aws(?:-[a-z]+)*:iam::\d{12}:role/(?:[\w+=,.@-]+/)*[\w+=,.@-]{1,64}$")
-# A subnet id: `subnet-` and 8 or 17 hexadecimal digits (EC2's resource id formats).
-SUBNET_ID = re.compile(r"^subnet-(?:[0-9a-f]{8}|[0-9a-f]{17})$")
-# A user-managed service account (cloud.google.com/iam/docs/service-accounts-create: 6-30 characters).
-SERVICE_ACCOUNT = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]@[a-z][a-z0-9-]{4,28}[a-z0-9]\.iam\.gserviceaccount\.com$")
-
-
-def _name_issues(existing: ExistingClusterSpec, at: KeyPath) -> Iterator[Issue]:
-    aws = isinstance(existing, AwsExistingClusterSpec)
-    if aws and existing.name.startswith("arn:"):
-        yield Issue(join_path(*at, "name"), f"{existing.name!r} is an ARN; give the cluster's name, e.g. team-eks")
-    elif aws and not EKS_CLUSTER_NAME.match(existing.name):
-        yield Issue(
-            join_path(*at, "name"),
-            f"{existing.name!r} is not an EKS cluster name (letters, digits, '-', '_', starting with a letter or "
-            "digit, at most 100); give the name `aws eks list-clusters` shows",
-        )
-    elif not aws and not GKE_CLUSTER_NAME.match(existing.name):
-        yield Issue(
-            join_path(*at, "name"),
-            f"{existing.name!r} is not a GKE cluster name (lowercase letters, digits, '-', at most 40); give the "
-            "name `gcloud container clusters list` shows, not its path",
-        )
-
-
-def _id_issues(existing: ExistingClusterSpec, at: KeyPath) -> Iterator[Issue]:
-    if isinstance(existing, GcpExistingClusterSpec):
-        yield from _service_account_issues(existing, at)
-        return
-    if existing.node_role_arn is not None and not ROLE_ARN.match(existing.node_role_arn):
-        yield Issue(
-            join_path(*at, "nodeRoleArn"),
-            f"{existing.node_role_arn!r} is not an IAM role ARN; write arn:aws:iam::<12-digit account>:role/<name>",
-        )
-    for zone, subnet in existing.subnets.items():
-        if not SUBNET_ID.match(subnet):
-            yield Issue(
-                join_path(*at, "subnets", zone),
-                f"{subnet!r} is not a subnet id; write subnet- and its 8 or 17 hex digits (aws ec2 describe-subnets)",
-            )
-
-
-def _service_account_issues(existing: GcpExistingClusterSpec, at: KeyPath) -> Iterator[Issue]:
-    account = existing.node_service_account
-    if account is not None and (
-        account.endswith("-compute@developer.gserviceaccount.com") or not SERVICE_ACCOUNT.match(account)
-    ):
-        yield Issue(
-            join_path(*at, "nodeServiceAccount"),
-            f"{account!r} is not a user-managed service account e-mail (<name>@<project>.iam.gserviceaccount.com; "
-            "not the Compute Engine default)",
-        )
-
+from components.config.region import ExistingClusterSpec, RegionSpec
+from components.domain.federation_members import federation_members
 
 # Addresses no peer on the internet sees a cluster come from (RFC 1918, shared CGNAT space RFC 6598, loopback,
 # link-local, "this network", multicast and reserved). Documentation ranges (RFC 5737) stay allowed: examples use them.
@@ -115,8 +47,7 @@ def check_existing_clusters(env: EnvironmentSpec) -> Iterator[Issue]:
         if existing is None:
             continue
         at = ("regions", i, "cluster", "existing")
-        yield from _name_issues(existing, at)
-        yield from _id_issues(existing, at)
+        yield from existing.id_issues(at)
         yield from _egress_issues(existing, at, region.name in members)
         key = _cluster_key(region, existing)
         if key in seen:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from components.config.base import Issue, join_path, unknown_name
 from components.config.environment import EnvironmentSpec
-from components.config.karmada import federation_members, gpu_products, search_members
+from components.domain.federation_members import federation_members, gpu_products, search_members
 from platform_catalog.machines import MACHINES
 
 

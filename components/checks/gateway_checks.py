@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 from components.config.base import Issue, config_key, duplicates, join_path, unknown_name
 from components.config.environment import EnvironmentSpec
-from components.config.gateway import ExternalProviderSpec, has_gateway
-from components.config.region import AwsRegionSpec, GcpRegionSpec
+from components.config.gateway import ExternalProviderSpec
+from components.domain.gateways import has_gateway
 
 
 def check_gateway(env: EnvironmentSpec) -> Iterator[Issue]:
@@ -146,7 +146,7 @@ def check_gateway_names(env: EnvironmentSpec) -> Iterator[Issue]:
         if not has_gateway(env, region):
             continue
         if region.gateway.exposure == "internal":
-            if isinstance(region, GcpRegionSpec) and region.cluster.existing is not None:
+            if region.cluster.existing is not None and not region.cluster.existing.network_known:
                 yield Issue(
                     join_path("regions", i, "gateway", "exposure"),
                     "ExternalDNS publishes an internal gateway's name into a private Cloud DNS zone bound to the "
@@ -154,11 +154,7 @@ def check_gateway_names(env: EnvironmentSpec) -> Iterator[Issue]:
                     "gateway.dns.publisher: external and publish the name yourself, or exposure: public",
                 )
             continue
-        key, value = (
-            ("route53ZoneId", dns.route53_zone_id)
-            if isinstance(region, AwsRegionSpec)
-            else ("cloudDnsZone", dns.cloud_dns_zone)
-        )
+        key, value = region.public_dns_zone(dns)
         if value is None:
             missing.setdefault(key, region.name)
     for key, region_name in missing.items():

@@ -23,7 +23,7 @@ from collections.abc import Iterator, Sequence
 
 from components.config.base import Issue, KeyPath, join_path
 from components.config.environment import EnvironmentSpec
-from components.config.region import AwsGpuPoolSpec, GpuPoolSpec, MigSpec, RegionSpec
+from components.config.region import GpuPoolSpec, MigSpec, RegionSpec
 from components.domain.gpu_partitioning import gpu_software
 from platform_catalog.gpus import GPUS, MIG_COMPUTE_SLICES, MIG_DISABLED, MIG_ENABLED_EMPTY, MIG_MEMORY_SLICES, GpuModel
 from platform_catalog.machines import MACHINES
@@ -52,7 +52,7 @@ def _alternatives(gpu: GpuModel) -> str:
 
 
 def _check_pool(pool: GpuPoolSpec, gpu: GpuModel, path: KeyPath) -> Iterator[Issue]:
-    if isinstance(pool, AwsGpuPoolSpec) and pool.driver_install == "operator":
+    if pool.driver_in_node_image and pool.driver_install == "operator":
         yield Issue(
             join_path(*path, "driverInstall"),
             "EKS GPU nodes run the AL2023 NVIDIA AMI, which ships the NVIDIA driver and container "

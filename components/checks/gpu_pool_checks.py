@@ -7,7 +7,6 @@ reservation.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 
 from components.catalog.machines import capacity_types, machines_of
@@ -15,10 +14,8 @@ from components.config.base import Issue, KeyPath, config_key, join_path
 from components.config.environment import EnvironmentSpec
 from components.config.gpu_pools import initial_nodes_per_zone
 from components.config.region import (
-    AwsGpuPoolSpec,
-    GcpNetworkSpec,
-    GcpRegionSpec,
     GpuPoolSpec,
+    NetworkSpec,
     NodeScaling,
     RegionSpec,
     gpu_nic_cidr,
@@ -41,7 +38,6 @@ _OFFERED_AS = {
     "capacityBlock": "as Capacity Blocks",
     "flexStart": "through flex-start",
 }
-_AWS_RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{8,17}$")
 # The largest GPUDirect layout (RDMA: one gVNIC + 8 GPU NIC subnets) needs nine /24s.
 _GPU_NIC_SUBNET_PREFIX = 24
 _MAX_GPU_NIC_SUBNETS = 9
@@ -54,11 +50,11 @@ def check_gpu_pools(env: EnvironmentSpec) -> Iterator[Issue]:
             path = ("regions", i, "gpuPools", j)
             issues = list(_check_pool(region, pool, path))
             yield from issues
-            if isinstance(region, GcpRegionSpec) and not issues:
+            if region.pools_start_per_zone and not issues:
                 yield from _check_gke_start(pool, len(region.pool_zones(pool)), path)
-        if isinstance(region, GcpRegionSpec):
-            if any(p.gpu_direct for p in region.gpu_pools):
-                yield from _check_accelerator_cidr(region.network, ("regions", i, "network"))
+        if any(p.gpu_direct for p in region.gpu_pools):
+            yield from _check_accelerator_cidr(region.network, ("regions", i, "network"))
+        if region.pools_start_per_zone:
             yield from _check_gke_start(region.system_pool, len(region.zones), ("regions", i, "systemPool"))
 
 
@@ -154,10 +150,9 @@ def _check_placement(region: RegionSpec, pool: GpuPoolSpec, machine: MachineType
             f"{machine.name} does not support compact placement; remove placementGroup",
         )
     elif pool.packed and len(zones) > 1:
-        kind = "a cluster placement group" if isinstance(pool, AwsGpuPoolSpec) else "compact placement"
         yield Issue(
             join_path(*path, "zones"),
-            f"{kind} lives in one zone but the pool spans {len(zones)} ({', '.join(zones)}); "
+            f"{pool.placement_kind} lives in one zone but the pool spans {len(zones)} ({', '.join(zones)}); "
             f"pin the pool to one zone, {example}",
         )
     elif len(zones) > 1 and (pool.efa or (pool.gpu_direct and machine.gpudirect == "rdma")):
@@ -194,9 +189,9 @@ def _check_capacity(region: RegionSpec, pool: GpuPoolSpec, machine: MachineType,
     elif capacity.type not in RESERVED and capacity.reservation_id:
         yield Issue(rid_path, f"only used with reservation or capacityBlock, not {capacity.type}; remove it")
     elif (
-        isinstance(pool, AwsGpuPoolSpec)
+        pool.reservation_id_format is not None
         and capacity.reservation_id
-        and not _AWS_RESERVATION_ID.match(capacity.reservation_id)
+        and not pool.reservation_id_format.match(capacity.reservation_id)
     ):
         yield Issue(
             rid_path,
@@ -209,7 +204,7 @@ def _check_capacity(region: RegionSpec, pool: GpuPoolSpec, machine: MachineType,
         )
 
 
-def _check_accelerator_cidr(network: GcpNetworkSpec, path: KeyPath) -> Iterator[Issue]:
+def _check_accelerator_cidr(network: NetworkSpec, path: KeyPath) -> Iterator[Issue]:
     cidr = gpu_nic_cidr(network)
     key = join_path(*path, "acceleratorCidr")
     if cidr.prefixlen > _GPU_NIC_SUBNET_PREFIX - 4:
@@ -220,5 +215,5 @@ def _check_accelerator_cidr(network: GcpNetworkSpec, path: KeyPath) -> Iterator[
     for other_key in ("cidr", "pods_cidr", "services_cidr", "control_plane_cidr"):
         other = getattr(network, other_key)
         if other is not None and cidr.overlaps(other):
-            alias = config_key(GcpNetworkSpec, other_key)
+            alias = config_key(type(network), other_key)
             yield Issue(key, f"{cidr} overlaps {alias} {other}; choose a range for the GPU NIC subnets outside it")

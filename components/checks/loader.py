@@ -82,7 +82,7 @@ def load_environment(
     try:
         env = EnvironmentSpec.model_validate(raw, context={CATALOG_FILES_CONTEXT: cards})
     except ValidationError as exc:
-        raise ConfigError(file_issues + [_issue(err) for err in exc.errors()]) from None
+        raise ConfigError(file_issues + [issue for err in exc.errors() for issue in _issues(err)]) from None
     if file_issues:
         raise ConfigError(file_issues)
     issues = semantic_issues(env)
@@ -276,6 +276,52 @@ _KIND = {
 }
 
 
+def _issues(err: ErrorDetails) -> list[Issue]:
+    """The error's issue; for an entry without the key that chooses its per-cloud model (a region entry's `cloud`),
+    also its mistakes that do not depend on the cloud, so that one run reports them all."""
+    issue = _issue(err)
+    if err["type"] != "union_tag_not_found" or not isinstance(err["input"], dict):
+        return [issue]
+    return [issue, *_untagged_issues(tuple(err["loc"]), err["input"])]
+
+
+def _untagged_issues(loc: KeyPath, entry: dict[str, Any]) -> list[Issue]:
+    """The mistakes of the entry at `loc` that every per-cloud model reports (same key, same kind): whichever
+    `cloud` it is given, they stay. An unknown key lists the keys valid on either cloud."""
+    _, tagged = _walk(loc)
+    assert isinstance(tagged, _Tagged)
+    by_tag = {tag: _errors(model, {**entry, tagged.key: tag}) for tag, model in tagged.models.items()}
+    issues = []
+    for err in next(iter(by_tag.values())):
+        same = [_matching(err, errors) for errors in by_tag.values()]
+        if any(e is None for e in same):
+            continue  # a mistake on one cloud only: the entry's `cloud` decides
+        rendered = [_issue({**e, "loc": (*loc, tag, *e["loc"])}) for tag, e in zip(by_tag, same, strict=True) if e]
+        if err["type"] == "extra_forbidden" and len(set(rendered)) > 1:
+            keys = (_allowed_keys((*loc, tag, *err["loc"][:-1])) for tag in by_tag)
+            rendered = [_unknown_key(rendered[0].path, str(err["loc"][-1]), sorted(set().union(*keys)))]
+        issues.append(rendered[0])
+    return issues
+
+
+def _errors(model: type[BaseModel], data: dict[str, Any]) -> list[ErrorDetails]:
+    try:
+        model.model_validate(data)
+    except ValidationError as exc:
+        return exc.errors()
+    return []
+
+
+def _matching(err: ErrorDetails, errors: list[ErrorDetails]) -> ErrorDetails | None:
+    return next((e for e in errors if e["loc"] == err["loc"] and e["type"] == err["type"]), None)
+
+
+def _unknown_key(path: str, key: str, allowed: list[str]) -> Issue:
+    close = difflib.get_close_matches(key, allowed, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return Issue(path, f"unknown key; {hint}valid keys here: {', '.join(allowed)}")
+
+
 def _issue(err: ErrorDetails) -> Issue:
     raw_loc = tuple(err["loc"])
     loc, _ = _walk(raw_loc)
@@ -295,10 +341,7 @@ def _issue(err: ErrorDetails) -> Issue:
         other_cloud = getattr(model, "OTHER_CLOUD_KEYS", {}).get(str(loc[-1]))
         if other_cloud is not None:  # a key of the other cloud's model: say whose, and what to do instead
             return Issue(path, f"unknown key: {other_cloud}")
-        allowed = _allowed_keys(raw_loc[:-1])
-        close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
-        hint = f"did you mean {close[0]!r}? " if close else ""
-        return Issue(path, f"unknown key; {hint}valid keys here: {', '.join(allowed)}")
+        return _unknown_key(path, str(loc[-1]), _allowed_keys(raw_loc[:-1]))
     if kind == "literal_error":
         return Issue(path, f"{got!r} is not allowed; use one of {err['ctx']['expected']}")
     if kind in {"too_short", "too_long"}:

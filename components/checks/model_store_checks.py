@@ -6,15 +6,9 @@ from collections.abc import Iterator
 
 from components.config.base import Issue, KeyPath, join_path, unknown_name
 from components.config.environment import EnvironmentSpec
-from components.config.model_store import (
-    BUCKET_NAME_BUDGET,
-    MEMORY_SHARE_MAX,
-    MIN_FUSE_MEMORY_GIB,
-    SSD_SHARE_MAX,
-    cache_plan,
-    smallest_node,
-)
-from components.config.region import AwsRegionSpec, RegionSpec
+from components.config.model_store import BUCKET_NAME_BUDGET, MEMORY_SHARE_MAX, MIN_FUSE_MEMORY_GIB, SSD_SHARE_MAX
+from components.config.region import RegionSpec
+from components.domain.cache_plan import cache_plan, smallest_node
 from components.domain.model_bucket import MODELS_PREFIX
 
 
@@ -24,7 +18,7 @@ def check_model_storage(env: EnvironmentSpec) -> Iterator[Issue]:
     names = [r.name for r in env.regions]
     if store.source_region is not None and store.source_region not in names:
         yield unknown_name("modelStore.sourceRegion", "region", store.source_region, names)
-    elif len(env.regions) > 1 and not isinstance(env.model_store_source(), AwsRegionSpec):
+    elif len(env.regions) > 1 and not env.model_store_source().can_source_models:
         yield Issue(
             "modelStore.sourceRegion",
             f"{env.model_store_source().name!r} is a GCP region; the source of truth must be an S3 bucket because the "

@@ -7,45 +7,17 @@ from collections.abc import Iterator
 
 from components.catalog import regions as region_catalog
 from components.catalog.machines import SYSTEM_MACHINES, system_machine_families, system_machines_of
-from components.config.base import Issue, KeyPath, config_key, duplicates, join_path
-from components.config.region import (
-    AwsExistingClusterSpec,
-    AwsRegionSpec,
-    GcpNetworkSpec,
-    GcpRegionSpec,
-    NodeScaling,
-    RegionSpec,
-)
+from components.config.base import Issue, KeyPath, duplicates, join_path
+from components.config.region import NodeScaling, RegionSpec
 from platform_catalog.machines import MACHINES
-
-# The VPC-CNI gives every pod a VPC address, so private subnets must stay large.
-_SMALLEST_PRIVATE_SUBNET_PREFIX = 24
 
 
 def _check_existing_cluster(region: RegionSpec, path: KeyPath) -> Iterator[Issue]:
     existing = region.cluster.existing
     if existing is None or not region.gpu_pools:
         return
-    at = (*path, "cluster", "existing")
-    if isinstance(existing, AwsExistingClusterSpec):
-        if not existing.node_role_arn:
-            yield Issue(
-                join_path(*at, "nodeRoleArn"),
-                "GPU pools on an existing EKS cluster need the nodes' IAM role: nodeRoleArn: "
-                "arn:aws:iam::<account>:role/<node-role>",
-            )
-        zones = sorted({z for pool in region.gpu_pools for z in region.pool_zones(pool)} - set(existing.subnets))
-        if zones:
-            yield Issue(
-                join_path(*at, "subnets"),
-                f"no private subnet for zone(s) {', '.join(zones)} the GPU pools use; add `{zones[0]}: subnet-...`",
-            )
-    elif not existing.node_service_account:
-        yield Issue(
-            join_path(*at, "nodeServiceAccount"),
-            "GPU pools on an existing GKE cluster need the nodes' service account: nodeServiceAccount: "
-            "<name>@<project>.iam.gserviceaccount.com",
-        )
+    zones = {z for pool in region.gpu_pools for z in region.pool_zones(pool)}
+    yield from existing.gpu_node_issues(zones, (*path, "cluster", "existing"))
 
 
 def check_region(region: RegionSpec, path: KeyPath) -> Iterator[Issue]:
@@ -75,13 +47,7 @@ def check_region(region: RegionSpec, path: KeyPath) -> Iterator[Issue]:
             f"{region.kubernetes_version!r} is not supported on {cloud}; use one of {', '.join(versions)}",
         )
 
-    if isinstance(region, GcpRegionSpec):
-        if not region.project:
-            yield Issue(join_path(*path, "project"), "required on GCP; set the project id to deploy into")
-        for key in ("pods_cidr", "services_cidr", "control_plane_cidr"):
-            if getattr(region.network, key) is None:
-                alias = config_key(GcpNetworkSpec, key)
-                yield Issue(join_path(*path, "network", alias), "required on GCP; add a CIDR range")
+    yield from region.required_key_issues(path)
     yield from _check_network(region, (*path, "network"))
 
     for i, cidr in enumerate(region.api_access.public_cidrs):
@@ -143,19 +109,7 @@ def _check_network(region: RegionSpec, path: KeyPath) -> Iterator[Issue]:
                     join_path(*path, key_b),
                     f"{b} overlaps {key_a} {a}; choose non-overlapping ranges",
                 )
-    if isinstance(region, GcpRegionSpec) and net.control_plane_cidr and net.control_plane_cidr.prefixlen != 28:
-        yield Issue(join_path(*path, "controlPlaneCidr"), "GKE needs a /28 for the control plane, e.g. 172.16.0.0/28")
-    if isinstance(region, AwsRegionSpec):
-        private, _ = region.subnet_plan()
-        if private[0].prefixlen > _SMALLEST_PRIVATE_SUBNET_PREFIX:
-            needed = _SMALLEST_PRIVATE_SUBNET_PREFIX - (private[0].prefixlen - net.cidr.prefixlen)
-            yield Issue(
-                join_path(*path, "cidr"),
-                f"{net.cidr} is too small for {len(region.zones)} zones (private subnets would be "
-                f"/{private[0].prefixlen}); use a /{needed} or larger",
-            )
-        if not net.cidr.is_private:
-            yield Issue(join_path(*path, "cidr"), f"{net.cidr} is not a private range; use RFC 1918 space")
+    yield from region.network_issues(path)
 
 
 def _check_scaling(pool: NodeScaling, path: KeyPath) -> Iterator[Issue]:

@@ -7,10 +7,11 @@ from collections.abc import Iterator
 
 from components.config.base import Issue, join_path, unknown_name
 from components.config.environment import EnvironmentSpec
-from components.config.gateway import has_gateway
-from components.config.rollout import SINGLE, SloSpec, WaveSpec, region_waves, served_base, wave_names
-from components.config.stacks import GLOBAL, anchor_region, layout_of
-from components.config.workloads import granted_tenants
+from components.config.rollout import SINGLE, SloSpec, WaveSpec
+from components.config.stacks import GLOBAL
+from components.domain.gateways import has_gateway
+from components.domain.model_access import granted_tenants, served_base
+from components.domain.waves import slo_wave_models
 
 
 def _unknown(path: str, what: str, value: str, known: list[str]) -> Issue:
@@ -24,7 +25,7 @@ def check_rollout(env: EnvironmentSpec) -> Iterator[Issue]:
     rollout = env.rollout
     if rollout.waves is not None:
         yield from _check_waves(env, rollout.waves)
-    known = wave_names(env)
+    known = env.wave_names()
     for i, name in enumerate(rollout.confirm_before):
         if name not in known:
             yield _unknown(join_path("rollout", "confirmBefore", i), "wave", name, known)
@@ -66,11 +67,11 @@ def _check_slo(env: EnvironmentSpec, slo: SloSpec) -> Iterator[Issue]:
             "lower concurrency or raise maxRequests",
         )
     wrong = list(_check_slo_models(env, slo, slo.models, (*path, "models"), regions=None))
-    names = wave_names(env)
-    waves = dict(region_waves(env)) if layout_of(env) != "single" else {SINGLE: [r.name for r in env.regions]}
+    names = env.wave_names()
+    waves = dict(env.region_waves()) if env.stack_layout() != "single" else {SINGLE: [r.name for r in env.regions]}
     for wave, models in slo.waves.items():
         where = (*path, "waves", wave)
-        if wave == GLOBAL and layout_of(env) != "single":
+        if wave == GLOBAL and env.stack_layout() != "single":
             wrong.append(
                 Issue(
                     join_path(*where),
@@ -101,7 +102,7 @@ def _check_wave_tested(env: EnvironmentSpec, slo: SloSpec, wave: str, regions: l
         for m in env.models
         if not (m.federated and federating) and any(p.region in gateways for p in m.placements)
     )
-    wanted = slo.wave_models(env, wave)
+    wanted = slo_wave_models(env, slo, wave)
     if not own or any((base := served_base(env, name)) is not None and base.name in own for name in wanted):
         return
     key = ("waves", wave) if wave in slo.waves else ("models",) if slo.models else ("tenant",)
@@ -143,7 +144,7 @@ def _check_slo_models(
 
 
 def _check_waves(env: EnvironmentSpec, waves: list[WaveSpec]) -> Iterator[Issue]:
-    if layout_of(env) == "single":
+    if env.stack_layout() == "single":
         yield Issue(
             "rollout.waves",
             "the environment deploys as one stack (stacks.layout single), so it has no region waves; "
@@ -181,7 +182,7 @@ def _check_waves(env: EnvironmentSpec, waves: list[WaveSpec]) -> Iterator[Issue]
     for region in names:
         if region not in placed:
             yield Issue("rollout.waves", f"region {region!r} is in no wave; add it to one of the waves")
-    anchor = anchor_region(env)
+    anchor = env.anchor_region()
     if anchor in placed and anchor not in waves[0].regions:
         yield Issue(
             "rollout.waves[0].regions",

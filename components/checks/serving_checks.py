@@ -41,7 +41,7 @@ from components.catalog.models import ModelArchitecture
 from components.checks.endpoint_checks import url_issue
 from components.config.base import Issue, KeyPath, join_path
 from components.config.environment import EnvironmentSpec
-from components.config.region import GcpRegionSpec, GpuPoolSpec, RegionSpec
+from components.config.region import GpuPoolSpec, RegionSpec
 from components.config.workloads import ModelSpec, PlacementSpec
 from components.domain.disaggregation import efa_path, prefill_side
 from components.domain.fit import Fit, placement_fit, prefill_fit, startup_seconds
@@ -395,7 +395,7 @@ def _disaggregation_blockers(env: EnvironmentSpec, model: ModelSpec, region: Reg
     if model.federated and env.federation.enabled:
         why = "Karmada propagates InferenceServices, not LLMInferenceServices; set federated: false"
         blockers.append(Issue(join_path(*model_at, "federated"), why))
-    if isinstance(region, GcpRegionSpec):
+    if not region.kv_transfer_wired:
         why = (
             f"region {region.name!r} is on GCP, where the RDMA pod networking NIXL needs is not wired yet; "
             "place it in an AWS region or use servingMode: aggregated"

@@ -11,8 +11,9 @@ from collections.abc import Iterator
 
 from components.config.base import Issue, join_path
 from components.config.environment import EnvironmentSpec
-from components.config.gateway import has_gateway
-from components.config.workloads import ModelSpec, PlacementSpec, granted_tenants
+from components.config.workloads import ModelSpec, PlacementSpec
+from components.domain.gateways import has_gateway
+from components.domain.model_access import granted_tenants
 
 
 def _placement_in(model: ModelSpec, region: str) -> tuple[int, PlacementSpec] | None:

@@ -9,12 +9,12 @@ deployable only from:
 - `privateLink`: a runner whose traffic arrives over a private path you run (VPN, peering, Interconnect /
   Direct Connect) from `cidrs`; the cluster admits those sources on its private endpoint.
 
-The cluster admits its deployer on 443 (`admitted_cidrs`): an EKS private endpoint answers only its own
-security group (EKS_PRIVATE_ENDPOINT_ADMITS_ITS_SECURITY_GROUP), so the VPC's range (a runner inside) or the
-private link's sources get a rule; a GKE private endpoint answers its master authorized networks, where the node
-subnet and the private link's sources are listed. On an empty account the runner's network does not exist yet:
-the region's first step is its network alone (`make rollout ... BOOTSTRAP=1`, cloud APIs only, from anywhere),
-then the runner is started in it. Who else may use an EKS cluster (the CI preview role, operators) is
+The cluster admits its deployer on 443 (components/domain/deployers.py `admitted_cidrs`): an EKS private endpoint
+answers only its own security group (EKS_PRIVATE_ENDPOINT_ADMITS_ITS_SECURITY_GROUP), so the VPC's range (a runner
+inside) or the private link's sources get a rule; a GKE private endpoint answers its master authorized networks,
+where the node subnet and the private link's sources are listed. On an empty account the runner's network does not
+exist yet: the region's first step is its network alone (`make rollout ... BOOTSTRAP=1`, cloud APIs only, from
+anywhere), then the runner is started in it. Who else may use an EKS cluster (the CI preview role, operators) is
 `stacks.access`: the creator alone has an access entry otherwise (EKS_ACCESS_ENTRIES).
 """
 
@@ -22,15 +22,11 @@ from __future__ import annotations
 
 import re
 from ipaddress import IPv4Network
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from pydantic import Field, field_validator
 
 from components.config.base import Spec
-
-if TYPE_CHECKING:
-    from components.config.environment import EnvironmentSpec
-    from components.config.region import RegionSpec
 
 DeployerKind = Literal["vpcRunner", "cidrs", "privateLink"]
 
@@ -75,40 +71,3 @@ class ClusterAccessSpec(Spec):
 
 
 _IAM_PRINCIPAL = re.compile(r"arn:aws[a-z-]*:iam::\d{12}:(role|user)/[\w+=,.@/-]+")
-
-
-def deployer_of(region: RegionSpec) -> DeployerSpec:
-    """The declared deployer, or the one the endpoint allows: its public sources, else a runner inside."""
-    if region.deployer is not None:
-        return region.deployer
-    if region.api_access.public_cidrs:
-        return DeployerSpec(kind="cidrs", cidrs=list(region.api_access.public_cidrs))
-    return DeployerSpec(kind="vpcRunner")
-
-
-def global_deployer(env: EnvironmentSpec) -> DeployerSpec | None:
-    """The global stack's deployer: declared, or the federation host's (it patches the host's Karmada service)."""
-    if env.stacks.global_deployer is not None:
-        return env.stacks.global_deployer
-    if env.federation.enabled and env.federation.host:
-        return deployer_of(env.region(env.federation.host))
-    return None
-
-
-def private_link_cidrs(region: RegionSpec) -> list[IPv4Network]:
-    """Sources the cluster must admit on its private endpoint (a declared private link)."""
-    deployer = region.deployer
-    return list(deployer.cidrs) if deployer is not None and deployer.kind == "privateLink" else []
-
-
-def admitted_cidrs(region: RegionSpec) -> list[IPv4Network]:
-    """Where the region's deployer reaches the private endpoint from: the VPC's range for a runner inside it, the
-    private link's sources; none for `cidrs` (the public endpoint's `publicCidrs` admit it)."""
-    deployer = deployer_of(region)
-    match deployer.kind:
-        case "vpcRunner":
-            return [region.network.cidr]
-        case "privateLink":
-            return list(deployer.cidrs)
-        case "cidrs":
-            return []

@@ -22,10 +22,10 @@ from components.config.model_catalog import (
 )
 from components.config.model_store import ModelStoreSpec
 from components.config.pricing import PricingSpec
-from components.config.region import AwsRegionSpec, RegionSpec
-from components.config.rollout import RolloutSpec
+from components.config.region import RegionSpec
+from components.config.rollout import CANARY, SINGLE, RolloutSpec
 from components.config.scheduling import PriorityTierSpec, default_tiers
-from components.config.stacks import StacksSpec
+from components.config.stacks import GLOBAL, Layout, StacksSpec
 from components.config.workloads import ModelSpec, TenantSpec
 
 _LABEL = re.compile(r"^[a-z0-9_-]{1,63}$")
@@ -120,7 +120,51 @@ class EnvironmentSpec(Spec):
         return next(r for r in self.regions if r.name == name)
 
     def model_store_source(self) -> RegionSpec:
-        """The region entry whose bucket is the source of truth (`modelStore.sourceRegion`): default the first AWS one."""
+        """The region entry whose bucket is the source of truth (`modelStore.sourceRegion`): default the first one that
+        can be (an AWS one)."""
         if self.model_store.source_region is not None:
             return self.region(self.model_store.source_region)
-        return next((r for r in self.regions if isinstance(r, AwsRegionSpec)), self.regions[0])
+        return next((r for r in self.regions if r.can_source_models), self.regions[0])
+
+    # The defaults of `stacks.layout`, the anchor region and `rollout.waves`, resolved: keys of this environment read
+    # together, and what the policy pack is told of the SLO gate (policies/offline.py reads slo_models off the spec).
+
+    def stack_layout(self) -> Layout:
+        """`stacks.layout`, `auto` resolved: one stack per region entry when there is more than one."""
+        if self.stacks.layout == "auto":
+            return "perRegion" if len(self.regions) > 1 else "single"
+        return self.stacks.layout
+
+    def anchor_region(self) -> str:
+        """The region whose stack holds what the whole environment shares."""
+        return self.federation.host if self.federation.enabled and self.federation.host else self.regions[0].name
+
+    def region_waves(self) -> list[tuple[str, list[str]]]:
+        """(wave name, region entries) of the region waves, the configured ones or the default."""
+        if self.rollout.waves is not None:
+            return [(w.name, list(w.regions)) for w in self.rollout.waves]
+        anchor = self.region(self.anchor_region())
+        clouds = list(dict.fromkeys([anchor.cloud, *(r.cloud for r in self.regions)]))
+        waves = [(CANARY, [anchor.name])]
+        for cloud in clouds:
+            names = [r.name for r in self.regions if r.cloud == cloud and r.name != anchor.name]
+            if names:
+                waves.append((cloud, names))
+        return waves
+
+    def wave_names(self) -> list[str]:
+        if self.stack_layout() == "single":
+            return [SINGLE]
+        return [name for name, _ in self.region_waves()] + [GLOBAL]
+
+    def slo_models(self) -> list[str]:
+        """Every model the SLO gate may send to: those `slo.models` and `slo.waves` name, and the tenant's own when a
+        region wave is named in neither (tools/rollout/slo.py region_target); what the pack holds its tenant to."""
+        slo = self.rollout.slo
+        if slo is None:
+            return []
+        listed = [*slo.models, *(m for models in slo.waves.values() for m in models)]
+        unnamed = [w for w in self.wave_names() if w != GLOBAL and w not in slo.waves]
+        if unnamed and not slo.models:
+            listed += [m for t in self.tenants if t.name == slo.tenant for m in t.models]
+        return sorted(set(listed))

@@ -9,16 +9,12 @@ from __future__ import annotations
 
 import re
 from ipaddress import IPv4Network
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, SecretStr
 
 from components.config.base import Name, Spec
 from components.config.gateway_tls import GatewayDnsSpec, GatewayTlsSpec
-
-if TYPE_CHECKING:
-    from components.config.environment import EnvironmentSpec
-    from components.config.region import RegionSpec
 
 _DNS_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$")
 
@@ -178,16 +174,3 @@ class RegionGatewaySpec(Spec):
         default_factory=list, description="Client CIDRs the load balancer admits; empty admits all."
     )
     replicas: int | None = Field(None, ge=1, description="Envoy proxy replicas; default 2 in production, else 1.")
-
-
-def serves_models(env: EnvironmentSpec, region: RegionSpec) -> bool:
-    return any(p.region == region.name for m in env.models for p in m.placements)
-
-
-def has_gateway(env: EnvironmentSpec, region: RegionSpec) -> bool:
-    """A gateway runs on every cluster that serves models, unless switched off."""
-    return env.gateway.enabled and region.gateway.enabled and serves_models(env, region)
-
-
-def gateway_hostname(env: EnvironmentSpec, region: RegionSpec) -> str:
-    return region.gateway.hostname or f"{region.name}.{env.gateway.domain}"

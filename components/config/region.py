@@ -3,14 +3,16 @@
 Each cloud has its own models (AwsRegionSpec, GcpRegionSpec, and their networks, GPU pools and existing clusters);
 an entry's `cloud` chooses which one reads it, so a key of the other cloud is an unknown key. Where code shared by
 both clouds reads a setting only one of them has (`pool.efa`, `region.project`), the other cloud's model states
-its value there as a class constant, not a key.
+its value there as a class constant, not a key. What shared code decides per cloud it asks the model (a class
+constant saying why, or a method checking the cloud's own keys), never the cloud's name or the model's class.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from abc import abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv4Network
 from types import MappingProxyType
@@ -20,15 +22,34 @@ from pydantic import Field
 
 from components.catalog import regions as region_catalog
 from components.catalog.node_images import ImagePull
-from components.config.base import Name, Spec
+from components.config.base import Issue, KeyPath, Name, Spec, config_key, join_path
 from components.config.deployer import DeployerSpec
 from components.config.gateway import RegionGatewaySpec
+from components.config.gateway_tls import GatewayDnsSpec
 from components.config.model_store import ModelCacheSpec
 from components.config.observability import ObservabilitySpec
 from components.config.serving import ServingSpec
 
 # GKE's GPUDirect how-tos put the GPU NIC subnets in 192.168.<n>.0/24.
 DEFAULT_ACCELERATOR_CIDR = IPv4Network("192.168.0.0/16")
+# The VPC-CNI gives every pod a VPC address, so an EKS cluster's private subnets must stay large.
+_SMALLEST_PRIVATE_SUBNET_PREFIX = 24
+
+# EKS CreateCluster `name` (botocore 1.44.8 data/eks/2017-11-01 service-2.json, shape ClusterName): 1-100 characters,
+# `^[0-9A-Za-z][A-Za-z0-9\-_]*`.
+EKS_CLUSTER_NAME = re.compile(r"^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$")
+# GKE Cluster.name (cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters): up to 40
+# characters, lowercase letters, digits and hyphens, starting with a letter and ending with a letter or digit.
+GKE_CLUSTER_NAME = re.compile(r"^[a-z](?:[-a-z0-9]{0,38}[a-z0-9])?$")
+# An IAM role ARN in any partition (docs.aws.amazon.com/IAM/latest/UserGuide/reference_identifiers.html): account
+# id of 12 digits, path and name of [\w+=,.@-].
+ROLE_ARN = re.compile(r"^arn:aws(?:-[a-z]+)*:iam::\d{12}:role/(?:[\w+=,.@-]+/)*[\w+=,.@-]{1,64}$")
+# A subnet id: `subnet-` and 8 or 17 hexadecimal digits (EC2's resource id formats).
+SUBNET_ID = re.compile(r"^subnet-(?:[0-9a-f]{8}|[0-9a-f]{17})$")
+# A user-managed service account (cloud.google.com/iam/docs/service-accounts-create: 6-30 characters).
+SERVICE_ACCOUNT = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]@[a-z][a-z0-9-]{4,28}[a-z0-9]\.iam\.gserviceaccount\.com$")
+# An EC2 capacity reservation (ODCR or Capacity Block) id.
+_AWS_RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{8,17}$")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -128,6 +149,14 @@ class ExistingClusterBase(Spec):
         description="Public addresses its nodes reach the internet from (NAT), for peers' allowlists (Karmada's).",
     )
 
+    @abstractmethod
+    def id_issues(self, at: KeyPath) -> Iterator[Issue]:
+        """The cluster's name and the ids it gives, in the formats its cloud takes."""
+
+    @abstractmethod
+    def gpu_node_issues(self, pool_zones: Collection[str], at: KeyPath) -> Iterator[Issue]:
+        """What GPU pools joining the cluster need from its owner (nodes in `pool_zones`)."""
+
 
 class AwsExistingClusterSpec(ExistingClusterBase):
     """An existing EKS cluster: GPU nodes join it with the node role and subnets given here."""
@@ -138,6 +167,43 @@ class AwsExistingClusterSpec(ExistingClusterBase):
     )
     node_service_account: ClassVar[None] = None
     OTHER_CLOUD_KEYS: ClassVar[Mapping[str, str]] = MappingProxyType({"nodeServiceAccount": "only for GCP; remove it"})
+    network_known: ClassVar[bool] = True
+    """The stack reads the cluster's VPC from EKS (its vpc_config), e.g. to bind a private DNS zone to it."""
+
+    def id_issues(self, at: KeyPath) -> Iterator[Issue]:
+        if self.name.startswith("arn:"):
+            yield Issue(join_path(*at, "name"), f"{self.name!r} is an ARN; give the cluster's name, e.g. team-eks")
+        elif not EKS_CLUSTER_NAME.match(self.name):
+            yield Issue(
+                join_path(*at, "name"),
+                f"{self.name!r} is not an EKS cluster name (letters, digits, '-', '_', starting with a letter or "
+                "digit, at most 100); give the name `aws eks list-clusters` shows",
+            )
+        if self.node_role_arn is not None and not ROLE_ARN.match(self.node_role_arn):
+            yield Issue(
+                join_path(*at, "nodeRoleArn"),
+                f"{self.node_role_arn!r} is not an IAM role ARN; write arn:aws:iam::<12-digit account>:role/<name>",
+            )
+        for zone, subnet in self.subnets.items():
+            if not SUBNET_ID.match(subnet):
+                yield Issue(
+                    join_path(*at, "subnets", zone),
+                    f"{subnet!r} is not a subnet id; write subnet- and its 8 or 17 hex digits (aws ec2 describe-subnets)",
+                )
+
+    def gpu_node_issues(self, pool_zones: Collection[str], at: KeyPath) -> Iterator[Issue]:
+        if not self.node_role_arn:
+            yield Issue(
+                join_path(*at, "nodeRoleArn"),
+                "GPU pools on an existing EKS cluster need the nodes' IAM role: nodeRoleArn: "
+                "arn:aws:iam::<account>:role/<node-role>",
+            )
+        zones = sorted(set(pool_zones) - set(self.subnets))
+        if zones:
+            yield Issue(
+                join_path(*at, "subnets"),
+                f"no private subnet for zone(s) {', '.join(zones)} the GPU pools use; add `{zones[0]}: subnet-...`",
+            )
 
 
 class GcpExistingClusterSpec(ExistingClusterBase):
@@ -151,6 +217,33 @@ class GcpExistingClusterSpec(ExistingClusterBase):
     OTHER_CLOUD_KEYS: ClassVar[Mapping[str, str]] = MappingProxyType(
         dict.fromkeys(("nodeRoleArn", "subnets"), "only for AWS; remove it")
     )
+    network_known: ClassVar[bool] = False
+    """The stack is not told the cluster's VPC network (the GKE cluster's owner holds it)."""
+
+    def id_issues(self, at: KeyPath) -> Iterator[Issue]:
+        if not GKE_CLUSTER_NAME.match(self.name):
+            yield Issue(
+                join_path(*at, "name"),
+                f"{self.name!r} is not a GKE cluster name (lowercase letters, digits, '-', at most 40); give the "
+                "name `gcloud container clusters list` shows, not its path",
+            )
+        account = self.node_service_account
+        if account is not None and (
+            account.endswith("-compute@developer.gserviceaccount.com") or not SERVICE_ACCOUNT.match(account)
+        ):
+            yield Issue(
+                join_path(*at, "nodeServiceAccount"),
+                f"{account!r} is not a user-managed service account e-mail (<name>@<project>.iam.gserviceaccount.com; "
+                "not the Compute Engine default)",
+            )
+
+    def gpu_node_issues(self, pool_zones: Collection[str], at: KeyPath) -> Iterator[Issue]:
+        if not self.node_service_account:
+            yield Issue(
+                join_path(*at, "nodeServiceAccount"),
+                "GPU pools on an existing GKE cluster need the nodes' service account: nodeServiceAccount: "
+                "<name>@<project>.iam.gserviceaccount.com",
+            )
 
 
 ExistingClusterSpec = AwsExistingClusterSpec | GcpExistingClusterSpec
@@ -285,6 +378,15 @@ class AwsGpuPoolSpec(GpuPoolBase):
     )
     gke_partition_size: ClassVar[None] = None
     gpu_direct: ClassVar[bool] = False
+    placement_kind: ClassVar[str] = "a cluster placement group"
+    """What packs a pool's nodes close together, as messages name it."""
+    reservation_id_format: ClassVar[re.Pattern[str] | None] = _AWS_RESERVATION_ID
+    """A capacity reservation (ODCR or Capacity Block) is named by the id EC2 gives it."""
+    driver_in_node_image: ClassVar[bool] = True
+    """EKS GPU nodes run the AL2023 NVIDIA AMI, which ships the driver and the container toolkit: the GPU Operator
+    runs the device plugin, GFD, DCGM exporter and MIG manager (driverInstall: operator is refused)."""
+    cloud_device_plugin: ClassVar[bool] = False
+    """EKS runs no GPU device plugin of its own: the GPU Operator's is the only one."""
     OTHER_CLOUD_KEYS: ClassVar[Mapping[str, str]] = MappingProxyType(
         {
             "gkePartitionSize": "only meaningful on GKE; on AWS let the GPU Operator partition the pool: "
@@ -313,6 +415,14 @@ class GcpGpuPoolSpec(GpuPoolBase):
     )
     efa: ClassVar[bool] = False
     image_pull: ClassVar[ImagePull] = "default"
+    placement_kind: ClassVar[str] = "compact placement"
+    """What packs a pool's nodes close together, as messages name it."""
+    reservation_id_format: ClassVar[re.Pattern[str] | None] = None
+    """A GCP reservation is named by its owner: no form to check."""
+    driver_in_node_image: ClassVar[bool] = False
+    """GKE installs the driver (driverInstall: cloud), or the GPU Operator does (operator)."""
+    cloud_device_plugin: ClassVar[bool] = True
+    """GKE runs its own NVIDIA device plugin on GPU nodes (off with gpu_partitioning.GKE_NO_DEVICE_PLUGIN_LABEL)."""
     OTHER_CLOUD_KEYS: ClassVar[Mapping[str, str]] = MappingProxyType(
         {
             "efa": "EFA is an AWS fabric; on GCP set gpuDirect on an A3/A4 type instead",
@@ -376,6 +486,18 @@ class RegionBase(Spec):
     def pool_zones(self, pool: GpuPoolSpec) -> list[str]:
         return pool.zones or self.zones
 
+    @abstractmethod
+    def required_key_issues(self, path: KeyPath) -> Iterator[Issue]:
+        """Keys this cloud needs that the model leaves optional (so that their absence is explained)."""
+
+    @abstractmethod
+    def network_issues(self, path: KeyPath) -> Iterator[Issue]:
+        """The network's ranges against what this cloud's cluster needs of them (`path`: the network's)."""
+
+    @abstractmethod
+    def public_dns_zone(self, dns: GatewayDnsSpec) -> tuple[str, str | None]:
+        """The `gateway.dns` key naming the public zone a public gateway's name is published in, and its value."""
+
     def subnet_plan(self) -> tuple[list[IPv4Network], list[IPv4Network]]:
         """AWS address plan: large private subnets per zone, then small public ones per zone.
 
@@ -410,6 +532,32 @@ class AwsRegionSpec(RegionBase):
     kubelet_credentials: ClassVar[None] = None
     """EKS kubelets authenticate with an IAM exec plugin, which Fluid's CSI plugin cannot run: it uses its own
     service account."""
+    can_source_models: ClassVar[bool] = True
+    """Its model bucket can be the source of truth the others are fed from: S3 replication and the S3-to-GCS transfer
+    both start from S3."""
+    pools_start_per_zone: ClassVar[bool] = False
+    """An EKS node group starts at its desired size, spread by the Auto Scaling group (no per-zone count)."""
+    kv_transfer_wired: ClassVar[bool] = True
+    """The pod networking NIXL's KV-cache hand-off needs (disaggregated serving) is wired here."""
+
+    def required_key_issues(self, path: KeyPath) -> Iterator[Issue]:
+        yield from ()
+
+    def network_issues(self, path: KeyPath) -> Iterator[Issue]:
+        net = self.network
+        private, _ = self.subnet_plan()
+        if private[0].prefixlen > _SMALLEST_PRIVATE_SUBNET_PREFIX:
+            needed = _SMALLEST_PRIVATE_SUBNET_PREFIX - (private[0].prefixlen - net.cidr.prefixlen)
+            yield Issue(
+                join_path(*path, "cidr"),
+                f"{net.cidr} is too small for {len(self.zones)} zones (private subnets would be "
+                f"/{private[0].prefixlen}); use a /{needed} or larger",
+            )
+        if not net.cidr.is_private:
+            yield Issue(join_path(*path, "cidr"), f"{net.cidr} is not a private range; use RFC 1918 space")
+
+    def public_dns_zone(self, dns: GatewayDnsSpec) -> tuple[str, str | None]:
+        return "route53ZoneId", dns.route53_zone_id
 
     @property
     def bucket_client_env(self) -> Mapping[str, str]:
@@ -440,6 +588,31 @@ class GcpRegionSpec(RegionBase):
     """GKE kubelets authenticate with a client certificate, which Fluid's CSI plugin borrows (node authorization)."""
     bucket_client_env: ClassVar[Mapping[str, str]] = MappingProxyType({})
     """A GCS client needs no region to stream from the model bucket."""
+    can_source_models: ClassVar[bool] = False
+    """The other buckets are fed by S3 replication and the S3-to-GCS transfer, which start from S3."""
+    pools_start_per_zone: ClassVar[bool] = True
+    """GKE creates a node pool with its initial node count in each of its zones, and no autoscaler brings it up to
+    its minimum later (upstream.AUTOSCALER_ADDS_NODES_ONLY_FOR_PENDING_PODS)."""
+    kv_transfer_wired: ClassVar[bool] = False
+    """The RDMA pod networking NIXL needs is not wired on GKE yet."""
+
+    def required_key_issues(self, path: KeyPath) -> Iterator[Issue]:
+        if not self.project:
+            yield Issue(join_path(*path, "project"), "required on GCP; set the project id to deploy into")
+        for key in ("pods_cidr", "services_cidr", "control_plane_cidr"):
+            if getattr(self.network, key) is None:
+                alias = config_key(GcpNetworkSpec, key)
+                yield Issue(join_path(*path, "network", alias), "required on GCP; add a CIDR range")
+
+    def network_issues(self, path: KeyPath) -> Iterator[Issue]:
+        control_plane = self.network.control_plane_cidr
+        if control_plane and control_plane.prefixlen != 28:
+            yield Issue(
+                join_path(*path, "controlPlaneCidr"), "GKE needs a /28 for the control plane, e.g. 172.16.0.0/28"
+            )
+
+    def public_dns_zone(self, dns: GatewayDnsSpec) -> tuple[str, str | None]:
+        return "cloudDnsZone", dns.cloud_dns_zone
 
 
 RegionSpec = Annotated[AwsRegionSpec | GcpRegionSpec, Field(discriminator="cloud")]

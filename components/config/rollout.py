@@ -8,17 +8,9 @@ and the global stack always last.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
 from pydantic import Field
 
 from components.config.base import Name, Spec
-from components.config.stacks import GLOBAL, anchor_region, environment_stacks, layout_of, region_stack_name
-
-if TYPE_CHECKING:
-    from components.config.environment import EnvironmentSpec
-    from components.config.workloads import ModelSpec
 
 CANARY = "canary"
 SINGLE = "environment"  # the one wave of a single-stack environment
@@ -96,11 +88,6 @@ class SloSpec(Spec):
         description="Per wave name, the models to test in that wave instead of `models`; [] skips that wave.",
     )
 
-    def wave_models(self, env: EnvironmentSpec, wave: str) -> list[str]:
-        """The models the gate sends to in `wave`: `waves.<wave>`, else `models`, else every model of the tenant."""
-        tenant_models = [m for t in env.tenants if t.name == self.tenant for m in t.models]
-        return self.waves.get(wave) or self.models or tenant_models
-
 
 class RolloutSpec(Spec):
     """`rollout:`: waves, operator confirmations and the health deadline of `make rollout`."""
@@ -125,62 +112,3 @@ class RolloutSpec(Spec):
         description="Gate each wave on a bounded load test through its gateways (p95 TTFT and TPOT, error rate); "
         "off by default.",
     )
-
-    def slo_models(self, env: EnvironmentSpec) -> list[str]:
-        """Every model the SLO gate may send to: those `slo.models` and `slo.waves` name, and the tenant's own when a
-        region wave is named in neither (tools/rollout/slo.py region_target); what the pack holds its tenant to."""
-        if self.slo is None:
-            return []
-        slo = self.slo
-        listed = [*slo.models, *(m for models in slo.waves.values() for m in models)]
-        unnamed = [w for w in wave_names(env) if w != GLOBAL and w not in slo.waves]
-        if unnamed and not slo.models:
-            listed += [m for t in env.tenants if t.name == slo.tenant for m in t.models]
-        return sorted(set(listed))
-
-
-@dataclass(frozen=True)
-class Wave:
-    """A wave as `make rollout` drives it: its stacks in deployment order."""
-
-    name: str
-    stacks: tuple[str, ...]
-    confirm: bool
-
-
-def region_waves(env: EnvironmentSpec) -> list[tuple[str, list[str]]]:
-    """(wave name, region entries) of the region waves, the configured ones or the default."""
-    if env.rollout.waves is not None:
-        return [(w.name, list(w.regions)) for w in env.rollout.waves]
-    anchor = env.region(anchor_region(env))
-    clouds = list(dict.fromkeys([anchor.cloud, *(r.cloud for r in env.regions)]))
-    waves = [(CANARY, [anchor.name])]
-    for cloud in clouds:
-        names = [r.name for r in env.regions if r.cloud == cloud and r.name != anchor.name]
-        if names:
-            waves.append((cloud, names))
-    return waves
-
-
-def wave_names(env: EnvironmentSpec) -> list[str]:
-    if layout_of(env) == "single":
-        return [SINGLE]
-    return [name for name, _ in region_waves(env)] + [GLOBAL]
-
-
-def rollout_waves(env: EnvironmentSpec, env_name: str) -> list[Wave]:
-    """The waves `make rollout` deploys, each stack named as components/config/stacks.py names it."""
-    confirm = set(env.rollout.confirm_before)
-    slices = environment_stacks(env, env_name)
-    if layout_of(env) == "single":
-        return [Wave(SINGLE, (slices[0].name,), SINGLE in confirm)]
-    waves = [
-        Wave(name, tuple(region_stack_name(env_name, r) for r in regions), name in confirm)
-        for name, regions in region_waves(env)
-    ]
-    return [*waves, Wave(GLOBAL, (slices[-1].name,), GLOBAL in confirm)]
-
-
-def served_base(env: EnvironmentSpec, name: str) -> ModelSpec | None:
-    """The self-hosted model that serves `name`: itself, or the base model of a LoRA adapter of that name."""
-    return next((m for m in env.models if m.name == name or any(a.name == name for a in m.served_adapters)), None)

@@ -1,7 +1,7 @@
 """Read Pulumi.yaml and Pulumi.<env>.yaml as the Pulumi CLI does: one YAML document, no repeated keys.
 
 The offline plan reads stack files with it, and so does the program of a per-region stack, which takes the
-environment from `Pulumi.<env>.yaml` (components/config/stacks.py).
+environment from `Pulumi.<env>.yaml` (components/domain/stack_split.py).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from pydantic import Field, PrivateAttr
 
@@ -14,9 +14,6 @@ from components.config.observability import ModelSloSpec
 from components.config.pricing import MoneyBudgetSpec
 from components.config.scheduling import GpuQuotaSpec
 from components.config.serving import LoraAdapterSpec, LoraRank, SpeculativeDecodingSpec, TenantLoraSpec
-
-if TYPE_CHECKING:
-    from components.config.environment import EnvironmentSpec
 
 
 class PrefillSpec(Spec):
@@ -200,13 +197,3 @@ class TenantSpec(Spec):
         "share a model, its endpoint picker dispatches interactive requests first and bestEffort ones last, and "
         "sheds those first (docs/serving.md, Request priority classes).",
     )
-
-
-def granted_tenants(env: EnvironmentSpec, model: str) -> list[str]:
-    """Who may call `model`: tenants listing it; for a model's own LoRA adapter, its base model's tenants; for a
-    tenant's adapter (tenants[].loras), that tenant alone."""
-    owners = [t.name for t in env.tenants if any(lora.name == model for lora in t.loras)]
-    if owners:
-        return owners
-    base = next((m.name for m in env.models if any(a.name == model for a in m.lora_adapters)), model)
-    return sorted(t.name for t in env.tenants if base in t.models)

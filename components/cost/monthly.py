@@ -18,9 +18,9 @@ from dataclasses import dataclass, replace
 
 from components.catalog.prices import HOURS_PER_MONTH, Price
 from components.config.environment import EnvironmentSpec
-from components.config.model_store import cache_plan
 from components.config.region import RegionSpec
 from components.cost.throughput import DecodeEstimate, estimate_decode
+from components.domain.cache_plan import cache_plan
 from components.domain.capacity import pool_holds, replica_demands
 from components.domain.fit import placement_fit
 from components.domain.gpu_resources import schedulable_resources

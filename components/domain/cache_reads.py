@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 from components.catalog.engines import STREAMER_CONCURRENCY
 from components.config.environment import EnvironmentSpec
-from components.config.model_store import cache_plan
 from components.config.region import RegionSpec
 from components.domain.cache_memory import JOB_WORKER_THREADS, WORKER_JVM_GIB, direct_mib, job_direct_mib
+from components.domain.cache_plan import cache_plan
 from components.domain.fit import placement_fit, prefill_fit
 from components.domain.slots import placed_in, placed_pool, placed_resource, slots_per_node
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from components.config.region import AwsGpuPoolSpec, GcpGpuPoolSpec, GpuPoolSpec
+from components.config.region import GpuPoolSpec
 from platform_catalog.gpus import MIG_DISABLED
 from platform_catalog.machines import MACHINES
 
@@ -52,8 +52,8 @@ class GpuSoftware:
 
 
 def gpu_software(pool: GpuPoolSpec) -> GpuSoftware:
-    if isinstance(pool, AwsGpuPoolSpec):
-        # driverInstall=operator is rejected on AWS by the config checks.
+    if pool.driver_in_node_image:
+        # driverInstall=operator is rejected there by the config checks.
         return GpuSoftware(driver="node-image", toolkit="node-image", device_plugin="operator")
     if pool.driver_install == "cloud":
         return GpuSoftware(driver="gke", toolkit="gke", device_plugin="gke")
@@ -100,7 +100,7 @@ def partitioning_labels(pool: GpuPoolSpec) -> dict[str, str]:
         labels[DRIVER_LABEL] = "false"
     if software.toolkit != "operator":
         labels[TOOLKIT_LABEL] = "false"
-    if isinstance(pool, GcpGpuPoolSpec):
+    if pool.cloud_device_plugin:
         labels[GKE_NO_DEVICE_PLUGIN_LABEL] = "true"
     config = mig_config_name(pool)
     if config is not None:

@@ -18,9 +18,9 @@ import math
 from dataclasses import dataclass
 
 from components.catalog.engines import ENGINE_HOST_NEEDS
-from components.config.model_store import cache_plan
 from components.config.region import GpuPoolSpec, RegionSpec
 from components.domain.cache_memory import CACHE_COMPONENT_CPU, JOB_COMPONENT_CPU, JOB_JVM_GIB, WORKER_JVM_GIB
+from components.domain.cache_plan import cache_plan
 from components.domain.slots import slots_per_node
 from platform_catalog.machines import MACHINES
 

@@ -10,7 +10,8 @@ request body, which a client writes (upstream.VLLM_PRIORITY_SCHEDULING).
 from __future__ import annotations
 
 from components.config.environment import EnvironmentSpec
-from components.config.workloads import ModelSpec, PriorityClass, granted_tenants
+from components.config.workloads import ModelSpec, PriorityClass
+from components.domain.model_access import granted_tenants
 
 # The picker's priority per class. `batch` is the picker's own default (0), so a tenant that sets nothing is
 # ordered as before; `bestEffort` is negative, which the picker treats as sheddable.

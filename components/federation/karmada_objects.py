@@ -14,10 +14,10 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.config.deployer import global_deployer
 from components.config.environment import EnvironmentSpec
 from components.config.karmada import FailoverSpec
 from components.config.workloads import ModelSpec
+from components.domain.stack_split import global_deployer
 from components.federation.manifests import member_taint_policies
 from components.federation.member import KarmadaMembership, KarmadaMembershipArgs, PullMember, PushMember
 from components.federation.model import FederatedModel, FederatedModelArgs

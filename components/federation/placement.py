@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from components.config.environment import EnvironmentSpec
-from components.config.karmada import federation_members, gpu_products
 from components.config.region import GpuPoolSpec, RegionSpec
 from components.config.workloads import ModelSpec, PlacementSpec
+from components.domain.federation_members import federation_members, gpu_products
 from components.domain.slots import placed_pool
 from components.k8s.names import cluster_name
 from platform_catalog.machines import MACHINES

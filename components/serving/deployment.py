@@ -39,12 +39,13 @@ from typing import Any, Literal
 from components.catalog.charts import AI_GATEWAY_EXT_PROC_TIMEOUT_SECONDS
 from components.catalog.engines import PICKER_ENGINE, PICKER_ENGINE_LABEL
 from components.config.environment import EnvironmentSpec
-from components.config.gateway import GatewaySpec, has_gateway
+from components.config.gateway import GatewaySpec
 from components.config.region import GpuPoolSpec, RegionSpec
 from components.config.serving import ServingSpec
 from components.config.workloads import ModelSpec, PlacementSpec, PriorityClass
 from components.domain.disaggregation import Disaggregation, resolve_mode
 from components.domain.fit import Fit, placement_fit, startup_seconds
+from components.domain.gateways import has_gateway
 from components.domain.gpu_resources import EFA_RESOURCE, WHOLE_GPU
 from components.domain.host import HostResources, pod_host_resources
 from components.domain.image_pull import image_pull_seconds

@@ -18,7 +18,8 @@ from typing import Any, Literal
 from components.config.environment import EnvironmentSpec
 from components.config.gateway import GatewaySpec, RegionGatewaySpec
 from components.config.region import RegionSpec
-from components.config.workloads import TenantSpec, granted_tenants
+from components.config.workloads import TenantSpec
+from components.domain.model_access import granted_tenants
 from components.k8s import names
 from components.serving.deployment import model_placements
 from components.serving.llm_inference_service import pool_name as llmisvc_pool_name

@@ -23,7 +23,8 @@ from typing import Any
 
 from components.config.environment import EnvironmentSpec
 from components.config.region import RegionSpec
-from components.config.workloads import PriorityClass, granted_tenants
+from components.config.workloads import PriorityClass
+from components.domain.model_access import granted_tenants
 from components.domain.priority import OBJECTIVE_PRIORITY, model_routes
 from components.k8s import names
 from components.serving.deployment import ModelPlacement, model_placements

@@ -27,7 +27,7 @@ from typing import Any
 
 from components.config.environment import EnvironmentSpec
 from components.config.region import RegionSpec
-from components.config.workloads import granted_tenants
+from components.domain.model_access import granted_tenants
 from components.serving import gateway_specs as specs
 from components.serving.deployment import PREDICTOR_SUFFIX
 from platform_catalog.names import SERVING_NAMESPACE

@@ -15,9 +15,9 @@ from components.aws.eks import EksCluster, EksClusterArgs
 from components.aws.existing_cluster import ExistingEksCluster, ExistingEksClusterArgs
 from components.aws.gpu_node_group import EksGpuNodeGroup, EksGpuNodeGroupArgs, EksNodeTarget
 from components.aws.network import AwsNetwork, AwsNetworkArgs, ZoneSubnets
-from components.config.deployer import admitted_cidrs, deployer_of
 from components.config.environment import EnvironmentSpec
 from components.config.region import RegionSpec
+from components.domain.deployers import admitted_cidrs, deployer_of
 from components.domain.model_bucket import S3BucketRef
 from components.k8s.cluster import ClusterHandle, IrsaIdentity, PublicLoadBalancer
 from components.k8s.workload_identity import ServiceAccountRef

@@ -11,9 +11,9 @@ import pulumi_gcp as gcp
 
 from components.addons.gateway_dns import NAME as EXTERNAL_DNS
 from components.addons.gateway_dns import NAMESPACE as EXTERNAL_DNS_NAMESPACE
-from components.config.deployer import private_link_cidrs
 from components.config.environment import EnvironmentSpec
 from components.config.region import RegionSpec, gpu_nic_cidr
+from components.domain.deployers import private_link_cidrs
 from components.gcp.existing_cluster import ExistingGkeCluster, ExistingGkeClusterArgs
 from components.gcp.gke import GkeCluster, GkeClusterArgs
 from components.gcp.gpu_node_pool import GkeGpuNodePool, GkeGpuNodePoolArgs

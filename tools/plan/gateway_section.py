@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from components.config.gateway import RateSpec, gateway_hostname, has_gateway
+from components.config.gateway import RateSpec
+from components.domain.gateways import gateway_hostname, has_gateway
 from components.k8s.names import cluster_name
 from tools.plan.model import Plan
 

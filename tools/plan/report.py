@@ -55,9 +55,10 @@ def _stacks(plan: Plan) -> str:
     """Several stacks: each one's share, where it is deployed from, what it reads, and the rollout's waves."""
     if not plan.stacks:
         return ""
-    from components.config.deployer import deployer_of, global_deployer
-    from components.config.rollout import rollout_waves
-    from components.config.stacks import environment_stacks, region_stack_name
+    from components.config.stacks import region_stack_name
+    from components.domain.deployers import deployer_of
+    from components.domain.stack_split import environment_stacks, global_deployer
+    from components.domain.waves import rollout_waves
 
     env = plan.spec
     rows = [
@@ -102,7 +103,7 @@ def _bring_up(plan: Plan) -> str:
         "",
     ]
     rows += [f"- {v.line()}" for v in report.violations]
-    from components.config.rollout import rollout_waves
+    from components.domain.waves import rollout_waves
 
     for wave in rollout_waves(plan.spec, plan.environment):
         for stack in [s for s in wave.stacks if s in report.bootstraps]:
@@ -305,7 +306,7 @@ def _node_id(*parts: str) -> str:
 def _diagram(plan: Plan) -> str:
     """Per region its cluster, GPU pools, gateway and the models placed there, one edge per relation; Karmada's
     links to its members. Tenants and routes are tables (the Gateway section): as edges they tangle the picture."""
-    from components.config.gateway import gateway_hostname, has_gateway
+    from components.domain.gateways import gateway_hostname, has_gateway
 
     env = plan.spec
     lines = ["## Topology\n", "```mermaid", "flowchart LR"]
@@ -346,7 +347,7 @@ def _diagram(plan: Plan) -> str:
 def _federation_diagram(plan: Plan) -> list[str]:
     """Karmada on its host and a link to each member (the GPU products it offers); federated models are on each member's
     cluster with their replica range there."""
-    from components.config.karmada import gpu_products
+    from components.domain.federation_members import gpu_products
     from components.federation.placement import member_regions
 
     fed = plan.spec.federation
@@ -377,7 +378,7 @@ def _joins(plan: Plan, member: str) -> str:
 
 def _federation(plan: Plan) -> str:
     """Karmada: the members and each federated model's copy on them (pool, GPU, replica range)."""
-    from components.config.karmada import gpu_products
+    from components.domain.federation_members import gpu_products
     from components.federation.placement import federated_models, member_regions, model_shares
 
     env = plan.spec
@@ -470,7 +471,7 @@ def _scheduling(plan: Plan) -> str:
 def _model_storage(plan: Plan) -> str:
     """Per region: bucket and how it is kept in sync, cache tiers and capacity, pre-warmed models."""
     from components.addons.model_cache import model_bucket_url, prewarmed_models
-    from components.config.model_store import cache_plan
+    from components.domain.cache_plan import cache_plan
     from components.k8s.names import model_bucket_name
 
     env = plan.spec

@@ -12,9 +12,10 @@ from pathlib import Path
 import pulumi
 from pulumi.runtime import settings
 
+from components.checks.stack_checks import stack_name_issues
 from components.config.base import ConfigError
 from components.config.stackfile import StackConfig, shared_secret_issues
-from components.config.stacks import environment_stacks, layout_of, stack_name_issues
+from components.domain.stack_split import environment_stacks
 from tools.plan.engine import Evaluation, PlannedResource, evaluate
 from tools.plan.mocks import ComputedOutputs
 from tools.plan.model import Plan
@@ -70,7 +71,7 @@ def _build_plan(
         pulumi.runtime.set_all_config(together.config, together.secret_keys)
         spec = read_environment()
         names = stack_name_issues(spec, stack_config.stack)
-        if layout_of(spec) == "perRegion" and stack_config.secret_keys:
+        if spec.stack_layout() == "perRegion" and stack_config.secret_keys:
             first = environment_stacks(spec, stack_config.stack)[0].name
             names += shared_secret_issues(stack_config.stack, stack_config.secret_keys, first)
         if names:

@@ -4,7 +4,7 @@ them, and the query that lists every model pod."""
 from __future__ import annotations
 
 from components.catalog.charts import CLUSTERPEDIA_POSTGRES_IMAGE, CLUSTERPEDIA_VERSION
-from components.config.karmada import federation_members, search_members
+from components.domain.federation_members import federation_members, search_members
 from components.federation.search import READ_VERBS, SYNCED
 from components.federation.search_index import API_GROUP, API_VERSION, APISERVER, SYNCHRO_MANAGER
 from components.k8s.names import MODEL_LABEL, cluster_name

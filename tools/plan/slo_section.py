@@ -7,7 +7,7 @@ from tools.plan.model import Plan
 
 
 def slo_section(plan: Plan) -> str:
-    from components.config.rollout import rollout_waves
+    from components.domain.waves import rollout_waves
     from tools.rollout.gates import offline_slo_gate
     from tools.rollout.slo import NotTested, untested_wave
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from botocore.exceptions import ClientError
 
 from components.config.environment import EnvironmentSpec
-from components.config.gateway import gateway_hostname, has_gateway
+from components.domain.gateways import gateway_hostname, has_gateway
 from tools.preflight.aws_api import AccessDenied, ClientFactory, call, error_code
 from tools.preflight.findings import Finding
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from components.catalog.machines import machine
 from components.config.environment import EnvironmentSpec
-from components.config.gateway import gateway_hostname, has_gateway
 from components.config.region import RegionSpec
+from components.domain.gateways import gateway_hostname, has_gateway
 from tools.preflight.aws_models import models_in
 from tools.preflight.findings import Finding
 

@@ -13,8 +13,8 @@ from pathlib import Path
 from rich.console import Console
 
 from components.config.base import ConfigError
-from components.config.rollout import rollout_waves
 from components.config.stackfile import PlanInputError
+from components.domain.waves import rollout_waves
 from components.k8s.names import cluster_name
 from tools.plan.model import Plan
 from tools.plan.runner import PROJECT_DIR, build_plan

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from components.config.rollout import Wave
+from components.domain.waves import Wave
 from components.k8s.names import cluster_name
 from tools.rehearsal.report import Check, Limit
 from tools.rehearsal.serving import serving_state

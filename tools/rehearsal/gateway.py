@@ -29,7 +29,7 @@ from tools.rehearsal.report import Check, Limit
 from tools.rollout.ci import stack_regions
 
 if TYPE_CHECKING:
-    from components.config.rollout import Wave
+    from components.domain.waves import Wave
     from tools.rehearsal.runner import Rehearsal, Target
 
 GATEWAY_KINDS = (

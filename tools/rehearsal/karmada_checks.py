@@ -17,7 +17,7 @@ from tools.rehearsal.kube import ApiError
 from tools.rehearsal.report import Check
 
 if TYPE_CHECKING:
-    from components.config.rollout import Wave
+    from components.domain.waves import Wave
     from tools.rehearsal.runner import Rehearsal, Target
 
 JOIN_SECONDS = 60.0

@@ -25,8 +25,9 @@ from rich.console import Console
 
 from components.config.environment import EnvironmentSpec
 from components.config.region import RegionSpec
-from components.config.rollout import Wave, rollout_waves
-from components.config.stacks import StackSlice, environment_stacks
+from components.config.stacks import StackSlice
+from components.domain.stack_split import environment_stacks
+from components.domain.waves import Wave, rollout_waves
 from components.k8s.names import cluster_name
 from tools.plan.engine import PlannedResource
 from tools.plan.mocks import read_namespace_uid

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import requests
 
-from components.config.rollout import rollout_waves
+from components.domain.waves import rollout_waves
 from components.k8s.names import cluster_name
 from platform_catalog.names import SERVING_NAMESPACE
 from tools.plan.model import K8S_PROVIDER
@@ -26,7 +26,7 @@ from tools.rehearsal.network import PodNetwork, _ip
 from tools.rehearsal.report import Check, Limit
 
 if TYPE_CHECKING:
-    from components.config.rollout import Wave
+    from components.domain.waves import Wave
     from tools.rehearsal.runner import Rehearsal, Target
 
 SCHEDULE_SECONDS = 60.0

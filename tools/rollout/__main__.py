@@ -17,8 +17,8 @@ from components.checks.loader import load_environment
 from components.config.base import ConfigError
 from components.config.environment import EnvironmentSpec
 from components.config.model_catalog import read_model_catalog
-from components.config.rollout import rollout_waves
 from components.config.stackfile import PlanInputError
+from components.domain.waves import rollout_waves
 from stacks.config import namespace_values
 from tools.plan.artifacts import OutputDirError, write_plan
 from tools.plan.model import Plan

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from components.config.deployer import deployer_of
 from components.config.environment import EnvironmentSpec
 from components.config.stacks import StackSlice
+from components.domain.deployers import deployer_of
 from tools.plan.model import Plan
 
 NETWORK_TYPES = ("inference-platform:aws:Network", "inference-platform:gcp:Network")

@@ -26,9 +26,10 @@ from components.catalog.bringup import BringUpFact
 from components.catalog.chart_crds import CHART_CRDS, GroupKind, installed_kinds
 from components.catalog.chart_webhooks import CHART_CREATES, admitting
 from components.config.environment import EnvironmentSpec
-from components.config.rollout import rollout_waves
 from components.config.stackfile import overlay_config
-from components.config.stacks import StackSlice, environment_stacks, region_stack_name
+from components.config.stacks import StackSlice, region_stack_name
+from components.domain.stack_split import environment_stacks
+from components.domain.waves import rollout_waves
 from components.federation.certificates import AGENT_USER_PREFIX
 from components.federation.control_plane import EXTERNAL_SERVICE, INTERNAL_ENDPOINT, karmada_name
 from components.federation.member import EXECUTION_NAMESPACE_PREFIX

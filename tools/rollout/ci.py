@@ -7,9 +7,10 @@ from pathlib import Path
 import yaml
 
 from components.checks.loader import PROJECT
-from components.config.deployer import deployer_of, global_deployer
 from components.config.environment import EnvironmentSpec
-from components.config.stacks import StackSlice, environment_stacks
+from components.config.stacks import StackSlice
+from components.domain.deployers import deployer_of
+from components.domain.stack_split import environment_stacks, global_deployer
 
 HOSTED_RUNNER = "ubuntu-24.04"
 

@@ -13,7 +13,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from components.config.rollout import Wave
+from components.domain.waves import Wave
 from tools.rollout.bootstrap import NetworkBootstrap
 from tools.rollout.health import Check, CheckResult, wait_healthy
 from tools.rollout.slo import NotTested, SloGate, SloResult, not_tested_json, untested_wave

@@ -8,8 +8,8 @@ from rich.console import Console
 from rich.table import Table
 
 from components.config.environment import EnvironmentSpec
-from components.config.rollout import Wave
-from components.config.stacks import environment_stacks, layout_of
+from components.domain.stack_split import environment_stacks
+from components.domain.waves import Wave
 from tools.plan.model import Plan
 from tools.rollout.bringup import Report
 from tools.rollout.health import Check
@@ -51,7 +51,7 @@ def print_dry_run(
     that cannot complete (the bring-up check), else 0."""
     slices = {s.name: s for s in environment_stacks(env, env_name)}
     console.print(
-        f"[bold]rollout of {env_name}[/] (dry run: no credentials, no Pulumi CLI): layout {layout_of(env)}, "
+        f"[bold]rollout of {env_name}[/] (dry run: no credentials, no Pulumi CLI): layout {env.stack_layout()}, "
         f"{len(slices)} stack(s) in {len(waves)} wave(s)",
         highlight=False,
     )

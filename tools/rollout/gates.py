@@ -9,7 +9,8 @@ from typing import Any
 
 from components.config.environment import EnvironmentSpec
 from components.config.model_catalog import read_model_catalog
-from components.config.stacks import GLOBAL, StackSlice, environment_stacks, layout_of, region_stack_name
+from components.config.stacks import GLOBAL, StackSlice, region_stack_name
+from components.domain.stack_split import environment_stacks
 from components.federation.placement import federated_models, member_regions
 from components.k8s.names import cluster_name
 from stacks.config import environment_file_config
@@ -231,6 +232,6 @@ def bring_up(project_dir: Path, env: EnvironmentSpec, env_name: str, plans: Mapp
         crd_charts=CATALOG_CRD_CHARTS,
         # What a slice stack's program reads (a single stack's own file is its environment).
         environment_config=(
-            environment_file_config(f"{env_name}.{GLOBAL}", project_dir) if layout_of(env) == "perRegion" else None
+            environment_file_config(f"{env_name}.{GLOBAL}", project_dir) if env.stack_layout() == "perRegion" else None
         ),
     )

@@ -15,8 +15,10 @@ from dataclasses import dataclass
 from ipaddress import IPv4Network
 from typing import TYPE_CHECKING
 
-from components.config.deployer import DeployerSpec, deployer_of, global_deployer
+from components.config.deployer import DeployerSpec
 from components.config.stacks import StackSlice
+from components.domain.deployers import deployer_of
+from components.domain.stack_split import global_deployer
 
 if TYPE_CHECKING:
     from components.config.environment import EnvironmentSpec

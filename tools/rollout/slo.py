@@ -14,7 +14,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from components.config.rollout import SloSpec, served_base
+from components.config.rollout import SloSpec
+from components.domain.model_access import served_base
+from components.domain.waves import slo_wave_models
 from tools.rollout.health import served_models
 from tools.rollout.loadtest import Bounds, LoadTestInputError, Sample, percentile, run_load_test, weighted_schedule
 
@@ -227,7 +229,7 @@ def region_target(
         )
     if wave in slo.waves and not slo.waves[wave]:
         return NotTested(region, f"rollout.slo.waves.{wave} is empty")
-    wanted = slo.wave_models(env, wave)
+    wanted = slo_wave_models(env, slo, wave)
     own = {m.name for m in served_models(env, region) if not m.federated}
     routed = set(gateway.get("models") or [])
     tested = []
