@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from components.checks.endpoint_checks import host_port_issue, secret_name_issue, url_issue
-from components.checks.existing_cluster_checks import EKS_CLUSTER_NAME, GKE_CLUSTER_NAME, ROLE_ARN, SUBNET_ID
 from components.checks.loader import load_environment
+from components.config.region import EKS_CLUSTER_NAME, GKE_CLUSTER_NAME, ROLE_ARN, SUBNET_ID
 from platform_catalog.address_space import cluster_local
 from tests.harness import raw_environment
 
