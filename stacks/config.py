@@ -113,8 +113,9 @@ _VALIDATED_KEPT = 4
 
 def _validated(raw: dict[str, Any], secret: set[str], catalog_files: Mapping[str, Any]) -> EnvironmentSpec:
     """`load_environment`, once per distinct input: its result is a frozen spec and a function of these inputs
-    alone (an invalid one raises ConfigError every time and is not kept)."""
-    key = json.dumps([raw, sorted(secret), catalog_files], sort_keys=True, default=repr)
+    alone (an invalid one raises ConfigError every time and is not kept). Keyed in the inputs' own order, which the
+    spec keeps and the plan shows (a mapping of tags, say)."""
+    key = json.dumps([raw, sorted(secret), catalog_files], default=repr)
     spec = _VALIDATED.get(key)
     if spec is None:
         spec = load_environment(raw, secret_keys=secret, catalog_files=catalog_files)

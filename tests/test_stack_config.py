@@ -123,11 +123,14 @@ def test_the_environment_is_validated_once_per_distinct_input(monkeypatch):
     assert len(validations) == 1
     program_config._validated(values, {"tags"}, {})
     program_config._validated(values, set(), {"models/extra.yaml": None})
+    # The same tags in another order: a mapping's order shows in the plan (an AWS provider's defaultTags).
+    reordered = {**values, "tags": dict(reversed(values["tags"].items()))}
+    assert list(program_config._validated(reordered, set(), {}).tags) == list(reversed(first.tags)) != list(first.tags)
     changed = {**values, "labelDomain": "platform.acme.example"}
     assert program_config._validated(changed, set(), {}).label_domain == "platform.acme.example"
-    assert len(validations) == 4
+    assert len(validations) == 5
     broken = {**values, "regions": []}
     for _ in range(2):  # refused every time, never kept
         with pytest.raises(ConfigError):
             program_config._validated(broken, set(), {})
-    assert len(validations) == 6
+    assert len(validations) == 7
