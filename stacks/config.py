@@ -111,6 +111,12 @@ _VALIDATED: dict[str, EnvironmentSpec] = {}
 _VALIDATED_KEPT = 4
 
 
+def forget_validated_environments() -> None:
+    """As in a fresh process: the next read validates its environment again (`make bench` times each warm plan as
+    `make plan` runs one, validation included)."""
+    _VALIDATED.clear()
+
+
 def _validated(raw: dict[str, Any], secret: set[str], catalog_files: Mapping[str, Any]) -> EnvironmentSpec:
     """`load_environment`, once per distinct input: its result is a frozen spec and a function of these inputs
     alone (an invalid one raises ConfigError every time and is not kept). Keyed in the inputs' own order, which the

@@ -108,6 +108,8 @@ CORPUS: list[Bad] = [
     # without `cloud`, the entry's mistakes that do not depend on the cloud are still reported, in the same run
     _b('missing', 'dev', 'region-cloud-and-zones-type', [('del', 'regions[0].cloud'), ('set', 'regions[0].zones', 'us-east-1a')], 'regions[0].zones', 'a list'),
     _b('missing', 'dev', 'region-cloud-and-unknown-key', [('del', 'regions[0].cloud'), ('rename', 'regions[0].zones', 'zone')], 'regions[0].zone', "did you mean 'zones'"),
+    _b('missing', 'dev', 'region-cloud-blank-and-zones-type', [('set', 'regions[0].cloud', None), ('set', 'regions[0].zones', 'us-east-1a')], 'regions[0].zones', 'a list'),
+    _b('missing', 'dev', 'region-cloud-azure-and-unknown-key', [('set', 'regions[0].cloud', 'azure'), ('rename', 'regions[0].zones', 'zone')], 'regions[0].zone', "did you mean 'zones'"),
     _b('missing', 'prod', 'region-cloud-and-pool-type', [('del', 'regions[2].cloud'), ('set', 'regions[2].gpuPools[0].maxSize', 'four')], 'regions[2].gpuPools[0].maxSize', 'whole number'),
     _b('missing', 'dev', 'k8s-version', [('del', 'regions[0].kubernetesVersion')], 'regions[0].kubernetesVersion', 'required key is missing'),
     _b('missing', 'dev', 'network', [('del', 'regions[0].network')], 'regions[0].network', 'required key is missing'),

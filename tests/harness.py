@@ -257,12 +257,13 @@ def needing_no_cache(raw: dict) -> dict:
     return raw
 
 
-def cluster_handle(name: str, **fields: Any) -> ClusterHandle:
-    """A handle of an AWS test cluster for a component evaluated alone: its own provider and an exec kubeconfig."""
+def cluster_handle(name: str, *, cloud: str = "aws", **fields: Any) -> ClusterHandle:
+    """A handle of a test cluster (on AWS unless told) for a component evaluated alone: its own provider and an exec
+    kubeconfig."""
     kubeconfig = render_kubeconfig(name, "https://10.0.0.1", "Y2E=", ExecAuth(command="aws", args=()))
     return ClusterHandle(
         name=name,
-        region=region("aws"),
+        region=region(cloud),
         provider=k8s.Provider(name),
         kubeconfig=pulumi.Output.from_input(kubeconfig),
         endpoint=pulumi.Output.from_input("https://10.0.0.1"),

@@ -78,6 +78,17 @@ def test_a_region_without_cloud_also_reports_what_no_cloud_accepts():
     ]
 
 
+@pytest.mark.parametrize(("cloud", "shown"), [(None, "None"), ("azure", "'azure'"), (["aws"], "['aws']")])
+def test_a_region_with_no_clouds_cloud_also_reports_what_no_cloud_accepts(cloud, shown):
+    raw = raw_environment()
+    raw["regions"][0]["cloud"] = cloud  # blank (`cloud:`), another cloud, a list: as good as missing
+    raw["regions"][0]["zones"] = "us-east-1a"
+    assert config_errors(raw) == [
+        f"regions[0].cloud: {shown} is not allowed; use one of 'aws' or 'gcp'",
+        "regions[0].zones: expected a list, got 'us-east-1a' (str); fix the value",
+    ]
+
+
 def test_unknown_region_and_zone():
     raw = raw_environment()
     raw["regions"][0]["region"] = "us-east-9"

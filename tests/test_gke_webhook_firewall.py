@@ -110,7 +110,7 @@ def test_each_port_default_is_the_charts_own(chart: str, backend: ApiServerBacke
 
 def test_no_network_policy_shuts_the_control_plane_out_of_a_backend_namespace(prod_plan):
     """Dataplane V2 enforces NetworkPolicies: a namespace with a policy must admit the control-plane range on its
-    backends' ports (Envoy Gateway's, through `control_plane_peer`)."""
+    backends' ports (Envoy Gateway's: an ipBlock of the region's webhook source range)."""
     policies = [p for (cluster, _), p in cluster_objects(prod_plan, "NetworkPolicy").items() if cluster == "prod-usc1"]
     by_namespace: dict[str, list[dict]] = {}
     for p in policies:

@@ -125,11 +125,11 @@ CACHE_PLAN = CachePlan(memory_gib=64, ssd_gib=0, replicas=2, pools=("l40s",), fu
 READS = CacheReads(streams_per_node=4, busiest_pool="l40s", chunk_mib=4, worker_bound=False)
 
 
-def _model_cache(store, nodes: CacheNodes, plan: CachePlan = CACHE_PLAN) -> None:
+def _model_cache(store, nodes: CacheNodes, plan: CachePlan = CACHE_PLAN, *, on: str | None = None) -> None:
     ModelCache(
         "cache",
         ModelCacheArgs(
-            cluster=cluster_handle("team"),
+            cluster=cluster_handle("team", cloud=on or store.cloud),
             plan=plan,
             store=store,
             nodes=nodes,
@@ -174,6 +174,8 @@ def test_model_cache_refuses_a_relative_mount_root_an_s3_bucket_without_region_a
     assert _refused(lambda: _model_cache(no_region, CacheNodes(), no_pools)).property_path == "store.aws_region"
     gcs = GcsUnderStore(bucket="team-models")
     assert _refused(lambda: _model_cache(gcs, CacheNodes(), no_pools)).property_path == "plan.pools"
+    error = _refused(lambda: _model_cache(gcs, GKE_NODES, on="aws"))  # a GCS bucket on an EKS cluster
+    assert error.property_path == "store" and "gs://" in error.reason and "aws" in error.reason
 
 
 @cache
@@ -220,9 +222,9 @@ GATEWAY = GatewaySpec.model_validate({})
 OPENAI = {"name": "openai", "type": "openai", "models": ["gpt-4o"], "hostname": "api.openai.com"}
 
 
-def _gateway(**fields: Any) -> None:
+def _gateway_args(**fields: Any) -> dict[str, Any]:
     args: dict[str, Any] = {
-        "cluster": cluster_handle("team"),
+        "cluster": cluster_handle("team", cloud="gcp"),
         "cloud": "gcp",
         "hostname": "llm.team.example.com",
         "gateway": GATEWAY,
@@ -235,9 +237,17 @@ def _gateway(**fields: Any) -> None:
         "prometheus_namespace": None,
         "serving_namespace": k8s.core.v1.Namespace("inference"),
         "inference_pool_crds": k8s.core.v1.Namespace("pool-crds"),
+        "stand_ins": [],
+        "tenants": [],
+        "objectives": {},
         "external_providers": [ExternalProviderSpec.model_validate({**OPENAI, "apiKey": "sk-test"})],
+        "api_keys": {},
     }
-    InferenceGateway("team", InferenceGatewayArgs(**(args | fields)))
+    return args | fields
+
+
+def _gateway(**fields: Any) -> None:
+    InferenceGateway("team", InferenceGatewayArgs(**_gateway_args(**fields)))
 
 
 def test_inference_gateway_fits_a_cluster_from_its_own_inputs():
@@ -251,7 +261,7 @@ def test_inference_gateway_fits_a_cluster_from_its_own_inputs():
     assert webhook["spec"]["ingress"][0]["from"] == [{"ipBlock": {"cidr": "172.16.0.0/28"}}]
     assert "openai" in _objects(plan, "AIServiceBackend")
     (redis_volume,) = _objects(plan, "PersistentVolumeClaim").values()
-    assert redis_volume["spec"]["storageClassName"] == "standard-rwo"  # GKE's, though the handle is an EKS one
+    assert redis_volume["spec"]["storageClassName"] == "standard-rwo"  # GKE's
 
 
 def test_inference_gateway_refuses_inputs_naming_the_argument():
@@ -263,3 +273,9 @@ def test_inference_gateway_refuses_inputs_naming_the_argument():
     error = _refused(lambda: _gateway(external_providers=keyless))
     assert error.property_path == "external_providers[0].api_key" and "openai" in error.reason
     assert _refused(lambda: _gateway(hostname="")).property_path == "hostname"
+    error = _refused(lambda: _gateway(cloud="aws"))  # the cluster is on GCP
+    assert error.property_path == "cloud" and "'gcp'" in error.reason
+    for forgotten in ("tenants", "stand_ins", "objectives", "external_providers", "api_keys"):
+        given = {key: value for key, value in _gateway_args().items() if key != forgotten}
+        with pytest.raises(TypeError, match=forgotten):  # none defaults to nothing: an empty one is said
+            InferenceGatewayArgs(**given)

@@ -12,7 +12,7 @@ before the objects that use them. The InferencePool CRD is KServe's (kserve-llmi
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from ipaddress import IPv4Network
 from typing import Any
@@ -180,19 +180,22 @@ class InferenceGatewayArgs:
     prometheus_namespace: str | None  # the Prometheus that scrapes the gateway; None: none does
     serving_namespace: k8s.core.v1.Namespace  # model servers, pools and routes live there
     inference_pool_crds: pulumi.Resource  # the release installing the InferencePool CRD (KServe.inference_pool_crds)
-    stand_ins: Sequence[stand_in.StandIn] = ()  # models with a stand-in here (stand_in.stand_ins)
-    tenants: Sequence[TenantSpec] = ()  # whose budgets the gateway enforces
+    stand_ins: Sequence[stand_in.StandIn]  # models with a stand-in here (stand_in.stand_ins)
+    tenants: Sequence[TenantSpec]  # whose budgets the gateway enforces
     # Model (or adapter) on a pool ordering request classes -> tenant -> its objective (priority_classes.
     # objectives_context).
-    objectives: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
-    external_providers: Sequence[ExternalProviderSpec] = ()  # those offered here
-    api_keys: Mapping[str, pulumi.Output[str]] = field(default_factory=dict)  # tenant -> secret key
+    objectives: Mapping[str, Mapping[str, str]]
+    external_providers: Sequence[ExternalProviderSpec]  # those offered here
+    api_keys: Mapping[str, pulumi.Output[str]]  # tenant -> secret key (gateway.auth apiKey)
 
     def __post_init__(self) -> None:
-        """A hostname, a known cloud, a webhook source, stand-ins among the placed models, each provider with its
-        credentials."""
+        """A hostname, the cluster's cloud, a webhook source, stand-ins among the placed models, each provider with its
+        credentials. What it enforces and routes (tenants, stand-ins, objectives, providers, keys) has no default:
+        an empty one is the caller's statement, not a forgotten argument."""
         required("hostname", self.hostname, "the name clients call, e.g. llm.example.com")
         known("cloud", self.cloud, {cloud: cloud for cloud, _ in specs.LOAD_BALANCER_ANNOTATIONS}, "cloud")
+        if self.cloud != self.cluster.region.cloud:  # its releases' critical-pod quotas follow the cluster's cloud
+            raise InputError("cloud", f"{self.cloud!r}, but the cluster runs on {self.cluster.region.cloud!r}")
         self.webhook_source()
         placed = {p.name for p in self.placements}
         for i, s in enumerate(self.stand_ins):

@@ -262,7 +262,7 @@ class ModelCacheArgs:
     cluster: ClusterHandle
     plan: CachePlan
     store: UnderStore  # the region's model bucket; its kind says which cloud identity the cache reads it as
-    nodes: CacheNodes = CacheNodes()
+    nodes: CacheNodes  # CacheNodes.of(region); no default, which would be EKS's answer on any cloud
     # IAM role ARN (EKS) or Google service account email (GKE) the cache reads the bucket as.
     cloud_identity: pulumi.Input[str]
     # The serving namespace, where the model servers' PVC is created.
@@ -273,6 +273,9 @@ class ModelCacheArgs:
 
     def __post_init__(self) -> None:
         required("store.bucket", self.store.bucket, "the model bucket the cache mounts")
+        on = self.cluster.region.cloud  # the cluster's Fluid release, and the identity its pods read the bucket as
+        if self.store.cloud != on:
+            raise InputError("store", f"a {self.store.scheme}:// bucket, which a cluster on {on} reads no identity for")
         if isinstance(self.store, S3UnderStore):
             required("store.aws_region", self.store.aws_region, "the S3 bucket's region, e.g. us-east-1")
         if not self.plan.pools:

@@ -1514,6 +1514,8 @@ PROMETHEUS_RULE_WEBHOOK_IGNORES_FAILURES = _fact(
     "prometheus-operator/admission-webhooks/validatingWebhookConfiguration.yaml L15-L24, L85-L94, "
     "mutatingWebhookConfiguration.yaml L15-L24 (failurePolicy), job-patch/job-patchWebhook.yaml L2-L9, L16, L58; "
     "values.yaml prometheusOperator.admissionWebhooks (conformance/upstream/kube-prometheus-stack); "
-    "jkroepke/kube-webhook-certgen@8df5d96 (main, 2025-12-26; v1.7.3 the same):cmd/patch.go (an empty or Ignore "
-    "--patch-failure-policy sets none), pkg/k8s/k8s.go (the policy applied only when set)",
+    "jkroepke/kube-webhook-certgen v1.7.3 and main@8df5d96 (2025-12-26), the newest source here; the chart pins its "
+    "image 1.8.7 (values.yaml L3131-3132), whose source no mirror or module proxy here serves:cmd/patch.go (an "
+    "empty or Ignore --patch-failure-policy sets none, its flag's help: 'If set, patch the webhooks with this failure "
+    "policy'), pkg/k8s/k8s.go (the policy applied only when set)",
 )

@@ -277,10 +277,11 @@ _KIND = {
 
 
 def _issues(err: ErrorDetails) -> list[Issue]:
-    """The error's issue; for an entry without the key that chooses its per-cloud model (a region entry's `cloud`),
-    also its mistakes that do not depend on the cloud, so that one run reports them all."""
+    """The error's issue; for an entry without a valid value of the key that chooses its per-cloud model (a region
+    entry's `cloud` missing, blank, or no cloud's), also its mistakes that do not depend on the cloud, so that one
+    run reports them all."""
     issue = _issue(err)
-    if err["type"] != "union_tag_not_found" or not isinstance(err["input"], dict):
+    if err["type"] not in ("union_tag_not_found", "union_tag_invalid") or not isinstance(err["input"], dict):
         return [issue]
     return [issue, *_untagged_issues(tuple(err["loc"]), err["input"])]
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from components.config.stackfile import StackConfig
+from stacks.config import forget_validated_environments
 from tools.plan import phases
 from tools.plan.engine import evaluate, exit_skipping_final_collection, keep_heap_until_exit
 
@@ -50,6 +51,7 @@ def _plan(args: argparse.Namespace) -> dict[str, Any]:
     runs = []
     for _ in range(args.repeat):
         phases.reset()
+        forget_validated_environments()
         plan = build_plan(stack_config)
         keep_heap_until_exit()  # as `python -m tools.plan` does
         check_policy(plan)
@@ -94,6 +96,7 @@ def _pair(args: argparse.Namespace) -> dict[str, Any]:
     rounds = []
     for _ in range(args.runs):
         phases.reset()
+        forget_validated_environments()
         build_plan(stack_config)
         plan = _times()
         rounds.append(
@@ -125,6 +128,7 @@ def _profile(args: argparse.Namespace) -> dict[str, Any]:
 
     stack_config = _stack_config(args)
     build_plan(stack_config)
+    forget_validated_environments()
     profiler = cProfile.Profile()
     profiler.enable()
     build_plan(stack_config)
