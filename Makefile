@@ -54,11 +54,15 @@ rehearse: plan  ## replay Pulumi.$(ENV).yaml's rollout on local control planes f
 # One pytest-xdist worker per core; the plans are built once per session and shared by the workers
 # (tests/plan_store.py). `test-fast` leaves out the tests marked `plan` (a whole environment evaluated) and `slow`.
 PYTEST_PARALLEL := -p xdist -n auto --dist worksteal
+# The suite keeps the bytecode of what it imports (__pycache__/, ignored by git) even where PYTHONDONTWRITEBYTECODE is
+# set: otherwise every xdist worker, and every command line a test starts, compiles (and pytest re-rewrites) each
+# module again, ~3 s of CPU a process.
+PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest
 test: $(STAMP)  ## the whole test suite on every core (conformance against the vendored conformance/upstream/ included)
-	$(BIN)/python -m pytest $(PYTEST_PARALLEL)
+	$(PYTEST) $(PYTEST_PARALLEL)
 
 test-fast: $(STAMP)  ## the tests that evaluate no whole plan and take under a second: seconds, while you work
-	$(BIN)/python -m pytest $(PYTEST_PARALLEL) -m "not plan and not slow and not rehearsal"
+	$(PYTEST) $(PYTEST_PARALLEL) -m "not plan and not slow and not rehearsal"
 
 rehearsal-test: $(STAMP)  ## the tests that run the rehearsal's upstream binaries (after make rehearsal-tools)
 	$(BIN)/python -m pytest -m rehearsal tests/test_rehearsal_runs.py tests/test_rollout_slo_simulator.py

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from platform_catalog.names import PRIVILEGED_NAMESPACES
-from policies.model import NotKnown, Resource, Stack
+from policies.model import NotKnown, Resource, Stack, one_pass
 
 Severity = Literal["low", "medium", "high", "critical"]
 Level = Literal["advisory", "mandatory", "disabled"]
@@ -272,7 +272,11 @@ def rule(
 
 def evaluate_stack(rules: Iterable[Rule], resources: Iterable[Resource], settings: PackSettings) -> Evaluation:
     """Every rule on every subject, with the given pack settings (enforcement overrides, config)."""
-    stack = Stack(resources)
+    with one_pass():
+        return _evaluate(rules, Stack(resources), settings)
+
+
+def _evaluate(rules: Iterable[Rule], stack: Stack, settings: PackSettings) -> Evaluation:
     evaluation = Evaluation()
     for r in rules:
         level = settings.level(r)

@@ -9,11 +9,14 @@ and never crashes a rule.
 from __future__ import annotations
 
 import json
+import shlex
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
-from functools import cached_property
-from typing import Any
+from functools import cached_property, lru_cache, wraps
+from typing import Any, TypeVar
 
 # The engine's unknown sentinels (pulumi_policy.proxy, pulumi.runtime.rpc.UNKNOWN), and the
 # marker the offline plan writes for a secret: neither can be checked.
@@ -110,6 +113,16 @@ def peek(value: Any, *path: str | int) -> Any:
         return get(value, *path)
     except NotKnown:
         return UNKNOWN
+
+
+@lru_cache(maxsize=16384)
+def shell_words(line: str) -> tuple[str, ...] | None:
+    """A command line's words as a POSIX shell splits them; None when its quotes do not close. Split once per text:
+    every pass of the pack meets the same command lines (a plan's, and each mutation test's)."""
+    try:
+        return tuple(shlex.split(line))
+    except ValueError:
+        return None
 
 
 def as_list(value: Any) -> list:
@@ -222,6 +235,42 @@ class Resource:
         return f"{self.kind} {self.namespace}/{self.k8s_name}{where}"
 
 
+T = TypeVar("T")
+
+# What one pass of the pack (framework.evaluate_stack) derived from a resource: resource id -> (function, resource,
+# value); None outside a pass, where each call computes afresh (a resource may change between two calls).
+_pass_memo: ContextVar[dict[tuple[Callable[..., Any], int], tuple[Resource, Any]] | None] = ContextVar(
+    "_pass_memo", default=None
+)
+
+
+@contextmanager
+def one_pass() -> Iterator[None]:
+    """Within it, functions marked `once_per_pass` compute once per resource: no resource changes during a pass."""
+    token = _pass_memo.set({})
+    try:
+        yield
+    finally:
+        _pass_memo.reset(token)
+
+
+def once_per_pass(derive: Callable[[Resource], T]) -> Callable[[Resource], T]:
+    """`derive(resource)` once per resource within a pass (many rules ask whether a resource runs pods)."""
+
+    @wraps(derive)
+    def memoized(r: Resource) -> T:
+        memo = _pass_memo.get()
+        if memo is None:
+            return derive(r)
+        key = (derive, id(r))
+        found = memo.get(key)
+        if found is None:
+            found = memo[key] = (r, derive(r))  # holding the resource keeps its id from being reused in the pass
+        return found[1]
+
+    return memoized
+
+
 class Stack:
     """All resources of one stack, with the lookups multi-resource rules need.
 
@@ -251,10 +300,17 @@ class Stack:
     def of_type(self, *types: str) -> list[Resource]:
         return [r for t in types for r in self._by_type.get(t, [])]
 
-    def kubernetes(self, kind: str, group: str | None = None, cluster: str | None = None) -> Iterator[Resource]:
+    @cached_property
+    def _by_kind(self) -> dict[str, list[Resource]]:
+        index: dict[str, list[Resource]] = defaultdict(list)
         for r in self.resources:
-            wanted = r.is_kubernetes and r.kind == kind and (group is None or r.api_group == group)
-            if wanted and (cluster is None or r.cluster == cluster):
+            if r.is_kubernetes:
+                index[r.kind].append(r)
+        return index
+
+    def kubernetes(self, kind: str, group: str | None = None, cluster: str | None = None) -> Iterator[Resource]:
+        for r in self._by_kind.get(kind, ()):
+            if (group is None or r.api_group == group) and (cluster is None or r.cluster == cluster):
                 yield r
 
     def sources(self, resource: Resource, prop: str) -> list[Resource]:

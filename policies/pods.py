@@ -14,10 +14,9 @@ outside the stack is `partial`: rules judge what it sets, not what it leaves out
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass, field
 
-from policies.model import UNKNOWN, NotKnown, Resource, Stack, as_list, peek
+from policies.model import UNKNOWN, NotKnown, Resource, Stack, as_list, once_per_pass, peek, shell_words
 from policies.upstream import (
     KSERVE_GRAPH_LABEL,
     KSERVE_GRAPH_ROUTER_CONTAINER,
@@ -107,6 +106,7 @@ class Workload:
         return self.init_containers + self.containers
 
 
+@once_per_pass
 def is_workload(r: Resource) -> bool:
     """Objects that run pods: builtin workloads and their patches, KServe's serving kinds, and any other custom
     resource carrying a pod spec (serving runtimes and LLMInferenceServiceConfigs are templates, judged merged into
@@ -584,10 +584,8 @@ def command_line(container: dict) -> list[str]:
     tokens: list[str] = []
     for item in list(container.get("command") or []) + list(container.get("args") or []):
         if isinstance(item, str):
-            try:
-                tokens.extend(shlex.split(item))
-            except ValueError:
-                tokens.extend(item.split())
+            words = shell_words(item)
+            tokens.extend(item.split() if words is None else words)
     return tokens
 
 

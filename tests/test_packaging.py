@@ -104,6 +104,7 @@ def test_the_wheel_ships_exactly_the_packages_modules_and_their_type_marker(whee
     assert STALE not in shipped  # make wheel empties setuptools' staging first
 
 
+@pytest.mark.slow  # `make wheel` in a child process: seconds
 def test_the_wheel_requires_the_pinned_runtime(wheel):
     (metadata,) = [n for n in _names(wheel) if n.endswith(".dist-info/METADATA")]
     with zipfile.ZipFile(wheel) as archive:

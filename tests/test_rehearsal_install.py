@@ -166,7 +166,10 @@ def _install(monkeypatch, cluster: Cluster, **inputs: Any) -> Check:
     monkeypatch.setattr(helm, "release_source", lambda inputs: (("gateway-helm", "v1.9.0"), source))
     monkeypatch.setattr(helm, "render", lambda inputs, **_: helm.split_rendered(TEMPLATE, RELEASE, NAMESPACE))
     monkeypatch.setattr(pulumi_k8s, "AWAIT_SECONDS", 1.5)
-    monkeypatch.setattr(releases.time, "sleep", lambda seconds: None)
+    # A clock that a sleep moves on: the hook waits pass in no time, instead of polling for AWAIT_SECONDS.
+    now = [0.0]
+    monkeypatch.setattr(releases.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(releases.time, "sleep", lambda seconds: now.__setitem__(0, now[0] + seconds))
     resource = PlannedResource(
         urn="urn:pulumi:dev::p::kubernetes:helm.sh/v3:Release::dev-use1-gateway",
         type="kubernetes:helm.sh/v3:Release",

@@ -440,6 +440,12 @@ def simulated_gateways(sim: SseSimulator):
     return load_test
 
 
+def short_answers(max_tokens: int) -> int:
+    """The gate tests' answer length: at most 16 tokens (a model stops early at its end of sequence), so the mix's
+    128- and 512-token requests do not spend seconds in inter-token waits; TTFT and TPOT are measured the same."""
+    return min(max_tokens, 16)
+
+
 def fast_slo(**changes):
     """prod's rollout.slo, small enough for a test: 12 requests, 3 at a time."""
     return with_slo(concurrency=3, durationSeconds=20, maxRequests=12, minRequests=6, **changes)
@@ -450,7 +456,7 @@ def test_the_gate_passes_a_fast_gateway_and_records_its_measurements(project):
     env = prod_spec(("set", "rollout.slo", fast_slo()))
     outputs = prod_outputs(env)
     outputs["prod.use1"]["apiKeys"]["rollout-probe"] = KEY
-    with SseSimulator(ttft=0.05, itl=0.005, api_key=KEY) as sim:
+    with SseSimulator(ttft=0.05, itl=0.005, api_key=KEY, tokens=short_answers) as sim:
         load_test = simulated_gateways(sim)
         run = roll(project, [], env=env, workspace=FakeWorkspace(outputs), load_test=load_test)
     assert run.code == 0, run.out
@@ -483,7 +489,7 @@ def test_a_slow_gateway_stops_the_rollout_naming_the_metric_measured_and_allowed
     outputs = prod_outputs(env)
     outputs["prod.use1"]["apiKeys"]["rollout-probe"] = KEY
     workspace = FakeWorkspace(outputs)
-    with SseSimulator(ttft=0.3, itl=0.005, api_key=KEY) as sim:
+    with SseSimulator(ttft=0.3, itl=0.005, api_key=KEY, tokens=short_answers) as sim:
         run = roll(project, [], env=env, workspace=workspace, load_test=simulated_gateways(sim))
     assert run.code == 1
     assert workspace.calls == [("prod.use1", "preview"), ("prod.use1", "up")]  # aws waits
@@ -505,7 +511,9 @@ def test_errors_over_the_allowed_rate_stop_the_rollout(project):
     env = prod_spec(("set", "rollout.slo", fast_slo()))
     outputs = prod_outputs(env)
     outputs["prod.use1"]["apiKeys"]["rollout-probe"] = KEY
-    with SseSimulator(ttft=0.0, itl=0.001, api_key=KEY, fail=lambda i: "status" if i % 4 == 0 else None) as sim:
+    with SseSimulator(
+        ttft=0.0, itl=0.001, api_key=KEY, tokens=short_answers, fail=lambda i: "status" if i % 4 == 0 else None
+    ) as sim:
         run = roll(project, [], env=env, workspace=FakeWorkspace(outputs), load_test=simulated_gateways(sim))
     assert run.code == 1
     [result] = state_of(project).slo

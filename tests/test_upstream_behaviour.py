@@ -2354,7 +2354,7 @@ def test_the_rehearsals_client_waits_out_what_the_server_says_to_retry(answers, 
             pass
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Server)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True).start()  # shutdown: no 0.5 s poll
     try:
         kube = Kube(f"http://127.0.0.1:{server.server_address[1]}", Path("/nonexistent-ca"))
         obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "default"}}
@@ -2420,7 +2420,7 @@ def test_an_aggregated_api_not_available_yet_is_a_kind_not_served_yet():
             pass
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Aggregator)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True).start()  # shutdown: no 0.5 s poll
     try:
         kube = Kube(f"http://127.0.0.1:{server.server_address[1]}", Path("/nonexistent-ca"))
         cluster = {"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster", "metadata": {"name": "m"}}

@@ -396,10 +396,13 @@ def _role_of(binding: Resource, stack: Stack) -> Resource | None:
     ref = peek(binding.props, "roleRef")
     if not isinstance(ref, dict):
         return None
-    for r in stack.resources:
+    kind = ref.get("kind")
+    if not isinstance(kind, str):
+        return None
+    for r in stack.kubernetes(kind, RBAC_GROUP):
         same = r.cluster == binding.cluster and r.k8s_name == ref.get("name")
         scoped = r.kind == "ClusterRole" or r.namespace == binding.namespace
-        if same and r.kind == ref.get("kind") and _is_rbac(ROLE_KINDS)(r) and scoped:
+        if same and r.kind in ROLE_KINDS and scoped:
             return r
     return None
 

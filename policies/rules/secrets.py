@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import math
 import re
-import shlex
 from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 from platform_catalog.address_space import cluster_local
 from policies.analyzers import secret_types
 from policies.framework import CannotCheck, Context, Violation, rule
-from policies.model import UNKNOWN, Resource, get, number, peek
+from policies.model import UNKNOWN, Resource, get, number, peek, shell_words
 from policies.pods import WORKLOAD_KINDS, command_line, is_workload, workloads
 from policies.upstream import RANDOM_DEFAULT_SPECIAL
 
@@ -72,18 +71,15 @@ def _string_lists(value: object, path: str) -> Iterator[tuple[str, list[str]]]:
         if value and all(isinstance(v, str) for v in value):
             tokens: list[str] = []
             for item in value:
-                try:
-                    tokens += shlex.split(item)
-                except ValueError:
-                    tokens += item.split()
+                words = shell_words(item)
+                tokens += item.split() if words is None else words
             yield path, tokens
         for i, v in enumerate(value):
             yield from _string_lists(v, f"{path}[{i}]")
     elif isinstance(value, str) and " -" in value and len(value) < 4096:  # a shell line: "redis-server --x y"
-        try:
-            yield path, shlex.split(value)
-        except ValueError:
-            return
+        words = shell_words(value)
+        if words is not None:
+            yield path, list(words)
 
 
 def _is_secret(r: Resource) -> bool:
@@ -391,11 +387,8 @@ def _command_line_endpoints(value: object, key: str = "", path: str = "") -> Ite
     else:
         return
     for line in lines:
-        try:
-            tokens = shlex.split(line)
-        except ValueError:
-            tokens = line.split()
-        for token in tokens:
+        words = shell_words(line)
+        for token in line.split() if words is None else words:
             for candidate in (token, token.partition("=")[2]):
                 if _plain_http(candidate):
                     yield path, candidate
