@@ -42,6 +42,23 @@ def fixture_project(tmp_path_factory) -> Path:
     return project_with_environments(tmp_path_factory.mktemp("fixture-project"))
 
 
+@pytest.fixture(scope="session")
+def plan_command_output(tmp_path_factory, fixture_project) -> Callable[[str], Path]:
+    """`python -m tools.plan ENV --project-dir <the fixture project> --out DIR` of a fixture environment, run once per
+    session (tests/plan_store.py): DIR, which the tests only read (plan.json, plan.md, manifests/, policy.json)."""
+    from tools.plan.__main__ import main as plan_main
+
+    def output(env: str) -> Path:
+        plan_store.asked(f"asked for the plan command's output of {env}")
+
+        def write(out: Path) -> None:
+            assert plan_main([env, "--project-dir", str(fixture_project), "--out", str(out), "--quiet"]) == 0
+
+        return plan_store.shared_output(("plan-command", env), write, lambda: tmp_path_factory.mktemp(f"plan-{env}"))
+
+    return output
+
+
 def _variant_configs() -> dict[str, tuple[str, Callable[[], dict]]]:
     """Variants other tests build that reach objects dev and prod do not: a multi-node model (KServe
     workerSpec, PodGroups), the extra GPU pools (reservations, spot, MIG, time-slicing, GPUDirect), Knative

@@ -32,7 +32,7 @@ from tests.environment_guard import charged_to_tests
 
 MARK = "plan"
 # The conftest fixtures that hand out a plan: a test using one is marked `plan` at collection.
-PLAN_FIXTURES = frozenset({"dev_plan", "prod_plan", "env_plan", "checked_plan"})
+PLAN_FIXTURES = frozenset({"dev_plan", "prod_plan", "env_plan", "checked_plan", "plan_command_output"})
 
 T = TypeVar("T")
 
@@ -70,6 +70,30 @@ def shared(key: tuple[Any, ...], build: Callable[[], T]) -> T:
         partial.write_bytes(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
         partial.replace(path)
         return value
+
+
+_outputs: dict[str, Path] = {}  # this process's directories written by `shared_output`, when no directory is shared
+
+
+def shared_output(key: tuple[Any, ...], write: Callable[[Path], None], local: Callable[[], Path]) -> Path:
+    """A directory `write(directory)` fills once per session, which the tests asking for it only read (a command
+    line's output): under xdist in the shared directory, under the key's lock (written aside, then renamed whole);
+    else in `local()`, once per process."""
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:24]
+    if _directory is None:
+        if digest not in _outputs:
+            directory = local()
+            write(directory)
+            _outputs[digest] = directory
+        return _outputs[digest]
+    out = _directory / f"{digest}.out"
+    with open(_directory / f"{digest}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not out.is_dir():
+            partial = _directory / f"{digest}.partial"
+            write(partial)
+            partial.replace(out)
+        return out
 
 
 def _is_program(filename: str) -> bool:

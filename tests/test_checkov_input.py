@@ -5,30 +5,19 @@ Checkov itself runs in CI (`.ci/run`, `make checkov`: its own virtualenv, its bo
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.harness import project_with_environments
 from tools.checkov_input import write
-from tools.plan.__main__ import main as plan_main
 
 pytestmark = pytest.mark.plan
 
 SKIP = re.compile(r"^CKV2?_K8S_\d+=[^=]{20,}$")
 
 
-def _plan(tmp_path: Path, env: str) -> Path:
-    """The fixture environment's plan (tests/fixtures/environments/)."""
-    out = tmp_path / env
-    project = project_with_environments(tmp_path)
-    assert plan_main([env, "--project-dir", str(project), "--out", str(out), "--quiet"]) == 0
-    return out
-
-
-def test_kserve_pods_and_manifests_are_scanned_with_their_skips(tmp_path):
-    plan = _plan(tmp_path, "prod")
+def test_kserve_pods_and_manifests_are_scanned_with_their_skips(tmp_path, plan_command_output):
+    plan = plan_command_output("prod")
     scanned = tmp_path / "checkov"
     # 5 InferenceService pods (3 federated copies), mistral, and P/D's decode, prefill and endpoint picker
     assert write(plan, scanned) == 9
@@ -50,10 +39,10 @@ def test_kserve_pods_and_manifests_are_scanned_with_their_skips(tmp_path):
     assert len(list((scanned / "manifests").rglob("*.yaml"))) == len(list((plan / "manifests").rglob("*.yaml")))
 
 
-def test_every_skip_on_a_rendered_object_names_a_check_and_says_why(tmp_path):
+def test_every_skip_on_a_rendered_object_names_a_check_and_says_why(plan_command_output):
     skipped = set()
     for env in ("dev", "prod"):
-        for manifest in (_plan(tmp_path, env) / "manifests").rglob("*.yaml"):
+        for manifest in (plan_command_output(env) / "manifests").rglob("*.yaml"):
             annotations = (yaml.safe_load(manifest.read_text()).get("metadata") or {}).get("annotations") or {}
             for key, value in annotations.items():
                 if key.startswith("checkov.io/skip"):
@@ -73,11 +62,11 @@ def test_every_skip_on_a_rendered_object_names_a_check_and_says_why(tmp_path):
     } <= skipped
 
 
-def test_a_skip_on_a_chart_deployments_patch_says_what_the_patch_is(tmp_path):
+def test_a_skip_on_a_chart_deployments_patch_says_what_the_patch_is(plan_command_output):
     """The reason on Karmada's flag patches (the patch sets container args only; the rest is the chart's) holds: each
     skipped patch of a Deployment sets nothing but its containers' names and args."""
     patches = 0
-    for manifest in (_plan(tmp_path, "prod") / "manifests").rglob("Deployment-*.patch.yaml"):
+    for manifest in (plan_command_output("prod") / "manifests").rglob("Deployment-*.patch.yaml"):
         patch = yaml.safe_load(manifest.read_text())
         reasons = [v for k, v in patch["metadata"]["annotations"].items() if k.startswith("checkov.io/skip")]
         if not any("setting only container args" in r for r in reasons):
@@ -89,8 +78,8 @@ def test_a_skip_on_a_chart_deployments_patch_says_what_the_patch_is(tmp_path):
     assert patches == 4  # karmada-webhook on the host, karmada-agent on each of the three pull members
 
 
-def test_external_dns_reads_the_api_with_the_token_its_skip_names(tmp_path):
-    manifests = _plan(tmp_path, "dev") / "manifests"
+def test_external_dns_reads_the_api_with_the_token_its_skip_names(plan_command_output):
+    manifests = plan_command_output("dev") / "manifests"
     [deployment] = manifests.rglob("external-dns/Deployment-external-dns.yaml")
     spec = yaml.safe_load(deployment.read_text())
     reasons = [v for k, v in spec["metadata"]["annotations"].items() if k.startswith("checkov.io/skip")]

@@ -22,10 +22,8 @@ OPTION_KEYS = {
 
 
 @pytest.fixture(scope="module", params=["dev", "prod"])
-def written(request, tmp_path_factory, fixture_project):
-    out = tmp_path_factory.mktemp(request.param)
-    assert plan_main([request.param, "--project-dir", str(fixture_project), "--out", str(out), "--quiet"]) == 0
-    return request.param, out
+def written(request, plan_command_output):
+    return request.param, plan_command_output(request.param)
 
 
 @pytest.mark.plan

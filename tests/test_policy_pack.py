@@ -245,14 +245,14 @@ def _session_plans(monkeypatch):
 
 
 @pytest.mark.plan
-def test_plan_writes_policy_artifacts(tmp_path, fixture_project):
-    assert plan_main(["prod", "--project-dir", str(fixture_project), "--out", str(tmp_path), "--quiet"]) == 0
-    findings = json.loads((tmp_path / "policy.json").read_text())
+def test_plan_writes_policy_artifacts(plan_command_output):
+    out = plan_command_output("prod")
+    findings = json.loads((out / "policy.json").read_text())
     assert {(f["policy"], f["enforcementLevel"]) for f in findings} == PLAN_ADVISORIES["prod"]
-    config = json.loads((tmp_path / "policy-config.json").read_text())
+    config = json.loads((out / "policy-config.json").read_text())
     assert config["no-scale-to-zero-in-production"] == {"production": True}
     assert config["gpu-pool-taint-and-labels"] == {"labelDomain": "inference-platform.io"}
-    md = (tmp_path / "plan.md").read_text()
+    md = (out / "plan.md").read_text()
     assert f"Policy passed: {len(ALL_RULES)} rules, 0 mandatory and 1 advisory finding(s)." in md
     assert "| eks-endpoint-not-public | high | mandatory | 2 | 0 | 0 | pass |" in md
 

@@ -314,6 +314,28 @@ def test_a_shared_plan_is_built_once_and_read_back_by_the_other_workers(tmp_path
     assert len(list((tmp_path / "plans").glob("*.pickle"))) == 2
 
 
+def test_a_commands_output_is_written_once_and_read_by_the_other_workers(tmp_path, monkeypatch):
+    writes: list[Path] = []
+
+    def write(out: Path) -> None:
+        writes.append(out)
+        out.mkdir()
+        (out / "plan.json").write_text("{}")
+
+    monkeypatch.setattr(plan_store, "_directory", None)
+    monkeypatch.setattr(plan_store, "_outputs", {})
+    local = tmp_path / "local"
+    here = plan_store.shared_output(("plan-command", "dev"), write, lambda: local)
+    assert here == local and plan_store.shared_output(("plan-command", "dev"), write, lambda: tmp_path / "x") == local
+    plan_store.share_in(tmp_path / "plans")
+    first = plan_store.shared_output(("plan-command", "dev"), write, lambda: tmp_path / "unused")
+    again = plan_store.shared_output(("plan-command", "dev"), write, lambda: tmp_path / "unused")  # another worker
+    other = plan_store.shared_output(("plan-command", "prod"), write, lambda: tmp_path / "unused")
+    assert len(writes) == 3 and first == again != other
+    assert (first / "plan.json").read_text() == "{}" and first.parent == tmp_path / "plans"
+    assert not list((tmp_path / "plans").glob("*.partial")) and not (tmp_path / "unused").exists()
+
+
 @pytest.mark.plan
 def test_a_plan_read_back_from_its_pickle_is_the_plan_it_was(dev_plan):
     again = pickle.loads(pickle.dumps(dev_plan, protocol=pickle.HIGHEST_PROTOCOL))
