@@ -115,14 +115,23 @@ def peek(value: Any, *path: str | int) -> Any:
         return UNKNOWN
 
 
-@lru_cache(maxsize=16384)
+_CACHED_LINE_CHARS = 4096  # longer texts (a script, a config file in a list) are split each time, not kept
+
+
 def shell_words(line: str) -> tuple[str, ...] | None:
     """A command line's words as a POSIX shell splits them; None when its quotes do not close. Split once per text:
     every pass of the pack meets the same command lines (a plan's, and each mutation test's)."""
+    return _cached_words(line) if len(line) <= _CACHED_LINE_CHARS else _words(line)
+
+
+def _words(line: str) -> tuple[str, ...] | None:
     try:
         return tuple(shlex.split(line))
     except ValueError:
         return None
+
+
+_cached_words = lru_cache(maxsize=16384)(_words)
 
 
 def as_list(value: Any) -> list:
@@ -237,8 +246,9 @@ class Resource:
 
 T = TypeVar("T")
 
-# What one pass of the pack (framework.evaluate_stack) derived from a resource: resource id -> (function, resource,
-# value); None outside a pass, where each call computes afresh (a resource may change between two calls).
+# What one pass of the pack (framework.evaluate_stack) derived from a resource: (function, resource id) -> (resource,
+# value), the resource kept so its id is not reused; None outside a pass, where each call computes afresh (a resource
+# may change between two calls).
 _pass_memo: ContextVar[dict[tuple[Callable[..., Any], int], tuple[Resource, Any]] | None] = ContextVar(
     "_pass_memo", default=None
 )

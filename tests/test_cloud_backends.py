@@ -157,7 +157,13 @@ def _per_cloud_model_named(node: ast.AST) -> bool:
         return node.attr in PER_CLOUD_MODELS
     if isinstance(node, ast.alias):
         return node.name.rpartition(".")[2] in PER_CLOUD_MODELS
-    return isinstance(node, ast.Constant) and node.value in PER_CLOUD_MODELS
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):  # a string annotation, whole or in part
+        try:
+            quoted = ast.parse(node.value.strip(), mode="eval")
+        except SyntaxError:
+            return False  # prose
+        return any(_per_cloud_model_named(inner) for inner in ast.walk(quoted))
+    return False
 
 
 def per_cloud_model_references(source: str) -> list[int]:
@@ -192,6 +198,8 @@ def test_the_per_cloud_models_are_each_clouds_region_network_cluster_and_pool():
         ("x = {AwsRegionSpec: f, GcpRegionSpec: g}[type(r)](r)", 1),
         ("x = type(r).__name__ == 'GcpRegionSpec'", 1),
         ("def f(r: 'GcpRegionSpec') -> None: ...", 1),
+        ("def f(r: 'AwsRegionSpec | None') -> None: ...", 1),
+        ("x: 'list[GcpRegionSpec]' = []", 1),
     ],
 )
 def test_the_scan_finds_a_per_cloud_model_named(source, line):

@@ -440,6 +440,18 @@ def simulated_gateways(sim: SseSimulator):
     return load_test
 
 
+@pytest.mark.slow
+def test_a_long_answer_streams_through_whole_with_the_tokens_it_was_asked_for():
+    """The gate tests answer short (short_answers); the mix's longest answer (prod's 512 tokens) still streams through
+    the load tester whole, every token counted, at no inter-token wait."""
+    with SseSimulator(ttft=0.0, itl=0.0) as sim:
+        samples, _ = run_load_test(
+            sim.base_url, "sim-key", weighted_schedule(["m"], [("hi", 512, 1)]), Bounds(2, 30, 4, 10)
+        )
+    assert len(samples) == 4 and all(s.ok and not s.error and s.tokens == 512 for s in samples)
+    assert {r.body["max_tokens"] for r in sim.received} == {512}
+
+
 def short_answers(max_tokens: int) -> int:
     """The gate tests' answer length: at most 16 tokens (a model stops early at its end of sequence), so the mix's
     128- and 512-token requests do not spend seconds in inter-token waits; TTFT and TPOT are measured the same."""

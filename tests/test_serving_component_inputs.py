@@ -2,9 +2,11 @@
 narrow inputs written by hand (no environment, or one placement of the dev fixture): one input that builds, one
 that is refused with Pulumi's input error naming the argument (issue 35 §4).
 
-The test cluster's handle is an AWS one: where a test passes the other cloud's inputs, what it renders follows the
-inputs, which shows the component does not read the region through the handle. The serving identity and the model
-deployment take no handle at all: a name, a provider and what workloads wait for (ClusterTarget)."""
+The test cluster's handle is of a test region (tests/gpu_specs.py) of the inputs' cloud, which the gateway and the
+cache refuse to mix; every other input a test passes differs from what that region would give (the webhook source
+range, the cache's mount root), and the rendered objects follow the inputs: the component does not read the region
+through the handle. The serving identity and the model deployment take no handle at all: a name, a provider and
+what workloads wait for (ClusterTarget)."""
 
 from __future__ import annotations
 
@@ -141,8 +143,9 @@ def _model_cache(store, nodes: CacheNodes, plan: CachePlan = CACHE_PLAN, *, on: 
     )
 
 
+# Not the test GCP region's own (CacheNodes.of(region): /var/lib/docker/runtime-mnt): the cache mounts what it is told.
 GKE_NODES = CacheNodes(
-    mount_root="/var/lib/docker/runtime-mnt",
+    mount_root="/mnt/team/runtime-mnt",
     kubelet_credentials=KubeletCredentials(kubeconfig="/var/lib/kubelet/kubeconfig", cert_dir="/var/lib/kubelet/pki"),
 )
 
@@ -153,7 +156,7 @@ def test_model_cache_mounts_the_bucket_of_its_kind_on_the_nodes_it_is_told_of():
     assert mount["mountPoint"] == "gs://team-models/models/"
     assert mount["options"] == {"alluxio.underfs.gcs.version": "2"}
     (fluid,) = plan.helm_releases()
-    assert fluid.inputs["values"]["runtime"]["mountRoot"] == "/var/lib/docker/runtime-mnt"
+    assert fluid.inputs["values"]["runtime"]["mountRoot"] == "/mnt/team/runtime-mnt"
     assert fluid.inputs["values"]["csi"]["useNodeAuthorization"] is True
     (account,) = [r.inputs for r in plan.resources if r.type == "kubernetes:core/v1:ServiceAccountPatch"]
     assert account["metadata"]["annotations"]["iam.gke.io/gcp-service-account"] == "cache@team.iam.gserviceaccount.com"
@@ -233,7 +236,7 @@ def _gateway_args(**fields: Any) -> dict[str, Any]:
         "placements": [],
         "routes": {},
         "routed_models": [],
-        "webhook_source_cidr": IPv4Network("172.16.0.0/28"),
+        "webhook_source_cidr": IPv4Network("172.31.240.0/28"),  # not the test region's controlPlaneCidr
         "prometheus_namespace": None,
         "serving_namespace": k8s.core.v1.Namespace("inference"),
         "inference_pool_crds": k8s.core.v1.Namespace("pool-crds"),
@@ -258,7 +261,7 @@ def test_inference_gateway_fits_a_cluster_from_its_own_inputs():
     (gateway,) = _objects(plan, "Gateway").values()
     assert [listener["hostname"] for listener in gateway["spec"]["listeners"]] == ["llm.team.example.com"]
     webhook = _objects(plan, "NetworkPolicy")["allow-webhook"]
-    assert webhook["spec"]["ingress"][0]["from"] == [{"ipBlock": {"cidr": "172.16.0.0/28"}}]
+    assert webhook["spec"]["ingress"][0]["from"] == [{"ipBlock": {"cidr": "172.31.240.0/28"}}]
     assert "openai" in _objects(plan, "AIServiceBackend")
     (redis_volume,) = _objects(plan, "PersistentVolumeClaim").values()
     assert redis_volume["spec"]["storageClassName"] == "standard-rwo"  # GKE's
