@@ -158,6 +158,8 @@ def _per_cloud_model_named(node: ast.AST) -> bool:
     if isinstance(node, ast.alias):
         return node.name.rpartition(".")[2] in PER_CLOUD_MODELS
     if isinstance(node, ast.Constant) and isinstance(node.value, str):  # a string annotation, whole or in part
+        if not any(name in node.value for name in PER_CLOUD_MODELS):
+            return False
         try:
             quoted = ast.parse(node.value.strip(), mode="eval")
         except SyntaxError:
