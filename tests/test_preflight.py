@@ -12,7 +12,7 @@ from moto import mock_aws
 
 from components.checks.loader import load_environment
 from platform_catalog.machines import MACHINES
-from tests.aws_fakes import CHECKPOINT, FakeAws, client, put_model, reservation
+from tests.aws_fakes import CHECKPOINT, FakeAws, client, fresh_client, put_model, reservation
 from tests.harness import environment_config
 from tools.plan.runner import PROJECT_DIR
 from tools.preflight.__main__ import main as preflight_main
@@ -266,7 +266,7 @@ def test_denied_quota_api_is_a_warning_naming_the_iam_action(aws):
     raw = _raw()
     raw["models"] = raw["tenants"] = []
     fake = FakeAws()
-    denied = client("service-quotas", "us-east-1")
+    denied = fresh_client("service-quotas", "us-east-1")
     stubber = Stubber(denied)
     stubber.add_client_error("get_service_quota", "AccessDeniedException", "User is not authorized")
     stubber.activate()
@@ -484,7 +484,7 @@ def test_catalog_efa_and_vcpus_agree_with_ec2_for_every_aws_type(aws):
 
 
 def test_a_type_the_region_lacks_is_left_out_not_raised(aws):
-    ec2 = client("ec2", "us-east-1")
+    ec2 = fresh_client("ec2", "us-east-1")
     stubber = Stubber(ec2)  # EC2 rejects a whole DescribeInstanceTypes batch for one unknown type
     stubber.add_client_error(
         "describe_instance_types",
