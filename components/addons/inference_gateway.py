@@ -215,11 +215,6 @@ class InferenceGatewayArgs:
         return self.webhook_source_cidr
 
 
-def _classed(placements: Sequence[ModelPlacement]) -> bool:
-    """A pool of the cluster orders request classes: the Gateway runs the priority Lua (priority_classes.py)."""
-    return any(p.request_classes for p in placements)
-
-
 @dataclass(frozen=True, kw_only=True)
 class _Installed:
     """What the gateway's objects wait for: the namespace of Envoy Gateway, and the releases and manifests
@@ -351,7 +346,7 @@ class InferenceGateway(pulumi.ComponentResource):
             CHARTS["gateway-helm"],
             cluster,
             eg_ns,
-            envoy_gateway_values(redis_url, redis_env, args.production, lua=_classed(args.placements)),
+            envoy_gateway_values(redis_url, redis_env, args.production, lua=bool(priority.classed(args.placements))),
             parent=self,
             depends_on=[args.inference_pool_crds],
         )
@@ -419,7 +414,7 @@ class InferenceGateway(pulumi.ComponentResource):
             spec=backend_traffic,
             depends_on=eg_ns,
         )
-        if _classed(args.placements):
+        if priority.classed(args.placements):
             in_eg(
                 kind="EnvoyExtensionPolicy",
                 name=priority.POLICY_NAME,

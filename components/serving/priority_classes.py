@@ -18,7 +18,7 @@ The engines keep first-come first-served: at these pins the body a model server 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from components.config.environment import EnvironmentSpec
@@ -74,10 +74,10 @@ def priority_bands(p: ModelPlacement) -> list[dict[str, Any]]:
     return bands
 
 
-def classed_placements(env: EnvironmentSpec, region: RegionSpec) -> list[ModelPlacement]:
-    """The region's pools shared by tenants of several classes (aggregated placements: a disaggregated model's
-    picker is KServe's)."""
-    return [p for p in model_placements(env, region) if p.request_classes]
+def classed(placements: Iterable[ModelPlacement]) -> list[ModelPlacement]:
+    """The pools shared by tenants of several classes (aggregated placements: a disaggregated model's picker is
+    KServe's): the Gateway runs the priority Lua when a cluster has one."""
+    return [p for p in placements if p.request_classes]
 
 
 def objectives_context(env: EnvironmentSpec, region: RegionSpec) -> dict[str, dict[str, str]]:
@@ -86,7 +86,7 @@ def objectives_context(env: EnvironmentSpec, region: RegionSpec) -> dict[str, di
     classes = {t.name: t.priority for t in env.tenants}
     return {
         route: {tenant: objective_name(p.name, classes[tenant]) for tenant in granted_tenants(env, route)}
-        for p in classed_placements(env, region)
+        for p in classed(model_placements(env, region))
         for route in model_routes(p.model)
         if granted_tenants(env, route)
     }
