@@ -21,7 +21,8 @@ import json
 import os
 import pickle
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import CodeType
 from typing import Any, TypeVar
@@ -54,15 +55,26 @@ def asked(what: str) -> None:
     _asked.append(what)
 
 
+def _digest(key: tuple[Any, ...]) -> str:
+    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:24]
+
+
+@contextmanager
+def _locked(digest: str, directory: Path) -> Iterator[None]:
+    """The key's file lock in the session's shared directory: one worker at a time builds what the key names."""
+    with open(directory / f"{digest}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def shared(key: tuple[Any, ...], build: Callable[[], T]) -> T:
     """`build()` once per session: in this process when no directory is shared, else under the key's file lock
     (the first worker builds and pickles it, the others load it)."""
     if _directory is None:
         return build()
-    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:24]
+    digest = _digest(key)
     path = _directory / f"{digest}.pickle"
-    with open(_directory / f"{digest}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with _locked(digest, _directory):
         if path.exists():
             return pickle.loads(path.read_bytes())
         value = build()
@@ -79,7 +91,7 @@ def shared_output(key: tuple[Any, ...], write: Callable[[Path], None], local: Ca
     """A directory `write(directory)` fills once per session, which the tests asking for it only read (a command
     line's output): under xdist in the shared directory, under the key's lock (written aside, then renamed whole);
     else in `local()`, once per process."""
-    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:24]
+    digest = _digest(key)
     if _directory is None:
         if digest not in _outputs:
             directory = local()
@@ -87,8 +99,7 @@ def shared_output(key: tuple[Any, ...], write: Callable[[Path], None], local: Ca
             _outputs[digest] = directory
         return _outputs[digest]
     out = _directory / f"{digest}.out"
-    with open(_directory / f"{digest}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with _locked(digest, _directory):
         if not out.is_dir():
             partial = _directory / f"{digest}.partial"
             write(partial)
