@@ -340,9 +340,9 @@ def test_the_duration_bounds_a_test():
 def test_a_request_longer_than_its_timeout_is_an_error_and_stops_waiting():
     with SseSimulator(ttft=3.0, itl=0.0) as sim:
         started = time.monotonic()
-        samples, _, measured = load(sim, Bounds(2, duration_seconds=0.1, max_requests=2, request_timeout_seconds=0.5))
+        samples, _, measured = load(sim, Bounds(2, duration_seconds=0.1, max_requests=2, request_timeout_seconds=0.25))
         took = time.monotonic() - started
-    assert [s.error for s in samples] == ["timed out after 0.5s"] * 2
+    assert [s.error for s in samples] == ["timed out after 0.25s"] * 2
     assert took < 2.0 and measured.error_rate == 1.0
 
 
