@@ -110,9 +110,15 @@ def lines(report: Report, fact: BringUpFact) -> list[str]:
     return [v.line() for v in report.violations if v.fact is fact]
 
 
+@pytest.fixture(scope="module")
+def prod_report(prod) -> Report:
+    """The check of prod's plans as they are, which several tests start from."""
+    return check(prod)
+
+
 @pytest.mark.plan
-def test_prod_comes_up_wave_by_wave_on_empty_accounts(prod):
-    report = check(prod)
+def test_prod_comes_up_wave_by_wave_on_empty_accounts(prod_report):
+    report = prod_report
     assert report.violations == []
     # Every stack waits on something, and every wait was checked.
     assert set(report.checked) == {"prod.use1", "prod.usw2", "prod.usc1", "prod.global"}
@@ -274,10 +280,10 @@ def _old_bootstrap(stack: str, program: Plan, full: Plan, targets=None):
 
 
 @pytest.mark.plan
-def test_c1_a_network_first_step_whose_providers_need_untargeted_creates_is_reported(prod, monkeypatch):
+def test_c1_a_network_first_step_whose_providers_need_untargeted_creates_is_reported(prod, prod_report, monkeypatch):
     """The engine targets every provider; one whose parent or inputs are not created fails 'untargeted create'.
     Expected by hand from prod.use1's providers (build/prod/stacks/prod.use1/plan.json)."""
-    assert check(prod).violations == []
+    assert prod_report.violations == []
     monkeypatch.setattr(bringup, "network_bootstrap", _old_bootstrap)
     found = lines(check(prod), bringup.facts.PULUMI_TARGETED_CREATE)
     assert sorted(line.split(":")[0] for line in found) == ["prod.usc1", "prod.use1", "prod.usw2"]
@@ -893,10 +899,9 @@ def _unwaited(prod, service: str) -> list[str]:
 
 
 @pytest.mark.plan
-def test_webhooks_prod_awaits_each_webhook_service_before_what_it_admits(prod):
+def test_webhooks_prod_awaits_each_webhook_service_before_what_it_admits(prod, prod_report):
     """usw2's stack installs KServe and Volcano and creates runtimes, queues and hypernodes at once (wave 2)."""
-    report = check(prod)
-    assert lines(report, bringup.facts.WEBHOOK_SERVES_BEFORE_WHAT_IT_ADMITS) == []
+    assert lines(prod_report, bringup.facts.WEBHOOK_SERVES_BEFORE_WHAT_IT_ADMITS) == []
     found = _unwaited(prod, "kserve-webhook-server-service")
     assert sorted(found) == [
         f"prod.usw2: ClusterServingRuntime {name} on prod-usw2 needs the kserve-resources webhook's Service "
