@@ -148,6 +148,7 @@ from tests.harness import (
     environment_config,
     ns,
     plan_config,
+    plan_stacks,
     raw_environment,
 )
 from tools.plan.report import render_markdown
@@ -461,11 +462,12 @@ def test_gke_pools_start_within_their_bounds(prod_plan):
 @pytest.fixture(scope="module")
 def gke_pool_starts():
     """Pool starts of prod with usc1's system pool at 4-7 nodes and its a100-mig pool at minSize 1 (as it was): one
-    plan for both tests below, each reading its own pool (a pool's start is its own sizes over its zones)."""
+    plan for both tests below, each reading its own pool (a pool's start is its own sizes over its zones), of
+    usc1's stack (and the anchor's it reads)."""
     config = environment_config("prod")
     config[ns("regions")][2]["systemPool"] |= {"minSize": 4, "maxSize": 7}
     config[ns("regions")][2]["gpuPools"][2] |= {"minSize": 1}
-    return _pool_starts(plan_config(config, stack="pernode"))
+    return _pool_starts(plan_stacks(config, "pernode", ["usc1"]))
 
 
 @pytest.mark.plan
