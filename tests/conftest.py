@@ -79,10 +79,12 @@ def _variant_configs() -> dict[str, tuple[str, Callable[[], dict]]]:
         config[ns("regions")][0]["serving"] = {"deploymentMode": "Knative"}
         return config
 
+    # The stacks those tests plan them as (tests/test_gateway.py, test_gpu_pools.py, test_kserve.py, test_search.py,
+    # test_policy_variants.py): the plan store shares a plan between them only when config and stack are the same.
     return {
-        "multi-node": ("multinode", _multi_node_prod),
-        "gpu-pools": ("gpupools", gpu_pools),
-        "knative": ("knative", knative),
+        "multi-node": ("test", _multi_node_prod),
+        "gpu-pools": ("test", gpu_pools),
+        "knative": ("test", knative),
         "search": ("search", search_everywhere),
     }
 

@@ -12,10 +12,11 @@ import json
 import re
 import runpy
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from functools import cache
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -25,6 +26,7 @@ from components.config.stackfile import read_stack_file, read_yaml, stack_config
 from components.k8s.cluster import ClusterHandle, ExecAuth, render_kubeconfig
 from tests import plan_store
 from tests.gpu_specs import region
+from tools.plan import runner
 from tools.plan.engine import PlannedResource, evaluate
 from tools.plan.model import Plan, is_patch
 from tools.plan.runner import PROJECT_DIR, build_plan
@@ -138,6 +140,35 @@ def _planned(config_json: str, stack: str) -> Plan:
         return build_plan(stack_config_from_mapping(PROJECT, stack, config, ENVIRONMENTS_DIR / f"Pulumi.{stack}.yaml"))
 
     return plan_store.shared(("config", config_json, stack), build)
+
+
+def plan_stacks(config: dict[str, Any], stack: str, regions: Collection[str]) -> Plan:
+    """`plan_config` with only the stacks of `regions` evaluated, and the stacks they read (the anchor region's): for
+    a variant whose point is what those regions' stacks create, which the environment's other stacks do not change
+    (prod's: 2-4 of its 7 program runs). One stack left: a plan without `stacks`."""
+    plan_store.asked(f"asked for plan_stacks(stack={stack!r}, regions={sorted(regions)!r})")
+    return _planned_stacks(json.dumps(config, sort_keys=True), stack, tuple(sorted(regions)))
+
+
+@cache
+def _planned_stacks(config_json: str, stack: str, regions: tuple[str, ...]) -> Plan:
+    every = runner.environment_stacks
+
+    def chosen(env: Any, env_name: str) -> list[Any]:
+        stacks = every(env, env_name)
+        named = {s.name for s in stacks if s.region in regions}
+        named |= {read for s in stacks if s.name in named for read in s.references}
+        assert {s.region for s in stacks if s.name in named} >= set(regions), (regions, stacks)
+        return [s for s in stacks if s.name in named]
+
+    def build() -> Plan:
+        config = json.loads(config_json)
+        with mock.patch.object(runner, "environment_stacks", chosen):
+            return build_plan(
+                stack_config_from_mapping(PROJECT, stack, config, ENVIRONMENTS_DIR / f"Pulumi.{stack}.yaml")
+            )
+
+    return plan_store.shared(("config-stacks", config_json, stack, regions), build)
 
 
 def evaluate_program(program: Callable[[], None], stack: str = "test") -> Plan:

@@ -11,12 +11,14 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
-from collections.abc import Callable
+import pickle
+from collections.abc import Callable, Mapping
 from typing import ClassVar
 
 import pytest
 
 from components.catalog.bringup import FACTS, BringUpFact
+from components.config.environment import EnvironmentSpec
 from components.config.stackfile import stack_config_from_mapping
 from tests.harness import ENVIRONMENTS_DIR, PROJECT, plan_for
 from tools.plan.engine import PlannedResource
@@ -31,25 +33,41 @@ from tools.rollout.health import Check, Target
 ENV = "prod"
 
 
-@pytest.fixture(scope="module")
-def prod():
+@dataclasses.dataclass(frozen=True)
+class Prod:
     """The fixture prod's environment and its stacks' plans (what the rollout's offline_plans returns), from the
-    session's one plan of prod."""
+    session's one plan of prod; what the check reads of the stack files, read once (each check gets its own copy)."""
+
+    env: EnvironmentSpec
+    plans: dict[str, Plan]
+    resources: bytes  # each stack's resources, pickled: a check's editable copy loads them (a deepcopy took 3x longer)
+    own_configs: dict[str, Mapping[str, str] | None]
+    environment_config: dict[str, str]
+
+
+@pytest.fixture(scope="module")
+def prod() -> Prod:
     plan = plan_for(ENV)
-    return plan.spec, plan.stacks
+    return Prod(
+        env=plan.spec,
+        plans=plan.stacks,
+        resources=pickle.dumps({name: part.resources for name, part in plan.stacks.items()}),
+        own_configs=stack_own_configs(ENVIRONMENTS_DIR, plan.spec, ENV),
+        environment_config=load_stack_config(PROJECT_DIR, ENV, ENVIRONMENTS_DIR).config,
+    )
 
 
 def check(
-    prod,
+    prod: Prod,
     edit: Callable[[dict[str, list[PlannedResource]]], None] | None = None,
     bootstraps: dict[str, Plan] | None = None,
     **kwargs,
 ) -> Report:
     """The check of prod's plans, after `edit` (stack -> its resources, editable copies); `bootstraps`: a stack's
     network-first program's plan instead of its own."""
-    env, plans = prod
+    env, plans = prod.env, prod.plans
     bootstraps = bootstraps or {}
-    resources = {name: copy.deepcopy(plan.resources) for name, plan in plans.items()}
+    resources = pickle.loads(prod.resources)
     if edit is not None:
         edit(resources)
     edited = {
@@ -62,8 +80,8 @@ def check(
         )
         for name, plan in plans.items()
     }
-    kwargs.setdefault("own_configs", stack_own_configs(ENVIRONMENTS_DIR, env, ENV))
-    kwargs.setdefault("environment_config", load_stack_config(PROJECT_DIR, ENV, ENVIRONMENTS_DIR).config)
+    kwargs.setdefault("own_configs", copy.deepcopy(prod.own_configs))
+    kwargs.setdefault("environment_config", copy.deepcopy(prod.environment_config))
     gates = kwargs.pop("gates", None) or offline_gates(env, ENV, edited)
     return check_bring_up(env, ENV, edited, gates, **kwargs)
 
@@ -92,9 +110,15 @@ def lines(report: Report, fact: BringUpFact) -> list[str]:
     return [v.line() for v in report.violations if v.fact is fact]
 
 
+@pytest.fixture(scope="module")
+def prod_report(prod) -> Report:
+    """The check of prod's plans as they are, which several tests start from."""
+    return check(prod)
+
+
 @pytest.mark.plan
-def test_prod_comes_up_wave_by_wave_on_empty_accounts(prod):
-    report = check(prod)
+def test_prod_comes_up_wave_by_wave_on_empty_accounts(prod_report):
+    report = prod_report
     assert report.violations == []
     # Every stack waits on something, and every wait was checked.
     assert set(report.checked) == {"prod.use1", "prod.usw2", "prod.usc1", "prod.global"}
@@ -190,7 +214,7 @@ def test_defect_2_hook_scripts_in_an_image_without_a_shell_are_reported(prod):
 
 @pytest.mark.plan
 def test_defect_3_a_gate_on_a_model_a_later_wave_creates_or_of_another_kind_is_reported(prod):
-    env, plans = prod
+    env, plans = prod.env, prod.plans
     current = offline_gates(env, ENV, plans)
 
     def old_gates(stack, outputs):
@@ -256,10 +280,10 @@ def _old_bootstrap(stack: str, program: Plan, full: Plan, targets=None):
 
 
 @pytest.mark.plan
-def test_c1_a_network_first_step_whose_providers_need_untargeted_creates_is_reported(prod, monkeypatch):
+def test_c1_a_network_first_step_whose_providers_need_untargeted_creates_is_reported(prod, prod_report, monkeypatch):
     """The engine targets every provider; one whose parent or inputs are not created fails 'untargeted create'.
     Expected by hand from prod.use1's providers (build/prod/stacks/prod.use1/plan.json)."""
-    assert check(prod).violations == []
+    assert prod_report.violations == []
     monkeypatch.setattr(bringup, "network_bootstrap", _old_bootstrap)
     found = lines(check(prod), bringup.facts.PULUMI_TARGETED_CREATE)
     assert sorted(line.split(":")[0] for line in found) == ["prod.usc1", "prod.use1", "prod.usw2"]
@@ -288,7 +312,7 @@ def test_c1_a_network_first_step_whose_providers_need_untargeted_creates_is_repo
 def test_c1_the_network_first_program_registers_only_closed_targets(prod):
     """INFERENCE_PLATFORM_BOOTSTRAP=network: the region's cloud provider and network, URNs and inputs as the full
     program has them; every provider's parent, dependencies and inputs inside the targets."""
-    _, plans = prod
+    plans = prod.plans
     for stack, provider in (("prod.use1", "aws"), ("prod.usw2", "aws"), ("prod.usc1", "gcp")):
         full, program = plans[stack], plans[stack].bootstrap
         assert program is not None and program.outputs == {}
@@ -325,7 +349,7 @@ def test_c1_the_network_mode_refuses_a_stack_without_a_network(monkeypatch):
 
 @pytest.mark.plan
 def test_defect_4_a_runner_whose_network_cannot_be_created_first_is_reported(prod):
-    _, plans = prod
+    plans = prod.plans
     program = copy.deepcopy(plans["prod.use1"].bootstrap)
     vpc = one(program.resources, "use1-vpc", "aws:ec2/vpc:Vpc")
     vpc.options["dependsOn"] = [plans["prod.use1"].named("use1-cluster", "aws:eks/cluster:Cluster").urn]
@@ -343,7 +367,7 @@ def test_defect_4_a_runner_whose_network_cannot_be_created_first_is_reported(pro
 
 @pytest.mark.plan
 def test_defect_5_a_stack_key_that_replaces_its_environments_object_is_reported(prod, monkeypatch):
-    env, _ = prod
+    env = prod.env
     own = stack_own_configs(ENVIRONMENTS_DIR, env, ENV)
     secret = {f"{PROJECT}:gateway": {"endpointPicker": {"replicas": 3}}}  # one leaf, as `config set --path` writes
     own["prod.usw2"] = {
@@ -466,7 +490,7 @@ def test_h1_a_work_namespace_created_beside_its_cluster_is_reported(prod):
 
 @pytest.mark.plan
 def test_h1_each_work_namespace_is_created_before_its_cluster_and_labelled_as_karmada_does(prod):
-    _, plans = prod
+    plans = prod.plans
     for stack, member in (("prod.use1", "prod-use1"), ("prod.global", "prod-usw2"), ("prod.global", "prod-usc1")):
         plan = plans[stack]
         namespace = plan.named(f"prod-karmada-karmada-es-{member}", "kubernetes:core/v1:Namespace")
@@ -497,7 +521,7 @@ def test_h2_a_karmada_provider_configured_before_its_load_balancer_answers_is_re
 
 @pytest.mark.plan
 def test_h2_the_wait_gets_readyz_through_the_load_balancer_with_the_federation_ca(prod):
-    _, plans = prod
+    plans = prod.plans
     plan = plans["prod.use1"]
     wait = plan.named("prod-use1-karmada-apiserver-reachable", "command:local:Command")
     provider = plan.named("prod-karmada", "pulumi:providers:kubernetes")
@@ -554,7 +578,7 @@ def test_m1_an_external_dns_whose_filters_drop_the_domains_parent_zone_is_report
 
 @pytest.mark.plan
 def test_m1_the_external_dns_args_match_the_zones_they_write(prod):
-    _, plans = prod
+    plans = prod.plans
     for stack, region in (("prod.use1", "use1"), ("prod.usw2", "usw2")):
         args = _external_dns(plans[stack]).inputs["spec"]["template"]["spec"]["containers"][0]["args"]
         assert f"--domain-filter={region}.llm.acme.example" in args and "--aws-zone-match-parent" in args
@@ -567,7 +591,7 @@ def test_m1_the_external_dns_args_match_the_zones_they_write(prod):
 @pytest.mark.plan
 def test_low_usc1s_private_zone_serves_its_own_name_only(prod):
     """A private zone for llm.acme.example would answer, inside usc1's network, for use1's and usw2's public names."""
-    _, plans = prod
+    plans = prod.plans
     (zone,) = plans["prod.usc1"].of_type("gcp:dns/managedZone:ManagedZone")
     assert zone.inputs["dnsName"] == "usc1.llm.acme.example."
 
@@ -730,7 +754,7 @@ def test_crd_charts_karmadas_kinds_are_served_by_the_host_mode_release(prod):
 
 @pytest.mark.plan
 def test_defect_8_a_region_stack_without_its_own_engine_settings_is_reported(prod):
-    env, _ = prod
+    env = prod.env
     own = stack_own_configs(ENVIRONMENTS_DIR, env, ENV)
     own["prod.usw2"] = None
     assert lines(check(prod, own_configs=own), bringup.facts.PULUMI_ENGINE_READS_ITS_STACKS_CONFIG) == [
@@ -802,7 +826,7 @@ def test_low_the_agent_values_keep_the_null_that_drops_the_charts_rolling_update
 
     from tools.plan.artifacts import helm_files
 
-    _, plans = prod
+    plans = prod.plans
     for stack, member in (("prod.use1", "use1"), ("prod.usw2", "usw2"), ("prod.usc1", "usc1")):
         release = plans[stack].named(f"prod-{member}-karmada-agent", "kubernetes:helm.sh/v3:Release")
         assert release.inputs["values"]["agent"]["strategy"] == {"type": "Recreate", "rollingUpdate": None}
@@ -830,7 +854,7 @@ def test_crd_charts_the_catalog_agrees_with_the_hand_read_charts(values):
 def test_crd_charts_the_catalog_finds_the_llm_inference_service_without_its_crd_chart(prod):
     """kserve/kserve@v0.20.0: LLMInferenceService's CRD is only in charts/kserve-llmisvc-crd; without that release
     use1's disaggregated model has no CRD (the plan's own check runs with the catalog: tools/rollout/gates.py)."""
-    _, plans = prod
+    plans = prod.plans
     [stack] = [s for s, plan in plans.items() if any(r.type.endswith(":LLMInferenceService") for r in plan.resources)]
 
     def drop_llmisvc_crds(resources):
@@ -875,10 +899,9 @@ def _unwaited(prod, service: str) -> list[str]:
 
 
 @pytest.mark.plan
-def test_webhooks_prod_awaits_each_webhook_service_before_what_it_admits(prod):
+def test_webhooks_prod_awaits_each_webhook_service_before_what_it_admits(prod, prod_report):
     """usw2's stack installs KServe and Volcano and creates runtimes, queues and hypernodes at once (wave 2)."""
-    report = check(prod)
-    assert lines(report, bringup.facts.WEBHOOK_SERVES_BEFORE_WHAT_IT_ADMITS) == []
+    assert lines(prod_report, bringup.facts.WEBHOOK_SERVES_BEFORE_WHAT_IT_ADMITS) == []
     found = _unwaited(prod, "kserve-webhook-server-service")
     assert sorted(found) == [
         f"prod.usw2: ClusterServingRuntime {name} on prod-usw2 needs the kserve-resources webhook's Service "

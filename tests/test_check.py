@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+import tools.check
 from tests.harness import project_with_environments
 from tests.team_environments import staging
 from tools.check import FAIL, NOT_RUN, PASS, Step, check, checkov_step, main, plan_steps, rehearsal_step, summary
@@ -52,11 +53,31 @@ def test_make_check_runs_the_check_with_the_checkov_it_installs():
     assert "requirements-checkov.txt" in done.stdout  # the checkov virtualenv is (re)built first
 
 
-@pytest.mark.slow
-def test_a_staging_the_project_has_never_seen_passes_every_check(tmp_path):
+@pytest.fixture(scope="module")
+def staging_checked(tmp_path_factory):
+    """`check` of a staging the project has never seen, with a Checkov that passes; the plan command's exit code and
+    stderr lines recorded (its child process is the run's dearest part: ~2 s)."""
+    tmp_path = tmp_path_factory.mktemp("staging")
     project = _project(tmp_path, staging())
     checkov = _checkov(tmp_path, 0)
-    code, steps = check("staging", project, checkov, rehearsal=lambda: "not built here")
+    plans, run = [], tools.check.run
+
+    def recording(command):
+        result = run(command)
+        if command[1:3] == ["-m", "tools.plan"]:
+            plans.append(([*command], result))
+        return result
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tools.check, "run", recording)
+        code, steps = check("staging", project, checkov, rehearsal=lambda: "not built here")
+    (plan,) = plans
+    return project, checkov, code, steps, plan
+
+
+@pytest.mark.slow
+def test_a_staging_the_project_has_never_seen_passes_every_check(staging_checked):
+    project, checkov, code, steps, _plan = staging_checked
     assert (code, steps) == (
         0,
         [
@@ -100,8 +121,12 @@ def test_a_broken_environment_fails_with_its_config_error_and_exit_2(tmp_path, c
 
 
 @pytest.mark.slow
-def test_a_failed_checkov_fails_the_check_and_the_others_still_report(tmp_path):
-    project = _project(tmp_path, staging())
+def test_a_failed_checkov_fails_the_check_and_the_others_still_report(staging_checked, tmp_path, monkeypatch):
+    """The same staging: its plan command's run (the test above's: the same command on the same project, whose
+    build/staging/ it wrote) answers again; the rest of the check runs anew, with a Checkov that fails."""
+    project, _checkov_passing, _code, _steps, (plan_command, plan_result) = staging_checked
+    run = tools.check.run
+    monkeypatch.setattr(tools.check, "run", lambda command: plan_result if command == plan_command else run(command))
     code, steps = check("staging", project, _checkov(tmp_path, 1), rehearsal=lambda: "not built here")
     assert code == 1
     assert [(s.name, s.status) for s in steps] == [

@@ -12,11 +12,14 @@ import pytest
 
 from components.catalog.machines import SYSTEM_MACHINES
 from components.catalog.prices import LIST_PRICES, list_price
+from components.checks.loader import load_environment
 from components.config.pricing import PricingSpec
 from components.cost.throughput import DecodeEstimate, decode_tokens_per_second
 from platform_catalog.machines import MACHINES
-from tests.harness import config_errors, environment_config, ns, plan_config, raw_environment
+from tests.harness import PROJECT, config_errors, environment_config, ns, plan_config, program_values, raw_environment
 from tools.plan.artifacts import plan_document
+from tools.plan.engine import Evaluation
+from tools.plan.model import Plan
 
 PRICING = "aws-ec2-pricing/2026-07-20/generated-on-demand-us-east-1.json"
 SKYPILOT = "aws-ec2-pricing/skypilot-catalog/vms-on-demand.csv"
@@ -236,6 +239,24 @@ def dev_plan_md(plan) -> str:
     return cost_section(plan)
 
 
+def _costed(config: dict, stack: str) -> Plan:
+    """What a plan's cost figures read of it: the environment, validated as the program validates it
+    (tools/plan/cost_section.py reads `plan.spec` only); the program is not run (a prod variant: 7 runs, ~1.4 s of
+    CPU). The test below holds it to the real plan's figures."""
+    evaluation = Evaluation(resources=[], outputs={}, stack_urn="")
+    return Plan(
+        environment=stack, project=PROJECT, evaluation=evaluation, spec=load_environment(program_values(config))
+    )
+
+
+@pytest.mark.plan
+def test_a_plans_cost_figures_are_its_environments(prod_plan):
+    """`_costed`'s shortcut: prod's cost section and document without running the program are the plan's own."""
+    costed = _costed(environment_config("prod"), "prod")
+    assert plan_document(costed)["cost"] == plan_document(prod_plan)["cost"]
+    assert dev_plan_md(costed) == dev_plan_md(prod_plan)
+
+
 @pytest.fixture(scope="module")
 def gcp_priced_plan():
     """prod with the prices a GCP contract would give for usc1: they replace the catalog's and fill in its unknowns."""
@@ -249,10 +270,9 @@ def gcp_priced_plan():
             {"machineType": "a2-ultragpu-1g", "usdPerHour": 5, **quote},
         ]
     }
-    return plan_config(config, stack="gcpprices")
+    return _costed(config, "gcpprices")
 
 
-@pytest.mark.plan
 def test_gcp_monthly_cost_with_the_environment_s_own_prices(gcp_priced_plan):
     # min: 3 x 0.4 + 1 x 80 + 1 x 2 + 0 x 5 (a100-mig: no model, minSize 0) = 83.2 $/h x 730 = 60,736. Always on:
     # mistral's 1 replica takes 1 of the l4 node's 2 GPUs, 2 cache workers fit the 2 GPU nodes up: the same.
@@ -341,12 +361,12 @@ def test_the_seed_s_reference_lies_on_its_own_path():
     assert DecodeEstimate(2600, 1555, 64, 0, 2600).sanity.startswith("8x the reference's tuned 320")
 
 
-def _max_size_plan(env: str, region: str, pool: str, max_size: int):
-    """The fixture environment planned with one GPU pool's maxSize changed."""
+def _max_size_config(env: str, region: str, pool: str, max_size: int) -> dict:
+    """The fixture environment with one GPU pool's maxSize changed."""
     config = environment_config(env)
     pools = next(r for r in config[ns("regions")] if r["name"] == region)["gpuPools"]
     next(p for p in pools if p["name"] == pool)["maxSize"] = max_size
-    return plan_config(config, stack=env)
+    return config
 
 
 def _cost_diff(base, head, env: str) -> str:
@@ -357,7 +377,7 @@ def _cost_diff(base, head, env: str) -> str:
 
 @pytest.fixture(scope="module")
 def l40s_one_more_node_plan():
-    return _max_size_plan("dev", "use1", "l40s", 3)
+    return plan_config(_max_size_config("dev", "use1", "l40s", 3), stack="dev")
 
 
 def test_the_cost_diff_of_one_more_l40s_node(dev_plan, l40s_one_more_node_plan):
@@ -376,7 +396,7 @@ def test_the_cost_diff_of_one_more_l40s_node(dev_plan, l40s_one_more_node_plan):
 
 
 def test_the_cost_diff_prices_a_gcp_pool_change(prod_plan):
-    text = _cost_diff(prod_plan, _max_size_plan("prod", "usc1", "l4", 8), "prod")
+    text = _cost_diff(prod_plan, _costed(_max_size_config("prod", "usc1", "l4", 8), "prod"), "prod")
     # g2-standard-24 at 0.88075 + 2 L4 x 0.56004 = 2.00083 $/h (skypilot-catalog@006059e0): 6 nodes at max
     # = 8,763.6354, 8 nodes = 11,684.8472, +2,921.2118; min and always on keep 1 node (1,460.6059).
     assert (

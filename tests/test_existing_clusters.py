@@ -6,7 +6,7 @@ import pytest
 
 from components.checks.loader import load_environment
 from policies.offline import evaluate_plan
-from tests.harness import config_errors, plan_config, raw_environment
+from tests.harness import config_errors, plan_config, plan_stacks, raw_environment
 
 EKS_ROLE = "arn:aws:iam::123456789012:role/team-gpu-nodes"
 GKE_ACCOUNT = "gpu-nodes@acme-inference-prod.iam.gserviceaccount.com"
@@ -137,7 +137,7 @@ def test_an_internal_gateway_on_an_existing_eks_cluster_gets_its_private_zone_in
     security groups are created in), never none."""
     raw = _existing_prod()
     raw["regions"][0]["gateway"] = {"exposure": "internal"}
-    plan = plan_config(raw, stack="prod")
+    plan = plan_stacks(raw, "prod", ["use1"])  # use1's stack creates the zone and the node security groups
     (zone,) = [z for z in plan.of_type("aws:route53/zone:Zone") if z.name.startswith("team-eks-")]
     node_vpcs = {
         g.inputs["vpcId"] for g in plan.of_type("aws:ec2/securityGroup:SecurityGroup") if g.name.startswith("use1-")

@@ -11,11 +11,13 @@ import json
 
 import pytest
 
-from tests.harness import environment_config, ns, plan_config
+from components.config.stackfile import stack_config_from_mapping
+from tests.harness import ENVIRONMENTS_DIR, PROJECT, environment_config, ns, plan_for
 from tools.plan.artifacts import plan_document
 from tools.plan.changes import changes_markdown, compare
 from tools.plan.cost_diff import cost_diff_markdown
 from tools.plan.replacement import FACTS, facts
+from tools.plan.runner import build_plan
 from tools.provider_facts import (
     FactsError,
     FolderTree,
@@ -574,12 +576,14 @@ def prod_l40s_bigger():
     pool = config[ns("regions")][0]["gpuPools"][1]
     assert (pool["name"], pool["machineType"]) == ("l40s", "g6e.4xlarge")
     pool["machineType"] = "g6e.12xlarge"
-    return plan_config(config, stack="prod")
+    # Planned as the session's prod is (plan_for): the config in the fixture file's own key order, which the
+    # providers' default tags keep (plan_config's config goes through JSON with its keys sorted).
+    return build_plan(stack_config_from_mapping(PROJECT, "prod", config, ENVIRONMENTS_DIR / "Pulumi.prod.yaml"))
 
 
 @pytest.mark.plan
 def test_the_example_prod_diff_of_a_pool_machine_type_change(prod_l40s_bigger):
-    base = plan_document(plan_config(environment_config("prod"), stack="prod"))  # planned the same way as the head
+    base = plan_document(plan_for("prod"))  # planned the same way as the head
     head = plan_document(prod_l40s_bigger)
     changes = compare(base, head)
     found = {(r.stack, r.type, r.name): r for r in changes.resources}

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
+from tests import plan_store
 from tests.harness import kubernetes_object_keys
 from tools.plan.__main__ import main as plan_main
 from tools.plan.artifacts import OWNED_FILES, safe_file_name
@@ -164,12 +166,14 @@ def test_diagram_shows_regions_pools_models_gateways_and_federation(prod_plan):
 
 
 @pytest.mark.plan
-def test_two_plans_of_the_same_commit_are_byte_identical(tmp_path, fixture_project):
-    """Resources register in an order asyncio picks; every artifact must not depend on it."""
-    first, second = tmp_path / "first", tmp_path / "second"
-    project = ["--project-dir", str(fixture_project)]
-    assert plan_main(["prod", *project, "--out", str(first), "--quiet"]) == 0
-    assert plan_main(["prod", *project, "--out", str(second), "--quiet"]) == 0
+def test_two_plans_of_the_same_commit_are_byte_identical(tmp_path, fixture_project, plan_command_output):
+    """Resources register in an order asyncio picks; every artifact must not depend on it. The first plan is the
+    session's (the same command on the same project, its own program runs: another worker's, or earlier in this
+    process), the second this test's own."""
+    first, second = plan_command_output("prod"), tmp_path / "second"
+    runs = len(plan_store.evaluations)
+    assert plan_main(["prod", "--project-dir", str(fixture_project), "--out", str(second), "--quiet"]) == 0
+    assert len(plan_store.evaluations) - runs == 7, "prod's 4 stacks and 3 network-first programs, evaluated anew"
     files = sorted(p.relative_to(first) for p in first.rglob("*") if p.is_file())
     assert len(files) > 200
     assert files == sorted(p.relative_to(second) for p in second.rglob("*") if p.is_file())
@@ -192,10 +196,10 @@ def test_safe_file_names_replace_only_what_stores_refuse():
 
 
 @pytest.mark.plan
-def test_a_plan_replaces_its_own_files_and_nothing_else(tmp_path, fixture_project):
+def test_a_plan_replaces_its_own_files_and_nothing_else(tmp_path, fixture_project, plan_command_output):
     out = tmp_path / "out"
     project = ["--project-dir", str(fixture_project)]
-    assert plan_main(["dev", *project, "--out", str(out), "--quiet"]) == 0
+    shutil.copytree(plan_command_output("dev"), out)  # what the same command wrote before: the session's plan of dev
     stale = out / "manifests" / "gone" / "_cluster" / "Namespace-removed.yaml"
     stale.parent.mkdir(parents=True)
     stale.write_text("kind: Namespace\n")

@@ -148,6 +148,7 @@ from tests.harness import (
     environment_config,
     ns,
     plan_config,
+    plan_stacks,
     raw_environment,
 )
 from tools.plan.report import render_markdown
@@ -458,15 +459,24 @@ def test_gke_pools_start_within_their_bounds(prod_plan):
     assert starts["usc1-system"] == (3, 3, 6)  # one per zone, not 3 x 3
 
 
-@pytest.mark.plan
-def test_gke_system_pool_reaches_its_desired_size_without_passing_max():
+@pytest.fixture(scope="module")
+def gke_pool_starts():
+    """Pool starts of prod with usc1's system pool at 4-7 nodes and its a100-mig pool at minSize 1 (as it was): one
+    plan for both tests below, each reading its own pool (a pool's start is its own sizes over its zones), of
+    usc1's stack (and the anchor's it reads)."""
     config = environment_config("prod")
     config[ns("regions")][2]["systemPool"] |= {"minSize": 4, "maxSize": 7}
-    assert _pool_starts(plan_config(config, stack="pernode"))["usc1-system"] == (6, 4, 7)
+    config[ns("regions")][2]["gpuPools"][2] |= {"minSize": 1}
+    return _pool_starts(plan_stacks(config, "pernode", ["usc1"]))
 
 
 @pytest.mark.plan
-def test_a_gke_pool_that_cannot_start_at_its_minimum_is_refused():
+def test_gke_system_pool_reaches_its_desired_size_without_passing_max(gke_pool_starts):
+    assert gke_pool_starts["usc1-system"] == (6, 4, 7)
+
+
+@pytest.mark.plan
+def test_a_gke_pool_that_cannot_start_at_its_minimum_is_refused(gke_pool_starts):
     """No autoscaler brings a pool up to minSize (AUTOSCALER_ADDS_NODES_ONLY_FOR_PENDING_PODS): 5 over 3 zones
     starts 2 per zone (6), over maxSize 5, and 1 per zone (3) stays under the minimum."""
     assert AUTOSCALER_ADDS_NODES_ONLY_FOR_PENDING_PODS.name in FACTS
@@ -474,9 +484,7 @@ def test_a_gke_pool_that_cannot_start_at_its_minimum_is_refused():
     raw["regions"][2]["systemPool"] |= {"minSize": 5, "maxSize": 5}
     raw["regions"][2]["gpuPools"][2] |= {"minSize": 1, "maxSize": 2}  # a100-mig over 3 zones
     # prod's a100-mig as it was (minSize 1 over 3 zones): it started with 0 nodes (1 // 3) and stayed there
-    config = environment_config("prod")
-    config[ns("regions")][2]["gpuPools"][2] |= {"minSize": 1}
-    assert _pool_starts(plan_config(config, stack="pernode"))["usc1-a100-mig"] == (3, 1, 3)
+    assert gke_pool_starts["usc1-a100-mig"] == (3, 1, 3)
     assert config_errors(raw) == [
         "regions[2].gpuPools[2].minSize: GKE starts a pool with the same number of nodes in each of its 3 zones: 1 "
         "cannot be reached within maxSize 2 (0 nodes), and the autoscaler never scales up to minSize 1; make minSize "
