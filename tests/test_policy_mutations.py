@@ -16,11 +16,11 @@ from dataclasses import dataclass
 
 import pytest
 
-from policies.framework import Context, Evaluation, Finding, PackSettings, evaluate_stack
-from policies.model import Resource, Stack, one_pass
+from policies.framework import evaluate_stack
+from policies.model import Resource
 from policies.offline import plan_resources, plan_settings
 from policies.rules import ALL_RULES
-from tests.harness import plan_for
+from tests.harness import PackBaseline, plan_for
 
 Change = Callable[[list[Resource]], object]
 
@@ -546,93 +546,40 @@ MUTATIONS = _mutations()
 
 @dataclass(frozen=True)
 class Baseline:
-    """An environment's unmutated resources, its pack settings, and what each rule took as subjects among them and
-    each resource-scoped rule found on each: a rule's subject test and a resource rule read one resource and the
-    settings (a resource rule's context has no stack), so on a resource a mutation left equal to the baseline's they
-    answer what they answered on it."""
+    """An environment's pack baseline, and the copy of its resources the mutations change."""
 
-    resources: list[Resource]
-    settings: PackSettings
-    subjects: dict[str, frozenset[int]]  # rule -> indices of the resources it applies to
-    found: dict[str, dict[int, list[Finding]]]  # resource rule -> index of each subject -> its findings
-    copy: list[Resource]  # what mutations change, equal to `resources` between two mutations
-
-    def changed(self, resources: list[Resource]) -> set[int]:
-        """Indices of the resources that differ from the baseline's."""
-        return {i for i, (now, before) in enumerate(zip(resources, self.resources, strict=True)) if now != before}
+    pack: PackBaseline
+    copy: list[Resource]  # equal to the baseline's resources between two mutations
 
     @contextmanager
     def mutated(self, change: Change) -> Iterator[list[Resource]]:
         """A copy of the plan's resources (what `make plan` hands the pack) with `change` made to it. The copy is
         reused: afterwards each resource that differs from the baseline's is copied afresh from it."""
+        before = self.pack.resources
         try:
             change(self.copy)
             yield self.copy
         finally:
-            if len(self.copy) != len(self.resources):
-                self.copy[:] = copy.deepcopy(self.resources)
-            for i in self.changed(self.copy):
-                self.copy[i] = copy.deepcopy(self.resources[i])
-
-    def judge(self, resources: list[Resource]) -> Evaluation:
-        """The whole pack's evaluation of the mutated `resources`, in `evaluate_stack`'s order: every stack rule over
-        the stack (which derives Karmada members' copies and patched objects from the mutated resources), resource
-        rules afresh on the resources that differ from the baseline's and as found on the baseline elsewhere."""
-        changed = self.changed(resources)
-        unchanged = {id(res): i for i, res in enumerate(resources) if i not in changed}
-        evaluation = Evaluation()
-        with one_pass():
-            stack = Stack(resources)
-            # Where each unchanged resource stands among a scope's candidates, and which candidates are fresh: changed,
-            # or derived by the stack (a member's copy, a patched object).
-            scopes = {}
-            for scope, candidates in (("stack", stack.resources), ("resource", stack.declared)):
-                at = [unchanged.get(id(res)) for res in candidates]
-                where = {i: p for p, i in enumerate(at) if i is not None}
-                scopes[scope] = (candidates, at, where, [p for p, i in enumerate(at) if i is None])
-            for r in ALL_RULES:
-                level = self.settings.level(r)
-                assert level != "disabled", r.name  # the corpus runs with every rule on
-                evaluation.levels[r.name] = level
-                ctx = Context(self.settings.config_for(r), stack if r.scope == "stack" else None)
-                candidates, at, where, fresh = scopes[r.scope]
-                # The unchanged resources the rule applied to on the baseline, and the fresh ones it applies to.
-                subjects = sorted(
-                    [where[i] for i in self.subjects[r.name] if i in where]
-                    + [p for p in fresh if r.subject(candidates[p])]
-                )
-                evaluation.subjects[r.name] = len(subjects)
-                found = self.found.get(r.name, {}) if r.scope == "resource" else {}
-                for p in subjects:
-                    before = found.get(at[p])  # type: ignore[arg-type]
-                    evaluation.findings.extend(r.evaluate(candidates[p], ctx, level) if before is None else before)
-        return evaluation
-
-
-def _baseline(env: str) -> Baseline:
-    plan = plan_for(env)
-    settings = plan_settings(plan.spec)
-    resources = plan_resources(plan)
-    subjects = {r.name: frozenset(i for i, res in enumerate(resources) if r.subject(res)) for r in ALL_RULES}
-    found: dict[str, dict[int, list[Finding]]] = {}
-    with one_pass():
-        for r in ALL_RULES:
-            if r.scope == "resource":
-                ctx = Context(settings.config_for(r), None)
-                found[r.name] = {i: r.evaluate(resources[i], ctx, settings.level(r)) for i in sorted(subjects[r.name])}
-    return Baseline(resources, settings, subjects, found, copy.deepcopy(resources))
+            if len(self.copy) != len(before):
+                self.copy[:] = copy.deepcopy(before)
+            for i, (now, then) in enumerate(zip(self.copy, before, strict=True)):
+                if now != then:
+                    self.copy[i] = copy.deepcopy(then)
 
 
 @pytest.fixture(scope="module")
 def baselines() -> dict[str, Baseline]:
-    """Each environment's baseline; the unmutated plan has no mandatory finding, and a fresh copy is the plan's."""
+    """Each environment's baseline; the unmutated plan has no mandatory finding, and judging only what changed from
+    it finds, on it, what the whole pack finds."""
     found = {}
     for env in ("dev", "prod"):
-        baseline = found[env] = _baseline(env)
-        whole = evaluate_stack(ALL_RULES, baseline.resources, baseline.settings)
+        plan = plan_for(env)
+        resources = plan_resources(plan)
+        pack = PackBaseline.of(resources, plan_settings(plan.spec))
+        whole = evaluate_stack(ALL_RULES, resources, pack.settings)
         assert not whole.mandatory
-        assert baseline.judge(baseline.copy).findings == whole.findings
-        assert baseline.copy == plan_resources(plan_for(env))
+        assert pack.judge(resources).findings == whole.findings
+        found[env] = Baseline(pack, copy.deepcopy(resources))
     return found
 
 
@@ -651,8 +598,8 @@ JUDGED_WHOLE = MUTATIONS[::16]
 def test_judging_what_a_mutation_changed_finds_what_the_whole_pack_finds(baselines, mutation: Mutation):
     baseline = baselines[mutation.env]
     with baseline.mutated(mutation.change) as resources:
-        whole = evaluate_stack(ALL_RULES, resources, baseline.settings)
-        partial = baseline.judge(resources)
+        whole = evaluate_stack(ALL_RULES, resources, baseline.pack.settings)
+        partial = baseline.pack.judge(resources)
     assert partial.findings == whole.findings
     assert partial.subjects == whole.subjects
     assert partial.levels == whole.levels
@@ -663,8 +610,8 @@ def test_judging_what_a_mutation_changed_finds_what_the_whole_pack_finds(baselin
 def test_insecure_change_is_reported_as_mandatory(baselines, mutation: Mutation):
     baseline = baselines[mutation.env]
     with baseline.mutated(mutation.change) as resources:
-        assert resources != baseline.resources, "the mutation changed nothing"
-        evaluation = baseline.judge(resources)
+        assert resources != baseline.pack.resources, "the mutation changed nothing"
+        evaluation = baseline.pack.judge(resources)
     reported = {f.policy for f in evaluation.mandatory}
     assert mutation.rule in reported, (reported, [f.message for f in evaluation.findings][:5])
     assert not [f for f in evaluation.findings if f.kind == "error"], [f.message for f in evaluation.findings]
