@@ -556,6 +556,7 @@ class Baseline:
         """A copy of the plan's resources (what `make plan` hands the pack) with `change` made to it. The copy is
         reused: afterwards each resource that differs from the baseline's is copied afresh from it."""
         before = self.pack.resources
+        assert self.copy == before, "a mutation left the copy changed"
         try:
             change(self.copy)
             yield self.copy
