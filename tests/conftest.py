@@ -79,10 +79,12 @@ def _variant_configs() -> dict[str, tuple[str, Callable[[], dict]]]:
         config[ns("regions")][0]["serving"] = {"deploymentMode": "Knative"}
         return config
 
+    # Each under the stack its other builders give it (tests/test_gateway.py, tests/test_gpu_pools.py,
+    # tests/test_policy_variants.py, tests/test_search.py): one plan per session for all of them.
     return {
-        "multi-node": ("multinode", _multi_node_prod),
-        "gpu-pools": ("gpupools", gpu_pools),
-        "knative": ("knative", knative),
+        "multi-node": ("test", _multi_node_prod),
+        "gpu-pools": ("test", gpu_pools),
+        "knative": ("test", knative),
         "search": ("search", search_everywhere),
     }
 
