@@ -580,7 +580,7 @@ def baselines() -> dict[str, Baseline]:
         whole = evaluate_stack(ALL_RULES, resources, pack.settings)
         assert not whole.mandatory
         assert pack.judge(resources).findings == whole.findings
-        found[env] = Baseline(pack, copy.deepcopy(resources))
+        found[env] = Baseline(pack, resources)  # fresh from the plan; the baseline keeps its own copy
     return found
 
 
