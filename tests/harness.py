@@ -13,6 +13,7 @@ import re
 import runpy
 import shutil
 from collections.abc import Callable, Collection
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,9 @@ import yaml
 
 from components.config.stackfile import read_stack_file, read_yaml, stack_config_from_mapping
 from components.k8s.cluster import ClusterHandle, ExecAuth, render_kubeconfig
+from policies.framework import Context, Evaluation, Finding, PackSettings
+from policies.model import Resource, Stack, one_pass
+from policies.rules import ALL_RULES
 from tests import plan_store
 from tests.gpu_specs import region
 from tools.plan import runner
@@ -300,3 +304,69 @@ def cluster_handle(name: str, *, cloud: str = "aws", **fields: Any) -> ClusterHa
         endpoint=pulumi.Output.from_input("https://10.0.0.1"),
         **fields,
     )
+
+
+@dataclass(frozen=True)
+class PackBaseline:
+    """What each rule applied to on a stack of resources, and what each resource-scoped rule found on each: to judge
+    changed copies of that stack without re-judging what did not change. A rule's subject test and a resource rule
+    read one resource and the pack settings (a resource rule's context has no stack), so on a resource equal to the
+    baseline's they answer what they answered on it; stack rules always run over the whole changed stack (whose
+    Karmada members' copies and patched objects it derives afresh)."""
+
+    resources: list[Resource]  # the baseline's own copy
+    settings: PackSettings
+    subjects: dict[str, frozenset[str]]  # rule -> URNs of the resources it applies to
+    found: dict[str, dict[str, list[Finding]]]  # resource rule -> URN of each subject -> its findings
+
+    @classmethod
+    def of(cls, resources: list[Resource], settings: PackSettings) -> PackBaseline:
+        own = copy.deepcopy(resources)
+        assert len({r.urn for r in own}) == len(own), "URNs name the resources"
+        subjects = {r.name: frozenset(res.urn for res in own if r.subject(res)) for r in ALL_RULES}
+        found: dict[str, dict[str, list[Finding]]] = {}
+        with one_pass():
+            for r in ALL_RULES:
+                if r.scope == "resource":
+                    ctx = Context(settings.config_for(r), None)
+                    level = settings.level(r)
+                    found[r.name] = {res.urn: r.evaluate(res, ctx, level) for res in own if res.urn in subjects[r.name]}
+        return cls(own, settings, subjects, found)
+
+    def judge(self, resources: list[Resource]) -> Evaluation:
+        """`evaluate_stack(ALL_RULES, resources, settings)`, finding for finding and in its order."""
+        baseline = {r.urn: r for r in self.resources}
+        unchanged = {id(res): res.urn for res in resources if baseline.get(res.urn) == res}
+        evaluation = Evaluation()
+        with one_pass():
+            stack = Stack(resources)
+            # Where each unchanged resource stands among a scope's candidates, and which candidates are fresh: changed,
+            # added, or derived by the stack (a member's copy, a patched object).
+            scopes = {}
+            for scope, candidates in (("stack", stack.resources), ("resource", stack.declared)):
+                at = [unchanged.get(id(res)) for res in candidates]
+                where: dict[str, list[int]] = {}
+                for p, urn in enumerate(at):
+                    if urn is not None:
+                        where.setdefault(urn, []).append(p)
+                scopes[scope] = (candidates, at, where, [p for p, urn in enumerate(at) if urn is None])
+            for r in ALL_RULES:
+                level = self.settings.level(r)
+                evaluation.levels[r.name] = level
+                if level == "disabled":
+                    evaluation.subjects[r.name] = 0
+                    continue
+                ctx = Context(self.settings.config_for(r), stack if r.scope == "stack" else None)
+                candidates, at, where, fresh = scopes[r.scope]
+                # The unchanged resources the rule applied to on the baseline, and the fresh ones it applies to.
+                subjects = sorted(
+                    [p for urn in self.subjects[r.name] for p in where.get(urn, ())]
+                    + [p for p in fresh if r.subject(candidates[p])]
+                )
+                evaluation.subjects[r.name] = len(subjects)
+                found = self.found.get(r.name, {}) if r.scope == "resource" else {}
+                for p in subjects:
+                    urn = at[p]
+                    before = found.get(urn) if urn is not None else None
+                    evaluation.findings.extend(r.evaluate(candidates[p], ctx, level) if before is None else before)
+        return evaluation

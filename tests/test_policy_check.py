@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -49,18 +48,18 @@ def test_saved_plan_gets_the_verdict_make_plan_gave(tmp_path, env, insecure):
 
 
 @pytest.mark.plan
-def test_the_command_exits_like_the_plan_and_make_fails_like_make_plan(tmp_path):
+def test_the_command_exits_like_the_plan_and_make_fails_like_make_plan(tmp_path, capsys):
     plan = copy.deepcopy(plan_for("dev"))
     _open_default_sg(plan)
     plan_json, plan_exit = _written(plan, tmp_path)
-    command = subprocess.run(
-        [sys.executable, "-m", "policies.check", str(plan_json)], cwd=ROOT, capture_output=True, text=True, check=False
-    )
-    assert command.returncode == plan_exit == 1, command.stderr
-    assert "error: policy network-no-internet-ingress:" in command.stderr
-    # make reports a failed recipe as 2, as it does for `make plan`; it passes what passes.
+    assert main([str(plan_json)]) == plan_exit == 1
+    assert "error: policy network-no-internet-ingress:" in capsys.readouterr().err
+    # make runs the command (`python -m policies.check`), which fails with its error: make reports a failed recipe as
+    # 2, as it does for `make plan`; it passes what passes.
     target = ["make", "--no-print-directory", "policy-check", f"PLAN={plan_json}"]
-    assert subprocess.run(target, cwd=ROOT, capture_output=True, check=False).returncode == 2
+    made = subprocess.run(target, cwd=ROOT, capture_output=True, text=True, check=False)
+    assert made.returncode == 2, made.stderr
+    assert "error: policy network-no-internet-ingress:" in made.stderr
     clean_json, clean_exit = _written(copy.deepcopy(plan_for("dev")), tmp_path / "clean")
     assert clean_exit == 0
     clean = ["make", "--no-print-directory", "policy-check", f"PLAN={clean_json}"]

@@ -1,15 +1,17 @@
 """A corpus of single insecure changes to the real dev and prod plans, as an attacker or a careless
 engineer would make them: each one must be reported as mandatory, by the rule named for it.
 
-Each mutation changes one thing in a fresh copy of the plan's resources (what `make plan`
+Each mutation changes one thing in a copy of the plan's resources (what `make plan`
 hands the pack), near-variants included: lower case, split CIDRs, wildcard ARNs, other
 partitions, tokens under unusual keys.
 """
 
 from __future__ import annotations
 
+import copy
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pytest
@@ -18,7 +20,7 @@ from policies.framework import evaluate_stack
 from policies.model import Resource
 from policies.offline import plan_resources, plan_settings
 from policies.rules import ALL_RULES
-from tests.harness import plan_for
+from tests.harness import PackBaseline, plan_for
 
 Change = Callable[[list[Resource]], object]
 
@@ -542,15 +544,43 @@ def _issue_33_mutations() -> list[Mutation]:
 MUTATIONS = _mutations()
 
 
+@dataclass(frozen=True)
+class Baseline:
+    """An environment's pack baseline, and the copy of its resources the mutations change."""
+
+    pack: PackBaseline
+    copy: list[Resource]  # equal to the baseline's resources between two mutations
+
+    @contextmanager
+    def mutated(self, change: Change) -> Iterator[list[Resource]]:
+        """A copy of the plan's resources (what `make plan` hands the pack) with `change` made to it. The copy is
+        reused: afterwards each resource that differs from the baseline's is copied afresh from it."""
+        before = self.pack.resources
+        assert self.copy == before, "a mutation left the copy changed"
+        try:
+            change(self.copy)
+            yield self.copy
+        finally:
+            if len(self.copy) != len(before):
+                self.copy[:] = copy.deepcopy(before)
+            for i, (now, then) in enumerate(zip(self.copy, before, strict=True)):
+                if now != then:
+                    self.copy[i] = copy.deepcopy(then)
+
+
 @pytest.fixture(scope="module")
-def baselines():
-    """Each environment's resources and pack settings; the unmutated plan has no mandatory finding."""
+def baselines() -> dict[str, Baseline]:
+    """Each environment's baseline; the unmutated plan has no mandatory finding, and judging only what changed from
+    it finds, on it, what the whole pack finds."""
     found = {}
     for env in ("dev", "prod"):
         plan = plan_for(env)
-        settings = plan_settings(plan.spec)
-        assert not evaluate_stack(ALL_RULES, plan_resources(plan), settings).mandatory
-        found[env] = (plan, settings)
+        resources = plan_resources(plan)
+        pack = PackBaseline.of(resources, plan_settings(plan.spec))
+        whole = evaluate_stack(ALL_RULES, resources, pack.settings)
+        assert not whole.mandatory
+        assert pack.judge(resources).findings == whole.findings
+        found[env] = Baseline(pack, resources)  # fresh from the plan; the baseline keeps its own copy
     return found
 
 
@@ -560,13 +590,29 @@ def test_the_corpus_is_large_and_covers_every_area():
     assert {m.env for m in MUTATIONS} == {"dev", "prod"}
 
 
+# Mutations of several areas and both environments on which the partial judgement is checked against the whole pack.
+JUDGED_WHOLE = MUTATIONS[::16]
+
+
+@pytest.mark.plan
+@pytest.mark.parametrize("mutation", JUDGED_WHOLE, ids=lambda m: m.id)
+def test_judging_what_a_mutation_changed_finds_what_the_whole_pack_finds(baselines, mutation: Mutation):
+    baseline = baselines[mutation.env]
+    with baseline.mutated(mutation.change) as resources:
+        whole = evaluate_stack(ALL_RULES, resources, baseline.pack.settings)
+        partial = baseline.pack.judge(resources)
+    assert partial.findings == whole.findings
+    assert partial.subjects == whole.subjects
+    assert partial.levels == whole.levels
+
+
 @pytest.mark.plan
 @pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: m.id)
 def test_insecure_change_is_reported_as_mandatory(baselines, mutation: Mutation):
-    plan, settings = baselines[mutation.env]
-    resources = plan_resources(plan)
-    mutation.change(resources)
-    evaluation = evaluate_stack(ALL_RULES, resources, settings)
+    baseline = baselines[mutation.env]
+    with baseline.mutated(mutation.change) as resources:
+        assert resources != baseline.pack.resources, "the mutation changed nothing"
+        evaluation = baseline.pack.judge(resources)
     reported = {f.policy for f in evaluation.mandatory}
     assert mutation.rule in reported, (reported, [f.message for f in evaluation.findings][:5])
     assert not [f for f in evaluation.findings if f.kind == "error"], [f.message for f in evaluation.findings]

@@ -8,6 +8,7 @@ import copy
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 
 import grpc
 import pytest
@@ -16,15 +17,16 @@ from pulumi.runtime.proto import analyzer_pb2 as proto
 from pulumi.runtime.proto import analyzer_pb2_grpc
 
 from policies import docs
-from policies.framework import PackSettings, evaluate_stack
+from policies.framework import Evaluation, PackSettings, evaluate_stack
 from policies.model import UNKNOWN, Resource
 from policies.offline import evaluate_plan, plan_resources, plan_settings
 from policies.rules import ALL_RULES
-from tests.harness import plan_for
+from tests.harness import PackBaseline, plan_for
 from tests.policy_fixtures import compliant, find
 from tests.test_policy_rules import CASES, SETTINGS, run
 from tools.conformance import is_custom_resource
 from tools.plan.__main__ import main as plan_main
+from tools.plan.model import Plan
 from tools.policy_pack import assemble
 
 UNKNOWN_STRING = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
@@ -33,8 +35,28 @@ UNKNOWN_STRING = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 # --- the real environments -----------------------------------------------------------------------------
 
 
-def test_dev_and_prod_plans_have_no_mandatory_violations(env_plan):
-    evaluation = evaluate_plan(env_plan)
+@pytest.fixture(scope="module")
+def judged() -> Callable[[Plan], tuple[PackBaseline, Evaluation]]:
+    """A plan's whole-pack evaluation (`evaluate_plan`) and its pack baseline, to judge mutated copies of it by
+    re-judging only what changed (tests/harness.py PackBaseline, checked against the whole pack in
+    tests/test_policy_mutations.py), once per plan."""
+    found: dict[int, tuple[Plan, PackBaseline, Evaluation]] = {}
+
+    def of(plan: Plan) -> tuple[PackBaseline, Evaluation]:
+        if id(plan) not in found:
+            found[id(plan)] = (
+                plan,
+                PackBaseline.of(plan_resources(plan), plan_settings(plan.spec)),
+                evaluate_plan(plan),
+            )
+        _, pack, whole = found[id(plan)]
+        return pack, whole
+
+    return of
+
+
+def test_dev_and_prod_plans_have_no_mandatory_violations(env_plan, judged):
+    _, evaluation = judged(env_plan)
     assert not evaluation.mandatory, [f"{f.policy}: {f.message}" for f in evaluation.mandatory]
     assert not [f for f in evaluation.findings if f.kind == "error"]
 
@@ -160,15 +182,13 @@ def _named(resources, type_, name):
         ),
     ],
 )
-def test_rules_read_the_shapes_the_components_emit(request, env, rule, change):
+def test_rules_read_the_shapes_the_components_emit(request, judged, env, rule, change):
     """Mutating a real plan (not a fixture) trips the rule: the rules read what components really emit."""
     plan = request.getfixturevalue(f"{env}_plan")
-    settings = plan_settings(plan.spec)
-    baseline = {
-        (f.policy, f.enforcement_level) for f in evaluate_stack(ALL_RULES, plan_resources(plan), settings).findings
-    }
+    pack, whole = judged(plan)
+    baseline = {(f.policy, f.enforcement_level) for f in whole.findings}
     assert baseline == PLAN_ADVISORIES[env]
-    evaluation = evaluate_stack(ALL_RULES, _plan_with(plan, change), settings)
+    evaluation = pack.judge(_plan_with(plan, change))
     assert {f.policy for f in evaluation.findings} - {p for p, _ in baseline} == {rule}
 
 

@@ -19,6 +19,7 @@ from policies.framework import CONFIG, LEVELS, Evaluation, PackSettings, evaluat
 from policies.model import UNKNOWN, Resource, Stack
 from policies.pods import workload
 from policies.rules import ALL_RULES, CATEGORIES
+from tests.harness import PackBaseline
 from tests.policy_fixtures import CONFIG as FIXTURE_CONFIG
 from tests.policy_fixtures import GATEWAY_NS, VLLM_IMAGE, added, compliant, find
 
@@ -2574,12 +2575,32 @@ def test_every_rule_has_a_failing_mutation():
     assert len({(c.rule, c.path) for c in CASES}) == len(CASES)
 
 
+@pytest.fixture(scope="module")
+def compliant_baseline() -> PackBaseline:
+    """The compliant stack's pack baseline: a case re-judges only what it changed (tests/harness.py PackBaseline)."""
+    return PackBaseline.of(compliant(), SETTINGS)
+
+
+# Cases on which judging only what a case changed is checked against the whole pack (removed and added resources too).
+JUDGED_WHOLE = CASES[::16]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.rule}[{c.path}]")
-def test_violation_path_is_caught(case: Case):
+@pytest.mark.parametrize("case", JUDGED_WHOLE, ids=lambda c: f"{c.rule}[{c.path}]")
+def test_judging_what_a_case_changed_finds_what_the_whole_pack_finds(compliant_baseline, case: Case):
     resources = compliant()
     case.mutate(resources)
-    evaluation = run(resources)
+    whole = run(resources)
+    partial = compliant_baseline.judge(resources)
+    assert (partial.findings, partial.subjects, partial.levels) == (whole.findings, whole.subjects, whole.levels)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.rule}[{c.path}]")
+def test_violation_path_is_caught(compliant_baseline, case: Case):
+    resources = compliant()
+    case.mutate(resources)
+    evaluation = compliant_baseline.judge(resources)
     violations = evaluation.of(case.rule, "violation")
     assert violations, f"{case.rule} missed {case.path}: {[f.message for f in evaluation.findings]}"
     assert all(". Fix: " in v.message for v in violations)
@@ -2809,7 +2830,7 @@ def test_gpu_products_are_recognized_by_their_feature_discovery_name():
 
 
 @pytest.mark.slow
-def test_any_unknown_input_never_crashes_a_rule():
+def test_any_unknown_input_never_crashes_a_rule(compliant_baseline):
     """Every top-level input of every resource, in turn, unknown: no rule fails."""
     base = compliant()
     assert {r.type.split(":")[0] for r in base} >= {"aws", "gcp", "kubernetes"}, "both clouds and Kubernetes"
@@ -2818,7 +2839,7 @@ def test_any_unknown_input_never_crashes_a_rule():
         for key in list(resource.props):
             resources = compliant()
             resources[i].props[key] = UNKNOWN
-            errors = [f.message for f in run(resources).findings if f.kind == "error"]
+            errors = [f.message for f in compliant_baseline.judge(resources).findings if f.kind == "error"]
             assert not errors, f"{resource.type}.{key}: {errors}"
             tried += 1
     assert tried > len(base), "most resources have inputs to make unknown"
