@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from ipaddress import IPv4Network
 from typing import Any, Protocol
 
@@ -154,23 +155,60 @@ class World:
         self.karmada = karmada_name(env_name)
         self.region_of_cluster = {cluster_name(env_name, r): r.name for r in env.regions}
         self._closures: dict[str, dict[str, frozenset[str]]] = {}
+        self._crd_installers: dict[str | None, list[Placed]] = {}
 
     # --- what exists, and when --------------------------------------------------------------------------------
 
+    # The checks ask "which resources of this type or kind" once per resource they judge: the stacks' resources are
+    # placed and indexed once (a World is built per check, after the plans are final).
+    @cached_property
+    def _placed(self) -> tuple[Placed, ...]:
+        return tuple(
+            Placed(stack, resource)
+            for stack in sorted(self.plans, key=lambda s: self.order[s])
+            for resource in self.plans[stack].resources
+        )
+
+    @cached_property
+    def _by_type(self) -> dict[str, list[Placed]]:
+        index: dict[str, list[Placed]] = {}
+        for p in self._placed:
+            index.setdefault(p.resource.type, []).append(p)
+        return index
+
+    @cached_property
+    def _by_kind(self) -> dict[tuple[str, bool], list[Placed]]:
+        index: dict[tuple[str, bool], list[Placed]] = {}
+        for p in self._placed:
+            if is_kubernetes_object(p.resource):
+                index.setdefault((p.inputs.get("kind"), is_patch(p.resource)), []).append(p)
+        return index
+
     def everything(self) -> Iterator[Placed]:
-        for stack in sorted(self.plans, key=lambda s: self.order[s]):
-            for resource in self.plans[stack].resources:
-                yield Placed(stack, resource)
+        """Every stack's resources, in rollout order."""
+        return iter(self._placed)
+
+    def of_type(self, *types: str) -> list[Placed]:
+        """The resources of these types, in rollout order."""
+        if len(types) == 1:
+            return self._by_type.get(types[0], [])
+        return [p for p in self._placed if p.resource.type in types]
+
+    def crd_installers(self, cluster: str | None) -> list[Placed]:
+        """What may install a CRD on `cluster`: its Helm releases, CRD files and CustomResourceDefinitions."""
+        if cluster not in self._crd_installers:
+            self._crd_installers[cluster] = [
+                p
+                for p in self._placed
+                if self.cluster_of(p) == cluster
+                and (
+                    p.resource.type in (HELM_RELEASE, *CRD_FILES) or p.inputs.get("kind") == "CustomResourceDefinition"
+                )
+            ]
+        return self._crd_installers[cluster]
 
     def objects(self, kind: str, *, cluster: str | None = None, patches: bool = False) -> list[Placed]:
-        return [
-            p
-            for p in self.everything()
-            if is_kubernetes_object(p.resource)
-            and p.inputs.get("kind") == kind
-            and is_patch(p.resource) == patches
-            and (cluster is None or self.cluster_of(p) == cluster)
-        ]
+        return [p for p in self._by_kind.get((kind, patches), ()) if cluster is None or self.cluster_of(p) == cluster]
 
     def cluster_of(self, placed: Placed) -> str | None:
         return self.plans[placed.stack].cluster_of(placed.resource)
@@ -391,7 +429,7 @@ class _StackCheck:
             self._runner_network(waiter, region)
         if spec.cloud == "aws" and where.deployer.kind in ("vpcRunner", "privateLink") and where.region == region:
             sources = [spec.network.cidr] if where.deployer.kind == "vpcRunner" else list(where.deployer.cidrs)
-            rules = [p for p in self.world.everything() if p.resource.type == SECURITY_GROUP_RULE and _port(p, 443)]
+            rules = [p for p in self.world.of_type(SECURITY_GROUP_RULE) if _port(p, 443)]
             for source in sources:
                 admitting = [
                     p
@@ -502,8 +540,8 @@ class _StackCheck:
             self._agent_needs(f"{placed.resource.name} (awaits the agent's rollout)", placed, agent)
 
     def _agent_server(self, cluster: str | None) -> str | None:
-        for p in self.world.everything():
-            values = p.inputs.get("values") or {} if p.resource.type == HELM_RELEASE else {}
+        for p in self.world.of_type(HELM_RELEASE):
+            values = p.inputs.get("values") or {}
             if values.get("installMode") == "agent" and self.world.cluster_of(p) == cluster:
                 return values["agent"]["kubeconfig"].get("server")
         return None
@@ -537,10 +575,8 @@ class _StackCheck:
         if server == INTERNAL_ENDPOINT:
             planes = [
                 p
-                for p in world.everything()
-                if p.resource.type == HELM_RELEASE
-                and (p.inputs.get("values") or {}).get("installMode") == "host"
-                and world.cluster_of(p) == member
+                for p in world.of_type(HELM_RELEASE)
+                if (p.inputs.get("values") or {}).get("installMode") == "host" and world.cluster_of(p) == member
             ]
             self.need(
                 waiter,
@@ -601,7 +637,7 @@ class _StackCheck:
             waiter = f"{kind} {(resource.inputs.get('metadata') or {}).get('name')} on {cluster}"
             charts = self.crd_charts.charts(group, kind)
             if charts:
-                installing = [p for p in world.everything() if self._installs(p, (group, kind), cluster)]
+                installing = [p for p in world.of_type(HELM_RELEASE) if self._installs(p, (group, kind), cluster)]
                 names = " or ".join(sorted(charts))
                 self.need(
                     waiter,
@@ -616,13 +652,13 @@ class _StackCheck:
             if cluster == world.karmada and group in KARMADA_GROUPS:
                 planes = [
                     p
-                    for p in world.everything()
-                    if p.resource.type == HELM_RELEASE and (p.inputs.get("values") or {}).get("installMode") == "host"
+                    for p in world.of_type(HELM_RELEASE)
+                    if (p.inputs.get("values") or {}).get("installMode") == "host"
                 ]
                 ok = any(world.before(self.stack, placed.urn, p) for p in planes)
             elif group in CLOUD_GROUPS:
                 # Served by the cloud once the cluster has the feature (GKE multi-networking).
-                clusters = [p for p in world.everything() if p.resource.type == GKE_CLUSTER]
+                clusters = world.of_type(GKE_CLUSTER)
                 ok = any(
                     world.before(self.stack, placed.urn, p) and p.inputs.get("enableMultiNetworking") for p in clusters
                 )
@@ -635,16 +671,7 @@ class _StackCheck:
                 )
                 continue
             else:
-                installers = [
-                    p
-                    for p in world.everything()
-                    if world.cluster_of(p) == cluster
-                    and (
-                        p.resource.type in (HELM_RELEASE, *CRD_FILES)
-                        or p.inputs.get("kind") == "CustomResourceDefinition"
-                    )
-                ]
-                ok = any(world.before(self.stack, placed.urn, p) for p in installers)
+                ok = any(world.before(self.stack, placed.urn, p) for p in world.crd_installers(cluster))
             self.need(
                 waiter,
                 f"the {kind} CRD on {cluster}",
@@ -937,10 +964,8 @@ class _StackCheck:
         )
         agents = [
             p
-            for p in world.everything()
-            if p.resource.type == HELM_RELEASE
-            and (p.inputs.get("values") or {}).get("installMode") == "agent"
-            and world.cluster_of(p) == member
+            for p in world.of_type(HELM_RELEASE)
+            if (p.inputs.get("values") or {}).get("installMode") == "agent" and world.cluster_of(p) == member
         ]
         self.need(
             waiter,
