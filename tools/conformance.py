@@ -136,12 +136,17 @@ class Upstream:
     def crd(self, api_version: str, kind: str) -> dict | None:
         """The CRD serving `kind` in the group of `api_version`, as vendored, or None."""
         path = self._crd_files.get((api_group(api_version), kind))
-        if path is None:
-            return None
+        return None if path is None else self._crds_in(path).get((api_group(api_version), kind))
+
+    @cache  # noqa: B019 - one Upstream per session
+    def _crds_in(self, path: Path) -> dict[tuple[str, str], dict]:
+        """(group, kind) -> its CRD, for every CRD of a vendored file: parsed once, however many of its kinds are
+        asked for (a file holds up to a project's whole API)."""
+        crds: dict[tuple[str, str], dict] = {}
         for doc in yaml.load_all(path.read_text(), Loader=_Loader):
-            if doc and doc["spec"]["group"] == api_group(api_version) and doc["spec"]["names"]["kind"] == kind:
-                return doc
-        return None
+            if doc:
+                crds.setdefault((doc["spec"]["group"], doc["spec"]["names"]["kind"]), doc)
+        return crds
 
     @cache  # noqa: B019 - one Upstream per session
     def crd_served_schema(self, api_version: str, kind: str) -> dict | None:
