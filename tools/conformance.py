@@ -201,8 +201,12 @@ class Upstream:
         if found is None:
             return None
         path, name = found
-        definitions = json.loads(path.read_text())["definitions"]
-        return {"$ref": f"#/definitions/{name}", "definitions": _strict(definitions)}
+        return {"$ref": f"#/definitions/{name}", "definitions": self._strict_definitions(path)}
+
+    @cache  # noqa: B019 - one Upstream per session
+    def _strict_definitions(self, path: Path) -> dict:
+        """An OpenAPI document's definitions made strict, once for all the kinds it serves."""
+        return _strict(json.loads(path.read_text())["definitions"])
 
     def validate_served_resource(self, obj: dict) -> list[str]:
         """Problems of an object of a kind served without a CRD (e.g. an aggregated API server's) against its
