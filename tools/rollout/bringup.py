@@ -177,8 +177,8 @@ class World:
         return index
 
     @cached_property
-    def _by_kind(self) -> dict[tuple[str, bool], list[Placed]]:
-        index: dict[tuple[str, bool], list[Placed]] = {}
+    def _by_kind(self) -> dict[tuple[str | None, bool], list[Placed]]:
+        index: dict[tuple[str | None, bool], list[Placed]] = {}
         for p in self._placed:
             if is_kubernetes_object(p.resource):
                 index.setdefault((p.inputs.get("kind"), is_patch(p.resource)), []).append(p)
