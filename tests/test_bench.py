@@ -74,17 +74,21 @@ def _registered(document: dict) -> tuple[list, dict]:
     return sorted((r["urn"], json.dumps(r, sort_keys=True)) for r in resources), document["outputs"]
 
 
-# Both floors of dev; prod's typed one: what tells the floors apart is one line, the plain floor's type-agnostic
-# `pulumi.CustomResource(type, name, props, opts)`, while every other path (options, providers, components, secrets,
-# each of prod's types and stacks) is the typed floor's too. (prod's plain floor took 1-2 s of CPU.)
+# Both floors of dev; prod's typed one, and its plain one on the GCP stack (the types dev has not): what tells the
+# floors apart is one line, the plain floor's type-agnostic `pulumi.CustomResource(type, name, props, opts)`, while
+# every other path (options, providers, components, secrets, each of prod's types and stacks) is the typed floor's
+# too. (prod's whole plain floor took 1-2 s of CPU.)
 @pytest.mark.plan
 @pytest.mark.parametrize(
-    ("env", "typed"), [("dev", False), ("dev", True), ("prod", True)], ids=["dev-plain", "dev-typed", "prod-typed"]
+    ("env", "typed", "stacks"),
+    [("dev", False, 1), ("dev", True, 1), ("prod", True, 4), ("prod.usc1", False, 1)],
+    ids=["dev-plain", "dev-typed", "prod-typed", "prod-gcp-plain"],
 )
-def test_sdk_floor_registers_exactly_the_plans_resources(env, typed):
-    plan = plan_for(env)
-    parts = list(plan.stacks.values()) or [plan]
-    assert len(parts) == (1 if env == "dev" else 4)
+def test_sdk_floor_registers_exactly_the_plans_resources(env, typed, stacks):
+    plan = plan_for(env.split(".")[0])
+    parts = [plan.stacks[env]] if "." in env else list(plan.stacks.values()) or [plan]
+    assert len(parts) == stacks
+    assert any(r["type"].startswith("gcp:") for p in parts for r in plan_document(p)["resources"]) == (env != "dev")
     for part in parts:
         document = json.loads(json.dumps(plan_document(part)))
         floor = evaluate(

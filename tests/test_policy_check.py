@@ -59,6 +59,8 @@ def test_the_command_exits_like_the_plan_and_make_fails_like_make_plan(tmp_path,
     target = ["make", "--no-print-directory", "policy-check", f"PLAN={plan_json}"]
     made = subprocess.run(target, cwd=ROOT, capture_output=True, text=True, check=False)
     assert made.returncode == 2, made.stderr
+    # the command's own code, as make names it: 1, a mandatory violation
+    assert "policy-check] Error 1" in made.stderr, made.stderr
     assert "error: policy network-no-internet-ingress:" in made.stderr
     clean_json, clean_exit = _written(copy.deepcopy(plan_for("dev")), tmp_path / "clean")
     assert clean_exit == 0

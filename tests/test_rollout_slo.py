@@ -276,6 +276,8 @@ def test_measure_counts_errors_and_leaves_one_token_answers_out_of_tpot():
 MIX = [("hi", 16, 1)]
 # What a loaded 2-core machine adds to the simulator's sleeps, at most (thread and event-loop scheduling).
 TTFT_SLACK, TPOT_SLACK = 0.25, 0.015
+# How late a loaded machine may read a stream's first chunk after it was sent (the span to the last one shrinks by it).
+LATE_FIRST_CHUNK = 0.03
 
 
 def load(sim: SseSimulator, bounds: Bounds, key: str = "sim-key", models=("m",), **kwargs):
@@ -307,14 +309,15 @@ def test_tokens_are_counted_from_usage_when_a_chunk_carries_several():
     # requests at once, each on its own connection and stream.
     with SseSimulator(ttft=0.02, itl=0.2, tokens_per_chunk=4, tokens=lambda _: 16) as sim:
         samples, _, _ = load(sim, Bounds(3, 30, 3, 10))
-    # 4 chunks, 200 ms apart: 600 ms over 15 token intervals = 40 ms a token (not 200 ms a chunk).
+    # 4 chunks, 200 ms apart: 600 ms over 15 token intervals = 40 ms a token (not 200 ms a chunk). A first chunk read
+    # late on a loaded machine shortens the span a little: LATE_FIRST_CHUNK below the interval, still 5x apart.
     assert len(samples) == 3
-    assert all(s.tokens == 16 and 0.04 <= s.tpot <= 0.04 + 4 * TPOT_SLACK for s in samples)
+    assert all(s.tokens == 16 and 0.04 - LATE_FIRST_CHUNK / 15 <= s.tpot <= 0.04 + 4 * TPOT_SLACK for s in samples)
     with SseSimulator(ttft=0.02, itl=0.2, tokens_per_chunk=4, tokens=lambda _: 16, usage=False) as sim:
         samples, _, _ = load(sim, Bounds(3, 30, 3, 10))
     # Without usage, the chunks are the tokens: 600 ms over 3 intervals.
     assert len(samples) == 3
-    assert all(s.tokens == 4 and 0.2 <= s.tpot <= 0.2 + 4 * TPOT_SLACK for s in samples)
+    assert all(s.tokens == 4 and 0.2 - LATE_FIRST_CHUNK / 3 <= s.tpot <= 0.2 + 4 * TPOT_SLACK for s in samples)
 
 
 def test_the_request_cap_bounds_a_test():
@@ -343,7 +346,7 @@ def test_a_request_longer_than_its_timeout_is_an_error_and_stops_waiting():
         samples, _, measured = load(sim, Bounds(2, duration_seconds=0.1, max_requests=2, request_timeout_seconds=0.25))
         took = time.monotonic() - started
     assert [s.error for s in samples] == ["timed out after 0.25s"] * 2
-    assert took < 2.0 and measured.error_rate == 1.0
+    assert took < 4 * 0.25 and measured.error_rate == 1.0  # not the 3 s of the first token
 
 
 @pytest.mark.parametrize(
