@@ -139,13 +139,17 @@ class Upstream:
         return None if path is None else self._crds_in(path).get((api_group(api_version), kind))
 
     @cache  # noqa: B019 - one Upstream per session
+    def crd_documents(self, path: Path) -> tuple[dict, ...]:
+        """The documents of a vendored CRD file, in its order: parsed once, however many of its kinds are asked for (a
+        file holds up to a project's whole API). Do not mutate."""
+        return tuple(doc for doc in yaml.load_all(path.read_text(), Loader=_Loader) if doc)
+
+    @cache  # noqa: B019 - one Upstream per session
     def _crds_in(self, path: Path) -> dict[tuple[str, str], dict]:
-        """(group, kind) -> its CRD, for every CRD of a vendored file: parsed once, however many of its kinds are
-        asked for (a file holds up to a project's whole API)."""
+        """(group, kind) -> its CRD, for every CRD of a vendored file."""
         crds: dict[tuple[str, str], dict] = {}
-        for doc in yaml.load_all(path.read_text(), Loader=_Loader):
-            if doc:
-                crds.setdefault((doc["spec"]["group"], doc["spec"]["names"]["kind"]), doc)
+        for doc in self.crd_documents(path):
+            crds.setdefault((doc["spec"]["group"], doc["spec"]["names"]["kind"]), doc)
         return crds
 
     @cache  # noqa: B019 - one Upstream per session
