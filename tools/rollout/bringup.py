@@ -188,11 +188,14 @@ class World:
         """Every stack's resources, in rollout order."""
         return iter(self._placed)
 
-    def of_type(self, *types: str) -> list[Placed]:
-        """The resources of these types, in rollout order."""
-        if len(types) == 1:
-            return self._by_type.get(types[0], [])
-        return [p for p in self._placed if p.resource.type in types]
+    def of_type(self, type_: str) -> list[Placed]:
+        """The resources of this type, in rollout order."""
+        return self._by_type.get(type_, [])
+
+    def in_install_mode(self, mode: str) -> list[Placed]:
+        """The Helm releases whose values set Karmada's `installMode` to `mode` ("host": a control plane; "agent": a
+        member's agent), in rollout order."""
+        return [p for p in self.of_type(HELM_RELEASE) if (p.inputs.get("values") or {}).get("installMode") == mode]
 
     def crd_installers(self, cluster: str | None) -> list[Placed]:
         """What may install a CRD on `cluster`: its Helm releases, CRD files and CustomResourceDefinitions."""
@@ -540,10 +543,9 @@ class _StackCheck:
             self._agent_needs(f"{placed.resource.name} (awaits the agent's rollout)", placed, agent)
 
     def _agent_server(self, cluster: str | None) -> str | None:
-        for p in self.world.of_type(HELM_RELEASE):
-            values = p.inputs.get("values") or {}
-            if values.get("installMode") == "agent" and self.world.cluster_of(p) == cluster:
-                return values["agent"]["kubeconfig"].get("server")
+        for p in self.world.in_install_mode("agent"):
+            if self.world.cluster_of(p) == cluster:
+                return p.inputs["values"]["agent"]["kubeconfig"].get("server")
         return None
 
     def _agent_needs(self, waiter: str, placed: Placed, agent: Mapping[str, Any]) -> None:
@@ -573,11 +575,7 @@ class _StackCheck:
         world = self.world
         server = (agent.get("kubeconfig") or {}).get("server")
         if server == INTERNAL_ENDPOINT:
-            planes = [
-                p
-                for p in world.of_type(HELM_RELEASE)
-                if (p.inputs.get("values") or {}).get("installMode") == "host" and world.cluster_of(p) == member
-            ]
+            planes = [p for p in world.in_install_mode("host") if world.cluster_of(p) == member]
             self.need(
                 waiter,
                 f"the Karmada API server in {member} itself",
@@ -650,12 +648,7 @@ class _StackCheck:
                 )
                 continue
             if cluster == world.karmada and group in KARMADA_GROUPS:
-                planes = [
-                    p
-                    for p in world.of_type(HELM_RELEASE)
-                    if (p.inputs.get("values") or {}).get("installMode") == "host"
-                ]
-                ok = any(world.before(self.stack, placed.urn, p) for p in planes)
+                ok = any(world.before(self.stack, placed.urn, p) for p in world.in_install_mode("host"))
             elif group in CLOUD_GROUPS:
                 # Served by the cloud once the cluster has the feature (GKE multi-networking).
                 clusters = world.of_type(GKE_CLUSTER)
@@ -962,11 +955,7 @@ class _StackCheck:
             world.where(bindings, "after this wave"),
             facts.KARMADA_MEMBER_READY,
         )
-        agents = [
-            p
-            for p in world.of_type(HELM_RELEASE)
-            if (p.inputs.get("values") or {}).get("installMode") == "agent" and world.cluster_of(p) == member
-        ]
+        agents = [p for p in world.in_install_mode("agent") if world.cluster_of(p) == member]
         self.need(
             waiter,
             f"karmada-agent on {member}",
