@@ -139,11 +139,13 @@ def plan_config(config: dict[str, Any], stack: str = "test") -> Plan:
 
 @cache
 def _planned(config_json: str, stack: str) -> Plan:
-    def build() -> Plan:
-        config = json.loads(config_json)
-        return build_plan(stack_config_from_mapping(PROJECT, stack, config, ENVIRONMENTS_DIR / f"Pulumi.{stack}.yaml"))
+    return plan_store.shared(("config", config_json, stack), lambda: _build(config_json, stack))
 
-    return plan_store.shared(("config", config_json, stack), build)
+
+def _build(config_json: str, stack: str) -> Plan:
+    """The plan of a config mapping (JSON) as a fixture environment's `stack`, with its stack files."""
+    config = json.loads(config_json)
+    return build_plan(stack_config_from_mapping(PROJECT, stack, config, ENVIRONMENTS_DIR / f"Pulumi.{stack}.yaml"))
 
 
 def plan_stacks(config: dict[str, Any], stack: str, regions: Collection[str]) -> Plan:
@@ -166,11 +168,8 @@ def _planned_stacks(config_json: str, stack: str, regions: tuple[str, ...]) -> P
         return [s for s in stacks if s.name in named]
 
     def build() -> Plan:
-        config = json.loads(config_json)
         with mock.patch.object(runner, "environment_stacks", chosen):
-            return build_plan(
-                stack_config_from_mapping(PROJECT, stack, config, ENVIRONMENTS_DIR / f"Pulumi.{stack}.yaml")
-            )
+            return _build(config_json, stack)
 
     return plan_store.shared(("config-stacks", config_json, stack, regions), build)
 
