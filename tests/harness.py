@@ -174,6 +174,16 @@ def _planned_stacks(config_json: str, stack: str, regions: tuple[str, ...]) -> P
     return plan_store.shared(("config-stacks", config_json, stack, regions), build)
 
 
+def scoped_markdown(plan: Plan) -> str:
+    """plan.md of a `plan_stacks` plan: every section but the rollout SLO gate's, which reads the outputs of each
+    wave's stacks (those left out are not there). The other sections read the spec or the evaluated resources."""
+    from tools.plan import report
+    from tools.plan.slo_section import slo_section
+
+    with mock.patch.object(report, "SECTIONS", tuple(s for s in report.SECTIONS if s is not slo_section)):
+        return report.render_markdown(plan)
+
+
 def evaluate_program(program: Callable[[], None], stack: str = "test") -> Plan:
     """Evaluate a component-level program (no config) and wrap it for queries."""
     evaluation = evaluate(program, project=PROJECT, stack=stack, config={})

@@ -209,12 +209,12 @@ def _capacity_rows(markdown: str) -> list[str]:
 
 @pytest.mark.plan
 def test_plan_md_flags_a_max_the_pool_cannot_hold():
-    from tests.harness import environment_config, ns, plan_config
-    from tools.plan.report import render_markdown
+    from tests.harness import environment_config, ns, plan_stacks, scoped_markdown
 
     config = environment_config("prod")
     config[ns("models")][1]["placements"][0]["maxReplicas"] = 12  # llama-3-1-8b on use1/l40s: 8 nodes x 1 GPU
-    rows = _capacity_rows(render_markdown(plan_config(config)))
+    # The table is of the spec's pools, every region's; the option changes use1's stack only.
+    rows = _capacity_rows(scoped_markdown(plan_stacks(config, "test", ["use1"])))
     assert rows[0].endswith("| capacity | obtained via | max replicas the pool holds |")
     assert (
         "| use1 | l40s | g6e.4xlarge | L40S | 1 | 1-8 | none | us-east-1a, us-east-1b, us-east-1c | "

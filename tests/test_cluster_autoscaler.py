@@ -328,9 +328,7 @@ def test_a_multi_node_gang_fits_the_efa_template_and_the_pool():
     from components.domain.capacity import pool_holds, replica_demands
     from tests.test_serving_config import _multi_node_prod
 
-    config = environment_config("prod")
-    config.update({ns(k): v for k, v in _multi_node_prod().items()})
-    plan = plan_config(config)
+    plan = plan_config(_multi_node_prod())  # as the other tests of this variant ask for it: one plan
     template = _template_node(_asg_tags(plan)["use1-h100"], "p5.48xlarge")
     gang = [(m, pod, res) for m, pod, res in _model_pods(plan, "test-use1") if m == "llama-3-1-70b"]
     assert len(gang) == 2  # head + one worker

@@ -16,7 +16,14 @@ from components.domain.kv_transfer import decide_mode, kv_transfer, prompt_kv_by
 from components.serving.deployment import model_placements
 from platform_catalog.disaggregation import vllm_attention_backend as attention_backend
 from policies.offline import evaluate_plan
-from tests.harness import cluster_objects, config_errors, environment_config, plan_config, raw_environment
+from tests.harness import (
+    cluster_objects,
+    config_errors,
+    environment_config,
+    plan_stacks,
+    raw_environment,
+    scoped_markdown,
+)
 from tests.test_serving_path import engine_parser, parse_command_line
 from tools.plan.report import render_markdown
 
@@ -340,7 +347,7 @@ def two_types_plan():
     config = environment_config("prod")
     raw = {"regions": config["inference-platform:regions"], "models": config["inference-platform:models"]}
     _two_gpu_types(raw)
-    return plan_config(config)
+    return plan_stacks(config, "test", ["use1"])  # the RAG model and both its pools are use1's
 
 
 @pytest.mark.plan
@@ -365,7 +372,7 @@ def test_each_side_runs_on_its_own_pool_and_gpus(two_types_plan):
         "tcp",
         "20",
     )
-    md = render_markdown(two_types_plan)
+    md = scoped_markdown(two_types_plan)
     assert "| 596 MiB (3814 tokens, fp8 KV) | TCP 4 x 5 Gbps: 250.0 ms |" in md
     # The cost: a quarter of a p5en.48xlarge ($63.296/h) decodes, half a p5.48xlarge ($55.04/h) prefills; the
     # decode row's price per output token carries both, the prefill row produces none.

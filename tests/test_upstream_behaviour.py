@@ -188,11 +188,10 @@ def test_the_gate_waits_for_a_disaggregated_models_workloads_not_its_ready(prod_
 
 @pytest.fixture(scope="module")
 def push_plan():
-    config = environment_config("prod")
-    config[ns("federation")] |= {"memberMode": "push"}
-    for region in config[ns("regions")]:
-        region["apiAccess"]["publicCidrs"] = ["198.51.100.0/24"]
-    return plan_config(config, stack="pushfacts")
+    """tests/test_federation.py's push variant (members pushed from a GCP host), asked for as it asks: one plan."""
+    from tests.test_federation import _push_config
+
+    return plan_config(_push_config(), stack="push")
 
 
 def test_pull_mode_pre_creates_each_cluster_as_the_agent_re_registers_it(prod_plan):
@@ -251,7 +250,7 @@ def test_the_allowlist_patch_forces_and_the_host_leaves_the_field_alone(prod_pla
 @pytest.mark.plan
 def test_push_mode_declares_its_clusters(push_plan):
     clusters = {r.inputs["metadata"]["name"]: r.inputs for r in push_plan.of_type(CLUSTER_TYPE)}
-    assert sorted(clusters) == ["pushfacts-usc1", "pushfacts-use1", "pushfacts-usw2"]
+    assert sorted(clusters) == ["push-usc1", "push-use1", "push-usw2"]
     assert {c["spec"]["syncMode"] for c in clusters.values()} == {"Push"}
     assert push_plan.of_type(CLUSTER_TYPE + "Patch") == []
 
