@@ -10,7 +10,7 @@ import yaml
 
 from components.config.base import ConfigError
 from components.config.stackfile import SECRET_MARKER, merge_by_path, overlay_config
-from tests.harness import ENVIRONMENTS_DIR, PROJECT, plan_config
+from tests.harness import ENVIRONMENTS_DIR, PROJECT, environment_config, ns, plan_config
 from tools.plan.engine import evaluate
 from tools.plan.runner import PROJECT_DIR, build_plan
 from tools.plan.stackfile import load_stack_config
@@ -97,9 +97,13 @@ def test_a_stack_without_the_key_is_refused_naming_it(tmp_path):
 
 @pytest.mark.plan
 def test_without_stack_files_every_stack_is_planned_from_the_environment():
-    config = yaml.safe_load((ENVIRONMENTS_DIR / "Pulumi.prod.yaml").read_text())["config"]
-    plan = plan_config(config, stack="nostackfiles")
-    assert set(plan.stacks) == {f"nostackfiles.{s}" for s in ("use1", "usw2", "usc1", "global")}
+    """prod's environment with usc1's API endpoint public, as a stack with no stack files beside it: the plan
+    tests/test_clusters.py and the policy variants ask for (one plan of the session, every stack evaluated)."""
+    config = environment_config("prod")
+    config[ns("regions")][2]["apiAccess"]["publicCidrs"] = ["198.51.100.0/24"]
+    plan = plan_config(config, stack="test")
+    assert not list(ENVIRONMENTS_DIR.glob("Pulumi.test.*"))
+    assert set(plan.stacks) == {f"test.{s}" for s in ("use1", "usw2", "usc1", "global")}
 
 
 def test_the_environment_is_validated_once_per_distinct_input(monkeypatch):
