@@ -347,7 +347,7 @@ def two_types_plan():
     config = environment_config("prod")
     raw = {"regions": config["inference-platform:regions"], "models": config["inference-platform:models"]}
     _two_gpu_types(raw)
-    return plan_stacks(config, "test", ["use1"])  # the RAG model and both its pools are use1's
+    return plan_stacks(config, "test", ["use1"])  # the RAG model and both its pools: the option changes use1 alone
 
 
 @pytest.mark.plan
