@@ -14,9 +14,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from policies.framework import Evaluation, evaluate_stack
+from policies.framework import Evaluation
 from policies.model import Resource, normalize
-from policies.offline import load_settings, verdict_table, verdicts
+from policies.offline import judge_environment, load_settings, verdict_table, verdicts
 from policies.rules import ALL_RULES
 
 EXIT_POLICY_VIOLATION = 1
@@ -59,7 +59,7 @@ def check_saved_plan(plan_json: Path, config: Path | None = None) -> Evaluation:
     settings_path = config or plan_json.with_name("policy-config.json")
     if not settings_path.exists():
         raise ValueError(f"{settings_path}: missing; it holds the settings the plan was judged with")
-    return evaluate_stack(ALL_RULES, saved_resources(document), load_settings(settings_path))
+    return judge_environment(ALL_RULES, saved_resources(document), load_settings(settings_path))
 
 
 def main(argv: list[str] | None = None) -> int:

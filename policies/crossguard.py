@@ -106,7 +106,7 @@ def to_policy(rule: Rule) -> Policy:
         return ResourceValidationPolicy(validate=validate_resource, **common)
 
     def validate_stack(args: StackValidationArgs, report: ReportViolation) -> None:
-        stack = Stack(_from_stack_resource(r) for r in args.resources)
+        stack = Stack((_from_stack_resource(r) for r in args.resources), previewed_alone=True)
         ctx = Context(dict(args.get_config()), stack)
         findings = [f for r in stack.resources if rule.subject(r) for f in rule.evaluate(r, ctx)]
         _report(findings, report)

@@ -52,6 +52,16 @@ CONFIG: dict[str, ConfigKey] = {
         },
         [],
     ),
+    "federationMembers": ConfigKey(
+        {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "The Karmada member clusters the environment federates, in whichever of its stacks they are "
+            "declared (a per-region environment issues every agent's certificate in the host's stack and declares the "
+            "members in the global one); offline, filled from the whole plan.",
+        },
+        [],
+    ),
     "namespaceSecretReaders": ConfigKey(
         {
             "type": "array",
@@ -125,6 +135,10 @@ class Context:
     @property
     def cluster_admin_service_accounts(self) -> tuple[str, ...]:
         return tuple(self.value("clusterAdminServiceAccounts"))
+
+    @property
+    def federation_members(self) -> tuple[str, ...]:
+        return tuple(self.value("federationMembers"))
 
     @property
     def namespace_secret_readers(self) -> tuple[str, ...]:
@@ -270,10 +284,13 @@ def rule(
     return wrap
 
 
-def evaluate_stack(rules: Iterable[Rule], resources: Iterable[Resource], settings: PackSettings) -> Evaluation:
-    """Every rule on every subject, with the given pack settings (enforcement overrides, config)."""
+def evaluate_stack(
+    rules: Iterable[Rule], resources: Iterable[Resource], settings: PackSettings, *, previewed_alone: bool = False
+) -> Evaluation:
+    """Every rule on every subject, with the given pack settings (enforcement overrides, config); `previewed_alone`:
+    the resources are one stack as `pulumi preview` of it alone sees it (policies.model.Stack)."""
     with one_pass():
-        return _evaluate(rules, Stack(resources), settings)
+        return _evaluate(rules, Stack(resources, previewed_alone=previewed_alone), settings)
 
 
 def _evaluate(rules: Iterable[Rule], stack: Stack, settings: PackSettings) -> Evaluation:

@@ -288,9 +288,12 @@ class Stack:
     replaced by its members' overridden copies (policies/propagation.py), which stack rules judge.
     """
 
-    def __init__(self, resources: Iterable[Resource]):
+    def __init__(self, resources: Iterable[Resource], *, previewed_alone: bool = False):
         from policies.propagation import member_copies
 
+        # True: one stack as `pulumi preview` of it sees it (CrossGuard), maybe one of an environment's several;
+        # False: the whole environment (the offline plan), every object of every member known.
+        self.previewed_alone = previewed_alone
         self.declared = list(resources)
         self.resources = patched(member_copies(self.declared))
         self.workload_cache: dict[int, list] = {}
@@ -306,6 +309,20 @@ class Stack:
         for r in self.resources:
             index[r.type].append(r)
         return index
+
+    @cached_property
+    def _declared_namespaces(self) -> frozenset[tuple[str | None, str]]:
+        return frozenset((r.cluster, r.namespace) for r in self.declared if r.is_kubernetes)
+
+    def runs_beside_unseen(self, r: Resource) -> bool:
+        """A Karmada template's copy, in a stack previewed alone that declares nothing in the copy's member namespace
+        (a per-region environment's global stack: the members' namespaces are the region stacks'). What the copy's
+        neighbours there (NetworkPolicies, its ServiceAccount) decide cannot be checked from this stack."""
+        return (
+            self.previewed_alone
+            and r.propagated is not None
+            and (r.cluster, r.namespace) not in self._declared_namespaces
+        )
 
     def of_type(self, *types: str) -> list[Resource]:
         return [r for t in types for r in self._by_type.get(t, [])]

@@ -21,6 +21,7 @@ from platform_catalog.names import (
 from policies.framework import Evaluation, PackSettings, Rule, evaluate_stack
 from policies.model import Resource, normalize
 from policies.rules import ALL_RULES
+from policies.rules.federation import federated_members
 
 
 def plan_resources(plan: Any) -> list[Resource]:
@@ -94,18 +95,49 @@ def load_settings(path: Path | None) -> PackSettings:
     return settings
 
 
-def plan_settings(spec: Any, settings: PackSettings | None = None, rules: Iterable[Rule] = ALL_RULES) -> PackSettings:
-    """The settings both runs use: the given ones plus what only the spec knows (its `.raw` is the
-    `--policy-pack-config` for `pulumi preview` of this environment)."""
-    return (settings or PackSettings()).merged(spec_settings(spec), rules)
+def environment_settings(resources: Iterable[Resource]) -> dict[str, Any]:
+    """What only the whole environment's resources tell a stack previewed alone: the members its federation
+    declares (in the global stack of a per-region environment, while the host's stack issues their agents'
+    certificates)."""
+    return {"federationMembers": sorted(federated_members(resources)) or None}
+
+
+def plan_settings(plan: Any, settings: PackSettings | None = None, rules: Iterable[Rule] = ALL_RULES) -> PackSettings:
+    """The settings both runs use: the given ones plus what only the spec and the whole plan know (its `.raw` is the
+    `--policy-pack-config` `make rollout` previews each stack of this environment with)."""
+    known = {**spec_settings(plan.spec), **environment_settings(plan_resources(plan))}
+    return (settings or PackSettings()).merged(known, rules)
 
 
 def evaluate_plan(plan: Any, settings: PackSettings | None = None, rules: Iterable[Rule] = ALL_RULES) -> Evaluation:
-    """The pack over the whole plan. An environment split per region is judged as one: offline, every stack's
-    resources are known, so a federated model in the global stack is checked against the serving runtime of
-    the region stacks (`pulumi preview` of the global stack alone reports it as not checkable)."""
+    """The pack on the plan, judged as a whole and as each of its stacks is previewed (`judge_environment`)."""
     rules = tuple(rules)
-    return evaluate_stack(rules, plan_resources(plan), plan_settings(plan.spec, settings, rules))
+    return judge_environment(rules, plan_resources(plan), plan_settings(plan, settings, rules))
+
+
+def judge_environment(rules: Iterable[Rule], resources: list[Resource], settings: PackSettings) -> Evaluation:
+    """The pack over the whole environment, and what each of its stacks alone adds: each finding once.
+
+    The whole: offline every stack's resources are known, so a federated model in the global stack is also checked
+    against the serving runtime and the NetworkPolicies of the region stacks. Each stack alone (its resources by
+    their URN's stack): `make rollout` previews every stack with the pack, whose stack rules see only that stack, so
+    a violation there fails (or warns) that stack's preview whatever the whole says. What a stack alone cannot
+    check, the whole has judged with everything in view, so only its violations and rule errors are added.
+    """
+    rules = tuple(rules)
+    evaluation = evaluate_stack(rules, resources, settings)
+    by_stack: dict[str, list[Resource]] = {}
+    for r in resources:
+        by_stack.setdefault(r.urn.split("::", 1)[0], []).append(r)
+    if len(by_stack) < 2:
+        return evaluation
+    seen = {(f.policy, f.urn, f.message) for f in evaluation.findings}
+    for alone in by_stack.values():
+        for finding in evaluate_stack(rules, alone, settings, previewed_alone=True).findings:
+            if finding.kind != "cannot-check" and (finding.policy, finding.urn, finding.message) not in seen:
+                seen.add((finding.policy, finding.urn, finding.message))
+                evaluation.findings.append(finding)
+    return evaluation
 
 
 def verdicts(evaluation: Evaluation, rules: Iterable[Rule] = ALL_RULES) -> list[dict[str, Any]]:

@@ -576,7 +576,7 @@ def baselines() -> dict[str, Baseline]:
     for env in ("dev", "prod"):
         plan = plan_for(env)
         resources = plan_resources(plan)
-        pack = PackBaseline.of(resources, plan_settings(plan.spec))
+        pack = PackBaseline.of(resources, plan_settings(plan))
         whole = evaluate_stack(ALL_RULES, resources, pack.settings)
         assert not whole.mandatory
         assert pack.judge(resources).findings == whole.findings

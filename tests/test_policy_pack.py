@@ -19,7 +19,7 @@ from pulumi.runtime.proto import analyzer_pb2_grpc
 from policies import docs
 from policies.framework import Evaluation, PackSettings, evaluate_stack
 from policies.model import UNKNOWN, Resource
-from policies.offline import evaluate_plan, plan_resources, plan_settings
+from policies.offline import evaluate_plan, judge_environment, plan_resources, plan_settings
 from policies.rules import ALL_RULES
 from tests.harness import PackBaseline, plan_for
 from tests.policy_fixtures import compliant, find
@@ -46,7 +46,7 @@ def judged() -> Callable[[Plan], tuple[PackBaseline, Evaluation]]:
         if id(plan) not in found:
             found[id(plan)] = (
                 plan,
-                PackBaseline.of(plan_resources(plan), plan_settings(plan.spec)),
+                PackBaseline.of(plan_resources(plan), plan_settings(plan)),
                 evaluate_plan(plan),
             )
         _, pack, whole = found[id(plan)]
@@ -203,7 +203,7 @@ def test_gke_rules_read_the_real_gke_cluster(prod_plan):
         pool.props["nodeConfig"]["serviceAccount"] = "1-compute@developer.gserviceaccount.com"
         pool.props["management"]["autoRepair"] = False
 
-    evaluation = evaluate_stack(ALL_RULES, _plan_with(prod_plan, default_account), plan_settings(prod_plan.spec))
+    evaluation = evaluate_stack(ALL_RULES, _plan_with(prod_plan, default_account), plan_settings(prod_plan))
     assert sorted(f.policy for f in evaluation.findings) == [
         "gke-node-service-account",
         "llm-pd-kv-fabric",
@@ -502,3 +502,97 @@ def test_pack_settings_reach_the_rules(analyzer):
             for k, v in PackSettings(SETTINGS.raw).raw.items()
         }
         analyzer.Configure(proto.ConfigureAnalyzerRequest(policyConfig=restore))
+
+
+def _policy_config(raw) -> dict[str, proto.PolicyConfig]:
+    levels = {r.name: proto.MANDATORY if r.enforcement == "mandatory" else proto.ADVISORY for r in ALL_RULES}
+    return {
+        name: proto.PolicyConfig(
+            enforcementLevel=levels[name], properties=_struct(values if isinstance(values, dict) else {})
+        )
+        for name, values in raw.items()
+    }
+
+
+def _previewed(analyzer, raw, resources: list[Resource]) -> list[tuple[str, int, str, str]]:
+    """A stack previewed alone as `make rollout` runs it: the analyzer configured with `raw` (policy-config.json) and
+    asked about that stack's resources only; configured back as the module's other tests expect it afterwards."""
+    analyzer.Configure(proto.ConfigureAnalyzerRequest(policyConfig=_policy_config(raw)))
+    try:
+        request = proto.AnalyzeStackRequest(resources=[_analyzer_resource(r) for r in resources])
+        return _diagnostics(analyzer.AnalyzeStack(request))
+    finally:
+        analyzer.Configure(proto.ConfigureAnalyzerRequest(policyConfig=_policy_config(SETTINGS.raw)))
+
+
+@pytest.mark.plan
+@pytest.mark.slow
+def test_each_stack_of_prod_passes_its_preview_with_the_policy_config_the_plan_wrote(analyzer, prod_plan):
+    """`make rollout` previews each stack with the pack and build/prod/policy-config.json: its stack rules see that
+    stack alone. use1 (Karmada's host) issues every member's agent certificate while the global stack declares the
+    members; the global stack's 70B copies run beside the region stacks' NetworkPolicies and ServiceAccounts."""
+    config = json.loads(json.dumps(plan_settings(prod_plan).raw))
+    assert config["karmada-agent-identity"]["federationMembers"] == ["prod-usc1", "prod-use1", "prod-usw2"]
+    alone = {name: _previewed(analyzer, config, plan_resources(part)) for name, part in prod_plan.stacks.items()}
+    assert {name: [d for d in found if d[1] == proto.MANDATORY] for name, found in alone.items()} == {
+        name: [] for name in prod_plan.stacks
+    }
+    # What the global stack cannot see comes back as the engine's advisory "cannot check" (no URN: one per policy).
+    unseen = {d[0] for d in alone["prod.global"] if "llama-3-1-70b" in d[3] and "declared in another stack" in d[3]}
+    assert unseen == {"k8s-pods-ingress-isolated", "k8s-model-servers-no-token"}
+    # Without the environment's members (the config `make plan` wrote before), use1's preview failed on two agents.
+    del config["karmada-agent-identity"]["federationMembers"]
+    use1 = _previewed(analyzer, config, plan_resources(prod_plan.stacks["prod.use1"]))
+    assert sorted(d[2].rsplit("::", 1)[-1] for d in use1 if d[1] == proto.MANDATORY) == [
+        "prod-usc1-karmada-agent-csr",
+        "prod-usw2-karmada-agent-csr",
+    ]
+
+
+@pytest.mark.plan
+def test_make_plan_fails_what_one_stacks_preview_would_fail_though_the_whole_passes(prod_plan):
+    """The plan judges each stack as its preview will, not only the environment as one: without the members' names,
+    use1 alone refuses its members' agents while the whole environment (the global stack's Clusters in view) does
+    not."""
+    resources = plan_resources(prod_plan)
+    # With the plan's own settings the stacks alone add nothing: what the global stack alone cannot check (the 70B's
+    # copies), the whole judged with the region stacks in view.
+    whole = evaluate_stack(ALL_RULES, resources, plan_settings(prod_plan)).findings
+    assert judge_environment(ALL_RULES, resources, plan_settings(prod_plan)).findings == whole
+    settings = PackSettings({k: v for k, v in plan_settings(prod_plan).raw.items() if k != "karmada-agent-identity"})
+    assert not evaluate_stack(ALL_RULES, resources, settings).mandatory
+    found = judge_environment(ALL_RULES, resources, settings).mandatory
+    assert sorted((f.policy, f.urn.rsplit("::", 1)[-1]) for f in found) == [
+        ("karmada-agent-identity", "prod-usc1-karmada-agent-csr"),
+        ("karmada-agent-identity", "prod-usw2-karmada-agent-csr"),
+    ]
+    assert all(f.urn.startswith("urn:pulumi:prod.use1::") for f in found)
+
+
+@pytest.mark.plan
+def test_a_member_copy_is_judged_strictly_wherever_its_namespace_is_in_view(prod_plan):
+    """Alone, the global stack cannot see the 70B's member namespaces: its copies' NetworkPolicies cannot be checked
+    there. Judged with the whole environment, or alone once the stack declares something in that namespace, the
+    missing policy is a violation again."""
+    global_stack = plan_resources(prod_plan.stacks["prod.global"])
+    settings = plan_settings(prod_plan)
+    rule = [r for r in ALL_RULES if r.name == "k8s-pods-ingress-isolated"]
+
+    def kinds(resources, alone):
+        return sorted({f.kind for f in evaluate_stack(rule, resources, settings, previewed_alone=alone).findings})
+
+    assert kinds(global_stack, alone=True) == ["cannot-check"]
+    assert kinds(global_stack, alone=False) == ["violation"]
+    template = next(r for r in global_stack if r.kind == "InferenceService")
+    neighbour = Resource(
+        urn="urn:pulumi:prod.global::inference-platform::kubernetes:core/v1:ConfigMap::beside",
+        type="kubernetes:core/v1:ConfigMap",
+        name="beside",
+        props={
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "beside", "namespace": template.namespace},
+        },
+        provider=f"{template.provider.rsplit('::', 1)[0]}::prod-use1",
+    )
+    assert "violation" in kinds([*global_stack, neighbour], alone=True)

@@ -693,7 +693,7 @@ def test_prods_plan_passes_the_slo_tenant_rule():
     assert evaluation.subjects["rollout-slo-tenant-least-privilege"] > 0
     assert not evaluation.of("rollout-slo-tenant-least-privilege")
     # the settings `pulumi preview` gets (policy-config.json) carry the tenant and its models
-    assert json.loads(json.dumps(plan_settings(plan.spec).raw))["rollout-slo-tenant-least-privilege"] == {
+    assert json.loads(json.dumps(plan_settings(plan).raw))["rollout-slo-tenant-least-privilege"] == {
         "rolloutSloTenant": "rollout-probe",
         "rolloutSloModels": ["llama-3-1-8b", "mistral-7b-trt"],
     }
@@ -719,7 +719,7 @@ def test_admitting_the_slo_tenant_to_another_model_fails_prods_plan():
             ]
         }
     )
-    [finding] = evaluate_stack(ALL_RULES, resources, plan_settings(plan.spec)).of("rollout-slo-tenant-least-privilege")
+    [finding] = evaluate_stack(ALL_RULES, resources, plan_settings(plan)).of("rollout-slo-tenant-least-privilege")
     assert finding.enforcement_level == "mandatory"
     assert (
         "admits tenant 'rollout-probe', whose key the rollout's SLO gate holds, to 'llama-3-1-70b'" in finding.message

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from policies.framework import Context, Violation, rule
 from policies.model import Resource, Stack, as_list, get, number, peek
@@ -107,11 +107,12 @@ def agent_requests(stack: Stack) -> set[str]:
     return found
 
 
-def _member_names(ctx: Context) -> set[str]:
-    """Members the stack knows: Karmada Cluster objects and the agent users its RBAC binds."""
-    stack = ctx.require_stack()
-    names = {c.k8s_name for c in stack.kubernetes("Cluster", "cluster.karmada.io")}
-    for binding in stack.resources:
+def federated_members(resources: Iterable[Resource]) -> set[str]:
+    """Members these resources declare: Karmada Cluster objects and the agent users their RBAC binds."""
+    names = set()
+    for binding in resources:
+        if binding.is_kubernetes and binding.kind == "Cluster" and binding.api_group == "cluster.karmada.io":
+            names.add(binding.k8s_name)
         if binding.is_kubernetes and binding.api_group == RBAC_GROUP and binding.kind.endswith("Binding"):
             for s in as_list(peek(binding.props, "subjects")):
                 name = str(s.get("name", "")) if isinstance(s, dict) else ""
@@ -136,7 +137,7 @@ def _key_problem(key: Resource) -> str | None:
 @rule(
     name="karmada-agent-identity",
     description="Each pull member's karmada-agent certificate is what `karmadactl register` issues it (v1.18.2): "
-    "CN system:karmada:agent:<member> for a member the stack federates, O exactly system:karmada:agents, one "
+    "CN system:karmada:agent:<member> for a member the environment federates (its stacks or the pack config federationMembers), O exactly system:karmada:agents, one "
     "certificate per member, a client certificate (digital signature, key encipherment, client auth; not a CA), a key "
     "at least as strong as RSA 3072, valid at most the year register asks for (8760 hours). A certificate is an "
     "agent's by its subject or by where it goes (an agent's release or kubeconfig, or signed by the control plane's "
@@ -147,6 +148,7 @@ def _key_problem(key: Resource) -> str | None:
     applies_to=(CERT_REQUEST,),
     subject=lambda r: r.type == CERT_REQUEST,
     scope="stack",
+    config=("federationMembers",),
 )
 def karmada_agent_identity(r: Resource, ctx: Context) -> Iterator[Violation]:
     stack = ctx.require_stack()
@@ -161,9 +163,9 @@ def karmada_agent_identity(r: Resource, ctx: Context) -> Iterator[Violation]:
         yield Violation(f"{where}: CN {common_name!r} is not system:karmada:agent:<member>")
     if organizations != [KARMADA_AGENT_GROUP]:
         yield Violation(f"{where}: organization {organizations} is not exactly [{KARMADA_AGENT_GROUP}]")
-    members = _member_names(ctx)
+    members = federated_members(stack.resources) | set(ctx.federation_members)
     if members and member not in members and common_name.startswith(KARMADA_AGENT_USER_PREFIX):
-        yield Violation(f"{where}: {member!r} is not a member this stack federates ({sorted(members)})")
+        yield Violation(f"{where}: {member!r} is not a member the environment federates ({sorted(members)})")
     twins = [
         o.name for o in stack.of_type(CERT_REQUEST) if o is not r and get(_subject(o), "commonName") == common_name
     ]

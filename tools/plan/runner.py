@@ -180,7 +180,7 @@ def check_policy(plan: Plan, settings=None):
         evaluation = evaluate_plan(plan, settings)
         plan.policy = [f.to_json() for f in evaluation.findings]
         plan.policy_verdicts = verdicts(evaluation)
-        plan.policy_config = plan_settings(plan.spec, settings).raw
+        plan.policy_config = plan_settings(plan, settings).raw
     for name, part in plan.stacks.items():  # each stack's share, for its section and its rollout gate
         part.policy = [f for f in plan.policy if f["urn"].startswith(f"urn:pulumi:{name}::")]
         part.policy_verdicts, part.policy_config = plan.policy_verdicts, plan.policy_config
