@@ -132,8 +132,9 @@ def judge_environment(rules: Iterable[Rule], resources: list[Resource], settings
     if len(by_stack) < 2:
         return evaluation
     seen = {(f.policy, f.urn, f.message) for f in evaluation.findings}
+    stack_rules = [r for r in rules if r.scope == "stack"]  # a resource rule sees one resource, wherever it is
     for alone in by_stack.values():
-        for finding in evaluate_stack(rules, alone, settings, previewed_alone=True).findings:
+        for finding in evaluate_stack(stack_rules, alone, settings, previewed_alone=True).findings:
             if finding.kind != "cannot-check" and (finding.policy, finding.urn, finding.message) not in seen:
                 seen.add((finding.policy, finding.urn, finding.message))
                 evaluation.findings.append(finding)

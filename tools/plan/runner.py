@@ -174,13 +174,15 @@ def _merge(base: dict, more: dict) -> dict:
 
 def check_policy(plan: Plan, settings=None):
     """Run the policy pack in-process on the plan; fills plan.policy* and returns the pack's evaluation."""
-    from policies.offline import evaluate_plan, plan_settings, verdicts
+    from policies.offline import judge_environment, plan_resources, plan_settings, verdicts
+    from policies.rules import ALL_RULES
 
     with phase("policy"):
-        evaluation = evaluate_plan(plan, settings)
+        pack = plan_settings(plan, settings)
+        evaluation = judge_environment(ALL_RULES, plan_resources(plan), pack)
         plan.policy = [f.to_json() for f in evaluation.findings]
         plan.policy_verdicts = verdicts(evaluation)
-        plan.policy_config = plan_settings(plan, settings).raw
+        plan.policy_config = pack.raw
     for name, part in plan.stacks.items():  # each stack's share, for its section and its rollout gate
         part.policy = [f for f in plan.policy if f["urn"].startswith(f"urn:pulumi:{name}::")]
         part.policy_verdicts, part.policy_config = plan.policy_verdicts, plan.policy_config
