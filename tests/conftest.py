@@ -112,6 +112,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     plan_store.mark_plan_fixtures(items)
+    gc.freeze()  # what collection made (modules, items) lives as long as the session: out of every scan (tests/__init__.py)
 
 
 @pytest.fixture(scope="session", autouse=True)
