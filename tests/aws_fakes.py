@@ -11,6 +11,7 @@ Stubber validates every response against botocore's service model.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import cache
 from typing import Any
@@ -104,14 +105,15 @@ def reservation(
 
 
 class _Ec2WithReservations:
-    """moto's EC2 client, except DescribeCapacityReservations, answered by a stubbed client."""
+    """moto's EC2 client, except DescribeCapacityReservations, answered by a stubbed client: `stubbed()` makes it
+    (an EC2 client costs ~20 ms, and most tests stub no reservation: theirs is made only if preflight asks)."""
 
-    def __init__(self, moto_client: Any, stubbed: Any):
+    def __init__(self, moto_client: Any, stubbed: Callable[[], Any]):
         self._moto = moto_client
         self._stubbed = stubbed
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._stubbed if name == "describe_capacity_reservations" else self._moto, name)
+        return getattr(self._stubbed() if name == "describe_capacity_reservations" else self._moto, name)
 
 
 class FakeAws:
@@ -157,23 +159,30 @@ class FakeAws:
                 stubber.add_response(operation, quota_response(region, code, value), params)
             return quotas_client
         if service == "ec2":
-            stubbed = fresh_client("ec2", region)
-            stubber = self._stub(stubbed)
-            for reservation_region, rid, item in self.reservations:
-                if reservation_region != region:
-                    continue
-                params = {"CapacityReservationIds": [rid]}
-                if item is None:
-                    stubber.add_client_error(
-                        "describe_capacity_reservations",
-                        "InvalidCapacityReservationId.NotFound",
-                        f"The capacity reservation ID '{rid}' does not exist",
-                        expected_params=params,
-                    )
-                else:
-                    stubber.add_response("describe_capacity_reservations", {"CapacityReservations": [item]}, params)
+            stubbed = cache(lambda: self._stubbed_ec2(region))
+            if any(reservation_region == region for reservation_region, _, _ in self.reservations):
+                stubbed()  # now: `verify()` sees its answers, asked for or not
             return _Ec2WithReservations(client("ec2", region), stubbed)
         return client(service, region)
+
+    def _stubbed_ec2(self, region: str) -> Any:
+        """An EC2 client answering the region's DescribeCapacityReservations, in order, and nothing else."""
+        stubbed = fresh_client("ec2", region)
+        stubber = self._stub(stubbed)
+        for reservation_region, rid, item in self.reservations:
+            if reservation_region != region:
+                continue
+            params = {"CapacityReservationIds": [rid]}
+            if item is None:
+                stubber.add_client_error(
+                    "describe_capacity_reservations",
+                    "InvalidCapacityReservationId.NotFound",
+                    f"The capacity reservation ID '{rid}' does not exist",
+                    expected_params=params,
+                )
+            else:
+                stubber.add_response("describe_capacity_reservations", {"CapacityReservations": [item]}, params)
+        return stubbed
 
     def _stub(self, client: Any) -> Stubber:
         stubber = Stubber(client)

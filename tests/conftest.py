@@ -3,6 +3,7 @@ from __future__ import annotations
 import gc
 import os
 from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -99,10 +100,20 @@ def checked_plan(request):
     return plan_config(config(), stack=stack)
 
 
+class _SessionUpstream(Upstream):
+    """The vendored upstream, each CRD file parsed once per session and shared by the xdist workers
+    (tests/plan_store.py): libyaml takes ~2 s of CPU for KServe's and Envoy Gateway's CRDs, which most workers read,
+    and unpickling them ~20 times less."""
+
+    @cache  # noqa: B019 - one per session
+    def crd_documents(self, path: Path) -> tuple[dict, ...]:
+        return plan_store.shared(("crd documents", str(path)), lambda: Upstream.crd_documents(self, path))
+
+
 @pytest.fixture(scope="session")
 def upstream() -> Upstream:
     """The vendored upstream facts (conformance/upstream/): part of the project, never skipped."""
-    return Upstream()
+    return _SessionUpstream()
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -112,6 +123,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     plan_store.mark_plan_fixtures(items)
+    gc.freeze()  # what collection made (modules, items) lives as long as the session: out of every scan (tests/__init__.py)
 
 
 @pytest.fixture(scope="session", autouse=True)

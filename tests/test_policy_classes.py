@@ -384,12 +384,12 @@ def _keys(value: object):
 
 
 @pytest.mark.slow
-def test_every_pinned_charts_own_spelling_of_a_host_setting_is_read():
+def test_every_pinned_charts_own_spelling_of_a_host_setting_is_read(upstream):
     """Each vendored chart's values (conformance/upstream) spell host settings their own way (KEDA useHostNetwork,
     the GPU Operator's hostPaths): helm-values-hardened reads every key that names one."""
     spellings = set()
     for values in UPSTREAM.glob("*/*/chart-*values*.yaml"):
-        for key in _keys(yaml.safe_load(values.read_text())):
+        for key in _keys(upstream.chart_values(str(values.relative_to(UPSTREAM)))):  # libyaml: 8 times faster
             if any(word in key.lower().replace("_", "") for word in HOST_WORDS):
                 spellings.add(key)
     assert {"useHostNetwork", "hostNetwork", "hostPID", "hostIPC", "hostPath", "hostPaths", "privileged"} <= spellings

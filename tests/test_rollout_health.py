@@ -6,7 +6,6 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
-from kubernetes.client.exceptions import ApiException
 
 from components.catalog.upstream import FACTS, KSERVE_LLMISVC_READY_NEEDS_ITS_OWN_ROUTE
 from components.checks.loader import load_environment
@@ -135,6 +134,8 @@ def test_an_unreachable_cluster_is_not_ready_rather_than_a_crash():
 
 
 def test_kubernetes_probe_reads_node_and_kserve_conditions():
+    from kubernetes.client.exceptions import ApiException  # here: the client takes ~0.15 s to import, used only here
+
     def node(ready):
         return SimpleNamespace(status=SimpleNamespace(conditions=[SimpleNamespace(type="Ready", status=ready)]))
 

@@ -8,6 +8,7 @@ import types
 import typing
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from pydantic import BaseModel, SecretStr, ValidationError
@@ -232,13 +233,20 @@ def _python_names(raw: Any, model: Any, path: KeyPath) -> list[Issue]:
         name = _field_name(model, key)
         if name is None:
             continue
-        annotation = model.model_fields[name].annotation
-        if _keyed_by_name(annotation) and isinstance(value, dict):  # modelCatalog: entries under their names
+        keyed, inner = _field_model(model, name)
+        if keyed and isinstance(value, dict):  # modelCatalog: entries under their names
             for entry, item in value.items():
-                issues += _python_names(item, _inner_model(annotation), (*path, key, entry))
+                issues += _python_names(item, inner, (*path, key, entry))
         else:
-            issues += _python_names(value, _inner_model(annotation), (*path, key))
+            issues += _python_names(value, inner, (*path, key))
     return issues
+
+
+@cache
+def _field_model(model: type[BaseModel], name: str) -> tuple[bool, Any]:
+    """Whether a field maps names to models, and the model inside it: asked for each key of every config loaded."""
+    annotation = model.model_fields[name].annotation
+    return _keyed_by_name(annotation), _inner_model(annotation)
 
 
 def _keyed_by_name(annotation: Any) -> bool:
@@ -396,7 +404,16 @@ class _Tagged:
 
 
 def _field_name(model: type[BaseModel], alias: str) -> str | None:
-    return next((n for n, f in model.model_fields.items() if (f.alias or n) == alias), None)
+    return _field_names(model).get(alias)
+
+
+@cache
+def _field_names(model: type[BaseModel]) -> dict[str, str]:
+    """A model's field names by the key a stack file spells (alias, else name; the first field wins): do not mutate."""
+    names: dict[str, str] = {}
+    for name, field in model.model_fields.items():
+        names.setdefault(field.alias or name, name)
+    return names
 
 
 def _inner_model(annotation: Any) -> Any:
