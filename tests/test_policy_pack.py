@@ -526,24 +526,50 @@ def _previewed(analyzer, raw, resources: list[Resource]) -> list[tuple[str, int,
 
 
 @pytest.mark.plan
-@pytest.mark.slow
-def test_each_stack_of_prod_passes_its_preview_with_the_policy_config_the_plan_wrote(analyzer, prod_plan):
+def test_each_stack_of_prod_alone_passes_the_pack_with_the_policy_config_the_plan_wrote(prod_plan):
     """`make rollout` previews each stack with the pack and build/prod/policy-config.json: its stack rules see that
-    stack alone. use1 (Karmada's host) issues every member's agent certificate while the global stack declares the
-    members; the global stack's 70B copies run beside the region stacks' NetworkPolicies and ServiceAccounts."""
+    stack alone (the analyzer test below shows the pulumi-policy analyzer judges so)."""
+    settings = PackSettings(json.loads(json.dumps(plan_settings(prod_plan).raw)))
+    found = {
+        name: [
+            (f.policy, f.urn)
+            for f in evaluate_stack(ALL_RULES, plan_resources(part), settings, previewed_alone=True).mandatory
+        ]
+        for name, part in prod_plan.stacks.items()
+    }
+    assert found == {name: [] for name in ("prod.use1", "prod.usw2", "prod.usc1", "prod.global")}
+
+
+@pytest.mark.plan
+@pytest.mark.slow
+def test_the_analyzer_judges_a_stack_alone_with_the_members_the_config_names(analyzer, prod_plan):
+    """Through the pulumi-policy analyzer, as a preview runs it: use1 (Karmada's host) issues every member's agent
+    certificate while the global stack declares the members; the global stack's 70B copies run beside the region
+    stacks' NetworkPolicies and ServiceAccounts. Of use1, the agents' certificate material and RBAC, judged by
+    karmada-agent-identity (the analyzer rebuilds a stack's resources for each stack rule: all 392 take seconds; the
+    test above judges the whole stacks in-process)."""
     config = json.loads(json.dumps(plan_settings(prod_plan).raw))
     assert config["karmada-agent-identity"]["federationMembers"] == ["prod-usc1", "prod-use1", "prod-usw2"]
-    alone = {name: _previewed(analyzer, config, plan_resources(part)) for name, part in prod_plan.stacks.items()}
-    assert {name: [d for d in found if d[1] == proto.MANDATORY] for name, found in alone.items()} == {
-        name: [] for name in prod_plan.stacks
-    }
+    rbac = "rbac.authorization.k8s.io"
+    agents = [
+        r for r in plan_resources(prod_plan.stacks["prod.use1"]) if r.type.startswith("tls:") or r.api_group == rbac
+    ]
+    assert len([r for r in agents if r.name.endswith("karmada-agent-csr")]) == 3
+
+    def refused(found):
+        return sorted(
+            d[2].rsplit("::", 1)[-1] for d in found if d[0] == "karmada-agent-identity" and d[1] == proto.MANDATORY
+        )
+
+    assert refused(_previewed(analyzer, config, agents)) == []
+    global_stack = _previewed(analyzer, config, plan_resources(prod_plan.stacks["prod.global"]))
+    assert [d for d in global_stack if d[1] == proto.MANDATORY] == []
     # What the global stack cannot see comes back as the engine's advisory "cannot check" (no URN: one per policy).
-    unseen = {d[0] for d in alone["prod.global"] if "llama-3-1-70b" in d[3] and "declared in another stack" in d[3]}
+    unseen = {d[0] for d in global_stack if "llama-3-1-70b" in d[3] and "declared in another stack" in d[3]}
     assert unseen == {"k8s-pods-ingress-isolated", "k8s-model-servers-no-token"}
     # Without the environment's members (the config `make plan` wrote before), use1's preview failed on two agents.
     del config["karmada-agent-identity"]["federationMembers"]
-    use1 = _previewed(analyzer, config, plan_resources(prod_plan.stacks["prod.use1"]))
-    assert sorted(d[2].rsplit("::", 1)[-1] for d in use1 if d[1] == proto.MANDATORY) == [
+    assert refused(_previewed(analyzer, config, agents)) == [
         "prod-usc1-karmada-agent-csr",
         "prod-usw2-karmada-agent-csr",
     ]
