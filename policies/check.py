@@ -1,8 +1,9 @@
 """`python -m policies.check PLAN` (`make policy-check PLAN=build/<env>/plan.json`): the pack on a saved plan.
 
 Reads plan.json (resources with their property dependencies) and the policy-config.json beside it
-(the settings `make plan` used, spec-derived ones included), runs the same rules and gives the
-same verdict and exit codes as `make plan`: 0 pass, 1 a mandatory violation, 2 invalid input.
+(the settings `make plan` used, spec-derived ones included; what the plan's own resources tell, such as
+federationMembers, is derived from them again), judges the environment as one and each stack alone as
+`make plan` does, and gives the same verdict and exit codes: 0 pass, 1 a mandatory violation, 2 invalid input.
 `policies/__main__.py` stays the entry the Pulumi engine runs, from the folder `make policy-pack` assembles.
 """
 
@@ -16,7 +17,7 @@ from typing import Any
 
 from policies.framework import Evaluation
 from policies.model import Resource, normalize
-from policies.offline import judge_environment, load_settings, verdict_table, verdicts
+from policies.offline import environment_settings, judge_environment, load_settings, verdict_table, verdicts
 from policies.rules import ALL_RULES
 
 EXIT_POLICY_VIOLATION = 1
@@ -59,7 +60,9 @@ def check_saved_plan(plan_json: Path, config: Path | None = None) -> Evaluation:
     settings_path = config or plan_json.with_name("policy-config.json")
     if not settings_path.exists():
         raise ValueError(f"{settings_path}: missing; it holds the settings the plan was judged with")
-    return judge_environment(ALL_RULES, saved_resources(document), load_settings(settings_path))
+    resources = saved_resources(document)
+    settings = load_settings(settings_path).merged(environment_settings(resources), ALL_RULES)
+    return judge_environment(ALL_RULES, resources, settings)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 
 import grpc
 import pytest
@@ -16,17 +17,23 @@ from google.protobuf import struct_pb2
 from pulumi.runtime.proto import analyzer_pb2 as proto
 from pulumi.runtime.proto import analyzer_pb2_grpc
 
+import policies.check
+import policies.offline
 from policies import docs
+from policies.check import check_saved_plan
+from policies.check import main as policy_check_main
 from policies.framework import Evaluation, PackSettings, evaluate_stack
 from policies.model import UNKNOWN, Resource
-from policies.offline import evaluate_plan, judge_environment, plan_resources, plan_settings
+from policies.offline import evaluate_plan, plan_resources, plan_settings
 from policies.rules import ALL_RULES
 from tests.harness import PackBaseline, plan_for
 from tests.policy_fixtures import compliant, find
 from tests.test_policy_rules import CASES, SETTINGS, run
 from tools.conformance import is_custom_resource
 from tools.plan.__main__ import main as plan_main
+from tools.plan.artifacts import plan_document
 from tools.plan.model import Plan
+from tools.plan.runner import check_policy
 from tools.policy_pack import assemble
 
 UNKNOWN_STRING = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
@@ -575,24 +582,42 @@ def test_the_analyzer_judges_a_stack_alone_with_the_members_the_config_names(ana
     ]
 
 
+AGENTS_OF_OTHER_STACKS = [
+    ("karmada-agent-identity", "prod-usc1-karmada-agent-csr"),
+    ("karmada-agent-identity", "prod-usw2-karmada-agent-csr"),
+]
+
+
+def _refused(findings) -> list[tuple[str, str]]:
+    assert all(f.urn.startswith("urn:pulumi:prod.use1::") for f in findings)
+    return sorted((f.policy, f.urn.rsplit("::", 1)[-1]) for f in findings)
+
+
 @pytest.mark.plan
-def test_make_plan_fails_what_one_stacks_preview_would_fail_though_the_whole_passes(prod_plan):
-    """The plan judges each stack as its preview will, not only the environment as one: without the members' names,
-    use1 alone refuses its members' agents while the whole environment (the global stack's Clusters in view) does
-    not."""
-    resources = plan_resources(prod_plan)
-    # With the plan's own settings the stacks alone add nothing: what the global stack alone cannot check (the 70B's
-    # copies), the whole judged with the region stacks in view.
-    whole = evaluate_stack(ALL_RULES, resources, plan_settings(prod_plan)).findings
-    assert judge_environment(ALL_RULES, resources, plan_settings(prod_plan)).findings == whole
-    settings = PackSettings({k: v for k, v in plan_settings(prod_plan).raw.items() if k != "karmada-agent-identity"})
-    assert not evaluate_stack(ALL_RULES, resources, settings).mandatory
-    found = judge_environment(ALL_RULES, resources, settings).mandatory
-    assert sorted((f.policy, f.urn.rsplit("::", 1)[-1]) for f in found) == [
-        ("karmada-agent-identity", "prod-usc1-karmada-agent-csr"),
-        ("karmada-agent-identity", "prod-usw2-karmada-agent-csr"),
-    ]
-    assert all(f.urn.startswith("urn:pulumi:prod.use1::") for f in found)
+def test_make_plan_and_policy_check_fail_what_one_stacks_preview_would_fail(prod_plan, monkeypatch, tmp_path):
+    """`make plan` and `make policy-check` judge each stack as its preview will, not only the environment as one:
+    without the members' names (what no stack alone tells), use1 alone refuses its members' agents while the whole
+    environment, the global stack's Clusters in view, does not."""
+    # With what the whole plan tells, the stacks alone add nothing: what the global stack alone cannot check (the
+    # 70B's copies), the whole judged with the region stacks in view.
+    assert (
+        evaluate_plan(prod_plan).findings
+        == evaluate_stack(ALL_RULES, plan_resources(prod_plan), plan_settings(prod_plan)).findings
+    )
+    saved = tmp_path / "plan.json"
+    saved.write_text(json.dumps(plan_document(prod_plan)))
+    old_config = {k: v for k, v in plan_settings(prod_plan).raw.items() if k != "karmada-agent-identity"}
+    (tmp_path / "policy-config.json").write_text(json.dumps(old_config))
+    assert policy_check_main([str(saved)]) == 0  # a config written before federationMembers: taken from the plan
+
+    for module in (policies.offline, policies.check):
+        monkeypatch.setattr(module, "environment_settings", lambda resources: {})
+    assert not evaluate_stack(ALL_RULES, plan_resources(prod_plan), plan_settings(prod_plan)).mandatory
+    assert _refused(evaluate_plan(prod_plan).mandatory) == AGENTS_OF_OTHER_STACKS
+    own = replace(prod_plan, stacks={name: replace(part) for name, part in prod_plan.stacks.items()})
+    assert _refused(check_policy(own).mandatory) == AGENTS_OF_OTHER_STACKS
+    assert _refused(check_saved_plan(saved).mandatory) == AGENTS_OF_OTHER_STACKS
+    assert policy_check_main([str(saved)]) == 1
 
 
 @pytest.mark.plan
@@ -604,11 +629,11 @@ def test_a_member_copy_is_judged_strictly_wherever_its_namespace_is_in_view(prod
     settings = plan_settings(prod_plan)
     rule = [r for r in ALL_RULES if r.name == "k8s-pods-ingress-isolated"]
 
-    def kinds(resources, alone):
-        return sorted({f.kind for f in evaluate_stack(rule, resources, settings, previewed_alone=alone).findings})
+    def kinds(resources, **alone):
+        return sorted({f.kind for f in evaluate_stack(rule, resources, settings, **alone).findings})
 
-    assert kinds(global_stack, alone=True) == ["cannot-check"]
-    assert kinds(global_stack, alone=False) == ["violation"]
+    assert kinds(global_stack, previewed_alone=True) == ["cannot-check"]
+    assert kinds(global_stack) == ["violation"]  # the whole environment, as `make plan` judges it
     template = next(r for r in global_stack if r.kind == "InferenceService")
     neighbour = Resource(
         urn="urn:pulumi:prod.global::inference-platform::kubernetes:core/v1:ConfigMap::beside",
@@ -619,6 +644,6 @@ def test_a_member_copy_is_judged_strictly_wherever_its_namespace_is_in_view(prod
             "kind": "ConfigMap",
             "metadata": {"name": "beside", "namespace": template.namespace},
         },
-        provider=f"{template.provider.rsplit('::', 1)[0]}::prod-use1",
+        provider="urn:pulumi:prod.global::inference-platform::pulumi:providers:kubernetes::prod-use1",
     )
-    assert "violation" in kinds([*global_stack, neighbour], alone=True)
+    assert "violation" in kinds([*global_stack, neighbour], previewed_alone=True)
