@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import copy
 import io
 import json
 import shutil
@@ -48,22 +49,55 @@ def test_dev_is_one_wave_of_its_one_stack():
     assert rollout_waves(load_environment(raw_environment("dev")), "dev") == [Wave("environment", ("dev",), False)]
 
 
-def test_configured_waves_and_confirmations():
+SHARED_RUNNER = {"kind": "privateLink", "cidrs": ["10.250.0.0/24"], "runnerLabel": "prod-ops"}
+
+
+def test_configured_waves_and_confirmations_deploy_each_stack_after_those_it_reads():
+    """use1 and usw2 share a runner, so they may share a wave; listed usw2 first, use1 (the anchor usw2 reads) still
+    deploys first: usw2's `up` reads the outputs this rollout deployed, not the previous ones (or none at all)."""
     env = prod_spec(
+        ("set", "regions[0].deployer", SHARED_RUNNER),
+        ("set", "regions[1].deployer", SHARED_RUNNER),
         (
             "set",
             "rollout",
             {
-                "waves": [{"name": "first", "regions": ["use1", "usc1"]}, {"name": "rest", "regions": ["usw2"]}],
+                "waves": [{"name": "first", "regions": ["usw2", "use1"]}, {"name": "rest", "regions": ["usc1"]}],
                 "confirmBefore": ["rest", "global"],
             },
-        )
+        ),
     )
     assert rollout_waves(env, "prod") == [
-        Wave("first", ("prod.use1", "prod.usc1"), False),
-        Wave("rest", ("prod.usw2",), True),
+        Wave("first", ("prod.use1", "prod.usw2"), False),
+        Wave("rest", ("prod.usc1",), True),
         Wave("global", ("prod.global",), True),
     ]
+
+
+def _with_euw1(*ops):
+    """prod with a second region of usw2's cloud, euw1 (a copy of usw2 in eu-west-1)."""
+    raw = raw_environment("prod")
+    euw1 = copy.deepcopy(next(r for r in raw["regions"] if r["name"] == "usw2"))
+    euw1.update(name="euw1", region="eu-west-1", zones=["eu-west-1a", "eu-west-1b", "eu-west-1c"])
+    euw1["network"]["cidr"] = "10.40.0.0/16"
+    for pool in euw1.get("gpuPools", []):
+        if "zones" in pool:
+            pool["zones"] = ["eu-west-1a"]
+    raw["regions"].append(euw1)
+    return load_environment(apply_ops(raw, ops))
+
+
+def test_default_waves_give_each_runner_of_a_cloud_a_wave_of_its_own():
+    """`make rollout WAVE=<wave>` runs on one runner; usw2's and euw1's each live in their own network."""
+    assert [(w.name, w.stacks) for w in rollout_waves(_with_euw1(), "prod")] == [
+        ("canary", ("prod.use1",)),
+        ("aws-usw2", ("prod.usw2",)),
+        ("aws-euw1", ("prod.euw1",)),
+        ("gcp", ("prod.usc1",)),
+        ("global", ("prod.global",)),
+    ]
+    shared = _with_euw1(("set", "regions[1].deployer", SHARED_RUNNER), ("set", "regions[3].deployer", SHARED_RUNNER))
+    assert [(w.name, w.stacks) for w in rollout_waves(shared, "prod")][1] == ("aws", ("prod.usw2", "prod.euw1"))
 
 
 # --- a fake workspace, healthy clusters and gateway -------------------------------------------------------------
@@ -298,6 +332,18 @@ def test_resume_redoes_every_wave_when_the_environment_file_changed(project):
     env = prod_spec()
     roll(project, [], workspace=FakeWorkspace(prod_outputs(env), fail={("prod.usc1", "up"): "quota"}))
     (project / "Pulumi.prod.yaml").write_text((project / "Pulumi.prod.yaml").read_text() + "\n# changed\n")
+    again = FakeWorkspace(prod_outputs(env))
+    run = roll(project, ["--resume"], workspace=again)
+    assert run.code == 0
+    assert "no rollout state for this commit and Pulumi file" in run.out
+    assert again.calls[0] == ("prod.use1", "preview")
+
+
+def test_resume_redoes_every_wave_when_a_stacks_own_file_changed(project):
+    """`pulumi config set --secret -s prod.usw2 ...` edits Pulumi.prod.usw2.yaml, which prod.usw2 reads: no commit."""
+    env = prod_spec()
+    roll(project, [], workspace=FakeWorkspace(prod_outputs(env), fail={("prod.usc1", "up"): "quota"}))
+    (project / "Pulumi.prod.usw2.yaml").write_text("config:\n  aws:region: us-west-2\n")
     again = FakeWorkspace(prod_outputs(env))
     run = roll(project, ["--resume"], workspace=again)
     assert run.code == 0

@@ -12,9 +12,16 @@ def errors(env: str, rollout: dict) -> list[str]:
 
 def test_unknown_region_with_did_you_mean():
     assert errors(
-        "prod", {"waves": [{"name": "canary", "regions": ["use1", "usw2"]}, {"name": "gcp", "regions": ["usc-1"]}]}
+        "prod",
+        {
+            "waves": [
+                {"name": "canary", "regions": ["use1"]},
+                {"name": "aws", "regions": ["usw2"]},
+                {"name": "gcp", "regions": ["usc-1"]},
+            ]
+        },
     ) == [
-        "rollout.waves[1].regions[0]: did you mean 'usc1'? no region named 'usc-1'; use one of use1, usw2, usc1",
+        "rollout.waves[2].regions[0]: did you mean 'usc1'? no region named 'usc-1'; use one of use1, usw2, usc1",
         "rollout.waves: region 'usc1' is in no wave; add it to one of the waves",
     ]
 
@@ -22,21 +29,51 @@ def test_unknown_region_with_did_you_mean():
 def test_region_in_two_waves():
     assert errors(
         "prod",
-        {"waves": [{"name": "canary", "regions": ["use1", "usw2"]}, {"name": "rest", "regions": ["usw2", "usc1"]}]},
+        {
+            "waves": [
+                {"name": "canary", "regions": ["use1"]},
+                {"name": "aws", "regions": ["usw2"]},
+                {"name": "rest", "regions": ["usw2", "usc1"]},
+            ]
+        },
     ) == [
-        "rollout.waves[1].regions[0]: region 'usw2' already deploys in wave 'canary'; list every region in exactly one wave"
+        "rollout.waves[2].regions[0]: region 'usw2' already deploys in wave 'aws'; list every region in exactly one wave"
+    ]
+
+
+def test_a_wave_runs_on_one_runner():
+    assert errors(
+        "prod", {"waves": [{"name": "canary", "regions": ["use1"]}, {"name": "rest", "regions": ["usw2", "usc1"]}]}
+    ) == [
+        "rollout.waves[1].regions: wave 'rest' deploys usw2, usc1 from different runners (the runner of usw2, the "
+        "runner of usc1), but `make rollout WAVE=rest` runs on one: put each in a wave of its own, or give them one "
+        "deployer.runnerLabel"
     ]
 
 
 def test_duplicate_wave_names():
     assert errors(
-        "prod", {"waves": [{"name": "canary", "regions": ["use1"]}, {"name": "canary", "regions": ["usw2", "usc1"]}]}
+        "prod",
+        {
+            "waves": [
+                {"name": "canary", "regions": ["use1"]},
+                {"name": "canary", "regions": ["usw2"]},
+                {"name": "gcp", "regions": ["usc1"]},
+            ]
+        },
     ) == ["rollout.waves[1].name: duplicate wave name 'canary' (also rollout.waves[0]); wave names must be unique"]
 
 
 def test_anchor_not_in_the_first_wave():
     assert errors(
-        "prod", {"waves": [{"name": "gcp", "regions": ["usc1"]}, {"name": "aws", "regions": ["use1", "usw2"]}]}
+        "prod",
+        {
+            "waves": [
+                {"name": "gcp", "regions": ["usc1"]},
+                {"name": "aws", "regions": ["use1"]},
+                {"name": "west", "regions": ["usw2"]},
+            ]
+        },
     ) == [
         "rollout.waves[0].regions: the anchor region 'use1' must deploy in the first wave: the anchor holds the tenant "
         "keys and Karmada, every other stack reads it; move use1 into rollout.waves[0]"

@@ -140,16 +140,22 @@ class EnvironmentSpec(Spec):
         return self.federation.host if self.federation.enabled and self.federation.host else self.regions[0].name
 
     def region_waves(self) -> list[tuple[str, list[str]]]:
-        """(wave name, region entries) of the region waves, the configured ones or the default."""
+        """(wave name, region entries) of the region waves, the configured ones or the default: the anchor's canary,
+        then one wave per cloud and runner (`make rollout WAVE=<wave>` runs on one runner: regions of one cloud
+        share a wave only where they share a `deployer.runnerLabel`; a cloud's only wave is named after it, its
+        several after it and their first region)."""
         if self.rollout.waves is not None:
             return [(w.name, list(w.regions)) for w in self.rollout.waves]
         anchor = self.region(self.anchor_region())
         clouds = list(dict.fromkeys([anchor.cloud, *(r.cloud for r in self.regions)]))
         waves = [(CANARY, [anchor.name])]
         for cloud in clouds:
-            names = [r.name for r in self.regions if r.cloud == cloud and r.name != anchor.name]
-            if names:
-                waves.append((cloud, names))
+            by_runner: dict[str, list[str]] = {}
+            for r in self.regions:
+                if r.cloud == cloud and r.name != anchor.name:
+                    by_runner.setdefault(r.wave_runner(), []).append(r.name)
+            groups = list(by_runner.values())
+            waves += [(cloud if len(groups) == 1 else f"{cloud}-{names[0]}", names) for names in groups]
         return waves
 
     def wave_names(self) -> list[str]:

@@ -483,6 +483,12 @@ class RegionBase(Spec):
     def pool(self, name: str) -> GpuPoolSpec | None:
         return next((p for p in self.gpu_pools if p.name == name), None)
 
+    def wave_runner(self) -> str:
+        """Which runner deploys this region's stack: its declared `deployer.runnerLabel`, else one of its own
+        (labelled `<env>-<region>`, tools/rollout/ci.py runner_labels)."""
+        label = self.deployer.runner_label if self.deployer is not None else None
+        return label or f"the runner of {self.name}"
+
     def pool_zones(self, pool: GpuPoolSpec) -> list[str]:
         return pool.zones or self.zones
 

@@ -29,8 +29,15 @@ def rollout_waves(env: EnvironmentSpec, env_name: str) -> list[Wave]:
     slices = environment_stacks(env, env_name)
     if env.stack_layout() == "single":
         return [Wave(SINGLE, (slices[0].name,), SINGLE in confirm)]
+    # A wave's stacks in the order the plan evaluates them: a stack after those it reads (the anchor first), so each
+    # `up` reads outputs this rollout has just deployed, not the previous ones (or none, on a first rollout).
+    order = {s.name: i for i, s in enumerate(slices)}
     waves = [
-        Wave(name, tuple(region_stack_name(env_name, r) for r in regions), name in confirm)
+        Wave(
+            name,
+            tuple(sorted((region_stack_name(env_name, r) for r in regions), key=order.__getitem__)),
+            name in confirm,
+        )
         for name, regions in env.region_waves()
     ]
     return [*waves, Wave(GLOBAL, (slices[-1].name,), GLOBAL in confirm)]

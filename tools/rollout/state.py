@@ -21,14 +21,18 @@ class Identity:
 
 
 def identity_of(project_dir: Path, env_name: str) -> Identity:
-    config = (project_dir / f"Pulumi.{env_name}.yaml").read_bytes()
+    """The commit, and the environment file with every stack's own file (`pulumi config set --secret -s <stack>`
+    edits one without a commit; each stack reads it as tools/plan/stackfile.with_stack_files does)."""
+    digest = hashlib.sha256((project_dir / f"Pulumi.{env_name}.yaml").read_bytes())
+    for stack_file in sorted(project_dir.glob(f"Pulumi.{env_name}.*.yaml")):
+        digest.update(stack_file.name.encode() + b"\0" + stack_file.read_bytes())
     try:
         commit = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=project_dir, capture_output=True, text=True, check=True
         ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         commit = "unknown"
-    return Identity(commit, hashlib.sha256(config).hexdigest())
+    return Identity(commit, digest.hexdigest())
 
 
 @dataclass(frozen=True)
