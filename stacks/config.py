@@ -41,6 +41,19 @@ def program_mode() -> ProgramMode:
     return "network"
 
 
+def inherited_bootstrap() -> str | None:
+    """Why `make plan` and `make rollout` refuse to start, or None: INFERENCE_PLATFORM_BOOTSTRAP in the caller's
+    environment. They set it themselves for the network-first step; inherited, a plan and an untargeted `up` (the
+    Automation API hands the CLI this environment) would register the network alone, and the `up` delete the rest."""
+    value = os.environ.get(BOOTSTRAP_VARIABLE)
+    if value is None:
+        return None
+    return (
+        f"{BOOTSTRAP_VARIABLE}={value} is set in this shell; make plan and make rollout set it themselves for the "
+        "network-first step (make rollout BOOTSTRAP=1): unset it"
+    )
+
+
 def namespace_values(namespace: str = PROJECT, config: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Every `<namespace>:<key>` the engine passed to the program, structured values decoded.
 

@@ -20,6 +20,7 @@ from components.catalog.bringup import DNS_NAME_PUBLISHED
 from components.checks.loader import load_environment
 from components.domain.waves import Wave, rollout_waves
 from tests.harness import ENVIRONMENTS_DIR, apply_ops, raw_environment
+from tools.plan.__main__ import main as plan_main
 from tools.plan.runner import PROJECT_DIR
 from tools.rollout.__main__ import main
 from tools.rollout.bootstrap import NetworkBootstrap
@@ -349,6 +350,25 @@ def test_resume_redoes_every_wave_when_a_stacks_own_file_changed(project):
     assert run.code == 0
     assert "no rollout state for this commit and Pulumi file" in run.out
     assert again.calls[0] == ("prod.use1", "preview")
+
+
+@pytest.mark.parametrize("command", ["rollout", "plan"])
+def test_a_bootstrap_variable_left_in_the_shell_stops_plan_and_rollout_before_anything(
+    command, project, monkeypatch, capsys
+):
+    """The Automation API hands the CLI this environment: inherited, an untargeted `up` would register the network
+    alone and delete the rest. Both commands set it themselves for BOOTSTRAP=1."""
+    monkeypatch.setenv("INFERENCE_PLATFORM_BOOTSTRAP", "network")
+    ws = FakeWorkspace(prod_outputs(prod_spec()))
+    if command == "rollout":
+        assert roll(project, [], workspace=ws).code == 2
+    else:
+        assert plan_main(["prod", "--project-dir", str(project), "--quiet"]) == 2
+    assert capsys.readouterr().err == (
+        "error: INFERENCE_PLATFORM_BOOTSTRAP=network is set in this shell; make plan and make rollout set it "
+        "themselves for the network-first step (make rollout BOOTSTRAP=1): unset it\n"
+    )
+    assert ws.calls == [] and not (project / "build").exists()
 
 
 def test_from_wave_starts_there(project):

@@ -14,6 +14,7 @@ from components.checks.gpu_pool_checks import unused_pools
 from components.config.base import ConfigError
 from components.config.stackfile import PlanInputError
 from policies.offline import load_settings, verdict_table
+from stacks.config import inherited_bootstrap
 from tools.plan.artifacts import OutputDirError, owned_files, plan_document, withdraw_plan, write_plan
 from tools.plan.changes import changes_markdown, compare
 from tools.plan.cost_diff import cost_diff_markdown
@@ -52,6 +53,9 @@ def main(argv: list[str] | None = None, *, one_shot: bool = False) -> int:
     args = parser.parse_args(argv)
     console = Console(stderr=True, quiet=args.quiet)
     out_dir = args.out or args.project_dir / "build" / args.env
+    if inherited := inherited_bootstrap():
+        print(f"error: {inherited}", file=sys.stderr)
+        return EXIT_INVALID_INPUT
 
     try:
         settings = load_settings(args.policy_config)

@@ -19,7 +19,7 @@ from components.config.environment import EnvironmentSpec
 from components.config.model_catalog import read_model_catalog
 from components.config.stackfile import PlanInputError
 from components.domain.waves import rollout_waves
-from stacks.config import namespace_values
+from stacks.config import inherited_bootstrap, namespace_values
 from tools.plan.artifacts import OutputDirError, write_plan
 from tools.plan.model import Plan
 from tools.plan.runner import PROJECT_DIR, build_plan, check_policy
@@ -103,6 +103,9 @@ def main(
     parser.add_argument("--json", action="store_true", help="--list-*: JSON on one line, for GitHub's fromJSON")
     args = parser.parse_args(argv)
     console = console or Console(highlight=False)
+    if inherited := inherited_bootstrap():
+        print(f"error: {inherited}", file=sys.stderr)
+        return EXIT_INVALID_INPUT
 
     if args.list_environments:
         found = environments(args.project_dir)
