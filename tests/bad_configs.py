@@ -277,7 +277,6 @@ CORPUS: list[Bad] = [
     _b('rollout', 'prod', 'region-in-two-waves', [('set', 'rollout', {'waves': [{'name': 'canary', 'regions': ['use1', 'usw2']}, {'name': 'rest', 'regions': ['usw2', 'usc1']}]})], 'rollout.waves[1].regions[0]', 'exactly one wave'),
     _b('rollout', 'prod', 'region-in-no-wave', [('set', 'rollout', {'waves': [{'name': 'canary', 'regions': ['use1', 'usw2']}]})], 'rollout.waves', "'usc1' is in no wave"),
     _b('rollout', 'prod', 'duplicate-wave-name', [('set', 'rollout', {'waves': [{'name': 'canary', 'regions': ['use1']}, {'name': 'canary', 'regions': ['usw2', 'usc1']}]})], 'rollout.waves[1].name', 'duplicate wave name'),
-    _b('rollout', 'prod', 'wave-of-two-runners', [('set', 'rollout', {'waves': [{'name': 'canary', 'regions': ['use1']}, {'name': 'rest', 'regions': ['usw2', 'usc1']}]})], 'rollout.waves[1].regions', 'give them one deployer.runnerLabel'),
     _b('rollout', 'prod', 'anchor-not-first', [('set', 'rollout', {'waves': [{'name': 'gcp', 'regions': ['usc1']}, {'name': 'aws', 'regions': ['use1', 'usw2']}]})], 'rollout.waves[0].regions', 'tenant keys and Karmada'),
     _b('rollout', 'prod', 'wave-named-global', [('set', 'rollout', {'waves': [{'name': 'global', 'regions': ['use1', 'usw2', 'usc1']}]})], 'rollout.waves[0].name', 'always the last one'),
     _b('rollout', 'prod', 'confirm-unknown-wave', [('set', 'rollout', {'confirmBefore': ['globl']})], 'rollout.confirmBefore[0]', "did you mean 'global'"),

@@ -75,6 +75,36 @@ def test_configured_waves_and_confirmations_deploy_each_stack_after_those_it_rea
     ]
 
 
+def test_one_wave_of_stacks_of_different_runners_is_refused_but_the_whole_rollout_goes(project, capsys):
+    """`make rollout WAVE=rest` is one job on one runner: usw2's and usc1's each live in their own network. The whole
+    rollout, from a host that reaches every cluster, deploys the same wave."""
+    env = prod_spec(
+        (
+            "set",
+            "rollout",
+            {"waves": [{"name": "canary", "regions": ["use1"]}, {"name": "rest", "regions": ["usw2", "usc1"]}]},
+        )
+    )
+    ws = FakeWorkspace(prod_outputs(env))
+    assert roll(project, ["--wave", "rest"], env=env, workspace=ws).code == 2
+    assert ws.calls == []
+    assert capsys.readouterr().err == (
+        "error: --wave rest: its stacks deploy from different runners (prod.usw2 on ['self-hosted', "
+        "'inference-platform', 'prod-usw2']; prod.usc1 on ['self-hosted', 'inference-platform', 'prod-usc1']), and one "
+        "job runs on one; run it on each runner with a wave of its own (rollout.waves), or `make rollout` without WAVE "
+        "from a host that reaches them all\n"
+    )
+    assert roll(project, ["--wave", "canary"], env=env, workspace=FakeWorkspace(prod_outputs(env))).code == 0
+    whole = FakeWorkspace(prod_outputs(env))
+    assert roll(project, [], env=env, workspace=whole).code == 0
+    assert [stack for stack, action in whole.calls if action == "up"] == [
+        "prod.use1",
+        "prod.usw2",
+        "prod.usc1",
+        "prod.global",
+    ]
+
+
 def _with_euw1(*ops):
     """prod with a second region of usw2's cloud, euw1 (a copy of usw2 in eu-west-1)."""
     raw = raw_environment("prod")
@@ -343,8 +373,10 @@ def test_resume_redoes_every_wave_when_the_environment_file_changed(project):
 def test_resume_redoes_every_wave_when_a_stacks_own_file_changed(project):
     """`pulumi config set --secret -s prod.usw2 ...` edits Pulumi.prod.usw2.yaml, which prod.usw2 reads: no commit."""
     env = prod_spec()
+    stack_file = project / "Pulumi.prod.usw2.yaml"
+    stack_file.write_text("config:\n  pulumi:disable-default-providers: ['*']\n")
     roll(project, [], workspace=FakeWorkspace(prod_outputs(env), fail={("prod.usc1", "up"): "quota"}))
-    (project / "Pulumi.prod.usw2.yaml").write_text("config:\n  aws:region: us-west-2\n")
+    stack_file.write_text(stack_file.read_text() + "  aws:region: us-west-2\n")  # its name unchanged
     again = FakeWorkspace(prod_outputs(env))
     run = roll(project, ["--resume"], workspace=again)
     assert run.code == 0

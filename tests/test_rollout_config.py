@@ -41,16 +41,6 @@ def test_region_in_two_waves():
     ]
 
 
-def test_a_wave_runs_on_one_runner():
-    assert errors(
-        "prod", {"waves": [{"name": "canary", "regions": ["use1"]}, {"name": "rest", "regions": ["usw2", "usc1"]}]}
-    ) == [
-        "rollout.waves[1].regions: wave 'rest' deploys usw2, usc1 from different runners (the runner of usw2, the "
-        "runner of usc1), but `make rollout WAVE=rest` runs on one: put each in a wave of its own, or give them one "
-        "deployer.runnerLabel"
-    ]
-
-
 def test_duplicate_wave_names():
     assert errors(
         "prod",

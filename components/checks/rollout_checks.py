@@ -182,15 +182,6 @@ def _check_waves(env: EnvironmentSpec, waves: list[WaveSpec]) -> Iterator[Issue]
     for region in names:
         if region not in placed:
             yield Issue("rollout.waves", f"region {region!r} is in no wave; add it to one of the waves")
-    for i, wave in enumerate(waves):
-        runners = {env.region(r).wave_runner(): r for r in wave.regions if placed.get(r) == wave.name}
-        if len(runners) > 1:
-            yield Issue(
-                join_path("rollout", "waves", i, "regions"),
-                f"wave {wave.name!r} deploys {', '.join(runners.values())} from different runners "
-                f"({', '.join(runners)}), but `make rollout WAVE={wave.name}` runs on one: put each in a wave of "
-                "its own, or give them one deployer.runnerLabel",
-            )
     anchor = env.anchor_region()
     if anchor in placed and anchor not in waves[0].regions:
         yield Issue(

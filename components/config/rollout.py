@@ -97,8 +97,9 @@ class RolloutSpec(Spec):
         min_length=1,
         description="Waves of region stacks, in order (perRegion layout only); default: `canary` = the anchor "
         "region, then the rest of its cloud, then each other cloud (waves named after the cloud), a cloud's regions "
-        "split by runner (`<cloud>-<region>`) unless they share a deployer.runnerLabel. A wave deploys from one "
-        "runner; a stack deploys after the stacks it reads. The global stack is always the last wave, `global`.",
+        "split by runner (`<cloud>-<region>`) unless they share a deployer.runnerLabel (`make rollout WAVE=<wave>` "
+        "runs on one runner); a stack deploys after the stacks it reads. The global stack is always the last wave, "
+        "`global`.",
     )
     confirm_before: list[str] = Field(
         default_factory=list,

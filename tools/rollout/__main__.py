@@ -26,7 +26,7 @@ from tools.plan.runner import PROJECT_DIR, build_plan, check_policy
 from tools.plan.stackfile import input_error_lines, load_stack_config
 from tools.policy_pack import PACK_DIR, missing_pack
 from tools.rollout.bringup import Report
-from tools.rollout.ci import environments, stack_matrix
+from tools.rollout.ci import environments, mixed_runners, stack_matrix
 from tools.rollout.driver import Rollout, RolloutInputError, first_wave, run_bootstrap, run_rollout
 from tools.rollout.dry_run import mandatory_findings, print_dry_run
 from tools.rollout.gates import bring_up, offline_gates, offline_slo_gate, slo_gate, stack_health
@@ -121,7 +121,12 @@ def main(
         out_dir = args.project_dir / "build" / args.env
         env, stack_plans = plans(args.project_dir, args.env, out_dir=None if args.dry_run else out_dir)
         waves = rollout_waves(env, args.env)
-        first_wave(waves, args.wave or args.from_wave)
+        start = first_wave(waves, args.wave or args.from_wave)
+        if args.wave and (mixed := mixed_runners(env, args.env, waves[start].stacks)):
+            raise RolloutInputError(
+                f"--wave {args.wave}: {mixed}, and one job runs on one; run it on each runner with a wave of its "
+                "own (rollout.waves), or `make rollout` without WAVE from a host that reaches them all"
+            )
     except (PlanInputError, ConfigError) as exc:
         for line in input_error_lines(exc, args.env):
             print(line, file=sys.stderr)

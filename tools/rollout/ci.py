@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import yaml
@@ -59,6 +61,16 @@ def runner_labels(env: EnvironmentSpec, env_name: str, stack: StackSlice) -> str
     if deployer.runner_label:
         return deployer.runner_label
     return ["self-hosted", PROJECT, f"{env_name}-{region}" if region else env_name]
+
+
+def mixed_runners(env: EnvironmentSpec, env_name: str, stacks: Sequence[str]) -> str | None:
+    """Why one job cannot deploy these stacks (`make rollout WAVE=<wave>` runs on one runner), or None: their
+    `runs-on` differ. A whole `make rollout` from a host that reaches every cluster deploys them all."""
+    slices = {s.name: s for s in environment_stacks(env, env_name)}
+    labels = {stack: runner_labels(env, env_name, slices[stack]) for stack in stacks}
+    if len({json.dumps(label) for label in labels.values()}) < 2:
+        return None
+    return "its stacks deploy from different runners (" + "; ".join(f"{s} on {labels[s]}" for s in stacks) + ")"
 
 
 def stack_matrix(env: EnvironmentSpec, env_name: str) -> list[dict]:

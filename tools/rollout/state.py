@@ -14,7 +14,8 @@ STATE_FILE = "rollout-state.json"
 
 @dataclass(frozen=True)
 class Identity:
-    """What was rolled out: a resume only skips waves done for the same commit and environment file."""
+    """What was rolled out: a resume only skips waves done for the same commit and Pulumi files (the environment's
+    and every stack's own)."""
 
     commit: str
     config_hash: str
