@@ -105,14 +105,29 @@ def environment_settings(resources: Iterable[Resource]) -> dict[str, Any]:
 def plan_settings(plan: Any, settings: PackSettings | None = None, rules: Iterable[Rule] = ALL_RULES) -> PackSettings:
     """The settings both runs use: the given ones plus what only the spec and the whole plan know (its `.raw` is the
     `--policy-pack-config` `make rollout` previews each stack of this environment with)."""
-    known = {**spec_settings(plan.spec), **environment_settings(plan_resources(plan))}
-    return (settings or PackSettings()).merged(known, rules)
+    return _settings(plan.spec, plan_resources(plan), settings, rules)
+
+
+def _settings(
+    spec: Any, resources: list[Resource], settings: PackSettings | None, rules: Iterable[Rule]
+) -> PackSettings:
+    return (settings or PackSettings()).merged({**spec_settings(spec), **environment_settings(resources)}, rules)
+
+
+def judge_plan(
+    plan: Any, settings: PackSettings | None = None, rules: Iterable[Rule] = ALL_RULES
+) -> tuple[Evaluation, PackSettings]:
+    """The pack on the plan, judged as a whole and as each of its stacks is previewed (`judge_environment`), and the
+    settings it was judged with (`plan_settings`); the plan's resources are read once for both."""
+    rules = tuple(rules)
+    resources = plan_resources(plan)
+    pack = _settings(plan.spec, resources, settings, rules)
+    return judge_environment(rules, resources, pack), pack
 
 
 def evaluate_plan(plan: Any, settings: PackSettings | None = None, rules: Iterable[Rule] = ALL_RULES) -> Evaluation:
-    """The pack on the plan, judged as a whole and as each of its stacks is previewed (`judge_environment`)."""
-    rules = tuple(rules)
-    return judge_environment(rules, plan_resources(plan), plan_settings(plan, settings, rules))
+    """`judge_plan`'s evaluation."""
+    return judge_plan(plan, settings, rules)[0]
 
 
 def judge_environment(rules: Iterable[Rule], resources: list[Resource], settings: PackSettings) -> Evaluation:

@@ -174,12 +174,10 @@ def _merge(base: dict, more: dict) -> dict:
 
 def check_policy(plan: Plan, settings=None):
     """Run the policy pack in-process on the plan; fills plan.policy* and returns the pack's evaluation."""
-    from policies.offline import judge_environment, plan_resources, plan_settings, verdicts
-    from policies.rules import ALL_RULES
+    from policies.offline import judge_plan, verdicts
 
     with phase("policy"):
-        pack = plan_settings(plan, settings)
-        evaluation = judge_environment(ALL_RULES, plan_resources(plan), pack)
+        evaluation, pack = judge_plan(plan, settings)
         plan.policy = [f.to_json() for f in evaluation.findings]
         plan.policy_verdicts = verdicts(evaluation)
         plan.policy_config = pack.raw

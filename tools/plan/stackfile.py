@@ -36,11 +36,15 @@ def stack_own_config(environment: StackConfig, stack: str) -> StackConfig:
     return _overlaid(environment, stack, [environment.path.parent / f"Pulumi.{stack}.yaml"])
 
 
+def stack_files(directory: Path, environment: str) -> list[Path]:
+    """Every stack's own file of an environment, `Pulumi.<env>.<slice>.yaml`, in name order."""
+    return sorted(directory.glob(f"Pulumi.{environment}.*.yaml"))
+
+
 def with_stack_files(environment: StackConfig) -> StackConfig:
     """The environment as its stacks see it together: every `Pulumi.<env>.<slice>.yaml` beside its file set into
     it (the waves and stacks are read from this; each stack is then evaluated with its own file only)."""
-    stack_files = environment.path.parent.glob(f"Pulumi.{environment.stack}.*.yaml")
-    return _overlaid(environment, environment.stack, sorted(stack_files))
+    return _overlaid(environment, environment.stack, stack_files(environment.path.parent, environment.stack))
 
 
 def _overlaid(environment: StackConfig, stack: str, paths: list[Path]) -> StackConfig:

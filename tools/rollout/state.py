@@ -9,6 +9,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tools.plan.stackfile import stack_files
+
 STATE_FILE = "rollout-state.json"
 
 
@@ -23,9 +25,9 @@ class Identity:
 
 def identity_of(project_dir: Path, env_name: str) -> Identity:
     """The commit, and the environment file with every stack's own file (`pulumi config set --secret -s <stack>`
-    edits one without a commit; each stack reads it as tools/plan/stackfile.with_stack_files does)."""
+    edits one without a commit; each stack reads its own)."""
     digest = hashlib.sha256((project_dir / f"Pulumi.{env_name}.yaml").read_bytes())
-    for stack_file in sorted(project_dir.glob(f"Pulumi.{env_name}.*.yaml")):
+    for stack_file in stack_files(project_dir, env_name):
         digest.update(stack_file.name.encode() + b"\0" + stack_file.read_bytes())
     try:
         commit = subprocess.run(
