@@ -103,6 +103,7 @@ from components.catalog.upstream import (
     PULUMI_REPLACES_ON_CHANGES_AS_TOLD,
     PULUMI_SDK_WALKS_THE_STACK_PER_REGISTRATION,
     PULUMI_SERVICE_AWAITS_SETTLED_ENDPOINTS,
+    PULUMI_STACK_POLICY_SEES_ITS_STACK_ONLY,
     REPOSITORIES_SERVE_PINS,
     S3_MISSING_KEY_IS_404_ONLY_IF_LISTABLE,
     SEMANTIC_ROUTER_CACHE_KEYS_THE_LAST_USER_MESSAGE,
@@ -2508,3 +2509,20 @@ def test_prometheus_rules_need_no_awaited_webhook_while_the_chart_keeps_its_defa
         assert "admissionWebhooks" not in release.inputs["values"].get("prometheusOperator", {}), release.name
     rules = [o for o in prod_plan.kubernetes_objects() if o.inputs.get("kind") == "PrometheusRule"]
     assert rules and "kube-prometheus-stack" not in CHART_WEBHOOKS
+
+
+@pytest.mark.plan
+def test_each_stack_policy_is_judged_as_the_engine_hands_it_one_stack_and_its_own_config(prod_plan):
+    """A preview's stack policy sees its stack alone and its own config entry: what only the whole environment knows
+    reaches it under the policy's name in policy-config.json, declared in the policy's config schema (the CLI checks
+    the entry against it). That each prod stack passes alone: tests/test_policy_pack.py, through the analyzer too."""
+    from policies.crossguard import to_policy
+    from policies.offline import plan_settings
+    from policies.rules import ALL_RULES
+
+    assert PULUMI_STACK_POLICY_SEES_ITS_STACK_ONLY.name in FACTS
+    settings = plan_settings(prod_plan)
+    assert settings.raw["karmada-agent-identity"] == {"federationMembers": ["prod-usc1", "prod-use1", "prod-usw2"]}
+    [identity] = [r for r in ALL_RULES if r.name == "karmada-agent-identity"]
+    schema = to_policy(identity).config_schema
+    assert schema is not None and schema.properties["federationMembers"]["type"] == "array"

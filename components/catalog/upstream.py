@@ -725,6 +725,19 @@ PULUMI_POLICY_LEVELS_AND_GROUPS = _fact(
     "pulumi_policy 1.21.0 (installed) policy.py Analyze L971-1029 (disabled policies skipped)",
 )
 
+PULUMI_STACK_POLICY_SEES_ITS_STACK_ONLY = _fact(
+    "pulumi-stack-policy-sees-its-stack-only",
+    "A stack validation policy judges the resources of the one stack being previewed or updated: the engine hands "
+    "the analyzer's AnalyzeStack the resources this deployment registered (`news`), none of another stack, and the "
+    "Python policy SDK passes each stack policy those resources with its own entry of the policy config only (the "
+    "config file's object under the policy's name, set by Configure). The CLI validates that entry against the "
+    "policy's config schema as an object of its declared properties, with no additionalProperties restriction.",
+    "pulumi/pulumi@v3.259.0 pkg/resource/deploy/step_generator.go AnalyzeResources L3439-3576 (L3446 "
+    "sg.deployment.news.Range, L3541 analyzer.AnalyzeStack); pkg/resource/analyzer/config.go convertSchema "
+    "L263-273; pulumi_policy 1.21.0 (installed) policy.py AnalyzeStack L1031-1092 (L1088 _get_policy_config), "
+    "Configure L1275-1283, _get_policy_config L1414-1419",
+)
+
 AUTOSCALER_KEEPS_NODES_WITH_LOCAL_STORAGE = _fact(
     "cluster-autoscaler-keeps-nodes-with-local-storage",
     "Cluster Autoscaler (1.35.0) never removes a node running a pod with a hostPath or a non-memory emptyDir "
