@@ -14,7 +14,7 @@ from components.config.stackfile import stack_config_from_mapping
 from tests import plan_store
 from tests.harness import ENVIRONMENTS_DIR, environment_config, evaluate_program, plan_for
 from tools.bench.__main__ import growth, policy_figures
-from tools.bench.baseline import baseline_program, sdk_class
+from tools.bench.baseline import baseline_program, program_runs, sdk_class
 from tools.bench.child import main as child_main
 from tools.bench.measure import run_process, stats
 from tools.bench.synthetic import synthetic_config, validated
@@ -77,24 +77,34 @@ def _registered(document: dict) -> tuple[list, dict]:
 # Both floors of dev; prod's typed one, and its plain one on the GCP stack (the types dev has not): what tells the
 # floors apart is one line, the plain floor's type-agnostic `pulumi.CustomResource(type, name, props, opts)`, while
 # every other path (options, providers, components, secrets, each of prod's types and stacks) is the typed floor's
-# too. (prod's whole plain floor took 1-2 s of CPU.)
+# too. (prod's whole plain floor took 1-2 s of CPU.) A floor runs once per run of the plan's program: each stack, and
+# after a region stack its network-first bootstrap (prod's GKE one among them).
 @pytest.mark.plan
 @pytest.mark.parametrize(
-    ("env", "typed", "stacks"),
-    [("dev", False, 1), ("dev", True, 1), ("prod", True, 4), ("prod.usc1", False, 1)],
+    ("env", "typed", "runs"),
+    [
+        ("dev", False, ["dev"]),
+        ("dev", True, ["dev"]),
+        ("prod", True, ["prod.use1", "prod.use1", "prod.usw2", "prod.usw2", "prod.usc1", "prod.usc1", "prod.global"]),
+        ("prod.usc1", False, ["prod.usc1", "prod.usc1"]),
+    ],
     ids=["dev-plain", "dev-typed", "prod-typed", "prod-gcp-plain"],
 )
-def test_sdk_floor_registers_exactly_the_plans_resources(env, typed, stacks):
+def test_sdk_floor_registers_exactly_what_the_plans_runs_register(env, typed, runs):
     plan = plan_for(env.split(".")[0])
-    parts = [plan.stacks[env]] if "." in env else list(plan.stacks.values()) or [plan]
-    assert len(parts) == stacks
-    assert any(r["type"].startswith("gcp:") for p in parts for r in plan_document(p)["resources"]) == (env != "dev")
-    for part in parts:
-        document = json.loads(json.dumps(plan_document(part)))
+    documents = [d for d in program_runs(plan) if "." not in env or d["environment"] == env]
+    assert [d["environment"] for d in documents] == runs
+    stacks = [plan.stacks[env]] if "." in env else list(plan.stacks.values()) or [plan]
+    pieces = [piece for stack in stacks for piece in (stack, stack.bootstrap) if piece is not None]
+    assert [_registered(d) for d in documents] == [
+        _registered(json.loads(json.dumps(plan_document(p)))) for p in pieces
+    ]
+    assert any(r["type"].startswith("gcp:") for d in documents for r in d["resources"]) == (env != "dev")
+    for document in documents:
         floor = evaluate(
             baseline_program(document, typed), project=document["project"], stack=document["environment"], config={}
         )
-        assert _registered(json.loads(json.dumps(plan_document(_wrap(floor, part))))) == _registered(document)
+        assert _registered(json.loads(json.dumps(plan_document(_wrap(floor, plan))))) == _registered(document)
 
 
 def _wrap(evaluation, like):
@@ -143,9 +153,9 @@ def test_sdk_class_resolves_provider_classes_and_skips_our_components():
 
 
 def test_floor_child_reports_phase_times(dev_plan, tmp_path, capsys):
-    path = tmp_path / "plan.json"
-    path.write_text(json.dumps(plan_document(dev_plan)))
-    assert child_main(["floor", "--plan-json", str(path), "--typed"]) == 0
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps(program_runs(dev_plan)))
+    assert child_main(["floor", "--runs-json", str(path), "--typed"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["registrations"] == len(dev_plan.resources)
     (times,) = result["runs"]

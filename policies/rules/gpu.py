@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 import yaml
 
@@ -19,6 +20,8 @@ from policies.model import UNKNOWN, Resource, as_list, get, number, peek
 from policies.rules.aws import LAUNCH_TEMPLATE, NODE_GROUP, SUBNET
 from policies.rules.gcp import NODE_POOL
 from policies.rules.helm import HELM_RELEASE
+
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyYAML was built with it
 
 PLACEMENT_GROUP = "aws:ec2/placementGroup:PlacementGroup"
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
@@ -153,15 +156,21 @@ def _custom_mig_configs(pool: GpuPool, ctx: Context) -> dict[str, list]:
         if pool.cluster is not None and cm.cluster != pool.cluster:
             continue
         text = peek(cm.props, "data", MIG_PARTED_KEY)
-        if not isinstance(text, str):
-            continue
-        try:
-            document = yaml.safe_load(text) or {}
-        except yaml.YAMLError:
-            continue
-        if isinstance(document, dict) and isinstance(document.get("mig-configs"), dict):
-            configs.update(document["mig-configs"])
+        if isinstance(text, str):
+            configs.update(_mig_configs_in(text))
     return configs
+
+
+@lru_cache(maxsize=256)
+def _mig_configs_in(text: str) -> dict[str, list]:
+    """The `mig-configs` of a mig-parted config.yaml (none when it does not parse). Parsed once per text: the rule asks
+    for every pool of a cluster, and every pass of the pack meets the same ConfigMaps. Do not mutate."""
+    try:
+        document = yaml.load(text, Loader=_YAML_LOADER) or {}
+    except yaml.YAMLError:
+        return {}
+    configs = document.get("mig-configs") if isinstance(document, dict) else None
+    return configs if isinstance(configs, dict) else {}
 
 
 def _custom_layout_problems(name: str, entries: list, gpu: GpuModel) -> Iterator[str]:

@@ -60,14 +60,18 @@ def bench_env(env: str, runs: int, work: Path, step: Callable[[str], None]) -> d
     for i in range(runs):
         step(f"plan {env}: fresh run {i + 1}/{runs} (plan, then its plain and typed SDK floors)")
         out = work / env
-        plans.append(run_child("plan", "--env", env, "--out", str(out)))
+        runs_json = work / f"{env}.floor-runs.json"
+        plans.append(run_child("plan", "--env", env, "--out", str(out), "--floor-runs", str(runs_json)))
         for kind in FLOORS:
-            floors[kind].append(run_child("floor", "--plan-json", str(out / "plan.json"), *FLOORS[kind]))
+            floors[kind].append(run_child("floor", "--runs-json", str(runs_json), *FLOORS[kind]))
     step(f"plan {env}: {runs} warm rounds in one process")
     warm, _ = run_child("pair", "--env", env, "--runs", str(runs))
     step(f"plan {env}: a warm plan profiled (whose code its time is spent in)")
     profiled, _ = run_child("profile", "--env", env)
 
+    evaluated = plans[0][0]["evaluated"]
+    if any(result["registrations"] != evaluated for results in floors.values() for result, _ in results):
+        raise BenchError(f"the SDK floors of {env} did not register the {evaluated} resources its plan's runs did")
     times = [result["runs"][0] for result, _ in plans]
     plan_s = [tuple(_program_s(t, c) for c in CLOCKS) for t in times]
     warm_plan = [tuple(_program_s(r["plan"], c) for c in CLOCKS) for r in warm["rounds"]]
@@ -85,6 +89,7 @@ def bench_env(env: str, runs: int, work: Path, step: Callable[[str], None]) -> d
         warm_figures[kind] = {"floor_s": _figure(warm_floor), "ratio": _ratios(warm_plan, warm_floor)}
     return {
         "registrations": plans[0][0]["registrations"],
+        "evaluated": evaluated,  # registrations of every run: its stacks' and their network-first bootstraps'
         "custom": plans[0][0]["custom"],
         "process_s": _figure([(run.wall_s, run.cpu_s) for _, run in plans]),
         "peak_rss_mib": stats([run.peak_rss_mib for _, run in plans]),
@@ -249,7 +254,8 @@ def render(report: dict[str, Any]) -> Table:
             process = "fresh process" if when == "fresh" else "warm, same process"
             row(f"plan {env}: config + evaluate, {process}", figures["plan_s"], "s")
             for kind in FLOORS:
-                row(f"{kind} SDK floor {env}: evaluate, {process}", figures[kind]["floor_s"], "s")
+                runs = f"{p['evaluated']} registrations in the plan's runs"
+                row(f"{kind} SDK floor {env} ({runs}): evaluate, {process}", figures[kind]["floor_s"], "s")
                 if when == "fresh":
                     row("  of which provider SDK imports", figures[kind]["sdk_imports_s"], "s")
             for kind in FLOORS:

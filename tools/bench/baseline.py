@@ -2,7 +2,9 @@
 
 Same types, names, parents, providers, inputs and options as `plan.json`, declared one after
 the other with literal values: no config, no components, no Outputs flowing between
-resources. It first imports the provider SDK classes those types need, as any program
+resources. A plan runs its program once per stack, and once more for a region stack's
+network-first bootstrap (`make rollout BOOTSTRAP=1`); the floor runs once per such run
+(`program_runs`), so it registers what the plan's runs register, as many times. It first imports the provider SDK classes those types need, as any program
 declaring them must (that cost is the SDK's). Two flavours:
 
 - plain: `pulumi.CustomResource(<type token>, ...)`, the bare SDK;
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import json
 from collections.abc import Callable
 from functools import cache
 from typing import Any, cast
@@ -25,10 +28,20 @@ import pulumi
 from pulumi import _types
 from pulumi.runtime import rpc
 
+from tools.plan.artifacts import plan_document
 from tools.plan.engine import SECRET
+from tools.plan.model import Plan
 from tools.plan.phases import phase
 
 _PROVIDER_PREFIX = "pulumi:providers:"
+
+
+def program_runs(plan: Plan) -> list[dict[str, Any]]:
+    """The plan document of each run of the program the plan made, in its order (a stack, then its bootstrap), as
+    the JSON a floor reads: literal values only."""
+    pieces = list(plan.stacks.values()) or [plan]
+    runs = [piece for stack in pieces for piece in (stack, stack.bootstrap) if piece is not None]
+    return [json.loads(json.dumps(plan_document(run, with_cost=False))) for run in runs]
 
 
 @cache

@@ -1,10 +1,11 @@
 """One measurement in a fresh interpreter; prints one JSON object on stdout for `tools.bench`.
 
-    plan  (--env ENV | --regions N) --out DIR [--repeat K]
+    plan  (--env ENV | --regions N) --out DIR [--repeat K] [--floor-runs PATH]
         the plan as `python -m tools.plan` builds it (build_plan + check_policy + write_plan), K times in this
-        process: run 1 is what a user pays (imports included), later runs are warm.
-    floor --plan-json PATH [--typed]
-        the SDK floor of that plan (tools.bench.baseline) under the same engine and mocks.
+        process: run 1 is what a user pays (imports included), later runs are warm. --floor-runs: write the
+        documents of its program runs (tools.bench.baseline.program_runs) there, for `floor`.
+    floor --runs-json PATH [--typed]
+        the SDK floor of those runs (tools.bench.baseline) under the same engine and mocks, one evaluation each.
     pair  (--env ENV | --regions N) --runs K
         warm and side by side in one process: after one warm-up of each, K rounds of the
         plan (config + evaluate), its plain SDK floor and its typed SDK floor (evaluate).
@@ -57,6 +58,10 @@ def _plan(args: argparse.Namespace) -> dict[str, Any]:
         check_policy(plan)
         write_plan(plan, Path(args.out))
         runs.append(_times())
+    if args.floor_runs:
+        from tools.bench.baseline import program_runs
+
+        Path(args.floor_runs).write_text(json.dumps(program_runs(plan)))
     bootstraps = [piece.bootstrap for piece in (plan.stacks or {}).values() if piece.bootstrap is not None]
     return {
         "registrations": len(plan.resources),
@@ -67,32 +72,40 @@ def _plan(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def _floor_once(document: dict[str, Any], typed: bool) -> dict[str, dict[str, float]]:
+def _floor_once(documents: list[dict[str, Any]], typed: bool) -> dict[str, dict[str, float]]:
+    """The floor of a plan's runs, each evaluated as its own program run, as the plan evaluates them."""
     from tools.bench.baseline import baseline_program
 
     phases.reset()
-    with phases.phase("evaluate"):
-        evaluation = evaluate(
-            baseline_program(document, typed), project=document["project"], stack=document["environment"], config={}
-        )
-    if len(evaluation.resources) != len(document["resources"]):
-        raise RuntimeError("the SDK floor did not register the plan's resources")
+    for document in documents:
+        with phases.phase("evaluate"):
+            evaluation = evaluate(
+                baseline_program(document, typed),
+                project=document["project"],
+                stack=document["environment"],
+                config={},
+            )
+        if len(evaluation.resources) != len(document["resources"]):
+            raise RuntimeError(f"the SDK floor of {document['environment']} did not register its plan's resources")
     return _times()
 
 
 def _floor(args: argparse.Namespace) -> dict[str, Any]:
-    document = json.loads(Path(args.plan_json).read_text())
-    return {"registrations": len(document["resources"]), "runs": [_floor_once(document, args.typed)]}
+    documents = json.loads(Path(args.runs_json).read_text())
+    return {
+        "registrations": sum(len(d["resources"]) for d in documents),
+        "runs": [_floor_once(documents, args.typed)],
+    }
 
 
 def _pair(args: argparse.Namespace) -> dict[str, Any]:
-    from tools.plan.artifacts import plan_document
+    from tools.bench.baseline import program_runs
     from tools.plan.runner import build_plan
 
     stack_config = _stack_config(args)
-    document = json.loads(json.dumps(plan_document(build_plan(stack_config))))
-    _floor_once(document, typed=False)  # all three warmed up
-    _floor_once(document, typed=True)
+    documents = program_runs(build_plan(stack_config))
+    _floor_once(documents, typed=False)  # all three warmed up
+    _floor_once(documents, typed=True)
     rounds = []
     for _ in range(args.runs):
         phases.reset()
@@ -100,9 +113,9 @@ def _pair(args: argparse.Namespace) -> dict[str, Any]:
         build_plan(stack_config)
         plan = _times()
         rounds.append(
-            {"plan": plan, "plain": _floor_once(document, typed=False), "typed": _floor_once(document, typed=True)}
+            {"plan": plan, "plain": _floor_once(documents, typed=False), "typed": _floor_once(documents, typed=True)}
         )
-    return {"registrations": len(document["resources"]), "rounds": rounds}
+    return {"registrations": sum(len(d["resources"]) for d in documents), "rounds": rounds}
 
 
 def _origin(filename: str) -> str:
@@ -153,9 +166,10 @@ def main(argv: list[str] | None = None) -> int:
         target.add_argument("--regions", type=int)
     plan.add_argument("--out", required=True)
     plan.add_argument("--repeat", type=int, default=1)
+    plan.add_argument("--floor-runs")
     pair.add_argument("--runs", type=int, default=5)
     floor = sub.add_parser("floor")
-    floor.add_argument("--plan-json", required=True)
+    floor.add_argument("--runs-json", required=True)
     floor.add_argument("--typed", action="store_true")
     args = parser.parse_args(argv)
 
