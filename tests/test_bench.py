@@ -152,14 +152,18 @@ def test_sdk_class_resolves_provider_classes_and_skips_our_components():
     assert sdk_class("inference-platform:aws:Network") is None
 
 
-def test_floor_child_reports_phase_times(dev_plan, tmp_path, capsys):
+@pytest.mark.plan
+@pytest.mark.parametrize("env", ["dev", "prod.usc1"])  # one run; a stack and its network-first bootstrap
+def test_floor_child_reports_phase_times_and_what_it_registered(env, tmp_path, capsys):
+    plan = plan_for(env.split(".")[0])
+    stack = plan.stacks[env] if "." in env else plan
+    runs = [stack] if stack.bootstrap is None else [stack, stack.bootstrap]
+    assert len(runs) == (2 if "." in env else 1)
     path = tmp_path / "runs.json"
-    path.write_text(json.dumps(program_runs(dev_plan)))
+    path.write_text(json.dumps([d for d in program_runs(plan) if d["environment"] == env]))
     assert child_main(["floor", "--runs-json", str(path), "--typed"]) == 0
-    result = json.loads(capsys.readouterr().out)
-    assert result["registrations"] == len(dev_plan.resources)
-    (times,) = result["runs"]
-    assert set(times) == {"wall", "cpu"}
+    (times,) = json.loads(capsys.readouterr().out)["runs"]
+    assert (times["registered"], times["program_runs"]) == (sum(len(r.resources) for r in runs), len(runs))
     assert set(times["wall"]) == {"evaluate", "sdk_imports"}
 
 

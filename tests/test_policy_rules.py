@@ -722,6 +722,11 @@ CASES = [
     ),
     Case("gpu-mig-config-valid", "custom layout too big", lambda rs: _mig_layout(rs, "4g.40gb")),
     Case("gpu-mig-config-valid", "custom layout unknown profile", lambda rs: _mig_layout(rs, "3g.71gb")),
+    Case(  # a config.yaml mig-parted cannot read defines nothing
+        "gpu-mig-config-valid",
+        "custom config in a config.yaml that does not parse",
+        lambda rs: _mig_layout(rs, "3g.40gb: [1"),
+    ),
     Case("gpu-fabric-placement", "no placement group", lambda rs: drop(template(rs), ("placement",))),
     Case(
         "gpu-fabric-placement",

@@ -6,9 +6,10 @@ build the pools with, so the pack and the components cannot disagree.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from types import MappingProxyType
 
 import yaml
 
@@ -20,8 +21,6 @@ from policies.model import UNKNOWN, Resource, as_list, get, number, peek
 from policies.rules.aws import LAUNCH_TEMPLATE, NODE_GROUP, SUBNET
 from policies.rules.gcp import NODE_POOL
 from policies.rules.helm import HELM_RELEASE
-
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyYAML was built with it
 
 PLACEMENT_GROUP = "aws:ec2/placementGroup:PlacementGroup"
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
@@ -162,15 +161,15 @@ def _custom_mig_configs(pool: GpuPool, ctx: Context) -> dict[str, list]:
 
 
 @lru_cache(maxsize=256)
-def _mig_configs_in(text: str) -> dict[str, list]:
+def _mig_configs_in(text: str) -> Mapping[str, list]:
     """The `mig-configs` of a mig-parted config.yaml (none when it does not parse). Parsed once per text: the rule asks
-    for every pool of a cluster, and every pass of the pack meets the same ConfigMaps. Do not mutate."""
+    for every pool of a cluster, and every pass of the pack meets the same ConfigMaps."""
     try:
-        document = yaml.load(text, Loader=_YAML_LOADER) or {}
+        document = yaml.safe_load(text) or {}
     except yaml.YAMLError:
-        return {}
+        return MappingProxyType({})
     configs = document.get("mig-configs") if isinstance(document, dict) else None
-    return configs if isinstance(configs, dict) else {}
+    return MappingProxyType(configs if isinstance(configs, dict) else {})
 
 
 def _custom_layout_problems(name: str, entries: list, gpu: GpuModel) -> Iterator[str]:

@@ -69,9 +69,13 @@ def bench_env(env: str, runs: int, work: Path, step: Callable[[str], None]) -> d
     step(f"plan {env}: a warm plan profiled (whose code its time is spent in)")
     profiled, _ = run_child("profile", "--env", env)
 
-    evaluated = plans[0][0]["evaluated"]
-    if any(result["registrations"] != evaluated for results in floors.values() for result, _ in results):
-        raise BenchError(f"the SDK floors of {env} did not register the {evaluated} resources its plan's runs did")
+    evaluated, program_runs = plans[0][0]["evaluated"], plans[0][0]["program_runs"]
+    floor_runs = [result["runs"][0] for results in floors.values() for result, _ in results]
+    floor_runs += [r[kind] for r in warm["rounds"] for kind in FLOORS]
+    if any((f["registered"], f["program_runs"]) != (evaluated, program_runs) for f in floor_runs):
+        raise BenchError(
+            f"the SDK floors of {env} did not register the {evaluated} resources of its plan's {program_runs} runs"
+        )
     times = [result["runs"][0] for result, _ in plans]
     plan_s = [tuple(_program_s(t, c) for c in CLOCKS) for t in times]
     warm_plan = [tuple(_program_s(r["plan"], c) for c in CLOCKS) for r in warm["rounds"]]
