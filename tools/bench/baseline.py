@@ -4,8 +4,8 @@ Same types, names, parents, providers, inputs and options as `plan.json`, declar
 the other with literal values: no config, no components, no Outputs flowing between
 resources. A plan runs its program once per stack, and once more for a region stack's
 network-first bootstrap (`make rollout BOOTSTRAP=1`); the floor runs once per such run
-(`program_runs`), so it registers what the plan's runs register, as many times. It first imports the provider SDK classes those types need, as any program
-declaring them must (that cost is the SDK's). Two flavours:
+(`program_runs`), so it registers what the plan's runs register, as many times. It first
+imports the provider SDK classes those types need, as any program declaring them must (that cost is the SDK's). Two flavours:
 
 - plain: `pulumi.CustomResource(<type token>, ...)`, the bare SDK;
 - typed: the provider SDK's own class for each type (`aws.ec2.Vpc`, ...), which registers
@@ -36,12 +36,15 @@ from tools.plan.phases import phase
 _PROVIDER_PREFIX = "pulumi:providers:"
 
 
+def evaluated_runs(plan: Plan) -> list[Plan]:
+    """Each run of the program the plan made, in its order: a stack, then its network-first bootstrap."""
+    stacks = list(plan.stacks.values()) or [plan]
+    return [run for stack in stacks for run in (stack, stack.bootstrap) if run is not None]
+
+
 def program_runs(plan: Plan) -> list[dict[str, Any]]:
-    """The plan document of each run of the program the plan made, in its order (a stack, then its bootstrap), as
-    the JSON a floor reads: literal values only."""
-    pieces = list(plan.stacks.values()) or [plan]
-    runs = [piece for stack in pieces for piece in (stack, stack.bootstrap) if piece is not None]
-    return [json.loads(json.dumps(plan_document(run, with_cost=False))) for run in runs]
+    """The plan document of each of its runs (`evaluated_runs`), as the JSON a floor reads: literal values only."""
+    return [json.loads(json.dumps(plan_document(run, with_cost=False))) for run in evaluated_runs(plan)]
 
 
 @cache

@@ -58,16 +58,16 @@ def _plan(args: argparse.Namespace) -> dict[str, Any]:
         check_policy(plan)
         write_plan(plan, Path(args.out))
         runs.append(_times())
-    if args.floor_runs:
-        from tools.bench.baseline import program_runs
+    from tools.bench.baseline import evaluated_runs, program_runs
 
+    if args.floor_runs:
         Path(args.floor_runs).write_text(json.dumps(program_runs(plan)))
-    bootstraps = [piece.bootstrap for piece in (plan.stacks or {}).values() if piece.bootstrap is not None]
+    evaluated = evaluated_runs(plan)
     return {
         "registrations": len(plan.resources),
         # What the runs evaluated: a region stack's network-first bootstrap is a second, smaller run of its program.
-        "evaluated": len(plan.resources) + sum(len(b.resources) for b in bootstraps),
-        "program_runs": len(plan.stacks or [plan]) + len(bootstraps),
+        "evaluated": sum(len(run.resources) for run in evaluated),
+        "program_runs": len(evaluated),
         "custom": sum(r.custom for r in plan.resources),
         "runs": runs,
     }
