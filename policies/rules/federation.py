@@ -138,7 +138,8 @@ def _key_problem(key: Resource) -> str | None:
     name="karmada-agent-identity",
     description="Each pull member's karmada-agent certificate is what `karmadactl register` issues it (v1.18.2): "
     "CN system:karmada:agent:<member> for a member the environment federates (its stacks or the pack config "
-    "federationMembers), O exactly system:karmada:agents, one certificate per member, a client certificate (digital signature, key encipherment, client auth; not a CA), a key "
+    "federationMembers), O exactly system:karmada:agents, one certificate per member, a client certificate "
+    "(digital signature, key encipherment, client auth; not a CA), a key "
     "at least as strong as RSA 3072, valid at most the year register asks for (8760 hours). A certificate is an "
     "agent's by its subject or by where it goes (an agent's release or kubeconfig, or signed by the control plane's "
     "CA for anything but the control plane), whatever it says.",
