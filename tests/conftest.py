@@ -19,6 +19,7 @@ from tests.environment_guard import (  # noqa: F401
 )
 from tests.harness import plan_config, plan_for, project_with_environments
 from tools.conformance import Upstream
+from tools.plan.engine import keep_heap_until_exit
 
 
 @pytest.fixture(scope="session")
@@ -123,7 +124,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     plan_store.mark_plan_fixtures(items)
-    gc.freeze()  # what collection made (modules, items) lives as long as the session: out of every scan (tests/__init__.py)
+    # What collection made (modules, items) lives as long as the session: out of every scan (tests/__init__.py). So
+    # does each program run's heap, as in the command lines (tools.plan.engine.keep_heap_until_exit): its garbage is
+    # not collected, for ~45 MB of memory per prod plan.
+    keep_heap_until_exit()
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -54,7 +54,6 @@ def _plan(args: argparse.Namespace) -> dict[str, Any]:
         phases.reset()
         forget_validated_environments()
         plan = build_plan(stack_config)
-        keep_heap_until_exit()  # as `python -m tools.plan` does
         check_policy(plan)
         write_plan(plan, Path(args.out))
         runs.append(_times())
@@ -180,4 +179,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    exit_skipping_final_collection(main())  # as `python -m tools.plan` does
+    keep_heap_until_exit()  # as `python -m tools.plan` does, for the plan and its floors alike
+    exit_skipping_final_collection(main())

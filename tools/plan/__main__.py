@@ -77,9 +77,9 @@ def main(argv: list[str] | None = None, *, one_shot: bool = False) -> int:
                 count += 1
                 progress.update(task, description=f"planning {args.env}: {count} resources ({resource.type})")
 
+            if one_shot:
+                keep_heap_until_exit()
             plan = build_plan(stack_config, args.project_dir, on_register)
-        if one_shot:
-            keep_heap_until_exit()
     except (PlanInputError, ConfigError) as exc:
         for line in input_error_lines(exc, args.env):
             print(line, file=sys.stderr)

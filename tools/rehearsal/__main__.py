@@ -16,6 +16,7 @@ from components.config.base import ConfigError
 from components.config.stackfile import PlanInputError
 from components.domain.waves import rollout_waves
 from components.k8s.names import cluster_name
+from tools.plan.engine import keep_heap_until_exit
 from tools.plan.model import Plan
 from tools.plan.runner import PROJECT_DIR, build_plan
 from tools.plan.stackfile import input_error_lines, load_stack_config
@@ -94,4 +95,5 @@ def main(argv: list[str] | None = None, *, console: Console | None = None) -> in
 
 
 if __name__ == "__main__":
+    keep_heap_until_exit()  # a one-shot process, as `python -m tools.plan`
     sys.exit(main())

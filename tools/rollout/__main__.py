@@ -21,6 +21,7 @@ from components.config.stackfile import PlanInputError
 from components.domain.waves import rollout_waves
 from stacks.config import inherited_bootstrap, namespace_values
 from tools.plan.artifacts import OutputDirError, write_plan
+from tools.plan.engine import keep_heap_until_exit
 from tools.plan.model import Plan
 from tools.plan.runner import PROJECT_DIR, build_plan, check_policy
 from tools.plan.stackfile import input_error_lines, load_stack_config
@@ -208,4 +209,5 @@ def main(
 
 
 if __name__ == "__main__":
+    keep_heap_until_exit()  # a one-shot process, as `python -m tools.plan`
     sys.exit(main())
