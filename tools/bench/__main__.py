@@ -164,6 +164,8 @@ def bench_tests(target: str, runs: int) -> dict[str, Any]:
     programs = [line for line in lines if line.startswith("program runs")]
     return {
         "process_s": _figure([(r.wall_s, r.cpu_s) for r in results]),
+        # The largest process's (an xdist worker's): each keeps its program runs' heaps (tools.plan.engine).
+        "peak_rss_mib": stats([r.peak_rss_mib for r in results]),
         "exit_codes": [r.exit_code for r in results],
         "summary": lines[-1].strip("= ") if lines else "",
         "program_runs": programs[-1].rpartition(" ")[2] if programs else "",
@@ -185,6 +187,8 @@ def bench_rehearsal(env: str, runs: int) -> dict[str, Any]:
         "available": True,
         "env": env,
         "process_s": _figure([(r.wall_s, r.cpu_s) for r in results]),
+        # The largest process's (an xdist worker's): each keeps its program runs' heaps (tools.plan.engine).
+        "peak_rss_mib": stats([r.peak_rss_mib for r in results]),
         "exit_codes": [r.exit_code for r in results],
         "summary": document["summary"],
     }
@@ -292,6 +296,15 @@ def render(report: dict[str, Any]) -> Table:
     for target, tests in (report["tests"] or {}).items():
         name = f"make {target} ({tests['summary']}; {tests['program_runs']} program runs)"
         row(name, tests["process_s"], "s", f"make {target}", f"< {TEST_TARGETS_S[target]:g} s (wall)")
+        rss = tests["peak_rss_mib"]
+        table.add_row(
+            f"make {target}: largest process's peak RSS",
+            _fmt(rss["min"], "MiB"),
+            _fmt(rss["median"], "MiB"),
+            "",
+            "",
+            "",
+        )
     rehearsal = report.get("rehearsal")
     if rehearsal and rehearsal["available"]:
         row(

@@ -30,8 +30,7 @@ EXIT_POLICY_VIOLATION = 1  # also: a custom resource whose kind its cluster does
 EXIT_INVALID_INPUT = 2
 
 
-def main(argv: list[str] | None = None, *, one_shot: bool = False) -> int:
-    """`one_shot`: the process exits after this plan (the command line), so its heap may be frozen."""
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="plan", description=__doc__)
     parser.add_argument("env", nargs="?", default="dev", help="environment: reads Pulumi.<env>.yaml (default dev)")
     parser.add_argument("--project-dir", type=Path, default=PROJECT_DIR)
@@ -77,8 +76,6 @@ def main(argv: list[str] | None = None, *, one_shot: bool = False) -> int:
                 count += 1
                 progress.update(task, description=f"planning {args.env}: {count} resources ({resource.type})")
 
-            if one_shot:
-                keep_heap_until_exit()
             plan = build_plan(stack_config, args.project_dir, on_register)
     except (PlanInputError, ConfigError) as exc:
         for line in input_error_lines(exc, args.env):
@@ -116,4 +113,5 @@ def main(argv: list[str] | None = None, *, one_shot: bool = False) -> int:
 
 
 if __name__ == "__main__":
-    exit_skipping_final_collection(main(one_shot=True))
+    keep_heap_until_exit()  # a one-shot process: each program run's heap lives until exit
+    exit_skipping_final_collection(main())

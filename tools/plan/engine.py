@@ -329,16 +329,18 @@ def cycle_collector_paused() -> Iterator[None]:
     it declares (`make bench`, warm: 1.38 -> 2.13 ms per resource from 1 to 8 regions with
     collection, a flat ~1.5 without; a fresh prod plan spends 0.6 s less). The cycles an
     evaluation leaves behind are collected as usual once it returns, unless the process keeps
-    its heap until exit (`keep_heap_until_exit`); reference counting frees everything else
-    meanwhile, and the program's behaviour does not depend on when cycles are freed.
+    its heap until exit (`keep_heap_until_exit`: then never); reference counting frees
+    everything else meanwhile. Those cycles are the SDK's finished tasks and futures: prod's
+    hold no file descriptor, thread or unretrieved exception (fds and threads stay flat across
+    plans), so nothing the program does waits on them being freed.
     """
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
-    finally:
-        if _heap_kept_until_exit:
+        if _heap_kept_until_exit:  # an evaluation that raised is collected as usual: its traceback holds the caller's
             gc.freeze()
+    finally:
         if enabled:
             gc.enable()
 
@@ -370,12 +372,13 @@ _heap_kept_until_exit = False
 
 def keep_heap_until_exit() -> None:
     """In a process that exits after its evaluations (a command line, a bench child, a test suite's worker): from
-    now on, each evaluation's heap, its cyclic garbage included, lives until exit, out of every collector scan.
+    now on, each evaluation's heap, its cyclic garbage included, lives until exit, out of every collector scan. The
+    command lines that evaluate declare it first thing (tests/test_engine_heap.py holds them to it).
 
     An evaluation's garbage is cycles of the SDK's futures, tasks and Outputs: ~352 k objects per prod plan (0.42 s
     to collect in one go). Frozen instead of collected after each run, a warm prod plan took 6-14 % less CPU (min and
-    median of 5-7 rounds, alternating with and without in one process) for ~45 MB more memory per plan, which the OS
-    reclaims at exit. What is alive now (the program's modules, an earlier plan) is frozen too, so a full collection
+    median of 5-7 rounds, alternating with and without in one process) for ~45 MB more memory per plan (a one-shot
+    `make plan ENV=prod`: 376 -> 408 MiB at its peak), which the OS reclaims at exit. What is alive now (the program's modules, an earlier plan) is frozen too, so a full collection
     after a prod plan (~0.3 s) does not land on what runs next."""
     global _heap_kept_until_exit
     _heap_kept_until_exit = True

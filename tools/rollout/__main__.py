@@ -209,5 +209,5 @@ def main(
 
 
 if __name__ == "__main__":
-    keep_heap_until_exit()  # a one-shot process, as `python -m tools.plan`
+    keep_heap_until_exit()  # a one-shot process, as `python -m tools.plan`: each program run's heap lives until exit
     sys.exit(main())
