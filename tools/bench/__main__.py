@@ -187,8 +187,6 @@ def bench_rehearsal(env: str, runs: int) -> dict[str, Any]:
         "available": True,
         "env": env,
         "process_s": _figure([(r.wall_s, r.cpu_s) for r in results]),
-        # The largest process's (an xdist worker's): each keeps its program runs' heaps (tools.plan.engine).
-        "peak_rss_mib": stats([r.peak_rss_mib for r in results]),
         "exit_codes": [r.exit_code for r in results],
         "summary": document["summary"],
     }

@@ -5,7 +5,8 @@ the other with literal values: no config, no components, no Outputs flowing betw
 resources. A plan runs its program once per stack, and once more for a region stack's
 network-first bootstrap (`make rollout BOOTSTRAP=1`); the floor runs once per such run
 (`program_runs`), so it registers what the plan's runs register, as many times. It first
-imports the provider SDK classes those types need, as any program declaring them must (that cost is the SDK's). Two flavours:
+imports the provider SDK classes those types need, as any program declaring them must (that
+cost is the SDK's). Two flavours:
 
 - plain: `pulumi.CustomResource(<type token>, ...)`, the bare SDK;
 - typed: the provider SDK's own class for each type (`aws.ec2.Vpc`, ...), which registers

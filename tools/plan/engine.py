@@ -338,7 +338,9 @@ def cycle_collector_paused() -> Iterator[None]:
     gc.disable()
     try:
         yield
-        if _heap_kept_until_exit:  # an evaluation that raised is collected as usual: its traceback holds the caller's
+        # Only an evaluation that returned: one that raised is collected as usual (its traceback holds its caller's
+        # frames).
+        if _heap_kept_until_exit:
             gc.freeze()
     finally:
         if enabled:
@@ -378,8 +380,9 @@ def keep_heap_until_exit() -> None:
     An evaluation's garbage is cycles of the SDK's futures, tasks and Outputs: ~352 k objects per prod plan (0.42 s
     to collect in one go). Frozen instead of collected after each run, a warm prod plan took 6-14 % less CPU (min and
     median of 5-7 rounds, alternating with and without in one process) for ~45 MB more memory per plan (a one-shot
-    `make plan ENV=prod`: 376 -> 408 MiB at its peak), which the OS reclaims at exit. What is alive now (the program's modules, an earlier plan) is frozen too, so a full collection
-    after a prod plan (~0.3 s) does not land on what runs next."""
+    `make plan ENV=prod`: 376 -> 408 MiB at its peak), which the OS reclaims at exit. What is alive now (the
+    program's modules, an earlier plan) is frozen too, so a full collection after a prod plan (~0.3 s) does not land
+    on what runs next."""
     global _heap_kept_until_exit
     _heap_kept_until_exit = True
     gc.freeze()
