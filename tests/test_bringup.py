@@ -822,15 +822,13 @@ def test_make_plan_fails_on_a_wait_that_cannot_complete(tmp_path, capsys):
 def test_low_the_agent_values_keep_the_null_that_drops_the_charts_rolling_update(prod):
     """The SDK sends `rollingUpdate: None` as null (Helm then removes the chart's default); the plan and the build's
     values file keep it, so `helm template` with them renders a valid Recreate Deployment."""
-    import yaml
-
-    from tools.plan.artifacts import helm_files
+    from tools.plan.artifacts import helm_files, yaml_text
 
     plans = prod.plans
     for stack, member in (("prod.use1", "use1"), ("prod.usw2", "usw2"), ("prod.usc1", "usc1")):
         release = plans[stack].named(f"prod-{member}-karmada-agent", "kubernetes:helm.sh/v3:Release")
         assert release.inputs["values"]["agent"]["strategy"] == {"type": "Recreate", "rollingUpdate": None}
-    written = yaml.safe_dump(helm_files(plans["prod.use1"])["prod-use1/karmada-agent.yaml"], sort_keys=True)
+    written = yaml_text(helm_files(plans["prod.use1"])["prod-use1/karmada-agent.yaml"])
     assert "    strategy:\n      rollingUpdate: null\n      type: Recreate\n" in written
 
 

@@ -24,9 +24,9 @@ OWNED_FILES = ".plan-files"
 # Characters `actions/upload-artifact` and common filesystems refuse in a path component (RBAC names have `:`).
 _UNSAFE = re.compile(r'[":<>|*?\\\r\n]')
 # libyaml's emitter writes, ~5x faster, the text PyYAML's own emitter writes, except: it folds long double-quoted
-# strings (those holding a character outside printable ASCII) at other points, writes an empty key plainly, and keeps a
-# key of 123-128 characters simple where PyYAML writes it as a complex key (`? `). A document holding any of these keeps the
-# Python emitter, so plans stay byte-identical.
+# strings (those holding a character outside printable ASCII) at other points, writes an empty key plainly, measures a
+# key in bytes, and keeps a key of 123-128 characters simple where PyYAML writes it as a complex key (`? `). A
+# document holding any of these keeps the Python emitter, so plans stay byte-identical (tests/test_plan_yaml.py).
 _FAST_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 _NOT_PRINTABLE_ASCII = re.compile(r"[^\x20-\x7e]")
 # PyYAML writes a key simple when it and its tag (`!!str`, even unwritten) are under 128 characters (emitter.py
