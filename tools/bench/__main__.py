@@ -244,10 +244,12 @@ def render(report: dict[str, Any]) -> Table:
         mark = "" if verdict is None else (" [green]met[/]" if verdict["met"] else " [red]missed[/]")
         table.add_row(name, *cells, limit + mark)
 
+    def memory_row(name: str, rss: dict[str, Any]) -> None:
+        table.add_row(name, _fmt(rss["min"], "MiB"), _fmt(rss["median"], "MiB"), "", "", "")
+
     for env, p in report["plan"].items():
         row(f"plan {env} ({p['registrations']} registrations): process", p["process_s"], "s")
-        rss = p["peak_rss_mib"]
-        table.add_row(f"plan {env}: peak RSS", _fmt(rss["min"], "MiB"), _fmt(rss["median"], "MiB"), "", "", "")
+        memory_row(f"plan {env}: peak RSS", p["peak_rss_mib"])
         stacks = {k: v for k, v in p["phases_s"].items() if k.startswith(STACK_PHASE)}
         for name, figure in stacks.items():
             row(f"  evaluate of stack {name.removeprefix(STACK_PHASE)}", figure, "s")
@@ -294,15 +296,7 @@ def render(report: dict[str, Any]) -> Table:
     for target, tests in (report["tests"] or {}).items():
         name = f"make {target} ({tests['summary']}; {tests['program_runs']} program runs)"
         row(name, tests["process_s"], "s", f"make {target}", f"< {TEST_TARGETS_S[target]:g} s (wall)")
-        rss = tests["peak_rss_mib"]
-        table.add_row(
-            f"make {target}: largest process's peak RSS",
-            _fmt(rss["min"], "MiB"),
-            _fmt(rss["median"], "MiB"),
-            "",
-            "",
-            "",
-        )
+        memory_row(f"make {target}: largest process's peak RSS", tests["peak_rss_mib"])
     rehearsal = report.get("rehearsal")
     if rehearsal and rehearsal["available"]:
         row(
