@@ -10,6 +10,7 @@ import inspect
 import json
 import re
 import shlex
+import time
 import warnings
 
 import pulumi_tls as tls
@@ -80,6 +81,7 @@ from components.catalog.upstream import (
     KSERVE_LLMISVC_READY_NEEDS_ITS_OWN_ROUTE,
     KSERVE_NEEDS_CERT_MANAGER,
     KSERVE_PREDICTOR_SERVICE,
+    KUBE_APISERVER_WATCH_STREAM,
     KUBELET_WAITS_FOR_REFERENCED_OBJECTS,
     LLM_INFERENCE_SERVICE_INSTALL,
     LLM_INFERENCE_SERVICE_PRESETS,
@@ -2305,6 +2307,42 @@ def test_the_models_service_is_ejected_after_refusals_and_back_within_300_s(stan
 
 
 # --- the rehearsal's REST client retries as client-go does ------------------------------------------------------
+
+
+def test_the_rehearsals_watched_kinds_resume_a_watch_and_list_again_after_an_expired_version(tmp_path):
+    """KUBE_APISERVER_WATCH_STREAM: a watch the server ends (timeoutSeconds) is resumed from the last resourceVersion
+    seen (a bookmark's included); an ERROR event (410 Expired) is followed by a fresh list, then a watch from it."""
+    from tests.fake_apiserver import POD, FakeApiServer, pod
+    from tools.rehearsal.kube import Kube
+
+    assert KUBE_APISERVER_WATCH_STREAM.name in FACTS
+    api = FakeApiServer()
+    kube = Kube(api.url, tmp_path / "ca.crt", watched={POD})
+
+    def until(check) -> None:
+        deadline = time.monotonic() + 10
+        while not check():
+            assert time.monotonic() < deadline, api.requests
+            time.sleep(0.01)
+
+    try:
+        kube.list(*POD)
+        until(lambda: api.requests[-1:] == ["watch pods@1"])
+        api.events.put({"type": "ADDED", "object": pod("a", 7)})
+        api.events.put({"type": "BOOKMARK", "object": {"kind": "Pod", "metadata": {"resourceVersion": "9"}}})
+        api.events.put(None)  # timeoutSeconds ran out
+        until(lambda: api.requests[-1:] == ["watch pods@9"])
+        assert [o["metadata"]["name"] for o in kube.list(*POD)] == ["a"]
+        api.objects, api.version = {"c": pod("c", 12)}, 12
+        api.events.put({"type": "ERROR", "object": {"kind": "Status", "code": 410, "reason": "Expired"}})
+        api.events.put(None)
+        until(lambda: api.requests[-1:] == ["watch pods@12"])
+        assert [o["metadata"]["name"] for o in kube.list(*POD)] == ["c"]
+        assert api.requests == ["list pods", "watch pods@1", "watch pods@9", "list pods", "watch pods@12"]
+    finally:
+        kube.close()
+        api.events.put(None)
+        api.http.shutdown()
 
 
 @pytest.mark.parametrize(

@@ -63,10 +63,13 @@ class CertManagerStandIn:
             return
         for cert in certificates:
             self._issue(cert)
+        bundles: dict[str, str | None] = {}  # this round's: many objects name the same Certificate
         for api_version, kind in INJECTABLE:
             for meta in self.kube.list_metadata(api_version, kind):
                 source = (meta["metadata"].get("annotations") or {}).get(INJECT)
-                bundle = self._bundle(source) if source else None
+                if source and source not in bundles:
+                    bundles[source] = self._bundle(source)
+                bundle = bundles[source] if source else None
                 key = (kind, meta["metadata"]["name"])
                 if bundle is None or self._injected.get(key) == (meta["metadata"].get("resourceVersion"), bundle):
                     continue  # nothing to inject yet, or injected into this very version (CRDs run to megabytes)

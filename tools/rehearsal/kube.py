@@ -1,11 +1,13 @@
-"""A small REST client for the rehearsal's API servers: create, server-side apply, get, list, watch-free polling,
-with a discovery-backed mapping from kind to resource that refreshes when a kind is new (a CRD just installed)."""
+"""A small REST client for the rehearsal's API servers: create, server-side apply, get, list, with a discovery-backed
+mapping from kind to resource that refreshes when a kind is new (a CRD just installed), and, for the kinds the
+rehearsal's own loops list every second or two, a cache a watch keeps current (`WATCHED`)."""
 
 from __future__ import annotations
 
 import builtins
 import json
 import threading
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,14 +62,32 @@ class Resource:
 class _NamedHost(HTTPAdapter):
     """Connects to an address but verifies the certificate for a name (kubeconfig's tls-server-name)."""
 
-    def __init__(self, server_name: str):
+    def __init__(self, server_name: str, *, pool: int = 10):
         self.server_name = server_name
-        super().__init__(max_retries=client_go_retry())
+        super().__init__(max_retries=client_go_retry(), pool_maxsize=pool)
 
     def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
         kwargs["server_hostname"] = self.server_name
         kwargs["assert_hostname"] = self.server_name
         super().init_poolmanager(*args, **kwargs)
+
+
+# What the rehearsal's kubelet, its stand-ins (cert-manager, Fluid, the cloud's controllers), its DNS and its Service
+# proxy list, each every second or two, of every cluster. Listed afresh each time, decoding the lists was a third of
+# the rehearsal's own CPU in a prod rehearsal (py-spy), and serving them a share of each API server's; a watch
+# per kind keeps one cache instead, as client-go's informers keep a controller's.
+WATCHED = frozenset(
+    {
+        ("v1", "Pod"),
+        ("v1", "Node"),
+        ("v1", "Service"),
+        ("v1", "PersistentVolume"),
+        ("v1", "PersistentVolumeClaim"),
+        ("discovery.k8s.io/v1", "EndpointSlice"),
+        ("storage.k8s.io/v1", "CSINode"),
+    }
+)
+WATCH_SECONDS = 240  # each watch request's timeoutSeconds: the server ends it, and the cache watches on from there
 
 
 class Kube:
@@ -79,23 +99,42 @@ class Kube:
         cert: tuple[Path, Path] | None = None,
         token: str | None = None,
         server_name: str | None = None,
+        watched: Collection[tuple[str, str]] = (),
     ):
+        """`watched`: (apiVersion, kind) pairs whose `list` reads a cache a watch keeps current (`Informer`), from the
+        first list of each on; `close()` ends the watches."""
         self.server = server
-        self.session = requests.Session()
-        self.session.trust_env = False  # REQUESTS_CA_BUNDLE and proxies from the environment would replace ours
-        self.session.mount(
-            "https://", _NamedHost(server_name) if server_name else HTTPAdapter(max_retries=client_go_retry())
-        )
-        self.session.mount("http://", HTTPAdapter(max_retries=client_go_retry()))
-        self.session.verify = str(ca)
-        if cert is not None:
-            self.session.cert = (str(cert[0]), str(cert[1]))
-        if token is not None:
-            self.session.headers["Authorization"] = f"Bearer {token}"
+        self._ca, self._cert, self._token, self._server_name = ca, cert, token, server_name
+        self.session = self._session()
         self._resources: dict[tuple[str, str], Resource] = {}
         self._discovered: set[str] = set()  # group versions asked of discovery (and answered without the kind)
         self._api_versions: list[str] | None = None
         self._lock = threading.Lock()
+        self._watched = frozenset(watched)
+        self._informers: dict[tuple[str, str], Informer] = {}
+        self._closed = threading.Event()
+
+    def _session(self, pool: int = 10) -> requests.Session:
+        """A session of this client's credentials, with a connection pool of `pool` per host."""
+        session = requests.Session()
+        session.trust_env = False  # REQUESTS_CA_BUNDLE and proxies from the environment would replace ours
+        https = (
+            _NamedHost(self._server_name, pool=pool)
+            if self._server_name
+            else HTTPAdapter(max_retries=client_go_retry(), pool_maxsize=pool)
+        )
+        session.mount("https://", https)
+        session.mount("http://", HTTPAdapter(max_retries=client_go_retry(), pool_maxsize=pool))
+        session.verify = str(self._ca)
+        if self._cert is not None:
+            session.cert = (str(self._cert[0]), str(self._cert[1]))
+        if self._token is not None:
+            session.headers["Authorization"] = f"Bearer {self._token}"
+        return session
+
+    def close(self) -> None:
+        """End the watches (each thread leaves when its open request next returns)."""
+        self._closed.set()
 
     # -- discovery ------------------------------------------------------------------------------------------
     def _discover(self, api_version: str) -> None:
@@ -176,7 +215,7 @@ class Kube:
         path = self.path(obj["apiVersion"], obj["kind"], meta.get("namespace"))
         response = self.session.post(self.server + path, params={"fieldManager": field_manager}, json=obj, timeout=60)
         self._raise(response)
-        return response.json()
+        return self._wrote(obj["apiVersion"], obj["kind"], response.json())
 
     def apply(self, obj: dict[str, Any], *, field_manager: str, force: bool = False) -> dict[str, Any]:
         meta = obj.get("metadata") or {}
@@ -189,7 +228,7 @@ class Kube:
             timeout=60,
         )
         self._raise(response)
-        return response.json()
+        return self._wrote(obj["apiVersion"], obj["kind"], response.json())
 
     def patch_status(self, api_version: str, kind: str, namespace: str | None, name: str, patch: dict) -> dict:
         """A strategic merge patch of a built-in kind's status (lists merge by key), a merge patch of a custom
@@ -208,7 +247,7 @@ class Kube:
             timeout=30,
         )
         self._raise(response)
-        return response.json()
+        return self._wrote(api_version, kind, response.json())
 
     def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
         response = self.session.get(self.server + self.path(api_version, kind, namespace, name), timeout=30)
@@ -220,6 +259,23 @@ class Kube:
     def list(
         self, api_version: str, kind: str, namespace: str | None = None, *, selector: str | None = None
     ) -> list[dict[str, Any]]:
+        """The objects of a kind (in `namespace`, matching `selector`); of a watched kind, from its cache (shared
+        objects: read them, do not change them), unless the selector is not a plain `key=value,...` one."""
+        labels = _equality_selector(selector)
+        if (api_version, kind) in self._watched and labels is not None:
+            items = self._informer(api_version, kind).items()
+            return [
+                o
+                for o in items
+                if (namespace is None or o["metadata"].get("namespace") == namespace)
+                and all((o["metadata"].get("labels") or {}).get(k) == v for k, v in labels.items())
+            ]
+        return self._listed(api_version, kind, namespace, selector)[0]
+
+    def _listed(
+        self, api_version: str, kind: str, namespace: str | None = None, selector: str | None = None
+    ) -> tuple[builtins.list[dict[str, Any]], str]:
+        """The server's list, and its resourceVersion."""
         resource = self.resource(api_version, kind)
         base = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
         if resource.namespaced and namespace is not None:
@@ -227,7 +283,33 @@ class Kube:
         params = {"labelSelector": selector} if selector else {}
         response = self.session.get(self.server + base + f"/{resource.plural}", params=params, timeout=60)
         self._raise(response)
-        return response.json().get("items") or []
+        body = response.json()
+        return body.get("items") or [], (body.get("metadata") or {}).get("resourceVersion", "")
+
+    def _informer(self, api_version: str, kind: str) -> Informer:
+        with self._lock:
+            informer = self._informers.get((api_version, kind))
+        if informer is None:
+            started = Informer(self, api_version, kind)  # its first list, outside the lock (discovery takes it)
+            with self._lock:
+                informer = self._informers.setdefault((api_version, kind), started)
+            if informer is started:
+                started.start()
+        return informer
+
+    def _wrote(self, api_version: str, kind: str, answer: dict[str, Any]) -> dict[str, Any]:
+        """A write's answer, taken into the kind's cache at once: the next list sees the write, as the server's
+        own list would."""
+        informer = self._informers.get((api_version, kind))
+        if informer is not None and answer.get("kind") == kind:
+            informer.take(answer)
+        return answer
+
+    def watch_url(self, api_version: str, kind: str) -> str:
+        """The cluster-wide collection of a kind (what its cache lists and watches)."""
+        resource = self.resource(api_version, kind)
+        base = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
+        return self.server + base + f"/{resource.plural}"
 
     def list_metadata(self, api_version: str, kind: str) -> builtins.list[dict[str, Any]]:  # `list` is a method here
         """Only the objects' metadata (PartialObjectMetadataList): a list of CRDs without their schemas."""
@@ -256,6 +338,16 @@ class Kube:
         )
         if response.status_code != 404:
             self._raise(response)
+        informer = self._informers.get((api_version, kind))
+        if informer is not None:
+            try:
+                answer = response.json() if response.status_code != 404 else {}
+            except ValueError:
+                answer = {}
+            if answer.get("kind") == kind:  # still there, being deleted (a pod's grace period, a finalizer)
+                informer.take(answer)
+            else:  # gone: the server answered a Status, or had nothing to delete
+                informer.drop(namespace if self.resource(api_version, kind).namespaced else None, name)
 
     def token(self, namespace: str, service_account: str, *, seconds: int = 86400) -> str:
         """A bound token of a ServiceAccount (TokenRequest), as the kubelet projects into its pods."""
@@ -266,3 +358,110 @@ class Kube:
         }
         path = f"/api/v1/namespaces/{namespace}/serviceaccounts/{service_account}/token"
         return self.post(path, body)["status"]["token"]
+
+
+def _equality_selector(selector: str | None) -> dict[str, str] | None:
+    """`key=value,...` (or `==`) as a mapping; {} for no selector; None for any other form (`!=`, `in`, `!key`, a bare
+    key), which the server evaluates."""
+    if not selector:
+        return {}
+    labels = {}
+    for term in selector.split(","):
+        key, op, value = term.partition("==") if "==" in term else term.partition("=")
+        if not op or not key.strip() or key.strip().endswith("!") or any(c in value for c in "=!()"):
+            return None
+        labels[key.strip()] = value.strip()
+    return labels
+
+
+def _key(obj: dict[str, Any]) -> tuple[str | None, str]:
+    return obj["metadata"].get("namespace"), obj["metadata"]["name"]
+
+
+def _not_older(new: dict[str, Any], old: dict[str, Any] | None) -> bool:
+    """Whether `new` is the same or a later version of the object than `old`. resourceVersions are etcd revisions,
+    which only grow; the cache never goes back to an older one (a watch event for a change before a write whose
+    answer it already took)."""
+    if old is None:
+        return True
+    a, b = new["metadata"].get("resourceVersion", ""), old["metadata"].get("resourceVersion", "")
+    return not (a.isdigit() and b.isdigit()) or int(a) >= int(b)
+
+
+class Informer:
+    """One kind's objects in a cluster, kept current as client-go's reflector keeps an informer's store: listed once,
+    then watched from the list's resourceVersion (bookmarks on); a watch the server ends is resumed from the last
+    version seen; an ERROR event (410 Gone: the version is compacted away) is followed by a fresh list at once, a
+    broken connection by one a second later. The client's own writes are taken in from their answers."""
+
+    def __init__(self, kube: Kube, api_version: str, kind: str):
+        self.kube, self.api_version, self.kind = kube, api_version, kind
+        self._lock = threading.Lock()
+        self._objects: dict[tuple[str | None, str], dict[str, Any]] = {}
+        self._version = self._relist()
+        self._session = kube._session(pool=1)
+        self._thread = threading.Thread(target=self._run, name=f"watch-{kind}", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def items(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self._objects.values())
+
+    def take(self, obj: dict[str, Any]) -> None:
+        with self._lock:
+            if _not_older(obj, self._objects.get(_key(obj))):
+                self._objects[_key(obj)] = obj
+
+    def drop(self, namespace: str | None, name: str) -> None:
+        with self._lock:
+            self._objects.pop((namespace, name), None)
+
+    def _relist(self) -> str:
+        items, version = self.kube._listed(self.api_version, self.kind)
+        if not version:
+            raise ValueError(f"a list of {self.kind} without a resourceVersion to watch from")
+        with self._lock:
+            self._objects = {_key(o): o for o in items}
+        return version
+
+    def _run(self) -> None:
+        version: str | None = self._version
+        while not self.kube._closed.is_set():
+            try:
+                version = self._watch(version) if version else self._relist()
+            except (requests.RequestException, ApiError, ValueError, KeyError):
+                version = None  # list afresh, once the server answers again
+                if self.kube._closed.wait(1.0):
+                    return
+
+    def _watch(self, version: str) -> str | None:
+        """One watch request from `version`: the version to resume from when the server ends it, None to list
+        afresh."""
+        params = {
+            "watch": "true",
+            "resourceVersion": version,
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": str(WATCH_SECONDS),
+        }
+        url = self.kube.watch_url(self.api_version, self.kind)
+        with self._session.get(url, params=params, stream=True, timeout=(10, WATCH_SECONDS + 30)) as response:
+            Kube._raise(response)
+            for line in response.iter_lines():
+                if self.kube._closed.is_set():
+                    return None
+                if not line:
+                    continue
+                event = json.loads(line)
+                kind, obj = event["type"], event["object"]
+                if kind == "ERROR":
+                    return None
+                version = obj["metadata"]["resourceVersion"]
+                if kind in ("ADDED", "MODIFIED"):
+                    self.take(obj)
+                elif kind == "DELETED":
+                    with self._lock:
+                        if _not_older(obj, self._objects.get(_key(obj))):
+                            self._objects.pop(_key(obj), None)
+        return version

@@ -48,7 +48,7 @@ from tools.rehearsal.fluid import FluidStandIn
 from tools.rehearsal.gates import run_gates
 from tools.rehearsal.gateway import check_gateways
 from tools.rehearsal.karmada_checks import check_members, check_propagation
-from tools.rehearsal.kube import ApiError, Kube
+from tools.rehearsal.kube import WATCHED, ApiError, Kube
 from tools.rehearsal.kubelet import Kubelet
 from tools.rehearsal.network import NODES_PER_CLUSTER, NetworkError, PodNetwork
 from tools.rehearsal.processes import ProcessFailed, Supervisor, wait_until
@@ -178,6 +178,7 @@ class Rehearsal:
             for controller in target.controllers:
                 controller.stop()
             target.controllers.clear()
+            target.kube.close()
 
     # -- clusters ---------------------------------------------------------------------------------------------
     def _start_region(self, region: RegionSpec) -> Target:
@@ -198,7 +199,7 @@ class Rehearsal:
                 host=network.host_ip,
             )
         admin_cert = plane.admin.write(plane.pki, "admin")
-        kube = Kube(plane.server, plane.pki / "ca.crt", cert=admin_cert)
+        kube = Kube(plane.server, plane.pki / "ca.crt", cert=admin_cert, watched=WATCHED)
         target = Target(name, plane, kube, region, index)
         self.targets[name] = target
         for obj in cloud.cloud_objects(region.cloud):
