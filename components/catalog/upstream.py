@@ -110,14 +110,14 @@ KUBE_APISERVER_WATCH_STREAM = _fact(
     "DELETED carries the object as it was last), every change after RV, flushed as the events come; with "
     "allowWatchBookmarks it sends BOOKMARK events that carry only a resourceVersion; it ends the stream after "
     "timeoutSeconds. A watch from a resourceVersion the watch cache no longer holds is a 200 stream of one ERROR "
-    "event whose object is a Status 410 Expired (\"too old resource version\"), not an HTTP error. client-go's "
+    'event whose object is a Status 410 Expired ("too old resource version"), not an HTTP error. client-go\'s '
     "reflector (an informer's) lists, watches from the list's resourceVersion with bookmarks, resumes from the last "
     "resourceVersion it saw when a watch ends, and lists again on an Expired or Gone error; the rehearsal's client "
     "keeps the kinds its loops poll the same way.",
     "kubernetes/kubernetes@v1.33.13 staging: apiserver/pkg/endpoints/handlers/watch.go L215-L288 (HandleHTTP: "
     "chunked, one encoded event at a time, flushed when none is queued, ends on timeout), handlers/get.go L260-L264 "
     "(timeoutSeconds); apiserver/pkg/storage/cacher/cacher.go L555-L565 (newErrWatcher: errors after admission as "
-    "an ERROR event), cacher/watch_cache.go L548-L552, L836 (NewResourceExpired \"too old resource version\"); "
+    'an ERROR event), cacher/watch_cache.go L548-L552, L836 (NewResourceExpired "too old resource version"); '
     "apimachinery/pkg/api/errors/errors.go L273-L280 (410, reason Expired), apimachinery/pkg/apis/meta/v1/watch.go "
     "L31-L40 (WatchEvent); client-go/tools/cache/reflector.go L512 (AllowWatchBookmarks), L530-L541 (a closed "
     "watch: watch again), L612, L706, L878, L1007-L1013 (ERROR events and Expired/Gone: list again)",
