@@ -11,6 +11,8 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 POD = ("v1", "Pod")
+NODE = ("v1", "Node")
+BREAK = b"break"  # put in `events`: the connection drops mid-stream, without the stream's last chunk
 
 
 def pod(name: str, version: int, namespace: str = "serving", **labels: str) -> dict[str, Any]:
@@ -21,15 +23,26 @@ def pod(name: str, version: int, namespace: str = "serving", **labels: str) -> d
     }
 
 
+def node(name: str, version: int) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "resourceVersion": str(version)}}
+
+
+def line(event: dict[str, Any]) -> bytes:
+    return json.dumps(event).encode() + b"\n"
+
+
 class FakeApiServer:
-    """Pods and ConfigMaps: a list answers `objects`; a watch streams what the test puts in `events` (None ends the
-    stream); a POST answers the object at the next version; a DELETE of a ConfigMap answers a Status."""
+    """Pods (namespaced) and Nodes (cluster-scoped): a list answers `objects` of its kind; a watch streams what the
+    test puts in `events`, one HTTP chunk each: an event, raw bytes (several events, or part of one), BREAK, or None
+    (the stream ends, as after timeoutSeconds); a POST answers the object at the next version; a DELETE answers the
+    object as it was, as a pod deleted at once is answered."""
 
     def __init__(self) -> None:
         self.objects: dict[str, dict[str, Any]] = {}
         self.version = 1
-        self.events: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self.events: queue.Queue[dict[str, Any] | bytes | None] = queue.Queue()
         self.requests: list[str] = []  # "list pods", "list pods?labelSelector=...", "watch pods@<version>", ...
+        self.watch_params: list[dict[str, str]] = []
         self.watching = threading.Event()
         server = self
 
@@ -47,36 +60,45 @@ class FakeApiServer:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def _chunk(self, data: bytes) -> None:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                self.wfile.flush()
+
             def do_GET(self) -> None:
                 url = urlparse(self.path)
                 query = {k: v[0] for k, v in parse_qs(url.query).items()}
+                plural = url.path.rsplit("/", 1)[-1]
                 if url.path == "/api/v1":
                     self._answer(
                         {
                             "resources": [
                                 {"name": "pods", "kind": "Pod", "namespaced": True},
-                                {"name": "configmaps", "kind": "ConfigMap", "namespaced": True},
+                                {"name": "nodes", "kind": "Node", "namespaced": False},
                             ]
                         }
                     )
                 elif query.get("watch") == "true":
-                    server.requests.append(f"watch {url.path.rsplit('/', 1)[-1]}@{query['resourceVersion']}")
+                    server.requests.append(f"watch {plural}@{query['resourceVersion']}")
+                    server.watch_params.append(query)
                     self.send_response(200)
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Transfer-Encoding", "chunked")
                     self.end_headers()
                     server.watching.set()
                     while (event := server.events.get()) is not None:
-                        line = json.dumps(event).encode() + b"\n"
-                        self.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
-                        self.wfile.flush()
+                        if event == BREAK:
+                            server.watching.clear()
+                            self.close_connection = True
+                            return
+                        self._chunk(event if isinstance(event, bytes) else line(event))
                     self.wfile.write(b"0\r\n\r\n")
                     self.wfile.flush()
                     server.watching.clear()
                 else:
                     selector = f"?labelSelector={query['labelSelector']}" if "labelSelector" in query else ""
-                    server.requests.append(f"list {url.path.rsplit('/', 1)[-1]}{selector}")
-                    items = [o for o in server.objects.values() if o["kind"] == "Pod"]
+                    server.requests.append(f"list {plural}{selector}")
+                    kind = {"pods": "Pod", "nodes": "Node"}[plural]
+                    items = [o for o in server.objects.values() if o["kind"] == kind]
                     self._answer({"metadata": {"resourceVersion": str(server.version)}, "items": items})
 
             def do_POST(self) -> None:
@@ -88,9 +110,7 @@ class FakeApiServer:
 
             def do_DELETE(self) -> None:
                 self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                name = self.path.rsplit("/", 1)[-1]
-                gone = server.objects.pop(name)
-                self._answer(gone if gone["kind"] == "Pod" else {"kind": "Status", "status": "Success"})
+                self._answer(server.objects.pop(self.path.rsplit("/", 1)[-1]))
 
         self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.http.daemon_threads = True

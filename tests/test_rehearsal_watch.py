@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_apiserver import POD, FakeApiServer, pod
+from tests.fake_apiserver import BREAK, NODE, POD, FakeApiServer, line, node, pod
 from tools.rehearsal.kube import Kube
 
 
@@ -24,7 +24,7 @@ def api() -> Iterator[FakeApiServer]:
 
 @pytest.fixture
 def kube(api: FakeApiServer, tmp_path: Path) -> Iterator[Kube]:
-    client = Kube(api.url, tmp_path / "ca.crt", watched={POD})
+    client = Kube(api.url, tmp_path / "ca.crt", watched={POD, NODE})
     yield client
     client.close()
     api.events.put(None)  # the open watch returns, and its thread sees the client closed
@@ -69,14 +69,86 @@ def test_the_clients_own_write_is_listed_at_once_and_no_older_event_takes_it_bac
     assert names(kube, selector="stale=yes") == []
 
 
-def test_a_deleted_pod_stays_listed_until_its_watch_says_it_went(api, kube):
-    """A pod's DELETE answers the pod (its grace period runs): the cache keeps it, as the server's list would."""
+def test_the_watch_asks_for_bookmarks_and_an_end_the_server_keeps(api, kube):
     names(kube)
-    kube.create(pod("f", 0), field_manager="test")
-    kube.delete(*POD, "f", "serving")
-    assert names(kube) == ["f"]
-    api.events.put({"type": "DELETED", "object": pod("f", 99)})
+    assert eventually(api.watching.is_set)
+    assert api.watch_params[0]["allowWatchBookmarks"] == "true"
+    assert 0 < int(api.watch_params[0]["timeoutSeconds"]) <= 600  # what the client's read timeout outlasts
+
+
+def test_versions_are_compared_as_numbers(api, kube):
+    names(kube)
+    kube.create(pod("n", 0), field_manager="test")  # version 2
+    api.events.put({"type": "MODIFIED", "object": pod("n", 10, at="10")})
+    assert eventually(lambda: names(kube, selector="at=10") == ["n"])
+    kube._wrote("v1", "Pod", pod("n", 9, at="9"))  # an answer that was on its way
+    assert names(kube, selector="at=10") == ["n"]
+
+
+def test_a_deleted_object_does_not_come_back_with_an_answer_that_was_on_its_way(api, kube):
+    """The watch's DELETED came first; the answer of a write made before the deletion (a status patch, the DELETE's
+    own answer: the pod as it was) comes after it and must not put the pod back."""
+    names(kube)
+    kube.create(pod("f", 0), field_manager="test")  # version 2
+    api.events.put({"type": "ADDED", "object": pod("f", 2)})
+    api.events.put({"type": "DELETED", "object": pod("f", 3)})
     assert eventually(lambda: names(kube) == [])
+    kube._wrote("v1", "Pod", pod("f", 2, late="status"))
+    kube.delete(*POD, "f", "serving")
+    assert names(kube) == []
+    api.events.put({"type": "ADDED", "object": pod("f", 4, again="yes")})  # made again, at a later version
+    assert eventually(lambda: names(kube, selector="again=yes") == ["f"])
+
+
+def test_an_older_deletion_does_not_remove_a_later_version(api, kube):
+    names(kube)
+    kube._wrote("v1", "Pod", pod("k", 20))
+    api.events.put({"type": "DELETED", "object": pod("k", 19)})
+    api.events.put({"type": "ADDED", "object": pod("m", 21)})
+    assert eventually(lambda: names(kube) == ["k", "m"])
+
+
+def test_events_are_read_across_and_within_chunks(api, kube):
+    """kube-apiserver flushes when no event is queued: a chunk may hold several events, or part of one."""
+    names(kube)
+    two = line({"type": "ADDED", "object": pod("p", 2)}) + line({"type": "ADDED", "object": pod("q", 3)})
+    third = line({"type": "ADDED", "object": pod("r", 4, big="x" * 60)})
+    api.events.put(two + third[:40])
+    api.events.put(third[40:])
+    assert eventually(lambda: names(kube) == ["p", "q", "r"])
+
+
+@pytest.mark.slow  # the client waits a second before it lists again
+def test_a_broken_connection_lists_afresh_and_meanwhile_the_server_answers(api, kube):
+    api.objects["a"] = pod("a", 1)
+    names(kube)
+    assert eventually(api.watching.is_set)
+    [informer] = kube._informers.values()
+    api.objects, api.version = {"s": pod("s", 8)}, 8
+    api.events.put(BREAK)
+    assert eventually(lambda: not informer.live)
+    assert names(kube) == ["s"]  # not live: the server's list
+    assert eventually(lambda: "watch pods@8" in api.requests)
+    assert informer.live
+    lists = len(api.lists())
+    assert names(kube) == ["s"]
+    assert len(api.lists()) == lists
+
+
+@pytest.mark.slow  # the client waits a second before it lists again
+@pytest.mark.parametrize("garbage", [b"[1]\n", b'{"type": "ADDED"}\n', b"not json\n"])
+def test_an_event_it_cannot_read_lists_afresh(api, kube, garbage):
+    names(kube)
+    assert eventually(api.watching.is_set)
+    api.objects, api.version = {"t": pod("t", 5)}, 5
+    api.events.put(garbage)
+    assert eventually(lambda: "watch pods@5" in api.requests)
+    assert names(kube) == ["t"]
+
+
+def test_a_cluster_scoped_kind_ignores_the_namespace_as_the_server_does(api, kube):
+    api.objects = {"n1": node("n1", 1), "n2": node("n2", 1)}
+    assert sorted(o["metadata"]["name"] for o in kube.list(*NODE, "serving")) == ["n1", "n2"]
 
 
 def test_namespace_and_plain_selectors_are_answered_from_the_cache(api, kube):
@@ -103,7 +175,7 @@ def test_an_unwatched_kind_is_listed_by_the_server_each_time(api, tmp_path):
     assert not api.watching.is_set()
 
 
-def test_a_closed_clients_watch_ends(api, kube):
+def test_a_closed_clients_watch_ends_and_its_lists_are_the_servers(api, kube):
     names(kube)
     assert eventually(api.watching.is_set)
     [informer] = kube._informers.values()
@@ -111,3 +183,5 @@ def test_a_closed_clients_watch_ends(api, kube):
     api.events.put({"type": "ADDED", "object": pod("late", 3)})
     informer._thread.join(timeout=10)
     assert not informer._thread.is_alive()
+    names(kube)
+    assert api.lists() == ["list pods", "list pods"]

@@ -106,21 +106,24 @@ CLIENT_GO_RETRIES_RETRY_AFTER = _fact(
 KUBE_APISERVER_WATCH_STREAM = _fact(
     "kube-apiserver-watch-stream",
     "A watch (`?watch=true&resourceVersion=RV`, kube-apiserver v1.33) answers 200 with a chunked stream of "
-    'WatchEvents, one JSON object per line (`{"type": ADDED|MODIFIED|DELETED|BOOKMARK|ERROR, "object": ...}`; '
-    "DELETED carries the object as it was last), every change after RV, flushed as the events come; with "
-    "allowWatchBookmarks it sends BOOKMARK events that carry only a resourceVersion; it ends the stream after "
-    "timeoutSeconds. A watch from a resourceVersion the watch cache no longer holds is a 200 stream of one ERROR "
-    'event whose object is a Status 410 Expired ("too old resource version"), not an HTTP error. client-go\'s '
-    "reflector (an informer's) lists, watches from the list's resourceVersion with bookmarks, resumes from the last "
-    "resourceVersion it saw when a watch ends, and lists again on an Expired or Gone error; the rehearsal's client "
-    "keeps the kinds its loops poll the same way.",
-    "kubernetes/kubernetes@v1.33.13 staging: apiserver/pkg/endpoints/handlers/watch.go L215-L288 (HandleHTTP: "
-    "chunked, one encoded event at a time, flushed when none is queued, ends on timeout), handlers/get.go L260-L264 "
-    "(timeoutSeconds); apiserver/pkg/storage/cacher/cacher.go L555-L565 (newErrWatcher: errors after admission as "
-    'an ERROR event), cacher/watch_cache.go L548-L552, L836 (NewResourceExpired "too old resource version"); '
-    "apimachinery/pkg/api/errors/errors.go L273-L280 (410, reason Expired), apimachinery/pkg/apis/meta/v1/watch.go "
-    "L31-L40 (WatchEvent); client-go/tools/cache/reflector.go L512 (AllowWatchBookmarks), L530-L541 (a closed "
-    "watch: watch again), L612, L706, L878, L1007-L1013 (ERROR events and Expired/Gone: list again)",
+    'WatchEvents, one JSON object per line (`{"type": ADDED|MODIFIED|DELETED|BOOKMARK|ERROR, "object": ...}`), '
+    "every change after RV, flushed whenever no further event is queued (so a chunk may hold several events or part "
+    "of one); DELETED carries the object as it was, at the resourceVersion of its deletion; with allowWatchBookmarks "
+    "it sends BOOKMARK events that carry only a resourceVersion; it ends the stream after timeoutSeconds. A watch "
+    "from a resourceVersion the watch cache no longer holds is a 200 stream of one ERROR event whose object is a "
+    "Status 410 Expired (\"too old resource version\"), not an HTTP error. client-go's reflector (an informer's) "
+    "lists, watches from the list's resourceVersion with bookmarks, resumes from the last resourceVersion it saw "
+    "when a watch ends, and on an ERROR event or an Expired or Gone error lists again after a backoff; the "
+    "rehearsal's client keeps the kinds its loops poll the same way (a second's wait).",
+    "kubernetes/kubernetes@v1.33.13 staging: apiserver/pkg/endpoints/handlers/watch.go L215-L291 (HandleHTTP: "
+    "chunked, an encoded event at a time, flushed when none is queued, ends on timeout), handlers/get.go L260-L264 "
+    "(timeoutSeconds); apiserver/pkg/storage/cacher/cacher.go L606-L614 (an expired version as an ERROR event), "
+    "L1305-L1326 (newErrWatcher), cacher/watch_cache.go L795, L835-L837 (getAllEventsSinceLocked: NewResourceExpired "
+    '"too old resource version"), storage/etcd3/watcher.go L695-L702 (a deletion sends the old object at the '
+    "deletion's revision); apimachinery/pkg/api/errors/errors.go L273-L280 (410, reason Expired), "
+    "apimachinery/pkg/apis/meta/v1/watch.go L31-L40 (WatchEvent); client-go/tools/cache/reflector.go L512 "
+    "(AllowWatchBookmarks), L530-L557 (a closed watch: watch again; errors back off), L878 (an ERROR event is an "
+    "error), L1007-L1013 (Expired or Gone: list again)",
 )
 
 HELM_INSTALLS_IN_ORDER = _fact(

@@ -16,6 +16,8 @@ import requests
 from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
+from tools.rehearsal.processes import background_error
+
 # client-go's rest client retries an answer of 429 or 5xx that carries Retry-After (seconds), after that long, up to
 # 10 times (catalog fact `client-go-retries-what-the-server-says-to-retry`): an API server whose watch cache for a
 # kind is (re)initializing answers 429 with Retry-After, which every controller and the Pulumi provider wait out.
@@ -133,7 +135,7 @@ class Kube:
         return session
 
     def close(self) -> None:
-        """End the watches (each thread leaves when its open request next returns)."""
+        """End the watches (each thread leaves when its open request next returns); `list` asks the server again."""
         self._closed.set()
 
     # -- discovery ------------------------------------------------------------------------------------------
@@ -262,14 +264,17 @@ class Kube:
         """The objects of a kind (in `namespace`, matching `selector`); of a watched kind, from its cache (shared
         objects: read them, do not change them), unless the selector is not a plain `key=value,...` one."""
         labels = _equality_selector(selector)
-        if (api_version, kind) in self._watched and labels is not None:
-            items = self._informer(api_version, kind).items()
-            return [
-                o
-                for o in items
-                if (namespace is None or o["metadata"].get("namespace") == namespace)
-                and all((o["metadata"].get("labels") or {}).get(k) == v for k, v in labels.items())
-            ]
+        if (api_version, kind) in self._watched and labels is not None and not self._closed.is_set():
+            informer = self._informer(api_version, kind)
+            if informer.live:
+                if not self.resource(api_version, kind).namespaced:
+                    namespace = None  # as the server ignores it for a cluster-scoped kind
+                return [
+                    o
+                    for o in informer.items()
+                    if (namespace is None or o["metadata"].get("namespace") == namespace)
+                    and all((o["metadata"].get("labels") or {}).get(k) == v for k, v in labels.items())
+                ]
         return self._listed(api_version, kind, namespace, selector)[0]
 
     def _listed(
@@ -338,16 +343,8 @@ class Kube:
         )
         if response.status_code != 404:
             self._raise(response)
-        informer = self._informers.get((api_version, kind))
-        if informer is not None:
-            try:
-                answer = response.json() if response.status_code != 404 else {}
-            except ValueError:
-                answer = {}
-            if answer.get("kind") == kind:  # still there, being deleted (a pod's grace period, a finalizer)
-                informer.take(answer)
-            else:  # gone: the server answered a Status, or had nothing to delete
-                informer.drop(namespace if self.resource(api_version, kind).namespaced else None, name)
+        # A watched kind's cache learns of the deletion from its watch: the answer may be the object as it was (a pod
+        # deleted at once) or still there (a grace period, a finalizer), which only the watch tells apart.
 
     def token(self, namespace: str, service_account: str, *, seconds: int = 86400) -> str:
         """A bound token of a ServiceAccount (TokenRequest), as the kubelet projects into its pods."""
@@ -378,26 +375,27 @@ def _key(obj: dict[str, Any]) -> tuple[str | None, str]:
     return obj["metadata"].get("namespace"), obj["metadata"]["name"]
 
 
-def _not_older(new: dict[str, Any], old: dict[str, Any] | None) -> bool:
-    """Whether `new` is the same or a later version of the object than `old`. resourceVersions are etcd revisions,
-    which only grow; the cache never goes back to an older one (a watch event for a change before a write whose
-    answer it already took)."""
-    if old is None:
-        return True
-    a, b = new["metadata"].get("resourceVersion", ""), old["metadata"].get("resourceVersion", "")
-    return not (a.isdigit() and b.isdigit()) or int(a) >= int(b)
+def _version(obj: dict[str, Any]) -> int | None:
+    """An object's resourceVersion as the etcd revision it is (kube-apiserver's are), None when it is not a number."""
+    version = obj["metadata"].get("resourceVersion", "")
+    return int(version) if version.isdigit() else None
 
 
 class Informer:
     """One kind's objects in a cluster, kept current as client-go's reflector keeps an informer's store: listed once,
     then watched from the list's resourceVersion (bookmarks on); a watch the server ends is resumed from the last
-    version seen; an ERROR event (410 Gone: the version is compacted away) is followed by a fresh list at once, a
-    broken connection by one a second later. The client's own writes are taken in from their answers."""
+    version seen; an ERROR event (410 Expired: the version is compacted away), a broken connection or anything else
+    that goes wrong is followed, a second later, by a fresh list. Until that list succeeds the cache is not live and
+    `Kube.list` asks the server, as it does once the client is closed. The client's own creates, applies and status
+    patches are taken in from their answers."""
 
     def __init__(self, kube: Kube, api_version: str, kind: str):
         self.kube, self.api_version, self.kind = kube, api_version, kind
         self._lock = threading.Lock()
         self._objects: dict[tuple[str | None, str], dict[str, Any]] = {}
+        # The last version the list or the watch reached: an object not cached was absent (or deleted) then.
+        self._seen = 0
+        self.live = False
         self._version = self._relist()
         self._session = kube._session(pool=1)
         self._thread = threading.Thread(target=self._run, name=f"watch-{kind}", daemon=True)
@@ -410,20 +408,30 @@ class Informer:
             return list(self._objects.values())
 
     def take(self, obj: dict[str, Any]) -> None:
+        """A version of an object, unless the cache holds a later one: an object cached at a later version, or one
+        absent at a version the list or watch has passed (deleted since: an answer that comes after the watch's
+        DELETED event must not bring it back)."""
         with self._lock:
-            if _not_older(obj, self._objects.get(_key(obj))):
-                self._objects[_key(obj)] = obj
+            self._take(obj)
 
-    def drop(self, namespace: str | None, name: str) -> None:
-        with self._lock:
-            self._objects.pop((namespace, name), None)
+    def _take(self, obj: dict[str, Any]) -> None:
+        key, version = _key(obj), _version(obj)
+        cached = self._objects.get(key)
+        if version is not None:
+            if cached is not None and (_version(cached) or 0) > version:
+                return
+            if cached is None and version <= self._seen:
+                return
+        self._objects[key] = obj
 
     def _relist(self) -> str:
         items, version = self.kube._listed(self.api_version, self.kind)
-        if not version:
-            raise ValueError(f"a list of {self.kind} without a resourceVersion to watch from")
+        if not version.isdigit():
+            raise ValueError(f"a list of {self.kind} whose resourceVersion {version!r} is no version to watch from")
         with self._lock:
             self._objects = {_key(o): o for o in items}
+            self._seen = int(version)
+            self.live = True
         return version
 
     def _run(self) -> None:
@@ -431,8 +439,12 @@ class Informer:
         while not self.kube._closed.is_set():
             try:
                 version = self._watch(version) if version else self._relist()
-            except (requests.RequestException, ApiError, ValueError, KeyError):
-                version = None  # list afresh, once the server answers again
+            except Exception as exc:  # a background loop outlives one bad round
+                if not isinstance(exc, requests.RequestException | ApiError):
+                    background_error(f"watch of {self.kind}", exc)
+                version = None
+            if version is None:
+                self.live = False  # the server's answers, until the next list
                 if self.kube._closed.wait(1.0):
                     return
 
@@ -448,7 +460,8 @@ class Informer:
         url = self.kube.watch_url(self.api_version, self.kind)
         with self._session.get(url, params=params, stream=True, timeout=(10, WATCH_SECONDS + 30)) as response:
             Kube._raise(response)
-            for line in response.iter_lines():
+            # urllib3 reads no further than the HTTP chunk at hand: a large read size never waits for a later event.
+            for line in response.iter_lines(chunk_size=65536):
                 if self.kube._closed.is_set():
                     return None
                 if not line:
@@ -458,10 +471,13 @@ class Informer:
                 if kind == "ERROR":
                     return None
                 version = obj["metadata"]["resourceVersion"]
-                if kind in ("ADDED", "MODIFIED"):
-                    self.take(obj)
-                elif kind == "DELETED":
-                    with self._lock:
-                        if _not_older(obj, self._objects.get(_key(obj))):
-                            self._objects.pop(_key(obj), None)
+                with self._lock:
+                    if kind in ("ADDED", "MODIFIED"):
+                        self._take(obj)
+                    elif kind == "DELETED":  # the object as it was, at the version that deleted it
+                        cached = self._objects.get(_key(obj))
+                        if cached is not None and (_version(cached) or 0) <= (_version(obj) or 0):
+                            del self._objects[_key(obj)]
+                    if version.isdigit():
+                        self._seen = max(self._seen, int(version))
         return version
