@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import queue
 import threading
+import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlparse
@@ -27,6 +29,27 @@ def node(name: str, version: int) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "resourceVersion": str(version)}}
 
 
+# What kube-apiserver answers as PartialObjectMetadata (KUBE_APISERVER_WATCH_STREAM)
+METADATA_LIST = "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io"
+METADATA_WATCH = "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io"
+
+
+def with_fields(obj: dict, **annotations: str) -> dict:
+    """`obj` as the server has it after a server-side apply: managedFields, and annotations."""
+    fields = [{"manager": "rehearsal", "operation": "Apply", "fieldsV1": {"f:spec": {"f:versions": {}}}}]
+    return {**obj, "metadata": {**obj["metadata"], "managedFields": fields, "annotations": annotations}}
+
+
+def eventually(check: Callable[[], bool]) -> bool:
+    """Whether `check` holds within 10 s (the watch thread applies events as they come)."""
+    deadline = time.monotonic() + 10
+    while not check():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
 def line(event: dict[str, Any]) -> bytes:
     return json.dumps(event).encode() + b"\n"
 
@@ -43,6 +66,7 @@ class FakeApiServer:
         self.events: queue.Queue[dict[str, Any] | bytes | None] = queue.Queue()
         self.requests: list[str] = []  # "list pods", "list pods?labelSelector=...", "watch pods@<version>", ...
         self.watch_params: list[dict[str, str]] = []
+        self.accepts: list[str] = []  # each list's and watch's Accept header, in order
         self.watching = threading.Event()
         server = self
 
@@ -67,6 +91,8 @@ class FakeApiServer:
             def do_GET(self) -> None:
                 url = urlparse(self.path)
                 query = {k: v[0] for k, v in parse_qs(url.query).items()}
+                if url.path != "/api/v1":
+                    server.accepts.append(self.headers.get("Accept", ""))
                 plural = url.path.rsplit("/", 1)[-1]
                 if url.path == "/api/v1":
                     self._answer(

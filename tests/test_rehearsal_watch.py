@@ -4,13 +4,24 @@ stream of one JSON event per line, ADDED, MODIFIED, DELETED, BOOKMARK, and an ex
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.fake_apiserver import BREAK, NODE, POD, FakeApiServer, line, node, pod
+from tests.fake_apiserver import (
+    BREAK,
+    METADATA_LIST,
+    METADATA_WATCH,
+    NODE,
+    POD,
+    FakeApiServer,
+    eventually,
+    line,
+    node,
+    pod,
+    with_fields,
+)
 from tools.rehearsal.kube import Kube
 
 
@@ -28,15 +39,6 @@ def kube(api: FakeApiServer, tmp_path: Path) -> Iterator[Kube]:
     yield client
     client.close()
     api.events.put(None)  # the open watch returns, and its thread sees the client closed
-
-
-def eventually(check: Callable[[], bool]) -> bool:
-    deadline = time.monotonic() + 10
-    while not check():
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.01)
-    return True
 
 
 def names(kube: Kube, namespace: str | None = None, selector: str | None = None) -> list[str]:
@@ -185,3 +187,46 @@ def test_a_closed_clients_watch_ends_and_its_lists_are_the_servers(api, kube):
     assert not informer._thread.is_alive()
     names(kube)
     assert api.lists() == ["list pods", "list pods"]
+
+
+@pytest.fixture
+def metadata_kube(api: FakeApiServer, tmp_path: Path) -> Iterator[Kube]:
+    client = Kube(api.url, tmp_path / "ca.crt", watched_metadata={NODE})
+    yield client
+    client.close()
+    api.events.put(None)
+
+
+def metadata(kube: Kube) -> dict[str, dict]:
+    return {o["metadata"]["name"]: o["metadata"] for o in kube.list_metadata(*NODE)}
+
+
+def test_a_write_is_in_the_metadata_cache_at_once(api, metadata_kube):
+    metadata(metadata_kube)
+    written = metadata_kube.create(with_fields(node("crd", 0), inject="x/y"), field_manager="test")
+    assert metadata(metadata_kube)["crd"] == {
+        k: v for k, v in written["metadata"].items() if k != "managedFields"
+    }  # no watch event yet
+    assert metadata_kube.list(*NODE)[0]["metadata"]["managedFields"]  # `list` of an unwatched kind: the server's
+
+
+def test_full_and_metadata_caches_of_one_kind_are_kept_apart(api, tmp_path):
+    client = Kube(api.url, tmp_path / "ca.crt", watched={NODE}, watched_metadata={NODE})
+    try:
+        api.objects["n"] = with_fields(node("n", 1))
+        assert client.list(*NODE)[0]["metadata"]["managedFields"]
+        assert "managedFields" not in client.list_metadata(*NODE)[0]["metadata"]
+        assert client.list(*NODE)[0]["metadata"]["managedFields"]
+        assert eventually(lambda: len([a for a in api.accepts if a == METADATA_WATCH]) == 1)
+    finally:
+        client.close()
+        api.events.put(None)
+        api.events.put(None)
+
+
+def test_an_unwatched_kinds_metadata_is_the_servers_each_time(api, kube):
+    api.objects["n"] = with_fields(node("n", 1))
+    assert kube.list_metadata(*NODE)[0]["metadata"]["managedFields"]  # as the server answers it
+    kube.list_metadata(*NODE)
+    assert api.lists() == ["list nodes", "list nodes"]
+    assert api.accepts == [METADATA_LIST, METADATA_LIST]

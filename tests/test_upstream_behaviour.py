@@ -82,6 +82,7 @@ from components.catalog.upstream import (
     KSERVE_NEEDS_CERT_MANAGER,
     KSERVE_PREDICTOR_SERVICE,
     KUBE_APISERVER_WATCH_STREAM,
+    KUBELET_READINESS_PROBE_CADENCE,
     KUBELET_WAITS_FOR_REFERENCED_OBJECTS,
     LLM_INFERENCE_SERVICE_INSTALL,
     LLM_INFERENCE_SERVICE_PRESETS,
@@ -2344,6 +2345,89 @@ def test_the_rehearsals_watched_kinds_resume_a_watch_and_list_again_after_an_exp
         kube.close()
         api.events.put(None)
         api.http.shutdown()
+
+
+def test_the_cert_manager_stand_in_keeps_the_metadata_it_reads_by_a_metadata_watch(tmp_path):
+    """KUBE_APISERVER_WATCH_STREAM: the list asks for PartialObjectMetadataList, the watch for PartialObjectMetadata
+    (each event's object; the List form would not transform a single object), and the cache keeps the metadata the
+    server sends without managedFields."""
+    from tests.fake_apiserver import METADATA_LIST, METADATA_WATCH, NODE, FakeApiServer, eventually, node, with_fields
+    from tools.rehearsal.kube import Kube
+
+    assert KUBE_APISERVER_WATCH_STREAM.name in FACTS
+    api = FakeApiServer()
+    kube = Kube(api.url, tmp_path / "ca.crt", watched_metadata={NODE})
+
+    def metadata() -> dict[str, dict]:
+        return {o["metadata"]["name"]: o["metadata"] for o in kube.list_metadata(*NODE)}
+
+    try:
+        api.objects["crd"] = with_fields(node("crd", 1), inject="a/b")
+        assert metadata()["crd"]["annotations"] == {"inject": "a/b"}
+        assert "managedFields" not in metadata()["crd"]
+        assert eventually(api.watching.is_set)
+        api.events.put({"type": "MODIFIED", "object": with_fields(node("crd", 2), inject="c/d")})
+        assert eventually(lambda: metadata()["crd"]["annotations"] == {"inject": "c/d"})
+        assert "managedFields" not in metadata()["crd"]
+        api.events.put({"type": "DELETED", "object": node("crd", 3)})
+        assert eventually(lambda: metadata() == {})
+        assert api.lists() == ["list nodes"]
+        assert api.accepts == [METADATA_LIST, METADATA_WATCH]
+    finally:
+        kube.close()
+        api.events.put(None)
+        api.http.shutdown()
+
+
+def _probed(spec: dict | None, answers: list[tuple[float, bool]]) -> list[tuple[bool, int]]:
+    """The rehearsal kubelet's readiness of one running container at each (time, probe answer) pass, and how many
+    probes it had made by then."""
+    from tools.rehearsal.kubelet import ContainerState, readiness
+
+    c = ContainerState(spec={"name": "c", **({"readinessProbe": spec} if spec else {})}, init=False, mode="binary")
+    calls = 0
+    seen = []
+    for now, answer in answers:
+
+        def probe(answer: bool = answer) -> bool:
+            nonlocal calls
+            calls += 1
+            return answer
+
+        c.ready = readiness(c, now, probe)
+        seen.append((c.ready, calls))
+    return seen
+
+
+# A server-defaulted HTTP probe: period 10, success 1, failure 3.
+DEFAULTED = {"httpGet": {"path": "/", "port": 80}, "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3}
+
+
+def test_a_ready_container_is_probed_each_period_and_turns_unready_after_failure_threshold_failures():
+    """KUBELET_READINESS_PROBE_CADENCE: ready at its first success; then probed each periodSeconds only; one or two
+    failures in a row leave it ready, the third makes it unready; from then on probed each pass until ready again."""
+    assert KUBELET_READINESS_PROBE_CADENCE.name in FACTS
+    passes = [(0, False), (1, True), (2, False), (9, False), (11, False), (21, False), (31, False), (32, True)]
+    assert _probed(DEFAULTED, passes) == [
+        (False, 1),  # not yet ready: probed
+        (True, 2),  # one success (successThreshold 1)
+        (True, 2),  # within the period: not probed
+        (True, 2),
+        (True, 3),  # 11 >= 1 + 10: probed, first failure
+        (True, 4),  # second failure
+        (False, 5),  # third: failureThreshold
+        (True, 6),  # not ready: probed at once
+    ]
+
+
+def test_success_and_failure_thresholds_count_results_in_a_row():
+    spec = {**DEFAULTED, "successThreshold": 2, "failureThreshold": 2}
+    passes = [(0, True), (1, False), (2, True), (3, True), (13, False), (23, True), (33, False), (43, False)]
+    assert [ready for ready, _ in _probed(spec, passes)] == [False, False, False, True, True, True, True, False]
+
+
+def test_a_container_without_a_readiness_probe_is_ready_unprobed():
+    assert _probed(None, [(0, False), (5, False)]) == [(True, 0), (True, 0)]
 
 
 @pytest.mark.parametrize(

@@ -114,7 +114,11 @@ KUBE_APISERVER_WATCH_STREAM = _fact(
     "Status 410 Expired (\"too old resource version\"), not an HTTP error. client-go's reflector (an informer's) "
     "lists, watches from the list's resourceVersion with bookmarks, resumes from the last resourceVersion it saw "
     "when a watch ends, and on an ERROR event or an Expired or Gone error lists again after a backoff; the "
-    "rehearsal's client keeps the kinds its loops poll the same way (a second's wait).",
+    "rehearsal's client keeps the kinds its loops poll the same way (a second's wait). A list asked with `Accept: "
+    "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1` answers each item, and a watch asked with "
+    "`as=PartialObjectMetadata` each event's object, as a PartialObjectMetadata holding the object's whole metadata, "
+    "managedFields included (client-go's metadata informers ask so); the rehearsal's cert-manager stand-in keeps the "
+    "kinds it injects CA bundles into that way, without their managedFields.",
     "kubernetes/kubernetes@v1.33.13 staging: apiserver/pkg/endpoints/handlers/watch.go L215-L291 (HandleHTTP: "
     "chunked, an encoded event at a time, flushed when none is queued, ends on timeout), handlers/get.go L260-L264 "
     "(timeoutSeconds); apiserver/pkg/storage/cacher/cacher.go L606-L614 (an expired version as an ERROR event), "
@@ -123,7 +127,25 @@ KUBE_APISERVER_WATCH_STREAM = _fact(
     "deletion's revision); apimachinery/pkg/api/errors/errors.go L273-L280 (410, reason Expired), "
     "apimachinery/pkg/apis/meta/v1/watch.go L31-L40 (WatchEvent); client-go/tools/cache/reflector.go L512 "
     "(AllowWatchBookmarks), L530-L557 (a closed watch: watch again; errors back off), L878 (an ERROR event is an "
-    "error), L1007-L1013 (Expired or Gone: list again)",
+    "error), L1007-L1013 (Expired or Gone: list again); apiserver/pkg/endpoints/handlers/watch.go L144 (each "
+    "event's object encoded through the asked conversion), response.go L83-L88, L258-L274 (doTransformObject, "
+    "watch included), L422-L439 (asPartialObjectMetadata), L441-L480 (of a list); apimachinery/pkg/api/meta/meta.go "
+    "L112-L135 (AsPartialObjectMetadata copies ObjectMeta, ManagedFields too); client-go/metadata/metadata.go L242, "
+    "L300 (the metadata client's Accept for list and watch)",
+)
+
+KUBELET_READINESS_PROBE_CADENCE = _fact(
+    "kubelet-readiness-probe-cadence",
+    "The kubelet (v1.33) runs a container's readiness probe once each periodSeconds (the API server defaults a "
+    "probe's periodSeconds to 10, timeoutSeconds to 1, successThreshold to 1 and failureThreshold to 3), starting "
+    "after initialDelaySeconds from the container's start, with the readiness result Failure until then; a result "
+    "changes the container's readiness only after successThreshold successes, or failureThreshold failures, in a "
+    "row. So a ready container whose probe fails once stays ready, and turns unready after failureThreshold "
+    "periods of failures. The rehearsal's kubelet keeps a ready container's readiness so; it probes a container not "
+    "yet ready each second.",
+    "kubernetes/kubernetes@v1.33.13: pkg/kubelet/prober/worker.go L112-L115 (readiness starts as Failure), "
+    "L156-L167 (a ticker of periodSeconds), L288-L291 (initialDelaySeconds), L324-L335 (thresholds of results in a "
+    "row); pkg/apis/core/v1/defaults.go L236-L249 (SetDefaults_Probe)",
 )
 
 HELM_INSTALLS_IN_ORDER = _fact(

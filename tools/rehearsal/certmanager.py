@@ -20,6 +20,8 @@ from tools.rehearsal.processes import background_error
 
 CERTIFICATES = ("cert-manager.io/v1", "Certificate")
 INJECT = "cert-manager.io/inject-ca-from"
+# Listed each second (metadata only): the runner's client keeps their metadata in a cache a watch keeps current, since
+# even the metadata of CRDs runs to megabytes (server-side apply's managedFields map every field of a schema).
 INJECTABLE = (
     ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration"),
     ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration"),

@@ -89,6 +89,8 @@ WATCHED = frozenset(
         ("storage.k8s.io/v1", "CSINode"),
     }
 )
+METADATA = "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io"
+METADATA_WATCH = "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io"
 WATCH_SECONDS = 240  # each watch request's timeoutSeconds: the server ends it, and the cache watches on from there
 
 
@@ -102,9 +104,10 @@ class Kube:
         token: str | None = None,
         server_name: str | None = None,
         watched: Collection[tuple[str, str]] = (),
+        watched_metadata: Collection[tuple[str, str]] = (),
     ):
         """`watched`: (apiVersion, kind) pairs whose `list` reads a cache a watch keeps current (`Informer`), from the
-        first list of each on; `close()` ends the watches."""
+        first list of each on; `watched_metadata`: those whose `list_metadata` does; `close()` ends the watches."""
         self.server = server
         self._ca, self._cert, self._token, self._server_name = ca, cert, token, server_name
         self.session = self._session()
@@ -113,7 +116,8 @@ class Kube:
         self._api_versions: list[str] | None = None
         self._lock = threading.Lock()
         self._watched = frozenset(watched)
-        self._informers: dict[tuple[str, str], Informer] = {}
+        self._watched_metadata = frozenset(watched_metadata)
+        self._informers: dict[tuple[str, str, bool], Informer] = {}
         self._closed = threading.Event()
 
     def _session(self, pool: int = 10) -> requests.Session:
@@ -265,7 +269,7 @@ class Kube:
         objects: read them, do not change them), unless the selector is not a plain `key=value,...` one."""
         labels = _equality_selector(selector)
         if (api_version, kind) in self._watched and labels is not None and not self._closed.is_set():
-            informer = self._informer(api_version, kind)
+            informer = self._informer(api_version, kind, metadata=False)
             if informer.live:
                 if not self.resource(api_version, kind).namespaced:
                     namespace = None  # as the server ignores it for a cluster-scoped kind
@@ -278,26 +282,36 @@ class Kube:
         return self._listed(api_version, kind, namespace, selector)[0]
 
     def _listed(
-        self, api_version: str, kind: str, namespace: str | None = None, selector: str | None = None
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None = None,
+        selector: str | None = None,
+        *,
+        metadata: bool = False,
     ) -> tuple[builtins.list[dict[str, Any]], str]:
-        """The server's list, and its resourceVersion."""
+        """The server's list (of the objects' metadata only), and its resourceVersion."""
         resource = self.resource(api_version, kind)
         base = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
         if resource.namespaced and namespace is not None:
             base += f"/namespaces/{namespace}"
         params = {"labelSelector": selector} if selector else {}
-        response = self.session.get(self.server + base + f"/{resource.plural}", params=params, timeout=60)
+        headers = {"Accept": METADATA} if metadata else {}
+        response = self.session.get(
+            self.server + base + f"/{resource.plural}", params=params, headers=headers, timeout=60
+        )
         self._raise(response)
         body = response.json()
         return body.get("items") or [], (body.get("metadata") or {}).get("resourceVersion", "")
 
-    def _informer(self, api_version: str, kind: str) -> Informer:
+    def _informer(self, api_version: str, kind: str, *, metadata: bool) -> Informer:
         with self._lock:
-            informer = self._informers.get((api_version, kind))
+            informer = self._informers.get((api_version, kind, metadata))
         if informer is None:
-            started = Informer(self, api_version, kind)  # its first list, outside the lock (discovery takes it)
+            # its first list, outside the lock (discovery takes it)
+            started = Informer(self, api_version, kind, metadata=metadata)
             with self._lock:
-                informer = self._informers.setdefault((api_version, kind), started)
+                informer = self._informers.setdefault((api_version, kind, metadata), started)
             if informer is started:
                 started.start()
         return informer
@@ -305,9 +319,12 @@ class Kube:
     def _wrote(self, api_version: str, kind: str, answer: dict[str, Any]) -> dict[str, Any]:
         """A write's answer, taken into the kind's cache at once: the next list sees the write, as the server's
         own list would."""
-        informer = self._informers.get((api_version, kind))
-        if informer is not None and answer.get("kind") == kind:
+        if answer.get("kind") != kind:
+            return answer
+        if (informer := self._informers.get((api_version, kind, False))) is not None:
             informer.take(answer)
+        if (informer := self._informers.get((api_version, kind, True))) is not None:
+            informer.take(_partial(answer))
         return answer
 
     def watch_url(self, api_version: str, kind: str) -> str:
@@ -317,16 +334,13 @@ class Kube:
         return self.server + base + f"/{resource.plural}"
 
     def list_metadata(self, api_version: str, kind: str) -> builtins.list[dict[str, Any]]:  # `list` is a method here
-        """Only the objects' metadata (PartialObjectMetadataList): a list of CRDs without their schemas."""
-        resource = self.resource(api_version, kind)
-        base = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
-        response = self.session.get(
-            self.server + base + f"/{resource.plural}",
-            headers={"Accept": "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io"},
-            timeout=60,
-        )
-        self._raise(response)
-        return response.json().get("items") or []
+        """Only the objects' metadata (PartialObjectMetadata): a list of CRDs without their schemas; of a kind in
+        `watched_metadata`, from its cache, without managedFields."""
+        if (api_version, kind) in self._watched_metadata and not self._closed.is_set():
+            informer = self._informer(api_version, kind, metadata=True)
+            if informer.live:
+                return informer.items()
+        return self._listed(api_version, kind, metadata=True)[0]
 
     def post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         response = self.session.post(self.server + path, json=body, timeout=30)
@@ -375,6 +389,13 @@ def _key(obj: dict[str, Any]) -> tuple[str | None, str]:
     return obj["metadata"].get("namespace"), obj["metadata"]["name"]
 
 
+def _partial(obj: dict[str, Any]) -> dict[str, Any]:
+    """An object as a metadata cache keeps it: its PartialObjectMetadata, without managedFields (for a CRD server-side
+    applied, they map every field of its schema: the bulk of its metadata)."""
+    metadata = {k: v for k, v in obj["metadata"].items() if k != "managedFields"}
+    return {"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata", "metadata": metadata}
+
+
 def _version(obj: dict[str, Any]) -> int | None:
     """An object's resourceVersion as the etcd revision it is (kube-apiserver's are), None when it is not a number."""
     version = obj["metadata"].get("resourceVersion", "")
@@ -387,10 +408,11 @@ class Informer:
     version seen; an ERROR event (410 Expired: the version is compacted away), a broken connection or anything else
     that goes wrong is followed, a second later, by a fresh list. Until that list succeeds the cache is not live and
     `Kube.list` asks the server, as it does once the client is closed. The client's own creates, applies and status
-    patches are taken in from their answers."""
+    patches are taken in from their answers. A `metadata` one lists and watches the objects' PartialObjectMetadata,
+    as client-go's metadata informers do, and keeps it without managedFields."""
 
-    def __init__(self, kube: Kube, api_version: str, kind: str):
-        self.kube, self.api_version, self.kind = kube, api_version, kind
+    def __init__(self, kube: Kube, api_version: str, kind: str, *, metadata: bool = False):
+        self.kube, self.api_version, self.kind, self.metadata = kube, api_version, kind, metadata
         self._lock = threading.Lock()
         self._objects: dict[tuple[str | None, str], dict[str, Any]] = {}
         # The last version the list or the watch reached: an object not cached was absent (or deleted) then.
@@ -425,11 +447,11 @@ class Informer:
         self._objects[key] = obj
 
     def _relist(self) -> str:
-        items, version = self.kube._listed(self.api_version, self.kind)
+        items, version = self.kube._listed(self.api_version, self.kind, metadata=self.metadata)
         if not version.isdigit():
             raise ValueError(f"a list of {self.kind} whose resourceVersion {version!r} is no version to watch from")
         with self._lock:
-            self._objects = {_key(o): o for o in items}
+            self._objects = {_key(o): _partial(o) if self.metadata else o for o in items}
             self._seen = int(version)
             self.live = True
         return version
@@ -458,7 +480,10 @@ class Informer:
             "timeoutSeconds": str(WATCH_SECONDS),
         }
         url = self.kube.watch_url(self.api_version, self.kind)
-        with self._session.get(url, params=params, stream=True, timeout=(10, WATCH_SECONDS + 30)) as response:
+        headers = {"Accept": METADATA_WATCH} if self.metadata else {}
+        with self._session.get(
+            url, params=params, headers=headers, stream=True, timeout=(10, WATCH_SECONDS + 30)
+        ) as response:
             Kube._raise(response)
             # urllib3 reads no further than the HTTP chunk at hand: a large read size never waits for a later event.
             for line in response.iter_lines(chunk_size=65536):
@@ -473,7 +498,7 @@ class Informer:
                 version = obj["metadata"]["resourceVersion"]
                 with self._lock:
                     if kind in ("ADDED", "MODIFIED"):
-                        self._take(obj)
+                        self._take(_partial(obj) if self.metadata else obj)
                     elif kind == "DELETED":  # the object as it was, at the version that deleted it
                         cached = self._objects.get(_key(obj))
                         if cached is not None and (_version(cached) or 0) <= (_version(obj) or 0):

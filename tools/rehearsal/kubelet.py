@@ -14,8 +14,9 @@ when a Job's pod ends. Each process gets what a kubelet gives a container:
   every cluster) resolving to a ready endpoint's address through the pod's /etc/hosts: there is no kube-proxy,
   so a Service is reached at its endpoint's port (every Service the rehearsal's processes dial has
   port == targetPort).
-What it does not do: enforce securityContext, resources, network policies or image contents; probes start at
-once (no initialDelaySeconds) and gRPC probes are TCP connects. Init containers and sidecars of other images
+What it does not do: enforce securityContext, resources, network policies or image contents; readiness probes
+start at once and run each pass until the first success (no initialDelaySeconds; then each periodSeconds, as the
+kubelet's) and gRPC probes are TCP connects. Init containers and sidecars of other images
 count as done and ready, as kwok plays them.
 """
 
@@ -31,6 +32,7 @@ import subprocess
 import threading
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -247,6 +249,8 @@ class ContainerState:
     ready: bool = False
     exit_code: int | None = None
     message: str = ""
+    probe_run: int = 0  # readiness probes in a row with the same result, the latest's sign: + success, - failure
+    next_probe: float = 0.0
 
     @property
     def name(self) -> str:
@@ -502,7 +506,10 @@ class Kubelet:
         mains = [c for c in sandbox.containers if not c.init and c.mode]
         for c in mains:
             self._run(sandbox, pod, c, restart_on_success=restart == "Always", restart_on_failure=restart != "Never")
-            c.ready = c.process is not None and c.process.running() and c.process.entered() and self._probe(sandbox, c)
+            alive = c.process is not None and c.process.running() and c.process.entered()
+            c.ready = alive and readiness(c, time.monotonic(), functools.partial(self._probe, sandbox, c))
+            if not alive:
+                c.probe_run = 0
         if restart != "Always" and all(c.exit_code is not None for c in mains):
             sandbox.done = True
             phase = "Succeeded" if all(c.exit_code == 0 for c in mains) else "Failed"
@@ -821,6 +828,25 @@ class Kubelet:
             body["status"]["phase"] = phase
         with contextlib.suppress(ApiError):
             self.kube.patch_status("v1", "Pod", sandbox.namespace, sandbox.name, body)
+
+
+def readiness(c: ContainerState, now: float, probe: Callable[[], bool]) -> bool:
+    """A running container's readiness as the kubelet's prober keeps it (KUBELET_READINESS_PROBE_CADENCE): it changes
+    after successThreshold successes or failureThreshold failures in a row, and a ready container is probed each
+    periodSeconds. Until it is first ready the rehearsal probes it each pass (a second), where the kubelet waits
+    initialDelaySeconds, then periodSeconds: its pods come up sooner, never later."""
+    spec = c.spec.get("readinessProbe")
+    if not spec:
+        return True
+    if c.ready and now < c.next_probe:
+        return True
+    succeeded = probe()
+    c.next_probe = now + spec.get("periodSeconds", 10)
+    if succeeded:
+        c.probe_run = max(c.probe_run, 0) + 1
+        return c.ready or c.probe_run >= spec.get("successThreshold", 1)
+    c.probe_run = min(c.probe_run, 0) - 1
+    return c.ready and -c.probe_run < spec.get("failureThreshold", 3)
 
 
 def _write_items(directory: Path, data: dict[str, str], items: list[dict[str, Any]] | None) -> None:

@@ -33,7 +33,7 @@ from tools.plan.engine import PlannedResource
 from tools.plan.mocks import read_namespace_uid
 from tools.plan.model import HELM_RELEASE, K8S_PROVIDER, Plan, is_kubernetes_object, is_patch
 from tools.rehearsal import cache, cloud, fluid, helm, kwok, nodes, pulumi_k8s
-from tools.rehearsal.certmanager import CertManagerStandIn
+from tools.rehearsal.certmanager import INJECTABLE, CertManagerStandIn
 from tools.rehearsal.charts import (
     CLOUD_CRDS,
     VENDORED,
@@ -199,7 +199,7 @@ class Rehearsal:
                 host=network.host_ip,
             )
         admin_cert = plane.admin.write(plane.pki, "admin")
-        kube = Kube(plane.server, plane.pki / "ca.crt", cert=admin_cert, watched=WATCHED)
+        kube = Kube(plane.server, plane.pki / "ca.crt", cert=admin_cert, watched=WATCHED, watched_metadata=INJECTABLE)
         target = Target(name, plane, kube, region, index)
         self.targets[name] = target
         for obj in cloud.cloud_objects(region.cloud):
