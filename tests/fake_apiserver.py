@@ -68,6 +68,7 @@ class FakeApiServer:
         self.watch_params: list[dict[str, str]] = []
         self.accepts: list[str] = []  # each list's and watch's Accept header, in order
         self.watching = threading.Event()
+        self.on_list: Callable[[], None] = lambda: None  # called after a list's answer is taken, before it is sent
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -125,7 +126,9 @@ class FakeApiServer:
                     server.requests.append(f"list {plural}{selector}")
                     kind = {"pods": "Pod", "nodes": "Node"}[plural]
                     items = [o for o in server.objects.values() if o["kind"] == kind]
-                    self._answer({"metadata": {"resourceVersion": str(server.version)}, "items": items})
+                    version = str(server.version)
+                    server.on_list()
+                    self._answer({"metadata": {"resourceVersion": version}, "items": items})
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))

@@ -4,10 +4,12 @@ stream of one JSON event per line, ADDED, MODIFIED, DELETED, BOOKMARK, and an ex
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import requests
 
 from tests.fake_apiserver import (
     BREAK,
@@ -71,11 +73,22 @@ def test_the_clients_own_write_is_listed_at_once_and_no_older_event_takes_it_bac
     assert names(kube, selector="stale=yes") == []
 
 
-def test_the_watch_asks_for_bookmarks_and_an_end_the_server_keeps(api, kube):
+def test_the_watch_asks_for_bookmarks_and_waits_for_each_longer_than_the_server_sends_them(api, kube, monkeypatch):
+    timeouts = []
+    get = requests.Session.get
+
+    def recording(session, url, **kwargs):
+        if kwargs.get("stream"):
+            timeouts.append(kwargs["timeout"])
+        return get(session, url, **kwargs)
+
+    monkeypatch.setattr(requests.Session, "get", recording)
     names(kube)
     assert eventually(api.watching.is_set)
     assert api.watch_params[0]["allowWatchBookmarks"] == "true"
-    assert 0 < int(api.watch_params[0]["timeoutSeconds"]) <= 600  # what the client's read timeout outlasts
+    assert 0 < int(api.watch_params[0]["timeoutSeconds"]) <= 600
+    [(_, read)] = timeouts
+    assert 60 + 2 < read <= 2 * 60  # a bookmark comes each minute: two missed, the watch has stalled
 
 
 def test_versions_are_compared_as_numbers(api, kube):
@@ -129,7 +142,10 @@ def test_a_broken_connection_lists_afresh_and_meanwhile_the_server_answers(api, 
     api.objects, api.version = {"s": pod("s", 8)}, 8
     api.events.put(BREAK)
     assert eventually(lambda: not informer.live)
-    assert names(kube) == ["s"]  # not live: the server's list
+    lists = len(api.lists())
+    assert names(kube) == ["s"]
+    if not informer.live:
+        assert len(api.lists()) == lists + 1  # not live: the server's list
     assert eventually(lambda: "watch pods@8" in api.requests)
     assert informer.live
     lists = len(api.lists())
@@ -162,7 +178,7 @@ def test_namespace_and_plain_selectors_are_answered_from_the_cache(api, kube):
     assert api.lists() == ["list pods"]
 
 
-@pytest.mark.parametrize("selector", ["app!=vllm", "tier in (a,b)", "!tier", "tier"])
+@pytest.mark.parametrize("selector", ["app!=vllm", "tier in (a,b)", "!tier", "tier", "app=vllm,app=triton"])
 def test_a_selector_of_another_form_is_the_servers_to_evaluate(api, kube, selector):
     names(kube)
     kube.list(*POD, selector=selector)
@@ -230,3 +246,30 @@ def test_an_unwatched_kinds_metadata_is_the_servers_each_time(api, kube):
     kube.list_metadata(*NODE)
     assert api.lists() == ["list nodes", "list nodes"]
     assert api.accepts == [METADATA_LIST, METADATA_LIST]
+
+
+def test_a_write_answered_while_the_first_list_is_on_its_way_is_listed(api, kube):
+    """The list was taken before the write; the write's answer came first: the cache keeps the later version."""
+    api.on_list = lambda: (setattr(api, "on_list", lambda: None), kube.create(pod("w", 0), field_manager="test"))
+    assert names(kube) == ["w"]  # no watch event for it yet
+    assert api.lists() == ["list pods"]
+
+
+@pytest.mark.slow  # the client waits a second before it lists again
+def test_a_write_answered_while_a_fresh_list_is_on_its_way_is_kept(api, kube):
+    names(kube)
+    assert eventually(api.watching.is_set)
+    api.on_list = lambda: (setattr(api, "on_list", lambda: None), kube.create(pod("x", 0), field_manager="test"))
+    api.events.put({"type": "ERROR", "object": {"kind": "Status", "code": 410, "reason": "Expired"}})
+    assert eventually(lambda: len(api.lists()) == 2 and api.watching.is_set())
+    assert names(kube) == ["x"]
+
+
+@pytest.mark.slow  # the client waits a second before it lists again
+def test_a_watch_that_ends_at_once_with_nothing_is_listed_again_after_a_wait(api, kube):
+    names(kube)
+    assert eventually(api.watching.is_set)
+    api.events.put(None)
+    ended = time.monotonic()
+    assert eventually(lambda: len(api.lists()) == 2)
+    assert time.monotonic() - ended >= 0.9

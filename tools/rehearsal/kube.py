@@ -7,6 +7,7 @@ from __future__ import annotations
 import builtins
 import json
 import threading
+import time
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,6 +93,8 @@ WATCHED = frozenset(
 METADATA = "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io"
 METADATA_WATCH = "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io"
 WATCH_SECONDS = 240  # each watch request's timeoutSeconds: the server ends it, and the cache watches on from there
+# The server sends a bookmark at least each minute: a watch silent for longer has stalled, and is listed again.
+READ_SECONDS = 90
 
 
 class Kube:
@@ -308,12 +311,16 @@ class Kube:
         with self._lock:
             informer = self._informers.get((api_version, kind, metadata))
         if informer is None:
-            # its first list, outside the lock (discovery takes it)
-            started = Informer(self, api_version, kind, metadata=metadata)
+            created = Informer(self, api_version, kind, metadata=metadata)
             with self._lock:
-                informer = self._informers.setdefault((api_version, kind, metadata), started)
-            if informer is started:
-                started.start()
+                informer = self._informers.setdefault((api_version, kind, metadata), created)
+            if informer is created:  # registered before its first list: a write answered meanwhile is taken in
+                try:
+                    created.start()  # outside the lock: its list asks discovery, which takes it
+                except BaseException:
+                    with self._lock:
+                        del self._informers[(api_version, kind, metadata)]
+                    raise
         return informer
 
     def _wrote(self, api_version: str, kind: str, answer: dict[str, Any]) -> dict[str, Any]:
@@ -373,13 +380,15 @@ class Kube:
 
 def _equality_selector(selector: str | None) -> dict[str, str] | None:
     """`key=value,...` (or `==`) as a mapping; {} for no selector; None for any other form (`!=`, `in`, `!key`, a bare
-    key), which the server evaluates."""
+    key, a key twice), which the server evaluates."""
     if not selector:
         return {}
     labels = {}
     for term in selector.split(","):
         key, op, value = term.partition("==") if "==" in term else term.partition("=")
         if not op or not key.strip() or key.strip().endswith("!") or any(c in value for c in "=!()"):
+            return None
+        if key.strip() in labels:  # `a=1,a=2`: terms the server ANDs
             return None
         labels[key.strip()] = value.strip()
     return labels
@@ -418,11 +427,12 @@ class Informer:
         # The last version the list or the watch reached: an object not cached was absent (or deleted) then.
         self._seen = 0
         self.live = False
-        self._version = self._relist()
         self._session = kube._session(pool=1)
         self._thread = threading.Thread(target=self._run, name=f"watch-{kind}", daemon=True)
 
     def start(self) -> None:
+        """The first list, then the watch (in a thread of its own)."""
+        self._version = self._relist()
         self._thread.start()
 
     def items(self) -> list[dict[str, Any]]:
@@ -450,8 +460,15 @@ class Informer:
         items, version = self.kube._listed(self.api_version, self.kind, metadata=self.metadata)
         if not version.isdigit():
             raise ValueError(f"a list of {self.kind} whose resourceVersion {version!r} is no version to watch from")
+        listed = {_key(o): _partial(o) if self.metadata else o for o in items}
         with self._lock:
-            self._objects = {_key(o): _partial(o) if self.metadata else o for o in items}
+            # A write answered while the list was on its way is later than it: kept, until the watch passes it.
+            for key, cached in self._objects.items():
+                later = _version(cached) or 0
+                listed_version = (_version(listed[key]) or 0) if key in listed else 0
+                if later > int(version) and later > listed_version:
+                    listed[key] = cached
+            self._objects = listed
             self._seen = int(version)
             self.live = True
         return version
@@ -460,7 +477,13 @@ class Informer:
         version: str | None = self._version
         while not self.kube._closed.is_set():
             try:
-                version = self._watch(version) if version else self._relist()
+                if version:
+                    started, since = time.monotonic(), version
+                    version = self._watch(version)
+                    if version == since and time.monotonic() - started < 1.0:
+                        version = None  # ended at once with nothing: an error to client-go, listed again
+                else:
+                    version = self._relist()
             except Exception as exc:  # a background loop outlives one bad round
                 if not isinstance(exc, requests.RequestException | ApiError):
                     background_error(f"watch of {self.kind}", exc)
@@ -482,7 +505,7 @@ class Informer:
         url = self.kube.watch_url(self.api_version, self.kind)
         headers = {"Accept": METADATA_WATCH} if self.metadata else {}
         with self._session.get(
-            url, params=params, headers=headers, stream=True, timeout=(10, WATCH_SECONDS + 30)
+            url, params=params, headers=headers, stream=True, timeout=(10, READ_SECONDS)
         ) as response:
             Kube._raise(response)
             # urllib3 reads no further than the HTTP chunk at hand: a large read size never waits for a later event.
