@@ -78,10 +78,13 @@ class _NamedHost(HTTPAdapter):
 # What the rehearsal's kubelet, its stand-ins (cert-manager, Fluid, the cloud's controllers), its DNS and its Service
 # proxy list, each every second or two, of every cluster. Listed afresh each time, decoding the lists was a third of
 # the rehearsal's own CPU in a prod rehearsal (py-spy), and serving them a share of each API server's; a watch
-# per kind keeps one cache instead, as client-go's informers keep a controller's.
+# per kind keeps one cache instead, as client-go's informers keep a controller's. Secrets and ConfigMaps: the kubelet
+# looks up the keys its waiting pods reference each second (Helm's release Secrets alone run to megabytes).
 WATCHED = frozenset(
     {
         ("v1", "Pod"),
+        ("v1", "Secret"),
+        ("v1", "ConfigMap"),
         ("v1", "Node"),
         ("v1", "Service"),
         ("v1", "PersistentVolume"),
