@@ -73,6 +73,9 @@ class FakeApiServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out as two writes: with Nagle's algorithm the body waits for the client's delayed
+            # ACK of the headers, 40 ms an answer.
+            disable_nagle_algorithm = True
 
             def log_message(self, *_: Any) -> None:
                 pass
@@ -144,7 +147,7 @@ class FakeApiServer:
         self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.http.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.http.server_address[1]}"
-        threading.Thread(target=self.http.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        threading.Thread(target=self.http.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
 
     def lists(self) -> list[str]:
         return [r for r in self.requests if r.startswith("list ")]
