@@ -158,7 +158,7 @@ def test_ci_rehearses_dev_and_prod_after_a_preflight_with_binaries_built_from_th
     assert steps[:3] == [
         "make rehearsal-preflight",
         # Its session's scheduling group lowered too (sched(7), autogroups): nice alone leaves it half the CPU.
-        "setsid sh -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 make rehearsal-tools ENV=prod' \\",
+        "setsid sh -c '{ echo 19 >/proc/self/autogroup; } 2>/dev/null; exec nice -n 19 make rehearsal-tools ENV=prod' \\",
         "make lint",
     ]
     assert steps[-2:] == ["make rehearse ENV=dev", "make rehearse ENV=prod"]

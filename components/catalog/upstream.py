@@ -109,50 +109,57 @@ KUBE_APISERVER_WATCH_STREAM = _fact(
     'WatchEvents, one JSON object per line (`{"type": ADDED|MODIFIED|DELETED|BOOKMARK|ERROR, "object": ...}`), '
     "every change after RV, flushed whenever no further event is queued (so a chunk may hold several events or part "
     "of one); DELETED carries the object as it was, at the resourceVersion of its deletion; with allowWatchBookmarks "
-    "it sends BOOKMARK events that carry only a resourceVersion, about each minute and 2 s before timeoutSeconds, "
-    "when it ends the stream. resourceVersions are etcd revisions the server parses and compares as unsigned "
-    "integers, so a later change has a larger one. A watch "
+    "it may send BOOKMARK events that carry only a resourceVersion (the watch cache: at most about each minute and "
+    "2 s before timeoutSeconds, and only once the kind's cache has passed the watch's version, so a kind nothing "
+    "writes to may get none; the API promises none); it ends the stream after timeoutSeconds. resourceVersions are "
+    "etcd revisions the server parses and compares as unsigned integers, so a later change has a larger one. A watch "
     "from a resourceVersion the watch cache no longer holds is a 200 stream of one ERROR event whose object is a "
     "Status 410 Expired (\"too old resource version\"), not an HTTP error. client-go's reflector (an informer's) "
     "lists, watches from the list's resourceVersion with bookmarks, resumes from the last resourceVersion it saw "
-    "when a watch ends, watches again after a backoff on a 429 or an internal error, and lists again after a "
-    "backoff on an Expired or Gone error (an ERROR event's among them), on any other error, and when a watch ends "
-    "within a second with no event. The rehearsal's client keeps the kinds its loops poll the same way (a second's "
-    "wait, each error listed again), and also takes its own writes' answers into the cache. A list asked with `Accept: "
-    "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1` answers each item, and a watch asked with "
-    "`as=PartialObjectMetadata` each event's object, as a PartialObjectMetadata holding the object's whole metadata, "
-    "managedFields included (client-go's metadata informers ask so); the rehearsal's cert-manager stand-in keeps the "
-    "kinds it injects CA bundles into that way, without their managedFields.",
+    "when a watch ends, watches again after a backoff on a 429, and lists again after a backoff on an Expired or "
+    "Gone error (an ERROR event's among them), on any other error (an internal one too, unless the reflector is "
+    "given a retry duration for those: 0 by default), and when a watch ends within a second with no event. The "
+    "rehearsal's client keeps the kinds its loops poll the same way (a second's wait, each error listed again; a "
+    "watch silent past timeoutSeconds has stalled), and also takes its own writes' answers into the cache. A list "
+    "asked with `Accept: application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1` answers each item, and a "
+    "watch asked with `as=PartialObjectMetadata` each event's object, as a PartialObjectMetadata holding the "
+    "object's whole metadata, managedFields included (client-go's metadata informers ask so); the rehearsal's "
+    "cert-manager stand-in keeps the kinds it injects CA bundles into that way, without their managedFields.",
     "kubernetes/kubernetes@v1.33.13 staging: apiserver/pkg/endpoints/handlers/watch.go L144 (each event's object "
     "encoded through the asked conversion), L215-L291 (HandleHTTP: chunked, an encoded event at a time, flushed when "
     "none is queued, ends on timeout), handlers/get.go L260-L264 (timeoutSeconds), handlers/response.go L83-L88, "
     "L258-L274 (doTransformObject, watch included), L422-L439 (asPartialObjectMetadata), L441-L480 (of a list); "
-    "apiserver/pkg/storage/cacher/cacher.go L74-L76, L403 (bookmarks each minute), L606-L614 (an expired version "
-    "as an ERROR event), L1305-L1328 (newErrWatcher); cacher/cache_watcher.go L222-L250 (nextBookmarkTime: 2 s "
-    "before the deadline), L388-L396 (a deletion: the old object at the event's version); cacher/watch_cache.go "
-    'L795, L835-L837 (getAllEventsSinceLocked: NewResourceExpired "too old resource version"); '
-    "storage/etcd3/watcher.go L695-L702 (a deletion at its revision); storage/api_object_versioner.go L90-L103 "
-    "(ParseUint); apimachinery/pkg/api/errors/errors.go L273-L280 (410, reason Expired); "
+    "apiserver/pkg/storage/cacher/cacher.go L74-L76, L403 (bookmarks at most each minute), L895-L906 (a bookmark "
+    "at the kind's last processed version), L606-L614 (an expired version as an ERROR event), L1305-L1328 "
+    "(newErrWatcher); cacher/cache_watcher.go L222-L250 (nextBookmarkTime: 2 s before the deadline), L535-L540 "
+    "(nothing at or before the watch's version, bookmarks included), L388-L396 (a deletion: the old object at the "
+    "event's version); cacher/watch_cache.go L795, L835-L837 (getAllEventsSinceLocked: NewResourceExpired \"too old "
+    'resource version"); storage/etcd3/watcher.go L695-L702 (a deletion at its revision); '
+    "storage/api_object_versioner.go L90-L103 (ParseUint); apimachinery/pkg/apis/meta/v1/types.go L344-L348 (no "
+    "bookmark promised); apimachinery/pkg/api/errors/errors.go L273-L280 (410, reason Expired); "
     "apimachinery/pkg/apis/meta/v1/watch.go L31-L40 (WatchEvent); apimachinery/pkg/api/meta/meta.go L112-L135 "
-    "(AsPartialObjectMetadata copies ObjectMeta, ManagedFields too); client-go/tools/cache/reflector.go L512 "
-    "(AllowWatchBookmarks), L530-L557 (a closed watch: watch again; 429 and internal errors: back off, watch "
-    "again; others: list again), L878 (an ERROR event is an error), L942-L945 (a very short watch), L1007-L1013 "
-    "(Expired or Gone: list again); client-go/metadata/metadata.go L242, L300 (the metadata client's Accept for "
-    "list and watch)",
+    "(AsPartialObjectMetadata copies ObjectMeta, ManagedFields too); client-go/tools/cache/reflector.go L484, "
+    "L512 (AllowWatchBookmarks), L530-L557 (a closed watch: watch again; a 429: back off, watch again; an internal "
+    "error: watch again only while retry_with_deadline.go L67-L70 allows; others: list again), L878 (an ERROR "
+    "event is an error), L942-L945 (a very short watch), L1007-L1013 (Expired or Gone: list again); "
+    "client-go/metadata/metadata.go L242, L300 (the metadata client's Accept for list and watch)",
 )
 
 KUBELET_READINESS_PROBE_CADENCE = _fact(
     "kubelet-readiness-probe-cadence",
-    "The kubelet (v1.33) runs a container's readiness probe once each periodSeconds (the API server defaults a "
-    "probe's periodSeconds to 10, timeoutSeconds to 1, successThreshold to 1 and failureThreshold to 3), starting "
-    "after initialDelaySeconds from the container's start, with the readiness result Failure until then; a result "
-    "changes the container's readiness only after successThreshold successes, or failureThreshold failures, in a "
-    "row. So a ready container whose probe fails once stays ready, and turns unready after failureThreshold "
-    "periods of failures. The rehearsal's kubelet keeps a ready container's readiness so; it probes a container not "
-    "yet ready each second.",
-    "kubernetes/kubernetes@v1.33.13: pkg/kubelet/prober/worker.go L112-L115 (readiness starts as Failure), "
-    "L156-L167 (a ticker of periodSeconds), L288-L291 (initialDelaySeconds), L324-L335 (thresholds of results in a "
-    "row); pkg/apis/core/v1/defaults.go L236-L249 (SetDefaults_Probe)",
+    "The kubelet (v1.33) runs a container's readiness probe each periodSeconds (the API server defaults a probe's "
+    "periodSeconds to 10, timeoutSeconds to 1, successThreshold to 1 and failureThreshold to 3), from "
+    "initialDelaySeconds after the container's start, with the readiness result Failure until then; while a started "
+    "container is not ready, each update of its pod's status also runs the probe at once (and restarts the period). "
+    "A result changes the container's readiness only after successThreshold successes, or failureThreshold "
+    "failures, in a row. So a ready container is probed each period, stays ready through a failure or two, and "
+    "turns unready after failureThreshold periods of failures. The rehearsal's kubelet keeps a ready container's "
+    "readiness so, and probes a container not yet ready each second (its pass).",
+    "kubernetes/kubernetes@v1.33.13: pkg/kubelet/prober/worker.go L111-L114 (readiness starts as Failure), "
+    "L156-L167 (a ticker of periodSeconds), L192-L197 (a manual run resets it), L288-L291 (initialDelaySeconds), "
+    "L324-L335 (thresholds of results in a row); pkg/kubelet/prober/prober_manager.go L289-L316 (a started "
+    "container not ready: a manual run at each status update); pkg/apis/core/v1/defaults.go L236-L249 "
+    "(SetDefaults_Probe)",
 )
 
 HELM_INSTALLS_IN_ORDER = _fact(

@@ -79,7 +79,7 @@ class _NamedHost(HTTPAdapter):
 # proxy list, each every second or two, of every cluster. Listed afresh each time, decoding the lists was a third of
 # the rehearsal's own CPU in a prod rehearsal (py-spy), and serving them a share of each API server's; a watch
 # per kind keeps one cache instead, as client-go's informers keep a controller's. Secrets and ConfigMaps: the kubelet
-# looks up the keys its waiting pods reference each second (Helm's release Secrets alone run to megabytes).
+# looks up the keys its waiting pods reference each second, as long as one waits.
 WATCHED = frozenset(
     {
         ("v1", "Pod"),
@@ -96,8 +96,9 @@ WATCHED = frozenset(
 METADATA = "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io"
 METADATA_WATCH = "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io"
 WATCH_SECONDS = 240  # each watch request's timeoutSeconds: the server ends it, and the cache watches on from there
-# The server sends a bookmark at least each minute: a watch silent for longer has stalled, and is listed again.
-READ_SECONDS = 90
+# The server ends a watch at timeoutSeconds, and need send nothing before (a kind nothing writes to gets no bookmark):
+# a watch silent for longer has stalled, and is listed again.
+READ_SECONDS = WATCH_SECONDS + 30
 
 
 class Kube:
