@@ -2310,12 +2310,14 @@ def test_the_models_service_is_ejected_after_refusals_and_back_within_300_s(stan
 # --- the rehearsal's REST client retries as client-go does ------------------------------------------------------
 
 
-@pytest.mark.slow  # the client waits a second before it lists again
-def test_the_rehearsals_watched_kinds_resume_a_watch_and_list_again_after_an_expired_version(tmp_path):
+def test_the_rehearsals_watched_kinds_resume_a_watch_and_list_again_after_an_expired_version(tmp_path, monkeypatch):
     """KUBE_APISERVER_WATCH_STREAM: a watch the server ends (timeoutSeconds) is resumed from the last resourceVersion
     seen (a bookmark's included); an ERROR event (410 Expired) is followed by a fresh list, then a watch from it."""
     from tests.fake_apiserver import POD, FakeApiServer, pod
+    from tools.rehearsal import kube as kube_module
     from tools.rehearsal.kube import Kube
+
+    monkeypatch.setattr(kube_module, "RELIST_SECONDS", 0.05)  # its wait before a fresh list, a second, shortened
 
     assert KUBE_APISERVER_WATCH_STREAM.name in FACTS
     api = FakeApiServer()

@@ -99,6 +99,7 @@ WATCH_SECONDS = 240  # each watch request's timeoutSeconds: the server ends it, 
 # The server ends a watch at timeoutSeconds, and need send nothing before (a kind nothing writes to gets no bookmark):
 # a watch silent for longer has stalled, and is listed again.
 READ_SECONDS = WATCH_SECONDS + 30
+RELIST_SECONDS = 1.0  # after a failed watch or list, the wait before the next list
 
 
 class Kube:
@@ -494,7 +495,7 @@ class Informer:
                 version = None
             if version is None:
                 self.live = False  # the server's answers, until the next list
-                if self.kube._closed.wait(1.0):
+                if self.kube._closed.wait(RELIST_SECONDS):
                     return
 
     def _watch(self, version: str) -> str | None:
