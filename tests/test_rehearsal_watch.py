@@ -271,8 +271,9 @@ def test_a_write_answered_while_a_fresh_list_is_on_its_way_is_kept(api, kube):
     assert eventually(api.watching.is_set)
     api.on_list = lambda: (setattr(api, "on_list", lambda: None), kube.create(pod("x", 0), field_manager="test"))
     api.events.put({"type": "ERROR", "object": {"kind": "Status", "code": 410, "reason": "Expired"}})
-    assert eventually(lambda: len(api.lists()) == 2 and api.watching.is_set())
+    assert eventually(lambda: len(api.lists()) == 2 and sum(r.startswith("watch ") for r in api.requests) == 2)
     assert names(kube) == ["x"]
+    assert len(api.lists()) == 2  # from the cache, live again
 
 
 def test_a_watch_that_ends_at_once_with_nothing_is_listed_again_after_a_wait(api, kube):

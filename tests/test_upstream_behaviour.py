@@ -2318,6 +2318,9 @@ def test_the_rehearsals_watched_kinds_resume_a_watch_and_list_again_after_an_exp
     from tools.rehearsal.kube import Kube
 
     monkeypatch.setattr(kube_module, "RELIST_SECONDS", 0.05)  # its wait before a fresh list, a second, shortened
+    # A watch of these quick tests ends within a second: without this, each end would be a "very short watch",
+    # listed again, and the ERROR event's own fresh list would go unseen.
+    monkeypatch.setattr(kube_module, "SHORT_WATCH_SECONDS", 0)
 
     assert KUBE_APISERVER_WATCH_STREAM.name in FACTS
     api = FakeApiServer()

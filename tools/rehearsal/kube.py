@@ -100,6 +100,7 @@ WATCH_SECONDS = 240  # each watch request's timeoutSeconds: the server ends it, 
 # a watch silent for longer has stalled, and is listed again.
 READ_SECONDS = WATCH_SECONDS + 30
 RELIST_SECONDS = 1.0  # after a failed watch or list, the wait before the next list
+SHORT_WATCH_SECONDS = 1.0  # a watch that ends sooner with nothing is a failure (client-go's "very short watch")
 
 
 class Kube:
@@ -485,7 +486,7 @@ class Informer:
                 if version:
                     started, since = time.monotonic(), version
                     version = self._watch(version)
-                    if version == since and time.monotonic() - started < 1.0:
+                    if version == since and time.monotonic() - started < SHORT_WATCH_SECONDS:
                         version = None  # ended at once with nothing: an error to client-go, listed again
                 else:
                     version = self._relist()
