@@ -205,13 +205,17 @@ class Kube:
             return False
         return True
 
-    def path(self, api_version: str, kind: str, namespace: str | None = None, name: str | None = None) -> str:
+    def collection(self, api_version: str, kind: str, namespace: str | None = None) -> str:
+        """A kind's collection: of `namespace` where the kind is namespaced and one is given, else cluster-wide (the
+        server ignores a cluster-scoped kind's namespace)."""
         resource = self.resource(api_version, kind)
         base = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
-        if resource.namespaced:
-            base += f"/namespaces/{namespace or 'default'}"
-        base += f"/{resource.plural}"
-        return base + (f"/{name}" if name else "")
+        if resource.namespaced and namespace is not None:
+            base += f"/namespaces/{namespace}"
+        return base + f"/{resource.plural}"
+
+    def path(self, api_version: str, kind: str, namespace: str | None = None, name: str | None = None) -> str:
+        return self.collection(api_version, kind, namespace or "default") + (f"/{name}" if name else "")
 
     # -- verbs ----------------------------------------------------------------------------------------------
     @staticmethod
@@ -300,15 +304,10 @@ class Kube:
         metadata: bool = False,
     ) -> tuple[builtins.list[dict[str, Any]], str]:
         """The server's list (of the objects' metadata only), and its resourceVersion."""
-        resource = self.resource(api_version, kind)
-        base = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
-        if resource.namespaced and namespace is not None:
-            base += f"/namespaces/{namespace}"
         params = {"labelSelector": selector} if selector else {}
         headers = {"Accept": METADATA} if metadata else {}
-        response = self.session.get(
-            self.server + base + f"/{resource.plural}", params=params, headers=headers, timeout=60
-        )
+        url = self.server + self.collection(api_version, kind, namespace)
+        response = self.session.get(url, params=params, headers=headers, timeout=60)
         self._raise(response)
         body = response.json()
         return body.get("items") or [], (body.get("metadata") or {}).get("resourceVersion", "")
@@ -339,12 +338,6 @@ class Kube:
         if (informer := self._informers.get((api_version, kind, True))) is not None:
             informer.take(_partial(answer))
         return answer
-
-    def watch_url(self, api_version: str, kind: str) -> str:
-        """The cluster-wide collection of a kind (what its cache lists and watches)."""
-        resource = self.resource(api_version, kind)
-        base = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
-        return self.server + base + f"/{resource.plural}"
 
     def list_metadata(self, api_version: str, kind: str) -> builtins.list[dict[str, Any]]:  # `list` is a method here
         """Only the objects' metadata (PartialObjectMetadata): a list of CRDs without their schemas; of a kind in
@@ -508,7 +501,7 @@ class Informer:
             "allowWatchBookmarks": "true",
             "timeoutSeconds": str(WATCH_SECONDS),
         }
-        url = self.kube.watch_url(self.api_version, self.kind)
+        url = self.kube.server + self.kube.collection(self.api_version, self.kind)
         headers = {"Accept": METADATA_WATCH} if self.metadata else {}
         with self._session.get(
             url, params=params, headers=headers, stream=True, timeout=(10, READ_SECONDS)
