@@ -74,12 +74,22 @@ def normalize(value: Any) -> Any:
 
 
 def contains_unknown(value: Any) -> bool:
+    """Whether `value` is, or holds at any depth, an unknown. A walk with its own stack: every `get` asks it of
+    what it returns, whole pod specs included."""
     if value is UNKNOWN:
         return True
-    if isinstance(value, dict):
-        return any(contains_unknown(v) for v in value.values())
-    if isinstance(value, list):
-        return any(contains_unknown(v) for v in value)
+    pending = [value]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, dict):
+            current = current.values()
+        elif not isinstance(current, list):
+            continue
+        for v in current:
+            if v is UNKNOWN:
+                return True
+            if isinstance(v, dict | list):
+                pending.append(v)
     return False
 
 

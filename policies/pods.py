@@ -373,13 +373,23 @@ def serving_runtime(isvc: Resource, stack: Stack | None, predictor: dict | None 
     name = peek(predictor if predictor is not None else peek(isvc.props, "spec", "predictor"), "model", "runtime")
     if stack is None or not isinstance(name, str):
         return None
-    clusters = [isvc.cluster, *propagated_to(isvc, stack)]
-    for cluster in clusters:
-        for r in stack.resources:
-            same = r.is_kubernetes and r.kind in RUNTIME_KINDS and r.k8s_name == name and r.cluster == cluster
-            if same and (r.kind == "ClusterServingRuntime" or r.namespace == isvc.namespace):
+    runtimes = _serving_runtimes(stack)
+    for cluster in [isvc.cluster, *propagated_to(isvc, stack)]:
+        for r in runtimes.get((cluster, name), ()):
+            if r.kind == "ClusterServingRuntime" or r.namespace == isvc.namespace:
                 return r
     return None
+
+
+def _serving_runtimes(stack: Stack) -> dict[tuple[str | None, str], list[Resource]]:
+    """The stack's (Cluster)ServingRuntimes by (cluster, name), in the stack's order; once per stack."""
+    if "serving_runtimes" not in stack.memo:
+        index: dict[tuple[str | None, str], list[Resource]] = {}
+        for r in stack.resources:
+            if r.is_kubernetes and r.kind in RUNTIME_KINDS:
+                index.setdefault((r.cluster, r.k8s_name), []).append(r)
+        stack.memo["serving_runtimes"] = index
+    return stack.memo["serving_runtimes"]
 
 
 def propagated_to(r: Resource, stack: Stack) -> list[str]:

@@ -164,7 +164,9 @@ def karmada_agent_identity(r: Resource, ctx: Context) -> Iterator[Violation]:
         yield Violation(f"{where}: CN {common_name!r} is not system:karmada:agent:<member>")
     if organizations != [KARMADA_AGENT_GROUP]:
         yield Violation(f"{where}: organization {organizations} is not exactly [{KARMADA_AGENT_GROUP}]")
-    members = federated_members(stack.resources) | set(ctx.federation_members)
+    if "federated_members" not in stack.memo:
+        stack.memo["federated_members"] = federated_members(stack.resources)
+    members = stack.memo["federated_members"] | set(ctx.federation_members)
     if members and member not in members and common_name.startswith(KARMADA_AGENT_USER_PREFIX):
         yield Violation(f"{where}: {member!r} is not a member the environment federates ({sorted(members)})")
     twins = [
@@ -221,11 +223,11 @@ def bound_rules(binding: Resource, ctx: Context) -> tuple[str, list[dict] | None
     the role is neither (what it grants cannot be known)."""
     ref = peek(binding.props, "roleRef")
     ref = ref if isinstance(ref, dict) else {}
-    for r in ctx.require_stack().resources:
-        if r.is_kubernetes and r.api_group == RBAC_GROUP and r.kind == ref.get("kind"):
-            scoped = r.kind == "ClusterRole" or r.namespace == binding.namespace
-            if r.cluster == binding.cluster and r.k8s_name == ref.get("name") and scoped:
-                return r.label, [x for x in as_list(peek(r.props, "rules")) if isinstance(x, dict)]
+    kind = ref.get("kind")
+    for r in ctx.require_stack().kubernetes(kind, RBAC_GROUP, binding.cluster) if isinstance(kind, str) else ():
+        scoped = r.kind == "ClusterRole" or r.namespace == binding.namespace
+        if r.k8s_name == ref.get("name") and scoped:
+            return r.label, [x for x in as_list(peek(r.props, "rules")) if isinstance(x, dict)]
     name = str(ref.get("name", ""))
     if ref.get("kind") == "ClusterRole" and name in PUBLIC_DISCOVERY_ROLES:
         return f"the built-in ClusterRole {name}", []  # every authenticated user holds it already

@@ -138,13 +138,14 @@ def no_plaintext_secrets(r: Resource, ctx: Context) -> Iterator[Violation]:
 )
 def secrets_stay_secret(r: Resource, ctx: Context) -> Iterator[Violation]:
     stack = ctx.require_stack()
+    secret = _is_secret(r)
     for prop, value in r.props.items():
         if value is UNKNOWN:
             continue
         sources = [s for s in stack.sources(r, prop) if s.type in SECRET_SOURCES]
         if sources:
             yield Violation(f"{r.label}: {prop} is computed from {sources[0].label} but is not a secret")
-        elif _is_secret(r) and prop in _SECRET_PAYLOAD and _plain_payload(value):
+        elif secret and prop in _SECRET_PAYLOAD and _plain_payload(value):
             yield Violation(f"{r.label}: {prop} holds plain-text values instead of a Pulumi secret")
 
 
