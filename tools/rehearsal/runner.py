@@ -4,7 +4,9 @@ plan in the order `pulumi up` can reach it, then the wave's gates.
 Order within a stack: Pulumi starts a resource once everything it depends on (`dependsOn`, the resources its
 inputs come from; a component stands for all its children) is done, in parallel. Helm releases that wait take
 minutes, plain objects seconds: so every plain object that is ready goes before any release, and a release
-completes (CRDs installed, controllers started, waited for) before the next resource that is ready after it.
+completes (CRDs installed, controllers started, waited for) before the next resource that is ready after it. A
+ready release does not wait for the objects being awaited (a Service's Endpoints settling): it starts after one
+look at them, and they are looked at again when it is done.
 A resource whose dependency failed is not attempted (Pulumi does not either). Cloud resources (VPCs, IAM, node
 groups) are taken as created: the rehearsal's clusters and kwok nodes stand for them."""
 
@@ -579,19 +581,21 @@ class StackRun:
                     pending.remove(resource)
                     self._start(resource, deps[resource.urn])
                 continue
-            if self.awaiting:
-                if not self._poll_awaiting():
-                    time.sleep(1.0)
+            if self.awaiting and self._poll_awaiting():
+                continue  # what waited on it may be ready now
+            if ready:  # a release does not wait for awaits it does not depend on, as in Pulumi
+                pending.remove(ready[0])
+                self._start(ready[0], deps[ready[0].urn])
+                for waiting in self.awaiting.values():  # the release took its time: each await gets a fresh look
+                    waiting.deadline = max(waiting.deadline, time.monotonic() + 5)
                 continue
-            if not ready:
-                for r in pending:
-                    self.outcome[r.urn] = False
-                    self.r.check(self._check(r, "apply", False, "never reached: a dependency cycle"))
-                return
-            pending.remove(ready[0])
-            self._start(ready[0], deps[ready[0].urn])
-            for waiting in self.awaiting.values():  # the release took its time: each await gets a fresh look
-                waiting.deadline = max(waiting.deadline, time.monotonic() + 5)
+            if self.awaiting:
+                time.sleep(1.0)
+                continue
+            for r in pending:
+                self.outcome[r.urn] = False
+                self.r.check(self._check(r, "apply", False, "never reached: a dependency cycle"))
+            return
 
     def _start(self, resource: PlannedResource, deps: set[str]) -> None:
         failed = sorted(u for u in deps if not self.outcome[u])
