@@ -3134,3 +3134,32 @@ def test_no_slo_tenant_no_finding():
     without = PackSettings().merged({"production": True, "labelDomain": FIXTURE_CONFIG["labelDomain"]}, ALL_RULES)
     assert not run(resources, without).of("rollout-slo-tenant-least-privilege")
     assert run(resources).of("rollout-slo-tenant-least-privilege")
+
+
+def _rbac(kind: str, name: str, provider: str | None, **props: Any) -> Resource:
+    return Resource(
+        urn=f"urn:pulumi:s::p::kubernetes:rbac.authorization.k8s.io/v1:{kind}::{name}-{provider}",
+        type=f"kubernetes:rbac.authorization.k8s.io/v1:{kind}",
+        name=name,
+        props={"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind, "metadata": {"name": name}, **props},
+        provider=f"urn:pulumi:s::p::pulumi:providers:kubernetes::{provider}" if provider else None,
+    )
+
+
+@pytest.mark.parametrize(
+    ("binding_cluster", "role_cluster", "found"),
+    [("member-a", "member-a", True), ("member-a", "member-b", False), (None, "member-a", False), (None, None, True)],
+)
+def test_a_binding_grants_the_role_of_its_own_cluster_only(binding_cluster, role_cluster, found):
+    """A role of the same name in another cluster (or in a cluster where the binding names none) is not the one the
+    binding's API server resolves: what it grants is unknown."""
+    from policies.framework import Context
+    from policies.rules.federation import bound_rules
+
+    role = _rbac(
+        "ClusterRole", "reader", role_cluster, rules=[{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]
+    )
+    binding = _rbac("ClusterRoleBinding", "readers", binding_cluster, roleRef={"kind": "ClusterRole", "name": "reader"})
+    with_stack = Context({}, Stack([role, binding]))
+    _, rules = bound_rules(binding, with_stack)
+    assert (rules is not None) is found

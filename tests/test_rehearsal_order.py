@@ -11,8 +11,8 @@ import pytest
 
 from tools.plan.engine import PlannedResource
 from tools.plan.model import HELM_RELEASE
-from tools.rehearsal import runner
-from tools.rehearsal.runner import StackRun
+from tools.rehearsal import pulumi_k8s, runner
+from tools.rehearsal.runner import Awaiting, StackRun
 
 SERVICE = "kubernetes:core/v1:Service"
 CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
@@ -134,3 +134,39 @@ def test_a_dependency_cycle_is_reported_once_nothing_is_awaited():
         ("a", False, "never reached: a dependency cycle"),
         ("b", False, "never reached: a dependency cycle"),
     ]
+
+
+def test_a_service_whose_endpoints_change_during_a_long_release_still_settles(monkeypatch: pytest.MonkeyPatch):
+    """The release is not looked through: the first look after it sees the Endpoints' change, and the Service gets
+    the provider's 10 s settle from there, however long the release took (pulumi-service-awaits-settled-endpoints;
+    the provider's own await runs for minutes)."""
+    now, endpoints = [1000.0], ["v1"]
+    monkeypatch.setattr(
+        runner, "time", SimpleNamespace(sleep=lambda s: now.__setitem__(0, now[0] + s), monotonic=lambda: now[0])
+    )
+    monkeypatch.setattr(pulumi_k8s, "probe_ready", lambda kube, obj: (True, "1 ready endpoint address"))
+    monkeypatch.setattr(pulumi_k8s, "waits_for_endpoints", lambda live: True)
+    monkeypatch.setattr(pulumi_k8s, "endpoints_version", lambda kube, obj: endpoints[0])
+    target = SimpleNamespace(kube=SimpleNamespace(get=lambda *args, **kwargs: {"kind": "Service"}))
+    checks: list[Any] = []
+
+    class TwoMinuteRelease(ScriptedStack):
+        def execute(self, resource: PlannedResource) -> bool | None:
+            if resource.type == SERVICE:
+                obj = {"kind": "Service", "metadata": {"name": resource.name, "namespace": "redis"}}
+                deadline = now[0] + pulumi_k8s.AWAIT_SECONDS
+                self.awaiting[resource.urn] = Awaiting(resource, target, obj, now[0], deadline)  # type: ignore[arg-type]
+                return None
+            now[0] += 120  # the release waits two minutes; the Service's pods turn ready meanwhile
+            endpoints[0] = "v2"
+            return True
+
+        _poll_awaiting = StackRun._poll_awaiting
+
+    stack = TwoMinuteRelease([_planned(SERVICE, "redis"), _planned(HELM_RELEASE, "karmada")], looks={})
+    stack.r = SimpleNamespace(limit=lambda limit: limit, check=checks.append, sync=lambda target: None)  # type: ignore[assignment]
+    stack._check = lambda resource, category, ok, detail, name=None: SimpleNamespace(
+        name=resource.name, ok=ok, detail=detail
+    )  # type: ignore[method-assign,assignment,misc]
+    stack.run()
+    assert [(c.name, c.ok) for c in checks] == [("redis", True)], checks[0].detail

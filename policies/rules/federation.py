@@ -224,9 +224,9 @@ def bound_rules(binding: Resource, ctx: Context) -> tuple[str, list[dict] | None
     ref = peek(binding.props, "roleRef")
     ref = ref if isinstance(ref, dict) else {}
     kind = ref.get("kind")
-    for r in ctx.require_stack().kubernetes(kind, RBAC_GROUP, binding.cluster) if isinstance(kind, str) else ():
+    for r in ctx.require_stack().kubernetes(kind, RBAC_GROUP) if isinstance(kind, str) else ():
         scoped = r.kind == "ClusterRole" or r.namespace == binding.namespace
-        if r.k8s_name == ref.get("name") and scoped:
+        if r.cluster == binding.cluster and r.k8s_name == ref.get("name") and scoped:
             return r.label, [x for x in as_list(peek(r.props, "rules")) if isinstance(x, dict)]
     name = str(ref.get("name", ""))
     if ref.get("kind") == "ClusterRole" and name in PUBLIC_DISCOVERY_ROLES:

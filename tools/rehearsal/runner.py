@@ -586,8 +586,10 @@ class StackRun:
             if ready:  # a release does not wait for awaits it does not depend on, as in Pulumi
                 pending.remove(ready[0])
                 self._start(ready[0], deps[ready[0].urn])
-                for waiting in self.awaiting.values():  # the release took its time: each await gets a fresh look
-                    waiting.deadline = max(waiting.deadline, time.monotonic() + 5)
+                # The release took its time, unlooked-at: each await gets a fresh look, long enough for a Service
+                # whose Endpoints changed meanwhile to settle (the first look after the release sees the change).
+                for waiting in self.awaiting.values():
+                    waiting.deadline = max(waiting.deadline, time.monotonic() + pulumi_k8s.SERVICE_SETTLE_SECONDS + 5)
                 continue
             if self.awaiting:
                 time.sleep(1.0)
@@ -631,7 +633,7 @@ class StackRun:
             detail = (
                 f"{done}; {seen}"
                 if ok
-                else f"{done}; " + pulumi_k8s.not_ready(waiting.obj, seen, pulumi_k8s.AWAIT_SECONDS, why)
+                else f"{done}; " + pulumi_k8s.not_ready(waiting.obj, seen, time.monotonic() - waiting.started, why)
             )
             check = self._check(waiting.resource, "apply", ok, detail)
             check.seconds = round(time.monotonic() - waiting.started, 1)
