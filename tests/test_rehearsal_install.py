@@ -249,7 +249,8 @@ def test_a_hook_weighs_what_go_reads_as_an_integer(weight, expected):
     assert hook is not None and hook.weight == expected
 
 
-def _planned(urn_type: str, name: str) -> PlannedResource:
+def planned(urn_type: str, name: str, *, depends_on: tuple[str, ...] = ()) -> PlannedResource:
+    """A resource of prod.use1's plan; `depends_on`: "<type>=<name>" of each resource it names in dependsOn."""
     return PlannedResource(
         urn=f"urn:pulumi:prod.use1::p::{urn_type}::{name}",
         type=urn_type,
@@ -258,7 +259,7 @@ def _planned(urn_type: str, name: str) -> PlannedResource:
         provider=None,
         custom=True,
         inputs={},
-        options={},
+        options={"dependsOn": [f"urn:pulumi:prod.use1::p::{t}::{n}" for t, n in (d.split("=") for d in depends_on)]},
     )
 
 
@@ -269,13 +270,13 @@ def test_what_the_rehearsal_does_not_execute_is_a_limit_not_a_pass():
     from tools.rehearsal.runner import StackRun
 
     resources = [
-        _planned("aws:ec2/vpc:Vpc", "prod-use1-vpc"),
-        _planned("aws:eks/nodeGroup:NodeGroup", "prod-use1-h100"),
-        _planned("aws:eks/nodeGroup:NodeGroup", "prod-use1-l40s"),
-        _planned("command:local:Command", "prod-use1-karmada-apiserver-reachable"),
-        _planned("random:index/randomPassword:RandomPassword", "prod-use1-redis"),
-        _planned("tls:index/privateKey:PrivateKey", "prod-use1-karmada-ca-key"),
-        _planned("pulumi:providers:kubernetes", "prod-use1"),
+        planned("aws:ec2/vpc:Vpc", "prod-use1-vpc"),
+        planned("aws:eks/nodeGroup:NodeGroup", "prod-use1-h100"),
+        planned("aws:eks/nodeGroup:NodeGroup", "prod-use1-l40s"),
+        planned("command:local:Command", "prod-use1-karmada-apiserver-reachable"),
+        planned("random:index/randomPassword:RandomPassword", "prod-use1-redis"),
+        planned("tls:index/privateKey:PrivateKey", "prod-use1-karmada-ca-key"),
+        planned("pulumi:providers:kubernetes", "prod-use1"),
     ]
     plan = SimpleNamespace(resources=resources, by_urn={r.urn: r for r in resources}, descendants=lambda urn: [])
     limits: list[Limit] = []

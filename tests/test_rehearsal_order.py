@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests.test_rehearsal_install import planned
 from tools.plan.engine import PlannedResource
 from tools.plan.model import HELM_RELEASE
 from tools.rehearsal import pulumi_k8s, runner
@@ -16,19 +17,6 @@ from tools.rehearsal.runner import Awaiting, StackRun
 
 SERVICE = "kubernetes:core/v1:Service"
 CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
-
-
-def _planned(type_: str, name: str, *, depends_on: tuple[str, ...] = ()) -> PlannedResource:
-    return PlannedResource(
-        urn=f"urn:pulumi:prod.use1::p::{type_}::{name}",
-        type=type_,
-        name=name,
-        parent=None,
-        provider=None,
-        custom=True,
-        inputs={},
-        options={"dependsOn": [f"urn:pulumi:prod.use1::p::{t}::{n}" for t, n in (d.split("=") for d in depends_on)]},
-    )
 
 
 class ScriptedStack(StackRun):
@@ -75,7 +63,7 @@ def test_a_release_does_not_wait_for_a_service_it_does_not_depend_on():
     """Pulumi starts the release as soon as its own dependencies are done; the Service's Endpoints settle meanwhile
     (the rehearsal waited for every await before a release: prod's Services held its releases 10-16 s each)."""
     stack = ScriptedStack(
-        [_planned(SERVICE, "redis"), _planned(HELM_RELEASE, "volcano")],
+        [planned(SERVICE, "redis"), planned(HELM_RELEASE, "volcano")],
         looks={"redis": 3},
     )
     stack.run()
@@ -85,7 +73,7 @@ def test_a_release_does_not_wait_for_a_service_it_does_not_depend_on():
 
 def test_a_release_that_depends_on_an_awaited_service_starts_after_it_is_ready():
     stack = ScriptedStack(
-        [_planned(SERVICE, "redis"), _planned(HELM_RELEASE, "gateway", depends_on=(f"{SERVICE}=redis",))],
+        [planned(SERVICE, "redis"), planned(HELM_RELEASE, "gateway", depends_on=(f"{SERVICE}=redis",))],
         looks={"redis": 3},
     )
     stack.run()
@@ -97,9 +85,9 @@ def test_awaits_get_a_look_before_a_release_and_what_they_free_goes_first():
     takes the stack's turn."""
     stack = ScriptedStack(
         [
-            _planned(SERVICE, "webhook"),
-            _planned(CONFIG_MAP, "after-webhook", depends_on=(f"{SERVICE}=webhook",)),
-            _planned(HELM_RELEASE, "karmada"),
+            planned(SERVICE, "webhook"),
+            planned(CONFIG_MAP, "after-webhook", depends_on=(f"{SERVICE}=webhook",)),
+            planned(HELM_RELEASE, "karmada"),
         ],
         looks={"webhook": 1},
     )
@@ -109,7 +97,7 @@ def test_awaits_get_a_look_before_a_release_and_what_they_free_goes_first():
 
 def test_releases_ready_together_start_one_after_another_while_a_service_settles():
     stack = ScriptedStack(
-        [_planned(SERVICE, "redis"), _planned(HELM_RELEASE, "volcano"), _planned(HELM_RELEASE, "fluid")],
+        [planned(SERVICE, "redis"), planned(HELM_RELEASE, "volcano"), planned(HELM_RELEASE, "fluid")],
         looks={"redis": 5},
     )
     stack.run()
@@ -120,9 +108,9 @@ def test_a_dependency_cycle_is_reported_once_nothing_is_awaited():
     checks: list[Any] = []
     stack = ScriptedStack(
         [
-            _planned(SERVICE, "redis"),
-            _planned(HELM_RELEASE, "a", depends_on=(f"{HELM_RELEASE}=b",)),
-            _planned(HELM_RELEASE, "b", depends_on=(f"{HELM_RELEASE}=a",)),
+            planned(SERVICE, "redis"),
+            planned(HELM_RELEASE, "a", depends_on=(f"{HELM_RELEASE}=b",)),
+            planned(HELM_RELEASE, "b", depends_on=(f"{HELM_RELEASE}=a",)),
         ],
         looks={"redis": 2},
     )
@@ -163,7 +151,7 @@ def test_a_service_whose_endpoints_change_during_a_long_release_still_settles(mo
 
         _poll_awaiting = StackRun._poll_awaiting
 
-    stack = TwoMinuteRelease([_planned(SERVICE, "redis"), _planned(HELM_RELEASE, "karmada")], looks={})
+    stack = TwoMinuteRelease([planned(SERVICE, "redis"), planned(HELM_RELEASE, "karmada")], looks={})
     stack.r = SimpleNamespace(limit=lambda limit: limit, check=checks.append, sync=lambda target: None)  # type: ignore[assignment]
     stack._check = lambda resource, category, ok, detail, name=None: SimpleNamespace(
         name=resource.name, ok=ok, detail=detail
