@@ -254,6 +254,12 @@ class Resource:
         return f"{self.kind} {self.namespace}/{self.k8s_name}{where}"
 
 
+class AnyCluster:
+    """`Stack.kubernetes`' default: objects of every cluster (None is a cluster value: no provider)."""
+
+
+ANY_CLUSTER = AnyCluster()
+
 T = TypeVar("T")
 
 # What one pass of the pack (framework.evaluate_stack) derived from a resource: (function, resource id) -> (resource,
@@ -345,9 +351,13 @@ class Stack:
                 index[r.kind].append(r)
         return index
 
-    def kubernetes(self, kind: str, group: str | None = None, cluster: str | None = None) -> Iterator[Resource]:
+    def kubernetes(
+        self, kind: str, group: str | None = None, cluster: str | AnyCluster | None = ANY_CLUSTER
+    ) -> Iterator[Resource]:
+        """The stack's Kubernetes objects of `kind` (of `group`, when given) on `cluster`: pass an object's own
+        `cluster` for its neighbours (None, an object without a provider, matches only others without one)."""
         for r in self._by_kind.get(kind, ()):
-            if (group is None or r.api_group == group) and (cluster is None or r.cluster == cluster):
+            if (group is None or r.api_group == group) and (cluster is ANY_CLUSTER or r.cluster == cluster):
                 yield r
 
     def sources(self, resource: Resource, prop: str) -> list[Resource]:

@@ -3163,3 +3163,20 @@ def test_a_binding_grants_the_role_of_its_own_cluster_only(binding_cluster, role
     with_stack = Context({}, Stack([role, binding]))
     _, rules = bound_rules(binding, with_stack)
     assert (rules is not None) is found
+
+
+@pytest.mark.parametrize(
+    ("asked", "expected"), [("member-a", ["member-a"]), (None, [None]), ("member-c", [])], ids=["a", "none", "other"]
+)
+def test_a_lookup_by_cluster_finds_that_cluster_s_objects_and_none_finds_only_objects_without_a_provider(
+    asked, expected
+):
+    """An object's neighbours are looked up with its own cluster; one without a provider (None) is no wildcard."""
+    roles = [_rbac("ClusterRole", "reader", cluster) for cluster in ("member-a", "member-b", None)]
+    stack = Stack(roles)
+    assert [r.cluster for r in stack.kubernetes("ClusterRole", "rbac.authorization.k8s.io", asked)] == expected
+    assert sorted(map(str, (r.cluster for r in stack.kubernetes("ClusterRole", "rbac.authorization.k8s.io")))) == [
+        "None",
+        "member-a",
+        "member-b",
+    ]

@@ -124,18 +124,21 @@ def test_a_dependency_cycle_is_reported_once_nothing_is_awaited():
     ]
 
 
-def test_a_service_whose_endpoints_change_during_a_long_release_still_settles(monkeypatch: pytest.MonkeyPatch):
-    """The release is not looked through: the first look after it sees the Endpoints' change, and the Service gets
-    the provider's 10 s settle from there, however long the release took (pulumi-service-awaits-settled-endpoints;
-    the provider's own await runs for minutes)."""
+def _service_beside_a_release(
+    monkeypatch: pytest.MonkeyPatch, *, ready: bool, then: tuple[tuple[str, float], ...] = ()
+) -> list[Any]:
+    """The checks of a stack whose Service (probed `ready`) is awaited while a two-minute release runs; its pods turn
+    ready meanwhile (an Endpoints change); `then`: resources freed by the release, each taking its seconds."""
     now, endpoints = [1000.0], ["v1"]
     monkeypatch.setattr(
         runner, "time", SimpleNamespace(sleep=lambda s: now.__setitem__(0, now[0] + s), monotonic=lambda: now[0])
     )
-    monkeypatch.setattr(pulumi_k8s, "probe_ready", lambda kube, obj: (True, "1 ready endpoint address"))
+    seen = "1 ready endpoint address" if ready else "1 endpoint address not ready"
+    monkeypatch.setattr(pulumi_k8s, "probe_ready", lambda kube, obj: (ready, seen))
     monkeypatch.setattr(pulumi_k8s, "waits_for_endpoints", lambda live: True)
     monkeypatch.setattr(pulumi_k8s, "endpoints_version", lambda kube, obj: endpoints[0])
     target = SimpleNamespace(kube=SimpleNamespace(get=lambda *args, **kwargs: {"kind": "Service"}))
+    seconds = dict(then)
     checks: list[Any] = []
 
     class TwoMinuteRelease(ScriptedStack):
@@ -145,16 +148,49 @@ def test_a_service_whose_endpoints_change_during_a_long_release_still_settles(mo
                 deadline = now[0] + pulumi_k8s.AWAIT_SECONDS
                 self.awaiting[resource.urn] = Awaiting(resource, target, obj, now[0], deadline)  # type: ignore[arg-type]
                 return None
-            now[0] += 120  # the release waits two minutes; the Service's pods turn ready meanwhile
-            endpoints[0] = "v2"
+            if resource.type == HELM_RELEASE:
+                now[0] += 120
+                endpoints[0] = "v2"
+            now[0] += seconds.get(resource.name, 0.0)
             return True
 
         _poll_awaiting = StackRun._poll_awaiting
 
-    stack = TwoMinuteRelease([planned(SERVICE, "redis"), planned(HELM_RELEASE, "karmada")], looks={})
+    freed = [planned(CONFIG_MAP, name, depends_on=(f"{HELM_RELEASE}=karmada",)) for name, _ in then]
+    stack = TwoMinuteRelease([planned(SERVICE, "redis"), planned(HELM_RELEASE, "karmada"), *freed], looks={})
     stack.r = SimpleNamespace(limit=lambda limit: limit, check=checks.append, sync=lambda target: None)  # type: ignore[assignment]
     stack._check = lambda resource, category, ok, detail, name=None: SimpleNamespace(
         name=resource.name, ok=ok, detail=detail
     )  # type: ignore[method-assign,assignment,misc]
     stack.run()
+    return checks
+
+
+def test_a_service_whose_endpoints_change_during_a_long_release_still_settles(monkeypatch: pytest.MonkeyPatch):
+    """The release is not looked through: the first look after it sees the Endpoints' change, and the Service gets
+    the provider's 10 s settle from there, however long the release took (pulumi-service-awaits-settled-endpoints;
+    the provider's own await runs for minutes)."""
+    checks = _service_beside_a_release(monkeypatch, ready=True)
     assert [(c.name, c.ok) for c in checks] == [("redis", True)], checks[0].detail
+    assert "not yet settled" not in checks[0].detail
+
+
+def test_a_ready_service_whose_endpoints_are_still_settling_at_the_end_of_its_wait_passes(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """What the release freed took 6 s before the first look saw the Endpoints' change, so the settle runs past the
+    rehearsal's wait: the provider takes a Service with no pending address at its last look, settled or not
+    (pulumi-service-awaits-settled-endpoints)."""
+    checks = _service_beside_a_release(monkeypatch, ready=True, then=(("slow-config", 6.0),))
+    by_name = {c.name: c for c in checks}
+    assert by_name["redis"].ok, by_name["redis"].detail
+    assert "ready at the wait's end, its Endpoints not yet settled" in by_name["redis"].detail
+
+
+def test_a_service_with_an_address_not_ready_fails_at_the_end_of_its_wait_saying_how_long_it_waited(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    checks = _service_beside_a_release(monkeypatch, ready=False)
+    assert [(c.name, c.ok) for c in checks] == [("redis", False)]
+    # 120 s of release, then the fresh 15 s look: the wait ended 135 s after the Service was created.
+    assert checks[0].detail.startswith("created; not ready after 135 s: 1 endpoint address not ready"), checks[0].detail

@@ -970,13 +970,15 @@ PULUMI_SERVICE_AWAITS_SETTLED_ENDPOINTS = _fact(
     "its v1 Endpoints of its name have settled and list no address that is not ready. It does not ask for a ready "
     "address (its own test: 'Should succeed with no endpoints'). Each Endpoints event, the first listing included, "
     "marks them unsettled and starts a 10 s timer that marks them settled (none is cancelled): the wait ends at the "
-    "earliest 10 s after it starts, and never (but at its timeout) while no Endpoints object exists. A ServicePatch "
+    "earliest 10 s after it starts. At its timeout (and on cancel) it takes the Service as ready if no address is "
+    "pending, settled or not: one whose Endpoints object never comes waits out the whole timeout. A ServicePatch "
     "waits likewise (pulumi-patch-awaits-like-its-kind); a Patch is awaited again only when its own inputs change.",
     "pulumi/pulumi-kubernetes@v4.32.0:provider/pkg/await/service.go L140-L159 (Endpoints informer), L228-L271 "
-    "(await), L318-L366 (processEndpointEvent, time.Sleep(10 * time.Second)), L402-L425 (shouldWaitForPods, "
-    "checkAndLogStatus: serviceReady && endpointsSettled && !endpointsPending), service_test.go L117-L128; "
-    "provider/pkg/await/await.go L504-L515 (an update re-awaits on changed inputs); unchanged at the mirror's "
-    "HEAD 94977969",
+    "(await; L245-L262 the last look on cancel or timeout), L318-L366 (processEndpointEvent, "
+    "time.Sleep(10 * time.Second)), L402-L425 (shouldWaitForPods, checkAndLogStatus: serviceReady && "
+    "endpointsSettled && !endpointsPending), service_test.go L117-L128, L38-L48 ('Should succeed if Endpoints "
+    "have settled when timeout occurs', never marked settled); provider/pkg/await/await.go L504-L515 (an update "
+    "re-awaits on changed inputs); unchanged at the mirror's HEAD 94977969",
 )
 
 WEBHOOK_CALLED_THROUGH_SERVICE_ENDPOINTS = _fact(
