@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from policies.model import UNKNOWN, NotKnown, Resource, Stack, as_list, once_per_pass, peek, shell_words
+from policies.propagation import KARMADA_POLICY_GROUP
 from policies.upstream import (
     KSERVE_GRAPH_LABEL,
     KSERVE_GRAPH_ROUTER_CONTAINER,
@@ -30,7 +31,6 @@ from policies.upstream import (
 )
 
 ISVC_GROUP = "serving.kserve.io"
-KARMADA_POLICY_GROUP = "policy.karmada.io"
 PROPAGATION_POLICY = "PropagationPolicy"
 RUNTIME_KINDS = ("ServingRuntime", "ClusterServingRuntime")
 ISVC_LABEL = "serving.kserve.io/inferenceservice"

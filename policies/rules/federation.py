@@ -6,6 +6,7 @@ from collections.abc import Iterable, Iterator
 
 from policies.framework import Context, Violation, rule
 from policies.model import Resource, Stack, as_list, get, number, peek
+from policies.rules.iam import RBAC_GROUP
 from policies.upstream import (
     BUILTIN_CLUSTER_ROLES,
     BUILTIN_ROLES,
@@ -25,7 +26,6 @@ SIGNED_CERT = "tls:index/locallySignedCert:LocallySignedCert"
 SELF_SIGNED_CERT = "tls:index/selfSignedCert:SelfSignedCert"
 PRIVATE_KEY = "tls:index/privateKey:PrivateKey"
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
-RBAC_GROUP = "rbac.authorization.k8s.io"
 AGENT_KUBECONFIG_SECRET = "karmada-kubeconfig"  # register.go KarmadaKubeconfigName: the agent's credentials
 STRONG_CURVES = ("P256", "P384", "P521")
 
