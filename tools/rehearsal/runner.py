@@ -626,10 +626,13 @@ class StackRun:
             expired = time.monotonic() >= waiting.deadline
             if not ok and not expired:
                 continue
-            if expired and ready and not ok and waiting.endpoint_events:
-                # The provider's last look at its timeout takes a Service with no pending address, settled or not;
-                # the rehearsal's wait is shorter than that timeout, and the 10 s timer would fire within it anyway.
-                ok, seen = True, f"{seen}; ready at the wait's end, its Endpoints not yet settled, which pulumi accepts"
+            if expired and ready and not ok and waiting.endpoint_events and not waiting.settle_extended:
+                # The first look after a release comes once what the release freed has started, so the change it saw
+                # may have too little of the wait left: its settle gets its 10 s, once (Endpoints that keep changing
+                # still fail, where the provider would wait out its timeout).
+                waiting.settle_extended = True
+                waiting.deadline = waiting.endpoint_events[-1] + pulumi_k8s.SERVICE_SETTLE_SECONDS + 1
+                continue
 
             def why(namespace: str, selector: str, target: Target = waiting.target) -> str:
                 return self.r.pending_reason(target, namespace, selector)
@@ -791,6 +794,7 @@ class Awaiting:
     # A Service's Endpoints as last seen, and when each change was seen (the provider's Endpoints events).
     endpoints: str | None = None
     endpoint_events: list[float] = field(default_factory=list)
+    settle_extended: bool = False  # the wait was extended once for a settle that began late in it
 
     def settled(self, ready: bool, seen: str) -> tuple[bool, str]:
         """A Service that is otherwise ready (no not-ready address) is taken as ready once its Endpoints have
