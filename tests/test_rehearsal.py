@@ -689,13 +689,31 @@ def test_a_ready_service_waits_until_its_endpoints_settle(monkeypatch):
     clock[0] = 109.0
     assert waiting.settled(True, "ready") == (
         False,
-        "ready, settling (9 s since its first Endpoints event, 10 s needed)",
+        "ready, settling (9 s since its last Endpoints change, 10 s needed)",
     )
     kube.endpoints["metadata"]["resourceVersion"] = "2"  # a second pod turned ready, seen at 109
     assert waiting.settled(True, "ready")[0] is False
     clock[0] = 110.0  # the first timer fired at 110, after the event of 109: settled
     assert waiting.settled(True, "ready") == (True, "ready")
     assert waiting.settled(False, "1 not ready")[0] is False  # a not-ready address holds it whatever the timers
+
+
+def test_a_change_seen_at_the_look_its_earlier_timer_fires_at_is_taken_as_settled(monkeypatch):
+    """The look cannot tell the change from the timer (each second's look sees both); the provider settles on any
+    timer that fires after the latest change, so Endpoints that keep changing settle 10 s after the first change."""
+    from tools.rehearsal import runner
+
+    clock = [100.0]
+    monkeypatch.setattr(runner.time, "monotonic", lambda: clock[0])
+    kube = ServiceKube([])
+    waiting = _awaiting(kube, 100.0)
+    for second in range(100, 110):  # a change at every look
+        clock[0] = float(second)
+        kube.endpoints["metadata"]["resourceVersion"] = str(second)
+        assert waiting.settled(True, "ready")[0] is False
+    clock[0] = 110.0
+    kube.endpoints["metadata"]["resourceVersion"] = "110"
+    assert waiting.settled(True, "ready") == (True, "ready")
 
 
 def test_a_later_event_unsettles_until_a_timer_after_it_fires(monkeypatch):

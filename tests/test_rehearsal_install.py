@@ -161,10 +161,11 @@ class Run:
         return Limit(obj, category, reason, stands_in, self.wave.name, self.stack)
 
 
-def _install(monkeypatch, cluster: Cluster, **inputs: Any) -> Check:
+def _begin(monkeypatch, cluster: Cluster, template: str = TEMPLATE, **inputs: Any) -> tuple[Run, Any, list[float]]:
+    """The install of a release rendering `template`: its run, what install_release returned, and the clock."""
     source = ChartSource(files=SimpleNamespace(missing=lambda: None, source="gateway-helm"))  # type: ignore[arg-type]
     monkeypatch.setattr(helm, "release_source", lambda inputs: (("gateway-helm", "v1.9.0"), source))
-    monkeypatch.setattr(helm, "render", lambda inputs, **_: helm.split_rendered(TEMPLATE, RELEASE, NAMESPACE))
+    monkeypatch.setattr(helm, "render", lambda inputs, **_: helm.split_rendered(template, RELEASE, NAMESPACE))
     monkeypatch.setattr(pulumi_k8s, "AWAIT_SECONDS", 1.5)
     # A clock that a sleep moves on: the hook waits pass in no time, instead of polling for AWAIT_SECONDS.
     now = [0.0]
@@ -181,9 +182,18 @@ def _install(monkeypatch, cluster: Cluster, **inputs: Any) -> Check:
         options={},
     )
     run = Run(cluster)
-    releases.install_release(run, resource)  # type: ignore[arg-type]
+    return run, releases.install_release(run, resource), now  # type: ignore[arg-type]
+
+
+def _release_check(run: Run) -> Check:
     (check,) = [c for c in run.checks if c.name.startswith("release gateway")]
     return check
+
+
+def _install(monkeypatch, cluster: Cluster, **inputs: Any) -> Check:
+    run, installed, _ = _begin(monkeypatch, cluster, **inputs)
+    assert installed in (True, False)  # nothing to wait for: done as it returns
+    return _release_check(run)
 
 
 def test_pre_install_hooks_complete_before_the_release_s_objects_and_post_install_hooks_after(monkeypatch):
@@ -297,3 +307,41 @@ def test_what_the_rehearsal_does_not_execute_is_a_limit_not_a_pass():
     assert "kwok nodes" in reasons["aws:eks/nodeGroup:NodeGroup"][1]
     assert "deployer's machine" in reasons["command:local:Command"][0]
     assert "fixed value" in reasons["random:index/randomPassword:RandomPassword"][0]
+
+
+LOAD_BALANCER = _doc(
+    "service.yaml",
+    "apiVersion: v1\nkind: Service\nmetadata:\n  name: gateway\nspec:\n  type: LoadBalancer\n"
+    "  selector:\n    app: gateway\n  ports:\n  - port: 443\n",
+)
+
+
+def test_helm_s_wait_is_looked_at_beside_the_stack_and_post_install_hooks_run_after_it(monkeypatch):
+    """The release's objects are created and Helm's wait is handed back (ReleaseWait), to be looked at beside the
+    stack's other resources; its post-install hooks run once the wait is over (Helm asks a Service only for its load
+    balancer's address)."""
+    cluster = Cluster("Complete")
+    run, wait, _ = _begin(monkeypatch, cluster, TEMPLATE + LOAD_BALANCER)
+    assert isinstance(wait, releases.ReleaseWait)
+    assert "Service gateway" in cluster.created and "Job check" not in cluster.created
+    assert wait.look() is None and wait.look() is None
+    assert not [c for c in run.checks if c.name.startswith("release gateway")]
+    cluster.objects[("Service", "gateway", NAMESPACE)]["status"] = {"loadBalancer": {"ingress": [{"ip": "10.0.0.1"}]}}
+    assert wait.look() is True
+    assert cluster.created[-1] == "Job check"  # the post-install hook, after the wait
+    check = _release_check(run)
+    assert check.ok is True and "1 ready" in check.detail, check.detail
+
+
+def test_a_release_whose_object_is_not_ready_in_time_fails_naming_it(monkeypatch):
+    cluster = Cluster("Complete")
+    run, wait, now = _begin(monkeypatch, cluster, TEMPLATE + LOAD_BALANCER)
+    assert wait.look() is None
+    now[0] += 2.0  # past the object's 1.5 s
+    assert wait.look() is False
+    check = _release_check(run)
+    assert check.ok is False
+    assert (
+        f"helm waits (atomic, 300 s) and rolls back: Service {NAMESPACE}/gateway not ready after 2 s" in check.detail
+    ), check.detail
+    assert "Job check" not in cluster.created  # no post-install hook after a failed wait

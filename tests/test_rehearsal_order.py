@@ -104,6 +104,55 @@ def test_releases_ready_together_start_one_after_another_while_a_service_settles
     assert stack.events == ["start redis", "start volcano", "done volcano", "start fluid", "done fluid", "ready redis"]
 
 
+class ReleasesThatWait(ScriptedStack):
+    """A release's objects are created as it starts; Helm's wait for them then takes `looks[name]` looks, each one
+    a look of the stack's (StackRun._poll_awaiting, as the rehearsal runs it)."""
+
+    def execute(self, resource: PlannedResource) -> bool | None:
+        self.events.append(f"start {resource.name}")
+        if resource.type != HELM_RELEASE:
+            return True
+        events, looks = self.events, self.looks_left
+
+        def look() -> bool | None:
+            looks[resource.name] -= 1
+            if looks[resource.name] > 0:
+                return None
+            events.append(f"done {resource.name}")
+            return True
+
+        self.releasing[resource.urn] = SimpleNamespace(target=SimpleNamespace(), look=look)  # type: ignore[assignment]
+        return None
+
+    _poll_awaiting = StackRun._poll_awaiting
+
+
+def test_independent_releases_are_waited_for_side_by_side_and_each_frees_its_own_dependents():
+    """`pulumi up` installs releases that do not depend on each other at once; what depends on one starts when that
+    one is done, whatever the other is still waiting for (the rehearsal installed them one after another)."""
+    stack = ReleasesThatWait(
+        [
+            planned(HELM_RELEASE, "karmada"),
+            planned(HELM_RELEASE, "volcano"),
+            planned(CONFIG_MAP, "queues", depends_on=(f"{HELM_RELEASE}=volcano",)),
+            planned(HELM_RELEASE, "search", depends_on=(f"{HELM_RELEASE}=karmada",)),
+        ],
+        looks={"karmada": 4, "volcano": 2, "search": 1},
+    )
+    stack.r = SimpleNamespace(limit=lambda limit: limit, check=lambda check: check, sync=lambda target: None)  # type: ignore[assignment]
+    stack.run()
+    assert stack.events == [
+        "start karmada",
+        "start volcano",
+        "done volcano",
+        "start queues",
+        "done karmada",
+        "start search",
+        "done search",
+    ]
+    assert stack.outcome == {r.urn: True for r in stack.plan.resources}
+
+
 def test_a_dependency_cycle_is_reported_once_nothing_is_awaited():
     checks: list[Any] = []
     stack = ScriptedStack(
@@ -125,30 +174,41 @@ def test_a_dependency_cycle_is_reported_once_nothing_is_awaited():
 
 
 def _service_beside_a_release(
-    monkeypatch: pytest.MonkeyPatch, *, ready: bool, then: tuple[tuple[str, float], ...] = (), churning: bool = False
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    ready_after: float | None = 0.0,
+    changed: bool = True,
+    then: tuple[tuple[str, float], ...] = (),
+    churning: bool = False,
 ) -> list[Any]:
-    """The checks of a stack whose Service (probed `ready`) is awaited while a two-minute release runs; its pods turn
-    ready meanwhile (an Endpoints change); `then`: resources freed by the release, each taking its seconds;
-    `churning`: after the release, its Endpoints change at every look (each second)."""
+    """The checks of a stack whose Service is awaited while a release installs for two minutes, unlooked-at (a
+    long install: its hooks, its CRDs). The Service has no pending address from `ready_after` seconds after it was
+    created (None: never); `changed`: its pods turned ready during the install (an Endpoints change); `then`:
+    resources the release frees, each taking its seconds; `churning`: after the install its Endpoints change at
+    every look (each second)."""
     now, endpoints = [1000.0], ["v1"]
     monkeypatch.setattr(
         runner, "time", SimpleNamespace(sleep=lambda s: now.__setitem__(0, now[0] + s), monotonic=lambda: now[0])
     )
-    seen = "1 ready endpoint address" if ready else "1 endpoint address not ready"
-    monkeypatch.setattr(pulumi_k8s, "probe_ready", lambda kube, obj: (ready, seen))
-    monkeypatch.setattr(pulumi_k8s, "waits_for_endpoints", lambda live: True)
+
+    def probe_ready(kube: Any, obj: dict) -> tuple[bool, str]:
+        if ready_after is not None and now[0] >= 1000.0 + ready_after:
+            return True, "1 ready endpoint address"
+        return False, "1 endpoint address not ready"
 
     def endpoints_version(kube: Any, obj: dict) -> str:
         if churning and endpoints[0] != "v1":
             endpoints[0] = f"v{now[0]}"
         return endpoints[0]
 
+    monkeypatch.setattr(pulumi_k8s, "probe_ready", probe_ready)
+    monkeypatch.setattr(pulumi_k8s, "waits_for_endpoints", lambda live: True)
     monkeypatch.setattr(pulumi_k8s, "endpoints_version", endpoints_version)
     target = SimpleNamespace(kube=SimpleNamespace(get=lambda *args, **kwargs: {"kind": "Service"}))
     seconds = dict(then)
     checks: list[Any] = []
 
-    class TwoMinuteRelease(ScriptedStack):
+    class TwoMinuteInstall(ScriptedStack):
         def execute(self, resource: PlannedResource) -> bool | None:
             if resource.type == SERVICE:
                 obj = {"kind": "Service", "metadata": {"name": resource.name, "namespace": "redis"}}
@@ -157,51 +217,58 @@ def _service_beside_a_release(
                 return None
             if resource.type == HELM_RELEASE:
                 now[0] += 120
-                endpoints[0] = "v2"
+                if changed:
+                    endpoints[0] = "v2"
             now[0] += seconds.get(resource.name, 0.0)
             return True
 
         _poll_awaiting = StackRun._poll_awaiting
 
     freed = [planned(CONFIG_MAP, name, depends_on=(f"{HELM_RELEASE}=karmada",)) for name, _ in then]
-    stack = TwoMinuteRelease([planned(SERVICE, "redis"), planned(HELM_RELEASE, "karmada"), *freed], looks={})
+    stack = TwoMinuteInstall([planned(SERVICE, "redis"), planned(HELM_RELEASE, "karmada"), *freed], looks={})
     stack.r = SimpleNamespace(limit=lambda limit: limit, check=checks.append, sync=lambda target: None)  # type: ignore[assignment]
     stack._check = lambda resource, category, ok, detail, name=None: SimpleNamespace(
         name=resource.name, ok=ok, detail=detail
     )  # type: ignore[method-assign,assignment,misc]
     stack.run()
-    return checks
+    return [c for c in checks if c.name == "redis"]
 
 
-def test_a_service_whose_endpoints_change_during_a_long_release_still_settles(monkeypatch: pytest.MonkeyPatch):
-    """The release is not looked through: the first look after it sees the Endpoints' change, and the Service gets
-    the provider's 10 s settle from there, however long the release took (pulumi-service-awaits-settled-endpoints;
-    the provider's own await runs for minutes)."""
-    checks = _service_beside_a_release(monkeypatch, ready=True)
-    assert [(c.name, c.ok) for c in checks] == [("redis", True)], checks[0].detail
-    assert "not yet settled" not in checks[0].detail
+def test_a_service_whose_endpoints_change_during_a_long_install_settles_10_s_after_it(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """The install is not looked through: the first look after it sees the Endpoints' change, and the Service gets
+    the provider's 10 s settle from there (pulumi-service-awaits-settled-endpoints)."""
+    [check] = _service_beside_a_release(monkeypatch)
+    assert check.ok and check.seconds == 130, (check.seconds, check.detail)
+    assert "settling" not in check.detail
+
+
+def test_an_await_gets_a_fresh_look_after_a_long_install(monkeypatch: pytest.MonkeyPatch):
+    """Its 60 s ran out during the install, unlooked-at; ready 5 s after it, it passes (the provider's own wait runs
+    for minutes)."""
+    [check] = _service_beside_a_release(monkeypatch, ready_after=125.0, changed=False)
+    assert check.ok and check.seconds == 125, (check.seconds, check.detail)
 
 
 def test_a_settle_that_began_late_in_the_wait_gets_its_10_s(monkeypatch: pytest.MonkeyPatch):
-    """What the release freed took 6 s before the first look saw the Endpoints' change, so the fresh look's margin
-    after the release was too short for the settle: the wait is extended once, to the settle's end
-    (pulumi-service-awaits-settled-endpoints: the provider's own wait runs for minutes)."""
-    checks = _service_beside_a_release(monkeypatch, ready=True, then=(("slow-config", 6.0),))
-    by_name = {c.name: c for c in checks}
-    assert by_name["redis"].ok, by_name["redis"].detail
+    """What the release freed took 6 s before the first look saw the Endpoints' change, past the fresh look's margin:
+    the wait is extended to the change's timer, and the Service passes when it fires, not before."""
+    [check] = _service_beside_a_release(monkeypatch, then=(("slow-config", 6.0),))
+    assert check.ok and check.seconds == 136, (check.seconds, check.detail)
 
 
-def test_endpoints_that_keep_changing_fail_the_service_at_the_end_of_its_wait(monkeypatch: pytest.MonkeyPatch):
-    """No change's 10 s timer fires after a later change: the provider would wait out its whole timeout."""
-    checks = _service_beside_a_release(monkeypatch, ready=True, churning=True)
-    assert [(c.name, c.ok) for c in checks] == [("redis", False)]
-    assert "settling" in checks[0].detail, checks[0].detail
+def test_endpoints_that_keep_changing_settle_when_the_first_change_s_timer_fires(monkeypatch: pytest.MonkeyPatch):
+    """No timer is cancelled: the first change's fires 10 s after it, at a look that also sees a change, and the
+    provider takes the Service (its settled channel, service.go L264-L265)."""
+    [check] = _service_beside_a_release(monkeypatch, churning=True)
+    assert check.ok and check.seconds == 130, (check.seconds, check.detail)
 
 
 def test_a_service_with_an_address_not_ready_fails_at_the_end_of_its_wait_saying_how_long_it_waited(
     monkeypatch: pytest.MonkeyPatch,
 ):
-    checks = _service_beside_a_release(monkeypatch, ready=False)
-    assert [(c.name, c.ok) for c in checks] == [("redis", False)]
-    # 120 s of release, then the fresh 15 s look: the wait ended 135 s after the Service was created.
-    assert checks[0].detail.startswith("created; not ready after 135 s: 1 endpoint address not ready"), checks[0].detail
+    [check] = _service_beside_a_release(monkeypatch, ready_after=None)
+    assert check.ok is False
+    # 120 s of install, then the fresh 15 s look: the wait ended 135 s after the Service was created.
+    assert check.detail.startswith("created; not ready after 135 s: 1 endpoint address not ready"), check.detail

@@ -40,6 +40,8 @@ AWAITED_KINDS = {
 # Each event of a Service's Endpoints starts a timer this long that marks them settled; the provider takes the Service as
 # ready only while they are (upstream.PULUMI_SERVICE_AWAITS_SETTLED_ENDPOINTS).
 SERVICE_SETTLE_SECONDS = 10.0
+# How long the provider waits for a Service (pulumi-kubernetes@v4.32.0:provider/pkg/await/service.go L80, L158).
+SERVICE_TIMEOUT_SECONDS = 600.0
 # The provider waits 10 minutes; a rehearsal's kwok pods are Ready within seconds of being bound, so what is not
 # ready after this long is reported with what blocks it rather than waited for.
 AWAIT_SECONDS = 60.0
@@ -108,34 +110,6 @@ def probe_ready(kube: Kube, obj: dict[str, Any], *, helm_wait: bool = False) -> 
     if live is None:
         return False, "not found"
     return _ready(kube, obj["kind"], live, helm_wait)
-
-
-def await_ready(
-    kube: Kube,
-    obj: dict[str, Any],
-    *,
-    why_pending: Callable[[str, str], str],
-    timeout: float = AWAIT_SECONDS,
-    helm_wait: bool = False,
-    before_probe: Callable[[], None] = lambda: None,
-    give_up: Callable[[], str | None] = lambda: None,
-) -> Outcome:
-    """Wait as the provider waits for `obj` (`helm_wait`: as Helm's install waits, which asks a Service only
-    for its load balancer's address, helm.sh/helm/v3@v3.20.2:pkg/kube/ready.go L253 serviceReady);
-    `why_pending(namespace, selector)` explains pods that are not ready; `give_up()` says why waiting on is
-    pointless (a stand-in that has crashed), or None."""
-    deadline = time.monotonic() + timeout
-    while True:
-        before_probe()
-        ready, last = probe_ready(kube, obj, helm_wait=helm_wait)
-        if ready:
-            return Outcome(True, last)
-        if time.monotonic() >= deadline:
-            return Outcome(False, not_ready(obj, last, timeout, why_pending))
-        reason = give_up()
-        if reason:  # what the rest of the wait cannot change
-            return Outcome(False, f"not ready: {last}; {reason}")
-        time.sleep(1.0)
 
 
 def not_ready(obj: dict[str, Any], last: str, timeout: float, why_pending: Callable[[str, str], str]) -> str:

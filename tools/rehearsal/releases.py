@@ -3,8 +3,8 @@ then the release's controllers started where the rehearsal runs them."""
 
 from __future__ import annotations
 
-import functools
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from tools.plan.engine import PlannedResource
@@ -284,8 +284,9 @@ def _stand_in_crashed(kube: Kube, obj: dict[str, Any]) -> str | None:
     return None
 
 
-def install_release(run: StackRun, resource: PlannedResource) -> bool:
-    """The release on its cluster; one `apply` check for the release, one per object the server refuses."""
+def install_release(run: StackRun, resource: PlannedResource) -> bool | ReleaseWait:
+    """The release on its cluster; one `apply` check for the release, one per object the server refuses. What Helm
+    then waits for is returned to be looked at beside the stack's other resources (ReleaseWait), unless nothing is."""
     from tools.rehearsal.runner import vendored_crds, wait_crds_established
 
     inputs = resource.inputs
@@ -318,7 +319,7 @@ def install_release(run: StackRun, resource: PlannedResource) -> bool:
         return result(
             False, f"no source for chart {key[0]} {key[1]} in tools/rehearsal/charts.py: add the pin's module files"
         )
-    run.release_namespace = str(inputs.get("namespace") or "default")
+    namespace = run.release_namespace = str(inputs.get("namespace") or "default")
     if source.files is None:
         crds = vendored_crds(source.vendored_crds)
         origin = "conformance/upstream (vendored, reduced)"
@@ -400,7 +401,7 @@ def install_release(run: StackRun, resource: PlannedResource) -> bool:
             return result(False, f"{len(crd_names)} CRD(s) created; helm install fails: {detail}")
         hooks_done.append(detail)
     created = len(_create_all(run, target, release, rendered.manifests, failures))
-    mark = phase("create", mark)
+    phase("create", mark)
     if failures:
         return result(
             False,
@@ -427,30 +428,7 @@ def install_release(run: StackRun, resource: PlannedResource) -> bool:
         if inputs.get("skipAwait")
         else [o for o in rendered.manifests if o["kind"] in WAITED_KINDS and pulumi_k8s.awaited(o)]
     )
-    mark = time.monotonic()
-    cluster = target
-
-    def why_pending(namespace: str, selector: str) -> str:
-        return run.r.pending_reason(cluster, namespace, selector)
-
-    for obj in waits:
-        outcome = pulumi_k8s.await_ready(
-            target.kube,
-            obj,
-            why_pending=why_pending,
-            helm_wait=True,
-            before_probe=lambda: run.r.sync(cluster),
-            give_up=functools.partial(_stand_in_crashed, cluster.kube, obj),
-        )
-        if not outcome.ok:
-            containers = ((obj.get("spec") or {}).get("template") or {}).get("spec", {}).get("containers") or []
-            # A stand-in's failure fails too: the pinned program may fail the same way (its log says which).
-            stood_in = "".join(f" ({d})" for d in (stand_in(c) for c in containers) if d)
-            return result(
-                False,
-                f"{len(crd_names)} CRD(s), {created} object(s) created; helm waits (atomic, {timeout:.0f} s) "
-                f"and rolls back: {pulumi_k8s.describe(obj)} {outcome.detail}{stood_in}",
-            )
+    created_text = f"{len(crd_names)} CRD(s), {created} object(s) created"
     stand_ins: dict[str, list[str]] = {}  # the reason a stand-in is built -> what stands in for which image
     for container in _workload_containers(rendered.manifests):
         if stand_in(container):
@@ -458,22 +436,80 @@ def install_release(run: StackRun, resource: PlannedResource) -> bool:
             without = f", without {', '.join(flags)} (flags only the pinned version knows)" if flags else ""
             reason = binaries.by_binary()[container_binary(container) or ""].stand_in
             stand_ins.setdefault(reason, []).append(f"{stand_in(container)}{without}")
-    for reason, what in stand_ins.items():
-        limit(
-            f"{label}: the pinned programs", f"the pinned version is not built: {reason}", "; ".join(sorted(set(what)))
-        )
-    mark = phase("wait", mark)
-    if hooks_run and rendered.post_hooks:
-        ok, detail = run_hooks(
-            run, target, helm.POST_INSTALL, rendered.post_hooks, timeout=timeout, wait=pulumi_k8s.AWAIT_SECONDS
-        )
-        phase("post-install hooks", mark)
-        if not ok:
-            return result(
-                False,
-                f"{len(crd_names)} CRD(s), {created} object(s) created, {len(waits)} ready; helm install fails: {detail}",
+
+    def finish(mark: float) -> bool:
+        """The wait is over: the stand-ins reported, then the post-install hooks, as Helm runs them after its wait."""
+        for reason, what in stand_ins.items():
+            limit(
+                f"{label}: the pinned programs",
+                f"the pinned version is not built: {reason}",
+                "; ".join(sorted(set(what))),
             )
-        hooks_done.append(detail)
-    waited = " (skipAwait)" if inputs.get("skipAwait") else f", {len(waits)} ready"
-    hooks_text = "".join(f"; {d}" for d in hooks_done)
-    return result(True, f"{len(crd_names)} CRD(s), {created} object(s) created{waited}{hooks_text}")
+        mark = phase("wait", mark)
+        if hooks_run and rendered.post_hooks:
+            run.release_namespace = namespace  # other releases may have been installed during the wait
+            ok, detail = run_hooks(
+                run, target, helm.POST_INSTALL, rendered.post_hooks, timeout=timeout, wait=pulumi_k8s.AWAIT_SECONDS
+            )
+            phase("post-install hooks", mark)
+            if not ok:
+                return result(False, f"{created_text}, {len(waits)} ready; helm install fails: {detail}")
+            hooks_done.append(detail)
+        waited = " (skipAwait)" if inputs.get("skipAwait") else f", {len(waits)} ready"
+        hooks_text = "".join(f"; {d}" for d in hooks_done)
+        return result(True, f"{created_text}{waited}{hooks_text}")
+
+    def failed(obj: dict[str, Any], detail: str) -> bool:
+        containers = ((obj.get("spec") or {}).get("template") or {}).get("spec", {}).get("containers") or []
+        # A stand-in's failure fails too: the pinned program may fail the same way (its log says which).
+        stood_in = "".join(f" ({d})" for d in (stand_in(c) for c in containers) if d)
+        return result(
+            False,
+            f"{created_text}; helm waits (atomic, {timeout:.0f} s) and rolls back: {pulumi_k8s.describe(obj)} "
+            f"{detail}{stood_in}",
+        )
+
+    if not waits:
+        return finish(time.monotonic())
+    return ReleaseWait(run, target, waits, finish, failed)
+
+
+class ReleaseWait:
+    """A release whose objects are created, being waited for as `helm install --wait` does, one look at a time: the
+    stack's runner looks at it beside its other awaits and releases, as `pulumi up` installs independent releases
+    side by side. The objects are waited for in turn, each for up to AWAIT_SECONDS from its turn (as the
+    rehearsal's Helm wait always did); then `finish` (post-install hooks, the release's check)."""
+
+    def __init__(
+        self,
+        run: StackRun,
+        target: Target,
+        waits: list[dict[str, Any]],
+        finish: Callable[[float], bool],
+        failed: Callable[[dict[str, Any], str], bool],
+    ):
+        self.run, self.target, self.waits = run, target, list(waits)
+        self._finish, self._failed = finish, failed
+        self.started = time.monotonic()
+        self.deadline = self.started + pulumi_k8s.AWAIT_SECONDS
+
+    def look(self) -> bool | None:
+        """One look (the cluster synced by the caller): None while an object is not ready, else the outcome."""
+        kube = self.target.kube
+        while self.waits:
+            obj = self.waits[0]
+            ready, last = pulumi_k8s.probe_ready(kube, obj, helm_wait=True)
+            if ready:
+                self.waits.pop(0)
+                self.deadline = time.monotonic() + pulumi_k8s.AWAIT_SECONDS
+                continue
+            if time.monotonic() >= self.deadline:
+                return self._failed(obj, pulumi_k8s.not_ready(obj, last, pulumi_k8s.AWAIT_SECONDS, self._why_pending))
+            reason = _stand_in_crashed(kube, obj)
+            if reason:  # what the rest of the wait cannot change
+                return self._failed(obj, f"not ready: {last}; {reason}")
+            return None
+        return self._finish(self.started)
+
+    def _why_pending(self, namespace: str, selector: str) -> str:
+        return self.run.r.pending_reason(self.target, namespace, selector)

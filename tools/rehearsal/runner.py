@@ -2,11 +2,11 @@
 plan in the order `pulumi up` can reach it, then the wave's gates.
 
 Order within a stack: Pulumi starts a resource once everything it depends on (`dependsOn`, the resources its
-inputs come from; a component stands for all its children) is done, in parallel. Helm releases that wait take
-minutes, plain objects seconds: so every plain object that is ready goes before any release, and a release
-completes (CRDs installed, controllers started, waited for) before the next resource that is ready after it. A
-ready release does not wait for the objects being awaited (a Service's Endpoints settling): it starts after one
-look at them, and they are looked at again when it is done.
+inputs come from; a component stands for all its children) is done, in parallel. Plain objects take seconds, Helm
+releases minutes: every plain object that is ready goes first; then each ready release is installed (rendered, its
+CRDs and objects created, its controllers started) after one look at what is being waited for, and Helm's wait for
+its objects (ReleaseWait) is looked at beside the stack's other awaits and releases, once a second: releases that do
+not depend on each other wait side by side, and what depends on one starts when that one is done.
 A resource whose dependency failed is not attempted (Pulumi does not either). Cloud resources (VPCs, IAM, node
 groups) are taken as created: the rehearsal's clusters and kwok nodes stand for them."""
 
@@ -55,7 +55,7 @@ from tools.rehearsal.kubelet import Kubelet
 from tools.rehearsal.network import NODES_PER_CLUSTER, NetworkError, PodNetwork
 from tools.rehearsal.processes import ProcessFailed, Supervisor, wait_until
 from tools.rehearsal.proxy import ServiceProxy
-from tools.rehearsal.releases import served_by_programs, unserved
+from tools.rehearsal.releases import ReleaseWait, served_by_programs, unserved
 from tools.rehearsal.report import Check, Limit, Report
 from tools.rehearsal.serving import check_pickers, check_scheduled
 from tools.rollout.ci import stack_regions
@@ -287,7 +287,7 @@ class Rehearsal:
 
     kube_version = KUBE_VERSION
 
-    def install_release(self, run: StackRun, resource: PlannedResource) -> bool:
+    def install_release(self, run: StackRun, resource: PlannedResource) -> bool | ReleaseWait:
         from tools.rehearsal.releases import install_release
 
         return install_release(run, resource)
@@ -534,6 +534,7 @@ class StackRun:
         self.r, self.wave, self.stack, self.plan = rehearsal, wave, stack, plan
         self.outcome: dict[str, bool] = {}
         self.awaiting: dict[str, Awaiting] = {}
+        self.releasing: dict[str, ReleaseWait] = {}  # releases whose objects Helm waits for
         self.release_namespace = "default"
         self.unexecuted: dict[str, list[str]] = {}  # resource type -> names the rehearsal does not execute
 
@@ -573,7 +574,7 @@ class StackRun:
     def _run(self) -> None:
         pending = [r for r in self.plan.resources if _executable(r)]
         deps = {r.urn: self.deps(r) for r in pending}
-        while pending or self.awaiting:
+        while pending or self.awaiting or self.releasing:
             ready = [r for r in pending if deps[r.urn] <= self.outcome.keys()]
             quick = [r for r in ready if r.type != HELM_RELEASE]
             if quick:
@@ -581,17 +582,18 @@ class StackRun:
                     pending.remove(resource)
                     self._start(resource, deps[resource.urn])
                 continue
-            if self.awaiting and self._poll_awaiting():
+            if (self.awaiting or self.releasing) and self._poll_awaiting():
                 continue  # what waited on it may be ready now
-            if ready:  # a release does not wait for awaits it does not depend on, as in Pulumi
+            if ready:  # a release does not wait for awaits or releases it does not depend on, as in Pulumi
                 pending.remove(ready[0])
                 self._start(ready[0], deps[ready[0].urn])
-                # The release took its time, unlooked-at: each await gets a fresh look, long enough for a Service
-                # whose Endpoints changed meanwhile to settle (the first look after the release sees the change).
+                # The release's install (rendering, CRDs, hooks) took its time, unlooked-at: each await gets a fresh
+                # look, long enough for a Service whose Endpoints changed meanwhile to settle (the first look after
+                # the install sees the change).
                 for waiting in self.awaiting.values():
                     waiting.deadline = max(waiting.deadline, time.monotonic() + pulumi_k8s.SERVICE_SETTLE_SECONDS + 5)
                 continue
-            if self.awaiting:
+            if self.awaiting or self.releasing:
                 time.sleep(1.0)
                 continue
             for r in pending:
@@ -614,10 +616,17 @@ class StackRun:
             self.outcome[resource.urn] = result
 
     def _poll_awaiting(self) -> bool:
-        """One look at every awaited object; True when one of them finished."""
+        """One look at every awaited object and every release's wait; True when one of them finished."""
         finished = False
-        for target in {id(w.target): w.target for w in self.awaiting.values()}.values():
+        targets = [w.target for w in self.awaiting.values()] + [w.target for w in self.releasing.values()]
+        for target in {id(t): t for t in targets}.values():
             self.r.sync(target)
+        for urn, release in list(self.releasing.items()):
+            outcome = release.look()
+            if outcome is not None:
+                self.outcome[urn] = outcome
+                del self.releasing[urn]
+                finished = True
         for urn, waiting in list(self.awaiting.items()):
             ready, seen = pulumi_k8s.probe_ready(waiting.target.kube, waiting.obj)
             ok = ready
@@ -626,12 +635,12 @@ class StackRun:
             expired = time.monotonic() >= waiting.deadline
             if not ok and not expired:
                 continue
-            if expired and ready and not ok and waiting.endpoint_events and not waiting.settle_extended:
-                # The first look after a release comes once what the release freed has started, so the change it saw
-                # may have too little of the wait left: its settle gets its 10 s, once (Endpoints that keep changing
-                # still fail, where the provider would wait out its timeout).
-                waiting.settle_extended = True
-                waiting.deadline = waiting.endpoint_events[-1] + pulumi_k8s.SERVICE_SETTLE_SECONDS + 1
+            next_timer = waiting.next_settle_timer()
+            if expired and ready and not ok and next_timer is not None:
+                # Ready, its Endpoints settling: the provider, whose own wait is minutes, takes it when the next timer
+                # fires (unless a change comes first). The rehearsal's wait is extended to then: a change seen late
+                # in it (a look delayed by a release, or by what a release freed) gets its settle.
+                waiting.deadline = next_timer + 1
                 continue
 
             def why(namespace: str, selector: str, target: Target = waiting.target) -> str:
@@ -689,7 +698,11 @@ class StackRun:
     def execute(self, resource: PlannedResource) -> bool | None:
         """True / False when done; None when created and awaited (finished by _poll_awaiting)."""
         if resource.type == HELM_RELEASE:
-            return self.r.install_release(self, resource)
+            installed = self.r.install_release(self, resource)
+            if isinstance(installed, bool):
+                return installed
+            self.releasing[resource.urn] = installed
+            return None
         if resource.type == CONFIG_FILE:
             return self._config_file(resource)
         if not is_kubernetes_object(resource):
@@ -794,13 +807,13 @@ class Awaiting:
     # A Service's Endpoints as last seen, and when each change was seen (the provider's Endpoints events).
     endpoints: str | None = None
     endpoint_events: list[float] = field(default_factory=list)
-    settle_extended: bool = False  # the wait was extended once for a settle that began late in it
 
     def settled(self, ready: bool, seen: str) -> tuple[bool, str]:
         """A Service that is otherwise ready (no not-ready address) is taken as ready once its Endpoints have
         settled as the provider's watch settles them: each Endpoints event (the first listing included) marks them
-        unsettled and starts a 10 s timer that marks them settled, none cancelled; with no Endpoints object, no
-        event comes and they never settle (upstream.PULUMI_SERVICE_AWAITS_SETTLED_ENDPOINTS)."""
+        unsettled and starts a 10 s timer that marks them settled, none cancelled: they are settled once any timer
+        fires after the latest change; with no Endpoints object, no event comes and they never settle
+        (upstream.PULUMI_SERVICE_AWAITS_SETTLED_ENDPOINTS)."""
         meta = self.obj["metadata"]
         live = self.target.kube.get("v1", "Service", meta["name"], meta.get("namespace"))
         if live is None or not pulumi_k8s.waits_for_endpoints(live):
@@ -811,10 +824,21 @@ class Awaiting:
             self.endpoint_events.append(now)
         settle = pulumi_k8s.SERVICE_SETTLE_SECONDS
         fired = [event + settle for event in self.endpoint_events if event + settle <= now]
-        if ready and not (fired and max(fired) > self.endpoint_events[-1]):
-            waited = now - self.endpoint_events[0] if self.endpoint_events else 0.0
-            return False, f"{seen}, settling ({waited:.0f} s since its first Endpoints event, {settle:.0f} s needed)"
+        # A timer that fires at the look that sees a change counts: the look cannot tell which came first.
+        if ready and not (fired and max(fired) >= self.endpoint_events[-1]):
+            if not self.endpoint_events:
+                return False, f"{seen}, settling (no Endpoints object: no event, no timer)"
+            since = now - self.endpoint_events[-1]
+            return False, f"{seen}, settling ({since:.0f} s since its last Endpoints change, {settle:.0f} s needed)"
         return ready, seen
+
+    def next_settle_timer(self) -> float | None:
+        """When the next of the Endpoints' timers fires, while the provider still waits; None if none is pending."""
+        now, settle = time.monotonic(), pulumi_k8s.SERVICE_SETTLE_SECONDS
+        pending = [event + settle for event in self.endpoint_events if event + settle > now]
+        if not pending or now >= self.started + pulumi_k8s.SERVICE_TIMEOUT_SECONDS:
+            return None
+        return min(pending)
 
 
 def _executable(resource: PlannedResource) -> bool:
