@@ -698,6 +698,23 @@ def test_a_ready_service_waits_until_its_endpoints_settle(monkeypatch):
     assert waiting.settled(False, "1 not ready")[0] is False  # a not-ready address holds it whatever the timers
 
 
+def test_a_change_seen_long_after_the_last_look_is_taken_as_just_before_it(monkeypatch):
+    """A look an install delayed (the kubelets wait with it) does not date the change back to the look before: the
+    first timer, long fired, does not settle it."""
+    from tools.rehearsal import runner
+
+    clock = [100.0]
+    monkeypatch.setattr(runner.time, "monotonic", lambda: clock[0])
+    kube = ServiceKube([])
+    waiting = _awaiting(kube, 100.0)
+    waiting.settled(True, "ready")
+    clock[0] = 220.0
+    kube.endpoints["metadata"]["resourceVersion"] = "2"
+    assert waiting.settled(True, "ready")[0] is False
+    clock[0] = 230.0
+    assert waiting.settled(True, "ready")[0] is True
+
+
 def test_a_change_seen_at_the_look_its_earlier_timer_fires_at_is_taken_as_settled(monkeypatch):
     """The look cannot tell the change from the timer (each second's look sees both); the provider settles on any
     timer that fires after the latest change, so Endpoints that keep changing settle 10 s after the first change."""
@@ -723,9 +740,11 @@ def test_a_later_event_unsettles_until_a_timer_after_it_fires(monkeypatch):
     monkeypatch.setattr(runner.time, "monotonic", lambda: clock[0])
     kube = ServiceKube([])
     waiting = _awaiting(kube, 100.0)
-    waiting.settled(True, "ready")
+    for second in range(100, 111):  # a look each second; the timer fires at 110, before anything changed: ready
+        clock[0] = float(second)
+        waiting.settled(False, "1 not ready")
     clock[0] = 111.0
-    kube.endpoints["metadata"]["resourceVersion"] = "2"  # seen at 111, after the first timer (110)
+    kube.endpoints["metadata"]["resourceVersion"] = "2"  # changed after the look at 110, after the first timer
     assert waiting.settled(True, "ready")[0] is False
     clock[0] = 120.9
     assert waiting.settled(True, "ready")[0] is False

@@ -345,3 +345,72 @@ def test_a_release_whose_object_is_not_ready_in_time_fails_naming_it(monkeypatch
         f"helm waits (atomic, 300 s) and rolls back: Service {NAMESPACE}/gateway not ready after 2 s" in check.detail
     ), check.detail
     assert "Job check" not in cluster.created  # no post-install hook after a failed wait
+
+
+def _ingress(cluster: Cluster, name: str) -> None:
+    cluster.objects[("Service", name, NAMESPACE)]["status"] = {"loadBalancer": {"ingress": [{"ip": "10.0.0.1"}]}}
+
+
+def test_each_object_of_a_release_gets_its_whole_wait_from_its_turn(monkeypatch):
+    second = LOAD_BALANCER.replace("name: gateway\n", "name: gateway-admin\n")
+    cluster = Cluster("Complete")
+    run, wait, now = _begin(monkeypatch, cluster, TEMPLATE + LOAD_BALANCER + second)
+    assert wait.look() is None
+    now[0] = 1.0
+    _ingress(cluster, "gateway")
+    assert wait.look() is None  # the first ready at 1 s; the second's 1.5 s start now
+    now[0] = 2.0
+    assert wait.look() is None  # 2 s after the release began, 1 s into the second's turn
+    _ingress(cluster, "gateway-admin")
+    assert wait.look() is True, _release_check(run).detail
+
+
+def test_a_release_s_wait_does_not_count_the_time_another_release_was_installing(monkeypatch):
+    """Nothing looked at it, nor synced its cluster's kubelet, while the stack installed the next release."""
+    cluster = Cluster("Complete")
+    run, wait, now = _begin(monkeypatch, cluster, TEMPLATE + LOAD_BALANCER)
+    assert wait.look() is None
+    now[0] = 65.0  # the next release's install took 65 s
+    assert wait.look() is None
+    now[0] = 66.0
+    _ingress(cluster, "gateway")
+    assert wait.look() is True, _release_check(run).detail
+
+
+def test_a_crashed_stand_in_ends_the_wait_at_once_and_the_failure_says_how_long_it_waited(monkeypatch):
+    cluster = Cluster("Complete")
+    run, wait, now = _begin(monkeypatch, cluster, TEMPLATE + LOAD_BALANCER)
+    now[0] = 1.0  # within the object's 1.5 s
+    monkeypatch.setattr(releases, "_stand_in_crashed", lambda kube, obj: "pod gateway-0: envoy exited: flag")
+    assert wait.look() is False
+    detail = _release_check(run).detail
+    assert f"rolls back: Service {NAMESPACE}/gateway not ready: " in detail, detail
+    assert "; pod gateway-0: envoy exited: flag" in detail, detail
+
+
+def test_a_wait_that_runs_out_says_how_long_the_object_was_waited_for(monkeypatch):
+    cluster = Cluster("Complete")
+    run, wait, now = _begin(monkeypatch, cluster, TEMPLATE + LOAD_BALANCER)
+    assert wait.look() is None
+    for second in (1.0, 2.9):  # its 1.5 s have run out by the look at 2.9 s
+        now[0] = second
+        if wait.look() is not None:
+            break
+    assert f"Service {NAMESPACE}/gateway not ready after 3 s" in _release_check(run).detail
+
+
+def test_post_install_hooks_go_to_the_release_s_namespace_whatever_was_installed_during_its_wait(monkeypatch):
+    cluster = Cluster("Complete")
+    run, wait, _ = _begin(monkeypatch, cluster, TEMPLATE + LOAD_BALANCER)
+    run.release_namespace = "other-system"  # another release installed meanwhile
+    created_in: list[tuple[str, str | None]] = []
+    create = cluster.create
+
+    def recording(obj: dict[str, Any], *, field_manager: str) -> dict[str, Any]:
+        created_in.append((obj["metadata"]["name"], obj["metadata"].get("namespace")))
+        return create(obj, field_manager=field_manager)
+
+    monkeypatch.setattr(cluster, "create", recording)
+    _ingress(cluster, "gateway")
+    assert wait.look() is True
+    assert created_in == [("check", NAMESPACE)]

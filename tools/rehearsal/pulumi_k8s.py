@@ -45,6 +45,17 @@ SERVICE_TIMEOUT_SECONDS = 600.0
 # The provider waits 10 minutes; a rehearsal's kwok pods are Ready within seconds of being bound, so what is not
 # ready after this long is reported with what blocks it rather than waited for.
 AWAIT_SECONDS = 60.0
+# The rehearsal looks at what it waits for once a second, between the resources it starts; a longer gap is time it
+# spent installing something else, unlooked-at, its clusters' kubelets unsynced (they run on its looks) unless that
+# install's hooks ran on the same cluster.
+LOOK_GAP_SECONDS = 2.0
+
+
+def credited(deadline: float, last_look: float, now: float) -> float:
+    """A wait's deadline counting only the time it was looked at: a gap between two looks longer than
+    LOOK_GAP_SECONDS (an install ran meanwhile) is added to it, less the second a look takes anyway."""
+    gap = now - last_look
+    return deadline + gap - 1.0 if gap > LOOK_GAP_SECONDS else deadline
 
 
 def describe(obj: dict[str, Any]) -> str:

@@ -490,21 +490,26 @@ class ReleaseWait:
     ):
         self.run, self.target, self.waits = run, target, list(waits)
         self._finish, self._failed = finish, failed
-        self.started = time.monotonic()
+        self.started = self.turn = self.last_look = time.monotonic()  # turn: when the first object's wait began
         self.deadline = self.started + pulumi_k8s.AWAIT_SECONDS
 
     def look(self) -> bool | None:
-        """One look (the cluster synced by the caller): None while an object is not ready, else the outcome."""
-        kube = self.target.kube
+        """One look (the cluster synced by the caller): None while an object is not ready, else the outcome. Time
+        it was not looked at (another release installing) does not count (pulumi_k8s.credited)."""
+        kube, now = self.target.kube, time.monotonic()
+        self.deadline = pulumi_k8s.credited(self.deadline, self.last_look, now)
+        self.last_look = now
         while self.waits:
             obj = self.waits[0]
             ready, last = pulumi_k8s.probe_ready(kube, obj, helm_wait=True)
             if ready:
                 self.waits.pop(0)
-                self.deadline = time.monotonic() + pulumi_k8s.AWAIT_SECONDS
+                self.turn = time.monotonic()
+                self.deadline = self.turn + pulumi_k8s.AWAIT_SECONDS
                 continue
             if time.monotonic() >= self.deadline:
-                return self._failed(obj, pulumi_k8s.not_ready(obj, last, pulumi_k8s.AWAIT_SECONDS, self._why_pending))
+                waited = time.monotonic() - self.turn
+                return self._failed(obj, pulumi_k8s.not_ready(obj, last, waited, self._why_pending))
             reason = _stand_in_crashed(kube, obj)
             if reason:  # what the rest of the wait cannot change
                 return self._failed(obj, f"not ready: {last}; {reason}")

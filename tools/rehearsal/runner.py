@@ -586,12 +586,7 @@ class StackRun:
                 continue  # what waited on it may be ready now
             if ready:  # a release does not wait for awaits or releases it does not depend on, as in Pulumi
                 pending.remove(ready[0])
-                self._start(ready[0], deps[ready[0].urn])
-                # The release's install (rendering, CRDs, hooks) took its time, unlooked-at: each await gets a fresh
-                # look, long enough for a Service whose Endpoints changed meanwhile to settle (the first look after
-                # the install sees the change).
-                for waiting in self.awaiting.values():
-                    waiting.deadline = max(waiting.deadline, time.monotonic() + pulumi_k8s.SERVICE_SETTLE_SECONDS + 5)
+                self._start(ready[0], deps[ready[0].urn])  # what waits meanwhile is credited the time (credited)
                 continue
             if self.awaiting or self.releasing:
                 time.sleep(1.0)
@@ -621,13 +616,10 @@ class StackRun:
         targets = [w.target for w in self.awaiting.values()] + [w.target for w in self.releasing.values()]
         for target in {id(t): t for t in targets}.values():
             self.r.sync(target)
-        for urn, release in list(self.releasing.items()):
-            outcome = release.look()
-            if outcome is not None:
-                self.outcome[urn] = outcome
-                del self.releasing[urn]
-                finished = True
         for urn, waiting in list(self.awaiting.items()):
+            now = time.monotonic()
+            waiting.deadline = pulumi_k8s.credited(waiting.deadline, waiting.last_look or waiting.started, now)
+            waiting.last_look = now
             ready, seen = pulumi_k8s.probe_ready(waiting.target.kube, waiting.obj)
             ok = ready
             if waiting.obj["kind"] == "Service":
@@ -635,13 +627,15 @@ class StackRun:
             expired = time.monotonic() >= waiting.deadline
             if not ok and not expired:
                 continue
-            next_timer = waiting.next_settle_timer()
-            if expired and ready and not ok and next_timer is not None:
+            if expired and ready and not ok and waiting.endpoint_events:
                 # Ready, its Endpoints settling: the provider, whose own wait is minutes, takes it when the next timer
-                # fires (unless a change comes first). The rehearsal's wait is extended to then: a change seen late
-                # in it (a look delayed by a release, or by what a release freed) gets its settle.
-                waiting.deadline = next_timer + 1
-                continue
+                # fires after the latest change, and at its timeout takes it unsettled (service.go L255-L258). The
+                # rehearsal's wait is extended to the next timer: a change seen late in it gets its settle.
+                next_timer = waiting.next_settle_timer()
+                if next_timer is not None:
+                    waiting.deadline = next_timer + 1
+                    continue
+                ok, seen = True, f"{seen}; still settling at the provider's timeout, which takes it so"
 
             def why(namespace: str, selector: str, target: Target = waiting.target) -> str:
                 return self.r.pending_reason(target, namespace, selector)
@@ -658,6 +652,12 @@ class StackRun:
             self.outcome[urn] = ok
             del self.awaiting[urn]
             finished = True
+        for urn, release in list(self.releasing.items()):  # last: a release done runs its post-install hooks here
+            outcome = release.look()
+            if outcome is not None:
+                self.outcome[urn] = outcome
+                del self.releasing[urn]
+                finished = True
         return finished
 
     @staticmethod
@@ -804,9 +804,11 @@ class Awaiting:
     obj: dict[str, Any]
     started: float
     deadline: float
-    # A Service's Endpoints as last seen, and when each change was seen (the provider's Endpoints events).
+    last_look: float | None = None  # None: not looked at since it was created
+    # A Service's Endpoints as last seen, and each change's window: (the look before it, the look that saw it).
     endpoints: str | None = None
-    endpoint_events: list[float] = field(default_factory=list)
+    endpoint_events: list[tuple[float, float]] = field(default_factory=list)
+    endpoints_looked: float | None = None  # the last look at its Endpoints
 
     def settled(self, ready: bool, seen: str) -> tuple[bool, str]:
         """A Service that is otherwise ready (no not-ready address) is taken as ready once its Endpoints have
@@ -821,21 +823,27 @@ class Awaiting:
         version, now = pulumi_k8s.endpoints_version(self.target.kube, self.obj), time.monotonic()
         if version is not None and version != self.endpoints:
             self.endpoints = version
-            self.endpoint_events.append(now)
+            # The change came after the last look (the first listing: as the provider's watch starts), or, when that
+            # look is long past (an install ran meanwhile, and the kubelets with it), just before this one.
+            after = max(self.endpoints_looked or now, now - pulumi_k8s.LOOK_GAP_SECONDS)
+            self.endpoint_events.append((after, now))
+        self.endpoints_looked = now
         settle = pulumi_k8s.SERVICE_SETTLE_SECONDS
-        fired = [event + settle for event in self.endpoint_events if event + settle <= now]
-        # A timer that fires at the look that sees a change counts: the look cannot tell which came first.
-        if ready and not (fired and max(fired) >= self.endpoint_events[-1]):
+        fired = [seen_at + settle for _, seen_at in self.endpoint_events if seen_at + settle <= now]
+        # Settled if a timer may have fired after the latest change: after the look before it (a look cannot tell
+        # which of a timer and a change in the same second came first).
+        if ready and not (fired and max(fired) > self.endpoint_events[-1][0]):
             if not self.endpoint_events:
                 return False, f"{seen}, settling (no Endpoints object: no event, no timer)"
-            since = now - self.endpoint_events[-1]
+            since = now - self.endpoint_events[-1][1]
             return False, f"{seen}, settling ({since:.0f} s since its last Endpoints change, {settle:.0f} s needed)"
         return ready, seen
 
     def next_settle_timer(self) -> float | None:
-        """When the next of the Endpoints' timers fires, while the provider still waits; None if none is pending."""
+        """When the next of the Endpoints' timers fires, while the provider still waits; None if none is pending or
+        the provider's own wait is over."""
         now, settle = time.monotonic(), pulumi_k8s.SERVICE_SETTLE_SECONDS
-        pending = [event + settle for event in self.endpoint_events if event + settle > now]
+        pending = [seen_at + settle for _, seen_at in self.endpoint_events if seen_at + settle > now]
         if not pending or now >= self.started + pulumi_k8s.SERVICE_TIMEOUT_SECONDS:
             return None
         return min(pending)
