@@ -138,7 +138,10 @@ class Run:
         self.wave, self.stack = SimpleNamespace(name="environment"), "dev"
         self.plan = SimpleNamespace(cluster_of=lambda resource: "dev-use1")
         self.cluster = SimpleNamespace(
-            name="dev-use1", kube=cluster, plane=SimpleNamespace(admin_kubeconfig=Path("/nonexistent"))
+            name="dev-use1",
+            kube=cluster,
+            plane=SimpleNamespace(admin_kubeconfig=Path("/nonexistent")),
+            clock=pulumi_k8s.KubeletClock(),
         )
         self.r = SimpleNamespace(
             work=Path("/nonexistent"),
@@ -182,7 +185,14 @@ def _begin(monkeypatch, cluster: Cluster, template: str = TEMPLATE, **inputs: An
         options={},
     )
     run = Run(cluster)
+    run.r.sync = lambda target: target.clock.synced(now[0])
     return run, releases.install_release(run, resource), now  # type: ignore[arg-type]
+
+
+def _look(run: Run, wait: Any) -> bool | None:
+    """A look of the stack's: the cluster's kubelet runs, then the release's wait is looked at."""
+    run.r.sync(run.cluster)
+    return wait.look()
 
 
 def _release_check(run: Run) -> Check:
@@ -324,10 +334,10 @@ def test_helm_s_wait_is_looked_at_beside_the_stack_and_post_install_hooks_run_af
     run, wait, _ = _begin(monkeypatch, cluster, TEMPLATE + LOAD_BALANCER)
     assert isinstance(wait, releases.ReleaseWait)
     assert "Service gateway" in cluster.created and "Job check" not in cluster.created
-    assert wait.look() is None and wait.look() is None
+    assert _look(run, wait) is None and _look(run, wait) is None
     assert not [c for c in run.checks if c.name.startswith("release gateway")]
     cluster.objects[("Service", "gateway", NAMESPACE)]["status"] = {"loadBalancer": {"ingress": [{"ip": "10.0.0.1"}]}}
-    assert wait.look() is True
+    assert _look(run, wait) is True
     assert cluster.created[-1] == "Job check"  # the post-install hook, after the wait
     check = _release_check(run)
     assert check.ok is True and "1 ready" in check.detail, check.detail
@@ -336,9 +346,9 @@ def test_helm_s_wait_is_looked_at_beside_the_stack_and_post_install_hooks_run_af
 def test_a_release_whose_object_is_not_ready_in_time_fails_naming_it(monkeypatch):
     cluster = Cluster("Complete")
     run, wait, now = _begin(monkeypatch, cluster, TEMPLATE + LOAD_BALANCER)
-    assert wait.look() is None
+    assert _look(run, wait) is None
     now[0] += 2.0  # past the object's 1.5 s
-    assert wait.look() is False
+    assert _look(run, wait) is False
     check = _release_check(run)
     assert check.ok is False
     assert (
@@ -355,26 +365,26 @@ def test_each_object_of_a_release_gets_its_whole_wait_from_its_turn(monkeypatch)
     second = LOAD_BALANCER.replace("name: gateway\n", "name: gateway-admin\n")
     cluster = Cluster("Complete")
     run, wait, now = _begin(monkeypatch, cluster, TEMPLATE + LOAD_BALANCER + second)
-    assert wait.look() is None
+    assert _look(run, wait) is None
     now[0] = 1.0
     _ingress(cluster, "gateway")
-    assert wait.look() is None  # the first ready at 1 s; the second's 1.5 s start now
+    assert _look(run, wait) is None  # the first ready at 1 s; the second's 1.5 s start now
     now[0] = 2.0
-    assert wait.look() is None  # 2 s after the release began, 1 s into the second's turn
+    assert _look(run, wait) is None  # 2 s after the release began, 1 s into the second's turn
     _ingress(cluster, "gateway-admin")
-    assert wait.look() is True, _release_check(run).detail
+    assert _look(run, wait) is True, _release_check(run).detail
 
 
 def test_a_release_s_wait_does_not_count_the_time_another_release_was_installing(monkeypatch):
     """Nothing looked at it, nor synced its cluster's kubelet, while the stack installed the next release."""
     cluster = Cluster("Complete")
     run, wait, now = _begin(monkeypatch, cluster, TEMPLATE + LOAD_BALANCER)
-    assert wait.look() is None
+    assert _look(run, wait) is None
     now[0] = 65.0  # the next release's install took 65 s
-    assert wait.look() is None
+    assert _look(run, wait) is None
     now[0] = 66.0
     _ingress(cluster, "gateway")
-    assert wait.look() is True, _release_check(run).detail
+    assert _look(run, wait) is True, _release_check(run).detail
 
 
 def test_a_crashed_stand_in_ends_the_wait_at_once_and_the_failure_says_how_long_it_waited(monkeypatch):
@@ -382,7 +392,7 @@ def test_a_crashed_stand_in_ends_the_wait_at_once_and_the_failure_says_how_long_
     run, wait, now = _begin(monkeypatch, cluster, TEMPLATE + LOAD_BALANCER)
     now[0] = 1.0  # within the object's 1.5 s
     monkeypatch.setattr(releases, "_stand_in_crashed", lambda kube, obj: "pod gateway-0: envoy exited: flag")
-    assert wait.look() is False
+    assert _look(run, wait) is False
     detail = _release_check(run).detail
     assert f"rolls back: Service {NAMESPACE}/gateway not ready: " in detail, detail
     assert "; pod gateway-0: envoy exited: flag" in detail, detail
@@ -391,10 +401,10 @@ def test_a_crashed_stand_in_ends_the_wait_at_once_and_the_failure_says_how_long_
 def test_a_wait_that_runs_out_says_how_long_the_object_was_waited_for(monkeypatch):
     cluster = Cluster("Complete")
     run, wait, now = _begin(monkeypatch, cluster, TEMPLATE + LOAD_BALANCER)
-    assert wait.look() is None
+    assert _look(run, wait) is None
     for second in (1.0, 2.9):  # its 1.5 s have run out by the look at 2.9 s
         now[0] = second
-        if wait.look() is not None:
+        if _look(run, wait) is not None:
             break
     assert f"Service {NAMESPACE}/gateway not ready after 3 s" in _release_check(run).detail
 
@@ -412,5 +422,15 @@ def test_post_install_hooks_go_to_the_release_s_namespace_whatever_was_installed
 
     monkeypatch.setattr(cluster, "create", recording)
     _ingress(cluster, "gateway")
-    assert wait.look() is True
+    assert _look(run, wait) is True
     assert created_in == [("check", NAMESPACE)]
+
+
+def test_a_release_s_wait_never_runs_past_the_release_s_timeout(monkeypatch):
+    """However long the stack kept its kubelet from running, Helm gives up at the release's `timeout`."""
+    cluster = Cluster("Complete")
+    run, wait, now = _begin(monkeypatch, cluster, TEMPLATE + LOAD_BALANCER, timeout=3)
+    assert _look(run, wait) is None
+    now[0] = 65.0
+    assert _look(run, wait) is False
+    assert "helm waits (atomic, 3 s) and rolls back" in _release_check(run).detail

@@ -13,6 +13,7 @@ from tests.test_rehearsal_install import planned
 from tools.plan.engine import PlannedResource
 from tools.plan.model import HELM_RELEASE
 from tools.rehearsal import pulumi_k8s, runner
+from tools.rehearsal.pulumi_k8s import KubeletClock
 from tools.rehearsal.runner import Awaiting, StackRun
 
 SERVICE = "kubernetes:core/v1:Service"
@@ -204,7 +205,9 @@ def _service_beside_a_release(
     monkeypatch.setattr(pulumi_k8s, "probe_ready", probe_ready)
     monkeypatch.setattr(pulumi_k8s, "waits_for_endpoints", lambda live: True)
     monkeypatch.setattr(pulumi_k8s, "endpoints_version", endpoints_version)
-    target = SimpleNamespace(kube=SimpleNamespace(get=lambda *args, **kwargs: {"kind": "Service"}))
+    target = SimpleNamespace(
+        kube=SimpleNamespace(get=lambda *args, **kwargs: {"kind": "Service"}), clock=KubeletClock()
+    )
     seconds = dict(then)
     checks: list[Any] = []
 
@@ -216,9 +219,11 @@ def _service_beside_a_release(
                 self.awaiting[resource.urn] = Awaiting(resource, target, obj, now[0], deadline)  # type: ignore[arg-type]
                 return None
             if resource.type == HELM_RELEASE:
-                now[0] += 120
+                now[0] += 119
+                target.clock.synced(now[0])  # its last hook's wait ran the kubelet: the pods turned ready
                 if changed:
                     endpoints[0] = "v2"
+                now[0] += 1
             now[0] += seconds.get(resource.name, 0.0)
             return True
 
@@ -226,7 +231,8 @@ def _service_beside_a_release(
 
     freed = [planned(CONFIG_MAP, name, depends_on=(f"{HELM_RELEASE}=karmada",)) for name, _ in then]
     stack = TwoMinuteInstall([planned(SERVICE, "redis"), planned(HELM_RELEASE, "karmada"), *freed], looks={})
-    stack.r = SimpleNamespace(limit=lambda limit: limit, check=checks.append, sync=lambda target: None)  # type: ignore[assignment]
+    sync = lambda target: target.clock.synced(now[0])  # noqa: E731 - the kubelet runs on the looks
+    stack.r = SimpleNamespace(limit=lambda limit: limit, check=checks.append, sync=sync)  # type: ignore[assignment]
     stack._check = lambda resource, category, ok, detail, name=None: SimpleNamespace(
         name=resource.name, ok=ok, detail=detail
     )  # type: ignore[method-assign,assignment,misc]
@@ -270,16 +276,28 @@ def test_a_service_with_an_address_not_ready_fails_at_the_end_of_its_wait_saying
 ):
     [check] = _service_beside_a_release(monkeypatch, ready_after=None)
     assert check.ok is False
-    # Its 60 s counted only while it was looked at: 1 s before the install, 120 s of install unlooked-at (credited,
-    # less the second a look takes anyway), then 59 s of looks: the wait ended 179 s after the Service was created.
-    assert check.detail.startswith("created; not ready after 179 s: 1 endpoint address not ready"), check.detail
+    # Its 60 s counted only while the kubelet ran: the install's 119 s until its hook ran it do not count (less the
+    # second between two runs), so the wait ended 178 s after the Service was created.
+    assert check.detail.startswith("created; not ready after 178 s: 1 endpoint address not ready"), check.detail
 
 
 def test_a_service_still_settling_at_the_provider_s_timeout_passes(monkeypatch: pytest.MonkeyPatch):
     """The provider's last look at its timeout takes a ready Service with no pending address, settled or not
     (service.go L255-L258); the rehearsal stops extending its wait there."""
     monkeypatch.setattr(pulumi_k8s, "AWAIT_SECONDS", 1.0)
-    monkeypatch.setattr(pulumi_k8s, "SERVICE_TIMEOUT_SECONDS", 100.0)
+    monkeypatch.setattr(pulumi_k8s, "PROVIDER_TIMEOUT_SECONDS", 100.0)
     [check] = _service_beside_a_release(monkeypatch)
     assert check.ok and check.seconds == 120, (check.seconds, check.detail)
     assert "still settling at the provider's timeout" in check.detail
+
+
+def test_an_await_never_runs_past_the_provider_s_timeout(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(pulumi_k8s, "PROVIDER_TIMEOUT_SECONDS", 100.0)
+    [check] = _service_beside_a_release(monkeypatch, ready_after=None)
+    assert not check.ok and check.detail.startswith("created; not ready after 120 s"), check.detail
+
+
+def test_each_run_of_a_cluster_s_kubelet_is_on_its_clock():
+    target = SimpleNamespace(clock=KubeletClock(), kubelet=None)
+    runner.Rehearsal.sync(None, target)  # type: ignore[arg-type]
+    assert target.clock.synced_at is not None

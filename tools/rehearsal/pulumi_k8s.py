@@ -40,22 +40,31 @@ AWAITED_KINDS = {
 # Each event of a Service's Endpoints starts a timer this long that marks them settled; the provider takes the Service as
 # ready only while they are (upstream.PULUMI_SERVICE_AWAITS_SETTLED_ENDPOINTS).
 SERVICE_SETTLE_SECONDS = 10.0
-# How long the provider waits for a Service (pulumi-kubernetes@v4.32.0:provider/pkg/await/service.go L80, L158).
-SERVICE_TIMEOUT_SECONDS = 600.0
+# How long the provider waits for what it awaits, unless a resource's customTimeouts say otherwise (the same default
+# for each kind: pulumi-kubernetes@v4.32.0:provider/pkg/await/service.go L80, L158; deployment.go L105;
+# statefulset.go L152; pod.go L106; job.go L79).
+PROVIDER_TIMEOUT_SECONDS = 600.0
 # The provider waits 10 minutes; a rehearsal's kwok pods are Ready within seconds of being bound, so what is not
 # ready after this long is reported with what blocks it rather than waited for.
 AWAIT_SECONDS = 60.0
-# The rehearsal looks at what it waits for once a second, between the resources it starts; a longer gap is time it
-# spent installing something else, unlooked-at, its clusters' kubelets unsynced (they run on its looks) unless that
-# install's hooks ran on the same cluster.
+# The rehearsal runs its clusters' kubelets on its looks, once a second; a longer gap between two runs (the stack
+# installing a release) is time no pod of the cluster could move, which a wait on the cluster does not count.
 LOOK_GAP_SECONDS = 2.0
 
 
-def credited(deadline: float, last_look: float, now: float) -> float:
-    """A wait's deadline counting only the time it was looked at: a gap between two looks longer than
-    LOOK_GAP_SECONDS (an install ran meanwhile) is added to it, less the second a look takes anyway."""
-    gap = now - last_look
-    return deadline + gap - 1.0 if gap > LOOK_GAP_SECONDS else deadline
+@dataclass
+class KubeletClock:
+    """When a cluster's kubelet last ran, the run before, and the time it did not run, summed (gaps longer than
+    LOOK_GAP_SECONDS, less the second between two looks)."""
+
+    synced_at: float | None = None
+    previous_sync: float | None = None
+    unsynced: float = 0.0
+
+    def synced(self, now: float) -> None:
+        if self.synced_at is not None and now - self.synced_at > LOOK_GAP_SECONDS:
+            self.unsynced += now - self.synced_at - 1.0
+        self.previous_sync, self.synced_at = self.synced_at, now
 
 
 def describe(obj: dict[str, Any]) -> str:

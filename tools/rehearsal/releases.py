@@ -471,7 +471,7 @@ def install_release(run: StackRun, resource: PlannedResource) -> bool | ReleaseW
 
     if not waits:
         return finish(time.monotonic())
-    return ReleaseWait(run, target, waits, finish, failed)
+    return ReleaseWait(run, target, waits, finish, failed, timeout)
 
 
 class ReleaseWait:
@@ -487,18 +487,23 @@ class ReleaseWait:
         waits: list[dict[str, Any]],
         finish: Callable[[float], bool],
         failed: Callable[[dict[str, Any], str], bool],
+        timeout: float,
     ):
         self.run, self.target, self.waits = run, target, list(waits)
         self._finish, self._failed = finish, failed
-        self.started = self.turn = self.last_look = time.monotonic()  # turn: when the first object's wait began
+        self.started = self.turn = time.monotonic()  # turn: when the current object's wait began
         self.deadline = self.started + pulumi_k8s.AWAIT_SECONDS
+        self.timeout = timeout
+        self.unsynced_seen = target.clock.unsynced
 
     def look(self) -> bool | None:
         """One look (the cluster synced by the caller): None while an object is not ready, else the outcome. Time
-        it was not looked at (another release installing) does not count (pulumi_k8s.credited)."""
-        kube, now = self.target.kube, time.monotonic()
-        self.deadline = pulumi_k8s.credited(self.deadline, self.last_look, now)
-        self.last_look = now
+        its cluster's kubelet did not run (the stack installing another release) does not count, up to the release's
+        timeout (pulumi_k8s.KubeletClock)."""
+        kube, unsynced = self.target.kube, self.target.clock.unsynced
+        cap = self.started + self.timeout
+        self.deadline = min(self.deadline + unsynced - self.unsynced_seen, max(self.deadline, cap))
+        self.unsynced_seen = unsynced
         while self.waits:
             obj = self.waits[0]
             ready, last = pulumi_k8s.probe_ready(kube, obj, helm_wait=True)
