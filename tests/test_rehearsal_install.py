@@ -141,7 +141,6 @@ class Run:
             name="dev-use1",
             kube=cluster,
             plane=SimpleNamespace(admin_kubeconfig=Path("/nonexistent")),
-            clock=pulumi_k8s.KubeletClock(),
         )
         self.r = SimpleNamespace(
             work=Path("/nonexistent"),
@@ -185,7 +184,6 @@ def _begin(monkeypatch, cluster: Cluster, template: str = TEMPLATE, **inputs: An
         options={},
     )
     run = Run(cluster)
-    run.r.sync = lambda target: target.clock.synced(now[0])
     return run, releases.install_release(run, resource), now  # type: ignore[arg-type]
 
 
@@ -375,18 +373,6 @@ def test_each_object_of_a_release_gets_its_whole_wait_from_its_turn(monkeypatch)
     assert _look(run, wait) is True, _release_check(run).detail
 
 
-def test_a_release_s_wait_does_not_count_the_time_another_release_was_installing(monkeypatch):
-    """Nothing looked at it, nor synced its cluster's kubelet, while the stack installed the next release."""
-    cluster = Cluster("Complete")
-    run, wait, now = _begin(monkeypatch, cluster, TEMPLATE + LOAD_BALANCER)
-    assert _look(run, wait) is None
-    now[0] = 65.0  # the next release's install took 65 s
-    assert _look(run, wait) is None
-    now[0] = 66.0
-    _ingress(cluster, "gateway")
-    assert _look(run, wait) is True, _release_check(run).detail
-
-
 def test_a_crashed_stand_in_ends_the_wait_at_once_and_the_failure_says_how_long_it_waited(monkeypatch):
     cluster = Cluster("Complete")
     run, wait, now = _begin(monkeypatch, cluster, TEMPLATE + LOAD_BALANCER)
@@ -427,10 +413,13 @@ def test_post_install_hooks_go_to_the_release_s_namespace_whatever_was_installed
 
 
 def test_a_release_s_wait_never_runs_past_the_release_s_timeout(monkeypatch):
-    """However long the stack kept its kubelet from running, Helm gives up at the release's `timeout`."""
+    """Helm's `timeout` is for its whole wait: the second object's turn ends with it."""
+    second = LOAD_BALANCER.replace("name: gateway\n", "name: gateway-admin\n")
     cluster = Cluster("Complete")
-    run, wait, now = _begin(monkeypatch, cluster, TEMPLATE + LOAD_BALANCER, timeout=3)
-    assert _look(run, wait) is None
-    now[0] = 65.0
+    run, wait, now = _begin(monkeypatch, cluster, TEMPLATE + LOAD_BALANCER + second, timeout=2)
+    now[0] = 1.0
+    _ingress(cluster, "gateway")
+    assert _look(run, wait) is None  # the second's turn: 1.5 s, but only 1 s of the release's 2 s left
+    now[0] = 2.2
     assert _look(run, wait) is False
-    assert "helm waits (atomic, 3 s) and rolls back" in _release_check(run).detail
+    assert "helm waits (atomic, 2 s) and rolls back" in _release_check(run).detail

@@ -13,7 +13,6 @@ from tests.test_rehearsal_install import planned
 from tools.plan.engine import PlannedResource
 from tools.plan.model import HELM_RELEASE
 from tools.rehearsal import pulumi_k8s, runner
-from tools.rehearsal.pulumi_k8s import KubeletClock
 from tools.rehearsal.runner import Awaiting, StackRun
 
 SERVICE = "kubernetes:core/v1:Service"
@@ -177,127 +176,94 @@ def test_a_dependency_cycle_is_reported_once_nothing_is_awaited():
 def _service_beside_a_release(
     monkeypatch: pytest.MonkeyPatch,
     *,
+    install_seconds: float = 0.0,
     ready_after: float | None = 0.0,
-    changed: bool = True,
-    then: tuple[tuple[str, float], ...] = (),
+    change_at: float | None = None,
     churning: bool = False,
-) -> list[Any]:
-    """The checks of a stack whose Service is awaited while a release installs for two minutes, unlooked-at (a
-    long install: its hooks, its CRDs). The Service has no pending address from `ready_after` seconds after it was
-    created (None: never); `changed`: its pods turned ready during the install (an Endpoints change); `then`:
-    resources the release frees, each taking its seconds; `churning`: after the install its Endpoints change at
-    every look (each second)."""
-    now, endpoints = [1000.0], ["v1"]
+) -> Any:
+    """The check of a Service awaited beside a release whose install takes `install_seconds`, unlooked-at (its hooks,
+    its CRDs; the clusters' kubelets run on meanwhile). From `ready_after` seconds after its creation it has no
+    pending address (None: never); its Endpoints change `change_at` seconds after it (None: never), and with
+    `churning` at every second from then on. Looks come each second."""
+    now, created = [1000.0], 1000.0
+
+    def changes() -> int:
+        if change_at is None or now[0] < created + change_at:
+            return 0
+        return 1 + (int(now[0] - created - change_at) if churning else 0)
+
     monkeypatch.setattr(
         runner, "time", SimpleNamespace(sleep=lambda s: now.__setitem__(0, now[0] + s), monotonic=lambda: now[0])
     )
 
     def probe_ready(kube: Any, obj: dict) -> tuple[bool, str]:
-        if ready_after is not None and now[0] >= 1000.0 + ready_after:
+        if ready_after is not None and now[0] >= created + ready_after:
             return True, "1 ready endpoint address"
         return False, "1 endpoint address not ready"
 
-    def endpoints_version(kube: Any, obj: dict) -> str:
-        if churning and endpoints[0] != "v1":
-            endpoints[0] = f"v{now[0]}"
-        return endpoints[0]
-
     monkeypatch.setattr(pulumi_k8s, "probe_ready", probe_ready)
     monkeypatch.setattr(pulumi_k8s, "waits_for_endpoints", lambda live: True)
-    monkeypatch.setattr(pulumi_k8s, "endpoints_version", endpoints_version)
-    target = SimpleNamespace(
-        kube=SimpleNamespace(get=lambda *args, **kwargs: {"kind": "Service"}), clock=KubeletClock()
-    )
-    seconds = dict(then)
+    monkeypatch.setattr(pulumi_k8s, "endpoints_version", lambda kube, obj: f"v{changes()}")
+    target = SimpleNamespace(kube=SimpleNamespace(get=lambda *args, **kwargs: {"kind": "Service"}))
     checks: list[Any] = []
 
-    class TwoMinuteInstall(ScriptedStack):
+    class SlowInstall(ScriptedStack):
         def execute(self, resource: PlannedResource) -> bool | None:
             if resource.type == SERVICE:
                 obj = {"kind": "Service", "metadata": {"name": resource.name, "namespace": "redis"}}
                 deadline = now[0] + pulumi_k8s.AWAIT_SECONDS
                 self.awaiting[resource.urn] = Awaiting(resource, target, obj, now[0], deadline)  # type: ignore[arg-type]
                 return None
-            if resource.type == HELM_RELEASE:
-                now[0] += 119
-                target.clock.synced(now[0])  # its last hook's wait ran the kubelet: the pods turned ready
-                if changed:
-                    endpoints[0] = "v2"
-                now[0] += 1
-            now[0] += seconds.get(resource.name, 0.0)
+            now[0] += install_seconds
             return True
 
         _poll_awaiting = StackRun._poll_awaiting
 
-    freed = [planned(CONFIG_MAP, name, depends_on=(f"{HELM_RELEASE}=karmada",)) for name, _ in then]
-    stack = TwoMinuteInstall([planned(SERVICE, "redis"), planned(HELM_RELEASE, "karmada"), *freed], looks={})
-    sync = lambda target: target.clock.synced(now[0])  # noqa: E731 - the kubelet runs on the looks
-    stack.r = SimpleNamespace(limit=lambda limit: limit, check=checks.append, sync=sync)  # type: ignore[assignment]
+    stack = SlowInstall([planned(SERVICE, "redis"), planned(HELM_RELEASE, "karmada")], looks={})
+    stack.r = SimpleNamespace(limit=lambda limit: limit, check=checks.append, sync=lambda target: None)  # type: ignore[assignment]
     stack._check = lambda resource, category, ok, detail, name=None: SimpleNamespace(
         name=resource.name, ok=ok, detail=detail
     )  # type: ignore[method-assign,assignment,misc]
     stack.run()
-    return [c for c in checks if c.name == "redis"]
+    [check] = [c for c in checks if c.name == "redis"]
+    return check
 
 
-def test_a_service_whose_endpoints_change_during_a_long_install_settles_10_s_after_it(
-    monkeypatch: pytest.MonkeyPatch,
-):
-    """The install is not looked through: the first look after it sees the Endpoints' change, and the Service gets
-    the provider's 10 s settle from there (pulumi-service-awaits-settled-endpoints)."""
-    [check] = _service_beside_a_release(monkeypatch)
-    assert check.ok and check.seconds == 130, (check.seconds, check.detail)
+def test_a_change_seen_after_a_long_install_may_have_come_before_the_first_timer(monkeypatch: pytest.MonkeyPatch):
+    """The install is not looked through: the change it saw may have come just after the look before it, and the
+    first listing's timer then settled the Endpoints (pulumi-service-awaits-settled-endpoints)."""
+    check = _service_beside_a_release(monkeypatch, install_seconds=120.0, change_at=60.0)
+    assert check.ok and check.seconds == 120, (check.seconds, check.detail)
+
+
+def test_a_ready_service_still_settling_when_its_wait_ends_waits_for_its_next_timer(monkeypatch: pytest.MonkeyPatch):
+    """Its pod turns ready at 55 s (an Endpoints change): the rehearsal's 60 s end before that change's timer (65 s);
+    the provider, whose own wait is 10 minutes, takes the Service when it fires."""
+    check = _service_beside_a_release(monkeypatch, ready_after=55.0, change_at=55.0)
+    assert check.ok and check.seconds == 65, (check.seconds, check.detail)
     assert "settling" not in check.detail
 
 
-def test_an_await_gets_a_fresh_look_after_a_long_install(monkeypatch: pytest.MonkeyPatch):
-    """Its 60 s ran out during the install, unlooked-at; ready 5 s after it, it passes (the provider's own wait runs
-    for minutes)."""
-    [check] = _service_beside_a_release(monkeypatch, ready_after=125.0, changed=False)
-    assert check.ok and check.seconds == 125, (check.seconds, check.detail)
-
-
-def test_a_settle_that_began_late_in_the_wait_gets_its_10_s(monkeypatch: pytest.MonkeyPatch):
-    """What the release freed took 6 s before the first look saw the Endpoints' change, past the fresh look's margin:
-    the wait is extended to the change's timer, and the Service passes when it fires, not before."""
-    [check] = _service_beside_a_release(monkeypatch, then=(("slow-config", 6.0),))
-    assert check.ok and check.seconds == 136, (check.seconds, check.detail)
-
-
 def test_endpoints_that_keep_changing_settle_when_the_first_change_s_timer_fires(monkeypatch: pytest.MonkeyPatch):
-    """No timer is cancelled: the first change's fires 10 s after it, at a look that also sees a change, and the
+    """No timer is cancelled: the first listing's fires 10 s after it, at a look that also sees a change, and the
     provider takes the Service (its settled channel, service.go L264-L265)."""
-    [check] = _service_beside_a_release(monkeypatch, churning=True)
-    assert check.ok and check.seconds == 130, (check.seconds, check.detail)
+    check = _service_beside_a_release(monkeypatch, change_at=1.0, churning=True)
+    assert check.ok and check.seconds == 10, (check.seconds, check.detail)
+
+
+def test_a_service_still_settling_at_the_provider_s_timeout_passes(monkeypatch: pytest.MonkeyPatch):
+    """The provider's last look at its timeout takes a ready Service with no pending address, settled or not
+    (service.go L255-L258); the rehearsal's wait ends there."""
+    monkeypatch.setattr(pulumi_k8s, "PROVIDER_TIMEOUT_SECONDS", 62.0)
+    check = _service_beside_a_release(monkeypatch, ready_after=55.0, change_at=55.0)
+    assert check.ok and check.seconds == 62, (check.seconds, check.detail)
+    assert "still settling at the provider's timeout" in check.detail
 
 
 def test_a_service_with_an_address_not_ready_fails_at_the_end_of_its_wait_saying_how_long_it_waited(
     monkeypatch: pytest.MonkeyPatch,
 ):
-    [check] = _service_beside_a_release(monkeypatch, ready_after=None)
+    check = _service_beside_a_release(monkeypatch, install_seconds=75.0, ready_after=None)
     assert check.ok is False
-    # Its 60 s counted only while the kubelet ran: the install's 119 s until its hook ran it do not count (less the
-    # second between two runs), so the wait ended 178 s after the Service was created.
-    assert check.detail.startswith("created; not ready after 178 s: 1 endpoint address not ready"), check.detail
-
-
-def test_a_service_still_settling_at_the_provider_s_timeout_passes(monkeypatch: pytest.MonkeyPatch):
-    """The provider's last look at its timeout takes a ready Service with no pending address, settled or not
-    (service.go L255-L258); the rehearsal stops extending its wait there."""
-    monkeypatch.setattr(pulumi_k8s, "AWAIT_SECONDS", 1.0)
-    monkeypatch.setattr(pulumi_k8s, "PROVIDER_TIMEOUT_SECONDS", 100.0)
-    [check] = _service_beside_a_release(monkeypatch)
-    assert check.ok and check.seconds == 120, (check.seconds, check.detail)
-    assert "still settling at the provider's timeout" in check.detail
-
-
-def test_an_await_never_runs_past_the_provider_s_timeout(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(pulumi_k8s, "PROVIDER_TIMEOUT_SECONDS", 100.0)
-    [check] = _service_beside_a_release(monkeypatch, ready_after=None)
-    assert not check.ok and check.detail.startswith("created; not ready after 120 s"), check.detail
-
-
-def test_each_run_of_a_cluster_s_kubelet_is_on_its_clock():
-    target = SimpleNamespace(clock=KubeletClock(), kubelet=None)
-    runner.Rehearsal.sync(None, target)  # type: ignore[arg-type]
-    assert target.clock.synced_at is not None
+    # Its 60 s ended during the install, while the kubelets ran on: the first look after it fails it, at 75 s.
+    assert check.detail.startswith("created; not ready after 75 s: 1 endpoint address not ready"), check.detail

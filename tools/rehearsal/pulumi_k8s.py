@@ -47,24 +47,6 @@ PROVIDER_TIMEOUT_SECONDS = 600.0
 # The provider waits 10 minutes; a rehearsal's kwok pods are Ready within seconds of being bound, so what is not
 # ready after this long is reported with what blocks it rather than waited for.
 AWAIT_SECONDS = 60.0
-# The rehearsal runs its clusters' kubelets on its looks, once a second; a longer gap between two runs (the stack
-# installing a release) is time no pod of the cluster could move, which a wait on the cluster does not count.
-LOOK_GAP_SECONDS = 2.0
-
-
-@dataclass
-class KubeletClock:
-    """When a cluster's kubelet last ran, the run before, and the time it did not run, summed (gaps longer than
-    LOOK_GAP_SECONDS, less the second between two looks)."""
-
-    synced_at: float | None = None
-    previous_sync: float | None = None
-    unsynced: float = 0.0
-
-    def synced(self, now: float) -> None:
-        if self.synced_at is not None and now - self.synced_at > LOOK_GAP_SECONDS:
-            self.unsynced += now - self.synced_at - 1.0
-        self.previous_sync, self.synced_at = self.synced_at, now
 
 
 def describe(obj: dict[str, Any]) -> str:

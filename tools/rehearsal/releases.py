@@ -492,25 +492,21 @@ class ReleaseWait:
         self.run, self.target, self.waits = run, target, list(waits)
         self._finish, self._failed = finish, failed
         self.started = self.turn = time.monotonic()  # turn: when the current object's wait began
-        self.deadline = self.started + pulumi_k8s.AWAIT_SECONDS
-        self.timeout = timeout
-        self.unsynced_seen = target.clock.unsynced
+        self.timeout = timeout  # Helm's, for the whole wait
+        self.deadline = self._turn_deadline()
 
     def look(self) -> bool | None:
-        """One look (the cluster synced by the caller): None while an object is not ready, else the outcome. Time
-        its cluster's kubelet did not run (the stack installing another release) does not count, up to the release's
-        timeout (pulumi_k8s.KubeletClock)."""
-        kube, unsynced = self.target.kube, self.target.clock.unsynced
-        cap = self.started + self.timeout
-        self.deadline = min(self.deadline + unsynced - self.unsynced_seen, max(self.deadline, cap))
-        self.unsynced_seen = unsynced
+        """One look (the cluster synced by the caller): None while an object is not ready, else the outcome. The
+        time between two looks (the stack installing another release) counts: the clusters' kubelets run on their
+        own meanwhile (kubelet.py's loop)."""
+        kube = self.target.kube
         while self.waits:
             obj = self.waits[0]
             ready, last = pulumi_k8s.probe_ready(kube, obj, helm_wait=True)
             if ready:
                 self.waits.pop(0)
                 self.turn = time.monotonic()
-                self.deadline = self.turn + pulumi_k8s.AWAIT_SECONDS
+                self.deadline = self._turn_deadline()
                 continue
             if time.monotonic() >= self.deadline:
                 waited = time.monotonic() - self.turn
@@ -523,3 +519,7 @@ class ReleaseWait:
 
     def _why_pending(self, namespace: str, selector: str) -> str:
         return self.run.r.pending_reason(self.target, namespace, selector)
+
+    def _turn_deadline(self) -> float:
+        """AWAIT_SECONDS from the object's turn, within the release's timeout (Helm's, for its whole wait)."""
+        return min(self.turn + pulumi_k8s.AWAIT_SECONDS, self.started + self.timeout)

@@ -81,7 +81,6 @@ class Target:
     index: int
     controllers: list[Any] = field(default_factory=list)
     kubelet: Kubelet | None = None
-    clock: pulumi_k8s.KubeletClock = field(default_factory=pulumi_k8s.KubeletClock)
 
     server_name: str | None = None  # the name its certificate is verified for, when reached by address
 
@@ -431,7 +430,6 @@ class Rehearsal:
 
     def sync(self, target: Target) -> None:
         """One pass of the cluster's kubelet: pods it runs show their processes' state before anyone reads them."""
-        target.clock.synced(time.monotonic())
         if target.kubelet is not None:
             with contextlib.suppress(ApiError, OSError):
                 target.kubelet.reconcile()
@@ -588,7 +586,7 @@ class StackRun:
                 continue  # what waited on it may be ready now
             if ready:  # a release does not wait for awaits or releases it does not depend on, as in Pulumi
                 pending.remove(ready[0])
-                self._start(ready[0], deps[ready[0].urn])  # waits do not count the time (KubeletClock)
+                self._start(ready[0], deps[ready[0].urn])
                 continue
             if self.awaiting or self.releasing:
                 time.sleep(1.0)
@@ -619,7 +617,6 @@ class StackRun:
         for target in {id(t): t for t in targets}.values():
             self.r.sync(target)
         for urn, waiting in list(self.awaiting.items()):
-            waiting.credit_unsynced()
             ready, seen = pulumi_k8s.probe_ready(waiting.target.kube, waiting.obj)
             ok = ready
             if waiting.obj["kind"] == "Service":
@@ -631,9 +628,9 @@ class StackRun:
                 # Ready, its Endpoints settling: the provider, whose own wait is minutes, takes it when the next timer
                 # fires after the latest change, and at its timeout takes it unsettled (service.go L255-L258). The
                 # rehearsal's wait is extended to the next timer: a change seen late in it gets its settle.
-                now = time.monotonic()
-                if now < waiting.started + pulumi_k8s.PROVIDER_TIMEOUT_SECONDS:
-                    waiting.deadline = waiting.next_settle_timer(now) + 1
+                now, timeout = time.monotonic(), waiting.started + pulumi_k8s.PROVIDER_TIMEOUT_SECONDS
+                if now < timeout:
+                    waiting.deadline = min(waiting.next_settle_timer(now) + 1, timeout)
                     continue
                 ok, seen = True, f"{seen}; still settling at the provider's timeout, which takes it so"
 
@@ -729,9 +726,7 @@ class StackRun:
             return True
         outcome = pulumi_k8s.create_or_patch(target.kube, obj, urn=resource.urn, patch=is_patch(resource))
         if outcome.ok and pulumi_k8s.awaited(obj):  # a Patch waits as its kind does (upstream.PULUMI_PATCH_AWAITS)
-            self.awaiting[resource.urn] = Awaiting(
-                resource, target, obj, started, started + pulumi_k8s.AWAIT_SECONDS, target.clock.unsynced
-            )
+            self.awaiting[resource.urn] = Awaiting(resource, target, obj, started, started + pulumi_k8s.AWAIT_SECONDS)
             return None
         check = self._check(resource, "apply", outcome.ok, outcome.detail)
         check.seconds = round(time.monotonic() - started, 1)
@@ -806,7 +801,6 @@ class Awaiting:
     obj: dict[str, Any]
     started: float
     deadline: float
-    unsynced_seen: float = 0.0  # its cluster's KubeletClock.unsynced when it was created or last looked at
     # A Service's Endpoints as last seen, and each change's window: (the look before it, the look that saw it).
     endpoints: str | None = None
     endpoint_events: list[tuple[float, float]] = field(default_factory=list)
@@ -825,9 +819,8 @@ class Awaiting:
         version, now = pulumi_k8s.endpoints_version(self.target.kube, self.obj), time.monotonic()
         if version is not None and version != self.endpoints:
             self.endpoints = version
-            # The change came after the last look at it (the first listing: as the provider's watch starts), and
-            # after the kubelet's run before its latest one (pods move when it runs).
-            after = max(self.endpoints_looked or now, self.target.clock.previous_sync or 0.0)
+            # The change came after the last look at it (the first listing: as the provider's watch starts).
+            after = self.endpoints_looked or now
             self.endpoint_events.append((after, now))
         self.endpoints_looked = now
         settle = pulumi_k8s.SERVICE_SETTLE_SECONDS
@@ -845,14 +838,6 @@ class Awaiting:
         """When the next of the Endpoints' timers fires (one is pending while they are not settled), or now."""
         settle = pulumi_k8s.SERVICE_SETTLE_SECONDS
         return min((seen_at + settle for _, seen_at in self.endpoint_events if seen_at + settle > now), default=now)
-
-    def credit_unsynced(self) -> None:
-        """The time its cluster's kubelet did not run since the last look is added to its deadline, up to the
-        provider's own timeout (pulumi_k8s.KubeletClock)."""
-        unsynced = self.target.clock.unsynced
-        cap = self.started + pulumi_k8s.PROVIDER_TIMEOUT_SECONDS
-        self.deadline = min(self.deadline + unsynced - self.unsynced_seen, max(self.deadline, cap))
-        self.unsynced_seen = unsynced
 
 
 def _executable(resource: PlannedResource) -> bool:
