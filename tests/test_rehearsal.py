@@ -731,6 +731,22 @@ def test_a_change_seen_at_the_look_its_earlier_timer_fires_at_is_taken_as_settle
     assert waiting.settled(True, "ready") == (True, "ready")
 
 
+def test_the_next_timer_is_the_earliest_still_pending(monkeypatch):
+    from tools.rehearsal import runner
+
+    clock = [100.0]
+    monkeypatch.setattr(runner.time, "monotonic", lambda: clock[0])
+    kube = ServiceKube([])
+    waiting = _awaiting(kube, 100.0)
+    waiting.settled(True, "ready")  # the first listing at 100: its timer at 110
+    for second, version in ((101.0, "2"), (102.0, "3")):
+        clock[0] = second
+        kube.endpoints["metadata"]["resourceVersion"] = version
+        waiting.settled(True, "ready")
+    assert waiting.next_settle_timer(105.0) == 110.0
+    assert waiting.next_settle_timer(110.5) == 111.0
+
+
 def test_a_later_event_unsettles_until_a_timer_after_it_fires(monkeypatch):
     from tools.rehearsal import runner
 

@@ -395,6 +395,28 @@ def test_a_wait_that_runs_out_says_how_long_the_object_was_waited_for(monkeypatc
     assert f"Service {NAMESPACE}/gateway not ready after 3 s" in _release_check(run).detail
 
 
+def test_the_second_object_s_failure_counts_from_its_own_turn(monkeypatch):
+    second = LOAD_BALANCER.replace("name: gateway\n", "name: gateway-admin\n")
+    cluster = Cluster("Complete")
+    run, wait, now = _begin(monkeypatch, cluster, TEMPLATE + LOAD_BALANCER + second)
+    now[0] = 1.0
+    _ingress(cluster, "gateway")
+    assert _look(run, wait) is None  # the second's turn from 1 s
+    now[0] = 3.0
+    assert _look(run, wait) is False
+    assert f"Service {NAMESPACE}/gateway-admin not ready after 2 s" in _release_check(run).detail
+
+
+def test_an_object_found_ready_at_a_late_look_passes(monkeypatch):
+    """A look that comes after the object's time (the stack was installing another release) asks it first."""
+    cluster = Cluster("Complete")
+    run, wait, now = _begin(monkeypatch, cluster, TEMPLATE + LOAD_BALANCER)
+    assert _look(run, wait) is None
+    now[0] = 40.0
+    _ingress(cluster, "gateway")
+    assert _look(run, wait) is True, _release_check(run).detail
+
+
 def test_post_install_hooks_go_to_the_release_s_namespace_whatever_was_installed_during_its_wait(monkeypatch):
     cluster = Cluster("Complete")
     run, wait, _ = _begin(monkeypatch, cluster, TEMPLATE + LOAD_BALANCER)

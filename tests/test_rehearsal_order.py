@@ -116,6 +116,7 @@ class ReleasesThatWait(ScriptedStack):
 
         def look() -> bool | None:
             looks[resource.name] -= 1
+            assert looks[resource.name] > -100, f"{resource.name}'s wait was looked at long after it ended"
             if looks[resource.name] > 0:
                 return None
             events.append(f"done {resource.name}")
