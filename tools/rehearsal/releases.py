@@ -508,9 +508,9 @@ class ReleaseWait:
                 self.turn = time.monotonic()
                 self.deadline = self._turn_deadline()
                 continue
-            if time.monotonic() >= self.deadline:
-                waited = time.monotonic() - self.turn
-                return self._failed(obj, pulumi_k8s.not_ready(obj, last, waited, self._why_pending))
+            now = time.monotonic()
+            if now >= self.deadline:
+                return self._failed(obj, pulumi_k8s.not_ready(obj, last, now - self.turn, self._why_pending))
             reason = _stand_in_crashed(kube, obj)
             if reason:  # what the rest of the wait cannot change
                 return self._failed(obj, f"not ready: {last}; {reason}")

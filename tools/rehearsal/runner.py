@@ -621,14 +621,15 @@ class StackRun:
             ok = ready
             if waiting.obj["kind"] == "Service":
                 ok, seen = waiting.settled(ready, seen)
-            expired = time.monotonic() >= waiting.deadline
+            now = time.monotonic()
+            expired = now >= waiting.deadline
             if not ok and not expired:
                 continue
             if expired and ready and not ok and waiting.endpoint_events:
                 # Ready, its Endpoints settling: the provider, whose own wait is minutes, takes it when the next timer
                 # fires after the latest change, and at its timeout takes it unsettled (service.go L255-L258). The
                 # rehearsal's wait is extended to the next timer: a change seen late in it gets its settle.
-                now, timeout = time.monotonic(), waiting.started + pulumi_k8s.PROVIDER_TIMEOUT_SECONDS
+                timeout = waiting.started + pulumi_k8s.PROVIDER_TIMEOUT_SECONDS
                 if now < timeout:
                     waiting.deadline = min(waiting.next_settle_timer(now) + 1, timeout)
                     continue
@@ -641,10 +642,10 @@ class StackRun:
             detail = (
                 f"{done}; {seen}"
                 if ok
-                else f"{done}; " + pulumi_k8s.not_ready(waiting.obj, seen, time.monotonic() - waiting.started, why)
+                else f"{done}; " + pulumi_k8s.not_ready(waiting.obj, seen, now - waiting.started, why)
             )
             check = self._check(waiting.resource, "apply", ok, detail)
-            check.seconds = round(time.monotonic() - waiting.started, 1)
+            check.seconds = round(now - waiting.started, 1)
             self.r.check(check)
             self.outcome[urn] = ok
             del self.awaiting[urn]
