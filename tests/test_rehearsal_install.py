@@ -323,6 +323,8 @@ LOAD_BALANCER = _doc(
     "  selector:\n    app: gateway\n  ports:\n  - port: 443\n",
 )
 
+ADMIN_LOAD_BALANCER = LOAD_BALANCER.replace("name: gateway\n", "name: gateway-admin\n")
+
 
 def test_helm_s_wait_is_looked_at_beside_the_stack_and_post_install_hooks_run_after_it(monkeypatch):
     """The release's objects are created and Helm's wait is handed back (ReleaseWait), to be looked at beside the
@@ -360,9 +362,8 @@ def _ingress(cluster: Cluster, name: str) -> None:
 
 
 def test_each_object_of_a_release_gets_its_whole_wait_from_its_turn(monkeypatch):
-    second = LOAD_BALANCER.replace("name: gateway\n", "name: gateway-admin\n")
     cluster = Cluster("Complete")
-    run, wait, now = _begin(monkeypatch, cluster, TEMPLATE + LOAD_BALANCER + second)
+    run, wait, now = _begin(monkeypatch, cluster, TEMPLATE + LOAD_BALANCER + ADMIN_LOAD_BALANCER)
     assert _look(run, wait) is None
     now[0] = 1.0
     _ingress(cluster, "gateway")
@@ -396,9 +397,8 @@ def test_a_wait_that_runs_out_says_how_long_the_object_was_waited_for(monkeypatc
 
 
 def test_the_second_object_s_failure_counts_from_its_own_turn(monkeypatch):
-    second = LOAD_BALANCER.replace("name: gateway\n", "name: gateway-admin\n")
     cluster = Cluster("Complete")
-    run, wait, now = _begin(monkeypatch, cluster, TEMPLATE + LOAD_BALANCER + second)
+    run, wait, now = _begin(monkeypatch, cluster, TEMPLATE + LOAD_BALANCER + ADMIN_LOAD_BALANCER)
     now[0] = 1.0
     _ingress(cluster, "gateway")
     assert _look(run, wait) is None  # the second's turn from 1 s
@@ -436,9 +436,8 @@ def test_post_install_hooks_go_to_the_release_s_namespace_whatever_was_installed
 
 def test_a_release_s_wait_never_runs_past_the_release_s_timeout(monkeypatch):
     """Helm's `timeout` is for its whole wait: the second object's turn ends with it."""
-    second = LOAD_BALANCER.replace("name: gateway\n", "name: gateway-admin\n")
     cluster = Cluster("Complete")
-    run, wait, now = _begin(monkeypatch, cluster, TEMPLATE + LOAD_BALANCER + second, timeout=2)
+    run, wait, now = _begin(monkeypatch, cluster, TEMPLATE + LOAD_BALANCER + ADMIN_LOAD_BALANCER, timeout=2)
     now[0] = 1.0
     _ingress(cluster, "gateway")
     assert _look(run, wait) is None  # the second's turn: 1.5 s, but only 1 s of the release's 2 s left

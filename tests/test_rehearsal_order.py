@@ -25,7 +25,7 @@ class ScriptedStack(StackRun):
 
     def __init__(self, resources: list[PlannedResource], looks: dict[str, int]):
         plan = SimpleNamespace(resources=resources, by_urn={r.urn: r for r in resources}, descendants=lambda urn: [])
-        rehearsal = SimpleNamespace(limit=lambda limit: limit, check=lambda check: check)
+        rehearsal = SimpleNamespace(limit=lambda limit: limit, check=lambda check: check, sync=lambda target: None)
         super().__init__(rehearsal, SimpleNamespace(name="canary"), "prod.use1", plan)  # type: ignore[arg-type]
         self.looks_left = dict(looks)
         self.events: list[str] = []
@@ -140,7 +140,6 @@ def test_independent_releases_are_waited_for_side_by_side_and_each_frees_its_own
         ],
         looks={"karmada": 4, "volcano": 2, "search": 1},
     )
-    stack.r = SimpleNamespace(limit=lambda limit: limit, check=lambda check: check, sync=lambda target: None)  # type: ignore[assignment]
     stack.run()
     assert stack.events == [
         "start karmada",
