@@ -65,7 +65,7 @@ test-fast: $(STAMP)  ## the tests that evaluate no whole plan and take under a s
 	$(PYTEST) $(PYTEST_PARALLEL) -m "not plan and not slow and not rehearsal"
 
 rehearsal-test: $(STAMP)  ## the tests that run the rehearsal's upstream binaries (after make rehearsal-tools)
-	$(PYTEST) -m rehearsal tests/test_rehearsal_runs.py tests/test_rollout_slo_simulator.py
+	$(PYTEST) -m rehearsal tests/test_rehearsal_runs.py tests/test_rollout_slo_simulator.py tests/test_rehearsal_helm_wait.py
 
 bench: $(STAMP)  ## plan and policy speed, SDK overhead, scaling, test-suite time -> build/bench.json
 	$(BIN)/python -m tools.bench

@@ -631,7 +631,7 @@ class WorkloadKube:
 def test_a_workload_is_ready_only_when_its_pods_are(pod_ready, ready):
     """The controller's count can still hold kwok's first word for a pod the rehearsal's kubelet runs."""
     kube = WorkloadKube(pod_ready)
-    assert pulumi_k8s.probe_ready(kube, kube.deployment, helm_wait=True) == (
+    assert pulumi_k8s.probe_ready(kube, kube.deployment) == (
         ready,
         f"{int(ready)}/1 replicas available",
     )
@@ -667,8 +667,6 @@ def test_a_service_is_awaited_on_its_v1_endpoints_as_the_provider_does(subsets, 
     """service.go reads v1 Endpoints (not EndpointSlices) and refuses only a not-ready address."""
     kube = ServiceKube(subsets)
     assert pulumi_k8s.probe_ready(kube, kube.service)[0] is ready
-    # Helm's wait asks a ClusterIP Service for nothing (pkg/kube/ready.go serviceReady).
-    assert pulumi_k8s.probe_ready(kube, kube.service, helm_wait=True)[0] is True
 
 
 def _awaiting(kube, at: float):

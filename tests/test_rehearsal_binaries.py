@@ -186,8 +186,10 @@ def test_every_module_agrees_with_its_table_entry_and_commits_nothing_upstream()
     # llm-d-inference-sim's (issue 36)
     assert len(UPSTREAMS) == 13
     for upstream in UPSTREAMS:
-        files = {path.name for path in upstream.path.iterdir()}
-        assert files == {"go.mod", "go.sum"}, f"{upstream.module_dir}: only the pins are committed"
+        files = {path.relative_to(upstream.path) for path in upstream.path.rglob("*") if path.is_file()}
+        own = {path.relative_to(upstream.path) for binary in upstream.binaries for path in upstream.sources(binary)}
+        # only the pins, and the project's own programs (helm's readycheck: its source is the project's)
+        assert files == {Path("go.mod"), Path("go.sum"), *own}, f"{upstream.module_dir}: only the pins are committed"
         go_mod, go_sum = (upstream.path / "go.mod").read_text(), (upstream.path / "go.sum").read_text()
         assert module_problems(upstream, go_mod, go_sum) == [], upstream.module_dir
 
@@ -196,7 +198,7 @@ def test_the_binary_names_are_the_runners_interface():
     """The names tools/rehearsal/cache.binary_path() is asked for (issue 32's list), by hand."""
     assert sorted(binaries.by_binary()) == sorted(
         [
-            *("kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd", "kwok", "helm"),
+            *("kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd", "kwok", "helm", "helm-readycheck"),
             *("karmada-aggregated-apiserver", "karmada-controller-manager", "karmada-scheduler", "karmada-webhook"),
             *("karmada-agent", "karmada-apiserver", "karmada-kube-controller-manager", "karmada-etcd", "kubectl"),
             *("volcano-scheduler", "volcano-controller-manager", "volcano-webhook-manager"),

@@ -107,6 +107,8 @@ class Cluster:
         if key in self.objects:
             raise ApiError(409, "AlreadyExists", f"{obj['kind']} {meta['name']} already exists")
         live = {**obj, "status": {}}
+        if obj["kind"] == "Service":  # the API server allocates its cluster IP (Helm's wait asks for one)
+            live["spec"] = {**obj["spec"], "clusterIP": f"10.96.0.{len(self.objects) + 10}"}
         if obj["kind"] == "Job" and self.job_outcome is not None:
             reason = "BackoffLimitExceeded" if self.job_outcome == "Failed" else ""
             live["status"] = {"conditions": [{"type": self.job_outcome, "status": "True", "reason": reason}]}

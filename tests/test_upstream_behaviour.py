@@ -70,6 +70,7 @@ from components.catalog.upstream import (
     GKE_POOLS_NEED_THEIR_OWN_DCGM_EXPORTER,
     HELM_INSTALL_RUNS_HOOKS,
     HELM_INSTALLS_IN_ORDER,
+    HELM_WAIT_READINESS,
     KARMADA_AGENT_IDENTITY,
     KARMADA_AGENT_REGISTERS,
     KARMADA_SCHEDULES_ONLY_MEMBERS_SERVING_THE_KIND,
@@ -1365,6 +1366,30 @@ def test_releases_install_as_helm_installs_them(prod_plan):
         len(helm.INSTALL_ORDER),
         "ValidatingWebhookConfiguration",
     )
+
+
+def test_helms_wait_checks_the_kinds_helms_checker_checks_and_no_release_waits_for_jobs(prod_plan):
+    """The rehearsal waits for a release's objects by the fact (tests/test_rehearsal_helm_wait.py judges its cases,
+    Helm's own checker too): the kinds, by hand from ready.go's IsReady; no release of prod asks Helm to wait for
+    its Jobs (waitForJobs), so what needs a Job's work waits for it otherwise (a hook, an await)."""
+    from tools.rehearsal import helm_wait
+
+    assert HELM_WAIT_READINESS.name in FACTS
+    assert sorted(f"{group}/{kind}" for group, kind in helm_wait.CHECKED_KINDS) == [
+        "/PersistentVolumeClaim",
+        "/Pod",
+        "/ReplicationController",
+        "/Service",
+        "apiextensions.k8s.io/CustomResourceDefinition",
+        "apps/DaemonSet",
+        "apps/Deployment",
+        "apps/ReplicaSet",
+        "apps/StatefulSet",
+        "batch/Job",
+    ]
+    releases = prod_plan.helm_releases()
+    assert len(releases) == 52
+    assert [r.name for r in releases if r.inputs.get("waitForJobs")] == []
 
 
 # --- patches that wait, and who may use an EKS cluster ---------------------------------------------------------------

@@ -167,12 +167,37 @@ HELM_INSTALLS_IN_ORDER = _fact(
     "A `helm.sh/v3:Release` runs Helm's install action (helm v3.20.2 in pulumi-kubernetes' go.mod): the chart's "
     "crds/ first (unless skipCrds), then pre-install hooks (`helm-install-runs-hooks`), then every template in "
     "Helm's kind order (kinds it does not list, webhook configurations among them, last, alphabetically); with "
-    "wait (the default) it then waits for Deployments, StatefulSets, DaemonSets, PVCs (Bound) and LoadBalancer "
-    "Services (an address), and for Jobs only with waitForJobs; then it runs the post-install hooks; atomic rolls "
-    "the release back when the wait times out.",
+    "wait (the default) it then waits for the release's objects as `helm-wait-readiness` says, for Jobs only with "
+    "waitForJobs; then it runs the post-install hooks; atomic rolls the release back when the wait times out.",
     "helm/helm@v3.20.2:pkg/releaseutil/kind_sorter.go L31-L68 (InstallOrder), L135-L160 (lessByKind), "
     "pkg/kube/ready.go L253 (serviceReady), pkg/action/install.go L444-L485 (performInstall); "
     "pulumi/pulumi-kubernetes@v4.32.0:provider/go.mod L30",
+)
+
+HELM_WAIT_READINESS = _fact(
+    "helm-wait-readiness",
+    "Helm's install wait (v3.20.2, what a `helm.sh/v3:Release` runs unless skipAwait) polls every 2 s, in the "
+    "release's install order, until each object is ready or the release's timeout passes; it reads the live "
+    "object, never Pulumi's skipAwait annotation. A Pod is ready when its Ready condition is True; a Deployment "
+    "when paused, or when its new ReplicaSet (the oldest it owns with its pod template, pod-template-hash aside) "
+    "has `replicas - maxUnavailable` ready replicas with both generations observed (maxUnavailable rounded down "
+    "from a percentage, 1 when it and maxSurge both come to 0, 0 for Recreate): at the API's default 25 % a "
+    "Deployment of 4 passes with 3 ready; a DaemonSet when its generation is observed and, rolling, every desired "
+    "pod is updated and `desired - maxUnavailable` (rounded up) are ready: at the default 1, a DaemonSet on one "
+    "node passes with none ready; an OnDelete DaemonSet or StatefulSet at once; a rolling StatefulSet when its "
+    "partition's pods are updated, every replica is ready and (partition 0) its current revision is the update "
+    "revision; a PVC when Bound; a Service unless it is not ExternalName and has no cluster IP, or is a "
+    "LoadBalancer with neither external IPs nor ingress; a CRD when Established (or its names refused); a "
+    "ReplicaSet or ReplicationController when its generation is observed and all its pods are ready; a Job, only "
+    "with waitForJobs, when its completions succeeded (more failures than backoffLimit: an error retried 30 times, "
+    "then the wait fails). Any other kind is ready once created. So a release's wait can end before every pod of "
+    "its DaemonSets, or of a large Deployment, is Ready: what depends on the release must wait for what it needs.",
+    "helm/helm@v3.20.2:pkg/kube/ready.go L92-L205 (IsReady), L230-L238 (isPodReady), L240-L251 (jobReady), "
+    "L253-L280 (serviceReady), L282-L288 (volumeReady), L290-L307 (deploymentReady), L309-L340 (daemonSetReady), "
+    "L365-L383 (crdReady), L385-L438 (statefulSetReady), L440-L456; pkg/kube/wait.go L49-L91 (waitForResources); "
+    "pkg/kube/client.go L285-L312 (PausedAsReady, CheckJobs); internal/third_party/k8s.io/kubernetes/deployment/"
+    "util/deploymentutil.go L78-L115 (FindNewReplicaSet), L138-L182 (MaxUnavailable, ResolveFenceposts); "
+    "pulumi/pulumi-kubernetes@v4.32.0:provider/pkg/provider/helm_release.go L607-L612",
 )
 
 HELM_INSTALL_RUNS_HOOKS = _fact(

@@ -17,11 +17,21 @@ from pathlib import Path
 MODULES_DIR = Path(__file__).parent / "modules"
 
 
+# The Go module path prefix of the modules under MODULES_DIR: a main package under it is the project's own program
+# (an oracle that runs an upstream's code on the tests' cases), its source beside the module's go.mod.
+OWN_MODULES = "inference-platform/rehearsal/"
+
+
 @dataclass(frozen=True)
 class Binary:
     name: str  # the file under tools.rehearsal.cache.bin_dir(): what the runner starts
     package: str  # the Go main package
     version_args: tuple[str, ...] = ("--version",)  # () when the binary has no version flag or subcommand
+
+    @property
+    def own(self) -> bool:
+        """Whether the program is the project's own (built from its source here), not the upstream's."""
+        return self.package.startswith(OWN_MODULES)
 
 
 @dataclass(frozen=True)
@@ -47,6 +57,13 @@ class Upstream:
     @property
     def path(self) -> Path:
         return MODULES_DIR / self.module_dir
+
+    def sources(self, binary: Binary) -> list[Path]:
+        """The Go files of one of the project's own programs (none for an upstream's)."""
+        if not binary.own:
+            return []
+        directory = self.path / binary.package.removeprefix(f"{OWN_MODULES}{self.module_dir}/")
+        return sorted(directory.glob("*.go"))
 
 
 def _kubernetes_ldflags() -> tuple[str, ...]:
@@ -95,7 +112,11 @@ UPSTREAMS: tuple[Upstream, ...] = (
         module="helm.sh/helm/v3",
         version="v3.20.2",
         stands_for=None,  # renders the pinned charts as the Pulumi Kubernetes provider would
-        binaries=(Binary("helm", "helm.sh/helm/v3/cmd/helm", ("version", "--short")),),
+        binaries=(
+            Binary("helm", "helm.sh/helm/v3/cmd/helm", ("version", "--short")),
+            # Helm's own ReadyChecker on the cases of tests/helm_wait_cases.py (make rehearsal-test).
+            Binary("helm-readycheck", f"{OWN_MODULES}helm/readycheck", ()),
+        ),
         # helm@v3.20.2:Makefile LDFLAGS; the default kube version of `helm template` is the client-go it is built
         # with (k8s.io/client-go v0.35.1: 1.35), as its release build stamps it.
         ldflags=(
@@ -321,7 +342,7 @@ def module_problems(upstream: Upstream, go_mod: str, go_sum: str) -> list[str]:
     block = re.search(r"^tool \(\n(.*?)^\)", go_mod, re.M | re.S)
     if block:
         tools.update(line.strip() for line in block.group(1).splitlines() if line.strip())
-    packages = {binary.package for binary in upstream.binaries}
+    packages = {binary.package for binary in upstream.binaries if not binary.own}
     for package in sorted(packages - tools):
         problems.append(f"{where}/go.mod: no `tool {package}` directive for the binary the table builds from it")
     for package in sorted(tools - packages):

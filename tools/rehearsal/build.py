@@ -118,8 +118,8 @@ def build_key(upstream: Upstream, binary: Binary, toolchain: str) -> str:
     digest = hashlib.sha256()
     for part in (RECIPE, toolchain, binary.package, " ".join(upstream.ldflags), upstream.version):
         digest.update(part.encode() + b"\0")
-    for name in ("go.mod", "go.sum"):
-        digest.update((upstream.path / name).read_bytes() + b"\0")
+    for path in (upstream.path / "go.mod", upstream.path / "go.sum", *upstream.sources(binary)):
+        digest.update(path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 

@@ -7,9 +7,9 @@ hooks one at a time, in Helm's order (weight, name, kind), each waited for befor
 Pod until Succeeded, other kinds once created); then every template in Helm's kind order
 (pkg/releaseutil/kind_sorter.go InstallOrder; kinds it does not list, webhook configurations among them, last,
 alphabetically), each labelled and annotated as the release's own (an object that exists already fails the
-install); then, unless skipAwait, it waits for Deployments, StatefulSets, DaemonSets, PVCs and Services (Jobs only
-with waitForJobs); then the post-install hooks, as the pre-install ones. Values are the release's
-`valueYamlFiles` merged under its `values`. A real install renders with the cluster at hand: a template's `lookup`
+install); then, unless skipAwait, it waits for its objects as Helm's ReadyChecker judges them (Jobs only with
+waitForJobs; tools/rehearsal/helm_wait.py); then the post-install hooks, as the pre-install ones. Values are the
+release's `valueYamlFiles` merged under its `values`. A real install renders with the cluster at hand: a template's `lookup`
 reads the live cluster, so the rehearsal renders against its cluster too (`--dry-run=server`)."""
 
 from __future__ import annotations

@@ -105,13 +105,14 @@ def awaited(obj: dict[str, Any]) -> bool:
     return (obj["apiVersion"], obj["kind"]) in AWAITED_KINDS and annotations.get(SKIP_AWAIT_ANNOTATION) != "true"
 
 
-def probe_ready(kube: Kube, obj: dict[str, Any], *, helm_wait: bool = False) -> tuple[bool, str]:
-    """Is `obj` ready as the provider (or, `helm_wait`, Helm's install) judges it? (ready, what was seen)."""
+def probe_ready(kube: Kube, obj: dict[str, Any]) -> tuple[bool, str]:
+    """Is `obj` ready as the provider judges it? (ready, what was seen). Helm's wait judges otherwise
+    (tools/rehearsal/helm_wait.py)."""
     meta = obj["metadata"]
     live = kube.get(obj["apiVersion"], obj["kind"], meta["name"], meta.get("namespace"))
     if live is None:
         return False, "not found"
-    return _ready(kube, obj["kind"], live, helm_wait)
+    return _ready(kube, obj["kind"], live)
 
 
 def not_ready(obj: dict[str, Any], last: str, timeout: float, why_pending: Callable[[str, str], str]) -> str:
@@ -193,7 +194,7 @@ def _ready_pods(kube: Kube, live: dict[str, Any]) -> int:
     )
 
 
-def _ready(kube: Kube, kind: str, live: dict[str, Any], helm_wait: bool) -> tuple[bool, str]:
+def _ready(kube: Kube, kind: str, live: dict[str, Any]) -> tuple[bool, str]:
     spec, status = live.get("spec") or {}, live.get("status") or {}
     match kind:
         case "Deployment" | "StatefulSet":
@@ -219,13 +220,13 @@ def _ready(kube: Kube, kind: str, live: dict[str, Any], helm_wait: bool) -> tupl
             return ready, f"phase {status.get('phase', 'Pending')}"
         case "PersistentVolumeClaim":
             phase = status.get("phase", "Pending")
-            if not helm_wait and _binding_mode(kube, spec.get("storageClassName")) == "WaitForFirstConsumer":
+            if _binding_mode(kube, spec.get("storageClassName")) == "WaitForFirstConsumer":
                 return phase == "Pending", f"phase {phase} (WaitForFirstConsumer: bound when a pod uses it)"
             return phase == "Bound", f"phase {phase}"
         case "Service":
             if spec.get("type") == "LoadBalancer" and not (status.get("loadBalancer") or {}).get("ingress"):
                 return False, "no load balancer ingress"
-            if helm_wait or not waits_for_endpoints(live):
+            if not waits_for_endpoints(live):
                 return True, "ready"
             return _endpoints_ready(kube, live)
     return True, "ready"

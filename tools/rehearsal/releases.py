@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from tools.plan.engine import PlannedResource
-from tools.rehearsal import binaries, helm, pulumi_k8s
+from tools.rehearsal import binaries, helm, helm_wait, pulumi_k8s
 from tools.rehearsal.charts import load_files
 from tools.rehearsal.kube import ApiError, Kube
 from tools.rehearsal.kubelet import container_binary, runnable, stand_in, unknown_flags
@@ -18,7 +18,6 @@ from tools.rehearsal.report import Check, Limit
 if TYPE_CHECKING:
     from tools.rehearsal.runner import StackRun, Target
 
-WAITED_KINDS = {"Deployment", "StatefulSet", "DaemonSet", "PersistentVolumeClaim", "Service"}
 # pulumi-kubernetes@v4.32.0:provider/pkg/provider/helm_release.go L64 (defaultTimeoutSeconds), L607-L612: a
 # release's `timeout` (300 s unless set) bounds each hook's wait and the install's; `disableWebhooks` disables hooks.
 RELEASE_TIMEOUT_SECONDS = 300
@@ -423,10 +422,11 @@ def install_release(run: StackRun, resource: PlannedResource) -> bool | ReleaseW
             "kwok plays their pods: scheduled and bound by the real scheduler, then Running and Ready without a "
             "process",
         )
+    wait_for_jobs = bool(inputs.get("waitForJobs"))
     waits = (
         []
         if inputs.get("skipAwait")
-        else [o for o in rendered.manifests if o["kind"] in WAITED_KINDS and pulumi_k8s.awaited(o)]
+        else [o for o in rendered.manifests if helm_wait.waited(o, wait_for_jobs=wait_for_jobs)]
     )
     created_text = f"{len(crd_names)} CRD(s), {created} object(s) created"
     stand_ins: dict[str, list[str]] = {}  # the reason a stand-in is built -> what stands in for which image
@@ -471,7 +471,7 @@ def install_release(run: StackRun, resource: PlannedResource) -> bool | ReleaseW
 
     if not waits:
         return finish(time.monotonic())
-    return ReleaseWait(run, target, waits, finish, failed, timeout)
+    return ReleaseWait(run, target, waits, finish, failed, timeout, wait_for_jobs=wait_for_jobs)
 
 
 class ReleaseWait:
@@ -488,8 +488,11 @@ class ReleaseWait:
         finish: Callable[[float], bool],
         failed: Callable[[dict[str, Any], str], bool],
         timeout: float,
+        *,
+        wait_for_jobs: bool = False,
     ):
         self.run, self.target, self.waits = run, target, list(waits)
+        self.wait_for_jobs = wait_for_jobs
         self._finish, self._failed = finish, failed
         self.started = self.turn = time.monotonic()  # turn: when the current object's wait began
         self.timeout = timeout  # Helm's, for the whole wait
@@ -502,7 +505,7 @@ class ReleaseWait:
         kube = self.target.kube
         while self.waits:
             obj = self.waits[0]
-            ready, last = pulumi_k8s.probe_ready(kube, obj, helm_wait=True)
+            ready, last = helm_wait.ready(kube, obj, wait_for_jobs=self.wait_for_jobs)
             if ready:
                 self.waits.pop(0)
                 self.turn = time.monotonic()

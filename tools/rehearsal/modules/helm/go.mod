@@ -2,12 +2,20 @@
 // Helm the Pulumi Kubernetes provider renders and installs charts with (pulumi/pulumi-kubernetes
 // provider/go.mod: helm.sh/helm/v3 v3.20.2, newest stored snapshot 94977969, after 4.32.0; the provider still
 // embeds Helm 3, pulumi/pulumi-kubernetes#4190 "Update to Helm v4" open). helm.sh/helm/v3's go.mod has no replace
-// lines.
+// lines. readycheck/ is the project's own program: Helm's ReadyChecker (pkg/kube) on the cases of
+// tests/helm_wait_cases.py, the oracle of the rehearsal's Helm wait; it adds the direct requires below.
 module inference-platform/rehearsal/helm
 
 go 1.25.0
 
 tool helm.sh/helm/v3/cmd/helm
+
+require (
+	helm.sh/helm/v3 v3.20.2
+	k8s.io/apimachinery v0.35.1
+	k8s.io/cli-runtime v0.35.1
+	k8s.io/client-go v0.35.1
+)
 
 require (
 	dario.cat/mergo v1.0.1 // indirect
@@ -103,13 +111,9 @@ require (
 	gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
-	helm.sh/helm/v3 v3.20.2 // indirect
 	k8s.io/api v0.35.1 // indirect
 	k8s.io/apiextensions-apiserver v0.35.1 // indirect
-	k8s.io/apimachinery v0.35.1 // indirect
 	k8s.io/apiserver v0.35.1 // indirect
-	k8s.io/cli-runtime v0.35.1 // indirect
-	k8s.io/client-go v0.35.1 // indirect
 	k8s.io/component-base v0.35.1 // indirect
 	k8s.io/klog/v2 v2.130.1 // indirect
 	k8s.io/kube-openapi v0.0.0-20250910181357-589584f1c912 // indirect

@@ -1,0 +1,229 @@
+"""When `helm install --wait` takes an object of a release as ready, as Helm v3.20.2's ReadyChecker judges it
+(catalog fact `helm-wait-readiness`, components/catalog/upstream.py HELM_WAIT_READINESS).
+
+Helm's wait is not the provider's: it reads the live object and its controller's status, asks a Deployment or a
+DaemonSet only for its rollout's floor (`replicas - maxUnavailable` ready), a Service only for an address, and a
+Job only with waitForJobs. The rehearsal judges a release's objects with this, so it passes what Helm passes and
+fails what Helm fails; the one addition is that a pod is counted ready only when the pod itself says so (kwok's
+first word is taken back by the rehearsal's kubelet a moment later, tools/rehearsal/kubelet.py)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from tools.rehearsal.kube import Kube
+
+# The kinds Helm's ReadyChecker checks (pkg/kube/ready.go L92-L205), by API group; any other kind is ready once
+# created. A Job only with waitForJobs (L99-L107).
+CHECKED_KINDS = {
+    ("", "Pod"),
+    ("batch", "Job"),
+    ("apps", "Deployment"),
+    ("", "PersistentVolumeClaim"),
+    ("", "Service"),
+    ("apps", "DaemonSet"),
+    ("apiextensions.k8s.io", "CustomResourceDefinition"),
+    ("apps", "StatefulSet"),
+    ("", "ReplicationController"),
+    ("apps", "ReplicaSet"),
+}
+POD_TEMPLATE_HASH = "pod-template-hash"  # apps.DefaultDeploymentUniqueLabelKey
+
+
+def _group(obj: dict[str, Any]) -> str:
+    api_version = obj["apiVersion"]
+    return api_version.rpartition("/")[0]
+
+
+def waited(obj: dict[str, Any], *, wait_for_jobs: bool) -> bool:
+    """Whether Helm's wait checks `obj` (Pulumi's skipAwait annotation is the provider's, not Helm's)."""
+    key = (_group(obj), obj["kind"])
+    return key in CHECKED_KINDS and (wait_for_jobs or key != ("batch", "Job"))
+
+
+def scaled(value: int | str | None, total: int, *, round_up: bool) -> int | None:
+    """k8s.io/apimachinery intstr.GetScaledValueFromIntOrPercent: an int as is, "N%" of `total` rounded up or down;
+    None for what it refuses (no value, a string without %)."""
+    if value is None:
+        return None
+    if isinstance(value, int):
+        return value
+    if not value.endswith("%") or not value[:-1].isdigit():
+        return None
+    share = int(value[:-1]) * total / 100
+    return math.ceil(share) if round_up else math.floor(share)
+
+
+def deployment_max_unavailable(deployment: dict[str, Any]) -> int:
+    """deploymentutil.MaxUnavailable (Helm's internal/third_party copy, L138-L157; ResolveFenceposts L159-L182)."""
+    spec = deployment.get("spec") or {}
+    replicas = spec.get("replicas", 1)
+    strategy = spec.get("strategy") or {}
+    if strategy.get("type") != "RollingUpdate" or replicas == 0:
+        return 0
+    rolling = strategy.get("rollingUpdate") or {}
+    surge = scaled(rolling.get("maxSurge", 0), replicas, round_up=True) or 0
+    unavailable = scaled(rolling.get("maxUnavailable", 0), replicas, round_up=False) or 0
+    if surge == 0 and unavailable == 0:
+        unavailable = 1
+    return min(unavailable, replicas)
+
+
+def _match_labels(live: dict[str, Any]) -> dict[str, str]:
+    """The pods' labels a workload selects (a ReplicationController's selector is the map itself)."""
+    selector = (live.get("spec") or {}).get("selector") or {}
+    return selector if live.get("kind") == "ReplicationController" else selector.get("matchLabels") or {}
+
+
+def _pods(kube: Kube, live: dict[str, Any]) -> list[dict[str, Any]]:
+    labels = _match_labels(live)
+    if not labels:
+        return []
+    selector = ",".join(f"{k}={v}" for k, v in labels.items())
+    return kube.list("v1", "Pod", live["metadata"].get("namespace"), selector=selector)
+
+
+def _ready_pods(kube: Kube, live: dict[str, Any]) -> int:
+    return sum(1 for pod in _pods(kube, live) if _pod_ready(pod) and not pod["metadata"].get("deletionTimestamp"))
+
+
+def _pod_ready(pod: dict[str, Any]) -> bool:
+    conditions = (pod.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+
+
+def _generation_seen(live: dict[str, Any]) -> bool:
+    return (live.get("status") or {}).get("observedGeneration", 0) == live["metadata"].get("generation", 0)
+
+
+def _without_hash(template: dict[str, Any]) -> dict[str, Any]:
+    metadata = dict(template.get("metadata") or {})
+    labels = {k: v for k, v in (metadata.get("labels") or {}).items() if k != POD_TEMPLATE_HASH}
+    return {**template, "metadata": {**metadata, "labels": labels}}
+
+
+def new_replica_set(kube: Kube, deployment: dict[str, Any]) -> dict[str, Any] | None:
+    """deploymentutil.GetNewReplicaSet (L78-L115): of the ReplicaSets the Deployment owns, the oldest whose pod
+    template is the Deployment's, the pod-template-hash label aside."""
+    meta = deployment["metadata"]
+    owned = [
+        rs
+        for rs in kube.list("apps/v1", "ReplicaSet", meta["namespace"])
+        if any(
+            ref.get("controller") and ref.get("uid") == meta.get("uid")
+            for ref in rs["metadata"].get("ownerReferences") or []
+        )
+    ]
+    owned.sort(key=lambda rs: (rs["metadata"].get("creationTimestamp", ""), rs["metadata"]["name"]))
+    template = _without_hash(deployment["spec"]["template"])
+    return next((rs for rs in owned if _without_hash(rs["spec"]["template"]) == template), None)
+
+
+def ready(kube: Kube, obj: dict[str, Any], *, wait_for_jobs: bool) -> tuple[bool, str]:
+    """Is the release's `obj` ready as Helm's wait judges it? (ready, what was seen)."""
+    meta = obj["metadata"]
+    live = kube.get(obj["apiVersion"], obj["kind"], meta["name"], meta.get("namespace"))
+    if live is None:
+        return False, "not found"
+    if not waited(obj, wait_for_jobs=wait_for_jobs):
+        return True, "ready"
+    spec, status = live.get("spec") or {}, live.get("status") or {}
+    match obj["kind"]:
+        case "Pod":
+            return _pod_ready(live), f"phase {status.get('phase', 'Pending')}"
+        case "Job":
+            limit = spec.get("backoffLimit", 6)
+            if status.get("failed", 0) > limit:  # an error, which Helm retries 30 times (wait.go L61-L76)
+                return False, f"failed ({status['failed']} failures, backoffLimit {limit})"
+            completions = spec.get("completions")
+            done = completions is None or status.get("succeeded", 0) >= completions
+            return done, f"{status.get('succeeded', 0)} of {completions} completions"
+        case "Deployment":
+            return _deployment_ready(kube, live)
+        case "PersistentVolumeClaim":
+            phase = status.get("phase", "Pending")
+            return phase == "Bound", f"phase {phase}"
+        case "Service":
+            return _service_ready(live)
+        case "DaemonSet":
+            return _daemon_set_ready(kube, live)
+        case "CustomResourceDefinition":
+            conditions = {c.get("type"): c.get("status") for c in status.get("conditions") or []}
+            established = conditions.get("Established") == "True" or conditions.get("NamesAccepted") == "False"
+            return established, "established" if established else "not established"
+        case "StatefulSet":
+            return _stateful_set_ready(kube, live)
+        case "ReplicationController" | "ReplicaSet":
+            pods = _pods(kube, live)
+            not_ready = sum(1 for pod in pods if not _pod_ready(pod))
+            return _generation_seen(live) and not not_ready, f"{not_ready} of {len(pods)} pods not ready"
+    raise AssertionError(obj["kind"])  # waited() admits only the kinds above
+
+
+def _deployment_ready(kube: Kube, live: dict[str, Any]) -> tuple[bool, str]:
+    """ready.go L108-L124, L290-L307: paused counts as ready; else the new ReplicaSet's ready replicas reach
+    `replicas - maxUnavailable`, both generations observed."""
+    spec = live.get("spec") or {}
+    if spec.get("paused"):
+        return True, "paused"
+    rs = new_replica_set(kube, live)
+    if rs is None:
+        return False, "no new ReplicaSet yet"
+    expected = spec.get("replicas", 1) - deployment_max_unavailable(live)
+    have = min((rs.get("status") or {}).get("readyReplicas", 0), _ready_pods(kube, rs))
+    seen = _generation_seen(rs) and _generation_seen(live)
+    return seen and have >= expected, f"{have} ready of {expected} needed ({spec.get('replicas', 1)} replicas)"
+
+
+def _service_ready(live: dict[str, Any]) -> tuple[bool, str]:
+    """ready.go L253-L280: an ExternalName Service is ready; others need a cluster IP, and a LoadBalancer an
+    external IP or its ingress."""
+    spec = live.get("spec") or {}
+    if spec.get("type") == "ExternalName":
+        return True, "ready"
+    if not spec.get("clusterIP"):
+        return False, "no cluster IP"
+    ingress = ((live.get("status") or {}).get("loadBalancer") or {}).get("ingress")
+    if spec.get("type") == "LoadBalancer" and not spec.get("externalIPs") and ingress is None:
+        return False, "no load balancer ingress"
+    return True, "ready"
+
+
+def _daemon_set_ready(kube: Kube, live: dict[str, Any]) -> tuple[bool, str]:
+    """ready.go L309-L340: generation observed; an OnDelete DaemonSet is ready; a rolling one has every desired
+    pod updated and `desired - maxUnavailable` (rounded up from a percentage) ready."""
+    spec, status = live.get("spec") or {}, live.get("status") or {}
+    if not _generation_seen(live):
+        return False, "generation not observed"
+    strategy = spec.get("updateStrategy") or {}
+    if strategy.get("type") != "RollingUpdate":
+        return True, f"update strategy {strategy.get('type')}"
+    desired = status.get("desiredNumberScheduled", 0)
+    if status.get("updatedNumberScheduled", 0) != desired:
+        return False, f"{status.get('updatedNumberScheduled', 0)}/{desired} pods updated"
+    unavailable = scaled((strategy.get("rollingUpdate") or {}).get("maxUnavailable"), desired, round_up=True)
+    expected = desired - (desired if unavailable is None else unavailable)
+    have = min(status.get("numberReady", 0), _ready_pods(kube, live))
+    return have >= expected, f"{have} ready of {expected} needed ({desired} desired)"
+
+
+def _stateful_set_ready(kube: Kube, live: dict[str, Any]) -> tuple[bool, str]:
+    """ready.go L385-L438: generation observed; an OnDelete StatefulSet is ready; a rolling one has its
+    partition's pods updated, every replica ready and (partition 0) its current revision the update revision."""
+    spec, status = live.get("spec") or {}, live.get("status") or {}
+    if not _generation_seen(live):
+        return False, "generation not observed"
+    strategy = spec.get("updateStrategy") or {}
+    if strategy.get("type") != "RollingUpdate":
+        return True, f"update strategy {strategy.get('type')}"
+    partition = (strategy.get("rollingUpdate") or {}).get("partition") or 0
+    replicas = spec.get("replicas", 1)
+    if status.get("updatedReplicas", 0) < replicas - partition:
+        return False, f"{status.get('updatedReplicas', 0)}/{replicas - partition} replicas updated"
+    have = min(status.get("readyReplicas", 0), _ready_pods(kube, live))
+    if have != replicas:
+        return False, f"{have}/{replicas} replicas ready"
+    if partition == 0 and status.get("currentRevision") != status.get("updateRevision"):
+        return False, "current revision is not the update revision"
+    return True, f"{have}/{replicas} replicas ready"
