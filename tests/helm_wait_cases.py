@@ -1,8 +1,8 @@
 """Live objects as a cluster holds them after a release's install, and whether Helm v3.20.2's wait takes the first of
 each case as ready: written by hand from pkg/kube/ready.go (catalog fact `helm-wait-readiness`), each rule with a
 passing and a failing near-variant. tests/test_rehearsal_helm_wait.py judges them with the rehearsal's
-tools/rehearsal/helm_wait.py; tests/test_rehearsal_runs.py runs Helm's own ReadyChecker on them (the
-`helm-readycheck` program built at the pin), so the expectations below are Helm's, not the rehearsal's."""
+tools/rehearsal/helm_wait.py and, in `make rehearsal-test`, with Helm's own ReadyChecker (the `helm-readycheck`
+program built at the pin), so the expectations below are Helm's, not the rehearsal's."""
 
 from __future__ import annotations
 
@@ -59,8 +59,14 @@ def deployment(
     observed: int = 1,
     same_template: bool = True,
     pods_ready: int | None = None,
+    status_ready: int | None = None,
+    rs_observed: int = 2,
+    owner: dict[str, Any] | None = None,
+    older_twin: bool = False,
 ) -> list[dict[str, Any]]:
-    """A Deployment, the ReplicaSet it owns (its template, or another one's) with `ready` counted ready, its pods."""
+    """A Deployment (its status counting `status_ready`, else `ready`), the ReplicaSet `owner` controls (the
+    Deployment, by default; its template, or another one's; generation 2, observed `rs_observed`) with `ready`
+    counted ready, and its pods; `older_twin`: an older ReplicaSet of the same template, none of its pods ready."""
     template = _template()
     rs_template = {
         "metadata": {"labels": {**LABELS, "pod-template-hash": "abc"}},
@@ -78,38 +84,61 @@ def deployment(
             or {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}},
             "paused": paused,
         },
-        "status": {"observedGeneration": observed, "replicas": replicas, "readyReplicas": ready},
+        "status": {
+            "observedGeneration": observed,
+            "replicas": replicas,
+            "readyReplicas": ready if status_ready is None else status_ready,
+        },
     }
+    controller = owner or {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": UID, "controller": True}
     rs = {
         "apiVersion": "apps/v1",
         "kind": "ReplicaSet",
         "metadata": _meta(
             "web-abc",
+            generation=2,
             labels={**LABELS, "pod-template-hash": "abc"},
             creationTimestamp="2026-12-04T07:00:00Z",
-            ownerReferences=[
-                {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": UID, "controller": True}
-            ],
+            ownerReferences=[controller],
         ),
         "spec": {
             "replicas": replicas,
             "selector": {"matchLabels": {**LABELS, "pod-template-hash": "abc"}},
             "template": rs_template,
         },
-        "status": {"observedGeneration": 1, "replicas": replicas, "readyReplicas": ready},
+        "status": {"observedGeneration": rs_observed, "replicas": replicas, "readyReplicas": ready},
     }
-    return [dep, rs, *_pods(ready if pods_ready is None else pods_ready, replicas)]
+    twins = []
+    if older_twin:
+        twin_labels = {**LABELS, "pod-template-hash": "old"}
+        twin_template = {**rs_template, "metadata": {"labels": twin_labels}}
+        twin_meta = {
+            **rs["metadata"],
+            "name": "web-old",
+            "labels": twin_labels,
+            "creationTimestamp": "2026-12-04T06:00:00Z",
+        }
+        twin_spec = {**rs["spec"], "selector": {"matchLabels": twin_labels}, "template": twin_template}
+        twins.append({**rs, "metadata": twin_meta, "spec": twin_spec, "status": {**rs["status"], "readyReplicas": 0}})
+    return [dep, rs, *twins, *_pods(ready if pods_ready is None else pods_ready, replicas)]
 
 
 def daemon_set(
-    *, desired: int, ready: int, updated: int | None = None, strategy: dict[str, Any] | None = None, observed: int = 1
+    *,
+    desired: int,
+    ready: int,
+    updated: int | None = None,
+    strategy: dict[str, Any] | None = None,
+    observed: int = 1,
+    pods_ready: int | None = None,
+    selector: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     ds = {
         "apiVersion": "apps/v1",
         "kind": "DaemonSet",
         "metadata": _meta("agent"),
         "spec": {
-            "selector": {"matchLabels": LABELS},
+            "selector": selector or {"matchLabels": LABELS},
             "template": _template(),
             "updateStrategy": strategy
             or {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}},
@@ -123,7 +152,7 @@ def daemon_set(
             "numberMisscheduled": 0,
         },
     }
-    return [ds, *_pods(ready, desired, LABELS)]
+    return [ds, *_pods(ready if pods_ready is None else pods_ready, desired, LABELS)]
 
 
 def stateful_set(
@@ -134,7 +163,9 @@ def stateful_set(
     partition: int = 0,
     revisions: tuple[str, str] = ("r1", "r1"),
     strategy_type: str = "RollingUpdate",
+    pods: tuple[int, int] | None = None,
 ) -> list[dict[str, Any]]:
+    """`pods`: (ready, total) pods when they are not `ready` of `replicas`."""
     strategy: dict[str, Any] = {"type": strategy_type}
     if strategy_type == "RollingUpdate":
         strategy["rollingUpdate"] = {"partition": partition}
@@ -158,7 +189,7 @@ def stateful_set(
             "updateRevision": revisions[1],
         },
     }
-    return [sts, *_pods(ready, replicas, LABELS)]
+    return [sts, *_pods(*(pods or (ready, replicas)), LABELS)]
 
 
 def service(spec: dict[str, Any], status: dict[str, Any] | None = None) -> list[dict[str, Any]]:
@@ -166,12 +197,16 @@ def service(spec: dict[str, Any], status: dict[str, Any] | None = None) -> list[
 
 
 def job(*, completions: int | None, succeeded: int, failed: int = 0) -> list[dict[str, Any]]:
+    """A Job of `completions`; without, a work queue of two pods at once (the API server defaults completions to 1
+    only when parallelism is unset too)."""
     spec: dict[str, Any] = {
         "backoffLimit": 6,
         "template": {**_template(), "spec": {**_template()["spec"], "restartPolicy": "Never"}},
     }
     if completions is not None:
         spec["completions"] = completions
+    else:
+        spec["parallelism"] = 2
     return [
         {
             "apiVersion": "batch/v1",
@@ -195,17 +230,31 @@ def claim(phase: str) -> list[dict[str, Any]]:
     ]
 
 
-def replica_set(*, ready: int, total: int, observed: int = 1) -> list[dict[str, Any]]:
+def replica_set(
+    *, ready: int, total: int, observed: int = 1, selector: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
     rs = {
         "apiVersion": "apps/v1",
         "kind": "ReplicaSet",
         "metadata": _meta("web-abc", labels=LABELS),
-        "spec": {"replicas": total, "selector": {"matchLabels": LABELS}, "template": _template()},
+        "spec": {"replicas": total, "selector": selector or {"matchLabels": LABELS}, "template": _template()},
         "status": {"observedGeneration": observed, "replicas": total, "readyReplicas": ready},
     }
     return [rs, *_pods(ready, total, LABELS)]
 
 
+def replication_controller(*, ready: int, total: int) -> list[dict[str, Any]]:
+    rc = {
+        "apiVersion": "v1",
+        "kind": "ReplicationController",
+        "metadata": _meta("legacy"),
+        "spec": {"replicas": total, "selector": LABELS, "template": _template()},
+        "status": {"observedGeneration": 1, "replicas": total, "readyReplicas": ready},
+    }
+    return [rc, *_pods(ready, total, LABELS)]
+
+
+BY_EXPRESSION = {"matchExpressions": [{"key": "app", "operator": "In", "values": ["web", "api"]}]}
 ROLLING_0_0 = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "0%", "maxUnavailable": "0%"}}
 CASES = [
     # Deployment: the new ReplicaSet's ready replicas reach replicas - maxUnavailable (25 % of 4 rounds down to 1).
@@ -244,6 +293,45 @@ CASES = [
         rehearsal_differs="kwok marks a pod Ready before the rehearsal's kubelet takes it back: the rehearsal asks "
         "the pods too",
     ),
+    Case(
+        "deployment counting none ready, its new ReplicaSet 3: Helm reads the ReplicaSet",
+        deployment(replicas=4, ready=3, status_ready=0),
+        True,
+    ),
+    Case(
+        "deployment whose ReplicaSet's generation is not observed yet",
+        deployment(replicas=1, ready=1, rs_observed=1),
+        False,
+    ),
+    Case(
+        "deployment with an older ReplicaSet of its template: the older one is its new one",
+        deployment(replicas=1, ready=1, older_twin=True),
+        False,
+    ),
+    Case(
+        "deployment whose ReplicaSet it owns but does not control",
+        deployment(
+            replicas=1,
+            ready=1,
+            owner={"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": UID, "controller": False},
+        ),
+        False,
+    ),
+    Case(
+        "deployment whose ReplicaSet another Deployment controls",
+        deployment(
+            replicas=1,
+            ready=1,
+            owner={
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "name": "api",
+                "uid": UID[:-1] + "2",
+                "controller": True,
+            },
+        ),
+        False,
+    ),
     # DaemonSet: generation observed; rolling: every desired pod updated, desired - maxUnavailable (rounded up) ready.
     Case("daemonset on 1 node at maxUnavailable 1: none ready pass", daemon_set(desired=1, ready=0), True),
     Case("daemonset on 3 nodes at maxUnavailable 1: 2 ready pass", daemon_set(desired=3, ready=2), True),
@@ -269,6 +357,17 @@ CASES = [
     ),
     Case("daemonset OnDelete: ready at once", daemon_set(desired=3, ready=0, strategy={"type": "OnDelete"}), True),
     Case("daemonset whose generation is not observed yet", daemon_set(desired=1, ready=1, observed=0), False),
+    Case(
+        "daemonset selected by an expression, all ready",
+        daemon_set(desired=3, ready=3, selector=BY_EXPRESSION),
+        True,
+    ),
+    Case(
+        "daemonset counting 3 ready whose pods say 1",
+        daemon_set(desired=3, ready=3, pods_ready=1),
+        True,
+        rehearsal_differs="its pods' own Ready (kwok's first word, taken back by the rehearsal's kubelet)",
+    ),
     # StatefulSet: every replica ready, the partition's updated, current revision the update revision (partition 0).
     Case("statefulset of 3, all ready", stateful_set(replicas=3, ready=3), True),
     Case("statefulset of 3, 2 ready", stateful_set(replicas=3, ready=2), False),
@@ -284,6 +383,13 @@ CASES = [
         "statefulset with partition 1 and 1 updated", stateful_set(replicas=3, ready=3, updated=1, partition=1), False
     ),
     Case("statefulset OnDelete: ready at once", stateful_set(replicas=3, ready=0, strategy_type="OnDelete"), True),
+    Case("statefulset counting more ready than its replicas", stateful_set(replicas=3, ready=4, pods=(4, 4)), False),
+    Case(
+        "statefulset counting 3 ready whose pods say 2",
+        stateful_set(replicas=3, ready=3, pods=(2, 3)),
+        True,
+        rehearsal_differs="its pods' own Ready (kwok's first word, taken back by the rehearsal's kubelet)",
+    ),
     # Service: a cluster IP; a LoadBalancer its ingress or an external IP.
     Case(
         "service with a cluster IP",
@@ -312,12 +418,26 @@ CASES = [
         True,
     ),
     Case("external name", service({"type": "ExternalName", "externalName": "example.com"}), True),
+    Case(
+        "load balancer with an empty ingress list (Go asks for nil)",
+        service(
+            {"type": "LoadBalancer", "clusterIP": "10.0.0.10", "ports": [{"port": 80}]},
+            {"loadBalancer": {"ingress": []}},
+        ),
+        True,
+    ),
     # Job: only with waitForJobs.
     Case("job running, without waitForJobs", job(completions=1, succeeded=0), True),
     Case("job running, with waitForJobs", job(completions=1, succeeded=0), False, wait_for_jobs=True),
     Case("job complete, with waitForJobs", job(completions=1, succeeded=1), True, wait_for_jobs=True),
     Case("job failed past its backoffLimit", job(completions=1, succeeded=0, failed=7), False, wait_for_jobs=True),
     Case("job without completions", job(completions=None, succeeded=0), True, wait_for_jobs=True),
+    Case(
+        "job failed as often as its backoffLimit",
+        job(completions=None, succeeded=0, failed=6),
+        True,
+        wait_for_jobs=True,
+    ),
     # PersistentVolumeClaim: Bound, whatever its class's binding mode.
     Case("claim pending", claim("Pending"), False),
     Case("claim bound", claim("Bound"), True),
@@ -327,6 +447,13 @@ CASES = [
     Case("replicaset with every pod ready", replica_set(ready=2, total=2), True),
     Case("replicaset with a pod not ready", replica_set(ready=1, total=2), False),
     Case("replicaset whose generation is not observed yet", replica_set(ready=2, total=2, observed=0), False),
+    Case(
+        "replicaset selected by an expression, a pod not ready",
+        replica_set(ready=1, total=2, selector=BY_EXPRESSION),
+        False,
+    ),
+    Case("replicationcontroller with every pod ready", replication_controller(ready=2, total=2), True),
+    Case("replicationcontroller with a pod not ready", replication_controller(ready=1, total=2), False),
     # Any other kind: ready once created.
     Case("configmap", [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta("settings"), "data": {}}], True),
 ]

@@ -188,10 +188,22 @@ def test_every_module_agrees_with_its_table_entry_and_commits_nothing_upstream()
     for upstream in UPSTREAMS:
         files = {path.relative_to(upstream.path) for path in upstream.path.rglob("*") if path.is_file()}
         own = {path.relative_to(upstream.path) for binary in upstream.binaries for path in upstream.sources(binary)}
-        # only the pins, and the project's own programs (helm's readycheck: its source is the project's)
+        # only the pins, and the files the table names of the project's own programs (helm's readycheck)
         assert files == {Path("go.mod"), Path("go.sum"), *own}, f"{upstream.module_dir}: only the pins are committed"
+        for binary in upstream.binaries:
+            # an own program is a main package of the module, in the directory of its files
+            directories = {str(Path(name).parent) for name in binary.sources}
+            packages = {f"inference-platform/rehearsal/{upstream.module_dir}/{d}" for d in directories}
+            assert packages == ({binary.package} if binary.own else set()), binary.name
         go_mod, go_sum = (upstream.path / "go.mod").read_text(), (upstream.path / "go.sum").read_text()
         assert module_problems(upstream, go_mod, go_sum) == [], upstream.module_dir
+
+
+def test_only_the_projects_own_programs_name_their_sources():
+    with pytest.raises(ValueError, match="name their source files"):
+        Binary("oracle", "inference-platform/rehearsal/helm/oracle")
+    with pytest.raises(ValueError, match="name their source files"):
+        Binary("helm", "helm.sh/helm/v3/cmd/helm", sources=("main.go",))
 
 
 def test_the_binary_names_are_the_runners_interface():

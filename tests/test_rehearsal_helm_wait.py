@@ -5,6 +5,7 @@ through Helm's own checker (the test marked `rehearsal` below)."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from typing import Any
 
@@ -35,14 +36,36 @@ class CaseKube:
     def list(
         self, api_version: str, kind: str, namespace: str | None = None, *, selector: str | None = None
     ) -> list[dict[str, Any]]:
-        wanted = dict(pair.split("=", 1) for pair in selector.split(",")) if selector else {}
         return [
             o
             for o in self.objects
             if (o["apiVersion"], o["kind"]) == (api_version, kind)
             and o["metadata"].get("namespace") == namespace
-            and wanted.items() <= (o["metadata"].get("labels") or {}).items()
+            and _selects(selector or "", o["metadata"].get("labels") or {})
         ]
+
+
+_TERM = re.compile(r"(!?)([\w./-]+)(?:\s*(=|\s+in\s+|\s+notin\s+)\s*(?:\(([^)]*)\)|([\w./-]*)))?")
+
+
+def _selects(selector: str, labels: dict[str, str]) -> bool:
+    """The API server's reading of a `labelSelector` (k8s.io/apimachinery labels.Parse) for the terms the
+    rehearsal writes: key=value, key in (...), key notin (...), key, !key."""
+    for term in re.findall(r"[^,(]+(?:\([^)]*\))?", selector):
+        negated, key, operator, values, value = _TERM.fullmatch(term.strip()).groups()
+        listed = set(values.split(",")) if values is not None else {value}
+        match (operator or "").strip():
+            case "=":
+                ok = labels.get(key) == value
+            case "in":
+                ok = labels.get(key) in listed
+            case "notin":
+                ok = labels.get(key) not in listed
+            case _:
+                ok = (key in labels) != bool(negated)
+        if not ok:
+            return False
+    return True
 
 
 def _judged(case: Case) -> bool:
@@ -53,6 +76,31 @@ def _judged(case: Case) -> bool:
 def test_the_rehearsal_judges_a_release_object_as_helms_wait_does(case):
     assert HELM_WAIT_READINESS.name in FACTS
     assert _judged(case) is (case.ready and not case.rehearsal_differs)
+
+
+@pytest.mark.parametrize(
+    ("selector", "text"),
+    [
+        ({"matchLabels": {"app": "web"}}, "app=web"),
+        (
+            {
+                "matchLabels": {"app": "web"},
+                "matchExpressions": [
+                    {"key": "tier", "operator": "In", "values": ["a", "b"]},
+                    {"key": "zone", "operator": "NotIn", "values": ["c"]},
+                    {"key": "gpu", "operator": "Exists"},
+                    {"key": "spot", "operator": "DoesNotExist"},
+                ],
+            },
+            "app=web,tier in (a,b),zone notin (c),gpu,!spot",
+        ),
+        ({}, ""),
+        (None, ""),
+    ],
+)
+def test_a_label_selector_is_asked_of_the_api_server_whole(selector, text):
+    """metav1.LabelSelectorAsSelector's terms, which Helm lists a workload's pods and ReplicaSets with."""
+    assert helm_wait.selector_text(selector) == text
 
 
 def test_a_deleted_object_is_not_ready():
@@ -71,7 +119,9 @@ def test_helm_waits_regardless_of_pulumis_skip_await_annotation():
     [
         ("apps/v1", "Deployment", False, True),
         ("v1", "Pod", False, True),
-        ("apiextensions.k8s.io/v1", "CustomResourceDefinition", False, True),
+        # Helm checks a templated CRD too; the rehearsal waits for it to be established and served before it
+        # creates the release's other objects (runner.wait_crds_established), so its wait does not.
+        ("apiextensions.k8s.io/v1", "CustomResourceDefinition", False, False),
         ("batch/v1", "Job", False, False),
         ("batch/v1", "Job", True, True),
         ("v1", "ConfigMap", False, False),
@@ -93,11 +143,24 @@ def test_the_kinds_helms_checker_checks(api_version, kind, wait_for_jobs, waited
         (1, {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "0%", "maxUnavailable": "0%"}}, 1),
         (4, {"type": "Recreate"}, 0),
         (0, {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 1}}, 0),
+        # GetValueFromIntOrPercent (deprecated, Helm's Deployment path) reads a string without % as a percentage,
+        # and a value it cannot read resolves both fenceposts to 0 (API validation refuses both).
+        (20, {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": "10"}}, 2),
+        (20, {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "x%", "maxUnavailable": 3}}, 0),
     ],
 )
 def test_a_deployments_max_unavailable_is_resolved_as_its_controller_resolves_it(replicas, strategy, max_unavailable):
     deployment = {"spec": {"replicas": replicas, "strategy": strategy}}
     assert helm_wait.deployment_max_unavailable(deployment) == max_unavailable
+
+
+def test_a_daemonsets_max_unavailable_that_is_not_a_percentage_asks_for_no_pod():
+    """GetScaledValueFromIntOrPercent refuses "1" (no %), and Helm then takes every desired pod as allowed to be
+    unavailable (ready.go L326-L332)."""
+    objects = next(c for c in CASES if c.name == "daemonset on 3 nodes at maxUnavailable 1: 1 ready fail").objects
+    strategy = {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "1", "maxSurge": 0}}
+    daemon_set = {**objects[0], "spec": {**objects[0]["spec"], "updateStrategy": strategy}}
+    assert helm_wait.ready(CaseKube([daemon_set, *objects[1:]]), daemon_set, wait_for_jobs=False)[0] is True
 
 
 @pytest.mark.rehearsal

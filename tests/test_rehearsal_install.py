@@ -409,6 +409,31 @@ def test_the_second_object_s_failure_counts_from_its_own_turn(monkeypatch):
     assert f"Service {NAMESPACE}/gateway-admin not ready after 2 s" in _release_check(run).detail
 
 
+def test_an_object_ready_at_one_look_is_asked_again_at_the_next(monkeypatch):
+    """Each look is one of Helm's polls over every object (wait.go L61-L80): the first load balancer, ready at one
+    look, lost its address by the next, when the second got one; the wait goes on until one look finds both."""
+    cluster = Cluster("Complete")
+    run, wait, now = _begin(monkeypatch, cluster, TEMPLATE + LOAD_BALANCER + ADMIN_LOAD_BALANCER)
+    _ingress(cluster, "gateway")
+    assert _look(run, wait) is None  # the first ready, the second not
+    cluster.objects[("Service", "gateway", NAMESPACE)]["status"] = {}
+    _ingress(cluster, "gateway-admin")
+    assert _look(run, wait) is None  # the second ready, the first no longer
+    now[0] = 1.0
+    _ingress(cluster, "gateway")
+    assert _look(run, wait) is True, _release_check(run).detail
+
+
+def test_an_object_deleted_during_the_wait_fails_the_release_at_once(monkeypatch):
+    """A NotFound is the one error Helm's wait does not retry (wait.go L93-L110)."""
+    cluster = Cluster("Complete")
+    run, wait, _ = _begin(monkeypatch, cluster, TEMPLATE + LOAD_BALANCER)
+    assert _look(run, wait) is None
+    cluster.delete("v1", "Service", "gateway", NAMESPACE)
+    assert _look(run, wait) is False
+    assert f"Service {NAMESPACE}/gateway not found: deleted while Helm waited for it" in _release_check(run).detail
+
+
 def test_an_object_found_ready_at_a_late_look_passes(monkeypatch):
     """A look that comes after the object's time (the stack was installing another release) asks it first."""
     cluster = Cluster("Complete")

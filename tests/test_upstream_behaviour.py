@@ -1370,8 +1370,9 @@ def test_releases_install_as_helm_installs_them(prod_plan):
 
 def test_helms_wait_checks_the_kinds_helms_checker_checks_and_no_release_waits_for_jobs(prod_plan):
     """The rehearsal waits for a release's objects by the fact (tests/test_rehearsal_helm_wait.py judges its cases,
-    Helm's own checker too): the kinds, by hand from ready.go's IsReady; no release of prod asks Helm to wait for
-    its Jobs (waitForJobs), so what needs a Job's work waits for it otherwise (a hook, an await)."""
+    Helm's own checker too): the kinds, by hand from ready.go's IsReady (a templated CRD aside: the rehearsal waits
+    for it to be served before the release's other objects); no release of prod asks Helm to wait for its Jobs
+    (waitForJobs), so what needs a Job's work waits for it otherwise (a hook, an await)."""
     from tools.rehearsal import helm_wait
 
     assert HELM_WAIT_READINESS.name in FACTS
@@ -1380,7 +1381,6 @@ def test_helms_wait_checks_the_kinds_helms_checker_checks_and_no_release_waits_f
         "/Pod",
         "/ReplicationController",
         "/Service",
-        "apiextensions.k8s.io/CustomResourceDefinition",
         "apps/DaemonSet",
         "apps/Deployment",
         "apps/ReplicaSet",

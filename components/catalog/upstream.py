@@ -176,28 +176,32 @@ HELM_INSTALLS_IN_ORDER = _fact(
 
 HELM_WAIT_READINESS = _fact(
     "helm-wait-readiness",
-    "Helm's install wait (v3.20.2, what a `helm.sh/v3:Release` runs unless skipAwait) polls every 2 s, in the "
-    "release's install order, until each object is ready or the release's timeout passes; it reads the live "
-    "object, never Pulumi's skipAwait annotation. A Pod is ready when its Ready condition is True; a Deployment "
-    "when paused, or when its new ReplicaSet (the oldest it owns with its pod template, pod-template-hash aside) "
-    "has `replicas - maxUnavailable` ready replicas with both generations observed (maxUnavailable rounded down "
-    "from a percentage, 1 when it and maxSurge both come to 0, 0 for Recreate): at the API's default 25 % a "
-    "Deployment of 4 passes with 3 ready; a DaemonSet when its generation is observed and, rolling, every desired "
-    "pod is updated and `desired - maxUnavailable` (rounded up) are ready: at the default 1, a DaemonSet on one "
-    "node passes with none ready; an OnDelete DaemonSet or StatefulSet at once; a rolling StatefulSet when its "
-    "partition's pods are updated, every replica is ready and (partition 0) its current revision is the update "
-    "revision; a PVC when Bound; a Service unless it is not ExternalName and has no cluster IP, or is a "
-    "LoadBalancer with neither external IPs nor ingress; a CRD when Established (or its names refused); a "
-    "ReplicaSet or ReplicationController when its generation is observed and all its pods are ready; a Job, only "
-    "with waitForJobs, when its completions succeeded (more failures than backoffLimit: an error retried 30 times, "
-    "then the wait fails). Any other kind is ready once created. So a release's wait can end before every pod of "
-    "its DaemonSets, or of a large Deployment, is Ready: what depends on the release must wait for what it needs.",
+    "Helm's install wait (v3.20.2, what a `helm.sh/v3:Release` runs unless skipAwait) polls every 2 s until the "
+    "release's timeout: each poll checks the release's objects in install order and stops at the first not ready; "
+    "the wait succeeds at a poll that finds every one ready (one ready at an earlier poll is asked again); a "
+    "NotFound ends it at once, another error after 30 retries. It reads the live object, never Pulumi's skipAwait "
+    "annotation. A Pod is ready when its Ready condition is True; a Deployment when paused, or when its new "
+    "ReplicaSet (of those its selector selects and it controls, the oldest with its pod template, pod-template-hash "
+    "aside) has `replicas - maxUnavailable` ready replicas, that ReplicaSet's and the Deployment's generations "
+    "observed (maxUnavailable rounded down from a percentage, 1 when it and maxSurge both come to 0, 0 for "
+    "Recreate): at the API's default 25 % a Deployment of 4 passes with 3 ready; a DaemonSet when its generation is "
+    "observed and, rolling, every desired pod is updated and `desired - maxUnavailable` (rounded up) are ready: at "
+    "the default 1, a DaemonSet on one node passes with none ready; an OnDelete DaemonSet or StatefulSet at once; a "
+    "rolling StatefulSet when its partition's pods are updated, exactly `replicas` are ready and (partition 0) its "
+    "current revision is the update revision; a PVC when Bound; a Service unless it is not ExternalName and has no "
+    "cluster IP, or is a LoadBalancer with neither external IPs nor ingress; a templated CRD when Established (or "
+    "its names refused); a ReplicaSet or ReplicationController when its generation is observed and all the pods "
+    "its selector selects are ready; a Job, only with waitForJobs, when its completions succeeded (more failures "
+    "than backoffLimit: an error). Any other kind is ready once created. So a release's wait can end before every "
+    "pod of its DaemonSets, or of a large Deployment, is Ready: what depends on the release must wait for what it "
+    "needs.",
     "helm/helm@v3.20.2:pkg/kube/ready.go L92-L205 (IsReady), L230-L238 (isPodReady), L240-L251 (jobReady), "
     "L253-L280 (serviceReady), L282-L288 (volumeReady), L290-L307 (deploymentReady), L309-L340 (daemonSetReady), "
-    "L365-L383 (crdReady), L385-L438 (statefulSetReady), L440-L456; pkg/kube/wait.go L49-L91 (waitForResources); "
-    "pkg/kube/client.go L285-L312 (PausedAsReady, CheckJobs); internal/third_party/k8s.io/kubernetes/deployment/"
-    "util/deploymentutil.go L78-L115 (FindNewReplicaSet), L138-L182 (MaxUnavailable, ResolveFenceposts); "
-    "pulumi/pulumi-kubernetes@v4.32.0:provider/pkg/provider/helm_release.go L607-L612",
+    "L365-L383 (crdReady), L385-L438 (statefulSetReady), L440-L456; pkg/kube/wait.go L49-L91 (waitForResources), "
+    "L93-L110 (isRetryableError); pkg/kube/client.go L286-L314 (Wait: PausedAsReady L292; WaitWithJobs: CheckJobs "
+    "L307); internal/third_party/k8s.io/kubernetes/deployment/util/deploymentutil.go L42-L63 (ListReplicaSets), "
+    "L65-L91 (ReplicaSetsByCreationTimestamp, FindNewReplicaSet), L137-L148 (MaxUnavailable), L159-L178 "
+    "(ResolveFenceposts); pulumi/pulumi-kubernetes@v4.32.0:provider/pkg/provider/helm_release.go L607-L612",
 )
 
 HELM_INSTALL_RUNS_HOOKS = _fact(

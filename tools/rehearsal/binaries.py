@@ -27,6 +27,13 @@ class Binary:
     name: str  # the file under tools.rehearsal.cache.bin_dir(): what the runner starts
     package: str  # the Go main package
     version_args: tuple[str, ...] = ("--version",)  # () when the binary has no version flag or subcommand
+    # The project's own program: its files, relative to the module's directory (each named here, so that nothing
+    # else is committed beside the pins); () for an upstream's.
+    sources: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.own != bool(self.sources):
+            raise ValueError(f"{self.name}: the project's own programs (and only they) name their source files")
 
     @property
     def own(self) -> bool:
@@ -59,11 +66,8 @@ class Upstream:
         return MODULES_DIR / self.module_dir
 
     def sources(self, binary: Binary) -> list[Path]:
-        """The Go files of one of the project's own programs (none for an upstream's)."""
-        if not binary.own:
-            return []
-        directory = self.path / binary.package.removeprefix(f"{OWN_MODULES}{self.module_dir}/")
-        return sorted(directory.glob("*.go"))
+        """The files of one of the project's own programs (none for an upstream's)."""
+        return [self.path / name for name in binary.sources]
 
 
 def _kubernetes_ldflags() -> tuple[str, ...]:
@@ -115,7 +119,7 @@ UPSTREAMS: tuple[Upstream, ...] = (
         binaries=(
             Binary("helm", "helm.sh/helm/v3/cmd/helm", ("version", "--short")),
             # Helm's own ReadyChecker on the cases of tests/helm_wait_cases.py (make rehearsal-test).
-            Binary("helm-readycheck", f"{OWN_MODULES}helm/readycheck", ()),
+            Binary("helm-readycheck", f"{OWN_MODULES}helm/readycheck", (), sources=("readycheck/main.go",)),
         ),
         # helm@v3.20.2:Makefile LDFLAGS; the default kube version of `helm template` is the client-go it is built
         # with (k8s.io/client-go v0.35.1: 1.35), as its release build stamps it.

@@ -477,8 +477,12 @@ def install_release(run: StackRun, resource: PlannedResource) -> bool | ReleaseW
 class ReleaseWait:
     """A release whose objects are created, being waited for as `helm install --wait` does, one look at a time: the
     stack's runner looks at it beside its other awaits and releases, as `pulumi up` installs independent releases
-    side by side. The objects are waited for in turn, each for up to AWAIT_SECONDS from its turn (as the
-    rehearsal's Helm wait always did); then `finish` (post-install hooks, the release's check)."""
+    side by side. Each look is one of Helm's polls (pkg/kube/wait.go L61-L80): the objects in install order, up to
+    the first not ready, so an object ready at one look is asked again at the next; the wait ends at a look that
+    finds them all ready, then `finish` (post-install hooks, the release's check). An object gone fails it at once
+    (a NotFound is not retried). Where Helm waits its whole timeout, the object holding the wait is waited for up to
+    AWAIT_SECONDS from the look that first found it holding it (as the rehearsal's Helm wait always did), within the
+    release's timeout."""
 
     def __init__(
         self,
@@ -494,26 +498,25 @@ class ReleaseWait:
         self.run, self.target, self.waits = run, target, list(waits)
         self.wait_for_jobs = wait_for_jobs
         self._finish, self._failed = finish, failed
-        self.started = self.turn = time.monotonic()  # turn: when the current object's wait began
+        self.started = time.monotonic()
         self.timeout = timeout  # Helm's, for the whole wait
-        self.deadline = self._turn_deadline()
+        self.turns: dict[int, float] = {}  # an object's index -> when a look first found it holding the wait
 
     def look(self) -> bool | None:
         """One look (the cluster synced by the caller): None while an object is not ready, else the outcome. The
         time between two looks (the stack installing another release) counts: the clusters' kubelets run on their
         own meanwhile (kubelet.py's loop)."""
         kube = self.target.kube
-        while self.waits:
-            obj = self.waits[0]
+        for index, obj in enumerate(self.waits):
             ready, last = helm_wait.ready(kube, obj, wait_for_jobs=self.wait_for_jobs)
             if ready:
-                self.waits.pop(0)
-                self.turn = time.monotonic()
-                self.deadline = self._turn_deadline()
                 continue
+            if last == helm_wait.NOT_FOUND:
+                return self._failed(obj, "not found: deleted while Helm waited for it")
             now = time.monotonic()
-            if now >= self.deadline:
-                return self._failed(obj, pulumi_k8s.not_ready(obj, last, now - self.turn, self._why_pending))
+            turn = self.turns.setdefault(index, now)
+            if now >= min(turn + pulumi_k8s.AWAIT_SECONDS, self.started + self.timeout):
+                return self._failed(obj, pulumi_k8s.not_ready(obj, last, now - turn, self._why_pending))
             reason = _stand_in_crashed(kube, obj)
             if reason:  # what the rest of the wait cannot change
                 return self._failed(obj, f"not ready: {last}; {reason}")
@@ -522,7 +525,3 @@ class ReleaseWait:
 
     def _why_pending(self, namespace: str, selector: str) -> str:
         return self.run.r.pending_reason(self.target, namespace, selector)
-
-    def _turn_deadline(self) -> float:
-        """AWAIT_SECONDS from the object's turn, within the release's timeout (Helm's, for its whole wait)."""
-        return min(self.turn + pulumi_k8s.AWAIT_SECONDS, self.started + self.timeout)

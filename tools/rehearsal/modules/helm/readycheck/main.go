@@ -1,6 +1,6 @@
 // Command readycheck asks Helm's own ReadyChecker (helm.sh/helm/v3 pkg/kube, at the version this module pins)
 // whether the first object of each case is ready, as `helm install --wait` judges it: the oracle the rehearsal's
-// tools/rehearsal/helm_wait.py is compared with (tests/test_rehearsal_runs.py).
+// tools/rehearsal/helm_wait.py is compared with (tests/test_rehearsal_helm_wait.py, make rehearsal-test).
 //
 // stdin: a JSON list of {"name": ..., "objects": [...], "waitForJobs": bool}: the objects a fake clientset serves,
 // the first the release's object judged. stdout: a JSON list of {"name": ..., "ready": bool, "error": "..."}.
