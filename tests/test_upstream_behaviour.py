@@ -76,6 +76,7 @@ from components.catalog.upstream import (
     KARMADA_SCHEDULES_ONLY_MEMBERS_SERVING_THE_KIND,
     KMS_SECRETS_PROVIDER_DECRYPTS_ON_EVERY_READ,
     KSERVE_AND_VOLCANO_WEBHOOK_SERVICES,
+    KSERVE_DECLARES_EXTENDED_RESOURCES,
     KSERVE_LLM_PRESETS_MERGE,
     KSERVE_LLM_WORKLOAD_LABELS,
     KSERVE_LLMISVC_PICKER_RECREATED,
@@ -1390,6 +1391,32 @@ def test_helms_wait_checks_the_kinds_helms_checker_checks_and_no_release_waits_f
     releases = prod_plan.helm_releases()
     assert len(releases) == 52
     assert [r.name for r in releases if r.inputs.get("waitForJobs")] == []
+
+
+def test_a_multi_node_replica_declares_what_kserve_does_not_know(dev_plan):
+    """The multi-node variant's 70B on EFA nodes (8 GPUs and 32 EFA interfaces a pod) and dev's MIG model: each
+    resource beyond KServe's own (by hand from constants.go and utils.go) is declared in the annotation, whose
+    value KServe reads as a non-empty JSON array of non-empty strings; a model asking for none declares none."""
+    from tests.test_serving_config import _multi_node_prod
+
+    assert KSERVE_DECLARES_EXTENDED_RESOURCES.name in FACTS
+    known = {"cpu", "memory", "storage", "ephemeral-storage", "nvidia.com/gpu", "amd.com/gpu", "intel.com/gpu"}
+    known.add("habana.ai/gaudi")
+    checked = {}
+    for plan in (plan_config(_multi_node_prod()), dev_plan):
+        for r in plan.kubernetes_objects():
+            if r.inputs["kind"] != "InferenceService":
+                continue
+            predictor = r.inputs["spec"]["predictor"]
+            containers = [predictor["model"], *(predictor.get("workerSpec") or {}).get("containers", [])]
+            asked = {name for c in containers for part in c["resources"].values() for name in part} - known
+            annotation = r.inputs["metadata"]["annotations"].get("serving.kserve.io/gpu-resource-types")
+            declared = json.loads(annotation) if annotation else []
+            assert set(declared) == asked and all(isinstance(d, str) and d for d in declared), r.name
+            checked[r.inputs["metadata"]["name"], bool(predictor.get("workerSpec"))] = declared
+    assert checked[("llama-3-1-70b", True)] == ["vpc.amazonaws.com/efa"]
+    assert checked[("qwen2-5-7b", False)] == ["nvidia.com/mig-3g.40gb"]
+    assert checked[("llama-3-1-8b", False)] == []
 
 
 # --- patches that wait, and who may use an EKS cluster ---------------------------------------------------------------

@@ -204,6 +204,24 @@ HELM_WAIT_READINESS = _fact(
     "(ResolveFenceposts); pulumi/pulumi-kubernetes@v4.32.0:provider/pkg/provider/helm_release.go L607-L612",
 )
 
+KSERVE_DECLARES_EXTENDED_RESOURCES = _fact(
+    "kserve-declares-extended-resources",
+    "KServe (v0.20.0) refuses an InferenceService with a workerSpec (a multi-node replica) whose model or worker "
+    "container asks, in requests or limits, for a resource other than cpu, memory, storage, ephemeral-storage and "
+    "its GPU types (nvidia.com/gpu, amd.com/gpu, intel.com/gpu, habana.ai/gaudi): 'Unknown GPU resource type', "
+    "unless the InferenceService's annotation serving.kserve.io/gpu-resource-types, a non-empty JSON array of "
+    "non-empty strings, names it. The annotation adds to KServe's own types, which stay first: the multi-node "
+    "Deployment's GPU count goes to the first type of that list the container asks for, so a declared EFA "
+    "interface (vpc.amazonaws.com/efa) is never counted as GPUs. So a multi-node replica on EFA nodes, or one on "
+    "MIG slices, must declare those resources or its InferenceService never reaches its cluster.",
+    "kserve/kserve@v0.20.0:pkg/apis/serving/v1beta1/inference_service_validation.go L135, L385-L441 "
+    "(validateMultiNodeVariables); pkg/utils/utils.go L354-L392 (HasUnknownGpuResourceType), L394-L421 "
+    "(IsValidCustomGPUArray), L423-L450 (UpdateGPUResourceTypeListByAnnotation); pkg/constants/constants.go "
+    "L309-L323; pkg/controller/v1beta1/inferenceservice/reconcilers/deployment/deployment_reconciler.go L407-L433 "
+    "(addGPUResourceToDeployment); seen in a rehearsal of the multi-node option on 2026-12-04: each member's "
+    "karmada-agent refused by KServe's webhook",
+)
+
 HELM_INSTALL_RUNS_HOOKS = _fact(
     "helm-install-runs-hooks",
     "Helm's install (v3.20.2) runs a release's pre-install hooks before it creates any template's object and its "

@@ -46,7 +46,7 @@ from components.config.workloads import ModelSpec, PlacementSpec, PriorityClass
 from components.domain.disaggregation import Disaggregation, resolve_mode
 from components.domain.fit import Fit, placement_fit, startup_seconds
 from components.domain.gateways import has_gateway
-from components.domain.gpu_resources import EFA_RESOURCE, WHOLE_GPU
+from components.domain.gpu_resources import EFA_RESOURCE
 from components.domain.host import HostResources, pod_host_resources
 from components.domain.image_pull import image_pull_seconds
 from components.domain.kv_transfer import ModeDecision
@@ -79,6 +79,20 @@ ISVC_LABEL = "serving.kserve.io/inferenceservice"
 DEPLOYMENT_MODE = "serving.kserve.io/deploymentMode"
 AUTOSCALER_CLASS = "serving.kserve.io/autoscalerClass"
 GPU_RESOURCE_TYPES = "serving.kserve.io/gpu-resource-types"
+# What KServe's validation of a multi-node InferenceService lets a container ask for without that annotation:
+# the basic resources and its own GPU types (upstream.KSERVE_DECLARES_EXTENDED_RESOURCES).
+KSERVE_KNOWN_RESOURCES = frozenset(
+    {
+        "cpu",
+        "memory",
+        "storage",
+        "ephemeral-storage",
+        "nvidia.com/gpu",
+        "amd.com/gpu",
+        "intel.com/gpu",
+        "habana.ai/gaudi",
+    }
+)
 # KServe labels the head pod of a multi-node replica; its workers carry the predictor's labels too.
 MULTINODE_ROLE_LABEL = ("multinode/role", "head")
 PREDICTOR_SUFFIX = "-predictor"
@@ -312,9 +326,10 @@ def _isvc_annotations(p: ModelPlacement) -> dict[str, str]:
         annotations[AUTOSCALER_CLASS] = "external"  # our ScaledObject owns the replica count
     elif p.autoscaler == "fixed":
         annotations[AUTOSCALER_CLASS] = "none"
-    if p.resource != WHOLE_GPU:
-        # KServe recognises nvidia.com/gpu as a GPU; MIG resources must be declared.
-        annotations[GPU_RESOURCE_TYPES] = json.dumps([p.resource])
+    # KServe refuses a resource it does not know (a MIG slice, a multi-node replica's EFA interfaces) unless declared.
+    declared = [name for name in pod_resources(p)["requests"] if name not in KSERVE_KNOWN_RESOURCES]
+    if declared:
+        annotations[GPU_RESOURCE_TYPES] = json.dumps(declared)
     return {**annotations, **sizing_annotations(p), **ISVC_CHECKOV_SKIPS}
 
 
