@@ -74,6 +74,7 @@ from components.catalog.upstream import (
     KARMADA_AGENT_IDENTITY,
     KARMADA_AGENT_REGISTERS,
     KARMADA_SCHEDULES_ONLY_MEMBERS_SERVING_THE_KIND,
+    KEDA_SCALES_AN_IDLE_TARGET_TO_ZERO_AT_ONCE,
     KMS_SECRETS_PROVIDER_DECRYPTS_ON_EVERY_READ,
     KSERVE_AND_VOLCANO_WEBHOOK_SERVICES,
     KSERVE_DECLARES_EXTENDED_RESOURCES,
@@ -1391,6 +1392,26 @@ def test_helms_wait_checks_the_kinds_helms_checker_checks_and_no_release_waits_f
     releases = prod_plan.helm_releases()
     assert len(releases) == 52
     assert [r.name for r in releases if r.inputs.get("waitForJobs")] == []
+
+
+def test_a_model_at_zero_starts_one_pod_that_keda_scales_away_at_its_first_idle_poll(dev_plan):
+    """dev's models at zero (minReplicas 0, counted by hand from its Pulumi.dev.yaml): KServe's Deployment starts at
+    1 replica (external autoscaler class), and each ScaledObject is one KEDA scales to zero at its first poll with
+    no load (no idleReplicaCount, no initialCooldownPeriod, not paused): what the rehearsal's KEDA stand-in does
+    (tools/rehearsal/keda.py)."""
+    from tools.rehearsal import keda
+
+    assert KEDA_SCALES_AN_IDLE_TARGET_TO_ZERO_AT_ONCE.name in FACTS
+    objects = {(r.inputs["kind"], r.inputs["metadata"]["name"]): r.inputs for r in dev_plan.kubernetes_objects()}
+    at_zero = ["llama-3-1-8b", "qwen2-5-7b"]
+    for model in at_zero:
+        service = objects[("InferenceService", model)]
+        assert service["metadata"]["annotations"]["serving.kserve.io/autoscalerClass"] == "external", model
+        assert service["spec"]["predictor"]["minReplicas"] == 0, model
+        scaled_object = objects[("ScaledObject", model)]
+        assert "initialCooldownPeriod" not in scaled_object["spec"], model
+        assert keda.idle_target(scaled_object) == ("apps/v1", "Deployment", f"{model}-predictor"), model
+    assert sorted(name for kind, name in objects if kind == "ScaledObject") == at_zero
 
 
 def test_a_multi_node_replica_declares_what_kserve_does_not_know(dev_plan):

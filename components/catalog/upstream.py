@@ -204,6 +204,25 @@ HELM_WAIT_READINESS = _fact(
     "(ResolveFenceposts); pulumi/pulumi-kubernetes@v4.32.0:provider/pkg/provider/helm_release.go L607-L612",
 )
 
+KEDA_SCALES_AN_IDLE_TARGET_TO_ZERO_AT_ONCE = _fact(
+    "keda-scales-an-idle-target-to-zero-at-once",
+    "KServe (v0.20.0) creates an InferenceService's predictor Deployment without `replicas` unless its autoscaler "
+    "class is none, and leaves its replicas alone afterwards: with the external class (KEDA) the API server starts "
+    "it at 1 replica, whatever minReplicas says. KEDA's operator (v2.20.2) polls a ScaledObject as soon as its scale "
+    "loop starts, then every pollingInterval; at a poll whose triggers are all inactive without an error, a target "
+    "above zero whose minReplicaCount is 0 (no idleReplicaCount, not paused, not forced active) is scaled to zero "
+    "when the ScaledObject was never active and its initialCooldownPeriod (0 unless set) has passed since its "
+    "creation, or its cooldownPeriod since it was last active; a trigger's error without a fallback scales "
+    "nothing. So a model at zero runs one pod at bring-up until KEDA's first poll that reads no load.",
+    "kserve/kserve@v0.20.0:pkg/controller/v1beta1/inferenceservice/reconcilers/deployment/deployment_reconciler.go "
+    "L170-L172 (replicas only for autoscaler class none), L252-L258 (replicas ignored otherwise); "
+    "kedacore/keda@v2.20.2:pkg/scaling/scale_handler.go L180-L198 (startScaleLoop: checkScalers before its first "
+    "wait), pkg/scaling/executor/scale_scaledobjects.go L37-L56, L83-L101 (inactive: scaleToZeroOrIdle), "
+    "L189-L217 (initialCooldownPeriod, cooldownPeriod), pkg/scaling/executor/scale_executor.go L35 "
+    "(defaultInitialCooldownPeriod 0), apis/keda/v1alpha1/scaledobject_types.go L58-L67, L244-L280 (pause and "
+    "force-activation annotations)",
+)
+
 KSERVE_DECLARES_EXTENDED_RESOURCES = _fact(
     "kserve-declares-extended-resources",
     "KServe (v0.20.0) refuses an InferenceService with a workerSpec (a multi-node replica) whose model or worker "

@@ -249,6 +249,20 @@ class Kube:
         self._raise(response)
         return self._wrote(obj["apiVersion"], obj["kind"], response.json())
 
+    def scale(
+        self, api_version: str, kind: str, namespace: str, name: str, replicas: int, *, field_manager: str
+    ) -> None:
+        """Set a workload's replicas through its scale subresource, as an autoscaler does."""
+        path = self.path(api_version, kind, namespace, name) + "/scale"
+        response = self.session.patch(
+            self.server + path,
+            params={"fieldManager": field_manager},
+            data=json.dumps({"spec": {"replicas": replicas}}),
+            headers={"Content-Type": "application/merge-patch+json"},
+            timeout=30,
+        )
+        self._raise(response)
+
     def patch_status(self, api_version: str, kind: str, namespace: str | None, name: str, patch: dict) -> dict:
         """A strategic merge patch of a built-in kind's status (lists merge by key), a merge patch of a custom
         resource's (which has no strategy)."""

@@ -339,6 +339,7 @@ def install_release(run: StackRun, resource: PlannedResource) -> bool | ReleaseW
             return result(False, f"CRDs refused: {'; '.join(failures)}")
         installed = f"its {len(crds)} CRD(s), installed from {origin}" if crds else "none of its objects"
         limit(label, f"not rehearsed: {source.unavailable}", f"{installed}; {source.stands_in}")
+        run.r.start_controllers(run, target, resource, None)
         if not crds:
             return True
         return result(

@@ -50,6 +50,7 @@ from tools.rehearsal.fluid import FluidStandIn
 from tools.rehearsal.gates import run_gates
 from tools.rehearsal.gateway import check_gateways
 from tools.rehearsal.karmada_checks import check_members, check_propagation
+from tools.rehearsal.keda import KedaStandIn
 from tools.rehearsal.kube import WATCHED, ApiError, Kube
 from tools.rehearsal.kubelet import Kubelet
 from tools.rehearsal.network import NODES_PER_CLUSTER, NetworkError, PodNetwork
@@ -294,8 +295,9 @@ class Rehearsal:
 
     def start_controllers(self, run: StackRun, target: Target, resource: PlannedResource, rendered: Any) -> None:
         """What a release's controllers do where the rehearsal cannot run them but others depend on it: the
-        cert-manager stand-in (tools/rehearsal/certmanager.py) and Fluid's volumes (tools/rehearsal/fluid.py). The
-        other releases' controllers are the pods the cluster's kubelet runs."""
+        cert-manager stand-in (tools/rehearsal/certmanager.py), KEDA's scaling of idle models to zero
+        (tools/rehearsal/keda.py) and Fluid's volumes (tools/rehearsal/fluid.py). The other releases' controllers are
+        the pods the cluster's kubelet runs."""
         key, _ = helm.release_source(resource.inputs)
         if key[0] == "cert-manager" and not any(isinstance(c, CertManagerStandIn) for c in target.controllers):
             values = resource.inputs.get("values") or {}
@@ -313,6 +315,21 @@ class Rehearsal:
                     "the rehearsal's cert-manager stand-in (tools/rehearsal/certmanager.py) issues each Certificate's "
                     "Secret from its Issuer and injects CA bundles as cainjector does; cert-manager's webhook does "
                     "not validate the Certificates and Issuers",
+                )
+            )
+        if key[0] == "keda" and not any(isinstance(c, KedaStandIn) for c in target.controllers):
+            keda_stand_in = KedaStandIn(target.kube, target.name)
+            keda_stand_in.start()
+            target.controllers.append(keda_stand_in)
+            run.r.limit(
+                run._limit(
+                    resource,
+                    "apply",
+                    "KEDA's operator and the Prometheus its triggers read",
+                    "the chart is not a Go module (no objects rendered), and no Prometheus runs here",
+                    "the rehearsal's KEDA stand-in (tools/rehearsal/keda.py) scales each ScaledObject's target at zero "
+                    "(minReplicaCount 0) to zero, as KEDA's first poll does when no request has come; it never "
+                    "scales up",
                 )
             )
         if key[0] == "fluid" and not any(isinstance(c, FluidStandIn) for c in target.controllers):

@@ -20,7 +20,8 @@ from components.k8s.names import cluster_name
 from platform_catalog.names import SERVING_NAMESPACE
 from tools.plan.model import K8S_PROVIDER
 from tools.rehearsal.binaries import by_binary
-from tools.rehearsal.kube import ApiError
+from tools.rehearsal.keda import SCALED_OBJECTS, KedaStandIn, idle_target
+from tools.rehearsal.kube import ApiError, KindNotServed
 from tools.rehearsal.kubelet import binary_for, runnable, stand_in, unknown_flags
 from tools.rehearsal.network import PodNetwork, _ip
 from tools.rehearsal.report import Check, Limit
@@ -98,7 +99,10 @@ def check_scheduled(rehearsal: Rehearsal, wave: Wave) -> None:
                     )
                     continue
                 pools = {placement.pool, *([placement.prefill.pool] if placement.prefill is not None else [])}
-                rehearsal.check(_schedule(rehearsal, target, kind, model.name, pools, domain, wave, stack, name))
+                at_zero = placement.min_replicas == 0
+                rehearsal.check(
+                    _schedule(rehearsal, target, kind, model.name, pools, domain, wave, stack, name, at_zero=at_zero)
+                )
                 played = _played_images(target, model.name)
                 if played:
                     rehearsal.limit(
@@ -145,7 +149,11 @@ def _schedule(
     wave: Wave,
     stack: str,
     name: str,
+    *,
+    at_zero: bool = False,
 ) -> Check:
+    """The model's pods bound to its pools; `at_zero` (minReplicas 0): or none, its autoscaler's target scaled to
+    zero (KEDA's first poll with no request, tools/rehearsal/keda.py)."""
     deadline = time.monotonic() + SCHEDULE_SECONDS
     problems: list[str] = ["no pods: the controller made none"]
     with contextlib.suppress(ApiError):
@@ -169,6 +177,26 @@ def _schedule(
             problems = [str(exc)]
             time.sleep(2)
             continue
+        if at_zero and not [p for p in pods if not p["metadata"].get("deletionTimestamp")]:
+            bound = _bound_before_zero(target, model)
+            if bound is not None:
+                node_pools = {
+                    node: (nodes.get(node, {}).get("metadata", {}).get("labels") or {}).get(f"{domain}/pool")
+                    for node in bound
+                }
+                outside = {node: pool for node, pool in node_pools.items() if pool not in pools}
+                return Check(
+                    name,
+                    "scheduled",
+                    not outside,
+                    f"at zero (minReplicas 0): its first pod(s) bound to {', '.join(sorted(node_pools))} "
+                    f"(pool {'/'.join(sorted(set(map(str, node_pools.values()))))}), then KEDA scaled it to zero"
+                    + (f"; not pool {'/'.join(sorted(pools))}" if outside else ""),
+                    wave.name,
+                    stack,
+                    cluster=target.name,
+                    object=f"{kind} {SERVING_NAMESPACE}/{model}",
+                )
         problems = [] if pods else ["no pods: the controller made none" + serving_state(target, kind, model)]
         placed = []
         for pod in pods:
@@ -207,6 +235,20 @@ def _schedule(
         cluster=target.name,
         object=f"{kind} {SERVING_NAMESPACE}/{model}",
     )
+
+
+def _bound_before_zero(target: Target, model: str) -> list[str] | None:
+    """The nodes the model's pods were bound to when the KEDA stand-in scaled its ScaledObject's target to zero
+    (tools/rehearsal/keda.py); None when it did not (no KEDA, not at zero, not yet)."""
+    keda = next((c for c in target.controllers if isinstance(c, KedaStandIn)), None)
+    if keda is None:
+        return None
+    try:
+        scaled_object = target.kube.get(*SCALED_OBJECTS, model, SERVING_NAMESPACE)
+    except KindNotServed:
+        return None
+    found = idle_target(scaled_object) if scaled_object is not None else None
+    return None if found is None else keda.scaled.get(f"{SERVING_NAMESPACE}/{found[2]}")
 
 
 def serving_state(target: Target, kind: str, model: str) -> str:

@@ -1,0 +1,103 @@
+"""A stand-in for KEDA's operator (v2.20.2) where a cluster installs it: the kedacore/charts chart is not a Go
+module, so the release's objects are not rendered, and the operator's triggers read a Prometheus the rehearsal does
+not run. What KEDA does at bring-up matters to the rollout all the same: a model at zero (a ScaledObject with
+minReplicaCount 0) gets a Deployment from KServe with no `replicas` (its external autoscaler class:
+kserve@v0.20.0 pkg/controller/v1beta1/inferenceservice/reconcilers/deployment/deployment_reconciler.go L170-L172),
+which the API server defaults to 1; KEDA's first poll (at once: pkg/scaling/scale_handler.go L187-L198) finds its
+triggers inactive (no request has come) and, the ScaledObject never active and its initialCooldownPeriod 0 by
+default, scales the Deployment to zero (pkg/scaling/executor/scale_scaledobjects.go L83-L101, L189-L217). The
+stand-in does that for each ScaledObject at zero, once the target's pods are bound: on a cluster KEDA's first poll
+races the scheduler, and the rehearsal lets the scheduler go first, so that each model's pod is seen placed in its
+pool, as when a request wakes it (a model's pods that cannot be placed then, its pool held by another model at zero,
+are placed when that one is scaled to zero). It never scales up, as no request reaches a model here (catalog fact
+`keda-scales-an-idle-target-to-zero-at-once`)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from tools.rehearsal.kube import ApiError, KindNotServed, Kube
+from tools.rehearsal.processes import background_error
+
+SCALED_OBJECTS = ("keda.sh/v1alpha1", "ScaledObject")
+# What makes KEDA leave a target's replicas alone, never scale it in, or take it as active
+# (apis/keda/v1alpha1/scaledobject_types.go L58-L67, L244-L280; scale_scaledobjects.go L53-L56, L63, L190-L194).
+PAUSED_REPLICAS = "autoscaling.keda.sh/paused-replicas"
+HELD = ("autoscaling.keda.sh/paused", "autoscaling.keda.sh/paused-scale-in", "autoscaling.keda.sh/force-activation")
+_GO_FALSE = {"0", "f", "F", "FALSE", "false", "False"}  # strconv.ParseBool; any other value KEDA takes as true
+# KEDA scales a target through its scale subresource; the API server writes spec.replicas for this manager.
+MANAGER = "rehearsal-keda-stand-in"
+
+
+def idle_target(scaled_object: dict[str, Any]) -> tuple[str, str, str] | None:
+    """(apiVersion, kind, name) of the target KEDA scales to zero while no trigger is active: a ScaledObject with
+    minReplicaCount 0 (its default), no idleReplicaCount, neither paused nor forced active; None otherwise."""
+    spec = scaled_object.get("spec") or {}
+    annotations = scaled_object["metadata"].get("annotations") or {}
+    if spec.get("minReplicaCount", 0) != 0 or spec.get("idleReplicaCount") is not None:
+        return None
+    if PAUSED_REPLICAS in annotations or any(key in annotations and annotations[key] not in _GO_FALSE for key in HELD):
+        return None
+    target = spec.get("scaleTargetRef") or {}
+    return target.get("apiVersion", "apps/v1"), target.get("kind", "Deployment"), target["name"]
+
+
+class KedaStandIn:
+    def __init__(self, kube: Kube, cluster: str):
+        self.kube, self.cluster = kube, cluster
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name=f"keda-{cluster}", daemon=True)
+        # "<namespace>/<target>" -> the nodes its pods were bound to when it was scaled to zero
+        self.scaled: dict[str, list[str]] = {}
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(1.0):
+            try:
+                self.reconcile()
+            except Exception as exc:  # a background loop outlives one bad round
+                background_error("KEDA stand-in", exc)
+
+    def reconcile(self) -> None:
+        try:
+            scaled_objects = self.kube.list(*SCALED_OBJECTS)
+        except KindNotServed:
+            return
+        for scaled_object in scaled_objects:
+            target = idle_target(scaled_object)
+            if target is None:
+                continue
+            api_version, kind, name = target
+            namespace = scaled_object["metadata"]["namespace"]
+            live = self.kube.get(api_version, kind, name, namespace)
+            if live is None or not (live.get("spec") or {}).get("replicas"):
+                continue  # KEDA waits for its target, and has nothing to do at zero
+            nodes = self._bound_nodes(live, namespace)
+            if nodes is None:
+                continue  # the scheduler first (module docstring)
+            try:
+                self.kube.scale(api_version, kind, namespace, name, 0, field_manager=MANAGER)
+            except ApiError as exc:
+                if exc.status not in (404, 409):  # gone, or changed since read: the next round sees it again
+                    raise
+                continue
+            self.scaled[f"{namespace}/{name}"] = nodes
+
+    def _bound_nodes(self, workload: dict[str, Any], namespace: str) -> list[str] | None:
+        """The nodes of the workload's pods when every one is bound; None while one is not (or none exists yet)."""
+        labels = ((workload.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+        selector = ",".join(f"{k}={v}" for k, v in labels.items())
+        pods = [
+            pod
+            for pod in self.kube.list("v1", "Pod", namespace, selector=selector)
+            if not pod["metadata"].get("deletionTimestamp")
+        ]
+        nodes = [(pod.get("spec") or {}).get("nodeName") for pod in pods]
+        return [n for n in nodes if n] if pods and all(nodes) else None
