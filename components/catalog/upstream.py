@@ -212,31 +212,39 @@ KEDA_SCALES_AN_IDLE_TARGET_TO_ZERO_AT_ONCE = _fact(
     "loop starts, then every pollingInterval; at a poll whose triggers are all inactive without an error, a target "
     "above zero whose minReplicaCount is 0 (no idleReplicaCount, not paused, not forced active) is scaled to zero "
     "when the ScaledObject was never active and its initialCooldownPeriod (0 unless set) has passed since its "
-    "creation, or its cooldownPeriod since it was last active; a trigger's error without a fallback scales "
-    "nothing. So a model at zero runs one pod at bring-up until KEDA's first poll that reads no load.",
+    "creation, or its cooldownPeriod since it was last active; with no trigger active, a trigger's error without "
+    "a fallback scales nothing, and a ScaledObject whose triggers are all cpu or memory is taken as active. The "
+    "operator sees only the namespaces of its WATCH_NAMESPACE (a comma-separated list; empty: all). So a model at "
+    "zero runs one pod at bring-up until KEDA's first poll that reads no load.",
     "kserve/kserve@v0.20.0:pkg/controller/v1beta1/inferenceservice/reconcilers/deployment/deployment_reconciler.go "
-    "L170-L172 (replicas only for autoscaler class none), L252-L258 (replicas ignored otherwise); "
+    "L170-L172 (replicas only for autoscaler class none), L252-L258 and L475-L481 (replicas ignored otherwise); "
     "kedacore/keda@v2.20.2:pkg/scaling/scale_handler.go L180-L198 (startScaleLoop: checkScalers before its first "
-    "wait), pkg/scaling/executor/scale_scaledobjects.go L37-L56, L83-L101 (inactive: scaleToZeroOrIdle), "
-    "L189-L217 (initialCooldownPeriod, cooldownPeriod), pkg/scaling/executor/scale_executor.go L35 "
-    "(defaultInitialCooldownPeriod 0), apis/keda/v1alpha1/scaledobject_types.go L58-L67, L244-L280 (pause and "
-    "force-activation annotations)",
+    "wait), L821-L828, L918-L922 (cpu and memory only: active), pkg/scaling/executor/scale_scaledobjects.go "
+    "L37-L56, L83-L101 (inactive: scaleToZeroOrIdle; an error without a fallback: no scaling), L189-L217 "
+    "(initialCooldownPeriod, cooldownPeriod), pkg/scaling/executor/scale_executor.go L35 "
+    "(defaultInitialCooldownPeriod 0), apis/keda/v1alpha1/scaledobject_types.go L58-L67, L238-L283 (pause and "
+    "force-activation annotations), pkg/util/watch.go L14-L31 (WATCH_NAMESPACE)",
 )
 
 KSERVE_DECLARES_EXTENDED_RESOURCES = _fact(
     "kserve-declares-extended-resources",
     "KServe (v0.20.0) refuses an InferenceService with a workerSpec (a multi-node replica) whose model or worker "
     "container asks, in requests or limits, for a resource other than cpu, memory, storage, ephemeral-storage and "
-    "its GPU types (nvidia.com/gpu, amd.com/gpu, intel.com/gpu, habana.ai/gaudi): 'Unknown GPU resource type', "
-    "unless the InferenceService's annotation serving.kserve.io/gpu-resource-types, a non-empty JSON array of "
-    "non-empty strings, names it. The annotation adds to KServe's own types, which stay first: the multi-node "
-    "Deployment's GPU count goes to the first type of that list the container asks for, so a declared EFA "
-    "interface (vpc.amazonaws.com/efa) is never counted as GPUs. So a multi-node replica on EFA nodes, or one on "
-    "MIG slices, must declare those resources or its InferenceService never reaches its cluster.",
+    "its GPU types (nvidia.com/gpu, amd.com/gpu, intel.com/gpu, habana.ai/gaudi, and those the "
+    "inferenceservice-config's multiNode customGPUResourceTypeList adds once the process has read it): 'Unknown "
+    "GPU resource type', unless the InferenceService's annotation serving.kserve.io/gpu-resource-types, a "
+    "non-empty JSON array of non-empty strings, names it. The annotation adds to KServe's own types, which stay "
+    "first in the list the multi-node Deployment's GPU count is given to (read from the pod template's "
+    "annotations), and the Ray node and GPU arithmetic never reads it: a declared EFA interface "
+    "(vpc.amazonaws.com/efa) is never counted as GPUs. So a multi-node replica on EFA nodes must declare its EFA "
+    "interfaces or its InferenceService never reaches its cluster.",
     "kserve/kserve@v0.20.0:pkg/apis/serving/v1beta1/inference_service_validation.go L135, L385-L441 "
     "(validateMultiNodeVariables); pkg/utils/utils.go L354-L392 (HasUnknownGpuResourceType), L394-L421 "
     "(IsValidCustomGPUArray), L423-L450 (UpdateGPUResourceTypeListByAnnotation); pkg/constants/constants.go "
-    "L309-L323; pkg/controller/v1beta1/inferenceservice/reconcilers/deployment/deployment_reconciler.go L407-L433 "
+    "L309-L323; pkg/apis/serving/v1beta1/configmap.go L272, pkg/utils/utils.go L451-L468 (the config's list); "
+    "pkg/controller/v1beta1/inferenceservice/components/predictor.go L686-L692 (computeRayNodeAndGPUs: utils.go "
+    "L473-L491, the global list); "
+    "pkg/controller/v1beta1/inferenceservice/reconcilers/deployment/deployment_reconciler.go L407-L447 "
     "(addGPUResourceToDeployment); seen in a rehearsal of the multi-node option on 2026-12-04: each member's "
     "karmada-agent refused by KServe's webhook",
 )

@@ -17,7 +17,7 @@ import yaml
 from components.domain.waves import Wave
 from components.k8s.names import cluster_name
 from tools.rehearsal.report import Check, Limit
-from tools.rehearsal.serving import serving_state
+from tools.rehearsal.serving import knative_limit, serving_state
 from tools.rollout.gates import stack_health
 from tools.rollout.health import ClusterProbe, KubernetesProbe, ProbeError, wait_healthy
 
@@ -77,6 +77,10 @@ def run_gates(rehearsal: Rehearsal, wave: Wave) -> None:
                     stack,
                 )
             )
+        knative = [c for c in checks if _waits_for(c, MODELS) and _knative(rehearsal, c)]
+        for check in knative:
+            rehearsal.limit(knative_limit(f"health: {check.name}", "gate", wave, stack, None))
+        checks = [c for c in checks if c not in knative]
         controllers = [b for b in ("kserve-manager", "kserve-llmisvc") if not rehearsal.has_binary(b)]
         for check in (c for c in checks if _waits_for(c, MODELS) and controllers):
             rehearsal.check(
@@ -118,6 +122,12 @@ def _why(rehearsal: Rehearsal, check: Any) -> str:
     if cluster is None:
         return ""
     return "; " + "; ".join(f"{name}{serving_state(cluster, target.kind, name)}" for name in target.names)
+
+
+def _knative(rehearsal: Rehearsal, check: Any) -> bool:
+    """Whether a models check is of a region serving in Knative mode (serving.knative_limit)."""
+    region = check.target.region
+    return region is not None and rehearsal.env.region(region).serving.deployment_mode == "Knative"
 
 
 def _waits_for(check: Any, what: str) -> bool:

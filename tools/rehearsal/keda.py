@@ -10,7 +10,10 @@ stand-in does that for each ScaledObject at zero, once the target's pods are bou
 races the scheduler, and the rehearsal lets the scheduler go first, so that each model's pod is seen placed in its
 pool, as when a request wakes it (a model's pods that cannot be placed then, its pool held by another model at zero,
 are placed when that one is scaled to zero). It never scales up, as no request reaches a model here (catalog fact
-`keda-scales-an-idle-target-to-zero-at-once`)."""
+`keda-scales-an-idle-target-to-zero-at-once`). It assumes what the rehearsal cannot show: that the triggers answer
+without an error (the platform's Prometheus is up; one that errors keeps the model at one replica on a cluster);
+it honours what it can read: the release's `watchNamespace`, and triggers that are all cpu or memory, which KEDA
+takes as always active."""
 
 from __future__ import annotations
 
@@ -30,12 +33,24 @@ _GO_FALSE = {"0", "f", "F", "FALSE", "false", "False"}  # strconv.ParseBool; any
 MANAGER = "rehearsal-keda-stand-in"
 
 
+def watched_namespaces(watch_namespace: str | None) -> set[str] | None:
+    """The namespaces the operator watches, from the chart's `watchNamespace` (its WATCH_NAMESPACE: a comma-separated
+    list; "" all, as None: keda@v2.20.2 pkg/util/watch.go L14-L31)."""
+    if not watch_namespace or watch_namespace == '""':
+        return None
+    return set(watch_namespace.split(","))
+
+
 def idle_target(scaled_object: dict[str, Any]) -> tuple[str, str, str] | None:
     """(apiVersion, kind, name) of the target KEDA scales to zero while no trigger is active: a ScaledObject with
-    minReplicaCount 0 (its default), no idleReplicaCount, neither paused nor forced active; None otherwise."""
+    minReplicaCount 0 (its default), no idleReplicaCount, neither paused nor forced active, and a trigger other than
+    cpu or memory (with only those, KEDA takes it as active: pkg/scaling/scale_handler.go L821-L828, L918-L922);
+    None otherwise."""
     spec = scaled_object.get("spec") or {}
     annotations = scaled_object["metadata"].get("annotations") or {}
     if spec.get("minReplicaCount", 0) != 0 or spec.get("idleReplicaCount") is not None:
+        return None
+    if all(trigger.get("type") in ("cpu", "memory") for trigger in spec.get("triggers") or []):
         return None
     if PAUSED_REPLICAS in annotations or any(key in annotations and annotations[key] not in _GO_FALSE for key in HELD):
         return None
@@ -44,12 +59,14 @@ def idle_target(scaled_object: dict[str, Any]) -> tuple[str, str, str] | None:
 
 
 class KedaStandIn:
-    def __init__(self, kube: Kube, cluster: str):
+    def __init__(self, kube: Kube, cluster: str, watch_namespace: str | None = None):
+        """`watch_namespace`: the release's `watchNamespace` value (where its operator looks for ScaledObjects)."""
         self.kube, self.cluster = kube, cluster
+        self.namespaces = watched_namespaces(watch_namespace)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name=f"keda-{cluster}", daemon=True)
-        # "<namespace>/<target>" -> the nodes its pods were bound to when it was scaled to zero
-        self.scaled: dict[str, list[str]] = {}
+        # "<namespace>/<target>" -> (node, labels) of each of its pods, all bound, when it was scaled to zero
+        self.scaled: dict[str, list[tuple[str, dict[str, str]]]] = {}
 
     def start(self) -> None:
         self._thread.start()
@@ -71,6 +88,8 @@ class KedaStandIn:
         except KindNotServed:
             return
         for scaled_object in scaled_objects:
+            if self.namespaces is not None and scaled_object["metadata"]["namespace"] not in self.namespaces:
+                continue
             target = idle_target(scaled_object)
             if target is None:
                 continue
@@ -79,8 +98,8 @@ class KedaStandIn:
             live = self.kube.get(api_version, kind, name, namespace)
             if live is None or not (live.get("spec") or {}).get("replicas"):
                 continue  # KEDA waits for its target, and has nothing to do at zero
-            nodes = self._bound_nodes(live, namespace)
-            if nodes is None:
+            pods = self._bound_pods(live, namespace)
+            if pods is None:
                 continue  # the scheduler first (module docstring)
             try:
                 self.kube.scale(api_version, kind, namespace, name, 0, field_manager=MANAGER)
@@ -88,11 +107,14 @@ class KedaStandIn:
                 if exc.status not in (404, 409):  # gone, or changed since read: the next round sees it again
                     raise
                 continue
-            self.scaled[f"{namespace}/{name}"] = nodes
+            self.scaled[f"{namespace}/{name}"] = pods
 
-    def _bound_nodes(self, workload: dict[str, Any], namespace: str) -> list[str] | None:
-        """The nodes of the workload's pods when every one is bound; None while one is not (or none exists yet)."""
+    def _bound_pods(self, workload: dict[str, Any], namespace: str) -> list[tuple[str, dict[str, str]]] | None:
+        """(node, labels) of the workload's pods when every one is bound; None while one is not, or none exists
+        yet, or the workload selects nothing by label."""
         labels = ((workload.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+        if not labels:
+            return None
         selector = ",".join(f"{k}={v}" for k, v in labels.items())
         pods = [
             pod
@@ -100,4 +122,6 @@ class KedaStandIn:
             if not pod["metadata"].get("deletionTimestamp")
         ]
         nodes = [(pod.get("spec") or {}).get("nodeName") for pod in pods]
-        return [n for n in nodes if n] if pods and all(nodes) else None
+        if not pods or not all(nodes):
+            return None
+        return [(str(node), pod["metadata"].get("labels") or {}) for node, pod in zip(nodes, pods, strict=True)]

@@ -318,7 +318,8 @@ class Rehearsal:
                 )
             )
         if key[0] == "keda" and not any(isinstance(c, KedaStandIn) for c in target.controllers):
-            keda_stand_in = KedaStandIn(target.kube, target.name)
+            values = resource.inputs.get("values") or {}
+            keda_stand_in = KedaStandIn(target.kube, target.name, values.get("watchNamespace"))
             keda_stand_in.start()
             target.controllers.append(keda_stand_in)
             run.r.limit(
@@ -327,9 +328,10 @@ class Rehearsal:
                     "apply",
                     "KEDA's operator and the Prometheus its triggers read",
                     "the chart is not a Go module (no objects rendered), and no Prometheus runs here",
-                    "the rehearsal's KEDA stand-in (tools/rehearsal/keda.py) scales each ScaledObject's target at zero "
-                    "(minReplicaCount 0) to zero, as KEDA's first poll does when no request has come; it never "
-                    "scales up",
+                    "the rehearsal's KEDA stand-in (tools/rehearsal/keda.py) scales each watched ScaledObject's "
+                    "target at zero (minReplicaCount 0) to zero once its pods are placed, as KEDA's first poll does "
+                    "when no request has come and its triggers answer without an error (which the rehearsal cannot "
+                    "show); it never scales up",
                 )
             )
         if key[0] == "fluid" and not any(isinstance(c, FluidStandIn) for c in target.controllers):

@@ -21,10 +21,10 @@ from platform_catalog.names import SERVING_NAMESPACE
 from tools.plan.model import K8S_PROVIDER
 from tools.rehearsal.binaries import by_binary
 from tools.rehearsal.keda import SCALED_OBJECTS, KedaStandIn, idle_target
-from tools.rehearsal.kube import ApiError, KindNotServed
+from tools.rehearsal.kube import ApiError
 from tools.rehearsal.kubelet import binary_for, runnable, stand_in, unknown_flags
 from tools.rehearsal.network import PodNetwork, _ip
-from tools.rehearsal.report import Check, Limit
+from tools.rehearsal.report import Category, Check, Limit
 
 if TYPE_CHECKING:
     from components.domain.waves import Wave
@@ -83,6 +83,11 @@ def check_scheduled(rehearsal: Rehearsal, wave: Wave) -> None:
                 if kind is None or target is None:
                     continue  # created by another wave's stack, checked there
                 name = f"{model.name} on {cluster}"
+                if env.region(placement.region).serving.deployment_mode == "Knative":
+                    rehearsal.limit(
+                        knative_limit(f"{kind} {SERVING_NAMESPACE}/{model.name}", "scheduled", wave, stack, cluster)
+                    )
+                    continue
                 controller = SERVING[kind][1]
                 if not rehearsal.has_binary(controller):
                     rehearsal.check(
@@ -119,6 +124,22 @@ def check_scheduled(rehearsal: Rehearsal, wave: Wave) -> None:
                             cluster=cluster,
                         )
                     )
+
+
+def knative_limit(what: str, category: Category, wave: Wave, stack: str, cluster: str | None) -> Limit:
+    """A region in Knative mode serves through Knative Serving, which the platform does not install (its config
+    says so) and the rehearsal does not run: KServe's controller makes no pod there."""
+    return Limit(
+        what,
+        category,
+        "the region serves in Knative mode, which needs Knative Serving installed beforehand: the platform does not "
+        "install it (regions[].serving.deploymentMode) and the rehearsal runs none, so KServe makes no Knative "
+        "Service and no pod",
+        "nothing: the objects were applied and admitted (apply checks); their pods and Ready are not rehearsed",
+        wave.name,
+        stack,
+        cluster=cluster,
+    )
 
 
 def _played_images(target: Target, model: str) -> list[str]:
@@ -178,7 +199,7 @@ def _schedule(
             time.sleep(2)
             continue
         if at_zero and not [p for p in pods if not p["metadata"].get("deletionTimestamp")]:
-            bound = _bound_before_zero(target, model)
+            bound = _bound_before_zero(target, kind, model)
             if bound is not None:
                 node_pools = {
                     node: (nodes.get(node, {}).get("metadata", {}).get("labels") or {}).get(f"{domain}/pool")
@@ -237,18 +258,22 @@ def _schedule(
     )
 
 
-def _bound_before_zero(target: Target, model: str) -> list[str] | None:
+def _bound_before_zero(target: Target, kind: str, model: str) -> list[str] | None:
     """The nodes the model's pods were bound to when the KEDA stand-in scaled its ScaledObject's target to zero
-    (tools/rehearsal/keda.py); None when it did not (no KEDA, not at zero, not yet)."""
+    (tools/rehearsal/keda.py), those pods the model's own; None when it did not (no KEDA, not at zero, not yet)."""
     keda = next((c for c in target.controllers if isinstance(c, KedaStandIn)), None)
     if keda is None:
         return None
     try:
         scaled_object = target.kube.get(*SCALED_OBJECTS, model, SERVING_NAMESPACE)
-    except KindNotServed:
+    except ApiError:  # KEDA's kind not served, or a moment's answer: the check looks again
         return None
     found = idle_target(scaled_object) if scaled_object is not None else None
-    return None if found is None else keda.scaled.get(f"{SERVING_NAMESPACE}/{found[2]}")
+    pods = keda.scaled.get(f"{SERVING_NAMESPACE}/{found[2]}") if found is not None else None
+    own = MODEL_POD_SELECTORS[kind](model).items()
+    if not pods or not all(own <= labels.items() for _, labels in pods):
+        return None
+    return [node for node, _ in pods]
 
 
 def serving_state(target: Target, kind: str, model: str) -> str:
@@ -412,6 +437,7 @@ def _picker(
     token = rehearsal.metrics_token(target)
     deadline = time.monotonic() + PICKER_SECONDS
     seen = "no picker pod running"
+    ever_in_pool: set[str] = set()  # a pod that left the pool meanwhile (a model at zero scaled away) is no stranger
     assert rehearsal.network is not None
     with PollWitness(rehearsal.network) as witness:
         while time.monotonic() < deadline:
@@ -423,6 +449,7 @@ def _picker(
                 seen = str(exc)
                 time.sleep(2)
                 continue
+            ever_in_pool |= set(pool_pods.values())
             served = {s.ip for s in target.kubelet.sandboxes.values()} if target.kubelet is not None else set()
             witness.answer({ip for ip in pool_pods.values() if ip not in served}, ports)
             running = [
@@ -445,7 +472,7 @@ def _picker(
                 missing = sorted(
                     n for n, address in pool_pods.items() if address not in polled and address not in served
                 )
-                strangers = sorted(polled - set(pool_pods.values()))
+                strangers = sorted(polled - ever_in_pool)
                 if not missing and not strangers:
                     listed = ", ".join(sorted(pool_pods)) or "none: the pool has no ready pod"
                     return Check(
