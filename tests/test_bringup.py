@@ -43,6 +43,7 @@ class Prod:
     resources: bytes  # each stack's resources, pickled: a check's editable copy loads them (a deepcopy took 3x longer)
     own_configs: dict[str, Mapping[str, str] | None]
     environment_config: dict[str, str]
+    name: str = ENV
 
 
 @pytest.fixture(scope="module")
@@ -82,8 +83,8 @@ def check(
     }
     kwargs.setdefault("own_configs", copy.deepcopy(prod.own_configs))
     kwargs.setdefault("environment_config", copy.deepcopy(prod.environment_config))
-    gates = kwargs.pop("gates", None) or offline_gates(env, ENV, edited)
-    return check_bring_up(env, ENV, edited, gates, **kwargs)
+    gates = kwargs.pop("gates", None) or offline_gates(env, prod.name, edited)
+    return check_bring_up(env, prod.name, edited, gates, **kwargs)
 
 
 def one(resources: list[PlannedResource], name: str, type_: str | None = None) -> PlannedResource:
@@ -133,12 +134,81 @@ def test_prod_comes_up_wave_by_wave_on_empty_accounts(prod_report):
 
 
 def test_every_fact_has_a_statement_and_a_source():
-    assert len(FACTS) == 25  # counted by hand in components/catalog/bringup.py
+    assert len(FACTS) == 26  # counted by hand in components/catalog/bringup.py
     for fact in FACTS.values():
         assert fact.statement.strip() and fact.source.strip() and fact.component.strip(), fact.name
 
 
 # --- 1. the host's agent cannot become Ready in wave 1 ------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def push() -> Prod:
+    """prod federated in push mode, hosted on usc1 (tests/test_federation.py), with stack files as prod's."""
+    from tests.harness import plan_config
+    from tests.test_federation import _push_config
+
+    config = _push_config()
+    plan = plan_config(config, stack="push")
+    return Prod(
+        env=plan.spec,
+        plans=plan.stacks,
+        resources=pickle.dumps({name: part.resources for name, part in plan.stacks.items()}),
+        own_configs={name: {"pulumi:disable-default-providers": '["*"]'} for name in plan.stacks},
+        environment_config=stack_config_from_mapping(
+            PROJECT, "push", config, ENVIRONMENTS_DIR / "Pulumi.push.yaml"
+        ).config,
+        name="push",
+    )
+
+
+@pytest.mark.plan
+def test_push_members_come_up_from_the_control_plane_without_agents(push):
+    """Karmada's controllers dial push members (KARMADA_PUSH_MEMBER_READY): no agent and no Karmada RBAC is asked
+    for; what the offline plan cannot know (the host's NAT egress against a member's literal CIDRs) is a note."""
+    report = check(push)
+    assert report.violations == []
+    assert [n for n in report.notes["push.global"] if n.startswith("push: ")] == [
+        f"push: Karmada's controllers on usc1 reach push-{r}'s API server only through its public endpoint: "
+        f"regions[{i}].apiAccess.publicCidrs must admit usc1's NAT egress (`pulumi stack output egressIps` of its "
+        "stack) [karmada-push-cluster-ready-from-the-control-plane]"
+        for i, r in ((0, "use1"), (1, "usw2"))
+    ]
+
+
+def _push_secret_gone(resources):
+    resources["push.global"][:] = [
+        r
+        for r in resources["push.global"]
+        if not (r.inputs.get("kind") == "Secret" and (r.inputs.get("metadata") or {}).get("name") == "push-use1")
+    ]
+
+
+def _pulled_cluster(resources):
+    for r in resources["push.global"]:
+        if r.inputs.get("kind") == "Cluster" and r.inputs["metadata"]["name"] == "push-usw2":
+            r.inputs["spec"]["syncMode"] = "Pull"
+
+
+@pytest.mark.plan
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        (
+            _push_secret_gone,
+            "push.global: gate health: karmada members needs Secret karmada-cluster/push-use1 in Karmada (token, "
+            "caBundle); no stack creates it [karmada-push-cluster-ready-from-the-control-plane]",
+        ),
+        (
+            _pulled_cluster,
+            "push.global: gate health: karmada members needs Cluster push-usw2 with syncMode Push, an apiEndpoint "
+            "and a secretRef; its spec has syncMode Pull [karmada-push-cluster-ready-from-the-control-plane]",
+        ),
+    ],
+    ids=["no credentials", "not a push cluster"],
+)
+def test_a_push_member_without_what_the_control_plane_dials_it_with_is_reported(push, edit, expected):
+    assert lines(check(push, edit), bringup.facts.KARMADA_PUSH_MEMBER_READY) == [expected]
 
 
 def _old_agents(resources):

@@ -90,6 +90,28 @@ KARMADA_MEMBER_READY = _fact(
     "karmada-io/karmada@v1.18.2:pkg/controllers/status/cluster_status_controller.go L194, L456-466",
 )
 
+KARMADA_PUSH_MEMBER_READY = _fact(
+    "karmada-push-cluster-ready-from-the-control-plane",
+    "Karmada Cluster (push mode): karmada-controller-manager v1.18.2, cluster-status controller",
+    "A push member's Cluster turns Ready=True only when karmada-controller-manager's cluster-status controller "
+    "reports it. That controller takes only Clusters with syncMode Push and a secretRef, once the cluster "
+    "controller has put its finalizer on them; it builds a client from the Cluster's apiEndpoint and the Secret "
+    "its secretRef names in the Karmada API (`token`, the bearer token; `caBundle`, the member's CA, unless "
+    "insecureSkipTLSVerification) and asks the member's /readyz (else /healthz): a missing apiEndpoint, Secret "
+    "or key sets Ready=False (StatusCollectionFailed), no answer Ready=False (ClusterNotReachable), any status "
+    "but 200 Ready=False (ClusterNotReady). So it needs: the control plane running (the host's release), the "
+    "Cluster and its Secret in Karmada, the member's service-account token populated on the member, and the "
+    "member's API server reachable from the control plane's pods on the host: through the host's NAT egress, "
+    "which a member's public endpoint must admit (EKS publicAccessCidrs, GKE master authorized networks), or "
+    "from inside the host's own network for the host itself. No agent and no RBAC in Karmada; "
+    "impersonatorSecretRef is read by the cluster proxy and the unified-auth controller only.",
+    "karmada-io/karmada@v1.18.2:cmd/controller-manager/app/controllermanager.go L320-376; "
+    "pkg/controllers/status/cluster_status_controller.go L153-164, L190-209, L432-467; "
+    "pkg/util/membercluster_client.go L110-128, L191-235; pkg/apis/cluster/v1alpha1/types.go L247-250; "
+    "pkg/controllers/cluster/cluster_controller.go L202-218, L366-376; "
+    "docs.aws.amazon.com/eks/latest/userguide/cluster-endpoint.html (publicAccessCidrs)",
+)
+
 KARMADA_HOST_HOOKS_NEED_BASH = _fact(
     "karmada-host-hooks-run-bash-in-the-kubectl-image",
     "karmada control plane (chart karmada v1.18.2, installMode host)",

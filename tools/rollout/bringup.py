@@ -35,7 +35,7 @@ from components.federation.certificates import AGENT_USER_PREFIX
 from components.federation.control_plane import EXTERNAL_SERVICE, INTERNAL_ENDPOINT, karmada_name
 from components.federation.member import EXECUTION_NAMESPACE_PREFIX
 from components.k8s.names import ENVOY_GATEWAY_NAMESPACE, cluster_name
-from platform_catalog.names import SERVING_NAMESPACE
+from platform_catalog.names import KARMADA_CLUSTER_NAMESPACE, SERVING_NAMESPACE
 from tools.conformance import BUILTIN_GROUPS
 from tools.plan.engine import PlannedResource
 from tools.plan.model import HELM_RELEASE, Plan, is_kubernetes_object, is_patch
@@ -947,6 +947,9 @@ class _StackCheck:
 
     def _gate_member(self, waiter: str, wave: int, member: str) -> None:
         world = self.world
+        if world.env.federation.member_mode == "push":
+            self._gate_push_member(waiter, wave, member)
+            return
         bindings = _agent_bindings(world, member)
         self.need(
             waiter,
@@ -965,6 +968,86 @@ class _StackCheck:
         )
         for agent in [a for a in agents if world.by_end_of(wave, a)][:1]:
             self._agent_reach(waiter, member, agent.inputs["values"]["agent"], lambda p: world.by_end_of(wave, p))
+
+    def _gate_push_member(self, waiter: str, wave: int, member: str) -> None:
+        """KARMADA_PUSH_MEMBER_READY: the Cluster and its Secret in Karmada, the control plane that dials the member,
+        the member's token, and its API server reachable from the host's pods."""
+        world = self.world
+
+        def done(p: Placed) -> bool:
+            return world.by_end_of(wave, p)
+
+        fact = facts.KARMADA_PUSH_MEMBER_READY
+        clusters = [c for c in world.objects("Cluster", cluster=world.karmada) if _named(c, member)]
+        self.need(
+            waiter,
+            f"Cluster {member} in Karmada",
+            any(done(c) for c in clusters),
+            world.where(clusters, "after this wave"),
+            fact,
+        )
+        spec = (clusters[-1].inputs.get("spec") or {}) if clusters else {}
+        if clusters:
+            missing = [f for f in ("apiEndpoint", "secretRef") if not spec.get(f)]
+            self.need(
+                waiter,
+                f"Cluster {member} with syncMode Push, an apiEndpoint and a secretRef",
+                spec.get("syncMode") == "Push" and not missing,
+                f"its spec has syncMode {spec.get('syncMode')}" + (f", no {', no '.join(missing)}" if missing else ""),
+                fact,
+            )
+        ref = spec.get("secretRef") or {}
+        if ref:
+            secrets = [
+                s
+                for s in world.objects("Secret", cluster=world.karmada)
+                if _named(s, ref.get("name", "")) and _namespace(s) == ref.get("namespace")
+            ]
+            self.need(
+                waiter,
+                f"Secret {ref.get('namespace')}/{ref.get('name')} in Karmada (token, caBundle)",
+                any(done(s) for s in secrets),
+                world.where(secrets, "after this wave"),
+                fact,
+            )
+        planes = world.in_install_mode("host")
+        self.need(
+            waiter,
+            "karmada-controller-manager (the control plane's release), which dials the member",
+            any(done(p) for p in planes),
+            world.where(planes, "after this wave"),
+            fact,
+        )
+        tokens = [
+            t
+            for t in world.objects("Secret", cluster=member)
+            if t.inputs.get("type") == "kubernetes.io/service-account-token"
+            and _namespace(t) == KARMADA_CLUSTER_NAMESPACE
+        ]
+        self.need(
+            waiter,
+            f"the service-account token on {member} that Karmada's Secret carries",
+            any(done(t) for t in tokens),
+            world.where(tokens, "after this wave"),
+            fact,
+        )
+        self._push_reach(waiter, member)
+
+    def _push_reach(self, waiter: str, member: str) -> None:
+        """The control plane's pods on the host dial the member's API server: the host itself from inside its own
+        network; any other member through the host's NAT egress, which its public endpoint must admit. That address
+        is the host's stack's output (`egressIps`), which an offline plan only has as the mocks' value, while the
+        member's `apiAccess.publicCidrs` are the team's literal CIDRs: said as a note, not checked."""
+        world, host = self.world, self.world.env.federation.host
+        region = world.region_of_cluster.get(member)
+        if region is None or host is None or region == host:
+            return
+        i = next(n for n, r in enumerate(world.env.regions) if r.name == region)
+        self.note(
+            f"push: Karmada's controllers on {host} reach {member}'s API server only through its public endpoint: "
+            f"regions[{i}].apiAccess.publicCidrs must admit {host}'s NAT egress (`pulumi stack output egressIps` of "
+            f"its stack) [{facts.KARMADA_PUSH_MEMBER_READY.name}]"
+        )
 
     # --- destroying the stack --------------------------------------------------------------------------------
 

@@ -201,8 +201,9 @@ def federated_models_check(*, names: list[str], karmada: Callable[[], ClusterPro
 def federation_checks(
     *, members: list[str], karmada: Callable[[], ClusterProbe], name: str = "karmada members"
 ) -> list[Check]:
-    """Members joined Karmada and Ready (KARMADA_MEMBER_READY): the host in its own wave, every member in the
-    global wave (each other agent gets through the allowlist the global stack applies)."""
+    """Members joined Karmada and Ready: pull members by their agents (KARMADA_MEMBER_READY: the host in its own
+    wave, every member in the global wave, each other agent through the allowlist the global stack applies); push
+    members by Karmada's own controllers dialling them (KARMADA_PUSH_MEMBER_READY), in the global wave."""
     probe = _Once(karmada)
 
     def run() -> tuple[bool, str]:
