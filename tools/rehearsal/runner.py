@@ -492,7 +492,8 @@ class Rehearsal:
         """Name -> address, as cluster DNS and public DNS would answer a pod: every Service of every cluster at
         its ClusterIP (a headless one at a ready endpoint), each pod with a hostname and subdomain, every load
         balancer hostname at a ready endpoint of its Service. Clusters' names overlap only where one program
-        renders two clusters with the same Service, which it does not."""
+        renders two clusters with the same Service, which it does not. A load balancer reached by address (GCP)
+        is keyed by that address, as `provider_target` looks up its kubeconfig's server."""
         names: dict[str, str] = {}
         for target in list(self.targets.values()):
             if target.region is None:
@@ -509,8 +510,10 @@ class Rehearsal:
                         for suffix in ("", f".{key[0]}", f".{key[0]}.svc", f".{key[0]}.svc.cluster.local"):
                             names.setdefault(f"{key[1]}{suffix}", address)
                     for ingress in ((svc.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []:
-                        if ingress.get("hostname") and key in endpoints:
-                            names[ingress["hostname"]] = endpoints[key][0][0]
+                        # its name (an AWS NLB) or its address (GCP: the reserved loadBalancerIP) -> a ready endpoint
+                        address = ingress.get("hostname") or ingress.get("ip")
+                        if address and key in endpoints:
+                            names[address] = endpoints[key][0][0]
                 for pod in target.kube.list("v1", "Pod"):
                     spec, ip = pod.get("spec") or {}, (pod.get("status") or {}).get("podIP")
                     if spec.get("subdomain") and ip:
