@@ -8,7 +8,7 @@ STAMP := $(VENV)/.requirements.stamp
 # A local upstream data checkout, only for refreshing conformance/upstream/ (the tests never need it).
 UPSTREAM ?= ../shared/upstream
 
-.PHONY: plan check policy-check policy-pack cost-diff preflight rollout rehearsal-preflight rehearse test test-fast rehearsal-test lint format docs bench vendor vendor-check upgrade-check checkov wheel clean rehearsal-tools
+.PHONY: plan check policy-check policy-pack cost-diff preflight rollout rehearsal-preflight rehearse test test-fast rehearsal-test rehearse-options lint format docs bench vendor vendor-check upgrade-check checkov wheel clean rehearsal-tools
 
 $(STAMP): requirements.txt requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "Python 3.11+ is required (found $$($(PYTHON) --version))"; exit 1; }
@@ -66,6 +66,9 @@ test-fast: $(STAMP)  ## the tests that evaluate no whole plan and take under a s
 
 rehearsal-test: $(STAMP)  ## the tests that run the rehearsal's upstream binaries (after make rehearsal-tools)
 	$(PYTEST) -m rehearsal tests/test_rehearsal_runs.py tests/test_rollout_slo_simulator.py tests/test_rehearsal_helm_wait.py
+
+rehearse-options: $(STAMP)  ## rehearse every documented option the pack is run on (tests/test_rehearsal_options.py; after make rehearsal-tools; ~40 min; some: REHEARSE_OPTION=<pytest -k expression>, e.g. Knative)
+	$(PYTEST) -m rehearsal tests/test_rehearsal_options.py $(if $(REHEARSE_OPTION),-k "$(REHEARSE_OPTION)")
 
 bench: $(STAMP)  ## plan and policy speed, SDK overhead, scaling, test-suite time -> build/bench.json
 	$(BIN)/python -m tools.bench
