@@ -16,6 +16,7 @@ from components.config.base import ConfigError, Issue
 from components.config.environment import EnvironmentSpec
 from components.config.region import RegionSpec
 from components.config.stacks import StackSlice, region_stack_name
+from components.domain.federation_members import federation_members
 from components.domain.gateways import has_gateway
 from components.domain.stack_split import resolve_stack
 from components.serving.tenant_api_keys import TenantApiKeys, TenantApiKeysArgs
@@ -84,11 +85,29 @@ def _tenant_api_keys(env: EnvironmentSpec) -> dict[str, pulumi.Output[str]]:
     return TenantApiKeys("tenant-api-keys", TenantApiKeysArgs(tenants=[t.name for t in env.tenants])).keys
 
 
+def dialled_by_the_host(env: EnvironmentSpec, region: RegionSpec) -> bool:
+    """A push-mode member other than the host, whose cluster the program creates: Karmada's controllers on the host
+    dial its API server through its public endpoint, which must admit the host's NAT egress
+    (catalog.bringup KARMADA_PUSH_MEMBER_READY); a team's existing cluster is not changed."""
+    fed = env.federation
+    return (
+        fed.enabled
+        and fed.member_mode == "push"
+        and region.name != fed.host
+        and region.cluster.existing is None
+        and region.name in {r.name for r in federation_members(env)}
+    )
+
+
 def _whole_environment(env: EnvironmentSpec, env_name: str) -> None:
     api_keys = _tenant_api_keys(env)
     gateway_ca = _gateway_ca(env, env_name)
-    regions = {
-        region.name: RegionalPlatform(
+    regions: dict[str, RegionalPlatform] = {}
+    # In push mode the anchor (the federation's host) first: a push member's endpoint admits its NAT egress.
+    push = env.federation.enabled and env.federation.member_mode == "push"
+    for region in sorted(env.regions, key=lambda r: r.name != env.anchor_region()) if push else env.regions:
+        host = regions.get(env.anchor_region())
+        regions[region.name] = RegionalPlatform(
             region.name,
             RegionalPlatformArgs(
                 env=env,
@@ -96,10 +115,12 @@ def _whole_environment(env: EnvironmentSpec, env_name: str) -> None:
                 stack=env_name,
                 api_keys=api_keys,
                 gateway_ca=_issuing_ca(gateway_ca, region.name),
+                public_sources=host.cluster.egress_ips
+                if host is not None and dialled_by_the_host(env, region)
+                else None,
             ),
         )
-        for region in env.regions
-    }
+    regions = {r.name: regions[r.name] for r in env.regions}  # in the environment's order, as before
     sync_model_stores(
         env,
         env_name,
@@ -141,7 +162,17 @@ def _region_stack(env: EnvironmentSpec, env_name: str, region: RegionSpec) -> No
         )
     platform = RegionalPlatform(
         region.name,
-        RegionalPlatformArgs(env=env, region=region, stack=env_name, api_keys=api_keys, gateway_ca=issuing),
+        RegionalPlatformArgs(
+            env=env,
+            region=region,
+            stack=env_name,
+            api_keys=api_keys,
+            gateway_ca=issuing,
+            # the anchor is the federation's host: its stack exports its NAT egress
+            public_sources=output_item(anchor_stack, "egressIps")
+            if anchor_stack is not None and dialled_by_the_host(env, region)
+            else None,
+        ),
     )
     _export_regions(env, {region.name: platform})
     pulumi.export("modelStore", model_store_output(platform.model_storage.ref))

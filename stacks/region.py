@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pulumi
@@ -38,6 +38,9 @@ class RegionalPlatformArgs:
     gateway_ca: tuple[pulumi.Input[str], pulumi.Input[str]] | None = None
     # The network-first step (INFERENCE_PLATFORM_BOOTSTRAP=network): the region's provider and network, nothing else.
     network_only: bool = False
+    # Addresses the cluster's public endpoint admits besides the region's publicCidrs: a push-mode Karmada host's NAT
+    # egress (stacks/environment.py push_sources).
+    public_sources: pulumi.Input[Sequence[str]] | None = None
 
 
 class RegionalPlatform(pulumi.ComponentResource):
@@ -58,7 +61,9 @@ class RegionalPlatform(pulumi.ComponentResource):
             backend_for(region.cloud).network(self, args.env, region, cluster_name, args.stack)
             self.register_outputs({"cluster": cluster_name})
             return
-        self.cluster = backend_for(region.cloud).cluster(self, args.env, region, cluster_name, args.stack)
+        self.cluster = backend_for(region.cloud).cluster(
+            self, args.env, region, cluster_name, args.stack, public_sources=args.public_sources
+        )
 
         self.volcano = None
         if region.gpu_pools:

@@ -106,7 +106,7 @@ def test_a_gpu_node_group_refuses_what_it_cannot_build(kwargs, argument):
     assert _refused(lambda: _node_group("g6e.xlarge", **kwargs)).property_path == argument
 
 
-def _cluster(version: str) -> None:
+def _cluster(version: str, public: list[str] | None = None, sources: list[str] | None = None) -> None:
     EksCluster(
         "eks",
         EksClusterArgs(
@@ -114,12 +114,23 @@ def _cluster(version: str) -> None:
             kubernetes_version=version,
             cluster_name="team",
             network=_network(),
+            public_cidrs=[IPv4Network(c) for c in public or []],
+            public_sources=pulumi.Output.from_input(sources) if sources is not None else None,
             deployer_cidrs=[IPv4Network("10.0.0.0/16")],
             system_pool=SystemPoolSpec.model_validate({"machineType": "m7i.xlarge", "maxSize": 3}),
             label_domain="example.com",
             production=False,
         ),
     )
+
+
+def test_a_public_endpoint_admits_addresses_known_at_deploy_time_besides_its_cidrs():
+    """A push-mode Karmada host's NAT egress (stacks/environment.py dialled_by_the_host), as /32s after the CIDRs."""
+    plan = evaluate_program(lambda: _cluster("1.33", ["198.51.100.0/24"], ["203.0.113.9", "203.0.113.10"]))
+    vpc = plan.named("eks-cluster", "aws:eks/cluster:Cluster").inputs["vpcConfig"]
+    assert vpc["endpointPublicAccess"] is True
+    assert vpc["publicAccessCidrs"] == ["198.51.100.0/24", "203.0.113.9/32", "203.0.113.10/32"]
+    assert _refused(lambda: _cluster("1.33", [], ["203.0.113.9"])).property_path == "public_sources"
 
 
 def test_a_cluster_runs_a_pinned_version():

@@ -165,15 +165,10 @@ def push() -> Prod:
 @pytest.mark.plan
 def test_push_members_come_up_from_the_control_plane_without_agents(push):
     """Karmada's controllers dial push members (KARMADA_PUSH_MEMBER_READY): no agent and no Karmada RBAC is asked
-    for; what the offline plan cannot know (the host's NAT egress against a member's literal CIDRs) is a note."""
+    for, and each other member's public endpoint admits the host's NAT egress, which the program adds to it."""
     report = check(push)
     assert report.violations == []
-    assert [n for n in report.notes["push.global"] if n.startswith("push: ")] == [
-        f"push: Karmada's controllers on usc1 reach push-{r}'s API server only through its public endpoint: "
-        f"regions[{i}].apiAccess.publicCidrs must admit usc1's NAT egress (`pulumi stack output egressIps` of its "
-        "stack) [karmada-push-cluster-ready-from-the-control-plane]"
-        for i, r in ((0, "use1"), (1, "usw2"))
-    ]
+    assert not [n for n in report.notes.get("push.global", []) if n.startswith("push: ")]
 
 
 def _push_secret_gone(resources):
@@ -182,6 +177,13 @@ def _push_secret_gone(resources):
         for r in resources["push.global"]
         if not (r.inputs.get("kind") == "Secret" and (r.inputs.get("metadata") or {}).get("name") == "push-use1")
     ]
+
+
+def _endpoint_without_the_host(resources):
+    """use1's EKS endpoint as the team's publicCidrs alone, the host's NAT egress not added (the old program)."""
+    for r in resources["push.use1"]:
+        if r.type == "aws:eks/cluster:Cluster":
+            r.inputs["vpcConfig"]["publicAccessCidrs"] = ["198.51.100.0/24"]
 
 
 def _pulled_cluster(resources):
@@ -204,8 +206,14 @@ def _pulled_cluster(resources):
             "push.global: gate health: karmada members needs Cluster push-usw2 with syncMode Push, an apiEndpoint "
             "and a secretRef; its spec has syncMode Pull [karmada-push-cluster-ready-from-the-control-plane]",
         ),
+        (
+            _endpoint_without_the_host,
+            "push.global: gate health: karmada members needs push-use1's API server reachable from the Karmada "
+            "controllers on usc1 (its NAT egress 34.88.108.154/32); its public endpoint admits 198.51.100.0/24 only "
+            "[karmada-push-cluster-ready-from-the-control-plane]",
+        ),
     ],
-    ids=["no credentials", "not a push cluster"],
+    ids=["no credentials", "not a push cluster", "endpoint closed to the host"],
 )
 def test_a_push_member_without_what_the_control_plane_dials_it_with_is_reported(push, edit, expected):
     assert lines(check(push, edit), bringup.facts.KARMADA_PUSH_MEMBER_READY) == [expected]

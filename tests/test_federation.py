@@ -285,6 +285,30 @@ def test_push_members_hand_a_token_to_karmada(push_plan):
     assert _objects(push_plan, "push-usw2", "ServiceAccount")["karmada-controller-manager"]
 
 
+def test_a_push_members_endpoint_admits_the_hosts_nat_egress_and_pull_members_do_not_change(prod_plan, push_plan):
+    """Karmada's controllers on usc1 dial use1 and usw2 (KARMADA_PUSH_MEMBER_READY): their EKS endpoints admit
+    usc1's NAT egress, read from its stack's `egressIps`, besides the team's publicCidrs; the host's own endpoint
+    and pull members' keep the config's (the host's NAT egress reaches none of prod's)."""
+    egress = push_plan.stacks["push.usc1"].evaluation.referenced.values["egressIps"]
+    assert len(egress) == 1
+
+    def endpoints(plan):
+        return {
+            r.inputs["name"]: r.inputs["vpcConfig"].get("publicAccessCidrs")
+            for r in plan.of_type("aws:eks/cluster:Cluster")
+        }
+
+    assert endpoints(push_plan) == {
+        "push-use1": ["198.51.100.0/24", f"{egress[0]}/32"],
+        "push-usw2": ["198.51.100.0/24", f"{egress[0]}/32"],
+    }
+    (gke,) = [r for r in push_plan.of_type("gcp:container/cluster:Cluster")]
+    assert gke.inputs["masterAuthorizedNetworksConfig"]["cidrBlocks"] == [
+        {"displayName": "nodes", "cidrBlock": "10.30.0.0/20"}
+    ]
+    assert all(cidrs is None or all(not c.endswith("/32") for c in cidrs) for cidrs in endpoints(prod_plan).values())
+
+
 # --- the KServe API in Karmada ----------------------------------------------------------------------------
 
 

@@ -116,7 +116,7 @@ def test_gpudirect_networks_only_for_machines_with_gpu_nics():
     assert "a3-megagpu-8g" in error.reason
 
 
-def _cluster(zones: list[str]) -> None:
+def _cluster(zones: list[str], public: list[str] | None = None, sources: list[str] | None = None) -> None:
     GkeCluster(
         "gke",
         GkeClusterArgs(
@@ -127,11 +127,26 @@ def _cluster(zones: list[str]) -> None:
             network=_network(),
             node_cidr=IPv4Network("10.30.0.0/20"),
             control_plane_cidr=IPv4Network("172.16.0.0/28"),
+            public_cidrs=[IPv4Network(c) for c in public or []],
+            public_sources=pulumi.Output.from_input(sources) if sources is not None else None,
             system_pool=SystemPoolSpec.model_validate({"machineType": "n2-standard-4", "maxSize": 3}),
             label_domain="example.com",
             production=False,
         ),
     )
+
+
+def test_a_public_endpoint_admits_addresses_known_at_deploy_time_besides_its_cidrs():
+    """A push-mode Karmada host's NAT egress (stacks/environment.py dialled_by_the_host), as authorized networks."""
+    plan = evaluate_program(lambda: _cluster(["us-central1-a"], ["198.51.100.0/24"], ["203.0.113.9"]))
+    cluster = plan.named("gke-cluster", "gcp:container/cluster:Cluster").inputs
+    assert cluster["privateClusterConfig"]["enablePrivateEndpoint"] is False
+    assert cluster["masterAuthorizedNetworksConfig"]["cidrBlocks"] == [
+        {"cidrBlock": "10.30.0.0/20", "displayName": "nodes"},
+        {"cidrBlock": "198.51.100.0/24", "displayName": "public-0"},
+        {"cidrBlock": "203.0.113.9/32", "displayName": "karmada-host-0"},
+    ]
+    assert _refused(lambda: _cluster(["us-central1-a"], [], ["203.0.113.9"])).property_path == "public_sources"
 
 
 def test_a_cluster_names_its_zones():

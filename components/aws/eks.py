@@ -21,7 +21,7 @@ from components.catalog.regions import EKS_ADDON_VERSIONS
 from components.config.deployer import ClusterAccessSpec
 from components.config.region import SystemPoolSpec
 from components.k8s.cluster import ExecAuth, kubernetes_provider, render_kubeconfig
-from components.k8s.inputs import known, required
+from components.k8s.inputs import InputError, known, required
 
 CONTROL_PLANE_LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
 # The VPC CNI addon's configuration: prefix delegation (more pod IPs per node), and its network policy
@@ -50,6 +50,9 @@ class EksClusterArgs:
     network: AwsNetwork
     services_cidr: IPv4Network | None = None  # None: EKS picks 10.100.0.0/16 or 172.20.0.0/16
     public_cidrs: Sequence[IPv4Network] = ()  # none: a private endpoint only
+    # Addresses the public endpoint admits besides public_cidrs, known only at deploy time: a push-mode Karmada
+    # host's NAT egress, which dials this cluster (catalog.bringup KARMADA_PUSH_MEMBER_READY). Needs public_cidrs.
+    public_sources: pulumi.Input[Sequence[str]] | None = None
     # Where the deployer reaches the private endpoint from (a runner in the VPC, a private link), admitted on 443.
     deployer_cidrs: Sequence[IPv4Network] = ()
     deployer_private_link: bool = False  # the deployer_cidrs are a private link's (else a runner's VPC)
@@ -63,6 +66,8 @@ class EksClusterArgs:
         required("aws_region", self.aws_region, "name the AWS region, e.g. us-east-1")
         known("kubernetes_version", self.kubernetes_version, EKS_ADDON_VERSIONS, "EKS version with pinned add-ons")
         known("kubernetes_version", self.kubernetes_version, EKS_AMI_RELEASE_VERSIONS, "EKS version with a pinned AMI")
+        if self.public_sources is not None and not self.public_cidrs:
+            raise InputError("public_sources", "admitting addresses needs the public endpoint: give public_cidrs too")
 
 
 def eks_kubeconfig(
@@ -172,6 +177,11 @@ class EksCluster(pulumi.ComponentResource):
             opts=self._child,
         )
         public_cidrs = [str(c) for c in args.public_cidrs]
+        public_access: pulumi.Input[list[str]] | None = public_cidrs or None
+        if args.public_sources is not None:
+            public_access = pulumi.Output.from_input(args.public_sources).apply(
+                lambda ips: public_cidrs + [f"{ip}/32" for ip in ips if f"{ip}/32" not in public_cidrs]
+            )
         return aws.eks.Cluster(
             f"{name}-cluster",
             name=args.cluster_name,
@@ -181,7 +191,7 @@ class EksCluster(pulumi.ComponentResource):
                 "subnet_ids": private_subnets,
                 "endpoint_private_access": True,
                 "endpoint_public_access": bool(public_cidrs),
-                "public_access_cidrs": public_cidrs or None,
+                "public_access_cidrs": public_access,
             },
             encryption_config={"provider": {"key_arn": key.arn}, "resources": ["secrets"]},
             enabled_cluster_log_types=list(CONTROL_PLANE_LOG_TYPES),

@@ -69,7 +69,9 @@ class FederationSpec(Spec):
     member_mode: Literal["pull", "push"] = Field(
         "pull",
         description="pull: a karmada-agent in each member dials out to the Karmada API (works through NAT, members' "
-        "APIs stay private); push: the control plane dials each member's API server (needs it reachable).",
+        "APIs stay private); push: the control plane dials each member's API server through its public endpoint "
+        "(regions[].apiAccess.publicCidrs, to which the program adds the host's NAT egress for the clusters it "
+        "creates; an existing cluster's must admit it already).",
     )
     members: list[str] | None = Field(
         None,

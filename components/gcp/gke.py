@@ -38,6 +38,9 @@ class GkeClusterArgs:
     node_cidr: IPv4Network  # the nodes' subnet: always admitted to the API
     control_plane_cidr: IPv4Network  # the private endpoint's /28
     public_cidrs: Sequence[IPv4Network] = ()  # none: a private endpoint only
+    # Addresses the public endpoint admits besides public_cidrs, known only at deploy time: a push-mode Karmada
+    # host's NAT egress, which dials this cluster (catalog.bringup KARMADA_PUSH_MEMBER_READY). Needs public_cidrs.
+    public_sources: pulumi.Input[Sequence[str]] | None = None
     private_link_cidrs: Sequence[IPv4Network] = ()  # a deployer's private link, admitted to the API
     multi_networking: bool = False  # GPUDirect pools attach extra node networks
     system_pool: SystemPoolSpec
@@ -47,6 +50,8 @@ class GkeClusterArgs:
     def __post_init__(self) -> None:
         if not self.zones:
             raise InputError("zones", "name at least one zone of the region for the nodes")
+        if self.public_sources is not None and not self.public_cidrs:
+            raise InputError("public_sources", "admitting addresses needs the public endpoint: give public_cidrs too")
 
 
 def gke_kubeconfig(cluster_name: str, endpoint: pulumi.Input[str], ca: pulumi.Input[str]) -> pulumi.Output[str]:
@@ -98,6 +103,14 @@ class GkeCluster(pulumi.ComponentResource):
                 for i, c in enumerate(args.private_link_cidrs)
             ]
         )
+        authorized_networks: pulumi.Input[list[dict[str, str]]] = authorized
+        if args.public_sources is not None:
+            authorized_networks = pulumi.Output.from_input(args.public_sources).apply(
+                lambda ips: (
+                    authorized
+                    + [{"cidr_block": f"{ip}/32", "display_name": f"karmada-host-{i}"} for i, ip in enumerate(ips)]
+                )
+            )
         self.workload_pool = f"{location.project}.svc.id.goog"
         self.cluster = gcp.container.Cluster(
             f"{name}-cluster",
@@ -118,7 +131,7 @@ class GkeCluster(pulumi.ComponentResource):
                 "master_ipv4_cidr_block": str(args.control_plane_cidr),
                 "master_global_access_config": {"enabled": False},
             },
-            master_authorized_networks_config={"cidr_blocks": authorized},
+            master_authorized_networks_config={"cidr_blocks": authorized_networks},
             workload_identity_config={"workload_pool": self.workload_pool},
             enable_shielded_nodes=True,
             release_channel={"channel": "REGULAR"},

@@ -8,7 +8,7 @@ checker name what is missing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, assert_never
 
@@ -109,9 +109,18 @@ class CloudBackend(Protocol):
         ...
 
     def cluster(
-        self, parent: pulumi.Resource, env: EnvironmentSpec, region: RegionSpec, cluster_name: str, stack: str
+        self,
+        parent: pulumi.Resource,
+        env: EnvironmentSpec,
+        region: RegionSpec,
+        cluster_name: str,
+        stack: str,
+        *,
+        public_sources: pulumi.Input[Sequence[str]] | None = None,
     ) -> ClusterHandle:
-        """Network, cluster, GPU pools and their autoscaling; the handle every add-on takes."""
+        """Network, cluster, GPU pools and their autoscaling; the handle every add-on takes. `public_sources`:
+        addresses the cluster's public endpoint admits besides the region's `apiAccess.publicCidrs` (a push-mode
+        Karmada host's NAT egress); a cluster the region names as existing is not changed."""
         ...
 
     def network(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 import pulumi
@@ -94,7 +94,13 @@ def model_store(
 
 
 def cluster(
-    parent: pulumi.Resource, env: EnvironmentSpec, region: RegionSpec, cluster_name: str, stack: str
+    parent: pulumi.Resource,
+    env: EnvironmentSpec,
+    region: RegionSpec,
+    cluster_name: str,
+    stack: str,
+    *,
+    public_sources: pulumi.Input[Sequence[str]] | None = None,
 ) -> ClusterHandle:
     provider_ = provider(env, region, stack, parent)
     opts = pulumi.ResourceOptions(parent=parent, providers={"aws": provider_})
@@ -131,6 +137,7 @@ def cluster(
                 network=network,
                 services_cidr=region.network.services_cidr,
                 public_cidrs=region.api_access.public_cidrs,
+                public_sources=public_sources,
                 deployer_cidrs=admitted_cidrs(region),
                 deployer_private_link=deployer_of(region).kind == "privateLink",
                 system_pool=region.system_pool,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from ipaddress import IPv4Network
 
@@ -104,7 +104,13 @@ def _network(region: RegionSpec, cluster_name: str, opts: pulumi.ResourceOptions
 
 
 def cluster(
-    parent: pulumi.Resource, env: EnvironmentSpec, region: RegionSpec, cluster_name: str, stack: str
+    parent: pulumi.Resource,
+    env: EnvironmentSpec,
+    region: RegionSpec,
+    cluster_name: str,
+    stack: str,
+    *,
+    public_sources: pulumi.Input[Sequence[str]] | None = None,
 ) -> ClusterHandle:
     provider_ = provider(env, region, stack, parent)
     opts = pulumi.ResourceOptions(parent=parent, providers={"gcp": provider_})
@@ -137,6 +143,7 @@ def cluster(
                 node_cidr=region.network.cidr,
                 control_plane_cidr=_cidr("control_plane_cidr", region.network.control_plane_cidr),
                 public_cidrs=region.api_access.public_cidrs,
+                public_sources=public_sources,
                 private_link_cidrs=private_link_cidrs(region),
                 multi_networking=any(p.gpu_direct for p in region.gpu_pools),
                 system_pool=region.system_pool,

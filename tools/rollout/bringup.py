@@ -1035,18 +1035,31 @@ class _StackCheck:
 
     def _push_reach(self, waiter: str, member: str) -> None:
         """The control plane's pods on the host dial the member's API server: the host itself from inside its own
-        network; any other member through the host's NAT egress, which its public endpoint must admit. That address
-        is the host's stack's output (`egressIps`), which an offline plan only has as the mocks' value, while the
-        member's `apiAccess.publicCidrs` are the team's literal CIDRs: said as a note, not checked."""
+        network; any other member through the host's NAT egress, which the public endpoint the program renders for it
+        must admit (both from the host stack's `egressIps`: stacks/environment.py dialled_by_the_host). A member the
+        team brings (an existing cluster) keeps its own endpoint, whose CIDRs an offline plan cannot hold against the
+        host's real egress: a note."""
         world, host = self.world, self.world.env.federation.host
         region = world.region_of_cluster.get(member)
         if region is None or host is None or region == host:
             return
         i = next(n for n, r in enumerate(world.env.regions) if r.name == region)
-        self.note(
-            f"push: Karmada's controllers on {host} reach {member}'s API server only through its public endpoint: "
-            f"regions[{i}].apiAccess.publicCidrs must admit {host}'s NAT egress (`pulumi stack output egressIps` of "
-            f"its stack) [{facts.KARMADA_PUSH_MEMBER_READY.name}]"
+        admitted = _public_endpoint_sources(world, member)
+        egress = world.egress_of(host)
+        if admitted is None or egress is None:
+            self.note(
+                f"push: Karmada's controllers on {host} reach {member}'s API server only through its public "
+                f"endpoint: regions[{i}].apiAccess.publicCidrs must admit {host}'s NAT egress (`pulumi stack output "
+                f"egressIps` of its stack) [{facts.KARMADA_PUSH_MEMBER_READY.name}]"
+            )
+            return
+        self.need(
+            waiter,
+            f"{member}'s API server reachable from the Karmada controllers on {host} "
+            f"(its NAT egress {', '.join(map(str, egress))})",
+            _within(egress, admitted),
+            f"its public endpoint admits {', '.join(map(str, admitted)) or 'nothing'} only",
+            facts.KARMADA_PUSH_MEMBER_READY,
         )
 
     # --- destroying the stack --------------------------------------------------------------------------------
@@ -1094,6 +1107,19 @@ def _port(placed: Placed, port: int) -> bool:
 def _within(sources: Iterable[IPv4Network], allowed: list[IPv4Network]) -> bool:
     sources = list(sources)
     return bool(sources) and all(any(s.subnet_of(a) for a in allowed) for s in sources)
+
+
+def _public_endpoint_sources(world: World, cluster: str) -> list[IPv4Network] | None:
+    """What the public endpoint of a cluster the program creates admits, as rendered (EKS publicAccessCidrs, GKE
+    master authorized networks); None for a cluster it does not create."""
+    for placed in world.of_type("aws:eks/cluster:Cluster"):
+        if placed.inputs.get("name") == cluster:
+            return [IPv4Network(c) for c in (placed.inputs.get("vpcConfig") or {}).get("publicAccessCidrs") or []]
+    for placed in world.of_type("gcp:container/cluster:Cluster"):
+        if placed.inputs.get("name") == cluster:
+            blocks = (placed.inputs.get("masterAuthorizedNetworksConfig") or {}).get("cidrBlocks") or []
+            return [IPv4Network(b["cidrBlock"]) for b in blocks]
+    return None
 
 
 def _api_sources(spec: Any) -> str:
