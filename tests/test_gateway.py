@@ -555,5 +555,5 @@ def test_pool_of_a_multi_node_model_selects_only_replica_heads():
         for r in plan.kubernetes_objects()
         if r.inputs["kind"] == "InferencePool" and r.inputs["metadata"]["name"] == "llama-3-1-70b"
     }
-    head = {**names.model_pod_labels("llama-3-1-70b"), "multinode/role": "head"}
+    head = {**names.model_pod_labels("llama-3-1-70b"), "app": "isvc.llama-3-1-70b-predictor"}
     assert pools == {"test-use1": head, "test-usw2": head}

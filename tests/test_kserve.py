@@ -548,8 +548,8 @@ def test_a_replica_over_two_efa_nodes_is_a_gang_with_ray_workers(upstream):
     assert group["spec"]["minResources"] == {"nvidia.com/gpu": 16, "vpc.amazonaws.com/efa": 64}
     assert group["spec"]["networkTopology"] == {"mode": "hard", "highestTierAllowed": 1}
     assert p.autoscaler == "fixed"
-    # workers carry the predictor's labels too: the gateway must pick the head, which KServe labels
-    assert p.serving_pods == {**p.labels, "multinode/role": "head"}
+    # workers carry the predictor's labels too: the gateway picks the head by the `app` label KServe gives it
+    assert p.serving_pods == {**p.labels, "app": "isvc.llama-3-1-70b-predictor"}
     for manifest in (isvc, group):
         assert upstream.validate_custom_resource(manifest) == []
     assert pod_group_manifest(model_placement(env, env.models[1], env.models[1].placements[0])) is None

@@ -299,7 +299,8 @@ def test_picker_reads_the_metric_names_its_pods_export(env_plan, upstream):
         predictor = isvcs[cluster, pool_name]["spec"]["predictor"]
         selector = pool["spec"]["selector"]["matchLabels"]
         pod_labels = predictor["labels"]
-        assert {k: v for k, v in selector.items() if k != "multinode/role"}.items() <= pod_labels.items()
+        # besides the predictor's labels, a multi-node head's `app`, which KServe adds (upstream.KSERVE_POD_APP_LABEL)
+        assert {k: v for k, v in selector.items() if k != "app"}.items() <= pod_labels.items()
         engine_type = pod_labels[engine_label]
         assert engine_type == default_engine
         runtime = engine_of(predictor["model"]["runtime"])

@@ -83,6 +83,7 @@ from components.catalog.upstream import (
     KSERVE_LLMISVC_PICKER_RECREATED,
     KSERVE_LLMISVC_READY_NEEDS_ITS_OWN_ROUTE,
     KSERVE_NEEDS_CERT_MANAGER,
+    KSERVE_POD_APP_LABEL,
     KSERVE_PREDICTOR_SERVICE,
     KUBE_APISERVER_WATCH_STREAM,
     KUBELET_READINESS_PROBE_CADENCE,
@@ -1438,6 +1439,27 @@ def test_a_multi_node_replica_declares_what_kserve_does_not_know(dev_plan):
     assert checked[("llama-3-1-70b", True)] == ["vpc.amazonaws.com/efa"]
     assert checked[("qwen2-5-7b", False)] == ["nvidia.com/mig-3g.40gb"]
     assert checked[("llama-3-1-8b", False)] == []
+
+
+@pytest.mark.plan
+def test_a_multi_node_models_pool_selects_its_heads_by_the_label_only_heads_carry():
+    """The picker's InferencePool of the multi-node 70B selects `app: isvc.<name>-predictor`, the label KServe
+    gives its head pods and not its workers (`isvc.<name>-predictor-worker`), which carry every other predictor
+    label: by hand from deployment_reconciler.go and constants.go. `multinode/role` is on Services only."""
+    from tests.test_serving_config import _multi_node_prod
+
+    assert KSERVE_POD_APP_LABEL.name in FACTS
+    plan = plan_config(_multi_node_prod())
+    objects = [r for r in plan.kubernetes_objects() if r.inputs["metadata"]["name"] == "llama-3-1-70b"]
+    pools = [r.inputs["spec"]["selector"]["matchLabels"] for r in objects if r.inputs["kind"] == "InferencePool"]
+    (template,) = [r.inputs for r in objects if r.inputs["kind"] == "InferenceService"]
+    predictor = template["spec"]["predictor"]
+    head = {**predictor["labels"], "app": "isvc.llama-3-1-70b-predictor"}
+    worker = {**predictor["labels"], "app": "isvc.llama-3-1-70b-predictor-worker"}
+    assert len(pools) == 2
+    for selector in pools:
+        assert selector.items() <= head.items() and not selector.items() <= worker.items()
+        assert "multinode/role" not in selector
 
 
 # --- patches that wait, and who may use an EKS cluster ---------------------------------------------------------------

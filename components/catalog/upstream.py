@@ -249,6 +249,21 @@ KSERVE_DECLARES_EXTENDED_RESOURCES = _fact(
     "karmada-agent refused by KServe's webhook",
 )
 
+KSERVE_POD_APP_LABEL = _fact(
+    "kserve-pod-app-label",
+    "KServe (v0.20.0) in Standard mode labels the pods of each Deployment it makes `app: isvc.<Deployment>`: an "
+    "InferenceService's predictor pods `isvc.<name>-predictor`, and a multi-node replica's worker pods "
+    "`isvc.<name>-predictor-worker`, which otherwise carry the predictor's labels (the InferenceService's, the "
+    "predictor's, serving.kserve.io/inferenceservice, component). The `multinode/role` label (head, worker) is put "
+    "on the head's and the workers' headless Services only, never on pods. So only `app` tells a multi-node "
+    "replica's head pod, which serves on the container port, from its workers.",
+    "kserve/kserve@v0.20.0:pkg/controller/v1beta1/inferenceservice/reconcilers/deployment/deployment_reconciler.go "
+    "L140-L147 (createRawDefaultDeployment), L176-L184 (createRawWorkerDeployment); pkg/constants/constants.go "
+    "L749, L755-L762; pkg/controller/v1beta1/inferenceservice/reconcilers/service/service_reconciler.go L193-L233; "
+    "pkg/controller/v1beta1/inferenceservice/components/predictor.go L533-L546; seen in a rehearsal of the "
+    "multi-node option on 2026-12-04: the picker's pool held no pod",
+)
+
 HELM_INSTALL_RUNS_HOOKS = _fact(
     "helm-install-runs-hooks",
     "Helm's install (v3.20.2) runs a release's pre-install hooks before it creates any template's object and its "

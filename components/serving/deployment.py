@@ -93,8 +93,10 @@ KSERVE_KNOWN_RESOURCES = frozenset(
         "habana.ai/gaudi",
     }
 )
-# KServe labels the head pod of a multi-node replica; its workers carry the predictor's labels too.
-MULTINODE_ROLE_LABEL = ("multinode/role", "head")
+# KServe's Standard mode labels each Deployment's pods `app: isvc.<Deployment>`: a multi-node replica's head
+# `isvc.<name>-predictor`, its workers `isvc.<name>-predictor-worker`; the workers carry every other label of the
+# predictor's too (upstream.KSERVE_POD_APP_LABEL).
+POD_APP_LABEL = "app"
 PREDICTOR_SUFFIX = "-predictor"
 # How often KEDA queries the autoscaling metrics (autoscaling.py).
 POLLING_SECONDS = 15
@@ -217,8 +219,8 @@ class ModelPlacement:
     @property
     def serving_pods(self) -> dict[str, str]:
         """Labels of the pods that answer requests on 8080: of a multi-node replica, only its head."""
-        key, head = MULTINODE_ROLE_LABEL
-        return {**self.labels, key: head} if self.nodes_per_replica > 1 else self.labels
+        head = {POD_APP_LABEL: f"isvc.{self.predictor}"}
+        return {**self.labels, **head} if self.nodes_per_replica > 1 else self.labels
 
 
 def model_placement(env: EnvironmentSpec, model: ModelSpec, placement: PlacementSpec) -> ModelPlacement:
