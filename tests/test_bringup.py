@@ -134,7 +134,7 @@ def test_prod_comes_up_wave_by_wave_on_empty_accounts(prod_report):
 
 
 def test_every_fact_has_a_statement_and_a_source():
-    assert len(FACTS) == 26  # counted by hand in components/catalog/bringup.py
+    assert len(FACTS) == 27  # counted by hand in components/catalog/bringup.py
     for fact in FACTS.values():
         assert fact.statement.strip() and fact.source.strip() and fact.component.strip(), fact.name
 
@@ -142,24 +142,45 @@ def test_every_fact_has_a_statement_and_a_source():
 # --- 1. the host's agent cannot become Ready in wave 1 ------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def push() -> Prod:
-    """prod federated in push mode, hosted on usc1 (tests/test_federation.py), with stack files as prod's."""
+def _variant(config: dict, stack: str) -> Prod:
+    """A variant of prod planned as the stack `stack`, with stack files as prod's."""
     from tests.harness import plan_config
-    from tests.test_federation import _push_config
 
-    config = _push_config()
-    plan = plan_config(config, stack="push")
+    plan = plan_config(config, stack=stack)
     return Prod(
         env=plan.spec,
         plans=plan.stacks,
         resources=pickle.dumps({name: part.resources for name, part in plan.stacks.items()}),
         own_configs={name: {"pulumi:disable-default-providers": '["*"]'} for name in plan.stacks},
         environment_config=stack_config_from_mapping(
-            PROJECT, "push", config, ENVIRONMENTS_DIR / "Pulumi.push.yaml"
+            PROJECT, stack, config, ENVIRONMENTS_DIR / f"Pulumi.{stack}.yaml"
         ).config,
-        name="push",
+        name=stack,
     )
+
+
+@pytest.fixture(scope="module")
+def push() -> Prod:
+    """prod federated in push mode, hosted on usc1 (tests/test_federation.py)."""
+    from tests.test_federation import _push_config
+
+    return _variant(_push_config(), "push")
+
+
+@pytest.mark.plan
+def test_a_multi_node_model_is_reported_as_one_kserve_v0_20_never_makes_ready():
+    """The multi-node option (tests/test_serving_config.py): the federated 70B's gate waits for an InferenceService
+    whose workers KServe v0.20.0 deletes on every reconcile (KSERVE_DELETES_MULTI_NODE_WORKERS); prod's
+    single-node models are not (test_prod_comes_up_wave_by_wave_on_empty_accounts)."""
+    from tests.test_serving_config import _multi_node_prod
+
+    report = check(_variant(_multi_node_prod(), "test"))
+    assert lines(report, bringup.facts.KSERVE_DELETES_MULTI_NODE_WORKERS) == [
+        "test.global: gate health: federated models needs InferenceService llama-3-1-70b's multi-node workers kept "
+        "by KServe; KServe v0.20.0 deletes a workerSpec replica's worker Deployment on every reconcile "
+        "(kserve/kserve#6113): size the model to one node per replica (a larger GPU machine, a quantization, a "
+        "shorter maxModelLen) until the KServe pin has the fix [kserve-v0-20-deletes-multi-node-workers]"
+    ]
 
 
 @pytest.mark.plan

@@ -210,6 +210,22 @@ KSERVE_READY_ON_THE_SERVING_OBJECT = _fact(
     "pkg/apis/serving/v1alpha2/llm_inference_service_lifecycle.go L125",
 )
 
+KSERVE_DELETES_MULTI_NODE_WORKERS = _fact(
+    "kserve-v0-20-deletes-multi-node-workers",
+    "KServe v0.20.0 InferenceService (Standard mode, predictor.workerSpec)",
+    "In Standard mode each reconcile of an InferenceService makes its Deployments and then cleans up 'orphaned' "
+    "predictor Deployments and Services: every one labelled serving.kserve.io/inferenceservice=<name> and "
+    "component=predictor whose name is neither the predictor's nor a canary's. A multi-node replica's worker "
+    "Deployment (<name>-predictor-worker) and its head and worker headless Services carry exactly those labels, "
+    "which KServe sets itself, so they are deleted on every reconcile and made again: the workers never stay up and "
+    "the InferenceService never turns Ready (kserve/kserve#6113, a regression of v0.20.0; fixed on master by #5899, "
+    "in no release at the pin). A gate waiting for such a model never passes.",
+    "kserve/kserve@v0.20.0:pkg/controller/v1beta1/inferenceservice/components/predictor.go L228-L233 "
+    "(reconcileCanaryDeployments after every raw reconcile), L913-L923 (the names kept), L1002-L1037 (the "
+    "deletions), L533-L546 (the worker's labels); seen in a rehearsal of the multi-node option on 2026-12-04 (the "
+    "controller's log: 'Deleting orphaned predictor deployment llama-3-1-70b-predictor-worker', 101 and 207 times)",
+)
+
 PULUMI_ENGINE_READS_ITS_STACKS_CONFIG = _fact(
     "pulumi-engine-reads-the-stacks-own-config",
     "Pulumi engine (`pulumi up -s <stack>`)",

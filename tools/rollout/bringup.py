@@ -856,6 +856,17 @@ class _StackCheck:
                 world.where(found, "after this wave"),
                 facts.KSERVE_READY_ON_THE_SERVING_OBJECT,
             )
+            multi_node = [p for p in found if ((p.inputs.get("spec") or {}).get("predictor") or {}).get("workerSpec")]
+            if target.kind == "InferenceService" and multi_node:
+                self.need(
+                    waiter,
+                    f"InferenceService {name}'s multi-node workers kept by KServe",
+                    False,
+                    "KServe v0.20.0 deletes a workerSpec replica's worker Deployment on every reconcile "
+                    "(kserve/kserve#6113): size the model to one node per replica (a larger GPU machine, a "
+                    "quantization, a shorter maxModelLen) until the KServe pin has the fix",
+                    facts.KSERVE_DELETES_MULTI_NODE_WORKERS,
+                )
 
     def _gate_gateway(self, waiter: str, wave: int, target: Target) -> None:
         world = self.world
