@@ -207,6 +207,26 @@ def _endpoint_without_the_host(resources):
             r.inputs["vpcConfig"]["publicAccessCidrs"] = ["198.51.100.0/24"]
 
 
+def _push_role_narrowed(resources):
+    """usw2's push account may only read pods (Karmada must also list nodes and write what it propagates)."""
+    for r in resources["push.usw2"]:
+        if r.type == "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole" and r.inputs["metadata"]["name"] == (
+            "karmada-controller-manager"
+        ):
+            r.inputs["rules"] = [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]}]
+
+
+def _push_account_gone(resources):
+    resources["push.usw2"][:] = [
+        r
+        for r in resources["push.usw2"]
+        if not (
+            r.type == "kubernetes:core/v1:ServiceAccount"
+            and r.inputs["metadata"]["name"] == "karmada-controller-manager"
+        )
+    ]
+
+
 def _pulled_cluster(resources):
     for r in resources["push.global"]:
         if r.inputs.get("kind") == "Cluster" and r.inputs["metadata"]["name"] == "push-usw2":
@@ -233,8 +253,21 @@ def _pulled_cluster(resources):
             "controllers on usc1 (its NAT egress 34.88.108.154/32); its public endpoint admits 198.51.100.0/24 only "
             "[karmada-push-cluster-ready-from-the-control-plane]",
         ),
+        (
+            _push_role_narrowed,
+            "push.global: gate health: karmada members needs RBAC on push-usw2 for karmada-cluster/"
+            "karmada-controller-manager: every verb on every resource (Karmada reads its nodes and pods, and writes "
+            "what it propagates); no ClusterRoleBinding of this wave or earlier binds it to such a ClusterRole "
+            "[karmada-push-cluster-ready-from-the-control-plane]",
+        ),
+        (
+            _push_account_gone,
+            "push.global: gate health: karmada members needs ServiceAccount karmada-cluster/karmada-controller-manager "
+            "on push-usw2, whose token Karmada's Secret carries; no stack creates it "
+            "[karmada-push-cluster-ready-from-the-control-plane]",
+        ),
     ],
-    ids=["no credentials", "not a push cluster", "endpoint closed to the host"],
+    ids=["no credentials", "not a push cluster", "endpoint closed to the host", "role narrowed", "account gone"],
 )
 def test_a_push_member_without_what_the_control_plane_dials_it_with_is_reported(push, edit, expected):
     assert lines(check(push, edit), bringup.facts.KARMADA_PUSH_MEMBER_READY) == [expected]

@@ -6,7 +6,7 @@ import pytest
 
 from components.checks.loader import load_environment
 from policies.offline import evaluate_plan
-from tests.harness import config_errors, plan_config, plan_stacks, raw_environment
+from tests.harness import config_errors, plan_config, plan_stacks, program_values, raw_environment
 
 EKS_ROLE = "arn:aws:iam::123456789012:role/team-gpu-nodes"
 GKE_ACCOUNT = "gpu-nodes@acme-inference-prod.iam.gserviceaccount.com"
@@ -128,6 +128,39 @@ def test_an_existing_cluster_missing_what_its_pools_need_is_refused(region, exis
     raw["regions"][region]["cluster"] = {"existing": existing}
     errors = config_errors(raw)
     assert any(e.startswith(path) and fragment in e for e in errors), errors
+
+
+@pytest.mark.parametrize(("mode", "host", "refused"), [("push", 2, True), ("push", 0, False), ("pull", 2, False)])
+def test_an_existing_push_host_names_the_nat_addresses_its_karmada_controllers_dial_from(mode, host, refused):
+    """Push mode: the members' endpoints must admit the host's NAT egress, which only the team can name for a cluster
+    it brings (the program adds its own host's); a member of push mode need not name its own (nothing dials from
+    it), and a pull member's is asked for by the agent's rule."""
+    from tests.test_federation import _push_config
+
+    raw = program_values(_push_config())
+    raw["federation"]["memberMode"] = mode
+    raw["federation"]["host"] = raw["regions"][host]["name"]
+    gke = {"name": "team-gke", "nodeServiceAccount": GKE_ACCOUNT}
+    raw["regions"][2]["cluster"] = {"existing": gke}
+    errors = [e for e in _errors(raw) if e.startswith("regions[2].cluster.existing.egressIps")]
+    assert bool(errors) is (refused or mode == "pull"), errors
+    if refused:
+        assert errors == [
+            "regions[2].cluster.existing.egressIps: the push-mode host's Karmada controllers dial each member from its "
+            "NAT addresses, which the members' endpoints must admit (the program adds them to the clusters it "
+            "creates); add egressIps: [<NAT address>, ...]"
+        ]
+
+
+def _errors(raw: dict) -> list[str]:
+    from components.checks.loader import load_environment
+    from components.config.base import ConfigError
+
+    try:
+        load_environment(raw)
+    except ConfigError as error:
+        return [str(issue) for issue in error.issues]
+    return []
 
 
 @pytest.mark.plan

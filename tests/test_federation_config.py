@@ -98,6 +98,6 @@ def test_push_mode_needs_reachable_member_api_servers():
     raw["regions"][1]["apiAccess"]["publicCidrs"] = ["198.51.100.0/24"]
     assert _errors(raw) == [
         "regions[2].apiAccess.publicCidrs: push mode needs the Karmada controllers on use1 to reach this cluster's "
-        "API server, which is private; open its public endpoint here (the CIDRs it admits besides them: the program "
-        "adds use1's NAT egress to a cluster it creates) or use federation.memberMode: pull"
+        "API server, which is private; open its public endpoint by listing here the CIDRs it admits (the program adds "
+        "use1's NAT egress itself to a cluster it creates), or use federation.memberMode: pull"
     ]

@@ -147,6 +147,10 @@ def test_a_public_endpoint_admits_addresses_known_at_deploy_time_besides_its_cid
         {"cidrBlock": "203.0.113.9/32", "displayName": "karmada-host-0"},
     ]
     assert _refused(lambda: _cluster(["us-central1-a"], [], ["203.0.113.9"])).property_path == "public_sources"
+    # an address the team already lists (as the old error message asked) is not listed twice
+    plan = evaluate_program(lambda: _cluster(["us-central1-a"], ["203.0.113.9/32"], ["203.0.113.9"]))
+    blocks = plan.named("gke-cluster", "gcp:container/cluster:Cluster").inputs["masterAuthorizedNetworksConfig"]
+    assert [b["cidrBlock"] for b in blocks["cidrBlocks"]] == ["10.30.0.0/20", "203.0.113.9/32"]
 
 
 def test_a_cluster_names_its_zones():

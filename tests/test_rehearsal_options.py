@@ -47,35 +47,43 @@ def _project(directory: Path, stack: str, config: dict) -> Path:
     return directory
 
 
-# What cannot come up yet, and why: an expected failure that fails the run when it passes.
-NOT_REHEARSED = {
-    "multi-node serving": "KServe v0.20.0 deletes a multi-node replica's worker Deployment on every reconcile "
-    "(kserve/kserve#6113): make plan reports it (fact kserve-v0-20-deletes-multi-node-workers) and the model never "
-    "turns Ready",
-    "federation push mode": "Karmada's controllers dial each push member with the Cluster's Secret, which the "
-    "offline plan fills with the mocks' token and CA and the Cluster's apiEndpoint with a mock address: the "
-    "rehearsal does not rewrite them to its members' own (fact karmada-push-cluster-ready-from-the-control-plane)",
+# What cannot come up yet: the exit `make plan` gives it (1: it reports why), and why. A known failure is asserted
+# as itself and reported as expected (xfail); the run fails when the option comes up after all, to be taken off.
+KNOWN = {
+    "multi-node serving": (
+        1,
+        "KServe v0.20.0 deletes a multi-node replica's worker Deployment on every reconcile (kserve/kserve#6113): make "
+        "plan reports it (fact kserve-v0-20-deletes-multi-node-workers) and the model never turns Ready",
+    ),
+    "federation push mode": (
+        0,
+        "Karmada's controllers dial each push member with the Cluster's Secret, which the offline plan fills with the "
+        "mocks' token and CA and the Cluster's apiEndpoint with a mock address: the rehearsal does not rewrite them "
+        "to its members' own, and models no endpoint allowlist (fact karmada-push-cluster-ready-from-the-control-plane)",
+    ),
 }
 
 
-@pytest.mark.parametrize(
-    "option",
-    [
-        pytest.param(o, marks=pytest.mark.xfail(strict=True, reason=NOT_REHEARSED[o])) if o in NOT_REHEARSED else o
-        for o in sorted(VARIANTS)
-    ],
-)
+@pytest.mark.parametrize("option", sorted(VARIANTS))
 def test_a_documented_option_comes_up(option):
     missing = [n for n in REQUIRED if not cache.binary_path(n).is_file()]
     assert not missing, f"{', '.join(missing)} not built in {cache.bin_dir()}: run `make rehearsal-tools`"
     build, stack = VARIANTS[option]
+    plan_exit, known = KNOWN.get(option, (0, ""))
     out = OUT / re.sub(r"[^a-z0-9]+", "-", option.lower()).strip("-")
     shutil.rmtree(out, ignore_errors=True)
     project = _project(out / "project", stack, build())
-    assert plan_main([stack, "--project-dir", str(project), "--out", str(project / "build" / stack), "--quiet"]) == 0
+    assert plan_main([stack, "--project-dir", str(project), "--out", str(project / "build" / stack), "--quiet"]) == (
+        plan_exit
+    )
+    if plan_exit:
+        pytest.xfail(known)
     plan = rehearsal_plan(project, stack)
     with (out / "console.txt").open("w") as log:
         Rehearsal(stack, plan=plan, out_dir=project / "build" / stack, console=Console(file=log, width=200)).run()
     document = json.loads((project / "build" / stack / "rehearsal.json").read_text())
     failed = [f"{c['name']}: {c['detail']}" for s in document["stacks"] for c in s["checks"] if c["ok"] is False]
+    if known:
+        assert failed, f"{option} came up: take it off KNOWN"
+        pytest.xfail(known)
     assert failed == [], f"{option}: see {out / 'console.txt'}"

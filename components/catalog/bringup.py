@@ -100,7 +100,9 @@ KARMADA_PUSH_MEMBER_READY = _fact(
     "insecureSkipTLSVerification) and asks the member's /readyz (else /healthz): a missing apiEndpoint, Secret "
     "or key sets Ready=False (StatusCollectionFailed), no answer Ready=False (ClusterNotReachable), any status "
     "but 200 Ready=False (ClusterNotReady). So it needs: the control plane running (the host's release), the "
-    "Cluster and its Secret in Karmada, the member's service-account token populated on the member, and the "
+    "Cluster and its Secret in Karmada, the member's service-account token populated on the member (its account "
+    "bound there to list and watch nodes and pods, which the controller's cluster resource modeling, on by default, "
+    "reads before it writes Ready, and to write every kind the execution controller propagates), and the "
     "member's API server reachable from the control plane's pods on the host: through the host's NAT egress, "
     "which a member's public endpoint must admit (EKS publicAccessCidrs, GKE master authorized networks), or "
     "from inside the host's own network for the host itself. No agent and no RBAC in Karmada; "
@@ -108,7 +110,9 @@ KARMADA_PUSH_MEMBER_READY = _fact(
     "karmada-io/karmada@v1.18.2:cmd/controller-manager/app/controllermanager.go L320-376; "
     "pkg/controllers/status/cluster_status_controller.go L153-164, L190-209, L432-467; "
     "pkg/util/membercluster_client.go L110-128, L191-235; pkg/apis/cluster/v1alpha1/types.go L247-250; "
-    "pkg/controllers/cluster/cluster_controller.go L202-218, L366-376; "
+    "pkg/controllers/cluster/cluster_controller.go L202-218, L366-376; cluster_status_controller.go L226-229, "
+    "L263-271, cmd/controller-manager/app/options/options.go L218 (enable-cluster-resource-modeling); "
+    "pkg/controllers/execution/execution_controller.go L125; "
     "docs.aws.amazon.com/eks/latest/userguide/cluster-endpoint.html (publicAccessCidrs)",
 )
 

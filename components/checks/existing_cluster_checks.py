@@ -22,7 +22,9 @@ NOT_EGRESS = tuple(
 )  # fmt: skip
 
 
-def _egress_issues(existing: ExistingClusterSpec, at: KeyPath, federated_pull: bool) -> Iterator[Issue]:
+def _egress_issues(
+    existing: ExistingClusterSpec, at: KeyPath, federated_pull: bool, push_host: bool
+) -> Iterator[Issue]:
     for i, address in enumerate(existing.egress_ips):
         if any(IPv4Address(address) in network for network in NOT_EGRESS):
             yield Issue(
@@ -35,12 +37,20 @@ def _egress_issues(existing: ExistingClusterSpec, at: KeyPath, federated_pull: b
             "a pull member's agent calls the Karmada API from its NAT addresses, which the allowlist must list; "
             "add egressIps: [<NAT address>, ...]",
         )
+    if push_host and not existing.egress_ips:
+        yield Issue(
+            join_path(*at, "egressIps"),
+            "the push-mode host's Karmada controllers dial each member from its NAT addresses, which the members' "
+            "endpoints must admit (the program adds them to the clusters it creates); add egressIps: [<NAT address>, "
+            "...]",
+        )
 
 
 def check_existing_clusters(env: EnvironmentSpec) -> Iterator[Issue]:
     """Every existing cluster: its ids, its egress addresses, and no cluster claimed by two region entries."""
     pull = env.federation.enabled and env.federation.member_mode == "pull"
     members = {r.name for r in federation_members(env)} if pull else set()
+    push_host = env.federation.host if env.federation.enabled and env.federation.member_mode == "push" else None
     seen: dict[tuple[str, str, str, str], int] = {}
     for i, region in enumerate(env.regions):
         existing = region.cluster.existing
@@ -48,7 +58,7 @@ def check_existing_clusters(env: EnvironmentSpec) -> Iterator[Issue]:
             continue
         at = ("regions", i, "cluster", "existing")
         yield from existing.id_issues(at)
-        yield from _egress_issues(existing, at, region.name in members)
+        yield from _egress_issues(existing, at, region.name in members, region.name == push_host)
         key = _cluster_key(region, existing)
         if key in seen:
             yield Issue(

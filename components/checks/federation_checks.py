@@ -69,8 +69,8 @@ def check_federation(env: EnvironmentSpec) -> Iterator[Issue]:
                 yield Issue(
                     join_path("regions", i, "apiAccess", "publicCidrs"),
                     f"push mode needs the Karmada controllers on {fed.host} to reach this cluster's API server, which "
-                    f"is private; open its public endpoint here (the CIDRs it admits besides them: the program adds "
-                    f"{fed.host}'s NAT egress to a cluster it creates) or use federation.memberMode: pull",
+                    f"is private; open its public endpoint by listing here the CIDRs it admits (the program adds "
+                    f"{fed.host}'s NAT egress itself to a cluster it creates), or use federation.memberMode: pull",
                 )
 
 

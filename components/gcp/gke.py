@@ -108,7 +108,11 @@ class GkeCluster(pulumi.ComponentResource):
             authorized_networks = pulumi.Output.from_input(args.public_sources).apply(
                 lambda ips: (
                     authorized
-                    + [{"cidr_block": f"{ip}/32", "display_name": f"karmada-host-{i}"} for i, ip in enumerate(ips)]
+                    + [
+                        {"cidr_block": f"{ip}/32", "display_name": f"karmada-host-{i}"}
+                        for i, ip in enumerate(ips)
+                        if f"{ip}/32" not in public_cidrs
+                    ]
                 )
             )
         self.workload_pool = f"{location.project}.svc.id.goog"

@@ -1042,7 +1042,49 @@ class _StackCheck:
             world.where(tokens, "after this wave"),
             fact,
         )
+        for token in [t for t in tokens if done(t)][:1]:
+            self._push_account(waiter, wave, member, token)
         self._push_reach(waiter, member)
+
+    def _push_account(self, waiter: str, wave: int, member: str, token: Placed) -> None:
+        """The token's service account on the member, bound to what Karmada does with it: list and watch nodes and
+        pods (its status controller's resource modeling, on by default, before it writes Ready) and write whatever
+        kind it propagates (the execution controller): every resource and verb, as karmadactl join grants."""
+        world = self.world
+        account = ((token.inputs.get("metadata") or {}).get("annotations") or {}).get(
+            "kubernetes.io/service-account.name", ""
+        )
+        accounts = [
+            a
+            for a in world.objects("ServiceAccount", cluster=member)
+            if _named(a, account) and _namespace(a) == KARMADA_CLUSTER_NAMESPACE
+        ]
+        self.need(
+            waiter,
+            f"ServiceAccount {KARMADA_CLUSTER_NAMESPACE}/{account} on {member}, whose token Karmada's Secret carries",
+            any(world.by_end_of(wave, a) for a in accounts),
+            world.where(accounts, "after this wave"),
+            facts.KARMADA_PUSH_MEMBER_READY,
+        )
+        subject = {"kind": "ServiceAccount", "name": account, "namespace": KARMADA_CLUSTER_NAMESPACE}
+        roles = {_meta_name(r): r for r in world.objects("ClusterRole", cluster=member)}
+        granted = [
+            b
+            for b in world.objects("ClusterRoleBinding", cluster=member)
+            if subject in (b.inputs.get("subjects") or [])
+            and world.by_end_of(wave, b)
+            and (role := roles.get((b.inputs.get("roleRef") or {}).get("name", ""))) is not None
+            and world.by_end_of(wave, role)
+            and _grants_everything(role)
+        ]
+        self.need(
+            waiter,
+            f"RBAC on {member} for {KARMADA_CLUSTER_NAMESPACE}/{account}: every verb on every resource (Karmada reads "
+            "its nodes and pods, and writes what it propagates)",
+            bool(granted),
+            "no ClusterRoleBinding of this wave or earlier binds it to such a ClusterRole",
+            facts.KARMADA_PUSH_MEMBER_READY,
+        )
 
     def _push_reach(self, waiter: str, member: str) -> None:
         """The control plane's pods on the host dial the member's API server: the host itself from inside its own
@@ -1155,6 +1197,14 @@ def _agent_bindings(world: World, member: str, verb: str | None = None) -> list[
                     continue
             found.append(binding)
     return found
+
+
+def _grants_everything(role: Placed) -> bool:
+    """A ClusterRole with a rule of every verb on every resource of every API group."""
+    return any(
+        all("*" in (rule.get(key) or []) for key in ("apiGroups", "resources", "verbs"))
+        for rule in role.inputs.get("rules") or []
+    )
 
 
 def _meta_name(placed: Placed) -> str | None:
