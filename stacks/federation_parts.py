@@ -41,6 +41,7 @@ from components.federation.karmada_objects import (
     karmada_allowlist,
 )
 from components.federation.member import (
+    IN_CLUSTER_API,
     KarmadaAgent,
     KarmadaAgentArgs,
     KarmadaMembership,
@@ -166,7 +167,10 @@ def federate_in_one_stack(
     agents = {
         r.name: _member_agent(env, plane, clusters[r.name], host=r.name == host_name) for r in member_regions(env)
     }
-    members = {r.name: member_ref(env.label_domain, r, clusters[r.name], agents[r.name]) for r in member_regions(env)}
+    members = {
+        r.name: member_ref(env.label_domain, r, clusters[r.name], agents[r.name], host=r.name == host_name)
+        for r in member_regions(env)
+    }
     federation = karmada_objects(env, env_name, plane.api, members)
     return {
         "karmada": federation_output(env, plane.endpoint, host_name, _registered(federation), list(federation.models)),
@@ -174,16 +178,20 @@ def federate_in_one_stack(
     }
 
 
-def member_ref(label_domain: str, region: RegionSpec, cluster: ClusterHandle, agent: KarmadaAgent) -> MemberRef:
+def member_ref(
+    label_domain: str, region: RegionSpec, cluster: ClusterHandle, agent: KarmadaAgent, *, host: bool
+) -> MemberRef:
     """What Karmada's side needs of a member cluster of this stack: a push agent made credentials, a pull agent
-    checks the cluster's id."""
+    checks the cluster's id. A push host is named by its in-cluster API (IN_CLUSTER_API)."""
     sync: PullMember | PushMember
+    endpoint: pulumi.Input[str] = cluster.endpoint
     if agent.push_credentials is not None:
         sync = push_member(region, agent.push_credentials)
+        endpoint = IN_CLUSTER_API if host else endpoint
     else:
         sync = PullMember(cluster_id=kube_system_uid(cluster), agent=tuple(agent.deployed))
     return MemberRef(
-        cluster_name=cluster.name, labels=member_labels(label_domain, region), endpoint=cluster.endpoint, sync=sync
+        cluster_name=cluster.name, labels=member_labels(label_domain, region), endpoint=endpoint, sync=sync
     )
 
 
@@ -329,7 +337,9 @@ def federate_globally(
         members[region.name] = MemberRef(
             cluster_name=cluster_name(env_name, region),
             labels=member_labels(env.label_domain, region),
-            endpoint=output_item(reference, "clusters", region.name, "endpoint"),
+            endpoint=IN_CLUSTER_API
+            if not pull and region.name == host_name
+            else output_item(reference, "clusters", region.name, "endpoint"),
             sync=PullMember(cluster_id=member.apply(lambda m: m["clusterId"])) if pull else push_member(region, member),
         )
     federation = karmada_objects(env, env_name, karmada, members, joined)

@@ -227,6 +227,14 @@ def _push_account_gone(resources):
     ]
 
 
+def _host_by_its_endpoint(resources):
+    """The host's own Cluster named by its cloud endpoint (the old program): a public one its pods reach only through
+    its NAT, which its authorized networks need not admit."""
+    for r in resources["push.global"]:
+        if r.inputs.get("kind") == "Cluster" and r.inputs["metadata"]["name"] == "push-usc1":
+            r.inputs["spec"]["apiEndpoint"] = "https://34.118.0.9"
+
+
 def _pulled_cluster(resources):
     for r in resources["push.global"]:
         if r.inputs.get("kind") == "Cluster" and r.inputs["metadata"]["name"] == "push-usw2":
@@ -266,8 +274,21 @@ def _pulled_cluster(resources):
             "on push-usw2, whose token Karmada's Secret carries; no stack creates it "
             "[karmada-push-cluster-ready-from-the-control-plane]",
         ),
+        (
+            _host_by_its_endpoint,
+            "push.global: gate health: karmada members needs Cluster push-usc1 (the host) named by its in-cluster "
+            "API, which the control plane's pods reach; its apiEndpoint is https://34.118.0.9, which they may reach "
+            "only through the NAT [karmada-push-cluster-ready-from-the-control-plane]",
+        ),
     ],
-    ids=["no credentials", "not a push cluster", "endpoint closed to the host", "role narrowed", "account gone"],
+    ids=[
+        "no credentials",
+        "not a push cluster",
+        "endpoint closed to the host",
+        "role narrowed",
+        "account gone",
+        "host by its endpoint",
+    ],
 )
 def test_a_push_member_without_what_the_control_plane_dials_it_with_is_reported(push, edit, expected):
     assert lines(check(push, edit), bringup.facts.KARMADA_PUSH_MEMBER_READY) == [expected]

@@ -276,6 +276,12 @@ def test_pull_agents_get_least_privilege_rbac_in_karmada(prod_plan):
 def test_push_members_hand_a_token_to_karmada(push_plan):
     clusters = _objects(push_plan, "push-karmada", "Cluster")
     assert {c["spec"]["syncMode"] for c in clusters.values()} == {"Push"}
+    # the host by its in-cluster API, which its control plane's pods reach; the others by their endpoints
+    assert clusters["push-usc1"]["spec"]["apiEndpoint"] == "https://kubernetes.default.svc"
+    assert (
+        clusters["push-use1"]["spec"]["apiEndpoint"].startswith("https://")
+        and "kubernetes.default" not in (clusters["push-use1"]["spec"]["apiEndpoint"])
+    )
     assert clusters["push-usw2"]["spec"]["secretRef"] == {"namespace": "karmada-cluster", "name": "push-usw2"}
     assert not _releases(push_plan, "karmada-agent")
     secret = _objects(push_plan, "push-karmada", "Secret")["push-usw2"]

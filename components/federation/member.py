@@ -51,6 +51,12 @@ KARMADA_SYSTEM_LABEL = "karmada.io/system"  # karmada-io/karmada@v1.18.2:pkg/uti
 RBAC_API = "rbac.authorization.k8s.io"
 
 
+# How a push member's Cluster names the host's own API: its control plane's pods reach it there whatever its public
+# endpoint admits, which the host's own NAT egress may not be (catalog.bringup KARMADA_PUSH_MEMBER_READY); the name
+# is in every cluster's API server certificate, and the Cluster's caBundle is the cluster's CA.
+IN_CLUSTER_API = "https://kubernetes.default.svc"
+
+
 def api_endpoint(endpoint: str) -> str:
     """EKS reports its endpoint as a URL, GKE as a bare address."""
     return endpoint if endpoint.startswith("https://") else f"https://{endpoint}"

@@ -33,7 +33,7 @@ from components.domain.stack_split import environment_stacks
 from components.domain.waves import rollout_waves
 from components.federation.certificates import AGENT_USER_PREFIX
 from components.federation.control_plane import EXTERNAL_SERVICE, INTERNAL_ENDPOINT, karmada_name
-from components.federation.member import EXECUTION_NAMESPACE_PREFIX
+from components.federation.member import EXECUTION_NAMESPACE_PREFIX, IN_CLUSTER_API
 from components.k8s.names import ENVOY_GATEWAY_NAMESPACE, cluster_name
 from platform_catalog.names import KARMADA_CLUSTER_NAMESPACE, SERVING_NAMESPACE
 from tools.conformance import BUILTIN_GROUPS
@@ -1005,6 +1005,14 @@ class _StackCheck:
                 f"Cluster {member} with syncMode Push, an apiEndpoint and a secretRef",
                 spec.get("syncMode") == "Push" and not missing,
                 f"its spec has syncMode {spec.get('syncMode')}" + (f", no {', no '.join(missing)}" if missing else ""),
+                fact,
+            )
+        if clusters and world.region_of_cluster.get(member) == world.env.federation.host:
+            self.need(
+                waiter,
+                f"Cluster {member} (the host) named by its in-cluster API, which the control plane's pods reach",
+                spec.get("apiEndpoint") == IN_CLUSTER_API,
+                f"its apiEndpoint is {spec.get('apiEndpoint')}, which they may reach only through the NAT",
                 fact,
             )
         ref = spec.get("secretRef") or {}
