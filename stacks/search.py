@@ -17,8 +17,8 @@ import pulumi_tls as tls
 
 from components.config.environment import EnvironmentSpec
 from components.domain.federation_members import search_members
+from components.federation.member import IN_CLUSTER_API
 from components.federation.search import (
-    IN_CLUSTER_API,
     IndexedMember,
     IndexedMemberArgs,
     SearchReader,

@@ -291,6 +291,27 @@ def test_push_members_hand_a_token_to_karmada(push_plan):
     assert _objects(push_plan, "push-usw2", "ServiceAccount")["karmada-controller-manager"]
 
 
+@pytest.mark.plan
+def test_one_stack_of_push_mode_names_its_host_in_cluster_and_opens_its_members_to_the_hosts_nat():
+    """stacks.layout single (every region's deployer reaching its cluster from listed CIDRs): the same Clusters and
+    endpoints as the split stacks give (stacks/federation_parts.py member_ref, stacks/environment.py)."""
+    config = _push_config()
+    config[ns("stacks")] = {"layout": "single"}
+    for region in config[ns("regions")]:
+        region["deployer"] = {"kind": "cidrs", "cidrs": ["198.51.100.0/24"]}
+        region["apiAccess"]["publicCidrs"] = ["198.51.100.0/24"]
+    plan = plan_config(config, stack="single")
+    clusters = _objects(plan, "single-karmada", "Cluster")
+    assert clusters["single-usc1"]["spec"]["apiEndpoint"] == "https://kubernetes.default.svc"
+    assert "kubernetes.default" not in clusters["single-use1"]["spec"]["apiEndpoint"]
+    endpoints = {
+        r.inputs["name"]: r.inputs["vpcConfig"]["publicAccessCidrs"] for r in plan.of_type("aws:eks/cluster:Cluster")
+    }
+    assert sorted(endpoints) == ["single-use1", "single-usw2"]
+    (host_nat,) = {cidrs[1] for cidrs in endpoints.values()}  # the same address, usc1's NAT, on both
+    assert all(cidrs == ["198.51.100.0/24", host_nat] for cidrs in endpoints.values()) and host_nat.endswith("/32")
+
+
 def test_a_push_members_endpoint_admits_the_hosts_nat_egress_and_pull_members_do_not_change(prod_plan, push_plan):
     """Karmada's controllers on usc1 dial use1 and usw2 (KARMADA_PUSH_MEMBER_READY): their EKS endpoints admit
     usc1's NAT egress, read from its stack's `egressIps`, besides the team's publicCidrs; the host's own endpoint

@@ -105,8 +105,9 @@ KARMADA_PUSH_MEMBER_READY = _fact(
     "reads before it writes Ready, and to write every kind the execution controller propagates), and the "
     "member's API server reachable from the control plane's pods on the host: through the host's NAT egress, "
     "which a member's public endpoint must admit (EKS publicAccessCidrs, GKE master authorized networks); the "
-    "host itself is reached by its in-cluster address (https://kubernetes.default.svc, in every API server's "
-    "certificate), which its pods reach whatever its public endpoint admits. No agent and no RBAC in Karmada; "
+    "host itself is reached by its in-cluster address (https://kubernetes.default.svc, in EKS's and GKE's API "
+    "server certificates), which its pods reach whatever its public endpoint admits. No agent and no RBAC in "
+    "Karmada; "
     "impersonatorSecretRef is read by the cluster proxy and the unified-auth controller only.",
     "karmada-io/karmada@v1.18.2:cmd/controller-manager/app/controllermanager.go L320-376; "
     "pkg/controllers/status/cluster_status_controller.go L153-164, L190-209, L432-467; "

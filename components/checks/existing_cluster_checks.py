@@ -50,7 +50,10 @@ def check_existing_clusters(env: EnvironmentSpec) -> Iterator[Issue]:
     """Every existing cluster: its ids, its egress addresses, and no cluster claimed by two region entries."""
     pull = env.federation.enabled and env.federation.member_mode == "pull"
     members = {r.name for r in federation_members(env)} if pull else set()
-    push_host = env.federation.host if env.federation.enabled and env.federation.member_mode == "push" else None
+    # the push host's NAT egress matters only where its controllers dial another member through it
+    push = env.federation.enabled and env.federation.member_mode == "push"
+    dialled = [r.name for r in federation_members(env) if r.name != env.federation.host] if push else []
+    push_host = env.federation.host if dialled else None
     seen: dict[tuple[str, str, str, str], int] = {}
     for i, region in enumerate(env.regions):
         existing = region.cluster.existing

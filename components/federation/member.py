@@ -51,9 +51,9 @@ KARMADA_SYSTEM_LABEL = "karmada.io/system"  # karmada-io/karmada@v1.18.2:pkg/uti
 RBAC_API = "rbac.authorization.k8s.io"
 
 
-# How a push member's Cluster names the host's own API: its control plane's pods reach it there whatever its public
-# endpoint admits, which the host's own NAT egress may not be (catalog.bringup KARMADA_PUSH_MEMBER_READY); the name
-# is in every cluster's API server certificate, and the Cluster's caBundle is the cluster's CA.
+# The host's own API as its pods dial it (a push member's Cluster, Clusterpedia's host entry): they reach it there
+# whatever its public endpoint admits, which the host's own NAT egress may not be (catalog.bringup
+# KARMADA_PUSH_MEMBER_READY); the name is in EKS's and GKE's API server certificates, signed by the cluster's CA.
 IN_CLUSTER_API = "https://kubernetes.default.svc"
 
 

@@ -46,8 +46,6 @@ DISCOVERY: tuple[tuple[str, tuple[str, ...]], ...] = (
 # cluster_synchro.go L128-131, pkg/runtime/discovery/controller/crd.go L151-171); /readyz, /healthz and /version
 # are open to every authenticated caller (system:public-info-viewer).
 READ_VERBS = ("list", "watch")
-# Each member's API server as Clusterpedia dials it: the host's in-cluster, the others at their endpoints.
-IN_CLUSTER_API = "https://kubernetes.default.svc"
 
 
 def reader_rules() -> list[dict[str, Any]]:

@@ -8,7 +8,6 @@ a stand-in; whatever depends on it (KServe's webhook) runs with certificates it 
 from __future__ import annotations
 
 import base64
-import threading
 from typing import Any
 
 from cryptography import x509
@@ -16,7 +15,7 @@ from cryptography.hazmat.primitives import serialization
 
 from tools.rehearsal.kube import KindNotServed, Kube
 from tools.rehearsal.pki import KeyPair, issue, key_pem, self_signed
-from tools.rehearsal.processes import background_error
+from tools.rehearsal.processes import ReconcileLoop
 
 CERTIFICATES = ("cert-manager.io/v1", "Certificate")
 INJECT = "cert-manager.io/inject-ca-from"
@@ -31,32 +30,17 @@ INJECTABLE = (
 MANAGER = "rehearsal-cert-manager-stand-in"
 
 
-class CertManagerStandIn:
+class CertManagerStandIn(ReconcileLoop):
     def __init__(self, kube: Kube, cluster: str, cluster_resource_namespace: str):
         """`cluster_resource_namespace`: where a ClusterIssuer's secrets are read (the chart's
         `clusterResourceNamespace`, else the release's namespace: cert-manager@v1.21.1:deploy/charts/cert-manager/
         templates/deployment.yaml L100-L104; pkg/controller/helper.go L26-L29 ResourceNamespace)."""
         self.kube, self.cluster = kube, cluster
+        super().__init__("cert-manager", cluster)
         self.cluster_resource_namespace = cluster_resource_namespace
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name=f"cert-manager-{cluster}", daemon=True)
         self.issued: set[str] = set()
         # (kind, name) -> (resourceVersion, bundle) of each object injected or found injected
         self._injected: dict[tuple[str, str], tuple[str, str]] = {}
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
-
-    def _loop(self) -> None:
-        while not self._stop.wait(1.0):
-            try:
-                self.reconcile()
-            except Exception as exc:  # a background loop outlives one bad round
-                background_error("cert-manager stand-in", exc)
 
     def reconcile(self) -> None:
         try:

@@ -6,12 +6,11 @@ These are stand-ins, named as such in the report; nothing here decides whether o
 from __future__ import annotations
 
 import hashlib
-import threading
 from typing import Any
 
 from tools.rehearsal.cluster import GKE_KUBE_SYSTEM_QUOTA
 from tools.rehearsal.kube import Kube
-from tools.rehearsal.processes import background_error
+from tools.rehearsal.processes import ReconcileLoop
 
 # EKS creates `gp2` (in-tree EBS, WaitForFirstConsumer) in every cluster; GKE creates `standard-rwo` (default),
 # `premium-rwo` and `standard`, all pd.csi.storage.gke.io and WaitForFirstConsumer.
@@ -64,28 +63,18 @@ def cloud_objects(cloud: str) -> list[dict[str, Any]]:
     return objects
 
 
-class CloudControllers:
-    """Polls the cluster every second: LoadBalancer Services get an address, placed claims get a volume."""
+class CloudControllers(ReconcileLoop):
+    """Polls the cluster every two seconds: LoadBalancer Services get an address, placed claims get a volume."""
+
+    period = 2.0
 
     def __init__(self, kube: Kube, *, cloud: str, region: str, cluster: str):
+        super().__init__("cloud", cluster)
         self.kube, self.cloud, self.region, self.cluster = kube, cloud, region, cluster
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name=f"cloud-{cluster}", daemon=True)
 
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
-
-    def _loop(self) -> None:
-        while not self._stop.wait(2.0):
-            try:
-                self._load_balancers()
-                self._volumes()
-            except Exception as exc:  # a background loop outlives one bad round
-                background_error("cloud stand-in", exc)
+    def reconcile(self) -> None:
+        self._load_balancers()
+        self._volumes()
 
     def _load_balancers(self) -> None:
         for svc in self.kube.list("v1", "Service"):

@@ -25,11 +25,10 @@ mounts the cache starts once the FUSE pod of its node is Ready (NodePublishVolum
 from __future__ import annotations
 
 import json
-import threading
 from typing import Any
 
 from tools.rehearsal.kube import KindNotServed, Kube
-from tools.rehearsal.processes import background_error
+from tools.rehearsal.processes import ReconcileLoop
 from tools.rehearsal.references import CONTAINER_CREATING, Blocked
 
 RUNTIMES = ("data.fluid.io/v1alpha1", "AlluxioRuntime")
@@ -352,26 +351,13 @@ def reference_objects(
     return [volume, claim]
 
 
-class FluidStandIn:
+class FluidStandIn(ReconcileLoop):
+    period = 2.0
+
     def __init__(self, kube: Kube, cluster: str, mount_root: str):
+        super().__init__("fluid", cluster)
         self.kube, self.cluster, self.mount_root = kube, cluster, mount_root
         self._staged: dict[str, dict[str, str]] = {}  # node -> the FUSE labels this stand-in applied to it
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name=f"fluid-{cluster}", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
-
-    def _loop(self) -> None:
-        while not self._stop.wait(2.0):
-            try:
-                self.reconcile()
-            except Exception as exc:  # a background loop outlives one bad round
-                background_error("fluid stand-in", exc)
 
     def reconcile(self) -> None:
         self._register_csi_driver()

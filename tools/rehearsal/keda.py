@@ -17,11 +17,10 @@ takes as always active."""
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 from tools.rehearsal.kube import ApiError, KindNotServed, Kube
-from tools.rehearsal.processes import background_error
+from tools.rehearsal.processes import ReconcileLoop
 
 SCALED_OBJECTS = ("keda.sh/v1alpha1", "ScaledObject")
 # What makes KEDA leave a target's replicas alone, never scale it in, or take it as active
@@ -58,29 +57,14 @@ def idle_target(scaled_object: dict[str, Any]) -> tuple[str, str, str] | None:
     return target.get("apiVersion", "apps/v1"), target.get("kind", "Deployment"), target["name"]
 
 
-class KedaStandIn:
+class KedaStandIn(ReconcileLoop):
     def __init__(self, kube: Kube, cluster: str, watch_namespace: str | None = None):
         """`watch_namespace`: the release's `watchNamespace` value (where its operator looks for ScaledObjects)."""
+        super().__init__("KEDA", cluster)
         self.kube, self.cluster = kube, cluster
         self.namespaces = watched_namespaces(watch_namespace)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name=f"keda-{cluster}", daemon=True)
         # "<namespace>/<target>" -> (node, labels) of each of its pods, all bound, when it was scaled to zero
         self.scaled: dict[str, list[tuple[str, dict[str, str]]]] = {}
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
-
-    def _loop(self) -> None:
-        while not self._stop.wait(1.0):
-            try:
-                self.reconcile()
-            except Exception as exc:  # a background loop outlives one bad round
-                background_error("KEDA stand-in", exc)
 
     def reconcile(self) -> None:
         try:

@@ -9,6 +9,7 @@ import re
 import signal
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +26,35 @@ _SEEN_ERRORS: set[str] = set()
 # What a controller's next round gets past: 404 and 409 (the object went or changed between its list and its write),
 # 429 (a CRD's storage (re)initializing, priority and fairness) and 503 (an aggregated API not available yet).
 TRANSIENT_STATUSES = (404, 409, 429, 503)
+
+
+class ReconcileLoop:
+    """A controller stand-in's loop: `reconcile()` every `period` seconds on a daemon thread of its own until
+    stopped; a failed round is reported (background_error) and the next one runs, as a controller's does."""
+
+    period = 1.0
+
+    def __init__(self, what: str, cluster: str):
+        self._what = what
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name=f"{what}-{cluster}", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def reconcile(self) -> None:
+        raise NotImplementedError
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.period):
+            try:
+                self.reconcile()
+            except Exception as exc:  # a background loop outlives one bad round
+                background_error(f"{self._what} stand-in", exc)
 
 
 def background_error(loop: str, exc: BaseException) -> None:
