@@ -213,16 +213,24 @@ def _service_ready(live: dict[str, Any]) -> tuple[bool, str]:
     return True, "ready"
 
 
+def _not_rolling(live: dict[str, Any]) -> tuple[bool, str] | None:
+    """What a DaemonSet's or StatefulSet's check says before its rollout is looked at (ready.go L311-L319,
+    L387-L396): not ready while its generation is not observed, ready unless it rolls; None: it rolls."""
+    if not _generation_seen(live):
+        return False, "generation not observed"
+    kind = ((live.get("spec") or {}).get("updateStrategy") or {}).get("type")
+    return None if kind == "RollingUpdate" else (True, f"update strategy {kind}")
+
+
 def _daemon_set_ready(kube: Kube, live: dict[str, Any]) -> tuple[bool, str]:
     """ready.go L309-L340: generation observed; an OnDelete DaemonSet is ready; a rolling one has every desired
     pod updated and `desired - maxUnavailable` (rounded up from a percentage; all of them when it cannot be read)
     ready."""
     spec, status = live.get("spec") or {}, live.get("status") or {}
-    if not _generation_seen(live):
-        return False, "generation not observed"
-    strategy = spec.get("updateStrategy") or {}
-    if strategy.get("type") != "RollingUpdate":
-        return True, f"update strategy {strategy.get('type')}"
+    settled = _not_rolling(live)
+    if settled is not None:
+        return settled
+    strategy = spec["updateStrategy"]
     desired = status.get("desiredNumberScheduled", 0)
     if status.get("updatedNumberScheduled", 0) != desired:
         return False, f"{status.get('updatedNumberScheduled', 0)}/{desired} pods updated"
@@ -238,11 +246,10 @@ def _stateful_set_ready(kube: Kube, live: dict[str, Any]) -> tuple[bool, str]:
     partition's pods updated, exactly `replicas` ready and (partition 0) its current revision the update
     revision."""
     spec, status = live.get("spec") or {}, live.get("status") or {}
-    if not _generation_seen(live):
-        return False, "generation not observed"
-    strategy = spec.get("updateStrategy") or {}
-    if strategy.get("type") != "RollingUpdate":
-        return True, f"update strategy {strategy.get('type')}"
+    settled = _not_rolling(live)
+    if settled is not None:
+        return settled
+    strategy = spec["updateStrategy"]
     partition = (strategy.get("rollingUpdate") or {}).get("partition") or 0
     replicas = spec.get("replicas", 1)
     if status.get("updatedReplicas", 0) < replicas - partition:

@@ -989,14 +989,12 @@ class _StackCheck:
             return world.by_end_of(wave, p)
 
         fact = facts.KARMADA_PUSH_MEMBER_READY
+
+        def created(what: str, found: list[Placed]) -> None:
+            self.need(waiter, what, any(done(p) for p in found), world.where(found, "after this wave"), fact)
+
         clusters = [c for c in world.objects("Cluster", cluster=world.karmada) if _named(c, member)]
-        self.need(
-            waiter,
-            f"Cluster {member} in Karmada",
-            any(done(c) for c in clusters),
-            world.where(clusters, "after this wave"),
-            fact,
-        )
+        created(f"Cluster {member} in Karmada", clusters)
         spec = (clusters[-1].inputs.get("spec") or {}) if clusters else {}
         if clusters:
             missing = [f for f in ("apiEndpoint", "secretRef") if not spec.get(f)]
@@ -1022,20 +1020,10 @@ class _StackCheck:
                 for s in world.objects("Secret", cluster=world.karmada)
                 if _named(s, ref.get("name", "")) and _namespace(s) == ref.get("namespace")
             ]
-            self.need(
-                waiter,
-                f"Secret {ref.get('namespace')}/{ref.get('name')} in Karmada (token, caBundle)",
-                any(done(s) for s in secrets),
-                world.where(secrets, "after this wave"),
-                fact,
-            )
-        planes = world.in_install_mode("host")
-        self.need(
-            waiter,
+            created(f"Secret {ref.get('namespace')}/{ref.get('name')} in Karmada (token, caBundle)", secrets)
+        created(
             "karmada-controller-manager (the control plane's release), which dials the member",
-            any(done(p) for p in planes),
-            world.where(planes, "after this wave"),
-            fact,
+            world.in_install_mode("host"),
         )
         tokens = [
             t
@@ -1043,13 +1031,7 @@ class _StackCheck:
             if t.inputs.get("type") == "kubernetes.io/service-account-token"
             and _namespace(t) == KARMADA_CLUSTER_NAMESPACE
         ]
-        self.need(
-            waiter,
-            f"the service-account token on {member} that Karmada's Secret carries",
-            any(done(t) for t in tokens),
-            world.where(tokens, "after this wave"),
-            fact,
-        )
+        created(f"the service-account token on {member} that Karmada's Secret carries", tokens)
         for token in [t for t in tokens if done(t)][:1]:
             self._push_account(waiter, wave, member, token)
         self._push_reach(waiter, member)
