@@ -216,6 +216,24 @@ def _push_role_narrowed(resources):
             r.inputs["rules"] = [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]}]
 
 
+def _push_role_read_only(resources):
+    """Every resource, but only read: Karmada could not write what it propagates."""
+    for r in resources["push.usw2"]:
+        if r.type == "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole" and r.inputs["metadata"]["name"] == (
+            "karmada-controller-manager"
+        ):
+            r.inputs["rules"] = [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["get", "list", "watch"]}]
+
+
+def _push_binding_elsewhere(resources):
+    """The binding's subject an account of the same name in another namespace."""
+    for r in resources["push.usw2"]:
+        if r.type == "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding" and r.inputs["metadata"]["name"] == (
+            "karmada-controller-manager"
+        ):
+            r.inputs["subjects"] = [{**r.inputs["subjects"][0], "namespace": "default"}]
+
+
 def _push_account_gone(resources):
     resources["push.usw2"][:] = [
         r
@@ -241,6 +259,14 @@ def _pulled_cluster(resources):
             r.inputs["spec"]["syncMode"] = "Pull"
 
 
+RBAC_NEEDED = (
+    "push.global: gate health: karmada members needs RBAC on push-usw2 for karmada-cluster/karmada-controller-manager: "
+    "every verb on every resource (Karmada reads its nodes and pods, and writes what it propagates); no "
+    "ClusterRoleBinding of this wave or earlier binds it to such a ClusterRole "
+    "[karmada-push-cluster-ready-from-the-control-plane]"
+)
+
+
 @pytest.mark.plan
 @pytest.mark.parametrize(
     ("edit", "expected"),
@@ -261,13 +287,9 @@ def _pulled_cluster(resources):
             "controllers on usc1 (its NAT egress 34.88.108.154/32); its public endpoint admits 198.51.100.0/24 only "
             "[karmada-push-cluster-ready-from-the-control-plane]",
         ),
-        (
-            _push_role_narrowed,
-            "push.global: gate health: karmada members needs RBAC on push-usw2 for karmada-cluster/"
-            "karmada-controller-manager: every verb on every resource (Karmada reads its nodes and pods, and writes "
-            "what it propagates); no ClusterRoleBinding of this wave or earlier binds it to such a ClusterRole "
-            "[karmada-push-cluster-ready-from-the-control-plane]",
-        ),
+        (_push_role_narrowed, RBAC_NEEDED),
+        (_push_role_read_only, RBAC_NEEDED),
+        (_push_binding_elsewhere, RBAC_NEEDED),
         (
             _push_account_gone,
             "push.global: gate health: karmada members needs ServiceAccount karmada-cluster/karmada-controller-manager "
@@ -286,6 +308,8 @@ def _pulled_cluster(resources):
         "not a push cluster",
         "endpoint closed to the host",
         "role narrowed",
+        "role read-only",
+        "binding of another namespace's account",
         "account gone",
         "host by its endpoint",
     ],
