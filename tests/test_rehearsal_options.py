@@ -40,7 +40,7 @@ def _project(directory: Path, stack: str, config: dict) -> Path:
     for name in ("Pulumi.yaml", "__main__.py"):
         shutil.copy(PROJECT_DIR / name, directory / name)
     (directory / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump({"config": config}, sort_keys=False))
-    regions = config["inference-platform:regions"]
+    regions = config.get("inference-platform:regions") or config["regions"]  # with or without the namespace
     if len(regions) > 1:
         for name in [r["name"] for r in regions] + ["global"]:
             (directory / f"Pulumi.{stack}.{name}.yaml").write_text(yaml.safe_dump(STACK_FILE))
