@@ -339,6 +339,13 @@ class _StackCheck:
         if not ok:
             self.report.violations.append(Violation(self.stack, waiter, needs, where, fact))
 
+    def need_by_end_of(self, wave: int, waiter: str, needs: str, found: list[Placed], fact: BringUpFact) -> None:
+        """`need`: one of `found` created by the end of `wave` (a gate's wait runs once its wave is up)."""
+        world = self.world
+        self.need(
+            waiter, needs, any(world.by_end_of(wave, p) for p in found), world.where(found, "after this wave"), fact
+        )
+
     def note(self, text: str) -> None:
         self.report.notes.setdefault(self.stack, []).append(text)
 
@@ -849,12 +856,8 @@ class _StackCheck:
                 for p in world.objects(target.kind or "", cluster=cluster)
                 if _named(p, name) and (p.inputs.get("metadata") or {}).get("namespace") == SERVING_NAMESPACE
             ]
-            self.need(
-                waiter,
-                f"{target.kind} {name} in {cluster}",
-                any(world.by_end_of(wave, p) for p in found),
-                world.where(found, "after this wave"),
-                facts.KSERVE_READY_ON_THE_SERVING_OBJECT,
+            self.need_by_end_of(
+                wave, waiter, f"{target.kind} {name} in {cluster}", found, facts.KSERVE_READY_ON_THE_SERVING_OBJECT
             )
             multi_node = [p for p in found if ((p.inputs.get("spec") or {}).get("predictor") or {}).get("workerSpec")]
             if target.kind == "InferenceService" and multi_node:
@@ -878,12 +881,8 @@ class _StackCheck:
         publishers = [p for p in world.everything() if _publishes(p, target.hostname, cluster, world, zones)]
         controllers = [p for p in world.everything() if _external_dns_args(p, cluster, world) is not None]
         if publishers or not controllers:
-            self.need(
-                waiter,
-                f"a DNS record for {target.hostname}",
-                any(world.by_end_of(wave, p) for p in publishers),
-                world.where(publishers, "after this wave"),
-                facts.DNS_NAME_PUBLISHED,
+            self.need_by_end_of(
+                wave, waiter, f"a DNS record for {target.hostname}", publishers, facts.DNS_NAME_PUBLISHED
             )
         else:
             self.need(
@@ -899,11 +898,11 @@ class _StackCheck:
         ):
             # ExternalDNS writes an internal gateway's name into a private zone of the region's network.
             private_zones = [p for p in world.everything() if _zone_serves(p, target.hostname)]
-            self.need(
+            self.need_by_end_of(
+                wave,
                 waiter,
                 f"a private zone serving {target.hostname} in {target.region}'s network",
-                any(world.by_end_of(wave, p) for p in private_zones),
-                world.where(private_zones, "after this wave"),
+                private_zones,
                 facts.DNS_NAME_PUBLISHED,
             )
         gateways = [p for p in world.objects("Gateway", cluster=cluster) if _namespace(p) == ENVOY_GATEWAY_NAMESPACE]
@@ -918,11 +917,11 @@ class _StackCheck:
                     else (p.inputs.get("spec") or {}).get("secretName") == secret
                 )
             ]
-            self.need(
+            self.need_by_end_of(
+                wave,
                 waiter,
                 f"Secret {ENVOY_GATEWAY_NAMESPACE}/{secret}, the HTTPS listener's certificate",
-                any(world.by_end_of(wave, p) for p in makers),
-                world.where(makers, "after this wave"),
+                makers,
                 facts.ENVOY_GATEWAY_LISTENER_NEEDS_ITS_SECRET,
             )
             for certificate in [p for p in makers if p.inputs["kind"] == "Certificate"]:
@@ -934,11 +933,11 @@ class _StackCheck:
         issuers = [
             p for p in world.objects(ref.get("kind", "Issuer"), cluster=cluster) if _named(p, ref.get("name", ""))
         ]
-        self.need(
+        self.need_by_end_of(
+            wave,
             waiter,
             f"{ref.get('kind')} {ref.get('name')} to sign its certificate",
-            any(world.by_end_of(wave, p) for p in issuers),
-            world.where(issuers, "after this wave"),
+            issuers,
             facts.CERT_MANAGER_ISSUES_INTO_A_SECRET,
         )
         for issuer in issuers:
@@ -948,11 +947,11 @@ class _StackCheck:
             keys = [
                 p for p in world.objects("Secret", cluster=cluster) if _named(p, ca) and _namespace(p) == "cert-manager"
             ]
-            self.need(
+            self.need_by_end_of(
+                wave,
                 waiter,
                 f"Secret cert-manager/{ca}, the CA key pair of {ref.get('name')}",
-                any(world.by_end_of(wave, p) for p in keys),
-                world.where(keys, "after this wave"),
+                keys,
                 facts.CERT_MANAGER_ISSUES_INTO_A_SECRET,
             )
 
@@ -962,21 +961,15 @@ class _StackCheck:
             self._gate_push_member(waiter, wave, member)
             return
         bindings = _agent_bindings(world, member)
-        self.need(
+        self.need_by_end_of(
+            wave,
             waiter,
             f"RBAC for {AGENT_USER_PREFIX}{member} in the Karmada API",
-            any(world.by_end_of(wave, b) for b in bindings),
-            world.where(bindings, "after this wave"),
+            bindings,
             facts.KARMADA_MEMBER_READY,
         )
         agents = [p for p in world.in_install_mode("agent") if world.cluster_of(p) == member]
-        self.need(
-            waiter,
-            f"karmada-agent on {member}",
-            any(world.by_end_of(wave, p) for p in agents),
-            world.where(agents, "after this wave"),
-            facts.KARMADA_MEMBER_READY,
-        )
+        self.need_by_end_of(wave, waiter, f"karmada-agent on {member}", agents, facts.KARMADA_MEMBER_READY)
         for agent in [a for a in agents if world.by_end_of(wave, a)][:1]:
             self._agent_reach(waiter, member, agent.inputs["values"]["agent"], lambda p: world.by_end_of(wave, p))
 
@@ -985,13 +978,10 @@ class _StackCheck:
         the member's token, and its API server reachable from the host's pods."""
         world = self.world
 
-        def done(p: Placed) -> bool:
-            return world.by_end_of(wave, p)
-
         fact = facts.KARMADA_PUSH_MEMBER_READY
 
         def created(what: str, found: list[Placed]) -> None:
-            self.need(waiter, what, any(done(p) for p in found), world.where(found, "after this wave"), fact)
+            self.need_by_end_of(wave, waiter, what, found, fact)
 
         clusters = [c for c in world.objects("Cluster", cluster=world.karmada) if _named(c, member)]
         created(f"Cluster {member} in Karmada", clusters)
@@ -1032,7 +1022,7 @@ class _StackCheck:
             and _namespace(t) == KARMADA_CLUSTER_NAMESPACE
         ]
         created(f"the service-account token on {member} that Karmada's Secret carries", tokens)
-        for token in [t for t in tokens if done(t)][:1]:
+        for token in [t for t in tokens if world.by_end_of(wave, t)][:1]:
             self._push_account(waiter, wave, member, token)
         self._push_reach(waiter, member)
 
@@ -1049,11 +1039,11 @@ class _StackCheck:
             for a in world.objects("ServiceAccount", cluster=member)
             if _named(a, account) and _namespace(a) == KARMADA_CLUSTER_NAMESPACE
         ]
-        self.need(
+        self.need_by_end_of(
+            wave,
             waiter,
             f"ServiceAccount {KARMADA_CLUSTER_NAMESPACE}/{account} on {member}, whose token Karmada's Secret carries",
-            any(world.by_end_of(wave, a) for a in accounts),
-            world.where(accounts, "after this wave"),
+            accounts,
             facts.KARMADA_PUSH_MEMBER_READY,
         )
         subject = {"kind": "ServiceAccount", "name": account, "namespace": KARMADA_CLUSTER_NAMESPACE}
