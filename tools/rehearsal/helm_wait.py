@@ -17,7 +17,7 @@ import math
 import re
 from typing import Any
 
-from tools.rehearsal.kube import Kube
+from tools.rehearsal.kube import Kube, is_ready
 
 # The kinds Helm's ReadyChecker checks (pkg/kube/ready.go L92-L205), by API group, templated CRDs aside (above); any
 # other kind is ready once created. A Job only with waitForJobs (L99-L107).
@@ -108,13 +108,8 @@ def _pods(kube: Kube, live: dict[str, Any]) -> list[dict[str, Any]]:
     return kube.list("v1", "Pod", live["metadata"].get("namespace"), selector=text) if text else []
 
 
-def _pod_ready(pod: dict[str, Any]) -> bool:
-    conditions = (pod.get("status") or {}).get("conditions") or []
-    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
-
-
 def _ready_pods(kube: Kube, live: dict[str, Any]) -> int:
-    return sum(1 for pod in _pods(kube, live) if _pod_ready(pod) and not pod["metadata"].get("deletionTimestamp"))
+    return sum(1 for pod in _pods(kube, live) if is_ready(pod) and not pod["metadata"].get("deletionTimestamp"))
 
 
 def _generation_seen(live: dict[str, Any]) -> bool:
@@ -158,7 +153,7 @@ def ready(kube: Kube, obj: dict[str, Any], *, wait_for_jobs: bool) -> tuple[bool
     spec, status = live.get("spec") or {}, live.get("status") or {}
     match obj["kind"]:
         case "Pod":
-            return _pod_ready(live), f"phase {status.get('phase', 'Pending')}"
+            return is_ready(live), f"phase {status.get('phase', 'Pending')}"
         case "Job" if wait_for_jobs:
             limit = spec.get("backoffLimit", 6)
             if status.get("failed", 0) > limit:  # an error, which Helm retries 30 times (wait.go L61-L76)
@@ -179,7 +174,7 @@ def ready(kube: Kube, obj: dict[str, Any], *, wait_for_jobs: bool) -> tuple[bool
             return _stateful_set_ready(kube, live)
         case "ReplicationController" | "ReplicaSet":
             pods = _pods(kube, live)
-            not_ready = sum(1 for pod in pods if not _pod_ready(pod))
+            not_ready = sum(1 for pod in pods if not is_ready(pod))
             return _generation_seen(live) and not not_ready, f"{not_ready} of {len(pods)} pods not ready"
     return True, "ready"
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from components.config.stacks import region_stack_name
 from components.federation.placement import member_regions
 from components.k8s.names import cluster_name
-from tools.rehearsal.kube import ApiError
+from tools.rehearsal.kube import ApiError, is_ready
 from tools.rehearsal.report import Check
 
 if TYPE_CHECKING:
@@ -36,11 +36,6 @@ def _karmada(rehearsal: Rehearsal) -> tuple[str | None, Target | None]:
     if provider is None:
         return None, None
     return provider, rehearsal.targets.get(provider) or rehearsal.provider_target(provider)
-
-
-def _ready(cluster: dict[str, Any] | None) -> bool:
-    conditions = ((cluster or {}).get("status") or {}).get("conditions") or []
-    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
 
 
 def _agent_state(rehearsal: Rehearsal, member: str) -> str:
@@ -126,10 +121,10 @@ def check_members(rehearsal: Rehearsal, wave: Wave) -> None:
                 cluster = karmada.kube.get(*CLUSTERS, member)
             except ApiError:
                 cluster = None
-            if _ready(cluster):
+            if is_ready(cluster):
                 break
             time.sleep(2)
-        if _ready(cluster):
+        if is_ready(cluster):
             mode = ((cluster or {}).get("spec") or {}).get("syncMode")
             rehearsal.check(
                 Check(

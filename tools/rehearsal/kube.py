@@ -8,7 +8,7 @@ import builtins
 import json
 import threading
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -101,6 +101,12 @@ WATCH_SECONDS = 240  # each watch request's timeoutSeconds: the server ends it, 
 READ_SECONDS = WATCH_SECONDS + 30
 RELIST_SECONDS = 1.0  # after a failed watch or list, the wait before the next list
 SHORT_WATCH_SECONDS = 1.0  # a watch that ends sooner with nothing is a failure (client-go's "very short watch")
+
+
+def is_ready(obj: Mapping[str, Any] | None) -> bool:
+    """Whether an object's (a pod's, a node's, a Karmada Cluster's) Ready condition is True."""
+    conditions = ((obj or {}).get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
 
 
 class Kube:

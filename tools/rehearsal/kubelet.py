@@ -44,7 +44,7 @@ from components.catalog.bringup import SCRIPT_IMAGES as CATALOG_SCRIPT_IMAGES
 from components.serving.inference_pool import PICKER_CONTAINER
 from tools.rehearsal import cache, fluid
 from tools.rehearsal.charts import ModuleFiles
-from tools.rehearsal.kube import ApiError
+from tools.rehearsal.kube import ApiError, is_ready
 from tools.rehearsal.kwok import REFERENCES_CONDITION
 from tools.rehearsal.processes import Process, background_error
 from tools.rehearsal.references import Blocked, blocking_reference
@@ -414,10 +414,7 @@ class Kubelet:
             for p in pods
             if (p["metadata"].get("labels") or {}).get("role") == "alluxio-fuse"
             and (p.get("spec") or {}).get("nodeName")
-            and any(
-                c.get("type") == "Ready" and c.get("status") == "True"
-                for c in (p.get("status") or {}).get("conditions") or []
-            )
+            and is_ready(p)
         }
         return claims, ready
 

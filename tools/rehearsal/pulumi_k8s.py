@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from tools.rehearsal.kube import ApiError, KindNotServed, Kube
+from tools.rehearsal.kube import ApiError, KindNotServed, Kube, is_ready
 
 CREATE_FIELD_MANAGER = "pulumi-kubernetes"
 PATCH_FIELD_MANAGER_ANNOTATION = "pulumi.com/patchFieldManager"
@@ -183,15 +183,7 @@ def _ready_pods(kube: Kube, live: dict[str, Any]) -> int:
     pods = kube.list(
         "v1", "Pod", live["metadata"]["namespace"], selector=",".join(f"{k}={v}" for k, v in labels.items())
     )
-    return sum(
-        1
-        for pod in pods
-        if not pod["metadata"].get("deletionTimestamp")
-        and any(
-            c.get("type") == "Ready" and c.get("status") == "True"
-            for c in (pod.get("status") or {}).get("conditions") or []
-        )
-    )
+    return sum(1 for pod in pods if not pod["metadata"].get("deletionTimestamp") and is_ready(pod))
 
 
 def _ready(kube: Kube, kind: str, live: dict[str, Any]) -> tuple[bool, str]:
@@ -216,7 +208,7 @@ def _ready(kube: Kube, kind: str, live: dict[str, Any]) -> tuple[bool, str]:
                 "complete" if done else f"{status.get('succeeded', 0)} succeeded, {status.get('failed', 0)} failed",
             )
         case "Pod":
-            ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions", []))
+            ready = is_ready(live)
             return ready, f"phase {status.get('phase', 'Pending')}"
         case "PersistentVolumeClaim":
             phase = status.get("phase", "Pending")

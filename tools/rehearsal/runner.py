@@ -51,7 +51,7 @@ from tools.rehearsal.gates import run_gates
 from tools.rehearsal.gateway import check_gateways
 from tools.rehearsal.karmada_checks import check_members, check_propagation
 from tools.rehearsal.keda import KedaStandIn
-from tools.rehearsal.kube import WATCHED, ApiError, Kube
+from tools.rehearsal.kube import WATCHED, ApiError, Kube, is_ready
 from tools.rehearsal.kubelet import Kubelet
 from tools.rehearsal.network import NODES_PER_CLUSTER, NetworkError, PodNetwork
 from tools.rehearsal.processes import ProcessFailed, Supervisor, wait_until
@@ -231,7 +231,7 @@ class Rehearsal:
             count += 1
         wait_until(
             f"{name}: {count} kwok nodes Ready",
-            lambda: sum(_ready(n) for n in kube.list("v1", "Node")) >= count,
+            lambda: sum(is_ready(n) for n in kube.list("v1", "Node")) >= count,
             timeout=120,
         )
         self.report.clusters[name] = {
@@ -540,13 +540,6 @@ class Rehearsal:
                     if port.get("name"):
                         env[f"{prefix}_SERVICE_PORT_{port['name'].upper().replace('-', '_')}"] = str(port["port"])
         return env
-
-
-def _ready(node: dict[str, Any]) -> bool:
-    return any(
-        c.get("type") == "Ready" and c.get("status") == "True"
-        for c in (node.get("status") or {}).get("conditions") or []
-    )
 
 
 class StackRun:

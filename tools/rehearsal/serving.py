@@ -21,7 +21,7 @@ from platform_catalog.names import SERVING_NAMESPACE
 from tools.plan.model import K8S_PROVIDER
 from tools.rehearsal.binaries import by_binary
 from tools.rehearsal.keda import SCALED_OBJECTS, KedaStandIn, idle_target
-from tools.rehearsal.kube import ApiError
+from tools.rehearsal.kube import ApiError, is_ready
 from tools.rehearsal.kubelet import binary_for, runnable, stand_in, unknown_flags
 from tools.rehearsal.network import PodNetwork, _ip
 from tools.rehearsal.report import Category, Check, Limit
@@ -520,11 +520,7 @@ def _pool_ready_pods(target: Target, namespace: str, pool: str | None) -> tuple[
     return {
         p["metadata"]["name"]: p["status"]["podIP"]
         for p in pods
-        if (p.get("status") or {}).get("podIP")
-        and any(
-            c.get("type") == "Ready" and c.get("status") == "True"
-            for c in (p.get("status") or {}).get("conditions") or []
-        )
+        if (p.get("status") or {}).get("podIP") and is_ready(p)
     }, ports
 
 
