@@ -54,7 +54,7 @@ from tools.rehearsal.keda import KedaStandIn
 from tools.rehearsal.kube import WATCHED, ApiError, Kube, is_ready
 from tools.rehearsal.kubelet import Kubelet
 from tools.rehearsal.network import NODES_PER_CLUSTER, NetworkError, PodNetwork
-from tools.rehearsal.processes import ProcessFailed, Supervisor, wait_until
+from tools.rehearsal.processes import ProcessFailed, ReconcileLoop, Supervisor, wait_until
 from tools.rehearsal.proxy import ServiceProxy
 from tools.rehearsal.releases import ReleaseWait, served_by_programs, unserved
 from tools.rehearsal.report import Check, Limit, Report
@@ -299,59 +299,15 @@ class Rehearsal:
         (tools/rehearsal/keda.py) and Fluid's volumes (tools/rehearsal/fluid.py). The other releases' controllers are
         the pods the cluster's kubelet runs."""
         key, _ = helm.release_source(resource.inputs)
-        if key[0] == "cert-manager" and not any(isinstance(c, CertManagerStandIn) for c in target.controllers):
-            values = resource.inputs.get("values") or {}
-            namespace = values.get("clusterResourceNamespace") or resource.inputs.get("namespace") or "default"
-            stand_in = CertManagerStandIn(target.kube, target.name, namespace)
-            stand_in.start()
-            target.controllers.append(stand_in)
-            run.r.limit(
-                run._limit(
-                    resource,
-                    "apply",
-                    "cert-manager's controller, webhook and cainjector",
-                    "their modules (cmd/controller, cmd/webhook, cmd/cainjector) have no version the module proxy "
-                    "serves at v1.21.1",
-                    "the rehearsal's cert-manager stand-in (tools/rehearsal/certmanager.py) issues each Certificate's "
-                    "Secret from its Issuer and injects CA bundles as cainjector does; cert-manager's webhook does "
-                    "not validate the Certificates and Issuers",
-                )
-            )
-        if key[0] == "keda" and not any(isinstance(c, KedaStandIn) for c in target.controllers):
-            values = resource.inputs.get("values") or {}
-            keda_stand_in = KedaStandIn(target.kube, target.name, values.get("watchNamespace"))
-            keda_stand_in.start()
-            target.controllers.append(keda_stand_in)
-            run.r.limit(
-                run._limit(
-                    resource,
-                    "apply",
-                    "KEDA's operator and the Prometheus its triggers read",
-                    "the chart is not a Go module (no objects rendered), and no Prometheus runs here",
-                    "the rehearsal's KEDA stand-in (tools/rehearsal/keda.py) scales each watched ScaledObject's "
-                    "target at zero (minReplicaCount 0) to zero once its pods are placed, as KEDA's first poll does "
-                    "when no request has come and its triggers answer without an error (which the rehearsal cannot "
-                    "show); it never scales up",
-                )
-            )
-        if key[0] == "fluid" and not any(isinstance(c, FluidStandIn) for c in target.controllers):
-            values = resource.inputs.get("values") or {}
-            mount_root = (values.get("runtime") or {}).get("mountRoot") or fluid.MOUNT_ROOT_DEFAULT
-            fluid_stand_in = FluidStandIn(target.kube, target.name, mount_root)
-            fluid_stand_in.start()
-            target.controllers.append(fluid_stand_in)
-            run.r.limit(
-                run._limit(
-                    resource,
-                    "apply",
-                    "Fluid's controllers (dataset, alluxioruntime, thinruntime, fluid-webhook, csi)",
-                    "their images install the runtimes' charts with their own Helm and mount FUSE, which kwok pods "
-                    "do not do",
-                    "the rehearsal's Fluid stand-in (tools/rehearsal/fluid.py) makes each Dataset's PersistentVolume "
-                    "and claim as the AlluxioRuntime controller does, its node affinity the runtime's "
-                    "fuse.nodeSelector; no cache worker runs",
-                )
-            )
+        found = _stand_in(key[0], target, resource.inputs)
+        if found is None:
+            return
+        stand_in, controllers, reason, stands_in = found
+        if any(type(c) is type(stand_in) for c in target.controllers):
+            return  # one per cluster, started by the chart's first release there
+        stand_in.start()
+        target.controllers.append(stand_in)
+        run.r.limit(run._limit(resource, "apply", controllers, reason, stands_in))
 
     def served_services(
         self, run: StackRun, target: Target, resource: PlannedResource, rendered: Any
@@ -540,6 +496,46 @@ class Rehearsal:
                     if port.get("name"):
                         env[f"{prefix}_SERVICE_PORT_{port['name'].upper().replace('-', '_')}"] = str(port["port"])
         return env
+
+
+def _stand_in(chart: str, target: Target, inputs: dict[str, Any]) -> tuple[ReconcileLoop, str, str, str] | None:
+    """The rehearsal's stand-in for a chart's controllers, with what it stands for, why and what it does (a
+    declared limit); None for a chart whose controllers the kubelet runs, or that needs none."""
+    values = inputs.get("values") or {}
+    match chart:
+        case "cert-manager":
+            namespace = values.get("clusterResourceNamespace") or inputs.get("namespace") or "default"
+            return (
+                CertManagerStandIn(target.kube, target.name, namespace),
+                "cert-manager's controller, webhook and cainjector",
+                "their modules (cmd/controller, cmd/webhook, cmd/cainjector) have no version the module proxy "
+                "serves at v1.21.1",
+                "the rehearsal's cert-manager stand-in (tools/rehearsal/certmanager.py) issues each Certificate's "
+                "Secret from its Issuer and injects CA bundles as cainjector does; cert-manager's webhook does "
+                "not validate the Certificates and Issuers",
+            )
+        case "keda":
+            return (
+                KedaStandIn(target.kube, target.name, values.get("watchNamespace")),
+                "KEDA's operator and the Prometheus its triggers read",
+                "the chart is not a Go module (no objects rendered), and no Prometheus runs here",
+                "the rehearsal's KEDA stand-in (tools/rehearsal/keda.py) scales each watched ScaledObject's "
+                "target at zero (minReplicaCount 0) to zero once its pods are placed, as KEDA's first poll does "
+                "when no request has come and its triggers answer without an error (which the rehearsal cannot "
+                "show); it never scales up",
+            )
+        case "fluid":
+            mount_root = (values.get("runtime") or {}).get("mountRoot") or fluid.MOUNT_ROOT_DEFAULT
+            return (
+                FluidStandIn(target.kube, target.name, mount_root),
+                "Fluid's controllers (dataset, alluxioruntime, thinruntime, fluid-webhook, csi)",
+                "their images install the runtimes' charts with their own Helm and mount FUSE, which kwok pods "
+                "do not do",
+                "the rehearsal's Fluid stand-in (tools/rehearsal/fluid.py) makes each Dataset's PersistentVolume "
+                "and claim as the AlluxioRuntime controller does, its node affinity the runtime's "
+                "fuse.nodeSelector; no cache worker runs",
+            )
+    return None
 
 
 class StackRun:
