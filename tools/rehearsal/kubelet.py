@@ -46,7 +46,7 @@ from tools.rehearsal import cache, fluid
 from tools.rehearsal.charts import ModuleFiles
 from tools.rehearsal.kube import ApiError, is_ready
 from tools.rehearsal.kwok import REFERENCES_CONDITION
-from tools.rehearsal.processes import Process, background_error
+from tools.rehearsal.processes import Process, ReconcileLoop
 from tools.rehearsal.references import Blocked, blocking_reference
 
 if TYPE_CHECKING:
@@ -272,10 +272,13 @@ class Sandbox:
     job: bool = False
 
 
-class Kubelet:
+class Kubelet(ReconcileLoop):
     """The pods of one cluster the rehearsal runs (module docstring); `reconcile()` is one pass of its loop."""
 
+    stop_seconds = 10.0
+
     def __init__(self, rehearsal: Rehearsal, target: Target):
+        super().__init__("kubelet", target.name, label="kubelet")
         self.r, self.target, self.kube = rehearsal, target, target.kube
         self.sandboxes: dict[str, Sandbox] = {}
         self.skipped: set[str] = set()
@@ -285,25 +288,12 @@ class Kubelet:
         warnings.filterwarnings("ignore", category=urllib3.exceptions.InsecureRequestWarning)
         self._next_dns = 0.0
         self._lock = threading.RLock()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name=f"kubelet-{target.name}", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
 
     def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=10)
+        super().stop()
         with self._lock:
             for sandbox in list(self.sandboxes.values()):
                 self._remove(sandbox)
-
-    def _loop(self) -> None:
-        while not self._stop.wait(1.0):
-            try:
-                self.reconcile()
-            except Exception as exc:
-                background_error("kubelet", exc)
 
     # -- the loop ---------------------------------------------------------------------------------------------
     def reconcile(self) -> None:

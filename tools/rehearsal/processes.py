@@ -29,13 +29,16 @@ TRANSIENT_STATUSES = (404, 409, 429, 503)
 
 
 class ReconcileLoop:
-    """A controller stand-in's loop: `reconcile()` every `period` seconds on a daemon thread of its own until
-    stopped; a failed round is reported (background_error) and the next one runs, as a controller's does."""
+    """A controller's loop (a stand-in's, the rehearsal's kubelet): `reconcile()` every `period` seconds on a daemon
+    thread of its own until stopped; a failed round is reported (background_error) and the next one runs, as a
+    controller's does."""
 
     period = 1.0
+    stop_seconds = 5.0  # how long `stop` waits for a round in progress
 
-    def __init__(self, what: str, cluster: str):
-        self._what = what
+    def __init__(self, what: str, cluster: str, *, label: str | None = None):
+        """`label`: how a failed round names the loop (default "<what> stand-in")."""
+        self._label = label or f"{what} stand-in"
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name=f"{what}-{cluster}", daemon=True)
 
@@ -44,7 +47,7 @@ class ReconcileLoop:
 
     def stop(self) -> None:
         self._stop.set()
-        self._thread.join(timeout=5)
+        self._thread.join(timeout=self.stop_seconds)
 
     def reconcile(self) -> None:
         raise NotImplementedError
@@ -54,7 +57,7 @@ class ReconcileLoop:
             try:
                 self.reconcile()
             except Exception as exc:  # a background loop outlives one bad round
-                background_error(f"{self._what} stand-in", exc)
+                background_error(self._label, exc)
 
 
 def background_error(loop: str, exc: BaseException) -> None:
