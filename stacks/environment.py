@@ -16,7 +16,7 @@ from components.config.base import ConfigError, Issue
 from components.config.environment import EnvironmentSpec
 from components.config.region import RegionSpec
 from components.config.stacks import StackSlice, region_stack_name
-from components.domain.federation_members import federation_members
+from components.domain.federation_members import federation_members, search_members
 from components.domain.gateways import has_gateway
 from components.domain.stack_split import resolve_stack
 from components.serving.tenant_api_keys import TenantApiKeys, TenantApiKeysArgs
@@ -86,26 +86,24 @@ def _tenant_api_keys(env: EnvironmentSpec) -> dict[str, pulumi.Output[str]]:
 
 
 def dialled_by_the_host(env: EnvironmentSpec, region: RegionSpec) -> bool:
-    """A push-mode member other than the host, whose cluster the program creates: Karmada's controllers on the host
-    dial its API server through its public endpoint, which must admit the host's NAT egress
-    (catalog.bringup KARMADA_PUSH_MEMBER_READY); a team's existing cluster is not changed."""
+    """A member other than the host, whose cluster the program creates, that pods on the host dial through its public
+    endpoint, which must then admit the host's NAT egress: Karmada's controllers dial a push-mode member
+    (catalog.bringup KARMADA_PUSH_MEMBER_READY), Clusterpedia's synchro manager a search member in either mode
+    (catalog.bringup CLUSTERPEDIA_MEMBER_HEALTHY). A team's existing cluster is not changed."""
     fed = env.federation
-    return (
-        fed.enabled
-        and fed.member_mode == "push"
-        and region.name != fed.host
-        and region.cluster.existing is None
-        and region.name in {r.name for r in federation_members(env)}
-    )
+    if not fed.enabled or region.name == fed.host or region.cluster.existing is not None:
+        return False
+    push_member = fed.member_mode == "push" and region.name in {r.name for r in federation_members(env)}
+    return push_member or region.name in {r.name for r in search_members(env)}
 
 
 def _whole_environment(env: EnvironmentSpec, env_name: str) -> None:
     api_keys = _tenant_api_keys(env)
     gateway_ca = _gateway_ca(env, env_name)
     regions: dict[str, RegionalPlatform] = {}
-    # In push mode the anchor (the federation's host) first: a push member's endpoint admits its NAT egress.
-    push = env.federation.enabled and env.federation.member_mode == "push"
-    for region in sorted(env.regions, key=lambda r: r.name != env.anchor_region()) if push else env.regions:
+    # The anchor (the federation's host) first when it dials a member: that member's endpoint admits its NAT egress.
+    dialled = any(dialled_by_the_host(env, r) for r in env.regions)
+    for region in sorted(env.regions, key=lambda r: r.name != env.anchor_region()) if dialled else env.regions:
         host = regions.get(env.anchor_region())
         regions[region.name] = RegionalPlatform(
             region.name,

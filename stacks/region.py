@@ -38,8 +38,8 @@ class RegionalPlatformArgs:
     gateway_ca: tuple[pulumi.Input[str], pulumi.Input[str]] | None = None
     # The network-first step (INFERENCE_PLATFORM_BOOTSTRAP=network): the region's provider and network, nothing else.
     network_only: bool = False
-    # Addresses the cluster's public endpoint admits besides the region's publicCidrs: a push-mode Karmada host's NAT
-    # egress (stacks/environment.py push_sources).
+    # Addresses the cluster's public endpoint admits besides the region's publicCidrs: the federation host's NAT egress,
+    # where pods on the host dial this cluster (stacks/environment.py dialled_by_the_host).
     public_sources: pulumi.Input[Sequence[str]] | None = None
 
 

@@ -125,7 +125,7 @@ def _cluster(version: str, public: list[str] | None = None, sources: list[str] |
 
 
 def test_a_public_endpoint_admits_addresses_known_at_deploy_time_besides_its_cidrs():
-    """A push-mode Karmada host's NAT egress (stacks/environment.py dialled_by_the_host), as /32s after the CIDRs."""
+    """The federation host's NAT egress (stacks/environment.py dialled_by_the_host), as /32s after the CIDRs."""
     plan = evaluate_program(lambda: _cluster("1.33", ["198.51.100.0/24"], ["203.0.113.9", "203.0.113.10"]))
     vpc = plan.named("eks-cluster", "aws:eks/cluster:Cluster").inputs["vpcConfig"]
     assert vpc["endpointPublicAccess"] is True

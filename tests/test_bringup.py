@@ -134,7 +134,7 @@ def test_prod_comes_up_wave_by_wave_on_empty_accounts(prod_report):
 
 
 def test_every_fact_has_a_statement_and_a_source():
-    assert len(FACTS) == 27  # counted by hand in components/catalog/bringup.py
+    assert len(FACTS) == 28  # counted by hand in components/catalog/bringup.py
     for fact in FACTS.values():
         assert fact.statement.strip() and fact.source.strip() and fact.component.strip(), fact.name
 
@@ -316,6 +316,56 @@ RBAC_NEEDED = (
 )
 def test_a_push_member_without_what_the_control_plane_dials_it_with_is_reported(push, edit, expected):
     assert lines(check(push, edit), bringup.facts.KARMADA_PUSH_MEMBER_READY) == [expected]
+
+
+@pytest.fixture(scope="module")
+def indexed() -> Prod:
+    """prod with Clusterpedia on use1 indexing every member (tests/test_search.py)."""
+    from tests.test_search import search_everywhere
+
+    return _variant(search_everywhere(), "search")
+
+
+def _eks_endpoint_without_the_host(resources):
+    """usw2's EKS endpoint as the team's publicCidrs alone, use1's NAT egress not added (the old program)."""
+    for r in resources["search.usw2"]:
+        if r.type == "aws:eks/cluster:Cluster":
+            r.inputs["vpcConfig"]["publicAccessCidrs"] = ["198.51.100.7/32"]
+
+
+def _gke_endpoint_with_one_host_address(resources):
+    """usc1's GKE authorized networks with only one of use1's three NAT addresses."""
+    for r in resources["search.usc1"]:
+        if r.type == "gcp:container/cluster:Cluster":
+            blocks = r.inputs["masterAuthorizedNetworksConfig"]["cidrBlocks"]
+            blocks[:] = [b for b in blocks if b["displayName"] in ("nodes", "public-0", "federation-host-0")]
+
+
+@pytest.mark.plan
+def test_a_search_member_clusterpedia_reaches_from_the_host_comes_up(indexed):
+    """Each other member's endpoint admits use1's NAT egress, which the program adds to it (stacks/environment.py
+    dialled_by_the_host): nothing reported, and no note asks the team for it."""
+    report = check(indexed)
+    assert lines(report, bringup.facts.CLUSTERPEDIA_MEMBER_HEALTHY) == []
+    assert report.checked["search.global"] and not [
+        n for n in report.notes.get("search.global", []) if n.startswith("search: ")
+    ]
+
+
+@pytest.mark.plan
+@pytest.mark.parametrize(
+    ("edit", "member"),
+    [(_eks_endpoint_without_the_host, "search-usw2"), (_gke_endpoint_with_one_host_address, "search-usc1")],
+    ids=["EKS endpoint closed to the host", "GKE endpoint admits one of the host's addresses"],
+)
+def test_a_search_member_whose_endpoint_does_not_admit_the_host_is_reported(indexed, edit, member):
+    egress = ", ".join(f"{ip}/32" for ip in indexed.plans["search.use1"].evaluation.referenced.values["egressIps"])
+    (line,) = lines(check(indexed, edit), bringup.facts.CLUSTERPEDIA_MEMBER_HEALTHY)
+    assert line.startswith(
+        f"search.global: PediaCluster {member} (Clusterpedia indexes it) needs {member}'s API server reachable from "
+        f"Clusterpedia's synchro manager on use1 (its NAT egress {egress}); its public endpoint admits "
+    )
+    assert line.endswith(" only [clusterpedia-indexes-a-member-it-reaches-from-the-host]")
 
 
 def _old_agents(resources):

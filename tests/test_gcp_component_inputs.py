@@ -137,14 +137,14 @@ def _cluster(zones: list[str], public: list[str] | None = None, sources: list[st
 
 
 def test_a_public_endpoint_admits_addresses_known_at_deploy_time_besides_its_cidrs():
-    """A push-mode Karmada host's NAT egress (stacks/environment.py dialled_by_the_host), as authorized networks."""
+    """The federation host's NAT egress (stacks/environment.py dialled_by_the_host), as authorized networks."""
     plan = evaluate_program(lambda: _cluster(["us-central1-a"], ["198.51.100.0/24"], ["203.0.113.9"]))
     cluster = plan.named("gke-cluster", "gcp:container/cluster:Cluster").inputs
     assert cluster["privateClusterConfig"]["enablePrivateEndpoint"] is False
     assert cluster["masterAuthorizedNetworksConfig"]["cidrBlocks"] == [
         {"cidrBlock": "10.30.0.0/20", "displayName": "nodes"},
         {"cidrBlock": "198.51.100.0/24", "displayName": "public-0"},
-        {"cidrBlock": "203.0.113.9/32", "displayName": "karmada-host-0"},
+        {"cidrBlock": "203.0.113.9/32", "displayName": "federation-host-0"},
     ]
     assert _refused(lambda: _cluster(["us-central1-a"], [], ["203.0.113.9"])).property_path == "public_sources"
     # an address the team already lists (as the old error message asked) is not listed twice

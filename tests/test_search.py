@@ -19,6 +19,8 @@ from tools.rollout.gates import offline_gates
 RELEASE = "kubernetes:helm.sh/v3:Release"
 CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile"
 PEDIA_CLUSTER = "kubernetes:cluster.clusterpedia.io/v1alpha2:PediaCluster"
+EKS = "aws:eks/cluster:Cluster"
+GKE = "gcp:container/cluster:Cluster"
 NS = "clusterpedia-system"
 # What the reader may do on a member, by hand from Clusterpedia v0.9.0: the indexed resources, and its discovery's
 # CRDs and APIServices, list and watch only (cluster_synchro.go L128-131, dynamic_discovery.go L116-135).
@@ -32,8 +34,8 @@ READER_RULES = [
 
 
 def search_everywhere() -> dict:
-    """prod with every member indexed: usw2 and usc1 admit use1's NAT egress (an address here), deployed from
-    runners in their networks."""
+    """prod with every member indexed: usw2 and usc1 open their public endpoints to a range of the team's, to which
+    the program adds use1's NAT egress; deployed from runners in their networks."""
     config = environment_config("prod")
     config[ns("federation")]["search"] = {"enabled": True, "storageGib": 50}
     for region in config[ns("regions")][1:]:
@@ -80,8 +82,26 @@ def test_a_private_member_the_host_cannot_reach_is_refused_naming_the_key_and_th
         "regions[1].apiAccess.publicCidrs",
         "regions[2].apiAccess.publicCidrs",
     ]
-    assert "Clusterpedia on use1 syncs usw2 through its API server, which is private" in lines[0]
-    assert "regions[1].deployer.kind: vpcRunner, or leave usw2 out of federation.search.members" in lines[0]
+    assert lines[0] == (
+        "regions[1].apiAccess.publicCidrs: Clusterpedia on use1 syncs usw2 through its API server, which is private "
+        "and has no path from use1; open its public endpoint by listing here the CIDRs it admits (the program adds "
+        "use1's NAT egress itself to a cluster it creates), or leave usw2 out of federation.search.members"
+    )
+    # A cluster the team brings is not changed: its endpoint must admit the host's egress already.
+    raw["regions"][1]["cluster"] = {
+        "existing": {
+            "name": "team-eks",
+            "nodeRoleArn": "arn:aws:iam::123456789012:role/n",
+            "subnets": {z: f"subnet-0a1b2c3{n}" for n, z in enumerate(("us-west-2a", "us-west-2b", "us-west-2c"))},
+            "egressIps": ["198.51.100.9"],
+        }
+    }
+    (existing,) = [line for line in config_errors(raw) if line.startswith("regions[1].apiAccess.publicCidrs: ")]
+    assert existing.endswith(
+        "open its public endpoint by listing here the CIDRs it admits (the endpoint must admit use1's NAT egress "
+        "(`pulumi stack output egressIps` of its stack)), or leave usw2 out of federation.search.members"
+    )
+    del raw["regions"][1]["cluster"]
     # The host itself needs no path: it is read in-cluster.
     raw["federation"]["search"]["members"] = ["use1"]
     from components.checks.loader import load_environment
@@ -507,6 +527,21 @@ def test_other_members_are_indexed_from_the_global_stack_with_their_own_tokens(e
         assert copy.urn in pedias[member].options["dependsOn"]
     for region in ("usw2", "usc1"):
         assert everywhere.stacks[f"search.{region}"].outputs["searchReader"] == "[secret]"
+
+
+@pytest.mark.plan
+def test_members_endpoints_admit_the_hosts_nat_egress(everywhere):
+    """Clusterpedia's synchro manager on use1 dials usw2 and usc1 (CLUSTERPEDIA_MEMBER_HEALTHY): their endpoints admit
+    use1's NAT egress, read from its stack's `egressIps`, after the team's range; use1's own does not change."""
+    egress = [f"{ip}/32" for ip in everywhere.stacks["search.use1"].evaluation.referenced.values["egressIps"]]
+    assert len(egress) == 3  # a NAT gateway per zone
+    eks = {r.inputs["name"]: r.inputs["vpcConfig"].get("publicAccessCidrs") for r in everywhere.of_type(EKS)}
+    assert eks == {"search-use1": None, "search-usw2": ["198.51.100.7/32", *egress]}
+    (gke,) = everywhere.of_type(GKE)
+    assert gke.inputs["masterAuthorizedNetworksConfig"]["cidrBlocks"][1:] == [
+        {"displayName": "public-0", "cidrBlock": "198.51.100.7/32"},
+        *({"displayName": f"federation-host-{i}", "cidrBlock": cidr} for i, cidr in enumerate(egress)),
+    ]
 
 
 @pytest.mark.plan

@@ -50,8 +50,9 @@ class EksClusterArgs:
     network: AwsNetwork
     services_cidr: IPv4Network | None = None  # None: EKS picks 10.100.0.0/16 or 172.20.0.0/16
     public_cidrs: Sequence[IPv4Network] = ()  # none: a private endpoint only
-    # Addresses the public endpoint admits besides public_cidrs, known only at deploy time: a push-mode Karmada
-    # host's NAT egress, which dials this cluster (catalog.bringup KARMADA_PUSH_MEMBER_READY). Needs public_cidrs.
+    # Addresses the public endpoint admits besides public_cidrs, known only at deploy time: the federation host's NAT
+    # egress, whose pods dial this cluster (Karmada in push mode, Clusterpedia: catalog.bringup
+    # KARMADA_PUSH_MEMBER_READY, CLUSTERPEDIA_MEMBER_HEALTHY). Needs public_cidrs.
     public_sources: pulumi.Input[Sequence[str]] | None = None
     # Where the deployer reaches the private endpoint from (a runner in the VPC, a private link), admitted on 443.
     deployer_cidrs: Sequence[IPv4Network] = ()

@@ -118,6 +118,22 @@ KARMADA_PUSH_MEMBER_READY = _fact(
     "docs.aws.amazon.com/eks/latest/userguide/cluster-endpoint.html (publicAccessCidrs)",
 )
 
+CLUSTERPEDIA_MEMBER_HEALTHY = _fact(
+    "clusterpedia-indexes-a-member-it-reaches-from-the-host",
+    "Clusterpedia v0.9.0 PediaCluster: clustersynchro-manager on the federation host",
+    "Clusterpedia has no agent on a member: for each PediaCluster its synchro manager, in its pod on the host, builds "
+    "a client from the PediaCluster's `apiserver` and credentials and every 5 s (jittered) asks the member's /readyz "
+    "(else /healthz) with a 5 s timeout. No answer sets the PediaCluster's ClusterHealthy condition False "
+    "(reason NotReachable) and, until a first answer, keeps its resource synchros stopped: nothing of the member is "
+    "indexed, and nothing in the rollout waits for it to say so. So a member other than the host must admit the "
+    "host's NAT egress on its public endpoint (EKS publicAccessCidrs, GKE master authorized networks); the host "
+    "indexes itself by its in-cluster API.",
+    "clusterpedia-io/clusterpedia@v0.9.0: pkg/synchromanager/clustersynchro/cluster_monitor.go L22 (5 s, jitter "
+    "0.5), L37-L58 (not ready: stopRunner, NotReachable), L108-L113 (/readyz, /healthz); "
+    "pkg/synchromanager/clustersynchro/cluster_synchro.go L84-L124 (the checker's client is the PediaCluster's "
+    "config); staging/src/github.com/clusterpedia-io/api/cluster/v1alpha2/types.go L11, L32; docs.aws.amazon.com/eks/latest/userguide/cluster-endpoint.html (publicAccessCidrs)",
+)
+
 KARMADA_HOST_HOOKS_NEED_BASH = _fact(
     "karmada-host-hooks-run-bash-in-the-kubectl-image",
     "karmada control plane (chart karmada v1.18.2, installMode host)",

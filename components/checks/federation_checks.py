@@ -35,12 +35,16 @@ def check_search(env: EnvironmentSpec) -> Iterator[Issue]:
         if region.name == fed.host or region.api_access.public_cidrs:
             continue
         i = next(i for i, r in enumerate(env.regions) if r.name == region.name)
+        admits = (
+            f"the endpoint must admit {fed.host}'s NAT egress (`pulumi stack output egressIps` of its stack)"
+            if region.cluster.existing is not None
+            else f"the program adds {fed.host}'s NAT egress itself to a cluster it creates"
+        )
         yield Issue(
             join_path("regions", i, "apiAccess", "publicCidrs"),
             f"Clusterpedia on {fed.host} syncs {region.name} through its API server, which is private and has no "
-            f"path from {fed.host}; list {fed.host}'s NAT egress addresses here (`pulumi stack output egressIps` of "
-            f"its stack) with regions[{i}].deployer.kind: vpcRunner, or leave {region.name} out of "
-            "federation.search.members",
+            f"path from {fed.host}; open its public endpoint by listing here the CIDRs it admits ({admits}), or "
+            f"leave {region.name} out of federation.search.members",
         )
 
 

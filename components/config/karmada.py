@@ -55,8 +55,10 @@ class SearchSpec(Spec):
     members: list[str] | None = Field(
         None,
         min_length=1,
-        description="Federation members whose pods, nodes and models are indexed; default every member. A member "
-        "other than the host must let the host's NAT egress reach its API server (regions[].apiAccess.publicCidrs).",
+        description="Federation members whose pods, nodes and models are indexed; default every member. The host's "
+        "Clusterpedia dials each other member's API server through its public endpoint (regions[].apiAccess."
+        "publicCidrs, to which the program adds the host's NAT egress for the clusters it creates; an existing "
+        "cluster's must admit it already).",
     )
     storage_gib: int = Field(
         20, ge=1, le=1024, description="Volume of the index's PostgreSQL database on the host, in GiB."

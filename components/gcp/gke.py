@@ -38,8 +38,9 @@ class GkeClusterArgs:
     node_cidr: IPv4Network  # the nodes' subnet: always admitted to the API
     control_plane_cidr: IPv4Network  # the private endpoint's /28
     public_cidrs: Sequence[IPv4Network] = ()  # none: a private endpoint only
-    # Addresses the public endpoint admits besides public_cidrs, known only at deploy time: a push-mode Karmada
-    # host's NAT egress, which dials this cluster (catalog.bringup KARMADA_PUSH_MEMBER_READY). Needs public_cidrs.
+    # Addresses the public endpoint admits besides public_cidrs, known only at deploy time: the federation host's NAT
+    # egress, whose pods dial this cluster (Karmada in push mode, Clusterpedia: catalog.bringup
+    # KARMADA_PUSH_MEMBER_READY, CLUSTERPEDIA_MEMBER_HEALTHY). Needs public_cidrs.
     public_sources: pulumi.Input[Sequence[str]] | None = None
     private_link_cidrs: Sequence[IPv4Network] = ()  # a deployer's private link, admitted to the API
     multi_networking: bool = False  # GPUDirect pools attach extra node networks
@@ -109,7 +110,7 @@ class GkeCluster(pulumi.ComponentResource):
                 lambda ips: (
                     authorized
                     + [
-                        {"cidr_block": f"{ip}/32", "display_name": f"karmada-host-{i}"}
+                        {"cidr_block": f"{ip}/32", "display_name": f"federation-host-{i}"}
                         for i, ip in enumerate(ips)
                         if f"{ip}/32" not in public_cidrs
                     ]

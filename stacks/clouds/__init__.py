@@ -119,8 +119,8 @@ class CloudBackend(Protocol):
         public_sources: pulumi.Input[Sequence[str]] | None = None,
     ) -> ClusterHandle:
         """Network, cluster, GPU pools and their autoscaling; the handle every add-on takes. `public_sources`:
-        addresses the cluster's public endpoint admits besides the region's `apiAccess.publicCidrs` (a push-mode
-        Karmada host's NAT egress); a cluster the region names as existing is not changed."""
+        addresses the cluster's public endpoint admits besides the region's `apiAccess.publicCidrs` (the federation
+        host's NAT egress: stacks/environment.py dialled_by_the_host); a cluster the region names as existing is not changed."""
         ...
 
     def network(

@@ -321,6 +321,7 @@ def check_bring_up(
         checker.custom_resources()
         checker.webhooks()
         checker.cluster_registrations()
+        checker.search_reach()
         checker.controller_namespaces()
         checker.gates(gates(stack, plans[stack].outputs))
         checker.destroy()
@@ -1067,11 +1068,17 @@ class _StackCheck:
         )
 
     def _push_reach(self, waiter: str, member: str) -> None:
-        """The control plane's pods on the host dial the member's API server: the host itself from inside its own
-        network; any other member through the host's NAT egress, which the public endpoint the program renders for it
-        must admit (both from the host stack's `egressIps`: stacks/environment.py dialled_by_the_host). A member the
-        team brings (an existing cluster) keeps its own endpoint, whose CIDRs an offline plan cannot hold against the
-        host's real egress: a note."""
+        host = self.world.env.federation.host
+        self._reached_from_the_host(
+            waiter, member, f"the Karmada controllers on {host}", "push", facts.KARMADA_PUSH_MEMBER_READY
+        )
+
+    def _reached_from_the_host(self, waiter: str, member: str, dialler: str, topic: str, fact: BringUpFact) -> None:
+        """Pods on the host dial the member's API server: the host itself from inside its own network; any other
+        member through the host's NAT egress, which the public endpoint the program renders for it must admit (both
+        from the host stack's `egressIps`: stacks/environment.py dialled_by_the_host). A member the team brings (an
+        existing cluster) keeps its own endpoint, whose CIDRs an offline plan cannot hold against the host's real
+        egress: a note."""
         world, host = self.world, self.world.env.federation.host
         region = world.region_of_cluster.get(member)
         if region is None or host is None or region == host:
@@ -1081,19 +1088,35 @@ class _StackCheck:
         egress = world.egress_of(host)
         if admitted is None or egress is None:
             self.note(
-                f"push: Karmada's controllers on {host} reach {member}'s API server only through its public "
-                f"endpoint: regions[{i}].apiAccess.publicCidrs must admit {host}'s NAT egress (`pulumi stack output "
-                f"egressIps` of its stack) [{facts.KARMADA_PUSH_MEMBER_READY.name}]"
+                f"{topic}: {dialler} reach {member}'s API server only through its public endpoint: "
+                f"regions[{i}].apiAccess.publicCidrs must admit {host}'s NAT egress (`pulumi stack output egressIps` "
+                f"of its stack) [{fact.name}]"
             )
             return
         self.need(
             waiter,
-            f"{member}'s API server reachable from the Karmada controllers on {host} "
-            f"(its NAT egress {', '.join(map(str, egress))})",
+            f"{member}'s API server reachable from {dialler} (its NAT egress {', '.join(map(str, egress))})",
             _within(egress, admitted),
             f"its public endpoint admits {', '.join(map(str, admitted)) or 'nothing'} only",
-            facts.KARMADA_PUSH_MEMBER_READY,
+            fact,
         )
+
+    # --- what the host's search dials --------------------------------------------------------------------------
+
+    def search_reach(self) -> None:
+        """CLUSTERPEDIA_MEMBER_HEALTHY: each PediaCluster this stack declares on the host names a member whose API
+        server Clusterpedia's synchro manager reaches from the host."""
+        world = self.world
+        host = world.env.federation.host
+        for placed in self.mine("PediaCluster"):
+            member = _meta_name(placed) or ""
+            self._reached_from_the_host(
+                f"PediaCluster {member} (Clusterpedia indexes it)",
+                member,
+                f"Clusterpedia's synchro manager on {host}",
+                "search",
+                facts.CLUSTERPEDIA_MEMBER_HEALTHY,
+            )
 
     # --- destroying the stack --------------------------------------------------------------------------------
 
