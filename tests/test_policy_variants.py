@@ -14,6 +14,7 @@ from policies.offline import evaluate_plan
 from tests.harness import environment_config, ns, plan_config
 from tests.test_federation import _push_config
 from tests.test_gpu_pools import AWS_EXTRA, GCP_EXTRA
+from tests.test_search import search_everywhere
 from tests.test_serving_config import _multi_node_prod
 from tests.test_stand_in import stand_in_dev, stand_in_prod
 
@@ -54,6 +55,7 @@ def _no_gpu_pools() -> dict:
 
 VARIANTS: dict[str, tuple[Callable[[], dict], str]] = {
     "federation push mode": (_push_config, "push"),
+    "search indexing every member": (search_everywhere, "search"),
     "multi-node serving": (_multi_node_prod, "test"),
     "extra GPU pools": (_gpu_pools, "test"),
     "GKE public endpoint with authorized CIDRs": (_gke_public_endpoint, "test"),
