@@ -16,7 +16,7 @@ from components.config.base import ConfigError, Issue
 from components.config.environment import EnvironmentSpec
 from components.config.region import RegionSpec
 from components.config.stacks import StackSlice, region_stack_name
-from components.domain.federation_members import federation_members, search_members
+from components.domain.federation_members import dialled_from_the_host
 from components.domain.gateways import has_gateway
 from components.domain.stack_split import resolve_stack
 from components.serving.tenant_api_keys import TenantApiKeys, TenantApiKeysArgs
@@ -86,15 +86,9 @@ def _tenant_api_keys(env: EnvironmentSpec) -> dict[str, pulumi.Output[str]]:
 
 
 def dialled_by_the_host(env: EnvironmentSpec, region: RegionSpec) -> bool:
-    """A member other than the host, whose cluster the program creates, that pods on the host dial through its public
-    endpoint, which must then admit the host's NAT egress: Karmada's controllers dial a push-mode member
-    (catalog.bringup KARMADA_PUSH_MEMBER_READY), Clusterpedia's synchro manager a search member in either mode
-    (catalog.bringup CLUSTERPEDIA_MEMBER_HEALTHY). A team's existing cluster is not changed."""
-    fed = env.federation
-    if not fed.enabled or region.name == fed.host or region.cluster.existing is not None:
-        return False
-    push_member = fed.member_mode == "push" and region.name in {r.name for r in federation_members(env)}
-    return push_member or region.name in {r.name for r in search_members(env)}
+    """A member the federation host's pods dial (dialled_from_the_host) whose cluster the program creates: its public
+    endpoint admits the host's NAT egress. A team's existing cluster is not changed."""
+    return region.cluster.existing is None and region.name in {r.name for r in dialled_from_the_host(env)}
 
 
 def _whole_environment(env: EnvironmentSpec, env_name: str) -> None:

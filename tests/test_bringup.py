@@ -338,7 +338,7 @@ def _gke_endpoint_with_one_host_address(resources):
     for r in resources["search.usc1"]:
         if r.type == "gcp:container/cluster:Cluster":
             blocks = r.inputs["masterAuthorizedNetworksConfig"]["cidrBlocks"]
-            blocks[:] = [b for b in blocks if b["displayName"] in ("nodes", "public-0", "federation-host-0")]
+            blocks[:] = [b for b in blocks if b["displayName"] in ("nodes", "public-0", "karmada-host-0")]
 
 
 @pytest.mark.plan
@@ -366,6 +366,25 @@ def test_a_search_member_whose_endpoint_does_not_admit_the_host_is_reported(inde
         f"Clusterpedia's synchro manager on use1 (its NAT egress {egress}); its public endpoint admits "
     )
     assert line.endswith(" only [clusterpedia-indexes-a-member-it-reaches-from-the-host]")
+
+
+def _usw2_brought_by_the_team(resources):
+    """usw2's EKS cluster not created by the program (an existing cluster): its endpoint is not in the plan."""
+    resources["search.usw2"][:] = [r for r in resources["search.usw2"] if r.type != "aws:eks/cluster:Cluster"]
+
+
+@pytest.mark.plan
+def test_an_existing_search_member_is_a_note_naming_the_hosts_addresses(indexed):
+    """A cluster the team brings keeps its own endpoint, which the plan cannot see: the note names the addresses its
+    endpoint must admit, from the host's stack (helper-88 L3/L4)."""
+    report = check(indexed, _usw2_brought_by_the_team)
+    egress = ", ".join(f"{ip}/32" for ip in indexed.plans["search.use1"].evaluation.referenced.values["egressIps"])
+    assert lines(report, bringup.facts.CLUSTERPEDIA_MEMBER_HEALTHY) == []
+    assert [n for n in report.notes["search.global"] if n.startswith("search: ")] == [
+        f"search: search-usw2 is a cluster the program does not change: its public endpoint must admit use1's NAT "
+        f"egress ({egress}), from which pods on use1 (Clusterpedia's synchro manager) dial its API server "
+        "[clusterpedia-indexes-a-member-it-reaches-from-the-host]"
+    ]
 
 
 def _old_agents(resources):

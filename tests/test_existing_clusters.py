@@ -145,11 +145,37 @@ def test_an_existing_push_host_names_the_nat_addresses_its_karmada_controllers_d
     errors = [e for e in _errors(raw) if e.startswith("regions[2].cluster.existing.egressIps")]
     assert bool(errors) is (refused or mode == "pull"), errors
     if refused:
-        assert errors == [
-            "regions[2].cluster.existing.egressIps: the push-mode host's Karmada controllers dial each member from its "
-            "NAT addresses, which the members' endpoints must admit (the program adds them to the clusters it "
-            "creates); add egressIps: [<NAT address>, ...]"
+        assert errors == [  # prod's search indexes use1, which the host's Clusterpedia dials too
+            "regions[2].cluster.existing.egressIps: pods on the federation host (Karmada controllers and Clusterpedia's "
+            "synchro manager) dial other members from its NAT addresses, which the members' "
+            "endpoints must admit (the program adds them to the clusters it creates); add egressIps: [<NAT address>, ...]"
         ]
+
+
+@pytest.mark.parametrize(("members", "refused"), [(None, True), (["use1"], False)])
+def test_an_existing_search_host_names_the_nat_addresses_clusterpedia_dials_from(members, refused):
+    """Pull mode: an existing host that is no federation member (so no agent's rule asks for its egress) still dials
+    every other search member from its NAT addresses (CLUSTERPEDIA_MEMBER_HEALTHY); indexing itself only, it dials
+    nothing (helper-88 M2)."""
+    raw = raw_environment("prod")
+    raw["regions"][0]["cluster"] = {
+        "existing": {
+            "name": "team-eks",
+            "nodeRoleArn": EKS_ROLE,
+            "subnets": {z: f"subnet-0a1b2c3{n}" for n, z in enumerate(("us-east-1a", "us-east-1b", "us-east-1c"))},
+        }
+    }
+    raw["federation"]["members"] = ["usw2", "usc1"]
+    raw["federation"]["search"] = {"enabled": True, "members": members}
+    for region in raw["regions"][1:]:
+        region["apiAccess"]["publicCidrs"] = ["198.51.100.7/32"]
+    errors = [e for e in _errors(raw) if e.startswith("regions[0].cluster.existing.egressIps")]
+    expected = (
+        "regions[0].cluster.existing.egressIps: pods on the federation host (Clusterpedia's synchro manager) dial "
+        "other members from its NAT addresses, which the members' endpoints must admit (the program adds them to the "
+        "clusters it creates); add egressIps: [<NAT address>, ...]"
+    )
+    assert errors == ([expected] if refused else []), errors
 
 
 def _errors(raw: dict) -> list[str]:

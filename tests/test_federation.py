@@ -28,6 +28,8 @@ from tests.harness import cluster_objects, environment_config, kubernetes_object
 from tools.conformance import unknown_values
 from tools.plan.model import is_patch
 from tools.plan.report import render_markdown
+from tools.rollout.bringup import check_bring_up
+from tools.rollout.gates import offline_gates
 
 MODEL = "llama-3-1-70b"
 EXTRA_CIDR = "192.0.2.0/24"
@@ -310,6 +312,10 @@ def test_one_stack_of_push_mode_names_its_host_in_cluster_and_opens_its_members_
     assert sorted(endpoints) == ["single-use1", "single-usw2"]
     (host_nat,) = {cidrs[1] for cidrs in endpoints.values()}  # the same address, usc1's NAT, on both
     assert all(cidrs == ["198.51.100.0/24", host_nat] for cidrs in endpoints.values()) and host_nat.endswith("/32")
+    # The bring-up asks the team for nothing about reach: the program adds the host's egress in the same evaluation,
+    # and a single stack exports no egressIps to compare it with (helper-88 L4).
+    report = check_bring_up(plan.spec, "single", {"single": plan}, offline_gates(plan.spec, "single", {"single": plan}))
+    assert not [n for ns in report.notes.values() for n in ns if n.startswith(("push: ", "search: "))]
 
 
 def test_a_push_members_endpoint_admits_the_hosts_nat_egress_and_pull_members_do_not_change(prod_plan, push_plan):

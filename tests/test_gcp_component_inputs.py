@@ -144,7 +144,7 @@ def test_a_public_endpoint_admits_addresses_known_at_deploy_time_besides_its_cid
     assert cluster["masterAuthorizedNetworksConfig"]["cidrBlocks"] == [
         {"cidrBlock": "10.30.0.0/20", "displayName": "nodes"},
         {"cidrBlock": "198.51.100.0/24", "displayName": "public-0"},
-        {"cidrBlock": "203.0.113.9/32", "displayName": "federation-host-0"},
+        {"cidrBlock": "203.0.113.9/32", "displayName": "karmada-host-0"},
     ]
     assert _refused(lambda: _cluster(["us-central1-a"], [], ["203.0.113.9"])).property_path == "public_sources"
     # an address the team already lists (as the old error message asked) is not listed twice

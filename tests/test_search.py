@@ -98,8 +98,9 @@ def test_a_private_member_the_host_cannot_reach_is_refused_naming_the_key_and_th
     }
     (existing,) = [line for line in config_errors(raw) if line.startswith("regions[1].apiAccess.publicCidrs: ")]
     assert existing.endswith(
-        "open its public endpoint by listing here the CIDRs it admits (the endpoint must admit use1's NAT egress "
-        "(`pulumi stack output egressIps` of its stack)), or leave usw2 out of federation.search.members"
+        "has no path from use1; usw2 is a cluster the program does not change: open its public endpoint to use1's NAT "
+        "egress yourself (the `egressIps` output of use1's stack, or regions[].cluster.existing.egressIps of an "
+        "existing host) and list here the CIDRs it admits, or leave usw2 out of federation.search.members"
     )
     del raw["regions"][1]["cluster"]
     # The host itself needs no path: it is read in-cluster.
@@ -540,7 +541,7 @@ def test_members_endpoints_admit_the_hosts_nat_egress(everywhere):
     (gke,) = everywhere.of_type(GKE)
     assert gke.inputs["masterAuthorizedNetworksConfig"]["cidrBlocks"][1:] == [
         {"displayName": "public-0", "cidrBlock": "198.51.100.7/32"},
-        *({"displayName": f"federation-host-{i}", "cidrBlock": cidr} for i, cidr in enumerate(egress)),
+        *({"displayName": f"karmada-host-{i}", "cidrBlock": cidr} for i, cidr in enumerate(egress)),
     ]
 
 

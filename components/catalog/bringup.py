@@ -121,17 +121,22 @@ KARMADA_PUSH_MEMBER_READY = _fact(
 CLUSTERPEDIA_MEMBER_HEALTHY = _fact(
     "clusterpedia-indexes-a-member-it-reaches-from-the-host",
     "Clusterpedia v0.9.0 PediaCluster: clustersynchro-manager on the federation host",
-    "Clusterpedia has no agent on a member: for each PediaCluster its synchro manager, in its pod on the host, builds "
-    "a client from the PediaCluster's `apiserver` and credentials and every 5 s (jittered) asks the member's /readyz "
-    "(else /healthz) with a 5 s timeout. No answer sets the PediaCluster's ClusterHealthy condition False "
-    "(reason NotReachable) and, until a first answer, keeps its resource synchros stopped: nothing of the member is "
-    "indexed, and nothing in the rollout waits for it to say so. So a member other than the host must admit the "
-    "host's NAT egress on its public endpoint (EKS publicAccessCidrs, GKE master authorized networks); the host "
-    "indexes itself by its in-cluster API.",
-    "clusterpedia-io/clusterpedia@v0.9.0: pkg/synchromanager/clustersynchro/cluster_monitor.go L22 (5 s, jitter "
-    "0.5), L37-L58 (not ready: stopRunner, NotReachable), L108-L113 (/readyz, /healthz); "
-    "pkg/synchromanager/clustersynchro/cluster_synchro.go L84-L124 (the checker's client is the PediaCluster's "
-    "config); staging/src/github.com/clusterpedia-io/api/cluster/v1alpha2/types.go L11, L32; docs.aws.amazon.com/eks/latest/userguide/cluster-endpoint.html (publicAccessCidrs)",
+    "Clusterpedia has no agent on a member: for each PediaCluster its synchro manager, in its pod on the host, dials "
+    "the PediaCluster's `apiserver` with its credentials. A member it cannot reach at first is never synced: creating "
+    "the cluster's synchro asks the member's /version, and its failure sets SynchroRunning=False (reason "
+    "InitialFailed) and ClusterHealthy=Unknown (MonitorStop), so Ready=False, retried forever (after 2, 4, 8, 15 and "
+    "15 s, then every 1 to 2 min): an endpoint opened late is picked up within about two minutes. Once running, its "
+    "monitor asks /readyz (else /healthz) every 5 s (jittered) with a 5 s timeout; a member lost then shows "
+    "ClusterHealthy=False (NotReachable) and its synchros stop until it answers. Nothing in the rollout waits for "
+    "a PediaCluster. So a member other than the host must admit the host's NAT egress on its public endpoint (EKS "
+    "publicAccessCidrs, GKE master authorized networks); the host indexes itself by its in-cluster API.",
+    "clusterpedia-io/clusterpedia@v0.9.0: pkg/synchromanager/clustersynchro/cluster_synchro.go L84-L124 (New: the "
+    "discovery manager and the checker are the PediaCluster's config), pkg/runtime/discovery/dynamic_discovery.go "
+    "L73-L82 (ServerVersion); pkg/synchromanager/clustersynchro_manager.go L86-L88, L696-L722 (the retries), "
+    "L473-L503 (InitialFailed, MonitorStop, requeued forever), L638-L663 (Ready); pkg/synchromanager/clustersynchro/"
+    "cluster_monitor.go L22 (5 s, jitter 0.5), L37-L58 (NotReachable, stopRunner), L108-L113 (/readyz, /healthz); "
+    "staging/src/github.com/clusterpedia-io/api/cluster/v1alpha2/types.go L11, L32; "
+    "docs.aws.amazon.com/eks/latest/userguide/cluster-endpoint.html (publicAccessCidrs)",
 )
 
 KARMADA_HOST_HOOKS_NEED_BASH = _fact(

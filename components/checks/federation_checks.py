@@ -35,16 +35,18 @@ def check_search(env: EnvironmentSpec) -> Iterator[Issue]:
         if region.name == fed.host or region.api_access.public_cidrs:
             continue
         i = next(i for i, r in enumerate(env.regions) if r.name == region.name)
-        admits = (
-            f"the endpoint must admit {fed.host}'s NAT egress (`pulumi stack output egressIps` of its stack)"
+        fix = (
+            f"{region.name} is a cluster the program does not change: open its public endpoint to {fed.host}'s NAT "
+            f"egress yourself (the `egressIps` output of {fed.host}'s stack, or regions[].cluster.existing.egressIps "
+            "of an existing host) and list here the CIDRs it admits"
             if region.cluster.existing is not None
-            else f"the program adds {fed.host}'s NAT egress itself to a cluster it creates"
+            else "open its public endpoint by listing here the CIDRs it admits (the program adds "
+            f"{fed.host}'s NAT egress itself to a cluster it creates)"
         )
         yield Issue(
             join_path("regions", i, "apiAccess", "publicCidrs"),
             f"Clusterpedia on {fed.host} syncs {region.name} through its API server, which is private and has no "
-            f"path from {fed.host}; open its public endpoint by listing here the CIDRs it admits ({admits}), or "
-            f"leave {region.name} out of federation.search.members",
+            f"path from {fed.host}; {fix}, or leave {region.name} out of federation.search.members",
         )
 
 

@@ -105,12 +105,13 @@ class GkeCluster(pulumi.ComponentResource):
             ]
         )
         authorized_networks: pulumi.Input[list[dict[str, str]]] = authorized
-        if args.public_sources is not None:
+        if args.public_sources is not None:  # named for the Karmada host, which Clusterpedia's is too (a rename
+            # would update every existing member's authorized networks)
             authorized_networks = pulumi.Output.from_input(args.public_sources).apply(
                 lambda ips: (
                     authorized
                     + [
-                        {"cidr_block": f"{ip}/32", "display_name": f"federation-host-{i}"}
+                        {"cidr_block": f"{ip}/32", "display_name": f"karmada-host-{i}"}
                         for i, ip in enumerate(ips)
                         if f"{ip}/32" not in public_cidrs
                     ]

@@ -1068,35 +1068,35 @@ class _StackCheck:
         )
 
     def _push_reach(self, waiter: str, member: str) -> None:
-        host = self.world.env.federation.host
-        self._reached_from_the_host(
-            waiter, member, f"the Karmada controllers on {host}", "push", facts.KARMADA_PUSH_MEMBER_READY
-        )
+        self._reached_from_the_host(waiter, member, "the Karmada controllers", "push", facts.KARMADA_PUSH_MEMBER_READY)
 
-    def _reached_from_the_host(self, waiter: str, member: str, dialler: str, topic: str, fact: BringUpFact) -> None:
-        """Pods on the host dial the member's API server: the host itself from inside its own network; any other
-        member through the host's NAT egress, which the public endpoint the program renders for it must admit (both
-        from the host stack's `egressIps`: stacks/environment.py dialled_by_the_host). A member the team brings (an
-        existing cluster) keeps its own endpoint, whose CIDRs an offline plan cannot hold against the host's real
-        egress: a note."""
+    def _reached_from_the_host(self, waiter: str, member: str, who: str, topic: str, fact: BringUpFact) -> None:
+        """Pods on the host (`who`) dial the member's API server: the host itself from inside its own network; any
+        other member through the host's NAT egress, which the public endpoint the program renders for it must admit
+        (both from the host stack's `egressIps`: stacks/environment.py dialled_by_the_host). A member the team brings
+        (an existing cluster) keeps its own endpoint, which an offline plan cannot see: a note. In a single stack the
+        program adds the host's egress from the same evaluation, and no output holds it to compare: nothing to ask."""
         world, host = self.world, self.world.env.federation.host
         region = world.region_of_cluster.get(member)
         if region is None or host is None or region == host:
             return
-        i = next(n for n, r in enumerate(world.env.regions) if r.name == region)
-        admitted = _public_endpoint_sources(world, member)
         egress = world.egress_of(host)
-        if admitted is None or egress is None:
+        host_stack = region_stack_name(world.env_name, host) in world.plans
+        admitted = _public_endpoint_sources(world, member)
+        if admitted is None:
+            addresses = ", ".join(map(str, egress)) if egress else f"the `egressIps` output of {host}'s stack"
             self.note(
-                f"{topic}: {dialler} reach {member}'s API server only through its public endpoint: "
-                f"regions[{i}].apiAccess.publicCidrs must admit {host}'s NAT egress (`pulumi stack output egressIps` "
-                f"of its stack) [{fact.name}]"
+                f"{topic}: {member} is a cluster the program does not change: its public endpoint must admit "
+                f"{host}'s NAT egress ({addresses}), from which pods on {host} ({who}) dial its API server [{fact.name}]"
             )
+            return
+        if egress is None and not host_stack:
             return
         self.need(
             waiter,
-            f"{member}'s API server reachable from {dialler} (its NAT egress {', '.join(map(str, egress))})",
-            _within(egress, admitted),
+            f"{member}'s API server reachable from {who} on {host} (its NAT egress "
+            f"{', '.join(map(str, egress or [])) or 'none: its stack exports no egressIps'})",
+            egress is not None and _within(egress, admitted),
             f"its public endpoint admits {', '.join(map(str, admitted)) or 'nothing'} only",
             fact,
         )
@@ -1106,14 +1106,12 @@ class _StackCheck:
     def search_reach(self) -> None:
         """CLUSTERPEDIA_MEMBER_HEALTHY: each PediaCluster this stack declares on the host names a member whose API
         server Clusterpedia's synchro manager reaches from the host."""
-        world = self.world
-        host = world.env.federation.host
         for placed in self.mine("PediaCluster"):
             member = _meta_name(placed) or ""
             self._reached_from_the_host(
                 f"PediaCluster {member} (Clusterpedia indexes it)",
                 member,
-                f"Clusterpedia's synchro manager on {host}",
+                "Clusterpedia's synchro manager",
                 "search",
                 facts.CLUSTERPEDIA_MEMBER_HEALTHY,
             )
