@@ -1103,3 +1103,153 @@ def test_a_models_gate_of_a_knative_region_is_a_limit_not_a_check(mode, region, 
     env = SimpleNamespace(region=lambda name: SimpleNamespace(serving=SimpleNamespace(deployment_mode=mode)))
     check = SimpleNamespace(target=SimpleNamespace(what="serving", region=region))
     assert gates._knative(SimpleNamespace(env=env), check) is knative  # type: ignore[arg-type]
+
+
+class _TokenKube:
+    """A member's API: its token Secret as its token controller fills it (or not yet)."""
+
+    def __init__(self, token: str | None):
+        self.token = token
+
+    def get(self, api_version, kind, name, namespace=None):
+        assert (api_version, kind, name, namespace) == (
+            "v1",
+            "Secret",
+            "karmada-controller-manager-token",
+            "karmada-cluster",
+        )
+        return {"data": {"token": self.token} if self.token else {}}
+
+
+def _push_rehearsal(tmp_path: Path, token: str | None):
+    """A rehearsal with push-use1 up (its CA in its pki) and the plan's token Secret on it."""
+    from types import SimpleNamespace
+
+    from tools.plan.engine import PlannedResource
+
+    (tmp_path / "pki").mkdir(parents=True)
+    (tmp_path / "pki" / "ca.crt").write_text("-----BEGIN CERTIFICATE-----\nlive\n-----END CERTIFICATE-----\n")
+    secret = PlannedResource(
+        urn="urn:pulumi:push.use1::inference-platform::kubernetes:core/v1:Secret::push-use1-karmada-push-token",
+        type="kubernetes:core/v1:Secret",
+        name="push-use1-karmada-push-token",
+        custom=True,
+        inputs={
+            "type": "kubernetes.io/service-account-token",
+            "metadata": {"name": "karmada-controller-manager-token", "namespace": "karmada-cluster"},
+        },
+        parent=None,
+        provider=None,
+        options={},
+    )
+    plan = SimpleNamespace(resources=[secret], cluster_of=lambda r: "push-use1")
+    member = SimpleNamespace(
+        name="push-use1",
+        region=object(),
+        plane=SimpleNamespace(server="https://10.77.0.1:34567", pki=tmp_path / "pki"),
+        kube=_TokenKube(token),
+    )
+    karmada = SimpleNamespace(name="push-karmada", region=None)
+    return SimpleNamespace(plan=plan, targets={"push-use1": member, "push-karmada": karmada})
+
+
+def test_a_push_members_karmada_objects_carry_its_live_endpoint_ca_and_token(tmp_path: Path):
+    """The plan's Cluster and Secret of a push member hold the mocks' endpoint, CA and token (tools/plan/mocks.py);
+    the rehearsal applies the member's own (tools/rehearsal/karmada_push.py), as `pulumi up` would read them."""
+    import base64
+
+    from tools.plan.mocks import FAKE_CA_DATA, service_account_token
+    from tools.rehearsal.karmada_push import live_push_values
+
+    mocked = service_account_token("push-use1-karmada-push-token")
+    rehearsal = _push_rehearsal(tmp_path, "bGl2ZS10b2tlbg==")
+    endpoint = "https://A1329D841BA4960DEF3CD882B92D956C.gr7.us-east-1.eks.amazonaws.com"
+    cluster = {
+        "apiVersion": "cluster.karmada.io/v1alpha1",
+        "kind": "Cluster",
+        "metadata": {"name": "push-use1"},
+        "spec": {"syncMode": "Push", "apiEndpoint": endpoint, "secretRef": {"namespace": "karmada-cluster"}},
+    }
+    live = live_push_values(rehearsal, cluster)
+    assert live["spec"] == {**cluster["spec"], "apiEndpoint": "https://10.77.0.1:34567"}
+    assert cluster["spec"]["apiEndpoint"] == endpoint  # the plan's own object is not changed
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "push-use1", "namespace": "karmada-cluster"},
+        "data": {"token": mocked, "caBundle": FAKE_CA_DATA},
+    }
+    ca = base64.b64encode((tmp_path / "pki" / "ca.crt").read_bytes()).decode()
+    assert live_push_values(rehearsal, secret)["data"] == {"token": "bGl2ZS10b2tlbg==", "caBundle": ca}
+    # not filled yet: the mock's token stays (Karmada's 401 is then what its Cluster says)
+    assert live_push_values(_push_rehearsal(tmp_path / "x", None), secret)["data"]["token"] == mocked
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        {  # the host by its in-cluster API, which the rehearsal's pods reach as they are
+            "apiVersion": "cluster.karmada.io/v1alpha1",
+            "kind": "Cluster",
+            "metadata": {"name": "push-use1"},
+            "spec": {"syncMode": "Push", "apiEndpoint": "https://kubernetes.default.svc"},
+        },
+        {  # a pull member's Cluster: its agent registers what it reaches
+            "apiVersion": "cluster.karmada.io/v1alpha1",
+            "kind": "Cluster",
+            "metadata": {"name": "push-use1"},
+            "spec": {"syncMode": "Pull", "apiEndpoint": "https://a.gr7.us-east-1.eks.amazonaws.com"},
+        },
+        {  # a Cluster of no member the rehearsal runs
+            "apiVersion": "cluster.karmada.io/v1alpha1",
+            "kind": "Cluster",
+            "metadata": {"name": "elsewhere"},
+            "spec": {"syncMode": "Push", "apiEndpoint": "https://a.gr7.us-east-1.eks.amazonaws.com"},
+        },
+        {  # a Secret of another namespace
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": "push-use1", "namespace": "karmada-system"},
+            "data": {"token": "dA=="},
+        },
+    ],
+    ids=["host in-cluster", "pull member", "no such member", "other namespace"],
+)
+def test_other_objects_bound_for_karmada_are_applied_as_planned(tmp_path: Path, obj):
+    from tools.rehearsal.karmada_push import live_push_values
+
+    assert live_push_values(_push_rehearsal(tmp_path, "bGl2ZQ=="), obj) is obj
+
+
+class _ServicesKube:
+    """A cluster's API with its `kubernetes` Service (every cluster has one) and one Service of its own."""
+
+    def __init__(self, api_ip: str, own: str):
+        self.services = [
+            {"metadata": {"namespace": "default", "name": "kubernetes"}, "spec": {"clusterIP": api_ip}},
+            {"metadata": {"namespace": "apps", "name": own}, "spec": {"clusterIP": api_ip.rsplit(".", 1)[0] + ".9"}},
+        ]
+
+    def list(self, api_version, kind, namespace=None, **_):
+        return self.services if kind == "Service" else []
+
+
+def test_a_pod_resolves_its_own_clusters_services_before_another_clusters_of_the_same_name():
+    """Every cluster has `kubernetes.default.svc`: a pod of push-usc1 (a push host naming itself in-cluster) resolves
+    usc1's, not whichever cluster started first; a name only one cluster has resolves from every cluster, and a
+    caller outside every cluster gets the first cluster's."""
+    import threading
+    from types import SimpleNamespace
+
+    from tools.rehearsal.runner import Rehearsal
+
+    rehearsal = Rehearsal.__new__(Rehearsal)
+    rehearsal.targets = {
+        name: SimpleNamespace(name=name, region=object(), kube=_ServicesKube(ip, own))  # type: ignore[misc]
+        for name, ip, own in (("push-use1", "10.100.0.1", "a"), ("push-usc1", "10.68.0.1", "b"))
+    }
+    rehearsal._dns_lock, rehearsal._dns_names, rehearsal._dns_until = threading.Lock(), {}, 0.0
+    assert rehearsal.dns("push-usc1")["kubernetes.default.svc"] == "10.68.0.1"
+    assert rehearsal.dns("push-use1")["kubernetes.default.svc"] == "10.100.0.1"
+    assert rehearsal.dns("push-usc1")["a.apps.svc"] == "10.100.0.9"
+    assert rehearsal.dns(fresh=True)["kubernetes.default.svc"] == "10.100.0.1"

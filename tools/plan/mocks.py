@@ -45,6 +45,13 @@ def read_namespace_uid(resource_name: str) -> str:
     return _uid(resource_name)
 
 
+def service_account_token(resource_name: str) -> str:
+    """The token (base64, as a Secret's `data` holds it) the offline plan gives a service-account-token Secret, which
+    its cluster's token controller fills in for real: the rehearsal puts the live one back
+    (tools/rehearsal/karmada_push.py)."""
+    return base64.b64encode(f"mock-token-{_hex(resource_name, 32)}".encode()).decode()
+
+
 def _public_ip(seed: str, first_octet: int) -> str:
     n = int(_hex(seed, 6), 16)
     return f"{first_octet}.{n % 250}.{(n >> 8) % 250}.{(n >> 16) % 250 + 1}"
@@ -172,8 +179,7 @@ def _kubernetes(typ: str, name: str, inputs: dict) -> tuple[str, dict]:
         )
         out["status"] = {"loadBalancer": {"ingress": [ingress]}}
     elif typ == "kubernetes:core/v1:Secret" and inputs.get("type") == "kubernetes.io/service-account-token":
-        token = base64.b64encode(f"mock-token-{_hex(name, 32)}".encode()).decode()
-        out["data"] = {"token": token, "ca.crt": FAKE_CA_DATA}
+        out["data"] = {"token": service_account_token(name), "ca.crt": FAKE_CA_DATA}
     return f"{name}-id", out
 
 

@@ -201,10 +201,10 @@ def start_apiserver(
         str(cache.binary_path(binary)),
         f"--etcd-servers={etcd_url}",
         f"--bind-address={host}",
-        # The `kubernetes` Service may not point at loopback; nothing in a rehearsal dials it (local processes get
-        # kubeconfigs), so its endpoints are left unmanaged and the advertised address is a documentation one.
-        "--advertise-address=192.0.2.1",
-        "--endpoint-reconciler-type=none",
+        # The `kubernetes` Service points at this server on the pod network's bridge, as a cluster's does at its
+        # control plane: a pod dialling https://kubernetes.default.svc (a push-mode Karmada host's own Cluster)
+        # reaches it through the service proxy.
+        f"--advertise-address={host}",
         f"--secure-port={port}",
         f"--tls-cert-file={serving_crt}",
         f"--tls-private-key-file={serving_key}",

@@ -1,6 +1,7 @@
 """Karmada's checks: `member-joined`, each pull member registered by its own karmada-agent (the chart's agent,
 with the certificate and kubeconfig the program renders) in the wave where it can and the rollout waits for it
-(the host in its own wave, every other member in the global one); `propagated`, each
+(the host in its own wave, every other member in the global one), each push member reported Ready by Karmada's
+own controllers once the global stack names it (karmada_push.py gives them its live credentials); `propagated`, each
 federated object on each member it is placed on, with that member's OverridePolicy applied."""
 
 from __future__ import annotations
@@ -61,14 +62,18 @@ def _agent_state(rehearsal: Rehearsal, member: str) -> str:
 
 
 def joining(rehearsal: Rehearsal, wave: Wave) -> list[tuple[Any, str]]:
-    """(region, stack) of the pull members that join Karmada in this wave. A member's agent can register once
+    """(region, stack) of the members that join Karmada in this wave. A pull member's agent can register once
     its RBAC is in Karmada and the API lets it in (KARMADA_AGENT_STARTS): the host's stack grants that to the
     host in the host's wave, the global stack to every other member in the last wave
-    (components/federation/member.py), and the rollout's gates wait for each there (tools/rollout/gates.py)."""
+    (components/federation/member.py). A push member joins when the global stack creates its Cluster and Secret,
+    which Karmada's controllers dial it with (KARMADA_PUSH_MEMBER_READY). The rollout's gates wait for each there
+    (tools/rollout/gates.py)."""
     env, env_name = rehearsal.env, rehearsal.env_name
     stacks = {rehearsal.slices[name].kind: name for name in wave.stacks}
     if "environment" in stacks:  # one stack: every member in its one wave
         return [(region, stacks["environment"]) for region in member_regions(env)]
+    if env.federation.member_mode == "push":  # the control plane dials every member once the global stack names it
+        return [(region, stacks["global"]) for region in member_regions(env)] if "global" in stacks else []
     found = []
     for region in member_regions(env):
         own = region_stack_name(env_name, region.name)
@@ -80,14 +85,16 @@ def joining(rehearsal: Rehearsal, wave: Wave) -> list[tuple[Any, str]]:
 
 
 def check_members(rehearsal: Rehearsal, wave: Wave) -> None:
-    """Every pull member that joins in this wave (`joining`): its Cluster Ready in Karmada within JOIN_SECONDS."""
+    """Every member that joins in this wave (`joining`): its Cluster Ready in Karmada within JOIN_SECONDS, in the
+    federation's mode (a pull member registered by its agent, a push member reported by the control plane)."""
     env, env_name = rehearsal.env, rehearsal.env_name
-    if not env.federation.enabled or env.federation.member_mode != "pull":
+    if not env.federation.enabled:
         return
+    mode = "Push" if env.federation.member_mode == "push" else "Pull"
     for region, stack in joining(rehearsal, wave):
         member = cluster_name(env_name, region)
         name = f"member {member}"
-        if not rehearsal.has_binary("karmada-agent"):
+        if mode == "Pull" and not rehearsal.has_binary("karmada-agent"):
             rehearsal.check(
                 Check(
                     name,
@@ -125,13 +132,14 @@ def check_members(rehearsal: Rehearsal, wave: Wave) -> None:
                 break
             time.sleep(2)
         if is_ready(cluster):
-            mode = ((cluster or {}).get("spec") or {}).get("syncMode")
+            synced = ((cluster or {}).get("spec") or {}).get("syncMode")
+            how = "registered by its agent" if mode == "Pull" else "reported by Karmada's cluster-status controller"
             rehearsal.check(
                 Check(
                     name,
                     "member-joined",
-                    mode == "Pull",
-                    f"Cluster {member} Ready in Karmada (syncMode {mode}), registered by its agent",
+                    synced == mode,
+                    f"Cluster {member} Ready in Karmada (syncMode {synced}), {how}",
                     wave.name,
                     stack,
                     cluster=member,
@@ -140,12 +148,17 @@ def check_members(rehearsal: Rehearsal, wave: Wave) -> None:
             )
             continue
         seen = "no Cluster object" if cluster is None else f"Cluster not Ready ({_conditions(cluster)})"
+        why = (
+            f"its agent: {_agent_state(rehearsal, member)}"
+            if mode == "Pull"
+            else f"Karmada's controllers dial {((cluster or {}).get('spec') or {}).get('apiEndpoint')}"
+        )
         rehearsal.check(
             Check(
                 name,
                 "member-joined",
                 False,
-                f"{seen} after {JOIN_SECONDS:.0f} s; its agent: {_agent_state(rehearsal, member)}",
+                f"{seen} after {JOIN_SECONDS:.0f} s; {why}",
                 wave.name,
                 stack,
                 cluster=member,

@@ -320,7 +320,7 @@ class Kubelet(ReconcileLoop):
                 if uid not in seen and not self._job_still_running(self.sandboxes[uid]):
                     self._remove(self.sandboxes[uid])
             if self.sandboxes and time.monotonic() >= self._next_dns:
-                names = self.r.dns()
+                names = self.r.dns(self.target.name)
                 self._next_dns = time.monotonic() + 2.0
                 for sandbox in self.sandboxes.values():
                     if (sandbox.directory / "root" / "etc").is_dir():
@@ -660,7 +660,7 @@ class Kubelet(ReconcileLoop):
         for name in ("passwd", "group", "nsswitch.conf", "resolv.conf"):
             with contextlib.suppress(OSError):
                 (etc / name).write_text(Path("/etc", name).read_text())
-        self._write_hosts(root, self.r.dns())
+        self._write_hosts(root, self.r.dns(self.target.name))
 
     @staticmethod
     def _write_hosts(root: Path, names: dict[str, str]) -> None:

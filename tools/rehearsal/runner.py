@@ -50,6 +50,7 @@ from tools.rehearsal.fluid import FluidStandIn
 from tools.rehearsal.gates import run_gates
 from tools.rehearsal.gateway import check_gateways
 from tools.rehearsal.karmada_checks import check_members, check_propagation
+from tools.rehearsal.karmada_push import live_push_values
 from tools.rehearsal.keda import KedaStandIn
 from tools.rehearsal.kube import WATCHED, ApiError, Kube, is_ready
 from tools.rehearsal.kubelet import Kubelet
@@ -121,7 +122,7 @@ class Rehearsal:
         self._dns_lock = threading.Lock()
         # wave -> (stack, picker Deployment) checked there, once its pool has pods (tools/rehearsal/serving.py)
         self.deferred_pickers: dict[str, list[tuple[str, PlannedResource]]] = {}
-        self._dns_names: dict[str, str] = {}
+        self._dns_names: dict[str | None, dict[str, str]] = {}
         self._dns_until = 0.0
 
     # -- the run ----------------------------------------------------------------------------------------------
@@ -435,25 +436,30 @@ class Rehearsal:
         index = int(address.split(".")[2]) // NODES_PER_CLUSTER
         return next((t.name for t in self.targets.values() if t.region is not None and t.index == index), None)
 
-    def dns(self, fresh: bool = False) -> dict[str, str]:
-        """`_names()`, asked of the clusters at most every DNS_TTL_SECONDS (each cluster's kubelet refreshes its pods'
-        /etc/hosts from it), unless `fresh`."""
+    def dns(self, cluster: str | None = None, *, fresh: bool = False) -> dict[str, str]:
+        """Name -> address as a pod of `cluster` (None: outside every cluster) is answered: `_names()`, asked of the
+        clusters at most every DNS_TTL_SECONDS (each cluster's kubelet refreshes its pods' /etc/hosts from it),
+        unless `fresh`."""
         with self._dns_lock:
             if fresh or time.monotonic() >= self._dns_until:
                 self._dns_names = self._names()
                 self._dns_until = time.monotonic() + DNS_TTL_SECONDS
-            return self._dns_names
+            every, own = self._dns_names.get(None, {}), self._dns_names.get(cluster, {}) if cluster else {}
+            return {**every, **own}
 
-    def _names(self) -> dict[str, str]:
+    def _names(self) -> dict[str | None, dict[str, str]]:
         """Name -> address, as cluster DNS and public DNS would answer a pod: every Service of every cluster at
         its ClusterIP (a headless one at a ready endpoint), each pod with a hostname and subdomain, every load
-        balancer hostname at a ready endpoint of its Service. Clusters' names overlap only where one program
-        renders two clusters with the same Service, which it does not. A load balancer reached by address (GCP)
-        is keyed by that address, as `provider_target` looks up its kubeconfig's server."""
+        balancer hostname at a ready endpoint of its Service. Under None what every pod resolves; under a cluster's
+        name its own Services, which its pods resolve before another cluster's of the same name (every cluster has
+        `kubernetes.default.svc`). A load balancer reached by address (GCP) is keyed by that address, as
+        `provider_target` looks up its kubeconfig's server."""
         names: dict[str, str] = {}
+        by_cluster: dict[str | None, dict[str, str]] = {None: names}
         for target in list(self.targets.values()):
             if target.region is None:
                 continue
+            own = by_cluster.setdefault(target.name, {})
             with contextlib.suppress(ApiError, OSError):
                 endpoints = self._endpoints(target)
                 for svc in target.kube.list("v1", "Service"):
@@ -465,6 +471,7 @@ class Rehearsal:
                     if address:
                         for suffix in ("", f".{key[0]}", f".{key[0]}.svc", f".{key[0]}.svc.cluster.local"):
                             names.setdefault(f"{key[1]}{suffix}", address)
+                            own[f"{key[1]}{suffix}"] = address
                     for ingress in ((svc.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []:
                         # its name (an AWS NLB) or its address (GCP: the reserved loadBalancerIP) -> a ready endpoint
                         address = ingress.get("hostname") or ingress.get("ip")
@@ -477,7 +484,7 @@ class Rehearsal:
                         ns = pod["metadata"]["namespace"]
                         names[f"{host}.{spec['subdomain']}.{ns}.svc.cluster.local"] = ip
                         names[f"{host}.{spec['subdomain']}.{ns}.svc"] = ip
-        return names
+        return by_cluster
 
     def service_links(self, target: Target, namespace: str) -> dict[str, str]:
         """The `<SERVICE>_SERVICE_HOST/PORT[_<PORT NAME>]` variables a kubelet sets for the Services of the
@@ -734,6 +741,8 @@ class StackRun:
             return False
         started = time.monotonic()
         obj = _resolved(_plain(resource.inputs), self.r.reads)
+        if target.region is None:  # Karmada's API
+            obj = live_push_values(self.r, obj)
         if self._unserved_backend(resource, obj):
             return True
         outcome = pulumi_k8s.create_or_patch(target.kube, obj, urn=resource.urn, patch=is_patch(resource))
