@@ -12,7 +12,7 @@ from cryptography import x509
 from cryptography.x509.oid import NameOID
 from rich.console import Console
 
-from components.domain.waves import Wave
+from components.domain.waves import Wave, rollout_waves
 from tests.harness import plan_for
 from tools.rehearsal import helm, kubelet, nodes, pulumi_k8s, releases
 from tools.rehearsal.charts import CHART_SOURCES, VENDORED, VENDORED_CONFIG_FILES, chart_key
@@ -1153,9 +1153,10 @@ def _push_rehearsal(tmp_path: Path, token: str | None):
     return SimpleNamespace(plan=plan, targets={"push-use1": member, "push-karmada": karmada})
 
 
-def test_a_push_members_karmada_objects_carry_its_live_endpoint_ca_and_token(tmp_path: Path):
-    """The plan's Cluster and Secret of a push member hold the mocks' endpoint, CA and token (tools/plan/mocks.py);
-    the rehearsal applies the member's own (tools/rehearsal/karmada_push.py), as `pulumi up` would read them."""
+def test_a_push_members_karmada_secret_carries_its_live_ca_and_token(tmp_path: Path):
+    """The plan's Secret of a push member holds the mocks' CA and token (tools/plan/mocks.py); the rehearsal applies
+    the member's own (tools/rehearsal/karmada_push.py), as `pulumi up` would read them, and only in place of a mock:
+    another member's token, or a CA that is not the mocks', stays as the program wired it (helper-89 M1)."""
     import base64
 
     from tools.plan.mocks import FAKE_CA_DATA, service_account_token
@@ -1163,16 +1164,6 @@ def test_a_push_members_karmada_objects_carry_its_live_endpoint_ca_and_token(tmp
 
     mocked = service_account_token("push-use1-karmada-push-token")
     rehearsal = _push_rehearsal(tmp_path, "bGl2ZS10b2tlbg==")
-    endpoint = "https://A1329D841BA4960DEF3CD882B92D956C.gr7.us-east-1.eks.amazonaws.com"
-    cluster = {
-        "apiVersion": "cluster.karmada.io/v1alpha1",
-        "kind": "Cluster",
-        "metadata": {"name": "push-use1"},
-        "spec": {"syncMode": "Push", "apiEndpoint": endpoint, "secretRef": {"namespace": "karmada-cluster"}},
-    }
-    live = live_push_values(rehearsal, cluster)
-    assert live["spec"] == {**cluster["spec"], "apiEndpoint": "https://10.77.0.1:34567"}
-    assert cluster["spec"]["apiEndpoint"] == endpoint  # the plan's own object is not changed
     secret = {
         "apiVersion": "v1",
         "kind": "Secret",
@@ -1181,13 +1172,49 @@ def test_a_push_members_karmada_objects_carry_its_live_endpoint_ca_and_token(tmp
     }
     ca = base64.b64encode((tmp_path / "pki" / "ca.crt").read_bytes()).decode()
     assert live_push_values(rehearsal, secret)["data"] == {"token": "bGl2ZS10b2tlbg==", "caBundle": ca}
+    assert secret["data"] == {"token": mocked, "caBundle": FAKE_CA_DATA}  # the plan's own object is not changed
     # not filled yet: the mock's token stays (Karmada's 401 is then what its Cluster says)
     assert live_push_values(_push_rehearsal(tmp_path / "x", None), secret)["data"]["token"] == mocked
+    miswired = {**secret, "data": {"token": service_account_token("push-usw2-karmada-push-token"), "caBundle": "eA=="}}
+    assert live_push_values(rehearsal, miswired)["data"] == miswired["data"]
+
+
+def test_a_clusters_mock_endpoint_is_put_back_as_its_live_server():
+    """The plan's push Cluster names the member's endpoint as the cloud reports it (the `clusters` output of the
+    member's stack, a mock); `pulumi up` reads the real one. The rehearsal maps each cluster's mock endpoint, by value,
+    to its own server, so a Cluster naming another member's endpoint would dial that member."""
+    from types import SimpleNamespace
+
+    from tools.rehearsal.runner import Rehearsal, _resolved
+
+    rehearsal = Rehearsal.__new__(Rehearsal)
+    rehearsal.reads = {}
+    eks = "https://A1329D841BA4960DEF3CD882B92D956C.gr7.us-east-1.eks.amazonaws.com"
+    stacks = {
+        "push.use1": SimpleNamespace(outputs={"clusters": {"use1": {"endpoint": eks}}}),
+        "push.usc1": SimpleNamespace(outputs={"clusters": {"usc1": {"endpoint": "34.118.0.9"}}}),
+    }
+    rehearsal.plan = SimpleNamespace(stacks=stacks, outputs={})  # type: ignore[assignment]
+    kube = SimpleNamespace(get=lambda *_: {"metadata": {"uid": "u"}})
+    for name, server in (("use1", "https://10.77.0.1:34567"), ("usc1", "https://10.77.0.1:45678")):
+        target = SimpleNamespace(name=f"push-{name}", region=SimpleNamespace(name=name), kube=kube)
+        target.plane = SimpleNamespace(server=server)
+        rehearsal._resolve_reads(target)  # type: ignore[arg-type]
+    assert _resolved({"spec": {"apiEndpoint": eks}}, rehearsal.reads) == {
+        "spec": {"apiEndpoint": "https://10.77.0.1:34567"}
+    }
+    assert rehearsal.reads["https://34.118.0.9"] == "https://10.77.0.1:45678"  # GKE reports a bare address
 
 
 @pytest.mark.parametrize(
     "obj",
     [
+        {  # a push member's Cluster: its endpoint is a read, put back by value (runner.py _resolve_reads)
+            "apiVersion": "cluster.karmada.io/v1alpha1",
+            "kind": "Cluster",
+            "metadata": {"name": "push-use1"},
+            "spec": {"syncMode": "Push", "apiEndpoint": "https://a.gr7.us-east-1.eks.amazonaws.com"},
+        },
         {  # the host by its in-cluster API, which the rehearsal's pods reach as they are
             "apiVersion": "cluster.karmada.io/v1alpha1",
             "kind": "Cluster",
@@ -1213,7 +1240,7 @@ def test_a_push_members_karmada_objects_carry_its_live_endpoint_ca_and_token(tmp
             "data": {"token": "dA=="},
         },
     ],
-    ids=["host in-cluster", "pull member", "no such member", "other namespace"],
+    ids=["push member", "host in-cluster", "pull member", "no such member", "other namespace"],
 )
 def test_other_objects_bound_for_karmada_are_applied_as_planned(tmp_path: Path, obj):
     from tools.rehearsal.karmada_push import live_push_values
@@ -1236,8 +1263,7 @@ class _ServicesKube:
 
 def test_a_pod_resolves_its_own_clusters_services_before_another_clusters_of_the_same_name():
     """Every cluster has `kubernetes.default.svc`: a pod of push-usc1 (a push host naming itself in-cluster) resolves
-    usc1's, not whichever cluster started first; a name only one cluster has resolves from every cluster, and a
-    caller outside every cluster gets the first cluster's."""
+    usc1's, not whichever cluster started first; a Service only another cluster has is no name in it (helper-89 M2)."""
     import threading
     from types import SimpleNamespace
 
@@ -1251,5 +1277,37 @@ def test_a_pod_resolves_its_own_clusters_services_before_another_clusters_of_the
     rehearsal._dns_lock, rehearsal._dns_names, rehearsal._dns_until = threading.Lock(), {}, 0.0
     assert rehearsal.dns("push-usc1")["kubernetes.default.svc"] == "10.68.0.1"
     assert rehearsal.dns("push-use1")["kubernetes.default.svc"] == "10.100.0.1"
-    assert rehearsal.dns("push-usc1")["a.apps.svc"] == "10.100.0.9"
-    assert rehearsal.dns(fresh=True)["kubernetes.default.svc"] == "10.100.0.1"
+    assert "a.apps.svc" not in rehearsal.dns("push-usc1")  # another cluster's Service is no name there
+    assert rehearsal.dns("push-use1")["a.apps.svc"] == "10.100.0.9"
+    assert "kubernetes.default.svc" not in rehearsal.dns(fresh=True)  # outside every cluster: public names only
+
+
+@pytest.mark.plan
+def test_push_members_are_checked_in_the_wave_whose_gate_waits_for_them():
+    """The rehearsal's member-joined checks a push member where `make rollout`'s members gate waits for it
+    (tools/rollout/gates.py): every member, the host among them, in the global wave, none in a region's."""
+    from types import SimpleNamespace
+
+    from components.domain.stack_split import environment_stacks
+    from components.k8s.names import cluster_name
+    from tests.harness import plan_config
+    from tests.test_federation import _push_config
+    from tools.rehearsal.karmada_checks import joining
+    from tools.rollout.gates import offline_gates
+
+    plan = plan_config(_push_config(), stack="push")
+    gates = offline_gates(plan.spec, "push", plan.stacks)
+    rehearsal = SimpleNamespace(
+        env=plan.spec, env_name="push", slices={s.name: s for s in environment_stacks(plan.spec, "push")}
+    )
+    for wave in rollout_waves(plan.spec, "push"):
+        waited = {
+            name
+            for stack in wave.stacks
+            for check in gates(stack, plan.stacks[stack].outputs)
+            if check.target is not None and check.target.what == "members"
+            for name in check.target.names
+        }
+        joined = {cluster_name("push", region) for region, _ in joining(rehearsal, wave)}  # type: ignore[arg-type]
+        assert joined == waited, wave.name
+        assert bool(joined) is (wave.name == "global")

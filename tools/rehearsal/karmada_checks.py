@@ -94,13 +94,14 @@ def check_members(rehearsal: Rehearsal, wave: Wave) -> None:
     for region, stack in joining(rehearsal, wave):
         member = cluster_name(env_name, region)
         name = f"member {member}"
-        if mode == "Pull" and not rehearsal.has_binary("karmada-agent"):
+        dialler = "karmada-agent" if mode == "Pull" else "karmada-controller-manager"  # what makes it Ready
+        if not rehearsal.has_binary(dialler):
             rehearsal.check(
                 Check(
                     name,
                     "member-joined",
                     False,
-                    "karmada-agent is not built: run `make rehearsal-tools`",
+                    f"{dialler} is not built: run `make rehearsal-tools`",
                     wave.name,
                     stack,
                     cluster=member,

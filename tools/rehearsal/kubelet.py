@@ -10,10 +10,9 @@ when a Job's pod ends. Each process gets what a kubelet gives a container:
   links), the image's entrypoint replaced by the built binary;
 - its volumes (Secrets, ConfigMaps, projected service-account tokens for its ServiceAccount, downward API;
   emptyDir, hostPath and claims as empty directories) at their mount paths, under a private root;
-- the API server as `KUBERNETES_SERVICE_HOST/PORT`, and Service names (cluster DNS, load balancer hostnames of
-  every cluster) resolving to a ready endpoint's address through the pod's /etc/hosts: there is no kube-proxy,
-  so a Service is reached at its endpoint's port (every Service the rehearsal's processes dial has
-  port == targetPort).
+- the API server as `KUBERNETES_SERVICE_HOST/PORT`, and names through the pod's /etc/hosts as its cluster's DNS
+  and public DNS would answer them (runner.py `dns`): its own cluster's Services at their ClusterIPs, which the
+  rehearsal's service proxy forwards to a ready endpoint (proxy.py), and every cluster's load balancer hostnames.
 What it does not do: enforce securityContext, resources, network policies or image contents; readiness probes
 start at once and run each pass until the first success (no initialDelaySeconds; then each periodSeconds, as the
 kubelet's) and gRPC probes are TCP connects. Init containers and sidecars of other images

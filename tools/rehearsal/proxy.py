@@ -2,7 +2,8 @@
 mode). Each Service's ClusterIP is added to the pod network's bridge and a listener on each of its TCP ports
 forwards a connection to a ready endpoint of that Service, at the endpoint's port (targetPort). A pod reaches
 `<service>:<port>` through DNS (its /etc/hosts) or the `<SERVICE>_SERVICE_HOST/PORT` variables as it would in a
-cluster. Clusters whose ClusterIPs coincide are told apart by the caller's pod address."""
+cluster. Clusters whose ClusterIPs coincide are told apart by the caller's pod address, and a pod reaches only its
+own cluster's Services."""
 
 from __future__ import annotations
 
@@ -101,7 +102,9 @@ class ServiceProxy:
             except OSError:
                 return
             route = self.routes.get((ip, port)) or {}
-            endpoint = route.get(self.cluster_of(source) or "") or next(iter(route.values()), None)
+            cluster = self.cluster_of(source)
+            # a pod reaches its own cluster's Services only; the rehearsal itself (no pod) any cluster's
+            endpoint = route.get(cluster) if cluster is not None else next(iter(route.values()), None)
             if endpoint is None:
                 client.close()  # no ready endpoint: the connection is refused, as kube-proxy rejects it
                 continue

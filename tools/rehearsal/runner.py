@@ -30,6 +30,7 @@ from components.config.region import RegionSpec
 from components.config.stacks import StackSlice
 from components.domain.stack_split import environment_stacks
 from components.domain.waves import Wave, rollout_waves
+from components.federation.member import api_endpoint
 from components.k8s.names import cluster_name
 from tools.plan.engine import PlannedResource
 from tools.plan.mocks import read_namespace_uid
@@ -249,11 +250,20 @@ class Rehearsal:
         read by name gets a UID derived from the read's resource name); `pulumi up` reads the live object. So the
         values of the reads the program makes of a cluster (its kube-system Namespace, whose UID is the member's
         Karmada cluster id: components/federation/member.py kube_system_uid) are put back as this cluster has them
-        wherever the plan holds the mock's."""
+        wherever the plan holds the mock's; so is the cluster's API endpoint, which the program reads from the
+        cloud's cluster."""
         for namespace in ("kube-system",):
             live = target.kube.get("v1", "Namespace", namespace)
             if live is not None:
                 self.reads[read_namespace_uid(f"{target.name}-{namespace}")] = live["metadata"]["uid"]
+        # Its API server's address, as the cloud's cluster reports it (the `clusters` output of its stack: what a
+        # push member's Karmada Cluster is dialled at) -> the rehearsal's own server.
+        for stack in [*self.plan.stacks.values(), self.plan]:
+            endpoint = (
+                (stack.outputs.get("clusters") or {}).get(target.region.name if target.region else "") or {}
+            ).get("endpoint")
+            if isinstance(endpoint, str):
+                self.reads[api_endpoint(endpoint)] = target.plane.server
 
     def _multi_networking(self, cluster: str) -> bool:
         return any(
@@ -448,12 +458,12 @@ class Rehearsal:
             return {**every, **own}
 
     def _names(self) -> dict[str | None, dict[str, str]]:
-        """Name -> address, as cluster DNS and public DNS would answer a pod: every Service of every cluster at
-        its ClusterIP (a headless one at a ready endpoint), each pod with a hostname and subdomain, every load
-        balancer hostname at a ready endpoint of its Service. Under None what every pod resolves; under a cluster's
-        name its own Services, which its pods resolve before another cluster's of the same name (every cluster has
-        `kubernetes.default.svc`). A load balancer reached by address (GCP) is keyed by that address, as
-        `provider_target` looks up its kubeconfig's server."""
+        """Name -> address, as cluster DNS and public DNS would answer a pod. Under None what every pod resolves
+        (public DNS): every load balancer hostname at a ready endpoint of its Service; a load balancer reached by
+        address (GCP) is keyed by that address, as `provider_target` looks up its kubeconfig's server. Under a
+        cluster's name what only its pods resolve (its cluster DNS): its Services at their ClusterIPs (a headless one
+        at a ready endpoint; a name two namespaces share, as its bare name, the first's), each of its pods with a
+        hostname and subdomain. Another cluster's Service is no name here, as it is none in a cluster."""
         names: dict[str, str] = {}
         by_cluster: dict[str | None, dict[str, str]] = {None: names}
         for target in list(self.targets.values()):
@@ -470,8 +480,7 @@ class Rehearsal:
                     address = ip if ip and ip != "None" else (ready[0][0] if ready else None)
                     if address:
                         for suffix in ("", f".{key[0]}", f".{key[0]}.svc", f".{key[0]}.svc.cluster.local"):
-                            names.setdefault(f"{key[1]}{suffix}", address)
-                            own[f"{key[1]}{suffix}"] = address
+                            own.setdefault(f"{key[1]}{suffix}", address)
                     for ingress in ((svc.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []:
                         # its name (an AWS NLB) or its address (GCP: the reserved loadBalancerIP) -> a ready endpoint
                         address = ingress.get("hostname") or ingress.get("ip")
@@ -482,8 +491,8 @@ class Rehearsal:
                     if spec.get("subdomain") and ip:
                         host = spec.get("hostname") or pod["metadata"]["name"]
                         ns = pod["metadata"]["namespace"]
-                        names[f"{host}.{spec['subdomain']}.{ns}.svc.cluster.local"] = ip
-                        names[f"{host}.{spec['subdomain']}.{ns}.svc"] = ip
+                        own[f"{host}.{spec['subdomain']}.{ns}.svc.cluster.local"] = ip
+                        own[f"{host}.{spec['subdomain']}.{ns}.svc"] = ip
         return by_cluster
 
     def service_links(self, target: Target, namespace: str) -> dict[str, str]:
