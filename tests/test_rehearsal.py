@@ -1300,14 +1300,19 @@ def test_push_members_are_checked_in_the_wave_whose_gate_waits_for_them():
     rehearsal = SimpleNamespace(
         env=plan.spec, env_name="push", slices={s.name: s for s in environment_stacks(plan.spec, "push")}
     )
-    for wave in rollout_waves(plan.spec, "push"):
-        waited = {
+    waves = rollout_waves(plan.spec, "push")
+    waited = {
+        wave.name: {
             name
             for stack in wave.stacks
             for check in gates(stack, plan.stacks[stack].outputs)
             if check.target is not None and check.target.what == "members"
             for name in check.target.names
         }
-        joined = {cluster_name("push", region) for region, _ in joining(rehearsal, wave)}  # type: ignore[arg-type]
-        assert joined == waited, wave.name
-        assert bool(joined) is (wave.name == "global")
+        for wave in waves
+    }
+    joined = {wave.name: {cluster_name("push", r) for r, _ in joining(rehearsal, wave)} for wave in waves}  # type: ignore[arg-type]
+    assert joined == waited
+    assert {name: members for name, members in joined.items() if members} == {
+        "global": {"push-use1", "push-usw2", "push-usc1"}
+    }
