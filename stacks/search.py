@@ -17,13 +17,12 @@ import pulumi_tls as tls
 
 from components.config.environment import EnvironmentSpec
 from components.domain.federation_members import search_members
-from components.federation.member import IN_CLUSTER_API
+from components.federation.member import IN_CLUSTER_API, api_endpoint
 from components.federation.search import (
     IndexedMember,
     IndexedMemberArgs,
     SearchReader,
     SearchReaderArgs,
-    api_server_url,
 )
 from components.federation.search_index import SearchIndex, SearchIndexArgs
 from components.k8s.cluster import ClusterHandle
@@ -76,7 +75,7 @@ def search_in_one_stack(env: EnvironmentSpec, clusters: Mapping[str, ClusterHand
             IndexedMemberArgs(
                 host=host,
                 member_cluster=member.name,
-                api_server=member.endpoint.apply(api_server_url),
+                api_server=member.endpoint.apply(api_endpoint),
                 credentials=reader.credentials,
                 crds=index.crds,
                 depends_on=[index.synchro_manager],
@@ -110,7 +109,7 @@ def search_globally(
             IndexedMemberArgs(
                 host=host,
                 member_cluster=member,
-                api_server=output_item(reference, "clusters", region.name, "endpoint").apply(api_server_url),
+                api_server=output_item(reference, "clusters", region.name, "endpoint").apply(api_endpoint),
                 credentials=pulumi.Output.secret(reference.require_output("searchReader")),
                 crds=(),
             ),

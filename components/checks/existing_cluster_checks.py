@@ -42,9 +42,8 @@ def _egress_issues(
         yield Issue(
             join_path(*at, "egressIps"),
             f"pods on the federation host ({dialling_host}) dial other members from its NAT addresses, which the "
-            "members' "
-            "endpoints must admit (the program adds them to the clusters it creates); add egressIps: [<NAT address>, "
-            "...]",
+            "members' endpoints must admit (the program adds them to the clusters it creates); add egressIps: "
+            "[<NAT address>, ...]",
         )
 
 

@@ -58,7 +58,8 @@ IN_CLUSTER_API = "https://kubernetes.default.svc"
 
 
 def api_endpoint(endpoint: str) -> str:
-    """EKS reports its endpoint as a URL, GKE as a bare address."""
+    """A cluster's API server as a URL (a Karmada Cluster's apiEndpoint, a PediaCluster's apiserver): EKS reports its
+    endpoint as one, GKE as a bare address."""
     return endpoint if endpoint.startswith("https://") else f"https://{endpoint}"
 
 

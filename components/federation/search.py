@@ -112,11 +112,6 @@ def _token_credentials(data: dict[str, Any] | None) -> dict[str, str]:
     return {"token": data["token"], "ca.crt": data["ca.crt"]}
 
 
-def api_server_url(endpoint: str) -> str:
-    """A member's API server as a URL: EKS reports one, GKE an address."""
-    return endpoint if endpoint.startswith("https://") else f"https://{endpoint}"
-
-
 def pedia_cluster_manifest(name: str, api_server: pulumi.Input[str], credentials_secret: str) -> dict[str, Any]:
     """A PediaCluster that names its credentials (token and CA keys of a Secret in Clusterpedia's namespace)."""
     return {

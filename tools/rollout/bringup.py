@@ -1025,7 +1025,7 @@ class _StackCheck:
         created(f"the service-account token on {member} that Karmada's Secret carries", tokens)
         for token in [t for t in tokens if world.by_end_of(wave, t)][:1]:
             self._push_account(waiter, wave, member, token)
-        self._push_reach(waiter, member)
+        self._reached_from_the_host(waiter, member, "the Karmada controllers", "push", fact)
 
     def _push_account(self, waiter: str, wave: int, member: str, token: Placed) -> None:
         """The token's service account on the member, bound to what Karmada does with it: list and watch nodes and
@@ -1066,9 +1066,6 @@ class _StackCheck:
             "no ClusterRoleBinding of this wave or earlier binds it to such a ClusterRole",
             facts.KARMADA_PUSH_MEMBER_READY,
         )
-
-    def _push_reach(self, waiter: str, member: str) -> None:
-        self._reached_from_the_host(waiter, member, "the Karmada controllers", "push", facts.KARMADA_PUSH_MEMBER_READY)
 
     def _reached_from_the_host(self, waiter: str, member: str, who: str, topic: str, fact: BringUpFact) -> None:
         """Pods on the host (`who`) dial the member's API server: the host itself from inside its own network; any
