@@ -5,6 +5,7 @@ binaries are tests/test_rehearsal_runs.py (make rehearsal-test)."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -930,6 +931,33 @@ def test_a_process_is_counted_under_the_program_it_runs(tmp_path: Path):
     assert Process("p", pod, tmp_path / "log", None).program == "epp"  # type: ignore[arg-type]
     server = ["/root/.cache/inference-platform/rehearsal/bin/kube-apiserver", "--secure-port=1"]
     assert Process("s", server, tmp_path / "log", None).program == "kube-apiserver"  # type: ignore[arg-type]
+
+
+def test_the_store_is_stopped_after_everything_that_writes_to_it(tmp_path: Path):
+    """An API server removes its endpoint lease from etcd as it stops: etcd must still answer then, so it gets its
+    SIGTERM only once the others have exited (each program here logs the moment of its SIGTERM and of its exit)."""
+    from tools.rehearsal.processes import Supervisor
+
+    events = tmp_path / "events"
+    for program in ("etcd", "kube-apiserver"):
+        script = tmp_path / program
+        script.write_text(
+            f"#!/bin/sh\ntrap 'echo {program} term >> {events}; sleep 0.3; echo {program} exit >> {events}; exit 0' TERM\n"
+            f"echo {program} up >> {events}\nwhile :; do sleep 0.05; done\n"
+        )
+        script.chmod(0o755)
+    with Supervisor(tmp_path / "logs") as supervisor:
+        supervisor.start("etcd", [str(tmp_path / "etcd")])
+        supervisor.start("apiserver", [str(tmp_path / "kube-apiserver")])
+        deadline = time.monotonic() + 5
+        while (events.read_text() if events.exists() else "").count(" up") < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert events.read_text().splitlines()[2:] == [
+        "kube-apiserver term",
+        "kube-apiserver exit",
+        "etcd term",
+        "etcd exit",
+    ]
 
 
 def test_a_large_manifest_is_parsed_once_and_kept_as_json(tmp_path: Path, monkeypatch):

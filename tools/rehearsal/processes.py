@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 STOP_GRACE_SECONDS = 5.0
+STORE_PROGRAM = "etcd"  # stopped last: what the other processes write their last state to
 
 
 class ProcessFailed(Exception):
@@ -201,23 +202,30 @@ class Supervisor:
             self.processes.remove(process)
 
     def close(self) -> None:
-        """Every process we started, newest first (controllers before the API servers they talk to)."""
+        """Every process we started: first all but the stores, then the stores (etcd). An API server stopping
+        removes its own endpoint lease from etcd (kube-apiserver's lease reconciler): with etcd stopped beside it,
+        that write waits out the grace and the kill."""
         self._closing = True
         running = [p for p in reversed(self.processes) if p.running()]
-        for process in running:
+        self._terminate([p for p in running if p.program != STORE_PROGRAM])
+        self._terminate([p for p in running if p.program == STORE_PROGRAM])
+        self.processes.clear()
+        self._closing = False
+
+    def _terminate(self, processes: list[Process]) -> None:
+        """SIGTERM to each process group at once; whichever has not exited after the grace gets SIGKILL."""
+        for process in processes:
             self._account(process)
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.popen.pid, signal.SIGTERM)
         deadline = time.monotonic() + STOP_GRACE_SECONDS
-        for process in running:
+        for process in processes:
             try:
                 process.popen.wait(max(deadline - time.monotonic(), 0.1))
             except subprocess.TimeoutExpired:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(process.popen.pid, signal.SIGKILL)
                 process.popen.wait()
-        self.processes.clear()
-        self._closing = False
 
 
 def wait_until(
