@@ -670,6 +670,35 @@ def test_a_service_is_awaited_on_its_v1_endpoints_as_the_provider_does(subsets, 
     assert pulumi_k8s.probe_ready(kube, kube.service)[0] is ready
 
 
+class SecretKube:
+    """A Secret as the API server has it: `data` as the token controller left it."""
+
+    def __init__(self, data):
+        self.live = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "karmada-member"}, "data": data}
+
+    def get(self, api_version, kind, name, namespace=None):
+        assert (api_version, kind, name) == ("v1", "Secret", "karmada-member")
+        return self.live
+
+
+def _secret(type_: str, **annotations: str) -> dict:
+    meta = {"name": "karmada-member", "namespace": "karmada-cluster", "annotations": annotations}
+    return {"apiVersion": "v1", "kind": "Secret", "type": type_, "metadata": meta}
+
+
+def test_a_token_secret_is_awaited_five_seconds_for_its_data_as_the_provider_does():
+    """awaiters.go untilCoreV1SecretInitialized: only a service-account-token Secret is awaited, until its data map
+    is not empty, for 5 s (a timeout fails the create); any other Secret is done once created."""
+    token = _secret("kubernetes.io/service-account-token")
+    assert pulumi_k8s.awaited(token) and pulumi_k8s.await_seconds(token) == 5.0
+    assert not pulumi_k8s.awaited(_secret("Opaque"))
+    assert not pulumi_k8s.awaited(_secret("kubernetes.io/service-account-token", **{"pulumi.com/skipAwait": "true"}))
+    assert pulumi_k8s.await_seconds(ServiceKube([]).service) == pulumi_k8s.AWAIT_SECONDS
+    assert pulumi_k8s.probe_ready(SecretKube({}), token) == (False, "no data yet")
+    assert pulumi_k8s.probe_ready(SecretKube(None), token)[0] is False
+    assert pulumi_k8s.probe_ready(SecretKube({"token": "ZXk="}), token)[0] is True
+
+
 def _awaiting(kube, at: float):
     from tools.rehearsal import runner
 

@@ -80,12 +80,15 @@ PULUMI_CREATES_OBJECTS = _fact(
     "`pulumi.com/patchForce`. A kind not served yet (its CRD missing) or a namespace not there is retried 5 times "
     "with doubling back-off. Deployments, StatefulSets, DaemonSets, Jobs, Pods, Services (endpoints; a load "
     "balancer's address) and PersistentVolumeClaims (Bound, or Pending under WaitForFirstConsumer) are awaited, "
-    "10 minutes by default; custom resources are not (generic await is opt-in, PULUMI_K8S_AWAIT_ALL). The "
-    "rehearsal replays exactly this (tools/rehearsal/pulumi_k8s.py).",
+    "10 minutes by default; custom resources are not (generic await is opt-in, PULUMI_K8S_AWAIT_ALL). A Secret of "
+    "type `kubernetes.io/service-account-token` is awaited until its data is filled (by the token controller), "
+    "for a hard-coded 5 seconds, after which the create fails. The rehearsal replays exactly this "
+    "(tools/rehearsal/pulumi_k8s.py).",
     "pulumi/pulumi-kubernetes@v4.32.0 (the mirror's newest tag; the module proxy refuses v4.34.2): "
     "provider/pkg/await/await.go L150-L297 (Creation: SSA only for Patch or upsert, retries, AlreadyExists), "
     "L1031 patchForce; provider/pkg/provider/provider.go L651-L694 (defaults), L2878-L2910 fieldManagerName; "
-    "provider/pkg/await/awaiters.go L183-L240, L288-L322; installed pulumi_kubernetes 4.34.2: Provider "
+    "provider/pkg/await/awaiters.go L183-L240, L288-L322, L431-L462 (token Secret: WatchUntil 5 s), "
+    "provider/pkg/watcher/watcher.go L67-L80, L107-L130 (a timeout is an error); installed pulumi_kubernetes 4.34.2: Provider "
     "upsert_existing_objects and *Patch docstrings",
 )
 

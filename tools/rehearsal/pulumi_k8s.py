@@ -10,7 +10,8 @@ off):
 - a kind the server does not serve yet (its CRD not installed) or a namespace not there yet is retried 5 times
   with doubling back-off, then fails;
 - Deployments, StatefulSets, DaemonSets, Jobs, Pods, Services and PersistentVolumeClaims are then awaited (10
-  minutes by default); custom resources are not (generic await is opt-in, PULUMI_K8S_AWAIT_ALL).
+  minutes by default); custom resources are not (generic await is opt-in, PULUMI_K8S_AWAIT_ALL);
+- a ServiceAccount token Secret is awaited until the token controller fills its data, 5 seconds, then fails.
 """
 
 from __future__ import annotations
@@ -44,6 +45,11 @@ SERVICE_SETTLE_SECONDS = 10.0
 # for each kind: pulumi-kubernetes@v4.32.0:provider/pkg/await/service.go L80, L158; deployment.go L105;
 # statefulset.go L152; pod.go L106; job.go L79).
 PROVIDER_TIMEOUT_SECONDS = 600.0
+# A Secret of this type is awaited until its data is filled (by kube-controller-manager's token controller), for a
+# time the provider hard-codes; then the create fails (pulumi-kubernetes@v4.32.0:provider/pkg/await/awaiters.go
+# L431-L462, provider/pkg/watcher/watcher.go L67-L80, L107-L130).
+TOKEN_SECRET_TYPE = "kubernetes.io/service-account-token"
+TOKEN_SECRET_AWAIT_SECONDS = 5.0
 # The provider waits 10 minutes; a rehearsal's kwok pods are Ready within seconds of being bound, so what is not
 # ready after this long is reported with what blocks it rather than waited for.
 AWAIT_SECONDS = 60.0
@@ -100,9 +106,20 @@ def create_or_patch(kube: Kube, obj: dict[str, Any], *, urn: str, patch: bool, s
     return Outcome(False, f"{error.message} (after {CREATE_RETRIES} retries)")
 
 
+def _token_secret(obj: dict[str, Any]) -> bool:
+    return (obj["apiVersion"], obj["kind"]) == ("v1", "Secret") and obj.get("type") == TOKEN_SECRET_TYPE
+
+
 def awaited(obj: dict[str, Any]) -> bool:
     annotations = (obj.get("metadata") or {}).get("annotations") or {}
-    return (obj["apiVersion"], obj["kind"]) in AWAITED_KINDS and annotations.get(SKIP_AWAIT_ANNOTATION) != "true"
+    kind = (obj["apiVersion"], obj["kind"]) in AWAITED_KINDS or _token_secret(obj)
+    return kind and annotations.get(SKIP_AWAIT_ANNOTATION) != "true"
+
+
+def await_seconds(obj: dict[str, Any]) -> float:
+    """How long the rehearsal waits for an awaited object: a token Secret's data the provider's own 5 s (a failure
+    after it), anything else AWAIT_SECONDS (the provider's 10 minutes, reported sooner with what blocks it)."""
+    return TOKEN_SECRET_AWAIT_SECONDS if _token_secret(obj) else AWAIT_SECONDS
 
 
 def probe_ready(kube: Kube, obj: dict[str, Any]) -> tuple[bool, str]:
@@ -215,6 +232,8 @@ def _ready(kube: Kube, kind: str, live: dict[str, Any]) -> tuple[bool, str]:
             if _binding_mode(kube, spec.get("storageClassName")) == "WaitForFirstConsumer":
                 return phase == "Pending", f"phase {phase} (WaitForFirstConsumer: bound when a pod uses it)"
             return phase == "Bound", f"phase {phase}"
+        case "Secret":  # a token Secret (awaited): its data, however little of it
+            return bool(live.get("data")), "data filled by the token controller" if live.get("data") else "no data yet"
         case "Service":
             if spec.get("type") == "LoadBalancer" and not (status.get("loadBalancer") or {}).get("ingress"):
                 return False, "no load balancer ingress"

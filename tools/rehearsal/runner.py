@@ -756,7 +756,9 @@ class StackRun:
             return True
         outcome = pulumi_k8s.create_or_patch(target.kube, obj, urn=resource.urn, patch=is_patch(resource))
         if outcome.ok and pulumi_k8s.awaited(obj):  # a Patch waits as its kind does (upstream.PULUMI_PATCH_AWAITS)
-            self.awaiting[resource.urn] = Awaiting(resource, target, obj, started, started + pulumi_k8s.AWAIT_SECONDS)
+            self.awaiting[resource.urn] = Awaiting(
+                resource, target, obj, started, started + pulumi_k8s.await_seconds(obj)
+            )
             return None
         check = self._check(resource, "apply", outcome.ok, outcome.detail)
         check.seconds = round(time.monotonic() - started, 1)
