@@ -387,6 +387,56 @@ def test_an_existing_search_member_is_a_note_naming_the_hosts_addresses(indexed)
     ]
 
 
+def _search_gate_in_the_hosts_wave(indexed: Prod):
+    """The global wave's search check asked in the host's wave instead, before the global stack creates the other
+    members' PediaClusters (a gate that waits for a later wave)."""
+    current = offline_gates(indexed.env, "search", indexed.plans)
+
+    def gates(stack, outputs):
+        found = [c for c in current(stack, outputs) if stack != "search.global" or c.name != "search index"]
+        if stack == "search.use1":
+            found += [
+                c for c in current("search.global", indexed.plans["search.global"].outputs) if c.name == "search index"
+            ]
+        return found
+
+    return gates
+
+
+def _no_usc1_pediacluster(resources):
+    resources["search.global"][:] = [
+        r
+        for r in resources["search.global"]
+        if not (r.inputs.get("kind") == "PediaCluster" and r.name.endswith("usc1"))
+    ]
+
+
+@pytest.mark.plan
+def test_the_search_gate_waits_for_pediaclusters_its_wave_has_created(indexed):
+    """The global wave's gate waits for the PediaClusters of usw2 and usc1 on use1, which the global stack creates
+    and Clusterpedia's synchro manager (use1's wave) makes Ready: found. Asked a wave early, or for a PediaCluster
+    no stack creates, the check reports it."""
+    (search,) = [
+        c for c in offline_gates(indexed.env, "search", indexed.plans)("search.global", {}) if c.target.what == "search"
+    ]
+    assert (search.name, search.waits_for) == (
+        "search index",
+        "PediaCluster Ready=True on search-use1: search-usw2, search-usc1",
+    )
+    assert lines(check(indexed), bringup.facts.CLUSTERPEDIA_MEMBER_HEALTHY) == []
+    early = lines(
+        check(indexed, gates=_search_gate_in_the_hosts_wave(indexed)), bringup.facts.CLUSTERPEDIA_MEMBER_HEALTHY
+    )
+    assert [line.split(";")[0] for line in early] == [
+        f"search.use1: gate health: search index needs PediaCluster search-{m} on search-use1" for m in ("usw2", "usc1")
+    ]
+    assert all("after this wave" in line for line in early)
+    assert lines(check(indexed, _no_usc1_pediacluster), bringup.facts.CLUSTERPEDIA_MEMBER_HEALTHY) == [
+        "search.global: gate health: search index needs PediaCluster search-usc1 on search-use1; no stack creates it "
+        "[clusterpedia-indexes-a-member-it-reaches-from-the-host]"
+    ]
+
+
 def _old_agents(resources):
     """The old code: every agent release waits (atomic), and the host's RBAC and Cluster come from the global stack."""
     for stack in ("prod.use1", "prod.usw2", "prod.usc1"):

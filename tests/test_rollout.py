@@ -19,7 +19,7 @@ from rich.console import Console
 from components.catalog.bringup import DNS_NAME_PUBLISHED
 from components.checks.loader import load_environment
 from components.domain.waves import Wave, rollout_waves
-from tests.harness import ENVIRONMENTS_DIR, apply_ops, raw_environment
+from tests.harness import ENVIRONMENTS_DIR, apply_ops, program_values, raw_environment
 from tools.plan.__main__ import main as plan_main
 from tools.plan.runner import PROJECT_DIR
 from tools.rollout.__main__ import main
@@ -205,6 +205,9 @@ class FakeCluster:
 
     def members_ready(self):
         return {f"prod-{r.name}": f"prod-{r.name}" not in self.not_ready for r in self.env.regions}
+
+    def indexed_clusters(self):
+        return {f"prod-{r.name}": f"pedia prod-{r.name}" not in self.not_ready for r in self.env.regions}
 
 
 def gateway_ok(url: str, headers: Mapping[str, str]):
@@ -436,7 +439,8 @@ def test_an_unhealthy_wave_stops_after_the_health_deadline(project):
     assert ws.calls == [("prod.use1", "preview"), ("prod.use1", "up")]
     # llama-3-1-70b-rag is disaggregated: the canary waits for it as the LLMInferenceService it is.
     assert "not ready use1 models (LLMInferenceService): not Ready: llama-3-1-70b-rag (0/1 Ready)" in run.out
-    assert "FAIL gate health: 1 of 6 checks not passed: use1 models (LLMInferenceService)" in run.out
+    # Six checks of use1's own (pools, models, gateway) and the search index on it (the federation host).
+    assert "FAIL gate health: 1 of 7 checks not passed: use1 models (LLMInferenceService)" in run.out
     assert sum(run.clock.slept) == 30 * 60  # healthTimeoutMinutes, polled, not slept through at once
     assert len(run.clock.slept) > 1
 
@@ -782,6 +786,35 @@ def test_a_wave_whose_waits_cannot_complete_stops_at_its_bring_up_gate(project):
         "FAIL gate bring-up: 1 precondition(s) missing: prod.usw2: gate health: usw2 gateway needs a DNS record"
         in " ".join(run.out.split())
     )
+
+
+def test_the_hosts_wave_waits_for_its_own_search_index_read_on_the_host(project):
+    """prod: Clusterpedia on the federation host (use1) indexes use1 itself, a PediaCluster use1's own stack creates:
+    the canary's gate waits for it Ready, asking use1's cluster; a wave creating no PediaCluster does not wait."""
+    env = prod_spec()
+    assert (env.federation.host, env.federation.search.members) == ("use1", ["use1"])
+    ws = FakeWorkspace(prod_outputs(env))
+    cluster = FakeCluster(env, not_ready={"pedia prod-use1"})
+    run = roll(project, [], workspace=ws, cluster=cluster)
+    assert run.code == 1
+    assert ws.calls == [("prod.use1", "preview"), ("prod.use1", "up")]
+    assert "not ready search index: not Ready on prod-use1: prod-use1 (0/1)" in " ".join(run.out.split())
+    assert set(cluster.asked) == {"kubeconfig-use1", "kubeconfig-karmada"}  # the host joins Karmada in its wave
+
+
+def test_the_global_wave_waits_for_the_search_index_of_each_member_it_adds_read_on_the_host(project):
+    """Indexing every member: the global stack creates the other members' PediaClusters on the host; its gate reads
+    them from the host's cluster, through the host stack's kubeconfig."""
+    from tests.test_search import search_everywhere
+
+    env = load_environment(program_values(search_everywhere()))
+    ws = FakeWorkspace(prod_outputs(env))
+    cluster = FakeCluster(env, not_ready={"pedia prod-usc1"})
+    run = roll(project, [], workspace=ws, env=env, cluster=cluster)
+    assert run.code == 1
+    assert ws.calls[-2:] == [("prod.global", "preview"), ("prod.global", "up")]
+    assert "not ready search index: not Ready on prod-use1: prod-usc1 (1/2)" in " ".join(run.out.split())
+    assert state_of(project).waves_done == ["canary", "aws", "gcp"]
 
 
 def test_the_global_wave_waits_for_every_member_to_be_ready_in_karmada(project):

@@ -18,6 +18,7 @@ from tools.rollout.health import (
     federated_models_check,
     gateway_checks,
     region_checks,
+    search_checks,
     wait_healthy,
 )
 
@@ -162,6 +163,60 @@ def test_kubernetes_probe_reads_node_and_kserve_conditions():
         ("serving.kserve.io", "v1beta1", "inferenceservices"),
         ("serving.kserve.io", "v1alpha2", "llminferenceservices"),
     ]
+
+
+def test_kubernetes_probe_reads_karmada_clusters_and_pediaclusters_ready_conditions():
+    """Both are cluster-scoped: Karmada's Cluster (cluster.karmada.io/v1alpha1) and Clusterpedia v0.9.0's
+    PediaCluster (cluster.clusterpedia.io/v1alpha2, types.go L11: Ready), each Ready only with status "True"."""
+
+    def cluster(name, conditions):
+        return {"metadata": {"name": name}, "status": {"conditions": conditions}}
+
+    asked = []
+
+    def custom(group, version, plural):
+        asked.append((group, version, plural))
+        return {
+            "items": [
+                cluster("a", [{"type": "Ready", "status": "True"}]),
+                cluster("b", [{"type": "SynchroRunning", "status": "True"}, {"type": "Ready", "status": "False"}]),
+                cluster("c", []),
+            ]
+        }
+
+    probe = KubernetesProbe.__new__(KubernetesProbe)
+    probe._custom = SimpleNamespace(list_cluster_custom_object=custom)
+    assert probe.members_ready() == probe.indexed_clusters() == {"a": True, "b": False, "c": False}
+    assert asked == [
+        ("cluster.karmada.io", "v1alpha1", "clusters"),
+        ("cluster.clusterpedia.io", "v1alpha2", "pediaclusters"),
+    ]
+
+
+def test_the_search_gate_waits_for_every_pediacluster_the_wave_created():
+    class Host:
+        def __init__(self):
+            self.polls = 0
+
+        def indexed_clusters(self):
+            self.polls += 1
+            return {"prod-use1": True, "prod-usw2": self.polls > 2, "prod-other": False}
+
+    host = Host()
+    (check,) = search_checks(
+        host_region="use1", host_cluster="prod-use1", members=["prod-use1", "prod-usw2"], host=lambda: host
+    )
+    assert check.target == Target("search", "use1", names=("prod-use1", "prod-usw2"))
+    assert check.waits_for == "PediaCluster Ready=True on prod-use1: prod-use1, prod-usw2"
+    clock = Clock()
+    results = wait_healthy([check], timeout_seconds=600, clock=clock, sleep=clock.sleep)
+    assert results == [CheckResult("search index", True, "2/2 PediaClusters Ready on prod-use1")]
+    assert (host.polls, clock.sleeps) == (3, 2)
+    never = search_checks(host_region="use1", host_cluster="prod-use1", members=["prod-usc1"], host=lambda: host)
+    assert wait_healthy(never, timeout_seconds=0, clock=clock, sleep=clock.sleep) == [
+        CheckResult("search index", False, "not Ready on prod-use1: prod-usc1 (0/1)")
+    ]
+    assert search_checks(host_region="use1", host_cluster="prod-use1", members=[], host=pytest.fail) == []
 
 
 def test_a_disaggregated_model_serves_when_its_workloads_and_picker_are_ready():

@@ -127,8 +127,9 @@ CLUSTERPEDIA_MEMBER_HEALTHY = _fact(
     "InitialFailed) and ClusterHealthy=Unknown (MonitorStop), so Ready=False, retried forever (after 2, 4, 8, 15 and "
     "15 s, then every 1 to 2 min): an endpoint opened late is picked up within about two minutes. Once running, its "
     "monitor asks /readyz (else /healthz) every 5 s (jittered) with a 5 s timeout; a member lost then shows "
-    "ClusterHealthy=False (NotReachable) and its synchros stop until it answers. Nothing in the rollout waits for "
-    "a PediaCluster. So a member other than the host must admit the host's NAT egress on its public endpoint (EKS "
+    "ClusterHealthy=False (NotReachable) and its synchros stop until it answers. Ready is True only while "
+    "Validated, SynchroRunning and ClusterHealthy all are; the rollout's gate waits for each PediaCluster its wave "
+    "created to be Ready, read on the host. So a member other than the host must admit the host's NAT egress on its public endpoint (EKS "
     "publicAccessCidrs, GKE master authorized networks); the host indexes itself by its in-cluster API.",
     "clusterpedia-io/clusterpedia@v0.9.0: pkg/synchromanager/clustersynchro/cluster_synchro.go L84-L124 (New: the "
     "discovery manager and the checker are the PediaCluster's config), pkg/runtime/discovery/dynamic_discovery.go "

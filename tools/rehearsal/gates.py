@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from components.catalog.charts import CLUSTERPEDIA_VERSION
 from components.domain.waves import Wave
 from components.k8s.names import cluster_name
 from tools.rehearsal.report import Check, Limit
@@ -28,6 +29,7 @@ HEALTH_SECONDS = 60.0  # the rollout polls for healthTimeoutMinutes; kwok pods a
 POLL_SECONDS = 3.0
 DATA_PLANE = "gateway"  # what tools/rollout/health.py's gateway and models checks wait for (their Target)
 MODELS = "serving"
+SEARCH = "search"
 
 
 def _no_data_plane(url: str, _headers: Mapping[str, str], **_tls: Any) -> tuple[int, Any]:
@@ -77,6 +79,20 @@ def run_gates(rehearsal: Rehearsal, wave: Wave) -> None:
                     stack,
                 )
             )
+        for check in (c for c in checks if _waits_for(c, SEARCH)):
+            rehearsal.limit(
+                Limit(
+                    f"health: {check.name}",
+                    "gate",
+                    "the rehearsal runs no Clusterpedia (the module proxy refuses github.com/clusterpedia-io/"
+                    f"clusterpedia@{CLUSTERPEDIA_VERSION}; its pods run no program), so nothing sets a PediaCluster's "
+                    f"conditions: it cannot {check.waits_for}",
+                    "each PediaCluster created on the host (the apply of its wave), and its member's endpoint against "
+                    "the host's egress (make plan's bring-up check, search reach)",
+                    wave.name,
+                    stack,
+                )
+            )
         knative = [c for c in checks if _waits_for(c, MODELS) and _knative(rehearsal, c)]
         for check in knative:
             rehearsal.limit(knative_limit(f"health: {check.name}", "gate", wave, stack, None))
@@ -94,7 +110,13 @@ def run_gates(rehearsal: Rehearsal, wave: Wave) -> None:
                     stack,
                 )
             )
-        polled = [c for c in checks if not _waits_for(c, DATA_PLANE) and not (_waits_for(c, MODELS) and controllers)]
+        polled = [
+            c
+            for c in checks
+            if not _waits_for(c, DATA_PLANE)
+            and not _waits_for(c, SEARCH)
+            and not (_waits_for(c, MODELS) and controllers)
+        ]
         started = time.monotonic()
         results = wait_healthy(polled, timeout_seconds=HEALTH_SECONDS, clock=time.monotonic, sleep=_every(POLL_SECONDS))
         for check, result in zip(polled, results, strict=True):

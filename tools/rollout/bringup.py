@@ -34,6 +34,7 @@ from components.domain.waves import rollout_waves
 from components.federation.certificates import AGENT_USER_PREFIX
 from components.federation.control_plane import EXTERNAL_SERVICE, INTERNAL_ENDPOINT, karmada_name
 from components.federation.member import EXECUTION_NAMESPACE_PREFIX, IN_CLUSTER_API
+from components.federation.search_index import SYNCHRO_MANAGER
 from components.k8s.names import ENVOY_GATEWAY_NAMESPACE, cluster_name
 from platform_catalog.names import KARMADA_CLUSTER_NAMESPACE, SERVING_NAMESPACE
 from tools.conformance import BUILTIN_GROUPS
@@ -819,6 +820,8 @@ class _StackCheck:
             elif target.what == "members":
                 for member in target.names:
                     self._gate_member(waiter, wave, member)
+            elif target.what == "search":
+                self._gate_search(waiter, wave, target)
 
     def _unreached_gateways(self, waited: set[str | None]) -> None:
         """A gateway the gate's runner cannot reach is not waited for (the gate would never pass): say so."""
@@ -954,6 +957,21 @@ class _StackCheck:
                 f"Secret cert-manager/{ca}, the CA key pair of {ref.get('name')}",
                 keys,
                 facts.CERT_MANAGER_ISSUES_INTO_A_SECRET,
+            )
+
+    def _gate_search(self, waiter: str, wave: int, target: Target) -> None:
+        """CLUSTERPEDIA_MEMBER_HEALTHY: each PediaCluster on the host, and the synchro manager that makes it Ready."""
+        world = self.world
+        assert target.region is not None
+        host = cluster_name(world.env_name, world.env.region(target.region))
+        managers = [p for p in world.objects("Deployment", cluster=host) if _named(p, SYNCHRO_MANAGER)]
+        self.need_by_end_of(
+            wave, waiter, f"Clusterpedia's {SYNCHRO_MANAGER} on {host}", managers, facts.CLUSTERPEDIA_MEMBER_HEALTHY
+        )
+        for member in target.names:
+            found = [p for p in world.objects("PediaCluster", cluster=host) if _named(p, member)]
+            self.need_by_end_of(
+                wave, waiter, f"PediaCluster {member} on {host}", found, facts.CLUSTERPEDIA_MEMBER_HEALTHY
             )
 
     def _gate_member(self, waiter: str, wave: int, member: str) -> None:

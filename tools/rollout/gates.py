@@ -10,6 +10,7 @@ from typing import Any
 from components.config.environment import EnvironmentSpec
 from components.config.model_catalog import read_model_catalog
 from components.config.stacks import GLOBAL, StackSlice, region_stack_name
+from components.domain.federation_members import search_members
 from components.domain.stack_split import environment_stacks
 from components.federation.placement import federated_models, member_regions
 from components.k8s.names import cluster_name
@@ -26,6 +27,7 @@ from tools.rollout.health import (
     federation_checks,
     gateway_checks,
     region_checks,
+    search_checks,
 )
 from tools.rollout.loadtest import Sample, run_load_test
 from tools.rollout.reach import location_of, reaches_gateway
@@ -54,6 +56,32 @@ def stack_health(
         if kubeconfig is None:
             raise ProbeError("no karmadaKubeconfig output in the federation host's stack")
         return cluster_probe(kubeconfig)
+
+    def indexed_in(slice_: StackSlice) -> list[str]:
+        """The PediaClusters a stack creates on the host (stacks/search.py): the host's own in the host's stack,
+        every other member's in the global stack; all of them in one stack."""
+        indexed = [r.name for r in search_members(env)]
+        if slice_.kind == "region":
+            indexed = [r for r in indexed if r == host == slice_.region]
+        elif slice_.kind == "global":
+            indexed = [r for r in indexed if r != host]
+        return [cluster_name(env_name, env.region(r)) for r in indexed]
+
+    def search(slice_: StackSlice, outputs: Mapping[str, Any]) -> list[Check]:
+        members = indexed_in(slice_)
+        if host is None or not members:
+            return []
+        host_cluster = cluster_name(env_name, env.region(host))
+        host_outputs = outputs_of(region_stack_name(env_name, host)) if slice_.kind == "global" else outputs
+
+        def probe() -> ClusterProbe:
+            kubeconfigs = host_outputs.get("kubeconfigs")
+            kubeconfig = kubeconfigs.get(host) if isinstance(kubeconfigs, Mapping) else None
+            if kubeconfig is None:
+                raise ProbeError(f"no kubeconfig for the federation host {host} in its stack's kubeconfigs output")
+            return cluster_probe(kubeconfig)
+
+        return search_checks(host_region=host, host_cluster=host_cluster, members=members, host=probe)
 
     def checks(stack: str, outputs: Mapping[str, Any]) -> list[Check]:
         @functools.cache
@@ -92,7 +120,7 @@ def stack_health(
                         http_get=trusting_get,
                         federated=True,
                     )
-            return found
+            return found + search(slices[stack], outputs)
 
         gateways = outputs.get("gateways") or {}
 
@@ -126,7 +154,7 @@ def stack_health(
         ):
             host_cluster = cluster_name(env_name, env.region(host))
             found += federation_checks(members=[host_cluster], karmada=karmada, name="karmada host member")
-        return found
+        return found + search(slices[stack], outputs)
 
     return checks
 

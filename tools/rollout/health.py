@@ -1,6 +1,6 @@
 """Is a deployed wave serving? GPU pools' nodes Ready, every model the wave created ready as the kind it is served
-as (an InferenceService Ready; an LLMInferenceService's workloads and picker ready: READY_CONDITIONS), the gateway listing those models for a tenant key, and Karmada's
-members Ready, polled until they pass or the deadline.
+as (an InferenceService Ready; an LLMInferenceService's workloads and picker ready: READY_CONDITIONS), the gateway listing those models for a tenant key, Karmada's
+members Ready, and the search index's PediaClusters Ready, polled until they pass or the deadline.
 
 A gate waits only for what its own or an earlier wave creates: a region wave for the models its stack deploys, the
 global wave for the federated models Karmada propagates (and every member joined); the host's own membership in
@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 from urllib.parse import urlparse
 
+from components.federation.manifests import CLUSTER_API as KARMADA_CLUSTER_API
+from components.federation.search import PEDIA_CLUSTER_API
 from components.k8s.topology import pool_selector
 from components.serving import llm_inference_service as llmisvc
 from components.serving.deployment import ISVC_API_VERSION, model_placements
@@ -79,6 +81,11 @@ class ClusterProbe(Protocol):
         """Karmada's API: member cluster name -> its `Cluster` has condition Ready=True."""
         ...
 
+    def indexed_clusters(self) -> Mapping[str, bool]:
+        """The federation host: PediaCluster name -> condition Ready=True (Clusterpedia's Validated, SynchroRunning
+        and ClusterHealthy all True)."""
+        ...
+
 
 # (url, headers) -> (status, JSON body or None); `requests_get` also takes `ca_pem`, the CA its TLS must verify against.
 HttpGet = Callable[..., tuple[int, Any]]
@@ -88,10 +95,10 @@ HttpGet = Callable[..., tuple[int, Any]]
 class Target:
     """What a check waits for, as the bring-up check (tools/rollout/bringup.py) reads it."""
 
-    what: Literal["pool", "serving", "gateway", "members"]
+    what: Literal["pool", "serving", "gateway", "members", "search"]
     region: str | None = None  # whose cluster or gateway; None: the Karmada API
     kind: str | None = None  # serving: the object's kind
-    names: tuple[str, ...] = ()  # serving: the objects; members: the Clusters
+    names: tuple[str, ...] = ()  # serving: the objects; members: the Clusters; search: the PediaClusters
     hostname: str | None = None  # gateway
 
 
@@ -223,6 +230,36 @@ def federation_checks(
     ]
 
 
+def search_checks(
+    *, host_region: str, host_cluster: str, members: list[str], host: Callable[[], ClusterProbe]
+) -> list[Check]:
+    """The search index on the federation host indexing `members` (the PediaClusters the wave created): each one
+    Ready (catalog.bringup CLUSTERPEDIA_MEMBER_HEALTHY: one the host's synchro manager cannot reach stays Ready=False,
+    retried, and nothing else would say so)."""
+    if not members:
+        return []
+    probe = _Once(host)
+
+    def run() -> tuple[bool, str]:
+        ready = probe().indexed_clusters()
+        waiting = [m for m in members if not ready.get(m)]
+        if waiting:
+            return (
+                False,
+                f"not Ready on {host_cluster}: {', '.join(waiting)} ({len(members) - len(waiting)}/{len(members)})",
+            )
+        return True, f"{len(members)}/{len(members)} PediaClusters Ready on {host_cluster}"
+
+    return [
+        Check(
+            "search index",
+            f"PediaCluster Ready=True on {host_cluster}: {', '.join(members)}",
+            run,
+            Target("search", host_region, names=tuple(members)),
+        )
+    ]
+
+
 class _Once:
     """The cluster client, made on first use and kept."""
 
@@ -341,9 +378,15 @@ class KubernetesProbe:
         }
 
     def members_ready(self) -> Mapping[str, bool]:
-        listed = self._ask(
-            lambda: self._custom.list_cluster_custom_object("cluster.karmada.io", "v1alpha1", "clusters")
-        )
+        return self._ready_by_name(KARMADA_CLUSTER_API, "clusters")
+
+    def indexed_clusters(self) -> Mapping[str, bool]:
+        return self._ready_by_name(PEDIA_CLUSTER_API, "pediaclusters")
+
+    def _ready_by_name(self, api_version: str, plural: str) -> Mapping[str, bool]:
+        """A cluster-scoped kind's objects: name -> its condition Ready is True."""
+        group, _, version = api_version.partition("/")
+        listed = self._ask(lambda: self._custom.list_cluster_custom_object(group, version, plural))
         return {
             item["metadata"]["name"]: any(
                 c.get("type") == "Ready" and c.get("status") == "True"
