@@ -3,7 +3,7 @@ tenants' budgets and classes, the providers offered there."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -28,6 +28,7 @@ def inference_gateway_args(
     serving_namespace: k8s.core.v1.Namespace,
     inference_pool_crds: pulumi.Resource,
     api_keys: Mapping[str, pulumi.Output[str]],
+    cert_manager: Sequence[pulumi.Resource],
 ) -> InferenceGatewayArgs:
     hostname = gateway_hostname(env, region)
     routes = specs.route_specs(env, region, hostname)
@@ -53,4 +54,5 @@ def inference_gateway_args(
         objectives=objectives_context(env, region),
         external_providers=[p for p in env.gateway.external_providers if p.offered_in(region.name)],
         api_keys=api_keys,
+        cert_manager=cert_manager,
     )

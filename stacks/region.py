@@ -125,6 +125,7 @@ class RegionalPlatform(pulumi.ComponentResource):
                     serving_namespace=self.model_storage.serving.namespace,
                     inference_pool_crds=serving.kserve.inference_pool_crds,
                     api_keys=args.api_keys,
+                    cert_manager=serving.cert_manager,
                 ),
                 opts=pulumi.ResourceOptions(parent=self),
             )

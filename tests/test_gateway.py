@@ -494,6 +494,7 @@ def _gateway_plan(raw: dict):
                 serving_namespace=serving,
                 inference_pool_crds=pool_crds,
                 api_keys=keys,
+                cert_manager=[],
             ),
         )
 

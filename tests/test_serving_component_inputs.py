@@ -245,6 +245,7 @@ def _gateway_args(**fields: Any) -> dict[str, Any]:
         "objectives": {},
         "external_providers": [ExternalProviderSpec.model_validate({**OPENAI, "apiKey": "sk-test"})],
         "api_keys": {},
+        "cert_manager": [],  # the team's cluster runs cert-manager already
     }
     return args | fields
 

@@ -29,6 +29,7 @@ from components.catalog.upstream import (
     AI_GATEWAY_PICKER_FAIL_CLOSED,
     AI_GATEWAY_PRIORITY_FALLBACK,
     AI_GATEWAY_REPLAYS_THE_CLIENT_BODY_TO_POOLS,
+    AI_GATEWAY_WEBHOOK_CERTIFICATE,
     ALLUXIO_READ_BUFFERS,
     ALLUXIO_S3_READS_WITH_WEB_IDENTITY,
     AUTOSCALER_ADDS_NODES_ONLY_FOR_PENDING_PODS,
@@ -764,6 +765,20 @@ def test_the_gateway_pair_is_the_one_read(env_plan):
         manager = releases[cluster]["envoy-gateway"].inputs["values"]["config"]["envoyGateway"]["extensionManager"]
         # hooks both versions' extension protocol has
         assert manager["hooks"]["xdsTranslator"]["post"] == ["Translation", "Cluster", "Route"]
+
+
+def test_the_ai_gateway_webhook_certificate_is_cert_managers_installed_first(env_plan):
+    """Every AI Gateway release asks cert-manager for its webhook's certificate (renewed, not the chart's one-year
+    one) and waits for the cluster's cert-manager release, whose CRDs and webhook admit the Certificate and Issuer
+    the chart then renders."""
+    assert AI_GATEWAY_WEBHOOK_CERTIFICATE.name in FACTS
+    releases = _cluster_releases(env_plan)
+    gateways = {c: mine["ai-gateway"] for c, mine in releases.items() if "ai-gateway" in mine}
+    assert sorted(gateways) == SERVING_CLUSTERS[env_plan.environment]
+    webhooks = [r.inputs["values"]["controller"]["mutatingWebhook"] for r in gateways.values()]
+    assert webhooks == [{"certManager": {"enable": True}}] * len(gateways)
+    waits = [releases[c]["cert-manager"].urn in r.options["dependsOn"] for c, r in gateways.items()]
+    assert waits == [True] * len(gateways)
 
 
 # --- vLLM: loading weights and sizing memory -------------------------------------------------------------------

@@ -113,6 +113,10 @@ def ai_gateway_values() -> dict[str, Any]:
             # v1.1.0), so with it down no Envoy pod of the Gateway can be created.
             "replicaCount": 2,
             "podDisruptionBudget": {"enabled": True},
+            # Its certificate from cert-manager, renewed before it expires (catalog fact
+            # ai-gateway-webhook-certificate-lasts-a-year-unless-cert-manager-renews-it): the chart's own is made
+            # once, for 365 days, and reused on every upgrade.
+            "mutatingWebhook": {"certManager": {"enable": True}},
             "resources": {
                 "requests": {"cpu": "100m", "memory": "256Mi"},
                 "limits": {"cpu": "1", "memory": "1Gi"},
@@ -187,6 +191,9 @@ class InferenceGatewayArgs:
     objectives: Mapping[str, Mapping[str, str]]
     external_providers: Sequence[ExternalProviderSpec]  # those offered here
     api_keys: Mapping[str, pulumi.Output[str]]  # tenant -> secret key (gateway.auth apiKey)
+    # cert-manager's release (CRDs, webhook, cainjector), which issues and renews the AI Gateway's webhook
+    # certificate; empty where the cluster already runs cert-manager.
+    cert_manager: Sequence[pulumi.Resource]
 
     def __post_init__(self) -> None:
         """A hostname, the cluster's cloud, a webhook source, stand-ins among the placed models, each provider with its
@@ -358,7 +365,7 @@ class InferenceGateway(pulumi.ComponentResource):
             aigw_ns,
             ai_gateway_values(),
             parent=self,
-            depends_on=[ai_crds, envoy_gateway],
+            depends_on=[ai_crds, envoy_gateway, *args.cert_manager],
         )
         return _Installed(
             eg_ns=eg_ns,

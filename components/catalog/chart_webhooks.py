@@ -104,8 +104,11 @@ CHART_WEBHOOKS: dict[str, tuple[ChartWebhook, ...]] = {
 # Kinds a chart's own templates create with our values, which another release's webhook admits: Helm creates them
 # once, unretried, so that release's webhook must serve before this release installs.
 # kserve/kserve@v0.20.0:charts/kserve-runtime-configs (llmisvcConfigs.enabled, components/addons/kserve.py).
+# envoyproxy/ai-gateway@v1.1.0:manifests/charts/ai-gateway-helm/templates/admission_webhook.yaml L40-61
+# (controller.mutatingWebhook.certManager.enable, components/addons/inference_gateway.py).
 CHART_CREATES: dict[str, frozenset[GroupKind]] = {
     "kserve-runtime-configs": frozenset({(_KSERVE, "LLMInferenceServiceConfig")}),
+    "ai-gateway-helm": frozenset({("cert-manager.io", "Certificate"), ("cert-manager.io", "Issuer")}),
 }
 
 

@@ -542,6 +542,21 @@ AI_GATEWAY_ENVOY_GATEWAY_PAIR = _fact(
     "_vars.json; envoyproxy/gateway@v1.8.1..v1.9.0:proto/extension/context.proto (diff), service.proto",
 )
 
+AI_GATEWAY_WEBHOOK_CERTIFICATE = _fact(
+    "ai-gateway-webhook-certificate-lasts-a-year-unless-cert-manager-renews-it",
+    "ai-gateway-helm v1.1.0's pod mutator (failurePolicy Fail, on every pod Envoy Gateway manages: the Gateway's "
+    "proxies and rate limiter) serves a certificate the chart makes itself by default: generated once, valid 365 "
+    "days, and reused on every later install or upgrade (a Secret already there is looked up, not renewed); the "
+    "controller only copies the Secret's CA into the webhook at start. A year after the first install the API "
+    "server's calls fail TLS and no Envoy pod can be created. With `controller.mutatingWebhook.certManager.enable` "
+    "the chart renders a cert-manager Issuer (selfSigned) and Certificate into the same Secret instead, with "
+    "`cert-manager.io/inject-ca-from` on the webhook, so cert-manager renews it and its cainjector keeps the CA; the "
+    "controller's webhook server (controller-runtime, CertDir) reloads the renewed files.",
+    "envoyproxy/ai-gateway@v1.1.0:manifests/charts/ai-gateway-helm/templates/admission_webhook.yaml L8-11, L38, "
+    "L40-61 (certManager), L66-L84 (lookup, genCA 3650, genSignedCert 365); values.yaml L234-256; "
+    "cmd/controller/main.go L439-L442 (webhook.NewServer CertDir), L457, L521-L549 (maybePatchAdmissionWebhook)",
+)
+
 KSERVE_LLM_WORKLOAD_LABELS = _fact(
     "kserve-llm-workload-labels",
     "KServe v0.20.0's controller labels an LLMInferenceService's decode pods app.kubernetes.io/component="
