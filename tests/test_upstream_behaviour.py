@@ -117,6 +117,7 @@ from components.catalog.upstream import (
     SEMANTIC_ROUTER_CACHE_KEYS_THE_LAST_USER_MESSAGE,
     SOCI_PARALLEL_PULL_IS_NOT_LAZY,
     TLS_PROVIDER_HAS_NO_NAME_CONSTRAINTS,
+    VLLM_ABORTS_IN_FLIGHT_REQUESTS_AT_SIGTERM,
     VLLM_BENCH_SERVE_METRICS,
     VLLM_DEFAULT_ATTENTION_BACKEND,
     VLLM_IMAGE_TAG,
@@ -819,6 +820,30 @@ def test_every_vllm_server_streams_its_weights_once_per_node(env_plan):
             multi_gpu.add(key[1])
     # the 70B at TP 4 (H100) or 2 (H200), and both pools of its P/D variant, each read once per node
     assert multi_gpu == (set() if env_plan.environment == "dev" else {"llama-3-1-70b", "llama-3-1-70b-rag"})
+
+
+def test_every_model_server_drains_the_requests_it_holds_for_the_gateways_request_timeout(env_plan):
+    """vLLM's default aborts what it serves at SIGTERM: each server drains for the gateway's request timeout and its
+    pod gets that and the exit margin before SIGKILL. KServe computes an LLMInferenceService's flag from the pod's
+    grace itself (config_merge.go shutdownTimeout: grace - preStop 15 - min(5, grace)), so it is checked as KServe
+    derives it; a Triton server gets the grace too."""
+    assert VLLM_ABORTS_IN_FLIGHT_REQUESTS_AT_SIGTERM.name in FACTS
+    timeout = env_plan.spec.gateway.request_timeout_seconds
+    assert timeout == {"dev": 600, "prod": 900}[env_plan.environment]
+    drains = {}
+    for key, (argv, pod) in _vllm_servers(env_plan).items():
+        grace = pod["terminationGracePeriodSeconds"]
+        if key[2] == "aggregated":
+            drains[key] = (int(_flag(argv, "shutdown-timeout")), grace - 5)
+        else:
+            assert _flag(argv, "shutdown-timeout") is None, key  # KServe's preset passes it
+            drains[key] = (max(0, grace - 15 - min(5, grace)), grace - 20)
+    assert drains and set(drains.values()) == {(timeout, timeout)}
+    graces = {
+        name: isvc["spec"]["predictor"].get("terminationGracePeriodSeconds")
+        for (_, name), isvc in cluster_objects(env_plan, "InferenceService").items()
+    }
+    assert set(graces.values()) == {timeout + 5}
 
 
 def test_engines_on_a_time_sliced_gpu_are_given_their_kv_cache(env_plan):

@@ -557,6 +557,23 @@ AI_GATEWAY_WEBHOOK_CERTIFICATE = _fact(
     "cmd/controller/main.go L439-L442 (webhook.NewServer CertDir), L457, L521-L549 (maybePatchAdmissionWebhook)",
 )
 
+VLLM_ABORTS_IN_FLIGHT_REQUESTS_AT_SIGTERM = _fact(
+    "vllm-aborts-in-flight-requests-at-sigterm",
+    "vLLM v0.33.0's OpenAI server, sent SIGTERM, stops its engine in the mode `--shutdown-timeout` sets: 0 (the "
+    "default) aborts every request in flight at once (streams end, a non-streamed answer is lost); N > 0 drains "
+    "them for up to N seconds before it exits. The kubelet sends SIGTERM at every scale-down, rollout and drain, "
+    "and SIGKILL terminationGracePeriodSeconds later (30 s by default). So an InferenceService's vLLM gets "
+    "--shutdown-timeout = the gateway's request timeout and its pod that and 5 s to exit; KServe v0.20.0's "
+    "LLMInferenceService presets pass --shutdown-timeout = grace - preStop (their 15 s sleep) - min(5, grace), so "
+    "its pods get the drain and 20 s.",
+    "vllm==0.33.0 wheel: vllm/entrypoints/launchers/launcher.py L255-L280 (SIGTERM -> engine_client.shutdown("
+    "timeout=shutdown_timeout), mode abort when 0), vllm/v1/engine/core.py L1703-L1737 (abort: finish_requests "
+    "FINISHED_ABORTED; else drain), vllm/engine/arg_utils.py L862, L1941-L1945 (default 0: '0 = abort, >0 = wait'); "
+    "conformance/upstream/vllm/v0.33.0/generated-vllm-serve-args.json (shutdown_timeout); kserve/kserve@v0.20.0:"
+    "charts/kserve-runtime-configs/files/llmisvcconfigs/resources.yaml L147-L151, L184-L188 (preStop sleep 15), "
+    "L299; pkg/controller/v1alpha2/llmisvc/config_merge.go L684-L705 (shutdownTimeout)",
+)
+
 KSERVE_LLM_WORKLOAD_LABELS = _fact(
     "kserve-llm-workload-labels",
     "KServe v0.20.0's controller labels an LLMInferenceService's decode pods app.kubernetes.io/component="

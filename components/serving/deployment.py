@@ -114,6 +114,9 @@ QUEUE_ANSWER_MARGIN_SECONDS = 5
 # short against a cold start (minutes) no client should hang on. Then it answers 503 and the gateway adds
 # Retry-After (gateway_specs.RETRY_AFTER_SECONDS); the request it held has already woken the model.
 WAKE_HOLD_SECONDS = 10
+# A stopping model server's time to exit once it has drained (KServe's vLLM presets: min(5, grace);
+# kserve/kserve@v0.20.0:pkg/controller/v1alpha2/llmisvc/config_merge.go L684-L705).
+EXIT_MARGIN_SECONDS = 5
 
 Autoscaler = Literal["keda", "fixed", "knative"]
 
@@ -150,6 +153,15 @@ class ModelPlacement:
     request_classes: tuple[PriorityClass, ...]
     # Longest a request may wait at the gateway at all: queue_wait_seconds(gateway).
     gateway_wait_seconds: int
+    # Longest a request may still run when its server is told to stop (the gateway's request timeout): what the
+    # engine drains for before it exits (upstream.VLLM_ABORTS_IN_FLIGHT_REQUESTS_AT_SIGTERM).
+    drain_seconds: int
+
+    @property
+    def termination_grace_seconds(self) -> int:
+        """The pod's terminationGracePeriodSeconds: the drain and KServe's own margin for the process to exit (its
+        vLLM presets pass --shutdown-timeout = the grace less min(5, grace))."""
+        return self.drain_seconds + EXIT_MARGIN_SECONDS
 
     @property
     def name(self) -> str:
@@ -251,6 +263,7 @@ def model_placement(env: EnvironmentSpec, model: ModelSpec, placement: Placement
         mode_decision=decision,
         request_classes=request_classes(env, model) if disaggregation is None else (),
         gateway_wait_seconds=queue_wait_seconds(env.gateway),
+        drain_seconds=env.gateway.request_timeout_seconds,
     )
 
 
@@ -310,7 +323,9 @@ def pod_resources(p: ModelPlacement) -> dict[str, dict[str, Any]]:
 def _engine_args(p: ModelPlacement, model_dir: str) -> list[str]:
     if p.model.runtime == "vllm":
         fit = p.fit
-        return vllm_args(p.model, fit.slot, fit.request, fit.sizing, model_dir, p.host.streamer_buffer_bytes)
+        return vllm_args(
+            p.model, fit.slot, fit.request, fit.sizing, model_dir, p.host.streamer_buffer_bytes, p.drain_seconds
+        )
     return triton_args(p.model)
 
 
@@ -398,6 +413,7 @@ def inference_service_manifest(p: ModelPlacement, storage_uri: str) -> dict[str,
         "annotations": annotations,
         **_pod_placement(p),
         "securityContext": MODEL_POD_SECURITY,
+        "terminationGracePeriodSeconds": p.termination_grace_seconds,
         "model": container,
     }
     if placement.max_replicas > 1:

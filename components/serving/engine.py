@@ -72,12 +72,16 @@ def vllm_args(
     sizing: Sizing,
     model_dir: str,
     streamer_memory_bytes: int,
+    drain_seconds: int,
 ) -> list[str]:
-    """The vLLM OpenAI server's flags for `model` on `slot`; `model_dir` is /mnt/models or the bucket URI."""
+    """The vLLM OpenAI server's flags for `model` on `slot`; `model_dir` is /mnt/models or the bucket URI. Stopped,
+    it finishes the requests it holds for up to `drain_seconds` (its default, 0, aborts them:
+    upstream.VLLM_ABORTS_IN_FLIGHT_REQUESTS_AT_SIGTERM); KServe's LLMInferenceService sets the flag itself."""
     return [
         f"--served-model-name={model.name}",
         f"--model={model_dir}",
         *vllm_engine_args(model, slot, request, sizing, model_dir, streamer_memory_bytes),
+        f"--shutdown-timeout={drain_seconds}",
         *override_args(model.engine_args),
     ]
 

@@ -65,6 +65,9 @@ POOL_TARGET_PORT = 8000  # the InferencePool's target port: decode's routing sid
 DECODE_ENGINE_PORT = 8001  # vLLM behind decode's routing sidecar
 PICKER_GRPC_PORT = 9002
 CONTAINER = "main"
+# The presets' vLLM container sleeps this long in its preStop hook before SIGTERM (kserve/kserve@v0.20.0:charts/
+# kserve-runtime-configs/files/llmisvcconfigs/resources.yaml L184-L188), which KServe takes out of the drain.
+PRESET_PRE_STOP_SECONDS = 15
 # KServe's decode preset runs the llm-d routing sidecar with `resources: {}` (config-llm-decode-template.yaml at
 # v0.20.0): without requests equal to limits the GPU pod is not Guaranteed; we give the proxy a small fixed share.
 ROUTING_SIDECAR = "llm-d-routing-sidecar"
@@ -164,6 +167,9 @@ def _pod(
         "securityContext": MODEL_POD_SECURITY,
         "nodeSelector": pool_selector(p.label_domain, pool.name),
         "tolerations": gpu_tolerations(),
+        # KServe's preset passes vLLM --shutdown-timeout = this - its preStop's 15 s - 5 s: the drain
+        # (upstream.VLLM_ABORTS_IN_FLIGHT_REQUESTS_AT_SIGTERM).
+        "terminationGracePeriodSeconds": p.termination_grace_seconds + PRESET_PRE_STOP_SECONDS,
         "containers": [container],
     }
 
