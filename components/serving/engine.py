@@ -80,8 +80,8 @@ def vllm_args(
     return [
         f"--served-model-name={model.name}",
         f"--model={model_dir}",
-        *vllm_engine_args(model, slot, request, sizing, model_dir, streamer_memory_bytes),
         f"--shutdown-timeout={drain_seconds}",
+        *vllm_engine_args(model, slot, request, sizing, model_dir, streamer_memory_bytes),
         *override_args(model.engine_args),
     ]
 
