@@ -7,8 +7,10 @@ import json
 import pytest
 import yaml
 
-from components.catalog.chart_crds import CHART_CRDS, FILE_CRDS, installed_kinds
+from components.catalog.chart_crds import CHART_CRDS, CRD_UPGRADERS, FILE_CRDS, installed_kinds
 from components.catalog.charts import CHARTS
+from components.catalog.upstream import FACTS, HELM_NEVER_UPGRADES_A_CHARTS_CRDS_FOLDER
+from tools.plan.runner import PROJECT_DIR
 from tools.upstream_origins import CHART_CRDS as DERIVED
 from tools.vendor_upstream import VENDORED_DIR
 
@@ -85,3 +87,45 @@ def test_each_crd_file_defines_the_kind_the_catalog_says():
         (entry,) = [e for e in entries if (e["repo"], e["ref"], e["source"]) == (f"{owner}/{name}", tag, path)]
         (crd,) = yaml.safe_load_all((VENDORED_DIR / entry["path"]).read_text())
         assert (crd["spec"]["group"], crd["spec"]["names"]["kind"]) == (group, kind), url
+
+
+# --- upgrades: Helm never applies a chart's crds/ again (upstream.HELM_NEVER_UPGRADES_A_CHARTS_CRDS_FOLDER) ----------
+
+
+def test_every_chart_with_a_crds_folder_names_its_upgrader():
+    """The charts whose CRDs Helm installs from crds/ (rendered_by Chart.yaml in the files derived from them), named
+    by hand so that an empty table cannot pass, are those CRD_UPGRADERS classifies."""
+    from_crds_folder = sorted(
+        c for c in CHART_CRDS if any(d["rendered_by"] == "Chart.yaml" for d in _vendored(c)["crds"])
+    )
+    assert from_crds_folder == ["fluid", "gateway-helm", "kube-prometheus-stack"]
+    assert sorted(CRD_UPGRADERS) == from_crds_folder
+
+
+@pytest.mark.parametrize("chart", sorted(c for c, u in CRD_UPGRADERS.items() if u.gate is not None))
+def test_an_upgrader_gate_default_is_the_charts_own(chart):
+    values = yaml.safe_load((VENDORED_DIR / CHARTS[chart].upstream_values).read_text())
+    gate = CRD_UPGRADERS[chart].gate
+    current = values
+    for key in gate.path.split("."):
+        current = current[key]
+    assert current == gate.default
+
+
+@pytest.mark.plan
+def test_every_release_installing_crds_from_its_crds_folder_upgrades_them(env_plan):
+    """Each release of a chart with crds/ CRDs runs the chart's upgrade hook with our values; where the chart has
+    none (gateway-helm v1.9.0), the chart-bump recipe takes the step by hand, in these words."""
+    assert HELM_NEVER_UPGRADES_A_CHARTS_CRDS_FOLDER.name in FACTS
+    recipe = (PROJECT_DIR / "docs" / "recipes.md").read_text()
+    upgraded, by_hand = set(), set()
+    for release in env_plan.helm_releases():
+        chart = str(release.inputs["chart"]).rstrip("/").rsplit("/", 1)[-1]
+        upgrader = CRD_UPGRADERS.get(chart)
+        if upgrader is None or not installed_kinds(chart, release.inputs["values"]):
+            continue
+        if upgrader.gate is not None and upgrader.gate.holds(release.inputs["values"]):
+            upgraded.add(chart)
+        elif upgrader.manual and " ".join(upgrader.manual.split()) in " ".join(recipe.split()):
+            by_hand.add(chart)
+    assert (upgraded, by_hand) == ({"fluid", "kube-prometheus-stack"}, {"gateway-helm"})

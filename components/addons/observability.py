@@ -24,7 +24,7 @@ from components.addons.alerts import alert_groups
 from components.addons.dashboards import DASHBOARD_LABEL, dashboards
 from components.addons.scrape_targets import ObservedScope, scrape_targets
 from components.addons.showback import showback_dashboard
-from components.catalog.charts import CHARTS
+from components.catalog.charts import CHARTS, KUBE_PROMETHEUS_CRD_UPGRADE_IMAGES
 from components.config.observability import ObservabilitySpec
 from components.k8s import names
 from components.k8s.cluster import ClusterHandle
@@ -70,7 +70,16 @@ def stack_values(cluster_name: str, region_name: str, obs: ObservabilitySpec, pr
             }
         prometheus["remoteWrite"] = [target]
     values: dict[str, Any] = {
-        "crds": {"enabled": True},
+        # Helm installs the chart's crds/ once and never upgrades them: the chart's own Job applies them before
+        # every install and upgrade (upstream.HELM_NEVER_UPGRADES_A_CHARTS_CRDS_FOLDER).
+        "crds": {
+            "enabled": True,
+            "upgradeJob": {
+                "enabled": True,
+                "image": KUBE_PROMETHEUS_CRD_UPGRADE_IMAGES,
+                "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": "256Mi"}},
+            },
+        },
         "defaultRules": {
             "rules": {
                 "etcd": False,

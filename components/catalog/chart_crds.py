@@ -276,3 +276,38 @@ def installed_kinds(chart: str, values: Mapping[str, Any]) -> frozenset[GroupKin
         if not entry.when or any(gate.holds(values) for gate in entry.when)
         for kind in entry.kinds
     )
+
+
+@dataclass(frozen=True)
+class CrdUpgrader:
+    """What applies a chart's crds/ CRDs again at an upgrade, which Helm never does
+    (upstream.HELM_NEVER_UPGRADES_A_CHARTS_CRDS_FOLDER): the chart's own hook, turned on by `gate`; where the chart
+    has none at the pin, `manual`, the step a chart bump takes by hand before the rollout (docs/recipes.md)."""
+
+    source: str
+    gate: Gate | None = None
+    manual: str = ""
+
+
+# Every chart whose CRDs Helm installs from crds/ (their generated-chart-crds files: rendered_by Chart.yaml);
+# tests/test_chart_crds.py holds each release of the plans to its upgrader.
+CRD_UPGRADERS: dict[str, CrdUpgrader] = {
+    "fluid": CrdUpgrader(
+        "fluid-cloudnative/fluid@v1.0.8:charts/fluid/fluid/templates/upgrade/crd-upgrade.yaml L1-L33 (a pre-upgrade "
+        "Job running the fluid-crd-upgrader image's upgrade-crds.sh), values.yaml L7-L14",
+        gate=Gate("crdUpgrade.enabled", default=True),
+    ),
+    "kube-prometheus-stack": CrdUpgrader(
+        "prometheus-community/helm-charts@kube-prometheus-stack-88.5.3:charts/kube-prometheus-stack/charts/crds/"
+        "templates/upgrade/job.yaml (pre-install,pre-upgrade,pre-rollback: kubectl apply --server-side of the "
+        "chart's files/crds.bz2), crds.yaml; values.yaml L9-L10",
+        gate=Gate("crds.upgradeJob.enabled", default=False),
+    ),
+    "gateway-helm": CrdUpgrader(
+        "envoyproxy/gateway@v1.9.0:charts/gateway-helm/charts/crds (crds/ only, no hook; the separate "
+        "charts/gateway-crds-helm renders the same CRDs as templates)",
+        manual="helm template gateway-crds oci://docker.io/envoyproxy/gateway-crds-helm --version <new version> "
+        "--set crds.gatewayAPI.enabled=true --set crds.gatewayAPI.channel=experimental "
+        "--set crds.envoyGateway.enabled=true | kubectl apply --server-side --force-conflicts -f -",
+    ),
+}

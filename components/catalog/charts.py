@@ -116,6 +116,15 @@ CHARTS["kube-prometheus-stack"] = ChartRef(
     free_form=("prometheus.prometheusSpec.externalLabels", "prometheus.prometheusSpec.resources"),
 )
 
+# The chart's CRD upgrade Job (a pre-install/pre-upgrade hook: upstream.HELM_NEVER_UPGRADES_A_CHARTS_CRDS_FOLDER)
+# defaults to busybox `latest` and to a kubectl of the cluster's version: pinned. kubectl v1.33 is the clusters'
+# minor (1.33, or 1.34 within kubectl's one-minor skew); registry.k8s.io/kubectl needs no shell (the Job runs it as
+# its command).
+KUBE_PROMETHEUS_CRD_UPGRADE_IMAGES = {
+    "busybox": {"registry": "docker.io", "repository": "busybox", "tag": "1.37.0"},
+    "kubectl": {"registry": "registry.k8s.io", "repository": "kubectl", "tag": "v1.33.13"},
+}
+
 # --- Inference gateway: Envoy Gateway + Envoy AI Gateway ----------------------------------------------
 # Version pair: Envoy Gateway v1.9.0 with AI Gateway v1.1.0. The AI Gateway v1.1.0 is released against EG v1.8.1
 # (its go.mod, its release notes, the 1.1 docs' egVersion at the tag); v1.9.0's extension-server protocol differs

@@ -574,6 +574,20 @@ VLLM_ABORTS_IN_FLIGHT_REQUESTS_AT_SIGTERM = _fact(
     "L299; pkg/controller/v1alpha2/llmisvc/config_merge.go L684-L705 (shutdownTimeout)",
 )
 
+HELM_NEVER_UPGRADES_A_CHARTS_CRDS_FOLDER = _fact(
+    "helm-never-upgrades-a-charts-crds-folder",
+    "Helm v3.20 applies a chart's crds/ directory (its subcharts' included) only on install, before anything else, "
+    "creating each CRD and skipping one that already exists; an upgrade never touches them. pulumi-kubernetes "
+    "v4.32 updates a Release with Helm's upgrade action. So after a chart bump the new controllers run against the "
+    "old CRDs (fields pruned, kinds missing) unless the chart's own hook applies them at upgrade (Fluid's "
+    "crdUpgrade Job, kube-prometheus-stack's crds.upgradeJob) or the step is taken by hand (Envoy Gateway's "
+    "gateway-helm has no hook: its docs apply the new CRDs server-side before the upgrade).",
+    "helm/helm@v3.20.2:pkg/action/install.go L161-L180 (installCRDs: Create, AlreadyExists skipped), L259-L266 "
+    "(only on install, unless SkipCRDs); pkg/action/upgrade.go L63 (SkipCRDs, its only CRD mention); "
+    "pulumi/pulumi-kubernetes@v4.32.0:provider/pkg/provider/helm_release.go L694 (action.NewUpgrade); "
+    "components/catalog/chart_crds.py CRD_UPGRADERS for each chart's upgrader",
+)
+
 KSERVE_LLM_WORKLOAD_LABELS = _fact(
     "kserve-llm-workload-labels",
     "KServe v0.20.0's controller labels an LLMInferenceService's decode pods app.kubernetes.io/component="
