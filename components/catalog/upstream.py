@@ -588,6 +588,18 @@ HELM_NEVER_UPGRADES_A_CHARTS_CRDS_FOLDER = _fact(
     "components/catalog/chart_crds.py CRD_UPGRADERS for each chart's upgrader",
 )
 
+ENVOY_REQUEST_TIMEOUT_COVERS_THE_PICKERS_QUEUE = _fact(
+    "envoy-request-timeout-covers-the-pickers-queue",
+    "Envoy Gateway v1.9.0 sets a ClientTrafficPolicy's `timeout.http.requestReceivedTimeout` as the listener's "
+    "HTTP connection manager `request_timeout`, which Envoy arms when the request starts and disarms only when its "
+    "last byte is sent upstream, once every decoding filter has processed it (or a response starts). The endpoint "
+    "picker's ext_proc filter holds a request while its flow control queues it, so the timer runs through the "
+    "queue: shorter than the queue, it answers 504 (no body, no Retry-After) before the picker's own 503.",
+    "envoyproxy/gateway@v1.9.0:internal/xds/translator/listener.go L443-L446; github.com/envoyproxy/"
+    "go-control-plane/envoy@v1.37.1-0.20260729145720-a2d8c7492908:extensions/filters/network/"
+    "http_connection_manager/v3/http_connection_manager.pb.go L532-L536 (request_timeout)",
+)
+
 KSERVE_LLM_WORKLOAD_LABELS = _fact(
     "kserve-llm-workload-labels",
     "KServe v0.20.0's controller labels an LLMInferenceService's decode pods app.kubernetes.io/component="

@@ -137,7 +137,8 @@ class GatewaySpec(Spec):
         120,
         ge=1,
         description="Longest wait for the next byte from a model server (first token included: queueing and "
-        "prefill of long prompts count).",
+        "prefill of long prompts count). A non-streamed answer (`stream: false`) sends its first byte when it is "
+        "complete, so its whole generation must fit: clients asking for long outputs stream them.",
     )
     retries: int = Field(2, ge=0, le=5, description="Retries of a request that failed to connect or got a 503.")
     circuit_breaker: CircuitBreakerSpec = Field(

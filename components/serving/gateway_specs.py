@@ -21,7 +21,7 @@ from components.config.region import RegionSpec
 from components.config.workloads import TenantSpec
 from components.domain.model_access import granted_tenants
 from components.k8s import names
-from components.serving.deployment import model_placements
+from components.serving.deployment import QUEUE_ANSWER_MARGIN_SECONDS, model_placements, queue_wait_seconds
 from components.serving.llm_inference_service import pool_name as llmisvc_pool_name
 from platform_catalog.names import SERVING_NAMESPACE
 from platform_catalog.request_priority import PICKER_CONTROL_HEADERS
@@ -159,7 +159,10 @@ def client_traffic_policy_spec(gateway: GatewaySpec) -> dict[str, Any]:
         "timeout": {
             "http": {
                 "streamIdleTimeout": seconds(gateway.idle_timeout_seconds),
-                "requestReceivedTimeout": "60s",  # the whole request body, however large the prompt
+                # Envoy disarms it only once every decoding filter has let the request go upstream, the endpoint
+                # picker's too: it runs while the picker queues the request (upstream.ENVOY_REQUEST_TIMEOUT_COVERS_
+                # THE_PICKERS_QUEUE), so it must outlast the queue, whose 503 then comes first.
+                "requestReceivedTimeout": seconds(queue_wait_seconds(gateway) + QUEUE_ANSWER_MARGIN_SECONDS),
             }
         },
         "connection": {"bufferLimit": REQUEST_BUFFER},
