@@ -23,6 +23,7 @@ from components.catalog.engines import PD_ENGINE_IMAGE, VLLM_VERSION
 from components.catalog.upstream import (
     AGGREGATED_API_VERIFIED_BY_CA_BUNDLE,
     AI_GATEWAY_ENVOY_GATEWAY_PAIR,
+    AI_GATEWAY_FINALIZES_ITS_OBJECTS,
     AI_GATEWAY_EXTPROC_PRECEDES_CUSTOM_RESPONSE,
     AI_GATEWAY_NO_FALLBACK_FROM_POOLS,
     AI_GATEWAY_ORIGINAL_MODEL_METRIC,
@@ -766,6 +767,24 @@ def test_the_gateway_pair_is_the_one_read(env_plan):
         manager = releases[cluster]["envoy-gateway"].inputs["values"]["config"]["envoyGateway"]["extensionManager"]
         # hooks both versions' extension protocol has
         assert manager["hooks"]["xdsTranslator"]["post"] == ["Translation", "Cluster", "Route"]
+
+
+def test_every_ai_gateway_object_is_deleted_before_the_controller_that_finalizes_it(env_plan):
+    """Each object of the AI Gateway's API group depends on its cluster's AI Gateway release, so `pulumi destroy`
+    deletes it while the controller still runs to take its finalizer off."""
+    assert AI_GATEWAY_FINALIZES_ITS_OBJECTS.name in FACTS
+    releases = _cluster_releases(env_plan)
+    finalized = [
+        r
+        for r in env_plan.resources
+        if str((r.inputs or {}).get("apiVersion", "")).startswith("aigateway.envoyproxy.io/")
+    ]
+    kinds = {r.inputs["kind"] for r in finalized}
+    assert "AIGatewayRoute" in kinds and kinds <= {"AIGatewayRoute", "AIServiceBackend", "BackendSecurityPolicy"}
+    orphans = [
+        r.name for r in finalized if releases[env_plan.cluster_of(r)]["ai-gateway"].urn not in r.options["dependsOn"]
+    ]
+    assert orphans == []
 
 
 def test_the_ai_gateway_webhook_certificate_is_cert_managers_installed_first(env_plan):

@@ -230,6 +230,9 @@ class _Installed:
     eg_ns: k8s.core.v1.Namespace
     envoy_gateway: k8s.helm.v3.Release  # Gateway API and Envoy Gateway CRDs
     ai_crds: k8s.helm.v3.Release  # AI Gateway CRDs
+    # The AI Gateway's controller: it puts a finalizer on each of its kinds' objects and alone takes it off, so
+    # they depend on it and a destroy deletes them while it still runs (upstream.AI_GATEWAY_FINALIZES_ITS_OBJECTS).
+    ai_controller: k8s.helm.v3.Release
     pool_crds: pulumi.Resource  # the release installing the InferencePool and InferenceObjective CRDs
 
 
@@ -263,7 +266,7 @@ class InferenceGateway(pulumi.ComponentResource):
                 namespace=SERVING_NAMESPACE,
                 spec=spec,
                 crd_from=[installed.ai_crds],
-                depends_on=[args.serving_namespace],
+                depends_on=[installed.ai_controller, args.serving_namespace],
             )
         self.register_outputs({"hostname": self.hostname, "routes": list(self.routes), "pools": list(self.pools)})
 
@@ -285,7 +288,7 @@ class InferenceGateway(pulumi.ComponentResource):
                 api_version=specs.AI_GATEWAY_API,
                 spec=stand_in.ai_service_backend_spec(model),
                 crd_from=[installed.ai_crds],
-                depends_on=[args.serving_namespace],
+                depends_on=[installed.ai_controller, args.serving_namespace],
                 **named,
             )
         self._custom(
@@ -358,7 +361,7 @@ class InferenceGateway(pulumi.ComponentResource):
             depends_on=[args.inference_pool_crds],
         )
         ai_crds = helm_release(AI_GATEWAY_CRDS_RELEASE, CHARTS["ai-gateway-crds-helm"], cluster, aigw_ns, {}, self)
-        helm_release(
+        ai_controller = helm_release(
             AI_GATEWAY_RELEASE,
             CHARTS["ai-gateway-helm"],
             cluster,
@@ -371,6 +374,7 @@ class InferenceGateway(pulumi.ComponentResource):
             eg_ns=eg_ns,
             envoy_gateway=envoy_gateway,
             ai_crds=ai_crds,
+            ai_controller=ai_controller,
             pool_crds=args.inference_pool_crds,
         )
 
@@ -521,7 +525,7 @@ class InferenceGateway(pulumi.ComponentResource):
                     "backendRef": {"group": "gateway.envoyproxy.io", "kind": "Backend", "name": provider.name},
                 },
                 crd_from=[installed.ai_crds],
-                depends_on=[args.serving_namespace],
+                depends_on=[installed.ai_controller, args.serving_namespace],
                 **of_provider,
             )
             self._custom(
@@ -534,6 +538,6 @@ class InferenceGateway(pulumi.ComponentResource):
                     **security,
                 },
                 crd_from=[installed.ai_crds],
-                depends_on=[credentials],
+                depends_on=[installed.ai_controller, credentials],
                 **of_provider,
             )

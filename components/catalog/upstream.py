@@ -600,6 +600,18 @@ ENVOY_REQUEST_TIMEOUT_COVERS_THE_PICKERS_QUEUE = _fact(
     "http_connection_manager/v3/http_connection_manager.pb.go L532-L536 (request_timeout)",
 )
 
+AI_GATEWAY_FINALIZES_ITS_OBJECTS = _fact(
+    "ai-gateway-finalizes-its-objects",
+    "The AI Gateway v1.1.0 controller adds the finalizer aigateway.envoyproxy.io/finalizer to every AIGatewayRoute, "
+    "AIServiceBackend, BackendSecurityPolicy, MCPRoute and QuotaPolicy it reconciles, and removes it only itself, "
+    "when it sees the object's deletion. An object deleted after the controller is gone keeps its finalizer: its "
+    "delete never completes and its namespace stays Terminating. So each such object depends on the controller's "
+    "release, which a destroy then deletes last.",
+    "envoyproxy/ai-gateway@v1.1.0:internal/controller/controller.go L568-L610 (aiGatewayControllerFinalizer, "
+    "handleFinalizer), ai_gateway_route.go L162, ai_service_backend.go L85, backend_security_policy.go L100, "
+    "mcp_route.go L91, quota_policy.go L78",
+)
+
 KSERVE_LLM_WORKLOAD_LABELS = _fact(
     "kserve-llm-workload-labels",
     "KServe v0.20.0's controller labels an LLMInferenceService's decode pods app.kubernetes.io/component="
