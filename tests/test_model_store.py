@@ -240,3 +240,30 @@ def test_gcs_is_fed_by_a_keyless_transfer_job_from_the_source_bucket(prod_plan):
 def test_single_region_environment_needs_no_sync(dev_plan):
     assert not dev_plan.of_type(f"{S3}bucketReplicationConfig:BucketReplicationConfig")
     assert not dev_plan.of_type("gcp:storage/transferJob:TransferJob")
+
+
+def test_a_kept_kubernetes_object_sits_in_a_kept_namespace(prod_plan):
+    """Deleting a namespace deletes everything in it, a retained object too: each Kubernetes object `pulumi
+    destroy` keeps (retainOnDelete) is in a namespace the stack keeps as well, or one it does not manage. A kept
+    patch is not such an object: it keeps a field of its object while that object lives (the Karmada allowlist)."""
+    managed = {
+        (prod_plan.cluster_of(r), r.inputs["metadata"]["name"]): r
+        for r in prod_plan.resources
+        if r.type == "kubernetes:core/v1:Namespace"
+    }
+    kept = [
+        r
+        for r in prod_plan.resources
+        if r.type.startswith("kubernetes:")
+        and not r.type.endswith("Patch")
+        and r.options.get("retainOnDelete")
+        and (r.inputs.get("metadata") or {}).get("namespace")
+    ]
+    assert [r.name for r in kept] == ["prod-use1-clusterpedia-postgres"]  # Clusterpedia's database volume
+    unkept = [
+        r.name
+        for r in kept
+        if (ns := managed.get((prod_plan.cluster_of(r), r.inputs["metadata"]["namespace"]))) is not None
+        and not ns.options.get("retainOnDelete")
+    ]
+    assert unkept == []

@@ -255,7 +255,8 @@ class SearchIndex(pulumi.ComponentResource):
     def __init__(self, name: str, args: SearchIndexArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("inference-platform:federation:SearchIndex", name, None, opts)
         host = self._host = args.host
-        self.namespace = namespace(SEARCH_NAMESPACE, host, self, "restricted")
+        # In production its store's volume is kept (SearchStore), so the namespace holding its claim is kept too.
+        self.namespace = namespace(SEARCH_NAMESPACE, host, self, "restricted", retain_on_delete=args.production)
         store = SearchStore(
             f"{host.name}-search-store",
             SearchStoreArgs(

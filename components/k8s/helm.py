@@ -24,8 +24,10 @@ def namespace(
     parent: pulumi.Resource,
     pod_security: PodSecurity = "baseline",
     labels: Mapping[str, str] | None = None,
+    retain_on_delete: bool = False,
 ) -> k8s.core.v1.Namespace:
-    """A namespace with Pod Security admission enforced; `privileged` only where a component must."""
+    """A namespace with Pod Security admission enforced; `privileged` only where a component must.
+    `retain_on_delete`: for one holding what is kept (deleting a namespace deletes everything in it)."""
     return k8s.core.v1.Namespace(
         f"{cluster.name}-{name}",
         metadata={
@@ -36,7 +38,9 @@ def namespace(
                 **(labels or {}),
             },
         },
-        opts=pulumi.ResourceOptions(parent=parent, provider=cluster.provider, depends_on=cluster.ready),
+        opts=pulumi.ResourceOptions(
+            parent=parent, provider=cluster.provider, depends_on=cluster.ready, retain_on_delete=retain_on_delete or None
+        ),
     )
 
 
