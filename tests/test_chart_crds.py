@@ -9,8 +9,6 @@ import yaml
 
 from components.catalog.chart_crds import CHART_CRDS, CRD_UPGRADERS, FILE_CRDS, installed_kinds
 from components.catalog.charts import CHARTS
-from components.catalog.upstream import FACTS, HELM_NEVER_UPGRADES_A_CHARTS_CRDS_FOLDER
-from tools.plan.runner import PROJECT_DIR
 from tools.upstream_origins import CHART_CRDS as DERIVED
 from tools.vendor_upstream import VENDORED_DIR
 
@@ -110,22 +108,3 @@ def test_an_upgrader_gate_default_is_the_charts_own(chart):
     for key in gate.path.split("."):
         current = current[key]
     assert current == gate.default
-
-
-@pytest.mark.plan
-def test_every_release_installing_crds_from_its_crds_folder_upgrades_them(env_plan):
-    """Each release of a chart with crds/ CRDs runs the chart's upgrade hook with our values; where the chart has
-    none (gateway-helm v1.9.0), the chart-bump recipe takes the step by hand, in these words."""
-    assert HELM_NEVER_UPGRADES_A_CHARTS_CRDS_FOLDER.name in FACTS
-    recipe = (PROJECT_DIR / "docs" / "recipes.md").read_text()
-    upgraded, by_hand = set(), set()
-    for release in env_plan.helm_releases():
-        chart = str(release.inputs["chart"]).rstrip("/").rsplit("/", 1)[-1]
-        upgrader = CRD_UPGRADERS.get(chart)
-        if upgrader is None or not installed_kinds(chart, release.inputs["values"]):
-            continue
-        if upgrader.gate is not None and upgrader.gate.holds(release.inputs["values"]):
-            upgraded.add(chart)
-        elif upgrader.manual and " ".join(upgrader.manual.split()) in " ".join(recipe.split()):
-            by_hand.add(chart)
-    assert (upgraded, by_hand) == ({"fluid", "kube-prometheus-stack"}, {"gateway-helm"})

@@ -19,7 +19,6 @@ from components.catalog.engines import (
     TRITON_NGC_RELEASE,
     VLLM_FLAGS,
 )
-from components.catalog.upstream import ENVOY_REQUEST_TIMEOUT_COVERS_THE_PICKERS_QUEUE, FACTS
 from tests.harness import SERVING_CLUSTERS, cluster_objects
 
 EPP_IMAGE_PREFIX = "ghcr.io/llm-d/llm-d-router-endpoint-picker:"
@@ -712,31 +711,3 @@ def test_every_model_is_reachable_hop_by_hop(env_plan):
             traced.append((cluster, model.name, "aggregated"))
     placed = {(f"{env_plan.environment}-{p.region}", m.name) for m in env_plan.spec.models for p in m.placements}
     assert {(c, m) for c, m, _ in traced} == placed
-
-
-def test_the_listeners_request_timer_outlasts_every_pickers_queue(env_plan):
-    """Envoy's request_timeout (the ClientTrafficPolicy's requestReceivedTimeout) runs while the picker's ext_proc
-    holds the request in its queue (upstream.ENVOY_REQUEST_TIMEOUT_COVERS_THE_PICKERS_QUEUE): each cluster's is
-    longer than every queue of its pickers, so a request queued too long gets the picker's 503, not Envoy's 504."""
-    assert ENVOY_REQUEST_TIMEOUT_COVERS_THE_PICKERS_QUEUE.name in FACTS
-    received = {
-        cluster: _seconds(p["spec"]["timeout"]["http"]["requestReceivedTimeout"])
-        for (cluster, _), p in cluster_objects(env_plan, "ClientTrafficPolicy").items()
-    }
-    deployments = cluster_objects(env_plan, "Deployment")
-    config_maps = cluster_objects(env_plan, "ConfigMap")
-    queues = {}
-    for (cluster, _), pool in cluster_objects(env_plan, "InferencePool").items():
-        picker_name = pool["spec"]["endpointPickerRef"]["name"]
-        if (cluster, picker_name) not in deployments:
-            continue  # KServe's own picker (an LLMInferenceService): no flow control of ours
-        spec = deployments[cluster, picker_name]["spec"]["template"]["spec"]
-        volume_name, file = _picker_config_mount(spec["containers"][0])
-        volumes = {v["name"]: v for v in spec["volumes"]}
-        config = yaml.safe_load(config_maps[cluster, volumes[volume_name]["configMap"]["name"]]["data"][file])
-        if "flowControl" in config:
-            queues.setdefault(cluster, []).append(_seconds(config["flowControl"]["defaultRequestTTL"]))
-    assert queues and set(queues) <= set(received)
-    assert [c for c, ttls in queues.items() if not max(ttls) < received[c]] == []
-    # prod's classed pools queue 175 s (below the 180 s idle timeout): the 60 s this was would cut them short
-    assert max(t for ttls in queues.values() for t in ttls) == {"dev": 10, "prod": 175}[env_plan.environment]

@@ -17,7 +17,7 @@ import pulumi_tls as tls
 import pytest
 import yaml
 
-from components.catalog.chart_crds import installed_kinds
+from components.catalog.chart_crds import CRD_UPGRADERS, installed_kinds
 from components.catalog.charts import CHARTS
 from components.catalog.engines import PD_ENGINE_IMAGE, VLLM_VERSION
 from components.catalog.upstream import (
@@ -53,6 +53,7 @@ from components.catalog.upstream import (
     ENVOY_GATEWAY_STATUS_RETRIES_NEED_THEIR_TRIGGER,
     ENVOY_GATEWAY_WATCHES_INFERENCE_POOLS,
     ENVOY_OUTLIER_EJECTS_A_REFUSING_SERVICE,
+    ENVOY_REQUEST_TIMEOUT_COVERS_THE_PICKERS_QUEUE,
     ENVOY_UPSTREAM_METADATA_HEADER,
     FACTS,
     FLUID_APPLIES_A_CACHES_SPEC_ONCE,
@@ -72,6 +73,7 @@ from components.catalog.upstream import (
     GKE_POOLS_NEED_THEIR_OWN_DCGM_EXPORTER,
     HELM_INSTALL_RUNS_HOOKS,
     HELM_INSTALLS_IN_ORDER,
+    HELM_NEVER_UPGRADES_A_CHARTS_CRDS_FOLDER,
     HELM_WAIT_READINESS,
     KARMADA_AGENT_IDENTITY,
     KARMADA_AGENT_REGISTERS,
@@ -162,7 +164,9 @@ from tests.harness import (
     plan_stacks,
     raw_environment,
 )
+from tests.test_serving_path import _picker_config_mount, _seconds
 from tools.plan.report import render_markdown
+from tools.plan.runner import PROJECT_DIR
 from tools.policy_pack import ROOT, assemble
 from tools.vendor_upstream import VENDORED_DIR
 
@@ -799,6 +803,52 @@ def test_the_ai_gateway_webhook_certificate_is_cert_managers_installed_first(env
     assert webhooks == [{"certManager": {"enable": True}}] * len(gateways)
     waits = [releases[c]["cert-manager"].urn in r.options["dependsOn"] for c, r in gateways.items()]
     assert waits == [True] * len(gateways)
+
+
+def test_the_listeners_request_timer_outlasts_every_pickers_queue(env_plan):
+    """Envoy's request_timeout (the ClientTrafficPolicy's requestReceivedTimeout) runs while the picker's ext_proc
+    holds the request in its queue (upstream.ENVOY_REQUEST_TIMEOUT_COVERS_THE_PICKERS_QUEUE): each cluster's is
+    longer than every queue of its pickers, so a request queued too long gets the picker's 503, not Envoy's 504."""
+    assert ENVOY_REQUEST_TIMEOUT_COVERS_THE_PICKERS_QUEUE.name in FACTS
+    received = {
+        cluster: _seconds(p["spec"]["timeout"]["http"]["requestReceivedTimeout"])
+        for (cluster, _), p in cluster_objects(env_plan, "ClientTrafficPolicy").items()
+    }
+    deployments = cluster_objects(env_plan, "Deployment")
+    config_maps = cluster_objects(env_plan, "ConfigMap")
+    queues = {}
+    for (cluster, _), pool in cluster_objects(env_plan, "InferencePool").items():
+        picker_name = pool["spec"]["endpointPickerRef"]["name"]
+        if (cluster, picker_name) not in deployments:
+            continue  # KServe's own picker (an LLMInferenceService): no flow control of ours
+        spec = deployments[cluster, picker_name]["spec"]["template"]["spec"]
+        volume_name, file = _picker_config_mount(spec["containers"][0])
+        volumes = {v["name"]: v for v in spec["volumes"]}
+        config = yaml.safe_load(config_maps[cluster, volumes[volume_name]["configMap"]["name"]]["data"][file])
+        if "flowControl" in config:
+            queues.setdefault(cluster, []).append(_seconds(config["flowControl"]["defaultRequestTTL"]))
+    assert queues and set(queues) <= set(received)
+    assert [c for c, ttls in queues.items() if not max(ttls) < received[c]] == []
+    # prod's classed pools queue 175 s (below the 180 s idle timeout): the 60 s this was would cut them short
+    assert max(t for ttls in queues.values() for t in ttls) == {"dev": 10, "prod": 175}[env_plan.environment]
+
+
+def test_every_release_installing_crds_from_its_crds_folder_upgrades_them(env_plan):
+    """Each release of a chart with crds/ CRDs runs the chart's upgrade hook with our values; where the chart has
+    none (gateway-helm v1.9.0), the chart-bump recipe takes the step by hand, in these words."""
+    assert HELM_NEVER_UPGRADES_A_CHARTS_CRDS_FOLDER.name in FACTS
+    recipe = (PROJECT_DIR / "docs" / "recipes.md").read_text()
+    upgraded, by_hand = set(), set()
+    for release in env_plan.helm_releases():
+        chart = str(release.inputs["chart"]).rstrip("/").rsplit("/", 1)[-1]
+        upgrader = CRD_UPGRADERS.get(chart)
+        if upgrader is None or not installed_kinds(chart, release.inputs["values"]):
+            continue
+        if upgrader.gate is not None and upgrader.gate.holds(release.inputs["values"]):
+            upgraded.add(chart)
+        elif upgrader.manual and " ".join(upgrader.manual.split()) in " ".join(recipe.split()):
+            by_hand.add(chart)
+    assert (upgraded, by_hand) == ({"fluid", "kube-prometheus-stack"}, {"gateway-helm"})
 
 
 # --- vLLM: loading weights and sizing memory -------------------------------------------------------------------

@@ -113,7 +113,11 @@ CHARTS["kube-prometheus-stack"] = ChartRef(
     upstream_chart="kube-prometheus-stack/kube-prometheus-stack-88.5.3/chart-kube-prometheus-stack.Chart.yaml",
     upstream_values="kube-prometheus-stack/kube-prometheus-stack-88.5.3/chart-kube-prometheus-stack.values.yaml",
     # Maps passed through to the Prometheus custom resource (externalLabels, ResourceRequirements).
-    free_form=("prometheus.prometheusSpec.externalLabels", "prometheus.prometheusSpec.resources"),
+    free_form=(
+        "prometheus.prometheusSpec.externalLabels",
+        "prometheus.prometheusSpec.resources",
+        "crds.upgradeJob.resources",  # the CRD upgrade Job's ResourceRequirements
+    ),
 )
 
 # The chart's CRD upgrade Job (a pre-install/pre-upgrade hook: upstream.HELM_NEVER_UPGRADES_A_CHARTS_CRDS_FOLDER)

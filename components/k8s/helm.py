@@ -39,7 +39,10 @@ def namespace(
             },
         },
         opts=pulumi.ResourceOptions(
-            parent=parent, provider=cluster.provider, depends_on=cluster.ready, retain_on_delete=retain_on_delete or None
+            parent=parent,
+            provider=cluster.provider,
+            depends_on=cluster.ready,
+            retain_on_delete=retain_on_delete or None,
         ),
     )
 
