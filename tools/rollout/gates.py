@@ -72,15 +72,9 @@ def stack_health(
         if host is None or not members:
             return []
         host_cluster = cluster_name(env_name, env.region(host))
-        host_outputs = outputs_of(region_stack_name(env_name, host)) if slice_.kind == "global" else outputs
-
-        def probe() -> ClusterProbe:
-            kubeconfigs = host_outputs.get("kubeconfigs")
-            kubeconfig = kubeconfigs.get(host) if isinstance(kubeconfigs, Mapping) else None
-            if kubeconfig is None:
-                raise ProbeError(f"no kubeconfig for the federation host {host} in its stack's kubeconfigs output")
-            return cluster_probe(kubeconfig)
-
+        host_stack = region_stack_name(env_name, host) if slice_.kind == "global" else slice_.name
+        host_outputs = outputs_of(host_stack) if slice_.kind == "global" else outputs
+        probe = _cluster_of(cluster_probe, host_outputs, host, host_stack)
         return search_checks(host_region=host, host_cluster=host_cluster, members=members, host=probe)
 
     def checks(stack: str, outputs: Mapping[str, Any]) -> list[Check]:
@@ -125,14 +119,7 @@ def stack_health(
         gateways = outputs.get("gateways") or {}
 
         def cluster(region: str) -> Callable[[], ClusterProbe]:
-            def make() -> ClusterProbe:
-                kubeconfigs = outputs.get("kubeconfigs")
-                kubeconfig = kubeconfigs.get(region) if isinstance(kubeconfigs, Mapping) else None
-                if kubeconfig is None:
-                    raise ProbeError(f"no kubeconfig for {region} in {stack}'s kubeconfigs output")
-                return cluster_probe(kubeconfig)
-
-            return make
+            return _cluster_of(cluster_probe, outputs, region, stack)
 
         found = [
             check
@@ -157,6 +144,21 @@ def stack_health(
         return found + search(slices[stack], outputs)
 
     return checks
+
+
+def _cluster_of(
+    cluster_probe: Callable[[Any], ClusterProbe], outputs: Mapping[str, Any], region: str, stack: str
+) -> Callable[[], ClusterProbe]:
+    """A region's cluster through the kubeconfig in `stack`'s `kubeconfigs` output (`outputs`), made when asked."""
+
+    def make() -> ClusterProbe:
+        kubeconfigs = outputs.get("kubeconfigs")
+        kubeconfig = kubeconfigs.get(region) if isinstance(kubeconfigs, Mapping) else None
+        if kubeconfig is None:
+            raise ProbeError(f"no kubeconfig for {region} in {stack}'s kubeconfigs output")
+        return cluster_probe(kubeconfig)
+
+    return make
 
 
 def _gateway_reach(
