@@ -162,7 +162,7 @@ def test_an_existing_cluster_is_read_by_name():
 
 
 def test_cluster_autoscaler_scales_the_node_groups_it_is_given():
-    def program(with_groups: bool) -> None:
+    def program(with_groups: bool, grace: int = 905) -> None:
         groups = [_node_group("g6e.xlarge")] if with_groups else []
         ClusterAutoscaler(
             "ca",
@@ -174,12 +174,16 @@ def test_cluster_autoscaler_scales_the_node_groups_it_is_given():
                 production=False,
                 node_groups=[g.node_group for g in groups],
                 tags=[tag for g in groups for tag in g.autoscaler_tags],
+                max_graceful_termination_seconds=grace,
             ),
         )
 
     (release,) = evaluate_program(lambda: program(True)).helm_releases()
     assert release.inputs["values"]["awsRegion"] == "us-west-2"
+    assert release.inputs["values"]["extraArgs"]["max-graceful-termination-sec"] == "905"
     assert _refused(lambda: program(False)).property_path == "node_groups"
+    # below CA's own 600 s default it would cut drains its default lets through
+    assert _refused(lambda: program(True, 599)).property_path == "max_graceful_termination_seconds"
 
 
 def test_keyword_only_inputs_of_the_helpers():

@@ -541,6 +541,9 @@ def test_a_replica_over_two_efa_nodes_is_a_gang_with_ray_workers(upstream):
     assert (worker["tensorParallelSize"], worker["pipelineParallelSize"]) == (8, 2)
     assert worker["containers"] == [{"name": "worker-container", "resources": model["resources"]}]
     assert (worker["schedulerName"], worker["nodeSelector"]) == ("volcano", predictor["nodeSelector"])
+    # KServe builds the workers' pods from workerSpec alone (predictor.go L556-601): they get the head's grace, or
+    # they would stop 30 s into its 900 s drain holding its shards
+    assert worker["terminationGracePeriodSeconds"] == predictor["terminationGracePeriodSeconds"] == 905
     assert isvc["metadata"]["annotations"]["serving.kserve.io/autoscalerClass"] == "none"
     assert predictor["annotations"]["scheduling.k8s.io/group-name"] == "llama-3-1-70b-gang"
     group = pod_group_manifest(p)

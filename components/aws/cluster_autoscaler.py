@@ -41,6 +41,10 @@ SERVICE_ACCOUNT = "cluster-autoscaler"
 # default --max-node-provision-time of 15 min would give up on it and back the pool off. CA reads no
 # per-ASG override of it on AWS, so it is global.
 MAX_NODE_PROVISION_SECONDS = 1800
+# Cluster Autoscaler's default --max-graceful-termination-sec: the most of a pod's grace a scale-down grants
+# (kubernetes/autoscaler@cluster-autoscaler-1.35.0:cluster-autoscaler/config/flags/flags.go L121; core/scaledown/
+# actuation/drain.go L230-L247: min(the pod's grace, this)).
+CA_MAX_GRACEFUL_TERMINATION_SECONDS = 600
 
 
 def discovery_tags(label_domain: str, cluster_name: str) -> dict[str, str]:
@@ -158,10 +162,17 @@ def autoscaler_policy(region: str, asg_names: Sequence[str], node_group_arns: Se
 
 
 def chart_values(
-    *, cluster_name: str, aws_region: str, label_domain: str, role_arn: pulumi.Input[str], production: bool
+    *,
+    cluster_name: str,
+    aws_region: str,
+    label_domain: str,
+    role_arn: pulumi.Input[str],
+    production: bool,
+    max_graceful_termination_seconds: int,
 ) -> dict[str, object]:
     """CA on the system pool, finding the GPU pools by tag, with the IRSA role; a standby replica in
-    production (CA elects a leader by default, --leader-elect)."""
+    production (CA elects a leader by default, --leader-elect). A node it removes is drained within
+    `max_graceful_termination_seconds`: CA cuts each pod's grace to it (default 10 min)."""
     return {
         "replicaCount": 2 if production else 1,
         "cloudProvider": "aws",
@@ -170,7 +181,10 @@ def chart_values(
         "image": {"tag": CLUSTER_AUTOSCALER_IMAGE_TAG},
         "rbac": {"serviceAccount": {"name": SERVICE_ACCOUNT, "annotations": {"eks.amazonaws.com/role-arn": role_arn}}},
         "nodeSelector": pool_selector(label_domain, "system"),
-        "extraArgs": {"max-node-provision-time": f"{MAX_NODE_PROVISION_SECONDS // 60}m"},
+        "extraArgs": {
+            "max-node-provision-time": f"{MAX_NODE_PROVISION_SECONDS // 60}m",
+            "max-graceful-termination-sec": str(max_graceful_termination_seconds),
+        },
         "resources": {"requests": {"cpu": "100m", "memory": "600Mi"}, "limits": {"memory": "600Mi"}},
         # The image is distroless:nonroot (uid 65532): it runs under the restricted Pod Security profile.
         "securityContext": {"runAsNonRoot": True, "runAsUser": 65532, "seccompProfile": {"type": "RuntimeDefault"}},
@@ -190,12 +204,21 @@ class ClusterAutoscalerArgs:
     label_domain: str
     production: bool
     node_groups: Sequence[aws.eks.NodeGroup]  # the GPU pools' (tagged for discovery)
+    # The longest grace of a pod on those pools (a draining model server's, ModelPlacement
+    # .termination_grace_seconds), at least CA's own 600 s: a scale-down waits it out instead of cutting the drain.
+    max_graceful_termination_seconds: int
     tags: Sequence[aws.autoscaling.Tag]  # CA must see the template tags before it scales a pool
 
     def __post_init__(self) -> None:
         required("aws_region", self.aws_region, "name the AWS region, e.g. us-east-1")
         if not self.node_groups:
             raise InputError("node_groups", "Cluster Autoscaler scales GPU node groups: pass at least one")
+        if self.max_graceful_termination_seconds < CA_MAX_GRACEFUL_TERMINATION_SECONDS:
+            raise InputError(
+                "max_graceful_termination_seconds",
+                f"at least Cluster Autoscaler's own {CA_MAX_GRACEFUL_TERMINATION_SECONDS} s: a shorter one cuts pods "
+                "its default would have let drain",
+            )
 
 
 class ClusterAutoscaler(pulumi.ComponentResource):
@@ -230,6 +253,7 @@ class ClusterAutoscaler(pulumi.ComponentResource):
                 label_domain=args.label_domain,
                 role_arn=role.arn,
                 production=args.production,
+                max_graceful_termination_seconds=args.max_graceful_termination_seconds,
             ),
             parent=self,
             depends_on=list(args.tags),

@@ -289,9 +289,15 @@ class CrdUpgrader:
     manual: str = ""
 
 
-# Every chart whose CRDs Helm installs from crds/ (their generated-chart-crds files: rendered_by Chart.yaml);
+# Every chart whose CRDs Helm installs from crds/ (the generated-chart-crds files of CHART_CRDS: rendered_by
+# Chart.yaml; and gpu-operator, whose kinds no object of ours needs, so CHART_CRDS has not read it);
 # tests/test_chart_crds.py holds each release of the plans to its upgrader.
 CRD_UPGRADERS: dict[str, CrdUpgrader] = {
+    "gpu-operator": CrdUpgrader(
+        "NVIDIA/gpu-operator@v26.7.0:deployments/gpu-operator/crds/ (and node-feature-discovery's), "
+        "templates/upgrade_crd.yaml (a pre-upgrade Job: manage-crds apply), values.yaml L89",
+        gate=Gate("operator.upgradeCRD", default=True),
+    ),
     "fluid": CrdUpgrader(
         "fluid-cloudnative/fluid@v1.0.8:charts/fluid/fluid/templates/upgrade/crd-upgrade.yaml L1-L33 (a pre-upgrade "
         "Job running the fluid-crd-upgrader image's upgrade-crds.sh), values.yaml L7-L14",

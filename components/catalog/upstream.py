@@ -551,7 +551,10 @@ AI_GATEWAY_WEBHOOK_CERTIFICATE = _fact(
     "server's calls fail TLS and no Envoy pod can be created. With `controller.mutatingWebhook.certManager.enable` "
     "the chart renders a cert-manager Issuer (selfSigned) and Certificate into the same Secret instead, with "
     "`cert-manager.io/inject-ca-from` on the webhook, so cert-manager renews it and its cainjector keeps the CA; the "
-    "controller's webhook server (controller-runtime, CertDir) reloads the renewed files.",
+    "controller's webhook server (controller-runtime, CertDir) reloads the renewed files. The Issuer is selfSigned "
+    "(hard-coded), so each renewal (90-day certificates, renewed at two thirds) changes the CA itself: from "
+    "cainjector's new caBundle until the kubelet refreshes the mounted Secret (a minute or two), the API server "
+    "refuses the old certificate and Envoy pod creates fail, retried by their ReplicaSet until it passes.",
     "envoyproxy/ai-gateway@v1.1.0:manifests/charts/ai-gateway-helm/templates/admission_webhook.yaml L8-11, L38, "
     "L40-61 (certManager), L66-L84 (lookup, genCA 3650, genSignedCert 365); values.yaml L234-256; "
     "cmd/controller/main.go L439-L442 (webhook.NewServer CertDir), L457, L521-L549 (maybePatchAdmissionWebhook)",

@@ -158,9 +158,12 @@ class ModelPlacement:
     drain_seconds: int
 
     @property
-    def termination_grace_seconds(self) -> int:
-        """The pod's terminationGracePeriodSeconds: the drain and KServe's own margin for the process to exit (its
-        vLLM presets pass --shutdown-timeout = the grace less min(5, grace))."""
+    def termination_grace_seconds(self) -> int | None:
+        """The pods' terminationGracePeriodSeconds where the engine drains (vLLM): the drain and KServe's own margin
+        for the process to exit (its vLLM presets pass --shutdown-timeout = the grace less min(5, grace)). None for
+        Triton, which exits on its own core's timeout whatever the grace (the default 30 s stands)."""
+        if self.model.runtime != "vllm":
+            return None
         return self.drain_seconds + EXIT_MARGIN_SECONDS
 
     @property
@@ -413,9 +416,11 @@ def inference_service_manifest(p: ModelPlacement, storage_uri: str) -> dict[str,
         "annotations": annotations,
         **_pod_placement(p),
         "securityContext": MODEL_POD_SECURITY,
-        "terminationGracePeriodSeconds": p.termination_grace_seconds,
         "model": container,
     }
+    grace = p.termination_grace_seconds
+    if grace is not None:
+        predictor["terminationGracePeriodSeconds"] = grace
     if placement.max_replicas > 1:
         predictor["topologySpreadConstraints"] = [
             {
@@ -434,6 +439,8 @@ def inference_service_manifest(p: ModelPlacement, storage_uri: str) -> dict[str,
             "tensorParallelSize": p.fit.sizing.tensor_parallel,
             "pipelineParallelSize": p.nodes_per_replica,
             **_pod_placement(p),
+            # The workers hold the head's model shards: they stop when the head has drained, not 30 s in.
+            **({} if grace is None else {"terminationGracePeriodSeconds": grace}),
             "containers": [{"name": WORKER_CONTAINER, "resources": pod_resources(p)}],
         }
     return {

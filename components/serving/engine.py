@@ -76,7 +76,7 @@ def vllm_args(
 ) -> list[str]:
     """The vLLM OpenAI server's flags for `model` on `slot`; `model_dir` is /mnt/models or the bucket URI. Stopped,
     it finishes the requests it holds for up to `drain_seconds` (its default, 0, aborts them:
-    upstream.VLLM_ABORTS_IN_FLIGHT_REQUESTS_AT_SIGTERM); KServe's LLMInferenceService sets the flag itself."""
+    upstream.VLLM_ABORTS_IN_FLIGHT_REQUESTS_AT_SIGTERM); KServe's LLMInferenceService passes the flag itself."""
     return [
         f"--served-model-name={model.name}",
         f"--model={model_dir}",

@@ -50,7 +50,7 @@ from components.domain.host import HostResources
 from components.domain.kv_transfer import efa_interfaces_for
 from components.k8s import names
 from components.k8s.topology import gpu_tolerations, no_gpu_env, pool_selector
-from components.serving.deployment import MODEL_POD_SECURITY, ModelPlacement, sizing_annotations
+from components.serving.deployment import EXIT_MARGIN_SECONDS, MODEL_POD_SECURITY, ModelPlacement, sizing_annotations
 from components.serving.engine import override_args, vllm_engine_args
 from components.serving.network_policies import envoy_peer, policy, prometheus_peer
 from components.serving.runtimes import MODEL_MOUNT, VLLM_STARTUP_PATH, startup_probe
@@ -169,7 +169,7 @@ def _pod(
         "tolerations": gpu_tolerations(),
         # KServe's preset passes vLLM --shutdown-timeout = this - its preStop's 15 s - 5 s: the drain
         # (upstream.VLLM_ABORTS_IN_FLIGHT_REQUESTS_AT_SIGTERM).
-        "terminationGracePeriodSeconds": p.termination_grace_seconds + PRESET_PRE_STOP_SECONDS,
+        "terminationGracePeriodSeconds": p.drain_seconds + EXIT_MARGIN_SECONDS + PRESET_PRE_STOP_SECONDS,
         "containers": [container],
     }
 

@@ -10,7 +10,12 @@ import pulumi_aws as aws
 
 from components.addons.gateway_dns import NAME as EXTERNAL_DNS
 from components.addons.gateway_dns import NAMESPACE as EXTERNAL_DNS_NAMESPACE
-from components.aws.cluster_autoscaler import ClusterAutoscaler, ClusterAutoscalerArgs, scale_down_unneeded_seconds
+from components.aws.cluster_autoscaler import (
+    CA_MAX_GRACEFUL_TERMINATION_SECONDS,
+    ClusterAutoscaler,
+    ClusterAutoscalerArgs,
+    scale_down_unneeded_seconds,
+)
 from components.aws.eks import EksCluster, EksClusterArgs
 from components.aws.existing_cluster import ExistingEksCluster, ExistingEksClusterArgs
 from components.aws.gpu_node_group import EksGpuNodeGroup, EksGpuNodeGroupArgs, EksNodeTarget
@@ -183,6 +188,12 @@ def cluster(
                 production=env.production,
                 node_groups=[g.node_group for g in node_groups],
                 tags=[tag for g in node_groups for tag in g.autoscaler_tags],
+                max_graceful_termination_seconds=max(
+                    [
+                        CA_MAX_GRACEFUL_TERMINATION_SECONDS,
+                        *(g for p in placements if (g := p.termination_grace_seconds)),
+                    ]
+                ),
             ),
             opts=opts,
         )
