@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import pulumi
@@ -75,6 +75,12 @@ def node_resources(pool: GpuPoolSpec) -> dict[str, int]:
     if pool.efa:
         resources[EFA_RESOURCE] = machine.efa_interfaces
     return resources
+
+
+def max_graceful_termination_seconds(graces: Iterable[int | None]) -> int:
+    """What a scale-down grants a pod of its grace: the longest of the pools' pods (`graces`, None where a pod keeps
+    the default), at least Cluster Autoscaler's own default."""
+    return max([CA_MAX_GRACEFUL_TERMINATION_SECONDS, *(g for g in graces if g is not None)])
 
 
 def scale_down_unneeded_seconds(load_seconds: Sequence[int]) -> int:

@@ -27,7 +27,12 @@ from components.addons.gpu_operator import GpuOperator, GpuOperatorArgs, operato
 from components.addons.kserve import KServe, KServeArgs
 from components.addons.model_cache import model_storage_uri
 from components.addons.volcano import Volcano
-from components.aws.cluster_autoscaler import ClusterAutoscaler, ClusterAutoscalerArgs, scale_down_unneeded_seconds
+from components.aws.cluster_autoscaler import (
+    ClusterAutoscaler,
+    ClusterAutoscalerArgs,
+    max_graceful_termination_seconds,
+    scale_down_unneeded_seconds,
+)
 from components.aws.existing_cluster import ExistingEksCluster, ExistingEksClusterArgs
 from components.aws.gpu_node_group import EksGpuNodeGroup, EksGpuNodeGroupArgs
 from components.aws.model_store import S3ModelStore, S3ModelStoreArgs
@@ -188,6 +193,7 @@ def main() -> None:
             production=env.production,
             node_groups=[gpu_pool.node_group],
             tags=gpu_pool.autoscaler_tags,
+            max_graceful_termination_seconds=max_graceful_termination_seconds([placement.termination_grace_seconds]),
         ),
         opts=on_aws,
     )

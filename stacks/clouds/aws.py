@@ -11,9 +11,9 @@ import pulumi_aws as aws
 from components.addons.gateway_dns import NAME as EXTERNAL_DNS
 from components.addons.gateway_dns import NAMESPACE as EXTERNAL_DNS_NAMESPACE
 from components.aws.cluster_autoscaler import (
-    CA_MAX_GRACEFUL_TERMINATION_SECONDS,
     ClusterAutoscaler,
     ClusterAutoscalerArgs,
+    max_graceful_termination_seconds,
     scale_down_unneeded_seconds,
 )
 from components.aws.eks import EksCluster, EksClusterArgs
@@ -188,11 +188,8 @@ def cluster(
                 production=env.production,
                 node_groups=[g.node_group for g in node_groups],
                 tags=[tag for g in node_groups for tag in g.autoscaler_tags],
-                max_graceful_termination_seconds=max(
-                    [
-                        CA_MAX_GRACEFUL_TERMINATION_SECONDS,
-                        *(g for p in placements if (g := p.termination_grace_seconds)),
-                    ]
+                max_graceful_termination_seconds=max_graceful_termination_seconds(
+                    p.termination_grace_seconds for p in placements
                 ),
             ),
             opts=opts,
