@@ -101,6 +101,23 @@ def test_control_plane_release_on_the_host(prod_plan):
         "storageType": "pvc",
         "pvc": {"storageClass": "gp2", "size": "10Gi"},
     }
+    # `etcd.affinity` replaces the chart's: its one-member-per-node term is kept, zones are preferred besides, and a
+    # budget lets a drain take one member of three (the chart renders none)
+    etcd = {"matchLabels": {"app": "etcd"}}
+    assert values["etcd"]["affinity"]["podAntiAffinity"] == {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": etcd, "topologyKey": "kubernetes.io/hostname"}
+        ],
+        "preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 100, "podAffinityTerm": {"labelSelector": etcd, "topologyKey": "topology.kubernetes.io/zone"}}
+        ],
+    }
+    (budget,) = [
+        r
+        for r in prod_plan.kubernetes_objects()
+        if r.inputs["kind"] == "PodDisruptionBudget" and r.inputs["metadata"]["namespace"] == "karmada-system"
+    ]
+    assert budget.inputs["spec"] == {"maxUnavailable": 1, "selector": etcd}
     manager = values["controllerManager"]
     assert manager["featureGates"] == {"Failover": True, "PropagateDeps": True}
     assert manager["extraCommandArgs"] == {"enable-no-execute-taint-eviction": "true"}

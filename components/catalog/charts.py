@@ -297,7 +297,12 @@ CHARTS["karmada"] = ChartRef(
     upstream_values="karmada/v1.18.2/chart-karmada.values.yaml",
     # Rendered as `--feature-gates=<k>=<v>,...` and `--<k>=<v>` flags of karmada-controller-manager; the agent's pod
     # annotations as they are (templates/karmada-agent.yaml L78-81: `toYaml` of agent.podAnnotations).
-    free_form=("controllerManager.featureGates", "controllerManager.extraCommandArgs", "agent.podAnnotations"),
+    free_form=(
+        "controllerManager.featureGates",
+        "controllerManager.extraCommandArgs",
+        "agent.podAnnotations",
+        "etcd.affinity",  # a pod Affinity, rendered with toYaml (templates/etcd.yaml L34-L37)
+    ),
 )
 KARMADA_VERSION = "v1.18.2"  # karmadaImageVersion and the Karmada component image tags at this pin
 # The chart's hook and init containers default to `latest` tags; pinned here. They run `/bin/sh -c 'bash <<EOF'`

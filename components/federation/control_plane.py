@@ -113,6 +113,28 @@ def host_secret_values(certs: KarmadaCertificates) -> dict[str, Any]:
     }
 
 
+ETCD_MEMBERS = 3
+# The chart's own anti-affinity keeps the members on separate nodes (karmada-io/karmada@v1.18.2:charts/karmada/
+# values.yaml L697-L707), which its `etcd.affinity` replaces: kept, and zones preferred besides, so that one zone lost
+# leaves a quorum where the system pool spans three (each member's zonal volume then keeps it in its zone).
+ETCD_SPREAD = {
+    "podAntiAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": "etcd"}}, "topologyKey": "kubernetes.io/hostname"}
+        ],
+        "preferredDuringSchedulingIgnoredDuringExecution": [
+            {
+                "weight": 100,
+                "podAffinityTerm": {
+                    "labelSelector": {"matchLabels": {"app": "etcd"}},
+                    "topologyKey": "topology.kubernetes.io/zone",
+                },
+            }
+        ],
+    }
+}
+
+
 def host_values(region: RegionSpec, production: bool, certs: KarmadaCertificates) -> dict[str, Any]:
     """Chart values of the control plane (installMode host), private keys aside."""
     replicas = 2 if production else 1
@@ -146,11 +168,12 @@ def host_values(region: RegionSpec, production: bool, certs: KarmadaCertificates
         },
         "etcd": {
             "internal": {
-                "replicaCount": 3 if production else 1,
+                "replicaCount": ETCD_MEMBERS if production else 1,
                 # On a volume, not the chart's default hostPath (forbidden by Pod Security baseline).
                 "storageType": "pvc",
                 "pvc": {"storageClass": BUILTIN_STORAGE_CLASS[region.cloud], "size": ETCD_VOLUME},
-            }
+            },
+            **({"affinity": ETCD_SPREAD} if production else {}),
         },
     }
 
@@ -210,6 +233,15 @@ class KarmadaControlPlane(pulumi.ComponentResource):
             parent=self,
             secret_values=host_secret_values(self.certificates),
         )
+        if args.production:
+            # The chart renders no budget for its etcd: a node drain (a system pool's roll) takes at most one member,
+            # so the other two keep the quorum (the chart's `app: etcd` pod label, templates/_helpers.tpl L38-L46).
+            k8s.policy.v1.PodDisruptionBudget(
+                f"{host.name}-karmada-etcd",
+                metadata={"name": "etcd", "namespace": KARMADA_NAMESPACE},
+                spec={"maxUnavailable": 1, "selector": {"matchLabels": {"app": "etcd"}}},
+                opts=pulumi.ResourceOptions(parent=self, provider=host.provider, depends_on=[release]),
+            )
         webhook_flags = k8s.apps.v1.DeploymentPatch(
             f"{host.name}-karmada-webhook-flags",
             metadata={
