@@ -110,3 +110,23 @@ def test_ttft_slo_only_on_models_with_a_ttft_histogram():
         f"models[{triton}].slo: TTFT objectives are alerted from vLLM's time_to_first_token histogram; "
         "triton exports no TTFT histogram by default, remove slo from this model"
     ]
+
+
+def test_a_remote_write_secret_made_out_of_band_is_refused_and_credentials_come_in_pairs():
+    raw = _with_observability(remoteWrite={"url": "https://m.example.com/push", "basicAuthSecret": "rw"})
+    (line,) = config_errors(raw)
+    assert line.startswith("regions[0].observability.remoteWrite.basicAuthSecret: Prometheus's operator creates no ")
+    assert line.endswith(
+        "give remoteWrite.username and remoteWrite.password (a secure value: pulumi config set --secret --path "
+        "'regions[0].observability.remoteWrite.password' <password>); the platform makes the Secret"
+    )
+    raw = _with_observability(remoteWrite={"url": "https://m.example.com/push", "username": "prom"})
+    assert config_errors(raw) == [
+        "regions[0].observability.remoteWrite.password: basic auth needs both username and password"
+    ]
+    raw = _with_observability(remoteWrite={"url": "https://m.example.com/push", "password": "p"})
+    assert config_errors(raw) == [
+        "regions[0].observability.remoteWrite.username: basic auth needs both username and password"
+    ]
+    raw = _with_observability(remoteWrite={"url": "https://m.example.com/push", "username": "prom", "password": "p"})
+    assert load_environment(raw).regions[0].observability.remote_write.password.get_secret_value() == "p"

@@ -44,6 +44,16 @@ def _cache_off() -> dict:
     return config
 
 
+def _remote_write_with_credentials() -> dict:
+    config = environment_config("dev")
+    config[ns("regions")][0]["observability"]["remoteWrite"] = {
+        "url": "https://metrics.example.com/api/v1/push",
+        "username": "prometheus-dev",
+        "password": {"secure": "v1:ciphertext"},  # what `pulumi config set --secret --path` writes
+    }
+    return config
+
+
 def _no_gpu_pools() -> dict:
     config = environment_config("dev")
     config[ns("regions")][0]["gpuPools"] = []
@@ -61,6 +71,7 @@ VARIANTS: dict[str, tuple[Callable[[], dict], str]] = {
     "GKE public endpoint with authorized CIDRs": (_gke_public_endpoint, "test"),
     "Knative serving": (_knative, "test"),
     "model cache off": (_cache_off, "dev"),
+    "remote write with basic auth": (_remote_write_with_credentials, "dev"),
     "cluster without GPU pools": (_no_gpu_pools, "test"),
     "stand-ins while models wake": (stand_in_dev, "dev"),
     "prod's 70B with the 8B standing in": (stand_in_prod, "prod"),

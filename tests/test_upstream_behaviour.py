@@ -105,6 +105,7 @@ from components.catalog.upstream import (
     PATCH_FORCE_TAKES_OVER_FIELDS,
     PICKER_LEADER_ONLY_READY,
     POSTGRES_IMAGE_READS_PASSWORD_FILE,
+    PROMETHEUS_OPERATOR_WAITS_FOR_REMOTE_WRITE_SECRETS,
     PROMETHEUS_RULE_WEBHOOK_IGNORES_FAILURES,
     PULUMI_CREATES_OBJECTS,
     PULUMI_PATCH_AWAITS,
@@ -164,6 +165,7 @@ from tests.harness import (
     plan_stacks,
     raw_environment,
 )
+from tests.test_observability import _component_plan
 from tests.test_serving_path import _picker_config_mount, _seconds
 from tools.plan.report import render_markdown
 from tools.plan.runner import PROJECT_DIR
@@ -849,6 +851,39 @@ def test_every_release_installing_crds_from_its_crds_folder_upgrades_them(env_pl
         elif upgrader.manual and " ".join(upgrader.manual.split()) in " ".join(recipe.split()):
             by_hand.add(chart)
     assert (upgraded, by_hand) == ({"fluid", "gpu-operator", "kube-prometheus-stack"}, {"gateway-helm"})
+
+
+def test_remote_write_credentials_are_a_secret_the_platform_makes_before_prometheus():
+    """Prometheus' operator makes no Prometheus while the Secret its remote write names is missing
+    (PROMETHEUS_OPERATOR_WAITS_FOR_REMOTE_WRITE_SECRETS), and the stack creates the monitoring namespace: the
+    platform makes the Secret from the config, the password a secret, before the release."""
+    assert PROMETHEUS_OPERATOR_WAITS_FOR_REMOTE_WRITE_SECRETS.name in FACTS
+    raw = raw_environment("dev")
+    raw["regions"][0]["observability"]["remoteWrite"] = {
+        "url": "https://mimir.example.com/api/v1/push",
+        "username": "prometheus-use1",
+        "password": "s3cret-password",
+    }
+    plan = _component_plan(raw)
+    (release,) = plan.of_type("kubernetes:helm.sh/v3:Release")
+    (target,) = release.inputs["values"]["prometheus"]["prometheusSpec"]["remoteWrite"]
+    assert target["basicAuth"] == {
+        "username": {"name": "remote-write-credentials", "key": "username"},
+        "password": {"name": "remote-write-credentials", "key": "password"},
+    }
+    (secret,) = [
+        r
+        for r in plan.kubernetes_objects()
+        if r.inputs["kind"] == "Secret" and r.inputs["metadata"]["name"] == "remote-write-credentials"
+    ]
+    assert secret.inputs["metadata"]["namespace"] == release.inputs["namespace"] == "monitoring"
+    assert secret.inputs["stringData"] == "[secret]"  # the password stays a Pulumi secret
+    assert secret.urn in release.options["dependsOn"]
+    # without credentials, no Secret
+    del raw["regions"][0]["observability"]["remoteWrite"]["username"]
+    del raw["regions"][0]["observability"]["remoteWrite"]["password"]
+    plan = _component_plan(raw)
+    assert not [r for r in plan.kubernetes_objects() if r.inputs["metadata"]["name"] == "remote-write-credentials"]
 
 
 # --- vLLM: loading weights and sizing memory -------------------------------------------------------------------

@@ -33,6 +33,9 @@ from components.k8s.inputs import InputError
 from platform_catalog.names import annotation
 
 GRAFANA_ADMIN_SECRET = "grafana-admin"  # read by the chart through grafana.admin.existingSecret
+# The remote write's basic-auth credentials, from the config: the operator makes no Prometheus while a Secret its
+# remoteWrite names is missing (upstream.PROMETHEUS_OPERATOR_WAITS_FOR_REMOTE_WRITE_SECRETS), so it precedes the release.
+REMOTE_WRITE_SECRET = "remote-write-credentials"
 # The node exporter (opt-in) needs hostNetwork/hostPID/hostPath: its own privileged namespace
 # keeps the rest of the monitoring stack under the baseline profile.
 NODE_EXPORTER_NAMESPACE = "node-exporter"
@@ -62,11 +65,10 @@ def stack_values(cluster_name: str, region_name: str, obs: ObservabilitySpec, pr
     }
     if obs.remote_write is not None:
         target: dict[str, Any] = {"url": obs.remote_write.url}
-        if obs.remote_write.basic_auth_secret:
-            secret = obs.remote_write.basic_auth_secret
+        if obs.remote_write.password is not None:
             target["basicAuth"] = {
-                "username": {"name": secret, "key": "username"},
-                "password": {"name": secret, "key": "password"},
+                "username": {"name": REMOTE_WRITE_SECRET, "key": "username"},
+                "password": {"name": REMOTE_WRITE_SECRET, "key": "password"},
             }
         prometheus["remoteWrite"] = [target]
     values: dict[str, Any] = {
@@ -148,6 +150,25 @@ class Observability(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[*cluster.ready, ns]),
         )
 
+    def _remote_write_credentials(
+        self, cluster: ClusterHandle, ns: k8s.core.v1.Namespace, obs: ObservabilitySpec
+    ) -> list[k8s.core.v1.Secret]:
+        """The remote write's basic-auth Secret, the password a Pulumi secret; none without credentials."""
+        remote = obs.remote_write
+        if remote is None or remote.password is None:
+            return []
+        return [
+            k8s.core.v1.Secret(
+                f"{cluster.name}-{REMOTE_WRITE_SECRET}",
+                metadata={"name": REMOTE_WRITE_SECRET, "namespace": names.MONITORING_NAMESPACE},
+                string_data={
+                    "username": remote.username or "",
+                    "password": pulumi.Output.secret(remote.password.get_secret_value()),
+                },
+                opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[*cluster.ready, ns]),
+            )
+        ]
+
     namespace: str
     monitor_labels: dict[str, str]
     prometheus_url: str | None
@@ -171,6 +192,7 @@ class Observability(pulumi.ComponentResource):
                 else []
             )
             admin = self._grafana_admin(cluster, ns)
+            credentials = self._remote_write_credentials(cluster, ns, obs)
             release = helm_release(
                 RELEASE,
                 CHARTS["kube-prometheus-stack"],
@@ -178,7 +200,7 @@ class Observability(pulumi.ComponentResource):
                 ns,
                 stack_values(cluster.name, args.region_name, obs, args.production),
                 parent=self,
-                depends_on=[*node_exporter_ns, admin],
+                depends_on=[*node_exporter_ns, admin, *credentials],
             )
             crds_from, in_namespace = [release], [ns]
         else:

@@ -615,6 +615,20 @@ AI_GATEWAY_FINALIZES_ITS_OBJECTS = _fact(
     "mcp_route.go L91, quota_policy.go L78",
 )
 
+PROMETHEUS_OPERATOR_WAITS_FOR_REMOTE_WRITE_SECRETS = _fact(
+    "prometheus-operator-waits-for-remote-write-secrets",
+    "Prometheus Operator v0.93.1 (kube-prometheus-stack 88.5.3's) builds a Prometheus' configuration before its "
+    "StatefulSet, and loads every Secret a remoteWrite entry names (basicAuth username and password) while doing "
+    'so; a missing Secret fails the sync ("creating config failed"), retried, and no StatefulSet is created: no '
+    "Prometheus runs, so nothing scrapes and KEDA's Prometheus triggers have no server. The Helm release does not "
+    "wait for it (the StatefulSet is the operator's). So the Secret must exist before the Prometheus resource: the "
+    "platform makes it from the config, before the release.",
+    "github.com/prometheus-operator/prometheus-operator@v0.93.1 (Go module): pkg/prometheus/server/operator.go "
+    "L986-L988 (sync: creating config failed, before the StatefulSet), L1554, L1583 (AddRemoteWriteToStore); "
+    "pkg/prometheus/promcfg.go L2863-L2870; pkg/prometheus/store.go L25-L27; pkg/assets/store.go L128-L144 "
+    "(AddBasicAuth), L315-L336 (GetSecretKey: an error when the Secret is missing)",
+)
+
 KSERVE_LLM_WORKLOAD_LABELS = _fact(
     "kserve-llm-workload-labels",
     "KServe v0.20.0's controller labels an LLMInferenceService's decode pods app.kubernetes.io/component="

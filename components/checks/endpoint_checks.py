@@ -72,8 +72,6 @@ def check_endpoints(env: EnvironmentSpec) -> Iterator[Issue]:
             remote = ("regions", i, "observability", "remoteWrite")
             if https_url(obs.remote_write.url):  # any other scheme: check_observability says so
                 checks.append(((*remote, "url"), url_issue(obs.remote_write.url, https_only=True)))
-            if obs.remote_write.basic_auth_secret is not None:
-                checks.append(((*remote, "basicAuthSecret"), secret_name_issue(obs.remote_write.basic_auth_secret)))
         if obs.grafana.tls_secret is not None:
             grafana = (*at, "observability", "grafana", "tlsSecret")
             checks.append((grafana, secret_name_issue(obs.grafana.tls_secret)))

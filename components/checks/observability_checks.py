@@ -21,11 +21,24 @@ def check_observability(env: EnvironmentSpec) -> Iterator[Issue]:
                 f"{t.gpu_idle_below_percent:g} must be below gpuSaturatedAbovePercent "
                 f"{t.gpu_saturated_above_percent:g}; the two bound the target utilisation band",
             )
-        if obs.remote_write is not None and not https_url(obs.remote_write.url):
+        remote = obs.remote_write
+        if remote is not None and not https_url(remote.url):
             yield Issue(
                 join_path(*path, "remoteWrite", "url"),
-                f"{obs.remote_write.url!r} is not an https:// URL; metrics leave the cluster, use TLS",
+                f"{remote.url!r} is not an https:// URL; metrics leave the cluster, use TLS",
             )
+        if remote is not None and remote.basic_auth_secret is not None:
+            yield Issue(
+                join_path(*path, "remoteWrite", "basicAuthSecret"),
+                "Prometheus's operator creates no Prometheus while a Secret its remote write names is missing "
+                "(upstream.PROMETHEUS_OPERATOR_WAITS_FOR_REMOTE_WRITE_SECRETS), and this stack creates the monitoring "
+                "namespace, so a Secret made out of band cannot be there on a first rollout: remove it and give "
+                "remoteWrite.username and remoteWrite.password (a secure value: pulumi config set --secret --path "
+                f"'{join_path(*path, 'remoteWrite', 'password')}' <password>); the platform makes the Secret",
+            )
+        if remote is not None and (remote.username is None) != (remote.password is None):
+            missing = "password" if remote.password is None else "username"
+            yield Issue(join_path(*path, "remoteWrite", missing), "basic auth needs both username and password")
         if obs.grafana.expose:
             for key, value in (("host", obs.grafana.host), ("tlsSecret", obs.grafana.tls_secret)):
                 if not value:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Annotated
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, Field, SecretStr
 
 from components.config.base import Name, Spec
 
@@ -35,8 +35,17 @@ class RemoteWriteSpec(Spec):
     """Long-term storage: Prometheus remote-writes every sample to this endpoint."""
 
     url: str = Field(description="HTTPS remote-write endpoint, e.g. https://mimir.example.com/api/v1/push.")
+    username: str | None = Field(None, description="Basic-auth user of the endpoint, with `password`.")
+    password: SecretStr | None = Field(
+        None,
+        description="Basic-auth password, a `secure:` value (pulumi config set --secret --path "
+        "'regions[N].observability.remoteWrite.password' <password>); the platform puts both in a Secret in the "
+        "monitoring namespace before Prometheus starts.",
+    )
     basic_auth_secret: str | None = Field(
-        None, description="Secret in the monitoring namespace with keys `username` and `password`."
+        None,
+        description="Refused: a Secret made out of band cannot be in the monitoring namespace the stack creates "
+        "before Prometheus needs it (its operator then never creates Prometheus); give username and password.",
     )
 
 
