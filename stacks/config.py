@@ -97,6 +97,19 @@ def engine_config() -> dict[str, Any]:
     return {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
 
 
+def _is_an_environment(config: Mapping[str, Any]) -> bool:
+    """Whether the engine passed a whole environment (a stack of its own, or an offline plan's stack) rather than a
+    region stack's own keys: its regions each name themselves. A region stack's own `regions[N].…` keys, set by
+    path (a region's secret: `pulumi config set --secret --path -s prod.use1 'regions[0]…'`), are a list of partial
+    entries that go into the environment file's."""
+    text = config.get(f"{PROJECT}:regions")
+    try:
+        regions = json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        return False
+    return isinstance(regions, list) and bool(regions) and all(isinstance(r, dict) and "name" in r for r in regions)
+
+
 def read_environment() -> EnvironmentSpec:
     """Raises ConfigError (a pulumi.RunError: printed without traceback) on invalid input.
 
@@ -105,7 +118,7 @@ def read_environment() -> EnvironmentSpec:
     as `pulumi config set --path` set them. The project's `models/*.yaml` are read from the directory the CLI runs
     the program in, the project's, beside the stack files."""
     config = engine_config()
-    if f"{PROJECT}:regions" not in config:
+    if not _is_an_environment(config):
         config = overlay_config(environment_file_config(pulumi.get_stack()), config)
     issues = config_key_issues(config)
     if issues:

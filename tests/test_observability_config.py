@@ -117,8 +117,9 @@ def test_a_remote_write_secret_made_out_of_band_is_refused_and_credentials_come_
     (line,) = config_errors(raw)
     assert line.startswith("regions[0].observability.remoteWrite.basicAuthSecret: Prometheus's operator creates no ")
     assert line.endswith(
-        "give remoteWrite.username and remoteWrite.password (a secure value: pulumi config set --secret --path "
-        "'regions[0].observability.remoteWrite.password' <password>); the platform makes the Secret"
+        "give remoteWrite.username and remoteWrite.password on the stack that deploys the region (a secret: "
+        "pulumi config set --secret --path -s <env>.use1 'regions[0].observability.remoteWrite.password' <password>; "
+        "-s <env> for a one-stack environment); the platform makes the Secret"
     )
     raw = _with_observability(remoteWrite={"url": "https://m.example.com/push", "username": "prom"})
     assert config_errors(raw) == [

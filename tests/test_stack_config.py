@@ -71,6 +71,36 @@ def test_the_program_of_a_region_stack_keeps_its_environments_gateway(tmp_path, 
     assert (provider.name, provider.type, provider.models) == ("openai", "openai", ["gpt-4o-mini"])
 
 
+def test_a_region_stacks_own_region_keys_go_into_its_environments_regions(tmp_path, monkeypatch):
+    """`pulumi config set --path -s acme.use1 'regions[0].observability.remoteWrite.username' …` (and the password,
+    --secret) leave a list of one partial region in the stack's own file: the program still reads the
+    environment's three regions, use1 with its credentials, the others without (their stacks hold their own)."""
+    from stacks.config import read_environment
+
+    monkeypatch.chdir(_project_with_provider(tmp_path))
+    own = [{"observability": {"remoteWrite": {"username": "prometheus-use1", "password": "pw-use1"}}}]
+    seen = []
+    evaluate(
+        lambda: seen.append(read_environment()),
+        project=PROJECT,
+        stack="acme.use1",
+        config={
+            f"{PROJECT}:regions": json.dumps(own),
+            f"{PROJECT}:gateway": json.dumps({"externalProviders": [{"apiKey": "sk-live"}]}),
+        },
+        secret_keys=[f"{PROJECT}:regions", f"{PROJECT}:gateway"],
+    )
+    (env,) = seen
+    assert [r.name for r in env.regions] == ["use1", "usw2", "usc1"]
+    writes = [r.observability.remote_write for r in env.regions]
+    assert [w.url for w in writes] == ["https://metrics.ml-platform.example.com/api/v1/push"] * 3
+    assert [(w.username, w.password and w.password.get_secret_value()) for w in writes] == [
+        ("prometheus-use1", "pw-use1"),
+        (None, None),
+        (None, None),
+    ]
+
+
 @pytest.mark.plan
 def test_the_offline_plan_reads_each_stacks_own_settings_file(tmp_path):
     project = _project_with_provider(tmp_path)

@@ -33,8 +33,10 @@ def check_observability(env: EnvironmentSpec) -> Iterator[Issue]:
                 "Prometheus's operator creates no Prometheus while a Secret its remote write names is missing "
                 "(upstream.PROMETHEUS_OPERATOR_WAITS_FOR_REMOTE_WRITE_SECRETS), and this stack creates the monitoring "
                 "namespace, so a Secret made out of band cannot be there on a first rollout: remove it and give "
-                "remoteWrite.username and remoteWrite.password (a secure value: pulumi config set --secret --path "
-                f"'{join_path(*path, 'remoteWrite', 'password')}' <password>); the platform makes the Secret",
+                "remoteWrite.username and remoteWrite.password on the stack that deploys the region (a secret: "
+                f"pulumi config set --secret --path -s <env>.{region.name} "
+                f"'{join_path(*path, 'remoteWrite', 'password')}' <password>; -s <env> for a one-stack "
+                "environment); the platform makes the Secret",
             )
         if remote is not None and (remote.username is None) != (remote.password is None):
             missing = "password" if remote.password is None else "username"

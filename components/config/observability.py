@@ -38,9 +38,10 @@ class RemoteWriteSpec(Spec):
     username: str | None = Field(None, description="Basic-auth user of the endpoint, with `password`.")
     password: SecretStr | None = Field(
         None,
-        description="Basic-auth password, a `secure:` value (pulumi config set --secret --path "
-        "'regions[N].observability.remoteWrite.password' <password>); the platform puts both in a Secret in the "
-        "monitoring namespace before Prometheus starts.",
+        description="Basic-auth password, a `secure:` value on the stack that deploys the region (pulumi config "
+        "set --secret --path -s <env>.<region> 'regions[N].observability.remoteWrite.password' <password>, the "
+        "username beside it the same way); the platform puts both in a Secret in the monitoring namespace before "
+        "Prometheus starts.",
     )
     basic_auth_secret: str | None = Field(
         None,

@@ -117,6 +117,10 @@ WAKE_HOLD_SECONDS = 10
 # A stopping model server's time to exit once it has drained (KServe's vLLM presets: min(5, grace);
 # kserve/kserve@v0.20.0:pkg/controller/v1alpha2/llmisvc/config_merge.go L684-L705).
 EXIT_MARGIN_SECONDS = 5
+# The LLMInferenceService presets' vLLM container sleeps this long in its preStop hook before SIGTERM (kserve/kserve@
+# v0.20.0:charts/kserve-runtime-configs/files/llmisvcconfigs/resources.yaml L184-L188), which KServe takes out of
+# the drain it passes (--shutdown-timeout = grace - preStop - min(5, grace)).
+PRESET_PRE_STOP_SECONDS = 15
 
 Autoscaler = Literal["keda", "fixed", "knative"]
 
@@ -164,7 +168,9 @@ class ModelPlacement:
         Triton, which exits on its own core's timeout whatever the grace (the default 30 s stands)."""
         if self.model.runtime != "vllm":
             return None
-        return self.drain_seconds + EXIT_MARGIN_SECONDS
+        # KServe's LLMInferenceService preset sleeps in a preStop hook first and takes it out of the drain it passes.
+        pre_stop = PRESET_PRE_STOP_SECONDS if self.disaggregation is not None else 0
+        return self.drain_seconds + EXIT_MARGIN_SECONDS + pre_stop
 
     @property
     def name(self) -> str:

@@ -50,7 +50,7 @@ from components.domain.host import HostResources
 from components.domain.kv_transfer import efa_interfaces_for
 from components.k8s import names
 from components.k8s.topology import gpu_tolerations, no_gpu_env, pool_selector
-from components.serving.deployment import EXIT_MARGIN_SECONDS, MODEL_POD_SECURITY, ModelPlacement, sizing_annotations
+from components.serving.deployment import MODEL_POD_SECURITY, ModelPlacement, sizing_annotations
 from components.serving.engine import override_args, vllm_engine_args
 from components.serving.network_policies import envoy_peer, policy, prometheus_peer
 from components.serving.runtimes import MODEL_MOUNT, VLLM_STARTUP_PATH, startup_probe
@@ -65,9 +65,6 @@ POOL_TARGET_PORT = 8000  # the InferencePool's target port: decode's routing sid
 DECODE_ENGINE_PORT = 8001  # vLLM behind decode's routing sidecar
 PICKER_GRPC_PORT = 9002
 CONTAINER = "main"
-# The presets' vLLM container sleeps this long in its preStop hook before SIGTERM (kserve/kserve@v0.20.0:charts/
-# kserve-runtime-configs/files/llmisvcconfigs/resources.yaml L184-L188), which KServe takes out of the drain.
-PRESET_PRE_STOP_SECONDS = 15
 # KServe's decode preset runs the llm-d routing sidecar with `resources: {}` (config-llm-decode-template.yaml at
 # v0.20.0): without requests equal to limits the GPU pod is not Guaranteed; we give the proxy a small fixed share.
 ROUTING_SIDECAR = "llm-d-routing-sidecar"
@@ -169,7 +166,7 @@ def _pod(
         "tolerations": gpu_tolerations(),
         # KServe's preset passes vLLM --shutdown-timeout = this - its preStop's 15 s - 5 s: the drain
         # (upstream.VLLM_ABORTS_IN_FLIGHT_REQUESTS_AT_SIGTERM).
-        "terminationGracePeriodSeconds": p.drain_seconds + EXIT_MARGIN_SECONDS + PRESET_PRE_STOP_SECONDS,
+        "terminationGracePeriodSeconds": p.termination_grace_seconds,
         "containers": [container],
     }
 
