@@ -54,6 +54,7 @@ def build_serving(
             cluster=cluster,
             label_domain=env.label_domain,
             deployment_mode=region.serving.deployment_mode,
+            production=env.production,
             cert_manager=[c.release for c in cert_manager],
         ),
         opts=opts,

@@ -106,7 +106,10 @@ def test_observability_alerts_on_the_objectives_of_the_models_it_serves():
 
 
 def _kserve(mode: str) -> None:
-    KServe("kserve", KServeArgs(cluster=cluster_handle("team"), label_domain="example.com", deployment_mode=mode))
+    KServe(
+        "kserve",
+        KServeArgs(cluster=cluster_handle("team"), label_domain="example.com", deployment_mode=mode, production=False),
+    )
 
 
 def test_kserve_runs_in_the_mode_it_is_given():

@@ -609,3 +609,50 @@ def test_components_per_model_placement(env, request):
     deployments = plan.of_type("inference-platform:serving:ModelDeployment")
     assert len(deployments) == sum(len(m.placements) for m in plan.spec.models)
     assert len(plan.of_type("inference-platform:addons:KServe")) == len(plan.spec.regions)
+
+
+def test_production_runs_two_kserve_controllers_over_zones_for_its_pod_webhook(dev_plan, prod_plan):
+    """KServe v0.20.0's controller Deployment sets no replicas (one pod; the chart has no value for them:
+    charts/kserve-resources/files/kserve/resources.yaml L426-L447) and serves the pod mutator every InferenceService
+    pod passes, failurePolicy Fail. prod patches it to two (it elects a leader, --leader-elect) spread over zones,
+    with a budget; dev keeps the chart's one."""
+    pod = {"control-plane": "kserve-controller-manager"}  # the chart's pod label (resources.yaml L447)
+
+    def kserve(plan):
+        patches = [
+            r
+            for r in plan.kubernetes_objects()
+            if r.type == "kubernetes:apps/v1:DeploymentPatch" and r.inputs["metadata"]["namespace"] == "kserve"
+        ]
+        budgets = [
+            r
+            for r in plan.kubernetes_objects()
+            if r.inputs["kind"] == "PodDisruptionBudget" and r.inputs["metadata"]["namespace"] == "kserve"
+        ]
+        releases = [r for r in plan.helm_releases() if r.inputs["name"] == "kserve"]
+        return patches, budgets, releases
+
+    patches, budgets, releases = kserve(prod_plan)
+    assert [(p.inputs["metadata"]["name"], p.inputs["spec"]) for p in patches] == [
+        ("kserve-controller-manager", {"replicas": 2})
+    ] * 3
+    assert [b.inputs["spec"] for b in budgets] == [{"maxUnavailable": 1, "selector": {"matchLabels": pod}}] * 3
+    spreads = [r.inputs["values"]["kserve"]["controller"]["topologySpreadConstraints"] for r in releases]
+    assert (
+        spreads
+        == [
+            [
+                {
+                    "maxSkew": 1,
+                    "topologyKey": "topology.kubernetes.io/zone",
+                    "whenUnsatisfiable": "ScheduleAnyway",
+                    "labelSelector": {"matchLabels": pod},
+                }
+            ]
+        ]
+        * 3
+    )
+    assert all(r.urn in p.options["dependsOn"] for r, p in zip(releases, patches, strict=True))
+    patches, budgets, releases = kserve(dev_plan)
+    assert (patches, budgets) == ([], [])
+    assert "topologySpreadConstraints" not in releases[0].inputs["values"]["kserve"]["controller"]

@@ -160,7 +160,7 @@ def pickers(plan) -> dict[tuple[str, str], dict]:
     """(cluster, deployment) -> the endpoint-picker container of each picker Deployment."""
     found = {}
     for (cluster, name), deployment in cluster_objects(plan, "Deployment").items():
-        for container in deployment["spec"]["template"]["spec"]["containers"]:
+        for container in deployment["spec"].get("template", {}).get("spec", {}).get("containers", []):
             if container.get("image", "").startswith(EPP_IMAGE_PREFIX):
                 found[cluster, name] = container
     return found
@@ -691,7 +691,8 @@ def test_every_model_is_reachable_hop_by_hop(env_plan):
                 for (c, _), d in deployments.items()
                 if c == cluster
                 and _matches(
-                    {"matchLabels": service["selector"]}, d["spec"]["template"].get("metadata", {}).get("labels", {})
+                    {"matchLabels": service["selector"]},
+                    d["spec"].get("template", {}).get("metadata", {}).get("labels", {}),
                 )
             ]
             (container,) = picker["spec"]["template"]["spec"]["containers"]

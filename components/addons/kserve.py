@@ -39,7 +39,14 @@ import pulumi_kubernetes as k8s
 
 from components.catalog.charts import CHARTS
 from components.k8s.cluster import ClusterHandle
-from components.k8s.helm import awaited_webhook_service, custom_resource, helm_release, namespace, release_digest
+from components.k8s.helm import (
+    awaited_webhook_service,
+    chart_patch_skips,
+    custom_resource,
+    helm_release,
+    namespace,
+    release_digest,
+)
 from components.k8s.inputs import known
 from components.k8s.topology import pool_selector
 from components.serving.runtimes import runtimes
@@ -52,17 +59,24 @@ WEBHOOK_SERVICE = "kserve-webhook-server-service"
 LLMISVC_WEBHOOK_SERVICE = "llmisvc-webhook-server-service"
 
 
-def controller_values(label_domain: str, deployment_mode: str) -> dict[str, Any]:
-    """kserve-resources values: the cluster's default deployment mode, no ingress, on the system pool."""
-    return {
-        "kserve": {
-            "controller": {
-                "deploymentMode": deployment_mode,
-                "nodeSelector": pool_selector(label_domain, "system"),
-                "gateway": {"disableIngressCreation": True, "ingressGateway": {"enableGatewayApi": False}},
-            }
-        }
+def controller_values(label_domain: str, deployment_mode: str, production: bool) -> dict[str, Any]:
+    """kserve-resources values: the cluster's default deployment mode, no ingress, on the system pool; in
+    production its replicas (CONTROLLER_REPLICAS) spread over zones."""
+    controller: dict[str, Any] = {
+        "deploymentMode": deployment_mode,
+        "nodeSelector": pool_selector(label_domain, "system"),
+        "gateway": {"disableIngressCreation": True, "ingressGateway": {"enableGatewayApi": False}},
     }
+    if production:
+        controller["topologySpreadConstraints"] = [
+            {
+                "maxSkew": 1,
+                "topologyKey": "topology.kubernetes.io/zone",
+                "whenUnsatisfiable": "ScheduleAnyway",
+                "labelSelector": {"matchLabels": CONTROLLER_POD_LABELS},
+            }
+        ]
+    return {"kserve": {"controller": controller}}
 
 
 def llm_inference_service_values(label_domain: str) -> dict[str, Any]:
@@ -83,12 +97,22 @@ RUNTIME_CONFIGS_VALUES = {"kserve": {"llmisvcConfigs": {"enabled": True}}}
 
 DeploymentMode = Literal["Standard", "Knative"]
 
+# The controller's Deployment sets no replicas and the chart has no value for them (kserve/kserve@v0.20.0:charts/
+# kserve-resources/files/kserve/resources.yaml L426-L447, deployment-patch.yaml): one pod, which also serves the pod
+# webhook every InferenceService pod passes (failurePolicy Fail). In production a patch runs two, spread over zones
+# (the controller elects a leader: --leader-elect; each replica serves the webhook), so a lost node or zone does not
+# stop model pods from being created until it is rescheduled.
+CONTROLLER = "kserve-controller-manager"
+CONTROLLER_POD_LABELS = {"control-plane": CONTROLLER}
+CONTROLLER_REPLICAS = 2
+
 
 @dataclass(frozen=True, kw_only=True)
 class KServeArgs:
     cluster: ClusterHandle
     label_domain: str
     deployment_mode: DeploymentMode  # the region's (serving.deploymentMode): KServe's default
+    production: bool  # two controller replicas over zones, with a disruption budget
 
     def __post_init__(self) -> None:
         modes = dict.fromkeys(get_args(DeploymentMode))
@@ -112,7 +136,7 @@ class KServe(pulumi.ComponentResource):
         mode = args.deployment_mode
         ns = namespace(NAMESPACE, cluster, self)
         crds = helm_release("kserve-crd", CHARTS["kserve-crd"], cluster, ns, {}, parent=self)
-        values = controller_values(args.label_domain, mode)
+        values = controller_values(args.label_domain, mode, args.production)
         self.release = helm_release(
             "kserve",
             CHARTS["kserve-resources"],
@@ -122,6 +146,8 @@ class KServe(pulumi.ComponentResource):
             parent=self,
             depends_on=[crds, *args.cert_manager],
         )
+        if args.production:
+            self._second_controller(cluster)
         llm_crds = helm_release(
             "kserve-llmisvc-crd", CHARTS["kserve-llmisvc-crd"], cluster, ns, {}, parent=self, depends_on=[crds]
         )
@@ -171,3 +197,24 @@ class KServe(pulumi.ComponentResource):
             for runtime in runtimes()
         ]
         self.register_outputs({"deploymentMode": mode, "runtimes": [r["metadata"]["name"] for r in runtimes()]})
+
+    def _second_controller(self, cluster: ClusterHandle) -> None:
+        """CONTROLLER_REPLICAS: a patch of the chart's controller Deployment (Helm's upgrades leave a field its
+        manifest does not set), and a budget that keeps one serving through a drain."""
+        opts = pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[self.release])
+        k8s.apps.v1.DeploymentPatch(
+            f"{cluster.name}-kserve-controller-replicas",
+            metadata={
+                "name": CONTROLLER,
+                "namespace": NAMESPACE,
+                "annotations": chart_patch_skips("kserve-resources", CONTROLLER, "the replicas"),
+            },
+            spec={"replicas": CONTROLLER_REPLICAS},
+            opts=opts,
+        )
+        k8s.policy.v1.PodDisruptionBudget(
+            f"{cluster.name}-kserve-controller",
+            metadata={"name": CONTROLLER, "namespace": NAMESPACE},
+            spec={"maxUnavailable": 1, "selector": {"matchLabels": CONTROLLER_POD_LABELS}},
+            opts=opts,
+        )

@@ -37,27 +37,16 @@ from components.federation.certificates import (
     client_kubeconfig,
     signed_certificate,
 )
-from components.k8s import names
 from components.k8s.cluster import ClusterHandle, PublicLoadBalancer, kubernetes_provider
+from components.k8s.helm import chart_patch_skips as helm_chart_patch_skips
 from components.k8s.helm import helm_release, namespace
 
 KARMADA_NAMESPACE = "karmada-system"
-# Checkov reads a DeploymentPatch as a whole Deployment: every pod check fails on the one flag it sets.
-PATCH_SKIPPED_CHECKS = (
-    "CKV_K8S_8", "CKV_K8S_9", "CKV_K8S_10", "CKV_K8S_11", "CKV_K8S_12", "CKV_K8S_13", "CKV_K8S_14", "CKV_K8S_15",
-    "CKV_K8S_20", "CKV_K8S_22", "CKV_K8S_23", "CKV_K8S_28", "CKV_K8S_29", "CKV_K8S_30", "CKV_K8S_31", "CKV_K8S_37",
-    "CKV_K8S_38", "CKV_K8S_40", "CKV_K8S_43",
-)  # fmt: skip
 
 
 def chart_patch_skips(deployment: str) -> dict[str, str]:
-    """Checkov's skips on a patch that sets container args of a karmada chart Deployment: what each check reads is
-    not in the patch but in the chart's Deployment, which Helm renders at deploy and `make checkov` does not scan."""
-    reason = (
-        f"a server-side-apply patch setting only container args of the karmada chart's {deployment} Deployment; "
-        "what this check reads stays the chart's, which make checkov does not scan (Helm renders it at deploy)"
-    )
-    return names.checkov_skips(dict.fromkeys(PATCH_SKIPPED_CHECKS, reason))
+    """Checkov's skips on a patch setting container args of a karmada chart Deployment (helm.chart_patch_skips)."""
+    return helm_chart_patch_skips("karmada", deployment, "container args")
 
 
 # The chart names its objects after the release: karmada-apiserver, karmada-webhook, ...

@@ -12,6 +12,7 @@ import pulumi_kubernetes as k8s
 import yaml
 
 from components.catalog.charts import ChartRef
+from components.k8s import names
 from components.k8s.cluster import ClusterHandle, ClusterTarget
 from platform_catalog.pod_priorities import GKE_CRITICAL_PRIORITY_CLASSES
 
@@ -45,6 +46,24 @@ def namespace(
             retain_on_delete=retain_on_delete or None,
         ),
     )
+
+
+# Checkov reads a DeploymentPatch as a whole Deployment: every pod check fails on the one field it sets.
+PATCH_SKIPPED_CHECKS = (
+    "CKV_K8S_8", "CKV_K8S_9", "CKV_K8S_10", "CKV_K8S_11", "CKV_K8S_12", "CKV_K8S_13", "CKV_K8S_14", "CKV_K8S_15",
+    "CKV_K8S_20", "CKV_K8S_22", "CKV_K8S_23", "CKV_K8S_28", "CKV_K8S_29", "CKV_K8S_30", "CKV_K8S_31", "CKV_K8S_37",
+    "CKV_K8S_38", "CKV_K8S_40", "CKV_K8S_43",
+)  # fmt: skip
+
+
+def chart_patch_skips(chart: str, deployment: str, sets: str) -> dict[str, str]:
+    """Checkov's skips on a patch that sets only `sets` of a chart's Deployment: what each check reads is not in the
+    patch but in the chart's Deployment, which Helm renders at deploy and `make checkov` does not scan."""
+    reason = (
+        f"a server-side-apply patch setting only {sets} of the {chart} chart's {deployment} Deployment; "
+        "what this check reads stays the chart's, which make checkov does not scan (Helm renders it at deploy)"
+    )
+    return names.checkov_skips(dict.fromkeys(PATCH_SKIPPED_CHECKS, reason))
 
 
 def helm_release(

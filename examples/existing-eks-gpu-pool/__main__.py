@@ -214,6 +214,7 @@ def main() -> None:
             cluster=cluster,
             label_domain=label_domain,
             deployment_mode=region.serving.deployment_mode,
+            production=env.production,
             cert_manager=cert_manager,
         ),
     )

@@ -46,9 +46,9 @@ def served_by_programs(objects: list[dict[str, Any]], default_namespace: str) ->
     for svc in (o for o in objects if o["kind"] == "Service"):
         selector = (svc.get("spec") or {}).get("selector") or {}
         for workload in workloads:
-            template = workload["spec"]["template"]
+            template = (workload.get("spec") or {}).get("template") or {}  # none in a patch of its replicas
             labels = (template.get("metadata") or {}).get("labels") or {}
-            containers = template["spec"].get("containers") or []
+            containers = (template.get("spec") or {}).get("containers") or []
             if selector and selector.items() <= labels.items() and any(runnable(c) == "binary" for c in containers):
                 served.add((svc["metadata"].get("namespace") or default_namespace, svc["metadata"]["name"]))
     return served

@@ -304,7 +304,8 @@ def check_pickers(rehearsal: Rehearsal, wave: Wave) -> None:
         obj = resource.inputs
         if obj.get("kind") != "Deployment":
             continue
-        containers = obj["spec"]["template"]["spec"].get("containers") or []
+        template = (obj.get("spec") or {}).get("template") or {}  # none in a patch of its replicas
+        containers = (template.get("spec") or {}).get("containers") or []
         picker = next((c for c in containers if binary_for(c.get("image", "")) == "epp"), None)
         if picker is None:
             continue
