@@ -653,6 +653,8 @@ def test_production_runs_two_kserve_controllers_over_zones_for_its_pod_webhook(d
         * 3
     )
     assert all(r.urn in p.options["dependsOn"] for r, p in zip(releases, patches, strict=True))
+    # Helm's manager owns the replicas the API server defaulted: unforced, the apply is a 409 conflict
+    assert [p.inputs["metadata"]["annotations"]["pulumi.com/patchForce"] for p in patches] == ["true"] * 3
     patches, budgets, releases = kserve(dev_plan)
     assert (patches, budgets) == ([], [])
     assert "topologySpreadConstraints" not in releases[0].inputs["values"]["kserve"]["controller"]

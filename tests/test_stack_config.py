@@ -101,6 +101,30 @@ def test_a_region_stacks_own_region_keys_go_into_its_environments_regions(tmp_pa
     ]
 
 
+def test_a_second_regions_keys_set_by_path_keep_the_first_region(tmp_path, monkeypatch):
+    """On acme.usw2, `pulumi config set --path 'regions[1]…'` writes `[null, {…}]` (Pulumi pads the indexes before
+    with nulls): the null keeps the environment's first region."""
+    from stacks.config import read_environment
+
+    monkeypatch.chdir(_project_with_provider(tmp_path))
+    own = [None, {"observability": {"remoteWrite": {"username": "prometheus-usw2", "password": "pw-usw2"}}}]
+    seen = []
+    evaluate(
+        lambda: seen.append(read_environment()),
+        project=PROJECT,
+        stack="acme.usw2",
+        config={
+            f"{PROJECT}:regions": json.dumps(own),
+            f"{PROJECT}:gateway": json.dumps({"externalProviders": [{"apiKey": "sk-live"}]}),
+        },
+        secret_keys=[f"{PROJECT}:regions", f"{PROJECT}:gateway"],
+    )
+    (env,) = seen
+    assert [r.name for r in env.regions] == ["use1", "usw2", "usc1"]
+    assert [r.observability.remote_write.username for r in env.regions] == [None, "prometheus-usw2", None]
+    assert merge_by_path([{"a": 1}, {"b": 2}], [None, {"c": 3}]) == [{"a": 1}, {"b": 2, "c": 3}]
+
+
 @pytest.mark.plan
 def test_the_offline_plan_reads_each_stacks_own_settings_file(tmp_path):
     project = _project_with_provider(tmp_path)

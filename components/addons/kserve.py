@@ -207,7 +207,13 @@ class KServe(pulumi.ComponentResource):
             metadata={
                 "name": CONTROLLER,
                 "namespace": NAMESPACE,
-                "annotations": chart_patch_skips("kserve-resources", CONTROLLER, "the replicas"),
+                # The API server defaulted `replicas: 1` as Helm created the Deployment, so Helm's field manager owns
+                # it: the apply takes it over (upstream.PATCH_FORCE_TAKES_OVER_FIELDS; unforced it is a 409 conflict,
+                # as the rehearsal showed). Helm's later upgrades leave a field their manifest never sets.
+                "annotations": {
+                    "pulumi.com/patchForce": "true",
+                    **chart_patch_skips("kserve-resources", CONTROLLER, "the replicas"),
+                },
             },
             spec={"replicas": CONTROLLER_REPLICAS},
             opts=opts,

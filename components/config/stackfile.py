@@ -151,7 +151,9 @@ def merge_by_path(base: Any, overlay: Any) -> Any:
         merged_list = list(base)
         for i, value in enumerate(overlay):
             if i < len(merged_list):
-                merged_list[i] = merge_by_path(merged_list[i], value)
+                # `--path 'regions[1]…'` on a stack without the key pads the indexes before it with nulls
+                # (pulumi/pulumi sdk/go/common/resource/config/object.go newContainer): they keep the base's item.
+                merged_list[i] = merged_list[i] if value is None else merge_by_path(merged_list[i], value)
             else:
                 merged_list.append(value)
         return merged_list
