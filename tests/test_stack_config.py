@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from components.config.base import ConfigError
+from components.config.environment import EnvironmentSpec
 from components.config.stackfile import SECRET_MARKER, merge_by_path, overlay_config
 from tests.harness import ENVIRONMENTS_DIR, PROJECT, environment_config, ns, plan_config
 from tools.plan.engine import evaluate
@@ -71,26 +72,33 @@ def test_the_program_of_a_region_stack_keeps_its_environments_gateway(tmp_path, 
     assert (provider.name, provider.type, provider.models) == ("openai", "openai", ["gpt-4o-mini"])
 
 
-def test_a_region_stacks_own_region_keys_go_into_its_environments_regions(tmp_path, monkeypatch):
-    """`pulumi config set --path -s acme.use1 'regions[0].observability.remoteWrite.username' …` (and the password,
-    --secret) leave a list of one partial region in the stack's own file: the program still reads the
-    environment's three regions, use1 with its credentials, the others without (their stacks hold their own)."""
+def _program_environment(stack: str, own_regions: list) -> EnvironmentSpec:
+    """What the program of `stack` reads when the engine passes its own file: `own_regions` (as `pulumi config set
+    --path 'regions[N]…'` wrote them) and the provider's key, both secret."""
     from stacks.config import read_environment
 
-    monkeypatch.chdir(_project_with_provider(tmp_path))
-    own = [{"observability": {"remoteWrite": {"username": "prometheus-use1", "password": "pw-use1"}}}]
     seen = []
     evaluate(
         lambda: seen.append(read_environment()),
         project=PROJECT,
-        stack="acme.use1",
+        stack=stack,
         config={
-            f"{PROJECT}:regions": json.dumps(own),
+            f"{PROJECT}:regions": json.dumps(own_regions),
             f"{PROJECT}:gateway": json.dumps({"externalProviders": [{"apiKey": "sk-live"}]}),
         },
         secret_keys=[f"{PROJECT}:regions", f"{PROJECT}:gateway"],
     )
     (env,) = seen
+    return env
+
+
+def test_a_region_stacks_own_region_keys_go_into_its_environments_regions(tmp_path, monkeypatch):
+    """`pulumi config set --path -s acme.use1 'regions[0].observability.remoteWrite.username' …` (and the password,
+    --secret) leave a list of one partial region in the stack's own file: the program still reads the
+    environment's three regions, use1 with its credentials, the others without (their stacks hold their own)."""
+    monkeypatch.chdir(_project_with_provider(tmp_path))
+    own = [{"observability": {"remoteWrite": {"username": "prometheus-use1", "password": "pw-use1"}}}]
+    env = _program_environment("acme.use1", own)
     assert [r.name for r in env.regions] == ["use1", "usw2", "usc1"]
     writes = [r.observability.remote_write for r in env.regions]
     assert [w.url for w in writes] == ["https://metrics.ml-platform.example.com/api/v1/push"] * 3
@@ -104,22 +112,9 @@ def test_a_region_stacks_own_region_keys_go_into_its_environments_regions(tmp_pa
 def test_a_second_regions_keys_set_by_path_keep_the_first_region(tmp_path, monkeypatch):
     """On acme.usw2, `pulumi config set --path 'regions[1]…'` writes `[null, {…}]` (Pulumi pads the indexes before
     with nulls): the null keeps the environment's first region."""
-    from stacks.config import read_environment
-
     monkeypatch.chdir(_project_with_provider(tmp_path))
     own = [None, {"observability": {"remoteWrite": {"username": "prometheus-usw2", "password": "pw-usw2"}}}]
-    seen = []
-    evaluate(
-        lambda: seen.append(read_environment()),
-        project=PROJECT,
-        stack="acme.usw2",
-        config={
-            f"{PROJECT}:regions": json.dumps(own),
-            f"{PROJECT}:gateway": json.dumps({"externalProviders": [{"apiKey": "sk-live"}]}),
-        },
-        secret_keys=[f"{PROJECT}:regions", f"{PROJECT}:gateway"],
-    )
-    (env,) = seen
+    env = _program_environment("acme.usw2", own)
     assert [r.name for r in env.regions] == ["use1", "usw2", "usc1"]
     assert [r.observability.remote_write.username for r in env.regions] == [None, "prometheus-usw2", None]
     assert merge_by_path([{"a": 1}, {"b": 2}], [None, {"c": 3}]) == [{"a": 1}, {"b": 2, "c": 3}]
