@@ -48,7 +48,7 @@ from components.k8s.helm import (
     release_digest,
 )
 from components.k8s.inputs import known
-from components.k8s.topology import pool_selector
+from components.k8s.topology import ZONE_LABEL, pool_selector
 from components.serving.runtimes import runtimes
 
 NAMESPACE = "kserve"
@@ -71,7 +71,7 @@ def controller_values(label_domain: str, deployment_mode: str, production: bool)
         controller["topologySpreadConstraints"] = [
             {
                 "maxSkew": 1,
-                "topologyKey": "topology.kubernetes.io/zone",
+                "topologyKey": ZONE_LABEL,
                 "whenUnsatisfiable": "ScheduleAnyway",
                 "labelSelector": {"matchLabels": CONTROLLER_POD_LABELS},
             }

@@ -34,7 +34,8 @@ from platform_catalog.names import annotation
 
 GRAFANA_ADMIN_SECRET = "grafana-admin"  # read by the chart through grafana.admin.existingSecret
 # The remote write's basic-auth credentials, from the config: the operator makes no Prometheus while a Secret its
-# remoteWrite names is missing (upstream.PROMETHEUS_OPERATOR_WAITS_FOR_REMOTE_WRITE_SECRETS), so it precedes the release.
+# remoteWrite names is missing (upstream.PROMETHEUS_OPERATOR_WAITS_FOR_REMOTE_WRITE_SECRETS), so it precedes the
+# release.
 REMOTE_WRITE_SECRET = "remote-write-credentials"
 # The node exporter (opt-in) needs hostNetwork/hostPID/hostPath: its own privileged namespace
 # keeps the rest of the monitoring stack under the baseline profile.

@@ -129,8 +129,9 @@ CLUSTERPEDIA_MEMBER_HEALTHY = _fact(
     "monitor asks /readyz (else /healthz) every 5 s (jittered) with a 5 s timeout; a member lost then shows "
     "ClusterHealthy=False (NotReachable) and its synchros stop until it answers. Ready is True only while "
     "Validated, SynchroRunning and ClusterHealthy all are; the rollout's gate waits for each PediaCluster its wave "
-    "created to be Ready, read on the host. So a member other than the host must admit the host's NAT egress on its public endpoint (EKS "
-    "publicAccessCidrs, GKE master authorized networks); the host indexes itself by its in-cluster API.",
+    "created to be Ready, read on the host. So a member other than the host must admit the host's NAT egress on "
+    "its public endpoint (EKS publicAccessCidrs, GKE master authorized networks); the host indexes itself by its "
+    "in-cluster API.",
     "clusterpedia-io/clusterpedia@v0.9.0: pkg/synchromanager/clustersynchro/cluster_synchro.go L84-L124 (New: the "
     "discovery manager and the checker are the PediaCluster's config), pkg/runtime/discovery/dynamic_discovery.go "
     "L73-L82 (ServerVersion); pkg/synchromanager/clustersynchro_manager.go L86-L88, L696-L722 (the retries), "

@@ -88,8 +88,8 @@ PULUMI_CREATES_OBJECTS = _fact(
     "provider/pkg/await/await.go L150-L297 (Creation: SSA only for Patch or upsert, retries, AlreadyExists), "
     "L1031 patchForce; provider/pkg/provider/provider.go L651-L694 (defaults), L2878-L2910 fieldManagerName; "
     "provider/pkg/await/awaiters.go L183-L240, L288-L322, L431-L462 (token Secret: WatchUntil 5 s), "
-    "provider/pkg/watcher/watcher.go L67-L80, L107-L130 (a timeout is an error); installed pulumi_kubernetes 4.34.2: Provider "
-    "upsert_existing_objects and *Patch docstrings",
+    "provider/pkg/watcher/watcher.go L67-L80, L107-L130 (a timeout is an error); installed pulumi_kubernetes "
+    "4.34.2: Provider upsert_existing_objects and *Patch docstrings",
 )
 
 CLIENT_GO_RETRIES_RETRY_AFTER = _fact(

@@ -38,15 +38,10 @@ from components.federation.certificates import (
     signed_certificate,
 )
 from components.k8s.cluster import ClusterHandle, PublicLoadBalancer, kubernetes_provider
-from components.k8s.helm import chart_patch_skips as helm_chart_patch_skips
-from components.k8s.helm import helm_release, namespace
+from components.k8s.helm import chart_patch_skips, helm_release, namespace
+from components.k8s.topology import ZONE_LABEL
 
 KARMADA_NAMESPACE = "karmada-system"
-
-
-def chart_patch_skips(deployment: str) -> dict[str, str]:
-    """Checkov's skips on a patch setting container args of a karmada chart Deployment (helm.chart_patch_skips)."""
-    return helm_chart_patch_skips("karmada", deployment, "container args")
 
 
 # The chart names its objects after the release: karmada-apiserver, karmada-webhook, ...
@@ -103,21 +98,19 @@ def host_secret_values(certs: KarmadaCertificates) -> dict[str, Any]:
 
 
 ETCD_MEMBERS = 3
+ETCD_POD_LABELS = {"app": "etcd"}  # the chart's etcd.labels, on its pods too (templates/_helpers.tpl L38-L46)
 # The chart's own anti-affinity keeps the members on separate nodes (karmada-io/karmada@v1.18.2:charts/karmada/
 # values.yaml L697-L707), which its `etcd.affinity` replaces: kept, and zones preferred besides, so that one zone lost
 # leaves a quorum where the system pool spans three (each member's zonal volume then keeps it in its zone).
 ETCD_SPREAD = {
     "podAntiAffinity": {
         "requiredDuringSchedulingIgnoredDuringExecution": [
-            {"labelSelector": {"matchLabels": {"app": "etcd"}}, "topologyKey": "kubernetes.io/hostname"}
+            {"labelSelector": {"matchLabels": ETCD_POD_LABELS}, "topologyKey": "kubernetes.io/hostname"}
         ],
         "preferredDuringSchedulingIgnoredDuringExecution": [
             {
                 "weight": 100,
-                "podAffinityTerm": {
-                    "labelSelector": {"matchLabels": {"app": "etcd"}},
-                    "topologyKey": "topology.kubernetes.io/zone",
-                },
+                "podAffinityTerm": {"labelSelector": {"matchLabels": ETCD_POD_LABELS}, "topologyKey": ZONE_LABEL},
             }
         ],
     }
@@ -224,11 +217,11 @@ class KarmadaControlPlane(pulumi.ComponentResource):
         )
         if args.production:
             # The chart renders no budget for its etcd: a node drain (a system pool's roll) takes at most one member,
-            # so the other two keep the quorum (the chart's `app: etcd` pod label, templates/_helpers.tpl L38-L46).
+            # so the other two keep the quorum.
             k8s.policy.v1.PodDisruptionBudget(
                 f"{host.name}-karmada-etcd",
                 metadata={"name": "etcd", "namespace": KARMADA_NAMESPACE},
-                spec={"maxUnavailable": 1, "selector": {"matchLabels": {"app": "etcd"}}},
+                spec={"maxUnavailable": 1, "selector": {"matchLabels": ETCD_POD_LABELS}},
                 opts=pulumi.ResourceOptions(parent=self, provider=host.provider, depends_on=[release]),
             )
         webhook_flags = k8s.apps.v1.DeploymentPatch(
@@ -236,7 +229,7 @@ class KarmadaControlPlane(pulumi.ComponentResource):
             metadata={
                 "name": f"{RELEASE}-webhook",
                 "namespace": KARMADA_NAMESPACE,
-                "annotations": chart_patch_skips(f"{RELEASE}-webhook"),
+                "annotations": chart_patch_skips("karmada", f"{RELEASE}-webhook", "container args"),
             },
             spec={"template": {"spec": {"containers": [{"name": f"{RELEASE}-webhook", "args": WEBHOOK_FLAGS}]}}},
             opts=pulumi.ResourceOptions(parent=self, provider=host.provider, depends_on=[release]),

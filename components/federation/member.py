@@ -33,10 +33,10 @@ import yaml
 from components.catalog.charts import CHARTS, KARMADA_VERSION
 from components.catalog.regions import Cloud
 from components.federation.certificates import AGENT_USER_PREFIX, KeyPair
-from components.federation.control_plane import KARMADA_NAMESPACE, chart_patch_skips
+from components.federation.control_plane import KARMADA_NAMESPACE
 from components.federation.manifests import CLUSTER_API
 from components.k8s.cluster import ClusterHandle
-from components.k8s.helm import helm_release, namespace
+from components.k8s.helm import chart_patch_skips, helm_release, namespace
 from components.k8s.inputs import InputError
 from platform_catalog.names import KARMADA_CLUSTER_NAMESPACE, KARMADA_PUSH_SERVICE_ACCOUNT
 
@@ -193,7 +193,10 @@ class KarmadaAgent(pulumi.ComponentResource):
             metadata={
                 "name": AGENT_RELEASE,
                 "namespace": KARMADA_NAMESPACE,
-                "annotations": {"pulumi.com/skipAwait": "true", **chart_patch_skips(AGENT_RELEASE)},
+                "annotations": {
+                    "pulumi.com/skipAwait": "true",
+                    **chart_patch_skips("karmada", AGENT_RELEASE, "container args"),
+                },
             },
             spec={"template": {"spec": {"containers": [{"name": AGENT_RELEASE, "args": AGENT_FLAGS}]}}},
             opts=pulumi.ResourceOptions(parent=self, provider=member.provider, depends_on=[release]),

@@ -10,8 +10,8 @@ Karmada's cluster namespace is applied: a `token` that is the mock of a token Se
 becomes that Secret's live token (another member's mock stays as it is, and is refused); a `caBundle` that is the
 mocks' CA becomes the member's live CA. Every mock cluster has the same fake CA, so which member's CA the program
 wired in cannot be told offline: the one limit of the substitution. Not modelled either: the public endpoint's
-allowlist between the host's NAT and the member (the bring-up check holds that against the plan), and
-pulumi-kubernetes' 5 s wait for a token Secret's data in the member's own wave (the token is read here, later)."""
+allowlist between the host's NAT and the member (the bring-up check holds that against the plan). The token
+Secret's own 5 s await, in the member's wave, is pulumi_k8s.py's."""
 
 from __future__ import annotations
 
@@ -22,11 +22,10 @@ from typing import TYPE_CHECKING, Any
 from platform_catalog.names import KARMADA_CLUSTER_NAMESPACE
 from tools.plan.mocks import FAKE_CA_DATA, service_account_token
 from tools.rehearsal.kube import ApiError
+from tools.rehearsal.pulumi_k8s import TOKEN_SECRET_TYPE
 
 if TYPE_CHECKING:
     from tools.rehearsal.runner import Rehearsal, Target
-
-TOKEN_SECRET = "kubernetes.io/service-account-token"
 
 
 def live_push_values(rehearsal: Rehearsal, obj: dict[str, Any]) -> dict[str, Any]:
@@ -58,7 +57,7 @@ def _live_token(rehearsal: Rehearsal, member: Target, mocked: str) -> str | None
         inputs = resource.inputs
         if (
             resource.type == "kubernetes:core/v1:Secret"
-            and inputs.get("type") == TOKEN_SECRET
+            and inputs.get("type") == TOKEN_SECRET_TYPE
             and rehearsal.plan.cluster_of(resource) == member.name
             and service_account_token(resource.name) == mocked
         ):

@@ -69,7 +69,7 @@ def stack_health(
 
     def search(slice_: StackSlice, outputs: Mapping[str, Any]) -> list[Check]:
         members = indexed_in(slice_)
-        if host is None or not members:
+        if host is None or not members:  # before asking the host's stack for its outputs
             return []
         host_cluster = cluster_name(env_name, env.region(host))
         host_stack = region_stack_name(env_name, host) if slice_.kind == "global" else slice_.name
